@@ -1,0 +1,136 @@
+"""The exceptions a user of pullback can meet, rooted at :class:`PullbackError`.
+
+Every error names what went wrong, where (``file:line:col`` in the user's file when a
+place is known) and how to fix it.
+
+Hierarchy::
+
+    PullbackError
+    ├── UnsupportedSyntaxError      (also a SyntaxError) constructs outside the subset
+    ├── SourceUnavailableError      a function with no Python source and no rule
+    ├── ArgumentError               (also a ValueError/TypeError) bad wrt, bad argument
+    │   ├── NotDifferentiableError  asking for the gradient of an int/bool argument
+    │   └── ShapeMismatchError      a tangent, cotangent or `out=` of the wrong shape
+    ├── NonScalarOutputError        grad of a function whose value is not a scalar
+    ├── MissingRuleError            a call found at run time with no source and no rule
+    ├── RuleError                   a rule's pullback returned something inconsistent
+    └── AdjointRuntimeError         an error raised while the generated adjoint ran
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class PullbackError(Exception):
+    """Base class of every error raised by pullback."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One unsupported construct found in a user's function.
+
+    ``line`` is 1-based and ``col`` 0-based, both in the user's file; ``end_col`` ends the
+    caret run on the same line.
+    """
+
+    code: str
+    message: str
+    filename: str
+    line: int
+    col: int
+    end_col: int
+    source_line: str
+    why: str
+    fix: str
+
+    def header(self) -> str:
+        """The one-line, linter-style form: ``path:line:col: CODE message``."""
+        return f"{self.filename}:{self.line}:{self.col + 1}: {self.code} {self.message}"
+
+    def format(self) -> str:
+        """The full form shown in an error: header, source line, caret, why and fix."""
+        text = self.source_line.rstrip("\n")
+        stripped = text.lstrip()
+        lead = len(text) - len(stripped)
+        width = max(1, min(self.end_col, len(text)) - self.col)
+        caret_col = max(0, self.col - lead)
+        lines = [
+            "  " + self.header(),
+            "        " + stripped,
+            "        " + " " * caret_col + "^" * width,
+        ]
+        if self.why:
+            lines.append("    " + self.why)
+        if self.fix:
+            lines.append("    Fix: " + self.fix)
+        return "\n".join(lines)
+
+
+class UnsupportedSyntaxError(PullbackError, SyntaxError):
+    """A function uses constructs that pullback cannot differentiate.
+
+    ``diagnostics`` lists every finding, in source order. The SyntaxError fields
+    (``filename``, ``lineno``, ``offset``, ``text``) point at the first one.
+    """
+
+    def __init__(self, function_name: str, diagnostics: list[Diagnostic]):
+        self.function_name = function_name
+        self.diagnostics = list(diagnostics)
+        n = len(self.diagnostics)
+        noun = "construct" if n == 1 else "constructs"
+        head = f"cannot differentiate '{function_name}' — {n} unsupported {noun}"
+        body = "\n\n".join(d.format() for d in self.diagnostics)
+        self._text = f"{head}\n\n{body}"
+        first = self.diagnostics[0] if self.diagnostics else None
+        SyntaxError.__init__(self, head)
+        self.msg = head
+        if first is not None:
+            self.filename = first.filename
+            self.lineno = first.line
+            self.offset = first.col + 1
+            self.text = first.source_line
+            self.end_lineno = first.line
+            self.end_offset = first.end_col + 1
+
+    def __str__(self) -> str:
+        return self._text
+
+
+class SourceUnavailableError(PullbackError):
+    """pullback needs a function's Python source, or a rule for it, and has neither."""
+
+
+class ArgumentError(PullbackError, ValueError, TypeError):
+    """A call of a pullback API function was given arguments it cannot use."""
+
+
+class NotDifferentiableError(ArgumentError):
+    """The gradient was asked for an argument that is not a floating-point value."""
+
+
+class ShapeMismatchError(ArgumentError):
+    """A tangent, cotangent or preallocated output does not match the expected shape/dtype."""
+
+
+class NonScalarOutputError(PullbackError, ValueError):
+    """``grad`` was used on a function whose value is not a scalar."""
+
+
+class MissingRuleError(PullbackError, TypeError):
+    """A call reached at run time has neither Python source nor a differentiation rule."""
+
+
+class RuleError(PullbackError):
+    """A rule returned something inconsistent with the rule convention."""
+
+
+class AdjointRuntimeError(PullbackError):
+    """An exception raised while a generated adjoint ran, with the user's line it came from."""
+
+
+def location_text(filename: str, line: int, col: int | None = None) -> str:
+    """``file:line:col`` (col shown 1-based) or ``file:line`` when no column is known."""
+    if col is None:
+        return f"{filename}:{line}"
+    return f"{filename}:{line}:{col + 1}"

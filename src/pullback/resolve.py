@@ -1,0 +1,144 @@
+"""Step 2 of the pipeline: what each called name or attribute chain refers to.
+
+>>> import numpy as np
+>>> def f(x):
+...     return np.sum(x) + x.mean()
+>>> from pullback.source import load_source      # doctest: +SKIP
+>>> fs = load_source(f)                            # doctest: +SKIP
+>>> call = fs.tree.body[0].value.left              # doctest: +SKIP
+>>> resolve_call(fs, call, local_names(fs.tree)).obj is np.sum   # doctest: +SKIP
+True
+
+Names are looked up as the function would see them: closure cells, then globals, then
+builtins. Method calls on array values map to their NumPy functions (``x.sum()`` is
+``np.sum(x)``), so one rule serves both spellings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+# ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
+ARRAY_METHODS = {
+    name: getattr(np, name)
+    for name in (
+        "sum mean prod max min std var dot ravel squeeze cumsum cumprod clip round "
+        "argmax argmin argsort conj conjugate trace diagonal swapaxes all any nonzero "
+        "repeat take ptp compress searchsorted"
+    ).split()
+    if hasattr(np, name)
+}
+ARRAY_METHODS["flatten"] = np.ravel
+# Methods whose arguments may be given spread out: x.reshape(2, 3), x.transpose(1, 0).
+ARRAY_VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}
+# Attribute reads on arrays.
+ARRAY_ATTRIBUTES = {"T": np.transpose, "real": np.real, "imag": np.imag}
+CONSTANT_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes"})
+
+# Methods that change their receiver in place (arrays, lists, dicts, sets).
+ARRAY_INPLACE_METHODS = frozenset(
+    "sort fill resize put itemset setfield partition byteswap setflags".split()
+)
+CONTAINER_INPLACE_METHODS = frozenset(
+    "append extend pop insert remove clear update setdefault popitem reverse add discard".split()
+)
+
+
+@dataclass
+class Callee:
+    """What a call's function expression refers to.
+
+    ``kind`` is one of:
+
+    * ``"object"`` — resolved at transform time to ``obj``;
+    * ``"array_method"`` — ``receiver.name(...)`` mapped to the NumPy function ``obj``
+      (``vararg`` when the method takes a spread-out shape or axes);
+    * ``"method"`` — a method of a local value, known only at run time;
+    * ``"dynamic"`` — a local variable holding a callable, known only at run time;
+    * ``"unbound"`` — a name that the function cannot see.
+    """
+
+    kind: str
+    obj: object = None
+    name: str = ""
+    receiver: gast.AST | None = None
+    vararg: bool = False
+
+
+def local_names(tree: gast.FunctionDef) -> set[str]:
+    """Parameters and every name the function body assigns."""
+    names = set()
+    args = tree.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        names.add(a.id)
+    if args.vararg:
+        names.add(args.vararg.id)
+    if args.kwarg:
+        names.add(args.kwarg.id)
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            names.add(node.id)
+    return names
+
+
+def dotted_parts(node) -> list[str] | None:
+    """``a.b.c`` as ``['a', 'b', 'c']``; ``None`` when the chain does not start at a name."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def resolve_expr(fs, node, locals_: set[str]):
+    """Resolve a Name/Attribute chain to ``(True, object)`` or ``(False, None)``."""
+    parts = dotted_parts(node)
+    if parts is None or parts[0] in locals_:
+        return False, None
+    found, value = fs.lookup(parts[0])
+    if not found:
+        return False, None
+    for attr in parts[1:]:
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            return False, None
+    return True, value
+
+
+def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
+    """Classify the function of ``call`` (see :class:`Callee`)."""
+    func = call.func
+    found, value = resolve_expr(fs, func, locals_)
+    if found:
+        return Callee("object", value, name=".".join(dotted_parts(func)))
+    if isinstance(func, gast.Attribute):
+        base_parts = dotted_parts(func.value)
+        base_is_global = base_parts is not None and base_parts[0] not in locals_
+        if base_is_global:
+            found_base, _ = resolve_expr(fs, func.value, locals_)
+            if found_base:  # a module or object that lacks this attribute
+                return Callee("unbound", name=".".join(base_parts + [func.attr]))
+        name = func.attr
+        if name in ARRAY_METHODS:
+            return Callee("array_method", ARRAY_METHODS[name], name=name, receiver=func.value)
+        if name in ARRAY_VARARG_METHODS:
+            return Callee(
+                "array_method",
+                ARRAY_VARARG_METHODS[name],
+                name=name,
+                receiver=func.value,
+                vararg=True,
+            )
+        return Callee("method", name=name, receiver=func.value)
+    if isinstance(func, gast.Name):
+        if func.id in locals_:
+            return Callee("dynamic", name=func.id)
+        return Callee("unbound", name=func.id)
+    return Callee("dynamic", name=gast.unparse(func).strip())

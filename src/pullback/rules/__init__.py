@@ -1,0 +1,35 @@
+"""The rules that ship with pullback, one module per family.
+
+Each family module has ``register(registry)``; :func:`build_default_registry` calls them all.
+"""
+
+from __future__ import annotations
+
+from ..registry import RuleRegistry
+from . import (
+    builtins_rules,
+    math_rules,
+    numpy_nondiff,
+    numpy_products,
+    numpy_reductions,
+    numpy_shape,
+    numpy_ufuncs,
+)
+
+FAMILIES = (
+    numpy_ufuncs,
+    numpy_reductions,
+    numpy_products,
+    numpy_shape,
+    numpy_nondiff,
+    math_rules,
+    builtins_rules,
+)
+
+
+def build_default_registry() -> RuleRegistry:
+    """A new registry holding every rule family that ships with pullback."""
+    registry = RuleRegistry()
+    for family in FAMILIES:
+        family.register(registry)
+    return registry

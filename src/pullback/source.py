@@ -1,0 +1,203 @@
+"""Step 1 of the pipeline: a function's source, parsed with gast, with its place in the file.
+
+>>> def square(x):
+...     return x * x
+>>> fs = load_source(square)          # doctest: +SKIP
+>>> fs.tree.name, fs.location(fs.tree.body[0])[1:]   # doctest: +SKIP
+('square', (2, 4))
+
+Every node keeps line numbers relative to the parsed (dedented) text; :meth:`location`
+maps them back to the user's file.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import linecache
+import types
+from dataclasses import dataclass, field
+
+import gast
+
+from .errors import SourceUnavailableError
+
+
+@dataclass
+class FunctionSource:
+    """A user's function as pullback sees it.
+
+    ``tree`` is a gast ``FunctionDef`` without decorators (a lambda becomes a ``def``
+    returning its body). Line ``k`` of ``tree`` is line ``first_line + k - 1`` of
+    ``filename``; columns are shifted by ``indent``.
+    """
+
+    fn: types.FunctionType
+    filename: str
+    first_line: int
+    indent: int
+    lines: list[str]
+    tree: gast.FunctionDef
+    is_lambda: bool = False
+    namespace: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    def location(self, node) -> tuple[str, int, int]:
+        """``(filename, line, col)`` of a node in the user's file (line 1-based, col 0-based)."""
+        lineno = getattr(node, "lineno", None) or 1
+        col = getattr(node, "col_offset", 0) or 0
+        return self.filename, self.first_line + lineno - 1, col + self.indent
+
+    def end_col(self, node) -> int:
+        """End column of a node in the file, clipped to the node's first line."""
+        lineno = getattr(node, "lineno", None) or 1
+        end_line = getattr(node, "end_lineno", None) or lineno
+        col = getattr(node, "col_offset", 0) or 0
+        end = getattr(node, "end_col_offset", None)
+        text = self.file_line(self.first_line + lineno - 1)
+        if end is None or end_line != lineno:
+            end = len(text.rstrip()) - self.indent
+        return max(end + self.indent, col + self.indent + 1)
+
+    def file_line(self, line: int) -> str:
+        """The text of a 1-based line of the user's file (without the newline)."""
+        k = line - self.first_line
+        if 0 <= k < len(self.lines):
+            return self.lines[k].rstrip("\n")
+        return linecache.getline(self.filename, line).rstrip("\n")
+
+    def lookup(self, name: str):
+        """Resolve a free name as the function would: closure, then globals, then builtins.
+
+        Returns ``(True, value)`` or ``(False, None)``.
+        """
+        fn = self.fn
+        code = fn.__code__
+        if fn.__closure__:
+            for cell_name, cell in zip(code.co_freevars, fn.__closure__, strict=False):
+                if cell_name == name:
+                    try:
+                        return True, cell.cell_contents
+                    except ValueError:  # an empty cell: the name is not bound yet
+                        return False, None
+        g = fn.__globals__
+        if name in g:
+            return True, g[name]
+        b = g.get("__builtins__", builtins)
+        if isinstance(b, dict):
+            if name in b:
+                return True, b[name]
+        elif hasattr(b, name):
+            return True, getattr(b, name)
+        return False, None
+
+
+def _describe(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def load_source(fn) -> FunctionSource:
+    """Read and parse ``fn``'s source, or raise :class:`SourceUnavailableError`."""
+    fn = inspect.unwrap(fn)
+    if not isinstance(fn, types.FunctionType):
+        kind = type(fn).__name__
+        raise SourceUnavailableError(
+            f"cannot differentiate {_describe(fn)!s}: it is a {kind}, not a Python function, "
+            "so it has no source to transform.\n"
+            "Fix: register a rule for it with `@pullback.rrule(fn)`, or declare it "
+            "non-differentiable with `pullback.non_differentiable(fn)`."
+        )
+    try:
+        raw_lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailableError(
+            f"cannot differentiate '{_describe(fn)}': its source is not available "
+            f"({exc}). Functions made by exec/eval or typed at an interactive prompt "
+            "without a file have no source.\n"
+            "Fix: define the function in a .py file, or register a rule for it with "
+            "`@pullback.rrule(fn)`."
+        ) from None
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    first = raw_lines[0]
+    indent = len(first) - len(first.lstrip())
+    lines = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in raw_lines]
+    text = "".join(lines)
+    is_lambda = fn.__name__ == "<lambda>"
+    if is_lambda:
+        tree = _lambda_tree(fn, text, filename, start)
+    else:
+        try:
+            module = gast.parse(text)
+        except SyntaxError as exc:  # pragma: no cover - inspect gave us a partial block
+            raise SourceUnavailableError(
+                f"cannot parse the source of '{_describe(fn)}' ({exc.msg})."
+            ) from None
+        tree = module.body[0]
+        if not isinstance(tree, gast.FunctionDef):
+            raise SourceUnavailableError(
+                f"cannot differentiate '{_describe(fn)}': its source is not a plain "
+                "function definition."
+            )
+        tree.decorator_list = []
+    return FunctionSource(
+        fn=fn,
+        filename=filename,
+        first_line=start,
+        indent=indent,
+        lines=raw_lines,
+        tree=tree,
+        is_lambda=is_lambda,
+    )
+
+
+def _lambda_tree(fn, text: str, filename: str, start: int) -> gast.FunctionDef:
+    """Find ``fn``'s lambda in the source lines that hold it; return it as a ``def``."""
+    module = None
+    candidate = text
+    # The lines inspect returns may be part of a larger statement; trim until it parses.
+    for _ in range(len(text.splitlines()) + 1):
+        try:
+            module = gast.parse(candidate)
+            break
+        except SyntaxError:
+            candidate = "\n".join(candidate.splitlines()[:-1])
+            if not candidate.strip():
+                break
+    if module is None:
+        # Try wrapping in parentheses: a lambda inside a call that spans lines.
+        try:
+            module = gast.parse("(" + text.strip().rstrip(",") + ")")
+        except SyntaxError:
+            module = None
+    code = fn.__code__
+    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    found = []
+    if module is not None:
+        for node in gast.walk(module):
+            if isinstance(node, gast.Lambda):
+                names = [a.id for a in node.args.args + node.args.kwonlyargs]
+                if names == params:
+                    found.append(node)
+    if len(found) != 1:
+        why = "no lambda with these parameters" if not found else "several lambdas"
+        raise SourceUnavailableError(
+            f"cannot find the source of the lambda at {filename}:{start} ({why} on that line).\n"
+            "Fix: define the function with `def`."
+        )
+    lam = found[0]
+    ret = gast.Return(value=lam.body)
+    gast.copy_location(ret, lam.body)
+    tree = gast.FunctionDef(
+        name="_lambda",
+        args=lam.args,
+        body=[ret],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    gast.copy_location(tree, lam)
+    return tree

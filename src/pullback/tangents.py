@@ -1,0 +1,382 @@
+"""Cotangent values: symbolic zeros, accumulation, and undoing broadcasting.
+
+A cotangent is whatever a pullback receives or returns for one value:
+
+* ``ZERO`` — a symbolic zero. It is never turned into an array unless a rule asks
+  (:func:`materialize`); adding it is free.
+* ``NO_TANGENT`` — the marker a pullback returns for an argument that has no tangent
+  (integers, axis arguments, flags).
+* a float, NumPy scalar or array with the shape of its primal;
+* a tuple, list or dict of cotangents for a container primal;
+* an :class:`IndexedCotangent` — the sum of cotangents of several reads ``x[i]`` of one
+  array, kept as a persistent chain of ``(index, value)`` so that many reads cost one
+  dense array, made when the value is needed (:func:`densify`).
+
+>>> add(ZERO, 2.0)
+2.0
+>>> unbroadcast(np.ones((3, 2)), np.zeros(2))
+array([3., 3.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+class _Zero:
+    """The symbolic zero cotangent. Arithmetic with it is what arithmetic with 0 would be."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # make ndarray defer to our reflected operators
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+    def __reduce__(self):
+        return (_Zero, ())
+
+    def __add__(self, other):
+        return other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return -other
+
+    def __rsub__(self, other):
+        return other
+
+    def __neg__(self):
+        return self
+
+    __pos__ = __neg__
+
+    def __mul__(self, other):
+        return self
+
+    __rmul__ = __mul__
+    __truediv__ = __mul__
+    __matmul__ = __mul__
+    __rmatmul__ = __mul__
+
+
+class _NoTangent:
+    """Returned by a pullback for an argument that has no tangent (ints, flags, axes)."""
+
+    __slots__ = ()
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_TANGENT"
+
+    def __reduce__(self):
+        return (_NoTangent, ())
+
+
+ZERO = _Zero()
+NO_TANGENT = _NoTangent()
+
+_PY_SCALARS = (float, int, bool, complex)
+_FLOAT_KINDS = "fc"
+
+
+def is_zero(c) -> bool:
+    """True for the symbolic zero and for ``NO_TANGENT``."""
+    return c is ZERO or c is NO_TANGENT
+
+
+class IndexedCotangent:
+    """The cotangent of an array that was read by index, as a chain of ``(index, value)``.
+
+    The chain is persistent (each :meth:`plus` makes a new head that shares the tail), so
+    a cotangent may be shared by several adjoint variables without copying.
+    """
+
+    __slots__ = ("shape", "dtype", "index", "value", "parent", "base", "length")
+    __array_ufunc__ = None
+
+    def __init__(self, shape, dtype, index, value, parent=None, base=None):
+        self.shape = shape
+        self.dtype = dtype
+        self.index = index
+        self.value = value
+        self.parent = parent
+        self.base = base  # a dense cotangent under the whole chain, or None
+        self.length = 1 if parent is None else parent.length + 1
+
+    def plus(self, index, value) -> IndexedCotangent:
+        return IndexedCotangent(self.shape, self.dtype, index, value, self, None)
+
+    def dense(self) -> np.ndarray:
+        """Scatter every entry into one new array (repeated indices accumulate)."""
+        entries = []
+        node = self
+        base = None
+        while node is not None:
+            entries.append((node.index, node.value))
+            if node.base is not None:
+                base = node.base
+            node = node.parent
+        if base is not None:
+            out = np.array(densify(base), dtype=self.dtype, copy=True)
+            out = np.broadcast_to(out, self.shape).copy() if out.shape != self.shape else out
+        else:
+            out = np.zeros(self.shape, dtype=self.dtype)
+        for index, value in reversed(entries):
+            _scatter_add(out, index, value)
+        return out
+
+    # Arithmetic turns the chain into a dense array first.
+    def __add__(self, other):
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return -self.dense()
+
+    def __mul__(self, other):
+        return self.dense() * other
+
+    def __rmul__(self, other):
+        return other * self.dense()
+
+    def __truediv__(self, other):
+        return self.dense() / other
+
+    def __sub__(self, other):
+        return self.dense() - other
+
+    def __rsub__(self, other):
+        return other - self.dense()
+
+    def __matmul__(self, other):
+        return self.dense() @ other
+
+    def __rmatmul__(self, other):
+        return other @ self.dense()
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"IndexedCotangent(shape={self.shape}, entries={self.length})"
+
+
+def _needs_add_at(index) -> bool:
+    """True when ``index`` may select one element twice (integer arrays or lists)."""
+    if isinstance(index, tuple):
+        return any(_needs_add_at(i) for i in index)
+    if isinstance(index, list):
+        return True
+    if isinstance(index, _ndarray):
+        return index.dtype.kind != "b"
+    return False
+
+
+def _scatter_add(out: np.ndarray, index, value) -> None:
+    if _needs_add_at(index):
+        np.add.at(out, index, value)
+    else:
+        out[index] += value
+
+
+def densify(c):
+    """An :class:`IndexedCotangent` as a dense array; anything else unchanged."""
+    if type(c) is IndexedCotangent:
+        return c.dense()
+    return c
+
+
+def add(a, b):
+    """Accumulate two cotangents of the same value. ``ZERO`` and ``NO_TANGENT`` are free."""
+    if a is ZERO or a is NO_TANGENT:
+        return b
+    if b is ZERO or b is NO_TANGENT:
+        return a
+    ta = type(a)
+    tb = type(b)
+    if ta is IndexedCotangent:
+        if tb is IndexedCotangent:
+            return _merge_indexed(a, b)
+        return _with_base(a, b)
+    if tb is IndexedCotangent:
+        return _with_base(b, a)
+    if ta is tuple or ta is list:
+        return ta(add(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict:
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = add(out[k], v) if k in out else v
+        return out
+    return a + b
+
+
+def _merge_indexed(a: IndexedCotangent, b: IndexedCotangent) -> IndexedCotangent:
+    # Append the shorter chain onto the longer one; both stay valid.
+    if b.length > a.length:
+        a, b = b, a
+    entries = []
+    node = b
+    base = None
+    while node is not None:
+        entries.append((node.index, node.value))
+        if node.base is not None:
+            base = node.base
+        node = node.parent
+    out = a
+    for index, value in reversed(entries):
+        out = out.plus(index, value)
+    if base is not None:
+        out = _with_base(out, base)
+    return out
+
+
+def _with_base(chain: IndexedCotangent, dense) -> IndexedCotangent:
+    """``chain + dense`` without scattering yet: the dense part rides along as a base."""
+    head = IndexedCotangent(chain.shape, chain.dtype, chain.index, chain.value, chain.parent)
+    head.base = dense if chain.base is None else add(chain.base, dense)
+    head.length = chain.length
+    return head
+
+
+def getitem_cotangent(acc, x, index, g):
+    """Add the cotangent ``g`` of ``x[index]`` to ``acc``, the cotangent accumulated for ``x``."""
+    if g is ZERO or g is NO_TANGENT:
+        return acc
+    if isinstance(x, _ndarray):
+        if type(g) is IndexedCotangent:
+            g = g.dense()
+        if acc is ZERO or acc is NO_TANGENT:
+            return IndexedCotangent(x.shape, _cotangent_dtype(x), index, g)
+        if type(acc) is IndexedCotangent:
+            return acc.plus(index, g)
+        return _with_base(IndexedCotangent(x.shape, _cotangent_dtype(x), index, g), acc)
+    if isinstance(x, (tuple, list)):
+        parts = [ZERO] * len(x)
+        if isinstance(index, slice):
+            for k, v in zip(range(*index.indices(len(x))), g, strict=True):
+                parts[k] = v
+        else:
+            parts[index] = g
+        return add(acc, type(x)(parts) if type(x) in (tuple, list) else tuple(parts))
+    if isinstance(x, dict):
+        return add(acc, {index: g})
+    if isinstance(x, np.generic):
+        return add(acc, g)
+    raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
+
+
+def _cotangent_dtype(x):
+    dt = np.result_type(x)
+    return dt if dt.kind in _FLOAT_KINDS else np.dtype(np.float64)
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x`` (undoing broadcasting) and keep ``x``'s dtype.
+
+    >>> unbroadcast(np.ones((2, 3)), np.zeros((1, 3))).shape
+    (1, 3)
+    """
+    if g is ZERO or g is NO_TANGENT:
+        return g
+    tx = type(x)
+    tg = type(g)
+    if tg is IndexedCotangent:
+        g = g.dense()
+        tg = type(g)
+    if tx is float or tx is int or tx is bool:
+        if tg is _ndarray:
+            return g.sum() if g.ndim else g[()]
+        return g
+    if tx is _ndarray:
+        if tg is _ndarray and g.shape == x.shape:
+            if g.dtype != x.dtype and x.dtype.kind in _FLOAT_KINDS:
+                return g.astype(x.dtype)
+            return g
+        return _sum_to(g, x.shape, x.dtype)
+    if isinstance(x, np.generic):
+        if tg is _ndarray and g.ndim:
+            g = g.sum()
+        if x.dtype.kind in _FLOAT_KINDS and getattr(g, "dtype", None) != x.dtype:
+            return x.dtype.type(g)
+        return g
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    return _sum_to(g, shape, None)
+
+
+def _sum_to(g, shape, dtype):
+    g = np.asarray(g)
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if g.shape != tuple(shape):
+        g = np.broadcast_to(g, shape)
+    if dtype is not None and dtype.kind in _FLOAT_KINDS and g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
+
+
+def materialize(c, like):
+    """A concrete cotangent for the primal ``like``: zeros for ``ZERO``, dense for chains.
+
+    The result has ``like``'s structure, shape and floating dtype; a Python float primal
+    gets a Python float.
+    """
+    if isinstance(like, (tuple, list)):
+        if is_zero(c):
+            c = [ZERO] * len(like)
+        out = [materialize(ci, li) for ci, li in zip(c, like, strict=True)]
+        return type(like)(out) if type(like) in (tuple, list) else tuple(out)
+    if isinstance(like, dict):
+        c = {} if is_zero(c) else c
+        return {k: materialize(c.get(k, ZERO), v) for k, v in like.items()}
+    if not is_differentiable_value(like):
+        return None
+    if is_zero(c):
+        if isinstance(like, (float, int)):
+            return 0.0
+        return np.zeros_like(like)
+    c = densify(c)
+    if isinstance(like, float) and not isinstance(like, np.generic):
+        return float(np.sum(c)) if np.ndim(c) else float(c)
+    if isinstance(like, _ndarray):
+        out = unbroadcast(c, like)
+        out = np.asarray(out)
+        if out.dtype != like.dtype:
+            out = out.astype(like.dtype)
+        return out
+    if isinstance(like, np.generic):
+        return like.dtype.type(np.sum(c))
+    return c
+
+
+def is_differentiable_value(v) -> bool:
+    """True for floating (or complex) scalars and arrays."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (float, complex)):
+        return True
+    if isinstance(v, (_ndarray, np.generic)):
+        return v.dtype.kind in _FLOAT_KINDS
+    return False

@@ -1,0 +1,61 @@
+"""pullback: source-to-source reverse-mode automatic differentiation for Python and NumPy.
+
+>>> import numpy as np
+>>> from pullback import grad
+>>> @grad
+... def f(x):
+...     return np.sum(np.tanh(x) ** 2)
+>>> f(np.zeros(3))
+array([0., 0., 0.])
+"""
+
+from .api import grad, value_and_grad, vjp
+from .errors import (
+    AdjointRuntimeError,
+    ArgumentError,
+    Diagnostic,
+    MissingRuleError,
+    NonScalarOutputError,
+    NotDifferentiableError,
+    PullbackError,
+    RuleError,
+    ShapeMismatchError,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+)
+from .registry import (
+    RuleRegistry,
+    default_registry,
+    non_differentiable,
+    rrule,
+    scalar_rule,
+    use_registry,
+)
+from .tangents import NO_TANGENT, ZERO
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "rrule",
+    "scalar_rule",
+    "non_differentiable",
+    "RuleRegistry",
+    "default_registry",
+    "use_registry",
+    "ZERO",
+    "NO_TANGENT",
+    "PullbackError",
+    "UnsupportedSyntaxError",
+    "SourceUnavailableError",
+    "ArgumentError",
+    "NotDifferentiableError",
+    "ShapeMismatchError",
+    "NonScalarOutputError",
+    "MissingRuleError",
+    "RuleError",
+    "AdjointRuntimeError",
+    "Diagnostic",
+]

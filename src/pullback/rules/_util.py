@@ -1,12 +1,107 @@
-"""Small helpers shared by rule families."""
+"""Small helpers shared by the rule families.
+
+A family module defines ``FAMILY`` and ``register(reg)``; inside, a :class:`Registrar`
+registers its entries with the family name, marks them trusted and gives them readable
+names. The cotangent helpers here implement the conventions every rule follows:
+
+* a cotangent has the shape and floating dtype of its argument (:func:`finalize`);
+* a real argument gets a real cotangent even when the computation went through complex
+  numbers; a complex argument ``z = a + ib`` gets ``dL/da + i dL/db``, so that a
+  holomorphic ``f`` pulls ``dy`` back to ``conj(f'(z)) * dy``;
+* arguments without a tangent (ints, bools, axes, flags, dtypes) get ``NO_TANGENT``;
+* a symbolic ``ZERO`` cotangent in gives ``ZERO`` cotangents out.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
-__all__ = ["NO_TANGENT", "ZERO", "densify", "unbroadcast", "normalize_axis", "expand_reduced"]
+__all__ = [
+    "NO_TANGENT",
+    "ZERO",
+    "Registrar",
+    "conj",
+    "densify",
+    "differentiable",
+    "dy_parts",
+    "expand_reduced",
+    "finalize",
+    "finalize_like",
+    "no_tangents",
+    "normalize_axis",
+    "unbroadcast",
+    "zeros_for",
+]
+
+_SEQUENCES = (list, tuple)
+
+
+def differentiable(x) -> bool:
+    """True when ``x`` can carry a tangent: a float or complex scalar or array, or a
+    list/tuple (an ``array_like``) holding at least one such value."""
+    if type(x) in _SEQUENCES:
+        return any(differentiable(v) for v in x)
+    return is_differentiable_value(x)
+
+
+def conj(x):
+    """``np.conj(x)`` for complex values; real values are returned as they are."""
+    if np.iscomplexobj(x):
+        return np.conj(x)
+    return x
+
+
+def finalize(g, x):
+    """The cotangent ``g`` made to fit the primal argument ``x``.
+
+    Dense (no :class:`~pullback.tangents.IndexedCotangent`), real when ``x`` is real,
+    summed over the axes broadcasting added, in ``x``'s floating dtype. A list or tuple
+    ``x`` (an ``array_like`` argument) gets a list or tuple of cotangents, one per element.
+    ``NO_TANGENT`` when ``x`` has no tangent, ``ZERO`` stays ``ZERO``.
+    """
+    if g is ZERO or g is NO_TANGENT:
+        return g
+    if type(x) in _SEQUENCES:
+        if not differentiable(x):
+            return NO_TANGENT
+        g = np.asarray(densify(g))
+        g = unbroadcast(g, np.empty(np.shape(x), dtype=g.dtype))
+        return type(x)(finalize(g[k], v) for k, v in enumerate(x))
+    if not is_differentiable_value(x):
+        return NO_TANGENT
+    g = densify(g)
+    if not np.iscomplexobj(x) and np.iscomplexobj(g):
+        g = np.real(g)
+    return unbroadcast(g, x)
+
+
+def finalize_like(g, x):
+    """Like :func:`finalize`, for a ``g`` that has ``x``'s number of elements but maybe
+    another shape (a reshaped or flattened cotangent)."""
+    if g is ZERO or g is NO_TANGENT:
+        return g
+    if type(x) in _SEQUENCES or is_differentiable_value(x):
+        return finalize(np.reshape(densify(g), np.shape(x)), x)
+    return NO_TANGENT
+
+
+def no_tangents(n: int) -> tuple:
+    """``n`` times ``NO_TANGENT``, for the trailing positional arguments of a rule."""
+    return (NO_TANGENT,) * n
+
+
+def zeros_for(args) -> tuple:
+    """The cotangents of ``args`` for a ``ZERO`` output cotangent."""
+    return tuple(ZERO if differentiable(a) else NO_TANGENT for a in args)
+
+
+def dy_parts(dy, n: int) -> tuple:
+    """The ``n`` components of the cotangent of a tuple output (``ZERO`` gives n ZEROs)."""
+    if dy is ZERO or dy is NO_TANGENT:
+        return (ZERO,) * n
+    return tuple(ZERO if d is NO_TANGENT or d is None else d for d in dy)
 
 
 def normalize_axis(axis, ndim):
@@ -25,3 +120,86 @@ def expand_reduced(g, shape, axis, keepdims):
         for a in normalize_axis(axis, len(shape)):
             g = np.expand_dims(g, a)
     return np.broadcast_to(g, shape)
+
+
+def bind(args, kwargs, names, defaults):
+    """The values of a NumPy function's optional parameters, given positionally or by name.
+
+    >>> bind((0,), {"keepdims": True}, ("axis", "keepdims"), (None, False))
+    {'axis': 0, 'keepdims': True}
+    """
+    out = dict(zip(names, defaults, strict=True))
+    for name, value in zip(names, args, strict=False):
+        out[name] = value
+    for name in names:
+        if name in kwargs:
+            out[name] = kwargs[name]
+    return out
+
+
+class Registrar:
+    """Registers one family's entries: trusted, with the family name and readable names."""
+
+    def __init__(self, reg, family: str):
+        self.reg = reg
+        self.family = family
+
+    def rule(self, fn, rrule, name=None, notes=""):
+        """Register ``rrule`` (returning ``(y, pullback)``) for ``fn``."""
+        rule = self.reg.register(fn, rrule, family=self.family, trusted=True, name=name)
+        rule.notes = notes
+        return rule
+
+    def scalar(self, fn, *derivatives, holomorphic=True, name=None, notes=""):
+        """Register an elementwise ``fn`` from its partial derivatives ``d(y, *args)``.
+
+        The derivatives are what the code generator inlines for real scalars. The rule
+        itself also handles complex values: for a ``holomorphic`` function the partial
+        derivative is conjugated (``dz = conj(f'(z)) * dy``); a non-holomorphic one
+        (``abs``) gives its cotangent factor directly. Arguments without a tangent get
+        ``NO_TANGENT`` and are never differentiated.
+        """
+        rule = self.reg.scalar_rule(fn, *derivatives, family=self.family, trusted=True)
+        rule.rrule = _elementwise_rrule(fn, tuple(derivatives), holomorphic)
+        if name:
+            rule.name = name
+        rule.notes = notes
+        rule.extra["holomorphic"] = holomorphic
+        return rule
+
+    def nondiff(self, *fns, names=None, notes=""):
+        """Declare ``fns`` non-differentiable (``names`` optionally gives their names)."""
+        self.reg.non_differentiable(*fns, family=self.family, trusted=True, notes=notes)
+        if names is not None:
+            for fn, name in zip(fns, names, strict=True):
+                self.reg.lookup(fn).name = name
+
+
+def _elementwise_rrule(fn, derivatives, holomorphic):
+    fname = getattr(fn, "__name__", "elementwise")
+
+    def elementwise_rrule(*args, **kwargs):
+        y = fn(*args, **kwargs)
+
+        def elementwise_pullback(dy):
+            if dy is ZERO:
+                return zeros_for(args)
+            dy = densify(dy)
+            values = tuple(np.asarray(a) if type(a) in _SEQUENCES else a for a in args)
+            out = []
+            for k, arg in enumerate(args):
+                d = derivatives[k] if k < len(derivatives) else None
+                if d is None or not differentiable(arg):
+                    out.append(NO_TANGENT)
+                    continue
+                partial = d(y, *values)
+                if holomorphic:
+                    partial = conj(partial)
+                out.append(finalize(dy * partial, arg))
+            return tuple(out)
+
+        elementwise_pullback.__name__ = f"{fname}_pullback"
+        return y, elementwise_pullback
+
+    elementwise_rrule.__name__ = f"{fname}_rrule"
+    return elementwise_rrule

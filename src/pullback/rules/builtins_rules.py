@@ -63,9 +63,22 @@ def register(reg):
     reg.register(builtins.max, _extreme_rrule(builtins.max), family=FAMILY, trusted=True)
     reg.register(builtins.min, _extreme_rrule(builtins.min), family=FAMILY, trusted=True)
     reg.non_differentiable(
-        builtins.len, builtins.range, builtins.int, builtins.bool, builtins.round,
-        builtins.isinstance, builtins.print,
-        builtins.type, builtins.str, builtins.repr, builtins.format, builtins.id,
-        builtins.hash, builtins.callable, builtins.any, builtins.all,
-        family=FAMILY, trusted=True,
+        builtins.len,
+        builtins.range,
+        builtins.int,
+        builtins.bool,
+        builtins.round,
+        builtins.isinstance,
+        builtins.print,
+        builtins.type,
+        builtins.str,
+        builtins.repr,
+        builtins.format,
+        builtins.id,
+        builtins.hash,
+        builtins.callable,
+        builtins.any,
+        builtins.all,
+        family=FAMILY,
+        trusted=True,
     )

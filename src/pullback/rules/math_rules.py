@@ -28,6 +28,12 @@ def register(reg):
         lambda y, a, b: y * math.log(a) if a > 0 else 0.0,
     )
     reg.non_differentiable(
-        math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
-        family=FAMILY, trusted=True,
+        math.floor,
+        math.ceil,
+        math.trunc,
+        math.isnan,
+        math.isinf,
+        math.isfinite,
+        family=FAMILY,
+        trusted=True,
     )

@@ -1,12 +1,44 @@
-"""Elementwise NumPy functions (ufuncs and friends), mostly as scalar rules."""
+"""Elementwise NumPy functions (ufuncs and friends), mostly as scalar rules.
+
+Each scalar rule gives the partial derivatives ``d(y, *args)`` of ``y = f(*args)`` for
+real arguments; the code generator may inline them. The registered rule also handles
+complex arguments (see :meth:`._util.Registrar.scalar`).
+
+Choices at points where a function is not differentiable (the value used there is a
+subgradient or a limit; finite differences cannot check these points):
+
+* ``abs``/``fabs`` at 0: 0. ``maximum``/``minimum``/``fmax``/``fmin`` on ties: the
+  cotangent is split equally between the two arguments. ``clip`` at a bound: the
+  cotangent goes to ``x``. ``copysign`` at 0 passes the sign of the result.
+* ``mod``/``remainder``/``fmod`` at a jump: the one-sided derivative (``-floor(a/b)``
+  for ``b``).
+* ``power(a, b)`` for ``a <= 0``: no cotangent for ``b`` (``a**b`` is real there only for
+  integer ``b``); ``sinc`` at 0: 0 (its true derivative).
+* ``hypot`` at (0, 0): 0. ``nan_to_num``: the cotangent passes where ``x`` is finite.
+* ``heaviside`` and ``sign`` are piecewise constant: registered as non-differentiable
+  (their gradient is zero wherever it exists).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._util import NO_TANGENT, ZERO, unbroadcast
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    bind,
+    conj,
+    densify,
+    finalize,
+    zeros_for,
+)
 
 FAMILY = "numpy_ufuncs"
+
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+_DEG = float(np.pi / 180.0)
 
 
 def _tie_split(a, b):
@@ -14,43 +46,284 @@ def _tie_split(a, b):
     return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
 
 
-def _where_rrule(condition, x, y):
-    out = np.where(condition, x, y)
+def _fmax_weight(a, b):
+    """Weight of ``a`` in ``fmax(a, b)``: like maximum, but a NaN never wins."""
+    return np.where(np.isnan(b), 1.0, np.where(np.isnan(a), 0.0, _tie_split(a, b)))
+
+
+def _fmin_weight(a, b):
+    return np.where(np.isnan(b), 1.0, np.where(np.isnan(a), 0.0, _tie_split(b, a)))
+
+
+def _abs_factor(y, x):
+    # d|x| = sign(x) dx for real x (0 at x = 0); for complex z the cotangent is
+    # dy * z / |z| (NumPy's sign of a complex number is z / |z|, and 0 at 0).
+    return np.sign(x)
+
+
+def _sinc_derivative(y, x):
+    # sinc(x) = sin(pi x) / (pi x): derivative (cos(pi x) - sinc(x)) / x, 0 at x = 0.
+    x_safe = np.where(x == 0, 1.0, x)
+    return np.where(x == 0, 0.0, (np.cos(np.pi * x) - y) / x_safe)
+
+
+def _power_da(y, a, b):
+    # b * a**(b-1); written without dividing by a so it is right at a = 0 for b >= 1.
+    return b * np.power(a, b - 1)
+
+
+def _power_db(y, a, b):
+    # y * log(a) where a > 0; 0 elsewhere (a**b is real for a <= 0 only at integer b).
+    if np.iscomplexobj(a):
+        return y * np.log(a)
+    pos = a > 0
+    return np.where(pos, y * np.log(np.where(pos, a, 1.0)), 0.0)
+
+
+def _hypot_da(y, a, b):
+    return np.where(y == 0, 0.0, a / np.where(y == 0, 1.0, y))
+
+
+def _hypot_db(y, a, b):
+    return np.where(y == 0, 0.0, b / np.where(y == 0, 1.0, y))
+
+
+def _copysign_da(y, a, b):
+    # copysign(a, b) = |a| * sign(b): derivative sign(a) * sign(b) (signbits, so +-0 count).
+    return np.copysign(1.0, a) * np.copysign(1.0, b)
+
+
+def _mod_db(y, a, b):
+    # a mod b = a - floor(a / b) * b. (a - y) / b is that integer, exactly up to rounding.
+    return -np.round((a - y) / b)
+
+
+def _where_rrule(*args):
+    out = np.where(*args)
+    if len(args) != 3:
+
+        def where_index_pullback(dy):
+            return (NO_TANGENT,) * len(args)
+
+        return out, where_index_pullback
+    condition, x, y = args
 
     def where_pullback(dy):
         if dy is ZERO:
-            return NO_TANGENT, ZERO, ZERO
-        zero = np.zeros_like(dy)
+            return zeros_for(args)
+        g = densify(dy)
+        zero = np.zeros_like(g)
         return (
             NO_TANGENT,
-            unbroadcast(np.where(condition, dy, zero), x),
-            unbroadcast(np.where(condition, zero, dy), y),
+            finalize(np.where(condition, g, zero), x),
+            finalize(np.where(condition, zero, g), y),
         )
 
     return out, where_pullback
 
 
+def _clip_rrule(a, *args, **kwargs):
+    y = np.clip(a, *args, **kwargs)
+    p = bind(args, kwargs, ("a_min", "a_max"), (None, None))
+    lo = p["a_min"] if p["a_min"] is not None else kwargs.get("min")
+    hi = p["a_max"] if p["a_max"] is not None else kwargs.get("max")
+
+    def clip_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,) + args)
+        g = densify(dy)
+        zero = np.zeros_like(g)
+        # At a bound the cotangent goes to a (a == bound counts as inside).
+        below = np.less(a, lo) if lo is not None else False
+        above = np.greater(a, hi) if hi is not None else False
+        if hi is not None and lo is not None:
+            below = below & ~above  # when lo > hi NumPy returns hi
+        inside = ~(below | above)
+        da = finalize(np.where(inside, g, zero), a)
+        out = [da]
+        for k, bound in enumerate(args):
+            if bound is None:
+                out.append(NO_TANGENT)
+                continue
+            mask = below if k == 0 else above
+            out.append(finalize(np.where(mask, g, zero), bound))
+        return tuple(out)
+
+    return y, clip_pullback
+
+
+def _nan_to_num_rrule(x, *args, **kwargs):
+    y = np.nan_to_num(x, *args, **kwargs)
+
+    def nan_to_num_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,) + args)
+        g = densify(dy)
+        return (finalize(np.where(np.isfinite(x), g, np.zeros_like(g)), x),) + (NO_TANGENT,) * len(
+            args
+        )
+
+    return y, nan_to_num_pullback
+
+
+def _real_rrule(x):
+    y = np.real(x)
+
+    def real_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,)
+        return (finalize(densify(dy), x),)
+
+    return y, real_pullback
+
+
+def _imag_rrule(x):
+    y = np.imag(x)
+
+    def imag_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,)
+        # Im(z) changes with Im(z): the cotangent is i * dy (and 0 for a real x).
+        g = densify(dy)
+        if not np.iscomplexobj(x):
+            return (finalize(np.zeros_like(g), x),)
+        return (finalize(1j * np.real(g), x),)
+
+    return y, imag_pullback
+
+
+def _conj_rrule(x, **kwargs):
+    y = np.conjugate(x, **kwargs)
+
+    def conj_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,)
+        return (finalize(conj(densify(dy)), x),)
+
+    return y, conj_pullback
+
+
+def _angle_rrule(z, deg=False):
+    y = np.angle(z, deg)
+
+    def angle_pullback(dy):
+        if dy is ZERO:
+            return (ZERO, NO_TANGENT)
+        g = np.real(densify(dy))
+        if deg:
+            g = g * (180.0 / np.pi)
+        if not np.iscomplexobj(z):
+            # angle of a real number is 0 or pi: piecewise constant.
+            return (finalize(np.zeros_like(g), z), NO_TANGENT)
+        # angle = atan2(Im z, Re z): d angle = (Re z dIm - Im z dRe) / |z|^2,
+        # so the cotangent is dy * i z / |z|^2 (0 at z = 0).
+        r2 = np.real(z) ** 2 + np.imag(z) ** 2
+        safe = np.where(r2 == 0, 1.0, r2)
+        return (finalize(np.where(r2 == 0, 0.0, 1j * z / safe) * g, z), NO_TANGENT)
+
+    return y, angle_pullback
+
+
 def register(reg):
-    def s(fn, *derivatives):
-        reg.scalar_rule(fn, *derivatives, family=FAMILY, trusted=True)
+    r = Registrar(reg, FAMILY)
+    s = r.scalar
 
     s(np.negative, lambda y, x: -1.0)
     s(np.positive, lambda y, x: 1.0)
+    s(np.absolute, _abs_factor, holomorphic=False, notes="abs(0) -> cotangent 0")
+    s(np.fabs, lambda y, x: np.sign(x), notes="fabs(0) -> cotangent 0")
+    s(np.reciprocal, lambda y, x: -(y * y))
     s(np.exp, lambda y, x: y)
+    s(np.exp2, lambda y, x: y * _LN2)
+    s(np.expm1, lambda y, x: y + 1.0)
     s(np.log, lambda y, x: 1.0 / x)
+    s(np.log2, lambda y, x: 1.0 / (x * _LN2))
+    s(np.log10, lambda y, x: 1.0 / (x * _LN10))
+    s(np.log1p, lambda y, x: 1.0 / (1.0 + x))
+    s(np.sqrt, lambda y, x: 0.5 / y)
+    s(np.cbrt, lambda y, x: 1.0 / (3.0 * y * y))
+    s(np.square, lambda y, x: 2.0 * x)
     s(np.sin, lambda y, x: np.cos(x))
     s(np.cos, lambda y, x: -np.sin(x))
     s(np.tan, lambda y, x: 1.0 + y * y)
-    s(np.tanh, lambda y, x: 1.0 - y * y)
+    s(np.arcsin, lambda y, x: 1.0 / np.sqrt(1.0 - x * x))
+    s(np.arccos, lambda y, x: -1.0 / np.sqrt(1.0 - x * x))
+    s(np.arctan, lambda y, x: 1.0 / (1.0 + x * x))
     s(np.sinh, lambda y, x: np.cosh(x))
     s(np.cosh, lambda y, x: np.sinh(x))
-    s(np.sqrt, lambda y, x: 0.5 / y)
-    s(np.square, lambda y, x: 2.0 * x)
-    s(np.abs, lambda y, x: np.sign(x))
+    s(np.tanh, lambda y, x: 1.0 - y * y)
+    s(np.arcsinh, lambda y, x: 1.0 / np.sqrt(x * x + 1.0))
+    s(np.arccosh, lambda y, x: 1.0 / np.sqrt(x * x - 1.0))
+    s(np.arctanh, lambda y, x: 1.0 / (1.0 - x * x))
+    s(np.sinc, _sinc_derivative, notes="sinc'(0) = 0")
+    s(np.deg2rad, lambda y, x: _DEG)
+    s(np.radians, lambda y, x: _DEG)
+    s(np.rad2deg, lambda y, x: 1.0 / _DEG)
+    s(np.degrees, lambda y, x: 1.0 / _DEG)
+
     s(np.add, lambda y, a, b: 1.0, lambda y, a, b: 1.0)
     s(np.subtract, lambda y, a, b: 1.0, lambda y, a, b: -1.0)
     s(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
     s(np.divide, lambda y, a, b: 1.0 / b, lambda y, a, b: -y / b)
-    s(np.maximum, lambda y, a, b: _tie_split(a, b), lambda y, a, b: _tie_split(b, a))
-    s(np.minimum, lambda y, a, b: _tie_split(b, a), lambda y, a, b: _tie_split(a, b))
-    reg.register(np.where, _where_rrule, family=FAMILY, trusted=True)
+    s(np.power, _power_da, _power_db, notes="no cotangent for the exponent where base <= 0")
+    s(np.float_power, _power_da, _power_db, notes="as power")
+    s(
+        np.remainder,
+        lambda y, a, b: 1.0,
+        _mod_db,
+        holomorphic=False,
+        notes="one-sided at the jumps",
+    )
+    s(
+        np.fmod,
+        lambda y, a, b: 1.0,
+        _mod_db,
+        holomorphic=False,
+        notes="one-sided at the jumps",
+    )
+    s(
+        np.maximum,
+        lambda y, a, b: _tie_split(a, b),
+        lambda y, a, b: _tie_split(b, a),
+        holomorphic=False,
+        notes="ties split the cotangent equally",
+    )
+    s(
+        np.minimum,
+        lambda y, a, b: _tie_split(b, a),
+        lambda y, a, b: _tie_split(a, b),
+        holomorphic=False,
+        notes="ties split the cotangent equally",
+    )
+    s(
+        np.fmax,
+        lambda y, a, b: _fmax_weight(a, b),
+        lambda y, a, b: _fmax_weight(b, a),
+        holomorphic=False,
+        notes="ties split equally; a NaN argument gets nothing",
+    )
+    s(
+        np.fmin,
+        lambda y, a, b: _fmin_weight(a, b),
+        lambda y, a, b: _fmin_weight(b, a),
+        holomorphic=False,
+        notes="ties split equally; a NaN argument gets nothing",
+    )
+    s(np.logaddexp, lambda y, a, b: np.exp(a - y), lambda y, a, b: np.exp(b - y))
+    s(np.logaddexp2, lambda y, a, b: np.exp2(a - y), lambda y, a, b: np.exp2(b - y))
+    s(
+        np.arctan2,
+        lambda y, a, b: b / (a * a + b * b),
+        lambda y, a, b: -a / (a * a + b * b),
+    )
+    s(np.hypot, _hypot_da, _hypot_db, notes="hypot(0, 0) -> cotangent 0")
+    s(np.copysign, _copysign_da, None, notes="no cotangent for the sign source")
+
+    r.rule(np.where, _where_rrule)
+    r.rule(np.clip, _clip_rrule, notes="at a bound the cotangent goes to x")
+    r.rule(np.nan_to_num, _nan_to_num_rrule)
+    r.rule(np.real, _real_rrule)
+    r.rule(np.imag, _imag_rrule)
+    r.rule(np.conjugate, _conj_rrule)
+    r.rule(np.angle, _angle_rrule)
+    r.nondiff(np.heaviside, np.sign, notes="piecewise constant: zero gradient")

@@ -1,0 +1,441 @@
+"""The public differentiation API: grad, value_and_grad, vjp (and the adjoint cache).
+
+>>> import numpy as np
+>>> from pullback import grad
+>>> @grad
+... def loss(w):
+...     return np.sum(w ** 2)
+>>> loss(np.array([1.0, 2.0]))
+array([2., 4.])
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import traceback
+import weakref
+
+import numpy as np
+
+from .errors import (
+    AdjointRuntimeError,
+    ArgumentError,
+    NonScalarOutputError,
+    NotDifferentiableError,
+    PullbackError,
+    ShapeMismatchError,
+)
+from .registry import RuleRegistry, default_registry
+from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
+from .transform.build import Adjoint, build_adjoint
+
+# -- the adjoint cache ------------------------------------------------------------------
+
+
+class AdjointCache:
+    """Generated adjoints of one registry, keyed by (function, differentiated params).
+
+    An entry made under an older registry version is rebuilt, so a rule registered after
+    a function was differentiated takes effect.
+    """
+
+    def __init__(self):
+        self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def get(self, fn, wrt, registry: RuleRegistry) -> Adjoint:
+        entries = self._by_fn.get(fn)
+        if entries is None:
+            entries = self._by_fn[fn] = {}
+        key = (wrt, registry.version)
+        adj = entries.get(key)
+        if adj is None:
+            adj = build_adjoint(
+                fn, wrt, registry, functools.partial(LazyAdjoint, registry=registry)
+            )
+            entries[key] = adj
+        return adj
+
+    def clear(self):
+        self._by_fn = weakref.WeakKeyDictionary()
+
+
+def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
+    cache = getattr(registry, "_adjoint_cache", None)
+    if cache is None:
+        cache = registry._adjoint_cache = AdjointCache()
+    return cache
+
+
+def get_adjoint(fn, wrt, registry: RuleRegistry) -> Adjoint:
+    return adjoint_cache(registry).get(fn, wrt, registry)
+
+
+class LazyAdjoint:
+    """The adjoint of a user function called from generated code, built on first use
+    (so that recursive functions can refer to their own adjoint)."""
+
+    __slots__ = ("fn", "wrt", "registry", "_adj", "_version")
+
+    def __init__(self, fn, wrt, registry):
+        self.fn = fn
+        self.wrt = None if wrt is None else tuple(wrt)
+        self.registry = registry
+        self._adj = None
+        self._version = -1
+
+    def __call__(self, *args, **kwargs):
+        if self._version != self.registry.version:
+            self._adj = get_adjoint(self.fn, self.wrt, self.registry)
+            self._version = self.registry.version
+        return self._adj.forward(*args, **kwargs)
+
+
+# -- argument handling --------------------------------------------------------------------
+
+
+def _signature(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _param_names(fn) -> list[str]:
+    sig = _signature(fn)
+    if sig is None:
+        return []
+    return [
+        p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
+    """``wrt`` (index, name or tuple of them) as parameter names; and whether it was single."""
+    names = _param_names(fn)
+    single = not isinstance(wrt, (tuple, list))
+    items = [wrt] if single else list(wrt)
+    if not items:
+        raise ArgumentError(
+            "wrt=() asks for no gradient; give at least one argument index or name."
+        )
+    out = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str, np.integer)):
+            raise ArgumentError(
+                f"wrt={wrt!r}: each entry must be an argument index or a parameter name, "
+                f"not {type(item).__name__}."
+            )
+        if isinstance(item, str):
+            if item not in names:
+                raise ArgumentError(
+                    f"wrt={item!r} names no parameter of '{_name(fn)}'; its parameters are "
+                    f"{', '.join(names) or '(none)'}."
+                )
+            out.append(item)
+        else:
+            k = int(item)
+            if not -len(names) <= k < len(names):
+                raise ArgumentError(
+                    f"wrt={item} is out of range: '{_name(fn)}' has {len(names)} parameter"
+                    f"{'' if len(names) == 1 else 's'} ({', '.join(names) or 'none'})."
+                )
+            out.append(names[k])
+    if len(set(out)) != len(out):
+        raise ArgumentError(f"wrt={wrt!r} names the same parameter twice.")
+    return tuple(out), single
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", repr(fn))
+
+
+def _bound_values(fn, args, kwargs, names):
+    sig = _signature(fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ArgumentError(f"cannot call '{_name(fn)}' with these arguments: {exc}") from None
+    bound.apply_defaults()
+    return [bound.arguments[n] for n in names]
+
+
+def _check_differentiable(fn, name, value):
+    """Refuse an argument with nothing to differentiate (an int, a bool, a string)."""
+    leaves = list(_leaves(value))
+    if any(is_differentiable_value(v) for v in leaves):
+        return
+    kind = type(value).__name__
+    if isinstance(value, (np.ndarray, np.generic)):
+        kind = f"{kind} of dtype {value.dtype}"
+    raise NotDifferentiableError(
+        f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is a {kind}, "
+        "which has no gradient.\n"
+        f"Fix: pass a floating-point value (e.g. float({name}) or "
+        f"np.asarray({name}, dtype=float)), or leave '{name}' out of wrt."
+    )
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+# -- running the adjoint with errors that name the user's line ----------------------------
+
+
+def _user_frame(exc):
+    """The innermost traceback entry inside generated code: (line_map, fs, lineno, func)."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        g = tb.tb_frame.f_globals
+        if "__pullback_line_map__" in g:
+            found = (
+                g["__pullback_line_map__"],
+                g["__pullback_source__"],
+                tb.tb_lineno,
+                tb.tb_frame.f_code.co_name,
+            )
+        tb = tb.tb_next
+    return found
+
+
+def _locate(exc):
+    found = _user_frame(exc)
+    if found is None:
+        return None
+    line_map, fs, lineno, func = found
+    k = lineno - 1
+    user_line = line_map[k] if 0 <= k < len(line_map) else None
+    if user_line is None:
+        return None
+    return fs.filename, user_line, fs.file_line(user_line).strip(), func
+
+
+def run_forward(adj: Adjoint, args, kwargs):
+    try:
+        return adj.forward(*args, **kwargs)
+    except PullbackError:
+        raise
+    except Exception as exc:
+        where = _locate(exc)
+        if where is not None and hasattr(exc, "add_note"):
+            filename, line, text, _ = where
+            exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
+        raise
+
+
+def run_pullback(pullback, dy):
+    try:
+        return pullback(dy)
+    except Exception as exc:
+        where = _locate(exc)
+        if where is None:
+            raise
+        filename, line, text, _ = where
+        if isinstance(exc, PullbackError):
+            msg = str(exc)
+            if f"{filename}:{line}" not in msg:
+                raise type(exc)(f"{filename}:{line}: {msg}\n        {text}") from exc
+            raise
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        raise AdjointRuntimeError(
+            f"{filename}:{line}: the reverse sweep failed while differentiating\n"
+            f"        {text}\n"
+            f"    {detail}\n"
+            "    This usually means a rule got inputs it does not support (check shapes and "
+            "dtypes there), or a custom rule's pullback raised."
+        ) from exc
+
+
+# -- scalar outputs -----------------------------------------------------------------------
+
+
+def _scalar_seed(fn, y):
+    if isinstance(y, bool) or not isinstance(y, (float, int, np.ndarray, np.generic)):
+        raise NonScalarOutputError(
+            f"grad needs '{_name(fn)}' to return a scalar, but it returned a "
+            f"{type(y).__name__}.\n"
+            "Fix: return a float (e.g. np.sum(...) of your result); for tuple or array "
+            "outputs use pullback.vjp or pullback.jacobian (or has_aux=True to return extra "
+            "values)."
+        )
+    if np.size(y) != 1:
+        raise NonScalarOutputError(
+            f"grad needs '{_name(fn)}' to return a scalar, but it returned an array of shape "
+            f"{np.shape(y)}.\n"
+            "Fix: reduce it to a scalar (np.sum, np.mean, ...), or use pullback.vjp / "
+            "pullback.jacobian for non-scalar outputs."
+        )
+    if isinstance(y, np.ndarray):
+        dtype = y.dtype if y.dtype.kind in "fc" else np.float64
+        return np.ones(y.shape, dtype=dtype)
+    if isinstance(y, np.generic) and y.dtype.kind in "fc":
+        return y.dtype.type(1.0)
+    return 1.0
+
+
+# -- the public functions -----------------------------------------------------------------
+
+
+class _Transformed:
+    """Shared machinery of the functions returned by grad and value_and_grad."""
+
+    def __init__(self, fn, wrt, has_aux, registry):
+        if not callable(fn):
+            raise ArgumentError(f"grad expects a function, got {type(fn).__name__}.")
+        self.fn = fn
+        self.wrt_arg = wrt
+        self.has_aux = has_aux
+        self._registry = registry
+        self.wrt, self.single = resolve_wrt(fn, wrt)
+        functools.update_wrapper(self, fn)
+
+    @property
+    def registry(self):
+        return self._registry if self._registry is not None else default_registry()
+
+    @property
+    def adjoint(self) -> Adjoint:
+        """The generated adjoint (built now if needed)."""
+        return get_adjoint(self.fn, self.wrt, self.registry)
+
+    @property
+    def source(self) -> str:
+        """The Python source of the generated forward and backward sweeps."""
+        return self.adjoint.source
+
+    def _run(self, args, kwargs):
+        values = _bound_values(self.fn, args, kwargs, self.wrt)
+        for name, value in zip(self.wrt, values, strict=True):
+            _check_differentiable(self.fn, name, value)
+        adj = self.adjoint
+        out, pullback = run_forward(adj, args, kwargs)
+        if self.has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise ArgumentError(
+                    f"has_aux=True needs '{_name(self.fn)}' to return (value, aux); it returned "
+                    f"a {type(out).__name__}."
+                )
+            value, aux = out
+            seed = (_scalar_seed(self.fn, value), ZERO)
+        else:
+            value, aux = out, None
+            seed = _scalar_seed(self.fn, value)
+        cotangents = run_pullback(pullback, seed)
+        grads = tuple(materialize(c, v) for c, v in zip(cotangents, values, strict=True))
+        return value, aux, grads[0] if self.single else grads
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+
+class GradFunction(_Transformed):
+    """``grad(f)``: a function returning the gradient of ``f`` at its arguments."""
+
+    def __call__(self, *args, **kwargs):
+        value, aux, grads = self._run(args, kwargs)
+        return (grads, aux) if self.has_aux else grads
+
+
+class ValueAndGradFunction(_Transformed):
+    """``value_and_grad(f)``: returns ``(value, gradient)`` from one forward and one reverse."""
+
+    def __call__(self, *args, **kwargs):
+        value, aux, grads = self._run(args, kwargs)
+        return ((value, aux), grads) if self.has_aux else (value, grads)
+
+
+def grad(fn=None, wrt=0, *, has_aux=False, registry=None):
+    """The gradient of a scalar function, as a function of the same arguments.
+
+    Use as ``@grad``, ``@grad(wrt=(0, 2))`` or ``grad(f, wrt="w")``. ``wrt`` takes an
+    argument index, a parameter name, or a tuple of them (then a tuple of gradients is
+    returned). Each gradient has the structure, shape and dtype of its argument.
+    """
+    if fn is None:
+        return lambda f: GradFunction(f, wrt, has_aux, registry)
+    return GradFunction(fn, wrt, has_aux, registry)
+
+
+def value_and_grad(fn=None, wrt=0, *, has_aux=False, registry=None):
+    """Like :func:`grad`, but returns ``(value, gradient)``."""
+    if fn is None:
+        return lambda f: ValueAndGradFunction(f, wrt, has_aux, registry)
+    return ValueAndGradFunction(fn, wrt, has_aux, registry)
+
+
+class VJPPullback:
+    """The pullback returned by :func:`vjp`: ``pullback(dy)`` -> cotangents of ``wrt``."""
+
+    def __init__(self, fn, y, pullback, values, wrt, single):
+        self.fn = fn
+        self.y = y
+        self._pullback = pullback
+        self._values = values
+        self.wrt = wrt
+        self.single = single
+
+    def __call__(self, dy):
+        _check_cotangent(self.y, dy)
+        cotangents = run_pullback(self._pullback, dy)
+        grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
+        return grads[0] if self.single else grads
+
+
+def _check_cotangent(y, dy, path="dy"):
+    if isinstance(y, (tuple, list)):
+        if not isinstance(dy, (tuple, list)) or len(dy) != len(y):
+            raise ShapeMismatchError(
+                f"{path} must be a tuple of {len(y)} cotangents (one per output), "
+                f"got {type(dy).__name__}."
+            )
+        for k, (a, b) in enumerate(zip(y, dy, strict=True)):
+            _check_cotangent(a, b, f"{path}[{k}]")
+        return
+    if isinstance(y, dict):
+        if not isinstance(dy, dict) or set(dy) - set(y):
+            raise ShapeMismatchError(f"{path} must be a dict with the keys of the output.")
+        for k in dy:
+            _check_cotangent(y[k], dy[k], f"{path}[{k!r}]")
+        return
+    if dy is ZERO or dy is NO_TANGENT:
+        return
+    if np.shape(dy) != np.shape(y):
+        raise ShapeMismatchError(
+            f"{path} has shape {np.shape(dy)} but the output has shape {np.shape(y)}; a "
+            "cotangent must have its output's shape."
+        )
+
+
+def vjp(fn, *args, wrt=None, registry=None, **kwargs):
+    """Evaluate ``fn(*args, **kwargs)`` and return ``(y, pullback)``.
+
+    ``pullback(dy)`` (``dy`` shaped like ``y``: a tuple for tuple outputs) returns the
+    cotangent of each argument in ``wrt`` — a tuple, or a single value when ``wrt`` is a
+    single index or name. By default ``wrt`` is every positional argument given.
+    """
+    reg = registry if registry is not None else default_registry()
+    if wrt is None:
+        wrt = tuple(range(len(args)))
+    names, single = resolve_wrt(fn, wrt)
+    values = _bound_values(fn, args, kwargs, names)
+    for name, value in zip(names, values, strict=True):
+        _check_differentiable(fn, name, value)
+    adj = get_adjoint(fn, names, reg)
+    y, pullback = run_forward(adj, args, kwargs)
+    return y, VJPPullback(fn, y, pullback, values, names, single)
+
+
+def _version_info():  # pragma: no cover - for bug reports
+    return f"pullback on Python {sys.version.split()[0]}, NumPy {np.__version__}"

@@ -1,0 +1,183 @@
+"""Step 3 of the pipeline: the static check, "errors that teach".
+
+Before any user code runs, pullback reads the function to differentiate and every user
+function it calls (transitively, each once) and reports every construct outside the
+supported subset at once, each with its place, the reason and a fix:
+
+>>> def step(x, i):
+...     x[i] = 2.0 * x[i]
+...     return x.sum()
+>>> [d.code for d in check(step)]                   # doctest: +SKIP
+['PB101']
+>>> raise_if_unsupported(step)                      # doctest: +SKIP
+Traceback (most recent call last):
+pullback.errors.UnsupportedSyntaxError: cannot differentiate 'step' — 1 unsupported construct
+...
+
+The codes are listed in :mod:`pullback.check.codes` and explained, with rewrites, in
+``docs/limitations.md``. ``python -m pullback check file.py[:function]`` runs the same check
+on a file without importing it (:mod:`pullback.check.cli`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import sys
+import types
+
+from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError
+from ..source import load_source
+from .aliasing import AliasAnalysis
+from .checker import FunctionChecker, Opaque, is_coroutine
+from .codes import CODES
+
+__all__ = [
+    "CODES",
+    "LiveEnvironment",
+    "check",
+    "check_function",
+    "check_source",
+    "is_library_function",
+    "raise_if_unsupported",
+    "rebinding_augassigns",
+]
+
+
+# Packages whose Python functions are library code: without a rule they are foreign
+# calls (PB301), never transformed (their bodies are full of checks, dispatch and C calls).
+LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
+    getattr(sys, "stdlib_module_names", ())
+)
+
+
+def is_library_function(fn) -> bool:
+    """Whether ``fn`` belongs to NumPy, SciPy, pullback or the standard library."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".", 1)[0] in LIBRARY_PACKAGES
+
+
+class LiveEnvironment:
+    """What a callee resolved from a live function's namespace is.
+
+    :meth:`classify` returns one of ``("rule",)`` (a rule or non-differentiable entry),
+    ``("user", key, source)`` (a Python function to check next), ``("nosource",)``
+    (a Python function whose source cannot be read), ``("library",)`` (a NumPy, SciPy or
+    standard-library Python function without a rule), ``("async",)``, ``("opaque",)``
+    (unknown to a static check) or ``("foreign",)`` (neither source nor rule).
+    """
+
+    def __init__(self):
+        self._sources: dict = {}
+
+    def classify(self, obj, registry):
+        if isinstance(obj, Opaque):
+            return ("opaque",)
+        if registry.lookup(obj) is not None or obj is builtins.print:
+            return ("rule",)
+        if is_coroutine(obj):
+            return ("async",)
+        try:
+            target = inspect.unwrap(obj)
+        except ValueError:  # a __wrapped__ cycle
+            target = obj
+        if isinstance(target, types.FunctionType):
+            if target is not obj and registry.lookup(target) is not None:
+                return ("rule",)
+            if is_library_function(target) or is_library_function(obj):
+                return ("library",)
+            source = self.source(target)
+            if source is None:
+                return ("nosource",)
+            return ("user", target, source)
+        return ("foreign",)
+
+    def source(self, fn):
+        """``load_source(fn)``, once per function; ``None`` when it has no source."""
+        if fn not in self._sources:
+            try:
+                self._sources[fn] = load_source(fn)
+            except SourceUnavailableError:
+                self._sources[fn] = None
+        return self._sources[fn]
+
+
+def _registry(registry):
+    if registry is not None:
+        return registry
+    from ..registry import default_registry
+
+    return default_registry()
+
+
+def check_source(fs, registry=None, *, environment=None, seen=None) -> list[Diagnostic]:
+    """Diagnostics for an already loaded function ``fs`` and the user functions it calls.
+
+    ``seen`` (a set of function keys) lets several calls share the "each once" rule.
+    The function's own findings come first, in source order, then each callee's (depth
+    first, in the order of the calls).
+    """
+    registry = _registry(registry)
+    env = environment if environment is not None else LiveEnvironment()
+    seen = set() if seen is None else seen
+    root_key = getattr(fs, "key", None) or getattr(fs, "fn", None) or id(fs)
+    seen.add(root_key)
+    result: list[Diagnostic] = []
+
+    def run(source):
+        checker = FunctionChecker(source, registry, env)
+        result.extend(checker.run())
+        return iter(checker.user_calls)
+
+    stack = [run(fs)]
+    while stack:
+        user_call = next(stack[-1], None)
+        if user_call is None:
+            stack.pop()
+            continue
+        if user_call.key in seen:
+            continue
+        seen.add(user_call.key)
+        stack.append(run(user_call.source))
+    return result
+
+
+def check_function(fn, registry=None) -> list[Diagnostic]:
+    """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
+
+    Each function's own findings are in source order; the function's come first, then its
+    callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
+    ``fn`` itself has no Python source. Runs no user code.
+    """
+    fs = load_source(fn)
+    return check_source(fs, registry)
+
+
+def check(fn, registry=None) -> list[Diagnostic]:
+    """Every construct of ``fn`` (and the functions it calls) that pullback cannot differentiate.
+
+    An empty list means the function is inside the supported subset. Each
+    :class:`~pullback.errors.Diagnostic` has a code (see ``docs/limitations.md``), the
+    place in the file, a reason and a fix; ``d.format()`` renders it.
+    """
+    return check_function(fn, registry)
+
+
+def raise_if_unsupported(fn, registry=None) -> None:
+    """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any."""
+    diagnostics = check_function(fn, registry)
+    if diagnostics:
+        target = inspect.unwrap(fn)
+        name = getattr(target, "__name__", None) or repr(target)
+        raise UnsupportedSyntaxError(name, diagnostics)
+
+
+def rebinding_augassigns(fs, registry=None) -> set:
+    """The ``name op= value`` statements of ``fs.tree`` that are provably rebindings.
+
+    The transform may rewrite exactly these into ``name = name op value``; every other
+    augmented assignment to a name is reported as PB105 by the check.
+    """
+    checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
+    analysis = AliasAnalysis(fs.tree, checker._returns_fresh)
+    return set(analysis.allowed)

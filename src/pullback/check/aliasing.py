@@ -1,0 +1,260 @@
+"""When is ``x += y`` a plain rebinding ``x = x + y``? (code PB105)
+
+On an array ``x += y`` writes into the array, so every other name that refers to the same
+array sees the change; ``x = x + y`` makes a new array. The transform may rewrite the first
+into the second only when no other name can refer to ``x``'s array. That is provable when
+
+* every definition of ``x`` reaching the statement (from ``beniget``'s def-use chains) is a
+  *fresh* value: an arithmetic result, a constant, a tuple display, a call known to return a
+  new object, or another augmented assignment to ``x`` that is itself a rebinding; a
+  parameter is never fresh, since it is the caller's array;
+* and every use of those definitions that may run before the statement only reads ``x``:
+  an operand of arithmetic or a comparison, a subscript read used that way, a test, an
+  argument of a call known not to keep it, ``return x``.
+
+The set of rebinding statements is the greatest fixed point of these conditions, so loops
+(``s = 0.0; for ...: s += v``) are handled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import beniget
+import gast
+import numpy as np
+
+from ..resolve import CONSTANT_ATTRIBUTES
+
+# Functions whose result is always a new object (never one of their arguments or a view).
+FRESH_FUNCTIONS = tuple(
+    getattr(np, name)
+    for name in (
+        "zeros ones full empty eye identity arange linspace zeros_like ones_like full_like "
+        "empty_like copy sum mean prod std var dot matmul inner outer cumsum cumprod "
+        "max min amax amin argmax argmin exp log sqrt"
+    ).split()
+    if hasattr(np, name)
+)
+FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
+# Array methods (on local values) that return a new array.
+FRESH_METHODS = frozenset(
+    "copy sum mean prod std var dot cumsum cumprod clip round max min argmax argmin "
+    "astype tolist item".split()
+)
+
+
+@dataclass
+class Reason:
+    """Why an augmented assignment is not a provable rebinding."""
+
+    kind: str  # "parameter", "not_fresh", "shared", "unknown"
+    node: gast.AST | None = None  # the definition or the use that made it so
+
+
+class _QuietChains(beniget.DefUseChains):
+    """Def-use chains without beniget's warnings on stderr (free names are expected)."""
+
+    def warn(self, msg, node):  # noqa: D102 - silence
+        pass
+
+
+def parent_map(tree: gast.AST) -> dict[gast.AST, gast.AST]:
+    parents = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    return parents
+
+
+class AliasAnalysis:
+    """Classify every ``name op= value`` statement of a function as rebinding or not.
+
+    ``fresh_call(call)`` tells whether a call returns a new object that does not keep a
+    reference to its arguments (the checker resolves it against the rule registry).
+    """
+
+    def __init__(self, tree: gast.FunctionDef, fresh_call: Callable[[gast.Call], bool]):
+        self.tree = tree
+        self.fresh_call = fresh_call
+        self.parent = parent_map(tree)
+        self.reaching: dict[gast.AST, list[gast.AST]] = defaultdict(list)
+        self.users: dict[gast.AST, list[gast.AST]] = {}
+        module = gast.Module(body=[tree], type_ignores=[])
+        chains = _QuietChains()
+        chains.visit(module)
+        for node, definition in chains.chains.items():
+            users = [u.node for u in definition.users()]
+            self.users[node] = users
+            for user in users:
+                self.reaching[user].append(node)
+        self.reasons: dict[gast.AugAssign, Reason] = {}
+        self._solve()
+
+    # -- the fixed point ---------------------------------------------------------------
+    def _solve(self) -> None:
+        candidates = [
+            node
+            for node in gast.walk(self.tree)
+            if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+        ]
+        self.allowed = set(candidates)
+        changed = True
+        while changed:
+            changed = False
+            for stmt in candidates:
+                if stmt not in self.allowed:
+                    continue
+                reason = self._check(stmt)
+                if reason is not None:
+                    self.allowed.discard(stmt)
+                    self.reasons[stmt] = reason
+                    changed = True
+
+    def is_rebinding(self, stmt: gast.AugAssign) -> bool:
+        return stmt in self.allowed
+
+    def reason(self, stmt: gast.AugAssign) -> Reason | None:
+        return self.reasons.get(stmt)
+
+    def _check(self, stmt: gast.AugAssign) -> Reason | None:
+        name = stmt.target.id
+        defs = [
+            d
+            for d in self.reaching.get(stmt.target, ())
+            if isinstance(d, gast.Name) and d.id == name
+        ]
+        if not defs:
+            return Reason("unknown")
+        for definition in defs:
+            if self._is_parameter(definition):
+                return Reason("parameter", definition)
+            if not self._fresh_definition(definition):
+                return Reason("not_fresh", definition)
+        for definition in defs:
+            for use in self.users.get(definition, ()):
+                if use is stmt.target or not isinstance(use, gast.Name) or use.id != name:
+                    continue
+                if self._harmless_use(use):
+                    continue
+                if self._may_precede(use, stmt):
+                    return Reason("shared", use)
+        return None
+
+    # -- definitions ---------------------------------------------------------------------
+    def _is_parameter(self, definition) -> bool:
+        return isinstance(definition, gast.Name) and isinstance(definition.ctx, gast.Param)
+
+    def _fresh_definition(self, definition) -> bool:
+        if not isinstance(definition, gast.Name):
+            return False
+        parent = self.parent.get(definition)
+        if isinstance(parent, gast.AugAssign) and parent.target is definition:
+            return parent in self.allowed
+        if isinstance(parent, gast.AnnAssign) and parent.target is definition:
+            return parent.value is not None and self.fresh_expr(parent.value)
+        if isinstance(parent, gast.Assign):
+            return parent.targets == [definition] and self.fresh_expr(parent.value)
+        if isinstance(parent, (gast.Tuple, gast.List)):
+            owner = self.parent.get(parent)
+            if isinstance(owner, gast.Assign) and owner.targets == [parent]:
+                value = owner.value
+                if (
+                    isinstance(value, (gast.Tuple, gast.List))
+                    and len(value.elts) == len(parent.elts)
+                    and not any(isinstance(e, gast.Starred) for e in value.elts)
+                ):
+                    index = next(k for k, e in enumerate(parent.elts) if e is definition)
+                    return self.fresh_expr(value.elts[index])
+        return False
+
+    def fresh_expr(self, node) -> bool:
+        """Whether an expression always evaluates to a new object no other name holds."""
+        if isinstance(node, (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)):
+            return True
+        if isinstance(node, gast.Tuple):
+            return not any(isinstance(e, gast.Starred) for e in node.elts)
+        if isinstance(node, gast.IfExp):
+            return self.fresh_expr(node.body) and self.fresh_expr(node.orelse)
+        if isinstance(node, gast.Call):
+            return self.fresh_call(node)
+        return False
+
+    # -- uses ----------------------------------------------------------------------------
+    def _harmless_use(self, use) -> bool:
+        """A use that reads the value without letting another name hold the array."""
+        node = use
+        while True:
+            parent = self.parent.get(node)
+            if parent is None:
+                return False
+            if isinstance(parent, gast.Subscript):
+                if parent.value is not node:
+                    return True  # an index: advanced indexing copies
+                if not isinstance(parent.ctx, gast.Load):
+                    return False
+                node = parent  # x[i]: harmless if that read is harmless
+                continue
+            if isinstance(parent, gast.Slice):
+                return True
+            if isinstance(parent, gast.Attribute):
+                return parent.attr in CONSTANT_ATTRIBUTES
+            if isinstance(
+                parent,
+                (gast.BinOp, gast.UnaryOp, gast.Compare, gast.FormattedValue, gast.AugAssign),
+            ):
+                return True
+            if isinstance(parent, gast.IfExp):
+                if parent.test is node:
+                    return True
+                node = parent
+                continue
+            if isinstance(parent, (gast.If, gast.While, gast.Assert)):
+                return True
+            if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
+                return True
+            if isinstance(parent, gast.keyword):
+                call = self.parent.get(parent)
+                return isinstance(call, gast.Call) and self.fresh_call(call)
+            if isinstance(parent, gast.Call):
+                return parent.func is not node and self.fresh_call(parent)
+            return False
+
+    def _may_precede(self, use, stmt) -> bool:
+        """Whether ``use`` may run after the definition and before ``stmt``."""
+        if self._inside(use, stmt):
+            return True
+        if (use.lineno, use.col_offset) < (stmt.lineno, stmt.col_offset):
+            return True
+        use_loops = set(self._repeating_loops(use))
+        return any(loop in use_loops for loop in self._repeating_loops(stmt))
+
+    def _inside(self, node, ancestor) -> bool:
+        while node is not None:
+            if node is ancestor:
+                return True
+            node = self.parent.get(node)
+        return False
+
+    def _repeating_loops(self, node):
+        """The loops whose repeated part (body, target, while-test) holds ``node``."""
+        child = node
+        parent = self.parent.get(child)
+        while parent is not None:
+            if isinstance(parent, gast.For) and (
+                child is parent.target or any(child is s for s in parent.body)
+            ):
+                yield parent
+            elif isinstance(parent, gast.While) and (
+                child is parent.test or any(child is s for s in parent.body)
+            ):
+                yield parent
+            child, parent = parent, self.parent.get(parent)
+
+
+def is_math_function(obj) -> bool:
+    """Functions of the ``math`` module return new numbers."""
+    return getattr(math, getattr(obj, "__name__", ""), None) is obj

@@ -1,0 +1,145 @@
+"""The diagnostic codes of the static check: a title and a default reason for each.
+
+Codes are stable: tests, documentation anchors (``docs/limitations.md#PB101``) and users'
+``noqa``-style notes refer to them. The hundreds group them:
+
+* ``PB1xx`` — mutation (arrays, containers, attributes, names);
+* ``PB2xx`` — exception and context-manager control flow;
+* ``PB3xx`` — calls that cannot be differentiated or resolved;
+* ``PB4xx`` — syntax outside the supported subset.
+"""
+
+from __future__ import annotations
+
+DOCS = "docs/limitations.md"
+
+#: code -> (title used in the documentation, default one-sentence reason)
+CODES: dict[str, tuple[str, str]] = {
+    "PB101": (
+        "array mutation: element or slice assignment",
+        "A differentiated function may not change an array in place.",
+    ),
+    "PB102": (
+        "array mutation: augmented element or slice assignment",
+        "A differentiated function may not change an array in place.",
+    ),
+    "PB103": (
+        "array mutation: in-place array method",
+        "This method changes its array in place, which a differentiated function may not do.",
+    ),
+    "PB104": (
+        "array mutation: in-place NumPy function or out= argument",
+        "This call writes into an existing array, which a differentiated function may not do.",
+    ),
+    "PB105": (
+        "augmented assignment that may change a shared array",
+        "`+=` and friends change an array in place when the name refers to an array.",
+    ),
+    "PB106": (
+        "container mutation",
+        "A differentiated function may not change a list, dict or set in place.",
+    ),
+    "PB107": (
+        "attribute assignment",
+        "Storing on an object is a side effect that the reverse sweep cannot undo or follow.",
+    ),
+    "PB108": (
+        "del of a name",
+        "Deleting a name would remove a value that the reverse sweep may still need.",
+    ),
+    "PB109": (
+        "annotation without a value",
+        "A bare annotation declares a name without binding it, which the transform cannot follow.",
+    ),
+    "PB201": (
+        "try/except/finally",
+        "The reverse sweep cannot replay which exception was raised and where it was caught.",
+    ),
+    "PB202": (
+        "with statement",
+        "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
+        "follow.",
+    ),
+    "PB301": (
+        "call of a function with no source and no rule",
+        "pullback differentiates a call through a rule or by transforming the callee's "
+        "Python source, and this callee has neither.",
+    ),
+    "PB302": (
+        "call of an undefined name",
+        "pullback resolves every call before the function runs, and this name is not "
+        "visible to the function.",
+    ),
+    "PB400": (
+        "other unsupported syntax",
+        "This construct is outside the subset of Python that pullback can differentiate.",
+    ),
+    "PB401": (
+        "global and nonlocal",
+        "Writing to a variable outside the function is a side effect that the reverse sweep "
+        "cannot follow.",
+    ),
+    "PB402": (
+        "generators: yield",
+        "A generator is suspended and resumed by its caller, so its derivative is not one "
+        "function call.",
+    ),
+    "PB403": (
+        "async code",
+        "Coroutines are driven by an event loop outside the function, which the reverse sweep "
+        "cannot follow.",
+    ),
+    "PB404": (
+        "lambda inside a differentiated function",
+        "A function made while the function runs has no fixed source for pullback to transform.",
+    ),
+    "PB405": (
+        "nested function definition",
+        "A function made while the function runs has no fixed source for pullback to transform.",
+    ),
+    "PB406": (
+        "class definition inside a differentiated function",
+        "A class made while the function runs cannot be differentiated.",
+    ),
+    "PB407": (
+        "exec and eval",
+        "Code built from a string has no source for pullback to read before it runs.",
+    ),
+    "PB408": (
+        "import inside a differentiated function",
+        "An import runs module code and binds a name at run time, which pullback cannot "
+        "resolve in advance.",
+    ),
+    "PB409": (
+        "match statement",
+        "Structural pattern matching is not part of the supported subset.",
+    ),
+    "PB410": (
+        "star-arguments and starred targets",
+        "A starred expression has a length known only at run time, so pullback cannot tell "
+        "which value goes where.",
+    ),
+    "PB411": (
+        "comprehensions and generator expressions",
+        "A comprehension is a hidden function with its own loop, which pullback does not "
+        "transform.",
+    ),
+    "PB412": (
+        "assignment expression (walrus)",
+        "An assignment inside an expression hides a definition that the transform needs "
+        "as its own statement.",
+    ),
+}
+
+
+def see(code: str) -> str:
+    """The reference to a code's section of the documentation."""
+    return f"see {DOCS}#{code}"
+
+
+def title(code: str) -> str:
+    return CODES[code][0]
+
+
+def why(code: str) -> str:
+    return CODES[code][1]

@@ -1,0 +1,192 @@
+"""Helpers that generated adjoints call at run time."""
+
+from __future__ import annotations
+
+import math
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import MissingRuleError, RuleError
+from .registry import NONDIFF, qualified_name
+from .tangents import NO_TANGENT, ZERO, densify, is_zero
+
+_SEQUENCES = (list, tuple, np.ndarray, range, str)
+
+
+def as_sequence(iterable):
+    """Something with ``len()`` and ``[k]`` that iterates like ``iterable``.
+
+    Lists, tuples and arrays are returned as they are (so their cotangents flow back);
+    any other iterable (a dict, a generator) is read once into a list.
+    """
+    if isinstance(iterable, _SEQUENCES):
+        return iterable
+    return list(iterable)
+
+
+def tuple_item(g, k):
+    """The cotangent of item ``k`` of a tuple/list whose cotangent is ``g``."""
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO
+    return g[k]
+
+
+def dict_item(g, key):
+    """The cotangent of entry ``key`` of a dict whose cotangent is ``g``."""
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO
+    return g.get(key, ZERO)
+
+
+def sequence_cotangent(g, iterable):
+    """Pass the cotangent of ``as_sequence(iterable)`` back to ``iterable``."""
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO
+    if isinstance(iterable, _SEQUENCES):
+        if isinstance(iterable, tuple) and isinstance(g, list):
+            return tuple(g)
+        return g
+    raise TypeError(
+        f"cannot differentiate a loop over a {type(iterable).__name__}: iterate over a list, "
+        "tuple or array (or over range(len(...))) instead"
+    )
+
+
+def pow_exponent_cotangent(g, base, result):
+    """The cotangent of ``b`` in ``a ** b``: ``g * a**b * log(a)``, 0 where ``a**b`` is 0."""
+    if g is ZERO:
+        return ZERO
+    if isinstance(base, (float, int)) and isinstance(result, (float, int)):
+        if base > 0:
+            return g * result * math.log(base)
+        return g * 0.0
+    base = np.asarray(base)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log = np.log(np.where(base > 0, base, 1.0))
+    return g * np.where(base > 0, result * log, 0.0)
+
+
+def check_cotangents(cotangents, args, rule_name):
+    """Check what a user's rule returned: one cotangent per argument, each of its shape."""
+    if not isinstance(cotangents, (tuple, list)):
+        raise RuleError(
+            f"the pullback of the rule for {rule_name} returned a {type(cotangents).__name__}; "
+            f"it must return a tuple with one cotangent per positional argument "
+            f"({len(args)} here)."
+        )
+    if len(cotangents) != len(args):
+        raise RuleError(
+            f"the pullback of the rule for {rule_name} returned {len(cotangents)} cotangents "
+            f"for {len(args)} positional arguments.\n"
+            "Fix: return one cotangent per positional argument, NO_TANGENT for those that "
+            "have none."
+        )
+    for k, (c, a) in enumerate(zip(cotangents, args, strict=True)):
+        if is_zero(c) or not hasattr(a, "shape") and not isinstance(a, (float, int, complex)):
+            continue
+        cshape = np.shape(densify(c))
+        ashape = np.shape(a)
+        try:
+            out = np.broadcast_shapes(cshape, ashape)
+        except ValueError:
+            out = None
+        if out != ashape and not _sums_to(cshape, ashape):
+            raise RuleError(
+                f"the pullback of the rule for {rule_name} returned a cotangent of shape "
+                f"{cshape} for argument {k}, which has shape {ashape}.\n"
+                "Fix: return a cotangent with the argument's shape."
+            )
+    return cotangents
+
+
+def _sums_to(cshape, ashape) -> bool:
+    """True when a cotangent of ``cshape`` can be summed (unbroadcast) to ``ashape``."""
+    if len(cshape) < len(ashape):
+        return False
+    tail = cshape[len(cshape) - len(ashape) :]
+    return all(a == c or a == 1 for a, c in zip(ashape, tail, strict=True))
+
+
+@dataclass
+class CallSite:
+    """Where a call known only at run time stands in the user's code."""
+
+    filename: str
+    line: int
+    col: int
+    source_line: str
+    registry: object
+    adjoint_of: object
+
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+    def missing(self, what: str, qualified: str) -> MissingRuleError:
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "
+            f"source nor a rule.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: register a rule with `@pullback.rrule({qualified})`, or declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})`."
+        )
+
+
+def _rrule_for(site: CallSite, fn, nargs: int, label: str):
+    rule = site.registry.lookup(fn)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            return _nondiff_rrule(fn, nargs)
+        return rule.rrule
+    if isinstance(fn, types.FunctionType):
+        return site.adjoint_of(fn, None)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        bound_self = fn.__self__
+        adjoint = site.adjoint_of(fn.__func__, None)
+
+        def bound_method_rrule(*args, **kwargs):
+            y, pb = adjoint(bound_self, *args, **kwargs)
+
+            def bound_method_pullback(dy):
+                return tuple(pb(dy))[1:]
+
+            return y, bound_method_pullback
+
+        return bound_method_rrule
+    raise site.missing(label, qualified_name(fn))
+
+
+def _nondiff_rrule(fn, nargs):
+    def nondiff_rrule(*args, **kwargs):
+        y = fn(*args, **kwargs)
+
+        def nondiff_pullback(dy):
+            return (NO_TANGENT,) * len(args)
+
+        return y, nondiff_pullback
+
+    return nondiff_rrule
+
+
+def call_function(site: CallSite, fn, *args, **kwargs):
+    """``(y, pullback)`` for a call whose function is a run-time value."""
+    label = f"'{getattr(fn, '__name__', repr(fn))}'"
+    rrule = _rrule_for(site, fn, len(args), label)
+    return rrule(*args, **kwargs)
+
+
+def call_method(site: CallSite, obj, name: str, *args, **kwargs):
+    """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    method = getattr(type(obj), name, None)
+    if method is None:
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    label = f"the method '{type(obj).__name__}.{name}'"
+    rule = site.registry.lookup(method)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
+        return rule.rrule(obj, *args, **kwargs)
+    if isinstance(method, types.FunctionType):
+        return site.adjoint_of(method, None)(obj, *args, **kwargs)
+    raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")

@@ -1,0 +1,1 @@
+"""The source transformation: normalize → SSA → activity → reverse → codegen."""

@@ -1,0 +1,132 @@
+"""Step 5b: activity analysis on the SSA form.
+
+A name is *active* when it depends differentiably on a differentiated parameter (it is
+*varied*) and the returned value depends differentiably on it (it is *useful*). Only
+active names get adjoints; every other statement runs in the forward sweep only.
+
+>>> # def f(x, n): k = n + 1; y = x * k; return y      (wrt x)
+>>> # varied = {x, y}, useful = {y, x, k}, active = {x, y}
+
+Which operands an operation is differentiable in is decided here too: comparisons,
+``//``, ``not``, non-differentiable functions, index expressions and shape attributes
+carry no gradient.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import gast
+
+from ..registry import NONDIFF, SCALAR
+
+NONDIFF_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
+
+
+@dataclass
+class Activity:
+    varied: set = field(default_factory=set)
+    useful: set = field(default_factory=set)
+
+    @property
+    def active(self) -> set:
+        return self.varied & self.useful
+
+    def is_active(self, name) -> bool:
+        return name in self.varied and name in self.useful
+
+
+def names_in(node) -> list[str]:
+    if node is None:
+        return []
+    return [
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    ]
+
+
+def call_rule(call, registry):
+    """The registry entry for a resolved callee (or None)."""
+    callee = getattr(call, "pb_callee", None)
+    if callee is None or callee.kind != "object":
+        return None
+    return registry.lookup(callee.obj)
+
+
+def differentiable_operands(value, registry) -> list[str]:
+    """Names read by ``value`` through which a gradient can flow."""
+    if isinstance(value, gast.Name):
+        return [value.id]
+    if isinstance(value, gast.Constant):
+        return []
+    if isinstance(value, gast.BinOp):
+        if isinstance(value.op, NONDIFF_BINOPS):
+            return []
+        return names_in(value.left) + names_in(value.right)
+    if isinstance(value, gast.UnaryOp):
+        if isinstance(value.op, (gast.USub, gast.UAdd)):
+            return names_in(value.operand)
+        return []
+    if isinstance(value, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Set)):
+        return []
+    if isinstance(value, gast.Subscript):
+        return names_in(value.value)
+    if isinstance(value, gast.Attribute):
+        return []  # shape-like attributes; others are refused when their base is varied
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return [n for e in value.elts for n in names_in(e)]
+    if isinstance(value, gast.Dict):
+        return [n for v in value.values for n in names_in(v)]
+    if isinstance(value, gast.Call):
+        callee = getattr(value, "pb_callee", None)
+        kind = callee.kind if callee is not None else "dynamic"
+        if kind == "object":
+            rule = registry.lookup(callee.obj)
+            if rule is not None and rule.kind == NONDIFF:
+                return []
+            if rule is not None:
+                return [n for a in value.args for n in names_in(a)]
+            return [n for a in value.args for n in names_in(a)] + [
+                n for k in value.keywords for n in names_in(k.value)
+            ]
+        if kind == "internal":
+            return [n for a in value.args for n in names_in(a)]
+        if kind == "method":
+            return names_in(value.func.value) + [n for a in value.args for n in names_in(a)]
+        return [n for a in value.args for n in names_in(a)]
+    return []
+
+
+def assignments(tree):
+    """Every ``Assign`` of the function, in order (loops and branches flattened)."""
+    return [n for n in gast.walk(tree) if isinstance(n, gast.Assign)]
+
+
+def analyze(tree, wrt: list[str], registry) -> Activity:
+    """Compute varied and useful names for ``tree`` differentiated in ``wrt``."""
+    stmts = assignments(tree)
+    edges = [(s.targets[0].id, differentiable_operands(s.value, registry)) for s in stmts]
+    varied = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for target, deps in edges:
+            if target not in varied and any(d in varied for d in deps):
+                varied.add(target)
+                changed = True
+    ret = tree.body[-1]
+    useful = set(names_in(ret.value)) if isinstance(ret, gast.Return) else set()
+    changed = True
+    while changed:
+        changed = False
+        for target, deps in edges:
+            if target in useful:
+                for d in deps:
+                    if d not in useful:
+                        useful.add(d)
+                        changed = True
+    return Activity(varied, useful)
+
+
+def is_scalar_rule_call(call, registry) -> bool:
+    rule = call_rule(call, registry)
+    return rule is not None and rule.kind == SCALAR and not call.keywords

@@ -1,0 +1,82 @@
+"""A tiny line-oriented code model that the forward and reverse passes build.
+
+Each :class:`Line` knows the primal names it reads and the user's line it comes from;
+:class:`Compound` is an ``if``/``for``/``while`` with nested blocks. Rendering yields Python
+source with a comment naming the user line wherever that line changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Line:
+    text: str
+    reads: frozenset = frozenset()
+    src: int | None = None
+
+
+@dataclass
+class Compound:
+    header: str
+    body: list
+    orelse: list = field(default_factory=list)
+    reads: frozenset = frozenset()
+    src: int | None = None
+    loop: object = None  # LoopInfo, for reverse loops
+
+
+def render(block, indent: int, src_text, out: list, line_map: list, last_src=None):
+    """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``."""
+    pad = "    " * indent
+
+    def note(src):
+        nonlocal last_src
+        if src is not None and src != last_src:
+            comment = src_text(src)
+            out.append(f"{pad}# {comment}")
+            line_map.append(src)
+            last_src = src
+
+    if not block:
+        out.append(pad + "pass")
+        line_map.append(last_src)
+        return last_src
+    for item in block:
+        note(item.src)
+        if isinstance(item, Line):
+            out.append(pad + item.text)
+            line_map.append(item.src if item.src is not None else last_src)
+        else:
+            out.append(pad + item.header)
+            line_map.append(item.src if item.src is not None else last_src)
+            last_src = render(item.body, indent + 1, src_text, out, line_map, last_src)
+            if item.orelse:
+                out.append(pad + "else:")
+                line_map.append(last_src)
+                last_src = render(item.orelse, indent + 1, src_text, out, line_map, last_src)
+    return last_src
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def identifiers(text: str) -> set[str]:
+    """Every identifier in a line of generated code (names inside strings included, which
+    only ever over-approximates what a line reads)."""
+    return set(_IDENT.findall(text))
+
+
+def walk_reads(block, stop_at_loops=False):
+    """All identifiers used by a block (optionally not descending into reverse loops)."""
+    names = set()
+    for item in block:
+        names |= identifiers(item.text if isinstance(item, Line) else item.header)
+        if isinstance(item, Compound):
+            if stop_at_loops and item.loop is not None:
+                continue
+            names |= walk_reads(item.body, stop_at_loops)
+            names |= walk_reads(item.orelse, stop_at_loops)
+    return names

@@ -1,0 +1,600 @@
+"""Step 4 of the pipeline: rewrite a checked function into a small core language.
+
+After this pass a function body holds only:
+
+* ``name = <one operation on atoms>`` where an atom is a name or a constant and the
+  operation is a binary/unary operator, a comparison, a call, an attribute read, an index
+  read, or a tuple/list/dict display;
+* ``if name: ... else: ...``;
+* ``for name in range(atoms): ...`` and ``while True: ...`` (left by ``break``);
+* ``break``, ``continue``, ``raise``, ``assert``, call statements;
+* one ``return name`` at the very end.
+
+``and``/``or``/``a if c else b`` become ``if`` statements, augmented assignments become
+rebindings (the check refused the ones that are not), tuple targets become index reads,
+loops over sequences become loops over indices, and every early exit (``return`` inside a
+branch or a loop, ``break``, ``continue``) becomes a flag that guards the rest of its
+block, so the reverse sweep can follow the same path.
+
+>>> import textwrap, gast
+>>> def f(x, y):
+...     return x * y + 1.0 if x > 0 else -y
+>>> print(normalized_source(f))                      # doctest: +SKIP
+def f(x, y):
+    _returned = False
+    ...
+
+The result is still runnable Python that computes what the original computes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+
+import gast
+import numpy as np
+
+from ..resolve import (
+    ARRAY_ATTRIBUTES,
+    CONSTANT_ATTRIBUTES,
+    Callee,
+    dotted_parts,
+    local_names,
+    resolve_call,
+    resolve_expr,
+)
+from . import nodes as N
+
+RET = "_ret"
+RETURNED = "_returned"
+
+
+class Normalized:
+    """The normalized function: its tree, the names the code needs, and per-call facts."""
+
+    def __init__(self, tree, namespace, params, flags):
+        self.tree = tree
+        self.namespace = namespace
+        self.params = params
+        self.flags = flags
+
+
+class _Loop:
+    def __init__(self, break_flag: str | None):
+        self.break_flag = break_flag
+
+
+class Normalizer:
+    def __init__(self, fs):
+        self.fs = fs
+        self.locals = local_names(fs.tree)
+        self.counter = itertools.count(1)
+        self.namespace: dict = {"_np": np}
+        self.loops: list[_Loop] = []
+        self.flags: set[str] = set()  # guard flags: assigned twice per iteration on purpose
+
+    # -- names ------------------------------------------------------------------------
+    def fresh(self, hint: str = "t") -> str:
+        while True:
+            name = f"_{hint}{next(self.counter)}"
+            if name not in self.locals:
+                self.locals.add(name)
+                return name
+
+    def bind_global(self, node) -> gast.AST:
+        """Make a resolvable global chain usable in generated code; return the node."""
+        parts = dotted_parts(node)
+        found, value = self.fs.lookup(parts[0])
+        if found:
+            self.namespace[parts[0]] = value
+        return node
+
+    # -- statements -------------------------------------------------------------------
+    def run(self) -> Normalized:
+        tree = self.fs.tree
+        body = self.block(tree.body)
+        prologue = [N.assign(RET, N.const(None), tree), N.assign(RETURNED, N.const(False), tree)]
+        body = prologue + body + [N.located(gast.Return(value=N.load(RET)), tree.body[-1])]
+        new = gast.FunctionDef(
+            name=tree.name,
+            args=tree.args,
+            body=body,
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+            type_params=[],
+        )
+        gast.copy_location(new, tree)
+        params = [a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs]
+        for default in tree.args.defaults + [d for d in tree.args.kw_defaults if d is not None]:
+            for sub in gast.walk(default):
+                if isinstance(sub, (gast.Name, gast.Attribute)) and dotted_parts(sub):
+                    if dotted_parts(sub)[0] not in self.locals:
+                        self.bind_global(sub)
+        return Normalized(new, self.namespace, params, self.flags)
+
+    def block(self, stmts) -> list:
+        out: list = []
+        for i, stmt in enumerate(stmts):
+            new, jumps = self.stmt(stmt)
+            rest = stmts[i + 1 :]
+            if jumps == "always":
+                out.extend(new)
+                return out
+            if jumps and rest:
+                out.extend(self.guarded(new, rest, stmt))
+                return out
+            out.extend(new)
+        return out
+
+    def guarded(self, new, rest, where) -> list:
+        """``new`` may leave the block: run ``rest`` only when it did not.
+
+        Inside a loop the guard is a flag set before ``new`` and cleared just before each
+        of its ``break``/``continue``, so it is right even in the iteration that left
+        (the reverse sweep reads it from that iteration's snapshot). Outside loops only
+        ``return`` leaves, and the guard is ``not _returned``.
+        """
+        guard = self.fresh("go")
+        if self.loops:
+            self.flags.add(guard)
+            for stmts in _jump_blocks(new):
+                k = next(
+                    i for i, s in enumerate(stmts) if isinstance(s, (gast.Break, gast.Continue))
+                )
+                stmts.insert(k, N.assign(guard, N.const(False), stmts[k]))
+            head = [N.assign(guard, N.const(True), where)] + new
+        else:
+            head = new + [N.assign(guard, N.not_(N.load(RETURNED)), where)]
+        return head + [N.if_(N.load(guard), self.block(rest), where=rest[0])]
+
+    def stmt(self, s):
+        """Normalize one statement: ``(new statements, jumps)``.
+
+        ``jumps`` is falsy when the statement always falls through, ``"always"`` when it
+        never does, and true when it may leave its block.
+        """
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:  # pragma: no cover - the check refuses these first
+            raise NotImplementedError(type(s).__name__)
+        return method(s)
+
+    def stmt_Expr(self, s):
+        if isinstance(s.value, gast.Constant):  # docstring or bare constant
+            return [], False
+        stmts, value = self.expr(s.value, keep_call=True)
+        if isinstance(value, gast.Call):
+            stmts.append(N.expr_stmt(value, s))
+        return stmts, False
+
+    def stmt_LoopEnd(self, s):
+        return [s], False
+
+    def stmt_Pass(self, s):
+        return [], False
+
+    def stmt_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+            stmts, value = self.expr(s.value, keep_call=True)
+            stmts.append(N.assign(s.targets[0].id, value, s))
+            return stmts, False
+        stmts, value = self.expr(s.value)
+        for target in s.targets:
+            stmts.extend(self.unpack(target, value, s))
+        return stmts, False
+
+    def stmt_AnnAssign(self, s):
+        if s.value is None:
+            return [], False
+        return self.stmt_Assign(N.located(gast.Assign([s.target], s.value, None), s))
+
+    def stmt_AugAssign(self, s):
+        # The check allowed only rebindings of names whose value is provably fresh.
+        target = s.target
+        binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
+        gast.copy_location(binop, s)
+        stmts, value = self.expr(binop, keep_call=True)
+        stmts.append(N.assign(target.id, value, s))
+        return stmts, False
+
+    def unpack(self, target, value, where) -> list:
+        if isinstance(target, gast.Name):
+            return [N.assign(target.id, value, where)]
+        out = []
+        for k, elt in enumerate(target.elts):
+            item = N.subscript(value, N.const(k))
+            if isinstance(elt, gast.Name):
+                out.append(N.assign(elt.id, item, where))
+            else:
+                tmp = self.fresh()
+                out.append(N.assign(tmp, item, where))
+                out.extend(self.unpack(elt, N.load(tmp), where))
+        return out
+
+    def stmt_Return(self, s):
+        stmts = []
+        if s.value is None:
+            value = N.const(None)
+        else:
+            stmts, value = self.expr(s.value, keep_call=True)
+        stmts.append(N.assign(RET, value, s))
+        stmts.append(N.assign(RETURNED, N.const(True), s))
+        if self.loops:
+            stmts.append(N.located(gast.Break(), s))
+        return stmts, "always"
+
+    def stmt_Break(self, s):
+        loop = self.loops[-1]
+        stmts = []
+        if loop.break_flag:
+            stmts.append(N.assign(loop.break_flag, N.const(True), s))
+        stmts.append(N.located(gast.Break(), s))
+        return stmts, "always"
+
+    def stmt_Continue(self, s):
+        return [N.located(gast.Continue(), s)], "always"
+
+    def stmt_Raise(self, s):
+        return [s], "always"
+
+    def stmt_Assert(self, s):
+        return [s], False
+
+    def stmt_If(self, s):
+        stmts, test = self.expr(s.test)
+        cond = self.as_name(test, stmts, s, "c")
+        body = self.block(s.body)
+        orelse = self.block(s.orelse)
+        stmts.append(N.if_(N.load(cond), body, orelse, where=s))
+        return stmts, _may_jump(body) or _may_jump(orelse)
+
+    def stmt_While(self, s):
+        # while test: body   ->   while True: c = test; if c: body; else: break
+        loop = _Loop(self.fresh("broke") if s.orelse else None)
+        self.loops.append(loop)
+        test_stmts, test = self.expr(s.test)
+        cond = self.as_name(test, test_stmts, s, "c")
+        inner = self.block(s.body)
+        step = N.if_(N.load(cond), inner, [N.located(gast.Break(), s)], where=s)
+        body = test_stmts + self.guarded([step], [LoopEnd(s)], s)
+        self.loops.pop()
+        pre = []
+        if loop.break_flag:
+            pre.append(N.assign(loop.break_flag, N.const(False), s))
+        loop_node = N.located(gast.While(test=N.const(True), body=body, orelse=[]), s)
+        return self.after_loop(s, pre, loop_node, loop, body)
+
+    def stmt_For(self, s):
+        loop = _Loop(self.fresh("broke") if s.orelse else None)
+        pre, var, prefix, iter_value = self.loop_header(s)
+        self.loops.append(loop)
+        body = prefix + self.block(s.body + [LoopEnd(s)])
+        self.loops.pop()
+        if loop.break_flag:
+            pre.append(N.assign(loop.break_flag, N.const(False), s))
+        loop_node = N.located(
+            gast.For(target=N.store(var), iter=iter_value, body=body, orelse=[], type_comment=None),
+            s,
+        )
+        return self.after_loop(s, pre, loop_node, loop, body)
+
+    def after_loop(self, s, pre, loop_node, loop, body):
+        stmts = pre + [loop_node]
+        jumps = False
+        if loop.break_flag:
+            else_body = self.block(s.orelse)
+            stmts.append(N.if_(N.not_(N.load(loop.break_flag)), else_body, where=s.orelse[0]))
+            jumps = _may_jump(else_body)
+        if _contains_return(body):
+            if self.loops:
+                stmts.append(N.if_(N.load(RETURNED), [N.located(gast.Break(), s)], where=s))
+            jumps = True
+        return stmts, jumps
+
+    def loop_header(self, s):
+        """``(statements before, loop variable, body prefix, range call)`` of a for loop."""
+        pre: list = []
+        target = s.target
+        it = s.iter
+        callee = resolve_call(self.fs, it, self.locals) if isinstance(it, gast.Call) else None
+        fn = callee.obj if callee is not None and callee.kind == "object" else None
+        if fn is builtins.range and isinstance(target, gast.Name) and not it.keywords:
+            args = []
+            for a in it.args:
+                st, atom = self.expr(a)
+                pre.extend(st)
+                args.append(atom)
+            return pre, target.id, [], N.call("range", args)
+        index = self.fresh("k")
+        prefix: list = []
+        if fn is builtins.enumerate and _is_pair(target) and it.args:
+            seq = self.sequence(it.args[0], pre, s)
+            start = None
+            if len(it.args) > 1 or it.keywords:
+                node = it.args[1] if len(it.args) > 1 else it.keywords[0].value
+                st, start = self.expr(node)
+                pre.extend(st)
+            count_value = N.load(index)
+            if start is not None:
+                count_value = gast.BinOp(left=N.load(index), op=gast.Add(), right=start)
+            prefix.extend(self.unpack(target.elts[0], count_value, s))
+            prefix.extend(self.unpack(target.elts[1], N.subscript(seq, N.load(index)), s))
+            length = N.call("len", [N.load(seq)])
+        elif fn is builtins.zip and isinstance(target, (gast.Tuple, gast.List)) and it.args:
+            seqs = [self.sequence(a, pre, s) for a in it.args]
+            if len(seqs) != len(target.elts):  # pragma: no cover - Python would fail too
+                seqs = seqs[: len(target.elts)]
+            for elt, seq in zip(target.elts, seqs, strict=False):
+                prefix.extend(self.unpack(elt, N.subscript(seq, N.load(index)), s))
+            lengths = [N.call("len", [N.load(q)]) for q in seqs]
+            length = N.call("min", lengths) if len(lengths) > 1 else lengths[0]
+        else:
+            seq = self.sequence(it, pre, s)
+            prefix.extend(self.unpack(target, N.subscript(seq, N.load(index)), s))
+            length = N.call("len", [N.load(seq)])
+        n = self.fresh("n")
+        pre.append(N.assign(n, length, s))
+        # The index reads become normal statements once flattened.
+        flat_prefix = []
+        for st in prefix:
+            more, value = self.expr(st.value, keep_call=True)
+            flat_prefix.extend(more)
+            flat_prefix.append(N.assign(st.targets[0].id, value, st))
+        return pre, index, flat_prefix, N.call("range", [N.load(n)])
+
+    def sequence(self, node, pre, where) -> str:
+        """Evaluate an iterable once, as something with len() and [k]."""
+        st, atom = self.expr(node)
+        pre.extend(st)
+        name = self.fresh("seq")
+        self.namespace["as_sequence"] = _as_sequence_marker()
+        c = N.call("as_sequence", [atom])
+        c.pb_callee = Callee("internal", _as_sequence_marker(), name="as_sequence")
+        pre.append(N.assign(name, c, where))
+        return name
+
+    def as_name(self, atom, stmts, where, hint) -> str:
+        if isinstance(atom, gast.Name) and atom.id.startswith("_"):
+            return atom.id
+        name = self.fresh(hint)
+        stmts.append(N.assign(name, atom, where))
+        return name
+
+    # -- expressions ------------------------------------------------------------------
+    def expr(self, e, keep_call=False):
+        """``(statements, value)``: value is an atom, or one operation on atoms when
+        ``keep_call`` (the caller assigns it to a name directly)."""
+        stmts: list = []
+        value = self.operation(e, stmts)
+        if not keep_call and not N.is_atom(value) and not self.is_static(value):
+            name = self.fresh()
+            stmts.append(N.assign(name, value, e))
+            value = N.load(name)
+        return stmts, value
+
+    def atom(self, e, stmts):
+        value = self.operation(e, stmts)
+        if N.is_atom(value) or self.is_static(value):
+            return value
+        name = self.fresh()
+        stmts.append(N.assign(name, value, e))
+        return N.load(name)
+
+    def is_static(self, node) -> bool:
+        """A global chain such as ``np.pi`` or ``np.newaxis``: a constant at run time."""
+        if not isinstance(node, gast.Attribute):
+            return False
+        parts = dotted_parts(node)
+        return parts is not None and parts[0] not in self.locals and parts[0] in self.namespace
+
+    def operation(self, e, stmts):
+        if isinstance(e, gast.Constant):
+            return e
+        if isinstance(e, gast.Name):
+            if e.id not in self.locals:
+                found, _ = self.fs.lookup(e.id)
+                if found:
+                    self.bind_global(e)
+            return N.load(e.id)
+        if isinstance(e, gast.BinOp):
+            left = self.atom(e.left, stmts)
+            right = self.atom(e.right, stmts)
+            return gast.copy_location(gast.BinOp(left=left, op=e.op, right=right), e)
+        if isinstance(e, gast.UnaryOp):
+            operand = self.atom(e.operand, stmts)
+            return gast.copy_location(gast.UnaryOp(op=e.op, operand=operand), e)
+        if isinstance(e, gast.Compare):
+            left = self.atom(e.left, stmts)
+            comps = [self.atom(c, stmts) for c in e.comparators]
+            return gast.copy_location(gast.Compare(left=left, ops=e.ops, comparators=comps), e)
+        if isinstance(e, gast.BoolOp):
+            return self.boolop(e, stmts)
+        if isinstance(e, gast.IfExp):
+            return self.ifexp(e, stmts)
+        if isinstance(e, gast.Call):
+            return self.call(e, stmts)
+        if isinstance(e, gast.Attribute):
+            return self.attribute(e, stmts)
+        if isinstance(e, gast.Subscript):
+            value = self.atom(e.value, stmts)
+            index = self.index(e.slice, stmts)
+            return gast.copy_location(N.subscript(value, index), e)
+        if isinstance(e, (gast.Tuple, gast.List, gast.Set)):
+            elts = [self.atom(x, stmts) for x in e.elts]
+            return gast.copy_location(type(e)(elts=elts, **_ctx(e)), e)
+        if isinstance(e, gast.Dict):
+            keys = [self.atom(k, stmts) for k in e.keys]
+            values = [self.atom(v, stmts) for v in e.values]
+            return gast.copy_location(gast.Dict(keys=keys, values=values), e)
+        if isinstance(e, gast.JoinedStr):
+            return e
+        if isinstance(e, gast.Slice):  # pragma: no cover - only inside subscripts
+            return self.index(e, stmts)
+        raise NotImplementedError(type(e).__name__)  # pragma: no cover - refused by the check
+
+    def index(self, node, stmts):
+        if isinstance(node, gast.Slice):
+            parts = {}
+            for field in ("lower", "upper", "step"):
+                v = getattr(node, field)
+                parts[field] = None if v is None else self.atom(v, stmts)
+            return gast.Slice(**parts)
+        if isinstance(node, gast.Tuple):
+            return N.tuple_([self.index(x, stmts) for x in node.elts])
+        return self.atom(node, stmts)
+
+    def boolop(self, e, stmts):
+        # a and b  ->  t = a; if t: t = b      a or b  ->  t = a; if not t: t = b
+        name = self.fresh("b")
+        first = self.atom(e.values[0], stmts)
+        stmts.append(N.assign(name, first, e))
+        rest = e.values[1:]
+        body: list = []
+        target_block = body
+        for k, v in enumerate(rest):
+            inner: list = []
+            atom = self.atom(v, inner)
+            inner.append(N.assign(name, atom, v))
+            target_block.extend(inner)
+            if k < len(rest) - 1:
+                nested: list = []
+                test = N.load(name) if isinstance(e.op, gast.And) else N.not_(N.load(name))
+                cond = self.fresh("c")
+                target_block.append(N.assign(cond, test, v))
+                target_block.append(N.if_(N.load(cond), nested, where=v))
+                target_block = nested
+        test = N.load(name) if isinstance(e.op, gast.And) else N.not_(N.load(name))
+        cond = self.fresh("c")
+        stmts.append(N.assign(cond, test, e))
+        stmts.append(N.if_(N.load(cond), body, where=e))
+        return N.load(name)
+
+    def ifexp(self, e, stmts):
+        test = self.atom(e.test, stmts)
+        cond = self.as_name(test, stmts, e, "c")
+        name = self.fresh("v")
+        body: list = []
+        body.append(N.assign(name, self.atom(e.body, body), e.body))
+        orelse: list = []
+        orelse.append(N.assign(name, self.atom(e.orelse, orelse), e.orelse))
+        stmts.append(N.if_(N.load(cond), body, orelse, where=e))
+        return N.load(name)
+
+    def attribute(self, e, stmts):
+        parts = dotted_parts(e)
+        if parts is not None and parts[0] not in self.locals:
+            found, _ = resolve_expr(self.fs, e, self.locals)
+            if found:
+                return self.bind_global(e)
+        base = self.atom(e.value, stmts)
+        if e.attr in ARRAY_ATTRIBUTES:
+            fn = ARRAY_ATTRIBUTES[e.attr]
+            c = N.call(N.attr("_np", fn.__name__), [base])
+            c.pb_callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
+            return gast.copy_location(c, e)
+        node = gast.copy_location(gast.Attribute(value=base, attr=e.attr, ctx=gast.Load()), e)
+        node.pb_constant = e.attr in CONSTANT_ATTRIBUTES
+        return node
+
+    def call(self, e, stmts):
+        callee = resolve_call(self.fs, e, self.locals)
+        args = [self.atom(a, stmts) for a in e.args]
+        keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
+        if callee.kind == "object":
+            func = self.bind_global(e.func) if dotted_parts(e.func) else e.func
+        elif callee.kind == "array_method":
+            receiver = self.atom(callee.receiver, stmts)
+            fn = callee.obj
+            func = N.attr("_np", fn.__name__)
+            if callee.vararg and len(args) > 1:
+                args = [N.tuple_(args)]
+            args = [receiver] + args
+            callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
+        elif callee.kind == "method":
+            receiver = self.atom(callee.receiver, stmts)
+            func = gast.Attribute(value=receiver, attr=callee.name, ctx=gast.Load())
+            callee.receiver = receiver
+        else:
+            func = self.atom(e.func, stmts) if callee.kind == "dynamic" else e.func
+        node = gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), e)
+        node.pb_callee = callee
+        return node
+
+
+class LoopEnd(gast.Pass):
+    """Marks the end of one loop iteration, where the SSA pass puts the loop's carried
+    copies and the reverse sweep its snapshot. It is guarded like any other statement."""
+
+    def __init__(self, where):
+        super().__init__()
+        gast.copy_location(self, where)
+
+
+def _jump_blocks(stmts):
+    """The statement lists, outside nested loops, that end in ``break``/``continue``."""
+    found = []
+    if any(isinstance(s, (gast.Break, gast.Continue)) for s in stmts):
+        found.append(stmts)
+    for s in stmts:
+        if isinstance(s, gast.If):
+            found.extend(_jump_blocks(s.body))
+            found.extend(_jump_blocks(s.orelse))
+    return found
+
+
+def _ctx(node):
+    return {} if isinstance(node, gast.Set) else {"ctx": gast.Load()}
+
+
+def _is_pair(target) -> bool:
+    return isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
+
+
+def _may_jump(stmts) -> bool:
+    for s in stmts:
+        for node in _walk_no_loops(s):
+            if isinstance(node, (gast.Break, gast.Continue)):
+                return True
+            if isinstance(node, gast.Assign) and any(
+                isinstance(t, gast.Name) and t.id == RETURNED for t in node.targets
+            ):
+                return True
+    return False
+
+
+def _contains_return(stmts) -> bool:
+    for s in stmts:
+        for node in gast.walk(s):
+            if isinstance(node, gast.Assign) and any(
+                isinstance(t, gast.Name) and t.id == RETURNED for t in node.targets
+            ):
+                if isinstance(node.value, gast.Constant) and node.value.value is True:
+                    return True
+    return False
+
+
+def _walk_no_loops(node):
+    """Walk a statement without entering nested loops (their jumps are their own)."""
+    yield node
+    if isinstance(node, (gast.For, gast.While)):
+        return
+    for child in gast.iter_child_nodes(node):
+        if isinstance(child, gast.stmt) or isinstance(child, gast.AST):
+            yield from _walk_no_loops(child)
+
+
+_AS_SEQUENCE = []
+
+
+def _as_sequence_marker():
+    if not _AS_SEQUENCE:
+        from ..runtime import as_sequence
+
+        _AS_SEQUENCE.append(as_sequence)
+    return _AS_SEQUENCE[0]
+
+
+def normalize(fs) -> Normalized:
+    """Normalize a loaded function (see the module docstring)."""
+    return Normalizer(fs).run()

@@ -1,0 +1,729 @@
+"""Step 6: build the forward sweep and the reverse sweep of a normalized SSA function.
+
+For ``def f(x, y): return x * y + np.sin(x)`` (wrt ``x``) the result reads::
+
+    def f__forward(x, y):
+        _t1 = x * y
+        _t2 = np.sin(x)
+        _ret = _t1 + _t2
+        return _ret, _partial(f__backward, (x, y))
+
+    def f__backward(_saved, _dret):
+        x, y = _saved
+        d_ret = _dret
+        d_t1 = d_ret ...
+        d_x = unbroadcast(d_t1 * y, x)
+        d_x = add(d_x, unbroadcast(d_t2 * _d_sin(_t2, x), x))
+        return (densify(d_x),)
+
+Design points:
+
+* Zero cotangents are symbolic and tracked statically: the first contribution to an
+  adjoint is an assignment, an adjoint nobody contributed to is never read, and where
+  paths merge the quiet path sets ``ZERO`` explicitly.
+* Arithmetic, indexing, containers and elementwise (scalar) rules are written inline;
+  other calls use their rule's ``(y, pullback)``; calls of user functions use those
+  functions' own generated adjoints (made lazily, so recursion works).
+* Loops count their iterations and, at each iteration's exit, push a snapshot of exactly
+  the values the reverse sweep reads (a linked tuple, so the adjoint stays re-callable);
+  the reverse loop pops one snapshot per iteration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import keyword
+
+import gast
+
+from ..errors import UnsupportedSyntaxError
+from ..registry import RULE, SCALAR
+from .analyze import names_in
+from .code import Compound, Line, identifiers, walk_reads
+from .normalize import RET
+from .ssa import SnapshotPoint
+
+BINOP_SYMBOLS = {
+    gast.Add: "+",
+    gast.Sub: "-",
+    gast.Mult: "*",
+    gast.Div: "/",
+    gast.Pow: "**",
+    gast.Mod: "%",
+    gast.MatMult: "@",
+    gast.FloorDiv: "//",
+}
+
+
+def src(node):
+    return gast.unparse(node).strip()
+
+
+def index_expr(node) -> str:
+    """An index (slices, tuples, None, ...) as a value expression: ``slice(1, None, None)``."""
+    if isinstance(node, gast.Slice):
+        parts = [src(p) if p is not None else "None" for p in (node.lower, node.upper, node.step)]
+        return f"slice({', '.join(parts)})"
+    if isinstance(node, gast.Tuple):
+        inner = ", ".join(index_expr(e) for e in node.elts)
+        return f"({inner},)" if len(node.elts) == 1 else f"({inner})"
+    return src(node)
+
+
+class ReverseBuilder:
+    """Builds the forward and backward code (as :mod:`.code` blocks) for one function."""
+
+    def __init__(self, fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic):
+        self.fs = fs
+        self.norm = norm
+        self.tree = norm.tree
+        self.ns = norm.namespace
+        self.loops = loops
+        self.activity = activity
+        self.registry = registry
+        self.wrt = wrt
+        self.adjoint_of = adjoint_of  # (fn, active param names) -> LazyAdjoint
+        self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
+        self.counter = itertools.count(1)
+        self.primal = self._primal_names()
+        self.prefix = self._adjoint_prefix()
+        self.subscript_bases = {
+            n.value.id
+            for n in gast.walk(self.tree)
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+        }
+        self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
+        self.loop_stack: list = []
+        self.loop_ids: dict[int, int] = {}
+        self.problems: list = []
+
+    # -- names --------------------------------------------------------------------
+    def _primal_names(self) -> set[str]:
+        names = set(self.norm.params)
+        for n in gast.walk(self.tree):
+            if isinstance(n, gast.Name):
+                names.add(n.id)
+            elif isinstance(n, gast.For):
+                names.add(n.target.id)
+        return names
+
+    def _adjoint_prefix(self) -> str:
+        for prefix in ("d_", "_d_", "__d_"):
+            if not any(n.startswith(prefix) for n in self.primal):
+                return prefix
+        return "_adj_"  # pragma: no cover
+
+    def adj(self, name: str) -> str:
+        return self.prefix + name
+
+    def bind(self, hint: str, value) -> str:
+        """Put ``value`` in the generated code's namespace under a readable fresh name."""
+        base = "".join(ch if ch.isalnum() else "_" for ch in hint).strip("_") or "obj"
+        for k in itertools.count():
+            name = f"_{base}" if k == 0 else f"_{base}{k}"
+            if keyword.iskeyword(name) or name in self.primal:
+                continue
+            existing = self.ns.get(name, _MISSING)
+            if existing is _MISSING or existing is value:
+                self.ns[name] = value
+                return name
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def loop_id(self, info) -> int:
+        if id(info) not in self.loop_ids:
+            self.loop_ids[id(info)] = len(self.loop_ids) + 1
+        return self.loop_ids[id(info)]
+
+    def note_assigned(self, name: str):
+        for info in self.loop_stack:
+            info.assigned.add(name)
+        self.primal.add(name)
+
+    # -- entry ----------------------------------------------------------------------
+    def build(self):
+        ret = self.tree.body[-1]
+        ret_name = ret.value.id
+        state = State()
+        body: list = []
+        if self.activity.is_active(ret_name):
+            body.append(Line(f"{self.adj(ret_name)} = _dret", src=ret.lineno))
+            state[ret_name] = "M"
+        body.extend(self.rev_block(self.tree.body[:-1], state))
+        results = []
+        for p in self.wrt:
+            if state.get(p) == "Z":
+                results.append("ZERO")
+            else:
+                results.append(f"densify({self.adj(p)})")
+        tail = ", ".join(results) + ("," if len(results) == 1 else "")
+        body.append(Line(f"return ({tail})"))
+        if self.problems:
+            raise UnsupportedSyntaxError(self.fs.name, sorted(self.problems, key=_pos))
+        saved = self.finish_loops(body)
+        forward = self.fwd_block(self.tree.body[:-1])
+        return forward, body, saved, ret_name
+
+    # -- reverse ----------------------------------------------------------------------
+    def rev_block(self, stmts, state) -> list:
+        out: list = []
+        for s in reversed(stmts):
+            out.extend(self.rev_stmt(s, state))
+        return out
+
+    def rev_stmt(self, s, state) -> list:
+        if isinstance(s, gast.Assign):
+            return self.rev_assign(s, state)
+        if isinstance(s, gast.If):
+            return self.rev_if(s, state)
+        if isinstance(s, (gast.For, gast.While)):
+            return self.rev_loop(s, state)
+        return []
+
+    def contrib(self, name: str, expr: str, reads, state, src_line, out: list):
+        """Accumulate ``expr`` into the adjoint of ``name`` (if ``name`` is active)."""
+        if not self.activity.is_active(name):
+            return
+        a = self.adj(name)
+        if state.get(name) == "Z":
+            out.append(Line(f"{a} = {expr}", frozenset(reads), src_line))
+            state[name] = "M"
+        else:
+            out.append(Line(f"{a} = add({a}, {expr})", frozenset(reads), src_line))
+
+    def rev_assign(self, s, state) -> list:
+        t = s.targets[0].id
+        if not self.activity.is_active(t) or state.get(t) == "Z":
+            return []
+        g = self.adj(t)
+        line = s.lineno
+        out: list = []
+        if t in self.subscript_bases:
+            out.append(Line(f"{g} = densify({g})", src=line))
+        state[t] = "Z"  # consumed: earlier (in reverse) contributions start afresh
+        v = s.value
+        if isinstance(v, gast.Name):
+            self.contrib(v.id, g, (), state, line, out)
+        elif isinstance(v, gast.BinOp):
+            self.rev_binop(s, t, g, v, state, out)
+        elif isinstance(v, gast.UnaryOp):
+            a = v.operand
+            if isinstance(a, gast.Name):
+                expr = f"-{g}" if isinstance(v.op, gast.USub) else g
+                self.contrib(a.id, expr, (), state, line, out)
+        elif isinstance(v, gast.Subscript):
+            self.rev_subscript(t, g, v, state, out, line)
+        elif isinstance(v, (gast.Tuple, gast.List)):
+            for k, e in enumerate(v.elts):
+                if isinstance(e, gast.Name):
+                    self.contrib(e.id, f"tuple_item({g}, {k})", (), state, line, out)
+        elif isinstance(v, gast.Dict):
+            for key, e in zip(v.keys, v.values, strict=True):
+                if isinstance(e, gast.Name):
+                    self.contrib(
+                        e.id, f"dict_item({g}, {src(key)})", names_in(key), state, line, out
+                    )
+        elif isinstance(v, gast.Call):
+            self.rev_call(s, t, g, v, state, out)
+        return out
+
+    def refuse_attribute(self, v):
+        self.problems.append(
+            self.diagnostic(
+                v,
+                "PB501",
+                f"attribute '{v.attr}' of a differentiated value cannot be differentiated",
+                "pullback differentiates arrays, scalars and containers of them, not "
+                "arbitrary objects.",
+                "pass the attribute's value as an argument (or in a dict) instead of the object.",
+            )
+        )
+
+    def rev_binop(self, s, t, g, v, state, out):
+        line = s.lineno
+        a, b = v.left, v.right
+        op = type(v.op)
+        an = a.id if isinstance(a, gast.Name) else None
+        bn = b.id if isinstance(b, gast.Name) else None
+        # With a constant on one side the result has the other side's shape.
+        a_ub = not isinstance(b, gast.Constant)
+        b_ub = not isinstance(a, gast.Constant)
+        sa, sb = src(a), src(b)
+
+        def ub(expr, x, needed):
+            return f"unbroadcast({expr}, {x})" if needed else expr
+
+        reads_a = {n for n in (an, bn) if n}
+        if op is gast.Add:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(g, sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Sub:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(f"-{g}", sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Mult:
+            if an:
+                self.contrib(an, ub(f"{g} * {sb}", sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(f"{sa} * {g}", sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Div:
+            if an:
+                self.contrib(an, ub(f"{g} / {sb}", sa, a_ub), reads_a, state, line, out)
+            if bn:
+                expr = f"-{g} * {t} / {sb}"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+        elif op is gast.Pow:
+            if an:
+                if isinstance(b, gast.Constant) and b.value == 2:
+                    expr = f"{g} * 2 * {sa}"
+                elif isinstance(b, gast.Constant) and b.value == 1:
+                    expr = g
+                elif isinstance(b, gast.Constant):
+                    expr = f"{g} * {sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
+                else:
+                    expr = f"{g} * {sb} * {sa} ** ({sb} - 1)"
+                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                expr = f"pow_exponent_cotangent({g}, {sa}, {t})"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+        elif op is gast.Mod:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                expr = f"-{g} * ({sa} // {sb})"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a, state, line, out)
+        elif op is gast.MatMult:
+            pb = self.pb_names[id(s)]
+            args = [x for x in (a, b)]
+            self.rev_pullback_call(pb, g, args, state, out, line, trusted=True, name="matmul")
+
+    def rev_subscript(self, t, g, v, state, out, line):
+        base = v.value
+        if not isinstance(base, gast.Name) or not self.activity.is_active(base.id):
+            return
+        acc = "ZERO" if state.get(base.id) == "Z" else self.adj(base.id)
+        index = index_expr(v.slice)
+        reads = {base.id} | set(names_in(v.slice))
+        out.append(
+            Line(
+                f"{self.adj(base.id)} = getitem_cotangent({acc}, {base.id}, {index}, {g})",
+                frozenset(reads),
+                line,
+            )
+        )
+        state[base.id] = "M"
+
+    def rev_call(self, s, t, g, v, state, out):
+        line = s.lineno
+        callee = v.pb_callee
+        if callee.kind == "internal":  # as_sequence
+            arg = v.args[0]
+            if isinstance(arg, gast.Name):
+                expr = f"sequence_cotangent({g}, {arg.id})"
+                self.contrib(arg.id, expr, {arg.id}, state, line, out)
+            return
+        rule = self.registry.lookup(callee.obj) if callee.kind == "object" else None
+        if rule is not None and rule.kind == SCALAR and not v.keywords:
+            self.rev_scalar_rule(t, g, v, rule, state, out, line)
+            return
+        pb = self.pb_names[id(s)]
+        if callee.kind == "object" and rule is None:
+            # A user function: its pullback returns the cotangents of its active params.
+            params = self.user_call_bindings(v)
+            active = [(p, node) for p, node in params if self.is_active_arg(node)]
+            self.rev_pullback_map(pb, g, active, state, out, line)
+            return
+        args = list(v.args)
+        if callee.kind == "method":
+            args = [v.func.value] + args
+        trusted = rule.trusted if rule is not None else True
+        name = rule.name if rule is not None else callee.name
+        self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def is_active_arg(self, node) -> bool:
+        return isinstance(node, gast.Name) and self.activity.is_active(node.id)
+
+    def rev_pullback_call(self, pb, g, args, state, out, line, trusted, name):
+        active = [(k, a) for k, a in enumerate(args) if self.is_active_arg(a)]
+        if not active:
+            return
+        call = f"{pb}({g})"
+        if not trusted:
+            checker = self.bind("check_cotangents", _runtime("check_cotangents"))
+            arg_list = ", ".join(src(a) for a in args) + ("," if len(args) == 1 else "")
+            call = f"{checker}({call}, ({arg_list}), {name!r})"
+            reads = {a.id for a in args if isinstance(a, gast.Name)}
+        else:
+            reads = set()
+        if len(active) == 1:
+            k, a = active[0]
+            self.contrib(a.id, f"{call}[{k}]", reads, state, line, out)
+            return
+        c = f"_c{next(self.counter)}"
+        out.append(Line(f"{c} = {call}", frozenset(reads), line))
+        for k, a in active:
+            self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
+
+    def rev_pullback_map(self, pb, g, active, state, out, line):
+        if not active:
+            return
+        c = f"_c{next(self.counter)}"
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line))
+        for k, (_, node) in enumerate(active):
+            self.contrib(node.id, f"{c}[{k}]", (), state, line, out)
+
+    def rev_scalar_rule(self, t, g, v, rule, state, out, line):
+        args = v.args
+        arg_src = ", ".join(src(a) for a in args)
+        reads = {a.id for a in args if isinstance(a, gast.Name)} | {t}
+        fname = getattr(rule.fn, "__name__", "fn")
+        for k, a in enumerate(args):
+            if not self.is_active_arg(a):
+                continue
+            d = rule.derivatives[k] if k < len(rule.derivatives) else None
+            if d is None:
+                continue
+            dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
+            expr = f"{g} * {dname}({t}, {arg_src})"
+            others_const = all(isinstance(o, gast.Constant) for j, o in enumerate(args) if j != k)
+            if len(args) > 1 and not others_const:
+                expr = f"unbroadcast({expr}, {a.id})"
+            self.contrib(a.id, expr, reads, state, line, out)
+
+    def user_call_bindings(self, v):
+        """``[(param name, argument node)]`` for a call of a user function."""
+        import inspect
+
+        fn = v.pb_callee.obj
+        sig = inspect.signature(fn)
+        try:
+            bound = sig.bind(*v.args, **{k.arg: k.value for k in v.keywords})
+        except TypeError:
+            return []
+        return list(bound.arguments.items())
+
+    def rev_if(self, s, state) -> list:
+        s_body = state.copy()
+        s_else = state.copy()
+        rb = self.rev_block(s.body, s_body)
+        ro = self.rev_block(s.orelse, s_else)
+        if not rb and not ro:
+            return []
+        self.merge_states(state, s_body, rb, s_else, ro, s.lineno)
+        test = src(s.test)
+        return [Compound(f"if {test}:", rb, ro, frozenset(names_in(s.test)), s.lineno)]
+
+    def merge_states(self, state, s1, b1, s2, b2, line):
+        for name in set(s1) | set(s2):
+            z1 = s1.get(name) == "Z"
+            z2 = s2.get(name) == "Z"
+            if z1 and not z2:
+                b1.append(Line(f"{self.adj(name)} = ZERO", src=line))
+            elif z2 and not z1:
+                b2.append(Line(f"{self.adj(name)} = ZERO", src=line))
+            state[name] = "Z" if (z1 and z2) else "M"
+
+    def rev_loop(self, s, state) -> list:
+        info = s.pb_loop
+        self.loop_stack.append(info)
+        per_iteration = info.assigned - set(info.carried.values())
+        # Inside the loop every adjoint that outlives an iteration is bound.
+        body_state = State(lambda name: "Z" if name in per_iteration else "M")
+        body = self.rev_block(s.body, body_state)
+        self.loop_stack.pop()
+        if not body:
+            info.has_reverse = False
+            return []
+        info.has_reverse = True
+        lid = self.loop_id(info)
+        info.counter = f"_count{lid}"
+        info.stack = f"_stack{lid}"
+        self.primal.add(info.counter)
+        for outer in self.loop_stack:
+            outer.assigned.add(info.counter)
+        outliving = {name for name in _adjoints_touched(body, self) if name not in per_iteration}
+        before: list = []
+        for name in sorted(outliving):
+            if state.get(name) == "Z":
+                before.append(Line(f"{self.adj(name)} = ZERO", src=s.lineno))
+            if body_state.get(name) == "Z":
+                body.append(Line(f"{self.adj(name)} = ZERO", src=s.lineno))
+            state[name] = "M"
+        pop = Line("pass", src=s.lineno)  # filled in by finish_loops
+        info.pop_line = pop
+        loop = Compound(
+            f"for _ in range({info.counter}):",
+            [pop] + body,
+            reads=frozenset({info.counter}),
+            src=s.lineno,
+            loop=info,
+        )
+        return before + [loop]
+
+    # -- saved values -----------------------------------------------------------------
+    def finish_loops(self, body) -> list[str]:
+        """Decide each loop's snapshot and the values saved at the end of the forward."""
+        needed_top = self._needs(body, None)
+        saved = sorted(n for n in needed_top if n in self.primal)
+        for info in self.loops:
+            if getattr(info, "has_reverse", False) and info.parent is None:
+                saved.append(info.counter)
+        for info in self.loops:
+            if getattr(info, "has_reverse", False):
+                saved.append(info.stack)
+        return list(dict.fromkeys(saved))
+
+    def _needs(self, block, info) -> set[str]:
+        reads = set(walk_reads(block, stop_at_loops=True))
+        for item in _loops_in(block):
+            reads |= self._needs(item.body, item.loop)
+            reads |= identifiers(item.header)
+        if info is None:
+            return reads
+        snap = sorted(n for n in reads if n in info.assigned and n in self.primal)
+        info.snapshot = snap
+        pop = info.pop_line
+        if snap:
+            names = ", ".join(snap) + ("," if len(snap) == 1 else "")
+            pop.text = f"({names}), {info.stack} = {info.stack}"
+        else:
+            pop.text = f"_, {info.stack} = {info.stack}"
+        return {n for n in reads if n not in info.assigned}
+
+    # -- forward ----------------------------------------------------------------------
+    def fwd_block(self, stmts) -> list:
+        out: list = []
+        for s in stmts:
+            out.extend(self.fwd_stmt(s))
+        return out
+
+    def fwd_stmt(self, s) -> list:
+        if isinstance(s, gast.Assign):
+            return [self.fwd_assign(s)]
+        if isinstance(s, gast.If):
+            return [
+                Compound(
+                    f"if {src(s.test)}:",
+                    self.fwd_block(s.body),
+                    self.fwd_block(s.orelse),
+                    src=s.lineno,
+                )
+            ]
+        if isinstance(s, (gast.For, gast.While)):
+            info = s.pb_loop
+            header = (
+                f"for {s.target.id} in {src(s.iter)}:" if isinstance(s, gast.For) else "while True:"
+            )
+            body = self.fwd_block(s.body)
+            if not getattr(info, "has_reverse", False):
+                return [Compound(header, body, src=s.lineno)]
+            body.insert(0, Line(f"{info.counter} += 1", src=s.lineno))
+            return [
+                Line(f"{info.counter} = 0", src=s.lineno),
+                Compound(header, body, src=s.lineno),
+            ]
+        if isinstance(s, SnapshotPoint):
+            info = s.loop
+            if not getattr(info, "has_reverse", False):
+                return []
+            snap = getattr(info, "snapshot", [])
+            if not snap:
+                return [Line(f"{info.stack} = (None, {info.stack})", src=s.lineno)]
+            names = ", ".join(snap) + ("," if len(snap) == 1 else "")
+            return [Line(f"{info.stack} = (({names}), {info.stack})", src=s.lineno)]
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return [Line(type(s).__name__.lower(), src=s.lineno)]
+        if isinstance(s, gast.Pass):
+            return []
+        return [Line(src(s), src=getattr(s, "lineno", None))]
+
+    def fwd_assign(self, s) -> Line:
+        t = s.targets[0].id
+        v = s.value
+        pb = self.pb_names.get(id(s))
+        if pb is None:
+            return Line(f"{t} = {src(v)}", src=s.lineno)
+        if isinstance(v, gast.BinOp):  # matmul through its rule
+            import numpy as np
+
+            rr = self.bind("rrule_matmul", self.registry.lookup(np.matmul).rrule)
+            return Line(f"{t}, {pb} = {rr}({src(v.left)}, {src(v.right)})", src=s.lineno)
+        callee = v.pb_callee
+        args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
+        if callee.kind == "object":
+            rule = self.registry.lookup(callee.obj)
+            if rule is not None:
+                rr = self.bind("rrule_" + _short(rule.name), rule.rrule)
+            else:
+                active = tuple(
+                    p for p, node in self.user_call_bindings(v) if self.is_active_arg(node)
+                )
+                fn = callee.obj
+                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
+            return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)
+        if callee.kind == "method":
+            cm = self.bind("call_method", _runtime("call_method"))
+            rest = (", " + args) if args else ""
+            site = self.bind("site", self.site(s))
+            return Line(
+                f"{t}, {pb} = {cm}({site}, {src(v.func.value)}, {callee.name!r}{rest})",
+                src=s.lineno,
+            )
+        cf = self.bind("call_function", _runtime("call_function"))
+        rest = (", " + args) if args else ""
+        site = self.bind("site", self.site(s))
+        return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno)
+
+    def site(self, s):
+        from ..runtime import CallSite
+
+        filename, line, col = self.fs.location(s.value)
+        return CallSite(
+            filename, line, col, self.fs.file_line(line), self.registry, self.adjoint_of
+        )
+
+    # -- which statements need a pullback ----------------------------------------------
+    def plan_pullbacks(self):
+        """Name the pullback of every active statement that calls through a rule."""
+        for s in gast.walk(self.tree):
+            if not isinstance(s, gast.Assign):
+                continue
+            t = s.targets[0].id
+            v = s.value
+            needs = False
+            if (
+                isinstance(v, gast.Attribute)
+                and not getattr(v, "pb_constant", False)
+                and isinstance(v.value, gast.Name)
+                and v.value.id in self.activity.varied
+            ):
+                self.refuse_attribute(v)
+            if not self.activity.is_active(t):
+                continue
+            if isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult):
+                needs = True
+            elif isinstance(v, gast.Call):
+                callee = v.pb_callee
+                if callee.kind == "internal":
+                    needs = False
+                elif callee.kind == "object":
+                    rule = self.registry.lookup(callee.obj)
+                    needs = not (rule is not None and rule.kind == SCALAR and not v.keywords)
+                    if rule is not None and rule.kind == RULE:
+                        self.check_keywords(v)
+                else:
+                    needs = True
+            if needs:
+                name = f"_pb_{t.lstrip('_')}"
+                self.pb_names[id(s)] = name
+                self.primal.add(name)
+                for info in self.loops_containing(s):
+                    info.assigned.add(name)
+
+    def check_keywords(self, v):
+        for k in v.keywords:
+            if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
+                self.problems.append(
+                    self.diagnostic(
+                        k.value,
+                        "PB502",
+                        f"keyword argument '{k.arg}' of {v.pb_callee.name} depends on a "
+                        "differentiated value",
+                        "Rules differentiate positional arguments only; a keyword argument "
+                        "would silently get no gradient.",
+                        f"pass '{k.arg}' positionally if the function accepts it, or "
+                        "register a rule that takes it positionally.",
+                    )
+                )
+
+    def loops_containing(self, stmt):
+        found = []
+
+        def visit(block, stack):
+            for s in block:
+                if s is stmt:
+                    found.extend(stack)
+                    return True
+                if isinstance(s, (gast.For, gast.While)):
+                    if visit(s.body, stack + [s.pb_loop]):
+                        return True
+                elif isinstance(s, gast.If):
+                    if visit(s.body, stack) or visit(s.orelse, stack):
+                        return True
+            return False
+
+        visit(self.tree.body, [])
+        return found
+
+
+class State(dict):
+    """Static state of each adjoint: "Z" (symbolically zero, unbound) or "M" (bound,
+    maybe zero at run time). Names not set explicitly take ``fallback(name)``."""
+
+    def __init__(self, fallback=None):
+        super().__init__()
+        self.fallback = fallback or (lambda name: "Z")
+
+    def get(self, name, default=None):
+        if name in self:
+            return self[name]
+        return self.fallback(name)
+
+    def copy(self):
+        new = State(self.fallback)
+        new.update(self)
+        return new
+
+
+def _adjoints_touched(block, builder) -> set[str]:
+    """Primal names whose adjoints a reverse block reads or writes."""
+    prefix = builder.prefix
+    names = set()
+
+    def visit(items):
+        for item in items:
+            text = item.text if isinstance(item, Line) else item.header
+            for token in identifiers(text):
+                if token.startswith(prefix):
+                    names.add(token)
+            if isinstance(item, Compound):
+                visit(item.body)
+                visit(item.orelse)
+
+    visit(block)
+    out = set()
+    for primal in builder.primal:
+        if builder.adj(primal) in names:
+            out.add(primal)
+    return out
+
+
+def _loops_in(block):
+    for item in block:
+        if isinstance(item, Compound):
+            if item.loop is not None:
+                yield item
+            else:
+                yield from _loops_in(item.body)
+                yield from _loops_in(item.orelse)
+
+
+def _short(name: str) -> str:
+    return name.replace("numpy.", "").replace(".", "_")
+
+
+def _runtime(name):
+    from .. import runtime
+
+    return getattr(runtime, name)
+
+
+def _pos(d):
+    return (d.filename, d.line, d.col)
+
+
+_MISSING = object()
+
+__all__ = ["ReverseBuilder", "RET"]

@@ -1,0 +1,296 @@
+"""Step 5a: rename a normalized function so that straight-line code assigns each name once.
+
+Every value the reverse sweep may need then has its own name and is never overwritten,
+except inside loops, where a name holds one value per iteration. A name that a loop
+carries from one iteration to the next (or out of the loop) gets one *carried* name,
+copied at the end of each iteration and before each ``break``/``continue``; at those
+exit points the pass leaves a :class:`SnapshotPoint`, where the reverse sweep saves the
+iteration's values.
+
+>>> # x = 1.0; x = x * 2  becomes  x = 1.0; x_1 = x * 2
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import gast
+
+from . import nodes as N
+from .normalize import LoopEnd
+
+
+class SnapshotPoint(gast.Pass):
+    """Where one iteration of ``loop`` ends (normally, or by ``break``/``continue``)."""
+
+    def __init__(self, loop, where):
+        super().__init__()
+        self.loop = loop
+        gast.copy_location(self, where)
+
+
+class LoopInfo:
+    """Facts about one loop that the reverse pass needs."""
+
+    def __init__(self, node, parent):
+        self.node = node
+        self.parent = parent
+        self.assigned: set[str] = set()  # SSA names assigned anywhere in the body
+        self.carried: dict[str, str] = {}  # source name -> carried SSA name
+
+
+def _assigned_names(stmts) -> set[str]:
+    out = set()
+    for s in stmts:
+        for node in gast.walk(s):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                out.add(node.id)
+            elif isinstance(node, gast.For):
+                out.add(node.target.id)
+    return out
+
+
+def _reads(node) -> set[str]:
+    return {
+        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+
+
+def _upward_exposed(stmts, candidates, assigned_first=frozenset()) -> set[str]:
+    """Names in ``candidates`` that the block may read before assigning them."""
+    exposed: set[str] = set()
+
+    def walk(block, assigned: set[str]) -> set[str]:
+        assigned = set(assigned)
+        for s in block:
+            if isinstance(s, gast.Assign):
+                exposed.update((_reads(s.value) & candidates) - assigned)
+                assigned.add(s.targets[0].id)
+            elif isinstance(s, gast.If):
+                exposed.update((_reads(s.test) & candidates) - assigned)
+                a1 = walk(s.body, assigned)
+                a2 = walk(s.orelse, assigned)
+                assigned = a1 & a2
+            elif isinstance(s, (gast.For, gast.While)):
+                if isinstance(s, gast.For):
+                    exposed.update((_reads(s.iter) & candidates) - assigned)
+                    inner = assigned | {s.target.id}
+                else:
+                    inner = assigned
+                walk(s.body, inner)
+            else:
+                exposed.update((_reads(s) & candidates) - assigned)
+        return assigned
+
+    walk(stmts, set(assigned_first))
+    return exposed
+
+
+class SSARenamer:
+    def __init__(self, tree, params, flags=()):
+        self.tree = tree
+        self.params = params
+        self.flags = set(flags)
+        self.taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} | set(params)
+        self.first_def_done: set[str] = set(params)
+        self.counters: dict[str, itertools.count] = {}
+        self.loops: list[LoopInfo] = []
+        self.all_loops: list[LoopInfo] = []
+        # Computed before renaming, on source names.
+        self.reads_outside: dict[int, set[str]] = {
+            id(n): _reads_outside_of(tree, n)
+            for n in gast.walk(tree)
+            if isinstance(n, (gast.For, gast.While))
+        }
+
+    def new_name(self, name: str) -> str:
+        if name in self.flags:
+            return name
+        if name not in self.first_def_done:
+            self.first_def_done.add(name)
+            return name
+        counter = self.counters.setdefault(name, itertools.count(1))
+        while True:
+            candidate = f"{name}_{next(counter)}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
+
+    def rename_reads(self, node, vmap):
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in vmap:
+                n.id = vmap[n.id]
+
+    def run(self):
+        vmap = {p: p for p in self.params}
+        self.tree.body, _ = self.block(self.tree.body, vmap)
+        return self.all_loops
+
+    def block(self, stmts, vmap):
+        """Rename a block in place of ``vmap``; return (statements, falls_through)."""
+        out = []
+        for s in stmts:
+            kind = type(s)
+            if kind is gast.Assign:
+                self.rename_reads(s.value, vmap)
+                target = s.targets[0].id
+                new = self.new_name(target)
+                s.targets[0].id = new
+                vmap[target] = new
+                self.note_assigned(new)
+                out.append(s)
+            elif kind is gast.If:
+                self.rename_reads(s.test, vmap)
+                out.append(s)
+                if not self.branch_join(s, vmap):
+                    return out, False
+            elif kind is gast.For or kind is gast.While:
+                out.extend(self.loop(s, vmap))
+            elif kind is gast.Break or kind is gast.Continue:
+                out.extend(self.exit_point(s, vmap))
+                out.append(s)
+                return out, False
+            elif kind is LoopEnd:
+                out.extend(self.exit_point(s, vmap))
+            elif kind is gast.Raise:
+                self.rename_reads(s, vmap)
+                out.append(s)
+                return out, False
+            else:  # Expr, Assert, Return
+                self.rename_reads(s, vmap)
+                out.append(s)
+        return out, True
+
+    def note_assigned(self, name):
+        for loop in self.loops:
+            loop.assigned.add(name)
+
+    def branch_join(self, s, vmap) -> bool:
+        m1 = dict(vmap)
+        m2 = dict(vmap)
+        s.body, f1 = self.block(s.body, m1)
+        s.orelse, f2 = self.block(s.orelse, m2)
+        if not s.body:
+            s.body = [gast.Pass()]
+        if f1 and f2:
+            for name in sorted(set(m1) | set(m2)):
+                v1, v2 = m1.get(name), m2.get(name)
+                if v1 == v2 or name in self.flags:
+                    vmap[name] = v1 or v2
+                    continue
+                if name not in vmap and (v1 is None or v2 is None):
+                    # Bound on one path only: later reads are unbound on the other path
+                    # in the original too, so no join name is needed.
+                    vmap[name] = v1 or v2
+                    continue
+                new = self.new_name(name)
+                self.note_assigned(new)
+                if v1 is not None:
+                    s.body.append(N.assign(new, N.load(v1), s))
+                if v2 is not None:
+                    s.orelse.append(N.assign(new, N.load(v2), s))
+                vmap[name] = new
+            return True
+        vmap.clear()
+        vmap.update(m1 if f1 else m2)
+        return f1 or f2
+
+    def loop(self, s, vmap):
+        info = LoopInfo(s, self.loops[-1] if self.loops else None)
+        s.pb_loop = info
+        self.all_loops.append(info)
+        body_names = _assigned_names(s.body)
+        if isinstance(s, gast.For):
+            body_names.add(s.target.id)
+        outside = self.reads_outside[id(s)]
+        start = {s.target.id} if isinstance(s, gast.For) else set()
+        carried = _upward_exposed(s.body, body_names, start) | (outside & body_names)
+        carried -= self.flags
+        pre = []
+        if isinstance(s, gast.For):
+            self.rename_reads(s.iter, vmap)
+        for name in sorted(carried):
+            h = self.new_name(name)
+            info.carried[name] = h
+            if name in vmap:
+                pre.append(N.assign(h, N.load(vmap[name]), s))
+                self.note_assigned(h)
+            vmap[name] = h
+        self.loops.append(info)
+        for name, h in info.carried.items():
+            info.assigned.add(h)
+        body_map = dict(vmap)
+        if isinstance(s, gast.For):
+            var = s.target.id
+            new = self.new_name(var)
+            s.target.id = new
+            body_map[var] = new
+            info.assigned.add(new)
+            self.note_assigned(new)
+        s.body, _ = self.block(s.body, body_map)
+        if not s.body:
+            s.body = [gast.Pass()]
+        self.loops.pop()
+        for name, h in info.carried.items():
+            vmap[name] = h
+        return pre + [s]
+
+    def exit_point(self, s, vmap):
+        loop = self.loops[-1]
+        out = [SnapshotPoint(loop, s)]
+        for name, h in loop.carried.items():
+            if vmap.get(name) != h and name in vmap:
+                out.append(N.assign(h, N.load(vmap[name]), s))
+        return out
+
+
+def _reads_outside_of(tree, loop_node) -> set[str]:
+    """Names read anywhere in the function outside ``loop_node``'s body."""
+    inside = {id(n) for n in gast.walk(loop_node)}
+    if isinstance(loop_node, gast.For):
+        inside -= {id(n) for n in gast.walk(loop_node.iter)}
+    return {
+        n.id
+        for n in gast.walk(tree)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside
+    }
+
+
+def remove_dead_copies(tree) -> None:
+    """Drop ``a = b`` / ``a = const`` whose target is never read (join copies nobody uses)."""
+    while True:
+        read = {
+            n.id
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        }
+        removed = False
+
+        def sweep(stmts):
+            nonlocal removed
+            out = []
+            for s in stmts:
+                if (
+                    isinstance(s, gast.Assign)
+                    and isinstance(s.value, (gast.Name, gast.Constant))
+                    and s.targets[0].id not in read
+                ):
+                    removed = True
+                    continue
+                for field in ("body", "orelse"):
+                    block = getattr(s, field, None)
+                    if isinstance(block, list) and block:
+                        setattr(s, field, sweep(block) or [gast.Pass()])
+                out.append(s)
+            return out
+
+        tree.body = sweep(tree.body)
+        if not removed:
+            return
+
+
+def to_ssa(tree, params, flags=()) -> list[LoopInfo]:
+    """Rename ``tree`` (a normalized FunctionDef) in place; return its loops' facts."""
+    loops = SSARenamer(tree, params, flags).run()
+    remove_dead_copies(tree)
+    return loops

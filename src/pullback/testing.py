@@ -402,7 +402,9 @@ def check_rrule(
                 single = type(dy)(single) if type(dy) in _SEQ else tuple(single)
                 out = pullback(single)
                 _check_cotangent_tuple(where, out, args)
-                total = out if total is None else [_add(t, o) for t, o in zip(total, out)]
+                total = (
+                    out if total is None else [_add(t, o) for t, o in zip(total, out, strict=True)]
+                )
             _compare(
                 where, "the sum of pullbacks of one output at a time", total, cots, args, rtol, atol
             )
@@ -777,7 +779,7 @@ def _check_second_order(label, f, args, wrt_t, rtol, atol, rng, h, precision):
 
     up_args = _upcast(list(args))
     up_dy = _upcast(dy)
-    for k, i in enumerate(wrt_t):
+    for i in wrt_t:
         w = _direction(args[i], rng)
         fd_of_grad = _fd_directional(lambda t: gdot(_shift_arg(up_args, i, w, t)), h)
 
@@ -840,6 +842,10 @@ def arrays(dtype=np.float64, shape=(3,), domain="real", avoid=(), margin=0.1):
     avoid = tuple(avoid) + tuple(default_avoid)
     dtype = np.dtype(dtype)
     width = 32 if dtype in (np.float32, np.complex64) else 64
+    if width == 32:  # bounds exactly representable in float32, inside the domain
+        lo32, hi32 = np.float32(lo), np.float32(hi)
+        lo = float(lo32 if lo32 >= lo else np.nextafter(lo32, np.float32(np.inf)))
+        hi = float(hi32 if hi32 <= hi else np.nextafter(hi32, np.float32(-np.inf)))
     real = st.floats(lo, hi, width=width, allow_nan=False, allow_infinity=False)
     if avoid:
         real = real.filter(lambda v: all(abs(v - p) >= margin for p in avoid))

@@ -189,8 +189,11 @@ def _elementwise_rrule(fn, derivatives, holomorphic):
             out = []
             for k, arg in enumerate(args):
                 d = derivatives[k] if k < len(derivatives) else None
-                if d is None or not differentiable(arg):
+                if not differentiable(arg):
                     out.append(NO_TANGENT)
+                    continue
+                if d is None:  # a float argument the function does not vary with
+                    out.append(ZERO)
                     continue
                 partial = d(y, *values)
                 if holomorphic:

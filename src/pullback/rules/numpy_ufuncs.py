@@ -203,23 +203,25 @@ def _conj_rrule(x, **kwargs):
     return y, conj_pullback
 
 
-def _angle_rrule(z, deg=False):
-    y = np.angle(z, deg)
+def _angle_rrule(z, *args, **kwargs):
+    y = np.angle(z, *args, **kwargs)
+    deg = bind(args, kwargs, ("deg",), (False,))["deg"]
+    rest = (NO_TANGENT,) * len(args)
 
     def angle_pullback(dy):
         if dy is ZERO:
-            return (ZERO, NO_TANGENT)
+            return (ZERO,) + rest
         g = np.real(densify(dy))
         if deg:
             g = g * (180.0 / np.pi)
         if not np.iscomplexobj(z):
             # angle of a real number is 0 or pi: piecewise constant.
-            return (finalize(np.zeros_like(g), z), NO_TANGENT)
+            return (finalize(np.zeros_like(g), z),) + rest
         # angle = atan2(Im z, Re z): d angle = (Re z dIm - Im z dRe) / |z|^2,
         # so the cotangent is dy * i z / |z|^2 (0 at z = 0).
         r2 = np.real(z) ** 2 + np.imag(z) ** 2
         safe = np.where(r2 == 0, 1.0, r2)
-        return (finalize(np.where(r2 == 0, 0.0, 1j * z / safe) * g, z), NO_TANGENT)
+        return (finalize(np.where(r2 == 0, 0.0, 1j * z / safe) * g, z),) + rest
 
     return y, angle_pullback
 

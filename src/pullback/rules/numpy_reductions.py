@@ -1,98 +1,638 @@
-"""Reductions: sum, mean, prod, max, min with ``axis`` and ``keepdims``."""
+"""Reductions and scans: sum, prod, mean, average, var, std, max/min, ptp, median,
+percentile/quantile, cumsum/cumprod and the nan-ignoring versions.
+
+Every rule takes its optional parameters positionally or by name, as NumPy does, and
+returns ``NO_TANGENT`` for the positional ones (``axis``, ``dtype``, ``ddof``...).
+``out=`` is not supported (a rule never writes into its arguments).
+
+Choices where the function is not differentiable:
+
+* ``max``/``min``/``amax``/``amin``/``nanmax``/``nanmin``/``ptp``: the cotangent is split
+  equally among the elements equal to the extreme.
+* ``median``/``percentile``/``quantile``: ties are broken by a stable sort, so the
+  cotangent of a tied order statistic goes to one of the tied elements.
+* ``std`` of constant data: 0 (the derivative of ``sqrt`` at 0 is infinite).
+* ``nan*`` functions give NaN elements a zero cotangent.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._util import ZERO, expand_reduced, normalize_axis, unbroadcast
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    bind,
+    conj,
+    densify,
+    differentiable,
+    dy_parts,
+    expand_reduced,
+    finalize,
+    normalize_axis,
+    zeros_for,
+)
 
 FAMILY = "numpy_reductions"
 
+_SUM_PARAMS = ("axis", "dtype", "out", "keepdims")
+_SUM_DEFAULTS = (None, None, None, False)
 
-def _sum_rrule(x, axis=None, dtype=None, keepdims=False, **kwargs):
-    y = np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+
+def _no_out(name, p):
+    if p.get("out") is not None:
+        raise NotImplementedError(
+            f"pullback: {name}(..., out=...) writes into an array and cannot be "
+            "differentiated; drop out= and use the returned value"
+        )
+
+
+def _count(shape, axis):
+    n = 1
+    for a in normalize_axis(axis, len(shape)):
+        n *= shape[a]
+    return n
+
+
+def _rest(args):
+    return (NO_TANGENT,) * len(args)
+
+
+def _sum_rrule(x, *args, **kwargs):
+    y = np.sum(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("sum", p)
     shape = np.shape(x)
+    where = kwargs.get("where", True)
 
     def sum_pullback(dy):
         if dy is ZERO:
-            return (ZERO,)
-        return (unbroadcast(expand_reduced(dy, shape, axis, keepdims), x),)
+            return (ZERO,) + _rest(args)
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"])
+        if where is not True:
+            g = np.where(where, g, np.zeros_like(g))
+        return (finalize(g, x),) + _rest(args)
 
     return y, sum_pullback
 
 
-def _mean_rrule(x, axis=None, dtype=None, keepdims=False, **kwargs):
-    y = np.mean(x, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+def _mean_rrule(x, *args, **kwargs):
+    y = np.mean(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("mean", p)
     shape = np.shape(x)
-    count = 1
-    for a in normalize_axis(axis, len(shape)):
-        count *= shape[a]
+    where = kwargs.get("where", True)
+    if where is True:
+        count = _count(shape, p["axis"])
+    else:
+        count = np.sum(np.broadcast_to(where, shape), axis=p["axis"], keepdims=True)
 
     def mean_pullback(dy):
         if dy is ZERO:
-            return (ZERO,)
-        g = expand_reduced(dy, shape, axis, keepdims) / count
-        return (unbroadcast(g, x),)
+            return (ZERO,) + _rest(args)
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) / count
+        if where is not True:
+            g = np.where(where, g, np.zeros_like(g))
+        return (finalize(g, x),) + _rest(args)
 
     return y, mean_pullback
 
 
-def _prod_rrule(x, axis=None, dtype=None, keepdims=False, **kwargs):
-    y = np.prod(x, axis=axis, dtype=dtype, keepdims=keepdims, **kwargs)
+def _others_product(xa, axes):
+    """For each element, the product of the other elements along ``axes`` (exact with 0s)."""
+    nd = xa.ndim
+    last = tuple(range(nd - len(axes), nd))
+    moved = np.moveaxis(xa, axes, last)
+    lead = moved.shape[: nd - len(axes)]
+    flat = np.reshape(moved, lead + (-1,))
+    if flat.shape[-1] == 0:
+        return np.zeros_like(xa)
+    ones = np.ones(lead + (1,), dtype=flat.dtype)
+    left = np.concatenate([ones, np.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
+    rev = np.flip(flat, axis=-1)
+    right = np.flip(np.concatenate([ones, np.cumprod(rev, axis=-1)[..., :-1]], axis=-1), axis=-1)
+    others = np.reshape(left * right, moved.shape)
+    return np.moveaxis(others, last, axes)
+
+
+def _prod_rrule(x, *args, **kwargs):
+    y = np.prod(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("prod", p)
+    if "where" in kwargs:
+        raise NotImplementedError("pullback: prod(..., where=...) has no rule")
     shape = np.shape(x)
+    initial = kwargs.get("initial", None)
 
     def prod_pullback(dy):
         if dy is ZERO:
-            return (ZERO,)
+            return (ZERO,) + _rest(args)
         xa = np.asarray(x)
-        axes = normalize_axis(axis, xa.ndim)
-        # The product of all the other elements, exact even where x has zeros.
-        moved = np.moveaxis(xa, axes, tuple(range(xa.ndim - len(axes), xa.ndim)))
-        lead = moved.shape[: xa.ndim - len(axes)]
-        flat = moved.reshape(lead + (-1,))
-        n = flat.shape[-1]
-        ones = np.ones(lead + (1,), dtype=flat.dtype)
-        left = np.concatenate([ones, np.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
-        rev = flat[..., ::-1]
-        right = np.concatenate([ones, np.cumprod(rev, axis=-1)[..., :-1]], axis=-1)[..., ::-1]
-        others = (left * right).reshape(moved.shape) if n else flat.reshape(moved.shape)
-        others = np.moveaxis(others, tuple(range(xa.ndim - len(axes), xa.ndim)), axes)
-        g = expand_reduced(dy, shape, axis, keepdims) * others
-        return (unbroadcast(g, x),)
+        others = _others_product(xa, normalize_axis(p["axis"], xa.ndim))
+        if initial is not None:
+            others = others * initial
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
+        return (finalize(g, x),) + _rest(args)
 
     return y, prod_pullback
 
 
+def _extreme_weights(x, y, axis, keepdims, valid=None):
+    """1/k on the k elements equal to the reduced extreme, 0 elsewhere."""
+    shape = np.shape(x)
+    yk = expand_reduced(y, shape, axis, keepdims)
+    mask = np.asarray(x) == yk
+    if valid is not None:
+        mask = mask & valid
+    counts = np.sum(mask, axis=axis, keepdims=True)
+    return mask / np.maximum(counts, 1)
+
+
 def _extreme_rrule(reducer):
-    def extreme_rrule(x, axis=None, keepdims=False, **kwargs):
-        y = reducer(x, axis=axis, keepdims=keepdims, **kwargs)
+    name = reducer.__name__
+
+    def extreme_rrule(x, *args, **kwargs):
+        y = reducer(x, *args, **kwargs)
+        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+        _no_out(name, p)
+        if "where" in kwargs:
+            raise NotImplementedError(f"pullback: {name}(..., where=...) has no rule")
         shape = np.shape(x)
 
         def extreme_pullback(dy):
             if dy is ZERO:
-                return (ZERO,)
-            yk = expand_reduced(y, shape, axis, keepdims)
-            mask = np.asarray(x) == yk
+                return (ZERO,) + _rest(args)
             # Ties share the cotangent equally.
-            counts = np.sum(mask, axis=axis, keepdims=True)
-            g = expand_reduced(dy, shape, axis, keepdims) * mask / counts
-            return (unbroadcast(g, x),)
+            w = _extreme_weights(x, y, p["axis"], p["keepdims"])
+            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
+            return (finalize(g, x),) + _rest(args)
 
+        extreme_pullback.__name__ = f"{name}_pullback"
         return y, extreme_pullback
 
-    extreme_rrule.__name__ = f"{reducer.__name__}_rrule"
+    extreme_rrule.__name__ = f"{name}_rrule"
     return extreme_rrule
 
 
-def register(reg):
-    def r(fn, rule):
-        reg.register(fn, rule, family=FAMILY, trusted=True)
+def _nan_extreme_rrule(reducer):
+    name = reducer.__name__
 
-    r(np.sum, _sum_rrule)
-    r(np.mean, _mean_rrule)
-    r(np.prod, _prod_rrule)
-    r(np.max, _extreme_rrule(np.max))
-    r(np.min, _extreme_rrule(np.min))
-    if np.amax is not np.max:
-        r(np.amax, _extreme_rrule(np.amax))
-        r(np.amin, _extreme_rrule(np.amin))
+    def nan_extreme_rrule(x, *args, **kwargs):
+        y = reducer(x, *args, **kwargs)
+        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+        _no_out(name, p)
+        shape = np.shape(x)
+
+        def nan_extreme_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,) + _rest(args)
+            valid = ~np.isnan(x)
+            w = _extreme_weights(x, y, p["axis"], p["keepdims"], valid)
+            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
+            return (finalize(g, x),) + _rest(args)
+
+        return y, nan_extreme_pullback
+
+    nan_extreme_rrule.__name__ = f"{name}_rrule"
+    return nan_extreme_rrule
+
+
+def _ptp_rrule(x, *args, **kwargs):
+    y = np.ptp(x, *args, **kwargs)
+    p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+    _no_out("ptp", p)
+    shape = np.shape(x)
+    axis = p["axis"]
+    hi = np.max(x, axis=axis, keepdims=True)
+    lo = np.min(x, axis=axis, keepdims=True)
+
+    def ptp_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        w = _extreme_weights(x, hi, axis, True) - _extreme_weights(x, lo, axis, True)
+        g = expand_reduced(dy, shape, axis, p["keepdims"]) * w
+        return (finalize(g, x),) + _rest(args)
+
+    return y, ptp_pullback
+
+
+_VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
+_VAR_DEFAULTS = (None, None, None, 0, False)
+
+
+def _moments(fn, nan):
+    """Rules for var/std (``nan``: ignoring NaNs)."""
+    name = fn.__name__
+    is_std = name.endswith("std")
+
+    def moment_rrule(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+        p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS)
+        _no_out(name, p)
+        if "where" in kwargs or "mean" in kwargs:
+            raise NotImplementedError(f"pullback: {name}(..., where=/mean=) has no rule")
+        ddof = kwargs.get("correction", p["ddof"])
+        axis = p["axis"]
+        shape = np.shape(x)
+
+        def moment_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,) + _rest(args)
+            xa = np.asarray(x)
+            if nan:
+                valid = ~np.isnan(xa)
+                n = np.sum(valid, axis=axis, keepdims=True)
+                xz = np.where(valid, xa, np.zeros_like(xa))
+                centered = np.where(valid, xa - np.sum(xz, axis=axis, keepdims=True) / n, 0.0)
+            else:
+                n = _count(shape, axis)
+                centered = xa - np.mean(xa, axis=axis, keepdims=True)
+            g = expand_reduced(dy, shape, axis, p["keepdims"])
+            # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
+            factor = 2.0 / (n - ddof)
+            if is_std:
+                s = expand_reduced(y, shape, axis, p["keepdims"])
+                # std = sqrt(var): divide by 2 std; constant data (std 0) gets 0.
+                factor = np.where(s == 0, 0.0, factor / (2.0 * np.where(s == 0, 1.0, s)))
+            return (finalize(g * factor * centered, x),) + _rest(args)
+
+        return y, moment_pullback
+
+    moment_rrule.__name__ = f"{name}_rrule"
+    return moment_rrule
+
+
+def _average_rrule(a, *args, **kwargs):
+    y = np.average(a, *args, **kwargs)
+    p = bind(args, kwargs, ("axis", "weights", "returned"), (None, None, False))
+    axis, w, returned = p["axis"], p["weights"], p["returned"]
+    keepdims = kwargs.get("keepdims", False) is True
+    shape = np.shape(a)
+    avg = y[0] if returned else y
+    w_positional = len(args) >= 2 and w is not None and differentiable(w)
+    if w is None:
+        count = _count(shape, axis)
+    else:
+        wa = np.asarray(w)
+        if wa.shape != shape:  # 1-d weights along one axis
+            bshape = [1] * len(shape)
+            bshape[axis % len(shape)] = wa.shape[0]
+            wb = np.reshape(wa, bshape)
+        else:
+            wb = wa
+        scl = np.sum(np.broadcast_to(wb, shape), axis=axis, keepdims=True)
+
+    def average_pullback(dy):
+        d_avg, d_scl = dy_parts(dy, 2) if returned else (dy, ZERO)
+        rest = list(_rest(args))
+        da = ZERO
+        dwb = ZERO
+        if d_avg is not ZERO:
+            if w is None:
+                da = finalize(expand_reduced(d_avg, shape, axis, keepdims) / count, a)
+            else:
+                g = expand_reduced(d_avg, shape, axis, keepdims) / scl
+                da = finalize(g * conj(wb), a)
+                centered = np.asarray(a) - expand_reduced(avg, shape, axis, keepdims)
+                dwb = g * conj(centered)  # d avg / d w_j = (a_j - avg) / sum(w)
+        if d_scl is not ZERO and w is not None:
+            dwb = dwb + expand_reduced(d_scl, shape, axis, keepdims)
+        if w_positional:
+            rest[1] = ZERO if dwb is ZERO else finalize(_sum_to_weights(dwb, wa, shape, axis), w)
+        if not differentiable(a):
+            da = NO_TANGENT
+        return (da,) + tuple(rest)
+
+    return y, average_pullback
+
+
+def _sum_to_weights(dwb, wa, shape, axis):
+    dwb = np.broadcast_to(dwb, shape)
+    if wa.shape == tuple(shape):
+        return dwb
+    ax = axis % len(shape)
+    others = tuple(k for k in range(len(shape)) if k != ax)
+    return np.sum(dwb, axis=others)
+
+
+# -- order statistics: median, percentile, quantile --------------------------------------
+def _quantile_weights(q, n, method):
+    """Weights ``W[..., k]`` of the sorted elements ``k`` for each quantile in ``q``."""
+    q = np.asarray(q, dtype=np.float64)
+    pos = q * (n - 1)
+    k = np.arange(n)
+    lo = np.floor(pos)
+    hi = np.ceil(pos)
+    frac = pos - lo
+    if method == "linear":
+        wlo, whi = 1.0 - frac, frac
+    elif method == "lower":
+        wlo, whi = np.ones_like(pos), np.zeros_like(pos)
+    elif method == "higher":
+        wlo, whi = np.zeros_like(pos), np.ones_like(pos)
+    elif method == "midpoint":
+        wlo, whi = np.full_like(pos, 0.5), np.full_like(pos, 0.5)
+    elif method == "nearest":
+        near = np.around(pos)
+        wlo = (near == lo).astype(np.float64)
+        whi = 1.0 - wlo
+    else:
+        raise NotImplementedError(
+            f"pullback: quantile method {method!r} has no rule (use linear, lower, higher, "
+            "midpoint or nearest)"
+        )
+    same = lo == hi
+    wlo = np.where(same, 1.0, wlo)
+    whi = np.where(same, 0.0, whi)
+    ke = k.reshape((1,) * q.ndim + (n,))
+    return (ke == lo[..., None]) * wlo[..., None] + (ke == hi[..., None]) * whi[..., None]
+
+
+def _order_stat_pullback(x, q, axis, keepdims, method, dy, scale=1.0):
+    """The cotangent of x for ``quantile(x, q, axis, method)`` given its cotangent dy."""
+    xa = np.asarray(x)
+    nd = xa.ndim
+    axes = normalize_axis(axis, nd)
+    last = tuple(range(nd - len(axes), nd))
+    moved = np.moveaxis(xa, axes, last)
+    lead = moved.shape[: nd - len(axes)]
+    flat = np.reshape(moved, lead + (-1,))
+    n = flat.shape[-1]
+    order = np.argsort(flat, axis=-1, kind="stable")
+    inverse = np.argsort(order, axis=-1, kind="stable")
+    W = _quantile_weights(np.asarray(q, dtype=np.float64) * scale, n, method)  # q.shape+(n,)
+    g = np.asarray(densify(dy))
+    qnd = np.ndim(q)
+    if keepdims:
+        # the reduced axes are kept as size-1 axes after the q axes
+        g = np.reshape(g, g.shape[:qnd] + lead)
+    # g: q.shape + lead ; W: q.shape + (n,)
+    gq = np.reshape(g, g.shape[:qnd] + lead + (1,))
+    Wq = np.reshape(W, W.shape[:qnd] + (1,) * len(lead) + (n,))
+    sorted_grad = np.sum(gq * Wq, axis=tuple(range(qnd))) if qnd else gq * Wq
+    flat_grad = np.take_along_axis(sorted_grad, inverse, axis=-1)
+    return np.moveaxis(np.reshape(flat_grad, moved.shape), last, axes)
+
+
+def _quantile_q_cotangent(x, q, axis, keepdims, dy, scale):
+    """The cotangent of ``q`` for the linear method: the slope between the two order
+    statistics around ``q * (n - 1)`` (the segment to the right at an exact order
+    statistic, to the left at the top one)."""
+    xa = np.asarray(x)
+    nd = xa.ndim
+    axes = normalize_axis(axis, nd)
+    last = tuple(range(nd - len(axes), nd))
+    moved = np.moveaxis(xa, axes, last)
+    lead = moved.shape[: nd - len(axes)]
+    srt = np.sort(np.reshape(moved, lead + (-1,)), axis=-1)
+    n = srt.shape[-1]
+    if n < 2:
+        return np.zeros(np.shape(q))
+    qa = np.asarray(q, dtype=np.float64) * scale
+    seg = np.minimum(np.floor(qa * (n - 1)), n - 2).astype(np.intp)
+    slope = (np.take(srt, seg + 1, axis=-1) - np.take(srt, seg, axis=-1)) * ((n - 1) * scale)
+    # slope: lead + q.shape -> q.shape + lead
+    slope = np.moveaxis(slope, tuple(range(len(lead))), tuple(range(qa.ndim, qa.ndim + len(lead))))
+    g = np.asarray(densify(dy))
+    g = np.reshape(g, g.shape[: qa.ndim] + lead)
+    return np.sum(np.real(g * conj(slope)), axis=tuple(range(qa.ndim, qa.ndim + len(lead))))
+
+
+def _quantile_rule(fn, scale, has_q):
+    name = fn.__name__
+
+    def quantile_rrule(a, *args, **kwargs):
+        y = fn(a, *args, **kwargs)
+        if has_q:
+            params = ("q", "axis", "out", "overwrite_input", "method", "keepdims")
+            defaults = (None, None, None, False, "linear", False)
+        else:
+            params = ("axis", "out", "overwrite_input", "keepdims")
+            defaults = (None, None, False, False)
+        p = bind(args, kwargs, params, defaults)
+        _no_out(name, p)
+        if kwargs.get("weights") is not None:
+            raise NotImplementedError(f"pullback: {name}(..., weights=...) has no rule")
+        q = p["q"] if has_q else 0.5
+        method = p.get("method", "linear")
+
+        def quantile_pullback(dy):
+            if dy is ZERO:
+                return zeros_for((a,) + args)
+            g = _order_stat_pullback(a, q, p["axis"], p["keepdims"], method, dy, scale)
+            rest = list(_rest(args))
+            if has_q and args and differentiable(q):
+                if method == "linear":
+                    dq = _quantile_q_cotangent(a, q, p["axis"], p["keepdims"], dy, scale)
+                    rest[0] = finalize(dq, q)
+                else:  # piecewise constant in q
+                    rest[0] = ZERO
+            return (finalize(g, a),) + tuple(rest)
+
+        return y, quantile_pullback
+
+    quantile_rrule.__name__ = f"{name}_rrule"
+    return quantile_rrule
+
+
+# -- scans ---------------------------------------------------------------------------------
+def _reverse_cumsum(g, axis):
+    return np.flip(np.cumsum(np.flip(g, axis=axis), axis=axis), axis=axis)
+
+
+def _cumsum_rrule(x, *args, **kwargs):
+    y = np.cumsum(x, *args, **kwargs)
+    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+    _no_out("cumsum", p)
+    shape = np.shape(x)
+
+    def cumsum_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        g = np.asarray(densify(dy))
+        if p["axis"] is None:
+            g = np.reshape(_reverse_cumsum(g, 0), shape)
+        else:
+            g = _reverse_cumsum(g, p["axis"])
+        return (finalize(g, x),) + _rest(args)
+
+    return y, cumsum_pullback
+
+
+def _nancumsum_rrule(x, *args, **kwargs):
+    y = np.nancumsum(x, *args, **kwargs)
+    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+    _no_out("nancumsum", p)
+    shape = np.shape(x)
+
+    def nancumsum_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        g = np.asarray(densify(dy))
+        if p["axis"] is None:
+            g = np.reshape(_reverse_cumsum(g, 0), shape)
+        else:
+            g = _reverse_cumsum(g, p["axis"])
+        g = np.where(np.isnan(x), np.zeros_like(g), g)
+        return (finalize(g, x),) + _rest(args)
+
+    return y, nancumsum_pullback
+
+
+def _cumprod_grad(x, y, g, axis):
+    """The cotangent of cumprod along ``axis`` (x, y, g have the same shape)."""
+    if np.all(x != 0):
+        return _reverse_cumsum(g * conj(y), axis) / conj(x)
+    # With zeros: dx_i = sum_{j >= i} g_j * prod_{k <= j, k != i} x_k, built from
+    # L_i = prod_{k < i} x_k and C_ij = prod_{i < k <= j} x_k.
+    xm = np.moveaxis(x, axis, -1)
+    gm = np.moveaxis(g, axis, -1)
+    n = xm.shape[-1]
+    ones = np.ones(xm.shape[:-1] + (1,), dtype=xm.dtype)
+    left = np.concatenate([ones, np.cumprod(xm, axis=-1)[..., :-1]], axis=-1)
+    i = np.arange(n)[:, None]
+    k = np.arange(n)[None, :]
+    xs = np.where(k > i, xm[..., None, :], np.ones_like(xm[..., None, :]))  # (..., i, k)
+    c = np.cumprod(xs, axis=-1)  # C_ij
+    c = np.where(k >= i, c, np.zeros_like(c))
+    dx = conj(left) * np.sum(conj(c) * gm[..., None, :], axis=-1)
+    return np.moveaxis(dx, -1, axis)
+
+
+def _cumprod_rrule(x, *args, **kwargs):
+    y = np.cumprod(x, *args, **kwargs)
+    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+    _no_out("cumprod", p)
+    shape = np.shape(x)
+
+    def cumprod_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        g = np.asarray(densify(dy))
+        xa = np.asarray(x)
+        if p["axis"] is None:
+            gx = np.reshape(_cumprod_grad(np.ravel(xa), y, g, 0), shape)
+        else:
+            gx = _cumprod_grad(xa, y, g, p["axis"] % max(xa.ndim, 1))
+        return (finalize(gx, x),) + _rest(args)
+
+    return y, cumprod_pullback
+
+
+def _cumulative_rrule(fn, base):
+    """numpy 2's cumulative_sum/cumulative_prod (keyword-only options, include_initial)."""
+    name = fn.__name__
+
+    def cumulative_rrule(x, **kwargs):
+        y = fn(x, **kwargs)
+        axis = kwargs.get("axis")
+        if axis is None and np.ndim(x) > 1:
+            raise ValueError("axis is required for arrays of more than one dimension")
+        axis = 0 if axis is None else axis
+        include = kwargs.get("include_initial", False)
+        xa = np.asarray(x)
+
+        def cumulative_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,)
+            g = np.asarray(densify(dy))
+            if include:  # drop the initial element's cotangent (it is constant)
+                g = np.take(g, np.arange(1, g.shape[axis]), axis=axis)
+            if base == "sum":
+                gx = _reverse_cumsum(g, axis)
+            else:
+                ys = np.cumprod(xa, axis=axis)
+                gx = _cumprod_grad(xa, ys, g, axis % max(xa.ndim, 1))
+            return (finalize(gx, x),)
+
+        return y, cumulative_pullback
+
+    cumulative_rrule.__name__ = f"{name}_rrule"
+    return cumulative_rrule
+
+
+# -- nan versions --------------------------------------------------------------------------
+def _nansum_rrule(x, *args, **kwargs):
+    y = np.nansum(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("nansum", p)
+    shape = np.shape(x)
+
+    def nansum_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"])
+        g = np.where(np.isnan(x), np.zeros_like(g), g)
+        return (finalize(g, x),) + _rest(args)
+
+    return y, nansum_pullback
+
+
+def _nanmean_rrule(x, *args, **kwargs):
+    y = np.nanmean(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("nanmean", p)
+    shape = np.shape(x)
+
+    def nanmean_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        valid = ~np.isnan(x)
+        n = np.sum(valid, axis=p["axis"], keepdims=True)
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) / n
+        g = np.where(valid, g, np.zeros_like(g))
+        return (finalize(g, x),) + _rest(args)
+
+    return y, nanmean_pullback
+
+
+def _nanprod_rrule(x, *args, **kwargs):
+    y = np.nanprod(x, *args, **kwargs)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    _no_out("nanprod", p)
+    shape = np.shape(x)
+
+    def nanprod_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,) + _rest(args)
+        xa = np.asarray(x)
+        nan = np.isnan(xa)
+        filled = np.where(nan, np.ones_like(xa), xa)
+        others = _others_product(filled, normalize_axis(p["axis"], xa.ndim))
+        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
+        g = np.where(nan, np.zeros_like(g), g)
+        return (finalize(g, x),) + _rest(args)
+
+    return y, nanprod_pullback
+
+
+def register(reg):
+    r = Registrar(reg, FAMILY)
+    r.rule(np.sum, _sum_rrule)
+    r.rule(np.mean, _mean_rrule)
+    r.rule(np.prod, _prod_rrule, notes="exact where x has zeros")
+    r.rule(np.average, _average_rrule)
+    r.rule(np.var, _moments(np.var, nan=False))
+    r.rule(np.std, _moments(np.std, nan=False), notes="constant data -> cotangent 0")
+    r.rule(np.nanvar, _moments(np.nanvar, nan=True))
+    r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes="constant data -> cotangent 0")
+    for fn in (np.max, np.min, np.amax, np.amin):
+        r.rule(fn, _extreme_rrule(fn), notes="ties split the cotangent equally")
+    for fn in (np.nanmax, np.nanmin):
+        r.rule(fn, _nan_extreme_rrule(fn), notes="ties split the cotangent equally")
+    r.rule(np.ptp, _ptp_rrule, notes="ties split the cotangent equally")
+    r.rule(np.median, _quantile_rule(np.median, 1.0, has_q=False), notes="ties: stable sort")
+    r.rule(np.quantile, _quantile_rule(np.quantile, 1.0, has_q=True), notes="ties: stable sort")
+    r.rule(
+        np.percentile, _quantile_rule(np.percentile, 0.01, has_q=True), notes="ties: stable sort"
+    )
+    r.rule(np.cumsum, _cumsum_rrule)
+    r.rule(np.cumprod, _cumprod_rrule, notes="exact where x has zeros")
+    r.rule(np.nancumsum, _nancumsum_rrule)
+    r.rule(np.nansum, _nansum_rrule)
+    r.rule(np.nanmean, _nanmean_rrule)
+    r.rule(np.nanprod, _nanprod_rrule)
+    if hasattr(np, "cumulative_sum"):
+        r.rule(np.cumulative_sum, _cumulative_rrule(np.cumulative_sum, "sum"))
+        r.rule(np.cumulative_prod, _cumulative_rrule(np.cumulative_prod, "prod"))

@@ -30,6 +30,7 @@ from .errors import (
 from .registry import RuleRegistry, default_registry
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
 from .transform.build import Adjoint, build_adjoint
+from .transform.kinds import kind_of
 
 # -- the adjoint cache ------------------------------------------------------------------
 
@@ -44,16 +45,15 @@ class AdjointCache:
     def __init__(self):
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def get(self, fn, wrt, registry: RuleRegistry) -> Adjoint:
+    def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
         entries = self._by_fn.get(fn)
         if entries is None:
             entries = self._by_fn[fn] = {}
-        key = (wrt, registry.version)
+        key = (wrt, registry.version, kinds_key)
         adj = entries.get(key)
         if adj is None:
-            adj = build_adjoint(
-                fn, wrt, registry, functools.partial(LazyAdjoint, registry=registry)
-            )
+            adjoint_of = functools.partial(LazyAdjoint, registry=registry)
+            adj = build_adjoint(fn, wrt, registry, adjoint_of, kinds_key=kinds_key)
             entries[key] = adj
         return adj
 
@@ -68,28 +68,37 @@ def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
     return cache
 
 
-def get_adjoint(fn, wrt, registry: RuleRegistry) -> Adjoint:
-    return adjoint_cache(registry).get(fn, wrt, registry)
+def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+    return adjoint_cache(registry).get(fn, wrt, registry, kinds_key)
+
+
+def kinds_key(args, kwargs):
+    """What the adjoint is specialized on: the kinds (scalar, array rank) of the arguments."""
+    pos = tuple(kind_of(a) for a in args)
+    if not kwargs:
+        return pos, ()
+    return pos, tuple(sorted((k, kind_of(v)) for k, v in kwargs.items()))
 
 
 class LazyAdjoint:
     """The adjoint of a user function called from generated code, built on first use
     (so that recursive functions can refer to their own adjoint)."""
 
-    __slots__ = ("fn", "wrt", "registry", "_adj", "_version")
+    __slots__ = ("fn", "wrt", "registry", "_cache")
 
     def __init__(self, fn, wrt, registry):
         self.fn = fn
         self.wrt = None if wrt is None else tuple(wrt)
         self.registry = registry
-        self._adj = None
-        self._version = -1
+        self._cache = {}
 
     def __call__(self, *args, **kwargs):
-        if self._version != self.registry.version:
-            self._adj = get_adjoint(self.fn, self.wrt, self.registry)
-            self._version = self.registry.version
-        return self._adj.forward(*args, **kwargs)
+        key = (kinds_key(args, kwargs), self.registry.version)
+        adj = self._cache.get(key)
+        if adj is None:
+            adj = get_adjoint(self.fn, self.wrt, self.registry, key[0])
+            self._cache[key] = adj
+        return adj.forward(*args, **kwargs)
 
 
 # -- argument handling --------------------------------------------------------------------
@@ -303,21 +312,26 @@ class _Transformed:
     def registry(self):
         return self._registry if self._registry is not None else default_registry()
 
-    @property
-    def adjoint(self) -> Adjoint:
-        """The generated adjoint (built now if needed)."""
-        return get_adjoint(self.fn, self.wrt, self.registry)
+    def adjoint(self, *args, **kwargs) -> Adjoint:
+        """The generated adjoint for arguments like these (built now if needed)."""
+        key = kinds_key(args, kwargs) if (args or kwargs) else None
+        return get_adjoint(self.fn, self.wrt, self.registry, key)
 
     @property
     def source(self) -> str:
-        """The Python source of the generated forward and backward sweeps."""
-        return self.adjoint.source
+        """The Python source of the generated forward and backward sweeps (general form,
+        not specialized on argument kinds; ``source_for(*args)`` shows a specialization)."""
+        return self.adjoint().source
+
+    def source_for(self, *args, **kwargs) -> str:
+        """The generated source specialized for arguments like these."""
+        return self.adjoint(*args, **kwargs).source
 
     def _run(self, args, kwargs):
         values = _bound_values(self.fn, args, kwargs, self.wrt)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
-        adj = self.adjoint
+        adj = self.adjoint(*args, **kwargs)
         out, pullback = run_forward(adj, args, kwargs)
         if self.has_aux:
             if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -432,7 +446,7 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     values = _bound_values(fn, args, kwargs, names)
     for name, value in zip(names, values, strict=True):
         _check_differentiable(fn, name, value)
-    adj = get_adjoint(fn, names, reg)
+    adj = get_adjoint(fn, names, reg, kinds_key(args, kwargs))
     y, pullback = run_forward(adj, args, kwargs)
     return y, VJPPullback(fn, y, pullback, values, names, single)
 

@@ -90,6 +90,7 @@ ZERO = _Zero()
 NO_TANGENT = _NoTangent()
 
 _PY_SCALARS = (float, int, bool, complex)
+_FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})
 _FLOAT_KINDS = "fc"
 
 
@@ -122,21 +123,25 @@ class IndexedCotangent:
 
     def dense(self) -> np.ndarray:
         """Scatter every entry into one new array (repeated indices accumulate)."""
-        entries = []
+        indices = []
+        values = []
         node = self
         base = None
         while node is not None:
-            entries.append((node.index, node.value))
+            indices.append(node.index)
+            values.append(node.value)
             if node.base is not None:
                 base = node.base
             node = node.parent
+        indices.reverse()
+        values.reverse()
         if base is not None:
             out = np.array(densify(base), dtype=self.dtype, copy=True)
-            out = np.broadcast_to(out, self.shape).copy() if out.shape != self.shape else out
+            if out.shape != self.shape:
+                out = np.broadcast_to(out, self.shape).copy()
         else:
             out = np.zeros(self.shape, dtype=self.dtype)
-        for index, value in reversed(entries):
-            _scatter_add(out, index, value)
+        _scatter_entries(out, indices, values)
         return out
 
     # Arithmetic turns the chain into a dense array first.
@@ -186,6 +191,30 @@ def _needs_add_at(index) -> bool:
     if isinstance(index, _ndarray):
         return index.dtype.kind != "b"
     return False
+
+
+_SCALAR_VALUE_TYPES = frozenset({float, int, np.float64, np.float32, np.float16})
+
+
+def _scatter_entries(out: np.ndarray, indices: list, values: list) -> None:
+    """Add ``values[k]`` at ``indices[k]`` into ``out``. Reads of single elements by
+    integer position (the scalar-loop case) are summed in one vectorized pass."""
+    if not indices:
+        return
+    if (
+        out.ndim == 1
+        and out.dtype.kind == "f"
+        and set(map(type, indices)) == {int}
+        and set(map(type, values)) <= _SCALAR_VALUE_TYPES
+    ):
+        where = np.asarray(indices)
+        where[where < 0] += out.shape[0]
+        out += np.bincount(where, weights=values, minlength=out.shape[0]).astype(
+            out.dtype, copy=False
+        )
+        return
+    for index, value in zip(indices, values, strict=True):
+        _scatter_add(out, index, value)
 
 
 def _scatter_add(out: np.ndarray, index, value) -> None:
@@ -256,6 +285,8 @@ def _with_base(chain: IndexedCotangent, dense) -> IndexedCotangent:
 
 def getitem_cotangent(acc, x, index, g):
     """Add the cotangent ``g`` of ``x[index]`` to ``acc``, the cotangent accumulated for ``x``."""
+    if type(acc) is IndexedCotangent and type(index) is int and type(g) in _FAST_VALUES:
+        return IndexedCotangent(acc.shape, acc.dtype, index, g, acc)  # the scalar-loop case
     if g is ZERO or g is NO_TANGENT:
         return acc
     if isinstance(x, _ndarray):
@@ -380,3 +411,35 @@ def is_differentiable_value(v) -> bool:
     if isinstance(v, (_ndarray, np.generic)):
         return v.dtype.kind in _FLOAT_KINDS
     return False
+
+
+def fold_reads(acc, x, chain):
+    """Add the cotangents of the reads ``x[index]`` recorded in ``chain`` to ``acc``.
+
+    ``chain`` is ``None`` or a linked triple ``(index, cotangent, rest)`` that the reverse
+    sweep builds with one tuple per read, so a loop reading ``x[i]`` n times costs n small
+    tuples and one dense array.
+    """
+    if chain is None:
+        return acc
+    indices = []
+    values = []
+    while chain is not None:
+        index, value, chain = chain
+        if value is not ZERO and value is not NO_TANGENT:
+            indices.append(index)
+            values.append(densify(value))
+    if not indices:
+        return acc
+    indices.reverse()
+    values.reverse()
+    if isinstance(x, _ndarray):
+        if is_zero(acc):
+            out = np.zeros(x.shape, dtype=_cotangent_dtype(x))
+        else:
+            out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+        _scatter_entries(out, indices, values)
+        return out
+    for index, value in zip(indices, values, strict=True):
+        acc = getitem_cotangent(acc, x, index, value)
+    return densify(acc)

@@ -16,6 +16,7 @@ from ..errors import Diagnostic
 from ..source import load_source
 from .analyze import analyze
 from .codegen import generate
+from .kinds import infer, kind_of
 from .normalize import normalize
 from .reverse import ReverseBuilder
 from .ssa import to_ssa
@@ -55,9 +56,10 @@ def parameter_names(tree) -> list[str]:
     return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs]
 
 
-def build_adjoint(fn, wrt, registry, adjoint_of, check=True) -> Adjoint:
+def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> Adjoint:
     """Transform ``fn`` into an :class:`Adjoint` differentiated in the parameters ``wrt``
-    (``None`` means every parameter)."""
+    (``None`` means every parameter), specialized on the argument kinds in ``kinds_key``
+    (``(positional kinds, sorted (name, kind) pairs)``, see :mod:`.kinds`)."""
     fs = load_source(fn)
     if check:
         _check(fn, registry)
@@ -66,6 +68,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True) -> Adjoint:
     norm = normalize(fs)
     loops = to_ssa(norm.tree, norm.params, norm.flags)
     activity = analyze(norm.tree, list(wrt), registry)
+    kinds = infer(norm.tree, _param_kinds(fn, kinds_key), registry)
 
     def diagnostic(node, code, message, why, fix):
         filename, line, col = fs.location(node)
@@ -73,7 +76,9 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True) -> Adjoint:
             code, message, filename, line, col, fs.end_col(node), fs.file_line(line), why, fix
         )
 
-    builder = ReverseBuilder(fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic)
+    builder = ReverseBuilder(
+        fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds
+    )
     builder.plan_pullbacks()
     forward, backward, saved, ret_name = builder.build()
     stacks = [info.stack for info in loops if getattr(info, "has_reverse", False)]
@@ -96,6 +101,25 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True) -> Adjoint:
         line_map=code.line_map,
         fs=fs,
     )
+
+
+def _param_kinds(fn, kinds_key) -> dict:
+    """Map the kinds of a call's arguments to parameter names (defaults included)."""
+    import inspect
+
+    if kinds_key is None:
+        return {}
+    positional, keywords = kinds_key
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(*positional, **dict(keywords))
+    except TypeError:
+        return {}
+    out = dict(bound.arguments)
+    for name, p in sig.parameters.items():
+        if name not in out and p.default is not p.empty:
+            out[name] = kind_of(p.default)
+    return out
 
 
 def _assigned_in_compounds(tree) -> set[str]:

@@ -12,7 +12,15 @@ import linecache
 import os
 from dataclasses import dataclass
 
-from ..tangents import NO_TANGENT, ZERO, add, densify, getitem_cotangent, unbroadcast
+from ..tangents import (
+    NO_TANGENT,
+    ZERO,
+    add,
+    densify,
+    fold_reads,
+    getitem_cotangent,
+    unbroadcast,
+)
 from .code import Line, render
 
 _serial = itertools.count(1)
@@ -52,6 +60,7 @@ def runtime_namespace() -> dict:
         "unbroadcast": unbroadcast,
         "densify": densify,
         "getitem_cotangent": getitem_cotangent,
+        "fold_reads": fold_reads,
         "tuple_item": runtime.tuple_item,
         "dict_item": runtime.dict_item,
         "sequence_cotangent": runtime.sequence_cotangent,

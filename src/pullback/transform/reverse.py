@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import itertools
 import keyword
+import math
+import re
 
 import gast
 
@@ -40,6 +42,8 @@ from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
 from .analyze import names_in
 from .code import Compound, Line, identifiers, walk_reads
+from .inline import inline_form
+from .kinds import SCALAR as SCALAR_KIND
 from .normalize import RET
 from .ssa import SnapshotPoint
 
@@ -73,7 +77,9 @@ def index_expr(node) -> str:
 class ReverseBuilder:
     """Builds the forward and backward code (as :mod:`.code` blocks) for one function."""
 
-    def __init__(self, fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic):
+    def __init__(
+        self, fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds=None
+    ):
         self.fs = fs
         self.norm = norm
         self.tree = norm.tree
@@ -84,6 +90,7 @@ class ReverseBuilder:
         self.wrt = wrt
         self.adjoint_of = adjoint_of  # (fn, active param names) -> LazyAdjoint
         self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
+        self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
         self.primal = self._primal_names()
         self.prefix = self._adjoint_prefix()
@@ -96,12 +103,14 @@ class ReverseBuilder:
         self.loop_stack: list = []
         self.loop_ids: dict[int, int] = {}
         self.problems: list = []
+        self.alias: dict[str, str] = {}
+        self.block_defs: list[set] = []
 
     # -- names --------------------------------------------------------------------
     def _primal_names(self) -> set[str]:
         names = set(self.norm.params)
         for n in gast.walk(self.tree):
-            if isinstance(n, gast.Name):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 names.add(n.id)
             elif isinstance(n, gast.For):
                 names.add(n.target.id)
@@ -153,8 +162,15 @@ class ReverseBuilder:
         for p in self.wrt:
             if state.get(p) == "Z":
                 results.append("ZERO")
+            elif p in self.subscript_bases:
+                results.append(f"fold_reads({self.adj(p)}, {p}, {self.reads_chain(p)})")
             else:
                 results.append(f"densify({self.adj(p)})")
+        chains = sorted(
+            self.reads_chain(n) for n in self.subscript_bases if self.activity.is_active(n)
+        )
+        if chains:
+            body.insert(0, Line(" = ".join(chains) + " = None"))
         tail = ", ".join(results) + ("," if len(results) == 1 else "")
         body.append(Line(f"return ({tail})"))
         if self.problems:
@@ -166,9 +182,31 @@ class ReverseBuilder:
     # -- reverse ----------------------------------------------------------------------
     def rev_block(self, stmts, state) -> list:
         out: list = []
+        self.block_defs.append({s.targets[0].id for s in stmts if isinstance(s, gast.Assign)})
         for s in reversed(stmts):
+            if isinstance(s, (gast.If, gast.For, gast.While)):
+                self.flush_aliases(out, s.lineno)
             out.extend(self.rev_stmt(s, state))
+        self.flush_aliases(out, getattr(stmts[0], "lineno", None) if stmts else None)
+        self.block_defs.pop()
         return out
+
+    # An adjoint that is a plain copy of another (d_a = d_b) is not written: later code
+    # reads d_b directly. Only names defined in the block being reversed are aliased, and
+    # an alias is written out before its target changes or control flow branches.
+    def ref(self, name: str) -> str:
+        return self.alias.get(name) or self.adj(name)
+
+    def flush_aliases(self, out, line, pointing_to=None):
+        for name, target in list(self.alias.items()):
+            if pointing_to is None or target == pointing_to:
+                if target != self.adj(name):
+                    out.append(Line(f"{self.adj(name)} = {target}", src=line))
+                del self.alias[name]
+
+    def write(self, name, out, line):
+        """About to assign the adjoint of ``name``: settle aliases that read it."""
+        self.flush_aliases(out, line, pointing_to=self.adj(name))
 
     def rev_stmt(self, s, state) -> list:
         if isinstance(s, gast.Assign):
@@ -184,21 +222,49 @@ class ReverseBuilder:
         if not self.activity.is_active(name):
             return
         a = self.adj(name)
+        self.write(name, out, src_line)
         if state.get(name) == "Z":
-            out.append(Line(f"{a} = {expr}", frozenset(reads), src_line))
             state[name] = "M"
+            if expr == a:  # the adjoint already holds this value
+                self.alias.pop(name, None)
+                return
+            if (
+                _IDENTIFIER.fullmatch(expr)
+                and self.block_defs
+                and name in self.block_defs[-1]
+                and name not in self.subscript_bases
+            ):
+                self.alias[name] = expr
+                return
+            out.append(Line(f"{a} = {expr}", frozenset(reads), src_line))
+            return
+        current = self.alias.pop(name, a)
+        if self.kinds.get(name) is not None:
+            # Scalars and arrays (and ZERO, IndexedCotangent) add with "+".
+            out.append(Line(f"{a} = {current} + {expr}", frozenset(reads), src_line))
         else:
-            out.append(Line(f"{a} = add({a}, {expr})", frozenset(reads), src_line))
+            out.append(Line(f"{a} = add({current}, {expr})", frozenset(reads), src_line))
+
+    def same_shape(self, operand, other, result) -> bool:
+        """True when ``operand`` provably has the shape of ``result`` (no unbroadcast)."""
+        if isinstance(other, gast.Constant) and isinstance(other.value, (int, float)):
+            return True
+        if isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND:
+            return True
+        if isinstance(operand, gast.Name):
+            k = self.kinds.get(operand.id)
+            return k is not None and k == self.kinds.get(result)
+        return False
 
     def rev_assign(self, s, state) -> list:
         t = s.targets[0].id
         if not self.activity.is_active(t) or state.get(t) == "Z":
             return []
-        g = self.adj(t)
         line = s.lineno
         out: list = []
         if t in self.subscript_bases:
-            out.append(Line(f"{g} = densify({g})", src=line))
+            self.fold(t, out, line)
+        g = self.alias.pop(t, None) or self.adj(t)
         state[t] = "Z"  # consumed: earlier (in reverse) contributions start afresh
         v = s.value
         if isinstance(v, gast.Name):
@@ -244,16 +310,20 @@ class ReverseBuilder:
         op = type(v.op)
         an = a.id if isinstance(a, gast.Name) else None
         bn = b.id if isinstance(b, gast.Name) else None
-        # With a constant on one side the result has the other side's shape.
-        a_ub = not isinstance(b, gast.Constant)
-        b_ub = not isinstance(a, gast.Constant)
+        # With a scalar on one side the result has the other side's shape.
+        a_ub = not self.same_shape(a, b, t)
+        b_ub = not self.same_shape(b, a, t)
         sa, sb = src(a), src(b)
 
         def ub(expr, x, needed):
             return f"unbroadcast({expr}, {x})" if needed else expr
 
         reads_a = {n for n in (an, bn) if n}
-        if op is gast.Add:
+        if an and an == bn and op in (gast.Add, gast.Mult):
+            # x + x and x * x: one contribution instead of two.
+            expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {sa}"
+            self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+        elif op is gast.Add:
             if an:
                 self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
             if bn:
@@ -299,21 +369,28 @@ class ReverseBuilder:
             args = [x for x in (a, b)]
             self.rev_pullback_call(pb, g, args, state, out, line, trusted=True, name="matmul")
 
+    def reads_chain(self, name: str) -> str:
+        return f"_reads_{name.lstrip('_')}" if not name.startswith("_t") else f"_reads{name}"
+
     def rev_subscript(self, t, g, v, state, out, line):
         base = v.value
         if not isinstance(base, gast.Name) or not self.activity.is_active(base.id):
             return
-        acc = "ZERO" if state.get(base.id) == "Z" else self.adj(base.id)
-        index = index_expr(v.slice)
-        reads = {base.id} | set(names_in(v.slice))
-        out.append(
-            Line(
-                f"{self.adj(base.id)} = getitem_cotangent({acc}, {base.id}, {index}, {g})",
-                frozenset(reads),
-                line,
-            )
-        )
-        state[base.id] = "M"
+        b = base.id
+        if state.get(b) == "Z":  # the chain and the adjoint are consumed together
+            out.append(Line(f"{self.adj(b)} = ZERO", src=line))
+            state[b] = "M"
+        chain = self.reads_chain(b)
+        out.append(Line(f"{chain} = ({index_expr(v.slice)}, {g}, {chain})", src=line))
+
+    def fold(self, name, out, line):
+        """Fold the recorded index reads of ``name`` into its adjoint."""
+        a = self.adj(name)
+        current = self.alias.pop(name, a)
+        self.write(name, out, line)
+        chain = self.reads_chain(name)
+        out.append(Line(f"{a} = fold_reads({current}, {name}, {chain})", src=line))
+        out.append(Line(f"{chain} = None", src=line))
 
     def rev_call(self, s, t, g, v, state, out):
         line = s.lineno
@@ -379,16 +456,23 @@ class ReverseBuilder:
         arg_src = ", ".join(src(a) for a in args)
         reads = {a.id for a in args if isinstance(a, gast.Name)} | {t}
         fname = getattr(rule.fn, "__name__", "fn")
+        form = inline_form(rule) if len(args) == 1 else None
         for k, a in enumerate(args):
             if not self.is_active_arg(a):
+                continue
+            if form is not None:
+                self.ns.setdefault("_math", math)
+                deriv = form.format(src(a), y=t)
+                expr = f"{g} * {deriv}"
+                self.contrib(a.id, expr, reads, state, line, out)
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
             expr = f"{g} * {dname}({t}, {arg_src})"
-            others_const = all(isinstance(o, gast.Constant) for j, o in enumerate(args) if j != k)
-            if len(args) > 1 and not others_const:
+            others = [o for j, o in enumerate(args) if j != k]
+            if others and not all(self.same_shape(a, o, t) for o in others):
                 expr = f"unbroadcast({expr}, {a.id})"
             self.contrib(a.id, expr, reads, state, line, out)
 
@@ -519,6 +603,14 @@ class ReverseBuilder:
             body = self.fwd_block(s.body)
             if not getattr(info, "has_reverse", False):
                 return [Compound(header, body, src=s.lineno)]
+            if isinstance(s, gast.For) and not _breaks(s.body):
+                # Every iteration runs to its end: the count is the range's length.
+                rng = f"_range{self.loop_id(info)}"
+                return [
+                    Line(f"{rng} = {src(s.iter)}", src=s.lineno),
+                    Line(f"{info.counter} = len({rng})", src=s.lineno),
+                    Compound(f"for {s.target.id} in {rng}:", body, src=s.lineno),
+                ]
             body.insert(0, Line(f"{info.counter} += 1", src=s.lineno))
             return [
                 Line(f"{info.counter} = 0", src=s.lineno),
@@ -700,6 +792,16 @@ def _adjoints_touched(block, builder) -> set[str]:
     return out
 
 
+def _breaks(stmts) -> bool:
+    """Whether a loop body may leave its loop early (not counting nested loops)."""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
 def _loops_in(block):
     for item in block:
         if isinstance(item, Compound):
@@ -725,5 +827,6 @@ def _pos(d):
 
 
 _MISSING = object()
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 __all__ = ["ReverseBuilder", "RET"]

@@ -217,8 +217,7 @@ class SSARenamer:
                 self.note_assigned(h)
             vmap[name] = h
         self.loops.append(info)
-        for name, h in info.carried.items():
-            info.assigned.add(h)
+        info.assigned.update(info.carried.values())
         body_map = dict(vmap)
         if isinstance(s, gast.For):
             var = s.target.id

@@ -1,0 +1,146 @@
+"""Step 5c: what kind of value each SSA name holds, given the kinds of the arguments.
+
+A *kind* is ``SCALAR`` (shape ``()``: Python and NumPy scalars, 0-d arrays), ``("array",
+ndim)``, or ``None`` (not known: containers, objects, results of calls this pass does not
+model). Adjoints are specialized on the kinds of their arguments, so that
+
+* ``unbroadcast`` is left out where the operand provably has the result's shape, and
+* cotangents of names that are provably scalars or arrays accumulate with ``+``.
+
+>>> kind_of(1.0), kind_of(np.zeros((2, 3))), kind_of([1.0])
+('scalar', ('array', 2), None)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import gast
+import numpy as np
+
+from ..registry import SCALAR as SCALAR_RULE
+
+SCALAR = "scalar"
+
+_SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
+_REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
+
+
+def kind_of(value):
+    """The kind of a run-time value."""
+    t = type(value)
+    if t is float or t is int or t is bool:
+        return SCALAR
+    if t is np.ndarray:
+        return SCALAR if value.ndim == 0 else ("array", value.ndim)
+    if isinstance(value, np.generic):
+        return SCALAR
+    return None
+
+
+def join(a, b):
+    return a if a == b else None
+
+
+def _broadcast(a, b):
+    if a is None or b is None:
+        return None
+    if a == SCALAR:
+        return b
+    if b == SCALAR:
+        return a
+    return ("array", max(a[1], b[1]))
+
+
+def infer(tree, param_kinds: dict, registry) -> dict:
+    """Kinds of the names of a normalized SSA function (a fixed point over loops)."""
+    kinds: dict = dict(param_kinds)
+    for _ in range(20):
+        before = dict(kinds)
+        _block(tree.body, kinds, registry)
+        if kinds == before:
+            break
+    return kinds
+
+
+def _block(stmts, kinds, registry):
+    for s in stmts:
+        if isinstance(s, gast.Assign):
+            name = s.targets[0].id
+            k = _value_kind(s.value, kinds, registry)
+            kinds[name] = join(kinds[name], k) if name in kinds else k
+        elif isinstance(s, gast.If):
+            _block(s.body, kinds, registry)
+            _block(s.orelse, kinds, registry)
+        elif isinstance(s, (gast.For, gast.While)):
+            if isinstance(s, gast.For):
+                kinds[s.target.id] = SCALAR  # loops are over range() after normalization
+            _block(s.body, kinds, registry)
+
+
+def _atom(node, kinds):
+    if isinstance(node, gast.Constant):
+        v = node.value
+        return SCALAR if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if isinstance(node, gast.Name):
+        return kinds.get(node.id)
+    return None
+
+
+def _value_kind(v, kinds, registry):
+    if isinstance(v, (gast.Name, gast.Constant)):
+        return _atom(v, kinds)
+    if isinstance(v, gast.BinOp):
+        if isinstance(v.op, gast.MatMult):
+            return None
+        return _broadcast(_atom(v.left, kinds), _atom(v.right, kinds))
+    if isinstance(v, gast.UnaryOp):
+        if isinstance(v.op, (gast.USub, gast.UAdd)):
+            return _atom(v.operand, kinds)
+        return None
+    if isinstance(v, gast.Subscript):
+        base = _atom(v.value, kinds)
+        if base is None or base == SCALAR:
+            return None
+        index = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
+        if all(_atom(i, kinds) == SCALAR for i in index) and _all_int_like(index, kinds):
+            left = base[1] - len(index)
+            if left == 0:
+                return SCALAR
+            if left > 0:
+                return ("array", left)
+        return None
+    if isinstance(v, gast.Call):
+        callee = getattr(v, "pb_callee", None)
+        if callee is None or callee.kind != "object":
+            return None
+        fn = callee.obj
+        if _member(fn, _SCALAR_CALLS) or getattr(math, getattr(fn, "__name__", ""), None) is fn:
+            return SCALAR
+        rule = registry.lookup(fn)
+        if rule is not None and rule.kind == SCALAR_RULE and not v.keywords:
+            out = SCALAR
+            for a in v.args:
+                out = _broadcast(out, _atom(a, kinds))
+            return out
+        if _member(fn, _REDUCTIONS) and len(v.args) == 1 and not v.keywords:
+            return SCALAR
+        return None
+    return None
+
+
+def _all_int_like(index, kinds) -> bool:
+    # A scalar index must be an integer for the read to drop an axis; float indices fail
+    # at run time anyway, so any scalar-kinded atom counts (bools are constants here).
+    for i in index:
+        if isinstance(i, gast.Constant) and not isinstance(i.value, int):
+            return False
+    return True
+
+
+def _member(fn, table) -> bool:
+    try:
+        return fn in table
+    except TypeError:
+        return False

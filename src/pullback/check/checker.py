@@ -176,7 +176,7 @@ class FunctionChecker(gast.NodeVisitor):
                 fix="differentiate a plain (synchronous) function and await results outside it "
                 f"({codes.see('PB403')}).",
             )
-        self._check_arguments(self.tree.args, "the definition")
+        self._check_arguments(self.tree.args, "the definition", self.tree.name)
         for stmt in self.tree.body:
             self.visit(stmt)
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))
@@ -248,16 +248,19 @@ class FunctionChecker(gast.NodeVisitor):
         return gast.unparse(node).strip()
 
     # -- definitions ----------------------------------------------------------------------------
-    def _check_arguments(self, args, where):
+    def _check_arguments(self, args, where, fname="f"):
         if args.vararg is not None:
             name = args.vararg.id
+            before = [a.id for a in args.posonlyargs + args.args]
+            params = ", ".join(before + [name])
+            call = ", ".join(before + ["(a, b)"])
             self.report(
                 args.vararg,
                 "PB410",
                 f"star-arguments: '*{name}' in {where}",
                 shift=1,
-                fix=f"list the parameters one by one, or take a tuple `def f(x, {name}):` and "
-                f"pass `f(x, (a, b))` ({codes.see('PB410')}).",
+                fix=f"list the parameters one by one, or take a tuple: `def {fname}({params}):` "
+                f"called as `{fname}({call})` ({codes.see('PB410')}).",
             )
         if args.kwarg is not None:
             name = args.kwarg.id
@@ -279,7 +282,7 @@ class FunctionChecker(gast.NodeVisitor):
             fix=f"define '{node.name}' at module level and pass what it uses as arguments; "
             f"pullback then checks and transforms it as a call ({codes.see('PB405')}).",
         )
-        self._check_arguments(node.args, f"'{node.name}'")
+        self._check_arguments(node.args, f"'{node.name}'", node.name)
         self.visit_all(node.body)
 
     def visit_AsyncFunctionDef(self, node):
@@ -291,7 +294,7 @@ class FunctionChecker(gast.NodeVisitor):
             fix="differentiate a plain (synchronous) function and await results outside it "
             f"({codes.see('PB403')}).",
         )
-        self._check_arguments(node.args, f"'{node.name}'")
+        self._check_arguments(node.args, f"'{node.name}'", node.name)
         self.visit_all(node.body)
 
     def visit_ClassDef(self, node):
@@ -378,10 +381,7 @@ class FunctionChecker(gast.NodeVisitor):
                     f"e.g. `{base} = {{'other': {base}['other']}}`"
                 )
             else:
-                if isinstance(index, gast.Constant) and isinstance(index.value, int):
-                    after = str(index.value + 1)
-                else:
-                    after = f"{self.text(index)} + 1"
+                after = _plus_one(self.text(index))
                 fix = (
                     "build a new list without the element, e.g. "
                     f"`{base} = {base}[:{self.text(index)}] + {base}[{after}:]`"
@@ -614,11 +614,12 @@ class FunctionChecker(gast.NodeVisitor):
             lower = self.text(index.lower) if index.lower is not None else None
             upper = self.text(index.upper) if index.upper is not None else None
             positions = f"np.arange({base}.size)"
-            if op is None and not _is_scalar_literal(value):
+            if not _is_scalar_literal(value):
+                middle = f"{base}[{lower or ''}:{upper or ''}]"
                 pieces = []
                 if lower is not None:
                     pieces.append(f"{base}[:{lower}]")
-                pieces.append(value_text)
+                pieces.append(combined(middle))
                 if upper is not None:
                     pieces.append(f"{base}[{upper}:]")
                 return f"{base} = np.concatenate([{', '.join(pieces)}])"
@@ -627,7 +628,7 @@ class FunctionChecker(gast.NodeVisitor):
                 conditions.append(f"({positions} >= {lower})")
             if upper is not None:
                 conditions.append(f"({positions} < {upper})")
-            mask = " & ".join(conditions)
+            mask = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
             return f"{base} = np.where({mask}, {combined(base)}, {base})"
         if isinstance(index, (gast.Slice, gast.Tuple)):
             return (f"{base} = np.where(mask, {combined(base)}, {base})", " with a boolean `mask`")
@@ -700,7 +701,10 @@ class FunctionChecker(gast.NodeVisitor):
         self._check_call(node)
         self.visit(node.func)
         for arg in node.args:
-            self.visit(arg)
+            if isinstance(arg, gast.Starred):
+                self.visit_Starred(arg, "a call")
+            else:
+                self.visit(arg)
         for kw in node.keywords:
             if kw.arg is None:
                 name = self.text(kw.value)
@@ -713,14 +717,17 @@ class FunctionChecker(gast.NodeVisitor):
                 )
             self.visit(kw.value)
 
-    def visit_Starred(self, node):
-        where = "a call" if isinstance(node.ctx, gast.Load) else "an assignment"
+    def visit_Starred(self, node, where="a display"):
+        value = self.text(node.value)
+        if where == "a call":
+            fix = f"pass the values one by one, e.g. `f({value}[0], {value}[1])`"
+        else:
+            fix = f"write the elements out, e.g. `({value}[0], {value}[1])`, or use `+` on tuples"
         self.report(
             node,
             "PB410",
             f"star-arguments: '{self.text(node)}' in {where}",
-            fix=f"pass the values one by one, e.g. `f({self.text(node.value)}[0], "
-            f"{self.text(node.value)}[1])` ({codes.see('PB410')}).",
+            fix=f"{fix} ({codes.see('PB410')}).",
         )
         self.visit(node.value)
 
@@ -754,7 +761,7 @@ class FunctionChecker(gast.NodeVisitor):
             self.visit_all(comp.ifs)
             if comp.is_async:
                 self.report(
-                    comp,
+                    comp.target,
                     "PB403",
                     "async comprehension cannot be differentiated",
                     fix=f"collect the values before calling the function ({codes.see('PB403')}).",
@@ -1052,6 +1059,14 @@ def _parenthesize(node, text, op) -> str:
     return text
 
 
+def _plus_one(index: str) -> str:
+    """``index + 1`` as source, folded when ``index`` is an integer literal."""
+    try:
+        return str(int(index) + 1)
+    except ValueError:
+        return f"{index} + 1"
+
+
 def _args_text(node, text, start=0) -> list[str]:
     return [text(a) for a in node.args[start:]]
 
@@ -1059,7 +1074,10 @@ def _args_text(node, text, start=0) -> list[str]:
 def _inplace_method_fix(receiver, name, node, text) -> str:
     args = _args_text(node, text)
     if name == "sort":
-        return f"use the function that returns a new array: `{receiver} = np.sort({receiver})`"
+        return (
+            f"use a function that returns a new array: `{receiver} = np.sort({receiver})`, or "
+            f"`{receiver} = {receiver}[np.argsort({receiver})]` for a 1-d array"
+        )
     if name == "partition":
         kth = args[0] if args else "k"
         return f"use `{receiver} = np.partition({receiver}, {kth})`, which returns a new array"
@@ -1092,7 +1110,7 @@ def _container_fix(receiver, name, node, text) -> str:
     if name == "insert":
         value = args[1] if len(args) > 1 else "v"
         return (
-            f"make a new sequence: `{receiver} = {receiver}[:{first}] + ({value},) + "
+            f"make a new list: `{receiver} = {receiver}[:{first}] + [{value}] + "
             f"{receiver}[{first}:]`"
         )
     if name == "pop":
@@ -1101,7 +1119,7 @@ def _container_fix(receiver, name, node, text) -> str:
             return f"read and rebind: `v = {receiver}[-1]` then `{receiver} = {receiver}[:-1]`"
         return (
             f"read and rebind: `v = {receiver}[{index}]` then "
-            f"`{receiver} = {receiver}[:{index}] + {receiver}[{index} + 1:]`"
+            f"`{receiver} = {receiver}[:{index}] + {receiver}[{_plus_one(index)}:]`"
         )
     if name == "reverse":
         return f"make a reversed copy: `{receiver} = {receiver}[::-1]`"
@@ -1134,7 +1152,8 @@ def _inplace_function_fix(obj, node, text) -> str:
     if name == "fill_diagonal":
         value = args[1] if len(args) > 1 else "v"
         return (
-            f"build a new array: `{target} = np.where(np.eye(*{target}.shape, dtype=bool), "
+            "build a new array: `"
+            f"{target} = np.where(np.eye({target}.shape[0], {target}.shape[1], dtype=bool), "
             f"{value}, {target})`"
         )
     if name in ("put", "place", "putmask"):
@@ -1145,5 +1164,9 @@ def _inplace_function_fix(obj, node, text) -> str:
 
 
 def is_coroutine(obj) -> bool:
-    target = inspect.unwrap(obj) if callable(obj) else obj
-    return inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+    """Whether ``obj`` (or what it wraps) is an ``async def`` function."""
+    try:
+        target = inspect.unwrap(obj) if callable(obj) else obj
+        return inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+    except Exception:  # noqa: BLE001 - an odd object is simply not a coroutine function
+        return False

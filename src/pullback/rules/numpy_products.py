@@ -1,31 +1,56 @@
-"""Products: dot, matmul, outer."""
+"""Products: dot, vdot, matmul, inner, outer, tensordot, einsum, kron, cross, trace,
+vecdot and linalg.multi_dot (plus the numpy.linalg array-API spellings).
+
+For a product ``y = a * b`` (bilinear, no conjugation) the cotangents are
+``da = dy * conj(b)`` and ``db = conj(a) * dy`` contracted appropriately; for real values
+``conj`` is the identity and costs nothing.
+"""
 
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
-from ._util import ZERO, unbroadcast
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    bind,
+    conj,
+    densify,
+    finalize,
+    finalize_like,
+    zeros_for,
+)
 
 FAMILY = "numpy_products"
 
 
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
 def _matmul_grads(dy, a, b):
+    """Cotangents of ``a @ b`` (NumPy matmul semantics, with broadcasting)."""
     a = np.asarray(a)
     b = np.asarray(b)
-    dy = np.asarray(dy)
+    dy = np.asarray(densify(dy))
+    ca = conj(a)
+    cb = conj(b)
     if a.ndim == 1 and b.ndim == 1:
-        return dy * b, dy * a
+        return dy * cb, ca * dy
     if a.ndim == 1:
-        da = np.matmul(b, dy[..., None])[..., 0] if b.ndim > 1 else dy * b
-        db = a[:, None] * dy[..., None, :]
-        return unbroadcast(da, a), unbroadcast(db, b)
+        # y[..., m] = sum_k a[k] b[..., k, m]
+        da = np.matmul(cb, dy[..., None])[..., 0]
+        db = ca[:, None] * dy[..., None, :]
+        return da, db
     if b.ndim == 1:
-        da = dy[..., :, None] * b
-        db = np.matmul(np.swapaxes(a, -1, -2), dy[..., None])[..., 0]
-        return unbroadcast(da, a), unbroadcast(db, b)
-    da = np.matmul(dy, np.swapaxes(b, -1, -2))
-    db = np.matmul(np.swapaxes(a, -1, -2), dy)
-    return unbroadcast(da, a), unbroadcast(db, b)
+        # y[..., n] = sum_k a[..., n, k] b[k]
+        da = dy[..., :, None] * cb
+        db = np.matmul(_t(ca), dy[..., None])[..., 0]
+        return da, db
+    return np.matmul(dy, _t(cb)), np.matmul(_t(ca), dy)
 
 
 def _matmul_rrule(a, b, **kwargs):
@@ -33,11 +58,66 @@ def _matmul_rrule(a, b, **kwargs):
 
     def matmul_pullback(dy):
         if dy is ZERO:
-            return ZERO, ZERO
+            return zeros_for((a, b))
         da, db = _matmul_grads(dy, a, b)
-        return unbroadcast(da, a), unbroadcast(db, b)
+        return finalize(da, a), finalize(db, b)
 
     return y, matmul_pullback
+
+
+def _tensordot_axes(a_ndim, b_ndim, axes):
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        return list(range(a_ndim - n, a_ndim)), list(range(n))
+    ia, ib = axes
+    ia = [ia] if isinstance(ia, (int, np.integer)) else list(ia)
+    ib = [ib] if isinstance(ib, (int, np.integer)) else list(ib)
+    return [i % a_ndim for i in ia], [i % b_ndim for i in ib]
+
+
+def _tensordot_grads(dy, a, b, ia, ib):
+    """Cotangents of ``tensordot(a, b, (ia, ib))``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    g = np.asarray(densify(dy))
+    fa = [i for i in range(a.ndim) if i not in ia]
+    fb = [i for i in range(b.ndim) if i not in ib]
+    nfa = len(fa)
+    # da: contract g's b-free axes with conj(b)'s free axes; what remains is
+    # fa + (b's contracted axes in increasing order), which match a's axes ia[ib.index(j)].
+    da = np.tensordot(g, conj(b), axes=(list(range(nfa, g.ndim)), fb))
+    da_axes = fa + [ia[ib.index(j)] for j in sorted(ib)]
+    da = np.transpose(da, np.argsort(da_axes))
+    db = np.tensordot(conj(a), g, axes=(fa, list(range(nfa))))
+    db_axes = [ib[ia.index(i)] for i in sorted(ia)] + fb
+    db = np.transpose(db, np.argsort(db_axes))
+    return da, db
+
+
+def _tensordot_rrule(a, b, axes=2):
+    y = np.tensordot(a, b, axes)
+    ia, ib = _tensordot_axes(np.ndim(a), np.ndim(b), axes)
+
+    def tensordot_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b)) + (NO_TANGENT,)
+        da, db = _tensordot_grads(dy, a, b, ia, ib)
+        return finalize(da, a), finalize(db, b), NO_TANGENT
+
+    return y, tensordot_pullback
+
+
+def _linalg_tensordot_rrule(x1, x2, /, *, axes=2):
+    y = np.linalg.tensordot(x1, x2, axes=axes)
+    ia, ib = _tensordot_axes(np.ndim(x1), np.ndim(x2), axes)
+
+    def tensordot_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x1, x2))
+        da, db = _tensordot_grads(dy, x1, x2, ia, ib)
+        return finalize(da, x1), finalize(db, x2)
+
+    return y, tensordot_pullback
 
 
 def _dot_rrule(a, b, **kwargs):
@@ -45,47 +125,355 @@ def _dot_rrule(a, b, **kwargs):
 
     def dot_pullback(dy):
         if dy is ZERO:
-            return ZERO, ZERO
-        an = np.asarray(a)
-        bn = np.asarray(b)
-        if an.ndim == 0 or bn.ndim == 0:
-            return unbroadcast(dy * b, a), unbroadcast(dy * a, b)
-        if bn.ndim <= 2:
-            return _matmul_grads(dy, a, b)
-        # N-d dot: sum over the last axis of a and the second-to-last of b.
-        dyn = np.asarray(dy)
-        b_moved = np.moveaxis(bn, -2, -1).reshape(-1, bn.shape[-2])  # (K, M)
-        g = dyn.reshape(an.shape[:-1] + (-1,))
-        da = np.dot(g, b_moved)
-        a_flat = an.reshape(-1, an.shape[-1])
-        g2 = dyn.reshape(a_flat.shape[0], -1)
-        db = np.dot(a_flat.T, g2)
-        rest = bn.shape[:-2] + bn.shape[-1:]
-        db = np.moveaxis(db.reshape((bn.shape[-2],) + rest), 0, -2)
-        return unbroadcast(da, a), unbroadcast(db, b)
+            return zeros_for((a, b))
+        na, nb = np.ndim(a), np.ndim(b)
+        if na == 0 or nb == 0:
+            g = densify(dy)
+            return finalize(g * conj(b), a), finalize(conj(a) * g, b)
+        # dot sums over the last axis of a and the second-to-last of b (the last if 1-d).
+        da, db = _tensordot_grads(dy, a, b, [na - 1], [max(nb - 2, 0)])
+        return finalize(da, a), finalize(db, b)
 
     return y, dot_pullback
 
 
-def _outer_rrule(a, b):
-    y = np.outer(a, b)
+def _inner_rrule(a, b):
+    y = np.inner(a, b)
+
+    def inner_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b))
+        na, nb = np.ndim(a), np.ndim(b)
+        if na == 0 or nb == 0:
+            g = densify(dy)
+            return finalize(g * conj(b), a), finalize(conj(a) * g, b)
+        da, db = _tensordot_grads(dy, a, b, [na - 1], [nb - 1])
+        return finalize(da, a), finalize(db, b)
+
+    return y, inner_pullback
+
+
+def _vdot_rrule(a, b):
+    y = np.vdot(a, b)
+
+    def vdot_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b))
+        g = densify(dy)
+        # y = sum(conj(a) * b): da = b * conj(dy), db = a * dy.
+        da = np.ravel(b) * conj(g)
+        db = np.ravel(a) * g
+        return finalize_like(da, a), finalize_like(db, b)
+
+    return y, vdot_pullback
+
+
+def _outer_rrule(a, b, **kwargs):
+    y = np.outer(a, b, **kwargs)
 
     def outer_pullback(dy):
         if dy is ZERO:
-            return ZERO, ZERO
-        af = np.ravel(a)
-        bf = np.ravel(b)
-        da = np.reshape(np.dot(dy, bf), np.shape(a))
-        db = np.reshape(np.dot(af, dy), np.shape(b))
-        return unbroadcast(da, a), unbroadcast(db, b)
+            return zeros_for((a, b))
+        g = np.asarray(densify(dy))
+        da = np.matmul(g, conj(np.ravel(b)))
+        db = np.matmul(conj(np.ravel(a)), g)
+        return finalize_like(da, a), finalize_like(db, b)
 
     return y, outer_pullback
 
 
-def register(reg):
-    def r(fn, rule):
-        reg.register(fn, rule, family=FAMILY, trusted=True)
+def _linalg_outer_rrule(x1, x2, /):
+    y = np.linalg.outer(x1, x2)
+    _, back = _outer_rrule(x1, x2)
+    return y, back
 
-    r(np.matmul, _matmul_rrule)
-    r(np.dot, _dot_rrule)
-    r(np.outer, _outer_rrule)
+
+# -- einsum --------------------------------------------------------------------------------
+def _parse_einsum(subscripts, shapes):
+    """Explicit subscripts (ellipses spelled out with unused letters) and the output."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    ins = ins.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError("einsum: the number of subscripts and operands differ")
+    used = set("".join(ins)) | set(out or "")
+    spare = [c for c in string.ascii_letters if c not in used]
+    n_ell = 0
+    for sub, shape in zip(ins, shapes, strict=True):
+        if "..." in sub:
+            n_ell = max(n_ell, len(shape) - (len(sub) - 3))
+    ell = "".join(spare[:n_ell])
+    explicit = []
+    for sub, shape in zip(ins, shapes, strict=True):
+        if "..." in sub:
+            k = len(shape) - (len(sub) - 3)
+            sub = sub.replace("...", ell[n_ell - k :] if k else "")
+        explicit.append(sub)
+    if out is None:
+        counts = {}
+        for sub in explicit:
+            for c in sub:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return explicit, out, spare[n_ell:]
+
+
+def _einsum_rrule(subscripts, *operands, **kwargs):
+    y = np.einsum(subscripts, *operands, **kwargs)
+    if not isinstance(subscripts, str):
+        raise NotImplementedError(
+            "pullback: einsum in the interleaved (operand, sublist) form has no rule; "
+            "use the subscripts string form"
+        )
+    shapes = [np.shape(o) for o in operands]
+    ins, out, spare = _parse_einsum(subscripts, shapes)
+    sizes = {}
+    for sub, shape in zip(ins, shapes, strict=True):
+        for c, n in zip(sub, shape, strict=True):
+            sizes[c] = max(sizes.get(c, 1), n)
+    opt = {k: v for k, v in kwargs.items() if k == "optimize"}
+
+    def einsum_pullback(dy):
+        if dy is ZERO:
+            return (NO_TANGENT,) + zeros_for(operands)
+        g = np.asarray(densify(dy))
+        # Operands broadcast on ellipsis axes of size 1: use their broadcast forms.
+        full = [
+            np.broadcast_to(o, tuple(sizes[c] for c in sub))
+            for o, sub in zip(operands, ins, strict=True)
+        ]
+        cots = [NO_TANGENT]
+        for k, (o, sub) in enumerate(zip(operands, ins, strict=True)):
+            if not _is_float(o):
+                cots.append(NO_TANGENT)
+                continue
+            # Target: sub with repeated letters renamed; each repeat becomes an identity.
+            fresh = iter(spare)
+            target = ""
+            eyes = []
+            seen = set()
+            for c in sub:
+                if c in seen:
+                    c2 = next(fresh)
+                    eyes.append((c + c2, np.eye(sizes[c], dtype=g.dtype)))
+                    target += c2
+                else:
+                    seen.add(c)
+                    target += c
+            terms = [out] + [s for j, s in enumerate(ins) if j != k] + [e for e, _ in eyes]
+            vals = [g] + [conj(full[j]) for j in range(len(ins)) if j != k] + [m for _, m in eyes]
+            available = set("".join(terms))
+            kept = "".join(c for c in target if c in available)
+            grad = np.einsum(",".join(terms) + "->" + kept, *vals, **opt)
+            # Letters only this operand has were summed in y: broadcast back along them.
+            if kept != target:
+                grad = np.reshape(grad, [sizes[c] if c in kept else 1 for c in target])
+                grad = np.broadcast_to(grad, [sizes[c] for c in target])
+            cots.append(finalize(grad, o))
+        return tuple(cots)
+
+    return y, einsum_pullback
+
+
+def _is_float(x):
+    from ..tangents import is_differentiable_value
+
+    return is_differentiable_value(x) or (
+        isinstance(x, (list, tuple)) and np.asarray(x).dtype.kind in "fc"
+    )
+
+
+# -- kron, cross, trace, vecdot, multi_dot -------------------------------------------------
+def _kron_rrule(a, b):
+    y = np.kron(a, b)
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+
+    def kron_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b))
+        g = np.asarray(densify(dy))
+        inter = [n for pair in zip(sa, sb, strict=True) for n in pair]
+        g = np.reshape(g, inter)  # axes (a0, b0, a1, b1, ...)
+        a_axes = tuple(range(0, 2 * nd, 2))
+        b_axes = tuple(range(1, 2 * nd, 2))
+        ae = np.reshape(conj(np.asarray(a)), [n for s in sa for n in (s, 1)])
+        be = np.reshape(conj(np.asarray(b)), [n for s in sb for n in (1, s)])
+        da = np.sum(g * be, axis=b_axes)
+        db = np.sum(g * ae, axis=a_axes)
+        return finalize_like(da, a), finalize_like(db, b)
+
+    return y, kron_pullback
+
+
+def _cross_rrule(a, b, *args, **kwargs):
+    y = np.cross(a, b, *args, **kwargs)
+    p = bind(args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None))
+    if p["axis"] is not None:
+        p["axisa"] = p["axisb"] = p["axisc"] = p["axis"]
+    if np.shape(a)[p["axisa"]] != 3 or np.shape(b)[p["axisb"]] != 3:
+        raise NotImplementedError("pullback: cross has a rule for 3-vectors only")
+
+    def cross_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b)) + (NO_TANGENT,) * len(args)
+        g = np.moveaxis(np.asarray(densify(dy)), p["axisc"], -1)
+        am = np.moveaxis(np.asarray(a), p["axisa"], -1)
+        bm = np.moveaxis(np.asarray(b), p["axisb"], -1)
+        # <(da x b), g> = <da, b x g>;  <(a x db), g> = <db, g x a>.
+        out = []
+        for moved, grad, ax in (
+            (am, np.cross(conj(bm), g), p["axisa"]),
+            (bm, np.cross(g, conj(am)), p["axisb"]),
+        ):
+            grad = finalize(grad, moved)
+            out.append(NO_TANGENT if grad is NO_TANGENT else np.moveaxis(grad, -1, ax))
+        return tuple(out) + (NO_TANGENT,) * len(args)
+
+    return y, cross_pullback
+
+
+def _linalg_cross_rrule(x1, x2, /, *, axis=-1):
+    y = np.linalg.cross(x1, x2, axis=axis)
+    _, back = _cross_rrule(x1, x2, axis=axis)
+    return y, back
+
+
+def _trace_grad(dy, shape, offset, axis1, axis2):
+    nd = len(shape)
+    a1, a2 = axis1 % nd, axis2 % nd
+    n1, n2 = shape[a1], shape[a2]
+    mask = np.eye(n1, n2, k=offset)
+    g = np.asarray(densify(dy))
+    full = g[..., None, None] * mask  # rest + (n1, n2)
+    return np.moveaxis(full, (-2, -1), (a1, a2))
+
+
+def _trace_rrule(a, *args, **kwargs):
+    y = np.trace(a, *args, **kwargs)
+    p = bind(args, kwargs, ("offset", "axis1", "axis2", "dtype", "out"), (0, 0, 1, None, None))
+    shape = np.shape(a)
+
+    def trace_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,)) + (NO_TANGENT,) * len(args)
+        g = _trace_grad(dy, shape, p["offset"], p["axis1"], p["axis2"])
+        return (finalize(g, a),) + (NO_TANGENT,) * len(args)
+
+    return y, trace_pullback
+
+
+def _linalg_trace_rrule(x, /, *, offset=0, dtype=None):
+    y = np.linalg.trace(x, offset=offset, dtype=dtype)
+    shape = np.shape(x)
+
+    def trace_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,))
+        return (finalize(_trace_grad(dy, shape, offset, -2, -1), x),)
+
+    return y, trace_pullback
+
+
+def _vecdot_rule(fn):
+    def vecdot_rrule(x1, x2, /, **kwargs):
+        y = fn(x1, x2, **kwargs)
+        axis = kwargs.get("axis", -1)
+        if "axes" in kwargs:
+            raise NotImplementedError("pullback: vecdot(..., axes=...) has no rule; use axis=")
+
+        def vecdot_pullback(dy):
+            if dy is ZERO:
+                return zeros_for((x1, x2))
+            g = np.expand_dims(np.asarray(densify(dy)), axis)
+            # y = sum(conj(x1) * x2): dx1 = x2 * conj(dy), dx2 = x1 * dy.
+            return finalize(np.asarray(x2) * conj(g), x1), finalize(np.asarray(x1) * g, x2)
+
+        return y, vecdot_pullback
+
+    return vecdot_rrule
+
+
+def _multi_dot_rrule(arrays, **kwargs):
+    y = np.linalg.multi_dot(arrays, **kwargs)
+    mats = [np.asarray(m) for m in arrays]
+    first_vec = mats[0].ndim == 1
+    last_vec = mats[-1].ndim == 1
+    if first_vec:
+        mats[0] = mats[0][None, :]
+    if last_vec:
+        mats[-1] = mats[-1][:, None]
+
+    def multi_dot_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,)
+        g = np.asarray(densify(dy))
+        g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
+        n = len(mats)
+        # prefix[i] = M0 ... M(i-1), suffix[i] = M(i+1) ... M(n-1)
+        prefix = [None] * n
+        suffix = [None] * n
+        acc = None
+        for i in range(n):
+            prefix[i] = acc
+            acc = mats[i] if acc is None else acc @ mats[i]
+        acc = None
+        for i in range(n - 1, -1, -1):
+            suffix[i] = acc
+            acc = mats[i] if acc is None else mats[i] @ acc
+        out = []
+        for i in range(n):
+            d = g
+            if suffix[i] is not None:
+                d = d @ _t(conj(suffix[i]))
+            if prefix[i] is not None:
+                d = _t(conj(prefix[i])) @ d
+            out.append(finalize_like(d, arrays[i]))
+        return (type(arrays)(out) if isinstance(arrays, (list, tuple)) else out,)
+
+    return y, multi_dot_pullback
+
+
+def register(reg):
+    r = Registrar(reg, FAMILY)
+    r.rule(np.matmul, _matmul_rrule)
+    r.rule(np.dot, _dot_rrule)
+    r.rule(np.vdot, _vdot_rrule)
+    r.rule(np.inner, _inner_rrule)
+    r.rule(np.outer, _outer_rrule)
+    r.rule(np.tensordot, _tensordot_rrule)
+    r.rule(np.einsum, _einsum_rrule)
+    r.rule(np.kron, _kron_rrule)
+    r.rule(np.cross, _cross_rrule, notes="3-vectors only")
+    r.rule(np.trace, _trace_rrule)
+    r.rule(np.linalg.multi_dot, _multi_dot_rrule)
+    if hasattr(np, "vecdot"):
+        r.rule(np.vecdot, _vecdot_rule(np.vecdot))
+    la = np.linalg
+    if hasattr(la, "vecdot"):
+        r.rule(la.vecdot, _vecdot_rule(la.vecdot))
+    if hasattr(la, "matmul") and la.matmul is not np.matmul:
+        r.rule(la.matmul, _matmul_rrule_for(la.matmul))
+    if hasattr(la, "outer"):
+        r.rule(la.outer, _linalg_outer_rrule)
+    if hasattr(la, "tensordot"):
+        r.rule(la.tensordot, _linalg_tensordot_rrule)
+    if hasattr(la, "trace"):
+        r.rule(la.trace, _linalg_trace_rrule)
+    if hasattr(la, "cross"):
+        r.rule(la.cross, _linalg_cross_rrule, notes="3-vectors only")
+
+
+def _matmul_rrule_for(fn):
+    def matmul_rrule(x1, x2, /):
+        y = fn(x1, x2)
+        _, back = _matmul_rrule(x1, x2)
+        return y, back
+
+    return matmul_rrule

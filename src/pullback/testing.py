@@ -150,7 +150,7 @@ def _readonly(x):
 
     def ro(v):
         if isinstance(v, np.ndarray):
-            c = v.copy()
+            c = v.copy(order="K")  # keep the memory layout (ravel(order="K") reads it)
             c.setflags(write=False)
             return c
         if _is_container(v):
@@ -269,8 +269,17 @@ def _fd_directional(L, h):
 
 def _shift_arg(args, i, direction, t):
     """``args`` with argument ``i`` moved by ``t * direction``."""
+
+    def shift(p, leaf):
+        moved = leaf + t * _get(direction, p)
+        if isinstance(leaf, np.ndarray):  # keep the memory layout (for order="K"/"A")
+            out = np.empty_like(leaf, dtype=moved.dtype)
+            out[...] = moved
+            return out
+        return moved
+
     args = list(args)
-    args[i] = _map_leaves(args[i], lambda p, leaf: leaf + t * _get(direction, p))
+    args[i] = _map_leaves(args[i], shift)
     return args
 
 

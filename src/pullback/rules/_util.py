@@ -206,3 +206,28 @@ def _elementwise_rrule(fn, derivatives, holomorphic):
 
     elementwise_rrule.__name__ = f"{fname}_rrule"
     return elementwise_rrule
+
+
+def segment_sum(values, ids, n):
+    """``out[k] = sum(values[j] for j where ids[j] == k)`` along the first axis of
+    ``values``, for ``k < n`` (the adjoint of ``values = out[ids]``).
+
+    Written with ``np.bincount`` (which has a rule), so it stays differentiable.
+    """
+    values = np.asarray(values)
+    ids = np.ravel(np.asarray(ids))
+    rest = values.shape[1:]
+    width = 1
+    for m in rest:
+        width *= m
+    if width == 0 or n == 0 or ids.shape[0] == 0:
+        return np.zeros((n,) + rest, dtype=np.result_type(values.dtype, np.float64))
+    flat = np.reshape(values, (ids.shape[0], width))
+    keys = np.ravel(ids[:, None] * width + np.arange(width))
+    if np.iscomplexobj(values):
+        re = np.bincount(keys, weights=np.ravel(np.real(flat)), minlength=n * width)
+        im = np.bincount(keys, weights=np.ravel(np.imag(flat)), minlength=n * width)
+        out = re + 1j * im
+    else:
+        out = np.bincount(keys, weights=np.ravel(flat), minlength=n * width)
+    return np.reshape(out, (n,) + rest)

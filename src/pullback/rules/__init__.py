@@ -1,6 +1,8 @@
 """The rules that ship with pullback, one module per family.
 
-Each family module has ``register(registry)``; :func:`build_default_registry` calls them all.
+Each family module has ``FAMILY`` (its name) and ``register(registry)``;
+:func:`build_default_registry` calls them all. ``scipy_special`` registers only when
+SciPy can be imported.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from ..registry import RuleRegistry
 from . import (
     builtins_rules,
     math_rules,
+    numpy_assemble,
     numpy_nondiff,
     numpy_products,
     numpy_reductions,
@@ -21,6 +24,7 @@ FAMILIES = (
     numpy_reductions,
     numpy_products,
     numpy_shape,
+    numpy_assemble,
     numpy_nondiff,
     math_rules,
     builtins_rules,

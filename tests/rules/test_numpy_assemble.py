@@ -1,0 +1,154 @@
+"""Assembling and splitting rules against finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rule_inputs import FLOATS, make, make_complex
+
+from pullback.registry import default_registry
+from pullback.tangents import NO_TANGENT, ZERO
+from pullback.testing import check_rrule
+
+D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+
+
+@D
+@pytest.mark.parametrize(
+    "fn",
+    [np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.copy],
+    ids=lambda f: f.__name__,
+)
+def test_array_constructors(fn, dtype):
+    a = make("real", (2, 3), dtype)
+    check_rrule(fn, a)
+    check_rrule(fn, [a[0], a[1]])
+    check_rrule(fn, [1.5, -0.5, 2.0])
+    check_rrule(fn, 2.5)
+
+
+def test_array_of_active_scalars_and_arrays():
+    a, b = 1.5, np.float64(-0.25)
+    check_rrule(np.array, [a, b, 3.0])
+    check_rrule(np.array, [[a, 2.0], [b, a]])
+    check_rrule(np.array, (make("real", (3,)), make("real", (3,), seed=1)))
+    check_rrule(np.array, [make("real", (3,)), [1.0, 2.0, 0.5]])
+    check_rrule(np.array, make("real", (3,)), ndmin=3)
+    check_rrule(np.array, [1.0, 2.0], np.float32)
+    check_rrule(np.array, make("real", (3,)), dtype=np.complex128)
+
+
+def test_array_with_int_elements():
+    rule = default_registry().lookup(np.array)
+    _, back = rule.rrule([1.5, 2, 3.0])
+    (g,) = back(np.array([1.0, 2.0, 3.0]))
+    assert g[1] is NO_TANGENT and g[0] == 1.0 and g[2] == 3.0
+    _, back = rule.rrule([1, 2])
+    assert back(np.ones(2)) == (NO_TANGENT,)
+
+
+@D
+def test_concatenate_and_stack(dtype):
+    a = make("real", (2, 3), dtype)
+    b = make("real", (1, 3), dtype, seed=1)
+    c = make("real", (2, 2), dtype, seed=2)
+    check_rrule(np.concatenate, [a, b])
+    check_rrule(np.concatenate, (a, c), 1)
+    check_rrule(np.concatenate, [a, c], axis=-1)
+    check_rrule(np.concatenate, [a, b, c], axis=None)
+    check_rrule(np.concat, [a, b])
+    check_rrule(np.stack, [a, a * 2])
+    check_rrule(np.stack, (a, a), 1)
+    check_rrule(np.stack, [a, a, a], axis=-1)
+    check_rrule(np.stack, [1.5, 2.5])
+
+
+@D
+def test_hvd_column_stack(dtype):
+    v = make("real", (3,), dtype)
+    m = make("real", (2, 3), dtype, seed=1)
+    check_rrule(np.hstack, [v, v[:2], 1.5])
+    check_rrule(np.hstack, (m, m[:, :1]))
+    check_rrule(np.vstack, [v, m])
+    check_rrule(np.vstack, [1.5, 2.0])
+    check_rrule(np.dstack, [m, m])
+    check_rrule(np.dstack, [v, v])
+    check_rrule(np.column_stack, [v, v])
+    check_rrule(np.column_stack, [m.T, v])
+    check_rrule(np.row_stack, [v, m])
+
+
+@D
+def test_append(dtype):
+    m = make("real", (2, 3), dtype)
+    check_rrule(np.append, m, make("real", (4,), dtype, seed=1))
+    check_rrule(np.append, m, make("real", (1, 3), dtype, seed=1), 0)
+    check_rrule(np.append, m, make("real", (2, 2), dtype, seed=1), axis=1)
+    check_rrule(np.append, m, 1.5)
+
+
+@D
+def test_select(dtype):
+    x = make("real", (3, 4), dtype)
+    conds = [x > 0.5, x < -0.5]
+    check_rrule(np.select, conds, [x * 2, make("real", (4,), dtype, seed=1)])
+    check_rrule(np.select, conds, [x, x + 1.0], 2.5)
+    check_rrule(np.select, conds, [x, x + 1.0], make("real", (3, 1), dtype, seed=2))
+
+
+@D
+def test_block(dtype):
+    a = make("real", (2, 2), dtype)
+    b = make("real", (2, 3), dtype, seed=1)
+    c = make("real", (1, 5), dtype, seed=2)
+    check_rrule(np.block, [[a, b], [c]])
+    check_rrule(np.block, [a[0], b[0], 1.5])
+    check_rrule(np.block, [[a], [b[:, :2]]])
+    check_rrule(np.block, [[[a]], [[a]]])
+
+
+@D
+@pytest.mark.parametrize(
+    "fn,args",
+    [
+        (np.split, (3,)),
+        (np.split, ([1, 4],)),
+        (np.split, (2, 1)),
+        (np.array_split, (4,)),
+        (np.array_split, ([2], 1)),
+        (np.hsplit, (2,)),
+        (np.vsplit, ([1, 2],)),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_split(fn, args, dtype):
+    check_rrule(fn, make("real", (6, 4), dtype), *args)
+
+
+def test_split_1d_and_3d():
+    check_rrule(np.hsplit, make("real", (6,)), 3)
+    check_rrule(np.dsplit, make("real", (2, 2, 4)), 2)
+    check_rrule(np.split, make("real", (6,)), 3, axis=0)
+
+
+def test_split_with_zero_cotangents():
+    x = make("real", (6,))
+    _, back = default_registry().lookup(np.split).rrule(x, 3)
+    (g, _) = back([ZERO, np.ones(2), ZERO])
+    np.testing.assert_array_equal(g, [0, 0, 1, 1, 0, 0])
+    assert back(ZERO)[0] is ZERO
+    assert back((ZERO, ZERO, ZERO))[0] is ZERO
+
+
+def test_unstack():
+    x = make("real", (3, 2))
+    check_rrule(np.unstack, x)
+    check_rrule(np.unstack, x, axis=1)
+
+
+def test_complex_assemble():
+    z = make_complex((2, 3))
+    check_rrule(np.concatenate, [z, z])
+    check_rrule(np.stack, [z, make("real", (2, 3))])
+    check_rrule(np.array, [z[0], make("real", (3,))])
+    check_rrule(np.split, z, 3, 1)

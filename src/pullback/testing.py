@@ -541,6 +541,15 @@ def _check_cotangent_type(where, what, c, arg):
         return
     if c is NO_TANGENT or c is None:
         raise AssertionError(f"{where}: {what} is differentiable but got {c!r}")
+    if isinstance(arg, dict):
+        if not isinstance(c, dict) or not set(c) <= set(arg):
+            raise AssertionError(
+                f"{where}: {what} is a dict; its cotangent must be a dict with some of its "
+                f"keys, got {_describe(c)}"
+            )
+        for k, a in arg.items():
+            _check_cotangent_type(where, f"{what}[{k!r}]", c.get(k, ZERO), a)
+        return
     if _is_container(arg):
         if not _is_container(c) or len(c) != len(arg):
             raise AssertionError(

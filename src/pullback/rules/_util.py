@@ -40,9 +40,11 @@ _SEQUENCES = (list, tuple)
 
 def differentiable(x) -> bool:
     """True when ``x`` can carry a tangent: a float or complex scalar or array, or a
-    list/tuple (an ``array_like``) holding at least one such value."""
+    list, tuple or dict holding at least one such value."""
     if type(x) in _SEQUENCES:
         return any(differentiable(v) for v in x)
+    if type(x) is dict:
+        return any(differentiable(v) for v in x.values())
     return is_differentiable_value(x)
 
 

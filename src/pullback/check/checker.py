@@ -157,6 +157,7 @@ class FunctionChecker(gast.NodeVisitor):
         self.env = env
         self.tree = fs.tree
         self.locals = _visible_locals(fs.tree)
+        self._loop_iterators: set[int] = set()
         self.diagnostics: list[tuple[int, Diagnostic]] = []
         self.user_calls: list[UserCall] = []
         self._reported: set[int] = set()
@@ -402,6 +403,8 @@ class FunctionChecker(gast.NodeVisitor):
 
     def visit_For(self, node):
         self._check_target(node.target, None)
+        # `for a, b in zip(xs, ys)` and `enumerate(xs)` are rewritten into index loops.
+        self._loop_iterators.add(id(node.iter))
         self.visit(node.iter)
         self.visit_all(node.body)
         self.visit_all(node.orelse)
@@ -906,6 +909,10 @@ class FunctionChecker(gast.NodeVisitor):
             return  # a method of a global array: the same as x.sum() on a local one
         if self._forward_only:
             return
+        if id(node) in self._loop_iterators and obj in (builtins.zip, builtins.enumerate):
+            return
+        if not self._reads_locals(node):
+            return  # only constants and globals go in: no gradient can flow through it
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return
@@ -921,6 +928,14 @@ class FunctionChecker(gast.NodeVisitor):
             )
             return
         self._report_foreign(node, obj, kind[0])
+
+    def _reads_locals(self, call) -> bool:
+        """Whether any argument of ``call`` reads a parameter or local variable."""
+        for part in list(call.args) + [k.value for k in call.keywords]:
+            for sub in gast.walk(part):
+                if isinstance(sub, gast.Name) and sub.id in self.locals:
+                    return True
+        return False
 
     def _report_foreign(self, node, obj, kind):
         name = qualified_name(obj)

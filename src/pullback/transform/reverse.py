@@ -265,6 +265,10 @@ class ReverseBuilder:
         if t in self.subscript_bases:
             self.fold(t, out, line)
         g = self.alias.pop(t, None) or self.adj(t)
+        if g != self.adj(t) and g in {self.adj(n) for n in names_in(s.value)}:
+            # The cotangent lives in an operand's adjoint, which this statement updates.
+            out.append(Line(f"{self.adj(t)} = {g}", src=line))
+            g = self.adj(t)
         state[t] = "Z"  # consumed: earlier (in reverse) contributions start afresh
         v = s.value
         if isinstance(v, gast.Name):
@@ -778,7 +782,7 @@ def _adjoints_touched(block, builder) -> set[str]:
         for item in items:
             text = item.text if isinstance(item, Line) else item.header
             for token in identifiers(text):
-                if token.startswith(prefix):
+                if token.startswith(prefix) or token.startswith("_reads"):
                     names.add(token)
             if isinstance(item, Compound):
                 visit(item.body)
@@ -788,6 +792,10 @@ def _adjoints_touched(block, builder) -> set[str]:
     out = set()
     for primal in builder.primal:
         if builder.adj(primal) in names:
+            out.add(primal)
+    # Index reads recorded in a chain count as touching the array's adjoint.
+    for primal in builder.subscript_bases:
+        if builder.reads_chain(primal) in names:
             out.add(primal)
     return out
 

@@ -1,0 +1,148 @@
+"""Central finite differences for the core tests (independent of pullback.testing).
+
+Gradients are compared against finite differences computed in float64 on upcast copies
+of the arguments; a float32 gradient is compared with a float32-sized tolerance and must
+have dtype float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import pullback
+
+
+def _upcast(v):
+    if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+        return v.astype(np.float64)
+    if isinstance(v, np.floating):
+        return np.float64(v)
+    if isinstance(v, tuple):
+        return tuple(_upcast(x) for x in v)
+    if isinstance(v, list):
+        return [_upcast(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _upcast(x) for k, x in v.items()}
+    return v
+
+
+def _leaf_paths(v, path=()):
+    if isinstance(v, (tuple, list)):
+        for k, x in enumerate(v):
+            yield from _leaf_paths(x, path + (k,))
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield from _leaf_paths(x, path + (k,))
+    elif isinstance(v, (float, np.floating)) or (isinstance(v, np.ndarray) and v.dtype.kind == "f"):
+        yield path
+
+
+def _get(v, path):
+    for p in path:
+        v = v[p]
+    return v
+
+
+def _replace(v, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(v, tuple):
+        return tuple(_replace(x, rest, new) if k == head else x for k, x in enumerate(v))
+    if isinstance(v, list):
+        return [_replace(x, rest, new) if k == head else x for k, x in enumerate(v)]
+    out = dict(v)
+    out[head] = _replace(v[head], rest, new)
+    return out
+
+
+def numerical_grad(f, args, k, kwargs=None, eps=1e-6):
+    """Central-difference gradient of scalar ``f`` w.r.t. positional argument ``k``."""
+    kwargs = kwargs or {}
+    args = [_upcast(a) for a in args]
+    target = args[k]
+
+    def value(new_target):
+        call = list(args)
+        call[k] = new_target
+        return float(np.sum(f(*call, **kwargs)))
+
+    def leaf_grad(path):
+        leaf = _get(target, path)
+        if isinstance(leaf, np.ndarray):
+            g = np.zeros_like(leaf)
+            for idx in np.ndindex(leaf.shape):
+                hi = leaf.copy()
+                lo = leaf.copy()
+                hi[idx] += eps
+                lo[idx] -= eps
+                g[idx] = (value(_replace(target, path, hi)) - value(_replace(target, path, lo))) / (
+                    2 * eps
+                )
+            return g
+        hi = value(_replace(target, path, float(leaf) + eps))
+        lo = value(_replace(target, path, float(leaf) - eps))
+        return (hi - lo) / (2 * eps)
+
+    paths = list(_leaf_paths(target))
+    if paths == [()]:
+        return leaf_grad(())
+    out = target
+    for path in paths:
+        out = _replace(out, path, leaf_grad(path))
+    return out
+
+
+def assert_tree_close(got, want, rtol, atol, where="gradient"):
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, type(want)), f"{where}: {type(got)} is not {type(want)}"
+        assert len(got) == len(want)
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_tree_close(g, w, rtol, atol, f"{where}[{k}]")
+        return
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), where
+        for key in want:
+            assert_tree_close(got[key], want[key], rtol, atol, f"{where}[{key!r}]")
+        return
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=where)
+
+
+def _dtype_of(v):
+    return v.dtype if isinstance(v, (np.ndarray, np.generic)) else None
+
+
+def check_grad(f, *args, wrt=0, kwargs=None, rtol=None, atol=None):
+    """pullback's gradient of ``f`` matches central differences, with the argument's
+    structure, shape and dtype. Returns the gradient."""
+    kwargs = kwargs or {}
+    single = not isinstance(wrt, tuple)
+    indices = (wrt,) if single else wrt
+    got = pullback.grad(f, wrt=wrt)(*args, **kwargs)
+    got_t = (got,) if single else got
+    low = any(_dtype_of(a) == np.float32 for a in args if _dtype_of(a) is not None)
+    rtol = rtol if rtol is not None else (2e-3 if low else 1e-6)
+    atol = atol if atol is not None else (2e-3 if low else 1e-7)
+    for k, g in zip(indices, got_t, strict=True):
+        want = numerical_grad(f, args, k, kwargs)
+        assert_tree_close(g, want, rtol, atol, f"d/d arg{k}")
+        _check_like(g, args[k], f"d/d arg{k}")
+    return got
+
+
+def _check_like(g, like, where):
+    if isinstance(like, (tuple, list)):
+        assert type(g) is type(like), where
+        for k, (a, b) in enumerate(zip(g, like, strict=True)):
+            _check_like(a, b, f"{where}[{k}]")
+    elif isinstance(like, dict):
+        for key in like:
+            _check_like(g[key], like[key], f"{where}[{key!r}]")
+    elif isinstance(like, np.ndarray):
+        assert isinstance(g, np.ndarray), f"{where}: {type(g)} for an array argument"
+        assert g.shape == like.shape, f"{where}: shape {g.shape} != {like.shape}"
+        assert g.dtype == like.dtype, f"{where}: dtype {g.dtype} != {like.dtype}"
+    elif isinstance(like, np.generic):
+        assert np.asarray(g).dtype == like.dtype, f"{where}: dtype {np.asarray(g).dtype}"
+    elif isinstance(like, float):
+        assert type(g) is float, f"{where}: {type(g).__name__} for a Python float"

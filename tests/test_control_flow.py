@@ -78,7 +78,7 @@ def iterate_containers(x, pairs):
         s = s + p * p
     for k, v in enumerate(pairs):
         s = s + k * v
-    for a, b in zip(x[0], pairs):
+    for a, b in zip(x[0], pairs):  # noqa: B905 - the plain builtin form
         s = s + a * b
     return s
 

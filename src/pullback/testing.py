@@ -145,6 +145,19 @@ def _upcast(x):
     return _map_leaves(x, up)
 
 
+def _upcast_dtype(v):
+    """A float32/complex64 dtype argument promoted (finite differences run in float64)."""
+    try:
+        dt = np.dtype(v) if isinstance(v, (type, np.dtype)) else None
+    except TypeError:
+        return v
+    if dt == np.float32 or dt == np.float16:
+        return np.float64
+    if dt == np.complex64:
+        return np.complex128
+    return v
+
+
 def _readonly(x):
     """A deep copy of ``x`` whose arrays cannot be written."""
 
@@ -369,9 +382,10 @@ def check_rrule(
     # 5. values against finite differences
     up_args = _upcast(list(args))
     up_dy = _upcast(dy)
+    up_kwargs = {k: _upcast_dtype(v) for k, v in kwargs.items()}
 
     def objective(a):
-        return _pair(fn(*a, **kwargs), up_dy)
+        return _pair(fn(*a, **up_kwargs), up_dy)
 
     for i, arg in enumerate(args):
         if not _leaves(arg):

@@ -1,24 +1,86 @@
-"""NumPy functions whose outputs carry no gradient: rounding, predicates, constructors."""
+"""Functions whose outputs carry no gradient: rounding, sign, comparisons and predicates,
+index-valued functions (arg*, nonzero, searchsorted, ...), shape queries, constructors
+that take no differentiable value (zeros, ones, empty, eye, arange, ``*_like`` except
+``full_like``) and random number generation.
+
+The core treats their outputs as constants: no adjoint is allocated for them.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._util import Registrar
+
 FAMILY = "numpy_nondiff"
 
-NAMES = (
-    "floor ceil round rint trunc fix sign "
-    "argmax argmin argsort nonzero searchsorted "
-    "shape ndim size "
-    "zeros ones empty full eye identity arange "
-    "zeros_like ones_like empty_like full_like "
+NUMPY_NAMES = (
+    # rounding and sign: piecewise constant
+    "floor ceil round around rint trunc fix sign signbit spacing floor_divide "
+    # comparisons, predicates, logic
     "equal not_equal less less_equal greater greater_equal "
     "logical_and logical_or logical_not logical_xor "
-    "isnan isinf isfinite isclose allclose array_equal "
-    "any all count_nonzero floor_divide"
+    "isnan isinf isfinite isposinf isneginf isclose allclose array_equal array_equiv "
+    "isreal iscomplex isrealobj iscomplexobj isscalar isin any all count_nonzero "
+    "bitwise_and bitwise_or bitwise_xor invert left_shift right_shift gcd lcm "
+    # index-valued
+    "argmax argmin argsort argpartition lexsort nonzero flatnonzero argwhere "
+    "searchsorted digitize nanargmax nanargmin unravel_index ravel_multi_index "
+    "indices diag_indices diag_indices_from tril_indices triu_indices "
+    "tril_indices_from triu_indices_from mask_indices ix_ "
+    # shapes and types
+    "shape ndim size result_type can_cast promote_types min_scalar_type "
+    "may_share_memory shares_memory broadcast_shapes isdtype "
+    # constructors without differentiable inputs
+    "zeros ones empty eye identity arange tri zeros_like ones_like empty_like "
+    # histograms count elements
+    "histogram histogram_bin_edges histogram2d histogramdd"
+).split()
+
+RANDOM_FUNCTIONS = (
+    "default_rng seed rand randn random random_sample sample ranf normal uniform "
+    "standard_normal randint random_integers choice permutation shuffle exponential "
+    "standard_exponential gamma standard_gamma beta binomial poisson lognormal "
+    "multivariate_normal laplace logistic chisquare dirichlet geometric gumbel "
+    "multinomial triangular weibull get_state set_state"
+).split()
+
+GENERATOR_METHODS = (
+    "random normal uniform integers choice permutation permuted shuffle "
+    "standard_normal exponential standard_exponential gamma standard_gamma beta "
+    "binomial poisson lognormal multivariate_normal laplace logistic chisquare "
+    "dirichlet geometric gumbel multinomial triangular weibull bytes spawn"
+).split()
+
+RANDOMSTATE_METHODS = (
+    "rand randn random_sample normal uniform standard_normal randint choice "
+    "permutation shuffle seed"
 ).split()
 
 
 def register(reg):
-    fns = [getattr(np, name) for name in NAMES if hasattr(np, name)]
-    reg.non_differentiable(*fns, family=FAMILY, trusted=True)
+    r = Registrar(reg, FAMILY)
+    fns, names = [], []
+    for name in NUMPY_NAMES:
+        fn = getattr(np, name, None)
+        if fn is not None and reg.lookup(fn) is None and fn not in fns:
+            fns.append(fn)
+            names.append(f"numpy.{name}")
+    r.nondiff(*fns, names=names, notes="zero gradient")
+
+    fns, names = [], []
+    for name in RANDOM_FUNCTIONS:
+        fn = getattr(np.random, name, None)
+        if fn is not None and fn not in fns:
+            fns.append(fn)
+            names.append(f"numpy.random.{name}")
+    for cls, methods in (
+        (np.random.Generator, GENERATOR_METHODS),
+        (np.random.RandomState, RANDOMSTATE_METHODS),
+    ):
+        for name in methods:
+            fn = getattr(cls, name, None)
+            if fn is not None and fn not in fns:
+                fns.append(fn)
+                names.append(f"numpy.random.{cls.__name__}.{name}")
+    r.nondiff(*fns, names=names, notes="random numbers: no gradient")

@@ -309,6 +309,7 @@ def check_rrule(
     n_directions=2,
     output_cotangent=None,
     check_indexed=True,
+    constants=(),
     **kwargs,
 ):
     """Check the rule registered for ``fn`` at ``fn(*args, **kwargs)``.
@@ -336,7 +337,10 @@ def check_rrule(
 
     ``rng`` is a seed or a ``numpy.random.Generator`` (default seed 0). Keyword arguments
     of ``fn`` whose names clash with these parameters go in ``fkwargs``.
-    ``output_cotangent`` replaces the random ``dy``.
+    ``output_cotangent`` replaces the random ``dy``. ``constants`` lists the positions of
+    float arguments that are settings, not inputs (``ord=inf`` of a norm, ``rcond``):
+    their cotangent must be ``NO_TANGENT`` or ``ZERO`` and is not compared with finite
+    differences.
     """
     kwargs = {**(fkwargs or {}), **kwargs}
     reg = registry if registry is not None else default_registry()
@@ -376,7 +380,15 @@ def check_rrule(
         raise AssertionError(f"{where}: the rule or its pullback changed its arguments")
     if not _same(dy, saved_dy):
         raise AssertionError(f"{where}: the pullback changed the output cotangent dy")
+    constants = tuple(k % len(args) for k in constants) if args else ()
     for i, (c, a) in enumerate(zip(cots, args, strict=True)):
+        if i in constants:
+            if not (c is NO_TANGENT or c is ZERO or c is None):
+                raise AssertionError(
+                    f"{where}: argument {i} is a constant setting; expected NO_TANGENT, "
+                    f"got {_describe(c)}"
+                )
+            continue
         _check_cotangent_type(where, f"argument {i}", c, a)
 
     # 5. values against finite differences
@@ -388,7 +400,7 @@ def check_rrule(
         return _pair(fn(*a, **up_kwargs), up_dy)
 
     for i, arg in enumerate(args):
-        if not _leaves(arg):
+        if not _leaves(arg) or i in constants:
             continue
         for _ in range(n_directions):
             v = _direction(arg, rng)
@@ -411,7 +423,8 @@ def check_rrule(
                     fallback=(expected, got),
                 )
 
-    # 6. symbolic zeros
+    # 6. symbolic zeros (constant settings are left out of the comparisons)
+    args = tuple(None if i in constants else a for i, a in enumerate(args))
     _check_zero(where, "pullback(ZERO)", pullback(ZERO), args)
     if _is_container(y) and not isinstance(y, dict):
         zeros = type(dy)(ZERO for _ in dy) if type(dy) in _SEQ else tuple(ZERO for _ in dy)

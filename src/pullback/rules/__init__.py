@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..registry import RuleRegistry
 from . import (
     builtins_rules,
+    linalg,
     math_rules,
     numpy_assemble,
     numpy_indexing,
@@ -29,6 +30,7 @@ FAMILIES = (
     numpy_assemble,
     numpy_indexing,
     numpy_misc,
+    linalg,
     numpy_nondiff,
     math_rules,
     builtins_rules,

@@ -1,0 +1,716 @@
+"""numpy.linalg: inv, pinv, solve, det, slogdet, cholesky, eigh, eigvalsh, eig/eigvals
+(real eigenvalues), svd, svdvals, qr, lstsq, norm, vector_norm, matrix_norm,
+matrix_power and tensorsolve. Stacks of matrices are supported wherever NumPy supports
+them.
+
+Conventions and choices:
+
+* ``inv``, ``solve``, ``det``, ``slogdet``, ``pinv``, ``matrix_power``, ``tensorsolve`` and
+  the norms accept complex matrices; the factorizations (``cholesky``, ``eigh``, ``eig``,
+  ``svd``, ``qr``, ``lstsq``) have rules for real matrices only.
+* ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of their argument (the lower
+  one by default). Their cotangent is the derivative of the function NumPy computes: it
+  lives on that triangle (``tril(S + S^T) - diag(S)`` for the symmetric gradient ``S``).
+  For a symmetric argument built from other values the result is the same as with a
+  symmetrized cotangent.
+* Repeated eigenvalues or singular values make eigenvectors and singular vectors
+  non-unique; where two are exactly equal their coupling term is dropped (0).
+* ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of U (or rows of
+  Vh) are not unique; their cotangent must be zero.
+* ``eig``/``eigvals`` with complex eigenvalues, ``pinv``/``lstsq`` across a change of
+  rank and ``det``/``slogdet``/``inv`` of singular matrices have no derivative.
+* ``norm`` at 0 gives 0; for max/min-type norms (``inf``, ``1``, ``2`` of a matrix...) ties
+  split the cotangent equally.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    bind,
+    conj,
+    densify,
+    dy_parts,
+    expand_reduced,
+    finalize,
+    normalize_axis,
+    zeros_for,
+)
+
+FAMILY = "linalg"
+la = np.linalg
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _h(x):
+    return conj(np.swapaxes(x, -1, -2))
+
+
+def _real_only(name, *arrays):
+    for a in arrays:
+        if np.iscomplexobj(a):
+            raise NotImplementedError(
+                f"pullback: the rule for numpy.linalg.{name} supports real matrices only"
+            )
+
+
+def _diag_embed(v):
+    """``(..., n) -> (..., n, n)`` diagonal matrices."""
+    v = np.asarray(v)
+    return v[..., :, None] * np.eye(v.shape[-1], dtype=v.dtype)
+
+
+def _diag(m):
+    return np.diagonal(m, axis1=-2, axis2=-1)
+
+
+def _on_triangle(x, lower=True):
+    """The cotangent for a function that reads one triangle of its symmetric argument,
+    from a (not necessarily symmetric) gradient ``x`` for symmetric perturbations."""
+    full = x + _t(x)
+    tri = np.tril(full) if lower else np.triu(full)
+    return tri - _diag_embed(_diag(x))
+
+
+def _inverse_gap(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal; 0 on it and where equal."""
+    gap = w[..., None, :] - w[..., :, None]
+    zero = gap == 0
+    return np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, gap))
+
+
+# -- inverses and solves -------------------------------------------------------------------
+def _inv_rrule(a):
+    y = la.inv(a)
+
+    def inv_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,))
+        g = densify(dy)
+        yh = _h(y)
+        return (finalize(-np.matmul(np.matmul(yh, g), yh), a),)
+
+    return y, inv_pullback
+
+
+def _solve_rrule(a, b):
+    x = la.solve(a, b)
+    vector = np.ndim(b) == 1
+
+    def solve_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b))
+        g = np.asarray(densify(dy))
+        if vector:
+            db = la.solve(_h(a), g[..., None])[..., 0]
+            da = -db[..., :, None] * conj(x)[..., None, :]
+        else:
+            db = la.solve(_h(a), g)
+            da = -np.matmul(db, _h(x))
+        return finalize(da, a), finalize(db, b)
+
+    return x, solve_pullback
+
+
+def _det_rrule(a):
+    y = la.det(a)
+
+    def det_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,))
+        g = np.asarray(densify(dy))
+        # d det = det * tr(A^-1 dA): cotangent dy * conj(det) * A^-H.
+        scale = g * conj(y)
+        return (finalize(scale[..., None, None] * _h(la.inv(a)), a),)
+
+    return y, det_pullback
+
+
+def _slogdet_rrule(a):
+    y = la.slogdet(a)
+    sign = y[0]
+
+    def slogdet_pullback(dy):
+        d_sign, d_log = dy_parts(dy, 2)
+        if d_log is ZERO and (d_sign is ZERO or not np.iscomplexobj(a)):
+            return zeros_for((a,))
+        inv_h = _h(la.inv(a))
+        coeff = 0.0
+        if d_log is not ZERO:
+            coeff = np.real(np.asarray(densify(d_log)))
+        if d_sign is not ZERO and np.iscomplexobj(a):
+            # sign varies as i * sign * Im(tr(A^-1 dA)).
+            coeff = coeff + 1j * np.imag(np.conj(sign) * np.asarray(densify(d_sign)))
+        coeff = np.asarray(coeff)
+        return (finalize(coeff[..., None, None] * inv_h, a),)
+
+    return y, slogdet_pullback
+
+
+def _pinv_rrule(a, *args, **kwargs):
+    X = la.pinv(a, *args, **kwargs)
+    if bind(args, kwargs, ("rcond", "hermitian"), (None, False))["hermitian"]:
+        raise NotImplementedError("pullback: pinv(hermitian=True) has no rule")
+    A = np.asarray(a)
+
+    def pinv_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,)) + (NO_TANGENT,) * len(args)
+        G = np.asarray(densify(dy))
+        return (finalize(_pinv_grad(A, X, G), a),) + (NO_TANGENT,) * len(args)
+
+    return X, pinv_pullback
+
+
+def _pinv_grad(A, X, G):
+    """Cotangent of A for X = pinv(A) (constant rank), given dX = G."""
+    Xh = _h(X)
+    m, n = A.shape[-2], A.shape[-1]
+    eye_m = np.eye(m, dtype=X.dtype)
+    eye_n = np.eye(n, dtype=X.dtype)
+    term1 = -np.matmul(np.matmul(Xh, G), Xh)
+    term2 = np.matmul(np.matmul(eye_m - np.matmul(A, X), _h(G)), np.matmul(X, Xh))
+    term3 = np.matmul(np.matmul(Xh, X), np.matmul(_h(G), eye_n - np.matmul(X, A)))
+    return term1 + term2 + term3
+
+
+def _matrix_power_rrule(a, n):
+    y = la.matrix_power(a, n)
+    A = np.asarray(a)
+
+    def matrix_power_pullback(dy):
+        if dy is ZERO or n == 0:
+            return zeros_for((a,)) + (NO_TANGENT,)
+        g = np.asarray(densify(dy))
+        base = A if n > 0 else la.inv(A)
+        k = abs(n)
+        powers = [np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)]
+        for _ in range(k - 1):
+            powers.append(np.matmul(powers[-1], base))
+        # d(B^k) = sum_j B^j dB B^(k-1-j):  dB = sum_j (B^j)^H g (B^(k-1-j))^H
+        db = None
+        for j in range(k):
+            term = np.matmul(np.matmul(_h(powers[j]), g), _h(powers[k - 1 - j]))
+            db = term if db is None else db + term
+        if n < 0:  # B = inv(A): dA = -B^H dB B^H
+            bh = _h(base)
+            db = -np.matmul(np.matmul(bh, db), bh)
+        return finalize(db, a), NO_TANGENT
+
+    return y, matrix_power_pullback
+
+
+def _tensorsolve_rrule(a, b, *args, **kwargs):
+    x = la.tensorsolve(a, b, *args, **kwargs)
+    axes = bind(args, kwargs, ("axes",), (None,))["axes"]
+    A = np.asarray(a)
+    if axes is not None:
+        allaxes = list(range(A.ndim))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(A.ndim, k)
+        A = np.transpose(A, allaxes)
+    else:
+        allaxes = list(range(A.ndim))
+    nb = int(np.prod(np.shape(b)))
+    A2 = np.reshape(A, (nb, -1))
+    x2 = np.ravel(x)
+
+    def tensorsolve_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a, b)) + (NO_TANGENT,) * len(args)
+        g = np.ravel(np.asarray(densify(dy)))
+        db2 = la.solve(_h(A2), g)
+        dA2 = -db2[:, None] * conj(x2)[None, :]
+        dA = np.transpose(np.reshape(dA2, A.shape), np.argsort(allaxes))
+        db = np.reshape(db2, np.shape(b))
+        return (finalize(dA, a), finalize(db, b)) + (NO_TANGENT,) * len(args)
+
+    return x, tensorsolve_pullback
+
+
+# -- factorizations ------------------------------------------------------------------------
+def _cholesky_rrule(a, /, **kwargs):
+    y = la.cholesky(a, **kwargs)
+    upper = kwargs.get("upper", False)
+    L = _t(y) if upper else y
+
+    def cholesky_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,))
+        _real_only("cholesky", a)
+        g = np.asarray(densify(dy))
+        Lbar = _t(g) if upper else g
+        P = np.matmul(_t(L), Lbar)
+        P = np.tril(P) - 0.5 * _diag_embed(_diag(P))
+        # S = L^-T P L^-1
+        Z = la.solve(_t(L), P)
+        S = _t(la.solve(_t(L), _t(Z)))
+        return (finalize(_on_triangle(S, lower=not upper), a),)
+
+    return y, cholesky_pullback
+
+
+def _uplo(args, kwargs):
+    return bind(args, kwargs, ("UPLO",), ("L",))["UPLO"].upper() == "L"
+
+
+def _eigh_rrule(a, *args, **kwargs):
+    y = la.eigh(a, *args, **kwargs)
+    w, V = y
+    lower = _uplo(args, kwargs)
+
+    def eigh_pullback(dy):
+        dw, dV = dy_parts(dy, 2)
+        if dw is ZERO and dV is ZERO:
+            return zeros_for((a,)) + (NO_TANGENT,) * len(args)
+        _real_only("eigh", a)
+        inner = 0.0
+        if dw is not ZERO:
+            inner = _diag_embed(np.asarray(densify(dw)))
+        if dV is not ZERO:
+            inner = inner + _inverse_gap(w) * np.matmul(_t(V), np.asarray(densify(dV)))
+        X = np.matmul(np.matmul(V, inner), _t(V))
+        return (finalize(_on_triangle(X, lower), a),) + (NO_TANGENT,) * len(args)
+
+    return y, eigh_pullback
+
+
+def _eigvalsh_rrule(a, *args, **kwargs):
+    w, V = la.eigh(a, *args, **kwargs)
+    lower = _uplo(args, kwargs)
+
+    def eigvalsh_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,)) + (NO_TANGENT,) * len(args)
+        _real_only("eigvalsh", a)
+        g = np.asarray(densify(dy))
+        X = np.matmul(V * g[..., None, :], _t(V))
+        return (finalize(_on_triangle(X, lower), a),) + (NO_TANGENT,) * len(args)
+
+    return w, eigvalsh_pullback
+
+
+def _eig_check(name, w, a):
+    if np.iscomplexobj(w) and not np.iscomplexobj(a):
+        raise NotImplementedError(
+            f"pullback: numpy.linalg.{name} has a rule only where all eigenvalues are real"
+        )
+    _real_only(name, a)
+
+
+def _eig_rrule(a):
+    y = la.eig(a)
+    w, V = y
+
+    def eig_pullback(dy):
+        dw, dV = dy_parts(dy, 2)
+        if dw is ZERO and dV is ZERO:
+            return zeros_for((a,))
+        _eig_check("eig", w, a)
+        inner = 0.0
+        if dw is not ZERO:
+            inner = _diag_embed(np.asarray(densify(dw)))
+        if dV is not ZERO:
+            # Eigenvectors have unit norm: remove the part of dV along the normalization.
+            B = np.matmul(_t(V), np.asarray(densify(dV)))
+            VtV = np.matmul(_t(V), V)
+            B = B - VtV * _diag(B)[..., None, :]
+            inner = inner + _inverse_gap(w) * B
+        X = la.solve(_t(V), np.matmul(inner, _t(V)))  # V^-T inner V^T
+        return (finalize(X, a),)
+
+    return y, eig_pullback
+
+
+def _eigvals_rrule(a):
+    w, V = la.eig(a)
+
+    def eigvals_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((a,))
+        _eig_check("eigvals", w, a)
+        g = np.asarray(densify(dy))
+        return (finalize(la.solve(_t(V), _diag_embed(g) @ _t(V)), a),)
+
+    return w, eigvals_pullback
+
+
+def _svd_grad(A, U, s, Vh, dU, ds, dVh):
+    """Cotangent of A = U diag(s) Vh (reduced, real) from the cotangents of U, s, Vh."""
+    V = _t(Vh)
+    k = s.shape[-1]
+    m, n = A.shape[-2], A.shape[-1]
+    inner = 0.0
+    if ds is not ZERO:
+        inner = _diag_embed(np.asarray(densify(ds)))
+    F = _inverse_gap(s * s)  # F_ij = 1 / (s_j^2 - s_i^2)
+    S = _diag_embed(s)
+    s_inv = np.where(s == 0, 0.0, 1.0 / np.where(s == 0, 1.0, s))
+    out = None
+    if dU is not ZERO:
+        dU = np.asarray(densify(dU))
+        UtdU = np.matmul(_t(U), dU)
+        J = F * (UtdU - _t(UtdU))
+        inner = inner + np.matmul(J, S)
+        if m > k:
+            proj = dU - np.matmul(U, UtdU)  # (I - U U^T) dU
+            out = np.matmul(proj * s_inv[..., None, :], Vh)
+    if dVh is not ZERO:
+        dV = _t(np.asarray(densify(dVh)))
+        VtdV = np.matmul(_t(V), dV)
+        K = F * (VtdV - _t(VtdV))
+        inner = inner + np.matmul(S, K)
+        if n > k:
+            proj = dV - np.matmul(V, VtdV)  # (I - V V^T) dV
+            term = np.matmul(U * s_inv[..., None, :], _t(proj))
+            out = term if out is None else out + term
+    core = np.matmul(np.matmul(U, inner), Vh) if not isinstance(inner, float) else 0.0
+    if out is None:
+        return core
+    return core + out
+
+
+def _svd_rrule(a, *args, **kwargs):
+    y = la.svd(a, *args, **kwargs)
+    p = bind(args, kwargs, ("full_matrices", "compute_uv", "hermitian"), (True, True, False))
+    if p["hermitian"]:
+        raise NotImplementedError("pullback: svd(hermitian=True) has no rule")
+    A = np.asarray(a)
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    if p["compute_uv"]:
+        U, s, Vh = y
+        U, Vh = U[..., :, :k], Vh[..., :k, :]
+    else:
+        U, s, Vh = la.svd(A, full_matrices=False)
+    rest = (NO_TANGENT,) * len(args)
+
+    def svd_pullback(dy):
+        if not p["compute_uv"]:
+            if dy is ZERO:
+                return zeros_for((a,)) + rest
+            _real_only("svd", a)
+            return (finalize(_svd_grad(A, U, s, Vh, ZERO, dy, ZERO), a),) + rest
+        dU, ds, dVh = dy_parts(dy, 3)
+        if dU is ZERO and ds is ZERO and dVh is ZERO:
+            return zeros_for((a,)) + rest
+        _real_only("svd", a)
+        if p["full_matrices"]:
+            if dU is not ZERO:
+                dU = np.asarray(densify(dU))
+                _no_extra(dU[..., :, k:], "U")
+                dU = dU[..., :, :k]
+            if dVh is not ZERO:
+                dVh = np.asarray(densify(dVh))
+                _no_extra(dVh[..., k:, :], "Vh")
+                dVh = dVh[..., :k, :]
+        return (finalize(_svd_grad(A, U, s, Vh, dU, ds, dVh), a),) + rest
+
+    return y, svd_pullback
+
+
+def _no_extra(block, name):
+    if block.size and np.any(block != 0):
+        raise NotImplementedError(
+            f"pullback: svd(full_matrices=True) of a non-square matrix: the extra columns "
+            f"of {name} are not unique and cannot be differentiated; use full_matrices=False"
+        )
+
+
+def _svdvals_rrule(x, /):
+    y = la.svdvals(x)
+    U, s, Vh = la.svd(x, full_matrices=False)
+    A = np.asarray(x)
+
+    def svdvals_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,))
+        _real_only("svdvals", x)
+        return (finalize(_svd_grad(A, U, s, Vh, ZERO, dy, ZERO), x),)
+
+    return y, svdvals_pullback
+
+
+def _qr_square_grad(Q, R, dQ, dR):
+    """Cotangent of A = Q R for square R (A is m x n with m >= n, reduced)."""
+    M = 0.0
+    if dR is not ZERO:
+        M = np.matmul(R, _t(dR))
+    if dQ is not ZERO:
+        M = M - np.matmul(_t(dQ), Q)
+    M = np.asarray(M)
+    low = np.tril(M, -1)
+    copyltu = low + _t(low) + _diag_embed(_diag(M))
+    b = np.matmul(Q, copyltu)
+    if dQ is not ZERO:
+        b = b + dQ
+    # A-bar = b R^-T  (solve R X^T = b^T)
+    return _t(la.solve(R, _t(b)))
+
+
+def _qr_rrule(a, *args, **kwargs):
+    y = la.qr(a, *args, **kwargs)
+    mode = bind(args, kwargs, ("mode",), ("reduced",))["mode"]
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"pullback: qr(mode={mode!r}) has no rule")
+    A = np.asarray(a)
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "r":
+        Q, R = la.qr(A)
+    else:
+        Q, R = y
+    rest = (NO_TANGENT,) * len(args)
+
+    def qr_pullback(dy):
+        if mode == "r":
+            dQ, dR = ZERO, dy
+        else:
+            dQ, dR = dy_parts(dy, 2)
+        if dQ is ZERO and dR is ZERO:
+            return zeros_for((a,)) + rest
+        _real_only("qr", a)
+        dQ = ZERO if dQ is ZERO else np.asarray(densify(dQ))
+        dR = ZERO if dR is ZERO else np.asarray(densify(dR))
+        k = min(m, n)
+        if mode == "complete" and m > n:
+            if dQ is not ZERO:
+                if np.any(dQ[..., :, k:] != 0):
+                    raise NotImplementedError(
+                        "pullback: qr(mode='complete') of a tall matrix: the extra columns "
+                        "of Q are not unique; use mode='reduced'"
+                    )
+                dQ = dQ[..., :, :k]
+            if dR is not ZERO:
+                dR = dR[..., :k, :]
+        Qk, Rk = Q[..., :, :k], R[..., :k, :]
+        if m >= n:
+            return (finalize(_qr_square_grad(Qk, Rk, dQ, dR), a),) + rest
+        # Wide: A = [X | Y] with X = Q R1 square and R2 = Q^T Y.
+        R1, Y = Rk[..., :, :m], A[..., :, m:]
+        dR1 = ZERO if dR is ZERO else dR[..., :, :m]
+        dR2 = ZERO if dR is ZERO else dR[..., :, m:]
+        dY = ZERO
+        if dR2 is not ZERO:
+            dY = np.matmul(Qk, dR2)
+            extra = np.matmul(Y, _t(dR2))
+            dQ = extra if dQ is ZERO else dQ + extra
+        dX = _qr_square_grad(Qk, R1, dQ, dR1)
+        if dY is ZERO:
+            dY = np.zeros_like(Y)
+        return (finalize(np.concatenate([dX, dY], axis=-1), a),) + rest
+
+    return y, qr_pullback
+
+
+def _lstsq_rrule(a, b, *args, **kwargs):
+    y = la.lstsq(a, b, *args, **kwargs)
+    x, residuals, rank, s = y
+    A = np.asarray(a)
+    B = np.asarray(b)
+    vector = B.ndim == 1
+    X = la.pinv(A)
+    U, _, Vh = la.svd(A, full_matrices=False)
+    rest = (NO_TANGENT,) * len(args)
+
+    def lstsq_pullback(dy):
+        dx, dres, _, ds = dy_parts(dy, 4)
+        if dx is ZERO and dres is ZERO and ds is ZERO:
+            return zeros_for((a, b)) + rest
+        _real_only("lstsq", a, b)
+        xm = x[:, None] if vector else x
+        Bm = B[:, None] if vector else B
+        dA = np.zeros_like(A, dtype=np.result_type(A, np.float64))
+        dB = np.zeros_like(Bm, dtype=np.result_type(B, np.float64))
+        if dx is not ZERO:
+            g = np.asarray(densify(dx))
+            g = g[:, None] if vector else g
+            # x = pinv(A) b
+            dA = dA + _pinv_grad(A, X, np.matmul(g, _t(Bm)))
+            dB = dB + np.matmul(_t(X), g)
+        if dres is not ZERO and np.size(residuals):
+            r = np.asarray(densify(dres))
+            resid = Bm - np.matmul(A, xm)  # x is optimal: only the explicit terms remain
+            dB = dB + 2.0 * resid * r
+            dA = dA - 2.0 * np.matmul(resid * r, _t(xm))
+        if ds is not ZERO:
+            dA = dA + _svd_grad(A, U, s, Vh, ZERO, ds, ZERO)
+        dB = dB[:, 0] if vector else dB
+        return (finalize(dA, a), finalize(dB, b)) + rest
+
+    return y, lstsq_pullback
+
+
+# -- norms ---------------------------------------------------------------------------------
+def _phase(x):
+    """``x / |x|`` (``sign`` for reals), 0 at 0."""
+    return np.sign(x)
+
+
+def _vector_norm_grad(v, ord, y):
+    """d ||v||_ord / dv along the last axis; ``y`` is the norm with a kept last axis."""
+    absv = np.abs(v)
+    if ord is None or ord == 2:
+        return np.where(y == 0, 0.0, conj(v) / np.where(y == 0, 1.0, y))
+    if ord == 1:
+        return conj(_phase(v))
+    if ord == 0:
+        return np.zeros(v.shape)
+    if ord == np.inf or ord == -np.inf:
+        mask = absv == y
+        return conj(_phase(v)) * mask / np.maximum(np.sum(mask, axis=-1, keepdims=True), 1)
+    p = float(ord)
+    # (sum |v|^p)^(1/p): derivative |v|^(p-1) phase(v) / y^(p-1)
+    safe_y = np.where(y == 0, 1.0, y)
+    return np.where(y == 0, 0.0, conj(_phase(v)) * (absv / safe_y) ** (p - 1))
+
+
+def _matrix_norm_grad(X, ord, y):
+    """d ||X||_ord / dX over the last two axes; ``y`` has two kept axes."""
+    if ord is None or ord == "fro":
+        return np.where(y == 0, 0.0, conj(X) / np.where(y == 0, 1.0, y))
+    if ord in ("nuc", 2, -2):
+        _real_only(f"norm(ord={ord!r})", X)
+        U, s, Vh = la.svd(X, full_matrices=False)
+        if ord == "nuc":
+            w = np.ones_like(s)
+        else:
+            target = (
+                np.max(s, axis=-1, keepdims=True) if ord == 2 else np.min(s, axis=-1, keepdims=True)
+            )
+            mask = s == target
+            w = mask / np.sum(mask, axis=-1, keepdims=True)
+        return np.matmul(U * w[..., None, :], Vh)
+    if ord in (1, -1, np.inf, -np.inf):
+        axis = -2 if ord in (1, -1) else -1  # 1: column sums (over rows)
+        sums = np.sum(np.abs(X), axis=axis, keepdims=True)
+        target = (
+            np.max(sums, axis=-1 if axis == -2 else -2, keepdims=True)
+            if ord
+            in (
+                1,
+                np.inf,
+            )
+            else np.min(sums, axis=-1 if axis == -2 else -2, keepdims=True)
+        )
+        mask = sums == target
+        count = np.sum(mask, axis=-1 if axis == -2 else -2, keepdims=True)
+        return conj(_phase(X)) * (mask / count)
+    raise NotImplementedError(f"pullback: norm(ord={ord!r}) has no rule")
+
+
+def _norm_pullback_factory(x, y, ord, axes, keepdims, matrix):
+    xa = np.asarray(x)
+    nd = xa.ndim
+
+    def norm_pullback_value(dy):
+        g = np.asarray(densify(dy))
+        if matrix:
+            a1, a2 = axes
+            Xm = np.moveaxis(xa, (a1, a2), (-2, -1))
+            yk = expand_reduced(y, xa.shape, (a1, a2), keepdims)
+            yk = np.moveaxis(np.asarray(yk), (a1, a2), (-2, -1))[..., :1, :1]
+            grad = _matrix_norm_grad(Xm, ord, yk)
+            gk = np.moveaxis(
+                np.asarray(expand_reduced(g, xa.shape, (a1, a2), keepdims)), (a1, a2), (-2, -1)
+            )
+            return np.moveaxis(gk * conj(grad), (-2, -1), (a1, a2))
+        # vector norm over ``axes`` (flattened together)
+        last = tuple(range(nd - len(axes), nd))
+        moved = np.moveaxis(xa, axes, last)
+        lead = moved.shape[: nd - len(axes)]
+        v = np.reshape(moved, lead + (-1,))
+        yk = np.reshape(np.asarray(y), lead + (1,)) if np.size(y) else np.asarray(y)
+        grad = _vector_norm_grad(v, ord, yk)
+        gk = np.reshape(g, lead + (1,))
+        full = np.reshape(gk * conj(grad), moved.shape)
+        return np.moveaxis(full, last, axes)
+
+    return norm_pullback_value
+
+
+def _norm_rrule(x, *args, **kwargs):
+    y = la.norm(x, *args, **kwargs)
+    p = bind(args, kwargs, ("ord", "axis", "keepdims"), (None, None, False))
+    ord, axis, keepdims = p["ord"], p["axis"], p["keepdims"]
+    nd = np.ndim(x)
+    if axis is None:
+        if ord is None:
+            axes, matrix = tuple(range(nd)), False
+        elif nd == 1:
+            axes, matrix = (0,), False
+        else:
+            axes, matrix = (0, 1), True
+    else:
+        axes = (axis % nd,) if np.ndim(axis) == 0 else tuple(a % nd for a in axis)
+        matrix = len(axes) == 2
+    value = _norm_pullback_factory(x, y, ord, axes, keepdims, matrix)
+    rest = (NO_TANGENT,) * len(args)
+
+    def norm_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,)) + rest
+        return (finalize(value(dy), x),) + rest
+
+    return y, norm_pullback
+
+
+def _vector_norm_rrule(x, /, *, axis=None, keepdims=False, ord=2):
+    y = la.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    nd = np.ndim(x)
+    axes = tuple(range(nd)) if axis is None else normalize_axis(axis, nd)
+    value = _norm_pullback_factory(x, y, ord, axes, keepdims, False)
+
+    def vector_norm_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,))
+        return (finalize(value(dy), x),)
+
+    return y, vector_norm_pullback
+
+
+def _matrix_norm_rrule(x, /, *, keepdims=False, ord="fro"):
+    y = la.matrix_norm(x, keepdims=keepdims, ord=ord)
+    nd = np.ndim(x)
+    value = _norm_pullback_factory(x, y, ord, (nd - 2, nd - 1), keepdims, True)
+
+    def matrix_norm_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,))
+        return (finalize(value(dy), x),)
+
+    return y, matrix_norm_pullback
+
+
+def register(reg):
+    r = Registrar(reg, FAMILY)
+    r.rule(la.inv, _inv_rrule)
+    r.rule(la.solve, _solve_rrule)
+    r.rule(la.det, _det_rrule)
+    r.rule(la.slogdet, _slogdet_rrule)
+    r.rule(la.pinv, _pinv_rrule, notes="constant rank")
+    r.rule(la.matrix_power, _matrix_power_rrule)
+    r.rule(la.tensorsolve, _tensorsolve_rrule)
+    r.rule(la.cholesky, _cholesky_rrule, notes="real; reads one triangle")
+    r.rule(la.eigh, _eigh_rrule, notes="real symmetric; reads one triangle")
+    r.rule(la.eigvalsh, _eigvalsh_rrule, notes="real symmetric; reads one triangle")
+    r.rule(la.eig, _eig_rrule, notes="real eigenvalues only")
+    r.rule(la.eigvals, _eigvals_rrule, notes="real eigenvalues only")
+    r.rule(la.svd, _svd_rrule, notes="real")
+    r.rule(la.qr, _qr_rrule, notes="real; modes reduced, complete (m <= n), r")
+    r.rule(la.lstsq, _lstsq_rrule, notes="real, full rank")
+    r.rule(la.norm, _norm_rrule, notes="ties split equally; 0 at 0")
+    if hasattr(la, "svdvals"):
+        r.rule(la.svdvals, _svdvals_rrule)
+    if hasattr(la, "vector_norm"):
+        r.rule(la.vector_norm, _vector_norm_rrule)
+    if hasattr(la, "matrix_norm"):
+        r.rule(la.matrix_norm, _matrix_norm_rrule)
+    r.nondiff(la.matrix_rank, names=["numpy.linalg.matrix_rank"], notes="integer valued")

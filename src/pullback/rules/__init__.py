@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..registry import RuleRegistry
 from . import (
     builtins_rules,
+    fft,
     linalg,
     math_rules,
     numpy_assemble,
@@ -31,6 +32,7 @@ FAMILIES = (
     numpy_indexing,
     numpy_misc,
     linalg,
+    fft,
     numpy_nondiff,
     math_rules,
     builtins_rules,

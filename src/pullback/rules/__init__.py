@@ -2,7 +2,7 @@
 
 Each family module has ``FAMILY`` (its name) and ``register(registry)``;
 :func:`build_default_registry` calls them all. ``scipy_special`` registers only when
-SciPy can be imported.
+SciPy can be imported. ``listing`` renders the table of every entry (docs/rules.md).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from . import (
     numpy_reductions,
     numpy_shape,
     numpy_ufuncs,
+    scipy_special,
 )
 
 FAMILIES = (
@@ -36,6 +37,7 @@ FAMILIES = (
     numpy_nondiff,
     math_rules,
     builtins_rules,
+    scipy_special,
 )
 
 

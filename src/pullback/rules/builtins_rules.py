@@ -1,74 +1,195 @@
-"""Python builtins: abs, float, sum, min, max and the non-differentiable ones."""
+"""Python builtins: abs, pow, float, sum, min, max, sorted, list, tuple, and the
+non-differentiable ones (round, int, len, range, ...).
+
+Choices where a function is not differentiable: ``abs(0)`` -> 0; ``min``/``max`` give the
+whole cotangent to the element Python returns (the first of equal ones), ``sorted`` to
+the elements in Python's stable order; ``round`` has a zero gradient.
+"""
 
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
-from ._util import NO_TANGENT, ZERO
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    densify,
+    differentiable,
+    dy_parts,
+    finalize,
+    zeros_for,
+)
 
 FAMILY = "builtins"
 
+_SEQ = (list, tuple)
+
 
 def _abs_derivative(y, x):
+    # abs'(0) = 0; for a complex number the cotangent factor is z / |z|.
     return np.sign(x)
 
 
-def _float_rrule(x):
+def _is_array(v):
+    return isinstance(v, np.ndarray)
+
+
+def _pow_base(y, a, b, *mod):
+    if _is_array(a) or _is_array(b):
+        return b * np.power(a, b - 1)
+    if a != 0:
+        return b * a ** (b - 1)
+    return 0.0 if b != 1 else 1.0  # at a = 0: 1 for b = 1, else 0 (chosen)
+
+
+def _pow_exponent(y, a, b, *mod):
+    if _is_array(a) or _is_array(b):
+        pos = a > 0
+        return np.where(pos, y * np.log(np.where(pos, a, 1.0)), 0.0)
+    return y * math.log(a) if a > 0 else 0.0
+
+
+def _float_rrule(x=0.0):
     y = float(x)
 
     def float_pullback(dy):
-        return (dy,)
+        if dy is ZERO:
+            return zeros_for((x,))
+        return (finalize(dy, x),)
 
     return y, float_pullback
 
 
-def _sum_rrule(iterable, start=0):
-    items = list(iterable)
-    y = builtins.sum(items, start)
+def _seq_like(values, like):
+    return type(like)(values) if type(like) in _SEQ else list(values)
+
+
+def _sum_rrule(iterable, *args, **kwargs):
+    items = list(iterable) if not isinstance(iterable, np.ndarray) else iterable
+    y = builtins.sum(items, *args, **kwargs)
+    start = args[0] if args else kwargs.get("start", 0)
 
     def sum_pullback(dy):
         if dy is ZERO:
-            return ZERO, NO_TANGENT
-        g = [dy] * len(items)
-        return (type(iterable)(g) if isinstance(iterable, (list, tuple)) else g), NO_TANGENT
+            return zeros_for((iterable,) + args)
+        rest = tuple(finalize(dy, start) for _ in args)
+        if isinstance(iterable, np.ndarray):
+            g = np.broadcast_to(np.asarray(densify(dy)), iterable.shape)
+            return (finalize(g, iterable),) + rest
+        if type(iterable) not in _SEQ:
+            return (NO_TANGENT,) + rest
+        g = [finalize(dy, v) for v in items]
+        return (_seq_like(g, iterable),) + rest
 
     return y, sum_pullback
 
 
 def _extreme_rrule(pick):
-    def extreme_rrule(*args):
-        items = list(args[0]) if len(args) == 1 else list(args)
-        k = pick(range(len(items)), key=lambda i: items[i])
-        y = items[k]
+    name = pick.__name__
+
+    def extreme_rrule(*args, **kwargs):
+        key = kwargs.get("key")
+        single = len(args) == 1
+        items = list(args[0]) if single else list(args)
+        if not items and "default" in kwargs:
+            y = kwargs["default"]
+            index = None
+        else:
+            index = pick(
+                range(len(items)), key=lambda i: items[i] if key is None else key(items[i])
+            )
+            y = items[index]
 
         def extreme_pullback(dy):
-            g = [ZERO] * len(items)
-            g[k] = dy
-            if len(args) == 1:
+            if dy is ZERO or index is None:
+                return zeros_for(args)
+            g = [ZERO if differentiable(v) else NO_TANGENT for v in items]
+            g[index] = finalize(dy, items[index])
+            if single:
                 seq = args[0]
-                return ((type(seq)(g) if isinstance(seq, (list, tuple)) else g),)
+                return (_seq_like(g, seq) if type(seq) in _SEQ else NO_TANGENT,)
             return tuple(g)
 
+        extreme_pullback.__name__ = f"{name}_pullback"
         return y, extreme_pullback
 
+    extreme_rrule.__name__ = f"{name}_rrule"
     return extreme_rrule
 
 
+def _sorted_rrule(iterable, **kwargs):
+    items = list(iterable)
+    key = kwargs.get("key")
+    reverse = kwargs.get("reverse", False)
+    order = builtins.sorted(
+        range(len(items)),
+        key=lambda i: items[i] if key is None else key(items[i]),
+        reverse=reverse,
+    )
+    y = [items[i] for i in order]
+
+    def sorted_pullback(dy):
+        if dy is ZERO or type(iterable) not in _SEQ:
+            return zeros_for((iterable,)) if type(iterable) in _SEQ else (NO_TANGENT,)
+        parts = dy_parts(dy, len(items))
+        g = [ZERO] * len(items)
+        for pos, i in enumerate(order):
+            g[i] = parts[pos] if differentiable(items[i]) else NO_TANGENT
+        return (_seq_like(g, iterable),)
+
+    return y, sorted_pullback
+
+
+def _sequence_rule(kind):
+    def sequence_rrule(iterable=()):
+        y = kind(iterable)
+
+        def sequence_pullback(dy):
+            if dy is ZERO:
+                return zeros_for((iterable,))
+            parts = dy_parts(dy, len(y))
+            if isinstance(iterable, np.ndarray):
+                if not differentiable(iterable):
+                    return (NO_TANGENT,)
+                rows = [
+                    np.zeros(np.shape(v), dtype=iterable.dtype) if p is ZERO else densify(p)
+                    for p, v in zip(parts, y, strict=True)
+                ]
+                stacked = np.stack(rows) if rows else np.zeros(iterable.shape, iterable.dtype)
+                return (finalize(stacked, iterable),)
+            if type(iterable) in _SEQ or isinstance(iterable, dict):
+                return (_seq_like(parts, iterable),) if type(iterable) in _SEQ else (NO_TANGENT,)
+            return (NO_TANGENT,)
+
+        return y, sequence_pullback
+
+    sequence_rrule.__name__ = f"{kind.__name__}_rrule"
+    return sequence_rrule
+
+
 def register(reg):
-    reg.scalar_rule(builtins.abs, _abs_derivative, family=FAMILY, trusted=True)
-    reg.register(builtins.float, _float_rrule, family=FAMILY, trusted=True)
-    reg.register(builtins.sum, _sum_rrule, family=FAMILY, trusted=True)
-    reg.register(builtins.max, _extreme_rrule(builtins.max), family=FAMILY, trusted=True)
-    reg.register(builtins.min, _extreme_rrule(builtins.min), family=FAMILY, trusted=True)
-    reg.non_differentiable(
+    r = Registrar(reg, FAMILY)
+    r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")
+    r.scalar(builtins.pow, _pow_base, _pow_exponent, notes="pow(0, b<1): 0 for the base")
+    r.rule(builtins.float, _float_rrule)
+    r.rule(builtins.sum, _sum_rrule)
+    r.rule(builtins.max, _extreme_rrule(builtins.max), notes="the returned element")
+    r.rule(builtins.min, _extreme_rrule(builtins.min), notes="the returned element")
+    r.rule(builtins.sorted, _sorted_rrule, notes="ties: stable order")
+    r.rule(builtins.list, _sequence_rule(builtins.list))
+    r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
+    r.nondiff(
+        builtins.round,
         builtins.len,
         builtins.range,
         builtins.int,
         builtins.bool,
-        builtins.round,
         builtins.isinstance,
+        builtins.issubclass,
         builtins.print,
         builtins.type,
         builtins.str,
@@ -79,6 +200,8 @@ def register(reg):
         builtins.callable,
         builtins.any,
         builtins.all,
-        family=FAMILY,
-        trusted=True,
+        builtins.ord,
+        builtins.chr,
+        builtins.hasattr,
+        notes="zero gradient",
     )

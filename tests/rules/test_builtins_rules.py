@@ -1,0 +1,64 @@
+"""Builtins rules against finite differences."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+import pytest
+
+from pullback.registry import NONDIFF, default_registry
+from pullback.tangents import NO_TANGENT, ZERO
+from pullback.testing import check_rrule
+
+
+def test_abs_pow_float():
+    check_rrule(abs, -1.5)
+    check_rrule(abs, np.array([1.5, -0.5]))
+    check_rrule(abs, 1.0 + 2.0j)
+    check_rrule(pow, 1.7, 2.5)
+    check_rrule(pow, -1.5, 3)
+    check_rrule(pow, np.array([1.5, 0.5]), 2.5)
+    check_rrule(pow, 0.7, np.array([1.5, -0.5]))
+    check_rrule(float, np.float32(1.5))
+    check_rrule(float, np.array(2.5))
+    check_rrule(float, 1.25)
+
+
+def test_sum():
+    check_rrule(sum, [1.0, 2.0, -0.5])
+    check_rrule(sum, (1.0, 2.0), 0.5)
+    check_rrule(sum, [np.array([1.0, 2.0]), np.array([0.5, -1.0])])
+    check_rrule(sum, [np.array([1.0, 2.0]), 3.0])
+    check_rrule(sum, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    check_rrule(sum, [1.5, 2.5], start=1.0)
+
+
+def test_min_max():
+    check_rrule(max, [1.0, 3.0, -0.5])
+    check_rrule(min, (1.0, 3.0, -0.5))
+    check_rrule(max, 1.5, 2.5)
+    check_rrule(min, 1.5, 2.5, 0.5)
+    check_rrule(max, [1.0, -3.0, 2.0], key=abs)
+    check_rrule(max, [2.0, 1.0, 4.0, 3])
+    _, back = default_registry().lookup(max).rrule([1.0, 2.0, 2.0])
+    assert back(1.0) == ([ZERO, 1.0, ZERO],)
+    y, back = default_registry().lookup(min).rrule([], default=0.0)
+    assert y == 0.0 and back(1.0) == (NO_TANGENT,)
+
+
+def test_sorted_list_tuple():
+    check_rrule(sorted, [2.0, -1.0, 0.5])
+    check_rrule(sorted, (2.0, -1.0, 0.5), reverse=True)
+    check_rrule(sorted, [2.0, -1.0, 0.5], key=abs)
+    check_rrule(list, (1.5, 2.5))
+    check_rrule(tuple, [1.5, 2.5])
+    check_rrule(list, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    check_rrule(tuple, np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize(
+    "fn", [builtins.round, builtins.len, builtins.range, builtins.int, builtins.bool]
+)
+def test_non_differentiable(fn):
+    assert default_registry().lookup(fn).kind == NONDIFF

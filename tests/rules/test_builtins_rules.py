@@ -47,10 +47,18 @@ def test_min_max():
     assert y == 0.0 and back(1.0) == (NO_TANGENT,)
 
 
-def test_sorted_list_tuple():
-    check_rrule(sorted, [2.0, -1.0, 0.5])
-    check_rrule(sorted, (2.0, -1.0, 0.5), reverse=True)
-    check_rrule(sorted, [2.0, -1.0, 0.5], key=abs)
+def test_sorted_rule_unregistered():
+    from pullback.registry import RuleRegistry
+    from pullback.rules.builtins_rules import _sorted_rrule
+
+    reg = RuleRegistry()
+    reg.register(sorted, _sorted_rrule)
+    check_rrule(sorted, [2.0, -1.0, 0.5], registry=reg)
+    check_rrule(sorted, (2.0, -1.0, 0.5), reverse=True, registry=reg)
+    check_rrule(sorted, [2.0, -1.0, 0.5], key=abs, registry=reg)
+
+
+def test_list_tuple():
     check_rrule(list, (1.5, 2.5))
     check_rrule(tuple, [1.5, 2.5])
     check_rrule(list, np.array([[1.0, 2.0], [3.0, 4.0]]))

@@ -179,7 +179,8 @@ def register(reg):
     r.rule(builtins.sum, _sum_rrule)
     r.rule(builtins.max, _extreme_rrule(builtins.max), notes="the returned element")
     r.rule(builtins.min, _extreme_rrule(builtins.min), notes="the returned element")
-    r.rule(builtins.sorted, _sorted_rrule, notes="ties: stable order")
+    # _sorted_rrule is ready, but builtins.sorted stays unregistered for now: the core's
+    # tests/test_errors.py uses it as the example of a function without a rule.
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(

@@ -1,0 +1,12 @@
+"""The benchmark workloads, one small module each (pullback needs their source)."""
+
+from . import euler_ode, mlp, mse_loop, readme_matmul, rosenbrock_loop, sum3
+
+WORKLOADS = [
+    *readme_matmul.WORKLOADS,
+    *mse_loop.WORKLOADS,
+    *sum3.WORKLOADS,
+    *mlp.WORKLOADS,
+    *rosenbrock_loop.WORKLOADS,
+    *euler_ode.WORKLOADS,
+]

@@ -144,7 +144,7 @@ def test_break_continue_and_for_else():
         check_grad(break_continue, x)
         check_grad(for_else, x)
     check_grad(for_else, np.array([0.5, 1.7, 0.2]))
-    for x in [0.3, 1.4, 2.5]:
+    for x in [0.9, 1.4, 2.5]:  # from below ~0.82 the loop never ends (in Python too)
         check_grad(break_inside_while, x)
 
 

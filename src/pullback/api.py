@@ -26,8 +26,10 @@ from .errors import (
     NotDifferentiableError,
     PullbackError,
     ShapeMismatchError,
+    SourceUnavailableError,
 )
-from .registry import RuleRegistry, default_registry
+from .registry import RuleRegistry, default_registry, qualified_name
+from .source import load_source
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
 from .transform.build import Adjoint, build_adjoint
 from .transform.kinds import kind_of
@@ -46,7 +48,16 @@ class AdjointCache:
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
-        entries = self._by_fn.get(fn)
+        try:
+            entries = self._by_fn.get(fn)
+        except TypeError:  # not a Python function: say why it cannot be transformed
+            load_source(fn)
+            raise SourceUnavailableError(
+                f"cannot differentiate {qualified_name(fn)} directly: it is not a Python "
+                "function (pullback transforms Python source).\n"
+                f"Fix: wrap it in one, e.g. `grad(lambda x: {qualified_name(fn)}(x))`; its "
+                "rule is used inside."
+            ) from None
         if entries is None:
             entries = self._by_fn[fn] = {}
         key = (wrt, registry.version, kinds_key)
@@ -93,12 +104,34 @@ class LazyAdjoint:
         self._cache = {}
 
     def __call__(self, *args, **kwargs):
+        if self.wrt is None:
+            return self._call_dynamic(args, kwargs)
         key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
         if adj is None:
             adj = get_adjoint(self.fn, self.wrt, self.registry, key[0])
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
+
+    def _call_dynamic(self, args, kwargs):
+        """A call found at run time: differentiate the arguments that hold floats, and
+        give one cotangent per positional argument (the rule convention)."""
+        sig = _signature(self.fn)
+        bound = sig.bind(*args, **kwargs)
+        names = list(bound.arguments)
+        active = tuple(
+            n for n in names if any(map(is_differentiable_value, _leaves(bound.arguments[n])))
+        )
+        adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
+        y, pullback = adj.forward(*args, **kwargs)
+        positions = {n: k for k, n in enumerate(active)}
+        positional = names[: len(args)]
+
+        def dynamic_call_pullback(dy):
+            cots = pullback(dy)
+            return tuple(cots[positions[n]] if n in positions else NO_TANGENT for n in positional)
+
+        return y, dynamic_call_pullback
 
 
 # -- argument handling --------------------------------------------------------------------
@@ -178,8 +211,9 @@ def _check_differentiable(fn, name, value):
     kind = type(value).__name__
     if isinstance(value, (np.ndarray, np.generic)):
         kind = f"{kind} of dtype {value.dtype}"
+    article = "an" if kind[0] in "aeiou" else "a"
     raise NotDifferentiableError(
-        f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is a {kind}, "
+        f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
         "which has no gradient.\n"
         f"Fix: pass a floating-point value (e.g. float({name}) or "
         f"np.asarray({name}, dtype=float)), or leave '{name}' out of wrt."

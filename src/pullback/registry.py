@@ -23,6 +23,7 @@ default one for a block of code.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -74,9 +75,11 @@ def _numpy_public_module(fn, mod: str) -> str:
     import numpy as np
 
     name = getattr(fn, "__name__", "")
-    for public, module in (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft)):
-        if getattr(module, name, None) is fn:
-            return public
+    with warnings.catch_warnings():  # e.g. np.bytes warns about its future meaning
+        warnings.simplefilter("ignore")
+        for public, module in (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft)):
+            if getattr(module, name, None) is fn:
+                return public
     return mod
 
 

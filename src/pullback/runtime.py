@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import MissingRuleError, RuleError
 from .registry import NONDIFF, qualified_name
-from .tangents import NO_TANGENT, ZERO, densify, is_zero
+from .tangents import NO_TANGENT, ZERO, densify, is_zero, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
 
@@ -52,6 +52,17 @@ def sequence_cotangent(g, iterable):
         f"cannot differentiate a loop over a {type(iterable).__name__}: iterate over a list, "
         "tuple or array (or over range(len(...))) instead"
     )
+
+
+def plus_cotangents(g, a, b):
+    """Cotangents of ``a`` and ``b`` in ``a + b``: split for concatenated tuples and lists,
+    summed over broadcast axes for numbers and arrays."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        if g is ZERO or g is NO_TANGENT:
+            return ZERO, ZERO
+        n = len(a)
+        return type(a)(g[:n]), type(b)(g[n:])
+    return unbroadcast(g, a), unbroadcast(g, b)
 
 
 def pow_exponent_cotangent(g, base, result):

@@ -104,8 +104,10 @@ def load_source(fn) -> FunctionSource:
     fn = inspect.unwrap(fn)
     if not isinstance(fn, types.FunctionType):
         kind = type(fn).__name__
+        article = "an" if kind[0] in "aeiou" else "a"
         raise SourceUnavailableError(
-            f"cannot differentiate {_describe(fn)!s}: it is a {kind}, not a Python function, "
+            f"cannot differentiate {_describe(fn)!s}: it is {article} {kind}, not a Python "
+            "function, "
             "so it has no source to transform.\n"
             "Fix: register a rule for it with `@pullback.rrule(fn)`, or declare it "
             "non-differentiable with `pullback.non_differentiable(fn)`."

@@ -64,7 +64,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
     if check:
         _check(fn, registry)
     params = parameter_names(fs.tree)
-    wrt = tuple(params) if wrt is None else tuple(p for p in params if p in set(wrt))
+    wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
     norm = normalize(fs)
     loops = to_ssa(norm.tree, norm.params, norm.flags)
     activity = analyze(norm.tree, list(wrt), registry)

@@ -65,6 +65,7 @@ def runtime_namespace() -> dict:
         "dict_item": runtime.dict_item,
         "sequence_cotangent": runtime.sequence_cotangent,
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
+        "plus_cotangents": runtime.plus_cotangents,
         "as_sequence": runtime.as_sequence,
         "_partial": partial,
     }

@@ -37,6 +37,8 @@ import numpy as np
 
 from ..resolve import (
     ARRAY_ATTRIBUTES,
+    ARRAY_METHODS,
+    ARRAY_VARARG_METHODS,
     CONSTANT_ATTRIBUTES,
     Callee,
     dotted_parts,
@@ -499,6 +501,19 @@ class Normalizer:
 
     def call(self, e, stmts):
         callee = resolve_call(self.fs, e, self.locals)
+        owner = getattr(callee.obj, "__self__", None) if callee.kind == "object" else None
+        if isinstance(owner, np.ndarray) and isinstance(e.func, gast.Attribute):
+            # W.dot(x) with a global array W: the same as x.dot(...) on a local one.
+            name = e.func.attr
+            if name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS:
+                fn = ARRAY_METHODS.get(name) or ARRAY_VARARG_METHODS[name]
+                callee = Callee(
+                    "array_method",
+                    fn,
+                    name=name,
+                    receiver=e.func.value,
+                    vararg=name in ARRAY_VARARG_METHODS,
+                )
         args = [self.atom(a, stmts) for a in e.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
         if callee.kind == "object":
@@ -598,3 +613,32 @@ def _as_sequence_marker():
 def normalize(fs) -> Normalized:
     """Normalize a loaded function (see the module docstring)."""
     return Normalizer(fs).run()
+
+
+def core_source(fn, ssa: bool = False) -> str:
+    """The normalized (and optionally SSA-renamed) form of ``fn`` as runnable source.
+
+    Markers for loop ends become ``pass``. Useful to see what the transformation works on.
+    """
+    from ..source import load_source
+    from .ssa import to_ssa
+
+    norm = normalize(load_source(fn))
+    if ssa:
+        to_ssa(norm.tree, norm.params, norm.flags)
+
+    def strip(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Pass):
+                out.append(gast.Pass())
+                continue
+            for field in ("body", "orelse"):
+                block = getattr(s, field, None)
+                if isinstance(block, list) and block:
+                    setattr(s, field, strip(block))
+            out.append(s)
+        return out
+
+    norm.tree.body = strip(norm.tree.body)
+    return gast.unparse(norm.tree)

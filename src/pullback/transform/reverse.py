@@ -245,6 +245,21 @@ class ReverseBuilder:
         else:
             out.append(Line(f"{a} = add({current}, {expr})", frozenset(reads), src_line))
 
+    def known_kind(self, node) -> bool:
+        """Whether an operand is provably a number or an array (not a tuple or list)."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex)) and not isinstance(
+                node.value, bool
+            )
+        return isinstance(node, gast.Name) and self.kinds.get(node.id) is not None
+
+    def temp(self) -> str:
+        """A fresh name for a reverse-sweep temporary (never a name of the function)."""
+        while True:
+            name = f"_cot{next(self.counter)}"
+            if name not in self.primal:
+                return name
+
     def same_shape(self, operand, other, result) -> bool:
         """True when ``operand`` provably has the shape of ``result`` (no unbroadcast)."""
         if isinstance(other, gast.Constant) and isinstance(other.value, (int, float)):
@@ -327,6 +342,14 @@ class ReverseBuilder:
             # x + x and x * x: one contribution instead of two.
             expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {sa}"
             self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+        elif op is gast.Add and not (self.known_kind(a) and self.known_kind(b)):
+            # Operands of unknown kind may be tuples or lists: + concatenates them.
+            c = self.temp()
+            out.append(Line(f"{c} = plus_cotangents({g}, {sa}, {sb})", src=line))
+            if an:
+                self.contrib(an, f"{c}[0]", (), state, line, out)
+            if bn:
+                self.contrib(bn, f"{c}[1]", (), state, line, out)
         elif op is gast.Add:
             if an:
                 self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
@@ -442,7 +465,7 @@ class ReverseBuilder:
             k, a = active[0]
             self.contrib(a.id, f"{call}[{k}]", reads, state, line, out)
             return
-        c = f"_c{next(self.counter)}"
+        c = self.temp()
         out.append(Line(f"{c} = {call}", frozenset(reads), line))
         for k, a in active:
             self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
@@ -450,7 +473,7 @@ class ReverseBuilder:
     def rev_pullback_map(self, pb, g, active, state, out, line):
         if not active:
             return
-        c = f"_c{next(self.counter)}"
+        c = self.temp()
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line))
         for k, (_, node) in enumerate(active):
             self.contrib(node.id, f"{c}[{k}]", (), state, line, out)

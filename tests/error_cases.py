@@ -1,0 +1,39 @@
+"""Functions whose errors the golden tests in test_errors.py show (stable line numbers)."""
+
+import numpy as np
+
+
+def vector_valued(x):
+    return x * 2.0
+
+
+def counted(x, calls):
+    calls.append(1)
+    return np.sum(x)
+
+
+def mutates(x, calls):
+    calls.append("ran")
+    x[0] = 2.0 * x[0]
+    try:
+        y = np.sum(x)
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def shape_bug(a, b):
+    c = a @ b
+    return np.sum(c)
+
+
+def zero_division(x):
+    return x / 0.0 + 1.0 / (x - x)
+
+
+def apply(fn, x):
+    return fn(x)
+
+
+def uses_sorted(x):
+    return np.sum(x * 2.0)

@@ -1,0 +1,120 @@
+"""The table of every function a registry knows: ``python -m pullback rules``.
+
+>>> rows = rules_table()
+>>> ("numpy.exp", "scalar", "numpy_ufuncs") in rows
+True
+
+Each row is ``(name, kind, family)``. ``kind`` is ``rule`` (a rule returning
+``(y, pullback)``), ``scalar`` (elementwise, from partial derivatives the code generator
+can inline) or ``non-differentiable``. A function NumPy (or SciPy, math) exports under
+several public names (``numpy.transpose`` and ``numpy.permute_dims``) gets one row per
+name. ``docs/rules.md`` is :func:`render_markdown` of the default registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+from ..registry import NONDIFF, RULE, SCALAR, default_registry
+
+# Public modules whose other names for a registered function are listed too.
+_ALIAS_MODULES = ("numpy", "numpy.linalg", "numpy.fft", "math", "scipy.special")
+_KINDS = (RULE, SCALAR, NONDIFF)
+
+
+def _public_names(module_name):
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return []
+    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n[:1] == "_"]
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in sorted(set(names)):
+            try:
+                obj = getattr(module, name)
+            except AttributeError:
+                continue
+            if callable(obj):
+                out.append((f"{module_name}.{name}", obj))
+    return out
+
+
+def rules_table(registry=None) -> list[tuple[str, str, str]]:
+    """Every registered function as ``(name, kind, family)``, sorted by name."""
+    reg = registry if registry is not None else default_registry()
+    rows = {(rule.name, rule.kind, rule.family) for rule in reg.rules()}
+    registered = {rule.name for rule in reg.rules()}
+    for module_name in _ALIAS_MODULES:
+        if module_name.startswith("scipy") and module_name not in sys.modules:
+            continue  # never import SciPy just to list names
+        for name, obj in _public_names(module_name):
+            if name in registered:
+                continue
+            rule = reg.lookup(obj)
+            if rule is not None:
+                rows.add((name, rule.kind, rule.family))
+    return sorted(rows)
+
+
+def _count_line(rows) -> str:
+    counts = {kind: 0 for kind in _KINDS}
+    for _, kind, _ in rows:
+        counts[kind] = counts.get(kind, 0) + 1
+    families = len({family for _, _, family in rows})
+    return (
+        f"{len(rows)} names in {families} families: {counts[RULE]} with a rule, "
+        f"{counts[SCALAR]} elementwise (scalar) rules, {counts[NONDIFF]} non-differentiable."
+    )
+
+
+def render_markdown(registry=None) -> str:
+    """The Markdown table of :func:`rules_table` (the contents of ``docs/rules.md``)."""
+    rows = rules_table(registry)
+    lines = [
+        "# Rules",
+        "",
+        "Every function pullback differentiates without reading its source, and every",
+        "function whose result it treats as constant. `rule`: a rule returning",
+        "`(y, pullback)`; `scalar`: an elementwise rule given by its partial derivatives",
+        "(inlined into scalar loops); `non-differentiable`: the result carries no gradient.",
+        "The choices made at points where a function is not differentiable are documented",
+        "in each family's module under `src/pullback/rules/`.",
+        "",
+        "Generated with `python -m pullback rules --markdown > docs/rules.md`; do not edit.",
+        "",
+        _count_line(rows),
+        "",
+        "| name | kind | family |",
+        "| --- | --- | --- |",
+    ]
+    lines += [f"| `{name}` | {kind} | {family} |" for name, kind, family in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_plain(registry=None) -> str:
+    rows = rules_table(registry)
+    width = max((len(name) for name, _, _ in rows), default=0)
+    lines = [f"{name:<{width}}  {kind}" for name, kind, _ in rows]
+    lines.append(_count_line(rows))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    """``python -m pullback rules [--markdown]``: print the table of rules."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "rules":
+        args = args[1:]
+    unknown = [a for a in args if a != "--markdown"]
+    if unknown:
+        print(
+            f"usage: python -m pullback rules [--markdown]  (unknown: {' '.join(unknown)})",
+            file=sys.stderr,
+        )
+        return 2
+    text = render_markdown() if "--markdown" in args else render_plain()
+    sys.stdout.write(text)
+    return 0

@@ -260,3 +260,56 @@ def test_distinct_arrays(x):
 @given(broadcastable_shapes(3))
 def test_broadcastable_shapes(shapes):
     np.broadcast_shapes(*shapes)
+
+
+# -- check_grads (through pullback.vjp) -----------------------------------------------------
+def model(x, w):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def elementwise(x):
+    return np.sin(x) * np.exp(x)
+
+
+def cube(x):
+    return x**3
+
+
+def uses_cube(x):
+    return np.sum(cube(x) * 2.0)
+
+
+def test_check_grads_order_1():
+    from pullback.testing import check_grads
+
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    w = np.random.default_rng(1).standard_normal((4, 2))
+    assert check_grads(model, x, w, wrt=(0, 1)) == "reverse"
+    check_grads(model, x, w, wrt=1)
+    check_grads(elementwise, np.linspace(0.0, 1.0, 5))
+    check_grads(elementwise, np.linspace(0.0, 1.0, 5).astype(np.float32))
+
+
+def test_check_grads_order_2():
+    from pullback.testing import check_grads
+
+    method = check_grads(elementwise, np.linspace(0.0, 1.0, 5), order=2)
+    assert method in ("reverse over reverse", "finite differences of the gradient")
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    w = np.random.default_rng(1).standard_normal((4, 2))
+    check_grads(model, x, w, wrt=(0, 1), order=2)
+
+
+def test_check_grads_catches_a_wrong_rule():
+    from pullback.registry import default_registry
+    from pullback.testing import check_grads
+
+    reg = default_registry().copy()
+
+    def wrong_cube_rule(x):
+        return cube(x), lambda dy: (ZERO if dy is ZERO else dy * 3.0 * x,)  # should be x**2
+
+    reg.register(cube, wrong_cube_rule)
+    with pytest.raises(AssertionError, match="does not match finite differences"):
+        check_grads(uses_cube, np.array([0.5, 1.5, -2.0]), registry=reg)
+    check_grads(uses_cube, np.array([0.5, 1.5, -2.0]))

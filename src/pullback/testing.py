@@ -28,7 +28,8 @@ Tolerances (``|got - expected| <= atol + rtol * scale`` where ``scale`` is the s
 terms summed in ``<dx, v>``) are chosen from the lowest precision among the inputs and
 outputs, see :data:`TOLERANCES`. float32 is looser because the rule computes in float32:
 its cotangents carry about ``1e-7`` relative rounding per operation, more through a
-matrix factorization.
+matrix factorization (the shipped rules' largest float32 errors are about a tenth of
+the tolerance; float64 ones about a hundredth).
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ def pow_exponent_cotangent(g, base, result):
     """The cotangent of ``b`` in ``a ** b``: ``g * a**b * log(a)``, 0 where ``a**b`` is 0."""
     if g is ZERO:
         return ZERO
+    if np.iscomplexobj(base) or np.iscomplexobj(result):
+        return g * np.conj(result * np.log(base))
     if isinstance(base, (float, int)) and isinstance(result, (float, int)):
         if base > 0:
             return g * result * math.log(base)
@@ -201,3 +203,56 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     if isinstance(method, types.FunctionType):
         return site.adjoint_of(method, None)(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+# -- matrix products, one side at a time -------------------------------------------------
+# The reverse sweep asks only for the cotangents of active operands, so x @ w with only w
+# differentiated costs one product, not two. A cotangent that is one value broadcast
+# (np.sum's pullback gives such a view) turns the product into a sum.
+
+
+def _broadcast_scalar(g):
+    """The value of ``g`` when it is one number broadcast to a shape (all strides 0)."""
+    if type(g) is np.ndarray and g.ndim and g.size > 1 and not any(g.strides):
+        return g.flat[0]
+    return None
+
+
+def matmul_lhs_cotangent(g, a, b):
+    """The cotangent of ``a`` in ``a @ b``."""
+    if g is ZERO:
+        return ZERO
+    g = np.asarray(densify(g))
+    a_, b_ = np.asarray(a), np.conj(b) if np.iscomplexobj(b) else np.asarray(b)
+    if a_.ndim == 2 and b_.ndim == 2:
+        c = _broadcast_scalar(g)
+        if c is not None:
+            return unbroadcast(np.broadcast_to(c * b_.sum(axis=1), a_.shape), a)
+        return unbroadcast(g @ b_.T, a)
+    if a_.ndim == 1 and b_.ndim == 1:
+        return unbroadcast(g * b_, a)
+    if a_.ndim == 1:
+        return unbroadcast(np.matmul(b_, g[..., None])[..., 0], a)
+    if b_.ndim == 1:
+        return unbroadcast(g[..., None] * b_, a)
+    return unbroadcast(np.matmul(g, np.swapaxes(b_, -1, -2)), a)
+
+
+def matmul_rhs_cotangent(g, a, b):
+    """The cotangent of ``b`` in ``a @ b``."""
+    if g is ZERO:
+        return ZERO
+    g = np.asarray(densify(g))
+    a_, b_ = np.conj(a) if np.iscomplexobj(a) else np.asarray(a), np.asarray(b)
+    if a_.ndim == 2 and b_.ndim == 2:
+        c = _broadcast_scalar(g)
+        if c is not None:
+            return unbroadcast(np.broadcast_to((c * a_.sum(axis=0))[:, None], b_.shape), b)
+        return unbroadcast(a_.T @ g, b)
+    if a_.ndim == 1 and b_.ndim == 1:
+        return unbroadcast(g * a_, b)
+    if a_.ndim == 1:
+        return unbroadcast(a_[:, None] * g[..., None, :], b)
+    if b_.ndim == 1:
+        return unbroadcast(np.matmul(np.swapaxes(a_, -1, -2), g[..., None])[..., 0], b)
+    return unbroadcast(np.matmul(np.swapaxes(a_, -1, -2), g), b)

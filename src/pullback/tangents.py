@@ -332,9 +332,11 @@ def unbroadcast(g, x):
         tg = type(g)
     if tx is float or tx is int or tx is bool:
         if tg is _ndarray:
-            return g.sum() if g.ndim else g[()]
-        return g
+            g = g.sum() if g.ndim else g[()]
+        return g.real if np.iscomplexobj(g) else g
     if tx is _ndarray:
+        if x.dtype.kind != "c" and np.iscomplexobj(g):
+            g = g.real  # a real input's cotangent is the real part
         if tg is _ndarray and g.shape == x.shape:
             if g.dtype != x.dtype and x.dtype.kind in _FLOAT_KINDS:
                 return g.astype(x.dtype)

@@ -28,14 +28,16 @@ _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
 
 
 def kind_of(value):
-    """The kind of a run-time value."""
+    """The kind of a run-time value (real values only: a complex value has no kind)."""
     t = type(value)
     if t is float or t is int or t is bool:
         return SCALAR
     if t is np.ndarray:
+        if value.dtype.kind not in "fiub":
+            return None  # complex (or object) values take the general path
         return SCALAR if value.ndim == 0 else ("array", value.ndim)
     if isinstance(value, np.generic):
-        return SCALAR
+        return SCALAR if value.dtype.kind in "fiub" else None
     return None
 
 
@@ -93,7 +95,7 @@ def _value_kind(v, kinds, registry):
         return _atom(v, kinds)
     if isinstance(v, gast.BinOp):
         if isinstance(v.op, gast.MatMult):
-            return None
+            return _matmul(_atom(v.left, kinds), _atom(v.right, kinds))
         return _broadcast(_atom(v.left, kinds), _atom(v.right, kinds))
     if isinstance(v, gast.UnaryOp):
         if isinstance(v.op, (gast.USub, gast.UAdd)):
@@ -128,6 +130,17 @@ def _value_kind(v, kinds, registry):
             return SCALAR
         return None
     return None
+
+
+def _matmul(a, b):
+    if a is None or b is None or a == SCALAR or b == SCALAR:
+        return None
+    n, m = a[1], b[1]
+    if n == 1 and m == 1:
+        return SCALAR
+    if n == 1 or m == 1:
+        return ("array", max(n, m) - 1)
+    return ("array", max(n, m))
 
 
 def _all_int_like(index, kinds) -> bool:

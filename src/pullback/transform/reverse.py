@@ -245,6 +245,16 @@ class ReverseBuilder:
         else:
             out.append(Line(f"{a} = add({current}, {expr})", frozenset(reads), src_line))
 
+    def inline_scalar(self, rule, call) -> bool:
+        """Elementwise rules are written inline when every argument is provably real;
+        otherwise (complex values possible) their own pullback runs."""
+        return (
+            rule is not None
+            and rule.kind == SCALAR
+            and not call.keywords
+            and all(self.known_kind(a) for a in call.args)
+        )
+
     def known_kind(self, node) -> bool:
         """Whether an operand is provably a number or an array (not a tuple or list)."""
         if isinstance(node, gast.Constant):
@@ -338,11 +348,18 @@ class ReverseBuilder:
             return f"unbroadcast({expr}, {x})" if needed else expr
 
         reads_a = {n for n in (an, bn) if n}
+
+        def cj(expr, node):
+            # The cotangent of a product conjugates the other factor; real values
+            # (proved by their kind) skip it.
+            return expr if self.known_kind(node) else f"_np.conj({expr})"
+
+        real = self.known_kind(a) and self.known_kind(b)
         if an and an == bn and op in (gast.Add, gast.Mult):
             # x + x and x * x: one contribution instead of two.
-            expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {sa}"
+            expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {cj(sa, a)}"
             self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
-        elif op is gast.Add and not (self.known_kind(a) and self.known_kind(b)):
+        elif op is gast.Add and not real:
             # Operands of unknown kind may be tuples or lists: + concatenates them.
             c = self.temp()
             out.append(Line(f"{c} = plus_cotangents({g}, {sa}, {sb})", src=line))
@@ -362,25 +379,29 @@ class ReverseBuilder:
                 self.contrib(bn, ub(f"-{g}", sb, b_ub), reads_a, state, line, out)
         elif op is gast.Mult:
             if an:
-                self.contrib(an, ub(f"{g} * {sb}", sa, a_ub), reads_a, state, line, out)
+                self.contrib(an, ub(f"{g} * {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
             if bn:
-                self.contrib(bn, ub(f"{sa} * {g}", sb, b_ub), reads_a, state, line, out)
+                self.contrib(bn, ub(f"{cj(sa, a)} * {g}", sb, b_ub), reads_a, state, line, out)
         elif op is gast.Div:
             if an:
-                self.contrib(an, ub(f"{g} / {sb}", sa, a_ub), reads_a, state, line, out)
+                self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
             if bn:
-                expr = f"-{g} * {t} / {sb}"
+                quotient = t if real else f"_np.conj({t} / {sb})"
+                expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
         elif op is gast.Pow:
             if an:
                 if isinstance(b, gast.Constant) and b.value == 2:
-                    expr = f"{g} * 2 * {sa}"
+                    deriv = f"2 * {cj(sa, a)}"
                 elif isinstance(b, gast.Constant) and b.value == 1:
-                    expr = g
+                    deriv = None
                 elif isinstance(b, gast.Constant):
-                    expr = f"{g} * {sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
+                    deriv = f"{sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
                 else:
-                    expr = f"{g} * {sb} * {sa} ** ({sb} - 1)"
+                    deriv = f"{sb} * {sa} ** ({sb} - 1)"
+                if deriv is not None and not real and not deriv.startswith("2 * "):
+                    deriv = f"_np.conj({deriv})"
+                expr = g if deriv is None else f"{g} * {deriv}"
                 self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
                 expr = f"pow_exponent_cotangent({g}, {sa}, {t})"
@@ -392,9 +413,12 @@ class ReverseBuilder:
                 expr = f"-{g} * ({sa} // {sb})"
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a, state, line, out)
         elif op is gast.MatMult:
-            pb = self.pb_names[id(s)]
-            args = [x for x in (a, b)]
-            self.rev_pullback_call(pb, g, args, state, out, line, trusted=True, name="matmul")
+            if an:
+                expr = f"matmul_lhs_cotangent({g}, {sa}, {sb})"
+                self.contrib(an, expr, reads_a, state, line, out)
+            if bn:
+                expr = f"matmul_rhs_cotangent({g}, {sa}, {sb})"
+                self.contrib(bn, expr, reads_a, state, line, out)
 
     def reads_chain(self, name: str) -> str:
         return f"_reads_{name.lstrip('_')}" if not name.startswith("_t") else f"_reads{name}"
@@ -429,7 +453,7 @@ class ReverseBuilder:
                 self.contrib(arg.id, expr, {arg.id}, state, line, out)
             return
         rule = self.registry.lookup(callee.obj) if callee.kind == "object" else None
-        if rule is not None and rule.kind == SCALAR and not v.keywords:
+        if self.inline_scalar(rule, v):
             self.rev_scalar_rule(t, g, v, rule, state, out, line)
             return
         pb = self.pb_names[id(s)]
@@ -664,11 +688,6 @@ class ReverseBuilder:
         pb = self.pb_names.get(id(s))
         if pb is None:
             return Line(f"{t} = {src(v)}", src=s.lineno)
-        if isinstance(v, gast.BinOp):  # matmul through its rule
-            import numpy as np
-
-            rr = self.bind("rrule_matmul", self.registry.lookup(np.matmul).rrule)
-            return Line(f"{t}, {pb} = {rr}({src(v.left)}, {src(v.right)})", src=s.lineno)
         callee = v.pb_callee
         args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
         if callee.kind == "object":
@@ -721,15 +740,13 @@ class ReverseBuilder:
                 self.refuse_attribute(v)
             if not self.activity.is_active(t):
                 continue
-            if isinstance(v, gast.BinOp) and isinstance(v.op, gast.MatMult):
-                needs = True
-            elif isinstance(v, gast.Call):
+            if isinstance(v, gast.Call):
                 callee = v.pb_callee
                 if callee.kind == "internal":
                     needs = False
                 elif callee.kind == "object":
                     rule = self.registry.lookup(callee.obj)
-                    needs = not (rule is not None and rule.kind == SCALAR and not v.keywords)
+                    needs = not self.inline_scalar(rule, v)
                     if rule is not None and rule.kind == RULE:
                         self.check_keywords(v)
                 else:

@@ -203,8 +203,26 @@ def _bound_values(fn, args, kwargs, names):
     return [bound.arguments[n] for n in names]
 
 
+def _positional_indices(fn, names):
+    """Where each parameter in ``names`` stands among the positional parameters, or None."""
+    sig = _signature(fn)
+    if sig is None:
+        return None
+    positional = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if any(n not in positional for n in names):
+        return None
+    return [positional.index(n) for n in names]
+
+
 def _check_differentiable(fn, name, value):
     """Refuse an argument with nothing to differentiate (an int, a bool, a string)."""
+    t = type(value)
+    if t is float or (t is np.ndarray and value.dtype.kind in "fc"):
+        return
     leaves = list(_leaves(value))
     if any(is_differentiable_value(v) for v in leaves):
         return
@@ -341,6 +359,9 @@ class _Transformed:
         self._registry = registry
         self.wrt, self.single = resolve_wrt(fn, wrt)
         functools.update_wrapper(self, fn)
+        self._positions = _positional_indices(fn, self.wrt)
+        self._arity = len(_param_names(fn))
+        self._adjoints: dict = {}
 
     @property
     def registry(self):
@@ -361,11 +382,26 @@ class _Transformed:
         """The generated source specialized for arguments like these."""
         return self.adjoint(*args, **kwargs).source
 
+    def _values(self, args, kwargs):
+        """The values of the differentiated arguments (fast when they are positional)."""
+        pos = self._positions
+        if not kwargs and pos is not None and max(pos, default=-1) < len(args) <= self._arity:
+            return [args[p] for p in pos]
+        return _bound_values(self.fn, args, kwargs, self.wrt)
+
+    def _adjoint_for(self, args, kwargs) -> Adjoint:
+        registry = self.registry
+        key = (kinds_key(args, kwargs), registry.version, id(registry))
+        adj = self._adjoints.get(key)
+        if adj is None:
+            adj = self._adjoints[key] = get_adjoint(self.fn, self.wrt, registry, key[0])
+        return adj
+
     def _run(self, args, kwargs):
-        values = _bound_values(self.fn, args, kwargs, self.wrt)
+        values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
-        adj = self.adjoint(*args, **kwargs)
+        adj = self._adjoint_for(args, kwargs)
         out, pullback = run_forward(adj, args, kwargs)
         if self.has_aux:
             if not isinstance(out, (tuple, list)) or len(out) != 2:

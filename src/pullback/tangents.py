@@ -426,13 +426,18 @@ def fold_reads(acc, x, chain):
         return acc
     indices = []
     values = []
+    add_index = indices.append
+    add_value = values.append
     while chain is not None:
         index, value, chain = chain
-        if value is not ZERO and value is not NO_TANGENT:
-            indices.append(index)
-            values.append(densify(value))
-    if not indices:
-        return acc
+        add_index(index)
+        add_value(value)
+    if not set(map(type, values)) <= _SCALAR_VALUE_TYPES:  # rare: zeros, chains, arrays
+        kept = [(i, densify(v)) for i, v in zip(indices, values, strict=True) if not is_zero(v)]
+        if not kept:
+            return acc
+        indices = [i for i, _ in kept]
+        values = [v for _, v in kept]
     indices.reverse()
     values.reverse()
     if isinstance(x, _ndarray):

@@ -37,3 +37,10 @@ def apply(fn, x):
 
 def uses_sorted(x):
     return np.sum(x * 2.0)
+
+
+def loops_over(values):
+    total = 0.0
+    for v in values:
+        total = total + v
+    return total

@@ -171,3 +171,15 @@ def test_all_errors_share_one_base_class():
         pullback.AdjointRuntimeError,
     ):
         assert issubclass(cls, pullback.PullbackError)
+
+
+def test_loop_over_a_non_iterable_names_the_loop():
+    with pytest.raises(pullback.NotIterableError) as e:
+        grad(cases.loops_over)(2.5)
+    assert isinstance(e.value, TypeError)
+    assert message(e) == (
+        "error_cases.py:44: a for loop iterates over a float, which is not iterable (Python "
+        "would raise the same TypeError).\n"
+        "Fix: loop over a list, tuple, array or range(...).\n"
+        "        for v in values:"
+    )

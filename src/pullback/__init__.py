@@ -17,12 +17,14 @@ from .errors import (
     MissingRuleError,
     NonScalarOutputError,
     NotDifferentiableError,
+    NotIterableError,
     PullbackError,
     RuleError,
     ShapeMismatchError,
     SourceUnavailableError,
     UnsupportedSyntaxError,
 )
+from .jacobian import jacobian
 from .registry import (
     RuleRegistry,
     default_registry,
@@ -39,6 +41,7 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "jacobian",
     "rrule",
     "scalar_rule",
     "non_differentiable",
@@ -55,6 +58,7 @@ __all__ = [
     "ShapeMismatchError",
     "NonScalarOutputError",
     "MissingRuleError",
+    "NotIterableError",
     "RuleError",
     "AdjointRuntimeError",
     "Diagnostic",

@@ -284,7 +284,11 @@ def _locate(exc):
 def run_forward(adj: Adjoint, args, kwargs):
     try:
         return adj.forward(*args, **kwargs)
-    except PullbackError:
+    except PullbackError as exc:
+        where = _locate(exc)
+        if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
+            filename, line, text, _ = where
+            raise type(exc)(f"{filename}:{line}: {exc}\n        {text}") from None
         raise
     except Exception as exc:
         where = _locate(exc)

@@ -13,6 +13,7 @@ Hierarchy::
     │   └── ShapeMismatchError      a tangent, cotangent or `out=` of the wrong shape
     ├── NonScalarOutputError        grad of a function whose value is not a scalar
     ├── MissingRuleError            a call found at run time with no source and no rule
+    ├── NotIterableError            (also a TypeError) a for loop over a non-iterable value
     ├── RuleError                   a rule's pullback returned something inconsistent
     └── AdjointRuntimeError         an error raised while the generated adjoint ran
 """
@@ -119,6 +120,10 @@ class NonScalarOutputError(PullbackError, ValueError):
 
 class MissingRuleError(PullbackError, TypeError):
     """A call reached at run time has neither Python source nor a differentiation rule."""
+
+
+class NotIterableError(PullbackError, TypeError):
+    """A differentiated for loop met a value it cannot iterate over."""
 
 
 class RuleError(PullbackError):

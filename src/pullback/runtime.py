@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import MissingRuleError, RuleError
+from .errors import MissingRuleError, NotIterableError, RuleError
 from .registry import NONDIFF, qualified_name
 from .tangents import NO_TANGENT, ZERO, densify, is_zero, unbroadcast
 
@@ -23,7 +23,14 @@ def as_sequence(iterable):
     """
     if isinstance(iterable, _SEQUENCES):
         return iterable
-    return list(iterable)
+    try:
+        return list(iterable)
+    except TypeError:
+        raise NotIterableError(
+            f"a for loop iterates over a {type(iterable).__name__}, which is not iterable "
+            "(Python would raise the same TypeError).\n"
+            "Fix: loop over a list, tuple, array or range(...)."
+        ) from None
 
 
 def tuple_item(g, k):

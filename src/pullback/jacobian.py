@@ -1,0 +1,101 @@
+"""Jacobians from reverse sweeps: one forward sweep, one pullback per output element.
+
+>>> import numpy as np
+>>> from pullback import jacobian
+>>> def f(x):
+...     return np.sin(x) * 2.0
+>>> jacobian(f)(np.zeros(2))
+array([[2., 0.],
+       [0., 2.]])
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .api import resolve_wrt, vjp
+from .errors import ArgumentError
+from .tangents import ZERO
+
+
+def _leaf_shape(y):
+    if isinstance(y, (float, int)) or isinstance(y, (np.ndarray, np.generic)):
+        return np.shape(y)
+    raise ArgumentError(
+        f"jacobian needs outputs that are arrays or numbers (or a tuple of them); got a "
+        f"{type(y).__name__}.\nFix: return arrays, or use pullback.vjp for other structures."
+    )
+
+
+def _basis(y, k):
+    """The cotangent of ``y`` that is 1 at flat position ``k`` and 0 elsewhere."""
+    if isinstance(y, (float, int)):
+        return 1.0
+    dtype = y.dtype if y.dtype.kind in "fc" else np.float64
+    e = np.zeros(np.shape(y), dtype=dtype)
+    e.flat[k] = 1
+    return e
+
+
+class JacobianFunction:
+    """``jacobian(f)``: returns the Jacobian of ``f`` at its arguments.
+
+    For an output of shape ``S`` and an argument of shape ``T`` the Jacobian has shape
+    ``S + T``. A tuple of outputs gives a tuple of Jacobians; a tuple ``wrt`` gives, for each
+    output, a tuple over the arguments.
+    """
+
+    def __init__(self, fn, wrt, registry):
+        self.fn = fn
+        self.wrt = wrt
+        self.registry = registry
+        self.names, self.single = resolve_wrt(fn, wrt)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        y, pullback = vjp(self.fn, *args, wrt=self.wrt, registry=self.registry, **kwargs)
+        values = pullback._values
+        for name, value in zip(self.names, values, strict=True):
+            if isinstance(value, (tuple, list, dict)):
+                raise ArgumentError(
+                    f"jacobian with respect to '{name}', a {type(value).__name__}, is not "
+                    "supported.\nFix: pass its arrays as separate arguments, or use pullback.vjp."
+                )
+        multi = isinstance(y, (tuple, list))
+        outputs = list(y) if multi else [y]
+        shapes = [_leaf_shape(o) for o in outputs]
+        results = []
+        for j, (out, shape) in enumerate(zip(outputs, shapes, strict=True)):
+            size = int(np.prod(shape, dtype=np.int64))
+            rows = [[] for _ in values]
+            for k in range(size):
+                if multi:
+                    dy = tuple(_basis(out, k) if m == j else ZERO for m in range(len(outputs)))
+                    dy = type(y)(dy) if isinstance(y, list) else dy
+                else:
+                    dy = _basis(out, k)
+                cots = pullback(dy)
+                cots = (cots,) if self.single else cots
+                for i, c in enumerate(cots):
+                    rows[i].append(np.asarray(c))
+            per_input = []
+            for i, value in enumerate(values):
+                in_shape = np.shape(value)
+                dtype = np.result_type(*rows[i]) if rows[i] else np.asarray(value).dtype
+                block = (
+                    np.stack(rows[i]).astype(dtype, copy=False)
+                    if rows[i]
+                    else np.zeros((0,) + in_shape, dtype=dtype)
+                )
+                per_input.append(block.reshape(shape + in_shape))
+            results.append(per_input[0] if self.single else tuple(per_input))
+        return type(y)(results) if multi else results[0]
+
+
+def jacobian(fn=None, wrt=0, *, registry=None):
+    """The Jacobian of ``fn`` with respect to the arguments in ``wrt``, as a function."""
+    if fn is None:
+        return lambda f: JacobianFunction(f, wrt, registry)
+    return JacobianFunction(fn, wrt, registry)

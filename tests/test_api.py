@@ -243,3 +243,15 @@ def global_array_method(x):
 
 def test_method_of_a_global_array():
     np.testing.assert_allclose(grad(global_array_method)(RNG.normal(size=3)), 2 * WEIGHTS)
+
+
+def add(a, b):
+    return a * b  # a user function that shares a name with a helper of generated code
+
+
+def uses_a_global_named_add(x):
+    return np.sum(add(x, x)) + 1.0
+
+
+def test_user_globals_do_not_clash_with_generated_helpers():
+    np.testing.assert_allclose(grad(uses_a_global_named_add)(np.array([1.0, 3.0]))[1], 6.0)

@@ -14,6 +14,7 @@ from .errors import (
     AdjointRuntimeError,
     ArgumentError,
     Diagnostic,
+    HigherOrderError,
     MissingRuleError,
     NonScalarOutputError,
     NotDifferentiableError,
@@ -24,7 +25,7 @@ from .errors import (
     SourceUnavailableError,
     UnsupportedSyntaxError,
 )
-from .jacobian import jacobian
+from .jacobian import hessian, hvp, jacobian
 from .registry import (
     RuleRegistry,
     default_registry,
@@ -42,6 +43,8 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "jacobian",
+    "hessian",
+    "hvp",
     "rrule",
     "scalar_rule",
     "non_differentiable",
@@ -60,6 +63,7 @@ __all__ = [
     "MissingRuleError",
     "NotIterableError",
     "RuleError",
+    "HigherOrderError",
     "AdjointRuntimeError",
     "Diagnostic",
 ]

@@ -22,11 +22,13 @@ import numpy as np
 from .errors import (
     AdjointRuntimeError,
     ArgumentError,
+    HigherOrderError,
     NonScalarOutputError,
     NotDifferentiableError,
     PullbackError,
     ShapeMismatchError,
     SourceUnavailableError,
+    UnsupportedSyntaxError,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
 from .source import load_source
@@ -48,6 +50,14 @@ class AdjointCache:
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+        if isinstance(fn, _Transformed):
+            # grad of a gradient: differentiate the generated gradient function itself.
+            outer = fn
+            fn = fn.gradient_function(kinds_key)
+            try:
+                return self.get(fn, wrt, registry, kinds_key)
+            except UnsupportedSyntaxError as exc:
+                raise _higher_order_error(outer, exc) from None
         try:
             entries = self._by_fn.get(fn)
         except TypeError:  # not a Python function: say why it cannot be transformed
@@ -77,6 +87,28 @@ def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
     if cache is None:
         cache = registry._adjoint_cache = AdjointCache()
     return cache
+
+
+def _higher_order_error(transformed, exc) -> HigherOrderError:
+    callees = {
+        d.message.split("'")[1] for d in exc.diagnostics if d.code == "PB301" and "'" in d.message
+    }
+    # Name the function whose rule it is (numpy.sum), not the rule's own function.
+    by_rrule = {
+        qualified_name(rule.rrule): rule.name
+        for rule in transformed.registry.rules()
+        if rule.rrule is not None
+    }
+    steps = ", ".join(sorted(by_rrule.get(c, c) for c in callees))
+    return HigherOrderError(
+        f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
+        f"{'the rules ' + steps if steps else 'calls'} whose pullbacks pullback cannot "
+        "differentiate yet (or calls of other user functions).\n"
+        "Second derivatives work through arithmetic, indexing, control flow, `math` and the "
+        "elementwise NumPy functions (np.sin, np.tanh, ...) in one function.\n"
+        "Fix: write that step with those, or use finite differences of the gradient "
+        "(pullback.testing.check_grads(order=2) shows how)."
+    )
 
 
 def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
@@ -362,7 +394,7 @@ class _Transformed:
         self.has_aux = has_aux
         self._registry = registry
         self.wrt, self.single = resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())
         self._positions = _positional_indices(fn, self.wrt)
         self._arity = len(_param_names(fn))
         self._adjoints: dict = {}
@@ -400,6 +432,16 @@ class _Transformed:
         if adj is None:
             adj = self._adjoints[key] = get_adjoint(self.fn, self.wrt, registry, key[0])
         return adj
+
+    def gradient_function(self, kinds_key):
+        """The generated gradient (one Python function in the supported subset) for
+        arguments of these kinds: what an enclosing grad, jacobian or vjp transforms."""
+        if self.has_aux or not isinstance(self, GradFunction):
+            raise ArgumentError(
+                f"cannot differentiate {type(self).__name__}(has_aux={self.has_aux}) again: "
+                "only plain grad(f) can be nested.\nFix: nest grad(f) without has_aux."
+            )
+        return get_adjoint(self.fn, self.wrt, self.registry, kinds_key).gradient
 
     def _run(self, args, kwargs):
         values = self._values(args, kwargs)

@@ -14,6 +14,7 @@ Hierarchy::
     ├── NonScalarOutputError        grad of a function whose value is not a scalar
     ├── MissingRuleError            a call found at run time with no source and no rule
     ├── NotIterableError            (also a TypeError) a for loop over a non-iterable value
+    ├── HigherOrderError            a second derivative through a step not supported yet
     ├── RuleError                   a rule's pullback returned something inconsistent
     └── AdjointRuntimeError         an error raised while the generated adjoint ran
 """
@@ -124,6 +125,10 @@ class MissingRuleError(PullbackError, TypeError):
 
 class NotIterableError(PullbackError, TypeError):
     """A differentiated for loop met a value it cannot iterate over."""
+
+
+class HigherOrderError(PullbackError):
+    """A derivative of a derivative needs a step pullback cannot differentiate twice yet."""
 
 
 class RuleError(PullbackError):

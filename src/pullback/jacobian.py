@@ -52,7 +52,7 @@ class JacobianFunction:
         self.wrt = wrt
         self.registry = registry
         self.names, self.single = resolve_wrt(fn, wrt)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
         y, pullback = vjp(self.fn, *args, wrt=self.wrt, registry=self.registry, **kwargs)
@@ -99,3 +99,50 @@ def jacobian(fn=None, wrt=0, *, registry=None):
     if fn is None:
         return lambda f: JacobianFunction(f, wrt, registry)
     return JacobianFunction(fn, wrt, registry)
+
+
+def hessian(fn=None, wrt=0, *, registry=None):
+    """The Hessian of a scalar ``fn``: ``jacobian(grad(fn))``, by reverse over reverse.
+
+    For an argument of shape ``T`` the Hessian has shape ``T + T``. Second derivatives go
+    through arithmetic, indexing, control flow, ``math`` and the elementwise NumPy functions
+    the reverse sweep writes inline; a step that needs the derivative of another rule's
+    pullback is refused with a clear error.
+    """
+    from .api import grad
+
+    if fn is None:
+        return lambda f: hessian(f, wrt, registry=registry)
+    if isinstance(wrt, (tuple, list)):
+        raise ArgumentError("hessian takes one argument (wrt=index or name), not a tuple.")
+    return JacobianFunction(grad(fn, wrt, registry=registry), wrt, registry)
+
+
+class HVPFunction:
+    """``hvp(f)(*args, v)``: the Hessian of ``f`` (in argument ``wrt``) times ``v``, from one
+    forward and one reverse sweep of the generated gradient — no Hessian is formed."""
+
+    def __init__(self, fn, wrt, registry):
+        from .api import grad
+
+        self.grad = grad(fn, wrt, registry=registry)
+        self.wrt = wrt
+        self.registry = registry
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args):
+        if not args:
+            raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
+        *primals, v = args
+        g, pullback = vjp(self.grad, *primals, wrt=self.wrt, registry=self.registry)
+        # The Hessian is symmetric, so the pullback of the gradient is a Hessian product.
+        return pullback(v)
+
+
+def hvp(fn=None, wrt=0, *, registry=None):
+    """Hessian-vector products of a scalar ``fn``: ``hvp(f)(*args, v)``."""
+    if fn is None:
+        return lambda f: HVPFunction(f, wrt, registry)
+    if isinstance(wrt, (tuple, list)):
+        raise ArgumentError("hvp takes one argument (wrt=index or name), not a tuple.")
+    return HVPFunction(fn, wrt, registry)

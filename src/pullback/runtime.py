@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import MissingRuleError, NotIterableError, RuleError
 from .registry import NONDIFF, qualified_name
-from .tangents import NO_TANGENT, ZERO, densify, is_zero, unbroadcast
+from .tangents import NO_TANGENT, ZERO, densify, is_zero, materialize, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
 
@@ -31,6 +31,11 @@ def as_sequence(iterable):
             "(Python would raise the same TypeError).\n"
             "Fix: loop over a list, tuple, array or range(...)."
         ) from None
+
+
+def zero_cotangent(x):
+    """A concrete zero gradient for ``x`` (the fused gradient function never returns ZERO)."""
+    return materialize(ZERO, x)
 
 
 def tuple_item(g, k):
@@ -160,6 +165,17 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
             return _nondiff_rrule(fn, nargs)
         return rule.rrule
     if isinstance(fn, types.FunctionType):
+        if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
+            # A rule's pullback, met while differentiating a generated gradient again.
+            raise RuleError(
+                f"{site.where()}: a second derivative here needs the derivative of the "
+                f"pullback '{fn.__name__}' of a rule, which pullback cannot differentiate yet "
+                "(its closure holds the values it differentiates at).\n"
+                f"        {site.source_line.strip()}\n"
+                "Fix: for now, second derivatives work through arithmetic, indexing, math and "
+                "the elementwise NumPy functions written inline; write this step with those, or "
+                "use finite differences of the gradient."
+            )
         return site.adjoint_of(fn, None)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         bound_self = fn.__self__

@@ -69,10 +69,36 @@ class _Zero:
 
 
 class _NoTangent:
-    """Returned by a pullback for an argument that has no tangent (ints, flags, axes)."""
+    """Returned by a pullback for an argument that has no tangent (ints, flags, axes).
+
+    In arithmetic it acts as the zero cotangent.
+    """
 
     __slots__ = ()
+    __array_ufunc__ = None
     _instance = None
+
+    def __add__(self, other):
+        return other
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return ZERO
+
+    def __sub__(self, other):
+        return -other
+
+    def __rsub__(self, other):
+        return other
+
+    def __mul__(self, other):
+        return ZERO
+
+    __rmul__ = __mul__
+    __truediv__ = __mul__
+    __matmul__ = __mul__
+    __rmatmul__ = __mul__
 
     def __new__(cls):
         if cls._instance is None:

@@ -125,7 +125,10 @@ def test_table_is_sorted_and_complete():
     assert rows == sorted(rows)
     names = {name for name, _, _ in rows}
     for rule in default_registry().rules():
-        assert rule.name in names
+        if rule.family == "pullback_runtime":  # helpers of generated code, not listed
+            assert rule.name not in names
+        else:
+            assert rule.name in names
     assert ("numpy.permute_dims", "rule", "numpy_shape") in rows  # an alias of transpose
 
 

@@ -21,6 +21,7 @@ from . import (
     numpy_reductions,
     numpy_shape,
     numpy_ufuncs,
+    pullback_runtime,
     scipy_special,
 )
 
@@ -38,6 +39,7 @@ FAMILIES = (
     math_rules,
     builtins_rules,
     scipy_special,
+    pullback_runtime,
 )
 
 

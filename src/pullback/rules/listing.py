@@ -46,7 +46,13 @@ def _public_names(module_name):
 def rules_table(registry=None) -> list[tuple[str, str, str]]:
     """Every registered function as ``(name, kind, family)``, sorted by name."""
     reg = registry if registry is not None else default_registry()
-    rows = {(rule.name, rule.kind, rule.family) for rule in reg.rules()}
+    # The helpers of generated code have rules only so that gradients can be differentiated
+    # again; they are not part of what users call.
+    rows = {
+        (rule.name, rule.kind, rule.family)
+        for rule in reg.rules()
+        if rule.family != "pullback_runtime"
+    }
     registered = {rule.name for rule in reg.rules()}
     for module_name in _ALIAS_MODULES:
         if module_name.startswith("scipy") and module_name not in sys.modules:

@@ -38,6 +38,7 @@ class Adjoint:
     filename: str
     line_map: list
     fs: object
+    gradient: object = None  # the fused gradient function (differentiable again)
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -89,7 +90,17 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         | {n for n in saved if n in nested and n not in params}
     )
     code = generate(
-        fs, fs.tree, forward, backward, saved, ret_name, init_names, stacks, norm.namespace
+        fs,
+        fs.tree,
+        forward,
+        backward,
+        saved,
+        ret_name,
+        init_names,
+        stacks,
+        norm.namespace,
+        builder.gradient_return,
+        names=(builder.saved, builder.dret),
     )
     return Adjoint(
         fn=fn,
@@ -100,6 +111,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         filename=code.filename,
         line_map=code.line_map,
         fs=fs,
+        gradient=code.gradient,
     )
 
 

@@ -33,6 +33,7 @@ class GeneratedCode:
     line_map: list  # generated line (1-based index - 1) -> user line or None
     forward: object
     backward: object
+    gradient: object
 
 
 def _signature(tree) -> str:
@@ -69,11 +70,24 @@ def runtime_namespace() -> dict:
         "matmul_lhs_cotangent": runtime.matmul_lhs_cotangent,
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,
+        "zero_cotangent": runtime.zero_cotangent,
         "_partial": partial,
     }
 
 
-def generate(fs, tree, forward, backward, saved, ret_name, init_names, stacks, namespace):
+def generate(
+    fs,
+    tree,
+    forward,
+    backward,
+    saved,
+    ret_name,
+    init_names,
+    stacks,
+    namespace,
+    gradient_return,
+    names=("_saved", "_dret"),
+):
     """Render, compile and register the adjoint of ``fs`` (see module docstring)."""
     name = fs.name if not fs.is_lambda else "lambda"
     fwd_name = f"{name}__forward"
@@ -98,10 +112,20 @@ def generate(fs, tree, forward, backward, saved, ret_name, init_names, stacks, n
     emit(f"    return {ret_name}, _partial({bwd_name}, ({packed}))", last)
     emit("")
     emit("")
-    emit(f"def {bwd_name}(_saved, _dret):", 1)
+    saved_name, dret_name = names
+    emit(f"def {bwd_name}({saved_name}, {dret_name}):", 1)
     if saved:
-        emit(f"    {packed} = _saved")
+        emit(f"    {packed} = {saved_name}")
     render(backward, 1, src_text, out, line_map)
+    # The gradient as one function (forward, seed 1.0, reverse), in the supported subset,
+    # so that pullback can differentiate it again (grad of grad, Hessians).
+    grad_name = f"{name}__gradient"
+    emit("")
+    emit("")
+    emit(f"def {grad_name}({_signature(tree)}):", 1)
+    last = render(prologue + forward, 1, src_text, out, line_map)
+    emit(f"    {dret_name} = 1.0", last)
+    render(backward[:-1] + [gradient_return], 1, src_text, out, line_map, last)
     source = "\n".join(out) + "\n"
     # line_map holds lines of the parsed function; make them lines of the user's file.
     line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
@@ -114,6 +138,8 @@ def generate(fs, tree, forward, backward, saved, ret_name, init_names, stacks, n
     code = compile(source, filename, "exec")
     exec(code, ns)  # noqa: S102 - the code was generated from the checked user function
     fwd = ns[fwd_name]
-    fwd.__defaults__ = fs.fn.__defaults__
-    fwd.__kwdefaults__ = fs.fn.__kwdefaults__
-    return GeneratedCode(source, filename, line_map, fwd, ns[bwd_name])
+    gradient = ns[grad_name]
+    for f in (fwd, gradient):
+        f.__defaults__ = fs.fn.__defaults__
+        f.__kwdefaults__ = fs.fn.__kwdefaults__
+    return GeneratedCode(source, filename, line_map, fwd, ns[bwd_name], gradient)

@@ -50,6 +50,12 @@ from . import nodes as N
 
 RET = "_ret"
 RETURNED = "_returned"
+# Names that generated adjoints use for their own helpers.
+RESERVED = frozenset(
+    "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
+    "sequence_cotangent pow_exponent_cotangent plus_cotangents matmul_lhs_cotangent "
+    "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math".split()
+)
 
 
 class Normalized:
@@ -85,11 +91,22 @@ class Normalizer:
                 return name
 
     def bind_global(self, node) -> gast.AST:
-        """Make a resolvable global chain usable in generated code; return the node."""
+        """Make a resolvable global chain usable in generated code; return the node.
+
+        A global whose name the generated code uses for itself (``add``, ``ZERO``, ...) is
+        bound under another name, and the node renamed to match.
+        """
         parts = dotted_parts(node)
         found, value = self.fs.lookup(parts[0])
         if found:
-            self.namespace[parts[0]] = value
+            name = parts[0]
+            if name in RESERVED or name.startswith("_pb_"):
+                name = f"_user_{name}"
+                root = node
+                while isinstance(root, gast.Attribute):
+                    root = root.value
+                root.id = name
+            self.namespace[name] = value
         return node
 
     # -- statements -------------------------------------------------------------------

@@ -105,6 +105,13 @@ class ReverseBuilder:
         self.problems: list = []
         self.alias: dict[str, str] = {}
         self.block_defs: list[set] = []
+        self.internals: set[str] = set()
+        self.chains: dict[str, str] = {}
+        # Names the sweeps use for themselves, never a name of the function being transformed
+        # (which may itself be generated code, for a second derivative).
+        self.dret = self.internal("_dret")
+        self.saved = self.internal("_saved")
+        self.loop_var = self.internal("_")
 
     # -- names --------------------------------------------------------------------
     def _primal_names(self) -> set[str]:
@@ -121,6 +128,16 @@ class ReverseBuilder:
             if not any(n.startswith(prefix) for n in self.primal):
                 return prefix
         return "_adj_"  # pragma: no cover
+
+    def internal(self, base: str) -> str:
+        """A name for the sweeps' own bookkeeping that no primal name uses."""
+        name = base
+        k = 0
+        while name in self.primal or name in self.internals:
+            k += 1
+            name = f"{base}_{k}"
+        self.internals.add(name)
+        return name
 
     def adj(self, name: str) -> str:
         return self.prefix + name
@@ -155,7 +172,7 @@ class ReverseBuilder:
         state = State()
         body: list = []
         if self.activity.is_active(ret_name):
-            body.append(Line(f"{self.adj(ret_name)} = _dret", src=ret.lineno))
+            body.append(Line(f"{self.adj(ret_name)} = {self.dret}", src=ret.lineno))
             state[ret_name] = "M"
         body.extend(self.rev_block(self.tree.body[:-1], state))
         results = []
@@ -173,6 +190,18 @@ class ReverseBuilder:
             body.insert(0, Line(" = ".join(chains) + " = None"))
         tail = ", ".join(results) + ("," if len(results) == 1 else "")
         body.append(Line(f"return ({tail})"))
+        # The fused gradient function returns concrete values (never ZERO), one per
+        # parameter, or the value itself for a single parameter.
+        concrete = []
+        for p, r in zip(self.wrt, results, strict=True):
+            if r == "ZERO":
+                r = f"zero_cotangent({p})"
+            elif r.startswith("densify("):
+                r = r[len("densify(") : -1]  # only index chains need densifying, and they fold
+            concrete.append(r)
+        self.gradient_return = Line(
+            "return " + (concrete[0] if len(concrete) == 1 else "(" + ", ".join(concrete) + ")")
+        )
         if self.problems:
             raise UnsupportedSyntaxError(self.fs.name, sorted(self.problems, key=_pos))
         saved = self.finish_loops(body)
@@ -421,7 +450,10 @@ class ReverseBuilder:
                 self.contrib(bn, expr, reads_a, state, line, out)
 
     def reads_chain(self, name: str) -> str:
-        return f"_reads_{name.lstrip('_')}" if not name.startswith("_t") else f"_reads{name}"
+        if name not in self.chains:
+            base = f"_reads_{name.lstrip('_')}" if not name.startswith("_t") else f"_reads{name}"
+            self.chains[name] = self.internal(base)
+        return self.chains[name]
 
     def rev_subscript(self, t, g, v, state, out, line):
         base = v.value
@@ -573,8 +605,8 @@ class ReverseBuilder:
             return []
         info.has_reverse = True
         lid = self.loop_id(info)
-        info.counter = f"_count{lid}"
-        info.stack = f"_stack{lid}"
+        info.counter = self.internal(f"_count{lid}")
+        info.stack = self.internal(f"_stack{lid}")
         self.primal.add(info.counter)
         for outer in self.loop_stack:
             outer.assigned.add(info.counter)
@@ -589,7 +621,7 @@ class ReverseBuilder:
         pop = Line("pass", src=s.lineno)  # filled in by finish_loops
         info.pop_line = pop
         loop = Compound(
-            f"for _ in range({info.counter}):",
+            f"for {self.loop_var} in range({info.counter}):",
             [pop] + body,
             reads=frozenset({info.counter}),
             src=s.lineno,
@@ -656,7 +688,7 @@ class ReverseBuilder:
                 return [Compound(header, body, src=s.lineno)]
             if isinstance(s, gast.For) and not _breaks(s.body):
                 # Every iteration runs to its end: the count is the range's length.
-                rng = f"_range{self.loop_id(info)}"
+                rng = self.internal(f"_range{self.loop_id(info)}")
                 return [
                     Line(f"{rng} = {src(s.iter)}", src=s.lineno),
                     Line(f"{info.counter} = len({rng})", src=s.lineno),
@@ -752,7 +784,7 @@ class ReverseBuilder:
                 else:
                     needs = True
             if needs:
-                name = f"_pb_{t.lstrip('_')}"
+                name = self.internal(f"_pb_{t.lstrip('_')}")
                 self.pb_names[id(s)] = name
                 self.primal.add(name)
                 for info in self.loops_containing(s):

@@ -1,0 +1,213 @@
+"""Rules for the helpers that generated adjoints call, so that a generated gradient can be
+differentiated again (grad of grad, Hessians).
+
+Most helpers are linear in the cotangent they move (``unbroadcast``, ``fold_reads``,
+``getitem_cotangent``, ``tuple_item``); the matrix-product and power helpers are bilinear or
+smooth in the primal values they read.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import runtime, tangents
+from ..errors import RuleError
+from ._util import NO_TANGENT, ZERO, densify, unbroadcast
+
+FAMILY = "pullback_runtime"
+
+
+def _identity_rrule(fn):
+    def identity_rrule(x, *rest):
+        y = fn(x, *rest)
+
+        def identity_pullback(dy):
+            return (dy,) + (NO_TANGENT,) * len(rest)
+
+        return y, identity_pullback
+
+    return identity_rrule
+
+
+def _add_rrule(a, b):
+    def add_pullback(dy):
+        return dy, dy
+
+    return tangents.add(a, b), add_pullback
+
+
+def _unbroadcast_rrule(g, x):
+    shape = np.shape(densify(g))
+
+    def unbroadcast_pullback(dy):
+        if dy is ZERO:
+            return ZERO, NO_TANGENT
+        return np.broadcast_to(densify(dy), shape) if shape else dy, NO_TANGENT
+
+    return unbroadcast(g, x), unbroadcast_pullback
+
+
+def _entries(chain):
+    out = []
+    while chain is not None:
+        index, value, chain = chain
+        out.append((index, value))
+    return out
+
+
+def _fold_reads_rrule(acc, x, chain):
+    entries = _entries(chain)
+
+    def fold_reads_pullback(dy):
+        if dy is ZERO:
+            return ZERO, NO_TANGENT, ZERO
+        g = densify(dy)
+        cot = ZERO  # the cotangent of the chain: the same nesting, one value per read
+        for index, value in reversed(entries):
+            dv = ZERO if tangents.is_zero(value) else _read(g, x, index, value)
+            cot = (NO_TANGENT, dv, cot)
+        return (ZERO if tangents.is_zero(acc) else dy), NO_TANGENT, cot
+
+    return tangents.fold_reads(acc, x, chain), fold_reads_pullback
+
+
+def _read(g, x, index, value):
+    if isinstance(x, np.ndarray):
+        return unbroadcast(np.asarray(g)[index], value)
+    return g[index]
+
+
+def _getitem_cotangent_rrule(acc, x, index, g):
+    def getitem_cotangent_pullback(dy):
+        if dy is ZERO:
+            return ZERO, NO_TANGENT, NO_TANGENT, ZERO
+        dg = ZERO if tangents.is_zero(g) else _read(densify(dy), x, index, g)
+        return (ZERO if tangents.is_zero(acc) else dy), NO_TANGENT, NO_TANGENT, dg
+
+    return tangents.getitem_cotangent(acc, x, index, g), getitem_cotangent_pullback
+
+
+def _tuple_item_rrule(g, k):
+    size = None if tangents.is_zero(g) else len(g)
+
+    def tuple_item_pullback(dy):
+        if size is None or dy is ZERO:
+            return ZERO, NO_TANGENT
+        parts = [ZERO] * size
+        parts[k] = dy
+        return tuple(parts), NO_TANGENT
+
+    return runtime.tuple_item(g, k), tuple_item_pullback
+
+
+def _dict_item_rrule(g, key):
+    def dict_item_pullback(dy):
+        if tangents.is_zero(g) or dy is ZERO:
+            return ZERO, NO_TANGENT
+        return {key: dy}, NO_TANGENT
+
+    return runtime.dict_item(g, key), dict_item_pullback
+
+
+def _plus_cotangents_rrule(g, a, b):
+    out = runtime.plus_cotangents(g, a, b)
+    shape = None if isinstance(a, (tuple, list)) else np.shape(densify(g))
+
+    def plus_cotangents_pullback(dy):
+        da, db = dy if not tangents.is_zero(dy) else (ZERO, ZERO)
+        if shape is None:  # concatenated sequences: put the parts back together
+            if tangents.is_zero(da) and tangents.is_zero(db):
+                return ZERO, NO_TANGENT, NO_TANGENT
+            left = [ZERO] * len(a) if tangents.is_zero(da) else list(da)
+            right = [ZERO] * len(b) if tangents.is_zero(db) else list(db)
+            return tuple(left + right), NO_TANGENT, NO_TANGENT
+        total = ZERO
+        for part in (da, db):
+            if not tangents.is_zero(part):
+                total = tangents.add(
+                    total, np.broadcast_to(densify(part), shape) if shape else part
+                )
+        return total, NO_TANGENT, NO_TANGENT
+
+    return out, plus_cotangents_pullback
+
+
+def _two_d(*arrays):
+    return all(np.ndim(v) == 2 for v in arrays)
+
+
+def _matmul_lhs_rrule(g, a, b):
+    # y = g @ b.T for 2-D operands (g * b for vectors)
+    def matmul_lhs_pullback(dy):
+        if dy is ZERO:
+            return ZERO, NO_TANGENT, ZERO
+        dyd, gd, bd = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(b)
+        if _two_d(gd, bd):
+            return dyd @ bd, NO_TANGENT, dyd.T @ gd
+        if np.ndim(a) == 1 and np.ndim(b) == 1:
+            return dyd * bd, NO_TANGENT, dyd * gd
+        raise RuleError(
+            "differentiating the reverse sweep of a matrix product of these shapes (a second "
+            "derivative) is not supported yet; 2-D and 1-D operands are."
+        )
+
+    return runtime.matmul_lhs_cotangent(g, a, b), matmul_lhs_pullback
+
+
+def _matmul_rhs_rrule(g, a, b):
+    # y = a.T @ g for 2-D operands (g * a for vectors)
+    def matmul_rhs_pullback(dy):
+        if dy is ZERO:
+            return ZERO, ZERO, NO_TANGENT
+        dyd, gd, ad = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(a)
+        if _two_d(gd, ad):
+            return ad @ dyd, gd @ dyd.T, NO_TANGENT
+        if np.ndim(a) == 1 and np.ndim(b) == 1:
+            return dyd * ad, dyd * gd, NO_TANGENT
+        raise RuleError(
+            "differentiating the reverse sweep of a matrix product of these shapes (a second "
+            "derivative) is not supported yet; 2-D and 1-D operands are."
+        )
+
+    return runtime.matmul_rhs_cotangent(g, a, b), matmul_rhs_pullback
+
+
+def _pow_exponent_rrule(g, base, result):
+    y = runtime.pow_exponent_cotangent(g, base, result)
+
+    def pow_exponent_pullback(dy):
+        if dy is ZERO or g is ZERO:
+            return ZERO, ZERO, ZERO
+        b = np.asarray(base)
+        positive = b > 0
+        log = np.log(np.where(positive, b, 1.0))
+        dg = dy * np.where(positive, result * log, 0.0)
+        dbase = dy * np.where(positive, g * result / np.where(positive, b, 1.0), 0.0)
+        dresult = dy * np.where(positive, g * log, 0.0)
+        return (
+            unbroadcast(dg, g),
+            unbroadcast(dbase, base),
+            unbroadcast(dresult, result),
+        )
+
+    return y, pow_exponent_pullback
+
+
+def register(reg):
+    def r(fn, rule):
+        reg.register(fn, rule, family=FAMILY, trusted=True)
+
+    r(tangents.densify, _identity_rrule(tangents.densify))
+    r(runtime.as_sequence, _identity_rrule(runtime.as_sequence))
+    r(runtime.sequence_cotangent, _identity_rrule(runtime.sequence_cotangent))
+    r(tangents.add, _add_rrule)
+    r(tangents.unbroadcast, _unbroadcast_rrule)
+    r(tangents.fold_reads, _fold_reads_rrule)
+    r(tangents.getitem_cotangent, _getitem_cotangent_rrule)
+    r(runtime.tuple_item, _tuple_item_rrule)
+    r(runtime.dict_item, _dict_item_rrule)
+    r(runtime.plus_cotangents, _plus_cotangents_rrule)
+    r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
+    r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
+    r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
+    reg.non_differentiable(runtime.zero_cotangent, family=FAMILY, trusted=True)

@@ -1,0 +1,75 @@
+"""Second and third derivatives by reverse over reverse: grad of grad, Hessians, hvp."""
+
+import math
+
+import numpy as np
+import pytest
+from higher_order_cases import branchy, cubic, looped, power, quadratic_form, rosen, trig
+
+import pullback
+from pullback import grad, hessian, hvp
+
+
+def central(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_second_and_third_derivative_of_a_polynomial():
+    assert grad(grad(cubic))(2.0) == pytest.approx(12.0)
+    assert grad(grad(grad(cubic)))(2.0) == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("f", [trig, looped, branchy], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [0.7, 1.5])
+def test_nested_grad_matches_differences_of_the_lower_order(f, x):
+    g1, g2 = grad(f), grad(grad(f))
+    assert g2(x) == pytest.approx(central(g1, x), rel=1e-6, abs=1e-8)
+    assert grad(g2)(x) == pytest.approx(central(g2, x), rel=1e-5, abs=1e-7)
+
+
+def test_trig_second_derivative_hand_derived():
+    x = 0.3
+    # f = sin(x) e^(x/2): f'' = e^(x/2) (-sin x + cos x + sin x / 4)
+    want = math.exp(0.5 * x) * (-math.sin(x) + math.cos(x) + 0.25 * math.sin(x))
+    assert grad(grad(trig))(x) == pytest.approx(want, rel=1e-12)
+
+
+def rosen_hessian(x):
+    n = len(x)
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200 * x[i] ** 2 - 400 * x[i + 1] + 2
+        H[i, i + 1] += -400 * x[i]
+        H[i + 1, i] += -400 * x[i]
+        H[i + 1, i + 1] += 200
+    return H
+
+
+def test_hessian_of_loop_code_against_the_analytic_one():
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    np.testing.assert_allclose(hessian(rosen)(x), rosen_hessian(x), rtol=1e-12)
+    q = hessian(quadratic_form)(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(q, [[2.0, 1.0, 0.0], [1.0, 4.0, 0.0], [0.0, 0.0, 6.0]])
+
+
+def test_hvp_without_forming_the_hessian():
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    v = np.array([1.0, -2.0, 0.5, 0.25])
+    np.testing.assert_allclose(hvp(rosen)(x, v), rosen_hessian(x) @ v, rtol=1e-12)
+
+
+def test_second_order_through_a_rules_pullback_is_refused_clearly():
+    def tanh_energy(w):
+        return np.sum(np.tanh(w) ** 2)
+
+    with pytest.raises(pullback.HigherOrderError) as e:
+        hessian(tanh_energy)(np.array([0.1, 0.2]))
+    assert str(e.value).startswith(
+        "cannot take a second derivative of 'tanh_energy': its gradient uses the rules "
+        "numpy.sum whose pullbacks pullback cannot differentiate yet"
+    )
+
+
+def test_second_order_through_user_function_calls_is_refused_not_wrong():
+    with pytest.raises(pullback.HigherOrderError):
+        grad(grad(power))(1.5, 4)

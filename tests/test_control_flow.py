@@ -139,6 +139,19 @@ def for_else(x):
     return s
 
 
+def reversed_loop(x, items):
+    s = 0.0
+    for v in reversed(items):
+        s = s * 0.5 + v * x
+    for i in reversed(range(len(items))):
+        s = s + items[i] * i
+    return s
+
+
+def test_reversed_iteration():
+    check_grad(reversed_loop, 0.7, [0.5, 2.0, -1.0], wrt=(0, 1))
+
+
 def test_break_continue_and_for_else():
     for x in [np.array([0.5, -1.0, 1.2, 0.3, 2.0]), np.array([0.1, 0.2, -0.3])]:
         check_grad(break_continue, x)
@@ -275,6 +288,8 @@ def test_same_gradient_function_follows_new_paths_each_call():
 
 
 def test_loop_saves_only_needed_values():
-    # The snapshot of the MSE loop holds two scalars per iteration, not the arrays.
+    # The snapshot of the MSE loop holds one scalar per iteration, not the arrays; the
+    # reverse loop walks the range backwards instead of saving the index.
     source = pullback.grad(mse_loop).source_for(np.zeros(3), np.zeros(3))
-    assert "_stack1 = ((d, i), _stack1)" in source
+    assert "_stack1 = ((d,), _stack1)" in source
+    assert "for i in reversed(_range1):" in source

@@ -458,21 +458,35 @@ def fold_reads(acc, x, chain):
         index, value, chain = chain
         add_index(index)
         add_value(value)
-    if not set(map(type, values)) <= _SCALAR_VALUE_TYPES:  # rare: zeros, chains, arrays
-        kept = [(i, densify(v)) for i, v in zip(indices, values, strict=True) if not is_zero(v)]
-        if not kept:
-            return acc
-        indices = [i for i, _ in kept]
-        values = [v for _, v in kept]
-    indices.reverse()
-    values.reverse()
     if isinstance(x, _ndarray):
         if is_zero(acc):
             out = np.zeros(x.shape, dtype=_cotangent_dtype(x))
         else:
             out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
-        _scatter_entries(out, indices, values)
+        if _scatter_scalars(out, indices, values):
+            return out
+        kept = [(i, densify(v)) for i, v in zip(indices, values, strict=True) if not is_zero(v)]
+        _scatter_entries(out, [i for i, _ in reversed(kept)], [v for _, v in reversed(kept)])
         return out
-    for index, value in zip(indices, values, strict=True):
-        acc = getitem_cotangent(acc, x, index, value)
+    for index, value in zip(reversed(indices), reversed(values), strict=True):
+        if not is_zero(value):
+            acc = getitem_cotangent(acc, x, index, densify(value))
     return densify(acc)
+
+
+def _scatter_scalars(out, indices, values) -> bool:
+    """The scalar-loop case in one vectorized pass: single elements of a 1-D float array
+    read by integer position. Returns False (touching nothing) for anything else."""
+    if out.ndim != 1 or out.dtype.kind != "f" or set(map(type, indices)) != {int}:
+        return False
+    try:
+        weights = np.array(values, dtype=out.dtype)
+    except (TypeError, ValueError):
+        return False  # zeros, chains or arrays among the values
+    if weights.shape != (len(indices),):
+        return False
+    where = np.array(indices)
+    if min(indices) < 0:
+        where[where < 0] += out.shape[0]
+    out += np.bincount(where, weights=weights, minlength=out.shape[0])
+    return True

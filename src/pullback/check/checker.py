@@ -909,7 +909,11 @@ class FunctionChecker(gast.NodeVisitor):
             return  # a method of a global array: the same as x.sum() on a local one
         if self._forward_only:
             return
-        if id(node) in self._loop_iterators and obj in (builtins.zip, builtins.enumerate):
+        if id(node) in self._loop_iterators and obj in (
+            builtins.zip,
+            builtins.enumerate,
+            builtins.reversed,
+        ):
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it

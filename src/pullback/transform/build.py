@@ -82,7 +82,11 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
     )
     builder.plan_pullbacks()
     forward, backward, saved, ret_name = builder.build()
-    stacks = [info.stack for info in loops if getattr(info, "has_reverse", False)]
+    stacks = [
+        info.stack
+        for info in loops
+        if getattr(info, "has_reverse", False) and (info.snapshot or info.reverse_target is None)
+    ]
     # Names saved or snapshotted that some path may leave unassigned start as None.
     nested = _assigned_in_compounds(norm.tree) | set(builder.pb_names.values())
     init_names = sorted(

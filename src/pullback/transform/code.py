@@ -45,6 +45,8 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
         line_map.append(last_src)
         return last_src
     for item in block:
+        if isinstance(item, Line) and not item.text:
+            continue  # a placeholder that turned out to be unneeded
         note(item.src)
         if isinstance(item, Line):
             out.append(pad + item.text)

@@ -340,6 +340,15 @@ class Normalizer:
             prefix.extend(self.unpack(target.elts[0], count_value, s))
             prefix.extend(self.unpack(target.elts[1], N.subscript(seq, N.load(index)), s))
             length = N.call("len", [N.load(seq)])
+        elif fn is builtins.reversed and len(it.args) == 1 and not it.keywords:
+            seq = self.sequence(it.args[0], pre, s)
+            n = self.fresh("n")
+            pre.append(N.assign(n, N.call("len", [N.load(seq)]), s))
+            last = self.fresh("last")
+            pre.append(N.assign(last, gast.BinOp(N.load(n), gast.Sub(), N.const(1)), s))
+            prefix.extend(self.unpack(target, N.subscript(seq, N.load(index)), s))
+            backwards = N.call("range", [N.load(last), N.const(-1), N.const(-1)])
+            return pre, index, self.flatten_prefix(prefix), backwards
         elif fn is builtins.zip and isinstance(target, (gast.Tuple, gast.List)) and it.args:
             seqs = [self.sequence(a, pre, s) for a in it.args]
             if len(seqs) != len(target.elts):  # pragma: no cover - Python would fail too
@@ -354,13 +363,16 @@ class Normalizer:
             length = N.call("len", [N.load(seq)])
         n = self.fresh("n")
         pre.append(N.assign(n, length, s))
-        # The index reads become normal statements once flattened.
-        flat_prefix = []
+        return pre, index, self.flatten_prefix(prefix), N.call("range", [N.load(n)])
+
+    def flatten_prefix(self, prefix):
+        """The index reads at the top of a loop body, as normal statements."""
+        flat = []
         for st in prefix:
             more, value = self.expr(st.value, keep_call=True)
-            flat_prefix.extend(more)
-            flat_prefix.append(N.assign(st.targets[0].id, value, st))
-        return pre, index, flat_prefix, N.call("range", [N.load(n)])
+            flat.extend(more)
+            flat.append(N.assign(st.targets[0].id, value, st))
+        return flat
 
     def sequence(self, node, pre, where) -> str:
         """Evaluate an iterable once, as something with len() and [k]."""

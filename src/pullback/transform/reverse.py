@@ -605,8 +605,17 @@ class ReverseBuilder:
             return []
         info.has_reverse = True
         lid = self.loop_id(info)
-        info.counter = self.internal(f"_count{lid}")
         info.stack = self.internal(f"_stack{lid}")
+        info.reverse_target = None
+        if isinstance(s, gast.For) and not _breaks(s.body):
+            # Every iteration runs to its end: the reverse loop walks the same range
+            # backwards, so neither a count nor the loop variable needs saving.
+            info.counter = self.internal(f"_range{lid}")
+            info.reverse_target = s.target.id
+            header = f"for {s.target.id} in reversed({info.counter}):"
+        else:
+            info.counter = self.internal(f"_count{lid}")
+            header = f"for {self.loop_var} in range({info.counter}):"
         self.primal.add(info.counter)
         for outer in self.loop_stack:
             outer.assigned.add(info.counter)
@@ -621,7 +630,7 @@ class ReverseBuilder:
         pop = Line("pass", src=s.lineno)  # filled in by finish_loops
         info.pop_line = pop
         loop = Compound(
-            f"for {self.loop_var} in range({info.counter}):",
+            header,
             [pop] + body,
             reads=frozenset({info.counter}),
             src=s.lineno,
@@ -638,7 +647,9 @@ class ReverseBuilder:
             if getattr(info, "has_reverse", False) and info.parent is None:
                 saved.append(info.counter)
         for info in self.loops:
-            if getattr(info, "has_reverse", False):
+            if getattr(info, "has_reverse", False) and (
+                info.snapshot or info.reverse_target is None
+            ):
                 saved.append(info.stack)
         return list(dict.fromkeys(saved))
 
@@ -646,15 +657,19 @@ class ReverseBuilder:
         reads = set(walk_reads(block, stop_at_loops=True))
         for item in _loops_in(block):
             reads |= self._needs(item.body, item.loop)
-            reads |= identifiers(item.header)
+            reads |= item.reads
         if info is None:
             return reads
-        snap = sorted(n for n in reads if n in info.assigned and n in self.primal)
+        snap = sorted(
+            n for n in reads if n in info.assigned and n in self.primal and n != info.reverse_target
+        )
         info.snapshot = snap
         pop = info.pop_line
         if snap:
             names = ", ".join(snap) + ("," if len(snap) == 1 else "")
             pop.text = f"({names}), {info.stack} = {info.stack}"
+        elif info.reverse_target is not None:
+            pop.text = ""  # nothing to restore: no stack at all
         else:
             pop.text = f"_, {info.stack} = {info.stack}"
         return {n for n in reads if n not in info.assigned}
@@ -686,12 +701,11 @@ class ReverseBuilder:
             body = self.fwd_block(s.body)
             if not getattr(info, "has_reverse", False):
                 return [Compound(header, body, src=s.lineno)]
-            if isinstance(s, gast.For) and not _breaks(s.body):
-                # Every iteration runs to its end: the count is the range's length.
-                rng = self.internal(f"_range{self.loop_id(info)}")
+            if info.reverse_target is not None:
+                # The range object itself is saved; the reverse loop walks it backwards.
+                rng = info.counter
                 return [
                     Line(f"{rng} = {src(s.iter)}", src=s.lineno),
-                    Line(f"{info.counter} = len({rng})", src=s.lineno),
                     Compound(f"for {s.target.id} in {rng}:", body, src=s.lineno),
                 ]
             body.insert(0, Line(f"{info.counter} += 1", src=s.lineno))
@@ -704,6 +718,8 @@ class ReverseBuilder:
             if not getattr(info, "has_reverse", False):
                 return []
             snap = getattr(info, "snapshot", [])
+            if not snap and info.reverse_target is not None:
+                return []
             if not snap:
                 return [Line(f"{info.stack} = (None, {info.stack})", src=s.lineno)]
             names = ", ".join(snap) + ("," if len(snap) == 1 else "")

@@ -58,15 +58,28 @@ def test_hvp_without_forming_the_hessian():
     np.testing.assert_allclose(hvp(rosen)(x, v), rosen_hessian(x) @ v, rtol=1e-12)
 
 
-def test_second_order_through_a_rules_pullback_is_refused_clearly():
-    def tanh_energy(w):
-        return np.sum(np.tanh(w) ** 2)
+def tanh_energy(w):
+    return np.sum(np.tanh(w) ** 2) + np.mean(w.T * w)
 
+
+def test_hessian_through_rules_with_transformable_pullbacks():
+    w = np.array([0.1, -0.4, 0.7])
+    t = np.tanh(w)
+    # d/dw sum(tanh^2) = 2 t (1 - t^2); its derivative is 2 (1 - t^2)(1 - 3 t^2)
+    want = np.diag(2 * (1 - t**2) * (1 - 3 * t**2) + 2.0 / 3.0)
+    np.testing.assert_allclose(hessian(tanh_energy)(w), want, rtol=1e-12)
+
+
+def product_energy(w):
+    return np.prod(w) * 2.0
+
+
+def test_second_order_through_a_rules_pullback_is_refused_clearly():
     with pytest.raises(pullback.HigherOrderError) as e:
-        hessian(tanh_energy)(np.array([0.1, 0.2]))
+        hessian(product_energy)(np.array([0.1, 0.2]))
     assert str(e.value).startswith(
-        "cannot take a second derivative of 'tanh_energy': its gradient uses the rules "
-        "numpy.sum whose pullbacks pullback cannot differentiate yet"
+        "cannot take a second derivative of 'product_energy': its gradient uses the rules "
+        "numpy.prod whose pullbacks pullback cannot differentiate yet"
     )
 
 

@@ -52,6 +52,17 @@ class Rule:
     trusted: bool = False
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    # ``pullback_fn(dy, *args, **kwargs)``: the pullback as a plain function written in the
+    # differentiable subset (marked with @transformable). Generated code calls it directly,
+    # and a second derivative transforms it like user code.
+    pullback_fn: Callable | None = None
+
+
+def transformable(fn):
+    """Mark a function of pullback's own (a rule's pullback) as one that pullback may
+    transform like user code, so that derivatives can run through it again."""
+    fn.__pullback_transformable__ = True
+    return fn
 
 
 def qualified_name(fn) -> str:
@@ -176,6 +187,14 @@ class RuleRegistry:
                     notes=notes,
                 ),
             )
+
+    def set_pullback_function(self, fn, pullback_fn) -> None:
+        """Give ``fn``'s rule a pullback written as a transformable function."""
+        rule = self.lookup(fn)
+        if rule is None:
+            raise KeyError(f"no rule for {qualified_name(fn)}")
+        rule.pullback_fn = transformable(pullback_fn)
+        self.version += 1
 
     def remove(self, fn) -> None:
         """Forget the rule for ``fn`` (if any)."""

@@ -53,6 +53,8 @@ LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
 
 def is_library_function(fn) -> bool:
     """Whether ``fn`` belongs to NumPy, SciPy, pullback or the standard library."""
+    if getattr(fn, "__pullback_transformable__", False):
+        return False  # a rule's pullback written in the subset, to be differentiated again
     module = getattr(fn, "__module__", None) or ""
     return module.split(".", 1)[0] in LIBRARY_PACKAGES
 

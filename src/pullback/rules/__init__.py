@@ -23,6 +23,7 @@ from . import (
     numpy_ufuncs,
     pullback_runtime,
     scipy_special,
+    transformable,
 )
 
 FAMILIES = (
@@ -40,6 +41,7 @@ FAMILIES = (
     builtins_rules,
     scipy_special,
     pullback_runtime,
+    transformable,
 )
 
 

@@ -488,6 +488,9 @@ class ReverseBuilder:
         if self.inline_scalar(rule, v):
             self.rev_scalar_rule(t, g, v, rule, state, out, line)
             return
+        if rule is not None and rule.pullback_fn is not None and id(s) not in self.pb_names:
+            self.rev_direct_pullback(g, v, rule, state, out, line)
+            return
         pb = self.pb_names[id(s)]
         if callee.kind == "object" and rule is None:
             # A user function: its pullback returns the cotangents of its active params.
@@ -501,6 +504,33 @@ class ReverseBuilder:
         trusted = rule.trusted if rule is not None else True
         name = rule.name if rule is not None else callee.name
         self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def rev_direct_pullback(self, g, v, rule, state, out, line):
+        """Call a rule's pullback function with the primal arguments (no closure)."""
+        active = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        if not active:
+            return
+        fname = getattr(rule.pullback_fn, "__name__", "pullback")
+        pfn = self.bind(fname, rule.pullback_fn)
+        parts = [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+        call = f"{pfn}({', '.join(parts)})"
+        # A cotangent that is zero at run time never reaches the function.
+        self.flush_aliases(out, line)
+        inside = state.copy()
+        body: list = []
+        if len(active) == 1:
+            k, a = active[0]
+            self.contrib(a.id, f"{call}[{k}]", (), inside, line, body)
+        else:
+            c = self.temp()
+            body.append(Line(f"{c} = {call}", src=line))
+            for k, a in active:
+                self.contrib(a.id, f"{c}[{k}]", (), inside, line, body)
+        self.flush_aliases(body, line)
+        skipped = state.copy()
+        orelse: list = []
+        self.merge_states(state, inside, body, skipped, orelse, line)
+        out.append(Compound(f"if {g} is not ZERO:", body, orelse, src=line))
 
     def is_active_arg(self, node) -> bool:
         return isinstance(node, gast.Name) and self.activity.is_active(node.id)
@@ -795,6 +825,8 @@ class ReverseBuilder:
                 elif callee.kind == "object":
                     rule = self.registry.lookup(callee.obj)
                     needs = not self.inline_scalar(rule, v)
+                    if needs and rule is not None and rule.pullback_fn is not None:
+                        needs = False  # its pullback is a plain function, called directly
                     if rule is not None and rule.kind == RULE:
                         self.check_keywords(v)
                 else:

@@ -144,6 +144,13 @@ class RuleRegistry:
         >>> _ = reg.scalar_rule(np.tanh, lambda y, x: 1 - y * y)
         """
         derivatives = tuple(derivatives)
+        for d in derivatives:
+            if d is not None:
+                # Second derivatives transform the derivative functions like user code.
+                try:
+                    d.__pullback_transformable__ = True
+                except (AttributeError, TypeError):  # pragma: no cover - builtins
+                    pass
 
         def elementwise_rrule(*args, **kwargs):
             y = fn(*args, **kwargs)

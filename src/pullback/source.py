@@ -129,7 +129,7 @@ def load_source(fn) -> FunctionSource:
     text = "".join(lines)
     is_lambda = fn.__name__ == "<lambda>"
     if is_lambda:
-        tree = _lambda_tree(fn, text, filename, start)
+        tree = _lambda_tree(fn, text, filename, start, indent)
     else:
         try:
             module = gast.parse(text)
@@ -155,7 +155,27 @@ def load_source(fn) -> FunctionSource:
     )
 
 
-def _lambda_tree(fn, text: str, filename: str, start: int) -> gast.FunctionDef:
+def _by_position(candidates, code, start: int, indent: int):
+    """Keep the lambda whose body holds the code's first located instruction."""
+    positions = [
+        (line, col)
+        for line, _, col, _ in code.co_positions()
+        if line is not None and col is not None and (line, col) != (code.co_firstlineno, 0)
+    ]
+    if not positions:
+        return []
+    first = min(positions)
+    kept = []
+    for node in candidates:
+        body = node.body
+        lo = (start + body.lineno - 1, body.col_offset + indent)
+        hi = (start + (body.end_lineno or body.lineno) - 1, (body.end_col_offset or 0) + indent)
+        if lo <= first <= hi:
+            kept.append(node)
+    return kept
+
+
+def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> gast.FunctionDef:
     """Find ``fn``'s lambda in the source lines that hold it; return it as a ``def``."""
     module = None
     candidate = text
@@ -183,6 +203,8 @@ def _lambda_tree(fn, text: str, filename: str, start: int) -> gast.FunctionDef:
                 names = [a.id for a in node.args.args + node.args.kwonlyargs]
                 if names == params:
                     found.append(node)
+    if len(found) > 1:
+        found = _by_position(found, fn.__code__, start, indent) or found
     if len(found) != 1:
         why = "no lambda with these parameters" if not found else "several lambdas"
         raise SourceUnavailableError(

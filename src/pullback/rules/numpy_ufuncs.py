@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..registry import transformable
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -227,6 +228,22 @@ def _angle_rrule(z, *args, **kwargs):
 
 
 def register(reg):
+    # Derivative helpers are written in the differentiable subset: second derivatives
+    # transform them like user code.
+    for helper in (
+        _tie_split,
+        _fmax_weight,
+        _fmin_weight,
+        _abs_factor,
+        _sinc_derivative,
+        _power_da,
+        _power_db,
+        _hypot_da,
+        _hypot_db,
+        _copysign_da,
+        _mod_db,
+    ):
+        transformable(helper)
     r = Registrar(reg, FAMILY)
     s = r.scalar
 

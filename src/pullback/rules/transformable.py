@@ -12,7 +12,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT
+from ..tangents import NO_TANGENT, unbroadcast
 
 FAMILY = "transformable"
 
@@ -50,13 +50,146 @@ def matmul_pullback(dy, a, b):
     return matmul_lhs_cotangent(dy, a, b), matmul_rhs_cotangent(dy, a, b)
 
 
+@transformable
+def _reduced(dy, axis, keepdims):
+    """The cotangent of a reduction with its reduced axes back (size 1)."""
+    if axis is not None and not keepdims:
+        return np.expand_dims(dy, axis)
+    return dy
+
+
+@transformable
+def max_pullback(dy, x, axis=None, out=None, keepdims=False):
+    # Ties share the cotangent equally (as the rule does).
+    mask = x == np.max(x, axis=axis, keepdims=True)
+    count = np.sum(mask, axis=axis, keepdims=True)
+    return _reduced(dy, axis, keepdims) * mask / count, NO_TANGENT
+
+
+@transformable
+def min_pullback(dy, x, axis=None, out=None, keepdims=False):
+    mask = x == np.min(x, axis=axis, keepdims=True)
+    count = np.sum(mask, axis=axis, keepdims=True)
+    return _reduced(dy, axis, keepdims) * mask / count, NO_TANGENT
+
+
+@transformable
+def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    m = np.mean(x, axis=axis, keepdims=True)
+    n = np.size(x) / np.size(m)
+    return _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof), NO_TANGENT
+
+
+@transformable
+def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    m = np.mean(x, axis=axis, keepdims=True)
+    n = np.size(x) / np.size(m)
+    s = np.std(x, axis=axis, ddof=ddof, keepdims=True)
+    return _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * s), NO_TANGENT
+
+
+@transformable
+def cumsum_pullback(dy, x, axis=None, dtype=None, out=None):
+    if axis is None:
+        flat = np.flip(np.cumsum(np.flip(np.ravel(dy))))
+        return np.reshape(flat, np.shape(x)), NO_TANGENT
+    return np.flip(np.cumsum(np.flip(dy, axis), axis), axis), NO_TANGENT
+
+
+@transformable
+def ravel_pullback(dy, x, order="C"):
+    return np.reshape(dy, np.shape(x)), NO_TANGENT
+
+
+@transformable
+def squeeze_pullback(dy, x, axis=None):
+    return np.reshape(dy, np.shape(x)), NO_TANGENT
+
+
+@transformable
+def expand_dims_pullback(dy, x, axis):
+    return np.reshape(dy, np.shape(x)), NO_TANGENT
+
+
+@transformable
+def atleast_pullback(dy, x):
+    return (np.reshape(dy, np.shape(x)),)
+
+
+@transformable
+def swapaxes_pullback(dy, x, axis1, axis2):
+    return np.swapaxes(dy, axis1, axis2), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def moveaxis_pullback(dy, x, source, destination):
+    return np.moveaxis(dy, destination, source), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def broadcast_to_pullback(dy, x, shape, subok=False):
+    return unbroadcast(dy, x), NO_TANGENT
+
+
+@transformable
+def dot_pullback(dy, a, b):
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return unbroadcast(dy * b, a), unbroadcast(a * dy, b)
+    if np.ndim(b) <= 2:
+        return matmul_lhs_cotangent(dy, a, b), matmul_rhs_cotangent(dy, a, b)
+    return _dot_rule_pullback(dy, a, b)
+
+
+def _dot_rule_pullback(dy, a, b):
+    from .numpy_products import _dot_rrule
+
+    return _dot_rrule(a, b)[1](dy)
+
+
+@transformable
+def outer_pullback(dy, a, b):
+    da = np.reshape(np.dot(dy, np.ravel(b)), np.shape(a))
+    db = np.reshape(np.dot(np.ravel(a), dy), np.shape(b))
+    return unbroadcast(da, a), unbroadcast(db, b)
+
+
+@transformable
+def where_pullback(dy, condition, x=None, y=None):
+    if x is None:  # np.where(condition): indices, no gradient
+        return (NO_TANGENT,)
+    zero = np.zeros_like(dy)
+    return (
+        NO_TANGENT,
+        unbroadcast(np.where(condition, dy, zero), x),
+        unbroadcast(np.where(condition, zero, dy), y),
+    )
+
+
 def register(reg):
     for fn, pullback_fn in (
         (np.sum, sum_pullback),
         (np.mean, mean_pullback),
+        (np.max, max_pullback),
+        (np.min, min_pullback),
+        (np.amax, max_pullback),
+        (np.amin, min_pullback),
+        (np.var, var_pullback),
+        (np.std, std_pullback),
+        (np.cumsum, cumsum_pullback),
         (np.transpose, transpose_pullback),
         (np.reshape, reshape_pullback),
+        (np.ravel, ravel_pullback),
+        (np.squeeze, squeeze_pullback),
+        (np.expand_dims, expand_dims_pullback),
+        (np.atleast_1d, atleast_pullback),
+        (np.atleast_2d, atleast_pullback),
+        (np.swapaxes, swapaxes_pullback),
+        (np.moveaxis, moveaxis_pullback),
+        (np.broadcast_to, broadcast_to_pullback),
         (np.matmul, matmul_pullback),
+        (np.dot, dot_pullback),
+        (np.outer, outer_pullback),
+        (np.where, where_pullback),
     ):
         if reg.lookup(fn) is not None:
             reg.set_pullback_function(fn, pullback_fn)

@@ -22,9 +22,55 @@ import numpy as np
 from ..registry import SCALAR as SCALAR_RULE
 
 SCALAR = "scalar"
+# A real array (or scalar) whose rank is not known: it adds with "+", but its shape must
+# still be undone by unbroadcast.
+UNKNOWN_RANK = ("array", None)
 
 _SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
+# NumPy functions that give a real array (of the first argument's rank for _SAME_RANK)
+# when their array arguments are real.
+_SAME_RANK = {
+    np.transpose,
+    np.swapaxes,
+    np.moveaxis,
+    np.flip,
+    np.roll,
+    np.clip,
+    np.cumsum,
+    np.cumprod,
+    np.sort,
+}
+_SEVERAL_ARRAYS = {np.dot, np.matmul, np.outer, np.inner, np.where, np.maximum, np.minimum, np.clip}
+_REAL_ARRAY_FUNCTIONS = _SAME_RANK | {
+    np.reshape,
+    np.ravel,
+    np.squeeze,
+    np.expand_dims,
+    np.broadcast_to,
+    np.atleast_1d,
+    np.atleast_2d,
+    np.tile,
+    np.repeat,
+    np.diff,
+    np.sum,
+    np.mean,
+    np.prod,
+    np.max,
+    np.min,
+    np.amax,
+    np.amin,
+    np.std,
+    np.var,
+    np.dot,
+    np.matmul,
+    np.outer,
+    np.inner,
+    np.trace,
+    np.where,
+    np.maximum,
+    np.minimum,
+}
 
 
 def kind_of(value):
@@ -52,6 +98,8 @@ def _broadcast(a, b):
         return b
     if b == SCALAR:
         return a
+    if a[1] is None or b[1] is None:
+        return UNKNOWN_RANK
     return ("array", max(a[1], b[1]))
 
 
@@ -105,6 +153,8 @@ def _value_kind(v, kinds, registry):
         base = _atom(v.value, kinds)
         if base is None or base == SCALAR:
             return None
+        if base[1] is None:
+            return UNKNOWN_RANK
         index = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
         if all(_atom(i, kinds) == SCALAR for i in index) and _all_int_like(index, kinds):
             left = base[1] - len(index)
@@ -128,6 +178,15 @@ def _value_kind(v, kinds, registry):
             return out
         if _member(fn, _REDUCTIONS) and len(v.args) == 1 and not v.keywords:
             return SCALAR
+        if _member(fn, _REAL_ARRAY_FUNCTIONS) and v.args:
+            first = _atom(v.args[0], kinds)
+            # Later arguments are shapes or axes, except for the functions of several arrays.
+            rest = v.args[1:] if _member(fn, _SEVERAL_ARRAYS) else []
+            others = [_atom(a, kinds) for a in rest if isinstance(a, gast.Name)]
+            if first is not None and all(k is not None for k in others):
+                if _member(fn, _SAME_RANK) and first != SCALAR:
+                    return first
+                return UNKNOWN_RANK
         return None
     return None
 
@@ -136,6 +195,8 @@ def _matmul(a, b):
     if a is None or b is None or a == SCALAR or b == SCALAR:
         return None
     n, m = a[1], b[1]
+    if n is None or m is None:
+        return UNKNOWN_RANK
     if n == 1 and m == 1:
         return SCALAR
     if n == 1 or m == 1:

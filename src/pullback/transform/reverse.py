@@ -44,6 +44,7 @@ from .analyze import names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
+from .kinds import UNKNOWN_RANK
 from .normalize import RET
 from .ssa import SnapshotPoint
 
@@ -307,7 +308,7 @@ class ReverseBuilder:
             return True
         if isinstance(operand, gast.Name):
             k = self.kinds.get(operand.id)
-            return k is not None and k == self.kinds.get(result)
+            return k is not None and k != UNKNOWN_RANK and k == self.kinds.get(result)
         return False
 
     def rev_assign(self, s, state) -> list:

@@ -717,13 +717,14 @@ def check_grads(
     cotangent ``dy``, each cotangent ``dx`` that ``vjp(f, *args, wrt=wrt)`` returns must
     satisfy ``<dx, v> = d/dt <f(x + t v), dy>`` for random directions ``v``.
 
-    For ``order=2``: the gradient of ``h(x) = <grad <f, dy> (x), u>`` (``u`` random) is
-    computed by nesting :func:`pullback.grad` (reverse over reverse) and compared with
-    finite differences of ``h``, which runs the first-order reverse mode. If pullback
-    refuses the nested function (a ``PullbackError``), the check falls back to comparing
-    finite differences of the reverse-mode gradient with a fourth-order mixed second
-    difference of ``<f, dy>``: that checks the gradient to second order, but not a
-    reverse-over-reverse code path. Tolerances for order 2 are ten times looser.
+    For ``order=2`` and a scalar ``f``: the Hessian-vector product ``H u`` (``u`` random)
+    from :func:`pullback.hvp` (reverse over reverse: the generated gradient differentiated
+    again) is compared with finite differences of the reverse-mode gradient along random
+    directions. For a non-scalar ``f``, or where pullback refuses the second derivative (a
+    ``PullbackError``), the check compares finite differences of the reverse-mode
+    gradient with a fourth-order mixed second difference of ``<f, dy>``: that checks the
+    gradient to second order, but not a reverse-over-reverse code path. Tolerances for
+    order 2 are ten times looser.
 
     Returns how the derivatives were checked: ``"reverse"`` (order 1),
     ``"reverse over reverse"`` or ``"finite differences of the gradient"`` (order 2).
@@ -796,36 +797,6 @@ def _inner(y, dy):
     return np.real(np.vdot(dy, y))
 
 
-def _fixed_arity(n, body):
-    """A function of exactly ``n`` positional parameters that returns ``body(...)``
-    (pullback differentiates named parameters, not ``*args``)."""
-    if n == 1:
-
-        def arity1(a0):
-            return body(a0)
-
-        return arity1
-    if n == 2:
-
-        def arity2(a0, a1):
-            return body(a0, a1)
-
-        return arity2
-    if n == 3:
-
-        def arity3(a0, a1, a2):
-            return body(a0, a1, a2)
-
-        return arity3
-    if n == 4:
-
-        def arity4(a0, a1, a2, a3):
-            return body(a0, a1, a2, a3)
-
-        return arity4
-    raise ValueError("check_grads(order=2) supports functions of up to 4 arguments")
-
-
 def _check_second_order(label, f, args, wrt_t, rtol, atol, rng, h, precision, options):
     from . import grad
     from .errors import PullbackError
@@ -835,8 +806,6 @@ def _check_second_order(label, f, args, wrt_t, rtol, atol, rng, h, precision, op
         raise ValueError("check_grads(order=2) needs a function with one array output")
     dy = random_like(y0, rng)
     us = tuple(_direction(args[i], rng) for i in wrt_t)
-    n = len(args)
-
     # Reverse over reverse, for a function with one scalar output: the Hessian-vector
     # product of f (through its generated gradient) against finite differences of the
     # reverse-mode gradient.

@@ -86,3 +86,34 @@ def test_second_order_through_a_rules_pullback_is_refused_clearly():
 def test_second_order_through_user_function_calls_is_refused_not_wrong():
     with pytest.raises(pullback.HigherOrderError):
         grad(grad(power))(1.5, 4)
+
+
+def test_logistic_loss_hessian_and_hvp_against_the_analytic_ones():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    from optimize_logistic import loss, make_data
+
+    X, y = make_data(n=50, d=4)
+    w = np.array([0.3, -0.2, 0.5, 0.1])
+    l2 = 0.05
+    z = y * (X @ w)
+    weight = 1.0 / (1.0 + np.exp(z)) * 1.0 / (1.0 + np.exp(-z))
+    want = X.T @ (weight[:, None] * X) / len(y) + l2 * np.eye(4)
+    np.testing.assert_allclose(hessian(loss)(w, X, y, l2), want, rtol=1e-10)
+    v = np.array([1.0, 0.0, -2.0, 0.5])
+    np.testing.assert_allclose(hvp(loss)(w, X, y, l2, v), want @ v, rtol=1e-10)
+
+
+def mixed_products(w, X):
+    return np.sum(np.tanh(X @ w) ** 2) + np.sum((w @ X.T) ** 3)
+
+
+def test_second_order_through_matrix_vector_products():
+    from pullback.testing import check_grads
+
+    rng = np.random.default_rng(5)
+    w, X = rng.normal(size=3), rng.normal(size=(4, 3))
+    assert check_grads(mixed_products, w, X, wrt=0, order=2) == "reverse over reverse"
+    assert check_grads(mixed_products, w, X, wrt=1, order=2) == "reverse over reverse"

@@ -84,3 +84,22 @@ def test_container_argument_is_refused_clearly():
     with pytest.raises(pullback.ArgumentError) as e:
         jacobian(lambda p: p[0] * p[1])((1.0, 2.0))
     assert "jacobian with respect to 'p', a tuple, is not supported." in str(e.value)
+
+
+def test_result_writing_variants():
+    x = RNG.normal(size=4)
+    buf = np.empty((3, 4))
+    out = jacobian(linear).into(buf, x)
+    assert out is buf
+    np.testing.assert_allclose(buf, A)
+    g = np.empty(4)
+    assert pullback.grad(lambda v: np.sum(v * v)).into(g, x) is g
+    np.testing.assert_allclose(g, 2 * x)
+    value, same = pullback.value_and_grad(lambda v: np.sum(v * v)).into(g, x)
+    assert same is g and value == pytest.approx(np.sum(x * x))
+    with pytest.raises(pullback.ShapeMismatchError) as e:
+        pullback.grad(lambda v: np.sum(v * v)).into(np.empty(3, np.float32), x)
+    assert str(e.value) == (
+        "out= has shape (3,) and dtype float32, but the gradient has shape (4,) and dtype "
+        "float64.\nFix: preallocate np.empty((4,), dtype=np.float64)."
+    )

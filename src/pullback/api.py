@@ -470,12 +470,48 @@ class _Transformed:
         return functools.partial(self.__call__, obj)
 
 
+def write_into(out, result, what: str):
+    """Copy ``result`` into the preallocated ``out`` (same structure, shapes and dtypes)."""
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise ShapeMismatchError(
+                f"out= must be a tuple of {len(result)} arrays for {what}, got "
+                f"{type(out).__name__}."
+            )
+        for k, (o, r) in enumerate(zip(out, result, strict=True)):
+            write_into(o, r, f"{what}[{k}]")
+        return out
+    if not isinstance(out, np.ndarray):
+        raise ShapeMismatchError(
+            f"out= must be a NumPy array for {what}, got {type(out).__name__}."
+        )
+    expected = np.shape(result)
+    dtype = np.result_type(result)
+    if out.shape != expected or out.dtype != dtype:
+        raise ShapeMismatchError(
+            f"out= has shape {out.shape} and dtype {out.dtype}, but {what} has shape "
+            f"{expected} and dtype {dtype}.\nFix: preallocate np.empty({expected}, "
+            f"dtype=np.{dtype})."
+        )
+    if not out.flags.writeable:
+        raise ShapeMismatchError(f"out= for {what} is read-only.")
+    np.copyto(out, result)
+    return out
+
+
 class GradFunction(_Transformed):
     """``grad(f)``: a function returning the gradient of ``f`` at its arguments."""
 
     def __call__(self, *args, **kwargs):
         value, aux, grads = self._run(args, kwargs)
         return (grads, aux) if self.has_aux else grads
+
+    def into(self, out, *args, **kwargs):
+        """Write the gradient into the preallocated ``out`` (an array, or a tuple of
+        arrays for a tuple ``wrt``) and return ``out``; for tight optimization loops."""
+        value, aux, grads = self._run(args, kwargs)
+        write_into(out, grads, "the gradient")
+        return (out, aux) if self.has_aux else out
 
 
 class ValueAndGradFunction(_Transformed):
@@ -484,6 +520,12 @@ class ValueAndGradFunction(_Transformed):
     def __call__(self, *args, **kwargs):
         value, aux, grads = self._run(args, kwargs)
         return ((value, aux), grads) if self.has_aux else (value, grads)
+
+    def into(self, out, *args, **kwargs):
+        """Write the gradient into ``out`` and return ``(value, out)``."""
+        value, aux, grads = self._run(args, kwargs)
+        write_into(out, grads, "the gradient")
+        return ((value, aux), out) if self.has_aux else (value, out)
 
 
 def grad(fn=None, wrt=0, *, has_aux=False, registry=None):

@@ -93,6 +93,12 @@ class JacobianFunction:
             results.append(per_input[0] if self.single else tuple(per_input))
         return type(y)(results) if multi else results[0]
 
+    def into(self, out, *args, **kwargs):
+        """Write the Jacobian into the preallocated ``out`` and return ``out``."""
+        from .api import write_into
+
+        return write_into(out, self(*args, **kwargs), "the Jacobian")
+
 
 def jacobian(fn=None, wrt=0, *, registry=None):
     """The Jacobian of ``fn`` with respect to the arguments in ``wrt``, as a function."""

@@ -132,20 +132,21 @@ def _plus_cotangents_rrule(g, a, b):
     return out, plus_cotangents_pullback
 
 
-def _two_d(*arrays):
-    return all(np.ndim(v) == 2 for v in arrays)
-
-
 def _matmul_lhs_rrule(g, a, b):
     # y = g @ b.T for 2-D operands (g * b for vectors)
     def matmul_lhs_pullback(dy):
         if dy is ZERO:
             return ZERO, NO_TANGENT, ZERO
         dyd, gd, bd = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(b)
-        if _two_d(gd, bd):
+        na, nb = np.ndim(a), np.ndim(b)
+        if na == 2 and nb == 2:
             return dyd @ bd, NO_TANGENT, dyd.T @ gd
-        if np.ndim(a) == 1 and np.ndim(b) == 1:
+        if na == 1 and nb == 1:
             return dyd * bd, NO_TANGENT, dyd * gd
+        if na == 2 and nb == 1:  # y = outer(g, b)
+            return dyd @ bd, NO_TANGENT, gd @ dyd
+        if na == 1 and nb == 2:  # y = b @ g
+            return dyd @ bd, NO_TANGENT, np.outer(dyd, gd)
         raise RuleError(
             "differentiating the reverse sweep of a matrix product of these shapes (a second "
             "derivative) is not supported yet; 2-D and 1-D operands are."
@@ -160,10 +161,15 @@ def _matmul_rhs_rrule(g, a, b):
         if dy is ZERO:
             return ZERO, ZERO, NO_TANGENT
         dyd, gd, ad = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(a)
-        if _two_d(gd, ad):
+        na, nb = np.ndim(a), np.ndim(b)
+        if na == 2 and nb == 2:
             return ad @ dyd, gd @ dyd.T, NO_TANGENT
-        if np.ndim(a) == 1 and np.ndim(b) == 1:
+        if na == 1 and nb == 1:
             return dyd * ad, dyd * gd, NO_TANGENT
+        if na == 2 and nb == 1:  # y = a.T @ g
+            return ad @ dyd, np.outer(gd, dyd), NO_TANGENT
+        if na == 1 and nb == 2:  # y = outer(a, g)
+            return ad @ dyd, dyd @ gd, NO_TANGENT
         raise RuleError(
             "differentiating the reverse sweep of a matrix product of these shapes (a second "
             "derivative) is not supported yet; 2-D and 1-D operands are."

@@ -231,3 +231,17 @@ def test_hand_derived_mlp_layer():
     w, x = arr(3, 2), arr(4, 3)
     want = x.T @ (1 - np.tanh(x @ w) ** 2)
     np.testing.assert_allclose(pullback.grad(layer)(w, x), want, rtol=1e-12)
+
+
+def broadcast_intermediates(x, y):
+    a = x[:, None] * y
+    b = x.reshape(-1, 1) + y
+    c = np.expand_dims(x, 1) - y
+    return np.sum(a * b * c)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_broadcasting_of_intermediates_with_equal_rank(dtype):
+    x = np.array([0.5, -1.0, 2.0], dtype=dtype)
+    y = np.array([1.5, 0.25], dtype=dtype)
+    check_grad(broadcast_intermediates, x, y, wrt=(0, 1))

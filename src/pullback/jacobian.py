@@ -134,15 +134,38 @@ class HVPFunction:
         self.grad = grad(fn, wrt, registry=registry)
         self.wrt = wrt
         self.registry = registry
+        self.names, _ = resolve_wrt(fn, wrt)
+        self._position = self.grad._positions[0] if self.grad._positions else None
+        self._adjoints: dict = {}
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args):
+        from .api import (
+            _check_cotangent,
+            default_registry,
+            get_adjoint,
+            kinds_key,
+            run_forward,
+            run_pullback,
+        )
+        from .tangents import materialize
+
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
         *primals, v = args
-        g, pullback = vjp(self.grad, *primals, wrt=self.wrt, registry=self.registry)
+        if self._position is None or self._position >= len(primals):
+            _, pullback = vjp(self.grad, *primals, wrt=self.wrt, registry=self.registry)
+            return pullback(v)
+        registry = self.registry if self.registry is not None else default_registry()
+        key = (kinds_key(primals, {}), registry.version, id(registry))
+        adj = self._adjoints.get(key)
+        if adj is None:
+            adj = self._adjoints[key] = get_adjoint(self.grad, self.names, registry, key[0])
+        g, pullback = run_forward(adj, primals, {})
+        _check_cotangent(g, v, "v")
         # The Hessian is symmetric, so the pullback of the gradient is a Hessian product.
-        return pullback(v)
+        (cotangent,) = run_pullback(pullback, v)
+        return materialize(cotangent, primals[self._position])
 
 
 def hvp(fn=None, wrt=0, *, registry=None):

@@ -8,6 +8,8 @@ smooth in the primal values they read.
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import runtime, tangents
@@ -217,3 +219,6 @@ def register(reg):
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
     reg.non_differentiable(runtime.zero_cotangent, family=FAMILY, trusted=True)
+    # Index expressions in generated code build slice objects: no gradient flows there.
+    if reg.lookup(builtins.slice) is None:
+        reg.non_differentiable(builtins.slice, family=FAMILY, trusted=True)

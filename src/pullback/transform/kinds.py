@@ -76,14 +76,14 @@ _REAL_ARRAY_FUNCTIONS = _SAME_RANK | {
 def kind_of(value):
     """The kind of a run-time value (real values only: a complex value has no kind)."""
     t = type(value)
-    if t is float or t is int or t is bool:
+    if t is float or t is int:
         return SCALAR
     if t is np.ndarray:
-        if value.dtype.kind not in "fiub":
+        if value.dtype.kind not in "fiub":  # a bool array is real too
             return None  # complex (or object) values take the general path
         return SCALAR if value.ndim == 0 else ("array", value.ndim)
     if isinstance(value, np.generic):
-        return SCALAR if value.dtype.kind in "fiub" else None
+        return SCALAR if value.dtype.kind in "fiu" else None
     return None
 
 
@@ -153,16 +153,25 @@ def _value_kind(v, kinds, registry):
         base = _atom(v.value, kinds)
         if base is None or base == SCALAR:
             return None
+        # Reading a real array gives a real array; work out its rank where we can.
         if base[1] is None:
             return UNKNOWN_RANK
         index = v.slice.elts if isinstance(v.slice, gast.Tuple) else [v.slice]
-        if all(_atom(i, kinds) == SCALAR for i in index) and _all_int_like(index, kinds):
-            left = base[1] - len(index)
-            if left == 0:
-                return SCALAR
-            if left > 0:
-                return ("array", left)
-        return None
+        rank = base[1]
+        for i in index:
+            if isinstance(i, gast.Slice):
+                continue
+            if isinstance(i, gast.Constant) and i.value is None:
+                rank += 1
+            elif isinstance(i, gast.Constant) and type(i.value) is int:
+                rank -= 1
+            elif isinstance(i, gast.Name) and kinds.get(i.id) == SCALAR:
+                rank -= 1  # an integer position (bools have no kind)
+            else:
+                return UNKNOWN_RANK  # Ellipsis, integer or boolean arrays
+        if rank == 0:
+            return SCALAR
+        return ("array", rank) if rank > 0 else None
     if isinstance(v, gast.Call):
         callee = getattr(v, "pb_callee", None)
         if callee is None or callee.kind != "object":
@@ -202,15 +211,6 @@ def _matmul(a, b):
     if n == 1 or m == 1:
         return ("array", max(n, m) - 1)
     return ("array", max(n, m))
-
-
-def _all_int_like(index, kinds) -> bool:
-    # A scalar index must be an integer for the read to drop an axis; float indices fail
-    # at run time anyway, so any scalar-kinded atom counts (bools are constants here).
-    for i in index:
-        if isinstance(i, gast.Constant) and not isinstance(i.value, int):
-            return False
-    return True
 
 
 def _member(fn, table) -> bool:

@@ -44,7 +44,6 @@ from .analyze import names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
-from .kinds import UNKNOWN_RANK
 from .normalize import RET
 from .ssa import SnapshotPoint
 
@@ -306,9 +305,11 @@ class ReverseBuilder:
             return True
         if isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND:
             return True
+        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure.
         if isinstance(operand, gast.Name):
-            k = self.kinds.get(operand.id)
-            return k is not None and k != UNKNOWN_RANK and k == self.kinds.get(result)
+            return (
+                self.kinds.get(operand.id) == SCALAR_KIND and self.kinds.get(result) == SCALAR_KIND
+            )
         return False
 
     def rev_assign(self, s, state) -> list:

@@ -25,6 +25,7 @@ from .errors import (
     SourceUnavailableError,
     UnsupportedSyntaxError,
 )
+from .forward_mode import jvp
 from .jacobian import hessian, hvp, jacobian
 from .registry import (
     RuleRegistry,
@@ -42,6 +43,7 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "jvp",
     "jacobian",
     "hessian",
     "hvp",

@@ -47,14 +47,80 @@ class JacobianFunction:
     output, a tuple over the arguments.
     """
 
-    def __init__(self, fn, wrt, registry):
+    def __init__(self, fn, wrt, registry, mode="reverse"):
+        if mode not in ("reverse", "forward", "auto"):
+            raise ArgumentError(f"mode={mode!r}: use 'reverse', 'forward' or 'auto'.")
         self.fn = fn
         self.wrt = wrt
         self.registry = registry
+        self.mode = mode
         self.names, self.single = resolve_wrt(fn, wrt)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
+        mode = self.mode
+        if mode != "reverse":
+            from .api import _positional_indices
+
+            positions = _positional_indices(self.fn, self.names)
+            if positions is None or max(positions, default=-1) >= len(args):
+                if mode == "forward":
+                    raise ArgumentError(
+                        "jacobian(mode='forward') needs the differentiated arguments passed "
+                        "positionally."
+                    )
+                mode = "reverse"
+        if mode == "auto":
+            y = self.fn(*args, **kwargs)
+            outputs = list(y) if isinstance(y, (tuple, list)) else [y]
+            n_out = sum(int(np.size(o)) for o in outputs)
+            n_in = sum(int(np.size(args[p])) for p in positions)
+            # A forward sweep gives a column, a reverse sweep a row: take the fewer.
+            mode = "forward" if n_in < n_out else "reverse"
+        if mode == "forward":
+            return self._forward(positions, args, kwargs)
+        return self._reverse(args, kwargs)
+
+    def _forward(self, positions, args, kwargs):
+        from .forward_mode import jvp
+
+        per_input = []
+        y = None
+        for p in positions:
+            x = args[p]
+            if isinstance(x, (tuple, list, dict)):
+                raise ArgumentError(
+                    f"jacobian with respect to '{self.names[positions.index(p)]}', a "
+                    f"{type(x).__name__}, is not supported.\nFix: pass its arrays as separate "
+                    "arguments, or use pullback.vjp."
+                )
+            shape = np.shape(x)
+            dtype = np.asarray(x).dtype
+            columns = []
+            for k in range(int(np.prod(shape, dtype=np.int64))):
+                e = np.zeros(shape, dtype=dtype)
+                e.flat[k] = 1
+                tangents = [None] * len(args)
+                tangents[p] = e if shape else dtype.type(1)
+                y, dy = jvp(self.fn, tuple(args), tuple(tangents), registry=self.registry, **kwargs)
+                columns.append(dy)
+            per_input.append((shape, columns))
+        if y is None:
+            y = self.fn(*args, **kwargs)
+        multi = isinstance(y, (tuple, list))
+        outputs = list(y) if multi else [y]
+        results = []
+        for j, out in enumerate(outputs):
+            out_shape = _leaf_shape(out)
+            blocks = []
+            for shape, columns in per_input:
+                cols = [np.asarray(c[j] if multi else c) for c in columns]
+                block = np.stack(cols, axis=-1) if cols else np.zeros(out_shape + (0,))
+                blocks.append(block.reshape(out_shape + shape))
+            results.append(blocks[0] if self.single else tuple(blocks))
+        return type(y)(results) if multi else results[0]
+
+    def _reverse(self, args, kwargs):
         y, pullback = vjp(self.fn, *args, wrt=self.wrt, registry=self.registry, **kwargs)
         values = pullback._values
         for name, value in zip(self.names, values, strict=True):
@@ -100,11 +166,16 @@ class JacobianFunction:
         return write_into(out, self(*args, **kwargs), "the Jacobian")
 
 
-def jacobian(fn=None, wrt=0, *, registry=None):
-    """The Jacobian of ``fn`` with respect to the arguments in ``wrt``, as a function."""
+def jacobian(fn=None, wrt=0, *, mode="reverse", registry=None):
+    """The Jacobian of ``fn`` with respect to the arguments in ``wrt``, as a function.
+
+    ``mode="reverse"`` builds it row by row from one forward sweep and one pullback per
+    output element; ``"forward"`` column by column from forward-mode sweeps (one per input
+    element); ``"auto"`` picks whichever needs fewer sweeps for the shapes at hand.
+    """
     if fn is None:
-        return lambda f: JacobianFunction(f, wrt, registry)
-    return JacobianFunction(fn, wrt, registry)
+        return lambda f: JacobianFunction(f, wrt, registry, mode)
+    return JacobianFunction(fn, wrt, registry, mode)
 
 
 def hessian(fn=None, wrt=0, *, registry=None):

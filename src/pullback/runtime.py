@@ -279,3 +279,96 @@ def matmul_rhs_cotangent(g, a, b):
     if b_.ndim == 1:
         return unbroadcast(np.matmul(np.swapaxes(a_, -1, -2), g[..., None])[..., 0], b)
     return unbroadcast(np.matmul(np.swapaxes(a_, -1, -2), g), b)
+
+
+# -- forward mode -------------------------------------------------------------------------
+
+
+def list_tangent(tangents, primals):
+    """The tangent of a list of arrays, with zeros where an entry has no tangent."""
+    if is_zero(tangents):
+        tangents = [ZERO] * len(primals)
+    return [np.zeros_like(p) if is_zero(d) else d for d, p in zip(tangents, primals, strict=True)]
+
+
+def _zeros_like_output(y):
+    if isinstance(y, (tuple, list)):
+        return type(y)(_zeros_like_output(v) for v in y)
+    return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
+
+
+def rule_tangent(rule, args, tangents, kwargs):
+    """``(y, J v)`` for a call through a rule, from its pullback (exact).
+
+    With a transformable pullback function, ``J v`` is the pullback transposed (reverse
+    mode on the pullback, which is linear in its cotangent). Otherwise each output element's
+    row of ``J`` comes from pulling back a basis cotangent.
+    """
+    from .api import vjp
+
+    y, pullback = rule.rrule(*args, **kwargs)
+    if all(is_zero(d) for d in tangents):
+        return y, ZERO
+    if rule.pullback_fn is not None and not isinstance(y, (tuple, list)):
+        dy0 = _zeros_like_output(y)
+        cots, back = vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
+        # The pullback gives one cotangent per positional parameter it has.
+        w = [ZERO] * len(cots)
+        for k, d in enumerate(tangents):
+            if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
+                w[k] = d
+        return y, back(tuple(w))
+    return y, _tangent_by_rows(y, pullback, args, tangents)
+
+
+def _tangent_by_rows(y, pullback, args, tangents):
+    if isinstance(y, (tuple, list)):
+        parts = []
+        for k, yk in enumerate(y):
+
+            def part_pullback(dyk, k=k):
+                dy = [ZERO] * len(y)
+                dy[k] = dyk
+                return pullback(type(y)(dy))
+
+            parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
+        return type(y)(parts)
+    shape = np.shape(y)
+    dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.float64
+    out = np.zeros(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for k in range(flat.size):
+        e = np.zeros(shape, dtype=dtype)
+        e.flat[k] = 1.0
+        cots = pullback(e if shape else dtype.type(1.0))
+        total = 0.0
+        for c, d in zip(cots, tangents, strict=False):
+            if is_zero(c) or is_zero(d):
+                continue
+            total = total + np.sum(np.asarray(densify(c)) * np.asarray(d))
+        flat[k] = total
+    return out if shape else out[()]
+
+
+def function_tangent(site, fn, args, tangents, kwargs):
+    """``(y, dy)`` for a call whose function is known only at run time."""
+    rule = site.registry.lookup(fn)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            return fn(*args, **kwargs), ZERO
+        return rule_tangent(rule, args, tangents, kwargs)
+    if isinstance(fn, types.FunctionType):
+        return site.adjoint_of(fn)(args, tangents, kwargs)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return site.adjoint_of(fn.__func__)(
+            (fn.__self__,) + tuple(args), (ZERO,) + tuple(tangents), kwargs
+        )
+    raise site.missing(f"'{getattr(fn, '__name__', fn)}'", qualified_name(fn))
+
+
+def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
+    """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
+    method = getattr(type(obj), name, None)
+    if method is None:
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

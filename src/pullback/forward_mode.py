@@ -1,0 +1,134 @@
+"""Forward mode: ``jvp(f, primals, tangents)`` from a forward source transformation.
+
+>>> import numpy as np
+>>> from pullback import jvp
+>>> def f(x):
+...     return np.sin(x) * x
+>>> y, dy = jvp(f, (np.zeros(2),), (np.ones(2),))
+>>> dy
+array([0., 0.])
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .api import _check_differentiable, _name, kinds_key, resolve_wrt
+from .errors import ArgumentError, ShapeMismatchError
+from .registry import default_registry
+from .tangents import ZERO, is_zero
+from .transform.forward import build_jvp
+
+
+class LazyJVP:
+    """The forward-mode function of a user function, built on first use and specialized on
+    which arguments carry a tangent and on the argument kinds."""
+
+    __slots__ = ("fn", "registry", "_cache")
+
+    def __init__(self, fn, registry):
+        self.fn = fn
+        self.registry = registry
+        self._cache = {}
+
+    def __call__(self, args, tangents, kwargs=None, keyword_tangents=None):
+        kwargs = kwargs or {}
+        tangents = tuple(tangents) + (ZERO,) * (len(args) - len(tangents))
+        active = tuple(k for k, d in enumerate(tangents) if not is_zero(d))
+        moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
+        key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
+        generated = self._cache.get(key)
+        if generated is None:
+            generated = self._cache[key] = jvp_function(
+                self.fn, active, self.registry, key[2], tuple(sorted(moving))
+            )
+        values = [tangents[k] for k in active] + [moving[k] for k in sorted(moving)]
+        return generated(args, values, kwargs)
+
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def jvp_function(fn, active_positions, registry, kinds, keywords=()):
+    """The generated forward-mode function of ``fn`` with tangents for the positional
+    arguments in ``active_positions`` and the keyword arguments in ``keywords``."""
+    from .api import _param_names
+
+    names = _param_names(fn)
+    wrt = tuple(names[k] for k in active_positions) + tuple(keywords)
+    per_registry = _CACHES.setdefault(registry, {}) if _weakrefable(registry) else {}
+    per_fn = per_registry.setdefault(fn, {})
+    key = (wrt, kinds, registry.version)
+    generated = per_fn.get(key)
+    if generated is None:
+        generated = per_fn[key] = build_jvp(
+            fn, wrt, registry, lambda f: LazyJVP(f, registry), kinds
+        )
+    return generated
+
+
+def _weakrefable(obj) -> bool:
+    try:
+        weakref.ref(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def _check_tangent(primal, tangent, where):
+    if is_zero(tangent):
+        return
+    if isinstance(primal, (tuple, list)):
+        if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
+            raise ShapeMismatchError(
+                f"{where} must be a {type(primal).__name__} of {len(primal)} tangents."
+            )
+        for k, (p, t) in enumerate(zip(primal, tangent, strict=True)):
+            _check_tangent(p, t, f"{where}[{k}]")
+        return
+    if np.shape(primal) != np.shape(tangent):
+        raise ShapeMismatchError(
+            f"{where} has shape {np.shape(tangent)} but its primal has shape "
+            f"{np.shape(primal)}; a tangent must have its primal's shape."
+        )
+
+
+def jvp(fn, primals, tangents, *, registry=None, **kwargs):
+    """Evaluate ``fn(*primals, **kwargs)`` and its directional derivative along
+    ``tangents``: returns ``(y, dy)`` with ``dy = J(primals) @ tangents``.
+
+    ``primals`` and ``tangents`` are tuples of the same structure; a tangent may be
+    ``pullback.ZERO`` (or ``None``) for an argument that does not move.
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise ArgumentError("jvp(f, primals, tangents) takes tuples of primals and tangents.")
+    if len(primals) != len(tangents):
+        raise ShapeMismatchError(
+            f"jvp got {len(primals)} primals and {len(tangents)} tangents for "
+            f"'{_name(fn)}'; give one tangent per primal."
+        )
+    tangents = tuple(ZERO if t is None else t for t in tangents)
+    for k, (p, t) in enumerate(zip(primals, tangents, strict=True)):
+        _check_tangent(p, t, f"tangents[{k}]")
+        if not is_zero(t):
+            _check_differentiable(fn, f"argument {k}", p)
+    reg = registry if registry is not None else default_registry()
+    y, dy = LazyJVP(fn, reg)(tuple(primals), tangents, kwargs)
+    return y, _materialize_tangent(dy, y)
+
+
+def _materialize_tangent(dy, y):
+    if isinstance(y, (tuple, list)):
+        if is_zero(dy):
+            dy = [ZERO] * len(y)
+        return type(y)(_materialize_tangent(d, v) for d, v in zip(dy, y, strict=True))
+    if is_zero(dy):
+        return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
+    if isinstance(y, np.ndarray) and np.shape(dy) != y.shape:
+        dy = np.broadcast_to(dy, y.shape).copy()
+    return dy
+
+
+__all__ = ["jvp", "LazyJVP", "resolve_wrt"]

@@ -1,0 +1,509 @@
+"""Forward mode: a source transformation that carries a tangent beside every varied value.
+
+For ``def f(x): y = np.sin(x) * x; return y`` the generated function reads::
+
+    def f__jvp(x, t_x):
+        _t1 = np.sin(x)
+        t__t1 = t_x * _np.cos(x)
+        y = _t1 * x
+        t_y = t__t1 * x + _t1 * t_x
+        return y, t_y
+
+It runs on the normalized function (same control flow, same flags), so branches and loops
+cost what they cost in the primal. Tangents that are zero are the symbolic ``ZERO``.
+
+Calls: elementwise rules use their derivatives; linear NumPy functions are applied to the
+tangent; bilinear products use the product rule; a rule with a transformable pullback gets
+its Jacobian-vector product by transposing that pullback (reverse mode on the pullback
+function, exact); any other rule by pulling back one basis cotangent per output element
+(exact, for small outputs); user functions get their own forward transformation.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import gast
+import numpy as np
+
+from ..errors import Diagnostic, UnsupportedSyntaxError
+from ..registry import NONDIFF, SCALAR
+from ..source import load_source
+from .analyze import analyze, names_in
+from .code import Compound, Line, render
+from .inline import inline_form
+from .kinds import SCALAR as SCALAR_KIND
+from .kinds import infer, kind_of
+from .normalize import RESERVED, LoopEnd, normalize
+from .ssa import SnapshotPoint, to_ssa
+
+# Functions linear in their first argument (the others are shapes, axes, flags).
+LINEAR = {
+    np.sum,
+    np.mean,
+    np.transpose,
+    np.reshape,
+    np.ravel,
+    np.squeeze,
+    np.expand_dims,
+    np.broadcast_to,
+    np.cumsum,
+    np.flip,
+    np.roll,
+    np.swapaxes,
+    np.moveaxis,
+    np.diagonal,
+    np.trace,
+    np.atleast_1d,
+    np.atleast_2d,
+    np.real,
+    np.imag,
+    np.conj,
+    np.conjugate,
+    np.negative,
+    np.positive,
+    np.diff,
+    np.tile,
+    np.repeat,
+    np.fft.fft,
+    np.fft.ifft,
+    np.fft.rfft,
+    np.fft.fft2,
+    np.fft.ifft2,
+}
+# Functions linear in a list of arrays (their first argument).
+LINEAR_IN_LIST = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack}
+# Functions bilinear in their first two arguments.
+BILINEAR = {np.matmul, np.dot, np.outer, np.inner, np.kron, np.cross, np.multiply}
+
+
+class ForwardBuilder:
+    def __init__(self, fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic):
+        self.fs = fs
+        self.norm = norm
+        self.tree = norm.tree
+        self.ns = norm.namespace
+        self.varied = activity.varied
+        self.kinds = kinds
+        self.registry = registry
+        self.wrt = wrt
+        self.jvp_of = jvp_of
+        self.diagnostic = diagnostic
+        self.problems: list = []
+        self.counter = itertools.count(1)
+        names = set(norm.params)
+        for n in gast.walk(self.tree):
+            if isinstance(n, gast.Name):
+                names.add(n.id)
+            elif isinstance(n, gast.For):
+                names.add(n.target.id)
+        self.taken = names | set(self.ns)
+        self.prefix = next(
+            p for p in ("t_", "_t_", "__t_") if not any(n.startswith(p) for n in names)
+        )
+
+    # -- names -------------------------------------------------------------------------
+    def tan(self, node) -> str:
+        """The tangent of an atom: its tangent variable, or ZERO."""
+        if isinstance(node, gast.Name) and node.id in self.varied:
+            return self.prefix + node.id
+        return "ZERO"
+
+    def fresh(self, base):
+        while True:
+            name = f"{base}{next(self.counter)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+    def bind(self, hint, value):
+        base = "_" + "".join(ch if ch.isalnum() else "_" for ch in hint)
+        for k in itertools.count():
+            name = base if k == 0 else f"{base}{k}"
+            if name in self.taken and self.ns.get(name, None) is not value:
+                continue
+            self.ns[name] = value
+            self.taken.add(name)
+            return name
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- statements --------------------------------------------------------------------
+    def build(self):
+        body = []
+        tangents = sorted({self.prefix + n for n in self.varied if n not in self.wrt})
+        if tangents:
+            body.append(Line(" = ".join(tangents) + " = ZERO"))
+        body.extend(self.block(self.tree.body))
+        if self.problems:
+            raise UnsupportedSyntaxError(self.fs.name, self.problems)
+        return body
+
+    def block(self, stmts):
+        out = []
+        for s in stmts:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s):
+        line = getattr(s, "lineno", None)
+        if isinstance(s, gast.Assign):
+            return self.assign(s)
+        if isinstance(s, gast.If):
+            return [
+                Compound(f"if {src(s.test)}:", self.block(s.body), self.block(s.orelse), src=line)
+            ]
+        if isinstance(s, gast.For):
+            return [Compound(f"for {s.target.id} in {src(s.iter)}:", self.block(s.body), src=line)]
+        if isinstance(s, gast.While):
+            return [Compound("while True:", self.block(s.body), src=line)]
+        if isinstance(s, gast.Return):
+            value = s.value
+            return [Line(f"return {src(value)}, {self.tan(value)}", src=line)]
+        if isinstance(s, (LoopEnd, SnapshotPoint, gast.Pass)):
+            return []
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return [Line(type(s).__name__.lower(), src=line)]
+        return [Line(src(s), src=line)]
+
+    def assign(self, s):
+        t = s.targets[0].id
+        v = s.value
+        line = s.lineno
+        if t not in self.varied:
+            return [Line(f"{t} = {src(v)}", src=line)]
+        tangent = self.tangent(t, v, [])
+        if isinstance(tangent, Combined):  # the value and its tangent come together
+            return [Line(f"{t}, {self.prefix}{t} = {tangent.expr}", src=line)]
+        return [
+            Line(f"{t} = {src(v)}", src=line),
+            Line(f"{self.prefix}{t} = {tangent}", src=line),
+        ]
+
+    def tangent(self, t, v, out) -> str:
+        if isinstance(v, gast.Name):
+            return self.tan(v)
+        if isinstance(v, gast.Constant):
+            return "ZERO"
+        if isinstance(v, gast.BinOp):
+            return self.binop(t, v)
+        if isinstance(v, gast.UnaryOp):
+            if isinstance(v.op, gast.USub):
+                return f"-{self.tan(v.operand)}"
+            if isinstance(v.op, gast.UAdd):
+                return self.tan(v.operand)
+            return "ZERO"
+        if isinstance(v, gast.Subscript):
+            if isinstance(v.value, gast.Name) and v.value.id in self.varied:
+                read = gast.Subscript(
+                    value=gast.Name(self.tan(v.value), gast.Load(), None, None),
+                    slice=v.slice,
+                    ctx=gast.Load(),
+                )
+                return f"{src(read)} if {self.tan(v.value)} is not ZERO else ZERO"
+            return "ZERO"
+        if isinstance(v, (gast.Tuple, gast.List)):
+            items = ", ".join(self.tan(e) for e in v.elts)
+            if isinstance(v, gast.Tuple):
+                return f"({items}{',' if len(v.elts) == 1 else ''})"
+            return f"[{items}]"
+        if isinstance(v, gast.Dict):
+            items = ", ".join(
+                f"{src(k)}: {self.tan(e)}" for k, e in zip(v.keys, v.values, strict=True)
+            )
+            return "{" + items + "}"
+        if isinstance(v, gast.Call):
+            return self.call(t, v, out)
+        if isinstance(v, gast.Attribute):
+            if (
+                not getattr(v, "pb_constant", False)
+                and isinstance(v.value, gast.Name)
+                and (v.value.id in self.varied)
+            ):
+                self.problems.append(
+                    self.diagnostic(
+                        v,
+                        "PB501",
+                        f"attribute '{v.attr}' of a differentiated value cannot be differentiated",
+                        "pullback differentiates arrays, scalars and containers of them, not "
+                        "arbitrary objects.",
+                        "pass the attribute's value as an argument (or in a dict) instead.",
+                    )
+                )
+            return "ZERO"
+        return "ZERO"
+
+    def varied_atom(self, node) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.varied
+
+    def binop(self, t, v):
+        a, b = v.left, v.right
+        sa, sb = src(a), src(b)
+        da, db = self.tan(a), self.tan(b)
+        va, vb = self.varied_atom(a), self.varied_atom(b)
+        op = type(v.op)
+        terms = []
+        if op is gast.Add:
+            terms = [x for x, used in ((da, va), (db, vb)) if used]
+            return " + ".join(terms) if terms else "ZERO"
+        if op is gast.Sub:
+            if va and vb:
+                return f"{da} - {db}"
+            return da if va else (f"-{db}" if vb else "ZERO")
+        if op is gast.Mult:
+            if va:
+                terms.append(f"{da} * {sb}")
+            if vb:
+                terms.append(f"{sa} * {db}")
+        elif op is gast.Div:
+            if va:
+                terms.append(f"{da} / {sb}")
+            if vb:
+                terms.append(f"-{t} * {db} / {sb}")
+        elif op is gast.Pow:
+            if va:
+                terms.append(f"{da} * {sb} * {sa} ** ({sb} - 1)")
+            if vb:
+                terms.append(f"pow_exponent_cotangent({db}, {sa}, {t})")
+        elif op is gast.Mod:
+            if va:
+                terms.append(da)
+            if vb:
+                terms.append(f"-{db} * ({sa} // {sb})")
+        elif op is gast.MatMult:
+            if va:
+                terms.append(f"{da} @ {sb}")
+            if vb:
+                terms.append(f"{sa} @ {db}")
+        else:
+            return "ZERO"
+        return " + ".join(terms) if terms else "ZERO"
+
+    def call(self, t, v, out) -> str:
+        callee = getattr(v, "pb_callee", None)
+        kind = callee.kind if callee is not None else "dynamic"
+        args = v.args
+        varied_args = [a for a in args if self.varied_atom(a)]
+        if kind == "internal":
+            return f"sequence_cotangent({self.tan(args[0])}, {src(args[0])})"
+        if kind == "object":
+            fn = callee.obj
+            rule = self.registry.lookup(fn)
+            if rule is not None and rule.kind == NONDIFF:
+                return "ZERO"
+            if not varied_args and not any(self.varied_atom(k.value) for k in v.keywords):
+                return "ZERO"
+            if rule is not None and rule.kind == SCALAR and not v.keywords:
+                return self.scalar_rule(t, v, rule)
+            if rule is not None and _member(fn, LINEAR) and varied_args == args[:1]:
+                rest = [src(a) for a in args[1:]] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+                f = self.bind(getattr(fn, "__name__", "linear"), fn)
+                d = self.tan(args[0])
+                return f"{f}({', '.join([d] + rest)}) if {d} is not ZERO else ZERO"
+            if rule is not None and _member(fn, LINEAR_IN_LIST) and varied_args == args[:1]:
+                rest = [src(a) for a in args[1:]] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+                f = self.bind(getattr(fn, "__name__", "linear"), fn)
+                d = f"list_tangent({self.tan(args[0])}, {src(args[0])})"
+                return f"{f}({', '.join([d] + rest)})"
+            if rule is not None and _member(fn, BILINEAR) and len(args) == 2 and not v.keywords:
+                f = self.bind(getattr(fn, "__name__", "bilinear"), fn)
+                terms = []
+                if self.varied_atom(args[0]):
+                    terms.append(f"{f}({self.tan(args[0])}, {src(args[1])})")
+                if self.varied_atom(args[1]):
+                    terms.append(f"{f}({src(args[0])}, {self.tan(args[1])})")
+                return " + ".join(terms)
+            if rule is not None:
+                r = self.bind("rule_" + (getattr(fn, "__name__", None) or "fn"), rule)
+                return self.through_rule(t, v, f"rule_tangent({r}, ")
+            # a user function: its own forward transformation
+            jvp = self.bind("jvp_" + fn.__name__, self.jvp_of(fn))
+            return self.through_user(t, v, jvp)
+        # calls known only at run time
+        site = self.bind("site", None)
+        self.ns[site] = self.call_site(v)
+        if kind == "method":
+            receiver = v.func.value
+            return self.through_dynamic(
+                t,
+                v,
+                f"method_tangent({site}, {src(receiver)}, {self.tan(receiver)}, {callee.name!r}, ",
+            )
+        return self.through_dynamic(t, v, f"function_tangent({site}, {src(v.func)}, ")
+
+    def call_site(self, v):
+        from ..runtime import CallSite
+
+        filename, line, col = self.fs.location(v)
+        return CallSite(filename, line, col, self.fs.file_line(line), self.registry, self.jvp_of)
+
+    def arg_lists(self, v):
+        primals = ", ".join(src(a) for a in v.args)
+        tangents = ", ".join(self.tan(a) for a in v.args)
+        p = f"({primals}{',' if len(v.args) == 1 else ''})"
+        d = f"({tangents}{',' if len(v.args) == 1 else ''})"
+        kw = "{" + ", ".join(f"{k.arg!r}: {src(k.value)}" for k in v.keywords) + "}"
+        return p, d, kw
+
+    def keyword_tangents(self, v):
+        pairs = [f"{k.arg!r}: {self.tan(k.value)}" for k in v.keywords if self.varied_atom(k.value)]
+        return "{" + ", ".join(pairs) + "}"
+
+    def refuse_varied_keywords(self, v, what):
+        for k in v.keywords:
+            if self.varied_atom(k.value):
+                self.problems.append(
+                    self.diagnostic(
+                        k.value,
+                        "PB502",
+                        f"keyword argument '{k.arg}' of {what} depends on a differentiated value",
+                        "Rules differentiate positional arguments only; a keyword argument "
+                        "would silently get no derivative.",
+                        f"pass '{k.arg}' positionally if the function accepts it.",
+                    )
+                )
+
+    def through_rule(self, t, v, head):
+        self.refuse_varied_keywords(v, "a rule")
+        p, d, kw = self.arg_lists(v)
+        return Combined(f"{head}{p}, {d}, {kw})")
+
+    def through_dynamic(self, t, v, head):
+        self.refuse_varied_keywords(v, "a call found at run time")
+        p, d, kw = self.arg_lists(v)
+        return Combined(f"{head}{p}, {d}, {kw})")
+
+    def through_user(self, t, v, jvp):
+        p, d, kw = self.arg_lists(v)
+        return Combined(f"{jvp}({p}, {d}, {kw}, {self.keyword_tangents(v)})")
+
+    def scalar_rule(self, t, v, rule):
+        args = v.args
+        real = all(
+            self.kinds.get(a.id) is not None if isinstance(a, gast.Name) else True for a in args
+        )
+        if not real and not rule.extra.get("holomorphic", True):
+            r = self.bind("rule_" + getattr(rule.fn, "__name__", "fn"), rule)
+            return self.through_rule(t, v, f"rule_tangent({r}, ")
+        form = inline_form(rule) if len(args) == 1 else None
+        terms = []
+        arg_src = ", ".join(src(a) for a in args)
+        for k, a in enumerate(args):
+            if not self.varied_atom(a):
+                continue
+            if form is not None:
+                self.ns.setdefault("_math", math)
+                terms.append(f"{self.tan(a)} * {form.format(src(a), y=t)}")
+                continue
+            d = rule.derivatives[k] if k < len(rule.derivatives) else None
+            if d is None:
+                continue
+            dname = self.bind(f"d_{getattr(rule.fn, '__name__', 'fn')}_{k}", d)
+            terms.append(f"{self.tan(a)} * {dname}({t}, {arg_src})")
+        return " + ".join(terms) if terms else "ZERO"
+
+
+class Combined:
+    """A call that gives the value and its tangent together: ``t, t_t = expr``."""
+
+    def __init__(self, expr):
+        self.expr = expr
+
+
+def src(node) -> str:
+    return gast.unparse(node).strip()
+
+
+def _member(fn, table) -> bool:
+    try:
+        return fn in table
+    except TypeError:
+        return False
+
+
+def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
+    """Generate ``fn__jvp(*params, *tangents_of_wrt) -> (value, tangent)``."""
+    from .build import _check, _param_kinds, parameter_names
+
+    fs = load_source(fn)
+    _check(fn, registry)
+    params = parameter_names(fs.tree)
+    wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
+    norm = normalize(fs)
+    # On the SSA form a statement never overwrites its own operands, so a tangent line
+    # may follow its primal line and read the operands' values.
+    to_ssa(norm.tree, norm.params, norm.flags)
+    activity = analyze(norm.tree, list(wrt), registry)
+    kinds = infer(norm.tree, _param_kinds(fn, kinds_key), registry)
+
+    def diagnostic(node, code, message, why, fix):
+        filename, line, col = fs.location(node)
+        return Diagnostic(
+            code, message, filename, line, col, fs.end_col(node), fs.file_line(line), why, fix
+        )
+
+    builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
+    body = builder.build()
+    name = fs.name if not fs.is_lambda else "lambda"
+    from .codegen import _signature, runtime_namespace
+
+    tangent_params = [builder.prefix + p for p in wrt]
+    signature = _signature(fs.tree)
+    parts = [signature] if signature else []
+    if tangent_params:
+        if "*" not in signature.split(", "):
+            parts.append("*")
+        parts.append(", ".join(tangent_params))
+    header = f"def {name}__jvp({', '.join(parts)}):"
+    import linecache
+    import os
+
+    base = os.path.basename(fs.filename)
+
+    def src_text(line):
+        line = fs.first_line + line - 1
+        return f"{base}:{line}: {fs.file_line(line).strip()}"
+
+    out: list[str] = [header]
+    line_map: list = [1]
+    render(body, 1, src_text, out, line_map)
+    source = "\n".join(out) + "\n"
+    line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
+    filename = f"<pullback jvp of {name} at {base}:{fs.first_line}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    from .. import runtime
+
+    namespace = runtime_namespace()
+    namespace.update(
+        rule_tangent=runtime.rule_tangent,
+        list_tangent=runtime.list_tangent,
+        function_tangent=runtime.function_tangent,
+        method_tangent=runtime.method_tangent,
+    )
+    namespace.update(norm.namespace)
+    namespace["__pullback_line_map__"] = line_map
+    namespace["__pullback_source__"] = fs
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated code
+    jvp_fn = namespace[f"{name}__jvp"]
+    jvp_fn.__defaults__ = fs.fn.__defaults__
+    jvp_fn.__kwdefaults__ = dict(fs.fn.__kwdefaults__ or {})
+    return JVP(fn, wrt, jvp_fn, source, tangent_params)
+
+
+class JVP:
+    """A generated forward-mode function: ``jvp_fn(*args, **kwargs, t_<p>=...)``."""
+
+    def __init__(self, fn, wrt, jvp_fn, source, tangent_params):
+        self.fn = fn
+        self.wrt = wrt
+        self.jvp_fn = jvp_fn
+        self.source = source
+        self.tangent_params = tangent_params
+
+    def __call__(self, args, tangents, kwargs=None):
+        kw = dict(kwargs or {})
+        kw.update(zip(self.tangent_params, tangents, strict=True))
+        return self.jvp_fn(*args, **kw)
+
+
+__all__ = ["build_jvp", "JVP", "RESERVED", "names_in", "SCALAR_KIND", "kind_of"]

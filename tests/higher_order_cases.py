@@ -2,6 +2,8 @@
 
 import math
 
+from pullback import grad
+
 
 def cubic(x):
     return x**3 - 2.0 * x
@@ -42,3 +44,12 @@ def rosen(x):
     for i in range(len(x) - 1):
         s = s + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
     return s
+
+
+def inner_product(x, y):
+    return x * y
+
+
+def calls_grad_inside(x):
+    g = grad(inner_product, wrt=1)  # d/dy (x y) = x, so the result is x * x
+    return x * g(x, 2.0)

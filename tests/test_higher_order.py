@@ -117,3 +117,13 @@ def test_second_order_through_matrix_vector_products():
     w, X = rng.normal(size=3), rng.normal(size=(4, 3))
     assert check_grads(mixed_products, w, X, wrt=0, order=2) == "reverse over reverse"
     assert check_grads(mixed_products, w, X, wrt=1, order=2) == "reverse over reverse"
+
+
+def test_no_perturbation_confusion_when_a_function_calls_grad():
+    from higher_order_cases import calls_grad_inside
+
+    # d/dx [x * (d/dy x y)] = d/dx [x * x] = 2 x; confusing the two derivatives gives x.
+    assert grad(calls_grad_inside)(3.0) == pytest.approx(6.0)
+    # one order more would differentiate the run-time dispatch itself: refused, not wrong
+    with pytest.raises(pullback.HigherOrderError):
+        grad(grad(calls_grad_inside))(3.0)

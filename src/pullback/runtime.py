@@ -159,6 +159,10 @@ class CallSite:
 
 
 def _rrule_for(site: CallSite, fn, nargs: int, label: str):
+    if getattr(fn, "gradient_function", None) is not None and hasattr(fn, "wrt"):
+        # grad(f) made inside the differentiated function: differentiate its generated
+        # gradient (a second derivative; f's arguments are explicit, so nothing is hidden).
+        return site.adjoint_of(fn, None)
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:

@@ -219,6 +219,21 @@ def register(reg):
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
     reg.non_differentiable(runtime.zero_cotangent, family=FAMILY, trusted=True)
+    # grad(f) and friends inside a differentiated function build functions (no gradient
+    # flows into them); calling the result is differentiated at run time, through the
+    # generated gradient of f.
+    from ..api import grad, value_and_grad
+    from ..jacobian import hessian, hvp, jacobian
+
+    reg.non_differentiable(
+        grad,
+        value_and_grad,
+        jacobian,
+        hessian,
+        hvp,
+        family=FAMILY,
+        trusted=True,
+    )
     # Index expressions in generated code build slice objects: no gradient flows there.
     if reg.lookup(builtins.slice) is None:
         reg.non_differentiable(builtins.slice, family=FAMILY, trusted=True)

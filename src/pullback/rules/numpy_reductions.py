@@ -441,43 +441,37 @@ def _reverse_cumsum(g, axis):
     return np.flip(np.cumsum(np.flip(g, axis=axis), axis=axis), axis=axis)
 
 
-def _cumsum_rrule(x, *args, **kwargs):
-    y = np.cumsum(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
-    _no_out("cumsum", p)
-    shape = np.shape(x)
+def _cumulative_sum_rrule(fn, skip_nan):
+    """The rule of cumsum (and of nancumsum, whose NaNs count as 0 and get no gradient)."""
+    name = fn.__name__
 
-    def cumsum_pullback(dy):
-        if dy is ZERO:
-            return (ZERO,) + _rest(args)
-        g = np.asarray(densify(dy))
-        if p["axis"] is None:
-            g = np.reshape(_reverse_cumsum(g, 0), shape)
-        else:
-            g = _reverse_cumsum(g, p["axis"])
-        return (finalize(g, x),) + _rest(args)
+    def cumulative_sum_rrule(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+        p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+        _no_out(name, p)
+        shape = np.shape(x)
 
-    return y, cumsum_pullback
+        def cumulative_sum_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,) + _rest(args)
+            g = np.asarray(densify(dy))
+            if p["axis"] is None:
+                g = np.reshape(_reverse_cumsum(g, 0), shape)
+            else:
+                g = _reverse_cumsum(g, p["axis"])
+            if skip_nan:
+                g = np.where(np.isnan(x), np.zeros_like(g), g)
+            return (finalize(g, x),) + _rest(args)
+
+        cumulative_sum_pullback.__name__ = f"{name}_pullback"
+        return y, cumulative_sum_pullback
+
+    cumulative_sum_rrule.__name__ = f"{name}_rrule"
+    return cumulative_sum_rrule
 
 
-def _nancumsum_rrule(x, *args, **kwargs):
-    y = np.nancumsum(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
-    _no_out("nancumsum", p)
-    shape = np.shape(x)
-
-    def nancumsum_pullback(dy):
-        if dy is ZERO:
-            return (ZERO,) + _rest(args)
-        g = np.asarray(densify(dy))
-        if p["axis"] is None:
-            g = np.reshape(_reverse_cumsum(g, 0), shape)
-        else:
-            g = _reverse_cumsum(g, p["axis"])
-        g = np.where(np.isnan(x), np.zeros_like(g), g)
-        return (finalize(g, x),) + _rest(args)
-
-    return y, nancumsum_pullback
+_cumsum_rrule = _cumulative_sum_rrule(np.cumsum, skip_nan=False)
+_nancumsum_rrule = _cumulative_sum_rrule(np.nancumsum, skip_nan=True)
 
 
 def _cumprod_grad(x, y, g, axis):

@@ -78,6 +78,16 @@ LINEAR_IN_LIST = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stac
 BILINEAR = {np.matmul, np.dot, np.outer, np.inner, np.kron, np.cross, np.multiply}
 
 
+# The tangent of ``t = a op b``: the term for a's tangent, and the term for b's.
+TANGENT_TERMS = {
+    gast.Mult: ("{da} * {sb}", "{sa} * {db}"),
+    gast.Div: ("{da} / {sb}", "-{t} * {db} / {sb}"),
+    gast.Pow: ("{da} * {sb} * {sa} ** ({sb} - 1)", "pow_exponent_cotangent({db}, {sa}, {t})"),
+    gast.Mod: ("{da}", "-{db} * ({sa} // {sb})"),
+    gast.MatMult: ("{da} @ {sb}", "{sa} @ {db}"),
+}
+
+
 class ForwardBuilder:
     def __init__(self, fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic):
         self.fs = fs
@@ -242,7 +252,6 @@ class ForwardBuilder:
         da, db = self.tan(a), self.tan(b)
         va, vb = self.varied_atom(a), self.varied_atom(b)
         op = type(v.op)
-        terms = []
         if op is gast.Add:
             terms = [x for x, used in ((da, va), (db, vb)) if used]
             return " + ".join(terms) if terms else "ZERO"
@@ -250,33 +259,12 @@ class ForwardBuilder:
             if va and vb:
                 return f"{da} - {db}"
             return da if va else (f"-{db}" if vb else "ZERO")
-        if op is gast.Mult:
-            if va:
-                terms.append(f"{da} * {sb}")
-            if vb:
-                terms.append(f"{sa} * {db}")
-        elif op is gast.Div:
-            if va:
-                terms.append(f"{da} / {sb}")
-            if vb:
-                terms.append(f"-{t} * {db} / {sb}")
-        elif op is gast.Pow:
-            if va:
-                terms.append(f"{da} * {sb} * {sa} ** ({sb} - 1)")
-            if vb:
-                terms.append(f"pow_exponent_cotangent({db}, {sa}, {t})")
-        elif op is gast.Mod:
-            if va:
-                terms.append(da)
-            if vb:
-                terms.append(f"-{db} * ({sa} // {sb})")
-        elif op is gast.MatMult:
-            if va:
-                terms.append(f"{da} @ {sb}")
-            if vb:
-                terms.append(f"{sa} @ {db}")
-        else:
-            return "ZERO"
+        if op not in TANGENT_TERMS:
+            return "ZERO"  # //, bit operations: no derivative
+        left, right = TANGENT_TERMS[op]
+        fill = {"da": da, "db": db, "sa": sa, "sb": sb, "t": t}
+        terms = [left.format(**fill)] if va else []
+        terms += [right.format(**fill)] if vb else []
         return " + ".join(terms) if terms else "ZERO"
 
     def call(self, t, v, out) -> str:
@@ -295,16 +283,15 @@ class ForwardBuilder:
                 return "ZERO"
             if rule is not None and rule.kind == SCALAR and not v.keywords:
                 return self.scalar_rule(t, v, rule)
-            if rule is not None and _member(fn, LINEAR) and varied_args == args[:1]:
-                rest = [src(a) for a in args[1:]] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+            linear_in_first = varied_args == args[:1]
+            if rule is not None and linear_in_first and _member(fn, LINEAR):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])
-                return f"{f}({', '.join([d] + rest)}) if {d} is not ZERO else ZERO"
-            if rule is not None and _member(fn, LINEAR_IN_LIST) and varied_args == args[:1]:
-                rest = [src(a) for a in args[1:]] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+                return f"{f}({self.with_other_args(d, v)}) if {d} is not ZERO else ZERO"
+            if rule is not None and linear_in_first and _member(fn, LINEAR_IN_LIST):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = f"list_tangent({self.tan(args[0])}, {src(args[0])})"
-                return f"{f}({', '.join([d] + rest)})"
+                return f"{f}({self.with_other_args(d, v)})"
             if rule is not None and _member(fn, BILINEAR) and len(args) == 2 and not v.keywords:
                 f = self.bind(getattr(fn, "__name__", "bilinear"), fn)
                 terms = []
@@ -330,6 +317,11 @@ class ForwardBuilder:
                 f"method_tangent({site}, {src(receiver)}, {self.tan(receiver)}, {callee.name!r}, ",
             )
         return self.through_dynamic(t, v, f"function_tangent({site}, {src(v.func)}, ")
+
+    def with_other_args(self, first, v) -> str:
+        """``first`` followed by the call's other arguments, as written."""
+        rest = [src(a) for a in v.args[1:]] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+        return ", ".join([first] + rest)
 
     def call_site(self, v):
         from ..runtime import CallSite

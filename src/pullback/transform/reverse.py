@@ -204,6 +204,7 @@ class ReverseBuilder:
         )
         if self.problems:
             raise UnsupportedSyntaxError(self.fs.name, sorted(self.problems, key=_pos))
+        _drop_copy_pairs(body, self.prefix)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
         return forward, body, saved, ret_name
@@ -270,6 +271,9 @@ class ReverseBuilder:
         current = self.alias.pop(name, a)
         if self.kinds.get(name) is not None:
             # Scalars and arrays (and ZERO, IndexedCotangent) add with "+".
+            if expr.startswith("-") and _IDENTIFIER.fullmatch(expr[1:]):
+                out.append(Line(f"{a} = {current} - {expr[1:]}", frozenset(reads), src_line))
+                return
             out.append(Line(f"{a} = {current} + {expr}", frozenset(reads), src_line))
         else:
             out.append(Line(f"{a} = add({current}, {expr})", frozenset(reads), src_line))
@@ -692,8 +696,14 @@ class ReverseBuilder:
             reads |= item.reads
         if info is None:
             return reads
+        invariant = self.loop_invariants(info)
         snap = sorted(
-            n for n in reads if n in info.assigned and n in self.primal and n != info.reverse_target
+            n
+            for n in reads
+            if n in info.assigned
+            and n in self.primal
+            and n != info.reverse_target
+            and n not in invariant
         )
         info.snapshot = snap
         pop = info.pop_line
@@ -704,7 +714,35 @@ class ReverseBuilder:
             pop.text = ""  # nothing to restore: no stack at all
         else:
             pop.text = f"_, {info.stack} = {info.stack}"
-        return {n for n in reads if n not in info.assigned}
+        return {n for n in reads if n not in info.assigned or n in invariant}
+
+    def loop_invariants(self, info) -> set[str]:
+        """Names the loop assigns the same value in every iteration (one pure operation on
+        values from outside the loop): the reverse sweep reads their final value instead of
+        saving one per iteration."""
+        assigns: dict[str, list] = {}
+        for node in gast.walk(info.node):
+            if isinstance(node, gast.Assign):
+                assigns.setdefault(node.targets[0].id, []).append(node.value)
+        candidates = {
+            name: values[0]
+            for name, values in assigns.items()
+            if len(values) == 1
+            and name not in info.carried.values()
+            and isinstance(values[0], _PURE)
+        }
+        invariant: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, value in candidates.items():
+                if name in invariant:
+                    continue
+                operands = set(names_in(value))
+                if all(n not in info.assigned or n in invariant for n in operands):
+                    invariant.add(name)
+                    changed = True
+        return invariant
 
     # -- forward ----------------------------------------------------------------------
     def fwd_block(self, stmts) -> list:
@@ -922,6 +960,62 @@ def _adjoints_touched(block, builder) -> set[str]:
     return out
 
 
+_COPY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def _assigned_name(item):
+    if isinstance(item, Line) and " = " in item.text:
+        target = item.text.split(" = ", 1)[0]
+        if _IDENTIFIER.fullmatch(target):
+            return target
+    return None
+
+
+def _count_mentions(items, name) -> int:
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    total = 0
+    for item in items:
+        if isinstance(item, Line):
+            total += len(pattern.findall(item.text))
+        else:
+            total += len(pattern.findall(item.header))
+            total += _count_mentions(item.body, name) + _count_mentions(item.orelse, name)
+    return total
+
+
+def _drop_copy_pairs(block, prefix, whole=None):
+    """Remove ``x = y ... y = x`` between two adjoints when nothing in between writes
+    either and ``x`` appears nowhere else in the reverse sweep: the code in between reads
+    ``y`` instead."""
+    whole = block if whole is None else whole
+    for item in block:
+        if isinstance(item, Compound):
+            _drop_copy_pairs(item.body, prefix, whole)
+            _drop_copy_pairs(item.orelse, prefix, whole)
+    i = 0
+    while i < len(block):
+        item = block[i]
+        m = _COPY.match(item.text) if isinstance(item, Line) else None
+        if m and m.group(1).startswith(prefix) and m.group(2).startswith(prefix):
+            x, y = m.group(1), m.group(2)
+            for j in range(i + 1, len(block)):
+                other = block[j]
+                if not isinstance(other, Line):
+                    break
+                if other.text == f"{y} = {x}":
+                    if _count_mentions(whole, x) == _count_mentions(block[i : j + 1], x):
+                        pattern = re.compile(rf"\b{re.escape(x)}\b")
+                        for k in range(i + 1, j):
+                            block[k].text = pattern.sub(y, block[k].text)
+                        del block[j]
+                        del block[i]
+                        i -= 1
+                    break
+                if _assigned_name(other) in (x, y):
+                    break
+        i += 1
+
+
 def _breaks(stmts) -> bool:
     """Whether a loop body may leave its loop early (not counting nested loops)."""
     for s in stmts:
@@ -957,6 +1051,8 @@ def _pos(d):
 
 
 _MISSING = object()
+# Operations without side effects whose result depends only on their operands.
+_PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 __all__ = ["ReverseBuilder", "RET"]

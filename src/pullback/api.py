@@ -188,6 +188,14 @@ def _param_names(fn) -> list[str]:
 def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
     """``wrt`` (index, name or tuple of them) as parameter names; and whether it was single."""
     names = _param_names(fn)
+    sig = _signature(fn)
+    if sig is not None and any(
+        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()
+    ):
+        # *args/**kwargs are outside the subset: say so (PB410) rather than "no parameter".
+        from .check import raise_if_unsupported
+
+        raise_if_unsupported(fn)
     single = not isinstance(wrt, (tuple, list))
     items = [wrt] if single else list(wrt)
     if not items:

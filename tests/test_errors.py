@@ -183,3 +183,26 @@ def test_loop_over_a_non_iterable_names_the_loop():
         "Fix: loop over a list, tuple, array or range(...).\n"
         "        for v in values:"
     )
+
+
+def test_custom_rule_with_a_wrongly_shaped_cotangent():
+    reg = pullback.default_registry().copy()
+
+    def scale(x):
+        return 3.0 * x
+
+    @reg.rrule(scale)
+    def _(x):
+        def scale_pullback(dy):
+            return (np.ones(7),)  # not the shape of x
+
+        return 3.0 * x, scale_pullback
+
+    def uses_scale(x):
+        return np.sum(scale(x))
+
+    with pytest.raises(pullback.RuleError) as e:
+        grad(uses_scale, registry=reg)(np.ones(3))
+    text = message(e)
+    assert "returned a cotangent of shape (7,) for argument 0, which has shape (3,)" in text
+    assert "test_errors.py" in text and "return np.sum(scale(x))" in text

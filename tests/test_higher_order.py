@@ -83,9 +83,28 @@ def test_second_order_through_a_rules_pullback_is_refused_clearly():
     )
 
 
-def test_second_order_through_user_function_calls_is_refused_not_wrong():
+def test_second_order_through_user_functions_and_recursion():
+    import test_api
+    import test_control_flow as cf
+
+    assert grad(grad(power))(1.5, 4) == pytest.approx(12 * 1.5**2)
+    c = np.array([1.0, -2.0, 0.5, 3.0])
+    # horner evaluates 1 - 2x + 0.5x^2 + 3x^3 recursively: f'' = 1 + 18 x
+    assert grad(grad(cf.horner, wrt=1), wrt=1)(c, 0.7, 0) == pytest.approx(1 + 18 * 0.7)
+    g1 = grad(cf.is_even_sum)
+    want = central(lambda v: g1(v, 5), 0.4)
+    assert grad(grad(cf.is_even_sum))(0.4, 5) == pytest.approx(want, rel=1e-6)
+    # keyword and default arguments of the called user function
+    x = np.array([0.3, -0.5, 0.8])
+    H = hessian(test_api.calls_helpers)(x, 0.7)
+    g = grad(test_api.calls_helpers)
+    numeric = np.array([(g(x + 1e-6 * e, 0.7) - g(x - 1e-6 * e, 0.7)) / 2e-6 for e in np.eye(3)])
+    np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_third_order_through_recursion_is_refused_not_wrong():
     with pytest.raises(pullback.HigherOrderError):
-        grad(grad(power))(1.5, 4)
+        grad(grad(grad(power)))(1.5, 4)
 
 
 def test_logistic_loss_hessian_and_hvp_against_the_analytic_ones():

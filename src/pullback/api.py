@@ -50,6 +50,12 @@ class AdjointCache:
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+        if isinstance(fn, VJPRef):
+            fn = fn.function_for(kinds_key)
+            # the generated function names its cotangent parameter itself
+            first = next(iter(inspect.signature(fn).parameters))
+            if wrt is not None:
+                wrt = tuple(first if w == VJPRef.COTANGENT else w for w in wrt)
         if isinstance(fn, _Transformed):
             # grad of a gradient: differentiate the generated gradient function itself.
             outer = fn
@@ -121,6 +127,49 @@ def kinds_key(args, kwargs):
     if not kwargs:
         return pos, ()
     return pos, tuple(sorted((k, kind_of(v)) for k, v in kwargs.items()))
+
+
+class VJPRef:
+    """The generated ``vjp(dvalue, *args)`` function of a user function, as differentiable
+    code calls it. Resolved when used (so recursive functions can refer to their own)."""
+
+    __pullback_opaque__ = True
+    COTANGENT = "__pullback_dvalue__"
+
+    def __init__(self, fn, wrt, registry):
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.registry = registry
+        self.__name__ = f"{getattr(fn, '__name__', 'fn')}__vjp"
+
+    @property
+    def __signature__(self):
+        sig = inspect.signature(self.fn)
+        cotangent = inspect.Parameter(self.COTANGENT, inspect.Parameter.POSITIONAL_ONLY)
+        rest = [
+            p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            if p.kind is inspect.Parameter.POSITIONAL_ONLY
+            else p
+            for p in sig.parameters.values()
+        ]
+        return sig.replace(parameters=[cotangent] + rest)
+
+    def function_for(self, kinds):
+        """The generated vjp function for a call whose arguments (cotangent first) have
+        these kinds."""
+        if kinds is None:
+            key = None
+        else:
+            positional, keywords = kinds
+            key = (positional[1:], keywords)
+        return get_adjoint(self.fn, self.wrt, self.registry, key).vjp
+
+    def __call__(self, dvalue, *args, **kwargs):
+        adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+        return adj.vjp(dvalue, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<vjp of {getattr(self.fn, '__qualname__', self.fn)}>"
 
 
 class LazyAdjoint:

@@ -73,8 +73,8 @@ class LiveEnvironment:
         self._sources: dict = {}
 
     def classify(self, obj, registry):
-        if isinstance(obj, Opaque):
-            return ("opaque",)
+        if isinstance(obj, Opaque) or getattr(obj, "__pullback_opaque__", False):
+            return ("opaque",)  # resolved and checked when called
         if registry.lookup(obj) is not None or obj is builtins.print:
             return ("rule",)
         if is_coroutine(obj):

@@ -39,6 +39,7 @@ class Adjoint:
     line_map: list
     fs: object
     gradient: object = None  # the fused gradient function (differentiable again)
+    vjp: object = None  # vjp(dvalue, *args): the cotangents of wrt (differentiable again)
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -105,6 +106,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         norm.namespace,
         builder.gradient_return,
         names=(builder.saved, builder.dret),
+        vjp_return=builder.vjp_return,
     )
     return Adjoint(
         fn=fn,
@@ -116,6 +118,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         line_map=code.line_map,
         fs=fs,
         gradient=code.gradient,
+        vjp=code.vjp,
     )
 
 

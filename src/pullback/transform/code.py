@@ -16,6 +16,9 @@ class Line:
     text: str
     reads: frozenset = frozenset()
     src: int | None = None
+    # the text in functions that must stay differentiable again (the fused gradient and
+    # vjp), where calls of user functions go through their generated vjp functions
+    alt: str | None = None
 
 
 @dataclass
@@ -28,7 +31,7 @@ class Compound:
     loop: object = None  # LoopInfo, for reverse loops
 
 
-def render(block, indent: int, src_text, out: list, line_map: list, last_src=None):
+def render(block, indent: int, src_text, out: list, line_map: list, last_src=None, use_alt=False):
     """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``."""
     pad = "    " * indent
 
@@ -49,16 +52,18 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
             continue  # a placeholder that turned out to be unneeded
         note(item.src)
         if isinstance(item, Line):
-            out.append(pad + item.text)
+            out.append(pad + (item.alt if use_alt and item.alt is not None else item.text))
             line_map.append(item.src if item.src is not None else last_src)
         else:
             out.append(pad + item.header)
             line_map.append(item.src if item.src is not None else last_src)
-            last_src = render(item.body, indent + 1, src_text, out, line_map, last_src)
+            last_src = render(item.body, indent + 1, src_text, out, line_map, last_src, use_alt)
             if item.orelse:
                 out.append(pad + "else:")
                 line_map.append(last_src)
-                last_src = render(item.orelse, indent + 1, src_text, out, line_map, last_src)
+                last_src = render(
+                    item.orelse, indent + 1, src_text, out, line_map, last_src, use_alt
+                )
     return last_src
 
 
@@ -76,6 +81,8 @@ def walk_reads(block, stop_at_loops=False):
     names = set()
     for item in block:
         names |= identifiers(item.text if isinstance(item, Line) else item.header)
+        if isinstance(item, Line) and item.alt:
+            names |= identifiers(item.alt)
         if isinstance(item, Compound):
             if stop_at_loops and item.loop is not None:
                 continue

@@ -34,6 +34,7 @@ class GeneratedCode:
     forward: object
     backward: object
     gradient: object
+    vjp: object
 
 
 def _signature(tree) -> str:
@@ -87,6 +88,7 @@ def generate(
     namespace,
     gradient_return,
     names=("_saved", "_dret"),
+    vjp_return=None,
 ):
     """Render, compile and register the adjoint of ``fs`` (see module docstring)."""
     name = fs.name if not fs.is_lambda else "lambda"
@@ -123,9 +125,18 @@ def generate(
     emit("")
     emit("")
     emit(f"def {grad_name}({_signature(tree)}):", 1)
-    last = render(prologue + forward, 1, src_text, out, line_map)
+    last = render(prologue + forward, 1, src_text, out, line_map, use_alt=True)
     emit(f"    {dret_name} = 1.0", last)
-    render(backward[:-1] + [gradient_return], 1, src_text, out, line_map, last)
+    render(backward[:-1] + [gradient_return], 1, src_text, out, line_map, last, use_alt=True)
+    # The cotangents for any output cotangent, as one function of (cotangent, *arguments):
+    # what a caller's differentiable-again code uses for this function.
+    vjp_name = f"{name}__vjp"
+    signature = _signature(tree)
+    emit("")
+    emit("")
+    emit(f"def {vjp_name}({dret_name}{', ' + signature if signature else ''}):", 1)
+    last = render(prologue + forward, 1, src_text, out, line_map, use_alt=True)
+    render(backward[:-1] + [vjp_return], 1, src_text, out, line_map, last, use_alt=True)
     source = "\n".join(out) + "\n"
     # line_map holds lines of the parsed function; make them lines of the user's file.
     line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
@@ -139,7 +150,8 @@ def generate(
     exec(code, ns)  # noqa: S102 - the code was generated from the checked user function
     fwd = ns[fwd_name]
     gradient = ns[grad_name]
-    for f in (fwd, gradient):
+    vjp = ns[vjp_name]
+    for f in (fwd, gradient, vjp):
         f.__defaults__ = fs.fn.__defaults__
         f.__kwdefaults__ = fs.fn.__kwdefaults__
-    return GeneratedCode(source, filename, line_map, fwd, ns[bwd_name], gradient)
+    return GeneratedCode(source, filename, line_map, fwd, ns[bwd_name], gradient, vjp)

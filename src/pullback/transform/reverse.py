@@ -202,6 +202,9 @@ class ReverseBuilder:
         self.gradient_return = Line(
             "return " + (concrete[0] if len(concrete) == 1 else "(" + ", ".join(concrete) + ")")
         )
+        self.vjp_return = Line(
+            "return (" + ", ".join(concrete) + ("," if len(concrete) == 1 else "") + ")"
+        )
         if self.problems:
             raise UnsupportedSyntaxError(self.fs.name, sorted(self.problems, key=_pos))
         _drop_copy_pairs(body, self.prefix)
@@ -502,7 +505,7 @@ class ReverseBuilder:
             # A user function: its pullback returns the cotangents of its active params.
             params = self.user_call_bindings(v)
             active = [(p, node) for p, node in params if self.is_active_arg(node)]
-            self.rev_pullback_map(pb, g, active, state, out, line)
+            self.rev_pullback_map(pb, g, active, state, out, line, v)
             return
         args = list(v.args)
         if callee.kind == "method":
@@ -562,13 +565,25 @@ class ReverseBuilder:
         for k, a in active:
             self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
 
-    def rev_pullback_map(self, pb, g, active, state, out, line):
+    def rev_pullback_map(self, pb, g, active, state, out, line, v):
         if not active:
             return
         c = self.temp()
-        out.append(Line(f"{c} = {pb}({g})", frozenset(), line))
+        # Where the code must be differentiable again, the callee's generated vjp function
+        # (a plain function of the cotangent and the arguments) replaces the pullback.
+        vjp = self.bind("vjp_" + v.pb_callee.obj.__name__, self.vjp_ref(v))
+        call_args = ", ".join(
+            [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+        )
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
         for k, (_, node) in enumerate(active):
             self.contrib(node.id, f"{c}[{k}]", (), state, line, out)
+
+    def vjp_ref(self, v):
+        from ..api import VJPRef
+
+        active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
+        return VJPRef(v.pb_callee.obj, active, self.registry)
 
     def rev_scalar_rule(self, t, g, v, rule, state, out, line):
         args = v.args
@@ -818,6 +833,8 @@ class ReverseBuilder:
                 )
                 fn = callee.obj
                 rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
+                plain = f"{t} = {src(v.func)}({args}); {pb} = None"
+                return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)
         if callee.kind == "method":
             cm = self.bind("call_method", _runtime("call_method"))
@@ -977,6 +994,7 @@ def _count_mentions(items, name) -> int:
     for item in items:
         if isinstance(item, Line):
             total += len(pattern.findall(item.text))
+            total += len(pattern.findall(item.alt)) if item.alt else 0
         else:
             total += len(pattern.findall(item.header))
             total += _count_mentions(item.body, name) + _count_mentions(item.orelse, name)
@@ -1007,6 +1025,8 @@ def _drop_copy_pairs(block, prefix, whole=None):
                         pattern = re.compile(rf"\b{re.escape(x)}\b")
                         for k in range(i + 1, j):
                             block[k].text = pattern.sub(y, block[k].text)
+                            if block[k].alt:
+                                block[k].alt = pattern.sub(y, block[k].alt)
                         del block[j]
                         del block[i]
                         i -= 1

@@ -38,7 +38,7 @@ def test_generated_code_is_in_linecache_and_inspectable():
 
 def test_index_reads_do_not_allocate_per_read():
     source = grad(sum3).source_for(np.zeros(30))
-    backward = source[source.index("def sum3__backward") : source.index("def sum3__gradient")]
+    backward = source[source.index("def sum3__backward") :]
     # three reads push onto one chain; one dense array is made when it is folded
     assert backward.count("_reads_a = (") == 3
     assert backward.count("fold_reads(") == 1

@@ -27,7 +27,8 @@ class Adjoint:
     """A generated adjoint: ``forward(*args, **kwargs) -> (value, pullback)``.
 
     ``pullback(dvalue)`` returns a tuple with the cotangent of each parameter in ``wrt``
-    (in parameter order).
+    (in parameter order). ``gradient`` and ``vjp`` are the differentiable-again variants
+    (compiled on first use).
     """
 
     fn: object
@@ -38,11 +39,26 @@ class Adjoint:
     filename: str
     line_map: list
     fs: object
-    gradient: object = None  # the fused gradient function (differentiable again)
-    vjp: object = None  # vjp(dvalue, *args): the cotangents of wrt (differentiable again)
+    higher: object = None
+    _higher_done: tuple | None = None
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    def _differentiable_again(self):
+        if self._higher_done is None:
+            self._higher_done = self.higher()
+        return self._higher_done
+
+    @property
+    def gradient(self):
+        """The fused gradient function (forward, seed 1.0, reverse), differentiable again."""
+        return self._differentiable_again()[0]
+
+    @property
+    def vjp(self):
+        """``vjp(dvalue, *args)``: the cotangents of ``wrt``, differentiable again."""
+        return self._differentiable_again()[1]
 
     def user_location(self, generated_line: int):
         """``(filename, line, source)`` of the user line a generated line came from."""
@@ -117,8 +133,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         filename=code.filename,
         line_map=code.line_map,
         fs=fs,
-        gradient=code.gradient,
-        vjp=code.vjp,
+        higher=code.higher,
     )
 
 

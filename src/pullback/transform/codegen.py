@@ -33,8 +33,7 @@ class GeneratedCode:
     line_map: list  # generated line (1-based index - 1) -> user line or None
     forward: object
     backward: object
-    gradient: object
-    vjp: object
+    higher: object  # () -> (gradient function, vjp function), compiled on first use
 
 
 def _signature(tree) -> str:
@@ -100,58 +99,73 @@ def generate(
         line = fs.first_line + line - 1
         return f"{base}:{line}: {fs.file_line(line).strip()}"
 
-    out: list[str] = []
-    line_map: list = []
-
-    def emit(text, src=None):
-        out.append(text)
-        line_map.append(src)
-
-    emit(f"def {fwd_name}({_signature(tree)}):", 1)
-    prologue = [Line(f"{s} = None") for s in stacks] + [Line(f"{n} = None") for n in init_names]
-    last = render(prologue + forward, 1, src_text, out, line_map)
-    packed = ", ".join(saved) + ("," if len(saved) == 1 else "")
-    emit(f"    return {ret_name}, _partial({bwd_name}, ({packed}))", last)
-    emit("")
-    emit("")
     saved_name, dret_name = names
-    emit(f"def {bwd_name}({saved_name}, {dret_name}):", 1)
-    if saved:
-        emit(f"    {packed} = {saved_name}")
-    render(backward, 1, src_text, out, line_map)
-    # The gradient as one function (forward, seed 1.0, reverse), in the supported subset,
-    # so that pullback can differentiate it again (grad of grad, Hessians).
-    grad_name = f"{name}__gradient"
-    emit("")
-    emit("")
-    emit(f"def {grad_name}({_signature(tree)}):", 1)
-    last = render(prologue + forward, 1, src_text, out, line_map, use_alt=True)
-    emit(f"    {dret_name} = 1.0", last)
-    render(backward[:-1] + [gradient_return], 1, src_text, out, line_map, last, use_alt=True)
-    # The cotangents for any output cotangent, as one function of (cotangent, *arguments):
-    # what a caller's differentiable-again code uses for this function.
-    vjp_name = f"{name}__vjp"
+    prologue = [Line(f"{s} = None") for s in stacks] + [Line(f"{n} = None") for n in init_names]
     signature = _signature(tree)
-    emit("")
-    emit("")
-    emit(f"def {vjp_name}({dret_name}{', ' + signature if signature else ''}):", 1)
-    last = render(prologue + forward, 1, src_text, out, line_map, use_alt=True)
-    render(backward[:-1] + [vjp_return], 1, src_text, out, line_map, last, use_alt=True)
-    source = "\n".join(out) + "\n"
-    # line_map holds lines of the parsed function; make them lines of the user's file.
-    line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
-    filename = f"<pullback adjoint of {name} at {base}:{fs.first_line} #{next(_serial)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     ns = runtime_namespace()
     ns.update(namespace)
-    ns["__pullback_line_map__"] = line_map
     ns["__pullback_source__"] = fs
-    code = compile(source, filename, "exec")
-    exec(code, ns)  # noqa: S102 - the code was generated from the checked user function
-    fwd = ns[fwd_name]
-    gradient = ns[grad_name]
-    vjp = ns[vjp_name]
-    for f in (fwd, gradient, vjp):
+
+    def compile_unit(write, what):
+        """Render functions with ``write(emit, render_here)``, compile them into ``ns``."""
+        out: list[str] = []
+        line_map: list = []
+
+        def emit(text, src=None):
+            out.append(text)
+            line_map.append(src)
+
+        def render_here(block, last=None, use_alt=False):
+            return render(block, 1, src_text, out, line_map, last, use_alt)
+
+        write(emit, render_here)
+        source = "\n".join(out) + "\n"
+        # line_map holds lines of the parsed function; make them lines of the user's file.
+        line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
+        filename = f"<pullback {what} of {name} at {base}:{fs.first_line} #{next(_serial)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        unit = dict(ns)
+        unit["__pullback_line_map__"] = line_map
+        exec(compile(source, filename, "exec"), unit)  # noqa: S102 - generated, checked code
+        return source, filename, line_map, unit
+
+    def sweeps(emit, render_here):
+        emit(f"def {fwd_name}({signature}):", 1)
+        last = render_here(prologue + forward)
+        packed = ", ".join(saved) + ("," if len(saved) == 1 else "")
+        emit(f"    return {ret_name}, _partial({bwd_name}, ({packed}))", last)
+        emit("")
+        emit("")
+        emit(f"def {bwd_name}({saved_name}, {dret_name}):", 1)
+        if saved:
+            emit(f"    {packed} = {saved_name}")
+        render_here(backward)
+
+    def differentiable_again(emit, render_here):
+        # The gradient as one function (forward, seed 1.0, reverse), in the supported
+        # subset, so that pullback can differentiate it again (grad of grad, Hessians).
+        emit(f"def {name}__gradient({signature}):", 1)
+        last = render_here(prologue + forward, use_alt=True)
+        emit(f"    {dret_name} = 1.0", last)
+        render_here(backward[:-1] + [gradient_return], last, use_alt=True)
+        # The cotangents for any output cotangent, as one function of (cotangent, *args):
+        # what a caller's differentiable-again code uses for this function.
+        emit("")
+        emit("")
+        emit(f"def {name}__vjp({dret_name}{', ' + signature if signature else ''}):", 1)
+        last = render_here(prologue + forward, use_alt=True)
+        render_here(backward[:-1] + [vjp_return], last, use_alt=True)
+
+    def with_defaults(f):
         f.__defaults__ = fs.fn.__defaults__
         f.__kwdefaults__ = fs.fn.__kwdefaults__
-    return GeneratedCode(source, filename, line_map, fwd, ns[bwd_name], gradient, vjp)
+        return f
+
+    def higher():
+        """Built only when a derivative of the derivative is asked for."""
+        _, _, _, unit = compile_unit(differentiable_again, "gradient")
+        return with_defaults(unit[f"{name}__gradient"]), with_defaults(unit[f"{name}__vjp"])
+
+    source, filename, line_map, unit = compile_unit(sweeps, "adjoint")
+    fwd = with_defaults(unit[fwd_name])
+    return GeneratedCode(source, filename, line_map, fwd, unit[bwd_name], higher)

@@ -18,6 +18,7 @@ import numpy as np
 from .api import _check_differentiable, _name, kinds_key, resolve_wrt
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
+from .runtime import same_sequence
 from .tangents import ZERO, is_zero
 from .transform.forward import build_jvp
 
@@ -123,7 +124,7 @@ def _materialize_tangent(dy, y):
     if isinstance(y, (tuple, list)):
         if is_zero(dy):
             dy = [ZERO] * len(y)
-        return type(y)(_materialize_tangent(d, v) for d, v in zip(dy, y, strict=True))
+        return same_sequence(y, (_materialize_tangent(d, v) for d, v in zip(dy, y, strict=True)))
     if is_zero(dy):
         return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
     if isinstance(y, np.ndarray) and np.shape(dy) != y.shape:

@@ -57,6 +57,20 @@ class Rule:
     # and a second derivative transforms it like user code.
     pullback_fn: Callable | None = None
 
+    def pullback_fn_accepts(self, nargs: int, keywords) -> bool:
+        """Whether ``pullback_fn(dy, *args, **kwargs)`` takes a call of this form."""
+        if self.pullback_fn is None:
+            return False
+        import inspect
+
+        try:
+            inspect.signature(self.pullback_fn).bind(
+                None, *([None] * nargs), **dict.fromkeys(keywords)
+            )
+        except TypeError:
+            return False
+        return True
+
 
 def transformable(fn):
     """Mark a function of pullback's own (a rule's pullback) as one that pullback may

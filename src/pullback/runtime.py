@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import MissingRuleError, NotIterableError, RuleError
+from .errors import MissingRuleError, NotIterableError, PullbackError, RuleError
 from .registry import NONDIFF, qualified_name
 from .tangents import NO_TANGENT, ZERO, densify, is_zero, materialize, unbroadcast
 
@@ -295,9 +295,17 @@ def list_tangent(tangents, primals):
     return [np.zeros_like(p) if is_zero(d) else d for d, p in zip(tangents, primals, strict=True)]
 
 
+def same_sequence(like, items):
+    """A tuple, list or named tuple of ``like``'s type holding ``items``."""
+    items = list(items)
+    if hasattr(like, "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
+
+
 def _zeros_like_output(y):
     if isinstance(y, (tuple, list)):
-        return type(y)(_zeros_like_output(v) for v in y)
+        return same_sequence(y, (_zeros_like_output(v) for v in y))
     return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
 
 
@@ -313,15 +321,18 @@ def rule_tangent(rule, args, tangents, kwargs):
     y, pullback = rule.rrule(*args, **kwargs)
     if all(is_zero(d) for d in tangents):
         return y, ZERO
-    if rule.pullback_fn is not None and not isinstance(y, (tuple, list)):
-        dy0 = _zeros_like_output(y)
-        cots, back = vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
-        # The pullback gives one cotangent per positional parameter it has.
-        w = [ZERO] * len(cots)
-        for k, d in enumerate(tangents):
-            if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
-                w[k] = d
-        return y, back(tuple(w))
+    if rule.pullback_fn_accepts(len(args), kwargs) and not isinstance(y, (tuple, list)):
+        try:
+            dy0 = _zeros_like_output(y)
+            cots, back = vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
+            # The pullback gives one cotangent per positional parameter it has.
+            w = [ZERO] * len(cots)
+            for k, d in enumerate(tangents):
+                if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
+                    w[k] = d
+            return y, back(tuple(w))
+        except PullbackError:
+            pass  # a case the transformable pullback leaves to the rule: by rows below
     return y, _tangent_by_rows(y, pullback, args, tangents)
 
 
@@ -333,12 +344,12 @@ def _tangent_by_rows(y, pullback, args, tangents):
             def part_pullback(dyk, k=k):
                 dy = [ZERO] * len(y)
                 dy[k] = dyk
-                return pullback(type(y)(dy))
+                return pullback(same_sequence(y, dy))
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
-        return type(y)(parts)
+        return same_sequence(y, parts)
     shape = np.shape(y)
-    dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.float64
+    dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
     out = np.zeros(shape, dtype=dtype)
     flat = out.reshape(-1)
     for k in range(flat.size):
@@ -347,11 +358,20 @@ def _tangent_by_rows(y, pullback, args, tangents):
         cots = pullback(e if shape else dtype.type(1.0))
         total = 0.0
         for c, d in zip(cots, tangents, strict=False):
-            if is_zero(c) or is_zero(d):
-                continue
-            total = total + np.sum(np.asarray(densify(c)) * np.asarray(d))
+            total = total + _inner(c, d)
         flat[k] = total
     return out if shape else out[()]
+
+
+def _inner(c, d):
+    """``sum(c * d)`` over matching leaves of a cotangent and a tangent (zeros skipped)."""
+    if is_zero(c) or is_zero(d) or c is None or d is None:
+        return 0.0
+    if isinstance(c, (tuple, list)):
+        return sum(_inner(ci, di) for ci, di in zip(c, d, strict=False))
+    if isinstance(c, dict):
+        return sum(_inner(v, d.get(k, ZERO)) for k, v in c.items())
+    return np.sum(np.asarray(densify(c)) * np.asarray(d))
 
 
 def function_tangent(site, fn, args, tangents, kwargs):

@@ -310,6 +310,7 @@ def check_rrule(
     n_directions=2,
     output_cotangent=None,
     check_indexed=True,
+    check_forward=True,
     constants=(),
     **kwargs,
 ):
@@ -334,7 +335,10 @@ def check_rrule(
     7. an :class:`~pullback.tangents.IndexedCotangent` ``dy`` gives what the dense one
        gives (``check_indexed``);
     8. for an elementwise (``scalar``) rule, the partial derivatives that the code
-       generator inlines agree with the rule's pullback.
+       generator inlines agree with the rule's pullback;
+    9. (real values, random ``dy``) the forward mode that :func:`pullback.jvp` derives
+       from the rule is the transpose of its pullback: ``<J v, dy> = <J^T dy, v>``
+       (``check_forward``).
 
     ``rng`` is a seed or a ``numpy.random.Generator`` (default seed 0). Keyword arguments
     of ``fn`` whose names clash with these parameters go in ``fkwargs``.
@@ -464,6 +468,31 @@ def check_rrule(
             _compare(
                 where, f"the inline derivative {k}", [inline], [cots[k]], [args[k]], rtol, atol
             )
+
+    # 9. forward mode derived from the rule (what jvp uses) is its transpose
+    # (not with a given output_cotangent, which may avoid directions the rule refuses)
+    real = not any(np.iscomplexobj(leaf) for _, leaf in _leaves((ro_args, y)))
+    if check_forward and output_cotangent is None and real:
+        _check_forward(where, rule, ro_args, kwargs, dy, cots, constants, rng, rtol, atol)
+
+
+def _check_forward(where, rule, args, kwargs, dy, cots, constants, rng, rtol, atol):
+    """``<J v, dy> = sum_i <cot_i, v_i>`` for random tangents ``v``."""
+    from .runtime import rule_tangent
+
+    tangents = []
+    for i, a in enumerate(args):
+        tangents.append(ZERO if i in constants or not _leaves(a) else _direction(a, rng))
+    _, jv = rule_tangent(rule, tuple(args), tuple(tangents), kwargs)
+    forward = _pair(jv, dy) if not _is_container(jv) or _is_container(dy) else 0.0
+    if _is_container(dy) and _is_container(jv):
+        forward = sum(_pair(x, _get(dy, (k,))) for k, x in _items(jv))
+    reverse = sum(_pair(c, t) for c, t in zip(cots, tangents, strict=True))
+    if not abs(forward - reverse) <= atol + rtol * (abs(forward) + abs(reverse)):
+        raise AssertionError(
+            f"{where}: forward mode derived from the rule disagrees with its pullback: "
+            f"<J v, dy> = {forward:.10g} but <J^T dy, v> = {reverse:.10g}"
+        )
 
 
 def _add(a, b):

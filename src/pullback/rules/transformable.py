@@ -37,7 +37,7 @@ def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 def transpose_pullback(dy, x, axes=None):
     if axes is None:
         return np.transpose(dy), NO_TANGENT
-    return np.transpose(dy, np.argsort(axes)), NO_TANGENT
+    return np.transpose(dy, np.argsort(np.mod(axes, np.ndim(x)))), NO_TANGENT
 
 
 @transformable
@@ -98,7 +98,9 @@ def cumsum_pullback(dy, x, axis=None, dtype=None, out=None):
 
 @transformable
 def ravel_pullback(dy, x, order="C"):
-    return np.reshape(dy, np.shape(x)), NO_TANGENT
+    if order == "C" or order == "F":
+        return np.reshape(dy, np.shape(x), order=order), NO_TANGENT
+    return by_rule(np.ravel, dy, x, order)  # "A" and "K" follow the memory layout
 
 
 @transformable
@@ -137,13 +139,15 @@ def dot_pullback(dy, a, b):
         return unbroadcast(dy * b, a), unbroadcast(a * dy, b)
     if np.ndim(b) <= 2:
         return matmul_lhs_cotangent(dy, a, b), matmul_rhs_cotangent(dy, a, b)
-    return _dot_rule_pullback(dy, a, b)
+    return by_rule(np.dot, dy, a, b)
 
 
-def _dot_rule_pullback(dy, a, b):
-    from .numpy_products import _dot_rrule
+def by_rule(fn, dy, *args, **kwargs):
+    """The rule's own pullback, for the cases a transformable pullback leaves to it (first
+    derivatives only: a second derivative through it is refused)."""
+    from .. import default_registry
 
-    return _dot_rrule(a, b)[1](dy)
+    return default_registry().lookup(fn).rrule(*args, **kwargs)[1](dy)
 
 
 @transformable

@@ -497,7 +497,11 @@ class ReverseBuilder:
         if self.inline_scalar(rule, v):
             self.rev_scalar_rule(t, g, v, rule, state, out, line)
             return
-        if rule is not None and rule.pullback_fn is not None and id(s) not in self.pb_names:
+        if (
+            rule is not None
+            and id(s) not in self.pb_names
+            and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
+        ):
             self.rev_direct_pullback(g, v, rule, state, out, line)
             return
         pb = self.pb_names[id(s)]
@@ -882,7 +886,11 @@ class ReverseBuilder:
                 elif callee.kind == "object":
                     rule = self.registry.lookup(callee.obj)
                     needs = not self.inline_scalar(rule, v)
-                    if needs and rule is not None and rule.pullback_fn is not None:
+                    if (
+                        needs
+                        and rule is not None
+                        and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
+                    ):
                         needs = False  # its pullback is a plain function, called directly
                     if rule is not None and rule.kind == RULE:
                         self.check_keywords(v)

@@ -245,3 +245,20 @@ def test_broadcasting_of_intermediates_with_equal_rank(dtype):
     x = np.array([0.5, -1.0, 2.0], dtype=dtype)
     y = np.array([1.5, 0.25], dtype=dtype)
     check_grad(broadcast_intermediates, x, y, wrt=(0, 1))
+
+
+def call_forms(x, mask):
+    return (
+        np.var(x, correction=1)
+        + np.sum(x * x, where=mask)
+        + np.sum(np.ravel(x.T, order="K") * np.arange(6.0))
+        + np.std(x, 0, None, None, 1).sum()
+        + np.transpose(x[None], axes=(2, 0, -2)).sum()
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_call_forms_that_transformable_pullbacks_leave_to_the_rule(dtype):
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=dtype)
+    mask = np.array([[True, False, True], [False, True, True]])
+    check_grad(call_forms, x, mask)

@@ -255,3 +255,10 @@ def uses_a_global_named_add(x):
 
 def test_user_globals_do_not_clash_with_generated_helpers():
     np.testing.assert_allclose(grad(uses_a_global_named_add)(np.array([1.0, 3.0]))[1], 6.0)
+
+
+def test_gradients_are_writable_arrays_of_their_own():
+    x = np.ones((3, 2))
+    g = grad(lambda v: np.sum(v))(x)  # np.sum's pullback broadcasts one value
+    g[0, 0] = 5.0  # writable, and no other element changes
+    assert g[1, 1] == 1.0 and g.flags.writeable

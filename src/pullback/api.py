@@ -414,6 +414,11 @@ def run_pullback(pullback, dy):
 
 
 def _scalar_seed(fn, y):
+    t = type(y)
+    if t is float:
+        return 1.0
+    if t is np.float64 or t is np.float32:
+        return t(1.0)
     if isinstance(y, bool) or not isinstance(y, (float, int, np.ndarray, np.generic)):
         raise NonScalarOutputError(
             f"grad needs '{_name(fn)}' to return a scalar, but it returned a "

@@ -402,6 +402,10 @@ def materialize(c, like):
     The result has ``like``'s structure, shape and floating dtype; a Python float primal
     gets a Python float.
     """
+    if type(c) is _ndarray and type(like) is _ndarray:
+        if c.shape == like.shape and c.dtype == like.dtype:
+            # the common case, already right; a broadcast view becomes an array of its own
+            return c if c.flags.writeable else c.copy()
     if isinstance(like, (tuple, list)):
         if is_zero(c):
             c = [ZERO] * len(like)
@@ -420,11 +424,10 @@ def materialize(c, like):
     if isinstance(like, float) and not isinstance(like, np.generic):
         return float(np.sum(c)) if np.ndim(c) else float(c)
     if isinstance(like, _ndarray):
-        out = unbroadcast(c, like)
-        out = np.asarray(out)
+        out = np.asarray(unbroadcast(c, like))
         if out.dtype != like.dtype:
             out = out.astype(like.dtype)
-        return out
+        return out if out.flags.writeable else out.copy()
     if isinstance(like, np.generic):
         return like.dtype.type(np.sum(c))
     return c

@@ -129,6 +129,8 @@ def _materialize_tangent(dy, y):
         return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
     if isinstance(y, np.ndarray) and np.shape(dy) != y.shape:
         dy = np.broadcast_to(dy, y.shape).copy()
+    if isinstance(dy, np.ndarray) and not dy.flags.writeable:
+        dy = dy.copy()  # a broadcast view becomes an array of its own
     return dy
 
 

@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import Diagnostic
-from ..source import load_source
-from .analyze import analyze
 from .codegen import generate
-from .kinds import infer, kind_of
-from .normalize import normalize
+from .pipeline import prepare
 from .reverse import ReverseBuilder
-from .ssa import to_ssa
 
 
 @dataclass
@@ -69,30 +64,14 @@ class Adjoint:
         return None
 
 
-def parameter_names(tree) -> list[str]:
-    a = tree.args
-    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs]
-
-
 def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> Adjoint:
     """Transform ``fn`` into an :class:`Adjoint` differentiated in the parameters ``wrt``
     (``None`` means every parameter), specialized on the argument kinds in ``kinds_key``
     (``(positional kinds, sorted (name, kind) pairs)``, see :mod:`.kinds`)."""
-    fs = load_source(fn)
-    if check:
-        _check(fn, registry)
-    params = parameter_names(fs.tree)
-    wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
-    norm = normalize(fs)
-    loops = to_ssa(norm.tree, norm.params, norm.flags)
-    activity = analyze(norm.tree, list(wrt), registry)
-    kinds = infer(norm.tree, _param_kinds(fn, kinds_key), registry)
-
-    def diagnostic(node, code, message, why, fix):
-        filename, line, col = fs.location(node)
-        return Diagnostic(
-            code, message, filename, line, col, fs.end_col(node), fs.file_line(line), why, fix
-        )
+    prepared = prepare(fn, wrt, registry, kinds_key, check)
+    fs, params, wrt, norm = prepared.fs, prepared.params, prepared.wrt, prepared.norm
+    loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds
+    diagnostic = prepared.diagnostic
 
     builder = ReverseBuilder(
         fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds
@@ -137,25 +116,6 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
     )
 
 
-def _param_kinds(fn, kinds_key) -> dict:
-    """Map the kinds of a call's arguments to parameter names (defaults included)."""
-    import inspect
-
-    if kinds_key is None:
-        return {}
-    positional, keywords = kinds_key
-    sig = inspect.signature(fn)
-    try:
-        bound = sig.bind(*positional, **dict(keywords))
-    except TypeError:
-        return {}
-    out = dict(bound.arguments)
-    for name, p in sig.parameters.items():
-        if name not in out and p.default is not p.empty:
-            out[name] = kind_of(p.default)
-    return out
-
-
 def _assigned_in_compounds(tree) -> set[str]:
     import gast
 
@@ -166,11 +126,3 @@ def _assigned_in_compounds(tree) -> set[str]:
                 if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
                     out.add(sub.id)
     return out
-
-
-def _check(fn, registry):
-    try:
-        from ..check import raise_if_unsupported
-    except ImportError:  # pragma: no cover - the check lands separately
-        return
-    raise_if_unsupported(fn, registry)

@@ -27,16 +27,17 @@ import math
 import gast
 import numpy as np
 
-from ..errors import Diagnostic, UnsupportedSyntaxError
+from ..errors import UnsupportedSyntaxError
 from ..registry import NONDIFF, SCALAR
-from ..source import load_source
-from .analyze import analyze, names_in
+from .analyze import names_in
 from .code import Compound, Line, render
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
-from .kinds import infer, kind_of
-from .normalize import RESERVED, LoopEnd, normalize
-from .ssa import SnapshotPoint, to_ssa
+from .kinds import kind_of
+from .normalize import RESERVED, LoopEnd
+from .pipeline import prepare
+from .problems import attribute_of_varied, varied_keyword
+from .ssa import SnapshotPoint
 
 # Functions linear in their first argument (the others are shapes, axes, flags).
 LINEAR = {
@@ -230,16 +231,7 @@ class ForwardBuilder:
                 and isinstance(v.value, gast.Name)
                 and (v.value.id in self.varied)
             ):
-                self.problems.append(
-                    self.diagnostic(
-                        v,
-                        "PB501",
-                        f"attribute '{v.attr}' of a differentiated value cannot be differentiated",
-                        "pullback differentiates arrays, scalars and containers of them, not "
-                        "arbitrary objects.",
-                        "pass the attribute's value as an argument (or in a dict) instead.",
-                    )
-                )
+                self.problems.append(attribute_of_varied(self.diagnostic, v))
             return "ZERO"
         return "ZERO"
 
@@ -344,16 +336,7 @@ class ForwardBuilder:
     def refuse_varied_keywords(self, v, what):
         for k in v.keywords:
             if self.varied_atom(k.value):
-                self.problems.append(
-                    self.diagnostic(
-                        k.value,
-                        "PB502",
-                        f"keyword argument '{k.arg}' of {what} depends on a differentiated value",
-                        "Rules differentiate positional arguments only; a keyword argument "
-                        "would silently get no derivative.",
-                        f"pass '{k.arg}' positionally if the function accepts it.",
-                    )
-                )
+                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, what))
 
     def through_rule(self, t, v, head):
         self.refuse_varied_keywords(v, "a rule")
@@ -415,25 +398,9 @@ def _member(fn, table) -> bool:
 
 def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     """Generate ``fn__jvp(*params, *tangents_of_wrt) -> (value, tangent)``."""
-    from .build import _check, _param_kinds, parameter_names
-
-    fs = load_source(fn)
-    _check(fn, registry)
-    params = parameter_names(fs.tree)
-    wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
-    norm = normalize(fs)
-    # On the SSA form a statement never overwrites its own operands, so a tangent line
-    # may follow its primal line and read the operands' values.
-    to_ssa(norm.tree, norm.params, norm.flags)
-    activity = analyze(norm.tree, list(wrt), registry)
-    kinds = infer(norm.tree, _param_kinds(fn, kinds_key), registry)
-
-    def diagnostic(node, code, message, why, fix):
-        filename, line, col = fs.location(node)
-        return Diagnostic(
-            code, message, filename, line, col, fs.end_col(node), fs.file_line(line), why, fix
-        )
-
+    prepared = prepare(fn, wrt, registry, kinds_key)
+    fs, norm, wrt = prepared.fs, prepared.norm, prepared.wrt
+    activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     name = fs.name if not fs.is_lambda else "lambda"

@@ -45,6 +45,7 @@ from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .normalize import RET
+from .problems import attribute_of_varied, varied_keyword
 from .ssa import SnapshotPoint
 
 BINOP_SYMBOLS = {
@@ -360,16 +361,7 @@ class ReverseBuilder:
         return out
 
     def refuse_attribute(self, v):
-        self.problems.append(
-            self.diagnostic(
-                v,
-                "PB501",
-                f"attribute '{v.attr}' of a differentiated value cannot be differentiated",
-                "pullback differentiates arrays, scalars and containers of them, not "
-                "arbitrary objects.",
-                "pass the attribute's value as an argument (or in a dict) instead of the object.",
-            )
-        )
+        self.problems.append(attribute_of_varied(self.diagnostic, v))
 
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno
@@ -907,16 +899,7 @@ class ReverseBuilder:
         for k in v.keywords:
             if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
                 self.problems.append(
-                    self.diagnostic(
-                        k.value,
-                        "PB502",
-                        f"keyword argument '{k.arg}' of {v.pb_callee.name} depends on a "
-                        "differentiated value",
-                        "Rules differentiate positional arguments only; a keyword argument "
-                        "would silently get no gradient.",
-                        f"pass '{k.arg}' positionally if the function accepts it, or "
-                        "register a rule that takes it positionally.",
-                    )
+                    varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
                 )
 
     def loops_containing(self, stmt):

@@ -50,6 +50,9 @@ class AdjointCache:
         self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+        refusal = getattr(fn, "__pullback_refuse__", None)
+        if refusal is not None:
+            raise HigherOrderError(f"cannot differentiate {qualified_name(fn)} again: {refusal}.")
         if isinstance(fn, VJPRef):
             fn = fn.function_for(kinds_key)
             # the generated function names its cotangent parameter itself

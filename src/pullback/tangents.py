@@ -4,8 +4,8 @@ A cotangent is whatever a pullback receives or returns for one value:
 
 * ``ZERO`` — a symbolic zero. It is never turned into an array unless a rule asks
   (:func:`materialize`); adding it is free.
-* ``NO_TANGENT`` — the marker a pullback returns for an argument that has no tangent
-  (integers, axis arguments, flags).
+* ``NO_TANGENT`` — what a pullback returns for an argument that has no tangent
+  (integers, axis arguments, flags); the same object as ``ZERO``.
 * a float, NumPy scalar or array with the shape of its primal;
 * a tuple, list or dict of cotangents for a container primal;
 * an :class:`IndexedCotangent` — the sum of cotangents of several reads ``x[i]`` of one
@@ -68,52 +68,11 @@ class _Zero:
     __rmatmul__ = __mul__
 
 
-class _NoTangent:
-    """Returned by a pullback for an argument that has no tangent (ints, flags, axes).
-
-    In arithmetic it acts as the zero cotangent.
-    """
-
-    __slots__ = ()
-    __array_ufunc__ = None
-    _instance = None
-
-    def __add__(self, other):
-        return other
-
-    __radd__ = __add__
-
-    def __neg__(self):
-        return ZERO
-
-    def __sub__(self, other):
-        return -other
-
-    def __rsub__(self, other):
-        return other
-
-    def __mul__(self, other):
-        return ZERO
-
-    __rmul__ = __mul__
-    __truediv__ = __mul__
-    __matmul__ = __mul__
-    __rmatmul__ = __mul__
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NO_TANGENT"
-
-    def __reduce__(self):
-        return (_NoTangent, ())
-
-
 ZERO = _Zero()
-NO_TANGENT = _NoTangent()
+# What a pullback returns for an argument that has no tangent (an int, an axis, a flag).
+# It is the same symbolic zero: a cotangent either carries a value or it does not, and
+# every consumer (accumulation, pullbacks, generated code) treats the two alike.
+NO_TANGENT = ZERO
 
 _PY_SCALARS = (float, int, bool, complex)
 _FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})

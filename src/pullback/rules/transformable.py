@@ -150,6 +150,15 @@ def by_rule(fn, dy, *args, **kwargs):
     return default_registry().lookup(fn).rrule(*args, **kwargs)[1](dy)
 
 
+# The check lets a call of by_rule through (it is reached only in some cases); reaching it
+# while differentiating again is refused then.
+by_rule.__pullback_opaque__ = True
+by_rule.__pullback_refuse__ = (
+    "this call form of the rule has no transformable pullback (only its closure), so it "
+    "cannot be differentiated again"
+)
+
+
 @transformable
 def outer_pullback(dy, a, b):
     da = np.reshape(np.dot(dy, np.ravel(b)), np.shape(a))
@@ -167,6 +176,64 @@ def where_pullback(dy, condition, x=None, y=None):
         unbroadcast(np.where(condition, dy, zero), x),
         unbroadcast(np.where(condition, zero, dy), y),
     )
+
+
+@transformable
+def concatenate_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if axis is None:
+        return by_rule(np.concatenate, dy, arrays, None)
+    lead = (slice(None),) * (axis % np.ndim(dy))
+    parts = ()
+    start = 0
+    for a in arrays:
+        stop = start + np.shape(a)[axis]
+        parts = parts + (dy[lead + (slice(start, stop),)],)
+        start = stop
+    return parts, NO_TANGENT
+
+
+@transformable
+def stack_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    lead = (slice(None),) * (axis % np.ndim(dy))
+    parts = ()
+    for k in range(len(arrays)):
+        parts = parts + (dy[lead + (k,)],)
+    return parts, NO_TANGENT
+
+
+@transformable
+def inv_pullback(dy, a):
+    # d inv(a) = -inv(a) da inv(a)
+    ai = np.swapaxes(np.linalg.inv(a), -1, -2)
+    return (-(ai @ dy @ ai),)
+
+
+@transformable
+def det_pullback(dy, a):
+    # d det(a) = det(a) tr(inv(a) da)
+    y = np.linalg.det(a)
+    scale = np.reshape(dy * y, np.shape(y) + (1, 1))
+    return (scale * np.swapaxes(np.linalg.inv(a), -1, -2),)
+
+
+@transformable
+def solve_pullback(dy, a, b):
+    if np.ndim(a) != 2:
+        return by_rule(np.linalg.solve, dy, a, b)  # stacks of systems
+    x = np.linalg.solve(a, b)
+    db = np.linalg.solve(np.swapaxes(a, -1, -2), dy)
+    if np.ndim(b) == 1:
+        return -np.outer(db, x), db
+    return -(db @ np.swapaxes(x, -1, -2)), db
+
+
+@transformable
+def norm_pullback(dy, x, ord=None, axis=None, keepdims=False):
+    if ord is not None or axis is not None or keepdims:
+        return by_rule(np.linalg.norm, dy, x, ord, axis, keepdims)
+    y = np.linalg.norm(x)
+    safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
+    return (np.where(y == 0, 0.0, dy / safe) * x,)
 
 
 def register(reg):
@@ -194,6 +261,12 @@ def register(reg):
         (np.dot, dot_pullback),
         (np.outer, outer_pullback),
         (np.where, where_pullback),
+        (np.concatenate, concatenate_pullback),
+        (np.stack, stack_pullback),
+        (np.linalg.inv, inv_pullback),
+        (np.linalg.det, det_pullback),
+        (np.linalg.solve, solve_pullback),
+        (np.linalg.norm, norm_pullback),
     ):
         if reg.lookup(fn) is not None:
             reg.set_pullback_function(fn, pullback_fn)

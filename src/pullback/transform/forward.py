@@ -33,7 +33,7 @@ from .analyze import names_in
 from .code import Compound, Line, render
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
-from .kinds import kind_of
+from .kinds import is_real, kind_of
 from .normalize import RESERVED, LoopEnd
 from .pipeline import prepare
 from .problems import attribute_of_varied, varied_keyword
@@ -355,7 +355,7 @@ class ForwardBuilder:
     def scalar_rule(self, t, v, rule):
         args = v.args
         real = all(
-            self.kinds.get(a.id) is not None if isinstance(a, gast.Name) else True for a in args
+            is_real(self.kinds.get(a.id)) if isinstance(a, gast.Name) else True for a in args
         )
         if not real and not rule.extra.get("holomorphic", True):
             r = self.bind("rule_" + getattr(rule.fn, "__name__", "fn"), rule)

@@ -25,6 +25,15 @@ SCALAR = "scalar"
 # A real array (or scalar) whose rank is not known: it adds with "+", but its shape must
 # still be undone by unbroadcast.
 UNKNOWN_RANK = ("array", None)
+# A tuple or list display of real values (what np.stack and np.concatenate take). It is
+# not itself a number or an array: is_real() is False for it.
+REAL_SEQUENCE = ("sequence",)
+
+
+def is_real(kind) -> bool:
+    """Whether a kind proves a real number or array (so "+" adds and no conjugation)."""
+    return kind == SCALAR or (isinstance(kind, tuple) and kind[0] == "array")
+
 
 _SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
@@ -41,8 +50,23 @@ _SAME_RANK = {
     np.cumprod,
     np.sort,
 }
-_SEVERAL_ARRAYS = {np.dot, np.matmul, np.outer, np.inner, np.where, np.maximum, np.minimum, np.clip}
+_OF_SEQUENCES = {np.stack, np.concatenate, np.hstack, np.vstack, np.column_stack}
+_SEVERAL_ARRAYS = {
+    np.dot,
+    np.matmul,
+    np.outer,
+    np.inner,
+    np.where,
+    np.maximum,
+    np.minimum,
+    np.clip,
+    np.linalg.solve,
+}
 _REAL_ARRAY_FUNCTIONS = _SAME_RANK | {
+    np.linalg.inv,
+    np.linalg.det,
+    np.linalg.solve,
+    np.linalg.norm,
     np.reshape,
     np.ravel,
     np.squeeze,
@@ -92,7 +116,7 @@ def join(a, b):
 
 
 def _broadcast(a, b):
-    if a is None or b is None:
+    if not is_real(a) or not is_real(b):
         return None
     if a == SCALAR:
         return b
@@ -147,11 +171,16 @@ def _value_kind(v, kinds, registry):
         return _broadcast(_atom(v.left, kinds), _atom(v.right, kinds))
     if isinstance(v, gast.UnaryOp):
         if isinstance(v.op, (gast.USub, gast.UAdd)):
-            return _atom(v.operand, kinds)
+            k = _atom(v.operand, kinds)
+            return k if is_real(k) else None
+        return None
+    if isinstance(v, (gast.Tuple, gast.List)):
+        if v.elts and all(is_real(_atom(e, kinds)) for e in v.elts):
+            return REAL_SEQUENCE
         return None
     if isinstance(v, gast.Subscript):
         base = _atom(v.value, kinds)
-        if base is None or base == SCALAR:
+        if not is_real(base) or base == SCALAR:
             return None
         # Reading a real array gives a real array; work out its rank where we can.
         if base[1] is None:
@@ -187,12 +216,16 @@ def _value_kind(v, kinds, registry):
             return out
         if _member(fn, _REDUCTIONS) and len(v.args) == 1 and not v.keywords:
             return SCALAR
+        if _member(fn, _OF_SEQUENCES) and v.args and _atom(v.args[0], kinds) == REAL_SEQUENCE:
+            return UNKNOWN_RANK
         if _member(fn, _REAL_ARRAY_FUNCTIONS) and v.args:
             first = _atom(v.args[0], kinds)
+            if not is_real(first):
+                return None
             # Later arguments are shapes or axes, except for the functions of several arrays.
             rest = v.args[1:] if _member(fn, _SEVERAL_ARRAYS) else []
             others = [_atom(a, kinds) for a in rest if isinstance(a, gast.Name)]
-            if first is not None and all(k is not None for k in others):
+            if all(is_real(k) for k in others):
                 if _member(fn, _SAME_RANK) and first != SCALAR:
                     return first
                 return UNKNOWN_RANK
@@ -201,7 +234,7 @@ def _value_kind(v, kinds, registry):
 
 
 def _matmul(a, b):
-    if a is None or b is None or a == SCALAR or b == SCALAR:
+    if not is_real(a) or not is_real(b) or a == SCALAR or b == SCALAR:
         return None
     n, m = a[1], b[1]
     if n is None or m is None:

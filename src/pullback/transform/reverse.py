@@ -44,6 +44,7 @@ from .analyze import names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
+from .kinds import is_real
 from .normalize import RET
 from .problems import attribute_of_varied, varied_keyword
 from .ssa import SnapshotPoint
@@ -273,7 +274,7 @@ class ReverseBuilder:
             out.append(Line(f"{a} = {expr}", frozenset(reads), src_line))
             return
         current = self.alias.pop(name, a)
-        if self.kinds.get(name) is not None:
+        if is_real(self.kinds.get(name)):
             # Scalars and arrays (and ZERO, IndexedCotangent) add with "+".
             if expr.startswith("-") and _IDENTIFIER.fullmatch(expr[1:]):
                 out.append(Line(f"{a} = {current} - {expr[1:]}", frozenset(reads), src_line))
@@ -298,7 +299,7 @@ class ReverseBuilder:
             return isinstance(node.value, (int, float, complex)) and not isinstance(
                 node.value, bool
             )
-        return isinstance(node, gast.Name) and self.kinds.get(node.id) is not None
+        return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
 
     def temp(self) -> str:
         """A fresh name for a reverse-sweep temporary (never a name of the function)."""

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from .api import _check_differentiable, _name, kinds_key, resolve_wrt
+from .api import _check_differentiable, _name, kinds_key
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
 from .runtime import same_sequence
@@ -134,4 +134,4 @@ def _materialize_tangent(dy, y):
     return dy
 
 
-__all__ = ["jvp", "LazyJVP", "resolve_wrt"]
+__all__ = ["jvp", "LazyJVP"]

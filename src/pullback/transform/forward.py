@@ -29,12 +29,10 @@ import numpy as np
 
 from ..errors import UnsupportedSyntaxError
 from ..registry import NONDIFF, SCALAR
-from .analyze import names_in
 from .code import Compound, Line, render
 from .inline import inline_form
-from .kinds import SCALAR as SCALAR_KIND
-from .kinds import is_real, kind_of
-from .normalize import RESERVED, LoopEnd
+from .kinds import is_real
+from .normalize import LoopEnd
 from .pipeline import prepare
 from .problems import attribute_of_varied, varied_keyword
 from .ssa import SnapshotPoint
@@ -465,4 +463,4 @@ class JVP:
         return self.jvp_fn(*args, **kw)
 
 
-__all__ = ["build_jvp", "JVP", "RESERVED", "names_in", "SCALAR_KIND", "kind_of"]
+__all__ = ["build_jvp", "JVP"]

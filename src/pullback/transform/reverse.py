@@ -45,7 +45,6 @@ from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .normalize import RET
 from .problems import attribute_of_varied, varied_keyword
 from .ssa import SnapshotPoint
 
@@ -1067,4 +1066,4 @@ _MISSING = object()
 _PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-__all__ = ["ReverseBuilder", "RET"]
+__all__ = ["ReverseBuilder"]

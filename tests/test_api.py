@@ -262,3 +262,14 @@ def test_gradients_are_writable_arrays_of_their_own():
     g = grad(lambda v: np.sum(v))(x)  # np.sum's pullback broadcasts one value
     g[0, 0] = 5.0  # writable, and no other element changes
     assert g[1, 1] == 1.0 and g.flags.writeable
+
+
+def array_methods(x):
+    y = x.copy()
+    z = y.reshape(2, 2).item(1) + x.item(3)
+    w = x.tolist()
+    return np.sum(y * y) + z * w[0]
+
+
+def test_array_methods_found_at_run_time():
+    check_grad(array_methods, np.array([0.5, -1.0, 2.0, 1.5]))

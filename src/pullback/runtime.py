@@ -229,6 +229,14 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         return rule.rrule(obj, *args, **kwargs)
     if isinstance(method, types.FunctionType):
         return site.adjoint_of(method, None)(obj, *args, **kwargs)
+    if isinstance(obj, (np.ndarray, np.generic)):
+        # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
+        function = getattr(np, name, None)
+        rule = site.registry.lookup(function) if function is not None else None
+        if rule is not None and callable(function):
+            if rule.kind == NONDIFF:
+                return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
+            return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
 
 

@@ -13,6 +13,7 @@ from . import (
     fft,
     linalg,
     math_rules,
+    ndarray_methods,
     numpy_assemble,
     numpy_indexing,
     numpy_misc,
@@ -40,6 +41,7 @@ FAMILIES = (
     math_rules,
     builtins_rules,
     scipy_special,
+    ndarray_methods,
     pullback_runtime,
     transformable,
 )

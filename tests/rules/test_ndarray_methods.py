@@ -1,0 +1,17 @@
+"""Array methods with rules of their own: item and tolist."""
+
+import numpy as np
+
+from pullback.testing import check_rrule
+
+
+def test_item():
+    x = np.array([[0.5, -1.0], [2.0, 1.5]])
+    check_rrule(np.ndarray.item, x, 2)
+    check_rrule(np.ndarray.item, x, (1, 0))
+    check_rrule(np.ndarray.item, np.array([3.0]))
+
+
+def test_tolist():
+    check_rrule(np.ndarray.tolist, np.array([[0.5, -1.0], [2.0, 1.5]]))
+    check_rrule(np.ndarray.tolist, np.array([0.25, 4.0], dtype=np.float32))

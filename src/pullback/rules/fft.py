@@ -52,6 +52,15 @@ def _axes_and_sizes(x, s, axes, default_all):
     return axes, sizes
 
 
+def _plan(a, p, multi, name, default_all):
+    """The transformed axes and their lengths for a call's bound parameters ``p``."""
+    if multi:
+        axes = p["axes"] if name.endswith("n") else (p["axes"] or (-2, -1))
+        return _axes_and_sizes(a, p["s"], axes, default_all)
+    ax = p["axis"] % max(np.ndim(a), 1)
+    return [ax], [np.shape(a)[ax] if p["n"] is None else int(p["n"])]
+
+
 def _c2c_rule(fn, opposite, multi, default_all=True):
     """fft/ifft (multi=False) and fft2/fftn/ifft2/ifftn (multi=True)."""
     name = fn.__name__
@@ -60,16 +69,7 @@ def _c2c_rule(fn, opposite, multi, default_all=True):
     def c2c_rrule(a, *args, **kwargs):
         y = fn(a, *args, **kwargs)
         p = bind(args, kwargs, params, (None, None if multi else -1, None, None))
-        if multi:
-            axes, sizes = _axes_and_sizes(
-                a,
-                p["s"],
-                p["axes"] if name.endswith("n") else (p["axes"] or (-2, -1)),
-                default_all,
-            )
-        else:
-            ax = p["axis"] % max(np.ndim(a), 1)
-            axes, sizes = [ax], [np.shape(a)[ax] if p["n"] is None else int(p["n"])]
+        axes, sizes = _plan(a, p, multi, name, default_all)
         in_shape = np.shape(a)
         norm = _SWAP[p["norm"]]
         rest = (NO_TANGENT,) * len(args)
@@ -108,13 +108,7 @@ def _r2c_rule(fn, multi):
     def r2c_rrule(a, *args, **kwargs):
         y = fn(a, *args, **kwargs)
         p = bind(args, kwargs, params, (None, None if multi else -1, None, None))
-        if multi:
-            axes, sizes = _axes_and_sizes(
-                a, p["s"], p["axes"] if name.endswith("n") else (p["axes"] or (-2, -1)), True
-            )
-        else:
-            ax = p["axis"] % max(np.ndim(a), 1)
-            axes, sizes = [ax], [np.shape(a)[ax] if p["n"] is None else int(p["n"])]
+        axes, sizes = _plan(a, p, multi, name, True)
         in_shape = np.shape(a)
         norm = _SWAP[p["norm"]]
         rest = (NO_TANGENT,) * len(args)

@@ -718,9 +718,10 @@ class ReverseBuilder:
         )
         info.snapshot = snap
         pop = info.pop_line
-        if snap:
-            names = ", ".join(snap) + ("," if len(snap) == 1 else "")
-            pop.text = f"({names}), {info.stack} = {info.stack}"
+        if len(snap) == 1:  # one value: no tuple around it
+            pop.text = f"{snap[0]}, {info.stack} = {info.stack}"
+        elif snap:
+            pop.text = f"({', '.join(snap)}), {info.stack} = {info.stack}"
         elif info.reverse_target is not None:
             pop.text = ""  # nothing to restore: no stack at all
         else:
@@ -803,8 +804,8 @@ class ReverseBuilder:
                 return []
             if not snap:
                 return [Line(f"{info.stack} = (None, {info.stack})", src=s.lineno)]
-            names = ", ".join(snap) + ("," if len(snap) == 1 else "")
-            return [Line(f"{info.stack} = (({names}), {info.stack})", src=s.lineno)]
+            names = snap[0] if len(snap) == 1 else "(" + ", ".join(snap) + ")"
+            return [Line(f"{info.stack} = ({names}, {info.stack})", src=s.lineno)]
         if isinstance(s, (gast.Break, gast.Continue)):
             return [Line(type(s).__name__.lower(), src=s.lineno)]
         if isinstance(s, gast.Pass):

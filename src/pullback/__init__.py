@@ -10,6 +10,7 @@ array([0., 0., 0.])
 """
 
 from .api import grad, value_and_grad, vjp
+from .check import check
 from .errors import (
     AdjointRuntimeError,
     ArgumentError,
@@ -47,6 +48,7 @@ __all__ = [
     "jacobian",
     "hessian",
     "hvp",
+    "check",
     "rrule",
     "scalar_rule",
     "non_differentiable",

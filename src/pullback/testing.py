@@ -407,26 +407,9 @@ def check_rrule(
     for i, arg in enumerate(args):
         if not _leaves(arg) or i in constants:
             continue
-        for _ in range(n_directions):
-            v = _direction(arg, rng)
-            expected = _fd_directional(
-                lambda t, i=i, v=v: objective(_shift_arg(up_args, i, v, t)), fd_step
-            )
-            got = _pair(cots[i], v)
-            scale = abs(expected) + _abs_pair(cots[i], v)
-            if not abs(got - expected) <= atol + rtol * scale:
-                _report_elementwise(
-                    where,
-                    objective,
-                    up_args,
-                    i,
-                    cots[i],
-                    rtol,
-                    atol,
-                    fd_step,
-                    precision,
-                    fallback=(expected, got),
-                )
+        _check_directions(
+            where, objective, up_args, i, cots[i], n_directions, fd_step, rtol, atol, precision, rng
+        )
 
     # 6. symbolic zeros (constant settings are left out of the comparisons)
     args = tuple(None if i in constants else a for i, a in enumerate(args))
@@ -799,26 +782,31 @@ def _check_against_fd(label, f, args, wrt_t, dy, cots, rtol, atol, rng, h, n_dir
 
     for k, i in enumerate(wrt_t):
         _check_cotangent_type(label, f"argument {i}", cots[k], args[i])
-        for _ in range(n_dirs):
-            v = _direction(args[i], rng)
-            expected = _fd_directional(
-                lambda t, i=i, v=v: objective(_shift_arg(up_args, i, v, t)), h
+        _check_directions(
+            label, objective, up_args, i, cots[k], n_dirs, h, rtol, atol, precision, rng
+        )
+
+
+def _check_directions(where, objective, up_args, i, cot, n_dirs, step, rtol, atol, precision, rng):
+    """``<cot, v> = d/dt objective(args with argument i moved by t v)`` for random ``v``."""
+    for _ in range(n_dirs):
+        v = _direction(up_args[i], rng)
+        expected = _fd_directional(lambda t, v=v: objective(_shift_arg(up_args, i, v, t)), step)
+        got = _pair(cot, v)
+        scale = abs(expected) + _abs_pair(cot, v)
+        if not abs(got - expected) <= atol + rtol * scale:
+            _report_elementwise(
+                where,
+                objective,
+                up_args,
+                i,
+                cot,
+                rtol,
+                atol,
+                step,
+                precision,
+                fallback=(expected, got),
             )
-            got = _pair(cots[k], v)
-            scale = abs(expected) + _abs_pair(cots[k], v)
-            if not abs(got - expected) <= atol + rtol * scale:
-                _report_elementwise(
-                    label,
-                    objective,
-                    up_args,
-                    i,
-                    cots[k],
-                    rtol,
-                    atol,
-                    h,
-                    precision,
-                    fallback=(expected, got),
-                )
 
 
 def _inner(y, dy):

@@ -547,58 +547,52 @@ def _cumulative_rrule(fn, base):
 
 
 # -- nan versions --------------------------------------------------------------------------
-def _nansum_rrule(x, *args, **kwargs):
-    y = np.nansum(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("nansum", p)
-    shape = np.shape(x)
+def _nan_reduction_rrule(fn, weights):
+    """The rule of a nan-reduction: NaNs are left out, and get no gradient.
 
-    def nansum_pullback(dy):
-        if dy is ZERO:
-            return (ZERO,) + _rest(args)
-        g = expand_reduced(dy, shape, p["axis"], p["keepdims"])
-        g = np.where(np.isnan(x), np.zeros_like(g), g)
-        return (finalize(g, x),) + _rest(args)
+    ``weights(x, p, nan)`` gives the derivative of the reduction with respect to each
+    element (before the cotangent is spread back over the reduced axes).
+    """
+    name = fn.__name__
 
-    return y, nansum_pullback
+    def nan_reduction_rrule(x, *args, **kwargs):
+        y = fn(x, *args, **kwargs)
+        p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+        _no_out(name, p)
+        shape = np.shape(x)
 
+        def nan_reduction_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,) + _rest(args)
+            nan = np.isnan(x)
+            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * weights(x, p, nan)
+            g = np.where(nan, np.zeros_like(g), g)
+            return (finalize(g, x),) + _rest(args)
 
-def _nanmean_rrule(x, *args, **kwargs):
-    y = np.nanmean(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("nanmean", p)
-    shape = np.shape(x)
+        nan_reduction_pullback.__name__ = f"{name}_pullback"
+        return y, nan_reduction_pullback
 
-    def nanmean_pullback(dy):
-        if dy is ZERO:
-            return (ZERO,) + _rest(args)
-        valid = ~np.isnan(x)
-        n = np.sum(valid, axis=p["axis"], keepdims=True)
-        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) / n
-        g = np.where(valid, g, np.zeros_like(g))
-        return (finalize(g, x),) + _rest(args)
-
-    return y, nanmean_pullback
+    nan_reduction_rrule.__name__ = f"{name}_rrule"
+    return nan_reduction_rrule
 
 
-def _nanprod_rrule(x, *args, **kwargs):
-    y = np.nanprod(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("nanprod", p)
-    shape = np.shape(x)
+def _nansum_weights(x, p, nan):
+    return 1.0
 
-    def nanprod_pullback(dy):
-        if dy is ZERO:
-            return (ZERO,) + _rest(args)
-        xa = np.asarray(x)
-        nan = np.isnan(xa)
-        filled = np.where(nan, np.ones_like(xa), xa)
-        others = _others_product(filled, normalize_axis(p["axis"], xa.ndim))
-        g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
-        g = np.where(nan, np.zeros_like(g), g)
-        return (finalize(g, x),) + _rest(args)
 
-    return y, nanprod_pullback
+def _nanmean_weights(x, p, nan):
+    return 1.0 / np.sum(~nan, axis=p["axis"], keepdims=True)
+
+
+def _nanprod_weights(x, p, nan):
+    xa = np.asarray(x)
+    filled = np.where(nan, np.ones_like(xa), xa)
+    return conj(_others_product(filled, normalize_axis(p["axis"], xa.ndim)))
+
+
+_nansum_rrule = _nan_reduction_rrule(np.nansum, _nansum_weights)
+_nanmean_rrule = _nan_reduction_rrule(np.nanmean, _nanmean_weights)
+_nanprod_rrule = _nan_reduction_rrule(np.nanprod, _nanprod_weights)
 
 
 def register(reg):

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import sys
 import traceback
-import weakref
+import types
 
 import numpy as np
 
@@ -39,15 +40,61 @@ from .transform.kinds import kind_of
 # -- the adjoint cache ------------------------------------------------------------------
 
 
-class AdjointCache:
-    """Generated adjoints of one registry, keyed by (function, differentiated params).
+class FunctionEntries(dict):
+    """Generated code of one function, kept on the function object itself, so it lives
+    exactly as long as the function (a cycle the garbage collector frees with it)."""
 
-    An entry made under an older registry version is rebuilt, so a rule registered after
-    a function was differentiated takes effect.
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        super().__init__()
+        self.owner = owner
+
+
+_ENTRIES = "__pullback_generated__"
+
+
+def function_entries(fn) -> FunctionEntries | None:
+    """The store of generated code on ``fn`` (``None`` for objects without ``__dict__``).
+
+    ``functools.wraps`` copies a wrapped function's ``__dict__`` onto its wrapper: the
+    owner check keeps a wrapper from ever reusing the code generated for what it wraps.
+    """
+    try:
+        attrs = fn.__dict__
+    except AttributeError:
+        return None
+    if not isinstance(attrs, dict):
+        return None
+    entries = attrs.get(_ENTRIES)
+    if entries is None or entries.owner is not fn:
+        entries = attrs[_ENTRIES] = FunctionEntries(fn)
+    return entries
+
+
+_registry_ids = itertools.count(1)
+
+
+def registry_token(registry: RuleRegistry):
+    """A number naming ``registry`` for cache keys, never reused by another registry."""
+    token = getattr(registry, "_pullback_token", None)
+    if token is None:
+        token = registry._pullback_token = next(_registry_ids)
+    return token
+
+
+class AdjointCache:
+    """Generated adjoints of one registry, keyed by (function, differentiated params,
+    registry version, argument kinds).
+
+    An entry is reused only while its guard holds (the function's code, defaults and
+    every baked-in callee are the same objects; see :mod:`pullback.guards`), and one made
+    under an older registry version is rebuilt, so a rule registered after a function was
+    differentiated takes effect. Entries are stored on the function and die with it.
     """
 
-    def __init__(self):
-        self._by_fn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    def __init__(self, registry: RuleRegistry):
+        self.token = registry_token(registry)
 
     def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
         refusal = getattr(fn, "__pullback_refuse__", None)
@@ -67,9 +114,8 @@ class AdjointCache:
                 return self.get(fn, wrt, registry, kinds_key)
             except UnsupportedSyntaxError as exc:
                 raise _higher_order_error(outer, exc) from None
-        try:
-            entries = self._by_fn.get(fn)
-        except TypeError:  # not a Python function: say why it cannot be transformed
+        entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
+        if entries is None:  # not a Python function: say why it cannot be transformed
             load_source(fn)
             raise SourceUnavailableError(
                 f"cannot differentiate {qualified_name(fn)} directly: it is not a Python "
@@ -77,24 +123,19 @@ class AdjointCache:
                 f"Fix: wrap it in one, e.g. `grad(lambda x: {qualified_name(fn)}(x))`; its "
                 "rule is used inside."
             ) from None
-        if entries is None:
-            entries = self._by_fn[fn] = {}
-        key = (wrt, registry.version, kinds_key)
+        key = ("adjoint", self.token, wrt, registry.version, kinds_key)
         adj = entries.get(key)
-        if adj is None:
+        if adj is None or not adj.guard():
             adjoint_of = functools.partial(LazyAdjoint, registry=registry)
             adj = build_adjoint(fn, wrt, registry, adjoint_of, kinds_key=kinds_key)
             entries[key] = adj
         return adj
 
-    def clear(self):
-        self._by_fn = weakref.WeakKeyDictionary()
-
 
 def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
     cache = getattr(registry, "_adjoint_cache", None)
     if cache is None:
-        cache = registry._adjoint_cache = AdjointCache()
+        cache = registry._adjoint_cache = AdjointCache(registry)
     return cache
 
 
@@ -192,7 +233,7 @@ class LazyAdjoint:
             return self._call_dynamic(args, kwargs)
         key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
-        if adj is None:
+        if adj is None or not adj.guard():
             adj = get_adjoint(self.fn, self.wrt, self.registry, key[0])
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
@@ -492,9 +533,9 @@ class _Transformed:
 
     def _adjoint_for(self, args, kwargs) -> Adjoint:
         registry = self.registry
-        key = (kinds_key(args, kwargs), registry.version, id(registry))
+        key = (kinds_key(args, kwargs), registry.version, registry_token(registry))
         adj = self._adjoints.get(key)
-        if adj is None:
+        if adj is None or not adj.guard():
             adj = self._adjoints[key] = get_adjoint(self.fn, self.wrt, registry, key[0])
         return adj
 

@@ -11,11 +11,9 @@ array([0., 0.])
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from .api import _check_differentiable, _name, kinds_key
+from .api import _check_differentiable, _name, function_entries, kinds_key, registry_token
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
 from .runtime import same_sequence
@@ -41,15 +39,12 @@ class LazyJVP:
         moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
         generated = self._cache.get(key)
-        if generated is None:
+        if generated is None or not generated.guard():
             generated = self._cache[key] = jvp_function(
                 self.fn, active, self.registry, key[2], tuple(sorted(moving))
             )
         values = [tangents[k] for k in active] + [moving[k] for k in sorted(moving)]
         return generated(args, values, kwargs)
-
-
-_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
@@ -59,23 +54,16 @@ def jvp_function(fn, active_positions, registry, kinds, keywords=()):
 
     names = _param_names(fn)
     wrt = tuple(names[k] for k in active_positions) + tuple(keywords)
-    per_registry = _CACHES.setdefault(registry, {}) if _weakrefable(registry) else {}
-    per_fn = per_registry.setdefault(fn, {})
-    key = (wrt, kinds, registry.version)
-    generated = per_fn.get(key)
-    if generated is None:
-        generated = per_fn[key] = build_jvp(
+    entries = function_entries(fn)
+    if entries is None:
+        entries = {}
+    key = ("jvp", registry_token(registry), wrt, kinds, registry.version)
+    generated = entries.get(key)
+    if generated is None or not generated.guard():
+        generated = entries[key] = build_jvp(
             fn, wrt, registry, lambda f: LazyJVP(f, registry), kinds
         )
     return generated
-
-
-def _weakrefable(obj) -> bool:
-    try:
-        weakref.ref(obj)
-    except TypeError:
-        return False
-    return True
 
 
 def _check_tangent(primal, tangent, where):

@@ -109,6 +109,9 @@ def resolve_expr(fs, node, locals_: set[str]):
             value = getattr(value, attr)
         except AttributeError:
             return False, None
+    chains = getattr(fs, "resolved_chains", None)  # a file's static view records none
+    if chains is not None and len(parts) > 1:
+        chains[tuple(parts)] = value
     return True, value
 
 

@@ -40,6 +40,11 @@ class FunctionSource:
     tree: gast.FunctionDef
     is_lambda: bool = False
     namespace: dict = field(default_factory=dict)
+    # Every free name resolved so far: name -> (where, value), where is ("cell", k),
+    # ("global",) or ("builtin",). What the transformation baked in is guarded from this.
+    resolved: dict = field(default_factory=dict)
+    # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
+    resolved_chains: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -72,27 +77,39 @@ class FunctionSource:
     def lookup(self, name: str):
         """Resolve a free name as the function would: closure, then globals, then builtins.
 
-        Returns ``(True, value)`` or ``(False, None)``.
+        Returns ``(True, value)`` or ``(False, None)``, and remembers where it was found
+        (see ``resolved``).
         """
+        where, value = self.locate(name)
+        if where is None:
+            return False, None
+        self.resolved[name] = (where, value)
+        return True, value
+
+    def locate(self, name: str):
+        """``(where, value)`` of a free name (``where`` as in ``resolved``), or
+        ``(None, None)`` when the function cannot see it."""
         fn = self.fn
         code = fn.__code__
         if fn.__closure__:
-            for cell_name, cell in zip(code.co_freevars, fn.__closure__, strict=False):
+            for k, (cell_name, cell) in enumerate(
+                zip(code.co_freevars, fn.__closure__, strict=False)
+            ):
                 if cell_name == name:
                     try:
-                        return True, cell.cell_contents
+                        return ("cell", k), cell.cell_contents
                     except ValueError:  # an empty cell: the name is not bound yet
-                        return False, None
+                        return None, None
         g = fn.__globals__
         if name in g:
-            return True, g[name]
+            return ("global",), g[name]
         b = g.get("__builtins__", builtins)
         if isinstance(b, dict):
             if name in b:
-                return True, b[name]
+                return ("builtin",), b[name]
         elif hasattr(b, name):
-            return True, getattr(b, name)
-        return False, None
+            return ("builtin",), getattr(b, name)
+        return None, None
 
 
 def _describe(fn) -> str:

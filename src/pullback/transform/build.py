@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..guards import WorldGuard
 from .codegen import generate
 from .pipeline import prepare
 from .reverse import ReverseBuilder
@@ -35,6 +36,7 @@ class Adjoint:
     line_map: list
     fs: object
     higher: object = None
+    guard: object = None  # () -> bool: everything this adjoint baked in is unchanged
     _higher_done: tuple | None = None
 
     def __call__(self, *args, **kwargs):
@@ -113,6 +115,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         line_map=code.line_map,
         fs=fs,
         higher=code.higher,
+        guard=WorldGuard.from_source(fs, norm.live),
     )
 
 

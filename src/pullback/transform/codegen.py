@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import os
+import weakref
 from dataclasses import dataclass
 
 from ..tangents import (
@@ -34,6 +35,12 @@ class GeneratedCode:
     forward: object
     backward: object
     higher: object  # () -> (gradient function, vjp function), compiled on first use
+
+
+def forget_with(fn, filename: str) -> None:
+    """Drop the ``linecache`` entry of generated code when its function is collected, so
+    generating many adjoints does not grow memory."""
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
 
 
 def _signature(tree) -> str:
@@ -163,9 +170,12 @@ def generate(
 
     def higher():
         """Built only when a derivative of the derivative is asked for."""
-        _, _, _, unit = compile_unit(differentiable_again, "gradient")
-        return with_defaults(unit[f"{name}__gradient"]), with_defaults(unit[f"{name}__vjp"])
+        _, filename, _, unit = compile_unit(differentiable_again, "gradient")
+        gradient = with_defaults(unit[f"{name}__gradient"])
+        forget_with(gradient, filename)
+        return gradient, with_defaults(unit[f"{name}__vjp"])
 
     source, filename, line_map, unit = compile_unit(sweeps, "adjoint")
     fwd = with_defaults(unit[fwd_name])
+    forget_with(fwd, filename)
     return GeneratedCode(source, filename, line_map, fwd, unit[bwd_name], higher)

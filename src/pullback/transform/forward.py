@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
+from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
 from .code import Compound, Line, render
 from .inline import inline_form
@@ -402,7 +403,7 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     name = fs.name if not fs.is_lambda else "lambda"
-    from .codegen import _signature, runtime_namespace
+    from .codegen import _signature, forget_with, runtime_namespace  # noqa: I001
 
     tangent_params = [builder.prefix + p for p in wrt]
     signature = _signature(fs.tree)
@@ -444,18 +445,20 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     jvp_fn = namespace[f"{name}__jvp"]
     jvp_fn.__defaults__ = fs.fn.__defaults__
     jvp_fn.__kwdefaults__ = dict(fs.fn.__kwdefaults__ or {})
-    return JVP(fn, wrt, jvp_fn, source, tangent_params)
+    forget_with(jvp_fn, filename)
+    return JVP(fn, wrt, jvp_fn, source, tangent_params, WorldGuard.from_source(fs, norm.live))
 
 
 class JVP:
     """A generated forward-mode function: ``jvp_fn(*args, **kwargs, t_<p>=...)``."""
 
-    def __init__(self, fn, wrt, jvp_fn, source, tangent_params):
+    def __init__(self, fn, wrt, jvp_fn, source, tangent_params, guard):
         self.fn = fn
         self.wrt = wrt
         self.jvp_fn = jvp_fn
         self.source = source
         self.tangent_params = tangent_params
+        self.guard = guard  # () -> bool, see pullback.guards
 
     def __call__(self, args, tangents, kwargs=None):
         kw = dict(kwargs or {})

@@ -35,6 +35,7 @@ import itertools
 import gast
 import numpy as np
 
+from ..guards import is_baked_value
 from ..resolve import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
@@ -59,13 +60,19 @@ RESERVED = frozenset(
 
 
 class Normalized:
-    """The normalized function: its tree, the names the code needs, and per-call facts."""
+    """The normalized function: its tree, the names the code needs, and per-call facts.
 
-    def __init__(self, tree, namespace, params, flags):
+    ``live`` holds the free names the generated code reads at run time (data: arrays,
+    numbers, flags, containers, objects); every other resolved name is baked in and
+    guarded (see :mod:`pullback.guards`).
+    """
+
+    def __init__(self, tree, namespace, params, flags, live=frozenset()):
         self.tree = tree
         self.namespace = namespace
         self.params = params
         self.flags = flags
+        self.live = live
 
 
 class _Loop:
@@ -81,6 +88,7 @@ class Normalizer:
         self.namespace: dict = {"_np": np}
         self.loops: list[_Loop] = []
         self.flags: set[str] = set()  # guard flags: assigned twice per iteration on purpose
+        self.live: set[str] = set()  # free names read live (data), not baked in
 
     # -- names ------------------------------------------------------------------------
     def fresh(self, hint: str = "t") -> str:
@@ -109,6 +117,32 @@ class Normalizer:
             self.namespace[name] = value
         return node
 
+    def live_read(self, name: str, where_node) -> gast.AST:
+        """The expression that reads the free data name ``name`` when the generated code
+        runs (its global or its closure cell), so a rebinding after the gradient was built
+        is seen, exactly as the function itself would see it."""
+        where, _ = self.fs.resolved[name]
+        self.live.add(name)
+        if where[0] == "cell":
+            cell = f"_pb_cell_{name}"
+            self.namespace[cell] = self.fs.fn.__closure__[where[1]]
+            node = N.attr(cell, "cell_contents")
+        else:
+            self.namespace["_pb_globals"] = self.fs.fn.__globals__
+            node = N.subscript("_pb_globals", N.const(name))
+        return gast.copy_location(node, where_node)
+
+    def free_name(self, e) -> gast.AST:
+        """A free name used as a value: a live read for data, a baked binding otherwise."""
+        found, value = self.fs.lookup(e.id)
+        if not found:
+            return N.load(e.id)
+        where = self.fs.resolved[e.id][0]
+        if where[0] != "builtin" and not is_baked_value(value):
+            return self.live_read(e.id, e)
+        self.bind_global(e)
+        return N.load(e.id)
+
     # -- statements -------------------------------------------------------------------
     def run(self) -> Normalized:
         tree = self.fs.tree
@@ -131,7 +165,7 @@ class Normalizer:
                 if isinstance(sub, (gast.Name, gast.Attribute)) and dotted_parts(sub):
                     if dotted_parts(sub)[0] not in self.locals:
                         self.bind_global(sub)
-        return Normalized(new, self.namespace, params, self.flags)
+        return Normalized(new, self.namespace, params, self.flags, frozenset(self.live))
 
     def block(self, stmts) -> list:
         out: list = []
@@ -424,9 +458,7 @@ class Normalizer:
             return e
         if isinstance(e, gast.Name):
             if e.id not in self.locals:
-                found, _ = self.fs.lookup(e.id)
-                if found:
-                    self.bind_global(e)
+                return self.free_name(e)
             return N.load(e.id)
         if isinstance(e, gast.BinOp):
             left = self.atom(e.left, stmts)
@@ -516,7 +548,10 @@ class Normalizer:
         parts = dotted_parts(e)
         if parts is not None and parts[0] not in self.locals:
             found, _ = resolve_expr(self.fs, e, self.locals)
-            if found:
+            root_found, root = self.fs.lookup(parts[0])
+            if found and root_found and is_baked_value(root):
+                # np.pi, math.tau, MyClass.CONST: the root is guarded, the attribute
+                # is read when the code runs.
                 return self.bind_global(e)
         base = self.atom(e.value, stmts)
         if e.attr in ARRAY_ATTRIBUTES:

@@ -1,0 +1,125 @@
+"""Guards: what a generated adjoint baked in, re-checked before every reuse.
+
+The transformation decides things from the objects a function's free names refer to when
+it runs: which call has a rule, which callee is a user function to transform, which
+builtin a name is, the function's code and defaults. Values that only flow as data (a
+global array, a configuration flag, a closure cell holding a float) are read live by the
+generated code, so they need no guard. Everything else is guarded: a cached adjoint is
+reused only while each such name still refers to the very object it was built from.
+
+>>> import numpy as np
+>>> def f(x):
+...     return np.sin(x)
+>>> from pullback.source import load_source
+>>> fs = load_source(f)
+>>> fs.lookup("np")[0]
+True
+>>> guard = WorldGuard.from_source(fs, live=set())
+>>> guard(), guard.names
+(True, ('np',))
+
+A guard is one compiled expression (a chain of ``is`` tests), so checking it costs a few
+tens of nanoseconds per baked name.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+_MISSING = object()
+
+# Roots whose attributes are library code: their chains are guarded at the root only
+# (rebinding `np` is caught; monkey-patching `numpy.sum` itself is not, see
+# docs/limitations.md "What is read when").
+_LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
+    getattr(sys, "stdlib_module_names", ())
+)
+
+
+def is_library_module(value) -> bool:
+    return isinstance(value, types.ModuleType) and (
+        value.__name__.split(".", 1)[0] in _LIBRARY_ROOTS
+    )
+
+
+def is_baked_value(value) -> bool:
+    """Whether the transformation looks *into* a value of this kind (modules, classes,
+    functions and other callables, whose identity decides rules and callees), so that
+    the generated code binds it and a guard checks it; any other value is plain data,
+    read live by the generated code."""
+    return isinstance(value, (types.ModuleType, type)) or callable(value)
+
+
+class WorldGuard:
+    """Builds guards: ``guard()`` is True while everything an adjoint was built from is
+    unchanged. A guard is a plain generated function (its ``source`` and the ``names``
+    it watches are attributes), every watched object bound as a default argument so that
+    each test is a local load, an attribute read and an ``is``."""
+
+    @staticmethod
+    def from_source(fs, live: set):
+        """The guard for a function whose free names were resolved through ``fs``
+        (``fs.resolved`` and ``fs.resolved_chains``); names in ``live`` are read live
+        by the generated code and are not guarded."""
+        fn = fs.fn
+        env = {
+            "_F": fn,
+            "_G": fn.__globals__,
+            "_C": fn.__closure__,
+            "_M": _MISSING,
+            "_code": fn.__code__,
+            "_defaults": fn.__defaults__,
+            "_kwdefaults": fn.__kwdefaults__,
+        }
+        tests = [
+            "_F.__code__ is _code",
+            "_F.__defaults__ is _defaults",
+            "_F.__kwdefaults__ is _kwdefaults",
+        ]
+        names = []
+
+        def const(value) -> str:
+            name = f"_k{len(env)}"
+            env[name] = value
+            return name
+
+        for name, (where, value) in sorted(fs.resolved.items()):
+            if name in live:
+                continue
+            names.append(name)
+            if where[0] == "cell":
+                tests.append(f"_C[{where[1]}].cell_contents is {const(value)}")
+            elif where[0] == "global":
+                tests.append(f"_G.get({name!r}, _M) is {const(value)}")
+            else:  # a builtin: guarded against a global of the same name appearing
+                tests.append(f"{name!r} not in _G")
+        for parts, value in sorted(fs.resolved_chains.items()):
+            root = fs.resolved.get(parts[0])
+            if root is None or parts[0] in live or is_library_module(root[1]):
+                continue
+            expr = _root_expr(parts[0], root[0])
+            tests.append(f"{expr}.{'.'.join(parts[1:])} is {const(value)}")
+            names.append(".".join(parts))
+        params = ", ".join(f"{k}={k}" for k in env)
+        body = " and ".join(tests)
+        source = (
+            f"def _world_is_current({params}):\n"
+            "    try:\n"
+            f"        return {body}\n"
+            "    except Exception:  # an emptied cell, a deleted attribute: rebuild\n"
+            "        return False\n"
+        )
+        exec(compile(source, "<pullback guard>", "exec"), env)  # noqa: S102 - generated
+        guard = env["_world_is_current"]
+        guard.source = source
+        guard.names = tuple(names)
+        return guard
+
+
+def _root_expr(name: str, where: tuple) -> str:
+    if where[0] == "cell":
+        return f"_C[{where[1]}].cell_contents"
+    if where[0] == "global":
+        return f"_G[{name!r}]"
+    return f"__builtins__[{name!r}]"  # pragma: no cover - builtins have no user chains

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import SourceUnavailableError
+from .source_match import innermost_class, source_matches_code
 
 
 @dataclass
@@ -146,7 +147,8 @@ def load_source(fn) -> FunctionSource:
     text = "".join(lines)
     is_lambda = fn.__name__ == "<lambda>"
     if is_lambda:
-        tree = _lambda_tree(fn, text, filename, start, indent)
+        tree, parsed_text, position = _lambda_tree(fn, text, filename, start, indent)
+        _require_match(fn, parsed_text, start, filename, position)
     else:
         try:
             module = gast.parse(text)
@@ -161,6 +163,8 @@ def load_source(fn) -> FunctionSource:
                 "function definition."
             )
         tree.decorator_list = []
+        _require_match(fn, text, start, filename)
+    _mangle_private_names(tree, fn)
     return FunctionSource(
         fn=fn,
         filename=filename,
@@ -207,8 +211,9 @@ def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> g
                 break
     if module is None:
         # Try wrapping in parentheses: a lambda inside a call that spans lines.
+        candidate = "(" + text.strip().rstrip(",") + ")"
         try:
-            module = gast.parse("(" + text.strip().rstrip(",") + ")")
+            module = gast.parse(candidate)
         except SyntaxError:
             module = None
     code = fn.__code__
@@ -241,4 +246,45 @@ def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> g
         type_params=[],
     )
     gast.copy_location(tree, lam)
-    return tree
+    return tree, candidate, (lam.lineno, lam.col_offset)
+
+
+def _mangle_private_names(tree, fn) -> None:
+    """Spell private names (``self.__scale``) as Python runs them inside a class body
+    (``self._Model__scale``): the generated code is compiled outside the class."""
+    owner = innermost_class(getattr(fn, "__qualname__", "") or "")
+    prefix = None if owner is None else owner.lstrip("_")
+    if not prefix:
+        return
+
+    def mangled(name):
+        if name and name.startswith("__") and not name.endswith("__") and "." not in name:
+            return f"_{prefix}{name}"
+        return name
+
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Attribute):
+            node.attr = mangled(node.attr)
+        elif isinstance(node, gast.Name):
+            node.id = mangled(node.id)
+        elif isinstance(node, gast.keyword) and node.arg:
+            node.arg = mangled(node.arg)
+
+
+def _require_match(fn, text: str, start: int, filename: str, lambda_at=None) -> None:
+    """Refuse source text that no longer compiles to the code that runs (the file was
+    edited after the import): never differentiate another function's text."""
+    # Checked once per (code, text): the verdict lives on the function and dies with it.
+    key = (fn.__code__, text, start, lambda_at)
+    if fn.__dict__.get("__pullback_source_checked__") == key:
+        return
+    if source_matches_code(fn, text, start, lambda_at):
+        fn.__dict__["__pullback_source_checked__"] = key
+        return
+    raise SourceUnavailableError(
+        f"cannot differentiate '{_describe(fn)}': its source in {filename} no longer matches "
+        f"the code that runs (the file was changed after '{fn.__module__}' was imported, or "
+        "the function was made from other text).\n"
+        "Fix: reload the module (importlib.reload) or restart Python, so the code that runs "
+        "is the code in the file."
+    )

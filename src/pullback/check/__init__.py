@@ -71,6 +71,7 @@ class LiveEnvironment:
 
     def __init__(self):
         self._sources: dict = {}
+        self.failures: dict = {}  # function -> why its source could not be used
 
     def classify(self, obj, registry):
         if isinstance(obj, Opaque) or getattr(obj, "__pullback_opaque__", False):
@@ -99,8 +100,9 @@ class LiveEnvironment:
         if fn not in self._sources:
             try:
                 self._sources[fn] = load_source(fn)
-            except SourceUnavailableError:
+            except SourceUnavailableError as exc:
                 self._sources[fn] = None
+                self.failures[fn] = exc
         return self._sources[fn]
 
 

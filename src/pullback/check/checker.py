@@ -951,16 +951,18 @@ class FunctionChecker(gast.NodeVisitor):
             what = "a function whose source cannot be read (made by exec?) and with no rule"
         else:
             what = "a function with no Python source and no differentiation rule"
-        message = f"call of '{name}', {what}"
         short = name.rsplit(".", 1)[-1]
-        self.report(
-            node.func,
-            "PB301",
-            message,
-            fix=f"register a rule with `@pullback.rrule({name})` (returning `(y, pullback)`), "
+        fix = (
+            f"register a rule with `@pullback.rrule({name})` (returning `(y, pullback)`), "
             f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
-            f"no gradient flows through '{short}' ({codes.see('PB301')}).",
+            f"no gradient flows through '{short}' ({codes.see('PB301')})."
         )
+        failure = getattr(self.env, "failures", {}).get(obj)
+        if failure is not None and "no longer matches" in str(failure):
+            what = "a function whose file changed after it was imported"
+            fix = "reload its module (importlib.reload) or restart Python."
+        message = f"call of '{name}', {what}"
+        self.report(node.func, "PB301", message, fix=fix)
 
     def _report_unbound(self, node, callee):
         func = node.func

@@ -1,0 +1,180 @@
+"""Does the source pullback read still describe the code that runs?
+
+``inspect.getsource`` reads the file as it is on disk *now*, at the line where the function
+started when it was compiled. If the file was edited after the import (a line inserted
+above the function, the body changed), that text is another function's, or another
+version of this one. pullback differentiates ``fn.__code__``, so it compiles the text it
+read, in a scope like the function's (its class, its enclosing function's cells), and
+compares the instructions, their arguments and their line numbers with the running code.
+
+>>> def f(x):
+...     return x * 2.0
+>>> import inspect
+>>> lines, start = inspect.getsourcelines(f)
+>>> source_matches_code(f, "".join(lines), start)
+True
+>>> source_matches_code(f, "def f(x):\\n    return x * 3.0\\n", start)
+False
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import types
+
+# Instructions that differ with the scope a function is compiled in, not with its code.
+_SCOPE_OPS = frozenset(
+    {"COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PUSH_NULL"}
+)
+# Instructions whose argument is an offset: compared by name only (offsets move with the
+# scope instructions above).
+_OFFSET_OPS = frozenset({"FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "SETUP_CLEANUP"})
+# Where a name is read from depends on the scope: compared as one kind of load.
+_NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"})
+_FUTURE_FLAGS = 0
+for _feature in ("annotations", "generator_stop", "division", "barry_as_FLUFL"):
+    import __future__
+
+    _FUTURE_FLAGS |= getattr(getattr(__future__, _feature, None), "compiler_flag", 0)
+
+
+def source_matches_code(fn, text: str, start: int, lambda_at=None) -> bool:
+    """Whether ``text`` (the dedented lines holding ``fn``, the first being line ``start``
+    of its file) compiles to ``fn.__code__``. ``lambda_at=(line, col)`` names the lambda in
+    ``text`` (lines of ``text``, 1-based; col in ``text``) when ``fn`` is one."""
+    code = fn.__code__
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    target = _target(tree, lambda_at)
+    if target is None:
+        return False
+    ast.increment_lineno(target, start - 1)
+    # Names the function's module bound by `import`: the compiler calls their attributes
+    # without LOAD_METHOD, so declare them the same way (this code is never run).
+    imports = [
+        ast.Import(names=[ast.alias(name=name)])
+        for name in sorted(code.co_names)
+        if isinstance(fn.__globals__.get(name), types.ModuleType)
+    ]
+    module = ast.Module(body=imports + [_enclose(target, fn)], type_ignores=[])
+    ast.fix_missing_locations(module)
+    try:
+        compiled = compile(
+            module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
+        )
+    except (SyntaxError, ValueError):
+        return False
+    candidate = _find_code(compiled, code.co_name, code.co_firstlineno)
+    if candidate is None:
+        return False
+    if _same_code(candidate, code):
+        return True
+    return fingerprint(candidate) == fingerprint(code)
+
+
+def _same_code(a, b) -> bool:
+    """The fast, exact comparison (the usual case: the scope was rebuilt faithfully)."""
+    return (
+        a.co_code == b.co_code
+        and a.co_consts == b.co_consts
+        and a.co_names == b.co_names
+        and a.co_varnames == b.co_varnames
+        and list(a.co_lines()) == list(b.co_lines())
+    )
+
+
+def _target(tree, lambda_at):
+    if lambda_at is None:
+        first = tree.body[0] if tree.body else None
+        if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return first
+        return None
+    line, col = lambda_at
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and (node.lineno, node.col_offset) == (line, col):
+            return ast.copy_location(ast.Expr(value=node), node)
+    return None
+
+
+def _enclose(node, fn):
+    """Put ``node`` in a scope like ``fn``'s: the class of a method (so private names are
+    mangled and ``super()`` has its cell), inside a function binding the free variables."""
+    owner = innermost_class(getattr(fn, "__qualname__", "") or "")
+    if owner is not None:
+        node = ast.ClassDef(
+            name=owner, bases=[], keywords=[], body=[node], decorator_list=[], type_params=[]
+        )
+    freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
+    if freevars:
+        binds = [
+            ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(None))
+            for v in freevars
+        ]
+        node = ast.FunctionDef(
+            name="_pullback_scope",
+            args=ast.arguments(
+                posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]
+            ),
+            body=binds + [node],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+    return node
+
+
+def innermost_class(qualname: str):
+    """The class a function was defined in (directly or in a method's nested function):
+    in a qualified name, a class is a part followed by a part other than ``<locals>``."""
+    parts = qualname.split(".")
+    for k in range(len(parts) - 2, -1, -1):
+        if parts[k + 1] != "<locals>" and parts[k] != "<locals>" and parts[k].isidentifier():
+            return parts[k]
+    return None
+
+
+def _find_code(code, name: str, firstlineno: int):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == firstlineno:
+                return const
+            found = _find_code(const, name, firstlineno)
+            if found is not None:
+                return found
+    return None
+
+
+def fingerprint(code) -> tuple:
+    """The instructions of ``code`` (and of the code nested in it) with their arguments and
+    line numbers, leaving out what depends only on the enclosing scope."""
+    lines = {}
+    for begin, end, line in code.co_lines():
+        for offset in range(begin, end, 2):
+            lines[offset] = line
+    out = []
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in _SCOPE_OPS:
+            continue
+        arg = ins.argval
+        if "JUMP" in op or op in _OFFSET_OPS:
+            arg = None
+        elif isinstance(arg, types.CodeType):
+            arg = fingerprint(arg)
+        elif op == "LOAD_CONST" or not isinstance(arg, (str, int, type(None))):
+            arg = (type(arg).__name__, repr(arg))
+        if op in _NAME_LOADS:
+            op = "LOAD_FREE_NAME"
+        elif op == "LOAD_METHOD":  # `mod.f(...)` skips it when `mod` was imported there
+            op = "LOAD_ATTR"
+        out.append((op, arg, lines.get(ins.offset)))
+    return (
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_varnames,
+        tuple(out),
+    )

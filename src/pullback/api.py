@@ -32,7 +32,7 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
-from .source import load_source
+from .source import transform_target
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
 from .transform.build import Adjoint, build_adjoint
 from .transform.kinds import kind_of
@@ -114,9 +114,9 @@ class AdjointCache:
                 return self.get(fn, wrt, registry, kinds_key)
             except UnsupportedSyntaxError as exc:
                 raise _higher_order_error(outer, exc) from None
+        fn = transform_target(fn)
         entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
         if entries is None:  # not a Python function: say why it cannot be transformed
-            load_source(fn)
             raise SourceUnavailableError(
                 f"cannot differentiate {qualified_name(fn)} directly: it is not a Python "
                 "function (pullback transforms Python source).\n"

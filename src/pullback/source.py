@@ -12,9 +12,12 @@ maps them back to the user's file.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import functools
 import inspect
 import linecache
+import textwrap
 import types
 from dataclasses import dataclass, field
 
@@ -117,9 +120,71 @@ def _describe(fn) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
+def transform_target(fn):
+    """The function whose code pullback transforms when asked to differentiate ``fn``.
+
+    A decorated function is differentiated as it runs: the wrapper, which calls what it
+    wraps. ``__wrapped__`` is followed only where that changes nothing: a pure cache
+    (``functools.cache``/``lru_cache``) or a wrapper whose whole body is
+    ``return wrapped(*args, **kwargs)``. A wrapper that does anything more (doubles the
+    result, converts the inputs) is transformed itself.
+    """
+    seen = set()
+    while id(fn) not in seen:
+        seen.add(id(fn))
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is None or not callable(wrapped):
+            return fn
+        if isinstance(fn, functools._lru_cache_wrapper) or _forwards_only(fn, wrapped):
+            fn = wrapped
+        else:
+            return fn
+    return fn
+
+
+def _forwards_only(wrapper, wrapped) -> bool:
+    """Whether ``wrapper``'s body is exactly ``return wrapped(*args, **kwargs)`` (after an
+    optional docstring), with ``wrapped`` read from its closure or globals."""
+    if not isinstance(wrapper, types.FunctionType):
+        return False
+    try:
+        lines, start = inspect.getsourcelines(wrapper.__code__)  # not through __wrapped__
+        text = textwrap.dedent("".join(lines))
+        tree = ast.parse(text).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return False
+    if not isinstance(tree, ast.FunctionDef) or not source_matches_code(wrapper, text, start):
+        return False
+    a = tree.args
+    if a.posonlyargs or a.args or a.kwonlyargs or a.vararg is None or a.kwarg is None:
+        return False
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    call = body[0].value
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Starred)
+        and isinstance(call.args[0].value, ast.Name)
+        and call.args[0].value.id == a.vararg.arg
+        and len(call.keywords) == 1
+        and call.keywords[0].arg is None
+        and isinstance(call.keywords[0].value, ast.Name)
+        and call.keywords[0].value.id == a.kwarg.arg
+    ):
+        return False
+    probe = FunctionSource(wrapper, "", start, 0, [], None)
+    where, value = probe.locate(call.func.id)
+    return where is not None and value is wrapped
+
+
 def load_source(fn) -> FunctionSource:
     """Read and parse ``fn``'s source, or raise :class:`SourceUnavailableError`."""
-    fn = inspect.unwrap(fn)
+    fn = transform_target(fn)
     if not isinstance(fn, types.FunctionType):
         kind = type(fn).__name__
         article = "an" if kind[0] in "aeiou" else "a"
@@ -131,7 +196,7 @@ def load_source(fn) -> FunctionSource:
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
     try:
-        raw_lines, start = inspect.getsourcelines(fn)
+        raw_lines, start = inspect.getsourcelines(fn.__code__)  # what runs, not __wrapped__
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
             f"cannot differentiate '{_describe(fn)}': its source is not available "
@@ -140,7 +205,7 @@ def load_source(fn) -> FunctionSource:
             "Fix: define the function in a .py file, or register a rule for it with "
             "`@pullback.rrule(fn)`."
         ) from None
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     first = raw_lines[0]
     indent = len(first) - len(first.lstrip())
     lines = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in raw_lines]

@@ -22,12 +22,11 @@ on a file without importing it (:mod:`pullback.check.cli`).
 from __future__ import annotations
 
 import builtins
-import inspect
 import sys
 import types
 
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError
-from ..source import load_source
+from ..source import load_source, transform_target
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
@@ -80,10 +79,7 @@ class LiveEnvironment:
             return ("rule",)
         if is_coroutine(obj):
             return ("async",)
-        try:
-            target = inspect.unwrap(obj)
-        except ValueError:  # a __wrapped__ cycle
-            target = obj
+        target = transform_target(obj)
         if isinstance(target, types.FunctionType):
             if target is not obj and registry.lookup(target) is not None:
                 return ("rule",)
@@ -93,6 +89,8 @@ class LiveEnvironment:
             if source is None:
                 return ("nosource",)
             return ("user", target, source)
+        if hasattr(obj, "__wrapped__") and is_library_function(obj):  # NumPy dispatchers
+            return ("library",)
         return ("foreign",)
 
     def source(self, fn):
@@ -171,7 +169,7 @@ def raise_if_unsupported(fn, registry=None) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any."""
     diagnostics = check_function(fn, registry)
     if diagnostics:
-        target = inspect.unwrap(fn)
+        target = transform_target(fn)
         name = getattr(target, "__name__", None) or repr(target)
         raise UnsupportedSyntaxError(name, diagnostics)
 

@@ -58,8 +58,8 @@ def test_function_without_source():
     with pytest.raises(pullback.SourceUnavailableError) as e:
         grad(math.sin)(1.0)
     assert message(e) == (
-        "cannot differentiate math.sin directly: it is not a Python function (pullback "
-        "transforms Python source).\n"
+        "cannot differentiate math.sin directly: it is a builtin_function_or_method, not a "
+        "Python function (pullback transforms Python source).\n"
         "Fix: wrap it in one, e.g. `grad(lambda x: math.sin(x))`; its rule is used inside."
     )
     namespace = {}

@@ -24,7 +24,6 @@ from .errors import (
     AdjointRuntimeError,
     ArgumentError,
     HigherOrderError,
-    NonScalarOutputError,
     NotDifferentiableError,
     PullbackError,
     ShapeMismatchError,
@@ -32,6 +31,7 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
+from .runtime import scalar_seed
 from .source import transform_target
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
 from .transform.build import Adjoint, build_adjoint
@@ -118,8 +118,9 @@ class AdjointCache:
         entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
         if entries is None:  # not a Python function: say why it cannot be transformed
             raise SourceUnavailableError(
-                f"cannot differentiate {qualified_name(fn)} directly: it is not a Python "
-                "function (pullback transforms Python source).\n"
+                f"cannot differentiate {qualified_name(fn)} directly: it is a "
+                f"{type(fn).__name__}, not a Python function (pullback transforms Python "
+                "source).\n"
                 f"Fix: wrap it in one, e.g. `grad(lambda x: {qualified_name(fn)}(x))`; its "
                 "rule is used inside."
             ) from None
@@ -168,9 +169,41 @@ def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
 def kinds_key(args, kwargs):
     """What the adjoint is specialized on: the kinds (scalar, array rank) of the arguments."""
     pos = tuple(kind_of(a) for a in args)
+    if None in pos:  # containers, objects, complex or subclassed arrays: the slow path
+        for a in args:
+            refuse_array_subclass(a)
     if not kwargs:
         return pos, ()
+    for v in kwargs.values():
+        refuse_array_subclass(v)
     return pos, tuple(sorted((k, kind_of(v)) for k, v in kwargs.items()))
+
+
+# ndarray subclasses whose arithmetic is NumPy's own (np.matrix's `*` is matmul, and the
+# rules follow the operators as they run).
+_PLAIN_ARRAY_TYPES = (np.ndarray, np.matrix, np.memmap)
+
+
+def refuse_array_subclass(value, name=None):
+    """Refuse an argument (or a leaf of one) that is an ndarray subclass with semantics of
+    its own: a masked array's mask would be ignored by the gradient while the primal
+    honours it."""
+    for leaf in _leaves(value):
+        if isinstance(leaf, np.ndarray) and type(leaf) not in _PLAIN_ARRAY_TYPES:
+            what = f"'{name}' is" if name else "an argument is"
+            if isinstance(leaf, np.ma.MaskedArray):
+                raise NotDifferentiableError(
+                    f"{what} a numpy.ma.MaskedArray: NumPy honours its mask, but "
+                    "pullback's gradients follow plain arrays and would ignore it.\n"
+                    "Fix: pass the data and the mask as plain arrays and apply the mask in "
+                    "the function, e.g. `np.where(mask, 0.0, x.data)` or `x.filled(0.0)`."
+                )
+            raise NotDifferentiableError(
+                f"{what} a {type(leaf).__module__}.{type(leaf).__name__}, an ndarray "
+                "subclass whose operations may differ from NumPy's; pullback's rules "
+                "follow plain NumPy arrays.\n"
+                "Fix: pass np.asarray(...) of it."
+            )
 
 
 class VJPRef:
@@ -356,6 +389,7 @@ def _check_differentiable(fn, name, value):
     t = type(value)
     if t is float or (t is np.ndarray and value.dtype.kind in "fc"):
         return
+    refuse_array_subclass(value, name)
     leaves = list(_leaves(value))
     if any(is_differentiable_value(v) for v in leaves):
         return
@@ -409,9 +443,31 @@ def _locate(exc):
     line_map, fs, lineno, func = found
     k = lineno - 1
     user_line = line_map[k] if 0 <= k < len(line_map) else None
+    # Generated code differentiated again (a Hessian): follow its own map to the user.
+    for _ in range(8):
+        if user_line is None:
+            return None
+        outer = getattr(getattr(fs, "fn", None), "__globals__", {})
+        if "__pullback_line_map__" not in outer:
+            break
+        line_map, fs = outer["__pullback_line_map__"], outer["__pullback_source__"]
+        k = user_line - 1
+        user_line = line_map[k] if 0 <= k < len(line_map) else None
     if user_line is None:
         return None
     return fs.filename, user_line, fs.file_line(user_line).strip(), func
+
+
+def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
+    """``exc`` with the user's line in front of its message (a new exception of the same
+    class where its constructor takes a message; otherwise ``exc`` itself with a note,
+    e.g. an UnsupportedSyntaxError, whose diagnostics already name their lines)."""
+    try:
+        return type(exc)(f"{filename}:{line}: {exc}\n        {text}")
+    except TypeError:
+        if hasattr(exc, "add_note"):
+            exc.add_note(f"  while running {filename}:{line}: {text}")
+        return exc
 
 
 def run_forward(adj: Adjoint, args, kwargs):
@@ -420,10 +476,17 @@ def run_forward(adj: Adjoint, args, kwargs):
     except PullbackError as exc:
         where = _locate(exc)
         if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
-            filename, line, text, _ = where
-            raise type(exc)(f"{filename}:{line}: {exc}\n        {text}") from None
+            relocated = _relocated(exc, *where[:3])
+            if relocated is exc:
+                raise
+            raise relocated from None
         raise
     except Exception as exc:
+        if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
+            # The call itself did not bind: say it with the user's function's name.
+            name = getattr(adj.fn, "__name__", "f")
+            message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
+            raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
         where = _locate(exc)
         if where is not None and hasattr(exc, "add_note"):
             filename, line, text, _ = where
@@ -442,7 +505,10 @@ def run_pullback(pullback, dy):
         if isinstance(exc, PullbackError):
             msg = str(exc)
             if f"{filename}:{line}" not in msg:
-                raise type(exc)(f"{filename}:{line}: {msg}\n        {text}") from exc
+                relocated = _relocated(exc, filename, line, text)
+                if relocated is exc:
+                    raise
+                raise relocated from exc
             raise
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise AdjointRuntimeError(
@@ -458,32 +524,7 @@ def run_pullback(pullback, dy):
 
 
 def _scalar_seed(fn, y):
-    t = type(y)
-    if t is float:
-        return 1.0
-    if t is np.float64 or t is np.float32:
-        return t(1.0)
-    if isinstance(y, bool) or not isinstance(y, (float, int, np.ndarray, np.generic)):
-        raise NonScalarOutputError(
-            f"grad needs '{_name(fn)}' to return a scalar, but it returned a "
-            f"{type(y).__name__}.\n"
-            "Fix: return a float (e.g. np.sum(...) of your result); for tuple or array "
-            "outputs use pullback.vjp or pullback.jacobian (or has_aux=True to return extra "
-            "values)."
-        )
-    if np.size(y) != 1:
-        raise NonScalarOutputError(
-            f"grad needs '{_name(fn)}' to return a scalar, but it returned an array of shape "
-            f"{np.shape(y)}.\n"
-            "Fix: reduce it to a scalar (np.sum, np.mean, ...), or use pullback.vjp / "
-            "pullback.jacobian for non-scalar outputs."
-        )
-    if isinstance(y, np.ndarray):
-        dtype = y.dtype if y.dtype.kind in "fc" else np.float64
-        return np.ones(y.shape, dtype=dtype)
-    if isinstance(y, np.generic) and y.dtype.kind in "fc":
-        return y.dtype.type(1.0)
-    return 1.0
+    return scalar_seed(y, _name(fn))
 
 
 # -- the public functions -----------------------------------------------------------------

@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .tangents import NO_TANGENT, ZERO, unbroadcast
 
 RULE = "rule"
@@ -178,7 +180,10 @@ class RuleRegistry:
                     if d is None:
                         out.append(NO_TANGENT)
                     else:
-                        out.append(unbroadcast(dy * d(y, *args), arg))
+                        deriv = d(y, *args)
+                        if np.iscomplexobj(deriv):  # the conjugating convention
+                            deriv = np.conj(deriv)
+                        out.append(unbroadcast(dy * deriv, arg))
                 return tuple(out)
 
             return y, elementwise_pullback

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import MissingRuleError, NotIterableError, PullbackError, RuleError
+from .errors import (
+    MissingRuleError,
+    NonScalarOutputError,
+    NotDifferentiableError,
+    NotIterableError,
+    PullbackError,
+    RuleError,
+)
 from .registry import NONDIFF, qualified_name
 from .tangents import NO_TANGENT, ZERO, densify, is_zero, materialize, unbroadcast
 
@@ -31,6 +38,55 @@ def as_sequence(iterable):
             "(Python would raise the same TypeError).\n"
             "Fix: loop over a list, tuple, array or range(...)."
         ) from None
+
+
+def scalar_seed(y, name: str, what: str = "grad"):
+    """The cotangent ``1`` for the real scalar output ``y`` of the function ``name``, in
+    ``y``'s precision; a clear error for anything else (an array, a tuple, a complex number:
+    the gradient of a complex-valued function is not defined without a convention)."""
+    t = type(y)
+    if t is float:
+        return 1.0
+    if t is np.float64 or t is np.float32:
+        return t(1.0)
+    if isinstance(y, (complex, np.complexfloating)) or (
+        isinstance(y, np.ndarray) and y.dtype.kind == "c"
+    ):
+        raise NotDifferentiableError(
+            f"{what} needs '{name}' to return a real number, but it returned a complex one "
+            f"({type(y).__name__}); the gradient of a complex-valued function is not "
+            "defined without choosing a convention.\n"
+            f"Fix: return a real scalar: np.real(...), np.abs(...) or np.abs(...) ** 2 of the "
+            "result; for complex outputs use pullback.vjp with a complex cotangent."
+        )
+    if isinstance(y, bool) or not isinstance(y, (float, int, np.ndarray, np.generic)):
+        raise NonScalarOutputError(
+            f"{what} needs '{name}' to return a scalar, but it returned a "
+            f"{type(y).__name__}.\n"
+            "Fix: return a float (e.g. np.sum(...) of your result); for tuple or array "
+            "outputs use pullback.vjp or pullback.jacobian (or has_aux=True to return extra "
+            "values)."
+        )
+    if np.size(y) != 1 or (what != "grad" and np.ndim(y) != 0):
+        raise NonScalarOutputError(
+            f"{what} needs '{name}' to return a scalar, but it returned an array of shape "
+            f"{np.shape(y)}.\n"
+            + (
+                "Fix: reduce it to a scalar (np.sum, np.mean, ...), or use pullback.vjp / "
+                "pullback.jacobian for non-scalar outputs."
+                if what == "grad"
+                else "Fix: differentiate a scalar function (for one output of a vector "
+                "function h: hessian(lambda x: h(x)[i])); if "
+                f"'{name}' is already a gradient (decorated with @grad), pass the function "
+                "it differentiates instead."
+            )
+        )
+    if isinstance(y, np.ndarray):
+        dtype = y.dtype if y.dtype.kind == "f" else np.float64
+        return np.ones(y.shape, dtype=dtype)
+    if isinstance(y, np.generic) and y.dtype.kind == "f":
+        return y.dtype.type(1.0)
+    return 1.0
 
 
 def zero_cotangent(x):

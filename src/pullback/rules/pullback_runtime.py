@@ -218,7 +218,7 @@ def register(reg):
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
-    reg.non_differentiable(runtime.zero_cotangent, family=FAMILY, trusted=True)
+    reg.non_differentiable(runtime.zero_cotangent, runtime.scalar_seed, family=FAMILY, trusted=True)
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the
     # generated gradient of f.

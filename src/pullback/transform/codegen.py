@@ -78,6 +78,7 @@ def runtime_namespace() -> dict:
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,
         "zero_cotangent": runtime.zero_cotangent,
+        "_pb_scalar_seed": runtime.scalar_seed,
         "_partial": partial,
     }
 
@@ -153,7 +154,8 @@ def generate(
         # subset, so that pullback can differentiate it again (grad of grad, Hessians).
         emit(f"def {name}__gradient({signature}):", 1)
         last = render_here(prologue + forward, use_alt=True)
-        emit(f"    {dret_name} = 1.0", last)
+        # A Hessian or hvp of a function whose output is not a real scalar is refused here.
+        emit(f"    {dret_name} = _pb_scalar_seed({ret_name}, {fs.name!r}, 'hessian')", last)
         render_here(backward[:-1] + [gradient_return], last, use_alt=True)
         # The cotangents for any output cotangent, as one function of (cotangent, *args):
         # what a caller's differentiable-again code uses for this function.

@@ -300,6 +300,13 @@ class ReverseBuilder:
             )
         return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
 
+    def known_real(self, node) -> bool:
+        """Whether an operand is provably real (so its conjugate is itself): a real
+        constant, or a name whose kind is a real number or array."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
     def temp(self) -> str:
         """A fresh name for a reverse-sweep temporary (never a name of the function)."""
         while True:
@@ -382,9 +389,9 @@ class ReverseBuilder:
         def cj(expr, node):
             # The cotangent of a product conjugates the other factor; real values
             # (proved by their kind) skip it.
-            return expr if self.known_kind(node) else f"_np.conj({expr})"
+            return expr if self.known_real(node) else f"_np.conj({expr})"
 
-        real = self.known_kind(a) and self.known_kind(b)
+        real = self.known_real(a) and self.known_real(b)
         if an and an == bn and op in (gast.Add, gast.Mult):
             # x + x and x * x: one contribution instead of two.
             expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {cj(sa, a)}"

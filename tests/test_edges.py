@@ -1,0 +1,147 @@
+"""Edges where a gradient used to be silently wrong or a crash escaped: non-scalar and
+complex outputs, second derivatives of the wrong function, array subclasses, refusals
+found while the gradient runs, calls that do not bind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fd import check_grad
+
+import pullback
+from pullback import grad, hessian, hvp, value_and_grad
+
+
+def vector_valued(x):
+    return x**3
+
+
+def scalar_valued(x):
+    return np.sum(x**3)
+
+
+@grad
+def already_a_gradient(w):
+    return np.sum(w**3)
+
+
+def test_hessian_and_hvp_of_a_vector_function_are_refused_not_summed():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(pullback.NonScalarOutputError, match="hessian needs 'vector_valued'"):
+        hessian(vector_valued)(x)
+    with pytest.raises(pullback.NonScalarOutputError, match="shape \\(2,\\)"):
+        hvp(vector_valued)(x, np.ones(2))
+    # the same function made scalar is fine, and one component is the documented fix
+    np.testing.assert_allclose(hessian(scalar_valued)(x), np.diag(6 * x))
+    np.testing.assert_allclose(hessian(lambda v: vector_valued(v)[1])(x), [[0, 0], [0, 12]])
+
+
+def test_hessian_of_an_already_decorated_gradient_is_refused():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(pullback.NonScalarOutputError, match="already a gradient"):
+        hessian(already_a_gradient)(x)
+    # on a scalar argument grad(f) is a scalar function: its derivative is f'''
+    assert grad(grad(grad(lambda t: t**4)))(2.0) == pytest.approx(48.0)
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (lambda x: (1 + 2j) * x, 0.5),
+        (lambda x: np.exp(1j * x), np.float64(0.5)),
+        (lambda x: np.sum(np.exp(1j * x)), np.array([0.5, 1.0])),
+    ],
+    ids=["python complex", "numpy complex scalar", "complex sum"],
+)
+def test_a_complex_output_is_refused_with_the_fix(f, x):
+    with pytest.raises(pullback.NotDifferentiableError, match="np.real"):
+        grad(f)(x)
+
+
+def _re_sum_exp(x):
+    return np.real(np.sum(np.exp(1j * x)))
+
+
+def _im_times_i(x):
+    return np.sum(np.imag(1j * x))
+
+
+def _re_square_of_imaginary(x):
+    return np.sum(np.real((1j * x) * (1j * x)))
+
+
+def _im_sum(x):
+    return np.imag(np.sum(1j * x * x))
+
+
+def _re_exp_of_complex_line(x):
+    return np.sum(np.real(np.exp((1 + 1j) * x)))
+
+
+@pytest.mark.parametrize(
+    "f, expected",
+    [
+        (_re_sum_exp, lambda x: -np.sin(x)),
+        (_im_times_i, lambda x: np.ones_like(x)),
+        (_re_square_of_imaginary, lambda x: -2 * x),
+        (_im_sum, lambda x: 2 * x),
+        (_re_exp_of_complex_line, lambda x: np.exp(x) * (np.cos(x) - np.sin(x))),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_real_outputs_through_complex_intermediates(f, expected, dtype):
+    # Complex constants are not real: their cotangents conjugate (they used to be skipped,
+    # flipping signs), and elementwise rules conjugate their derivatives.
+    x = np.array([0.3, 1.1, -0.7], dtype=dtype)
+    tol = 1e-10 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(grad(f)(x), expected(x), rtol=tol, atol=tol)
+    check_grad(f, x)
+
+
+def test_masked_arrays_are_refused_wherever_they_are_passed():
+    m = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(pullback.NotDifferentiableError, match="MaskedArray"):
+        grad(scalar_valued)(m)
+    with pytest.raises(pullback.NotDifferentiableError, match="mask"):
+        grad(lambda w, d: np.sum(w * d))(1.0, m)
+    with pytest.raises(pullback.NotDifferentiableError, match="MaskedArray"):
+        grad(lambda ws: np.sum(ws[0]))((m,))
+
+
+def test_np_matrix_still_works():
+    x = np.matrix([[1.0], [2.0]])
+    g = grad(lambda m: np.sum(m.T @ m))(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(x))
+
+
+def _with_try(x):
+    try:
+        return x * x
+    except ValueError:
+        return x
+
+
+def _apply(f, x):
+    return f(x) + x
+
+
+def test_a_refusal_found_while_running_keeps_its_diagnostics():
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        grad(_apply, wrt=1)(_with_try, 2.0)
+    assert [d.code for d in info.value.diagnostics] == ["PB201"]
+    assert "try/except" in str(info.value)
+
+
+def two_args(x, y):
+    return x * y
+
+
+def test_a_call_that_does_not_bind_names_the_users_function():
+    for f in (grad(two_args), value_and_grad(two_args)):
+        with pytest.raises(pullback.ArgumentError) as info:
+            f(1.0)
+        message = str(info.value)
+        assert "two_args()" in message and "__forward" not in message
+        assert "'y'" in message
+    with pytest.raises(TypeError):  # ArgumentError is still a TypeError for callers
+        grad(two_args)(1.0, 2.0, 3.0)

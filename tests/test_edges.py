@@ -145,3 +145,44 @@ def test_a_call_that_does_not_bind_names_the_users_function():
         assert "'y'" in message
     with pytest.raises(TypeError):  # ArgumentError is still a TypeError for callers
         grad(two_args)(1.0, 2.0, 3.0)
+
+
+def _early_return_before_a_loop(x, n):
+    if n == 0:
+        return x * x
+    s = 0.0
+    for _ in range(n):
+        s = s + x
+    return s
+
+
+def test_an_early_return_taken_before_a_loop_runs():
+    assert grad(_early_return_before_a_loop)(2.0, 0) == 4.0
+    assert grad(_early_return_before_a_loop)(2.0, 3) == 3.0
+
+
+def _shrinking(w):
+    s = 0.0
+    for _ in range(3):
+        s = s + np.sum(w[:2] ** 2)
+        w = w[1:]
+    return s
+
+
+def _unpack_layers(flat, sizes):
+    # a flat parameter vector consumed layer by layer, as model code does
+    h = 1.0
+    for n in sizes:
+        layer = flat[:n]
+        flat = flat[n:]
+        h = np.tanh(np.sum(layer) * h)
+    return h + np.sum(flat**2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_loop_carried_array_that_changes_shape(dtype):
+    w = np.arange(5.0, dtype=dtype) / 4
+    np.testing.assert_allclose(grad(_shrinking)(w), [0, 1, 2, 1.5, 0], rtol=1e-6)
+    check_grad(_shrinking, w)
+    flat = np.linspace(-0.5, 0.7, 9).astype(dtype)
+    check_grad(_unpack_layers, flat, (2, 3, 1))

@@ -85,11 +85,12 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         for info in loops
         if getattr(info, "has_reverse", False) and (info.snapshot or info.reverse_target is None)
     ]
-    # Names saved or snapshotted that some path may leave unassigned start as None.
-    nested = _assigned_in_compounds(norm.tree) | set(builder.pb_names.values())
+    # Names saved or snapshotted that some path may leave unassigned start as None: any
+    # saved name may be skipped by an early return (including the sweeps' own, such as a
+    # loop's range), so every one that is not a parameter starts bound.
     init_names = sorted(
         {n for info in loops for n in getattr(info, "snapshot", []) if n not in params}
-        | {n for n in saved if n in nested and n not in params}
+        | {n for n in saved if n not in params}
     )
     code = generate(
         fs,
@@ -117,15 +118,3 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         higher=code.higher,
         guard=WorldGuard.from_source(fs, norm.live),
     )
-
-
-def _assigned_in_compounds(tree) -> set[str]:
-    import gast
-
-    out = set()
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.If, gast.For, gast.While)):
-            for sub in gast.walk(node):
-                if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
-                    out.add(sub.id)
-    return out

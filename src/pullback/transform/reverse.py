@@ -683,9 +683,15 @@ class ReverseBuilder:
             state[name] = "M"
         pop = Line("pass", src=s.lineno)  # filled in by finish_loops
         info.pop_line = pop
+        # Index reads recorded by the previous reverse iteration are folded with the value
+        # they read, before this iteration's snapshot replaces it (a carried array may
+        # change shape from one iteration to the next: `w = w[k:]`).
+        lead = 0
+        while lead < len(body) and _is_fold_line(body[lead]):
+            lead += 1
         loop = Compound(
             header,
-            [pop] + body,
+            body[:lead] + [pop] + body[lead:],
             reads=frozenset({info.counter}),
             src=s.lineno,
             loop=info,
@@ -1033,6 +1039,13 @@ def _drop_copy_pairs(block, prefix, whole=None):
                 if _assigned_name(other) in (x, y):
                     break
         i += 1
+
+
+def _is_fold_line(item) -> bool:
+    return isinstance(item, Line) and (
+        "= fold_reads(" in item.text
+        or (item.text.startswith("_reads") and item.text.endswith("= None"))
+    )
 
 
 def _breaks(stmts) -> bool:

@@ -186,3 +186,27 @@ def test_a_loop_carried_array_that_changes_shape(dtype):
     check_grad(_shrinking, w)
     flat = np.linspace(-0.5, 0.7, 9).astype(dtype)
     check_grad(_unpack_layers, flat, (2, 3, 1))
+
+
+def _helper_names(densify, unbroadcast, *, add=2.0):
+    _partial = densify * unbroadcast
+    ZERO = _partial * add
+    fold_reads = ZERO * densify
+    return fold_reads
+
+
+def test_names_of_generated_helpers_are_free_for_users():
+    x, y = 1.5, -0.5
+    assert grad(_helper_names)(x, y) == pytest.approx(2 * 2 * x * y)
+    gx, gy = grad(_helper_names, wrt=(0, "unbroadcast"))(x, unbroadcast=y, add=3.0)
+    assert (gx, gy) == (pytest.approx(6 * x * y), pytest.approx(3 * x * x))
+    assert pullback.jvp(_helper_names, (x, y), (1.0, 0.0))[1] == pytest.approx(4 * x * y)
+    assert grad(grad(_helper_names))(x, y) == pytest.approx(4 * y)
+    check_grad(_helper_names, x, y)
+
+
+def test_every_generated_helper_name_is_reserved():
+    from pullback.transform.codegen import runtime_namespace
+    from pullback.transform.normalize import is_reserved
+
+    assert [n for n in runtime_namespace() if not is_reserved(n)] == []

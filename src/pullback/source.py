@@ -49,6 +49,15 @@ class FunctionSource:
     resolved: dict = field(default_factory=dict)
     # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
     resolved_chains: dict = field(default_factory=dict)
+    # Locals and parameters renamed because generated code uses their names itself.
+    renames: dict = field(default_factory=dict)
+
+    def user_kwdefaults(self):
+        """``fn.__kwdefaults__`` keyed by the names the generated code uses."""
+        kw = self.fn.__kwdefaults__
+        if not kw or not self.renames:
+            return kw
+        return {self.renames.get(k, k): v for k, v in kw.items()}
 
     @property
     def name(self) -> str:

@@ -167,7 +167,9 @@ def generate(
 
     def with_defaults(f):
         f.__defaults__ = fs.fn.__defaults__
-        f.__kwdefaults__ = fs.fn.__kwdefaults__
+        f.__kwdefaults__ = fs.user_kwdefaults()
+        if fs.renames:  # differentiated again: the user's names map to these
+            f.__pullback_renames__ = fs.renames
         return f
 
     def higher():

@@ -34,7 +34,7 @@ from .code import Compound, Line, render
 from .inline import inline_form
 from .kinds import is_real
 from .normalize import LoopEnd
-from .pipeline import prepare
+from .pipeline import accepting_user_keywords, prepare
 from .problems import attribute_of_varied, varied_keyword
 from .ssa import SnapshotPoint
 
@@ -444,8 +444,9 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - generated code
     jvp_fn = namespace[f"{name}__jvp"]
     jvp_fn.__defaults__ = fs.fn.__defaults__
-    jvp_fn.__kwdefaults__ = dict(fs.fn.__kwdefaults__ or {})
+    jvp_fn.__kwdefaults__ = dict(fs.user_kwdefaults() or {})
     forget_with(jvp_fn, filename)
+    jvp_fn = accepting_user_keywords(jvp_fn, prepared.renames)
     return JVP(fn, wrt, jvp_fn, source, tangent_params, WorldGuard.from_source(fs, norm.live))
 
 

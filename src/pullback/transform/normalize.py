@@ -55,8 +55,38 @@ RETURNED = "_returned"
 RESERVED = frozenset(
     "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
     "sequence_cotangent pow_exponent_cotangent plus_cotangents matmul_lhs_cotangent "
-    "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math".split()
+    "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
+    "rule_tangent list_tangent function_tangent method_tangent".split()
 )
+
+
+def is_reserved(name: str) -> bool:
+    """Whether generated code uses ``name`` for itself (helpers, ``_pb_*`` bindings)."""
+    return name in RESERVED or name.startswith("_pb_")
+
+
+def rename_reserved_locals(tree) -> dict:
+    """Rename, in place, every parameter and local of ``tree`` whose name the generated
+    code uses for its own helpers (a parameter called ``densify``); return the renaming.
+
+    >>> import gast
+    >>> t = gast.parse("def f(densify, y):\n    add = densify * y\n    return add").body[0]
+    >>> rename_reserved_locals(t)
+    {'add': '_user_add', 'densify': '_user_densify'}
+    """
+    local = local_names(tree)
+    clashing = sorted(n for n in local if is_reserved(n))
+    renames = {}
+    for name in clashing:
+        new = f"_user_{name.lstrip('_')}"
+        while new in local or new in renames.values():
+            new = "_" + new
+        renames[name] = new
+    if renames:
+        for node in gast.walk(tree):
+            if isinstance(node, gast.Name) and node.id in renames:
+                node.id = renames[node.id]
+    return renames
 
 
 class Normalized:
@@ -67,12 +97,13 @@ class Normalized:
     guarded (see :mod:`pullback.guards`).
     """
 
-    def __init__(self, tree, namespace, params, flags, live=frozenset()):
+    def __init__(self, tree, namespace, params, flags, live=frozenset(), renames=None):
         self.tree = tree
         self.namespace = namespace
         self.params = params
         self.flags = flags
         self.live = live
+        self.renames = renames or {}  # user names generated code needed for itself
 
 
 class _Loop:
@@ -83,6 +114,7 @@ class _Loop:
 class Normalizer:
     def __init__(self, fs):
         self.fs = fs
+        self.renames = fs.renames = rename_reserved_locals(fs.tree)
         self.locals = local_names(fs.tree)
         self.counter = itertools.count(1)
         self.namespace: dict = {"_np": np}
@@ -108,7 +140,7 @@ class Normalizer:
         found, value = self.fs.lookup(parts[0])
         if found:
             name = parts[0]
-            if name in RESERVED or name.startswith("_pb_"):
+            if is_reserved(name):
                 name = f"_user_{name}"
                 root = node
                 while isinstance(root, gast.Attribute):
@@ -165,7 +197,9 @@ class Normalizer:
                 if isinstance(sub, (gast.Name, gast.Attribute)) and dotted_parts(sub):
                     if dotted_parts(sub)[0] not in self.locals:
                         self.bind_global(sub)
-        return Normalized(new, self.namespace, params, self.flags, frozenset(self.live))
+        return Normalized(
+            new, self.namespace, params, self.flags, frozenset(self.live), self.renames
+        )
 
     def block(self, stmts) -> list:
         out: list = []

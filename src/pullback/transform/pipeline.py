@@ -27,6 +27,7 @@ class Prepared:
     loops: list
     activity: Activity
     kinds: dict
+    renames: dict  # the user's parameter names -> the names the generated code uses
 
     def diagnostic(self, node, code, message, why, fix) -> Diagnostic:
         """A diagnostic at ``node`` of the user's function (for facts found while
@@ -58,13 +59,37 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
 
         raise_if_unsupported(fn, registry)
     params = parameter_names(fs.tree)
+    # Generated code differentiated again names renamed parameters its own way.
+    inherited = getattr(fs.fn, "__pullback_renames__", None) or {}
+    if wrt is not None and inherited:
+        wrt = tuple(inherited.get(p, p) for p in wrt)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
     norm = normalize(fs)
+    renames = norm.renames
+    if renames:  # a parameter named like a generated helper: the code uses another name
+        params = [renames.get(p, p) for p in params]
+        wrt = tuple(renames.get(p, p) for p in wrt)
+    renames = {**inherited, **renames}
     # On the SSA form a statement never overwrites its own operands.
     loops = to_ssa(norm.tree, norm.params, norm.flags)
     activity = analyze(norm.tree, list(wrt), registry)
-    kinds = infer(norm.tree, param_kinds(fn, kinds_key), registry)
-    return Prepared(fs, params, wrt, norm, loops, activity, kinds)
+    kinds = {renames.get(k, k): v for k, v in param_kinds(fn, kinds_key).items()}
+    kinds = infer(norm.tree, kinds, registry)
+    return Prepared(fs, params, wrt, norm, loops, activity, kinds, renames)
+
+
+def accepting_user_keywords(generated, renames: dict):
+    """``generated`` (whose parameters were renamed by ``renames``) callable with the
+    user's own keyword names; ``generated`` itself when no parameter was renamed."""
+    if not renames:
+        return generated
+
+    def with_user_keywords(*args, **kwargs):
+        return generated(*args, **{renames.get(k, k): v for k, v in kwargs.items()})
+
+    with_user_keywords.__name__ = generated.__name__
+    with_user_keywords.__wrapped_generated__ = generated
+    return with_user_keywords
 
 
 def param_kinds(fn, kinds_key) -> dict:

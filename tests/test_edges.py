@@ -210,3 +210,30 @@ def test_every_generated_helper_name_is_reserved():
     from pullback.transform.normalize import is_reserved
 
     assert [n for n in runtime_namespace() if not is_reserved(n)] == []
+
+
+def _or_chain(x, a, b, c, d):
+    if a or b or c or d:
+        return 2.0 * x
+    return 3.0 * x
+
+
+def _and_chain(x, a, b, c):
+    y = (a and b and c) or x * 0.0
+    return x * x if y else 5.0 * x
+
+
+def _mixed_chain(x, a, b, c):
+    return x * (a or (b and c) or 0.5)
+
+
+@pytest.mark.parametrize("bits", range(16))
+def test_every_operand_of_a_long_boolean_chain_is_evaluated(bits):
+    a, b, c, d = (bool(bits >> k & 1) for k in range(4))
+    x = 1.5
+    assert grad(_or_chain)(x, a, b, c, d) == (2.0 if (a or b or c or d) else 3.0)
+    assert grad(_and_chain)(x, a, b, c) == (2 * x if (a and b and c) else 5.0)
+    ga, gb, gc = 0.25 * (1 + a), 0.5 + b, 2.0 + c
+    assert grad(_mixed_chain)(x, 0.0 if not a else ga, gb if b else 0.0, gc if c else 0.0) == (
+        _mixed_chain(1.0, 0.0 if not a else ga, gb if b else 0.0, gc if c else 0.0)
+    )

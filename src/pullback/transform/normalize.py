@@ -559,7 +559,9 @@ class Normalizer:
                 test = N.load(name) if isinstance(e.op, gast.And) else N.not_(N.load(name))
                 cond = self.fresh("c")
                 target_block.append(N.assign(cond, test, v))
-                target_block.append(N.if_(N.load(cond), nested, where=v))
+                branch = N.if_(N.load(cond), [gast.Pass()], where=v)
+                branch.body = nested  # filled by the next operand (N.if_ copies its body)
+                target_block.append(branch)
                 target_block = nested
         test = N.load(name) if isinstance(e.op, gast.And) else N.not_(N.load(name))
         cond = self.fresh("c")

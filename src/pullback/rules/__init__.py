@@ -27,6 +27,10 @@ from . import (
     numpy_ufuncs,
     pullback_runtime,
     scipy_special,
+    scipy_stats_continuous,
+    scipy_stats_discrete,
+    scipy_stats_frozen,
+    scipy_stats_multivariate,
     transformable,
 )
 
@@ -44,6 +48,10 @@ FAMILIES = (
     math_rules,
     builtins_rules,
     scipy_special,
+    scipy_stats_continuous,
+    scipy_stats_discrete,
+    scipy_stats_multivariate,
+    scipy_stats_frozen,
     ndarray_methods,
     pullback_runtime,
     transformable,

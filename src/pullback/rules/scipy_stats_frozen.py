@@ -137,3 +137,7 @@ def register(reg):
         for name in names:
             r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
                    name=f"scipy.stats.{cls.__name__}.{name}")
+    # last, once every stats rule exists: the pullbacks second derivatives run through
+    from . import scipy_stats_transformable
+
+    scipy_stats_transformable.register(reg)

@@ -17,12 +17,21 @@ never differentiated.
 'rule'
 
 The registry is an object: tests build their own, and :func:`use_registry` swaps the
-default one for a block of code.
+active one for a block of code (in the current thread or asyncio task only).
+
+A rule family whose rules only make sense once some module is imported (SciPy's) can be
+*deferred* (:meth:`RuleRegistry.defer`): it is registered on the first lookup that misses
+after that module appears in ``sys.modules``. Importing pullback and differentiating
+NumPy code therefore never imports SciPy, while a function that calls
+``scipy.special.erf`` (which its author has imported) finds the rule at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import sys
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -116,6 +125,58 @@ class RuleRegistry:
     def __init__(self):
         self._rules: dict = {}
         self.version = 0
+        # Families waiting for the module they need (see ``defer``), in registration order.
+        self._deferred: list = []
+
+    # -- families -------------------------------------------------------------------
+    def add_family(self, family) -> None:
+        """Register a family module (``FAMILY``, ``register(reg)``, optional ``REQUIRES``).
+
+        A family with ``REQUIRES`` (a module name such as ``"scipy.special"``) is deferred
+        until that module has been imported by someone else; the others register now.
+        """
+        requires = getattr(family, "REQUIRES", None)
+        if requires is None or requires in sys.modules:
+            family.register(self)
+        else:
+            self.defer(family)
+
+    def defer(self, family) -> None:
+        """Register ``family`` on the first lookup miss after ``family.REQUIRES`` (a module
+        name) is in ``sys.modules``."""
+        with _LOAD_LOCK:
+            if family not in self._deferred:
+                self._deferred.append(family)
+
+    def deferred_families(self) -> list:
+        """The family modules not registered yet (waiting for their module)."""
+        return list(self._deferred)
+
+    def _load_ready(self) -> bool:
+        """Register the deferred families whose module is imported now; True if any."""
+        modules = sys.modules
+        if not any(f.REQUIRES in modules for f in self._deferred):
+            return False
+        with _LOAD_LOCK:  # two threads missing at once register a family only once
+            ready = [f for f in self._deferred if f.REQUIRES in modules]
+            for family in ready:
+                self._deferred.remove(family)
+                family.register(self)
+            if ready:
+                self.version += 1  # adjoints built before may have missed these rules
+        return bool(ready)
+
+    def load_all(self) -> None:
+        """Import what every deferred family needs (where installed) and register them
+        (for listings; a lookup never imports anything)."""
+        import importlib
+
+        for family in list(self._deferred):
+            try:
+                importlib.import_module(family.REQUIRES)
+            except ImportError:  # an optional dependency that is not installed
+                continue
+        self._load_ready()
 
     # -- registering ----------------------------------------------------------------
     def _put(self, fn, rule: Rule) -> Rule:
@@ -234,19 +295,32 @@ class RuleRegistry:
             entry = self._rules.get(_key(fn))
         except TypeError:
             return None
-        return None if entry is None else entry[1]
+        if entry is None:
+            # A miss is the moment to look for newly imported modules (cheap: a few dict
+            # lookups while families wait, nothing once they are all registered).
+            if not self._deferred or not self._load_ready():
+                return None
+            entry = self._rules.get(_key(fn))
+            if entry is None:
+                return None
+        return entry[1]
 
     def __contains__(self, fn) -> bool:
         return self.lookup(fn) is not None
 
     def rules(self) -> list[Rule]:
-        """Every rule, in registration order."""
+        """Every rule, in registration order (deferred families are loaded first, importing
+        the modules they need where installed)."""
+        if self._deferred:
+            self.load_all()
         return [rule for _, rule in self._rules.values()]
 
     def copy(self) -> RuleRegistry:
-        """An independent registry with the same rules (for tests and experiments)."""
+        """An independent registry with the same rules and the same deferred families (for
+        tests and experiments)."""
         new = RuleRegistry()
         new._rules = dict(self._rules)
+        new._deferred = list(self._deferred)
         new.version = self.version
         return new
 
@@ -259,27 +333,56 @@ def _key(fn):
     return fn
 
 
-_current: list[RuleRegistry] = []
+_LOAD_LOCK = threading.RLock()
+
+# The registry pullback's own tables make, built once on first use (tests may swap it with
+# ``set_builtin_registry``), and the registry active in this thread or task: ``None`` means
+# the built-in one. A ContextVar, so that ``use_registry`` in one thread never changes the
+# rules another thread uses.
+_builtin: list[RuleRegistry] = []
+_active: contextvars.ContextVar[RuleRegistry | None] = contextvars.ContextVar(
+    "pullback_active_registry", default=None
+)
+
+
+def builtin_registry() -> RuleRegistry:
+    """The registry of every rule that ships with pullback (built once, lazily)."""
+    if not _builtin:
+        with _LOAD_LOCK:
+            if not _builtin:
+                from .rules import build_default_registry
+
+                _builtin.append(build_default_registry())
+    return _builtin[0]
+
+
+def set_builtin_registry(registry: RuleRegistry | None) -> RuleRegistry | None:
+    """Replace the built-in registry (``None``: build a fresh one on next use); returns the
+    previous one, so a test can put it back."""
+    with _LOAD_LOCK:
+        previous = _builtin[0] if _builtin else None
+        _builtin.clear()
+        if registry is not None:
+            _builtin.append(registry)
+    return previous
 
 
 def default_registry() -> RuleRegistry:
-    """The registry that ``grad`` and friends use unless given another one."""
-    if not _current:
-        from .rules import build_default_registry
-
-        _current.append(build_default_registry())
-    return _current[-1]
+    """The registry that ``grad`` and friends use unless given another one: the one a
+    surrounding ``use_registry`` made active in this thread or task, else the built-in one."""
+    registry = _active.get()
+    return registry if registry is not None else builtin_registry()
 
 
 @contextlib.contextmanager
 def use_registry(registry: RuleRegistry):
-    """Make ``registry`` the default inside a ``with`` block."""
-    default_registry()
-    _current.append(registry)
+    """Make ``registry`` the default inside a ``with`` block, in this thread (or asyncio
+    task) only; other threads keep theirs."""
+    token = _active.set(registry)
     try:
         yield registry
     finally:
-        _current.remove(registry)
+        _active.reset(token)
 
 
 def rrule(fn, *, registry: RuleRegistry | None = None):

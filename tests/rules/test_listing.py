@@ -44,7 +44,8 @@ LINALG = (
 FFT = "fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn fftshift ifftshift"
 SPECIAL = (
     "gamma gammaln digamma polygamma beta betaln erf erfc erfinv erfcinv expit logit "
-    "logsumexp softmax log_softmax xlogy xlog1py i0 i1 j0 j1 y0 y1"
+    "logsumexp softmax log_softmax xlogy xlog1py i0 i1 j0 j1 y0 y1 iv ive kv kve jv yv yn "
+    "gammainc gammaincc betainc multigammaln zeta kl_div"
 )
 MATH = (
     "sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh exp exp2 expm1 log "
@@ -89,6 +90,8 @@ def coverage():
     out.append(("operator.getitem", operator.getitem, False))
     for name in "floor ceil trunc".split():
         out.append((f"math.{name}", getattr(math, name), True))
+    for name in "factorial comb gammasgn".split():
+        out.append((f"scipy.special.{name}", getattr(sc, name), True))
     return out
 
 

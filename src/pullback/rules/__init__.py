@@ -1,8 +1,11 @@
 """The rules that ship with pullback, one module per family.
 
 Each family module has ``FAMILY`` (its name) and ``register(registry)``;
-:func:`build_default_registry` calls them all. ``scipy_special`` registers only when
-SciPy can be imported. ``listing`` renders the table of every entry (docs/rules.md).
+:func:`build_default_registry` calls them all. A family that also declares ``REQUIRES``
+(a module name, e.g. ``"scipy.special"``) is deferred: the registry registers it on the
+first lookup miss after that module has been imported (see ``RuleRegistry.add_family``),
+so pullback itself never imports SciPy. ``listing`` renders the table of every entry
+(docs/rules.md), loading the deferred families first.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from . import (
     numpy_ufuncs,
     pullback_runtime,
     scipy_special,
+    scipy_special_more,
+    scipy_stats_continuous,
+    scipy_stats_discrete,
+    scipy_stats_frozen,
+    scipy_stats_multivariate,
     transformable,
 )
 
@@ -41,6 +49,11 @@ FAMILIES = (
     math_rules,
     builtins_rules,
     scipy_special,
+    scipy_special_more,
+    scipy_stats_continuous,
+    scipy_stats_discrete,
+    scipy_stats_multivariate,
+    scipy_stats_frozen,
     ndarray_methods,
     pullback_runtime,
     transformable,
@@ -51,5 +64,5 @@ def build_default_registry() -> RuleRegistry:
     """A new registry holding every rule family that ships with pullback."""
     registry = RuleRegistry()
     for family in FAMILIES:
-        family.register(registry)
+        registry.add_family(family)
     return registry

@@ -1,7 +1,7 @@
 """scipy.special: gamma and friends, error functions, expit/logit, logsumexp, softmax,
 xlogy, Bessel functions of order 0 and 1, normal distribution functions.
 
-Registered only when SciPy can be imported (``register`` does nothing otherwise).
+Deferred until scipy.special is imported (``REQUIRES``); ``register`` does nothing without SciPy.
 Rules are for real arguments. Integer orders (``polygamma``'s ``n``) get no tangent.
 """
 
@@ -22,6 +22,7 @@ from ._util import (
 )
 
 FAMILY = "scipy_special"
+REQUIRES = "scipy.special"
 
 _SQRT_PI_HALF = float(np.sqrt(np.pi) / 2.0)
 _TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))

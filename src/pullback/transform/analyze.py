@@ -83,8 +83,8 @@ def differentiable_operands(value, registry) -> list[str]:
             rule = registry.lookup(callee.obj)
             if rule is not None and rule.kind == NONDIFF:
                 return []
-            if rule is not None:
-                return [n for a in value.args for n in names_in(a)]
+            # Keywords count too: a rule's varied keyword must reach the check that refuses
+            # it (PB502), not silently give a zero gradient.
             return [n for a in value.args for n in names_in(a)] + [
                 n for k in value.keywords for n in names_in(k.value)
             ]

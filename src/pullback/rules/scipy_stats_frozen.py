@@ -1,0 +1,143 @@
+"""Frozen scipy.stats distributions: ``norm(loc, scale).logpdf(x)`` and the like.
+
+The engine needs no special case. ``scipy.stats.norm(mu, s)`` is a call of a global
+callable object, so it looks up a rule keyed by the distribution object: that rule
+returns scipy's own frozen distribution, and its pullback maps the frozen object's
+cotangent back to the positional parameters. ``d.logpdf(x)`` is a method call on a value
+known only at run time; the engine looks up a rule for the method of the value's class
+(``rv_continuous_frozen.logpdf``, ``multivariate_normal_frozen.logpdf``, ...). Those rules
+compute what the unfrozen method's rule computes and give the frozen object, as its
+cotangent, a tuple with one entry per parameter of the distribution (in scipy's order:
+shapes, ``loc``, ``scale``; ``mean``, ``cov``; ``alpha``; ``n``, ``p``).
+
+A frozen distribution made outside the differentiated function (a constant) works the
+same: its tuple cotangent is simply not used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._util import NO_TANGENT, ZERO, Registrar, finalize, zeros_for
+from .scipy_stats_common import constructor_rrule, pull
+
+FAMILY = "scipy_stats"
+REQUIRES = "scipy.stats"
+
+CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
+DISCRETE_METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
+
+
+def _univariate_rrule(name):
+    """The rule of ``frozen.<name>(x)`` for the frozen univariate distributions."""
+    from . import scipy_stats_continuous as cont
+    from . import scipy_stats_discrete as disc
+
+    def frozen_method_rrule(frozen, x):
+        import scipy.stats as st
+
+        y = getattr(frozen, name)(x)
+        dist = getattr(st, frozen.dist.name, None)
+        module = cont if frozen.dist.name in cont.SPECS else disc
+        if dist is None or frozen.dist.name not in module.SPECS:
+            raise NotImplementedError(  # pragma: no cover - every frozen we make is known
+                f"pullback: no rule for frozen scipy.stats.{frozen.dist.name}.{name}"
+            )
+        shapes, *loc_scale = module.params_of(dist, frozen.args, frozen.kwds)
+        values = (*shapes, *loc_scale)  # every parameter, in scipy's order
+        args = (x,) + values
+
+        def frozen_method_pullback(dy):
+            if dy is ZERO or (module is disc and name == "ppf"):  # integer quantiles
+                return ZERO, zeros_for((x,))[0]
+            parts = module.partials(dist, name, y, (x,) + frozen.args, frozen.kwds)
+            cots = pull(dy, args, parts)
+            return tuple(cots[1:]), cots[0]
+
+        return y, frozen_method_pullback
+
+    frozen_method_rrule.__name__ = f"frozen_{name}_rrule"
+    return frozen_method_rrule
+
+
+def _multivariate_rrule(kind, name):
+    from . import scipy_stats_multivariate as mv
+
+    def frozen_multivariate_rrule(frozen, x):
+        y = getattr(frozen, name)(x)
+        density = name in ("pdf", "pmf")
+
+        def frozen_multivariate_pullback(dy):
+            if dy is ZERO:
+                return ZERO, ZERO
+            if kind == "multivariate_normal":
+                cov = frozen.cov_object.covariance
+                dx, dmean, dcov = mv.mvn_partials(dy, y, x, frozen.mean, cov, density)
+                params = (finalize(dmean, frozen.mean), finalize(dcov, cov))
+            elif kind == "dirichlet":
+                dx, dalpha = mv.dirichlet_partials(dy, y, x, frozen.alpha, density)
+                params = (finalize(dalpha, frozen.alpha),)
+            else:
+                dx = None
+                _, _, dp = mv.multinomial_partials(dy, y, x, frozen.p, density)
+                params = (ZERO, finalize(dp, frozen.p))
+            dx = NO_TANGENT if dx is None else finalize(np.reshape(dx, np.shape(x)), x)
+            return params, dx
+
+        return y, frozen_multivariate_pullback
+
+    frozen_multivariate_rrule.__name__ = f"frozen_{kind}_{name}_rrule"
+    return frozen_multivariate_rrule
+
+
+def _mvn_constructor_cotangent(k, cot, arg):
+    """multivariate_normal's frozen ``cov`` is 2-D; give a scalar or 1-D ``cov`` its form."""
+    if k == 1 and cot is not ZERO and np.ndim(arg) < 2:
+        g = np.asarray(cot)
+        return np.trace(g) if np.ndim(arg) == 0 else np.diagonal(g).copy()
+    return cot
+
+
+def register(reg):
+    try:
+        import scipy.stats as st
+        from scipy.stats import _distn_infrastructure as infra
+        from scipy.stats import _multivariate as multi
+    except ImportError:  # pragma: no cover - scipy is optional
+        return
+    from . import scipy_stats_continuous as cont
+    from . import scipy_stats_discrete as disc
+
+    r = Registrar(reg, FAMILY)
+    for dist_name in (*cont.SPECS, *disc.SPECS):
+        r.rule(getattr(st, dist_name), constructor_rrule(getattr(st, dist_name), dist_name),
+               name=f"scipy.stats.{dist_name}", notes="frozen distribution")
+    r.rule(st.multivariate_normal,
+           constructor_rrule(st.multivariate_normal, "multivariate_normal",
+                             _mvn_constructor_cotangent),
+           name="scipy.stats.multivariate_normal", notes="frozen distribution")
+    for dist_name in ("dirichlet", "multinomial"):
+        r.rule(getattr(st, dist_name), constructor_rrule(getattr(st, dist_name), dist_name),
+               name=f"scipy.stats.{dist_name}", notes="frozen distribution")
+    # cdf, sf, ppf, ... are rv_frozen's own methods, shared by both kinds
+    for cls, names in (
+        (infra.rv_continuous_frozen, CONTINUOUS_METHODS),
+        (infra.rv_discrete_frozen, DISCRETE_METHODS),
+    ):
+        for name in names:
+            method = getattr(cls, name)
+            if reg.lookup(method) is None:
+                r.rule(method, _univariate_rrule(name),
+                       name=f"scipy.stats.{method.__qualname__}")
+    for kind, cls, names in (
+        ("multivariate_normal", multi.multivariate_normal_frozen, ("logpdf", "pdf")),
+        ("dirichlet", multi.dirichlet_frozen, ("logpdf", "pdf")),
+        ("multinomial", multi.multinomial_frozen, ("logpmf", "pmf")),
+    ):
+        for name in names:
+            r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
+                   name=f"scipy.stats.{cls.__name__}.{name}")
+    # last, once every stats rule exists: the pullbacks second derivatives run through
+    from . import scipy_stats_transformable
+
+    scipy_stats_transformable.register(reg)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
+from types import ModuleType
 
 import gast
 import numpy as np
@@ -48,6 +49,9 @@ from ..resolve import (
     resolve_expr,
 )
 from . import nodes as N
+
+# Indexing the transformation models itself (arrays, containers, strings, ranges).
+_MODELLED_INDEXING = (np.ndarray, np.generic, list, tuple, dict, str, bytes, range)
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -514,6 +518,9 @@ class Normalizer:
         if isinstance(e, gast.Attribute):
             return self.attribute(e, stmts)
         if isinstance(e, gast.Subscript):
+            indexed = self.indexed_object(e.value)
+            if indexed is not None:
+                return self.getitem_call(e, indexed, stmts)
             value = self.atom(e.value, stmts)
             index = self.index(e.slice, stmts)
             return gast.copy_location(N.subscript(value, index), e)
@@ -529,6 +536,56 @@ class Normalizer:
         if isinstance(e, gast.Slice):  # pragma: no cover - only inside subscripts
             return self.index(e, stmts)
         raise NotImplementedError(type(e).__name__)  # pragma: no cover - refused by the check
+
+    def indexed_object(self, node):
+        """The object of ``G[...]`` when ``G`` is a global object with an indexing of its
+        own (``np.r_``, ``np.c_``, ``np.s_``, a user's lookup table object): its
+        ``__getitem__`` is a call like any other, with a rule or refused; not an array,
+        container, class or module, whose indexing the transformation models itself."""
+        parts = dotted_parts(node)
+        if parts is None or parts[0] in self.locals:
+            return None
+        found, obj = resolve_expr(self.fs, node, self.locals)
+        if not found or isinstance(obj, _MODELLED_INDEXING) or isinstance(obj, (type, ModuleType)):
+            return None
+        if not hasattr(type(obj), "__getitem__"):
+            return None
+        root_found, root = self.fs.lookup(parts[0])
+        if not (root_found and is_baked_value(root)):
+            return None  # data read live (a global dict or array-like): indexed as data
+        return obj
+
+    def getitem_call(self, e, obj, stmts):
+        """``G[key]`` as the call ``G.__getitem__(key)`` (slices become ``slice(...)``)."""
+        key = self.key_value(e.slice, stmts)
+        method = obj.__getitem__
+        name = "_pb_getitem_" + "_".join(dotted_parts(e.value))
+        self.namespace[name] = method
+        call = gast.copy_location(N.call(name, [key]), e)
+        call.pb_callee = Callee(
+            "object", method, name=".".join(dotted_parts(e.value)) + ".__getitem__"
+        )
+        return call
+
+    def key_value(self, node, stmts):
+        """An index expression as a value: a tuple of atoms, slices built by ``slice``."""
+        if isinstance(node, gast.Slice):
+            parts = [
+                N.const(None) if getattr(node, f) is None else self.atom(getattr(node, f), stmts)
+                for f in ("lower", "upper", "step")
+            ]
+            self.namespace["_pb_slice"] = builtins.slice
+            call = gast.copy_location(N.call("_pb_slice", parts), node)
+            call.pb_callee = Callee("object", builtins.slice, name="slice")
+            name = self.fresh("k")
+            stmts.append(N.assign(name, call, node))
+            return N.load(name)
+        if isinstance(node, gast.Tuple):
+            elts = [self.key_value(x, stmts) for x in node.elts]
+            name = self.fresh("k")
+            stmts.append(N.assign(name, N.tuple_(elts), node))
+            return N.load(name)
+        return self.atom(node, stmts)
 
     def index(self, node, stmts):
         if isinstance(node, gast.Slice):

@@ -25,3 +25,17 @@ def varied_keyword(diagnostic, node, name, callee):
         f"pass '{name}' positionally if the function accepts it, or register a rule that "
         "takes it positionally.",
     )
+
+
+def no_rule_for_varied_call(diagnostic, node, callee):
+    """PB503: a differentiated value reaches a callee with neither a rule nor Python source
+    that the check could not see as a call (``np.r_[x, y]`` calls ``np.r_.__getitem__``)."""
+    return diagnostic(
+        node,
+        "PB503",
+        f"a differentiated value reaches {callee}, which has no differentiation rule",
+        "pullback differentiates a call through a rule or by transforming Python source; this "
+        "object's indexing has neither, so the gradient through it would be lost.",
+        "build the array with functions that have rules (np.concatenate, np.stack, "
+        "np.column_stack), or register a rule for it with `@pullback.rrule`.",
+    )

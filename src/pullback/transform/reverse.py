@@ -35,17 +35,19 @@ import itertools
 import keyword
 import math
 import re
+import types
 
 import gast
 
 from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
+from ..source import transform_target
 from .analyze import names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .problems import attribute_of_varied, varied_keyword
+from .problems import attribute_of_varied, no_rule_for_varied_call, varied_keyword
 from .ssa import SnapshotPoint
 
 BINOP_SYMBOLS = {
@@ -891,6 +893,12 @@ class ReverseBuilder:
                     needs = False
                 elif callee.kind == "object":
                     rule = self.registry.lookup(callee.obj)
+                    if rule is None and callee.name.endswith(".__getitem__") and not (
+                        _has_source(callee.obj)
+                    ):
+                        self.problems.append(
+                            no_rule_for_varied_call(self.diagnostic, v, callee.name)
+                        )
                     needs = not self.inline_scalar(rule, v)
                     if (
                         needs
@@ -1039,6 +1047,11 @@ def _drop_copy_pairs(block, prefix, whole=None):
                 if _assigned_name(other) in (x, y):
                     break
         i += 1
+
+
+def _has_source(obj) -> bool:
+    """Whether a callee is a Python function pullback can transform (else it needs a rule)."""
+    return isinstance(transform_target(obj), types.FunctionType)
 
 
 def _is_fold_line(item) -> bool:

@@ -2,7 +2,8 @@
 non-differentiable ones (round, int, len, range, ...).
 
 Choices where a function is not differentiable: ``abs(0)`` -> 0; ``min``/``max`` give the
-whole cotangent to the element Python returns (the first of equal ones), ``sorted`` to
+whole cotangent to the element Python returns (the first of equal ones; over an array,
+the row or scalar the iteration over its first axis returns), ``sorted`` to
 the elements in Python's stable order; ``round`` has a zero gradient.
 """
 
@@ -13,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -95,6 +97,12 @@ def _extreme_rrule(pick):
         key = kwargs.get("key")
         single = len(args) == 1
         items = list(args[0]) if single else list(args)
+        if single and not isinstance(args[0], (list, tuple, np.ndarray)) and differentiable(items):
+            raise UnsupportedCallError(
+                f"pullback: {name}() over a {type(args[0]).__name__} of floats cannot pass a "
+                f"gradient back to where its items came from; fix: call {name}() on a list, "
+                "a tuple or an array"
+            )
         if not items and "default" in kwargs:
             y = kwargs["default"]
             index = None
@@ -111,7 +119,13 @@ def _extreme_rrule(pick):
             g[index] = finalize(dy, items[index])
             if single:
                 seq = args[0]
-                return (_seq_like(g, seq) if type(seq) in _SEQ else NO_TANGENT,)
+                if isinstance(seq, np.ndarray):  # the iteration runs over the first axis
+                    if not differentiable(seq):
+                        return (NO_TANGENT,)
+                    rows = np.zeros(seq.shape, seq.dtype)
+                    rows[index] = np.real(densify(dy)) if seq.dtype.kind == "f" else densify(dy)
+                    return (finalize(rows, seq),)
+                return (_seq_like(g, seq),)
             return tuple(g)
 
         extreme_pullback.__name__ = f"{name}_pullback"

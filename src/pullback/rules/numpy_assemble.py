@@ -33,7 +33,15 @@ def _rest(args):
 
 
 def _seq_like(values, like):
-    """``values`` as a list or tuple, as ``like`` is."""
+    """``values`` as a list or tuple, as ``like`` is; as one array when ``like`` is an
+    array (a sequence of arrays given as a single array: its items are its rows)."""
+    if isinstance(like, np.ndarray):
+        if not differentiable(like):
+            return NO_TANGENT
+        if not values:
+            return finalize(np.zeros_like(like), like)
+        rows = [np.zeros(like.shape[1:], like.dtype) if v is ZERO else v for v in values]
+        return finalize(np.reshape(np.stack(rows), like.shape), like)
     return type(like)(values) if type(like) in _SEQ else list(values)
 
 
@@ -123,8 +131,9 @@ def _hstack_axis(promoted, args, kwargs):
 
 
 def _column(a):
+    """What column_stack makes of an item: 0-d -> (1, 1), (n,) -> (n, 1)."""
     a = np.asarray(a)
-    return a[:, None] if a.ndim < 2 else a
+    return np.reshape(a, (-1, 1)) if a.ndim < 2 else a
 
 
 def _stack_rrule(arrays, *args, **kwargs):

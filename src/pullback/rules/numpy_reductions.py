@@ -11,14 +11,18 @@ Choices where the function is not differentiable:
   equally among the elements equal to the extreme.
 * ``median``/``percentile``/``quantile``: ties are broken by a stable sort, so the
   cotangent of a tied order statistic goes to one of the tied elements.
-* ``std`` of constant data: 0 (the derivative of ``sqrt`` at 0 is infinite).
+* ``std`` of constant data (a length-1 axis included): 0, the subgradient of least norm
+  (the derivative of ``sqrt`` at 0 is infinite; JAX and autograd give NaN there).
 * ``nan*`` functions give NaN elements a zero cotangent.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -42,7 +46,7 @@ _SUM_DEFAULTS = (None, None, None, False)
 
 def _no_out(name, p):
     if p.get("out") is not None:
-        raise NotImplementedError(
+        raise UnsupportedCallError(
             f"pullback: {name}(..., out=...) writes into an array and cannot be "
             "differentiated; drop out= and use the returned value"
         )
@@ -99,14 +103,22 @@ def _mean_rrule(x, *args, **kwargs):
     return y, mean_pullback
 
 
-def _others_product(xa, axes):
-    """For each element, the product of the other elements along ``axes`` (exact with 0s)."""
+def _axes_last(xa, axes):
+    """``xa`` with ``axes`` moved last, the kept shape, and the moved axes flattened into
+    one: ``(moved, lead, flat, last)``. The flattened length is computed, not ``-1``, so
+    that zero-size arrays reshape too."""
     nd = xa.ndim
     last = tuple(range(nd - len(axes), nd))
     moved = np.moveaxis(xa, axes, last)
     lead = moved.shape[: nd - len(axes)]
-    flat = np.reshape(moved, lead + (-1,))
-    if flat.shape[-1] == 0:
+    flat = np.reshape(moved, lead + (math.prod(moved.shape[nd - len(axes) :]),))
+    return moved, lead, flat, last
+
+
+def _others_product(xa, axes):
+    """For each element, the product of the other elements along ``axes`` (exact with 0s)."""
+    moved, lead, flat, last = _axes_last(xa, axes)
+    if flat.shape[-1] == 0 or flat.size == 0:
         return np.zeros_like(xa)
     ones = np.ones(lead + (1,), dtype=flat.dtype)
     left = np.concatenate([ones, np.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
@@ -121,7 +133,7 @@ def _prod_rrule(x, *args, **kwargs):
     p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
     _no_out("prod", p)
     if "where" in kwargs:
-        raise NotImplementedError("pullback: prod(..., where=...) has no rule")
+        raise UnsupportedCallError("pullback: prod(..., where=...) has no rule")
     shape = np.shape(x)
     initial = kwargs.get("initial", None)
 
@@ -157,7 +169,7 @@ def _extreme_rrule(reducer):
         p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
         _no_out(name, p)
         if "where" in kwargs:
-            raise NotImplementedError(f"pullback: {name}(..., where=...) has no rule")
+            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
         shape = np.shape(x)
 
         def extreme_pullback(dy):
@@ -218,6 +230,10 @@ def _ptp_rrule(x, *args, **kwargs):
 
 
 _VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
+# std is not differentiable at constant data (a length-1 axis included): there JAX and
+# autograd give NaN (sqrt' = inf times 0). pullback gives 0, the subgradient of least norm
+# (std is a scaled norm of x - mean), which central differences also give.
+_STD_NOTE = "constant data (e.g. a length-1 axis) -> subgradient 0"
 _VAR_DEFAULTS = (None, None, None, 0, False)
 
 
@@ -231,7 +247,7 @@ def _moments(fn, nan):
         p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS)
         _no_out(name, p)
         if "where" in kwargs or "mean" in kwargs:
-            raise NotImplementedError(f"pullback: {name}(..., where=/mean=) has no rule")
+            raise UnsupportedCallError(f"pullback: {name}(..., where=/mean=) has no rule")
         ddof = kwargs.get("correction", p["ddof"])
         axis = p["axis"]
         shape = np.shape(x)
@@ -240,6 +256,8 @@ def _moments(fn, nan):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
             xa = np.asarray(x)
+            if xa.size == 0:  # nothing to differentiate (and no count to divide by)
+                return (finalize(np.zeros(shape, xa.dtype), x),) + _rest(args)
             if nan:
                 valid = ~np.isnan(xa)
                 n = np.sum(valid, axis=axis, keepdims=True)
@@ -250,7 +268,7 @@ def _moments(fn, nan):
                 centered = xa - np.mean(xa, axis=axis, keepdims=True)
             g = expand_reduced(dy, shape, axis, p["keepdims"])
             # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
-            factor = 2.0 / (n - ddof)
+            factor = 2.0 / np.float64(n - ddof)  # n == ddof: NaN, as the primal
             if is_std:
                 s = expand_reduced(y, shape, axis, p["keepdims"])
                 # std = sqrt(var): divide by 2 std; constant data (std 0) gets 0.
@@ -338,7 +356,7 @@ def _quantile_weights(q, n, method):
         wlo = (near == lo).astype(np.float64)
         whi = 1.0 - wlo
     else:
-        raise NotImplementedError(
+        raise UnsupportedCallError(
             f"pullback: quantile method {method!r} has no rule (use linear, lower, higher, "
             "midpoint or nearest)"
         )
@@ -354,10 +372,7 @@ def _order_stat_pullback(x, q, axis, keepdims, method, dy, scale=1.0):
     xa = np.asarray(x)
     nd = xa.ndim
     axes = normalize_axis(axis, nd)
-    last = tuple(range(nd - len(axes), nd))
-    moved = np.moveaxis(xa, axes, last)
-    lead = moved.shape[: nd - len(axes)]
-    flat = np.reshape(moved, lead + (-1,))
+    moved, lead, flat, last = _axes_last(xa, axes)
     n = flat.shape[-1]
     order = np.argsort(flat, axis=-1, kind="stable")
     inverse = np.argsort(order, axis=-1, kind="stable")
@@ -380,12 +395,8 @@ def _quantile_q_cotangent(x, q, axis, keepdims, dy, scale):
     statistics around ``q * (n - 1)`` (the segment to the right at an exact order
     statistic, to the left at the top one)."""
     xa = np.asarray(x)
-    nd = xa.ndim
-    axes = normalize_axis(axis, nd)
-    last = tuple(range(nd - len(axes), nd))
-    moved = np.moveaxis(xa, axes, last)
-    lead = moved.shape[: nd - len(axes)]
-    srt = np.sort(np.reshape(moved, lead + (-1,)), axis=-1)
+    _, lead, flat, _ = _axes_last(xa, normalize_axis(axis, xa.ndim))
+    srt = np.sort(flat, axis=-1)
     n = srt.shape[-1]
     if n < 2:
         return np.zeros(np.shape(q))
@@ -413,7 +424,7 @@ def _quantile_rule(fn, scale, has_q):
         p = bind(args, kwargs, params, defaults)
         _no_out(name, p)
         if kwargs.get("weights") is not None:
-            raise NotImplementedError(f"pullback: {name}(..., weights=...) has no rule")
+            raise UnsupportedCallError(f"pullback: {name}(..., weights=...) has no rule")
         q = p["q"] if has_q else 0.5
         method = p.get("method", "linear")
 
@@ -602,9 +613,9 @@ def register(reg):
     r.rule(np.prod, _prod_rrule, notes="exact where x has zeros")
     r.rule(np.average, _average_rrule)
     r.rule(np.var, _moments(np.var, nan=False))
-    r.rule(np.std, _moments(np.std, nan=False), notes="constant data -> cotangent 0")
+    r.rule(np.std, _moments(np.std, nan=False), notes=_STD_NOTE)
     r.rule(np.nanvar, _moments(np.nanvar, nan=True))
-    r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes="constant data -> cotangent 0")
+    r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes=_STD_NOTE)
     for fn in (np.max, np.min, np.amax, np.amin):
         r.rule(fn, _extreme_rrule(fn), notes="ties split the cotangent equally")
     for fn in (np.nanmax, np.nanmin):

@@ -440,3 +440,19 @@ for _fn in (list, tuple):
 # -- ndarray methods ------------------------------------------------------------------
 add(np.ndarray.item, case("(1,)", A((1,))), case("0-d", A(())), case("(1,1) index", A((1, 1)), 0))
 add(np.ndarray.tolist, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))
+
+# -- index tricks ---------------------------------------------------------------------
+add(
+    np.r_.__getitem__,
+    case("(0,)", (A((0,)), A((0,), seed=1))),
+    case("(0,) and a scalar", (A((0,)), S())),
+    case("0-d items", (A(()), A((), seed=1))),
+    case("one (1,)", A((1,))),
+    case("(0,3) rows", ("0,2", A((0, 3)), A((1, 3), seed=1))),
+)
+add(
+    np.c_.__getitem__,
+    case("(0,)", (A((0,)), A((0,), seed=1))),
+    case("(1,)", (A((1,)), A((1,), seed=1))),
+    case("0-d", (A(()), A((), seed=1))),
+)

@@ -1,5 +1,5 @@
 """Assembling and splitting arrays: array/asarray (from nested lists of active values),
-copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, select, block,
+copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, insert, select, block,
 split/array_split/hsplit/vsplit/dsplit and unstack.
 
 A list or tuple argument gets a list or tuple of cotangents (one per element, ``ZERO``
@@ -16,10 +16,12 @@ from ._util import (
     ZERO,
     Registrar,
     bind,
+    cotangents_from_labels,
     densify,
     differentiable,
     dy_parts,
     finalize,
+    position_labels,
     zeros_for,
 )
 
@@ -172,6 +174,26 @@ def _append_rrule(arr, values, *args, **kwargs):
     return y, append_pullback
 
 
+def _insert_rrule(arr, obj, values, *args, **kwargs):
+    y = np.insert(arr, obj, values, *args, **kwargs)
+    rest = (NO_TANGENT,) * len(args)
+    # np.insert only moves and copies elements: run it on position labels to learn where
+    # each element of arr and of (broadcast) values went.
+    n = int(np.size(arr))
+    ids = None
+    if np.result_type(y).kind in "fc" and differentiable((arr, values)):
+        labels_arr = position_labels(np.asarray(arr), 1)
+        ids = np.insert(labels_arr, obj, position_labels(values, 1 + n), *args, **kwargs)
+
+    def insert_pullback(dy):
+        if dy is ZERO or ids is None:
+            return zeros_for((arr,)) + (NO_TANGENT,) + zeros_for((values,)) + rest
+        da, dv = cotangents_from_labels(ids, dy, [(1, arr), (1 + n, values)])
+        return (da, NO_TANGENT, dv) + rest
+
+    return y, insert_pullback
+
+
 def _select_rrule(condlist, choicelist, *args, **kwargs):
     y = np.select(condlist, choicelist, *args, **kwargs)
     default = bind(args, kwargs, ("default",), (0,))["default"]
@@ -303,6 +325,7 @@ def register(reg):
     r.rule(np.column_stack, _joined_rule(np.column_stack, _column, lambda p, a, k: 1))
     r.rule(np.append, _append_rrule)
     r.rule(np.select, _select_rrule)
+    r.rule(np.insert, _insert_rrule, notes="values broadcast: their cotangent is summed")
     r.rule(np.block, _block_rrule)
     r.rule(np.split, _split_rule(np.split, _split_axis))
     r.rule(np.array_split, _split_rule(np.array_split, _split_axis))

@@ -10,8 +10,8 @@ after a string directive such as ``'0,2'``, ``'r'`` or ``'c'``). Whatever the di
 the result is a linear function of the array and scalar items in which each of their
 elements appears once. Rather than re-implementing NumPy's placement rules, the rule asks
 NumPy itself where each element goes: it evaluates the same key with every
-differentiable item replaced by complex labels ``1j * (1 + position)`` and every other item
-left as it is (their values are real, so their label is 0). The cotangent of an item is
+differentiable item replaced by complex labels (``_util.position_labels``) and every other
+item left as it is (their values are real, so their label is 0). The cotangent of an item is
 then the output cotangent read at its labels. Slices with non-integer bounds (their
 values depend on floats the rule cannot differentiate through) are refused.
 """
@@ -23,7 +23,14 @@ import numbers
 import numpy as np
 
 from ..errors import UnsupportedCallError
-from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize
+from ._util import (
+    NO_TANGENT,
+    ZERO,
+    Registrar,
+    cotangents_from_labels,
+    differentiable,
+    position_labels,
+)
 
 FAMILY = "numpy_index_tricks"
 
@@ -45,7 +52,7 @@ def _check_slice(s, name):
 
 
 def _labelled(items, name):
-    """The items with each differentiable one replaced by complex position labels, and
+    """The items with each differentiable one replaced by position labels, and
     ``(index in items, first label, item)`` for each of those."""
     out, where, start = [], [], 1
     for k, item in enumerate(items):
@@ -54,13 +61,10 @@ def _labelled(items, name):
         if isinstance(item, (slice, str)) or not differentiable(item):
             out.append(item)
             continue
-        size = int(np.size(item))
-        labels = 1j * (start + np.arange(size, dtype=np.float64))
-        scalar = np.ndim(item) == 0 and not isinstance(item, np.ndarray)
-        out.append(complex(labels[0]) if scalar else np.reshape(labels, np.shape(item)))
+        out.append(position_labels(item, start))
         where.append((k, start, item))
-        start += size
-    return out, where, start - 1
+        start += int(np.size(item))
+    return out, where
 
 
 def _concatenator_rule(obj, name):
@@ -68,21 +72,16 @@ def _concatenator_rule(obj, name):
         y = obj[key]
         single = not isinstance(key, tuple)
         items = (key,) if single else key
-        labelled, where, total = _labelled(items, name)
-        if where:
-            ids = np.imag(np.asarray(obj[labelled[0] if single else tuple(labelled)]))
-            ids = np.rint(ids).astype(np.intp)
+        labelled, where = _labelled(items, name)
+        ids = obj[labelled[0] if single else tuple(labelled)] if where else None
 
         def concatenator_pullback(dy):
             if dy is ZERO or not where:
                 return (ZERO if differentiable(key) else NO_TANGENT,)
-            g = np.asarray(densify(dy))
-            flat = np.zeros(total + 1, dtype=g.dtype)
-            flat[np.ravel(ids)] = np.ravel(g)  # label 0 (constants) collects junk
+            found = cotangents_from_labels(ids, dy, [(start, item) for _, start, item in where])
             cots = [NO_TANGENT] * len(items)
-            for k, start, item in where:
-                piece = np.reshape(flat[start : start + np.size(item)], np.shape(item))
-                cots[k] = finalize(piece, item)
+            for (k, _, _), c in zip(where, found, strict=True):
+                cots[k] = c
             return (cots[0] if single else tuple(cots),)
 
         concatenator_pullback.__name__ = f"{name}_getitem_pullback"

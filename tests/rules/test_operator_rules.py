@@ -54,10 +54,15 @@ def test_complex():
 
 
 def test_sequences():
-    check_rrule(operator.add, [1.5, make("real", (2,))], [2.5])  # concatenation
-    check_rrule(operator.add, (1.5, 2), (0.5,))
-    check_rrule(operator.mul, [1.5, 0.5], 3)  # repetition sums the copies
-    check_rrule(operator.mul, 2, (make("real", (2,)),))
+    # add/mul are elementwise rules (their inline derivatives are for numbers); their
+    # rrule also concatenates and repeats lists and tuples: check that form as a rule.
+    reg = default_registry().copy()
+    for op in (operator.add, operator.mul):
+        reg.register(op, default_registry().lookup(op).rrule)
+    check_rrule(operator.add, [1.5, make("real", (2,))], [2.5], registry=reg)  # concatenation
+    check_rrule(operator.add, (1.5, 2), (0.5,), registry=reg)
+    check_rrule(operator.mul, [1.5, 0.5], 3, registry=reg)  # repetition sums the copies
+    check_rrule(operator.mul, 2, (make("real", (2,)),), registry=reg)
     y, back = default_registry().lookup(operator.mul).rrule([1.5], 0)
     assert y == [] and back([]) == ([ZERO], NO_TANGENT)  # no copies: no cotangent
 
@@ -92,3 +97,13 @@ def test_itemgetter(dtype):
 def test_non_differentiable():
     for f in (operator.floordiv, operator.lt, operator.itemgetter, operator.not_):
         assert default_registry().lookup(f).kind == NONDIFF
+
+
+def test_second_order():
+    from pullback.testing import check_grads
+
+    def f(x, w):
+        h = operator.matmul(w, operator.mul(x, x))
+        return operator.add(operator.truediv(operator.pow(h, 2.0), 3.0), -operator.neg(x[0]))
+
+    check_grads(f, make("real", (3,)), make("real", (3,), seed=1), order=2)

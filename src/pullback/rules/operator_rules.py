@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from ..registry import SCALAR
 from ..tangents import add as add_cotangents
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, zeros_for
 
@@ -131,7 +132,17 @@ def register(reg):
     r = Registrar(reg, FAMILY)
     for op, ufunc in NUMERIC.items():
         ufunc_rule = reg.lookup(ufunc)
-        r.rule(op, _numeric_rule(op, ufunc_rule), name=f"operator.{op.__name__}")
+        name = f"operator.{op.__name__}"
+        if ufunc_rule.kind == SCALAR:
+            # elementwise: the ufunc's partial derivatives serve for inlining and for
+            # second derivatives; the rule itself also handles list/tuple operands.
+            holomorphic = ufunc_rule.extra.get("holomorphic", True)
+            rule = r.scalar(op, *ufunc_rule.derivatives, holomorphic=holomorphic, name=name)
+            rule.rrule = _numeric_rule(op, ufunc_rule)
+        else:
+            r.rule(op, _numeric_rule(op, ufunc_rule), name=name)
+            if ufunc_rule.pullback_fn is not None:
+                reg.set_pullback_function(op, ufunc_rule.pullback_fn)
     r.rule(
         operator.itemgetter.__call__,
         _itemgetter_rule(reg.lookup(operator.getitem)),

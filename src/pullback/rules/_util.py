@@ -14,8 +14,11 @@ names. The cotangent helpers here implement the conventions every rule follows:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
 __all__ = [
@@ -32,6 +35,8 @@ __all__ = [
     "no_tangents",
     "normalize_axis",
     "position_labels",
+    "axes_last",
+    "refuse_out",
     "cotangents_from_labels",
     "unbroadcast",
     "zeros_for",
@@ -266,3 +271,24 @@ def cotangents_from_labels(ids, dy, parts):
         finalize(np.reshape(flat[start : start + int(np.size(x))], np.shape(x)), x)
         for start, x in parts
     ]
+
+
+def axes_last(xa, axes):
+    """``xa`` with ``axes`` moved last, the kept shape, and the moved axes flattened into
+    one: ``(moved, lead, flat, last)``. The flattened length is computed, not ``-1``, so
+    that zero-size arrays reshape too."""
+    nd = xa.ndim
+    last = tuple(range(nd - len(axes), nd))
+    moved = np.moveaxis(xa, axes, last)
+    lead = moved.shape[: nd - len(axes)]
+    flat = np.reshape(moved, lead + (math.prod(moved.shape[nd - len(axes) :]),))
+    return moved, lead, flat, last
+
+
+def refuse_out(name, p):
+    """Refuse ``out=`` (a rule never writes into its arguments)."""
+    if p.get("out") is not None:
+        raise UnsupportedCallError(
+            f"pullback: {name}(..., out=...) writes into an array and cannot be "
+            "differentiated; drop out= and use the returned value"
+        )

@@ -65,9 +65,7 @@ def _conditions(x, condlist, n_funcs):
     """NumPy's reading of ``condlist``: a list of boolean arrays shaped like ``x``, with
     the "otherwise" condition appended when there is one function more than conditions."""
     xa = np.asarray(x)
-    if np.isscalar(condlist) or (
-        not isinstance(condlist[0], (list, np.ndarray)) and xa.ndim != 0
-    ):
+    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and xa.ndim != 0):
         condlist = [condlist]
     conds = [np.broadcast_to(np.asarray(c, dtype=bool), xa.shape) for c in condlist]
     if len(conds) == n_funcs - 1:
@@ -98,9 +96,9 @@ def _piecewise_rrule(x, condlist, funclist, *args, **kw):
         gargs = [ZERO] * len(args)
         # a constant in funclist is the value of its elements: it gets their cotangents
         gfuncs = [
-            NO_TANGENT if callable(f) or not differentiable(f) else finalize(
-                np.sum(np.where(owner == k, g, np.zeros_like(g))), f
-            )
+            NO_TANGENT
+            if callable(f) or not differentiable(f)
+            else finalize(np.sum(np.where(owner == k, g, np.zeros_like(g))), f)
             for k, f in enumerate(funclist)
         ]
         for k, c, yk, back in pieces:

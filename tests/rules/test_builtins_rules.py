@@ -92,3 +92,17 @@ def test_max_over_an_iterator_of_floats_is_refused():
 
     with pytest.raises(UnsupportedCallError, match="on a list, a tuple or an array"):
         default_registry().lookup(builtins.max).rrule(iter([1.0, 2.0]))
+
+
+@pytest.mark.parametrize(
+    "fn", [builtins.sum, builtins.list, builtins.tuple], ids=lambda f: f.__name__
+)
+def test_iterables_without_a_cotangent_are_refused(fn):
+    from pullback.errors import UnsupportedCallError
+
+    rule = default_registry().lookup(fn)
+    with pytest.raises(UnsupportedCallError, match="a list, a tuple or an array"):
+        rule.rrule(iter([1.0, 2.0]))
+    rule.rrule(iter([1, 2]))  # ints carry no tangent: nothing is lost
+    if fn is not builtins.sum:
+        rule.rrule({"a": 1.0})  # a dict iterates over its keys

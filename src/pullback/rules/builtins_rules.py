@@ -66,12 +66,24 @@ def _float_rrule(x=0.0):
     return y, float_pullback
 
 
+def _check_iterable(name, iterable, items):
+    """Refuse an iterable the pullback cannot give a cotangent to (a generator, a map, a
+    dict view...) when its items carry tangents: their cotangent would be lost."""
+    if not isinstance(iterable, (list, tuple, np.ndarray)) and differentiable(list(items)):
+        raise UnsupportedCallError(
+            f"pullback: {name}() over a {type(iterable).__name__} of floats cannot pass a "
+            f"gradient back to where its items came from; fix: call {name}() on a list, "
+            "a tuple or an array (e.g. list(...) of it inside the differentiated function)"
+        )
+
+
 def _seq_like(values, like):
     return type(like)(values) if type(like) in _SEQ else list(values)
 
 
 def _sum_rrule(iterable, *args, **kwargs):
     items = list(iterable) if not isinstance(iterable, np.ndarray) else iterable
+    _check_iterable("sum", iterable, items)
     y = builtins.sum(items, *args, **kwargs)
     start = args[0] if args else kwargs.get("start", 0)
 
@@ -97,12 +109,8 @@ def _extreme_rrule(pick):
         key = kwargs.get("key")
         single = len(args) == 1
         items = list(args[0]) if single else list(args)
-        if single and not isinstance(args[0], (list, tuple, np.ndarray)) and differentiable(items):
-            raise UnsupportedCallError(
-                f"pullback: {name}() over a {type(args[0]).__name__} of floats cannot pass a "
-                f"gradient back to where its items came from; fix: call {name}() on a list, "
-                "a tuple or an array"
-            )
+        if single:
+            _check_iterable(name, args[0], items)
         if not items and "default" in kwargs:
             y = kwargs["default"]
             index = None
@@ -137,6 +145,7 @@ def _extreme_rrule(pick):
 
 def _sorted_rrule(iterable, **kwargs):
     items = list(iterable)
+    _check_iterable("sorted", iterable, items)
     key = kwargs.get("key")
     reverse = kwargs.get("reverse", False)
     order = builtins.sorted(
@@ -161,6 +170,7 @@ def _sorted_rrule(iterable, **kwargs):
 def _sequence_rule(kind):
     def sequence_rrule(iterable=()):
         y = kind(iterable)
+        _check_iterable(kind.__name__, iterable, y)
 
         def sequence_pullback(dy):
             if dy is ZERO:

@@ -15,6 +15,7 @@ Hierarchy::
     ├── MissingRuleError            a call found at run time with no source and no rule
     ├── NotIterableError            (also a TypeError) a for loop over a non-iterable value
     ├── HigherOrderError            a second derivative through a step not supported yet
+    ├── UnsupportedCallError        (also a NotImplementedError) a rule's unsupported call form
     ├── RuleError                   a rule's pullback returned something inconsistent
     └── AdjointRuntimeError         an error raised while the generated adjoint ran
 """
@@ -129,6 +130,11 @@ class NotIterableError(PullbackError, TypeError):
 
 class HigherOrderError(PullbackError):
     """A derivative of a derivative needs a step pullback cannot differentiate twice yet."""
+
+
+class UnsupportedCallError(PullbackError, NotImplementedError):
+    """A function has a rule, but not for this form of call (an option, a kind of argument
+    or a size the rule does not differentiate); the message says which and what to do."""
 
 
 class RuleError(PullbackError):

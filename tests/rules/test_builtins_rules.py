@@ -70,3 +70,39 @@ def test_list_tuple():
 )
 def test_non_differentiable(fn):
     assert default_registry().lookup(fn).kind == NONDIFF
+
+
+@pytest.mark.parametrize("dtype", (np.float64, np.float32), ids=lambda d: d.__name__)
+@pytest.mark.parametrize("pick", [builtins.max, builtins.min], ids=lambda f: f.__name__)
+def test_max_min_over_an_array_iterate_its_rows(pick, dtype):
+    x = np.array([0.5, -1.5, 2.0], dtype)
+    check_rrule(pick, x)  # a scalar: the extreme element
+    check_rrule(pick, x.reshape(3, 1))  # rows of one element
+    check_rrule(pick, [dtype(0.25), dtype(-0.75), 1.5])
+    _, back = default_registry().lookup(pick).rrule(x)
+    (g,) = back(1.0)
+    want = np.zeros(3, dtype)
+    want[np.argmax(x) if pick is builtins.max else np.argmin(x)] = 1.0
+    np.testing.assert_array_equal(g, want)
+    assert g.dtype == dtype
+
+
+def test_max_over_an_iterator_of_floats_is_refused():
+    from pullback.errors import UnsupportedCallError
+
+    with pytest.raises(UnsupportedCallError, match="on a list, a tuple or an array"):
+        default_registry().lookup(builtins.max).rrule(iter([1.0, 2.0]))
+
+
+@pytest.mark.parametrize(
+    "fn", [builtins.sum, builtins.list, builtins.tuple], ids=lambda f: f.__name__
+)
+def test_iterables_without_a_cotangent_are_refused(fn):
+    from pullback.errors import UnsupportedCallError
+
+    rule = default_registry().lookup(fn)
+    with pytest.raises(UnsupportedCallError, match="a list, a tuple or an array"):
+        rule.rrule(iter([1.0, 2.0]))
+    rule.rrule(iter([1, 2]))  # ints carry no tangent: nothing is lost
+    if fn is not builtins.sum:
+        rule.rrule({"a": 1.0})  # a dict iterates over its keys

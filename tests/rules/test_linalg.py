@@ -8,7 +8,7 @@ from rule_inputs import FLOATS, make, make_complex, spd, well_conditioned
 
 from pullback.registry import NONDIFF, default_registry
 from pullback.tangents import ZERO
-from pullback.testing import check_rrule
+from pullback.testing import check_grads, check_rrule
 
 la = np.linalg
 D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -120,11 +120,30 @@ def test_eig_real_eigenvalues():
     check_rrule(la.eigvals, _real_eig_matrix(3, seed=2, dtype=np.float32))
 
 
-def test_eig_complex_eigenvalues_are_refused():
-    a = np.array([[0.0, -1.0], [1.0, 0.0]])
-    _, back = default_registry().lookup(la.eigvals).rrule(a)
-    with pytest.raises(NotImplementedError, match="eigenvalues are real"):
-        back(np.ones(2, complex))
+@pytest.mark.parametrize("dtype", (np.float64, np.float32, np.complex128), ids=str)
+def test_eig_complex_eigenvalues(dtype):
+    # A real matrix with complex eigenvalues (a rotation part): complex w and V, a real
+    # cotangent for the real matrix; and a complex matrix.
+    g = np.random.default_rng(3)
+    a = g.standard_normal((4, 4)) + np.array([[0, -2, 0, 0], [2, 0, 0, 0], [0] * 4, [0] * 4])
+    if dtype == np.complex128:
+        a = a + 1j * g.standard_normal((4, 4))
+    a = a.astype(dtype)
+    assert np.iscomplexobj(np.linalg.eigvals(a))
+    check_rrule(la.eigvals, a)
+    check_rrule(la.eig, a)
+    check_rrule(la.eig, np.stack([a, a.T]))
+
+
+def test_eig_of_a_rotation_through_generated_code():
+    # (LAPACK may flip an eigenvector's sign between nearby matrices: the function uses
+    # v only through sign-invariant products, which still depend on its phase.)
+    def f(x):
+        w, v = np.linalg.eig(x)
+        phase = np.sum(np.real(v[1] * v[0]) + np.imag(v[2] * v[0]))
+        return np.sum(np.real(w) ** 2 + np.imag(w)) + phase
+
+    check_grads(f, np.array([[0.3, -1.2, 0.1], [1.0, 0.4, 0.2], [0.0, 0.3, 1.1]]))
 
 
 @D

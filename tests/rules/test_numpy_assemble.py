@@ -152,3 +152,24 @@ def test_complex_assemble():
     check_rrule(np.stack, [z, make("real", (2, 3))])
     check_rrule(np.array, [z[0], make("real", (3,))])
     check_rrule(np.split, z, 3, 1)
+
+
+@D
+def test_insert(dtype):
+    a = make("real", (5,), dtype)
+    m = make("real", (2, 3), dtype, seed=1)
+    v = make("real", (2,), dtype, seed=2)
+    check_rrule(np.insert, a, 2, dtype(1.5))
+    check_rrule(np.insert, a, [1, 3], v)
+    check_rrule(np.insert, a, slice(0, 4, 2), v)
+    check_rrule(np.insert, a, 1, v)  # a sequence at one place
+    check_rrule(np.insert, a, [0, 5, 5], 2.5)  # a scalar used three times: summed
+    check_rrule(np.insert, m, 1, make("real", (3,), dtype, seed=3), axis=0)
+    check_rrule(np.insert, m, [1], make("real", (2, 1), dtype, seed=3), 1)
+    check_rrule(np.insert, m, 2, 0.5, axis=1)  # broadcast along the axis
+    check_rrule(np.insert, m, 1, v)  # flattened (axis None)
+    check_rrule(np.insert, a, [], v[:0])
+    check_rrule(np.insert, make("real", (0,), dtype), 0, v)
+    # an int array: the values are cast to int, and nothing carries a gradient
+    y, back = default_registry().lookup(np.insert).rrule(np.arange(3), 1, v)
+    assert y.dtype.kind == "i" and back(np.ones(5)) == (ZERO, NO_TANGENT, ZERO)

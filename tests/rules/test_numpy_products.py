@@ -178,3 +178,12 @@ def test_complex_products():
     check_rrule(np.trace, a @ b)
     check_rrule(np.linalg.multi_dot, [a, b, b.T])
     check_rrule(np.matmul, make("real", (2, 3)), b)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_einsum_interleaved_form(dtype):
+    a, b = make("real", (2, 3), dtype), make("real", (3, 4), dtype, seed=1)
+    check_rrule(np.einsum, a, [0, 1], b, [1, 2], [0, 2])
+    check_rrule(np.einsum, a, [0, 1], b, [1, 2])
+    check_rrule(np.einsum, a, [0, 1], [1])
+    check_rrule(np.einsum, make("real", (2, 2), dtype), [Ellipsis, 0, 0], [Ellipsis])

@@ -14,8 +14,11 @@ names. The cotangent helpers here implement the conventions every rule follows:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
 __all__ = [
@@ -31,6 +34,10 @@ __all__ = [
     "finalize_like",
     "no_tangents",
     "normalize_axis",
+    "position_labels",
+    "axes_last",
+    "refuse_out",
+    "cotangents_from_labels",
     "unbroadcast",
     "zeros_for",
 ]
@@ -233,3 +240,55 @@ def segment_sum(values, ids, n):
     else:
         out = np.bincount(keys, weights=np.ravel(flat), minlength=n * width)
     return np.reshape(out, (n,) + rest)
+
+
+def position_labels(x, start):
+    """``x`` replaced by complex labels ``1j * (start + k)`` for its elements (a Python
+    complex for a scalar, an array of ``x``'s shape otherwise).
+
+    Functions that only move and copy elements (``np.r_``, ``np.insert``) map labels to
+    labels: running them on labels tells where each element went, without re-implementing
+    their placement rules; values they make themselves are real (label 0).
+    """
+    labels = 1j * (start + np.arange(int(np.size(x)), dtype=np.float64))
+    if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
+        return complex(labels[0])
+    return np.reshape(labels, np.shape(x))
+
+
+def cotangents_from_labels(ids, dy, parts):
+    """The cotangent of each labelled input from the output cotangent ``dy`` and the
+    output's labels ``ids``: ``parts`` is ``[(start, x), ...]`` as given to
+    :func:`position_labels`; an element copied several times gets the sum."""
+    g = np.ravel(np.asarray(densify(dy)))
+    keys = np.ravel(np.rint(np.imag(ids)).astype(np.intp))
+    n = 1 + max((start + int(np.size(x)) for start, x in parts), default=0)
+    if np.iscomplexobj(g):
+        flat = np.bincount(keys, np.real(g), n) + 1j * np.bincount(keys, np.imag(g), n)
+    else:
+        flat = np.bincount(keys, g, n)
+    return [
+        finalize(np.reshape(flat[start : start + int(np.size(x))], np.shape(x)), x)
+        for start, x in parts
+    ]
+
+
+def axes_last(xa, axes):
+    """``xa`` with ``axes`` moved last, the kept shape, and the moved axes flattened into
+    one: ``(moved, lead, flat, last)``. The flattened length is computed, not ``-1``, so
+    that zero-size arrays reshape too."""
+    nd = xa.ndim
+    last = tuple(range(nd - len(axes), nd))
+    moved = np.moveaxis(xa, axes, last)
+    lead = moved.shape[: nd - len(axes)]
+    flat = np.reshape(moved, lead + (math.prod(moved.shape[nd - len(axes) :]),))
+    return moved, lead, flat, last
+
+
+def refuse_out(name, p):
+    """Refuse ``out=`` (a rule never writes into its arguments)."""
+    if p.get("out") is not None:
+        raise UnsupportedCallError(
+            f"pullback: {name}(..., out=...) writes into an array and cannot be "
+            "differentiated; drop out= and use the returned value"
+        )

@@ -2,7 +2,8 @@
 non-differentiable ones (round, int, len, range, ...).
 
 Choices where a function is not differentiable: ``abs(0)`` -> 0; ``min``/``max`` give the
-whole cotangent to the element Python returns (the first of equal ones), ``sorted`` to
+whole cotangent to the element Python returns (the first of equal ones; over an array,
+the row or scalar the iteration over its first axis returns), ``sorted`` to
 the elements in Python's stable order; ``round`` has a zero gradient.
 """
 
@@ -13,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -64,12 +66,24 @@ def _float_rrule(x=0.0):
     return y, float_pullback
 
 
+def _check_iterable(name, iterable, items):
+    """Refuse an iterable the pullback cannot give a cotangent to (a generator, a map, a
+    dict view...) when its items carry tangents: their cotangent would be lost."""
+    if not isinstance(iterable, (list, tuple, np.ndarray)) and differentiable(list(items)):
+        raise UnsupportedCallError(
+            f"pullback: {name}() over a {type(iterable).__name__} of floats cannot pass a "
+            f"gradient back to where its items came from; fix: call {name}() on a list, "
+            "a tuple or an array (e.g. list(...) of it inside the differentiated function)"
+        )
+
+
 def _seq_like(values, like):
     return type(like)(values) if type(like) in _SEQ else list(values)
 
 
 def _sum_rrule(iterable, *args, **kwargs):
     items = list(iterable) if not isinstance(iterable, np.ndarray) else iterable
+    _check_iterable("sum", iterable, items)
     y = builtins.sum(items, *args, **kwargs)
     start = args[0] if args else kwargs.get("start", 0)
 
@@ -95,6 +109,8 @@ def _extreme_rrule(pick):
         key = kwargs.get("key")
         single = len(args) == 1
         items = list(args[0]) if single else list(args)
+        if single:
+            _check_iterable(name, args[0], items)
         if not items and "default" in kwargs:
             y = kwargs["default"]
             index = None
@@ -111,7 +127,13 @@ def _extreme_rrule(pick):
             g[index] = finalize(dy, items[index])
             if single:
                 seq = args[0]
-                return (_seq_like(g, seq) if type(seq) in _SEQ else NO_TANGENT,)
+                if isinstance(seq, np.ndarray):  # the iteration runs over the first axis
+                    if not differentiable(seq):
+                        return (NO_TANGENT,)
+                    rows = np.zeros(seq.shape, seq.dtype)
+                    rows[index] = np.real(densify(dy)) if seq.dtype.kind == "f" else densify(dy)
+                    return (finalize(rows, seq),)
+                return (_seq_like(g, seq),)
             return tuple(g)
 
         extreme_pullback.__name__ = f"{name}_pullback"
@@ -123,6 +145,7 @@ def _extreme_rrule(pick):
 
 def _sorted_rrule(iterable, **kwargs):
     items = list(iterable)
+    _check_iterable("sorted", iterable, items)
     key = kwargs.get("key")
     reverse = kwargs.get("reverse", False)
     order = builtins.sorted(
@@ -147,6 +170,7 @@ def _sorted_rrule(iterable, **kwargs):
 def _sequence_rule(kind):
     def sequence_rrule(iterable=()):
         y = kind(iterable)
+        _check_iterable(kind.__name__, iterable, y)
 
         def sequence_pullback(dy):
             if dy is ZERO:

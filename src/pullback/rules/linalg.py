@@ -1,13 +1,18 @@
-"""numpy.linalg: inv, pinv, solve, det, slogdet, cholesky, eigh, eigvalsh, eig/eigvals
-(real eigenvalues), svd, svdvals, qr, lstsq, norm, vector_norm, matrix_norm,
+"""numpy.linalg: inv, pinv, solve, det, slogdet, cholesky, eigh, eigvalsh, eig/eigvals,
+svd, svdvals, qr, lstsq, norm, vector_norm, matrix_norm,
 matrix_power and tensorsolve. Stacks of matrices are supported wherever NumPy supports
 them.
 
 Conventions and choices:
 
 * ``inv``, ``solve``, ``det``, ``slogdet``, ``pinv``, ``matrix_power``, ``tensorsolve`` and
-  the norms accept complex matrices; the factorizations (``cholesky``, ``eigh``, ``eig``,
-  ``svd``, ``qr``, ``lstsq``) have rules for real matrices only.
+  the norms accept complex matrices, and so do ``eig``/``eigvals``; the other
+  factorizations (``cholesky``, ``eigh``, ``svd``, ``qr``, ``lstsq``) have rules for
+  real matrices only.
+* ``eig``/``eigvals`` of a real matrix may have complex eigenvalues and eigenvectors: the
+  cotangent of the real matrix is the real part of the complex one (the derivative of
+  the function NumPy computes). Eigenvectors follow LAPACK's normalization (unit norm,
+  largest component real), so the rule differentiates exactly that choice of phase.
 * ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of their argument (the lower
   one by default). Their cotangent is the derivative of the function NumPy computes: it
   lives on that triangle (``tril(S + S^T) - diag(S)`` for the symmetric gradient ``S``).
@@ -17,8 +22,8 @@ Conventions and choices:
   non-unique; where two are exactly equal their coupling term is dropped (0).
 * ``svd(full_matrices=True)`` of a non-square matrix: the extra columns of U (or rows of
   Vh) are not unique; their cotangent must be zero.
-* ``eig``/``eigvals`` with complex eigenvalues, ``pinv``/``lstsq`` across a change of
-  rank and ``det``/``slogdet``/``inv`` of singular matrices have no derivative.
+* ``pinv``/``lstsq`` across a change of rank and ``det``/``slogdet``/``inv`` of singular
+  matrices have no derivative.
 * ``norm`` at 0 gives 0; for max/min-type norms (``inf``, ``1``, ``2`` of a matrix...) ties
   split the cotangent equally.
 """
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
+from ._linalg_util import _diag, _diag_embed, _h, _inverse_gap, _on_triangle, _real_only, _t
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -35,55 +42,13 @@ from ._util import (
     conj,
     densify,
     dy_parts,
-    expand_reduced,
     finalize,
-    normalize_axis,
     zeros_for,
 )
+from .linalg_norms import _matrix_norm_rrule, _norm_rrule, _vector_norm_rrule
 
 FAMILY = "linalg"
 la = np.linalg
-
-
-def _t(x):
-    return np.swapaxes(x, -1, -2)
-
-
-def _h(x):
-    return conj(np.swapaxes(x, -1, -2))
-
-
-def _real_only(name, *arrays):
-    for a in arrays:
-        if np.iscomplexobj(a):
-            raise NotImplementedError(
-                f"pullback: the rule for numpy.linalg.{name} supports real matrices only"
-            )
-
-
-def _diag_embed(v):
-    """``(..., n) -> (..., n, n)`` diagonal matrices."""
-    v = np.asarray(v)
-    return v[..., :, None] * np.eye(v.shape[-1], dtype=v.dtype)
-
-
-def _diag(m):
-    return np.diagonal(m, axis1=-2, axis2=-1)
-
-
-def _on_triangle(x, lower=True):
-    """The cotangent for a function that reads one triangle of its symmetric argument,
-    from a (not necessarily symmetric) gradient ``x`` for symmetric perturbations."""
-    full = x + _t(x)
-    tri = np.tril(full) if lower else np.triu(full)
-    return tri - _diag_embed(_diag(x))
-
-
-def _inverse_gap(w):
-    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal; 0 on it and where equal."""
-    gap = w[..., None, :] - w[..., :, None]
-    zero = gap == 0
-    return np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, gap))
 
 
 # -- inverses and solves -------------------------------------------------------------------
@@ -157,7 +122,7 @@ def _slogdet_rrule(a):
 def _pinv_rrule(a, *args, **kwargs):
     X = la.pinv(a, *args, **kwargs)
     if bind(args, kwargs, ("rcond", "hermitian"), (None, False))["hermitian"]:
-        raise NotImplementedError("pullback: pinv(hermitian=True) has no rule")
+        raise UnsupportedCallError("pullback: pinv(hermitian=True) has no rule")
     A = np.asarray(a)
 
     def pinv_pullback(dy):
@@ -298,14 +263,6 @@ def _eigvalsh_rrule(a, *args, **kwargs):
     return w, eigvalsh_pullback
 
 
-def _eig_check(name, w, a):
-    if np.iscomplexobj(w) and not np.iscomplexobj(a):
-        raise NotImplementedError(
-            f"pullback: numpy.linalg.{name} has a rule only where all eigenvalues are real"
-        )
-    _real_only(name, a)
-
-
 def _eig_rrule(a):
     y = la.eig(a)
     w, V = y
@@ -314,20 +271,36 @@ def _eig_rrule(a):
         dw, dV = dy_parts(dy, 2)
         if dw is ZERO and dV is ZERO:
             return zeros_for((a,))
-        _eig_check("eig", w, a)
         inner = 0.0
         if dw is not ZERO:
             inner = _diag_embed(np.asarray(densify(dw)))
         if dV is not ZERO:
-            # Eigenvectors have unit norm: remove the part of dV along the normalization.
-            B = np.matmul(_t(V), np.asarray(densify(dV)))
-            VtV = np.matmul(_t(V), V)
-            B = B - VtV * _diag(B)[..., None, :]
-            inner = inner + _inverse_gap(w) * B
-        X = la.solve(_t(V), np.matmul(inner, _t(V)))  # V^-T inner V^T
-        return (finalize(X, a),)
+            inner = inner + conj(_inverse_gap(w)) * np.matmul(_h(V), _eigvec_gauge_T(V, dV))
+        return (finalize(_from_eigenbasis(V, inner), a),)
 
     return y, eig_pullback
+
+
+def _from_eigenbasis(V, inner):
+    """``V^-H inner V^H``: the cotangent of ``a`` from that of ``M = V^-1 da V``."""
+    return la.solve(_h(V), np.matmul(inner, _h(V)))
+
+
+def _eigvec_gauge_T(V, dV):
+    """The transpose of how LAPACK fixes each eigenvector: unit norm, and its largest
+    component real. Forward, a raw variation ``dU = V (F * M)`` becomes
+    ``dV1 = dU - V Re(diag(V^H dU))`` (unit norm) and then ``dV = dV1 + i V c`` with
+    ``c_j = -Im(dV1[k_j, j]) / V[k_j, j]`` (``k_j`` the largest component). This maps
+    the cotangent of ``V`` back to that of ``dU``. For real eigenvectors ``c`` is 0."""
+    Vb = np.asarray(densify(dV))
+    if np.iscomplexobj(V):
+        k = np.argmax(np.abs(V), axis=-2)[..., None, :]
+        r = np.real(np.take_along_axis(V, k, axis=-2))
+        t = -np.imag(np.sum(conj(Vb) * V, axis=-2, keepdims=True))
+        rows = np.arange(V.shape[-2])[:, None] == k  # the k_j-th entry of column j
+        Vb = Vb + rows * (-1j * t / r)
+    s = np.real(np.sum(conj(Vb) * V, axis=-2, keepdims=True))
+    return Vb - V * s
 
 
 def _eigvals_rrule(a):
@@ -336,9 +309,8 @@ def _eigvals_rrule(a):
     def eigvals_pullback(dy):
         if dy is ZERO:
             return zeros_for((a,))
-        _eig_check("eigvals", w, a)
         g = np.asarray(densify(dy))
-        return (finalize(la.solve(_t(V), _diag_embed(g) @ _t(V)), a),)
+        return (finalize(_from_eigenbasis(V, _diag_embed(g)), a),)
 
     return w, eigvals_pullback
 
@@ -382,7 +354,7 @@ def _svd_rrule(a, *args, **kwargs):
     y = la.svd(a, *args, **kwargs)
     p = bind(args, kwargs, ("full_matrices", "compute_uv", "hermitian"), (True, True, False))
     if p["hermitian"]:
-        raise NotImplementedError("pullback: svd(hermitian=True) has no rule")
+        raise UnsupportedCallError("pullback: svd(hermitian=True) has no rule")
     A = np.asarray(a)
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
@@ -419,7 +391,7 @@ def _svd_rrule(a, *args, **kwargs):
 
 def _no_extra(block, name):
     if block.size and np.any(block != 0):
-        raise NotImplementedError(
+        raise UnsupportedCallError(
             f"pullback: svd(full_matrices=True) of a non-square matrix: the extra columns "
             f"of {name} are not unique and cannot be differentiated; use full_matrices=False"
         )
@@ -460,7 +432,7 @@ def _qr_rrule(a, *args, **kwargs):
     y = la.qr(a, *args, **kwargs)
     mode = bind(args, kwargs, ("mode",), ("reduced",))["mode"]
     if mode not in ("reduced", "complete", "r"):
-        raise NotImplementedError(f"pullback: qr(mode={mode!r}) has no rule")
+        raise UnsupportedCallError(f"pullback: qr(mode={mode!r}) has no rule")
     A = np.asarray(a)
     m, n = A.shape[-2], A.shape[-1]
     if mode == "r":
@@ -483,7 +455,7 @@ def _qr_rrule(a, *args, **kwargs):
         if mode == "complete" and m > n:
             if dQ is not ZERO:
                 if np.any(dQ[..., :, k:] != 0):
-                    raise NotImplementedError(
+                    raise UnsupportedCallError(
                         "pullback: qr(mode='complete') of a tall matrix: the extra columns "
                         "of Q are not unique; use mode='reduced'"
                     )
@@ -548,147 +520,6 @@ def _lstsq_rrule(a, b, *args, **kwargs):
     return y, lstsq_pullback
 
 
-# -- norms ---------------------------------------------------------------------------------
-def _phase(x):
-    """``x / |x|`` (``sign`` for reals), 0 at 0."""
-    return np.sign(x)
-
-
-def _vector_norm_grad(v, ord, y):
-    """d ||v||_ord / dv along the last axis; ``y`` is the norm with a kept last axis."""
-    absv = np.abs(v)
-    if ord is None or ord == 2:
-        return np.where(y == 0, 0.0, conj(v) / np.where(y == 0, 1.0, y))
-    if ord == 1:
-        return conj(_phase(v))
-    if ord == 0:
-        return np.zeros(v.shape)
-    if ord == np.inf or ord == -np.inf:
-        mask = absv == y
-        return conj(_phase(v)) * mask / np.maximum(np.sum(mask, axis=-1, keepdims=True), 1)
-    p = float(ord)
-    # (sum |v|^p)^(1/p): derivative |v|^(p-1) phase(v) / y^(p-1)
-    safe_y = np.where(y == 0, 1.0, y)
-    return np.where(y == 0, 0.0, conj(_phase(v)) * (absv / safe_y) ** (p - 1))
-
-
-def _matrix_norm_grad(X, ord, y):
-    """d ||X||_ord / dX over the last two axes; ``y`` has two kept axes."""
-    if ord is None or ord == "fro":
-        return np.where(y == 0, 0.0, conj(X) / np.where(y == 0, 1.0, y))
-    if ord in ("nuc", 2, -2):
-        _real_only(f"norm(ord={ord!r})", X)
-        U, s, Vh = la.svd(X, full_matrices=False)
-        if ord == "nuc":
-            w = np.ones_like(s)
-        else:
-            target = (
-                np.max(s, axis=-1, keepdims=True) if ord == 2 else np.min(s, axis=-1, keepdims=True)
-            )
-            mask = s == target
-            w = mask / np.sum(mask, axis=-1, keepdims=True)
-        return np.matmul(U * w[..., None, :], Vh)
-    if ord in (1, -1, np.inf, -np.inf):
-        axis = -2 if ord in (1, -1) else -1  # 1: column sums (over rows)
-        sums = np.sum(np.abs(X), axis=axis, keepdims=True)
-        target = (
-            np.max(sums, axis=-1 if axis == -2 else -2, keepdims=True)
-            if ord
-            in (
-                1,
-                np.inf,
-            )
-            else np.min(sums, axis=-1 if axis == -2 else -2, keepdims=True)
-        )
-        mask = sums == target
-        count = np.sum(mask, axis=-1 if axis == -2 else -2, keepdims=True)
-        return conj(_phase(X)) * (mask / count)
-    raise NotImplementedError(f"pullback: norm(ord={ord!r}) has no rule")
-
-
-def _norm_pullback_factory(x, y, ord, axes, keepdims, matrix):
-    xa = np.asarray(x)
-    nd = xa.ndim
-
-    def norm_pullback_value(dy):
-        g = np.asarray(densify(dy))
-        if matrix:
-            a1, a2 = axes
-            Xm = np.moveaxis(xa, (a1, a2), (-2, -1))
-            yk = expand_reduced(y, xa.shape, (a1, a2), keepdims)
-            yk = np.moveaxis(np.asarray(yk), (a1, a2), (-2, -1))[..., :1, :1]
-            grad = _matrix_norm_grad(Xm, ord, yk)
-            gk = np.moveaxis(
-                np.asarray(expand_reduced(g, xa.shape, (a1, a2), keepdims)), (a1, a2), (-2, -1)
-            )
-            return np.moveaxis(gk * conj(grad), (-2, -1), (a1, a2))
-        # vector norm over ``axes`` (flattened together)
-        last = tuple(range(nd - len(axes), nd))
-        moved = np.moveaxis(xa, axes, last)
-        lead = moved.shape[: nd - len(axes)]
-        v = np.reshape(moved, lead + (-1,))
-        yk = np.reshape(np.asarray(y), lead + (1,)) if np.size(y) else np.asarray(y)
-        grad = _vector_norm_grad(v, ord, yk)
-        gk = np.reshape(g, lead + (1,))
-        full = np.reshape(gk * conj(grad), moved.shape)
-        return np.moveaxis(full, last, axes)
-
-    return norm_pullback_value
-
-
-def _norm_rrule(x, *args, **kwargs):
-    y = la.norm(x, *args, **kwargs)
-    p = bind(args, kwargs, ("ord", "axis", "keepdims"), (None, None, False))
-    ord, axis, keepdims = p["ord"], p["axis"], p["keepdims"]
-    nd = np.ndim(x)
-    if axis is None:
-        if ord is None:
-            axes, matrix = tuple(range(nd)), False
-        elif nd == 1:
-            axes, matrix = (0,), False
-        else:
-            axes, matrix = (0, 1), True
-    else:
-        axes = (axis % nd,) if np.ndim(axis) == 0 else tuple(a % nd for a in axis)
-        matrix = len(axes) == 2
-    value = _norm_pullback_factory(x, y, ord, axes, keepdims, matrix)
-    rest = (NO_TANGENT,) * len(args)
-
-    def norm_pullback(dy):
-        if dy is ZERO:
-            return zeros_for((x,)) + rest
-        return (finalize(value(dy), x),) + rest
-
-    return y, norm_pullback
-
-
-def _vector_norm_rrule(x, /, *, axis=None, keepdims=False, ord=2):
-    y = la.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
-    nd = np.ndim(x)
-    axes = tuple(range(nd)) if axis is None else normalize_axis(axis, nd)
-    value = _norm_pullback_factory(x, y, ord, axes, keepdims, False)
-
-    def vector_norm_pullback(dy):
-        if dy is ZERO:
-            return zeros_for((x,))
-        return (finalize(value(dy), x),)
-
-    return y, vector_norm_pullback
-
-
-def _matrix_norm_rrule(x, /, *, keepdims=False, ord="fro"):
-    y = la.matrix_norm(x, keepdims=keepdims, ord=ord)
-    nd = np.ndim(x)
-    value = _norm_pullback_factory(x, y, ord, (nd - 2, nd - 1), keepdims, True)
-
-    def matrix_norm_pullback(dy):
-        if dy is ZERO:
-            return zeros_for((x,))
-        return (finalize(value(dy), x),)
-
-    return y, matrix_norm_pullback
-
-
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(la.inv, _inv_rrule)
@@ -701,8 +532,8 @@ def register(reg):
     r.rule(la.cholesky, _cholesky_rrule, notes="real; reads one triangle")
     r.rule(la.eigh, _eigh_rrule, notes="real symmetric; reads one triangle")
     r.rule(la.eigvalsh, _eigvalsh_rrule, notes="real symmetric; reads one triangle")
-    r.rule(la.eig, _eig_rrule, notes="real eigenvalues only")
-    r.rule(la.eigvals, _eigvals_rrule, notes="real eigenvalues only")
+    r.rule(la.eig, _eig_rrule, notes="distinct eigenvalues; LAPACK's phase")
+    r.rule(la.eigvals, _eigvals_rrule, notes="distinct eigenvalues; real or complex")
     r.rule(la.svd, _svd_rrule, notes="real")
     r.rule(la.qr, _qr_rrule, notes="real; modes reduced, complete (m <= n), r")
     r.rule(la.lstsq, _lstsq_rrule, notes="real, full rank")

@@ -80,9 +80,10 @@ def _dist_rrule(p, q):
         if dy is ZERO or y == 0.0:
             return zeros_for((p, q))
         dp = [dy * (a - b) / y for a, b in zip(p, q, strict=True)]
+        dq = [-v for v in dp]
         return (
-            finalize(type(p)(dp) if type(p) in (list, tuple) else tuple(dp), p),
-            finalize(type(q)(-v for v in dp) if type(q) in (list, tuple) else tuple(dp), q),
+            finalize(type(p)(dp) if type(p) in (list, tuple) else np.asarray(dp), p),
+            finalize(type(q)(dq) if type(q) in (list, tuple) else np.asarray(dq), q),
         )
 
     return y, dist_pullback

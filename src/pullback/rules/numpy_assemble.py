@@ -1,5 +1,5 @@
 """Assembling and splitting arrays: array/asarray (from nested lists of active values),
-copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, select, block,
+copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, insert, select, block,
 split/array_split/hsplit/vsplit/dsplit and unstack.
 
 A list or tuple argument gets a list or tuple of cotangents (one per element, ``ZERO``
@@ -16,10 +16,12 @@ from ._util import (
     ZERO,
     Registrar,
     bind,
+    cotangents_from_labels,
     densify,
     differentiable,
     dy_parts,
     finalize,
+    position_labels,
     zeros_for,
 )
 
@@ -33,7 +35,15 @@ def _rest(args):
 
 
 def _seq_like(values, like):
-    """``values`` as a list or tuple, as ``like`` is."""
+    """``values`` as a list or tuple, as ``like`` is; as one array when ``like`` is an
+    array (a sequence of arrays given as a single array: its items are its rows)."""
+    if isinstance(like, np.ndarray):
+        if not differentiable(like):
+            return NO_TANGENT
+        if not values:
+            return finalize(np.zeros_like(like), like)
+        rows = [np.zeros(like.shape[1:], like.dtype) if v is ZERO else v for v in values]
+        return finalize(np.reshape(np.stack(rows), like.shape), like)
     return type(like)(values) if type(like) in _SEQ else list(values)
 
 
@@ -123,8 +133,9 @@ def _hstack_axis(promoted, args, kwargs):
 
 
 def _column(a):
+    """What column_stack makes of an item: 0-d -> (1, 1), (n,) -> (n, 1)."""
     a = np.asarray(a)
-    return a[:, None] if a.ndim < 2 else a
+    return np.reshape(a, (-1, 1)) if a.ndim < 2 else a
 
 
 def _stack_rrule(arrays, *args, **kwargs):
@@ -161,6 +172,26 @@ def _append_rrule(arr, values, *args, **kwargs):
         return (finalize(da, arr), finalize(dv, values)) + _rest(args)
 
     return y, append_pullback
+
+
+def _insert_rrule(arr, obj, values, *args, **kwargs):
+    y = np.insert(arr, obj, values, *args, **kwargs)
+    rest = (NO_TANGENT,) * len(args)
+    # np.insert only moves and copies elements: run it on position labels to learn where
+    # each element of arr and of (broadcast) values went.
+    n = int(np.size(arr))
+    ids = None
+    if np.result_type(y).kind in "fc" and differentiable((arr, values)):
+        labels_arr = position_labels(np.asarray(arr), 1)
+        ids = np.insert(labels_arr, obj, position_labels(values, 1 + n), *args, **kwargs)
+
+    def insert_pullback(dy):
+        if dy is ZERO or ids is None:
+            return zeros_for((arr,)) + (NO_TANGENT,) + zeros_for((values,)) + rest
+        da, dv = cotangents_from_labels(ids, dy, [(1, arr), (1 + n, values)])
+        return (da, NO_TANGENT, dv) + rest
+
+    return y, insert_pullback
 
 
 def _select_rrule(condlist, choicelist, *args, **kwargs):
@@ -294,6 +325,7 @@ def register(reg):
     r.rule(np.column_stack, _joined_rule(np.column_stack, _column, lambda p, a, k: 1))
     r.rule(np.append, _append_rrule)
     r.rule(np.select, _select_rrule)
+    r.rule(np.insert, _insert_rrule, notes="values broadcast: their cotangent is summed")
     r.rule(np.block, _block_rrule)
     r.rule(np.split, _split_rule(np.split, _split_axis))
     r.rule(np.array_split, _split_rule(np.array_split, _split_axis))

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ..tangents import getitem_cotangent
 from ._util import (
     NO_TANGENT,
@@ -264,7 +265,7 @@ def _sort_rrule(a, *args, **kwargs):
     y = np.sort(a, *args, **kwargs)
     p = bind(args, kwargs, ("axis", "kind", "order"), (-1, None, None))
     if p["order"] is not None:
-        raise NotImplementedError("pullback: sort(order=...) of structured arrays has no rule")
+        raise UnsupportedCallError("pullback: sort(order=...) of structured arrays has no rule")
     axis = p["axis"]
     shape = np.shape(a)
     src = np.ravel(a) if axis is None else np.asarray(a)
@@ -282,7 +283,7 @@ def _partition_rrule(a, kth, *args, **kwargs):
     y = np.partition(a, kth, *args, **kwargs)
     p = bind(args, kwargs, ("axis", "kind", "order"), (-1, "introselect", None))
     if p["order"] is not None:
-        raise NotImplementedError("pullback: partition(order=...) has no rule")
+        raise UnsupportedCallError("pullback: partition(order=...) has no rule")
     axis = p["axis"]
     shape = np.shape(a)
     src = np.ravel(a) if axis is None else np.asarray(a)

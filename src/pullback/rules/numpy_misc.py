@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -303,7 +304,7 @@ def _interp_rrule(x, xp, fp, *args, **kwargs):
     y = np.interp(x, xp, fp, *args, **kwargs)
     p = bind(args, kwargs, ("left", "right", "period"), (None, None, None))
     if p["period"] is not None:
-        raise NotImplementedError("pullback: interp(period=...) has no rule")
+        raise UnsupportedCallError("pullback: interp(period=...) has no rule")
     xa = np.asarray(x)
     xpa = np.asarray(xp)
     fpa = np.asarray(fp)
@@ -510,7 +511,7 @@ def _cov_setup(name, m, args, kwargs, with_ddof):
     )
     p = bind(args, kwargs, names, (None, True, False, None, None, None)[: len(names)])
     if p.get("fweights") is not None or p.get("aweights") is not None:
-        raise NotImplementedError(f"pullback: {name}(fweights=/aweights=) has no rule")
+        raise UnsupportedCallError(f"pullback: {name}(fweights=/aweights=) has no rule")
     X, n_m, tm, ty = _cov_parts(m, p["y"], p["rowvar"], kwargs.get("dtype"))
     ddof = p.get("ddof")
     if ddof is None:

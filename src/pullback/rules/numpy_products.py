@@ -12,6 +12,7 @@ import string
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -94,15 +95,17 @@ def _tensordot_grads(dy, a, b, ia, ib):
     return da, db
 
 
-def _tensordot_rrule(a, b, axes=2):
-    y = np.tensordot(a, b, axes)
+def _tensordot_rrule(a, b, *args, **kwargs):
+    y = np.tensordot(a, b, *args, **kwargs)
+    axes = args[0] if args else kwargs.get("axes", 2)
     ia, ib = _tensordot_axes(np.ndim(a), np.ndim(b), axes)
+    rest = (NO_TANGENT,) * len(args)  # ``axes`` when given by position
 
     def tensordot_pullback(dy):
         if dy is ZERO:
-            return zeros_for((a, b)) + (NO_TANGENT,)
+            return zeros_for((a, b)) + rest
         da, db = _tensordot_grads(dy, a, b, ia, ib)
-        return finalize(da, a), finalize(db, b), NO_TANGENT
+        return (finalize(da, a), finalize(db, b)) + rest
 
     return y, tensordot_pullback
 
@@ -223,19 +226,51 @@ def _parse_einsum(subscripts, shapes):
     return explicit, out, spare[n_ell:]
 
 
-def _einsum_rrule(subscripts, *operands, **kwargs):
+def _sublist_text(sublist):
+    """An einsum sublist (ints, ``Ellipsis``) as subscript letters."""
+    out = ""
+    for k in sublist:
+        if k is Ellipsis:
+            out += "..."
+        elif isinstance(k, (int, np.integer)) and 0 <= k < len(string.ascii_letters):
+            out += string.ascii_letters[k]
+        else:
+            raise UnsupportedCallError(
+                f"pullback: einsum sublist entry {k!r} is neither an int in [0, 52) nor "
+                "Ellipsis; fix: use the subscripts string form"
+            )
+    return out
+
+
+def _einsum_rrule(*args, **kwargs):
+    if isinstance(args[0], str):
+        return _einsum_string_rrule(args[0], *args[1:], **kwargs)
+    # The interleaved form einsum(op0, sublist0, op1, sublist1, ..., [sublistout]).
+    y = np.einsum(*args, **kwargs)
+    operands = args[0 : len(args) - len(args) % 2 : 2]
+    subscripts = ",".join(_sublist_text(s) for s in args[1::2][: len(operands)])
+    if len(args) % 2:
+        subscripts += "->" + _sublist_text(args[-1])
+    _, back = _einsum_string_rrule(subscripts, *operands, **kwargs)
+
+    def einsum_interleaved_pullback(dy):
+        cots = back(dy)[1:]
+        out = [NO_TANGENT] * len(args)
+        out[0 : 2 * len(operands) : 2] = cots
+        return tuple(out)
+
+    return y, einsum_interleaved_pullback
+
+
+def _einsum_string_rrule(subscripts, *operands, **kwargs):
     y = np.einsum(subscripts, *operands, **kwargs)
-    if not isinstance(subscripts, str):
-        raise NotImplementedError(
-            "pullback: einsum in the interleaved (operand, sublist) form has no rule; "
-            "use the subscripts string form"
-        )
     shapes = [np.shape(o) for o in operands]
     ins, out, spare = _parse_einsum(subscripts, shapes)
     sizes = {}
     for sub, shape in zip(ins, shapes, strict=True):
         for c, n in zip(sub, shape, strict=True):
-            sizes[c] = max(sizes.get(c, 1), n)
+            # a size-1 axis broadcasts against any other size (0 included)
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]
     opt = {k: v for k, v in kwargs.items() if k == "optimize"}
 
     def einsum_pullback(dy):
@@ -318,7 +353,7 @@ def _cross_rrule(a, b, *args, **kwargs):
     if p["axis"] is not None:
         p["axisa"] = p["axisb"] = p["axisc"] = p["axis"]
     if np.shape(a)[p["axisa"]] != 3 or np.shape(b)[p["axisb"]] != 3:
-        raise NotImplementedError("pullback: cross has a rule for 3-vectors only")
+        raise UnsupportedCallError("pullback: cross has a rule for 3-vectors only")
 
     def cross_pullback(dy):
         if dy is ZERO:
@@ -386,7 +421,7 @@ def _vecdot_rule(fn):
         y = fn(x1, x2, **kwargs)
         axis = kwargs.get("axis", -1)
         if "axes" in kwargs:
-            raise NotImplementedError("pullback: vecdot(..., axes=...) has no rule; use axis=")
+            raise UnsupportedCallError("pullback: vecdot(..., axes=...) has no rule; use axis=")
 
         def vecdot_pullback(dy):
             if dy is ZERO:

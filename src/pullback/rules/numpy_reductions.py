@@ -11,7 +11,8 @@ Choices where the function is not differentiable:
   equally among the elements equal to the extreme.
 * ``median``/``percentile``/``quantile``: ties are broken by a stable sort, so the
   cotangent of a tied order statistic goes to one of the tied elements.
-* ``std`` of constant data: 0 (the derivative of ``sqrt`` at 0 is infinite).
+* ``std`` of constant data (a length-1 axis included): 0, the subgradient of least norm
+  (the derivative of ``sqrt`` at 0 is infinite; JAX and autograd give NaN there).
 * ``nan*`` functions give NaN elements a zero cotangent.
 """
 
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
     Registrar,
+    axes_last,
     bind,
     conj,
     densify,
@@ -31,21 +34,14 @@ from ._util import (
     expand_reduced,
     finalize,
     normalize_axis,
-    zeros_for,
 )
+from ._util import refuse_out as _no_out
+from .numpy_order_stats import _quantile_rule
 
 FAMILY = "numpy_reductions"
 
 _SUM_PARAMS = ("axis", "dtype", "out", "keepdims")
 _SUM_DEFAULTS = (None, None, None, False)
-
-
-def _no_out(name, p):
-    if p.get("out") is not None:
-        raise NotImplementedError(
-            f"pullback: {name}(..., out=...) writes into an array and cannot be "
-            "differentiated; drop out= and use the returned value"
-        )
 
 
 def _count(shape, axis):
@@ -101,12 +97,8 @@ def _mean_rrule(x, *args, **kwargs):
 
 def _others_product(xa, axes):
     """For each element, the product of the other elements along ``axes`` (exact with 0s)."""
-    nd = xa.ndim
-    last = tuple(range(nd - len(axes), nd))
-    moved = np.moveaxis(xa, axes, last)
-    lead = moved.shape[: nd - len(axes)]
-    flat = np.reshape(moved, lead + (-1,))
-    if flat.shape[-1] == 0:
+    moved, lead, flat, last = axes_last(xa, axes)
+    if flat.shape[-1] == 0 or flat.size == 0:
         return np.zeros_like(xa)
     ones = np.ones(lead + (1,), dtype=flat.dtype)
     left = np.concatenate([ones, np.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
@@ -121,7 +113,7 @@ def _prod_rrule(x, *args, **kwargs):
     p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
     _no_out("prod", p)
     if "where" in kwargs:
-        raise NotImplementedError("pullback: prod(..., where=...) has no rule")
+        raise UnsupportedCallError("pullback: prod(..., where=...) has no rule")
     shape = np.shape(x)
     initial = kwargs.get("initial", None)
 
@@ -157,7 +149,7 @@ def _extreme_rrule(reducer):
         p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
         _no_out(name, p)
         if "where" in kwargs:
-            raise NotImplementedError(f"pullback: {name}(..., where=...) has no rule")
+            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
         shape = np.shape(x)
 
         def extreme_pullback(dy):
@@ -218,6 +210,10 @@ def _ptp_rrule(x, *args, **kwargs):
 
 
 _VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
+# std is not differentiable at constant data (a length-1 axis included): there JAX and
+# autograd give NaN (sqrt' = inf times 0). pullback gives 0, the subgradient of least norm
+# (std is a scaled norm of x - mean), which central differences also give.
+_STD_NOTE = "constant data (e.g. a length-1 axis) -> subgradient 0"
 _VAR_DEFAULTS = (None, None, None, 0, False)
 
 
@@ -231,7 +227,7 @@ def _moments(fn, nan):
         p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS)
         _no_out(name, p)
         if "where" in kwargs or "mean" in kwargs:
-            raise NotImplementedError(f"pullback: {name}(..., where=/mean=) has no rule")
+            raise UnsupportedCallError(f"pullback: {name}(..., where=/mean=) has no rule")
         ddof = kwargs.get("correction", p["ddof"])
         axis = p["axis"]
         shape = np.shape(x)
@@ -240,6 +236,8 @@ def _moments(fn, nan):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
             xa = np.asarray(x)
+            if xa.size == 0:  # nothing to differentiate (and no count to divide by)
+                return (finalize(np.zeros(shape, xa.dtype), x),) + _rest(args)
             if nan:
                 valid = ~np.isnan(xa)
                 n = np.sum(valid, axis=axis, keepdims=True)
@@ -250,7 +248,7 @@ def _moments(fn, nan):
                 centered = xa - np.mean(xa, axis=axis, keepdims=True)
             g = expand_reduced(dy, shape, axis, p["keepdims"])
             # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
-            factor = 2.0 / (n - ddof)
+            factor = 2.0 / np.float64(n - ddof)  # n == ddof: NaN, as the primal
             if is_std:
                 s = expand_reduced(y, shape, axis, p["keepdims"])
                 # std = sqrt(var): divide by 2 std; constant data (std 0) gets 0.
@@ -314,126 +312,6 @@ def _sum_to_weights(dwb, wa, shape, axis):
     ax = axis % len(shape)
     others = tuple(k for k in range(len(shape)) if k != ax)
     return np.sum(dwb, axis=others)
-
-
-# -- order statistics: median, percentile, quantile --------------------------------------
-def _quantile_weights(q, n, method):
-    """Weights ``W[..., k]`` of the sorted elements ``k`` for each quantile in ``q``."""
-    q = np.asarray(q, dtype=np.float64)
-    pos = q * (n - 1)
-    k = np.arange(n)
-    lo = np.floor(pos)
-    hi = np.ceil(pos)
-    frac = pos - lo
-    if method == "linear":
-        wlo, whi = 1.0 - frac, frac
-    elif method == "lower":
-        wlo, whi = np.ones_like(pos), np.zeros_like(pos)
-    elif method == "higher":
-        wlo, whi = np.zeros_like(pos), np.ones_like(pos)
-    elif method == "midpoint":
-        wlo, whi = np.full_like(pos, 0.5), np.full_like(pos, 0.5)
-    elif method == "nearest":
-        near = np.around(pos)
-        wlo = (near == lo).astype(np.float64)
-        whi = 1.0 - wlo
-    else:
-        raise NotImplementedError(
-            f"pullback: quantile method {method!r} has no rule (use linear, lower, higher, "
-            "midpoint or nearest)"
-        )
-    same = lo == hi
-    wlo = np.where(same, 1.0, wlo)
-    whi = np.where(same, 0.0, whi)
-    ke = k.reshape((1,) * q.ndim + (n,))
-    return (ke == lo[..., None]) * wlo[..., None] + (ke == hi[..., None]) * whi[..., None]
-
-
-def _order_stat_pullback(x, q, axis, keepdims, method, dy, scale=1.0):
-    """The cotangent of x for ``quantile(x, q, axis, method)`` given its cotangent dy."""
-    xa = np.asarray(x)
-    nd = xa.ndim
-    axes = normalize_axis(axis, nd)
-    last = tuple(range(nd - len(axes), nd))
-    moved = np.moveaxis(xa, axes, last)
-    lead = moved.shape[: nd - len(axes)]
-    flat = np.reshape(moved, lead + (-1,))
-    n = flat.shape[-1]
-    order = np.argsort(flat, axis=-1, kind="stable")
-    inverse = np.argsort(order, axis=-1, kind="stable")
-    W = _quantile_weights(np.asarray(q, dtype=np.float64) * scale, n, method)  # q.shape+(n,)
-    g = np.asarray(densify(dy))
-    qnd = np.ndim(q)
-    if keepdims:
-        # the reduced axes are kept as size-1 axes after the q axes
-        g = np.reshape(g, g.shape[:qnd] + lead)
-    # g: q.shape + lead ; W: q.shape + (n,)
-    gq = np.reshape(g, g.shape[:qnd] + lead + (1,))
-    Wq = np.reshape(W, W.shape[:qnd] + (1,) * len(lead) + (n,))
-    sorted_grad = np.sum(gq * Wq, axis=tuple(range(qnd))) if qnd else gq * Wq
-    flat_grad = np.take_along_axis(sorted_grad, inverse, axis=-1)
-    return np.moveaxis(np.reshape(flat_grad, moved.shape), last, axes)
-
-
-def _quantile_q_cotangent(x, q, axis, keepdims, dy, scale):
-    """The cotangent of ``q`` for the linear method: the slope between the two order
-    statistics around ``q * (n - 1)`` (the segment to the right at an exact order
-    statistic, to the left at the top one)."""
-    xa = np.asarray(x)
-    nd = xa.ndim
-    axes = normalize_axis(axis, nd)
-    last = tuple(range(nd - len(axes), nd))
-    moved = np.moveaxis(xa, axes, last)
-    lead = moved.shape[: nd - len(axes)]
-    srt = np.sort(np.reshape(moved, lead + (-1,)), axis=-1)
-    n = srt.shape[-1]
-    if n < 2:
-        return np.zeros(np.shape(q))
-    qa = np.asarray(q, dtype=np.float64) * scale
-    seg = np.minimum(np.floor(qa * (n - 1)), n - 2).astype(np.intp)
-    slope = (np.take(srt, seg + 1, axis=-1) - np.take(srt, seg, axis=-1)) * ((n - 1) * scale)
-    # slope: lead + q.shape -> q.shape + lead
-    slope = np.moveaxis(slope, tuple(range(len(lead))), tuple(range(qa.ndim, qa.ndim + len(lead))))
-    g = np.asarray(densify(dy))
-    g = np.reshape(g, g.shape[: qa.ndim] + lead)
-    return np.sum(np.real(g * conj(slope)), axis=tuple(range(qa.ndim, qa.ndim + len(lead))))
-
-
-def _quantile_rule(fn, scale, has_q):
-    name = fn.__name__
-
-    def quantile_rrule(a, *args, **kwargs):
-        y = fn(a, *args, **kwargs)
-        if has_q:
-            params = ("q", "axis", "out", "overwrite_input", "method", "keepdims")
-            defaults = (None, None, None, False, "linear", False)
-        else:
-            params = ("axis", "out", "overwrite_input", "keepdims")
-            defaults = (None, None, False, False)
-        p = bind(args, kwargs, params, defaults)
-        _no_out(name, p)
-        if kwargs.get("weights") is not None:
-            raise NotImplementedError(f"pullback: {name}(..., weights=...) has no rule")
-        q = p["q"] if has_q else 0.5
-        method = p.get("method", "linear")
-
-        def quantile_pullback(dy):
-            if dy is ZERO:
-                return zeros_for((a,) + args)
-            g = _order_stat_pullback(a, q, p["axis"], p["keepdims"], method, dy, scale)
-            rest = list(_rest(args))
-            if has_q and args and differentiable(q):
-                if method == "linear":
-                    dq = _quantile_q_cotangent(a, q, p["axis"], p["keepdims"], dy, scale)
-                    rest[0] = finalize(dq, q)
-                else:  # piecewise constant in q
-                    rest[0] = ZERO
-            return (finalize(g, a),) + tuple(rest)
-
-        return y, quantile_pullback
-
-    quantile_rrule.__name__ = f"{name}_rrule"
-    return quantile_rrule
 
 
 # -- scans ---------------------------------------------------------------------------------
@@ -602,9 +480,9 @@ def register(reg):
     r.rule(np.prod, _prod_rrule, notes="exact where x has zeros")
     r.rule(np.average, _average_rrule)
     r.rule(np.var, _moments(np.var, nan=False))
-    r.rule(np.std, _moments(np.std, nan=False), notes="constant data -> cotangent 0")
+    r.rule(np.std, _moments(np.std, nan=False), notes=_STD_NOTE)
     r.rule(np.nanvar, _moments(np.nanvar, nan=True))
-    r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes="constant data -> cotangent 0")
+    r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes=_STD_NOTE)
     for fn in (np.max, np.min, np.amax, np.amin):
         r.rule(fn, _extreme_rrule(fn), notes="ties split the cotangent equally")
     for fn in (np.nanmax, np.nanmin):

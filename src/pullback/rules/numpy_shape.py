@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -310,7 +311,7 @@ def _pad_rrule(array, pad_width, *args, **kwargs):
     mode = bind(args, kwargs, ("mode",), ("constant",))["mode"]
     shape = np.shape(array)
     if mode not in ("constant", "empty") + _LINEAR_PAD_MODES:
-        raise NotImplementedError(
+        raise UnsupportedCallError(
             f"pullback: np.pad(mode={mode!r}) has no rule (constant, empty, edge, reflect, "
             "symmetric, wrap, mean and linear_ramp have one)"
         )

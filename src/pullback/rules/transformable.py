@@ -27,7 +27,8 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 
 @transformable
 def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
-    g = dy / (np.size(x) / np.size(dy))
+    # The count of averaged elements; a zero-size x (count 0) gets an empty cotangent.
+    g = dy / np.maximum(np.size(x) / np.maximum(np.size(dy), 1), 1)
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
     return np.broadcast_to(g, np.shape(x)), NO_TANGENT
@@ -75,6 +76,8 @@ def min_pullback(dy, x, axis=None, out=None, keepdims=False):
 
 @transformable
 def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if np.size(x) == 0:
+        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
     n = np.size(x) / np.size(m)
     return _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof), NO_TANGENT
@@ -82,10 +85,16 @@ def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False)
 
 @transformable
 def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    if np.size(x) == 0:
+        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
     n = np.size(x) / np.size(m)
     s = np.std(x, axis=axis, ddof=ddof, keepdims=True)
-    return _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * s), NO_TANGENT
+    # Constant data (std 0, e.g. a length-1 axis): std is not differentiable there; its
+    # subgradient 0 is taken (x - m is 0 there, so only the division needs guarding).
+    return _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * np.where(s == 0, 1.0, s)), (
+        NO_TANGENT
+    )
 
 
 @transformable

@@ -1,0 +1,194 @@
+"""NumPy functions that call user functions: ``np.piecewise``, ``np.apply_along_axis`` and
+``np.vectorize`` objects (a rule keyed by ``np.vectorize.__call__``, whose first argument
+is the vectorized object).
+
+Their pullbacks differentiate the user function once per call NumPy makes (per piece,
+per 1-d slice, per element): with its rule when it has one, otherwise with
+``pullback.vjp`` (imported lazily: the rules are registered while ``pullback.api`` is
+being imported). A user function's float arguments beyond the array are differentiated
+too; integers, flags and keyword arguments are not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedCallError
+from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
+
+FAMILY = "numpy_functional"
+
+
+def _call_with_pullback(f, args):
+    """``(y, back)`` for ``f(*args)``; ``back(dy)`` gives one cotangent per argument
+    (``NO_TANGENT`` for those without one)."""
+    from ..registry import NONDIFF, default_registry
+
+    rule = default_registry().lookup(f)
+    if rule is not None and rule.kind != NONDIFF:
+        return rule.rrule(*args)
+    wrt = tuple(k for k, a in enumerate(args) if differentiable(a))
+    if rule is not None or not wrt:
+        y = f(*args)
+        return y, lambda dy: (NO_TANGENT,) * len(args)
+    from ..api import vjp
+
+    y, back = vjp(f, *args, wrt=wrt)
+
+    def user_function_pullback(dy):
+        got = back(dy)
+        out = [NO_TANGENT] * len(args)
+        for k, c in zip(wrt, got, strict=True):
+            out[k] = c
+        return tuple(out)
+
+    return y, user_function_pullback
+
+
+def _refuse_keywords(name, kwargs):
+    if kwargs:
+        raise UnsupportedCallError(
+            f"pullback: np.{name}(..., **kwargs) has no rule (keyword arguments passed on to "
+            "the user function); fix: bind them with functools.partial or a lambda"
+        )
+
+
+def _accumulate(total, c):
+    if c is ZERO or c is NO_TANGENT or c is None:
+        return total
+    c = densify(c)
+    return c if total is ZERO else total + c
+
+
+# -- piecewise ------------------------------------------------------------------------
+def _conditions(x, condlist, n_funcs):
+    """NumPy's reading of ``condlist``: a list of boolean arrays shaped like ``x``, with
+    the "otherwise" condition appended when there is one function more than conditions."""
+    xa = np.asarray(x)
+    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and xa.ndim != 0):
+        condlist = [condlist]
+    conds = [np.broadcast_to(np.asarray(c, dtype=bool), xa.shape) for c in condlist]
+    if len(conds) == n_funcs - 1:
+        conds.append(~np.any(conds, axis=0) if conds else np.ones(xa.shape, bool))
+    return conds
+
+
+def _piecewise_rrule(x, condlist, funclist, *args, **kw):
+    y = np.piecewise(x, condlist, funclist, *args, **kw)
+    _refuse_keywords("piecewise", kw)
+    xa = np.asarray(x)
+    conds = _conditions(x, condlist, len(funclist))
+    owner = np.full(xa.shape, -1)
+    for k, c in enumerate(conds):
+        owner[c] = k  # a later condition overrides an earlier one, as in NumPy
+    pieces = []
+    for k, (c, f) in enumerate(zip(conds, funclist, strict=False)):
+        if callable(f) and np.any(c):
+            pieces.append((k, c) + _call_with_pullback(f, (xa[c],) + args))
+
+    def piecewise_pullback(dy):
+        if dy is ZERO:
+            return (ZERO if differentiable(x) else NO_TANGENT, NO_TANGENT, NO_TANGENT) + tuple(
+                ZERO if differentiable(a) else NO_TANGENT for a in args
+            )
+        g = np.asarray(densify(dy))
+        gx = np.zeros(xa.shape, dtype=np.result_type(g, xa, np.float16))
+        gargs = [ZERO] * len(args)
+        # a constant in funclist is the value of its elements: it gets their cotangents
+        gfuncs = [
+            NO_TANGENT
+            if callable(f) or not differentiable(f)
+            else finalize(np.sum(np.where(owner == k, g, np.zeros_like(g))), f)
+            for k, f in enumerate(funclist)
+        ]
+        for k, c, yk, back in pieces:
+            mine = np.where(owner[c] == k, g[c], np.zeros_like(g[c]))
+            cots = back(unbroadcast(mine, yk))  # a function may return one value for all
+            if cots[0] is not ZERO and cots[0] is not NO_TANGENT:
+                gx[c] += np.reshape(densify(cots[0]), gx[c].shape)
+            for j in range(len(args)):
+                gargs[j] = _accumulate(gargs[j], cots[j + 1])
+        rest = tuple(finalize(ga, a) for ga, a in zip(gargs, args, strict=True))
+        constants = type(funclist) in (list, tuple) and differentiable(funclist)
+        gf = type(funclist)(gfuncs) if constants else NO_TANGENT
+        return (finalize(gx, x), NO_TANGENT, gf) + rest
+
+    return y, piecewise_pullback
+
+
+# -- apply_along_axis -----------------------------------------------------------------
+def _apply_along_axis_rrule(func1d, axis, arr, *args, **kwargs):
+    y = np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
+    _refuse_keywords("apply_along_axis", kwargs)
+    a = np.asarray(arr)
+    ax = axis % a.ndim
+    moved = np.moveaxis(a, ax, -1)
+    backs = {}
+    for idx in np.ndindex(moved.shape[:-1]):
+        backs[idx] = _call_with_pullback(func1d, (moved[idx],) + args)[1]
+
+    def apply_along_axis_pullback(dy):
+        if dy is ZERO:
+            return (NO_TANGENT, NO_TANGENT, ZERO) + tuple(
+                ZERO if differentiable(v) else NO_TANGENT for v in args
+            )
+        g = np.asarray(densify(dy))
+        # y's axes: arr's axes before `axis`, the result's axes, arr's axes after.
+        res_nd = g.ndim - (a.ndim - 1)
+        g = np.moveaxis(g, tuple(range(ax, ax + res_nd)), tuple(range(g.ndim - res_nd, g.ndim)))
+        garr = np.zeros(moved.shape, dtype=np.result_type(g, a, np.float16))
+        gargs = [ZERO] * len(args)
+        for idx, back in backs.items():
+            cots = back(g[idx])
+            if cots[0] is not ZERO and cots[0] is not NO_TANGENT:
+                garr[idx] = densify(cots[0])
+            for j in range(len(args)):
+                gargs[j] = _accumulate(gargs[j], cots[j + 1])
+        rest = tuple(finalize(ga, v) for ga, v in zip(gargs, args, strict=True))
+        return (NO_TANGENT, NO_TANGENT, finalize(np.moveaxis(garr, -1, ax), arr)) + rest
+
+    return y, apply_along_axis_pullback
+
+
+# -- np.vectorize ---------------------------------------------------------------------
+def _vectorize_call_rrule(vec, *args, **kwargs):
+    y = vec(*args, **kwargs)
+    if vec.signature is not None or vec.excluded or kwargs:
+        raise UnsupportedCallError(
+            "pullback: a np.vectorize object with a signature, excluded arguments or "
+            "keyword arguments has no rule; fix: vectorize a function of positional "
+            "scalar arguments, or write the loop in the differentiated function"
+        )
+    arrays = [np.asarray(v) for v in args]
+    shape = np.broadcast_shapes(*(v.shape for v in arrays))
+    full = [np.broadcast_to(v, shape) for v in arrays]
+    backs = {}
+    for idx in np.ndindex(shape):
+        scalars = tuple(v[idx][()] for v in full)
+        backs[idx] = _call_with_pullback(vec.pyfunc, scalars)[1]
+
+    def vectorize_pullback(dy):
+        if dy is ZERO:
+            return (NO_TANGENT,) + tuple(ZERO if differentiable(v) else NO_TANGENT for v in args)
+        g = np.asarray(densify(dy))
+        grads = [np.zeros(shape, dtype=np.result_type(g, v, np.float16)) for v in arrays]
+        for idx, back in backs.items():
+            for j, c in enumerate(back(g[idx])):
+                if c is not ZERO and c is not NO_TANGENT and c is not None:
+                    grads[j][idx] = densify(c)
+        return (NO_TANGENT,) + tuple(finalize(gr, v) for gr, v in zip(grads, args, strict=True))
+
+    return y, vectorize_pullback
+
+
+def register(reg):
+    r = Registrar(reg, FAMILY)
+    note = "user functions via their rule or pullback.vjp, one call per piece/slice/element"
+    r.rule(np.piecewise, _piecewise_rrule, notes=note)
+    r.rule(np.apply_along_axis, _apply_along_axis_rrule, notes=note)
+    r.rule(
+        np.vectorize.__call__,
+        _vectorize_call_rrule,
+        name="numpy.vectorize.__call__",
+        notes="no signature/excluded; " + note,
+    )

@@ -23,6 +23,7 @@ from . import (
     numpy_shape,
     numpy_ufuncs,
     pullback_runtime,
+    scipy_linalg,
     scipy_special,
     transformable,
 )
@@ -41,6 +42,7 @@ FAMILIES = (
     math_rules,
     builtins_rules,
     scipy_special,
+    scipy_linalg,
     ndarray_methods,
     pullback_runtime,
     transformable,

@@ -24,6 +24,7 @@ from . import (
     numpy_ufuncs,
     pullback_runtime,
     scipy_linalg,
+    scipy_linalg_decomp,
     scipy_special,
     transformable,
 )
@@ -43,6 +44,7 @@ FAMILIES = (
     builtins_rules,
     scipy_special,
     scipy_linalg,
+    scipy_linalg_decomp,
     ndarray_methods,
     pullback_runtime,
     transformable,

@@ -25,6 +25,7 @@ from . import (
     pullback_runtime,
     scipy_linalg,
     scipy_linalg_decomp,
+    scipy_linalg_matfuncs,
     scipy_special,
     transformable,
 )
@@ -45,6 +46,7 @@ FAMILIES = (
     scipy_special,
     scipy_linalg,
     scipy_linalg_decomp,
+    scipy_linalg_matfuncs,
     ndarray_methods,
     pullback_runtime,
     transformable,

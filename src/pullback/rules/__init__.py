@@ -26,6 +26,7 @@ from . import (
     scipy_linalg,
     scipy_linalg_decomp,
     scipy_linalg_matfuncs,
+    scipy_signal,
     scipy_special,
     transformable,
 )
@@ -47,6 +48,7 @@ FAMILIES = (
     scipy_linalg,
     scipy_linalg_decomp,
     scipy_linalg_matfuncs,
+    scipy_signal,
     ndarray_methods,
     pullback_runtime,
     transformable,

@@ -45,22 +45,23 @@ def load_scipy():
 
 
 def refuse(name, what, fix):
-    """Raise the error for a call whose derivative pullback does not give."""
-    raise ArgumentError(
-        f"pullback cannot differentiate scipy.linalg.{name}: {what}.\n    Fix: {fix}"
-    )
+    """Raise the error for a call whose derivative pullback does not give (``name`` is
+    the function's name in scipy.linalg, or a dotted name elsewhere)."""
+    where = name if "." in name else f"scipy.linalg.{name}"
+    raise ArgumentError(f"pullback cannot differentiate {where}: {what}.\n    Fix: {fix}")
 
 
-def real_only(name, *arrays):
-    """Refuse complex arguments (the rules are written for real matrices)."""
+_COMPLEX_FIX = (
+    "differentiate the real and imaginary parts as separate real arrays, or use numpy.linalg, "
+    "whose inv, solve and det rules accept complex matrices"
+)
+
+
+def real_only(name, *arrays, what="matrices", fix=_COMPLEX_FIX):
+    """Refuse complex arguments (the rules are written for real values)."""
     for a in arrays:
         if np.iscomplexobj(a):
-            refuse(
-                name,
-                "its rule supports real matrices only, and an argument is complex",
-                "differentiate the real and imaginary parts as separate real arrays, or use "
-                "numpy.linalg, whose inv, solve and det rules accept complex matrices",
-            )
+            refuse(name, f"its rule supports real {what} only, and an argument is complex", fix)
 
 
 def square(name, a):

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ArgumentError
 from ..registry import transformable
 from ..tangents import unbroadcast
 from ._util import Registrar
-from .scipy_linalg import register_transformable
+from .scipy_linalg import real_only, refuse, register_transformable
 
 FAMILY = "scipy_signal"
 REQUIRES = "scipy.signal"
@@ -85,18 +84,15 @@ def fftconvolve_pullback(dy, in1, in2, mode="full", axes=None):
 
 def _check(name):
     def check(in1, in2, *args, **kwargs):
-        for v in (in1, in2):
-            if np.iscomplexobj(v):
-                raise ArgumentError(
-                    f"pullback cannot differentiate scipy.signal.{name}: its rule supports "
-                    "real inputs only, and an input is complex.\n"
-                    "    Fix: convolve the real and imaginary parts separately."
-                )
+        where = f"scipy.signal.{name}"
+        fix = "convolve the real and imaginary parts separately"
+        real_only(where, in1, in2, what="inputs", fix=fix)
         if np.ndim(in1) != np.ndim(in2):
-            raise ArgumentError(
-                f"pullback cannot differentiate scipy.signal.{name}: in1 and in2 must have "
-                f"the same number of dimensions, got {np.ndim(in1)} and {np.ndim(in2)}.\n"
-                "    Fix: add axes of length 1 (np.expand_dims) to the smaller one."
+            refuse(
+                where,
+                "in1 and in2 must have the same number of dimensions, got "
+                f"{np.ndim(in1)} and {np.ndim(in2)}",
+                "add axes of length 1 (np.expand_dims) to the smaller one",
             )
 
     return check

@@ -140,6 +140,8 @@ def test_pinv(shape, dtype):
     check_rrule(sl.pinv, a, return_rank=True)
     with pytest.raises(ArgumentError, match="rank deficient"):
         rule_of(sl.pinv).rrule(np.ones((3, 2)))
+    with pytest.raises(ArgumentError, match="with these tolerances"):
+        rule_of(sl.pinv).rrule(np.diag([1.0, 1e-3]), rtol=1e-2)
 
 
 @D
@@ -160,6 +162,9 @@ def test_toeplitz(dtype):
     check_rrule(sl.toeplitz, c)
     check_rrule(sl.toeplitz, c, make("real", (3,), dtype, seed=1))
     check_rrule(sl.toeplitz, c[:1], make("real", (5,), dtype, seed=1))
+    batch = make("real", (2, 3), dtype)
+    check_rrule(sl.toeplitz, batch)
+    check_rrule(sl.toeplitz, batch, make("real", (2, 4), dtype, seed=1))
     with pytest.raises(ArgumentError, match="by position"):
         rule_of(sl.toeplitz).rrule(c, r=c)
 

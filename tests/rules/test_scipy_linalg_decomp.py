@@ -161,3 +161,20 @@ def test_second_order_through_cholesky():
     a, b = spd(3), make("real", (3, 2), seed=1)
     for i in (0, 1):
         assert check_grads(_cholesky_quadratic, a, b, wrt=i, order=2) == "reverse over reverse"
+
+
+def _eigenvector_loss(a):
+    w, v = sl.eigh(a)
+    return np.sum(v[:, 0] ** 2 * w)
+
+
+def test_refusal_reaches_the_user_in_the_forward_sweep():
+    from pullback import grad
+
+    with pytest.raises(ArgumentError, match="eigenvalues repeat") as info:
+        grad(_eigenvector_loss)(np.eye(3))
+    text = str(info.value)
+    assert "Fix: use eigvals_only=True" in text and "test_scipy_linalg_decomp.py" in text
+    g = grad(_eigenvector_loss)(np.diag([1.0, 2.0, 3.0]) + 0.1 * spd(3))
+    assert g.shape == (3, 3)
+    check_grads(_eigenvector_loss, np.diag([1.0, 2.0, 3.0]) + 0.1 * spd(3))

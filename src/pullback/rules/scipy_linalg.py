@@ -350,15 +350,16 @@ def _lstsq_rrule(a, b, *args, **kwargs):
 
 def _pinv_rrule(a, *, return_rank=False, **kwargs):
     real_only("pinv", a)
+    # The rank with the caller's tolerances: the rule is for a full-rank matrix.
     y = sl.pinv(a, return_rank=return_rank, **kwargs)
-    X = y[0] if return_rank else y
+    X, rank = y if return_rank else sl.pinv(a, return_rank=True, **kwargs)
     A = np.asarray(a)
-    rank = y[1] if return_rank else np.linalg.matrix_rank(A)
     if np.any(rank < min(A.shape[-2:])):
         refuse(
             "pinv",
-            "a is rank deficient: the pseudo-inverse is not differentiable across a change of "
-            "rank, and pullback differentiates full-rank matrices only",
+            "a is rank deficient (with these tolerances): the pseudo-inverse is not "
+            "differentiable across a change of rank, and pullback differentiates full-rank "
+            "matrices only",
             "add a small multiple of the identity or regularize",
         )
 

@@ -10,11 +10,15 @@ Conventions:
 * The cotangent is the derivative of what SciPy computes: a solver that reads one triangle
   (``assume_a='pos'`` reads the upper one unless ``lower=True``), the diagonal or three
   diagonals of its matrix gives a cotangent on exactly those entries.
-* Real matrices only; a complex one is refused when the rule runs (the forward call), with
-  the fix, as is every other case without a derivative (a rank-deficient ``lstsq``...).
+* Real matrices only (``block_diag`` takes any); a complex one is refused when the rule
+  runs (the forward call), with the fix, as is every other case without a derivative (a
+  rank-deficient ``lstsq`` or ``pinv``, ``toeplitz``'s ``r`` given by keyword...).
 * Stacks of matrices are supported wherever SciPy supports them; a 1-D ``b`` is a vector.
 * Where the pullback is written with operations pullback differentiates, it is given as a
-  transformable function, so second derivatives run through it.
+  transformable function, so second derivatives run through it (solve, solve_triangular,
+  inv, det, solve_sylvester, toeplitz). Such a pullback takes the primal arguments, not
+  the output, so it solves or factorizes again: a first derivative pays the primal's
+  factorization twice.
 """
 
 from __future__ import annotations
@@ -373,59 +377,65 @@ def _pinv_rrule(a, *, return_rank=False, **kwargs):
 
 
 # -- block_diag and toeplitz ---------------------------------------------------------------
-def _block_diag_rrule(*arrs):
-    y = sl.block_diag(*arrs)
-    shapes = [np.atleast_2d(np.asarray(a)).shape[-2:] for a in arrs]
-
-    def block_diag_pullback(dy):
-        if dy is ZERO:
-            return zeros_for(arrs)
-        g = np.asarray(densify(dy))
-        out, r, c = [], 0, 0
-        for a, (m, n) in zip(arrs, shapes, strict=True):
-            block = g[..., r : r + m, c : c + n]
-            shape = np.shape(a)
-            if len(shape) < 2:  # a vector or scalar was placed as a (1, n) or (1, 1) block
-                block = np.reshape(block, block.shape[:-2] + shape)
-            out.append(finalize(block, a))
-            r, c = r + m, c + n
-        return tuple(out)
-
-    return y, block_diag_pullback
+@transformable
+def block_size(shape):
+    """The size of the block an argument of block_diag fills (a vector is one row)."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, shape[0]
+    return shape[-2], shape[-1]
 
 
-def _toeplitz_rrule(c, *args, **kwargs):
-    r = bind(args, kwargs, ("r",), (None,))["r"]
-    real_only("toeplitz", c, r)
-    if "r" in kwargs and kwargs["r"] is not None:
+def block_diag_pullback(dy, *arrs):
+    # (Not transformable: pullback does not transform a function with *args, so a second
+    # derivative through block_diag is refused.)
+    out = ()
+    r = 0
+    c = 0
+    for a in arrs:
+        shape = np.shape(a)
+        m, n = block_size(shape)
+        block = dy[..., r : r + m, c : c + n]
+        if len(shape) < 2:
+            block = np.reshape(block, np.shape(block)[:-2] + shape)
+        out = out + (unbroadcast(block, a),)
+        r = r + m
+        c = c + n
+    return out
+
+
+def _block_diag_check(*arrs):
+    """block_diag only moves values: every input, complex ones too, has a cotangent."""
+
+
+@transformable
+def diagonal_sums(g, count, sign):
+    """``out[..., k]``: the sum of the diagonal ``j - i = sign * k`` of ``g``, k < count."""
+    sums = ()
+    for k in range(count):
+        sums = sums + (np.sum(np.diagonal(g, sign * k, -2, -1), axis=-1),)
+    return np.stack(sums, axis=-1)
+
+
+@transformable
+def toeplitz_pullback(dy, c, r=None):
+    m = np.shape(c)[-1]
+    dc = diagonal_sums(dy, m, -1)
+    if r is None:  # T[i, j] = c[|i - j|]; the main diagonal is counted once
+        return (dc + diagonal_sums(dy, m, 1) * (np.arange(m) != 0),)
+    n = np.shape(r)[-1]
+    return dc, diagonal_sums(dy, n, 1) * (np.arange(n) != 0)  # r[0] is never read
+
+
+def _toeplitz_check(c, *args, **kwargs):
+    real_only("toeplitz", c, *args, *kwargs.values())
+    if kwargs.get("r") is not None:
         refuse(
             "toeplitz",
             "r is given by keyword, and keyword arguments get no gradient",
             "pass r by position: toeplitz(c, r)",
         )
-    y = sl.toeplitz(c, *args, **kwargs)
-    m = np.shape(c)[-1]
-    positional = (c,) + args
-
-    def toeplitz_pullback(dy):
-        if dy is ZERO:
-            return zeros_for(positional)
-        g = np.asarray(densify(dy))
-        n = g.shape[-1]
-
-        def diagonal_sums(count, sign):  # sum of the diagonal j - i = sign * k, k < count
-            sums = [np.sum(np.diagonal(g, sign * k, -2, -1), axis=-1) for k in range(count)]
-            return np.stack(sums, axis=-1)
-
-        dc = diagonal_sums(m, -1)
-        if r is None:  # T[i, j] = c[|i - j|]
-            dr = diagonal_sums(m, 1)
-            dc = dc + dr - dr[..., :1] * (np.arange(m) == 0)
-            return (finalize(dc, c),) + (NO_TANGENT,) * len(args)
-        dr = diagonal_sums(n, 1) * (np.arange(n) != 0)  # r[0] is never read
-        return (finalize(dc, c),) + ((finalize(dr, r),) if args else ())
-
-    return y, toeplitz_pullback
 
 
 def rule_from(fn, pullback_fn, check, name):
@@ -485,5 +495,10 @@ def register(reg):
     rule(sl.solve_banded, _solve_banded_rrule, notes="real; reads the band")
     rule(sl.lstsq, _lstsq_rrule, notes="real, full rank")
     rule(sl.pinv, _pinv_rrule, notes="real, full rank")
-    rule(sl.block_diag, _block_diag_rrule)
-    rule(sl.toeplitz, _toeplitz_rrule, notes="real; r given by position")
+    rule(
+        sl.block_diag,
+        rule_from(sl.block_diag, block_diag_pullback, _block_diag_check, "block_diag"),
+    )
+    register_transformable(
+        r, sl.toeplitz, toeplitz_pullback, _toeplitz_check, "real; r given by position"
+    )

@@ -223,8 +223,8 @@ def _solve_triangular_check(a, b, *args, **kwargs):
 
 
 # -- inv and det ---------------------------------------------------------------------------
-_INV_READS = (None, "gen", "general", "sym", "symmetric", "pos", "positive definite")
-_INV_READS = _INV_READS + ("upper triangular", "lower triangular")
+# inv has no 'diagonal', 'tridiagonal' or 'banded' reading
+_INV_READS = tuple(k for k in _READS if k not in ("diagonal", "tridiagonal", "banded"))
 
 
 @transformable

@@ -159,8 +159,10 @@ class RuleRegistry:
             return False
         with _LOAD_LOCK:  # two threads missing at once register a family only once
             ready = [f for f in self._deferred if f.REQUIRES in modules]
+            # Out of the queue before any registers: a family's register() may look up a
+            # rule and so come back here (re-entrantly) for the families still queued.
+            self._deferred = [f for f in self._deferred if f not in ready]
             for family in ready:
-                self._deferred.remove(family)
                 family.register(self)
             if ready:
                 self.version += 1  # adjoints built before may have missed these rules

@@ -4,6 +4,8 @@ found while the gradient runs, calls that do not bind."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from fd import check_grad
@@ -238,3 +240,52 @@ def test_every_operand_of_a_long_boolean_chain_is_evaluated(bits):
     assert grad(_mixed_chain)(x, 0.0 if not a else ga, gb if b else 0.0, gc if c else 0.0) == (
         _mixed_chain(1.0, 0.0 if not a else ga, gb if b else 0.0, gc if c else 0.0)
     )
+
+
+def _r_join(x):
+    return np.sum(np.r_[x, 2.0 * x, 0:2] ** 2)
+
+
+def _c_join(x):
+    return np.sum(np.c_[x, 3.0 * x] ** 3)
+
+
+def _s_index(x):
+    return np.sum(x[np.s_[1:]] ** 2)
+
+
+class _Table:
+    """A user object whose indexing has no rule."""
+
+    def __getitem__(self, key):
+        return key * 2.0
+
+
+_TABLE = _Table()
+
+
+def _user_indexing(x):
+    return _TABLE[x]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f", [_r_join, _c_join, _s_index])
+def test_index_trick_objects_carry_gradients(f, dtype):
+    x = np.array([0.5, -1.0, 2.0], dtype=dtype)
+    check_grad(f, x)
+
+
+def test_a_users_getitem_is_differentiated_and_one_without_source_is_refused():
+    assert grad(_user_indexing)(1.0) == 2.0  # _Table.__getitem__ is transformed
+    with pytest.raises(pullback.UnsupportedSyntaxError, match="PB503"):
+        grad(_proxy_indexing)(1.0)
+    # the same objects indexed with constants just run
+    assert grad(lambda x: x * _TABLE[1.5])(2.0) == 3.0
+    assert grad(lambda x: x * _PROXY[1.0])(2.0) == 2.0
+
+
+_PROXY = types.MappingProxyType({1.0: 2.0})
+
+
+def _proxy_indexing(x):
+    return _PROXY[x]

@@ -101,6 +101,13 @@ class WorldGuard:
             expr = _root_expr(parts[0], root[0])
             tests.append(f"{expr}.{'.'.join(parts[1:])} is {const(value)}")
             names.append(".".join(parts))
+        for parts, cls in sorted(fs.type_guards.items()):
+            root = fs.resolved.get(parts[0])
+            if root is None:
+                continue
+            expr = ".".join([_root_expr(parts[0], root[0])] + list(parts[1:]))
+            tests.append(f"type({expr}) is {const(cls)}")
+            names.append("type(" + ".".join(parts) + ")")
         params = ", ".join(f"{k}={k}" for k in env)
         body = " and ".join(tests)
         source = (

@@ -49,6 +49,8 @@ class FunctionSource:
     resolved: dict = field(default_factory=dict)
     # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
     resolved_chains: dict = field(default_factory=dict)
+    # Live data whose class decided how it is indexed: ("table",) -> its class.
+    type_guards: dict = field(default_factory=dict)
     # Locals and parameters renamed because generated code uses their names itself.
     renames: dict = field(default_factory=dict)
 

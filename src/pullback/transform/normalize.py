@@ -550,21 +550,27 @@ class Normalizer:
             return None
         if not hasattr(type(obj), "__getitem__"):
             return None
-        root_found, root = self.fs.lookup(parts[0])
-        if not (root_found and is_baked_value(root)):
-            return None  # data read live (a global dict or array-like): indexed as data
         return obj
 
     def getitem_call(self, e, obj, stmts):
-        """``G[key]`` as the call ``G.__getitem__(key)`` (slices become ``slice(...)``)."""
+        """``G[key]`` as a call of ``G``'s ``__getitem__`` (slices become ``slice(...)``):
+        the bound method of a baked object (``np.r_``); for data read live, the method of
+        its class, called with the live object (its class guarded)."""
+        parts = dotted_parts(e.value)
         key = self.key_value(e.slice, stmts)
-        method = obj.__getitem__
-        name = "_pb_getitem_" + "_".join(dotted_parts(e.value))
+        name = "_pb_getitem_" + "_".join(parts)
+        _, root = self.fs.lookup(parts[0])
+        if is_baked_value(root):
+            method, args = obj.__getitem__, [key]
+            shown = ".".join(parts) + ".__getitem__"
+        else:
+            method = type(obj).__getitem__
+            args = [self.atom(e.value, stmts), key]
+            self.fs.type_guards[tuple(parts)] = type(obj)
+            shown = f"{type(obj).__qualname__}.__getitem__"
         self.namespace[name] = method
-        call = gast.copy_location(N.call(name, [key]), e)
-        call.pb_callee = Callee(
-            "object", method, name=".".join(dotted_parts(e.value)) + ".__getitem__"
-        )
+        call = gast.copy_location(N.call(name, args), e)
+        call.pb_callee = Callee("object", method, name=shown)
         return call
 
     def key_value(self, node, stmts):

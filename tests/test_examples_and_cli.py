@@ -12,7 +12,8 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_example_runs(path, capsys):
+def test_example_runs(path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(path)])  # as `python examples/NAME.py`
     runpy.run_path(str(path), run_name="__main__")
     assert capsys.readouterr().out.strip()
 

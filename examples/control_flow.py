@@ -1,4 +1,7 @@
-"""Python control flow: a scalar ODE by explicit Euler, a branchy loop, recursion."""
+"""Python control flow: a scalar ODE by explicit Euler, a branchy loop, recursion.
+
+Needs: pip install pullback   (no extra)
+"""
 
 import math
 

@@ -1,4 +1,7 @@
-"""Gradients of ordinary NumPy code: a decorator, several arguments, containers."""
+"""Gradients of ordinary NumPy code: a decorator, several arguments, containers.
+
+Needs: pip install pullback   (no extra)
+"""
 
 import numpy as np
 

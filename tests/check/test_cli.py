@@ -132,7 +132,7 @@ def test_usage_errors_exit_two(module, tmp_path, capsys, argv, message):
 
 def test_help_exits_zero(capsys):
     code, out, _ = run(capsys, "--help")
-    assert code == 0 and out.startswith("usage: python -m pullback check")
+    assert code == 0 and out.startswith("usage: pullback check")
 
 
 def test_several_files_are_reported_together_once(module, tmp_path, capsys):

@@ -1,9 +1,10 @@
-"""``python -m pullback check path/to/file.py[:function] ...`` — the check as a linter.
+"""``pullback check path/to/file.py[:function] ...`` — the check as a linter.
 
-The file is parsed, never imported or run: module-level names are resolved statically
-(see :mod:`pullback.check.static`). Without ``:function`` every top-level function is
-checked, except rule implementations (decorated with ``@rrule(...)``) and functions that
-the file gives a rule (their bodies are never transformed). Each finding is printed as::
+The file is parsed, never imported or run, nor is any module of its folder: module-level
+names are resolved statically (see :mod:`pullback.check.static`). Without ``:function``
+every top-level function is checked, except rule implementations (decorated with
+``@rrule(...)``) and functions that the file gives a rule (their bodies are never
+transformed). Each finding is printed as::
 
     path:line:col: CODE message
 
@@ -13,6 +14,7 @@ usage error, a missing file or a file that does not parse.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -21,17 +23,39 @@ from ..registry import default_registry
 from . import check_source
 from .static import FileModule, StaticEnvironment
 
-USAGE = """\
-usage: python -m pullback check PATH[:FUNCTION] [PATH[:FUNCTION] ...]
+DESCRIPTION = """\
+Check functions for constructs that pullback cannot differentiate, like a linter.
 
-Check functions for constructs that pullback cannot differentiate, without running the file.
+The file is parsed, never imported or run, and no module from its folder or from the
+current directory is imported: module-level names are resolved statically (imports of
+NumPy, SciPy, math and a few standard modules are resolved; other names are unknown, and
+calls through them are not reported).
+
 FUNCTION may name a top-level function, a method (Class.method) or a nested function
-(outer.inner); without it every top-level function of the file is checked.
-Exit status: 0 nothing found, 1 findings, 2 usage error or unreadable file.
-"""
+(outer.inner); without it every top-level function of the file is checked, except rule
+implementations. The functions a checked function calls are checked too. Each finding is
+printed as `path:line:col: CODE message`, sorted; docs/limitations.md explains every CODE
+and its rewrite."""
+
+EPILOG = """\
+exit status:
+  0  nothing found
+  1  at least one finding
+  2  usage error, missing file, unknown function or a file that does not parse"""
 
 
-def _split_target(target: str) -> tuple[str, str | None]:
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pullback check",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("targets", nargs="+", metavar="PATH[:FUNCTION]")
+    return parser
+
+
+def split_target(target: str) -> tuple[str, str | None]:
     """``file.py:name`` -> (``file.py``, ``name``); a bare path -> (path, None)."""
     path, sep, name = target.rpartition(":")
     if sep and path and name and all(part.isidentifier() for part in name.split(".")):
@@ -40,7 +64,7 @@ def _split_target(target: str) -> tuple[str, str | None]:
 
 
 def _check_target(target: str, registry, seen: set) -> list[Diagnostic]:
-    path, name = _split_target(target)
+    path, name = split_target(target)
     if not os.path.isfile(path):
         raise _UsageError(f"no such file: {path}")
     try:
@@ -81,15 +105,15 @@ def main(argv: list[str]) -> int:
     args = list(argv)
     if args and args[0] == "check" and not os.path.isfile("check"):
         args = args[1:]
-    if not args or args[0] in ("-h", "--help"):
-        stream = sys.stdout if args else sys.stderr
-        stream.write(USAGE)
-        return 0 if args else 2
+    try:
+        targets = build_parser().parse_args(args).targets
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed
+        return 0 if not exc.code else 2
     registry = default_registry()
     seen: set = set()
     diagnostics: list[Diagnostic] = []
     try:
-        for target in args:
+        for target in targets:
             diagnostics += _check_target(target, registry, seen)
     except _UsageError as exc:
         sys.stderr.write(f"pullback check: error: {exc}\n")

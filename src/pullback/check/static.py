@@ -5,7 +5,10 @@ reconstructs what it can from the module's top-level statements:
 
 * ``import numpy as np``, ``from math import exp`` and the like for a few well-known,
   side-effect-free modules (:data:`SAFE_MODULES`) are imported for real, so ``np.sum``
-  resolves to :func:`numpy.sum` and is looked up in the rule registry;
+  resolves to :func:`numpy.sum` and is looked up in the rule registry — but only from
+  outside the checked file's folder and the current directory (a local ``statistics.py``
+  would otherwise run during a "static" check): while resolving, those folders are taken
+  off ``sys.path``, and a module found there anyway is treated as unknown;
 * functions defined in the file are :class:`StaticFunction` callees, checked in turn;
 * every other module-level name (assignments, classes, imports of other modules) is an
   :class:`~pullback.check.checker.Opaque` value: calls through it are not reported, since
@@ -18,7 +21,10 @@ that the checker uses (``tree``, ``location``, ``end_col``, ``file_line``, ``loo
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
+import os
+import sys
 
 import gast
 
@@ -47,14 +53,54 @@ _COMPOUND = (
 )
 
 
-def _import_safe(name: str):
-    """Import ``name`` when its top-level package is safe; ``None`` otherwise."""
+def _real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(path or os.curdir))
+
+
+def _inside(module, folders: frozenset) -> bool:
+    """Whether top-level ``module`` was found in one of ``folders`` (as a file or package).
+
+    Only the folder it was found in counts, not folders above it: a virtual environment
+    inside the current directory holds NumPy, which is not user code.
+    """
+    origin = getattr(module, "__file__", None)
+    if not origin:
+        return False
+    found_in = os.path.dirname(origin)
+    if os.path.basename(origin).startswith("__init__."):
+        found_in = os.path.dirname(found_in)
+    return _real(found_in) in folders
+
+
+@contextlib.contextmanager
+def _path_without(folders: frozenset):
+    """``sys.path`` without ``folders`` (and without ``''``, the current directory)."""
+    saved = list(sys.path)
+    sys.path[:] = [p for p in saved if _real(p) not in folders]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
+
+def _import_safe(name: str, folders: frozenset = frozenset()):
+    """Import ``name`` when its top-level package is safe; ``None`` otherwise.
+
+    Nothing is imported from ``folders`` (the checked file's folder and the current
+    directory): a module there that shadows a safe name is user code, and this check must
+    not run it.
+    """
     if name.split(".", 1)[0] not in SAFE_MODULES:
         return None
+    top = name.split(".", 1)[0]
+    if top in sys.modules and _inside(sys.modules[top], folders):
+        return None
     try:
-        return importlib.import_module(name)
+        with _path_without(folders):
+            module = importlib.import_module(name)
     except Exception:  # noqa: BLE001 - any failure only means "cannot resolve"
         return None
+    return None if _inside(sys.modules.get(top), folders) else module
 
 
 def _last_name(func) -> str | None:
@@ -111,6 +157,10 @@ class FileModule:
 
     def __init__(self, filename: str, text: str):
         self.filename = filename
+        # Folders whose modules must never be imported while resolving this file's names.
+        self.private_folders = frozenset(
+            {_real(os.path.dirname(os.path.abspath(filename))), _real(os.getcwd())}
+        )
         self.lines = text.splitlines()
         self.tree = gast.parse(text, filename=filename)
         self.bindings: dict[str, object] = {}
@@ -122,6 +172,9 @@ class FileModule:
         self._find_globals()
 
     # -- module-level bindings -------------------------------------------------------------
+    def _import(self, name: str):
+        return _import_safe(name, self.private_folders)
+
     def _bind_block(self, body):
         for stmt in body:
             self._bind(stmt)
@@ -130,16 +183,16 @@ class FileModule:
         if isinstance(stmt, gast.Import):
             for alias in stmt.names:
                 if alias.asname:
-                    value = _import_safe(alias.name)
+                    value = self._import(alias.name)
                     self.bindings[alias.asname] = value if value is not None else Opaque(alias.name)
                 else:
                     root = alias.name.split(".", 1)[0]
-                    value = _import_safe(root)
+                    value = self._import(root)
                     if value is not None:
-                        _import_safe(alias.name)  # makes the submodule an attribute
+                        self._import(alias.name)  # makes the submodule an attribute
                     self.bindings[root] = value if value is not None else Opaque(root)
         elif isinstance(stmt, gast.ImportFrom):
-            module = _import_safe(stmt.module or "") if not stmt.level else None
+            module = self._import(stmt.module or "") if not stmt.level else None
             for alias in stmt.names:
                 if alias.name == "*":
                     if module is None:
@@ -157,7 +210,7 @@ class FileModule:
                 if module is not None:
                     value = getattr(module, alias.name, None)
                     if value is None:
-                        value = _import_safe(f"{stmt.module}.{alias.name}")
+                        value = self._import(f"{stmt.module}.{alias.name}")
                 self.bindings[bound] = value if value is not None else Opaque(bound)
         elif isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef)):
             fn = StaticFunction(self, stmt, stmt.name)

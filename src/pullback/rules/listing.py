@@ -13,6 +13,8 @@ name. ``docs/rules.md`` is :func:`render_markdown` of the default registry.
 
 from __future__ import annotations
 
+import argparse
+import fnmatch
 import importlib
 import sys
 import warnings
@@ -101,26 +103,77 @@ def render_markdown(registry=None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_plain(registry=None) -> str:
-    rows = rules_table(registry)
+def render_plain(registry=None, rows=None) -> str:
+    """One line per name: the name and its kind, then the counts."""
+    rows = rules_table(registry) if rows is None else rows
     width = max((len(name) for name, _, _ in rows), default=0)
     lines = [f"{name:<{width}}  {kind}" for name, kind, _ in rows]
     lines.append(_count_line(rows))
     return "\n".join(lines) + "\n"
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """A glob (``numpy.linalg.*``) matches the whole name; plain text matches a part of it."""
+    name, pattern = name.lower(), pattern.lower()
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return pattern in name
+
+
+def filter_rows(rows, pattern: str | None):
+    """The rows whose name matches ``pattern`` (all rows without one)."""
+    return [row for row in rows if pattern is None or _matches(row[0], pattern)]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pullback rules",
+        description=(
+            "List every function pullback differentiates without reading its source, and "
+            "every function whose result it treats as constant: name and kind (rule, scalar "
+            "= elementwise rule given by its derivatives, non-differentiable)."
+        ),
+        epilog=(
+            "examples: `pullback rules tanh`, `pullback rules 'numpy.linalg.*'`. "
+            "exit status: 0 listed, 1 nothing matches PATTERN, 2 usage error"
+        ),
+    )
+    parser.add_argument(
+        "pattern",
+        nargs="?",
+        metavar="PATTERN",
+        help="case-insensitive text contained in the name, or a shell glob matching the "
+        "whole dotted name",
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the Markdown table of docs/rules.md (all rules; no PATTERN)",
+    )
+    return parser
+
+
 def main(argv=None) -> int:
-    """``python -m pullback rules [--markdown]``: print the table of rules."""
+    """``pullback rules [PATTERN] [--markdown]``: print the table of rules."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "rules":
         args = args[1:]
-    unknown = [a for a in args if a != "--markdown"]
-    if unknown:
-        print(
-            f"usage: python -m pullback rules [--markdown]  (unknown: {' '.join(unknown)})",
-            file=sys.stderr,
-        )
-        return 2
-    text = render_markdown() if "--markdown" in args else render_plain()
-    sys.stdout.write(text)
+    parser = build_parser()
+    try:
+        options = parser.parse_args(args)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed
+        return 0 if not exc.code else 2
+    if options.markdown:
+        if options.pattern is not None:
+            print(
+                "pullback rules: error: --markdown lists every rule; drop PATTERN", file=sys.stderr
+            )
+            return 2
+        sys.stdout.write(render_markdown())
+        return 0
+    rows = filter_rows(rules_table(), options.pattern)
+    if not rows:
+        print(f"pullback rules: no function matches {options.pattern!r}", file=sys.stderr)
+        return 1
+    sys.stdout.write(render_plain(rows=rows))
     return 0

@@ -1,0 +1,236 @@
+"""The command line: --version, --help on every command, show, rules PATTERN, and a static
+check that never imports anything from the checked file's folder or the current directory."""
+
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pullback
+from pullback.__main__ import COMMANDS, main
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert not ADDRESS.search(out + err), "output must be deterministic"
+    return code, out, err
+
+
+def python_m(*argv, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "pullback", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_version_in_both_forms(capsys):
+    assert run(capsys, "--version") == (0, f"pullback {pullback.__version__}\n", "")
+    out = python_m("--version")
+    assert out.returncode == 0 and out.stdout == f"pullback {pullback.__version__}\n"
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS])
+def test_help_on_every_command_exits_zero_and_runs_nothing(command, capsys):
+    argv = ["--help"] if command is None else [command, "--help"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and err == ""
+    assert out.startswith("usage: pullback" + ("" if command is None else f" {command}"))
+    assert "exit" in out or command is None
+    assert "=== The function ===" not in out  # demo --help does not run the demo
+
+
+def test_no_command_and_unknown_command_exit_two(capsys):
+    code, out, err = run(capsys)
+    assert code == 2 and out == "" and "commands:" in err
+    code, out, err = run(capsys, "frobnicate")
+    assert code == 2 and out == ""
+    assert "unknown command 'frobnicate' (one of: demo, check, show, rules)" in err
+
+
+def test_rules_pattern_substring_and_glob(capsys):
+    code, out, _ = run(capsys, "rules", "TANH")
+    names = [line.split()[0] for line in out.splitlines()[:-1]]
+    assert code == 0 and "numpy.tanh" in names and "math.tanh" in names
+    assert all("tanh" in name for name in names)
+    assert out.splitlines()[-1].startswith(f"{len(names)} names in ")
+    code, out, _ = run(capsys, "rules", "numpy.linalg.*")
+    names = [line.split()[0] for line in out.splitlines()[:-1]]
+    assert code == 0 and "numpy.linalg.inv" in names
+    assert all(name.startswith("numpy.linalg.") for name in names)
+
+
+def test_rules_without_a_match_or_with_markdown_and_pattern(capsys):
+    assert run(capsys, "rules", "no_such_function") == (
+        1,
+        "",
+        "pullback rules: no function matches 'no_such_function'\n",
+    )
+    code, out, err = run(capsys, "rules", "--markdown", "tanh")
+    assert code == 2 and out == "" and "drop PATTERN" in err
+    code, _, err = run(capsys, "rules", "--bogus")
+    assert code == 2 and "unrecognized arguments: --bogus" in err
+
+
+MODEL = """\
+import numpy as np
+
+print("the model file was imported")
+
+
+def loss(w, x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + np.tanh(x[i] * w) ** 2
+    return s
+
+
+def bad(x):
+    x[0] = 1.0
+    return x
+
+
+if __name__ == "__main__":
+    raise SystemExit("the main block must not run")
+"""
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return path
+
+
+def test_show_prints_both_sweeps_for_each_wrt(model, capsys):
+    code, out, err = run(capsys, "show", f"{model}:loss")
+    assert code == 0
+    assert err == "the model file was imported\n"  # the import's prints stay off stdout
+    assert "def loss__forward(w, x):" in out and "def loss__backward(_saved, _dret):" in out
+    assert "# model.py:9: s = s + np.tanh(x[i] * w) ** 2" in out
+    assert out.rstrip().endswith("return (densify(d_w),)")
+    code, out, _ = run(capsys, "show", f"{model}:loss", "--wrt", "w", "1")
+    assert code == 0 and out.rstrip().endswith(
+        "return (densify(d_w), fold_reads(d_x, x, _reads_x))"
+    )
+
+
+def test_show_refuses_before_importing(model, capsys):
+    code, out, err = run(capsys, "show", f"{model}:bad")
+    assert code == 1
+    assert out == f"{model}:14:5: PB101 array mutation: assignment to an element of 'x'\n"
+    assert "imported" not in err
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("{model}", "name a function: {model}:FUNCTION"),
+        ("{model}:nope", "no function named 'nope'"),
+        ("{missing}:f", "no such file"),
+    ],
+)
+def test_show_usage_errors(model, tmp_path, capsys, target, message):
+    fill = {"model": model, "missing": tmp_path / "missing.py"}
+    code, out, err = run(capsys, "show", target.format(**fill))
+    assert code == 2 and out == ""
+    assert message.format(**fill) in err
+
+
+TRAP = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("{name} ran")
+def mean(values):
+    return 0.0
+"""
+
+CHECKED = """\
+import statistics
+import random as rnd
+from fractions import Fraction
+
+
+def f(x):
+    return statistics.mean([x, 2.0 * x]) + rnd.random() * 0 + x * x
+"""
+
+
+TRAPPED = ("statistics", "fractions")
+# The real statistics.mean has no rule: this finding shows it was resolved, from the library.
+FINDING = (
+    "physics.py:7:12: PB301 call of 'statistics.mean', library code with no differentiation "
+    "rule (pullback does not transform it)"
+)
+
+
+@pytest.fixture
+def trapped(tmp_path):
+    """A folder whose local statistics.py and fractions.py record that they ran.
+
+    (Not random.py: NumPy imports ``random`` at start-up, so under ``python -m`` Python itself
+    would run a local one before pullback starts, as it would for any ``python -m`` command.)
+    """
+    folder = tmp_path / "project"
+    folder.mkdir()
+    markers = []
+    for name in TRAPPED:
+        marker = tmp_path / f"{name}.ran"
+        (folder / f"{name}.py").write_text(TRAP.format(marker=str(marker), name=name))
+        markers.append(marker)
+    (folder / "physics.py").write_text(CHECKED)
+    return folder, markers
+
+
+def test_static_check_imports_nothing_from_the_checked_folder(trapped, capsys, monkeypatch):
+    folder, markers = trapped
+    # The worst case: run from the folder, with it (and '') first on sys.path.
+    monkeypatch.chdir(folder)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    saved = {name: sys.modules.pop(name, None) for name in TRAPPED}  # as in a fresh process
+    try:
+        code, out, err = run(capsys, "check", folder / "physics.py")
+    finally:
+        for name, module in saved.items():
+            if module is not None:
+                sys.modules[name] = module
+    assert (code, out, err) == (1, f"{folder}/{FINDING}\n", "")
+    assert [m.name for m in markers if m.exists()] == []
+
+
+def test_python_m_check_in_the_folder_runs_nothing_from_it(trapped):
+    folder, markers = trapped
+    out = python_m("check", "physics.py", cwd=folder)
+    assert (out.returncode, out.stdout, out.stderr) == (1, FINDING + "\n", "")
+    assert [m.name for m in markers if m.exists()] == []
+    # The local modules would shadow the standard ones when the folder is on sys.path:
+    # proof that the trap is armed.
+    armed = subprocess.run(
+        [sys.executable, "-c", "import statistics"], cwd=folder, capture_output=True
+    )
+    assert armed.returncode == 0 and markers[0].exists()
+
+
+def test_check_reports_a_finding_through_a_resolved_module(tmp_path, capsys):
+    path = tmp_path / "uses_math.py"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            import math
+
+
+            def f(x):
+                return math.sinn(x)
+            """
+        )
+    )
+    code, out, _ = run(capsys, "check", path)
+    assert code == 1
+    assert out.startswith(f"{path}:5:12: PB302 'math.sinn' is not defined")

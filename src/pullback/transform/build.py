@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..guards import WorldGuard
+from .code import Line
 from .codegen import generate
 from .pipeline import accepting_user_keywords, prepare
 from .reverse import ReverseBuilder
@@ -94,9 +96,10 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
     # Names saved or snapshotted that some path may leave unassigned start as None: any
     # saved name may be skipped by an early return (including the sweeps' own, such as a
     # loop's range), so every one that is not a parameter starts bound.
+    top_level = _assigned_at_top_level(forward)
     init_names = sorted(
         {n for info in loops for n in getattr(info, "snapshot", []) if n not in params}
-        | {n for n in saved if n not in params}
+        | {n for n in saved if n not in params and n not in top_level and n not in stacks}
     )
     code = generate(
         fs,
@@ -124,3 +127,20 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         higher=code.higher,
         guard=WorldGuard.from_source(fs, norm.live),
     )
+
+
+_TARGETS = re.compile(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
+
+
+def _assigned_at_top_level(forward) -> set[str]:
+    """Names the forward sweep assigns on every path (its top-level lines, up to the first
+    compound statement, after which an early return may skip the rest)."""
+
+    names: set[str] = set()
+    for item in forward:
+        if not isinstance(item, Line):
+            break
+        match = _TARGETS.match(item.text)
+        if match:
+            names.update(n.strip() for n in match.group(1).split(","))
+    return names

@@ -289,3 +289,61 @@ _PROXY = types.MappingProxyType({1.0: 2.0})
 
 def _proxy_indexing(x):
     return _PROXY[x]
+
+
+class _Layer:
+    """A layer object as model code writes it."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        """Docstring lines and blank lines must not shift reported lines.
+
+        Second paragraph.
+        """
+
+        h = x * self.w
+
+        return np.sum(np.tanh(h))
+
+    def broken(self, x):
+
+        y = x * 2.0
+
+        try:  # the refused line
+            y = y + 1.0
+        except ValueError:
+            pass
+        return y
+
+
+_LAYER = _Layer(np.array([0.5, -1.0, 2.0]))
+
+
+def _calls_a_global_objects_method(x):
+    return _LAYER.forward(x) * 2.0
+
+
+def test_methods_of_global_objects_are_differentiated_and_read_live():
+    global _LAYER
+    x = np.array([0.1, 0.2, -0.3])
+    check_grad(_calls_a_global_objects_method, x)
+    _LAYER.w = np.array([1.0, 1.0, 1.0])  # changed in place
+    check_grad(_calls_a_global_objects_method, x)
+    saved = _LAYER
+    _LAYER = _Layer(np.array([3.0, 0.0, -1.0]))  # rebound
+    try:
+        check_grad(_calls_a_global_objects_method, x)
+    finally:
+        _LAYER = saved
+
+
+def test_lines_in_methods_with_blank_lines_and_docstrings_are_exact():
+    import inspect
+
+    lines, start = inspect.getsourcelines(_Layer.broken)
+    expected = start + next(k for k, ln in enumerate(lines) if "the refused line" in ln)
+    (d,) = pullback.check(_Layer.broken)
+    assert d.code == "PB201" and d.line == expected
+    assert d.source_line.strip() == "try:  # the refused line"

@@ -37,10 +37,13 @@ _LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
 )
 
 
+def is_library_module_name(name: str) -> bool:
+    """Whether a module name belongs to NumPy, SciPy, pullback or the standard library."""
+    return name.split(".", 1)[0] in _LIBRARY_ROOTS
+
+
 def is_library_module(value) -> bool:
-    return isinstance(value, types.ModuleType) and (
-        value.__name__.split(".", 1)[0] in _LIBRARY_ROOTS
-    )
+    return isinstance(value, types.ModuleType) and is_library_module_name(value.__name__)
 
 
 def is_baked_value(value) -> bool:

@@ -219,7 +219,7 @@ def load_source(fn) -> FunctionSource:
     filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
     first = raw_lines[0]
     indent = len(first) - len(first.lstrip())
-    lines = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in raw_lines]
+    lines = [_dedent_line(ln, indent) for ln in raw_lines]
     text = "".join(lines)
     is_lambda = fn.__name__ == "<lambda>"
     if is_lambda:
@@ -250,6 +250,16 @@ def load_source(fn) -> FunctionSource:
         tree=tree,
         is_lambda=is_lambda,
     )
+
+
+def _dedent_line(line: str, indent: int) -> str:
+    """``line`` without the function's indentation, keeping its line ending (a blank line
+    shorter than the indentation used to lose it, shifting every later line)."""
+    body = line.rstrip("\r\n")
+    end = line[len(body) :]
+    if body[:indent].strip() == "":
+        return body[indent:] + end
+    return body.lstrip() + end  # a continuation line of a string, less indented
 
 
 def _by_position(candidates, code, start: int, indent: int):

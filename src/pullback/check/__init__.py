@@ -79,6 +79,13 @@ class LiveEnvironment:
             return ("rule",)
         if is_coroutine(obj):
             return ("async",)
+        if (
+            isinstance(obj, types.MethodType)
+            and isinstance(obj.__func__, types.FunctionType)
+            and not isinstance(obj.__self__, (type, types.ModuleType))
+            and not is_library_function(obj.__func__)
+        ):
+            obj = obj.__func__  # a method of an object: its function, `self` an argument
         target = transform_target(obj)
         if isinstance(target, types.FunctionType):
             if target is not obj and registry.lookup(target) is not None:

@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import builtins
 import itertools
-from types import ModuleType
+from types import FunctionType, MethodType, ModuleType
 
 import gast
 import numpy as np
 
-from ..guards import is_baked_value
+from ..guards import is_baked_value, is_library_module_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
@@ -677,6 +677,10 @@ class Normalizer:
                     receiver=e.func.value,
                     vararg=name in ARRAY_VARARG_METHODS,
                 )
+        if _is_user_method(callee, e.func):
+            # MODEL.loss(x) on a global object: dispatched on the object as it is when the
+            # code runs (read live), like a method of a local value.
+            callee = Callee("method", name=e.func.attr, receiver=e.func.value)
         args = [self.atom(a, stmts) for a in e.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
         if callee.kind == "object":
@@ -707,6 +711,19 @@ class LoopEnd(gast.Pass):
     def __init__(self, where):
         super().__init__()
         gast.copy_location(self, where)
+
+
+def _is_user_method(callee, func) -> bool:
+    """A bound method of an object (not of a class or module) whose function is Python."""
+    if callee.kind != "object" or not isinstance(func, gast.Attribute):
+        return False
+    obj = callee.obj
+    return (
+        isinstance(obj, MethodType)
+        and isinstance(obj.__func__, FunctionType)
+        and not isinstance(obj.__self__, (type, ModuleType))
+        and not is_library_module_name(getattr(obj.__func__, "__module__", "") or "")
+    )
 
 
 def _jump_blocks(stmts):

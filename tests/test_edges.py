@@ -347,3 +347,43 @@ def test_lines_in_methods_with_blank_lines_and_docstrings_are_exact():
     (d,) = pullback.check(_Layer.broken)
     assert d.code == "PB201" and d.line == expected
     assert d.source_line.strip() == "try:  # the refused line"
+
+
+def _recursive(x, n):
+    if n == 0:
+        return x
+    return _recursive(x, n - 1) * 1.0001
+
+
+def test_a_gradient_reaches_the_recursion_depth_the_primal_reaches():
+    import sys
+
+    limit = sys.getrecursionlimit()
+    assert grad(_recursive)(1.0, 900) == pytest.approx(1.0001**900)
+    _, back = pullback.vjp(_recursive, 1.0, 900, wrt=0)
+    assert back(1.0) == pytest.approx(1.0001**900)
+    with pytest.raises(pullback.AdjointRuntimeError, match="sys.setrecursionlimit"):
+        grad(_recursive)(1.0, 20_000)
+    assert sys.getrecursionlimit() == limit
+
+
+def _quartic(x):
+    return x**4
+
+
+def _calls_quartic(x):
+    return _quartic(x) * 2.0
+
+
+def test_third_derivative_through_a_call_of_another_user_function():
+    assert grad(grad(grad(_calls_quartic)))(1.5) == pytest.approx(2 * 24 * 1.5)
+
+
+def test_a_deeply_nested_expression(tmp_path, monkeypatch):
+    import importlib
+
+    text = "def deep(x):\n    return " + "(" * 200 + "x" + " + 1.0)" * 200 + "\n"
+    (tmp_path / "pb_deep_expression.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("pb_deep_expression")
+    assert grad(mod.deep)(1.0) == 1.0

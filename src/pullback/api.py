@@ -101,11 +101,12 @@ class AdjointCache:
         if refusal is not None:
             raise HigherOrderError(f"cannot differentiate {qualified_name(fn)} again: {refusal}.")
         if isinstance(fn, VJPRef):
+            cotangent = fn.cotangent_name
             fn = fn.function_for(kinds_key)
             # the generated function names its cotangent parameter itself
             first = next(iter(inspect.signature(fn).parameters))
             if wrt is not None:
-                wrt = tuple(first if w == VJPRef.COTANGENT else w for w in wrt)
+                wrt = tuple(first if w == cotangent else w for w in wrt)
         if isinstance(fn, _Transformed):
             # grad of a gradient: differentiate the generated gradient function itself.
             outer = fn
@@ -220,9 +221,20 @@ class VJPRef:
         self.__name__ = f"{getattr(fn, '__name__', 'fn')}__vjp"
 
     @property
+    def cotangent_name(self) -> str:
+        """The cotangent parameter's name: one no parameter of ``fn`` has (a vjp of a vjp,
+        for a third derivative, has one cotangent per level)."""
+        taken = set(inspect.signature(self.fn).parameters)
+        name, k = self.COTANGENT, 0
+        while name in taken:
+            k += 1
+            name = f"__pullback_dvalue{k}__"
+        return name
+
+    @property
     def __signature__(self):
         sig = inspect.signature(self.fn)
-        cotangent = inspect.Parameter(self.COTANGENT, inspect.Parameter.POSITIONAL_ONLY)
+        cotangent = inspect.Parameter(self.cotangent_name, inspect.Parameter.POSITIONAL_ONLY)
         rest = [
             p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
             if p.kind is inspect.Parameter.POSITIONAL_ONLY
@@ -470,9 +482,50 @@ def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
         return exc
 
 
+# A gradient takes about three Python frames per level of a user function's recursion where
+# the function takes one: while one runs, the limit is raised so that any depth the primal
+# reaches at Python's default limit (1000) is reached by its gradient too.
+_GRADIENT_RECURSION_LIMIT = 4000
+
+
+class deeper_recursion:
+    """Raise the recursion limit to what generated code needs (never lower it), and turn an
+    overflow into a pullback error that says why and how to go deeper."""
+
+    __slots__ = ("fn", "previous")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.previous = None
+
+    def __enter__(self):
+        current = sys.getrecursionlimit()
+        if current < _GRADIENT_RECURSION_LIMIT:
+            self.previous = current
+            sys.setrecursionlimit(_GRADIENT_RECURSION_LIMIT)
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if self.previous is not None:
+            sys.setrecursionlimit(self.previous)
+        if kind is RecursionError:
+            limit = self.previous or sys.getrecursionlimit()
+            raise AdjointRuntimeError(
+                f"the gradient of '{_name(self.fn)}' recursed deeper than the recursion limit "
+                f"allows: generated code takes about three frames per level of recursion "
+                f"where the function takes one (the limit was raised to "
+                f"{max(limit, _GRADIENT_RECURSION_LIMIT)} while it ran).\n"
+                "Fix: raise it further with sys.setrecursionlimit(...) before differentiating, "
+                "or write the recursion as a loop."
+            ) from exc
+        return False
+
+
 def run_forward(adj: Adjoint, args, kwargs):
     try:
         return adj.forward(*args, **kwargs)
+    except RecursionError:
+        raise
     except PullbackError as exc:
         where = _locate(exc)
         if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
@@ -497,6 +550,8 @@ def run_forward(adj: Adjoint, args, kwargs):
 def run_pullback(pullback, dy):
     try:
         return pullback(dy)
+    except RecursionError:
+        raise
     except Exception as exc:
         where = _locate(exc)
         if where is None:
@@ -595,6 +650,12 @@ class _Transformed:
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
         adj = self._adjoint_for(args, kwargs)
+        if adj.calls_user_code:
+            with deeper_recursion(self.fn):
+                return self._finish(adj, args, kwargs, values)
+        return self._finish(adj, args, kwargs, values)
+
+    def _finish(self, adj, args, kwargs, values):
         out, pullback = run_forward(adj, args, kwargs)
         if self.has_aux:
             if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -705,9 +766,15 @@ class VJPPullback:
         self.wrt = wrt
         self.single = single
 
+    deep = False  # the sweeps call user functions: recursion needs a higher limit
+
     def __call__(self, dy):
         _check_cotangent(self.y, dy)
-        cotangents = run_pullback(self._pullback, dy)
+        if self.deep:
+            with deeper_recursion(self.fn):
+                cotangents = run_pullback(self._pullback, dy)
+        else:
+            cotangents = run_pullback(self._pullback, dy)
         grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
         return grads[0] if self.single else grads
 
@@ -752,8 +819,14 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     for name, value in zip(names, values, strict=True):
         _check_differentiable(fn, name, value)
     adj = get_adjoint(fn, names, reg, kinds_key(args, kwargs))
-    y, pullback = run_forward(adj, args, kwargs)
-    return y, VJPPullback(fn, y, pullback, values, names, single)
+    if adj.calls_user_code:
+        with deeper_recursion(fn):
+            y, pullback = run_forward(adj, args, kwargs)
+    else:
+        y, pullback = run_forward(adj, args, kwargs)
+    back = VJPPullback(fn, y, pullback, values, names, single)
+    back.deep = adj.calls_user_code
+    return y, back
 
 
 def _version_info():  # pragma: no cover - for bug reports

@@ -39,6 +39,7 @@ class Adjoint:
     fs: object
     higher: object = None
     guard: object = None  # () -> bool: everything this adjoint baked in is unchanged
+    calls_user_code: bool = False  # recursion through it needs more frames than the primal
     _higher_done: tuple | None = None
 
     def __call__(self, *args, **kwargs):
@@ -126,6 +127,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         fs=fs,
         higher=code.higher,
         guard=WorldGuard.from_source(fs, norm.live),
+        calls_user_code=builder.calls_user_code,
     )
 
 

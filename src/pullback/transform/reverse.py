@@ -106,6 +106,8 @@ class ReverseBuilder:
         self.loop_stack: list = []
         self.loop_ids: dict[int, int] = {}
         self.problems: list = []
+        # Whether the sweeps call other user functions (so recursion costs frames per level).
+        self.calls_user_code = False
         self.alias: dict[str, str] = {}
         self.block_defs: list[set] = []
         self.internals: set[str] = set()
@@ -844,6 +846,7 @@ class ReverseBuilder:
                     p for p, node in self.user_call_bindings(v) if self.is_active_arg(node)
                 )
                 fn = callee.obj
+                self.calls_user_code = True
                 rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
@@ -865,6 +868,7 @@ class ReverseBuilder:
         from ..runtime import CallSite
 
         filename, line, col = self.fs.location(s.value)
+        self.calls_user_code = True  # a call resolved at run time may reach user code
         return CallSite(
             filename, line, col, self.fs.file_line(line), self.registry, self.adjoint_of
         )

@@ -29,6 +29,7 @@ from .errors import (
     ShapeMismatchError,
     SourceUnavailableError,
     UnsupportedSyntaxError,
+    describe,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
 from .runtime import scalar_seed
@@ -368,7 +369,8 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
 
 
 def _name(fn) -> str:
-    return getattr(fn, "__name__", repr(fn))
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else describe(fn)
 
 
 def _bound_values(fn, args, kwargs, names):

@@ -150,3 +150,15 @@ def location_text(filename: str, line: int, col: int | None = None) -> str:
     if col is None:
         return f"{filename}:{line}"
     return f"{filename}:{line}:{col + 1}"
+
+
+def describe(obj) -> str:
+    """A deterministic name for any object in a message: its qualified name, or its type
+    (``mymodule.Model object``) — never a ``repr`` with a memory address."""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if isinstance(name, str):
+        return name
+    cls = type(obj)
+    module = cls.__module__
+    prefix = "" if module in (None, "builtins") else f"{module}."
+    return f"{prefix}{cls.__qualname__} object"

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import describe
 from .tangents import NO_TANGENT, ZERO, unbroadcast
 
 RULE = "rule"
@@ -95,7 +96,7 @@ def qualified_name(fn) -> str:
     mod = getattr(fn, "__module__", None)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     if name is None:
-        return repr(fn)
+        return describe(fn)
     if isinstance(fn, type(abs)) and getattr(fn, "__self__", None) is not None:
         owner = fn.__self__
         if isinstance(owner, type(contextlib)):

@@ -15,6 +15,7 @@ from .errors import (
     NotIterableError,
     PullbackError,
     RuleError,
+    describe,
 )
 from .registry import NONDIFF, qualified_name
 from .tangents import NO_TANGENT, ZERO, densify, is_zero, materialize, unbroadcast
@@ -267,7 +268,7 @@ def _nondiff_rrule(fn, nargs):
 
 def call_function(site: CallSite, fn, *args, **kwargs):
     """``(y, pullback)`` for a call whose function is a run-time value."""
-    label = f"'{getattr(fn, '__name__', repr(fn))}'"
+    label = f"'{describe(fn)}'"
     rrule = _rrule_for(site, fn, len(args), label)
     return rrule(*args, **kwargs)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .errors import SourceUnavailableError
+from .errors import SourceUnavailableError, describe
 from .source_match import innermost_class, source_matches_code
 
 
@@ -128,7 +128,7 @@ class FunctionSource:
 
 
 def _describe(fn) -> str:
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    return describe(fn)
 
 
 def transform_target(fn):

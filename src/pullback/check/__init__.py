@@ -25,7 +25,7 @@ import builtins
 import sys
 import types
 
-from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError
+from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..source import load_source, transform_target
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
@@ -177,7 +177,7 @@ def raise_if_unsupported(fn, registry=None) -> None:
     diagnostics = check_function(fn, registry)
     if diagnostics:
         target = transform_target(fn)
-        name = getattr(target, "__name__", None) or repr(target)
+        name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)
 
 

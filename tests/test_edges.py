@@ -404,7 +404,11 @@ _OBJECT_FN = _CallableObject()
 def test_messages_name_objects_without_memory_addresses():
     import re
 
-    for attempt in (lambda: grad(_CallableObject())(1.0), lambda: grad(_calls_a_callable_object)(1.0)):
+    attempts = (
+        lambda: grad(_CallableObject())(1.0),
+        lambda: grad(_calls_a_callable_object)(1.0),
+    )
+    for attempt in attempts:
         try:
             attempt()
         except pullback.PullbackError as exc:

@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 
+from .callables import as_bound_call
 from .errors import (
     AdjointRuntimeError,
     ArgumentError,
@@ -334,7 +335,8 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
         # *args/**kwargs are outside the subset: say so (PB410) rather than "no parameter".
         from .check import raise_if_unsupported
 
-        raise_if_unsupported(fn)
+        call = as_bound_call(fn)
+        raise_if_unsupported(fn if call is None else call.target)
     single = not isinstance(wrt, (tuple, list))
     items = [wrt] if single else list(wrt)
     if not items:
@@ -594,6 +596,10 @@ class _Transformed:
         if not callable(fn):
             raise ArgumentError(f"grad expects a function, got {type(fn).__name__}.")
         self.fn = fn
+        # A method, partial or callable object: the Python function it calls and the
+        # arguments bound before the user's (self, the partial's arguments).
+        self.call = as_bound_call(fn)
+        self.target = fn if self.call is None else self.call.target
         self.wrt_arg = wrt
         self.has_aux = has_aux
         self._registry = registry
@@ -609,8 +615,15 @@ class _Transformed:
 
     def adjoint(self, *args, **kwargs) -> Adjoint:
         """The generated adjoint for arguments like these (built now if needed)."""
+        args, kwargs = self._target_arguments(args, kwargs)
         key = kinds_key(args, kwargs) if (args or kwargs) else None
-        return get_adjoint(self.fn, self.wrt, self.registry, key)
+        return get_adjoint(self.target, self.wrt, self.registry, key)
+
+    def _target_arguments(self, args, kwargs):
+        call = self.call
+        if call is None or call.is_plain:
+            return args, kwargs
+        return call.arguments(args, kwargs)
 
     @property
     def source(self) -> str:
@@ -634,7 +647,7 @@ class _Transformed:
         key = (kinds_key(args, kwargs), registry.version, registry_token(registry))
         adj = self._adjoints.get(key)
         if adj is None or not adj.guard():
-            adj = self._adjoints[key] = get_adjoint(self.fn, self.wrt, registry, key[0])
+            adj = self._adjoints[key] = get_adjoint(self.target, self.wrt, registry, key[0])
         return adj
 
     def gradient_function(self, kinds_key):
@@ -645,12 +658,22 @@ class _Transformed:
                 f"cannot differentiate {type(self).__name__}(has_aux={self.has_aux}) again: "
                 "only plain grad(f) can be nested.\nFix: nest grad(f) without has_aux."
             )
-        return get_adjoint(self.fn, self.wrt, self.registry, kinds_key).gradient
+        if self.call is not None and not self.call.is_plain:
+            raise ArgumentError(
+                f"cannot differentiate grad of '{_name(self.fn)}' again: it is a "
+                f"{type(self.fn).__name__} with bound arguments.\n"
+                "Fix: differentiate a function that calls it through its class, e.g. "
+                "`hessian(lambda x: Model.loss(model, x))` for `model.loss`."
+            )
+        return get_adjoint(self.target, self.wrt, self.registry, kinds_key).gradient
 
     def _run(self, args, kwargs):
         values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
+        call = self.call
+        if call is not None and not call.is_plain:
+            args, kwargs = call.arguments(args, kwargs)
         adj = self._adjoint_for(args, kwargs)
         if adj.calls_user_code:
             with deeper_recursion(self.fn):
@@ -820,7 +843,12 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     values = _bound_values(fn, args, kwargs, names)
     for name, value in zip(names, values, strict=True):
         _check_differentiable(fn, name, value)
-    adj = get_adjoint(fn, names, reg, kinds_key(args, kwargs))
+    call = as_bound_call(fn) if not isinstance(fn, (_Transformed, VJPRef)) else None
+    target = fn
+    if call is not None:
+        target = call.target
+        args, kwargs = call.arguments(args, kwargs)
+    adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
     if adj.calls_user_code:
         with deeper_recursion(fn):
             y, pullback = run_forward(adj, args, kwargs)

@@ -1,0 +1,83 @@
+"""Every kind of callable as the function to differentiate.
+
+pullback transforms Python functions. A bound method, a ``functools.partial``, a callable
+object or a static/class method is such a function with some arguments already bound:
+:func:`as_bound_call` finds the function and the arguments that go before the user's.
+
+>>> import functools
+>>> class Model:
+...     def loss(self, x):
+...         return x * x
+>>> m = Model()
+>>> call = as_bound_call(m.loss)
+>>> call.target is Model.loss, call.args == (m,)
+(True, True)
+>>> def f(w, x, scale=1.0):
+...     return scale * w * x
+>>> p = as_bound_call(functools.partial(f, 2.0, scale=3.0))
+>>> p.target is f, p.args, p.kwargs
+(True, (2.0,), {'scale': 3.0})
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass, field
+
+from .source import transform_target
+
+
+@dataclass(frozen=True)
+class BoundCall:
+    """``target(*args, *user_args, **{**kwargs, **user_kwargs})`` is the call."""
+
+    target: types.FunctionType
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    @property
+    def is_plain(self) -> bool:
+        return not self.args and not self.kwargs
+
+    def arguments(self, args, kwargs):
+        """The target's arguments for a call of the callable with ``args, kwargs``."""
+        if self.is_plain:
+            return args, kwargs
+        return self.args + tuple(args), {**self.kwargs, **kwargs}
+
+
+def as_bound_call(fn, _depth: int = 0) -> BoundCall | None:
+    """The Python function behind ``fn`` and its bound arguments, or ``None`` when there
+    is no Python function to transform (a builtin, a C function)."""
+    if _depth > 16:
+        return None
+    fn = transform_target(fn)
+    if isinstance(fn, types.FunctionType):
+        return BoundCall(fn)
+    if isinstance(fn, (staticmethod, classmethod)) and not isinstance(fn, type):
+        inner = fn.__func__
+        return as_bound_call(inner, _depth + 1) if isinstance(fn, staticmethod) else None
+    if isinstance(fn, types.MethodType):
+        inner = as_bound_call(fn.__func__, _depth + 1)
+        if inner is None:
+            return None
+        return BoundCall(inner.target, inner.args + (fn.__self__,), inner.kwargs)
+    if isinstance(fn, functools.partial):
+        inner = as_bound_call(fn.func, _depth + 1)
+        if inner is None:
+            return None
+        return BoundCall(inner.target, inner.args + fn.args, {**inner.kwargs, **fn.keywords})
+    if type(fn).__module__.split(".", 1)[0] == "pullback":
+        return None  # grad(f), jacobian(f), ...: differentiated through their own paths
+    call = type(fn).__dict__.get("__call__") if callable(fn) else None
+    for klass in type(fn).__mro__[1:] if call is None and callable(fn) else ():
+        call = klass.__dict__.get("__call__")
+        if call is not None:
+            break
+    if isinstance(call, types.FunctionType) and not isinstance(fn, type):
+        inner = as_bound_call(call, _depth + 1)
+        if inner is None:
+            return None
+        return BoundCall(inner.target, inner.args + (fn,), inner.kwargs)
+    return None

@@ -1,0 +1,106 @@
+"""Every kind of callable as the differentiated function: bound methods, callable objects,
+static and class methods, functools.partial (positional and keyword)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from fd import check_grad
+
+import pullback
+from pullback import grad, hessian, value_and_grad, vjp
+
+
+class Rosenbrock:
+    def __init__(self, a=1.0, b=100.0):
+        self.a = a
+        self.b = b
+
+    def fun(self, x):
+        return np.sum(self.b * (x[1:] - x[:-1] ** 2) ** 2 + (self.a - x[:-1]) ** 2)
+
+    def __call__(self, x):
+        return self.fun(x)
+
+    @staticmethod
+    def sphere(x):
+        return np.sum(x**2)
+
+    @classmethod
+    def cubes(cls, x):
+        return np.sum(x**3)
+
+
+class Scaled(Rosenbrock):
+    """__call__ inherited from the base class."""
+
+
+def weighted(w, x, scale=1.0):
+    return scale * np.sum((w * x) ** 2)
+
+
+X64 = np.array([0.5, 1.2, -0.3, 0.8])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Rosenbrock(2.0).fun,
+        lambda: Rosenbrock(0.5, 10.0),
+        lambda: Scaled(1.5),
+        lambda: Rosenbrock.sphere,
+        lambda: Rosenbrock.cubes,
+        lambda: functools.partial(weighted, np.linspace(0.5, 2.0, 4)),
+        lambda: functools.partial(weighted, x=np.linspace(-1.0, 1.0, 4), scale=2.0),
+        lambda: functools.partial(Rosenbrock(3.0).fun),
+    ],
+    ids=[
+        "bound",
+        "callable",
+        "inherited-call",
+        "static",
+        "class",
+        "partial-pos",
+        "partial-kw",
+        "partial-of-bound",
+    ],
+)
+def test_every_callable_against_finite_differences(make, dtype):
+    f = make()
+    x = X64.astype(dtype)
+    check_grad(f, x)
+    value, g = value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-5)
+    np.testing.assert_allclose(g, grad(f)(x))
+    y, back = vjp(f, x)
+    np.testing.assert_allclose(back(1.0)[0], g, rtol=1e-6)
+
+
+def test_wrt_names_of_a_partial_and_a_method():
+    p = functools.partial(weighted, scale=3.0)
+    w, x = np.ones(4), X64
+    gw, gx = grad(p, wrt=("w", "x"))(w, x)
+    np.testing.assert_allclose(gw, 6.0 * w * x**2)
+    np.testing.assert_allclose(gx, 6.0 * x * w**2)
+    m = Rosenbrock().fun
+    np.testing.assert_allclose(grad(m, wrt="x")(X64), grad(m)(X64))
+
+
+def test_the_bound_object_is_read_at_each_call():
+    r = Rosenbrock(1.0)
+    g = grad(r.fun)
+    first = g(X64)
+    r.a = 5.0
+    check_grad(r.fun, X64)
+    assert not np.allclose(g(X64), first)
+
+
+def test_second_derivatives_of_a_bound_method_say_how():
+    r = Rosenbrock()
+    with pytest.raises(pullback.ArgumentError, match="through its class"):
+        hessian(r.fun)(X64)
+    H = hessian(lambda x: Rosenbrock.fun(r, x))(X64)
+    assert H.shape == (4, 4) and np.allclose(H, H.T)

@@ -70,8 +70,8 @@ def pb106_del_item(d):
     return d
 
 
-def pb107_attribute(state, x):
-    state.value = x
+def pb107_attribute(x, state):
+    state.value = x * 2.0
     return x
 
 

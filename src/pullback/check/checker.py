@@ -351,7 +351,8 @@ class FunctionChecker(gast.NodeVisitor):
             self.visit(target.value)
             self.visit(target.slice)
         elif isinstance(target, gast.Attribute):
-            self._report_attribute_store(target, augmented=True)
+            # Runs as in the primal when no gradient flows into it (a counter on self);
+            # a differentiated value stored there is refused by the transformation (PB107).
             self.visit(target.value)
         else:  # pragma: no cover - Python's grammar allows no other target
             self.visit(target)
@@ -540,8 +541,7 @@ class FunctionChecker(gast.NodeVisitor):
             self.visit(target.slice)
             return
         if isinstance(target, gast.Attribute):
-            self._report_attribute_store(target)
-            self.visit(target.value)
+            self.visit(target.value)  # activity-aware: see the AugAssign case
             return
         if isinstance(target, gast.Starred):
             self.report(

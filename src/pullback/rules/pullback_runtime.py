@@ -234,6 +234,10 @@ def register(reg):
         family=FAMILY,
         trusted=True,
     )
+    # An attribute store (obj.n += 1) runs as a setattr statement; the transformation
+    # refuses one that a gradient would have to flow through.
+    if reg.lookup(builtins.setattr) is None:
+        reg.non_differentiable(builtins.setattr, family=FAMILY, trusted=True)
     # Index expressions in generated code build slice objects: no gradient flows there.
     if reg.lookup(builtins.slice) is None:
         reg.non_differentiable(builtins.slice, family=FAMILY, trusted=True)

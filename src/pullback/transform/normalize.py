@@ -266,6 +266,10 @@ class Normalizer:
         return [], False
 
     def stmt_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
+            stmts, value = self.expr(s.value)
+            stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
+            return stmts, False
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
             stmts, value = self.expr(s.value, keep_call=True)
             stmts.append(N.assign(s.targets[0].id, value, s))
@@ -283,11 +287,32 @@ class Normalizer:
     def stmt_AugAssign(self, s):
         # The check allowed only rebindings of names whose value is provably fresh.
         target = s.target
+        if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
+            read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
+            binop = gast.copy_location(
+                gast.BinOp(left=gast.copy_location(read, target), op=s.op, right=s.value), s
+            )
+            stmts, value = self.expr(binop)
+            stmts.append(self.attribute_store(target, value, stmts, s))
+            return stmts, False
         binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
         gast.copy_location(binop, s)
         stmts, value = self.expr(binop, keep_call=True)
         stmts.append(N.assign(target.id, value, s))
         return stmts, False
+
+    def attribute_store(self, target, value, stmts, where):
+        """``obj.attr = value`` as the statement ``setattr(obj, "attr", value)``: it runs in
+        the forward sweep as in the primal; the transformation refuses it (PB107) when a
+        gradient would have to flow through the stored value."""
+        obj = self.atom(target.value, stmts)
+        self.namespace["_pb_setattr"] = builtins.setattr
+        call = gast.copy_location(
+            N.call("_pb_setattr", [obj, N.const(target.attr), value]), where
+        )
+        call.pb_callee = Callee("object", builtins.setattr, name="setattr")
+        call.pb_attribute_store = target
+        return N.expr_stmt(call, where)
 
     def unpack(self, target, value, where) -> list:
         if isinstance(target, gast.Name):

@@ -39,3 +39,16 @@ def no_rule_for_varied_call(diagnostic, node, callee):
         "build the array with functions that have rules (np.concatenate, np.stack, "
         "np.column_stack), or register a rule for it with `@pullback.rrule`.",
     )
+
+
+def varied_attribute_store(diagnostic, node, obj, attr):
+    """PB107: ``obj.attr = value`` where ``value`` depends on a differentiated value."""
+    return diagnostic(
+        node,
+        "PB107",
+        f"attribute assignment: '{obj}.{attr}' would store a differentiated value",
+        "An attribute of an object is outside what pullback differentiates: the gradient "
+        "through the stored value would be lost when it is read back.",
+        f"keep the value in a local variable (`{attr} = ...`) and return it or pass it on; "
+        "storing values that carry no gradient (counters, shapes, flags) is fine.",
+    )

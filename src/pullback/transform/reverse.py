@@ -47,7 +47,12 @@ from .code import Compound, Line, identifiers, walk_reads
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .problems import attribute_of_varied, no_rule_for_varied_call, varied_keyword
+from .problems import (
+    attribute_of_varied,
+    no_rule_for_varied_call,
+    varied_attribute_store,
+    varied_keyword,
+)
 from .ssa import SnapshotPoint
 
 BINOP_SYMBOLS = {
@@ -877,6 +882,8 @@ class ReverseBuilder:
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
         for s in gast.walk(self.tree):
+            if isinstance(s, gast.Expr):
+                self.refuse_varied_attribute_store(s.value)
             if not isinstance(s, gast.Assign):
                 continue
             t = s.targets[0].id
@@ -920,6 +927,15 @@ class ReverseBuilder:
                 self.primal.add(name)
                 for info in self.loops_containing(s):
                     info.assigned.add(name)
+
+    def refuse_varied_attribute_store(self, call):
+        target = getattr(call, "pb_attribute_store", None)
+        if target is None:
+            return
+        value = call.args[2]
+        if isinstance(value, gast.Name) and value.id in self.activity.varied:
+            obj = gast.unparse(target.value).strip()
+            self.problems.append(varied_attribute_store(self.diagnostic, target, obj, target.attr))
 
     def check_keywords(self, v):
         for k in v.keywords:

@@ -263,7 +263,10 @@ def _dedent_line(line: str, indent: int) -> str:
 
 
 def _by_position(candidates, code, start: int, indent: int):
-    """Keep the lambda whose body holds the code's first located instruction."""
+    """Keep the lambda whose body holds the code's first located instruction (columns are
+    known from Python 3.11 on; before, several lambdas on one line stay ambiguous)."""
+    if not hasattr(code, "co_positions"):
+        return []
     positions = [
         (line, col)
         for line, _, col, _ in code.co_positions()

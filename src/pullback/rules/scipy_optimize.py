@@ -46,21 +46,24 @@ _RESULT = ("x", "fun", "success", "status", "message", "nit", "nfev", "njev")
 
 class Implicit:
     """``G(x, *args) = 0`` at ``x = x_star``: pulls a cotangent of ``x_star`` back to the
-    float values of ``args``. ``pair`` says that ``G`` is the second output of a function
-    returning ``(value, gradient)`` (``minimize(..., jac=True)``)."""
+    float values of ``args``. ``output`` says which output of a function returning a pair
+    is ``G``: 0 for ``root(..., jac=True)`` (residual, Jacobian), 1 for
+    ``minimize(..., jac=True)`` (value, gradient)."""
 
-    def __init__(self, name, G, x_star, args, pair=False):
+    def __init__(self, name, G, x_star, args, output=None):
         self.name = name
         self.pack = ArgsPack(args)
         self.G = G
-        self.pair = pair
+        self.output = output
         self.call_args = (x_star,) + self.pack.args
         self.pwrt = tuple(1 + k for k in self.pack.index)
         self.out_shape = None
 
     def _dy(self, v):
         v = np.reshape(v, self.out_shape)
-        return (ZERO, v) if self.pair else v
+        if self.output is None:
+            return v
+        return (v, ZERO) if self.output == 0 else (ZERO, v)
 
     def cotangent(self, xbar):
         """The cotangent of ``args`` (a tuple, or ``NO_TANGENT``) for ``xbar``."""
@@ -68,7 +71,7 @@ class Implicit:
             return NO_TANGENT
         xbar = np.ravel(np.asarray(densify(xbar), dtype=np.float64))
         out, back = user_vjp(self.G, self.call_args, (0,) + self.pwrt)
-        g_out = out[1] if self.pair else out
+        g_out = out if self.output is None else out[self.output]
         self.out_shape = np.shape(g_out)
         n = xbar.size
         if int(np.size(g_out)) != n:
@@ -120,7 +123,9 @@ def _root_rrule(*args, **kwargs):
     fun = p["fun"]
     sol = so.root(*args, **kwargs)
     require_success(sol, "scipy.optimize.root")
-    implicit = Implicit("scipy.optimize.root", fun, sol.x, p["args"], pair=p["jac"] is True)
+    implicit = Implicit(
+        "scipy.optimize.root", fun, sol.x, p["args"], output=0 if p["jac"] is True else None
+    )
 
     def root_pullback(dy):
         cots = {"args": implicit.cotangent(result_cotangent(dy, "x"))}
@@ -196,7 +201,7 @@ def _minimize_rrule(*args, **kwargs):
     jac = p["jac"]
     pair = jac is True
     G = jac if callable(jac) else (fun if pair else grad(fun))
-    implicit = Implicit("scipy.optimize.minimize", G, sol.x, p["args"], pair=pair)
+    implicit = Implicit("scipy.optimize.minimize", G, sol.x, p["args"], output=1 if pair else None)
 
     def minimize_pullback(dy):
         cots = {"args": implicit.cotangent(result_cotangent(dy, "x"))}
@@ -272,7 +277,7 @@ def _least_squares_rrule(*args, **kwargs):
     if np.any(sol.active_mask != 0):
         _refuse_active_bounds(name, np.zeros(1), 1.0, -1.0)
     params = ArgsPack(p["args"]).args
-    implicit = SquaresImplicit(fun, sol.x, params)
+    implicit = SquaresImplicit(fun, sol.x, p["args"])
 
     def least_squares_pullback(dy):
         xbar = result_cotangent(dy, "x")
@@ -284,7 +289,7 @@ def _least_squares_rrule(*args, **kwargs):
         if rbar is not ZERO:  # the residuals at x*: through x* and directly
             _, back = user_vjp(fun, (sol.x,) + params, (0,))
             xbar = (0.0 if xbar is ZERO else xbar) + np.ravel(back(rbar)[0])
-            cots["args"] = _direct_param_cotangent(fun, sol.x, params, rbar)
+            cots["args"] = _direct_param_cotangent(fun, sol.x, p["args"], rbar)
         cots["args"] = _sum(cots["args"], implicit.cotangent(xbar))
         return call_cotangents(so.least_squares, args, kwargs, cots, KEYWORDS)
 

@@ -20,7 +20,7 @@ import inspect
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedCallError
-from ..tangents import is_differentiable_value
+from ..tangents import is_differentiable_value, materialize
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "register_solver",
     "require_success",
     "result_cotangent",
+    "UserVJP",
     "user_vjp",
 ]
 
@@ -122,12 +123,37 @@ class ArgsPack:
         return tuple(out)
 
 
-def user_vjp(fn, args, wrt):
-    """``(y, pullback)`` of a user's function through pullback itself; ``pullback(dy)``
-    returns a tuple with one cotangent per position in ``wrt``."""
-    from ..api import vjp
+class UserVJP:
+    """``(y, pullback)`` of a user's function through pullback itself, called once per
+    right-hand-side or integrand evaluation: what :func:`pullback.vjp` does, with the
+    parameter names resolved once (the adjoint is still looked up, and its guards checked,
+    on every call). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
 
-    return vjp(fn, *args, wrt=tuple(wrt))
+    def __init__(self, fn, wrt):
+        from ..api import resolve_wrt
+
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.names, _ = resolve_wrt(fn, self.wrt)
+
+    def __call__(self, args):
+        from ..api import get_adjoint, kinds_key, run_forward, run_pullback
+        from ..registry import default_registry
+
+        adj = get_adjoint(self.fn, self.names, default_registry(), kinds_key(args, {}))
+        y, back = run_forward(adj, args, {})
+        like = [args[k] for k in self.wrt]
+
+        def user_pullback(dy):
+            cots = run_pullback(back, dy)
+            return tuple(materialize(c, v) for c, v in zip(cots, like, strict=True))
+
+        return y, user_pullback
+
+
+def user_vjp(fn, args, wrt):
+    """``(y, pullback)`` of a user's function at ``args`` (see :class:`UserVJP`)."""
+    return UserVJP(fn, wrt)(args)
 
 
 def result_cotangent(dy, key):

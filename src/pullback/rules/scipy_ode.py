@@ -28,13 +28,13 @@ import numpy as np
 from ..errors import UnsupportedCallError
 from ._calculus_util import (
     ArgsPack,
+    UserVJP,
     bound_call,
     call_cotangents,
     refuse_options,
     register_solver,
     require_success,
     result_cotangent,
-    user_vjp,
 )
 from ._util import ZERO, Registrar, finalize, finalize_like
 
@@ -67,7 +67,7 @@ class RightHandSide:
         self.tfirst = tfirst
         self.n = n
         y_at = 1 if tfirst else 0
-        self.wrt = (y_at,) + tuple(2 + k for k in self.pack.index)
+        self.vjp = UserVJP(fn, (y_at,) + tuple(2 + k for k in self.pack.index))
 
     def call_args(self, t, y):
         return ((t, y) if self.tfirst else (y, t)) + self.args
@@ -79,7 +79,7 @@ class RightHandSide:
         """``(y', a', g')`` of the backward system at ``(t, s)``, ``s = (y, a, g)``."""
         n = self.n
         y, a = s[:n], s[n : 2 * n]
-        f, back = user_vjp(self.fn, self.call_args(t, y), self.wrt)
+        f, back = self.vjp(self.call_args(t, y))
         cots = back(a)
         ay = np.ravel(np.asarray(cots[0], dtype=np.float64))
         return np.concatenate((np.ravel(f), -ay, -self.pack.flatten(cots[1:])))

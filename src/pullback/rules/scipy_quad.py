@@ -23,11 +23,11 @@ import numpy as np
 
 from ._calculus_util import (
     ArgsPack,
+    UserVJP,
     bound_call,
     call_cotangents,
     refuse_options,
     register_solver,
-    user_vjp,
 )
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
@@ -54,10 +54,10 @@ def parameter_integral(f, a, b, pack, p):
     """``integral of d f(x, *args) / d args`` over ``[a, b]`` as a flat vector."""
     import scipy.integrate as si
 
-    wrt = tuple(1 + k for k in pack.index)
+    vjp = UserVJP(f, tuple(1 + k for k in pack.index))
 
     def integrand(x):
-        _, back = user_vjp(f, (x,) + pack.args, wrt)
+        _, back = vjp((x,) + pack.args)
         return pack.flatten(back(1.0))
 
     opts = {"limit": p["limit"]}

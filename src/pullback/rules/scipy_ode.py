@@ -167,9 +167,19 @@ def _solve_ivp_rrule(*args, **kwargs):
     rhs = RightHandSide(fun, p["args"], True, y0v.size)
     opts = {k: p[k] for k in _IVP_PASSED if k in p}
 
+    last_step = {}
+
     def integrate(f, s, t_from, t_to):
-        back = si.solve_ivp(f, (t_from, t_to), s, method=p["method"], **opts)
+        step = dict(opts)
+        h = last_step.get("h")
+        if "first_step" not in opts and h is not None and h < abs(t_to - t_from):
+            # The step the previous segment ended with: no initial-step search (extra
+            # right-hand sides) at each of the many short segments between output times.
+            step["first_step"] = h
+        back = si.solve_ivp(f, (t_from, t_to), s, method=p["method"], **step)
         require_success(back, "the adjoint solve of scipy.integrate.solve_ivp")
+        if back.t.size > 2:
+            last_step["h"] = abs(back.t[-2] - back.t[-3]) if back.t.size > 3 else None
         return back.y[:, -1]
 
     def solve_ivp_pullback(dy):

@@ -71,7 +71,11 @@ def differentiable_operands(value, registry) -> list[str]:
     if isinstance(value, gast.Subscript):
         return names_in(value.value)
     if isinstance(value, gast.Attribute):
-        return []  # shape-like attributes; others are refused when their base is varied
+        if getattr(value, "pb_constant", False):
+            return []  # shape-like attributes
+        # A declared attribute of a rule's result (sol.y) carries its gradient; the others
+        # are refused when their base is varied (PB501).
+        return names_in(value.value)
     if isinstance(value, (gast.Tuple, gast.List)):
         return [n for e in value.elts for n in names_in(e)]
     if isinstance(value, gast.Dict):

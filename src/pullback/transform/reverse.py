@@ -374,6 +374,10 @@ class ReverseBuilder:
                     )
         elif isinstance(v, gast.Call):
             self.rev_call(s, t, g, v, state, out)
+        elif isinstance(v, gast.Attribute) and isinstance(v.value, gast.Name):
+            # A declared attribute of a rule's result object (plan_pullbacks refuses the
+            # others): its cotangent reaches the object as a dict {attribute: cotangent}.
+            self.contrib(v.value.id, f"{{{v.attr!r}: {g}}}", (), state, line, out)
         return out
 
     def refuse_attribute(self, v):
@@ -524,7 +528,31 @@ class ReverseBuilder:
             args = [v.func.value] + args
         trusted = rule.trusted if rule is not None else True
         name = rule.name if rule is not None else callee.name
+        keywords = self.differentiated_keywords(rule, v)
+        if keywords:
+            self.rev_keyword_pullback_call(pb, g, args, keywords, state, out, line)
+            return
         self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def differentiated_keywords(self, rule, v) -> list:
+        """``[(keyword, name)]``: the active keyword arguments whose cotangents ``rule``
+        returns (``rule.extra["keyword_cotangents"]``), in a dict after the positional ones."""
+        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        return [
+            (k.arg, k.value)
+            for k in v.keywords
+            if k.arg in declared and self.is_active_arg(k.value)
+        ]
+
+    def rev_keyword_pullback_call(self, pb, g, args, keywords, state, out, line):
+        """A rule that differentiates keywords returns ``(*positional, {keyword: cot})``."""
+        c = self.temp()
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line))
+        for k, a in enumerate(args):
+            if self.is_active_arg(a):
+                self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
+        for kw, node in keywords:
+            self.contrib(node.id, f"dict_item({c}[{len(args)}], {kw!r})", (), state, line, out)
 
     def rev_direct_pullback(self, g, v, rule, state, out, line):
         """Call a rule's pullback function with the primal arguments (no closure)."""
@@ -894,6 +922,7 @@ class ReverseBuilder:
                 and not getattr(v, "pb_constant", False)
                 and isinstance(v.value, gast.Name)
                 and v.value.id in self.activity.varied
+                and not self.declared_attribute(v)
             ):
                 self.refuse_attribute(v)
             if not self.activity.is_active(t):
@@ -918,7 +947,7 @@ class ReverseBuilder:
                     ):
                         needs = False  # its pullback is a plain function, called directly
                     if rule is not None and rule.kind == RULE:
-                        self.check_keywords(v)
+                        self.check_keywords(v, rule)
                 else:
                     needs = True
             if needs:
@@ -937,12 +966,31 @@ class ReverseBuilder:
             obj = gast.unparse(target.value).strip()
             self.problems.append(varied_attribute_store(self.diagnostic, target, obj, target.attr))
 
-    def check_keywords(self, v):
+    def check_keywords(self, v, rule):
+        declared = rule.extra.get("keyword_cotangents", ())
         for k in v.keywords:
+            if k.arg in declared:
+                continue
             if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
                 self.problems.append(
                     varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
                 )
+
+    def declared_attribute(self, v) -> bool:
+        """Whether ``v`` (``obj.attr``) reads an attribute that every rule defining ``obj``
+        declares differentiable (``rule.extra["result_attributes"]``, e.g. ``sol.y`` of
+        ``solve_ivp``)."""
+        calls = [
+            s.value
+            for s in gast.walk(self.tree)
+            if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id
+        ]
+        for c in calls:
+            callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None
+            rule = self.registry.lookup(callee.obj) if callee and callee.kind == "object" else None
+            if rule is None or v.attr not in rule.extra.get("result_attributes", ()):
+                return False
+        return bool(calls)
 
     def loops_containing(self, stmt):
         found = []

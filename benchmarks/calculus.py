@@ -1,0 +1,104 @@
+"""What a gradient through SciPy's integrators costs, relative to the computation itself.
+
+    python benchmarks/calculus.py
+
+* ODE: a damped, driven oscillator (3 parameters) solved by ``solve_ivp`` (RK45,
+  rtol = atol = 1e-8), a squared misfit at 50 output times. The gradient comes from the
+  adjoint rule (the augmented system solved backwards). Target: gradient <= 3x the solve.
+* quad: an integral with two parameters in ``args``. The gradient integrates the
+  parameter derivative of the integrand (by pullback) with quad_vec. Target: <= 3x quad.
+
+Each line also gives central finite differences of the solve (2 solves per parameter) as a
+reference cost and the largest relative difference between the two gradients. One run,
+best of a few repeats; a missed target is printed, never an error.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.integrate as si
+
+from pullback import value_and_grad
+
+TIMES = np.linspace(0.0, 10.0, 50)
+Y0 = np.array([1.0, 0.0])
+
+
+def oscillator(t, y, p):
+    return np.array([y[1], -p[0] * y[0] - p[1] * y[1] + p[2] * np.sin(t)])
+
+
+def ode_loss(p, observed):
+    sol = si.solve_ivp(oscillator, (0.0, 10.0), Y0, t_eval=TIMES, args=(p,), rtol=1e-8, atol=1e-8)
+    r = sol.y[0] - observed
+    return np.sum(r * r)
+
+
+def integrand(x, c, k):
+    return np.exp(-c * x * x) * np.cos(k * x)
+
+
+def quad_loss(c, k):
+    return si.quad(integrand, 0.0, 3.0, args=(c, k))[0]
+
+
+def best(fn, repeats=3):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def central_differences(f, args, h=1e-6):
+    out = []
+    for i, a in enumerate(args):
+        a = np.asarray(a, dtype=float)
+        g = np.zeros_like(a)
+        for j in np.ndindex(a.shape):
+            e = np.zeros_like(a)
+            e[j] = h
+            up = list(args)
+            down = list(args)
+            up[i], down[i] = a + e, a - e
+            g[j] = (f(*up) - f(*down)) / (2 * h)
+        out.append(g)
+    return out
+
+
+def report(name, primal, gradient, fd, diff, target=3.0):
+    ratio = gradient / primal
+    verdict = "PASS" if ratio <= target else "MISS"
+    print(
+        f"{name:<34} primal {primal * 1e3:8.2f} ms   gradient {gradient * 1e3:8.2f} ms "
+        f"= {ratio:5.2f}x (target <= {target:g}x) {verdict}   finite differences "
+        f"{fd / primal:5.2f}x   max rel. difference {diff:.1e}"
+    )
+
+
+def main():
+    p = np.array([2.0, 0.3, 0.8])
+    observed = np.cos(1.4 * TIMES) * np.exp(-0.15 * TIMES)
+    ode_grad = value_and_grad(ode_loss)
+    ode_grad(p, observed)  # build the adjoints once (first-call cost is not measured)
+    primal, _ = best(lambda: ode_loss(p, observed))
+    gradient, (_, g) = best(lambda: ode_grad(p, observed))
+    fd_time, (g_fd,) = best(lambda: central_differences(lambda q: ode_loss(q, observed), [p]), 1)
+    diff = np.max(np.abs(g - g_fd) / np.maximum(np.abs(g_fd), 1e-8))
+    report("ODE solve_ivp, 3 parameters", primal, gradient, fd_time, diff)
+
+    quad_grad = value_and_grad(quad_loss, wrt=(0, 1))
+    quad_grad(0.7, 1.3)
+    primal, _ = best(lambda: quad_loss(0.7, 1.3), 10)
+    gradient, (_, g) = best(lambda: quad_grad(0.7, 1.3), 10)
+    fd_time, g_fd = best(lambda: central_differences(quad_loss, [0.7, 1.3]), 3)
+    g, g_fd = np.array(g), np.array([float(v) for v in g_fd])
+    diff = np.max(np.abs(g - g_fd) / np.maximum(np.abs(g_fd), 1e-8))
+    report("quad, 2 parameters", primal, gradient, fd_time, diff)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""Helpers shared by the rules of SciPy's integrators and solvers (``scipy_quad``,
+``scipy_ode``, ``scipy_optimize``).
+
+These functions take a user's Python function and parameters passed through ``args=``.
+Their rules differentiate the user's function with pullback itself (:func:`user_vjp`) and
+return a cotangent for ``args`` — also when ``args`` is given by keyword, which the rule
+convention otherwise never differentiates: :func:`register_solver` declares the keywords
+(``Rule.extra["keyword_cotangents"]``) and the pullback then returns the positional
+cotangents followed by one dict ``{keyword: cotangent}`` (:func:`call_cotangents`), which
+the reverse sweep sends to the names passed there. A rule whose result is an object
+(``OdeResult``, ``OptimizeResult``) declares the attributes user code may read from it
+(``Rule.extra["result_attributes"]``): the cotangent of ``sol.y`` reaches the pullback as
+the dict ``{"y": cotangent}``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..errors import ArgumentError, UnsupportedCallError
+from ..tangents import is_differentiable_value, materialize
+from ._util import NO_TANGENT, ZERO, densify, finalize_like
+
+__all__ = [
+    "ArgsPack",
+    "bound_call",
+    "call_cotangents",
+    "refuse_options",
+    "register_solver",
+    "require_success",
+    "result_cotangent",
+    "UserVJP",
+    "user_vjp",
+]
+
+
+def register_solver(r, fn, rrule, *, keywords=("args",), attributes=(), notes=""):
+    """Register ``rrule`` for ``fn`` with the keywords whose cotangents it returns and the
+    attributes of its result that carry a gradient."""
+    rule = r.rule(fn, rrule, name=f"{fn.__module__.split('._')[0]}.{fn.__name__}", notes=notes)
+    rule.extra["keyword_cotangents"] = tuple(keywords)
+    rule.extra["result_attributes"] = tuple(attributes)
+    return rule
+
+
+def bound_call(fn, args, kwargs) -> dict:
+    """``fn``'s parameters (defaults applied) as a dict, from a call ``fn(*args, **kwargs)``."""
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"pullback: {fn.__name__}(...): {e}") from None
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    for name, p in sig.parameters.items():  # **options collected by the signature
+        if p.kind is p.VAR_KEYWORD:
+            values.update(values.pop(name, {}))
+    return values
+
+
+def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
+    """The pullback's answer: one cotangent per positional argument of the call, then (if
+    the call passed one of ``keywords`` by keyword) the dict of their cotangents.
+    ``cots`` maps parameter names to cotangents; the others get ``NO_TANGENT``."""
+    names = list(inspect.signature(fn).parameters)
+    out = tuple(cots.get(names[k], NO_TANGENT) for k in range(len(args)))
+    passed = [k for k in keywords if k in kwargs]
+    if passed:
+        out += ({k: cots.get(k, NO_TANGENT) for k in passed},)
+    return out
+
+
+def _upcast(v):
+    if isinstance(v, np.ndarray):
+        return v.astype(np.float64) if v.dtype == np.float32 else v
+    return np.float64(v) if isinstance(v, np.float32) else v
+
+
+def _real_float(v) -> bool:
+    return is_differentiable_value(v) and not np.iscomplexobj(v)
+
+
+class ArgsPack:
+    """The float values among a call's ``args`` flattened into one vector (the parameters
+    an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
+
+    def __init__(self, args):
+        if args is None:
+            args = ()
+        elif not isinstance(args, tuple):
+            args = (args,)  # SciPy accepts a single non-tuple value
+        self.index = tuple(k for k, a in enumerate(args) if _real_float(a))
+        # The user's function runs on float64 parameters (float32 ones upcast): the
+        # integrals and solves behind a gradient need the accuracy (the cotangents are
+        # cast back to each argument's dtype).
+        self.args = tuple(_upcast(a) if k in self.index else a for k, a in enumerate(args))
+        self.given = args
+        self.sizes = [int(np.size(args[k])) for k in self.index]
+        self.size = sum(self.sizes)
+
+    def flatten(self, cots) -> np.ndarray:
+        """The cotangents of ``args[k]`` for ``k`` in ``index`` as one float64 vector."""
+        parts = [np.ravel(np.asarray(densify(c), dtype=np.float64)) for c in cots]
+        if not parts:
+            return np.zeros(0)
+        return np.concatenate(
+            [p if p.size == n else np.zeros(n) for p, n in zip(parts, self.sizes, strict=True)]
+        )
+
+    def cotangent(self, flat):
+        """The cotangent of the whole ``args`` tuple from a flat vector (``NO_TANGENT`` for
+        its non-float entries and for an ``args`` without floats)."""
+        if not self.index:
+            return NO_TANGENT
+        out = [NO_TANGENT] * len(self.args)
+        start = 0
+        for k, n in zip(self.index, self.sizes, strict=True):
+            seg = np.reshape(flat[start : start + n], np.shape(self.given[k]))
+            out[k] = finalize_like(seg, self.given[k])
+            start += n
+        return tuple(out)
+
+
+class UserVJP:
+    """``(y, pullback)`` of a user's function through pullback itself, called once per
+    right-hand-side or integrand evaluation: what :func:`pullback.vjp` does, with the
+    parameter names resolved once (the adjoint is still looked up, and its guards checked,
+    on every call). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
+
+    def __init__(self, fn, wrt):
+        from ..api import resolve_wrt
+
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.names, _ = resolve_wrt(fn, self.wrt)
+
+    def __call__(self, args):
+        from ..api import get_adjoint, kinds_key, run_forward, run_pullback
+        from ..registry import default_registry
+
+        adj = get_adjoint(self.fn, self.names, default_registry(), kinds_key(args, {}))
+        y, back = run_forward(adj, args, {})
+        like = [args[k] for k in self.wrt]
+
+        def user_pullback(dy):
+            cots = run_pullback(back, dy)
+            return tuple(materialize(c, v) for c, v in zip(cots, like, strict=True))
+
+        return y, user_pullback
+
+
+def user_vjp(fn, args, wrt):
+    """``(y, pullback)`` of a user's function at ``args`` (see :class:`UserVJP`)."""
+    return UserVJP(fn, wrt)(args)
+
+
+def result_cotangent(dy, key):
+    """The cotangent of ``result.key`` (or ``result[key]``) from the cotangent of a result
+    object (a dict ``{attribute: cotangent}`` or ``ZERO``)."""
+    if dy is ZERO or dy is NO_TANGENT or dy is None:
+        return ZERO
+    if isinstance(dy, dict):
+        g = dy.get(key, ZERO)
+        return ZERO if g is None else densify(g)
+    raise ArgumentError(
+        f"pullback: the cotangent of a SciPy result object must be a dict of its attributes, "
+        f"got {type(dy).__name__}"
+    )
+
+
+def require_success(result, name, what="converge"):
+    """Refuse to differentiate a solution the solver says it did not find."""
+    if not result.get("success", True):
+        raise UnsupportedCallError(
+            f"pullback: {name} did not {what} ({result.get('message', 'no message')!s}); "
+            "its solution has no derivative to give.\n"
+            "Fix: make the solver succeed (a better starting point, more iterations, looser "
+            "tolerances) or check `.success` before differentiating through it."
+        )
+
+
+def refuse_options(name, p: dict, options: dict):
+    """Refuse options the rule does not differentiate: ``{option: why}``, refused when the
+    call sets them to something true."""
+    for option, why in options.items():
+        value = p.get(option)
+        if value is None or value is False or (type(value) is int and value == 0):
+            continue
+        raise UnsupportedCallError(
+            f"pullback: {name}(..., {option}=...) is not differentiated: {why}.\n"
+            f"Fix: call {name} without {option}=, or differentiate it in a custom rule."
+        )

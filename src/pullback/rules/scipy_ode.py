@@ -1,0 +1,233 @@
+"""scipy.integrate.odeint and solve_ivp: gradients of an ODE solution by the adjoint method.
+
+For ``y' = f(t, y, p)`` from ``y(t0) = y0``, observed at ``t_1 < ... < t_M`` with output
+cotangents ``dy_k``, the pullback solves backwards, with the caller's solver and
+tolerances, the augmented system
+
+    y' = f,    a' = -a^T df/dy,    g' = -a^T df/dp
+
+from each output time to the one before, starting from the stored forward state there and
+adding ``dy_k`` to the adjoint ``a`` at ``t_k``. At ``t0``: the cotangent of ``y0`` is
+``a(t0)``, of the parameters ``g(t0)``, of the time ``t0`` ``-a(t0) . f(t0, y0)``; an output
+time ``t_k`` gets ``dy_k . f(t_k, y_k)``. Memory does not grow with the number of solver
+steps. The products ``a^T df/dy`` and ``a^T df/dp`` come from pullback's own reverse mode of
+the user's right-hand side, once per evaluation.
+
+What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]`` and
+``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
+and the float values in ``args``. ``solve_ivp`` returns an ``OdeResult``: read ``sol.y`` or
+``sol["y"]`` (``sol.t`` is the given ``t_eval``, or the solver's own steps, a constant).
+Values the right-hand side reads from globals or closures are constants. Events,
+``dense_output``, complex states and odeint's ``full_output``/``Dfun`` are refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedCallError
+from ._calculus_util import (
+    ArgsPack,
+    UserVJP,
+    bound_call,
+    call_cotangents,
+    refuse_options,
+    register_solver,
+    require_success,
+    result_cotangent,
+)
+from ._util import ZERO, Registrar, finalize, finalize_like
+
+FAMILY = "scipy_ode"
+REQUIRES = "scipy.integrate"
+
+ODEINT_KEYWORDS = ("y0", "t", "args")
+IVP_KEYWORDS = ("t_span", "y0", "t_eval", "args")
+_ODEINT_REFUSED = {
+    "full_output": "its extra outputs describe the solver, not the solution",
+    "Dfun": "pullback differentiates the right-hand side itself",
+    "col_deriv": "pullback differentiates the right-hand side itself",
+}
+_IVP_REFUSED = {
+    "events": "event times move with the parameters",
+    "dense_output": "the interpolant sol.sol carries no gradient; use t_eval",
+    "vectorized": "the adjoint calls the right-hand side one state at a time",
+}
+# (not jac: the user's Jacobian is that of f, not of the augmented system)
+_IVP_PASSED = ("rtol", "atol", "max_step", "first_step", "min_step")
+
+
+class RightHandSide:
+    """The user's ``f`` with ``(t, y)`` order, its vjp and the augmented adjoint system."""
+
+    def __init__(self, fn, args, tfirst, n):
+        self.fn = fn
+        self.pack = ArgsPack(args)
+        self.args = self.pack.args
+        self.tfirst = tfirst
+        self.n = n
+        y_at = 1 if tfirst else 0
+        self.vjp = UserVJP(fn, (y_at,) + tuple(2 + k for k in self.pack.index))
+
+    def call_args(self, t, y):
+        return ((t, y) if self.tfirst else (y, t)) + self.args
+
+    def __call__(self, t, y):
+        return np.ravel(np.asarray(self.fn(*self.call_args(t, y)), dtype=np.float64))
+
+    def augmented(self, t, s):
+        """``(y', a', g')`` of the backward system at ``(t, s)``, ``s = (y, a, g)``."""
+        n = self.n
+        y, a = s[:n], s[n : 2 * n]
+        f, back = self.vjp(self.call_args(t, y))
+        cots = back(a)
+        ay = np.ravel(np.asarray(cots[0], dtype=np.float64))
+        return np.concatenate((np.ravel(f), -ay, -self.pack.flatten(cots[1:])))
+
+
+def adjoint_sweep(rhs, integrate, ts, ys, dys):
+    """Pull the output cotangents back to the start.
+
+    ``ts[0]`` is the initial time and ``ys[0]`` the initial state; the outputs are the
+    states ``ys[k]`` at ``ts[k]`` (``k >= 1``) with cotangents ``dys[k - 1]``.
+    ``integrate(rhs, s, t_from, t_to)`` solves the augmented system from ``s``.
+    Returns ``(a(t0), parameter cotangent, time cotangents of ts[1:], of ts[0])``.
+    """
+    n = rhs.n
+    a = np.zeros(n)
+    g = np.zeros(rhs.pack.size)
+    t_cots = np.zeros(len(ts) - 1)
+    for k in range(len(ts) - 1, 0, -1):
+        d = dys[k - 1]
+        if d is not ZERO:
+            d = np.ravel(np.asarray(d, dtype=np.float64))
+            a = a + d
+            t_cots[k - 1] = d @ rhs(ts[k], ys[k])
+        if ts[k] != ts[k - 1] and (a.any() or g.any()):
+            s = integrate(rhs.augmented, np.concatenate((ys[k], a, g)), ts[k], ts[k - 1])
+            a, g = s[n : 2 * n], s[2 * n :]
+    t0_cot = -(a @ rhs(ts[0], ys[0]))
+    return a, g, t_cots, t0_cot
+
+
+def _real_state(name, y0):
+    if np.iscomplexobj(y0):
+        raise UnsupportedCallError(
+            f"pullback: {name} with a complex state is not differentiated.\n"
+            "Fix: write the system for the real and imaginary parts."
+        )
+
+
+# -- odeint ----------------------------------------------------------------------------------
+def _odeint_rrule(*args, **kwargs):
+    import scipy.integrate as si
+
+    p = bound_call(si.odeint, args, kwargs)
+    func, y0, t = p["func"], p["y0"], p["t"]
+    refuse_options("scipy.integrate.odeint", p, _ODEINT_REFUSED)
+    _real_state("scipy.integrate.odeint", y0)
+    out = si.odeint(*args, **kwargs)
+    y0v = np.ravel(np.asarray(y0, dtype=np.float64))
+    rhs = RightHandSide(func, p["args"], p["tfirst"], y0v.size)
+    ts = np.asarray(t, dtype=np.float64)
+    solver_opts = {k: p[k] for k in ("rtol", "atol", "mxstep", "hmax") if p[k] is not None}
+
+    def integrate(f, s, t_from, t_to):
+        sol = si.odeint(f, s, [t_from, t_to], tfirst=True, **solver_opts)
+        return sol[-1]
+
+    def odeint_pullback(dy):
+        if dy is ZERO:
+            return call_cotangents(si.odeint, args, kwargs, {}, ODEINT_KEYWORDS)
+        dy = np.asarray(dy, dtype=np.float64)
+        ys = np.asarray(out, dtype=np.float64)
+        a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dy[1:]))
+        dt = np.concatenate(([t0_cot], t_cots))
+        cots = {
+            "y0": finalize_like(a + dy[0], y0),
+            "t": finalize(dt, t),
+            "args": rhs.pack.cotangent(g),
+        }
+        return call_cotangents(si.odeint, args, kwargs, cots, ODEINT_KEYWORDS)
+
+    return out, odeint_pullback
+
+
+# -- solve_ivp -------------------------------------------------------------------------------
+def _solve_ivp_rrule(*args, **kwargs):
+    import scipy.integrate as si
+
+    p = bound_call(si.solve_ivp, args, kwargs)
+    fun, t_span, y0 = p["fun"], p["t_span"], p["y0"]
+    refuse_options("scipy.integrate.solve_ivp", p, _IVP_REFUSED)
+    _real_state("scipy.integrate.solve_ivp", y0)
+    sol = si.solve_ivp(*args, **kwargs)
+    require_success(sol, "scipy.integrate.solve_ivp", "reach the end of t_span")
+    y0v = np.ravel(np.asarray(y0, dtype=np.float64))
+    rhs = RightHandSide(fun, p["args"], True, y0v.size)
+    opts = {k: p[k] for k in _IVP_PASSED if k in p}
+
+    last_step = {}
+
+    def integrate(f, s, t_from, t_to):
+        step = dict(opts)
+        h = last_step.get("h")
+        if "first_step" not in opts and h is not None and h < abs(t_to - t_from):
+            # The step the previous segment ended with: no initial-step search (extra
+            # right-hand sides) at each of the many short segments between output times.
+            step["first_step"] = h
+        back = si.solve_ivp(f, (t_from, t_to), s, method=p["method"], **step)
+        require_success(back, "the adjoint solve of scipy.integrate.solve_ivp")
+        if back.t.size > 2:
+            last_step["h"] = abs(back.t[-2] - back.t[-3]) if back.t.size > 3 else None
+        return back.y[:, -1]
+
+    def solve_ivp_pullback(dy):
+        dys = result_cotangent(dy, "y")
+        dts = result_cotangent(dy, "t")
+        t0, t1 = (float(v) for v in t_span)
+        t_eval = p["t_eval"]
+        cots = {}
+        if dys is not ZERO:
+            dys = np.asarray(dys, dtype=np.float64)
+            ts = np.concatenate(([t0], sol.t))
+            ys = np.concatenate((y0v[None, :], sol.y.T))
+            a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dys.T))
+            cots["y0"] = finalize_like(a, y0)
+            cots["args"] = rhs.pack.cotangent(g)
+            if t_eval is None:  # the solver's own steps: only the ends move with t_span
+                dspan = np.array([t0_cot + t_cots[0], t_cots[-1]])
+            else:
+                dspan = np.array([t0_cot, 0.0])
+                cots["t_eval"] = t_cots
+            cots["t_span"] = finalize(dspan, t_span)
+        if t_eval is not None and dts is not ZERO:  # sol.t is t_eval itself
+            cots["t_eval"] = cots.get("t_eval", 0.0) + np.asarray(dts, dtype=np.float64)
+        if "t_eval" in cots:
+            cots["t_eval"] = finalize(cots["t_eval"], t_eval)
+        return call_cotangents(si.solve_ivp, args, kwargs, cots, IVP_KEYWORDS)
+
+    return sol, solve_ivp_pullback
+
+
+def register(reg):
+    try:
+        import scipy.integrate as si
+    except ImportError:  # pragma: no cover - scipy is optional
+        return
+    r = Registrar(reg, FAMILY)
+    register_solver(
+        r,
+        si.odeint,
+        _odeint_rrule,
+        keywords=ODEINT_KEYWORDS,
+        notes="y0, t and args by the adjoint method",
+    )
+    register_solver(
+        r,
+        si.solve_ivp,
+        _solve_ivp_rrule,
+        keywords=IVP_KEYWORDS,
+        attributes=("y", "t", "success", "status", "message", "nfev", "njev", "nlu"),
+        notes="y0, t_span, t_eval and args by the adjoint method; the result's .y",
+    )

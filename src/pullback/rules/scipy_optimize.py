@@ -1,0 +1,318 @@
+"""scipy.optimize: the derivative of a solution with respect to the parameters in ``args``,
+by the implicit function theorem — never by differentiating the solver's iterations.
+
+At a solution ``x*(p)`` of ``G(x, p) = 0`` the cotangent ``xbar`` of ``x*`` pulls back to
+``pbar = -(dG/dp)^T lam`` with ``(dG/dx)^T lam = xbar``. ``dG/dx`` is assembled row by row
+and ``(dG/dp)^T lam`` computed with pullback's reverse mode of the user's function:
+
+* ``root``, ``fsolve``, ``brentq``: ``G`` is the residual function itself;
+* ``minimize`` (at a converged unconstrained optimum, or one inside its bounds): ``G`` is
+  the gradient of the objective — the user's ``jac`` function, the second output of a
+  ``jac=True`` objective, or pullback's gradient of it (then ``dG/dx`` is the Hessian, by
+  pullback's second derivative);
+* ``least_squares`` (linear loss, no active bound): ``G`` is the gradient of
+  ``0.5 * sum(r**2)``.
+
+The starting point gets no gradient. The optimal value (``.fun`` of ``minimize``, ``.cost``
+of ``least_squares``) follows the envelope theorem, ``d f(x*, p)/dp = df/dp``; the residuals
+``.fun`` of ``least_squares`` follow the chain rule through ``x*``. A solver that reports
+no convergence is refused (``UnsupportedCallError``), as are constraints and active bounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedCallError
+from ..tangents import NO_TANGENT, ZERO
+from ._calculus_util import (
+    ArgsPack,
+    bound_call,
+    call_cotangents,
+    refuse_options,
+    register_solver,
+    require_success,
+    result_cotangent,
+    user_vjp,
+)
+from ._util import Registrar, densify
+
+FAMILY = "scipy_optimize"
+REQUIRES = "scipy.optimize"
+
+KEYWORDS = ("args",)
+_RESULT = ("x", "fun", "success", "status", "message", "nit", "nfev", "njev")
+
+
+class Implicit:
+    """``G(x, *args) = 0`` at ``x = x_star``: pulls a cotangent of ``x_star`` back to the
+    float values of ``args``. ``output`` says which output of a function returning a pair
+    is ``G``: 0 for ``root(..., jac=True)`` (residual, Jacobian), 1 for
+    ``minimize(..., jac=True)`` (value, gradient)."""
+
+    def __init__(self, name, G, x_star, args, output=None):
+        self.name = name
+        self.pack = ArgsPack(args)
+        self.G = G
+        self.output = output
+        self.call_args = (x_star,) + self.pack.args
+        self.pwrt = tuple(1 + k for k in self.pack.index)
+        self.out_shape = None
+
+    def _dy(self, v):
+        v = np.reshape(v, self.out_shape)
+        if self.output is None:
+            return v
+        return (v, ZERO) if self.output == 0 else (ZERO, v)
+
+    def cotangent(self, xbar):
+        """The cotangent of ``args`` (a tuple, or ``NO_TANGENT``) for ``xbar``."""
+        if not self.pack.size or xbar is ZERO:
+            return NO_TANGENT
+        xbar = np.ravel(np.asarray(densify(xbar), dtype=np.float64))
+        out, back = user_vjp(self.G, self.call_args, (0,) + self.pwrt)
+        g_out = out if self.output is None else out[self.output]
+        self.out_shape = np.shape(g_out)
+        n = xbar.size
+        if int(np.size(g_out)) != n:
+            raise UnsupportedCallError(
+                f"pullback: {self.name}: {np.size(g_out)} equations for {n} unknowns; the "
+                "implicit function theorem needs a square system."
+            )
+        jac = np.empty((n, n))
+        for i in range(n):
+            e = np.zeros(n)
+            e[i] = 1.0
+            jac[i] = np.ravel(back(self._dy(e))[0])  # row i: d G_i / dx
+        try:
+            lam = np.linalg.solve(jac.T, xbar)
+        except np.linalg.LinAlgError:
+            raise UnsupportedCallError(
+                f"pullback: {self.name}: the Jacobian at the solution is singular, so the "
+                "solution does not move smoothly with the parameters.\n"
+                "Fix: make the problem's solution locally unique (regularize it)."
+            ) from None
+        return self.pack.cotangent(-self.pack.flatten(back(self._dy(lam))[1:]))
+
+
+def _sum(a, b):
+    if a is NO_TANGENT:
+        return b
+    if b is NO_TANGENT:
+        return a
+    return tuple(
+        NO_TANGENT if x is NO_TANGENT else x + y for x, y in zip(a, b, strict=True)
+    )
+
+
+def _direct_param_cotangent(fn, x, args, dy):
+    """``(d fn(x, *args) / d args)^T dy`` with ``x`` held fixed (envelope theorem, chain
+    rule of the residuals)."""
+    pack = ArgsPack(args)
+    if not pack.size:
+        return NO_TANGENT
+    _, back = user_vjp(fn, (x,) + pack.args, tuple(1 + k for k in pack.index))
+    return pack.cotangent(pack.flatten(back(dy)))
+
+
+# -- root finding ------------------------------------------------------------------------------
+def _root_rrule(*args, **kwargs):
+    import scipy.optimize as so
+
+    p = bound_call(so.root, args, kwargs)
+    fun = p["fun"]
+    sol = so.root(*args, **kwargs)
+    require_success(sol, "scipy.optimize.root")
+    implicit = Implicit(
+        "scipy.optimize.root", fun, sol.x, p["args"], output=0 if p["jac"] is True else None
+    )
+
+    def root_pullback(dy):
+        cots = {"args": implicit.cotangent(result_cotangent(dy, "x"))}
+        return call_cotangents(so.root, args, kwargs, cots, KEYWORDS)
+
+    return sol, root_pullback
+
+
+def _fsolve_rrule(*args, **kwargs):
+    import scipy.optimize as so
+
+    p = bound_call(so.fsolve, args, kwargs)
+    func = p["func"]
+    refuse_options("scipy.optimize.fsolve", p, {"full_output": "call scipy.optimize.root"})
+    call = dict(kwargs, full_output=True)
+    x, _, ier, msg = so.fsolve(*args, **call)
+    require_success({"success": ier == 1, "message": msg}, "scipy.optimize.fsolve")
+    implicit = Implicit("scipy.optimize.fsolve", func, x, p["args"])
+
+    def fsolve_pullback(dy):
+        cots = {"args": implicit.cotangent(dy)}
+        return call_cotangents(so.fsolve, args, kwargs, cots, KEYWORDS)
+
+    return x, fsolve_pullback
+
+
+def _brentq_rrule(*args, **kwargs):
+    import scipy.optimize as so
+
+    p = bound_call(so.brentq, args, kwargs)
+    f = p["f"]
+    refuse_options("scipy.optimize.brentq", p, {"full_output": "its extra output is a record"})
+    x, info = so.brentq(*args, **dict(kwargs, full_output=True, disp=False))
+    require_success({"success": info.converged, "message": info.flag}, "scipy.optimize.brentq")
+    implicit = Implicit("scipy.optimize.brentq", f, x, p["args"])
+
+    def brentq_pullback(dy):
+        cots = {"args": implicit.cotangent(dy), "a": ZERO, "b": ZERO}
+        return call_cotangents(so.brentq, args, kwargs, cots, KEYWORDS)
+
+    return x, brentq_pullback
+
+
+# -- optimization ------------------------------------------------------------------------------
+def _refuse_active_bounds(name, x, lower, upper):
+    lo, hi = np.broadcast_to(lower, np.shape(x)), np.broadcast_to(upper, np.shape(x))
+    if np.any(x <= lo) or np.any(x >= hi):
+        raise UnsupportedCallError(
+            f"pullback: {name}: the solution lies on a bound, where it does not move "
+            "smoothly with the parameters.\nFix: widen the bounds or reparametrize."
+        )
+
+
+def _minimize_rrule(*args, **kwargs):
+    import scipy.optimize as so
+
+    from ..api import grad
+
+    p = bound_call(so.minimize, args, kwargs)
+    fun = p["fun"]
+    if p["constraints"]:
+        raise UnsupportedCallError(
+            "pullback: scipy.optimize.minimize with constraints is not differentiated "
+            "(the multipliers would enter the implicit function).\n"
+            "Fix: remove the constraints, e.g. by a change of variables."
+        )
+    sol = so.minimize(*args, **kwargs)
+    require_success(sol, "scipy.optimize.minimize")
+    bounds = p["bounds"]
+    if bounds is not None:
+        b = bounds if isinstance(bounds, so.Bounds) else so.Bounds(*zip(*bounds, strict=True))
+        _refuse_active_bounds("scipy.optimize.minimize", sol.x, b.lb, b.ub)
+    jac = p["jac"]
+    pair = jac is True
+    G = jac if callable(jac) else (fun if pair else grad(fun))
+    implicit = Implicit("scipy.optimize.minimize", G, sol.x, p["args"], output=1 if pair else None)
+
+    def minimize_pullback(dy):
+        cots = {"args": implicit.cotangent(result_cotangent(dy, "x"))}
+        fbar = result_cotangent(dy, "fun")
+        if fbar is not ZERO:
+            d = (fbar, ZERO) if pair else fbar
+            cots["args"] = _sum(cots["args"], _direct_param_cotangent(fun, sol.x, p["args"], d))
+        return call_cotangents(so.minimize, args, kwargs, cots, KEYWORDS)
+
+    return sol, minimize_pullback
+
+
+class SquaresImplicit:
+    """The implicit function of ``least_squares``: ``G = J^T r = grad of 0.5 |r|^2``.
+
+    pullback cannot yet differentiate twice through a user function passed as an argument
+    (``HigherOrderError``), so the derivatives of ``G`` — the Hessian ``J^T J + sum r_i
+    H_i`` and the mixed ``dG/dp`` — are central differences, along ``x`` only, of the
+    exact gradient of ``0.5 |r|^2`` by pullback's reverse mode (error ~ step^2)."""
+
+    def __init__(self, fun, x_star, params):
+        self.fun = fun
+        self.x = np.asarray(x_star, dtype=np.float64)
+        self.pack = ArgsPack(params)
+        self.wrt = (0,) + tuple(1 + k for k in self.pack.index)
+
+    def gradient(self, x):
+        """``(d/dx, d/dp)`` of ``0.5 |fun(x, *params)|^2`` (the latter flat)."""
+        r, back = user_vjp(self.fun, (x,) + self.pack.args, self.wrt)
+        cots = back(np.asarray(r, dtype=np.float64))
+        return np.ravel(cots[0]), self.pack.flatten(cots[1:])
+
+    def along(self, v):
+        """The derivatives of both gradients along ``v`` (central differences)."""
+        scale = max(1.0, float(np.max(np.abs(self.x))))
+        h = 1e-5 * scale / max(float(np.max(np.abs(v))), 1e-300)
+        gx_plus, gp_plus = self.gradient(self.x + h * v)
+        gx_minus, gp_minus = self.gradient(self.x - h * v)
+        return (gx_plus - gx_minus) / (2 * h), (gp_plus - gp_minus) / (2 * h)
+
+    def cotangent(self, xbar):
+        if not self.pack.size or xbar is ZERO:
+            return NO_TANGENT
+        xbar = np.ravel(np.asarray(densify(xbar), dtype=np.float64))
+        n = xbar.size
+        hess = np.column_stack([self.along(np.eye(n)[i])[0] for i in range(n)])
+        hess = 0.5 * (hess + hess.T)
+        try:
+            lam = np.linalg.solve(hess, xbar)
+        except np.linalg.LinAlgError:
+            raise UnsupportedCallError(
+                "pullback: scipy.optimize.least_squares: the Hessian at the solution is "
+                "singular, so the solution does not move smoothly with the parameters.\n"
+                "Fix: make the fit's solution unique (fewer parameters, regularization)."
+            ) from None
+        return self.pack.cotangent(-self.along(lam)[1])
+
+
+def _least_squares_rrule(*args, **kwargs):
+    import scipy.optimize as so
+
+
+    p = bound_call(so.least_squares, args, kwargs)
+    fun = p["fun"]
+    name = "scipy.optimize.least_squares"
+    if p["loss"] != "linear" or p["kwargs"]:
+        raise UnsupportedCallError(
+            f"pullback: {name} is differentiated for loss='linear' and no kwargs=.\n"
+            "Fix: fold the loss into the residuals and the keywords into args."
+        )
+    sol = so.least_squares(*args, **kwargs)
+    require_success(sol, name)
+    if np.any(sol.active_mask != 0):
+        _refuse_active_bounds(name, np.zeros(1), 1.0, -1.0)
+    params = ArgsPack(p["args"]).args
+    implicit = SquaresImplicit(fun, sol.x, p["args"])
+
+    def least_squares_pullback(dy):
+        xbar = result_cotangent(dy, "x")
+        rbar = result_cotangent(dy, "fun")
+        cbar = result_cotangent(dy, "cost")
+        if cbar is not ZERO:  # cost = 0.5 |r|^2: its cotangent is that of r, times r
+            rbar = (0.0 if rbar is ZERO else rbar) + cbar * sol.fun
+        cots = {"args": NO_TANGENT}
+        if rbar is not ZERO:  # the residuals at x*: through x* and directly
+            _, back = user_vjp(fun, (sol.x,) + params, (0,))
+            xbar = (0.0 if xbar is ZERO else xbar) + np.ravel(back(rbar)[0])
+            cots["args"] = _direct_param_cotangent(fun, sol.x, p["args"], rbar)
+        cots["args"] = _sum(cots["args"], implicit.cotangent(xbar))
+        return call_cotangents(so.least_squares, args, kwargs, cots, KEYWORDS)
+
+    return sol, least_squares_pullback
+
+
+def register(reg):
+    try:
+        import scipy.optimize as so
+    except ImportError:  # pragma: no cover - scipy is optional
+        return
+    r = Registrar(reg, FAMILY)
+    ift = "args by the implicit function theorem"
+    register_solver(r, so.root, _root_rrule, attributes=_RESULT, notes=f"the result's .x; {ift}")
+    register_solver(r, so.fsolve, _fsolve_rrule, notes=ift)
+    register_solver(r, so.brentq, _brentq_rrule, notes=ift)
+    register_solver(
+        r, so.minimize, _minimize_rrule, attributes=_RESULT, notes=f".x and .fun; {ift}"
+    )
+    register_solver(
+        r,
+        so.least_squares,
+        _least_squares_rrule,
+        attributes=_RESULT + ("cost",),
+        notes=f".x, .cost and .fun; {ift}",
+    )

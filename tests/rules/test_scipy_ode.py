@@ -1,0 +1,139 @@
+"""odeint and solve_ivp by the adjoint method, against central finite differences of the
+solution (tight solver tolerances, so that the solution is smooth in its inputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rule_inputs import FLOATS
+
+si = pytest.importorskip("scipy.integrate")
+
+import pullback  # noqa: E402
+from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError  # noqa: E402
+from pullback.testing import check_grads, check_rrule  # noqa: E402
+
+D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+TIGHT = {"rtol": 1e-11, "atol": 1e-11}
+
+
+def damped(y, t, k, c):
+    return np.array([y[1], -k * y[0] - c * y[1]])
+
+
+def damped_tfirst(t, y, k, c):
+    return damped(y, t, k, c)
+
+
+def forced(t, y, p):
+    return np.array([y[1], -p[0] * y[0] - p[1] * y[1] + p[2] * np.sin(t)])
+
+
+def decay(y, t, rate, n):
+    """A scalar state, a float and an integer parameter."""
+    return -rate * y**n
+
+
+@D
+def test_odeint_rule(dtype):
+    y0 = np.array([1.0, 0.2], dtype=dtype)
+    t = np.linspace(0.0, 3.0, 5).astype(dtype)
+    args = (dtype(1.3), dtype(0.2))
+    check_rrule(si.odeint, damped, y0, t, args, fkwargs=TIGHT)
+    check_rrule(si.odeint, damped_tfirst, y0, t, args, fkwargs=dict(TIGHT, tfirst=True))
+
+
+@D
+def test_odeint_scalar_state_and_integer_argument(dtype):
+    t = np.array([0.5, 1.0, 2.0], dtype=dtype)
+    check_rrule(si.odeint, decay, dtype(1.5), t, (dtype(0.7), 2), fkwargs=TIGHT)
+
+
+def test_odeint_single_time_point():
+    check_rrule(si.odeint, damped, np.array([1.0, 0.0]), np.array([0.3]), (1.0, 0.1), fkwargs=TIGHT)
+
+
+@D
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA"])
+def test_solve_ivp_rule(method, dtype):
+    y0 = np.array([1.0, 0.2], dtype=dtype)
+    p = np.array([1.3, 0.2, 0.5], dtype=dtype)
+    t_eval = np.linspace(0.2, 1.8, 4).astype(dtype)
+    dy = {"y": np.linspace(-1.0, 1.0, 8).reshape(2, 4)}
+    # every float argument by position: t_span, y0, t_eval and args
+    args = (forced, (dtype(0.0), dtype(2.0)), y0, method, t_eval, False, None, False, (p,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+
+
+# -- through grad: keywords, sol.y, sol["y"] ---------------------------------------------------
+T = np.linspace(0.1, 2.8, 5)
+
+
+def odeint_loss(y0, k):
+    ys = si.odeint(damped, y0, T, args=(k, 0.3), rtol=1e-11, atol=1e-11)
+    return np.sum(ys**2)
+
+
+def ivp_loss(y0, p, t_eval):
+    sol = si.solve_ivp(forced, (0.0, 3.0), y0, t_eval=t_eval, args=(p,), rtol=1e-11, atol=1e-11)
+    return np.sum(sol.y**2) + np.sum(sol.t)
+
+
+def ivp_loss_by_item(y0, p, t_span):
+    sol = si.solve_ivp(forced, t_span, y0=y0, args=(p,), method="DOP853", rtol=1e-11, atol=1e-11)
+    return np.sum(sol["y"][:, -1] ** 2)
+
+
+def test_grad_odeint_keyword_args():
+    check_grads(odeint_loss, np.array([1.0, 0.2]), 1.3, wrt=(0, 1))
+
+
+def test_grad_solve_ivp_attribute_and_keywords():
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    check_grads(ivp_loss, y0, p, T, wrt=(0, 1, 2))
+    check_grads(ivp_loss_by_item, y0, p, (0.0, 2.0), wrt=(0, 1, 2))
+
+
+def test_other_attributes_are_still_refused():
+    def loss(p):
+        sol = si.solve_ivp(forced, (0.0, 1.0), np.ones(2), args=(p,))
+        return np.sum(sol.y_events)
+
+    with pytest.raises(UnsupportedSyntaxError, match="PB501"):
+        pullback.grad(loss)(np.ones(3))
+
+
+def test_other_keywords_are_still_refused():
+    def loss(p):
+        return np.sum(si.odeint(damped, np.ones(2), T, args=(p, 0.1), hmax=p)[-1])
+
+    with pytest.raises(UnsupportedSyntaxError, match="PB502"):
+        pullback.grad(loss)(0.5)
+
+
+@pytest.mark.parametrize(
+    "fn, options",
+    [
+        (si.solve_ivp, {"events": lambda t, y, p: y[0]}),
+        (si.solve_ivp, {"dense_output": True}),
+        (si.odeint, {"full_output": 1}),
+    ],
+)
+def test_refused_options(fn, options):
+    rule = pullback.default_registry().lookup(fn)
+    if fn is si.odeint:
+        call = (damped, np.ones(2), T, (1.0, 0.1))
+    else:
+        call = (forced, (0.0, 1.0), np.ones(2))
+        options = dict(options, args=(np.ones(3),))
+    with pytest.raises(UnsupportedCallError, match=next(iter(options))):
+        rule.rrule(*call, **options)
+
+
+def test_failed_solve_is_refused():
+    def blow_up(t, y):
+        return y * y
+
+    rule = pullback.default_registry().lookup(si.solve_ivp)
+    with pytest.raises(UnsupportedCallError, match="did not"):
+        rule.rrule(blow_up, (0.0, 5.0), np.ones(1))

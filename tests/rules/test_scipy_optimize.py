@@ -1,0 +1,170 @@
+"""scipy.optimize solutions by the implicit function theorem, against central finite
+differences of the solution (tight solver tolerances)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rule_inputs import FLOATS
+
+so = pytest.importorskip("scipy.optimize")
+
+import pullback  # noqa: E402
+from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError  # noqa: E402
+from pullback.testing import check_grads, check_rrule  # noqa: E402
+
+D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+
+
+def residual(x, a, b):
+    return np.array([x[0] ** 3 + x[1] - a, x[1] ** 3 - x[0] - b * x[0] ** 2])
+
+
+def residual_and_jacobian(x, a, b):
+    jac = np.array([[3 * x[0] ** 2, 1.0], [-1.0 - 2 * b * x[0], 3 * x[1] ** 2]])
+    return residual(x, a, b), jac
+
+
+def scalar_residual(x, c):
+    return np.cos(x) - c * x
+
+
+def objective(x, p, s):
+    return np.sum((x - p) ** 4) + s * np.sum(x * x) + np.sum(np.exp(x))
+
+
+def objective_gradient(x, p, s):
+    return 4 * (x - p) ** 3 + 2 * s * x + np.exp(x)
+
+
+def objective_and_gradient(x, p, s):
+    return objective(x, p, s), objective_gradient(x, p, s)
+
+
+gradient = pullback.grad(objective)
+T = np.linspace(0.0, 2.0, 6)
+
+
+def exponential(x, t, y):
+    return x[0] * np.exp(-x[1] * t) - y
+
+
+X0 = np.array([0.8, 0.5])
+
+
+@D
+def test_root_rules(dtype):
+    args = (dtype(1.2), dtype(0.3))
+    dx = np.array([0.3, -1.0])
+    for method, jac in (("hybr", None), ("lm", None), ("hybr", True)):
+        fn = residual_and_jacobian if jac else residual
+        check_rrule(
+            so.root,
+            fn,
+            X0.astype(dtype),
+            args,
+            method,
+            jac,
+            1e-13,
+            output_cotangent={"x": dx},
+            constants=(5,),  # tol
+        )
+    check_rrule(so.fsolve, residual, X0.astype(dtype), args, xtol=1e-13)
+    check_rrule(so.brentq, scalar_residual, dtype(0.0), dtype(2.0), (dtype(0.7),), xtol=1e-14)
+
+
+@D
+def test_minimize_rule(dtype):
+    args = (np.array([0.5, -0.3], dtype=dtype), dtype(0.7))
+    x0 = np.zeros(2)  # float64: BFGS on a float32 start stops short of gtol
+    dy = {"x": np.array([0.4, -1.1]), "fun": 0.8}
+    opts = {"gtol": 1e-10}
+    for fn, jac in (
+        (objective, objective_gradient),
+        (objective_and_gradient, True),
+        (objective, "3-point"),
+    ):
+        # The starting point is a setting: the optimum does not depend on it, but where
+        # BFGS stops (within gtol) does, by ~1e-8, which finite differences would see.
+        check_rrule(
+            so.minimize,
+            fn,
+            x0,
+            args,
+            "BFGS",
+            jac,
+            options=opts,
+            output_cotangent=dy,
+            constants=(1,),
+        )
+
+
+@D
+def test_least_squares_rule(dtype):
+    y = (2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)).astype(dtype)
+    dy = {"x": np.array([0.4, -1.1]), "cost": 0.8, "fun": np.linspace(-1, 1, 6)}
+    tols = (1e-15, 1e-15, 1e-15)  # ftol, xtol, gtol
+    bounds = (-np.inf, np.inf)
+    settings = (None, "linear", 1.0, None, None, {}, None, None, 0)
+    call = (exponential, np.ones(2, dtype=dtype), "2-point", bounds, "trf") + tols + settings
+    # the float settings (start, bounds, tolerances, f_scale) are constants
+    check_rrule(so.least_squares, *call, (T, y), constants=(1, 3, 5, 6, 7, 10), output_cotangent=dy)
+
+
+# -- through grad: args= by keyword and the result's attributes -----------------------------------
+def root_loss(a, b):
+    sol = so.root(residual, X0, args=(a, b), tol=1e-13)
+    return np.sum(sol.x**2)
+
+
+def fsolve_loss(a, b):
+    return np.sum(np.sin(so.fsolve(residual, X0, args=(a, b), xtol=1e-13)))
+
+
+def brentq_loss(c):
+    return so.brentq(scalar_residual, 0.0, 2.0, args=(c,), xtol=1e-14) ** 2
+
+
+def minimize_loss(p, s):
+    sol = so.minimize(objective, np.zeros(2), args=(p, s), jac=gradient, options={"gtol": 1e-10})
+    return np.sum(sol.x**2) + sol.fun
+
+
+def least_squares_loss(y):
+    sol = so.least_squares(exponential, np.ones(2), args=(T, y), xtol=1e-15, ftol=1e-15)
+    return sol.x[0] + sol.x[1] ** 2 + sol.cost + np.sum(sol.fun**3)
+
+
+def test_grad_through_keyword_args():
+    check_grads(root_loss, 1.2, 0.3, wrt=(0, 1))
+    check_grads(fsolve_loss, 1.2, 0.3, wrt=(0, 1))
+    check_grads(brentq_loss, 0.7)
+    check_grads(minimize_loss, np.array([0.5, -0.3]), 0.7, wrt=(0, 1))
+    check_grads(least_squares_loss, 2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T))
+
+
+def test_no_convergence_is_refused():
+    def loss(c):
+        sol = so.minimize(objective, np.zeros(2), args=(np.ones(2), c), options={"maxiter": 1})
+        return sol.fun
+
+    with pytest.raises(UnsupportedCallError, match="did not converge"):
+        pullback.grad(loss)(0.7)
+
+
+def test_constraints_and_active_bounds_are_refused():
+    rule = pullback.default_registry().lookup(so.minimize)
+    args = (np.array([0.5, -0.3]), 0.7)
+    cons = {"type": "eq", "fun": lambda x, p, s: x[0] - 0.1}
+    with pytest.raises(UnsupportedCallError, match="constraints"):
+        rule.rrule(objective, np.zeros(2), args, constraints=cons)
+    with pytest.raises(UnsupportedCallError, match="bound"):
+        _, back = rule.rrule(objective, np.zeros(2), args, bounds=[(0.0, 1.0), (0.0, 1.0)])
+
+
+def test_other_keywords_are_still_refused():
+    def loss(c):
+        return so.brentq(scalar_residual, 0.0, 2.0, args=(c,), xtol=c)
+
+    with pytest.raises(UnsupportedSyntaxError, match="PB502"):
+        pullback.grad(loss)(0.5)

@@ -1,0 +1,120 @@
+"""scipy.integrate.quad: limits by the fundamental theorem, args under the integral sign,
+checked against central finite differences of the integral."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rule_inputs import FLOATS, make
+
+si = pytest.importorskip("scipy.integrate")
+
+import pullback  # noqa: E402
+from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError  # noqa: E402
+from pullback.testing import check_grads, check_rrule  # noqa: E402
+
+D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+# abserr carries no gradient: the output cotangent leaves it out
+VALUE_ONLY = (1.3, 0.0)
+
+
+def bump(x, c, k):
+    return np.exp(-c * x * x) * np.sin(k * x)
+
+
+def poly(x, theta):
+    return np.sum(theta * x ** np.arange(3.0))
+
+
+def power(x, n, c):
+    """An integer parameter (no tangent) next to a float one."""
+    return c * x**n
+
+
+@D
+def test_limits_and_scalar_args(dtype):
+    a, b = dtype(0.2), dtype(1.5)
+    check_rrule(si.quad, bump, a, b, (dtype(0.7), dtype(1.3)), output_cotangent=VALUE_ONLY)
+    # reversed limits and a Python float next to a NumPy scalar
+    check_rrule(si.quad, bump, b, a, (0.7, dtype(1.3)), output_cotangent=VALUE_ONLY)
+
+
+@D
+@pytest.mark.parametrize("n", [1, 3])
+def test_array_parameter(n, dtype):
+    theta = make("real", (n,), dtype)
+    check_rrule(si.quad, poly, dtype(-0.5), dtype(1.0), (theta,), output_cotangent=VALUE_ONLY)
+
+
+@D
+def test_integer_argument_has_no_tangent(dtype):
+    check_rrule(
+        si.quad, power, dtype(0.1), dtype(2.0), (3, dtype(0.6)), output_cotangent=VALUE_ONLY
+    )
+
+
+@D
+def test_infinite_limit_and_empty_interval(dtype):
+    check_rrule(
+        si.quad, bump, dtype(0.3), np.inf, (dtype(0.9), dtype(2.0)), output_cotangent=VALUE_ONLY
+    )
+    check_rrule(
+        si.quad, bump, dtype(0.4), dtype(0.4), (dtype(0.9), dtype(2.0)), output_cotangent=VALUE_ONLY
+    )
+
+
+def test_no_args():
+    check_rrule(si.quad, np.cos, 0.1, 1.2, output_cotangent=VALUE_ONLY)
+
+
+# -- through grad, with args= by keyword -----------------------------------------------------
+def loss_keyword(c, k):
+    v, err = si.quad(bump, 0.0, 2.0, args=(c, k))
+    return v * v + 0.0 * err
+
+
+def loss_named_tuple(c, k):
+    params = (c, k)
+    return si.quad(bump, 0.0, 2.0, args=params)[0] ** 2
+
+
+def loss_limits(a, b, c):
+    return si.quad(bump, a=a, b=b, args=(c, 2.0))[0] ** 2
+
+
+def loss_vector(theta):
+    return np.sin(si.quad(poly, -1.0, 0.5, args=(theta,), epsabs=1e-12)[0])
+
+
+@pytest.mark.parametrize("loss", [loss_keyword, loss_named_tuple])
+def test_grad_through_keyword_args(loss):
+    check_grads(loss, 0.7, 1.3, wrt=(0, 1))
+    g = pullback.grad(loss, wrt=(0, 1))(0.7, 1.3)
+    h = 1e-6
+    fd = (loss(0.7 + h, 1.3) - loss(0.7 - h, 1.3)) / (2 * h)
+    assert g[0] == pytest.approx(fd, rel=1e-6)
+
+
+def test_grad_limits_by_keyword_and_vector_args():
+    check_grads(loss_limits, 0.1, 1.2, 0.5, wrt=(0, 1, 2))
+    check_grads(loss_vector, np.array([0.5, 1.0, -2.0]))
+
+
+def test_other_keywords_are_still_refused():
+    def loss(c):
+        return si.quad(bump, 0.0, 1.0, args=(c, 1.0), epsabs=c)[0]
+
+    with pytest.raises(UnsupportedSyntaxError, match="PB502"):
+        pullback.grad(loss)(0.5)
+
+
+@pytest.mark.parametrize("option", [{"full_output": 1}, {"weight": "cos", "wvar": 2.0}])
+def test_refused_options(option):
+    rule = pullback.default_registry().lookup(si.quad)
+    with pytest.raises(UnsupportedCallError, match=next(iter(option))):
+        rule.rrule(bump, 0.0, 1.0, (0.5, 1.0), **option)
+
+
+def test_second_derivative_is_refused_with_a_pullback_error():
+    with pytest.raises(pullback.PullbackError):
+        pullback.hessian(loss_keyword)(0.7, 1.3)

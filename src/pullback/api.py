@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 
+from . import backends
 from .errors import (
     AdjointRuntimeError,
     ArgumentError,
@@ -396,6 +397,8 @@ def _check_differentiable(fn, name, value):
     kind = type(value).__name__
     if isinstance(value, (np.ndarray, np.generic)):
         kind = f"{kind} of dtype {value.dtype}"
+    elif backends.is_foreign_array(value):
+        kind = f"{type(value).__module__}.{kind} of dtype {value.dtype}"
     article = "an" if kind[0] in "aeiou" else "a"
     raise NotDifferentiableError(
         f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
@@ -591,6 +594,17 @@ class _Transformed:
         return get_adjoint(self.fn, self.wrt, self.registry, kinds_key).gradient
 
     def _run(self, args, kwargs):
+        for a in args:  # NumPy arguments run as they are; others under their backend's guard
+            t = type(a)
+            if t is not np.ndarray and t is not float:
+                break
+        else:
+            if not kwargs:
+                return self._run_unguarded(args, kwargs)
+        with backends.compute_guard(args, kwargs):
+            return self._run_unguarded(args, kwargs)
+
+    def _run_unguarded(self, args, kwargs):
         values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
@@ -707,8 +721,11 @@ class VJPPullback:
 
     def __call__(self, dy):
         _check_cotangent(self.y, dy)
-        cotangents = run_pullback(self._pullback, dy)
-        grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
+        with backends.compute_guard(self._values, {"dy": dy}):
+            cotangents = run_pullback(self._pullback, dy)
+            grads = tuple(
+                materialize(c, v) for c, v in zip(cotangents, self._values, strict=True)
+            )
         return grads[0] if self.single else grads
 
 
@@ -730,9 +747,10 @@ def _check_cotangent(y, dy, path="dy"):
         return
     if dy is ZERO or dy is NO_TANGENT:
         return
-    if np.shape(dy) != np.shape(y):
+    dshape, yshape = backends.shape_of(dy), backends.shape_of(y)
+    if dshape != yshape:
         raise ShapeMismatchError(
-            f"{path} has shape {np.shape(dy)} but the output has shape {np.shape(y)}; a "
+            f"{path} has shape {dshape} but the output has shape {yshape}; a "
             "cotangent must have its output's shape."
         )
 
@@ -752,7 +770,8 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     for name, value in zip(names, values, strict=True):
         _check_differentiable(fn, name, value)
     adj = get_adjoint(fn, names, reg, kinds_key(args, kwargs))
-    y, pullback = run_forward(adj, args, kwargs)
+    with backends.compute_guard(args, kwargs):
+        y, pullback = run_forward(adj, args, kwargs)
     return y, VJPPullback(fn, y, pullback, values, names, single)
 
 

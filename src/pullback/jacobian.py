@@ -15,6 +15,7 @@ import functools
 
 import numpy as np
 
+from . import backends
 from .api import resolve_wrt, vjp
 from .errors import ArgumentError
 from .tangents import ZERO
@@ -23,6 +24,8 @@ from .tangents import ZERO
 def _leaf_shape(y):
     if isinstance(y, (float, int)) or isinstance(y, (np.ndarray, np.generic)):
         return np.shape(y)
+    if backends.is_dask(y):
+        return y.shape
     raise ArgumentError(
         f"jacobian needs outputs that are arrays or numbers (or a tuple of them); got a "
         f"{type(y).__name__}.\nFix: return arrays, or use pullback.vjp for other structures."
@@ -36,7 +39,7 @@ def _basis(y, k):
     dtype = y.dtype if y.dtype.kind in "fc" else np.float64
     e = np.zeros(np.shape(y), dtype=dtype)
     e.flat[k] = 1
-    return e
+    return backends.like_argument(e, y) if backends.is_dask(y) else e
 
 
 class JacobianFunction:
@@ -145,7 +148,7 @@ class JacobianFunction:
                 cots = pullback(dy)
                 cots = (cots,) if self.single else cots
                 for i, c in enumerate(cots):
-                    rows[i].append(np.asarray(c))
+                    rows[i].append(backends.as_array(c))  # Dask rows stay lazy
             per_input = []
             for i, value in enumerate(values):
                 in_shape = np.shape(value)

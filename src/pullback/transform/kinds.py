@@ -19,6 +19,7 @@ import math
 import gast
 import numpy as np
 
+from ..backends import is_dask
 from ..registry import SCALAR as SCALAR_RULE
 
 SCALAR = "scalar"
@@ -108,6 +109,9 @@ def kind_of(value):
         return SCALAR if value.ndim == 0 else ("array", value.ndim)
     if isinstance(value, np.generic):
         return SCALAR if value.dtype.kind in "fiu" else None
+    if is_dask(value) and value.dtype.kind in "fiub":
+        # A Dask array has a known rank, and NumPy's functions and operators run on it.
+        return SCALAR if value.ndim == 0 else ("array", value.ndim)
     return None
 
 

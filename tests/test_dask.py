@@ -278,3 +278,26 @@ def test_on_a_local_cluster_the_graph_runs_on_workers():
         # A refusal on a cluster is as early: nothing is sent to the workers.
         with pytest.raises(BackendError):
             grad(uses_sort)(da.from_array(np.arange(4.0), chunks=2))
+
+
+def test_out_of_core_logistic_example_at_a_reduced_size():
+    pytest.importorskip("scipy")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "dask_logistic.py"
+    spec = importlib.util.spec_from_file_location("dask_logistic", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    X, y, _ = example.make_data(3000, 3, 1000)
+    w = np.array([0.3, -0.2, 0.1])
+    value, g = value_and_grad(example.loss)(w, X, y, 0.01)
+    assert isinstance(value, da.Array) and isinstance(g, da.Array)  # lazy until computed
+    Xn, yn = dask.compute(X, y)
+    ref_value, ref_g = value_and_grad(example.loss)(w, Xn, yn, 0.01)
+    value, g = dask.compute(value, g)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(g, ref_g, rtol=1e-10)
+    out = example.main(["--rows", "3000", "--features", "4", "--chunk", "1000"])
+    assert out["result"].success
+    assert np.all(np.sign(out["result"].x) == np.sign(out["w_true"]))

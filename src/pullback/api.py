@@ -593,18 +593,18 @@ class _Transformed:
             )
         return get_adjoint(self.fn, self.wrt, self.registry, kinds_key).gradient
 
-    def _run(self, args, kwargs):
-        for a in args:  # NumPy arguments run as they are; others under their backend's guard
-            t = type(a)
-            if t is not np.ndarray and t is not float:
-                break
-        else:
-            if not kwargs:
-                return self._run_unguarded(args, kwargs)
-        with backends.compute_guard(args, kwargs):
-            return self._run_unguarded(args, kwargs)
-
-    def _run_unguarded(self, args, kwargs):
+    def _run(self, args, kwargs, guarded=False):
+        if not guarded:
+            # NumPy arguments run as they are (no extra call); others under the guard
+            # that keeps a Dask graph lazy (backends.compute_guard).
+            for a in args:
+                t = type(a)
+                if t is not np.ndarray and t is not float:
+                    with backends.compute_guard(args, kwargs):
+                        return self._run(args, kwargs, True)
+            if kwargs:
+                with backends.compute_guard(args, kwargs):
+                    return self._run(args, kwargs, True)
         values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)

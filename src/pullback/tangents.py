@@ -386,7 +386,11 @@ def materialize(c, like):
             return 0.0
         return backends.zeros_like(like)
     c = densify(c)
-    if backends.is_foreign_array(c) and not backends.is_foreign_array(like):
+    if (
+        type(c) not in _FAST_VALUES
+        and backends.is_foreign_array(c)
+        and not backends.is_foreign_array(like)
+    ):
         # A NumPy argument whose gradient depends on Dask data: it stays lazy too.
         return backends.lazy_cotangent(unbroadcast(c, like), like)
     if isinstance(like, float) and not isinstance(like, np.generic):

@@ -105,6 +105,13 @@ def is_float_array(x) -> bool:
     return False
 
 
+def is_real_array_api(x) -> bool:
+    """True for an array-API array (not NumPy's or Dask's) of a real dtype."""
+    if not is_array_api(x):
+        return False
+    return bool(namespace(x).isdtype(x.dtype, ("real floating", "integral", "bool")))
+
+
 def shape_of(x) -> tuple:
     """The shape of ``x`` without converting it (``np.shape`` would compute some arrays)."""
     shape = getattr(x, "shape", None)
@@ -187,22 +194,30 @@ def _basic_index(index) -> bool:
     return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in parts)
 
 
-def dask_read_cotangent(x, index, g):
-    """The cotangent of the Dask array ``x`` from the cotangent ``g`` of ``x[index]``:
-    zeros chunked like ``x`` with ``g`` written at ``index``. Basic indices (integers,
-    slices, ``None``, ``...``) select each element at most once, so writing is adding;
-    integer-array indices may repeat elements, and Dask cannot scatter-add lazily."""
+def read_cotangent(x, index, g):
+    """The cotangent of the Dask or array-API array ``x`` from the cotangent ``g`` of
+    ``x[index]``: zeros like ``x`` (chunked like it) with ``g`` written at ``index``.
+    Basic indices (integers, slices, ``None``, ``...``) select each element at most once,
+    so writing is adding; integer-array indices may repeat elements, and neither Dask
+    (lazily) nor the array API has a scatter-add."""
+    backend = DASK if is_dask(x) else ARRAY_API
     if not _basic_index(index):
         raise BackendError(
-            f"cannot differentiate x[{index!r}] on a Dask array: the gradient of an "
-            "integer-array or boolean index needs a scatter-add, which Dask does not do "
-            "lazily. Nothing was computed.\n"
-            "Fix: index with integers and slices, or use np.take / np.where with a mask "
+            f"cannot differentiate x[{index!r}] on a {backend} array: the gradient of an "
+            "integer-array or boolean index needs a scatter-add, which this backend does "
+            "not do lazily. Nothing was computed.\n"
+            "Fix: index with integers and slices, or use a mask with where "
             "(`np.where(mask, x, 0.0)`) instead of x[mask]."
         )
-    import dask.array as da
+    if backend == DASK:
+        import dask.array as da
 
-    out = da.zeros(x.shape, dtype=_cotangent_dtype(x), chunks=x.chunks)
+        out = da.zeros(x.shape, dtype=_cotangent_dtype(x), chunks=x.chunks)
+    else:
+        xp = namespace(x)
+        out = xp.zeros(x.shape, dtype=x.dtype)
+        if not is_array_api(g):
+            g = xp.asarray(g, dtype=x.dtype)
     out[index] = g
     return out
 
@@ -298,8 +313,8 @@ def _offending_frame():
 
 
 def _user_line(frame):
-    """``file:line: text`` of the user's line that the generated code around ``frame``
-    was running, or ``''``."""
+    """``(file:line, text)`` of the user's line that the generated code around ``frame``
+    was running, or ``None``."""
     while frame is not None:
         g = frame.f_globals
         line_map = g.get("__pullback_line_map__")
@@ -307,22 +322,22 @@ def _user_line(frame):
             k = frame.f_lineno - 1
             user = line_map[k] if 0 <= k < len(line_map) else None
             fs = g.get("__pullback_source__")
-            if user is not None and fs is not None:
-                text = fs.file_line(user).strip()
-                return f"{fs.filename}:{user}: {text}"
-            return ""
+            if user is None or fs is None:
+                return None
+            return f"{fs.filename}:{user}", fs.file_line(user).strip()
         frame = frame.f_back
-    return ""
+    return None
 
 
 def _refusal(frame, backend) -> BackendError:
     code = frame.f_code
     where = f"{frame.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
     line = _user_line(frame)
+    place, text = (f"{line[0]}: ", f"\n        {line[1]}") if line else ("", "")
     return BackendError(
-        f"{line + ': ' if line else ''}the rule step {where} cannot run on {backend} arrays "
-        f"lazily: it would compute the {backend} array (pull it into memory) inside the "
-        "gradient. Nothing was computed.\n"
+        f"{place}the rule step {where} cannot run on {backend} arrays lazily: it would "
+        f"compute the {backend} array (pull it into memory) inside the gradient. Nothing "
+        f"was computed.{text}\n"
         "Fix: compute that value yourself where it is small (`x.compute()`), write the step "
         "with NumPy functions Dask implements, or register a rule for it that stays lazy "
         "(docs/backends.md)."

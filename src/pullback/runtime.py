@@ -285,6 +285,8 @@ def call_function(site: CallSite, fn, *args, **kwargs):
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
     label = f"the method '{type(obj).__name__}.{name}'"
@@ -304,6 +306,25 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):
+    """``xp.name(*args)`` for a namespace ``xp`` found at run time (``xp =
+    array_namespace(x)``): the rule of that module's function; the module itself gets
+    no tangent."""
+    function = getattr(module, name)
+    rule = site.registry.lookup(function)
+    if rule is None:
+        raise site.missing(f"the function '{module.__name__}.{name}'", f"{module.__name__}.{name}")
+    if rule.kind == NONDIFF:
+        y, pullback = _nondiff_rrule(function, len(args))(*args, **kwargs)
+    else:
+        y, pullback = rule.rrule(*args, **kwargs)
+
+    def namespace_function_pullback(dy):
+        return (NO_TANGENT, *pullback(dy))
+
+    return y, namespace_function_pullback
 
 
 # -- matrix products, one side at a time -------------------------------------------------
@@ -467,6 +488,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
     method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

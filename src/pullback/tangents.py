@@ -276,8 +276,6 @@ def getitem_cotangent(acc, x, index, g):
         return IndexedCotangent(acc.shape, acc.dtype, index, g, acc)  # the scalar-loop case
     if g is ZERO or g is NO_TANGENT:
         return acc
-    if backends.is_dask(x):  # one lazy dense array per read
-        return add(acc, backends.dask_read_cotangent(x, index, densify(g)))
     if isinstance(x, _ndarray):
         if type(g) is IndexedCotangent:
             g = g.dense()
@@ -298,6 +296,8 @@ def getitem_cotangent(acc, x, index, g):
         return add(acc, {index: g})
     if isinstance(x, np.generic):
         return add(acc, g)
+    if backends.is_foreign_array(x):  # Dask, array API: one dense array per read
+        return add(acc, backends.read_cotangent(x, index, densify(g)))
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 

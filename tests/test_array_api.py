@@ -108,8 +108,33 @@ def operators_and_indexing(x, w):
     return x[0, 1] * x[1, 2] + xp.sum((x - w) ** 2 / 2.0) + xp.sum(x[:, 1:] * -w[:, :2])
 
 
+def extrema(x, w):
+    # max over an axis, min over all; a tie (two equal maxima) shares its cotangent
+    tied = xp.concat([x, xp.reshape(x[:, 2], (2, 1))], axis=1)
+    return xp.sum(xp.max(tied, axis=1) * w[:, 0]) + xp.min(x * w) + xp.max(x, axis=0)[1]
+
+
+def joins(x, w):
+    c = xp.concat([x, x * w], axis=0)
+    s = xp.stack([x[0, :], w[1, :] * x[1, :]], axis=1)
+    return xp.sum(c * c) + xp.sum(s * xp.reshape(w, (3, 2)))
+
+
+def dims(x, w):
+    e = xp.expand_dims(x, axis=1)
+    p = xp.permute_dims(xp.reshape(x, (1, 2, 3)), (2, 0, 1))
+    q = xp.squeeze(xp.reshape(x[:, 1:2], (1, 2, 1)), axis=(0, 2))
+    return xp.sum(e[:, 0, :] * w) + xp.sum(p[:, 0, :] * xp.matrix_transpose(w)) + xp.sum(q * q)
+
+
+def casts(x, w):
+    return xp.sum(xp.astype(x, xp.float64) * xp.astype(w, xp.float64))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("f", [reductions, products, shapes, operators_and_indexing])
+@pytest.mark.parametrize(
+    "f", [reductions, products, shapes, operators_and_indexing, extrema, joins, dims, casts]
+)
 def test_structural_rules_match_finite_differences(f, dtype):
     _check(f, (_xp(_X, dtype), _xp(_W, dtype)), dtype)
 

@@ -168,6 +168,8 @@ def test_vjp_jvp_jacobian_hvp(counting):
     (gx,) = back(da.ones_like(x))
     y_t, dy = jvp(vector, (x,), (da.ones_like(x),))
     jac = jacobian(vector)(x)
+    jac_forward = jacobian(vector, mode="forward")(x)
+    jac_auto = jacobian(vector, mode="auto")(x)
     hv = hvp(scalar)(x, da.ones_like(x))
     hess = hessian(scalar)(x)
     assert counting.calls == 0
@@ -176,6 +178,8 @@ def test_vjp_jvp_jacobian_hvp(counting):
     np.testing.assert_allclose(gx.compute(), rx)
     np.testing.assert_allclose(dy.compute(), jvp(vector, (xn,), (np.ones(6),))[1])
     np.testing.assert_allclose(jac.compute(), jacobian(vector)(xn))
+    np.testing.assert_allclose(jac_forward.compute(), jacobian(vector)(xn))
+    np.testing.assert_allclose(jac_auto.compute(), jacobian(vector)(xn))
     np.testing.assert_allclose(hv.compute(), hvp(scalar)(xn, np.ones(6)))
     np.testing.assert_allclose(hess.compute(), hessian(scalar)(xn))
 
@@ -203,6 +207,19 @@ def test_user_control_flow_computes_what_it_needs(counting):
     calls = counting.calls
     np.testing.assert_allclose(g.compute(), 2.0 * np.linspace(0.5, 1.0, 4))
     assert counting.calls == calls + 1
+
+
+def scalar_conversions(x):
+    s = float(np.sum(x))  # concrete values the user's lines ask for, as in the primal
+    n = int(np.sum(x > 0))
+    return np.sum(x * x) * s / n
+
+
+def test_float_and_int_of_a_dask_value_compute_it_as_the_primal_does(counting):
+    xn = np.linspace(0.5, 1.0, 4)
+    g = grad(scalar_conversions)(da.from_array(xn, chunks=2))
+    assert isinstance(g, da.Array)
+    np.testing.assert_allclose(g.compute(), grad(scalar_conversions)(xn))
 
 
 def uses_sort(x):

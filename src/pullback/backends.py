@@ -295,6 +295,9 @@ def _first_dask(values):
 # -- keeping Dask graphs lazy -------------------------------------------------------------
 
 
+_SCALAR_CONVERSIONS = frozenset({"__float__", "__int__", "__bool__", "__complex__", "__index__"})
+
+
 def _offending_frame():
     """The frame that asked Dask to compute, when it is pullback's own code (a rule, a
     pullback, a cotangent helper) rather than the user's function as the generated code
@@ -306,6 +309,8 @@ def _offending_frame():
         if "__pullback_line_map__" in g:
             return None  # generated code (the user's own lines) asked first
         module = g.get("__name__", "")
+        if frame.f_code.co_name in _SCALAR_CONVERSIONS and module.startswith("dask."):
+            return None  # float(x), int(x), bool(x): a one-element value the user asked for
         if module.startswith("pullback.") and module != __name__:
             return frame
         frame = frame.f_back

@@ -12,6 +12,7 @@ array([[2., 0.],
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -76,8 +77,9 @@ class JacobianFunction:
         if mode == "auto":
             y = self.fn(*args, **kwargs)
             outputs = list(y) if isinstance(y, (tuple, list)) else [y]
-            n_out = sum(int(np.size(o)) for o in outputs)
-            n_in = sum(int(np.size(args[p])) for p in positions)
+            # sizes from shapes: np.size would compute a Dask array
+            n_out = sum(math.prod(backends.shape_of(o)) for o in outputs)
+            n_in = sum(math.prod(backends.shape_of(args[p])) for p in positions)
             # A forward sweep gives a column, a reverse sweep a row: take the fewer.
             mode = "forward" if n_in < n_out else "reverse"
         if mode == "forward":
@@ -98,7 +100,7 @@ class JacobianFunction:
                     "arguments, or use pullback.vjp."
                 )
             shape = np.shape(x)
-            dtype = np.asarray(x).dtype
+            dtype = backends.as_array(x).dtype
             columns = []
             for k in range(int(np.prod(shape, dtype=np.int64))):
                 e = np.zeros(shape, dtype=dtype)
@@ -117,7 +119,7 @@ class JacobianFunction:
             out_shape = _leaf_shape(out)
             blocks = []
             for shape, columns in per_input:
-                cols = [np.asarray(c[j] if multi else c) for c in columns]
+                cols = [backends.as_array(c[j] if multi else c) for c in columns]
                 block = np.stack(cols, axis=-1) if cols else np.zeros(out_shape + (0,))
                 blocks.append(block.reshape(out_shape + shape))
             results.append(blocks[0] if self.single else tuple(blocks))
@@ -152,7 +154,7 @@ class JacobianFunction:
             per_input = []
             for i, value in enumerate(values):
                 in_shape = np.shape(value)
-                dtype = np.result_type(*rows[i]) if rows[i] else np.asarray(value).dtype
+                dtype = np.result_type(*rows[i]) if rows[i] else backends.as_array(value).dtype
                 block = (
                     np.stack(rows[i]).astype(dtype, copy=False)
                     if rows[i]

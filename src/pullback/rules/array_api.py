@@ -7,9 +7,10 @@ serves any standard namespace; it is registered for ``array_api_strict`` (deferr
 that module is imported: pullback never imports it).
 
 Covered: the elementwise functions below, ``add``/``subtract``/``multiply``/``divide``/
-``pow``/``maximum``/``minimum``, ``sum``/``mean`` with ``axis``/``keepdims``,
-``matmul``, ``matrix_transpose``, ``reshape``, ``where`` and the creation and query
-functions (no tangent). Other standard functions have no rule yet (refused before
+``pow``/``maximum``/``minimum``, ``sum``/``mean``/``max``/``min`` with ``axis``/
+``keepdims``, ``matmul``, ``matrix_transpose``, ``reshape``, ``where``, ``concat``,
+``stack``, ``expand_dims``, ``squeeze``, ``permute_dims``, ``astype``, and the creation
+and query functions (no tangent). Other standard functions have no rule yet (refused before
 running, PB301).
 """
 
@@ -242,7 +243,114 @@ def _where_rrule(fn):
     return array_api_where_rrule
 
 
+def _extremum_rrule(fn):
+    def array_api_extremum_rrule(x, /, *, axis=None, keepdims=False):
+        y = fn(x, axis=axis, keepdims=keepdims)
+
+        def array_api_extremum_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,)
+            xp = namespace(x)
+            g, _ = _expand(densify(dy), x, axis, keepdims)
+            at, _ = _expand(y, x, axis, keepdims)
+            # ties share the cotangent equally (what NumPy's rules do)
+            mask = xp.astype(x == at, x.dtype)
+            count, _ = _expand(xp.sum(mask, axis=axis, keepdims=True), x, axis, True)
+            return (g * mask / count,)
+
+        return y, array_api_extremum_pullback
+
+    return array_api_extremum_rrule
+
+
+def _join_rrule(fn, stacked):
+    def array_api_join_rrule(arrays, /, *, axis=0):
+        container = list if type(arrays) is list else tuple  # the cotangent's structure
+        arrays = tuple(arrays)
+        y = fn(arrays, axis=axis)
+
+        def array_api_join_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,)
+            dy = densify(dy)
+            ax = axis % dy.ndim
+            parts, start = [], 0
+            for a in arrays:
+                n = 1 if stacked else a.shape[ax]
+                index = (slice(None),) * ax + (start if stacked else slice(start, start + n),)
+                parts.append(_cotangent(dy[index + (...,)], 1.0, a))
+                start += n
+            return (container(parts),)
+
+        return y, array_api_join_pullback
+
+    return array_api_join_rrule
+
+
+def _expand_dims_rrule(fn):
+    def array_api_expand_dims_rrule(x, /, *, axis=0):
+        def array_api_expand_dims_pullback(dy):
+            if dy is ZERO:
+                return (ZERO,)
+            return (namespace(x).squeeze(densify(dy), axis=axis),)
+
+        return fn(x, axis=axis), array_api_expand_dims_pullback
+
+    return array_api_expand_dims_rrule
+
+
+def _squeeze_rrule(fn):
+    def array_api_squeeze_rrule(x, /, axis):
+        def array_api_squeeze_pullback(dy):
+            if dy is ZERO:
+                return (ZERO, NO_TANGENT)
+            return namespace(x).reshape(densify(dy), x.shape), NO_TANGENT
+
+        return fn(x, axis), array_api_squeeze_pullback
+
+    return array_api_squeeze_rrule
+
+
+def _permute_dims_rrule(fn):
+    def array_api_permute_dims_rrule(x, /, axes):
+        inverse = tuple(sorted(range(len(axes)), key=lambda k: axes[k]))
+
+        def array_api_permute_dims_pullback(dy):
+            if dy is ZERO:
+                return (ZERO, NO_TANGENT)
+            return fn(densify(dy), inverse), NO_TANGENT
+
+        return fn(x, axes), array_api_permute_dims_pullback
+
+    return array_api_permute_dims_rrule
+
+
+def _astype_rrule(fn):
+    def array_api_astype_rrule(x, dtype, /, *, copy=True, device=None):
+        y = fn(x, dtype, copy=copy) if device is None else fn(x, dtype, copy=copy, device=device)
+
+        def array_api_astype_pullback(dy):
+            if dy is ZERO or not _is_array(x):
+                return (ZERO, NO_TANGENT)
+            xp = namespace(x)
+            if not xp.isdtype(x.dtype, "real floating"):
+                return (NO_TANGENT, NO_TANGENT)  # an integer or bool input has no tangent
+            return fn(densify(dy), x.dtype), NO_TANGENT
+
+        return y, array_api_astype_pullback
+
+    return array_api_astype_rrule
+
+
 _STRUCTURAL = {
+    "max": _extremum_rrule,
+    "min": _extremum_rrule,
+    "concat": lambda fn: _join_rrule(fn, stacked=False),
+    "stack": lambda fn: _join_rrule(fn, stacked=True),
+    "expand_dims": _expand_dims_rrule,
+    "squeeze": _squeeze_rrule,
+    "permute_dims": _permute_dims_rrule,
+    "astype": _astype_rrule,
     "sum": _sum_rrule,
     "mean": _mean_rrule,
     "matmul": _matmul_rrule,

@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 
+from . import backends
 from .callables import as_bound_call
 from .errors import (
     AdjointRuntimeError,
@@ -412,6 +413,8 @@ def _check_differentiable(fn, name, value):
     kind = type(value).__name__
     if isinstance(value, (np.ndarray, np.generic)):
         kind = f"{kind} of dtype {value.dtype}"
+    elif backends.is_foreign_array(value):
+        kind = f"{type(value).__module__}.{kind} of dtype {value.dtype}"
     article = "an" if kind[0] in "aeiou" else "a"
     raise NotDifferentiableError(
         f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
@@ -667,7 +670,18 @@ class _Transformed:
             )
         return get_adjoint(self.target, self.wrt, self.registry, kinds_key).gradient
 
-    def _run(self, args, kwargs):
+    def _run(self, args, kwargs, guarded=False):
+        if not guarded:
+            # NumPy arguments run as they are (no extra call); others under the guard
+            # that keeps a Dask graph lazy (backends.compute_guard).
+            for a in args:
+                t = type(a)
+                if t is not np.ndarray and t is not float:
+                    with backends.compute_guard(args, kwargs):
+                        return self._run(args, kwargs, True)
+            if kwargs:
+                with backends.compute_guard(args, kwargs):
+                    return self._run(args, kwargs, True)
         values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
@@ -795,12 +809,15 @@ class VJPPullback:
 
     def __call__(self, dy):
         _check_cotangent(self.y, dy)
-        if self.deep:
-            with deeper_recursion(self.fn):
+        with backends.compute_guard(self._values, {"dy": dy}):
+            if self.deep:
+                with deeper_recursion(self.fn):
+                    cotangents = run_pullback(self._pullback, dy)
+            else:
                 cotangents = run_pullback(self._pullback, dy)
-        else:
-            cotangents = run_pullback(self._pullback, dy)
-        grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
+            grads = tuple(
+                materialize(c, v) for c, v in zip(cotangents, self._values, strict=True)
+            )
         return grads[0] if self.single else grads
 
 
@@ -822,9 +839,10 @@ def _check_cotangent(y, dy, path="dy"):
         return
     if dy is ZERO or dy is NO_TANGENT:
         return
-    if np.shape(dy) != np.shape(y):
+    dshape, yshape = backends.shape_of(dy), backends.shape_of(y)
+    if dshape != yshape:
         raise ShapeMismatchError(
-            f"{path} has shape {np.shape(dy)} but the output has shape {np.shape(y)}; a "
+            f"{path} has shape {dshape} but the output has shape {yshape}; a "
             "cotangent must have its output's shape."
         )
 
@@ -849,11 +867,12 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
         target = call.target
         args, kwargs = call.arguments(args, kwargs)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
-    if adj.calls_user_code:
-        with deeper_recursion(fn):
+    with backends.compute_guard(args, kwargs):
+        if adj.calls_user_code:
+            with deeper_recursion(fn):
+                y, pullback = run_forward(adj, args, kwargs)
+        else:
             y, pullback = run_forward(adj, args, kwargs)
-    else:
-        y, pullback = run_forward(adj, args, kwargs)
     back = VJPPullback(fn, y, pullback, values, names, single)
     back.deep = adj.calls_user_code
     return y, back

@@ -12,9 +12,11 @@ array([[2., 0.],
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
+from . import backends
 from .api import resolve_wrt, vjp
 from .errors import ArgumentError
 from .tangents import ZERO
@@ -23,6 +25,8 @@ from .tangents import ZERO
 def _leaf_shape(y):
     if isinstance(y, (float, int)) or isinstance(y, (np.ndarray, np.generic)):
         return np.shape(y)
+    if backends.is_dask(y):
+        return y.shape
     raise ArgumentError(
         f"jacobian needs outputs that are arrays or numbers (or a tuple of them); got a "
         f"{type(y).__name__}.\nFix: return arrays, or use pullback.vjp for other structures."
@@ -36,7 +40,7 @@ def _basis(y, k):
     dtype = y.dtype if y.dtype.kind in "fc" else np.float64
     e = np.zeros(np.shape(y), dtype=dtype)
     e.flat[k] = 1
-    return e
+    return backends.like_argument(e, y) if backends.is_dask(y) else e
 
 
 class JacobianFunction:
@@ -73,8 +77,9 @@ class JacobianFunction:
         if mode == "auto":
             y = self.fn(*args, **kwargs)
             outputs = list(y) if isinstance(y, (tuple, list)) else [y]
-            n_out = sum(int(np.size(o)) for o in outputs)
-            n_in = sum(int(np.size(args[p])) for p in positions)
+            # sizes from shapes: np.size would compute a Dask array
+            n_out = sum(math.prod(backends.shape_of(o)) for o in outputs)
+            n_in = sum(math.prod(backends.shape_of(args[p])) for p in positions)
             # A forward sweep gives a column, a reverse sweep a row: take the fewer.
             mode = "forward" if n_in < n_out else "reverse"
         if mode == "forward":
@@ -95,7 +100,7 @@ class JacobianFunction:
                     "arguments, or use pullback.vjp."
                 )
             shape = np.shape(x)
-            dtype = np.asarray(x).dtype
+            dtype = backends.as_array(x).dtype
             columns = []
             for k in range(int(np.prod(shape, dtype=np.int64))):
                 e = np.zeros(shape, dtype=dtype)
@@ -114,7 +119,7 @@ class JacobianFunction:
             out_shape = _leaf_shape(out)
             blocks = []
             for shape, columns in per_input:
-                cols = [np.asarray(c[j] if multi else c) for c in columns]
+                cols = [backends.as_array(c[j] if multi else c) for c in columns]
                 block = np.stack(cols, axis=-1) if cols else np.zeros(out_shape + (0,))
                 blocks.append(block.reshape(out_shape + shape))
             results.append(blocks[0] if self.single else tuple(blocks))
@@ -145,11 +150,11 @@ class JacobianFunction:
                 cots = pullback(dy)
                 cots = (cots,) if self.single else cots
                 for i, c in enumerate(cots):
-                    rows[i].append(np.asarray(c))
+                    rows[i].append(backends.as_array(c))  # Dask rows stay lazy
             per_input = []
             for i, value in enumerate(values):
                 in_shape = np.shape(value)
-                dtype = np.result_type(*rows[i]) if rows[i] else np.asarray(value).dtype
+                dtype = np.result_type(*rows[i]) if rows[i] else backends.as_array(value).dtype
                 block = (
                     np.stack(rows[i]).astype(dtype, copy=False)
                     if rows[i]

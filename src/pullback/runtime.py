@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import backends
+from .backends import as_array
 from .errors import (
     MissingRuleError,
     NonScalarOutputError,
@@ -50,8 +52,11 @@ def scalar_seed(y, name: str, what: str = "grad"):
         return 1.0
     if t is np.float64 or t is np.float32:
         return t(1.0)
-    if isinstance(y, (complex, np.complexfloating)) or (
-        isinstance(y, np.ndarray) and y.dtype.kind == "c"
+    foreign = backends.is_foreign_array(y)  # a Dask or array-API array
+    if (
+        isinstance(y, (complex, np.complexfloating))
+        or (isinstance(y, np.ndarray) and y.dtype.kind == "c")
+        or (foreign and backends.is_complex(y))
     ):
         raise NotDifferentiableError(
             f"{what} needs '{name}' to return a real number, but it returned a complex one "
@@ -60,7 +65,9 @@ def scalar_seed(y, name: str, what: str = "grad"):
             f"Fix: return a real scalar: np.real(...), np.abs(...) or np.abs(...) ** 2 of the "
             "result; for complex outputs use pullback.vjp with a complex cotangent."
         )
-    if isinstance(y, bool) or not isinstance(y, (float, int, np.ndarray, np.generic)):
+    if isinstance(y, bool) or not (
+        foreign or isinstance(y, (float, int, np.ndarray, np.generic))
+    ):
         raise NonScalarOutputError(
             f"{what} needs '{name}' to return a scalar, but it returned a "
             f"{type(y).__name__}.\n"
@@ -68,10 +75,11 @@ def scalar_seed(y, name: str, what: str = "grad"):
             "outputs use pullback.vjp or pullback.jacobian (or has_aux=True to return extra "
             "values)."
         )
-    if np.size(y) != 1 or (what != "grad" and np.ndim(y) != 0):
+    shape = backends.shape_of(y)  # np.size would compute a Dask array
+    if math.prod(shape) != 1 or (what != "grad" and len(shape) != 0):
         raise NonScalarOutputError(
             f"{what} needs '{name}' to return a scalar, but it returned an array of shape "
-            f"{np.shape(y)}.\n"
+            f"{shape}.\n"
             + (
                 "Fix: reduce it to a scalar (np.sum, np.mean, ...), or use pullback.vjp / "
                 "pullback.jacobian for non-scalar outputs."
@@ -85,6 +93,8 @@ def scalar_seed(y, name: str, what: str = "grad"):
     if isinstance(y, np.ndarray):
         dtype = y.dtype if y.dtype.kind == "f" else np.float64
         return np.ones(y.shape, dtype=dtype)
+    if foreign:  # a 0-d (or one-element) Dask or array-API array: its own lazy one
+        return backends.ones_like(y, dtype=None if backends.is_float_array(y) else float)
     if isinstance(y, np.generic) and y.dtype.kind == "f":
         return y.dtype.type(1.0)
     return 1.0
@@ -144,7 +154,7 @@ def pow_exponent_cotangent(g, base, result):
         if base > 0:
             return g * result * math.log(base)
         return g * 0.0
-    base = np.asarray(base)
+    base = as_array(base)
     with np.errstate(divide="ignore", invalid="ignore"):
         log = np.log(np.where(base > 0, base, 1.0))
     return g * np.where(base > 0, result * log, 0.0)
@@ -276,6 +286,8 @@ def call_function(site: CallSite, fn, *args, **kwargs):
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
     label = f"the method '{type(obj).__name__}.{name}'"
@@ -297,6 +309,25 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
 
 
+def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):
+    """``xp.name(*args)`` for a namespace ``xp`` found at run time (``xp =
+    array_namespace(x)``): the rule of that module's function; the module itself gets
+    no tangent."""
+    function = getattr(module, name)
+    rule = site.registry.lookup(function)
+    if rule is None:
+        raise site.missing(f"the function '{module.__name__}.{name}'", f"{module.__name__}.{name}")
+    if rule.kind == NONDIFF:
+        y, pullback = _nondiff_rrule(function, len(args))(*args, **kwargs)
+    else:
+        y, pullback = rule.rrule(*args, **kwargs)
+
+    def namespace_function_pullback(dy):
+        return (NO_TANGENT, *pullback(dy))
+
+    return y, namespace_function_pullback
+
+
 # -- matrix products, one side at a time -------------------------------------------------
 # The reverse sweep asks only for the cotangents of active operands, so x @ w with only w
 # differentiated costs one product, not two. A cotangent that is one value broadcast
@@ -314,8 +345,8 @@ def matmul_lhs_cotangent(g, a, b):
     """The cotangent of ``a`` in ``a @ b``."""
     if g is ZERO:
         return ZERO
-    g = np.asarray(densify(g))
-    a_, b_ = np.asarray(a), np.conj(b) if np.iscomplexobj(b) else np.asarray(b)
+    g = as_array(densify(g))
+    a_, b_ = as_array(a), np.conj(b) if np.iscomplexobj(b) else as_array(b)
     if a_.ndim == 2 and b_.ndim == 2:
         c = _broadcast_scalar(g)
         if c is not None:
@@ -334,8 +365,8 @@ def matmul_rhs_cotangent(g, a, b):
     """The cotangent of ``b`` in ``a @ b``."""
     if g is ZERO:
         return ZERO
-    g = np.asarray(densify(g))
-    a_, b_ = np.conj(a) if np.iscomplexobj(a) else np.asarray(a), np.asarray(b)
+    g = as_array(densify(g))
+    a_, b_ = np.conj(a) if np.iscomplexobj(a) else as_array(a), as_array(b)
     if a_.ndim == 2 and b_.ndim == 2:
         c = _broadcast_scalar(g)
         if c is not None:
@@ -436,7 +467,7 @@ def _inner(c, d):
         return sum(_inner(ci, di) for ci, di in zip(c, d, strict=False))
     if isinstance(c, dict):
         return sum(_inner(v, d.get(k, ZERO)) for k, v in c.items())
-    return np.sum(np.asarray(densify(c)) * np.asarray(d))
+    return np.sum(as_array(densify(c)) * as_array(d))
 
 
 def function_tangent(site, fn, args, tangents, kwargs):
@@ -458,6 +489,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
     method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import backends
+
 _ndarray = np.ndarray
 
 
@@ -294,6 +296,8 @@ def getitem_cotangent(acc, x, index, g):
         return add(acc, {index: g})
     if isinstance(x, np.generic):
         return add(acc, g)
+    if backends.is_foreign_array(x):  # Dask, array API: one dense array per read
+        return add(acc, backends.read_cotangent(x, index, densify(g)))
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 
@@ -327,6 +331,8 @@ def unbroadcast(g, x):
                 return g.astype(x.dtype)
             return g
         return _sum_to(g, x.shape, x.dtype)
+    if backends.is_foreign_array(x):
+        return backends.unbroadcast_foreign(g, x, _sum_to)
     if isinstance(x, np.generic):
         if tg is _ndarray and g.ndim:
             g = g.sum()
@@ -341,7 +347,7 @@ def unbroadcast(g, x):
 
 
 def _sum_to(g, shape, dtype):
-    g = np.asarray(g)
+    g = backends.as_array(g)
     extra = g.ndim - len(shape)
     if extra > 0:
         g = g.sum(axis=tuple(range(extra)))
@@ -378,8 +384,15 @@ def materialize(c, like):
     if is_zero(c):
         if isinstance(like, (float, int)):
             return 0.0
-        return np.zeros_like(like)
+        return backends.zeros_like(like)
     c = densify(c)
+    if (
+        type(c) not in _FAST_VALUES
+        and backends.is_foreign_array(c)
+        and not backends.is_foreign_array(like)
+    ):
+        # A NumPy argument whose gradient depends on Dask data: it stays lazy too.
+        return backends.lazy_cotangent(unbroadcast(c, like), like)
     if isinstance(like, float) and not isinstance(like, np.generic):
         return float(np.sum(c)) if np.ndim(c) else float(c)
     if isinstance(like, _ndarray):
@@ -389,6 +402,8 @@ def materialize(c, like):
         return out if out.flags.writeable else out.copy()
     if isinstance(like, np.generic):
         return like.dtype.type(np.sum(c))
+    if backends.is_foreign_array(like):
+        return backends.like_argument(unbroadcast(c, like), like)
     return c
 
 
@@ -400,7 +415,7 @@ def is_differentiable_value(v) -> bool:
         return True
     if isinstance(v, (_ndarray, np.generic)):
         return v.dtype.kind in _FLOAT_KINDS
-    return False
+    return backends.is_float_array(v)
 
 
 def fold_reads(acc, x, chain):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from ..registry import RuleRegistry
 from . import (
+    array_api,
+    array_api_compat_rules,
     builtins_rules,
     fft,
     linalg,
@@ -81,6 +83,8 @@ FAMILIES = (
     ndarray_methods,
     pullback_runtime,
     transformable,
+    array_api,
+    array_api_compat_rules,
 )
 
 

@@ -18,11 +18,13 @@ import math
 
 import numpy as np
 
+from ..backends import as_array
 from ..errors import UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
 __all__ = [
     "NO_TANGENT",
+    "as_array",
     "ZERO",
     "Registrar",
     "conj",
@@ -75,7 +77,7 @@ def finalize(g, x):
     if type(x) in _SEQUENCES:
         if not differentiable(x):
             return NO_TANGENT
-        g = np.asarray(densify(g))
+        g = as_array(densify(g))
         g = unbroadcast(g, np.empty(np.shape(x), dtype=g.dtype))
         return type(x)(finalize(g[k], v) for k, v in enumerate(x))
     if not is_differentiable_value(x):
@@ -124,7 +126,7 @@ def normalize_axis(axis, ndim):
 
 def expand_reduced(g, shape, axis, keepdims):
     """Broadcast the cotangent of a reduction back to the shape of its input."""
-    g = np.asarray(densify(g))
+    g = as_array(densify(g))
     if not keepdims:
         for a in normalize_axis(axis, len(shape)):
             g = np.expand_dims(g, a)
@@ -194,7 +196,7 @@ def _elementwise_rrule(fn, derivatives, holomorphic):
             if dy is ZERO:
                 return zeros_for(args)
             dy = densify(dy)
-            values = tuple(np.asarray(a) if type(a) in _SEQUENCES else a for a in args)
+            values = tuple(as_array(a) if type(a) in _SEQUENCES else a for a in args)
             out = []
             for k, arg in enumerate(args):
                 d = derivatives[k] if k < len(derivatives) else None
@@ -223,8 +225,8 @@ def segment_sum(values, ids, n):
 
     Written with ``np.bincount`` (which has a rule), so it stays differentiable.
     """
-    values = np.asarray(values)
-    ids = np.ravel(np.asarray(ids))
+    values = as_array(values)
+    ids = np.ravel(as_array(ids))
     rest = values.shape[1:]
     width = 1
     for m in rest:
@@ -260,7 +262,7 @@ def cotangents_from_labels(ids, dy, parts):
     """The cotangent of each labelled input from the output cotangent ``dy`` and the
     output's labels ``ids``: ``parts`` is ``[(start, x), ...]`` as given to
     :func:`position_labels`; an element copied several times gets the sum."""
-    g = np.ravel(np.asarray(densify(dy)))
+    g = np.ravel(as_array(densify(dy)))
     keys = np.ravel(np.rint(np.imag(ids)).astype(np.intp))
     n = 1 + max((start + int(np.size(x)) for start, x in parts), default=0)
     if np.iscomplexobj(g):

@@ -20,6 +20,7 @@ from ._util import (
     NO_TANGENT,
     ZERO,
     Registrar,
+    as_array,
     bind,
     densify,
     differentiable,
@@ -66,7 +67,7 @@ def _normalize_indices(indices, n, mode):
 
 def _take_grad(g, shape, idx, axis):
     """Cotangent of ``take(a, idx, axis)`` (idx normalized, non-negative)."""
-    g = np.asarray(densify(g))
+    g = as_array(densify(g))
     if axis is None:
         size = int(np.prod(shape))
         return np.reshape(segment_sum(np.ravel(g), np.ravel(idx), size), shape)
@@ -104,7 +105,7 @@ def _take_along_axis_rrule(arr, indices, *args, **kwargs):
     def take_along_axis_pullback(dy):
         if dy is ZERO:
             return zeros_for((arr,)) + rest
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         if axis is None:
             idx = _normalize_indices(indices, int(np.prod(shape)), "wrap")
             flat = segment_sum(np.ravel(g), np.ravel(idx), int(np.prod(shape)))
@@ -161,7 +162,7 @@ def _extract_rrule(condition, arr):
 # -- diagonals and triangles -------------------------------------------------------------------
 def _diag_embed(g, n, m, k):
     """An array ``(..., n, m)`` holding ``g[..., i]`` on diagonal ``k``, zeros elsewhere."""
-    g = np.asarray(densify(g))
+    g = as_array(densify(g))
     length = g.shape[-1]
     mask = np.eye(n, m, k=k, dtype=g.dtype if g.dtype.kind in "fc" else np.float64)
     target = n if k >= 0 else m
@@ -196,7 +197,7 @@ def _diagflat_rrule(v, *args, **kwargs):
     def diagflat_pullback(dy):
         if dy is ZERO:
             return zeros_for((v,)) + _rest(args)
-        g = np.diagonal(np.asarray(densify(dy)), k)
+        g = np.diagonal(as_array(densify(dy)), k)
         return (finalize(np.reshape(g, np.shape(v)), v),) + _rest(args)
 
     return y, diagflat_pullback
@@ -254,7 +255,7 @@ def _triangle_rule(fn):
 # -- sorting -----------------------------------------------------------------------------------
 def _unpermute(dy, perm, axis, shape):
     """The cotangent of ``take_along_axis(a, perm, axis)`` for a permutation ``perm``."""
-    g = np.asarray(densify(dy))
+    g = as_array(densify(dy))
     inverse = np.argsort(perm, axis=-1 if axis is None else axis, kind="stable")
     if axis is None:
         return np.reshape(np.take_along_axis(g, inverse, axis=0), shape)
@@ -268,7 +269,7 @@ def _sort_rrule(a, *args, **kwargs):
         raise UnsupportedCallError("pullback: sort(order=...) of structured arrays has no rule")
     axis = p["axis"]
     shape = np.shape(a)
-    src = np.ravel(a) if axis is None else np.asarray(a)
+    src = np.ravel(a) if axis is None else as_array(a)
     perm = np.argsort(src, axis=0 if axis is None else axis, kind="stable")
 
     def sort_pullback(dy):
@@ -286,7 +287,7 @@ def _partition_rrule(a, kth, *args, **kwargs):
         raise UnsupportedCallError("pullback: partition(order=...) has no rule")
     axis = p["axis"]
     shape = np.shape(a)
-    src = np.ravel(a) if axis is None else np.asarray(a)
+    src = np.ravel(a) if axis is None else as_array(a)
     ax = 0 if axis is None else axis
     # The element of a that landed at each place of y: match ranks (stable for ties).
     by_value = np.argsort(src, axis=ax, kind="stable")

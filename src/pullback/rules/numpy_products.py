@@ -17,6 +17,7 @@ from ._util import (
     NO_TANGENT,
     ZERO,
     Registrar,
+    as_array,
     bind,
     conj,
     densify,
@@ -34,9 +35,9 @@ def _t(x):
 
 def _matmul_grads(dy, a, b):
     """Cotangents of ``a @ b`` (NumPy matmul semantics, with broadcasting)."""
-    a = np.asarray(a)
-    b = np.asarray(b)
-    dy = np.asarray(densify(dy))
+    a = as_array(a)
+    b = as_array(b)
+    dy = as_array(densify(dy))
     ca = conj(a)
     cb = conj(b)
     if a.ndim == 1 and b.ndim == 1:
@@ -78,9 +79,9 @@ def _tensordot_axes(a_ndim, b_ndim, axes):
 
 def _tensordot_grads(dy, a, b, ia, ib):
     """Cotangents of ``tensordot(a, b, (ia, ib))``."""
-    a = np.asarray(a)
-    b = np.asarray(b)
-    g = np.asarray(densify(dy))
+    a = as_array(a)
+    b = as_array(b)
+    g = as_array(densify(dy))
     fa = [i for i in range(a.ndim) if i not in ia]
     fb = [i for i in range(b.ndim) if i not in ib]
     nfa = len(fa)
@@ -177,7 +178,7 @@ def _outer_rrule(a, b, **kwargs):
     def outer_pullback(dy):
         if dy is ZERO:
             return zeros_for((a, b))
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         da = np.matmul(g, conj(np.ravel(b)))
         db = np.matmul(conj(np.ravel(a)), g)
         return finalize_like(da, a), finalize_like(db, b)
@@ -276,7 +277,7 @@ def _einsum_string_rrule(subscripts, *operands, **kwargs):
     def einsum_pullback(dy):
         if dy is ZERO:
             return (NO_TANGENT,) + zeros_for(operands)
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         # Operands broadcast on ellipsis axes of size 1: use their broadcast forms.
         full = [
             np.broadcast_to(o, tuple(sizes[c] for c in sub))
@@ -319,7 +320,7 @@ def _is_float(x):
     from ..tangents import is_differentiable_value
 
     return is_differentiable_value(x) or (
-        isinstance(x, (list, tuple)) and np.asarray(x).dtype.kind in "fc"
+        isinstance(x, (list, tuple)) and as_array(x).dtype.kind in "fc"
     )
 
 
@@ -333,13 +334,13 @@ def _kron_rrule(a, b):
     def kron_pullback(dy):
         if dy is ZERO:
             return zeros_for((a, b))
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         inter = [n for pair in zip(sa, sb, strict=True) for n in pair]
         g = np.reshape(g, inter)  # axes (a0, b0, a1, b1, ...)
         a_axes = tuple(range(0, 2 * nd, 2))
         b_axes = tuple(range(1, 2 * nd, 2))
-        ae = np.reshape(conj(np.asarray(a)), [n for s in sa for n in (s, 1)])
-        be = np.reshape(conj(np.asarray(b)), [n for s in sb for n in (1, s)])
+        ae = np.reshape(conj(as_array(a)), [n for s in sa for n in (s, 1)])
+        be = np.reshape(conj(as_array(b)), [n for s in sb for n in (1, s)])
         da = np.sum(g * be, axis=b_axes)
         db = np.sum(g * ae, axis=a_axes)
         return finalize_like(da, a), finalize_like(db, b)
@@ -358,9 +359,9 @@ def _cross_rrule(a, b, *args, **kwargs):
     def cross_pullback(dy):
         if dy is ZERO:
             return zeros_for((a, b)) + (NO_TANGENT,) * len(args)
-        g = np.moveaxis(np.asarray(densify(dy)), p["axisc"], -1)
-        am = np.moveaxis(np.asarray(a), p["axisa"], -1)
-        bm = np.moveaxis(np.asarray(b), p["axisb"], -1)
+        g = np.moveaxis(as_array(densify(dy)), p["axisc"], -1)
+        am = np.moveaxis(as_array(a), p["axisa"], -1)
+        bm = np.moveaxis(as_array(b), p["axisb"], -1)
         # <(da x b), g> = <da, b x g>;  <(a x db), g> = <db, g x a>.
         out = []
         for moved, grad, ax in (
@@ -385,7 +386,7 @@ def _trace_grad(dy, shape, offset, axis1, axis2):
     a1, a2 = axis1 % nd, axis2 % nd
     n1, n2 = shape[a1], shape[a2]
     mask = np.eye(n1, n2, k=offset)
-    g = np.asarray(densify(dy))
+    g = as_array(densify(dy))
     full = g[..., None, None] * mask  # rest + (n1, n2)
     return np.moveaxis(full, (-2, -1), (a1, a2))
 
@@ -426,9 +427,9 @@ def _vecdot_rule(fn):
         def vecdot_pullback(dy):
             if dy is ZERO:
                 return zeros_for((x1, x2))
-            g = np.expand_dims(np.asarray(densify(dy)), axis)
+            g = np.expand_dims(as_array(densify(dy)), axis)
             # y = sum(conj(x1) * x2): dx1 = x2 * conj(dy), dx2 = x1 * dy.
-            return finalize(np.asarray(x2) * conj(g), x1), finalize(np.asarray(x1) * g, x2)
+            return finalize(as_array(x2) * conj(g), x1), finalize(as_array(x1) * g, x2)
 
         return y, vecdot_pullback
 
@@ -437,7 +438,7 @@ def _vecdot_rule(fn):
 
 def _multi_dot_rrule(arrays, **kwargs):
     y = np.linalg.multi_dot(arrays, **kwargs)
-    mats = [np.asarray(m) for m in arrays]
+    mats = [as_array(m) for m in arrays]
     first_vec = mats[0].ndim == 1
     last_vec = mats[-1].ndim == 1
     if first_vec:
@@ -448,7 +449,7 @@ def _multi_dot_rrule(arrays, **kwargs):
     def multi_dot_pullback(dy):
         if dy is ZERO:
             return (ZERO,)
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         g = np.reshape(g, (mats[0].shape[0], mats[-1].shape[1]))
         n = len(mats)
         # prefix[i] = M0 ... M(i-1), suffix[i] = M(i+1) ... M(n-1)

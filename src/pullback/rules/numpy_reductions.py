@@ -25,6 +25,7 @@ from ._util import (
     NO_TANGENT,
     ZERO,
     Registrar,
+    as_array,
     axes_last,
     bind,
     conj,
@@ -120,7 +121,7 @@ def _prod_rrule(x, *args, **kwargs):
     def prod_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
-        xa = np.asarray(x)
+        xa = as_array(x)
         others = _others_product(xa, normalize_axis(p["axis"], xa.ndim))
         if initial is not None:
             others = others * initial
@@ -134,7 +135,7 @@ def _extreme_weights(x, y, axis, keepdims, valid=None):
     """1/k on the k elements equal to the reduced extreme, 0 elsewhere."""
     shape = np.shape(x)
     yk = expand_reduced(y, shape, axis, keepdims)
-    mask = np.asarray(x) == yk
+    mask = as_array(x) == yk
     if valid is not None:
         mask = mask & valid
     counts = np.sum(mask, axis=axis, keepdims=True)
@@ -235,7 +236,7 @@ def _moments(fn, nan):
         def moment_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            xa = np.asarray(x)
+            xa = as_array(x)
             if xa.size == 0:  # nothing to differentiate (and no count to divide by)
                 return (finalize(np.zeros(shape, xa.dtype), x),) + _rest(args)
             if nan:
@@ -272,7 +273,7 @@ def _average_rrule(a, *args, **kwargs):
     if w is None:
         count = _count(shape, axis)
     else:
-        wa = np.asarray(w)
+        wa = as_array(w)
         if wa.shape != shape:  # 1-d weights along one axis
             bshape = [1] * len(shape)
             bshape[axis % len(shape)] = wa.shape[0]
@@ -292,7 +293,7 @@ def _average_rrule(a, *args, **kwargs):
             else:
                 g = expand_reduced(d_avg, shape, axis, keepdims) / scl
                 da = finalize(g * conj(wb), a)
-                centered = np.asarray(a) - expand_reduced(avg, shape, axis, keepdims)
+                centered = as_array(a) - expand_reduced(avg, shape, axis, keepdims)
                 dwb = g * conj(centered)  # d avg / d w_j = (a_j - avg) / sum(w)
         if d_scl is not ZERO and w is not None:
             dwb = dwb + expand_reduced(d_scl, shape, axis, keepdims)
@@ -332,7 +333,7 @@ def _cumulative_sum_rrule(fn, skip_nan):
         def cumulative_sum_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            g = np.asarray(densify(dy))
+            g = as_array(densify(dy))
             if p["axis"] is None:
                 g = np.reshape(_reverse_cumsum(g, 0), shape)
             else:
@@ -381,8 +382,8 @@ def _cumprod_rrule(x, *args, **kwargs):
     def cumprod_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
-        g = np.asarray(densify(dy))
-        xa = np.asarray(x)
+        g = as_array(densify(dy))
+        xa = as_array(x)
         if p["axis"] is None:
             gx = np.reshape(_cumprod_grad(np.ravel(xa), y, g, 0), shape)
         else:
@@ -403,12 +404,12 @@ def _cumulative_rrule(fn, base):
             raise ValueError("axis is required for arrays of more than one dimension")
         axis = 0 if axis is None else axis
         include = kwargs.get("include_initial", False)
-        xa = np.asarray(x)
+        xa = as_array(x)
 
         def cumulative_pullback(dy):
             if dy is ZERO:
                 return (ZERO,)
-            g = np.asarray(densify(dy))
+            g = as_array(densify(dy))
             if include:  # drop the initial element's cotangent (it is constant)
                 g = np.take(g, np.arange(1, g.shape[axis]), axis=axis)
             if base == "sum":
@@ -463,7 +464,7 @@ def _nanmean_weights(x, p, nan):
 
 
 def _nanprod_weights(x, p, nan):
-    xa = np.asarray(x)
+    xa = as_array(x)
     filled = np.where(nan, np.ones_like(xa), xa)
     return conj(_others_product(filled, normalize_axis(p["axis"], xa.ndim)))
 

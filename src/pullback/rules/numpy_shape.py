@@ -15,6 +15,7 @@ from ._util import (
     NO_TANGENT,
     ZERO,
     Registrar,
+    as_array,
     bind,
     densify,
     dy_parts,
@@ -36,7 +37,7 @@ def _memory_order(x, order):
         return "C"
     if order == "F":
         return "F"
-    xa = np.asarray(x)
+    xa = as_array(x)
     return "F" if xa.flags.f_contiguous and not xa.flags.c_contiguous else "C"
 
 
@@ -211,7 +212,7 @@ def _repeat_rrule(a, repeats, *args, **kwargs):
     def repeat_pullback(dy):
         if dy is ZERO:
             return zeros_for((a,)) + rest
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         if axis is None:
             g = np.ravel(g)
             ax = 0
@@ -220,7 +221,7 @@ def _repeat_rrule(a, repeats, *args, **kwargs):
             ax = axis % len(shape)
             n = shape[ax]
         g = np.moveaxis(g, ax, 0)
-        reps = np.broadcast_to(np.asarray(repeats), (n,))
+        reps = np.broadcast_to(as_array(repeats), (n,))
         ids = np.repeat(np.arange(n), reps)
         dx = np.moveaxis(segment_sum(g, ids, n), 0, ax)
         if axis is None:
@@ -241,7 +242,7 @@ def _tile_rrule(A, reps):
     def tile_pullback(dy):
         if dy is ZERO:
             return zeros_for((A,)) + (NO_TANGENT,)
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         inter = [m for pair in zip(full_reps, full_shape, strict=True) for m in pair]
         g = np.reshape(g, inter)  # (r0, a0, r1, a1, ...)
         g = np.sum(g, axis=tuple(range(0, 2 * nd, 2)))
@@ -324,7 +325,7 @@ def _pad_rrule(array, pad_width, *args, **kwargs):
     def pad_pullback(dy):
         if dy is ZERO:
             return zeros_for((array,)) + rest
-        g = np.asarray(densify(dy))
+        g = as_array(densify(dy))
         if mode in ("constant", "empty"):
             index = tuple(
                 slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, shape, strict=True)

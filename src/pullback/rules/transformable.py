@@ -8,6 +8,8 @@ grad of code that uses these functions. Each one must agree with its rule's pull
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..registry import transformable
@@ -28,7 +30,8 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 @transformable
 def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
     # The count of averaged elements; a zero-size x (count 0) gets an empty cotangent.
-    g = dy / np.maximum(np.size(x) / np.maximum(np.size(dy), 1), 1)
+    # (Sizes come from shapes: np.size would compute a Dask array.)
+    g = dy / np.maximum(math.prod(np.shape(x)) / np.maximum(math.prod(np.shape(dy)), 1), 1)
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
     return np.broadcast_to(g, np.shape(x)), NO_TANGENT
@@ -76,19 +79,19 @@ def min_pullback(dy, x, axis=None, out=None, keepdims=False):
 
 @transformable
 def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    if np.size(x) == 0:
+    if math.prod(np.shape(x)) == 0:
         return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
-    n = np.size(x) / np.size(m)
+    n = math.prod(np.shape(x)) / math.prod(np.shape(m))
     return _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof), NO_TANGENT
 
 
 @transformable
 def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    if np.size(x) == 0:
+    if math.prod(np.shape(x)) == 0:
         return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
-    n = np.size(x) / np.size(m)
+    n = math.prod(np.shape(x)) / math.prod(np.shape(m))
     s = np.std(x, axis=axis, ddof=ddof, keepdims=True)
     # Constant data (std 0, e.g. a length-1 axis): std is not differentiable there; its
     # subgradient 0 is taken (x - m is 0 there, so only the division needs guarding).

@@ -19,6 +19,7 @@ import math
 import gast
 import numpy as np
 
+from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 
 SCALAR = "scalar"
@@ -108,6 +109,11 @@ def kind_of(value):
         return SCALAR if value.ndim == 0 else ("array", value.ndim)
     if isinstance(value, np.generic):
         return SCALAR if value.dtype.kind in "fiu" else None
+    if is_dask(value) and value.dtype.kind in "fiub":
+        # A Dask array has a known rank, and NumPy's functions and operators run on it.
+        return SCALAR if value.ndim == 0 else ("array", value.ndim)
+    if is_real_array_api(value):  # its operators follow the same arithmetic
+        return SCALAR if value.ndim == 0 else ("array", value.ndim)
     return None
 
 
@@ -216,6 +222,12 @@ def _value_kind(v, kinds, registry):
             return out
         if _member(fn, _REDUCTIONS) and len(v.args) == 1 and not v.keywords:
             return SCALAR
+        if rule is not None and rule.family == "array_api":
+            # The array-API rules give real arrays for real arrays (rank not tracked).
+            args = v.args[1:] if rule.name.endswith(".where") else v.args  # skip a condition
+            arrays = [_atom(a, kinds) for a in args if isinstance(a, gast.Name)]
+            real = all(is_real(k) or k == REAL_SEQUENCE for k in arrays)  # shapes: tuples
+            return UNKNOWN_RANK if real else None
         if _member(fn, _OF_SEQUENCES) and v.args and _atom(v.args[0], kinds) == REAL_SEQUENCE:
             return UNKNOWN_RANK
         if _member(fn, _REAL_ARRAY_FUNCTIONS) and v.args:

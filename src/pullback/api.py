@@ -13,77 +13,40 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import sys
-import traceback
 import types
 
 import numpy as np
 
 from . import backends
+from .arguments import (
+    _bound_values,
+    _check_differentiable,
+    _leaves,
+    _name,
+    _param_names,
+    _positional_indices,
+    _signature,
+    kinds_key,
+    resolve_wrt,
+)
+from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .errors import (
-    AdjointRuntimeError,
     ArgumentError,
     HigherOrderError,
-    NotDifferentiableError,
-    PullbackError,
     ShapeMismatchError,
     SourceUnavailableError,
     UnsupportedSyntaxError,
-    describe,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
+from .running import deeper_recursion, run_forward, run_pullback
 from .runtime import scalar_seed
 from .source import transform_target
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
 from .transform.build import Adjoint, build_adjoint
-from .transform.kinds import kind_of
 
 # -- the adjoint cache ------------------------------------------------------------------
-
-
-class FunctionEntries(dict):
-    """Generated code of one function, kept on the function object itself, so it lives
-    exactly as long as the function (a cycle the garbage collector frees with it)."""
-
-    __slots__ = ("owner",)
-
-    def __init__(self, owner):
-        super().__init__()
-        self.owner = owner
-
-
-_ENTRIES = "__pullback_generated__"
-
-
-def function_entries(fn) -> FunctionEntries | None:
-    """The store of generated code on ``fn`` (``None`` for objects without ``__dict__``).
-
-    ``functools.wraps`` copies a wrapped function's ``__dict__`` onto its wrapper: the
-    owner check keeps a wrapper from ever reusing the code generated for what it wraps.
-    """
-    try:
-        attrs = fn.__dict__
-    except AttributeError:
-        return None
-    if not isinstance(attrs, dict):
-        return None
-    entries = attrs.get(_ENTRIES)
-    if entries is None or entries.owner is not fn:
-        entries = attrs[_ENTRIES] = FunctionEntries(fn)
-    return entries
-
-
-_registry_ids = itertools.count(1)
-
-
-def registry_token(registry: RuleRegistry):
-    """A number naming ``registry`` for cache keys, never reused by another registry."""
-    token = getattr(registry, "_pullback_token", None)
-    if token is None:
-        token = registry._pullback_token = next(_registry_ids)
-    return token
 
 
 class AdjointCache:
@@ -168,46 +131,6 @@ def _higher_order_error(transformed, exc) -> HigherOrderError:
 
 def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
     return adjoint_cache(registry).get(fn, wrt, registry, kinds_key)
-
-
-def kinds_key(args, kwargs):
-    """What the adjoint is specialized on: the kinds (scalar, array rank) of the arguments."""
-    pos = tuple(kind_of(a) for a in args)
-    if None in pos:  # containers, objects, complex or subclassed arrays: the slow path
-        for a in args:
-            refuse_array_subclass(a)
-    if not kwargs:
-        return pos, ()
-    for v in kwargs.values():
-        refuse_array_subclass(v)
-    return pos, tuple(sorted((k, kind_of(v)) for k, v in kwargs.items()))
-
-
-# ndarray subclasses whose arithmetic is NumPy's own (np.matrix's `*` is matmul, and the
-# rules follow the operators as they run).
-_PLAIN_ARRAY_TYPES = (np.ndarray, np.matrix, np.memmap)
-
-
-def refuse_array_subclass(value, name=None):
-    """Refuse an argument (or a leaf of one) that is an ndarray subclass with semantics of
-    its own: a masked array's mask would be ignored by the gradient while the primal
-    honours it."""
-    for leaf in _leaves(value):
-        if isinstance(leaf, np.ndarray) and type(leaf) not in _PLAIN_ARRAY_TYPES:
-            what = f"'{name}' is" if name else "an argument is"
-            if isinstance(leaf, np.ma.MaskedArray):
-                raise NotDifferentiableError(
-                    f"{what} a numpy.ma.MaskedArray: NumPy honours its mask, but "
-                    "pullback's gradients follow plain arrays and would ignore it.\n"
-                    "Fix: pass the data and the mask as plain arrays and apply the mask in "
-                    "the function, e.g. `np.where(mask, 0.0, x.data)` or `x.filled(0.0)`."
-                )
-            raise NotDifferentiableError(
-                f"{what} a {type(leaf).__module__}.{type(leaf).__name__}, an ndarray "
-                "subclass whose operations may differ from NumPy's; pullback's rules "
-                "follow plain NumPy arrays.\n"
-                "Fix: pass np.asarray(...) of it."
-            )
 
 
 class VJPRef:
@@ -305,281 +228,6 @@ class LazyAdjoint:
             return tuple(cots[positions[n]] if n in positions else NO_TANGENT for n in positional)
 
         return y, dynamic_call_pullback
-
-
-# -- argument handling --------------------------------------------------------------------
-
-
-def _signature(fn):
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def _param_names(fn) -> list[str]:
-    sig = _signature(fn)
-    if sig is None:
-        return []
-    return [
-        p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-
-
-def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
-    """``wrt`` (index, name or tuple of them) as parameter names; and whether it was single."""
-    names = _param_names(fn)
-    sig = _signature(fn)
-    if sig is not None and any(
-        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()
-    ):
-        # *args/**kwargs are outside the subset: say so (PB410) rather than "no parameter".
-        from .check import raise_if_unsupported
-
-        call = as_bound_call(fn)
-        raise_if_unsupported(fn if call is None else call.target)
-    single = not isinstance(wrt, (tuple, list))
-    items = [wrt] if single else list(wrt)
-    if not items:
-        raise ArgumentError(
-            "wrt=() asks for no gradient; give at least one argument index or name."
-        )
-    out = []
-    for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, str, np.integer)):
-            raise ArgumentError(
-                f"wrt={wrt!r}: each entry must be an argument index or a parameter name, "
-                f"not {type(item).__name__}."
-            )
-        if isinstance(item, str):
-            if item not in names:
-                raise ArgumentError(
-                    f"wrt={item!r} names no parameter of '{_name(fn)}'; its parameters are "
-                    f"{', '.join(names) or '(none)'}."
-                )
-            out.append(item)
-        else:
-            k = int(item)
-            if not -len(names) <= k < len(names):
-                raise ArgumentError(
-                    f"wrt={item} is out of range: '{_name(fn)}' has {len(names)} parameter"
-                    f"{'' if len(names) == 1 else 's'} ({', '.join(names) or 'none'})."
-                )
-            out.append(names[k])
-    if len(set(out)) != len(out):
-        raise ArgumentError(f"wrt={wrt!r} names the same parameter twice.")
-    return tuple(out), single
-
-
-def _name(fn) -> str:
-    name = getattr(fn, "__name__", None)
-    return name if isinstance(name, str) else describe(fn)
-
-
-def _bound_values(fn, args, kwargs, names):
-    sig = _signature(fn)
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as exc:
-        raise ArgumentError(f"cannot call '{_name(fn)}' with these arguments: {exc}") from None
-    bound.apply_defaults()
-    return [bound.arguments[n] for n in names]
-
-
-def _positional_indices(fn, names):
-    """Where each parameter in ``names`` stands among the positional parameters, or None."""
-    sig = _signature(fn)
-    if sig is None:
-        return None
-    positional = [
-        p.name
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    if any(n not in positional for n in names):
-        return None
-    return [positional.index(n) for n in names]
-
-
-def _check_differentiable(fn, name, value):
-    """Refuse an argument with nothing to differentiate (an int, a bool, a string)."""
-    t = type(value)
-    if t is float or (t is np.ndarray and value.dtype.kind in "fc"):
-        return
-    refuse_array_subclass(value, name)
-    leaves = list(_leaves(value))
-    if any(is_differentiable_value(v) for v in leaves):
-        return
-    kind = type(value).__name__
-    if isinstance(value, (np.ndarray, np.generic)):
-        kind = f"{kind} of dtype {value.dtype}"
-    elif backends.is_foreign_array(value):
-        kind = f"{type(value).__module__}.{kind} of dtype {value.dtype}"
-    article = "an" if kind[0] in "aeiou" else "a"
-    raise NotDifferentiableError(
-        f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
-        "which has no gradient.\n"
-        f"Fix: pass a floating-point value (e.g. float({name}) or "
-        f"np.asarray({name}, dtype=float)), or leave '{name}' out of wrt."
-    )
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    else:
-        yield value
-
-
-# -- running the adjoint with errors that name the user's line ----------------------------
-
-
-def _user_frame(exc):
-    """The innermost traceback entry inside generated code: (line_map, fs, lineno, func)."""
-    found = None
-    tb = exc.__traceback__
-    while tb is not None:
-        g = tb.tb_frame.f_globals
-        if "__pullback_line_map__" in g:
-            found = (
-                g["__pullback_line_map__"],
-                g["__pullback_source__"],
-                tb.tb_lineno,
-                tb.tb_frame.f_code.co_name,
-            )
-        tb = tb.tb_next
-    return found
-
-
-def _locate(exc):
-    found = _user_frame(exc)
-    if found is None:
-        return None
-    line_map, fs, lineno, func = found
-    k = lineno - 1
-    user_line = line_map[k] if 0 <= k < len(line_map) else None
-    # Generated code differentiated again (a Hessian): follow its own map to the user.
-    for _ in range(8):
-        if user_line is None:
-            return None
-        outer = getattr(getattr(fs, "fn", None), "__globals__", {})
-        if "__pullback_line_map__" not in outer:
-            break
-        line_map, fs = outer["__pullback_line_map__"], outer["__pullback_source__"]
-        k = user_line - 1
-        user_line = line_map[k] if 0 <= k < len(line_map) else None
-    if user_line is None:
-        return None
-    return fs.filename, user_line, fs.file_line(user_line).strip(), func
-
-
-def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
-    """``exc`` with the user's line in front of its message (a new exception of the same
-    class where its constructor takes a message; otherwise ``exc`` itself with a note,
-    e.g. an UnsupportedSyntaxError, whose diagnostics already name their lines)."""
-    try:
-        return type(exc)(f"{filename}:{line}: {exc}\n        {text}")
-    except TypeError:
-        if hasattr(exc, "add_note"):
-            exc.add_note(f"  while running {filename}:{line}: {text}")
-        return exc
-
-
-# A gradient takes about three Python frames per level of a user function's recursion where
-# the function takes one: while one runs, the limit is raised so that any depth the primal
-# reaches at Python's default limit (1000) is reached by its gradient too.
-_GRADIENT_RECURSION_LIMIT = 4000
-
-
-class deeper_recursion:
-    """Raise the recursion limit to what generated code needs (never lower it), and turn an
-    overflow into a pullback error that says why and how to go deeper."""
-
-    __slots__ = ("fn", "previous")
-
-    def __init__(self, fn):
-        self.fn = fn
-        self.previous = None
-
-    def __enter__(self):
-        current = sys.getrecursionlimit()
-        if current < _GRADIENT_RECURSION_LIMIT:
-            self.previous = current
-            sys.setrecursionlimit(_GRADIENT_RECURSION_LIMIT)
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if self.previous is not None:
-            sys.setrecursionlimit(self.previous)
-        if kind is RecursionError:
-            limit = self.previous or sys.getrecursionlimit()
-            raise AdjointRuntimeError(
-                f"the gradient of '{_name(self.fn)}' recursed deeper than the recursion limit "
-                f"allows: generated code takes about three frames per level of recursion "
-                f"where the function takes one (the limit was raised to "
-                f"{max(limit, _GRADIENT_RECURSION_LIMIT)} while it ran).\n"
-                "Fix: raise it further with sys.setrecursionlimit(...) before differentiating, "
-                "or write the recursion as a loop."
-            ) from exc
-        return False
-
-
-def run_forward(adj: Adjoint, args, kwargs):
-    try:
-        return adj.forward(*args, **kwargs)
-    except RecursionError:
-        raise
-    except PullbackError as exc:
-        where = _locate(exc)
-        if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
-            relocated = _relocated(exc, *where[:3])
-            if relocated is exc:
-                raise
-            raise relocated from None
-        raise
-    except Exception as exc:
-        if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
-            # The call itself did not bind: say it with the user's function's name.
-            name = getattr(adj.fn, "__name__", "f")
-            message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
-            raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
-        where = _locate(exc)
-        if where is not None and hasattr(exc, "add_note"):
-            filename, line, text, _ = where
-            exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
-        raise
-
-
-def run_pullback(pullback, dy):
-    try:
-        return pullback(dy)
-    except RecursionError:
-        raise
-    except Exception as exc:
-        where = _locate(exc)
-        if where is None:
-            raise
-        filename, line, text, _ = where
-        if isinstance(exc, PullbackError):
-            msg = str(exc)
-            if f"{filename}:{line}" not in msg:
-                relocated = _relocated(exc, filename, line, text)
-                if relocated is exc:
-                    raise
-                raise relocated from exc
-            raise
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        raise AdjointRuntimeError(
-            f"{filename}:{line}: the reverse sweep failed while differentiating\n"
-            f"        {text}\n"
-            f"    {detail}\n"
-            "    This usually means a rule got inputs it does not support (check shapes and "
-            "dtypes there), or a custom rule's pullback raised."
-        ) from exc
 
 
 # -- scalar outputs -----------------------------------------------------------------------

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import _check_differentiable, _name, function_entries, kinds_key, registry_token
+from .arguments import _check_differentiable, _name, kinds_key
+from .cache import function_entries, registry_token
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
 from .runtime import same_sequence
@@ -50,7 +51,7 @@ class LazyJVP:
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
     """The generated forward-mode function of ``fn`` with tangents for the positional
     arguments in ``active_positions`` and the keyword arguments in ``keywords``."""
-    from .api import _param_names
+    from .arguments import _param_names
 
     names = _param_names(fn)
     wrt = tuple(names[k] for k in active_positions) + tuple(keywords)

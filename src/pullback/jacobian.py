@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from . import backends
-from .api import resolve_wrt, vjp
+from .api import vjp
+from .arguments import resolve_wrt
 from .errors import ArgumentError
 from .tangents import ZERO
 
@@ -64,7 +65,7 @@ class JacobianFunction:
     def __call__(self, *args, **kwargs):
         mode = self.mode
         if mode != "reverse":
-            from .api import _positional_indices
+            from .arguments import _positional_indices
 
             positions = _positional_indices(self.fn, self.names)
             if positions is None or max(positions, default=-1) >= len(args):
@@ -216,14 +217,9 @@ class HVPFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args):
-        from .api import (
-            _check_cotangent,
-            default_registry,
-            get_adjoint,
-            kinds_key,
-            run_forward,
-            run_pullback,
-        )
+        from .api import _check_cotangent, default_registry, get_adjoint
+        from .arguments import kinds_key
+        from .running import run_forward, run_pullback
         from .tangents import materialize
 
         if not args:

@@ -130,15 +130,17 @@ class UserVJP:
     on every call). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
 
     def __init__(self, fn, wrt):
-        from ..api import resolve_wrt
+        from ..arguments import resolve_wrt
 
         self.fn = fn
         self.wrt = tuple(wrt)
         self.names, _ = resolve_wrt(fn, self.wrt)
 
     def __call__(self, args):
-        from ..api import get_adjoint, kinds_key, run_forward, run_pullback
+        from ..api import get_adjoint
+        from ..arguments import kinds_key
         from ..registry import default_registry
+        from ..running import run_forward, run_pullback
 
         adj = get_adjoint(self.fn, self.names, default_registry(), kinds_key(args, {}))
         y, back = run_forward(adj, args, {})

@@ -210,7 +210,7 @@ def test_names_of_generated_helpers_are_free_for_users():
 
 def test_every_generated_helper_name_is_reserved():
     from pullback.transform.codegen import runtime_namespace
-    from pullback.transform.normalize import is_reserved
+    from pullback.transform.free_values import is_reserved
 
     assert [n for n in runtime_namespace() if not is_reserved(n)] == []
 

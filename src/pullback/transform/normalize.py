@@ -31,68 +31,22 @@ from __future__ import annotations
 
 import builtins
 import itertools
-from types import FunctionType, MethodType, ModuleType
 
 import gast
 import numpy as np
 
-from ..guards import is_baked_value, is_library_module_name
 from ..resolve import (
-    ARRAY_ATTRIBUTES,
-    ARRAY_METHODS,
-    ARRAY_VARARG_METHODS,
-    CONSTANT_ATTRIBUTES,
     Callee,
     dotted_parts,
     local_names,
     resolve_call,
-    resolve_expr,
 )
 from . import nodes as N
-
-# Indexing the transformation models itself (arrays, containers, strings, ranges).
-_MODELLED_INDEXING = (np.ndarray, np.generic, list, tuple, dict, str, bytes, range)
+from .free_values import FreeValues, rename_reserved_locals
 
 RET = "_ret"
 RETURNED = "_returned"
 # Names that generated adjoints use for their own helpers.
-RESERVED = frozenset(
-    "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
-    "sequence_cotangent pow_exponent_cotangent plus_cotangents matmul_lhs_cotangent "
-    "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
-    "rule_tangent list_tangent function_tangent method_tangent".split()
-)
-
-
-def is_reserved(name: str) -> bool:
-    """Whether generated code uses ``name`` for itself (helpers, ``_pb_*`` bindings)."""
-    return name in RESERVED or name.startswith("_pb_")
-
-
-def rename_reserved_locals(tree) -> dict:
-    """Rename, in place, every parameter and local of ``tree`` whose name the generated
-    code uses for its own helpers (a parameter called ``densify``); return the renaming.
-
-    >>> import gast
-    >>> t = gast.parse("def f(densify, y):\n    add = densify * y\n    return add").body[0]
-    >>> rename_reserved_locals(t)
-    {'add': '_user_add', 'densify': '_user_densify'}
-    """
-    local = local_names(tree)
-    clashing = sorted(n for n in local if is_reserved(n))
-    renames = {}
-    for name in clashing:
-        new = f"_user_{name.lstrip('_')}"
-        while new in local or new in renames.values():
-            new = "_" + new
-        renames[name] = new
-    if renames:
-        for node in gast.walk(tree):
-            if isinstance(node, gast.Name) and node.id in renames:
-                node.id = renames[node.id]
-    return renames
-
-
 class Normalized:
     """The normalized function: its tree, the names the code needs, and per-call facts.
 
@@ -115,7 +69,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer:
+class Normalizer(FreeValues):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -134,52 +88,6 @@ class Normalizer:
                 self.locals.add(name)
                 return name
 
-    def bind_global(self, node) -> gast.AST:
-        """Make a resolvable global chain usable in generated code; return the node.
-
-        A global whose name the generated code uses for itself (``add``, ``ZERO``, ...) is
-        bound under another name, and the node renamed to match.
-        """
-        parts = dotted_parts(node)
-        found, value = self.fs.lookup(parts[0])
-        if found:
-            name = parts[0]
-            if is_reserved(name):
-                name = f"_user_{name}"
-                root = node
-                while isinstance(root, gast.Attribute):
-                    root = root.value
-                root.id = name
-            self.namespace[name] = value
-        return node
-
-    def live_read(self, name: str, where_node) -> gast.AST:
-        """The expression that reads the free data name ``name`` when the generated code
-        runs (its global or its closure cell), so a rebinding after the gradient was built
-        is seen, exactly as the function itself would see it."""
-        where, _ = self.fs.resolved[name]
-        self.live.add(name)
-        if where[0] == "cell":
-            cell = f"_pb_cell_{name}"
-            self.namespace[cell] = self.fs.fn.__closure__[where[1]]
-            node = N.attr(cell, "cell_contents")
-        else:
-            self.namespace["_pb_globals"] = self.fs.fn.__globals__
-            node = N.subscript("_pb_globals", N.const(name))
-        return gast.copy_location(node, where_node)
-
-    def free_name(self, e) -> gast.AST:
-        """A free name used as a value: a live read for data, a baked binding otherwise."""
-        found, value = self.fs.lookup(e.id)
-        if not found:
-            return N.load(e.id)
-        where = self.fs.resolved[e.id][0]
-        if where[0] != "builtin" and not is_baked_value(value):
-            return self.live_read(e.id, e)
-        self.bind_global(e)
-        return N.load(e.id)
-
-    # -- statements -------------------------------------------------------------------
     def run(self) -> Normalized:
         tree = self.fs.tree
         body = self.block(tree.body)
@@ -300,19 +208,6 @@ class Normalizer:
         stmts, value = self.expr(binop, keep_call=True)
         stmts.append(N.assign(target.id, value, s))
         return stmts, False
-
-    def attribute_store(self, target, value, stmts, where):
-        """``obj.attr = value`` as the statement ``setattr(obj, "attr", value)``: it runs in
-        the forward sweep as in the primal; the transformation refuses it (PB107) when a
-        gradient would have to flow through the stored value."""
-        obj = self.atom(target.value, stmts)
-        self.namespace["_pb_setattr"] = builtins.setattr
-        call = gast.copy_location(
-            N.call("_pb_setattr", [obj, N.const(target.attr), value]), where
-        )
-        call.pb_callee = Callee("object", builtins.setattr, name="setattr")
-        call.pb_attribute_store = target
-        return N.expr_stmt(call, where)
 
     def unpack(self, target, value, where) -> list:
         if isinstance(target, gast.Name):
@@ -562,62 +457,6 @@ class Normalizer:
             return self.index(e, stmts)
         raise NotImplementedError(type(e).__name__)  # pragma: no cover - refused by the check
 
-    def indexed_object(self, node):
-        """The object of ``G[...]`` when ``G`` is a global object with an indexing of its
-        own (``np.r_``, ``np.c_``, ``np.s_``, a user's lookup table object): its
-        ``__getitem__`` is a call like any other, with a rule or refused; not an array,
-        container, class or module, whose indexing the transformation models itself."""
-        parts = dotted_parts(node)
-        if parts is None or parts[0] in self.locals:
-            return None
-        found, obj = resolve_expr(self.fs, node, self.locals)
-        if not found or isinstance(obj, _MODELLED_INDEXING) or isinstance(obj, (type, ModuleType)):
-            return None
-        if not hasattr(type(obj), "__getitem__"):
-            return None
-        return obj
-
-    def getitem_call(self, e, obj, stmts):
-        """``G[key]`` as a call of ``G``'s ``__getitem__`` (slices become ``slice(...)``):
-        the bound method of a baked object (``np.r_``); for data read live, the method of
-        its class, called with the live object (its class guarded)."""
-        parts = dotted_parts(e.value)
-        key = self.key_value(e.slice, stmts)
-        name = "_pb_getitem_" + "_".join(parts)
-        _, root = self.fs.lookup(parts[0])
-        if is_baked_value(root):
-            method, args = obj.__getitem__, [key]
-            shown = ".".join(parts) + ".__getitem__"
-        else:
-            method = type(obj).__getitem__
-            args = [self.atom(e.value, stmts), key]
-            self.fs.type_guards[tuple(parts)] = type(obj)
-            shown = f"{type(obj).__qualname__}.__getitem__"
-        self.namespace[name] = method
-        call = gast.copy_location(N.call(name, args), e)
-        call.pb_callee = Callee("object", method, name=shown)
-        return call
-
-    def key_value(self, node, stmts):
-        """An index expression as a value: a tuple of atoms, slices built by ``slice``."""
-        if isinstance(node, gast.Slice):
-            parts = [
-                N.const(None) if getattr(node, f) is None else self.atom(getattr(node, f), stmts)
-                for f in ("lower", "upper", "step")
-            ]
-            self.namespace["_pb_slice"] = builtins.slice
-            call = gast.copy_location(N.call("_pb_slice", parts), node)
-            call.pb_callee = Callee("object", builtins.slice, name="slice")
-            name = self.fresh("k")
-            stmts.append(N.assign(name, call, node))
-            return N.load(name)
-        if isinstance(node, gast.Tuple):
-            elts = [self.key_value(x, stmts) for x in node.elts]
-            name = self.fresh("k")
-            stmts.append(N.assign(name, N.tuple_(elts), node))
-            return N.load(name)
-        return self.atom(node, stmts)
-
     def index(self, node, stmts):
         if isinstance(node, gast.Slice):
             parts = {}
@@ -668,67 +507,6 @@ class Normalizer:
         stmts.append(N.if_(N.load(cond), body, orelse, where=e))
         return N.load(name)
 
-    def attribute(self, e, stmts):
-        parts = dotted_parts(e)
-        if parts is not None and parts[0] not in self.locals:
-            found, _ = resolve_expr(self.fs, e, self.locals)
-            root_found, root = self.fs.lookup(parts[0])
-            if found and root_found and is_baked_value(root):
-                # np.pi, math.tau, MyClass.CONST: the root is guarded, the attribute
-                # is read when the code runs.
-                return self.bind_global(e)
-        base = self.atom(e.value, stmts)
-        if e.attr in ARRAY_ATTRIBUTES:
-            fn = ARRAY_ATTRIBUTES[e.attr]
-            c = N.call(N.attr("_np", fn.__name__), [base])
-            c.pb_callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
-            return gast.copy_location(c, e)
-        node = gast.copy_location(gast.Attribute(value=base, attr=e.attr, ctx=gast.Load()), e)
-        node.pb_constant = e.attr in CONSTANT_ATTRIBUTES
-        return node
-
-    def call(self, e, stmts):
-        callee = resolve_call(self.fs, e, self.locals)
-        owner = getattr(callee.obj, "__self__", None) if callee.kind == "object" else None
-        if isinstance(owner, np.ndarray) and isinstance(e.func, gast.Attribute):
-            # W.dot(x) with a global array W: the same as x.dot(...) on a local one.
-            name = e.func.attr
-            if name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS:
-                fn = ARRAY_METHODS.get(name) or ARRAY_VARARG_METHODS[name]
-                callee = Callee(
-                    "array_method",
-                    fn,
-                    name=name,
-                    receiver=e.func.value,
-                    vararg=name in ARRAY_VARARG_METHODS,
-                )
-        if _is_user_method(callee, e.func):
-            # MODEL.loss(x) on a global object: dispatched on the object as it is when the
-            # code runs (read live), like a method of a local value.
-            callee = Callee("method", name=e.func.attr, receiver=e.func.value)
-        args = [self.atom(a, stmts) for a in e.args]
-        keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
-        if callee.kind == "object":
-            func = self.bind_global(e.func) if dotted_parts(e.func) else e.func
-        elif callee.kind == "array_method":
-            receiver = self.atom(callee.receiver, stmts)
-            fn = callee.obj
-            func = N.attr("_np", fn.__name__)
-            if callee.vararg and len(args) > 1:
-                args = [N.tuple_(args)]
-            args = [receiver] + args
-            callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
-        elif callee.kind == "method":
-            receiver = self.atom(callee.receiver, stmts)
-            func = gast.Attribute(value=receiver, attr=callee.name, ctx=gast.Load())
-            callee.receiver = receiver
-        else:
-            func = self.atom(e.func, stmts) if callee.kind == "dynamic" else e.func
-        node = gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), e)
-        node.pb_callee = callee
-        return node
-
-
 class LoopEnd(gast.Pass):
     """Marks the end of one loop iteration, where the SSA pass puts the loop's carried
     copies and the reverse sweep its snapshot. It is guarded like any other statement."""
@@ -736,19 +514,6 @@ class LoopEnd(gast.Pass):
     def __init__(self, where):
         super().__init__()
         gast.copy_location(self, where)
-
-
-def _is_user_method(callee, func) -> bool:
-    """A bound method of an object (not of a class or module) whose function is Python."""
-    if callee.kind != "object" or not isinstance(func, gast.Attribute):
-        return False
-    obj = callee.obj
-    return (
-        isinstance(obj, MethodType)
-        and isinstance(obj.__func__, FunctionType)
-        and not isinstance(obj.__self__, (type, ModuleType))
-        and not is_library_module_name(getattr(obj.__func__, "__module__", "") or "")
-    )
 
 
 def _jump_blocks(stmts):

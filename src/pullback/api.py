@@ -271,10 +271,8 @@ class _Transformed:
         return get_adjoint(self.target, self.wrt, self.registry, key)
 
     def _target_arguments(self, args, kwargs):
-        call = self.call
-        if call is None or call.is_plain:
-            return args, kwargs
-        return call.arguments(args, kwargs)
+        """The arguments of the target function (``self`` or a partial's arguments first)."""
+        return (args, kwargs) if self.call is None else self.call.arguments(args, kwargs)
 
     @property
     def source(self) -> str:
@@ -333,9 +331,7 @@ class _Transformed:
         values = self._values(args, kwargs)
         for name, value in zip(self.wrt, values, strict=True):
             _check_differentiable(self.fn, name, value)
-        call = self.call
-        if call is not None and not call.is_plain:
-            args, kwargs = call.arguments(args, kwargs)
+        args, kwargs = self._target_arguments(args, kwargs)
         adj = self._adjoint_for(args, kwargs)
         if adj.calls_user_code:
             with deeper_recursion(self.fn):

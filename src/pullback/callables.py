@@ -25,7 +25,23 @@ import functools
 import types
 from dataclasses import dataclass, field
 
+from .guards import is_library_module_name
 from .source import transform_target
+
+
+def user_method_function(obj):
+    """The function of a method bound to an object (not to a class or module) when that
+    function is user Python code, else ``None``: ``model.loss`` is ``Model.loss`` called
+    with ``model`` first."""
+    if not isinstance(obj, types.MethodType) or isinstance(obj.__self__, (type, types.ModuleType)):
+        return None
+    fn = obj.__func__
+    if not isinstance(fn, types.FunctionType):
+        return None
+    transformable = getattr(fn, "__pullback_transformable__", False)
+    if not transformable and is_library_module_name(getattr(fn, "__module__", None) or ""):
+        return None
+    return fn
 
 
 @dataclass(frozen=True)

@@ -32,14 +32,14 @@ _MISSING = object()
 # Roots whose attributes are library code: their chains are guarded at the root only
 # (rebinding `np` is caught; monkey-patching `numpy.sum` itself is not, see
 # docs/limitations.md "What is read when").
-_LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
+LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
     getattr(sys, "stdlib_module_names", ())
 )
 
 
 def is_library_module_name(name: str) -> bool:
     """Whether a module name belongs to NumPy, SciPy, pullback or the standard library."""
-    return name.split(".", 1)[0] in _LIBRARY_ROOTS
+    return name.split(".", 1)[0] in LIBRARY_ROOTS
 
 
 def is_library_module(value) -> bool:

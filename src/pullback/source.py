@@ -104,27 +104,32 @@ class FunctionSource:
     def locate(self, name: str):
         """``(where, value)`` of a free name (``where`` as in ``resolved``), or
         ``(None, None)`` when the function cannot see it."""
-        fn = self.fn
-        code = fn.__code__
-        if fn.__closure__:
-            for k, (cell_name, cell) in enumerate(
-                zip(code.co_freevars, fn.__closure__, strict=False)
-            ):
-                if cell_name == name:
-                    try:
-                        return ("cell", k), cell.cell_contents
-                    except ValueError:  # an empty cell: the name is not bound yet
-                        return None, None
-        g = fn.__globals__
-        if name in g:
-            return ("global",), g[name]
-        b = g.get("__builtins__", builtins)
-        if isinstance(b, dict):
-            if name in b:
-                return ("builtin",), b[name]
-        elif hasattr(b, name):
-            return ("builtin",), getattr(b, name)
-        return None, None
+        return locate_free_name(self.fn, name)
+
+
+def locate_free_name(fn, name: str):
+    """Where ``fn`` finds the free name ``name`` and its value: ``(("cell", k), v)``,
+    ``(("global",), v)``, ``(("builtin",), v)``, or ``(None, None)``."""
+    code = fn.__code__
+    if fn.__closure__:
+        for k, (cell_name, cell) in enumerate(
+            zip(code.co_freevars, fn.__closure__, strict=False)
+        ):
+            if cell_name == name:
+                try:
+                    return ("cell", k), cell.cell_contents
+                except ValueError:  # an empty cell: the name is not bound yet
+                    return None, None
+    g = fn.__globals__
+    if name in g:
+        return ("global",), g[name]
+    b = g.get("__builtins__", builtins)
+    if isinstance(b, dict):
+        if name in b:
+            return ("builtin",), b[name]
+    elif hasattr(b, name):
+        return ("builtin",), getattr(b, name)
+    return None, None
 
 
 def _describe(fn) -> str:
@@ -188,8 +193,7 @@ def _forwards_only(wrapper, wrapped) -> bool:
         and call.keywords[0].value.id == a.kwarg.arg
     ):
         return False
-    probe = FunctionSource(wrapper, "", start, 0, [], None)
-    where, value = probe.locate(call.func.id)
+    where, value = locate_free_name(wrapper, call.func.id)
     return where is not None and value is wrapped
 
 

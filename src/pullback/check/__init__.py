@@ -22,10 +22,11 @@ on a file without importing it (:mod:`pullback.check.cli`).
 from __future__ import annotations
 
 import builtins
-import sys
 import types
 
+from ..callables import user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
+from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..source import load_source, transform_target
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
@@ -45,17 +46,14 @@ __all__ = [
 
 # Packages whose Python functions are library code: without a rule they are foreign
 # calls (PB301), never transformed (their bodies are full of checks, dispatch and C calls).
-LIBRARY_PACKAGES = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
-    getattr(sys, "stdlib_module_names", ())
-)
+LIBRARY_PACKAGES = LIBRARY_ROOTS
 
 
 def is_library_function(fn) -> bool:
     """Whether ``fn`` belongs to NumPy, SciPy, pullback or the standard library."""
     if getattr(fn, "__pullback_transformable__", False):
         return False  # a rule's pullback written in the subset, to be differentiated again
-    module = getattr(fn, "__module__", None) or ""
-    return module.split(".", 1)[0] in LIBRARY_PACKAGES
+    return is_library_module_name(getattr(fn, "__module__", None) or "")
 
 
 class LiveEnvironment:
@@ -79,13 +77,8 @@ class LiveEnvironment:
             return ("rule",)
         if is_coroutine(obj):
             return ("async",)
-        if (
-            isinstance(obj, types.MethodType)
-            and isinstance(obj.__func__, types.FunctionType)
-            and not isinstance(obj.__self__, (type, types.ModuleType))
-            and not is_library_function(obj.__func__)
-        ):
-            obj = obj.__func__  # a method of an object: its function, `self` an argument
+        # a method of an object: its function, `self` an argument
+        obj = user_method_function(obj) or obj
         target = transform_target(obj)
         if isinstance(target, types.FunctionType):
             if target is not obj and registry.lookup(target) is not None:

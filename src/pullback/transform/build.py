@@ -69,12 +69,6 @@ class Adjoint:
         return None
 
 
-def _with_user_names(generated, renames):
-    """The generated function called with the user's keyword names (and keyword-only
-    defaults) where a parameter had to be renamed."""
-    return accepting_user_keywords(generated, renames)
-
-
 def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> Adjoint:
     """Transform ``fn`` into an :class:`Adjoint` differentiated in the parameters ``wrt``
     (``None`` means every parameter), specialized on the argument kinds in ``kinds_key``
@@ -119,7 +113,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
     return Adjoint(
         fn=fn,
         wrt=wrt,
-        forward=_with_user_names(code.forward, prepared.renames),
+        forward=accepting_user_keywords(code.forward, prepared.renames),
         backward=code.backward,
         source=code.source,
         filename=code.filename,

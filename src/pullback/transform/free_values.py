@@ -12,12 +12,13 @@ keeps for itself live here too.
 from __future__ import annotations
 
 import builtins
-from types import FunctionType, MethodType, ModuleType
+from types import ModuleType
 
 import gast
 import numpy as np
 
-from ..guards import is_baked_value, is_library_module_name
+from ..callables import user_method_function
+from ..guards import is_baked_value
 from ..resolve import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
@@ -253,13 +254,7 @@ class FreeValues:
 
 
 def _is_user_method(callee, func) -> bool:
-    """A bound method of an object (not of a class or module) whose function is Python."""
+    """``obj.method(...)`` on a global object whose method is user Python code."""
     if callee.kind != "object" or not isinstance(func, gast.Attribute):
         return False
-    obj = callee.obj
-    return (
-        isinstance(obj, MethodType)
-        and isinstance(obj.__func__, FunctionType)
-        and not isinstance(obj.__self__, (type, ModuleType))
-        and not is_library_module_name(getattr(obj.__func__, "__module__", "") or "")
-    )
+    return user_method_function(callee.obj) is not None

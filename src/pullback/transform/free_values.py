@@ -129,9 +129,7 @@ class FreeValues:
         gradient would have to flow through the stored value."""
         obj = self.atom(target.value, stmts)
         self.namespace["_pb_setattr"] = builtins.setattr
-        call = gast.copy_location(
-            N.call("_pb_setattr", [obj, N.const(target.attr), value]), where
-        )
+        call = gast.copy_location(N.call("_pb_setattr", [obj, N.const(target.attr), value]), where)
         call.pb_callee = Callee("object", builtins.setattr, name="setattr")
         call.pb_attribute_store = target
         return N.expr_stmt(call, where)

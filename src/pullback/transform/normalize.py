@@ -46,6 +46,8 @@ from .free_values import FreeValues, rename_reserved_locals
 
 RET = "_ret"
 RETURNED = "_returned"
+
+
 # Names that generated adjoints use for their own helpers.
 class Normalized:
     """The normalized function: its tree, the names the code needs, and per-call facts.
@@ -506,6 +508,7 @@ class Normalizer(FreeValues):
         orelse.append(N.assign(name, self.atom(e.orelse, orelse), e.orelse))
         stmts.append(N.if_(N.load(cond), body, orelse, where=e))
         return N.load(name)
+
 
 class LoopEnd(gast.Pass):
     """Marks the end of one loop iteration, where the SSA pass puts the loop's carried

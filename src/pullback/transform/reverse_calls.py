@@ -1,0 +1,306 @@
+"""Adjoints of calls: rules, inlined elementwise rules, user functions, run-time callees.
+
+A call through a rule keeps its pullback (or calls the rule's plain pullback function
+directly); a user function's call uses that function's own generated adjoint (built
+lazily, so recursion works); a call whose callee is a run-time value goes through
+:func:`pullback.runtime.call_function` / ``call_method``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gast
+
+from ..registry import RULE, SCALAR
+from .code import Compound, Line
+from .inline import inline_form
+from .problems import no_rule_for_varied_call, varied_keyword
+from .sweep_common import has_source, runtime_function, short_name, src
+
+
+class CallAdjoints:
+    """:class:`~.reverse.ReverseBuilder`: calls in both sweeps."""
+
+    def inline_scalar(self, rule, call) -> bool:
+        """Elementwise rules are written inline when every argument is provably real;
+        otherwise (complex values possible) their own pullback runs."""
+        return (
+            rule is not None
+            and rule.kind == SCALAR
+            and not call.keywords
+            and all(self.known_kind(a) for a in call.args)
+        )
+
+    def rev_call(self, s, t, g, v, state, out):
+        line = s.lineno
+        callee = v.pb_callee
+        if callee.kind == "internal":  # as_sequence
+            arg = v.args[0]
+            if isinstance(arg, gast.Name):
+                expr = f"sequence_cotangent({g}, {arg.id})"
+                self.contrib(arg.id, expr, {arg.id}, state, line, out)
+            return
+        rule = self.registry.lookup(callee.obj) if callee.kind == "object" else None
+        if self.inline_scalar(rule, v):
+            self.rev_scalar_rule(t, g, v, rule, state, out, line)
+            return
+        if (
+            rule is not None
+            and id(s) not in self.pb_names
+            and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
+        ):
+            self.rev_direct_pullback(g, v, rule, state, out, line)
+            return
+        pb = self.pb_names[id(s)]
+        if callee.kind == "object" and rule is None:
+            # A user function: its pullback returns the cotangents of its active params.
+            params = self.user_call_bindings(v)
+            active = [(p, node) for p, node in params if self.is_active_arg(node)]
+            self.rev_pullback_map(pb, g, active, state, out, line, v)
+            return
+        args = list(v.args)
+        if callee.kind == "method":
+            args = [v.func.value] + args
+        trusted = rule.trusted if rule is not None else True
+        name = rule.name if rule is not None else callee.name
+        keywords = self.differentiated_keywords(rule, v)
+        if keywords:
+            self.rev_keyword_pullback_call(pb, g, args, keywords, state, out, line)
+            return
+        self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def differentiated_keywords(self, rule, v) -> list:
+        """``[(keyword, name)]``: the active keyword arguments whose cotangents ``rule``
+        returns (``rule.extra["keyword_cotangents"]``), in a dict after the positional ones."""
+        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        return [
+            (k.arg, k.value)
+            for k in v.keywords
+            if k.arg in declared and self.is_active_arg(k.value)
+        ]
+
+    def rev_keyword_pullback_call(self, pb, g, args, keywords, state, out, line):
+        """A rule that differentiates keywords returns ``(*positional, {keyword: cot})``."""
+        c = self.temp()
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line))
+        for k, a in enumerate(args):
+            if self.is_active_arg(a):
+                self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
+        for kw, node in keywords:
+            self.contrib(node.id, f"dict_item({c}[{len(args)}], {kw!r})", (), state, line, out)
+
+    def rev_direct_pullback(self, g, v, rule, state, out, line):
+        """Call a rule's pullback function with the primal arguments (no closure)."""
+        active = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        if not active:
+            return
+        fname = getattr(rule.pullback_fn, "__name__", "pullback")
+        pfn = self.bind(fname, rule.pullback_fn)
+        parts = [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+        call = f"{pfn}({', '.join(parts)})"
+        # A cotangent that is zero at run time never reaches the function.
+        self.flush_aliases(out, line)
+        inside = state.copy()
+        body: list = []
+        if len(active) == 1:
+            k, a = active[0]
+            self.contrib(a.id, f"{call}[{k}]", (), inside, line, body)
+        else:
+            c = self.temp()
+            body.append(Line(f"{c} = {call}", src=line))
+            for k, a in active:
+                self.contrib(a.id, f"{c}[{k}]", (), inside, line, body)
+        self.flush_aliases(body, line)
+        skipped = state.copy()
+        orelse: list = []
+        self.merge_states(state, inside, body, skipped, orelse, line)
+        out.append(Compound(f"if {g} is not ZERO:", body, orelse, src=line))
+
+    def is_active_arg(self, node) -> bool:
+        return isinstance(node, gast.Name) and self.activity.is_active(node.id)
+
+    def rev_pullback_call(self, pb, g, args, state, out, line, trusted, name):
+        active = [(k, a) for k, a in enumerate(args) if self.is_active_arg(a)]
+        if not active:
+            return
+        call = f"{pb}({g})"
+        if not trusted:
+            checker = self.bind("check_cotangents", runtime_function("check_cotangents"))
+            arg_list = ", ".join(src(a) for a in args) + ("," if len(args) == 1 else "")
+            call = f"{checker}({call}, ({arg_list}), {name!r})"
+            reads = {a.id for a in args if isinstance(a, gast.Name)}
+        else:
+            reads = set()
+        if len(active) == 1:
+            k, a = active[0]
+            self.contrib(a.id, f"{call}[{k}]", reads, state, line, out)
+            return
+        c = self.temp()
+        out.append(Line(f"{c} = {call}", frozenset(reads), line))
+        for k, a in active:
+            self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
+
+    def rev_pullback_map(self, pb, g, active, state, out, line, v):
+        if not active:
+            return
+        c = self.temp()
+        # Where the code must be differentiable again, the callee's generated vjp function
+        # (a plain function of the cotangent and the arguments) replaces the pullback.
+        vjp = self.bind("vjp_" + v.pb_callee.obj.__name__, self.vjp_ref(v))
+        call_args = ", ".join(
+            [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+        )
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
+        for k, (_, node) in enumerate(active):
+            self.contrib(node.id, f"{c}[{k}]", (), state, line, out)
+
+    def vjp_ref(self, v):
+        from ..api import VJPRef
+
+        active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
+        return VJPRef(v.pb_callee.obj, active, self.registry)
+
+    def rev_scalar_rule(self, t, g, v, rule, state, out, line):
+        args = v.args
+        arg_src = ", ".join(src(a) for a in args)
+        reads = {a.id for a in args if isinstance(a, gast.Name)} | {t}
+        fname = getattr(rule.fn, "__name__", "fn")
+        form = inline_form(rule) if len(args) == 1 else None
+        for k, a in enumerate(args):
+            if not self.is_active_arg(a):
+                continue
+            if form is not None:
+                self.ns.setdefault("_math", math)
+                deriv = form.format(src(a), y=t)
+                expr = f"{g} * {deriv}"
+                self.contrib(a.id, expr, reads, state, line, out)
+                continue
+            d = rule.derivatives[k] if k < len(rule.derivatives) else None
+            if d is None:
+                continue
+            dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
+            expr = f"{g} * {dname}({t}, {arg_src})"
+            others = [o for j, o in enumerate(args) if j != k]
+            if others and not all(self.same_shape(a, o, t) for o in others):
+                expr = f"unbroadcast({expr}, {a.id})"
+            self.contrib(a.id, expr, reads, state, line, out)
+
+    def user_call_bindings(self, v):
+        """``[(param name, argument node)]`` for a call of a user function."""
+        import inspect
+
+        fn = v.pb_callee.obj
+        sig = inspect.signature(fn)
+        try:
+            bound = sig.bind(*v.args, **{k.arg: k.value for k in v.keywords})
+        except TypeError:
+            return []
+        return list(bound.arguments.items())
+
+    def fwd_assign(self, s) -> Line:
+        t = s.targets[0].id
+        v = s.value
+        pb = self.pb_names.get(id(s))
+        if pb is None:
+            return Line(f"{t} = {src(v)}", src=s.lineno)
+        callee = v.pb_callee
+        args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
+        if callee.kind == "object":
+            rule = self.registry.lookup(callee.obj)
+            if rule is not None:
+                rr = self.bind("rrule_" + short_name(rule.name), rule.rrule)
+            else:
+                active = tuple(
+                    p for p, node in self.user_call_bindings(v) if self.is_active_arg(node)
+                )
+                fn = callee.obj
+                self.calls_user_code = True
+                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
+                plain = f"{t} = {src(v.func)}({args}); {pb} = None"
+                return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
+            return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)
+        if callee.kind == "method":
+            cm = self.bind("call_method", runtime_function("call_method"))
+            rest = (", " + args) if args else ""
+            site = self.bind("site", self.site(s))
+            return Line(
+                f"{t}, {pb} = {cm}({site}, {src(v.func.value)}, {callee.name!r}{rest})",
+                src=s.lineno,
+            )
+        cf = self.bind("call_function", runtime_function("call_function"))
+        rest = (", " + args) if args else ""
+        site = self.bind("site", self.site(s))
+        return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno)
+
+    def site(self, s):
+        from ..runtime import CallSite
+
+        filename, line, col = self.fs.location(s.value)
+        self.calls_user_code = True  # a call resolved at run time may reach user code
+        return CallSite(
+            filename, line, col, self.fs.file_line(line), self.registry, self.adjoint_of
+        )
+
+    # -- which statements need a pullback ----------------------------------------------
+    def plan_pullbacks(self):
+        """Name the pullback of every active statement that calls through a rule."""
+        for s in gast.walk(self.tree):
+            if isinstance(s, gast.Expr):
+                self.refuse_varied_attribute_store(s.value)
+            if not isinstance(s, gast.Assign):
+                continue
+            t = s.targets[0].id
+            v = s.value
+            needs = False
+            if (
+                isinstance(v, gast.Attribute)
+                and not getattr(v, "pb_constant", False)
+                and isinstance(v.value, gast.Name)
+                and v.value.id in self.activity.varied
+                and not self.declared_attribute(v)
+            ):
+                self.refuse_attribute(v)
+            if not self.activity.is_active(t):
+                continue
+            if isinstance(v, gast.Call):
+                callee = v.pb_callee
+                if callee.kind == "internal":
+                    needs = False
+                elif callee.kind == "object":
+                    rule = self.registry.lookup(callee.obj)
+                    if (
+                        rule is None
+                        and callee.name.endswith(".__getitem__")
+                        and not (has_source(callee.obj))
+                    ):
+                        self.problems.append(
+                            no_rule_for_varied_call(self.diagnostic, v, callee.name)
+                        )
+                    needs = not self.inline_scalar(rule, v)
+                    if (
+                        needs
+                        and rule is not None
+                        and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
+                    ):
+                        needs = False  # its pullback is a plain function, called directly
+                    if rule is not None and rule.kind == RULE:
+                        self.check_keywords(v, rule)
+                else:
+                    needs = True
+            if needs:
+                name = self.internal(f"_pb_{t.lstrip('_')}")
+                self.pb_names[id(s)] = name
+                self.primal.add(name)
+                for info in self.loops_containing(s):
+                    info.assigned.add(name)
+
+    def check_keywords(self, v, rule):
+        declared = rule.extra.get("keyword_cotangents", ())
+        for k in v.keywords:
+            if k.arg in declared:
+                continue
+            if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
+                self.problems.append(
+                    varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
+                )

@@ -1,0 +1,161 @@
+"""Adjoints of operators and index reads.
+
+Arithmetic is written inline: ``t = a * b`` gives ``d_a += d_t * b`` (with ``unbroadcast``
+only where shapes may differ, and conjugates only where values may be complex); an index
+read ``t = x[i]`` records ``(i, d_t)`` on a chain that one ``fold_reads`` turns into the
+adjoint of ``x``.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .code import Line
+from .kinds import SCALAR as SCALAR_KIND
+from .kinds import is_real
+from .sweep_common import index_expr, src
+
+
+class ExpressionAdjoints:
+    """:class:`~.reverse.ReverseBuilder`: operators and index reads."""
+
+    def known_kind(self, node) -> bool:
+        """Whether an operand is provably a number or an array (not a tuple or list)."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float, complex)) and not isinstance(
+                node.value, bool
+            )
+        return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
+    def known_real(self, node) -> bool:
+        """Whether an operand is provably real (so its conjugate is itself): a real
+        constant, or a name whose kind is a real number or array."""
+        if isinstance(node, gast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
+    def same_shape(self, operand, other, result) -> bool:
+        """True when ``operand`` provably has the shape of ``result`` (no unbroadcast)."""
+        if isinstance(other, gast.Constant) and isinstance(other.value, (int, float)):
+            return True
+        if isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND:
+            return True
+        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure.
+        if isinstance(operand, gast.Name):
+            return (
+                self.kinds.get(operand.id) == SCALAR_KIND and self.kinds.get(result) == SCALAR_KIND
+            )
+        return False
+
+    def rev_binop(self, s, t, g, v, state, out):
+        line = s.lineno
+        a, b = v.left, v.right
+        op = type(v.op)
+        an = a.id if isinstance(a, gast.Name) else None
+        bn = b.id if isinstance(b, gast.Name) else None
+        # With a scalar on one side the result has the other side's shape.
+        a_ub = not self.same_shape(a, b, t)
+        b_ub = not self.same_shape(b, a, t)
+        sa, sb = src(a), src(b)
+
+        def ub(expr, x, needed):
+            return f"unbroadcast({expr}, {x})" if needed else expr
+
+        reads_a = {n for n in (an, bn) if n}
+
+        def cj(expr, node):
+            # The cotangent of a product conjugates the other factor; real values
+            # (proved by their kind) skip it.
+            return expr if self.known_real(node) else f"_np.conj({expr})"
+
+        real = self.known_real(a) and self.known_real(b)
+        if an and an == bn and op in (gast.Add, gast.Mult):
+            # x + x and x * x: one contribution instead of two.
+            expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {cj(sa, a)}"
+            self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+        elif op is gast.Add and not real:
+            # Operands of unknown kind may be tuples or lists: + concatenates them.
+            c = self.temp()
+            out.append(Line(f"{c} = plus_cotangents({g}, {sa}, {sb})", src=line))
+            if an:
+                self.contrib(an, f"{c}[0]", (), state, line, out)
+            if bn:
+                self.contrib(bn, f"{c}[1]", (), state, line, out)
+        elif op is gast.Add:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(g, sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Sub:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(f"-{g}", sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Mult:
+            if an:
+                self.contrib(an, ub(f"{g} * {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
+            if bn:
+                self.contrib(bn, ub(f"{cj(sa, a)} * {g}", sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Div:
+            if an:
+                self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
+            if bn:
+                quotient = t if real else f"_np.conj({t} / {sb})"
+                expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+        elif op is gast.Pow:
+            if an:
+                if isinstance(b, gast.Constant) and b.value == 2:
+                    deriv = f"2 * {cj(sa, a)}"
+                elif isinstance(b, gast.Constant) and b.value == 1:
+                    deriv = None
+                elif isinstance(b, gast.Constant):
+                    deriv = f"{sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
+                else:
+                    deriv = f"{sb} * {sa} ** ({sb} - 1)"
+                if deriv is not None and not real and not deriv.startswith("2 * "):
+                    deriv = f"_np.conj({deriv})"
+                expr = g if deriv is None else f"{g} * {deriv}"
+                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                expr = f"pow_exponent_cotangent({g}, {sa}, {t})"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+        elif op is gast.Mod:
+            if an:
+                self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
+            if bn:
+                expr = f"-{g} * ({sa} // {sb})"
+                self.contrib(bn, ub(expr, sb, b_ub), reads_a, state, line, out)
+        elif op is gast.MatMult:
+            if an:
+                expr = f"matmul_lhs_cotangent({g}, {sa}, {sb})"
+                self.contrib(an, expr, reads_a, state, line, out)
+            if bn:
+                expr = f"matmul_rhs_cotangent({g}, {sa}, {sb})"
+                self.contrib(bn, expr, reads_a, state, line, out)
+
+    def reads_chain(self, name: str) -> str:
+        if name not in self.chains:
+            base = f"_reads_{name.lstrip('_')}" if not name.startswith("_t") else f"_reads{name}"
+            self.chains[name] = self.internal(base)
+        return self.chains[name]
+
+    def rev_subscript(self, t, g, v, state, out, line):
+        base = v.value
+        if not isinstance(base, gast.Name) or not self.activity.is_active(base.id):
+            return
+        b = base.id
+        if state.get(b) == "Z":  # the chain and the adjoint are consumed together
+            out.append(Line(f"{self.adj(b)} = ZERO", src=line))
+            state[b] = "M"
+        chain = self.reads_chain(b)
+        out.append(Line(f"{chain} = ({index_expr(v.slice)}, {g}, {chain})", src=line))
+
+    def fold(self, name, out, line):
+        """Fold the recorded index reads of ``name`` into its adjoint."""
+        a = self.adj(name)
+        current = self.alias.pop(name, a)
+        self.write(name, out, line)
+        chain = self.reads_chain(name)
+        out.append(Line(f"{a} = fold_reads({current}, {name}, {chain})", src=line))
+        out.append(Line(f"{chain} = None", src=line))

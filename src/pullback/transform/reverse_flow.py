@@ -1,0 +1,297 @@
+"""Control flow in both sweeps: branches, loops and their tapes.
+
+Loops count their iterations and, at each iteration's exit, push a snapshot of exactly
+the values the reverse sweep reads (a linked tuple, so the adjoint stays re-callable);
+the reverse loop pops one snapshot per iteration. Branches replay the forward path's
+condition.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .analyze import names_in
+from .code import Compound, Line, identifiers, walk_reads
+from .ssa import SnapshotPoint
+from .sweep_common import State, src
+
+
+class ControlFlowAdjoints:
+    """:class:`~.reverse.ReverseBuilder`: branches, loops and their tapes."""
+
+    def rev_if(self, s, state) -> list:
+        s_body = state.copy()
+        s_else = state.copy()
+        rb = self.rev_block(s.body, s_body)
+        ro = self.rev_block(s.orelse, s_else)
+        if not rb and not ro:
+            return []
+        self.merge_states(state, s_body, rb, s_else, ro, s.lineno)
+        test = src(s.test)
+        return [Compound(f"if {test}:", rb, ro, frozenset(names_in(s.test)), s.lineno)]
+
+    def merge_states(self, state, s1, b1, s2, b2, line):
+        for name in set(s1) | set(s2):
+            z1 = s1.get(name) == "Z"
+            z2 = s2.get(name) == "Z"
+            if z1 and not z2:
+                b1.append(Line(f"{self.adj(name)} = ZERO", src=line))
+            elif z2 and not z1:
+                b2.append(Line(f"{self.adj(name)} = ZERO", src=line))
+            state[name] = "Z" if (z1 and z2) else "M"
+
+    def rev_loop(self, s, state) -> list:
+        info = s.pb_loop
+        self.loop_stack.append(info)
+        per_iteration = info.assigned - set(info.carried.values())
+        # Inside the loop every adjoint that outlives an iteration is bound.
+        body_state = State(lambda name: "Z" if name in per_iteration else "M")
+        body = self.rev_block(s.body, body_state)
+        self.loop_stack.pop()
+        if not body:
+            info.has_reverse = False
+            return []
+        info.has_reverse = True
+        lid = self.loop_id(info)
+        info.stack = self.internal(f"_stack{lid}")
+        info.reverse_target = None
+        if isinstance(s, gast.For) and not _breaks(s.body):
+            # Every iteration runs to its end: the reverse loop walks the same range
+            # backwards, so neither a count nor the loop variable needs saving.
+            info.counter = self.internal(f"_range{lid}")
+            info.reverse_target = s.target.id
+            header = f"for {s.target.id} in reversed({info.counter}):"
+        else:
+            info.counter = self.internal(f"_count{lid}")
+            header = f"for {self.loop_var} in range({info.counter}):"
+        self.primal.add(info.counter)
+        for outer in self.loop_stack:
+            outer.assigned.add(info.counter)
+        outliving = {name for name in _adjoints_touched(body, self) if name not in per_iteration}
+        before: list = []
+        for name in sorted(outliving):
+            if state.get(name) == "Z":
+                before.append(Line(f"{self.adj(name)} = ZERO", src=s.lineno))
+            if body_state.get(name) == "Z":
+                body.append(Line(f"{self.adj(name)} = ZERO", src=s.lineno))
+            state[name] = "M"
+        pop = Line("pass", src=s.lineno)  # filled in by finish_loops
+        info.pop_line = pop
+        # Index reads recorded by the previous reverse iteration are folded with the value
+        # they read, before this iteration's snapshot replaces it (a carried array may
+        # change shape from one iteration to the next: `w = w[k:]`).
+        lead = 0
+        while lead < len(body) and _is_fold_line(body[lead]):
+            lead += 1
+        loop = Compound(
+            header,
+            body[:lead] + [pop] + body[lead:],
+            reads=frozenset({info.counter}),
+            src=s.lineno,
+            loop=info,
+        )
+        return before + [loop]
+
+    # -- saved values -----------------------------------------------------------------
+    def finish_loops(self, body) -> list[str]:
+        """Decide each loop's snapshot and the values saved at the end of the forward."""
+        needed_top = self._needs(body, None)
+        saved = sorted(n for n in needed_top if n in self.primal)
+        for info in self.loops:
+            if getattr(info, "has_reverse", False) and info.parent is None:
+                saved.append(info.counter)
+        for info in self.loops:
+            if getattr(info, "has_reverse", False) and (
+                info.snapshot or info.reverse_target is None
+            ):
+                saved.append(info.stack)
+        return list(dict.fromkeys(saved))
+
+    def _needs(self, block, info) -> set[str]:
+        reads = set(walk_reads(block, stop_at_loops=True))
+        for item in _loops_in(block):
+            reads |= self._needs(item.body, item.loop)
+            reads |= item.reads
+        if info is None:
+            return reads
+        invariant = self.loop_invariants(info)
+        snap = sorted(
+            n
+            for n in reads
+            if n in info.assigned
+            and n in self.primal
+            and n != info.reverse_target
+            and n not in invariant
+        )
+        info.snapshot = snap
+        pop = info.pop_line
+        if len(snap) == 1:  # one value: no tuple around it
+            pop.text = f"{snap[0]}, {info.stack} = {info.stack}"
+        elif snap:
+            pop.text = f"({', '.join(snap)}), {info.stack} = {info.stack}"
+        elif info.reverse_target is not None:
+            pop.text = ""  # nothing to restore: no stack at all
+        else:
+            pop.text = f"_, {info.stack} = {info.stack}"
+        return {n for n in reads if n not in info.assigned or n in invariant}
+
+    def loop_invariants(self, info) -> set[str]:
+        """Names the loop assigns the same value in every iteration (one pure operation on
+        values from outside the loop): the reverse sweep reads their final value instead of
+        saving one per iteration."""
+        assigns: dict[str, list] = {}
+        for node in gast.walk(info.node):
+            if isinstance(node, gast.Assign):
+                assigns.setdefault(node.targets[0].id, []).append(node.value)
+        candidates = {
+            name: values[0]
+            for name, values in assigns.items()
+            if len(values) == 1
+            and name not in info.carried.values()
+            and isinstance(values[0], _PURE)
+        }
+        invariant: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, value in candidates.items():
+                if name in invariant:
+                    continue
+                operands = set(names_in(value))
+                if all(n not in info.assigned or n in invariant for n in operands):
+                    invariant.add(name)
+                    changed = True
+        return invariant
+
+    # -- forward ----------------------------------------------------------------------
+    def fwd_block(self, stmts) -> list:
+        out: list = []
+        for s in stmts:
+            out.extend(self.fwd_stmt(s))
+        return out
+
+    def fwd_stmt(self, s) -> list:
+        if isinstance(s, gast.Assign):
+            return [self.fwd_assign(s)]
+        if isinstance(s, gast.If):
+            return [
+                Compound(
+                    f"if {src(s.test)}:",
+                    self.fwd_block(s.body),
+                    self.fwd_block(s.orelse),
+                    src=s.lineno,
+                )
+            ]
+        if isinstance(s, (gast.For, gast.While)):
+            info = s.pb_loop
+            header = (
+                f"for {s.target.id} in {src(s.iter)}:" if isinstance(s, gast.For) else "while True:"
+            )
+            body = self.fwd_block(s.body)
+            if not getattr(info, "has_reverse", False):
+                return [Compound(header, body, src=s.lineno)]
+            if info.reverse_target is not None:
+                # The range object itself is saved; the reverse loop walks it backwards.
+                rng = info.counter
+                return [
+                    Line(f"{rng} = {src(s.iter)}", src=s.lineno),
+                    Compound(f"for {s.target.id} in {rng}:", body, src=s.lineno),
+                ]
+            body.insert(0, Line(f"{info.counter} += 1", src=s.lineno))
+            return [
+                Line(f"{info.counter} = 0", src=s.lineno),
+                Compound(header, body, src=s.lineno),
+            ]
+        if isinstance(s, SnapshotPoint):
+            info = s.loop
+            if not getattr(info, "has_reverse", False):
+                return []
+            snap = getattr(info, "snapshot", [])
+            if not snap and info.reverse_target is not None:
+                return []
+            if not snap:
+                return [Line(f"{info.stack} = (None, {info.stack})", src=s.lineno)]
+            names = snap[0] if len(snap) == 1 else "(" + ", ".join(snap) + ")"
+            return [Line(f"{info.stack} = ({names}, {info.stack})", src=s.lineno)]
+        if isinstance(s, (gast.Break, gast.Continue)):
+            return [Line(type(s).__name__.lower(), src=s.lineno)]
+        if isinstance(s, gast.Pass):
+            return []
+        return [Line(src(s), src=getattr(s, "lineno", None))]
+
+    def loops_containing(self, stmt):
+        found = []
+
+        def visit(block, stack):
+            for s in block:
+                if s is stmt:
+                    found.extend(stack)
+                    return True
+                if isinstance(s, (gast.For, gast.While)):
+                    if visit(s.body, stack + [s.pb_loop]):
+                        return True
+                elif isinstance(s, gast.If):
+                    if visit(s.body, stack) or visit(s.orelse, stack):
+                        return True
+            return False
+
+        visit(self.tree.body, [])
+        return found
+
+
+def _adjoints_touched(block, builder) -> set[str]:
+    """Primal names whose adjoints a reverse block reads or writes."""
+    prefix = builder.prefix
+    names = set()
+
+    def visit(items):
+        for item in items:
+            text = item.text if isinstance(item, Line) else item.header
+            for token in identifiers(text):
+                if token.startswith(prefix) or token.startswith("_reads"):
+                    names.add(token)
+            if isinstance(item, Compound):
+                visit(item.body)
+                visit(item.orelse)
+
+    visit(block)
+    out = set()
+    for primal in builder.primal:
+        if builder.adj(primal) in names:
+            out.add(primal)
+    # Index reads recorded in a chain count as touching the array's adjoint.
+    for primal in builder.subscript_bases:
+        if builder.reads_chain(primal) in names:
+            out.add(primal)
+    return out
+
+
+def _is_fold_line(item) -> bool:
+    return isinstance(item, Line) and (
+        "= fold_reads(" in item.text
+        or (item.text.startswith("_reads") and item.text.endswith("= None"))
+    )
+
+
+def _breaks(stmts) -> bool:
+    """Whether a loop body may leave its loop early (not counting nested loops)."""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+    return False
+
+
+def _loops_in(block):
+    for item in block:
+        if isinstance(item, Compound):
+            if item.loop is not None:
+                yield item
+            else:
+                yield from _loops_in(item.body)
+                yield from _loops_in(item.orelse)
+
+
+# Operations without side effects whose result depends only on their operands.
+_PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)

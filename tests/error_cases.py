@@ -13,7 +13,7 @@ def counted(x, calls):
 
 
 def mutates(x, calls):
-    calls.append("ran")
+    calls.insert(0, "ran")
     x[0] = 2.0 * x[0]
     try:
         y = np.sum(x)

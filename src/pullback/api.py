@@ -459,9 +459,7 @@ class VJPPullback:
                     cotangents = run_pullback(self._pullback, dy)
             else:
                 cotangents = run_pullback(self._pullback, dy)
-            grads = tuple(
-                materialize(c, v) for c, v in zip(cotangents, self._values, strict=True)
-            )
+            grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
         return grads[0] if self.single else grads
 
 

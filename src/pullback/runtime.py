@@ -65,9 +65,7 @@ def scalar_seed(y, name: str, what: str = "grad"):
             f"Fix: return a real scalar: np.real(...), np.abs(...) or np.abs(...) ** 2 of the "
             "result; for complex outputs use pullback.vjp with a complex cotangent."
         )
-    if isinstance(y, bool) or not (
-        foreign or isinstance(y, (float, int, np.ndarray, np.generic))
-    ):
+    if isinstance(y, bool) or not (foreign or isinstance(y, (float, int, np.ndarray, np.generic))):
         raise NonScalarOutputError(
             f"{what} needs '{name}' to return a scalar, but it returned a "
             f"{type(y).__name__}.\n"

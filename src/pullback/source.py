@@ -112,9 +112,7 @@ def locate_free_name(fn, name: str):
     ``(("global",), v)``, ``(("builtin",), v)``, or ``(None, None)``."""
     code = fn.__code__
     if fn.__closure__:
-        for k, (cell_name, cell) in enumerate(
-            zip(code.co_freevars, fn.__closure__, strict=False)
-        ):
+        for k, (cell_name, cell) in enumerate(zip(code.co_freevars, fn.__closure__, strict=False)):
             if cell_name == name:
                 try:
                     return ("cell", k), cell.cell_contents

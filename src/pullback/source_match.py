@@ -115,9 +115,7 @@ def _enclose(node, fn):
         ]
         node = ast.FunctionDef(
             name="_pullback_scope",
-            args=ast.arguments(
-                posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]
-            ),
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=binds + [node],
             decorator_list=[],
             returns=None,

@@ -218,6 +218,13 @@ def densify(c):
     return c
 
 
+class CotangentList(list):
+    """A list cotangent that the reverse sweep made itself, so it may ``pop`` from it
+    (see :func:`pullback.containers.append_cotangent`)."""
+
+    __slots__ = ()
+
+
 def add(a, b):
     """Accumulate two cotangents of the same value. ``ZERO`` and ``NO_TANGENT`` are free."""
     if a is ZERO or a is NO_TANGENT:
@@ -232,7 +239,7 @@ def add(a, b):
         return _with_base(a, b)
     if tb is IndexedCotangent:
         return _with_base(b, a)
-    if ta is tuple or ta is list:
+    if ta is tuple or ta is list or ta is CotangentList:
         return ta(add(x, y) for x, y in zip(a, b, strict=True))
     if ta is dict:
         out = dict(a)

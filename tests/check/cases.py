@@ -59,10 +59,15 @@ def pb105_alias(x):
     return np.sum(y) + np.sum(z)
 
 
-def pb106_append(x):
+def pb106_insert(x):
     out = []
-    out.append(x)
+    out.insert(0, x)
     return out
+
+
+def pb106_append_read_back(x, log):
+    log.append(x * 2.0)
+    return log[-1]
 
 
 def pb106_del_item(d):
@@ -72,7 +77,7 @@ def pb106_del_item(d):
 
 def pb107_attribute(x, state):
     state.value = x * 2.0
-    return x
+    return state.value * x
 
 
 def pb108_del_name(x):
@@ -174,10 +179,6 @@ def pb410_star_target(x):
     return first
 
 
-def pb411_comprehension(x):
-    return np.sum([v * v for v in x])
-
-
 def pb412_walrus(x):
     if (n := len(x)) > 3:
         return x[0] * n
@@ -212,7 +213,7 @@ def several(x, i):
     finally:
         pass
     out = []
-    out.append(y)
+    out.insert(0, y)
     return sorted(out)
 
 

@@ -115,8 +115,8 @@ def would_have_side_effects(x):
 
 
 def test_check_runs_no_user_code():
-    # its own mutation, then the callee's (which appends to a global list)
-    assert codes_of(would_have_side_effects) == ["PB101", "PB106"]
+    # its own mutation; the callee's append to a global list just runs (it is not read back)
+    assert codes_of(would_have_side_effects) == ["PB101"]
     assert CALLS == []
 
 
@@ -162,7 +162,9 @@ def raise_and_print(x):
 
 
 def test_global_container_mutation_and_forward_only_code():
-    assert codes_of(global_container) == ["PB106"]
+    # runs as written: the appended value never comes back (the transform refuses an
+    # append that is read back, tests/test_comprehensions.py)
+    assert codes_of(global_container) == []
     registry = default_registry().copy()
     registry.remove(sorted)
     registry.remove(print)
@@ -181,8 +183,8 @@ def test_undefined_names_suggest_the_close_spelling():
 
 
 def test_a_lambda_is_checked_as_a_function():
-    square_all = lambda x: np.sum([v * v for v in x])  # noqa: E731
-    assert codes_of(square_all) == ["PB411"]
+    sort_all = lambda x: np.sum(x.sort())  # noqa: E731
+    assert codes_of(sort_all) == ["PB103"]
 
 
 # -- PB105: augmented assignment to a name ------------------------------------------------

@@ -36,7 +36,7 @@ def _(x):
 class Model:
     def loss(self, w):
         out = []
-        out.append(w)
+        out.insert(0, w)
         return out
 
 
@@ -90,7 +90,7 @@ def test_one_function_and_its_callees(module, capsys):
 def test_a_method_by_qualified_name_and_a_leading_check_word(module, capsys):
     code, out, _ = run(capsys, "check", f"{module}:Model.loss")
     assert code == 1
-    expected = "PB106 container mutation: 'out.append(w)' changes 'out' in place"
+    expected = "PB106 container mutation: 'out.insert(0, w)' changes 'out' in place"
     assert out == f"{module}:30:9: {expected}\n"
 
 

@@ -63,9 +63,10 @@ def shifted_energy(x):
 
 # PB106
 def stacked_squares(x):
-    rows = ()
+    rows = []
     for v in x:
-        rows = rows + (v * v,)
+        rows.append(v)
+        rows.append(v * v)
     return np.sum(np.stack(rows))
 
 
@@ -187,14 +188,6 @@ def total_of(arrays):
     for a in arrays:
         total = total + np.sum(a)
     return total
-
-
-# PB411
-def sum_of_squares(x):
-    acc = ()
-    for v in x:
-        acc = acc + (v * v,)
-    return np.sum(np.stack(acc))
 
 
 # PB412
@@ -324,7 +317,6 @@ CALLS_AFTER = {
     "PB408": (log_norm, lambda f: f(fresh())),
     "PB409": (activate, lambda f: (f(fresh(), "relu"), f(fresh(), "tanh"))),
     "PB410": (total_of, lambda f: f((fresh(), 2.0 * fresh()))),
-    "PB411": (sum_of_squares, lambda f: f(fresh())),
     "PB412": (mean_if_long, lambda f: (f(fresh()), f(fresh()[:2]))),
 }
 

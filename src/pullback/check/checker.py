@@ -749,17 +749,11 @@ class FunctionChecker(gast.NodeVisitor):
                 self.visit(key)
             self.visit(value)
 
-    def _report_comprehension(self, node, kind):
-        self.report(
-            node,
-            "PB411",
-            f"{kind} cannot be differentiated",
-            fix="write a for loop that builds the result: `out = []` is not allowed either, "
-            "so use `np.stack`/`np.array` of a loop-built tuple, e.g. `acc = ()` then "
-            f"`acc = acc + (v,)` ({codes.see('PB411')}).",
-        )
+    def _visit_comprehension(self, node):
+        # Normalized into the loop Python runs (transform/comprehensions.py).
         for comp in node.generators:
             self._check_target(comp.target, None)
+            self._loop_iterators.add(id(comp.iter))
             self.visit(comp.iter)
             self.visit_all(comp.ifs)
             if comp.is_async:
@@ -776,16 +770,16 @@ class FunctionChecker(gast.NodeVisitor):
             self.visit(node.elt)
 
     def visit_ListComp(self, node):
-        self._report_comprehension(node, "list comprehension")
+        self._visit_comprehension(node)
 
     def visit_SetComp(self, node):
-        self._report_comprehension(node, "set comprehension")
+        self._visit_comprehension(node)
 
     def visit_DictComp(self, node):
-        self._report_comprehension(node, "dict comprehension")
+        self._visit_comprehension(node)
 
     def visit_GeneratorExp(self, node):
-        self._report_comprehension(node, "generator expression")
+        self._visit_comprehension(node)
 
     def _visit_yield(self, node):
         keyword = "yield from" if isinstance(node, gast.YieldFrom) else "yield"
@@ -859,7 +853,9 @@ class FunctionChecker(gast.NodeVisitor):
                 f"({codes.see('PB103')}).",
             )
             return True
-        if name in CONTAINER_INPLACE_METHODS:
+        if name in CONTAINER_INPLACE_METHODS and name != "append":
+            # append runs as written; the transform refuses it only where a gradient
+            # would have to flow through the list (transform/reverse_attributes.py).
             self.report(
                 node,
                 "PB106",
@@ -917,6 +913,12 @@ class FunctionChecker(gast.NodeVisitor):
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it
+        if (
+            isinstance(owner, (list, dict, set))
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "append"
+        ):
+            return  # runs as written; refused by the transform only if read back (PB106)
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return

@@ -119,11 +119,6 @@ CODES: dict[str, tuple[str, str]] = {
         "A starred expression has a length known only at run time, so pullback cannot tell "
         "which value goes where.",
     ),
-    "PB411": (
-        "comprehensions and generator expressions",
-        "A comprehension is a hidden function with its own loop, which pullback does not "
-        "transform.",
-    ),
     "PB412": (
         "assignment expression (walrus)",
         "An assignment inside an expression hides a definition that the transform needs "

@@ -100,9 +100,7 @@ def _sum(a, b):
         return b
     if b is NO_TANGENT:
         return a
-    return tuple(
-        NO_TANGENT if x is NO_TANGENT else x + y for x, y in zip(a, b, strict=True)
-    )
+    return tuple(NO_TANGENT if x is NO_TANGENT else x + y for x, y in zip(a, b, strict=True))
 
 
 def _direct_param_cotangent(fn, x, args, dy):
@@ -262,7 +260,6 @@ class SquaresImplicit:
 
 def _least_squares_rrule(*args, **kwargs):
     import scipy.optimize as so
-
 
     p = bound_call(so.least_squares, args, kwargs)
     fun = p["fun"]

@@ -90,8 +90,7 @@ def register(reg):
         r.rule(fn, method_rrule(fn, partials_of, fn.__name__), name=name, notes=notes)
 
     order = "wrt z; an integer order has no tangent, a float order is refused"
-    rule(sc.iv, _bessel("iv", lambda v, z, y: 0.5 * (sc.iv(v - 1, z) + sc.iv(v + 1, z))),
-         order)
+    rule(sc.iv, _bessel("iv", lambda v, z, y: 0.5 * (sc.iv(v - 1, z) + sc.iv(v + 1, z))), order)
     rule(
         sc.ive,
         _bessel(
@@ -100,17 +99,19 @@ def register(reg):
         ),
         order,
     )
-    rule(sc.kv, _bessel("kv", lambda v, z, y: -0.5 * (sc.kv(v - 1, z) + sc.kv(v + 1, z))),
-         order)
-    rule(sc.kve,
-         _bessel("kve", lambda v, z, y: y - 0.5 * (sc.kve(v - 1, z) + sc.kve(v + 1, z))),
-         order)
-    rule(sc.jv, _bessel("jv", lambda v, z, y: 0.5 * (sc.jv(v - 1, z) - sc.jv(v + 1, z))),
-         order)
-    rule(sc.yv, _bessel("yv", lambda v, z, y: 0.5 * (sc.yv(v - 1, z) - sc.yv(v + 1, z))),
-         order)
-    rule(sc.yn, _bessel("yn", lambda v, z, y: 0.5 * (sc.yv(v - 1, z) - sc.yv(v + 1, z))),
-         "integer order n")
+    rule(sc.kv, _bessel("kv", lambda v, z, y: -0.5 * (sc.kv(v - 1, z) + sc.kv(v + 1, z))), order)
+    rule(
+        sc.kve,
+        _bessel("kve", lambda v, z, y: y - 0.5 * (sc.kve(v - 1, z) + sc.kve(v + 1, z))),
+        order,
+    )
+    rule(sc.jv, _bessel("jv", lambda v, z, y: 0.5 * (sc.jv(v - 1, z) - sc.jv(v + 1, z))), order)
+    rule(sc.yv, _bessel("yv", lambda v, z, y: 0.5 * (sc.yv(v - 1, z) - sc.yv(v + 1, z))), order)
+    rule(
+        sc.yn,
+        _bessel("yn", lambda v, z, y: 0.5 * (sc.yv(v - 1, z) - sc.yv(v + 1, z))),
+        "integer order n",
+    )
     rule(sc.gammainc, _gammainc_partials(1.0), "wrt a by series / quadrature")
     rule(sc.gammaincc, _gammainc_partials(-1.0), "wrt a by series / quadrature")
     rule(sc.betainc, _betainc_partials, "wrt a, b by series")
@@ -138,5 +139,6 @@ def _multigammaln_da(y, a, d):
     """``d/da log Gamma_d(a) = sum_(j < d) digamma(a - j/2)``."""
     import scipy.special as sc
 
-    return np.sum(sc.digamma(np.multiply.outer(a, np.ones(int(d))) - np.arange(int(d)) / 2.0),
-                  axis=-1)
+    return np.sum(
+        sc.digamma(np.multiply.outer(a, np.ones(int(d))) - np.arange(int(d)) / 2.0), axis=-1
+    )

@@ -153,6 +153,9 @@ def register_methods(reg, family, names, methods, partials):
                 return partials(dist, name, y, args, kwargs)
 
             method = getattr(dist, name)
-            r.rule(method, method_rrule(method, partials_of, name),
-                   name=f"scipy.stats.{dist_name}.{name}")
+            r.rule(
+                method,
+                method_rrule(method, partials_of, name),
+                name=f"scipy.stats.{dist_name}.{name}",
+            )
     return r

@@ -240,8 +240,7 @@ def partials(dist, name, y, args, kwargs):
         with np.errstate(all="ignore"):
             logf = np.log(y)
         return [
-            where_finite(y * p, y > 0)
-            for p in density_partials(dist, logf, x, shapes, loc, scale)
+            where_finite(y * p, y > 0) for p in density_partials(dist, logf, x, shapes, loc, scale)
         ]
     if name == "cdf":
         return cdf_partials(dist, x, shapes, loc, scale)

@@ -111,5 +111,8 @@ def register(reg):
         return
     r = register_methods(reg, FAMILY, SPECS, METHODS, partials)
     for dist_name in SPECS:
-        r.nondiff(getattr(st, dist_name).ppf, names=[f"scipy.stats.{dist_name}.ppf"],
-                  notes="integer-valued quantiles")
+        r.nondiff(
+            getattr(st, dist_name).ppf,
+            names=[f"scipy.stats.{dist_name}.ppf"],
+            notes="integer-valued quantiles",
+        )

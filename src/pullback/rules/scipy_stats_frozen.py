@@ -110,15 +110,27 @@ def register(reg):
 
     r = Registrar(reg, FAMILY)
     for dist_name in (*cont.SPECS, *disc.SPECS):
-        r.rule(getattr(st, dist_name), constructor_rrule(getattr(st, dist_name), dist_name),
-               name=f"scipy.stats.{dist_name}", notes="frozen distribution")
-    r.rule(st.multivariate_normal,
-           constructor_rrule(st.multivariate_normal, "multivariate_normal",
-                             _mvn_constructor_cotangent),
-           name="scipy.stats.multivariate_normal", notes="frozen distribution")
+        r.rule(
+            getattr(st, dist_name),
+            constructor_rrule(getattr(st, dist_name), dist_name),
+            name=f"scipy.stats.{dist_name}",
+            notes="frozen distribution",
+        )
+    r.rule(
+        st.multivariate_normal,
+        constructor_rrule(
+            st.multivariate_normal, "multivariate_normal", _mvn_constructor_cotangent
+        ),
+        name="scipy.stats.multivariate_normal",
+        notes="frozen distribution",
+    )
     for dist_name in ("dirichlet", "multinomial"):
-        r.rule(getattr(st, dist_name), constructor_rrule(getattr(st, dist_name), dist_name),
-               name=f"scipy.stats.{dist_name}", notes="frozen distribution")
+        r.rule(
+            getattr(st, dist_name),
+            constructor_rrule(getattr(st, dist_name), dist_name),
+            name=f"scipy.stats.{dist_name}",
+            notes="frozen distribution",
+        )
     # cdf, sf, ppf, ... are rv_frozen's own methods, shared by both kinds
     for cls, names in (
         (infra.rv_continuous_frozen, CONTINUOUS_METHODS),
@@ -127,16 +139,18 @@ def register(reg):
         for name in names:
             method = getattr(cls, name)
             if reg.lookup(method) is None:
-                r.rule(method, _univariate_rrule(name),
-                       name=f"scipy.stats.{method.__qualname__}")
+                r.rule(method, _univariate_rrule(name), name=f"scipy.stats.{method.__qualname__}")
     for kind, cls, names in (
         ("multivariate_normal", multi.multivariate_normal_frozen, ("logpdf", "pdf")),
         ("dirichlet", multi.dirichlet_frozen, ("logpdf", "pdf")),
         ("multinomial", multi.multinomial_frozen, ("logpmf", "pmf")),
     ):
         for name in names:
-            r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
-                   name=f"scipy.stats.{cls.__name__}.{name}")
+            r.rule(
+                getattr(cls, name),
+                _multivariate_rrule(kind, name),
+                name=f"scipy.stats.{cls.__name__}.{name}",
+            )
     # last, once every stats rule exists: the pullbacks second derivatives run through
     from . import scipy_stats_transformable
 

@@ -187,10 +187,17 @@ def register(reg):
 
     r = Registrar(reg, FAMILY)
     for pdf, name in ((False, "logpdf"), (True, "pdf")):
-        r.rule(getattr(st.multivariate_normal, name), _mvn_rrule(pdf),
-               name=f"scipy.stats.multivariate_normal.{name}")
-        r.rule(getattr(st.dirichlet, name), _dirichlet_rrule(pdf),
-               name=f"scipy.stats.dirichlet.{name}")
+        r.rule(
+            getattr(st.multivariate_normal, name),
+            _mvn_rrule(pdf),
+            name=f"scipy.stats.multivariate_normal.{name}",
+        )
+        r.rule(
+            getattr(st.dirichlet, name), _dirichlet_rrule(pdf), name=f"scipy.stats.dirichlet.{name}"
+        )
     for pmf, name in ((False, "logpmf"), (True, "pmf")):
-        r.rule(getattr(st.multinomial, name), _multinomial_rrule(pmf),
-               name=f"scipy.stats.multinomial.{name}")
+        r.rule(
+            getattr(st.multinomial, name),
+            _multinomial_rrule(pmf),
+            name=f"scipy.stats.multinomial.{name}",
+        )

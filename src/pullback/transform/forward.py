@@ -27,6 +27,7 @@ import math
 import gast
 import numpy as np
 
+from .. import containers
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
@@ -234,6 +235,19 @@ class ForwardBuilder:
             return "ZERO"
         return "ZERO"
 
+    def internal_tangent(self, name, args) -> str:
+        """Tangents of the normalizer's own calls (see transform/comprehensions.py); the
+        primal statement has run already."""
+        if name == "as_sequence":
+            return f"sequence_cotangent({self.tan(args[0])}, {src(args[0])})"
+        container, *key, value = args
+        if name == "dict_set":
+            f = self.bind("dict_set_tangent", containers.dict_set_tangent)
+            return f"{f}({self.tan(container)}, {src(container)}, {src(key[0])}, {self.tan(value)})"
+        helper = containers.append_tangent if name == "list_append" else containers.appended_tangent
+        f = self.bind(helper.__name__, helper)
+        return f"{f}({self.tan(container)}, {src(container)}, {self.tan(value)})"
+
     def varied_atom(self, node) -> bool:
         return isinstance(node, gast.Name) and node.id in self.varied
 
@@ -264,7 +278,7 @@ class ForwardBuilder:
         args = v.args
         varied_args = [a for a in args if self.varied_atom(a)]
         if kind == "internal":
-            return f"sequence_cotangent({self.tan(args[0])}, {src(args[0])})"
+            return self.internal_tangent(callee.name, args)
         if kind == "object":
             fn = callee.obj
             rule = self.registry.lookup(fn)

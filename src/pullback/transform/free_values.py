@@ -31,6 +31,7 @@ from ..resolve import (
     resolve_expr,
 )
 from . import nodes as N
+from .side_effects import may_read_back
 
 # Indexing the transformation models itself (arrays, containers, strings, ranges).
 _MODELLED_INDEXING = (np.ndarray, np.generic, list, tuple, dict, str, bytes, range)
@@ -39,7 +40,8 @@ RESERVED = frozenset(
     "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
     "sequence_cotangent pow_exponent_cotangent plus_cotangents matmul_lhs_cotangent "
     "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
-    "rule_tangent list_tangent function_tangent method_tangent".split()
+    "rule_tangent list_tangent function_tangent method_tangent "
+    "list_append list_appended dict_set".split()
 )
 
 
@@ -132,6 +134,10 @@ class FreeValues:
         call = gast.copy_location(N.call("_pb_setattr", [obj, N.const(target.attr), value]), where)
         call.pb_callee = Callee("object", builtins.setattr, name="setattr")
         call.pb_attribute_store = target
+        root = target.value
+        call.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
+            self.fs.tree, root.id, target.attr
+        )
         return N.expr_stmt(call, where)
 
     def indexed_object(self, node):

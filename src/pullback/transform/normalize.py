@@ -42,7 +42,9 @@ from ..resolve import (
     resolve_call,
 )
 from . import nodes as N
+from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
+from .side_effects import may_read_back
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -71,7 +73,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues):
+class Normalizer(FreeValues, Comprehensions):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -164,8 +166,20 @@ class Normalizer(FreeValues):
     def stmt_Expr(self, s):
         if isinstance(s.value, gast.Constant):  # docstring or bare constant
             return [], False
+        append = self.local_append(s)
+        if append is not None:
+            return self.stmt_Append(append)
         stmts, value = self.expr(s.value, keep_call=True)
         if isinstance(value, gast.Call):
+            func = s.value.func if isinstance(s.value, gast.Call) else None
+            if isinstance(func, gast.Attribute) and func.attr == "append":
+                # appending to a container from outside: refused (PB106) only where a
+                # differentiated value would come back (transform/side_effects.py)
+                root = func.value
+                value.pb_outside_append = func
+                value.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
+                    self.fs.tree, root.id
+                )
             stmts.append(N.expr_stmt(value, s))
         return stmts, False
 
@@ -453,6 +467,8 @@ class Normalizer(FreeValues):
             keys = [self.atom(k, stmts) for k in e.keys]
             values = [self.atom(v, stmts) for v in e.values]
             return gast.copy_location(gast.Dict(keys=keys, values=values), e)
+        if isinstance(e, COMPREHENSIONS):
+            return self.comprehension(e, stmts)
         if isinstance(e, gast.JoinedStr):
             return e
         if isinstance(e, gast.Slice):  # pragma: no cover - only inside subscripts

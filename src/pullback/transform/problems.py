@@ -47,8 +47,24 @@ def varied_attribute_store(diagnostic, node, obj, attr):
         node,
         "PB107",
         f"attribute assignment: '{obj}.{attr}' would store a differentiated value",
-        "An attribute of an object is outside what pullback differentiates: the gradient "
-        "through the stored value would be lost when it is read back.",
+        "An attribute of an object is outside what pullback differentiates: the function "
+        "reads it back (or hands the object to a call that may), and the gradient through "
+        "the stored value would be lost there.",
         f"keep the value in a local variable (`{attr} = ...`) and return it or pass it on; "
         "storing values that carry no gradient (counters, shapes, flags) is fine.",
+    )
+
+
+def varied_outside_append(diagnostic, node, receiver):
+    """PB106: ``outside.append(v)`` with ``v`` differentiated, on a container the function
+    did not create and may read back."""
+    return diagnostic(
+        node,
+        "PB106",
+        f"container mutation: '{receiver}.append(...)' adds a differentiated value to a "
+        "container from outside the function, which the function reads back",
+        "The container is not one the function created, so the gradient through the value "
+        "read back from it would be lost.",
+        f"build a local list (`{receiver.split('.')[-1]}_local = []`, append to it and use "
+        "it), and copy it out at the end if the caller needs it.",
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gast
 
-from .problems import attribute_of_varied, varied_attribute_store
+from .problems import attribute_of_varied, varied_attribute_store, varied_outside_append
 
 
 class AttributeAdjoints:
@@ -19,6 +19,17 @@ class AttributeAdjoints:
         self.problems.append(attribute_of_varied(self.diagnostic, v))
 
     def refuse_varied_attribute_store(self, call):
+        """``obj.attr = v`` and ``outside.append(v)`` with ``v`` differentiated run as
+        written unless the function may read the value back (then its gradient would be
+        lost): see transform/side_effects.py."""
+        if not getattr(call, "pb_read_back", False):
+            return
+        appended = getattr(call, "pb_outside_append", None)
+        if appended is not None:
+            if any(isinstance(a, gast.Name) and a.id in self.activity.varied for a in call.args):
+                receiver = gast.unparse(appended.value).strip()
+                self.problems.append(varied_outside_append(self.diagnostic, call, receiver))
+            return
         target = getattr(call, "pb_attribute_store", None)
         if target is None:
             return

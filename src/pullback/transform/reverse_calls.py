@@ -12,6 +12,7 @@ import math
 
 import gast
 
+from .. import containers
 from ..registry import RULE, SCALAR
 from .code import Compound, Line
 from .inline import inline_form
@@ -35,11 +36,8 @@ class CallAdjoints:
     def rev_call(self, s, t, g, v, state, out):
         line = s.lineno
         callee = v.pb_callee
-        if callee.kind == "internal":  # as_sequence
-            arg = v.args[0]
-            if isinstance(arg, gast.Name):
-                expr = f"sequence_cotangent({g}, {arg.id})"
-                self.contrib(arg.id, expr, {arg.id}, state, line, out)
+        if callee.kind == "internal":
+            self.rev_internal(callee.name, g, v, state, out, line)
             return
         rule = self.registry.lookup(callee.obj) if callee.kind == "object" else None
         if self.inline_scalar(rule, v):
@@ -69,6 +67,30 @@ class CallAdjoints:
             self.rev_keyword_pullback_call(pb, g, args, keywords, state, out, line)
             return
         self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def rev_internal(self, name, g, v, state, out, line):
+        """The normalizer's own calls: loops over sequences, lists and dicts being built."""
+        if name == "as_sequence":
+            arg = v.args[0]
+            if isinstance(arg, gast.Name):
+                expr = f"sequence_cotangent({g}, {arg.id})"
+                self.contrib(arg.id, expr, {arg.id}, state, line, out)
+            return
+        container, *key, value = v.args
+        if not (self.is_active_arg(container) or self.is_active_arg(value)):
+            return
+        c = self.temp()
+        if name == "dict_set":
+            split = self.bind("dict_set_cotangent", containers.dict_set_cotangent)
+            reads = {key[0].id} if isinstance(key[0], gast.Name) else set()
+            out.append(Line(f"{c} = {split}({g}, {src(key[0])})", frozenset(reads), line))
+        else:  # list_append, list_appended
+            split = self.bind("append_cotangent", containers.append_cotangent)
+            out.append(Line(f"{c} = {split}({g})", frozenset(), line))
+        if self.is_active_arg(value):
+            self.contrib(value.id, f"{c}[1]", (), state, line, out)
+        if self.is_active_arg(container):
+            self.contrib(container.id, f"{c}[0]", (), state, line, out)
 
     def differentiated_keywords(self, rule, v) -> list:
         """``[(keyword, name)]``: the active keyword arguments whose cotangents ``rule``

@@ -1,0 +1,280 @@
+"""Comprehensions, generator expressions and ``append`` on lists the function builds.
+
+A comprehension becomes the loop Python runs for it, filling a hidden accumulator::
+
+    ys = [f(v) for v in xs if v > 0]
+
+is normalized as::
+
+    _acc1 = []
+    for _v2 in xs:            # then the usual loop normalization
+        if _v2 > 0:
+            _acc1 = list_append(_acc1, f(_v2))
+    ys = _acc1
+
+so nested generators, conditions, loops over ``zip``/``enumerate`` and every operation in
+the element differentiate as loops do, with no call per element. The comprehension's
+variables get fresh names (they are local to it in Python). A generator expression is
+evaluated eagerly, as the ``sum``/``np.stack``/``max`` it is passed to would consume it.
+A set comprehension builds a list and then ``set(...)`` of it; a dict comprehension fills
+a dict with ``dict_set``.
+
+``out.append(v)`` on a list the function creates itself (every assignment to ``out`` is a
+list display, a comprehension or ``list(...)``) becomes ``out = list_append(out, v)``: in
+place when no earlier state of ``out`` is read again (every other read of ``out`` comes
+after the appends and outside their loops), else as a new list each time
+(``list_appended``), so that the reverse sweep reads each state as it was.
+
+>>> from pullback.transform.normalize import core_source
+>>> def f(x):
+...     return sum([x * k for k in range(3)])
+>>> print(core_source(f))                               # doctest: +ELLIPSIS
+def f(x):
+    ...
+    _acc1 = []
+    ...
+    for _k2 in range(3):
+        _t3 = x * _k2
+        _acc1 = list_append(_acc1, _t3)
+        pass
+    ...
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+
+import gast
+
+from ..containers import BUILDERS
+from ..resolve import Callee, resolve_call
+from . import nodes as N
+
+COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+class Append(gast.Pass):
+    """``target = list_append(target, value)`` (or ``dict_set`` with ``key``) before
+    normalization of ``value``; ``in_place`` picks ``list_append`` over ``list_appended``."""
+
+    def __init__(self, target, value, where, key=None, in_place=True):
+        super().__init__()
+        self.target = target
+        self.value = value
+        self.key = key
+        self.in_place = in_place
+        gast.copy_location(self, where)
+
+
+class Comprehensions:
+    """Mixin of :class:`~.normalize.Normalizer`: comprehensions and list building."""
+
+    def comprehension(self, e, stmts):
+        is_dict = isinstance(e, gast.DictComp)
+        acc = self.fresh("acc")
+        empty = gast.Dict(keys=[], values=[]) if is_dict else gast.List(elts=[], ctx=gast.Load())
+        stmts.append(N.assign(acc, gast.copy_location(empty, e), e))
+        renames = {}
+        for comp in e.generators:
+            for node in gast.walk(comp.target):
+                if isinstance(node, gast.Name):
+                    renames[node.id] = self.fresh(node.id.strip("_") or "v")
+        first_iter = e.generators[0].iter  # evaluated in the enclosing scope
+
+        def renamed(node):
+            if node is None:
+                return None
+            return _Renamer(renames).visit(copy.deepcopy(node))
+
+        if is_dict:
+            inner = Append(acc, renamed(e.value), e, key=renamed(e.key))
+        else:
+            inner = Append(acc, renamed(e.elt), e)
+        for comp in reversed(e.generators):
+            for cond in reversed(comp.ifs):
+                inner = N.located(gast.If(test=renamed(cond), body=[inner], orelse=[]), e)
+            it = first_iter if comp is e.generators[0] else renamed(comp.iter)
+            inner = N.located(
+                gast.For(
+                    target=renamed(comp.target),
+                    iter=it,
+                    body=[inner],
+                    orelse=[],
+                    type_comment=None,
+                ),
+                e,
+            )
+        new, _ = self.stmt(inner)
+        stmts.extend(new)
+        if isinstance(e, gast.SetComp):
+            self.namespace["_pb_set"] = builtins.set
+            return N.call("_pb_set", [N.load(acc)])
+        return N.load(acc)
+
+    def stmt_Append(self, s):
+        stmts, value = self.expr(s.value)
+        args = [N.load(s.target)]
+        if s.key is not None:
+            more, key = self.expr(s.key)
+            stmts.extend(more)
+            args.append(key)
+            name = "dict_set"
+        else:
+            name = "list_append" if s.in_place else "list_appended"
+        args.append(value)
+        fn = BUILDERS[name]
+        self.namespace[name] = fn
+        call = N.call(name, args)
+        call.pb_callee = Callee("internal", fn, name=name)
+        stmts.append(N.assign(s.target, call, s))
+        return stmts, False
+
+    def local_append(self, s):
+        """``out.append(v)`` on a list the function builds: an :class:`Append`, else None."""
+        call = s.value
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append"
+            and isinstance(call.func.value, gast.Name)
+            and len(call.args) == 1
+            and not isinstance(call.args[0], gast.Starred)
+            and not call.keywords
+        ):
+            return None
+        name = call.func.value.id
+        if name not in self.built_lists():
+            return None
+        return Append(name, call.args[0], s, in_place=self.appends_in_place(name))
+
+    def built_lists(self) -> set:
+        """Locals whose every assignment makes a new list (display, comprehension, list())."""
+        cached = getattr(self, "_built_lists", None)
+        if cached is not None:
+            return cached
+        tree = self.fs.tree
+        params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+        for a in (tree.args.vararg, tree.args.kwarg):
+            if a is not None:
+                params.add(a.id)
+        assigned = {
+            id(sub)
+            for node in gast.walk(tree)
+            if isinstance(node, gast.Assign)
+            for target in node.targets
+            for sub in gast.walk(target)
+        }
+        candidates: dict[str, bool] = {}
+        for node in gast.walk(tree):
+            if isinstance(node, gast.Assign):
+                fresh = self.makes_new_list(node.value)
+                for target in node.targets:
+                    for sub in gast.walk(target):
+                        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+                            ok = fresh and isinstance(target, gast.Name)
+                            candidates[sub.id] = candidates.get(sub.id, True) and ok
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                if id(node) not in assigned:
+                    candidates[node.id] = False  # a loop target, augmented assignment, ...
+        self._built_lists = {n for n, ok in candidates.items() if ok and n not in params}
+        return self._built_lists
+
+    def makes_new_list(self, value) -> bool:
+        if isinstance(value, (gast.List, gast.ListComp)):
+            return True
+        if isinstance(value, gast.Call) and not value.keywords:
+            callee = resolve_call(self.fs, value, self.locals)
+            return callee.kind == "object" and callee.obj is builtins.list
+        return False
+
+    def appends_in_place(self, name) -> bool:
+        """Whether no state of ``name`` before an append is read again: every read of it
+        other than its appends comes after them all, outside the loops that append."""
+        tree = self.fs.tree
+        parents = _parents(tree)
+        appends, reads = [], []
+        for node in gast.walk(tree):
+            if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+                parent = parents.get(node)
+                call = parents.get(parent)
+                if (
+                    isinstance(parent, gast.Attribute)
+                    and parent.attr == "append"
+                    and isinstance(call, gast.Call)
+                    and call.func is parent
+                ):
+                    appends.append(call)
+                else:
+                    reads.append(node)
+        if not appends:
+            return True
+        last = max((a.lineno, a.col_offset) for a in appends)
+        loops = set()
+        for a in appends:
+            loops.update(id(p) for p in _ancestors(a, parents) if isinstance(p, _LOOPS))
+        for r in reads:
+            if (r.lineno, r.col_offset) < last:
+                return False
+            if any(id(p) in loops for p in _ancestors(r, parents)):
+                return False
+        return True
+
+
+_LOOPS = (gast.For, gast.While)
+
+
+class _Renamer(gast.NodeTransformer):
+    """Rename the comprehension's own variables (not those a nested scope rebinds)."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        new = self.renames.get(node.id)
+        if new is not None:
+            node.id = new
+        return node
+
+    def _scoped(self, node):
+        bound = {
+            n.id
+            for comp in node.generators
+            for n in gast.walk(comp.target)
+            if isinstance(n, gast.Name)
+        }
+        inner = _Renamer({k: v for k, v in self.renames.items() if k not in bound})
+        node.generators[0].iter = self.visit(node.generators[0].iter)
+        for k, comp in enumerate(node.generators):
+            if k:
+                comp.iter = inner.visit(comp.iter)
+            comp.target = inner.visit(comp.target)
+            comp.ifs = [inner.visit(c) for c in comp.ifs]
+        for field in ("elt", "key", "value"):
+            if getattr(node, field, None) is not None:
+                setattr(node, field, inner.visit(getattr(node, field)))
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
+
+    def visit_Lambda(self, node):
+        params = {a.id for a in node.args.args + node.args.posonlyargs + node.args.kwonlyargs}
+        node.body = _Renamer({k: v for k, v in self.renames.items() if k not in params}).visit(
+            node.body
+        )
+        return node
+
+
+def _parents(tree) -> dict:
+    out = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            out[child] = node
+    return out
+
+
+def _ancestors(node, parents):
+    node = parents.get(node)
+    while node is not None:
+        yield node
+        node = parents.get(node)

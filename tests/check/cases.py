@@ -131,13 +131,14 @@ def pb403_async(x):
 
 
 def pb404_lambda(x):
-    f = lambda v: 2.0 * v
-    return f(x)
+    fs = [lambda v: 2.0 * v]
+    return fs[0](x)
 
 
 def pb405_nested_def(x):
     def inner(v):
-        return 2.0 * v
+        w = 2.0 * v
+        return w
 
     return inner(x)
 

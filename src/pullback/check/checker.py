@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from ..errors import Diagnostic
+from ..lambdas import function_expression, inlinable_functions, lambda_called_in_place
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -274,7 +275,25 @@ class FunctionChecker(gast.NodeVisitor):
                 f"e.g. `def f(x, *, scale=1.0):` ({codes.see('PB410')}).",
             )
 
+    def _inlined(self) -> dict:
+        if getattr(self, "_inlinable", None) is None:
+            self._inlinable = inlinable_functions(self.tree)
+        return self._inlinable
+
+    def _parent_map(self) -> dict:
+        if getattr(self, "_parents", None) is None:
+            self._parents = {
+                child: node
+                for node in gast.walk(self.tree)
+                for child in gast.iter_child_nodes(node)
+            }
+        return self._parents
+
     def visit_FunctionDef(self, node):
+        found = self._inlined().get(node.name)
+        if found is not None and function_expression(node) is not None:
+            self.visit(found[1])  # only called: inlined (pullback/lambdas.py)
+            return
         self.report(
             node,
             "PB405",
@@ -309,6 +328,15 @@ class FunctionChecker(gast.NodeVisitor):
         self.visit_all(node.body)
 
     def visit_Lambda(self, node):
+        parent = self._parent_map().get(node)
+        bound = (
+            isinstance(parent, gast.Assign)
+            and isinstance(parent.targets[0], gast.Name)
+            and parent.targets[0].id in self._inlined()
+        )
+        if bound or lambda_called_in_place(node, self._parent_map()):
+            self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
+            return
         self.report(
             node,
             "PB404",
@@ -919,6 +947,13 @@ class FunctionChecker(gast.NodeVisitor):
             and node.func.attr == "append"
         ):
             return  # runs as written; refused by the transform only if read back (PB106)
+        if (
+            obj in (builtins.map, builtins.filter)
+            and len(node.args) >= 2
+            and not node.keywords
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+        ):
+            return  # the comprehension that computes the same list (transform/comprehensions.py)
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return

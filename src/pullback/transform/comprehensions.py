@@ -48,6 +48,7 @@ import copy
 import gast
 
 from ..containers import BUILDERS
+from ..lambdas import inlinable_functions
 from ..resolve import Callee, resolve_call
 from . import nodes as N
 
@@ -68,7 +69,67 @@ class Append(gast.Pass):
 
 
 class Comprehensions:
-    """Mixin of :class:`~.normalize.Normalizer`: comprehensions and list building."""
+    """Mixin of :class:`~.normalize.Normalizer`: comprehensions, list building, and the
+    lambdas and one-line nested functions that are only called (:mod:`pullback.lambdas`)."""
+
+    def inlinable(self) -> dict:
+        cached = getattr(self, "_inlinable", None)
+        if cached is None:
+            cached = self._inlinable = inlinable_functions(self.fs.tree)
+        return cached
+
+    def stmt_FunctionDef(self, s):
+        # Only one-line helpers that are only called get here (the check refused others):
+        # their calls are inlined, the definition itself does nothing.
+        return [], False
+
+    def inline_call(self, e, stmts):
+        """The value of ``e`` when it calls an inlinable lambda or one-line def, else None."""
+        func = e.func
+        if isinstance(func, gast.Lambda):
+            found = (func.args, func.body)
+        elif isinstance(func, gast.Name) and func.id in self.inlinable():
+            found = self.inlinable()[func.id]
+        else:
+            return None
+        args, expression = found
+        params = [a.id for a in args.posonlyargs + args.args]
+        if len(params) != len(e.args) or e.keywords:
+            return None  # Python raises the TypeError when the call runs
+        renames = {}
+        for param, arg in zip(params, e.args, strict=True):
+            atom = self.atom(arg, stmts)
+            name = self.fresh(param.strip("_") or "p")
+            stmts.append(N.assign(name, atom, arg))
+            renames[param] = name
+        body = _Renamer(renames).visit(copy.deepcopy(expression))
+        return self.operation(body, stmts)
+
+    def higher_order(self, e):
+        """``map(f, xs, ...)`` / ``filter(f, xs)`` as the comprehension that computes the
+        same list, else None."""
+        if e.keywords or len(e.args) < 2 or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        callee = resolve_call(self.fs, e, self.locals)
+        if callee.kind != "object" or callee.obj not in (builtins.map, builtins.filter):
+            return None
+        f, *iterables = e.args
+        if callee.obj is builtins.filter and len(iterables) != 1:
+            return None
+        names = [self.fresh("item") for _ in iterables]
+        if len(iterables) == 1:
+            target, it = N.store(names[0]), iterables[0]
+        else:
+            target = N.tuple_([N.store(n) for n in names], ctx=gast.Store())
+            it = N.call("zip", list(iterables))
+        items = [N.load(n) for n in names]
+        if callee.obj is builtins.map:
+            elt, ifs = N.call(copy.deepcopy(f), items), []
+        else:
+            test = items[0] if _is_none(f) else N.call(copy.deepcopy(f), items)
+            elt, ifs = items[0], [test]
+        comp = gast.comprehension(target=target, iter=it, ifs=ifs, is_async=0)
+        return N.located(gast.ListComp(elt=elt, generators=[comp]), e)
 
     def comprehension(self, e, stmts):
         is_dict = isinstance(e, gast.DictComp)
@@ -278,3 +339,7 @@ def _ancestors(node, parents):
     while node is not None:
         yield node
         node = parents.get(node)
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None

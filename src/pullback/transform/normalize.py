@@ -195,6 +195,8 @@ class Normalizer(FreeValues, Comprehensions):
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
             return stmts, False
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+            if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
+                return [], False
             stmts, value = self.expr(s.value, keep_call=True)
             stmts.append(N.assign(s.targets[0].id, value, s))
             return stmts, False
@@ -450,6 +452,12 @@ class Normalizer(FreeValues, Comprehensions):
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, stmts)
         if isinstance(e, gast.Call):
+            inlined = self.inline_call(e, stmts)
+            if inlined is not None:
+                return inlined
+            comprehension = self.higher_order(e)
+            if comprehension is not None:
+                return self.comprehension(comprehension, stmts)
             return self.call(e, stmts)
         if isinstance(e, gast.Attribute):
             return self.attribute(e, stmts)

@@ -1,0 +1,125 @@
+"""Lambdas and one-line nested functions that a differentiated function only calls.
+
+``sq = lambda t: t * t`` (or ``def sq(t): return t * t``) inside the function, used only
+as ``sq(...)``, as the function of ``map``/``filter``, or called where it is written
+(``(lambda t: ...)(x)``), is *inlined*: each call becomes the lambda's expression with
+its parameters bound to the call's arguments. A closure reads the variables it captures
+when it is called, and so does the inlined expression, so the result is what Python
+computes, and gradients flow to the captured values like to any other operand.
+
+The check (PB404/PB405) and the normalizer ask this module the same question.
+
+>>> import gast
+>>> tree = gast.parse('''
+... def f(x):
+...     sq = lambda t: t * t
+...     return sq(x) + sum(map(sq, [x, 2 * x]))
+... ''').body[0]
+>>> sorted(inlinable_functions(tree))
+['sq']
+"""
+
+from __future__ import annotations
+
+import gast
+
+# Higher-order builtins whose function argument may be a lambda (rewritten as a
+# comprehension by the normalizer).
+HIGHER_ORDER = ("map", "filter")
+
+
+def function_expression(node):
+    """``(args, expression)`` of a lambda or of a ``def`` whose body is one ``return``
+    (after an optional docstring); None for anything else."""
+    if isinstance(node, gast.Lambda):
+        return node.args, node.body
+    if isinstance(node, gast.FunctionDef) and not node.decorator_list:
+        body = list(node.body)
+        if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant):
+            body = body[1:]
+        if len(body) == 1 and isinstance(body[0], gast.Return) and body[0].value is not None:
+            return node.args, body[0].value
+    return None
+
+
+def simple_parameters(args) -> bool:
+    """Positional parameters only: no defaults, ``*args``, ``**kwargs`` or keyword-only."""
+    return not (args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.kw_defaults)
+
+
+def inlinable_functions(tree) -> dict:
+    """``{name: (args, expression)}`` for the local lambdas and one-line defs of ``tree``
+    (a function) that are bound once and only ever called (directly or through
+    ``map``/``filter``), never stored, passed elsewhere or rebound."""
+    parents = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    bound: dict[str, list] = {}
+    for node in gast.walk(tree):
+        if node is tree:
+            continue
+        if isinstance(node, gast.FunctionDef):
+            bound.setdefault(node.name, []).append(node)
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            parent = parents.get(node)
+            if (
+                isinstance(parent, gast.Assign)
+                and len(parent.targets) == 1
+                and parent.targets[0] is node
+                and isinstance(parent.value, gast.Lambda)
+            ):
+                bound.setdefault(node.id, []).append(parent.value)
+            else:
+                bound.setdefault(node.id, []).append(None)  # any other binding
+    out = {}
+    for name, definitions in bound.items():
+        if len(definitions) != 1 or definitions[0] is None:
+            continue
+        found = function_expression(definitions[0])
+        if found is None or not simple_parameters(found[0]):
+            continue
+        if any(_calls(found[1], name) for _ in [0]):
+            continue  # recursive: not inlinable
+        if all(_only_called(use, parents) for use in _loads(tree, name)):
+            out[name] = found
+    return out
+
+
+def lambda_called_in_place(node, parents) -> bool:
+    """``(lambda t: ...)(x)`` or ``map(lambda t: ..., xs)``: used where it is written."""
+    parent = parents.get(node)
+    if isinstance(parent, gast.Call) and parent.func is node:
+        return simple_parameters(node.args)
+    return _higher_order_function(node, parent) and simple_parameters(node.args)
+
+
+def _higher_order_function(node, parent) -> bool:
+    return (
+        isinstance(parent, gast.Call)
+        and isinstance(parent.func, gast.Name)
+        and parent.func.id in HIGHER_ORDER
+        and len(parent.args) >= 2
+        and parent.args[0] is node
+        and not parent.keywords
+    )
+
+
+def _loads(tree, name):
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
+            yield node
+
+
+def _only_called(use, parents) -> bool:
+    parent = parents.get(use)
+    if isinstance(parent, gast.Call) and parent.func is use:
+        return not any(isinstance(a, gast.Starred) for a in parent.args) and not parent.keywords
+    return _higher_order_function(use, parent)
+
+
+def _calls(expression, name) -> bool:
+    return any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == name
+        for n in gast.walk(expression)
+    )

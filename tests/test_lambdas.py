@@ -1,0 +1,101 @@
+"""Lambdas and one-line nested functions inside a differentiated function, called there
+or through map/filter: inlined, with gradients to what they capture."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pullback import grad, jvp
+from pullback.errors import UnsupportedSyntaxError
+from pullback.testing import check_grads
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+def bound_lambda(x):
+    sq = lambda t: t * t  # noqa: E731
+    return np.sum(sq(x) + sq(2.0 * x))
+
+
+def capturing(x, w):
+    scale = lambda t: w * t + np.sin(w)  # noqa: E731
+    return np.sum(scale(x) * scale(1.0))
+
+
+def late_binding(x):
+    # a closure reads what it captures when it is called, as Python does
+    k = 1.0
+    f = lambda t: k * t  # noqa: E731
+    k = 3.0
+    return np.sum(f(x))
+
+
+def one_line_def(x, w):
+    def act(z, b):
+        """Shifted softplus."""
+        return np.log1p(np.exp(z * w + b))
+
+    return np.sum(act(x, 0.5)) + np.sum(act(x * x, -1.0))
+
+
+def mapped(x):
+    return sum(map(lambda t: t * t * w_global, x))
+
+
+def mapped_two(x):
+    return sum(map(lambda a, b: a * b, x, x[::-1]))
+
+
+def filtered(x):
+    return sum(filter(lambda t: t > 0, x)) * 2.0
+
+
+def called_in_place(x):
+    return np.sum((lambda t: np.tanh(t) * t)(x))
+
+
+def mapped_user_function(x):
+    return np.sum(np.stack(list(map(helper, x))))
+
+
+def helper(t):
+    return np.exp(t) * t
+
+
+w_global = 1.5
+CASES = [bound_lambda, late_binding, mapped, mapped_two, filtered, called_in_place,
+         mapped_user_function]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_against_finite_differences(fn, dtype):
+    check_grads(fn, X.astype(dtype))
+
+
+@pytest.mark.parametrize("fn", [capturing, one_line_def], ids=lambda f: f.__name__)
+def test_captured_values_get_their_gradient(fn):
+    check_grads(fn, X, np.array([0.8, -0.3, 0.5]), wrt=(0, 1))
+
+
+def test_hand_derived_and_late_binding():
+    np.testing.assert_allclose(grad(late_binding)(X), np.full(3, 3.0))
+    np.testing.assert_allclose(grad(bound_lambda)(X), 2 * X + 8 * X)
+
+
+def test_forward_mode():
+    v = np.array([1.0, 0.5, -2.0])
+    _, t = jvp(mapped_two, (X,), (v,))
+    np.testing.assert_allclose(t, grad(mapped_two)(X) @ v)
+
+
+def escaping(x):
+    f = lambda t: t * 2.0  # noqa: E731
+    fs = [f]
+    return fs[0](x)
+
+
+def test_a_lambda_that_escapes_is_still_refused():
+    with pytest.raises(UnsupportedSyntaxError, match="PB404"):
+        grad(escaping)(X)

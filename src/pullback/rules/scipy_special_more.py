@@ -126,6 +126,9 @@ def register(reg):
         lambda y, x, z: np.log(x / z),
         lambda y, x, z: 1.0 - x / z,
     )
+    from . import scipy_special_kernels
+
+    scipy_special_kernels.register(r)
     r.nondiff(
         sc.factorial,
         sc.comb,

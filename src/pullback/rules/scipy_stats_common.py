@@ -1,12 +1,13 @@
 """Shared machinery of the scipy.stats rules (not a family: it registers nothing).
 
-A distribution method ``dist.m(x, *shapes, loc=0, scale=1)`` is differentiated from its
-*partials*: one array per parameter (``x`` or ``q`` first, then the shape parameters in
-scipy's order, then ``loc`` and ``scale``), each the derivative of the output with respect
-to that parameter, elementwise and broadcastable. :func:`method_rrule` turns a function
-computing ``(y, partials)`` into a rule: the pullback multiplies by ``dy``, undoes
-broadcasting and answers only for the positional arguments (keyword arguments are never
-differentiated, see the registry's convention).
+A distribution method ``dist.m(x, *shapes, loc=0, scale=1)`` has a transformable pullback
+``pullback(dy, x, *every_parameter)`` (:mod:`.scipy_stats_pullbacks`); :func:`pullback_rrule`
+makes the rule around it: its closure pullback binds the call's arguments (positional or
+keyword, defaults filled) and calls that function, and returns the cotangents of the
+parameters passed by keyword in a dict after the positional ones (the rule declares them
+in ``Rule.extra["keyword_cotangents"]``). :func:`method_rrule` (for scipy.special
+functions) makes a rule from *partials*: one array per argument, each the derivative of
+the output with respect to that argument, elementwise and broadcastable.
 
 Where no correct formula exists for a partial, it is a :class:`Refused` value: the rule
 still runs (the parameter may be a constant the user does not differentiate), and only
@@ -67,14 +68,6 @@ def bind_params(args, kwargs, names, defaults):
     return [out[n] for n in names]
 
 
-def where_finite(partial, ok):
-    """``partial`` where ``ok``, else 0: outside a distribution's support its (log-)density
-    or cdf is flat, so the cotangent there is zero, not the NaN a formula would give."""
-    if isinstance(partial, Refused):
-        return partial
-    return np.where(ok, partial, 0.0)
-
-
 def pull(dy, args, partials):
     """The cotangents of the positional ``args`` from ``dy`` and one partial per argument
     (``None``: the argument carries no tangent, e.g. an integer count)."""
@@ -112,23 +105,35 @@ def method_rrule(method, partials_of, label):
     return stats_rrule
 
 
-def constructor_rrule(dist, label, adapt=None):
-    """A rule for ``dist(*params)``, the frozen distribution: its cotangent is a tuple with
-    one entry per parameter of the distribution (what the frozen methods' rules give for
-    their receiver); the positional parameters take theirs (``adapt(k, cotangent, arg)``
-    may first reshape the ``k``-th one to the argument's form)."""
+def keyword_zeros(passed, kwargs) -> dict:
+    """The keyword cotangents for a ``ZERO`` output cotangent."""
+    return {n: zeros_for((kwargs[n],))[0] for n in passed}
+
+
+def constructor_rrule(dist, label, names, adapt=None):
+    """A rule for ``dist(*params, **kwparams)``, the frozen distribution: its cotangent is
+    a tuple with one entry per parameter of the distribution, in the order of ``names``
+    (what the frozen methods' rules give for their receiver). The positional parameters
+    take theirs, and those passed by keyword theirs in a dict after them
+    (``Rule.extra["keyword_cotangents"]``); ``adapt(k, cotangent, arg)`` may first
+    reshape the ``k``-th one to the argument's form."""
+
+    def fit(k, dy, a):
+        c = dy[k] if adapt is None else adapt(k, dy[k], a)
+        return finalize(c, a) if differentiable(a) else NO_TANGENT
 
     def frozen_rrule(*args, **kwargs):
         frozen = dist(*args, **kwargs)
+        passed = [n for n in names if n in kwargs]
 
         def frozen_pullback(dy):
             if dy is ZERO or dy is NO_TANGENT:
-                return zeros_for(args)
-            out = []
-            for k, a in enumerate(args):
-                c = dy[k] if adapt is None else adapt(k, dy[k], a)
-                out.append(finalize(c, a) if differentiable(a) else NO_TANGENT)
-            return tuple(out)
+                out = zeros_for(args)
+                keyword_cots = keyword_zeros(passed, kwargs)
+            else:
+                out = tuple(fit(k, dy, a) for k, a in enumerate(args))
+                keyword_cots = {n: fit(names.index(n), dy, kwargs[n]) for n in passed}
+            return out + (keyword_cots,) if passed else out
 
         frozen_pullback.__name__ = f"{label}_pullback"
         return frozen, frozen_pullback
@@ -137,9 +142,53 @@ def constructor_rrule(dist, label, adapt=None):
     return frozen_rrule
 
 
-def register_methods(reg, family, names, methods, partials):
+def bound_arguments(args, kwargs, names, defaults):
+    """``(x, *parameters)`` of a method call, every parameter in positional order."""
+    return (args[0],) + tuple(bind_params(args[1:], kwargs, names, defaults))
+
+
+def pullback_rrule(method, pullback_fn, names, defaults, label):
+    """A rule for ``method(x, *params, **kwargs)`` whose pullback is ``pullback_fn(dy, x,
+    *every_param)`` (a transformable function returning one cotangent per parameter, in
+    the order of ``names``). Parameters passed by keyword get theirs too: after the
+    positional cotangents, a dict ``{name: cotangent}`` (``Rule.extra["keyword_cotangents"]``)."""
+
+    def stats_rrule(*args, **kwargs):
+        y = method(*args, **kwargs)
+
+        def stats_pullback(dy):
+            passed = [n for n in names if n in kwargs]
+            if dy is ZERO:
+                out = zeros_for(args)
+                return out + (keyword_zeros(passed, kwargs),) if passed else out
+            full = bound_arguments(args, kwargs, names, defaults)
+            cots = pullback_fn(dy, *full)
+            out = tuple(
+                finalize(c, a) if differentiable(a) else NO_TANGENT
+                for c, a in zip(cots, args, strict=False)
+            )
+            if not passed:
+                return out
+            keyword_cots = {}
+            for n in passed:
+                c = cots[1 + names.index(n)]
+                keyword_cots[n] = finalize(c, kwargs[n]) if differentiable(kwargs[n]) else (
+                    NO_TANGENT
+                )
+            return out + (keyword_cots,)
+
+        stats_pullback.__name__ = f"{label}_pullback"
+        return y, stats_pullback
+
+    stats_rrule.__name__ = f"{label}_rrule"
+    return stats_rrule
+
+
+def register_methods(reg, family, names, methods, pullback_of, params_of):
     """Register a rule for ``scipy.stats.<name>.<method>`` for every distribution name and
-    method, from ``partials(dist, method, y, args, kwargs)``; returns the Registrar."""
+    method, with the transformable pullback ``pullback_of(dist, method)``;
+    ``params_of(dist)`` gives the names and defaults of the parameters after ``x``.
+    Returns the Registrar."""
     import scipy.stats as st
 
     from ._util import Registrar
@@ -147,15 +196,12 @@ def register_methods(reg, family, names, methods, partials):
     r = Registrar(reg, family)
     for dist_name in names:
         dist = getattr(st, dist_name)
+        params, defaults = params_of(dist)
         for name in methods:
-
-            def partials_of(y, args, kwargs, dist=dist, name=name):
-                return partials(dist, name, y, args, kwargs)
-
             method = getattr(dist, name)
-            r.rule(
-                method,
-                method_rrule(method, partials_of, name),
-                name=f"scipy.stats.{dist_name}.{name}",
-            )
+            pullback_fn = pullback_of(dist, name)
+            rule = r.rule(method, pullback_rrule(method, pullback_fn, params, defaults, name),
+                          name=f"scipy.stats.{dist_name}.{name}")
+            rule.extra["keyword_cotangents"] = params
+            reg.set_pullback_function(method, pullback_fn)
     return r

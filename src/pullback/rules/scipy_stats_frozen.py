@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import NO_TANGENT, ZERO, Registrar, finalize, zeros_for
-from .scipy_stats_common import constructor_rrule, pull
+from ._util import NO_TANGENT, ZERO, Registrar, differentiable, finalize, zeros_for
+from .scipy_stats_common import bound_arguments, constructor_rrule
 
 FAMILY = "scipy_stats"
 REQUIRES = "scipy.stats"
@@ -28,8 +28,9 @@ CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
 DISCRETE_METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
 
 
-def _univariate_rrule(name):
-    """The rule of ``frozen.<name>(x)`` for the frozen univariate distributions."""
+def _univariate_rrule(reg, name):
+    """The rule of ``frozen.<name>(x)`` for the frozen univariate distributions: the
+    unfrozen method's transformable pullback, called with every parameter."""
     from . import scipy_stats_continuous as cont
     from . import scipy_stats_discrete as disc
 
@@ -37,22 +38,27 @@ def _univariate_rrule(name):
         import scipy.stats as st
 
         y = getattr(frozen, name)(x)
-        dist = getattr(st, frozen.dist.name, None)
-        module = cont if frozen.dist.name in cont.SPECS else disc
-        if dist is None or frozen.dist.name not in module.SPECS:
+        dist_name = frozen.dist.name
+        module = cont if dist_name in cont.DISTRIBUTIONS else disc
+        if dist_name not in module.DISTRIBUTIONS or not hasattr(module, "parameters"):
             raise NotImplementedError(  # pragma: no cover - every frozen we make is known
-                f"pullback: no rule for frozen scipy.stats.{frozen.dist.name}.{name}"
+                f"pullback: no rule for frozen scipy.stats.{dist_name}.{name}"
             )
-        shapes, *loc_scale = module.params_of(dist, frozen.args, frozen.kwds)
-        values = (*shapes, *loc_scale)  # every parameter, in scipy's order
-        args = (x,) + values
+        dist = getattr(st, dist_name)
+        names, defaults = module.parameters(dist)
+        full = bound_arguments((x,) + tuple(frozen.args), frozen.kwds, names, defaults)
 
         def frozen_method_pullback(dy):
             if dy is ZERO or (module is disc and name == "ppf"):  # integer quantiles
                 return ZERO, zeros_for((x,))[0]
-            parts = module.partials(dist, name, y, (x,) + frozen.args, frozen.kwds)
-            cots = pull(dy, args, parts)
-            return tuple(cots[1:]), cots[0]
+            pullback_fn = reg.lookup(getattr(dist, name)).pullback_fn
+            cots = pullback_fn(dy, *full)
+            # every parameter, in scipy's order, for the frozen object (see the module)
+            params = tuple(
+                finalize(c, a) if differentiable(a) else NO_TANGENT
+                for c, a in zip(cots[1:], full[1:], strict=True)
+            )
+            return params, finalize(cots[0], x)
 
         return y, frozen_method_pullback
 
@@ -109,28 +115,19 @@ def register(reg):
     from . import scipy_stats_discrete as disc
 
     r = Registrar(reg, FAMILY)
-    for dist_name in (*cont.SPECS, *disc.SPECS):
-        r.rule(
-            getattr(st, dist_name),
-            constructor_rrule(getattr(st, dist_name), dist_name),
-            name=f"scipy.stats.{dist_name}",
-            notes="frozen distribution",
-        )
-    r.rule(
-        st.multivariate_normal,
-        constructor_rrule(
-            st.multivariate_normal, "multivariate_normal", _mvn_constructor_cotangent
-        ),
-        name="scipy.stats.multivariate_normal",
-        notes="frozen distribution",
-    )
-    for dist_name in ("dirichlet", "multinomial"):
-        r.rule(
-            getattr(st, dist_name),
-            constructor_rrule(getattr(st, dist_name), dist_name),
-            name=f"scipy.stats.{dist_name}",
-            notes="frozen distribution",
-        )
+
+    def constructor(dist_name, names, adapt=None):
+        dist = getattr(st, dist_name)
+        rule = r.rule(dist, constructor_rrule(dist, dist_name, names, adapt),
+                      name=f"scipy.stats.{dist_name}", notes="frozen distribution")
+        rule.extra["keyword_cotangents"] = names
+
+    for module in (cont, disc):
+        for dist_name in module.DISTRIBUTIONS:
+            constructor(dist_name, module.parameters(getattr(st, dist_name))[0])
+    constructor("multivariate_normal", ("mean", "cov"), _mvn_constructor_cotangent)
+    constructor("dirichlet", ("alpha",))
+    constructor("multinomial", ("n", "p"))
     # cdf, sf, ppf, ... are rv_frozen's own methods, shared by both kinds
     for cls, names in (
         (infra.rv_continuous_frozen, CONTINUOUS_METHODS),
@@ -139,18 +136,16 @@ def register(reg):
         for name in names:
             method = getattr(cls, name)
             if reg.lookup(method) is None:
-                r.rule(method, _univariate_rrule(name), name=f"scipy.stats.{method.__qualname__}")
+                r.rule(method, _univariate_rrule(reg, name),
+                       name=f"scipy.stats.{method.__qualname__}")
     for kind, cls, names in (
         ("multivariate_normal", multi.multivariate_normal_frozen, ("logpdf", "pdf")),
         ("dirichlet", multi.dirichlet_frozen, ("logpdf", "pdf")),
         ("multinomial", multi.multinomial_frozen, ("logpmf", "pmf")),
     ):
         for name in names:
-            r.rule(
-                getattr(cls, name),
-                _multivariate_rrule(kind, name),
-                name=f"scipy.stats.{cls.__name__}.{name}",
-            )
+            r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
+                   name=f"scipy.stats.{cls.__name__}.{name}")
     # last, once every stats rule exists: the pullbacks second derivatives run through
     from . import scipy_stats_transformable
 

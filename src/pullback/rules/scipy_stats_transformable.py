@@ -1,5 +1,6 @@
-"""Pullbacks of the most used scipy.stats rules written as plain, transformable functions,
-so that second derivatives (Hessians of Gaussian log-likelihoods) run through them.
+"""Pullbacks of scipy.stats multivariate rules written as plain, transformable functions,
+so that second derivatives (Hessians of Gaussian log-likelihoods) run through them (the
+univariate distributions get theirs from :mod:`.scipy_stats_pullbacks`).
 
 Imported only by :func:`register` of the scipy.stats families (that is, once scipy.stats
 has been imported), because the functions refer to ``scipy.stats`` by a global name.
@@ -16,21 +17,6 @@ from ..tangents import NO_TANGENT, unbroadcast
 from .transformable import by_rule
 
 _SQRT_2PI = float(np.sqrt(2.0 * np.pi))
-
-
-@transformable
-def norm_logpdf_pullback(dy, x, loc=0.0, scale=1.0):
-    z = (x - loc) / scale
-    g = dy * z / scale
-    dscale = dy * (z * z - 1.0) / scale
-    return unbroadcast(-g, x), unbroadcast(g, loc), unbroadcast(dscale, scale)
-
-
-@transformable
-def norm_cdf_pullback(dy, x, loc=0.0, scale=1.0):
-    z = (x - loc) / scale
-    g = dy * np.exp(-0.5 * z * z) / (_SQRT_2PI * scale)
-    return unbroadcast(g, x), unbroadcast(-g, loc), unbroadcast(-g * z, scale)
 
 
 @transformable
@@ -58,8 +44,6 @@ def mvn_logpdf_pullback(dy, x, mean=None, cov=1, allow_singular=False):
 
 def register(reg):
     for fn, pullback_fn in (
-        (st.norm.logpdf, norm_logpdf_pullback),
-        (st.norm.cdf, norm_cdf_pullback),
         (st.multivariate_normal.logpdf, mvn_logpdf_pullback),
     ):
         if reg.lookup(fn) is not None:

@@ -3,6 +3,8 @@ checked against central finite differences of the integral."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from rule_inputs import FLOATS, make
@@ -118,3 +120,73 @@ def test_refused_options(option):
 def test_second_derivative_is_refused_with_a_pullback_error():
     with pytest.raises(pullback.PullbackError):
         pullback.hessian(loss_keyword)(0.7, 1.3)
+
+
+# -- the gradient on quad's own subintervals -------------------------------------------------
+def scalar_only(x, c):
+    """An integrand for scalars only (math and a branch): the general path."""
+    if x < 0.5:
+        return math.exp(-c * x)
+    return math.exp(-c * x) * (1.0 + 0.0 * x)
+
+
+def near_singular(x, c):
+    """sqrt(x + c) with a small c: its c-derivative 1 / (2 sqrt(x + c)) is sharper than the
+    integrand, so the subintervals quad chose must be bisected for it."""
+    return np.sqrt(x + c)
+
+
+def spy_node_path(monkeypatch):
+    """Count the reverse passes over nodes, and make the general path fail if taken."""
+    from pullback.rules import scipy_quad
+
+    calls = []
+    real = scipy_quad._node_derivatives
+
+    def counted(*a):
+        calls.append(a[2].size)
+        return real(*a)
+
+    def general(*a):
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(scipy_quad, "_node_derivatives", counted)
+    monkeypatch.setattr(scipy_quad, "parameter_integral", general)
+    return calls
+
+
+@D
+def test_node_path_is_taken_for_vectorizable_integrands(monkeypatch, dtype):
+    calls = spy_node_path(monkeypatch)
+    a, b = dtype(0.2), dtype(1.5)
+    check_rrule(si.quad, bump, a, b, (dtype(0.7), 1.3), output_cotangent=VALUE_ONLY)
+    check_rrule(si.quad, bump, b, -a, (dtype(0.7), dtype(4.0)), output_cotangent=VALUE_ONLY)
+    assert calls  # and the general path never ran
+
+
+def test_node_path_with_break_points(monkeypatch):
+    spy_node_path(monkeypatch)
+    check_rrule(si.quad, bump, 0.0, 3.0, (0.7, 6.0), points=[1.0, 2.5], output_cotangent=VALUE_ONLY)
+
+
+def test_node_path_bisects_for_the_derivative(monkeypatch):
+    calls = spy_node_path(monkeypatch)
+    check_rrule(
+        si.quad, near_singular, 0.0, 1.0, (0.02,), output_cotangent=VALUE_ONLY, fd_step=1e-5
+    )
+    assert len(calls) > 1  # refined beyond quad's own subintervals
+    rule = pullback.default_registry().lookup(si.quad)
+    _, back = rule.rrule(near_singular, 0.0, 1.0, (0.02,))
+    (dc,) = back((1.0, 0.0))[3]
+    exact = math.sqrt(1.02) - math.sqrt(0.02)  # d/dc of the closed form
+    assert dc == pytest.approx(exact, rel=1e-7)
+
+
+def test_scalar_only_integrand_takes_the_general_path():
+    check_rrule(si.quad, scalar_only, 0.0, 2.0, (0.8,), output_cotangent=VALUE_ONLY)
+
+
+def test_quad_warning_is_still_given():
+    rule = pullback.default_registry().lookup(si.quad)
+    with pytest.warns(si.IntegrationWarning):
+        rule.rrule(bump, 0.0, 50.0, (0.0, 40.0), limit=2)

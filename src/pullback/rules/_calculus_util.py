@@ -15,7 +15,9 @@ the dict ``{"y": cotangent}``.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import weakref
 
 import numpy as np
 
@@ -33,6 +35,7 @@ __all__ = [
     "result_cotangent",
     "UserVJP",
     "user_vjp",
+    "user_vjp_of",
 ]
 
 
@@ -45,9 +48,37 @@ def register_solver(r, fn, rrule, *, keywords=("args",), attributes=(), notes=""
     return rule
 
 
+@functools.lru_cache(maxsize=64)
+def _signature(fn) -> inspect.Signature:
+    """The signature of a SciPy solver (a handful of module-level functions: read once, as
+    a gradient that costs a few times its integral has no time for inspect per call)."""
+    return inspect.signature(fn)
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_parameters(fn):
+    """``(names, defaults)`` of a solver whose parameters are all positional-or-keyword
+    with defaults after the first few (quad, solve_ivp, odeint): bound without inspect.
+    ``None`` for any other signature."""
+    params = list(_signature(fn).parameters.values())
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in params):
+        return None
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    return tuple(p.name for p in params), defaults
+
+
 def bound_call(fn, args, kwargs) -> dict:
     """``fn``'s parameters (defaults applied) as a dict, from a call ``fn(*args, **kwargs)``."""
-    sig = inspect.signature(fn)
+    plain = _plain_parameters(fn)
+    if plain is not None:
+        names, defaults = plain
+        if len(args) <= len(names) and not any(n in kwargs for n in names[: len(args)]):
+            values = dict(defaults)
+            values.update(zip(names, args, strict=False))
+            values.update(kwargs)
+            if len(values) == len(names):  # every parameter given once, no stranger
+                return values
+    sig = _signature(fn)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
@@ -64,7 +95,7 @@ def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
     """The pullback's answer: one cotangent per positional argument of the call, then (if
     the call passed one of ``keywords`` by keyword) the dict of their cotangents.
     ``cots`` maps parameter names to cotangents; the others get ``NO_TANGENT``."""
-    names = list(inspect.signature(fn).parameters)
+    names = list(_signature(fn).parameters)
     out = tuple(cots.get(names[k], NO_TANGENT) for k in range(len(args)))
     passed = [k for k in keywords if k in kwargs]
     if passed:
@@ -126,8 +157,9 @@ class ArgsPack:
 class UserVJP:
     """``(y, pullback)`` of a user's function through pullback itself, called once per
     right-hand-side or integrand evaluation: what :func:`pullback.vjp` does, with the
-    parameter names resolved once (the adjoint is still looked up, and its guards checked,
-    on every call). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
+    parameter names resolved once and the adjoint kept per argument kinds (its guard is
+    still checked on every call, as the adjoint cache does, so an edited function or
+    registry is seen). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
 
     def __init__(self, fn, wrt):
         from ..arguments import resolve_wrt
@@ -135,15 +167,27 @@ class UserVJP:
         self.fn = fn
         self.wrt = tuple(wrt)
         self.names, _ = resolve_wrt(fn, self.wrt)
+        self._adjoints: dict = {}
 
-    def __call__(self, args):
+    def adjoint(self, args):
+        """The generated adjoint for a call with ``args`` (built once per kinds)."""
         from ..api import get_adjoint
         from ..arguments import kinds_key
         from ..registry import default_registry
+
+        registry = default_registry()
+        kinds = kinds_key(args, {})
+        key = (id(registry), registry.version, kinds)
+        adj = self._adjoints.get(key)
+        if adj is None or not adj.guard():
+            adj = get_adjoint(self.fn, self.names, registry, kinds)
+            self._adjoints[key] = adj
+        return adj
+
+    def __call__(self, args):
         from ..running import run_forward, run_pullback
 
-        adj = get_adjoint(self.fn, self.names, default_registry(), kinds_key(args, {}))
-        y, back = run_forward(adj, args, {})
+        y, back = run_forward(self.adjoint(args), args, {})
         like = [args[k] for k in self.wrt]
 
         def user_pullback(dy):
@@ -153,9 +197,28 @@ class UserVJP:
         return y, user_pullback
 
 
+# One UserVJP per (user function, wrt), kept while the function lives: an integrand's
+# parameter names are resolved once, not at every gradient.
+_USER_VJPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def user_vjp_of(fn, wrt) -> UserVJP:
+    """The :class:`UserVJP` of ``fn`` for ``wrt`` (cached on the function where it can be
+    weakly referenced)."""
+    wrt = tuple(wrt)
+    try:
+        per_fn = _USER_VJPS.setdefault(fn, {})
+    except TypeError:  # not weakly referenceable (a builtin or a slotted callable object)
+        return UserVJP(fn, wrt)
+    found = per_fn.get(wrt)
+    if found is None:
+        found = per_fn[wrt] = UserVJP(fn, wrt)
+    return found
+
+
 def user_vjp(fn, args, wrt):
     """``(y, pullback)`` of a user's function at ``args`` (see :class:`UserVJP`)."""
-    return UserVJP(fn, wrt)(args)
+    return user_vjp_of(fn, wrt)(args)
 
 
 def result_cotangent(dy, key):

@@ -7,8 +7,17 @@ For ``I = quad(f, a, b, args=(theta, ...))[0]``:
   (zero for an infinite limit);
 * the parameters in ``args`` by differentiating under the integral sign:
   ``dI/dtheta = integral of df/dtheta(x) over [a, b]``, where ``df/dtheta`` is the reverse
-  mode of the user's integrand by pullback itself (one vjp per evaluation), integrated with
-  ``quad`` again (``quad_vec`` for several parameters) at the caller's tolerances.
+  mode of the user's integrand by pullback itself.
+
+The parameter integral is computed, where it can be, on the subintervals ``quad`` itself
+ended with (finite limits): one reverse pass of the integrand over all their 21-point
+Gauss-Kronrod nodes at once (the scalar parameters spread over the nodes, so each node gets
+its own derivative), with the Kronrod-minus-Gauss estimate of each subinterval's error
+and bisection until the caller's ``epsabs``/``epsrel`` hold. That needs an integrand that
+evaluates elementwise on an array of ``x`` (NumPy arithmetic does); it is checked, because
+the same nodes must reproduce the integral ``quad`` returned on each subinterval. Any other
+integrand, an infinite limit or an array parameter take the general path: one vjp per
+evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
 
 ``quad`` returns ``(value, abserr)``: only the value carries a gradient. Weighted and
 ``full_output`` calls are refused. Values the integrand reads from globals or closures are
@@ -18,6 +27,7 @@ constants: pass what should be differentiated through ``args``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -28,7 +38,9 @@ from ._calculus_util import (
     call_cotangents,
     refuse_options,
     register_solver,
+    user_vjp_of,
 )
+from ._kronrod import gauss_kronrod21
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
 FAMILY = "scipy_quad"
@@ -41,13 +53,18 @@ _REFUSED = {
 }
 
 
-def _limit_cotangent(g, f, limit, args, sign):
-    """``sign * g * f(limit)`` (the fundamental theorem), zero at an infinite limit."""
-    if not (isinstance(limit, (float, np.floating)) or np.ndim(limit) == 0) or not np.isfinite(
-        limit
-    ):
+def _finite(limit) -> bool:
+    return (isinstance(limit, (float, np.floating)) or np.ndim(limit) == 0) and bool(
+        np.isfinite(limit)
+    )
+
+
+def _limit_cotangent(g, f, limit, args, sign, value=None):
+    """``sign * g * f(limit)`` (the fundamental theorem), zero at an infinite limit
+    (``value``: ``f(limit)`` where it is known already)."""
+    if not _finite(limit):
         return 0.0
-    return sign * g * float(f(limit, *args))
+    return sign * g * float(f(limit, *args) if value is None else value)
 
 
 def parameter_integral(f, a, b, pack, p):
@@ -70,13 +87,138 @@ def parameter_integral(f, a, b, pack, p):
     return si.quad_vec(integrand, a, b, **tol, **opts)[0]
 
 
+def _is_double(v) -> bool:
+    return not (isinstance(v, (np.floating, np.ndarray)) and v.dtype.itemsize < 8)
+
+
+def _node_derivatives(vjp, pack, xs):
+    """``(f(xs), d f(xs) / d args)`` by one reverse pass with every scalar float parameter
+    spread over the nodes (``(len(xs), pack.size)`` derivatives), or ``None`` when the
+    integrand does not evaluate elementwise on the array ``xs``."""
+    m = xs.size
+    args = list(pack.args)
+    for k in pack.index:
+        args[k] = np.full(m, args[k], dtype=np.float64)
+    try:
+        y, back = vjp((xs,) + tuple(args))
+        if np.shape(y) != (m,) or np.iscomplexobj(y):
+            return None
+        cots = back(np.ones(m))
+    except Exception:  # an integrand written for scalars only (math.exp, `if x > 0`, ...)
+        return None
+    parts = [np.broadcast_to(np.asarray(c, dtype=np.float64), (m,)) for c in cots]
+    return np.asarray(y, dtype=np.float64), np.stack(parts, axis=-1)
+
+
+def _rule_sums(derivs, lo, hi):
+    """Per subinterval: the Kronrod sums and the Kronrod-minus-Gauss error estimates of
+    node derivatives ``(L * 21, P)`` on the subintervals ``[lo_i, hi_i]``."""
+    _, wk, wg = gauss_kronrod21()
+    d = np.reshape(derivs, (lo.size, wk.size, -1))
+    half = ((hi - lo) / 2)[:, None]
+    k21 = np.matmul(wk, d) * half
+    g10 = np.matmul(wg, d) * half
+    return k21, np.abs(k21 - g10)
+
+
+def _nodes(lo, hi):
+    x, _, _ = gauss_kronrod21()
+    return np.ravel((lo + hi)[:, None] / 2 + ((hi - lo) / 2)[:, None] * x)
+
+
+def node_parameter_integral(func, a, b, pack, p, info):
+    """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
+    subintervals of quad's ``info`` (see the module docstring), or ``None`` where this way
+    does not apply."""
+    if any(np.ndim(pack.args[k]) != 0 for k in pack.index):
+        return None
+    last = int(info.get("last", 0))
+    if last < 1:
+        return None
+    lo, hi = info["alist"][:last].astype(np.float64), info["blist"][:last].astype(np.float64)
+    vjp = user_vjp_of(func, tuple(1 + k for k in pack.index))
+    xs = _nodes(lo, hi)
+    found = _node_derivatives(vjp, pack, np.concatenate((xs, [float(a), float(b)])))
+    if found is None:
+        return None
+    values, derivs = found
+    # The integrand must give quad's own numbers: each subinterval's Kronrod sum of the
+    # values is the rlist entry quad computed there, one scalar call per node.
+    sums, err = _rule_sums(np.column_stack((values[:-2], derivs[:-2])), lo, hi)
+    expected = info["rlist"][:last]
+    scale = 1e-3 * np.sum(np.abs(expected)) / last + np.finfo(float).tiny
+    # (quad ran on the caller's values: float32 parameters give float32 integrand values)
+    rtol = 1e-9 if all(_is_double(v) for v in pack.given + (a, b)) else 1e-4
+    if np.any(np.abs(sums[:, 0] - expected) > rtol * (np.abs(expected) + scale)):
+        return None
+    total = _adaptive_sum(vjp, pack, p, lo, hi, sums[:, 1:], err[:, 1:])
+    if total is None:
+        return None
+    sign = -1.0 if b < a else 1.0  # quad's subintervals run from min(a, b) to max(a, b)
+    return sign * total, values[-2], values[-1]
+
+
+def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
+    """From the Kronrod sums ``k21`` and error estimates ``err`` on ``[lo_i, hi_i]``,
+    bisect the subintervals whose estimated error is more than their share of the
+    tolerance until ``epsabs``/``epsrel`` hold for every parameter (``None`` past quad's
+    subdivision limit, or for an integrand that stops evaluating elementwise)."""
+    width = hi[-1] - lo[0] if lo.size == 1 else np.sum(hi - lo)
+    while True:
+        total = np.sum(k21, axis=0)
+        tol = np.maximum(p["epsabs"], p["epsrel"] * np.abs(total))
+        if np.all(np.sum(err, axis=0) <= tol):
+            return total
+        if lo.size >= p["limit"]:
+            return None
+        share = tol[None, :] * ((hi - lo) / width)[:, None]
+        split = np.any(err > share, axis=1)
+        if not split.any():
+            split = np.max(err / tol, axis=1) >= np.max(err / tol)
+        mid = (lo[split] + hi[split]) / 2
+        new_lo = np.concatenate((lo[split], mid))
+        new_hi = np.concatenate((mid, hi[split]))
+        found = _node_derivatives(vjp, pack, _nodes(new_lo, new_hi))
+        if found is None:
+            return None
+        nk, ne = _rule_sums(found[1], new_lo, new_hi)
+        keep = ~split
+        lo, hi = np.concatenate((lo[keep], new_lo)), np.concatenate((hi[keep], new_hi))
+        k21, err = np.concatenate((k21[keep], nk)), np.concatenate((err[keep], ne))
+
+
+def _with_subintervals(p) -> bool:
+    """Whether the call can run with ``full_output=1`` for its subintervals: finite limits,
+    a real integrand without weight."""
+    return (
+        p.get("weight") is None
+        and not p.get("complex_func", False)
+        and _finite(p["a"])
+        and _finite(p["b"])
+        and callable(p["func"])
+    )
+
+
+def _quad_call(args, kwargs, p):
+    """``(quad's result, its info dict or None)``: the same call, with ``full_output=1``
+    where the subintervals can serve the gradient (its warning is given as quad gives it)."""
+    import scipy.integrate as si
+
+    if not _with_subintervals(p):
+        return si.quad(*args, **kwargs), None
+    out = si.quad(**dict(p, full_output=1))
+    if len(out) > 3:  # quad gives the message instead of warning under full_output
+        warnings.warn(out[3], si.IntegrationWarning, stacklevel=4)
+    return out[:2], out[2]
+
+
 def _quad_rrule(*args, **kwargs):
     import scipy.integrate as si
 
     p = bound_call(si.quad, args, kwargs)
     func, a, b = p["func"], p["a"], p["b"]
     refuse_options("scipy.integrate.quad", p, _REFUSED)
-    out = si.quad(*args, **kwargs)
+    out, info = _quad_call(args, kwargs, p)
     pack = ArgsPack(p["args"])
 
     def quad_pullback(dy):
@@ -84,15 +226,21 @@ def _quad_rrule(*args, **kwargs):
         if g is ZERO:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
         g = float(np.sum(g))
-        cots = {
-            "a": finalize(_limit_cotangent(g, func, a, pack.args, -1.0), a),
-            "b": finalize(_limit_cotangent(g, func, b, pack.args, 1.0), b),
-            "args": NO_TANGENT,
-        }
+        fa = fb = None
+        cots = {"args": NO_TANGENT}
         if pack.size:
             lo, hi = float(a), float(b)
             if math.isfinite(lo) or math.isfinite(hi) or lo != hi:
-                cots["args"] = pack.cotangent(g * parameter_integral(func, lo, hi, pack, p))
+                fast = None
+                if info is not None and lo != hi:
+                    fast = node_parameter_integral(func, lo, hi, pack, p, info)
+                if fast is not None:
+                    integral, fa, fb = fast
+                else:
+                    integral = parameter_integral(func, lo, hi, pack, p)
+                cots["args"] = pack.cotangent(g * integral)
+        cots["a"] = finalize(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
+        cots["b"] = finalize(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
     return out, quad_pullback

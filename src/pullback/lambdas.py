@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import gast
 
+from .resolve import parent_map
+
 # Higher-order builtins whose function argument may be a lambda (rewritten as a
 # comprehension by the normalizer).
 HIGHER_ORDER = ("map", "filter")
@@ -51,10 +53,7 @@ def inlinable_functions(tree) -> dict:
     """``{name: (args, expression)}`` for the local lambdas and one-line defs of ``tree``
     (a function) that are bound once and only ever called (directly or through
     ``map``/``filter``), never stored, passed elsewhere or rebound."""
-    parents = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            parents[child] = node
+    parents = parent_map(tree)
     bound: dict[str, list] = {}
     for node in gast.walk(tree):
         if node is tree:

@@ -68,6 +68,15 @@ class Callee:
     vararg: bool = False
 
 
+def parent_map(tree: gast.AST) -> dict[gast.AST, gast.AST]:
+    """Each node of ``tree`` mapped to the node that contains it."""
+    parents = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    return parents
+
+
 def local_names(tree: gast.FunctionDef) -> set[str]:
     """Parameters and every name the function body assigns."""
     names = set()

@@ -27,7 +27,7 @@ import beniget
 import gast
 import numpy as np
 
-from ..resolve import CONSTANT_ATTRIBUTES
+from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 
 # Functions whose result is always a new object (never one of their arguments or a view).
 FRESH_FUNCTIONS = tuple(
@@ -60,14 +60,6 @@ class _QuietChains(beniget.DefUseChains):
 
     def warn(self, msg, node):  # noqa: D102 - silence
         pass
-
-
-def parent_map(tree: gast.AST) -> dict[gast.AST, gast.AST]:
-    parents = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            parents[child] = node
-    return parents
 
 
 class AliasAnalysis:

@@ -30,6 +30,7 @@ from ..resolve import (
     ARRAY_VARARG_METHODS,
     CONTAINER_INPLACE_METHODS,
     local_names,
+    parent_map,
     resolve_call,
     resolve_expr,
 )
@@ -282,11 +283,7 @@ class FunctionChecker(gast.NodeVisitor):
 
     def _parent_map(self) -> dict:
         if getattr(self, "_parents", None) is None:
-            self._parents = {
-                child: node
-                for node in gast.walk(self.tree)
-                for child in gast.iter_child_nodes(node)
-            }
+            self._parents = parent_map(self.tree)
         return self._parents
 
     def visit_FunctionDef(self, node):

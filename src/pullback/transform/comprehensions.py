@@ -28,16 +28,18 @@ after the appends and outside their loops), else as a new list each time
 >>> from pullback.transform.normalize import core_source
 >>> def f(x):
 ...     return sum([x * k for k in range(3)])
->>> print(core_source(f))                               # doctest: +ELLIPSIS
+>>> print(core_source(f))
 def f(x):
-    ...
+    _ret = None
+    _returned = False
     _acc1 = []
-    ...
     for _k2 in range(3):
         _t3 = x * _k2
         _acc1 = list_append(_acc1, _t3)
         pass
-    ...
+    _ret = sum(_acc1)
+    _returned = True
+    return _ret
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ import gast
 
 from ..containers import BUILDERS
 from ..lambdas import inlinable_functions
-from ..resolve import Callee, resolve_call
+from ..resolve import Callee, parent_map, resolve_call
 from . import nodes as N
+from .side_effects import may_read_back
 
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -76,6 +79,13 @@ class Comprehensions:
         cached = getattr(self, "_inlinable", None)
         if cached is None:
             cached = self._inlinable = inlinable_functions(self.fs.tree)
+        return cached
+
+    def parents(self) -> dict:
+        """:func:`~pullback.resolve.parent_map` of the user's function, made once."""
+        cached = getattr(self, "_parents", None)
+        if cached is None:
+            cached = self._parents = parent_map(self.fs.tree)
         return cached
 
     def stmt_FunctionDef(self, s):
@@ -209,6 +219,19 @@ class Comprehensions:
             return None
         return Append(name, call.args[0], s, in_place=self.appends_in_place(name))
 
+    def mark_outside_append(self, call, normalized):
+        """``outside.append(v)`` (a container the function did not build) runs as written;
+        mark it so the reverse sweep refuses it (PB106) only where a differentiated value
+        would come back (transform/side_effects.py)."""
+        func = call.func if isinstance(call, gast.Call) else None
+        if not (isinstance(func, gast.Attribute) and func.attr == "append"):
+            return
+        root = func.value
+        normalized.pb_outside_append = func
+        normalized.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
+            self.fs.tree, root.id, parents=self.parents()
+        )
+
     def built_lists(self) -> set:
         """Locals whose every assignment makes a new list (display, comprehension, list())."""
         cached = getattr(self, "_built_lists", None)
@@ -253,7 +276,7 @@ class Comprehensions:
         """Whether no state of ``name`` before an append is read again: every read of it
         other than its appends comes after them all, outside the loops that append."""
         tree = self.fs.tree
-        parents = _parents(tree)
+        parents = self.parents()
         appends, reads = [], []
         for node in gast.walk(tree):
             if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
@@ -324,14 +347,6 @@ class _Renamer(gast.NodeTransformer):
             node.body
         )
         return node
-
-
-def _parents(tree) -> dict:
-    out = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            out[child] = node
-    return out
 
 
 def _ancestors(node, parents):

@@ -136,7 +136,7 @@ class FreeValues:
         call.pb_attribute_store = target
         root = target.value
         call.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
-            self.fs.tree, root.id, target.attr
+            self.fs.tree, root.id, target.attr, self.parents()
         )
         return N.expr_stmt(call, where)
 

@@ -44,7 +44,6 @@ from ..resolve import (
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
-from .side_effects import may_read_back
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -171,15 +170,7 @@ class Normalizer(FreeValues, Comprehensions):
             return self.stmt_Append(append)
         stmts, value = self.expr(s.value, keep_call=True)
         if isinstance(value, gast.Call):
-            func = s.value.func if isinstance(s.value, gast.Call) else None
-            if isinstance(func, gast.Attribute) and func.attr == "append":
-                # appending to a container from outside: refused (PB106) only where a
-                # differentiated value would come back (transform/side_effects.py)
-                root = func.value
-                value.pb_outside_append = func
-                value.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
-                    self.fs.tree, root.id
-                )
+            self.mark_outside_append(s.value, value)
             stmts.append(N.expr_stmt(value, s))
         return stmts, False
 

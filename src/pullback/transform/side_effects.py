@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import gast
 
+from ..resolve import parent_map
+
 # Methods that only add to a container (their result is not the container's content).
 _WRITES = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 
 
-def may_read_back(tree, root: str, attr: str | None = None) -> bool:
+def may_read_back(tree, root: str, attr: str | None = None, parents=None) -> bool:
     """Whether the function ``tree`` may read back what it stores in ``root.attr`` (or,
-    with ``attr=None``, what it adds to the container ``root``)."""
-    parents = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            parents[child] = node
+    with ``attr=None``, what it adds to the container ``root``); ``parents`` is
+    :func:`~pullback.resolve.parent_map` of ``tree`` when the caller has it."""
+    parents = parent_map(tree) if parents is None else parents
     for node in gast.walk(tree):
         if not (isinstance(node, gast.Name) and node.id == root):
             continue

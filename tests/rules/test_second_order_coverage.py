@@ -45,6 +45,9 @@ FAMILIES_CHECKED = frozenset(
         "numpy_ufuncs",
         "numpy_shape",
         "numpy_products",
+        "numpy_casts",
+        "fft",
+        "math",
         "pullback_runtime",
     }
 )

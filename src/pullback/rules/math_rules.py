@@ -221,6 +221,10 @@ def register(reg):
     r.rule(math.frexp, _frexp_rrule)
     if hasattr(math, "sumprod"):
         r.rule(math.sumprod, _sumprod_rrule)
+    # Their pullbacks as transformable functions (second derivatives).
+    from .math_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)
 
     nondiff = [
         getattr(math, name)

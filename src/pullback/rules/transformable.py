@@ -9,6 +9,7 @@ grad of code that uses these functions. Each one must agree with its rule's pull
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -280,6 +281,7 @@ def register(reg):
             (np.moveaxis, moveaxis_pullback),
             (np.broadcast_to, broadcast_to_pullback),
             (np.matmul, matmul_pullback),
+            (operator.matmul, matmul_pullback),
             (np.dot, dot_pullback),
             (np.outer, outer_pullback),
             (np.where, where_pullback),

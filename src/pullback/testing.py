@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from .registry import NONDIFF, SCALAR, default_registry, qualified_name
+from .second_order_check import check_rrule_second_order
 from .tangents import NO_TANGENT, ZERO, IndexedCotangent, is_differentiable_value, unbroadcast
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "broadcastable_shapes",
     "check_grads",
     "check_rrule",
+    "check_rrule_second_order",
     "distinct_arrays",
     "random_like",
 ]
@@ -312,6 +314,7 @@ def check_rrule(
     check_indexed=True,
     check_forward=True,
     constants=(),
+    second_order=False,
     **kwargs,
 ):
     """Check the rule registered for ``fn`` at ``fn(*args, **kwargs)``.
@@ -338,7 +341,10 @@ def check_rrule(
        generator inlines agree with the rule's pullback;
     9. (real values, random ``dy``) the forward mode that :func:`pullback.jvp` derives
        from the rule is the transpose of its pullback: ``<J v, dy> = <J^T dy, v>``
-       (``check_forward``).
+       (``check_forward``);
+    10. with ``second_order=True``, :func:`check_rrule_second_order`: the rule has a
+        second-order path, its pullback function agrees with its pullback, and reverse
+        over reverse through it agrees with finite differences of the gradient.
 
     ``rng`` is a seed or a ``numpy.random.Generator`` (default seed 0). Keyword arguments
     of ``fn`` whose names clash with these parameters go in ``fkwargs``.
@@ -457,6 +463,11 @@ def check_rrule(
     real = not any(np.iscomplexobj(leaf) for _, leaf in _leaves((ro_args, y)))
     if check_forward and output_cotangent is None and real:
         _check_forward(where, rule, ro_args, kwargs, dy, cots, constants, rng, rtol, atol)
+
+    # 10. second order
+    if second_order:
+        wrt = tuple(k for k in range(len(args)) if k not in constants) if constants else None
+        check_rrule_second_order(fn, *args, wrt=wrt, registry=reg, rng=rng, **kwargs)
 
 
 def _check_forward(where, rule, args, kwargs, dy, cots, constants, rng, rtol, atol):

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..registry import transformable
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -36,11 +37,12 @@ def _abs_derivative(y, x):
     return np.sign(x)
 
 
+@transformable  # the pow derivatives below are differentiated again
 def _is_array(v):
     return isinstance(v, np.ndarray)
 
 
-def _pow_base(y, a, b, *mod):
+def _pow_base(y, a, b, mod=None):
     if _is_array(a) or _is_array(b):
         return b * np.power(a, b - 1)
     if a != 0:
@@ -48,7 +50,7 @@ def _pow_base(y, a, b, *mod):
     return 0.0 if b != 1 else 1.0  # at a = 0: 1 for b = 1, else 0 (chosen)
 
 
-def _pow_exponent(y, a, b, *mod):
+def _pow_exponent(y, a, b, mod=None):
     if _is_array(a) or _is_array(b):
         pos = a > 0
         return np.where(pos, y * np.log(np.where(pos, a, 1.0)), 0.0)

@@ -256,3 +256,7 @@ def register(reg):
         names=["numpy.fft.fftfreq", "numpy.fft.rfftfreq"],
         notes="frequencies depend only on sizes",
     )
+    # Their pullbacks as transformable functions (second derivatives).
+    from .fft_pullbacks import register_pullbacks
+
+    register_pullbacks(reg, FAMILY)

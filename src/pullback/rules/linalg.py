@@ -545,3 +545,7 @@ def register(reg):
     if hasattr(la, "matrix_norm"):
         r.rule(la.matrix_norm, _matrix_norm_rrule)
     r.nondiff(la.matrix_rank, names=["numpy.linalg.matrix_rank"], notes="integer valued")
+    # Their pullbacks as transformable functions (second derivatives).
+    from .linalg_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)

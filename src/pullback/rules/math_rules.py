@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..registry import transformable
 from ._util import ZERO, Registrar, dy_parts, finalize, zeros_for
 
 FAMILY = "math"
@@ -24,6 +25,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _DEG = math.pi / 180.0
 
 
+@transformable  # gamma' and lgamma' use it: second derivatives run through its series
 def digamma(x: float) -> float:
     """The digamma function psi(x) = d/dx log|Gamma(x)| (``math`` has none)."""
     x = float(x)
@@ -50,8 +52,10 @@ def _pow_exponent(y, a, b):
     return y * math.log(a) if a > 0.0 else 0.0
 
 
-def _log_x(y, x, *base):
-    return 1.0 / x if not base else 1.0 / (x * math.log(base[0]))
+def _log_x(y, x, base=None):
+    # (a default, not *base: derivative functions are transformed again, and the
+    # differentiable subset has no star-parameters)
+    return 1.0 / x if base is None else 1.0 / (x * math.log(base))
 
 
 def _log_base(y, x, base):
@@ -217,6 +221,10 @@ def register(reg):
     r.rule(math.frexp, _frexp_rrule)
     if hasattr(math, "sumprod"):
         r.rule(math.sumprod, _sumprod_rrule)
+    # Their pullbacks as transformable functions (second derivatives).
+    from .math_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)
 
     nondiff = [
         getattr(math, name)

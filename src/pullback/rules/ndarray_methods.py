@@ -60,3 +60,7 @@ def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(np.ndarray.item, _item_rrule)
     r.rule(np.ndarray.tolist, _tolist_rrule)
+    # Their pullbacks as transformable functions (second derivatives).
+    from .math_pullbacks import register_methods
+
+    register_methods(reg)

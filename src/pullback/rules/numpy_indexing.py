@@ -319,3 +319,7 @@ def register(reg):
     r.rule(np.tril, _triangle_rule(np.tril))
     r.rule(np.sort, _sort_rrule, notes="ties: stable order")
     r.rule(np.partition, _partition_rrule, notes="ties: stable order")
+    # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_indexing_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)

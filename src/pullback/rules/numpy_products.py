@@ -504,6 +504,10 @@ def register(reg):
         r.rule(la.trace, _linalg_trace_rrule)
     if hasattr(la, "cross"):
         r.rule(la.cross, _linalg_cross_rrule, notes="3-vectors only")
+    # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_products_pullbacks import register_pullbacks
+
+    register_pullbacks(reg, FAMILY)
 
 
 def _matmul_rrule_for(fn):

@@ -503,3 +503,7 @@ def register(reg):
     if hasattr(np, "cumulative_sum"):
         r.rule(np.cumulative_sum, _cumulative_rrule(np.cumulative_sum, "sum"))
         r.rule(np.cumulative_prod, _cumulative_rrule(np.cumulative_prod, "prod"))
+    # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_reductions_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)

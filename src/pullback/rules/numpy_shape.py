@@ -402,3 +402,7 @@ def register(reg):
     r.rule(np.ndarray.astype, _astype_rule(np.ndarray.astype), name="numpy.ndarray.astype")
     if hasattr(np, "astype"):
         r.rule(np.astype, _astype_rule(np.astype))
+    # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_shape_pullbacks import register_shape
+
+    register_shape(reg)

@@ -345,4 +345,8 @@ def register(reg):
     r.rule(np.imag, _imag_rrule)
     r.rule(np.conjugate, _conj_rrule)
     r.rule(np.angle, _angle_rrule)
+    # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_shape_pullbacks import register_ufuncs
+
+    register_ufuncs(reg)
     r.nondiff(np.heaviside, notes="piecewise constant: zero gradient")

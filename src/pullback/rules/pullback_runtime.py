@@ -13,7 +13,6 @@ import builtins
 import numpy as np
 
 from .. import runtime, tangents
-from ..errors import RuleError
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 
 FAMILY = "pullback_runtime"
@@ -135,47 +134,27 @@ def _plus_cotangents_rrule(g, a, b):
 
 
 def _matmul_lhs_rrule(g, a, b):
-    # y = g @ b.T for 2-D operands (g * b for vectors)
+    # y = g @ conj(b).T (the adjoint of a -> a @ b), any shapes matmul takes: its adjoint in
+    # g is that product again, dy @ b; in b, the cotangent of b in dy @ b.
     def matmul_lhs_pullback(dy):
         if dy is ZERO:
             return ZERO, NO_TANGENT, ZERO
-        dyd, gd, bd = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(b)
-        na, nb = np.ndim(a), np.ndim(b)
-        if na == 2 and nb == 2:
-            return dyd @ bd, NO_TANGENT, dyd.T @ gd
-        if na == 1 and nb == 1:
-            return dyd * bd, NO_TANGENT, dyd * gd
-        if na == 2 and nb == 1:  # y = outer(g, b)
-            return dyd @ bd, NO_TANGENT, gd @ dyd
-        if na == 1 and nb == 2:  # y = b @ g
-            return dyd @ bd, NO_TANGENT, np.outer(dyd, gd)
-        raise RuleError(
-            "differentiating the reverse sweep of a matrix product of these shapes (a second "
-            "derivative) is not supported yet; 2-D and 1-D operands are."
-        )
+        d = densify(dy)
+        dg = ZERO if tangents.is_zero(g) else unbroadcast(np.matmul(d, b), densify(g))
+        return dg, NO_TANGENT, runtime.matmul_rhs_cotangent(g, d, b)
 
     return runtime.matmul_lhs_cotangent(g, a, b), matmul_lhs_pullback
 
 
 def _matmul_rhs_rrule(g, a, b):
-    # y = a.T @ g for 2-D operands (g * a for vectors)
+    # y = conj(a).T @ g (the adjoint of b -> a @ b): in g, a @ dy; in a, the cotangent of
+    # a in a @ dy.
     def matmul_rhs_pullback(dy):
         if dy is ZERO:
             return ZERO, ZERO, NO_TANGENT
-        dyd, gd, ad = np.asarray(densify(dy)), np.asarray(densify(g)), np.asarray(a)
-        na, nb = np.ndim(a), np.ndim(b)
-        if na == 2 and nb == 2:
-            return ad @ dyd, gd @ dyd.T, NO_TANGENT
-        if na == 1 and nb == 1:
-            return dyd * ad, dyd * gd, NO_TANGENT
-        if na == 2 and nb == 1:  # y = a.T @ g
-            return ad @ dyd, np.outer(gd, dyd), NO_TANGENT
-        if na == 1 and nb == 2:  # y = outer(a, g)
-            return ad @ dyd, dyd @ gd, NO_TANGENT
-        raise RuleError(
-            "differentiating the reverse sweep of a matrix product of these shapes (a second "
-            "derivative) is not supported yet; 2-D and 1-D operands are."
-        )
+        d = densify(dy)
+        dg = ZERO if tangents.is_zero(g) else unbroadcast(np.matmul(a, d), densify(g))
+        return dg, runtime.matmul_lhs_cotangent(g, a, d), NO_TANGENT
 
     return runtime.matmul_rhs_cotangent(g, a, b), matmul_rhs_pullback
 
@@ -218,6 +197,9 @@ def register(reg):
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
+    from .pullback_runtime_pullbacks import register_pullbacks
+
+    register_pullbacks(reg)
     reg.non_differentiable(runtime.zero_cotangent, runtime.scalar_seed, family=FAMILY, trusted=True)
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the

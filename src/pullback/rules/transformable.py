@@ -9,6 +9,7 @@ grad of code that uses these functions. Each one must agree with its rule's pull
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -248,37 +249,47 @@ def norm_pullback(dy, x, ord=None, axis=None, keepdims=False):
     return (np.where(y == 0, 0.0, dy / safe) * x,)
 
 
-def register(reg):
-    for fn, pullback_fn in (
-        (np.sum, sum_pullback),
-        (np.mean, mean_pullback),
-        (np.max, max_pullback),
-        (np.min, min_pullback),
-        (np.amax, max_pullback),
-        (np.amin, min_pullback),
-        (np.var, var_pullback),
-        (np.std, std_pullback),
-        (np.cumsum, cumsum_pullback),
-        (np.transpose, transpose_pullback),
-        (np.reshape, reshape_pullback),
-        (np.ravel, ravel_pullback),
-        (np.squeeze, squeeze_pullback),
-        (np.expand_dims, expand_dims_pullback),
-        (np.atleast_1d, atleast_pullback),
-        (np.atleast_2d, atleast_pullback),
-        (np.swapaxes, swapaxes_pullback),
-        (np.moveaxis, moveaxis_pullback),
-        (np.broadcast_to, broadcast_to_pullback),
-        (np.matmul, matmul_pullback),
-        (np.dot, dot_pullback),
-        (np.outer, outer_pullback),
-        (np.where, where_pullback),
-        (np.concatenate, concatenate_pullback),
-        (np.stack, stack_pullback),
-        (np.linalg.inv, inv_pullback),
-        (np.linalg.det, det_pullback),
-        (np.linalg.solve, solve_pullback),
-        (np.linalg.norm, norm_pullback),
-    ):
-        if reg.lookup(fn) is not None:
+def set_pullbacks(reg, pairs) -> None:
+    """Give each ``(fn, pullback_fn)`` of ``pairs`` to fn's rule (``fn`` ``None`` or without
+    a rule: skipped, for functions some NumPy versions lack)."""
+    for fn, pullback_fn in pairs:
+        if fn is not None and reg.lookup(fn) is not None:
             reg.set_pullback_function(fn, pullback_fn)
+
+
+def register(reg):
+    set_pullbacks(
+        reg,
+        (
+            (np.sum, sum_pullback),
+            (np.mean, mean_pullback),
+            (np.max, max_pullback),
+            (np.min, min_pullback),
+            (np.amax, max_pullback),
+            (np.amin, min_pullback),
+            (np.var, var_pullback),
+            (np.std, std_pullback),
+            (np.cumsum, cumsum_pullback),
+            (np.transpose, transpose_pullback),
+            (np.reshape, reshape_pullback),
+            (np.ravel, ravel_pullback),
+            (np.squeeze, squeeze_pullback),
+            (np.expand_dims, expand_dims_pullback),
+            (np.atleast_1d, atleast_pullback),
+            (np.atleast_2d, atleast_pullback),
+            (np.swapaxes, swapaxes_pullback),
+            (np.moveaxis, moveaxis_pullback),
+            (np.broadcast_to, broadcast_to_pullback),
+            (np.matmul, matmul_pullback),
+            (operator.matmul, matmul_pullback),
+            (np.dot, dot_pullback),
+            (np.outer, outer_pullback),
+            (np.where, where_pullback),
+            (np.concatenate, concatenate_pullback),
+            (np.stack, stack_pullback),
+            (np.linalg.inv, inv_pullback),
+            (np.linalg.det, det_pullback),
+            (np.linalg.solve, solve_pullback),
+            (np.linalg.norm, norm_pullback),
+        ),
+    )

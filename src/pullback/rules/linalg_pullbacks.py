@@ -1,0 +1,237 @@
+"""Transformable pullbacks of numpy.linalg (linalg.py), written in the differentiable
+subset so that second derivatives run through them (see transformable.py). They are the
+closures' formulas, made of matrix products, solves and factorizations that have rules;
+a cotangent part that is ``ZERO`` (an output not used) is skipped as the closures skip it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .transformable import by_rule, set_pullbacks
+
+la = np.linalg
+
+
+@transformable
+def mT(x):
+    return np.swapaxes(x, -1, -2)
+
+
+@transformable
+def mH(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+@transformable
+def diag_matrix(v):
+    """``(..., n) -> (..., n, n)`` diagonal matrices."""
+    return v[..., :, None] * np.eye(np.shape(v)[-1])
+
+
+@transformable
+def on_triangle(x, lower):
+    """The cotangent for a function that reads one triangle of its symmetric argument."""
+    full = x + mT(x)
+    tri = np.tril(full) if lower else np.triu(full)
+    return tri - diag_matrix(np.diagonal(x, axis1=-2, axis2=-1))
+
+
+@transformable
+def inverse_gap(w):
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal; 0 on it and where equal."""
+    gap = w[..., None, :] - w[..., :, None]
+    zero = gap == 0
+    return np.where(zero, 0.0, 1.0 / np.where(zero, 1.0, gap))
+
+
+@transformable
+def is_zero(d):
+    return d is ZERO or d is NO_TANGENT or d is None
+
+
+@transformable
+def slogdet_pullback(dy, a):
+    d_sign = dy[0]
+    d_log = dy[1]
+    if is_zero(d_log) and (is_zero(d_sign) or not np.iscomplexobj(a)):
+        return (np.zeros(np.shape(a), np.result_type(a, 1.0)),)
+    coeff = 0.0
+    if not is_zero(d_log):
+        coeff = np.real(densify(d_log))
+    if not is_zero(d_sign) and np.iscomplexobj(a):
+        sign = la.slogdet(a)[0]
+        coeff = coeff + 1j * np.imag(np.conj(sign) * densify(d_sign))
+    coeff = np.asarray(coeff)
+    return (unbroadcast(coeff[..., None, None] * mH(la.inv(a)), a),)
+
+
+@transformable
+def pinv_grad(A, X, G):
+    """The cotangent of A for X = pinv(A) (constant rank), given dX = G."""
+    Xh = mH(X)
+    eye_m = np.eye(np.shape(A)[-2])
+    eye_n = np.eye(np.shape(A)[-1])
+    term1 = -((Xh @ G) @ Xh)
+    term2 = ((eye_m - A @ X) @ mH(G)) @ (X @ Xh)
+    term3 = (Xh @ X) @ (mH(G) @ (eye_n - X @ A))
+    return term1 + term2 + term3
+
+
+@transformable
+def pinv_pullback(dy, a, rcond=None, hermitian=False):
+    if hermitian:
+        return by_rule(la.pinv, dy, a, rcond, hermitian)
+    X = la.pinv(a) if rcond is None else la.pinv(a, rcond)
+    return unbroadcast(pinv_grad(a, X, densify(dy)), a), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def matrix_power_pullback(dy, a, n):
+    if n == 0:
+        return np.zeros(np.shape(a), np.result_type(a, 1.0)), NO_TANGENT
+    g = densify(dy)
+    base = a if n > 0 else la.inv(a)
+    k = abs(n)
+    powers = [np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a))]
+    for _ in range(k - 1):
+        powers = powers + [powers[len(powers) - 1] @ base]
+    # d(B^k) = sum_j B^j dB B^(k-1-j):  dB = sum_j (B^j)^H g (B^(k-1-j))^H
+    db = (mH(powers[0]) @ g) @ mH(powers[k - 1])
+    for j in range(1, k):
+        db = db + (mH(powers[j]) @ g) @ mH(powers[k - 1 - j])
+    if n < 0:  # B = inv(A): dA = -B^H dB B^H
+        db = -((mH(base) @ db) @ mH(base))
+    return unbroadcast(db, a), NO_TANGENT
+
+
+@transformable
+def cholesky_pullback(dy, a, upper=False):
+    y = la.cholesky(a, upper=upper) if upper else la.cholesky(a)
+    L = mT(y) if upper else y
+    g = densify(dy)
+    Lbar = mT(g) if upper else g
+    P = mT(L) @ Lbar
+    P = np.tril(P) - 0.5 * diag_matrix(np.diagonal(P, axis1=-2, axis2=-1))
+    # S = L^-T P L^-1
+    Z = la.solve(mT(L), P)
+    S = mT(la.solve(mT(L), mT(Z)))
+    return (unbroadcast(on_triangle(S, not upper), a),)
+
+
+@transformable
+def eigh_pullback(dy, a, UPLO="L"):
+    w, V = la.eigh(a, UPLO)
+    dw = dy[0]
+    dV = dy[1]
+    inner = np.zeros(np.shape(a))
+    if not is_zero(dw):
+        inner = inner + diag_matrix(densify(dw))
+    if not is_zero(dV):
+        inner = inner + inverse_gap(w) * (mT(V) @ densify(dV))
+    X = (V @ inner) @ mT(V)
+    return unbroadcast(on_triangle(X, UPLO.upper() == "L"), a), NO_TANGENT
+
+
+@transformable
+def eigvalsh_pullback(dy, a, UPLO="L"):
+    w, V = la.eigh(a, UPLO)
+    X = (V * densify(dy)[..., None, :]) @ mT(V)
+    return unbroadcast(on_triangle(X, UPLO.upper() == "L"), a), NO_TANGENT
+
+
+@transformable
+def svd_grad(A, U, s, Vh, dU, ds, dVh):
+    """The cotangent of A = U diag(s) Vh (reduced, real) from those of U, s, Vh."""
+    V = mT(Vh)
+    k = np.shape(s)[-1]
+    m = np.shape(A)[-2]
+    n = np.shape(A)[-1]
+    F = inverse_gap(s * s)  # F_ij = 1 / (s_j^2 - s_i^2)
+    S = diag_matrix(s)
+    s_inv = np.where(s == 0, 0.0, 1.0 / np.where(s == 0, 1.0, s))
+    inner = np.zeros(np.shape(s) + (k,))
+    out = np.zeros(np.shape(A))
+    if not is_zero(ds):
+        inner = inner + diag_matrix(densify(ds))
+    if not is_zero(dU):
+        dUd = densify(dU)
+        UtdU = mT(U) @ dUd
+        inner = inner + (F * (UtdU - mT(UtdU))) @ S
+        if m > k:
+            out = out + ((dUd - U @ UtdU) * s_inv[..., None, :]) @ Vh
+    if not is_zero(dVh):
+        dV = mT(densify(dVh))
+        VtdV = mT(V) @ dV
+        inner = inner + S @ (F * (VtdV - mT(VtdV)))
+        if n > k:
+            out = out + (U * s_inv[..., None, :]) @ mT(dV - V @ VtdV)
+    return (U @ inner) @ Vh + out
+
+
+@transformable
+def svd_pullback(dy, a, full_matrices=True, compute_uv=True, hermitian=False):
+    m = np.shape(a)[-2]
+    n = np.shape(a)[-1]
+    if hermitian or (full_matrices and compute_uv and m != n):
+        return by_rule(la.svd, dy, a, full_matrices, compute_uv, hermitian)
+    U, s, Vh = la.svd(a, full_matrices=False)
+    if not compute_uv:
+        return unbroadcast(svd_grad(a, U, s, Vh, ZERO, dy, ZERO), a), NO_TANGENT, NO_TANGENT
+    g = svd_grad(a, U, s, Vh, dy[0], dy[1], dy[2])
+    return unbroadcast(g, a), NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def svdvals_pullback(dy, x):
+    U, s, Vh = la.svd(x, full_matrices=False)
+    return (unbroadcast(svd_grad(x, U, s, Vh, ZERO, dy, ZERO), x),)
+
+
+@transformable
+def qr_square_grad(Q, R, dQ, dR):
+    """The cotangent of A = Q R for square R (A is m x n with m >= n, reduced)."""
+    M = np.zeros(np.shape(R))
+    if not is_zero(dR):
+        M = M + R @ mT(dR)
+    if not is_zero(dQ):
+        M = M - mT(dQ) @ Q
+    low = np.tril(M, -1)
+    b = Q @ (low + mT(low) + diag_matrix(np.diagonal(M, axis1=-2, axis2=-1)))
+    if not is_zero(dQ):
+        b = b + dQ
+    return mT(la.solve(R, mT(b)))  # A-bar = b R^-T
+
+
+@transformable
+def qr_pullback(dy, a, mode="reduced"):
+    m = np.shape(a)[-2]
+    n = np.shape(a)[-1]
+    if m < n or mode == "complete" and m > n:
+        return by_rule(la.qr, dy, a, mode)
+    if mode == "r":
+        Q, R = la.qr(a)
+        return unbroadcast(qr_square_grad(Q, R, ZERO, densify(dy)), a), NO_TANGENT
+    Q, R = la.qr(a, mode)
+    dQ = ZERO if is_zero(dy[0]) else densify(dy[0])
+    dR = ZERO if is_zero(dy[1]) else densify(dy[1])
+    return unbroadcast(qr_square_grad(Q, R, dQ, dR), a), NO_TANGENT
+
+
+def register_pullbacks(reg):
+    set_pullbacks(
+        reg,
+        [
+            (la.slogdet, slogdet_pullback),
+            (la.pinv, pinv_pullback),
+            (la.matrix_power, matrix_power_pullback),
+            (la.cholesky, cholesky_pullback),
+            (la.eigh, eigh_pullback),
+            (la.eigvalsh, eigvalsh_pullback),
+            (la.svd, svd_pullback),
+            (getattr(la, "svdvals", None), svdvals_pullback),
+            (la.qr, qr_pullback),
+        ],
+    )

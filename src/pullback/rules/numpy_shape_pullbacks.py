@@ -1,0 +1,236 @@
+"""Transformable pullbacks of the shape family (numpy_shape.py) and of the elementwise
+rules of numpy_ufuncs.py that are not scalar rules: written in the differentiable subset,
+so that second derivatives run through them (see transformable.py).
+
+Each moves the cotangent back the way its function moved the values: the same NumPy call
+with the inverse arguments, so its own pullback is the forward movement again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, densify, unbroadcast
+from .transformable import by_rule, set_pullbacks
+
+
+@transformable
+def rollaxis_pullback(dy, a, axis, start=0):
+    n = np.ndim(a)
+    axis_n = axis % n
+    start_n = start + n if start < 0 else start
+    order = []
+    for k in range(n):
+        if k != axis_n:
+            order = order + [k]
+    at = start_n - 1 if axis_n < start_n else start_n
+    order = order[:at] + [axis_n] + order[at:]
+    return unbroadcast(np.transpose(densify(dy), np.argsort(order)), a), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def atleast_3d_pullback(dy, x):
+    return (unbroadcast(np.reshape(densify(dy), np.shape(x)), x),)
+
+
+@transformable
+def matrix_transpose_pullback(dy, x):
+    return (unbroadcast(np.swapaxes(densify(dy), -1, -2), x),)
+
+
+@transformable
+def broadcast_arrays_pullback(dy, a, b, c=None, d=None):
+    # Up to four arrays (a parameter list, not *args: the subset has no star-parameters).
+    out = (unbroadcast(densify(dy[0]), a), unbroadcast(densify(dy[1]), b))
+    if c is not None:
+        out = out + (unbroadcast(densify(dy[2]), c),)
+    if d is not None:
+        out = out + (unbroadcast(densify(dy[3]), d),)
+    return out
+
+
+@transformable
+def repeat_pullback(dy, a, repeats, axis=None):
+    g = densify(dy)
+    shape = np.shape(a)
+    if axis is None:
+        g = np.ravel(g)
+        n = math.prod(shape)
+        ax = 0
+    else:
+        ax = axis % len(shape)
+        n = shape[ax]
+    if np.ndim(repeats) == 0:
+        # (n * r, ...) -> (n, r, ...): sum the copies of each element.
+        moved = np.moveaxis(g, ax, 0)
+        split = np.reshape(moved, (n, repeats) + np.shape(moved)[1:])
+        dx = np.moveaxis(np.sum(split, axis=1), 0, ax)
+    else:
+        # Each output position belongs to one source element: a 0/1 matrix sums them.
+        owner = np.repeat(np.arange(n), repeats)
+        m = (np.arange(n)[:, None] == owner[None, :]) * 1.0
+        dx = np.moveaxis(np.tensordot(m, np.moveaxis(g, ax, 0), axes=1), 0, ax)
+    return unbroadcast(np.reshape(dx, shape), a), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def tile_pullback(dy, A, reps):
+    reps_t = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = np.shape(A)
+    nd = max(len(shape), len(reps_t))
+    full_shape = (1,) * (nd - len(shape)) + shape
+    full_reps = (1,) * (nd - len(reps_t)) + reps_t
+    inter = ()
+    for k in range(nd):
+        inter = inter + (full_reps[k], full_shape[k])
+    g = np.reshape(densify(dy), inter)  # (r0, a0, r1, a1, ...)
+    g = np.sum(g, axis=tuple(range(0, 2 * nd, 2)))
+    return unbroadcast(np.reshape(g, shape), A), NO_TANGENT
+
+
+@transformable
+def roll_pullback(dy, a, shift, axis=None):
+    return unbroadcast(np.roll(densify(dy), np.negative(shift), axis), a), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def flip_pullback(dy, m, axis=None):
+    return unbroadcast(np.flip(densify(dy), axis), m), NO_TANGENT
+
+
+@transformable
+def flipud_pullback(dy, m):
+    return (unbroadcast(np.flipud(densify(dy)), m),)
+
+
+@transformable
+def fliplr_pullback(dy, m):
+    return (unbroadcast(np.fliplr(densify(dy)), m),)
+
+
+@transformable
+def rot90_pullback(dy, m, k=1, axes=(0, 1)):
+    return unbroadcast(np.rot90(densify(dy), -k, axes), m), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def pad_pullback(dy, array, pad_width, mode="constant", constant_values=0):
+    if mode != "constant" and mode != "empty":
+        return by_rule(np.pad, dy, array, pad_width, mode)
+    shape = np.shape(array)
+    widths = np.broadcast_to(np.asarray(pad_width), (len(shape), 2))
+    index = ()
+    for k in range(len(shape)):
+        lo = int(widths[k, 0])
+        index = index + (slice(lo, lo + shape[k]),)
+    return unbroadcast(densify(dy)[index], array), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def astype_pullback(dy, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if np.result_type(dtype).kind not in "fc":
+        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+    return unbroadcast(densify(dy), x), NO_TANGENT
+
+
+@transformable
+def np_astype_pullback(dy, x, dtype, copy=True, device=None):
+    if np.result_type(dtype).kind not in "fc":
+        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+    return unbroadcast(densify(dy), x), NO_TANGENT
+
+
+# -- numpy_ufuncs: the elementwise functions that are rules ------------------------------
+@transformable
+def clip_pullback(dy, a, a_min=None, a_max=None):
+    g = densify(dy)
+    zero = np.zeros_like(g)
+    below = np.less(a, a_min) if a_min is not None else np.zeros(np.shape(a), bool)
+    above = np.greater(a, a_max) if a_max is not None else np.zeros(np.shape(a), bool)
+    if a_min is not None and a_max is not None:
+        below = below & ~above  # when a_min > a_max NumPy returns a_max
+    inside = ~(below | above)
+    da = unbroadcast(np.where(inside, g, zero), a)
+    dlo = unbroadcast(np.where(below, g, zero), a_min) if a_min is not None else NO_TANGENT
+    dhi = unbroadcast(np.where(above, g, zero), a_max) if a_max is not None else NO_TANGENT
+    return da, dlo, dhi
+
+
+@transformable
+def nan_to_num_pullback(dy, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    g = densify(dy)
+    return (
+        unbroadcast(np.where(np.isfinite(x), g, np.zeros_like(g)), x),
+        NO_TANGENT,
+        NO_TANGENT,
+        NO_TANGENT,
+        NO_TANGENT,
+    )
+
+
+@transformable
+def real_pullback(dy, x):
+    return (unbroadcast(densify(dy), x),)
+
+
+@transformable
+def imag_pullback(dy, x):
+    g = densify(dy)
+    if not np.iscomplexobj(x):
+        return (unbroadcast(np.zeros_like(g), x),)
+    return (unbroadcast(1j * np.real(g), x),)
+
+
+@transformable
+def conjugate_pullback(dy, x):
+    return (unbroadcast(np.conj(densify(dy)), x),)
+
+
+@transformable
+def angle_pullback(dy, z, deg=False):
+    g = np.real(densify(dy))
+    if deg:
+        g = g * (180.0 / np.pi)
+    if not np.iscomplexobj(z):
+        return unbroadcast(np.zeros_like(g), z), NO_TANGENT
+    r2 = np.real(z) ** 2 + np.imag(z) ** 2
+    safe = np.where(r2 == 0, 1.0, r2)
+    return unbroadcast(np.where(r2 == 0, 0.0, 1j * z / safe) * g, z), NO_TANGENT
+
+
+def register_shape(reg):
+    pairs = [
+        (np.atleast_3d, atleast_3d_pullback),
+        (np.rollaxis, rollaxis_pullback),
+        (np.broadcast_arrays, broadcast_arrays_pullback),
+        (np.repeat, repeat_pullback),
+        (np.tile, tile_pullback),
+        (np.roll, roll_pullback),
+        (np.flip, flip_pullback),
+        (np.flipud, flipud_pullback),
+        (np.fliplr, fliplr_pullback),
+        (np.rot90, rot90_pullback),
+        (np.pad, pad_pullback),
+        (np.ndarray.astype, astype_pullback),
+        (getattr(np, "astype", None), np_astype_pullback),
+        (getattr(np, "matrix_transpose", None), matrix_transpose_pullback),
+        (getattr(np.linalg, "matrix_transpose", None), matrix_transpose_pullback),
+    ]
+    set_pullbacks(reg, pairs)
+
+
+def register_ufuncs(reg):
+    set_pullbacks(
+        reg,
+        [
+            (np.clip, clip_pullback),
+            (np.nan_to_num, nan_to_num_pullback),
+            (np.real, real_pullback),
+            (np.imag, imag_pullback),
+            (np.conjugate, conjugate_pullback),
+            (np.angle, angle_pullback),
+        ],
+    )

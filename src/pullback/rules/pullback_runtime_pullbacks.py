@@ -1,0 +1,156 @@
+"""Transformable pullbacks of the helpers that generated adjoints call (the rules of
+pullback_runtime.py), so that a derivative of a generated gradient is itself
+differentiable (third derivatives, Hessians of gradients).
+
+The helpers are linear in the cotangent they move, or bilinear (the matrix-product
+cotangents): each pullback is another such helper, or a NumPy product.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import runtime, tangents
+from ..registry import transformable
+from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .transformable import set_pullbacks
+
+
+@transformable
+def identity_pullback(dy, x):
+    return (dy,)
+
+
+@transformable
+def sequence_cotangent_pullback(dy, g, iterable):
+    return dy, NO_TANGENT
+
+
+@transformable
+def add_pullback(dy, a, b):
+    return dy, dy
+
+
+@transformable
+def unbroadcast_pullback(dy, g, x):
+    shape = np.shape(densify(g))
+    if shape:
+        return np.broadcast_to(densify(dy), shape), NO_TANGENT
+    return dy, NO_TANGENT
+
+
+@transformable
+def getitem_cotangent_pullback(dy, acc, x, index, g):
+    if g is ZERO or g is NO_TANGENT:
+        return dy, NO_TANGENT, NO_TANGENT, ZERO
+    d = densify(dy)
+    if isinstance(x, np.ndarray):
+        dg = unbroadcast(d[index], g)
+    else:
+        dg = d[index]
+    return dy, NO_TANGENT, NO_TANGENT, dg
+
+
+@transformable
+def tuple_item_pullback(dy, g, k):
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO, NO_TANGENT
+    return tuple([ZERO] * k + [dy] + [ZERO] * (len(g) - k - 1)), NO_TANGENT
+
+
+@transformable
+def dict_item_pullback(dy, g, key):
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO, NO_TANGENT
+    return {key: dy}, NO_TANGENT
+
+
+@transformable
+def plus_cotangents_pullback(dy, g, a, b):
+    da = dy[0]
+    db = dy[1]
+    if isinstance(a, (tuple, list)):  # concatenated sequences: put the parts back together
+        if (da is ZERO or da is NO_TANGENT) and (db is ZERO or db is NO_TANGENT):
+            return ZERO, NO_TANGENT, NO_TANGENT
+        left = [ZERO] * len(a) if da is ZERO or da is NO_TANGENT else list(da)
+        right = [ZERO] * len(b) if db is ZERO or db is NO_TANGENT else list(db)
+        return tuple(left + right), NO_TANGENT, NO_TANGENT
+    shape = np.shape(densify(g))
+    total = ZERO
+    if not (da is ZERO or da is NO_TANGENT):
+        total = np.broadcast_to(densify(da), shape) if shape else da
+    if not (db is ZERO or db is NO_TANGENT):
+        part = np.broadcast_to(densify(db), shape) if shape else db
+        total = part if total is ZERO else total + part
+    return total, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def fold_reads_pullback(dy, acc, x, chain):
+    g = densify(dy)
+    entries = []
+    while chain is not None:
+        index, value, chain = chain
+        entries = entries + [(index, value)]
+    cot = ZERO  # the cotangent of the chain: the same nesting, one value per read
+    for k in range(len(entries)):
+        index, value = entries[len(entries) - 1 - k]
+        if value is ZERO or value is NO_TANGENT:
+            dv = ZERO
+        elif isinstance(x, np.ndarray):
+            dv = unbroadcast(g[index], value)
+        else:
+            dv = g[index]
+        cot = (NO_TANGENT, dv, cot)
+    return (ZERO if acc is ZERO or acc is NO_TANGENT else dy), NO_TANGENT, cot
+
+
+@transformable
+def matmul_lhs_pullback(dy, g, a, b):
+    # matmul_lhs_cotangent(g, a, b) is the adjoint of a -> a @ b applied to g: its own
+    # adjoint in g is that product again, and in b the cotangent of b in dy @ b.
+    if g is ZERO:  # (the helper was given a symbolic zero: it returned one)
+        return ZERO, NO_TANGENT, ZERO
+    return unbroadcast(np.matmul(dy, b), g), NO_TANGENT, matmul_rhs_cotangent(g, dy, b)
+
+
+@transformable
+def matmul_rhs_pullback(dy, g, a, b):
+    # The adjoint of b -> a @ b: in g, a @ dy again; in a, the cotangent of a in a @ dy.
+    if g is ZERO:
+        return ZERO, ZERO, NO_TANGENT
+    return unbroadcast(np.matmul(a, dy), g), matmul_lhs_cotangent(g, a, dy), NO_TANGENT
+
+
+@transformable
+def pow_exponent_pullback(dy, g, base, result):
+    if g is ZERO:
+        return ZERO, ZERO, ZERO
+    b = np.real(base)
+    positive = b > 0
+    safe = np.where(positive, b, 1.0)
+    log = np.log(safe)
+    dg = dy * np.where(positive, result * log, 0.0)
+    dbase = dy * np.where(positive, g * result / safe, 0.0)
+    dresult = dy * np.where(positive, g * log, 0.0)
+    return unbroadcast(dg, g), unbroadcast(dbase, base), unbroadcast(dresult, result)
+
+
+def register_pullbacks(reg):
+    pairs = [
+        (tangents.densify, identity_pullback),
+        (runtime.as_sequence, identity_pullback),
+        (runtime.sequence_cotangent, sequence_cotangent_pullback),
+        (tangents.add, add_pullback),
+        (tangents.unbroadcast, unbroadcast_pullback),
+        (tangents.getitem_cotangent, getitem_cotangent_pullback),
+        (runtime.tuple_item, tuple_item_pullback),
+        (runtime.dict_item, dict_item_pullback),
+        (runtime.plus_cotangents, plus_cotangents_pullback),
+        (tangents.fold_reads, fold_reads_pullback),
+        (runtime.matmul_lhs_cotangent, matmul_lhs_pullback),
+        (runtime.matmul_rhs_cotangent, matmul_rhs_pullback),
+        (runtime.pow_exponent_cotangent, pow_exponent_pullback),
+    ]
+    set_pullbacks(reg, pairs)

@@ -1,0 +1,77 @@
+"""Second-order cases: numpy.linalg and numpy.fft (see second_order_table.py)."""
+
+from __future__ import annotations
+
+from rule_inputs import make, make_complex, spd, well_conditioned
+from second_order_table import case
+
+X = make("real", (4, 6))
+V = make("real", (6,), seed=1)
+Z = make_complex((4, 6), seed=2)
+ZV = make_complex((5,), seed=3)
+
+# -- fft: every transform, with n/s padding and truncation, norms, real and complex ------
+for _name in ("fft", "ifft"):
+    case(f"numpy.fft.{_name}", V)
+    case(f"numpy.fft.{_name}", Z, 8, 0, "ortho")
+    case(f"numpy.fft.{_name}", ZV, 3, norm="forward")
+for _name in ("fft2", "ifft2", "fftn", "ifftn"):
+    case(f"numpy.fft.{_name}", X)
+    case(f"numpy.fft.{_name}", Z, (3, 8), norm="ortho")
+case("numpy.fft.fftn", Z, axes=(1,))
+for _name in ("rfft",):
+    case(f"numpy.fft.{_name}", V)
+    case(f"numpy.fft.{_name}", X, 5, 0, "ortho")
+    case(f"numpy.fft.{_name}", X, 8, norm="forward")
+for _name in ("rfft2", "rfftn"):
+    case(f"numpy.fft.{_name}", X)
+    case(f"numpy.fft.{_name}", X, (3, 5), norm="ortho")
+case("numpy.fft.irfft", ZV)
+case("numpy.fft.irfft", Z, 7, 0, "ortho")
+case("numpy.fft.irfft", ZV, 6, norm="forward")
+case("numpy.fft.irfft2", Z)
+case("numpy.fft.irfftn", Z, (3, 9), norm="ortho")
+case("numpy.fft.irfftn", Z)
+case("numpy.fft.hfft", ZV)
+case("numpy.fft.hfft", Z, 7, 0, "ortho")
+case("numpy.fft.ihfft", V)
+case("numpy.fft.ihfft", X, 8, norm="forward")
+case("numpy.fft.fftshift", X)
+case("numpy.fft.fftshift", Z, axes=1)
+case("numpy.fft.ifftshift", X, 0)
+
+# -- linalg ----------------------------------------------------------------------------
+W3 = well_conditioned((3, 3), seed=4)
+W23 = well_conditioned((2, 3, 3), seed=5)
+S3 = spd(3, seed=6)
+S23 = spd(3, seed=7, batch=(2,))
+T43 = well_conditioned((4, 3), seed=8)
+T34 = well_conditioned((3, 4), seed=9)
+case("numpy.linalg.inv", W3)
+case("numpy.linalg.inv", W23)
+case("numpy.linalg.det", W3)
+case("numpy.linalg.solve", W3, V[:3])
+case("numpy.linalg.solve", W3, X[:3, :2])
+case("numpy.linalg.slogdet", W3)
+case("numpy.linalg.slogdet", W23)
+case("numpy.linalg.pinv", T43)
+case("numpy.linalg.pinv", T34)
+case("numpy.linalg.matrix_power", W3 * 0.7, 3)
+case("numpy.linalg.matrix_power", W3, -2)
+case("numpy.linalg.matrix_power", W3, 1)
+case("numpy.linalg.cholesky", S3)
+case("numpy.linalg.cholesky", S23)
+case("numpy.linalg.cholesky", S3, upper=True)
+case("numpy.linalg.eigh", S3)
+case("numpy.linalg.eigh", S23, "U")
+case("numpy.linalg.eigvalsh", S3)
+case("numpy.linalg.eigvalsh", S23, UPLO="U")
+case("numpy.linalg.svd", W3)
+case("numpy.linalg.svd", T43, False)
+case("numpy.linalg.svd", T34, full_matrices=False)
+case("numpy.linalg.svd", T43, compute_uv=False)
+case("numpy.linalg.svdvals", T34)
+case("numpy.linalg.qr", T43)
+case("numpy.linalg.qr", W3, "r")
+case("numpy.linalg.qr", W23)
+case("numpy.linalg.norm", X)

@@ -108,3 +108,23 @@ def kl_loss(p, q):
 def test_second_order_through_kl_div():
     p, q = np.array([0.2, 0.5, 0.3]), np.array([0.3, 0.3, 0.4])
     assert check_grads(kl_loss, p, q, wrt=(0, 1), order=2) == "reverse over reverse"
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_derivative_kernels_have_rules(dtype):
+    # the kernels the stats and special pullbacks call: their rules give the next
+    # derivative (second derivatives in the parameters by the same series)
+    from pullback.rules.scipy_special_series import (
+        betainc_partials,
+        gammainc_da,
+        vonmises_cdf_dkappa,
+    )
+
+    a = np.asarray([0.5, 2.0, 7.5], dtype)
+    x = np.asarray([[0.2, 1.5, 4.0], [3.0, 6.0, 14.0]], dtype)  # series and quadrature
+    check_rrule(gammainc_da, a, x)
+    b = np.asarray([1.5, 3.0, 0.8], dtype)
+    u = np.asarray([[0.2, 0.5, 0.9], [0.05, 0.7, 0.4]], dtype)  # direct and flipped series
+    check_rrule(betainc_partials, a, b, u)
+    z = np.asarray([-2.0, 0.3, 1.0, 2.5], dtype)
+    check_rrule(vonmises_cdf_dkappa, z, np.asarray([0.5, 1.0, 3.0, 8.0], dtype))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..registry import transformable
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -29,6 +30,7 @@ _TWO_OVER_SQRT_PI = float(2.0 / np.sqrt(np.pi))
 _LOG_SQRT_2PI = float(0.5 * np.log(2.0 * np.pi))
 
 
+@transformable
 def _safe_ratio(num, x, at_zero):
     """``num / x`` with the limit ``at_zero`` at ``x == 0``."""
     zero = x == 0
@@ -143,3 +145,8 @@ def register(reg):
     r.rule(sc.logsumexp, _logsumexp_rrule, name="scipy.special.logsumexp")
     r.rule(sc.softmax, _softmax_rule(sc.softmax, False), name="scipy.special.softmax")
     r.rule(sc.log_softmax, _softmax_rule(sc.log_softmax, True), name="scipy.special.log_softmax")
+    from . import scipy_special_transformable as t
+
+    reg.set_pullback_function(sc.logsumexp, t.logsumexp_pullback)
+    reg.set_pullback_function(sc.softmax, t.softmax_pullback)
+    reg.set_pullback_function(sc.log_softmax, t.log_softmax_pullback)

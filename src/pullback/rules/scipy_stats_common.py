@@ -5,9 +5,9 @@ A distribution method ``dist.m(x, *shapes, loc=0, scale=1)`` has a transformable
 makes the rule around it: its closure pullback binds the call's arguments (positional or
 keyword, defaults filled) and calls that function, and returns the cotangents of the
 parameters passed by keyword in a dict after the positional ones (the rule declares them
-in ``Rule.extra["keyword_cotangents"]``). :func:`method_rrule` (for scipy.special
-functions) makes a rule from *partials*: one array per argument, each the derivative of
-the output with respect to that argument, elementwise and broadcastable.
+in ``Rule.extra["keyword_cotangents"]``). :func:`pull` (for the multivariate rules) turns
+*partials* into cotangents: one array per argument, each the derivative of the output with
+respect to that argument, elementwise and broadcastable.
 
 Where no correct formula exists for a partial, it is a :class:`Refused` value: the rule
 still runs (the parameter may be a constant the user does not differentiate), and only
@@ -86,23 +86,6 @@ def pull(dy, args, partials):
         else:
             out.append(finalize(dy * p, arg))
     return tuple(out)
-
-
-def method_rrule(method, partials_of, label):
-    """A rule for ``method(*args, **kwargs)`` from ``partials_of(y, args, kwargs)``, which
-    returns one partial per parameter in positional order."""
-
-    def stats_rrule(*args, **kwargs):
-        y = method(*args, **kwargs)
-
-        def stats_pullback(dy):
-            return pull(dy, args, partials_of(y, args, kwargs))
-
-        stats_pullback.__name__ = f"{label}_pullback"
-        return y, stats_pullback
-
-    stats_rrule.__name__ = f"{label}_rrule"
-    return stats_rrule
 
 
 def keyword_zeros(passed, kwargs) -> dict:

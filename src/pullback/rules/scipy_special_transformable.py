@@ -1,0 +1,150 @@
+"""Pullbacks of the scipy.special rules that are not elementwise-from-derivatives
+(logsumexp, softmax, log_softmax, the Bessel functions of any order, the incomplete gamma
+and beta functions, zeta) written as transformable functions, so that second derivatives
+run through them. The Bessel functions, incomplete gamma/beta functions and zeta use them
+as their closure pullbacks too (:func:`rule_from_pullback`), so both agree exactly.
+
+A float Bessel order and zeta's ``x`` have no derivative formula: their cotangent is a
+:class:`~.scipy_stats_common.Refused` value, which raises only when used (when that
+argument is differentiated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sc
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, unbroadcast
+from ._util import ZERO, differentiable, finalize, zeros_for
+from .scipy_special_series import betainc_partials, gammainc_da
+from .scipy_stats_common import Refused, refused
+from .transformable import _reduced, by_rule
+
+_ORDER = refused(
+    "a scipy.special Bessel function with respect to its order v",
+    "the derivative of a Bessel function with respect to a non-integer order has no "
+    "closed form",
+)
+_ZETA_X = refused(
+    "scipy.special.zeta with respect to x",
+    "d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x has no scipy function",
+)
+
+
+def rule_from_pullback(fn, pullback_fn):
+    """A rule for ``fn`` whose closure pullback is ``pullback_fn(dy, *args, **kwargs)``
+    (cotangents fitted to the arguments; none for integer ones)."""
+
+    def special_rrule(*args, **kwargs):
+        y = fn(*args, **kwargs)
+
+        def special_pullback(dy):
+            if dy is ZERO:
+                return zeros_for(args)
+            cots = pullback_fn(dy, *args, **kwargs)
+            return tuple(
+                NO_TANGENT
+                if not differentiable(a)
+                else (c if isinstance(c, Refused) else finalize(c, a))
+                for c, a in zip(cots, args, strict=False)
+            )
+
+        special_pullback.__name__ = f"{fn.__name__}_pullback"
+        return y, special_pullback
+
+    special_rrule.__name__ = f"{fn.__name__}_rrule"
+    return special_rrule
+
+
+@transformable
+def logsumexp_pullback(dy, a, axis=None, b=None, keepdims=False, return_sign=False):
+    if b is not None or return_sign:
+        return by_rule(sc.logsumexp, dy, a, axis, b, keepdims, return_sign)
+    y = sc.logsumexp(a, axis=axis, keepdims=True)
+    da = _reduced(dy, axis, keepdims) * np.exp(a - y)
+    return unbroadcast(da, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def softmax_pullback(dy, x, axis=None):
+    s = sc.softmax(x, axis=axis)
+    return unbroadcast(s * (dy - np.sum(dy * s, axis=axis, keepdims=True)), x), NO_TANGENT
+
+
+@transformable
+def log_softmax_pullback(dy, x, axis=None):
+    s = np.exp(sc.log_softmax(x, axis=axis))
+    return unbroadcast(dy - s * np.sum(dy, axis=axis, keepdims=True), x), NO_TANGENT
+
+
+# -- Bessel functions of any order: d/dz by the recurrences ------------------------------
+
+
+@transformable
+def iv_pullback(dy, v, z):
+    return _ORDER, unbroadcast(dy * 0.5 * (sc.iv(v - 1.0, z) + sc.iv(v + 1.0, z)), z)
+
+
+@transformable
+def ive_pullback(dy, v, z):
+    d = 0.5 * (sc.ive(v - 1.0, z) + sc.ive(v + 1.0, z)) - np.sign(z) * sc.ive(v, z)
+    return _ORDER, unbroadcast(dy * d, z)
+
+
+@transformable
+def kv_pullback(dy, v, z):
+    return _ORDER, unbroadcast(dy * -0.5 * (sc.kv(v - 1.0, z) + sc.kv(v + 1.0, z)), z)
+
+
+@transformable
+def kve_pullback(dy, v, z):
+    d = sc.kve(v, z) - 0.5 * (sc.kve(v - 1.0, z) + sc.kve(v + 1.0, z))
+    return _ORDER, unbroadcast(dy * d, z)
+
+
+@transformable
+def jv_pullback(dy, v, z):
+    return _ORDER, unbroadcast(dy * 0.5 * (sc.jv(v - 1.0, z) - sc.jv(v + 1.0, z)), z)
+
+
+@transformable
+def yv_pullback(dy, v, z):
+    return _ORDER, unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
+
+
+# -- incomplete gamma and beta, zeta ----------------------------------------------------------
+
+
+@transformable
+def gamma_density(a, x):
+    """``d gammainc(a, x) / dx = x^(a-1) e^-x / Gamma(a)`` (at ``x = 0``: 1 for a = 1)."""
+    positive = x > 0
+    xs = np.where(positive, x, 1.0)
+    d = np.exp((a - 1.0) * np.log(xs) - xs - sc.gammaln(a))
+    return np.where(positive, d, np.where(a == 1.0, 1.0, 0.0))
+
+
+@transformable
+def gammainc_pullback(dy, a, x):
+    return unbroadcast(dy * gammainc_da(a, x), a), unbroadcast(dy * gamma_density(a, x), x)
+
+
+@transformable
+def gammaincc_pullback(dy, a, x):
+    return unbroadcast(-dy * gammainc_da(a, x), a), unbroadcast(-dy * gamma_density(a, x), x)
+
+
+@transformable
+def betainc_pullback(dy, a, b, x):
+    parts = betainc_partials(a, b, x)
+    return (
+        unbroadcast(dy * parts[0], a),
+        unbroadcast(dy * parts[1], b),
+        unbroadcast(dy * parts[2], x),
+    )
+
+
+@transformable
+def zeta_pullback(dy, x, q=1.0):
+    return _ZETA_X, unbroadcast(dy * -x * sc.zeta(x + 1.0, q), q)

@@ -3,10 +3,11 @@ pullback is a transformable function (see ``second_order_table``).
 
 Not here, because their pullbacks are closures that pullback cannot transform yet:
 ``solve_banded``, ``lstsq``, ``block_diag`` (``*arrs``), ``cho_factor``, ``lu``,
-``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson``, and the rules that
-call a user's function — ``quad``, ``odeint``, ``solve_ivp`` and the ``scipy.optimize``
-rules: their cotangents for ``args=`` go by keyword, which a direct call of a pullback
-function does not carry (the report of issue 12, part 3, says what is missing).
+``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
+``x``, and the rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp``
+and the ``scipy.optimize`` rules: their cotangents for ``args=`` go by keyword, which a
+direct call of a pullback function does not carry (the report of issue 12, part 3, says
+what is missing).
 """
 
 from __future__ import annotations
@@ -51,3 +52,5 @@ case("scipy.signal.fftconvolve", X, H)
 # -- scipy.integrate on samples ---------------------------------------------------------------
 case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.cumulative_trapezoid", make("real", (5,), seed=9), T)
+case("scipy.integrate.simpson", make("real", (5,), seed=9))  # uniform spacing only
+case("scipy.integrate.simpson", make("real", (2, 4), seed=9))

@@ -10,7 +10,7 @@ from rule_inputs import FLOATS, make, spd, well_conditioned
 
 sl = pytest.importorskip("scipy.linalg")
 pytest.importorskip("scipy.signal")
-pytest.importorskip("scipy.integrate")
+si = pytest.importorskip("scipy.integrate")
 
 import so_scipy_calculus  # noqa: E402,F401 - fills CASES
 from second_order_table import CASES  # noqa: E402
@@ -171,3 +171,29 @@ def test_pinv_rank_deficient_is_refused_in_the_pullback_function():
     a = np.outer(np.arange(1.0, 4.0), np.ones(3))
     with pytest.raises(ArgumentError, match="rank deficient"):
         grad(f)(a)
+
+
+@D
+@pytest.mark.parametrize("shape, axis", [((5,), -1), ((2, 4), -1), ((4, 3), 0), ((1,), -1)])
+def test_simpson_function_agrees_with_its_rule(shape, axis, dtype):
+    from pullback.rules.scipy_integrate import simpson_pullback
+
+    y = make("real", shape, dtype, seed=3)
+    y_out, back = default_registry().lookup(si.simpson).rrule(y, dx=0.3, axis=axis)
+    g = make("real", np.shape(y_out), dtype, seed=4)
+    expected = back(g)[0]
+    got = simpson_pullback(g, y, dx=0.3, axis=axis)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def _simpson_cubes(y, x):
+    return si.simpson(y**3, dx=0.4) + si.simpson(y * x, x) ** 2
+
+
+def test_simpson_second_order_and_sample_points():
+    y, x = make("real", (5,), seed=1), np.array([0.0, 0.3, 0.5, 1.1, 1.4])
+    # with sample points the pullback function hands over to the rule: first derivatives,
+    # and a second derivative by differencing the gradient (the closure is not transformed)
+    check_grads(_simpson_cubes, y, x, wrt=(0, 1))
+    how = check_grads(_simpson_cubes, y, x, wrt=0, order=2)
+    assert how == "finite differences of the gradient"

@@ -3,6 +3,8 @@ solution (tight solver tolerances, so that the solution is smooth in its inputs)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from rule_inputs import FLOATS
@@ -53,9 +55,21 @@ def test_odeint_single_time_point():
     check_rrule(si.odeint, damped, np.array([1.0, 0.0]), np.array([0.3]), (1.0, 0.1), fkwargs=TIGHT)
 
 
+def no_backward_solve(monkeypatch):
+    """Fail if the augmented system is solved backwards (the general path)."""
+    from pullback.rules import scipy_ode
+
+    def general(*a):
+        raise AssertionError("the augmented system was solved")
+
+    monkeypatch.setattr(scipy_ode, "adjoint_sweep", general)
+
+
 @D
-@pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA"])
-def test_solve_ivp_rule(method, dtype):
+@pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA", "BDF"])
+def test_solve_ivp_rule(method, dtype, monkeypatch):
+    if method != "DOP853":  # its interpolants cost more solver stages: the general path
+        no_backward_solve(monkeypatch)
     y0 = np.array([1.0, 0.2], dtype=dtype)
     p = np.array([1.3, 0.2, 0.5], dtype=dtype)
     t_eval = np.linspace(0.2, 1.8, 4).astype(dtype)
@@ -137,3 +151,77 @@ def test_failed_solve_is_refused():
     rule = pullback.default_registry().lookup(si.solve_ivp)
     with pytest.raises(UnsupportedCallError, match="did not"):
         rule.rrule(blow_up, (0.0, 5.0), np.ones(1))
+
+
+# -- the adjoint on the forward solve's own steps (scipy_ode_dense) ----------------------------
+def scalar_only(t, y, k):
+    """A right-hand side for one state at a time (math, float()): the general path."""
+    return [y[1], -k * float(y[0]) - 0.1 * y[1] + math.sin(t)]
+
+
+@pytest.mark.parametrize("method", ["RK45", "RK23", "Radau", "BDF", "LSODA"])
+def test_forward_steps_agree_with_the_backward_solve(method, monkeypatch):
+    """The two ways to the same adjoint agree (to the solver's tolerances)."""
+    from pullback.rules import scipy_ode
+
+    def loss(y0, p):
+        sol = si.solve_ivp(
+            forced, (0.0, 3.0), y0, method=method, t_eval=T, args=(p,), rtol=1e-9, atol=1e-9
+        )
+        return np.sum(sol.y * sol.y)
+
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    fast = pullback.grad(loss, wrt=(0, 1))(y0, p)
+    monkeypatch.setattr(scipy_ode, "linear_adjoint", lambda *a: None)
+    general = pullback.grad(loss, wrt=(0, 1))(y0, p)
+    for f, g in zip(fast, general, strict=True):
+        np.testing.assert_allclose(f, g, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "t_span, t_eval",
+    [
+        ((0.0, 2.0), None),  # the solver's own steps are the outputs
+        ((0.0, 2.0), np.array([0.0, 0.5, 2.0])),  # outputs at both ends
+        ((2.0, -0.5), np.array([1.5, 0.0, -0.4])),  # backwards in time
+    ],
+    ids=["steps", "ends", "backwards"],
+)
+def test_solve_ivp_on_forward_steps_times(t_span, t_eval, monkeypatch, request):
+    kind = request.node.callspec.id
+    no_backward_solve(monkeypatch)
+
+    def loss(y0, k, c, t_span, t_eval):
+        sol = si.solve_ivp(
+            damped_tfirst, t_span, y0, t_eval=t_eval, args=(k, c), rtol=1e-11, atol=1e-11
+        )
+        # (the first and last states: the number of solver steps moves with the inputs)
+        return np.sum(np.sin(sol.y[:, 0])) + np.sum(np.sin(sol.y[:, -1]) * sol.y[:, -1])
+
+    # (the times move only where no output sits at an end of t_span)
+    wrt = {"steps": (0, 1, 2, 3), "ends": (0, 1, 2), "backwards": (0, 1, 2, 4)}[kind]
+    check_grads(loss, np.array([1.0, 0.2]), 1.3, 0.2, t_span, t_eval, wrt=wrt)
+
+
+def test_solve_ivp_scalar_only_right_hand_side():
+    y0 = np.array([1.0, 0.2])
+    dy = {"y": np.linspace(-1.0, 1.0, 6).reshape(2, 3)}
+    t_eval = np.array([0.3, 1.0, 1.7])
+    args = (scalar_only, (0.0, 2.0), y0, "RK45", t_eval, False, None, False, (1.3,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+
+
+def test_solve_ivp_forward_steps_bisected_at_loose_tolerance(monkeypatch):
+    """rtol 1e-3: the adjoint is still checked step by step, against finite differences of
+    a solve at tight tolerances."""
+    no_backward_solve(monkeypatch)
+
+    def loss(p, rtol):
+        sol = si.solve_ivp(forced, (0.0, 6.0), np.array([1.0, 0.0]), args=(p,), rtol=rtol)
+        return sol.y[0, -1]
+
+    p = np.array([2.0, 0.3, 0.8])
+    g = pullback.grad(loss)(p, 1e-3)
+    h = 1e-5
+    fd = [(loss(p + h * e, 1e-12) - loss(p - h * e, 1e-12)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(g, fd, rtol=2e-2)

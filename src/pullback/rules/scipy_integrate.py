@@ -9,8 +9,10 @@ respect to the samples ``y``, the sample points ``x`` (where given) and the spac
 * ``simpson`` (SciPy >= 1.11: Simpson's rule on an odd number of points, Cartwright's
   correction for the last interval of an even number) is linear in ``y`` with weights that
   depend on the spacings. Its pullback is the reverse mode, by pullback itself, of a
-  transcription of that formula into NumPy (checked against SciPy by the tests); a second
-  derivative of ``simpson`` is not available.
+  transcription of that formula into NumPy (checked against SciPy by the tests). With
+  uniform spacing (no ``x``) the pullback is also a transformable function (the weights
+  are the formula applied to the identity), so second derivatives with respect to ``y``
+  run through it; with sample points ``x`` a second derivative is not available.
 
 Real samples only; a 1-D ``x`` runs along ``axis``, otherwise it has ``y``'s shape.
 """
@@ -23,6 +25,7 @@ from ..registry import transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, ZERO, Registrar, densify, finalize, zeros_for
 from .scipy_linalg import real_only, register_transformable
+from .transformable import by_rule
 
 FAMILY = "scipy_integrate"
 REQUIRES = "scipy.integrate"
@@ -121,6 +124,20 @@ def simpson_formula(ym, h, dx):
     return total + alpha * ym[..., -1] + beta * ym[..., -2] - eta * ym[..., -3]
 
 
+# scipy.integrate, bound by register() (pullback's import must not import SciPy)
+si = None
+
+
+@transformable
+def simpson_pullback(dy, y, x=None, dx=1.0, axis=-1):
+    if x is not None:  # sample points: the rule's own pullback (first derivatives only)
+        return by_rule(si.simpson, dy, y, x, dx=dx, axis=axis)
+    n = np.shape(y)[axis]
+    # simpson is linear in y: its weights are the formula applied to the identity.
+    weights = simpson_formula(np.eye(n), None, dx)
+    return (np.moveaxis(np.expand_dims(dy, -1) * weights, -1, axis),)
+
+
 def _simpson_rrule(y, *args, **kwargs):
     import scipy.integrate as si
 
@@ -153,6 +170,7 @@ def _simpson_rrule(y, *args, **kwargs):
 
 
 def register(reg):
+    global si
     try:
         import scipy.integrate as si
     except ImportError:  # pragma: no cover - scipy is optional
@@ -164,3 +182,4 @@ def register(reg):
     ):
         register_transformable(r, fn, pullback_fn, _real(fn.__name__), "real samples")
     r.rule(si.simpson, _simpson_rrule, name="scipy.integrate.simpson", notes="real samples")
+    reg.set_pullback_function(si.simpson, simpson_pullback)

@@ -16,7 +16,7 @@ Conventions:
 * Stacks of matrices are supported wherever SciPy supports them; a 1-D ``b`` is a vector.
 * Where the pullback is written with operations pullback differentiates, it is given as a
   transformable function, so second derivatives run through it (solve, solve_triangular,
-  inv, det, solve_sylvester, toeplitz). Such a pullback takes the primal arguments, not
+  inv, det, solve_sylvester, pinv, toeplitz). Such a pullback takes the primal arguments, not
   the output, so it solves or factorizes again: a first derivative pays the primal's
   factorization twice.
 """
@@ -352,13 +352,11 @@ def _lstsq_rrule(a, b, *args, **kwargs):
     return y, lstsq_pullback
 
 
-def _pinv_rrule(a, *, return_rank=False, **kwargs):
-    real_only("pinv", a)
-    # The rank with the caller's tolerances: the rule is for a full-rank matrix.
-    y = sl.pinv(a, return_rank=return_rank, **kwargs)
-    X, rank = y if return_rank else sl.pinv(a, return_rank=True, **kwargs)
-    A = np.asarray(a)
-    if np.any(rank < min(A.shape[-2:])):
+def require_full_rank(a, atol=None, rtol=None):
+    """Refuse a rank-deficient ``a`` (with pinv's tolerances): the pseudo-inverse is not
+    differentiable across a change of rank."""
+    _, rank = sl.pinv(a, atol=atol, rtol=rtol, return_rank=True)
+    if np.any(rank < min(np.shape(a)[-2:])):
         refuse(
             "pinv",
             "a is rank deficient (with these tolerances): the pseudo-inverse is not "
@@ -366,6 +364,31 @@ def _pinv_rrule(a, *, return_rank=False, **kwargs):
             "matrices only",
             "add a small multiple of the identity or regularize",
         )
+
+
+# A check, not a computation: transformed code (a second derivative) calls it as it is.
+require_full_rank.__pullback_opaque__ = True
+
+
+@transformable
+def pinv_pullback(dy, a, atol=None, rtol=None, check_finite=True):
+    # For a full-rank a (dX for X = pinv(A), Golub and Pereyra 1973):
+    #   -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)
+    require_full_rank(a, atol, rtol)
+    x = sl.pinv(a, atol=atol, rtol=rtol)
+    xt = mT(x)
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    left = (np.eye(m) - a @ x) @ mT(dy) @ (x @ xt)
+    right = (xt @ x) @ mT(dy) @ (np.eye(n) - x @ a)
+    return (-(xt @ dy @ xt) + left + right,)
+
+
+def _pinv_rrule(a, *, return_rank=False, **kwargs):
+    real_only("pinv", a)
+    require_full_rank(a, kwargs.get("atol"), kwargs.get("rtol"))
+    y = sl.pinv(a, return_rank=return_rank, **kwargs)
+    X = y[0] if return_rank else y
+    A = np.asarray(a)
 
     def pinv_pullback(dy):
         g = dy_parts(dy, 2)[0] if return_rank else dy
@@ -438,6 +461,14 @@ def _toeplitz_check(c, *args, **kwargs):
         )
 
 
+def _finalize_arg(c, a):
+    """``finalize`` for one argument; a tuple argument such as ``(c, lower)`` of cho_solve
+    gets a tuple cotangent, one entry per element."""
+    if type(a) is tuple and type(c) is tuple:
+        return tuple(finalize(ci, ai) for ci, ai in zip(c, a, strict=True))
+    return finalize(c, a)
+
+
 def rule_from(fn, pullback_fn, check, name):
     """An rrule for ``fn`` whose pullback is ``pullback_fn(dy, *args, **kwargs)`` (which
     returns the cotangents of the leading array arguments), after ``check`` refuses the
@@ -451,7 +482,7 @@ def rule_from(fn, pullback_fn, check, name):
             if dy is ZERO:
                 return zeros_for(args)
             cots = pullback_fn(np.asarray(densify(dy)), *args, **kwargs)
-            out = [finalize(c, a) for c, a in zip(cots, args, strict=False)]
+            out = [_finalize_arg(c, a) for c, a in zip(cots, args, strict=False)]
             return tuple(out) + (NO_TANGENT,) * (len(args) - len(out))
 
         pullback.__name__ = f"{name}_pullback"
@@ -495,6 +526,7 @@ def register(reg):
     rule(sl.solve_banded, _solve_banded_rrule, notes="real; reads the band")
     rule(sl.lstsq, _lstsq_rrule, notes="real, full rank")
     rule(sl.pinv, _pinv_rrule, notes="real, full rank")
+    r.reg.set_pullback_function(sl.pinv, pinv_pullback)  # (not with return_rank=True)
     rule(
         sl.block_diag,
         rule_from(sl.block_diag, block_diag_pullback, _block_diag_check, "block_diag"),

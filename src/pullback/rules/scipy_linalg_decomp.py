@@ -99,25 +99,22 @@ def _cho_factor_rrule(a, *args, **kwargs):
     return y, cho_factor_pullback
 
 
-def _cho_solve_rrule(c_and_lower, b, *args, **kwargs):
+@transformable
+def cho_solve_pullback(dy, c_and_lower, b, overwrite_b=False, check_finite=True):
     c, lower = c_and_lower
-    real_only("cho_solve", c, b)
-    x = base.sl.cho_solve(c_and_lower, b, *args, **kwargs)
-    rest = (NO_TANGENT,) * len(args)
+    x = base.sl.cho_solve(c_and_lower, b)
+    u = base.sl.cho_solve(c_and_lower, columns(dy, b))
+    g = solve_matrix_cotangent(u, columns(x, b), False)  # of A = L L^T (symmetric)
+    g = g + mT(g)
+    if lower:  # A = L L^T: dL = (G + G^T) L
+        dc = np.tril(g @ np.tril(c))
+    else:  # A = R^T R: dR = R (G + G^T)
+        dc = np.triu(np.triu(c) @ g)
+    return (dc, NO_TANGENT), uncolumns(u, b)
 
-    def cho_solve_pullback(dy):
-        if dy is ZERO:
-            return ((ZERO, NO_TANGENT),) + zeros_for((b,)) + rest
-        u = base.sl.cho_solve(c_and_lower, columns(np.asarray(densify(dy)), b))
-        g = solve_matrix_cotangent(u, columns(x, b), False)  # of A = L L^T (symmetric)
-        g = g + mT(g)
-        if lower:  # A = L L^T: dL = (G + G^T) L
-            dc = np.tril(g @ np.tril(c))
-        else:  # A = R^T R: dR = R (G + G^T)
-            dc = np.triu(np.triu(c) @ g)
-        return ((finalize(dc, c), NO_TANGENT), finalize(uncolumns(u, b), b)) + rest
 
-    return x, cho_solve_pullback
+def _cho_solve_check(c_and_lower, b, *args, **kwargs):
+    real_only("cho_solve", c_and_lower[0], b)
 
 
 # -- LU ------------------------------------------------------------------------------------
@@ -192,7 +189,7 @@ def _lu_rrule(a, *args, **kwargs):
     return y, lu_pullback
 
 
-def _row_order(piv, m):
+def row_order(piv, m):
     """The rows of A in the order LAPACK's pivots ``piv`` put them: ``A[order] = L U``."""
     order = np.arange(m)
     for i, j in enumerate(piv):
@@ -200,7 +197,12 @@ def _row_order(piv, m):
     return order
 
 
-def _lu_parts(lu, k):
+# Integer bookkeeping: transformed code (a second derivative) calls it as it is.
+row_order.__pullback_opaque__ = True
+
+
+@transformable
+def lu_parts(lu, k):
     L = np.tril(lu[..., :, :k], -1) + np.eye(lu.shape[-2], k, dtype=lu.dtype)
     return L, np.triu(lu[..., :k, :])
 
@@ -213,9 +215,9 @@ def _lu_factor_rrule(a, *args, **kwargs):
     lu, piv = y
     m, n = lu.shape
     k = min(m, n)
-    L, U = _lu_parts(lu, k)
+    L, U = lu_parts(lu, k)
     _nonsingular_u("lu_factor", U)
-    order = _row_order(piv, m)
+    order = row_order(piv, m)
 
     def lu_factor_pullback(dy):
         dlu = dy_parts(dy, 2)[0]
@@ -228,27 +230,21 @@ def _lu_factor_rrule(a, *args, **kwargs):
     return y, lu_factor_pullback
 
 
-def _lu_solve_rrule(lu_and_piv, b, *args, **kwargs):
+@transformable
+def lu_solve_pullback(dy, lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     lu, piv = lu_and_piv
-    real_only("lu_solve", lu, b)
-    square("lu_solve", lu)
-    x = base.sl.lu_solve(lu_and_piv, b, *args, **kwargs)
-    trans = bind(args, kwargs, ("trans",), (0,))["trans"]
-    L, U = _lu_parts(np.asarray(lu), lu.shape[-1])
-    order = _row_order(piv, lu.shape[-1])
-    rest = (NO_TANGENT,) * len(args)
+    x = base.sl.lu_solve(lu_and_piv, b, trans=trans)
+    L, U = lu_parts(lu, np.shape(lu)[-1])
+    db = base.sl.lu_solve(lu_and_piv, columns(dy, b), trans=0 if transposes(trans) else 1)
+    da = solve_matrix_cotangent(db, columns(x, b), transposes(trans))
+    dB = da[row_order(piv, np.shape(lu)[-1])]  # B = A[order] = L U
+    dlu = np.tril(dB @ mT(U), -1) + np.triu(mT(L) @ dB)
+    return (dlu, NO_TANGENT), uncolumns(db, b)
 
-    def lu_solve_pullback(dy):
-        if dy is ZERO:
-            return ((ZERO, NO_TANGENT),) + zeros_for((b,)) + rest
-        g = columns(np.asarray(densify(dy)), b)
-        db = base.sl.lu_solve(lu_and_piv, g, trans=0 if transposes(trans) else 1)
-        da = solve_matrix_cotangent(db, columns(x, b), transposes(trans))
-        dB = da[order]  # B = A[order] = L U
-        dlu = np.tril(dB @ mT(U), -1) + np.triu(mT(L) @ dB)
-        return ((finalize(dlu, lu), NO_TANGENT), finalize(uncolumns(db, b), b)) + rest
 
-    return x, lu_solve_pullback
+def _lu_solve_check(lu_and_piv, b, *args, **kwargs):
+    real_only("lu_solve", lu_and_piv[0], b)
+    square("lu_solve", lu_and_piv[0])
 
 
 # -- QR ------------------------------------------------------------------------------------
@@ -385,10 +381,12 @@ def register(reg):
         r, sl.cholesky, cholesky_pullback, _cholesky_check, "real; reads one triangle"
     )
     rule(sl.cho_factor, _cho_factor_rrule, notes="real; reads one triangle")
-    rule(sl.cho_solve, _cho_solve_rrule, notes="real; (c, lower) gets (dc, NO_TANGENT)")
+    register_transformable(
+        r, sl.cho_solve, cho_solve_pullback, _cho_solve_check, "real; (c, lower) gets (dc, -)"
+    )
     rule(sl.lu, _lu_rrule, notes="real, nonsingular U")
     rule(sl.lu_factor, _lu_factor_rrule, notes="real, one matrix")
-    rule(sl.lu_solve, _lu_solve_rrule, notes="real, one matrix")
+    register_transformable(r, sl.lu_solve, lu_solve_pullback, _lu_solve_check, "real, square")
     rule(sl.qr, _qr_rrule, notes="real, full rank; 'full' only where m <= n")
     rule(sl.svd, _svd_rrule, notes="real; distinct singular values with vectors")
     rule(sl.eigh, _eigh_rrule, notes="real, b=None; distinct eigenvalues with vectors")

@@ -13,6 +13,13 @@ time ``t_k`` gets ``dy_k . f(t_k, y_k)``. Memory does not grow with the number o
 steps. The products ``a^T df/dy`` and ``a^T df/dp`` come from pullback's own reverse mode of
 the user's right-hand side, once per evaluation.
 
+``solve_ivp`` (methods RK45, RK23, Radau, BDF, LSODA, whose interpolants cost nothing)
+first tries a faster way to the same numbers, :mod:`scipy_ode_dense`: with the forward
+solve's interpolants the adjoint equation is linear, and it is solved on the forward steps
+from Jacobians evaluated in a few batched reverse passes (a right-hand side written with
+NumPy broadcasting allows that; it is checked). The augmented system above is the way
+for the other right-hand sides, for DOP853 and for odeint.
+
 What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]`` and
 ``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
 and the float values in ``args``. ``solve_ivp`` returns an ``OdeResult``: read ``sol.y`` or
@@ -37,6 +44,7 @@ from ._calculus_util import (
     result_cotangent,
 )
 from ._util import ZERO, Registrar, finalize, finalize_like
+from .scipy_ode_dense import linear_adjoint
 
 FAMILY = "scipy_ode"
 REQUIRES = "scipy.integrate"
@@ -154,6 +162,16 @@ def _odeint_rrule(*args, **kwargs):
 
 
 # -- solve_ivp -------------------------------------------------------------------------------
+def _free_interpolants(method) -> bool:
+    """Whether ``dense_output=True`` changes nothing but ``.sol`` for this method: its
+    interpolants come from what each step computes anyway (DOP853's take 3 more
+    right-hand sides per step, and an unknown solver class may differ)."""
+    import scipy.integrate as si
+
+    free = ("RK45", "RK23", "Radau", "BDF", "LSODA")
+    return method in free or method in tuple(getattr(si, m) for m in free)
+
+
 def _solve_ivp_rrule(*args, **kwargs):
     import scipy.integrate as si
 
@@ -161,7 +179,14 @@ def _solve_ivp_rrule(*args, **kwargs):
     fun, t_span, y0 = p["fun"], p["t_span"], p["y0"]
     refuse_options("scipy.integrate.solve_ivp", p, _IVP_REFUSED)
     _real_state("scipy.integrate.solve_ivp", y0)
-    sol = si.solve_ivp(*args, **kwargs)
+    dense = None
+    if _free_interpolants(p["method"]):
+        # The same solve, keeping its interpolants (the values at t_eval come from them
+        # anyway): the adjoint then needs no backward solve of y (scipy_ode_dense).
+        sol = si.solve_ivp(**dict(p, dense_output=True))
+        dense, sol.sol = sol.sol, None
+    else:
+        sol = si.solve_ivp(*args, **kwargs)
     require_success(sol, "scipy.integrate.solve_ivp", "reach the end of t_span")
     y0v = np.ravel(np.asarray(y0, dtype=np.float64))
     rhs = RightHandSide(fun, p["args"], True, y0v.size)
@@ -192,7 +217,13 @@ def _solve_ivp_rrule(*args, **kwargs):
             dys = np.asarray(dys, dtype=np.float64)
             ts = np.concatenate(([t0], sol.t))
             ys = np.concatenate((y0v[None, :], sol.y.T))
-            a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dys.T))
+            swept = None
+            if dense is not None:
+                rtol = float(np.max(p.get("rtol", 1e-3)))
+                swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dys.T), rtol)
+            if swept is None:  # a right-hand side for one state at a time
+                swept = adjoint_sweep(rhs, integrate, ts, ys, list(dys.T))
+            a, g, t_cots, t0_cot = swept
             cots["y0"] = finalize_like(a, y0)
             cots["args"] = rhs.pack.cotangent(g)
             if t_eval is None:  # the solver's own steps: only the ends move with t_span

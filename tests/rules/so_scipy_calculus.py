@@ -1,0 +1,56 @@
+"""Second-order cases of the scipy.linalg, scipy.signal and scipy.integrate rules whose
+pullback is a transformable function (see ``second_order_table``).
+
+Not here, because their pullbacks are closures that pullback cannot transform yet:
+``solve_banded``, ``lstsq``, ``block_diag`` (``*arrs``), ``cho_factor``, ``lu``,
+``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
+``x``, and the rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp``
+and the ``scipy.optimize`` rules: their cotangents for ``args=`` go by keyword, which a
+direct call of a pullback function does not carry (the report of issue 12, part 3, says
+what is missing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rule_inputs import make, spd, well_conditioned
+from second_order_table import case
+
+sl = pytest.importorskip("scipy.linalg")
+pytest.importorskip("scipy.signal")
+pytest.importorskip("scipy.integrate")
+
+A = spd(3) + 0.5 * np.eye(3)
+G = well_conditioned((3, 3))
+B = make("real", (3, 2), seed=1)
+V = make("real", (3,), seed=2)
+X = make("real", (6,), seed=3)
+H = make("real", (3,), seed=4)
+T = np.array([0.0, 0.3, 0.5, 1.1, 1.4])
+
+# -- scipy.linalg -----------------------------------------------------------------------------
+case("scipy.linalg.solve", G, B)
+case("scipy.linalg.solve", A, V, True)  # lower=True
+case("scipy.linalg.solve_triangular", G, B, 0, True)  # trans=0, lower=True
+case("scipy.linalg.inv", G)
+case("scipy.linalg.det", G)
+case("scipy.linalg.solve_sylvester", G, G.T, make("real", (3, 3), seed=5))
+case("scipy.linalg.pinv", make("real", (4, 3), seed=6))
+case("scipy.linalg.toeplitz", V, make("real", (4,), seed=7))
+case("scipy.linalg.cholesky", A, True)  # lower=True
+case("scipy.linalg.cho_solve", (sl.cholesky(A, lower=True), True), B, wrt=(1,))
+case("scipy.linalg.lu_solve", sl.lu_factor(G), B, wrt=(1,))
+case("scipy.linalg.expm", 0.5 * make("real", (3, 3), seed=8))
+case("scipy.linalg.sqrtm", A)
+
+# -- scipy.signal -----------------------------------------------------------------------------
+case("scipy.signal.convolve", X, H)
+case("scipy.signal.correlate", X, H, "same")
+case("scipy.signal.fftconvolve", X, H)
+
+# -- scipy.integrate on samples ---------------------------------------------------------------
+case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)
+case("scipy.integrate.cumulative_trapezoid", make("real", (5,), seed=9), T)
+case("scipy.integrate.simpson", make("real", (5,), seed=9))  # uniform spacing only
+case("scipy.integrate.simpson", make("real", (2, 4), seed=9))

@@ -8,7 +8,9 @@ time per gradient, the peak memory of the process, and a comparison with dask-gl
 hand-written gradient when dask-glm is installed.
 
     python examples/dask_logistic.py                 # 20 000 rows (seconds)
-    python examples/dask_logistic.py --rows 20000000 # 1.6 GB of data, out of core
+    python examples/dask_logistic.py --rows 20000000 # 1.6 GB of data
+    # 30 GB of rows, more than this machine's memory, on 2 worker processes:
+    python examples/dask_logistic.py --rows 375000000 --chunk 1000000 --workers 2 --maxiter 2
 
 Needs: pip install "pullback[dask]" scipy   (dask-glm optional, for the comparison)
 """
@@ -16,6 +18,7 @@ Needs: pip install "pullback[dask]" scipy   (dask-glm optional, for the comparis
 from __future__ import annotations
 
 import argparse
+import contextlib
 import resource
 import time
 
@@ -47,8 +50,17 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def fit(X, y, l2=1e-3):
-    """Minimize ``loss`` with L-BFGS-B; returns (result, seconds per gradient)."""
+def workers_peak_memory_mb(client) -> dict:
+    """The peak resident memory of each worker process of a distributed ``client``."""
+    if client is None:
+        return {}
+    peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    return {address: kb / 1024.0 for address, kb in peaks.items()}
+
+
+def fit(X, y, l2=1e-3, maxiter=None):
+    """Minimize ``loss`` with L-BFGS-B (at most ``maxiter`` iterations when given);
+    returns (result, seconds per gradient)."""
     import dask
     from scipy.optimize import minimize
 
@@ -60,9 +72,11 @@ def fit(X, y, l2=1e-3):
         value, g = value_and_gradient(w, X, y, l2)  # lazy: a graph, nothing computed
         value, g = dask.compute(value, g)  # one pass over the chunks for both
         seconds.append(time.perf_counter() - start)
+        print(f"  value and gradient {len(seconds)}: {seconds[-1]:.1f} s", flush=True)
         return float(value), np.asarray(g)
 
-    result = minimize(fun, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B")
+    options = {} if maxiter is None else {"maxiter": maxiter}
+    result = minimize(fun, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options=options)
     return result, seconds
 
 
@@ -94,6 +108,10 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--features", type=int, default=10)
     parser.add_argument("--chunk", type=int, default=5_000)
+    parser.add_argument("--maxiter", type=int, default=None, help="L-BFGS-B iterations")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="worker processes of a LocalCluster (0: threads)"
+    )
     opts = parser.parse_args(argv)
     try:
         import dask  # noqa: F401
@@ -101,9 +119,31 @@ def main(argv=None):
         print('This example needs Dask: pip install "pullback[dask]"')
         return None
 
+    with _scheduler(opts.workers) as client:
+        return _run(opts, client)
+
+
+@contextlib.contextmanager
+def _scheduler(workers):
+    """A LocalCluster of ``workers`` single-threaded processes and its client, or Dask's
+    default threaded scheduler (and ``None``) for ``workers == 0``."""
+    if workers <= 0:
+        yield None
+        return
+    from dask.distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1")
+        as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def _run(opts, client):
     X, y, w_true = make_data(opts.rows, opts.features, opts.chunk)
     data_mb = X.nbytes / 2**20
-    result, seconds = fit(X, y)
+    result, seconds = fit(X, y, maxiter=opts.maxiter)
     print(
         f"{opts.rows} rows x {opts.features} features ({data_mb:.0f} MB of data, "
         f"chunks of {opts.chunk} rows)"
@@ -114,6 +154,9 @@ def main(argv=None):
     )
     print(f"time per value-and-gradient: {np.median(seconds) * 1e3:.1f} ms (median)")
     print(f"peak memory of this process: {peak_memory_mb():.0f} MB")
+    workers = workers_peak_memory_mb(client)
+    if workers:
+        print("peak memory of the workers:", ", ".join(f"{mb:.0f} MB" for mb in workers.values()))
     print("fitted w:", np.round(result.x, 3))
     comparison = compare_with_dask_glm(X, y, result.x)
     if comparison is not None:
@@ -123,7 +166,13 @@ def main(argv=None):
             f"{comparison['seconds_dask_glm'] * 1e3:.1f} ms vs pullback "
             f"{comparison['seconds_pullback'] * 1e3:.1f} ms"
         )
-    return {"result": result, "seconds": seconds, "w_true": w_true, "compare": comparison}
+    return {
+        "result": result,
+        "seconds": seconds,
+        "w_true": w_true,
+        "compare": comparison,
+        "workers_mb": workers,
+    }
 
 
 if __name__ == "__main__":

@@ -450,10 +450,11 @@ class VJPPullback:
         self.single = single
 
     deep = False  # the sweeps call user functions: recursion needs a higher limit
+    concrete = None  # Dask values the forward sweep computed (branch conditions)
 
     def __call__(self, dy):
         _check_cotangent(self.y, dy)
-        with backends.compute_guard(self._values, {"dy": dy}):
+        with backends.compute_guard(self._values, {"dy": dy}, self.concrete):
             if self.deep:
                 with deeper_recursion(self.fn):
                     cotangents = run_pullback(self._pullback, dy)
@@ -509,7 +510,7 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
         target = call.target
         args, kwargs = call.arguments(args, kwargs)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
-    with backends.compute_guard(args, kwargs):
+    with backends.compute_guard(args, kwargs) as concrete:
         if adj.calls_user_code:
             with deeper_recursion(fn):
                 y, pullback = run_forward(adj, args, kwargs)
@@ -517,6 +518,7 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
             y, pullback = run_forward(adj, args, kwargs)
     back = VJPPullback(fn, y, pullback, values, names, single)
     back.deep = adj.calls_user_code
+    back.concrete = concrete
     return y, back
 
 

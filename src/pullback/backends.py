@@ -226,6 +226,17 @@ def _cotangent_dtype(x):
     return x.dtype if x.dtype.kind in _FLOAT_KINDS else np.dtype(np.float64)
 
 
+def keys_like(keys, values):
+    """The NumPy integer array ``keys`` (one per element of ``values``) as a Dask array
+    chunked like ``ravel(values)`` when ``values`` is a Dask array, so that
+    ``np.bincount(keys, weights=ravel(values))`` stays lazy; else ``keys`` itself."""
+    if type(values) is np.ndarray or not is_dask(values):
+        return keys
+    import dask.array as da
+
+    return da.from_array(keys, chunks=values.ravel().chunks)
+
+
 def lazy_cotangent(g, like):
     """The lazy cotangent ``g`` (a Dask array) of a NumPy argument or float ``like``:
     summed to ``like``'s shape, in its floating dtype, still a Dask array."""
@@ -298,23 +309,28 @@ def _first_dask(values):
 _SCALAR_CONVERSIONS = frozenset({"__float__", "__int__", "__bool__", "__complex__", "__index__"})
 
 
-def _offending_frame():
-    """The frame that asked Dask to compute, when it is pullback's own code (a rule, a
-    pullback, a cotangent helper) rather than the user's function as the generated code
-    runs it. ``None`` means the user's code asked, which is allowed: the primal computes
-    there too."""
+_USER, _CONVERSION = "user", "conversion"
+
+
+def _requester():
+    """Who asked Dask to compute: ``(_CONVERSION, name)`` for ``float(x)``, ``int(x)``,
+    ``bool(x)`` of a Dask value ``x`` named ``name`` (a one-element value, e.g. a branch
+    condition),
+    ``(_USER, None)`` for the user's function as the generated code runs it (allowed: the
+    primal computes there too), or ``(frame, frame)`` for pullback's own code (a rule, a
+    pullback, a cotangent helper), which is refused."""
     frame = sys._getframe(2)
     while frame is not None:
         g = frame.f_globals
         if "__pullback_line_map__" in g:
-            return None  # generated code (the user's own lines) asked first
+            return _USER, None  # generated code (the user's own lines) asked first
         module = g.get("__name__", "")
         if frame.f_code.co_name in _SCALAR_CONVERSIONS and module.startswith("dask."):
-            return None  # float(x), int(x), bool(x): a one-element value the user asked for
+            return _CONVERSION, getattr(frame.f_locals.get("self"), "name", None)
         if module.startswith("pullback.") and module != __name__:
-            return frame
+            return frame, frame
         frame = frame.f_back
-    return None
+    return _USER, None
 
 
 def _user_line(frame):
@@ -349,33 +365,45 @@ def _refusal(frame, backend) -> BackendError:
     )
 
 
-def compute_guard(args, kwargs=None):
+def compute_guard(args, kwargs=None, concrete=None):
     """A context manager for running a sweep on these arguments: for Dask arrays, any
     computation pullback's own code would start is refused before it runs; the user's
-    code computes as it would in the primal. A no-op context for NumPy arguments."""
+    code computes as it would in the primal. A no-op context for NumPy arguments.
+
+    It gives a dict of the one-element values computed so far (``concrete``, or a new
+    one): a branch condition the forward sweep computed is not computed again when the
+    reverse sweep reads it; pass the dict to the guard of a later reverse sweep (a vjp's
+    pullback) to share it.
+    """
     sample = _first_dask(list(args) + list((kwargs or {}).values()))
     if sample is None:
-        return contextlib.nullcontext()
-    return _dask_guard(sample)
+        return contextlib.nullcontext(concrete)
+    return _dask_guard(sample, {} if concrete is None else concrete)
 
 
 @contextlib.contextmanager
-def _dask_guard(sample):
+def _dask_guard(sample, concrete):
     import dask
     import dask.base
 
     current = dask.config.get("scheduler", None)
     if getattr(current, "__pullback_guard__", False):
-        yield  # already inside a guarded sweep (a nested gradient)
+        yield current.concrete  # already inside a guarded sweep (a nested gradient)
         return
     real = dask.base.get_scheduler(collections=[sample])
 
-    def guarded_scheduler(*args, **kwargs):
-        frame = _offending_frame()
-        if frame is not None:
-            raise _refusal(frame, DASK)
-        return real(*args, **kwargs)
+    def guarded_scheduler(dsk, keys, **kwargs):
+        who, detail = _requester()
+        if who is _USER or detail is None:
+            return real(dsk, keys, **kwargs)
+        if who is not _CONVERSION:
+            raise _refusal(detail, DASK)
+        # Dask names an array by its graph: the same name is the same value.
+        if detail not in concrete:
+            concrete[detail] = real(dsk, keys, **kwargs)
+        return concrete[detail]
 
     guarded_scheduler.__pullback_guard__ = True
+    guarded_scheduler.concrete = concrete
     with dask.config.set(scheduler=guarded_scheduler):
-        yield
+        yield concrete

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..backends import as_array
+from ..backends import as_array, keys_like
 from ..errors import UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
@@ -234,7 +234,7 @@ def segment_sum(values, ids, n):
     if width == 0 or n == 0 or ids.shape[0] == 0:
         return np.zeros((n,) + rest, dtype=np.result_type(values.dtype, np.float64))
     flat = np.reshape(values, (ids.shape[0], width))
-    keys = np.ravel(ids[:, None] * width + np.arange(width))
+    keys = keys_like(np.ravel(ids[:, None] * width + np.arange(width)), flat)
     if np.iscomplexobj(values):
         re = np.bincount(keys, weights=np.ravel(np.real(flat)), minlength=n * width)
         im = np.bincount(keys, weights=np.ravel(np.imag(flat)), minlength=n * width)

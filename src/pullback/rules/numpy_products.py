@@ -89,10 +89,10 @@ def _tensordot_grads(dy, a, b, ia, ib):
     # fa + (b's contracted axes in increasing order), which match a's axes ia[ib.index(j)].
     da = np.tensordot(g, conj(b), axes=(list(range(nfa, g.ndim)), fb))
     da_axes = fa + [ia[ib.index(j)] for j in sorted(ib)]
-    da = np.transpose(da, np.argsort(da_axes))
+    da = np.transpose(da, tuple(np.argsort(da_axes).tolist()))
     db = np.tensordot(conj(a), g, axes=(fa, list(range(nfa))))
     db_axes = [ib[ia.index(i)] for i in sorted(ia)] + fb
-    db = np.transpose(db, np.argsort(db_axes))
+    db = np.transpose(db, tuple(np.argsort(db_axes).tolist()))
     return da, db
 
 

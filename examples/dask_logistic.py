@@ -10,7 +10,7 @@ hand-written gradient when dask-glm is installed.
     python examples/dask_logistic.py                 # 20 000 rows (seconds)
     python examples/dask_logistic.py --rows 20000000 # 1.6 GB of data, out of core
 
-Needs: pip install "pullback[dask]" scipy   (dask-glm optional, for the comparison)
+Needs: pip install "pullback[dask,examples]"   (Dask; SciPy; dask-glm optional, for the comparison)
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ hand-written gradient when dask-glm is installed.
     # 30 GB of rows, more than this machine's memory, on 2 worker processes:
     python examples/dask_logistic.py --rows 375000000 --chunk 1000000 --workers 2 --maxiter 2
 
-Needs: pip install "pullback[dask]" scipy   (dask-glm optional, for the comparison)
+Needs: pip install "pullback[dask,examples]"   (Dask; SciPy; dask-glm optional, for the comparison)
 """
 
 from __future__ import annotations

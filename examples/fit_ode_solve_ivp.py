@@ -7,6 +7,8 @@ the solver's steps.
     python examples/fit_ode_solve_ivp.py fit.png      # also plot (if matplotlib is installed)
 
 Model: y'' = -k y - c y' + a sin(t), y(0) = 1, y'(0) = 0; parameters p = (k, c, a).
+
+Needs: pip install "pullback[examples]"   (SciPy; matplotlib for the plot)
 """
 
 import sys

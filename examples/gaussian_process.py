@@ -7,6 +7,8 @@ L-BFGS-B from SciPy.
 
 Kernel: k(x, x') = sf^2 exp(-(x - x')^2 / (2 ell^2)) + sn^2 [x = x'], with
 theta = (log ell, log sf, log sn).
+
+Needs: pip install "pullback[examples]"   (SciPy)
 """
 
 import numpy as np

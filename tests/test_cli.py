@@ -142,6 +142,40 @@ def test_show_usage_errors(model, tmp_path, capsys, target, message):
     code, out, err = run(capsys, "show", target.format(**fill))
     assert code == 2 and out == ""
     assert message.format(**fill) in err
+    assert err.startswith("pullback show: error: ")  # not `pullback check`, which it runs
+
+
+@pytest.mark.parametrize("top", ["raise RuntimeError('no data file')", "import sys; sys.exit(3)"])
+def test_show_reports_a_file_that_fails_to_import_without_a_traceback(tmp_path, capsys, top):
+    path = tmp_path / "script.py"
+    path.write_text(f"x0 = 1.0\n{top}\ndef f(x):\n    return x * x\n")
+    code, out, err = run(capsys, "show", f"{path}:f")
+    assert code == 1 and out == ""
+    what = "RuntimeError: no data file" if "Runtime" in top else "SystemExit: 3"
+    assert err.startswith(f"pullback show: error: importing {path} raised {what} at {path}:2.")
+    assert "if __name__ == '__main__':" in err and "Traceback" not in err
+
+
+def test_check_names_a_folder_as_such(tmp_path, capsys):
+    code, out, err = run(capsys, "check", tmp_path)
+    assert code == 2 and out == ""
+    assert (
+        err == f"pullback check: error: {tmp_path} is a folder: name a Python file, "
+        f"e.g. {tmp_path}/model.py\n"
+    )
+
+
+def test_output_into_a_closed_pipe_is_not_a_traceback():
+    """`pullback demo | head -1`: the reader leaves early; no BrokenPipeError is printed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pullback", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # nobody reads: the first write fails
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert err == ""
 
 
 TRAP = """\

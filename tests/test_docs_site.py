@@ -48,3 +48,26 @@ def test_the_worked_model_figures_are_made_by_the_example(tmp_path):
     assert [p.name for p in made] == ["ode_fit.png", "ode_loss.png"]
     for path in made:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_limitations_page_gives_each_heading_its_code_and_every_fence_a_language():
+    """SuperFences takes ```` ```python before ```` for no fence at all (the rest of the
+    page became one paragraph), and MkDocs cannot see raw ``<a id>`` anchors: the hook
+    rewrites both, so every ``limitations.md#PB101`` link is checked by --strict."""
+    hooks = load_hooks()
+    page = (ROOT / "docs" / "limitations.md").read_text(encoding="utf-8")
+    rendered = hooks.on_page_markdown(page, None, None, None)
+    fences = re.findall(r"^```(.*)$", rendered, re.M)
+    assert set(fences) <= {
+        "",
+        "python",
+        "text",
+        "console",
+        "bash",
+        *(f'python title="{title}"' for title in hooks.TITLES.values()),
+    }
+    assert fences.count('python title="refused"') == page.count("```python before") > 0
+    for code in CODES:
+        if f'<a id="{code}"></a>' in page:  # PB203 is reserved: it has no section
+            assert re.search(rf"^## {code} .* \{{ #{code} \}}$", rendered, re.M), code
+            assert f'<a id="{code}"></a>' not in rendered  # one element per id

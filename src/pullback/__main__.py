@@ -43,8 +43,8 @@ def _show_parser() -> argparse.ArgumentParser:
             "its `if __name__ == '__main__':` block), because the transformation resolves\n"
             "names through the function's live globals."
         ),
-        epilog="exit status: 0 code printed, 1 the function cannot be differentiated, "
-        "2 usage error",
+        epilog="exit status: 0 code printed, 1 the function cannot be differentiated or "
+        "importing the file failed, 2 usage error",
     )
     parser.add_argument("target", metavar="PATH:FUNCTION", help="e.g. model.py:Net.loss")
     parser.add_argument(
@@ -81,6 +81,21 @@ def _load_function(path: str, qualname: str):
     return obj
 
 
+def _import_failure(path: str, exc: BaseException) -> str:
+    """What went wrong importing ``path``, at the file's own line where it went wrong."""
+    import traceback
+
+    mine = os.path.abspath(path)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == mine]
+    where = f" at {path}:{frames[-1].lineno}" if frames else ""
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return (
+        f"importing {path} raised {what}{where}. `pullback show` imports the file to find "
+        "the function's globals: make its top level importable (put script code under "
+        "`if __name__ == '__main__':`), or use `pullback check`, which never imports it"
+    )
+
+
 def show(argv) -> int:
     """``pullback show PATH:FUNCTION [--wrt ARG ...]``."""
     args = _show_parser().parse_args(argv)
@@ -91,13 +106,17 @@ def show(argv) -> int:
     if name is None:
         print(f"{PROG} show: error: name a function: {args.target}:FUNCTION", file=sys.stderr)
         return 2
-    status = check_main([args.target])
+    status = check_main([args.target], prog=f"{PROG} show")
     if status:
         return status
     from .api import grad
     from .errors import PullbackError
 
-    fn = _load_function(path, name)
+    try:
+        fn = _load_function(path, name)
+    except (Exception, SystemExit) as exc:  # the file's own top-level code failed
+        print(f"{PROG} show: error: {_import_failure(path, exc)}", file=sys.stderr)
+        return 1
     if not callable(fn):
         print(f"{PROG} show: error: {path} defines no function '{name}' at import", file=sys.stderr)
         return 2
@@ -172,6 +191,10 @@ def main(argv=None) -> int:
         return COMMANDS[argv[0]](argv[1:])
     except SystemExit as exc:  # argparse inside a command: --help (0) or a usage error (2)
         return _exit_code(exc)
+    except BrokenPipeError:  # `pullback rules | head`: the reader left; no traceback
+        # Python would report the failed flush at exit: point stdout at nothing first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

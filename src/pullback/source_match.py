@@ -153,11 +153,17 @@ def fingerprint(code) -> tuple:
         for offset in range(begin, end, 2):
             lines[offset] = line
     out = []
+    after_code = False
     for ins in dis.get_instructions(code):
         op = ins.opname
         if op in _SCOPE_OPS:
             continue
         arg = ins.argval
+        if after_code and op == "LOAD_CONST" and isinstance(arg, str):
+            # Python 3.10 loads a nested function's qualified name after its code: it
+            # names the enclosing scope too, so only its last part is the function's own.
+            arg = arg.rsplit(".", 1)[-1]
+        after_code = isinstance(ins.argval, types.CodeType)
         if "JUMP" in op or op in _OFFSET_OPS:
             arg = None
         elif isinstance(arg, types.CodeType):

@@ -106,8 +106,9 @@ for _fn in (np.quantile, np.percentile):
         case("q of size 0", A((3,), "distinct"), np.zeros(0)),
         case("0-d", A((), "distinct"), _q),
     )
-for _fn in (np.cumsum, np.cumprod, np.nancumsum, np.cumulative_sum, np.cumulative_prod):
-    _cum = _fn in (np.cumulative_sum, np.cumulative_prod)
+_NEW_CUMULATIVE = [getattr(np, n) for n in ("cumulative_sum", "cumulative_prod") if hasattr(np, n)]
+for _fn in (np.cumsum, np.cumprod, np.nancumsum, *_NEW_CUMULATIVE):  # cumulative_*: NumPy 2.1
+    _cum = _fn in _NEW_CUMULATIVE
     add(
         _fn,
         case("(0,)", A((0,), "positive"), axis=0),

@@ -72,7 +72,8 @@ def test_take_along_axis(dtype):
     check_rrule(np.take_along_axis, x, np.array([[0, 1, 1, 2]]), axis=0)
     check_rrule(np.take_along_axis, x[:1], np.array([[0, 3], [1, 1]]), axis=1)
     check_rrule(np.take_along_axis, x.ravel(), np.array([3, 3, -1]), axis=None)
-    check_rrule(np.take_along_axis, x, np.argsort(x, axis=-1))
+    if np.lib.NumpyVersion(np.__version__) >= "2.3.0":  # axis defaults to -1 from 2.3
+        check_rrule(np.take_along_axis, x, np.argsort(x, axis=-1))
 
 
 @D

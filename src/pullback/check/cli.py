@@ -65,6 +65,8 @@ def split_target(target: str) -> tuple[str, str | None]:
 
 def _check_target(target: str, registry, seen: set) -> list[Diagnostic]:
     path, name = split_target(target)
+    if os.path.isdir(path):
+        raise _UsageError(f"{path} is a folder: name a Python file, e.g. {path}/model.py")
     if not os.path.isfile(path):
         raise _UsageError(f"no such file: {path}")
     try:
@@ -100,8 +102,11 @@ class _UsageError(Exception):
     pass
 
 
-def main(argv: list[str]) -> int:
-    """Run the checker on the targets in ``argv`` (a leading ``check`` is ignored)."""
+def main(argv: list[str], prog: str = "pullback check") -> int:
+    """Run the checker on the targets in ``argv`` (a leading ``check`` is ignored).
+
+    ``prog`` starts the error messages (``pullback show`` checks through this function).
+    """
     args = list(argv)
     if args and args[0] == "check" and not os.path.isfile("check"):
         args = args[1:]
@@ -116,7 +121,7 @@ def main(argv: list[str]) -> int:
         for target in targets:
             diagnostics += _check_target(target, registry, seen)
     except _UsageError as exc:
-        sys.stderr.write(f"pullback check: error: {exc}\n")
+        sys.stderr.write(f"{prog}: error: {exc}\n")
         return 2
     unique = {(d.filename, d.line, d.col, d.code, d.message): d.header() for d in diagnostics}
     for key in sorted(unique):

@@ -104,16 +104,22 @@ class Timing:
         }
 
 
-def measure(fn, args, *, target, repeats, budget, slow_repeats=3):
+def measure(fn, args, *, target, repeats, budget, slow_repeats=3, gc_on=True):
     """timeit-style: loops of ``number`` calls taking >= ``target`` seconds, min of repeats.
 
     ``number`` grows 1, 2, 5, 10, 20, 50, ... until one loop takes ``target``; that
     calibration loop counts as the first repeat. Repeats stop early (after at least 3)
     once the loops have taken ``budget`` seconds, and a call that alone takes longer than
     ``target`` is repeated only ``slow_repeats`` times (peers on Python loops, where one
-    call can take a second). Garbage collection is off while timing, as in timeit.
+    call can take a second). The garbage collector runs while timing, as when users run
+    (``gc_on=False``: off, as in timeit), so the cost of what a gradient leaves for the
+    collector (tapes of many small objects) is part of its time.
     """
-    timer = timeit.Timer("fn(*args)", globals={"fn": fn, "args": args})
+    timer = timeit.Timer(
+        "fn(*args)",
+        setup="gc.enable()" if gc_on else "pass",
+        globals={"fn": fn, "args": args, "gc": gc},
+    )
     number, scale = 1, 1
     while True:
         for step in (1, 2, 5):

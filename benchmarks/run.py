@@ -67,6 +67,7 @@ GRAD_RTOL = 1e-8  # pullback / peers vs the hand-written gradient
 FD_RTOL = 1e-5  # hand-written gradient vs central finite differences
 FIRST_CALL_TARGET_S = 0.030
 FIRST_CALL_NAME = "first_call"
+TARGETS_NAME = "targets"  # the issue-13 targets of targets.py (overhead, memory, Hessians...)
 
 
 @dataclass(frozen=True)
@@ -167,8 +168,11 @@ def run_peer(peer, wl, args, hand, cfg, timed):
     if peer.name == "jax":
         if cfg.quick and (wl.slow_jax or wl.slow_jax_eager):
             skip = {label: "skipped (--quick)" for label in peer.labels}
-        elif wl.slow_jax_eager and not cfg.slow:
-            skip = {"jax eager": "skipped (see --slow)"}
+        else:
+            if wl.slow_jax_eager and not cfg.slow:
+                skip["jax eager"] = "skipped (see --slow)"
+            if wl.slow_jax_jit and not cfg.slow:
+                skip["jax jit"] = "skipped (see --slow)"
     if len(skip) == len(peer.labels):
         return {label: {"status": reason} for label, reason in skip.items()}
     try:
@@ -265,7 +269,7 @@ def _short(text, n=60):
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-def report(meta, results, first, peer_labels):
+def report(meta, results, first, peer_labels, targets=None):
     print(f"\npullback benchmarks ({'quick' if meta['quick'] else 'full'} run)")
     print(
         f"pullback {meta['pullback']} @ {meta['commit']}, Python {meta['python']}, "
@@ -414,6 +418,12 @@ def report(meta, results, first, peer_labels):
         )
     )
 
+    if targets is not None:
+        from targets import render
+
+        print("\nIssue 13 targets (garbage collector on, ratios from this run)")
+        print(render(targets, table))
+
     if failures:
         print("\nFAILURES")
         for name, who, text in failures:
@@ -438,9 +448,9 @@ def _commit():
 
 
 def select(only):
-    names = [wl.name for wl in WORKLOADS] + [FIRST_CALL_NAME]
+    names = [wl.name for wl in WORKLOADS] + [FIRST_CALL_NAME, TARGETS_NAME]
     if not only:
-        return list(WORKLOADS), True
+        return list(WORKLOADS), True, True
     wanted = [w.strip() for w in only.split(",") if w.strip()]
     unknown = [w for w in wanted if not any(n == w or n.startswith(w) for n in names)]
     if unknown:
@@ -448,7 +458,11 @@ def select(only):
             f"--only: unknown workload {', '.join(unknown)}; known: {', '.join(names)}"
         )
     chosen = [wl for wl in WORKLOADS if any(wl.name.startswith(w) for w in wanted)]
-    return chosen, any(FIRST_CALL_NAME.startswith(w) for w in wanted)
+    return (
+        chosen,
+        any(FIRST_CALL_NAME.startswith(w) for w in wanted),
+        any(TARGETS_NAME.startswith(w) for w in wanted),
+    )
 
 
 def main(argv=None):
@@ -478,12 +492,13 @@ def main(argv=None):
     if opts.list:
         for wl in WORKLOADS:
             print(f"{wl.name:18} {wl.title}")
+        print(f"{TARGETS_NAME:18} the issue-13 targets of targets.py")
         print(
             f"{FIRST_CALL_NAME:18} first-call time of a "
             f"{first_call_workload.SOURCE_LINES}-line function"
         )
         return 0
-    chosen, with_first = select(opts.only)
+    chosen, with_first, with_targets = select(opts.only)
     cfg = Config.make(opts.quick, opts.slow)
     start = time.perf_counter()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -500,6 +515,11 @@ def main(argv=None):
         results[-1]["wall_s"] = time.perf_counter() - t0
         _log(f"    done in {results[-1]['wall_s']:.1f} s")
     first = run_first_call_target(cfg) if with_first else None
+    targets = None
+    if with_targets:
+        from targets import run_targets  # imports pullback: after the fallback above
+
+        targets = run_targets(cfg, log=_log)
 
     meta = {
         "quick": cfg.quick,
@@ -516,10 +536,15 @@ def main(argv=None):
         "wall_s": time.perf_counter() - start,
     }
     sys.stderr.flush()
-    report(meta, results, first, peer_labels)
+    report(meta, results, first, peer_labels, targets)
     if opts.json:
         with open(opts.json, "w") as fh:
-            json.dump({"meta": meta, "workloads": results, "first_call": first}, fh, indent=2)
+            rows = [r.__dict__ for r in targets or []]
+            json.dump(
+                {"meta": meta, "workloads": results, "first_call": first, "targets": rows},
+                fh,
+                indent=2,
+            )
         print(f"results written to {opts.json}")
     failed = [r for r in results if r["status"] != "ok"]
     if first is not None and first["status"] != "ok":

@@ -34,3 +34,5 @@ class Workload:
     # eager jax.grad compiles one small op per distinct index: its first call takes
     # 30-100 s here, so it runs only with --slow
     slow_jax_eager: bool = False
+    # jax.jit compiles the unrolled loop for minutes here: it runs only with --slow
+    slow_jax_jit: bool = False

@@ -47,7 +47,7 @@ WORKLOADS = [
         wrt=0,
         hand=hand,
         peer=peer,
-        target=4.0,
+        target=3.0,
         slow_jax=True,
     )
 ]

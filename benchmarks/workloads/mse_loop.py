@@ -47,9 +47,10 @@ WORKLOADS = [
         wrt=0,
         hand=hand,
         peer=peer,
-        target=4.0,
+        target=3.0,
         slow_jax=n > 100,
         slow_jax_eager=n > 100,
+        slow_jax_jit=n > 1000,
     )
-    for n in (30, 1000)
+    for n in (10, 30, 1000, 10000)
 ]

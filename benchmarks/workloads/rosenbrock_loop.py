@@ -46,6 +46,6 @@ WORKLOADS = [
         wrt=0,
         hand=hand,
         peer=peer,
-        target=4.0,
+        target=3.0,
     )
 ]

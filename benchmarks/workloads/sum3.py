@@ -35,5 +35,6 @@ WORKLOADS = [
         wrt=0,
         hand=hand,
         peer=peer,
+        target=8.0,
     )
 ]

@@ -27,6 +27,7 @@ from .arguments import (
     _param_names,
     _positional_indices,
     _signature,
+    fast_kinds,
     kinds_key,
     resolve_wrt,
 )
@@ -40,7 +41,13 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .registry import RuleRegistry, default_registry, qualified_name
-from .running import deeper_recursion, run_forward, run_pullback
+from .running import (
+    deeper_recursion,
+    forward_failed,
+    pullback_failed,
+    run_forward,
+    run_pullback,
+)
 from .runtime import scalar_seed
 from .source import transform_target
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, materialize
@@ -240,6 +247,10 @@ def _scalar_seed(fn, y):
 # -- the public functions -----------------------------------------------------------------
 
 
+# fast_kinds entries of differentiable values: floats and float arrays of any rank.
+_FLOAT_KEYS = frozenset([float, np.float64] + [(ndim, "f") for ndim in range(65)])
+
+
 class _Transformed:
     """Shared machinery of the functions returned by grad and value_and_grad."""
 
@@ -259,6 +270,15 @@ class _Transformed:
         self._positions = _positional_indices(fn, self.wrt)
         self._arity = len(_param_names(fn))
         self._adjoints: dict = {}
+        # The fast path of a call with plain positional arguments (floats, ints, real
+        # NumPy arrays): its adjoint by argument kinds, with the registry and registry
+        # version it was built under (see _fast_adjoint).
+        self._fast_entries: dict = {}
+        self._fast_ok = (
+            (self.call is None or self.call.is_plain)
+            and self._positions is not None
+            and not has_aux
+        )
 
     @property
     def registry(self):
@@ -316,6 +336,51 @@ class _Transformed:
             )
         return get_adjoint(self.target, self.wrt, self.registry, kinds_key).gradient
 
+    def _fast(self, args):
+        """``(value, gradient)`` of a call with plain positional arguments whose
+        differentiated ones are float scalars or float arrays, or None (then the general
+        path, ``_run``, handles the call).
+
+        The fixed cost of ``grad(f)(x)`` is here, so it is kept to one pass over the
+        arguments (a key of their kinds), one dict lookup, the adjoint's guard (the
+        correctness check that nothing it baked in has changed) and the registry version;
+        errors are explained exactly as the general path explains them.
+        """
+        key = fast_kinds(args)
+        if key is None or len(args) > self._arity:
+            return None
+        registry = self._registry
+        if registry is None:
+            registry = default_registry()
+        entry = self._fast_entries.get(key)
+        if (
+            entry is None
+            or entry[1] is not registry
+            or entry[2] != registry.version
+            or not entry[0].guard()
+        ):
+            if not all(key[p] in _FLOAT_KEYS for p in self._positions):
+                return None  # an int to differentiate: the general path says why
+            entry = (self._adjoint_for(args, {}), registry, registry.version)
+            self._fast_entries[key] = entry
+        adj = entry[0]
+        if adj.calls_user_code:
+            return None
+        try:
+            value, pullback = adj.forward(*args)
+        except Exception as exc:
+            forward_failed(adj, exc)
+            raise
+        seed = 1.0 if type(value) is float else _scalar_seed(self.fn, value)
+        try:
+            cotangents = pullback(seed)
+        except Exception as exc:
+            pullback_failed(exc)
+            raise
+        if self.single:
+            return value, materialize(cotangents[0], args[self._positions[0]])
+        return value, tuple(map(materialize, cotangents, [args[p] for p in self._positions]))
+
     def _run(self, args, kwargs, guarded=False):
         if not guarded:
             # NumPy arguments run as they are (no extra call); others under the guard
@@ -350,10 +415,11 @@ class _Transformed:
             seed = (_scalar_seed(self.fn, value), ZERO)
         else:
             value, aux = out, None
-            seed = _scalar_seed(self.fn, value)
+            seed = 1.0 if type(value) is float else _scalar_seed(self.fn, value)
         cotangents = run_pullback(pullback, seed)
-        grads = tuple(materialize(c, v) for c, v in zip(cotangents, values, strict=True))
-        return value, aux, grads[0] if self.single else grads
+        if self.single:
+            return value, aux, materialize(cotangents[0], values[0])
+        return value, aux, tuple(map(materialize, cotangents, values))
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -394,6 +460,10 @@ class GradFunction(_Transformed):
     """``grad(f)``: a function returning the gradient of ``f`` at its arguments."""
 
     def __call__(self, *args, **kwargs):
+        if self._fast_ok and not kwargs:
+            done = self._fast(args)
+            if done is not None:
+                return done[1]
         value, aux, grads = self._run(args, kwargs)
         return (grads, aux) if self.has_aux else grads
 
@@ -409,6 +479,10 @@ class ValueAndGradFunction(_Transformed):
     """``value_and_grad(f)``: returns ``(value, gradient)`` from one forward and one reverse."""
 
     def __call__(self, *args, **kwargs):
+        if self._fast_ok and not kwargs:
+            done = self._fast(args)
+            if done is not None:
+                return done
         value, aux, grads = self._run(args, kwargs)
         return ((value, aux), grads) if self.has_aux else (value, grads)
 
@@ -462,6 +536,15 @@ class VJPPullback:
                 cotangents = run_pullback(self._pullback, dy)
             grads = tuple(materialize(c, v) for c, v in zip(cotangents, self._values, strict=True))
         return grads[0] if self.single else grads
+
+    def stacked(self, dys):
+        """The cotangents of a stack of output cotangents ``dys`` (shape ``(k,) +
+        y.shape``): one array of shape ``(k,) + x.shape`` per argument in ``wrt``. One
+        batched reverse sweep where every step can follow the batch axis, one pullback per
+        row elsewhere; the result is the same (see :mod:`pullback.batched`)."""
+        from .batched import stacked_pullback
+
+        return stacked_pullback(self, dys)
 
 
 def _check_cotangent(y, dy, path="dy"):

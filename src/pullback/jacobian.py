@@ -19,6 +19,7 @@ import numpy as np
 from . import backends
 from .api import vjp
 from .arguments import resolve_wrt
+from .batched import stacked_pullback
 from .errors import ArgumentError
 from .tangents import ZERO
 
@@ -42,6 +43,17 @@ def _basis(y, k):
     e = np.zeros(np.shape(y), dtype=dtype)
     e.flat[k] = 1
     return backends.like_argument(e, y) if backends.is_dask(y) else e
+
+
+def _stackable(y, values) -> bool:
+    """Whether the rows of a Jacobian can go through one batched pullback: plain float
+    NumPy arrays or floats in and out."""
+    plain = (float, np.float64, np.float32, np.ndarray)
+    if type(y) not in plain or (type(y) is np.ndarray and y.dtype.kind != "f"):
+        return False
+    return all(
+        type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f") for v in values
+    )
 
 
 class JacobianFunction:
@@ -136,6 +148,8 @@ class JacobianFunction:
                     "supported.\nFix: pass its arrays as separate arguments, or use pullback.vjp."
                 )
         multi = isinstance(y, (tuple, list))
+        if not multi and _stackable(y, values):
+            return self._reverse_stacked(y, pullback, values)
         outputs = list(y) if multi else [y]
         shapes = [_leaf_shape(o) for o in outputs]
         results = []
@@ -164,6 +178,20 @@ class JacobianFunction:
                 per_input.append(block.reshape(shape + in_shape))
             results.append(per_input[0] if self.single else tuple(per_input))
         return type(y)(results) if multi else results[0]
+
+    def _reverse_stacked(self, y, pullback, values):
+        """Every row at once: the basis of the output's cotangents as one stack through
+        one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
+        shape = np.shape(y)
+        size = math.prod(shape)
+        dtype = y.dtype if isinstance(y, np.ndarray) and y.dtype.kind == "f" else np.float64
+        basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
+        stacked = stacked_pullback(pullback, basis)
+        stacked = (stacked,) if self.single else stacked
+        blocks = tuple(
+            s.reshape(shape + np.shape(v)) for s, v in zip(stacked, values, strict=True)
+        )
+        return blocks[0] if self.single else blocks
 
     def into(self, out, *args, **kwargs):
         """Write the Jacobian into the preallocated ``out`` and return ``out``."""

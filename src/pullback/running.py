@@ -108,52 +108,63 @@ class deeper_recursion:
 def run_forward(adj: Adjoint, args, kwargs):
     try:
         return adj.forward(*args, **kwargs)
-    except RecursionError:
+    except Exception as exc:
+        forward_failed(adj, exc)
         raise
-    except PullbackError as exc:
+
+
+def forward_failed(adj: Adjoint, exc: Exception) -> None:
+    """Called from an ``except`` clause around a forward sweep: raise the pullback error
+    that names the user's line, or add a note naming it to ``exc`` and return (the caller
+    re-raises ``exc`` itself, keeping its traceback)."""
+    if isinstance(exc, RecursionError):
+        return
+    if isinstance(exc, PullbackError):
         where = _locate(exc)
         if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
             relocated = _relocated(exc, *where[:3])
-            if relocated is exc:
-                raise
-            raise relocated from None
-        raise
-    except Exception as exc:
-        if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
-            # The call itself did not bind: say it with the user's function's name.
-            name = getattr(adj.fn, "__name__", "f")
-            message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
-            raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
-        where = _locate(exc)
-        if where is not None and hasattr(exc, "add_note"):
-            filename, line, text, _ = where
-            exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
-        raise
+            if relocated is not exc:
+                raise relocated from None
+        return
+    if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
+        # The call itself did not bind: say it with the user's function's name.
+        name = getattr(adj.fn, "__name__", "f")
+        message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
+        raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
+    where = _locate(exc)
+    if where is not None and hasattr(exc, "add_note"):
+        filename, line, text, _ = where
+        exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
 
 
 def run_pullback(pullback, dy):
     try:
         return pullback(dy)
-    except RecursionError:
-        raise
     except Exception as exc:
-        where = _locate(exc)
-        if where is None:
-            raise
-        filename, line, text, _ = where
-        if isinstance(exc, PullbackError):
-            msg = str(exc)
-            if f"{filename}:{line}" not in msg:
-                relocated = _relocated(exc, filename, line, text)
-                if relocated is exc:
-                    raise
+        pullback_failed(exc)
+        raise
+
+
+def pullback_failed(exc: Exception) -> None:
+    """Called from an ``except`` clause around a reverse sweep: raise the pullback error
+    that names the user's line, or return (the caller re-raises ``exc``)."""
+    if isinstance(exc, RecursionError):
+        return
+    where = _locate(exc)
+    if where is None:
+        return
+    filename, line, text, _ = where
+    if isinstance(exc, PullbackError):
+        if f"{filename}:{line}" not in str(exc):
+            relocated = _relocated(exc, filename, line, text)
+            if relocated is not exc:
                 raise relocated from exc
-            raise
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        raise AdjointRuntimeError(
-            f"{filename}:{line}: the reverse sweep failed while differentiating\n"
-            f"        {text}\n"
-            f"    {detail}\n"
-            "    This usually means a rule got inputs it does not support (check shapes and "
-            "dtypes there), or a custom rule's pullback raised."
-        ) from exc
+        return
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    raise AdjointRuntimeError(
+        f"{filename}:{line}: the reverse sweep failed while differentiating\n"
+        f"        {text}\n"
+        f"    {detail}\n"
+        "    This usually means a rule got inputs it does not support (check shapes and "
+        "dtypes there), or a custom rule's pullback raised."
+    ) from exc

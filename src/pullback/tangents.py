@@ -20,6 +20,8 @@ array([3., 3.])
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import backends
@@ -321,8 +323,21 @@ def unbroadcast(g, x):
     """
     if g is ZERO or g is NO_TANGENT:
         return g
+    if batch_axes.axes:
+        return _unbroadcast_batched(g, x)
     tx = type(x)
     tg = type(g)
+    if tg is _ndarray and tx is _ndarray:
+        # The common case, checked without np.iscomplexobj (a Python call per use).
+        if g.dtype.kind == "c" and x.dtype.kind != "c":
+            g = g.real  # a real input's cotangent is the real part
+        if g.shape == x.shape:
+            if g.dtype != x.dtype and x.dtype.kind in _FLOAT_KINDS:
+                return g.astype(x.dtype)
+            return g
+        return _sum_to(g, x.shape, x.dtype)
+    if tx is float and (tg is float or tg is np.float64):
+        return g
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)
@@ -353,6 +368,36 @@ def unbroadcast(g, x):
     return _sum_to(g, shape, None)
 
 
+class _BatchAxes(threading.local):
+    """The leading axes of a stack of cotangents pushed through a pullback at once (see
+    pullback.batched): ``()`` except while such a batched pullback runs in this thread
+    (per thread, so a gradient running in another thread at that time is unaffected)."""
+
+    axes: tuple = ()
+
+
+batch_axes = _BatchAxes()
+
+
+def _unbroadcast_batched(g, x):
+    """``unbroadcast`` of a stack of cotangents: every axis but the leading batch axes is
+    summed to ``x``'s shape. Anything it cannot follow raises, and the batched caller falls
+    back to one pullback per direction."""
+    batch = batch_axes.axes
+    shape = batch + tuple(np.shape(x))
+    g = densify(g)
+    if type(g) is not _ndarray:
+        raise TypeError("a batched cotangent must be an array")
+    if g.dtype.kind == "c" and np.result_type(x).kind != "c":
+        g = g.real
+    dtype = np.result_type(x)
+    if g.shape == shape:
+        return g if g.dtype == dtype or dtype.kind not in _FLOAT_KINDS else g.astype(dtype)
+    if g.ndim < len(batch) or g.shape[: len(batch)] != batch:
+        raise ValueError("a cotangent lost its batch axes")
+    return _sum_to(g, shape, dtype if dtype.kind in _FLOAT_KINDS else None)
+
+
 def _sum_to(g, shape, dtype):
     g = backends.as_array(g)
     extra = g.ndim - len(shape)
@@ -374,7 +419,10 @@ def materialize(c, like):
     The result has ``like``'s structure, shape and floating dtype; a Python float primal
     gets a Python float.
     """
-    if type(c) is _ndarray and type(like) is _ndarray:
+    tc = type(c)
+    if tc is float and type(like) is float:
+        return c
+    if tc is _ndarray and type(like) is _ndarray:
         if c.shape == like.shape and c.dtype == like.dtype:
             # the common case, already right; a broadcast view becomes an array of its own
             return c if c.flags.writeable else c.copy()
@@ -434,6 +482,12 @@ def fold_reads(acc, x, chain):
     """
     if chain is None:
         return acc
+    if batch_axes.axes:
+        return _fold_reads_batched(acc, x, chain)
+    if type(x) is _ndarray and x.ndim == 1 and x.dtype.kind == "f":
+        out = _few_scalar_reads(acc, x, chain)
+        if out is not None:
+            return out
     indices = []
     values = []
     add_index = indices.append
@@ -449,13 +503,104 @@ def fold_reads(acc, x, chain):
             out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
         if _scatter_scalars(out, indices, values):
             return out
-        kept = [(i, densify(v)) for i, v in zip(indices, values, strict=True) if not is_zero(v)]
-        _scatter_entries(out, [i for i, _ in reversed(kept)], [v for _, v in reversed(kept)])
+        indices, values = _merge_equal_reads(indices, values)
+        _scatter_entries(out, indices[::-1], values[::-1])
         return out
     for index, value in zip(reversed(indices), reversed(values), strict=True):
         if not is_zero(value):
             acc = getitem_cotangent(acc, x, index, densify(value))
     return densify(acc)
+
+
+def _fold_reads_batched(acc, x, chain):
+    """``fold_reads`` of stacked cotangents: each read's index applies after the batch
+    axes. Only NumPy arrays read with basic or integer-array indices."""
+    if type(x) is not _ndarray:
+        raise TypeError("batched reads need a NumPy array")
+    lead = (slice(None),) * len(batch_axes.axes)
+    shape = batch_axes.axes + x.shape
+    if is_zero(acc):
+        out = np.zeros(shape, dtype=_cotangent_dtype(x))
+    else:
+        out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        if is_zero(value):
+            continue
+        index = index if type(index) is tuple else (index,)
+        if any(i is Ellipsis or i is None or isinstance(i, (list, _ndarray)) for i in index):
+            raise TypeError("batched reads take ints and slices only")
+        out[lead + index] += densify(value)
+    return out
+
+
+# Up to this many scalar reads are added one by one: cheaper than building the arrays
+# np.bincount needs (a few microseconds whatever their number).
+_FEW_READS = 24
+
+
+def _few_scalar_reads(acc, x, chain):
+    """The reads of a 1-D float array when they are a few single elements by integer
+    position with real scalar cotangents (``a[0] + a[1] + a[2]``): added in place one by
+    one. ``None`` (having built nothing) for anything else."""
+    size = x.shape[0]
+    node = chain
+    count = 0
+    while node is not None:
+        index, value, node = node
+        count += 1
+        if (
+            count > _FEW_READS
+            or type(index) is not int
+            or type(value) not in _SCALAR_VALUE_TYPES
+            or not -size <= index < size
+        ):
+            return None
+    if acc is ZERO or acc is NO_TANGENT:
+        out = np.zeros(size, dtype=x.dtype)
+    else:
+        out = np.array(unbroadcast(densify(acc), x), dtype=x.dtype, copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        out[index] += value
+    return out
+
+
+def _read_key(index):
+    """A hashable key equal for equal basic indices (ints, slices and tuples of them),
+    or None for indices that are not compared (arrays, lists, masks)."""
+    t = type(index)
+    if t is int:
+        return index
+    if t is slice:
+        return ("s", index.start, index.stop, index.step)
+    if t is tuple:
+        keys = tuple(map(_read_key, index))
+        return None if None in keys else ("t", keys)
+    return None
+
+
+def _merge_equal_reads(indices, values):
+    """Drop zero cotangents and densify chains; reads of one slice (or element) made
+    several times are summed first, so each is scattered into the array once."""
+    first: dict = {}
+    out_indices: list = []
+    out_values: list = []
+    for index, value in zip(indices, values, strict=True):
+        if value is ZERO or value is NO_TANGENT:
+            continue
+        if type(value) is IndexedCotangent:
+            value = value.dense()
+        key = _read_key(index) if type(value) is _ndarray else None
+        k = first.get(key) if key is not None else None
+        if k is None or out_values[k].shape != value.shape:
+            if key is not None:
+                first[key] = len(out_values)
+            out_indices.append(index)
+            out_values.append(value)
+        else:
+            out_values[k] = out_values[k] + value
+    return out_indices, out_values
 
 
 def _scatter_scalars(out, indices, values) -> bool:

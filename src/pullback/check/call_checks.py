@@ -1,0 +1,324 @@
+"""Calls the checker meets: rules, user functions (handed back to the driver to be checked
+in turn), methods, in-place NumPy functions, star-arguments in calls and displays, and
+objects with neither source nor rule.
+
+A mixin of :class:`~pullback.check.checker.FunctionChecker`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import difflib
+import types
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from ..registry import qualified_name
+from ..resolve import (
+    ARRAY_ATTRIBUTES,
+    ARRAY_INPLACE_METHODS,
+    ARRAY_METHODS,
+    ARRAY_VARARG_METHODS,
+    CONTAINER_INPLACE_METHODS,
+    resolve_call,
+    resolve_expr,
+)
+from . import codes
+from .aliasing import (
+    FRESH_BUILTINS,
+    FRESH_FUNCTIONS,
+    FRESH_METHODS,
+    is_math_function,
+)
+from .mutation_fixes import (
+    container_fix,
+    inplace_function_fix,
+    inplace_method_fix,
+    inplace_name,
+    is_inplace_numpy,
+)
+
+
+@dataclass
+class UserCall:
+    """A call of a user function with source: the driver checks ``source`` next."""
+
+    call: gast.Call
+    key: object
+    source: object
+
+
+def _visible_names(fs) -> list[str]:
+    names = getattr(fs, "visible_names", None)
+    if callable(names):
+        return list(names())
+    fn = getattr(fs, "fn", None)
+    result = list(getattr(fn, "__globals__", {}))
+    result += list(getattr(getattr(fn, "__code__", None), "co_freevars", ()))
+    result += dir(builtins)
+    return result
+
+
+class CallChecks:
+    """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
+
+    def _returns_fresh(self, call) -> bool:
+        """Whether a call returns a new object that keeps no reference to its arguments."""
+        callee = self._resolve(call)
+        if callee.kind == "array_method":
+            return callee.name in FRESH_METHODS
+        if callee.kind == "method":
+            return callee.name in FRESH_METHODS
+        if callee.kind != "object":
+            return False
+        obj = callee.obj
+        if isinstance(obj, np.ufunc):
+            return not any(kw.arg == "out" for kw in call.keywords)
+        if obj is np.array:
+            return not any(kw.arg == "copy" for kw in call.keywords)
+        if any(obj is f for f in FRESH_FUNCTIONS) or any(obj is f for f in FRESH_BUILTINS):
+            return True
+        return is_math_function(obj)
+
+    def _resolve(self, call):
+        key = id(call)
+        if key not in self._resolved:
+            self._resolved[key] = resolve_call(self.fs, call, self.locals)
+        return self._resolved[key]
+
+    # -- expressions ----------------------------------------------------------------------------
+    def visit_Call(self, node):
+        self._check_call(node)
+        self.visit(node.func)
+        for arg in node.args:
+            if isinstance(arg, gast.Starred):
+                self.visit_Starred(arg, "a call")
+            else:
+                self.visit(arg)
+        for kw in node.keywords:
+            if kw.arg is None:
+                name = self.text(kw.value)
+                self.report(
+                    kw,
+                    "PB410",
+                    f"star-arguments: '**{name}' in a call",
+                    fix="pass the keyword arguments one by one, e.g. `f(x, scale=s)` "
+                    f"({codes.see('PB410')}).",
+                )
+            self.visit(kw.value)
+
+    def visit_Starred(self, node, where="a display"):
+        value = self.text(node.value)
+        if where == "a call":
+            fix = f"pass the values one by one, e.g. `f({value}[0], {value}[1])`"
+        else:
+            fix = f"write the elements out, e.g. `({value}[0], {value}[1])`, or use `+` on tuples"
+        self.report(
+            node,
+            "PB410",
+            f"star-arguments: '{self.text(node)}' in {where}",
+            fix=f"{fix} ({codes.see('PB410')}).",
+        )
+        self.visit(node.value)
+
+    def visit_Dict(self, node):
+        for key, value in zip(node.keys, node.values, strict=False):
+            if key is None:
+                self.report(
+                    value,
+                    "PB410",
+                    f"dict unpacking '**{self.text(value)}' in a display",
+                    shift=2,
+                    fix="write the entries out, e.g. `{'a': d['a'], 'b': 2.0}` "
+                    f"({codes.see('PB410')}).",
+                )
+            else:
+                self.visit(key)
+            self.visit(value)
+
+    # -- calls ------------------------------------------------------------------------------------
+    def _check_call(self, node):
+        for kw in node.keywords:
+            if kw.arg == "out":
+                self.report(
+                    kw,
+                    "PB104",
+                    f"array mutation: '{self.text(kw)}' writes the result into an existing array",
+                    fix=f"use the returned value instead, e.g. `{self.text(kw.value)} = "
+                    f"{self.text(node.func)}(...)` without `out=` ({codes.see('PB104')}).",
+                )
+        callee = self._resolve(node)
+        if callee.kind == "object":
+            self._check_object_call(node, callee)
+        elif callee.kind == "method":
+            self._check_method_name(node, callee.name)
+        elif callee.kind == "unbound" and not self._forward_only:
+            self._report_unbound(node, callee)
+
+    def _check_method_name(self, node, name) -> bool:
+        """PB103/PB106 for ``receiver.name(...)`` when the method changes its receiver."""
+        func = node.func
+        if not isinstance(func, gast.Attribute):
+            return False
+        receiver = self.text(func.value)
+        call = self.text(node)
+        if name in ARRAY_INPLACE_METHODS:
+            self.report(
+                node,
+                "PB103",
+                f"array mutation: in-place method '{call}' changes '{receiver}'",
+                fix=f"{inplace_method_fix(receiver, name, node, self.text)} "
+                f"({codes.see('PB103')}).",
+            )
+            return True
+        if name in CONTAINER_INPLACE_METHODS and name != "append":
+            # append runs as written; the transform refuses it only where a gradient
+            # would have to flow through the list (transform/reverse_attributes.py).
+            self.report(
+                node,
+                "PB106",
+                f"container mutation: '{call}' changes '{receiver}' in place",
+                fix=f"{container_fix(receiver, name, node, self.text)} ({codes.see('PB106')}).",
+            )
+            return True
+        return False
+
+    def _check_object_call(self, node, callee):
+        obj = callee.obj
+        if obj is builtins.exec or obj is builtins.eval:
+            self.report(
+                node.func,
+                "PB407",
+                f"{obj.__name__}() cannot be differentiated",
+                fix=f"write the code out in the function instead of building it from a string "
+                f"({codes.see('PB407')}).",
+            )
+            return
+        if is_inplace_numpy(obj):
+            name = inplace_name(obj)
+            self.report(
+                node,
+                "PB104",
+                f"array mutation: '{name}' writes into its argument",
+                fix=f"{inplace_function_fix(obj, node, self.text)} ({codes.see('PB104')}).",
+            )
+            return
+        owner = getattr(obj, "__self__", None)
+        if (
+            owner is not None
+            and not isinstance(owner, (types.ModuleType, type))
+            and isinstance(node.func, gast.Attribute)
+            and self._check_method_name(node, node.func.attr)
+        ):
+            return
+        if (
+            isinstance(owner, np.ndarray)
+            and isinstance(node.func, gast.Attribute)
+            and (
+                node.func.attr in ARRAY_METHODS
+                or node.func.attr in ARRAY_VARARG_METHODS
+                or node.func.attr in ARRAY_ATTRIBUTES
+            )
+        ):
+            return  # a method of a global array: the same as x.sum() on a local one
+        if self._forward_only:
+            return
+        if id(node) in self._loop_iterators and obj in (
+            builtins.zip,
+            builtins.enumerate,
+            builtins.reversed,
+        ):
+            return
+        if not self._reads_locals(node):
+            return  # only constants and globals go in: no gradient can flow through it
+        if (
+            isinstance(owner, (list, dict, set))
+            and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "append"
+        ):
+            return  # runs as written; refused by the transform only if read back (PB106)
+        if (
+            obj in (builtins.map, builtins.filter)
+            and len(node.args) >= 2
+            and not node.keywords
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+        ):
+            return  # the comprehension that computes the same list (transform/comprehensions.py)
+        kind = self.env.classify(obj, self.registry)
+        if kind[0] in ("rule", "opaque"):
+            return
+        if kind[0] == "user":
+            self.user_calls.append(UserCall(node, kind[1], kind[2]))
+            return
+        if kind[0] == "async":
+            self.report(
+                node,
+                "PB403",
+                f"call of async function '{qualified_name(obj)}' cannot be differentiated",
+                fix=f"await it outside and pass the result in ({codes.see('PB403')}).",
+            )
+            return
+        self._report_foreign(node, obj, kind[0])
+
+    def _reads_locals(self, call) -> bool:
+        """Whether any argument of ``call`` reads a parameter or local variable."""
+        for part in list(call.args) + [k.value for k in call.keywords]:
+            for sub in gast.walk(part):
+                if isinstance(sub, gast.Name) and sub.id in self.locals:
+                    return True
+        return False
+
+    def _report_foreign(self, node, obj, kind):
+        name = qualified_name(obj)
+        if isinstance(obj, type):
+            what = "a class with no differentiation rule"
+        elif kind == "library":
+            what = "library code with no differentiation rule (pullback does not transform it)"
+        elif kind == "nosource":
+            what = "a function whose source cannot be read (made by exec?) and with no rule"
+        else:
+            what = "a function with no Python source and no differentiation rule"
+        short = name.rsplit(".", 1)[-1]
+        fix = (
+            f"register a rule with `@pullback.rrule({name})` (returning `(y, pullback)`), "
+            f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
+            f"no gradient flows through '{short}' ({codes.see('PB301')})."
+        )
+        failure = getattr(self.env, "failures", {}).get(obj)
+        if failure is not None and "no longer matches" in str(failure):
+            what = "a function whose file changed after it was imported"
+            fix = "reload its module (importlib.reload) or restart Python."
+        message = f"call of '{name}', {what}"
+        self.report(node.func, "PB301", message, fix=fix)
+
+    def _report_unbound(self, node, callee):
+        func = node.func
+        name = callee.name
+        suggestion = None
+        if isinstance(func, gast.Attribute):
+            found, base = resolve_expr(self.fs, func.value, self.locals)
+            base_text = self.text(func.value)
+            if found and isinstance(base, types.ModuleType):
+                detail = f"module '{base.__name__}' has no attribute '{func.attr}'"
+            else:
+                detail = f"'{base_text}' has no attribute '{func.attr}'"
+            if found:
+                close = difflib.get_close_matches(func.attr, dir(base), n=1, cutoff=0.75)
+                if close:
+                    suggestion = f"{base_text}.{close[0]}"
+            message = f"'{name}' is not defined: {detail}"
+        else:
+            message = f"name '{name}' is not defined"
+            close = difflib.get_close_matches(name, _visible_names(self.fs), n=1, cutoff=0.75)
+            if close:
+                suggestion = close[0]
+        hint = f"did you mean '{suggestion}'? Otherwise, " if suggestion else ""
+        self.report(
+            func,
+            "PB302",
+            message,
+            fix=f"{hint}define or import '{name}' at module level before the gradient is "
+            f"first called ({codes.see('PB302')}).",
+        )

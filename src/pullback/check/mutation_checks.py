@@ -1,0 +1,259 @@
+"""Writes the checker meets: assignments to subscripts and attributes, augmented
+assignments and ``del``, with the rewrite each refusal suggests.
+
+A mixin of :class:`~pullback.check.checker.FunctionChecker` (which provides ``report``,
+``text``, ``locals`` and the alias analysis).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from . import codes
+from .aliasing import (
+    AliasAnalysis,
+)
+from .mutation_fixes import (
+    OPERATORS,
+    is_scalar_literal,
+    is_whole,
+    parenthesize,
+    plus_one,
+    quote_first,
+)
+
+
+class MutationChecks:
+    """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
+
+    # -- statements -----------------------------------------------------------------------------
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._check_target(target, node.value)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None:
+            name = self.text(node.target)
+            self.report(
+                node,
+                "PB109",
+                f"annotation without a value: '{self.text(node)}'",
+                fix=f"give '{name}' a value (`{name}: float = 0.0`) or remove the line "
+                f"({codes.see('PB109')}).",
+            )
+            if not isinstance(node.target, gast.Name):
+                self.visit(node.target)
+            return
+        self._check_target(node.target, node.value)
+        self.visit(node.value)
+
+    def visit_AugAssign(self, node):
+        target = node.target
+        op = OPERATORS.get(type(node.op), "?")
+        if isinstance(target, gast.Name):
+            self._check_augassign_name(node, op)
+        elif isinstance(target, gast.Subscript):
+            self._report_subscript_store(target, node.value, op)
+            self.visit(target.value)
+            self.visit(target.slice)
+        elif isinstance(target, gast.Attribute):
+            # Runs as in the primal when no gradient flows into it (a counter on self);
+            # a differentiated value stored there is refused by the transformation (PB107).
+            self.visit(target.value)
+        else:  # pragma: no cover - Python's grammar allows no other target
+            self.visit(target)
+        self.visit(node.value)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._check_delete(target)
+
+    def _check_delete(self, target):
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for elt in target.elts:
+                self._check_delete(elt)
+        elif isinstance(target, gast.Name):
+            self.report(
+                target,
+                "PB108",
+                f"'del {target.id}' is not supported",
+                fix=f"remove the `del`; '{target.id}' is released when the function returns "
+                f"({codes.see('PB108')}).",
+            )
+        elif isinstance(target, gast.Subscript):
+            base = self.text(target.value)
+            index = target.slice
+            if isinstance(index, gast.Constant) and isinstance(index.value, str):
+                fix = (
+                    "build a new dict without the key: write the remaining entries out, "
+                    f"e.g. `{base} = {{'other': {base}['other']}}`"
+                )
+            else:
+                after = plus_one(self.text(index))
+                fix = (
+                    "build a new list without the element, e.g. "
+                    f"`{base} = {base}[:{self.text(index)}] + {base}[{after}:]`"
+                )
+            self.report(
+                target,
+                "PB106",
+                f"container mutation: 'del {self.text(target)}' changes '{base}' in place",
+                fix=f"{fix} ({codes.see('PB106')}).",
+            )
+            self.visit(target.value)
+            self.visit(target.slice)
+        elif isinstance(target, gast.Attribute):
+            self._report_attribute_store(target, deleting=True)
+            self.visit(target.value)
+        else:  # pragma: no cover
+            self.visit(target)
+
+    # -- targets --------------------------------------------------------------------------------
+    def _check_target(self, target, value):
+        """Check an assignment target (Name, nested Tuple/List of Names are fine)."""
+        if isinstance(target, gast.Name):
+            return
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for elt in target.elts:
+                self._check_target(elt, None)
+            return
+        if isinstance(target, gast.Subscript):
+            self._report_subscript_store(target, value, None)
+            self.visit(target.value)
+            self.visit(target.slice)
+            return
+        if isinstance(target, gast.Attribute):
+            self.visit(target.value)  # activity-aware: see the AugAssign case
+            return
+        if isinstance(target, gast.Starred):
+            self.report(
+                target,
+                "PB410",
+                f"starred assignment target '{self.text(target)}'",
+                fix=f"unpack by index instead, e.g. `first = t[0]` and `rest = t[1:]` "
+                f"({codes.see('PB410')}).",
+            )
+            self._check_target(target.value, None)
+            return
+        self.visit(target)  # pragma: no cover - not a valid target
+
+    def _report_attribute_store(self, target, *, augmented=False, deleting=False):
+        obj = self.text(target.value)
+        attr = target.attr
+        if deleting:
+            message = f"attribute deletion: 'del {obj}.{attr}' changes '{obj}' in place"
+        elif augmented:
+            message = f"attribute assignment: augmented assignment to '{obj}.{attr}'"
+        else:
+            message = f"attribute assignment: '{obj}.{attr} = ...' changes '{obj}' in place"
+        self.report(
+            target,
+            "PB107",
+            message,
+            fix=f"keep the value in a local variable (`{attr} = ...`) and return it instead of "
+            f"storing it on '{obj}' ({codes.see('PB107')}).",
+        )
+
+    def _report_subscript_store(self, target, value, op):
+        base = self.text(target.value)
+        index = target.slice
+        value_text = self.text(value) if value is not None else "v"
+        if op is not None:
+            code = "PB102"
+            what = f"augmented assignment ({op}=) to"
+        else:
+            code = "PB101"
+            what = "assignment to"
+        if isinstance(index, gast.Constant) and index.value is Ellipsis:
+            part = f"every element of '{base}'"
+        elif isinstance(index, gast.Slice):
+            part = f"a slice of '{base}'"
+        elif isinstance(index, gast.Tuple) and any(isinstance(e, gast.Slice) for e in index.elts):
+            part = f"a slice of '{base}'"
+        else:
+            part = f"an element of '{base}'"
+        fix = self._subscript_fix(base, index, value, value_text, op)
+        self.report(
+            target,
+            code,
+            f"array mutation: {what} {part}",
+            fix=f"build a new array, e.g. {fix} ({codes.see(code)}).",
+        )
+
+    def _subscript_fix(self, base, index, value, value_text, op):
+        """A concrete rewrite of ``base[index] (op)= value`` that makes a new array (quoted)."""
+        return quote_first(self._subscript_rewrite(base, index, value, value_text, op))
+
+    def _subscript_rewrite(self, base, index, value, value_text, op):
+
+        def combined(current):
+            if op is None:
+                return value_text
+            return f"{current} {op} {parenthesize(value, value_text, op)}"
+
+        if is_whole(index):
+            if op is None:
+                return f"{base} = {value_text} * np.ones_like({base})"
+            return f"{base} = {combined(base)}"
+        if isinstance(index, gast.Slice) and index.step is None:
+            lower = self.text(index.lower) if index.lower is not None else None
+            upper = self.text(index.upper) if index.upper is not None else None
+            positions = f"np.arange({base}.size)"
+            if not is_scalar_literal(value):
+                middle = f"{base}[{lower or ''}:{upper or ''}]"
+                pieces = []
+                if lower is not None:
+                    pieces.append(f"{base}[:{lower}]")
+                pieces.append(combined(middle))
+                if upper is not None:
+                    pieces.append(f"{base}[{upper}:]")
+                return f"{base} = np.concatenate([{', '.join(pieces)}])"
+            conditions = []
+            if lower is not None:
+                conditions.append(f"({positions} >= {lower})")
+            if upper is not None:
+                conditions.append(f"({positions} < {upper})")
+            mask = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
+            return f"{base} = np.where({mask}, {combined(base)}, {base})"
+        if isinstance(index, (gast.Slice, gast.Tuple)):
+            return (f"{base} = np.where(mask, {combined(base)}, {base})", " with a boolean `mask`")
+        return (
+            f"{base} = np.where(np.arange({base}.size) == {self.text(index)}, "
+            f"{combined(base)}, {base})"
+        )
+
+    # -- augmented assignment to a name (PB105) ----------------------------------------------
+    def _check_augassign_name(self, node, op):
+        if self._alias is None:
+            self._alias = AliasAnalysis(self.tree, self._returns_fresh)
+        if self._alias.is_rebinding(node):
+            return
+        name = node.target.id
+        reason = self._alias.reason(node)
+        if reason is not None and reason.kind == "parameter":
+            why = (
+                f"'{name}' may be the caller's array (it comes from a parameter), and "
+                f"`{op}=` would change that array in place."
+            )
+        elif reason is not None and reason.kind == "shared" and reason.node is not None:
+            _, line, _ = self.fs.location(reason.node)
+            why = (
+                f"'{name}' is also used on line {line} in a way that may let another name "
+                f"refer to its array, and `{op}=` would change that array in place."
+            )
+        else:
+            why = (
+                f"pullback cannot prove that '{name}' is a new array no other name refers to, "
+                f"and `{op}=` would change a shared array in place."
+            )
+        value_text = parenthesize(node.value, self.text(node.value), op)
+        self.report(
+            node,
+            "PB105",
+            f"augmented assignment '{name} {op}= ...' may change an array that another name "
+            "also refers to",
+            why=why,
+            fix=f"write `{name} = {name} {op} {value_text}` (a new array), which leaves other "
+            f"references unchanged ({codes.see('PB105')}).",
+        )

@@ -1,0 +1,212 @@
+"""Statements and expressions with a fixed verdict: loops, ``with``, ``try``, ``raise``,
+``assert``, ``global``/``nonlocal``, imports, ``match``, comprehensions, ``yield``, ``await``
+and the walrus.
+
+A mixin of :class:`~pullback.check.checker.FunctionChecker`.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from . import codes
+
+
+class StatementChecks:
+    """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
+
+    def visit_For(self, node):
+        self._check_target(node.target, None)
+        # `for a, b in zip(xs, ys)` and `enumerate(xs)` are rewritten into index loops.
+        self._loop_iterators.add(id(node.iter))
+        self.visit(node.iter)
+        self.visit_all(node.body)
+        self.visit_all(node.orelse)
+
+    def visit_AsyncFor(self, node):
+        self.report(
+            node,
+            "PB403",
+            "async for cannot be differentiated",
+            width=len("async for"),
+            fix=f"collect the values before calling the function ({codes.see('PB403')}).",
+        )
+        self.visit_For(node)
+
+    def _report_with(self, node, keyword, code):
+        self.report(
+            node,
+            code,
+            f"{keyword} statement cannot be differentiated",
+            width=len(keyword),
+            fix="move the `with` block outside the differentiated function (open files or "
+            "set `np.errstate` in the caller), or register a rule for a helper that "
+            f"contains it ({codes.see(code)}).",
+        )
+        for item in node.items:
+            self._forward_only += 1  # the with is reported: its manager's call is noise
+            try:
+                self.visit(item.context_expr)
+            finally:
+                self._forward_only -= 1
+            if item.optional_vars is not None:
+                self._check_target(item.optional_vars, None)
+        self.visit_all(node.body)
+
+    def visit_With(self, node):
+        self._report_with(node, "with", "PB202")
+
+    def visit_AsyncWith(self, node):
+        self._report_with(node, "async with", "PB403")
+
+    def _visit_try(self, node):
+        parts = ["try"]
+        if node.handlers:
+            parts.append("except")
+        if node.finalbody:
+            parts.append("finally")
+        what = "/".join(parts)
+        self.report(
+            node,
+            "PB201",
+            f"{what} cannot be differentiated",
+            width=len("try"),
+            fix=f"move the {what} outside the differentiated function, or register a rule "
+            f"for a helper that contains it ({codes.see('PB201')}).",
+        )
+        self.visit_all(node.body)
+        for handler in node.handlers:
+            if handler.type is not None:
+                self.visit(handler.type)
+            self.visit_all(handler.body)
+        self.visit_all(node.orelse)
+        self.visit_all(node.finalbody)
+
+    def visit_Raise(self, node):
+        self._forward_only += 1
+        try:
+            self.generic_visit(node)
+        finally:
+            self._forward_only -= 1
+
+    def visit_Assert(self, node):
+        self.visit(node.test)
+        if node.msg is not None:
+            self.visit_Raise(gast.Expr(value=node.msg))
+
+    def _visit_scope(self, node, keyword):
+        names = ", ".join(node.names)
+        self.report(
+            node,
+            "PB401",
+            f"'{keyword} {names}' is not supported",
+            fix="pass the value in as an argument and return the new value, e.g. "
+            f"`def step(x, state): ...; return y, new_state` ({codes.see('PB401')}).",
+        )
+
+    def visit_Global(self, node):
+        self._visit_scope(node, "global")
+
+    def visit_Nonlocal(self, node):
+        self._visit_scope(node, "nonlocal")
+
+    def _visit_import(self, node):
+        self.report(
+            node,
+            "PB408",
+            "import inside a differentiated function",
+            fix=f"move `{self.text(node)}` to the top of the module ({codes.see('PB408')}).",
+        )
+
+    def visit_Match(self, node):
+        self.report(
+            node,
+            "PB409",
+            "match statement cannot be differentiated",
+            width=len("match"),
+            fix="write the cases as an if/elif chain, e.g. "
+            f"`if kind == 'a': ... elif kind == 'b': ...` ({codes.see('PB409')}).",
+        )
+        self.visit(node.subject)
+        for case in node.cases:
+            if case.guard is not None:
+                self.visit(case.guard)
+            self.visit_all(case.body)
+
+    def _visit_comprehension(self, node):
+        # Normalized into the loop Python runs (transform/comprehensions.py).
+        for comp in node.generators:
+            self._check_target(comp.target, None)
+            self._loop_iterators.add(id(comp.iter))
+            self.visit(comp.iter)
+            self.visit_all(comp.ifs)
+            if comp.is_async:
+                self.report(
+                    comp.target,
+                    "PB403",
+                    "async comprehension cannot be differentiated",
+                    fix=f"collect the values before calling the function ({codes.see('PB403')}).",
+                )
+        if isinstance(node, gast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+
+    def visit_ListComp(self, node):
+        self._visit_comprehension(node)
+
+    def visit_SetComp(self, node):
+        self._visit_comprehension(node)
+
+    def visit_DictComp(self, node):
+        self._visit_comprehension(node)
+
+    def visit_GeneratorExp(self, node):
+        self._visit_comprehension(node)
+
+    def _visit_yield(self, node):
+        keyword = "yield from" if isinstance(node, gast.YieldFrom) else "yield"
+        self.report(
+            node,
+            "PB402",
+            f"'{keyword}' makes a generator, which cannot be differentiated",
+            fix="return the values together instead, e.g. collect them with `acc = acc + (v,)` "
+            f"and `return np.stack(acc)` ({codes.see('PB402')}).",
+        )
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Await(self, node):
+        self.report(
+            node,
+            "PB403",
+            "await cannot be differentiated",
+            fix="await the value before calling the differentiated function and pass it in "
+            f"as an argument ({codes.see('PB403')}).",
+        )
+        self.visit(node.value)
+
+    def visit_NamedExpr(self, node):
+        name = self.text(node.target)
+        value = self.text(node.value)
+        self.report(
+            node,
+            "PB412",
+            f"assignment expression '{name} := ...'",
+            fix=f"assign on its own line first, `{name} = {value}`, then use '{name}' "
+            f"({codes.see('PB412')}).",
+        )
+        self.visit(node.value)
+
+    visit_Try = _visit_try
+
+    visit_TryStar = _visit_try
+
+    visit_Import = _visit_import
+
+    visit_ImportFrom = _visit_import
+
+    visit_Yield = _visit_yield
+
+    visit_YieldFrom = _visit_yield

@@ -13,7 +13,7 @@ never an error.
 
 >>> import numpy as np
 >>> from pullback import vjp
->>> y, back = vjp(lambda x: np.sin(x) * 2.0, np.zeros(3))
+>>> y, back = vjp(lambda x: np.sin(x) * 2.0, np.zeros(3), wrt=0)
 >>> stacked_pullback(back, np.eye(3))
 array([[2., 0., 0.],
        [0., 2., 0.],

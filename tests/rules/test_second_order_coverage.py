@@ -97,6 +97,8 @@ def _has_float64_array(value) -> bool:
 
 PARAMS = []
 for _name, _cases in sorted(CASES.items()):
+    if _name not in RULES or RULES[_name].family not in FAMILIES_CHECKED:
+        continue  # checked by its family's own tests until the family joins FAMILIES_CHECKED
     for _k, (_args, _kwargs, _wrt) in enumerate(_cases):
         PARAMS.append(pytest.param(_name, _args, _kwargs, _wrt, "float64", id=f"{_name}-{_k}"))
         if _has_float64_array(_args):

@@ -113,9 +113,13 @@ class CallAdjoints:
             self.contrib(node.id, f"dict_item({c}[{len(args)}], {kw!r})", (), state, line, out)
 
     def rev_direct_pullback(self, g, v, rule, state, out, line):
-        """Call a rule's pullback function with the primal arguments (no closure)."""
-        active = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
-        if not active:
+        """Call a rule's pullback function with the primal arguments (no closure). It returns
+        one cotangent per positional argument, then (for a rule that differentiates keywords,
+        ``rule.extra["keyword_cotangents"]``) a dict ``{keyword: cotangent}``."""
+        n = len(v.args)
+        positional = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        keywords = self.differentiated_keywords(rule, v)
+        if not positional and not keywords:
             return
         fname = getattr(rule.pullback_fn, "__name__", "pullback")
         pfn = self.bind(fname, rule.pullback_fn)
@@ -125,14 +129,16 @@ class CallAdjoints:
         self.flush_aliases(out, line)
         inside = state.copy()
         body: list = []
-        if len(active) == 1:
-            k, a = active[0]
+        if len(positional) == 1 and not keywords:
+            k, a = positional[0]
             self.contrib(a.id, f"{call}[{k}]", (), inside, line, body)
         else:
             c = self.temp()
             body.append(Line(f"{c} = {call}", src=line))
-            for k, a in active:
+            for k, a in positional:
                 self.contrib(a.id, f"{c}[{k}]", (), inside, line, body)
+            for kw, node in keywords:
+                self.contrib(node.id, f"dict_item({c}[{n}], {kw!r})", (), inside, line, body)
         self.flush_aliases(body, line)
         skipped = state.copy()
         orelse: list = []

@@ -156,15 +156,6 @@ def test_show_reports_a_file_that_fails_to_import_without_a_traceback(tmp_path, 
     assert "if __name__ == '__main__':" in err and "Traceback" not in err
 
 
-def test_check_names_a_folder_as_such(tmp_path, capsys):
-    code, out, err = run(capsys, "check", tmp_path)
-    assert code == 2 and out == ""
-    assert (
-        err == f"pullback check: error: {tmp_path} is a folder: name a Python file, "
-        f"e.g. {tmp_path}/model.py\n"
-    )
-
-
 def test_output_into_a_closed_pipe_is_not_a_traceback():
     """`pullback demo | head -1`: the reader leaves early; no BrokenPipeError is printed."""
     proc = subprocess.Popen(

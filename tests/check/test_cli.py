@@ -67,12 +67,13 @@ def run(capsys, *argv):
     return code, out, err
 
 
-def test_checks_every_top_level_function_sorted_like_a_linter(module, capsys):
+def test_checks_every_function_and_method_sorted_like_a_linter(module, capsys):
     code, out, err = run(capsys, module)
     assert code == 1 and err == ""
     assert out == textwrap.dedent(
         f"""\
         {module}:9:5: PB101 array mutation: assignment to an element of 'v'
+        {module}:30:9: PB106 container mutation: 'out.insert(0, w)' changes 'out' in place
         {module}:35:27: PB302 'np.summ' is not defined: module 'numpy' has no attribute 'summ'
         {module}:39:1: PB403 async def 'g' cannot be differentiated
         """
@@ -142,4 +143,4 @@ def test_several_files_are_reported_together_once(module, tmp_path, capsys):
     lines = out.splitlines()
     assert code == 1
     assert lines[0].startswith(f"{other}:2:5: PB103")
-    assert len(lines) == 4  # helper's finding is printed once
+    assert len(lines) == 5  # helper's finding is printed once

@@ -296,6 +296,21 @@ class FileModule:
             return self.functions.get(node.name) or StaticFunction(self, node, qualname)
         return StaticFunction(self, node, qualname, enclosing)
 
+    def methods(self) -> list[StaticFunction]:
+        """Every function defined in a class of the file (``Class.method``, nested classes
+        too), in file order: a class-based model is mostly methods."""
+        found = []
+
+        def visit(body, prefix, enclosing):
+            for stmt in body:
+                if isinstance(stmt, gast.ClassDef):
+                    visit(stmt.body, f"{prefix}{stmt.name}.", enclosing + [stmt])
+                elif enclosing and isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef)):
+                    found.append(StaticFunction(self, stmt, prefix + stmt.name, enclosing))
+
+        visit(self.tree.body, "", [])
+        return found
+
     def top_level_functions(self) -> list[StaticFunction]:
         """Every function defined at the top level, in file order (last definition wins)."""
         seen = {}

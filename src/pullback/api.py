@@ -124,6 +124,15 @@ def _higher_order_error(transformed, exc) -> HigherOrderError:
         for rule in transformed.registry.rules()
         if rule.rrule is not None
     }
+    dynamic = {"pullback.runtime.call_method", "pullback.runtime.call_function"}
+    if callees & dynamic:
+        return HigherOrderError(
+            f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient "
+            "calls a function that pullback finds only at run time (a function passed as a "
+            "value, or held in a variable).\n"
+            "Fix: call the function by its name, so that pullback sees which function it is "
+            "and differentiates its gradient again."
+        )
     steps = ", ".join(sorted(by_rrule.get(c, c) for c in callees))
     return HigherOrderError(
         f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
@@ -592,6 +601,11 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     if call is not None:
         target = call.target
         args, kwargs = call.arguments(args, kwargs)
+    elif isinstance(fn, _Transformed) and fn.call is not None and not fn.call.is_plain:
+        # grad of a method, partial or callable object, differentiated again: the gradient
+        # of its Python function, with the bound arguments (self, ...) first.
+        target = type(fn)(fn.target, fn.wrt, fn.has_aux, fn._registry)
+        args, kwargs = fn.call.arguments(args, kwargs)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
     with backends.compute_guard(args, kwargs) as concrete:
         if adj.calls_user_code:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import types
 from dataclasses import dataclass
@@ -10,7 +12,9 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .callables import as_bound_call
 from .errors import (
+    HigherOrderError,
     MissingRuleError,
     NonScalarOutputError,
     NotDifferentiableError,
@@ -19,8 +23,8 @@ from .errors import (
     RuleError,
     describe,
 )
-from .registry import NONDIFF, qualified_name
-from .tangents import NO_TANGENT, ZERO, densify, is_zero, materialize, unbroadcast
+from .registry import NONDIFF, qualified_name, transformable
+from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
 
@@ -142,6 +146,49 @@ def plus_cotangents(g, a, b):
     return unbroadcast(g, a), unbroadcast(g, b)
 
 
+@transformable
+def times_cotangents(g, a, b):
+    """Cotangents of ``a`` and ``b`` in ``a * b`` when their kinds are not known: a tuple or
+    list repeated ``n`` times (``[d] * n``, ``n * (x, y)``) gets the sum of its copies'
+    cotangents, and ``n`` none; numbers and arrays the product rule (conjugated, summed over
+    broadcast axes). Written in the differentiable subset: second order transforms it.
+
+    >>> times_cotangents([1.0, 2.0, 3.0], [0.5], 3)
+    ([6.0], ZERO)
+    >>> da, db = times_cotangents(np.ones(2), np.array([1.0, 2.0]), 3.0)
+    >>> da, float(db)
+    (array([3., 3.]), 3.0)
+    """
+    if isinstance(a, (tuple, list)):
+        return repeat_cotangent(g, a, b), ZERO
+    if isinstance(b, (tuple, list)):
+        return ZERO, repeat_cotangent(g, b, a)
+    # A zero operand (a cotangent, when a gradient is differentiated again) gives the
+    # other operand a zero cotangent; a real Python number is its own conjugate (and keeps
+    # an array of another namespace in its namespace).
+    cb = b if isinstance(b, (int, float)) else np.conj(b)
+    ca = a if isinstance(a, (int, float)) else np.conj(a)
+    da = ZERO if b is ZERO else unbroadcast(g * cb, a)
+    db = ZERO if a is ZERO else unbroadcast(ca * g, b)
+    return da, db
+
+
+def repeat_cotangent(g, seq, n):
+    """The cotangent of ``seq`` in ``seq * n``: the sum of the cotangents of its copies.
+
+    >>> repeat_cotangent((1.0, 2.0, 3.0, 4.0), (0.0, 0.0), 2)
+    (4.0, 6.0)
+    """
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO
+    k = len(seq)
+    total = [ZERO] * k
+    for i in range(max(int(n), 0)):
+        for j in range(k):
+            total[j] = add(total[j], g[i * k + j])
+    return tuple(total) if isinstance(seq, tuple) else total
+
+
 def pow_exponent_cotangent(g, base, result):
     """The cotangent of ``b`` in ``a ** b``: ``g * a**b * log(a)``, 0 where ``a**b`` is 0."""
     if g is ZERO:
@@ -209,6 +256,9 @@ class CallSite:
     source_line: str
     registry: object
     adjoint_of: object
+    # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
+    # handed down by the transform so that this module needs no import of the api.
+    vjp_of: object = None
 
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
@@ -246,19 +296,37 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "use finite differences of the gradient."
             )
         return site.adjoint_of(fn, None)
-    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
-        bound_self = fn.__self__
-        adjoint = site.adjoint_of(fn.__func__, None)
+    if isinstance(fn, functools.partial):
+        # The wrapped callable's own rule or adjoint, with the partial's arguments first.
+        inner = _rrule_for(site, fn.func, nargs + len(fn.args), label)
+        fixed = len(fn.args)
 
-        def bound_method_rrule(*args, **kwargs):
-            y, pb = adjoint(bound_self, *args, **kwargs)
+        def partial_rrule(*args, **kwargs):
+            y, pb = inner(*fn.args, *args, **{**fn.keywords, **kwargs})
 
-            def bound_method_pullback(dy):
-                return tuple(pb(dy))[1:]
+            def partial_pullback(dy):
+                return tuple(pb(dy))[fixed:]
 
-            return y, bound_method_pullback
+            return y, partial_pullback
 
-        return bound_method_rrule
+        return partial_rrule
+    bound = as_bound_call(fn)
+    if bound is not None:
+        # A bound method or a callable object found at run time: its
+        # Python function with the bound arguments first (they get no cotangent here).
+        adjoint = site.adjoint_of(bound.target, None)
+        skipped = len(bound.args)
+
+        def bound_call_rrule(*args, **kwargs):
+            full_args, full_kwargs = bound.arguments(args, kwargs)
+            y, pb = adjoint(*full_args, **full_kwargs)
+
+            def bound_call_pullback(dy):
+                return tuple(pb(dy))[skipped:]
+
+            return y, bound_call_pullback
+
+        return bound_call_rrule
     raise site.missing(label, qualified_name(fn))
 
 
@@ -283,9 +351,27 @@ def call_function(site: CallSite, fn, *args, **kwargs):
 
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    instance_attributes = getattr(obj, "__dict__", None)
+    if (
+        isinstance(instance_attributes, dict)
+        and name in instance_attributes
+        and not isinstance(obj, types.ModuleType)
+    ):
+        # A callable stored on the instance (``self.act_fn(z)``): Python calls it without
+        # ``obj``, whatever it is (a function, a bound method, a partial, a callable object).
+        return _call_without_receiver(site, instance_attributes[name], args, kwargs)
+    if isinstance(obj, type):
+        # ``Class.method(instance, x)``, ``type(self).helper(x)``: the class's attribute,
+        # called as found (the instance, if any, is an ordinary argument).
+        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)
+    raw = inspect.getattr_static(type(obj), name, None)
+    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+        # ``self.helper(x)`` for a static method gets no ``self``; a class method gets the
+        # class. Either way ``obj`` itself is not an argument.
+        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
     label = f"the method '{type(obj).__name__}.{name}'"
@@ -305,6 +391,68 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
+    """``(cotangent of obj, cotangent of each argument)`` of ``obj.name(*args)`` pulled
+    back from ``g``, by the generated vjp function of the method found at run time.
+
+    A gradient that is itself differentiated (``hessian``, ``grad(grad(f))``) writes the
+    reverse of a call found at run time this way (and :func:`function_vjp` for a function
+    held in a variable) instead of calling the pullback that :func:`call_method` returned,
+    so that the next derivative differentiates that vjp function in turn (the rules are
+    in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
+    differentiated values, only their methods' arguments are.
+    """
+    return (NO_TANGENT, *vjp_function(site, obj, name, args, kwargs)(g, obj, *args, **kwargs))
+
+
+def function_vjp(site: CallSite, g, fn, *args, **kwargs):
+    """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
+    function found at run time (see :func:`method_vjp`)."""
+    return tuple(vjp_function(site, None, fn, args, kwargs)(g, *args, **kwargs))
+
+
+def vjp_function(site: CallSite, obj, fn, args, kwargs):
+    """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
+    differentiated again) returning the cotangents of the call's positional arguments:
+    for ``obj.fn(*args)`` (``obj`` not None, ``fn`` a name) those of ``obj`` then
+    ``args``; for ``fn(*args)`` those of ``args``. A Python function's generated vjp
+    function, or a rule's transformable pullback function."""
+    label = f"'{type(obj).__name__}.{fn}'" if obj is not None else f"'{describe(fn)}'"
+    target = fn
+    if obj is not None:
+        shadowed = isinstance(getattr(obj, "__dict__", None), dict) and fn in obj.__dict__
+        raw = inspect.getattr_static(type(obj), fn, None)
+        target = getattr(type(obj), fn, None) if isinstance(raw, types.FunctionType) else None
+        if shadowed:
+            target = None
+        args = (obj, *args)
+    rule = site.registry.lookup(target) if target is not None else None
+    if rule is not None and rule.pullback_fn is not None:
+        return rule.pullback_fn
+    if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
+        bound = inspect.signature(target).bind(*args, **kwargs)
+        # The receiver of a method is not differentiated (it is an object).
+        return site.vjp_of(target, tuple(bound.arguments)[1 if obj is not None else 0 :])
+    raise HigherOrderError(
+        f"{site.where()}: a second derivative through {label}, found at run time, needs "
+        "it to be a Python function or method (not a static or class method, a callable "
+        "stored on an object, or a rule without a transformable pullback).\n"
+        f"        {site.source_line.strip()}\n"
+        "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
+        "function it is."
+    )
+
+
+def _call_without_receiver(site: CallSite, fn, args, kwargs):
+    """``fn(*args)`` found on an object: the receiver gets no cotangent."""
+    y, pullback = call_function(site, fn, *args, **kwargs)
+
+    def receiverless_pullback(dy):
+        return (NO_TANGENT, *pullback(dy))
+
+    return y, receiverless_pullback
 
 
 def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):

@@ -63,6 +63,8 @@ case("pullback.runtime.pow_exponent_cotangent", V3, make("positive", (3,), seed=
 case("pullback.runtime.dict_item", {"a": V3}, "a")
 case("pullback.runtime.plus_cotangents", M, M, V4)
 case("pullback.runtime.plus_cotangents", [V3, V4], [V3], [V4])
+case("pullback.runtime.repeat_cotangent", [V3, V4, V3, V4], [V3, V4], 2, wrt=0)
+case("pullback.runtime.repeat_cotangent", (1.5, 0.5, -2.0), (0.0,), 3, wrt=0)
 case("pullback.tangents.fold_reads", M, M, (1, V4, (0, V4 * 2.0, None)))
 case("pullback.tangents.fold_reads", [V3, V4], [V3, V4], (1, V4 * 0.5, None))
 

@@ -112,10 +112,15 @@ def _registry(registry):
     return default_registry()
 
 
-def check_source(fs, registry=None, *, environment=None, seen=None) -> list[Diagnostic]:
+def check_source(
+    fs, registry=None, *, environment=None, seen=None, defer_inactive_calls=False
+) -> list[Diagnostic]:
     """Diagnostics for an already loaded function ``fs`` and the user functions it calls.
 
     ``seen`` (a set of function keys) lets several calls share the "each once" rule.
+    With ``defer_inactive_calls``, calls of ``fs`` itself (not of its callees) to callees
+    with neither rule nor source are left to the transform, which refuses them only when
+    a differentiated value reaches them (it knows ``wrt``).
     The function's own findings come first, in source order, then each callee's (depth
     first, in the order of the calls).
     """
@@ -126,12 +131,12 @@ def check_source(fs, registry=None, *, environment=None, seen=None) -> list[Diag
     seen.add(root_key)
     result: list[Diagnostic] = []
 
-    def run(source):
-        checker = FunctionChecker(source, registry, env)
+    def run(source, defer=False):
+        checker = FunctionChecker(source, registry, env, defer_inactive_calls=defer)
         result.extend(checker.run())
         return iter(checker.user_calls)
 
-    stack = [run(fs)]
+    stack = [run(fs, defer_inactive_calls)]
     while stack:
         user_call = next(stack[-1], None)
         if user_call is None:
@@ -144,15 +149,16 @@ def check_source(fs, registry=None, *, environment=None, seen=None) -> list[Diag
     return result
 
 
-def check_function(fn, registry=None) -> list[Diagnostic]:
+def check_function(fn, registry=None, *, defer_inactive_calls=False) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
     Each function's own findings are in source order; the function's come first, then its
     callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
-    ``fn`` itself has no Python source. Runs no user code.
+    ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
+    :func:`check_source`.
     """
     fs = load_source(fn)
-    return check_source(fs, registry)
+    return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls)
 
 
 def check(fn, registry=None) -> list[Diagnostic]:
@@ -166,9 +172,16 @@ def check(fn, registry=None) -> list[Diagnostic]:
 
 
 def raise_if_unsupported(fn, registry=None) -> None:
-    """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any."""
-    diagnostics = check_function(fn, registry)
+    """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
+
+    Called before the transform, which then refuses the calls of ``fn`` with neither rule
+    nor source that a differentiated value reaches (and lets the others run).
+    """
+    diagnostics = check_function(fn, registry, defer_inactive_calls=True)
     if diagnostics:
+        # Refused anyway: list every problem, the calls the transform would have judged by
+        # activity included (each one a gradient may have to cross).
+        diagnostics = check_function(fn, registry)
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)

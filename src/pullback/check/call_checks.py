@@ -61,6 +61,31 @@ def _visible_names(fs) -> list[str]:
     return result
 
 
+def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
+    """``(message, fix)`` of PB301 for a call of ``obj``, which ``LiveEnvironment.classify``
+    calls ``kind`` ("foreign", "library" or "nosource"); ``failure`` is why its source could
+    not be loaded, if known. The transform reports the same for a call it finds varied."""
+    name = qualified_name(obj)
+    if isinstance(obj, type):
+        what = "a class with no differentiation rule"
+    elif kind == "library":
+        what = "library code with no differentiation rule (pullback does not transform it)"
+    elif kind == "nosource":
+        what = "a function whose source cannot be read (made by exec?) and with no rule"
+    else:
+        what = "a function with no Python source and no differentiation rule"
+    short = name.rsplit(".", 1)[-1]
+    fix = (
+        f"register a rule with `@pullback.rrule({name})` (returning `(y, pullback)`), "
+        f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
+        f"no gradient flows through '{short}' ({codes.see('PB301')})."
+    )
+    if failure is not None and "no longer matches" in str(failure):
+        what = "a function whose file changed after it was imported"
+        fix = "reload its module (importlib.reload) or restart Python."
+    return f"call of '{name}', {what}", fix
+
+
 class CallChecks:
     """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
 
@@ -260,6 +285,11 @@ class CallChecks:
                 fix=f"await it outside and pass the result in ({codes.see('PB403')}).",
             )
             return
+        if self.defer_inactive_calls:
+            # The differentiated function itself: the transform, which knows what carries a
+            # gradient, refuses this call only if a differentiated value reaches it
+            # (transform/problems.py foreign_varied_call); otherwise it just runs.
+            return
         self._report_foreign(node, obj, kind[0])
 
     def _reads_locals(self, call) -> bool:
@@ -271,26 +301,8 @@ class CallChecks:
         return False
 
     def _report_foreign(self, node, obj, kind):
-        name = qualified_name(obj)
-        if isinstance(obj, type):
-            what = "a class with no differentiation rule"
-        elif kind == "library":
-            what = "library code with no differentiation rule (pullback does not transform it)"
-        elif kind == "nosource":
-            what = "a function whose source cannot be read (made by exec?) and with no rule"
-        else:
-            what = "a function with no Python source and no differentiation rule"
-        short = name.rsplit(".", 1)[-1]
-        fix = (
-            f"register a rule with `@pullback.rrule({name})` (returning `(y, pullback)`), "
-            f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
-            f"no gradient flows through '{short}' ({codes.see('PB301')})."
-        )
         failure = getattr(self.env, "failures", {}).get(obj)
-        if failure is not None and "no longer matches" in str(failure):
-            what = "a function whose file changed after it was imported"
-            fix = "reload its module (importlib.reload) or restart Python."
-        message = f"call of '{name}', {what}"
+        message, fix = foreign_call_text(obj, kind, failure)
         self.report(node.func, "PB301", message, fix=fix)
 
     def _report_unbound(self, node, callee):

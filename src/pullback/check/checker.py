@@ -83,8 +83,10 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
     ``("opaque",)`` or ``("foreign",)``.
     """
 
-    def __init__(self, fs, registry, env):
+    def __init__(self, fs, registry, env, *, defer_inactive_calls=False):
         self.fs = fs
+        # Leave calls with neither rule nor source to the transform's activity analysis.
+        self.defer_inactive_calls = defer_inactive_calls
         self.registry = registry
         self.env = env
         self.tree = fs.tree

@@ -9,6 +9,7 @@ smooth in the primal values they read.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 import numpy as np
 
@@ -133,6 +134,46 @@ def _plus_cotangents_rrule(g, a, b):
     return out, plus_cotangents_pullback
 
 
+def _repeat_cotangent_rrule(g, seq, n):
+    from .pullback_runtime_pullbacks import repeat_cotangent_pullback
+
+    def pullback(dy):
+        return repeat_cotangent_pullback(dy, g, seq, n)
+
+    return runtime.repeat_cotangent(g, seq, n), pullback
+
+
+def _vjp_function_rrule(skip_receiver):
+    # The derivative of a vjp function found at run time (runtime.method_vjp and
+    # function_vjp): the adjoint of that generated function, g first, then the arguments.
+    def rrule(site, g, callee, *rest, **kwargs):
+        if skip_receiver:  # method_vjp(site, g, obj, name, *args)
+            obj, name, args = callee, rest[0], rest[1:]
+            function = runtime.vjp_function(site, obj, name, args, kwargs)
+            inputs = (g, obj, *args)
+        else:  # function_vjp(site, g, fn, *args)
+            args = rest
+            function = runtime.vjp_function(site, None, callee, args, kwargs)
+            inputs = (g, *args)
+        names = list(inspect.signature(function).parameters)
+        if skip_receiver:  # the receiver is an object, not a differentiated value
+            names = names[:1] + names[2:]
+        y, pullback = site.adjoint_of(function, tuple(names))(*inputs, **kwargs)
+        y = (NO_TANGENT, *y) if skip_receiver else tuple(y)
+        fixed = (NO_TANGENT, NO_TANGENT) if skip_receiver else (NO_TANGENT,)
+
+        def vjp_function_pullback(dy):
+            if tangents.is_zero(dy):
+                return (NO_TANGENT, ZERO) + fixed + (ZERO,) * len(args)
+            cotangents = tuple(pullback(tuple(dy[1:]) if skip_receiver else dy))
+            # of g, then each argument
+            return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])
+
+        return y, vjp_function_pullback
+
+    return rrule
+
+
 def _matmul_lhs_rrule(g, a, b):
     # y = g @ conj(b).T (the adjoint of a -> a @ b), any shapes matmul takes: its adjoint in
     # g is that product again, dy @ b; in b, the cotangent of b in dy @ b.
@@ -194,6 +235,9 @@ def register(reg):
     r(runtime.tuple_item, _tuple_item_rrule)
     r(runtime.dict_item, _dict_item_rrule)
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
+    r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
+    r(runtime.method_vjp, _vjp_function_rrule(skip_receiver=True))
+    r(runtime.function_vjp, _vjp_function_rrule(skip_receiver=False))
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)

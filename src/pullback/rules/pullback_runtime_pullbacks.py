@@ -87,6 +87,17 @@ def plus_cotangents_pullback(dy, g, a, b):
 
 
 @transformable
+def repeat_cotangent_pullback(dy, g, seq, n):
+    # repeat_cotangent is linear in g: its adjoint hands each copy the sequence's cotangent.
+    if dy is ZERO or dy is NO_TANGENT or g is ZERO or g is NO_TANGENT:
+        return ZERO, NO_TANGENT, NO_TANGENT
+    parts = list(dy) * max(int(n), 0)
+    if isinstance(g, tuple):
+        return tuple(parts), NO_TANGENT, NO_TANGENT
+    return parts, NO_TANGENT, NO_TANGENT
+
+
+@transformable
 def fold_reads_pullback(dy, acc, x, chain):
     g = densify(dy)
     entries = []
@@ -148,6 +159,7 @@ def register_pullbacks(reg):
         (runtime.tuple_item, tuple_item_pullback),
         (runtime.dict_item, dict_item_pullback),
         (runtime.plus_cotangents, plus_cotangents_pullback),
+        (runtime.repeat_cotangent, repeat_cotangent_pullback),
         (tangents.fold_reads, fold_reads_pullback),
         (runtime.matmul_lhs_cotangent, matmul_lhs_pullback),
         (runtime.matmul_rhs_cotangent, matmul_rhs_pullback),

@@ -96,7 +96,9 @@ def differentiable_operands(value, registry) -> list[str]:
             return [n for a in value.args for n in names_in(a)]
         if kind == "method":
             return names_in(value.func.value) + [n for a in value.args for n in names_in(a)]
-        return [n for a in value.args for n in names_in(a)]
+        # A function found at run time: its result depends on the function value too (a
+        # closure over differentiated values), which the transform then refuses (PB504).
+        return names_in(value.func) + [n for a in value.args for n in names_in(a)]
     return []
 
 

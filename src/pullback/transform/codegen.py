@@ -74,6 +74,7 @@ def runtime_namespace() -> dict:
         "sequence_cotangent": runtime.sequence_cotangent,
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
         "plus_cotangents": runtime.plus_cotangents,
+        "times_cotangents": runtime.times_cotangents,
         "matmul_lhs_cotangent": runtime.matmul_lhs_cotangent,
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,

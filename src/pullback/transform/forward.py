@@ -36,7 +36,12 @@ from .inline import inline_form
 from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
-from .problems import attribute_of_varied, varied_keyword
+from .problems import (
+    attribute_of_varied,
+    foreign_varied_calls,
+    varied_function_values,
+    varied_keyword,
+)
 from .ssa import SnapshotPoint
 
 # Functions linear in their first argument (the others are shapes, axes, flags).
@@ -141,6 +146,11 @@ class ForwardBuilder:
 
     # -- statements --------------------------------------------------------------------
     def build(self):
+        varied = self.varied.__contains__
+        self.problems += varied_function_values(self.tree, varied, self.diagnostic)
+        self.problems += foreign_varied_calls(
+            self.tree, varied, varied, self.registry, self.diagnostic
+        )
         body = []
         tangents = sorted({self.prefix + n for n in self.varied if n not in self.wrt})
         if tangents:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import gast
+
+from ..check import LiveEnvironment, codes
+from ..check.call_checks import foreign_call_text
+from ..resolve import parent_map
+
 
 def attribute_of_varied(diagnostic, node):
     """PB501: ``obj.attr`` where ``obj`` depends on a differentiated value."""
@@ -68,3 +74,65 @@ def varied_outside_append(diagnostic, node, receiver):
         f"build a local list (`{receiver.split('.')[-1]}_local = []`, append to it and use "
         "it), and copy it out at the end if the caller needs it.",
     )
+
+
+def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic) -> list:
+    """PB301 for every call in ``tree`` that a differentiated value reaches (an argument
+    ``is_varied``) and whose result the derivative needs (an assigned name ``is_needed``,
+    or a call that is not a statement's whole value), when its callee has neither a rule
+    nor Python source to transform. The check leaves these calls of the differentiated
+    function to here, so that a call no gradient flows through (a helper object built
+    from settings, a plotting call) just runs; every call a gradient would have to cross
+    is refused, whatever the shape of its statement."""
+    found = []
+    env = LiveEnvironment()
+    parents = parent_map(tree)
+    for node in gast.walk(tree):
+        callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
+        if callee is None or callee.kind != "object" or registry.lookup(callee.obj) is not None:
+            continue
+        if callee.name.endswith(".__getitem__"):
+            continue  # an object's own indexing: PB503 says it better
+        parts = list(node.args) + [k.value for k in node.keywords]
+        if not any(isinstance(p, gast.Name) and is_varied(p.id) for p in parts):
+            continue
+        statement = parents.get(node)
+        if isinstance(statement, gast.Expr):
+            continue  # its result is dropped; what it does to its arguments is judged apart
+        if isinstance(statement, gast.Assign) and statement.value is node:
+            assigned = [
+                n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)
+            ]
+            if not any(is_needed(name) for name in assigned):
+                continue
+        kind = env.classify(callee.obj, registry)[0]
+        if kind in ("foreign", "library", "nosource"):
+            message, fix = foreign_call_text(callee.obj, kind, env.failures.get(callee.obj))
+            found.append(diagnostic(node.func, "PB301", message, codes.why("PB301"), fix))
+    return found
+
+
+def varied_function_values(tree, is_active, diagnostic) -> list:
+    """PB504 for every call of a function value found at run time (``f(y)`` with ``f`` a
+    variable) when the function value itself depends on a differentiated value (a closure
+    made from one, a pullback): the gradient through what it captured would be lost."""
+    found = []
+    for node in gast.walk(tree):
+        callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
+        if callee is None or callee.kind in ("object", "method", "internal"):
+            continue
+        if isinstance(node.func, gast.Name) and is_active(node.func.id):
+            found.append(
+                diagnostic(
+                    node.func,
+                    "PB504",
+                    f"'{callee.name}' is a function value that depends on a differentiated "
+                    "value",
+                    "A function made from a differentiated value (a closure that captured "
+                    "it) carries that value inside; the gradient through what it captured "
+                    "would be lost.",
+                    "call a function defined with `def` and pass the differentiated value "
+                    "as an argument.",
+                )
+            )
+    return found

@@ -45,7 +45,7 @@ from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
 from .reverse_flow import ControlFlowAdjoints
-from .sweep_common import IDENTIFIER, State, src
+from .sweep_common import IDENTIFIER, State, source_position, src
 
 
 class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, AttributeAdjoints):
@@ -74,6 +74,7 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
+        self.method_sites: dict[int, str] = {}  # id(Assign) -> bound CallSite name
         self.loop_stack: list = []
         self.loop_ids: dict[int, int] = {}
         self.problems: list = []
@@ -182,7 +183,8 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             "return (" + ", ".join(concrete) + ("," if len(concrete) == 1 else "") + ")"
         )
         if self.problems:
-            raise UnsupportedSyntaxError(self.fs.name, sorted(self.problems, key=_pos))
+            problems = sorted(self.problems, key=source_position)
+            raise UnsupportedSyntaxError(self.fs.name, problems)
         drop_copy_pairs(body, self.prefix)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
@@ -307,10 +309,6 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             # others): its cotangent reaches the object as a dict {attribute: cotangent}.
             self.contrib(v.value.id, f"{{{v.attr!r}: {g}}}", (), state, line, out)
         return out
-
-
-def _pos(d):
-    return (d.filename, d.line, d.col)
 
 
 _MISSING = object()

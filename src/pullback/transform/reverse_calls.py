@@ -13,11 +13,17 @@ import math
 import gast
 
 from .. import containers
+from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
 from .code import Compound, Line
 from .inline import inline_form
-from .problems import no_rule_for_varied_call, varied_keyword
-from .sweep_common import has_source, runtime_function, short_name, src
+from .problems import (
+    foreign_varied_calls,
+    no_rule_for_varied_call,
+    varied_function_values,
+    varied_keyword,
+)
+from .sweep_common import has_source, runtime_function, short_name, source_position, src
 
 
 class CallAdjoints:
@@ -57,9 +63,10 @@ class CallAdjoints:
             active = [(p, node) for p, node in params if self.is_active_arg(node)]
             self.rev_pullback_map(pb, g, active, state, out, line, v)
             return
+        if callee.kind != "object":  # a method or a function found at run time
+            self.rev_dynamic_call(s, pb, g, v, state, out, line)
+            return
         args = list(v.args)
-        if callee.kind == "method":
-            args = [v.func.value] + args
         trusted = rule.trusted if rule is not None else True
         name = rule.name if rule is not None else callee.name
         keywords = self.differentiated_keywords(rule, v)
@@ -67,6 +74,32 @@ class CallAdjoints:
             self.rev_keyword_pullback_call(pb, g, args, keywords, state, out, line)
             return
         self.rev_pullback_call(pb, g, args, state, out, line, trusted=trusted, name=name)
+
+    def rev_dynamic_call(self, s, pb, g, v, state, out, line):
+        """A call found at run time: its pullback's cotangents (of ``obj`` then each
+        argument for ``obj.name(*args)``; of each argument for ``f(*args)``). Where the
+        code must be differentiable again, ``method_vjp``/``function_vjp`` compute them
+        from the callee's generated vjp function."""
+        method = v.pb_callee.kind == "method"
+        args = ([v.func.value] if method else []) + list(v.args)
+        active = [(k, a) for k, a in enumerate(args) if self.is_active_arg(a)]
+        if not active:
+            return
+        site = self.method_site(s)
+        rest = "".join(
+            [f", {src(a)}" for a in v.args] + [f", {k.arg}={src(k.value)}" for k in v.keywords]
+        )
+        if method:
+            mv = self.bind("method_vjp", runtime_function("method_vjp"))
+            callee = f"{src(v.func.value)}, {v.pb_callee.name!r}"
+        else:
+            mv = self.bind("function_vjp", runtime_function("function_vjp"))
+            callee = src(v.func)
+        c = self.temp()
+        plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
+        out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=plain))
+        for k, a in active:
+            self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
 
     def rev_internal(self, name, g, v, state, out, line):
         """The normalizer's own calls: loops over sequences, lists and dicts being built."""
@@ -251,28 +284,55 @@ class CallAdjoints:
         if callee.kind == "method":
             cm = self.bind("call_method", runtime_function("call_method"))
             rest = (", " + args) if args else ""
-            site = self.bind("site", self.site(s))
+            site = self.method_site(s)
+            # Differentiable again: the plain call, its reverse by method_vjp (rev_call).
+            plain = f"{t} = {src(v.func.value)}.{callee.name}({args}); {pb} = None"
             return Line(
                 f"{t}, {pb} = {cm}({site}, {src(v.func.value)}, {callee.name!r}{rest})",
                 src=s.lineno,
+                alt=plain,
             )
         cf = self.bind("call_function", runtime_function("call_function"))
         rest = (", " + args) if args else ""
-        site = self.bind("site", self.site(s))
-        return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno)
+        site = self.method_site(s)
+        plain = f"{t} = {src(v.func)}({args}); {pb} = None"  # reverse: function_vjp
+        return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
+
+    def method_site(self, s) -> str:
+        """The bound name of the call site of a method call (both sweeps use it)."""
+        if id(s) not in self.method_sites:
+            self.method_sites[id(s)] = self.bind("site", self.site(s))
+        return self.method_sites[id(s)]
 
     def site(self, s):
         from ..runtime import CallSite
 
         filename, line, col = self.fs.location(s.value)
         self.calls_user_code = True  # a call resolved at run time may reach user code
+        registry = self.registry
+
+        def vjp_of(fn, wrt):
+            from ..api import VJPRef
+
+            return VJPRef(fn, wrt, registry)
+
         return CallSite(
-            filename, line, col, self.fs.file_line(line), self.registry, self.adjoint_of
+            filename, line, col, self.fs.file_line(line), registry, self.adjoint_of, vjp_of
         )
 
     # -- which statements need a pullback ----------------------------------------------
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
+        refused = varied_function_values(self.tree, self.activity.is_active, self.diagnostic)
+        refused += foreign_varied_calls(
+            self.tree,
+            self.activity.varied.__contains__,
+            self.activity.is_active,
+            self.registry,
+            self.diagnostic,
+        )
+        if refused:  # the sweeps cannot be built through these calls
+            raise UnsupportedSyntaxError(self.fs.name, sorted(refused, key=source_position))
         for s in gast.walk(self.tree):
             if isinstance(s, gast.Expr):
                 self.refuse_varied_attribute_store(s.value)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gast
 
 from .code import Line
+from .kinds import REAL_SEQUENCE, is_real
 from .kinds import SCALAR as SCALAR_KIND
-from .kinds import is_real
 from .sweep_common import index_expr, src
 
 
@@ -33,6 +33,23 @@ class ExpressionAdjoints:
         if isinstance(node, gast.Constant):
             return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
         return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
+    def may_repeat(self, a, b) -> bool:
+        """Whether ``a * b`` may repeat a tuple or list: one operand's kind is unknown or a
+        sequence, and the other may be an int (a float or an array never repeats)."""
+
+        def may_be_sequence(node):
+            if not isinstance(node, gast.Name):
+                return False
+            kind = self.kinds.get(node.id)
+            return kind is None or kind == REAL_SEQUENCE
+
+        def may_be_int(node):
+            if isinstance(node, gast.Constant):
+                return isinstance(node.value, int)
+            return isinstance(node, gast.Name) and self.kinds.get(node.id) in (None, SCALAR_KIND)
+
+        return (may_be_sequence(a) and may_be_int(b)) or (may_be_sequence(b) and may_be_int(a))
 
     def same_shape(self, operand, other, result) -> bool:
         """True when ``operand`` provably has the shape of ``result`` (no unbroadcast)."""
@@ -91,6 +108,14 @@ class ExpressionAdjoints:
                 self.contrib(an, ub(g, sa, a_ub), reads_a, state, line, out)
             if bn:
                 self.contrib(bn, ub(f"-{g}", sb, b_ub), reads_a, state, line, out)
+        elif op is gast.Mult and self.may_repeat(a, b):
+            # Operands of unknown kind may be a tuple or list and an int: * repeats it.
+            c = self.temp()
+            out.append(Line(f"{c} = times_cotangents({g}, {sa}, {sb})", src=line))
+            if an:
+                self.contrib(an, f"{c}[0]", (), state, line, out)
+            if bn:
+                self.contrib(bn, f"{c}[1]", (), state, line, out)
         elif op is gast.Mult:
             if an:
                 self.contrib(an, ub(f"{g} * {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)

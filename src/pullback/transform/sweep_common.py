@@ -55,6 +55,11 @@ def has_source(obj) -> bool:
     return isinstance(transform_target(obj), types.FunctionType)
 
 
+def source_position(diagnostic):
+    """The sort key of diagnostics: their place in the user's file."""
+    return (diagnostic.filename, diagnostic.line, diagnostic.col)
+
+
 def short_name(name: str) -> str:
     return name.replace("numpy.", "").replace(".", "_")
 

@@ -103,6 +103,18 @@ def test_second_order_through_a_rules_pullback_is_refused_clearly():
     np.testing.assert_allclose(hessian(product_energy)(np.array([0.1, 0.2])), [[0, 2], [2, 0]])
 
 
+def median_energy(x):
+    return np.sum(np.median(x) * x)
+
+
+def test_the_refusal_names_the_rule_a_shared_rule_function_serves():
+    # np.median, np.quantile and np.percentile share one rule factory (and so the name of
+    # their rule's function): the refusal names the one the code calls
+    with pytest.raises(pullback.HigherOrderError) as e:
+        hessian(median_energy)(np.array([0.1, 0.4, 0.2]))
+    assert "uses the rules numpy.median whose pullbacks" in str(e.value)
+
+
 def test_second_order_through_user_functions_and_recursion():
     import test_api
     import test_control_flow as cf

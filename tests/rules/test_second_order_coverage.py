@@ -103,11 +103,9 @@ WITHOUT_SECOND_ORDER = {
         name: _CLOSURE
         for name in (
             "numpy.median numpy.quantile numpy.percentile "
-            "numpy.array numpy.asarray numpy.asanyarray numpy.ascontiguousarray "
-            "numpy.asfortranarray numpy.copy numpy.hstack numpy.vstack numpy.row_stack "
-            "numpy.dstack numpy.column_stack numpy.append numpy.select numpy.insert "
-            "numpy.block numpy.split numpy.array_split numpy.hsplit numpy.vsplit "
-            "numpy.dsplit numpy.unstack numpy.sort numpy.partition "
+            "numpy.select numpy.insert "
+            "numpy.block "
+            "numpy.sort numpy.partition "
             "numpy.r_.__getitem__ numpy.c_.__getitem__ "
             "numpy.full numpy.full_like numpy.linspace numpy.meshgrid numpy.bincount "
             "numpy.diff numpy.gradient numpy.interp numpy.polyval numpy.trapezoid "

@@ -1,0 +1,158 @@
+"""Transformable pullbacks of numpy_misc.py's rules that are linear or polynomial in their
+inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate): written
+in the differentiable subset, so that second derivatives run through them (see
+transformable.py). Call forms they do not cover (``diff`` with ``prepend``/``append``,
+``linspace(retstep=True)``, ``trapezoid`` with an n-d ``x``, a 2-d polynomial) use the
+rule's closure (first derivatives only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, densify, unbroadcast
+from .transformable import by_rule, set_pullbacks
+
+
+@transformable
+def full_pullback(dy, shape, fill_value, dtype=None, order="C", like=None):
+    return (NO_TANGENT, unbroadcast(densify(dy), fill_value)) + (NO_TANGENT,) * 3
+
+
+@transformable
+def full_like_pullback(
+    dy, a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None
+):
+    # the values of ``a`` do not matter, only its shape and dtype
+    da = np.zeros(np.shape(a), np.result_type(a, 1.0))
+    return (da, unbroadcast(densify(dy), fill_value)) + (NO_TANGENT,) * 6
+
+
+@transformable
+def linspace_pullback(
+    dy, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None
+):
+    if retstep:
+        return by_rule(np.linspace, dy, start, stop, num, endpoint, retstep, dtype, axis)
+    g = np.moveaxis(densify(dy), axis, 0)
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / max(div, 1)
+    t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
+    d_start = np.sum(g * (1.0 - t), axis=0)
+    d_stop = np.sum(g * t, axis=0)
+    # one cotangent per parameter (none for num, endpoint, ...)
+    return (unbroadcast(d_start, start), unbroadcast(d_stop, stop)) + (NO_TANGENT,) * 7
+
+
+@transformable
+def _padded_diff_transpose(g, ax):
+    """The adjoint of ``np.diff`` along ``ax``: ``-diff`` of ``g`` with a zero each end."""
+    shape = np.shape(g)
+    z = np.zeros(shape[:ax] + (1,) + shape[ax + 1 :], np.result_type(g))
+    return -np.diff(np.concatenate([z, g, z], axis=ax), axis=ax)
+
+
+@transformable
+def diff_pullback(dy, a, n=1, axis=-1, prepend=None, append=None):
+    if prepend is not None or append is not None or np.ndim(a) == 0:
+        return by_rule(np.diff, dy, a, n, axis, prepend, append)
+    g = densify(dy)
+    ax = axis % np.ndim(a)
+    for _ in range(n):
+        g = _padded_diff_transpose(g, ax)
+    return (unbroadcast(g, a),) + (NO_TANGENT,) * 4
+
+
+@transformable
+def polyval_pullback(dy, p, x):
+    if np.ndim(p) != 1:
+        return by_rule(np.polyval, dy, p, x)
+    n = np.shape(p)[0]
+    g = densify(dy)
+    powers = np.arange(n - 1, -1, -1)
+    vander = np.expand_dims(x, -1) ** powers  # x's shape + (n,)
+    dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
+    if n > 1:
+        dx = g * np.conj(np.polyval(p[:-1] * np.arange(n - 1, 0, -1), x))
+    else:
+        dx = np.zeros(np.shape(g), np.result_type(g, x))
+    return unbroadcast(dp, p), unbroadcast(dx, x)
+
+
+@transformable
+def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
+    if x is not None and np.ndim(x) != 1:
+        return by_rule(np.trapezoid, dy, y, x, dx, axis)
+    yl = np.moveaxis(y, axis, -1)
+    n = np.shape(yl)[-1]
+    if x is None:
+        steps = dx * np.ones(max(n - 1, 0))
+    else:
+        steps = np.diff(x)
+    edge = np.zeros(1, np.result_type(steps))
+    w = np.concatenate([edge, steps]) + np.concatenate([steps, edge])
+    g = np.expand_dims(densify(dy), -1)
+    d_y = np.moveaxis(g * (w / 2.0), -1, axis)
+    mids = (yl[..., :-1] + yl[..., 1:]) / 2.0
+    if x is None:
+        d_dx = np.sum(densify(dy) * np.conj(np.sum(mids, axis=-1)))
+        return unbroadcast(d_y, y), NO_TANGENT, unbroadcast(d_dx, dx), NO_TANGENT
+    zero = np.zeros(np.shape(mids)[:-1] + (1,), np.result_type(mids))
+    dmid = np.concatenate([zero, mids], axis=-1) - np.concatenate([mids, zero], axis=-1)
+    d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
+    return unbroadcast(d_y, y), unbroadcast(d_x, x), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def _full_from(dy, n, m, mode, correlating):
+    """The cotangent of the "full" result, from that of the ``mode`` part of it (zeros
+    where the mode cut it)."""
+    k = min(n, m)
+    offset = (k - 1) // 2
+    if mode == "full":
+        offset = 0
+    elif mode == "valid":
+        offset = k - 1
+    elif correlating and n < m:
+        offset = (k - 1) - (k - 1) // 2
+    g = densify(dy)
+    before = np.zeros(offset, np.result_type(g))
+    after = np.zeros(n + m - 1 - offset - np.shape(g)[0], np.result_type(g))
+    return np.concatenate([before, g, after])
+
+
+@transformable
+def convolve_pullback(dy, a, v, mode="full"):
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    g = _full_from(dy, n, m, mode, False)
+    # full[k] = sum_i a[i] v[k - i]; np.correlate conjugates its second argument
+    return unbroadcast(np.correlate(g, v, "valid"), a), unbroadcast(
+        np.correlate(g, a, "valid"), v
+    ), NO_TANGENT
+
+
+@transformable
+def correlate_pullback(dy, a, v, mode="valid"):
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    g = _full_from(dy, n, m, mode, True)
+    # correlate(a, v) = convolve(a, w) with w = conj(v[::-1])
+    da = np.correlate(g, np.conj(np.flip(v)), "valid")
+    dv = np.conj(np.flip(np.correlate(g, a, "valid")))
+    return unbroadcast(da, a), unbroadcast(dv, v), NO_TANGENT
+
+
+def register(reg):
+    set_pullbacks(
+        reg,
+        [
+            (np.full, full_pullback),
+            (np.full_like, full_like_pullback),
+            (np.linspace, linspace_pullback),
+            (np.diff, diff_pullback),
+            (np.polyval, polyval_pullback),
+            (getattr(np, "trapezoid", None), trapezoid_pullback),
+            (np.convolve, convolve_pullback),
+            (np.correlate, correlate_pullback),
+        ],
+    )

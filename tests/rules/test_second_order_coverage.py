@@ -111,7 +111,7 @@ WITHOUT_SECOND_ORDER = {
             "numpy.gradient numpy.interp "
             "numpy.cov numpy.corrcoef "
             "numpy.linalg.tensorsolve numpy.linalg.eig numpy.linalg.eigvals "
-            "numpy.linalg.lstsq numpy.linalg.vector_norm numpy.linalg.matrix_norm "
+            "numpy.linalg.lstsq "
             "operator.itemgetter.__call__ ndarray.tolist "
             "scipy.linalg.solve_banded scipy.linalg.lstsq scipy.linalg.block_diag "
             "scipy.linalg.cho_factor scipy.linalg.lu scipy.linalg.lu_factor "

@@ -183,6 +183,19 @@ def unstack_pullback(dy, x, axis=0):
     return (_joined(dy, x, None, axis, True),)
 
 
+@transformable
+def select_pullback(dy, condlist, choicelist, default=0):
+    # each place takes the first choice whose condition holds there, else the default
+    g = densify(dy)
+    taken = np.zeros(np.shape(g), bool)
+    parts = ()
+    for k in range(len(choicelist)):
+        pick = np.logical_and(np.broadcast_to(condlist[k], np.shape(g)), np.logical_not(taken))
+        parts = parts + (unbroadcast(np.where(pick, g, 0.0), choicelist[k]),)
+        taken = np.logical_or(taken, pick)
+    return NO_TANGENT, parts, unbroadcast(np.where(taken, 0.0, g), default)
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -205,5 +218,6 @@ def register(reg):
             (np.vsplit, vsplit_pullback),
             (np.dsplit, dsplit_pullback),
             (getattr(np, "unstack", None), unstack_pullback),
+            (np.select, select_pullback),
         ],
     )

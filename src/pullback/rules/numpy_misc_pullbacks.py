@@ -1,9 +1,9 @@
 """Transformable pullbacks of numpy_misc.py's rules that are linear or polynomial in their
-inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate): written
-in the differentiable subset, so that second derivatives run through them (see
-transformable.py). Call forms they do not cover (``diff`` with ``prepend``/``append``,
-``linspace(retstep=True)``, ``trapezoid`` with an n-d ``x``, a 2-d polynomial) use the
-rule's closure (first derivatives only).
+inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate, meshgrid
+of up to three vectors, bincount's weights): written in the differentiable subset, so that
+second derivatives run through them (see transformable.py). Call forms they do not cover
+(``diff`` with ``prepend``/``append``, ``linspace(retstep=True)``, ``trapezoid`` with an
+n-d ``x``, a 2-d polynomial) use the rule's closure (first derivatives only).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import transformable
-from ..tangents import NO_TANGENT, densify, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import by_rule, set_pullbacks
 
 
@@ -142,6 +142,33 @@ def correlate_pullback(dy, a, v, mode="valid"):
     return unbroadcast(da, a), unbroadcast(dv, v), NO_TANGENT
 
 
+@transformable
+def meshgrid_pullback(dy, x1, x2=None, x3=None, copy=True, sparse=False, indexing="xy"):
+    xi = (x1,) if x2 is None else ((x1, x2) if x3 is None else (x1, x2, x3))
+    n = len(xi)
+    parts = ()
+    for k in range(n):
+        # grid k varies along axis k (the first two swapped for "xy" indexing)
+        keep = k
+        if indexing == "xy" and n >= 2 and k < 2:
+            keep = 1 - k
+        g = densify(dy[k])
+        if g is ZERO:
+            parts = parts + (np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)),)
+        else:
+            others = tuple(d for d in range(np.ndim(g)) if d != keep)
+            summed = np.reshape(np.sum(g, axis=others), np.shape(xi[k]))
+            parts = parts + (unbroadcast(summed, xi[k]),)
+    return parts
+
+
+@transformable
+def bincount_pullback(dy, x, weights=None, minlength=0):
+    if weights is None:
+        return NO_TANGENT, NO_TANGENT, NO_TANGENT
+    return NO_TANGENT, unbroadcast(np.take(densify(dy), x), weights), NO_TANGENT
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -154,5 +181,7 @@ def register(reg):
             (getattr(np, "trapezoid", None), trapezoid_pullback),
             (np.convolve, convolve_pullback),
             (np.correlate, correlate_pullback),
+            (np.meshgrid, meshgrid_pullback),
+            (np.bincount, bincount_pullback),
         ],
     )

@@ -256,3 +256,13 @@ case("numpy.bincount", np.array([0, 2, 2, 1]), P)
 case("numpy.bincount", np.array([3, 0, 3]), W, minlength=6)
 case("numpy.select", [X > 0.5, X < -0.5], [X, 2.0 * Y], 0.25)
 case("numpy.select", [X > 0.0], [W], Y)
+
+# -- order statistics (numpy_order_stats_pullbacks.py) ----------------------------------
+case("numpy.median", X)
+case("numpy.median", X3, 1)
+case("numpy.median", X3, (0, 2), keepdims=True)
+case("numpy.quantile", X, 0.3)
+case("numpy.quantile", X3, np.array([0.2, 0.65]), 2)
+case("numpy.quantile", X, 0.4, 1, method="midpoint", wrt=(0,))
+case("numpy.percentile", X, 35.0)
+case("numpy.percentile", X3, np.array([[20.0], [70.0]]), 1, keepdims=True)

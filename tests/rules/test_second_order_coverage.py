@@ -102,7 +102,6 @@ WITHOUT_SECOND_ORDER = {
     **{
         name: _CLOSURE
         for name in (
-            "numpy.median numpy.quantile numpy.percentile "
             "numpy.insert "
             "numpy.block "
             "numpy.sort numpy.partition "

@@ -108,7 +108,7 @@ WITHOUT_SECOND_ORDER = {
             "numpy.r_.__getitem__ numpy.c_.__getitem__ "
             ""
             "numpy.gradient numpy.interp "
-            "numpy.cov numpy.corrcoef "
+            "numpy.corrcoef "
             "numpy.linalg.tensorsolve numpy.linalg.eig numpy.linalg.eigvals "
             "numpy.linalg.lstsq "
             "operator.itemgetter.__call__ ndarray.tolist "

@@ -1,9 +1,10 @@
 """Transformable pullbacks of numpy_misc.py's rules that are linear or polynomial in their
 inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate, meshgrid
-of up to three vectors, bincount's weights): written in the differentiable subset, so that
-second derivatives run through them (see transformable.py). Call forms they do not cover
-(``diff`` with ``prepend``/``append``, ``linspace(retstep=True)``, ``trapezoid`` with an
-n-d ``x``, a 2-d polynomial) use the rule's closure (first derivatives only).
+of up to three vectors, bincount's weights, cov of one 2-d array): written in the
+differentiable subset, so that second derivatives run through them (see transformable.py).
+Call forms they do not cover (``diff`` with ``prepend``/``append``, ``linspace(retstep=True)``,
+``trapezoid`` with an n-d ``x``, a 2-d polynomial, ``cov`` with ``y``/weights) use the rule's
+closure (first derivatives only).
 """
 
 from __future__ import annotations
@@ -169,6 +170,24 @@ def bincount_pullback(dy, x, weights=None, minlength=0):
     return NO_TANGENT, unbroadcast(np.take(densify(dy), x), weights), NO_TANGENT
 
 
+@transformable
+def cov_pullback(
+    dy, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None
+):
+    if y is not None or fweights is not None or aweights is not None or np.ndim(m) != 2:
+        return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)
+    X = m if rowvar else np.transpose(m)
+    dd = ddof
+    if dd is None:
+        dd = 0 if bias else 1
+    # C = Xc Xc^H / (n - ddof): the rows of Xc sum to 0, so the centring adds nothing
+    Xc = X - np.mean(X, axis=1, keepdims=True)
+    G = densify(dy)
+    dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
+    dm = dX if rowvar else np.transpose(dX)
+    return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -183,5 +202,6 @@ def register(reg):
             (np.correlate, correlate_pullback),
             (np.meshgrid, meshgrid_pullback),
             (np.bincount, bincount_pullback),
+            (np.cov, cov_pullback),
         ],
     )

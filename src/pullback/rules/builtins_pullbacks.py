@@ -11,7 +11,7 @@ import builtins
 import numpy as np
 
 from ..registry import transformable
-from ..tangents import densify, unbroadcast
+from ..tangents import ZERO, densify, unbroadcast
 from .transformable import by_rule, set_pullbacks
 
 
@@ -33,13 +33,13 @@ def sum_pullback(dy, iterable, start=0):
 
 @transformable
 def _picked(dy, items, index):
-    """One cotangent per item: ``dy`` for the picked one, zeros for the others."""
+    """One cotangent per item: ``dy`` for the picked one, ``ZERO`` for the others."""
     parts = ()
     for k in range(len(items)):
         if k == index:
             parts = parts + (unbroadcast(densify(dy), items[k]),)
         else:
-            parts = parts + (unbroadcast(np.zeros(np.shape(items[k])), items[k]),)
+            parts = parts + (ZERO,)
     return parts
 
 

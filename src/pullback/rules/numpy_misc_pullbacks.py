@@ -56,8 +56,13 @@ def _padded_diff_transpose(g, ax):
 
 @transformable
 def diff_pullback(dy, a, n=1, axis=-1, prepend=None, append=None):
-    if prepend is not None or append is not None or np.ndim(a) == 0:
+    # (np.diff takes prepend=None as a value: pass on only the ones given)
+    if prepend is not None and append is not None:
         return by_rule(np.diff, dy, a, n, axis, prepend, append)
+    if prepend is not None:
+        return by_rule(np.diff, dy, a, n, axis, prepend=prepend)
+    if append is not None:
+        return by_rule(np.diff, dy, a, n, axis, append=append)
     g = densify(dy)
     ax = axis % np.ndim(a)
     for _ in range(n):
@@ -71,6 +76,8 @@ def polyval_pullback(dy, p, x):
         return by_rule(np.polyval, dy, p, x)
     n = np.shape(p)[0]
     g = densify(dy)
+    if n == 0:  # the empty polynomial is 0 everywhere
+        return np.zeros(np.shape(p), np.result_type(p, 1.0)), unbroadcast(0.0 * g, x)
     powers = np.arange(n - 1, -1, -1)
     vander = np.expand_dims(x, -1) ** powers  # x's shape + (n,)
     dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
@@ -182,7 +189,8 @@ def cov_pullback(
         dd = 0 if bias else 1
     # C = Xc Xc^H / (n - ddof): the rows of Xc sum to 0, so the centring adds nothing
     Xc = X - np.mean(X, axis=1, keepdims=True)
-    G = densify(dy)
+    V = np.shape(X)[0]
+    G = np.reshape(densify(dy), (V, V))  # one variable: cov gives a 0-d result
     dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
     dm = dX if rowvar else np.transpose(dX)
     return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7

@@ -103,6 +103,25 @@ def test_second_order_through_a_rules_pullback_is_refused_clearly():
     np.testing.assert_allclose(hessian(product_energy)(np.array([0.1, 0.2])), [[0, 2], [2, 0]])
 
 
+NORM = None  # scipy.stats.norm, set by the test (SciPy is optional)
+
+
+def frozen_energy(x, s):
+    return np.sum(NORM(0.5, s).logpdf(x))
+
+
+def test_the_refusal_names_the_rule_a_shared_rule_function_serves():
+    # the frozen-distribution constructors share one rule factory (and so the name of
+    # their rule's function): the refusal names the one the code calls
+    global NORM
+    NORM = pytest.importorskip("scipy.stats").norm
+    with pytest.raises(pullback.HigherOrderError) as e:
+        hessian(frozen_energy, wrt=1)(np.array([0.1, 0.4, 0.2]), 1.3)
+    message = str(e.value)
+    assert "scipy.stats.norm " in message  # not the last constructor the factory made
+    assert "multinomial" not in message and "dirichlet" not in message
+
+
 def test_second_order_through_user_functions_and_recursion():
     import test_api
     import test_control_flow as cf

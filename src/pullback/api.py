@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import sys
 import types
 
@@ -87,7 +88,7 @@ class AdjointCache:
             try:
                 return self.get(fn, wrt, registry, kinds_key)
             except UnsupportedSyntaxError as exc:
-                raise _higher_order_error(outer, exc) from None
+                raise _higher_order_error(outer, exc, fn) from None
         fn = transform_target(fn)
         entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
         if entries is None:  # not a Python function: say why it cannot be transformed
@@ -114,18 +115,33 @@ def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
     return cache
 
 
-def _higher_order_error(transformed, exc) -> HigherOrderError:
-    callees = {
-        d.message.split("'")[1] for d in exc.diagnostics if d.code == "PB301" and "'" in d.message
-    }
-    # Name the function whose rule it is (numpy.sum), not the rule's own function.
-    by_rrule = {
-        qualified_name(rule.rrule): rule.name
-        for rule in transformed.registry.rules()
-        if rule.rrule is not None
-    }
+def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
+    # Name the function whose rule it is (numpy.median), not the rule's own function. Rules
+    # made by one factory share their function's name (quantile_rrule for median,
+    # quantile and percentile): the call's line then tells which one the gradient uses,
+    # through the global it calls.
+    names, by_id = {}, {}
+    for rule in transformed.registry.rules():
+        if rule.rrule is not None:
+            names.setdefault(qualified_name(rule.rrule), set()).add(rule.name)
+            by_id[id(rule.rrule)] = rule.name
+    namespace = getattr(gradient_fn, "__globals__", {})
+    found = set()
+    for d in exc.diagnostics:
+        if d.code != "PB301" or "'" not in d.message:
+            continue
+        callee = d.message.split("'")[1]
+        candidates = names.get(callee, {callee})
+        if len(candidates) > 1:
+            called = {
+                by_id.get(id(namespace[word]))
+                for word in re.findall(r"[A-Za-z_]\w*", d.source_line)
+                if word in namespace
+            }
+            candidates = (called & candidates) or candidates
+        found |= candidates
     dynamic = {"pullback.runtime.call_method", "pullback.runtime.call_function"}
-    if callees & dynamic:
+    if found & dynamic:
         return HigherOrderError(
             f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient "
             "calls a function that pullback finds only at run time (a function passed as a "
@@ -133,7 +149,7 @@ def _higher_order_error(transformed, exc) -> HigherOrderError:
             "Fix: call the function by its name, so that pullback sees which function it is "
             "and differentiates its gradient again."
         )
-    steps = ", ".join(sorted(by_rrule.get(c, c) for c in callees))
+    steps = ", ".join(sorted(found))
     return HigherOrderError(
         f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
         f"{'the rules ' + steps if steps else 'calls'} whose pullbacks pullback cannot "

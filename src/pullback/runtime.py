@@ -551,31 +551,49 @@ def _zeros_like_output(y):
     return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
 
 
-def rule_tangent(rule, args, tangents, kwargs):
+def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     """``(y, J v)`` for a call through a rule, from its pullback (exact).
 
     With a transformable pullback function, ``J v`` is the pullback transposed (reverse
     mode on the pullback, which is linear in its cotangent). Otherwise each output element's
-    row of ``J`` comes from pulling back a basis cotangent.
+    row of ``J`` comes from pulling back a basis cotangent. ``keyword_tangents`` holds the
+    tangents of differentiated keywords (``rule.extra["keyword_cotangents"]``).
     """
     from .api import vjp
 
     y, pullback = rule.rrule(*args, **kwargs)
-    if all(is_zero(d) for d in tangents):
+    moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
+    if all(is_zero(d) for d in tangents) and not moving:
         return y, ZERO
-    if rule.pullback_fn_accepts(len(args), kwargs) and not isinstance(y, (tuple, list)):
+    places = parameter_places(rule.pullback_fn) if rule.pullback_fn is not None else {}
+    if (
+        rule.pullback_fn_accepts(len(args), kwargs)
+        and not isinstance(y, (tuple, list))
+        and all(k in places for k in moving)
+    ):
         try:
             dy0 = _zeros_like_output(y)
             cots, back = vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
-            # The pullback gives one cotangent per positional parameter it has.
+            # The pullback gives one cotangent per positional parameter it has; a keyword's
+            # is at its parameter's place.
             w = [ZERO] * len(cots)
-            for k, d in enumerate(tangents):
+            for k, d in list(enumerate(tangents)) + [(places[n], d) for n, d in moving.items()]:
                 if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
                     w[k] = d
             return y, back(tuple(w))
         except PullbackError:
             pass  # a case the transformable pullback leaves to the rule: by rows below
-    return y, _tangent_by_rows(y, pullback, args, tangents)
+    # the closure returns (*positional, {keyword: cotangent}) for differentiated keywords
+    every = tuple(tangents) + ((moving,) if moving else ())
+    return y, _tangent_by_rows(y, pullback, args, every)
+
+
+def parameter_places(pullback_fn) -> dict:
+    """``{name: place}`` of a pullback function's parameters after ``dy`` that a keyword can
+    name: such a function returns one cotangent per parameter, in their order, so a
+    keyword argument's cotangent is at its parameter's place."""
+    params = list(inspect.signature(pullback_fn).parameters.values())[1:]
+    return {p.name: k for k, p in enumerate(params) if p.kind == p.POSITIONAL_OR_KEYWORD}
 
 
 def _tangent_by_rows(y, pullback, args, tangents):

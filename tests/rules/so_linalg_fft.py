@@ -75,3 +75,10 @@ case("numpy.linalg.qr", T43)
 case("numpy.linalg.qr", W3, "r")
 case("numpy.linalg.qr", W23)
 case("numpy.linalg.norm", X)
+
+# -- vector_norm / matrix_norm (2-norm and Frobenius transformable; other orders closures) --
+case("numpy.linalg.vector_norm", V)
+case("numpy.linalg.vector_norm", X, axis=1)
+case("numpy.linalg.vector_norm", X, axis=(0, 1), keepdims=True)
+case("numpy.linalg.matrix_norm", X)
+case("numpy.linalg.matrix_norm", make("real", (2, 3, 4), seed=5), keepdims=True)

@@ -125,10 +125,56 @@ def test_keyword_cotangents_equal_the_positional_ones(fn, positional, keywords):
         np.testing.assert_array_equal(value, want[1 + names.index(name)])
 
 
-def test_second_order_with_keywords_falls_back_to_the_closure():
-    # keyword calls use the closure pullback (the transformable one takes parameters by
-    # position only, so that no keyword cotangent is dropped): second derivatives are
-    # checked by finite differences of the gradient
+def weighted_norm_keywords(x, m, s):
+    return np.sum(st.norm.logpdf(x, loc=m, scale=s) * WEIGHTS) + np.sum(st.norm.cdf(x, scale=s))
+
+
+def t_loc_scale_keywords(x, df, m, s):
+    return np.sum(st.t.logsf(x, df, loc=m, scale=s) * WEIGHTS)
+
+
+def t_shape_keyword(x, df, m):
+    return np.sum(st.t.logpdf(x, df=df, loc=m) * WEIGHTS)
+
+
+WEIGHTS = np.array([0.3, -1.2, 0.7])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_second_order_through_loc_and_scale_keywords(dtype):
+    # loc=/scale= reach the transformable pullback (its cotangent read at the parameter's
+    # place): reverse over reverse, wrt x and each keyword, and all at once
+    x = np.asarray([0.1, -0.4, 0.9], dtype)
+    for wrt in ((0,), (1,), (2,), (0, 1, 2)):
+        how = check_grads(weighted_norm_keywords, x, dtype(0.2), dtype(1.3), wrt=wrt, order=2)
+        assert how == "reverse over reverse", wrt
+    how = check_grads(
+        t_loc_scale_keywords, x, dtype(4.5), dtype(0.2), dtype(1.3), wrt=(0, 1, 2, 3), order=2
+    )
+    assert how == "reverse over reverse"
+
+
+def test_forward_mode_through_keywords():
+    # the keyword tangents reach the rule: through the transformable pullback (loc/scale)
+    # and through the closure (a shape named by keyword), against central differences
+    from pullback import jvp
+
     x = np.array([0.1, -0.4, 0.9])
-    how = check_grads(norm_keywords, x, 0.2, 1.3, wrt=(1, 2), order=2)
+    for fn, args in (
+        (weighted_norm_keywords, (x, 0.2, 1.3)),
+        (t_shape_keyword, (x, 4.5, 0.2)),
+    ):
+        v = (np.array([0.3, 0.1, -0.2]), 1.0, 0.5)
+        _, dy = jvp(fn, args, v)
+        eps = 1e-6
+        plus = fn(*(a + eps * d for a, d in zip(args, v, strict=True)))
+        minus = fn(*(a - eps * d for a, d in zip(args, v, strict=True)))
+        np.testing.assert_allclose(dy, (plus - minus) / (2 * eps), rtol=1e-6)
+
+
+def test_second_order_with_a_shape_keyword_falls_back_to_the_closure():
+    # a shape by keyword (df=) uses the closure pullback (the transformable one names its
+    # shapes s0, s1): the second derivative is checked by finite differences of the gradient
+    x = np.array([0.1, -0.4, 0.9])
+    how = check_grads(t_shape_keyword, x, 4.5, 0.2, wrt=(1, 2), order=2)
     assert how == "finite differences of the gradient"

@@ -37,20 +37,99 @@ for _optional in (
 for _path in sorted(pathlib.Path(__file__).parent.glob("so_*.py")):
     importlib.import_module(_path.stem)
 
-#: The families whose every rule must have second-order cases (and passes them). The
-#: others are being filled in (SciPy's and the array API's by their owners; see the
-#: session report for the NumPy-side ones still open): widen this to every family then.
-FAMILIES_CHECKED = frozenset(
-    {
-        "numpy_ufuncs",
-        "numpy_shape",
-        "numpy_products",
-        "numpy_casts",
-        "fft",
-        "math",
-        "pullback_runtime",
-    }
+#: Families whose cases their own test file runs (with the checks particular to them:
+#: closure agreement, rotation over distribution methods, wrappers); every other family's
+#: cases run here. The "every rule has a case" test below covers every family.
+RUN_ELSEWHERE = {
+    "scipy_stats": "tests/rules/test_so_scipy_stats.py",
+    "scipy_special": "tests/rules/test_so_scipy_special.py",
+    "scipy_linalg": "tests/rules/test_so_scipy_calculus.py",
+    "scipy_linalg_decomp": "tests/rules/test_so_scipy_calculus.py",
+    "scipy_linalg_matfuncs": "tests/rules/test_so_scipy_calculus.py",
+    "scipy_signal": "tests/rules/test_so_scipy_calculus.py",
+    "scipy_integrate": "tests/rules/test_so_scipy_calculus.py",
+    "array_api": "tests/test_array_api.py",
+}
+
+#: The rules still without a second-order path, each named with the reason. Keep this a
+#: short list: a rule leaves it when its transformable pullback and case land.
+_OBJECT_VALUED = (
+    "returns a frozen distribution object whose cotangent is a tuple of parameter "
+    "cotangents; its methods' pullbacks read the object's attributes, which the generated "
+    "code cannot differentiate again yet (the unfrozen methods have second order)"
 )
+_USER_FUNCTION = (
+    "calls a user function through SciPy/NumPy machinery (integrand, right-hand side, "
+    "objective): its second order needs the user function's own second-order adjoint "
+    "passed through the implicit-function/adjoint rule, not written yet"
+)
+_CLOSURE = "its pullback is a closure only: a transformable pullback is not written yet"
+WITHOUT_SECOND_ORDER = {
+    **{
+        f"scipy.stats.{d}": _OBJECT_VALUED
+        for d in (
+            "norm t beta gamma chi2 expon laplace logistic cauchy lognorm uniform pareto "
+            "gumbel_r gumbel_l vonmises truncnorm poisson binom nbinom geom bernoulli "
+            "multivariate_normal dirichlet multinomial"
+        ).split()
+    },
+    **{
+        f"scipy.stats.{m}": _OBJECT_VALUED
+        for m in (
+            "rv_continuous_frozen.logpdf rv_continuous_frozen.pdf rv_frozen.cdf "
+            "rv_frozen.logcdf rv_frozen.sf rv_frozen.logsf rv_frozen.ppf "
+            "rv_discrete_frozen.logpmf rv_discrete_frozen.pmf "
+            "multivariate_normal_frozen.logpdf multivariate_normal_frozen.pdf "
+            "dirichlet_frozen.logpdf dirichlet_frozen.pdf "
+            "multinomial_frozen.logpmf multinomial_frozen.pmf"
+        ).split()
+    },
+    # p lives on a simplex that finite differences leave: test_so_scipy_stats.py checks
+    # them second order through a softmax (test_points_of_a_simplex).
+    "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
+    "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
+    "scipy.integrate.quad": _USER_FUNCTION,
+    "scipy.integrate.odeint": _USER_FUNCTION,
+    "scipy.integrate.solve_ivp": _USER_FUNCTION,
+    "scipy.optimize.root": _USER_FUNCTION,
+    "scipy.optimize.fsolve": _USER_FUNCTION,
+    "scipy.optimize.brentq": _USER_FUNCTION,
+    "scipy.optimize.minimize": _USER_FUNCTION,
+    "scipy.optimize.least_squares": _USER_FUNCTION,
+    "numpy.piecewise": _USER_FUNCTION,
+    "numpy.apply_along_axis": _USER_FUNCTION,
+    "numpy.vectorize.__call__": _USER_FUNCTION,
+    # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
+    # a pullback function the generated code calls np.sort itself in the forward sweep,
+    # which computes a Dask array before the rule can refuse (tests/test_dask.py): they
+    # need a forward sweep through the rule on lazy backends first.
+    "numpy.sort": "forward sweep would compute Dask arrays (see above)",
+    "numpy.partition": "forward sweep would compute Dask arrays (see above)",
+    # scipy.linalg's decompositions: numpy.linalg's transformable pullbacks do not carry
+    # over (other conventions: eigenvector signs, pivoting, 'economic' modes, packed LU
+    # factors), so each needs its own.
+    **{
+        f"scipy.linalg.{name}": _CLOSURE
+        for name in "cho_factor lu lu_factor qr svd eigh expm_frechet".split()
+    },
+    **{
+        name: _CLOSURE
+        for name in (
+            "numpy.insert numpy.block numpy.r_.__getitem__ numpy.c_.__getitem__ "
+            "numpy.gradient numpy.interp numpy.corrcoef "
+            "numpy.linalg.tensorsolve numpy.linalg.eig numpy.linalg.eigvals "
+            "numpy.linalg.lstsq operator.itemgetter.__call__ ndarray.tolist "
+            "scipy.linalg.solve_banded scipy.linalg.lstsq scipy.linalg.block_diag"
+        ).split()
+    },
+    # The reverse of a call found at run time, written for a gradient that is differentiated
+    # again: its rule gives that second derivative; a third through it is refused.
+    **dict.fromkeys(
+        ("pullback.runtime.method_vjp", "pullback.runtime.function_vjp"),
+        "the derivative of a generated vjp function found at run time: a third derivative "
+        "of user code through a call found at run time is not supported",
+    ),
+}
 
 
 def _rules():
@@ -62,21 +141,19 @@ def _rules():
 RULES = {rule.name: rule for rule in _rules()}
 
 
-#: Rules whose second derivative is a derivative of a higher order of user code, where it
-#: is not supported: the reverse of a call found at run time, written for a gradient that
-#: is differentiated again (its rule gives second order; third order through it is refused).
-WITHOUT_SECOND_ORDER = frozenset({"pullback.runtime.method_vjp", "pullback.runtime.function_vjp"})
-
-
 def test_every_rule_has_second_order_cases():
     missing = sorted(
         f"{rule.family}: {name}"
         for name, rule in RULES.items()
-        if rule.family in FAMILIES_CHECKED
-        and name not in CASES
-        and name not in WITHOUT_SECOND_ORDER
+        if name not in CASES and name not in WITHOUT_SECOND_ORDER
     )
     assert not missing, f"{len(missing)} rules have no second-order case:\n" + "\n".join(missing)
+
+
+def test_the_list_without_second_order_is_current():
+    # an entry whose rule now has cases (or is gone) leaves the list
+    stale = sorted(n for n in WITHOUT_SECOND_ORDER if n in CASES or n not in RULES)
+    assert not stale, f"remove from WITHOUT_SECOND_ORDER: {stale}"
 
 
 def test_every_case_names_a_rule():
@@ -104,12 +181,16 @@ def _has_float64_array(value) -> bool:
 
 
 PARAMS = []
+_WITH_FLOAT32 = set()
 for _name, _cases in sorted(CASES.items()):
-    if _name not in RULES or RULES[_name].family not in FAMILIES_CHECKED:
-        continue  # checked by its family's own tests until the family joins FAMILIES_CHECKED
+    if _name not in RULES or RULES[_name].family in RUN_ELSEWHERE:
+        continue  # its family's own test runs it
     for _k, (_args, _kwargs, _wrt) in enumerate(_cases):
         PARAMS.append(pytest.param(_name, _args, _kwargs, _wrt, "float64", id=f"{_name}-{_k}"))
-        if _has_float64_array(_args):
+        # float32 at each rule's first array case: the precision is the rule's, not the
+        # input's (the suite's time goes to more rules, not more float32 inputs)
+        if _has_float64_array(_args) and _name not in _WITH_FLOAT32:
+            _WITH_FLOAT32.add(_name)
             PARAMS.append(
                 pytest.param(_name, _args, _kwargs, _wrt, "float32", id=f"{_name}-{_k}-f32")
             )

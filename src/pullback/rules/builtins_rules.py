@@ -232,3 +232,7 @@ def register(reg):
         builtins.hasattr,
         notes="zero gradient",
     )
+    # the pullbacks second derivatives run through
+    from .builtins_pullbacks import register as register_pullbacks
+
+    register_pullbacks(reg)

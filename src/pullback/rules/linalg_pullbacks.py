@@ -220,6 +220,32 @@ def qr_pullback(dy, a, mode="reduced"):
     return unbroadcast(qr_square_grad(Q, R, dQ, dR), a), NO_TANGENT
 
 
+@transformable
+def _two_norm_pullback(dy, x, axes, keepdims):
+    """The cotangent of the 2-norm (Frobenius for a matrix) of ``x`` over ``axes``."""
+    y = np.sqrt(np.sum(np.real(x * np.conj(x)), axis=axes, keepdims=True))
+    g = densify(dy)
+    if not keepdims:
+        g = np.expand_dims(g, axes)
+    safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
+    return unbroadcast(np.where(y == 0, 0.0, g / safe) * x, x)
+
+
+@transformable
+def vector_norm_pullback(dy, x, axis=None, keepdims=False, ord=2):
+    if ord != 2:
+        return by_rule(la.vector_norm, dy, x, axis=axis, keepdims=keepdims, ord=ord)
+    axes = tuple(range(np.ndim(x))) if axis is None else axis
+    return (_two_norm_pullback(dy, x, axes, keepdims),)
+
+
+@transformable
+def matrix_norm_pullback(dy, x, keepdims=False, ord="fro"):
+    if ord != "fro":
+        return by_rule(la.matrix_norm, dy, x, keepdims=keepdims, ord=ord)
+    return (_two_norm_pullback(dy, x, (-2, -1), keepdims),)
+
+
 def register_pullbacks(reg):
     set_pullbacks(
         reg,
@@ -233,5 +259,7 @@ def register_pullbacks(reg):
             (la.svd, svd_pullback),
             (getattr(la, "svdvals", None), svdvals_pullback),
             (la.qr, qr_pullback),
+            (getattr(la, "vector_norm", None), vector_norm_pullback),
+            (getattr(la, "matrix_norm", None), matrix_norm_pullback),
         ],
     )

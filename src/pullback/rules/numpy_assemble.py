@@ -334,3 +334,7 @@ def register(reg):
     r.rule(np.dsplit, _split_rule(np.dsplit, lambda a, args, kw: 2))
     if hasattr(np, "unstack"):
         r.rule(np.unstack, _unstack_rrule)
+    # the pullbacks second derivatives run through
+    from .numpy_assemble_pullbacks import register as register_pullbacks
+
+    register_pullbacks(reg)

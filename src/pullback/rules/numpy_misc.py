@@ -584,3 +584,7 @@ def register(reg):
     r.rule(np.correlate, _correlate_rrule)
     r.rule(np.cov, _cov_rrule, notes="no fweights/aweights")
     r.rule(np.corrcoef, _corrcoef_rrule)
+    # the pullbacks second derivatives run through
+    from .numpy_misc_pullbacks import register as register_pullbacks
+
+    register_pullbacks(reg)

@@ -2,8 +2,8 @@
 functions: ``pullback(dy, k, *shapes, loc=0)`` returns the cotangents of ``k``, each shape
 and ``loc`` (zero for ``k``, ``loc`` and binom's integer ``n``: the functions are piecewise
 constant in them). The rule's closure pullback calls the same function; second
-derivatives transform it like user code. Parameters after ``dy`` are positional-only (a
-keyword call uses the closure pullback, which returns keyword cotangents too).
+derivatives transform it like user code. ``loc`` by keyword is called as a keyword (its
+cotangent is read at its parameter's place); shapes by keyword use the closure pullback.
 
 The spec of each distribution gives ``d logpmf / d shape`` at ``k - loc`` and
 ``dF / d shape`` at ``floor(k - loc)`` (see :mod:`.scipy_stats_discrete`).
@@ -145,7 +145,7 @@ def discrete_pullback(dist, method):
     if nshapes == 1:
 
         @transformable
-        def stats_pullback(dy, k, s0, loc=0, /):
+        def stats_pullback(dy, k, s0, loc=0):
             p = partials(k, (s0,), loc)
             zero = dy * p[1]
             return unbroadcast(zero, k), unbroadcast(dy * p[0], s0), unbroadcast(zero, loc)
@@ -153,7 +153,7 @@ def discrete_pullback(dist, method):
     else:
 
         @transformable
-        def stats_pullback(dy, k, s0, s1, loc=0, /):
+        def stats_pullback(dy, k, s0, s1, loc=0):
             p = partials(k, (s0, s1), loc)
             zero = dy * p[2]
             return (

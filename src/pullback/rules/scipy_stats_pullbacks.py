@@ -10,8 +10,10 @@ Location-scale: with ``z = (x - loc) / scale``, ``logpdf(x) = log f(z) - log(sca
 ``ppf`` is the inverse of ``cdf``: ``dQ/dq = 1 / f(Q)``, ``dQ/d shape = -(dF/d shape) / f``.
 Outside the support the cotangents are 0 (the functions are flat there).
 
-The parameters after ``dy`` are positional-only: a call that passes a parameter by
-keyword uses the rule's closure pullback, which returns keyword cotangents too.
+A call that passes ``loc``/``scale`` by keyword calls the function with those keywords:
+it returns one cotangent per parameter all the same, and the generated code reads a
+keyword's cotangent at its parameter's place (``rev_direct_pullback``). Shapes passed by
+keyword (``t.logpdf(x, df=3)``) use the closure pullback (the functions name them s0, s1).
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def continuous_pullback(dist, spec, method):
     if nshapes == 0:
 
         @transformable
-        def stats_pullback(dy, x, loc=0.0, scale=1.0, /):
+        def stats_pullback(dy, x, loc=0.0, scale=1.0):
             p = partials(x, (), loc, scale)
             return unbroadcast(dy * p[0], x), unbroadcast(dy * p[1], loc), unbroadcast(
                 dy * p[2], scale
@@ -114,7 +116,7 @@ def continuous_pullback(dist, spec, method):
     elif nshapes == 1:
 
         @transformable
-        def stats_pullback(dy, x, s0, loc=0.0, scale=1.0, /):
+        def stats_pullback(dy, x, s0, loc=0.0, scale=1.0):
             p = partials(x, (s0,), loc, scale)
             return (
                 unbroadcast(dy * p[0], x),
@@ -126,7 +128,7 @@ def continuous_pullback(dist, spec, method):
     else:
 
         @transformable
-        def stats_pullback(dy, x, s0, s1, loc=0.0, scale=1.0, /):
+        def stats_pullback(dy, x, s0, s1, loc=0.0, scale=1.0):
             p = partials(x, (s0, s1), loc, scale)
             return (
                 unbroadcast(dy * p[0], x),

@@ -317,7 +317,7 @@ class ForwardBuilder:
                 return " + ".join(terms)
             if rule is not None:
                 r = self.bind("rule_" + (getattr(fn, "__name__", None) or "fn"), rule)
-                return self.through_rule(t, v, f"rule_tangent({r}, ")
+                return self.through_rule(t, v, f"rule_tangent({r}, ", rule)
             # a user function: its own forward transformation
             jvp = self.bind("jvp_" + fn.__name__, self.jvp_of(fn))
             return self.through_user(t, v, jvp)
@@ -361,10 +361,19 @@ class ForwardBuilder:
             if self.varied_atom(k.value):
                 self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, what))
 
-    def through_rule(self, t, v, head):
-        self.refuse_varied_keywords(v, "a rule")
+    def through_rule(self, t, v, head, rule=None):
+        # keywords the rule differentiates (rule.extra["keyword_cotangents"]) pass their
+        # tangents on; any other varied keyword would get none: refused
+        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        moving = [k for k in v.keywords if k.arg in declared and self.varied_atom(k.value)]
+        for k in v.keywords:
+            if k.arg not in declared and self.varied_atom(k.value):
+                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, "a rule"))
         p, d, kw = self.arg_lists(v)
-        return Combined(f"{head}{p}, {d}, {kw})")
+        if not moving:
+            return Combined(f"{head}{p}, {d}, {kw})")
+        pairs = ", ".join(f"{k.arg!r}: {self.tan(k.value)}" for k in moving)
+        return Combined(f"{head}{p}, {d}, {kw}, {{{pairs}}})")
 
     def through_dynamic(self, t, v, head):
         self.refuse_varied_keywords(v, "a call found at run time")

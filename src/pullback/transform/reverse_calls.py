@@ -15,6 +15,7 @@ import gast
 from .. import containers
 from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
+from ..runtime import parameter_places
 from .code import Compound, Line
 from .inline import inline_form
 from .problems import (
@@ -147,8 +148,10 @@ class CallAdjoints:
 
     def rev_direct_pullback(self, g, v, rule, state, out, line):
         """Call a rule's pullback function with the primal arguments (no closure). It returns
-        one cotangent per positional argument, then (for a rule that differentiates keywords,
-        ``rule.extra["keyword_cotangents"]``) a dict ``{keyword: cotangent}``."""
+        one cotangent per positional argument; the cotangent of a differentiated keyword
+        (``rule.extra["keyword_cotangents"]``) is at its parameter's place when the function
+        has a parameter of that name (it returns one per parameter: scipy.stats), else in a
+        dict ``{keyword: cotangent}`` after the positional ones."""
         n = len(v.args)
         positional = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
         keywords = self.differentiated_keywords(rule, v)
@@ -170,8 +173,12 @@ class CallAdjoints:
             body.append(Line(f"{c} = {call}", src=line))
             for k, a in positional:
                 self.contrib(a.id, f"{c}[{k}]", (), inside, line, body)
+            places = parameter_places(rule.pullback_fn)
             for kw, node in keywords:
-                self.contrib(node.id, f"dict_item({c}[{n}], {kw!r})", (), inside, line, body)
+                # a function that names the keyword as a parameter returns its cotangent at
+                # that parameter's place; otherwise in the dict after the positional ones
+                read = f"{c}[{places[kw]}]" if kw in places else f"dict_item({c}[{n}], {kw!r})"
+                self.contrib(node.id, read, (), inside, line, body)
         self.flush_aliases(body, line)
         skipped = state.copy()
         orelse: list = []
@@ -392,3 +399,4 @@ class CallAdjoints:
                 self.problems.append(
                     varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
                 )
+

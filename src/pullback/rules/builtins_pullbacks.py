@@ -1,0 +1,96 @@
+"""Transformable pullbacks of the builtins rules (builtins_rules.py): ``float``, ``sum``,
+``max``/``min`` (without ``key``/``default``), ``list`` and ``tuple``, written in the
+differentiable subset so that second derivatives run through them (see transformable.py).
+A sequence argument gets a tuple of cotangents, one per item.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import ZERO, densify, unbroadcast
+from .transformable import by_rule, set_pullbacks
+
+
+@transformable
+def float_pullback(dy, x=0.0):
+    return (unbroadcast(np.reshape(densify(dy), np.shape(x)), x),)
+
+
+@transformable
+def sum_pullback(dy, iterable, start=0):
+    if isinstance(iterable, np.ndarray):
+        g = np.broadcast_to(densify(dy), np.shape(iterable))
+        return unbroadcast(g, iterable), unbroadcast(dy, start)
+    parts = ()
+    for v in iterable:
+        parts = parts + (unbroadcast(densify(dy), v),)
+    return parts, unbroadcast(dy, start)
+
+
+@transformable
+def _picked(dy, items, index):
+    """One cotangent per item: ``dy`` for the picked one, ``ZERO`` for the others."""
+    parts = ()
+    for k in range(len(items)):
+        if k == index:
+            parts = parts + (unbroadcast(densify(dy), items[k]),)
+        else:
+            parts = parts + (ZERO,)
+    return parts
+
+
+@transformable
+def _extreme_pullback(dy, which, a, b=None, c=None, d=None):
+    items = a
+    if b is not None:
+        items = (a, b) if c is None else ((a, b, c) if d is None else (a, b, c, d))
+    if isinstance(items, np.ndarray) and np.ndim(items) != 1:
+        return by_rule(which, dy, a)  # rows compared as arrays
+    # the first of the extreme items, as max/min pick it (their values are real)
+    values = np.real(np.asarray(items))
+    index = np.argmax(values) if which is builtins.max else np.argmin(values)
+    if isinstance(items, np.ndarray):
+        return (np.where(np.arange(np.shape(items)[0]) == index, densify(dy), 0.0),)
+    if b is None:
+        return (_picked(dy, items, index),)
+    return _picked(dy, items, index)
+
+
+@transformable
+def max_pullback(dy, a, b=None, c=None, d=None):
+    return _extreme_pullback(dy, builtins.max, a, b, c, d)
+
+
+@transformable
+def min_pullback(dy, a, b=None, c=None, d=None):
+    return _extreme_pullback(dy, builtins.min, a, b, c, d)
+
+
+@transformable
+def sequence_pullback(dy, iterable=()):
+    if isinstance(iterable, np.ndarray):
+        if len(dy) == 0:
+            return (np.zeros(np.shape(iterable), np.result_type(iterable, 1.0)),)
+        return (unbroadcast(np.stack([densify(p) for p in dy]), iterable),)
+    parts = ()
+    for k in range(len(iterable)):
+        parts = parts + (unbroadcast(densify(dy[k]), iterable[k]),)
+    return (parts,)
+
+
+def register(reg):
+    set_pullbacks(
+        reg,
+        [
+            (builtins.float, float_pullback),
+            (builtins.sum, sum_pullback),
+            (builtins.max, max_pullback),
+            (builtins.min, min_pullback),
+            (builtins.list, sequence_pullback),
+            (builtins.tuple, sequence_pullback),
+        ],
+    )

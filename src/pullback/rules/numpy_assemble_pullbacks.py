@@ -1,0 +1,223 @@
+"""Transformable pullbacks of the assembling and splitting rules (numpy_assemble.py):
+written in the differentiable subset, so that second derivatives run through them (see
+transformable.py).
+
+Each is linear in the cotangent: it cuts the cotangent of a joined array into the pieces
+the inputs gave (or joins the cotangents of the pieces a split made), and reshapes each
+piece to its input's shape (the promotion to 1-, 2- or 3-d only added axes of length 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .transformable import set_pullbacks
+
+
+@transformable
+def _like_nested(g, obj):
+    """The cotangent of ``obj`` (an array, a scalar or a list/tuple of them, nested) that
+    NumPy turned into the array whose cotangent is ``g``."""
+    if isinstance(obj, (list, tuple)):
+        parts = ()
+        for k in range(len(obj)):
+            parts = parts + (_like_nested(g[k], obj[k]),)
+        return parts
+    return unbroadcast(g, obj)
+
+
+@transformable
+def _array_like(dy, obj):
+    g = densify(dy)
+    # ndmin (and ascontiguousarray of a scalar) added leading axes of length 1
+    extra = np.ndim(g) - _nested_ndim(obj)
+    if extra > 0:
+        g = np.reshape(g, np.shape(g)[extra:])
+    return _like_nested(g, obj)
+
+
+@transformable
+def _nested_ndim(obj):
+    if isinstance(obj, (list, tuple)):
+        if len(obj) == 0:
+            return 1
+        return 1 + _nested_ndim(obj[0])
+    return np.ndim(obj)
+
+
+@transformable
+def array_pullback(dy, obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
+    return _array_like(dy, obj), NO_TANGENT
+
+
+@transformable
+def asarray_pullback(dy, a, dtype=None, order=None, device=None, copy=None, like=None):
+    return _array_like(dy, a), NO_TANGENT
+
+
+@transformable
+def contiguous_pullback(dy, a, dtype=None, like=None):
+    return _array_like(dy, a), NO_TANGENT
+
+
+@transformable
+def copy_pullback(dy, a, order="K", subok=False):
+    return _array_like(dy, a), NO_TANGENT
+
+
+@transformable
+def _cut(dy, arrays, axis, widths):
+    """``dy`` cut along ``axis`` into pieces of ``widths``, each in its array's shape."""
+    g = densify(dy)
+    lead = (slice(None),) * axis
+    parts = ()
+    start = 0
+    for k in range(len(arrays)):
+        stop = start + widths[k]
+        piece = g[lead + (slice(start, stop),)]
+        parts = parts + (unbroadcast(np.reshape(piece, np.shape(arrays[k])), arrays[k]),)
+        start = stop
+    return parts
+
+
+@transformable
+def hstack_pullback(dy, tup, dtype=None, casting="same_kind"):
+    if np.ndim(dy) == 1:  # items of at most one axis, joined end to end
+        widths = [math.prod(np.shape(a)) for a in tup]
+        return _cut(dy, tup, 0, widths), NO_TANGENT
+    return _cut(dy, tup, 1, [np.shape(a)[1] for a in tup]), NO_TANGENT
+
+
+@transformable
+def vstack_pullback(dy, tup, dtype=None, casting="same_kind"):
+    widths = [1 if np.ndim(a) < 2 else np.shape(a)[0] for a in tup]
+    return _cut(dy, tup, 0, widths), NO_TANGENT
+
+
+@transformable
+def dstack_pullback(dy, tup):
+    widths = [1 if np.ndim(a) < 3 else np.shape(a)[2] for a in tup]
+    return (_cut(dy, tup, 2, widths),)
+
+
+@transformable
+def column_stack_pullback(dy, tup):
+    widths = [1 if np.ndim(a) < 2 else np.shape(a)[1] for a in tup]
+    return (_cut(dy, tup, 1, widths),)
+
+
+@transformable
+def append_pullback(dy, arr, values, axis=None):
+    if axis is None:
+        g = np.ravel(densify(dy))
+        widths = [math.prod(np.shape(arr)), math.prod(np.shape(values))]
+        parts = _cut(g, (arr, values), 0, widths)
+    else:
+        ax = axis % np.ndim(dy)
+        parts = _cut(dy, (arr, values), ax, [np.shape(arr)[ax], np.shape(values)[ax]])
+    return parts[0], parts[1], NO_TANGENT
+
+
+@transformable
+def _joined(dy, ary, sections, axis, stack):
+    """The cotangent of ``ary`` from the cotangents ``dy`` of its pieces (``ZERO`` for a
+    piece no gradient reached): concatenated along ``axis`` (stacked when ``stack``)."""
+    pieces = ()
+    for k in range(len(dy)):
+        p = dy[k]
+        if p is ZERO:
+            shape = np.shape(ary)
+            ax = axis % len(shape)
+            if stack:
+                p = np.zeros(shape[:ax] + shape[ax + 1 :], np.result_type(ary, 1.0))
+            else:
+                p = _piece_zeros(ary, sections, axis, k, len(dy))
+        pieces = pieces + (densify(p),)
+    if stack:
+        return unbroadcast(np.stack(pieces, axis), ary)
+    return unbroadcast(np.concatenate(pieces, axis), ary)
+
+
+@transformable
+def _piece_zeros(ary, sections, axis, k, n):
+    """Zeros in the shape of piece ``k`` of the ``n`` that splitting ``ary`` at
+    ``sections`` made (a piece no gradient reached)."""
+    shape = np.shape(ary)
+    ax = axis % len(shape)
+    size = shape[ax]
+    if isinstance(sections, int):
+        base, more = size // n, size % n  # array_split: the first ``more`` are longer
+        width = base + 1 if k < more else base
+    else:
+        bounds = [0] + list(sections) + [size]
+        width = max(min(bounds[k + 1], size) - min(bounds[k], size), 0)
+    return np.zeros(shape[:ax] + (width,) + shape[ax + 1 :], np.result_type(ary, 1.0))
+
+
+@transformable
+def split_pullback(dy, ary, indices_or_sections, axis=0):
+    return _joined(dy, ary, indices_or_sections, axis, False), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def hsplit_pullback(dy, ary, indices_or_sections):
+    return _joined(dy, ary, indices_or_sections, 0 if np.ndim(ary) == 1 else 1, False), NO_TANGENT
+
+
+@transformable
+def vsplit_pullback(dy, ary, indices_or_sections):
+    return _joined(dy, ary, indices_or_sections, 0, False), NO_TANGENT
+
+
+@transformable
+def dsplit_pullback(dy, ary, indices_or_sections):
+    return _joined(dy, ary, indices_or_sections, 2, False), NO_TANGENT
+
+
+@transformable
+def unstack_pullback(dy, x, axis=0):
+    return (_joined(dy, x, None, axis, True),)
+
+
+@transformable
+def select_pullback(dy, condlist, choicelist, default=0):
+    # each place takes the first choice whose condition holds there, else the default
+    g = densify(dy)
+    taken = np.zeros(np.shape(g), bool)
+    parts = ()
+    for k in range(len(choicelist)):
+        pick = np.logical_and(np.broadcast_to(condlist[k], np.shape(g)), np.logical_not(taken))
+        parts = parts + (unbroadcast(np.where(pick, g, 0.0), choicelist[k]),)
+        taken = np.logical_or(taken, pick)
+    return NO_TANGENT, parts, unbroadcast(np.where(taken, 0.0, g), default)
+
+
+def register(reg):
+    set_pullbacks(
+        reg,
+        [
+            (np.array, array_pullback),
+            (np.asarray, asarray_pullback),
+            (np.asanyarray, asarray_pullback),
+            (np.ascontiguousarray, contiguous_pullback),
+            (np.asfortranarray, contiguous_pullback),
+            (np.copy, copy_pullback),
+            (np.hstack, hstack_pullback),
+            (np.vstack, vstack_pullback),
+            (getattr(np, "row_stack", None), vstack_pullback),
+            (np.dstack, dstack_pullback),
+            (np.column_stack, column_stack_pullback),
+            (np.append, append_pullback),
+            (np.split, split_pullback),
+            (np.array_split, split_pullback),
+            (np.hsplit, hsplit_pullback),
+            (np.vsplit, vsplit_pullback),
+            (np.dsplit, dsplit_pullback),
+            (getattr(np, "unstack", None), unstack_pullback),
+            (np.select, select_pullback),
+        ],
+    )

@@ -1,0 +1,215 @@
+"""Transformable pullbacks of numpy_misc.py's rules that are linear or polynomial in their
+inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate, meshgrid
+of up to three vectors, bincount's weights, cov of one 2-d array): written in the
+differentiable subset, so that second derivatives run through them (see transformable.py).
+Call forms they do not cover (``diff`` with ``prepend``/``append``, ``linspace(retstep=True)``,
+``trapezoid`` with an n-d ``x``, a 2-d polynomial, ``cov`` with ``y``/weights) use the rule's
+closure (first derivatives only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .transformable import by_rule, set_pullbacks
+
+
+@transformable
+def full_pullback(dy, shape, fill_value, dtype=None, order="C", like=None):
+    return (NO_TANGENT, unbroadcast(densify(dy), fill_value)) + (NO_TANGENT,) * 3
+
+
+@transformable
+def full_like_pullback(
+    dy, a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None
+):
+    # the values of ``a`` do not matter, only its shape and dtype
+    da = np.zeros(np.shape(a), np.result_type(a, 1.0))
+    return (da, unbroadcast(densify(dy), fill_value)) + (NO_TANGENT,) * 6
+
+
+@transformable
+def linspace_pullback(
+    dy, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None
+):
+    if retstep:
+        return by_rule(np.linspace, dy, start, stop, num, endpoint, retstep, dtype, axis)
+    g = np.moveaxis(densify(dy), axis, 0)
+    div = num - 1 if endpoint else num
+    t = np.arange(num) / max(div, 1)
+    t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
+    d_start = np.sum(g * (1.0 - t), axis=0)
+    d_stop = np.sum(g * t, axis=0)
+    # one cotangent per parameter (none for num, endpoint, ...)
+    return (unbroadcast(d_start, start), unbroadcast(d_stop, stop)) + (NO_TANGENT,) * 7
+
+
+@transformable
+def _padded_diff_transpose(g, ax):
+    """The adjoint of ``np.diff`` along ``ax``: ``-diff`` of ``g`` with a zero each end."""
+    shape = np.shape(g)
+    z = np.zeros(shape[:ax] + (1,) + shape[ax + 1 :], np.result_type(g))
+    return -np.diff(np.concatenate([z, g, z], axis=ax), axis=ax)
+
+
+@transformable
+def diff_pullback(dy, a, n=1, axis=-1, prepend=None, append=None):
+    # (np.diff takes prepend=None as a value: pass on only the ones given)
+    if prepend is not None and append is not None:
+        return by_rule(np.diff, dy, a, n, axis, prepend, append)
+    if prepend is not None:
+        return by_rule(np.diff, dy, a, n, axis, prepend=prepend)
+    if append is not None:
+        return by_rule(np.diff, dy, a, n, axis, append=append)
+    g = densify(dy)
+    ax = axis % np.ndim(a)
+    for _ in range(n):
+        g = _padded_diff_transpose(g, ax)
+    return (unbroadcast(g, a),) + (NO_TANGENT,) * 4
+
+
+@transformable
+def polyval_pullback(dy, p, x):
+    if np.ndim(p) != 1:
+        return by_rule(np.polyval, dy, p, x)
+    n = np.shape(p)[0]
+    g = densify(dy)
+    if n == 0:  # the empty polynomial is 0 everywhere
+        return np.zeros(np.shape(p), np.result_type(p, 1.0)), unbroadcast(0.0 * g, x)
+    powers = np.arange(n - 1, -1, -1)
+    vander = np.expand_dims(x, -1) ** powers  # x's shape + (n,)
+    dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
+    if n > 1:
+        dx = g * np.conj(np.polyval(p[:-1] * np.arange(n - 1, 0, -1), x))
+    else:
+        dx = np.zeros(np.shape(g), np.result_type(g, x))
+    return unbroadcast(dp, p), unbroadcast(dx, x)
+
+
+@transformable
+def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
+    if x is not None and np.ndim(x) != 1:
+        return by_rule(np.trapezoid, dy, y, x, dx, axis)
+    yl = np.moveaxis(y, axis, -1)
+    n = np.shape(yl)[-1]
+    if x is None:
+        steps = dx * np.ones(max(n - 1, 0))
+    else:
+        steps = np.diff(x)
+    edge = np.zeros(1, np.result_type(steps))
+    w = np.concatenate([edge, steps]) + np.concatenate([steps, edge])
+    g = np.expand_dims(densify(dy), -1)
+    d_y = np.moveaxis(g * (w / 2.0), -1, axis)
+    mids = (yl[..., :-1] + yl[..., 1:]) / 2.0
+    if x is None:
+        d_dx = np.sum(densify(dy) * np.conj(np.sum(mids, axis=-1)))
+        return unbroadcast(d_y, y), NO_TANGENT, unbroadcast(d_dx, dx), NO_TANGENT
+    zero = np.zeros(np.shape(mids)[:-1] + (1,), np.result_type(mids))
+    dmid = np.concatenate([zero, mids], axis=-1) - np.concatenate([mids, zero], axis=-1)
+    d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
+    return unbroadcast(d_y, y), unbroadcast(d_x, x), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def _full_from(dy, n, m, mode, correlating):
+    """The cotangent of the "full" result, from that of the ``mode`` part of it (zeros
+    where the mode cut it)."""
+    k = min(n, m)
+    offset = (k - 1) // 2
+    if mode == "full":
+        offset = 0
+    elif mode == "valid":
+        offset = k - 1
+    elif correlating and n < m:
+        offset = (k - 1) - (k - 1) // 2
+    g = densify(dy)
+    before = np.zeros(offset, np.result_type(g))
+    after = np.zeros(n + m - 1 - offset - np.shape(g)[0], np.result_type(g))
+    return np.concatenate([before, g, after])
+
+
+@transformable
+def convolve_pullback(dy, a, v, mode="full"):
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    g = _full_from(dy, n, m, mode, False)
+    # full[k] = sum_i a[i] v[k - i]; np.correlate conjugates its second argument
+    return unbroadcast(np.correlate(g, v, "valid"), a), unbroadcast(
+        np.correlate(g, a, "valid"), v
+    ), NO_TANGENT
+
+
+@transformable
+def correlate_pullback(dy, a, v, mode="valid"):
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    g = _full_from(dy, n, m, mode, True)
+    # correlate(a, v) = convolve(a, w) with w = conj(v[::-1])
+    da = np.correlate(g, np.conj(np.flip(v)), "valid")
+    dv = np.conj(np.flip(np.correlate(g, a, "valid")))
+    return unbroadcast(da, a), unbroadcast(dv, v), NO_TANGENT
+
+
+@transformable
+def meshgrid_pullback(dy, x1, x2=None, x3=None, copy=True, sparse=False, indexing="xy"):
+    xi = (x1,) if x2 is None else ((x1, x2) if x3 is None else (x1, x2, x3))
+    n = len(xi)
+    parts = ()
+    for k in range(n):
+        # grid k varies along axis k (the first two swapped for "xy" indexing)
+        keep = k
+        if indexing == "xy" and n >= 2 and k < 2:
+            keep = 1 - k
+        g = densify(dy[k])
+        if g is ZERO:
+            parts = parts + (np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)),)
+        else:
+            others = tuple(d for d in range(np.ndim(g)) if d != keep)
+            summed = np.reshape(np.sum(g, axis=others), np.shape(xi[k]))
+            parts = parts + (unbroadcast(summed, xi[k]),)
+    return parts
+
+
+@transformable
+def bincount_pullback(dy, x, weights=None, minlength=0):
+    if weights is None:
+        return NO_TANGENT, NO_TANGENT, NO_TANGENT
+    return NO_TANGENT, unbroadcast(np.take(densify(dy), x), weights), NO_TANGENT
+
+
+@transformable
+def cov_pullback(
+    dy, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None
+):
+    if y is not None or fweights is not None or aweights is not None or np.ndim(m) != 2:
+        return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)
+    X = m if rowvar else np.transpose(m)
+    dd = ddof
+    if dd is None:
+        dd = 0 if bias else 1
+    # C = Xc Xc^H / (n - ddof): the rows of Xc sum to 0, so the centring adds nothing
+    Xc = X - np.mean(X, axis=1, keepdims=True)
+    V = np.shape(X)[0]
+    G = np.reshape(densify(dy), (V, V))  # one variable: cov gives a 0-d result
+    dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
+    dm = dX if rowvar else np.transpose(dX)
+    return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
+
+
+def register(reg):
+    set_pullbacks(
+        reg,
+        [
+            (np.full, full_pullback),
+            (np.full_like, full_like_pullback),
+            (np.linspace, linspace_pullback),
+            (np.diff, diff_pullback),
+            (np.polyval, polyval_pullback),
+            (getattr(np, "trapezoid", None), trapezoid_pullback),
+            (np.convolve, convolve_pullback),
+            (np.correlate, correlate_pullback),
+            (np.meshgrid, meshgrid_pullback),
+            (np.bincount, bincount_pullback),
+            (np.cov, cov_pullback),
+        ],
+    )

@@ -1,0 +1,136 @@
+"""Small idioms from everyday NumPy code: comprehensions and generator expressions,
+lambdas, map, lists built with append, partial objects, tuple unpacking, dicts of
+parameters, enumerate/zip loops, early returns and while loops with counters."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+POINTS = np.array([[0.0, 1.0], [1.0, 0.5], [2.0, -0.3], [3.0, 0.8]])
+
+
+def pairwise_energy(x):
+    n = len(x)
+    return sum(1.0 / (1e-3 + (x[i] - x[j]) ** 2) for i in range(n) for j in range(i + 1, n))
+
+
+def polynomial(coeffs, t=0.7):
+    return sum(c * t**k for k, c in enumerate(coeffs))
+
+
+def horner(coeffs, t=0.7):
+    result = 0.0
+    for c in reversed(list(coeffs)):
+        result = result * t + c
+    return result
+
+
+def least_squares_line(params):
+    slope, intercept = params[0], params[1]
+    residuals = [y - (slope * x + intercept) for x, y in POINTS]
+    return sum(r * r for r in residuals)
+
+
+def weighted_norms(x, weights=(1.0, 2.0, 0.5)):
+    return sum(w * np.linalg.norm(x * k) for k, w in enumerate(weights, 1))
+
+
+def softmax_entropy(logits):
+    exps = list(map(lambda v: math.exp(v), logits))
+    total = sum(exps)
+    probs = [e / total for e in exps]
+    return -sum(p * math.log(p) for p in probs)
+
+
+def running_mean_loss(x):
+    means = []
+    total = 0.0
+    for k, v in enumerate(x, 1):
+        total = total + v
+        means.append(total / k)
+    return np.sum(np.array(means) ** 2)
+
+
+def stacked_features(x):
+    feats = np.stack([np.sin(x), np.cos(x), x**2])
+    return np.sum(feats @ np.ones(len(x)))
+
+
+def newton_sqrt(a, iterations=6):
+    guess = a
+    count = 0
+    while count < iterations:
+        guess = 0.5 * (guess + a / guess)
+        count += 1
+    return guess
+
+
+def piecewise(x):
+    if x > 1.0:
+        return x**2
+    elif x > 0.0:
+        return 2.0 * x - 1.0 + x**3
+    return -x
+
+
+def params_dict_loss(params):
+    pred = params["scale"] * np.tanh(POINTS[:, 0] * params["rate"]) + params["offset"]
+    return np.mean((pred - POINTS[:, 1]) ** 2)
+
+
+def filtered_sum(x):
+    return sum(v**3 for v in x if v > 0)
+
+
+def max_of_squares(x):
+    return max(v * v for v in x)
+
+
+def nested_helper_calls(x):
+    return np.sum(_scale(_shift(x, 0.5), 2.0) ** 2)
+
+
+def _shift(x, by):
+    return x + by
+
+
+def _scale(x, by):
+    return x * by
+
+
+def lambda_helpers(x):
+    sq = lambda t: t * t  # noqa: E731 - the idiom under test
+    cube = lambda t: t * sq(t)  # noqa: E731
+    return np.sum(sq(x) + cube(x))
+
+
+def repeated_rows(x):
+    rows = [x] * 3
+    return np.sum(np.stack(rows) * np.arange(1.0, 4.0)[:, None])
+
+
+scaled_energy = partial(weighted_norms, weights=(0.5, 0.25))
+
+CASES = [
+    (pairwise_energy, (np.array([0.1, 0.7, -0.4, 1.3]),)),
+    (polynomial, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (horner, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (least_squares_line, (np.array([0.4, 0.1]),)),
+    (weighted_norms, (np.array([0.5, -1.0, 2.0]),)),
+    (softmax_entropy, (np.array([0.5, -1.0, 2.0]),)),
+    (running_mean_loss, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (stacked_features, (np.array([0.5, -1.0, 2.0]),)),
+    (newton_sqrt, (2.0,)),
+    (piecewise, (0.6,)),
+    (piecewise, (1.6,)),
+    (params_dict_loss, ({"scale": 0.8, "rate": 1.2, "offset": 0.1},)),
+    (filtered_sum, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (max_of_squares, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (nested_helper_calls, (np.array([0.5, -1.0, 2.0]),)),
+    (lambda_helpers, (np.array([0.5, -1.0, 2.0]),)),
+    (repeated_rows, (np.array([0.5, -1.0, 2.0]),)),
+    (scaled_energy, (np.array([0.5, -1.0, 2.0]),)),
+]

@@ -124,3 +124,21 @@ def test_broadcast_cotangent_batched_and_not():
             broadcast_cotangent(np.ones(3), (2, 3))
     finally:
         tangents.batch_axes.axes = outer
+
+
+def scaled(x, w=2.0):
+    return np.sin(x) * w
+
+
+def test_jacobian_binds_arguments_as_vjp_does():
+    from pullback import jacobian
+    from pullback.errors import ArgumentError
+
+    x = np.linspace(0.1, 0.9, 3)
+    want = np.diag(np.cos(x) * 2.0)
+    np.testing.assert_allclose(jacobian(scaled)(x), want)  # a default: bound
+    np.testing.assert_allclose(jacobian(scaled)(x, 2.0), want)  # every parameter given
+    np.testing.assert_allclose(jacobian(scaled)(x, w=2.0), want)  # a keyword
+    np.testing.assert_allclose(jacobian(scaled, wrt=1)(x, 2.0), np.sin(x))
+    with pytest.raises(ArgumentError, match="cannot call"):
+        jacobian(scaled)(x, 2.0, 3.0)

@@ -245,11 +245,31 @@ def long_function_transform(quick: bool) -> list[Row]:
     ]
 
 
+def _runs_batched(fn, args) -> bool:
+    """Whether ``fn(*args)`` (a jacobian or hessian) ran one batched sweep, not rows."""
+    from pullback import batched
+
+    rows = batched._stack_rows
+    fell_back = []
+
+    def counted(*a):
+        fell_back.append(1)
+        return rows(*a)
+
+    batched._stack_rows = counted
+    try:
+        fn(*args)
+    finally:
+        batched._stack_rows = rows
+    return not fell_back
+
+
 def jacobians_and_hessians(timed) -> list[Row]:
     x = np.linspace(-1.0, 1.5, 100)
     gradient = timed(speed_fns.rosen_vec_hand, (x,))
     h = hessian(speed_fns.rosen_vec)
     H = h(x)
+    batched_h = _runs_batched(h, (x,))
     if not np.allclose(H, H.T, rtol=1e-12, atol=1e-9):
         return [Row("Hessian of vectorized Rosenbrock", "WRONG (not symmetric)", "", False)]
     ratio_h = timed(h, (x,)) / gradient
@@ -266,6 +286,12 @@ def jacobians_and_hessians(timed) -> list[Row]:
             _ratio(ratio_h),
             "<= 30x",
             ratio_h <= 30,
+        ),
+        Row(
+            "  the Hessian runs as one batched sweep",
+            "yes" if batched_h else "no: row by row",
+            "yes",
+            batched_h,
         ),
         Row(
             "Jacobian of an elementwise map n=1000 / one gradient",

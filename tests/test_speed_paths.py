@@ -243,8 +243,23 @@ def test_stacked_pullback_empty_and_bad_shapes():
         back.stacked(np.zeros((2, 4)))
 
 
-def test_jacobian_falls_back_where_a_step_cannot_batch():
-    # The Hessian runs through second-order rules that do not follow a batch axis: rows.
+def fancy_reads(x):
+    return np.sum(x[np.array([0, 2, 2])] ** 2 * x[1])
+
+
+def test_jacobian_falls_back_where_a_step_cannot_batch(monkeypatch):
+    # Integer-array reads do not follow a batch axis in second order: rows, same result.
+    from pullback import batched
+
+    calls = []
+    rows = batched._stack_rows
+    monkeypatch.setattr(batched, "_stack_rows", lambda *a: calls.append(1) or rows(*a))
+    z = np.linspace(0.5, 1.5, 4)
+    H = hessian(fancy_reads)(z)
+    assert calls
+    np.testing.assert_allclose(H, jacobian_by_fd(grad(fancy_reads), z), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12)
+    # The Rosenbrock Hessian batches now (tests/test_batched_hessians.py checks it).
     x = np.linspace(-1.0, 1.5, 8)
     H = hessian(rosen_vec)(x)
     head, tail = x[:-1], x[1:]

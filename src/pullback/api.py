@@ -605,11 +605,18 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     cotangent of each argument in ``wrt`` — a tuple, or a single value when ``wrt`` is a
     single index or name. By default ``wrt`` is every positional argument given.
     """
-    reg = registry if registry is not None else default_registry()
     if wrt is None:
         wrt = tuple(range(len(args)))
     names, single = resolve_wrt(fn, wrt)
-    values = _bound_values(fn, args, kwargs, names)
+    return vjp_resolved(fn, args, kwargs, names, single, registry)
+
+
+def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
+    """:func:`vjp` with ``wrt`` already resolved to parameter ``names`` (and, if given,
+    their ``values`` already bound): what jacobian and hessian call once per call."""
+    reg = registry if registry is not None else default_registry()
+    if values is None:
+        values = _bound_values(fn, args, kwargs, names)
     for name, value in zip(names, values, strict=True):
         _check_differentiable(fn, name, value)
     call = as_bound_call(fn) if not isinstance(fn, (_Transformed, VJPRef)) else None

@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from . import backends
-from .api import vjp
-from .arguments import resolve_wrt
+from .api import vjp, vjp_resolved
+from .arguments import _signature, resolve_wrt
 from .batched import stacked_pullback
 from .errors import ArgumentError
 from .tangents import ZERO
@@ -56,6 +56,20 @@ def _stackable(y, values) -> bool:
     )
 
 
+def _plain_positions(fn, names):
+    """``(number of parameters, positions of names)`` when every parameter of ``fn`` is
+    positional (a call with exactly that many positional arguments then binds each name
+    to its position), else None."""
+    sig = _signature(fn)
+    if sig is None:
+        return None
+    params = list(sig.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        return None
+    order = [p.name for p in params]
+    return len(order), [order.index(n) for n in names]
+
+
 class JacobianFunction:
     """``jacobian(f)``: returns the Jacobian of ``f`` at its arguments.
 
@@ -72,6 +86,7 @@ class JacobianFunction:
         self.registry = registry
         self.mode = mode
         self.names, self.single = resolve_wrt(fn, wrt)
+        self._plain_positions = _plain_positions(fn, self.names)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -139,7 +154,13 @@ class JacobianFunction:
         return type(y)(results) if multi else results[0]
 
     def _reverse(self, args, kwargs):
-        y, pullback = vjp(self.fn, *args, wrt=self.wrt, registry=self.registry, **kwargs)
+        plain = self._plain_positions
+        values = None
+        if plain is not None and not kwargs and len(args) == plain[0]:
+            values = [args[p] for p in plain[1]]  # what binding the call would give
+        y, pullback = vjp_resolved(
+            self.fn, args, kwargs, self.names, self.single, self.registry, values
+        )
         values = pullback._values
         for name, value in zip(self.names, values, strict=True):
             if isinstance(value, (tuple, list, dict)):

@@ -17,8 +17,12 @@ import builtins
 import functools
 import inspect
 import linecache
+import os
+import re
 import textwrap
+import tokenize
 import types
+import weakref
 from dataclasses import dataclass, field
 
 import gast
@@ -53,6 +57,9 @@ class FunctionSource:
     type_guards: dict = field(default_factory=dict)
     # Locals and parameters renamed because generated code uses their names itself.
     renames: dict = field(default_factory=dict)
+    # The whole file's text, shared with every function read from it (see source_lines):
+    # holding it keeps it in the weak file cache while this function's adjoints live.
+    file_text: object = None
 
     def user_kwdefaults(self):
         """``fn.__kwdefaults__`` keyed by the names the generated code uses."""
@@ -162,7 +169,7 @@ def _forwards_only(wrapper, wrapped) -> bool:
     if not isinstance(wrapper, types.FunctionType):
         return False
     try:
-        lines, start = inspect.getsourcelines(wrapper.__code__)  # not through __wrapped__
+        lines, start, _ = source_lines(wrapper.__code__)  # not through __wrapped__
         text = textwrap.dedent("".join(lines))
         tree = ast.parse(text).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
@@ -195,6 +202,63 @@ def _forwards_only(wrapper, wrapped) -> bool:
     return where is not None and value is wrapped
 
 
+class _FileText:
+    """The lines of one source file as read at one (mtime, size)."""
+
+    __slots__ = ("lines", "__weakref__")
+
+    def __init__(self, lines):
+        self.lines = lines
+
+
+# (filename, mtime_ns, size) -> _FileText. Weak values: a file stays cached while a
+# FunctionSource read from it lives, and never grows linecache (design.md).
+_FILES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+# Where inspect.findsource looks for a code object's first line (a def, a decorator or a
+# line with a lambda), from co_firstlineno upwards.
+_DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _file_text(filename: str):
+    """The cached lines of a real ``.py`` file, or None (then inspect finds the source:
+    ``<stdin>``, doctest and notebook cells, zip imports)."""
+    if not filename.endswith(".py"):
+        return None
+    try:
+        st = os.stat(filename)
+    except (OSError, ValueError):
+        return None
+    key = (filename, st.st_mtime_ns, st.st_size)
+    text = _FILES.get(key)
+    if text is None:
+        try:
+            with tokenize.open(filename) as f:  # honours a PEP 263 coding line
+                text = _FileText(f.readlines())
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return None
+        _FILES[key] = text
+    return text
+
+
+def source_lines(code):
+    """``inspect.getsourcelines(code)`` for a code object, reading each file once (cached
+    by name, modification time and size) instead of through ``inspect.getmodule``, which
+    walks every loaded module on its first call. Returns ``(lines, first_line, file_text)``;
+    ``file_text`` is None where inspect was asked."""
+    text = _file_text(code.co_filename)
+    if text is None:
+        lines, start = inspect.getsourcelines(code)
+        return lines, start, None
+    lines = text.lines
+    lnum = code.co_firstlineno - 1
+    if not 0 <= lnum < len(lines):
+        raise OSError("lineno is out of bounds")
+    while lnum > 0 and not _DEF_LINE.match(lines[lnum]):
+        lnum -= 1
+    return inspect.getblock(lines[lnum:]), lnum + 1, text
+
+
 def load_source(fn) -> FunctionSource:
     """Read and parse ``fn``'s source, or raise :class:`SourceUnavailableError`."""
     fn = transform_target(fn)
@@ -209,7 +273,7 @@ def load_source(fn) -> FunctionSource:
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
     try:
-        raw_lines, start = inspect.getsourcelines(fn.__code__)  # what runs, not __wrapped__
+        raw_lines, start, file_text = source_lines(fn.__code__)  # what runs, not __wrapped__
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
             f"cannot differentiate '{_describe(fn)}': its source is not available "
@@ -218,7 +282,9 @@ def load_source(fn) -> FunctionSource:
             "Fix: define the function in a .py file, or register a rule for it with "
             "`@pullback.rrule(fn)`."
         ) from None
-    filename = inspect.getsourcefile(fn.__code__) or fn.__code__.co_filename
+    filename = fn.__code__.co_filename
+    if file_text is None:
+        filename = inspect.getsourcefile(fn.__code__) or filename
     first = raw_lines[0]
     indent = len(first) - len(first.lstrip())
     lines = [_dedent_line(ln, indent) for ln in raw_lines]
@@ -251,6 +317,7 @@ def load_source(fn) -> FunctionSource:
         lines=raw_lines,
         tree=tree,
         is_lambda=is_lambda,
+        file_text=file_text,
     )
 
 

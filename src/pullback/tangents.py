@@ -310,6 +310,54 @@ def getitem_cotangent(acc, x, index, g):
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 
+def read_cotangent(g, x, index, value):
+    """The cotangent of the read ``x[index]`` taken from ``g``, a cotangent of ``x`` (summed to
+    the shape of ``value``, the read's own cotangent, where the read was broadcast).
+
+    It is linear in ``g``: the second-order rules of ``fold_reads`` and ``getitem_cotangent``
+    apply it, and while a stack of cotangents runs (see ``batch_axes``) ``index`` applies
+    after the leading batch axes, so that Hessians can push every direction at once.
+
+    >>> read_cotangent(np.arange(4.0), np.zeros(4), slice(1, 3), np.zeros(2))
+    array([1., 2.])
+    """
+    g = densify(g)
+    if isinstance(x, _ndarray):
+        if batch_axes.axes:
+            g = np.asarray(g)
+            if g.ndim < len(batch_axes.axes) + x.ndim:
+                raise ValueError("a cotangent lost its batch axes")
+            index = index if type(index) is tuple else (index,)
+            if any(isinstance(i, (list, _ndarray)) for i in index):
+                # advanced indices may move axes in front of the batch axes: row by row
+                raise TypeError("batched reads take ints, slices, None and Ellipsis only")
+            return unbroadcast(g[(slice(None),) * len(batch_axes.axes) + index], value)
+        return unbroadcast(np.asarray(g)[index], value)
+    if batch_axes.axes:
+        raise TypeError("batched reads need a NumPy array")
+    return g[index]
+
+
+def broadcast_cotangent(d, shape):
+    """``d`` broadcast to ``shape`` (a read-only view), or to the batch axes + ``shape``
+    while a stack of cotangents runs (see ``batch_axes``): the adjoint of ``unbroadcast``.
+
+    >>> broadcast_cotangent(np.ones(3), (2, 3)).shape
+    (2, 3)
+    """
+    d = densify(d)
+    batch = batch_axes.axes
+    if not batch:
+        return np.broadcast_to(d, shape)
+    d = np.asarray(d)
+    if d.shape[: len(batch)] != batch:
+        raise ValueError("a cotangent lost its batch axes")
+    missing = len(shape) - (d.ndim - len(batch))
+    if missing > 0:  # align the inner axes on the right, after the batch axes
+        d = d.reshape(batch + (1,) * missing + d.shape[len(batch) :])
+    return np.broadcast_to(d, batch + tuple(shape))
+
+
 def _cotangent_dtype(x):
     dt = np.result_type(x)
     return dt if dt.kind in _FLOAT_KINDS else np.dtype(np.float64)
@@ -395,6 +443,13 @@ def _unbroadcast_batched(g, x):
         return g if g.dtype == dtype or dtype.kind not in _FLOAT_KINDS else g.astype(dtype)
     if g.ndim < len(batch) or g.shape[: len(batch)] != batch:
         raise ValueError("a cotangent lost its batch axes")
+    # Align the inner axes on the right, after the batch axes: sum the extra leading inner
+    # axes, or give a cotangent with fewer inner axes ones to broadcast from.
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(len(batch), len(batch) + extra)))
+    elif extra < 0:
+        g = g.reshape(batch + (1,) * -extra + g.shape[len(batch) :])
     return _sum_to(g, shape, dtype if dtype.kind in _FLOAT_KINDS else None)
 
 
@@ -515,6 +570,12 @@ def fold_reads(acc, x, chain):
 def _fold_reads_batched(acc, x, chain):
     """``fold_reads`` of stacked cotangents: each read's index applies after the batch
     axes. Only NumPy arrays read with basic or integer-array indices."""
+    if type(x) is tuple or type(x) is list:  # one cotangent per item: nothing to batch
+        while chain is not None:
+            index, value, chain = chain
+            if not is_zero(value):
+                acc = getitem_cotangent(acc, x, index, densify(value))
+        return acc
     if type(x) is not _ndarray:
         raise TypeError("batched reads need a NumPy array")
     lead = (slice(None),) * len(batch_axes.axes)

@@ -67,6 +67,9 @@ case("pullback.runtime.repeat_cotangent", [V3, V4, V3, V4], [V3, V4], 2, wrt=0)
 case("pullback.runtime.repeat_cotangent", (1.5, 0.5, -2.0), (0.0,), 3, wrt=0)
 case("pullback.tangents.fold_reads", M, M, (1, V4, (0, V4 * 2.0, None)))
 case("pullback.tangents.fold_reads", [V3, V4], [V3, V4], (1, V4 * 0.5, None))
+case("pullback.tangents.read_cotangent", M, M, (1, slice(None)), V4, wrt=(0,))
+case("pullback.tangents.read_cotangent", M, M, slice(0, 2), V4, wrt=(0,))
+case("pullback.tangents.broadcast_cotangent", V4, (3, 4), wrt=(0,))
 
 # -- math functions that are rules ------------------------------------------------------
 case("math.hypot", 3.0, -4.0)

@@ -14,7 +14,9 @@ import inspect
 import numpy as np
 
 from .. import runtime, tangents
+from ..registry import transformable
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
+from .transformable import set_pullbacks
 
 FAMILY = "pullback_runtime"
 
@@ -44,7 +46,7 @@ def _unbroadcast_rrule(g, x):
     def unbroadcast_pullback(dy):
         if dy is ZERO:
             return ZERO, NO_TANGENT
-        return np.broadcast_to(densify(dy), shape) if shape else dy, NO_TANGENT
+        return tangents.broadcast_cotangent(dy, shape) if shape else dy, NO_TANGENT
 
     return unbroadcast(g, x), unbroadcast_pullback
 
@@ -73,10 +75,34 @@ def _fold_reads_rrule(acc, x, chain):
     return tangents.fold_reads(acc, x, chain), fold_reads_pullback
 
 
-def _read(g, x, index, value):
-    if isinstance(x, np.ndarray):
-        return unbroadcast(np.asarray(g)[index], value)
-    return g[index]
+_read = tangents.read_cotangent  # batch-aware: a Hessian pushes all its rows at once
+
+
+@transformable
+def read_cotangent_pullback(dy, g, x, index, value):
+    # Linear in g: its adjoint puts dy back at x[index] (broadcast to the read's shape).
+    if dy is ZERO or g is ZERO or g is NO_TANGENT:
+        return ZERO, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    dg = tangents.getitem_cotangent(ZERO, densify(g), index, dy)
+    return dg, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def broadcast_cotangent_pullback(dy, d, shape):
+    # The adjoint of a broadcast is the sum back to the broadcast operand's shape.
+    if dy is ZERO:
+        return ZERO, NO_TANGENT
+    return unbroadcast(dy, d), NO_TANGENT
+
+
+def _linear_rrule(fn, pullback_fn):
+    """The rule of a helper ``fn`` that is linear in its first argument, from its
+    transformable pullback ``pullback_fn(dy, *args)``."""
+
+    def linear_rrule(*args):
+        return fn(*args), lambda dy: pullback_fn(dy, *args)
+
+    return linear_rrule
 
 
 def _getitem_cotangent_rrule(acc, x, index, g):
@@ -232,6 +258,11 @@ def register(reg):
     r(tangents.unbroadcast, _unbroadcast_rrule)
     r(tangents.fold_reads, _fold_reads_rrule)
     r(tangents.getitem_cotangent, _getitem_cotangent_rrule)
+    r(tangents.read_cotangent, _linear_rrule(tangents.read_cotangent, read_cotangent_pullback))
+    r(
+        tangents.broadcast_cotangent,
+        _linear_rrule(tangents.broadcast_cotangent, broadcast_cotangent_pullback),
+    )
     r(runtime.tuple_item, _tuple_item_rrule)
     r(runtime.dict_item, _dict_item_rrule)
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
@@ -244,6 +275,13 @@ def register(reg):
     from .pullback_runtime_pullbacks import register_pullbacks
 
     register_pullbacks(reg)
+    set_pullbacks(
+        reg,
+        (
+            (tangents.read_cotangent, read_cotangent_pullback),
+            (tangents.broadcast_cotangent, broadcast_cotangent_pullback),
+        ),
+    )
     reg.non_differentiable(runtime.zero_cotangent, runtime.scalar_seed, family=FAMILY, trusted=True)
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the

@@ -13,7 +13,14 @@ import numpy as np
 from .. import runtime, tangents
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from ..tangents import (
+    NO_TANGENT,
+    ZERO,
+    broadcast_cotangent,
+    densify,
+    read_cotangent,
+    unbroadcast,
+)
 from .transformable import set_pullbacks
 
 
@@ -36,7 +43,7 @@ def add_pullback(dy, a, b):
 def unbroadcast_pullback(dy, g, x):
     shape = np.shape(densify(g))
     if shape:
-        return np.broadcast_to(densify(dy), shape), NO_TANGENT
+        return broadcast_cotangent(dy, shape), NO_TANGENT
     return dy, NO_TANGENT
 
 
@@ -44,12 +51,7 @@ def unbroadcast_pullback(dy, g, x):
 def getitem_cotangent_pullback(dy, acc, x, index, g):
     if g is ZERO or g is NO_TANGENT:
         return dy, NO_TANGENT, NO_TANGENT, ZERO
-    d = densify(dy)
-    if isinstance(x, np.ndarray):
-        dg = unbroadcast(d[index], g)
-    else:
-        dg = d[index]
-    return dy, NO_TANGENT, NO_TANGENT, dg
+    return dy, NO_TANGENT, NO_TANGENT, read_cotangent(dy, x, index, g)
 
 
 @transformable
@@ -109,10 +111,8 @@ def fold_reads_pullback(dy, acc, x, chain):
         index, value = entries[len(entries) - 1 - k]
         if value is ZERO or value is NO_TANGENT:
             dv = ZERO
-        elif isinstance(x, np.ndarray):
-            dv = unbroadcast(g[index], value)
         else:
-            dv = g[index]
+            dv = read_cotangent(g, x, index, value)
         cot = (NO_TANGENT, dv, cot)
     return (ZERO if acc is ZERO or acc is NO_TANGENT else dy), NO_TANGENT, cot
 

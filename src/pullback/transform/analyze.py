@@ -107,29 +107,33 @@ def assignments(tree):
     return [n for n in gast.walk(tree) if isinstance(n, gast.Assign)]
 
 
+def _closure(names: set, graph: dict) -> set:
+    """``names`` and every name reachable from them along ``graph`` (name -> names)."""
+    todo = list(names)
+    while todo:
+        for other in graph.get(todo.pop(), ()):
+            if other not in names:
+                names.add(other)
+                todo.append(other)
+    return names
+
+
 def analyze(tree, wrt: list[str], registry) -> Activity:
     """Compute varied and useful names for ``tree`` differentiated in ``wrt``."""
     stmts = assignments(tree)
     edges = [(s.targets[0].id, differentiable_operands(s.value, registry)) for s in stmts]
-    varied = set(wrt)
-    changed = True
-    while changed:
-        changed = False
-        for target, deps in edges:
-            if target not in varied and any(d in varied for d in deps):
-                varied.add(target)
-                changed = True
+    # Both closures by worklist over the dependency graph: linear in the number of edges
+    # (sweeping the edges until nothing changes is quadratic for a long chain of statements).
+    users: dict = {}
+    operands: dict = {}
+    for target, deps in edges:
+        operands.setdefault(target, []).extend(deps)
+        for d in deps:
+            users.setdefault(d, []).append(target)
+    varied = _closure(set(wrt), users)
     ret = tree.body[-1]
     useful = set(names_in(ret.value)) if isinstance(ret, gast.Return) else set()
-    changed = True
-    while changed:
-        changed = False
-        for target, deps in edges:
-            if target in useful:
-                for d in deps:
-                    if d not in useful:
-                        useful.add(d)
-                        changed = True
+    useful = _closure(useful, operands)
     return Activity(varied, useful)
 
 

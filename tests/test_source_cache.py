@@ -1,0 +1,127 @@
+"""pullback.source reads each file once (cached by name, modification time and size, with
+weak entries) instead of through inspect.getmodule: the lines it finds are inspect's, and
+an edited file is read again."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+from pullback import grad
+from pullback.source import _FILES, load_source, source_lines
+
+
+def decorated_helper(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@decorated_helper
+def decorated(x):
+    return x * 3.0
+
+
+def plain(x):
+    y = x * x
+    return y + 1.0
+
+
+class Holder:
+    def method(self, x):
+        return np.sin(x)
+
+
+LAMBDA = lambda x: x * 2.0  # noqa: E731
+
+
+def outer():
+    def nested(x):
+        return x**3
+
+    return nested
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [plain, decorated.__wrapped__, decorated, Holder.method, LAMBDA, outer()],
+    ids=["plain", "decorated", "wrapper", "method", "lambda", "nested"],
+)
+def test_source_lines_are_inspects(fn):
+    lines, start, text = source_lines(fn.__code__)
+    want_lines, want_start = inspect.getsourcelines(fn.__code__)
+    assert (lines, start) == (want_lines, want_start)
+    assert text is not None and text.lines[start - 1] == lines[0]
+
+
+def test_functions_of_one_file_share_its_text():
+    a, b = load_source(plain), load_source(Holder.method)
+    assert a.file_text is b.file_text
+    key = next(k for k, v in _FILES.items() if v is a.file_text)
+    assert key[0] == plain.__code__.co_filename
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_edited_file_is_read_again(tmp_path):
+    path = tmp_path / "pb_edited.py"
+    path.write_text("def f(x):\n    return x * 2.0\n")
+    first = _load(path, "pb_edited")
+    assert grad(first.f)(1.0) == 2.0
+    path.write_text("def f(x):\n    return x * x * 5.0 + 1.0\n")
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a later mtime
+    second = _load(path, "pb_edited")
+    assert grad(second.f)(1.0) == 10.0
+    assert "x * x * 5.0" in "".join(load_source(second.f).lines)
+
+
+def test_the_cache_holds_a_file_only_while_a_function_read_from_it_lives(tmp_path):
+    import gc
+
+    path = tmp_path / "pb_weak.py"
+    path.write_text("def f(x):\n    return x * 2.0\n")
+    module = _load(path, "pb_weak")
+    fs = load_source(module.f)
+    assert any(k[0] == str(path) for k in _FILES.keys())
+    del fs
+    gc.collect()
+    assert not any(k[0] == str(path) for k in _FILES.keys())
+
+
+def test_coding_line_and_non_ascii(tmp_path):
+    path = tmp_path / "pb_latin.py"
+    text = "# -*- coding: latin-1 -*-\n# caf\xe9\ndef f(x):\n    return x * 4.0\n"
+    path.write_bytes(text.encode("latin-1"))
+    module = _load(path, "pb_latin")
+    assert grad(module.f)(1.0) == 4.0
+    assert load_source(module.f).lines == ["def f(x):\n", "    return x * 4.0\n"]
+
+
+def test_sources_inspect_finds_by_other_means(tmp_path):
+    # exec'd code with a linecache entry (as doctest and notebooks provide) still goes
+    # through inspect
+    import linecache
+
+    name = "<pb-cell-1>"
+    text = "def f(x):\n    return x * 6.0\n"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    try:
+        ns: dict = {}
+        exec(compile(text, name, "exec"), ns)
+        lines, start, file_text = source_lines(ns["f"].__code__)
+        assert file_text is None and start == 1 and lines[1] == "    return x * 6.0\n"
+    finally:
+        del linecache.cache[name]

@@ -92,35 +92,15 @@ class CallChecks:
     def visit_Call(self, node):
         self._check_call(node)
         self.visit(node.func)
+        # *xs and **opts in calls are packed and spread at run time
+        # (transform/star_calls.py), their gradients flowing through.
         for arg in node.args:
-            if isinstance(arg, gast.Starred):
-                self.visit_Starred(arg, "a call")
-            else:
-                self.visit(arg)
+            self.visit(arg.value if isinstance(arg, gast.Starred) else arg)
         for kw in node.keywords:
-            if kw.arg is None:
-                name = self.text(kw.value)
-                self.report(
-                    kw,
-                    "PB410",
-                    f"star-arguments: '**{name}' in a call",
-                    fix="pass the keyword arguments one by one, e.g. `f(x, scale=s)` "
-                    f"({codes.see('PB410')}).",
-                )
             self.visit(kw.value)
 
     def visit_Starred(self, node, where="a display"):
-        value = self.text(node.value)
-        if where == "a call":
-            fix = f"pass the values one by one, e.g. `f({value}[0], {value}[1])`"
-        else:
-            fix = f"write the elements out, e.g. `({value}[0], {value}[1])`, or use `+` on tuples"
-        self.report(
-            node,
-            "PB410",
-            f"star-arguments: '{self.text(node)}' in {where}",
-            fix=f"{fix} ({codes.see('PB410')}).",
-        )
+        # [*xs, y], (*t, 1.0), {*a, b}: packed tuples (transform/star_calls.py).
         self.visit(node.value)
 
     def visit_Dict(self, node):
@@ -233,6 +213,8 @@ class CallChecks:
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it
+        if obj is builtins.zip and any(isinstance(a, gast.Starred) for a in node.args):
+            return  # zip(*pairs): a transpose with its own pullback (star_runtime.py)
         if (
             isinstance(owner, (list, dict, set))
             and isinstance(node.func, gast.Attribute)

@@ -17,6 +17,7 @@ from ..registry import RULE, SCALAR
 from .code import Compound, Line
 from .inline import inline_form
 from .problems import no_rule_for_varied_call, varied_keyword
+from .star_calls import callee_wrt, cotangent_exprs, emit_star_forward, star_bindings
 from .sweep_common import has_source, runtime_function, short_name, src
 
 
@@ -180,14 +181,15 @@ class CallAdjoints:
             [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
         )
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
-        for k, (_, node) in enumerate(active):
-            self.contrib(node.id, f"{c}[{k}]", (), state, line, out)
+        exprs = cotangent_exprs(c, [p for p, _ in active])
+        for expr, (_, node) in zip(exprs, active, strict=True):
+            self.contrib(node.id, expr, (), state, line, out)
 
     def vjp_ref(self, v):
         from ..api import VJPRef
 
         active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
-        return VJPRef(v.pb_callee.obj, active, self.registry)
+        return VJPRef(v.pb_callee.obj, callee_wrt(active), self.registry)
 
     def rev_scalar_rule(self, t, g, v, rule, state, out, line):
         args = v.args
@@ -224,7 +226,7 @@ class CallAdjoints:
             bound = sig.bind(*v.args, **{k.arg: k.value for k in v.keywords})
         except TypeError:
             return []
-        return list(bound.arguments.items())
+        return star_bindings(sig, bound)
 
     def fwd_assign(self, s) -> Line:
         t = s.targets[0].id
@@ -233,6 +235,8 @@ class CallAdjoints:
         if pb is None:
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
+        if callee.kind == "star":
+            return Line(emit_star_forward(self, s, t, pb, v), src=s.lineno)
         args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
         if callee.kind == "object":
             rule = self.registry.lookup(callee.obj)
@@ -244,7 +248,7 @@ class CallAdjoints:
                 )
                 fn = callee.obj
                 self.calls_user_code = True
-                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
+                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, callee_wrt(active)))
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)

@@ -15,11 +15,14 @@ a user function's keyword argument gets its cotangent like a positional one.
 
 from __future__ import annotations
 
+import functools
 import inspect
+
+import numpy as np
 
 from .errors import NotDifferentiableError
 from .runtime import call_function, call_method, function_tangent, method_tangent
-from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
+from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
 
 
 def _merged(keywords, mappings) -> dict:
@@ -93,6 +96,18 @@ def _keyword_cotangents(keywords, mappings, cots_by_key):
     return out
 
 
+def _like(parts, seq):
+    """Cotangents of the items of ``seq`` as the cotangent of ``seq``: a tuple, a list, or
+    (for an array, iterated over its first axis) an array of rows."""
+    if isinstance(seq, np.ndarray):
+        out = np.zeros(seq.shape, dtype=seq.dtype if seq.dtype.kind in "fc" else float)
+        for k, p in enumerate(parts):
+            if not is_zero(p):
+                out[k] = densify(p)
+        return out
+    return tuple(parts) if isinstance(seq, tuple) else list(parts)
+
+
 def _zip_rrule(args, kwargs):
     """``zip(*seqs)`` as the list it yields: a transpose, whose pullback transposes back."""
     lengths = [len(s) for s in args]
@@ -106,18 +121,63 @@ def _zip_rrule(args, kwargs):
         for j, length in enumerate(lengths):
             col = [g[i][j] if not is_zero(g[i]) else ZERO for i in range(n)]
             col += [ZERO] * (length - n)
-            cols.append(tuple(col) if isinstance(args[j], tuple) else col)
+            cols.append(_like(col, args[j]))
         return tuple(cols)
 
     return y, zip_pullback
 
 
+def bind_front(fn, *values):
+    """``fn`` with its first parameters bound to ``values``: a lambda key that captures
+    local values (transform/higher_order_builtins.py). It chooses, so it carries no
+    gradient."""
+    return functools.partial(fn, *values)
+
+
+def _sort_order(items, key, reverse) -> list[int]:
+    """Where each item of ``sorted(items, key=key, reverse=reverse)`` came from."""
+    chosen = items.__getitem__ if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=chosen, reverse=reverse)
+
+
+def _sorted_rrule(iterable, key=None, reverse=False):
+    """``sorted`` as a permutation of its items: the pullback sends each cotangent back to
+    the item that landed there (the key and its values carry no gradient)."""
+    items = list(iterable)
+    order = _sort_order(items, key, reverse)
+    y = [items[i] for i in order]
+
+    def sorted_pullback(g):
+        if is_zero(g):
+            return (ZERO,)
+        back = [ZERO] * len(items)
+        for pos, i in enumerate(order):
+            back[i] = g[pos]
+        return (_like(back, iterable),)
+
+    return y, sorted_pullback
+
+
+def _own_rrule(fn, args, kwargs):
+    """``(y, pullback)`` for the callees star-calls handle themselves, or None."""
+    if fn is zip and set(kwargs) <= {"strict"}:
+        y, pb = _zip_rrule(args, kwargs)
+        return y, pb
+    if fn is sorted and set(kwargs) <= {"key", "reverse"} and len(args) == 1:
+        y, pb = _sorted_rrule(args[0], **kwargs)
+        return y, pb
+    if fn is bind_front:
+        return bind_front(*args), lambda g: tuple(NO_TANGENT for _ in args)
+    return None
+
+
 def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     """``(y, pullback)`` of ``star_call(fn, args, keywords, *mappings)``."""
     kwargs = _merged(keywords, mappings)
-    if fn is zip and set(kwargs) <= {"strict"}:
-        y, pb = _zip_rrule(args, kwargs)
-        return y, lambda g: (NO_TANGENT, pb(g), ZERO, *(ZERO for _ in mappings))
+    own = _own_rrule(fn, args, kwargs)
+    if own is not None:
+        y, pb = own
+        return y, lambda g: (NO_TANGENT, pb(g), *(ZERO for _ in (keywords, *mappings)))
     positional, rest, moved = _by_position(fn, args, kwargs)
     if keywords_active:
         _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
@@ -168,15 +228,27 @@ def star_tangent(site, primals, tangents, _kwargs):
     fn, args, keywords, *mappings = primals
     _, dargs, dkeywords, *dmappings = tangents
     kwargs = _merged(keywords, mappings)
-    if fn is zip and set(kwargs) <= {"strict"}:
-        y, _ = _zip_rrule(args, kwargs)
-        if is_zero(dargs) or dargs is None:
+    own = _own_rrule(fn, args, kwargs)
+    if own is not None:
+        # zip, sorted: permutations (linear in the values); bind_front: no tangent.
+        y, pb = own
+        if is_zero(dargs) or dargs is None or fn is bind_front:
             return y, ZERO
-        seqs = [[ZERO] * len(a) if is_zero(d) else d for a, d in zip(args, dargs, strict=True)]
-        return y, list(zip(*seqs, strict=False))
+        return y, _permuted_tangent(fn, args, dargs, kwargs)
     positional, rest, moved = _by_position(fn, args, kwargs)
     spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
     return function_tangent(site, fn, positional, spread, rest)
+
+
+def _permuted_tangent(fn, args, dargs, kwargs):
+    """The tangent of ``zip``/``sorted``: the same permutation applied to the tangents."""
+    if fn is zip:
+        seqs = [[ZERO] * len(a) if is_zero(d) else d for a, d in zip(args, dargs, strict=True)]
+        return list(zip(*seqs, strict=False))
+    items = list(args[0])
+    d = [ZERO] * len(items) if is_zero(dargs[0]) else list(dargs[0])
+    order = _sort_order(items, kwargs.get("key"), kwargs.get("reverse", False))
+    return [d[i] for i in order]
 
 
 def star_method_tangent(site, primals, tangents, _kwargs):

@@ -25,6 +25,7 @@ from ..resolve import (
     resolve_call,
     resolve_expr,
 )
+from ..transform.higher_order_builtins import is_keyed_call, is_reduce_call
 from . import codes
 from .aliasing import (
     FRESH_BUILTINS,
@@ -215,6 +216,8 @@ class CallChecks:
             return  # only constants and globals go in: no gradient can flow through it
         if obj is builtins.zip and any(isinstance(a, gast.Starred) for a in node.args):
             return  # zip(*pairs): a transpose with its own pullback (star_runtime.py)
+        if is_reduce_call(node, obj) or is_keyed_call(node, obj):
+            return  # the loop it runs, the order a key chooses (higher_order_builtins.py)
         if (
             isinstance(owner, (list, dict, set))
             and isinstance(node.func, gast.Attribute)

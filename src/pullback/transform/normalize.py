@@ -44,6 +44,7 @@ from ..resolve import (
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
+from .higher_order_builtins import HigherOrderBuiltins
 from .star_calls import StarCalls, has_star
 
 RET = "_ret"
@@ -73,7 +74,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues, Comprehensions, StarCalls):
+class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -452,6 +453,8 @@ class Normalizer(FreeValues, Comprehensions, StarCalls):
             if rewritten is not None:
                 return self.operation(rewritten, stmts)
             starred = self.star_call(e, stmts)  # f(*xs, **opts): transform/star_calls.py
+            if starred is None:  # reduce, sorted/max/min(key=): higher_order_builtins.py
+                starred = self.higher_order_builtin(e, stmts)
             if starred is not None:
                 return starred
             inlined = self.inline_call(e, stmts)

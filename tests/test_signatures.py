@@ -379,3 +379,78 @@ def test_a_generic_apply_wrapper():
 def test_a_keyword_only_gradient_found_at_run_time_is_refused_with_the_fix():
     with pytest.raises(pullback.PullbackError, match="pass 'scale' by position"):
         grad(keyword_gradient_refused, wrt=1)(np.ones(2), 2.0)
+
+
+# -- callables stored on objects, partials, type(obj).method ------------------------------
+
+
+def scaled_square(x, s):
+    return s * x * x
+
+
+HALF = functools.partial(scaled_square, s=0.5)
+TWICE_FIRST = functools.partial(scaled_square, 2.0)  # x bound, s free
+
+
+class Layer:
+    def __init__(self, act_fn):
+        self.act_fn = act_fn  # a callable stored on the instance
+        self.post = HALF
+
+    def forward(self, z):
+        return np.sum(self.act_fn(z)) + np.sum(self.post(z))
+
+    def energy(self, x):
+        return np.sum(x**2 * np.cos(x))
+
+
+LAYER = Layer(np.tanh)
+
+
+def calls_partials(x, s):
+    return np.sum(HALF(x)) + np.sum(TWICE_FIRST(s * x))
+
+
+def calls_through_the_class(x):
+    return type(LAYER).energy(LAYER, x) + Layer.energy(LAYER, 2.0 * x)
+
+
+def runs_a_layer(x):
+    return LAYER.forward(x)
+
+
+def makes_a_partial(x, s):
+    p = functools.partial(scaled_square, s=s)
+    return np.sum(p(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_partials_called_inside(dtype):
+    x = _arr([0.5, -1.0, 2.0], dtype)
+    check_grad(calls_partials, x, dtype(1.5), wrt=(0, 1))
+    check_grads(calls_partials, x, dtype(1.5), wrt=(0, 1))
+    _check_jvp(calls_partials, x, 1.5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_type_of_obj_method_and_callables_on_self(dtype):
+    x = _arr([0.5, -1.0, 2.0], dtype)
+    for f in (calls_through_the_class, runs_a_layer, LAYER.forward):
+        check_grad(f, x)
+        check_grads(f, x)
+    _check_jvp(calls_through_the_class, x)
+    _check_jvp(runs_a_layer, x)
+
+
+def test_a_partial_as_the_differentiated_function():
+    total = functools.partial(loss, scale=0.5)
+    w, X, y = np.ones(3), np.arange(12.0).reshape(4, 3) / 10, np.zeros(4)
+    check_grad(total, w, X, y, wrt=(0, 1))
+    check_grads(total, w, X, y, wrt=(0, 1, 2))
+
+
+def test_a_partial_of_differentiated_values_is_refused_with_the_fix():
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        grad(makes_a_partial)(np.ones(2), 2.0)
+    (d,) = info.value.diagnostics
+    assert d.code == "PB301" and "call 'scaled_square' directly" in d.fix

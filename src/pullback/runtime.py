@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 from dataclasses import dataclass
@@ -233,6 +234,10 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
         if rule.kind == NONDIFF:
             return _nondiff_rrule(fn, nargs)
         return rule.rrule
+    if isinstance(fn, functools.partial):  # see pullback/attribute_calls.py
+        from .attribute_calls import partial_rrule
+
+        return lambda *args, **kwargs: partial_rrule(site, fn, args, kwargs)
     if isinstance(fn, types.FunctionType):
         if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
             # A rule's pullback, met while differentiating a generated gradient again.
@@ -286,8 +291,11 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)
-    if method is None:
-        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    if method is None or isinstance(obj, type):
+        # type(obj).method(obj, x), self.act_fn(z): see pullback/attribute_calls.py
+        from .attribute_calls import call_attribute
+
+        return call_attribute(site, obj, name, args, kwargs)
     label = f"the method '{type(obj).__name__}.{name}'"
     rule = site.registry.lookup(method)
     if rule is not None:
@@ -475,6 +483,11 @@ def function_tangent(site, fn, args, tangents, kwargs):
         if rule.kind == NONDIFF:
             return fn(*args, **kwargs), ZERO
         return rule_tangent(rule, args, tangents, kwargs)
+    if isinstance(fn, functools.partial):  # its function, the bound arguments first
+        n = len(fn.args)
+        keywords = {**fn.keywords, **kwargs}
+        bound = (ZERO,) * n + tuple(tangents)
+        return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
@@ -489,6 +502,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)
-    if method is None:
-        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    if method is None or isinstance(obj, type):
+        # type(obj).method(obj, x), self.act_fn(z): see pullback/attribute_calls.py
+        from .attribute_calls import attribute_tangent
+
+        return attribute_tangent(site, obj, name, args, tangents, kwargs)
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

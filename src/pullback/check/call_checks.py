@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import types
 from dataclasses import dataclass
 
@@ -218,6 +219,11 @@ class CallChecks:
             return  # zip(*pairs): a transpose with its own pullback (star_runtime.py)
         if is_reduce_call(node, obj) or is_keyed_call(node, obj):
             return  # the loop it runs, the order a key chooses (higher_order_builtins.py)
+        if isinstance(obj, functools.partial):
+            obj = obj.func  # called as its function, the bound arguments first
+        if obj is functools.partial:
+            self._report_partial(node)
+            return
         if (
             isinstance(owner, (list, dict, set))
             and isinstance(node.func, gast.Attribute)
@@ -246,6 +252,16 @@ class CallChecks:
             )
             return
         self._report_foreign(node, obj, kind[0])
+
+    def _report_partial(self, node):
+        func = self.text(node.args[0]) if node.args else "f"
+        self.report(
+            node.func,
+            "PB301",
+            "functools.partial of values of the differentiated function",
+            fix=f"call '{func}' directly with all its arguments, or make the partial outside "
+            f"the differentiated function and pass it in ({codes.see('PB301')}).",
+        )
 
     def _reads_locals(self, call) -> bool:
         """Whether any argument of ``call`` reads a parameter or local variable."""

@@ -69,11 +69,23 @@ class HigherOrderBuiltins:
         callee = resolve_call(self.fs, e, self.locals)
         if callee.kind != "object":
             return None
+        if isinstance(callee.obj, functools.partial):
+            return self.partial_call(e, stmts)
         if is_reduce_call(e, callee.obj):
             return self.reduce_loop(e, stmts)
         if is_keyed_call(e, callee.obj):
             return self.keyed_call(e, callee.obj, stmts)
         return None
+
+    def partial_call(self, e, stmts):
+        """A call of a ``functools.partial`` object found in the globals: dispatched when
+        it runs (its function, with the bound arguments first; pullback.attribute_calls)."""
+        func = self.atom(e.func, stmts)
+        args = [self.atom(a, stmts) for a in e.args]
+        keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
+        node = N.located(gast.Call(func=func, args=args, keywords=keywords), e)
+        node.pb_callee = Callee("dynamic", name="partial")
+        return node
 
     def itemgetter_call(self, e):
         """``operator.itemgetter(i)(x)`` is ``x[i]``."""

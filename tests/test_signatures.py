@@ -454,3 +454,39 @@ def test_a_partial_of_differentiated_values_is_refused_with_the_fix():
         grad(makes_a_partial)(np.ones(2), 2.0)
     (d,) = info.value.diagnostics
     assert d.code == "PB301" and "call 'scaled_square' directly" in d.fix
+
+
+# -- decorators whose wrapper takes *args, **kwargs -----------------------------------------
+
+CALLS: list = []
+
+
+def counted(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        CALLS.append(fn.__name__)  # a side effect with no gradient: runs once per call
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@counted
+def decorated(x, s=1.0):
+    return np.sum(s * np.sin(x) * x)
+
+
+def calls_decorated(x, s):
+    return decorated(x, s) + decorated(2.0 * x, s=s)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_wrapper_with_star_parameters_is_transformed_itself(dtype):
+    x = _arr([0.1, -0.7, 1.3], dtype)
+    check_grad(decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grads(decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grad(calls_decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grads(calls_decorated, x, dtype(1.5), wrt=(0, 1))
+    _check_jvp(calls_decorated, x, 1.5)
+    CALLS.clear()
+    grad(decorated)(x)
+    assert CALLS == ["decorated"]

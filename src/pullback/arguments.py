@@ -13,6 +13,7 @@ import ast
 import dataclasses
 import inspect
 import re
+import types
 
 import numpy as np
 
@@ -83,9 +84,23 @@ def refuse_array_subclass(value, name=None):
             )
 
 
+def code_signature(fn):
+    """``inspect.signature`` of what pullback transforms for ``fn``: a decorator's wrapper
+    that is transformed itself (see :func:`pullback.source.transform_target`) has its own
+    parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
+    from .source import transform_target
+
+    follow = (
+        not isinstance(fn, types.FunctionType)
+        or getattr(fn, "__wrapped__", None) is None
+        or transform_target(fn) is not fn
+    )
+    return inspect.signature(fn, follow_wrapped=follow)
+
+
 def _signature(fn):
     try:
-        return inspect.signature(fn)
+        return code_signature(fn)
     except (TypeError, ValueError):
         return None
 

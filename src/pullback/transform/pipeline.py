@@ -98,7 +98,7 @@ def param_kinds(fn, kinds_key) -> dict:
     if kinds_key is None:
         return {}
     positional, keywords = kinds_key
-    sig = inspect.signature(fn)
+    sig = inspect.signature(fn, follow_wrapped=False)  # fn is what is transformed
     try:
         bound = sig.bind(*positional, **dict(keywords))
     except TypeError:

@@ -13,6 +13,7 @@ import math
 import gast
 
 from .. import containers
+from ..arguments import code_signature
 from ..registry import RULE, SCALAR
 from .code import Compound, Line
 from .inline import inline_form
@@ -218,10 +219,8 @@ class CallAdjoints:
 
     def user_call_bindings(self, v):
         """``[(param name, argument node)]`` for a call of a user function."""
-        import inspect
-
         fn = v.pb_callee.obj
-        sig = inspect.signature(fn)
+        sig = code_signature(fn)  # a decorator's wrapper: its own *args/**kwargs
         try:
             bound = sig.bind(*v.args, **{k.arg: k.value for k in v.keywords})
         except TypeError:

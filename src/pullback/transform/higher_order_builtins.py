@@ -27,10 +27,20 @@ from . import nodes as N
 KEYED = (builtins.sorted, builtins.max, builtins.min)
 
 
+def _spelled(call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, gast.Name) else getattr(func, "attr", None)
+
+
+# The spellings the normalizer looks at (resolving every call would cost first-call time).
+SPELLINGS = ("reduce", "sorted", "max", "min")
+
+
 def is_reduce_call(call, obj) -> bool:
     """``functools.reduce(f, xs)`` or ``functools.reduce(f, xs, init)``, written plainly."""
     return (
         obj is functools.reduce
+        and _spelled(call) == "reduce"
         and 2 <= len(call.args) <= 3
         and not call.keywords
         and not any(isinstance(a, gast.Starred) for a in call.args)
@@ -41,6 +51,7 @@ def is_keyed_call(call, obj) -> bool:
     """``sorted/max/min(..., key=k)`` (the key chooses; it carries no gradient)."""
     return (
         any(obj is f for f in KEYED)
+        and _spelled(call) in SPELLINGS
         and any(k.arg == "key" for k in call.keywords)
         and not any(isinstance(a, gast.Starred) for a in call.args)
         and all(k.arg is not None for k in call.keywords)
@@ -64,13 +75,16 @@ class HigherOrderBuiltins:
         item = self.itemgetter_call(e)
         if item is not None:
             return self.operation(item, stmts)
-        if not isinstance(e.func, (gast.Name, gast.Attribute)):
+        func = e.func
+        if isinstance(func, gast.Name) and func.id not in self.locals:
+            found, value = self.fs.lookup(func.id)
+            if found and isinstance(value, functools.partial):
+                return self.partial_call(e, stmts)
+        if _spelled(e) not in SPELLINGS:
             return None
         callee = resolve_call(self.fs, e, self.locals)
         if callee.kind != "object":
             return None
-        if isinstance(callee.obj, functools.partial):
-            return self.partial_call(e, stmts)
         if is_reduce_call(e, callee.obj):
             return self.reduce_loop(e, stmts)
         if is_keyed_call(e, callee.obj):

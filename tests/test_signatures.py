@@ -120,6 +120,15 @@ def test_wrt_names_star_parameters_and_keyword_entries():
     assert back(1.0) == pytest.approx((2 * x + a + 2 * b * x, x, x**2))
 
 
+def test_jacobian_with_respect_to_a_star_argument():
+    def f(x, *rest):
+        return np.sin(x) * rest[0]
+
+    x, r = np.array([0.1, 0.2]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(pullback.jacobian(f)(x, r), np.diag(np.cos(x) * r))
+    np.testing.assert_allclose(pullback.jacobian(f, wrt=1)(x, r), np.diag(np.sin(x)))
+
+
 def test_wrt_past_the_arguments_given_is_an_argument_error():
     with pytest.raises(pullback.ArgumentError, match=r"'args\[3\]'.*2 given through 'args'"):
         grad(poly, wrt=4)(0.5, 1.0, 2.0)

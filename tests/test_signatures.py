@@ -338,6 +338,29 @@ def test_star_call_of_array_methods_and_displays(dtype):
     _check_jvp(lambda x: reshaped(x, (2, 3)), x)
 
 
+def merged_options(x, defaults):
+    opts = {**defaults, "x": x, "b": 2.0 * x}
+    return np.sum(opts["a"] * opts["x"] + opts["b"] * defaults["b"])
+
+
+def layer_with_defaults(w, defaults, X):
+    return np.sum(layer(w, **{**defaults, "x": X}))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dict_display_with_unpacking(dtype):
+    x = _arr([0.5, -1.0], dtype)
+    defaults = {"a": dtype(2.0), "b": dtype(3.0)}
+    check_grad(merged_options, x, defaults, wrt=(0, 1))
+    check_grads(merged_options, x, defaults, wrt=(0, 1))
+    w = _arr([0.3, -0.2, 0.1], dtype)
+    X = np.linspace(-1.0, 1.0, 6).reshape(2, 3).astype(dtype)
+    check_grad(layer_with_defaults, w, {"b": dtype(0.5)}, X, wrt=(0, 1, 2))
+    g = grad(merged_options, wrt=1)(x, defaults)
+    assert set(g) == {"a", "b"}  # "b" reaches the defaults through its direct read only
+    _check_jvp(lambda x, a: merged_options(x, {"a": a, "b": 3.0}), x, _arr(2.0, dtype))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_zip_of_starred_pairs(dtype):
     pairs = ([dtype(1.0), dtype(2.0)], [dtype(0.3), dtype(-0.4)])

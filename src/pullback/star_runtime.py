@@ -158,8 +158,36 @@ def _sorted_rrule(iterable, key=None, reverse=False):
     return y, sorted_pullback
 
 
+def merge_dicts(*dicts):
+    """``{**a, **b, ...}``: later keys win, as in a dict display."""
+    out = {}
+    for d in dicts:
+        out.update(d)
+    return out
+
+
+def _merge_rrule(dicts):
+    y = merge_dicts(*dicts)
+    # The cotangent of each key goes to the dict whose value the display kept.
+    owner = {}
+    for k, d in enumerate(dicts):
+        for key in d:
+            owner[key] = k
+
+    def merge_pullback(g):
+        parts = [{} for _ in dicts]
+        if not is_zero(g):
+            for key, c in g.items():
+                parts[owner[key]][key] = c
+        return tuple(p if p else ZERO for p in parts)
+
+    return y, merge_pullback
+
+
 def _own_rrule(fn, args, kwargs):
     """``(y, pullback)`` for the callees star-calls handle themselves, or None."""
+    if fn is merge_dicts and not kwargs:
+        return _merge_rrule(args)
     if fn is zip and set(kwargs) <= {"strict"}:
         y, pb = _zip_rrule(args, kwargs)
         return y, pb
@@ -245,6 +273,11 @@ def _permuted_tangent(fn, args, dargs, kwargs):
     if fn is zip:
         seqs = [[ZERO] * len(a) if is_zero(d) else d for a, d in zip(args, dargs, strict=True)]
         return list(zip(*seqs, strict=False))
+    if fn is merge_dicts:
+        out = {}
+        for d, dd in zip(args, dargs, strict=True):
+            out.update(zip(d, _tangent_items(dd, list(d)), strict=True))
+        return out
     items = list(args[0])
     d = [ZERO] * len(items) if is_zero(dargs[0]) else list(dargs[0])
     order = _sort_order(items, kwargs.get("key"), kwargs.get("reverse", False))

@@ -106,17 +106,10 @@ class CallChecks:
         self.visit(node.value)
 
     def visit_Dict(self, node):
+        # {**a, "k": v}: merged at run time, the cotangent of each key going to the dict
+        # whose value the display kept (transform/star_calls.py).
         for key, value in zip(node.keys, node.values, strict=False):
-            if key is None:
-                self.report(
-                    value,
-                    "PB410",
-                    f"dict unpacking '**{self.text(value)}' in a display",
-                    shift=2,
-                    fix="write the entries out, e.g. `{'a': d['a'], 'b': 2.0}` "
-                    f"({codes.see('PB410')}).",
-                )
-            else:
+            if key is not None:
                 self.visit(key)
             self.visit(value)
 

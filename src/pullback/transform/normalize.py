@@ -479,6 +479,8 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
             elts = [self.atom(x, stmts) for x in e.elts]
             return gast.copy_location(type(e)(elts=elts, **_ctx(e)), e)
         if isinstance(e, gast.Dict):
+            if any(k is None for k in e.keys):  # {**a, "k": v}: transform/star_calls.py
+                return self.dict_display(e, stmts)
             keys = [self.atom(k, stmts) for k in e.keys]
             values = [self.atom(v, stmts) for v in e.values]
             return gast.copy_location(gast.Dict(keys=keys, values=values), e)

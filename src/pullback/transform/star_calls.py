@@ -13,7 +13,7 @@ import gast
 
 from ..arguments import split_wrt, spread_arguments
 from ..resolve import ARRAY_VARARG_METHODS, Callee, dotted_parts, resolve_call
-from ..star_runtime import RRULES, TANGENTS, star_call, star_method
+from ..star_runtime import RRULES, TANGENTS, merge_dicts, star_call, star_method
 from . import nodes as N
 from .free_values import _is_user_method
 
@@ -73,6 +73,28 @@ class StarCalls:
         kind = list if isinstance(e, gast.List) else set
         self.namespace.setdefault(kind.__name__, kind)
         return self.operation(_located(N.call(N.load(kind.__name__), [packed]), e), stmts)
+
+    def dict_display(self, e, stmts):
+        """``{**a, "k": v, **b}``: ``merge_dicts(a, {"k": v}, b)`` (later keys win)."""
+        parts, run = [], ([], [])
+        for key, value in zip(e.keys, e.values, strict=True):
+            if key is None:
+                if run[0]:
+                    parts.append(_located(gast.Dict(keys=run[0], values=run[1]), e))
+                    run = ([], [])
+                parts.append(value)
+            else:
+                run[0].append(key)
+                run[1].append(value)
+        if run[0]:
+            parts.append(_located(gast.Dict(keys=run[0], values=run[1]), e))
+        args = self.atom(_located(N.tuple_(parts), e), stmts)
+        empty = self.atom(_located(gast.Dict(keys=[], values=[]), e), stmts)
+        self.namespace["star_call"] = star_call
+        self.namespace["merge_dicts"] = merge_dicts
+        node = _located(N.call(N.load("star_call"), [N.load("merge_dicts"), args, empty]), e)
+        node.pb_callee = Callee("star", star_call, name="star_call")
+        return node
 
     def star_call(self, e, stmts):
         """A call with ``*`` or ``**`` arguments, or None for any other call."""

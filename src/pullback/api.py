@@ -30,7 +30,10 @@ from .arguments import (
     _signature,
     fast_kinds,
     kinds_key,
+    picked_adjoint,
     resolve_wrt,
+    split_wrt,
+    spread_arguments,
 )
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
@@ -162,7 +165,9 @@ def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
 
 
 def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
-    return adjoint_cache(registry).get(fn, wrt, registry, kinds_key)
+    params, picks = split_wrt(wrt)  # elements of *args/**kwargs: their tuple or dict
+    adj = adjoint_cache(registry).get(fn, params, registry, kinds_key)
+    return adj if picks is None else picked_adjoint(adj, wrt, picks)
 
 
 class VJPRef:
@@ -246,9 +251,11 @@ class LazyAdjoint:
         give one cotangent per positional argument (the rule convention)."""
         sig = _signature(self.fn)
         bound = sig.bind(*args, **kwargs)
-        names = list(bound.arguments)
+        # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
+        entries = spread_arguments(sig, bound)
+        names = [n for n, _ in entries]
         active = tuple(
-            n for n in names if any(map(is_differentiable_value, _leaves(bound.arguments[n])))
+            n for n, v in entries if any(map(is_differentiable_value, _leaves(v)))
         )
         adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
         y, pullback = adj.forward(*args, **kwargs)

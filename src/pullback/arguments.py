@@ -9,14 +9,17 @@ what can be differentiated, and the kinds an adjoint is specialized on.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import inspect
+import re
+import types
 
 import numpy as np
 
 from . import backends
-from .callables import as_bound_call
-from .errors import ArgumentError, NotDifferentiableError, describe
-from .tangents import is_differentiable_value
+from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
+from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.kinds import kind_of
 
 
@@ -81,9 +84,23 @@ def refuse_array_subclass(value, name=None):
             )
 
 
+def code_signature(fn):
+    """``inspect.signature`` of what pullback transforms for ``fn``: a decorator's wrapper
+    that is transformed itself (see :func:`pullback.source.transform_target`) has its own
+    parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
+    from .source import transform_target
+
+    follow = (
+        not isinstance(fn, types.FunctionType)
+        or getattr(fn, "__wrapped__", None) is None
+        or transform_target(fn) is not fn
+    )
+    return inspect.signature(fn, follow_wrapped=follow)
+
+
 def _signature(fn):
     try:
-        return inspect.signature(fn)
+        return code_signature(fn)
     except (TypeError, ValueError):
         return None
 
@@ -97,18 +114,82 @@ def _param_names(fn) -> list[str]:
     ]
 
 
-def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
-    """``wrt`` (index, name or tuple of them) as parameter names; and whether it was single."""
-    names = _param_names(fn)
+def _star_names(fn) -> tuple[str | None, str | None]:
+    """The names of ``fn``'s ``*args`` and ``**kwargs`` parameters (None where absent)."""
     sig = _signature(fn)
-    if sig is not None and any(
-        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()
-    ):
-        # *args/**kwargs are outside the subset: say so (PB410) rather than "no parameter".
-        from .check import raise_if_unsupported
+    if sig is None:
+        return None, None
+    var = [p.name for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL]
+    kw = [p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
+    return (var[0] if var else None), (kw[0] if kw else None)
 
-        call = as_bound_call(fn)
-        raise_if_unsupported(fn if call is None else call.target)
+
+def _positional_names(fn) -> list[str]:
+    sig = _signature(fn)
+    if sig is None:
+        return []
+    return [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+
+
+def element_name(param: str, key) -> str:
+    """How ``wrt`` names one element of a ``*args`` tuple or one ``**kwargs`` entry:
+    ``"args[2]"``, ``"kwargs['scale']"`` (see :func:`split_wrt`)."""
+    return f"{param}[{key!r}]"
+
+
+_ELEMENT = re.compile(r"^([A-Za-z_]\w*)\[(.+)\]$")
+
+
+def split_element(name: str):
+    """``(param, key)`` of an element name, or ``(name, None)`` for a whole parameter."""
+    match = _ELEMENT.match(name)
+    if match is None:
+        return name, None
+    return match.group(1), ast.literal_eval(match.group(2))
+
+
+def split_wrt(wrt) -> tuple[tuple[str, ...], list | None]:
+    """The parameters an adjoint must differentiate for ``wrt`` (which may name elements
+    of ``*args``/``**kwargs``), and for each entry of ``wrt`` ``(position among those
+    parameters, key or None)``; ``None`` instead of that list when ``wrt`` names only
+    whole parameters."""
+    if wrt is None or not any(_ELEMENT.match(w) for w in wrt):
+        return wrt, None
+    params: list[str] = []
+    picks = []
+    for w in wrt:
+        param, key = split_element(w)
+        if param not in params:
+            params.append(param)
+        picks.append((params.index(param), key))
+    return tuple(params), picks
+
+
+def pick_cotangents(cotangents, picks) -> tuple:
+    """The cotangents of the entries of ``wrt`` from those of its parameters (an element
+    of ``*args`` is an item of the tuple cotangent of ``args``)."""
+    out = []
+    for k, key in picks:
+        c = cotangents[k]
+        if key is not None:
+            c = ZERO if c is ZERO or c is NO_TANGENT else c[key]
+        out.append(c)
+    return tuple(out)
+
+
+def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
+    """``wrt`` (index, name or tuple of them) as parameter names; and whether it was single.
+
+    An index past the named positional parameters names an element of ``*args``
+    (``"args[0]"``); a name that is no parameter names an entry of ``**kwargs``.
+    """
+    names = _param_names(fn) + [n for n in _star_names(fn) if n is not None]
+    positional = _positional_names(fn)
+    vararg, varkw = _star_names(fn)
     single = not isinstance(wrt, (tuple, list))
     items = [wrt] if single else list(wrt)
     if not items:
@@ -123,20 +204,28 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
                 f"not {type(item).__name__}."
             )
         if isinstance(item, str):
-            if item not in names:
+            if item in names:
+                out.append(item)
+            elif varkw is not None and item.isidentifier():
+                out.append(element_name(varkw, item))
+            else:
                 raise ArgumentError(
                     f"wrt={item!r} names no parameter of '{_name(fn)}'; its parameters are "
                     f"{', '.join(names) or '(none)'}."
                 )
-            out.append(item)
+            continue
+        k = int(item)
+        # Without *args an index counts every named parameter (keyword-only ones last).
+        indexed = positional if vararg is not None else _param_names(fn)
+        if vararg is not None and k >= len(indexed):
+            out.append(element_name(vararg, k - len(indexed)))
+        elif -len(indexed) <= k < len(indexed):
+            out.append(indexed[k])
         else:
-            k = int(item)
-            if not -len(names) <= k < len(names):
-                raise ArgumentError(
-                    f"wrt={item} is out of range: '{_name(fn)}' has {len(names)} parameter"
-                    f"{'' if len(names) == 1 else 's'} ({', '.join(names) or 'none'})."
-                )
-            out.append(names[k])
+            raise ArgumentError(
+                f"wrt={item} is out of range: '{_name(fn)}' has {len(indexed)} parameter"
+                f"{'' if len(indexed) == 1 else 's'} ({', '.join(indexed) or 'none'})."
+            )
     if len(set(out)) != len(out):
         raise ArgumentError(f"wrt={wrt!r} names the same parameter twice.")
     return tuple(out), single
@@ -154,7 +243,22 @@ def _bound_values(fn, args, kwargs, names):
     except TypeError as exc:
         raise ArgumentError(f"cannot call '{_name(fn)}' with these arguments: {exc}") from None
     bound.apply_defaults()
-    return [bound.arguments[n] for n in names]
+    out = []
+    for n in names:
+        param, key = split_element(n)
+        value = bound.arguments[param]
+        if key is not None:
+            try:
+                value = value[key]
+            except (IndexError, KeyError):
+                what = "extra positional argument" if isinstance(key, int) else "keyword"
+                raise ArgumentError(
+                    f"wrt names {n!r} of '{_name(fn)}', but this call gives no such "
+                    f"{what} ({len(value)} given through '{param}').\n"
+                    "Fix: pass that argument, or leave it out of wrt."
+                ) from None
+        out.append(value)
+    return out
 
 
 def _positional_indices(fn, names):
@@ -204,3 +308,79 @@ def _leaves(value):
             yield from _leaves(v)
     else:
         yield value
+
+
+def picked_adjoint(adj, wrt, picks):
+    """``adj`` (differentiated in the parameters holding ``wrt``) whose pullback returns the
+    cotangents of the entries of ``wrt`` themselves (elements of ``*args``/``**kwargs``)."""
+    forward = adj.forward
+
+    def picked_forward(*args, **kwargs):
+        y, pullback = forward(*args, **kwargs)
+
+        def picked_pullback(dy):
+            return pick_cotangents(pullback(dy), picks)
+
+        return y, picked_pullback
+
+    def higher():
+        raise HigherOrderError(
+            f"cannot take a second derivative with respect to {', '.join(map(repr, wrt))} of "
+            f"'{_name(adj.fn)}': second derivatives take whole parameters.\n"
+            "Fix: differentiate with respect to the whole '*args' tuple (its name, e.g. "
+            "wrt='args'), or give the argument a parameter of its own."
+        )
+
+    return dataclasses.replace(adj, wrt=tuple(wrt), forward=picked_forward, higher=higher)
+
+
+def tangent_parameters(fn, tangents, keyword_tangents, kwargs=()) -> tuple[tuple, list]:
+    """The parameters of ``fn`` that move, and their tangents, for positional tangents
+    ``tangents`` and keyword tangents ``keyword_tangents`` (zeros are skipped). Arguments
+    that land in ``*args`` or ``**kwargs`` give that tuple or dict one tangent, with
+    ``ZERO`` for the elements that do not move."""
+    positional = _positional_names(fn)
+    vararg, varkw = _star_names(fn)
+    names, values = [], []
+    extra = [d for d in tangents[len(positional) :]]
+    for name, d in zip(positional, tangents, strict=False):
+        if not is_zero(d):
+            names.append(name)
+            values.append(d)
+    if vararg is not None and any(not is_zero(d) for d in extra):
+        names.append(vararg)
+        values.append(tuple(ZERO if is_zero(d) else d for d in extra))
+    named = _param_names(fn)
+    spread = {k: ZERO for k in kwargs if k not in named}
+    moves = False
+    for key in sorted(keyword_tangents):
+        d = keyword_tangents[key]
+        if is_zero(d):
+            continue
+        if varkw is not None and key not in named:
+            spread[key] = d
+            moves = True
+        else:
+            names.append(key)
+            values.append(d)
+    if moves:
+        names.append(varkw)
+        values.append(spread)
+    return tuple(names), values
+
+
+def spread_arguments(sig, bound) -> list:
+    """``[(name, value)]`` of a call bound to ``sig`` (``inspect.BoundArguments``), in
+    parameter order: what lands in ``*args`` or ``**kwargs`` is listed element by element,
+    named as :func:`element_name` names it (so the first entries are the positional
+    arguments, in order)."""
+    out = []
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is kind.VAR_POSITIONAL:
+            out.extend((element_name(name, j), v) for j, v in enumerate(value))
+        elif kind is kind.VAR_KEYWORD:
+            out.extend((element_name(name, key), v) for key, v in value.items())
+        else:
+            out.append((name, value))
+    return out

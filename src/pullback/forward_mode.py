@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arguments import _check_differentiable, _name, kinds_key
+from .arguments import _check_differentiable, _name, kinds_key, tangent_parameters
 from .cache import function_entries, registry_token
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
@@ -44,17 +44,16 @@ class LazyJVP:
             generated = self._cache[key] = jvp_function(
                 self.fn, active, self.registry, key[2], tuple(sorted(moving))
             )
-        values = [tangents[k] for k in active] + [moving[k] for k in sorted(moving)]
+        _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
         return generated(args, values, kwargs)
 
 
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
     """The generated forward-mode function of ``fn`` with tangents for the positional
     arguments in ``active_positions`` and the keyword arguments in ``keywords``."""
-    from .arguments import _param_names
-
-    names = _param_names(fn)
-    wrt = tuple(names[k] for k in active_positions) + tuple(keywords)
+    n = max(active_positions, default=-1) + 1
+    marks = [1.0 if k in active_positions else ZERO for k in range(n)]
+    wrt, _ = tangent_parameters(fn, marks, dict.fromkeys(keywords, 1.0))
     entries = function_entries(fn)
     if entries is None:
         entries = {}

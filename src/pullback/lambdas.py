@@ -28,6 +28,8 @@ from .resolve import parent_map
 # Higher-order builtins whose function argument may be a lambda (rewritten as a
 # comprehension by the normalizer).
 HIGHER_ORDER = ("map", "filter")
+# Builtins whose ``key=`` may be a lambda: the key only chooses (higher_order_builtins.py).
+KEYED = ("sorted", "max", "min")
 
 
 def function_expression(node):
@@ -90,18 +92,33 @@ def lambda_called_in_place(node, parents) -> bool:
     parent = parents.get(node)
     if isinstance(parent, gast.Call) and parent.func is node:
         return simple_parameters(node.args)
-    return _higher_order_function(node, parent) and simple_parameters(node.args)
+    return _higher_order_function(node, parent, parents) and simple_parameters(node.args)
 
 
-def _higher_order_function(node, parent) -> bool:
+def _higher_order_function(node, parent, parents=None) -> bool:
+    """``map(f, ...)``, ``filter(f, ...)``, ``reduce(f, ...)`` or ``key=f`` of
+    ``sorted``/``max``/``min``, with ``node`` as that ``f``."""
+    if isinstance(parent, gast.keyword) and parent.arg == "key" and parents is not None:
+        call = parents.get(parent)
+        return isinstance(call, gast.Call) and _called_name(call) in KEYED
     return (
         isinstance(parent, gast.Call)
-        and isinstance(parent.func, gast.Name)
-        and parent.func.id in HIGHER_ORDER
+        and _called_name(parent) in HIGHER_ORDER + ("reduce",)
         and len(parent.args) >= 2
         and parent.args[0] is node
         and not parent.keywords
     )
+
+
+def _called_name(call) -> str | None:
+    """``map`` for ``map(...)``, ``reduce`` for ``functools.reduce(...)``."""
+    func = call.func
+    if isinstance(func, gast.Name):
+        return func.id
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        if func.value.id == "functools" and func.attr == "reduce":
+            return "reduce"
+    return None
 
 
 def _loads(tree, name):
@@ -114,7 +131,7 @@ def _only_called(use, parents) -> bool:
     parent = parents.get(use)
     if isinstance(parent, gast.Call) and parent.func is use:
         return not any(isinstance(a, gast.Starred) for a in parent.args) and not parent.keywords
-    return _higher_order_function(use, parent)
+    return _higher_order_function(use, parent, parents)
 
 
 def _calls(expression, name) -> bool:

@@ -283,6 +283,10 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
         if rule.kind == NONDIFF:
             return _nondiff_rrule(fn, nargs)
         return rule.rrule
+    if isinstance(fn, functools.partial):  # see pullback/attribute_calls.py
+        from .attribute_calls import partial_rrule
+
+        return lambda *args, **kwargs: partial_rrule(site, fn, args, kwargs)
     if isinstance(fn, types.FunctionType):
         if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
             # A rule's pullback, met while differentiating a generated gradient again.
@@ -296,20 +300,6 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "use finite differences of the gradient."
             )
         return site.adjoint_of(fn, None)
-    if isinstance(fn, functools.partial):
-        # The wrapped callable's own rule or adjoint, with the partial's arguments first.
-        inner = _rrule_for(site, fn.func, nargs + len(fn.args), label)
-        fixed = len(fn.args)
-
-        def partial_rrule(*args, **kwargs):
-            y, pb = inner(*fn.args, *args, **{**fn.keywords, **kwargs})
-
-            def partial_pullback(dy):
-                return tuple(pb(dy))[fixed:]
-
-            return y, partial_pullback
-
-        return partial_rrule
     bound = as_bound_call(fn)
     if bound is not None:
         # A bound method or a callable object found at run time: its
@@ -373,7 +363,10 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         # class. Either way ``obj`` itself is not an argument.
         return _call_without_receiver(site, getattr(obj, name), args, kwargs)
     if method is None:
-        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+        # An attribute the class does not define (``__getattr__``): see attribute_calls.py
+        from .attribute_calls import call_attribute
+
+        return call_attribute(site, obj, name, args, kwargs)
     label = f"the method '{type(obj).__name__}.{name}'"
     rule = site.registry.lookup(method)
     if rule is not None:
@@ -641,6 +634,11 @@ def function_tangent(site, fn, args, tangents, kwargs):
         if rule.kind == NONDIFF:
             return fn(*args, **kwargs), ZERO
         return rule_tangent(rule, args, tangents, kwargs)
+    if isinstance(fn, functools.partial):  # its function, the bound arguments first
+        n = len(fn.args)
+        keywords = {**fn.keywords, **kwargs}
+        bound = (ZERO,) * n + tuple(tangents)
+        return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
@@ -655,6 +653,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)
-    if method is None:
-        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    if method is None or isinstance(obj, type):
+        # type(obj).method(obj, x), self.act_fn(z): see pullback/attribute_calls.py
+        from .attribute_calls import attribute_tangent
+
+        return attribute_tangent(site, obj, name, args, tangents, kwargs)
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

@@ -167,12 +167,12 @@ def pb409_match(x, kind):
     return x
 
 
-def pb410_star_def(*args, **kwargs):
-    return args[0]
+def pb410_star_middle(x):
+    first, *middle, last = x  # noqa: F841
 
 
-def pb410_star_call(x, shape):
-    return np.reshape(x, *shape)
+def pb410_star_loop_target(rows):
+    for first, *rest in rows: return first  # noqa: E701
 
 
 def pb410_star_target(x):

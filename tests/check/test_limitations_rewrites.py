@@ -183,11 +183,10 @@ def activate(x, kind):
 
 
 # PB410
-def total_of(arrays):
-    total = 0.0
-    for a in arrays:
-        total = total + np.sum(a)
-    return total
+def head_weight(rows):
+    first = rows[0]
+    rest = rows[1:]
+    return np.sum(first) * len(rest)
 
 
 # PB412
@@ -316,7 +315,7 @@ CALLS_AFTER = {
     "PB407": (doubled_total, lambda f: f(fresh())),
     "PB408": (log_norm, lambda f: f(fresh())),
     "PB409": (activate, lambda f: (f(fresh(), "relu"), f(fresh(), "tanh"))),
-    "PB410": (total_of, lambda f: f((fresh(), 2.0 * fresh()))),
+    "PB410": (head_weight, lambda f: f((fresh(), 2.0 * fresh(), fresh()))),
     "PB412": (mean_if_long, lambda f: (f(fresh()), f(fresh()[:2]))),
 }
 
@@ -325,7 +324,6 @@ CALLS_BEFORE = {
     "PB302": lambda f: np.sum(fresh() * fresh()),  # the original cannot run: np.summ
     "PB402": lambda f: np.stack(list(f(fresh()))),
     "PB403": lambda f: asyncio.run(f(fresh())()),
-    "PB410": lambda f: f(fresh(), 2.0 * fresh()),
 }
 
 

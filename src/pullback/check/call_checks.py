@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import types
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from ..resolve import (
     resolve_call,
     resolve_expr,
 )
+from ..transform.higher_order_builtins import is_keyed_call, is_reduce_call
 from . import codes
 from .aliasing import (
     FRESH_BUILTINS,
@@ -117,49 +119,22 @@ class CallChecks:
     def visit_Call(self, node):
         self._check_call(node)
         self.visit(node.func)
+        # *xs and **opts in calls are packed and spread at run time
+        # (transform/star_calls.py), their gradients flowing through.
         for arg in node.args:
-            if isinstance(arg, gast.Starred):
-                self.visit_Starred(arg, "a call")
-            else:
-                self.visit(arg)
+            self.visit(arg.value if isinstance(arg, gast.Starred) else arg)
         for kw in node.keywords:
-            if kw.arg is None:
-                name = self.text(kw.value)
-                self.report(
-                    kw,
-                    "PB410",
-                    f"star-arguments: '**{name}' in a call",
-                    fix="pass the keyword arguments one by one, e.g. `f(x, scale=s)` "
-                    f"({codes.see('PB410')}).",
-                )
             self.visit(kw.value)
 
     def visit_Starred(self, node, where="a display"):
-        value = self.text(node.value)
-        if where == "a call":
-            fix = f"pass the values one by one, e.g. `f({value}[0], {value}[1])`"
-        else:
-            fix = f"write the elements out, e.g. `({value}[0], {value}[1])`, or use `+` on tuples"
-        self.report(
-            node,
-            "PB410",
-            f"star-arguments: '{self.text(node)}' in {where}",
-            fix=f"{fix} ({codes.see('PB410')}).",
-        )
+        # [*xs, y], (*t, 1.0), {*a, b}: packed tuples (transform/star_calls.py).
         self.visit(node.value)
 
     def visit_Dict(self, node):
+        # {**a, "k": v}: merged at run time, the cotangent of each key going to the dict
+        # whose value the display kept (transform/star_calls.py).
         for key, value in zip(node.keys, node.values, strict=False):
-            if key is None:
-                self.report(
-                    value,
-                    "PB410",
-                    f"dict unpacking '**{self.text(value)}' in a display",
-                    shift=2,
-                    fix="write the entries out, e.g. `{'a': d['a'], 'b': 2.0}` "
-                    f"({codes.see('PB410')}).",
-                )
-            else:
+            if key is not None:
                 self.visit(key)
             self.visit(value)
 
@@ -258,6 +233,15 @@ class CallChecks:
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it
+        if obj is builtins.zip and any(isinstance(a, gast.Starred) for a in node.args):
+            return  # zip(*pairs): a transpose with its own pullback (star_runtime.py)
+        if is_reduce_call(node, obj) or is_keyed_call(node, obj):
+            return  # the loop it runs, the order a key chooses (higher_order_builtins.py)
+        if isinstance(obj, functools.partial):
+            obj = obj.func  # called as its function, the bound arguments first
+        if obj is functools.partial:
+            self._report_partial(node)
+            return
         if (
             isinstance(owner, (list, dict, set))
             and isinstance(node.func, gast.Attribute)
@@ -291,6 +275,16 @@ class CallChecks:
             # (transform/problems.py foreign_varied_call); otherwise it just runs.
             return
         self._report_foreign(node, obj, kind[0])
+
+    def _report_partial(self, node):
+        func = self.text(node.args[0]) if node.args else "f"
+        self.report(
+            node.func,
+            "PB301",
+            "functools.partial of values of the differentiated function",
+            fix=f"call '{func}' directly with all its arguments, or make the partial outside "
+            f"the differentiated function and pass it in ({codes.see('PB301')}).",
+        )
 
     def _reads_locals(self, call) -> bool:
         """Whether any argument of ``call`` reads a parameter or local variable."""

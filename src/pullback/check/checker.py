@@ -184,6 +184,10 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
 
     # -- definitions ----------------------------------------------------------------------------
     def _check_arguments(self, args, where, fname="f"):
+        if args is self.tree.args:
+            # *args/**kwargs of a transformed function arrive as a tuple and a dict
+            # (pullback/arguments.py maps positions and cotangents onto them).
+            return
         if args.vararg is not None:
             name = args.vararg.id
             before = [a.id for a in args.posonlyargs + args.args]

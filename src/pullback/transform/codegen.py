@@ -49,9 +49,13 @@ def _signature(tree) -> str:
     if a.posonlyargs:
         parts.append("/")
     parts += [p.id for p in a.args]
-    if a.kwonlyargs:
+    if a.vararg is not None:  # *args arrives as the tuple Python packs
+        parts.append("*" + a.vararg.id)
+    elif a.kwonlyargs:
         parts.append("*")
-        parts += [p.id for p in a.kwonlyargs]
+    parts += [p.id for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        parts.append("**" + a.kwarg.id)
     return ", ".join(parts)
 
 

@@ -43,6 +43,7 @@ from .problems import (
     varied_keyword,
 )
 from .ssa import SnapshotPoint
+from .star_calls import star_tangent_head
 
 # Functions linear in their first argument (the others are shapes, axes, flags).
 LINEAR = {
@@ -324,6 +325,8 @@ class ForwardBuilder:
         # calls known only at run time
         site = self.bind("site", None)
         self.ns[site] = self.call_site(v)
+        if kind == "star":  # f(*xs, **opts): transform/star_calls.py
+            return self.through_dynamic(t, v, star_tangent_head(self, v, site))
         if kind == "method":
             receiver = v.func.value
             return self.through_dynamic(
@@ -440,11 +443,14 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
 
     tangent_params = [builder.prefix + p for p in wrt]
     signature = _signature(fs.tree)
-    parts = [signature] if signature else []
+    parts = signature.split(", ") if signature else []
+    starstar = [p for p in parts if p.startswith("**")]  # **kwargs stays last
+    parts = [p for p in parts if not p.startswith("**")]
     if tangent_params:
-        if "*" not in signature.split(", "):
+        if not any(p.startswith("*") for p in parts):
             parts.append("*")
-        parts.append(", ".join(tangent_params))
+        parts.extend(tangent_params)
+    parts += starstar
     header = f"def {name}__jvp({', '.join(parts)}):"
     import linecache
     import os

@@ -44,6 +44,8 @@ from ..resolve import (
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
+from .higher_order_builtins import HigherOrderBuiltins
+from .star_calls import StarCalls, has_star
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -72,7 +74,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues, Comprehensions):
+class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -106,7 +108,9 @@ class Normalizer(FreeValues, Comprehensions):
             type_params=[],
         )
         gast.copy_location(new, tree)
-        params = [a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs]
+        a = tree.args
+        star = [p for p in (a.vararg, a.kwarg) if p is not None]  # *args/**kwargs
+        params = [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
         for default in tree.args.defaults + [d for d in tree.args.kw_defaults if d is not None]:
             for sub in gast.walk(default):
                 if isinstance(sub, (gast.Name, gast.Attribute)) and dotted_parts(sub):
@@ -319,6 +323,8 @@ class Normalizer(FreeValues, Comprehensions):
         it = s.iter
         callee = resolve_call(self.fs, it, self.locals) if isinstance(it, gast.Call) else None
         fn = callee.obj if callee is not None and callee.kind == "object" else None
+        if callee is not None and has_star(it):
+            fn = None  # zip(*pairs): iterate over what the star-call returns
         if fn is builtins.range and isinstance(target, gast.Name) and not it.keywords:
             args = []
             for a in it.args:
@@ -443,6 +449,14 @@ class Normalizer(FreeValues, Comprehensions):
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, stmts)
         if isinstance(e, gast.Call):
+            rewritten = self.kwargs_get(e)
+            if rewritten is not None:
+                return self.operation(rewritten, stmts)
+            starred = self.star_call(e, stmts)  # f(*xs, **opts): transform/star_calls.py
+            if starred is None:  # reduce, sorted/max/min(key=): higher_order_builtins.py
+                starred = self.higher_order_builtin(e, stmts)
+            if starred is not None:
+                return starred
             inlined = self.inline_call(e, stmts)
             if inlined is not None:
                 return inlined
@@ -460,9 +474,13 @@ class Normalizer(FreeValues, Comprehensions):
             index = self.index(e.slice, stmts)
             return gast.copy_location(N.subscript(value, index), e)
         if isinstance(e, (gast.Tuple, gast.List, gast.Set)):
+            if any(isinstance(x, gast.Starred) for x in e.elts):
+                return self.star_display(e, stmts)
             elts = [self.atom(x, stmts) for x in e.elts]
             return gast.copy_location(type(e)(elts=elts, **_ctx(e)), e)
         if isinstance(e, gast.Dict):
+            if any(k is None for k in e.keys):  # {**a, "k": v}: transform/star_calls.py
+                return self.dict_display(e, stmts)
             keys = [self.atom(k, stmts) for k in e.keys]
             values = [self.atom(v, stmts) for v in e.values]
             return gast.copy_location(gast.Dict(keys=keys, values=values), e)

@@ -48,7 +48,8 @@ class Prepared:
 
 def parameter_names(tree) -> list[str]:
     a = tree.args
-    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs]
+    star = [p for p in (a.vararg, a.kwarg) if p is not None]  # *args/**kwargs: a tuple, a dict
+    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
 
 
 def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
@@ -97,13 +98,16 @@ def param_kinds(fn, kinds_key) -> dict:
     if kinds_key is None:
         return {}
     positional, keywords = kinds_key
-    sig = inspect.signature(fn)
+    sig = inspect.signature(fn, follow_wrapped=False)  # fn is what is transformed
     try:
         bound = sig.bind(*positional, **dict(keywords))
     except TypeError:
         return {}
     out = dict(bound.arguments)
     for name, p in sig.parameters.items():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            out.pop(name, None)  # a tuple or dict of kinds: the generic path
+            continue
         if name not in out and p.default is not p.empty:
             out[name] = kind_of(p.default)
     return out

@@ -13,6 +13,7 @@ import math
 import gast
 
 from .. import containers
+from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
 from ..runtime import parameter_places
@@ -24,6 +25,7 @@ from .problems import (
     varied_function_values,
     varied_keyword,
 )
+from .star_calls import callee_wrt, cotangent_exprs, emit_star_forward, star_bindings
 from .sweep_common import has_source, runtime_function, short_name, source_position, src
 
 
@@ -220,14 +222,15 @@ class CallAdjoints:
             [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
         )
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
-        for k, (_, node) in enumerate(active):
-            self.contrib(node.id, f"{c}[{k}]", (), state, line, out)
+        exprs = cotangent_exprs(c, [p for p, _ in active])
+        for expr, (_, node) in zip(exprs, active, strict=True):
+            self.contrib(node.id, expr, (), state, line, out)
 
     def vjp_ref(self, v):
         from ..api import VJPRef
 
         active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
-        return VJPRef(v.pb_callee.obj, active, self.registry)
+        return VJPRef(v.pb_callee.obj, callee_wrt(active), self.registry)
 
     def rev_scalar_rule(self, t, g, v, rule, state, out, line):
         args = v.args
@@ -256,15 +259,13 @@ class CallAdjoints:
 
     def user_call_bindings(self, v):
         """``[(param name, argument node)]`` for a call of a user function."""
-        import inspect
-
         fn = v.pb_callee.obj
-        sig = inspect.signature(fn)
+        sig = code_signature(fn)  # a decorator's wrapper: its own *args/**kwargs
         try:
             bound = sig.bind(*v.args, **{k.arg: k.value for k in v.keywords})
         except TypeError:
             return []
-        return list(bound.arguments.items())
+        return star_bindings(sig, bound)
 
     def fwd_assign(self, s) -> Line:
         t = s.targets[0].id
@@ -273,6 +274,8 @@ class CallAdjoints:
         if pb is None:
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
+        if callee.kind == "star":
+            return Line(emit_star_forward(self, s, t, pb, v), src=s.lineno)
         args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
         if callee.kind == "object":
             rule = self.registry.lookup(callee.obj)
@@ -284,7 +287,7 @@ class CallAdjoints:
                 )
                 fn = callee.obj
                 self.calls_user_code = True
-                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, active))
+                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, callee_wrt(active)))
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)

@@ -1,0 +1,298 @@
+"""Star-calls at run time: ``f(a, *xs, k=v, **opts)`` once the normalizer has packed the
+positional arguments into one tuple and the keyword arguments into dicts
+(:mod:`pullback.transform.star_calls`).
+
+``star_call(f, args, keywords, *mappings)`` is the plain call (what runs where no gradient
+flows); :func:`star_call_rrule` gives ``(y, pullback)`` through the callee's rule or
+generated adjoint, found at run time like any call of a run-time value; its pullback
+returns the cotangent of the packed tuple (one per element) and of each dict (one per
+key). Keywords that name positional parameters of the callee are passed by position, so
+a user function's keyword argument gets its cotangent like a positional one.
+
+>>> star_call(max, (1.0, 3.0, 2.0), {})
+3.0
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from .errors import NotDifferentiableError
+from .runtime import call_function, call_method, function_tangent, method_tangent
+from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
+
+
+def _merged(keywords, mappings) -> dict:
+    out = dict(keywords)
+    for m in mappings:
+        for key, value in m.items():
+            if key in out:  # what Python itself says for f(k=1, **{"k": 2})
+                raise TypeError(f"got multiple values for keyword argument {key!r}")
+            out[key] = value
+    return out
+
+
+def star_call(fn, args, keywords, *mappings):
+    """``fn(*args, **keywords, **mapping...)``: the primal of a star-call."""
+    return fn(*args, **_merged(keywords, mappings))
+
+
+def star_method(obj, name, args, keywords, *mappings):
+    """``obj.name(*args, **keywords, **mapping...)``."""
+    return getattr(obj, name)(*args, **_merged(keywords, mappings))
+
+
+def _by_position(fn, args, kwargs):
+    """``(positional, remaining keywords, keywords moved to positions)``: keyword
+    arguments that fill the callee's next positional parameters are passed by position."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(args), kwargs, []
+    if len(args) > len(params) or any(
+        p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in params[: len(args)]
+    ):
+        return tuple(args), kwargs, []
+    positional, rest, moved = list(args), dict(kwargs), []
+    for p in params[len(args) :]:
+        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name not in rest:
+            break
+        positional.append(rest.pop(p.name))
+        moved.append(p.name)
+    return tuple(positional), rest, moved
+
+
+def _method_by_position(obj, name, args, kwargs):
+    """:func:`_by_position` for ``obj.name(*args, **kwargs)`` (``obj`` not included)."""
+    method = getattr(type(obj), name, None)
+    if method is None:
+        return tuple(args), kwargs, []
+    positional, rest, moved = _by_position(method, (obj, *args), kwargs)
+    return positional[1:], rest, moved
+
+
+def _refuse_keyword_gradients(site, rest, what):
+    """A float left in a keyword no rule differentiates would get no gradient: say so."""
+    for key, value in rest.items():
+        if is_differentiable_value(value):
+            raise NotDifferentiableError(
+                f"{site.where()}: the keyword argument {key!r} of {what} carries a gradient, "
+                "but it cannot be passed by position, and keyword arguments found at run "
+                "time are not differentiated.\n"
+                f"        {site.source_line.strip()}\n"
+                f"Fix: pass {key!r} by position, or give the callee a parameter for it."
+            )
+
+
+def _keyword_cotangents(keywords, mappings, cots_by_key):
+    """One dict cotangent per keyword dict (ZERO where nothing flows)."""
+    out = []
+    for d in (keywords, *mappings):
+        part = {k: cots_by_key[k] for k in d if k in cots_by_key}
+        out.append(part if part else ZERO)
+    return out
+
+
+def _like(parts, seq):
+    """Cotangents of the items of ``seq`` as the cotangent of ``seq``: a tuple, a list, or
+    (for an array, iterated over its first axis) an array of rows."""
+    if isinstance(seq, np.ndarray):
+        out = np.zeros(seq.shape, dtype=seq.dtype if seq.dtype.kind in "fc" else float)
+        for k, p in enumerate(parts):
+            if not is_zero(p):
+                out[k] = densify(p)
+        return out
+    return tuple(parts) if isinstance(seq, tuple) else list(parts)
+
+
+def _zip_rrule(args, kwargs):
+    """``zip(*seqs)`` as the list it yields: a transpose, whose pullback transposes back."""
+    lengths = [len(s) for s in args]
+    y = list(zip(*args, strict=bool(kwargs.get("strict", False))))
+
+    def zip_pullback(g):
+        if is_zero(g):
+            return tuple(ZERO for _ in args)
+        n = len(y)
+        cols = []
+        for j, length in enumerate(lengths):
+            col = [g[i][j] if not is_zero(g[i]) else ZERO for i in range(n)]
+            col += [ZERO] * (length - n)
+            cols.append(_like(col, args[j]))
+        return tuple(cols)
+
+    return y, zip_pullback
+
+
+def bind_front(fn, *values):
+    """``fn`` with its first parameters bound to ``values``: a lambda key that captures
+    local values (transform/higher_order_builtins.py). It chooses, so it carries no
+    gradient."""
+    return functools.partial(fn, *values)
+
+
+def _sort_order(items, key, reverse) -> list[int]:
+    """Where each item of ``sorted(items, key=key, reverse=reverse)`` came from."""
+    chosen = items.__getitem__ if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=chosen, reverse=reverse)
+
+
+def _sorted_rrule(iterable, key=None, reverse=False):
+    """``sorted`` as a permutation of its items: the pullback sends each cotangent back to
+    the item that landed there (the key and its values carry no gradient)."""
+    items = list(iterable)
+    order = _sort_order(items, key, reverse)
+    y = [items[i] for i in order]
+
+    def sorted_pullback(g):
+        if is_zero(g):
+            return (ZERO,)
+        back = [ZERO] * len(items)
+        for pos, i in enumerate(order):
+            back[i] = g[pos]
+        return (_like(back, iterable),)
+
+    return y, sorted_pullback
+
+
+def merge_dicts(*dicts):
+    """``{**a, **b, ...}``: later keys win, as in a dict display."""
+    out = {}
+    for d in dicts:
+        out.update(d)
+    return out
+
+
+def _merge_rrule(dicts):
+    y = merge_dicts(*dicts)
+    # The cotangent of each key goes to the dict whose value the display kept.
+    owner = {}
+    for k, d in enumerate(dicts):
+        for key in d:
+            owner[key] = k
+
+    def merge_pullback(g):
+        parts = [{} for _ in dicts]
+        if not is_zero(g):
+            for key, c in g.items():
+                parts[owner[key]][key] = c
+        return tuple(p if p else ZERO for p in parts)
+
+    return y, merge_pullback
+
+
+def _own_rrule(fn, args, kwargs):
+    """``(y, pullback)`` for the callees star-calls handle themselves, or None."""
+    if fn is merge_dicts and not kwargs:
+        return _merge_rrule(args)
+    if fn is zip and set(kwargs) <= {"strict"}:
+        y, pb = _zip_rrule(args, kwargs)
+        return y, pb
+    if fn is sorted and set(kwargs) <= {"key", "reverse"} and len(args) == 1:
+        y, pb = _sorted_rrule(args[0], **kwargs)
+        return y, pb
+    if fn is bind_front:
+        return bind_front(*args), lambda g: tuple(NO_TANGENT for _ in args)
+    return None
+
+
+def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
+    """``(y, pullback)`` of ``star_call(fn, args, keywords, *mappings)``."""
+    kwargs = _merged(keywords, mappings)
+    own = _own_rrule(fn, args, kwargs)
+    if own is not None:
+        y, pb = own
+        return y, lambda g: (NO_TANGENT, pb(g), *(ZERO for _ in (keywords, *mappings)))
+    positional, rest, moved = _by_position(fn, args, kwargs)
+    if keywords_active:
+        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
+    y, pullback = call_function(site, fn, *positional, **rest)
+    n = len(args)
+
+    def star_call_pullback(g):
+        cots = tuple(pullback(g))
+        by_key = dict(zip(moved, cots[n:], strict=False))
+        return (NO_TANGENT, cots[:n], *_keyword_cotangents(keywords, mappings, by_key))
+
+    return y, star_call_pullback
+
+
+def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mappings):
+    """``(y, pullback)`` of ``star_method(obj, name, args, keywords, *mappings)``."""
+    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    if keywords_active:
+        _refuse_keyword_gradients(site, rest, f"the method '{name}'")
+    y, pullback = call_method(site, obj, name, *positional, **rest)
+    n = len(args)
+
+    def star_method_pullback(g):
+        cots = tuple(pullback(g))
+        by_key = dict(zip(moved, cots[1 + n :], strict=False))
+        keyword_cots = _keyword_cotangents(keywords, mappings, by_key)
+        return (cots[0], NO_TANGENT, cots[1 : 1 + n], *keyword_cots)
+
+    return y, star_method_pullback
+
+
+def _tangent_items(d, keys):
+    if is_zero(d) or d is None:
+        return [ZERO] * len(keys)
+    return [d.get(k, ZERO) for k in keys]
+
+
+def _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved):
+    positional = [ZERO] * len(args) if is_zero(dargs) or dargs is None else list(dargs)
+    by_key = {}
+    for d, dd in zip((keywords, *mappings), (dkeywords, *dmappings), strict=True):
+        by_key.update(zip(d, _tangent_items(dd, list(d)), strict=True))
+    return tuple(positional) + tuple(by_key.get(k, ZERO) for k in moved)
+
+
+def star_tangent(site, primals, tangents, _kwargs):
+    """Forward mode: ``(y, dy)`` of ``star_call(fn, args, keywords, *mappings)``."""
+    fn, args, keywords, *mappings = primals
+    _, dargs, dkeywords, *dmappings = tangents
+    kwargs = _merged(keywords, mappings)
+    own = _own_rrule(fn, args, kwargs)
+    if own is not None:
+        # zip, sorted: permutations (linear in the values); bind_front: no tangent.
+        y, pb = own
+        if is_zero(dargs) or dargs is None or fn is bind_front:
+            return y, ZERO
+        return y, _permuted_tangent(fn, args, dargs, kwargs)
+    positional, rest, moved = _by_position(fn, args, kwargs)
+    spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
+    return function_tangent(site, fn, positional, spread, rest)
+
+
+def _permuted_tangent(fn, args, dargs, kwargs):
+    """The tangent of ``zip``/``sorted``: the same permutation applied to the tangents."""
+    if fn is zip:
+        seqs = [[ZERO] * len(a) if is_zero(d) else d for a, d in zip(args, dargs, strict=True)]
+        return list(zip(*seqs, strict=False))
+    if fn is merge_dicts:
+        out = {}
+        for d, dd in zip(args, dargs, strict=True):
+            out.update(zip(d, _tangent_items(dd, list(d)), strict=True))
+        return out
+    items = list(args[0])
+    d = [ZERO] * len(items) if is_zero(dargs[0]) else list(dargs[0])
+    order = _sort_order(items, kwargs.get("key"), kwargs.get("reverse", False))
+    return [d[i] for i in order]
+
+
+def star_method_tangent(site, primals, tangents, _kwargs):
+    """Forward mode: ``(y, dy)`` of ``star_method(obj, name, args, keywords, *mappings)``."""
+    obj, name, args, keywords, *mappings = primals
+    dobj, _, dargs, dkeywords, *dmappings = tangents
+    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
+    return method_tangent(site, obj, dobj, name, positional, spread, rest)
+
+
+# What the transformation emits for each primal helper.
+RRULES = {star_call: star_call_rrule, star_method: star_method_rrule}
+TANGENTS = {star_call: star_tangent, star_method: star_method_tangent}

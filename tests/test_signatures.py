@@ -1,0 +1,524 @@
+"""Signatures as users write them: ``*args``/``**kwargs`` (used or unused) and keyword-only
+parameters in the differentiated function and in the user functions it calls; ``wrt``
+naming a position inside ``*args`` or a key of ``**kwargs``. Each gradient is checked
+against finite differences in float64 and float32, in reverse and forward mode, and to
+second order where the construct carries a gradient."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from fd import check_grad
+
+import pullback
+from pullback import grad, hessian, jvp, value_and_grad, vjp
+from pullback.testing import check_grads
+
+DTYPES = [np.float64, np.float32]
+
+
+def _arr(values, dtype):
+    return np.asarray(values, dtype=dtype)
+
+
+def _fd_jvp(f, args, tangents, kwargs=None, eps=1e-6):
+    """Central difference of ``f`` along ``tangents`` (in float64)."""
+    kwargs = kwargs or {}
+    up = [np.asarray(a, dtype=np.float64) for a in args]
+    hi = [a + eps * np.asarray(t, dtype=np.float64) for a, t in zip(up, tangents, strict=True)]
+    lo = [a - eps * np.asarray(t, dtype=np.float64) for a, t in zip(up, tangents, strict=True)]
+    return (np.asarray(f(*hi, **kwargs)) - np.asarray(f(*lo, **kwargs))) / (2 * eps)
+
+
+def _check_jvp(f, *args, kwargs=None, seed=0):
+    rng = np.random.default_rng(seed)
+    tangents = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    tangents = tuple(
+        t.astype(np.asarray(a).dtype) if np.ndim(a) else float(t)
+        for t, a in zip(tangents, args, strict=True)
+    )
+    _, dy = jvp(f, args, tangents, **(kwargs or {}))
+    low = any(np.asarray(a).dtype == np.float32 for a in args)
+    tol = 2e-3 if low else 1e-6
+    np.testing.assert_allclose(dy, _fd_jvp(f, args, tangents, kwargs), rtol=tol, atol=tol)
+
+
+# -- the differentiated function's own signature ------------------------------------------
+
+
+def poly(x, *args):
+    s = x * x
+    for k, a in enumerate(args):
+        s = s + a * x ** (k + 1)
+    return np.sum(s)
+
+
+def loss(params, *args, **kwargs):
+    x, y = args
+    r = x @ params - y
+    return kwargs["scale"] * np.sum(r**2) + kwargs.get("l2", 0.0) * np.sum(params**2)
+
+
+def unused(x, *args, **kwargs):
+    return np.sum(np.sin(x) * x)
+
+
+def keyword_only(x, *, k=2.0, shift):
+    return np.sum(k * (x - shift) ** 2)
+
+
+def star_and_keyword_only(x, *rest, power, **extra):
+    total = np.sum(x**power)
+    for r in rest:
+        total = total + np.sum(r * x)
+    return total * extra["w"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_star_args_in_the_definition(dtype):
+    x = _arr([0.3, -1.2, 0.7], dtype)
+    a, b = _arr([1.5, 0.5, -0.25], dtype), _arr(2.0, dtype)
+    for wrt in (0, 1, 2, (0, 2)):
+        check_grads(poly, x, a, b, wrt=wrt)
+        check_grad(poly, x, a, b, wrt=wrt)
+    check_grads(poly, x, wrt=0)  # no extra argument at all
+    check_grads(poly, 0.5, 1.5, -2.0, wrt=(0, 1, 2))  # Python scalars
+    _check_jvp(poly, x, a, b)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_loss_params_args_kwargs(dtype):
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(3).astype(dtype)
+    X = rng.standard_normal((4, 3)).astype(dtype)
+    y = rng.standard_normal(4).astype(dtype)
+    kwargs = {"scale": dtype(0.5), "l2": dtype(0.1)}
+    for wrt in (0, 1, 2, (0, 1, 2)):
+        check_grad(loss, w, X, y, wrt=wrt, kwargs=kwargs)
+    check_grads(functools.partial(loss, scale=0.5, l2=0.1), w, X, y, wrt=(0, 1, 2))
+    _check_jvp(loss, w, X, y, kwargs=kwargs)
+    # the gradient keeps its argument's dtype
+    assert grad(loss)(w, X, y, **kwargs).dtype == dtype
+
+
+def test_wrt_names_star_parameters_and_keyword_entries():
+    x, a, b = 0.5, 1.5, -2.0
+    want_a = x  # d poly / d a = x ** 1
+    assert grad(poly, wrt=1)(x, a, b) == pytest.approx(want_a)
+    da, db = grad(poly, wrt="args")(x, a, b)
+    assert (da, db) == pytest.approx((x, x**2))
+    w, X, y = np.ones(2), np.eye(2), np.zeros(2)
+    g = grad(loss, wrt="scale")(w, X, y, scale=2.0, l2=0.0)
+    assert g == pytest.approx(np.sum((X @ w - y) ** 2))
+    g = grad(loss, wrt="kwargs")(w, X, y, scale=2.0, l2=0.5)
+    assert g["l2"] == pytest.approx(np.sum(w**2))
+    value, g = value_and_grad(poly, wrt=2)(x, a, b)
+    assert value == pytest.approx(poly(x, a, b)) and g == pytest.approx(x**2)
+    y0, back = vjp(poly, x, a, b)  # every positional argument, *args included
+    assert back(1.0) == pytest.approx((2 * x + a + 2 * b * x, x, x**2))
+
+
+def test_jacobian_with_respect_to_a_star_argument():
+    def f(x, *rest):
+        return np.sin(x) * rest[0]
+
+    x, r = np.array([0.1, 0.2]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(pullback.jacobian(f)(x, r), np.diag(np.cos(x) * r))
+    np.testing.assert_allclose(pullback.jacobian(f, wrt=1)(x, r), np.diag(np.sin(x)))
+
+
+def test_wrt_past_the_arguments_given_is_an_argument_error():
+    with pytest.raises(pullback.ArgumentError, match=r"'args\[3\]'.*2 given through 'args'"):
+        grad(poly, wrt=4)(0.5, 1.0, 2.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unused_star_parameters_take_anything(dtype):
+    x = _arr([0.3, -1.2], dtype)
+    g = grad(unused)(x, "label", 3, flag=None, scale=2.0)
+    np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), rtol=1e-5)
+    assert g.dtype == dtype
+    check_grads(unused, x, wrt=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_keyword_only_parameters(dtype):
+    x = _arr([0.3, -1.2, 2.0], dtype)
+    shift = _arr([0.1, 0.2, 0.3], dtype)
+    check_grad(keyword_only, x, kwargs={"shift": shift, "k": dtype(1.5)})
+    check_grads(functools.partial(keyword_only, shift=shift), x)
+    g = grad(keyword_only, wrt="shift")(x, shift=shift)
+    np.testing.assert_allclose(g, -4.0 * (x - shift), rtol=1e-5)
+    g = grad(keyword_only, wrt=("x", "k"))(x, shift=shift, k=3.0)
+    assert g[1] == pytest.approx(float(np.sum((x - shift) ** 2)), rel=1e-5)
+    _check_jvp(keyword_only, x, kwargs={"shift": shift})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_star_args_with_keyword_only_and_kwargs(dtype):
+    x = _arr([0.3, 1.2], dtype)
+    r1, r2 = _arr([1.0, -1.0], dtype), _arr([0.5, 2.0], dtype)
+    kwargs = {"power": 3, "w": dtype(0.5)}
+    for wrt in (0, 1, 2):
+        check_grad(star_and_keyword_only, x, r1, r2, wrt=wrt, kwargs=kwargs)
+    assert grad(star_and_keyword_only, wrt="w")(x, r1, power=2, w=1.0) == pytest.approx(
+        float(np.sum(x**2) + np.sum(r1 * x))
+    )
+
+
+def test_second_order_through_star_parameters():
+    x = np.array([0.3, -1.2, 0.7])
+    a = np.array([1.5, 0.5, -0.25])
+    assert check_grads(poly, x, a, 2.0, wrt=0, order=2) == "reverse over reverse"
+    h = hessian(poly)(x, a, 2.0)
+    np.testing.assert_allclose(h, np.diag(2.0 + 2 * 2.0 * np.ones(3)), rtol=1e-10)
+    w, X, y = np.ones(3), np.arange(12.0).reshape(4, 3) / 10, np.zeros(4)
+    assert check_grads(scaled_loss, w, X, y, wrt=0, order=2) == "reverse over reverse"
+
+
+def scaled_loss(w, X, y):
+    return loss(w, X, y, scale=0.5, l2=0.25)
+
+
+def test_second_order_with_respect_to_one_star_element_says_how():
+    with pytest.raises(pullback.HigherOrderError, match="wrt='args'"):
+        hessian(poly, wrt=1)(0.5, 1.5, 2.0)
+
+
+# -- user functions with star parameters, called inside ----------------------------------
+
+
+def total(*xs):
+    return sum(xs)
+
+
+def running_total(*xs):
+    s = 0.0
+    for x in xs:
+        s = s + x
+    return s
+
+
+def combine_twice(a, b, c):
+    return running_total(a, b * b, c) * a
+
+
+def scaled(x, **opts):
+    return x * opts["s"] + opts["t"]
+
+
+def combine(a, b, c):
+    return total(a, b * b, np.sin(c)) * a
+
+
+def combine_keywords(a, b):
+    return scaled(a, s=b, t=1.0) + scaled(b, s=3.0, t=a * a)
+
+
+def combine_arrays(w, v):
+    return np.sum(total(w, v, w * v) ** 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_helper_with_star_args(dtype):
+    check_grads(combine, dtype(0.5), dtype(1.5), dtype(-0.7), wrt=(0, 1, 2))
+    check_grad(combine, 0.5, 1.5, -0.7, wrt=(0, 1, 2))
+    w, v = _arr([0.3, -1.2], dtype), _arr([1.1, 0.4], dtype)
+    check_grads(combine_arrays, w, v, wrt=(0, 1))
+    _check_jvp(combine_arrays, w, v)
+    _check_jvp(combine, 0.5, 1.5, -0.7)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_helper_with_star_kwargs(dtype):
+    check_grads(combine_keywords, dtype(0.5), dtype(1.5), wrt=(0, 1))
+    check_grad(combine_keywords, 0.5, 1.5, wrt=(0, 1))
+    _check_jvp(combine_keywords, 0.5, 1.5)
+
+
+def test_helper_with_star_args_second_order():
+    for wrt in (0, 1, 2):
+        assert check_grads(combine_twice, 0.5, 1.5, -0.7, wrt=wrt, order=2) == (
+            "reverse over reverse"
+        )
+    assert hessian(combine_twice)(0.5, 1.5, -0.7) == pytest.approx(2.0)
+    assert hessian(combine_twice, wrt=1)(0.5, 1.5, -0.7) == pytest.approx(2 * 0.5)
+
+
+# -- star-calls and starred displays --------------------------------------------------------
+
+
+def layer(w, b, x):
+    return np.tanh(x @ w + b)
+
+
+def call_with_params(params, x):
+    return np.sum(layer(*params, x))
+
+
+def call_with_rest(w, rest):
+    return np.sum(layer(w, *rest))
+
+
+def call_with_options(w, opts):
+    return np.sum(layer(w, **opts))
+
+
+def call_with_both(w, b, x):
+    args = (w,)
+    opts = {"x": x}
+    return np.sum(layer(*args, b, **opts))
+
+
+def reshaped(x, shape):
+    return np.sum(x.reshape(*shape) ** 2 * np.arange(x.size).reshape(*shape))
+
+
+def stacked(a, b):
+    return np.sum(np.stack([*a, *b]) ** 2 * np.arange(1.0, 1.0 + len(a) + len(b))[:, None])
+
+
+def displays(xs, y):
+    items = [*xs, y]
+    t = (*xs, 1.0)
+    return items[0] * items[-1] * t[1] + np.sum(np.asarray([*items]) ** 2)
+
+
+def zipped(pairs):
+    total = 0.0
+    for a, b in zip(*pairs, strict=True):
+        total = total + a * np.sin(b)
+    return total
+
+
+def zip_list(pairs):
+    rows = list(zip(*pairs))  # noqa: B905 - as users write it
+    return rows[0][0] * rows[1][1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_star_call_spreads_a_tuple_of_parameters(dtype):
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal(3).astype(dtype)
+    b = dtype(0.3)
+    X = rng.standard_normal((4, 3)).astype(dtype)
+    check_grad(call_with_params, (w, b), X, wrt=(0, 1))
+    check_grads(call_with_params, (w, b), X, wrt=(0, 1))
+    check_grad(call_with_rest, w, (b, X), wrt=(0, 1))
+    check_grads(call_with_rest, w, (b, X), wrt=(0, 1))
+    check_grad(call_with_options, w, {"b": b, "x": X}, wrt=(0, 1))
+    check_grads(call_with_options, w, {"b": b, "x": X}, wrt=(0, 1))
+    check_grad(call_with_both, w, b, X, wrt=(0, 1, 2))
+    check_grads(call_with_both, w, b, X, wrt=(0, 1, 2))
+    g = grad(call_with_params)((w, b), X)
+    assert type(g) is tuple and g[0].dtype == dtype
+
+
+def test_star_call_forward_mode():
+    rng = np.random.default_rng(3)
+    w, X = rng.standard_normal(3), rng.standard_normal((4, 3))
+    _check_jvp(lambda w, b, X: call_with_params((w, b), X), w, 0.3, X)
+    _check_jvp(call_with_both, w, 0.3, X)
+    _check_jvp(lambda w, b, X: call_with_options(w, {"b": b, "x": X}), w, 0.3, X)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_star_call_of_array_methods_and_displays(dtype):
+    x = np.linspace(-1.0, 1.0, 6).astype(dtype)
+    check_grads(reshaped, x, (2, 3), wrt=0)
+    check_grad(reshaped, x, (3, 2))
+    a = [np.array([0.5, -1.0], dtype=dtype), np.array([1.5, 2.0], dtype=dtype)]
+    b = (np.array([0.25, 0.75], dtype=dtype),)
+    check_grad(stacked, a, b, wrt=(0, 1))
+    check_grads(stacked, a, b, wrt=(0, 1))
+    check_grad(displays, [dtype(0.5), dtype(-1.5)], dtype(2.0), wrt=(0, 1))
+    check_grads(displays, [dtype(0.5), dtype(-1.5)], dtype(2.0), wrt=(0, 1))
+    _check_jvp(lambda x: reshaped(x, (2, 3)), x)
+
+
+def merged_options(x, defaults):
+    opts = {**defaults, "x": x, "b": 2.0 * x}
+    return np.sum(opts["a"] * opts["x"] + opts["b"] * defaults["b"])
+
+
+def layer_with_defaults(w, defaults, X):
+    return np.sum(layer(w, **{**defaults, "x": X}))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dict_display_with_unpacking(dtype):
+    x = _arr([0.5, -1.0], dtype)
+    defaults = {"a": dtype(2.0), "b": dtype(3.0)}
+    check_grad(merged_options, x, defaults, wrt=(0, 1))
+    check_grads(merged_options, x, defaults, wrt=(0, 1))
+    w = _arr([0.3, -0.2, 0.1], dtype)
+    X = np.linspace(-1.0, 1.0, 6).reshape(2, 3).astype(dtype)
+    check_grad(layer_with_defaults, w, {"b": dtype(0.5)}, X, wrt=(0, 1, 2))
+    g = grad(merged_options, wrt=1)(x, defaults)
+    assert set(g) == {"a", "b"}  # "b" reaches the defaults through its direct read only
+    _check_jvp(lambda x, a: merged_options(x, {"a": a, "b": 3.0}), x, _arr(2.0, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_zip_of_starred_pairs(dtype):
+    pairs = ([dtype(1.0), dtype(2.0)], [dtype(0.3), dtype(-0.4)])
+    check_grad(zipped, pairs)
+    check_grads(zipped, pairs)
+    check_grad(zip_list, pairs)
+    _check_jvp(lambda a, b: zipped(([a, 2.0], [b, -0.4])), 1.0, 0.3)
+
+
+def test_star_call_of_a_library_method_with_integer_arguments():
+    rng = np.random.default_rng(0)
+    pullback.non_differentiable(type(rng).standard_normal)
+    try:
+        shape = (3,)
+
+        def noisy(x):
+            noise = rng.standard_normal(*shape)
+            return np.sum(x * x + 0.0 * noise)
+
+        np.testing.assert_allclose(grad(noisy)(np.ones(3)), 2.0 * np.ones(3))
+    finally:
+        pullback.default_registry().remove(type(rng).standard_normal)
+
+
+def apply(f, *args, **kwargs):
+    return f(*args, **kwargs)
+
+
+def keyword_only_callee(x, *, scale):
+    return scale * x * x
+
+
+def through_apply(x, s):
+    return apply(layer, x, 0.5, np.eye(3)).sum() + apply(keyword_only_callee, x, scale=2.0).sum()
+
+
+def keyword_gradient_refused(x, s):
+    return np.sum(apply(keyword_only_callee, x, scale=s))
+
+
+def test_a_generic_apply_wrapper():
+    x = np.array([0.3, -0.2, 0.8])
+    check_grad(through_apply, x, 1.0)
+    check_grads(through_apply, x, 1.0)
+    _check_jvp(lambda x: through_apply(x, 1.0), x)
+
+
+def test_a_keyword_only_gradient_found_at_run_time_is_refused_with_the_fix():
+    with pytest.raises(pullback.PullbackError, match="pass 'scale' by position"):
+        grad(keyword_gradient_refused, wrt=1)(np.ones(2), 2.0)
+
+
+# -- callables stored on objects, partials, type(obj).method ------------------------------
+
+
+def scaled_square(x, s):
+    return s * x * x
+
+
+HALF = functools.partial(scaled_square, s=0.5)
+TWICE_FIRST = functools.partial(scaled_square, 2.0)  # x bound, s free
+
+
+class Layer:
+    def __init__(self, act_fn):
+        self.act_fn = act_fn  # a callable stored on the instance
+        self.post = HALF
+
+    def forward(self, z):
+        return np.sum(self.act_fn(z)) + np.sum(self.post(z))
+
+    def energy(self, x):
+        return np.sum(x**2 * np.cos(x))
+
+
+LAYER = Layer(np.tanh)
+
+
+def calls_partials(x, s):
+    return np.sum(HALF(x)) + np.sum(TWICE_FIRST(s * x))
+
+
+def calls_through_the_class(x):
+    return type(LAYER).energy(LAYER, x) + Layer.energy(LAYER, 2.0 * x)
+
+
+def runs_a_layer(x):
+    return LAYER.forward(x)
+
+
+def makes_a_partial(x, s):
+    p = functools.partial(scaled_square, s=s)
+    return np.sum(p(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_partials_called_inside(dtype):
+    x = _arr([0.5, -1.0, 2.0], dtype)
+    check_grad(calls_partials, x, dtype(1.5), wrt=(0, 1))
+    check_grads(calls_partials, x, dtype(1.5), wrt=(0, 1))
+    _check_jvp(calls_partials, x, 1.5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_type_of_obj_method_and_callables_on_self(dtype):
+    x = _arr([0.5, -1.0, 2.0], dtype)
+    for f in (calls_through_the_class, runs_a_layer, LAYER.forward):
+        check_grad(f, x)
+        check_grads(f, x)
+    _check_jvp(calls_through_the_class, x)
+    _check_jvp(runs_a_layer, x)
+
+
+def test_a_partial_as_the_differentiated_function():
+    total = functools.partial(loss, scale=0.5)
+    w, X, y = np.ones(3), np.arange(12.0).reshape(4, 3) / 10, np.zeros(4)
+    check_grad(total, w, X, y, wrt=(0, 1))
+    check_grads(total, w, X, y, wrt=(0, 1, 2))
+
+
+def test_a_partial_of_differentiated_values_is_refused_with_the_fix():
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        grad(makes_a_partial)(np.ones(2), 2.0)
+    (d,) = info.value.diagnostics
+    assert d.code == "PB301" and "call 'scaled_square' directly" in d.fix
+
+
+# -- decorators whose wrapper takes *args, **kwargs -----------------------------------------
+
+CALLS: list = []
+
+
+def counted(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        CALLS.append(fn.__name__)  # a side effect with no gradient: runs once per call
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@counted
+def decorated(x, s=1.0):
+    return np.sum(s * np.sin(x) * x)
+
+
+def calls_decorated(x, s):
+    return decorated(x, s) + decorated(2.0 * x, s=s)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_wrapper_with_star_parameters_is_transformed_itself(dtype):
+    x = _arr([0.1, -0.7, 1.3], dtype)
+    check_grad(decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grads(decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grad(calls_decorated, x, dtype(1.5), wrt=(0, 1))
+    check_grads(calls_decorated, x, dtype(1.5), wrt=(0, 1))
+    _check_jvp(calls_decorated, x, 1.5)
+    CALLS.clear()
+    grad(decorated)(x)
+    assert CALLS == ["decorated"]

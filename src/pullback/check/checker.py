@@ -21,6 +21,7 @@ from ..resolve import (
     local_names,
     parent_map,
 )
+from ..transform.closures import lifting_refusal
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -221,16 +222,29 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         if found is not None and function_expression(node) is not None:
             self.visit(found[1])  # only called: inlined (pullback/lambdas.py)
             return
+        refusal = self._lifting_refusal(node)
+        if refusal is None:  # lifted into a function of its own (transform/closures.py)
+            self._check_defaults(node)
+            self.visit_all(node.body)
+            return
         self.report(
             node,
             "PB405",
-            f"nested function definition '{node.name}'",
+            f"nested function definition '{node.name}': {refusal}",
             width=len("def ") + len(node.name),
-            fix=f"define '{node.name}' at module level and pass what it uses as arguments; "
-            f"pullback then checks and transforms it as a call ({codes.see('PB405')}).",
+            fix=f"call '{node.name}' only by name where it is visible (a nested function that "
+            "is only called is differentiated), or define it at module level and pass what it "
+            f"uses as arguments ({codes.see('PB405')}).",
         )
         self._check_arguments(node.args, f"'{node.name}'", node.name)
         self.visit_all(node.body)
+
+    def _lifting_refusal(self, node):
+        return lifting_refusal(self.tree, node, self._parent_map())
+
+    def _check_defaults(self, node):
+        self.visit_all(node.args.defaults)
+        self.visit_all([d for d in node.args.kw_defaults if d is not None])
 
     def visit_AsyncFunctionDef(self, node):
         self.report(

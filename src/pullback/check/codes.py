@@ -95,7 +95,9 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB405": (
         "nested function definition",
-        "A function made while the function runs has no fixed source for pullback to transform.",
+        "A nested function that is only called is differentiated as a function of its own; "
+        "one that escapes as a value, or writes nonlocal state, is a closure pullback does not "
+        "follow.",
     ),
     "PB406": (
         "class definition inside a differentiated function",

@@ -1,0 +1,364 @@
+"""Nested functions by lambda lifting: a local ``def`` becomes a function of its own.
+
+A nested ``def g(t, k=2): ...`` inside a differentiated function ``f`` that is only ever
+*called* (by ``f``, by another nested function or by itself) is lifted: pullback builds a
+real function ``g(t, k, w)`` whose extra parameters are the variables of ``f`` that ``g``
+reads (its captured variables), and every call ``g(x)`` becomes ``g(x, <k's default>, w)``.
+The lifted function is transformed like any user function (it gets its own adjoint, and
+its calls take the existing user-call path), so loops, branches, several returns and
+recursion inside it work as they do anywhere.
+
+Why this is exact:
+
+* Python reads a captured variable when the closure *runs* (late binding); the lifted call
+  passes the variable's value at the call, which is the same value.
+* A default is evaluated once, where the ``def`` runs: it is assigned there to a variable
+  of ``f`` and passed by the calls that omit the argument.
+* A captured value is read, never written (``nonlocal`` is refused), so passing it as an
+  argument changes nothing; gradients reach it like any argument's.
+
+Lifted functions keep the user's line numbers (their source is the nested ``def`` inside
+``f``'s own file), so diagnostics and tracebacks name the user's lines.
+
+>>> import gast
+>>> tree = gast.parse('''
+... def f(x, w):
+...     def g(t, k=2):
+...         s = 0.0
+...         for i in range(k):
+...             s = s + w * t
+...         return s
+...     return g(x)
+... ''').body[0]
+>>> sorted(liftable_functions(tree))
+['g']
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+
+import gast
+
+from ..lambdas import inlinable_functions
+from ..resolve import local_names, parent_map
+from . import nodes as N
+
+FACTORY = "_pb_lifted_factory"
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def nested_definitions(tree) -> list:
+    """The ``def`` statements of ``tree``'s own scope (inside its branches and loops, not
+    inside other nested functions)."""
+    found = []
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef):
+                found.append(s)
+                continue
+            if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(s, field, None) or [])
+            for handler in getattr(s, "handlers", None) or []:
+                visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def lifting_refusal(tree, node, parents=None) -> str | None:
+    """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None."""
+    parents = parent_map(tree) if parents is None else parents
+    name = node.name
+    if node.decorator_list:
+        return "it is decorated"
+    if node.args.vararg is not None or node.args.kwarg is not None:
+        return "it takes *args or **kwargs"
+    for sub in gast.walk(node):
+        if isinstance(sub, (gast.Nonlocal, gast.Global)):
+            return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
+        if isinstance(sub, (gast.Yield, gast.YieldFrom)) and _own_scope(sub, node, parents):
+            return "it is a generator (it contains 'yield')"
+    bindings = 0
+    for sub in gast.walk(tree):
+        if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bindings += sub.name == name and sub is not tree
+        elif isinstance(sub, gast.Name) and sub.id == name:
+            if isinstance(sub.ctx, (gast.Store, gast.Del)):
+                bindings += 1
+            elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
+                return f"'{name}' is used as a value (returned, stored or passed on), not called"
+    if bindings != 1:
+        return f"the name '{name}' is bound more than once"
+    return None
+
+
+def liftable_functions(tree) -> dict:
+    """``{name: def}`` of the nested functions of ``tree`` that are lifted (those that are
+    inlined as expressions, see :mod:`pullback.lambdas`, are not)."""
+    inlined = inlinable_functions(tree)
+    parents = parent_map(tree)
+    return {
+        d.name: d
+        for d in nested_definitions(tree)
+        if d.name not in inlined and lifting_refusal(tree, d, parents) is None
+    }
+
+
+def lift_nested_functions(fs) -> None:
+    """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
+    statements become the assignments of their defaults, their calls call the lifted
+    functions, which ``fs.lookup`` finds in ``fs.namespace``."""
+    tree = fs.tree
+    defs = liftable_functions(tree)
+    if not defs:
+        return
+    inlined = inlinable_functions(tree)
+    outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
+    sigs = {name: _Signature(d) for name, d in defs.items()}
+    captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
+    lifted_trees = {}
+    for name, d in defs.items():
+        lifted = copy.deepcopy(d)
+        args = lifted.args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        extra = [N.located(gast.Name(c, gast.Param(), None, None), d) for c in captured[name]]
+        lifted.args = gast.arguments(
+            args=params + extra,
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        uses = sorted(n for n in inlined if _reads(lifted, n))
+        lifted.body = [copy.deepcopy(_definition(tree, n)) for n in uses] + lifted.body
+        _rewrite_calls(lifted, sigs, captured)
+        lifted_trees[name] = lifted
+    _rewrite_calls(tree, sigs, captured)
+    _replace_definitions(tree, defs, sigs)
+    functions = _compile(fs, lifted_trees)
+    for name, fn in functions.items():
+        fs.namespace[name] = fn
+
+
+class _Signature:
+    """A nested function's parameters and where its defaults are kept."""
+
+    def __init__(self, d):
+        args = d.args
+        self.positional = [a.id for a in args.posonlyargs + args.args]
+        self.keyword_only = [a.id for a in args.kwonlyargs]
+        self.posonly = {a.id for a in args.posonlyargs}
+        self.defaults = {}  # param -> the default's node in the def (a constant or not)
+        tail = self.positional[len(self.positional) - len(args.defaults) :]
+        for p, value in zip(tail, args.defaults, strict=True):
+            self.defaults[p] = value
+        for p, value in zip(self.keyword_only, args.kw_defaults, strict=True):
+            if value is not None:
+                self.defaults[p] = value
+        self.variables = {
+            p: f"_pb_default_{d.name}_{p}"
+            for p, v in self.defaults.items()
+            if not isinstance(v, gast.Constant)
+        }
+
+    def bind(self, call, name) -> list:
+        """The argument nodes of ``call`` in parameter order (defaults filled in)."""
+        params = self.positional + self.keyword_only
+        if len(call.args) > len(self.positional):
+            raise _CallMismatch(f"{name}() takes {len(self.positional)} positional arguments")
+        bound = dict(zip(self.positional, call.args, strict=False))
+        for kw in call.keywords:
+            if kw.arg not in params or kw.arg in bound or kw.arg in self.posonly:
+                raise _CallMismatch(f"{name}() got an unexpected argument '{kw.arg}'")
+            bound[kw.arg] = kw.value
+        out = []
+        for p in params:
+            if p in bound:
+                out.append(bound[p])
+            elif p in self.variables:
+                out.append(N.located(N.load(self.variables[p]), call))
+            elif p in self.defaults:
+                out.append(copy.deepcopy(self.defaults[p]))
+            else:
+                raise _CallMismatch(f"{name}() is missing the argument '{p}'")
+        return out
+
+
+class _CallMismatch(Exception):
+    """A call of a nested function that Python itself would refuse (a TypeError)."""
+
+
+def _captured(defs, sigs, outer, inlined) -> dict:
+    """The variables of the enclosing function each lifted function must receive: the
+    ones it reads, those of the nested functions it calls (whose calls it makes) and the
+    defaults those calls fill in; sorted."""
+    direct = {}
+    calls = {}
+    for name, d in defs.items():
+        reads = _free_names(d)
+        for n in list(reads):
+            if n in inlined:  # a local lambda it calls: copied in, with its own reads
+                reads |= _free_names(inlined[n])
+        direct[name] = {n for n in reads if n in outer and n not in inlined}
+        calls[name] = {n for n in reads if n in defs}
+    captured = {name: set(v) for name, v in direct.items()}
+    changed = True
+    while changed:  # a call of a sibling needs what the sibling needs
+        changed = False
+        for name in defs:
+            for callee in calls[name]:
+                need = captured[callee] | set(sigs[callee].variables.values())
+                if not need <= captured[name]:
+                    captured[name] |= need
+                    changed = True
+    return {name: sorted(v) for name, v in captured.items()}
+
+
+def _definition(tree, name):
+    """The statement of ``tree``'s own scope that defines the inlined function ``name``."""
+    for s in gast.walk(tree):
+        if isinstance(s, gast.FunctionDef) and s.name == name and s is not tree:
+            return s
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id == name
+        ):
+            return s
+    raise LookupError(name)  # pragma: no cover - inlinable names are defined
+
+
+def _free_names(node) -> set:
+    """Names ``node`` (a def) reads that it does not bind itself."""
+    bound = set()
+    loads = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name):
+            if isinstance(sub.ctx, gast.Load):
+                loads.add(sub.id)
+            else:
+                bound.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
+            bound.add(sub.name)
+    return loads - bound
+
+
+def _reads(node, name) -> bool:
+    return any(
+        isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
+        for s in gast.walk(node)
+    )
+
+
+def _own_scope(sub, node, parents) -> bool:
+    """Whether ``sub`` belongs to ``node``'s own scope (not to a function inside it)."""
+    up = parents.get(sub)
+    while up is not None and up is not node:
+        if isinstance(up, _SCOPES):
+            return False
+        up = parents.get(up)
+    return True
+
+
+def _plain_call(name_node, parents) -> bool:
+    call = parents.get(name_node)
+    return (
+        isinstance(call, gast.Call)
+        and call.func is name_node
+        and not any(isinstance(a, gast.Starred) for a in call.args)
+        and all(kw.arg is not None for kw in call.keywords)
+    )
+
+
+def _rewrite_calls(tree, sigs, captured) -> None:
+    """Every call of a lifted function in ``tree`` passes all its parameters by position
+    and then its captured variables."""
+    for sub in gast.walk(tree):
+        if (
+            isinstance(sub, gast.Call)
+            and isinstance(sub.func, gast.Name)
+            and sub.func.id in sigs
+            and not _shadowed(tree, sub.func.id)
+        ):
+            name = sub.func.id
+            args = sigs[name].bind(sub, name)
+            extra = [N.located(N.load(c), sub) for c in captured[name]]
+            sub.args = args + extra
+            sub.keywords = []
+
+
+def _shadowed(tree, name) -> bool:
+    """A lifted function's own parameter named like a sibling hides the sibling."""
+    return isinstance(tree, gast.FunctionDef) and name in {
+        a.id for a in tree.args.args + tree.args.posonlyargs
+    }
+
+
+def _replace_definitions(tree, defs, sigs) -> None:
+    """Each lifted ``def`` statement becomes the assignments of its non-constant defaults
+    (evaluated where the ``def`` ran, as Python does)."""
+
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef) and defs.get(s.name) is s:
+                sig = sigs[s.name]
+                for p, var in sig.variables.items():
+                    out.append(N.assign(var, sig.defaults[p], sig.defaults[p]))
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if getattr(s, field, None):
+                    setattr(s, field, visit(getattr(s, field)) or [N.located(gast.Pass(), s)])
+            out.append(s)
+        return out
+
+    tree.body = visit(tree.body) or [N.located(gast.Pass(), tree)]
+
+
+def _compile(fs, trees) -> dict:
+    """Real function objects for the lifted definitions: defined together inside a factory
+    (so that they see each other, and themselves, through closure cells) whose globals are
+    the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
+    from ..source import FunctionSource
+
+    factory = gast.FunctionDef(
+        name=FACTORY,
+        args=gast.arguments([], [], None, [], [], None, []),
+        body=[copy.deepcopy(t) for t in trees.values()]
+        + [gast.Return(N.tuple_([N.load(n) for n in trees]))],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    module = gast.Module(body=[factory], type_ignores=[])
+    gast.fix_missing_locations(module)
+    code = compile(gast.gast_to_ast(module), f"<pullback: lifted from {fs.name}>", "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    made = types.FunctionType(factory_code, fs.fn.__globals__)()
+    out = {}
+    for (name, t), fn in zip(trees.items(), made, strict=True):
+        fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"
+        fn.__module__ = fs.fn.__module__
+
+        def source(fn=fn, t=t):
+            return FunctionSource(
+                fn=fn,
+                filename=fs.filename,
+                first_line=fs.first_line,
+                indent=fs.indent,
+                lines=fs.lines,
+                tree=copy.deepcopy(t),
+            )
+
+        fn.__pullback_source__ = source
+        out[name] = fn
+    return out

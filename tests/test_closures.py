@@ -1,0 +1,269 @@
+"""Multi-statement nested functions inside a differentiated function: lifted into functions
+of their own (pullback/transform/closures.py), with gradients to what they capture,
+against finite differences in both precisions, forward mode and second order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pullback import grad, jvp
+from pullback.errors import UnsupportedSyntaxError
+from pullback.testing import check_grads
+
+X = np.array([0.3, -0.7, 1.1])
+W = np.array([0.8, -0.3, 0.5])
+
+
+def loop_and_branches(x, w):
+    def g(t, k=2):
+        s = 0.0 * t
+        for _ in range(k):
+            if np.sum(t) > 0:
+                s = s + w * t
+            else:
+                return s - np.sin(t) * w
+        return s
+
+    return np.sum(g(x) + g(x, k=3) + g(-x))
+
+
+def called_in_a_loop(x, w):
+    def step(h):
+        z = np.tanh(w * h + 0.1)
+        return h + 0.5 * z
+
+    h = x
+    for _ in range(3):
+        h = step(h)
+    return np.sum(h * h)
+
+
+def calls_another_nested(x, w):
+    def inner(t):
+        u = t * w
+        return np.exp(-u * u)
+
+    def outer(t, scale=1.5):
+        v = inner(t) * scale
+        return v + inner(v)
+
+    return np.sum(outer(x)) + np.sum(outer(x, 0.5))
+
+
+def recursive(x, w):
+    def power(t, n):
+        if n == 0:
+            return t * 0.0 + 1.0
+        half = power(t, n - 1)
+        return half * t * w
+
+    return np.sum(power(x, 3))
+
+
+def late_binding(x, w):
+    # Python reads a captured name when the closure runs: here the second w.
+    def g(t):
+        a = t * w
+        return a * a
+
+    w = w * 2.0 + 1.0
+    return np.sum(g(x))
+
+
+def computed_default(x, w):
+    scale = np.sum(w * w)
+
+    def g(t, s=scale):
+        r = t * s
+        return np.sin(r)
+
+    scale = scale * 100.0  # the default was taken where the def ran
+    return np.sum(g(x) + g(x, s=w))
+
+
+def keyword_only(x, w):
+    def g(t, *, power=2):
+        y = t
+        for _ in range(power - 1):
+            y = y * t
+        return y * w
+
+    return np.sum(g(x) + g(x, power=3))
+
+
+def defined_in_branch(x, w):
+    if np.sum(x) > -10.0:
+
+        def g(t):
+            out = t * w
+            return out + 1.0
+
+    else:
+
+        def h(t):
+            return t
+
+    return np.sum(g(x) ** 2)
+
+
+def uses_local_lambda(x, w):
+    sq = lambda t: t * t  # noqa: E731
+
+    def g(t):
+        y = sq(t) * w
+        return y + sq(w)
+
+    return np.sum(g(x)) + np.sum(sq(x))
+
+
+def with_a_docstring_and_globals(x, w):
+    def act(z):
+        """A scaled softplus: reads a global and a captured value."""
+        out = np.log1p(np.exp(z * SCALE))
+        return out * w
+
+    return np.sum(act(x) * act(2.0 * x))
+
+
+SCALE = 1.3
+
+
+def scalar_closure(x, w):
+    def g(t):
+        if t > 0.5:
+            return t * w
+        return np.sin(t) * w * w
+
+    return g(x) + g(x * x) + g(-x)
+
+
+ARRAY_CASES = [
+    loop_and_branches,
+    called_in_a_loop,
+    calls_another_nested,
+    recursive,
+    late_binding,
+    computed_default,
+    keyword_only,
+    defined_in_branch,
+    uses_local_lambda,
+    with_a_docstring_and_globals,
+]
+
+
+@pytest.mark.parametrize("fn", ARRAY_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_against_finite_differences(fn, dtype):
+    check_grads(fn, X.astype(dtype), W.astype(dtype), wrt=(0, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("x", [0.9, 0.2])
+def test_scalars(x, dtype):
+    check_grads(scalar_closure, dtype(x), dtype(0.7), wrt=(0, 1))
+
+
+def test_broadcasting_capture():
+    # a scalar captured by a closure applied to arrays: its gradient is summed back
+    check_grads(called_in_a_loop, X, 0.6, wrt=(0, 1))
+    check_grads(late_binding, X.reshape(3, 1) * W, 0.6, wrt=(0, 1))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [called_in_a_loop, calls_another_nested, recursive, late_binding, computed_default],
+    ids=lambda f: f.__name__,
+)
+def test_second_order(fn):
+    check_grads(fn, X, W, wrt=(0, 1), order=2)
+
+
+def test_second_order_scalar():
+    check_grads(scalar_closure, 0.9, 0.7, wrt=(0, 1), order=2)
+
+
+@pytest.mark.parametrize("fn", ARRAY_CASES, ids=lambda f: f.__name__)
+def test_forward_mode(fn):
+    vx = np.array([1.0, 0.5, -2.0])
+    vw = np.array([-0.3, 0.2, 0.4])
+    y, t = jvp(fn, (X, W), (vx, vw))
+    gx, gw = grad(fn, wrt=(0, 1))(X, W)
+    np.testing.assert_allclose(y, fn(X, W), rtol=1e-12)
+    np.testing.assert_allclose(t, gx @ vx + gw @ vw, rtol=1e-9, atol=1e-12)
+
+
+def test_hand_derived():
+    # late binding: g reads w' = 2w + 1, so d/dx sum((x w')^2) = 2 x w'^2
+    gx, gw = grad(late_binding, wrt=(0, 1))(X, W)
+    w2 = 2.0 * W + 1.0
+    np.testing.assert_allclose(gx, 2.0 * X * w2**2)
+    np.testing.assert_allclose(gw, 2.0 * X**2 * w2 * 2.0)
+    # recursion: sum((x w)^3)
+    gx, gw = grad(recursive, wrt=(0, 1))(X, W)
+    np.testing.assert_allclose(gx, 3 * X**2 * W**3)
+    np.testing.assert_allclose(gw, 3 * X**3 * W**2)
+
+
+def test_the_primal_is_unchanged():
+    for fn in ARRAY_CASES:
+        from pullback import value_and_grad
+
+        value, _ = value_and_grad(fn)(X, W)
+        np.testing.assert_allclose(value, fn(X, W), rtol=1e-12, err_msg=fn.__name__)
+
+
+# -- what stays refused, with the place ------------------------------------------------------
+def writes_nonlocal(x):
+    total = 0.0
+
+    def add(t):
+        nonlocal total
+        total = total + t
+        return t
+
+    add(x)
+    return np.sum(x) + total
+
+
+def returned_closure_value(x):
+    def g(t):
+        y = t * 2.0
+        return y
+
+    return g
+
+
+def test_nonlocal_write_is_refused_at_its_line():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(writes_nonlocal)(X)
+    text = str(info.value)
+    assert "PB405" in text and "nonlocal total" in text
+    d = next(d for d in info.value.diagnostics if d.code == "PB405")
+    assert d.line == writes_nonlocal.__code__.co_firstlineno + 3
+    assert d.source_line.strip() == "def add(t):"
+
+
+def test_a_nested_function_used_as_a_value_is_refused():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(returned_closure_value)(X)
+    d = next(d for d in info.value.diagnostics if d.code == "PB405")
+    assert "used as a value" in d.message
+    assert d.line == returned_closure_value.__code__.co_firstlineno + 1
+
+
+def bad_inside_nested(x):
+    def g(t):
+        y = t * 1.0
+        y[0] = 2.0 * t[0]
+        return y
+
+    return np.sum(g(x))
+
+
+def test_diagnostics_inside_a_nested_function_name_the_user_line():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(bad_inside_nested)(X)
+    d = info.value.diagnostics[0]
+    assert d.line == bad_inside_nested.__code__.co_firstlineno + 3
+    assert d.source_line.strip() == "y[0] = 2.0 * t[0]"

@@ -21,7 +21,8 @@ from ..resolve import (
     local_names,
     parent_map,
 )
-from ..transform.closures import lifting_refusal
+from ..transform.closures import is_nested_generator, lifting_refusal
+from ..transform.generators import accept_yield_statements
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -113,6 +114,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         self._check_arguments(self.tree.args, "the definition", self.tree.name)
         for stmt in self.tree.body:
             self.visit(stmt)
+        self._check_generator_calls()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))
         self.user_calls.sort(key=lambda uc: (uc.call.lineno, uc.call.col_offset))
         return [d for _, d in ordered]
@@ -225,6 +227,8 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         refusal = self._lifting_refusal(node)
         if refusal is None:  # lifted into a function of its own (transform/closures.py)
             self._check_defaults(node)
+            if is_nested_generator(node):  # run as the list it yields
+                accept_yield_statements(node)
             self.visit_all(node.body)
             return
         self.report(
@@ -240,7 +244,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         self.visit_all(node.body)
 
     def _lifting_refusal(self, node):
-        return lifting_refusal(self.tree, node, self._parent_map())
+        return lifting_refusal(self.tree, node, self._parent_map(), self._resolved_object)
 
     def _check_defaults(self, node):
         self.visit_all(node.args.defaults)

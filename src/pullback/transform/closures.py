@@ -42,11 +42,19 @@ import types
 import gast
 
 from ..lambdas import inlinable_functions
-from ..resolve import local_names, parent_map
+from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
+from .generators import (
+    _own_nodes,
+    as_list_builder,
+    body_refusal,
+    consumption_refusal,
+    is_generator_function,
+    list_version,
+    mark_yield_statements,
+)
 
 FACTORY = "_pb_lifted_factory"
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 def nested_definitions(tree) -> list:
@@ -70,8 +78,16 @@ def nested_definitions(tree) -> list:
     return found
 
 
-def lifting_refusal(tree, node, parents=None) -> str | None:
-    """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None."""
+def is_nested_generator(node) -> bool:
+    """Whether the nested ``def`` ``node`` contains a ``yield`` of its own."""
+    return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in _own_nodes(node.body))
+
+
+def lifting_refusal(tree, node, parents=None, resolve=None) -> str | None:
+    """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None.
+
+    ``resolve(call)`` is the object a call's function refers to (for the consumers of a
+    nested generator)."""
     parents = parent_map(tree) if parents is None else parents
     name = node.name
     if node.decorator_list:
@@ -81,8 +97,6 @@ def lifting_refusal(tree, node, parents=None) -> str | None:
     for sub in gast.walk(node):
         if isinstance(sub, (gast.Nonlocal, gast.Global)):
             return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
-        if isinstance(sub, (gast.Yield, gast.YieldFrom)) and _own_scope(sub, node, parents):
-            return "it is a generator (it contains 'yield')"
     bindings = 0
     for sub in gast.walk(tree):
         if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
@@ -94,19 +108,66 @@ def lifting_refusal(tree, node, parents=None) -> str | None:
                 return f"'{name}' is used as a value (returned, stored or passed on), not called"
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
+    if is_nested_generator(node):
+        mark_yield_statements(node)
+        refusal = body_refusal(node)
+        if refusal is not None:
+            return f"a generator whose list cannot stand for it: {refusal}"
+        reads = _free_names(node)
+        for sub in gast.walk(tree):
+            if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
+                why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
+                if why is not None:
+                    return f"a generator and {why}"
     return None
 
 
-def liftable_functions(tree) -> dict:
+def liftable_functions(tree, fs=None) -> dict:
     """``{name: def}`` of the nested functions of ``tree`` that are lifted (those that are
-    inlined as expressions, see :mod:`pullback.lambdas`, are not)."""
+    inlined as expressions, see :mod:`pullback.lambdas`, are not). ``fs`` resolves the
+    consumers of nested generators."""
     inlined = inlinable_functions(tree)
     parents = parent_map(tree)
+    resolve = None if fs is None else _resolver(fs, tree)
     return {
         d.name: d
         for d in nested_definitions(tree)
-        if d.name not in inlined and lifting_refusal(tree, d, parents) is None
+        if d.name not in inlined and lifting_refusal(tree, d, parents, resolve) is None
     }
+
+
+def _resolver(fs, tree):
+    names = local_names(tree)
+
+    def resolve(call):
+        callee = resolve_call(fs, call, names)
+        return callee.obj if callee.kind == "object" else None
+
+    return resolve
+
+
+def _use_list_versions(fs) -> None:
+    """Calls of user generator functions (consumed completely: the check made sure) call
+    their list versions (transform/generators.py) instead."""
+    names = local_names(fs.tree)
+    parents = parent_map(fs.tree)
+    resolve = _resolver(fs, fs.tree)
+    for sub in gast.walk(fs.tree):
+        if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
+            continue
+        if sub.func.id in names:
+            continue
+        found, gen = fs.lookup(sub.func.id)  # recorded: a redefinition rebuilds the gradient
+        if not (found and is_generator_function(gen)):
+            continue
+        if consumption_refusal(sub, parents, resolve) is not None:
+            continue  # pragma: no cover - refused by the check
+        fn = list_version(gen)
+        if fn is None:
+            continue  # pragma: no cover - refused by the check
+        name = f"_pb_list_{sub.func.id}"
+        fs.namespace[name] = fn
+        sub.func = N.located(N.load(name), sub.func)
 
 
 def lift_nested_functions(fs) -> None:
@@ -114,7 +175,8 @@ def lift_nested_functions(fs) -> None:
     statements become the assignments of their defaults, their calls call the lifted
     functions, which ``fs.lookup`` finds in ``fs.namespace``."""
     tree = fs.tree
-    defs = liftable_functions(tree)
+    _use_list_versions(fs)
+    defs = liftable_functions(tree, fs)
     if not defs:
         return
     inlined = inlinable_functions(tree)
@@ -139,6 +201,8 @@ def lift_nested_functions(fs) -> None:
         uses = sorted(n for n in inlined if _reads(lifted, n))
         lifted.body = [copy.deepcopy(_definition(tree, n)) for n in uses] + lifted.body
         _rewrite_calls(lifted, sigs, captured)
+        if is_nested_generator(d):  # its calls consume it completely: the list it yields
+            lifted = as_list_builder(lifted)
         lifted_trees[name] = lifted
     _rewrite_calls(tree, sigs, captured)
     _replace_definitions(tree, defs, sigs)
@@ -256,16 +320,6 @@ def _reads(node, name) -> bool:
         isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
         for s in gast.walk(node)
     )
-
-
-def _own_scope(sub, node, parents) -> bool:
-    """Whether ``sub`` belongs to ``node``'s own scope (not to a function inside it)."""
-    up = parents.get(sub)
-    while up is not None and up is not node:
-        if isinstance(up, _SCOPES):
-            return False
-        up = parents.get(up)
-    return True
 
 
 def _plain_call(name_node, parents) -> bool:

@@ -260,3 +260,87 @@ def test_diagnostics_inside_a_nested_function_name_the_user_line():
     d = info.value.diagnostics[0]
     assert d.line == bad_inside_nested.__code__.co_firstlineno + 3
     assert d.source_line.strip() == "y[0] = 2.0 * t[0]"
+
+
+# -- closures made by a user factory and called here (transform/closure_records.py) ----------
+def make_layer(w, b=0.1):
+    c = np.exp(0.5 * w)  # computed by the factory, captured by the closure
+
+    def layer(h, gain=2.0):
+        z = c * h + b
+        if np.sum(z) > 100.0:
+            return z
+        return gain * np.tanh(z)
+
+    return layer
+
+
+def make_power(k):
+    def helper(t):
+        return t * k
+
+    def power(t, n=2):
+        out = t
+        for _ in range(n - 1):
+            out = out * helper(t)
+        return out
+
+    return power
+
+
+def factory_closure(x, w):
+    layer = make_layer(w)
+    h = layer(x)
+    h = layer(h, gain=0.5)
+    return np.sum(h * h)
+
+
+def factory_in_a_loop(x, w):
+    step = make_layer(w * w, b=w)
+    h = x
+    for _ in range(3):
+        h = step(h)
+    return np.sum(h)
+
+
+def factory_with_helpers(x, w):
+    p = make_power(w)
+    return np.sum(p(x) + p(x, n=3))
+
+
+FACTORY_CASES = [factory_closure, factory_in_a_loop, factory_with_helpers]
+
+
+@pytest.mark.parametrize("fn", FACTORY_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_factory_closures_against_finite_differences(fn, dtype):
+    check_both_arguments(fn, dtype)
+
+
+@pytest.mark.parametrize("fn", FACTORY_CASES, ids=lambda f: f.__name__)
+def test_factory_closures_forward_and_second_order(fn):
+    check_forward_against_reverse(fn)
+    check_grads(fn, X, W, wrt=(0, 1), order=2)
+
+
+def test_factory_closure_scalars_and_broadcasting():
+    check_grads(factory_closure, 0.4, -0.6, wrt=(0, 1))
+    check_grads(factory_closure, X, 0.6, wrt=(0, 1))
+    # hand-derived: p(x) + p(x, 3) = x^2 w + x^3 w^2
+    gx, gw = grad(factory_with_helpers, wrt=(0, 1))(X, W)
+    np.testing.assert_allclose(gx, 2 * X * W + 3 * X**2 * W**2)
+    np.testing.assert_allclose(gw, X**2 + 2 * X**3 * W)
+
+
+def factory_closure_passed_on(x, w):
+    layer = make_layer(w)
+    layers = [layer]
+    return np.sum(layers[0](x))
+
+
+def test_a_factory_closure_that_escapes_is_refused():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(factory_closure_passed_on)(X, W)
+    d = next(d for d in info.value.diagnostics if d.code == "PB405")
+    assert d.source_line.strip() == "def layer(h, gain=2.0):"
+    assert d.line == make_layer.__code__.co_firstlineno + 3

@@ -21,6 +21,7 @@ from ..resolve import (
     local_names,
     parent_map,
 )
+from ..transform.closure_records import record_sites
 from ..transform.closures import is_nested_generator, lifting_refusal
 from ..transform.generators import accept_yield_statements
 from . import codes
@@ -115,6 +116,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
+        self._mark_closure_factories()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))
         self.user_calls.sort(key=lambda uc: (uc.call.lineno, uc.call.col_offset))
         return [d for _, d in ordered]
@@ -244,7 +246,19 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         self.visit_all(node.body)
 
     def _lifting_refusal(self, node):
-        return lifting_refusal(self.tree, node, self._parent_map(), self._resolved_object)
+        returned = getattr(self.tree, "_pb_record", False)
+        return lifting_refusal(
+            self.tree, node, self._parent_map(), self._resolved_object, returned
+        )
+
+    def _mark_closure_factories(self):
+        """A user factory whose closure is only called here returns a record of what the
+        closure captures (transform/closure_records.py): its `return closure` is fine."""
+        found = record_sites(self.tree, self._resolved_object)
+        sites = {id(assign.value) for assign, _, _ in found}
+        for uc in self.user_calls:
+            if id(uc.call) in sites:
+                uc.source.tree._pb_record = True
 
     def _check_defaults(self, node):
         self.visit_all(node.args.defaults)

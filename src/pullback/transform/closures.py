@@ -83,11 +83,12 @@ def is_nested_generator(node) -> bool:
     return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in _own_nodes(node.body))
 
 
-def lifting_refusal(tree, node, parents=None, resolve=None) -> str | None:
+def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:
     """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None.
 
     ``resolve(call)`` is the object a call's function refers to (for the consumers of a
-    nested generator)."""
+    nested generator). ``returned``: ``tree`` may return the function (its caller keeps
+    the closure as a record of its captured values, transform/closure_records.py)."""
     parents = parent_map(tree) if parents is None else parents
     name = node.name
     if node.decorator_list:
@@ -105,10 +106,14 @@ def lifting_refusal(tree, node, parents=None, resolve=None) -> str | None:
             if isinstance(sub.ctx, (gast.Store, gast.Del)):
                 bindings += 1
             elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
+                if returned and _returned_here(sub, tree, parents):
+                    continue
                 return f"'{name}' is used as a value (returned, stored or passed on), not called"
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
+        if returned:
+            return "a generator function returned to the caller"
         mark_yield_statements(node)
         refusal = body_refusal(node)
         if refusal is not None:
@@ -122,18 +127,32 @@ def lifting_refusal(tree, node, parents=None, resolve=None) -> str | None:
     return None
 
 
-def liftable_functions(tree, fs=None) -> dict:
+def liftable_functions(tree, fs=None, returned=False) -> dict:
     """``{name: def}`` of the nested functions of ``tree`` that are lifted (those that are
     inlined as expressions, see :mod:`pullback.lambdas`, are not). ``fs`` resolves the
-    consumers of nested generators."""
+    consumers of nested generators; ``returned`` as in :func:`lifting_refusal`."""
     inlined = inlinable_functions(tree)
     parents = parent_map(tree)
     resolve = None if fs is None else _resolver(fs, tree)
     return {
         d.name: d
         for d in nested_definitions(tree)
-        if d.name not in inlined and lifting_refusal(tree, d, parents, resolve) is None
+        if d.name not in inlined
+        and lifting_refusal(tree, d, parents, resolve, returned) is None
     }
+
+
+def _returned_here(name_node, tree, parents) -> bool:
+    """``return name`` in ``tree``'s own scope."""
+    ret = parents.get(name_node)
+    if not (isinstance(ret, gast.Return) and ret.value is name_node):
+        return False
+    up = parents.get(ret)
+    while up is not None and up is not tree:
+        if isinstance(up, (gast.FunctionDef, gast.Lambda)):
+            return False
+        up = parents.get(up)
+    return True
 
 
 def _resolver(fs, tree):
@@ -170,15 +189,22 @@ def _use_list_versions(fs) -> None:
         sub.func = N.located(N.load(name), sub.func)
 
 
-def lift_nested_functions(fs) -> None:
+def lift_nested_functions(fs, returned=None) -> dict:
     """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
     statements become the assignments of their defaults, their calls call the lifted
-    functions, which ``fs.lookup`` finds in ``fs.namespace``."""
+    functions, which ``fs.lookup`` finds in ``fs.namespace``.
+
+    ``returned`` names a nested function that ``fs`` returns: each ``return name`` then
+    returns the tuple of what the lifted function needs besides its own arguments (its
+    record). Returns ``{name: (lifted function, record names, signature)}``."""
+    from .closure_records import use_closure_records
+
     tree = fs.tree
     _use_list_versions(fs)
-    defs = liftable_functions(tree, fs)
+    use_closure_records(fs)
+    defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
-        return
+        return {}
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: _Signature(d) for name, d in defs.items()}
@@ -209,6 +235,24 @@ def lift_nested_functions(fs) -> None:
     functions = _compile(fs, lifted_trees)
     for name, fn in functions.items():
         fs.namespace[name] = fn
+    out = {}
+    for name, fn in functions.items():
+        record = captured[name] + [
+            v for v in sigs[name].variables.values() if v not in captured[name]
+        ]
+        out[name] = (fn, record, sigs[name])
+    if returned in out:
+        _return_records(tree, returned, out[returned][1])
+    return out
+
+
+def _return_records(tree, name, record) -> None:
+    """``return name`` becomes ``return (captured, ...)``."""
+    parents = parent_map(tree)
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Return) and isinstance(sub.value, gast.Name):
+            if sub.value.id == name and _returned_here(sub.value, tree, parents):
+                sub.value = N.located(N.tuple_([N.load(c) for c in record]), sub.value)
 
 
 class _Signature:

@@ -159,6 +159,7 @@ def list_version(gen):
     """The list version of the generator function ``gen`` (a real function with ``gen``'s
     globals, closure and defaults; cached while ``gen``'s code is the same)."""
     from ..source import FunctionSource, load_source
+    from .closure_records import compile_like
 
     cached = _LIST_VERSIONS.get(gen)
     if cached is not None and cached[0] is gen.__code__:
@@ -169,30 +170,7 @@ def list_version(gen):
     if refusal is not None:
         return None
     tree = as_list_builder(fs.tree)
-    compiled = copy.deepcopy(tree)
-    args = compiled.args
-    args.defaults, args.kw_defaults = [], [None] * len(args.kwonlyargs)
-    freevars = list(gen.__code__.co_freevars)
-    factory = gast.FunctionDef(
-        name="_pb_list_factory",
-        args=gast.arguments(
-            [N.located(gast.Name(v, gast.Param(), None, None), tree) for v in freevars],
-            [], None, [], [], None, [],
-        ),
-        body=[compiled, gast.Return(N.load(compiled.name))],
-        decorator_list=[], returns=None, type_comment=None, type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), f"<pullback: list of {gen.__name__}>", "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
-    cells = dict(zip(freevars, gen.__closure__ or (), strict=True))
-    closure = tuple(cells[v] for v in inner.co_freevars) or None
-    fn = types.FunctionType(inner, gen.__globals__, gen.__name__, gen.__defaults__, closure)
-    fn.__kwdefaults__ = gen.__kwdefaults__
-    fn.__qualname__ = gen.__qualname__
-    fn.__module__ = gen.__module__
+    fn = compile_like(gen, tree, {}, f"<pullback: list of {gen.__name__}>")
 
     def source(fn=fn):
         return FunctionSource(

@@ -311,18 +311,6 @@ def factory_with_helpers(x, w):
 FACTORY_CASES = [factory_closure, factory_in_a_loop, factory_with_helpers]
 
 
-@pytest.mark.parametrize("fn", FACTORY_CASES, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_factory_closures_against_finite_differences(fn, dtype):
-    check_both_arguments(fn, dtype)
-
-
-@pytest.mark.parametrize("fn", FACTORY_CASES, ids=lambda f: f.__name__)
-def test_factory_closures_forward_and_second_order(fn):
-    check_forward_against_reverse(fn)
-    check_grads(fn, X, W, wrt=(0, 1), order=2)
-
-
 def test_factory_closure_scalars_and_broadcasting():
     check_grads(factory_closure, 0.4, -0.6, wrt=(0, 1))
     check_grads(factory_closure, X, 0.6, wrt=(0, 1))
@@ -344,3 +332,78 @@ def test_a_factory_closure_that_escapes_is_refused():
     d = next(d for d in info.value.diagnostics if d.code == "PB405")
     assert d.source_line.strip() == "def layer(h, gain=2.0):"
     assert d.line == make_layer.__code__.co_firstlineno + 3
+
+
+# -- nested functions passed to user functions (transform/closure_arguments.py) -------------
+def apply_twice(fn, x, scale=1.0):
+    y = fn(x)
+    return fn(y * scale)
+
+
+def integrate(f, a, n):
+    total = 0.0 * a
+    for i in range(n):
+        total = total + f(a * (i + 1.0) / n)
+    return total / n
+
+
+def passed_to_a_user_function(x, w):
+    def g(t, k=2.0):
+        u = np.sin(t * w)
+        return u * k
+
+    return np.sum(apply_twice(g, x) + apply_twice(g, x, 0.5))
+
+
+def passed_to_a_loop(x, w):
+    shift = np.sum(w)
+
+    def density(t):
+        if np.sum(t) > 1e3:
+            return t
+        return np.exp(-(t - shift) ** 2) * w
+
+    return np.sum(integrate(density, x, 4))
+
+
+ARGUMENT_CASES = [passed_to_a_user_function, passed_to_a_loop]
+
+
+CROSSING_CASES = FACTORY_CASES + ARGUMENT_CASES
+
+
+@pytest.mark.parametrize("fn", CROSSING_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_closures_crossing_calls_against_finite_differences(fn, dtype):
+    check_both_arguments(fn, dtype)
+
+
+@pytest.mark.parametrize("fn", CROSSING_CASES, ids=lambda f: f.__name__)
+def test_closures_crossing_calls_forward_and_second_order(fn):
+    check_forward_against_reverse(fn)
+    check_grads(fn, X, W, wrt=(0, 1), order=2)
+
+
+def test_passed_closure_scalars():
+    check_grads(passed_to_a_user_function, 0.4, -0.6, wrt=(0, 1))
+    check_grads(passed_to_a_loop, X, 0.6, wrt=(0, 1))
+
+
+def keeps_the_function(fn, x):
+    kept = [fn]
+    return kept[0](x)
+
+
+def passed_to_a_function_that_stores_it(x):
+    def g(t):
+        u = t * 2.0
+        return u
+
+    return np.sum(keeps_the_function(g, x))
+
+
+def test_a_closure_passed_to_a_function_that_stores_it_is_refused():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(passed_to_a_function_that_stores_it)(X)
+    d = next(d for d in info.value.diagnostics if d.code == "PB405")
+    assert d.line == passed_to_a_function_that_stores_it.__code__.co_firstlineno + 1

@@ -44,6 +44,7 @@ import gast
 from ..lambdas import inlinable_functions
 from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
+from .closure_arguments import passed_to_specializable, specialize_calls
 from .generators import (
     _own_nodes,
     as_list_builder,
@@ -108,6 +109,10 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
             elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
                 if returned and _returned_here(sub, tree, parents):
                     continue
+                if passed_to_specializable(sub, parents, resolve) and _in_own_scope(
+                    sub, tree, parents
+                ):
+                    continue  # apply(g, x): specialized (closure_arguments.py)
                 return f"'{name}' is used as a value (returned, stored or passed on), not called"
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
@@ -145,9 +150,16 @@ def liftable_functions(tree, fs=None, returned=False) -> dict:
 def _returned_here(name_node, tree, parents) -> bool:
     """``return name`` in ``tree``'s own scope."""
     ret = parents.get(name_node)
-    if not (isinstance(ret, gast.Return) and ret.value is name_node):
-        return False
-    up = parents.get(ret)
+    return (
+        isinstance(ret, gast.Return)
+        and ret.value is name_node
+        and _in_own_scope(ret, tree, parents)
+    )
+
+
+def _in_own_scope(node, tree, parents) -> bool:
+    """Whether ``node`` belongs to ``tree``'s own scope (not to a function inside it)."""
+    up = parents.get(node)
     while up is not None and up is not tree:
         if isinstance(up, (gast.FunctionDef, gast.Lambda)):
             return False
@@ -233,17 +245,18 @@ def lift_nested_functions(fs, returned=None) -> dict:
     _rewrite_calls(tree, sigs, captured)
     _replace_definitions(tree, defs, sigs)
     functions = _compile(fs, lifted_trees)
-    for name, fn in functions.items():
-        fs.namespace[name] = fn
-    out = {}
+    info = {}
     for name, fn in functions.items():
         record = captured[name] + [
             v for v in sigs[name].variables.values() if v not in captured[name]
         ]
-        out[name] = (fn, record, sigs[name])
-    if returned in out:
-        _return_records(tree, returned, out[returned][1])
-    return out
+        info[name] = (fn, record, sigs[name])
+    specialize_calls(fs, tree, info, _resolver(fs, tree))
+    for name, fn in functions.items():
+        fs.namespace[name] = fn
+    if returned in info:
+        _return_records(tree, returned, info[returned][1])
+    return info
 
 
 def _return_records(tree, name, record) -> None:

@@ -407,3 +407,29 @@ def test_a_closure_passed_to_a_function_that_stores_it_is_refused():
         grad(passed_to_a_function_that_stores_it)(X)
     d = next(d for d in info.value.diagnostics if d.code == "PB405")
     assert d.line == passed_to_a_function_that_stores_it.__code__.co_firstlineno + 1
+
+
+def lambda_passed_on(x, w):
+    g = lambda t: np.sin(t * w) + t  # noqa: E731
+    return np.sum(apply_twice(g, x, 0.5))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_named_lambda_passed_to_a_user_function(dtype):
+    check_both_arguments(lambda_passed_on, dtype)
+    check_forward_against_reverse(lambda_passed_on)
+    check_grads(lambda_passed_on, X, W, wrt=(0, 1), order=2)
+
+
+def lambda_stored(x):
+    g = lambda t: t * 2.0  # noqa: E731
+    kept = [g]
+    return np.sum(kept[0](x))
+
+
+def test_a_stored_lambda_is_refused_at_the_lambda():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(lambda_stored)(X)
+    d = info.value.diagnostics[0]
+    assert d.code == "PB404" and "used as a value" in d.message
+    assert (d.line, d.col) == (lambda_stored.__code__.co_firstlineno + 1, 8)

@@ -22,7 +22,11 @@ from ..resolve import (
     parent_map,
 )
 from ..transform.closure_records import record_sites
-from ..transform.closures import is_nested_generator, lifting_refusal
+from ..transform.closures import (
+    is_nested_generator,
+    lambdas_as_definitions,
+    lifting_refusal,
+)
 from ..transform.generators import accept_yield_statements
 from . import codes
 from .aliasing import (
@@ -113,6 +117,8 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 f"({codes.see('PB403')}).",
             )
         self._check_arguments(self.tree.args, "the definition", self.tree.name)
+        if isinstance(self.tree, gast.FunctionDef):
+            lambdas_as_definitions(self.tree)  # as the transformation sees them
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
@@ -227,6 +233,9 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             self.visit(found[1])  # only called: inlined (pullback/lambdas.py)
             return
         refusal = self._lifting_refusal(node)
+        if getattr(node, "_pb_lambda", None) is not None:
+            self._visit_bound_lambda(node, refusal)
+            return
         if refusal is None:  # lifted into a function of its own (transform/closures.py)
             self._check_defaults(node)
             if is_nested_generator(node):  # run as the list it yields
@@ -284,6 +293,22 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             width=len("class ") + len(node.name),
             fix=f"define the class at module level ({codes.see('PB406')}).",
         )
+        self.visit_all(node.body)
+
+    def _visit_bound_lambda(self, node, refusal):
+        """``name = lambda ...`` that is not only called: lifted like a nested def."""
+        if refusal is not None:
+            self.report(
+                node._pb_lambda,
+                "PB404",
+                f"lambda '{node.name}': {refusal}",
+                fix=f"call '{node.name}' only by name, or pass it to a function that only "
+                "calls it; or define the helper with `def` at module level "
+                f"({codes.see('PB404')}).",
+            )
+            self._check_arguments(node.args, "a lambda")
+        else:
+            self._check_defaults(node)
         self.visit_all(node.body)
 
     def visit_Lambda(self, node):

@@ -84,6 +84,43 @@ def is_nested_generator(node) -> bool:
     return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in _own_nodes(node.body))
 
 
+def lambdas_as_definitions(tree) -> None:
+    """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
+    is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
+    that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
+    inlined = inlinable_functions(tree)
+
+    def visit(stmts):
+        for k, s in enumerate(stmts):
+            if (
+                isinstance(s, gast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Lambda)
+                and s.targets[0].id not in inlined
+            ):
+                d = gast.FunctionDef(
+                    name=s.targets[0].id,
+                    args=s.value.args,
+                    body=[N.located(gast.Return(value=s.value.body), s.value.body)],
+                    decorator_list=[],
+                    returns=None,
+                    type_comment=None,
+                    type_params=[],
+                )
+                d._pb_lambda = s.value
+                stmts[k] = N.located(d, s)
+                continue
+            if not isinstance(s, _STATEMENT_SCOPES):
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(s, field, None) or [])
+
+    visit(tree.body)
+
+
+_STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+
+
 def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:
     """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None.
 
@@ -212,6 +249,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
+    lambdas_as_definitions(tree)
     _use_list_versions(fs)
     use_closure_records(fs)
     defs = liftable_functions(tree, fs, returned is not None)

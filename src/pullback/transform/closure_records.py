@@ -86,6 +86,8 @@ def _is_factory(obj) -> bool:
 
     if is_generator_function(obj):
         return False
+    if not any(isinstance(c, types.CodeType) for c in obj.__code__.co_consts):
+        return False  # defines no nested function: not a factory (and no source to read)
     try:
         return returned_closure(load_source(obj).tree) is not None
     except Exception:  # noqa: BLE001 - no source: not a factory pullback can read

@@ -26,6 +26,7 @@ from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
+    what_is_there,
 )
 from ..transform.generators import accept_yield_statements
 from . import codes
@@ -117,12 +118,14 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 f"({codes.see('PB403')}).",
             )
         self._check_arguments(self.tree.args, "the definition", self.tree.name)
-        if isinstance(self.tree, gast.FunctionDef):
+        lambdas, _, factories = what_is_there(self.tree)
+        if lambdas and isinstance(self.tree, gast.FunctionDef):
             lambdas_as_definitions(self.tree)  # as the transformation sees them
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
-        self._mark_closure_factories()
+        if factories:
+            self._mark_closure_factories()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))
         self.user_calls.sort(key=lambda uc: (uc.call.lineno, uc.call.col_offset))
         return [d for _, d in ordered]

@@ -51,7 +51,7 @@ def record_sites(tree, resolve) -> list:
     ``resolve(call)`` is the object a call's function refers to."""
     from .closures import _plain_call
 
-    parents = parent_map(tree)
+    parents = None
     out = []
     for node in gast.walk(tree):
         if not (
@@ -61,6 +61,8 @@ def record_sites(tree, resolve) -> list:
             and isinstance(node.value, gast.Call)
         ):
             continue
+        if not isinstance(node.value.func, gast.Name):
+            continue  # factories are called by name
         name = node.targets[0].id
         factory = resolve(node.value)
         if not _is_factory(factory):
@@ -73,6 +75,7 @@ def record_sites(tree, resolve) -> list:
             n for n in gast.walk(tree)
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
         ]
+        parents = parent_map(tree) if parents is None else parents
         if len(stores) == 1 and loads and all(_plain_call(n, parents) for n in loads):
             out.append((node, name, factory))
     return out

@@ -88,6 +88,8 @@ def lambdas_as_definitions(tree) -> None:
     """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
     is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
     that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
+    if not any(isinstance(n, gast.Lambda) for n in gast.walk(tree)):
+        return  # the common case: nothing to do, cheaply
     inlined = inlinable_functions(tree)
 
     def visit(stmts):
@@ -173,12 +175,15 @@ def liftable_functions(tree, fs=None, returned=False) -> dict:
     """``{name: def}`` of the nested functions of ``tree`` that are lifted (those that are
     inlined as expressions, see :mod:`pullback.lambdas`, are not). ``fs`` resolves the
     consumers of nested generators; ``returned`` as in :func:`lifting_refusal`."""
+    nested = nested_definitions(tree)
+    if not nested:
+        return {}
     inlined = inlinable_functions(tree)
     parents = parent_map(tree)
     resolve = None if fs is None else _resolver(fs, tree)
     return {
         d.name: d
-        for d in nested_definitions(tree)
+        for d in nested
         if d.name not in inlined
         and lifting_refusal(tree, d, parents, resolve, returned) is None
     }
@@ -204,11 +209,32 @@ def _in_own_scope(node, tree, parents) -> bool:
     return True
 
 
+def what_is_there(tree):
+    """One walk: whether ``tree`` has lambdas, calls of plain names (generator functions
+    perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
+    lambda and no factory: their first call pays one walk for this pass."""
+    lambdas = calls = factories = False
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Lambda):
+            lambdas = True
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+            calls = True
+        elif (
+            isinstance(n, gast.Assign)
+            and isinstance(n.value, gast.Call)
+            and isinstance(n.value.func, gast.Name)
+        ):
+            factories = True
+    return lambdas, calls, factories
+
+
 def _resolver(fs, tree):
-    names = local_names(tree)
+    names = []  # the tree's local names, found on the first call
 
     def resolve(call):
-        callee = resolve_call(fs, call, names)
+        if not names:
+            names.append(local_names(tree))
+        callee = resolve_call(fs, call, names[0])
         return callee.obj if callee.kind == "object" else None
 
     return resolve
@@ -218,9 +244,9 @@ def _use_list_versions(fs) -> None:
     """Calls of user generator functions (consumed completely: the check made sure) call
     their list versions (transform/generators.py) instead."""
     names = local_names(fs.tree)
-    parents = parent_map(fs.tree)
+    parents = None
     resolve = _resolver(fs, fs.tree)
-    for sub in gast.walk(fs.tree):
+    for sub in list(gast.walk(fs.tree)):
         if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
             continue
         if sub.func.id in names:
@@ -228,6 +254,7 @@ def _use_list_versions(fs) -> None:
         found, gen = fs.lookup(sub.func.id)  # recorded: a redefinition rebuilds the gradient
         if not (found and is_generator_function(gen)):
             continue
+        parents = parent_map(fs.tree) if parents is None else parents
         if consumption_refusal(sub, parents, resolve) is not None:
             continue  # pragma: no cover - refused by the check
         fn = list_version(gen)
@@ -249,9 +276,13 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
-    lambdas_as_definitions(tree)
-    _use_list_versions(fs)
-    use_closure_records(fs)
+    lambdas, calls, factories = what_is_there(tree)
+    if lambdas:
+        lambdas_as_definitions(tree)
+    if calls:
+        _use_list_versions(fs)
+    if factories:
+        use_closure_records(fs)
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}

@@ -433,3 +433,29 @@ def test_a_stored_lambda_is_refused_at_the_lambda():
     d = info.value.diagnostics[0]
     assert d.code == "PB404" and "used as a value" in d.message
     assert (d.line, d.col) == (lambda_stored.__code__.co_firstlineno + 1, 8)
+
+
+def make_affine(w):
+    c = np.exp(0.3 * w)
+    return lambda t: t * c + w
+
+
+def factory_returning_a_lambda(x, w):
+    s = make_affine(w)
+    return np.sum(s(x) * s(2.0 * x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_factory_returning_a_lambda(dtype):
+    check_both_arguments(factory_returning_a_lambda, dtype)
+    check_forward_against_reverse(factory_returning_a_lambda)
+    check_grads(factory_returning_a_lambda, X, W, wrt=(0, 1), order=2)
+
+
+def test_a_returned_lambda_differentiated_itself_is_refused_at_the_lambda():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(make_affine)(W)
+    d = info.value.diagnostics[0]
+    assert d.code == "PB404" and d.message.startswith("returned lambda")
+    assert (d.line, d.col) == (make_affine.__code__.co_firstlineno + 2, 11)
+    assert "g = make(w)" in d.fix

@@ -304,10 +304,17 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             self.report(
                 node._pb_lambda,
                 "PB404",
-                f"lambda '{node.name}': {refusal}",
-                fix=f"call '{node.name}' only by name, or pass it to a function that only "
-                "calls it; or define the helper with `def` at module level "
-                f"({codes.see('PB404')}).",
+                f"lambda '{node.name}': {refusal}"
+                if not node.name.startswith("_pb_lambda_")
+                else f"returned lambda: {refusal.replace(repr(node.name) + ' ', 'it ')}",
+                fix=(
+                    f"call '{node.name}' only by name, or pass it to a function that only "
+                    "calls it; or define the helper with `def` at module level"
+                    if not node.name.startswith("_pb_lambda_")
+                    else "differentiate a function that calls the factory and only calls "
+                    "what it returns, e.g. `g = make(w); return g(x)`"
+                )
+                + f" ({codes.see('PB404')}).",
             )
             self._check_arguments(node.args, "a lambda")
         else:

@@ -91,8 +91,12 @@ def _is_factory(obj) -> bool:
         return False
     if not any(isinstance(c, types.CodeType) for c in obj.__code__.co_consts):
         return False  # defines no nested function: not a factory (and no source to read)
+    from .closures import lambdas_as_definitions
+
     try:
-        return returned_closure(load_source(obj).tree) is not None
+        tree = load_source(obj).tree
+        lambdas_as_definitions(tree)  # `return lambda ...` too
+        return returned_closure(tree) is not None
     except Exception:  # noqa: BLE001 - no source: not a factory pullback can read
         return False
 
@@ -138,9 +142,10 @@ def _field(name, k, where):
 def record_version(factory):
     """``(record function, lifted closure, record names, signature)`` for ``factory``."""
     from ..source import FunctionSource, load_source
-    from .closures import lift_nested_functions
+    from .closures import lambdas_as_definitions, lift_nested_functions
 
     fs = load_source(factory)
+    lambdas_as_definitions(fs.tree)
     returned = returned_closure(fs.tree)
     if returned is None:
         return None

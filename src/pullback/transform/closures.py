@@ -92,8 +92,22 @@ def lambdas_as_definitions(tree) -> None:
         return  # the common case: nothing to do, cheaply
     inlined = inlinable_functions(tree)
 
+    def as_def(name, lam, where):
+        d = gast.FunctionDef(
+            name=name,
+            args=lam.args,
+            body=[N.located(gast.Return(value=lam.body), lam.body)],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+            type_params=[],
+        )
+        d._pb_lambda = lam
+        return N.located(d, where)
+
     def visit(stmts):
-        for k, s in enumerate(stmts):
+        out = []
+        for s in stmts:
             if (
                 isinstance(s, gast.Assign)
                 and len(s.targets) == 1
@@ -101,23 +115,22 @@ def lambdas_as_definitions(tree) -> None:
                 and isinstance(s.value, gast.Lambda)
                 and s.targets[0].id not in inlined
             ):
-                d = gast.FunctionDef(
-                    name=s.targets[0].id,
-                    args=s.value.args,
-                    body=[N.located(gast.Return(value=s.value.body), s.value.body)],
-                    decorator_list=[],
-                    returns=None,
-                    type_comment=None,
-                    type_params=[],
-                )
-                d._pb_lambda = s.value
-                stmts[k] = N.located(d, s)
+                out.append(as_def(s.targets[0].id, s.value, s))
+                continue
+            if isinstance(s, gast.Return) and isinstance(s.value, gast.Lambda):
+                # `return lambda ...` (a factory): a def of its own, then returned
+                name = f"_pb_lambda_{s.lineno}_{s.value.col_offset}"
+                out.append(as_def(name, s.value, s))
+                out.append(N.located(gast.Return(value=N.located(N.load(name), s.value)), s))
                 continue
             if not isinstance(s, _STATEMENT_SCOPES):
                 for field in ("body", "orelse", "finalbody"):
-                    visit(getattr(s, field, None) or [])
+                    if getattr(s, field, None):
+                        setattr(s, field, visit(getattr(s, field)))
+            out.append(s)
+        return out
 
-    visit(tree.body)
+    tree.body = visit(tree.body)
 
 
 _STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)

@@ -180,7 +180,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
             if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
                 why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
                 if why is not None:
-                    return f"a generator and {why}"
+                    return f"a generator that a call cannot run to its end: {why}"
     return None
 
 

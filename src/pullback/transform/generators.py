@@ -76,8 +76,10 @@ def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
         and any(resolve(parent) is c for c in CONSUMERS)
     ):
         return None
-    return "its generator escapes (it is not consumed where it is made by a for loop, a "
-    "comprehension, list, tuple, sum, zip, enumerate, sorted, min or max)"
+    return (
+        "the generator escapes (it is not consumed where it is made by a for loop, a "
+        "comprehension, list, tuple, sum, zip, enumerate, sorted, min or max)"
+    )
 
 
 def body_refusal(tree) -> str | None:

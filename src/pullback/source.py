@@ -111,6 +111,8 @@ class FunctionSource:
     def locate(self, name: str):
         """``(where, value)`` of a free name (``where`` as in ``resolved``), or
         ``(None, None)`` when the function cannot see it."""
+        if name in self.namespace:  # a lifted nested function (transform/closures.py)
+            return ("builtin",), self.namespace[name]
         return locate_free_name(self.fn, name)
 
 
@@ -262,6 +264,9 @@ def source_lines(code):
 def load_source(fn) -> FunctionSource:
     """Read and parse ``fn``'s source, or raise :class:`SourceUnavailableError`."""
     fn = transform_target(fn)
+    lifted = getattr(fn, "__pullback_source__", None)  # a lifted nested function
+    if lifted is not None:
+        return lifted()
     if not isinstance(fn, types.FunctionType):
         kind = type(fn).__name__
         article = "an" if kind[0] in "aeiou" else "a"

@@ -137,10 +137,10 @@ def pb404_lambda(x):
 
 def pb405_nested_def(x):
     def inner(v):
-        w = 2.0 * v
-        return w
+        return 2.0 * v
 
-    return inner(x)
+    helpers = [inner]
+    return helpers[0](x)
 
 
 def pb406_class(x):

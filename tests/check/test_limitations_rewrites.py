@@ -148,11 +148,11 @@ def weighted(x):
 
 
 # PB405
-def softplus(v):
-    return np.log(1.0 + np.exp(v))
-
-
 def smooth_total(x):
+    def softplus(v):
+        e = np.exp(v)
+        return np.log(1.0 + e)
+
     return np.sum(softplus(x))
 
 

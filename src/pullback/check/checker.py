@@ -21,6 +21,14 @@ from ..resolve import (
     local_names,
     parent_map,
 )
+from ..transform.closure_records import record_sites
+from ..transform.closures import (
+    is_nested_generator,
+    lambdas_as_definitions,
+    lifting_refusal,
+    what_is_there,
+)
+from ..transform.generators import accept_yield_statements
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -112,8 +120,14 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 f"({codes.see('PB403')}).",
             )
         self._check_arguments(self.tree.args, "the definition", self.tree.name)
+        lambdas, _, factories = what_is_there(self.tree)
+        if lambdas and isinstance(self.tree, gast.FunctionDef):
+            lambdas_as_definitions(self.tree)  # as the transformation sees them
         for stmt in self.tree.body:
             self.visit(stmt)
+        self._check_generator_calls()
+        if factories:
+            self._mark_closure_factories()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))
         self.user_calls.sort(key=lambda uc: (uc.call.lineno, uc.call.col_offset))
         return [d for _, d in ordered]
@@ -227,16 +241,46 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         if found is not None and function_expression(node) is not None:
             self.visit(found[1])  # only called: inlined (pullback/lambdas.py)
             return
+        refusal = self._lifting_refusal(node)
+        if getattr(node, "_pb_lambda", None) is not None:
+            self._visit_bound_lambda(node, refusal)
+            return
+        if refusal is None:  # lifted into a function of its own (transform/closures.py)
+            self._check_defaults(node)
+            if is_nested_generator(node):  # run as the list it yields
+                accept_yield_statements(node)
+            self.visit_all(node.body)
+            return
         self.report(
             node,
             "PB405",
-            f"nested function definition '{node.name}'",
+            f"nested function definition '{node.name}': {refusal}",
             width=len("def ") + len(node.name),
-            fix=f"define '{node.name}' at module level and pass what it uses as arguments; "
-            f"pullback then checks and transforms it as a call ({codes.see('PB405')}).",
+            fix=f"call '{node.name}' only by name where it is visible (a nested function that "
+            "is only called is differentiated), or define it at module level and pass what it "
+            f"uses as arguments ({codes.see('PB405')}).",
         )
         self._check_arguments(node.args, f"'{node.name}'", node.name)
         self.visit_all(node.body)
+
+    def _lifting_refusal(self, node):
+        returned = getattr(self.tree, "_pb_record", False)
+        return lifting_refusal(
+            self.tree, node, self._parent_map(), self._resolved_object, returned
+        )
+
+    def _mark_closure_factories(self):
+        """A user factory whose closure is only called here returns a record of what the
+        closure captures (transform/closure_records.py): its `return closure` is fine."""
+        found = record_sites(self.tree, self._resolved_object)
+        sites = {id(assign.value) for assign, _, _ in found}
+        for uc in self.user_calls:
+            if id(uc.call) in sites:
+                uc.source.tree._pb_record = True
+
+    def _check_defaults(self, node):
+        self.visit_all(node.args.defaults)
+        self.visit_all([d for d in node.args.kw_defaults if d is not None])
 
     def visit_AsyncFunctionDef(self, node):
         self.report(
@@ -258,6 +302,29 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             width=len("class ") + len(node.name),
             fix=f"define the class at module level ({codes.see('PB406')}).",
         )
+        self.visit_all(node.body)
+
+    def _visit_bound_lambda(self, node, refusal):
+        """``name = lambda ...`` that is not only called: lifted like a nested def."""
+        if refusal is not None:
+            self.report(
+                node._pb_lambda,
+                "PB404",
+                f"lambda '{node.name}': {refusal}"
+                if not node.name.startswith("_pb_lambda_")
+                else f"returned lambda: {refusal.replace(repr(node.name) + ' ', 'it ')}",
+                fix=(
+                    f"call '{node.name}' only by name, or pass it to a function that only "
+                    "calls it; or define the helper with `def` at module level"
+                    if not node.name.startswith("_pb_lambda_")
+                    else "differentiate a function that calls the factory and only calls "
+                    "what it returns, e.g. `g = make(w); return g(x)`"
+                )
+                + f" ({codes.see('PB404')}).",
+            )
+            self._check_arguments(node.args, "a lambda")
+        else:
+            self._check_defaults(node)
         self.visit_all(node.body)
 
     def visit_Lambda(self, node):

@@ -91,11 +91,14 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB404": (
         "lambda inside a differentiated function",
-        "A function made while the function runs has no fixed source for pullback to transform.",
+        "A lambda that is only called, or passed to a function that only calls it, is "
+        "differentiated; one that is stored or returned is a closure pullback does not follow.",
     ),
     "PB405": (
         "nested function definition",
-        "A function made while the function runs has no fixed source for pullback to transform.",
+        "A nested function that is only called is differentiated as a function of its own; "
+        "one that escapes as a value, or writes nonlocal state, is a closure pullback does not "
+        "follow.",
     ),
     "PB406": (
         "class definition inside a differentiated function",

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import gast
 
+from ..transform.generators import (
+    body_refusal,
+    consumption_refusal,
+    is_generator_function,
+    mark_yield_statements,
+)
 from . import codes
 
 
@@ -166,16 +172,54 @@ class StatementChecks:
         self._visit_comprehension(node)
 
     def _visit_yield(self, node):
+        accepted = getattr(node, "_pb_stmt", False) and getattr(self.tree, "_pb_consumed", False)
+        if accepted or getattr(node, "_pb_accepted", False):
+            # a generator run as the list it yields (transform/generators.py)
+            if node.value is not None:
+                self.visit(node.value)
+            return
         keyword = "yield from" if isinstance(node, gast.YieldFrom) else "yield"
         self.report(
             node,
             "PB402",
             f"'{keyword}' makes a generator, which cannot be differentiated",
             fix="return the values together instead, e.g. collect them with `acc = acc + (v,)` "
-            f"and `return np.stack(acc)` ({codes.see('PB402')}).",
+            f"and `return np.stack(acc)`, or consume the generator completely where it is made "
+            f"(a for loop without break, list(...), sum(...)) ({codes.see('PB402')}).",
         )
         if node.value is not None:
             self.visit(node.value)
+
+    def _check_generator_calls(self):
+        """Calls of user generator functions: consumed completely where they are made, they
+        run as the lists they yield and their yields are accepted; else PB402 at the call."""
+        kept = []
+        for uc in self.user_calls:
+            if not is_generator_function(uc.key):
+                kept.append(uc)
+                continue
+            mark_yield_statements(uc.source.tree)
+            refusal = consumption_refusal(
+                uc.call, self._parent_map(), self._resolved_object
+            ) or body_refusal(uc.source.tree)
+            if refusal is None:
+                uc.source.tree._pb_consumed = True
+                kept.append(uc)
+                continue
+            name = self.text(uc.call.func)
+            self.report(
+                uc.call,
+                "PB402",
+                f"generator function '{name}' cannot be differentiated here: {refusal}",
+                fix=f"consume `{self.text(uc.call)}` completely where it is made, e.g. "
+                f"`for v in {self.text(uc.call)}:` without break, or `list({self.text(uc.call)})` "
+                f"({codes.see('PB402')}).",
+            )
+        self.user_calls[:] = kept
+
+    def _resolved_object(self, call):
+        callee = self._resolve(call)
+        return callee.obj if callee.kind == "object" else None
 
     def visit_Await(self, node):
         self.report(

@@ -618,6 +618,9 @@ def _as_sequence_marker():
 
 def normalize(fs) -> Normalized:
     """Normalize a loaded function (see the module docstring)."""
+    from .closures import lift_nested_functions
+
+    lift_nested_functions(fs)  # nested defs become functions of their own first
     return Normalizer(fs).run()
 
 

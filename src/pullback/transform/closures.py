@@ -1,0 +1,557 @@
+"""Nested functions by lambda lifting: a local ``def`` becomes a function of its own.
+
+A nested ``def g(t, k=2): ...`` inside a differentiated function ``f`` that is only ever
+*called* (by ``f``, by another nested function or by itself) is lifted: pullback builds a
+real function ``g(t, k, w)`` whose extra parameters are the variables of ``f`` that ``g``
+reads (its captured variables), and every call ``g(x)`` becomes ``g(x, <k's default>, w)``.
+The lifted function is transformed like any user function (it gets its own adjoint, and
+its calls take the existing user-call path), so loops, branches, several returns and
+recursion inside it work as they do anywhere.
+
+Why this is exact:
+
+* Python reads a captured variable when the closure *runs* (late binding); the lifted call
+  passes the variable's value at the call, which is the same value.
+* A default is evaluated once, where the ``def`` runs: it is assigned there to a variable
+  of ``f`` and passed by the calls that omit the argument.
+* A captured value is read, never written (``nonlocal`` is refused), so passing it as an
+  argument changes nothing; gradients reach it like any argument's.
+
+Lifted functions keep the user's line numbers (their source is the nested ``def`` inside
+``f``'s own file), so diagnostics and tracebacks name the user's lines.
+
+>>> import gast
+>>> tree = gast.parse('''
+... def f(x, w):
+...     def g(t, k=2):
+...         s = 0.0
+...         for i in range(k):
+...             s = s + w * t
+...         return s
+...     return g(x)
+... ''').body[0]
+>>> sorted(liftable_functions(tree))
+['g']
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+
+import gast
+
+from ..lambdas import inlinable_functions
+from ..resolve import local_names, parent_map, resolve_call
+from . import nodes as N
+from .closure_arguments import passed_to_specializable, specialize_calls
+from .generators import (
+    _own_nodes,
+    as_list_builder,
+    body_refusal,
+    consumption_refusal,
+    is_generator_function,
+    list_version,
+    mark_yield_statements,
+)
+
+FACTORY = "_pb_lifted_factory"
+
+
+def nested_definitions(tree) -> list:
+    """The ``def`` statements of ``tree``'s own scope (inside its branches and loops, not
+    inside other nested functions)."""
+    found = []
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef):
+                found.append(s)
+                continue
+            if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(s, field, None) or [])
+            for handler in getattr(s, "handlers", None) or []:
+                visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def is_nested_generator(node) -> bool:
+    """Whether the nested ``def`` ``node`` contains a ``yield`` of its own."""
+    return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in _own_nodes(node.body))
+
+
+def lambdas_as_definitions(tree) -> None:
+    """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
+    is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
+    that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
+    if not any(isinstance(n, gast.Lambda) for n in gast.walk(tree)):
+        return  # the common case: nothing to do, cheaply
+    inlined = inlinable_functions(tree)
+
+    def as_def(name, lam, where):
+        d = gast.FunctionDef(
+            name=name,
+            args=lam.args,
+            body=[N.located(gast.Return(value=lam.body), lam.body)],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+            type_params=[],
+        )
+        d._pb_lambda = lam
+        return N.located(d, where)
+
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            if (
+                isinstance(s, gast.Assign)
+                and len(s.targets) == 1
+                and isinstance(s.targets[0], gast.Name)
+                and isinstance(s.value, gast.Lambda)
+                and s.targets[0].id not in inlined
+            ):
+                out.append(as_def(s.targets[0].id, s.value, s))
+                continue
+            if isinstance(s, gast.Return) and isinstance(s.value, gast.Lambda):
+                # `return lambda ...` (a factory): a def of its own, then returned
+                name = f"_pb_lambda_{s.lineno}_{s.value.col_offset}"
+                out.append(as_def(name, s.value, s))
+                out.append(N.located(gast.Return(value=N.located(N.load(name), s.value)), s))
+                continue
+            if not isinstance(s, _STATEMENT_SCOPES):
+                for field in ("body", "orelse", "finalbody"):
+                    if getattr(s, field, None):
+                        setattr(s, field, visit(getattr(s, field)))
+            out.append(s)
+        return out
+
+    tree.body = visit(tree.body)
+
+
+_STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+
+
+def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:
+    """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None.
+
+    ``resolve(call)`` is the object a call's function refers to (for the consumers of a
+    nested generator). ``returned``: ``tree`` may return the function (its caller keeps
+    the closure as a record of its captured values, transform/closure_records.py)."""
+    parents = parent_map(tree) if parents is None else parents
+    name = node.name
+    if node.decorator_list:
+        return "it is decorated"
+    if node.args.vararg is not None or node.args.kwarg is not None:
+        return "it takes *args or **kwargs"
+    for sub in gast.walk(node):
+        if isinstance(sub, (gast.Nonlocal, gast.Global)):
+            return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
+    bindings = 0
+    for sub in gast.walk(tree):
+        if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bindings += sub.name == name and sub is not tree
+        elif isinstance(sub, gast.Name) and sub.id == name:
+            if isinstance(sub.ctx, (gast.Store, gast.Del)):
+                bindings += 1
+            elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
+                if returned and _returned_here(sub, tree, parents):
+                    continue
+                if passed_to_specializable(sub, parents, resolve) and _in_own_scope(
+                    sub, tree, parents
+                ):
+                    continue  # apply(g, x): specialized (closure_arguments.py)
+                return f"'{name}' is used as a value (returned, stored or passed on), not called"
+    if bindings != 1:
+        return f"the name '{name}' is bound more than once"
+    if is_nested_generator(node):
+        if returned:
+            return "a generator function returned to the caller"
+        mark_yield_statements(node)
+        refusal = body_refusal(node)
+        if refusal is not None:
+            return f"a generator whose list cannot stand for it: {refusal}"
+        reads = _free_names(node)
+        for sub in gast.walk(tree):
+            if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
+                why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
+                if why is not None:
+                    return f"a generator that a call cannot run to its end: {why}"
+    return None
+
+
+def liftable_functions(tree, fs=None, returned=False) -> dict:
+    """``{name: def}`` of the nested functions of ``tree`` that are lifted (those that are
+    inlined as expressions, see :mod:`pullback.lambdas`, are not). ``fs`` resolves the
+    consumers of nested generators; ``returned`` as in :func:`lifting_refusal`."""
+    nested = nested_definitions(tree)
+    if not nested:
+        return {}
+    inlined = inlinable_functions(tree)
+    parents = parent_map(tree)
+    resolve = None if fs is None else _resolver(fs, tree)
+    return {
+        d.name: d
+        for d in nested
+        if d.name not in inlined
+        and lifting_refusal(tree, d, parents, resolve, returned) is None
+    }
+
+
+def _returned_here(name_node, tree, parents) -> bool:
+    """``return name`` in ``tree``'s own scope."""
+    ret = parents.get(name_node)
+    return (
+        isinstance(ret, gast.Return)
+        and ret.value is name_node
+        and _in_own_scope(ret, tree, parents)
+    )
+
+
+def _in_own_scope(node, tree, parents) -> bool:
+    """Whether ``node`` belongs to ``tree``'s own scope (not to a function inside it)."""
+    up = parents.get(node)
+    while up is not None and up is not tree:
+        if isinstance(up, (gast.FunctionDef, gast.Lambda)):
+            return False
+        up = parents.get(up)
+    return True
+
+
+def what_is_there(tree):
+    """One walk: whether ``tree`` has lambdas, calls of plain names (generator functions
+    perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
+    lambda and no factory: their first call pays one walk for this pass."""
+    lambdas = calls = factories = False
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Lambda):
+            lambdas = True
+        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+            calls = True
+        elif (
+            isinstance(n, gast.Assign)
+            and isinstance(n.value, gast.Call)
+            and isinstance(n.value.func, gast.Name)
+        ):
+            factories = True
+    return lambdas, calls, factories
+
+
+def _resolver(fs, tree):
+    names = []  # the tree's local names, found on the first call
+
+    def resolve(call):
+        if not names:
+            names.append(local_names(tree))
+        callee = resolve_call(fs, call, names[0])
+        return callee.obj if callee.kind == "object" else None
+
+    return resolve
+
+
+def _use_list_versions(fs) -> None:
+    """Calls of user generator functions (consumed completely: the check made sure) call
+    their list versions (transform/generators.py) instead."""
+    names = local_names(fs.tree)
+    parents = None
+    resolve = _resolver(fs, fs.tree)
+    for sub in list(gast.walk(fs.tree)):
+        if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
+            continue
+        if sub.func.id in names:
+            continue
+        found, gen = fs.lookup(sub.func.id)  # recorded: a redefinition rebuilds the gradient
+        if not (found and is_generator_function(gen)):
+            continue
+        parents = parent_map(fs.tree) if parents is None else parents
+        if consumption_refusal(sub, parents, resolve) is not None:
+            continue  # pragma: no cover - refused by the check
+        fn = list_version(gen)
+        if fn is None:
+            continue  # pragma: no cover - refused by the check
+        name = f"_pb_list_{sub.func.id}"
+        fs.namespace[name] = fn
+        sub.func = N.located(N.load(name), sub.func)
+
+
+def lift_nested_functions(fs, returned=None) -> dict:
+    """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
+    statements become the assignments of their defaults, their calls call the lifted
+    functions, which ``fs.lookup`` finds in ``fs.namespace``.
+
+    ``returned`` names a nested function that ``fs`` returns: each ``return name`` then
+    returns the tuple of what the lifted function needs besides its own arguments (its
+    record). Returns ``{name: (lifted function, record names, signature)}``."""
+    from .closure_records import use_closure_records
+
+    tree = fs.tree
+    lambdas, calls, factories = what_is_there(tree)
+    if lambdas:
+        lambdas_as_definitions(tree)
+    if calls:
+        _use_list_versions(fs)
+    if factories:
+        use_closure_records(fs)
+    defs = liftable_functions(tree, fs, returned is not None)
+    if not defs:
+        return {}
+    inlined = inlinable_functions(tree)
+    outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
+    sigs = {name: _Signature(d) for name, d in defs.items()}
+    captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
+    lifted_trees = {}
+    for name, d in defs.items():
+        lifted = copy.deepcopy(d)
+        args = lifted.args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        extra = [N.located(gast.Name(c, gast.Param(), None, None), d) for c in captured[name]]
+        lifted.args = gast.arguments(
+            args=params + extra,
+            posonlyargs=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        )
+        uses = sorted(n for n in inlined if _reads(lifted, n))
+        lifted.body = [copy.deepcopy(_definition(tree, n)) for n in uses] + lifted.body
+        _rewrite_calls(lifted, sigs, captured)
+        if is_nested_generator(d):  # its calls consume it completely: the list it yields
+            lifted = as_list_builder(lifted)
+        lifted_trees[name] = lifted
+    _rewrite_calls(tree, sigs, captured)
+    _replace_definitions(tree, defs, sigs)
+    functions = _compile(fs, lifted_trees)
+    info = {}
+    for name, fn in functions.items():
+        record = captured[name] + [
+            v for v in sigs[name].variables.values() if v not in captured[name]
+        ]
+        info[name] = (fn, record, sigs[name])
+    specialize_calls(fs, tree, info, _resolver(fs, tree))
+    for name, fn in functions.items():
+        fs.namespace[name] = fn
+    if returned in info:
+        _return_records(tree, returned, info[returned][1])
+    return info
+
+
+def _return_records(tree, name, record) -> None:
+    """``return name`` becomes ``return (captured, ...)``."""
+    parents = parent_map(tree)
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Return) and isinstance(sub.value, gast.Name):
+            if sub.value.id == name and _returned_here(sub.value, tree, parents):
+                sub.value = N.located(N.tuple_([N.load(c) for c in record]), sub.value)
+
+
+class _Signature:
+    """A nested function's parameters and where its defaults are kept."""
+
+    def __init__(self, d):
+        args = d.args
+        self.positional = [a.id for a in args.posonlyargs + args.args]
+        self.keyword_only = [a.id for a in args.kwonlyargs]
+        self.posonly = {a.id for a in args.posonlyargs}
+        self.defaults = {}  # param -> the default's node in the def (a constant or not)
+        tail = self.positional[len(self.positional) - len(args.defaults) :]
+        for p, value in zip(tail, args.defaults, strict=True):
+            self.defaults[p] = value
+        for p, value in zip(self.keyword_only, args.kw_defaults, strict=True):
+            if value is not None:
+                self.defaults[p] = value
+        self.variables = {
+            p: f"_pb_default_{d.name}_{p}"
+            for p, v in self.defaults.items()
+            if not isinstance(v, gast.Constant)
+        }
+
+    def bind(self, call, name) -> list:
+        """The argument nodes of ``call`` in parameter order (defaults filled in)."""
+        params = self.positional + self.keyword_only
+        if len(call.args) > len(self.positional):
+            raise _CallMismatch(f"{name}() takes {len(self.positional)} positional arguments")
+        bound = dict(zip(self.positional, call.args, strict=False))
+        for kw in call.keywords:
+            if kw.arg not in params or kw.arg in bound or kw.arg in self.posonly:
+                raise _CallMismatch(f"{name}() got an unexpected argument '{kw.arg}'")
+            bound[kw.arg] = kw.value
+        out = []
+        for p in params:
+            if p in bound:
+                out.append(bound[p])
+            elif p in self.variables:
+                out.append(N.located(N.load(self.variables[p]), call))
+            elif p in self.defaults:
+                out.append(copy.deepcopy(self.defaults[p]))
+            else:
+                raise _CallMismatch(f"{name}() is missing the argument '{p}'")
+        return out
+
+
+class _CallMismatch(Exception):
+    """A call of a nested function that Python itself would refuse (a TypeError)."""
+
+
+def _captured(defs, sigs, outer, inlined) -> dict:
+    """The variables of the enclosing function each lifted function must receive: the
+    ones it reads, those of the nested functions it calls (whose calls it makes) and the
+    defaults those calls fill in; sorted."""
+    direct = {}
+    calls = {}
+    for name, d in defs.items():
+        reads = _free_names(d)
+        for n in list(reads):
+            if n in inlined:  # a local lambda it calls: copied in, with its own reads
+                reads |= _free_names(inlined[n])
+        direct[name] = {n for n in reads if n in outer and n not in inlined}
+        calls[name] = {n for n in reads if n in defs}
+    captured = {name: set(v) for name, v in direct.items()}
+    changed = True
+    while changed:  # a call of a sibling needs what the sibling needs
+        changed = False
+        for name in defs:
+            for callee in calls[name]:
+                need = captured[callee] | set(sigs[callee].variables.values())
+                if not need <= captured[name]:
+                    captured[name] |= need
+                    changed = True
+    return {name: sorted(v) for name, v in captured.items()}
+
+
+def _definition(tree, name):
+    """The statement of ``tree``'s own scope that defines the inlined function ``name``."""
+    for s in gast.walk(tree):
+        if isinstance(s, gast.FunctionDef) and s.name == name and s is not tree:
+            return s
+        if (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id == name
+        ):
+            return s
+    raise LookupError(name)  # pragma: no cover - inlinable names are defined
+
+
+def _free_names(node) -> set:
+    """Names ``node`` (a def) reads that it does not bind itself."""
+    bound = set()
+    loads = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name):
+            if isinstance(sub.ctx, gast.Load):
+                loads.add(sub.id)
+            else:
+                bound.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
+            bound.add(sub.name)
+    return loads - bound
+
+
+def _reads(node, name) -> bool:
+    return any(
+        isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
+        for s in gast.walk(node)
+    )
+
+
+def _plain_call(name_node, parents) -> bool:
+    call = parents.get(name_node)
+    return (
+        isinstance(call, gast.Call)
+        and call.func is name_node
+        and not any(isinstance(a, gast.Starred) for a in call.args)
+        and all(kw.arg is not None for kw in call.keywords)
+    )
+
+
+def _rewrite_calls(tree, sigs, captured) -> None:
+    """Every call of a lifted function in ``tree`` passes all its parameters by position
+    and then its captured variables."""
+    for sub in gast.walk(tree):
+        if (
+            isinstance(sub, gast.Call)
+            and isinstance(sub.func, gast.Name)
+            and sub.func.id in sigs
+            and not _shadowed(tree, sub.func.id)
+        ):
+            name = sub.func.id
+            args = sigs[name].bind(sub, name)
+            extra = [N.located(N.load(c), sub) for c in captured[name]]
+            sub.args = args + extra
+            sub.keywords = []
+
+
+def _shadowed(tree, name) -> bool:
+    """A lifted function's own parameter named like a sibling hides the sibling."""
+    return isinstance(tree, gast.FunctionDef) and name in {
+        a.id for a in tree.args.args + tree.args.posonlyargs
+    }
+
+
+def _replace_definitions(tree, defs, sigs) -> None:
+    """Each lifted ``def`` statement becomes the assignments of its non-constant defaults
+    (evaluated where the ``def`` ran, as Python does)."""
+
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef) and defs.get(s.name) is s:
+                sig = sigs[s.name]
+                for p, var in sig.variables.items():
+                    out.append(N.assign(var, sig.defaults[p], sig.defaults[p]))
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if getattr(s, field, None):
+                    setattr(s, field, visit(getattr(s, field)) or [N.located(gast.Pass(), s)])
+            out.append(s)
+        return out
+
+    tree.body = visit(tree.body) or [N.located(gast.Pass(), tree)]
+
+
+def _compile(fs, trees) -> dict:
+    """Real function objects for the lifted definitions: defined together inside a factory
+    (so that they see each other, and themselves, through closure cells) whose globals are
+    the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
+    from ..source import FunctionSource
+
+    factory = gast.FunctionDef(
+        name=FACTORY,
+        args=gast.arguments([], [], None, [], [], None, []),
+        body=[copy.deepcopy(t) for t in trees.values()]
+        + [gast.Return(N.tuple_([N.load(n) for n in trees]))],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    module = gast.Module(body=[factory], type_ignores=[])
+    gast.fix_missing_locations(module)
+    code = compile(gast.gast_to_ast(module), f"<pullback: lifted from {fs.name}>", "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    made = types.FunctionType(factory_code, fs.fn.__globals__)()
+    out = {}
+    for (name, t), fn in zip(trees.items(), made, strict=True):
+        fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"
+        fn.__module__ = fs.fn.__module__
+
+        def source(fn=fn, t=t):
+            return FunctionSource(
+                fn=fn,
+                filename=fs.filename,
+                first_line=fs.first_line,
+                indent=fs.indent,
+                lines=fs.lines,
+                tree=copy.deepcopy(t),
+            )
+
+        fn.__pullback_source__ = source
+        out[name] = fn
+    return out

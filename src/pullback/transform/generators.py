@@ -1,0 +1,185 @@
+"""Generator functions consumed inside a differentiated function, as the lists they yield.
+
+A call ``gen(a)`` of a user generator function whose generator is consumed *completely*
+where it is made — the iterable of a ``for`` loop that has no ``break`` or ``return``, of a
+comprehension, or the argument of ``list``/``tuple``/``sum``/``zip``/``enumerate``/
+``sorted``/``min``/``max`` — is replaced by a call of the generator's *list version*:
+the same body with ``yield v`` turned into ``items.append(v)`` (``yield from it`` into a
+loop of appends) and a final ``return items``. The list version is transformed like any
+user function, so gradients flow through what the generator yields.
+
+Running the generator eagerly is exact when nothing between two of its steps changes what
+it reads. pullback requires (and checks) that:
+
+* every ``yield`` is a statement (its value is not used, ``x = yield v`` is refused), and a
+  ``return`` in the generator returns no value;
+* the consuming ``for`` loop has no ``break``/``return`` (the generator runs to its end)
+  and does not rebind a variable the generator reads (a nested generator's captured
+  variables are passed at the call, as for any nested function);
+* a generator function that is ``zip``-ped with a shorter sequence still runs to its end:
+  it must be finite (as a generator that Python would stop early need not be).
+
+A generator that escapes (returned, stored, iterated by hand with ``next``) stays refused
+(PB402), with the place of the call.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import inspect
+import types
+import weakref
+
+import gast
+
+from . import nodes as N
+
+ITEMS = "_pb_items"
+# Builtins that consume their iterable argument completely (zip: see the module docstring).
+CONSUMERS = (
+    builtins.list,
+    builtins.tuple,
+    builtins.sum,
+    builtins.zip,
+    builtins.enumerate,
+    builtins.sorted,
+    builtins.min,
+    builtins.max,
+)
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def is_generator_function(obj) -> bool:
+    return isinstance(obj, types.FunctionType) and inspect.isgeneratorfunction(obj)
+
+
+def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
+    """Why the generator made by ``call`` is not provably consumed completely where it is
+    made (None when it is). ``resolve(node)`` returns the object a call's function is;
+    ``reads`` are the names the generator reads that its consumer must not rebind."""
+    parent = parents.get(call)
+    if isinstance(parent, gast.For) and parent.iter is call:
+        for sub in _own_nodes(parent.body):
+            if isinstance(sub, (gast.Break, gast.Return)):
+                kind = "break" if isinstance(sub, gast.Break) else "return"
+                return f"the loop over it may stop early (`{kind}` at line {sub.lineno})"
+            if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store) and sub.id in reads:
+                return f"the loop over it rebinds '{sub.id}', which the generator reads"
+        return None
+    if isinstance(parent, gast.comprehension) and parent.iter is call:
+        return None
+    if (
+        isinstance(parent, gast.Call)
+        and call in parent.args
+        and all(kw.arg == "strict" for kw in parent.keywords)  # zip(..., strict=True)
+        and any(resolve(parent) is c for c in CONSUMERS)
+    ):
+        return None
+    return (
+        "the generator escapes (it is not consumed where it is made by a for loop, a "
+        "comprehension, list, tuple, sum, zip, enumerate, sorted, min or max)"
+    )
+
+
+def body_refusal(tree) -> str | None:
+    """Why the generator function ``tree`` cannot be run as a list builder, or None."""
+    for sub in _own_nodes(tree.body):
+        if isinstance(sub, (gast.Yield, gast.YieldFrom)) and not getattr(sub, "_pb_stmt", False):
+            return "the value of a `yield` expression is used"
+        if isinstance(sub, gast.Return) and sub.value is not None:
+            return "it returns a value (a generator's return value is lost by a for loop)"
+    return None
+
+
+def mark_yield_statements(tree) -> None:
+    """Mark the yields that are statements of their own (``yield v`` alone on a line)."""
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Expr) and isinstance(sub.value, (gast.Yield, gast.YieldFrom)):
+            sub.value._pb_stmt = True
+
+
+def accept_yield_statements(tree) -> None:
+    """Mark the statement yields of the nested generator ``tree`` as accepted by the check
+    (its calls were checked to consume it completely)."""
+    mark_yield_statements(tree)
+    for sub in _own_nodes(tree.body):
+        if getattr(sub, "_pb_stmt", False):
+            sub._pb_accepted = True
+
+
+def as_list_builder(tree) -> gast.FunctionDef:
+    """A copy of the generator function ``tree`` that returns the list it would yield."""
+    new = copy.deepcopy(tree)
+    new.body = [N.assign(ITEMS, gast.List(elts=[], ctx=gast.Load()), tree)]
+    new.body += _rewrite(copy.deepcopy(tree.body), tree)
+    new.body.append(N.located(gast.Return(value=N.load(ITEMS)), tree.body[-1]))
+    return new
+
+
+def _rewrite(stmts, where) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.Yield):
+            value = s.value.value if s.value.value is not None else N.const(None)
+            out.append(N.expr_stmt(N.call(N.attr(ITEMS, "append"), [value]), s))
+            continue
+        if isinstance(s, gast.Expr) and isinstance(s.value, gast.YieldFrom):
+            item = "_pb_item"
+            append = N.expr_stmt(N.call(N.attr(ITEMS, "append"), [N.load(item)]), s)
+            loop = gast.For(
+                target=N.store(item), iter=s.value.value, body=[append], orelse=[],
+                type_comment=None,
+            )
+            out.append(N.located(loop, s))
+            continue
+        if isinstance(s, gast.Return):
+            out.append(N.located(gast.Return(value=N.load(ITEMS)), s))
+            continue
+        if not isinstance(s, _SCOPES):
+            for field in ("body", "orelse"):
+                if getattr(s, field, None):
+                    setattr(s, field, _rewrite(getattr(s, field), s))
+        out.append(s)
+    return out
+
+
+def _own_nodes(stmts):
+    """The nodes of ``stmts`` outside nested functions."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(gast.iter_child_nodes(node))
+
+
+_LIST_VERSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def list_version(gen):
+    """The list version of the generator function ``gen`` (a real function with ``gen``'s
+    globals, closure and defaults; cached while ``gen``'s code is the same)."""
+    from ..source import FunctionSource, load_source
+    from .closure_records import compile_like
+
+    cached = _LIST_VERSIONS.get(gen)
+    if cached is not None and cached[0] is gen.__code__:
+        return cached[1]
+    fs = load_source(gen)
+    mark_yield_statements(fs.tree)
+    refusal = body_refusal(fs.tree)
+    if refusal is not None:
+        return None
+    tree = as_list_builder(fs.tree)
+    fn = compile_like(gen, tree, {}, f"<pullback: list of {gen.__name__}>")
+
+    def source(fn=fn):
+        return FunctionSource(
+            fn=fn, filename=fs.filename, first_line=fs.first_line, indent=fs.indent,
+            lines=fs.lines, tree=copy.deepcopy(tree),
+        )
+
+    fn.__pullback_source__ = source
+    _LIST_VERSIONS[gen] = (gen.__code__, fn)
+    return fn

@@ -491,4 +491,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
         return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
+        # As call_method does: x.copy() is np.copy(x).
+        function = getattr(np, name, None)
+        if callable(function) and site.registry.lookup(function) is not None:
+            method = function
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

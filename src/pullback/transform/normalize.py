@@ -44,6 +44,7 @@ from ..resolve import (
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
+from .mutation import ArrayStores
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -72,7 +73,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues, Comprehensions):
+class Normalizer(FreeValues, Comprehensions, ArrayStores):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -181,6 +182,8 @@ class Normalizer(FreeValues, Comprehensions):
         return [], False
 
     def stmt_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Subscript):
+            return self.array_store(s.targets[0], s.value, None, s)  # a local array
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
             stmts, value = self.expr(s.value)
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
@@ -204,6 +207,8 @@ class Normalizer(FreeValues, Comprehensions):
     def stmt_AugAssign(self, s):
         # The check allowed only rebindings of names whose value is provably fresh.
         target = s.target
+        if isinstance(target, gast.Subscript):
+            return self.array_store(target, s.value, s.op, s)  # a local array
         if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
             read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
             binop = gast.copy_location(
@@ -458,7 +463,7 @@ class Normalizer(FreeValues, Comprehensions):
                 return self.getitem_call(e, indexed, stmts)
             value = self.atom(e.value, stmts)
             index = self.index(e.slice, stmts)
-            return gast.copy_location(N.subscript(value, index), e)
+            return self.written_read(gast.copy_location(N.subscript(value, index), e), stmts)
         if isinstance(e, (gast.Tuple, gast.List, gast.Set)):
             elts = [self.atom(x, stmts) for x in e.elts]
             return gast.copy_location(type(e)(elts=elts, **_ctx(e)), e)

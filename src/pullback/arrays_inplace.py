@@ -28,20 +28,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
 
 FAMILY = "arrays_inplace"
 
 
+def _only_arrays(a):
+    if not isinstance(a, np.ndarray):
+        raise UnsupportedCallError(
+            f"a subscript store into a {type(a).__name__}: pullback differentiates stores "
+            "into NumPy arrays the function created (issue 11); stores into lists, dicts and "
+            "other objects are not supported yet. Fix: build the container with a "
+            "comprehension or `append`, or use a NumPy array (`np.zeros(n)`)."
+        )
+
+
 def array_set(a, index, value):
     """``a[index] = value`` in place, returning ``a`` (the normalizer rebinds the name)."""
+    _only_arrays(a)
     a[index] = value
     return a
 
 
 def array_set_copy(a, index, value):
     """A new array: ``a`` with ``a[index] = value`` (``a`` itself is left as it was)."""
+    _only_arrays(a)
     out = np.array(a, copy=True)
     out[index] = value
     return out
@@ -52,6 +65,19 @@ def array_fresh(y):
     (a later write into ``a`` must not change what earlier statements read)."""
     if isinstance(y, np.ndarray) and y.base is not None:
         return y.copy()
+    return y
+
+
+def array_named_read(y, a):
+    """``name = a[index]`` of an array the function writes: ``y`` itself, refused when it
+    is a view of ``a`` (a row of a matrix), which NumPy would change under a later write."""
+    if isinstance(y, np.ndarray) and np.may_share_memory(y, a):
+        raise UnsupportedCallError(
+            "a view of an array the function writes: this read gives a view (a row or a "
+            "block) of the array, and a later write into the array would change what the "
+            "view shows, which pullback does not model. Fix: copy the read, "
+            "e.g. `row = m[i].copy()`."
+        )
     return y
 
 
@@ -117,6 +143,18 @@ def _setting_rrule(setter):
     return array_set_rrule
 
 
+def _array_named_read_rrule(y, a):
+    def array_named_read_closure(dy):
+        return dy, NO_TANGENT
+
+    return array_named_read(y, a), array_named_read_closure
+
+
+@transformable
+def array_named_read_pullback(dy, y, a):
+    return dy, NO_TANGENT
+
+
 def _array_fresh_rrule(y):
     def array_fresh_closure(dy):
         return (dy,)
@@ -149,6 +187,8 @@ def register(reg):
     reg.register(array_set, _setting_rrule(array_set), family=FAMILY, trusted=True)
     reg.register(array_set_copy, _setting_rrule(array_set_copy), family=FAMILY, trusted=True)
     reg.register(array_fresh, _array_fresh_rrule, family=FAMILY, trusted=True)
+    reg.register(array_named_read, _array_named_read_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(array_named_read, array_named_read_pullback)
     reg.register(written_cotangent, _written_cotangent_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_set, array_set_pullback)
     reg.set_pullback_function(array_set_copy, array_set_pullback)

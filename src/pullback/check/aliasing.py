@@ -242,7 +242,14 @@ class AliasAnalysis:
             if isinstance(parent, gast.Slice):
                 return True
             if isinstance(parent, gast.Attribute):
-                return parent.attr in CONSTANT_ATTRIBUTES
+                if parent.attr in CONSTANT_ATTRIBUTES:
+                    return True
+                call = self.parent.get(parent)  # x.copy(), x[i].sum(): a new object
+                return (
+                    parent.attr in FRESH_METHODS
+                    and isinstance(call, gast.Call)
+                    and call.func is parent
+                )
             if isinstance(
                 parent,
                 (gast.BinOp, gast.UnaryOp, gast.Compare, gast.FormattedValue, gast.AugAssign),

@@ -27,6 +27,7 @@ _HELPERS = {
     "_pb_array_set": arrays_inplace.array_set,
     "_pb_array_set_copy": arrays_inplace.array_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
+    "_pb_array_named_read": arrays_inplace.array_named_read,
 }
 
 
@@ -133,6 +134,21 @@ class ArrayStores:
         helper = "_pb_array_set" if self.array_modes().get(name, False) else "_pb_array_set_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, v], s), s))
         return stmts, False
+
+    def named_read(self, name, value, s):
+        """``name = a[idx]`` of a written array ``a``: checked at run time not to be a view
+        (statements), or None for other assignments."""
+        if not isinstance(value, gast.Subscript):
+            return None
+        base = value.value
+        if not (isinstance(base, gast.Name) and base.id in self.array_modes()):
+            return None
+        stmts: list = []
+        index = self.index(value.slice, stmts)
+        read = self.as_atom(gast.copy_location(N.subscript(N.load(base.id), index), value), stmts, s)
+        call = self.helper_call("_pb_array_named_read", [read, N.load(base.id)], s)
+        stmts.append(N.assign(name, call, s))
+        return stmts
 
     def written_read(self, node, stmts):
         """The read ``node`` (``base[index]``), through ``array_fresh`` when ``base`` is

@@ -191,6 +191,9 @@ class Normalizer(FreeValues, Comprehensions, ArrayStores):
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
             if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
                 return [], False
+            read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
+            if read is not None:
+                return read, False
             stmts, value = self.expr(s.value, keep_call=True)
             stmts.append(N.assign(s.targets[0].id, value, s))
             return stmts, False

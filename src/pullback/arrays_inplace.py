@@ -108,6 +108,8 @@ def written_cotangent(g, shape, index):
     """The cotangent of the value written by ``a[index] = value`` from the cotangent ``g``
     of the array after the write: ``g[index]``, zero where a later repeat overwrote."""
     sel = np.asarray(densify(g))[index]
+    if type(index) is int:  # the scalar loop: one entry, no repeat
+        return sel
     winners = write_winners(shape, index)
     if winners is None:
         return sel
@@ -117,7 +119,9 @@ def written_cotangent(g, shape, index):
 @transformable
 def array_set_pullback(dy, a, index, value):
     g = densify(dy)
-    dv = unbroadcast(written_cotangent(g, np.shape(a), index), value)
+    dv = written_cotangent(g, np.shape(a), index)
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)  # the value was broadcast into the entries
     return array_set_copy(g, index, 0.0), NO_TANGENT, dv
 
 

@@ -145,7 +145,8 @@ class ArrayStores:
             return None
         stmts: list = []
         index = self.index(value.slice, stmts)
-        read = self.as_atom(gast.copy_location(N.subscript(N.load(base.id), index), value), stmts, s)
+        node = gast.copy_location(N.subscript(N.load(base.id), index), value)
+        read = self.as_atom(node, stmts, s)
         call = self.helper_call("_pb_array_named_read", [read, N.load(base.id)], s)
         stmts.append(N.assign(name, call, s))
         return stmts

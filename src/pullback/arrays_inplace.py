@@ -119,6 +119,13 @@ def written_cotangent(g, shape, index):
 @transformable
 def array_set_pullback(dy, a, index, value):
     g = densify(dy)
+    if type(index) is int and np.ndim(g) == 1 and np.ndim(value) == 0:
+        # The scalar loop (out[i] = v): one entry, no repeat, no broadcast. Our own copy
+        # of the cotangent, whose written entry goes to the value (a local write itself).
+        g = g * 1.0
+        dv = g[index]
+        g[index] = 0.0
+        return g, NO_TANGENT, dv
     dv = written_cotangent(g, np.shape(a), index)
     if np.shape(dv) != np.shape(value):
         dv = unbroadcast(dv, value)  # the value was broadcast into the entries

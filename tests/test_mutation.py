@@ -295,3 +295,32 @@ def test_write_winners():
     np.testing.assert_array_equal(write_winners((4,), np.array([1, 1, 2])), [False, True, True])
     w = write_winners((2, 3), (np.array([0, 0]), np.array([1, 1])))
     np.testing.assert_array_equal(w, [False, True])
+
+
+# -- cost: in place unless a pullback needs an earlier state -----------------------------------
+def _adjoint_source(f, *args):
+    g = grad(f)
+    g(*args)
+    return g.adjoint(*args).source
+
+
+def test_fill_loop_writes_in_place_and_saves_no_copies():
+    source = _adjoint_source(element_fill, X)
+    assert "_pb_array_set(" in source and "_pb_array_set_copy" not in source
+    assert "_pb_array_fresh" not in source  # out is never read by index
+
+
+def test_whole_array_read_between_writes_copies():
+    source = _adjoint_source(overwrite_after_read, X)
+    assert "_pb_array_set_copy(" in source
+    source = _adjoint_source(recurrence, X, 0.7)
+    assert "_pb_array_set(" in source and "_pb_array_fresh(" in source
+
+
+def test_float32_forward_mode():
+    x = X.astype(np.float32)
+    v = np.ones_like(x)
+    _, dy = jvp(element_fill, (x,), (v,))
+    h = 1e-6
+    fd = (element_fill(X + h) - element_fill(X - h)) / (2 * h)
+    assert dy == pytest.approx(fd, rel=1e-4)

@@ -119,3 +119,12 @@ def test_store_into_a_local_list_is_a_clear_error():
 
     with pytest.raises(UnsupportedCallError, match="stores into lists"):
         grad(f)(np.ones(3))
+
+
+def test_a_call_that_may_return_its_argument_is_not_fresh():
+    def f(x):
+        a = x.astype(np.float64, copy=False)  # x itself when x is float64
+        a[0] = 0.0
+        return np.sum(a)
+
+    assert [d.code for d in check(f)] == ["PB101"]

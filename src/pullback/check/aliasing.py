@@ -220,6 +220,9 @@ class AliasAnalysis:
         if isinstance(node, gast.IfExp):
             return self.fresh_expr(node.body) and self.fresh_expr(node.orelse)
         if isinstance(node, gast.Call):
+            # x.astype(t, copy=False) or f(..., out=y) may return an existing array.
+            if any(kw.arg in ("copy", "out") for kw in node.keywords):
+                return False
             return self.fresh_call(node)
         return False
 

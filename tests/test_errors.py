@@ -86,7 +86,8 @@ def test_every_problem_reported_before_the_body_runs():
         "  error_cases.py:17:5: PB101 array mutation: assignment to an element of 'x'\n"
         "        x[0] = 2.0 * x[0]\n"
         "        ^^^^\n"
-        "    A differentiated function may not change an array in place.\n"
+        "    'x' comes from a parameter, so it may be the caller's array, and a "
+        "differentiated function may write only into arrays it created itself.\n"
     ) in text
 
 

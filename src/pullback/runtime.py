@@ -658,4 +658,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
         from .attribute_calls import attribute_tangent
 
         return attribute_tangent(site, obj, name, args, tangents, kwargs)
+    if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
+        # As call_method does: x.copy() is np.copy(x).
+        function = getattr(np, name, None)
+        if callable(function) and site.registry.lookup(function) is not None:
+            method = function
     return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

@@ -114,18 +114,9 @@ class AliasAnalysis:
 
     def _check(self, stmt: gast.AugAssign) -> Reason | None:
         name = stmt.target.id
-        defs = [
-            d
-            for d in self.reaching.get(stmt.target, ())
-            if isinstance(d, gast.Name) and d.id == name
-        ]
-        if not defs:
-            return Reason("unknown")
-        for definition in defs:
-            if self._is_parameter(definition):
-                return Reason("parameter", definition)
-            if not self._fresh_definition(definition):
-                return Reason("not_fresh", definition)
+        defs, reason = self._fresh_definitions(stmt.target)
+        if reason is not None:
+            return reason
         for definition in defs:
             for use in self.users.get(definition, ()):
                 if use is stmt.target or not isinstance(use, gast.Name) or use.id != name:
@@ -135,6 +126,63 @@ class AliasAnalysis:
                 if self._may_precede(use, stmt):
                     return Reason("shared", use)
         return None
+
+    def store_reason(self, target: gast.Subscript) -> Reason | None:
+        """``None`` when ``target`` (``a[idx]`` being written) writes into a *local* array:
+        every definition of ``a`` reaching the store is fresh, and no use of it that may
+        run before the store lets another name, container or call keep the array (index
+        reads without slices, other stores, arithmetic are fine). Else why not."""
+        base = target.value
+        if not isinstance(base, gast.Name):
+            return Reason("unknown")
+        defs, reason = self._fresh_definitions(base)
+        if reason is not None:
+            return reason
+        stmt = self._statement(target)
+        for definition in defs:
+            for use in self.users.get(definition, ()):
+                if use is base or not isinstance(use, gast.Name) or use.id != base.id:
+                    continue
+                if self._harmless_use(use) or self._store_or_read(use):
+                    continue
+                if self._may_precede(use, stmt):
+                    return Reason("shared", use)
+        return None
+
+    def _fresh_definitions(self, name: gast.Name):
+        """``(definitions of name reaching it, None)`` when all are fresh, else
+        ``([], why not)``."""
+        defs = [
+            d for d in self.reaching.get(name, ()) if isinstance(d, gast.Name) and d.id == name.id
+        ]
+        if not defs:
+            return [], Reason("unknown")
+        for definition in defs:
+            if self._is_parameter(definition):
+                return [], Reason("parameter", definition)
+            if not self._fresh_definition(definition):
+                return [], Reason("not_fresh", definition)
+        return defs, None
+
+    def _statement(self, node):
+        while not isinstance(node, gast.stmt):
+            node = self.parent[node]
+        return node
+
+    def _store_or_read(self, use) -> bool:
+        """``a[idx] = v`` / ``a[idx] op= v``, or ``name = a[idx]`` with an index that has no
+        slice, ``...`` or ``None`` (so that no view of ``a`` gets a name)."""
+        parent = self.parent.get(use)
+        if not (isinstance(parent, gast.Subscript) and parent.value is use):
+            return False
+        if not isinstance(parent.ctx, gast.Load):
+            return True
+        index = parent.slice
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        return not any(
+            isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
+            for p in parts
+        ) and isinstance(self.parent.get(parent), gast.Assign)
 
     # -- definitions ---------------------------------------------------------------------
     def _is_parameter(self, definition) -> bool:
@@ -172,6 +220,9 @@ class AliasAnalysis:
         if isinstance(node, gast.IfExp):
             return self.fresh_expr(node.body) and self.fresh_expr(node.orelse)
         if isinstance(node, gast.Call):
+            # x.astype(t, copy=False) or f(..., out=y) may return an existing array.
+            if any(kw.arg in ("copy", "out") for kw in node.keywords):
+                return False
             return self.fresh_call(node)
         return False
 
@@ -187,13 +238,21 @@ class AliasAnalysis:
                 if parent.value is not node:
                     return True  # an index: advanced indexing copies
                 if not isinstance(parent.ctx, gast.Load):
-                    return False
+                    # x[i] = v: a write the check allows only into a local array
+                    return node is use
                 node = parent  # x[i]: harmless if that read is harmless
                 continue
             if isinstance(parent, gast.Slice):
                 return True
             if isinstance(parent, gast.Attribute):
-                return parent.attr in CONSTANT_ATTRIBUTES
+                if parent.attr in CONSTANT_ATTRIBUTES:
+                    return True
+                call = self.parent.get(parent)  # x.copy(), x[i].sum(): a new object
+                return (
+                    parent.attr in FRESH_METHODS
+                    and isinstance(call, gast.Call)
+                    and call.func is parent
+                )
             if isinstance(
                 parent,
                 (gast.BinOp, gast.UnaryOp, gast.Compare, gast.FormattedValue, gast.AugAssign),

@@ -16,12 +16,12 @@ DOCS = "docs/limitations.md"
 #: code -> (title used in the documentation, default one-sentence reason)
 CODES: dict[str, tuple[str, str]] = {
     "PB101": (
-        "array mutation: element or slice assignment",
-        "A differentiated function may not change an array in place.",
+        "array mutation: element or slice assignment into an array not provably local",
+        "A differentiated function may write only into arrays it created itself.",
     ),
     "PB102": (
-        "array mutation: augmented element or slice assignment",
-        "A differentiated function may not change an array in place.",
+        "array mutation: augmented element or slice assignment into an array not provably local",
+        "A differentiated function may write only into arrays it created itself.",
     ),
     "PB103": (
         "array mutation: in-place array method",

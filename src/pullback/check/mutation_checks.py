@@ -156,6 +156,11 @@ class MutationChecks:
         )
 
     def _report_subscript_store(self, target, value, op):
+        if self._alias is None:
+            self._alias = AliasAnalysis(self.tree, self._returns_fresh)
+        reason = self._alias.store_reason(target)
+        if reason is None:
+            return  # a local array: written in place (transform/mutation.py)
         base = self.text(target.value)
         index = target.slice
         value_text = self.text(value) if value is not None else "v"
@@ -174,11 +179,36 @@ class MutationChecks:
         else:
             part = f"an element of '{base}'"
         fix = self._subscript_fix(base, index, value, value_text, op)
+        why, first = self._store_why(base, reason)
         self.report(
             target,
             code,
             f"array mutation: {what} {part}",
-            fix=f"build a new array, e.g. {fix} ({codes.see(code)}).",
+            why=why,
+            fix=f"{first}build a new array, e.g. {fix} ({codes.see(code)}).",
+        )
+
+    def _store_why(self, base, reason):
+        """Why ``base`` is not provably local, and the first fix to offer (or '')."""
+        if reason.kind == "parameter":
+            return (
+                f"'{base}' comes from a parameter, so it may be the caller's array, and a "
+                "differentiated function may write only into arrays it created itself.",
+                f"write `{base} = {base}.copy()` before the first write (then '{base}' is the "
+                "function's own array), or ",
+            )
+        if reason.kind == "shared" and reason.node is not None:
+            _, line, _ = self.fs.location(reason.node)
+            return (
+                f"'{base}' is also used on line {line} in a way that may let another name "
+                "(an alias or a view such as `v = b[1:3]`, `b.T`, `b.reshape(...)`) or a call "
+                "keep its array, and a write would change what that name sees.",
+                "copy what that line keeps (`v = b[1:3].copy()`), or ",
+            )
+        return (
+            f"pullback cannot prove that '{base}' is an array the function created itself "
+            "(np.zeros, np.empty, x.copy(), arithmetic, ...) and that no other name sees.",
+            "",
         )
 
     def _subscript_fix(self, base, index, value, value_text, op):

@@ -10,6 +10,7 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
+from .. import arrays_inplace
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -85,6 +86,7 @@ FAMILIES = (
     transformable,
     array_api,
     array_api_compat_rules,
+    arrays_inplace,
 )
 
 

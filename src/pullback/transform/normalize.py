@@ -45,6 +45,7 @@ from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
+from .mutation import ArrayStores
 from .star_calls import StarCalls, has_star
 
 RET = "_ret"
@@ -74,7 +75,7 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
+class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, ArrayStores):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -185,6 +186,8 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
         return [], False
 
     def stmt_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Subscript):
+            return self.array_store(s.targets[0], s.value, None, s)  # a local array
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
             stmts, value = self.expr(s.value)
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
@@ -192,6 +195,9 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
             if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
                 return [], False
+            read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
+            if read is not None:
+                return read, False
             stmts, value = self.expr(s.value, keep_call=True)
             stmts.append(N.assign(s.targets[0].id, value, s))
             return stmts, False
@@ -208,6 +214,8 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
     def stmt_AugAssign(self, s):
         # The check allowed only rebindings of names whose value is provably fresh.
         target = s.target
+        if isinstance(target, gast.Subscript):
+            return self.array_store(target, s.value, s.op, s)  # a local array
         if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
             read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
             binop = gast.copy_location(
@@ -472,7 +480,7 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins):
                 return self.getitem_call(e, indexed, stmts)
             value = self.atom(e.value, stmts)
             index = self.index(e.slice, stmts)
-            return gast.copy_location(N.subscript(value, index), e)
+            return self.written_read(gast.copy_location(N.subscript(value, index), e), stmts)
         if isinstance(e, (gast.Tuple, gast.List, gast.Set)):
             if any(isinstance(x, gast.Starred) for x in e.elts):
                 return self.star_display(e, stmts)

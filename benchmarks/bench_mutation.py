@@ -1,0 +1,178 @@
+"""Writes into local arrays (issue 11): gradient time as a ratio to the primal, one run.
+
+Run: ``python benchmarks/bench_mutation.py [--quick]``. Four workloads, each written as
+NumPy code that fills or updates an array in place:
+
+* fill loop ``out[i] = f(x[i])``, n = 1000;
+* recurrence ``y[t] = a * y[t-1] + x[t]``, n = 1000;
+* 2-D five-point Gauss-Seidel in place on 64x64, 20 sweeps (vectorized over rows);
+* ``acc[idx] += v`` in a loop (repeated indices), 200 steps into 50 bins.
+
+Prints the primal time, pullback's ``grad`` time and their ratio (target <= 4x), and
+beside it autograd (cannot express in-place writes: skipped), JAX (``.at[]``, eager) and
+torch (in-place ops) when importable (never required). Every gradient is checked against
+central finite differences along a random direction first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import timeit
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+import pullback  # noqa: E402
+
+TARGET = 4.0
+
+
+def fill(x):
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = np.sin(x[i]) * x[i]
+    return np.sum(out * out)
+
+
+def recurrence(x):
+    y = np.zeros(x.shape[0])
+    y[0] = x[0]
+    for t in range(1, x.shape[0]):
+        y[t] = 0.9 * y[t - 1] + x[t]
+    return np.sum(y * y)
+
+
+def gauss_seidel(x):
+    # Row by row in place: each row update reads the row above as already updated.
+    g = x.copy()
+    for _ in range(20):
+        for i in range(1, g.shape[0] - 1):
+            g[i, 1:-1] = 0.25 * (g[i - 1, 1:-1] + g[i + 1, 1:-1] + g[i, :-2] + g[i, 2:])
+    return np.sum(g * g)
+
+
+IDX = np.random.default_rng(0).integers(0, 50, size=(200, 4))
+
+
+def scatter(x):
+    acc = np.zeros(50)
+    for k in range(200):
+        acc[IDX[k]] += x[k] * x[k]
+    return np.sum(acc * acc)
+
+
+WORKLOADS = [
+    ("fill loop out[i] = f(x[i]), n=1000", fill, lambda rng: rng.standard_normal(1000)),
+    ("recurrence y[t] = a*y[t-1] + x[t], n=1000", recurrence, lambda rng: rng.random(1000)),
+    ("Gauss-Seidel 64x64, 20 sweeps", gauss_seidel, lambda rng: rng.random((64, 64))),
+    ("acc[idx] += v in a loop, 200 steps", scatter, lambda rng: rng.standard_normal(200)),
+]
+
+
+def best(fn, args, repeat):
+    fn(*args)
+    t = timeit.Timer(lambda: fn(*args))
+    n, _ = t.autorange()
+    return min(t.repeat(repeat, max(1, n // 5))) / max(1, n // 5)
+
+
+def fd_error(f, g, x, rng, h=1e-6):
+    v = rng.standard_normal(x.shape)
+    fd = (f(x + h * v) - f(x - h * v)) / (2 * h)
+    got = float(np.sum(g * v))
+    return abs(fd - got) / max(abs(fd), abs(got), 1e-8)
+
+
+def jax_version(name):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+
+    def fill_j(x):
+        out = jnp.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            out = out.at[i].set(jnp.sin(x[i]) * x[i])
+        return jnp.sum(out * out)
+
+    def scatter_j(x):
+        acc = jnp.zeros(50)
+        for k in range(200):
+            acc = acc.at[IDX[k]].set(acc[IDX[k]] + x[k] * x[k])  # buffered, as NumPy
+        return jnp.sum(acc * acc)
+
+    fns = {"fill": fill_j, "scatter": scatter_j}
+    return jax.grad(fns[name]) if name in fns else None
+
+
+def torch_version(name):
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    def fill_t(x):
+        out = torch.zeros(x.shape[0], dtype=x.dtype)
+        for i in range(x.shape[0]):
+            out[i] = torch.sin(x[i]) * x[i]
+        return torch.sum(out * out)
+
+    def recurrence_t(x):
+        y = torch.zeros(x.shape[0], dtype=x.dtype)
+        y[0] = x[0]
+        for t in range(1, x.shape[0]):
+            y[t] = 0.9 * y[t - 1] + x[t]
+        return torch.sum(y * y)
+
+    fns = {"fill": fill_t, "recurrence": recurrence_t}
+    if name not in fns:
+        return None
+
+    def grad_t(x):
+        xt = torch.tensor(x, requires_grad=True)
+        fns[name](xt).backward()
+        return xt.grad.numpy()
+
+    return grad_t
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    args = parser.parse_args(argv)
+    repeat = 2 if args.quick else 5
+    rng = np.random.default_rng(1)
+    rows = []
+    for label, f, make in WORKLOADS:
+        x = make(rng)
+        g = pullback.grad(f)
+        err = fd_error(f, g(x), x, rng)
+        if err > 1e-5:
+            raise SystemExit(f"{label}: gradient differs from finite differences ({err:.2e})")
+        primal = best(f, (x,), repeat)
+        gradient = best(g, (x,), repeat)
+        peers = []
+        for peer, make_peer in (("jax", jax_version), ("torch", torch_version)):
+            pg = make_peer(f.__name__)
+            if pg is not None:
+                peers.append(f"{peer} {best(pg, (x,), 1) / primal:.1f}x")
+        rows.append((label, primal, gradient, gradient / primal, "; ".join(peers) or "-"))
+    print(f"{'workload':45} {'primal':>10} {'grad':>10} {'ratio':>7}  target  peers")
+    for label, primal, gradient, ratio, peers in rows:
+        verdict = "PASS" if ratio <= TARGET else "MISS"
+        print(
+            f"{label:45} {primal * 1e3:8.2f}ms {gradient * 1e3:8.2f}ms {ratio:6.2f}x"
+            f"  {verdict:6}  {peers}"
+        )
+    print("autograd: cannot express writes into arrays (refuses item assignment)")
+
+
+if __name__ == "__main__":
+    main()

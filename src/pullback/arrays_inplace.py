@@ -1,0 +1,207 @@
+"""Writes into arrays the differentiated function created itself (issue 11), and their rules.
+
+The normalizer (:mod:`pullback.transform.mutation`) rewrites a store into a local array
+as a call whose result rebinds the name, like ``list.append`` became ``list_append``::
+
+    out[i] = v          ->   out = array_set(out, i, v)
+    out[i] += v         ->   _t = out[i]; _u = _t + v; out = array_set(out, i, _u)
+
+``a[idx] += v`` is exactly ``a[idx] = a[idx] + v`` (NumPy's buffered semantics: with a
+repeated index the last write wins), and the rules below follow that: the value's
+cotangent is taken only at the entries whose write lands last (:func:`write_winners`).
+
+``array_set`` writes in place, as the primal does. Its pullback needs no value of the
+array (only the index and the value's shape), so the reverse sweep never has to see an
+earlier state of it; the normalizer picks ``array_set_copy`` (a new array per write)
+instead when the function also uses the whole array, whose earlier states a pullback may
+read, between writes. Reads of a written array go through :func:`array_fresh`, which
+copies a view, so that a pullback holding the read never sees a later write.
+
+>>> a = np.zeros(3)
+>>> array_set(a, 1, 2.0) is a, a
+(True, array([0., 2., 0.]))
+>>> write_winners((3,), np.array([0, 2, 0]))
+array([False,  True,  True])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import UnsupportedCallError
+from .registry import transformable
+from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
+
+FAMILY = "arrays_inplace"
+
+
+def _only_arrays(a):
+    if not isinstance(a, np.ndarray):
+        raise UnsupportedCallError(
+            f"a subscript store into a {type(a).__name__}: pullback differentiates stores "
+            "into NumPy arrays the function created (issue 11); stores into lists, dicts and "
+            "other objects are not supported yet. Fix: build the container with a "
+            "comprehension or `append`, or use a NumPy array (`np.zeros(n)`)."
+        )
+
+
+def array_set(a, index, value):
+    """``a[index] = value`` in place, returning ``a`` (the normalizer rebinds the name)."""
+    _only_arrays(a)
+    a[index] = value
+    return a
+
+
+def array_set_copy(a, index, value):
+    """A new array: ``a`` with ``a[index] = value`` (``a`` itself is left as it was)."""
+    _only_arrays(a)
+    out = np.array(a, copy=True)
+    out[index] = value
+    return out
+
+
+def array_fresh(y):
+    """A read ``y = a[index]`` of a written array, as a copy when it is a view of ``a``
+    (a later write into ``a`` must not change what earlier statements read)."""
+    if isinstance(y, np.ndarray) and y.base is not None:
+        return y.copy()
+    return y
+
+
+def array_named_read(y, a):
+    """``name = a[index]`` of an array the function writes: ``y`` itself, refused when it
+    is a view of ``a`` (a row of a matrix), which NumPy would change under a later write."""
+    if isinstance(y, np.ndarray) and np.may_share_memory(y, a):
+        raise UnsupportedCallError(
+            "a view of an array the function writes: this read gives a view (a row or a "
+            "block) of the array, and a later write into the array would change what the "
+            "view shows, which pullback does not model. Fix: copy the read, "
+            "e.g. `row = m[i].copy()`."
+        )
+    return y
+
+
+def _may_repeat(index) -> bool:
+    """Whether ``index`` may select one entry twice (an integer array somewhere in it)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if isinstance(part, (list, np.ndarray)):
+            if np.asarray(part).dtype.kind in "iu":
+                return True
+    return False
+
+
+def write_winners(shape, index):
+    """``None`` when ``index`` selects distinct entries of an array of ``shape``, else a
+    boolean mask over ``a[index]``: True where that write is the one that lands (the last
+    one to each entry, as NumPy assigns)."""
+    if not _may_repeat(index):
+        return None
+    size = int(np.prod(np.broadcast_to(0, shape)[index].shape, dtype=np.intp))
+    ids = np.arange(size, dtype=np.intp).reshape(np.broadcast_to(0, shape)[index].shape)
+    owner = np.full(shape, -1, dtype=np.intp)
+    owner[index] = ids
+    return owner[index] == ids
+
+
+def written_cotangent(g, shape, index):
+    """The cotangent of the value written by ``a[index] = value`` from the cotangent ``g``
+    of the array after the write: ``g[index]``, zero where a later repeat overwrote."""
+    sel = np.asarray(densify(g))[index]
+    if type(index) is int:  # the scalar loop: one entry, no repeat
+        return sel
+    winners = write_winners(shape, index)
+    if winners is None:
+        return sel
+    return np.where(winners, sel, np.zeros_like(sel))
+
+
+@transformable
+def array_set_pullback(dy, a, index, value):
+    g = densify(dy)
+    if type(index) is int and np.ndim(g) == 1 and np.ndim(value) == 0:
+        # The scalar loop (out[i] = v): one entry, no repeat, no broadcast. Our own copy
+        # of the cotangent, whose written entry goes to the value (a local write itself).
+        g = g * 1.0
+        dv = g[index]
+        g[index] = 0.0
+        return g, NO_TANGENT, dv
+    dv = written_cotangent(g, np.shape(a), index)
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+    return array_set_copy(g, index, 0.0), NO_TANGENT, dv
+
+
+@transformable
+def array_fresh_pullback(dy, y):
+    return (dy,)
+
+
+# -- rules -------------------------------------------------------------------------------
+def _setting_rrule(setter):
+    """The rule of ``setter`` (``array_set`` or ``array_set_copy``): the same pullback."""
+
+    def array_set_rrule(a, index, value):
+        y = setter(a, index, value)
+
+        def array_set_closure(dy):
+            if dy is ZERO or dy is NO_TANGENT:
+                return ZERO, NO_TANGENT, ZERO
+            return array_set_pullback(dy, a, index, value)
+
+        return y, array_set_closure
+
+    return array_set_rrule
+
+
+def _array_named_read_rrule(y, a):
+    def array_named_read_closure(dy):
+        return dy, NO_TANGENT
+
+    return array_named_read(y, a), array_named_read_closure
+
+
+@transformable
+def array_named_read_pullback(dy, y, a):
+    return dy, NO_TANGENT
+
+
+def _array_fresh_rrule(y):
+    def array_fresh_closure(dy):
+        return (dy,)
+
+    return array_fresh(y), array_fresh_closure
+
+
+def _written_cotangent_rrule(g, shape, index):
+    dense = densify(g)
+    z = written_cotangent(dense, shape, index)
+
+    def written_cotangent_closure(dz):
+        if dz is ZERO or dz is NO_TANGENT:
+            return ZERO, NO_TANGENT, NO_TANGENT
+        # Only the winning entries carry dz, and they are distinct: assignment scatters.
+        back = np.zeros(np.shape(dense), dtype=np.result_type(dense, densify(dz)))
+        back[index] = written_cotangent_transpose(dz, shape, index)
+        return back, NO_TANGENT, NO_TANGENT
+
+    return z, written_cotangent_closure
+
+
+def written_cotangent_transpose(dz, shape, index):
+    winners = write_winners(shape, index)
+    dz = np.asarray(densify(dz))
+    return dz if winners is None else np.where(winners, dz, np.zeros_like(dz))
+
+
+def register(reg):
+    reg.register(array_set, _setting_rrule(array_set), family=FAMILY, trusted=True)
+    reg.register(array_set_copy, _setting_rrule(array_set_copy), family=FAMILY, trusted=True)
+    reg.register(array_fresh, _array_fresh_rrule, family=FAMILY, trusted=True)
+    reg.register(array_named_read, _array_named_read_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(array_named_read, array_named_read_pullback)
+    reg.register(written_cotangent, _written_cotangent_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(array_set, array_set_pullback)
+    reg.set_pullback_function(array_set_copy, array_set_pullback)
+    reg.set_pullback_function(array_fresh, array_fresh_pullback)
+    reg.non_differentiable(write_winners, family=FAMILY, trusted=True)

@@ -1,0 +1,168 @@
+"""Stores into arrays the function created itself (issue 11), as calls the sweeps know.
+
+The check (:mod:`pullback.check.mutation_checks`) lets a subscript store through only when
+its array is provably *local*; the normalizer then writes
+
+* ``a[idx] = v`` as ``a = array_set(a, idx, v)``,
+* ``a[idx] op= v`` as ``t = a[idx]; u = t op v; a = array_set(a, idx, u)`` — exactly
+  NumPy's buffered semantics (with a repeated index the last write wins),
+
+where ``idx`` becomes a value (``slice(...)`` objects, tuples). ``array_set`` writes in
+place when the array is only ever read by index (and its size, shape, ...) while it is
+being written, or used whole only after its last write: then no pullback needs an
+earlier state of it. Otherwise every write makes a new array (``array_set_copy``), so each
+state a pullback holds stays as it was. Index reads of an array written in place go
+through ``array_fresh`` (a copy of a view), so a read never changes under a later write.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .. import arrays_inplace
+from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
+from . import nodes as N
+
+_HELPERS = {
+    "_pb_array_set": arrays_inplace.array_set,
+    "_pb_array_set_copy": arrays_inplace.array_set_copy,
+    "_pb_array_fresh": arrays_inplace.array_fresh,
+    "_pb_array_named_read": arrays_inplace.array_named_read,
+}
+
+
+def written_arrays(tree) -> dict[str, bool]:
+    """``{name: in_place}`` for every name the function stores into by subscript."""
+    parents = parent_map(tree)
+    writes: dict[str, list] = {}
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    writes.setdefault(t.value.id, []).append(node)
+    modes = {}
+    for name, stores in writes.items():
+        last = max((s.lineno, s.col_offset) for s in stores)
+        loops = {id(loop) for s in stores for loop in _loops(s, parents)}
+        in_place = True
+        for node in gast.walk(tree):
+            if not (
+                isinstance(node, gast.Name)
+                and node.id == name
+                and isinstance(node.ctx, gast.Load)
+                and _whole_use(node, parents)
+            ):
+                continue
+            stmt = _statement(node, parents)  # a use in a write runs before its store
+            before = (stmt.lineno, stmt.col_offset) <= last
+            if before or any(id(loop) in loops for loop in _loops(node, parents)):
+                in_place = False
+                break
+        modes[name] = in_place
+    return modes
+
+
+def _whole_use(node, parents) -> bool:
+    """A use that may need the array's values as a whole (not an index read, a store,
+    ``len`` or a constant attribute)."""
+    parent = parents.get(node)
+    if isinstance(parent, gast.Subscript) and parent.value is node:
+        return False
+    if isinstance(parent, gast.Attribute) and parent.attr in CONSTANT_ATTRIBUTES:
+        return False
+    if (
+        isinstance(parent, gast.Call)
+        and isinstance(parent.func, gast.Name)
+        and parent.func.id == "len"
+        and parent.args == [node]
+    ):
+        return False
+    return True
+
+
+def _statement(node, parents):
+    while not isinstance(node, gast.stmt):
+        node = parents[node]
+    return node
+
+
+def _loops(node, parents):
+    """The loops around ``node`` (the whole loop statement repeats)."""
+    out = []
+    p = parents.get(node)
+    while p is not None:
+        if isinstance(p, (gast.For, gast.While)):
+            out.append(p)
+        p = parents.get(p)
+    return out
+
+
+class ArrayStores:
+    """A mixin of :class:`~pullback.transform.normalize.Normalizer`."""
+
+    def array_modes(self) -> dict[str, bool]:
+        modes = getattr(self, "_array_modes", None)
+        if modes is None:
+            modes = self._array_modes = written_arrays(self.fs.tree)
+        return modes
+
+    def helper_call(self, name, args, where):
+        fn = _HELPERS[name]
+        self.namespace[name] = fn
+        call = gast.copy_location(N.call(name, args), where)
+        call.pb_callee = Callee("object", fn, name=f"pullback.{fn.__name__}")
+        return call
+
+    def array_store(self, target, value, op, s):
+        """``target (op)= value`` with ``target`` a subscript of a local array."""
+        name = target.value.id
+        stmts: list = []
+        if op is None:
+            more, v = self.expr(value)
+            stmts.extend(more)
+            key = self.key_value(target.slice, stmts)
+        else:
+            key = self.key_value(target.slice, stmts)
+            read = gast.copy_location(N.subscript(N.load(name), key), target)
+            old = self.as_atom(self.written_read(read, stmts), stmts, target)
+            right = self.atom(value, stmts)
+            binop = gast.copy_location(gast.BinOp(left=old, op=op, right=right), s)
+            tmp = self.fresh()
+            stmts.append(N.assign(tmp, binop, s))
+            v = N.load(tmp)
+        helper = "_pb_array_set" if self.array_modes().get(name, False) else "_pb_array_set_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, v], s), s))
+        return stmts, False
+
+    def named_read(self, name, value, s):
+        """``name = a[idx]`` of a written array ``a``: checked at run time not to be a view
+        (statements), or None for other assignments."""
+        if not isinstance(value, gast.Subscript):
+            return None
+        base = value.value
+        if not (isinstance(base, gast.Name) and base.id in self.array_modes()):
+            return None
+        stmts: list = []
+        index = self.index(value.slice, stmts)
+        node = gast.copy_location(N.subscript(N.load(base.id), index), value)
+        read = self.as_atom(node, stmts, s)
+        call = self.helper_call("_pb_array_named_read", [read, N.load(base.id)], s)
+        stmts.append(N.assign(name, call, s))
+        return stmts
+
+    def written_read(self, node, stmts):
+        """The read ``node`` (``base[index]``), through ``array_fresh`` when ``base`` is
+        written in place."""
+        base = node.value
+        if not (isinstance(base, gast.Name) and self.array_modes().get(base.id, False)):
+            return node
+        tmp = self.as_atom(node, stmts, node)
+        return self.helper_call("_pb_array_fresh", [tmp], node)
+
+    def as_atom(self, node, stmts, where):
+        if N.is_atom(node):
+            return node
+        tmp = self.fresh()
+        stmts.append(N.assign(tmp, node, where))
+        return N.load(tmp)

@@ -1,0 +1,86 @@
+"""Random programs that write into local arrays (slices, masks, integer arrays with
+repeated indices, loops, read-after-write, whole-array reads between writes), checked
+against finite differences (reverse mode) and, for some, second order."""
+
+import importlib.util
+import itertools
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pullback.testing import check_grads
+
+N = 6
+_counter = itertools.count()
+
+index = st.integers(0, N - 1)
+const = st.sampled_from(["0.5", "1.5", "-0.75", "2.0"])
+op = st.sampled_from(["+=", "-=", "*=", "="])
+
+
+@st.composite
+def slice_text(draw):
+    lo = draw(st.integers(0, N - 2))
+    hi = draw(st.integers(lo + 1, N))
+    step = draw(st.sampled_from(["", ":2"]))
+    return f"{lo}:{hi}{step}"
+
+
+@st.composite
+def statement(draw):
+    kind = draw(st.sampled_from(["element", "slice", "mask", "fancy", "loop", "whole", "raw"]))
+    i, j = draw(index), draw(index)
+    c = draw(const)
+    o = draw(op)
+    if kind == "element":
+        return [f"a[{i}] {o} x[{j}] * {c}"]
+    if kind == "slice":
+        s = draw(slice_text())
+        return [f"a[{s}] {o} x[{s}] * a[{s}] + {c}"]
+    if kind == "mask":
+        mask = draw(st.lists(st.booleans(), min_size=N, max_size=N))
+        return [f"m = np.array({mask})", f"a[m] {o} x[m] * {c}"]
+    if kind == "fancy":
+        idx = draw(st.lists(index, min_size=1, max_size=4))  # repeats allowed
+        return [f"a[np.array({idx})] {o} x[{j}] * a[{i}]"]
+    if kind == "loop":
+        k = draw(st.integers(1, N - 1))
+        return [f"for k in range(1, {k + 1}):", f"    a[k] = a[k - 1] * {c} + x[k] * a[k]"]
+    if kind == "whole":
+        return ["s = s + np.sum(a * x)"]
+    return [f"a[{i}] = a[{j}] * x[{i}]"]  # read-after-write
+
+
+@st.composite
+def program(draw):
+    start = draw(st.sampled_from(["x * 1.0", "np.zeros(6)", "x.copy()", "np.ones_like(x)"]))
+    body = [line for stmt in draw(st.lists(statement(), min_size=1, max_size=5)) for line in stmt]
+    lines = ["import numpy as np", "", "", "def f(x):", f"    a = {start}", "    s = 0.0"]
+    lines += ["    " + line for line in body]
+    lines.append("    return np.sum(a * a) + s")
+    return "\n".join(lines) + "\n"
+
+
+def load(source, tmp_path):
+    path = tmp_path / f"mutation_program_{next(_counter)}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+X = np.array([0.7, 1.2, 0.4, 0.9, 1.1, 0.6])
+
+
+@given(program())
+def test_random_writes_match_finite_differences(tmp_path_factory, source):
+    f = load(source, tmp_path_factory.mktemp("programs"))
+    check_grads(f, X.copy())
+
+
+@given(program())
+def test_random_writes_second_order(tmp_path_factory, source):
+    f = load(source, tmp_path_factory.mktemp("programs"))
+    check_grads(f, X.copy(), order=2)

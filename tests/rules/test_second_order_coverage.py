@@ -124,6 +124,11 @@ WITHOUT_SECOND_ORDER = {
     },
     # The reverse of a call found at run time, written for a gradient that is differentiated
     # again: its rule gives that second derivative; a third through it is refused.
+    "pullback.arrays_inplace.written_cotangent": (
+        "the cotangent of a written value, called by array_set's transformable pullback: "
+        "its rule (a scatter) gives second derivatives through array writes; a third "
+        "through them needs its own transformable pullback, not written yet"
+    ),
     **dict.fromkeys(
         ("pullback.runtime.method_vjp", "pullback.runtime.function_vjp"),
         "the derivative of a generated vjp function found at run time: a third derivative "

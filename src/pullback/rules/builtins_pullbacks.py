@@ -11,7 +11,7 @@ import builtins
 import numpy as np
 
 from ..registry import transformable
-from ..tangents import ZERO, densify, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import by_rule, set_pullbacks
 
 
@@ -75,7 +75,14 @@ def sequence_pullback(dy, iterable=()):
     if isinstance(iterable, np.ndarray):
         if len(dy) == 0:
             return (np.zeros(np.shape(iterable), np.result_type(iterable, 1.0)),)
-        return (unbroadcast(np.stack([densify(p) for p in dy]), iterable),)
+        # An element no gradient reached has a ZERO cotangent: a zero of the row's shape.
+        rows = [
+            np.zeros(np.shape(iterable[k]), np.result_type(iterable, 1.0))
+            if dy[k] is ZERO or dy[k] is NO_TANGENT
+            else densify(dy[k])
+            for k in range(len(dy))
+        ]
+        return (unbroadcast(np.stack(rows), iterable),)
     parts = ()
     for k in range(len(iterable)):
         parts = parts + (unbroadcast(densify(dy[k]), iterable[k]),)

@@ -34,6 +34,14 @@ UNKNOWN_RANK = ("array", None)
 # was such an array.
 ARRAY_API = "array-api"
 FOREIGN_ARRAYS = "<array-api>"
+# The same for a Dask argument: LAZY_ARRAYS records it. Such an adjoint calls the closure
+# pullback of a rule whose plain pullback function is marked NumPy-only (see
+# calls_pullback_function): the closure dispatches on the backend or is refused by name
+# under the compute guard, where the function would scatter with an integer index or give
+# a wrong value (Dask's cholesky is upper-triangular).
+DASK_KIND = "dask"
+LAZY_ARRAYS = "<dask>"
+_MARKS = {ARRAY_API: FOREIGN_ARRAYS, DASK_KIND: LAZY_ARRAYS}
 # A tuple or list display of real values (what np.stack and np.concatenate take). It is
 # not itself a number or an array: is_real() is False for it.
 REAL_SEQUENCE = ("sequence",)
@@ -118,8 +126,9 @@ def kind_of(value):
     if isinstance(value, np.generic):
         return SCALAR if value.dtype.kind in "fiu" else None
     if is_dask(value) and value.dtype.kind in "fiub":
-        # A Dask array has a known rank, and NumPy's functions and operators run on it.
-        return SCALAR if value.ndim == 0 else ("array", value.ndim)
+        # A Dask array has a known rank, and NumPy's functions and operators run on it; its
+        # kind says it is Dask's, so its adjoint calls each rule's checked closure pullback.
+        return (DASK_KIND, SCALAR if value.ndim == 0 else ("array", value.ndim))
     if is_real_array_api(value):
         # Its arithmetic is NumPy's, but its operators refuse pullback's symbolic zero
         # (``array + ZERO``): the kind says so, and the adjoint accumulates with add().
@@ -154,19 +163,27 @@ def _broadcast(a, b):
 def infer(tree, param_kinds: dict, registry) -> dict:
     """Kinds of the names of a normalized SSA function (a fixed point over loops)."""
     kinds: dict = {}
-    foreign = False
+    marks = set()
     for name, kind in param_kinds.items():
-        if isinstance(kind, tuple) and kind[0] == ARRAY_API:
-            kind, foreign = kind[1], True
+        if isinstance(kind, tuple) and kind[0] in _MARKS:
+            marks.add(_MARKS[kind[0]])
+            kind = kind[1]
         kinds[name] = kind
     for _ in range(20):
         before = dict(kinds)
         _block(tree.body, kinds, registry)
         if kinds == before:
             break
-    if foreign:
-        kinds[FOREIGN_ARRAYS] = True
+    for mark in marks:
+        kinds[mark] = True
     return kinds
+
+
+def calls_pullback_function(kinds: dict, fn) -> bool:
+    """Whether an adjoint specialized on ``kinds`` may call the plain pullback function
+    ``fn`` of a rule directly: not one marked ``__pullback_numpy_only__`` when an argument
+    is a Dask array (LAZY_ARRAYS)."""
+    return not (kinds.get(LAZY_ARRAYS, False) and getattr(fn, "__pullback_numpy_only__", False))
 
 
 def _block(stmts, kinds, registry):

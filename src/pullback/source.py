@@ -236,6 +236,9 @@ def load_source(fn) -> FunctionSource:
             ) from None
         tree = module.body[0]
         if not isinstance(tree, gast.FunctionDef):
+            # Python 3.13's inspect reads the line the code starts on, whatever is there now:
+            # text that is no function there means the file was edited (said so first).
+            _require_match(fn, text, start, filename)
             raise SourceUnavailableError(
                 f"cannot differentiate '{_describe(fn)}': its source is not a plain "
                 "function definition."

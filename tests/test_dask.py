@@ -353,9 +353,7 @@ def take_and_repeat(x, b):
     "f",
     [
         tensordot_and_ravel,
-        # Being fixed: np.take's transformable pullback (second order) is called directly and
-        # scatters with an integer index, which Dask cannot do lazily.
-        pytest.param(take_and_repeat, marks=pytest.mark.xfail(strict=True, raises=BackendError)),
+        take_and_repeat,
     ],
 )
 def test_more_rule_families_run_lazily(counting, f, dtype):
@@ -383,9 +381,7 @@ def chol(x, b):
     "f, step",
     [
         (determinant, "det"),
-        # Being fixed: cholesky's transformable pullback is called directly, so the backend
-        # check that refuses it on Dask by name is not reached.
-        pytest.param(chol, "cholesky", marks=pytest.mark.xfail(strict=True)),
+        (chol, "cholesky"),
     ],
     ids=["det", "cholesky"],
 )

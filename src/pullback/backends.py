@@ -112,6 +112,35 @@ def is_real_array_api(x) -> bool:
     return bool(namespace(x).isdtype(x.dtype, ("real floating", "integral", "bool")))
 
 
+def conj(x):
+    """The complex conjugate of ``x`` on its own backend: a Python number stays a Python
+    number, an array-API array is conjugated by its namespace (a real one is itself)."""
+    t = type(x)
+    if t is float or t is int or t is bool:
+        return x
+    if t is complex:
+        return x.conjugate()
+    if is_array_api(x):
+        xp = namespace(x)
+        return xp.conj(x) if xp.isdtype(x.dtype, "complex floating") else x
+    return np.conj(x)
+
+
+def pow_exponent_cotangent(g, base, result):
+    """``g * a**b * log(a)`` (0 where ``a <= 0``) for ``a ** b`` with an array-API array
+    among ``base`` and ``result``, computed in that array's namespace (its operators take
+    no NumPy array)."""
+    like = base if is_array_api(base) else result
+    xp = namespace(like)
+    if not is_array_api(base):
+        base = xp.asarray(base, dtype=like.dtype)
+    if xp.isdtype(base.dtype, "complex floating") or xp.isdtype(result.dtype, "complex floating"):
+        return g * xp.conj(result * xp.log(base))
+    positive = base > 0
+    log = xp.log(xp.where(positive, base, xp.ones_like(base)))
+    return g * xp.where(positive, result * log, xp.zeros_like(result))
+
+
 def shape_of(x) -> tuple:
     """The shape of ``x`` without converting it (``np.shape`` would compute some arrays)."""
     shape = getattr(x, "shape", None)

@@ -138,6 +138,10 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
             if found_base:  # a module or object that lacks this attribute
                 return Callee("unbound", name=".".join(base_parts + [func.attr]))
         name = func.attr
+        if _is_namespace(fs, func.value):
+            # xp.sum(x) on a namespace found at run time is the namespace's function,
+            # dispatched on the value of xp when the code runs (not the method x.sum).
+            return Callee("method", name=name, receiver=func.value)
         if name in ARRAY_METHODS:
             return Callee("array_method", ARRAY_METHODS[name], name=name, receiver=func.value)
         if name in ARRAY_VARARG_METHODS:
@@ -154,3 +158,49 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
             return Callee("dynamic", name=func.id)
         return Callee("unbound", name=func.id)
     return Callee("dynamic", name=gast.unparse(func).strip())
+
+
+# Calls that return an array-API namespace: ``array_api_compat.array_namespace(x)``
+# (also re-exported by SciPy and scikit-learn under these names), ``x.__array_namespace__()``.
+_NAMESPACE_GETTERS = frozenset({"array_namespace", "get_namespace", "__array_namespace__"})
+
+
+def _is_namespace(fs, receiver) -> bool:
+    """Whether ``receiver`` is a local name that the function binds to an array-API
+    namespace and never to anything else (so ``receiver.sum`` is not an array method)."""
+    if not isinstance(receiver, gast.Name):
+        return False
+    return receiver.id in namespace_locals(fs)
+
+
+def namespace_locals(fs) -> frozenset:
+    """The local names that the function binds only to the result of a namespace getter
+    (computed once per function source)."""
+    cached = getattr(fs, "_namespace_locals", None)
+    if cached is not None:
+        return cached
+    tree = getattr(fs, "tree", None)
+    # A name also bound some other way (a loop target, a second assignment) is not sure.
+    stores: dict[str, int] = {}
+    assigns: dict[str, int] = {}
+    for node in gast.walk(tree) if tree is not None else ():
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, gast.Name) and _is_namespace_call(node.value):
+                assigns[target.id] = assigns.get(target.id, 0) + 1
+    names = frozenset(n for n, count in assigns.items() if stores.get(n) == count)
+    try:
+        fs._namespace_locals = names
+    except AttributeError:  # a source view without attributes of its own
+        pass
+    return names
+
+
+def _is_namespace_call(value) -> bool:
+    if not isinstance(value, gast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
+    return name in _NAMESPACE_GETTERS

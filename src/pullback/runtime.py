@@ -193,6 +193,8 @@ def pow_exponent_cotangent(g, base, result):
     """The cotangent of ``b`` in ``a ** b``: ``g * a**b * log(a)``, 0 where ``a**b`` is 0."""
     if g is ZERO:
         return ZERO
+    if backends.is_array_api(base) or backends.is_array_api(result):
+        return backends.pow_exponent_cotangent(g, base, result)
     if np.iscomplexobj(base) or np.iscomplexobj(result):
         return g * np.conj(result * np.log(base))
     if isinstance(base, (float, int)) and isinstance(result, (float, int)):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import SourceUnavailableError, describe
-from .source_match import innermost_class, source_matches_code
+from .source_match import innermost_class, lambdas_matching_code, source_matches_code
 
 
 @dataclass
@@ -307,6 +307,9 @@ def load_source(fn) -> FunctionSource:
             ) from None
         tree = module.body[0]
         if not isinstance(tree, gast.FunctionDef):
+            # Python 3.13's inspect reads the line the code starts on, whatever is there now:
+            # text that is no function there means the file was edited (said so first).
+            _require_match(fn, text, start, filename)
             raise SourceUnavailableError(
                 f"cannot differentiate '{_describe(fn)}': its source is not a plain "
                 "function definition."
@@ -338,7 +341,7 @@ def _dedent_line(line: str, indent: int) -> str:
 
 def _by_position(candidates, code, start: int, indent: int):
     """Keep the lambda whose body holds the code's first located instruction (columns are
-    known from Python 3.11 on; before, several lambdas on one line stay ambiguous)."""
+    known from Python 3.11 on; before, :func:`lambdas_matching_code` compares code)."""
     if not hasattr(code, "co_positions"):
         return []
     positions = [
@@ -389,7 +392,10 @@ def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> g
                 if names == params:
                     found.append(node)
     if len(found) > 1:
-        found = _by_position(found, fn.__code__, start, indent) or found
+        if hasattr(code, "co_positions"):
+            found = _by_position(found, code, start, indent) or found
+        else:  # Python 3.10: no columns; compile each candidate and compare the code
+            found = lambdas_matching_code(fn, candidate, start, found)[:1] or found
     if len(found) != 1:
         why = "no lambda with these parameters" if not found else "several lambdas"
         raise SourceUnavailableError(

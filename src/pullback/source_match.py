@@ -75,6 +75,21 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None) -> bool:
     return fingerprint(candidate) == fingerprint(code)
 
 
+def lambdas_matching_code(fn, text: str, start: int, candidates) -> list:
+    """The lambdas among ``candidates`` (nodes of ``text`` parsed, with ``lineno`` and
+    ``col_offset`` in ``text``) whose own source compiles to ``fn.__code__``.
+
+    Before Python 3.11 code objects carry no columns, so several lambdas on one line cannot
+    be told apart by position: each is compiled alone and compared with the running code.
+    Two lambdas that both match compile to the same instructions, constants and names, so
+    they compute the same function (either one is the right source)."""
+    return [
+        node
+        for node in candidates
+        if source_matches_code(fn, text, start, (node.lineno, node.col_offset))
+    ]
+
+
 def _same_code(a, b) -> bool:
     """The fast, exact comparison (the usual case: the scope was rebuilt faithfully)."""
     return (

@@ -179,10 +179,11 @@ for _fn in (np.cross, np.linalg.cross):
         case("(0,3),(3,)", A((0, 3)), A((3,), seed=1)),
         case("(1,3)", A((1, 3)), A((1, 3), seed=1)),
     )
-add(
-    np.cross,
-    case("2-vectors (deprecated by NumPy)", A((2,)), A((2,), seed=1), check={"raises": True}),
-)
+if np.lib.NumpyVersion(np.__version__) < "2.5.0":  # NumPy 2.5 refuses 2-vectors itself
+    add(
+        np.cross,
+        case("2-vectors (deprecated by NumPy)", A((2,)), A((2,), seed=1), check={"raises": True}),
+    )
 add(np.trace, case("(0,0)", A((0, 0))), case("(1,1)", A((1, 1))), case("(2,3,0)", A((2, 3, 0))))
 add(np.linalg.trace, case("(0,0)", A((0, 0))), case("(1,1)", A((1, 1))))
 add(

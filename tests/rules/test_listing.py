@@ -113,10 +113,29 @@ def test_every_promised_name_is_listed():
     assert not missing, f"not in the rules listing: {missing}"
 
 
+def _differing_rows_are_version_specific(actual: str, expected: str) -> bool:
+    """On another Python, NumPy or SciPy than the one docs/rules.md was generated with,
+    some functions exist only on one side (math.cbrt from 3.11, np.trapz before NumPy 2.4,
+    ...): the rows of those functions and the counts may differ, nothing else. A row that
+    differs must name a function that one of the two installs lacks."""
+    a, e = actual.splitlines(), expected.splitlines()
+    only = set(a) ^ set(e)
+    known = {name for name, _, _ in rules_table()}
+    for line in only:
+        if line.endswith("non-differentiable.") and "names in" in line:
+            continue  # the counts line
+        if not line.startswith("| `"):
+            return False
+        name = line.split("`")[1]
+        if (line in a) == (name in known):  # a documented row of an installed function
+            return False
+    return [x for x in a if x not in only] == [x for x in e if x not in only]
+
+
 def test_docs_rules_md_is_up_to_date():
     expected = render_markdown()
     actual = DOCS.read_text() if DOCS.exists() else ""
-    assert actual == expected, (
+    assert actual == expected or _differing_rows_are_version_specific(actual, expected), (
         "docs/rules.md is out of date with the registered rules. Regenerate it with\n"
         "    python -m pullback rules --markdown > docs/rules.md\n"
         "(it depends on the installed NumPy and SciPy versions)."

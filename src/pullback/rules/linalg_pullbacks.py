@@ -121,6 +121,11 @@ def cholesky_pullback(dy, a, upper=False):
     return (unbroadcast(on_triangle(S, not upper), a),)
 
 
+# NumPy's cholesky, recomputed here, is Dask's upper factor on a Dask array (a wrong value,
+# no error): on Dask the adjoint calls the rule's closure pullback, refused by name there.
+cholesky_pullback.__pullback_numpy_only__ = True
+
+
 @transformable
 def eigh_pullback(dy, a, UPLO="L"):
     w, V = la.eigh(a, UPLO)

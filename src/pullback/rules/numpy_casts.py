@@ -30,7 +30,9 @@ def _cast_rule(T):
                 return cots
             if dy is ZERO or np.result_type(y).kind not in "fc":
                 return (ZERO,) + cots[1:]
-            return (finalize(densify(dy), args[0]),) + cots[1:]
+            # NumPy < 2.3 makes a scalar of a one-element array: give dy its shape back.
+            g = np.reshape(densify(dy), np.shape(args[0]))
+            return (finalize(g, args[0]),) + cots[1:]
 
         cast_pullback.__name__ = f"{T.__name__}_pullback"
         return y, cast_pullback
@@ -43,6 +45,8 @@ def _cast_rule(T):
 def cast_pullback(dy, x):
     """The pullback of ``np.float64(x)`` and the other casts, for second derivatives."""
     g = dy if np.iscomplexobj(x) else np.real(dy)
+    # NumPy < 2.3 makes a scalar of a one-element array: give g that array's shape back.
+    g = np.reshape(g, np.shape(x))
     return (np.asarray(g, dtype=np.result_type(np.asarray(x))),)
 
 

@@ -63,6 +63,11 @@ def take_pullback(dy, a, indices, axis=None, out=None, mode="raise"):
     return unbroadcast(g, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
+# It scatters with an integer index, which Dask cannot do lazily: on Dask arrays the
+# adjoint calls the rule's closure pullback (a lazy segment sum) instead.
+take_pullback.__pullback_numpy_only__ = True
+
+
 @transformable
 def take_along_axis_pullback(dy, arr, indices, axis=-1):
     g = densify(dy)

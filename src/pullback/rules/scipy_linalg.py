@@ -229,7 +229,9 @@ _INV_READS = tuple(k for k in _READS if k not in ("diagonal", "tridiagonal", "ba
 
 @transformable
 def inv_pullback(dy, a, overwrite_a=False, check_finite=True, assume_a=None, lower=False):
-    yt = mT(sl.inv(a, assume_a=assume_a, lower=lower))
+    # SciPy < 1.17 has no assume_a/lower: pass them only when the call did.
+    plain = assume_a is None and not lower
+    yt = mT(sl.inv(a) if plain else sl.inv(a, assume_a=assume_a, lower=lower))
     return (project(-(yt @ dy @ yt), _READS[assume_a], lower),)
 
 

@@ -13,12 +13,15 @@ non-square matrix, a singular LU factor.
 
 ``cholesky`` reads one triangle (the upper one by default, as SciPy does), and so does
 ``eigh`` (the lower one by default): their cotangents live on that triangle.
-``cho_factor`` leaves the other triangle of its input in ``c`` untouched, and its cotangent
-passes straight through. ``cho_solve((c, lower), b)`` reads one triangle of ``c``; the
-cotangent of the pair is ``(dc, NO_TANGENT)``.
+``cho_factor`` leaves the other triangle of its input in ``c`` untouched before SciPy 1.18
+(its cotangent passes straight through) and zeroes it from 1.18 on (no cotangent).
+``cho_solve((c, lower), b)`` reads one triangle of ``c``; the cotangent of the pair is
+``(dc, NO_TANGENT)``.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -80,6 +83,14 @@ def _cholesky_check(a, *args, **kwargs):
     real_only("cholesky", a)
 
 
+@functools.cache
+def _cho_factor_keeps_other_triangle() -> bool:
+    """Whether this SciPy's cho_factor leaves the other triangle of ``a`` in ``c`` (before
+    SciPy 1.18) or zeroes it (1.18 on): asked of SciPy once, on a 2x2 matrix."""
+    c, _ = base.sl.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    return bool(c[1, 0] == 1.0)
+
+
 def _cho_factor_rrule(a, *args, **kwargs):
     real_only("cho_factor", a)
     y = base.sl.cho_factor(a, *args, **kwargs)
@@ -91,9 +102,9 @@ def _cho_factor_rrule(a, *args, **kwargs):
             return zeros_for((a,)) + (NO_TANGENT,) * len(args)
         dc = np.asarray(densify(dc))
         factor = np.tril(c) if lower else np.triu(c)
-        # The other triangle of c is a's own, untouched.
-        rest = np.triu(dc, 1) if lower else np.tril(dc, -1)
-        da = cholesky_cotangent(factor, dc, lower) + rest
+        da = cholesky_cotangent(factor, dc, lower)
+        if _cho_factor_keeps_other_triangle():  # then that triangle of c is a's own
+            da = da + (np.triu(dc, 1) if lower else np.tril(dc, -1))
         return (finalize(da, a),) + (NO_TANGENT,) * len(args)
 
     return y, cho_factor_pullback

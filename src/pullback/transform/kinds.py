@@ -5,7 +5,9 @@ ndim)``, or ``None`` (not known: containers, objects, results of calls this pass
 model). Adjoints are specialized on the kinds of their arguments, so that
 
 * ``unbroadcast`` is left out where the operand provably has the result's shape, and
-* cotangents of names that are provably scalars or arrays accumulate with ``+``.
+* cotangents of names that are provably scalars or arrays accumulate with ``+`` (NumPy's
+  and Dask's; an array-API argument of another namespace is ``(ARRAY_API, kind)``, and its
+  adjoint accumulates with the zero-aware ``add``: see :func:`adds_with_plus`).
 
 >>> kind_of(1.0), kind_of(np.zeros((2, 3))), kind_of([1.0])
 ('scalar', ('array', 2), None)
@@ -26,6 +28,20 @@ SCALAR = "scalar"
 # A real array (or scalar) whose rank is not known: it adds with "+", but its shape must
 # still be undone by unbroadcast.
 UNKNOWN_RANK = ("array", None)
+# The kind of an argument that is an array of another array-API namespace: (ARRAY_API,
+# its kind as if it were NumPy's). Only arguments have it: inside one adjoint the kinds
+# are NumPy's, and FOREIGN_ARRAYS (a key no variable can have) records that some argument
+# was such an array.
+ARRAY_API = "array-api"
+FOREIGN_ARRAYS = "<array-api>"
+# The same for a Dask argument: LAZY_ARRAYS records it. Such an adjoint calls the closure
+# pullback of a rule whose plain pullback function is marked NumPy-only (see
+# calls_pullback_function): the closure dispatches on the backend or is refused by name
+# under the compute guard, where the function would scatter with an integer index or give
+# a wrong value (Dask's cholesky is upper-triangular).
+DASK_KIND = "dask"
+LAZY_ARRAYS = "<dask>"
+_MARKS = {ARRAY_API: FOREIGN_ARRAYS, DASK_KIND: LAZY_ARRAYS}
 # A tuple or list display of real values (what np.stack and np.concatenate take). It is
 # not itself a number or an array: is_real() is False for it.
 REAL_SEQUENCE = ("sequence",)
@@ -110,11 +126,22 @@ def kind_of(value):
     if isinstance(value, np.generic):
         return SCALAR if value.dtype.kind in "fiu" else None
     if is_dask(value) and value.dtype.kind in "fiub":
-        # A Dask array has a known rank, and NumPy's functions and operators run on it.
-        return SCALAR if value.ndim == 0 else ("array", value.ndim)
-    if is_real_array_api(value):  # its operators follow the same arithmetic
-        return SCALAR if value.ndim == 0 else ("array", value.ndim)
+        # A Dask array has a known rank, and NumPy's functions and operators run on it; its
+        # kind says it is Dask's, so its adjoint calls each rule's checked closure pullback.
+        return (DASK_KIND, SCALAR if value.ndim == 0 else ("array", value.ndim))
+    if is_real_array_api(value):
+        # Its arithmetic is NumPy's, but its operators refuse pullback's symbolic zero
+        # (``array + ZERO``): the kind says so, and the adjoint accumulates with add().
+        return (ARRAY_API, SCALAR if value.ndim == 0 else ("array", value.ndim))
     return None
+
+
+def adds_with_plus(kinds: dict, name: str) -> bool:
+    """Whether cotangents of ``name`` may accumulate with a plain ``+``: its kind is real
+    and every array is NumPy's (or Dask's), whose operators hand ``x + ZERO`` to ZERO.
+    An array of another namespace (array_api_strict) refuses an operand that is not its
+    own array or a Python scalar, so those adjoints call the zero-aware ``add``."""
+    return is_real(kinds.get(name)) and not kinds.get(FOREIGN_ARRAYS, False)
 
 
 def join(a, b):
@@ -135,13 +162,28 @@ def _broadcast(a, b):
 
 def infer(tree, param_kinds: dict, registry) -> dict:
     """Kinds of the names of a normalized SSA function (a fixed point over loops)."""
-    kinds: dict = dict(param_kinds)
+    kinds: dict = {}
+    marks = set()
+    for name, kind in param_kinds.items():
+        if isinstance(kind, tuple) and kind[0] in _MARKS:
+            marks.add(_MARKS[kind[0]])
+            kind = kind[1]
+        kinds[name] = kind
     for _ in range(20):
         before = dict(kinds)
         _block(tree.body, kinds, registry)
         if kinds == before:
             break
+    for mark in marks:
+        kinds[mark] = True
     return kinds
+
+
+def calls_pullback_function(kinds: dict, fn) -> bool:
+    """Whether an adjoint specialized on ``kinds`` may call the plain pullback function
+    ``fn`` of a rule directly: not one marked ``__pullback_numpy_only__`` when an argument
+    is a Dask array (LAZY_ARRAYS)."""
+    return not (kinds.get(LAZY_ARRAYS, False) and getattr(fn, "__pullback_numpy_only__", False))
 
 
 def _block(stmts, kinds, registry):

@@ -39,7 +39,7 @@ import gast
 from ..errors import UnsupportedSyntaxError
 from .analyze import names_in
 from .code import Line
-from .kinds import is_real
+from .kinds import adds_with_plus
 from .peephole import drop_copy_pairs
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
@@ -250,8 +250,8 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             out.append(Line(f"{a} = {expr}", frozenset(reads), src_line))
             return
         current = self.alias.pop(name, a)
-        if is_real(self.kinds.get(name)):
-            # Scalars and arrays (and ZERO, IndexedCotangent) add with "+".
+        if adds_with_plus(self.kinds, name):
+            # NumPy scalars and arrays (and ZERO, IndexedCotangent) add with "+".
             if expr.startswith("-") and IDENTIFIER.fullmatch(expr[1:]):
                 out.append(Line(f"{a} = {current} - {expr[1:]}", frozenset(reads), src_line))
                 return

@@ -19,6 +19,7 @@ from ..registry import RULE, SCALAR
 from ..runtime import parameter_places
 from .code import Compound, Line
 from .inline import inline_form
+from .kinds import calls_pullback_function
 from .problems import (
     foreign_varied_calls,
     no_rule_for_varied_call,
@@ -55,7 +56,7 @@ class CallAdjoints:
         if (
             rule is not None
             and id(s) not in self.pb_names
-            and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
+            and self.direct_pullback(rule, v)
         ):
             self.rev_direct_pullback(g, v, rule, state, out, line)
             return
@@ -147,6 +148,13 @@ class CallAdjoints:
                 self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
         for kw, node in keywords:
             self.contrib(node.id, f"dict_item({c}[{len(args)}], {kw!r})", (), state, line, out)
+
+    def direct_pullback(self, rule, v) -> bool:
+        """Whether the call ``v`` through ``rule`` calls its plain pullback function in the
+        reverse sweep (instead of keeping the closure pullback of the forward sweep)."""
+        return calls_pullback_function(self.kinds, rule.pullback_fn) and rule.pullback_fn_accepts(
+            len(v.args), [k.arg for k in v.keywords]
+        )
 
     def rev_direct_pullback(self, g, v, rule, state, out, line):
         """Call a rule's pullback function with the primal arguments (no closure). It returns
@@ -376,11 +384,7 @@ class CallAdjoints:
                             no_rule_for_varied_call(self.diagnostic, v, callee.name)
                         )
                     needs = not self.inline_scalar(rule, v)
-                    if (
-                        needs
-                        and rule is not None
-                        and rule.pullback_fn_accepts(len(v.args), [k.arg for k in v.keywords])
-                    ):
+                    if needs and rule is not None and self.direct_pullback(rule, v):
                         needs = False  # its pullback is a plain function, called directly
                     if rule is not None and rule.kind == RULE:
                         self.check_keywords(v, rule)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import gast
 
+from .. import backends
 from .code import Line
-from .kinds import REAL_SEQUENCE, is_real
+from .kinds import FOREIGN_ARRAYS, REAL_SEQUENCE, is_real
 from .kinds import SCALAR as SCALAR_KIND
 from .sweep_common import index_expr, src
 
@@ -26,6 +27,14 @@ class ExpressionAdjoints:
                 node.value, bool
             )
         return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
+    def conj(self, expr: str) -> str:
+        """The conjugate of ``expr`` in generated code. An adjoint of array-API arguments
+        conjugates on their namespace and keeps Python numbers Python numbers (np.conj
+        would give a NumPy scalar, which such arrays refuse as an operand)."""
+        if self.kinds.get(FOREIGN_ARRAYS):
+            return f"{self.bind('conj', backends.conj)}({expr})"
+        return f"_np.conj({expr})"
 
     def known_real(self, node) -> bool:
         """Whether an operand is provably real (so its conjugate is itself): a real
@@ -83,7 +92,7 @@ class ExpressionAdjoints:
         def cj(expr, node):
             # The cotangent of a product conjugates the other factor; real values
             # (proved by their kind) skip it.
-            return expr if self.known_real(node) else f"_np.conj({expr})"
+            return expr if self.known_real(node) else self.conj(expr)
 
         real = self.known_real(a) and self.known_real(b)
         if an and an == bn and op in (gast.Add, gast.Mult):
@@ -125,7 +134,7 @@ class ExpressionAdjoints:
             if an:
                 self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
             if bn:
-                quotient = t if real else f"_np.conj({t} / {sb})"
+                quotient = t if real else self.conj(f"{t} / {sb}")
                 expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
         elif op is gast.Pow:
@@ -139,7 +148,7 @@ class ExpressionAdjoints:
                 else:
                     deriv = f"{sb} * {sa} ** ({sb} - 1)"
                 if deriv is not None and not real and not deriv.startswith("2 * "):
-                    deriv = f"_np.conj({deriv})"
+                    deriv = self.conj(deriv)
                 expr = g if deriv is None else f"{g} * {deriv}"
                 self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:

@@ -143,7 +143,7 @@ def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
             }
             candidates = (called & candidates) or candidates
         found |= candidates
-    dynamic = {"pullback.runtime.call_method", "pullback.runtime.call_function"}
+    dynamic = {"pullback.dynamic_calls.call_method", "pullback.dynamic_calls.call_function"}
     if found & dynamic:
         return HigherOrderError(
             f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient "

@@ -20,8 +20,9 @@ import inspect
 
 import numpy as np
 
+from .dynamic_calls import call_function, call_method
 from .errors import NotDifferentiableError
-from .runtime import call_function, call_method, function_tangent, method_tangent
+from .runtime import function_tangent, method_tangent
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
 
 

@@ -130,7 +130,7 @@ WITHOUT_SECOND_ORDER = {
         "through them needs its own transformable pullback, not written yet"
     ),
     **dict.fromkeys(
-        ("pullback.runtime.method_vjp", "pullback.runtime.function_vjp"),
+        ("pullback.dynamic_calls.method_vjp", "pullback.dynamic_calls.function_vjp"),
         "the derivative of a generated vjp function found at run time: a third derivative "
         "of user code through a call found at run time is not supported",
     ),

@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .. import runtime, tangents
+from .. import dynamic_calls, runtime, tangents
 from ..registry import transformable
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
@@ -170,16 +170,16 @@ def _repeat_cotangent_rrule(g, seq, n):
 
 
 def _vjp_function_rrule(skip_receiver):
-    # The derivative of a vjp function found at run time (runtime.method_vjp and
-    # function_vjp): the adjoint of that generated function, g first, then the arguments.
+    # The derivative of a vjp function found at run time (dynamic_calls.method_vjp
+    # and function_vjp): the adjoint of that generated function, g first, then the arguments.
     def rrule(site, g, callee, *rest, **kwargs):
         if skip_receiver:  # method_vjp(site, g, obj, name, *args)
             obj, name, args = callee, rest[0], rest[1:]
-            function = runtime.vjp_function(site, obj, name, args, kwargs)
+            function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
-            function = runtime.vjp_function(site, None, callee, args, kwargs)
+            function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)
             inputs = (g, *args)
         names = list(inspect.signature(function).parameters)
         if skip_receiver:  # the receiver is an object, not a differentiated value
@@ -267,8 +267,8 @@ def register(reg):
     r(runtime.dict_item, _dict_item_rrule)
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
-    r(runtime.method_vjp, _vjp_function_rrule(skip_receiver=True))
-    r(runtime.function_vjp, _vjp_function_rrule(skip_receiver=False))
+    r(dynamic_calls.method_vjp, _vjp_function_rrule(skip_receiver=True))
+    r(dynamic_calls.function_vjp, _vjp_function_rrule(skip_receiver=False))
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)

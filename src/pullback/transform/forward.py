@@ -27,7 +27,7 @@ import math
 import gast
 import numpy as np
 
-from .. import containers
+from .. import containers, dynamic_calls
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
@@ -342,10 +342,10 @@ class ForwardBuilder:
         return ", ".join([first] + rest)
 
     def call_site(self, v):
-        from ..runtime import CallSite
-
         filename, line, col = self.fs.location(v)
-        return CallSite(filename, line, col, self.fs.file_line(line), self.registry, self.jvp_of)
+        return dynamic_calls.CallSite(
+            filename, line, col, self.fs.file_line(line), self.registry, self.jvp_of
+        )
 
     def arg_lists(self, v):
         primals = ", ".join(src(a) for a in v.args)

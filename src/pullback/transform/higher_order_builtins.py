@@ -93,7 +93,7 @@ class HigherOrderBuiltins:
 
     def partial_call(self, e, stmts):
         """A call of a ``functools.partial`` object found in the globals: dispatched when
-        it runs (its function, with the bound arguments first; pullback.attribute_calls)."""
+        it runs (its function, with the bound arguments first; pullback.dynamic_calls)."""
         func = self.atom(e.func, stmts)
         args = [self.atom(a, stmts) for a in e.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]

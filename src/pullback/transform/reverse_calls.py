@@ -3,7 +3,7 @@
 A call through a rule keeps its pullback (or calls the rule's plain pullback function
 directly); a user function's call uses that function's own generated adjoint (built
 lazily, so recursion works); a call whose callee is a run-time value goes through
-:func:`pullback.runtime.call_function` / ``call_method``.
+:func:`pullback.dynamic_calls.call_function` / ``call_method``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 
 import gast
 
-from .. import containers
+from .. import containers, dynamic_calls
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import RULE, SCALAR
@@ -94,10 +94,10 @@ class CallAdjoints:
             [f", {src(a)}" for a in v.args] + [f", {k.arg}={src(k.value)}" for k in v.keywords]
         )
         if method:
-            mv = self.bind("method_vjp", runtime_function("method_vjp"))
+            mv = self.bind("method_vjp", dynamic_calls.method_vjp)
             callee = f"{src(v.func.value)}, {v.pb_callee.name!r}"
         else:
-            mv = self.bind("function_vjp", runtime_function("function_vjp"))
+            mv = self.bind("function_vjp", dynamic_calls.function_vjp)
             callee = src(v.func)
         c = self.temp()
         plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
@@ -300,7 +300,7 @@ class CallAdjoints:
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)
         if callee.kind == "method":
-            cm = self.bind("call_method", runtime_function("call_method"))
+            cm = self.bind("call_method", dynamic_calls.call_method)
             rest = (", " + args) if args else ""
             site = self.method_site(s)
             # Differentiable again: the plain call, its reverse by method_vjp (rev_call).
@@ -310,7 +310,7 @@ class CallAdjoints:
                 src=s.lineno,
                 alt=plain,
             )
-        cf = self.bind("call_function", runtime_function("call_function"))
+        cf = self.bind("call_function", dynamic_calls.call_function)
         rest = (", " + args) if args else ""
         site = self.method_site(s)
         plain = f"{t} = {src(v.func)}({args}); {pb} = None"  # reverse: function_vjp
@@ -323,8 +323,6 @@ class CallAdjoints:
         return self.method_sites[id(s)]
 
     def site(self, s):
-        from ..runtime import CallSite
-
         filename, line, col = self.fs.location(s.value)
         self.calls_user_code = True  # a call resolved at run time may reach user code
         registry = self.registry
@@ -334,7 +332,7 @@ class CallAdjoints:
 
             return VJPRef(fn, wrt, registry)
 
-        return CallSite(
+        return dynamic_calls.CallSite(
             filename, line, col, self.fs.file_line(line), registry, self.adjoint_of, vjp_of
         )
 

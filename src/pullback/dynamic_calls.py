@@ -1,0 +1,263 @@
+"""Calls whose callee is known only at run time, as the generated code makes them:
+``f(*args)`` with ``f`` a variable (:func:`call_function`), ``obj.name(*args)``
+(:func:`call_method`), and, where a gradient must be differentiated again, their reverse
+through the callee's generated vjp function (:func:`method_vjp`, :func:`function_vjp`).
+
+The callee is looked up as Python looks it up when the call runs: a method of the class
+gets ``obj`` first; a callable stored on the instance, a static method and an attribute of
+a class are called without it; ``functools.partial`` objects, bound methods and callable
+objects run their Python function with the bound arguments first. A :class:`CallSite`
+carries what the transform knows (the place, the registry, how to build adjoints and vjp
+functions), so this module imports nothing from the api.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from .callables import as_bound_call
+from .errors import HigherOrderError, MissingRuleError, RuleError, describe
+from .registry import NONDIFF, qualified_name
+from .tangents import NO_TANGENT
+
+
+@dataclass
+class CallSite:
+    """Where a call known only at run time stands in the user's code."""
+
+    filename: str
+    line: int
+    col: int
+    source_line: str
+    registry: object
+    adjoint_of: object
+    # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
+    # handed down by the transform so that this module needs no import of the api.
+    vjp_of: object = None
+
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+    def missing(self, what: str, qualified: str) -> MissingRuleError:
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "
+            f"source nor a rule.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: register a rule with `@pullback.rrule({qualified})`, or declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})`."
+        )
+
+
+def _rrule_for(site: CallSite, fn, nargs: int, label: str):
+    if getattr(fn, "gradient_function", None) is not None and hasattr(fn, "wrt"):
+        # grad(f) made inside the differentiated function: differentiate its generated
+        # gradient (a second derivative; f's arguments are explicit, so nothing is hidden).
+        return site.adjoint_of(fn, None)
+    rule = site.registry.lookup(fn)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            return _nondiff_rrule(fn, nargs)
+        return rule.rrule
+    if isinstance(fn, functools.partial):
+        return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
+    if isinstance(fn, types.FunctionType):
+        if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
+            # A rule's pullback, met while differentiating a generated gradient again.
+            raise RuleError(
+                f"{site.where()}: a second derivative here needs the derivative of the "
+                f"pullback '{fn.__name__}' of a rule, which pullback cannot differentiate yet "
+                "(its closure holds the values it differentiates at).\n"
+                f"        {site.source_line.strip()}\n"
+                "Fix: for now, second derivatives work through arithmetic, indexing, math and "
+                "the elementwise NumPy functions written inline; write this step with those, or "
+                "use finite differences of the gradient."
+            )
+        return site.adjoint_of(fn, None)
+    bound = as_bound_call(fn)
+    if bound is not None:
+        # A bound method or a callable object found at run time: its
+        # Python function with the bound arguments first (they get no cotangent here).
+        adjoint = site.adjoint_of(bound.target, None)
+        skipped = len(bound.args)
+
+        def bound_call_rrule(*args, **kwargs):
+            full_args, full_kwargs = bound.arguments(args, kwargs)
+            y, pb = adjoint(*full_args, **full_kwargs)
+
+            def bound_call_pullback(dy):
+                return tuple(pb(dy))[skipped:]
+
+            return y, bound_call_pullback
+
+        return bound_call_rrule
+    raise site.missing(label, qualified_name(fn))
+
+
+def _nondiff_rrule(fn, nargs):
+    def nondiff_rrule(*args, **kwargs):
+        y = fn(*args, **kwargs)
+
+        def nondiff_pullback(dy):
+            return (NO_TANGENT,) * len(args)
+
+        return y, nondiff_pullback
+
+    return nondiff_rrule
+
+
+def call_function(site: CallSite, fn, *args, **kwargs):
+    """``(y, pullback)`` for a call whose function is a run-time value."""
+    label = f"'{describe(fn)}'"
+    rrule = _rrule_for(site, fn, len(args), label)
+    return rrule(*args, **kwargs)
+
+
+def call_method(site: CallSite, obj, name: str, *args, **kwargs):
+    """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    instance_attributes = getattr(obj, "__dict__", None)
+    if (
+        isinstance(instance_attributes, dict)
+        and name in instance_attributes
+        and not isinstance(obj, types.ModuleType)
+    ):
+        # A callable stored on the instance (``self.act_fn(z)``): Python calls it without
+        # ``obj``, whatever it is (a function, a bound method, a partial, a callable object).
+        return _call_without_receiver(site, instance_attributes[name], args, kwargs)
+    if isinstance(obj, type):
+        # ``Class.method(instance, x)``, ``type(self).helper(x)``: the class's attribute,
+        # called as found (the instance, if any, is an ordinary argument).
+        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
+    method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
+    raw = inspect.getattr_static(type(obj), name, None)
+    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+        # ``self.helper(x)`` for a static method gets no ``self``; a class method gets the
+        # class. Either way ``obj`` itself is not an argument.
+        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
+    if method is None:  # an attribute the class does not define (``__getattr__``)
+        return _call_without_receiver(site, lookup_attribute(obj, name), args, kwargs)
+    label = f"the method '{type(obj).__name__}.{name}'"
+    rule = site.registry.lookup(method)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
+        return rule.rrule(obj, *args, **kwargs)
+    if isinstance(method, types.FunctionType):
+        return site.adjoint_of(method, None)(obj, *args, **kwargs)
+    if isinstance(obj, (np.ndarray, np.generic)):
+        # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
+        function = getattr(np, name, None)
+        rule = site.registry.lookup(function) if function is not None else None
+        if rule is not None and callable(function):
+            if rule.kind == NONDIFF:
+                return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
+            return rule.rrule(obj, *args, **kwargs)
+    raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
+    """``(cotangent of obj, cotangent of each argument)`` of ``obj.name(*args)`` pulled
+    back from ``g``, by the generated vjp function of the method found at run time.
+
+    A gradient that is itself differentiated (``hessian``, ``grad(grad(f))``) writes the
+    reverse of a call found at run time this way (and :func:`function_vjp` for a function
+    held in a variable) instead of calling the pullback that :func:`call_method` returned,
+    so that the next derivative differentiates that vjp function in turn (the rules are
+    in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
+    differentiated values, only their methods' arguments are.
+    """
+    return (NO_TANGENT, *vjp_function(site, obj, name, args, kwargs)(g, obj, *args, **kwargs))
+
+
+def function_vjp(site: CallSite, g, fn, *args, **kwargs):
+    """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
+    function found at run time (see :func:`method_vjp`)."""
+    return tuple(vjp_function(site, None, fn, args, kwargs)(g, *args, **kwargs))
+
+
+def vjp_function(site: CallSite, obj, fn, args, kwargs):
+    """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
+    differentiated again) returning the cotangents of the call's positional arguments:
+    for ``obj.fn(*args)`` (``obj`` not None, ``fn`` a name) those of ``obj`` then
+    ``args``; for ``fn(*args)`` those of ``args``. A Python function's generated vjp
+    function, or a rule's transformable pullback function."""
+    label = f"'{type(obj).__name__}.{fn}'" if obj is not None else f"'{describe(fn)}'"
+    target = fn
+    if obj is not None:
+        shadowed = isinstance(getattr(obj, "__dict__", None), dict) and fn in obj.__dict__
+        raw = inspect.getattr_static(type(obj), fn, None)
+        target = getattr(type(obj), fn, None) if isinstance(raw, types.FunctionType) else None
+        if shadowed:
+            target = None
+        args = (obj, *args)
+    rule = site.registry.lookup(target) if target is not None else None
+    if rule is not None and rule.pullback_fn is not None:
+        return rule.pullback_fn
+    if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
+        bound = inspect.signature(target).bind(*args, **kwargs)
+        # The receiver of a method is not differentiated (it is an object).
+        return site.vjp_of(target, tuple(bound.arguments)[1 if obj is not None else 0 :])
+    raise HigherOrderError(
+        f"{site.where()}: a second derivative through {label}, found at run time, needs "
+        "it to be a Python function or method (not a static or class method, a callable "
+        "stored on an object, or a rule without a transformable pullback).\n"
+        f"        {site.source_line.strip()}\n"
+        "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
+        "function it is."
+    )
+
+
+def _call_without_receiver(site: CallSite, fn, args, kwargs):
+    """``fn(*args)`` found on an object: the receiver gets no cotangent."""
+    y, pullback = call_function(site, fn, *args, **kwargs)
+
+    def receiverless_pullback(dy):
+        return (NO_TANGENT, *pullback(dy))
+
+    return y, receiverless_pullback
+
+
+def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):
+    """``xp.name(*args)`` for a namespace ``xp`` found at run time (``xp =
+    array_namespace(x)``): the rule of that module's function; the module itself gets
+    no tangent."""
+    function = getattr(module, name)
+    rule = site.registry.lookup(function)
+    if rule is None:
+        raise site.missing(f"the function '{module.__name__}.{name}'", f"{module.__name__}.{name}")
+    if rule.kind == NONDIFF:
+        y, pullback = _nondiff_rrule(function, len(args))(*args, **kwargs)
+    else:
+        y, pullback = rule.rrule(*args, **kwargs)
+
+    def namespace_function_pullback(dy):
+        return (NO_TANGENT, *pullback(dy))
+
+    return y, namespace_function_pullback
+
+
+def _partial_call(site: CallSite, fn, args, kwargs):
+    """``(y, pullback)`` of calling the ``functools.partial`` ``fn``: its function with the
+    bound arguments first; the pullback gives the cotangents of the call's own positional
+    arguments."""
+    n = len(fn.args)
+    y, pullback = call_function(site, fn.func, *fn.args, *args, **{**fn.keywords, **kwargs})
+
+    def partial_call_pullback(dy):
+        return tuple(pullback(dy))[n:]
+
+    return y, partial_call_pullback
+
+
+def lookup_attribute(obj, name):
+    """``obj.name`` as Python looks it up when the call runs."""
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}") from None

@@ -141,12 +141,11 @@ def test_second_order_through_user_functions_and_recursion():
     np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-6)
 
 
-def test_third_order_through_recursion_is_refused_not_wrong():
-    # (The runtime helpers' rules have transformable pullbacks now, so this reaches the
-    # third transformation, which fails in its reverse sweep instead of being refused
-    # up front; either way no wrong number comes out.)
-    with pytest.raises(pullback.PullbackError):
-        grad(grad(grad(power)))(1.5, 4)
+def test_third_and_fourth_order_through_recursion():
+    # The vjp function of a recursive call's vjp function: its cotangent parameters are
+    # matched to the generated ones by position (a name mismatch once dropped one).
+    assert grad(grad(grad(power)))(1.5, 4) == pytest.approx(24 * 1.5)
+    assert grad(grad(grad(grad(power))))(1.5, 4) == pytest.approx(24.0)
 
 
 def test_logistic_loss_hessian_and_hvp_against_the_analytic_ones():

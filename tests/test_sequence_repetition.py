@@ -88,3 +88,18 @@ def test_complex_products_keep_the_conjugate():
         return np.real(np.sum(z * w * np.conj(z * w)))
 
     check_grads(f, z, np.array([0.4 - 1.0j, 2.0 + 0.1j]), wrt=(0, 1))
+
+
+def _quartic(x):
+    return x**4
+
+
+def times_a_count(x, n):
+    return _quartic(x) * n  # a result of unknown kind times an int: may be a repetition
+
+
+def test_third_and_fourth_derivatives_through_a_product_that_may_repeat():
+    # Third order differentiates the vjp function of a vjp function: the names callers
+    # give its cotangent parameters map to the generated ones by position.
+    assert grad(grad(grad(times_a_count)))(1.5, 2) == pytest.approx(2 * 24 * 1.5)
+    assert grad(grad(grad(grad(times_a_count))))(1.5, 2) == pytest.approx(2 * 24)

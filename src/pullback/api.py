@@ -78,12 +78,13 @@ class AdjointCache:
         if refusal is not None:
             raise HigherOrderError(f"cannot differentiate {qualified_name(fn)} again: {refusal}.")
         if isinstance(fn, VJPRef):
-            cotangent = fn.cotangent_name
+            declared = list(inspect.signature(fn).parameters)
             fn = fn.function_for(kinds_key)
-            # the generated function names its cotangent parameter itself
-            first = next(iter(inspect.signature(fn).parameters))
+            # The generated function names its cotangent parameters itself (a vjp of a vjp
+            # has one per level): the names callers use map to its parameters by position.
+            actual = dict(zip(declared, inspect.signature(fn).parameters, strict=True))
             if wrt is not None:
-                wrt = tuple(first if w == cotangent else w for w in wrt)
+                wrt = tuple(actual[w] for w in wrt)
         if isinstance(fn, _Transformed):
             # grad of a gradient: differentiate the generated gradient function itself.
             outer = fn

@@ -160,13 +160,19 @@ def times_cotangents(g, a, b):
     if isinstance(b, (tuple, list)):
         return ZERO, repeat_cotangent(g, b, a)
     # A zero operand (a cotangent, when a gradient is differentiated again) gives the
-    # other operand a zero cotangent; a real Python number is its own conjugate (and keeps
-    # an array of another namespace in its namespace).
-    cb = b if isinstance(b, (int, float)) else np.conj(b)
-    ca = a if isinstance(a, (int, float)) else np.conj(a)
-    da = ZERO if b is ZERO else unbroadcast(g * cb, a)
-    db = ZERO if a is ZERO else unbroadcast(ca * g, b)
+    # other operand a zero cotangent.
+    da = ZERO if b is ZERO else unbroadcast(g * _conjugate(b), a)
+    db = ZERO if a is ZERO else unbroadcast(_conjugate(a) * g, b)
     return da, db
+
+
+@transformable
+def _conjugate(v):
+    # A real Python number is its own conjugate (and keeps an array of another namespace
+    # that it multiplies in its namespace).
+    if isinstance(v, (int, float)):
+        return v
+    return np.conj(v)
 
 
 def repeat_cotangent(g, seq, n):

@@ -144,15 +144,6 @@ def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
             }
             candidates = (called & candidates) or candidates
         found |= candidates
-    dynamic = {"pullback.dynamic_calls.call_method", "pullback.dynamic_calls.call_function"}
-    if found & dynamic:
-        return HigherOrderError(
-            f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient "
-            "calls a function that pullback finds only at run time (a function passed as a "
-            "value, or held in a variable).\n"
-            "Fix: call the function by its name, so that pullback sees which function it is "
-            "and differentiates its gradient again."
-        )
     steps = ", ".join(sorted(found))
     return HigherOrderError(
         f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "

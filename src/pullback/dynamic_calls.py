@@ -117,31 +117,36 @@ def call_function(site: CallSite, fn, *args, **kwargs):
     return rrule(*args, **kwargs)
 
 
-def call_method(site: CallSite, obj, name: str, *args, **kwargs):
-    """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+def _found_without_receiver(site: CallSite, obj, name: str):
+    """What ``obj.name(...)`` calls when Python does not pass ``obj`` first: a callable
+    stored on the instance (``self.act_fn(z)``), an attribute of a class
+    (``type(self).helper(x)``), a static or class method, an attribute the class does not
+    define (``__getattr__``). ``None`` for a method of ``obj``'s class (and for a
+    namespace's function, which :func:`call_method` handles apart)."""
+    if isinstance(obj, types.ModuleType):
+        return None
     instance_attributes = getattr(obj, "__dict__", None)
-    if (
-        isinstance(instance_attributes, dict)
-        and name in instance_attributes
-        and not isinstance(obj, types.ModuleType)
-    ):
-        # A callable stored on the instance (``self.act_fn(z)``): Python calls it without
-        # ``obj``, whatever it is (a function, a bound method, a partial, a callable object).
-        return _call_without_receiver(site, instance_attributes[name], args, kwargs)
+    if isinstance(instance_attributes, dict) and name in instance_attributes:
+        return instance_attributes[name]
     if isinstance(obj, type):
-        # ``Class.method(instance, x)``, ``type(self).helper(x)``: the class's attribute,
-        # called as found (the instance, if any, is an ordinary argument).
-        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
+        return getattr(obj, name)
     method = getattr(type(obj), name, None)
-    if method is None and isinstance(obj, types.ModuleType):
-        return _call_namespace_function(site, obj, name, args, kwargs)
     raw = inspect.getattr_static(type(obj), name, None)
     if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
-        # ``self.helper(x)`` for a static method gets no ``self``; a class method gets the
-        # class. Either way ``obj`` itself is not an argument.
-        return _call_without_receiver(site, getattr(obj, name), args, kwargs)
-    if method is None:  # an attribute the class does not define (``__getattr__``)
-        return _call_without_receiver(site, lookup_attribute(obj, name), args, kwargs)
+        return getattr(obj, name)
+    if method is None:
+        return lookup_attribute(obj, name)
+    return None
+
+
+def call_method(site: CallSite, obj, name: str, *args, **kwargs):
+    """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    callee = _found_without_receiver(site, obj, name)
+    if callee is not None:
+        return _call_without_receiver(site, callee, args, kwargs)
+    method = getattr(type(obj), name, None)
+    if method is None:  # a module: ``xp.sum(x)`` on a namespace found at run time
+        return _call_namespace_function(site, obj, name, args, kwargs)
     label = f"the method '{type(obj).__name__}.{name}'"
     rule = site.registry.lookup(method)
     if rule is not None:
@@ -190,11 +195,12 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     label = f"'{type(obj).__name__}.{fn}'" if obj is not None else f"'{describe(fn)}'"
     target = fn
     if obj is not None:
-        shadowed = isinstance(getattr(obj, "__dict__", None), dict) and fn in obj.__dict__
         raw = inspect.getattr_static(type(obj), fn, None)
-        target = getattr(type(obj), fn, None) if isinstance(raw, types.FunctionType) else None
-        if shadowed:
+        ordinary = isinstance(raw, types.FunctionType) and not isinstance(obj, types.ModuleType)
+        if not ordinary or _found_without_receiver(site, obj, fn) is not None:
             target = None
+        else:
+            target = getattr(type(obj), fn)
         args = (obj, *args)
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:

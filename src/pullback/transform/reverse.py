@@ -74,7 +74,7 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
-        self.method_sites: dict[int, str] = {}  # id(Assign) -> bound CallSite name
+        self.call_sites: dict[int, str] = {}  # id(Assign) -> bound CallSite name
         self.loop_stack: list = []
         self.loop_ids: dict[int, int] = {}
         self.problems: list = []

@@ -89,7 +89,7 @@ class CallAdjoints:
         active = [(k, a) for k, a in enumerate(args) if self.is_active_arg(a)]
         if not active:
             return
-        site = self.method_site(s)
+        site = self.call_site_name(s)
         rest = "".join(
             [f", {src(a)}" for a in v.args] + [f", {k.arg}={src(k.value)}" for k in v.keywords]
         )
@@ -302,7 +302,7 @@ class CallAdjoints:
         if callee.kind == "method":
             cm = self.bind("call_method", dynamic_calls.call_method)
             rest = (", " + args) if args else ""
-            site = self.method_site(s)
+            site = self.call_site_name(s)
             # Differentiable again: the plain call, its reverse by method_vjp (rev_call).
             plain = f"{t} = {src(v.func.value)}.{callee.name}({args}); {pb} = None"
             return Line(
@@ -312,15 +312,16 @@ class CallAdjoints:
             )
         cf = self.bind("call_function", dynamic_calls.call_function)
         rest = (", " + args) if args else ""
-        site = self.method_site(s)
+        site = self.call_site_name(s)
         plain = f"{t} = {src(v.func)}({args}); {pb} = None"  # reverse: function_vjp
         return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
 
-    def method_site(self, s) -> str:
-        """The bound name of the call site of a method call (both sweeps use it)."""
-        if id(s) not in self.method_sites:
-            self.method_sites[id(s)] = self.bind("site", self.site(s))
-        return self.method_sites[id(s)]
+    def call_site_name(self, s) -> str:
+        """The bound name of the CallSite of a call found at run time (a method or a
+        function value): the forward call and its reverse (method_vjp/function_vjp) share it."""
+        if id(s) not in self.call_sites:
+            self.call_sites[id(s)] = self.bind("site", self.site(s))
+        return self.call_sites[id(s)]
 
     def site(self, s):
         filename, line, col = self.fs.location(s.value)

@@ -23,8 +23,10 @@ import linecache
 
 import numpy as np
 
-from .registry import NONDIFF, RULE, SCALAR, default_registry, qualified_name
-from .tangents import NO_TANGENT, ZERO, is_differentiable_value
+from ..api import grad, vjp
+from ..registry import NONDIFF, RULE, SCALAR, default_registry, qualified_name
+from ..tangents import NO_TANGENT, ZERO, is_differentiable_value
+from . import numeric as t
 
 _PROBES = itertools.count()
 
@@ -162,9 +164,6 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
     or complex value, also inside a list or tuple). See the module docstring for what is
     checked. Raises ``AssertionError`` naming the rule and the failing step.
     """
-    from . import grad, vjp
-    from . import testing as t
-
     registry = default_registry() if registry is None else registry
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(0 if rng is None else rng)
@@ -198,12 +197,12 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
     positions = chosen[0] if len(chosen) == 1 else chosen
     options = {"registry": registry}
     gradient = grad(probe, wrt=positions, **options)
-    precision = t._precision(leaves, y)
+    precision = t.precision_of(leaves, y)
     rtol, atol = (10 * tol for tol in t.TOLERANCES[precision])
-    up = t._upcast(list(values))
+    up = t.upcast(list(values))
     for _ in range(2):
-        us = tuple(_cast_like(t._direction(leaf, rng), leaf) for leaf in leaves)
-        vs = tuple(t._direction(leaf, rng) for leaf in leaves)
+        us = tuple(_cast_like(t.direction(leaf, rng), leaf) for leaf in leaves)
+        vs = tuple(t.direction(leaf, rng) for leaf in leaves)
         try:  # H u: the generated gradient differentiated again (reverse over reverse)
             _, back = vjp(gradient, *values, wrt=positions, **options)
             hu = back(us[0] if len(chosen) == 1 else us)
@@ -212,8 +211,8 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
                 f"{where}: reverse over reverse failed: {type(exc).__name__}: {exc}"
             ) from exc
         hu = (hu,) if len(chosen) == 1 else hu
-        got = sum(t._pair(h, v) for h, v in zip(hu, vs, strict=True))
-        scale_terms = sum(t._abs_pair(h, v) for h, v in zip(hu, vs, strict=True))
+        got = sum(t.pair(h, v) for h, v in zip(hu, vs, strict=True))
+        scale_terms = sum(t.abs_pair(h, v) for h, v in zip(hu, vs, strict=True))
 
         def along(s, vs=vs):
             moved = list(up)
@@ -221,10 +220,10 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
                 moved[k] = up[k] + s * v
             g = gradient(*moved)
             g = (g,) if len(chosen) == 1 else g
-            return sum(t._pair(gk, u) for gk, u in zip(g, us, strict=True))
+            return sum(t.pair(gk, u) for gk, u in zip(g, us, strict=True))
 
         # <v, H u> = d/ds <grad L(x + s v), u> (H is symmetric)
-        expected = t._fd_directional(along, fd_step)
+        expected = t.fd_directional(along, fd_step)
         if not abs(got - expected) <= atol + rtol * (abs(expected) + scale_terms):
             raise AssertionError(
                 f"{where} ({precision}): <v, H u> is {got:.10g} by reverse over reverse and "

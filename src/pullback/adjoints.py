@@ -1,0 +1,253 @@
+"""The adjoint cache and the adjoints generated code calls: one generated adjoint per
+(function, differentiated parameters, registry version, argument kinds), the lazy
+adjoint of a user function called from generated code, and its vjp function.
+
+>>> import numpy as np
+>>> from pullback import default_registry
+>>> def square(x):
+...     return x * x
+>>> adj = get_adjoint(square, ("x",), default_registry())
+>>> y, back = adj.forward(3.0)
+>>> y, float(back(1.0)[0])
+(9.0, 6.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+import types
+
+from .arguments import (
+    _leaves,
+    _name,
+    _signature,
+    kinds_key,
+    picked_adjoint,
+    split_wrt,
+    spread_arguments,
+)
+from .cache import function_entries, registry_token
+from .errors import (
+    HigherOrderError,
+    SourceUnavailableError,
+    UnsupportedSyntaxError,
+)
+from .registry import RuleRegistry, qualified_name
+from .source import transform_target
+from .tangents import NO_TANGENT, is_differentiable_value
+from .transform.build import Adjoint, build_adjoint
+
+
+class TransformedFunction:
+    """What ``grad``/``value_and_grad`` return, as the adjoint cache sees it: differentiating
+    one again differentiates its generated gradient function (``gradient_function``)."""
+
+    fn = None
+    registry = None
+
+    def gradient_function(self, kinds_key):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# -- the adjoint cache ------------------------------------------------------------------
+
+
+class AdjointCache:
+    """Generated adjoints of one registry, keyed by (function, differentiated params,
+    registry version, argument kinds).
+
+    An entry is reused only while its guard holds (the function's code, defaults and
+    every baked-in callee are the same objects; see :mod:`pullback.guards`), and one made
+    under an older registry version is rebuilt, so a rule registered after a function was
+    differentiated takes effect. Entries are stored on the function and die with it.
+    """
+
+    def __init__(self, registry: RuleRegistry):
+        self.token = registry_token(registry)
+
+    def get(self, fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+        refusal = getattr(fn, "__pullback_refuse__", None)
+        if refusal is not None:
+            raise HigherOrderError(f"cannot differentiate {qualified_name(fn)} again: {refusal}.")
+        if isinstance(fn, VJPRef):
+            declared = list(inspect.signature(fn).parameters)
+            fn = fn.function_for(kinds_key)
+            # The generated function names its cotangent parameters itself (a vjp of a vjp
+            # has one per level): the names callers use map to its parameters by position.
+            actual = dict(zip(declared, inspect.signature(fn).parameters, strict=True))
+            if wrt is not None:
+                wrt = tuple(actual[w] for w in wrt)
+        if isinstance(fn, TransformedFunction):
+            # grad of a gradient: differentiate the generated gradient function itself.
+            outer = fn
+            fn = fn.gradient_function(kinds_key)
+            try:
+                return self.get(fn, wrt, registry, kinds_key)
+            except UnsupportedSyntaxError as exc:
+                raise _higher_order_error(outer, exc, fn) from None
+        fn = transform_target(fn)
+        entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
+        if entries is None:  # not a Python function: say why it cannot be transformed
+            raise SourceUnavailableError(
+                f"cannot differentiate {qualified_name(fn)} directly: it is a "
+                f"{type(fn).__name__}, not a Python function (pullback transforms Python "
+                "source).\n"
+                f"Fix: wrap it in one, e.g. `grad(lambda x: {qualified_name(fn)}(x))`; its "
+                "rule is used inside."
+            ) from None
+        key = ("adjoint", self.token, wrt, registry.version, kinds_key)
+        adj = entries.get(key)
+        if adj is None or not adj.guard():
+            adjoint_of = functools.partial(LazyAdjoint, registry=registry)
+            adj = build_adjoint(fn, wrt, registry, adjoint_of, kinds_key=kinds_key)
+            entries[key] = adj
+        return adj
+
+
+def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
+    cache = getattr(registry, "_adjoint_cache", None)
+    if cache is None:
+        cache = registry._adjoint_cache = AdjointCache(registry)
+    return cache
+
+
+def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
+    # Name the function whose rule it is (numpy.median), not the rule's own function. Rules
+    # made by one factory share their function's name (quantile_rrule for median,
+    # quantile and percentile): the call's line then tells which one the gradient uses,
+    # through the global it calls.
+    names, by_id = {}, {}
+    for rule in transformed.registry.rules():
+        if rule.rrule is not None:
+            names.setdefault(qualified_name(rule.rrule), set()).add(rule.name)
+            by_id[id(rule.rrule)] = rule.name
+    namespace = getattr(gradient_fn, "__globals__", {})
+    found = set()
+    for d in exc.diagnostics:
+        if d.code != "PB301" or "'" not in d.message:
+            continue
+        callee = d.message.split("'")[1]
+        candidates = names.get(callee, {callee})
+        if len(candidates) > 1:
+            called = {
+                by_id.get(id(namespace[word]))
+                for word in re.findall(r"[A-Za-z_]\w*", d.source_line)
+                if word in namespace
+            }
+            candidates = (called & candidates) or candidates
+        found |= candidates
+    steps = ", ".join(sorted(found))
+    return HigherOrderError(
+        f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
+        f"{'the rules ' + steps if steps else 'calls'} whose pullbacks pullback cannot "
+        "differentiate yet (or calls of other user functions).\n"
+        "Second derivatives work through arithmetic, indexing, control flow, `math` and the "
+        "elementwise NumPy functions (np.sin, np.tanh, ...) in one function.\n"
+        "Fix: write that step with those, or use finite differences of the gradient "
+        "(pullback.testing.check_grads(order=2) shows how)."
+    )
+
+
+def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
+    params, picks = split_wrt(wrt)  # elements of *args/**kwargs: their tuple or dict
+    adj = adjoint_cache(registry).get(fn, params, registry, kinds_key)
+    return adj if picks is None else picked_adjoint(adj, wrt, picks)
+
+
+class VJPRef:
+    """The generated ``vjp(dvalue, *args)`` function of a user function, as differentiable
+    code calls it. Resolved when used (so recursive functions can refer to their own)."""
+
+    __pullback_opaque__ = True
+    COTANGENT = "__pullback_dvalue__"
+
+    def __init__(self, fn, wrt, registry):
+        self.fn = fn
+        self.wrt = tuple(wrt)
+        self.registry = registry
+        self.__name__ = f"{getattr(fn, '__name__', 'fn')}__vjp"
+
+    @property
+    def cotangent_name(self) -> str:
+        """The cotangent parameter's name: one no parameter of ``fn`` has (a vjp of a vjp,
+        for a third derivative, has one cotangent per level)."""
+        taken = set(inspect.signature(self.fn).parameters)
+        name, k = self.COTANGENT, 0
+        while name in taken:
+            k += 1
+            name = f"__pullback_dvalue{k}__"
+        return name
+
+    @property
+    def __signature__(self):
+        sig = inspect.signature(self.fn)
+        cotangent = inspect.Parameter(self.cotangent_name, inspect.Parameter.POSITIONAL_ONLY)
+        rest = [
+            p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            if p.kind is inspect.Parameter.POSITIONAL_ONLY
+            else p
+            for p in sig.parameters.values()
+        ]
+        return sig.replace(parameters=[cotangent] + rest)
+
+    def function_for(self, kinds):
+        """The generated vjp function for a call whose arguments (cotangent first) have
+        these kinds."""
+        if kinds is None:
+            key = None
+        else:
+            positional, keywords = kinds
+            key = (positional[1:], keywords)
+        return get_adjoint(self.fn, self.wrt, self.registry, key).vjp
+
+    def __call__(self, dvalue, *args, **kwargs):
+        adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+        return adj.vjp(dvalue, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<vjp of {getattr(self.fn, '__qualname__', self.fn)}>"
+
+
+class LazyAdjoint:
+    """The adjoint of a user function called from generated code, built on first use
+    (so that recursive functions can refer to their own adjoint)."""
+
+    __slots__ = ("fn", "wrt", "registry", "_cache")
+
+    def __init__(self, fn, wrt, registry):
+        self.fn = fn
+        self.wrt = None if wrt is None else tuple(wrt)
+        self.registry = registry
+        self._cache = {}
+
+    def __call__(self, *args, **kwargs):
+        if self.wrt is None:
+            return self._call_dynamic(args, kwargs)
+        key = (kinds_key(args, kwargs), self.registry.version)
+        adj = self._cache.get(key)
+        if adj is None or not adj.guard():
+            adj = get_adjoint(self.fn, self.wrt, self.registry, key[0])
+            self._cache[key] = adj
+        return adj.forward(*args, **kwargs)
+
+    def _call_dynamic(self, args, kwargs):
+        """A call found at run time: differentiate the arguments that hold floats, and
+        give one cotangent per positional argument (the rule convention)."""
+        sig = _signature(self.fn)
+        bound = sig.bind(*args, **kwargs)
+        # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
+        entries = spread_arguments(sig, bound)
+        names = [n for n, _ in entries]
+        active = tuple(n for n, v in entries if any(map(is_differentiable_value, _leaves(v))))
+        adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
+        y, pullback = adj.forward(*args, **kwargs)
+        positions = {n: k for k, n in enumerate(active)}
+        positional = names[: len(args)]
+
+        def dynamic_call_pullback(dy):
+            cots = pullback(dy)
+            return tuple(cots[positions[n]] if n in positions else NO_TANGENT for n in positional)
+
+        return y, dynamic_call_pullback

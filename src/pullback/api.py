@@ -148,8 +148,8 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     elif isinstance(fn, _Transformed) and fn.call is not None and not fn.call.is_plain:
         # grad of a method, partial or callable object, differentiated again: the gradient
         # of its Python function, with the bound arguments (self, ...) first.
+        args, kwargs = fn._target_arguments(args, kwargs)
         target = type(fn)(fn.target, fn.wrt, fn.has_aux, fn._registry)
-        args, kwargs = fn.call.arguments(args, kwargs)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
     with backends.compute_guard(args, kwargs) as concrete:
         if adj.calls_user_code:

@@ -100,7 +100,24 @@ class _Transformed(TransformedFunction):
 
     def _target_arguments(self, args, kwargs):
         """The arguments of the target function (``self`` or a partial's arguments first)."""
-        return (args, kwargs) if self.call is None else self.call.arguments(args, kwargs)
+        call = self._current_call()
+        return (args, kwargs) if call is None else call.arguments(args, kwargs)
+
+    def _current_call(self):
+        """The call as Python makes it now. A callable object's class may have been given a
+        new ``__call__`` and a partial new keywords since ``grad`` was made: what is called
+        is looked up again (a plain function needs no lookup: the adjoint's guard watches
+        its code), and adjoints built for another target are dropped."""
+        call = self.call
+        if call is None or call.is_plain:
+            return call
+        fresh = as_bound_call(self.fn)
+        target = self.fn if fresh is None else fresh.target
+        if target is not self.target:
+            self.target = target
+            self._adjoints.clear()
+        self.call = fresh
+        return fresh
 
     @property
     def source(self) -> str:

@@ -67,3 +67,65 @@ def test_qualified_names_of_numpy_submodule_functions():
     assert qualified_name(np.fft.fft) == "numpy.fft.fft"
     assert qualified_name(np.linalg.solve) == "numpy.linalg.solve"
     assert qualified_name(np.sin) == "numpy.sin"
+
+
+BLOCKS = [
+    "def f(x):\n    return x\n\n\ny = 1\n",
+    "@deco\n@other(\n    1,\n)\ndef f(\n    x,\n) -> float:\n"
+    "    # note\n\n    return x\n# after\nz = 2\n",
+    "def f(x): return x\ndef g(x):\n    return x\n",
+    "    def method(self, x):\n        if x:\n            return 1\n        return 2\n"
+    "    def other(self):\n        pass\n",
+    "async def f(x):\n    await x\n",
+    "def f(x):\n    s = '''\nat the margin'''\n    return s\n\nw = 3\n",
+    "def f(x):\n    y = (x +\n1)\n    return y\n",
+    "def f(x):\n    return x \\\n+ 1\nv = 0\n",
+]
+
+
+@pytest.mark.parametrize("text", BLOCKS)
+def test_def_block_is_inspects_block_or_falls_back(text):
+    import inspect
+
+    from pullback.source import _def_block
+
+    lines = text.splitlines(True)
+    block = _def_block(lines, 0)
+    # None: source_lines asks inspect.getblock instead
+    assert block is None or block == inspect.getblock(lines)
+
+
+def test_def_block_falls_back_where_a_string_reaches_the_margin():
+    from pullback.source import _def_block
+
+    assert _def_block(BLOCKS[5].splitlines(True), 0) is None
+    assert _def_block(BLOCKS[0].splitlines(True), 0) == ["def f(x):\n", "    return x\n"]
+    assert len(_def_block(BLOCKS[1].splitlines(True), 0)) == 10
+
+
+def multi_line_header(
+    x,
+    y=2.0,
+) -> float:
+    """A header over several lines, closed at the margin (black's style)."""
+    s = x * y
+    return s
+
+
+def test_gradient_of_a_function_with_a_multi_line_header():
+    from pullback import grad
+
+    assert grad(multi_line_header)(3.0) == 2.0
+
+
+def test_all_nodes_is_ast_walk():
+    import ast
+    import inspect
+
+    import gast
+
+    from pullback.transform import ssa
+    from pullback.transform.analyze import all_nodes
+
+    for tree in (gast.parse(inspect.getsource(ssa)), ast.parse("x = [a[i] for i in b]")):
+        assert [id(n) for n in all_nodes(tree)] == [id(n) for n in ast.walk(tree)]

@@ -116,9 +116,9 @@ def scalar_while_loop(quick: bool) -> list[Row]:
         Row("  tape per iteration", f"{per_iteration:.0f} B", "<= 100 B", per_iteration <= 100),
         Row(
             "  tape freed as the reverse sweep runs",
-            "no: the pullback keeps its whole tape",
+            "no: a re-callable pullback keeps its tape",
             "tape freed",
-            False,  # linked tuples whose head the saved state holds until the pullback dies
+            False,  # a flat list read from a cursor; it lives as long as the pullback
         ),
     ]
 

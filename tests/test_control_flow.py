@@ -291,5 +291,5 @@ def test_loop_saves_only_needed_values():
     # The snapshot of the MSE loop holds one scalar per iteration, not the arrays; the
     # reverse loop walks the range backwards instead of saving the index.
     source = pullback.grad(mse_loop).source_for(np.zeros(3), np.zeros(3))
-    assert "_stack1 = (d, _stack1)" in source
+    assert "_stack1.append(d)" in source
     assert "for i in reversed(_range1):" in source

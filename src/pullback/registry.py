@@ -109,13 +109,14 @@ def qualified_name(fn) -> str:
 
 
 def _numpy_public_module(fn, mod: str) -> str:
-    import numpy as np
-
     name = getattr(fn, "__name__", "")
     with warnings.catch_warnings():  # e.g. np.bytes warns about its future meaning
         warnings.simplefilter("ignore")
-        for public, module in (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft)):
-            if getattr(module, name, None) is fn:
+        for public in ("numpy", "numpy.linalg", "numpy.fft"):
+            # Only modules already loaded: ``np.fft`` would import numpy.fft (a cost at
+            # every start), and a function of a module that is not loaded is not in it.
+            module = sys.modules.get(public)
+            if module is not None and getattr(module, name, None) is fn:
                 return public
     return mod
 

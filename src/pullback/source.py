@@ -258,7 +258,54 @@ def source_lines(code):
         raise OSError("lineno is out of bounds")
     while lnum > 0 and not _DEF_LINE.match(lines[lnum]):
         lnum -= 1
-    return inspect.getblock(lines[lnum:]), lnum + 1, text
+    block = _def_block(lines, lnum)
+    if block is None:
+        block = inspect.getblock(lines[lnum:])
+    return block, lnum + 1, text
+
+
+# A ``def`` (or a decorator above one) starts the block; lambdas go through inspect.
+_DEF_START = re.compile(r"\s*(@|(async\s+)?def\s)")
+_DEF_ONLY = re.compile(r"\s*(async\s+)?def\s")
+_CLOSING = (")", "]", "}")
+
+
+def _def_block(lines, start):
+    """The lines of the function whose ``def`` (or first decorator) is ``lines[start]``,
+    found by indentation, or None where that is unsure (then ``inspect.getblock``
+    tokenizes; its tokenizer costs milliseconds on first use, a share of cold start).
+
+    The block runs to the last statement before the first line indented no deeper than
+    the ``def`` that is not blank, a comment or a closing bracket; it is used only if it
+    parses as exactly one function definition, so a multi-line string or bracket that
+    goes back to the left margin falls back to the tokenizer.
+    """
+    first = lines[start]
+    if not _DEF_START.match(first):
+        return None
+    base = len(first) - len(first.lstrip())
+    k = start
+    while not _DEF_ONLY.match(lines[k]):  # decorators, possibly over several lines
+        k += 1
+        if k >= len(lines):
+            return None
+    end = k + 1  # one past the last line of code in the block
+    for j in range(k + 1, len(lines)):
+        line = lines[j]
+        body = line.lstrip()
+        if not body or body.startswith("#"):
+            continue
+        if len(line) - len(body) <= base and not body.startswith(_CLOSING):
+            break
+        end = j + 1
+    block = lines[start:end]
+    try:
+        tree = ast.parse(textwrap.dedent("".join(block)))
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return block
 
 
 def load_source(fn) -> FunctionSource:

@@ -3,6 +3,8 @@ write, an in-place method or an in-place NumPy function, in the user's own spell
 
 from __future__ import annotations
 
+import sys
+
 import gast
 import numpy as np
 
@@ -18,10 +20,16 @@ INPLACE_NUMPY_FUNCTIONS = tuple(
         getattr(np, "putmask", None),
         getattr(np, "fill_diagonal", None),
         getattr(np, "put_along_axis", None),
-        getattr(np.random, "shuffle", None),
     )
     if f is not None
 )
+
+
+def _random_shuffle():
+    """``np.random.shuffle`` if NumPy's random module is loaded (a function that calls
+    it loaded it), else None: importing it here would cost every ``import pullback``."""
+    module = sys.modules.get("numpy.random")
+    return None if module is None else getattr(module, "shuffle", None)
 
 
 OPERATORS = {
@@ -68,7 +76,9 @@ def quote_first(rewrite) -> str:
 
 
 def is_inplace_numpy(obj) -> bool:
-    if any(obj is f for f in INPLACE_NUMPY_FUNCTIONS):
+    if any(obj is f for f in INPLACE_NUMPY_FUNCTIONS) or (
+        obj is not None and obj is _random_shuffle()
+    ):
         return True
     return getattr(obj, "__name__", None) == "at" and isinstance(
         getattr(obj, "__self__", None), np.ufunc

@@ -14,6 +14,7 @@ carry no gradient.
 
 from __future__ import annotations
 
+from ast import AST
 from dataclasses import dataclass, field
 
 import gast
@@ -36,11 +37,31 @@ class Activity:
         return name in self.varied and name in self.useful
 
 
+def all_nodes(node) -> list:
+    """Every node under ``node`` (itself first), in the order of ``ast.walk`` (breadth
+    first): the same list, built about twice as fast (no generator per node and field),
+    which matters because the passes walk a long function's whole tree many times."""
+    out = [node]
+    append = out.append
+    for n in out:  # grows while it is read: breadth first
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, AST):
+                append(v)
+            elif isinstance(v, list):
+                for item in v:
+                    if isinstance(item, AST):
+                        append(item)
+    return out
+
+
 def names_in(node) -> list[str]:
     if node is None:
         return []
     return [
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id
+        for n in all_nodes(node)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     ]
 
 
@@ -104,7 +125,7 @@ def differentiable_operands(value, registry) -> list[str]:
 
 def assignments(tree):
     """Every ``Assign`` of the function, in order (loops and branches flattened)."""
-    return [n for n in gast.walk(tree) if isinstance(n, gast.Assign)]
+    return [n for n in all_nodes(tree) if isinstance(n, gast.Assign)]
 
 
 def _closure(names: set, graph: dict) -> set:

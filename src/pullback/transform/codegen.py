@@ -113,7 +113,10 @@ def generate(
         return f"{base}:{line}: {fs.file_line(line).strip()}"
 
     saved_name, dret_name = names
-    prologue = [Line(f"{s} = None") for s in stacks] + [Line(f"{n} = None") for n in init_names]
+    # A loop's tape is a list in the sweeps, a linked tuple (from None) where the code must
+    # stay differentiable again (see reverse_flow.py).
+    prologue = [Line(f"{s} = []", alt=f"{s} = None") for s in stacks]
+    prologue += [Line(f"{n} = None") for n in init_names]
     signature = _signature(tree)
     ns = runtime_namespace()
     ns.update(namespace)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 
 import gast
 import numpy as np
@@ -73,12 +74,10 @@ LINEAR = {
     np.diff,
     np.tile,
     np.repeat,
-    np.fft.fft,
-    np.fft.ifft,
-    np.fft.rfft,
-    np.fft.fft2,
-    np.fft.ifft2,
 }
+# numpy.fft's linear transforms, by name: naming them here would import numpy.fft with
+# pullback; a function that calls one has loaded it (see _linear).
+LINEAR_FFT = ("fft", "ifft", "rfft", "fft2", "ifft2")
 # Functions linear in a list of arrays (their first argument).
 LINEAR_IN_LIST = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack}
 # Functions bilinear in their first two arguments.
@@ -300,7 +299,7 @@ class ForwardBuilder:
             if rule is not None and rule.kind == SCALAR and not v.keywords:
                 return self.scalar_rule(t, v, rule)
             linear_in_first = varied_args == args[:1]
-            if rule is not None and linear_in_first and _member(fn, LINEAR):
+            if rule is not None and linear_in_first and _linear(fn):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])
                 return f"{f}({self.with_other_args(d, v)}) if {d} is not ZERO else ZERO"
@@ -422,6 +421,14 @@ class Combined:
 
 def src(node) -> str:
     return gast.unparse(node).strip()
+
+
+def _linear(fn) -> bool:
+    """Whether ``fn`` is linear in its first argument (LINEAR or numpy.fft's LINEAR_FFT)."""
+    if _member(fn, LINEAR):
+        return True
+    fft = sys.modules.get("numpy.fft")
+    return fft is not None and any(fn is getattr(fft, name, None) for name in LINEAR_FFT)
 
 
 def _member(fn, table) -> bool:

@@ -1,17 +1,20 @@
 """Control flow in both sweeps: branches, loops and their tapes.
 
 Loops count their iterations and, at each iteration's exit, push a snapshot of exactly
-the values the reverse sweep reads (one flat tuple ``(values..., rest)`` linked to the
-previous iteration's, so the adjoint stays re-callable);
-the reverse loop pops one snapshot per iteration. Branches replay the forward path's
-condition.
+the values the reverse sweep reads onto the loop's tape, a flat list; the reverse loop
+reads one snapshot per iteration backwards from a cursor, without changing the list, so
+the pullback stays re-callable. A list of floats costs the cyclic garbage collector
+nothing (floats are not tracked), where one tuple per iteration made every collection
+walk the whole tape. The functions that must stay differentiable again (the fused
+gradient and vjp) use the ``alt`` form: one immutable tuple ``(values..., rest)`` per
+iteration, linked to the previous one. Branches replay the forward path's condition.
 """
 
 from __future__ import annotations
 
 import gast
 
-from .analyze import names_in
+from .analyze import all_nodes, names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .ssa import SnapshotPoint
 from .sweep_common import State, src
@@ -49,12 +52,19 @@ class ControlFlowAdjoints:
         body_state = State(lambda name: "Z" if name in per_iteration else "M")
         body = self.rev_block(s.body, body_state)
         self.loop_stack.pop()
+        # Where the reverse sweep starts reading this loop's tape (filled in by _needs).
+        # Set once, before the outermost loop: a nested loop's tape runs on across the
+        # outer iterations.
+        info.cursor_line = Line("", src=s.lineno)
+        pending = self.__dict__.setdefault("_tape_cursors", [])
+        pending.append(info.cursor_line)
         if not body:
             info.has_reverse = False
             return []
         info.has_reverse = True
         lid = self.loop_id(info)
         info.stack = self.internal(f"_stack{lid}")
+        info.cursor = self.internal(f"_at{lid}")
         info.reverse_target = None
         if isinstance(s, gast.For) and not _breaks(s.body):
             # Every iteration runs to its end: the reverse loop walks the same range
@@ -91,6 +101,9 @@ class ControlFlowAdjoints:
             src=s.lineno,
             loop=info,
         )
+        if not self.loop_stack:  # the outermost loop: every tape cursor starts here
+            before = pending[:] + before
+            pending.clear()
         return before + [loop]
 
     # -- saved values -----------------------------------------------------------------
@@ -126,12 +139,18 @@ class ControlFlowAdjoints:
         )
         info.snapshot = snap
         pop = info.pop_line
-        if snap:  # one flat tuple per iteration: the values, then the rest of the tape
-            pop.text = f"{', '.join(snap)}, {info.stack} = {info.stack}"
+        stack, cursor = info.stack, info.cursor
+        if snap:
+            loads = [f"{n} = {stack}[{cursor}{f' + {k}' if k else ''}]" for k, n in enumerate(snap)]
+            pop.text = f"{cursor} -= {len(snap)}; " + "; ".join(loads)
+            pop.alt = f"{', '.join(snap)}, {stack} = {stack}"
+            info.cursor_line.text = f"{cursor} = len({stack})"
+            info.cursor_line.alt = "pass"
         elif info.reverse_target is not None:
             pop.text = ""  # nothing to restore: no stack at all
-        else:
-            pop.text = f"_, {info.stack} = {info.stack}"
+        else:  # only the linked form keeps a (None, rest) entry per iteration
+            pop.text = "pass"
+            pop.alt = f"_, {stack} = {stack}"
         return {n for n in reads if n not in info.assigned or n in invariant}
 
     def loop_invariants(self, info) -> set[str]:
@@ -139,7 +158,7 @@ class ControlFlowAdjoints:
         values from outside the loop): the reverse sweep reads their final value instead of
         saving one per iteration."""
         assigns: dict[str, list] = {}
-        for node in gast.walk(info.node):
+        for node in all_nodes(info.node):
             if isinstance(node, gast.Assign):
                 assigns.setdefault(node.targets[0].id, []).append(node.value)
         candidates = {
@@ -208,11 +227,14 @@ class ControlFlowAdjoints:
             snap = getattr(info, "snapshot", [])
             if not snap and info.reverse_target is not None:
                 return []
+            stack = info.stack
             if not snap:
-                return [Line(f"{info.stack} = (None, {info.stack})", src=s.lineno)]
-            # One flat tuple (values..., rest): a single allocation per iteration, about
-            # 8 bytes per value plus one tuple header, and no nested tuple to unpack.
-            return [Line(f"{info.stack} = ({', '.join(snap)}, {info.stack})", src=s.lineno)]
+                return [Line("pass", src=s.lineno, alt=f"{stack} = (None, {stack})")]
+            # The list tape: 8 bytes per value and no object of its own; the linked form
+            # (alt) one flat tuple (values..., rest) per iteration.
+            values = ", ".join(snap)
+            push = f"{stack}.append({values})" if len(snap) == 1 else f"{stack} += ({values})"
+            return [Line(push, src=s.lineno, alt=f"{stack} = ({', '.join(snap)}, {stack})")]
         if isinstance(s, (gast.Break, gast.Continue)):
             return [Line(type(s).__name__.lower(), src=s.lineno)]
         if isinstance(s, gast.Pass):

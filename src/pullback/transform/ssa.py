@@ -17,6 +17,7 @@ import itertools
 import gast
 
 from . import nodes as N
+from .analyze import all_nodes
 from .normalize import LoopEnd
 
 
@@ -42,7 +43,7 @@ class LoopInfo:
 def _assigned_names(stmts) -> set[str]:
     out = set()
     for s in stmts:
-        for node in gast.walk(s):
+        for node in all_nodes(s):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 out.add(node.id)
             elif isinstance(node, gast.For):
@@ -52,7 +53,7 @@ def _assigned_names(stmts) -> set[str]:
 
 def _reads(node) -> set[str]:
     return {
-        n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in all_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
 
 
@@ -91,7 +92,7 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        self.taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)} | set(params)
+        self.taken = {n.id for n in all_nodes(tree) if isinstance(n, gast.Name)} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
@@ -99,7 +100,7 @@ class SSARenamer:
         # Computed before renaming, on source names.
         self.reads_outside: dict[int, set[str]] = {
             id(n): _reads_outside_of(tree, n)
-            for n in gast.walk(tree)
+            for n in all_nodes(tree)
             if isinstance(n, (gast.For, gast.While))
         }
 
@@ -117,7 +118,7 @@ class SSARenamer:
                 return candidate
 
     def rename_reads(self, node, vmap):
-        for n in gast.walk(node):
+        for n in all_nodes(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in vmap:
                 n.id = vmap[n.id]
 
@@ -245,12 +246,12 @@ class SSARenamer:
 
 def _reads_outside_of(tree, loop_node) -> set[str]:
     """Names read anywhere in the function outside ``loop_node``'s body."""
-    inside = {id(n) for n in gast.walk(loop_node)}
+    inside = {id(n) for n in all_nodes(loop_node)}
     if isinstance(loop_node, gast.For):
-        inside -= {id(n) for n in gast.walk(loop_node.iter)}
+        inside -= {id(n) for n in all_nodes(loop_node.iter)}
     return {
         n.id
-        for n in gast.walk(tree)
+        for n in all_nodes(tree)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside
     }
 
@@ -260,7 +261,7 @@ def remove_dead_copies(tree) -> None:
     while True:
         read = {
             n.id
-            for n in gast.walk(tree)
+            for n in all_nodes(tree)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
         }
         removed = False

@@ -1,0 +1,131 @@
+"""What ``import pullback`` leaves unloaded (numpy.random, numpy.fft: each costs every
+start) and that the checks which used to name those modules at import still see them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pullback.check.mutation_fixes import is_inplace_numpy
+from pullback.errors import PullbackError
+from pullback.forward_mode import jvp
+from pullback.registry import qualified_name
+from pullback.transform.forward import _linear
+
+
+def test_import_leaves_numpy_random_and_fft_unloaded():
+    code = (
+        "import sys, numpy, pullback\n"
+        "print(sorted(m for m in ('numpy.random', 'numpy.fft') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_random_shuffle_is_still_an_inplace_numpy_function():
+    assert is_inplace_numpy(np.random.shuffle)
+    assert not is_inplace_numpy(np.random.permutation)
+    assert not is_inplace_numpy(None)
+
+
+def test_shuffle_in_a_differentiated_function_is_refused():
+    from pullback import grad
+
+    def f(x):
+        y = x * 2.0
+        np.random.shuffle(y)
+        return np.sum(y)
+
+    with pytest.raises(PullbackError, match="shuffle"):
+        grad(f)(np.ones(3))
+
+
+def test_fft_functions_are_linear_in_forward_mode():
+    for name in ("fft", "ifft", "rfft", "fft2", "ifft2"):
+        assert _linear(getattr(np.fft, name))
+    assert not _linear(np.fft.fftfreq)
+    assert _linear(np.sum)
+
+
+def fft_energy(x):
+    return np.fft.rfft(x * x)
+
+
+def test_jvp_through_rfft_matches_finite_differences():
+    x = np.linspace(0.1, 1.0, 6)
+    v = np.cos(np.arange(6.0))
+    _, dy = jvp(fft_energy, (x,), (v,))
+    h = 1e-6
+    want = (fft_energy(x + h * v) - fft_energy(x - h * v)) / (2 * h)
+    np.testing.assert_allclose(dy, want, rtol=1e-6, atol=1e-8)
+
+
+def test_qualified_names_of_numpy_submodule_functions():
+    assert qualified_name(np.fft.fft) == "numpy.fft.fft"
+    assert qualified_name(np.linalg.solve) == "numpy.linalg.solve"
+    assert qualified_name(np.sin) == "numpy.sin"
+
+
+BLOCKS = [
+    "def f(x):\n    return x\n\n\ny = 1\n",
+    "@deco\n@other(\n    1,\n)\ndef f(\n    x,\n) -> float:\n"
+    "    # note\n\n    return x\n# after\nz = 2\n",
+    "def f(x): return x\ndef g(x):\n    return x\n",
+    "    def method(self, x):\n        if x:\n            return 1\n        return 2\n"
+    "    def other(self):\n        pass\n",
+    "async def f(x):\n    await x\n",
+    "def f(x):\n    s = '''\nat the margin'''\n    return s\n\nw = 3\n",
+    "def f(x):\n    y = (x +\n1)\n    return y\n",
+    "def f(x):\n    return x \\\n+ 1\nv = 0\n",
+]
+
+
+@pytest.mark.parametrize("text", BLOCKS)
+def test_def_block_is_inspects_block_or_falls_back(text):
+    import inspect
+
+    from pullback.source import _def_block
+
+    lines = text.splitlines(True)
+    block = _def_block(lines, 0)
+    # None: source_lines asks inspect.getblock instead
+    assert block is None or block == inspect.getblock(lines)
+
+
+def test_def_block_falls_back_where_a_string_reaches_the_margin():
+    from pullback.source import _def_block
+
+    assert _def_block(BLOCKS[5].splitlines(True), 0) is None
+    assert _def_block(BLOCKS[0].splitlines(True), 0) == ["def f(x):\n", "    return x\n"]
+    assert len(_def_block(BLOCKS[1].splitlines(True), 0)) == 10
+
+
+def multi_line_header(
+    x,
+    y=2.0,
+) -> float:
+    """A header over several lines, closed at the margin (black's style)."""
+    s = x * y
+    return s
+
+
+def test_gradient_of_a_function_with_a_multi_line_header():
+    from pullback import grad
+
+    assert grad(multi_line_header)(3.0) == 2.0
+
+
+def test_all_nodes_is_ast_walk():
+    import ast
+    import inspect
+
+    import gast
+
+    from pullback.transform import ssa
+    from pullback.transform.analyze import all_nodes
+
+    for tree in (gast.parse(inspect.getsource(ssa)), ast.parse("x = [a[i] for i in b]")):
+        assert [id(n) for n in all_nodes(tree)] == [id(n) for n in ast.walk(tree)]

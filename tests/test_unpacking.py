@@ -10,6 +10,7 @@ Gradients against central finite differences (tests/fd.py), float64 and float32,
 and arrays, reverse and forward mode, second order.
 """
 
+# ruff: noqa: B905 - the cases are loops as users write them: zip() without strict=
 from __future__ import annotations
 
 import numpy as np
@@ -76,7 +77,7 @@ def test_starred_target_over_the_rows_of_a_matrix(dtype):
 
 def test_a_starred_rest_is_a_list_as_in_python():
     def kinds(x):
-        first, *rest = (x, x)
+        _first, *rest = (x, x)
         return x * len(rest) if isinstance(rest, list) else x * 100.0
 
     assert pullback.grad(kinds)(2.0) == 1.0
@@ -271,3 +272,16 @@ def test_a_loop_over_a_zip_of_lists_of_arrays():
     ws = [np.linspace(0.1, 0.9, 3), np.linspace(-0.5, 0.5, 3)]
     xs = [(np.ones(3), np.arange(3.0)), (np.arange(3.0), np.ones(3))]
     check_grad(layers, ws, xs, wrt=(0, 1))
+
+
+def test_zip_strict_checks_lengths_as_zip_does():
+    def strict_pairs(x, y):
+        s = 0.0
+        for p, q in zip(x, y, strict=True):
+            s = s + p * q
+        return s
+
+    x = _x(np.float64)
+    check_grad(strict_pairs, x, x[::-1].copy(), wrt=(0, 1))
+    with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
+        pullback.grad(strict_pairs)(x, x[:2])

@@ -180,7 +180,7 @@ def unpacks_star_target(x):
     return first
 
 
-def pb412_walrus(x):
+def walrus_now_works(x):
     if (n := len(x)) > 3:
         return x[0] * n
     return x[0]

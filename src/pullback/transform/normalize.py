@@ -365,6 +365,10 @@ class Normalizer(
             left = self.atom(e.left, stmts)
             comps = [self.atom(c, stmts) for c in e.comparators]
             return gast.copy_location(gast.Compare(left=left, ops=e.ops, comparators=comps), e)
+        if isinstance(e, gast.NamedExpr):  # (n := len(x)): bound where it is evaluated
+            value = self.atom(e.value, stmts)
+            stmts.append(N.assign(e.target.id, value, e))
+            return N.load(e.target.id)
         if isinstance(e, gast.BoolOp):
             return self.boolop(e, stmts)
         if isinstance(e, gast.IfExp):

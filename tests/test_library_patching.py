@@ -62,3 +62,53 @@ def test_the_guard_names_the_library_chains_it_watches():
     g = pullback.grad(tanh_energy)
     adj = g._adjoint_for((np.ones(2),), {})
     assert "np.tanh" in adj.guard.names and "np.sum" in adj.guard.names
+
+
+# -- a bound method read through a global is a new object at every read -------------------
+RNG = np.random.default_rng(0)
+
+
+class _Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, v):
+        return self.k * v
+
+
+SCALER = _Scaler(3.0)
+
+
+def noisy(x):
+    return np.sum(x * RNG.normal(size=x.shape))
+
+
+def scaled(x):
+    return np.sum(SCALER.scale(x) ** 2)
+
+
+@pytest.mark.parametrize("fn", [noisy, scaled])
+def test_an_adjoint_calling_a_method_of_a_global_object_is_reused(fn):
+    """``RNG.normal`` makes a new method object at every read: an identity guard never
+    held, so the adjoint was rebuilt at every call (13 ms instead of 15 us)."""
+    g = pullback.grad(fn)
+    x = np.array([0.5, -1.0, 2.0])
+    g(x)
+    adj = g._adjoint_for((x,), {})
+    assert adj.guard()
+    assert g._adjoint_for((x,), {}) is adj
+
+
+def test_a_global_object_replaced_or_given_a_new_method_rebuilds_the_adjoint(monkeypatch):
+    global SCALER
+    g = pullback.grad(scaled)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(g(x), 18.0 * x)
+    saved = SCALER
+    try:
+        SCALER = _Scaler(2.0)  # another object: a data change, read live
+        np.testing.assert_allclose(g(x), 8.0 * x)
+        monkeypatch.setattr(_Scaler, "scale", lambda self, v: self.k * v**2)
+        np.testing.assert_allclose(g(x), 4.0 * 4 * x**3)
+    finally:
+        SCALER = saved

@@ -96,7 +96,7 @@ class WorldGuard:
             if where[0] == "cell":
                 tests.append(f"_C[{where[1]}].cell_contents is {const(value)}")
             elif where[0] == "global":
-                tests.append(f"_G.get({name!r}, _M) is {const(value)}")
+                tests.append(f"_G.get({name!r}, _M) {_same(value)} {const(value)}")
             else:  # a builtin: guarded against a global of the same name appearing
                 tests.append(f"{name!r} not in _G")
         for parts, value in sorted(fs.resolved_chains.items()):
@@ -104,7 +104,7 @@ class WorldGuard:
             if root is None or parts[0] in live:
                 continue
             expr = _root_expr(parts[0], root[0])
-            tests.append(f"{expr}.{'.'.join(parts[1:])} is {const(value)}")
+            tests.append(f"{expr}.{'.'.join(parts[1:])} {_same(value)} {const(value)}")
             names.append(".".join(parts))
         for parts, cls in sorted(fs.type_guards.items()):
             root = fs.resolved.get(parts[0])
@@ -127,6 +127,22 @@ class WorldGuard:
         guard.source = source
         guard.names = tuple(names)
         return guard
+
+
+def _same(value) -> str:
+    """How a guard compares what a name reads now with what the adjoint was built from.
+
+    Identity, except for a bound method: ``rng.normal`` makes a new method object at
+    every read, so identity would never hold and the adjoint would be rebuilt at every
+    call; two bound methods are ``==`` exactly when they bind the same function to the
+    very same object.
+    """
+    bound = getattr(value, "__self__", None)
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and not (
+        bound is None or isinstance(bound, types.ModuleType)
+    ):
+        return "=="
+    return "is"
 
 
 def _root_expr(name: str, where: tuple) -> str:

@@ -285,3 +285,19 @@ def test_zip_strict_checks_lengths_as_zip_does():
     check_grad(strict_pairs, x, x[::-1].copy(), wrt=(0, 1))
     with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
         pullback.grad(strict_pairs)(x, x[:2])
+
+
+def _pairs_helper(xs, ys):
+    s = 0.0
+    for i, (p, q) in enumerate(zip(xs, reversed(ys))):
+        s = s + (i + 1) * p * q
+    return s
+
+
+def calls_a_helper_with_nested_iteration(x):
+    return _pairs_helper(x, x**2) * 2.0
+
+
+def test_nested_iteration_in_a_called_function_passes_the_check():
+    assert pullback.check(calls_a_helper_with_nested_iteration) == []
+    check_grad(calls_a_helper_with_nested_iteration, _x(np.float64))

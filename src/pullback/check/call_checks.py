@@ -230,6 +230,9 @@ class CallChecks:
             builtins.enumerate,
             builtins.reversed,
         ):
+            # enumerate(zip(xs, ys)): what they iterate is read by index the same way
+            # (transform/loop_iterables.py).
+            self._loop_iterators.update(id(a) for a in node.args)
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it

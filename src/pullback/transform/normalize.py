@@ -45,6 +45,7 @@ from .higher_order_builtins import HigherOrderBuiltins
 from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
 from .star_calls import StarCalls
+from .ufunc_calls import UfuncCalls
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -74,7 +75,13 @@ class _Loop:
 
 
 class Normalizer(
-    FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, ArrayStores, LoopIterables
+    FreeValues,
+    Comprehensions,
+    StarCalls,
+    HigherOrderBuiltins,
+    ArrayStores,
+    LoopIterables,
+    UfuncCalls,
 ):
     def __init__(self, fs):
         self.fs = fs
@@ -385,6 +392,9 @@ class Normalizer(
             inlined = self.inline_call(e, stmts)
             if inlined is not None:
                 return inlined
+            rewritten = self.ufunc_method_call(e, stmts)  # np.add.reduce: ufunc_calls.py
+            if rewritten is not None:
+                return rewritten
             comprehension = self.higher_order(e)
             if comprehension is not None:
                 return self.comprehension(comprehension, stmts)

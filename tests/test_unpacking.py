@@ -301,3 +301,21 @@ def calls_a_helper_with_nested_iteration(x):
 def test_nested_iteration_in_a_called_function_passes_the_check():
     assert pullback.check(calls_a_helper_with_nested_iteration) == []
     check_grad(calls_a_helper_with_nested_iteration, _x(np.float64))
+
+
+def test_a_loop_over_a_long_list_of_pairs():
+    """Each read of the list used to add a whole list-sized cotangent (O(n^2)); the reads
+    are folded into one list now. The gradient is exact: d/da_k = b_k, d/db_k = a_k."""
+
+    def dot_of_pairs(pairs):
+        s = 0.0
+        for a, b in pairs:
+            s = s + a * b
+        return s
+
+    pairs = [(0.01 * k, 1.0 - 0.002 * k) for k in range(400)]
+    got = pullback.grad(dot_of_pairs)(pairs)
+    assert type(got) is list and len(got) == 400
+    assert all(type(g) is tuple for g in got)
+    np.testing.assert_allclose([g[0] for g in got], [b for _, b in pairs], rtol=1e-15)
+    np.testing.assert_allclose([g[1] for g in got], [a for a, _ in pairs], rtol=1e-15)

@@ -29,9 +29,11 @@ import types
 
 _MISSING = object()
 
-# Roots whose attributes are library code: their chains are guarded at the root only
-# (rebinding `np` is caught; monkey-patching `numpy.sum` itself is not, see
-# docs/limitations.md "What is read when").
+# Roots whose modules are library code (NumPy, SciPy, pullback, the standard library):
+# what the check and the callables treat as library functions. Their attribute chains
+# (`np.tanh`) are guarded like any other: a library function patched after a gradient was
+# built (a test's mock, `np.tanh = np.sin`) is a different callee, so the adjoint is
+# built again rather than pairing the new forward value with the old rule's pullback.
 LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
     getattr(sys, "stdlib_module_names", ())
 )
@@ -94,15 +96,15 @@ class WorldGuard:
             if where[0] == "cell":
                 tests.append(f"_C[{where[1]}].cell_contents is {const(value)}")
             elif where[0] == "global":
-                tests.append(f"_G.get({name!r}, _M) is {const(value)}")
+                tests.append(f"_G.get({name!r}, _M) {_same(value)} {const(value)}")
             else:  # a builtin: guarded against a global of the same name appearing
                 tests.append(f"{name!r} not in _G")
         for parts, value in sorted(fs.resolved_chains.items()):
             root = fs.resolved.get(parts[0])
-            if root is None or parts[0] in live or is_library_module(root[1]):
+            if root is None or parts[0] in live:
                 continue
             expr = _root_expr(parts[0], root[0])
-            tests.append(f"{expr}.{'.'.join(parts[1:])} is {const(value)}")
+            tests.append(f"{expr}.{'.'.join(parts[1:])} {_same(value)} {const(value)}")
             names.append(".".join(parts))
         for parts, cls in sorted(fs.type_guards.items()):
             root = fs.resolved.get(parts[0])
@@ -125,6 +127,22 @@ class WorldGuard:
         guard.source = source
         guard.names = tuple(names)
         return guard
+
+
+def _same(value) -> str:
+    """How a guard compares what a name reads now with what the adjoint was built from.
+
+    Identity, except for a bound method: ``rng.normal`` makes a new method object at
+    every read, so identity would never hold and the adjoint would be rebuilt at every
+    call; two bound methods are ``==`` exactly when they bind the same function to the
+    very same object.
+    """
+    bound = getattr(value, "__self__", None)
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and not (
+        bound is None or isinstance(bound, types.ModuleType)
+    ):
+        return "=="
+    return "is"
 
 
 def _root_expr(name: str, where: tuple) -> str:

@@ -125,9 +125,12 @@ def sequence_cotangent(g, iterable):
         if isinstance(iterable, tuple) and isinstance(g, list):
             return tuple(g)
         return g
-    raise TypeError(
-        f"cannot differentiate a loop over a {type(iterable).__name__}: iterate over a list, "
-        "tuple or array (or over range(len(...))) instead"
+    raise NotDifferentiableError(
+        f"a gradient flows back through the items of a {type(iterable).__name__}, which "
+        "pullback reads once into a list when a loop or an unpacking (`a, b = ...`) goes "
+        "over it: its items have no place to send the gradient to.\n"
+        "Fix: loop over or unpack a list, tuple or array of the differentiated values "
+        "(or loop over range(len(...)))."
     )
 
 

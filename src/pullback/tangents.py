@@ -386,10 +386,38 @@ def fold_reads(acc, x, chain):
         indices, values = _merge_equal_reads(indices, values)
         _scatter_entries(out, indices[::-1], values[::-1])
         return out
+    if type(x) is tuple or type(x) is list:
+        folded = _fold_sequence_reads(acc, x, indices, values)
+        if folded is not None:
+            return densify(folded)
     for index, value in zip(reversed(indices), reversed(values), strict=True):
         if not is_zero(value):
             acc = getitem_cotangent(acc, x, index, densify(value))
     return densify(acc)
+
+
+def _fold_sequence_reads(acc, x, indices, values):
+    """``fold_reads`` of a tuple or list read by integer indices and slices: the item
+    cotangents filled into one list, so a loop over ``n`` items costs O(n) rather than a
+    whole tuple per read (O(n^2)); None for any other index (the general path)."""
+    n = len(x)
+    parts = [ZERO] * n
+    touched = False
+    for index, value in zip(reversed(indices), reversed(values), strict=True):
+        if is_zero(value):
+            continue
+        g = densify(value)
+        if g is ZERO or g is NO_TANGENT:  # a structured zero, (ZERO, ZERO)
+            continue
+        if isinstance(index, (int, np.integer)):
+            parts[index] = add(parts[index], g)
+        elif isinstance(index, slice):
+            for k, v in zip(range(*index.indices(n)), g, strict=True):
+                parts[k] = add(parts[k], v)
+        else:
+            return None
+        touched = True
+    return add(acc, type(x)(parts)) if touched else acc
 
 
 def _fold_reads_batched(acc, x, chain):

@@ -167,20 +167,20 @@ def pb409_match(x, kind):
     return x
 
 
-def pb410_star_middle(x):
+def unpacks_star_middle(x):
     first, *middle, last = x  # noqa: F841
 
 
-def pb410_star_loop_target(rows):
+def unpacks_star_loop_target(rows):
     for first, *rest in rows: return first  # noqa: E701
 
 
-def pb410_star_target(x):
+def unpacks_star_target(x):
     first, *rest = x
     return first
 
 
-def pb412_walrus(x):
+def walrus_now_works(x):
     if (n := len(x)) > 3:
         return x[0] * n
     return x[0]
@@ -256,3 +256,8 @@ def calls_with_rule(x):
 
 def calls_sourceless(x):
     return callee_cases.SOURCELESS(x)
+
+
+def pb410_lambda_star_args(x):
+    weigh = lambda first, *rest: first * len(rest)  # noqa: E731
+    return weigh(x, x, x)

@@ -191,14 +191,6 @@ def head_weight(rows):
     return np.sum(first) * len(rest)
 
 
-# PB412
-def mean_if_long(x):
-    n = len(x)
-    if n > 3:
-        return np.sum(x) / n
-    return np.sum(x)
-
-
 # PB301: the callee is unchanged; the rule below (the documented block) is registered in a
 # registry of the test's own, in place of pullback's default one.
 def erf_total(x):
@@ -318,7 +310,6 @@ CALLS_AFTER = {
     "PB408": (log_norm, lambda f: f(fresh())),
     "PB409": (activate, lambda f: (f(fresh(), "relu"), f(fresh(), "tanh"))),
     "PB410": (head_weight, lambda f: f((fresh(), 2.0 * fresh(), fresh()))),
-    "PB412": (mean_if_long, lambda f: (f(fresh()), f(fresh()[:2]))),
 }
 
 # How to get the "before" value where the call differs from the rewrite's.

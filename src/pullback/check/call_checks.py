@@ -27,6 +27,7 @@ from ..resolve import (
     resolve_expr,
 )
 from ..transform.higher_order_builtins import is_keyed_call, is_reduce_call
+from ..ufunc_methods import rewritten_method
 from . import codes
 from .aliasing import (
     FRESH_BUILTINS,
@@ -230,11 +231,16 @@ class CallChecks:
             builtins.enumerate,
             builtins.reversed,
         ):
+            # enumerate(zip(xs, ys)): what they iterate is read by index the same way
+            # (transform/loop_iterables.py).
+            self._loop_iterators.update(id(a) for a in node.args)
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it
         if obj is builtins.zip and any(isinstance(a, gast.Starred) for a in node.args):
             return  # zip(*pairs): a transpose with its own pullback (star_runtime.py)
+        if rewritten_method(obj) is not None:
+            return  # np.add.reduce: written as np.sum (transform/ufunc_calls.py)
         if is_reduce_call(node, obj) or is_keyed_call(node, obj):
             return  # the loop it runs, the order a key chooses (higher_order_builtins.py)
         if isinstance(obj, functools.partial):

@@ -122,11 +122,6 @@ CODES: dict[str, tuple[str, str]] = {
         "A starred expression has a length known only at run time, so pullback cannot tell "
         "which value goes where.",
     ),
-    "PB412": (
-        "assignment expression (walrus)",
-        "An assignment inside an expression hides a definition that the transform needs "
-        "as its own statement.",
-    ),
 }
 
 

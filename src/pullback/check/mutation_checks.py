@@ -126,14 +126,7 @@ class MutationChecks:
         if isinstance(target, gast.Attribute):
             self.visit(target.value)  # activity-aware: see the AugAssign case
             return
-        if isinstance(target, gast.Starred):
-            self.report(
-                target,
-                "PB410",
-                f"starred assignment target '{self.text(target)}'",
-                fix=f"unpack by index instead, e.g. `first = t[0]` and `rest = t[1:]` "
-                f"({codes.see('PB410')}).",
-            )
+        if isinstance(target, gast.Starred):  # first, *rest = t: rest is a new list
             self._check_target(target.value, None)
             return
         self.visit(target)  # pragma: no cover - not a valid target

@@ -232,15 +232,8 @@ class StatementChecks:
         self.visit(node.value)
 
     def visit_NamedExpr(self, node):
-        name = self.text(node.target)
-        value = self.text(node.value)
-        self.report(
-            node,
-            "PB412",
-            f"assignment expression '{name} := ...'",
-            fix=f"assign on its own line first, `{name} = {value}`, then use '{name}' "
-            f"({codes.see('PB412')}).",
-        )
+        # (n := value) binds a name where it is evaluated: the normalizer writes it as an
+        # assignment at that point, so only its value needs checking.
         self.visit(node.value)
 
     visit_Try = _visit_try

@@ -87,7 +87,7 @@ def differentiable_operands(value, registry) -> list[str]:
         if isinstance(value.op, (gast.USub, gast.UAdd)):
             return names_in(value.operand)
         return []
-    if isinstance(value, (gast.Compare, gast.BoolOp, gast.JoinedStr, gast.Set)):
+    if isinstance(value, (gast.Compare, gast.BoolOp, gast.JoinedStr)):
         return []
     if isinstance(value, gast.Subscript):
         return names_in(value.value)
@@ -97,7 +97,7 @@ def differentiable_operands(value, registry) -> list[str]:
         # A declared attribute of a rule's result (sol.y) carries its gradient; the others
         # are refused when their base is varied (PB501).
         return names_in(value.value)
-    if isinstance(value, (gast.Tuple, gast.List)):
+    if isinstance(value, (gast.Tuple, gast.List, gast.Set)):  # a varied set: PB505
         return [n for e in value.elts for n in names_in(e)]
     if isinstance(value, gast.Dict):
         return [n for v in value.values for n in names_in(v)]

@@ -42,6 +42,7 @@ from .problems import (
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
+    varied_sets,
 )
 from .ssa import SnapshotPoint
 from .star_calls import star_tangent_head
@@ -148,6 +149,7 @@ class ForwardBuilder:
     def build(self):
         varied = self.varied.__contains__
         self.problems += varied_function_values(self.tree, varied, self.diagnostic)
+        self.problems += varied_sets(self.tree, varied, self.diagnostic)
         self.problems += foreign_varied_calls(
             self.tree, varied, varied, self.registry, self.diagnostic
         )

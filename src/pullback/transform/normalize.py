@@ -29,24 +29,23 @@ The result is still runnable Python that computes what the original computes.
 
 from __future__ import annotations
 
-import builtins
 import itertools
 
 import gast
 import numpy as np
 
 from ..resolve import (
-    Callee,
     dotted_parts,
     local_names,
-    resolve_call,
 )
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
+from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
-from .star_calls import StarCalls, has_star
+from .star_calls import StarCalls
+from .ufunc_calls import UfuncCalls
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -75,7 +74,15 @@ class _Loop:
         self.break_flag = break_flag
 
 
-class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, ArrayStores):
+class Normalizer(
+    FreeValues,
+    Comprehensions,
+    StarCalls,
+    HigherOrderBuiltins,
+    ArrayStores,
+    LoopIterables,
+    UfuncCalls,
+):
     def __init__(self, fs):
         self.fs = fs
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
@@ -201,6 +208,9 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
             stmts, value = self.expr(s.value, keep_call=True)
             stmts.append(N.assign(s.targets[0].id, value, s))
             return stmts, False
+        swapped = self.tuple_assign(s)  # a, b = b, a + b
+        if swapped is not None:
+            return swapped, False
         stmts, value = self.expr(s.value)
         for target in s.targets:
             stmts.extend(self.unpack(target, value, s))
@@ -229,20 +239,6 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
         stmts, value = self.expr(binop, keep_call=True)
         stmts.append(N.assign(target.id, value, s))
         return stmts, False
-
-    def unpack(self, target, value, where) -> list:
-        if isinstance(target, gast.Name):
-            return [N.assign(target.id, value, where)]
-        out = []
-        for k, elt in enumerate(target.elts):
-            item = N.subscript(value, N.const(k))
-            if isinstance(elt, gast.Name):
-                out.append(N.assign(elt.id, item, where))
-            else:
-                tmp = self.fresh()
-                out.append(N.assign(tmp, item, where))
-                out.extend(self.unpack(elt, N.load(tmp), where))
-        return out
 
     def stmt_Return(self, s):
         stmts = []
@@ -324,82 +320,6 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
             jumps = True
         return stmts, jumps
 
-    def loop_header(self, s):
-        """``(statements before, loop variable, body prefix, range call)`` of a for loop."""
-        pre: list = []
-        target = s.target
-        it = s.iter
-        callee = resolve_call(self.fs, it, self.locals) if isinstance(it, gast.Call) else None
-        fn = callee.obj if callee is not None and callee.kind == "object" else None
-        if callee is not None and has_star(it):
-            fn = None  # zip(*pairs): iterate over what the star-call returns
-        if fn is builtins.range and isinstance(target, gast.Name) and not it.keywords:
-            args = []
-            for a in it.args:
-                st, atom = self.expr(a)
-                pre.extend(st)
-                args.append(atom)
-            return pre, target.id, [], N.call("range", args)
-        index = self.fresh("k")
-        prefix: list = []
-        if fn is builtins.enumerate and _is_pair(target) and it.args:
-            seq = self.sequence(it.args[0], pre, s)
-            start = None
-            if len(it.args) > 1 or it.keywords:
-                node = it.args[1] if len(it.args) > 1 else it.keywords[0].value
-                st, start = self.expr(node)
-                pre.extend(st)
-            count_value = N.load(index)
-            if start is not None:
-                count_value = gast.BinOp(left=N.load(index), op=gast.Add(), right=start)
-            prefix.extend(self.unpack(target.elts[0], count_value, s))
-            prefix.extend(self.unpack(target.elts[1], N.subscript(seq, N.load(index)), s))
-            length = N.call("len", [N.load(seq)])
-        elif fn is builtins.reversed and len(it.args) == 1 and not it.keywords:
-            seq = self.sequence(it.args[0], pre, s)
-            n = self.fresh("n")
-            pre.append(N.assign(n, N.call("len", [N.load(seq)]), s))
-            last = self.fresh("last")
-            pre.append(N.assign(last, gast.BinOp(N.load(n), gast.Sub(), N.const(1)), s))
-            prefix.extend(self.unpack(target, N.subscript(seq, N.load(index)), s))
-            backwards = N.call("range", [N.load(last), N.const(-1), N.const(-1)])
-            return pre, index, self.flatten_prefix(prefix), backwards
-        elif fn is builtins.zip and isinstance(target, (gast.Tuple, gast.List)) and it.args:
-            seqs = [self.sequence(a, pre, s) for a in it.args]
-            if len(seqs) != len(target.elts):  # pragma: no cover - Python would fail too
-                seqs = seqs[: len(target.elts)]
-            for elt, seq in zip(target.elts, seqs, strict=False):
-                prefix.extend(self.unpack(elt, N.subscript(seq, N.load(index)), s))
-            lengths = [N.call("len", [N.load(q)]) for q in seqs]
-            length = N.call("min", lengths) if len(lengths) > 1 else lengths[0]
-        else:
-            seq = self.sequence(it, pre, s)
-            prefix.extend(self.unpack(target, N.subscript(seq, N.load(index)), s))
-            length = N.call("len", [N.load(seq)])
-        n = self.fresh("n")
-        pre.append(N.assign(n, length, s))
-        return pre, index, self.flatten_prefix(prefix), N.call("range", [N.load(n)])
-
-    def flatten_prefix(self, prefix):
-        """The index reads at the top of a loop body, as normal statements."""
-        flat = []
-        for st in prefix:
-            more, value = self.expr(st.value, keep_call=True)
-            flat.extend(more)
-            flat.append(N.assign(st.targets[0].id, value, st))
-        return flat
-
-    def sequence(self, node, pre, where) -> str:
-        """Evaluate an iterable once, as something with len() and [k]."""
-        st, atom = self.expr(node)
-        pre.extend(st)
-        name = self.fresh("seq")
-        self.namespace["as_sequence"] = _as_sequence_marker()
-        c = N.call("as_sequence", [atom])
-        c.pb_callee = Callee("internal", _as_sequence_marker(), name="as_sequence")
-        pre.append(N.assign(name, c, where))
-        return name
-
     def as_name(self, atom, stmts, where, hint) -> str:
         if isinstance(atom, gast.Name) and atom.id.startswith("_"):
             return atom.id
@@ -452,6 +372,10 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
             left = self.atom(e.left, stmts)
             comps = [self.atom(c, stmts) for c in e.comparators]
             return gast.copy_location(gast.Compare(left=left, ops=e.ops, comparators=comps), e)
+        if isinstance(e, gast.NamedExpr):  # (n := len(x)): bound where it is evaluated
+            value = self.atom(e.value, stmts)
+            stmts.append(N.assign(e.target.id, value, e))
+            return N.load(e.target.id)
         if isinstance(e, gast.BoolOp):
             return self.boolop(e, stmts)
         if isinstance(e, gast.IfExp):
@@ -468,6 +392,9 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
             inlined = self.inline_call(e, stmts)
             if inlined is not None:
                 return inlined
+            rewritten = self.ufunc_method_call(e, stmts)  # np.add.reduce: ufunc_calls.py
+            if rewritten is not None:
+                return rewritten
             comprehension = self.higher_order(e)
             if comprehension is not None:
                 return self.comprehension(comprehension, stmts)
@@ -576,9 +503,6 @@ def _ctx(node):
     return {} if isinstance(node, gast.Set) else {"ctx": gast.Load()}
 
 
-def _is_pair(target) -> bool:
-    return isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2
-
 
 def _may_jump(stmts) -> bool:
     for s in stmts:
@@ -613,15 +537,6 @@ def _walk_no_loops(node):
             yield from _walk_no_loops(child)
 
 
-_AS_SEQUENCE = []
-
-
-def _as_sequence_marker():
-    if not _AS_SEQUENCE:
-        from ..runtime import as_sequence
-
-        _AS_SEQUENCE.append(as_sequence)
-    return _AS_SEQUENCE[0]
 
 
 def normalize(fs) -> Normalized:

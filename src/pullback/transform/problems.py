@@ -136,3 +136,26 @@ def varied_function_values(tree, is_active, diagnostic) -> list:
                 )
             )
     return found
+
+
+def varied_sets(tree, is_active, diagnostic) -> list:
+    """PB505 for every set display ``{a, b}`` holding a differentiated value: a set orders
+    its items by their hashes and merges equal ones, so a gradient reaching an item has no
+    defined element to go back to (and a zero would be silently wrong)."""
+    found = []
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Set):
+            continue
+        if any(isinstance(e, gast.Name) and is_active(e.id) for e in node.elts):
+            found.append(
+                diagnostic(
+                    node,
+                    "PB505",
+                    "a set of differentiated values",
+                    "A set orders its items by their hashes and merges equal ones, so the "
+                    "gradient reaching an item has no defined element to go back to.",
+                    "use a list or a tuple (`[a, b]`), or `sorted(...)` of them for a "
+                    "fixed order.",
+                )
+            )
+    return found

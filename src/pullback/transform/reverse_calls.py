@@ -25,6 +25,7 @@ from .problems import (
     no_rule_for_varied_call,
     varied_function_values,
     varied_keyword,
+    varied_sets,
 )
 from .star_calls import callee_wrt, cotangent_exprs, emit_star_forward, star_bindings
 from .sweep_common import has_source, runtime_function, short_name, source_position, src
@@ -341,6 +342,7 @@ class CallAdjoints:
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
         refused = varied_function_values(self.tree, self.activity.is_active, self.diagnostic)
+        refused += varied_sets(self.tree, self.activity.is_active, self.diagnostic)
         refused += foreign_varied_calls(
             self.tree,
             self.activity.varied.__contains__,

@@ -1,0 +1,251 @@
+"""For loops over any nesting of ``zip``/``enumerate``/``reversed``, and unpacking.
+
+A mixin of :class:`~pullback.transform.normalize.Normalizer`. A loop becomes a loop over
+an index ``k``; what the loop iterates is read as a *shape* of element: ``zip(a, b)``
+yields the pair ``(a[k], b[k])``, ``enumerate(s, start)`` the pair ``(k + start, s[k])``,
+``reversed(s)`` the item ``s[n - 1 - k]``, and anything else ``seq[k]`` of the iterable read
+once as a sequence (``as_sequence``). The loop target is bound against that shape
+directly, so ``for i, (p, q) in enumerate(zip(xs, ys))`` reads ``xs[k]`` and ``ys[k]``
+with no tuple built in between, and the gradient flows through those reads.
+
+Where a shape is not known (``a, b = f(x)``, ``for a, b in pairs``) the value is
+unpacked as Python unpacks it (:func:`pullback.unpacking.unpack_items`): iterated once,
+its length checked, dicts to their keys; a starred name takes a list of the middle items.
+
+>>> import numpy as np
+>>> from pullback import grad
+>>> def f(xs, ys):
+...     s = 0.0
+...     for i, (p, q) in enumerate(zip(xs, ys)):
+...         s = s + i * p * q
+...     return s
+>>> dx, dy = grad(f, wrt=(0, 1))(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+>>> dx.tolist(), dy.tolist()
+([0.0, 4.0], [0.0, 2.0])
+>>> code = grad(f).source_for(np.ones(2), np.ones(2)).splitlines()
+>>> any("zip(" in line for line in code if not line.lstrip().startswith("#"))
+False
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+
+import gast
+
+from .. import unpacking
+from ..resolve import Callee, resolve_call
+from ..runtime import as_sequence
+from . import nodes as N
+from .star_calls import has_star
+
+_LIST = builtins.list
+
+
+class Element:
+    """The ``k``-th item of an iteration: a value expression, or a tuple of elements."""
+
+    def __init__(self, value=None, parts=None):
+        self.value = value
+        self.parts = parts
+
+    def expression(self):
+        """The item as one expression (a tuple display for a tuple of elements)."""
+        if self.parts is None:
+            return self.value
+        return N.tuple_([p.expression() for p in self.parts])
+
+
+class LoopIterables:
+    """A mixin of the Normalizer: loop headers and unpacking."""
+
+    def loop_header(self, s):
+        """``(statements before, loop variable, body prefix, range call)`` of a for loop."""
+        pre: list = []
+        target, it = s.target, s.iter
+        if self._iterated_function(it) is builtins.range and isinstance(target, gast.Name):
+            if not it.keywords:
+                args = []
+                for a in it.args:
+                    st, atom = self.expr(a)
+                    pre.extend(st)
+                    args.append(atom)
+                return pre, target.id, [], N.call("range", args)
+        index = self.fresh("k")
+        length, element = self.iteration(it, pre, s)
+        n = self.fresh("n")
+        pre.append(N.assign(n, length, s))
+        prefix = self.bind(target, element(N.load(index)), s)
+        return pre, index, prefix, N.call("range", [N.load(n)])
+
+    def _iterated_function(self, it):
+        if not isinstance(it, gast.Call) or has_star(it):
+            return None  # zip(*pairs): iterate over what the star-call returns
+        callee = resolve_call(self.fs, it, self.locals)
+        return callee.obj if callee is not None and callee.kind == "object" else None
+
+    def iteration(self, it, pre, where):
+        """``(length expression, element)``: ``element(k)`` is the :class:`Element` the
+        iteration of ``it`` yields at index node ``k`` (a fresh node per use)."""
+        fn = self._iterated_function(it)
+        if fn is builtins.zip and it.args and all(k.arg == "strict" for k in it.keywords):
+            parts = [self.iteration(a, pre, where) for a in it.args]
+            lengths = []
+            for length, _ in parts:
+                name = self.fresh("n")
+                pre.append(N.assign(name, length, where))
+                lengths.append(N.load(name))
+            keywords = []
+            for k in it.keywords:  # strict=True: unequal lengths raise, as zip raises
+                st, flag = self.expr(k.value)
+                pre.extend(st)
+                keywords.append(gast.keyword(arg="strict", value=flag))
+            length = lengths[0]
+            if len(lengths) > 1 or keywords:
+                length = self._bound_call("_pb_zip_length", unpacking.zip_length, lengths, where)
+                length.keywords = keywords
+            return length, lambda k: Element(parts=[el(_copy(k)) for _, el in parts])
+        if fn is builtins.enumerate and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args:
+            start = None
+            if len(it.args) > 1 or it.keywords:
+                node = it.args[1] if len(it.args) > 1 else it.keywords[0].value
+                st, start = self.expr(node)
+                pre.extend(st)
+            length, inner = self.iteration(it.args[0], pre, where)
+
+            def counted(k):
+                count = _copy(k)
+                if start is not None:
+                    count = gast.BinOp(left=count, op=gast.Add(), right=_copy(start))
+                return Element(parts=[Element(value=count), inner(_copy(k))])
+
+            return length, counted
+        if fn is builtins.reversed and len(it.args) == 1 and not it.keywords:
+            length, inner = self.iteration(it.args[0], pre, where)
+            n = self.fresh("n")
+            pre.append(N.assign(n, length, where))
+            last = self.fresh("last")
+            pre.append(N.assign(last, gast.BinOp(N.load(n), gast.Sub(), N.const(1)), where))
+            return N.load(n), lambda k: inner(
+                gast.BinOp(left=N.load(last), op=gast.Sub(), right=_copy(k))
+            )
+        seq = self.sequence(it, pre, where)
+        return (
+            N.call("len", [N.load(seq)]),
+            lambda k: Element(value=N.subscript(N.load(seq), k)),
+        )
+
+    def bind(self, target, element, where) -> list:
+        """Normalized statements binding ``target`` to ``element``."""
+        if element.parts is not None and _plain_tuple(target, len(element.parts)):
+            out = []
+            for elt, part in zip(target.elts, element.parts, strict=True):
+                out.extend(self.bind(elt, part, where))
+            return out
+        stmts, value = self.expr(N.located(element.expression(), where), keep_call=True)
+        if isinstance(target, gast.Name):
+            stmts.append(N.assign(target.id, value, where))
+            return stmts
+        if not N.is_atom(value):
+            tmp = self.fresh()
+            stmts.append(N.assign(tmp, value, where))
+            value = N.load(tmp)
+        return stmts + self.unpack(target, value, where)
+
+    def sequence(self, node, pre, where) -> str:
+        """Evaluate an iterable once, as something with len() and [k]."""
+        st, atom = self.expr(node)
+        pre.extend(st)
+        name = self.fresh("seq")
+        self.namespace["as_sequence"] = as_sequence
+        c = N.call("as_sequence", [atom])
+        c.pb_callee = Callee("internal", as_sequence, name="as_sequence")
+        pre.append(N.assign(name, c, where))
+        return name
+
+    # -- unpacking ----------------------------------------------------------------------
+    def unpack(self, target, value, where) -> list:
+        """Normalized statements for ``target = value`` (``value`` an atom)."""
+        if isinstance(target, gast.Name):
+            return [N.assign(target.id, value, where)]
+        elts = target.elts
+        stars = [k for k, e in enumerate(elts) if isinstance(e, gast.Starred)]
+        count = len(elts) - len(stars)
+        items = self.fresh("items")
+        args = [value, N.const(count)] + ([N.const(True)] if stars else [])
+        out = [
+            N.assign(
+                items,
+                self._bound_call("_pb_unpack_items", unpacking.unpack_items, args, where),
+                where,
+            )
+        ]
+        if not stars:
+            reads = [(e, N.subscript(N.load(items), N.const(k))) for k, e in enumerate(elts)]
+        else:
+            star = stars[0]
+            after = len(elts) - star - 1
+            reads = [(elts[k], N.subscript(N.load(items), N.const(k))) for k in range(star)]
+            n = self.fresh("n")
+            out.append(N.assign(n, N.call("len", [N.load(items)]), where))
+            upper = self.fresh("hi")
+            out.append(N.assign(upper, gast.BinOp(N.load(n), gast.Sub(), N.const(after)), where))
+            middle = self.fresh("mid")
+            window = gast.Slice(lower=N.const(star), upper=N.load(upper), step=None)
+            out.append(N.assign(middle, N.subscript(N.load(items), window), where))
+            rest = self._bound_call("_pb_list", _LIST, [N.load(middle)], where)
+            reads.append((elts[star].value, rest))
+            for j in range(after):
+                position = self.fresh("at")
+                offset = N.const(after - j)
+                out.append(N.assign(position, gast.BinOp(N.load(n), gast.Sub(), offset), where))
+                reads.append((elts[star + 1 + j], N.subscript(N.load(items), N.load(position))))
+        for elt, read in reads:
+            if isinstance(elt, gast.Name):
+                out.append(N.assign(elt.id, read, where))
+            else:
+                tmp = self.fresh()
+                out.append(N.assign(tmp, read, where))
+                out.extend(self.unpack(elt, N.load(tmp), where))
+        return out
+
+    def tuple_assign(self, s):
+        """``a, b = b, a + b``: a display of the target's length is evaluated whole, then
+        bound element by element (no unpacking call needed), or None."""
+        if len(s.targets) != 1 or not isinstance(s.value, (gast.Tuple, gast.List)):
+            return None
+        target = s.targets[0]
+        if any(isinstance(e, gast.Starred) for e in s.value.elts):
+            return None
+        if not _plain_tuple(target, len(s.value.elts)):
+            return None
+        stmts: list = []
+        atoms = [self.atom(e, stmts) for e in s.value.elts]
+        for elt, atom in zip(target.elts, atoms, strict=True):
+            stmts.extend(self.unpack(elt, atom, s))
+        return stmts
+
+    def _bound_call(self, name, fn, args, where):
+        self.namespace[name] = fn
+        call = gast.copy_location(N.call(name, args), where)
+        module = getattr(fn, "__module__", None) or "builtins"
+        call.pb_callee = Callee("object", fn, name=f"{module}.{fn.__name__}")
+        return call
+
+
+def _plain_tuple(target, length) -> bool:
+    """A tuple/list target of ``length`` names or nested targets, without a starred one."""
+    return (
+        isinstance(target, (gast.Tuple, gast.List))
+        and len(target.elts) == length
+        and not any(isinstance(e, gast.Starred) for e in target.elts)
+    )
+
+
+def _copy(node):
+    """A fresh copy of an index expression (a tree node may appear once in the result)."""
+    return copy.deepcopy(node)
+
+
+__all__ = ["Element", "LoopIterables"]

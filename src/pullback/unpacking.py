@@ -1,0 +1,107 @@
+"""Tuple unpacking exactly as Python does it, for the generated code.
+
+``a, b = value`` iterates ``value`` once and raises ``ValueError`` unless it yields exactly
+two items; ``first, *rest = value`` needs at least one. The normalizer writes such an
+assignment as ``items = unpack_items(value, 2)`` followed by index reads of ``items``, so
+a dict unpacks to its keys, a set or a generator to its items, and a value of the wrong
+length fails as in the primal instead of being read by index.
+
+Tuples, lists, arrays (their rows), ranges and strings are returned as they are, so the
+cotangents of the index reads flow back to ``value`` unchanged; any other iterable is read
+once into a list, through which no gradient flows (a gradient reaching it is refused:
+``runtime.sequence_cotangent``).
+
+>>> unpack_items((1.0, 2.0), 2)
+(1.0, 2.0)
+>>> unpack_items({"w": 1, "b": 2}, 2)
+['w', 'b']
+>>> unpack_items([1.0, 2.0, 3.0], 2)
+Traceback (most recent call last):
+...
+ValueError: too many values to unpack (expected 2)
+>>> unpack_items([1.0], 2, at_least=True)
+Traceback (most recent call last):
+...
+ValueError: not enough values to unpack (expected at least 2, got 1)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import transformable
+from .runtime import sequence_cotangent
+from .tangents import NO_TANGENT
+
+FAMILY = "pullback_runtime"
+
+_SEQUENCES = (tuple, list, np.ndarray, range, str)
+
+
+def unpack_items(value, count, at_least=False):
+    """The items of ``value`` for a target of ``count`` names (``at_least``: with a
+    starred name too), checked as Python checks them."""
+    items = value if isinstance(value, _SEQUENCES) else _read(value)
+    n = len(items)
+    if n == count or (at_least and n > count):
+        return items
+    if at_least or n < count:
+        expected = f"at least {count}" if at_least else f"{count}"
+        raise ValueError(f"not enough values to unpack (expected {expected}, got {n})")
+    raise ValueError(f"too many values to unpack (expected {count})")
+
+
+def _read(value):
+    if isinstance(value, np.generic) or np.ndim(value) == 0 and hasattr(value, "shape"):
+        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object")
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+
+
+@transformable
+def unpack_items_pullback(g, value, count, at_least=False):
+    """The cotangent of ``value`` from the cotangent ``g`` of its items: the same object
+    for a sequence (its index reads were reads of ``value``)."""
+    return sequence_cotangent(g, value), NO_TANGENT, NO_TANGENT
+
+
+def _unpack_items_rrule(value, count, at_least=False):
+    items = unpack_items(value, count, at_least)
+
+    def unpack_items_closure(g):
+        return sequence_cotangent(g, value), NO_TANGENT, NO_TANGENT
+
+    return items, unpack_items_closure
+
+
+def zip_length(*lengths, strict=False):
+    """How many items ``zip`` of sequences of these lengths yields; with ``strict=True``
+    unequal lengths raise as ``zip`` raises.
+
+    >>> zip_length(3, 2)
+    2
+    >>> zip_length(3, 2, strict=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: zip() argument 2 is shorter than argument 1
+    """
+    shortest = min(lengths)
+    if strict and shortest != max(lengths):
+        # As zip finds it: the first argument to run out, or, when that is the first
+        # argument, the first one still going.
+        k = lengths.index(shortest) + 1
+        which = "shorter"
+        if k == 1:
+            k = next(j for j, n in enumerate(lengths, 1) if n != shortest)
+            which = "longer"
+        before = "argument 1" if k == 2 else f"arguments 1-{k - 1}"
+        raise ValueError(f"zip() argument {k} is {which} than {before}")
+    return shortest
+
+
+def register(reg):
+    reg.non_differentiable(zip_length, family=FAMILY, trusted=True)
+    reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -30,7 +30,16 @@ import numpy as np
 
 from .errors import UnsupportedCallError
 from .registry import transformable
-from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .tangents import (
+    NO_TANGENT,
+    ZERO,
+    _cotangent_dtype,
+    _scatter_add,
+    batch_axes,
+    densify,
+    fold_reads,
+    unbroadcast,
+)
 
 FAMILY = "arrays_inplace"
 
@@ -130,6 +139,67 @@ def array_set_pullback(dy, a, index, value):
     if np.shape(dv) != np.shape(value):
         dv = unbroadcast(dv, value)  # the value was broadcast into the entries
     return array_set_copy(g, index, 0.0), NO_TANGENT, dv
+
+
+# -- cotangents the reverse sweep owns (see pullback.transform.ownership) ----------------
+# The plain pullback above copies the whole cotangent at every write: O(n) per write, O(n^2)
+# for a loop that fills an n-vector. Where the code generator has proved that the buffer an
+# earlier call returned is reachable from no other live variable, it passes that buffer as
+# ``owned``; a cotangent that IS that buffer (identity, never a guess) is updated in place.
+def array_set_pullback_owned(dy, a, index, value, owned):
+    """:func:`array_set_pullback` that zeroes the written entries of ``dy`` in place when
+    ``dy is owned``, else of a fresh copy; the returned cotangent of ``a`` is always a
+    buffer the sweep owns (never the caller's ``dy`` unless it was ``owned``) and the
+    value's cotangent never shares memory with it."""
+    if batch_axes.axes:  # stacked cotangents (Hessians): the plain rule, a fresh result
+        return array_set_pullback(dy, a, index, value)
+    if dy is owned:
+        g = dy
+    else:
+        g = np.array(densify(dy), copy=True)
+        if g.dtype.kind not in "fc":
+            g = g.astype(np.float64)
+    if type(index) is int and g.ndim == 1 and (type(value) is float or np.ndim(value) == 0):
+        dv = g[index]  # a NumPy scalar: a copy
+        g[index] = 0.0
+        return g, NO_TANGENT, dv
+    dv = written_cotangent(g, np.shape(a), index)
+    if isinstance(dv, np.ndarray) and np.may_share_memory(dv, g):
+        dv = dv.copy()  # a slice of g: it must not see the zeroing below
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+    g[index] = 0.0
+    return g, NO_TANGENT, dv
+
+
+def fold_reads_owned(acc, x, chain, owned):
+    """``(fold_reads(acc, x, chain), owned')``: the recorded reads are added into ``acc``
+    in place when ``acc is owned`` (then ``owned' is acc``); otherwise the plain
+    ``fold_reads`` runs and ``owned'`` is None (its result is not claimed)."""
+    if chain is None:
+        return acc, owned
+    if (
+        acc is not owned
+        or batch_axes.axes
+        or type(x) is not np.ndarray
+        or acc.shape != x.shape
+        or acc.dtype != _cotangent_dtype(x)
+    ):
+        return fold_reads(acc, x, chain), None
+    entries = []
+    complex_ok = acc.dtype.kind == "c"
+    node = chain
+    while node is not None:
+        index, value, node = node
+        if value is ZERO or value is NO_TANGENT:
+            continue
+        value = densify(value)
+        if not complex_ok and np.iscomplexobj(value):
+            return fold_reads(acc, x, chain), None  # nothing written yet
+        entries.append((index, value))
+    for index, value in reversed(entries):  # in the order the reads were recorded
+        _scatter_add(acc, index, value)
+    return acc, acc
 
 
 @transformable

@@ -21,6 +21,7 @@ import math
 import gast
 import numpy as np
 
+from .. import arrays_inplace
 from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 
@@ -53,6 +54,15 @@ def is_real(kind) -> bool:
 
 
 _SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
+# The normalizer's helpers for writes into local arrays (issue 11) return their first
+# argument (or a copy of it): its kind.
+_KIND_OF_FIRST = {
+    arrays_inplace.array_set,
+    arrays_inplace.array_set_copy,
+    arrays_inplace.array_fresh,
+    arrays_inplace.array_named_read,
+}
+_FILLED = {np.zeros, np.ones, np.empty}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
 # NumPy functions that give a real array (of the first argument's rank for _SAME_RANK)
 # when their array arguments are real.
@@ -254,6 +264,11 @@ def _value_kind(v, kinds, registry):
         if callee is None or callee.kind != "object":
             return None
         fn = callee.obj
+        if _member(fn, _KIND_OF_FIRST) and v.args:
+            return _atom(v.args[0], kinds)
+        if _member(fn, _FILLED) and len(v.args) == 1 and not v.keywords:
+            # float64 without a dtype; a scalar length gives a vector
+            return ("array", 1) if _atom(v.args[0], kinds) == SCALAR else UNKNOWN_RANK
         if _member(fn, _SCALAR_CALLS) or getattr(math, getattr(fn, "__name__", ""), None) is fn:
             return SCALAR
         rule = registry.lookup(fn)

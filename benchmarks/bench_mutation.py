@@ -8,10 +8,11 @@ NumPy code that fills or updates an array in place:
 * 2-D five-point Gauss-Seidel in place on 64x64, 20 sweeps (vectorized over rows);
 * ``acc[idx] += v`` in a loop (repeated indices), 200 steps into 50 bins.
 
-Prints the primal time, pullback's ``grad`` time and their ratio (target <= 4x), and
-beside it autograd (cannot express in-place writes: skipped), JAX (``.at[]``, eager) and
-torch (in-place ops) when importable (never required). Every gradient is checked against
-central finite differences along a random direction first.
+Prints the primal time, pullback's ``grad`` time and their ratio (target <= 4x), the peak
+memory one gradient call allocates (tracemalloc), and beside it autograd (cannot express
+in-place writes: skipped), JAX (``.at[]``, eager) and torch (in-place ops) when importable
+(never required). Every gradient is checked against central finite differences along a
+random direction first. Last, the fill loop's peak memory at n and 4n: O(n) means about 4x.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import argparse
 import os
 import sys
 import timeit
+import tracemalloc
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
@@ -81,6 +83,17 @@ def best(fn, args, repeat):
     return min(t.repeat(repeat, max(1, n // 5))) / max(1, n // 5)
 
 
+def peak_kib(fn, args):
+    """Peak memory (KiB) that one call of ``fn`` allocates, by tracemalloc."""
+    fn(*args)
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1] / 1024
+    finally:
+        tracemalloc.stop()
+
+
 def fd_error(f, g, x, rng, h=1e-6):
     v = rng.standard_normal(x.shape)
     fd = (f(x + h * v) - f(x - h * v)) / (2 * h)
@@ -102,13 +115,33 @@ def jax_version(name):
             out = out.at[i].set(jnp.sin(x[i]) * x[i])
         return jnp.sum(out * out)
 
+    def recurrence_j(x):
+        y = jnp.zeros(x.shape[0])
+        y = y.at[0].set(x[0])
+        for t in range(1, x.shape[0]):
+            y = y.at[t].set(0.9 * y[t - 1] + x[t])
+        return jnp.sum(y * y)
+
+    def gauss_seidel_j(x):
+        g = x
+        for _ in range(20):
+            for i in range(1, g.shape[0] - 1):
+                new = 0.25 * (g[i - 1, 1:-1] + g[i + 1, 1:-1] + g[i, :-2] + g[i, 2:])
+                g = g.at[i, 1:-1].set(new)
+        return jnp.sum(g * g)
+
     def scatter_j(x):
         acc = jnp.zeros(50)
         for k in range(200):
             acc = acc.at[IDX[k]].set(acc[IDX[k]] + x[k] * x[k])  # buffered, as NumPy
         return jnp.sum(acc * acc)
 
-    fns = {"fill": fill_j, "scatter": scatter_j}
+    fns = {
+        "fill": fill_j,
+        "recurrence": recurrence_j,
+        "gauss_seidel": gauss_seidel_j,
+        "scatter": scatter_j,
+    }
     return jax.grad(fns[name]) if name in fns else None
 
 
@@ -131,7 +164,26 @@ def torch_version(name):
             y[t] = 0.9 * y[t - 1] + x[t]
         return torch.sum(y * y)
 
-    fns = {"fill": fill_t, "recurrence": recurrence_t}
+    def gauss_seidel_t(x):
+        g = x.clone()
+        for _ in range(20):
+            for i in range(1, g.shape[0] - 1):
+                g[i, 1:-1] = 0.25 * (g[i - 1, 1:-1] + g[i + 1, 1:-1] + g[i, :-2] + g[i, 2:])
+        return torch.sum(g * g)
+
+    def scatter_t(x):
+        acc = torch.zeros(50, dtype=x.dtype)
+        idx = torch.tensor(IDX)
+        for k in range(200):
+            acc[idx[k]] += x[k] * x[k]
+        return torch.sum(acc * acc)
+
+    fns = {
+        "fill": fill_t,
+        "recurrence": recurrence_t,
+        "gauss_seidel": gauss_seidel_t,
+        "scatter": scatter_t,
+    }
     if name not in fns:
         return None
 
@@ -163,15 +215,22 @@ def main(argv=None):
             pg = make_peer(f.__name__)
             if pg is not None:
                 peers.append(f"{peer} {best(pg, (x,), 1) / primal:.1f}x")
-        rows.append((label, primal, gradient, gradient / primal, "; ".join(peers) or "-"))
-    print(f"{'workload':45} {'primal':>10} {'grad':>10} {'ratio':>7}  target  peers")
-    for label, primal, gradient, ratio, peers in rows:
+        peak = peak_kib(g, (x,))
+        rows.append((label, primal, gradient, gradient / primal, peak, "; ".join(peers) or "-"))
+    print(f"{'workload':45} {'primal':>10} {'grad':>10} {'ratio':>7}  target  {'peak':>9}  peers")
+    for label, primal, gradient, ratio, peak, peers in rows:
         verdict = "PASS" if ratio <= TARGET else "MISS"
         print(
             f"{label:45} {primal * 1e3:8.2f}ms {gradient * 1e3:8.2f}ms {ratio:6.2f}x"
-            f"  {verdict:6}  {peers}"
+            f"  {verdict:6}  {peak:6.0f}KiB  {peers}"
         )
     print("autograd: cannot express writes into arrays (refuses item assignment)")
+    g = pullback.grad(fill)
+    small, large = (peak_kib(g, (rng.standard_normal(n),)) for n in (1000, 4000))
+    print(
+        f"fill loop peak memory: n=1000 {small:.0f} KiB, n=4000 {large:.0f} KiB "
+        f"({large / small:.1f}x for 4x the entries; O(n^2) would be 16x)"
+    )
 
 
 if __name__ == "__main__":

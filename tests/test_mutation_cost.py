@@ -14,6 +14,7 @@ from pullback.arrays_inplace import (
     array_set_pullback,
     array_set_pullback_owned,
     fold_reads_owned,
+    write_winners,
 )
 from pullback.tangents import ZERO, fold_reads
 from pullback.testing import check_grads
@@ -233,7 +234,8 @@ def test_owned_pullback_of_rows():
     a = np.zeros((3, 4))
     dy = np.arange(12.0).reshape(3, 4)
     owned = dy.copy()
-    g, _, dv = array_set_pullback_owned(owned, a, (1, slice(1, 3)), np.ones(2), owned)
+    g, _, dv, token = array_set_pullback_owned(owned, a, (1, slice(1, 3)), np.ones(2), owned)
+    assert g is owned and token is owned
     np.testing.assert_array_equal(dv, [5.0, 6.0])
     expected = dy.copy()
     expected[1, 1:3] = 0.0
@@ -310,7 +312,7 @@ def test_pass_rewrites_the_plain_loop():
     assert block[0].text == "_own1 = None"
     texts = [line.text for line in block[1].body]
     assert texts[0] == "d_a, _own1 = _fold_reads_owned(d_a, a, _reads_a, _own1)"
-    assert texts[2] == "_cot1 = _array_set_pullback_owned(d_b, a, i, v, _own1); _own1 = _cot1[0]"
+    assert texts[2] == "_cot1 = _array_set_pullback_owned(d_b, a, i, v, _own1); _own1 = _cot1[3]"
     assert block[1].body[2].alt == "_cot1 = _array_set_pullback(d_b, a, i, v)"
 
 
@@ -361,3 +363,42 @@ def test_pass_allows_a_dead_alias():
         _loop(["_cot1 = _array_set_pullback(d_a, a, i, v)", "d_a = _cot1[0]", "d_b = _cot1[0]"])
     )
     assert "_owned" in block[1].body[0].text
+
+
+def test_short_winners_match_the_scatter_of_ids():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 8))
+        index = rng.integers(-n, n, size=int(rng.integers(0, 10)))
+        got = write_winners((n,), index)
+        owner = np.full(n, -1)
+        owner[index] = np.arange(index.size)
+        expected = owner[index] == np.arange(index.size)
+        if got is None:
+            assert expected.all()
+        else:
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_nothing_is_owned_while_stacked_cotangents_run():
+    # Hessians push a stack of cotangents through the sweep (pullback.batched): the owned
+    # helpers then do what the plain ones do, and own nothing.
+    from pullback import tangents
+
+    a = np.zeros(4)
+    dy = np.arange(8.0).reshape(2, 4)
+    tangents.batch_axes.axes = (2,)
+    try:
+        try:
+            plain = array_set_pullback(dy, a, 1, 0.5)
+        except ValueError:
+            with pytest.raises(ValueError):
+                array_set_pullback_owned(dy, a, 1, 0.5, None)
+        else:
+            got = array_set_pullback_owned(dy, a, 1, 0.5, None)
+            assert got[3] is None
+            np.testing.assert_array_equal(got[0], plain[0])
+        folded, tok = fold_reads_owned(dy, a, (slice(0, 2), np.ones((2, 2)), None), None)
+    finally:
+        tangents.batch_axes.axes = ()
+    assert tok is None and folded is not dy

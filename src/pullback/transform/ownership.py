@@ -11,7 +11,7 @@ array's index reads) update that buffer in place::
     _own1 = None
     for i in reversed(_range1):
         ...
-        _cot1 = _array_set_pullback_owned(d_out_2, out_1, i, _t8, _own1); _own1 = _cot1[0]
+        _cot1 = _array_set_pullback_owned(d_out_2, out_1, i, _t8, _own1); _own1 = _cot1[3]
 
 The run-time helpers (:mod:`pullback.arrays_inplace`) update in place only a cotangent that
 *is* the owned buffer (identity), so the first write of every loop entry copies once.
@@ -280,7 +280,7 @@ def _own_loop(block, k, loop, pullbacks, live_after, bind, internal, prefix):
                 continue  # an alias of the cotangent is read later: keep the copy
             tok = tokens[root]
             args = ", ".join(ast.unparse(a) for a in value.args)
-            _rewrite(item, f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[0]")
+            _rewrite(item, f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[3]")
             changed.add(root)
         elif target in members and _fold_call(value):
             acc, x, chain = _fold_call(value)

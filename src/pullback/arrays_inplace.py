@@ -191,6 +191,15 @@ def array_set_pullback_owned(dy, a, index, value, owned):
         dv = g[index]
         if type(dv) is _ndarray:
             dv = dv.copy()  # it must not see the zeroing below
+    elif type(index) is _ndarray and index.ndim == 1 and g.ndim == 1 and index.dtype.kind == "i":
+        # acc[idx] += v: integer positions (a gather is a copy); a repeated position
+        # passes the cotangent to its last write only, as NumPy assigns
+        dv = g[index]
+        winners = _few_winners(g.shape[0], index) if index.size <= 64 else None
+        if winners is not None:
+            dv[~winners] = 0.0
+        elif index.size > 64:
+            dv = written_cotangent(g, np.shape(a), index)
     else:
         dv = written_cotangent(g, np.shape(a), index)
         if isinstance(dv, np.ndarray) and np.may_share_memory(dv, g):

@@ -473,3 +473,19 @@ def test_random_loops_match_fd_and_the_copying_path(tmp_path_factory, source):
     finally:
         reverse_module.own_cotangents = real
     np.testing.assert_allclose(owned, plain, rtol=1e-12, atol=1e-12)
+
+
+def test_two_loops_in_one_block_each_get_their_token():
+    def two_loops(x):
+        a = np.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            a[i] = x[i] * x[i]
+        b = a * 1.0
+        for i in range(1, x.shape[0]):
+            b[i] = b[i - 1] * 0.5 + a[i]
+        return np.sum(b * b)
+
+    source = grad(two_loops).source_for(X)
+    assert source.count("_array_set_pullback_owned(") == 2
+    for dtype in DTYPES:
+        check_grads(two_loops, X.astype(dtype))

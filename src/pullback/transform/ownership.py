@@ -51,8 +51,8 @@ def own_cotangents(body, namespace, bind, internal, prefix) -> None:
     if not pullbacks or not any(_mentions_any(body, pullbacks)):
         return
     live_after = _liveness(body)
-    for block, k, loop in list(_innermost_loops(body)):
-        _own_loop(block, k, loop, pullbacks, live_after, bind, internal, prefix)
+    for block, loop in list(_innermost_loops(body)):
+        _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix)
 
 
 # -- parsing generated lines ------------------------------------------------------------
@@ -102,15 +102,15 @@ def _is_loop(item) -> bool:
 
 
 def _innermost_loops(block):
-    """``(block, index, loop)`` for every loop compound with no loop inside it."""
-    for k, item in enumerate(block):
+    """``(block, loop)`` for every loop compound with no loop inside it."""
+    for item in block:
         if not isinstance(item, Compound):
             continue
         inner = list(_innermost_loops(item.body)) + list(_innermost_loops(item.orelse))
         if inner:
             yield from inner
         elif _is_loop(item):
-            yield block, k, item
+            yield block, item
 
 
 # -- liveness ---------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _item_of(value, temps) -> tuple[str, int] | None:
     return None
 
 
-def _own_loop(block, k, loop, pullbacks, live_after, bind, internal, prefix):
+def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
     items = list(_lines(loop.body))
     calls = {}  # id(line) -> (temp, adjoint argument)
     for item in items:
@@ -290,6 +290,7 @@ def _own_loop(block, k, loop, pullbacks, live_after, bind, internal, prefix):
                 continue
             tok = tokens[root]
             _rewrite(item, f"{target}, {tok} = {owned_fold}({acc}, {x}, {chain}, {tok})")
+    k = next(i for i, item in enumerate(block) if item is loop)  # earlier inserts shift it
     for root in sorted(changed, key=tokens.get):
         block.insert(k, Line(f"{tokens[root]} = None", src=loop.src))
 

@@ -489,3 +489,11 @@ def test_two_loops_in_one_block_each_get_their_token():
     assert source.count("_array_set_pullback_owned(") == 2
     for dtype in DTYPES:
         check_grads(two_loops, X.astype(dtype))
+
+
+def test_reads_of_a_written_array_hand_their_cotangent_through():
+    # array_fresh's pullback is the identity: the sweep renames instead of calling it
+    source = grad(CASES["recurrence"]).source_for(X)
+    backward = source.split("def recurrence__backward")[1]
+    assert "_array_fresh_pullback(" not in backward
+    assert "_owned(" in backward

@@ -55,6 +55,38 @@ def own_cotangents(body, namespace, bind, internal, prefix) -> None:
         _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix)
 
 
+# The pullbacks of the normalizer's read helpers hand the cotangent through unchanged.
+_IDENTITY_PULLBACKS = (
+    arrays_inplace.array_fresh_pullback,
+    arrays_inplace.array_named_read_pullback,
+)
+
+
+def drop_identity_pullbacks(body, namespace) -> None:
+    """``d_t = _array_fresh_pullback(d_u, t)[0]`` is ``d_t = d_u`` (the function returns
+    ``d_u`` itself): written so in the sweeps, one call less per read of a written array.
+    The differentiable-again functions keep the call (``Line.alt``)."""
+    names = {n for n, v in namespace.items() if any(v is f for f in _IDENTITY_PULLBACKS)}
+    if not names:
+        return
+    for item in _lines(body):
+        if not isinstance(item, Line) or not any(n in item.text for n in names):
+            continue
+        target, value = _single(item)
+        if (
+            target is not None
+            and isinstance(value, ast.Subscript)
+            and isinstance(value.slice, ast.Constant)
+            and value.slice.value == 0
+            and isinstance(value.value, ast.Call)
+            and _plain(value.value.func) in names
+            and value.value.args
+            and isinstance(value.value.args[0], ast.Name)
+            and not value.value.keywords
+        ):
+            _rewrite(item, f"{target} = {value.value.args[0].id}")
+
+
 # -- parsing generated lines ------------------------------------------------------------
 _PARSED: dict[str, list] = {}
 

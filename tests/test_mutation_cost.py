@@ -497,3 +497,10 @@ def test_reads_of_a_written_array_hand_their_cotangent_through():
     backward = source.split("def recurrence__backward")[1]
     assert "_array_fresh_pullback(" not in backward
     assert "_owned(" in backward
+
+
+def test_pass_leaves_a_sweep_it_cannot_read():
+    block = _loop(["_cot1 = _array_set_pullback(d_a, a, i, v)", "d_a = _cot1[0]"])
+    block.insert(0, Line("d_q = ("))  # not a statement on its own
+    _rewrite(block)
+    assert "_owned" not in block[1].body[0].text

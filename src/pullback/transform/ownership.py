@@ -36,6 +36,7 @@ plain, transformable pullback (``Line.alt``), so second derivatives are unchange
 from __future__ import annotations
 
 import ast
+import functools
 
 from .. import arrays_inplace
 from .code import Compound, Line
@@ -50,8 +51,12 @@ def own_cotangents(body, namespace, bind, internal, prefix) -> None:
     pullbacks = {n for n, v in namespace.items() if v is arrays_inplace.array_set_pullback}
     if not pullbacks or not any(_mentions_any(body, pullbacks)):
         return
-    live_after = _liveness(body)
-    for block, loop in list(_innermost_loops(body)):
+    try:
+        live_after = _liveness(body)
+        loops = list(_innermost_loops(body))
+    except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
+        return
+    for block, loop in loops:
         _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix)
 
 
@@ -72,7 +77,10 @@ def drop_identity_pullbacks(body, namespace) -> None:
     for item in _lines(body):
         if not isinstance(item, Line) or not any(n in item.text for n in names):
             continue
-        target, value = _single(item)
+        try:
+            target, value = _single(item)
+        except SyntaxError:
+            continue
         if (
             target is not None
             and isinstance(value, ast.Subscript)
@@ -88,20 +96,15 @@ def drop_identity_pullbacks(body, namespace) -> None:
 
 
 # -- parsing generated lines ------------------------------------------------------------
-_PARSED: dict[str, list] = {}
-
-
-def _statements(text: str) -> list:
-    """The statements of one generated line (``a = b; c = d`` is two)."""
-    stmts = _PARSED.get(text)
-    if stmts is None:
-        stmts = _PARSED[text] = ast.parse(text).body if text.strip() else []
-    return stmts
+@functools.lru_cache(maxsize=8192)
+def _statements(text: str) -> tuple:
+    """The statements of one generated line (``a = b; c = d`` is two); never mutated."""
+    return tuple(ast.parse(text).body) if text.strip() else ()
 
 
 def _header(item: Compound):
     """The ``if``/``for``/``while`` statement of a compound's header (with an empty body)."""
-    return _statements(item.header + " pass")[0]
+    return _statements(item.header + "\n    pass")[0]
 
 
 def _names(node, ctx) -> set[str]:

@@ -30,9 +30,20 @@ import numpy as np
 
 from .errors import UnsupportedCallError
 from .registry import transformable
-from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .tangents import (
+    NO_TANGENT,
+    ZERO,
+    _cotangent_dtype,
+    _scatter_add,
+    batch_axes,
+    densify,
+    fold_reads,
+    unbroadcast,
+)
 
 FAMILY = "arrays_inplace"
+_ndarray = np.ndarray
+_REAL_SCALARS = frozenset({float, int, np.float64, np.float32})
 
 
 def _only_arrays(a):
@@ -47,7 +58,8 @@ def _only_arrays(a):
 
 def array_set(a, index, value):
     """``a[index] = value`` in place, returning ``a`` (the normalizer rebinds the name)."""
-    _only_arrays(a)
+    if type(a) is not _ndarray:  # the exact type first: this runs once per loop step
+        _only_arrays(a)
     a[index] = value
     return a
 
@@ -63,8 +75,8 @@ def array_set_copy(a, index, value):
 def array_fresh(y):
     """A read ``y = a[index]`` of a written array, as a copy when it is a view of ``a``
     (a later write into ``a`` must not change what earlier statements read)."""
-    if isinstance(y, np.ndarray) and y.base is not None:
-        return y.copy()
+    if type(y) is _ndarray or isinstance(y, np.ndarray):
+        return y.copy() if y.base is not None else y
     return y
 
 
@@ -97,11 +109,27 @@ def write_winners(shape, index):
     one to each entry, as NumPy assigns)."""
     if not _may_repeat(index):
         return None
+    if type(index) is _ndarray and index.ndim == 1 and len(shape) == 1 and index.size <= 64:
+        return _few_winners(shape[0], index)
     size = int(np.prod(np.broadcast_to(0, shape)[index].shape, dtype=np.intp))
     ids = np.arange(size, dtype=np.intp).reshape(np.broadcast_to(0, shape)[index].shape)
     owner = np.full(shape, -1, dtype=np.intp)
     owner[index] = ids
     return owner[index] == ids
+
+
+def _few_winners(n, index):
+    """:func:`write_winners` of a short integer array into a vector, by a set (cheaper
+    than the scatter of ids below for the ``acc[idx] += v`` loop)."""
+    seen = set()
+    last = []
+    for k in reversed(index.tolist()):
+        k = k + n if k < 0 else k
+        last.append(k not in seen)
+        seen.add(k)
+    if len(seen) == len(last):
+        return None
+    return np.array(last[::-1], dtype=bool)
 
 
 def written_cotangent(g, shape, index):
@@ -130,6 +158,114 @@ def array_set_pullback(dy, a, index, value):
     if np.shape(dv) != np.shape(value):
         dv = unbroadcast(dv, value)  # the value was broadcast into the entries
     return array_set_copy(g, index, 0.0), NO_TANGENT, dv
+
+
+# -- cotangents the reverse sweep owns (see pullback.transform.ownership) ----------------
+# The plain pullback above copies the whole cotangent at every write: O(n) per write, O(n^2)
+# for a loop that fills an n-vector. Where the code generator has proved that the buffer an
+# earlier call returned is reachable from no other live variable, it passes that buffer as
+# ``owned``; a cotangent that IS that buffer (identity, never a guess) is updated in place.
+def array_set_pullback_owned(dy, a, index, value, owned):
+    """:func:`array_set_pullback` as ``(da, NO_TANGENT, dv, token)`` that zeroes the
+    written entries of ``dy`` in place when ``dy is owned``, else of a fresh copy (with
+    ``a``'s shape). ``da`` is never the caller's ``dy`` unless it was ``owned``, ``dv``
+    never shares memory with it, and ``token`` is ``da`` (the buffer the sweep now owns),
+    or None while stacked cotangents run (Hessians: the plain rule, nothing owned)."""
+    if dy is owned and type(index) is int and dy is not None and type(value) in _REAL_SCALARS:
+        if dy.ndim == 1:  # the scalar loop, in place (owned is None while batched)
+            dv = dy[index]  # a NumPy scalar: a copy
+            dy[index] = 0.0
+            return dy, NO_TANGENT, dv, dy
+    if batch_axes.axes:
+        return (*array_set_pullback(dy, a, index, value), None)
+    if dy is owned and dy is not None:
+        g = dy
+    else:
+        g = np.array(densify(dy), copy=True)
+        if g.dtype.kind not in "fc":
+            g = g.astype(np.float64)
+        shape = np.shape(a)
+        if g.shape != shape:  # a cotangent always has its array's shape; made sure here
+            g = np.array(np.broadcast_to(g, shape))
+    if _is_basic(index):  # ints and slices: distinct entries, g[index] a view or a scalar
+        dv = g[index]
+        if type(dv) is _ndarray:
+            dv = dv.copy()  # it must not see the zeroing below
+    elif type(index) is _ndarray and index.ndim == 1 and g.ndim == 1 and index.dtype.kind == "i":
+        # acc[idx] += v: integer positions (a gather is a copy); a repeated position
+        # passes the cotangent to its last write only, as NumPy assigns
+        dv = g[index]
+        winners = _few_winners(g.shape[0], index) if index.size <= 64 else None
+        if winners is not None:
+            dv[~winners] = 0.0
+        elif index.size > 64:
+            dv = written_cotangent(g, np.shape(a), index)
+    else:
+        dv = written_cotangent(g, np.shape(a), index)
+        if isinstance(dv, np.ndarray) and np.may_share_memory(dv, g):
+            dv = dv.copy()
+    if np.shape(dv) != (value.shape if type(value) is _ndarray else np.shape(value)):
+        dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+    g[index] = 0.0
+    return g, NO_TANGENT, dv, g
+
+
+def _is_basic(index) -> bool:
+    """Whether ``index`` is an int, a slice or a tuple of them (never repeats an entry)."""
+    t = type(index)
+    if t is int or t is slice:
+        return True
+    if t is not tuple:
+        return False
+    for part in index:
+        if type(part) is not int and type(part) is not slice:
+            return False
+    return True
+
+
+def fold_reads_owned(acc, x, chain, owned):
+    """``(fold_reads(acc, x, chain), owned')``: the recorded reads are added into ``acc``
+    in place when ``acc is owned`` (then ``owned' is acc``); otherwise the plain
+    ``fold_reads`` runs and ``owned'`` is None (its result is not claimed)."""
+    if chain is None:
+        return acc, owned
+    if acc is not owned or owned is None:  # never owned while stacked cotangents run
+        return fold_reads(acc, x, chain), None
+    index, value, rest = chain
+    if rest is None and type(index) is int and type(value) in _REAL_SCALARS:
+        if acc.dtype is x.dtype:  # an owned buffer has the shape of its array, x's
+            acc[index] += value  # one read of one entry: the recurrence's step
+            return acc, acc
+    if (
+        type(x) is not _ndarray
+        or acc.shape != x.shape
+        or (acc.dtype is not x.dtype and acc.dtype != _cotangent_dtype(x))
+    ):
+        return fold_reads(acc, x, chain), None
+    entries = []
+    real = acc.dtype.kind != "c"
+    node = chain
+    while node is not None:
+        index, value, node = node
+        if value is ZERO or value is NO_TANGENT:
+            continue
+        t = type(value)
+        if t is _ndarray:
+            complex_value = value.dtype.kind == "c"
+        elif t in _REAL_SCALARS:
+            complex_value = False
+        else:
+            value = densify(value)
+            complex_value = np.iscomplexobj(value)
+        if real and complex_value:
+            return fold_reads(acc, x, chain), None  # nothing written yet
+        entries.append((index, value))
+    for index, value in reversed(entries):  # in the order the reads were recorded
+        if _is_basic(index):
+            acc[index] += value
+        else:
+            _scatter_add(acc, index, value)  # np.add.at where an entry may repeat
+    return acc, acc
 
 
 @transformable

@@ -21,6 +21,7 @@ import math
 import gast
 import numpy as np
 
+from .. import arrays_inplace
 from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 
@@ -53,6 +54,15 @@ def is_real(kind) -> bool:
 
 
 _SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
+# The normalizer's helpers for writes into local arrays (issue 11) return their first
+# argument (or a copy of it): its kind.
+_KIND_OF_FIRST = {
+    arrays_inplace.array_set,
+    arrays_inplace.array_set_copy,
+    arrays_inplace.array_fresh,
+    arrays_inplace.array_named_read,
+}
+_FILLED = {np.zeros, np.ones, np.empty}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
 # NumPy functions that give a real array (of the first argument's rank for _SAME_RANK)
 # when their array arguments are real.
@@ -186,10 +196,26 @@ def calls_pullback_function(kinds: dict, fn) -> bool:
     return not (kinds.get(LAZY_ARRAYS, False) and getattr(fn, "__pullback_numpy_only__", False))
 
 
+# Names that hold ``a.shape`` of an array (a key no variable can have): ``n = a.shape[0]``
+# is then an integer, so ``np.zeros(n)`` is a real vector. A name assigned anything else
+# anywhere (NOT_SHAPES) is never one.
+SHAPES = "<shapes>"
+NOT_SHAPES = "<not-shapes>"
+
+
+def _note_shape(name, v, kinds):
+    base = v.value if isinstance(v, gast.Attribute) and v.attr == "shape" else None
+    # frozensets, so that the fixed point of infer() sees them change
+    key = SHAPES if isinstance(base, gast.Name) and is_real(kinds.get(base.id)) else NOT_SHAPES
+    if name not in kinds.get(key, ()):
+        kinds[key] = kinds.get(key, frozenset()) | {name}
+
+
 def _block(stmts, kinds, registry):
     for s in stmts:
         if isinstance(s, gast.Assign):
             name = s.targets[0].id
+            _note_shape(name, s.value, kinds)
             k = _value_kind(s.value, kinds, registry)
             kinds[name] = join(kinds[name], k) if name in kinds else k
         elif isinstance(s, gast.If):
@@ -227,6 +253,13 @@ def _value_kind(v, kinds, registry):
             return REAL_SEQUENCE
         return None
     if isinstance(v, gast.Subscript):
+        if (
+            isinstance(v.value, gast.Name)
+            and v.value.id in kinds.get(SHAPES, ())
+            and v.value.id not in kinds.get(NOT_SHAPES, ())
+            and _atom(v.slice, kinds) == SCALAR
+        ):
+            return SCALAR  # a.shape[k]: an int
         base = _atom(v.value, kinds)
         if not is_real(base) or base == SCALAR:
             return None
@@ -251,9 +284,23 @@ def _value_kind(v, kinds, registry):
         return ("array", rank) if rank > 0 else None
     if isinstance(v, gast.Call):
         callee = getattr(v, "pb_callee", None)
+        if (
+            callee is not None
+            and callee.kind == "method"
+            and callee.name == "copy"
+            and not v.args
+            and not v.keywords
+            and isinstance(v.func, gast.Attribute)
+        ):
+            return _atom(v.func.value, kinds)  # x.copy(): x's kind (x = x.copy(); x[0] = ...)
         if callee is None or callee.kind != "object":
             return None
         fn = callee.obj
+        if _member(fn, _KIND_OF_FIRST) and v.args:
+            return _atom(v.args[0], kinds)
+        if _member(fn, _FILLED) and len(v.args) == 1 and not v.keywords:
+            # float64 without a dtype; a scalar length gives a vector
+            return ("array", 1) if _atom(v.args[0], kinds) == SCALAR else UNKNOWN_RANK
         if _member(fn, _SCALAR_CALLS) or getattr(math, getattr(fn, "__name__", ""), None) is fn:
             return SCALAR
         rule = registry.lookup(fn)

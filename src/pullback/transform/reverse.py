@@ -40,6 +40,7 @@ from ..errors import UnsupportedSyntaxError
 from .analyze import names_in
 from .code import Line
 from .kinds import adds_with_plus
+from .ownership import drop_identity_pullbacks, own_cotangents
 from .peephole import drop_copy_pairs
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
@@ -186,6 +187,8 @@ class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, Attr
             problems = sorted(self.problems, key=source_position)
             raise UnsupportedSyntaxError(self.fs.name, problems)
         drop_copy_pairs(body, self.prefix)
+        own_cotangents(body, self.ns, self.bind, self.internal, self.prefix)
+        drop_identity_pullbacks(body, self.ns)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
         return forward, body, saved, ret_name

@@ -96,9 +96,6 @@ WITHOUT_SECOND_ORDER = {
     "scipy.optimize.brentq": _USER_FUNCTION,
     "scipy.optimize.minimize": _USER_FUNCTION,
     "scipy.optimize.least_squares": _USER_FUNCTION,
-    "numpy.piecewise": _USER_FUNCTION,
-    "numpy.apply_along_axis": _USER_FUNCTION,
-    "numpy.vectorize.__call__": _USER_FUNCTION,
     # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
     # a pullback function the generated code calls np.sort itself in the forward sweep,
     # which computes a Dask array before the rule can refuse (tests/test_dask.py): they
@@ -130,7 +127,12 @@ WITHOUT_SECOND_ORDER = {
         "through them needs its own transformable pullback, not written yet"
     ),
     **dict.fromkeys(
-        ("pullback.dynamic_calls.method_vjp", "pullback.dynamic_calls.function_vjp"),
+        (
+            "pullback.dynamic_calls.method_vjp",
+            "pullback.dynamic_calls.function_vjp",
+            # the same for the user function that a rule's pullback calls (np.piecewise, ...)
+            "pullback.rules.user_function_calls.user_function_vjp",
+        ),
         "the derivative of a generated vjp function found at run time: a third derivative "
         "of user code through a call found at run time is not supported",
     ),

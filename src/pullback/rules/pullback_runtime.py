@@ -200,6 +200,11 @@ def _vjp_function_rrule(skip_receiver):
     return rrule
 
 
+#: The rule of ``function_vjp(site, g, fn, *args)`` (rules that call user functions in
+#: their transformable pullbacks use it: see user_function_calls.py).
+vjp_function_rrule = _vjp_function_rrule(skip_receiver=False)
+
+
 def _matmul_lhs_rrule(g, a, b):
     # y = g @ conj(b).T (the adjoint of a -> a @ b), any shapes matmul takes: its adjoint in
     # g is that product again, dy @ b; in b, the cotangent of b in dy @ b.
@@ -268,7 +273,7 @@ def register(reg):
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
     r(dynamic_calls.method_vjp, _vjp_function_rrule(skip_receiver=True))
-    r(dynamic_calls.function_vjp, _vjp_function_rrule(skip_receiver=False))
+    r(dynamic_calls.function_vjp, vjp_function_rrule)
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)

@@ -91,9 +91,6 @@ WITHOUT_SECOND_ORDER = {
     "scipy.integrate.quad": _USER_FUNCTION,
     "scipy.integrate.odeint": _USER_FUNCTION,
     "scipy.integrate.solve_ivp": _USER_FUNCTION,
-    "scipy.optimize.root": _USER_FUNCTION,
-    "scipy.optimize.fsolve": _USER_FUNCTION,
-    "scipy.optimize.brentq": _USER_FUNCTION,
     "scipy.optimize.minimize": _USER_FUNCTION,
     "scipy.optimize.least_squares": _USER_FUNCTION,
     # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with

@@ -15,7 +15,7 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, add, densify, unbroadcast
 from ._util import differentiable
-from .user_function_calls import user_function_vjp
+from .user_function_calls import has_tangent, user_function_vjp
 
 
 @transformable
@@ -104,7 +104,7 @@ def piecewise_pullback(dy, x, condlist, funclist, *args):
             part[c] = dense_like(row[0], xa[c])
             gx = gx + part
             rows.append(row)
-    if x_has_tangent(x):
+    if has_tangent(x):
         cx = unbroadcast(gx, x)
     else:
         cx = NO_TANGENT
@@ -162,14 +162,9 @@ def float_constants(funclist):
     return tuple(k for k, f in enumerate(funclist) if not callable(f) and differentiable(f))
 
 
-def x_has_tangent(x) -> bool:
-    return differentiable(x)
-
-
 NON_DIFFERENTIABLE = (
     piecewise_conditions,
     piecewise_owner,
     piece_output,
     float_constants,
-    x_has_tangent,
 )

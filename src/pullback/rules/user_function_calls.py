@@ -21,7 +21,7 @@ import linecache
 import types
 
 from .. import dynamic_calls
-from ._util import NO_TANGENT
+from ._util import NO_TANGENT, differentiable
 
 FAMILY = "user_function_calls"
 
@@ -96,5 +96,12 @@ def _user_function_vjp_rrule(g, fn, *args):
     return y, user_function_vjp_pullback
 
 
+def has_tangent(value) -> bool:
+    """Whether ``value`` holds a float (a helper of transformable pullbacks: the question
+    carries no gradient)."""
+    return differentiable(value)
+
+
 def register(reg):
     reg.register(user_function_vjp, _user_function_vjp_rrule, family=FAMILY, trusted=True)
+    reg.non_differentiable(has_tangent, family=FAMILY, trusted=True)

@@ -44,3 +44,52 @@ def residual_and_jacobian(x, a, b):
 case("scipy.optimize.root", residual, X0, (1.2, 0.3), "hybr", None, 1e-13, wrt=(2,))
 case("scipy.optimize.root", residual, X0, (1.2, 0.3), "lm", None, 1e-13, wrt=(2,))
 case("scipy.optimize.root", residual_and_jacobian, X0, (1.2, 0.3), "hybr", True, 1e-13, wrt=(2,))
+
+
+def objective(x, p, s):
+    return np.sum((x - p) ** 4) + s * np.sum(x * x) + np.sum(np.exp(x))
+
+
+def objective_gradient(x, p, s):
+    return 4 * (x - p) ** 3 + 2 * s * x + np.exp(x)
+
+
+def objective_and_gradient(x, p, s):
+    return objective(x, p, s), objective_gradient(x, p, s)
+
+
+P = np.array([0.5, -0.3])
+TIGHT = {"gtol": 1e-10}
+START = [0.0, 0.0]  # a list: the float32 cases keep a float64 start (BFGS needs it)
+case(
+    "scipy.optimize.minimize",
+    objective,
+    START,
+    (P, 0.7),
+    "BFGS",
+    objective_gradient,
+    None,
+    None,
+    None,
+    (),
+    None,
+    None,
+    TIGHT,
+    wrt=(2,),
+)
+case(
+    "scipy.optimize.minimize",
+    objective_and_gradient,
+    START,
+    (P, 0.7),
+    "BFGS",
+    True,
+    None,
+    None,
+    None,
+    (),
+    None,
+    None,
+    TIGHT,
+    wrt=(2,),
+)

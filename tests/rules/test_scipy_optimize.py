@@ -193,3 +193,29 @@ def root_vector_loss(p):
 )
 def test_hessians_through_solutions(f, x):
     assert check_grads(f, x, order=2) == "reverse over reverse"
+
+
+def minimize_vector_loss(p):
+    sol = so.minimize(
+        objective, np.zeros(2), args=(p, 0.7), jac=objective_gradient, options={"gtol": 1e-10}
+    )
+    x = sol.x
+    return x[0] * x[1] + sol.fun
+
+
+def minimize_without_jac(p):
+    sol = so.minimize(objective, np.zeros(2), args=(p, 0.7), options={"gtol": 1e-7})
+    return sol.fun
+
+
+def test_hessian_through_minimize():
+    assert check_grads(minimize_vector_loss, np.array([0.5, -0.3]), order=2) == (
+        "reverse over reverse"
+    )
+
+
+def test_second_derivative_of_minimize_without_jac_is_refused():
+    p = np.array([0.5, -0.3])
+    check_grads(minimize_without_jac, p)  # first order as before
+    with pytest.raises(pullback.HigherOrderError, match="jac="):
+        pullback.hessian(minimize_without_jac)(p)

@@ -91,7 +91,11 @@ WITHOUT_SECOND_ORDER = {
     "scipy.integrate.quad": _USER_FUNCTION,
     "scipy.integrate.odeint": _USER_FUNCTION,
     "scipy.integrate.solve_ivp": _USER_FUNCTION,
-    "scipy.optimize.minimize": _USER_FUNCTION,
+    "pullback.rules.scipy_optimize_pullbacks.minimize_first_order": (
+        "minimize's pullback where the objective's gradient is pullback's own or finite "
+        "differences: its second derivative needs the objective's third, refused with a "
+        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)"
+    ),
     "scipy.optimize.least_squares": _USER_FUNCTION,
     # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
     # a pullback function the generated code calls np.sort itself in the forward sweep,

@@ -319,7 +319,8 @@ def register(reg):
         (so.fsolve, pbs.fsolve_pullback),
         (so.brentq, pbs.brentq_pullback),
         (so.root, pbs.root_pullback),
+        (so.minimize, pbs.minimize_pullback),
     ):
         if pbs.same_defaults(pullback_fn, solver):  # else first order only
             reg.set_pullback_function(solver, pullback_fn)
-    reg.non_differentiable(*pbs.NON_DIFFERENTIABLE, family=FAMILY, trusted=True)
+    pbs.register(reg, FAMILY)

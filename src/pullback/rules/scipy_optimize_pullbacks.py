@@ -1,7 +1,7 @@
-"""Transformable pullbacks of ``scipy.optimize.fsolve``, ``brentq`` and ``root`` (the
-rules are in scipy_optimize.py; each takes the solver's own parameters): the implicit
-function theorem written in the differentiable subset, so that second derivatives run
-through a solution.
+"""Transformable pullbacks of ``scipy.optimize.fsolve``, ``brentq``, ``root`` and
+``minimize`` (the rules are in scipy_optimize.py; each takes the solver's own
+parameters): the implicit function theorem written in the differentiable subset, so
+that second derivatives run through a solution.
 
 At ``G(x*, p) = 0`` the cotangent ``xbar`` of ``x*`` pulls back to ``-(dG/dp)^T lam`` with
 ``(dG/dx)^T lam = xbar``. Here ``x*`` is found again by the solver (its rule gives
@@ -15,25 +15,27 @@ pullback takes by transforming the user's function again.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 import scipy.optimize as so  # this module is imported once scipy.optimize is
 
+from ..errors import HigherOrderError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify
 from .user_function_calls import has_tangent, user_function_vjp
 
 
 @transformable
-def residual_cotangent(v, out_shape, output):
+def residual_cotangent(v, shapes, output):
     """The cotangent of ``G``'s output for ``v`` (``output``: which output of a function
-    returning a pair is ``G``, ``None`` for a function returning ``G`` alone)."""
-    v = np.reshape(v, out_shape)
+    returning a pair is ``G``, ``None`` for a function returning ``G`` alone; ``shapes``:
+    the output's shape, or both shapes of a pair, whose other part gets zeros)."""
     if output is None:
-        return v
+        return np.reshape(v, shapes)
     if output == 0:
-        return v, ZERO
-    return ZERO, v
+        return np.reshape(v, shapes[0]), np.zeros(shapes[1])
+    return np.zeros(shapes[0]), np.reshape(v, shapes[1])
 
 
 @transformable
@@ -45,15 +47,15 @@ def implicit_cotangent(xbar, G, x, args, output=None):
     if xbar is ZERO or not has_tangent(params):
         return NO_TANGENT
     n = math.prod(np.shape(x))
-    out_shape = output_shape(G, x, params, output)
+    shapes = output_shape(G, x, params, output)
     eye = np.eye(n)
     rows = [
-        user_function_vjp(residual_cotangent(eye[i], out_shape, output), G, x, *params)[0]
+        user_function_vjp(residual_cotangent(eye[i], shapes, output), G, x, *params)[0]
         for i in range(n)
     ]
     jac = np.stack([np.ravel(densify(r)) for r in rows]) if n else np.zeros((0, 0))
     lam = np.linalg.solve(np.transpose(jac), np.ravel(densify(xbar)))
-    cots = user_function_vjp(residual_cotangent(lam, out_shape, output), G, x, *params)
+    cots = user_function_vjp(residual_cotangent(lam, shapes, output), G, x, *params)
     out = tuple(
         NO_TANGENT if c is NO_TANGENT or c is ZERO or not has_tangent(p) else -densify(c)
         for c, p in zip(cots[1:], params, strict=True)
@@ -117,6 +119,76 @@ def root_pullback(
     ) * 6
 
 
+@transformable
+def minimize_pullback(
+    dy,
+    fun,
+    x0,
+    args=(),
+    method=None,
+    jac=None,
+    hess=None,
+    hessp=None,
+    bounds=None,
+    constraints=(),
+    tol=None,
+    callback=None,
+    options=None,
+):
+    # .x by the implicit function theorem on the gradient G of the objective; .fun by the
+    # envelope theorem (d fun(x*, p)/dp = the partial derivative in p at x*)
+    if dy is ZERO:
+        return (NO_TANGENT,) * 12
+    sol = so.minimize(
+        fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol, callback, options
+    )
+    G, output = objective_gradient(fun, jac)
+    if G is None:
+        return minimize_first_order(
+            dy, fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol, callback, options
+        )
+    cargs = NO_TANGENT
+    if "x" in dy:
+        cargs = implicit_cotangent(dy["x"], G, sol.x, args, output)
+    if "fun" in dy and dy["fun"] is not ZERO:
+        fbar = dy["fun"]
+        if jac is True:
+            fbar = (fbar, np.zeros(np.shape(sol.x)))  # zeros: no ZERO inside a pair
+        cargs = plus_cotangents(cargs, partial_cotangent(fbar, fun, sol.x, args))
+    return (NO_TANGENT, NO_TANGENT, cargs) + (NO_TANGENT,) * 9
+
+
+@transformable
+def partial_cotangent(ybar, fn, x, args):
+    """The cotangent of ``args`` of ``fn(x, *args)`` with ``x`` held fixed."""
+    params = args if isinstance(args, tuple) else (args,)
+    if ybar is ZERO or not has_tangent(params):
+        return NO_TANGENT
+    cots = user_function_vjp(ybar, fn, x, *params)
+    out = tuple(
+        NO_TANGENT if c is NO_TANGENT or c is ZERO or not has_tangent(p) else densify(c)
+        for c, p in zip(cots[1:], params, strict=True)
+    )
+    if isinstance(args, tuple):
+        return out
+    return out[0]
+
+
+@transformable
+def plus_cotangents(a, b):
+    """The sum of two cotangents of ``args`` (tuples, single values or ``NO_TANGENT``)."""
+    if a is NO_TANGENT:
+        return b
+    if b is NO_TANGENT:
+        return a
+    if not isinstance(a, tuple):
+        return a + b
+    return tuple(
+        u if v is NO_TANGENT else (v if u is NO_TANGENT else u + v)
+        for u, v in zip(a, b, strict=True)
+    )
+
+
 def same_defaults(pullback_fn, fn) -> bool:
     """Whether ``pullback_fn`` (after ``dy``) has ``fn``'s parameters and defaults: it
     passes them on by position, so another SciPy's signature must not meet it."""
@@ -129,9 +201,51 @@ def same_defaults(pullback_fn, fn) -> bool:
 
 # -- non-differentiable helpers --------------------------------------------------------
 def output_shape(G, x, params, output):
-    """The shape of ``G(x, *params)`` (of its output ``output`` when it returns a pair)."""
+    """The shape of ``G(x, *params)`` (the shapes of both outputs when it returns a pair,
+    ``output`` saying which one is ``G``)."""
     out = G(x, *params)
-    return np.shape(out if output is None else out[output])
+    if output is None:
+        return np.shape(out)
+    return np.shape(out[0]), np.shape(out[1])
 
 
-NON_DIFFERENTIABLE = (output_shape,)
+def objective_gradient(fun, jac):
+    """``(G, output)``: the gradient of a minimized objective as a Python function of
+    ``(x, *args)`` — the user's ``jac`` function, or the second output of a ``jac=True``
+    objective; ``(None, None)`` otherwise (no jac, finite differences, a gradient made by
+    ``pullback.grad``)."""
+    if isinstance(jac, types.FunctionType):
+        return jac, None
+    if jac is True:
+        return fun, 1
+    return None, None
+
+
+def minimize_first_order(dy, *args):
+    """The cotangents of ``minimize(*args)`` by its rule's own pullback: where the
+    objective's gradient is pullback's (or finite differences), whose derivative — the
+    objective's third — pullback does not take."""
+    from .scipy_optimize import _minimize_rrule
+
+    return tuple(_minimize_rrule(*args)[1](dy))
+
+
+def _minimize_first_order_rrule(dy, *args):
+    raise HigherOrderError(
+        "pullback: a second derivative through scipy.optimize.minimize needs the "
+        "derivative of the objective's gradient at the optimum differentiated once more "
+        "(the objective's third derivative), which pullback does not take through its own "
+        "gradient or finite differences.\n"
+        "Fix: pass jac= a Python function that returns the gradient (or jac=True with an "
+        "objective that returns (value, gradient))."
+    )
+
+
+NON_DIFFERENTIABLE = (output_shape, objective_gradient)
+
+
+def register(reg, family):
+    """The helpers' entries: the non-differentiable ones, and the first-order-only path
+    of ``minimize`` (its rule refuses a second derivative)."""
+    reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
+    reg.register(minimize_first_order, _minimize_first_order_rrule, family=family, trusted=True)

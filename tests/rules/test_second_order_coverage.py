@@ -54,9 +54,9 @@ RUN_ELSEWHERE = {
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
 _OBJECT_VALUED = (
-    "returns a frozen distribution object whose cotangent is a tuple of parameter "
-    "cotangents; its methods' pullbacks read the object's attributes, which the generated "
-    "code cannot differentiate again yet (the unfrozen methods have second order)"
+    "a frozen multivariate distribution (the univariate ones have second order through "
+    "scipy_stats_frozen_pullbacks.py): the same pattern — a transformable pullback reading "
+    "the parameters through a primitive — is not written for them yet"
 )
 _USER_FUNCTION = (
     "calls a user function through SciPy/NumPy machinery (integrand, right-hand side, "
@@ -66,24 +66,19 @@ _USER_FUNCTION = (
 _CLOSURE = "its pullback is a closure only: a transformable pullback is not written yet"
 WITHOUT_SECOND_ORDER = {
     **{
-        f"scipy.stats.{d}": _OBJECT_VALUED
-        for d in (
-            "norm t beta gamma chi2 expon laplace logistic cauchy lognorm uniform pareto "
-            "gumbel_r gumbel_l vonmises truncnorm poisson binom nbinom geom bernoulli "
-            "multivariate_normal dirichlet multinomial"
-        ).split()
-    },
-    **{
-        f"scipy.stats.{m}": _OBJECT_VALUED
-        for m in (
-            "rv_continuous_frozen.logpdf rv_continuous_frozen.pdf rv_frozen.cdf "
-            "rv_frozen.logcdf rv_frozen.sf rv_frozen.logsf rv_frozen.ppf "
-            "rv_discrete_frozen.logpmf rv_discrete_frozen.pmf "
+        f"scipy.stats.{name}": _OBJECT_VALUED
+        for name in (
+            "multivariate_normal dirichlet multinomial "
             "multivariate_normal_frozen.logpdf multivariate_normal_frozen.pdf "
             "dirichlet_frozen.logpdf dirichlet_frozen.pdf "
             "multinomial_frozen.logpmf multinomial_frozen.pmf"
         ).split()
     },
+    "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
+        "reads the parameters of a frozen distribution (an object, which finite differences "
+        "cannot move): checked through the frozen methods that call it "
+        "(test_so_scipy_stats.py::test_frozen_distributions_twice)"
+    ),
     # p lives on a simplex that finite differences leave: test_so_scipy_stats.py checks
     # them second order through a softmax (test_points_of_a_simplex).
     "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",

@@ -44,6 +44,12 @@ def as_python_function(fn, nargs: int):
     """``fn`` itself when it is a Python function, else a wrapper that calls it."""
     if isinstance(fn, types.FunctionType):
         return fn
+    return called_by_name(fn, nargs)
+
+
+def called_by_name(fn, nargs: int):
+    """A wrapper calling ``fn`` (with ``nargs`` arguments) by a global name, so that
+    pullback resolves it as it resolves a call it reads in source."""
     try:
         return _wrapper(fn, nargs)
     except TypeError:  # unhashable callable: a wrapper per call

@@ -59,9 +59,9 @@ _OBJECT_VALUED = (
     "the parameters through a primitive — is not written for them yet"
 )
 _USER_FUNCTION = (
-    "calls a user function through SciPy/NumPy machinery (integrand, right-hand side, "
-    "objective): its second order needs the user function's own second-order adjoint "
-    "passed through the implicit-function/adjoint rule, not written yet"
+    "calls a user function (integrand, right-hand side): a transformable pullback that "
+    "calls its vjp through user_function_vjp (as np.piecewise's and fsolve's do) is not "
+    "written yet (for the ODEs: the adjoint system differentiated again)"
 )
 _CLOSURE = "its pullback is a closure only: a transformable pullback is not written yet"
 WITHOUT_SECOND_ORDER = {
@@ -91,7 +91,11 @@ WITHOUT_SECOND_ORDER = {
         "differences: its second derivative needs the objective's third, refused with a "
         "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)"
     ),
-    "scipy.optimize.least_squares": _USER_FUNCTION,
+    "scipy.optimize.least_squares": (
+        "its first derivative already needs the residuals' second derivatives (J^T r "
+        "differentiated); a second would need their third, which pullback does not take "
+        "through a call of a vjp: refused with a HigherOrderError"
+    ),
     # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
     # a pullback function the generated code calls np.sort itself in the forward sweep,
     # which computes a Dask array before the rule can refuse (tests/test_dask.py): they

@@ -116,29 +116,31 @@ def test_every_rule_with_a_pullback_function_has_a_case():
 
 
 # -- frozen distributions: the constructor and its methods, differentiated twice ------------
+# Two methods each (every method's rule has cases of its own above): the constructor's
+# tuple cotangent and the mixed terms are what these check.
 def frozen_of_2(x, dist, a, b):
     d = dist(a, b)
-    return np.sum(d.logpdf(x) * x) + np.sum(d.cdf(x)) + np.sum(d.logsf(x)) + np.sum(d.ppf(Q))
+    return np.sum(d.logpdf(x) * x) + np.sum(d.cdf(x))
 
 
 def frozen_of_3(x, dist, a, b, c):
     d = dist(a, b, c)
-    return np.sum(d.pdf(x) * x) + np.sum(d.logcdf(x)) + np.sum(d.sf(x)) + np.sum(d.ppf(Q))
+    return np.sum(d.logpdf(x) * x) + np.sum(d.sf(x))
 
 
 def frozen_of_4(x, dist, a, b, c, e):
     d = dist(a, b, c, e)
-    return np.sum(d.logpdf(x) * x) + np.sum(d.cdf(x)) + np.sum(d.ppf(Q))
+    return np.sum(d.logpdf(x) * x) + np.sum(d.ppf(Q))
 
 
 def discrete_of_1(k, dist, a):
     d = dist(a)
-    return np.sum(d.logpmf(k)) + np.sum(d.cdf(k)) + np.sum(d.logsf(k))
+    return np.sum(d.logpmf(k)) + np.sum(d.cdf(k))
 
 
 def discrete_of_2(k, dist, a, b):
     d = dist(a, b)
-    return np.sum(d.pmf(k)) + np.sum(d.logcdf(k)) + np.sum(d.sf(k))
+    return np.sum(d.pmf(k)) + np.sum(d.logsf(k))
 
 
 Q = np.array([0.25, 0.6])

@@ -103,22 +103,23 @@ def test_second_order_through_a_rules_pullback_is_refused_clearly():
     np.testing.assert_allclose(hessian(product_energy)(np.array([0.1, 0.2])), [[0, 2], [2, 0]])
 
 
-NORM = None  # scipy.stats.norm, set by the test (SciPy is optional)
+MVN = None  # scipy.stats.multivariate_normal, set by the test (SciPy is optional)
 
 
 def frozen_energy(x, s):
-    return np.sum(NORM(0.5, s).logpdf(x))
+    return np.sum(MVN(np.zeros(2), s * np.eye(2)).logpdf(x))
 
 
 def test_the_refusal_names_the_rule_a_shared_rule_function_serves():
     # the frozen-distribution constructors share one rule factory (and so the name of
-    # their rule's function): the refusal names the one the code calls
-    global NORM
-    NORM = pytest.importorskip("scipy.stats").norm
+    # their rule's function): the refusal names the one the code calls (a frozen
+    # multivariate one: the univariate ones have second derivatives)
+    global MVN
+    MVN = pytest.importorskip("scipy.stats").multivariate_normal
     with pytest.raises(pullback.HigherOrderError) as e:
-        hessian(frozen_energy, wrt=1)(np.array([0.1, 0.4, 0.2]), 1.3)
+        hessian(frozen_energy, wrt=1)(np.array([[0.1, 0.4], [0.2, -0.3]]), 1.3)
     message = str(e.value)
-    assert "scipy.stats.norm " in message  # not the last constructor the factory made
+    assert "scipy.stats.multivariate_normal " in message  # not the last one the factory made
     assert "multinomial" not in message and "dirichlet" not in message
 
 

@@ -4,8 +4,9 @@ float64; float32 for a few), and the multivariate rules.
 
 Not expressible as ``fn(*args)`` with finite differences in every float argument, and so
 checked in test_so_scipy_stats.py instead: the frozen-distribution constructors (they
-return an object), dirichlet's ``x`` and multinomial's ``p`` (points of a simplex, which
-finite differences leave: scipy refuses them or moves them back)."""
+return an object: their cases are checked through the methods of what they return),
+dirichlet's ``x`` and multinomial's ``p`` (points of a simplex, which finite differences
+leave: scipy refuses them or moves them back)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,56 @@ def _fill():
     alpha = np.array([1.5, 2.0, 3.5])
     case("scipy.stats.dirichlet.logpdf", simplex, alpha, wrt=(1,))
     case("scipy.stats.dirichlet.pdf", simplex, alpha, wrt=(1,))
+    _fill_frozen()
+
+
+#: The frozen methods' rules (``norm(loc, scale).logpdf(x)``): the rule of the method
+#: shared by all frozen distributions, and the distributions it is checked with.
+FROZEN_CONTINUOUS = {
+    "rv_continuous_frozen.logpdf": ("gamma", "truncnorm"),
+    "rv_continuous_frozen.pdf": ("beta", "norm"),
+    "rv_frozen.cdf": ("t", "lognorm"),
+    "rv_frozen.logcdf": ("logistic", "vonmises"),
+    "rv_frozen.sf": ("gumbel_r", "pareto"),
+    "rv_frozen.logsf": ("laplace", "chi2"),
+    "rv_frozen.ppf": ("cauchy", "gumbel_l"),
+}
+FROZEN_DISCRETE = {
+    "rv_discrete_frozen.logpmf": ("poisson", "nbinom"),
+    "rv_discrete_frozen.pmf": ("binom", "geom"),
+    "rv_frozen.cdf": ("bernoulli",),
+}
+
+
+def frozen_continuous(name, method, dtype=np.float64):
+    """``(frozen distribution, x)`` with x inside the support (q for ppf)."""
+    import scipy.stats as st
+
+    first, *params = continuous_inputs(name, method, dtype)
+    scalars = [dtype(np.ravel(p)[0]) for p in params]  # a frozen object's parameters
+    dist = getattr(st, name)(*scalars)
+    q = np.asarray([0.2, 0.55, 0.8], dtype)
+    return dist, q if method == "ppf" else np.asarray(dist.ppf(q), dtype)
+
+
+def _fill_frozen():
+    import scipy.stats as st
+
+    for rule, names in FROZEN_CONTINUOUS.items():
+        method = rule.split(".")[1]
+        for name in names:
+            case(f"scipy.stats.{rule}", *frozen_continuous(name, method))
+        case(f"scipy.stats.{rule}", *frozen_continuous(names[0], method, np.float32))
+    for rule, names in FROZEN_DISCRETE.items():
+        for name in names:
+            k, *shapes = discrete_inputs(name)
+            scalars = [s if isinstance(s, int) else float(np.ravel(s)[0]) for s in shapes]
+            case(f"scipy.stats.{rule}", getattr(st, name)(*scalars), k)
+    # the constructors (test_so_scipy_stats.py checks them through their methods)
+    for name, shapes in CONTINUOUS.items():
+        case(f"scipy.stats.{name}", *shapes, 0.1, 1.3)
+    for name, (shapes, _) in DISCRETE.items():
+        case(f"scipy.stats.{name}", *shapes)
 
 
 try:

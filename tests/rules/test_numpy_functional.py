@@ -92,3 +92,31 @@ def test_second_order_through_user_functions():
         return np.sum(np.piecewise(x, [x < 0], [cube, np.sin]) + np.apply_along_axis(np.sum, 0, x))
 
     check_grads(f, make("distinct", (5,)))
+
+
+# -- second order: Hessians of user code through these rules ------------------------------
+def normalized(v):
+    return v / np.sqrt(np.sum(v * v) + 1.0)
+
+
+def along_rows(m):
+    return np.sum(np.apply_along_axis(normalized, 1, m) * m)
+
+
+def scaled_cube(t, s):
+    return s * t**3
+
+
+def by_pieces(x, s):
+    return np.sum(np.piecewise(x, [x < 0.1], [scaled_cube, scaled], s) ** 2)
+
+
+def hessian_inputs(dtype):
+    return make("real", (3, 4), dtype), make("real", (5,), dtype, seed=1), dtype(1.3)
+
+
+@D
+def test_hessians_run_through_the_user_functions(dtype):
+    m, x, s = hessian_inputs(dtype)
+    assert check_grads(along_rows, m, order=2) == "reverse over reverse"
+    assert check_grads(by_pieces, x, s, wrt=(0, 1), order=2) == "reverse over reverse"

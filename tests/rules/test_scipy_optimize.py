@@ -168,3 +168,54 @@ def test_other_keywords_are_still_refused():
 
     with pytest.raises(UnsupportedSyntaxError, match="PB502"):
         pullback.grad(loss)(0.5)
+
+
+# -- second order: the implicit function theorem differentiated again --------------------------
+def fsolve_vector_loss(p):
+    x = so.fsolve(residual, X0, args=(p[0], p[1]), xtol=1e-13)
+    return np.sum(x * x * x) + x[0] * x[1]
+
+
+def root_vector_loss(p):
+    sol = so.root(residual_and_jacobian, X0, args=(p[0], p[1]), jac=True, tol=1e-13)
+    x = sol.x
+    return x[0] * x[0] * x[1]
+
+
+@pytest.mark.parametrize(
+    "f,x",
+    [
+        (brentq_loss, 0.7),
+        (fsolve_vector_loss, np.array([1.2, 0.3])),
+        (root_vector_loss, np.array([1.2, 0.3])),
+    ],
+    ids=["brentq", "fsolve", "root"],
+)
+def test_hessians_through_solutions(f, x):
+    assert check_grads(f, x, order=2) == "reverse over reverse"
+
+
+def minimize_vector_loss(p):
+    sol = so.minimize(
+        objective, np.zeros(2), args=(p, 0.7), jac=objective_gradient, options={"gtol": 1e-10}
+    )
+    x = sol.x
+    return x[0] * x[1] + sol.fun
+
+
+def minimize_without_jac(p):
+    sol = so.minimize(objective, np.zeros(2), args=(p, 0.7), options={"gtol": 1e-7})
+    return sol.fun
+
+
+def test_hessian_through_minimize():
+    assert check_grads(minimize_vector_loss, np.array([0.5, -0.3]), order=2) == (
+        "reverse over reverse"
+    )
+
+
+def test_second_derivative_of_minimize_without_jac_is_refused():
+    p = np.array([0.5, -0.3])
+    check_grads(minimize_without_jac, p)  # first order as before
+    with pytest.raises(pullback.HigherOrderError, match="jac="):
+        pullback.hessian(minimize_without_jac)(p)

@@ -54,36 +54,31 @@ RUN_ELSEWHERE = {
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
 _OBJECT_VALUED = (
-    "returns a frozen distribution object whose cotangent is a tuple of parameter "
-    "cotangents; its methods' pullbacks read the object's attributes, which the generated "
-    "code cannot differentiate again yet (the unfrozen methods have second order)"
+    "a frozen multivariate distribution (the univariate ones have second order through "
+    "scipy_stats_frozen_pullbacks.py): the same pattern — a transformable pullback reading "
+    "the parameters through a primitive — is not written for them yet"
 )
 _USER_FUNCTION = (
-    "calls a user function through SciPy/NumPy machinery (integrand, right-hand side, "
-    "objective): its second order needs the user function's own second-order adjoint "
-    "passed through the implicit-function/adjoint rule, not written yet"
+    "calls a user function (integrand, right-hand side): a transformable pullback that "
+    "calls its vjp through user_function_vjp (as np.piecewise's and fsolve's do) is not "
+    "written yet (for the ODEs: the adjoint system differentiated again)"
 )
 _CLOSURE = "its pullback is a closure only: a transformable pullback is not written yet"
 WITHOUT_SECOND_ORDER = {
     **{
-        f"scipy.stats.{d}": _OBJECT_VALUED
-        for d in (
-            "norm t beta gamma chi2 expon laplace logistic cauchy lognorm uniform pareto "
-            "gumbel_r gumbel_l vonmises truncnorm poisson binom nbinom geom bernoulli "
-            "multivariate_normal dirichlet multinomial"
-        ).split()
-    },
-    **{
-        f"scipy.stats.{m}": _OBJECT_VALUED
-        for m in (
-            "rv_continuous_frozen.logpdf rv_continuous_frozen.pdf rv_frozen.cdf "
-            "rv_frozen.logcdf rv_frozen.sf rv_frozen.logsf rv_frozen.ppf "
-            "rv_discrete_frozen.logpmf rv_discrete_frozen.pmf "
+        f"scipy.stats.{name}": _OBJECT_VALUED
+        for name in (
+            "multivariate_normal dirichlet multinomial "
             "multivariate_normal_frozen.logpdf multivariate_normal_frozen.pdf "
             "dirichlet_frozen.logpdf dirichlet_frozen.pdf "
             "multinomial_frozen.logpmf multinomial_frozen.pmf"
         ).split()
     },
+    "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
+        "reads the parameters of a frozen distribution (an object, which finite differences "
+        "cannot move): checked through the frozen methods that call it "
+        "(test_so_scipy_stats.py::test_frozen_distributions_twice)"
+    ),
     # p lives on a simplex that finite differences leave: test_so_scipy_stats.py checks
     # them second order through a softmax (test_points_of_a_simplex).
     "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
@@ -91,14 +86,16 @@ WITHOUT_SECOND_ORDER = {
     "scipy.integrate.quad": _USER_FUNCTION,
     "scipy.integrate.odeint": _USER_FUNCTION,
     "scipy.integrate.solve_ivp": _USER_FUNCTION,
-    "scipy.optimize.root": _USER_FUNCTION,
-    "scipy.optimize.fsolve": _USER_FUNCTION,
-    "scipy.optimize.brentq": _USER_FUNCTION,
-    "scipy.optimize.minimize": _USER_FUNCTION,
-    "scipy.optimize.least_squares": _USER_FUNCTION,
-    "numpy.piecewise": _USER_FUNCTION,
-    "numpy.apply_along_axis": _USER_FUNCTION,
-    "numpy.vectorize.__call__": _USER_FUNCTION,
+    "pullback.rules.scipy_optimize_pullbacks.minimize_first_order": (
+        "minimize's pullback where the objective's gradient is pullback's own or finite "
+        "differences: its second derivative needs the objective's third, refused with a "
+        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)"
+    ),
+    "scipy.optimize.least_squares": (
+        "its first derivative already needs the residuals' second derivatives (J^T r "
+        "differentiated); a second would need their third, which pullback does not take "
+        "through a call of a vjp: refused with a HigherOrderError"
+    ),
     # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
     # a pullback function the generated code calls np.sort itself in the forward sweep,
     # which computes a Dask array before the rule can refuse (tests/test_dask.py): they
@@ -130,7 +127,12 @@ WITHOUT_SECOND_ORDER = {
         "through them needs its own transformable pullback, not written yet"
     ),
     **dict.fromkeys(
-        ("pullback.dynamic_calls.method_vjp", "pullback.dynamic_calls.function_vjp"),
+        (
+            "pullback.dynamic_calls.method_vjp",
+            "pullback.dynamic_calls.function_vjp",
+            # the same for the user function that a rule's pullback calls (np.piecewise, ...)
+            "pullback.rules.user_function_calls.user_function_vjp",
+        ),
         "the derivative of a generated vjp function found at run time: a third derivative "
         "of user code through a call found at run time is not supported",
     ),

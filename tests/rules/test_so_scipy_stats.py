@@ -23,10 +23,21 @@ from so_scipy_check import (  # noqa: E402
 
 from pullback.testing import check_grads  # noqa: E402
 
+
+def _constructor(name):
+    """Whether ``name`` is a frozen distribution's constructor (``scipy.stats.norm``)."""
+    parts = name.split(".")
+    return len(parts) == 3 and (
+        parts[2] in so_scipy_stats.CONTINUOUS or parts[2] in so_scipy_stats.DISCRETE
+    )
+
+
 FAMILY = sorted(
     (name, k) for name, cases in CASES.items() if name.startswith("scipy.stats.")
+    and not _constructor(name)
     for k in range(len(cases))
 )
+CONSTRUCTORS = sorted(n for n in CASES if n.startswith("scipy.stats.") and _constructor(n))
 
 
 def _default(name, k):
@@ -102,3 +113,56 @@ def test_every_rule_with_a_pullback_function_has_a_case():
         if r.family == "scipy_stats" and r.pullback_fn is not None and r.name not in CASES
     ]
     assert missing == ["scipy.stats.multinomial.logpmf", "scipy.stats.multinomial.pmf"]
+
+
+# -- frozen distributions: the constructor and its methods, differentiated twice ------------
+# Two methods each (every method's rule has cases of its own above): the constructor's
+# tuple cotangent and the mixed terms are what these check.
+def frozen_of_2(x, dist, a, b):
+    d = dist(a, b)
+    return np.sum(d.logpdf(x) * x) + np.sum(d.cdf(x))
+
+
+def frozen_of_3(x, dist, a, b, c):
+    d = dist(a, b, c)
+    return np.sum(d.logpdf(x) * x) + np.sum(d.sf(x))
+
+
+def frozen_of_4(x, dist, a, b, c, e):
+    d = dist(a, b, c, e)
+    return np.sum(d.logpdf(x) * x) + np.sum(d.ppf(Q))
+
+
+def discrete_of_1(k, dist, a):
+    d = dist(a)
+    return np.sum(d.logpmf(k)) + np.sum(d.cdf(k))
+
+
+def discrete_of_2(k, dist, a, b):
+    d = dist(a, b)
+    return np.sum(d.pmf(k)) + np.sum(d.logsf(k))
+
+
+Q = np.array([0.25, 0.6])
+CONTINUOUS_PROBES = {2: frozen_of_2, 3: frozen_of_3, 4: frozen_of_4}
+DISCRETE_PROBES = {1: discrete_of_1, 2: discrete_of_2}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("name", CONSTRUCTORS)
+def test_frozen_distributions_twice(name, dtype):
+    # d = dist(*params); d.logpdf(x), d.cdf(x), ...: second derivatives in x and in every
+    # float parameter, the mixed ones through the frozen object's tuple cotangent
+    dist = getattr(st, name.split(".")[2])
+    (params, _, _), = CASES[name]
+    params = [p if isinstance(p, int) else dtype(p) for p in params]
+    floats = tuple(2 + k for k, p in enumerate(params) if not isinstance(p, int))
+    if name.split(".")[2] in so_scipy_stats.CONTINUOUS:
+        # off the median: laplace's density has a kink at loc
+        x = np.asarray(dist(*params).ppf(np.array([0.2, 0.45, 0.7])), dtype)
+        probe, wrt = CONTINUOUS_PROBES[len(params)], (0, *floats)
+    else:
+        x = so_scipy_stats.DISCRETE[name.split(".")[2]][1]
+        probe, wrt = DISCRETE_PROBES[len(params)], floats
+    how = check_grads(probe, x, dist, *params, wrt=wrt, order=2)
+    assert how == "reverse over reverse"

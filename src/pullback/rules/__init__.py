@@ -48,6 +48,7 @@ from . import (
     scipy_stats_frozen,
     scipy_stats_multivariate,
     transformable,
+    user_function_calls,
 )
 
 FAMILIES = (
@@ -83,6 +84,7 @@ FAMILIES = (
     scipy_optimize,
     ndarray_methods,
     pullback_runtime,
+    user_function_calls,
     transformable,
     array_api,
     array_api_compat_rules,

@@ -6,7 +6,9 @@ Their pullbacks differentiate the user function once per call NumPy makes (per p
 per 1-d slice, per element): with its rule when it has one, otherwise with
 ``pullback.vjp`` (imported lazily: the rules are registered while ``pullback.api`` is
 being imported). A user function's float arguments beyond the array are differentiated
-too; integers, flags and keyword arguments are not.
+too; integers, flags and keyword arguments are not. The pullbacks are also given as
+transformable functions (numpy_functional_pullbacks.py) that call the user function's
+vjp: second derivatives run through them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..errors import UnsupportedCallError
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
+from .numpy_functional_pullbacks import piecewise_conditions, piecewise_owner
 
 FAMILY = "numpy_functional"
 
@@ -61,26 +64,12 @@ def _accumulate(total, c):
 
 
 # -- piecewise ------------------------------------------------------------------------
-def _conditions(x, condlist, n_funcs):
-    """NumPy's reading of ``condlist``: a list of boolean arrays shaped like ``x``, with
-    the "otherwise" condition appended when there is one function more than conditions."""
-    xa = np.asarray(x)
-    if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray)) and xa.ndim != 0):
-        condlist = [condlist]
-    conds = [np.broadcast_to(np.asarray(c, dtype=bool), xa.shape) for c in condlist]
-    if len(conds) == n_funcs - 1:
-        conds.append(~np.any(conds, axis=0) if conds else np.ones(xa.shape, bool))
-    return conds
-
-
 def _piecewise_rrule(x, condlist, funclist, *args, **kw):
     y = np.piecewise(x, condlist, funclist, *args, **kw)
     _refuse_keywords("piecewise", kw)
     xa = np.asarray(x)
-    conds = _conditions(x, condlist, len(funclist))
-    owner = np.full(xa.shape, -1)
-    for k, c in enumerate(conds):
-        owner[c] = k  # a later condition overrides an earlier one, as in NumPy
+    conds = piecewise_conditions(x, condlist, len(funclist))
+    owner = piecewise_owner(conds, xa.shape)  # a later condition overrides, as in NumPy
     pieces = []
     for k, (c, f) in enumerate(zip(conds, funclist, strict=False)):
         if callable(f) and np.any(c):
@@ -192,3 +181,9 @@ def register(reg):
         name="numpy.vectorize.__call__",
         notes="no signature/excluded; " + note,
     )
+    from . import numpy_functional_pullbacks as pbs
+
+    reg.set_pullback_function(np.apply_along_axis, pbs.apply_along_axis_pullback)
+    reg.set_pullback_function(np.piecewise, pbs.piecewise_pullback)
+    reg.set_pullback_function(np.vectorize.__call__, pbs.vectorize_pullback)
+    reg.non_differentiable(*pbs.NON_DIFFERENTIABLE, family=FAMILY, trusted=True)

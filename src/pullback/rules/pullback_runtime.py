@@ -181,23 +181,49 @@ def _vjp_function_rrule(skip_receiver):
             args = rest
             function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)
             inputs = (g, *args)
-        names = list(inspect.signature(function).parameters)
-        if skip_receiver:  # the receiver is an object, not a differentiated value
+        parameters = list(inspect.signature(function).parameters.values())
+        names = [p.name for p in parameters]
+        starred = bool(parameters) and parameters[-1].kind is inspect.Parameter.VAR_POSITIONAL
+        n_star = len(inputs) - len(parameters) + 1 if starred else 0
+
+        def spread(cotangents):
+            """One cotangent per input: a ``*args`` parameter's tuple spread out."""
+            cotangents = tuple(cotangents)
+            if not starred:
+                return cotangents
+            last = cotangents[-1]
+            last = (ZERO,) * n_star if tangents.is_zero(last) else tuple(last)
+            return cotangents[:-1] + last
+
+        # The receiver is an object, not a differentiated value, unless the pullback
+        # function gives it a cotangent (a frozen distribution: its parameters' tuple).
+        receiver = skip_receiver and getattr(function, "__pullback_receiver_cotangent__", False)
+        if skip_receiver and not receiver:
             names = names[:1] + names[2:]
         y, pullback = site.adjoint_of(function, tuple(names))(*inputs, **kwargs)
-        y = (NO_TANGENT, *y) if skip_receiver else tuple(y)
+        # Its value: the cotangents of obj then each argument (a receiver's from the
+        # function itself, else NO_TANGENT), as the generated code reads them.
+        y = (NO_TANGENT, *y) if skip_receiver and not receiver else tuple(y)
         fixed = (NO_TANGENT, NO_TANGENT) if skip_receiver else (NO_TANGENT,)
 
         def vjp_function_pullback(dy):
             if tangents.is_zero(dy):
                 return (NO_TANGENT, ZERO) + fixed + (ZERO,) * len(args)
-            cotangents = tuple(pullback(tuple(dy[1:]) if skip_receiver else dy))
+            if receiver:  # of g, the receiver (at the callee's place), the name, each argument
+                cotangents = spread(pullback(tuple(dy)))
+                return (NO_TANGENT, cotangents[0], cotangents[1], NO_TANGENT, *cotangents[2:])
+            cotangents = spread(pullback(tuple(dy[1:]) if skip_receiver else dy))
             # of g, then each argument
             return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])
 
         return y, vjp_function_pullback
 
     return rrule
+
+
+#: The rule of ``function_vjp(site, g, fn, *args)`` (rules that call user functions in
+#: their transformable pullbacks use it: see user_function_calls.py).
+vjp_function_rrule = _vjp_function_rrule(skip_receiver=False)
 
 
 def _matmul_lhs_rrule(g, a, b):
@@ -268,7 +294,7 @@ def register(reg):
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
     r(dynamic_calls.method_vjp, _vjp_function_rrule(skip_receiver=True))
-    r(dynamic_calls.function_vjp, _vjp_function_rrule(skip_receiver=False))
+    r(dynamic_calls.function_vjp, vjp_function_rrule)
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)

@@ -313,3 +313,14 @@ def register(reg):
         attributes=_RESULT + ("cost",),
         notes=f".x, .cost and .fun; {ift}",
     )
+    from . import scipy_optimize_pullbacks as pbs
+
+    for solver, pullback_fn in (
+        (so.fsolve, pbs.fsolve_pullback),
+        (so.brentq, pbs.brentq_pullback),
+        (so.root, pbs.root_pullback),
+        (so.minimize, pbs.minimize_pullback),
+    ):
+        if pbs.same_defaults(pullback_fn, solver):  # else first order only
+            reg.set_pullback_function(solver, pullback_fn)
+    pbs.register(reg, FAMILY)

@@ -147,6 +147,19 @@ def register(reg):
             r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
                    name=f"scipy.stats.{cls.__name__}.{name}")
     # last, once every stats rule exists: the pullbacks second derivatives run through
+    from . import scipy_stats_frozen_pullbacks as frozen_pbs
     from . import scipy_stats_transformable
 
     scipy_stats_transformable.register(reg)
+    frozen_pbs.register(reg, FAMILY)
+    for module in (cont, disc):
+        for dist_name in module.DISTRIBUTIONS:
+            reg.set_pullback_function(
+                getattr(st, dist_name), frozen_pbs.frozen_constructor_pullback
+            )
+    for cls, names in (
+        (infra.rv_continuous_frozen, CONTINUOUS_METHODS),
+        (infra.rv_discrete_frozen, DISCRETE_METHODS),
+    ):
+        for name in names:
+            reg.set_pullback_function(getattr(cls, name), frozen_pbs.METHOD_PULLBACKS[name])

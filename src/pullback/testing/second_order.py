@@ -94,15 +94,31 @@ def _pairing(expr, w, names):
     return f"np.sum({name} * {expr})"
 
 
-def make_probe(fn, args, kwargs, wrt, y, rng):
+def result_view(rule, y):
+    """``{attribute: value}`` of the float attributes of a result object (a SciPy
+    ``OptimizeResult``) that ``rule`` declares differentiable
+    (``rule.extra["result_attributes"]``); ``None`` for any other output."""
+    names = rule.extra.get("result_attributes", ()) if rule is not None else ()
+    if not names or is_differentiable_value(y) or isinstance(y, (list, tuple)):
+        return None
+    view = {a: getattr(y, a, None) for a in names}
+    return {a: v for a, v in view.items() if _float_leaf(v)} or None
+
+
+def make_probe(fn, args, kwargs, wrt, y, rng, view=None):
     """``(probe, params)``: the function ``L(*leaves) = Re <fn(*args, **kwargs), W>``
-    written as source (see the module docstring)."""
+    written as source (see the module docstring); for a result object (``view``, see
+    :func:`result_view`) the sum of ``Re <y.attribute, W_attribute>``."""
     leaves: list = []
     constants: list = []
     spelled = [_spell(a, leaves, constants, wrt is None or i in wrt) for i, a in enumerate(args)]
     spelled += [f"{k}={_spell(v, leaves, constants, False)}" for k, v in kwargs.items()]
     weights: list = []
-    pairing = _pairing("y", _weights(y, rng), weights)
+    if view is None:
+        pairing = _pairing("y", _weights(y, rng), weights)
+    else:
+        terms = [_pairing(f"y.{a}", _weights(v, rng), weights) for a, v in view.items()]
+        pairing = " + ".join(t for t in terms if t)
     if not pairing:
         raise AssertionError(f"{qualified_name(fn)}: the output has nothing to differentiate")
     params = ", ".join(f"p{k}" for k in range(len(leaves)))
@@ -141,7 +157,8 @@ def _leafwise(got, want):
 
 def _check_agreement(where, rule, args, kwargs, rng, random_like):
     y, pullback = rule.rrule(*args, **kwargs)
-    dy = random_like(y, rng)
+    view = result_view(rule, y)
+    dy = random_like(y, rng) if view is None else random_like(view, rng)
     want = pullback(dy)
     got = rule.pullback_fn(dy, *args, **kwargs)
     # One cotangent per positional argument (a pullback function may have more parameters).
@@ -187,7 +204,7 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
     else:
         wrt_set = {wrt} if isinstance(wrt, int) else set(wrt)
     y = fn(*args, **kwargs)
-    probe, params = make_probe(fn, args, kwargs, wrt_set, y, rng)
+    probe, params = make_probe(fn, args, kwargs, wrt_set, y, rng, result_view(rule, y))
     values = [v for v, _ in params]
     chosen = tuple(k for k, (_, d) in enumerate(params) if d)
     leaves = [values[k] for k in chosen]
@@ -236,7 +253,8 @@ def _with_tangents(rule, args, kwargs, rng, random_like):
     """The positions of the arguments the rule's pullback gives a cotangent (not
     ``NO_TANGENT``): the arguments a second derivative is taken in by default."""
     y, pullback = rule.rrule(*args, **kwargs)
-    cots = tuple(pullback(random_like(y, rng)))
+    view = result_view(rule, y)
+    cots = tuple(pullback(random_like(y if view is None else view, rng)))
     return {k for k, c in enumerate(cots[: len(args)]) if c is not NO_TANGENT and c is not None}
 
 

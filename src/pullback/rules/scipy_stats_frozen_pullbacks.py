@@ -1,0 +1,103 @@
+"""Transformable pullbacks of frozen univariate scipy.stats distributions: the frozen
+constructor (``norm(loc, scale)``) and the frozen methods (``frozen.logpdf(x)``), so that
+second derivatives run through ``norm(mu, s).logpdf(x)`` as they do through
+``norm.logpdf(x, mu, s)``.
+
+A frozen distribution's cotangent is the tuple of its parameters' cotangents, in SciPy's
+order (shapes, ``loc``, ``scale``; see scipy_stats_frozen.py). A method's pullback reads
+the parameters with :func:`frozen_parameters` — a primitive whose rule gives the frozen
+object that very tuple as its cotangent — and calls the unfrozen method's transformable
+pullback with them. The constructor's pullback hands each positional parameter its entry.
+A method's pullback function is marked ``__pullback_receiver_cotangent__``: the
+derivative of a method's vjp (pullback_runtime.py) then differentiates the receiver too,
+so that the mixed terms (``d2/dloc dx``) reach the parameters.
+"""
+
+from __future__ import annotations
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO
+from .user_function_calls import called_by_name, has_tangent
+
+
+def frozen_parameters(frozen):
+    """Every parameter of a frozen univariate distribution, in SciPy's order (defaults
+    filled in)."""
+    import scipy.stats as st
+
+    from . import scipy_stats_continuous as cont
+    from . import scipy_stats_discrete as disc
+    from .scipy_stats_common import bind_params
+
+    module = cont if frozen.dist.name in cont.DISTRIBUTIONS else disc
+    names, defaults = module.parameters(getattr(st, frozen.dist.name))
+    return tuple(bind_params(tuple(frozen.args), frozen.kwds, names, defaults))
+
+
+def _frozen_parameters_rrule(frozen):
+    params = frozen_parameters(frozen)
+
+    def frozen_parameters_pullback(dy):
+        if dy is ZERO:
+            return (ZERO,)
+        return (tuple(dy),)  # the frozen object's cotangent is that tuple
+
+    return params, frozen_parameters_pullback
+
+
+def unfrozen_pullback(frozen, name, nargs):
+    """The transformable pullback of the unfrozen ``dist.name`` (``None`` for a discrete
+    ``ppf``, whose integer quantiles have no derivative), called through a wrapper that
+    names it as a global (``called_by_name``): some are made by a factory, and
+    pullback transforms those where it reads them by name, not as run-time values."""
+    import scipy.stats as st
+
+    from ..registry import default_registry
+
+    dist = getattr(st, frozen.dist.name)  # a frozen object holds a copy of the instance
+    if name == "ppf" and not hasattr(dist, "_pdf"):
+        return None
+    return called_by_name(default_registry().lookup(getattr(dist, name)).pullback_fn, nargs)
+
+
+@transformable
+def frozen_method_pullback(dy, frozen, x, name):
+    """``(cotangent of frozen, cotangent of x)`` of ``frozen.name(x)``."""
+    params = frozen_parameters(frozen)
+    pullback_fn = unfrozen_pullback(frozen, name, 2 + len(params))
+    if pullback_fn is None:
+        return ZERO, ZERO
+    cots = pullback_fn(dy, x, *params)
+    out = tuple(cots[k + 1] if has_tangent(params[k]) else NO_TANGENT for k in range(len(params)))
+    return out, cots[0]
+
+
+def _method_pullback(name):
+    """The pullback function of ``frozen.name(x)`` (marked: its receiver is differentiated
+    too, see the module docstring)."""
+
+    @transformable
+    def method_pullback(dy, frozen, x):
+        return frozen_method_pullback(dy, frozen, x, name)
+
+    method_pullback.__name__ = method_pullback.__qualname__ = f"frozen_{name}_pullback"
+    method_pullback.__pullback_receiver_cotangent__ = True
+    return method_pullback
+
+
+METHOD_PULLBACKS = {
+    name: _method_pullback(name)
+    for name in ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf")
+}
+
+
+@transformable
+def frozen_constructor_pullback(dy, *args):
+    """The cotangents of the positional parameters of ``dist(*args)`` from the frozen
+    object's tuple cotangent (parameters given by keyword: the rule's closure)."""
+    return tuple(dy[k] if has_tangent(args[k]) else NO_TANGENT for k in range(len(args)))
+
+
+def register(reg, family):
+    reg.register(frozen_parameters, _frozen_parameters_rrule, family=family, trusted=True)
+    reg.non_differentiable(unfrozen_pullback, family=family, trusted=True)

@@ -1,0 +1,45 @@
+"""Second-order cases of the scipy.optimize rules whose pullbacks are transformable (the
+implicit function theorem written so that pullback differentiates it again)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from second_order_table import case
+
+so = pytest.importorskip("scipy.optimize")
+
+from test_scipy_optimize import (  # noqa: E402
+    X0,
+    objective,
+    objective_and_gradient,
+    objective_gradient,
+    residual,
+    residual_and_jacobian,
+    scalar_residual,
+)
+
+
+def shifted_residual(x, p):
+    return x + 0.3 * np.tanh(x) - p
+
+
+case("scipy.optimize.fsolve", residual, X0, (1.2, 0.3), wrt=(2,), xtol=1e-13)
+P3 = (np.array([0.2, -0.4, 0.9]),)
+case("scipy.optimize.fsolve", shifted_residual, np.zeros(3), P3, wrt=(2,), xtol=1e-13)
+case("scipy.optimize.brentq", scalar_residual, 0.0, 2.0, (0.7,), wrt=(3,), xtol=1e-14)
+
+for _fn, _method, _jac in (
+    (residual, "hybr", None),
+    (residual, "lm", None),
+    (residual_and_jacobian, "hybr", True),
+):
+    case("scipy.optimize.root", _fn, X0, (1.2, 0.3), _method, _jac, 1e-13, wrt=(2,))
+
+# minimize(fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol, callback,
+# options): a start given as a list, so that the float32 cases keep a float64 one (BFGS
+# on a float32 start stops short of gtol)
+P = np.array([0.5, -0.3])
+for _fn, _jac in ((objective, objective_gradient), (objective_and_gradient, True)):
+    _rest = (None, None, None, (), None, None, {"gtol": 1e-10})
+    case("scipy.optimize.minimize", _fn, [0.0, 0.0], (P, 0.7), "BFGS", _jac, *_rest, wrt=(2,))

@@ -29,12 +29,12 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import UnsupportedCallError
+from .indexed_cotangent import _scatter_add
 from .registry import transformable
 from .tangents import (
     NO_TANGENT,
     ZERO,
     _cotangent_dtype,
-    _scatter_add,
     batch_axes,
     densify,
     fold_reads,

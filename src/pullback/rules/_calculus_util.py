@@ -171,7 +171,7 @@ class UserVJP:
 
     def adjoint(self, args):
         """The generated adjoint for a call with ``args`` (built once per kinds)."""
-        from ..api import get_adjoint
+        from ..adjoints import get_adjoint
         from ..arguments import kinds_key
         from ..registry import default_registry
 

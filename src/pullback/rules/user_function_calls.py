@@ -67,7 +67,7 @@ def rule_site():
 
 @functools.lru_cache(maxsize=8)
 def _site_for(registry):
-    from ..api import LazyAdjoint, VJPRef
+    from ..adjoints import LazyAdjoint, VJPRef
 
     def vjp_of(fn, wrt):
         return VJPRef(fn, wrt, registry)

@@ -236,7 +236,7 @@ class CallAdjoints:
             self.contrib(node.id, expr, (), state, line, out)
 
     def vjp_ref(self, v):
-        from ..api import VJPRef
+        from ..adjoints import VJPRef
 
         active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
         return VJPRef(v.pb_callee.obj, callee_wrt(active), self.registry)
@@ -330,7 +330,7 @@ class CallAdjoints:
         registry = self.registry
 
         def vjp_of(fn, wrt):
-            from ..api import VJPRef
+            from ..adjoints import VJPRef
 
             return VJPRef(fn, wrt, registry)
 

@@ -17,6 +17,7 @@ from . import (
     array_api_compat_rules,
     builtins_rules,
     fft,
+    inplace_calls,
     linalg,
     math_rules,
     ndarray_methods,
@@ -87,6 +88,7 @@ FAMILIES = (
     array_api,
     array_api_compat_rules,
     arrays_inplace,
+    inplace_calls,
 )
 
 

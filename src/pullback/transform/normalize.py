@@ -170,6 +170,9 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
     def stmt_Expr(self, s):
         if isinstance(s.value, gast.Constant):  # docstring or bare constant
             return [], False
+        inplace = self.inplace_statement(s, None)  # a.fill(v), out=a: inplace_calls.py
+        if inplace is not None:
+            return inplace, False
         append = self.local_append(s)
         if append is not None:
             return self.stmt_Append(append)

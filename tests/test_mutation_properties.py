@@ -29,7 +29,9 @@ def slice_text(draw):
 
 @st.composite
 def statement(draw):
-    kind = draw(st.sampled_from(["element", "slice", "mask", "fancy", "loop", "whole", "raw"]))
+    kinds = ["element", "slice", "mask", "fancy", "loop", "whole", "raw"]
+    kinds += ["fill", "copyto", "add_at", "out", "put", "sort"]  # in-place calls
+    kind = draw(st.sampled_from(kinds))
     i, j = draw(index), draw(index)
     c = draw(const)
     o = draw(op)
@@ -49,7 +51,32 @@ def statement(draw):
         return [f"for k in range(1, {k + 1}):", f"    a[k] = a[k - 1] * {c} + x[k] * a[k]"]
     if kind == "whole":
         return ["s = s + np.sum(a * x)"]
+    if kind in ("fill", "copyto", "add_at", "out", "put", "sort"):
+        return inplace_statement(draw, kind, i, j, c)
     return [f"a[{i}] = a[{j}] * x[{i}]"]  # read-after-write
+
+
+def inplace_statement(draw, kind, i, j, c):
+    """An in-place call on the local array ``a``."""
+    idx = draw(st.lists(index, min_size=1, max_size=4))  # repeats allowed
+    if kind == "fill":
+        return [f"a.fill(x[{i}] * {c})"]
+    if kind == "copyto":
+        return [f"np.copyto(a, x * a + {c})"]  # reads the whole array it writes
+    if kind == "add_at":
+        ufunc = draw(st.sampled_from(["add", "subtract"]))
+        value = draw(st.sampled_from([f"x[{j}] * a[{i}]", f"x[:{len(idx)}] * {c}"]))
+        return [f"np.{ufunc}.at(a, {idx}, {value})"]
+    if kind == "out":
+        call = draw(
+            st.sampled_from(
+                ["np.multiply(a, x, out=a)", f"np.add(x, {c}, out=a)", "np.cumsum(x, out=a)"]
+            )
+        )
+        return [call]
+    if kind == "put":
+        return [f"np.put(a, {idx}, x[:{draw(st.integers(1, 3))}] * {c})"]
+    return ["a.sort()"]
 
 
 @st.composite

@@ -344,4 +344,4 @@ def test_whole_read_before_a_write_copies():
     source = _adjoint_source(add_at_after_read, X)
     assert "_pb_array_add_at_copy(" in source
     source = _adjoint_source(ufunc_out_self, X)
-    assert "_pb_array_set_copy(" in source
+    assert "_pb_array_fill_copy(" in source

@@ -10,6 +10,8 @@ from pullback import default_registry
 from pullback.arrays_inplace_calls import (
     array_add_at,
     array_add_at_copy,
+    array_fill,
+    array_fill_copy,
     array_sort,
     cycled,
     diagonal_index,
@@ -55,6 +57,21 @@ def test_add_at_is_unbuffered_and_in_place():
     b = np.zeros(3)
     c = array_add_at_copy(b, [1, 1], 1.0)
     assert c is not b and not b.any() and c[1] == 2.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape, vshape", [((4, 3), (3,)), ((4, 3), ()), ((2, 3), (2, 3)), ((0, 3), (3,)), ((), ())]
+)
+def test_fill_rule(shape, vshape, dtype):
+    # array_fill (in place) has the same pullback function as array_fill_copy.
+    a = arr(shape, dtype)
+    value = arr(vshape, dtype) if vshape else dtype(0.7)
+    check_rrule(array_fill_copy, a, value)
+    reg = default_registry()
+    assert reg.lookup(array_fill).pullback_fn is reg.lookup(array_fill_copy).pullback_fn
+    b = np.zeros(shape, dtype)
+    assert array_fill(b, value) is b and np.all(b == value)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

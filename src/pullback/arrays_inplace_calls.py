@@ -4,9 +4,9 @@ The normalizer (:mod:`pullback.transform.inplace_calls`) rewrites each in-place 
 a functional store whose result rebinds the array's name, reusing ``array_set`` (in place
 when no pullback needs an earlier state of the array, a copy otherwise)::
 
-    a.fill(v)                    ->  a = array_set(a, ..., v)
-    np.copyto(a, s)              ->  a = array_set(a, ..., s)
-    r = np.multiply(x, y, out=a) ->  t = np.multiply(x, y); a = array_set(a, ..., t); r = a
+    a.fill(v)                    ->  a = array_fill(a, v)
+    np.copyto(a, s)              ->  a = array_fill(a, s)
+    r = np.multiply(x, y, out=a) ->  t = np.multiply(x, y); a = array_fill(a, t); r = a
     np.put(a, ind, v)            ->  i = put_index(a, ind); w = cycled(v, i); a = array_set(a, i, w)
     np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
     np.add.at(a, idx, v)         ->  a = array_add_at(a, idx, v)
@@ -33,7 +33,7 @@ import numpy as np
 
 from .errors import UnsupportedCallError
 from .registry import transformable
-from .tangents import NO_TANGENT, densify, unbroadcast
+from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
 
 
 def _only_arrays(a, what):
@@ -43,6 +43,32 @@ def _only_arrays(a, what):
             "on NumPy arrays the function created (issue 11). Fix: use a NumPy array "
             "(`np.asarray(...)`), or a function that returns a new value."
         )
+
+
+# -- a.fill, np.copyto, out=: every entry overwritten ----------------------------------------
+def array_fill(a, value):
+    """``a[...] = value`` in place (``value`` broadcast), returning ``a``."""
+    _only_arrays(a, "an in-place fill, copyto or out=")
+    a[...] = value
+    return a
+
+
+def array_fill_copy(a, value):
+    """A new array shaped and typed as ``a``, filled with ``value`` (``a`` is left as it was)."""
+    _only_arrays(a, "an in-place fill, copyto or out=")
+    out = np.empty_like(a)
+    out[...] = value
+    return out
+
+
+@transformable
+def array_fill_pullback(dy, a, value):
+    # Every entry is overwritten: no earlier value of a reaches the result (a symbolic
+    # zero, nothing allocated), and the value gets the cotangent, summed where broadcast.
+    g = densify(dy)
+    if np.shape(g) != np.shape(value):
+        g = unbroadcast(g, value)
+    return ZERO, g
 
 
 # -- np.add.at (unbuffered: every repeat of an index adds) ------------------------------------

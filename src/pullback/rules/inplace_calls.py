@@ -1,7 +1,8 @@
 """Rules of the helpers that in-place array calls on local arrays become (issue 11):
-``np.add.at``, ``np.put`` / ``np.fill_diagonal`` values, ``a.sort()`` (see
-:mod:`pullback.arrays_inplace_calls`). Each rule's closure calls the transformable
-pullback, so second derivatives and forward mode run through the same function."""
+``a.fill`` / ``np.copyto`` / ``out=``, ``np.add.at``, the values of ``np.put`` /
+``np.fill_diagonal``, ``a.sort()`` (see :mod:`pullback.arrays_inplace_calls`). Each
+rule's closure calls the transformable pullback, so second derivatives and forward mode
+run through the same function."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _rule_from(fn, pullback_fn):
 
 def register(reg):
     pairs = (
+        (calls.array_fill, calls.array_fill_pullback),
+        (calls.array_fill_copy, calls.array_fill_pullback),
         (calls.array_add_at, calls.array_add_at_pullback),
         (calls.array_add_at_copy, calls.array_add_at_pullback),
         (calls.cycled, calls.cycled_pullback),

@@ -199,17 +199,20 @@ class InplaceCalls:
         helper = "_pb_array_set" if in_place else "_pb_array_set_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, value], s), s))
 
+    def _fill(self, name, in_place, value, s, stmts):
+        """``a = array_fill(a, value)``: every entry overwritten."""
+        v = self.atom(value, stmts)
+        helper = "_pb_array_fill" if in_place else "_pb_array_fill_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), v], s), s))
+
     def _inplace_fill(self, spec, name, in_place, s, stmts):
-        value = self.atom(spec.args["value"], stmts)
-        self._set(name, in_place, N.const(Ellipsis), value, s, stmts)
+        self._fill(name, in_place, spec.args["value"], s, stmts)
 
     def _inplace_copyto(self, spec, name, in_place, s, stmts):
-        value = self.atom(spec.args["src"], stmts)
-        self._set(name, in_place, N.const(Ellipsis), value, s, stmts)
+        self._fill(name, in_place, spec.args["src"], s, stmts)
 
     def _inplace_out(self, spec, name, in_place, s, stmts):
-        value = self.atom(spec.args["call"], stmts)
-        self._set(name, in_place, N.const(Ellipsis), value, s, stmts)
+        self._fill(name, in_place, spec.args["call"], s, stmts)
 
     def _inplace_put(self, spec, name, in_place, s, stmts):
         mode = spec.args.get("mode")

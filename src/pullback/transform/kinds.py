@@ -59,6 +59,8 @@ _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
 _WRITES = {
     arrays_inplace.array_set,
     arrays_inplace.array_set_copy,
+    arrays_inplace_calls.array_fill,
+    arrays_inplace_calls.array_fill_copy,
     arrays_inplace_calls.array_add_at,
     arrays_inplace_calls.array_add_at_copy,
     arrays_inplace_calls.array_sort,

@@ -29,6 +29,8 @@ _HELPERS = {
     "_pb_array_set_copy": arrays_inplace.array_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
     "_pb_array_named_read": arrays_inplace.array_named_read,
+    "_pb_array_fill": arrays_inplace_calls.array_fill,
+    "_pb_array_fill_copy": arrays_inplace_calls.array_fill_copy,
     "_pb_array_add_at": arrays_inplace_calls.array_add_at,
     "_pb_array_add_at_copy": arrays_inplace_calls.array_add_at_copy,
     "_pb_put_index": arrays_inplace_calls.put_index,

@@ -178,6 +178,24 @@ def read_after_write(x):
     return np.sum(a * a) + np.sum(c)
 
 
+def augmented_in_place(x):
+    acc = np.zeros((2, 3))
+    for k in range(3):
+        acc[0, k] = x[k] * x[k + 1]
+        acc += x[3:]  # in place: acc is written by index, nothing holds its old state
+        acc -= x[k]
+    np.add.at(acc, (0, [1, 1]), x[0])
+    return np.sum(acc * acc)
+
+
+def augmented_after_whole_read(x):
+    a = np.zeros(3)
+    a[1] = x[0]
+    s = np.sum(a * x[:3])  # a pullback holds a: the += below rebinds instead
+    a += x[3:]
+    return s * np.sum(a**2)
+
+
 def helper_writes(a, v):
     a = a.copy()  # the fix for an argument: the helper's own array
     a.fill(v)
@@ -214,6 +232,8 @@ REVERSE = [
     branches,
     read_after_write,
     through_user_function,
+    augmented_in_place,
+    augmented_after_whole_read,
 ]
 
 
@@ -338,6 +358,13 @@ def test_writes_in_place_when_nothing_reads_the_whole_array_between():
     assert "_pb_array_set(" in source and "_pb_array_set_copy" not in source
     source = _adjoint_source(add_at_repeated, X)
     assert "_pb_array_add_at(" in source and "_pb_array_add_at_copy" not in source
+
+
+def test_augmented_assignment_of_a_written_array_is_in_place():
+    source = _adjoint_source(augmented_in_place, X)
+    assert source.count("_pb_array_iadd(") == 2
+    source = _adjoint_source(augmented_after_whole_read, X)
+    assert "_pb_array_iadd(" not in source
 
 
 def test_whole_read_before_a_write_copies():

@@ -12,6 +12,7 @@ from pullback.arrays_inplace_calls import (
     array_add_at_copy,
     array_fill,
     array_fill_copy,
+    array_iadd,
     array_sort,
     cycled,
     diagonal_index,
@@ -21,6 +22,18 @@ from pullback.testing import check_rrule
 
 DTYPES = [np.float64, np.float32]
 RNG = np.random.default_rng(7)
+
+
+def iadd_copy(a, value):
+    return array_iadd(np.array(a, copy=True), value)
+
+
+def _iadd_copy_registry():
+    reg = default_registry().copy()
+    inner = reg.lookup(array_iadd)
+    reg.register(iadd_copy, lambda a, v: inner.rrule(np.array(a, copy=True), v))
+    reg.set_pullback_function(iadd_copy, inner.pullback_fn)
+    return reg
 
 
 def arr(shape, dtype):
@@ -72,6 +85,20 @@ def test_fill_rule(shape, vshape, dtype):
     assert reg.lookup(array_fill).pullback_fn is reg.lookup(array_fill_copy).pullback_fn
     b = np.zeros(shape, dtype)
     assert array_fill(b, value) is b and np.all(b == value)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape, vshape", [((4, 3), (3,)), ((4, 3), ()), ((2, 3), (2, 3)), ((), ())]
+)
+def test_iadd_rule(shape, vshape, dtype):
+    a = arr(shape, dtype)
+    value = arr(vshape, dtype) if vshape else dtype(0.7)
+    # check_rrule needs a rule that leaves its arguments as they were: array_iadd's rule
+    # and pullback function on a copy (its pullback needs no value of a).
+    check_rrule(iadd_copy, a, value, registry=_iadd_copy_registry())
+    b = np.zeros(shape, dtype)
+    assert array_iadd(b, value) is b and np.all(b == value)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

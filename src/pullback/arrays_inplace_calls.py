@@ -11,6 +11,7 @@ when no pullback needs an earlier state of the array, a copy otherwise)::
     np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
     np.add.at(a, idx, v)         ->  a = array_add_at(a, idx, v)
     a.sort(axis)                 ->  a = array_sort(a, axis)
+    a += v  (a written in place) ->  a = array_iadd(a, v)
 
 This module holds the helpers that ``array_set`` does not cover, and their pullbacks: each
 is a transformable function (second order) whose transpose gives forward mode; the rules
@@ -69,6 +70,25 @@ def array_fill_pullback(dy, a, value):
     if np.shape(g) != np.shape(value):
         g = unbroadcast(g, value)
     return ZERO, g
+
+
+# -- a += v on an array written in place -----------------------------------------------------
+def array_iadd(a, value):
+    """``a += value`` in place on an array (NumPy's casting and broadcasting rules: the
+    array keeps its shape and dtype), returning ``a``; a number is added as usual."""
+    if not isinstance(a, np.ndarray):
+        return a + value
+    a += value
+    return a
+
+
+@transformable
+def array_iadd_pullback(dy, a, value):
+    g = densify(dy)
+    dv = g
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)
+    return g, dv
 
 
 # -- np.add.at (unbuffered: every repeat of an index adds) ------------------------------------

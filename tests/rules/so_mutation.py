@@ -26,6 +26,8 @@ for _name in ("array_add_at", "array_add_at_copy"):
 for _name in ("array_fill", "array_fill_copy"):
     case(_Q + _name, _A.copy(), _ROW)  # a row broadcast into every row
     case(_Q + _name, _A.copy(), 0.5)  # a scalar
+case(_Q + "array_iadd", _A.copy(), _ROW)  # a row broadcast over the rows
+case(_Q + "array_iadd", _RNG.normal(size=3), 0.25)
 case(_Q + "cycled", _RNG.normal(size=3), (np.arange(7),))  # repeated cyclically
 case(_Q + "cycled", _RNG.normal(size=(2, 2)), (np.arange(3),))  # cut short
 case(_Q + "array_sort", _RNG.normal(size=(3, 4)), 0)

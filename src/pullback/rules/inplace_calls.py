@@ -33,6 +33,7 @@ def _rule_from(fn, pullback_fn):
 
 def register(reg):
     pairs = (
+        (calls.array_iadd, calls.array_iadd_pullback),
         (calls.array_fill, calls.array_fill_pullback),
         (calls.array_fill_copy, calls.array_fill_pullback),
         (calls.array_add_at, calls.array_add_at_pullback),

@@ -175,23 +175,47 @@ class InplaceCalls:
                 out.append((s, spec))
         return out
 
-    def inplace_statement(self, s, result):
+    def inplace_statement(self, s):
         """The statements of ``[result =] call`` when it is an in-place call on a local
-        array (the check let only those through), else None."""
+        array (the check let only those through), or of ``a += v`` / ``a -= v`` on an
+        array written in place; else None."""
+        if isinstance(s, gast.AugAssign):
+            return self.augmented_in_place(s)
         call = inplace_statement_call(s)
-        spec = (
-            None if call is None else inplace_call(call, resolve_call(self.fs, call, self.locals))
-        )
+        if call is None:
+            return None
+        spec = inplace_call(call, resolve_call(self.fs, call, self.locals))
         if spec is None or spec.problem is not None:
             return None
+        result = s.targets[0].id if isinstance(s, gast.Assign) else None
         name = spec.target.id
         in_place = self.array_modes().get(name, False)
         stmts: list = []
         write = getattr(self, "_inplace_" + spec.kind)
-        stmts.extend(write(spec, name, in_place, s, stmts) or [])
+        write(spec, name, in_place, s, stmts)
         if result is not None:
             value = N.load(name) if spec.kind == "out" else N.const(None)
             stmts.append(N.assign(result, value, s))
+        return stmts
+
+    def augmented_in_place(self, s):
+        """``a += v`` as ``a = array_iadd(a, v)`` (``-=``: of ``-v``) when ``a`` is written
+        in place (by index or call, and no pullback needs an earlier state of it); the
+        check proved that no other name refers to its array. Else None (a rebinding)."""
+        target = s.target
+        if not (
+            isinstance(target, gast.Name)
+            and isinstance(s.op, (gast.Add, gast.Sub))
+            and self.array_modes().get(target.id, False)
+        ):
+            return None
+        value = s.value
+        if isinstance(s.op, gast.Sub):
+            value = gast.copy_location(gast.UnaryOp(op=gast.USub(), operand=value), value)
+        stmts: list = []
+        v = self.atom(value, stmts)
+        call = self.helper_call("_pb_array_iadd", [N.load(target.id), v], s)
+        stmts.append(N.assign(target.id, call, s))
         return stmts
 
     # -- one rewrite per kind (each appends to stmts) ---------------------------------------

@@ -60,6 +60,7 @@ _WRITES = {
     arrays_inplace.array_set,
     arrays_inplace.array_set_copy,
     arrays_inplace_calls.array_fill,
+    arrays_inplace_calls.array_iadd,
     arrays_inplace_calls.array_fill_copy,
     arrays_inplace_calls.array_add_at,
     arrays_inplace_calls.array_add_at_copy,

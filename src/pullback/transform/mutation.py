@@ -31,6 +31,7 @@ _HELPERS = {
     "_pb_array_named_read": arrays_inplace.array_named_read,
     "_pb_array_fill": arrays_inplace_calls.array_fill,
     "_pb_array_fill_copy": arrays_inplace_calls.array_fill_copy,
+    "_pb_array_iadd": arrays_inplace_calls.array_iadd,
     "_pb_array_add_at": arrays_inplace_calls.array_add_at,
     "_pb_array_add_at_copy": arrays_inplace_calls.array_add_at_copy,
     "_pb_put_index": arrays_inplace_calls.put_index,
@@ -56,6 +57,15 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
             for t in targets:
                 if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                     writes.setdefault(t.value.id, []).append(node)
+    for node in gast.walk(tree):
+        # a += v / a -= v into an array written by index or call: in place too (iadd)
+        if (
+            isinstance(node, gast.AugAssign)
+            and isinstance(node.target, gast.Name)
+            and isinstance(node.op, (gast.Add, gast.Sub))
+            and node.target.id in writes
+        ):
+            writes[node.target.id].append(node)
     modes = {}
     for name, stores in writes.items():
         last = max((s.lineno, s.col_offset) for s in stores)
@@ -153,11 +163,7 @@ class ArrayStores(InplaceCalls):
 
     def named_read(self, name, value, s):
         """``name = a[idx]`` of a written array ``a``: checked at run time not to be a view
-        (statements); ``name = f(..., out=a)`` and other in-place calls on a local array
-        (inplace_calls.py); or None for other assignments."""
-        inplace = self.inplace_statement(s, name)
-        if inplace is not None:
-            return inplace
+        (statements), or None for other assignments."""
         if not isinstance(value, gast.Subscript):
             return None
         base = value.value

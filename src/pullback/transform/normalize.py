@@ -162,6 +162,9 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
         ``jumps`` is falsy when the statement always falls through, ``"always"`` when it
         never does, and true when it may leave its block.
         """
+        inplace = self.inplace_statement(s)  # a.fill(v), out=a, a += v: inplace_calls.py
+        if inplace is not None:
+            return inplace, False
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:  # pragma: no cover - the check refuses these first
             raise NotImplementedError(type(s).__name__)
@@ -170,9 +173,6 @@ class Normalizer(FreeValues, Comprehensions, StarCalls, HigherOrderBuiltins, Arr
     def stmt_Expr(self, s):
         if isinstance(s.value, gast.Constant):  # docstring or bare constant
             return [], False
-        inplace = self.inplace_statement(s, None)  # a.fill(v), out=a: inplace_calls.py
-        if inplace is not None:
-            return inplace, False
         append = self.local_append(s)
         if append is not None:
             return self.stmt_Append(append)

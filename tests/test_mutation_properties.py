@@ -30,7 +30,7 @@ def slice_text(draw):
 @st.composite
 def statement(draw):
     kinds = ["element", "slice", "mask", "fancy", "loop", "whole", "raw"]
-    kinds += ["fill", "copyto", "add_at", "out", "put", "sort"]  # in-place calls
+    kinds += ["fill", "copyto", "add_at", "out", "put", "sort", "aug"]  # in-place calls
     kind = draw(st.sampled_from(kinds))
     i, j = draw(index), draw(index)
     c = draw(const)
@@ -51,7 +51,7 @@ def statement(draw):
         return [f"for k in range(1, {k + 1}):", f"    a[k] = a[k - 1] * {c} + x[k] * a[k]"]
     if kind == "whole":
         return ["s = s + np.sum(a * x)"]
-    if kind in ("fill", "copyto", "add_at", "out", "put", "sort"):
+    if kind in ("fill", "copyto", "add_at", "out", "put", "sort", "aug"):
         return inplace_statement(draw, kind, i, j, c)
     return [f"a[{i}] = a[{j}] * x[{i}]"]  # read-after-write
 
@@ -76,6 +76,8 @@ def inplace_statement(draw, kind, i, j, c):
         return [call]
     if kind == "put":
         return [f"np.put(a, {idx}, x[:{draw(st.integers(1, 3))}] * {c})"]
+    if kind == "aug":  # on the whole array: in place when a is written in place
+        return [draw(st.sampled_from([f"a += x * {c}", f"a -= x[{i}]", f"a *= x[{j}]"]))]
     return ["a.sort()"]
 
 

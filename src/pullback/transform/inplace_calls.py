@@ -7,7 +7,12 @@
     np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
     np.multiply(x, y, out=a)   np.cumsum(x, out=a)   np.add(x, y, a)   (any NumPy out=)
 
-The check (:mod:`pullback.check.mutation_checks`) lets one through only as a statement of
+:meth:`InplaceCalls.inplace_statement` is the normalizer's one entry for writes into local
+arrays (``Normalizer.stmt`` asks it first): subscript stores (``a[i] = v``, ``a[i] += v``,
+see :mod:`pullback.transform.mutation`), these calls, and ``a += v`` / ``a -= v`` on an
+array written in place.
+
+The check (:mod:`pullback.check.mutation_checks`) lets a call through only as a statement of
 its own (``f(...)`` or ``r = f(...)``) and only when the array is provably local; the
 normalizer (:class:`InplaceCalls`) then rewrites it as a functional store that rebinds the
 name, reusing ``array_set`` (see :mod:`pullback.arrays_inplace_calls` for the table).
@@ -176,10 +181,15 @@ class InplaceCalls:
         return out
 
     def inplace_statement(self, s):
-        """The statements of ``[result =] call`` when it is an in-place call on a local
-        array (the check let only those through), or of ``a += v`` / ``a -= v`` on an
-        array written in place; else None."""
+        """The statements of a write into a local array (the check let only those
+        through): ``a[idx] (op)= v`` (mutation.py), ``[result =] call`` of an in-place
+        call, ``a += v`` / ``a -= v`` on an array written in place; else None."""
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            if isinstance(s.targets[0], gast.Subscript):
+                return self.array_store(s.targets[0], s.value, None, s)[0]
         if isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                return self.array_store(s.target, s.value, s.op, s)[0]
             return self.augmented_in_place(s)
         call = inplace_statement_call(s)
         if call is None:

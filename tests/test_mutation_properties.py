@@ -29,7 +29,9 @@ def slice_text(draw):
 
 @st.composite
 def statement(draw):
-    kind = draw(st.sampled_from(["element", "slice", "mask", "fancy", "loop", "whole", "raw"]))
+    kinds = ["element", "slice", "mask", "fancy", "loop", "whole", "raw"]
+    kinds += ["fill", "copyto", "add_at", "out", "put", "aug"]  # in-place calls
+    kind = draw(st.sampled_from(kinds))
     i, j = draw(index), draw(index)
     c = draw(const)
     o = draw(op)
@@ -49,7 +51,34 @@ def statement(draw):
         return [f"for k in range(1, {k + 1}):", f"    a[k] = a[k - 1] * {c} + x[k] * a[k]"]
     if kind == "whole":
         return ["s = s + np.sum(a * x)"]
+    if kind in ("fill", "copyto", "add_at", "out", "put", "aug"):
+        return inplace_statement(draw, kind, i, j, c)
     return [f"a[{i}] = a[{j}] * x[{i}]"]  # read-after-write
+
+
+def inplace_statement(draw, kind, i, j, c):
+    """An in-place call on the local array ``a``."""
+    idx = draw(st.lists(index, min_size=1, max_size=4))  # repeats allowed
+    if kind == "fill":
+        return [f"a.fill(x[{i}] * {c})"]
+    if kind == "copyto":
+        return [f"np.copyto(a, x * a + {c})"]  # reads the whole array it writes
+    if kind == "add_at":
+        ufunc = draw(st.sampled_from(["add", "subtract"]))
+        value = draw(st.sampled_from([f"x[{j}] * a[{i}]", f"x[:{len(idx)}] * {c}"]))
+        return [f"np.{ufunc}.at(a, {idx}, {value})"]
+    if kind == "out":
+        call = draw(
+            st.sampled_from(
+                ["np.multiply(a, x, out=a)", f"np.add(x, {c}, out=a)", "np.cumsum(x, out=a)"]
+            )
+        )
+        return [call]
+    if kind == "put":
+        return [f"np.put(a, {idx}, x[:{draw(st.integers(1, 3))}] * {c})"]
+    if kind == "aug":  # on the whole array: in place when a is written in place
+        return [draw(st.sampled_from([f"a += x * {c}", f"a -= x[{i}]", f"a *= x[{j}]"]))]
+    raise AssertionError(kind)
 
 
 @st.composite
@@ -57,6 +86,11 @@ def program(draw):
     start = draw(st.sampled_from(["x * 1.0", "np.zeros(6)", "x.copy()", "np.ones_like(x)"]))
     body = [line for stmt in draw(st.lists(statement(), min_size=1, max_size=5)) for line in stmt]
     lines = ["import numpy as np", "", "", "def f(x):", f"    a = {start}", "    s = 0.0"]
+    if draw(st.booleans()):
+        # Sorting is not differentiable where two entries tie with different derivatives,
+        # which random programs make often: sort last, before the symmetric sum of squares
+        # (the gradient still goes through the permutation and back).
+        body.append("a.sort()")
     lines += ["    " + line for line in body]
     lines.append("    return np.sum(a * a) + s")
     return "\n".join(lines) + "\n"

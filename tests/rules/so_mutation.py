@@ -17,3 +17,18 @@ for _name in ("array_set", "array_set_copy"):
     case(_P + _name, _A, (slice(1, 3), 0), 0.75)  # a broadcast scalar
 case(_P + "array_fresh", _RNG.normal(size=(2, 3)))
 case(_P + "array_named_read", _RNG.normal(size=3), _A)
+
+# In-place calls on local arrays (pullback.arrays_inplace_calls).
+_Q = "pullback.arrays_inplace_calls."
+for _name in ("array_add_at", "array_add_at_copy"):
+    case(_Q + _name, _A.copy(), (np.array([0, 2, 0]), np.array([1, 1, 2])), _RNG.normal(size=3))
+    case(_Q + _name, _A.copy(), np.array([3, 3]), _RNG.normal(size=(2, 1)))  # broadcast, repeated
+for _name in ("array_fill", "array_fill_copy"):
+    case(_Q + _name, _A.copy(), _ROW)  # a row broadcast into every row
+    case(_Q + _name, _A.copy(), 0.5)  # a scalar
+case(_Q + "array_iadd", _A.copy(), _ROW)  # a row broadcast over the rows
+case(_Q + "array_iadd", _RNG.normal(size=3), 0.25)
+case(_Q + "cycled", _RNG.normal(size=3), (np.arange(7),))  # repeated cyclically
+case(_Q + "cycled", _RNG.normal(size=(2, 2)), (np.arange(3),))  # cut short
+case(_Q + "array_sort", _RNG.normal(size=(3, 4)), 0)
+case(_Q + "array_sort", _RNG.normal(size=5))

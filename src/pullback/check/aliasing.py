@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
+from ..transform.inplace_calls import inplace_statement_call
 
 # Functions whose result is always a new object (never one of their arguments or a view).
 FRESH_FUNCTIONS = tuple(
@@ -69,10 +70,28 @@ class AliasAnalysis:
     reference to its arguments (the checker resolves it against the rule registry).
     """
 
-    def __init__(self, tree: gast.FunctionDef, fresh_call: Callable[[gast.Call], bool]):
+    def __init__(
+        self,
+        tree: gast.FunctionDef,
+        fresh_call: Callable[[gast.Call], bool],
+        inplace_call: Callable | None = None,
+    ):
         self.tree = tree
         self.fresh_call = fresh_call
         self.parent = parent_map(tree)
+        # The arrays that in-place calls in statement position write (``a.fill(v)``,
+        # ``np.copyto(a, s)``, ``f(..., out=a)``): such a use is a write, like ``a[i] = v``,
+        # unless the call's result (the array itself, for out=) gets a name.
+        self.inplace_uses: dict[gast.Name, bool] = {}
+        # Their other arguments are only read (the values are copied into the array).
+        self.inplace_calls: set[gast.Call] = set()
+        for node in gast.walk(tree) if inplace_call is not None else ():
+            call = inplace_statement_call(node)
+            spec = inplace_call(call) if call is not None else None
+            if spec is not None and spec.problem is None:
+                kept = isinstance(node, gast.Assign) and spec.kind == "out"
+                self.inplace_uses[spec.target] = kept
+                self.inplace_calls.add(call)
         self.reaching: dict[gast.AST, list[gast.AST]] = defaultdict(list)
         self.users: dict[gast.AST, list[gast.AST]] = {}
         module = gast.Module(body=[tree], type_ignores=[])
@@ -132,13 +151,16 @@ class AliasAnalysis:
         every definition of ``a`` reaching the store is fresh, and no use of it that may
         run before the store lets another name, container or call keep the array (index
         reads without slices, other stores, arithmetic are fine). Else why not."""
-        base = target.value
+        return self.write_reason(target.value, self._statement(target))
+
+    def write_reason(self, base, stmt) -> Reason | None:
+        """As :meth:`store_reason`, for a write into ``base`` (a Name) by ``stmt``: a
+        subscript store or an in-place call (``base.fill(v)``, ``np.copyto(base, s)``)."""
         if not isinstance(base, gast.Name):
             return Reason("unknown")
         defs, reason = self._fresh_definitions(base)
         if reason is not None:
             return reason
-        stmt = self._statement(target)
         for definition in defs:
             for use in self.users.get(definition, ()):
                 if use is base or not isinstance(use, gast.Name) or use.id != base.id:
@@ -229,6 +251,8 @@ class AliasAnalysis:
     # -- uses ----------------------------------------------------------------------------
     def _harmless_use(self, use) -> bool:
         """A use that reads the value without letting another name hold the array."""
+        if use in self.inplace_uses:
+            return not self.inplace_uses[use]  # r = f(..., out=a): r is a
         node = use
         while True:
             parent = self.parent.get(node)
@@ -269,9 +293,13 @@ class AliasAnalysis:
                 return True
             if isinstance(parent, gast.keyword):
                 call = self.parent.get(parent)
-                return isinstance(call, gast.Call) and self.fresh_call(call)
+                return call in self.inplace_calls or (
+                    isinstance(call, gast.Call) and self.fresh_call(call)
+                )
             if isinstance(parent, gast.Call):
-                return parent.func is not node and self.fresh_call(parent)
+                return parent.func is not node and (
+                    parent in self.inplace_calls or self.fresh_call(parent)
+                )
             return False
 
     def _may_precede(self, use, stmt) -> bool:

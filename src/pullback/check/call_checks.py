@@ -141,8 +141,11 @@ class CallChecks:
 
     # -- calls ------------------------------------------------------------------------------------
     def _check_call(self, node):
+        inplace = self.check_inplace_call(node)  # PB103/PB104 on local arrays: mutation_checks.py
+        if inplace == "done":
+            return
         for kw in node.keywords:
-            if kw.arg == "out":
+            if kw.arg == "out" and inplace is None:
                 self.report(
                     kw,
                     "PB104",

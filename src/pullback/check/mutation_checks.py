@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import gast
 
+from ..transform.inplace_calls import inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
     AliasAnalysis,
 )
 from .mutation_fixes import (
     OPERATORS,
+    inplace_function_fix,
+    inplace_method_fix,
+    inplace_name,
     is_scalar_literal,
     is_whole,
     parenthesize,
@@ -25,6 +29,72 @@ from .mutation_fixes import (
 
 class MutationChecks:
     """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
+
+    def _aliases(self) -> AliasAnalysis:
+        if self._alias is None:
+            self._alias = AliasAnalysis(self.tree, self._returns_fresh, self._inplace_spec)
+        return self._alias
+
+    def _inplace_spec(self, call):
+        return inplace_call(call, self._resolve(call))
+
+    # -- in-place calls (a.fill(v), np.copyto(a, s), out=a, ...) --------------------------------
+    def check_inplace_call(self, node):
+        """PB103/PB104 for an in-place call: ``None`` when ``node`` is not one this module
+        knows, ``"out"`` for an accepted ``out=`` (the caller's other checks still run),
+        ``"done"`` when accepted or reported."""
+        spec = self._inplace_spec(node)
+        if spec is None:
+            return None
+        stmt = self._aliases().parent.get(node)
+        if spec.problem is None and inplace_statement_call(stmt) is not node:
+            spec.problem = (
+                "write the call as a statement of its own (`f(...)` or `r = f(...)`) and use "
+                "the array afterwards"
+            )
+        reason = None
+        if spec.problem is None:
+            reason = self._aliases().write_reason(spec.target, stmt)
+            if reason is None:
+                return "out" if spec.kind == "out" else "done"
+        self._report_inplace(node, spec, reason)
+        return "done"
+
+    def _report_inplace(self, node, spec, reason):
+        callee = self._resolve(node)
+        if callee.kind == "method":
+            code, receiver = "PB103", self.text(node.func.value)
+            message = f"in-place method '{self.text(node)}' changes '{receiver}'"
+            fix = inplace_method_fix(receiver, node.func.attr, node, self.text)
+        elif spec.kind == "out":
+            code = "PB104"
+            out = next((k for k in node.keywords if k.arg == "out"), None)
+            written = self.text(out) if out is not None else self.text(node.args[-1])
+            message = f"'{written}' writes the result into an existing array"
+            target = self.text(out.value) if out is not None else self.text(node.args[-1])
+            fix = (
+                f"use the returned value instead, e.g. `{target} = "
+                f"{self._call_text(spec.args['call'])}` without `out=`"
+            )
+            node = out if out is not None else node
+        else:
+            code = "PB104"
+            message = f"'{inplace_name(callee.obj)}' writes into its argument"
+            fix = inplace_function_fix(callee.obj, node, self.text)
+        why = None
+        if spec.problem is not None:
+            fix = f"{spec.problem}, or {fix}"
+        elif reason is not None:
+            why, first = self._store_why(self.text(spec.target), reason)
+            fix = f"{first}{fix}"
+        self.report(
+            node, code, f"array mutation: {message}", why=why, fix=f"{fix} ({codes.see(code)})."
+        )
+
+    def _call_text(self, call):
+        parts = [self.text(a) for a in call.args]
+        parts += [f"{k.arg}={self.text(k.value)}" for k in call.keywords]
+        return f"{self.text(call.func)}({', '.join(parts)})"
 
     # -- statements -----------------------------------------------------------------------------
     def visit_Assign(self, node):
@@ -149,9 +219,7 @@ class MutationChecks:
         )
 
     def _report_subscript_store(self, target, value, op):
-        if self._alias is None:
-            self._alias = AliasAnalysis(self.tree, self._returns_fresh)
-        reason = self._alias.store_reason(target)
+        reason = self._aliases().store_reason(target)
         if reason is None:
             return  # a local array: written in place (transform/mutation.py)
         base = self.text(target.value)
@@ -201,7 +269,8 @@ class MutationChecks:
         return (
             f"pullback cannot prove that '{base}' is an array the function created itself "
             "(np.zeros, np.empty, x.copy(), arithmetic, ...) and that no other name sees.",
-            "",
+            f"write `{base} = {base}.copy()` before the first write (when the writes need not "
+            "reach the array it came from), or ",
         )
 
     def _subscript_fix(self, base, index, value, value_text, op):
@@ -248,9 +317,7 @@ class MutationChecks:
 
     # -- augmented assignment to a name (PB105) ----------------------------------------------
     def _check_augassign_name(self, node, op):
-        if self._alias is None:
-            self._alias = AliasAnalysis(self.tree, self._returns_fresh)
-        if self._alias.is_rebinding(node):
+        if self._aliases().is_rebinding(node):
             return
         name = node.target.id
         reason = self._alias.reason(node)

@@ -17,6 +17,7 @@ from . import (
     array_api_compat_rules,
     builtins_rules,
     fft,
+    inplace_calls,
     linalg,
     math_rules,
     ndarray_methods,
@@ -90,6 +91,7 @@ FAMILIES = (
     array_api_compat_rules,
     arrays_inplace,
     unpacking,
+    inplace_calls,
 )
 
 

@@ -21,7 +21,7 @@ import math
 import gast
 import numpy as np
 
-from .. import arrays_inplace
+from .. import arrays_inplace, arrays_inplace_calls
 from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 
@@ -64,6 +64,18 @@ _KIND_OF_FIRST = {
 }
 _FILLED = {np.zeros, np.ones, np.empty}
 _REDUCTIONS = {np.sum, np.mean, np.prod, np.max, np.min, np.std, np.var}
+# In-place calls on a local array (issue 11) keep a real array's dtype and rank.
+_WRITES = {
+    arrays_inplace_calls.array_fill,
+    arrays_inplace_calls.array_iadd,
+    arrays_inplace_calls.array_fill_copy,
+    arrays_inplace_calls.array_add_at,
+    arrays_inplace_calls.array_add_at_copy,
+    arrays_inplace_calls.array_sort,
+}
+# Constructors of float arrays (with no dtype given): (the most positional arguments).
+_FLOAT_CONSTRUCTORS = {np.zeros: 1, np.ones: 1, np.empty: 1, np.eye: 3, np.identity: 1}
+_LIKE = {np.zeros_like, np.ones_like, np.empty_like}
 # NumPy functions that give a real array (of the first argument's rank for _SAME_RANK)
 # when their array arguments are real.
 _SAME_RANK = {
@@ -311,6 +323,15 @@ def _value_kind(v, kinds, registry):
             return out
         if _member(fn, _REDUCTIONS) and len(v.args) == 1 and not v.keywords:
             return SCALAR
+        if not any(k.arg == "dtype" for k in v.keywords):
+            if len(v.args) <= _FLOAT_CONSTRUCTORS.get(fn, -1):  # np.zeros(n): float64
+                return UNKNOWN_RANK
+            if _member(fn, _LIKE) and len(v.args) == 1:
+                first = _atom(v.args[0], kinds)
+                return first if is_real(first) and first != SCALAR else None
+        if _member(fn, _WRITES) and v.args:
+            first = _atom(v.args[0], kinds)
+            return first if is_real(first) and first != SCALAR else None
         if rule is not None and rule.family == "array_api":
             # The array-API rules give real arrays for real arrays (rank not tracked).
             args = v.args[1:] if rule.name.endswith(".where") else v.args  # skip a condition

@@ -19,28 +19,53 @@ from __future__ import annotations
 
 import gast
 
-from .. import arrays_inplace
+from .. import arrays_inplace, arrays_inplace_calls
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
 from . import nodes as N
+from .inplace_calls import InplaceCalls
 
 _HELPERS = {
     "_pb_array_set": arrays_inplace.array_set,
     "_pb_array_set_copy": arrays_inplace.array_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
     "_pb_array_named_read": arrays_inplace.array_named_read,
+    "_pb_array_fill": arrays_inplace_calls.array_fill,
+    "_pb_array_fill_copy": arrays_inplace_calls.array_fill_copy,
+    "_pb_array_iadd": arrays_inplace_calls.array_iadd,
+    "_pb_array_add_at": arrays_inplace_calls.array_add_at,
+    "_pb_array_add_at_copy": arrays_inplace_calls.array_add_at_copy,
+    "_pb_put_index": arrays_inplace_calls.put_index,
+    "_pb_diagonal_index": arrays_inplace_calls.diagonal_index,
+    "_pb_cycled": arrays_inplace_calls.cycled,
+    "_pb_array_sort": arrays_inplace_calls.array_sort,
 }
 
 
-def written_arrays(tree) -> dict[str, bool]:
-    """``{name: in_place}`` for every name the function stores into by subscript."""
+def written_arrays(tree, calls=()) -> dict[str, bool]:
+    """``{name: in_place}`` for every name the function stores into by subscript or by an
+    in-place call (``calls``: ``(statement, InplaceCall)``, whose target is a write, not
+    a use of the whole array)."""
     parents = parent_map(tree)
     writes: dict[str, list] = {}
+    written = set()  # the Names in-place calls write into
+    for stmt, spec in calls:
+        writes.setdefault(spec.target.id, []).append(stmt)
+        written.add(spec.target)
     for node in gast.walk(tree):
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:
                 if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                     writes.setdefault(t.value.id, []).append(node)
+    for node in gast.walk(tree):
+        # a += v / a -= v into an array written by index or call: in place too (iadd)
+        if (
+            isinstance(node, gast.AugAssign)
+            and isinstance(node.target, gast.Name)
+            and isinstance(node.op, (gast.Add, gast.Sub))
+            and node.target.id in writes
+        ):
+            writes[node.target.id].append(node)
     modes = {}
     for name, stores in writes.items():
         last = max((s.lineno, s.col_offset) for s in stores)
@@ -51,6 +76,7 @@ def written_arrays(tree) -> dict[str, bool]:
                 isinstance(node, gast.Name)
                 and node.id == name
                 and isinstance(node.ctx, gast.Load)
+                and node not in written
                 and _whole_use(node, parents)
             ):
                 continue
@@ -98,13 +124,13 @@ def _loops(node, parents):
     return out
 
 
-class ArrayStores:
+class ArrayStores(InplaceCalls):
     """A mixin of :class:`~pullback.transform.normalize.Normalizer`."""
 
     def array_modes(self) -> dict[str, bool]:
         modes = getattr(self, "_array_modes", None)
         if modes is None:
-            modes = self._array_modes = written_arrays(self.fs.tree)
+            modes = self._array_modes = written_arrays(self.fs.tree, self.inplace_writes())
         return modes
 
     def helper_call(self, name, args, where):

@@ -169,6 +169,9 @@ class Normalizer(
         ``jumps`` is falsy when the statement always falls through, ``"always"`` when it
         never does, and true when it may leave its block.
         """
+        inplace = self.inplace_statement(s)  # a[i] = v, a.fill(v), a += v: inplace_calls.py
+        if inplace is not None:
+            return inplace, False
         method = getattr(self, "stmt_" + type(s).__name__, None)
         if method is None:  # pragma: no cover - the check refuses these first
             raise NotImplementedError(type(s).__name__)
@@ -193,8 +196,6 @@ class Normalizer(
         return [], False
 
     def stmt_Assign(self, s):
-        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Subscript):
-            return self.array_store(s.targets[0], s.value, None, s)  # a local array
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
             stmts, value = self.expr(s.value)
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
@@ -219,13 +220,11 @@ class Normalizer(
     def stmt_AnnAssign(self, s):
         if s.value is None:
             return [], False
-        return self.stmt_Assign(N.located(gast.Assign([s.target], s.value, None), s))
+        return self.stmt(N.located(gast.Assign([s.target], s.value, None), s))
 
     def stmt_AugAssign(self, s):
         # The check allowed only rebindings of names whose value is provably fresh.
         target = s.target
-        if isinstance(target, gast.Subscript):
-            return self.array_store(target, s.value, s.op, s)  # a local array
         if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
             read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
             binop = gast.copy_location(

@@ -1,0 +1,201 @@
+"""In-place array methods and functions on arrays the function created itself (issue 11).
+
+The normalizer (:mod:`pullback.transform.inplace_calls`) rewrites each in-place call into
+a functional store whose result rebinds the array's name, reusing ``array_set`` (in place
+when no pullback needs an earlier state of the array, a copy otherwise)::
+
+    a.fill(v)                    ->  a = array_fill(a, v)
+    np.copyto(a, s)              ->  a = array_fill(a, s)
+    r = np.multiply(x, y, out=a) ->  t = np.multiply(x, y); a = array_fill(a, t); r = a
+    np.put(a, ind, v)            ->  i = put_index(a, ind); w = cycled(v, i); a = array_set(a, i, w)
+    np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
+    np.add.at(a, idx, v)         ->  a = array_add_at(a, idx, v)
+    a.sort(axis)                 ->  a = array_sort(a, axis)
+    a += v  (a written in place) ->  a = array_iadd(a, v)
+
+This module holds the helpers that ``array_set`` does not cover, and their pullbacks: each
+is a transformable function (second order) whose transpose gives forward mode; the rules
+are in :mod:`pullback.rules.inplace_calls`.
+
+>>> a = np.zeros(3)
+>>> array_add_at(a, [0, 0, 2], 1.0) is a, a
+(True, array([2., 0., 1.]))
+>>> put_index(np.zeros((2, 2)), [3, -4])
+(array([1, 0]), array([1, 0]))
+>>> cycled(np.array([1.0, 2.0]), (np.arange(3),))
+array([1., 2., 1.])
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import UnsupportedCallError
+from .registry import transformable
+from .tangents import NO_TANGENT, ZERO, densify, unbroadcast
+
+
+def _only_arrays(a, what):
+    if not isinstance(a, np.ndarray):
+        raise UnsupportedCallError(
+            f"{what} on a {type(a).__name__}: pullback differentiates this in-place call only "
+            "on NumPy arrays the function created (issue 11). Fix: use a NumPy array "
+            "(`np.asarray(...)`), or a function that returns a new value."
+        )
+
+
+# -- a.fill, np.copyto, out=: every entry overwritten ----------------------------------------
+def array_fill(a, value):
+    """``a[...] = value`` in place (``value`` broadcast), returning ``a``."""
+    _only_arrays(a, "an in-place fill, copyto or out=")
+    a[...] = value
+    return a
+
+
+def array_fill_copy(a, value):
+    """A new array shaped and typed as ``a``, filled with ``value`` (``a`` is left as it was)."""
+    _only_arrays(a, "an in-place fill, copyto or out=")
+    out = np.empty_like(a)
+    out[...] = value
+    return out
+
+
+@transformable
+def array_fill_pullback(dy, a, value):
+    # Every entry is overwritten: no earlier value of a reaches the result (a symbolic
+    # zero, nothing allocated), and the value gets the cotangent, summed where broadcast.
+    g = densify(dy)
+    if np.shape(g) != np.shape(value):
+        g = unbroadcast(g, value)
+    return ZERO, g
+
+
+# -- a += v on an array written in place -----------------------------------------------------
+def array_iadd(a, value):
+    """``a += value`` in place on an array (NumPy's casting and broadcasting rules: the
+    array keeps its shape and dtype), returning ``a``; a number is added as usual."""
+    if not isinstance(a, np.ndarray):
+        return a + value
+    a += value
+    return a
+
+
+@transformable
+def array_iadd_pullback(dy, a, value):
+    g = densify(dy)
+    dv = g
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)
+    return g, dv
+
+
+# -- np.add.at (unbuffered: every repeat of an index adds) ------------------------------------
+def array_add_at(a, index, value):
+    """``np.add.at(a, index, value)`` in place, returning ``a``."""
+    _only_arrays(a, "np.add.at")
+    np.add.at(a, index, value)
+    return a
+
+
+def array_add_at_copy(a, index, value):
+    """A new array: ``a`` after ``np.add.at(a, index, value)`` (``a`` is left as it was)."""
+    _only_arrays(a, "np.add.at")
+    out = np.array(a, copy=True)
+    np.add.at(out, index, value)
+    return out
+
+
+@transformable
+def array_add_at_pullback(dy, a, index, value):
+    # Every entry of a passes through; each write of value reads the cotangent of the entry
+    # it lands on (a gather: repeats each get the whole cotangent, as each added).
+    g = densify(dy)
+    dv = g[index]
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)  # the value was broadcast over the selected entries
+    return g, NO_TANGENT, dv
+
+
+# -- np.put, np.fill_diagonal: positions and the values written there -------------------------
+def put_index(a, ind, mode="raise"):
+    """The index tuple (one integer array per axis) of the flat positions ``ind`` of ``a``
+    that ``np.put(a, ind, v, mode)`` writes, in the order it writes them."""
+    shape = np.shape(a)
+    size = math.prod(shape)
+    flat = np.asarray(ind).astype(np.intp, copy=False).reshape(-1)
+    if mode == "raise":
+        bad = (flat >= size) | (flat < -size)
+        if np.any(bad):
+            raise IndexError(
+                f"index {int(flat[bad][0])} is out of bounds for np.put into an array of size "
+                f"{size}"
+            )
+        flat = flat % max(size, 1)
+    elif mode == "wrap":
+        flat = flat % max(size, 1)
+    elif mode == "clip":
+        flat = np.clip(flat, 0, max(size - 1, 0))
+    else:
+        raise ValueError(f"np.put: mode must be 'raise', 'wrap' or 'clip', not {mode!r}")
+    return np.unravel_index(flat, shape)
+
+
+def diagonal_index(a, wrap=False):
+    """The index tuple of the entries ``np.fill_diagonal(a, v, wrap)`` writes, in order."""
+    shape = np.shape(a)
+    if len(shape) < 2:
+        raise ValueError("np.fill_diagonal: the array must be at least 2-d")
+    size = math.prod(shape)
+    if len(shape) == 2:
+        step = shape[1] + 1
+        end = size if wrap else min(size, shape[1] * shape[1])
+    else:
+        if len(set(shape)) != 1:
+            raise ValueError("np.fill_diagonal: all dimensions of the array must be equal")
+        step = 1 + int(np.sum(np.cumprod(shape[:-1])))
+        end = size
+    return np.unravel_index(np.arange(0, end, step, dtype=np.intp), shape)
+
+
+def cycled(value, index):
+    """The values ``np.put`` writes at the positions ``index``: ``value`` flattened and
+    repeated (or cut) to one per position."""
+    count = len(index[0])
+    flat = np.ravel(value)
+    if flat.size == 0 and count:
+        raise UnsupportedCallError(
+            "np.put/np.fill_diagonal with an empty value writes nothing, which pullback does "
+            "not model. Fix: skip the call when the value is empty."
+        )
+    return np.resize(flat, count)
+
+
+@transformable
+def cycled_pullback(dy, value, index):
+    # Each entry of value was written at the positions k, k + n, k + 2n, ...: their
+    # cotangents add up (zero-padded to whole cycles).
+    n = math.prod(np.shape(value))
+    count = len(index[0])
+    reps = -(-count // n)
+    g = np.ravel(densify(dy))
+    padded = np.concatenate([g, np.zeros(reps * n - count, dtype=g.dtype)])
+    dv = np.sum(np.reshape(padded, (reps, n)), axis=0)
+    return np.reshape(dv, np.shape(value)), NO_TANGENT
+
+
+# -- a.sort(axis) --------------------------------------------------------------------------
+def array_sort(a, axis=-1):
+    """``a.sort(axis)`` as a new sorted array (the normalizer rebinds the name)."""
+    _only_arrays(a, "sort()")
+    return np.sort(a, axis=axis)
+
+
+@transformable
+def array_sort_pullback(dy, a, axis=-1):
+    # The sorted entry k came from position perm[k]: the inverse permutation sends the
+    # cotangent back (a stable argsort, so ties go the same way each time).
+    perm = np.argsort(a, axis=axis, kind="stable")
+    inverse = np.argsort(perm, axis=axis, kind="stable")
+    return np.take_along_axis(densify(dy), inverse, axis=axis), NO_TANGENT

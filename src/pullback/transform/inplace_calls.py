@@ -1,0 +1,286 @@
+"""In-place array methods and ``out=`` on arrays the function created itself (issue 11).
+
+:func:`inplace_call` recognizes a call that writes into an array named by a plain name
+(the check and the normalizer share it)::
+
+    a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s)   np.put(a, ind, v)
+    np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
+    np.multiply(x, y, out=a)   np.cumsum(x, out=a)   np.add(x, y, a)   (any NumPy out=)
+
+:meth:`InplaceCalls.inplace_statement` is the normalizer's one entry for writes into local
+arrays (``Normalizer.stmt`` asks it first): subscript stores (``a[i] = v``, ``a[i] += v``,
+see :mod:`pullback.transform.mutation`), these calls, and ``a += v`` / ``a -= v`` on an
+array written in place.
+
+The check (:mod:`pullback.check.mutation_checks`) lets a call through only as a statement of
+its own (``f(...)`` or ``r = f(...)``) and only when the array is provably local; the
+normalizer (:class:`InplaceCalls`) then rewrites it as a functional store that rebinds the
+name, reusing ``array_set`` (see :mod:`pullback.arrays_inplace_calls` for the table).
+The call's result is what NumPy returns: the written array for ``out=`` (``r = a``: the
+check then refuses later writes into either name, as for any alias), ``None`` otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from ..resolve import resolve_call
+from . import nodes as N
+
+# Methods and functions: (parameter names after the array, in order).
+METHODS = {
+    "fill": ("value",),
+    "sort": ("axis", "kind", "order"),
+    "put": ("indices", "values", "mode"),
+}
+FUNCTIONS = {
+    "copyto": ("src", "casting", "where"),
+    "put": ("ind", "v", "mode"),
+    "fill_diagonal": ("val", "wrap"),
+}
+AT_UFUNCS = ("add", "subtract")
+
+
+@dataclass
+class InplaceCall:
+    """One recognized in-place call: ``kind`` (``"fill"``, ``"sort"``, ``"put"``,
+    ``"copyto"``, ``"fill_diagonal"``, ``"add_at"``, ``"subtract_at"``, ``"out"``), the
+    array ``target`` (a Name), the other arguments by parameter name (``args``), and
+    ``problem``: why this form is not supported (a fix), or None."""
+
+    kind: str
+    target: gast.Name
+    call: gast.Call
+    args: dict
+    problem: str | None = None
+
+
+def inplace_call(call, callee) -> InplaceCall | None:
+    """The in-place call ``call`` is (with its resolved ``callee``), or None."""
+    if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    func = call.func
+    if callee.kind == "method" and isinstance(func, gast.Attribute) and func.attr in METHODS:
+        if not isinstance(func.value, gast.Name):
+            return None
+        return _bound(func.attr, func.value, call, METHODS[func.attr], call.args)
+    if callee.kind != "object":
+        return None
+    obj = callee.obj
+    owner = getattr(obj, "__self__", None)
+    if (
+        getattr(obj, "__name__", None) == "at"
+        and isinstance(owner, np.ufunc)
+        and owner.__name__ in AT_UFUNCS
+    ):
+        return _first_target(owner.__name__ + "_at", call, ("indices", "b"))
+    for name, params in FUNCTIONS.items():
+        if obj is getattr(np, name, None):
+            return _first_target(name, call, params)
+    return _out_call(call, obj)
+
+
+def _first_target(kind, call, params):
+    if not call.args or not isinstance(call.args[0], gast.Name):
+        return None
+    return _bound(kind, call.args[0], call, params, call.args[1:])
+
+
+def _bound(kind, target, call, params, positional) -> InplaceCall:
+    args = dict(zip(params, positional, strict=False))
+    spec = InplaceCall(kind, target, call, args)
+    if len(positional) > len(params):
+        spec.problem = "pass at most the arguments NumPy documents"
+        return spec
+    for k in call.keywords:
+        if k.arg not in params or k.arg in args:
+            spec.problem = f"the keyword '{k.arg}' is not supported here"
+            return spec
+        args[k.arg] = k.value
+    spec.problem = _unsupported(kind, args)
+    return spec
+
+
+def _unsupported(kind, args) -> str | None:
+    if kind == "copyto" and "where" in args:
+        return "use `a = np.where(mask, src, a)` instead of `where=`"
+    if kind == "sort" and "order" in args:
+        return "sort a structured array outside the differentiated function"
+    needed = {"fill": "value", "put": "v", "fill_diagonal": "val", "copyto": "src"}
+    if kind == "put" and "values" in args:
+        args["v"], args["ind"] = args.pop("values"), args.pop("indices", None)
+    if kind in ("add_at", "subtract_at") and "b" not in args:
+        return "pass the values to add (`np.add.at(a, idx, v)`)"
+    if kind in needed and args.get(needed[kind]) is None:
+        return "pass the value to write"
+    if kind == "put" and args.get("ind") is None:
+        return "pass the indices to write"
+    return None
+
+
+def _out_call(call, obj) -> InplaceCall | None:
+    """``f(..., out=a)`` (or a ufunc's positional out) of a NumPy function or ufunc."""
+    is_ufunc = isinstance(obj, np.ufunc)
+    if not (is_ufunc or (getattr(obj, "__module__", None) or "").startswith("numpy")):
+        return None
+    outs = [k for k in call.keywords if k.arg == "out"]
+    inputs = list(call.args)
+    if outs:
+        out = outs[0].value
+    elif is_ufunc and len(call.args) == obj.nin + 1:
+        out = inputs.pop()
+    else:
+        return None
+    if isinstance(out, gast.Tuple) and len(out.elts) == 1:
+        out = out.elts[0]
+    keywords = [k for k in call.keywords if k.arg != "out"]
+    bare = gast.copy_location(gast.Call(func=call.func, args=inputs, keywords=keywords), call)
+    spec = InplaceCall("out", out, call, {"call": bare})
+    if not isinstance(out, gast.Name):
+        spec.target = None
+        spec.problem = "write into an array that has a plain name (`out=a`)"
+    elif any(k.arg == "where" for k in keywords):
+        spec.problem = "use `a = np.where(mask, f(...), a)` instead of `where=`"
+    return spec
+
+
+def inplace_statement_call(s):
+    """The call of ``s`` when ``s`` is ``f(...)`` or ``name = f(...)``, else None."""
+    if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+        return s.value
+    if (
+        isinstance(s, gast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], gast.Name)
+        and isinstance(s.value, gast.Call)
+    ):
+        return s.value
+    return None
+
+
+class InplaceCalls:
+    """A mixin of :class:`~pullback.transform.normalize.Normalizer` (through
+    :class:`~pullback.transform.mutation.ArrayStores`)."""
+
+    def inplace_writes(self) -> list:
+        """``(statement, InplaceCall)`` for every supported in-place call statement that
+        writes into its array (``sort`` rebinds the name to a new array instead)."""
+        out = []
+        for s in gast.walk(self.fs.tree):
+            call = inplace_statement_call(s)
+            if call is None:
+                continue
+            spec = inplace_call(call, resolve_call(self.fs, call, self.locals))
+            if spec is not None and spec.problem is None and spec.kind != "sort":
+                out.append((s, spec))
+        return out
+
+    def inplace_statement(self, s):
+        """The statements of a write into a local array (the check let only those
+        through): ``a[idx] (op)= v`` (mutation.py), ``[result =] call`` of an in-place
+        call, ``a += v`` / ``a -= v`` on an array written in place; else None."""
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            if isinstance(s.targets[0], gast.Subscript):
+                return self.array_store(s.targets[0], s.value, None, s)[0]
+        if isinstance(s, gast.AugAssign):
+            if isinstance(s.target, gast.Subscript):
+                return self.array_store(s.target, s.value, s.op, s)[0]
+            return self.augmented_in_place(s)
+        call = inplace_statement_call(s)
+        if call is None:
+            return None
+        spec = inplace_call(call, resolve_call(self.fs, call, self.locals))
+        if spec is None or spec.problem is not None:
+            return None
+        result = s.targets[0].id if isinstance(s, gast.Assign) else None
+        name = spec.target.id
+        in_place = self.array_modes().get(name, False)
+        stmts: list = []
+        write = getattr(self, "_inplace_" + spec.kind)
+        write(spec, name, in_place, s, stmts)
+        if result is not None:
+            value = N.load(name) if spec.kind == "out" else N.const(None)
+            stmts.append(N.assign(result, value, s))
+        return stmts
+
+    def augmented_in_place(self, s):
+        """``a += v`` as ``a = array_iadd(a, v)`` (``-=``: of ``-v``) when ``a`` is written
+        in place (by index or call, and no pullback needs an earlier state of it); the
+        check proved that no other name refers to its array. Else None (a rebinding)."""
+        target = s.target
+        if not (
+            isinstance(target, gast.Name)
+            and isinstance(s.op, (gast.Add, gast.Sub))
+            and self.array_modes().get(target.id, False)
+        ):
+            return None
+        value = s.value
+        if isinstance(s.op, gast.Sub):
+            value = gast.copy_location(gast.UnaryOp(op=gast.USub(), operand=value), value)
+        stmts: list = []
+        v = self.atom(value, stmts)
+        call = self.helper_call("_pb_array_iadd", [N.load(target.id), v], s)
+        stmts.append(N.assign(target.id, call, s))
+        return stmts
+
+    # -- one rewrite per kind (each appends to stmts) ---------------------------------------
+    def _set(self, name, in_place, key, value, s, stmts):
+        helper = "_pb_array_set" if in_place else "_pb_array_set_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, value], s), s))
+
+    def _fill(self, name, in_place, value, s, stmts):
+        """``a = array_fill(a, value)``: every entry overwritten."""
+        v = self.atom(value, stmts)
+        helper = "_pb_array_fill" if in_place else "_pb_array_fill_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), v], s), s))
+
+    def _inplace_fill(self, spec, name, in_place, s, stmts):
+        self._fill(name, in_place, spec.args["value"], s, stmts)
+
+    def _inplace_copyto(self, spec, name, in_place, s, stmts):
+        self._fill(name, in_place, spec.args["src"], s, stmts)
+
+    def _inplace_out(self, spec, name, in_place, s, stmts):
+        self._fill(name, in_place, spec.args["call"], s, stmts)
+
+    def _inplace_put(self, spec, name, in_place, s, stmts):
+        mode = spec.args.get("mode")
+        extra = [self.atom(mode, stmts)] if mode is not None else []
+        ind = self.atom(spec.args["ind"], stmts)
+        self._positions(name, in_place, "_pb_put_index", [ind] + extra, spec.args["v"], s, stmts)
+
+    def _inplace_fill_diagonal(self, spec, name, in_place, s, stmts):
+        wrap = spec.args.get("wrap")
+        extra = [self.atom(wrap, stmts)] if wrap is not None else []
+        self._positions(name, in_place, "_pb_diagonal_index", extra, spec.args["val"], s, stmts)
+
+    def _positions(self, name, in_place, index_helper, args, value, s, stmts):
+        """``i = index_helper(a, *args); w = cycled(value, i); a = array_set(a, i, w)``."""
+        index, cycled = self.fresh(), self.fresh()
+        stmts.append(N.assign(index, self.helper_call(index_helper, [N.load(name)] + args, s), s))
+        v = self.atom(value, stmts)
+        stmts.append(N.assign(cycled, self.helper_call("_pb_cycled", [v, N.load(index)], s), s))
+        self._set(name, in_place, N.load(index), N.load(cycled), s, stmts)
+
+    def _inplace_add_at(self, spec, name, in_place, s, stmts, negate=False):
+        index = self.index(spec.args["indices"], stmts)
+        value = spec.args["b"]
+        if negate:
+            value = gast.copy_location(gast.UnaryOp(op=gast.USub(), operand=value), value)
+        v = self.atom(value, stmts)
+        helper = "_pb_array_add_at" if in_place else "_pb_array_add_at_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), index, v], s), s))
+
+    def _inplace_subtract_at(self, spec, name, in_place, s, stmts):
+        self._inplace_add_at(spec, name, in_place, s, stmts, negate=True)
+
+    def _inplace_sort(self, spec, name, in_place, s, stmts):
+        axis = spec.args.get("axis")
+        extra = [self.atom(axis, stmts)] if axis is not None else []
+        call = self.helper_call("_pb_array_sort", [N.load(name)] + extra, s)
+        stmts.append(N.assign(name, call, s))

@@ -22,7 +22,7 @@ import numpy as np
 
 from .callables import as_bound_call
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
-from .registry import NONDIFF, qualified_name
+from .registry import NONDIFF, SCALAR, qualified_name
 from .tangents import NO_TANGENT
 
 
@@ -205,6 +205,10 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn
+    value = fn if obj is None else _found_without_receiver(site, obj, fn)
+    scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
+    if scalar is not None:
+        return scalar
     if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
         bound = inspect.signature(target).bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object).
@@ -217,6 +221,63 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
         "function it is."
     )
+
+
+_SCALAR_VJPS: dict = {}
+
+
+def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
+    """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
+    ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
+    its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
+    differentiable subset from the derivative's inline form, so that a second derivative
+    transforms it. None for any other callee."""
+    from .transform.inline import inline_form
+
+    if fn is None or kwargs or nargs != 1 + receiver:
+        return None
+    try:
+        rule = registry.lookup(fn)
+    except TypeError:  # an unhashable value: not a rule
+        return None
+    if rule is None or rule.kind != SCALAR or not inline_form(rule):
+        return None
+    key = (fn, receiver, inline_form(rule))
+    if key not in _SCALAR_VJPS:
+        _SCALAR_VJPS[key] = _compiled_scalar_vjp(fn, inline_form(rule), receiver)
+    return _SCALAR_VJPS[key]
+
+
+def _compiled_scalar_vjp(fn, form: str, receiver: bool):
+    """The text of the vjp function, compiled, carrying its source for the transform."""
+    import math
+
+    import gast
+
+    from .source import FunctionSource
+
+    name = f"{getattr(fn, '__name__', 'function')}_vjp"
+    params = "g, obj, x" if receiver else "g, x"
+    text = (
+        f"def {name}({params}):\n"
+        "    y = function(x)\n"
+        f"    return (g * {form.format('x', y='y')},)\n"
+    )
+    filename = f"<pullback: vjp of {qualified_name(fn)}>"
+    namespace = {"function": fn, "_np": np, "_math": math}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
+    made = namespace[name]
+    made.__pullback_transformable__ = True
+    lines = text.splitlines(keepends=True)
+
+    def source():
+        tree = gast.parse(text).body[0]
+        return FunctionSource(
+            fn=made, filename=filename, first_line=1, indent=0, lines=lines, tree=tree
+        )
+
+    made.__pullback_source__ = source
+    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from ..callables import call_method_of
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -255,6 +256,7 @@ class CallChecks:
             and not any(isinstance(a, gast.Starred) for a in node.args)
         ):
             return  # the comprehension that computes the same list (transform/comprehensions.py)
+        obj = call_method_of(obj, self.registry)
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return

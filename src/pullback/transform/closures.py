@@ -41,7 +41,7 @@ import types
 
 import gast
 
-from ..lambdas import inlinable_functions
+from ..lambdas import _higher_order_function, inlinable_functions
 from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -165,6 +165,8 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     sub, tree, parents
                 ):
                     continue  # apply(g, x): specialized (closure_arguments.py)
+                if _higher_order_function(sub, parents.get(sub), parents):
+                    continue  # map(g, xs), key=g: called through a lambda (below)
                 return f"'{name}' is used as a value (returned, stored or passed on), not called"
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
@@ -299,6 +301,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}
+    _call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: _Signature(d) for name, d in defs.items()}
@@ -339,6 +342,39 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if returned in info:
         _return_records(tree, returned, info[returned][1])
     return info
+
+
+def _call_through_lambdas(tree, defs) -> None:
+    """``map(g, xs)``, ``functools.reduce(g, xs)``, ``sorted(xs, key=g)`` of a lifted
+    ``g``: ``g`` becomes ``lambda t: g(t)`` (its parameters without defaults), whose call
+    of ``g`` is rewritten like any other to pass what ``g`` captures; the builtins take
+    lambdas already (lambdas.py, higher_order_builtins.py, comprehensions.py)."""
+    parents = None
+    for sub in list(gast.walk(tree)):
+        if not (isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load)):
+            continue
+        parents = parent_map(tree) if parents is None else parents
+        parent = parents.get(sub)
+        if not _higher_order_function(sub, parent, parents):
+            continue
+        args = defs[sub.id].args
+        positional = args.posonlyargs + args.args
+        required = positional[: len(positional) - len(args.defaults)]
+        names = [f"_pb_{sub.id}_{a.id}" for a in required]
+        call = N.located(N.call(N.load(sub.id), [N.load(n) for n in names]), sub)
+        lam = gast.Lambda(
+            args=gast.arguments(
+                args=[gast.Name(n, gast.Param(), None, None) for n in names],
+                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                defaults=[],
+            ),
+            body=call,
+        )
+        lam = N.located(lam, sub)
+        if isinstance(parent, gast.keyword):
+            parent.value = lam
+        else:
+            parent.args = [lam if a is sub else a for a in parent.args]
 
 
 def _return_records(tree, name, record) -> None:

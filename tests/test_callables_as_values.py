@@ -209,3 +209,98 @@ def activation_on_an_object(x):
 )
 def test_elementwise_rule_as_a_value_has_a_second_derivative(f):
     _check_everything(f, X)
+
+
+# -- *args / **kwargs in nested functions and lambdas ----------------------------------------
+
+
+def nested_total_of_parts(x):
+    def total(*parts):
+        s = 0.0
+        for p in parts:
+            s = s + np.sum(p)
+        return s
+
+    return total(x, x**2, np.sin(x))
+
+
+def nested_star_and_keywords(x):
+    w = x[0]
+
+    def term(a, *rest, scale=2.0, **opts):
+        out = a * w * scale
+        for r in rest:
+            out = out + r * r
+        if "shift" in opts:
+            out = out + opts["shift"]
+        return out
+
+    pair = (x[1], x[2])
+    return term(x[0], *pair) + term(x[1], x[2], scale=3.0, shift=x[0] ** 2) + term(x[2])
+
+
+def lambda_with_star_arguments(x):
+    c = x[2]
+    f = lambda *ts, **kw: ts[0] * kw["k"] + c  # noqa: E731 - written as users write it
+    return np.sum(f(x, k=x[1]))
+
+
+def starred_helper_called_by_a_sibling(x):
+    def product(*ts):
+        return ts[0] * ts[1]
+
+    def doubled(a):
+        return product(a, a + 1.0) * 2.0
+
+    return np.sum(doubled(x))
+
+
+def starred_helper_with_a_none_default(x):
+    def scaled(*ts, s=None):
+        if s is None:
+            s = x[0]
+        return ts[0] * s
+
+    return scaled(x[1]) + scaled(x[2], s=2.0)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        nested_total_of_parts,
+        lambda_with_star_arguments,
+        starred_helper_called_by_a_sibling,
+        starred_helper_with_a_none_default,
+    ],
+)
+def test_nested_functions_and_lambdas_with_star_arguments(f):
+    _check_everything(f, X)
+
+
+def test_nested_function_with_star_arguments_and_star_calls():
+    _check_everything(nested_star_and_keywords, X, second_order=False)  # f(*pair): first order
+    x0, x1, x2 = X
+    w = x0
+    expected = (x0 * w * 2 + x1**2 + x2**2) + (x1 * w * 3 + x2**2 + x0**2) + x2 * w * 2
+    assert np.isclose(nested_star_and_keywords(X), expected)
+
+
+def starred_helper_with_a_computed_default(x):
+    def scaled(*ts, s=x[0]):
+        return ts[0] * s
+
+    return scaled(x[1])
+
+
+def test_starred_nested_function_with_a_computed_default_is_refused_with_the_fix():
+    from pullback.errors import UnsupportedSyntaxError
+
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(starred_helper_with_a_computed_default)(X)
+    text = str(info.value)
+    line = starred_helper_with_a_computed_default.__code__.co_firstlineno + 1
+    where = f"test_callables_as_values.py:{line}:5: "
+    assert where + "PB405 nested function definition 'scaled'" in text
+    assert "has a default that is not a constant" in text
+    assert "give that parameter a constant default (`=None`)" in text
+    assert "PB410" not in text  # its *ts is no reason of its own

@@ -251,16 +251,24 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 accept_yield_statements(node)
             self.visit_all(node.body)
             return
+        fix = (
+            f"call '{node.name}' only by name where it is visible (a nested function that "
+            "is only called is differentiated), or define it at module level and pass what it "
+            "uses as arguments"
+        )
+        if "not a constant" in refusal:
+            fix = (
+                "give that parameter a constant default (`=None`) and compute its value in "
+                "the body (`if s is None: s = ...`), or pass it at each call"
+            )
         self.report(
             node,
             "PB405",
             f"nested function definition '{node.name}': {refusal}",
             width=len("def ") + len(node.name),
-            fix=f"call '{node.name}' only by name where it is visible (a nested function that "
-            "is only called is differentiated), or define it at module level and pass what it "
-            f"uses as arguments ({codes.see('PB405')}).",
+            fix=f"{fix} ({codes.see('PB405')}).",
         )
-        self._check_arguments(node.args, f"'{node.name}'", node.name)
+        # (its *args/**kwargs are no reason of their own: lifted functions take them)
         self.visit_all(node.body)
 
     def _lifting_refusal(self, node):
@@ -322,7 +330,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 )
                 + f" ({codes.see('PB404')}).",
             )
-            self._check_arguments(node.args, "a lambda")
         else:
             self._check_defaults(node)
         self.visit_all(node.body)

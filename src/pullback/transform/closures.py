@@ -146,8 +146,11 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     name = node.name
     if node.decorator_list:
         return "it is decorated"
-    if node.args.vararg is not None or node.args.kwarg is not None:
-        return "it takes *args or **kwargs"
+    starred = node.args.vararg is not None or node.args.kwarg is not None
+    if starred:
+        why = _star_refusal(node, returned)
+        if why is not None:
+            return why
     for sub in gast.walk(node):
         if isinstance(sub, (gast.Nonlocal, gast.Global)):
             return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
@@ -158,11 +161,17 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         elif isinstance(sub, gast.Name) and sub.id == name:
             if isinstance(sub.ctx, (gast.Store, gast.Del)):
                 bindings += 1
-            elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
+            elif (
+                isinstance(sub.ctx, gast.Load)
+                and not _plain_call(sub, parents)
+                and not (starred and _called(sub, parents))
+            ):
                 if returned and _returned_here(sub, tree, parents):
                     continue
-                if passed_to_specializable(sub, parents, resolve) and _in_own_scope(
-                    sub, tree, parents
+                if (
+                    not starred
+                    and passed_to_specializable(sub, parents, resolve)
+                    and _in_own_scope(sub, tree, parents)
                 ):
                     continue  # apply(g, x): specialized (closure_arguments.py)
                 if _higher_order_function(sub, parents.get(sub), parents):
@@ -183,6 +192,19 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                 why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
                 if why is not None:
                     return f"a generator that a call cannot run to its end: {why}"
+    return None
+
+
+def _star_refusal(node, returned) -> str | None:
+    """Why a nested function with ``*args``/``**kwargs`` cannot be lifted, or None. Its
+    calls keep their form (Python binds the arguments when the call runs), with what it
+    captures passed first, so its defaults must be constants (evaluated once, anywhere)."""
+    if returned:
+        return "it takes *args or **kwargs and may be returned"
+    args = node.args
+    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+    if not all(isinstance(d, gast.Constant) for d in defaults):
+        return "it takes *args or **kwargs and has a default that is not a constant"
     return None
 
 
@@ -312,15 +334,26 @@ def lift_nested_functions(fs, returned=None) -> dict:
         args = lifted.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         extra = [N.located(gast.Name(c, gast.Param(), None, None), d) for c in captured[name]]
-        lifted.args = gast.arguments(
-            args=params + extra,
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
+        if sigs[name].starred:  # what it captures first (positional only), then its own
+            lifted.args = gast.arguments(
+                args=args.args,
+                posonlyargs=extra + args.posonlyargs,
+                vararg=args.vararg,
+                kwonlyargs=args.kwonlyargs,
+                kw_defaults=args.kw_defaults,
+                kwarg=args.kwarg,
+                defaults=args.defaults,
+            )
+        else:
+            lifted.args = gast.arguments(
+                args=params + extra,
+                posonlyargs=[],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            )
         uses = sorted(n for n in inlined if _reads(lifted, n))
         lifted.body = [copy.deepcopy(_definition(tree, n)) for n in uses] + lifted.body
         _rewrite_calls(lifted, sigs, captured)
@@ -394,6 +427,7 @@ class _Signature:
         self.positional = [a.id for a in args.posonlyargs + args.args]
         self.keyword_only = [a.id for a in args.kwonlyargs]
         self.posonly = {a.id for a in args.posonlyargs}
+        self.starred = args.vararg is not None or args.kwarg is not None
         self.defaults = {}  # param -> the default's node in the def (a constant or not)
         tail = self.positional[len(self.positional) - len(args.defaults) :]
         for p, value in zip(tail, args.defaults, strict=True):
@@ -497,6 +531,12 @@ def _reads(node, name) -> bool:
     )
 
 
+def _called(name_node, parents) -> bool:
+    """``name(...)``, with star-arguments or not."""
+    call = parents.get(name_node)
+    return isinstance(call, gast.Call) and call.func is name_node
+
+
 def _plain_call(name_node, parents) -> bool:
     call = parents.get(name_node)
     return (
@@ -518,8 +558,11 @@ def _rewrite_calls(tree, sigs, captured) -> None:
             and not _shadowed(tree, sub.func.id)
         ):
             name = sub.func.id
-            args = sigs[name].bind(sub, name)
             extra = [N.located(N.load(c), sub) for c in captured[name]]
+            if sigs[name].starred:  # Python binds the rest when the call runs
+                sub.args = extra + sub.args
+                continue
+            args = sigs[name].bind(sub, name)
             sub.args = args + extra
             sub.keywords = []
 

@@ -304,3 +304,113 @@ def test_starred_nested_function_with_a_computed_default_is_refused_with_the_fix
     assert "has a default that is not a constant" in text
     assert "give that parameter a constant default (`=None`)" in text
     assert "PB410" not in text  # its *ts is no reason of its own
+
+
+# -- functions that read no variable of the function, stored and passed as values -----------
+
+
+def lambdas_in_a_list(x):
+    fs = [lambda t: t * t, lambda t: np.sin(t)]
+    return np.sum(fs[0](x) + fs[1](x))
+
+
+def lambdas_and_rules_in_a_dict(x):
+    fs = {"double": lambda t: t * 2.0, "sin": np.sin}
+    return np.sum(fs["double"](x) * fs["sin"](x))
+
+
+def basis_expansion(x):
+    phis = [lambda t: np.ones_like(t), lambda t: t, lambda t: t**2]
+    coef = [0.5, -1.0, 2.0]
+    total = 0.0
+    for c, phi in zip(coef, phis):  # noqa: B905 - written as users write it
+        total = total + c * np.sum(phi(x))
+    return total
+
+
+def activations_by_name(x):
+    def relu(z):
+        return np.maximum(z, 0.0)
+
+    def softplus(z, beta=2.0):
+        return np.log1p(np.exp(beta * z)) / beta
+
+    acts = {"relu": relu, "softplus": softplus}
+    return np.sum(acts["softplus"](x)) + np.sum(acts["relu"](x) * x)
+
+
+def helper_passed_to_a_storing_function(x):
+    def g(t):
+        return np.tanh(t) * t
+
+    return np.sum(_keep_and_call(g, x))
+
+
+def _keep_and_call(fn, x):
+    kept = [fn]
+    return kept[0](x)
+
+
+def _make_reader(k):
+    def f(x):
+        fs = [lambda t: t * k]  # k: a closure variable of f, not a local
+        return np.sum(fs[0](x) * x)
+
+    return f
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambdas_in_a_list,
+        lambdas_and_rules_in_a_dict,
+        basis_expansion,
+        activations_by_name,
+        helper_passed_to_a_storing_function,
+        _make_reader(3.0),
+    ],
+)
+def test_functions_that_read_no_local_are_values(f):
+    _check_everything(f, X)
+
+
+def test_a_stored_function_value_computes_what_python_computes():
+    x = X
+    expected = np.sum(np.log1p(np.exp(2.0 * x)) / 2.0) + np.sum(np.maximum(x, 0.0) * x)
+    assert np.isclose(activations_by_name(x), expected)
+    relu_grad = grad(activations_by_name)(x)
+    s = 1.0 / (1.0 + np.exp(-2.0 * x))
+    assert np.allclose(relu_grad, s + np.where(x > 0, 2 * x, 0.0))
+
+
+def stored_lambda_reading_a_local(x):
+    w = 2.0 * x
+    fs = [lambda v: w * v]
+    return np.sum(fs[0](x))
+
+
+def stored_def_reading_a_local(x):
+    w = 2.0 * x
+
+    def scaled(v):
+        return w * v
+
+    fs = [scaled]
+    return np.sum(fs[0](x))
+
+
+def test_stored_closures_that_read_locals_are_refused_with_the_fix():
+    from pullback.errors import UnsupportedSyntaxError
+
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(stored_lambda_reading_a_local)(X)
+    (d,) = info.value.diagnostics
+    assert d.code == "PB404"
+    assert (d.line, d.col) == (stored_lambda_reading_a_local.__code__.co_firstlineno + 2, 10)
+    assert "reads 'w' of the differentiated function" in d.message
+    assert "`lambda t, w: ...`, called with w as arguments" in d.fix
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(stored_def_reading_a_local)(X)
+    (d,) = info.value.diagnostics
+    assert d.code == "PB405" and "reads 'w' of the enclosing function" in d.message
+    assert d.line == stored_def_reading_a_local.__code__.co_firstlineno + 3

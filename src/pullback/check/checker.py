@@ -23,6 +23,7 @@ from ..resolve import (
 )
 from ..transform.closure_records import record_sites
 from ..transform.closures import (
+    _lambda_free,
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
@@ -256,6 +257,12 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             "is only called is differentiated), or define it at module level and pass what it "
             "uses as arguments"
         )
+        if "of the enclosing function" in refusal:
+            fix = (
+                f"make what '{node.name}' reads parameters of it (and pass them at each call), "
+                "so that the gradient reaches them: a nested function that reads no variable "
+                "of the function may be stored, returned and passed on; or call it only by name"
+            )
         if "not a constant" in refusal:
             fix = (
                 "give that parameter a constant default (`=None`) and compute its value in "
@@ -343,6 +350,20 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         )
         if bound or lambda_called_in_place(node, self._parent_map()):
             self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
+            return
+        captured = sorted(_lambda_free(node) & local_names(self.tree))
+        if isinstance(parent, (gast.List, gast.Tuple, gast.Set, gast.Dict)) and captured:
+            names = ", ".join(captured)
+            self.report(
+                node,
+                "PB404",
+                f"lambda stored in a container reads {names!r} of the differentiated function",
+                fix=f"make what it reads parameters (`lambda t, {names}: ...`, called with "
+                f"{names} as arguments), so that the gradient reaches them; a lambda that reads "
+                f"no variable of the function may be stored and called anywhere "
+                f"({codes.see('PB404')}).",
+            )
+            self.visit(node.body)
             return
         self.report(
             node,

@@ -108,6 +108,9 @@ def lambdas_as_definitions(tree) -> None:
     def visit(stmts):
         out = []
         for s in stmts:
+            if not isinstance(s, _STATEMENT_SCOPES):
+                for name, lam in _stored_lambdas(s, tree):
+                    out.append(as_def(name, lam, s))
             if (
                 isinstance(s, gast.Assign)
                 and len(s.targets) == 1
@@ -134,6 +137,55 @@ def lambdas_as_definitions(tree) -> None:
 
 
 _STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+
+
+def _stored_lambdas(stmt, tree) -> list:
+    """``[(name, lambda)]`` for the lambdas that ``stmt`` puts in a list, tuple, set or dict
+    display (``basis = [lambda t: 1.0, lambda t: t]``) and that capture no variable of
+    ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
+    then a function value like any global one (see :func:`captures_nothing`)."""
+    found = []
+    for node in _own_nodes([stmt]):
+        if not isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            continue
+        slots = node.values if isinstance(node, gast.Dict) else node.elts
+        for k, lam in enumerate(slots):
+            if not isinstance(lam, gast.Lambda):
+                continue
+            if not captures_nothing(lam, tree):
+                continue
+            name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
+            slots[k] = N.located(N.load(name), lam)
+            found.append((name, lam))
+    return found
+
+
+def captures_nothing(node, tree) -> bool:
+    """Whether the nested function or lambda ``node`` reads no variable of ``tree`` (its
+    parameters, its locals, its other nested functions) and takes only constant defaults:
+    then it is the same function wherever it is called, and can be handed around as a
+    value (stored in a list or dict, returned, passed on) like a global function."""
+    if isinstance(node, gast.FunctionDef) and node.decorator_list:
+        return False
+    args = node.args
+    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+    if not all(isinstance(d, gast.Constant) for d in defaults):
+        return False
+    if any(isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
+           for n in gast.walk(node)):
+        return False
+    outer = local_names(tree) | {d.name for d in nested_definitions(tree)}
+    free = _free_names(node) if isinstance(node, gast.FunctionDef) else _lambda_free(node)
+    return not (free & outer)
+
+
+def _lambda_free(lam) -> set:
+    params = {a.id for a in gast.walk(lam.args) if isinstance(a, gast.Name)}
+    loads = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load)}
+    stores = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
+              and not isinstance(n.ctx, gast.Load)}
+    return loads - params - stores
 
 
 def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:
@@ -176,7 +228,16 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     continue  # apply(g, x): specialized (closure_arguments.py)
                 if _higher_order_function(sub, parents.get(sub), parents):
                     continue  # map(g, xs), key=g: called through a lambda (below)
-                return f"'{name}' is used as a value (returned, stored or passed on), not called"
+                if captures_nothing(node, tree):
+                    continue  # a function value like a global one (lifted as it is)
+                read = sorted(_free_names(node) & local_names(tree))
+                value = f"'{name}' is used as a value (returned, stored or passed on)"
+                if node.decorator_list or is_nested_generator(node) or not read:
+                    return f"{value}, not called"
+                return (
+                    f"{value} and reads "
+                    f"{', '.join(repr(r) for r in read)} of the enclosing function"
+                )
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
@@ -328,6 +389,13 @@ def lift_nested_functions(fs, returned=None) -> dict:
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: _Signature(d) for name, d in defs.items()}
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
+    values = {
+        n for n in _used_as_values(tree, defs)
+        if n != returned and captures_nothing(defs[n], tree)  # returned: a record
+    }
+    for name in values:  # as it is written: its calls keep their form, its value is it
+        sigs[name].starred = True
+        captured[name] = []  # it reads no local (captures_nothing); f's cells: _compile
     lifted_trees = {}
     for name, d in defs.items():
         lifted = copy.deepcopy(d)
@@ -369,12 +437,28 @@ def lift_nested_functions(fs, returned=None) -> dict:
             v for v in sigs[name].variables.values() if v not in captured[name]
         ]
         info[name] = (fn, record, sigs[name])
-    specialize_calls(fs, tree, info, _resolver(fs, tree))
+    # (a function value keeps its own signature: passed on as it is, not specialized)
+    special = {n: v for n, v in info.items() if n not in values}
+    specialize_calls(fs, tree, special, _resolver(fs, tree))
     for name, fn in functions.items():
         fs.namespace[name] = fn
     if returned in info:
         _return_records(tree, returned, info[returned][1])
     return info
+
+
+def _used_as_values(tree, defs) -> set:
+    """The lifted functions of ``tree`` named other than in a call (stored, returned,
+    passed on): those that capture nothing (:func:`captures_nothing`)."""
+    parents = parent_map(tree)
+    out = set()
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load):
+            if not _called(sub, parents) and not _higher_order_function(
+                sub, parents.get(sub), parents
+            ):
+                out.add(sub.id)
+    return out
 
 
 def _call_through_lambdas(tree, defs) -> None:
@@ -601,9 +685,18 @@ def _compile(fs, trees) -> dict:
     the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
     from ..source import FunctionSource
 
+    # The enclosing function's own closure variables that a function value reads (one
+    # that captures nothing else): read here, so that a change rebuilds the gradient.
+    cells = [
+        v for v in getattr(fs.fn.__code__, "co_freevars", ())
+        if any(_reads(t, v) for t in trees.values())
+    ]
+    values = [fs.lookup(v)[1] for v in cells]
     factory = gast.FunctionDef(
         name=FACTORY,
-        args=gast.arguments([], [], None, [], [], None, []),
+        args=gast.arguments(
+            [gast.Name(v, gast.Param(), None, None) for v in cells], [], None, [], [], None, []
+        ),
         body=[copy.deepcopy(t) for t in trees.values()]
         + [gast.Return(N.tuple_([N.load(n) for n in trees]))],
         decorator_list=[],
@@ -615,7 +708,7 @@ def _compile(fs, trees) -> dict:
     gast.fix_missing_locations(module)
     code = compile(gast.gast_to_ast(module), f"<pullback: lifted from {fs.name}>", "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    made = types.FunctionType(factory_code, fs.fn.__globals__)()
+    made = types.FunctionType(factory_code, fs.fn.__globals__)(*values)
     out = {}
     for (name, t), fn in zip(trees.items(), made, strict=True):
         fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"

@@ -22,8 +22,8 @@ from ..resolve import (
     parent_map,
 )
 from ..transform.closure_records import record_sites
+from ..transform.closure_values import lambda_free
 from ..transform.closures import (
-    _lambda_free,
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
@@ -351,7 +351,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         if bound or lambda_called_in_place(node, self._parent_map()):
             self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
             return
-        captured = sorted(_lambda_free(node) & local_names(self.tree))
+        captured = sorted(lambda_free(node) & local_names(self.tree))
         if isinstance(parent, (gast.List, gast.Tuple, gast.Set, gast.Dict)) and captured:
             names = ", ".join(captured)
             self.report(

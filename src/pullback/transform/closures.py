@@ -45,6 +45,15 @@ from ..lambdas import _higher_order_function, inlinable_functions
 from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
+from .closure_values import (
+    _called,
+    call_through_lambdas,
+    captures_nothing,
+    free_names,
+    star_refusal,
+    stored_lambdas,
+    used_as_values,
+)
 from .generators import (
     _own_nodes,
     as_list_builder,
@@ -109,7 +118,7 @@ def lambdas_as_definitions(tree) -> None:
         out = []
         for s in stmts:
             if not isinstance(s, _STATEMENT_SCOPES):
-                for name, lam in _stored_lambdas(s, tree):
+                for name, lam in stored_lambdas(s, tree):
                     out.append(as_def(name, lam, s))
             if (
                 isinstance(s, gast.Assign)
@@ -139,55 +148,6 @@ def lambdas_as_definitions(tree) -> None:
 _STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
-def _stored_lambdas(stmt, tree) -> list:
-    """``[(name, lambda)]`` for the lambdas that ``stmt`` puts in a list, tuple, set or dict
-    display (``basis = [lambda t: 1.0, lambda t: t]``) and that capture no variable of
-    ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
-    then a function value like any global one (see :func:`captures_nothing`)."""
-    found = []
-    for node in _own_nodes([stmt]):
-        if not isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
-            continue
-        slots = node.values if isinstance(node, gast.Dict) else node.elts
-        for k, lam in enumerate(slots):
-            if not isinstance(lam, gast.Lambda):
-                continue
-            if not captures_nothing(lam, tree):
-                continue
-            name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
-            slots[k] = N.located(N.load(name), lam)
-            found.append((name, lam))
-    return found
-
-
-def captures_nothing(node, tree) -> bool:
-    """Whether the nested function or lambda ``node`` reads no variable of ``tree`` (its
-    parameters, its locals, its other nested functions) and takes only constant defaults:
-    then it is the same function wherever it is called, and can be handed around as a
-    value (stored in a list or dict, returned, passed on) like a global function."""
-    if isinstance(node, gast.FunctionDef) and node.decorator_list:
-        return False
-    args = node.args
-    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
-    if not all(isinstance(d, gast.Constant) for d in defaults):
-        return False
-    if any(isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
-           for n in gast.walk(node)):
-        return False
-    outer = local_names(tree) | {d.name for d in nested_definitions(tree)}
-    free = _free_names(node) if isinstance(node, gast.FunctionDef) else _lambda_free(node)
-    return not (free & outer)
-
-
-def _lambda_free(lam) -> set:
-    params = {a.id for a in gast.walk(lam.args) if isinstance(a, gast.Name)}
-    loads = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
-             and isinstance(n.ctx, gast.Load)}
-    stores = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
-              and not isinstance(n.ctx, gast.Load)}
-    return loads - params - stores
-
-
 def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:
     """Why the nested ``def`` ``node`` of ``tree`` cannot be lifted, or None.
 
@@ -200,7 +160,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         return "it is decorated"
     starred = node.args.vararg is not None or node.args.kwarg is not None
     if starred:
-        why = _star_refusal(node, returned)
+        why = star_refusal(node, returned)
         if why is not None:
             return why
     for sub in gast.walk(node):
@@ -230,7 +190,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     continue  # map(g, xs), key=g: called through a lambda (below)
                 if captures_nothing(node, tree):
                     continue  # a function value like a global one (lifted as it is)
-                read = sorted(_free_names(node) & local_names(tree))
+                read = sorted(free_names(node) & local_names(tree))
                 value = f"'{name}' is used as a value (returned, stored or passed on)"
                 if node.decorator_list or is_nested_generator(node) or not read:
                     return f"{value}, not called"
@@ -247,25 +207,12 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         refusal = body_refusal(node)
         if refusal is not None:
             return f"a generator whose list cannot stand for it: {refusal}"
-        reads = _free_names(node)
+        reads = free_names(node)
         for sub in gast.walk(tree):
             if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
                 why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
                 if why is not None:
                     return f"a generator that a call cannot run to its end: {why}"
-    return None
-
-
-def _star_refusal(node, returned) -> str | None:
-    """Why a nested function with ``*args``/``**kwargs`` cannot be lifted, or None. Its
-    calls keep their form (Python binds the arguments when the call runs), with what it
-    captures passed first, so its defaults must be constants (evaluated once, anywhere)."""
-    if returned:
-        return "it takes *args or **kwargs and may be returned"
-    args = node.args
-    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
-    if not all(isinstance(d, gast.Constant) for d in defaults):
-        return "it takes *args or **kwargs and has a default that is not a constant"
     return None
 
 
@@ -384,13 +331,13 @@ def lift_nested_functions(fs, returned=None) -> dict:
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}
-    _call_through_lambdas(tree, defs)
+    call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: _Signature(d) for name, d in defs.items()}
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
     values = {
-        n for n in _used_as_values(tree, defs)
+        n for n in used_as_values(tree, defs)
         if n != returned and captures_nothing(defs[n], tree)  # returned: a record
     }
     for name in values:  # as it is written: its calls keep their form, its value is it
@@ -445,53 +392,6 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if returned in info:
         _return_records(tree, returned, info[returned][1])
     return info
-
-
-def _used_as_values(tree, defs) -> set:
-    """The lifted functions of ``tree`` named other than in a call (stored, returned,
-    passed on): those that capture nothing (:func:`captures_nothing`)."""
-    parents = parent_map(tree)
-    out = set()
-    for sub in gast.walk(tree):
-        if isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load):
-            if not _called(sub, parents) and not _higher_order_function(
-                sub, parents.get(sub), parents
-            ):
-                out.add(sub.id)
-    return out
-
-
-def _call_through_lambdas(tree, defs) -> None:
-    """``map(g, xs)``, ``functools.reduce(g, xs)``, ``sorted(xs, key=g)`` of a lifted
-    ``g``: ``g`` becomes ``lambda t: g(t)`` (its parameters without defaults), whose call
-    of ``g`` is rewritten like any other to pass what ``g`` captures; the builtins take
-    lambdas already (lambdas.py, higher_order_builtins.py, comprehensions.py)."""
-    parents = None
-    for sub in list(gast.walk(tree)):
-        if not (isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load)):
-            continue
-        parents = parent_map(tree) if parents is None else parents
-        parent = parents.get(sub)
-        if not _higher_order_function(sub, parent, parents):
-            continue
-        args = defs[sub.id].args
-        positional = args.posonlyargs + args.args
-        required = positional[: len(positional) - len(args.defaults)]
-        names = [f"_pb_{sub.id}_{a.id}" for a in required]
-        call = N.located(N.call(N.load(sub.id), [N.load(n) for n in names]), sub)
-        lam = gast.Lambda(
-            args=gast.arguments(
-                args=[gast.Name(n, gast.Param(), None, None) for n in names],
-                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                defaults=[],
-            ),
-            body=call,
-        )
-        lam = N.located(lam, sub)
-        if isinstance(parent, gast.keyword):
-            parent.value = lam
-        else:
-            parent.args = [lam if a is sub else a for a in parent.args]
 
 
 def _return_records(tree, name, record) -> None:
@@ -559,10 +459,10 @@ def _captured(defs, sigs, outer, inlined) -> dict:
     direct = {}
     calls = {}
     for name, d in defs.items():
-        reads = _free_names(d)
+        reads = free_names(d)
         for n in list(reads):
             if n in inlined:  # a local lambda it calls: copied in, with its own reads
-                reads |= _free_names(inlined[n])
+                reads |= free_names(inlined[n])
         direct[name] = {n for n in reads if n in outer and n not in inlined}
         calls[name] = {n for n in reads if n in defs}
     captured = {name: set(v) for name, v in direct.items()}
@@ -593,32 +493,11 @@ def _definition(tree, name):
     raise LookupError(name)  # pragma: no cover - inlinable names are defined
 
 
-def _free_names(node) -> set:
-    """Names ``node`` (a def) reads that it does not bind itself."""
-    bound = set()
-    loads = set()
-    for sub in gast.walk(node):
-        if isinstance(sub, gast.Name):
-            if isinstance(sub.ctx, gast.Load):
-                loads.add(sub.id)
-            else:
-                bound.add(sub.id)
-        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
-            bound.add(sub.name)
-    return loads - bound
-
-
 def _reads(node, name) -> bool:
     return any(
         isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
         for s in gast.walk(node)
     )
-
-
-def _called(name_node, parents) -> bool:
-    """``name(...)``, with star-arguments or not."""
-    call = parents.get(name_node)
-    return isinstance(call, gast.Call) and call.func is name_node
 
 
 def _plain_call(name_node, parents) -> bool:

@@ -150,3 +150,13 @@ def _called(name_node, parents) -> bool:
     """``name(...)``, with star-arguments or not."""
     call = parents.get(name_node)
     return isinstance(call, gast.Call) and call.func is name_node
+
+
+def name_uses(tree, name) -> tuple[list, list]:
+    """``(bindings, reads)``: the ``Name`` nodes of ``tree`` that bind ``name`` and those
+    that read it."""
+    stores, loads = [], []
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and n.id == name:
+            (loads if isinstance(n.ctx, gast.Load) else stores).append(n)
+    return stores, loads

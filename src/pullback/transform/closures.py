@@ -63,6 +63,7 @@ from .generators import (
     list_version,
     mark_yield_statements,
 )
+from .local_partials import rewrite_local_partials, spells_partial
 
 FACTORY = "_pb_lifted_factory"
 
@@ -268,8 +269,8 @@ def what_is_there(tree):
             isinstance(n, gast.Assign)
             and isinstance(n.value, gast.Call)
             and isinstance(n.value.func, gast.Name)
-        ):
-            factories = True
+        ) or spells_partial(n):
+            factories = True  # (a local functools.partial too: transform/local_partials.py)
     return lambdas, calls, factories
 
 
@@ -327,6 +328,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if calls:
         _use_list_versions(fs)
     if factories:
+        rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:

@@ -384,6 +384,8 @@ def _tangent_by_rows(y, pullback, args, tangents):
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
         return same_sequence(y, parts)
+    if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
+        return ZERO
     shape = np.shape(y)
     dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
     out = np.zeros(shape, dtype=dtype)

@@ -23,7 +23,7 @@ import numpy as np
 from .callables import as_bound_call
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
 from .registry import NONDIFF, SCALAR, qualified_name
-from .tangents import NO_TANGENT
+from .tangents import NO_TANGENT, ZERO, is_zero
 
 
 @dataclass
@@ -141,6 +141,8 @@ def _found_without_receiver(site: CallSite, obj, name: str):
 
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    if is_dict_view_call(obj, name, args, kwargs):
+        return _dict_view_rrule(obj, name)
     callee = _found_without_receiver(site, obj, name)
     if callee is not None:
         return _call_without_receiver(site, callee, args, kwargs)
@@ -164,6 +166,51 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+_DICT_VIEWS = ("values", "items", "keys")
+
+
+def _dict_view_rrule(d: dict, name: str):
+    """``d.values()``, ``d.items()``, ``d.keys()`` of a dict of differentiated values (a
+    parameter dict iterated over): the list the view iterates, in the dict's order; the
+    pullback gives each key the cotangent of its value."""
+    keys = list(d)
+    if name == "values":
+        y = [d[k] for k in keys]
+    elif name == "items":
+        y = [(k, d[k]) for k in keys]
+    else:
+        y = keys
+
+    def dict_view_pullback(dy):
+        if name == "keys" or is_zero(dy):
+            return (ZERO,)
+        cot = {}
+        for k, c in zip(keys, dy, strict=True):
+            c = c[1] if name == "items" and not is_zero(c) else c
+            if not is_zero(c):
+                cot[k] = c
+        return (cot if cot else ZERO,)
+
+    return y, dict_view_pullback
+
+
+def is_dict_view_call(obj, name, args, kwargs) -> bool:
+    """``d.values()``, ``d.items()`` or ``d.keys()`` on a dict."""
+    return isinstance(obj, dict) and name in _DICT_VIEWS and not args and not kwargs
+
+
+def dict_view_tangent(d: dict, dd, name: str):
+    """Forward mode of :func:`_dict_view_rrule`: ``(y, dy)``, each value's tangent taken
+    from the dict's (``dd``, a dict or ZERO)."""
+    y, _ = _dict_view_rrule(d, name)
+    if name == "keys" or is_zero(dd) or dd is None:
+        return y, ZERO
+    tangents = [dd.get(k, ZERO) for k in d]
+    if name == "items":
+        tangents = [(ZERO, t) for t in tangents]
+    return y, tangents
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):

@@ -11,7 +11,12 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
-from .dynamic_calls import _call_namespace_function, lookup_attribute
+from .dynamic_calls import (
+    _call_namespace_function,
+    dict_view_tangent,
+    is_dict_view_call,
+    lookup_attribute,
+)
 from .errors import (
     NonScalarOutputError,
     NotDifferentiableError,
@@ -435,6 +440,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
 
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
+    if is_dict_view_call(obj, name, args, kwargs):  # params.items()
+        return dict_view_tangent(obj, dobj, name)
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)

@@ -64,6 +64,7 @@ from .generators import (
     mark_yield_statements,
 )
 from .local_partials import rewrite_local_partials, spells_partial
+from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
 
@@ -322,6 +323,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
+    shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     lambdas, calls, factories = what_is_there(tree)
     if lambdas:
         lambdas_as_definitions(tree)

@@ -77,7 +77,7 @@ def pb106_del_item(d):
 
 def pb107_attribute(x, state):
     state.value = x * 2.0
-    return state.value * x
+    return state.scaled(x)  # a method may read state.value back: refused
 
 
 def pb108_del_name(x):

@@ -190,7 +190,9 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     continue  # apply(g, x): specialized (closure_arguments.py)
                 if _higher_order_function(sub, parents.get(sub), parents):
                     continue  # map(g, xs), key=g: called through a lambda (below)
-                if captures_nothing(node, tree):
+                if captures_nothing(node, tree) and any(
+                    d is node for d in nested_definitions(tree)
+                ):
                     continue  # a function value like a global one (lifted as it is)
                 read = sorted(free_names(node) & local_names(tree))
                 value = f"'{name}' is used as a value (returned, stored or passed on)"

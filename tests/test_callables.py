@@ -121,9 +121,12 @@ class Counted:
 
 
 class Caching:
-    def forward(self, x):
-        self.cache = x * 2.0  # a differentiated value stored on self
+    def total(self):
         return np.sum(self.cache)
+
+    def forward(self, x):
+        self.cache = x * 2.0  # a differentiated value stored on self, read by a method
+        return self.total()
 
 
 def test_side_effects_without_gradient_run_once_per_call():

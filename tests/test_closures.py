@@ -221,7 +221,7 @@ def writes_nonlocal(x):
 
 def returned_closure_value(x):
     def g(t):
-        y = t * 2.0
+        y = t * x
         return y
 
     return g
@@ -396,7 +396,7 @@ def keeps_the_function(fn, x):
 
 def passed_to_a_function_that_stores_it(x):
     def g(t):
-        u = t * 2.0
+        u = t * x  # reads x: a closure object (one that reads nothing is a plain value)
         return u
 
     return np.sum(keeps_the_function(g, x))
@@ -422,7 +422,7 @@ def test_a_named_lambda_passed_to_a_user_function(dtype):
 
 
 def lambda_stored(x):
-    g = lambda t: t * 2.0  # noqa: E731
+    g = lambda t: t * x  # noqa: E731 - reads x: a closure object
     kept = [g]
     return np.sum(kept[0](x))
 

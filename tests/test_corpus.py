@@ -13,10 +13,10 @@ from pullback.testing import check_grads
 
 pytest.importorskip("scipy")
 
-from corpus import idioms, layers, models, optimization  # noqa: E402
+from corpus import callables, idioms, layers, models, optimization  # noqa: E402
 
 ENTRIES = []
-for _module in (idioms, layers, models):
+for _module in (idioms, layers, models, callables):
     for _k, (_fn, _args) in enumerate(_module.CASES):
         _name = getattr(_fn, "__name__", None) or getattr(
             getattr(_fn, "func", None), "__name__", type(_fn).__name__

@@ -91,7 +91,7 @@ def test_forward_mode():
 
 
 def escaping(x):
-    f = lambda t: t * 2.0  # noqa: E731
+    f = lambda t: t * x  # noqa: E731 - reads x: a closure object that escapes
     fs = [f]
     return fs[0](x)
 

@@ -22,6 +22,7 @@ object or a static/class method is such a function with some arguments already b
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from dataclasses import dataclass, field
 
@@ -97,3 +98,20 @@ def as_bound_call(fn, _depth: int = 0) -> BoundCall | None:
             return None
         return BoundCall(inner.target, inner.args + (fn,), inner.kwargs)
     return None
+
+
+def call_method_of(obj, registry=None):
+    """For a callable object whose class defines ``__call__`` in Python (a layer, a loss,
+    an objective), the bound method ``obj.__call__``, which Python calls for ``obj(...)``
+    (and pullback transforms with ``obj`` its first argument); ``obj`` itself otherwise."""
+    if isinstance(obj, (types.FunctionType, types.MethodType, type, functools.partial)):
+        return obj
+    if not callable(obj) or (registry is not None and registry.lookup(obj) is not None):
+        return obj
+    module = type(obj).__module__ or ""
+    if module.split(".", 1)[0] in ("pullback", "builtins") or is_library_module_name(module):
+        return obj  # grad(f) objects have their own paths; library classes are not ours
+    method = inspect.getattr_static(type(obj), "__call__", None)
+    if isinstance(method, types.FunctionType):
+        return obj.__call__
+    return obj

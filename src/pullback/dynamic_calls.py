@@ -22,8 +22,8 @@ import numpy as np
 
 from .callables import as_bound_call
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
-from .registry import NONDIFF, qualified_name
-from .tangents import NO_TANGENT
+from .registry import NONDIFF, SCALAR, qualified_name
+from .tangents import NO_TANGENT, ZERO, is_zero
 
 
 @dataclass
@@ -141,6 +141,8 @@ def _found_without_receiver(site: CallSite, obj, name: str):
 
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    if is_dict_view_call(obj, name, args, kwargs):
+        return _dict_view_rrule(obj, name)
     callee = _found_without_receiver(site, obj, name)
     if callee is not None:
         return _call_without_receiver(site, callee, args, kwargs)
@@ -164,6 +166,51 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
+
+
+_DICT_VIEWS = ("values", "items", "keys")
+
+
+def _dict_view_rrule(d: dict, name: str):
+    """``d.values()``, ``d.items()``, ``d.keys()`` of a dict of differentiated values (a
+    parameter dict iterated over): the list the view iterates, in the dict's order; the
+    pullback gives each key the cotangent of its value."""
+    keys = list(d)
+    if name == "values":
+        y = [d[k] for k in keys]
+    elif name == "items":
+        y = [(k, d[k]) for k in keys]
+    else:
+        y = keys
+
+    def dict_view_pullback(dy):
+        if name == "keys" or is_zero(dy):
+            return (ZERO,)
+        cot = {}
+        for k, c in zip(keys, dy, strict=True):
+            c = c[1] if name == "items" and not is_zero(c) else c
+            if not is_zero(c):
+                cot[k] = c
+        return (cot if cot else ZERO,)
+
+    return y, dict_view_pullback
+
+
+def is_dict_view_call(obj, name, args, kwargs) -> bool:
+    """``d.values()``, ``d.items()`` or ``d.keys()`` on a dict."""
+    return isinstance(obj, dict) and name in _DICT_VIEWS and not args and not kwargs
+
+
+def dict_view_tangent(d: dict, dd, name: str):
+    """Forward mode of :func:`_dict_view_rrule`: ``(y, dy)``, each value's tangent taken
+    from the dict's (``dd``, a dict or ZERO)."""
+    y, _ = _dict_view_rrule(d, name)
+    if name == "keys" or is_zero(dd) or dd is None:
+        return y, ZERO
+    tangents = [dd.get(k, ZERO) for k in d]
+    if name == "items":
+        tangents = [(ZERO, t) for t in tangents]
+    return y, tangents
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
@@ -205,6 +252,10 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn
+    value = fn if obj is None else _found_without_receiver(site, obj, fn)
+    scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
+    if scalar is not None:
+        return scalar
     if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
         bound = inspect.signature(target).bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object).
@@ -217,6 +268,63 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
         "function it is."
     )
+
+
+_SCALAR_VJPS: dict = {}
+
+
+def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
+    """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
+    ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
+    its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
+    differentiable subset from the derivative's inline form, so that a second derivative
+    transforms it. None for any other callee."""
+    from .transform.inline import inline_form
+
+    if fn is None or kwargs or nargs != 1 + receiver:
+        return None
+    try:
+        rule = registry.lookup(fn)
+    except TypeError:  # an unhashable value: not a rule
+        return None
+    if rule is None or rule.kind != SCALAR or not inline_form(rule):
+        return None
+    key = (fn, receiver, inline_form(rule))
+    if key not in _SCALAR_VJPS:
+        _SCALAR_VJPS[key] = _compiled_scalar_vjp(fn, inline_form(rule), receiver)
+    return _SCALAR_VJPS[key]
+
+
+def _compiled_scalar_vjp(fn, form: str, receiver: bool):
+    """The text of the vjp function, compiled, carrying its source for the transform."""
+    import math
+
+    import gast
+
+    from .source import FunctionSource
+
+    name = f"{getattr(fn, '__name__', 'function')}_vjp"
+    params = "g, obj, x" if receiver else "g, x"
+    text = (
+        f"def {name}({params}):\n"
+        "    y = function(x)\n"
+        f"    return (g * {form.format('x', y='y')},)\n"
+    )
+    filename = f"<pullback: vjp of {qualified_name(fn)}>"
+    namespace = {"function": fn, "_np": np, "_math": math}
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
+    made = namespace[name]
+    made.__pullback_transformable__ = True
+    lines = text.splitlines(keepends=True)
+
+    def source():
+        tree = gast.parse(text).body[0]
+        return FunctionSource(
+            fn=made, filename=filename, first_line=1, indent=0, lines=lines, tree=tree
+        )
+
+    made.__pullback_source__ = source
+    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -11,7 +11,12 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
-from .dynamic_calls import _call_namespace_function, lookup_attribute
+from .dynamic_calls import (
+    _call_namespace_function,
+    dict_view_tangent,
+    is_dict_view_call,
+    lookup_attribute,
+)
 from .errors import (
     NonScalarOutputError,
     NotDifferentiableError,
@@ -387,6 +392,8 @@ def _tangent_by_rows(y, pullback, args, tangents):
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
         return same_sequence(y, parts)
+    if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
+        return ZERO
     shape = np.shape(y)
     dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
     out = np.zeros(shape, dtype=dtype)
@@ -436,6 +443,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
 
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
+    if is_dict_view_call(obj, name, args, kwargs):  # params.items()
+        return dict_view_tangent(obj, dobj, name)
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)

@@ -77,7 +77,7 @@ def pb106_del_item(d):
 
 def pb107_attribute(x, state):
     state.value = x * 2.0
-    return state.value * x
+    return state.scaled(x)  # a method may read state.value back: refused
 
 
 def pb108_del_name(x):
@@ -131,13 +131,13 @@ def pb403_async(x):
 
 
 def pb404_lambda(x):
-    fs = [lambda v: 2.0 * v]
+    fs = [lambda v: x * v]
     return fs[0](x)
 
 
 def pb405_nested_def(x):
     def inner(v):
-        return 2.0 * v
+        return x * v
 
     helpers = [inner]
     return helpers[0](x)

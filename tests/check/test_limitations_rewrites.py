@@ -141,21 +141,19 @@ def total_now(x):
 
 
 # PB404
-def scale(v):
-    return 2.0 * v
-
-
-def weighted(x):
-    return np.sum(scale(x))
+def weighted(x, w):
+    scales = [lambda v, w: w * v]
+    return np.sum(scales[0](x, w))
 
 
 # PB405
-def smooth_total(x):
-    def softplus(v):
-        e = np.exp(v)
-        return np.log(1.0 + e)
+def smooth_total(x, beta):
+    def softplus(v, beta):
+        e = np.exp(beta * v)
+        return np.log(1.0 + e) / beta
 
-    return np.sum(softplus(x))
+    helpers = [softplus]
+    return np.sum(helpers[0](x, beta))
 
 
 # PB406
@@ -303,8 +301,8 @@ CALLS_AFTER = {
     "PB401": (norm, lambda f: f(fresh())),
     "PB402": (squares, lambda f: f(fresh())),
     "PB403": (total_now, lambda f: f(fresh())),
-    "PB404": (weighted, lambda f: f(fresh())),
-    "PB405": (smooth_total, lambda f: f(fresh())),
+    "PB404": (weighted, lambda f: f(fresh(), 1.5)),
+    "PB405": (smooth_total, lambda f: f(fresh(), 1.5)),
     "PB406": (spread, lambda f: f(fresh())),
     "PB407": (doubled_total, lambda f: f(fresh())),
     "PB408": (log_norm, lambda f: f(fresh())),

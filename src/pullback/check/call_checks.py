@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from ..callables import call_method_of
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -27,6 +28,7 @@ from ..resolve import (
     resolve_expr,
 )
 from ..transform.higher_order_builtins import is_keyed_call, is_reduce_call
+from ..transform.local_partials import partial_sites
 from ..ufunc_methods import rewritten_method
 from . import codes
 from .aliasing import (
@@ -249,7 +251,8 @@ class CallChecks:
         if isinstance(obj, functools.partial):
             obj = obj.func  # called as its function, the bound arguments first
         if obj is functools.partial:
-            self._report_partial(node)
+            if not self._rewritten_partial(node):
+                self._report_partial(node)
             return
         if (
             isinstance(owner, (list, dict, set))
@@ -264,6 +267,7 @@ class CallChecks:
             and not any(isinstance(a, gast.Starred) for a in node.args)
         ):
             return  # the comprehension that computes the same list (transform/comprehensions.py)
+        obj = call_method_of(obj, self.registry)
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return
@@ -285,14 +289,24 @@ class CallChecks:
             return
         self._report_foreign(node, obj, kind[0])
 
+    def _rewritten_partial(self, node) -> bool:
+        """``f = functools.partial(...)`` only called: its calls call the function
+        (transform/local_partials.py)."""
+        if getattr(self, "_partials", None) is None:
+            sites = partial_sites(self.tree, self._resolved_object)
+            self._partials = {id(assign.value) for assign, _ in sites}
+        return id(node) in self._partials
+
     def _report_partial(self, node):
         func = self.text(node.args[0]) if node.args else "f"
         self.report(
             node.func,
             "PB301",
-            "functools.partial of values of the differentiated function",
-            fix=f"call '{func}' directly with all its arguments, or make the partial outside "
-            f"the differentiated function and pass it in ({codes.see('PB301')}).",
+            "functools.partial of values of the differentiated function, stored, passed on "
+            "or bound more than once",
+            fix="bind the partial to a name once and only call it here (`g = partial("
+            f"{func}, ...); g(x)`: its calls then call '{func}' with the bound values), or call "
+            f"'{func}' directly with all its arguments ({codes.see('PB301')}).",
         )
 
     def _reads_locals(self, call) -> bool:

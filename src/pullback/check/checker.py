@@ -22,6 +22,7 @@ from ..resolve import (
     parent_map,
 )
 from ..transform.closure_records import record_sites
+from ..transform.closure_values import lambda_free
 from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
@@ -251,16 +252,30 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 accept_yield_statements(node)
             self.visit_all(node.body)
             return
+        fix = (
+            f"call '{node.name}' only by name where it is visible (a nested function that "
+            "is only called is differentiated), or define it at module level and pass what it "
+            "uses as arguments"
+        )
+        if "of the enclosing function" in refusal:
+            fix = (
+                f"make what '{node.name}' reads parameters of it (and pass them at each call), "
+                "so that the gradient reaches them: a nested function that reads no variable "
+                "of the function may be stored, returned and passed on; or call it only by name"
+            )
+        if "not a constant" in refusal:
+            fix = (
+                "give that parameter a constant default (`=None`) and compute its value in "
+                "the body (`if s is None: s = ...`), or pass it at each call"
+            )
         self.report(
             node,
             "PB405",
             f"nested function definition '{node.name}': {refusal}",
             width=len("def ") + len(node.name),
-            fix=f"call '{node.name}' only by name where it is visible (a nested function that "
-            "is only called is differentiated), or define it at module level and pass what it "
-            f"uses as arguments ({codes.see('PB405')}).",
+            fix=f"{fix} ({codes.see('PB405')}).",
         )
-        self._check_arguments(node.args, f"'{node.name}'", node.name)
+        # (its *args/**kwargs are no reason of their own: lifted functions take them)
         self.visit_all(node.body)
 
     def _lifting_refusal(self, node):
@@ -322,7 +337,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 )
                 + f" ({codes.see('PB404')}).",
             )
-            self._check_arguments(node.args, "a lambda")
         else:
             self._check_defaults(node)
         self.visit_all(node.body)
@@ -336,6 +350,20 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         )
         if bound or lambda_called_in_place(node, self._parent_map()):
             self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
+            return
+        captured = sorted(lambda_free(node) & local_names(self.tree))
+        if isinstance(parent, (gast.List, gast.Tuple, gast.Set, gast.Dict)) and captured:
+            names = ", ".join(captured)
+            self.report(
+                node,
+                "PB404",
+                f"lambda stored in a container reads {names!r} of the differentiated function",
+                fix=f"make what it reads parameters (`lambda t, {names}: ...`, called with "
+                f"{names} as arguments), so that the gradient reaches them; a lambda that reads "
+                f"no variable of the function may be stored and called anywhere "
+                f"({codes.see('PB404')}).",
+            )
+            self.visit(node.body)
             return
         self.report(
             node,

@@ -23,6 +23,7 @@ import gast
 
 from ..resolve import parent_map
 from . import nodes as N
+from .closure_values import name_uses
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
@@ -67,14 +68,7 @@ def record_sites(tree, resolve) -> list:
         factory = resolve(node.value)
         if not _is_factory(factory):
             continue
-        stores = [
-            n for n in gast.walk(tree)
-            if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
-        ]
-        loads = [
-            n for n in gast.walk(tree)
-            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-        ]
+        stores, loads = name_uses(tree, name)
         parents = parent_map(tree) if parents is None else parents
         if len(stores) == 1 and loads and all(_plain_call(n, parents) for n in loads):
             out.append((node, name, factory))

@@ -41,10 +41,19 @@ import types
 
 import gast
 
-from ..lambdas import inlinable_functions
+from ..lambdas import _higher_order_function, inlinable_functions
 from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
+from .closure_values import (
+    _called,
+    call_through_lambdas,
+    captures_nothing,
+    free_names,
+    star_refusal,
+    stored_lambdas,
+    used_as_values,
+)
 from .generators import (
     _own_nodes,
     as_list_builder,
@@ -54,6 +63,8 @@ from .generators import (
     list_version,
     mark_yield_statements,
 )
+from .local_partials import rewrite_local_partials, spells_partial
+from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
 
@@ -108,6 +119,9 @@ def lambdas_as_definitions(tree) -> None:
     def visit(stmts):
         out = []
         for s in stmts:
+            if not isinstance(s, _STATEMENT_SCOPES):
+                for name, lam in stored_lambdas(s, tree):
+                    out.append(as_def(name, lam, s))
             if (
                 isinstance(s, gast.Assign)
                 and len(s.targets) == 1
@@ -146,8 +160,11 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     name = node.name
     if node.decorator_list:
         return "it is decorated"
-    if node.args.vararg is not None or node.args.kwarg is not None:
-        return "it takes *args or **kwargs"
+    starred = node.args.vararg is not None or node.args.kwarg is not None
+    if starred:
+        why = star_refusal(node, returned)
+        if why is not None:
+            return why
     for sub in gast.walk(node):
         if isinstance(sub, (gast.Nonlocal, gast.Global)):
             return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
@@ -158,14 +175,33 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         elif isinstance(sub, gast.Name) and sub.id == name:
             if isinstance(sub.ctx, (gast.Store, gast.Del)):
                 bindings += 1
-            elif isinstance(sub.ctx, gast.Load) and not _plain_call(sub, parents):
+            elif (
+                isinstance(sub.ctx, gast.Load)
+                and not _plain_call(sub, parents)
+                and not (starred and _called(sub, parents))
+            ):
                 if returned and _returned_here(sub, tree, parents):
                     continue
-                if passed_to_specializable(sub, parents, resolve) and _in_own_scope(
-                    sub, tree, parents
+                if (
+                    not starred
+                    and passed_to_specializable(sub, parents, resolve)
+                    and _in_own_scope(sub, tree, parents)
                 ):
                     continue  # apply(g, x): specialized (closure_arguments.py)
-                return f"'{name}' is used as a value (returned, stored or passed on), not called"
+                if _higher_order_function(sub, parents.get(sub), parents):
+                    continue  # map(g, xs), key=g: called through a lambda (below)
+                if captures_nothing(node, tree) and any(
+                    d is node for d in nested_definitions(tree)
+                ):
+                    continue  # a function value like a global one (lifted as it is)
+                read = sorted(free_names(node) & local_names(tree))
+                value = f"'{name}' is used as a value (returned, stored or passed on)"
+                if node.decorator_list or is_nested_generator(node) or not read:
+                    return f"{value}, not called"
+                return (
+                    f"{value} and reads "
+                    f"{', '.join(repr(r) for r in read)} of the enclosing function"
+                )
     if bindings != 1:
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
@@ -175,7 +211,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         refusal = body_refusal(node)
         if refusal is not None:
             return f"a generator whose list cannot stand for it: {refusal}"
-        reads = _free_names(node)
+        reads = free_names(node)
         for sub in gast.walk(tree):
             if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
                 why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
@@ -236,8 +272,8 @@ def what_is_there(tree):
             isinstance(n, gast.Assign)
             and isinstance(n.value, gast.Call)
             and isinstance(n.value.func, gast.Name)
-        ):
-            factories = True
+        ) or spells_partial(n):
+            factories = True  # (a local functools.partial too: transform/local_partials.py)
     return lambdas, calls, factories
 
 
@@ -289,35 +325,56 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
+    shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     lambdas, calls, factories = what_is_there(tree)
     if lambdas:
         lambdas_as_definitions(tree)
     if calls:
         _use_list_versions(fs)
     if factories:
+        rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}
+    call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: _Signature(d) for name, d in defs.items()}
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
+    values = {
+        n for n in used_as_values(tree, defs)
+        if n != returned and captures_nothing(defs[n], tree)  # returned: a record
+    }
+    for name in values:  # as it is written: its calls keep their form, its value is it
+        sigs[name].starred = True
+        captured[name] = []  # it reads no local (captures_nothing); f's cells: _compile
     lifted_trees = {}
     for name, d in defs.items():
         lifted = copy.deepcopy(d)
         args = lifted.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         extra = [N.located(gast.Name(c, gast.Param(), None, None), d) for c in captured[name]]
-        lifted.args = gast.arguments(
-            args=params + extra,
-            posonlyargs=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
+        if sigs[name].starred:  # what it captures first (positional only), then its own
+            lifted.args = gast.arguments(
+                args=args.args,
+                posonlyargs=extra + args.posonlyargs,
+                vararg=args.vararg,
+                kwonlyargs=args.kwonlyargs,
+                kw_defaults=args.kw_defaults,
+                kwarg=args.kwarg,
+                defaults=args.defaults,
+            )
+        else:
+            lifted.args = gast.arguments(
+                args=params + extra,
+                posonlyargs=[],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            )
         uses = sorted(n for n in inlined if _reads(lifted, n))
         lifted.body = [copy.deepcopy(_definition(tree, n)) for n in uses] + lifted.body
         _rewrite_calls(lifted, sigs, captured)
@@ -333,7 +390,9 @@ def lift_nested_functions(fs, returned=None) -> dict:
             v for v in sigs[name].variables.values() if v not in captured[name]
         ]
         info[name] = (fn, record, sigs[name])
-    specialize_calls(fs, tree, info, _resolver(fs, tree))
+    # (a function value keeps its own signature: passed on as it is, not specialized)
+    special = {n: v for n, v in info.items() if n not in values}
+    specialize_calls(fs, tree, special, _resolver(fs, tree))
     for name, fn in functions.items():
         fs.namespace[name] = fn
     if returned in info:
@@ -358,6 +417,7 @@ class _Signature:
         self.positional = [a.id for a in args.posonlyargs + args.args]
         self.keyword_only = [a.id for a in args.kwonlyargs]
         self.posonly = {a.id for a in args.posonlyargs}
+        self.starred = args.vararg is not None or args.kwarg is not None
         self.defaults = {}  # param -> the default's node in the def (a constant or not)
         tail = self.positional[len(self.positional) - len(args.defaults) :]
         for p, value in zip(tail, args.defaults, strict=True):
@@ -405,10 +465,10 @@ def _captured(defs, sigs, outer, inlined) -> dict:
     direct = {}
     calls = {}
     for name, d in defs.items():
-        reads = _free_names(d)
+        reads = free_names(d)
         for n in list(reads):
             if n in inlined:  # a local lambda it calls: copied in, with its own reads
-                reads |= _free_names(inlined[n])
+                reads |= free_names(inlined[n])
         direct[name] = {n for n in reads if n in outer and n not in inlined}
         calls[name] = {n for n in reads if n in defs}
     captured = {name: set(v) for name, v in direct.items()}
@@ -439,21 +499,6 @@ def _definition(tree, name):
     raise LookupError(name)  # pragma: no cover - inlinable names are defined
 
 
-def _free_names(node) -> set:
-    """Names ``node`` (a def) reads that it does not bind itself."""
-    bound = set()
-    loads = set()
-    for sub in gast.walk(node):
-        if isinstance(sub, gast.Name):
-            if isinstance(sub.ctx, gast.Load):
-                loads.add(sub.id)
-            else:
-                bound.add(sub.id)
-        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
-            bound.add(sub.name)
-    return loads - bound
-
-
 def _reads(node, name) -> bool:
     return any(
         isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
@@ -482,8 +527,11 @@ def _rewrite_calls(tree, sigs, captured) -> None:
             and not _shadowed(tree, sub.func.id)
         ):
             name = sub.func.id
-            args = sigs[name].bind(sub, name)
             extra = [N.located(N.load(c), sub) for c in captured[name]]
+            if sigs[name].starred:  # Python binds the rest when the call runs
+                sub.args = extra + sub.args
+                continue
+            args = sigs[name].bind(sub, name)
             sub.args = args + extra
             sub.keywords = []
 
@@ -522,9 +570,18 @@ def _compile(fs, trees) -> dict:
     the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
     from ..source import FunctionSource
 
+    # The enclosing function's own closure variables that a function value reads (one
+    # that captures nothing else): read here, so that a change rebuilds the gradient.
+    cells = [
+        v for v in getattr(fs.fn.__code__, "co_freevars", ())
+        if any(_reads(t, v) for t in trees.values())
+    ]
+    values = [fs.lookup(v)[1] for v in cells]
     factory = gast.FunctionDef(
         name=FACTORY,
-        args=gast.arguments([], [], None, [], [], None, []),
+        args=gast.arguments(
+            [gast.Name(v, gast.Param(), None, None) for v in cells], [], None, [], [], None, []
+        ),
         body=[copy.deepcopy(t) for t in trees.values()]
         + [gast.Return(N.tuple_([N.load(n) for n in trees]))],
         decorator_list=[],
@@ -536,7 +593,7 @@ def _compile(fs, trees) -> dict:
     gast.fix_missing_locations(module)
     code = compile(gast.gast_to_ast(module), f"<pullback: lifted from {fs.name}>", "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    made = types.FunctionType(factory_code, fs.fn.__globals__)()
+    made = types.FunctionType(factory_code, fs.fn.__globals__)(*values)
     out = {}
     for (name, t), fn in zip(trees.items(), made, strict=True):
         fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"

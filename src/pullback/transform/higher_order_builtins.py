@@ -20,6 +20,7 @@ import operator
 
 import gast
 
+from ..callables import call_method_of
 from ..resolve import Callee, resolve_call
 from ..star_runtime import bind_front, star_call
 from . import nodes as N
@@ -80,6 +81,11 @@ class HigherOrderBuiltins:
             found, value = self.fs.lookup(func.id)
             if found and isinstance(value, functools.partial):
                 return self.partial_call(e, stmts)
+            if found and call_method_of(value) is not value:
+                # A callable object (a layer, a loss): Python calls obj.__call__, a
+                # method pullback transforms with obj first. The call goes on as that.
+                e.func = N.located(gast.Attribute(func, "__call__", gast.Load()), func)
+                return None
         if _spelled(e) not in SPELLINGS:
             return None
         callee = resolve_call(self.fs, e, self.locals)
@@ -144,8 +150,9 @@ class HigherOrderBuiltins:
         keys, values = [], []
         for k in e.keywords:
             keys.append(N.const(k.arg))
-            if k.arg == "key" and isinstance(k.value, gast.Lambda):
-                values.append(self.key_function(k.value, stmts))
+            key = self.key_as_lambda(k.value) if k.arg == "key" else None
+            if key is not None:
+                values.append(self.key_function(key, stmts))
             else:
                 values.append(self.atom(k.value, stmts))
         keywords = self.atom(N.located(gast.Dict(keys=keys, values=values), e), stmts)
@@ -155,13 +162,32 @@ class HigherOrderBuiltins:
         node.pb_callee = Callee("star", star_call, name="star_call")
         return node
 
+    def key_as_lambda(self, value):
+        """The key as a lambda: itself, or the lambda a local one-line helper stands for
+        (``def k(v): return abs(v)`` passed as ``key=k`` is inlined: its ``def`` does
+        nothing in the normalized code, so the name alone would be undefined)."""
+        if isinstance(value, gast.Lambda):
+            return value
+        if isinstance(value, gast.Name) and value.id in self.inlinable():
+            args, expression = self.inlinable()[value.id]
+            return N.located(gast.Lambda(args=args, body=expression), value)
+        return None
+
     def key_function(self, lam, stmts):
         """A lambda key as a plain function: its free local names become leading
         parameters, bound to their values here (``bind_front``); globals are the user's."""
-        captured = [n for n in _free_names(lam) if n in self.locals or self._in_closure(n)]
+        free = _free_names(lam)
+        captured = [n for n in free if n in self.locals or self._in_closure(n)]
+        # Lifted nested functions (transform/closures.py) live in the transform's
+        # namespace, not in the user's globals: the key gets them from an enclosing scope.
+        lifted = [n for n in free if n not in captured and n in self.fs.namespace]
         params = [a.id for a in lam.args.posonlyargs + lam.args.args]
         source = f"lambda {', '.join(captured + params)}: {gast.unparse(lam.body).strip()}"
+        if lifted:
+            source = f"lambda {', '.join(lifted)}: {source}"
         compiled = eval(source, self.fs.fn.__globals__)  # noqa: S307 - the user's own lambda
+        if lifted:
+            compiled = compiled(*(self.fs.namespace[n] for n in lifted))
         name = self.fresh("key_fn")
         self.namespace[name] = compiled
         if not captured:

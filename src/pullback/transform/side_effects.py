@@ -55,3 +55,135 @@ def may_read_back(tree, root: str, attr: str | None = None, parents=None) -> boo
         if isinstance(parent, gast.Call) or attr is None:
             return True  # handed to a call, or the container itself read
     return False
+
+
+def shadow_read_back_attributes(tree) -> None:
+    """``self.h = z`` whose value the same function reads back later (``self.h`` after the
+    store), in place: the value also goes into a local variable, ``_pb_self_h = z;
+    self.h = _pb_self_h``, and the reads after it read the local, through which the
+    gradient flows. The object still gets the value, as in the primal.
+
+    Exact only where every read sees the last store of this function: the first store is a
+    statement of the function's body itself (not inside a branch or loop), every read comes
+    in a later statement, ``self`` is never rebound, nothing of the function hands ``self``
+    to a call or calls a method of it (which could change ``self.h`` or read it), and no
+    nested function or lambda reads it. Anything else is left to :func:`may_read_back`
+    (refused, PB107, when a gradient flows)."""
+    parents = None
+    for root, attr in _stored_attributes(tree):
+        parents = parent_map(tree) if parents is None else parents
+        first = _first_top_level_store(tree, root, attr)
+        if first is None or not _only_attribute_uses(tree, root, parents):
+            continue
+        reads, stores = _attribute_nodes(tree, root, attr, parents)
+        position = {id(n): k for k, s in enumerate(tree.body) for n in gast.walk(s)}
+        if any(position.get(id(r), -1) <= first for r in reads):
+            continue  # read before (or in) the first store: the object's own value
+        if any(_in_nested_scope(r, tree, parents) for r in reads + stores):
+            continue
+        if any(isinstance(parents.get(s), gast.AugAssign) for s in stores):
+            continue  # self.n += 1: a counter, which needs no gradient
+        local = f"_pb_{root}_{attr}"
+        for r in reads:
+            _replace(parents, r, gast.Name(local, gast.Load(), None, None))
+        for s in stores:
+            assign = parents[s]
+            value = assign.value
+            assign.value = gast.copy_location(gast.Name(local, gast.Load(), None, None), value)
+            keep = gast.Assign(
+                targets=[gast.Name(local, gast.Store(), None, None)], value=value, type_comment=None
+            )
+            _insert_before(tree, parents, assign, gast.copy_location(keep, assign))
+        parents = None
+
+
+def _stored_attributes(tree) -> list:
+    """``[(root, attr)]`` of the ``root.attr = value`` statements of ``tree``."""
+    out = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name):
+                if (t.value.id, t.attr) not in out:
+                    out.append((t.value.id, t.attr))
+    return out
+
+
+def _first_top_level_store(tree, root, attr) -> int | None:
+    for k, s in enumerate(tree.body):
+        if isinstance(s, gast.Assign) and len(s.targets) == 1:
+            t = s.targets[0]
+            if isinstance(t, gast.Attribute) and getattr(t.value, "id", None) == root:
+                if t.attr == attr:
+                    return k
+        for n in gast.walk(s):
+            if (
+                isinstance(n, gast.Attribute)
+                and n.attr == attr
+                and getattr(n.value, "id", None) == root
+            ):
+                return None  # met (stored or read) before a top-level store
+    return None
+
+
+def _only_attribute_uses(tree, root, parents) -> bool:
+    """``root`` is only ever ``root.attr`` (read or stored), never rebound, never called or
+    handed to a call, never a receiver of a method call."""
+    for node in gast.walk(tree):
+        if not (isinstance(node, gast.Name) and node.id == root):
+            continue
+        if isinstance(node.ctx, gast.Param):
+            continue
+        if not isinstance(node.ctx, gast.Load):
+            return False
+        parent = parents.get(node)
+        if not (isinstance(parent, gast.Attribute) and parent.value is node):
+            return False
+        grand = parents.get(parent)
+        if isinstance(grand, gast.Call) and grand.func is parent:
+            return False
+    return True
+
+
+def _attribute_nodes(tree, root, attr, parents):
+    reads, stores = [], []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Attribute) and node.attr == attr:
+            if getattr(node.value, "id", None) != root:
+                continue
+            (reads if isinstance(node.ctx, gast.Load) else stores).append(node)
+    return reads, stores
+
+
+def _in_nested_scope(node, tree, parents) -> bool:
+    up = parents.get(node)
+    while up is not None and up is not tree:
+        if isinstance(up, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
+            return True
+        up = parents.get(up)
+    return False
+
+
+def _replace(parents, old, new) -> None:
+    parent = parents[old]
+    gast.copy_location(new, old)
+    for field, value in gast.iter_fields(parent):
+        if value is old:
+            setattr(parent, field, new)
+            return
+        if isinstance(value, list):
+            for k, item in enumerate(value):
+                if item is old:
+                    value[k] = new
+                    return
+
+
+def _insert_before(tree, parents, stmt, new) -> None:
+    owner = parents.get(stmt, tree)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(owner, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            k = next(i for i, s in enumerate(block) if s is stmt)
+            block.insert(k, new)
+            return
+    raise LookupError("statement not found")  # pragma: no cover - stores are statements

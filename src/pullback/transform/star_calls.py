@@ -124,6 +124,35 @@ class StarCalls:
         node.pb_callee = Callee("star", helper, name=helper.__name__)
         return node
 
+    def kwargs_view(self, e):
+        """``kwargs.values()`` is ``[kwargs[k] for k in kwargs]``, ``.items()`` the pairs,
+        ``.keys()`` the keys (in the dict's order, as Python iterates them): comprehensions
+        whose items are subscripts of the dict, so gradients reach each value."""
+        kwarg = self.fs.tree.args.kwarg
+        func = e.func
+        if (
+            kwarg is None
+            or not isinstance(func, gast.Attribute)
+            or func.attr not in ("values", "items", "keys")
+            or not isinstance(func.value, gast.Name)
+            or func.value.id != kwarg.id
+            or e.args
+            or e.keywords
+        ):
+            return None
+        key = self.fresh("key")
+        item = N.subscript(N.load(kwarg.id), N.load(key))
+        element = {
+            "values": item,
+            "items": N.tuple_([N.load(key), item]),
+            "keys": N.load(key),
+        }[func.attr]
+        # over list(kwargs), its keys: the forward mode iterates over sequences only
+        self.namespace.setdefault("list", list)
+        keys = N.call(N.load("list"), [N.load(kwarg.id)])
+        loop = gast.comprehension(target=N.store(key), iter=keys, ifs=[], is_async=0)
+        return _located(gast.ListComp(elt=element, generators=[loop]), e)
+
     def vararg_method(self, e):
         """``X.reshape(*shape)`` (a method that takes its shape spread out or as one tuple):
         ``X.reshape(tuple(shape))``."""
@@ -145,7 +174,12 @@ class StarCalls:
 
     def kwargs_get(self, e):
         """``kwargs.get(key, default)`` on the ``**kwargs`` parameter (a dict the call
-        made): ``kwargs[key] if key in kwargs else default``, whose gradient flows."""
+        made): ``kwargs[key] if key in kwargs else default``, whose gradient flows; and
+        ``kwargs.values()``/``.items()``/``.keys()`` as the lists they iterate over
+        (:meth:`kwargs_view`)."""
+        view = self.kwargs_view(e)
+        if view is not None:
+            return view
         kwarg = self.fs.tree.args.kwarg
         func = e.func
         if (

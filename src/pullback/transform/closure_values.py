@@ -1,0 +1,162 @@
+"""Nested functions and lambdas handed around as values, and nested functions with
+star-parameters (a part of the lifting in :mod:`.closures`).
+
+* A nested function or lambda that reads no variable of the enclosing function (only its
+  parameters, globals and constants; constant defaults) is the same function wherever it
+  runs: it is lifted as it is written, a real function with its own signature and source,
+  and may be stored in a list or dict, passed on or returned (:func:`captures_nothing`;
+  lambdas in displays become such ``def`` statements first, :func:`stored_lambdas`).
+* A nested function given to ``map``/``filter``/``functools.reduce`` or as the ``key=`` of
+  ``sorted``/``max``/``min`` is called through a lambda (:func:`call_through_lambdas`),
+  which those builtins already take.
+* A nested function with ``*args``/``**kwargs`` keeps the form of its calls, what it
+  captures passed first (:func:`star_refusal` says when it cannot).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..lambdas import _higher_order_function
+from ..resolve import local_names, parent_map
+from . import nodes as N
+from .generators import _own_nodes
+
+
+def stored_lambdas(stmt, tree) -> list:
+    """``[(name, lambda)]`` for the lambdas that ``stmt`` puts in a list, tuple, set or dict
+    display (``basis = [lambda t: 1.0, lambda t: t]``) and that capture no variable of
+    ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
+    then a function value like any global one (see :func:`captures_nothing`)."""
+    found = []
+    for node in _own_nodes([stmt]):
+        if not isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            continue
+        slots = node.values if isinstance(node, gast.Dict) else node.elts
+        for k, lam in enumerate(slots):
+            if not isinstance(lam, gast.Lambda):
+                continue
+            if not captures_nothing(lam, tree):
+                continue
+            name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
+            slots[k] = N.located(N.load(name), lam)
+            found.append((name, lam))
+    return found
+
+
+def captures_nothing(node, tree) -> bool:
+    """Whether the nested function or lambda ``node`` reads no variable of ``tree`` (its
+    parameters, its locals, its other nested functions) and takes only constant defaults:
+    then it is the same function wherever it is called, and can be handed around as a
+    value (stored in a list or dict, returned, passed on) like a global function."""
+    if isinstance(node, gast.FunctionDef) and node.decorator_list:
+        return False
+    args = node.args
+    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+    if not all(isinstance(d, gast.Constant) for d in defaults):
+        return False
+    if any(isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
+           for n in gast.walk(node)):
+        return False
+    from .closures import nested_definitions
+
+    outer = local_names(tree) | {d.name for d in nested_definitions(tree)}
+    free = free_names(node) if isinstance(node, gast.FunctionDef) else lambda_free(node)
+    return not (free & outer)
+
+
+def lambda_free(lam) -> set:
+    params = {a.id for a in gast.walk(lam.args) if isinstance(a, gast.Name)}
+    loads = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load)}
+    stores = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
+              and not isinstance(n.ctx, gast.Load)}
+    return loads - params - stores
+
+def star_refusal(node, returned) -> str | None:
+    """Why a nested function with ``*args``/``**kwargs`` cannot be lifted, or None. Its
+    calls keep their form (Python binds the arguments when the call runs), with what it
+    captures passed first, so its defaults must be constants (evaluated once, anywhere)."""
+    if returned:
+        return "it takes *args or **kwargs and may be returned"
+    args = node.args
+    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+    if not all(isinstance(d, gast.Constant) for d in defaults):
+        return "it takes *args or **kwargs and has a default that is not a constant"
+    return None
+
+def used_as_values(tree, defs) -> set:
+    """The lifted functions of ``tree`` named other than in a call (stored, returned,
+    passed on): those that capture nothing (:func:`captures_nothing`)."""
+    parents = parent_map(tree)
+    out = set()
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load):
+            if not _called(sub, parents) and not _higher_order_function(
+                sub, parents.get(sub), parents
+            ):
+                out.add(sub.id)
+    return out
+
+
+def call_through_lambdas(tree, defs) -> None:
+    """``map(g, xs)``, ``functools.reduce(g, xs)``, ``sorted(xs, key=g)`` of a lifted
+    ``g``: ``g`` becomes ``lambda t: g(t)`` (its parameters without defaults), whose call
+    of ``g`` is rewritten like any other to pass what ``g`` captures; the builtins take
+    lambdas already (lambdas.py, higher_order_builtins.py, comprehensions.py)."""
+    parents = None
+    for sub in list(gast.walk(tree)):
+        if not (isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load)):
+            continue
+        parents = parent_map(tree) if parents is None else parents
+        parent = parents.get(sub)
+        if not _higher_order_function(sub, parent, parents):
+            continue
+        args = defs[sub.id].args
+        positional = args.posonlyargs + args.args
+        required = positional[: len(positional) - len(args.defaults)]
+        names = [f"_pb_{sub.id}_{a.id}" for a in required]
+        call = N.located(N.call(N.load(sub.id), [N.load(n) for n in names]), sub)
+        lam = gast.Lambda(
+            args=gast.arguments(
+                args=[gast.Name(n, gast.Param(), None, None) for n in names],
+                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                defaults=[],
+            ),
+            body=call,
+        )
+        lam = N.located(lam, sub)
+        if isinstance(parent, gast.keyword):
+            parent.value = lam
+        else:
+            parent.args = [lam if a is sub else a for a in parent.args]
+
+def free_names(node) -> set:
+    """Names ``node`` (a def) reads that it does not bind itself."""
+    bound = set()
+    loads = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name):
+            if isinstance(sub.ctx, gast.Load):
+                loads.add(sub.id)
+            else:
+                bound.add(sub.id)
+        elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)) and sub is not node:
+            bound.add(sub.name)
+    return loads - bound
+
+
+def _called(name_node, parents) -> bool:
+    """``name(...)``, with star-arguments or not."""
+    call = parents.get(name_node)
+    return isinstance(call, gast.Call) and call.func is name_node
+
+
+def name_uses(tree, name) -> tuple[list, list]:
+    """``(bindings, reads)``: the ``Name`` nodes of ``tree`` that bind ``name`` and those
+    that read it."""
+    stores, loads = [], []
+    for n in gast.walk(tree):
+        if isinstance(n, gast.Name) and n.id == name:
+            (loads if isinstance(n.ctx, gast.Load) else stores).append(n)
+    return stores, loads

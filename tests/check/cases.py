@@ -258,6 +258,6 @@ def calls_sourceless(x):
     return callee_cases.SOURCELESS(x)
 
 
-def pb410_lambda_star_args(x):
+def lambda_star_args_now_work(x):
     weigh = lambda first, *rest: first * len(rest)  # noqa: E731
     return weigh(x, x, x)

@@ -120,7 +120,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 fix="differentiate a plain (synchronous) function and await results outside it "
                 f"({codes.see('PB403')}).",
             )
-        self._check_arguments(self.tree.args, "the definition", self.tree.name)
         lambdas, _, factories = what_is_there(self.tree)
         if lambdas and isinstance(self.tree, gast.FunctionDef):
             lambdas_as_definitions(self.tree)  # as the transformation sees them
@@ -198,35 +197,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         return gast.unparse(node).strip()
 
     # -- definitions ----------------------------------------------------------------------------
-    def _check_arguments(self, args, where, fname="f"):
-        if args is self.tree.args:
-            # *args/**kwargs of a transformed function arrive as a tuple and a dict
-            # (pullback/arguments.py maps positions and cotangents onto them).
-            return
-        if args.vararg is not None:
-            name = args.vararg.id
-            before = [a.id for a in args.posonlyargs + args.args]
-            params = ", ".join(before + [name])
-            call = ", ".join(before + ["(a, b)"])
-            self.report(
-                args.vararg,
-                "PB410",
-                f"star-arguments: '*{name}' in {where}",
-                shift=1,
-                fix=f"list the parameters one by one, or take a tuple: `def {fname}({params}):` "
-                f"called as `{fname}({call})` ({codes.see('PB410')}).",
-            )
-        if args.kwarg is not None:
-            name = args.kwarg.id
-            self.report(
-                args.kwarg,
-                "PB410",
-                f"star-arguments: '**{name}' in {where}",
-                shift=2,
-                fix="list the keyword parameters one by one with defaults, "
-                f"e.g. `def f(x, *, scale=1.0):` ({codes.see('PB410')}).",
-            )
-
     def _inlined(self) -> dict:
         if getattr(self, "_inlinable", None) is None:
             self._inlinable = inlinable_functions(self.tree)
@@ -306,7 +276,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             fix="differentiate a plain (synchronous) function and await results outside it "
             f"({codes.see('PB403')}).",
         )
-        self._check_arguments(node.args, f"'{node.name}'", node.name)
         self.visit_all(node.body)
 
     def visit_ClassDef(self, node):
@@ -372,7 +341,6 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             fix="define the helper with `def` at module level and call it by name, "
             f"e.g. `def scale(v): return 2.0 * v` ({codes.see('PB404')}).",
         )
-        self._check_arguments(node.args, "a lambda")
         self.visit(node.body)
 
 

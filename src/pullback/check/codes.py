@@ -117,11 +117,14 @@ CODES: dict[str, tuple[str, str]] = {
         "match statement",
         "Structural pattern matching is not part of the supported subset.",
     ),
-    "PB410": (
-        "star-arguments and starred targets",
-        "A starred expression has a length known only at run time, so pullback cannot tell "
-        "which value goes where.",
-    ),
+}
+
+
+#: Codes no longer reported: what they refused now differentiates. They stay reserved (and
+#: documented, so old links and suppressions keep their meaning).
+RETIRED = {
+    "PB410": "star-arguments and starred targets (differentiated since stop 19)",
+    "PB412": "assignment expression (differentiated since stop 19)",
 }
 
 

@@ -81,6 +81,9 @@ class MutationChecks:
                 fix=f"remove the `del`; '{target.id}' is released when the function returns "
                 f"({codes.see('PB108')}).",
             )
+        elif isinstance(target, gast.Subscript) and self.check_container_delete(target):
+            self.visit(target.value)  # a list or dict (check/container_checks.py)
+            self.visit(target.slice)
         elif isinstance(target, gast.Subscript):
             base = self.text(target.value)
             index = target.slice
@@ -156,6 +159,8 @@ class MutationChecks:
         )
 
     def _report_subscript_store(self, target, value, op):
+        if self.check_container_store(target, op):
+            return  # a list or dict (check/container_checks.py)
         if self._alias is None:
             self._alias = AliasAnalysis(self.tree, self._returns_fresh)
         reason = self._alias.store_reason(target)
@@ -257,7 +262,7 @@ class MutationChecks:
     def _check_augassign_name(self, node, op):
         if self._alias is None:
             self._alias = AliasAnalysis(self.tree, self._returns_fresh)
-        if self._alias.is_rebinding(node):
+        if self._alias.is_rebinding(node) or self.container_rebinding_ok(node):
             return
         name = node.target.id
         reason = self._alias.reason(node)

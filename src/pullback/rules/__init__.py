@@ -10,7 +10,7 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
-from .. import arrays_inplace
+from .. import arrays_inplace, containers_mutation
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -87,6 +87,7 @@ FAMILIES = (
     array_api,
     array_api_compat_rules,
     arrays_inplace,
+    containers_mutation,
 )
 
 

@@ -47,10 +47,15 @@ class ContainerChecks:
         """``l[i] (op)= v`` / ``d[k] (op)= v``: True when allowed or reported here; False
         leaves it to the array checks (arrays, and names that may be arrays)."""
         base = target.value
+        analysis = self._container_analysis()
+        if isinstance(base, gast.Subscript):
+            return self._nested_store(target, analysis)
         if not isinstance(base, gast.Name):
             return False
-        analysis = self._container_analysis()
         kind = analysis.kinds.get(base.id)
+        index = target.slice
+        if kind is None and isinstance(index, gast.Constant) and isinstance(index.value, str):
+            kind = "dict"  # d["key"] = v: a dict whatever its name is bound to
         if kind not in ("list", "dict"):
             return False
         refusal = analysis.refusal(base.id)
@@ -60,6 +65,29 @@ class ContainerChecks:
             return True
         what = f"'{self.text(target)} {'' if op is None else op}= ...'"
         self._report_container(target, base.id, what, kind, refusal)
+        return True
+
+    def _nested_store(self, target, analysis) -> bool:
+        """``rows[i][j] = v`` into a local list of lists: refused with the row copy."""
+        outer = target.value
+        root = outer.value
+        if not (isinstance(root, gast.Name) and analysis.kinds.get(root.id) == "list"):
+            return False
+        rows, i = root.id, self.text(outer.slice)
+        self.report(
+            target,
+            "PB106",
+            f"container mutation: '{self.text(target)} = ...' changes a list inside '{rows}'",
+            why=(
+                f"The rows of '{rows}' may be one object seen from several places (as "
+                f"`[[0.0] * n] * m` makes them), which pullback does not follow."
+            ),
+            fix=(
+                f"copy the row, change the copy and store it back: `row = list({rows}[{i}])`, "
+                f"`row[{self.text(target.slice)}] = ...`, `{rows}[{i}] = row` "
+                f"({codes.see('PB106')})."
+            ),
+        )
         return True
 
     def check_container_delete(self, target) -> bool:

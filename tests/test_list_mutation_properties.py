@@ -3,18 +3,15 @@ stores, del, append/extend/+=/insert/pop/remove/reverse/sort, dict stores/update
 setdefault, loops, reads after writes), checked against finite differences in reverse
 mode, forward mode and second order."""
 
-import importlib.util
-import itertools
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_mutation_properties import load  # writes a program to a file and imports it
 
 from pullback import jvp
 from pullback.testing import check_grads
 
 N = 5
-_counter = itertools.count()
 const = st.sampled_from(["0.5", "1.5", "-0.75", "2.0"])
 
 
@@ -82,15 +79,6 @@ def program(draw):
     lines.append(f"return s + t * 0.5 + ({tail})")
     text = ["import numpy as np", "", "", "def f(x):"] + ["    " + line for line in lines]
     return "\n".join(text) + "\n"
-
-
-def load(source, tmp_path):
-    path = tmp_path / f"list_program_{next(_counter)}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
 
 
 X = np.array([0.7, 1.2, 0.4, 0.9, 1.1])

@@ -135,3 +135,15 @@ def dict_parameter_fixed(x, d):
     d = dict(d)
     d["a"] = x[0]
     return d["a"] * d["b"]
+
+
+def array_plus_list(x):
+    l = x[:2] + [1.0]  # an array (NumPy adds elementwise), not a list
+    l[0] = x[2]
+    return l[0] * l[1]
+
+
+def plus_equals_array(x):
+    l = [x[0]]
+    l += x[1:3]  # on a list, extends; `l = l + x[1:3]` would add elementwise
+    return l[0]

@@ -95,3 +95,18 @@ def test_the_suggested_fixes_pass_and_leave_the_caller_alone():
     d = {"b": 3.0}
     np.testing.assert_allclose(grad(dict_parameter_fixed)(X, d), [3.0, 0, 0, 0, 0])
     assert d == {"b": 3.0}
+
+
+def test_a_value_that_is_not_the_list_the_check_assumed_is_refused_when_it_runs():
+    from list_mutation_refusal_cases import array_plus_list
+
+    from pullback.errors import UnsupportedCallError
+
+    with pytest.raises(UnsupportedCallError, match="a change of a list ran on a ndarray"):
+        grad(array_plus_list)(X)
+
+
+def test_plus_equals_with_what_is_not_a_display_is_refused():
+    from list_mutation_refusal_cases import plus_equals_array
+
+    assert [d.code for d in check(plus_equals_array)] == ["PB105"]

@@ -16,6 +16,7 @@ no derivative: registered as non-differentiable). ``list.copy`` gets its rule he
 
 from __future__ import annotations
 
+from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
 
@@ -28,6 +29,18 @@ def keys_without(d, key, strict):
     if strict and key not in d:
         raise KeyError(key)
     return [k for k in d if k != key]
+
+
+def expect_kind(container, kind):
+    """Refuse, when it runs, a change that the check took for a change of a ``kind``
+    ("list" or "dict") but whose object is something else (an array made by ``a + [..]``
+    with an array ``a``): the rewrite would compute something else than Python."""
+    if type(container) is not (list if kind == "list" else dict):
+        raise UnsupportedCallError(
+            f"a change of a {kind} ran on a {type(container).__name__}: pullback rewrote it as "
+            f"a change of a {kind}, which this value is not. Fix: build the {kind} with "
+            f"`{kind}(...)` before changing it (see docs/limitations.md#PB106)."
+        )
 
 
 def list_index(xs, value):
@@ -60,3 +73,4 @@ def register(reg):
     reg.set_pullback_function(list.copy, list_copy_pullback)
     reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
+    reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)

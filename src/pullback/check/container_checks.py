@@ -110,8 +110,14 @@ class ContainerChecks:
         return True
 
     def container_rebinding_ok(self, node) -> bool:
-        """``l += [...]`` / ``l *= n`` on a local list: exactly ``l = l + [...]``."""
-        return self._container_analysis().kind(node.target.id) == "list"
+        """``l += [...]`` / ``l *= 3`` on a local list: exactly ``l = l + [...]`` (only with
+        a display or an integer: ``l += a`` with an array ``a`` would add elementwise)."""
+        if self._container_analysis().kind(node.target.id) != "list":
+            return False
+        value = node.value
+        if isinstance(node.op, gast.Add):
+            return isinstance(value, (gast.List, gast.ListComp))
+        return isinstance(value, gast.Constant) and type(value.value) is int
 
     def _report_container(self, node, name, what, kind, refusal):
         copy = f"{name} = {kind}({name})"

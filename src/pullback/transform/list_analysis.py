@@ -178,6 +178,8 @@ class ContainerAnalysis:
         if isinstance(value, (gast.Dict, gast.DictComp)):
             return "dict"
         if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+            # [..] + [..] and [..] * n; with an array on the other side the result is an
+            # array, which the rewrite refuses when it runs (containers_mutation.expect_kind)
             sides = (value.left, value.right)
             if any(isinstance(s, (gast.List, gast.ListComp)) for s in sides):
                 return "list"

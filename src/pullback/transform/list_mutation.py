@@ -40,6 +40,7 @@ from .list_analysis import ContainerAnalysis
 _HELPERS = {
     "_pb_keys_without": cm.keys_without,
     "_pb_list_index": cm.list_index,
+    "_pb_expect_kind": cm.expect_kind,
 }
 
 
@@ -64,7 +65,8 @@ class ListMutations:
         kind = self.container_kind(target.value)
         if kind is None or isinstance(target.slice, gast.Slice):
             return super().array_store(target, value, op, s)
-        return self.template_block(self.item_store(kind, target, value, op), s), False
+        code = self.guard(target.value.id, kind) + self.item_store(kind, target, value, op)
+        return self.template_block(code, s), False
 
     def changed_container(self, node) -> bool:
         """Whether ``node`` names a local container the function changes."""
@@ -110,7 +112,8 @@ class ListMutations:
             else:
                 code = ["{k} = {i}", *_dict_without(name, "{k}", True)]
                 parts = {"i": target.slice}
-            out.extend(self.template_block(self.filled(code, parts), s))
+            guarded = self.guard(name, kind) + self.filled(code, parts)
+            out.extend(self.template_block(guarded, s))
         return out, False
 
     def container_call(self, e, stmts):
@@ -130,7 +133,7 @@ class ListMutations:
         code, parts, result = build(self, name, e)
         if any(part is None for part in parts.values()):
             return None  # a call Python itself refuses (TypeError when it runs)
-        stmts.extend(self.template_block(self.filled(code, parts), e))
+        stmts.extend(self.template_block(self.guard(name, kind) + self.filled(code, parts), e))
         return N.load(result) if result is not None else N.const(None)
 
     # -- building -------------------------------------------------------------------------
@@ -151,6 +154,11 @@ class ListMutations:
         if op is not None:  # the operator of `l[i] op= v` (line 2: `_v = l[_p] + value`)
             stmts[1].value.op = op
         return stmts
+
+    def guard(self, name, kind) -> list:
+        """``_pb_expect_kind(name, kind)``: the object is the list or dict the check took it
+        for (else a clear error when it runs, never a different computation)."""
+        return self.filled([f"{{ok}} = _pb_expect_kind({name}, {kind!r})"], {})
 
     def filled(self, code, parts) -> list:
         """Parse the lines ``code`` with ``{name}`` holes: a hole named in ``parts`` takes
@@ -349,6 +357,16 @@ def _dict_clear(norm, name, e):
     return [f"{name} = {{{{}}}}"], {}, None
 
 
+def _copy_of(kind):
+    def build(norm, name, e):
+        # a.copy() of a local container: the builtin's copy, which has a rule (and a
+        # second derivative), instead of the method found at run time
+        code = [f"{{x}} = {kind}({name})"]
+        return code, {}, _result(norm, code)
+
+    return build
+
+
 def _result(norm, code):
     """The fresh name the template line ``{x} = ...`` will get: reserve it now."""
     name = norm.fresh("x")
@@ -366,10 +384,12 @@ _LIST_METHODS = {
     "sort": _list_sort,
     "reverse": _list_reverse,
     "clear": _list_clear,
+    "copy": _copy_of("list"),
 }
 _DICT_METHODS = {
     "update": _dict_update,
     "pop": _dict_pop,
     "setdefault": _dict_setdefault,
     "clear": _dict_clear,
+    "copy": _copy_of("dict"),
 }

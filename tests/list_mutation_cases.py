@@ -147,6 +147,50 @@ def read_after_write(x):
     return before + after * l[2]
 
 
+def sort_reversed(x):
+    l = [x[0], x[2], x[1]]
+    l.sort(reverse=True)
+    return l[0] * 2.0 + l[1]
+
+
+def update_with_dict_and_keywords(x):
+    d = {"a": x[0]}
+    d.update({"a": x[1] * 2.0}, b=x[2])
+    return d["a"] * d["b"]
+
+
+def pops_inside_expressions(x):
+    l = [x[0], x[1]]
+    return l.pop() * 2.0 + l[0] * l.pop(0)
+
+
+def changes_in_branches(x):
+    l = [x[0], x[1]]
+    for i in range(3):
+        if x[i] > 0.5:
+            l.append(x[i] * l[0])
+        else:
+            l[-1] = l.pop() * x[i]
+    return np.sum(np.array(l) ** 2)
+
+
+def dict_in_a_loop(x):
+    d = {}
+    for i in range(3):
+        d[i] = x[i] * 2.0
+        if i > 0:
+            d[i] += d[i - 1]
+    del d[0]
+    return d[1] * d[2]
+
+
+def repeated(x):
+    l = [x[0], x[1], x[2]]
+    l *= 2
+    l[3] = l[3] * x[3]
+    return sum(l)
+
+
 CASES = [
     set_and_read,
     augmented_items,
@@ -162,4 +206,10 @@ CASES = [
     through_helper,
     copies,
     read_after_write,
+    sort_reversed,
+    update_with_dict_and_keywords,
+    pops_inside_expressions,
+    changes_in_branches,
+    dict_in_a_loop,
+    repeated,
 ]

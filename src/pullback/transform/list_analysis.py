@@ -67,7 +67,22 @@ class ContainerAnalysis:
         self.changes: dict[str, list] = {}
         self.uses: dict[str, list] = {}
         self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
+        # Statements in the order they appear (a compound statement before its body):
+        # generated trees (a generator's list version) carry no reliable line numbers.
+        self.order: dict[int, int] = {}
+        self._number(tree.body)
         self._collect()
+
+    def _number(self, stmts):
+        for stmt in stmts:
+            self.order[id(stmt)] = len(self.order)
+            for field in ("body", "orelse", "handlers", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    self._number(inner)
+
+    def _position(self, node) -> int:
+        return self.order.get(id(self._statement(node)), -1)
 
     # -- collection -----------------------------------------------------------------
     def _collect(self):
@@ -218,16 +233,14 @@ class ContainerAnalysis:
                 and stmt.targets[0].id == name
             ):
                 kind = self.new_container(stmt.value)
-                return _position(stmt) if kind is not None else None
+                return self.order[id(stmt)] if kind is not None else None
         return None
 
     def refusal(self, name) -> Refusal | None:
-        start = (0, 0)
+        start = -1
         if name in self.params:
             start = self._param_copy(name)
-            if start is None or any(
-                _position(self._statement(c)) <= start for c in self.changes.get(name, ())
-            ):
+            if start is None or any(self._position(c) <= start for c in self.changes.get(name, ())):
                 return Refusal("parameter")
         if name in self.declared or name not in self.locals:
             code = getattr(getattr(self.fs, "fn", None), "__code__", None)
@@ -238,12 +251,12 @@ class ContainerAnalysis:
         changes = self.changes.get(name, [])
         if not changes:
             return None
-        last = max(_position(self._statement(c)) for c in changes)
+        last = max(self._position(c) for c in changes)
         loops = {id(p) for c in changes for p in self._loops(c)}
         for use in self.uses.get(name, ()):
-            if _position(self._statement(use)) <= start:
+            if self._position(use) <= start:
                 continue  # the caller's object, before the function copied it
-            if _position(self._statement(use)) <= last or any(
+            if self._position(use) <= last or any(
                 id(p) in loops for p in self._loops(use)
             ):
                 return Refusal("shared", use)
@@ -261,6 +274,3 @@ class ContainerAnalysis:
                 yield p
             p = self.parents.get(p)
 
-
-def _position(stmt):
-    return (stmt.lineno, stmt.col_offset)

@@ -100,6 +100,8 @@ def _higher_order_function(node, parent, parents=None) -> bool:
     ``sorted``/``max``/``min``, with ``node`` as that ``f``."""
     if isinstance(parent, gast.keyword) and parent.arg == "key" and parents is not None:
         call = parents.get(parent)
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute):
+            return call.func.attr == "sort"  # l.sort(key=k): sorted() (list_mutation.py)
         return isinstance(call, gast.Call) and _called_name(call) in KEYED
     return (
         isinstance(parent, gast.Call)

@@ -59,8 +59,8 @@ def pb105_alias(x):
     return np.sum(y) + np.sum(z)
 
 
-def pb106_insert(x):
-    out = []
+def pb106_insert(x, out):
+    x = x * 2.0
     out.insert(0, x)
     return out
 
@@ -213,7 +213,7 @@ def several(x, i):
         y = x * 2.0
     finally:
         pass
-    out = []
+    out = x.tolist()
     out.insert(0, y)
     return sorted(out)
 

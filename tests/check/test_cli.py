@@ -35,7 +35,7 @@ def _(x):
 
 class Model:
     def loss(self, w):
-        out = []
+        out = self.buffer
         out.insert(0, w)
         return out
 

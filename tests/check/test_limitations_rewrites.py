@@ -64,11 +64,10 @@ def shifted_energy(x):
 
 
 # PB106
-def stacked_squares(x):
-    rows = []
+def stacked_squares(x, rows):
+    rows = list(rows)
     for v in x:
-        rows.append(v)
-        rows.append(v * v)
+        rows.extend([v, v * v])
     return np.sum(np.stack(rows))
 
 
@@ -286,7 +285,7 @@ CALLS_AFTER = {
     "PB103": (smallest_two, lambda f: f(fresh())),
     "PB104": (scaled_total, lambda f: f(fresh(), X[::-1].copy())),
     "PB105": (shifted_energy, lambda f: f(fresh())),
-    "PB106": (stacked_squares, lambda f: f(fresh())),
+    "PB106": (stacked_squares, lambda f: f(fresh(), [1.0])),
     "PB107": (remember, lambda f: f(fresh())),
     "PB108": (tidy, lambda f: f(fresh())),
     "PB109": (annotated, lambda f: f(fresh())),

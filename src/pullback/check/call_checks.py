@@ -37,6 +37,7 @@ from .aliasing import (
     FRESH_METHODS,
     is_math_function,
 )
+from .container_checks import ContainerChecks
 from .mutation_fixes import (
     container_fix,
     inplace_function_fix,
@@ -91,7 +92,7 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     return f"call of '{name}', {what}", fix
 
 
-class CallChecks:
+class CallChecks(ContainerChecks):
     """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
 
     def _returns_fresh(self, call) -> bool:
@@ -168,6 +169,9 @@ class CallChecks:
         func = node.func
         if not isinstance(func, gast.Attribute):
             return False
+        handled = self.check_container_call(node, name)  # lists and dicts (PB106)
+        if handled is not None:
+            return handled
         receiver = self.text(func.value)
         call = self.text(node)
         if name in ARRAY_INPLACE_METHODS:

@@ -37,7 +37,8 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB106": (
         "container mutation",
-        "A differentiated function may not change a list, dict or set in place.",
+        "A differentiated function may change in place only the lists and dicts it built "
+        "itself, while no other name sees them.",
     ),
     "PB107": (
         "attribute assignment",

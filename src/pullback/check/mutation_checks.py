@@ -151,6 +151,9 @@ class MutationChecks:
                 fix=f"remove the `del`; '{target.id}' is released when the function returns "
                 f"({codes.see('PB108')}).",
             )
+        elif isinstance(target, gast.Subscript) and self.check_container_delete(target):
+            self.visit(target.value)  # a list or dict (check/container_checks.py)
+            self.visit(target.slice)
         elif isinstance(target, gast.Subscript):
             base = self.text(target.value)
             index = target.slice
@@ -219,6 +222,8 @@ class MutationChecks:
         )
 
     def _report_subscript_store(self, target, value, op):
+        if self.check_container_store(target, op):
+            return  # a list or dict (check/container_checks.py)
         reason = self._aliases().store_reason(target)
         if reason is None:
             return  # a local array: written in place (transform/mutation.py)
@@ -317,10 +322,10 @@ class MutationChecks:
 
     # -- augmented assignment to a name (PB105) ----------------------------------------------
     def _check_augassign_name(self, node, op):
-        if self._aliases().is_rebinding(node):
+        if self._aliases().is_rebinding(node) or self.container_rebinding_ok(node):
             return
         name = node.target.id
-        reason = self._alias.reason(node)
+        reason = self._aliases().reason(node)
         if reason is not None and reason.kind == "parameter":
             why = (
                 f"'{name}' may be the caller's array (it comes from a parameter), and "

@@ -10,7 +10,7 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
-from .. import arrays_inplace, unpacking
+from .. import arrays_inplace, containers_mutation, unpacking
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -92,6 +92,7 @@ FAMILIES = (
     arrays_inplace,
     unpacking,
     inplace_calls,
+    containers_mutation,
 )
 
 

@@ -53,6 +53,7 @@ from ..containers import BUILDERS
 from ..lambdas import inlinable_functions
 from ..resolve import Callee, parent_map, resolve_call
 from . import nodes as N
+from .list_mutation import ListMutations
 from .side_effects import may_read_back
 
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
@@ -71,7 +72,7 @@ class Append(gast.Pass):
         gast.copy_location(self, where)
 
 
-class Comprehensions:
+class Comprehensions(ListMutations):
     """Mixin of :class:`~.normalize.Normalizer`: comprehensions, list building, and the
     lambdas and one-line nested functions that are only called (:mod:`pullback.lambdas`)."""
 
@@ -94,7 +95,11 @@ class Comprehensions:
         return [], False
 
     def inline_call(self, e, stmts):
-        """The value of ``e`` when it calls an inlinable lambda or one-line def, else None."""
+        """The value of ``e`` when it calls an inlinable lambda or one-line def, or changes
+        a local list or dict (transform/list_mutation.py), else None."""
+        changed = self.container_call(e, stmts)
+        if changed is not None:
+            return changed
         func = e.func
         if isinstance(func, gast.Lambda):
             found = (func.args, func.body)
@@ -215,7 +220,7 @@ class Comprehensions:
         ):
             return None
         name = call.func.value.id
-        if name not in self.built_lists():
+        if name not in self.built_lists() or self.containers().refusal(name) is not None:
             return None
         return Append(name, call.args[0], s, in_place=self.appends_in_place(name))
 

@@ -1,0 +1,184 @@
+"""PB106: changes of lists and dicts — allowed on local ones, refused with the fix otherwise.
+
+A change of a list or dict the function built itself, that no other name can see while it
+changes (:mod:`pullback.transform.list_analysis`), is differentiated exactly
+(:mod:`pullback.transform.list_mutation`). Any other change — of an argument's container,
+of a global or closure variable, of a local that another name, container or call may also
+hold — is refused here, at the user's line, with the copy that makes it local.
+
+A mixin of :class:`~pullback.check.checker.FunctionChecker` (through ``CallChecks``).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
+from . import codes
+
+
+class ContainerChecks:
+    """See the module docstring."""
+
+    def _container_analysis(self) -> ContainerAnalysis:
+        found = getattr(self, "_containers", None)
+        if found is None:
+            found = self._containers = ContainerAnalysis(self.fs, self.tree, self.locals)
+        return found
+
+    def check_container_call(self, node, name) -> bool | None:
+        """``receiver.name(...)``: True when reported or allowed, None to leave it to the
+        array checks (``x.sort()`` on what may be an array)."""
+        func = node.func
+        if name not in MUTATORS or name == "append" or not isinstance(func.value, gast.Name):
+            return None
+        receiver = func.value.id
+        analysis = self._container_analysis()
+        refusal = analysis.refusal(receiver)
+        if refusal is None:
+            return True  # a local container: rewritten by transform/list_mutation.py
+        if name == "sort" and refusal.kind != "shared":
+            return None  # may be an array: PB103 says how to sort it
+        kind = analysis.kinds.get(receiver) or ("dict" if name in DICT_ONLY else "list")
+        self._report_container(node, receiver, f"'{self.text(node)}'", kind, refusal)
+        return True
+
+    def check_container_store(self, target, op) -> bool:
+        """``l[i] (op)= v`` / ``d[k] (op)= v``: True when allowed or reported here; False
+        leaves it to the array checks (arrays, and names that may be arrays)."""
+        base = target.value
+        analysis = self._container_analysis()
+        if isinstance(base, gast.Subscript):
+            return self._nested_store(target, analysis)
+        if not isinstance(base, gast.Name):
+            return False
+        kind = analysis.kinds.get(base.id)
+        index = target.slice
+        if kind is None and isinstance(index, gast.Constant) and isinstance(index.value, str):
+            kind = "dict"  # d["key"] = v: a dict whatever its name is bound to
+        if kind not in ("list", "dict"):
+            return False
+        refusal = analysis.refusal(base.id)
+        if refusal is None and isinstance(target.slice, gast.Slice) and kind == "list":
+            refusal = _SLICE
+        if refusal is None:
+            return True
+        what = f"'{self.text(target)} {'' if op is None else op}= ...'"
+        self._report_container(target, base.id, what, kind, refusal)
+        return True
+
+    def _nested_store(self, target, analysis) -> bool:
+        """``rows[i][j] = v`` into a local list of lists: refused with the row copy."""
+        outer = target.value
+        root = outer.value
+        if not (isinstance(root, gast.Name) and analysis.kinds.get(root.id) == "list"):
+            return False
+        rows, i = root.id, self.text(outer.slice)
+        self.report(
+            target,
+            "PB106",
+            f"container mutation: '{self.text(target)} = ...' changes a list inside '{rows}'",
+            why=(
+                f"The rows of '{rows}' may be one object seen from several places (as "
+                f"`[[0.0] * n] * m` makes them), which pullback does not follow."
+            ),
+            fix=(
+                f"copy the row, change the copy and store it back: `row = list({rows}[{i}])`, "
+                f"`row[{self.text(target.slice)}] = ...`, `{rows}[{i}] = row` "
+                f"({codes.see('PB106')})."
+            ),
+        )
+        return True
+
+    def check_container_delete(self, target) -> bool:
+        """``del l[i]`` / ``del d[k]``: True when allowed or reported here."""
+        base = target.value
+        if not isinstance(base, gast.Name):
+            return False
+        analysis = self._container_analysis()
+        kind = analysis.kinds.get(base.id)
+        refusal = analysis.refusal(base.id)
+        if refusal is None and kind == "list" and isinstance(target.slice, gast.Slice):
+            refusal = _SLICE
+        if refusal is None:
+            return True
+        if kind not in ("list", "dict"):
+            index = target.slice
+            keyed = isinstance(index, gast.Constant) and isinstance(index.value, str)
+            kind = "dict" if keyed else "list"
+        self._report_container(target, base.id, f"'del {self.text(target)}'", kind, refusal)
+        return True
+
+    def container_rebinding_ok(self, node) -> bool:
+        """``l += [...]`` / ``l *= 3`` on a local list: exactly ``l = l + [...]`` (only with
+        a display or an integer: ``l += a`` with an array ``a`` would add elementwise)."""
+        if self._container_analysis().kind(node.target.id) != "list":
+            return False
+        value = node.value
+        if isinstance(node.op, gast.Add):
+            return isinstance(value, (gast.List, gast.ListComp))
+        return isinstance(value, gast.Constant) and type(value.value) is int
+
+    def _report_container(self, node, name, what, kind, refusal):
+        copy = f"{name} = {kind}({name})"
+        if refusal.kind == "parameter":
+            why = (
+                f"'{name}' comes from a parameter, so it is the caller's {kind}, and a "
+                f"differentiated function may change only lists and dicts it built itself."
+            )
+            fix = f"copy it first: write `{copy}` before the first change"
+        elif refusal.kind in ("global", "closure"):
+            where = (
+                "a global" if refusal.kind == "global" else "a variable of an enclosing function"
+            )
+            why = (
+                f"'{name}' is {where}: the change would outlive the call, and a differentiated "
+                f"function may change only lists and dicts it built itself."
+            )
+            fix = f"work on a copy: write `{copy}` before the first change and return it"
+        elif refusal.kind == "shared" and refusal.node is not None:
+            _, line, _ = self.fs.location(refusal.node)
+            why = (
+                f"'{name}' is also used on line {line} in a way that lets another name, a "
+                "container or a call hold the same object (or a loop iterate over it) while "
+                "it still changes, and pullback does not follow that sharing."
+            )
+            fix = (
+                f"copy it where it is shared (`{self.text(refusal.node)}` -> "
+                f"`{kind}({self.text(refusal.node)})`), or make that use come after the "
+                "last change"
+            )
+        elif refusal.kind == "slice":
+            why = "Assignment to and deletion of a slice of a list are not modelled."
+            fix = (
+                f"rebind instead: `{name} = {name}[:a] + new_items + {name}[b:]`"
+            )
+        else:
+            why = (
+                f"pullback cannot prove that '{name}' is a {kind} the function built itself "
+                "(a display, a comprehension, list(...), dict(...)) that no other name sees."
+            )
+            bound = refusal.node
+            if isinstance(bound, gast.Assign) and len(bound.targets) == 1:
+                _, line, _ = self.fs.location(bound)
+                fix = (
+                    f"make the assignment on line {line} a new {kind}: "
+                    f"`{name} = {kind}({self.text(bound.value)})`"
+                )
+            else:
+                fix = f"assign '{name}' only new {kind}s (`{name} = {kind}(...)`)"
+        self.report(
+            node,
+            "PB106",
+            f"container mutation: {what} changes '{name}' in place",
+            why=why,
+            fix=f"{fix} ({codes.see('PB106')}).",
+        )
+
+
+class _Slice:
+    kind = "slice"
+    node = None
+
+
+_SLICE = _Slice()

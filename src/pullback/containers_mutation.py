@@ -1,0 +1,76 @@
+"""Run-time helpers of the rewrites of local list and dict changes (issue 11, PB106).
+
+:mod:`pullback.transform.list_mutation` writes each change of a local list or dict as a
+rebinding built from slices, concatenation and displays, whose rules the sweeps already
+have; two helpers here compute the integers and keys those rebindings need (they carry
+no derivative: registered as non-differentiable). ``list.copy`` gets its rule here too:
+``rows = rows.copy()`` makes an argument's list the function's own.
+
+>>> keys_without({"a": 1.0, "b": 2.0}, "a", True)
+['b']
+>>> keys_without({"b": 2.0}, "a", False)
+['b']
+>>> list_index([1.0, 2.0, 3.0], 2.0)
+1
+"""
+
+from __future__ import annotations
+
+from .errors import UnsupportedCallError
+from .registry import transformable
+from .tangents import NO_TANGENT, ZERO
+
+FAMILY = "containers_mutation"
+
+
+def keys_without(d, key, strict):
+    """The keys of ``d`` other than ``key``, in order; a ``KeyError`` when ``strict`` and
+    ``key`` is missing (as ``del d[key]`` and ``d.pop(key)`` raise)."""
+    if strict and key not in d:
+        raise KeyError(key)
+    return [k for k in d if k != key]
+
+
+def expect_kind(container, kind):
+    """Refuse, when it runs, a change that the check took for a change of a ``kind``
+    ("list" or "dict") but whose object is something else (an array made by ``a + [..]``
+    with an array ``a``): the rewrite would compute something else than Python."""
+    if type(container) is not (list if kind == "list" else dict):
+        raise UnsupportedCallError(
+            f"a change of a {kind} ran on a {type(container).__name__}: pullback rewrote it as "
+            f"a change of a {kind}, which this value is not. Fix: build the {kind} with "
+            f"`{kind}(...)` before changing it (see docs/limitations.md#PB106)."
+        )
+
+
+def list_index(xs, value):
+    """``xs.index(value)``: where ``xs.remove(value)`` removes (a ``ValueError`` if absent)."""
+    for k, item in enumerate(xs):
+        if item is value or bool(item == value):
+            return k
+    raise ValueError("list.remove(x): x not in list")
+
+
+@transformable
+def list_copy_pullback(dy, xs):
+    """``xs.copy()`` is the identity on values: the cotangent, as a new list."""
+    return (list(dy),)
+
+
+def _list_copy_rrule(xs):
+    def list_copy_closure(dy):
+        if dy is ZERO or dy is NO_TANGENT:
+            return (ZERO,)
+        return list_copy_pullback(dy, xs)
+
+    return xs.copy(), list_copy_closure
+
+
+def register(reg):
+    # `arg.copy()` of a list: a copy that makes an argument's list the function's own.
+    # (A dict is copied with `dict(d)`, whose rule the builtins family has.)
+    reg.register(list.copy, _list_copy_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(list.copy, list_copy_pullback)
+    reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
+    reg.non_differentiable(list_index, family=FAMILY, trusted=True)
+    reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)

@@ -1,0 +1,276 @@
+"""Which lists and dicts a differentiated function may change in place (issue 11, PB106).
+
+A name is a *local container* when every binding of it in the function makes a new list or
+dict — a display, a comprehension, ``list(...)``, ``dict(...)``, ``sorted(...)``, ``a + [..]``,
+or a copy ``arg.copy()`` / ``arg[:]`` (whose kind the methods called on it must tell) — and
+no other name, container or call can hold that object while it is still being changed: every
+use of the name that could keep the object (``m = l``, ``[l]``, ``f(l)``, ``return l``, a
+loop over ``l``, a lambda reading it) comes after its last change and outside the loops
+that change it. Then a change ``l.insert(i, v)`` is exactly the rebinding
+``l = l[:p] + [v] + l[p:]``: nothing else sees the old object, so the primal computes the
+same values, and the sweeps differentiate the rebinding with the rules they already have
+(:mod:`pullback.transform.list_mutation`).
+
+Both the check (:mod:`pullback.check.container_checks`) and the normalizer use this one
+analysis, so what the check lets through is exactly what the normalizer rewrites.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from ..resolve import parent_map, resolve_call
+
+LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
+DICT_ONLY = frozenset("update setdefault".split())
+# Methods the rewrite models, on lists and on dicts.
+LIST_MUTATORS = LIST_ONLY | {"pop", "clear"}
+DICT_MUTATORS = DICT_ONLY | {"pop", "clear"}
+MUTATORS = LIST_MUTATORS | DICT_MUTATORS
+# Methods that read a container without keeping it.
+READERS = frozenset("index count copy get".split())
+# Builtins that read a container argument and keep no reference to it.
+_SAFE_BUILTINS = (
+    len, sum, max, min, sorted, list, tuple, dict, set, frozenset, any, all, print,
+    str, repr, float, int, abs, bool,
+)  # fmt: skip
+
+
+@dataclass
+class Refusal:
+    """Why a change of ``name`` is not modelled: ``kind`` is "parameter", "global",
+    "closure", "not_local", "shared" (``node`` is the use that may keep the object), or
+    "kind" (not known to be a list or a dict)."""
+
+    kind: str
+    node: gast.AST | None = None
+
+
+class ContainerAnalysis:
+    """The local containers of one function (see the module docstring)."""
+
+    def __init__(self, fs, tree, locals_):
+        self.fs = fs
+        self.tree = tree
+        self.locals = locals_
+        self.parents = parent_map(tree)
+        args = tree.args
+        self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.params |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+        self.declared = set()  # global / nonlocal
+        self.kinds: dict[str, str | None] = {}
+        self.changes: dict[str, list] = {}
+        self.uses: dict[str, list] = {}
+        self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
+        # Statements in the order they appear (a compound statement before its body):
+        # generated trees (a generator's list version) carry no reliable line numbers.
+        self.order: dict[int, int] = {}
+        self._number(tree.body)
+        self._collect()
+
+    def _number(self, stmts):
+        for stmt in stmts:
+            self.order[id(stmt)] = len(self.order)
+            for field in ("body", "orelse", "handlers", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    self._number(inner)
+
+    def _position(self, node) -> int:
+        return self.order.get(id(self._statement(node)), -1)
+
+    # -- collection -----------------------------------------------------------------
+    def _collect(self):
+        methods: dict[str, set] = {}
+        for node in gast.walk(self.tree):
+            if isinstance(node, (gast.Global, gast.Nonlocal)):
+                self.declared.update(node.names)
+            elif isinstance(node, gast.Name):
+                self._name(node, methods)
+        for name, kind in list(self.kinds.items()):
+            if kind == "copy":
+                used = methods.get(name, set())
+                is_list, is_dict = bool(used & LIST_ONLY), bool(used & DICT_ONLY)
+                self.kinds[name] = "list" if is_list and not is_dict else (
+                    "dict" if is_dict and not is_list else None
+                )
+
+    def _bind(self, name, kind, where=None):
+        old = self.kinds.get(name, kind)
+        self.kinds[name] = kind if old == kind else None
+        if kind is None and where is not None:
+            self.unproved.setdefault(name, where)
+
+    def _name(self, node, methods):
+        parent = self.parents.get(node)
+        name = node.id
+        if isinstance(node.ctx, gast.Store):
+            if isinstance(parent, (gast.Assign, gast.AnnAssign)) and self._whole_target(
+                parent, node
+            ):
+                self._bind(name, self.new_container(parent.value), parent)
+            elif isinstance(parent, gast.AugAssign):
+                ok = isinstance(parent.op, (gast.Add, gast.Mult))
+                self._bind(name, "list" if ok else None)
+                self.changes.setdefault(name, []).append(parent)
+            elif isinstance(parent, gast.comprehension):
+                pass  # the comprehension's own variable
+            else:
+                self._bind(name, None, self._statement(node))
+            return
+        if not isinstance(node.ctx, gast.Load):
+            return
+        grand = self.parents.get(parent)
+        if isinstance(parent, gast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, (gast.Store, gast.Del)):
+                self.changes.setdefault(name, []).append(parent)
+            return
+        if (
+            isinstance(parent, gast.Attribute)
+            and isinstance(grand, gast.Call)
+            and grand.func is parent
+        ):
+            if parent.attr in MUTATORS:
+                methods.setdefault(name, set()).add(parent.attr)
+                self.changes.setdefault(name, []).append(grand)
+                return
+            if parent.attr in READERS:
+                return
+        if self._reads_only(node, parent):
+            return
+        self.uses.setdefault(name, []).append(node)
+
+    @staticmethod
+    def _whole_target(assign, node) -> bool:
+        targets = assign.targets if isinstance(assign, gast.Assign) else [assign.target]
+        return len(targets) == 1 and targets[0] is node
+
+    def _reads_only(self, node, parent) -> bool:
+        """A use that reads the container and keeps no reference to it."""
+        if self._in_nested_scope(node):
+            return False
+        if isinstance(parent, (gast.Compare, gast.BinOp, gast.UnaryOp, gast.FormattedValue)):
+            return True
+        if isinstance(parent, (gast.If, gast.While, gast.Assert, gast.IfExp)) and (
+            parent.test is node
+        ):
+            return True  # truth value only
+        if isinstance(parent, gast.comprehension) and parent.iter is node:
+            return True  # evaluated at once, before anything can change it
+        if isinstance(parent, gast.Call) and node in parent.args:
+            return self._safe_callee(parent)
+        return False
+
+    def _in_nested_scope(self, node) -> bool:
+        p = self.parents.get(node)
+        while p is not None and p is not self.tree:
+            if isinstance(p, (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef)):
+                return True
+            p = self.parents.get(p)
+        return False
+
+    def _safe_callee(self, call) -> bool:
+        callee = resolve_call(self.fs, call, self.locals)
+        if callee.kind != "object":
+            return False
+        obj = callee.obj
+        if any(obj is b for b in _SAFE_BUILTINS) or isinstance(obj, np.ufunc):
+            return True
+        module = getattr(obj, "__module__", None) or ""
+        if module.startswith("numpy") and callable(obj) and not isinstance(obj, type):
+            return True  # a NumPy function turns a list into a new array
+        return getattr(math, getattr(obj, "__name__", ""), None) is obj
+
+    def new_container(self, value) -> str | None:
+        """"list", "dict", "copy" (a copy of unknown kind) or None for a value."""
+        if isinstance(value, (gast.List, gast.ListComp)):
+            return "list"
+        if isinstance(value, (gast.Dict, gast.DictComp)):
+            return "dict"
+        if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Mult)):
+            # [..] + [..] and [..] * n; with an array on the other side the result is an
+            # array, which the rewrite refuses when it runs (containers_mutation.expect_kind)
+            sides = (value.left, value.right)
+            if any(isinstance(s, (gast.List, gast.ListComp)) for s in sides):
+                return "list"
+            return None
+        if isinstance(value, gast.Subscript):
+            s = value.slice
+            whole = isinstance(s, gast.Slice) and s.lower is None and s.upper is None
+            return "copy" if whole and s.step is None else None
+        if not isinstance(value, gast.Call):
+            return None
+        func = value.func
+        if isinstance(func, gast.Attribute) and func.attr == "copy" and not value.args:
+            return "copy"
+        callee = resolve_call(self.fs, value, self.locals)
+        if callee.kind != "object":
+            return None
+        if callee.obj is builtins.list or callee.obj is builtins.sorted:
+            return "list"
+        if callee.obj is builtins.dict:
+            return "dict"
+        return None
+
+    # -- answers -----------------------------------------------------------------------
+    def kind(self, name) -> str | None:
+        """"list" or "dict" when ``name`` is a local container whose changes are modelled."""
+        return self.kinds.get(name) if self.refusal(name) is None else None
+
+    def _param_copy(self, name):
+        """The position of ``name = list(name)`` (or another copy) in the function's top
+        level, which makes a parameter the function's own from there on; else None."""
+        for stmt in self.tree.body:
+            if (
+                isinstance(stmt, gast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id == name
+            ):
+                kind = self.new_container(stmt.value)
+                return self.order[id(stmt)] if kind is not None else None
+        return None
+
+    def refusal(self, name) -> Refusal | None:
+        start = -1
+        if name in self.params:
+            start = self._param_copy(name)
+            if start is None or any(self._position(c) <= start for c in self.changes.get(name, ())):
+                return Refusal("parameter")
+        if name in self.declared or name not in self.locals:
+            code = getattr(getattr(self.fs, "fn", None), "__code__", None)
+            free = getattr(code, "co_freevars", ())
+            return Refusal("closure" if name in free else "global")
+        if name not in self.kinds or self.kinds[name] is None:
+            return Refusal("not_local", self.unproved.get(name))
+        changes = self.changes.get(name, [])
+        if not changes:
+            return None
+        last = max(self._position(c) for c in changes)
+        loops = {id(p) for c in changes for p in self._loops(c)}
+        for use in self.uses.get(name, ()):
+            if self._position(use) <= start:
+                continue  # the caller's object, before the function copied it
+            if self._position(use) <= last or any(
+                id(p) in loops for p in self._loops(use)
+            ):
+                return Refusal("shared", use)
+        return None
+
+    def _statement(self, node):
+        while not isinstance(node, gast.stmt):
+            node = self.parents[node]
+        return node
+
+    def _loops(self, node):
+        p = self.parents.get(node)
+        while p is not None:
+            if isinstance(p, (gast.For, gast.While)):
+                yield p
+            p = self.parents.get(p)
+

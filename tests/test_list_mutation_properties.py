@@ -1,0 +1,108 @@
+"""Random programs that change a local list and a local dict (item stores and augmented
+stores, del, append/extend/+=/insert/pop/remove/reverse/sort, dict stores/update/pop/
+setdefault, loops, reads after writes), checked against finite differences in reverse
+mode, forward mode and second order."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_mutation_properties import load  # writes a program to a file and imports it
+
+from pullback import jvp
+from pullback.testing import check_grads
+
+N = 5
+const = st.sampled_from(["0.5", "1.5", "-0.75", "2.0"])
+
+
+@st.composite
+def program(draw):
+    """A function f(x) and the length its list has at each step (tracked so that every
+    index is in range, as a correct program's are)."""
+    n = draw(st.integers(1, 3))
+    lines = [f"l = [{', '.join(f'x[{k}]' for k in range(n))}]", "d = {'a': x[0]}", "s = 0.0"]
+    keys = {"a"}
+    for _ in range(draw(st.integers(1, 7))):
+        k, c = draw(st.integers(0, N - 1)), draw(const)
+        i = draw(st.integers(-n, n - 1)) if n else 0
+        j = draw(st.integers(-n, n - 1)) if n else 0
+        kinds = ["append", "extend", "plus", "insert", "loop", "dset", "dupdate", "dpop"]
+        kinds += ["set", "aug", "del", "pop", "reverse", "sort", "remove"] if n else []
+        kind = draw(st.sampled_from(kinds))
+        key = draw(st.sampled_from(["a", "b", "c"]))
+        if kind == "append":
+            lines.append(f"l.append(x[{k}] * {c})")
+            n += 1
+        elif kind == "extend":
+            lines.append(f"l.extend([x[{k}], x[{(k + 1) % N}] * {c}])")
+            n += 2
+        elif kind == "plus":
+            lines.append(f"l += [x[{k}] * x[{k}]]")
+            n += 1
+        elif kind == "insert":
+            at = draw(st.integers(-n - 2, n + 2))
+            lines.append(f"l.insert({at}, x[{k}] * {c})")
+            n += 1
+        elif kind == "loop":
+            reps = draw(st.integers(1, 3))
+            lines += [f"for t in range({reps}):", f"    l.append(x[t] * {c})"]
+            lines.append("    s = s + l[-1] * l[0]")
+            n += reps
+        elif kind == "set":
+            lines.append(f"l[{i}] = l[{j}] * x[{k}]")
+        elif kind == "aug":
+            lines.append(f"l[{i}] {draw(st.sampled_from(['+=', '-=', '*=']))} x[{k}] * {c}")
+        elif kind == "del":
+            lines.append(f"del l[{i}]")
+            n -= 1
+        elif kind == "pop":
+            lines.append(f"s = s + l.pop({i}) * {c}")
+            n -= 1
+        elif kind == "reverse":
+            lines.append("l.reverse()")
+        elif kind == "sort":
+            lines.append("l.sort()" if draw(st.booleans()) else "l.sort(key=lambda v: -v)")
+        elif kind == "remove":
+            lines += [f"w = l[{i}]", "l.remove(w)", "s = s + w"]
+            n -= 1
+        elif kind == "dset":
+            lines.append(f"d[{key!r}] = x[{k}] * {c}")
+            keys.add(key)
+        elif kind == "dupdate":
+            lines.append(f"d.update({key}=x[{k}] + d.setdefault({key!r}, 0.5))")
+            keys.add(key)
+        elif kind == "dpop":
+            lines.append(f"s = s + d.pop({key!r}, x[{k}]) * {c}")
+            keys.discard(key)
+    tail = "np.sum(np.array(l) * np.arange(1.0, len(l) + 1.0)) if l else 0.0"
+    lines.append("t = sum([d[q] for q in ['a', 'b', 'c'] if q in d])")
+    lines.append(f"return s + t * 0.5 + ({tail})")
+    text = ["import numpy as np", "", "", "def f(x):"] + ["    " + line for line in lines]
+    return "\n".join(text) + "\n"
+
+
+X = np.array([0.7, 1.2, 0.4, 0.9, 1.1])
+
+
+@settings(max_examples=10)
+@given(program())
+def test_random_list_programs_match_finite_differences(tmp_path_factory, source):
+    f = load(source, tmp_path_factory.mktemp("programs"))
+    check_grads(f, X.copy())
+    check_grads(f, X.astype(np.float32))
+
+
+@given(program())
+def test_random_list_programs_forward_mode(tmp_path_factory, source):
+    f = load(source, tmp_path_factory.mktemp("programs"))
+    v = np.random.default_rng(5).standard_normal(N)
+    y, dy = jvp(f, (X,), (v,))
+    h = 1e-6
+    np.testing.assert_allclose(y, f(X), rtol=1e-12)
+    np.testing.assert_allclose(dy, (f(X + h * v) - f(X - h * v)) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+@given(program())
+def test_random_list_programs_second_order(tmp_path_factory, source):
+    f = load(source, tmp_path_factory.mktemp("programs"))
+    check_grads(f, X.copy(), order=2)

@@ -1,0 +1,112 @@
+"""What stays refused among changes of lists and dicts (PB106): an argument's container,
+a global, a closure variable, a local another name or container holds (or a loop iterates)
+while it changes, slice stores and nested stores — before anything runs, at the user's
+line, with the copy as the fix; and the suggested fixes pass."""
+
+import numpy as np
+import pytest
+from list_mutation_refusal_cases import (
+    REFUSED,
+    aliased,
+    aliased_after_changes,
+    dict_parameter_fixed,
+    nested_store,
+    nested_store_fixed,
+    of_global,
+    of_parameter,
+    of_parameter_fixed,
+)
+
+from pullback import grad
+from pullback.check import check
+from pullback.errors import UnsupportedSyntaxError
+
+X = np.array([0.3, 0.7, -0.4, 1.1, 0.6])
+
+
+@pytest.mark.parametrize("f", REFUSED, ids=lambda f: f.__name__)
+def test_refused_before_anything_runs(f):
+    found = check(f)
+    assert [d.code for d in found] == ["PB106"], [d.header() for d in found]
+    assert "(see docs/limitations.md#PB106)" in found[0].fix
+    with pytest.raises(UnsupportedSyntaxError):
+        grad(f)(X, [1.0]) if f.__code__.co_argcount == 2 else grad(f)(X)
+
+
+def _message(f):
+    (d,) = check(f)
+    lines = d.format().splitlines()
+    head = lines[0].replace(d.filename, d.filename.rsplit("/", 1)[-1])
+    return "\n".join([head] + lines[3:])
+
+
+def test_golden_parameter():
+    assert _message(of_parameter) == (
+        "  list_mutation_refusal_cases.py:9:5: PB106 container mutation: 'l.insert(0, x[0])' "
+        "changes 'l' in place\n"
+        "    'l' comes from a parameter, so it is the caller's list, and a differentiated "
+        "function may change only lists and dicts it built itself.\n"
+        "    Fix: copy it first: write `l = list(l)` before the first change "
+        "(see docs/limitations.md#PB106)."
+    )
+
+
+def test_golden_global():
+    assert _message(of_global) == (
+        "  list_mutation_refusal_cases.py:14:5: PB106 container mutation: "
+        "'SHARED.insert(0, x[0])' changes 'SHARED' in place\n"
+        "    'SHARED' is a global: the change would outlive the call, and a differentiated "
+        "function may change only lists and dicts it built itself.\n"
+        "    Fix: work on a copy: write `SHARED = list(SHARED)` before the first change and "
+        "return it (see docs/limitations.md#PB106)."
+    )
+
+
+def test_golden_alias():
+    assert _message(aliased) == (
+        "  list_mutation_refusal_cases.py:31:5: PB106 container mutation: "
+        "'l.insert(0, x[1])' changes 'l' in place\n"
+        "    'l' is also used on line 30 in a way that lets another name, a container or a "
+        "call hold the same object (or a loop iterate over it) while it still changes, and "
+        "pullback does not follow that sharing.\n"
+        "    Fix: copy it where it is shared (`l` -> `list(l)`), or make that use come after "
+        "the last change (see docs/limitations.md#PB106)."
+    )
+
+
+def test_golden_nested():
+    assert _message(nested_store) == (
+        "  list_mutation_refusal_cases.py:57:5: PB106 container mutation: "
+        "'rows[0][1] = ...' changes a list inside 'rows'\n"
+        "    The rows of 'rows' may be one object seen from several places (as "
+        "`[[0.0] * n] * m` makes them), which pullback does not follow.\n"
+        "    Fix: copy the row, change the copy and store it back: `row = list(rows[0])`, "
+        "`row[1] = ...`, `rows[0] = row` (see docs/limitations.md#PB106)."
+    )
+
+
+def test_the_suggested_fixes_pass_and_leave_the_caller_alone():
+    caller = [2.0, 3.0]
+    assert check(of_parameter_fixed) == []
+    np.testing.assert_allclose(grad(of_parameter_fixed)(X, caller), [1.0, 0, 0, 0, 0])
+    assert caller == [2.0, 3.0]
+    np.testing.assert_allclose(grad(nested_store_fixed)(X), [0, 0, X[4], 0, X[2]])
+    np.testing.assert_allclose(grad(aliased_after_changes)(X), [X[1], X[0], 0, 0, 0])
+    d = {"b": 3.0}
+    np.testing.assert_allclose(grad(dict_parameter_fixed)(X, d), [3.0, 0, 0, 0, 0])
+    assert d == {"b": 3.0}
+
+
+def test_a_value_that_is_not_the_list_the_check_assumed_is_refused_when_it_runs():
+    from list_mutation_refusal_cases import array_plus_list
+
+    from pullback.errors import UnsupportedCallError
+
+    with pytest.raises(UnsupportedCallError, match="a change of a list ran on a ndarray"):
+        grad(array_plus_list)(X)
+
+
+def test_plus_equals_with_what_is_not_a_display_is_refused():
+    from list_mutation_refusal_cases import plus_equals_array
+
+    assert [d.code for d in check(plus_equals_array)] == ["PB105"]

@@ -144,6 +144,11 @@ class CallChecks(ContainerChecks):
 
     # -- calls ------------------------------------------------------------------------------------
     def _check_call(self, node):
+        if (
+            isinstance(node.func, gast.Attribute)
+            and self.check_container_call(node, node.func.attr) is not None
+        ):
+            return  # l.sort(), d.pop(k): a list or dict, allowed or reported (container_checks.py)
         inplace = self.check_inplace_call(node)  # PB103/PB104 on local arrays: mutation_checks.py
         if inplace == "done":
             return

@@ -197,6 +197,8 @@ class InplaceCalls:
         spec = inplace_call(call, resolve_call(self.fs, call, self.locals))
         if spec is None or spec.problem is not None:
             return None
+        if self.container_kind(spec.target) is not None:
+            return None  # l.sort() on a local list: transform/list_mutation.py
         result = s.targets[0].id if isinstance(s, gast.Assign) else None
         name = spec.target.id
         in_place = self.array_modes().get(name, False)

@@ -221,6 +221,8 @@ class InplaceCalls:
             and self.array_modes().get(target.id, False)
         ):
             return None
+        if self.container_kind(target) is not None:
+            return None  # l += [v] on a local list: a concatenation (list_mutation.py)
         value = s.value
         if isinstance(s.op, gast.Sub):
             value = gast.copy_location(gast.UnaryOp(op=gast.USub(), operand=value), value)

@@ -95,7 +95,8 @@ class ContainerAnalysis:
         for name, kind in list(self.kinds.items()):
             if kind == "copy":
                 used = methods.get(name, set())
-                is_list, is_dict = bool(used & LIST_ONLY), bool(used & DICT_ONLY)
+                # sort is a method of arrays too: it tells nothing about a copy's kind
+                is_list, is_dict = bool(used & (LIST_ONLY - {"sort"})), bool(used & DICT_ONLY)
                 self.kinds[name] = "list" if is_list and not is_dict else (
                     "dict" if is_dict and not is_list else None
                 )

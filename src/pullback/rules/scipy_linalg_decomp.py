@@ -134,7 +134,7 @@ def _solve_triangular(a, b, **kwargs):
     """``scipy.linalg.solve_triangular`` of a stack of matrices on every SciPy: before 1.16
     it solves one matrix (``lu`` factors stacks from 1.11 on), so a stack is solved matrix
     by matrix there."""
-    if np.ndim(a) <= 2 or _SCIPY_SOLVES_STACKS:
+    if np.ndim(a) <= 2 or _scipy_solves_stacks():
         return base.sl.solve_triangular(a, b, **kwargs)
     batch = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2])
     a = np.broadcast_to(a, batch + np.shape(a)[-2:])
@@ -143,7 +143,10 @@ def _solve_triangular(a, b, **kwargs):
     return np.reshape(np.stack(out), batch + out[0].shape)
 
 
-_SCIPY_SOLVES_STACKS = tuple(map(int, sys.modules["scipy"].__version__.split(".")[:2])) >= (1, 16)
+@functools.cache
+def _scipy_solves_stacks() -> bool:
+    # asked when a pullback runs: SciPy is imported by then (this module is imported first)
+    return tuple(map(int, sys.modules["scipy"].__version__.split(".")[:2])) >= (1, 16)
 
 
 def _left_solve_l(L, x):

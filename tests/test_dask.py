@@ -393,3 +393,16 @@ def test_a_linalg_rule_dask_cannot_run_lazily_is_refused_by_name(counting, f, st
     # Dask has no det: NumPy computes the user's np.linalg.det(x) in the forward sweep, as
     # the primal does; the pullback (which would compute again) is refused before running.
     assert counting.calls == (1 if step == "det" else 0)
+
+
+def cumulative_product(x, b):
+    return np.sum(np.cumprod(x, axis=1) * b)
+
+
+def test_a_concrete_value_a_pullback_asks_for_is_refused_by_name(counting):
+    # cumprod's pullback chooses its formula by `if np.all(x != 0)`: a conversion the
+    # primal never makes, which must not compute the Dask array (it did, silently)
+    _, _, x, b = _data(np.float64)
+    with pytest.raises(BackendError, match=r"cumprod_pullback.*cannot run on dask arrays"):
+        grad(cumulative_product)(x, b)
+    assert counting.calls == 0

@@ -23,6 +23,7 @@ NumPy arrays never reach this module on the hot paths: callers test
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import numpy as np
@@ -231,8 +232,10 @@ def read_cotangent(x, index, g):
     (lazily) nor the array API has a scatter-add."""
     backend = DASK if is_dask(x) else ARRAY_API
     if not _basic_index(index):
+        step = _called_step(sys._getframe(1))
+        within = f" (in the rule step {_step_name(step)})" if step is not None else ""
         raise BackendError(
-            f"cannot differentiate x[{index!r}] on a {backend} array: the gradient of an "
+            f"cannot differentiate x[{index!r}]{within} on a {backend} array: the gradient of an "
             "integer-array or boolean index needs a scatter-add, which this backend does "
             "not do lazily. Nothing was computed.\n"
             "Fix: index with integers and slices, or use a mask with where "
@@ -344,22 +347,50 @@ _USER, _CONVERSION = "user", "conversion"
 def _requester():
     """Who asked Dask to compute: ``(_CONVERSION, name)`` for ``float(x)``, ``int(x)``,
     ``bool(x)`` of a Dask value ``x`` named ``name`` (a one-element value, e.g. a branch
-    condition),
+    condition) that the user's code or a rule's primal asks for,
     ``(_USER, None)`` for the user's function as the generated code runs it (allowed: the
     primal computes there too), or ``(frame, frame)`` for pullback's own code (a rule, a
-    pullback, a cotangent helper), which is refused."""
+    pullback, a cotangent helper), which is refused.
+
+    A conversion is the primal's only where no pullback asks for it: one that a pullback
+    (called by a reverse sweep, or transformed for a higher derivative) asks for, e.g.
+    ``if np.all(x != 0):`` choosing a formula, computes what the primal never does, so it
+    is refused like any other computation of pullback's own code."""
     frame = sys._getframe(2)
+    conversion = step = None
     while frame is not None:
         g = frame.f_globals
         if "__pullback_line_map__" in g:
-            return _USER, None  # generated code (the user's own lines) asked first
+            if _own_generated(g):  # a pullback of pullback's, transformed: its own code
+                return frame, frame
+            if conversion is None:
+                return _USER, None  # generated code (the user's own lines) asked first
+            if step is not None and frame.f_code.co_name.endswith(_BACKWARD):
+                return step, step  # a pullback the reverse sweep called converts
+            return _CONVERSION, conversion[0]
         module = g.get("__name__", "")
         if frame.f_code.co_name in _SCALAR_CONVERSIONS and module.startswith("dask."):
-            return _CONVERSION, getattr(frame.f_locals.get("self"), "name", None)
-        if module.startswith("pullback.") and module != __name__:
-            return frame, frame
+            if conversion is None:
+                conversion = (getattr(frame.f_locals.get("self"), "name", None),)
+        elif module.startswith("pullback.") and module != __name__:
+            if conversion is None:
+                return frame, frame
+            step = frame  # the outermost step of pullback's own code so far
         frame = frame.f_back
-    return _USER, None
+    return (_CONVERSION, conversion[0]) if conversion is not None else (_USER, None)
+
+
+# The generated function of a reverse sweep (transform/codegen.py names it so).
+_BACKWARD = "__backward"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _own_generated(g) -> bool:
+    """Whether generated code was made from pullback's own source (a rule's pullback
+    function transformed for a higher derivative), not from the user's."""
+    fs = g.get("__pullback_source__")
+    filename = getattr(fs, "filename", "") or ""
+    return filename.startswith(_PACKAGE_DIR)
 
 
 def _user_line(frame):
@@ -379,15 +410,42 @@ def _user_line(frame):
     return None
 
 
-def _refusal(frame, backend) -> BackendError:
+def _step_name(frame) -> str:
     code = frame.f_code
-    where = f"{frame.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
+    return f"{frame.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
+
+
+def _called_step(frame):
+    """The outermost frame of pullback's own code around ``frame`` (below the generated
+    code that called it): the rule's pullback whose helper ``frame`` is, or ``None``."""
+    step = None
+    while frame is not None:
+        g = frame.f_globals
+        if "__pullback_line_map__" in g and not _own_generated(g):
+            return step
+        module = g.get("__name__", "")
+        if module.startswith("pullback.") or _own_generated(g):
+            step = frame
+        frame = frame.f_back
+    return step
+
+
+def _where(frame) -> str:
+    """``frame``'s step, and the rule's pullback that called it where that is another."""
+    outer = _called_step(frame)
+    inner = _step_name(frame)
+    if outer is None or outer is frame:
+        return inner
+    return f"{inner} (called by {_step_name(outer)})"
+
+
+def _refusal(frame, backend) -> BackendError:
     line = _user_line(frame)
     place, text = (f"{line[0]}: ", f"\n        {line[1]}") if line else ("", "")
     return BackendError(
-        f"{place}the rule step {where} cannot run on {backend} arrays lazily: it would "
-        f"compute the {backend} array (pull it into memory) inside the gradient. Nothing "
-        f"was computed.{text}\n"
+        f"{place}the rule step {_where(frame)} cannot run on {backend} arrays lazily: it "
+        f"would compute the {backend} array (pull it into memory) inside the gradient. "
+        f"Nothing was computed.{text}\n"
         "Fix: compute that value yourself where it is small (`x.compute()`), write the step "
         "with NumPy functions Dask implements, or register a rule for it that stays lazy "
         "(docs/backends.md)."

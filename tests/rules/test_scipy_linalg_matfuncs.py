@@ -7,6 +7,7 @@ import pytest
 from rule_inputs import FLOATS, make, spd
 
 sl = pytest.importorskip("scipy.linalg")
+_SCIPY = tuple(int(p) for p in __import__("scipy").__version__.split(".")[:2])
 
 from pullback import ArgumentError, default_registry  # noqa: E402
 from pullback.testing import check_grads, check_rrule  # noqa: E402
@@ -36,8 +37,10 @@ def test_expm_frechet(dtype):
 @pytest.mark.parametrize("n", [1, 3])
 def test_sqrtm(n, dtype):
     check_rrule(sl.sqrtm, spd(n, dtype))
-    # not symmetric, eigenvalues positive
-    check_rrule(sl.sqrtm, (spd(n, dtype) + 0.2 * np.triu(make("real", (n, n), dtype))))
+    # not symmetric, eigenvalues with positive real parts: SciPy < 1.16 returns its real
+    # square root as a complex array (its own behaviour), which the rule refuses
+    if _SCIPY >= (1, 16):
+        check_rrule(sl.sqrtm, (spd(n, dtype) + 0.2 * np.triu(make("real", (n, n), dtype))))
 
 
 def test_refusals():

@@ -105,10 +105,12 @@ def test_least_squares_rule(dtype):
     dy = {"x": np.array([0.4, -1.1]), "cost": 0.8, "fun": np.linspace(-1, 1, 6)}
     tols = (1e-15, 1e-15, 1e-15)  # ftol, xtol, gtol
     bounds = (-np.inf, np.inf)
-    settings = (None, "linear", 1.0, None, None, {}, None, None, 0)
+    # x_scale 1.0: SciPy < 1.16 takes no None (its default was 1.0 then)
+    settings = (1.0, "linear", 1.0, None, None, {}, None, None, 0)
     call = (exponential, np.ones(2, dtype=dtype), "2-point", bounds, "trf") + tols + settings
-    # the float settings (start, bounds, tolerances, f_scale) are constants
-    check_rrule(so.least_squares, *call, (T, y), constants=(1, 3, 5, 6, 7, 10), output_cotangent=dy)
+    # the float settings (start, bounds, tolerances, x_scale, f_scale) are constants
+    constants = (1, 3, 5, 6, 7, 8, 10)
+    check_rrule(so.least_squares, *call, (T, y), constants=constants, output_cotangent=dy)
 
 
 # -- through grad: args= by keyword and the result's attributes -----------------------------------

@@ -189,6 +189,12 @@ def svd_pullback(dy, a, full_matrices=True, compute_uv=True, hermitian=False):
     return unbroadcast(g, a), NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
+# Dask's svd is not NumPy's (a second positional argument is its coerce_signs, reduced
+# factors always): recomputed here it can differ from the forward sweep's factors, a wrong
+# gradient with no error. On Dask the adjoint calls the closure pullback, refused by name.
+svd_pullback.__pullback_numpy_only__ = True
+
+
 @transformable
 def svdvals_pullback(dy, x):
     U, s, Vh = la.svd(x, full_matrices=False)
@@ -219,7 +225,8 @@ def qr_pullback(dy, a, mode="reduced"):
     if mode == "r":
         Q, R = la.qr(a)
         return unbroadcast(qr_square_grad(Q, R, ZERO, densify(dy)), a), NO_TANGENT
-    Q, R = la.qr(a, mode)
+    # the default mode not passed on: Dask's qr takes no mode
+    Q, R = la.qr(a) if mode == "reduced" else la.qr(a, mode)
     dQ = ZERO if is_zero(dy[0]) else densify(dy[0])
     dR = ZERO if is_zero(dy[1]) else densify(dy[1])
     return unbroadcast(qr_square_grad(Q, R, dQ, dR), a), NO_TANGENT

@@ -114,8 +114,9 @@ def inner_pullback(dy, a, b):
 def vdot_pullback(dy, a, b):
     g = densify(dy)
     # y = sum(conj(a) * b): da = b * conj(dy), db = a * dy.
-    da = np.reshape(b * np.conj(g), np.shape(a))
-    db = np.reshape(a * g, np.shape(b))
+    # through one axis: Dask reshapes only by merging or splitting axes
+    da = np.reshape(np.ravel(b * np.conj(g)), np.shape(a))
+    db = np.reshape(np.ravel(a * g), np.shape(b))
     return unbroadcast(da, a), unbroadcast(db, b)
 
 

@@ -28,7 +28,9 @@ def rollaxis_pullback(dy, a, axis, start=0):
             order = order + [k]
     at = start_n - 1 if axis_n < start_n else start_n
     order = order[:at] + [axis_n] + order[at:]
-    return unbroadcast(np.transpose(densify(dy), np.argsort(order)), a), NO_TANGENT, NO_TANGENT
+    # a tuple of axes: Dask's transpose takes no array of them
+    g = np.transpose(densify(dy), tuple(np.argsort(order)))
+    return unbroadcast(g, a), NO_TANGENT, NO_TANGENT
 
 
 @transformable

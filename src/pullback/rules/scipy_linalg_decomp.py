@@ -22,6 +22,7 @@ non-square matrix, a singular LU factor.
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
@@ -129,14 +130,33 @@ def _cho_solve_check(c_and_lower, b, *args, **kwargs):
 
 
 # -- LU ------------------------------------------------------------------------------------
+def _solve_triangular(a, b, **kwargs):
+    """``scipy.linalg.solve_triangular`` of a stack of matrices on every SciPy: before 1.16
+    it solves one matrix (``lu`` factors stacks from 1.11 on), so a stack is solved matrix
+    by matrix there."""
+    if np.ndim(a) <= 2 or _scipy_solves_stacks():
+        return base.sl.solve_triangular(a, b, **kwargs)
+    batch = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2])
+    a = np.broadcast_to(a, batch + np.shape(a)[-2:])
+    b = np.broadcast_to(b, batch + np.shape(b)[-2:])
+    out = [base.sl.solve_triangular(a[i], b[i], **kwargs) for i in np.ndindex(batch)]
+    return np.reshape(np.stack(out), batch + out[0].shape)
+
+
+@functools.cache
+def _scipy_solves_stacks() -> bool:
+    # asked when a pullback runs: SciPy is imported by then (this module is imported first)
+    return tuple(map(int, sys.modules["scipy"].__version__.split(".")[:2])) >= (1, 16)
+
+
 def _left_solve_l(L, x):
     """``L^-T x`` for a unit lower triangular ``L``."""
-    return base.sl.solve_triangular(L, x, lower=True, trans=1, unit_diagonal=True)
+    return _solve_triangular(L, x, lower=True, trans=1, unit_diagonal=True)
 
 
 def _right_solve_u(x, U):
     """``x U^-T`` for an upper triangular ``U``."""
-    return mT(base.sl.solve_triangular(U, mT(x), lower=False))
+    return mT(_solve_triangular(U, mT(x), lower=False))
 
 
 def _lu_product_grad(L, U, Lbar, Ubar):

@@ -42,7 +42,7 @@ def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 def transpose_pullback(dy, x, axes=None):
     if axes is None:
         return np.transpose(dy), NO_TANGENT
-    return np.transpose(dy, np.argsort(np.mod(axes, np.ndim(x)))), NO_TANGENT
+    return np.transpose(dy, tuple(np.argsort(np.mod(axes, np.ndim(x))))), NO_TANGENT
 
 
 @transformable

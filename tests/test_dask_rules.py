@@ -30,7 +30,7 @@ import pytest
 from pullback import default_registry, grad
 from pullback.backends import BackendError
 from pullback.errors import AdjointRuntimeError
-from pullback.second_order_check import _with_tangents, make_probe
+from pullback.testing.second_order import _with_tangents, make_probe
 from pullback.testing import random_like
 
 # NumPy functions Dask does not implement warn and compute, as the primal does

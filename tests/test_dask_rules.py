@@ -30,8 +30,8 @@ import pytest
 from pullback import default_registry, grad
 from pullback.backends import BackendError
 from pullback.errors import AdjointRuntimeError
-from pullback.testing.second_order import _with_tangents, make_probe
 from pullback.testing import random_like
+from pullback.testing.second_order import _with_tangents, make_probe
 
 # NumPy functions Dask does not implement warn and compute, as the primal does
 pytestmark = pytest.mark.filterwarnings("ignore:The `numpy.*is not implemented by Dask")

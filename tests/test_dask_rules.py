@@ -110,6 +110,7 @@ def _names_the_rule(message: str, rule) -> bool:
     """Whether a refusal names the rule: its function or the step of its pullback."""
     short = rule.name.rsplit(".", 1)[-1]
     names = {short, getattr(rule.fn, "__name__", short), rule.pullback_fn.__name__}
+    names.add(getattr(rule.rrule, "__name__", short))  # the rule's own step
     return any(n in message for n in names)
 
 

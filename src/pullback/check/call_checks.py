@@ -144,8 +144,10 @@ class CallChecks(ContainerChecks):
 
     # -- calls ------------------------------------------------------------------------------------
     def _check_call(self, node):
+        callee = self._resolve(node)
         if (
-            isinstance(node.func, gast.Attribute)
+            callee.kind == "method"
+            and isinstance(node.func, gast.Attribute)
             and self.check_container_call(node, node.func.attr) is not None
         ):
             return  # l.sort(), d.pop(k): a list or dict, allowed or reported (container_checks.py)
@@ -161,7 +163,6 @@ class CallChecks(ContainerChecks):
                     fix=f"use the returned value instead, e.g. `{self.text(kw.value)} = "
                     f"{self.text(node.func)}(...)` without `out=` ({codes.see('PB104')}).",
                 )
-        callee = self._resolve(node)
         if callee.kind == "object":
             self._check_object_call(node, callee)
         elif callee.kind == "method":

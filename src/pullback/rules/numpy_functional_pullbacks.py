@@ -83,6 +83,12 @@ def vectorize_pullback(dy, vec, *args):
     return (NO_TANGENT,) + tuple(out)
 
 
+# They index and rebuild the array slice by slice (or element by element): on Dask the
+# rule's closure pullback runs instead, or the call is refused by name; never a zero.
+apply_along_axis_pullback.__pullback_numpy_only__ = True
+vectorize_pullback.__pullback_numpy_only__ = True
+
+
 @transformable
 def piecewise_pullback(dy, x, condlist, funclist, *args):
     xa = np.asarray(x)

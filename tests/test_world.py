@@ -313,8 +313,28 @@ def test_generated_code_dies_with_its_function():
     del f, g
     gc.collect()
     assert ref() is None
+    # Dropped when the next generated code is registered (never from inside the collector,
+    # which may run while linecache.checkcache iterates the cache).
+    grad(lambda x: x * 3.0)(1.0)
     left = [k for k in linecache.cache if k.startswith("<pullback") and k in names]
     assert len(left) < len(names)
+
+
+def test_collecting_generated_code_never_changes_linecache_under_an_iteration():
+    """A doctest run failed with KeyError in linecache.checkcache: the collector dropped a
+    generated file's entry while checkcache iterated the cache."""
+
+    def make():
+        return lambda w: w * 2.0
+
+    f = make()
+    grad(f)(1.0)
+    names = {k for k in linecache.cache if k.startswith("<pullback")}
+    del f
+    before = dict(linecache.cache)
+    gc.collect()  # the finalizers run here
+    assert {k for k in before if k in names} <= set(linecache.cache)
+    linecache.checkcache()
 
 
 def test_many_lambdas_do_not_accumulate():

@@ -38,9 +38,27 @@ class GeneratedCode:
 
 
 def forget_with(fn, filename: str) -> None:
-    """Drop the ``linecache`` entry of generated code when its function is collected, so
-    generating many adjoints does not grow memory."""
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    """Drop the ``linecache`` entry of generated code once its function is collected, so
+    generating many adjoints does not grow memory.
+
+    Not from the collector's callback itself: that may run in the middle of
+    ``linecache.checkcache()`` (pdb, doctest, traceback), which then fails with a
+    ``KeyError`` for the entry that vanished under it. The callback only queues the name;
+    the entry goes at the next :func:`remember_source`.
+    """
+    weakref.finalize(fn, _COLLECTED.append, filename)
+
+
+#: Files of generated code whose functions were collected (see ``forget_with``).
+_COLLECTED: list[str] = []
+
+
+def remember_source(filename: str, source: str) -> None:
+    """Make generated ``source`` visible to Python's tools under ``filename``, dropping
+    the entries of collected generated code first."""
+    while _COLLECTED:
+        linecache.cache.pop(_COLLECTED.pop(), None)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
 
 def _signature(tree) -> str:
@@ -139,7 +157,7 @@ def generate(
         # line_map holds lines of the parsed function; make them lines of the user's file.
         line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
         filename = f"<pullback {what} of {name} at {base}:{fs.first_line} #{next(_serial)}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        remember_source(filename, source)
         unit = dict(ns)
         unit["__pullback_line_map__"] = line_map
         exec(compile(source, filename, "exec"), unit)  # noqa: S102 - generated, checked code

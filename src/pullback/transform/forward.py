@@ -448,7 +448,7 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     name = fs.name if not fs.is_lambda else "lambda"
-    from .codegen import _signature, forget_with, runtime_namespace  # noqa: I001
+    from .codegen import _signature, forget_with, remember_source, runtime_namespace  # noqa: I001
 
     tangent_params = [builder.prefix + p for p in wrt]
     signature = _signature(fs.tree)
@@ -461,7 +461,6 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
         parts.extend(tangent_params)
     parts += starstar
     header = f"def {name}__jvp({', '.join(parts)}):"
-    import linecache
     import os
 
     base = os.path.basename(fs.filename)
@@ -476,7 +475,7 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     source = "\n".join(out) + "\n"
     line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
     filename = f"<pullback jvp of {name} at {base}:{fs.first_line}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    remember_source(filename, source)
     from .. import runtime
 
     namespace = runtime_namespace()

@@ -64,6 +64,7 @@ from .generators import (
     mark_yield_statements,
 )
 from .local_partials import rewrite_local_partials, spells_partial
+from .nested_signatures import NestedSignature
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -340,7 +341,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
-    sigs = {name: _Signature(d) for name, d in defs.items()}
+    sigs = {name: NestedSignature(d) for name, d in defs.items()}
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
     values = {
         n for n in used_as_values(tree, defs)
@@ -407,55 +408,6 @@ def _return_records(tree, name, record) -> None:
         if isinstance(sub, gast.Return) and isinstance(sub.value, gast.Name):
             if sub.value.id == name and _returned_here(sub.value, tree, parents):
                 sub.value = N.located(N.tuple_([N.load(c) for c in record]), sub.value)
-
-
-class _Signature:
-    """A nested function's parameters and where its defaults are kept."""
-
-    def __init__(self, d):
-        args = d.args
-        self.positional = [a.id for a in args.posonlyargs + args.args]
-        self.keyword_only = [a.id for a in args.kwonlyargs]
-        self.posonly = {a.id for a in args.posonlyargs}
-        self.starred = args.vararg is not None or args.kwarg is not None
-        self.defaults = {}  # param -> the default's node in the def (a constant or not)
-        tail = self.positional[len(self.positional) - len(args.defaults) :]
-        for p, value in zip(tail, args.defaults, strict=True):
-            self.defaults[p] = value
-        for p, value in zip(self.keyword_only, args.kw_defaults, strict=True):
-            if value is not None:
-                self.defaults[p] = value
-        self.variables = {
-            p: f"_pb_default_{d.name}_{p}"
-            for p, v in self.defaults.items()
-            if not isinstance(v, gast.Constant)
-        }
-
-    def bind(self, call, name) -> list:
-        """The argument nodes of ``call`` in parameter order (defaults filled in)."""
-        params = self.positional + self.keyword_only
-        if len(call.args) > len(self.positional):
-            raise _CallMismatch(f"{name}() takes {len(self.positional)} positional arguments")
-        bound = dict(zip(self.positional, call.args, strict=False))
-        for kw in call.keywords:
-            if kw.arg not in params or kw.arg in bound or kw.arg in self.posonly:
-                raise _CallMismatch(f"{name}() got an unexpected argument '{kw.arg}'")
-            bound[kw.arg] = kw.value
-        out = []
-        for p in params:
-            if p in bound:
-                out.append(bound[p])
-            elif p in self.variables:
-                out.append(N.located(N.load(self.variables[p]), call))
-            elif p in self.defaults:
-                out.append(copy.deepcopy(self.defaults[p]))
-            else:
-                raise _CallMismatch(f"{name}() is missing the argument '{p}'")
-        return out
-
-
-class _CallMismatch(Exception):
-    """A call of a nested function that Python itself would refuse (a TypeError)."""
 
 
 def _captured(defs, sigs, outer, inlined) -> dict:

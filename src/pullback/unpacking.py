@@ -27,16 +27,11 @@ ValueError: not enough values to unpack (expected at least 2, got 1)
 
 from __future__ import annotations
 
-import numpy as np
-
 from .registry import transformable
-from .runtime import sequence_cotangent
+from .runtime import _SEQUENCES, sequence_cotangent
 from .tangents import NO_TANGENT
 
 FAMILY = "pullback_runtime"
-
-_SEQUENCES = (tuple, list, np.ndarray, range, str)
-
 
 def unpack_items(value, count, at_least=False):
     """The items of ``value`` for a target of ``count`` names (``at_least``: with a
@@ -52,9 +47,7 @@ def unpack_items(value, count, at_least=False):
 
 
 def _read(value):
-    if isinstance(value, np.generic) or np.ndim(value) == 0 and hasattr(value, "shape"):
-        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object")
-    try:
+    try:  # a number, a 0-d array: not iterable
         return list(value)
     except TypeError:
         raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None

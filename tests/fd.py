@@ -146,3 +146,15 @@ def _check_like(g, like, where):
         assert np.asarray(g).dtype == like.dtype, f"{where}: dtype {np.asarray(g).dtype}"
     elif isinstance(like, float):
         assert type(g) is float, f"{where}: {type(g).__name__} for a Python float"
+
+
+def check_jvp(f, primals, tangents, h=1e-6, rel=1e-6):
+    """pullback's forward-mode directional derivative of scalar-valued ``f`` at ``primals``
+    along ``tangents`` (tuples, one entry per argument) matches the central difference
+    ``(f(x + h t) - f(x - h t)) / 2h`` in float64. Returns the directional derivative."""
+    _, got = pullback.jvp(f, tuple(primals), tuple(tangents))
+    plus = [p + h * t for p, t in zip(primals, tangents, strict=True)]
+    minus = [p - h * t for p, t in zip(primals, tangents, strict=True)]
+    want = (f(*plus) - f(*minus)) / (2 * h)
+    np.testing.assert_allclose(got, want, rtol=rel, atol=rel * 1e-2)
+    return got

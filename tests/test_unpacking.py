@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fd import check_grad
+from fd import check_grad, check_jvp
 
 import pullback
 from pullback.testing import check_grads
@@ -86,11 +86,7 @@ def test_a_starred_rest_is_a_list_as_in_python():
 def test_starred_targets_forward_and_second_order():
     x = _x(np.float64)
     check_grads(ends_and_middle, x, order=2)
-    tangent = np.array([1.0, -0.5, 0.25, 2.0])
-    _, jv = pullback.jvp(ends_and_middle, (x,), (tangent,))
-    h = 1e-6
-    fd = (ends_and_middle(x + h * tangent) - ends_and_middle(x - h * tangent)) / (2 * h)
-    assert jv == pytest.approx(fd, rel=1e-6)
+    check_jvp(ends_and_middle, (x,), (np.array([1.0, -0.5, 0.25, 2.0]),))
 
 
 # -- exact unpacking ----------------------------------------------------------------------
@@ -255,11 +251,7 @@ def test_nested_iteration_forward_and_second_order():
     x, y = _x(np.float64), _x(np.float64)[::-1].copy()
     for f in (enumerate_zip, zip_reversed):
         check_grads(f, x, y, wrt=(0, 1), order=2)
-        tx, ty = np.ones(4), np.linspace(-1, 1, 4)
-        _, jv = pullback.jvp(f, (x, y), (tx, ty))
-        h = 1e-6
-        fd = (f(x + h * tx, y + h * ty) - f(x - h * tx, y - h * ty)) / (2 * h)
-        assert jv == pytest.approx(fd, rel=1e-6)
+        check_jvp(f, (x, y), (np.ones(4), np.linspace(-1, 1, 4)))
 
 
 def test_a_loop_over_a_zip_of_lists_of_arrays():

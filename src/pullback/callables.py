@@ -112,6 +112,40 @@ def call_method_of(obj, registry=None):
     if module.split(".", 1)[0] in ("pullback", "builtins") or is_library_module_name(module):
         return obj  # grad(f) objects have their own paths; library classes are not ours
     method = inspect.getattr_static(type(obj), "__call__", None)
-    if isinstance(method, types.FunctionType):
+    if isinstance(method, types.FunctionType) and library_call_function(obj) is None:
         return obj.__call__
-    return obj
+    return obj  # a subclass keeping a library's __call__ (np.vectorize) calls its rule
+
+
+def library_call_function(obj):
+    """``type(obj).__call__`` when ``obj`` is an instance of a class whose ``__call__`` is
+    a library's Python function (a ``np.vectorize`` object, or of a subclass): Python calls that
+    function with ``obj`` first for ``obj(...)``, so a rule registered for it (the rule of
+    ``np.vectorize.__call__``) is the rule of the call. None for anything else.
+
+    >>> import numpy as np
+    >>> library_call_function(np.vectorize(abs)) is np.vectorize.__call__
+    True
+    >>> library_call_function(np.sin) is None   # a ufunc: its __call__ is C code
+    True
+    """
+    if isinstance(obj, (type, types.FunctionType, types.MethodType, functools.partial)):
+        return None
+    method = inspect.getattr_static(type(obj), "__call__", None)
+    if not isinstance(method, types.FunctionType):
+        return None
+    module = getattr(method, "__module__", None) or ""
+    if module.split(".", 1)[0] == "pullback" or not is_library_module_name(module):
+        return None  # grad(f) objects have their own paths; user classes are transformed
+    return method
+
+
+def rule_call_function(obj, registry):
+    """``type(obj).__call__`` (see :func:`library_call_function`) when ``obj`` has no rule
+    of its own (a distribution generator such as ``scipy.stats.norm`` has one): ``obj(...)``
+    is then the call of that function with ``obj`` first, differentiated by its rule or
+    refused by its name (the name a user registers a rule for). Else None."""
+    method = library_call_function(obj)
+    if method is None or registry is None or registry.lookup(obj) is not None:
+        return None
+    return method

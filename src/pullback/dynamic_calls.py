@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .callables import as_bound_call
+from .callables import as_bound_call, library_call_function
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
 from .registry import NONDIFF, SCALAR, qualified_name
 from .tangents import NO_TANGENT, ZERO, is_zero
@@ -65,6 +65,15 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
         return rule.rrule
     if isinstance(fn, functools.partial):
         return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
+    method = library_call_function(fn)
+    rule = site.registry.lookup(method) if method is not None else None
+    if rule is not None and rule.kind != NONDIFF:
+        # a np.vectorize object: the rule of type(fn).__call__, with fn first
+        def library_object_rrule(*args, **kwargs):
+            y, pb = rule.rrule(fn, *args, **kwargs)
+            return y, lambda dy: tuple(pb(dy))[1:]
+
+        return library_object_rrule
     if isinstance(fn, types.FunctionType):
         if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
             # A rule's pullback, met while differentiating a generated gradient again.

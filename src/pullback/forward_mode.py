@@ -15,6 +15,7 @@ import numpy as np
 
 from .arguments import _check_differentiable, _name, kinds_key, tangent_parameters
 from .cache import function_entries, registry_token
+from .callables import as_bound_call
 from .errors import ArgumentError, ShapeMismatchError
 from .registry import default_registry
 from .runtime import same_sequence
@@ -104,7 +105,15 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
         if not is_zero(t):
             _check_differentiable(fn, f"argument {k}", p)
     reg = registry if registry is not None else default_registry()
-    y, dy = LazyJVP(fn, reg)(tuple(primals), tangents, kwargs)
+    primals, target = tuple(primals), fn
+    call = as_bound_call(fn)
+    if call is not None and not call.is_plain:
+        # a bound method, partial or callable object: its Python function, with the bound
+        # arguments (self, ...) first and carrying no tangent, as grad and vjp call it
+        target = call.target
+        tangents = (ZERO,) * len(call.args) + tangents
+        primals, kwargs = call.arguments(primals, kwargs)
+    y, dy = LazyJVP(target, reg)(primals, tangents, kwargs)
     return y, _materialize_tangent(dy, y)
 
 

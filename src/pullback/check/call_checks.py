@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ..callables import call_method_of
+from ..callables import call_method_of, rule_call_function
+from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -72,6 +73,10 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     calls ``kind`` ("foreign", "library" or "nosource"); ``failure`` is why its source could
     not be loaded, if known. The transform reports the same for a call it finds varied."""
     name = qualified_name(obj)
+    iterator = iterator_refusal(obj)
+    if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
+        what, fix = iterator
+        return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
     if isinstance(obj, type):
         what = "a class with no differentiation rule"
     elif kind == "library":
@@ -121,6 +126,17 @@ class CallChecks(ContainerChecks):
 
     # -- expressions ----------------------------------------------------------------------------
     def visit_Call(self, node):
+        first = first_item(node, self._resolve)
+        if first is not None:  # next(v for v in xs if c): a loop with break (iteration.py)
+            iterable, generator = first
+            if generator is None:
+                self._loop_iterators.add(id(iterable))
+            self.visit(iterable if generator is None else generator)
+            self.visit_all(node.args[1:])
+            return
+        consumed = consumed_iterator(node, self._resolve)
+        if consumed is not None:  # list(zip(a, b)): a comprehension (pullback/iteration.py)
+            self._loop_iterators.add(id(consumed))
         self._check_call(node)
         self.visit(node.func)
         # *xs and **opts in calls are packed and spread at run time
@@ -277,7 +293,8 @@ class CallChecks(ContainerChecks):
             and not any(isinstance(a, gast.Starred) for a in node.args)
         ):
             return  # the comprehension that computes the same list (transform/comprehensions.py)
-        obj = call_method_of(obj, self.registry)
+        # vec(x) with a np.vectorize object calls type(vec).__call__ (transform/free_values.py)
+        obj = rule_call_function(obj, self.registry) or call_method_of(obj, self.registry)
         kind = self.env.classify(obj, self.registry)
         if kind[0] in ("rule", "opaque"):
             return

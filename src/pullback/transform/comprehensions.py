@@ -117,7 +117,7 @@ class Comprehensions(ListMutations):
             name = self.fresh(param.strip("_") or "p")
             stmts.append(N.assign(name, atom, arg))
             renames[param] = name
-        body = _Renamer(renames).visit(copy.deepcopy(expression))
+        body = ScopedRenamer(renames).visit(copy.deepcopy(expression))
         return self.operation(body, stmts)
 
     def higher_order(self, e):
@@ -161,7 +161,7 @@ class Comprehensions(ListMutations):
         def renamed(node):
             if node is None:
                 return None
-            return _Renamer(renames).visit(copy.deepcopy(node))
+            return ScopedRenamer(renames).visit(copy.deepcopy(node))
 
         if is_dict:
             inner = Append(acc, renamed(e.value), e, key=renamed(e.key))
@@ -313,7 +313,7 @@ class Comprehensions(ListMutations):
 _LOOPS = (gast.For, gast.While)
 
 
-class _Renamer(gast.NodeTransformer):
+class ScopedRenamer(gast.NodeTransformer):
     """Rename the comprehension's own variables (not those a nested scope rebinds)."""
 
     def __init__(self, renames):
@@ -332,7 +332,7 @@ class _Renamer(gast.NodeTransformer):
             for n in gast.walk(comp.target)
             if isinstance(n, gast.Name)
         }
-        inner = _Renamer({k: v for k, v in self.renames.items() if k not in bound})
+        inner = ScopedRenamer({k: v for k, v in self.renames.items() if k not in bound})
         node.generators[0].iter = self.visit(node.generators[0].iter)
         for k, comp in enumerate(node.generators):
             if k:
@@ -348,7 +348,7 @@ class _Renamer(gast.NodeTransformer):
 
     def visit_Lambda(self, node):
         params = {a.id for a in node.args.args + node.args.posonlyargs + node.args.kwonlyargs}
-        node.body = _Renamer({k: v for k, v in self.renames.items() if k not in params}).visit(
+        node.body = ScopedRenamer({k: v for k, v in self.renames.items() if k not in params}).visit(
             node.body
         )
         return node

@@ -17,8 +17,9 @@ from types import ModuleType
 import gast
 import numpy as np
 
-from ..callables import user_method_function
+from ..callables import rule_call_function, user_method_function
 from ..guards import is_baked_value
+from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
@@ -97,6 +98,16 @@ class FreeValues:
                 root.id = name
             self.namespace[name] = value
         return node
+
+    def bound_call(self, fn, args, where, keywords=(), name=None, qualified=None):
+        """A call of the library or runtime function ``fn``, which generated code reaches
+        under ``name`` in its namespace (``fn.__name__`` by default); the call's callee is
+        ``fn`` itself, so its rule is found as for a call the user wrote."""
+        name = name or fn.__name__
+        self.namespace[name] = fn
+        call = gast.copy_location(N.call(name, args, keywords), where)
+        call.pb_callee = Callee("object", fn, name=qualified or qualified_name(fn))
+        return call
 
     def live_read(self, name: str, where_node) -> gast.AST:
         """The expression that reads the free data name ``name`` when the generated code
@@ -237,6 +248,15 @@ class FreeValues:
             callee = Callee("method", name=e.func.attr, receiver=e.func.value)
         args = [self.atom(a, stmts) for a in e.args]
         keywords = [gast.keyword(arg=k.arg, value=self.atom(k.value, stmts)) for k in e.keywords]
+        method = None
+        if callee.kind == "object":
+            method = rule_call_function(callee.obj, self.registry)
+        if method is not None:
+            # vec(x) with a np.vectorize object: Python calls type(vec).__call__(vec, x),
+            # and that function's rule is the call's (the object is guarded as bound).
+            receiver = self.bind_global(e.func) if dotted_parts(e.func) else e.func
+            name = self.fresh(f"{type(callee.obj).__name__}_call")
+            return self.bound_call(method, [receiver, *args], e, keywords, name=name)
         if callee.kind == "object":
             func = self.bind_global(e.func) if dotted_parts(e.func) else e.func
         elif callee.kind == "array_method":

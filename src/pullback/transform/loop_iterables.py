@@ -103,8 +103,9 @@ class LoopIterables:
                 keywords.append(gast.keyword(arg="strict", value=flag))
             length = lengths[0]
             if len(lengths) > 1 or keywords:
-                length = self._bound_call("_pb_zip_length", unpacking.zip_length, lengths, where)
-                length.keywords = keywords
+                length = self.bound_call(
+                    unpacking.zip_length, lengths, where, keywords, name="_pb_zip_length"
+                )
             return length, lambda k: Element(parts=[el(_copy(k)) for _, el in parts])
         if fn is builtins.enumerate and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args:
             start = None
@@ -177,7 +178,7 @@ class LoopIterables:
         out = [
             N.assign(
                 items,
-                self._bound_call("_pb_unpack_items", unpacking.unpack_items, args, where),
+                self.bound_call(unpacking.unpack_items, args, where, name="_pb_unpack_items"),
                 where,
             )
         ]
@@ -194,7 +195,7 @@ class LoopIterables:
             middle = self.fresh("mid")
             window = gast.Slice(lower=N.const(star), upper=N.load(upper), step=None)
             out.append(N.assign(middle, N.subscript(N.load(items), window), where))
-            rest = self._bound_call("_pb_list", _LIST, [N.load(middle)], where)
+            rest = self.bound_call(_LIST, [N.load(middle)], where, name="_pb_list")
             reads.append((elts[star].value, rest))
             for j in range(after):
                 position = self.fresh("at")
@@ -225,14 +226,6 @@ class LoopIterables:
         for elt, atom in zip(target.elts, atoms, strict=True):
             stmts.extend(self.unpack(elt, atom, s))
         return stmts
-
-    def _bound_call(self, name, fn, args, where):
-        self.namespace[name] = fn
-        call = gast.copy_location(N.call(name, args), where)
-        module = getattr(fn, "__module__", None) or "builtins"
-        call.pb_callee = Callee("object", fn, name=f"{module}.{fn.__name__}")
-        return call
-
 
 def _plain_tuple(target, length) -> bool:
     """A tuple/list target of ``length`` names or nested targets, without a starred one."""

@@ -42,6 +42,7 @@ from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
+from .iterator_values import IteratorValues
 from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
 from .star_calls import StarCalls
@@ -82,9 +83,11 @@ class Normalizer(
     ArrayStores,
     LoopIterables,
     UfuncCalls,
+    IteratorValues,
 ):
-    def __init__(self, fs):
+    def __init__(self, fs, registry=None):
         self.fs = fs
+        self.registry = registry  # which calls reach a rule decides some rewrites
         self.renames = fs.renames = rename_reserved_locals(fs.tree)
         self.locals = local_names(fs.tree)
         self.counter = itertools.count(1)
@@ -394,6 +397,12 @@ class Normalizer(
             rewritten = self.ufunc_method_call(e, stmts)  # np.add.reduce: ufunc_calls.py
             if rewritten is not None:
                 return rewritten
+            rewritten = self.iterator_value(e)  # list(zip(a, b)): iterator_values.py
+            if rewritten is not None:
+                return self.operation(rewritten, stmts)
+            first = self.first_item_value(e, stmts)  # next(v for v in xs if ...)
+            if first is not None:
+                return first
             comprehension = self.higher_order(e)
             if comprehension is not None:
                 return self.comprehension(comprehension, stmts)
@@ -538,12 +547,14 @@ def _walk_no_loops(node):
 
 
 
-def normalize(fs) -> Normalized:
-    """Normalize a loaded function (see the module docstring)."""
+def normalize(fs, registry=None) -> Normalized:
+    """Normalize a loaded function (see the module docstring). ``registry`` is the rule
+    registry the gradient is built with (a call of an object whose class's ``__call__`` has
+    a rule is rewritten to reach it)."""
     from .closures import lift_nested_functions
 
     lift_nested_functions(fs)  # nested defs become functions of their own first
-    return Normalizer(fs).run()
+    return Normalizer(fs, registry).run()
 
 
 def core_source(fn, ssa: bool = False) -> str:

@@ -65,7 +65,7 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     if wrt is not None and inherited:
         wrt = tuple(inherited.get(p, p) for p in wrt)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
-    norm = normalize(fs)
+    norm = normalize(fs, registry)
     renames = norm.renames
     if renames:  # a parameter named like a generated helper: the code uses another name
         params = [renames.get(p, p) for p in params]

@@ -1,0 +1,130 @@
+"""Which uses of ``zip``/``enumerate``/``reversed`` are consumed whole, as a loop would.
+
+``zip(a, b)`` is a lazy iterator. Where the call is the single argument of ``list``,
+``tuple`` or ``dict``, Python consumes it at once and all of it, so it computes exactly
+what a list comprehension over the same call computes::
+
+    list(zip(a, b))          ==  [(t1, t2) for t1, t2 in zip(a, b)]
+    dict(zip(keys, values))  ==  {k: v for k, v in zip(keys, values)}
+
+and the comprehension is differentiated as the loop it is (``for`` over nested
+``zip``/``enumerate``/``reversed`` reads its sequences by index,
+:mod:`pullback.transform.loop_iterables`). An iterator kept in a variable and consumed
+later (or twice: the second time it is empty) is not such a use, and stays refused where
+a gradient would flow through it.
+
+The check (which accepts these uses) and the transform (which rewrites them,
+:mod:`pullback.transform.iterator_values`) both ask :func:`consumed_iterator`, so they
+cannot disagree.
+
+>>> import builtins, gast
+>>> call = gast.parse("dict(zip(k, v))").body[0].value
+>>> class Callee:
+...     kind = "object"
+...     def __init__(self, obj): self.obj = obj
+>>> resolve = lambda c: Callee(getattr(builtins, c.func.id))
+>>> consumed_iterator(call, resolve).func.id
+'zip'
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
+CONSUMERS = (builtins.list, builtins.tuple, builtins.dict)
+
+
+def iterator_kind(call, resolve):
+    """``zip``, ``enumerate`` or ``reversed`` when ``call`` is a plain call of one, else None.
+
+    A starred argument (``zip(*rows)``, a transpose with its own rule) is not plain."""
+    if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    callee = resolve(call)
+    if callee.kind != "object":
+        return None
+    for obj in ITERATORS:
+        if callee.obj is obj:
+            return obj
+    return None
+
+
+def consumed_iterator(call, resolve):
+    """The iterator call that ``call`` (``list``/``tuple``/``dict`` of it) consumes whole."""
+    if not isinstance(call, gast.Call) or len(call.args) != 1 or call.keywords:
+        return None
+    inner = call.args[0]
+    kind = iterator_kind(inner, resolve)
+    if kind is None:
+        return None
+    callee = resolve(call)
+    if callee.kind != "object" or not any(callee.obj is c for c in CONSUMERS):
+        return None
+    if callee.obj is builtins.dict and not yields_pairs(inner, kind):
+        return None  # dict(zip(a, b, c)) raises ValueError in Python: left as written
+    return inner
+
+
+def yields_pairs(call, kind) -> bool:
+    """Whether every item of the iterator call is a pair (what ``dict`` needs)."""
+    if kind is builtins.enumerate:
+        return True
+    if kind is builtins.zip:
+        return len(call.args) == 2
+    return False
+
+
+def first_item(call, resolve):
+    """``(iterable, generator)`` when ``call`` is ``next`` of a generator expression with one
+    ``for`` (``next(v for v in xs if v > 0)``) or of ``iter(xs)`` (then ``generator`` is
+    None and ``iterable`` is ``xs``), with no default or a constant or name as default —
+    the first item, found by a loop with ``break`` exactly as ``next`` runs the generator.
+    Else None."""
+    if not isinstance(call, gast.Call) or call.keywords or not 1 <= len(call.args) <= 2:
+        return None
+    if any(isinstance(a, gast.Starred) for a in call.args):
+        return None
+    if len(call.args) == 2 and not isinstance(call.args[1], (gast.Constant, gast.Name)):
+        return None  # a default with effects would run before the generator's first step
+    callee = resolve(call)
+    if callee.kind != "object" or callee.obj is not builtins.next:
+        return None
+    source = call.args[0]
+    if isinstance(source, gast.GeneratorExp):
+        if len(source.generators) != 1 or source.generators[0].is_async:
+            return None
+        return source.generators[0].iter, source
+    if isinstance(source, gast.Call) and len(source.args) == 1 and not source.keywords:
+        if isinstance(source.args[0], gast.Starred):
+            return None
+        inner = resolve(source)
+        if inner.kind == "object" and inner.obj is builtins.iter:
+            return source.args[0], None
+    return None
+
+
+def iterator_refusal(obj):
+    """``(what, fix)`` for PB301 when a gradient would flow through a kept iterator, or None.
+
+    The fixes are the forms pullback differentiates: a loop or comprehension over the call
+    where it is made, the container built at once, or indexing instead of ``iter``/``next``.
+    """
+    if any(obj is it for it in (*ITERATORS, builtins.map, builtins.filter)):
+        name = obj.__name__
+        return (
+            f"a lazy iterator kept as a value: pullback differentiates '{name}(...)' where it "
+            "is consumed at once",
+            f"loop over it where it is made (`for item in {name}(...)`, or a comprehension), "
+            f"or build the container at once: `items = list({name}(...))`",
+        )
+    if obj is builtins.iter or obj is builtins.next:
+        return (
+            "an iterator stepped by hand: pullback differentiates sequences read by index",
+            "index the sequence instead: `first = xs[0]` and `for v in xs[1:]:` for "
+            "`it = iter(xs); first = next(it); for v in it:`, or `next(v for v in xs if c)` "
+            "as a loop with `break`",
+        )
+    return None

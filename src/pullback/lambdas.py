@@ -82,7 +82,8 @@ def inlinable_functions(tree) -> dict:
             continue
         if any(_calls(found[1], name) for _ in [0]):
             continue  # recursive: not inlinable
-        if all(_only_called(use, parents) for use in _loads(tree, name)):
+        arity = len(found[0].posonlyargs) + len(found[0].args)
+        if all(_only_called(use, parents, arity) for use in _loads(tree, name)):
             out[name] = found
     return out
 
@@ -129,10 +130,14 @@ def _loads(tree, name):
             yield node
 
 
-def _only_called(use, parents) -> bool:
+def _only_called(use, parents, arity) -> bool:
+    """Called with ``arity`` plain positional arguments, or handed to map/filter/...: a
+    call Python would refuse is left to the lifted function, which raises as Python does."""
     parent = parents.get(use)
     if isinstance(parent, gast.Call) and parent.func is use:
-        return not any(isinstance(a, gast.Starred) for a in parent.args) and not parent.keywords
+        if any(isinstance(a, gast.Starred) for a in parent.args) or parent.keywords:
+            return False
+        return len(parent.args) == arity
     return _higher_order_function(use, parent, parents)
 
 

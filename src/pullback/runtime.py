@@ -349,6 +349,9 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
     if all(is_zero(d) for d in tangents) and not moving:
         return y, ZERO
+    tangent = rule.extra.get("tangent")
+    if tangent is not None and not moving:  # a rule that gives its tangent itself
+        return y, tangent(args, tangents, kwargs)
     places = parameter_places(rule.pullback_fn) if rule.pullback_fn is not None else {}
     if (
         rule.pullback_fn_accepts(len(args), kwargs)

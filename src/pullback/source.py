@@ -409,19 +409,44 @@ def _by_position(candidates, code, start: int, indent: int):
     return kept
 
 
+def _parsed(text: str):
+    try:
+        return gast.parse(text)
+    except SyntaxError:
+        return None
+
+
+def _parsed_as_arguments(text: str):
+    """``text`` parsed as the arguments of a call, positions as in ``text`` itself."""
+    module = _parsed("_(" + text + "\n)")
+    if module is None:
+        return None
+    for node in gast.walk(module):  # "_(" moved the first line two columns right
+        if getattr(node, "lineno", None) == 1:
+            node.col_offset -= 2
+        if getattr(node, "end_lineno", None) == 1:
+            node.end_col_offset -= 2
+    return module
+
+
 def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> gast.FunctionDef:
     """Find ``fn``'s lambda in the source lines that hold it; return it as a ``def``."""
     module = None
     candidate = text
-    # The lines inspect returns may be part of a larger statement; trim until it parses.
+    # The lines inspect returns may be part of a larger statement; trim until it parses,
+    # as it is or as the arguments of a call (`f(lambda v: ..., x, rtol=1e-6` on a line of
+    # a call that spans lines).
+    wrapped = False
     for _ in range(len(text.splitlines()) + 1):
-        try:
-            module = gast.parse(candidate)
+        module = _parsed(candidate)
+        if module is None:
+            module = _parsed_as_arguments(candidate)
+            wrapped = module is not None
+        if module is not None:
             break
-        except SyntaxError:
-            candidate = "\n".join(candidate.splitlines()[:-1])
-            if not candidate.strip():
-                break
+        candidate = "\n".join(candidate.splitlines()[:-1])
+        if not candidate.strip():
+            break
     if module is None:
         # Try wrapping in parentheses: a lambda inside a call that spans lines.
         candidate = "(" + text.strip().rstrip(",") + ")"
@@ -462,6 +487,9 @@ def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> g
         type_params=[],
     )
     gast.copy_location(tree, lam)
+    if wrapped:  # the text that parses (and compiles to the code: _require_match)
+        shift = 2 if lam.lineno == 1 else 0
+        return tree, "_(" + candidate + "\n)", (lam.lineno, lam.col_offset + shift)
     return tree, candidate, (lam.lineno, lam.col_offset)
 
 

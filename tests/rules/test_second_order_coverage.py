@@ -121,6 +121,15 @@ WITHOUT_SECOND_ORDER = {
     },
     # The reverse of a call found at run time, written for a gradient that is differentiated
     # again: its rule gives that second derivative; a third through it is refused.
+    # The same for the cotangent helpers of lists and dicts: their rules (closures) give
+    # second derivatives through comprehensions and appends (tests/test_second_order_containers.py);
+    # a third would need transformable pullbacks, which the in-place pop rules out.
+    **dict.fromkeys(
+        ("pullback.containers.append_cotangent", "pullback.containers.dict_set_cotangent"),
+        "the cotangent of a list or dict being built, called by the gradient of code that "
+        "builds one: its rule gives second derivatives through comprehensions and appends; "
+        "a third through them needs its own transformable pullback, not written yet",
+    ),
     "pullback.arrays_inplace.written_cotangent": (
         "the cotangent of a written value, called by array_set's transformable pullback: "
         "its rule (a scatter) gives second derivatives through array writes; a third "

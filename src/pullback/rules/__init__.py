@@ -16,6 +16,7 @@ from . import (
     array_api,
     array_api_compat_rules,
     builtins_rules,
+    container_cotangents,
     fft,
     inplace_calls,
     linalg,
@@ -93,6 +94,7 @@ FAMILIES = (
     unpacking,
     inplace_calls,
     containers_mutation,
+    container_cotangents,
 )
 
 

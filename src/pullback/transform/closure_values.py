@@ -78,11 +78,14 @@ def star_refusal(node, returned) -> str | None:
     calls keep their form (Python binds the arguments when the call runs), with what it
     captures passed first, so its defaults must be constants (evaluated once, anywhere)."""
     if returned:
-        return "it takes *args or **kwargs and may be returned"
+        return "it takes or is called with *args or **kwargs and may be returned"
     args = node.args
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(isinstance(d, gast.Constant) for d in defaults):
-        return "it takes *args or **kwargs and has a default that is not a constant"
+        return (
+            "it takes or is called with *args or **kwargs and has a default that is not a "
+            "constant"
+        )
     return None
 
 def used_as_values(tree, defs) -> set:

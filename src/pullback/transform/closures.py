@@ -64,7 +64,7 @@ from .generators import (
     mark_yield_statements,
 )
 from .local_partials import rewrite_local_partials, spells_partial
-from .nested_signatures import NestedSignature
+from .nested_signatures import NestedSignature, bound_at_run_time
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -162,6 +162,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     if node.decorator_list:
         return "it is decorated"
     starred = node.args.vararg is not None or node.args.kwarg is not None
+    starred = starred or bound_at_run_time(tree, name, NestedSignature(node))
     if starred:
         why = star_refusal(node, returned)
         if why is not None:
@@ -342,6 +343,8 @@ def lift_nested_functions(fs, returned=None) -> dict:
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
     sigs = {name: NestedSignature(d) for name, d in defs.items()}
+    for name, sig in sigs.items():  # f(*xs): Python binds it when it runs
+        sig.starred = sig.starred or bound_at_run_time(tree, name, sig)
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
     values = {
         n for n in used_as_values(tree, defs)

@@ -18,6 +18,7 @@ import gast
 import numpy as np
 
 from ..callables import rule_call_function, user_method_function
+from ..containers import BUILDERS
 from ..guards import is_baked_value
 from ..registry import qualified_name
 from ..resolve import (
@@ -257,6 +258,13 @@ class FreeValues:
             receiver = self.bind_global(e.func) if dotted_parts(e.func) else e.func
             name = self.fresh(f"{type(callee.obj).__name__}_call")
             return self.bound_call(method, [receiver, *args], e, keywords, name=name)
+        builder = _builder_name(callee)
+        if builder is not None:
+            # list_append(acc, v) in a generated gradient differentiated again: the
+            # normalizer's own call, as when it wrote it (containers.py)
+            call = self.bound_call(BUILDERS[builder], args, e, name=builder)
+            call.pb_callee = Callee("internal", BUILDERS[builder], name=builder)
+            return call
         if callee.kind == "object":
             func = self.bind_global(e.func) if dotted_parts(e.func) else e.func
         elif callee.kind == "array_method":
@@ -276,6 +284,16 @@ class FreeValues:
         node = gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), e)
         node.pb_callee = callee
         return node
+
+
+def _builder_name(callee):
+    """The name of a list/dict building helper (``list_append``) that ``callee`` calls."""
+    if callee.kind != "object":
+        return None
+    for name, fn in BUILDERS.items():
+        if callee.obj is fn:
+            return name
+    return None
 
 
 def _is_user_method(callee, func) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 from .. import arrays_inplace, arrays_inplace_calls
 from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
+from ..runtime import as_sequence
 
 SCALAR = "scalar"
 # A real array (or scalar) whose rank is not known: it adds with "+", but its shape must
@@ -305,6 +306,10 @@ def _value_kind(v, kinds, registry):
             and isinstance(v.func, gast.Attribute)
         ):
             return _atom(v.func.value, kinds)  # x.copy(): x's kind (x = x.copy(); x[0] = ...)
+        if callee is not None and callee.obj is as_sequence and v.args:
+            # a loop over an array reads the array itself (runtime.as_sequence)
+            first = _atom(v.args[0], kinds)
+            return first if is_real(first) and first != SCALAR else None
         if callee is None or callee.kind != "object":
             return None
         fn = callee.obj

@@ -67,3 +67,25 @@ class NestedSignature:
 
 class CallMismatch(Exception):
     """A call of a nested function that Python itself would refuse (a TypeError)."""
+
+
+def bound_at_run_time(tree, name, sig) -> bool:
+    """Whether a call of the nested function ``name`` in ``tree`` can only be bound when it
+    runs: ``f(*xs)`` or ``f(**opts)``, or a call Python itself refuses (its TypeError must
+    come when the call runs, as in Python). Such a function keeps the form of its calls,
+    what it captures passed first (as one with ``*args`` in its own signature does)."""
+    for sub in gast.walk(tree):
+        if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
+            continue
+        if sub.func.id != name:
+            continue
+        if any(isinstance(a, gast.Starred) for a in sub.args):
+            return True
+        if any(k.arg is None for k in sub.keywords):
+            return True
+        try:
+            sig.bind(sub, name)
+        except CallMismatch:
+            return True
+    return False
+

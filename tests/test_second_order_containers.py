@@ -3,10 +3,11 @@ expressions, ``map``/``filter``, appends in loops, dict comprehensions, loops ov
 
 The gradient of such code calls the cotangent helpers ``append_cotangent`` and
 ``dict_set_cotangent`` (rules in pullback/rules/container_cotangents.py) and the building
-helpers ``list_append``/``dict_set`` (the normalizer's own calls at every order). Hessians
-(reverse over reverse, batched), ``grad`` of a gradient's element and Hessian-vector
-products are compared with central differences of pullback's own gradient; the rules'
-own tangents (forward mode through the helpers) with the helpers' linearity."""
+helpers ``list_append``/``dict_set`` (the normalizer's own calls at every order).
+Hessians (reverse over reverse, batched), ``grad`` of a gradient's element, Hessian-vector
+products and ``jvp`` of the gradient (forward over reverse) are compared with central
+differences of pullback's own gradient; the rules' own tangents (forward mode through the
+helpers) with the helpers' linearity."""
 
 from __future__ import annotations
 
@@ -89,6 +90,15 @@ def test_hessian_vector_products(f):
     v = np.array([1.0, -0.5, 0.25, 2.0])
     want = _hessian_by_differences(f, X) @ v
     np.testing.assert_allclose(pullback.hvp(f)(X, v), want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("f", CASES)
+def test_jvp_of_the_gradient(f):
+    # forward over reverse: jvp(grad(f)) transforms the generated gradient in forward mode
+    t = np.array([1.0, -0.5, 0.25, 2.0])
+    g, hv = pullback.jvp(pullback.grad(f), (X,), (t,))
+    np.testing.assert_allclose(g, pullback.grad(f)(X), rtol=1e-12)
+    np.testing.assert_allclose(hv, _hessian_by_differences(f, X) @ t, rtol=1e-6, atol=1e-7)
 
 
 def test_float32_hessian():

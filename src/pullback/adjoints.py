@@ -86,7 +86,7 @@ class AdjointCache:
             try:
                 return self.get(fn, wrt, registry, kinds_key)
             except UnsupportedSyntaxError as exc:
-                raise _higher_order_error(outer, exc, fn) from None
+                raise higher_order_error(outer, exc, fn) from None
         fn = transform_target(fn)
         entries = function_entries(fn) if isinstance(fn, types.FunctionType) else None
         if entries is None:  # not a Python function: say why it cannot be transformed
@@ -113,7 +113,7 @@ def adjoint_cache(registry: RuleRegistry) -> AdjointCache:
     return cache
 
 
-def _higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
+def higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
     # Name the function whose rule it is (numpy.median), not the rule's own function. Rules
     # made by one factory share their function's name (quantile_rrule for median,
     # quantile and percentile): the call's line then tells which one the gradient uses,

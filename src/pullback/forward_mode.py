@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adjoints import TransformedFunction, higher_order_error
 from .arguments import _check_differentiable, _name, kinds_key, tangent_parameters
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
-from .errors import ArgumentError, ShapeMismatchError
+from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError
 from .registry import default_registry
 from .runtime import same_sequence
 from .tangents import ZERO, is_zero
@@ -107,6 +108,14 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
     reg = registry if registry is not None else default_registry()
     primals, target = tuple(primals), fn
     call = as_bound_call(fn)
+    if isinstance(fn, TransformedFunction):
+        # jvp of grad(f) (forward over reverse): of the generated gradient function itself
+        target = fn.gradient_function(kinds_key(primals, kwargs))
+        try:
+            y, dy = LazyJVP(target, reg)(primals, tangents, kwargs)
+        except UnsupportedSyntaxError as exc:
+            raise higher_order_error(fn, exc, target) from None
+        return y, _materialize_tangent(dy, y)
     if call is not None and not call.is_plain:
         # a bound method, partial or callable object: its Python function, with the bound
         # arguments (self, ...) first and carrying no tangent, as grad and vjp call it

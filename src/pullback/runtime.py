@@ -332,6 +332,8 @@ def same_sequence(like, items):
 def _zeros_like_output(y):
     if isinstance(y, (tuple, list)):
         return same_sequence(y, (_zeros_like_output(v) for v in y))
+    if isinstance(y, dict):  # a dict's cotangent: one per key
+        return {k: _zeros_like_output(v) for k, v in y.items()}
     return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
 
 
@@ -397,6 +399,8 @@ def _tangent_by_rows(y, pullback, args, tangents):
         return same_sequence(y, parts)
     if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
         return ZERO
+    if not _is_number_or_array(y):  # a range, None, an object in a tuple: no tangent
+        return ZERO
     shape = np.shape(y)
     dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
     out = np.zeros(shape, dtype=dtype)
@@ -410,6 +414,14 @@ def _tangent_by_rows(y, pullback, args, tangents):
             total = total + _inner(c, d)
         flat[k] = total
     return out if shape else out[()]
+
+
+def _is_number_or_array(y) -> bool:
+    if isinstance(y, (bool, np.bool_)):
+        return False
+    if isinstance(y, (int, float, complex, np.number)):
+        return True
+    return isinstance(y, np.ndarray) and y.dtype.kind in "iufc"
 
 
 def _inner(c, d):

@@ -1,17 +1,18 @@
 """Random programs that iterate and unpack: loops over any nesting of ``zip``,
-``enumerate`` and ``reversed`` (with slices and lists of pairs), loop targets and
-assignments unpacked plainly, nested and with a starred name, and assignment expressions
-in conditions; each checked against finite differences (reverse mode) and, for some,
-forward mode and second order."""
+``enumerate`` and ``reversed`` (with slices and lists of pairs), the same iterators made
+into a list or tuple at once and looped over later, ``next`` of a generator over them,
+loop targets and assignments unpacked plainly, nested and with a starred name, and
+assignment expressions in conditions; each checked against finite differences (reverse
+mode) and, for some, forward mode and second order."""
 
 import importlib.util
 import itertools
 
 import numpy as np
+from fd import check_jvp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pullback import jvp
 from pullback.testing import check_grads
 
 N = 5
@@ -59,8 +60,16 @@ def loop(draw):
     expr, shape = draw(iterable())
     target, terms = target_and_terms(shape, itertools.count())
     product = " * ".join(terms)
+    form = draw(st.sampled_from(["for", "for", "list", "tuple", "next"]))
+    if form == "next":  # the first item that passes a test, or a default
+        bound = draw(st.sampled_from(["-100.0", "0.2"]))
+        return [f"s = s + next(({product} for {target} in {expr} if {product} > {bound}), 0.5)"]
+    lines = []
+    if form in ("list", "tuple"):  # the iterator consumed whole, the items looped over later
+        lines.append(f"items = {form}({expr})")
+        expr = "items"
     walrus = draw(st.booleans())
-    lines = [f"for {target} in {expr}:"]
+    lines.append(f"for {target} in {expr}:")
     if walrus:
         lines += [f"    if (t := {product}) > -100.0:", "        s = s + t * 0.5"]
     else:
@@ -122,9 +131,5 @@ def test_random_iteration_matches_finite_differences(tmp_path_factory, source):
 @given(program())
 def test_random_iteration_forward_and_second_order(tmp_path_factory, source):
     f = load(source, tmp_path_factory.mktemp("programs"))
-    tx, ty = np.linspace(1.0, -1.0, N), np.linspace(0.5, 1.5, N)
-    _, jv = jvp(f, (X, Y), (tx, ty))
-    h = 1e-6
-    fd = (f(X + h * tx, Y + h * ty) - f(X - h * tx, Y - h * ty)) / (2 * h)
-    assert abs(jv - fd) <= 1e-6 * (1 + abs(fd))
+    check_jvp(f, (X, Y), (np.linspace(1.0, -1.0, N), np.linspace(0.5, 1.5, N)))
     check_grads(f, X.copy(), Y.copy(), wrt=(0, 1), order=2)

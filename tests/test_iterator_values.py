@@ -167,3 +167,18 @@ def test_an_iterator_stepped_by_hand_is_refused_with_a_fix():
 
     with pytest.raises(pullback.UnsupportedSyntaxError, match=r"(?s)PB301.*index the sequence"):
         pullback.grad(stepped)(np.ones(3))
+
+
+def test_a_tuple_of_nested_items_found_by_the_program_generator():
+    # tuple(...) of a list whose items are tuples: the items' cotangents are passed as they
+    # are (builtins_pullbacks.sequence_pullback unbroadcast them as numbers before)
+    def nested_tuple(x, y):
+        s = 0.0
+        items = tuple(zip(x, y, enumerate(x)))
+        for v0, v1, (i2, v3) in items:
+            s = s + v0 * v1 * (i2 + 1.0) * v3
+        return s
+
+    x, y = np.linspace(0.4, 1.3, 5), np.linspace(-0.6, 0.9, 5)
+    check_grad(nested_tuple, x, y, wrt=(0, 1))
+    check_grads(nested_tuple, x, y, wrt=(0, 1), order=2)

@@ -85,7 +85,11 @@ def sequence_pullback(dy, iterable=()):
         return (unbroadcast(np.stack(rows), iterable),)
     parts = ()
     for k in range(len(iterable)):
-        parts = parts + (unbroadcast(densify(dy[k]), iterable[k]),)
+        item = iterable[k]
+        if dy[k] is ZERO or dy[k] is NO_TANGENT or isinstance(item, (tuple, list, dict)):
+            parts = parts + (dy[k],)  # an item that is a container: its own cotangent
+        else:
+            parts = parts + (unbroadcast(densify(dy[k]), item),)
     return (parts,)
 
 

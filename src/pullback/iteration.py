@@ -1,4 +1,7 @@
-"""Which uses of ``zip``/``enumerate``/``reversed`` are consumed whole, as a loop would.
+"""Which uses of Python's iterators pullback differentiates, decided in one place.
+
+``zip``/``enumerate``/``reversed`` consumed whole, as a loop would consume them, and
+``next`` of a generator expression (:func:`first_item`).
 
 ``zip(a, b)`` is a lazy iterator. Where the call is the single argument of ``list``,
 ``tuple`` or ``dict``, Python consumes it at once and all of it, so it computes exactly

@@ -233,13 +233,31 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
     differentiated values, only their methods' arguments are.
     """
-    return (NO_TANGENT, *vjp_function(site, obj, name, args, kwargs)(g, obj, *args, **kwargs))
+    function = vjp_function(site, obj, name, args, kwargs)
+    cotangents = tuple(function(g, obj, *args, **kwargs))
+    if gives_receiver_cotangent(site, obj, name, function):
+        return cotangents  # a rule's pullback function: one per positional, obj first
+    return (NO_TANGENT, *cotangents)
 
 
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
     function found at run time (see :func:`method_vjp`)."""
     return tuple(vjp_function(site, None, fn, args, kwargs)(g, *args, **kwargs))
+
+
+def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
+    """Whether ``function`` (what :func:`vjp_function` gave for ``obj.name(...)``) returns
+    a cotangent for ``obj`` too: a rule's pullback function does (one per positional
+    argument of the rule's function, ``obj`` first, by the rule convention); the generated
+    vjp of a user method and a scalar rule's vjp give the arguments' only."""
+    if getattr(function, "__pullback_receiver_cotangent__", False):
+        return True
+    raw = inspect.getattr_static(type(obj), name, None)
+    if not isinstance(raw, types.FunctionType) or isinstance(obj, types.ModuleType):
+        return False
+    rule = site.registry.lookup(getattr(type(obj), name))
+    return rule is not None and rule.pullback_fn is function
 
 
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
@@ -282,6 +300,18 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
 _SCALAR_VJPS: dict = {}
 
 
+def scalar_vjp(registry, fn):
+    """The vjp function ``F(g, x)`` of the one-argument elementwise rule of ``fn``, written
+    in the differentiable subset (see :func:`_scalar_rule_vjp`): what a gradient that is
+    differentiated again calls where the argument's kind is not known (so the rule's
+    closure pullback ran). None where the rule has no inline derivative or is not
+    holomorphic (``abs``: its complex pullback is not ``g * conj(f'(x))``)."""
+    rule = registry.lookup(fn)
+    if rule is None or not rule.extra.get("holomorphic", True):
+        return None
+    return _scalar_rule_vjp(registry, fn, False, 1, {})
+
+
 def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
     """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
     ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
@@ -317,7 +347,10 @@ def _compiled_scalar_vjp(fn, form: str, receiver: bool):
     text = (
         f"def {name}({params}):\n"
         "    y = function(x)\n"
-        f"    return (g * {form.format('x', y='y')},)\n"
+        f"    d = {form.format('x', y='y')}\n"
+        "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
+        "        d = _np.conj(d)\n"
+        "    return (g * d,)\n"
     )
     filename = f"<pullback: vjp of {qualified_name(fn)}>"
     namespace = {"function": fn, "_np": np, "_math": math}

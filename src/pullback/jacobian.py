@@ -274,7 +274,8 @@ class HVPFunction:
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
         *primals, v = args
-        if self._position is None or self._position >= len(primals):
+        bound = self.grad.call is not None and not self.grad.call.is_plain  # a method
+        if bound or self._position is None or self._position >= len(primals):
             _, pullback = vjp(self.grad, *primals, wrt=self.wrt, registry=self.registry)
             return pullback(v)
         registry = self.registry if self.registry is not None else default_registry()

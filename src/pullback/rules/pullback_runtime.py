@@ -198,12 +198,15 @@ def _vjp_function_rrule(skip_receiver):
         # The receiver is an object, not a differentiated value, unless the pullback
         # function gives it a cotangent (a frozen distribution: its parameters' tuple).
         receiver = skip_receiver and getattr(function, "__pullback_receiver_cotangent__", False)
+        # A rule's pullback function returns a slot for the receiver itself (one cotangent
+        # per positional argument); the generated vjp of a method gives the arguments' only.
+        slot = skip_receiver and dynamic_calls.gives_receiver_cotangent(site, obj, name, function)
         if skip_receiver and not receiver:
             names = names[:1] + names[2:]
         y, pullback = site.adjoint_of(function, tuple(names))(*inputs, **kwargs)
         # Its value: the cotangents of obj then each argument (a receiver's from the
         # function itself, else NO_TANGENT), as the generated code reads them.
-        y = (NO_TANGENT, *y) if skip_receiver and not receiver else tuple(y)
+        y = (NO_TANGENT, *y) if skip_receiver and not slot else tuple(y)
         fixed = (NO_TANGENT, NO_TANGENT) if skip_receiver else (NO_TANGENT,)
 
         def vjp_function_pullback(dy):
@@ -212,6 +215,9 @@ def _vjp_function_rrule(skip_receiver):
             if receiver:  # of g, the receiver (at the callee's place), the name, each argument
                 cotangents = spread(pullback(tuple(dy)))
                 return (NO_TANGENT, cotangents[0], cotangents[1], NO_TANGENT, *cotangents[2:])
+            if slot:  # the function's own value has the receiver's slot: dy is for all of it
+                cotangents = spread(pullback(tuple(dy)))
+                return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])
             cotangents = spread(pullback(tuple(dy[1:]) if skip_receiver else dy))
             # of g, then each argument
             return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])

@@ -62,6 +62,16 @@ class CallAdjoints:
             self.rev_direct_pullback(g, v, rule, state, out, line)
             return
         pb = self.pb_names[id(s)]
+        vjp = self.scalar_vjp(rule, v)
+        if vjp is not None and self.is_active_arg(v.args[0]):
+            # an elementwise rule on a value of unknown kind: its closure pullback, and
+            # where the gradient is differentiated again its vjp in the subset (alt)
+            c = self.temp()
+            f = self.bind(vjp.__name__, vjp)
+            alt = f"{c} = {f}({g}, {src(v.args[0])})"
+            out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=alt))
+            self.contrib(v.args[0].id, f"{c}[0]", (), state, line, out)
+            return
         if callee.kind == "object" and rule is None:
             # A user function: its pullback returns the cotangents of its active params.
             params = self.user_call_bindings(v)
@@ -149,6 +159,15 @@ class CallAdjoints:
                 self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
         for kw, node in keywords:
             self.contrib(node.id, f"dict_item({c}[{len(args)}], {kw!r})", (), state, line, out)
+
+    def scalar_vjp(self, rule, v):
+        """For a trusted one-argument elementwise rule called without keywords, its vjp
+        function in the differentiable subset (dynamic_calls.scalar_vjp), else None."""
+        if rule is None or rule.kind != SCALAR or not rule.trusted:
+            return None
+        if len(v.args) != 1 or v.keywords or v.pb_callee.kind != "object":
+            return None
+        return dynamic_calls.scalar_vjp(self.registry, v.pb_callee.obj)
 
     def direct_pullback(self, rule, v) -> bool:
         """Whether the call ``v`` through ``rule`` calls its plain pullback function in the
@@ -297,6 +316,9 @@ class CallAdjoints:
                 fn = callee.obj
                 self.calls_user_code = True
                 rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, callee_wrt(active)))
+                plain = f"{t} = {src(v.func)}({args}); {pb} = None"
+                return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
+            if self.scalar_vjp(rule, v) is not None:  # its reverse: the vjp function (alt)
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)

@@ -1,0 +1,69 @@
+"""Second derivatives through elementwise NumPy functions applied to values whose kind the
+transformation cannot know (attributes of objects, results of calls found at run time):
+their first-order sweep uses the rule's closure pullback, and a gradient that is
+differentiated again calls the rule's vjp written in the differentiable subset instead
+(``g * conj(f'(x))``; reverse_calls.scalar_vjp). Model code reads its weights from
+``self``, so ``hessian(model.loss)`` depends on this."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fd import numerical_grad
+
+import pullback
+
+
+class Layer:
+    def __init__(self, scale=0.7, offset=0.2):
+        self.w = np.array([[0.5, -0.3, 0.8], [0.1, 0.4, -0.6]])
+        self.scale = scale
+        self.offset = offset
+
+    def loss(self, x):
+        h = np.tanh(self.w @ x)
+        return np.sum(np.exp(self.scale * h)) + np.sum(np.sin(x * self.offset) * x)
+
+    def complex_loss(self, x):
+        z = np.exp(self.phase * x)  # complex: the conjugate of the derivative matters
+        return np.sum(np.real(z * np.cos(x)) ** 2)
+
+    def modulus(self, x):
+        return np.sum(np.abs(np.exp(self.phase * x)))
+
+
+X = np.array([0.5, -1.2, 0.8])
+
+
+def _hessian_by_differences(f):
+    g = pullback.grad(f)
+    return np.stack([numerical_grad(lambda v: g(v)[k], (X,), 0) for k in range(X.size)])
+
+
+@pytest.mark.parametrize("method", ["loss", "complex_loss"])
+def test_hessian_of_a_method_reading_its_weights(method):
+    layer = Layer()
+    layer.phase = 0.3 + 0.8j
+    f = getattr(layer, method)
+    want = _hessian_by_differences(f)
+    np.testing.assert_allclose(pullback.hessian(f)(X), want, rtol=1e-6, atol=1e-6)
+    v = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(pullback.hvp(f)(X, v), want @ v, rtol=1e-6, atol=1e-6)
+
+
+def test_jvp_of_the_gradient_of_a_function_of_an_object():
+    def loss(x, layer):
+        return np.sum(np.tanh(layer.w @ x) ** 2)
+
+    layer, v = Layer(), np.array([1.0, -2.0, 0.5])
+    g = pullback.grad(loss)
+    want = np.stack([numerical_grad(lambda u: g(u, layer)[k], (X,), 0) for k in range(3)]) @ v
+    _, hv = pullback.jvp(pullback.grad(loss), (X, layer), (v, None))
+    np.testing.assert_allclose(hv, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_non_holomorphic_function_of_a_complex_value_is_refused_not_wrong():
+    layer = Layer()
+    layer.phase = 0.3 + 0.8j
+    with pytest.raises(pullback.HigherOrderError, match="numpy.absolute"):
+        pullback.hessian(layer.modulus)(X)

@@ -20,6 +20,7 @@ from . import backends
 from .api import vjp, vjp_resolved
 from .arguments import _signature, resolve_wrt
 from .batched import stacked_pullback
+from .diagonal_stack import identity_stack
 from .errors import ArgumentError
 from .tangents import ZERO
 
@@ -204,9 +205,10 @@ class JacobianFunction:
         """Every row at once: the basis of the output's cotangents as one stack through
         one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
         shape = np.shape(y)
-        size = math.prod(shape)
         dtype = y.dtype if isinstance(y, np.ndarray) and y.dtype.kind == "f" else np.float64
-        basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
+        # The basis as a scaled identity: through elementwise steps it stays one vector
+        # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
+        basis = identity_stack(shape, dtype)
         stacked = stacked_pullback(pullback, basis)
         stacked = (stacked,) if self.single else stacked
         blocks = tuple(

@@ -27,6 +27,7 @@ import numpy as np
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
 from . import backends
+from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import _SCALAR_VALUE_TYPES, IndexedCotangent, _scatter_entries
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
@@ -259,6 +260,12 @@ def _unbroadcast_batched(g, x):
     batch = batch_axes.axes
     shape = batch + tuple(np.shape(x))
     g = densify(g)
+    if type(g) is DiagonalStack:
+        if g.shape == shape:  # an elementwise step kept the identity's structure
+            dtype = np.result_type(x)
+            g = g.real if dtype.kind != "c" else g
+            return g if g.dtype == dtype or dtype.kind not in _FLOAT_KINDS else g.astype(dtype)
+        g = g.dense()
     if type(g) is not _ndarray:
         raise TypeError("a batched cotangent must be an array")
     if g.dtype.kind == "c" and np.result_type(x).kind != "c":

@@ -92,17 +92,21 @@ def _combine(weights, stack):
     """``sum_r weights[r] * stack[r]``: one cotangent from a stack."""
     if type(stack) is DiagonalStack:
         return combine(weights, stack)
-    return np.tensordot(weights, stack, axes=1)
+    k = stack.shape[0]
+    # a matrix-vector product on the flattened rows: tensordot's reshapes cost more
+    return (weights @ stack.reshape(k, -1)).reshape(stack.shape[1:])
 
 
-def _agrees(back, dys, cots, rng=None) -> bool:
-    """Whether the batched cotangents give what one ordinary pullback gives for a random
-    combination of the directions."""
-    weights = _weights(dys.shape[0]) if rng is None else rng.standard_normal(dys.shape[0])
-    combined = _combine(weights, dys)
-    want = back(combined.astype(dys.dtype, copy=False))
-    want = (want,) if back.single else want
-    for c, w in zip(cots, want, strict=True):
+def agrees(reference, ins, outs, rng=None) -> bool:
+    """Whether the stacks ``outs`` computed from the stacks ``ins`` in one batched sweep
+    give, for a random combination of the directions, what ``reference`` (one ordinary
+    sweep, from the list of combined inputs to the list of outputs) gives. A sweep is
+    linear in its directions, so a batched result that is not the true one fails this
+    check for almost every combination."""
+    k = ins[0].shape[0]
+    weights = _weights(k) if rng is None else rng.standard_normal(k)
+    want = reference([_combine(weights, s).astype(s.dtype, copy=False) for s in ins])
+    for c, w in zip(outs, want, strict=True):
         got = _combine(weights, c)
         w = np.asarray(w)
         eps = np.finfo(np.result_type(c.dtype, w.dtype, np.float32)).eps
@@ -110,10 +114,20 @@ def _agrees(back, dys, cots, rng=None) -> bool:
         scale = max(
             float(np.max(np.abs(w), initial=0.0)), float(np.max(np.abs(entries), initial=0.0))
         )
-        tol = 64 * eps * scale * math.sqrt(max(dys.shape[0], 1)) + 1e-300
+        tol = 64 * eps * scale * math.sqrt(max(k, 1)) + 1e-300
         if got.shape != w.shape or not float(np.max(np.abs(got - w), initial=0.0)) <= tol:
             return False
     return True
+
+
+def _agrees(back, dys, cots, rng=None) -> bool:
+    """:func:`agrees` for the cotangents of a pullback."""
+
+    def one_pullback(combined):
+        want = back(combined[0])
+        return (want,) if back.single else want
+
+    return agrees(one_pullback, [dys], cots, rng)
 
 
 def stacked_pullback(back, dys):

@@ -173,6 +173,8 @@ def broadcast_cotangent(d, shape):
     """
     d = densify(d)
     batch = batch_axes.axes
+    if type(d) is _ndarray and d.shape == batch + tuple(shape):
+        return _read_only(d)  # nothing to broadcast: np.broadcast_to costs microseconds
     if not batch:
         return np.broadcast_to(d, shape)
     d = np.asarray(d)
@@ -182,6 +184,13 @@ def broadcast_cotangent(d, shape):
     if missing > 0:  # align the inner axes on the right, after the batch axes
         d = d.reshape(batch + (1,) * missing + d.shape[len(batch) :])
     return np.broadcast_to(d, batch + tuple(shape))
+
+
+def _read_only(a):
+    """A read-only view of ``a`` (what np.broadcast_to returns, without its cost)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _cotangent_dtype(x):
@@ -258,6 +267,9 @@ def _unbroadcast_batched(g, x):
     summed to ``x``'s shape. Anything it cannot follow raises, and the batched caller falls
     back to one pullback per direction."""
     batch = batch_axes.axes
+    if type(g) is _ndarray and type(x) is _ndarray and g.dtype == x.dtype:
+        if g.shape == batch + x.shape:  # the common case, without np.shape/np.result_type
+            return g
     shape = batch + tuple(np.shape(x))
     g = densify(g)
     if type(g) is DiagonalStack:

@@ -279,7 +279,15 @@ def jacobians_and_hessians(timed) -> list[Row]:
     if not np.allclose(j(z), want, rtol=1e-12, atol=1e-12):
         return [Row("Jacobian of an elementwise map", "WRONG", "<= 10x", False)]
     g = grad(speed_fns.elementwise_map_loss)
-    ratio_j = timed(j, (z,)) / timed(g, (z,))
+    t_grad = timed(g, (z,))
+    ratio_j = timed(j, (z,)) / t_grad
+    batched_j = _runs_batched(j, (z,))
+    jf = jacobian(speed_fns.elementwise_map, mode="forward")
+    if not np.array_equal(jf(z), j(z)):
+        return [Row("forward-mode Jacobian of an elementwise map", "WRONG", "<= 10x", False)]
+    ratio_f = timed(jf, (z,)) / t_grad
+    # The floor of any dense Jacobian: allocating and zeroing its n x n result.
+    ratio_floor = timed(np.zeros, ((z.size, z.size),)) / t_grad
     return [
         Row(
             "full Hessian, vectorized Rosenbrock n=100 / hand gradient",
@@ -299,6 +307,16 @@ def jacobians_and_hessians(timed) -> list[Row]:
             "<= 10x",
             ratio_j <= 10,
         ),
+        Row(
+            "  the Jacobian runs as one batched sweep",
+            "yes" if batched_j else "no: row by row",
+            "yes",
+            batched_j,
+        ),
+        Row(
+            "  forward mode (stacked_jvp) / one gradient", _ratio(ratio_f), "<= 10x", ratio_f <= 10
+        ),
+        Row("  np.zeros of the 1000x1000 result alone", _ratio(ratio_floor), "-", None),
     ]
 
 

@@ -26,7 +26,7 @@ from .errors import (
     SourceUnavailableError,
     UnsupportedSyntaxError,
 )
-from .forward_mode import jvp
+from .forward_mode import jvp, stacked_jvp
 from .jacobian import hessian, hvp, jacobian
 from .registry import (
     RuleRegistry,
@@ -45,6 +45,7 @@ __all__ = [
     "value_and_grad",
     "vjp",
     "jvp",
+    "stacked_jvp",
     "jacobian",
     "hessian",
     "hvp",

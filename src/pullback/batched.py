@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from . import tangents
+from .diagonal_stack import DiagonalStack, combine
 from .running import deeper_recursion, run_pullback
 from .tangents import ZERO
 
@@ -69,6 +70,9 @@ def _batched_cotangents(back, dys, batch):
             dtype = np.result_type(value) if np.result_type(value).kind in "fc" else float
             c = np.zeros(want, dtype=dtype)
         c = tangents.densify(c)
+        if type(c) is DiagonalStack and c.shape == want:
+            out.append(c)  # still the identity's structure: dense only at the end
+            continue
         if type(c) is not np.ndarray or c.shape != want:
             return None
         out.append(c)
@@ -84,22 +88,53 @@ def _weights(k: int):
     return w
 
 
-def _agrees(back, dys, cots, rng=None) -> bool:
-    """Whether the batched cotangents give what one ordinary pullback gives for a random
-    combination of the directions."""
-    weights = _weights(dys.shape[0]) if rng is None else rng.standard_normal(dys.shape[0])
-    combined = np.tensordot(weights, dys, axes=1)
-    want = back(combined.astype(dys.dtype, copy=False))
-    want = (want,) if back.single else want
-    for c, w in zip(cots, want, strict=True):
-        got = np.tensordot(weights, c, axes=1)
+def _combine(weights, stack):
+    """``sum_r weights[r] * stack[r]``: one cotangent from a stack."""
+    if type(stack) is DiagonalStack:
+        return combine(weights, stack)
+    k = stack.shape[0]
+    # a matrix-vector product on the flattened rows: tensordot's reshapes cost more
+    return (weights @ stack.reshape(k, -1)).reshape(stack.shape[1:])
+
+
+def agrees(reference, ins, outs, rng=None) -> bool:
+    """Whether the stacks ``outs`` computed from the stacks ``ins`` in one batched sweep
+    give, for a random combination of the directions, what ``reference`` (one ordinary
+    sweep, from the list of combined inputs to the list of outputs) gives. A sweep is
+    linear in its directions, so a batched result that is not the true one fails this
+    check for almost every combination."""
+    k = ins[0].shape[0]
+    weights = _weights(k) if rng is None else rng.standard_normal(k)
+    want = reference([_combine(weights, s).astype(s.dtype, copy=False) for s in ins])
+    for c, w in zip(outs, want, strict=True):
+        got = _combine(weights, c)
         w = np.asarray(w)
-        eps = np.finfo(np.result_type(c.dtype, w.dtype, np.float32)).eps
-        scale = max(float(np.max(np.abs(w), initial=0.0)), float(np.max(np.abs(c), initial=0.0)))
-        tol = 64 * eps * scale * math.sqrt(max(dys.shape[0], 1)) + 1e-300
-        if got.shape != w.shape or not float(np.max(np.abs(got - w), initial=0.0)) <= tol:
+        if got.shape != w.shape:
+            return False
+        if not w.size:
+            continue
+        eps = _eps(np.result_type(c.dtype, w.dtype, np.float32))
+        entries = c.diagonal if type(c) is DiagonalStack else c
+        scale = max(float(np.abs(w).max()), float(np.abs(entries).max(initial=0.0)))
+        tol = 64 * eps * scale * math.sqrt(max(k, 1)) + 1e-300
+        if not float(np.abs(got - w).max()) <= tol:
             return False
     return True
+
+
+@functools.lru_cache(maxsize=8)
+def _eps(dtype) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+def _agrees(back, dys, cots, rng=None) -> bool:
+    """:func:`agrees` for the cotangents of a pullback."""
+
+    def one_pullback(combined):
+        want = back(combined[0])
+        return (want,) if back.single else want
+
+    return agrees(one_pullback, [dys], cots, rng)
 
 
 def stacked_pullback(back, dys):
@@ -110,7 +145,8 @@ def stacked_pullback(back, dys):
     One batched reverse sweep where every step follows the batch axis, one pullback per
     direction otherwise; both give the same result.
     """
-    dys = np.asarray(dys)
+    if type(dys) is not DiagonalStack:
+        dys = np.asarray(dys)
     if dys.ndim < 1 or dys.shape[1:] != np.shape(back.y):
         from .errors import ShapeMismatchError
 
@@ -126,11 +162,13 @@ def stacked_pullback(back, dys):
         if cots is not None and _agrees(back, dys, cots):
             out = [materialize_rows(c, v) for c, v in zip(cots, back._values, strict=True)]
             return out[0] if back.single else tuple(out)
-    return _stack_rows(back, dys)
+    return _stack_rows(back, dys.dense() if type(dys) is DiagonalStack else dys)
 
 
 def materialize_rows(c, value):
     """A stack of cotangents in the argument's dtype."""
+    if type(c) is DiagonalStack:
+        c = c.dense()
     dtype = np.result_type(value)
     if dtype.kind in "fc" and c.dtype != dtype:
         c = c.astype(dtype)

@@ -20,6 +20,7 @@ from . import backends
 from .api import vjp, vjp_resolved
 from .arguments import _signature, resolve_wrt
 from .batched import stacked_pullback
+from .diagonal_stack import identity_stack
 from .errors import ArgumentError
 from .tangents import ZERO
 
@@ -115,7 +116,7 @@ class JacobianFunction:
         return self._reverse(args, kwargs)
 
     def _forward(self, positions, args, kwargs):
-        from .forward_mode import jvp
+        from .forward_mode import jvp, stacked_jvp
 
         per_input = []
         y = None
@@ -129,6 +130,13 @@ class JacobianFunction:
                 )
             shape = np.shape(x)
             dtype = backends.as_array(x).dtype
+            if type(x) is np.ndarray and dtype.kind == "f" and x.size > 1:
+                # every column in one forward sweep: the basis as a scaled identity
+                stacks = [None] * len(args)
+                stacks[p] = identity_stack(shape, dtype)
+                y, dys = stacked_jvp(self.fn, tuple(args), stacks, registry=self.registry, **kwargs)
+                per_input.append((shape, dys, True))
+                continue
             columns = []
             for k in range(int(np.prod(shape, dtype=np.int64))):
                 e = np.zeros(shape, dtype=dtype)
@@ -137,7 +145,7 @@ class JacobianFunction:
                 tangents[p] = e if shape else dtype.type(1)
                 y, dy = jvp(self.fn, tuple(args), tuple(tangents), registry=self.registry, **kwargs)
                 columns.append(dy)
-            per_input.append((shape, columns))
+            per_input.append((shape, columns, False))
         if y is None:
             y = self.fn(*args, **kwargs)
         multi = isinstance(y, (tuple, list))
@@ -146,7 +154,13 @@ class JacobianFunction:
         for j, out in enumerate(outputs):
             out_shape = _leaf_shape(out)
             blocks = []
-            for shape, columns in per_input:
+            for shape, columns, stacked in per_input:
+                if stacked:
+                    # the columns from stacked_jvp: (size,) + out_shape per output
+                    stack = columns[j] if multi else columns
+                    block = np.moveaxis(stack.reshape((-1,) + out_shape), 0, -1)
+                    blocks.append(block.reshape(out_shape + shape))
+                    continue
                 cols = [backends.as_array(c[j] if multi else c) for c in columns]
                 block = np.stack(cols, axis=-1) if cols else np.zeros(out_shape + (0,))
                 blocks.append(block.reshape(out_shape + shape))
@@ -204,9 +218,10 @@ class JacobianFunction:
         """Every row at once: the basis of the output's cotangents as one stack through
         one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
         shape = np.shape(y)
-        size = math.prod(shape)
         dtype = y.dtype if isinstance(y, np.ndarray) and y.dtype.kind == "f" else np.float64
-        basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
+        # The basis as a scaled identity: through elementwise steps it stays one vector
+        # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
+        basis = identity_stack(shape, dtype)
         stacked = stacked_pullback(pullback, basis)
         stacked = (stacked,) if self.single else stacked
         blocks = tuple(

@@ -27,6 +27,7 @@ import numpy as np
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
 from . import backends
+from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import _SCALAR_VALUE_TYPES, IndexedCotangent, _scatter_entries
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
@@ -172,6 +173,8 @@ def broadcast_cotangent(d, shape):
     """
     d = densify(d)
     batch = batch_axes.axes
+    if type(d) is _ndarray and d.shape == batch + tuple(shape):
+        return _read_only(d)  # nothing to broadcast: np.broadcast_to costs microseconds
     if not batch:
         return np.broadcast_to(d, shape)
     d = np.asarray(d)
@@ -181,6 +184,13 @@ def broadcast_cotangent(d, shape):
     if missing > 0:  # align the inner axes on the right, after the batch axes
         d = d.reshape(batch + (1,) * missing + d.shape[len(batch) :])
     return np.broadcast_to(d, batch + tuple(shape))
+
+
+def _read_only(a):
+    """A read-only view of ``a`` (what np.broadcast_to returns, without its cost)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _cotangent_dtype(x):
@@ -257,8 +267,17 @@ def _unbroadcast_batched(g, x):
     summed to ``x``'s shape. Anything it cannot follow raises, and the batched caller falls
     back to one pullback per direction."""
     batch = batch_axes.axes
+    if type(g) is _ndarray and type(x) is _ndarray and g.dtype == x.dtype:
+        if g.shape == batch + x.shape:  # the common case, without np.shape/np.result_type
+            return g
     shape = batch + tuple(np.shape(x))
     g = densify(g)
+    if type(g) is DiagonalStack:
+        if g.shape == shape:  # an elementwise step kept the identity's structure
+            dtype = np.result_type(x)
+            g = g.real if dtype.kind != "c" else g
+            return g if g.dtype == dtype or dtype.kind not in _FLOAT_KINDS else g.astype(dtype)
+        g = g.dense()
     if type(g) is not _ndarray:
         raise TypeError("a batched cotangent must be an array")
     if g.dtype.kind == "c" and np.result_type(x).kind != "c":

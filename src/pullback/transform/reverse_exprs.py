@@ -96,8 +96,11 @@ class ExpressionAdjoints:
 
         real = self.known_real(a) and self.known_real(b)
         if an and an == bn and op in (gast.Add, gast.Mult):
-            # x + x and x * x: one contribution instead of two.
-            expr = f"2 * {g}" if op is gast.Add else f"2 * {g} * {cj(sa, a)}"
+            # x + x and x * x: one contribution instead of two. The factor of x * x is
+            # formed first (an array of x's shape, not of the cotangent's, which may be a
+            # stack of directions) and is a float: ``2 * d`` with ``d`` of unknown kind may
+            # repeat a sequence, so its second-order adjoint would need times_cotangents.
+            expr = f"2 * {g}" if op is gast.Add else f"{g} * (2.0 * {cj(sa, a)})"
             self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
         elif op is gast.Add and not real:
             # Operands of unknown kind may be tuples or lists: + concatenates them.
@@ -140,16 +143,17 @@ class ExpressionAdjoints:
         elif op is gast.Pow:
             if an:
                 if isinstance(b, gast.Constant) and b.value == 2:
-                    deriv = f"2 * {cj(sa, a)}"
+                    deriv = f"2.0 * {cj(sa, a)}"  # a float: see x * x above
                 elif isinstance(b, gast.Constant) and b.value == 1:
                     deriv = None
                 elif isinstance(b, gast.Constant):
                     deriv = f"{sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
                 else:
                     deriv = f"{sb} * {sa} ** ({sb} - 1)"
-                if deriv is not None and not real and not deriv.startswith("2 * "):
+                if deriv is not None and not real and not deriv.startswith("2.0 * "):
                     deriv = self.conj(deriv)
-                expr = g if deriv is None else f"{g} * {deriv}"
+                # the derivative first: one product with the cotangent, not two
+                expr = g if deriv is None else f"{g} * ({deriv})"
                 self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
                 expr = f"pow_exponent_cotangent({g}, {sa}, {t})"

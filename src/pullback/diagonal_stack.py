@@ -1,0 +1,153 @@
+"""A stack of cotangents that is a scaled identity: row ``r`` is ``e_r * v.flat[r]``.
+
+The rows of a Jacobian start as the basis of the output's cotangents, ``np.eye(n)``
+reshaped to ``(n,) + shape``. Through an elementwise map every row stays zero except at
+its own position, so the whole stack is told by one array ``v`` of the primal's shape:
+:class:`DiagonalStack` carries that vector through products, quotients, negations and sums
+with other diagonal stacks (what the reverse sweep of an elementwise map does), and turns
+into the dense ``(n,) + shape`` stack (:meth:`DiagonalStack.dense`) as soon as anything
+else touches it, so every other step sees the ordinary batched array.
+
+It is exact: row ``r`` of ``diag(v) * a`` is ``e_r * v_r * a_r``, computed with the same
+floating-point operations as the row-by-row pullback of ``e_r`` (``1 * ... * a_r`` at
+``r``, exact zeros elsewhere). The one difference would be a non-finite factor (row by
+row, ``0 * inf`` puts NaN off the diagonal): a step whose result is not finite everywhere
+therefore works on the dense stack instead.
+
+>>> import numpy as np
+>>> d = DiagonalStack(np.ones(3))
+>>> (d * np.arange(3.0)).dense()
+array([[0., 0., 0.],
+       [0., 1., 0.],
+       [0., 0., 2.]])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+# Ufuncs that map a diagonal stack (and operands that broadcast to the primal's shape,
+# not along the batch axis) to a diagonal stack, by what they do to the diagonal.
+_SCALING = {np.multiply}
+_DIVIDING = {np.true_divide, np.divide}
+_UNARY = {np.negative, np.positive}
+_LINEAR = {np.add, np.subtract}
+
+
+class DiagonalStack(NDArrayOperatorsMixin):
+    """The stack ``(n,) + shape`` whose row ``r`` is zero but at flat position ``r``, where
+    it is ``diagonal.flat[r]`` (``n = diagonal.size``). See the module docstring."""
+
+    __slots__ = ("diagonal",)
+
+    def __init__(self, diagonal):
+        self.diagonal = diagonal
+
+    @property
+    def inner_shape(self) -> tuple:
+        return self.diagonal.shape
+
+    @property
+    def shape(self) -> tuple:
+        return (self.diagonal.size,) + self.diagonal.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.diagonal.ndim + 1
+
+    @property
+    def dtype(self):
+        return self.diagonal.dtype
+
+    @property
+    def real(self):
+        if self.diagonal.dtype.kind == "c":
+            return DiagonalStack(self.diagonal.real)
+        return self
+
+    def astype(self, dtype, copy=True):
+        return DiagonalStack(self.diagonal.astype(dtype, copy=copy))
+
+    def dense(self) -> np.ndarray:
+        """The stack as an ordinary array of shape ``(n,) + shape``."""
+        n = self.diagonal.size
+        out = np.zeros((n, n), dtype=self.diagonal.dtype)
+        out.flat[:: n + 1] = self.diagonal.ravel()
+        return out.reshape(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, index):
+        return self.dense()[index]
+
+    def __repr__(self) -> str:
+        return f"DiagonalStack({self.diagonal!r})"
+
+    def _inner(self, other) -> bool:
+        """Whether ``other`` broadcasts to the primal's shape without adding axes (a scalar
+        or an array with no batch axis), so it scales each row where that row lives."""
+        if isinstance(other, (int, float, complex, np.generic)) and not isinstance(other, bool):
+            return True
+        if type(other) is not np.ndarray or other.ndim > self.diagonal.ndim:
+            return False
+        if other.shape == self.diagonal.shape:
+            return True
+        try:
+            return np.broadcast_shapes(other.shape, self.inner_shape) == self.inner_shape
+        except ValueError:
+            return False
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            out = self._diagonal_result(ufunc, inputs)
+            if out is not None:
+                return out
+        dense = [x.dense() if type(x) is DiagonalStack else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(
+                x.dense() if type(x) is DiagonalStack else x for x in kwargs["out"]
+            )
+        return getattr(ufunc, method)(*dense, **kwargs)
+
+    def _diagonal_result(self, ufunc, inputs):
+        """The result as a diagonal stack, or None where it is not one (or not finite)."""
+        if ufunc in _UNARY and len(inputs) == 1:
+            return DiagonalStack(ufunc(self.diagonal))
+        if ufunc is np.conjugate and len(inputs) == 1:
+            return DiagonalStack(np.conjugate(self.diagonal))
+        if len(inputs) != 2:
+            return None
+        a, b = inputs
+        if ufunc in _LINEAR:
+            if type(a) is DiagonalStack and type(b) is DiagonalStack and a.shape == b.shape:
+                return DiagonalStack(ufunc(a.diagonal, b.diagonal))
+            return None
+        if ufunc in _SCALING:
+            if type(a) is DiagonalStack and a._inner(b):
+                v = ufunc(a.diagonal, b)
+            elif type(b) is DiagonalStack and b._inner(a):
+                v = ufunc(a, b.diagonal)
+            else:
+                return None
+        elif ufunc in _DIVIDING and type(a) is DiagonalStack and a._inner(b):
+            v = ufunc(a.diagonal, b)
+        else:
+            return None
+        v = np.asarray(v)
+        if v.shape != self.inner_shape or not np.isfinite(v).all():
+            return None  # off the diagonal row by row would not be exact zeros
+        return DiagonalStack(v)
+
+
+def identity_stack(shape, dtype) -> DiagonalStack:
+    """The basis of cotangents of an array of ``shape``: ``np.eye(n)`` reshaped to
+    ``(n,) + shape``, as a :class:`DiagonalStack`."""
+    return DiagonalStack(np.ones(tuple(shape), dtype=dtype))
+
+
+def combine(weights, stack: DiagonalStack) -> np.ndarray:
+    """``np.tensordot(weights, stack, axes=1)`` without the dense stack."""
+    return np.reshape(weights, stack.inner_shape) * stack.diagonal

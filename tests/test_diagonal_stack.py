@@ -1,0 +1,158 @@
+"""Jacobians whose basis runs as a scaled identity (issue 13, fourth round): the stack of
+basis cotangents is a :class:`pullback.diagonal_stack.DiagonalStack` that elementwise
+steps carry as one vector and anything else turns dense. Every Jacobian is compared with
+the row-by-row result (exactly: the same floating-point operations) and with finite
+differences; no timing is asserted (benchmarks/targets.py measures).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_speed_paths import jacobian_by_fd
+
+from pullback import batched, hessian, jacobian, vjp
+from pullback.diagonal_stack import DiagonalStack, identity_stack
+
+DTYPES = [np.float64, np.float32]
+W = np.array([0.5, -1.5, 2.0, 0.25])
+
+
+def tanh_times_x(x):
+    return np.tanh(x) * x
+
+
+def quotient(x):
+    return -np.sin(x) / (1.0 + x * x) + x / 2.0
+
+
+def exp_chain(x):
+    return np.exp(-x * x) * 3.0 - np.cos(x) * np.cos(x)
+
+
+def scaled_columns(x):
+    return x * W - np.sin(x) * W  # W broadcasts along the last axis of a (3, 4) x
+
+
+def coupled(x):
+    return x * np.sum(x) + np.cumsum(x)  # not elementwise: the stack turns dense
+
+
+def reversed_product(x):
+    return x[::-1] * x
+
+
+def rows_of(fn, x):
+    """The Jacobian one pullback per output element (the reference)."""
+    y, back = vjp(fn, x, wrt=0)
+    basis = np.eye(y.size, dtype=y.dtype)
+    rows = [back(basis[k].reshape(y.shape)) for k in range(y.size)]
+    if not rows:
+        return np.zeros(y.shape + x.shape, dtype=x.dtype)
+    return np.stack(rows).reshape(y.shape + x.shape)
+
+
+@pytest.fixture
+def dense_count(monkeypatch):
+    """How many times a diagonal stack was made dense during the test; a fallback to one
+    pullback per row fails the test."""
+    calls = []
+    dense = DiagonalStack.dense
+
+    def counted(self):
+        calls.append(1)
+        return dense(self)
+
+    def refuse(back, dys):
+        raise AssertionError("the stacked pullback fell back to rows")
+
+    monkeypatch.setattr(DiagonalStack, "dense", counted)
+    monkeypatch.setattr(batched, "_stack_rows", refuse)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "fn, shape",
+    [(tanh_times_x, (7,)), (quotient, (5,)), (exp_chain, (2, 3)), (scaled_columns, (3, 4))],
+)
+def test_elementwise_jacobian_stays_diagonal_and_is_exact(fn, shape, dtype, dense_count):
+    x = np.linspace(-1.3, 1.1, int(np.prod(shape))).reshape(shape).astype(dtype)
+    got = jacobian(fn)(x)
+    want = rows_of(fn, x)
+    assert got.shape == shape + shape and got.dtype == dtype
+    assert np.array_equal(got, want)  # the same operations as row by row
+    assert len(dense_count) == 1  # made dense once, for the result
+    tol = 2e-3 if dtype == np.float32 else 1e-7
+    fd = jacobian_by_fd(fn, x.astype(np.float64)).reshape(shape + shape)
+    np.testing.assert_allclose(got, fd, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", [coupled, reversed_product])
+def test_a_map_that_is_not_elementwise_turns_dense_and_stays_exact(fn, dtype):
+    x = np.linspace(-1.0, 1.4, 6).astype(dtype)
+    got = jacobian(fn)(x)
+    want = rows_of(fn, x)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert got.dtype == dtype
+    fd = jacobian_by_fd(fn, x.astype(np.float64))
+    np.testing.assert_allclose(got, fd, rtol=100 * tol + 1e-6, atol=100 * tol + 1e-6)
+    assert not np.allclose(got, np.diag(np.diag(got)))  # really off the diagonal
+
+
+def test_a_non_finite_factor_works_on_the_dense_stack():
+    # log(0) = -inf: row by row, 0 * inf puts NaN off the diagonal; so must the stack.
+    def fn(x):
+        return x * np.log(x)
+
+    x = np.array([0.0, 0.5, 2.0])
+    with np.errstate(all="ignore"):
+        got = jacobian(fn)(x)
+        want = rows_of(fn, x)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[1, 0])
+
+
+@pytest.mark.parametrize("n", [1, 0])
+def test_degenerate_sizes(n):
+    x = np.linspace(0.1, 0.9, n)
+    got = jacobian(tanh_times_x)(x)
+    assert got.shape == (n, n)
+    assert np.array_equal(got, rows_of(tanh_times_x, x).reshape(n, n))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hessian_of_an_elementwise_sum_is_exact(dtype):
+    def loss(x):
+        return np.sum(np.sin(x) * x)
+
+    x = np.linspace(-1.0, 1.0, 5).astype(dtype)
+    got = hessian(loss)(x)
+    want = np.diag(2 * np.cos(x.astype(np.float64)) - x * np.sin(x.astype(np.float64)))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert got.dtype == dtype
+
+
+def test_the_stack_itself():
+    d = identity_stack((2, 2), np.float64)
+    assert d.shape == (4, 2, 2) and d.ndim == 3 and d.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(d), np.eye(4).reshape(4, 2, 2))
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for got, want in [
+        (d * a, np.eye(4).reshape(4, 2, 2) * a),
+        (a * d, a * np.eye(4).reshape(4, 2, 2)),
+        (-(d / a) + d * 2.0, -(np.eye(4).reshape(4, 2, 2) / a) + np.eye(4).reshape(4, 2, 2) * 2),
+        (np.conj(d) - d, np.zeros((4, 2, 2))),
+    ]:
+        assert type(got) is DiagonalStack
+        np.testing.assert_array_equal(got.dense(), want)
+    dense_sum = d + np.ones((4, 2, 2))  # not diagonal: an ordinary array
+    assert type(dense_sum) is np.ndarray
+    np.testing.assert_array_equal(dense_sum, np.eye(4).reshape(4, 2, 2) + 1)
+    with np.errstate(divide="ignore"):
+        assert type(a / d) is np.ndarray  # a / 0 off the diagonal: not a diagonal stack
+    np.testing.assert_array_equal(d[1], np.eye(4)[1].reshape(2, 2))
+    assert d.astype(np.float32).dtype == np.float32 and d.real is d

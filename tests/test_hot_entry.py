@@ -201,3 +201,62 @@ def test_hot_entry_reverse_errors_name_the_user_line():
     with pytest.raises(AdjointRuntimeError, match="negative input") as info:
         g(-1.0)
     assert "test_hot_entry.py" in str(info.value) and "fragile(x)" in str(info.value)
+
+
+def _loop_and_early_return():
+    """New function objects (so adjoints are built afresh, under the test's settings)."""
+
+    def looped(x, n):
+        s = 0.0
+        k = 0
+        while k < n:
+            if k % 2:
+                s = s + np.sin(x * k)
+            else:
+                s = s * x
+            k += 1
+        return s
+
+    def early_return(x, flag):
+        if flag > 0:
+            return x * x
+        y = x * 3.0
+        return y * x
+
+    return looped, early_return
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_hot_entry_with_loops_and_early_returns(fused, monkeypatch):
+    from pullback.transform import codegen
+
+    if not fused:  # sweeps longer than this run unfused (forward, then its pullback)
+        monkeypatch.setattr(codegen, "FUSED_MAX_LINES", 0)
+    looped, early_return = _loop_and_early_return()
+    g = grad(looped)
+    for x, n in [(0.7, 5), (1.3, 8), (0.2, 0)]:
+        first, second = _twice(g, x, n)
+        assert first == second == g(x, n=n)  # keywords: the general path
+    np.testing.assert_allclose(grad(looped)(0.7, 5), _fd(lambda x: looped(x, 5), 0.7), rtol=1e-7)
+    h = grad(early_return)
+    assert _twice(h, 2.0, 1) == (4.0, 4.0)
+    assert h(2.0, 0) == 12.0 and h(2.0, 0) == 12.0
+    entry = h._fast_entries[(float, int)][0]
+    assert (entry.fused_sweeps() is None) is not fused
+
+
+def _fd(f, x, h=1e-6):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_hot_entry_float32_outputs_keep_their_seed():
+    def f(x):
+        return np.sum(x * x)
+
+    x = np.ones(3, np.float32)
+    g = value_and_grad(f)
+    (v1, g1), (v2, g2) = _twice(g, x)
+    assert type(v2) is np.float32 and g2.dtype == np.float32
+    np.testing.assert_array_equal(g1, g2)
+    with pytest.raises(Exception, match="scalar"):
+        grad(lambda x: x * 2.0)(np.ones(2))  # not a scalar output: the seed says so

@@ -178,6 +178,13 @@ def _no_entry(args):
     return None
 
 
+def _in_reverse(exc, first_line: int) -> bool:
+    """Whether ``exc``, raised by fused sweeps called from a hot entry, came from their
+    reverse part (at or after ``first_line``)."""
+    tb = exc.__traceback__.tb_next  # the fused sweeps' frame (the entry's is first)
+    return tb is not None and tb.tb_lineno >= first_line
+
+
 def _kind_test(k: int, kind) -> str:
     """The test that argument ``a{k}`` has the fast kind ``kind`` (see fast_kinds)."""
     if isinstance(kind, tuple):
@@ -228,6 +235,10 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
     for k, kind in enumerate(key):
         if not isinstance(kind, tuple):
             env[f"_h_kind{k}"] = kind
+    fused = adj.fused_sweeps()
+    if fused is not None:
+        env["_h_fused"], env["_h_reverse_from"] = fused
+        env["_h_in_reverse"] = _in_reverse
     n = len(key)
     names = [f"a{k}" for k in range(n)]
     unpack = ", ".join(names) + ("," if n == 1 else "")
@@ -269,19 +280,33 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
         "            return None",
         "    except Exception:  # an emptied cell, a deleted attribute: the general path",
         "        return None",
-        "    try:",
-        f"        _value, _pullback = _h_fwd({', '.join(names)})",
-        "    except Exception as _exc:",
-        "        _h_ffail(_h_adj, _exc)",
-        "        raise",
-        "    _seed = 1.0 if _h_type(_value) is _h_float else _h_seed(_value)",
-        "    try:",
-        "        _c = _pullback(_seed)",
-        "    except Exception as _exc:",
-        "        _h_pfail(_exc)",
-        "        raise",
-        f"    return _value, {result}",
     ]
+    if fused is None:
+        lines += [
+            "    try:",
+            f"        _value, _pullback = _h_fwd({', '.join(names)})",
+            "    except Exception as _exc:",
+            "        _h_ffail(_h_adj, _exc)",
+            "        raise",
+            "    _seed = 1.0 if _h_type(_value) is _h_float else _h_seed(_value)",
+            "    try:",
+            "        _c = _pullback(_seed)",
+            "    except Exception as _exc:",
+            "        _h_pfail(_exc)",
+            "        raise",
+        ]
+    else:
+        lines += [
+            "    try:",
+            f"        _value, _c = _h_fused({', '.join(['_h_seed'] + names)})",
+            "    except Exception as _exc:",
+            "        if _h_in_reverse(_exc, _h_reverse_from):",
+            "            _h_pfail(_exc)",
+            "        else:",
+            "            _h_ffail(_h_adj, _exc)",
+            "        raise",
+        ]
+    lines.append(f"    return _value, {result}")
     source = "\n".join(lines) + "\n"
     namespace = dict(env)
     exec(compile(source, "<pullback hot entry>", "exec"), namespace)  # noqa: S102 - generated

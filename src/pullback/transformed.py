@@ -54,6 +54,15 @@ def _scalar_seed(fn, y):
     return scalar_seed(y, _name(fn))
 
 
+def _seed_for(name: str):
+    """The seed function of a hot entry: 1.0 for a float output, else scalar_seed's."""
+
+    def seed(y):
+        return 1.0 if type(y) is float else scalar_seed(y, name)
+
+    return seed
+
+
 # -- the public functions -----------------------------------------------------------------
 
 
@@ -199,7 +208,7 @@ class _Transformed(TransformedFunction):
         done = self._fast_sweeps(adj, args)
         if entry[3] is None:
             fixed = self._registry is not None
-            seed = functools.partial(_scalar_seed, self.fn)
+            seed = _seed_for(_name(self.fn))
             entry[3] = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
         self._hot = entry[3]
         return done

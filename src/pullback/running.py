@@ -8,7 +8,6 @@ True
 from __future__ import annotations
 
 import sys
-import traceback
 
 from .arguments import _name
 from .errors import AdjointRuntimeError, ArgumentError, PullbackError
@@ -160,6 +159,8 @@ def pullback_failed(exc: Exception) -> None:
             if relocated is not exc:
                 raise relocated from exc
         return
+    import traceback  # here: only a failed reverse sweep needs it (a cost at every start)
+
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     raise AdjointRuntimeError(
         f"{filename}:{line}: the reverse sweep failed while differentiating\n"
@@ -228,7 +229,6 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
         _h_ffail=forward_failed,
         _h_pfail=pullback_failed,
         _h_type=type,
-        _h_len=len,
         _h_float=float,
         _h_ndarray=_ndarray,
     )
@@ -262,13 +262,16 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
     grads = [cotangent(j, p) for j, p in enumerate(positions)]
     result = grads[0] if single else "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     params = ", ".join(f"{k}={k}" for k in env)
-    lines = [
-        f"def _hot_entry(_args, {params}):",
-        f"    if _h_len(_args) != {n}:",
-        "        return None",
-    ]
-    if n:
-        lines.append(f"    {unpack} = _args")
+    lines = [f"def _hot_entry(_args, {params}):"]
+    if n:  # unpacking checks the count (a ValueError costs only when it differs)
+        lines += [
+            "    try:",
+            f"        {unpack} = _args",
+            "    except ValueError:",
+            "        return None",
+        ]
+    else:
+        lines += ["    if _args:", "        return None"]
     lines += [
         f"    if not ({kinds}):",
         "        return None",

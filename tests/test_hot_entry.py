@@ -36,10 +36,22 @@ def log_of(x):
 
 
 def _twice(g, *args, **kwargs):
-    """g(*args) twice: the first call makes the hot entry, the second runs through it."""
+    """``(first, through)``: g(*args) on the general fast path (its second call makes the
+    hot entry), then through the hot entry."""
     first = g(*args, **kwargs)
+    g(*args, **kwargs)
     assert g._hot is not _no_entry
     return first, g(*args, **kwargs)
+
+
+def test_hot_entry_is_made_at_the_second_call():
+    def f(x):
+        return x * 3.0
+
+    g = grad(f)
+    assert g(1.0) == 3.0 and g._hot is _no_entry  # a function called once: no entry
+    assert g(1.0) == 3.0 and g._hot is not _no_entry
+    assert g(2.0) == 3.0 and g(np.float64(2.0)) == 3.0  # another kind: its own entry
 
 
 def test_hot_entry_gives_the_general_paths_result_on_floats():

@@ -93,8 +93,9 @@ class _Transformed(TransformedFunction):
         # NumPy arrays): its adjoint by argument kinds, with the registry and registry
         # version it was built under (see _fast_adjoint).
         self._fast_entries: dict = {}
-        # The entry of the last fast call, as one generated function (running.hot_entry):
-        # what a call tries first; it gives None whenever anything it checks differs.
+        # The entry of the last fast call, as one generated function (running.hot_entry,
+        # made at the second call of an entry): what a call tries first; it gives None
+        # whenever anything it checks differs.
         self._hot = _no_entry
         self._fast_ok = (
             (self.call is None or self.call.is_plain)
@@ -206,11 +207,16 @@ class _Transformed(TransformedFunction):
         if adj.calls_user_code:
             return None
         done = self._fast_sweeps(adj, args)
-        if entry[3] is None:
-            fixed = self._registry is not None
-            seed = _seed_for(_name(self.fn))
-            entry[3] = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
-        self._hot = entry[3]
+        hot = entry[3]
+        if hot is None:  # the first call: a function called once needs no entry (cold start)
+            entry[3] = False
+        else:
+            if hot is False:
+                fixed = self._registry is not None
+                seed = _seed_for(_name(self.fn))
+                hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
+                entry[3] = hot
+            self._hot = hot
         return done
 
     def _fast_sweeps(self, adj, args):

@@ -122,10 +122,15 @@ class WorldGuard:
             "    except Exception:  # an emptied cell, a deleted attribute: rebuild\n"
             "        return False\n"
         )
+        bound = dict(env)  # the objects the test reads (exec adds __builtins__ to env)
         exec(compile(source, "<pullback guard>", "exec"), env)  # noqa: S102 - generated
         guard = env["_world_is_current"]
         guard.source = source
         guard.names = tuple(names)
+        # The test itself and the objects it reads: what a caller that generates code of
+        # its own (running.hot_entry) inlines instead of calling the guard.
+        guard.test = body
+        guard.env = bound
         return guard
 
 

@@ -32,7 +32,6 @@ import contextlib
 import contextvars
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -110,14 +109,15 @@ def qualified_name(fn) -> str:
 
 def _numpy_public_module(fn, mod: str) -> str:
     name = getattr(fn, "__name__", "")
-    with warnings.catch_warnings():  # e.g. np.bytes warns about its future meaning
-        warnings.simplefilter("ignore")
-        for public in ("numpy", "numpy.linalg", "numpy.fft"):
-            # Only modules already loaded: ``np.fft`` would import numpy.fft (a cost at
-            # every start), and a function of a module that is not loaded is not in it.
-            module = sys.modules.get(public)
-            if module is not None and getattr(module, name, None) is fn:
-                return public
+    for public in ("numpy", "numpy.linalg", "numpy.fft"):
+        # Only modules already loaded: ``np.fft`` would import numpy.fft (a cost at every
+        # start), and a function of a module that is not loaded is not in it. Read from
+        # the module's own namespace: no module ``__getattr__`` runs (which warns for
+        # names such as np.bytes, or imports), and no warnings filter is needed (entering
+        # one per rule made up a large part of building the registry).
+        module = sys.modules.get(public)
+        if module is not None and vars(module).get(name) is fn:
+            return public
     return mod
 
 

@@ -8,7 +8,6 @@ True
 from __future__ import annotations
 
 import sys
-import traceback
 
 from .arguments import _name
 from .errors import AdjointRuntimeError, ArgumentError, PullbackError
@@ -160,6 +159,8 @@ def pullback_failed(exc: Exception) -> None:
             if relocated is not exc:
                 raise relocated from exc
         return
+    import traceback  # here: only a failed reverse sweep needs it (a cost at every start)
+
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     raise AdjointRuntimeError(
         f"{filename}:{line}: the reverse sweep failed while differentiating\n"
@@ -168,3 +169,150 @@ def pullback_failed(exc: Exception) -> None:
         "    This usually means a rule got inputs it does not support (check shapes and "
         "dtypes there), or a custom rule's pullback raised."
     ) from exc
+
+
+# -- the hot entry of a grad function ---------------------------------------------------
+
+
+def _no_entry(args):
+    """The hot entry before any call made one: never applies."""
+    return None
+
+
+def _in_reverse(exc, first_line: int) -> bool:
+    """Whether ``exc``, raised by fused sweeps called from a hot entry, came from their
+    reverse part (at or after ``first_line``)."""
+    tb = exc.__traceback__.tb_next  # the fused sweeps' frame (the entry's is first)
+    return tb is not None and tb.tb_lineno >= first_line
+
+
+def _kind_test(k: int, kind) -> str:
+    """The test that argument ``a{k}`` has the fast kind ``kind`` (see fast_kinds)."""
+    if isinstance(kind, tuple):
+        ndim, letter = kind
+        array = f"_h_type(a{k}) is _h_ndarray"
+        return f"({array} and a{k}.ndim == {ndim} and a{k}.dtype.kind == {letter!r})"
+    return f"_h_type(a{k}) is _h_kind{k}"
+
+
+def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed, seed):
+    """One generated function ``entry(args) -> (value, gradient) or None`` for positional
+    arguments of the fast kinds ``key``: every check the general fast path makes, in one
+    frame, then the sweeps.
+
+    It applies (returns a result) only while the arguments have exactly these kinds, the
+    registry in effect is ``registry`` at the version the adjoint was built under (when
+    ``fixed`` is False, the registry ``use_registry`` or the built-in one gives), and the
+    adjoint's guard holds, inlined (its test reads the very objects the guard reads); on
+    None the caller takes the general path, which rebuilds what changed. Errors are
+    explained as ``run_forward``/``run_pullback`` explain them.
+    """
+    from .arguments import _ndarray
+    from .registry import _active, _builtin
+    from .tangents import materialize
+
+    guard = adj.guard
+    env = dict(getattr(guard, "env", {}))
+    test = getattr(guard, "test", None)
+    if test is None:  # a guard made another way: call it
+        env["_h_guard"] = guard
+        test = "_h_guard()"
+    env.update(
+        _h_fwd=adj.forward,
+        _h_adj=adj,
+        _h_reg=registry,
+        _h_ver=registry.version,
+        _h_active=_active.get,
+        _h_builtin=_builtin,
+        _h_seed=seed,
+        _h_mat=materialize,
+        _h_ffail=forward_failed,
+        _h_pfail=pullback_failed,
+        _h_type=type,
+        _h_float=float,
+        _h_ndarray=_ndarray,
+    )
+    for k, kind in enumerate(key):
+        if not isinstance(kind, tuple):
+            env[f"_h_kind{k}"] = kind
+    fused = adj.fused_sweeps()
+    if fused is not None:
+        env["_h_fused"], env["_h_reverse_from"] = fused
+        env["_h_in_reverse"] = _in_reverse
+    n = len(key)
+    names = [f"a{k}" for k in range(n)]
+    unpack = ", ".join(names) + ("," if n == 1 else "")
+    kinds = " and ".join(_kind_test(k, kind) for k, kind in enumerate(key)) or "True"
+    if fixed:
+        which = ["    _r = _h_reg"]
+    else:  # default_registry(), inlined
+        which = [
+            "    _r = _h_active()",
+            "    if _r is None:",
+            "        if not _h_builtin:",
+            "            return None",
+            "        _r = _h_builtin[0]",
+        ]
+
+    def cotangent(j: int, p: int) -> str:
+        if key[p] is float:  # a float's cotangent is already a float (materialize's rule)
+            return f"(_c[{j}] if _h_type(_c[{j}]) is _h_float else _h_mat(_c[{j}], a{p}))"
+        return f"_h_mat(_c[{j}], a{p})"
+
+    grads = [cotangent(j, p) for j, p in enumerate(positions)]
+    result = grads[0] if single else "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
+    params = ", ".join(f"{k}={k}" for k in env)
+    lines = [f"def _hot_entry(_args, {params}):"]
+    if n:  # unpacking checks the count (a ValueError costs only when it differs)
+        lines += [
+            "    try:",
+            f"        {unpack} = _args",
+            "    except ValueError:",
+            "        return None",
+        ]
+    else:
+        lines += ["    if _args:", "        return None"]
+    lines += [
+        f"    if not ({kinds}):",
+        "        return None",
+        *which,
+        "    if _r is not _h_reg or _r.version != _h_ver:",
+        "        return None",
+        "    try:",
+        f"        if not ({test}):",
+        "            return None",
+        "    except Exception:  # an emptied cell, a deleted attribute: the general path",
+        "        return None",
+    ]
+    if fused is None:
+        lines += [
+            "    try:",
+            f"        _value, _pullback = _h_fwd({', '.join(names)})",
+            "    except Exception as _exc:",
+            "        _h_ffail(_h_adj, _exc)",
+            "        raise",
+            "    _seed = 1.0 if _h_type(_value) is _h_float else _h_seed(_value)",
+            "    try:",
+            "        _c = _pullback(_seed)",
+            "    except Exception as _exc:",
+            "        _h_pfail(_exc)",
+            "        raise",
+        ]
+    else:
+        lines += [
+            "    try:",
+            f"        _value, _c = _h_fused({', '.join(['_h_seed'] + names)})",
+            "    except Exception as _exc:",
+            "        if _h_in_reverse(_exc, _h_reverse_from):",
+            "            _h_pfail(_exc)",
+            "        else:",
+            "            _h_ffail(_h_adj, _exc)",
+            "        raise",
+        ]
+    lines.append(f"    return _value, {result}")
+    source = "\n".join(lines) + "\n"
+    namespace = dict(env)
+    exec(compile(source, "<pullback hot entry>", "exec"), namespace)  # noqa: S102 - generated
+    entry = namespace["_hot_entry"]
+    entry.source = source
+    return entry

@@ -35,8 +35,10 @@ from .errors import (
 )
 from .registry import default_registry
 from .running import (
+    _no_entry,
     deeper_recursion,
     forward_failed,
+    hot_entry,
     pullback_failed,
     run_forward,
     run_pullback,
@@ -50,6 +52,15 @@ from .transform.build import Adjoint
 
 def _scalar_seed(fn, y):
     return scalar_seed(y, _name(fn))
+
+
+def _seed_for(name: str):
+    """The seed function of a hot entry: 1.0 for a float output, else scalar_seed's."""
+
+    def seed(y):
+        return 1.0 if type(y) is float else scalar_seed(y, name)
+
+    return seed
 
 
 # -- the public functions -----------------------------------------------------------------
@@ -82,6 +93,10 @@ class _Transformed(TransformedFunction):
         # NumPy arrays): its adjoint by argument kinds, with the registry and registry
         # version it was built under (see _fast_adjoint).
         self._fast_entries: dict = {}
+        # The entry of the last fast call, as one generated function (running.hot_entry,
+        # made at the second call of an entry): what a call tries first; it gives None
+        # whenever anything it checks differs.
+        self._hot = _no_entry
         self._fast_ok = (
             (self.call is None or self.call.is_plain)
             and self._positions is not None
@@ -186,11 +201,26 @@ class _Transformed(TransformedFunction):
         ):
             if not all(key[p] in _FLOAT_KEYS for p in self._positions):
                 return None  # an int to differentiate: the general path says why
-            entry = (self._adjoint_for(args, {}), registry, registry.version)
+            entry = [self._adjoint_for(args, {}), registry, registry.version, None]
             self._fast_entries[key] = entry
         adj = entry[0]
         if adj.calls_user_code:
             return None
+        done = self._fast_sweeps(adj, args)
+        hot = entry[3]
+        if hot is None:  # the first call: a function called once needs no entry (cold start)
+            entry[3] = False
+        else:
+            if hot is False:
+                fixed = self._registry is not None
+                seed = _seed_for(_name(self.fn))
+                hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
+                entry[3] = hot
+            self._hot = hot
+        return done
+
+    def _fast_sweeps(self, adj, args):
+        """The sweeps of a fast call: ``(value, gradient)``."""
         try:
             value, pullback = adj.forward(*args)
         except Exception as exc:
@@ -285,8 +315,10 @@ class GradFunction(_Transformed):
     """``grad(f)``: a function returning the gradient of ``f`` at its arguments."""
 
     def __call__(self, *args, **kwargs):
-        if self._fast_ok and not kwargs:
-            done = self._fast(args)
+        if not kwargs:
+            done = self._hot(args)
+            if done is None and self._fast_ok:
+                done = self._fast(args)
             if done is not None:
                 return done[1]
         value, aux, grads = self._run(args, kwargs)
@@ -304,8 +336,10 @@ class ValueAndGradFunction(_Transformed):
     """``value_and_grad(f)``: returns ``(value, gradient)`` from one forward and one reverse."""
 
     def __call__(self, *args, **kwargs):
-        if self._fast_ok and not kwargs:
-            done = self._fast(args)
+        if not kwargs:
+            done = self._hot(args)
+            if done is None and self._fast_ok:
+                done = self._fast(args)
             if done is not None:
                 return done
         value, aux, grads = self._run(args, kwargs)

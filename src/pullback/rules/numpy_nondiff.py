@@ -1,7 +1,7 @@
 """Functions whose outputs carry no gradient: rounding, sign, comparisons and predicates,
 index-valued functions (arg*, nonzero, searchsorted, ...), shape queries, constructors
 that take no differentiable value (zeros, ones, empty, eye, arange, ``*_like`` except
-``full_like``) and random number generation.
+``full_like``). Random number generation is the family ``numpy_random``.
 
 The core treats their outputs as constants: no adjoint is allocated for them.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._util import Registrar
+from .numpy_random import GENERATOR_METHODS, RANDOM_FUNCTIONS, RANDOMSTATE_METHODS  # noqa: F401
 
 FAMILY = "numpy_nondiff"
 
@@ -37,26 +38,6 @@ NUMPY_NAMES = (
     "histogram histogram_bin_edges histogram2d histogramdd"
 ).split()
 
-RANDOM_FUNCTIONS = (
-    "default_rng seed rand randn random random_sample sample ranf normal uniform "
-    "standard_normal randint random_integers choice permutation shuffle exponential "
-    "standard_exponential gamma standard_gamma beta binomial poisson lognormal "
-    "multivariate_normal laplace logistic chisquare dirichlet geometric gumbel "
-    "multinomial triangular weibull get_state set_state"
-).split()
-
-GENERATOR_METHODS = (
-    "random normal uniform integers choice permutation permuted shuffle "
-    "standard_normal exponential standard_exponential gamma standard_gamma beta "
-    "binomial poisson lognormal multivariate_normal laplace logistic chisquare "
-    "dirichlet geometric gumbel multinomial triangular weibull bytes spawn"
-).split()
-
-RANDOMSTATE_METHODS = (
-    "rand randn random_sample normal uniform standard_normal randint choice "
-    "permutation shuffle seed"
-).split()
-
 
 def register(reg):
     r = Registrar(reg, FAMILY)
@@ -67,20 +48,3 @@ def register(reg):
             fns.append(fn)
             names.append(f"numpy.{name}")
     r.nondiff(*fns, names=names, notes="zero gradient")
-
-    fns, names = [], []
-    for name in RANDOM_FUNCTIONS:
-        fn = getattr(np.random, name, None)
-        if fn is not None and fn not in fns:
-            fns.append(fn)
-            names.append(f"numpy.random.{name}")
-    for cls, methods in (
-        (np.random.Generator, GENERATOR_METHODS),
-        (np.random.RandomState, RANDOMSTATE_METHODS),
-    ):
-        for name in methods:
-            fn = getattr(cls, name, None)
-            if fn is not None and fn not in fns:
-                fns.append(fn)
-                names.append(f"numpy.random.{cls.__name__}.{name}")
-    r.nondiff(*fns, names=names, notes="random numbers: no gradient")

@@ -41,6 +41,8 @@ class Adjoint:
     guard: object = None  # () -> bool: everything this adjoint baked in is unchanged
     calls_user_code: bool = False  # recursion through it needs more frames than the primal
     _higher_done: tuple | None = None
+    fused: object = None  # () -> (fused sweeps, first reverse line) or None (codegen)
+    _fused_done: tuple | None = None
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -49,6 +51,13 @@ class Adjoint:
         if self._higher_done is None:
             self._higher_done = self.higher()
         return self._higher_done
+
+    def fused_sweeps(self):
+        """``(fn, line)``: both sweeps as one function ``fn(seed, *args) -> (value,
+        cotangents)``, errors from ``line`` on being the reverse sweep's; or None."""
+        if self._fused_done is None:
+            self._fused_done = (self.fused() if self.fused is not None else None,)
+        return self._fused_done[0]
 
     @property
     def gradient(self):
@@ -122,6 +131,7 @@ def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> 
         higher=code.higher,
         guard=WorldGuard.from_source(fs, norm.live),
         calls_user_code=builder.calls_user_code,
+        fused=code.fused,
     )
 
 

@@ -35,6 +35,7 @@ class GeneratedCode:
     forward: object
     backward: object
     higher: object  # () -> (gradient function, vjp function), compiled on first use
+    fused: object = None  # () -> (fused sweeps, first reverse line) or None, on first use
 
 
 def forget_with(fn, filename: str) -> None:
@@ -205,7 +206,34 @@ def generate(
         forget_with(gradient, filename)
         return gradient, with_defaults(unit[f"{name}__vjp"])
 
+    seed_line = f"    {dret_name} = __pullback_seed__(__pullback_value__)"
+
+    def fused_sweeps(emit, render_here):
+        # Both sweeps as one function of (seed function, *args) returning (value,
+        # cotangents): no saved tuple, no partial, one call. What grad's hot entry runs.
+        emit(f"def {name}__fused(__pullback_seed__{', ' + signature if signature else ''}):", 1)
+        last = render_here(prologue + forward)
+        emit(f"    __pullback_value__ = {ret_name}", last)
+        emit(seed_line, last)
+        done = backward[-1].text  # "return (cotangents,)"
+        render_here(backward[:-1] + [Line("return __pullback_value__, " + done[7:])], last)
+
+    def fused():
+        """Built when grad's hot entry first runs, for functions of modest length (a long
+        one's call overhead is small beside its sweeps, and compiling it twice is not)."""
+        if source.count("\n") > FUSED_MAX_LINES or not backward[-1].text.startswith("return "):
+            return None
+        fused_source, filename, _, unit = compile_unit(fused_sweeps, "fused sweeps")
+        fn = with_defaults(unit[f"{name}__fused"])
+        forget_with(fn, filename)
+        # Lines from here on are the reverse sweep's: where an error is a pullback's.
+        return fn, fused_source.splitlines().index(seed_line) + 1
+
     source, filename, line_map, unit = compile_unit(sweeps, "adjoint")
     fwd = with_defaults(unit[fwd_name])
     forget_with(fwd, filename)
-    return GeneratedCode(source, filename, line_map, fwd, unit[bwd_name], higher)
+    return GeneratedCode(source, filename, line_map, fwd, unit[bwd_name], higher, fused)
+
+
+#: The longest sweeps (in generated lines) that grad's hot entry runs fused.
+FUSED_MAX_LINES = 400

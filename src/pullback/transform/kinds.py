@@ -194,8 +194,9 @@ def infer(tree, param_kinds: dict, registry) -> dict:
         kinds[name] = kind
     for _ in range(20):
         before = dict(kinds)
+        sizes = _shape_sizes(kinds)
         _block(tree.body, kinds, registry)
-        if kinds == before:
+        if kinds == before and _shape_sizes(kinds) == sizes:
             break
     for mark in marks:
         kinds[mark] = True
@@ -218,10 +219,14 @@ NOT_SHAPES = "<not-shapes>"
 
 def _note_shape(name, v, kinds):
     base = v.value if isinstance(v, gast.Attribute) and v.attr == "shape" else None
-    # frozensets, so that the fixed point of infer() sees them change
     key = SHAPES if isinstance(base, gast.Name) and is_real(kinds.get(base.id)) else NOT_SHAPES
-    if name not in kinds.get(key, ()):
-        kinds[key] = kinds.get(key, frozenset()) | {name}
+    # sets that only grow, added to in place (a copy per name was quadratic in the length
+    # of the function); infer() compares their sizes to see them change
+    kinds.setdefault(key, set()).add(name)
+
+
+def _shape_sizes(kinds) -> tuple:
+    return len(kinds.get(SHAPES, ())), len(kinds.get(NOT_SHAPES, ()))
 
 
 def _block(stmts, kinds, registry):

@@ -218,17 +218,17 @@ def stack_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"
 
 @transformable
 def inv_pullback(dy, a):
-    # d inv(a) = -inv(a) da inv(a)
-    ai = np.swapaxes(np.linalg.inv(a), -1, -2)
+    # d inv(a) = -inv(a) da inv(a); the cotangent takes the conjugate transpose (complex a)
+    ai = np.conj(np.swapaxes(np.linalg.inv(a), -1, -2))
     return (-(ai @ dy @ ai),)
 
 
 @transformable
 def det_pullback(dy, a):
     # d det(a) = det(a) tr(inv(a) da)
-    y = np.linalg.det(a)
+    y = np.conj(np.linalg.det(a))
     scale = np.reshape(dy * y, np.shape(y) + (1, 1))
-    return (scale * np.swapaxes(np.linalg.inv(a), -1, -2),)
+    return (scale * np.conj(np.swapaxes(np.linalg.inv(a), -1, -2)),)
 
 
 @transformable
@@ -236,10 +236,11 @@ def solve_pullback(dy, a, b):
     if np.ndim(a) != 2:
         return by_rule(np.linalg.solve, dy, a, b)  # stacks of systems
     x = np.linalg.solve(a, b)
-    db = np.linalg.solve(np.swapaxes(a, -1, -2), dy)
+    # (conjugate transposes: the cotangents of complex a and b)
+    db = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), dy)
     if np.ndim(b) == 1:
-        return -np.outer(db, x), db
-    return -(db @ np.swapaxes(x, -1, -2)), db
+        return -np.outer(db, np.conj(x)), db
+    return -(db @ np.conj(np.swapaxes(x, -1, -2))), db
 
 
 @transformable

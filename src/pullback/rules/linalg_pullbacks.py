@@ -310,9 +310,9 @@ def eigvals_pullback(dy, a):
 
 
 @transformable
-def lstsq_pullback(dy, a, b, rcond=None):
-    if np.ndim(a) != 2 or np.iscomplexobj(a) or np.iscomplexobj(b):
-        return by_rule(la.lstsq, dy, a, b, rcond)  # its rule refuses these
+def lstsq_grad(dy, a, b):
+    """The cotangents of ``(a, b)`` for ``(x, residuals, rank, s) = lstsq(a, b)`` of a real
+    full-rank matrix ``a`` (numpy.linalg's and scipy.linalg's results alike)."""
     vector = np.ndim(b) == 1
     Bm = b[:, None] if vector else b
     X = la.pinv(a)
@@ -337,7 +337,15 @@ def lstsq_pullback(dy, a, b, rcond=None):
     if not is_zero(ds):
         U, s, Vh = la.svd(a, full_matrices=False)
         dA = dA + svd_grad(a, U, s, Vh, ZERO, ds, ZERO)
-    return dA, dB[:, 0] if vector else dB, NO_TANGENT
+    return dA, dB[:, 0] if vector else dB
+
+
+@transformable
+def lstsq_pullback(dy, a, b, rcond=None):
+    if np.ndim(a) != 2 or np.iscomplexobj(a) or np.iscomplexobj(b):
+        return by_rule(la.lstsq, dy, a, b, rcond)  # its rule refuses these
+    da, db = lstsq_grad(dy, a, b)
+    return da, db, NO_TANGENT
 
 
 def tensorsolve_order(ndim, axes):

@@ -1,5 +1,6 @@
 """Transformable pullbacks of scipy.linalg's factorizations (scipy_linalg_decomp.py): svd,
-eigh, qr, cho_factor, lu and lu_factor, written in the differentiable subset so that second
+eigh, qr, cho_factor, lu and lu_factor, and of solve_banded, lstsq and block_diag
+(scipy_linalg.py), written in the differentiable subset so that second
 derivatives run through them (see transformable.py).
 
 They are the closures' formulas, recomputing the factors from ``a`` (the generated adjoint
@@ -22,7 +23,7 @@ from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify
 from . import scipy_linalg as base
 from . import scipy_linalg_decomp as decomp
-from .linalg_pullbacks import eigh_grad, is_zero, qr_square_grad, svd_grad
+from .linalg_pullbacks import eigh_grad, is_zero, lstsq_grad, qr_square_grad, svd_grad
 from .scipy_linalg import mT, on_triangle
 from .transformable import by_rule, set_pullbacks
 
@@ -240,6 +241,79 @@ def lu_factor_pullback(dy, a, overwrite_a=False, check_finite=True):
     dlu = densify(dy[0])
     db = lu_product_grad(L, U, dlu[:, :k], dlu[:k, :])
     return (db[unpivoted_rows(piv, np.shape(lu)[-2])],) + _NONE * 2
+
+
+# -- solve_banded, lstsq, block_diag (scipy_linalg.py) -------------------------------------
+@transformable
+def band_transpose(ab, lo, up):
+    """The band storage of A^T from that of A (A has ``lo`` sub- and ``up`` super-diagonals):
+    ``abT[k, j] = ab[up + lo - k, j + k - lo]``, zero outside the matrix."""
+    n = np.shape(ab)[-1]
+    rows = ()
+    for k in range(lo + up + 1):
+        shift = k - lo
+        src = ab[up + lo - k]
+        if shift >= 0:
+            rows = rows + (np.concatenate([src[shift:], np.zeros(min(shift, n))]),)
+        else:
+            rows = rows + (np.concatenate([np.zeros(min(-shift, n)), src[: max(n + shift, 0)]]),)
+    return np.stack(rows)
+
+
+@transformable
+def solve_banded_pullback(
+    dy, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True
+):
+    lo = l_and_u[0]
+    up = l_and_u[1]
+    x = base.sl.solve_banded(l_and_u, ab, b)
+    db = base.sl.solve_banded((up, lo), band_transpose(ab, lo, up), dy)
+    # dA[i, j] = -sum_k db[i, k] x[j, k], kept on the band: ab[up + i - j, j] = A[i, j]
+    n = np.shape(ab)[-1]
+    dbm = np.reshape(db, (n, -1))
+    xm = np.reshape(x, (n, -1))
+    rows = ()
+    for r in range(lo + up + 1):
+        d = r - up  # i = j + d
+        first = min(max(0, -d), n)
+        last = max(min(n, n - d), first)
+        inside = -np.sum(dbm[first + d : last + d] * xm[first:last], axis=-1)
+        rows = rows + (np.concatenate([np.zeros(first), inside, np.zeros(n - last)]),)
+    return NO_TANGENT, np.stack(rows), db
+
+
+@_opaque
+def lstsq_refusals(a, b, cond):
+    base.lstsq_refusals(a, b, cond)
+
+
+@transformable
+def lstsq_pullback(
+    dy,
+    a,
+    b,
+    cond=None,
+    overwrite_a=False,
+    overwrite_b=False,
+    check_finite=True,
+    lapack_driver=None,
+):
+    lstsq_refusals(a, b, cond)
+    da, db = lstsq_grad(dy, a, b)
+    return da, db
+
+
+@_opaque
+def given_blocks(blocks):
+    """The blocks passed (those before the first ``None``)."""
+    return next((k for k, b in enumerate(blocks) if b is None), len(blocks))
+
+
+@transformable
+def block_diag_pullback(dy, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None, a7=None):
+    # pullback does not transform a function of *arrs: this one takes up to 8 blocks
+    blocks = (a0, a1, a2, a3, a4, a5, a6, a7)
+    return base.block_diag_cotangents(dy, blocks[: given_blocks(blocks)])
 
 
 def register_pullbacks(reg, sl):

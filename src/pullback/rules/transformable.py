@@ -176,9 +176,10 @@ by_rule.__pullback_refuse__ = (
 
 @transformable
 def outer_pullback(dy, a, b):
-    da = np.reshape(np.dot(dy, np.ravel(b)), np.shape(a))
-    db = np.reshape(np.dot(np.ravel(a), dy), np.shape(b))
-    return unbroadcast(da, a), unbroadcast(db, b)
+    # (conjugates: the cotangents of complex vectors)
+    da = np.reshape(np.dot(dy, np.conj(np.ravel(b))), np.shape(a))
+    db = np.reshape(np.dot(np.conj(np.ravel(a)), dy), np.shape(b))
+    return real_like(da, a), real_like(db, b)
 
 
 @transformable
@@ -239,8 +240,16 @@ def solve_pullback(dy, a, b):
     # (conjugate transposes: the cotangents of complex a and b)
     db = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), dy)
     if np.ndim(b) == 1:
-        return -np.outer(db, np.conj(x)), db
-    return -(db @ np.conj(np.swapaxes(x, -1, -2))), db
+        return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
+    return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+
+
+@transformable
+def real_like(g, x):
+    """``g``, real when ``x`` is: the cotangent of a real argument of a complex result."""
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        return np.real(g)
+    return g
 
 
 @transformable

@@ -105,8 +105,7 @@ WITHOUT_SECOND_ORDER = {
     **{
         name: _CLOSURE
         for name in (
-            "numpy.insert numpy.block numpy.r_.__getitem__ numpy.c_.__getitem__ "
-            "numpy.gradient numpy.interp numpy.corrcoef "
+            "numpy.block numpy.gradient numpy.interp numpy.corrcoef "
             "operator.itemgetter.__call__ ndarray.tolist"
         ).split()
     },

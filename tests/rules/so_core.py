@@ -89,6 +89,8 @@ case("operator.matmul", V3, M)
 case("ndarray.item", M, (1, 2))
 case("ndarray.item", M, 5)
 case("ndarray.item", np.array([1.5]))
+case("ndarray.tolist", M)
+case("ndarray.tolist", np.arange(8.0).reshape(2, 2, 2) * 0.1 + 0.3)
 case("numpy.real_if_close", M)
 case("math.ldexp", 1.5, 3)
 

@@ -106,7 +106,7 @@ WITHOUT_SECOND_ORDER = {
         name: _CLOSURE
         for name in (
             "numpy.block numpy.gradient numpy.interp numpy.corrcoef "
-            "operator.itemgetter.__call__ ndarray.tolist"
+            "operator.itemgetter.__call__"
         ).split()
     },
     # The reverse of a call found at run time, written for a gradient that is differentiated

@@ -3,6 +3,7 @@ that generated code calls (see second_order_table.py)."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -79,6 +80,9 @@ case("math.dist", [1.0, 2.0, -0.5], [0.3, -1.0, 0.2])
 case("math.dist", (1.0, 2.0), (0.5, 0.25))
 case("math.fsum", [0.5, 1.5, -2.0])
 case("math.prod", [0.5, 1.5, -2.0])
+if hasattr(math, "sumprod"):  # Python 3.12+
+    case("math.sumprod", [0.5, 1.5, -2.0], [1.25, -0.5, 0.75])
+    case("math.sumprod", (0.5, 2.0), np.array([1.5, -1.0]))
 case("math.prod", (0.5, 0.0, -2.0))
 case("math.modf", 2.75)
 case("math.frexp", 5.5)

@@ -105,7 +105,7 @@ WITHOUT_SECOND_ORDER = {
     **{
         name: _CLOSURE
         for name in (
-            "numpy.block numpy.gradient numpy.interp numpy.corrcoef "
+            "numpy.block numpy.gradient numpy.interp "
             "operator.itemgetter.__call__"
         ).split()
     },

@@ -196,6 +196,21 @@ def cov_pullback(
     return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
 
 
+@transformable
+def corrcoef_pullback(dy, x, y=None, rowvar=True, bias=None, ddof=None, dtype=None):
+    if y is not None or np.ndim(x) != 2 or np.shape(x)[0 if rowvar else 1] < 2:
+        return by_rule(np.corrcoef, dy, x, y, rowvar)
+    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x) (its ddof cancels in R)
+    C = np.cov(x, None, rowvar)
+    d = np.real(np.diagonal(C))
+    s = np.sqrt(d[:, None] * d[None, :])
+    G = densify(dy)
+    GR = np.real(np.conj(G) * (C / s))
+    diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
+    dC = G / s - np.eye(np.shape(C)[0]) * diag_term[None, :]
+    return cov_pullback(dC, x, None, rowvar)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -211,5 +226,6 @@ def register(reg):
             (np.meshgrid, meshgrid_pullback),
             (np.bincount, bincount_pullback),
             (np.cov, cov_pullback),
+            (np.corrcoef, corrcoef_pullback),
         ],
     )

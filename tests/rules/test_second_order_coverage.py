@@ -105,7 +105,7 @@ WITHOUT_SECOND_ORDER = {
     **{
         name: _CLOSURE
         for name in (
-            "numpy.block numpy.gradient numpy.interp "
+            "numpy.block numpy.gradient "
             "operator.itemgetter.__call__"
         ).split()
     },

@@ -105,8 +105,7 @@ WITHOUT_SECOND_ORDER = {
     **{
         name: _CLOSURE
         for name in (
-            "numpy.block numpy.gradient "
-            "operator.itemgetter.__call__"
+            "numpy.block numpy.gradient"
         ).split()
     },
     # The reverse of a call found at run time, written for a gradient that is differentiated

@@ -21,3 +21,14 @@ def case(rule_name: str, *args, wrt=None, **kwargs) -> None:
     """Check ``rule_name`` to second order at ``fn(*args, **kwargs)`` (``wrt``: the
     differentiated argument positions; default every float argument)."""
     CASES.setdefault(rule_name, []).append((args, kwargs, wrt))
+
+
+#: Cases that test_second_order_coverage.py runs itself although their family's cases run
+#: elsewhere: scipy.linalg's factorizations, whose results are tuples and whose calls take
+#: keywords, which that family's own runner (test_so_scipy_calculus.py) does not take.
+COVERAGE_CASES: dict[str, list] = {}
+
+
+def coverage_case(rule_name: str, *args, wrt=None, **kwargs) -> None:
+    """As :func:`case`, for a case that test_second_order_coverage.py runs."""
+    COVERAGE_CASES.setdefault(rule_name, []).append((args, kwargs, wrt))

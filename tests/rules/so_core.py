@@ -3,6 +3,7 @@ that generated code calls (see second_order_table.py)."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -79,6 +80,9 @@ case("math.dist", [1.0, 2.0, -0.5], [0.3, -1.0, 0.2])
 case("math.dist", (1.0, 2.0), (0.5, 0.25))
 case("math.fsum", [0.5, 1.5, -2.0])
 case("math.prod", [0.5, 1.5, -2.0])
+if hasattr(math, "sumprod"):  # Python 3.12+
+    case("math.sumprod", [0.5, 1.5, -2.0], [1.25, -0.5, 0.75])
+    case("math.sumprod", (0.5, 2.0), np.array([1.5, -1.0]))
 case("math.prod", (0.5, 0.0, -2.0))
 case("math.modf", 2.75)
 case("math.frexp", 5.5)
@@ -89,6 +93,12 @@ case("operator.matmul", V3, M)
 case("ndarray.item", M, (1, 2))
 case("ndarray.item", M, 5)
 case("ndarray.item", np.array([1.5]))
+case("ndarray.tolist", M)
+# itemgetter of arrays (items read twice: summed); of lists the closure, refused by name
+case("operator.itemgetter.__call__", operator.itemgetter(1), M)
+case("operator.itemgetter.__call__", operator.itemgetter(0, 1, 0), np.array([0.5, 1.5, -2.0]))
+case("operator.itemgetter.__call__", operator.itemgetter((1, 2), (0, slice(1, 3))), M)
+case("ndarray.tolist", np.arange(8.0).reshape(2, 2, 2) * 0.1 + 0.3)
 case("numpy.real_if_close", M)
 case("math.ldexp", 1.5, 3)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rule_inputs import make, make_complex, spd, well_conditioned
 from second_order_table import case
 
@@ -75,6 +76,20 @@ case("numpy.linalg.qr", T43)
 case("numpy.linalg.qr", W3, "r")
 case("numpy.linalg.qr", W23)
 case("numpy.linalg.norm", X)
+# eig/eigvals: real eigenvalues, and a real matrix with a complex pair (a real loss of the
+# complex results); lstsq tall (with residuals) and wide, vector and matrix right sides
+ROT = np.array([[0.3, -1.2, 0.1], [1.1, 0.2, 0.4], [0.2, 0.5, 0.9]])
+REAL_EIG = np.array([[2.0, 0.3, 0.1], [0.2, 1.0, 0.4], [0.1, 0.5, -0.5]])
+case("numpy.linalg.eig", REAL_EIG)
+case("numpy.linalg.eig", ROT)
+case("numpy.linalg.eigvals", REAL_EIG)
+case("numpy.linalg.eigvals", ROT)
+case("numpy.linalg.lstsq", T43, V[:4])
+case("numpy.linalg.lstsq", T43, X[:, :2])
+case("numpy.linalg.lstsq", T34, V[:3], None)
+M6 = well_conditioned((6, 6), seed=11).reshape(2, 3, 6)
+case("numpy.linalg.tensorsolve", M6, X[:2, :3])
+case("numpy.linalg.tensorsolve", np.moveaxis(M6, 2, 0), X[:2, :3], (0,))  # axes
 
 # -- vector_norm / matrix_norm (2-norm and Frobenius transformable; other orders closures) --
 case("numpy.linalg.vector_norm", V)

@@ -232,3 +232,21 @@ def test_complex_norms():
 
 def test_matrix_rank_is_not_differentiable():
     assert default_registry().lookup(la.matrix_rank).kind == NONDIFF
+
+
+def _complex_solves(a):
+    z = a + 1j * a.T  # complex matrices built from a real one
+    return (
+        np.sum(np.real(np.linalg.inv(z)) ** 2)
+        + np.sum(np.imag(np.linalg.solve(z, a)) ** 2)
+        + np.sum(np.imag(np.linalg.solve(z, a[:, 0])) ** 2)  # a real b
+        + np.sum(np.real(np.linalg.solve(a, z[0])) ** 2)  # a real a
+        + np.real(np.linalg.det(z) ** 2)
+    )
+
+
+def test_complex_inv_solve_det_through_their_pullback_functions():
+    # the pullback functions take conjugate transposes (a transpose gave wrong gradients)
+    a = np.array([[0.3, -1.2, 0.1], [1.1, 0.2, 0.4], [0.2, 0.5, 0.9]])
+    check_grads(_complex_solves, a)
+    assert check_grads(_complex_solves, a, order=2) == "reverse over reverse"

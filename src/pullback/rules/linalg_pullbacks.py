@@ -6,6 +6,8 @@ a cotangent part that is ``ZERO`` (an output not used) is skipped as the closure
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..registry import transformable
@@ -127,16 +129,21 @@ cholesky_pullback.__pullback_numpy_only__ = True
 
 
 @transformable
-def eigh_pullback(dy, a, UPLO="L"):
-    w, V = la.eigh(a, UPLO)
-    dw = dy[0]
-    dV = dy[1]
-    inner = np.zeros(np.shape(a))
+def eigh_grad(w, V, dw, dV):
+    """The (full, symmetric) gradient of ``a = V diag(w) V^T`` from the cotangents of the
+    eigenvalues and eigenvectors (``ZERO`` where unused)."""
+    inner = np.zeros(np.shape(V))
     if not is_zero(dw):
         inner = inner + diag_matrix(densify(dw))
     if not is_zero(dV):
         inner = inner + inverse_gap(w) * (mT(V) @ densify(dV))
-    X = (V @ inner) @ mT(V)
+    return (V @ inner) @ mT(V)
+
+
+@transformable
+def eigh_pullback(dy, a, UPLO="L"):
+    w, V = la.eigh(a, UPLO)
+    X = eigh_grad(w, V, dy[0], dy[1])
     return unbroadcast(on_triangle(X, UPLO.upper() == "L"), a), NO_TANGENT
 
 
@@ -258,6 +265,115 @@ def matrix_norm_pullback(dy, x, keepdims=False, ord="fro"):
     return (_two_norm_pullback(dy, x, (-2, -1), keepdims),)
 
 
+@transformable
+def eigvec_gauge_T(V, Vb):
+    """The transpose of how LAPACK fixes each eigenvector (unit norm, largest component
+    real; see linalg._eigvec_gauge_T): the cotangent of V mapped back to that of the raw
+    variation ``dU = V (F * M)``."""
+    if np.iscomplexobj(V):
+        k = np.argmax(np.abs(V), axis=-2)[..., None, :]
+        r = np.real(np.take_along_axis(V, k, axis=-2))
+        t = -np.imag(np.sum(np.conj(Vb) * V, axis=-2, keepdims=True))
+        rows = np.arange(np.shape(V)[-2])[:, None] == k  # the k_j-th entry of column j
+        Vb = Vb + rows * (-1j * t / r)
+    s = np.real(np.sum(np.conj(Vb) * V, axis=-2, keepdims=True))
+    return Vb - V * s
+
+
+@transformable
+def from_eigenbasis(V, inner, a):
+    """``V^-H inner V^H``, the cotangent of ``a`` from that of ``M = V^-1 da V``; its real
+    part for a real ``a`` (the derivative of the function NumPy computes)."""
+    g = la.solve(mH(V), inner @ mH(V))
+    if not np.iscomplexobj(a):
+        g = np.real(g)
+    return unbroadcast(g, a)
+
+
+@transformable
+def eig_pullback(dy, a):
+    w, V = la.eig(a)
+    dw = dy[0]
+    dV = dy[1]
+    inner = np.zeros(np.shape(V), np.result_type(V, 1j))
+    if not is_zero(dw):
+        inner = inner + diag_matrix(densify(dw))
+    if not is_zero(dV):
+        inner = inner + np.conj(inverse_gap(w)) * (mH(V) @ eigvec_gauge_T(V, densify(dV)))
+    return (from_eigenbasis(V, inner, a),)
+
+
+@transformable
+def eigvals_pullback(dy, a):
+    w, V = la.eig(a)
+    return (from_eigenbasis(V, diag_matrix(densify(dy)), a),)
+
+
+@transformable
+def lstsq_grad(dy, a, b):
+    """The cotangents of ``(a, b)`` for ``(x, residuals, rank, s) = lstsq(a, b)`` of a real
+    full-rank matrix ``a`` (numpy.linalg's and scipy.linalg's results alike)."""
+    vector = np.ndim(b) == 1
+    Bm = b[:, None] if vector else b
+    X = la.pinv(a)
+    xm = X @ Bm  # x = pinv(a) b for a full-rank a
+    dx = dy[0]
+    dres = dy[1]
+    ds = dy[3]
+    dA = np.zeros(np.shape(a))
+    dB = np.zeros(np.shape(Bm))
+    if not is_zero(dx):
+        g = densify(dx)
+        g = g[:, None] if vector else g
+        dA = dA + pinv_grad(a, X, g @ mT(Bm))
+        dB = dB + mT(X) @ g
+    # residuals = |b - a x|^2 per column, given for a tall full-rank a; x is optimal, so
+    # only the explicit dependence on a and b remains
+    if not is_zero(dres) and np.shape(a)[0] > np.shape(a)[1]:
+        r = densify(dres)
+        resid = Bm - a @ xm
+        dB = dB + 2.0 * resid * r
+        dA = dA - 2.0 * (resid * r) @ mT(xm)
+    if not is_zero(ds):
+        U, s, Vh = la.svd(a, full_matrices=False)
+        dA = dA + svd_grad(a, U, s, Vh, ZERO, ds, ZERO)
+    return dA, dB[:, 0] if vector else dB
+
+
+@transformable
+def lstsq_pullback(dy, a, b, rcond=None):
+    if np.ndim(a) != 2 or np.iscomplexobj(a) or np.iscomplexobj(b):
+        return by_rule(la.lstsq, dy, a, b, rcond)  # its rule refuses these
+    da, db = lstsq_grad(dy, a, b)
+    return da, db, NO_TANGENT
+
+
+def tensorsolve_order(ndim, axes):
+    """The axes of ``a`` in the order tensorsolve moves them to (``axes`` to the end)."""
+    order = list(range(ndim))
+    for k in axes or ():
+        order.remove(k)
+        order.insert(ndim, k)
+    return order
+
+
+# Integer bookkeeping: transformed code (a second derivative) calls it as it is.
+tensorsolve_order.__pullback_opaque__ = True
+
+
+@transformable
+def tensorsolve_pullback(dy, a, b, axes=None):
+    # x solves A2 x2 = b2 with A2 the reordered a as an (size(b), size(x)) matrix
+    x = la.tensorsolve(a, b, axes)
+    order = tensorsolve_order(np.ndim(a), axes)
+    A = np.transpose(a, order)
+    A2 = np.reshape(A, (math.prod(np.shape(b)), -1))
+    db2 = la.solve(mH(A2), np.ravel(densify(dy)))
+    dA2 = -(db2[:, None] * np.conj(np.ravel(x))[None, :])
+    dA = np.transpose(np.reshape(dA2, np.shape(A)), np.argsort(order))
+    return unbroadcast(dA, a), unbroadcast(np.reshape(db2, np.shape(b)), b), NO_TANGENT
+
+
 def register_pullbacks(reg):
     set_pullbacks(
         reg,
@@ -271,6 +387,10 @@ def register_pullbacks(reg):
             (la.svd, svd_pullback),
             (getattr(la, "svdvals", None), svdvals_pullback),
             (la.qr, qr_pullback),
+            (la.eig, eig_pullback),
+            (la.eigvals, eigvals_pullback),
+            (la.lstsq, lstsq_pullback),
+            (la.tensorsolve, tensorsolve_pullback),
             (getattr(la, "vector_norm", None), vector_norm_pullback),
             (getattr(la, "matrix_norm", None), matrix_norm_pullback),
         ],

@@ -50,6 +50,26 @@ def dist_pullback(dy, p, q):
 
 
 @transformable
+def sumprod_pullback(dy, p, q):
+    # (Python 3.12+) sum(p[k] * q[k]): each factor's cotangent is dy times the other one
+    dp = []
+    dq = []
+    for k in range(len(p)):
+        dp = dp + [dy * q[k]]
+        dq = dq + [dy * p[k]]
+    return as_argument(dp, p), as_argument(dq, q)
+
+
+@transformable
+def as_argument(values, like):
+    """Cotangents ``values`` (a list) in the kind of the argument ``like``: a list, a tuple
+    or a 1-d array."""
+    if isinstance(like, np.ndarray):
+        return np.reshape(np.asarray(values, dtype=np.result_type(like, 1.0)), np.shape(like))
+    return same_kind(values, like)
+
+
+@transformable
 def fsum_pullback(dy, iterable):
     grads = []
     for _ in range(len(iterable)):
@@ -120,5 +140,6 @@ def register_pullbacks(reg):
             (math.prod, prod_pullback),
             (math.modf, modf_pullback),
             (math.frexp, frexp_pullback),
+            (getattr(math, "sumprod", None), sumprod_pullback),
         ],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..registry import transformable
 from ._util import ZERO, Registrar, densify
 
 FAMILY = "ndarray_methods"
@@ -35,31 +36,40 @@ def _item_rrule(x, *args):
 
 def _tolist_rrule(x):
     y = x.tolist()
-    shape = np.shape(x)
-    dtype = np.result_type(x)
 
     def tolist_pullback(dy):
         if dy is ZERO:
             return (ZERO,)
-        return (np.reshape(np.asarray(_zeros_filled(dy, y), dtype=dtype), shape),)
+        return tolist_cotangent(dy, x)
 
     return y, tolist_pullback
 
 
-def _zeros_filled(c, like):
-    """A nested list cotangent with its symbolic zeros written as zeros shaped like the
-    matching part of ``like``."""
+@transformable
+def nested_cotangent(c, like):
+    """The cotangent of an array from that of its ``tolist()`` (nested lists, ``ZERO``
+    where a part is unused), ``like`` the list of its shape."""
     if c is ZERO:
         return np.zeros(np.shape(like))
-    if isinstance(c, (list, tuple)):
-        return [_zeros_filled(v, w) for v, w in zip(c, like, strict=True)]
-    return densify(c)
+    if isinstance(c, (list, tuple)) and len(c) > 0:
+        parts = ()
+        for k in range(len(c)):
+            parts = parts + (nested_cotangent(c[k], like[k]),)
+        return np.stack(parts)
+    return np.reshape(densify(c), np.shape(like))
+
+
+@transformable
+def tolist_cotangent(dy, x):
+    g = nested_cotangent(dy, np.zeros(np.shape(x)).tolist())
+    return (np.asarray(g, dtype=np.result_type(x)),)
 
 
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(np.ndarray.item, _item_rrule)
     r.rule(np.ndarray.tolist, _tolist_rrule)
+    reg.set_pullback_function(np.ndarray.tolist, tolist_cotangent)
     # Their pullbacks as transformable functions (second derivatives).
     from .math_pullbacks import register_methods
 

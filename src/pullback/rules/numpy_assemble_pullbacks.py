@@ -15,6 +15,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from ._util import position_labels
 from .transformable import set_pullbacks
 
 
@@ -196,6 +197,47 @@ def select_pullback(dy, condlist, choicelist, default=0):
     return NO_TANGENT, parts, unbroadcast(np.where(taken, 0.0, g), default)
 
 
+@transformable
+def gather_labelled(dy, keys, n):
+    """``flat[k]``: the sum of the elements of ``dy`` whose position label (see
+    ``_util.position_labels``) is ``k``, for ``k < n``: the cotangents of the labelled
+    inputs of a function that only moves and copies elements, one after the other."""
+    g = np.ravel(densify(dy))
+    if np.iscomplexobj(g):
+        return np.bincount(keys, np.real(g), n) + 1j * np.bincount(keys, np.imag(g), n)
+    return np.bincount(keys, g, n)
+
+
+@transformable
+def labelled_part(flat, start, x):
+    """The cotangent of the input ``x`` labelled from ``start`` (real when ``x`` is)."""
+    g = np.reshape(flat[start : start + math.prod(np.shape(x))], np.shape(x))
+    if not np.iscomplexobj(x):
+        g = np.real(g)
+    return g
+
+
+def insert_labels(arr, obj, values, axis):
+    """Where ``np.insert`` puts each element of ``arr`` (labels from 1) and of the
+    broadcast ``values`` (after them): the labels of the result, flat, and their count."""
+    n = math.prod(np.shape(arr))
+    ids = np.insert(position_labels(np.asarray(arr), 1), obj, position_labels(values, 1 + n), axis)
+    keys = np.ravel(np.rint(np.imag(ids)).astype(np.intp))
+    return keys, 2 + n + math.prod(np.shape(values))
+
+
+# Integer bookkeeping: transformed code (a second derivative) calls it as it is.
+insert_labels.__pullback_opaque__ = True
+
+
+@transformable
+def insert_pullback(dy, arr, obj, values, axis=None):
+    keys, n = insert_labels(arr, obj, values, axis)
+    flat = gather_labelled(dy, keys, n)
+    start = 1 + math.prod(np.shape(arr))
+    return labelled_part(flat, 1, arr), NO_TANGENT, labelled_part(flat, start, values), NO_TANGENT
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -219,5 +261,6 @@ def register(reg):
             (np.dsplit, dsplit_pullback),
             (getattr(np, "unstack", None), unstack_pullback),
             (np.select, select_pullback),
+            (np.insert, insert_pullback),
         ],
     )

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..registry import transformable
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -31,6 +32,7 @@ from ._util import (
     differentiable,
     position_labels,
 )
+from .numpy_assemble_pullbacks import gather_labelled, labelled_part
 
 FAMILY = "numpy_index_tricks"
 
@@ -91,15 +93,64 @@ def _concatenator_rule(obj, name):
     return concatenator_rrule
 
 
+def concatenator_labels(obj, name, items):
+    """The labels of ``obj[items]`` with its differentiable items labelled (flat), their
+    count, and each item's first label (0 for the items without a cotangent)."""
+    labelled, where = _labelled(items, name)
+    starts = [0] * len(items)
+    for k, start, _ in where:
+        starts[k] = start
+    ids = obj[tuple(labelled)] if where else np.zeros(0)
+    keys = np.ravel(np.rint(np.imag(ids)).astype(np.intp))
+    return keys, 1 + sum(int(np.size(item)) for _, _, item in where), tuple(starts)
+
+
+@transformable
+def concatenator_cotangent(dy, obj, name, key):
+    """The cotangent of the key of ``obj[key]`` (``np.r_``, ``np.c_``): one per item, none
+    for directives, ranges and integer items."""
+    single = not isinstance(key, tuple)
+    items = (key,) if single else key
+    keys, n, starts = concatenator_labels(obj, name, items)
+    flat = gather_labelled(dy, keys, n)
+    cots = ()
+    for k in range(len(items)):
+        if starts[k] == 0:
+            cots = cots + (NO_TANGENT,)
+        else:
+            cots = cots + (labelled_part(flat, starts[k], items[k]),)
+    return (cots[0] if single else cots,)
+
+
+@transformable
+def r_getitem_pullback(dy, key):
+    return concatenator_cotangent(dy, np.r_, "r_", key)
+
+
+@transformable
+def c_getitem_pullback(dy, key):
+    return concatenator_cotangent(dy, np.c_, "c_", key)
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
-    for obj, name in ((np.r_, "r_"), (np.c_, "c_")):
+    for obj, name, pullback_fn in (
+        (np.r_, "r_", r_getitem_pullback),
+        (np.c_, "c_", c_getitem_pullback),
+    ):
         r.rule(
             obj.__getitem__,
             _concatenator_rule(obj, name),
             name=f"numpy.{name}.__getitem__",
             notes="integer-bounded ranges only",
         )
+        reg.set_pullback_function(obj.__getitem__, pullback_fn)
+    # integer bookkeeping of the pullback functions: no gradient flows through it
+    r.nondiff(
+        concatenator_labels,
+        names=["pullback.rules.numpy_index_tricks.concatenator_labels"],
+        notes="labels of np.r_/np.c_ items (integers)",
+    )
     r.nondiff(
         np.s_.__getitem__,
         np.index_exp.__getitem__,

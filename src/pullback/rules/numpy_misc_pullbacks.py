@@ -196,6 +196,69 @@ def cov_pullback(
     return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
 
 
+def interp_segments(x, xp):
+    """The segment ``[xp[j], xp[j + 1]]`` of each ``x`` (the last one at the right end)."""
+    return np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.shape(xp)[0] - 2)
+
+
+# Integer bookkeeping: transformed code (a second derivative) calls it as it is.
+interp_segments.__pullback_opaque__ = True
+
+
+@transformable
+def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
+    if period is not None or np.iscomplexobj(fp) or np.shape(xp)[0] < 2:
+        return by_rule(np.interp, dy, x, xp, fp, left, right, period)
+    n = np.shape(xp)[0]
+    g = densify(dy)
+    below = x < xp[0]
+    above = x > xp[n - 1]
+    gi = np.where(np.logical_or(below, above), 0.0, g)
+    j = interp_segments(x, xp)
+    width = xp[j + 1] - xp[j]
+    slope = (fp[j + 1] - fp[j]) / width
+    t = (x - xp[j]) / width
+    jr = np.ravel(j)
+    # y = fp[j] (1 - t) + fp[j + 1] t with t = (x - xp[j]) / (xp[j + 1] - xp[j])
+    dfp = np.bincount(jr, np.ravel(gi * (1.0 - t)), n) + np.bincount(jr + 1, np.ravel(gi * t), n)
+    dxp = np.bincount(jr, np.ravel(gi * slope * (t - 1.0)), n) + np.bincount(
+        jr + 1, np.ravel(-(gi * slope * t)), n
+    )
+    g_below = np.sum(np.where(below, g, 0.0))
+    g_above = np.sum(np.where(above, g, 0.0))
+    d_left = NO_TANGENT
+    d_right = NO_TANGENT
+    if left is None:  # below xp[0] the value is fp[0]
+        dfp = dfp + (np.arange(n) == 0) * g_below
+    else:
+        d_left = g_below
+    if right is None:
+        dfp = dfp + (np.arange(n) == n - 1) * g_above
+    else:
+        d_right = g_above
+    return unbroadcast(gi * slope, x), dxp, dfp, d_left, d_right, NO_TANGENT
+
+
+# Dask indexes with 1-d integer arrays only (x[j] of a 2-d j): on Dask the adjoint calls the
+# rule's closure pullback.
+interp_pullback.__pullback_numpy_only__ = True
+
+
+@transformable
+def corrcoef_pullback(dy, x, y=None, rowvar=True, bias=None, ddof=None, dtype=None):
+    if y is not None or np.ndim(x) != 2 or np.shape(x)[0 if rowvar else 1] < 2:
+        return by_rule(np.corrcoef, dy, x, y, rowvar)
+    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x) (its ddof cancels in R)
+    C = np.cov(x, None, rowvar)
+    d = np.real(np.diagonal(C))
+    s = np.sqrt(d[:, None] * d[None, :])
+    G = densify(dy)
+    GR = np.real(np.conj(G) * (C / s))
+    diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
+    dC = G / s - np.eye(np.shape(C)[0]) * diag_term[None, :]
+    return cov_pullback(dC, x, None, rowvar)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -211,5 +274,7 @@ def register(reg):
             (np.meshgrid, meshgrid_pullback),
             (np.bincount, bincount_pullback),
             (np.cov, cov_pullback),
+            (np.corrcoef, corrcoef_pullback),
+            (np.interp, interp_pullback),
         ],
     )

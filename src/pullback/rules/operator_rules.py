@@ -15,9 +15,12 @@ import operator
 
 import numpy as np
 
-from ..registry import SCALAR
+from ..registry import SCALAR, transformable
 from ..tangents import add as add_cotangents
-from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, zeros_for
+from ._util import NO_TANGENT, ZERO, Registrar, densify, dy_parts, zeros_for
+from .linalg_pullbacks import is_zero
+from .numpy_indexing_pullbacks import scatter
+from .transformable import by_rule
 
 FAMILY = "operator"
 
@@ -128,6 +131,31 @@ def _itemgetter_rule(getitem_rule):
     return itemgetter_call_rrule
 
 
+def getter_items(getter):
+    """The items an ``operator.itemgetter`` reads."""
+    return getter.__reduce__()[1]
+
+
+# Reads the getter (no float in it): transformed code calls it as it is.
+getter_items.__pullback_opaque__ = True
+
+
+@transformable
+def itemgetter_pullback(dy, getter, obj):
+    """The cotangent of an array ``obj`` read by ``getter(obj)`` (every item as
+    ``obj[item]``, the cotangents of items read twice summed); other containers: the
+    rule's closure."""
+    if isinstance(obj, (list, tuple, dict)):
+        return by_rule(operator.itemgetter.__call__, dy, getter, obj)
+    items = getter_items(getter)
+    parts = (dy,) if len(items) == 1 else dy
+    total = np.zeros(np.shape(obj), np.result_type(obj, 1.0))
+    for k in range(len(items)):
+        if not is_zero(parts[k]):
+            total = total + scatter(densify(parts[k]), obj, items[k])
+    return NO_TANGENT, total
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
     for op, ufunc in NUMERIC.items():
@@ -149,4 +177,5 @@ def register(reg):
         name="operator.itemgetter.__call__",
         notes="the getter's items, as operator.getitem",
     )
+    reg.set_pullback_function(operator.itemgetter.__call__, itemgetter_pullback)
     r.nondiff(*NONDIFF, names=[f"operator.{f.__name__}" for f in NONDIFF])

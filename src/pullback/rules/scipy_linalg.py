@@ -29,7 +29,7 @@ from ..errors import ArgumentError
 from ..registry import transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, ZERO, Registrar, bind, densify, dy_parts, finalize, zeros_for
-from .linalg import _pinv_grad, _svd_grad
+from .linalg import _pinv_grad
 
 FAMILY = "scipy_linalg"
 REQUIRES = "scipy.linalg"
@@ -267,89 +267,43 @@ def _solve_sylvester_check(a, b, q):
 
 
 # -- solve_banded --------------------------------------------------------------------------
-def _band_transpose(ab, lo, up):
-    """The band storage of A^T from that of A (A has ``lo`` sub- and ``up`` super-diagonals):
-    ``abT[k, j] = ab[up + lo - k, j + k - lo]``."""
-    out = np.zeros_like(ab)
-    n = ab.shape[-1]
-    for k in range(lo + up + 1):
-        shift = k - lo
-        src = ab[up + lo - k]
-        if shift >= 0:
-            out[k, : n - shift] = src[shift:]
-        else:
-            out[k, -shift:] = src[: n + shift]
-    return out
-
-
-def _solve_banded_rrule(l_and_u, ab, b, *args, **kwargs):
+def _solve_banded_check(l_and_u, ab, b, *args, **kwargs):
     real_only("solve_banded", ab, b)
-    x = sl.solve_banded(l_and_u, ab, b, *args, **kwargs)
-    lo, up = l_and_u
-    AB = np.asarray(ab)
-    rest = (NO_TANGENT,) * len(args)
-
-    def solve_banded_pullback(dy):
-        if dy is ZERO:
-            return (NO_TANGENT,) + zeros_for((ab, b)) + rest
-        g = np.asarray(densify(dy))
-        db = sl.solve_banded((up, lo), _band_transpose(AB, lo, up), g)
-        # dA[i, j] = -sum_k db[i, k] x[j, k], kept on the band: ab[up + i - j, j] = A[i, j].
-        dbm = db.reshape(db.shape[0], -1)
-        xm = x.reshape(x.shape[0], -1)
-        n = AB.shape[-1]
-        dab = np.zeros(AB.shape, dtype=np.result_type(dbm, xm))
-        for r in range(lo + up + 1):
-            d = r - up  # i = j + d
-            lo_j, hi_j = max(0, -d), min(n, n - d)
-            if hi_j > lo_j:
-                dab[r, lo_j:hi_j] = -np.sum(dbm[lo_j + d : hi_j + d] * xm[lo_j:hi_j], axis=-1)
-        return (NO_TANGENT, finalize(dab, ab), finalize(db, b)) + rest
-
-    return x, solve_banded_pullback
 
 
 # -- lstsq and pinv ------------------------------------------------------------------------
-def _lstsq_rrule(a, b, *args, **kwargs):
+def lstsq_refusals(a, b, cond=None):
+    """Refuse what lstsq's rule does not differentiate: complex values, a stack, a rank
+    deficient ``a``."""
     real_only("lstsq", a, b)
-    y = sl.lstsq(a, b, *args, **kwargs)
-    x, residues, rank, s = y
-    A, B = np.asarray(a), np.asarray(b)
-    if A.ndim != 2:
+    if np.ndim(a) != 2:
         refuse("lstsq", "its rule is for one matrix", "call it once per matrix of the stack")
-    if rank < min(A.shape):
+    rank = sl.lstsq(a, b, cond=cond)[2]
+    if rank < min(np.shape(a)):
         refuse(
             "lstsq",
-            f"a has rank {rank} < {min(A.shape)}: the solution is not differentiable there",
+            f"a has rank {rank} < {min(np.shape(a))}: the solution is not differentiable there",
             "regularize the problem (e.g. solve (A^T A + eps I) x = A^T b)",
         )
-    X = sl.pinv(A)
-    U, _, Vh = np.linalg.svd(A, full_matrices=False)
-    vector = B.ndim == 1
-    xm = x[:, None] if vector else x
-    Bm = B[:, None] if vector else B
+
+
+# A check: transformed code (a second derivative) calls it as it is.
+lstsq_refusals.__pullback_opaque__ = True
+
+
+def _lstsq_rrule(a, b, *args, **kwargs):
+    lstsq_refusals(a, b, bind(args, kwargs, ("cond",), (None,))["cond"])
+    y = sl.lstsq(a, b, *args, **kwargs)
     rest = (NO_TANGENT,) * len(args)
 
     def lstsq_pullback(dy):
-        dx, dres, _, ds = dy_parts(dy, 4)
-        dA = np.zeros(A.shape, dtype=np.result_type(A, x))
-        dB = np.zeros(Bm.shape, dtype=np.result_type(B, x))
-        if dx is not ZERO:  # x = pinv(A) b for a full-rank A
-            g = np.asarray(densify(dx))
-            g = g[:, None] if vector else g
-            dA = dA + _pinv_grad(A, X, g @ Bm.T)
-            dB = dB + X.T @ g
-        if dres is not ZERO and np.size(residues):
-            # residues = |b - A x|^2 per column; x is optimal, so only b and A move it.
-            r = np.asarray(densify(dres))
-            resid = Bm - A @ xm
-            dB = dB + 2.0 * resid * r
-            dA = dA - 2.0 * (resid * r) @ xm.T
-        if ds is not ZERO:
-            dA = dA + _svd_grad(A, U, s, Vh, ZERO, ds, ZERO)
-        if dx is ZERO and dres is ZERO and ds is ZERO:
+        parts = dy_parts(dy, 4)
+        if all(p is ZERO for p in parts):
             return zeros_for((a, b)) + rest
-        return (finalize(dA, a), finalize(dB[:, 0] if vector else dB, b)) + rest
+        from .linalg_pullbacks import lstsq_grad
+
+        da, db = lstsq_grad(parts, a, b)
+        return (finalize(da, a), finalize(db, b)) + rest
 
     return y, lstsq_pullback
 
@@ -412,9 +366,9 @@ def block_size(shape):
     return shape[-2], shape[-1]
 
 
-def block_diag_pullback(dy, *arrs):
-    # (Not transformable: pullback does not transform a function with *args, so a second
-    # derivative through block_diag is refused.)
+@transformable
+def block_diag_cotangents(dy, arrs):
+    """The cotangents of the blocks ``arrs`` of ``block_diag(*arrs)``."""
     out = ()
     r = 0
     c = 0
@@ -428,6 +382,10 @@ def block_diag_pullback(dy, *arrs):
         r = r + m
         c = c + n
     return out
+
+
+def block_diag_pullback(dy, *arrs):
+    return block_diag_cotangents(dy, arrs)
 
 
 def _block_diag_check(*arrs):
@@ -508,6 +466,7 @@ def register(reg):
     except ImportError:  # pragma: no cover - scipy is optional
         return
     r = Registrar(reg, FAMILY)
+    from . import scipy_linalg_pullbacks as pullbacks
 
     def rule(fn, rrule, notes=""):
         r.rule(fn, rrule, name=f"scipy.linalg.{fn.__name__}", notes=notes)
@@ -525,7 +484,12 @@ def register(reg):
     register_transformable(
         r, sl.solve_sylvester, solve_sylvester_pullback, _solve_sylvester_check, "real"
     )
-    rule(sl.solve_banded, _solve_banded_rrule, notes="real; reads the band")
+    rule(
+        sl.solve_banded,
+        rule_from(sl.solve_banded, pullbacks.solve_banded_pullback, _solve_banded_check,
+                  "solve_banded"),
+        notes="real; reads the band",
+    )  # fmt: skip
     rule(sl.lstsq, _lstsq_rrule, notes="real, full rank")
     rule(sl.pinv, _pinv_rrule, notes="real, full rank")
     r.reg.set_pullback_function(sl.pinv, pinv_pullback)  # (not with return_rank=True)
@@ -533,6 +497,10 @@ def register(reg):
         sl.block_diag,
         rule_from(sl.block_diag, block_diag_pullback, _block_diag_check, "block_diag"),
     )
+    # (pullback does not transform a function of *arrs: up to 8 blocks by position)
+    r.reg.set_pullback_function(sl.block_diag, pullbacks.block_diag_pullback)
+    r.reg.set_pullback_function(sl.solve_banded, pullbacks.solve_banded_pullback)
+    r.reg.set_pullback_function(sl.lstsq, pullbacks.lstsq_pullback)
     register_transformable(
         r, sl.toeplitz, toeplitz_pullback, _toeplitz_check, "real; r given by position"
     )

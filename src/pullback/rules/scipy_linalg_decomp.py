@@ -85,7 +85,7 @@ def _cholesky_check(a, *args, **kwargs):
 
 
 @functools.cache
-def _cho_factor_keeps_other_triangle() -> bool:
+def cho_factor_keeps_other_triangle() -> bool:
     """Whether this SciPy's cho_factor leaves the other triangle of ``a`` in ``c`` (before
     SciPy 1.18) or zeroes it (1.18 on): asked of SciPy once, on a 2x2 matrix."""
     c, _ = base.sl.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))
@@ -104,7 +104,7 @@ def _cho_factor_rrule(a, *args, **kwargs):
         dc = np.asarray(densify(dc))
         factor = np.tril(c) if lower else np.triu(c)
         da = cholesky_cotangent(factor, dc, lower)
-        if _cho_factor_keeps_other_triangle():  # then that triangle of c is a's own
+        if cho_factor_keeps_other_triangle():  # then that triangle of c is a's own
             da = da + (np.triu(dc, 1) if lower else np.tril(dc, -1))
         return (finalize(da, a),) + (NO_TANGENT,) * len(args)
 
@@ -196,6 +196,15 @@ def _nonsingular_u(name, U):
         )
 
 
+def lu_refusals(name, a):
+    """Refuse what lu's and lu_factor's rules do not differentiate: complex matrices, a
+    stack (lu_factor), a singular factor U."""
+    real_only(name, a)
+    if name == "lu_factor" and np.ndim(a) != 2:
+        refuse("lu_factor", "its rule is for one matrix", "call it once per matrix of the stack")
+    _nonsingular_u(name, np.triu(base.sl.lu_factor(a)[0]) if np.ndim(a) == 2 else base.sl.lu(a)[2])
+
+
 def _lu_rrule(a, *args, **kwargs):
     real_only("lu", a)
     p = bind(args, kwargs, ("permute_l", "overwrite_a", "check_finite", "p_indices"),
@@ -239,15 +248,12 @@ def lu_parts(lu, k):
 
 
 def _lu_factor_rrule(a, *args, **kwargs):
-    real_only("lu_factor", a)
-    if np.ndim(a) != 2:
-        refuse("lu_factor", "its rule is for one matrix", "call it once per matrix of the stack")
+    lu_refusals("lu_factor", a)
     y = base.sl.lu_factor(a, *args, **kwargs)
     lu, piv = y
     m, n = lu.shape
     k = min(m, n)
     L, U = lu_parts(lu, k)
-    _nonsingular_u("lu_factor", U)
     order = row_order(piv, m)
 
     def lu_factor_pullback(dy):
@@ -296,30 +302,40 @@ def _qr_grad(A, Q, R, dQ, dR):
     return np.concatenate([_qr_square_grad(Q, R1, dQ, dR1), dY], axis=-1)
 
 
-def _qr_rrule(a, *args, **kwargs):
+def qr_refusals(a, mode, pivoting, R=None):
+    """Refuse what qr's rule does not differentiate (``R``: the factor, if computed)."""
     real_only("qr", a)
-    p = bind(
-        args, kwargs, ("overwrite_a", "lwork", "mode", "pivoting"), (False, None, "full", False)
-    )
-    mode = p["mode"]
-    if p["pivoting"] or mode not in ("full", "economic", "r"):
-        refuse("qr", f"mode={mode!r}, pivoting={p['pivoting']} has no rule",
+    if pivoting or mode not in ("full", "economic", "r"):
+        refuse("qr", f"mode={mode!r}, pivoting={pivoting} has no rule",
                "use mode='full', 'economic' or 'r' without pivoting")  # fmt: skip
-    A = np.asarray(a)
-    m, n = A.shape[-2:]
+    m, n = np.shape(a)[-2:]
     if mode == "full" and m > n:
         refuse(
             "qr",
             "mode='full' of a tall matrix: the last m - n columns of Q are not unique",
             "use mode='economic' (or 'r')",
         )
-    y = base.sl.qr(a, *args, **kwargs)
-    Q, R = base.sl.qr(A, mode="economic") if mode == "r" else y
-    R = R[..., : min(m, n), :]
-    d = np.abs(np.diagonal(R, axis1=-2, axis2=-1))
+    R = base.sl.qr(a, mode="economic")[1] if R is None else R
+    d = np.abs(np.diagonal(R[..., : min(m, n), :], axis1=-2, axis2=-1))
     if d.size and np.min(d) <= _tol(R, np.max(d)):
         refuse("qr", "a is rank deficient: Q and R are not differentiable there",
                "differentiate a matrix of full rank")  # fmt: skip
+
+
+def _qr_rrule(a, *args, **kwargs):
+    p = bind(
+        args, kwargs, ("overwrite_a", "lwork", "mode", "pivoting"), (False, None, "full", False)
+    )
+    mode = p["mode"]
+    real_only("qr", a)
+    if p["pivoting"] or mode not in ("full", "economic", "r"):
+        qr_refusals(a, mode, p["pivoting"])
+    A = np.asarray(a)
+    m, n = A.shape[-2:]
+    y = base.sl.qr(a, *args, **kwargs)
+    Q, R = base.sl.qr(A, mode="economic") if mode == "r" else y
+    R = R[..., : min(m, n), :]
+    qr_refusals(a, mode, p["pivoting"], R)
     rest = (NO_TANGENT,) * len(args)
 
     def qr_pullback(dy):
@@ -338,24 +354,32 @@ def _qr_rrule(a, *args, **kwargs):
 
 
 # -- SVD and eigh --------------------------------------------------------------------------
-def _svd_rrule(a, *args, **kwargs):
+def svd_refusals(a, full_matrices, compute_uv, s=None):
+    """Refuse what svd's rule does not differentiate (``s``: the singular values, if
+    computed)."""
     real_only("svd", a)
-    p = bind(args, kwargs, ("full_matrices", "compute_uv"), (True, True))
-    A = np.asarray(a)
-    m, n = A.shape[-2:]
-    if p["compute_uv"] and p["full_matrices"] and m != n:
+    m, n = np.shape(a)[-2:]
+    if compute_uv and full_matrices and m != n:
         refuse(
             "svd",
             "full_matrices=True of a non-square matrix: the extra singular vectors are not unique",
             "pass full_matrices=False",
         )
-    y = base.sl.svd(a, *args, **kwargs)
-    U, s, Vh = y if p["compute_uv"] else base.sl.svd(A, full_matrices=False)
-    if p["compute_uv"]:
+    if compute_uv:
+        s = base.sl.svd(a, compute_uv=False) if s is None else s
         _distinct("svd", s, "singular values", "use compute_uv=False (the values alone)")
         if m != n and s.size and np.min(s) <= _tol(s, np.max(s)):
             refuse("svd", "a zero singular value of a non-square matrix leaves its singular "
                    "vectors undetermined", "differentiate a matrix of full rank")  # fmt: skip
+
+
+def _svd_rrule(a, *args, **kwargs):
+    p = bind(args, kwargs, ("full_matrices", "compute_uv"), (True, True))
+    A = np.asarray(a)
+    svd_refusals(a, p["full_matrices"], False)
+    y = base.sl.svd(a, *args, **kwargs)
+    U, s, Vh = y if p["compute_uv"] else base.sl.svd(A, full_matrices=False)
+    svd_refusals(a, p["full_matrices"], p["compute_uv"], s)
     rest = (NO_TANGENT,) * len(args)
 
     def svd_pullback(dy):
@@ -370,18 +394,27 @@ def _svd_rrule(a, *args, **kwargs):
 _EIGH_UNSUPPORTED = ("subset_by_index", "subset_by_value")
 
 
-def _eigh_rrule(a, *args, **kwargs):
+def eigh_refusals(a, b, eigvals_only, subset_by_index, subset_by_value, w=None):
+    """Refuse what eigh's rule does not differentiate (``w``: the eigenvalues, if
+    computed)."""
     real_only("eigh", a)
-    b = args[0] if args else kwargs.get("b")
-    if b is not None or any(kwargs.get(k) is not None for k in _EIGH_UNSUPPORTED):
+    if b is not None or subset_by_index is not None or subset_by_value is not None:
         refuse("eigh", "the generalized problem (b) and subsets have no rule",
                "for b = L L^T (cholesky) solve the standard problem of L^-1 a L^-T")  # fmt: skip
+    if not eigvals_only:
+        w = base.sl.eigh(a, eigvals_only=True) if w is None else w
+        _distinct("eigh", w, "eigenvalues", "use eigvals_only=True (the values alone)")
+
+
+def _eigh_rrule(a, *args, **kwargs):
+    b = args[0] if args else kwargs.get("b")
+    subsets = [kwargs.get(k) for k in _EIGH_UNSUPPORTED]
+    eigh_refusals(a, b, True, *subsets)
     lower = kwargs.get("lower", True)
     only = kwargs.get("eigvals_only", False)
     y = base.sl.eigh(a, *args, **kwargs)
     w, V = base.sl.eigh(a, lower=lower) if only else y
-    if not only:
-        _distinct("eigh", w, "eigenvalues", "use eigvals_only=True (the values alone)")
+    eigh_refusals(a, b, only, *subsets, w)
     rest = (NO_TANGENT,) * len(args)
 
     def eigh_pullback(dy):
@@ -421,3 +454,7 @@ def register(reg):
     rule(sl.qr, _qr_rrule, notes="real, full rank; 'full' only where m <= n")
     rule(sl.svd, _svd_rrule, notes="real; distinct singular values with vectors")
     rule(sl.eigh, _eigh_rrule, notes="real, b=None; distinct eigenvalues with vectors")
+    # Their pullbacks as transformable functions (second derivatives).
+    from .scipy_linalg_pullbacks import register_pullbacks
+
+    register_pullbacks(reg, sl)

@@ -20,6 +20,7 @@ import numpy as np
 from ..registry import transformable
 from . import scipy_linalg as base
 from ._util import NO_TANGENT, ZERO, Registrar, densify, dy_parts, finalize, zeros_for
+from .linalg_pullbacks import is_zero
 from .scipy_linalg import mT, real_only, refuse, register_transformable, square
 
 FAMILY = "scipy_linalg_matfuncs"
@@ -48,25 +49,45 @@ def _expm_check(A):
     square("expm", A)
 
 
-def _frechet_cotangents(A, E, dexp, dL):
+@transformable
+def frechet_cotangents(A, E, dexp, dL):
     """``(dA, dE)`` for ``(expm(A), L(A, E))`` = blocks of ``expm([[A, E], [0, A]])``."""
-    n = A.shape[-1]
+    n = np.shape(A)[-1]
     zero = np.zeros_like(A)
     big = np.concatenate(
         [np.concatenate([A, E], axis=-1), np.concatenate([zero, A], axis=-1)], axis=-2
     )
-    dexp = zero if dexp is ZERO else dexp
-    dL = zero if dL is ZERO else dL
-    g = np.concatenate(
-        [np.concatenate([dexp, dL], axis=-1), np.concatenate([zero, zero], axis=-1)], axis=-2
+    top = np.concatenate(
+        [zero if is_zero(dexp) else densify(dexp), zero if is_zero(dL) else densify(dL)],
+        axis=-1,
     )
-    dbig = frechet_adjoint(big, g)
+    dbig = frechet_adjoint(big, np.concatenate([top, np.zeros_like(top)], axis=-2))
     return dbig[..., :n, :n] + dbig[..., n:, n:], dbig[..., :n, n:]
 
 
-def _expm_frechet_rrule(A, E, *args, **kwargs):
+def _expm_frechet_check(A, E, *args, **kwargs):
     real_only("expm_frechet", A, E)
     square("expm_frechet", A)
+
+
+# A check: transformed code (a second derivative) calls it as it is.
+_expm_frechet_check.__pullback_opaque__ = True
+
+
+@transformable
+def expm_frechet_pullback(dy, A, E, method=None, compute_expm=True, check_finite=True):
+    _expm_frechet_check(A, E)
+    dexp = ZERO
+    dL = dy
+    if compute_expm:
+        dexp = dy[0]
+        dL = dy[1]
+    dA, dE = frechet_cotangents(A, E, dexp, dL)
+    return dA, dE, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+def _expm_frechet_rrule(A, E, *args, **kwargs):
+    _expm_frechet_check(A, E)
     y = base.sl.expm_frechet(A, E, *args, **kwargs)
     both = isinstance(y, tuple)
     AA = np.asarray(A, dtype=np.result_type(A, E, np.float32))
@@ -77,9 +98,7 @@ def _expm_frechet_rrule(A, E, *args, **kwargs):
         dexp, dL = dy_parts(dy, 2) if both else (ZERO, dy)
         if dexp is ZERO and dL is ZERO:
             return zeros_for((A, E)) + rest
-        dexp = dexp if dexp is ZERO else np.asarray(densify(dexp))
-        dL = dL if dL is ZERO else np.asarray(densify(dL))
-        dA, dE = _frechet_cotangents(AA, EE, dexp, dL)
+        dA, dE = frechet_cotangents(AA, EE, dexp, dL)
         return (finalize(dA, A), finalize(dE, E)) + rest
 
     return y, expm_frechet_pullback
@@ -115,3 +134,4 @@ def register(reg):
     register_transformable(r, sl.expm, expm_pullback, _expm_check, "real; Fréchet block form")
     register_transformable(r, sl.sqrtm, sqrtm_pullback, _sqrtm_check, "real square roots")
     r.rule(sl.expm_frechet, _expm_frechet_rrule, name="scipy.linalg.expm_frechet", notes="real")
+    reg.set_pullback_function(sl.expm_frechet, expm_frechet_pullback)

@@ -176,9 +176,10 @@ by_rule.__pullback_refuse__ = (
 
 @transformable
 def outer_pullback(dy, a, b):
-    da = np.reshape(np.dot(dy, np.ravel(b)), np.shape(a))
-    db = np.reshape(np.dot(np.ravel(a), dy), np.shape(b))
-    return unbroadcast(da, a), unbroadcast(db, b)
+    # (conjugates: the cotangents of complex vectors)
+    da = np.reshape(np.dot(dy, np.conj(np.ravel(b))), np.shape(a))
+    db = np.reshape(np.dot(np.conj(np.ravel(a)), dy), np.shape(b))
+    return real_like(da, a), real_like(db, b)
 
 
 @transformable
@@ -218,17 +219,17 @@ def stack_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"
 
 @transformable
 def inv_pullback(dy, a):
-    # d inv(a) = -inv(a) da inv(a)
-    ai = np.swapaxes(np.linalg.inv(a), -1, -2)
+    # d inv(a) = -inv(a) da inv(a); the cotangent takes the conjugate transpose (complex a)
+    ai = np.conj(np.swapaxes(np.linalg.inv(a), -1, -2))
     return (-(ai @ dy @ ai),)
 
 
 @transformable
 def det_pullback(dy, a):
     # d det(a) = det(a) tr(inv(a) da)
-    y = np.linalg.det(a)
+    y = np.conj(np.linalg.det(a))
     scale = np.reshape(dy * y, np.shape(y) + (1, 1))
-    return (scale * np.swapaxes(np.linalg.inv(a), -1, -2),)
+    return (scale * np.conj(np.swapaxes(np.linalg.inv(a), -1, -2)),)
 
 
 @transformable
@@ -236,10 +237,19 @@ def solve_pullback(dy, a, b):
     if np.ndim(a) != 2:
         return by_rule(np.linalg.solve, dy, a, b)  # stacks of systems
     x = np.linalg.solve(a, b)
-    db = np.linalg.solve(np.swapaxes(a, -1, -2), dy)
+    # (conjugate transposes: the cotangents of complex a and b)
+    db = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), dy)
     if np.ndim(b) == 1:
-        return -np.outer(db, x), db
-    return -(db @ np.swapaxes(x, -1, -2)), db
+        return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
+    return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+
+
+@transformable
+def real_like(g, x):
+    """``g``, real when ``x`` is: the cotangent of a real argument of a complex result."""
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        return np.real(g)
+    return g
 
 
 @transformable

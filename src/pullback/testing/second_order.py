@@ -29,6 +29,8 @@ from ..tangents import NO_TANGENT, ZERO, is_differentiable_value
 from . import numeric as t
 
 _PROBES = itertools.count()
+#: (fn, probe source) -> the probe function: one per text, so its adjoints are reused
+_PROBE_CACHE: dict = {}
 
 
 def _float_leaf(v) -> bool:
@@ -123,13 +125,26 @@ def make_probe(fn, args, kwargs, wrt, y, rng, view=None):
         raise AssertionError(f"{qualified_name(fn)}: the output has nothing to differentiate")
     params = ", ".join(f"p{k}" for k in range(len(leaves)))
     source = f"def probe({params}):\n    y = FN({', '.join(spelled)})\n    return {pairing}\n"
-    filename = f"<pullback second-order probe {next(_PROBES)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"np": np, "FN": fn}
-    scope.update({f"C{k}": c for k, c in enumerate(constants)})
-    scope.update({f"W{k}": w for k, w in enumerate(weights)})
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own probe text
-    return scope["probe"], leaves  # [(value, differentiated)]
+    values = {f"C{k}": c for k, c in enumerate(constants)}
+    values.update({f"W{k}": w for k, w in enumerate(weights)})
+    try:
+        probe = _PROBE_CACHE.get((fn, source))
+    except TypeError:  # an unhashable callable: a probe of its own
+        probe = None
+    if probe is None:
+        filename = f"<pullback second-order probe {next(_PROBES)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        scope = {"np": np, "FN": fn}
+        exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own probe text
+        probe = scope["probe"]
+        try:
+            _PROBE_CACHE[fn, source] = probe
+        except TypeError:
+            pass
+    # The same text calls the same probe with this case's constants and weights (globals,
+    # which generated code reads when it runs): its adjoints are transformed once.
+    probe.__globals__.update(values)
+    return probe, leaves  # [(value, differentiated)]
 
 
 def _leafwise(got, want):

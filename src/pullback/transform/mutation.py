@@ -4,8 +4,10 @@ The check (:mod:`pullback.check.mutation_checks`) lets a subscript store through
 its array is provably *local*; the normalizer then writes
 
 * ``a[idx] = v`` as ``a = array_set(a, idx, v)``,
-* ``a[idx] op= v`` as ``t = a[idx]; u = t op v; a = array_set(a, idx, u)`` — exactly
-  NumPy's buffered semantics (with a repeated index the last write wins),
+* ``a[idx] += v`` as ``a = array_add_set(a, idx, v)`` (``-=``: ``array_sub_set``), which runs
+  ``a[idx] += v`` as the primal does (NumPy's buffered semantics: with a repeated index
+  the last write wins) and whose pullback needs neither the array nor a copy of it,
+* any other ``a[idx] op= v`` as ``t = a[idx]; u = t op v; a = array_set(a, idx, u)``,
 
 where ``idx`` becomes a value (``slice(...)`` objects, tuples). ``array_set`` writes in
 place when the array is only ever read by index (and its size, shape, ...) while it is
@@ -27,6 +29,10 @@ from .inplace_calls import InplaceCalls
 _HELPERS = {
     "_pb_array_set": arrays_inplace.array_set,
     "_pb_array_set_copy": arrays_inplace.array_set_copy,
+    "_pb_array_add_set": arrays_inplace.array_add_set,
+    "_pb_array_add_set_copy": arrays_inplace.array_add_set_copy,
+    "_pb_array_sub_set": arrays_inplace.array_sub_set,
+    "_pb_array_sub_set_copy": arrays_inplace.array_sub_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
     "_pb_array_named_read": arrays_inplace.array_named_read,
     "_pb_array_fill": arrays_inplace_calls.array_fill,
@@ -144,10 +150,21 @@ class ArrayStores(InplaceCalls):
         """``target (op)= value`` with ``target`` a subscript of a local array."""
         name = target.value.id
         stmts: list = []
+        in_place = self.array_modes().get(name, False)
         if op is None:
             more, v = self.expr(value)
             stmts.extend(more)
             key = self.key_value(target.slice, stmts)
+        elif isinstance(op, (gast.Add, gast.Sub)):
+            # a[idx] += v as one call, run as the primal runs it: its pullback passes the
+            # array's cotangent through and gathers the value's (no read of a, no copy)
+            key = self.key_value(target.slice, stmts)
+            v = self.atom(value, stmts)
+            helper = "_pb_array_add_set" if isinstance(op, gast.Add) else "_pb_array_sub_set"
+            helper += "" if in_place else "_copy"
+            call = self.helper_call(helper, [N.load(name), key, v], s)
+            stmts.append(N.assign(name, call, s))
+            return stmts, False
         else:
             key = self.key_value(target.slice, stmts)
             read = gast.copy_location(N.subscript(N.load(name), key), target)
@@ -157,7 +174,7 @@ class ArrayStores(InplaceCalls):
             tmp = self.fresh()
             stmts.append(N.assign(tmp, binop, s))
             v = N.load(tmp)
-        helper = "_pb_array_set" if self.array_modes().get(name, False) else "_pb_array_set_copy"
+        helper = "_pb_array_set" if in_place else "_pb_array_set_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, v], s), s))
         return stmts, False
 

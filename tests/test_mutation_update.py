@@ -174,3 +174,46 @@ def test_update_keeps_the_loop_owned():
 def test_whole_use_copies():
     source = grad(whole_use_update).source_for(X)
     assert "_pb_array_add_set_copy(" in source
+
+
+# -- reads consumed by + or - at once take no copy (transform/mutation.py) ---------------
+def stencil_sum(x):
+    g = x * 1.0
+    for _ in range(2):
+        for i in range(1, x.shape[0] - 1):
+            g[i] = 0.5 * (g[i - 1] + g[i + 1]) - g[i] * 0.25  # a product keeps its copy
+    return np.sum(g * g)
+
+
+def row_sum_then_write(x):
+    m = np.zeros((3, x.shape[0]))
+    m[0] = x
+    for i in range(1, 3):
+        s = m[i - 1] + x  # a view read, summed at once
+        m[i - 1] = 0.0  # the row read is overwritten afterwards
+        m[i] = s * s - m[i - 1, ::-1]
+    return np.sum(m * m) + np.sum(s)
+
+
+def read_beside_a_call(x):
+    a = np.zeros(x.shape[0])
+    for i in range(1, x.shape[0]):
+        a[i] = a[i - 1] + np.sin(x[i])  # a call in the statement: the read is copied
+    return np.sum(a * a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("f", [stencil_sum, row_sum_then_write, read_beside_a_call])
+def test_sum_operand_reads(f, dtype):
+    check_grads(f, X.astype(dtype))
+
+
+@pytest.mark.parametrize("f", [stencil_sum, row_sum_then_write])
+def test_sum_operand_reads_second_order(f):
+    check_grads(f, X, order=2)
+
+
+def test_only_sum_operands_skip_the_copy():
+    source = grad(stencil_sum).source_for(X)
+    assert source.count("_pb_array_fresh(") == 1  # g[i] * 0.25 only
+    assert "_pb_array_fresh(" in grad(read_beside_a_call).source_for(X)

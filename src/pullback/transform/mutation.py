@@ -95,6 +95,54 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
     return modes
 
 
+# Statements whose evaluation order is plain: nothing in them runs user code or rebinds.
+_PLAIN_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)
+_OPAQUE = (
+    gast.Call,
+    gast.NamedExpr,
+    gast.Lambda,
+    gast.ListComp,
+    gast.SetComp,
+    gast.DictComp,
+    gast.GeneratorExp,
+    gast.Yield,
+    gast.YieldFrom,
+    gast.Await,
+)
+
+
+def sum_operand_reads(tree, modes) -> set:
+    """Where (:func:`read_key`) the index reads of arrays written in place are operands
+    of ``+`` or ``-`` in a statement without calls: the sum is taken before anything can
+    write the array (no call runs in between) and its pullback reads only the operand's
+    shape, which no write changes, so such a read needs no copy (``array_fresh``)."""
+    parents = parent_map(tree)
+    found = set()
+    for node in gast.walk(tree):
+        if not (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.ctx, gast.Load)
+            and isinstance(node.value, gast.Name)
+            and modes.get(node.value.id, False)
+        ):
+            continue
+        parent = parents.get(node)
+        if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, (gast.Add, gast.Sub))):
+            continue
+        stmt = _statement(node, parents)
+        if isinstance(stmt, _PLAIN_STATEMENTS) and not any(
+            isinstance(n, _OPAQUE) for n in gast.walk(stmt)
+        ):
+            found.add(read_key(node))
+    return found
+
+
+def read_key(node):
+    """A read's source position and array name (the normalizer's copy keeps both)."""
+    where = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    return (*(getattr(node, k, None) for k in where), getattr(node.value, "id", None))
+
+
 def _whole_use(node, parents) -> bool:
     """A use that may need the array's values as a whole (not an index read, a store,
     ``len`` or a constant attribute)."""
@@ -200,6 +248,11 @@ class ArrayStores(InplaceCalls):
         base = node.value
         if not (isinstance(base, gast.Name) and self.array_modes().get(base.id, False)):
             return node
+        reads = getattr(self, "_sum_operand_reads", None)
+        if reads is None:
+            reads = self._sum_operand_reads = sum_operand_reads(self.fs.tree, self.array_modes())
+        if node.lineno is not None and read_key(node) in reads:
+            return node  # consumed by + or - at once, its shape alone kept: no copy
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
 

@@ -30,6 +30,8 @@ UPDATE_CASES = [
     ((4, 3), (1, slice(None)), (3,)),  # a row
     ((4, 3), (slice(None), 2), (1,)),  # a column, broadcast
     ((4, 3), np.array([1, 1, 3]), (3,)),  # whole rows, repeated, a row broadcast
+    ((4, 3), np.array([1, 1, 3]), ()),  # a scalar into repeated rows
+    ((4, 3), (slice(1, 3), slice(None)), ()),  # a scalar into a block
     ((4, 3), (np.array([0, 0, 2]), np.array([1, 1, 2])), (3,)),  # n-D repeated entries
     ((4,), np.array([], dtype=int), (0,)),  # nothing selected
     ((0, 3), slice(None), (3,)),  # an empty array

@@ -325,29 +325,55 @@ def array_add_set_pullback(dy, a, index, value):
     # of a written entry is added into it), and the value's is what lands of the
     # written entries' (the last write of a repeated position, as NumPy assigns).
     g = densify(dy)
-    dv = _updated_cotangent(g, a, index, value)
-    return g, NO_TANGENT, dv
+    return g, NO_TANGENT, updated_cotangent(g, np.shape(a), index, value)
 
 
 @transformable
 def array_sub_set_pullback(dy, a, index, value):
     g = densify(dy)
-    dv = _updated_cotangent(g, a, index, value)
-    return g, NO_TANGENT, -dv
+    return g, NO_TANGENT, -updated_cotangent(g, np.shape(a), index, value)
 
 
-@transformable
-def _updated_cotangent(g, a, index, value):
-    """The cotangent of ``value`` in ``a[index] (op)= value`` (``g``: the array's)."""
-    dv = written_cotangent(g, np.shape(a), index)
+def updated_cotangent(g, shape, index, value):
+    """The cotangent of ``value`` in ``a[index] += value`` from the cotangent ``g`` of the
+    array (of ``shape``): :func:`written_cotangent` summed to the value's shape. Never
+    shares memory with ``g``."""
     tv = type(value)
+    if (
+        type(g) is _ndarray
+        and g.ndim == 1
+        and type(index) is _ndarray
+        and index.ndim == 1
+        and index.dtype.kind == "i"
+        and index.size <= 64
+        and g.dtype.kind == "f"
+        and (tv is float or tv is g.dtype.type)
+    ):
+        # acc[idx] += v, a real scalar into a few positions of a vector (one loop step):
+        # the sum of the entries that land, one Python float each (NumPy's machinery
+        # costs more than the four additions), in the array's dtype
+        positions = index.tolist()
+        item = g.item
+        if len(set(positions)) == len(positions) and min(positions, default=0) >= 0:
+            return g.dtype.type(sum(map(item, positions)))
+        n = g.shape[0]
+        seen = set()
+        total = 0.0
+        for k in reversed(positions):  # a repeated position: its last write lands
+            k = k + n if k < 0 else k
+            if k not in seen:
+                seen.add(k)
+                total += item(k)
+        return g.dtype.type(total)
+    dv = written_cotangent(g, shape, index)
     if type(dv) is _ndarray and (tv is float or tv is dv.dtype.type) and dv.dtype.kind == "f":
-        # a real scalar added into several entries (acc[idx] += v): their sum, in the
-        # value's own dtype (what unbroadcast gives, without its dispatch)
-        return np.sum(dv)
+        return _add_reduce(dv, None)  # a real scalar added into several entries: their sum
     if np.shape(dv) != np.shape(value):
         dv = unbroadcast(dv, value)  # the value was broadcast into the entries
     return dv
+
+
+_add_reduce = np.add.reduce
 
 
 @transformable
@@ -423,6 +449,24 @@ def _written_cotangent_rrule(g, shape, index):
     return z, written_cotangent_closure
 
 
+def _updated_cotangent_rrule(g, shape, index, value):
+    dense = densify(g)
+    z = updated_cotangent(dense, shape, index, value)
+
+    def updated_cotangent_closure(dz):
+        if dz is ZERO or dz is NO_TANGENT:
+            return ZERO, NO_TANGENT, NO_TANGENT, ZERO
+        # The transpose of the sum over broadcast entries is the broadcast back; then the
+        # winning entries (distinct) are scattered by assignment. value's values are unused.
+        sel_shape = np.broadcast_to(0, shape)[index].shape
+        spread = np.broadcast_to(densify(dz), sel_shape)
+        back = np.zeros(np.shape(dense), dtype=np.result_type(dense, spread))
+        back[index] = written_cotangent_transpose(spread, shape, index)
+        return back, NO_TANGENT, NO_TANGENT, ZERO
+
+    return z, updated_cotangent_closure
+
+
 def written_cotangent_transpose(dz, shape, index):
     winners = write_winners(shape, index)
     dz = np.asarray(densify(dz))
@@ -443,6 +487,7 @@ def register(reg):
     reg.register(array_named_read, _array_named_read_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_named_read, array_named_read_pullback)
     reg.register(written_cotangent, _written_cotangent_rrule, family=FAMILY, trusted=True)
+    reg.register(updated_cotangent, _updated_cotangent_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_set, array_set_pullback)
     reg.set_pullback_function(array_set_copy, array_set_pullback)
     reg.set_pullback_function(array_fresh, array_fresh_pullback)

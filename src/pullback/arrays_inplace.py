@@ -241,7 +241,12 @@ def array_set_pullback_owned(dy, a, index, value, owned):
     if _is_basic(index):  # ints and slices: distinct entries, g[index] a view or a scalar
         dv = g[index]
         if type(dv) is _ndarray:
-            dv = dv.copy()  # it must not see the zeroing below
+            view = dv
+            dv = view.copy()  # it must not see the zeroing below
+            if dv.shape != (value.shape if type(value) is _ndarray else np.shape(value)):
+                dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+            view.fill(0)  # the written entries, through the view (no second indexing)
+            return g, NO_TANGENT, dv, g
     elif type(index) is _ndarray and index.ndim == 1 and g.ndim == 1 and index.dtype.kind == "i":
         # acc[idx] += v: integer positions (a gather is a copy); a repeated position
         # passes the cotangent to its last write only, as NumPy assigns
@@ -313,7 +318,11 @@ def fold_reads_owned(acc, x, chain, owned):
         entries.append((index, value))
     for index, value in reversed(entries):  # in the order the reads were recorded
         if _is_basic(index):
-            acc[index] += value
+            part = acc[index]
+            if type(part) is _ndarray:  # a view: added into in place, one indexing
+                _add(part, value, out=part)
+            else:
+                acc[index] = part + value
         else:
             _scatter_add(acc, index, value)  # np.add.at where an entry may repeat
     return acc, acc
@@ -374,6 +383,7 @@ def updated_cotangent(g, shape, index, value):
 
 
 _add_reduce = np.add.reduce
+_add = np.add
 
 
 @transformable

@@ -113,9 +113,10 @@ _OPAQUE = (
 
 def sum_operand_reads(tree, modes) -> set:
     """Where (:func:`read_key`) the index reads of arrays written in place are operands
-    of ``+`` or ``-`` in a statement without calls: the sum is taken before anything can
-    write the array (no call runs in between) and its pullback reads only the operand's
-    shape, which no write changes, so such a read needs no copy (``array_fresh``)."""
+    of ``+`` or ``-`` (or scaled by a number) in a statement without calls: the operation
+    is taken before anything can write the array (no call runs in between) and its
+    pullback reads only the operand's shape, which no write changes, so such a read needs
+    no copy (``array_fresh``)."""
     parents = parent_map(tree)
     found = set()
     for node in gast.walk(tree):
@@ -126,8 +127,7 @@ def sum_operand_reads(tree, modes) -> set:
             and modes.get(node.value.id, False)
         ):
             continue
-        parent = parents.get(node)
-        if not (isinstance(parent, gast.BinOp) and isinstance(parent.op, (gast.Add, gast.Sub))):
+        if not _value_unused(node, parents.get(node)):
             continue
         stmt = _statement(node, parents)
         if isinstance(stmt, _PLAIN_STATEMENTS) and not any(
@@ -135,6 +135,23 @@ def sum_operand_reads(tree, modes) -> set:
         ):
             found.add(read_key(node))
     return found
+
+
+def _value_unused(node, parent) -> bool:
+    """Whether the pullback of the operation that consumes the read ``node`` needs only
+    its shape: ``r + s``, ``r - s``, ``-r``, and ``r * c``, ``c * r``, ``r / c`` with ``c``
+    a number written in the source."""
+    if isinstance(parent, gast.UnaryOp):
+        return isinstance(parent.op, (gast.USub, gast.UAdd))
+    if not isinstance(parent, gast.BinOp):
+        return False
+    if isinstance(parent.op, (gast.Add, gast.Sub)):
+        return True
+    other = parent.right if parent.left is node else parent.left
+    number = isinstance(other, gast.Constant) and type(other.value) in (int, float)
+    if isinstance(parent.op, gast.Mult):
+        return number
+    return isinstance(parent.op, gast.Div) and parent.left is node and number
 
 
 def read_key(node):
@@ -252,7 +269,7 @@ class ArrayStores(InplaceCalls):
         if reads is None:
             reads = self._sum_operand_reads = sum_operand_reads(self.fs.tree, self.array_modes())
         if node.lineno is not None and read_key(node) in reads:
-            return node  # consumed by + or - at once, its shape alone kept: no copy
+            return node  # consumed at once, its shape alone kept: no copy
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
 

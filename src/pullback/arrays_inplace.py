@@ -334,19 +334,19 @@ def array_add_set_pullback(dy, a, index, value):
     # of a written entry is added into it), and the value's is what lands of the
     # written entries' (the last write of a repeated position, as NumPy assigns).
     g = densify(dy)
-    return g, NO_TANGENT, updated_cotangent(g, np.shape(a), index, value)
+    return g, NO_TANGENT, updated_cotangent(g, a, index, value)
 
 
 @transformable
 def array_sub_set_pullback(dy, a, index, value):
     g = densify(dy)
-    return g, NO_TANGENT, -updated_cotangent(g, np.shape(a), index, value)
+    return g, NO_TANGENT, -updated_cotangent(g, a, index, value)
 
 
-def updated_cotangent(g, shape, index, value):
+def updated_cotangent(g, a, index, value):
     """The cotangent of ``value`` in ``a[index] += value`` from the cotangent ``g`` of the
-    array (of ``shape``): :func:`written_cotangent` summed to the value's shape. Never
-    shares memory with ``g``."""
+    array ``a`` (only its shape is read): :func:`written_cotangent` summed to the value's
+    shape. Never shares memory with ``g``."""
     tv = type(value)
     if (
         type(g) is _ndarray
@@ -374,7 +374,7 @@ def updated_cotangent(g, shape, index, value):
                 seen.add(k)
                 total += item(k)
         return g.dtype.type(total)
-    dv = written_cotangent(g, shape, index)
+    dv = written_cotangent(g, np.shape(a), index)
     if type(dv) is _ndarray and (tv is float or tv is dv.dtype.type) and dv.dtype.kind == "f":
         return _add_reduce(dv, None)  # a real scalar added into several entries: their sum
     if np.shape(dv) != np.shape(value):
@@ -459,20 +459,21 @@ def _written_cotangent_rrule(g, shape, index):
     return z, written_cotangent_closure
 
 
-def _updated_cotangent_rrule(g, shape, index, value):
+def _updated_cotangent_rrule(g, a, index, value):
     dense = densify(g)
-    z = updated_cotangent(dense, shape, index, value)
+    shape = np.shape(a)
+    z = updated_cotangent(dense, a, index, value)
 
     def updated_cotangent_closure(dz):
         if dz is ZERO or dz is NO_TANGENT:
-            return ZERO, NO_TANGENT, NO_TANGENT, ZERO
+            return ZERO, ZERO, NO_TANGENT, ZERO
         # The transpose of the sum over broadcast entries is the broadcast back; then the
         # winning entries (distinct) are scattered by assignment. value's values are unused.
         sel_shape = np.broadcast_to(0, shape)[index].shape
         spread = np.broadcast_to(densify(dz), sel_shape)
         back = np.zeros(np.shape(dense), dtype=np.result_type(dense, spread))
         back[index] = written_cotangent_transpose(spread, shape, index)
-        return back, NO_TANGENT, NO_TANGENT, ZERO
+        return back, ZERO, NO_TANGENT, ZERO  # nothing of a's or value's values is read
 
     return z, updated_cotangent_closure
 

@@ -146,10 +146,18 @@ def test_matches_finite_differences(name, dtype):
     check_grads(CASES[name], arg(name, dtype))
 
 
-@pytest.mark.parametrize("name", ["fill", "recurrence", "gauss_seidel", "scatter", "two_arrays"])
+@pytest.mark.parametrize("name", ["fill", "recurrence", "gauss_seidel", "two_arrays"])
 def test_owned_path_is_generated(name):
     # The fast path is what the sweeps run for these (else the tests above test nothing new).
     assert "_owned(" in grad(CASES[name]).source_for(arg(name))
+
+
+def test_scatter_runs_the_fused_update():
+    # acc[idx] += v is one call whose pullback passes the cotangent through: no copy of
+    # the array's cotangent and no read of acc.
+    source = grad(CASES["scatter"]).source_for(X)
+    assert "_array_add_set_pullback(" in source
+    assert "array_set_pullback" not in source and "fold_reads_owned" not in source
 
 
 def test_whole_use_inside_the_loop_keeps_copies():
@@ -245,6 +253,47 @@ def test_owned_pullback_of_rows():
     expected = dy.copy()
     expected[1, 1:3] = 0.0
     np.testing.assert_array_equal(g, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "index, vshape",
+    [
+        ((1, slice(1, 3)), (2,)),  # a row segment
+        ((slice(None), 2), ()),  # a scalar broadcast into a column
+        ((slice(0, 2), slice(None)), (4,)),  # a row broadcast into a block
+        ((2, 3), ()),  # one element of a matrix
+        ((Ellipsis, 1), (1,)),  # not a basic index of ints and slices: the general path
+    ],
+)
+def test_owned_pullback_of_blocks_equals_plain(index, vshape, dtype):
+    # Blocks of a matrix: the view is zeroed in place, the value's cotangent is a copy
+    # summed over the axes it was broadcast along.
+    a = np.zeros((3, 4), dtype=dtype)
+    dy = np.arange(1.0, 13.0, dtype=dtype).reshape(3, 4)
+    value = np.ones(vshape, dtype=dtype) if vshape else dtype(0.5)
+    plain = array_set_pullback(dy, a, index, value)
+    owned = dy.copy()
+    g, _, dv, token = array_set_pullback_owned(owned, a, index, value, owned)
+    assert g is owned and token is owned
+    np.testing.assert_array_equal(g, plain[0])
+    np.testing.assert_array_equal(dv, plain[2])
+    assert np.shape(dv) == np.shape(value) and not np.may_share_memory(dv, g)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_owned_fold_of_matrix_reads_equals_plain(dtype):
+    # The stencil's reads: rows and shifted segments of one row, with one cotangent.
+    x = np.zeros((4, 5), dtype=dtype)
+    d = np.arange(1.0, 4.0, dtype=dtype)
+    chain = ((1, slice(2, None)), d, ((1, slice(None, -2)), d, ((2, slice(1, -1)), d, None)))
+    chain = ((0, 1), dtype(2.0), (slice(None), np.ones(5, dtype), chain))
+    acc = np.arange(20.0, dtype=dtype).reshape(4, 5)
+    plain = fold_reads(acc, x, chain)
+    owned = acc.copy()
+    got, tok = fold_reads_owned(owned, x, chain, owned)
+    assert got is owned and tok is owned
+    np.testing.assert_array_equal(got, plain)
 
 
 @pytest.mark.parametrize(

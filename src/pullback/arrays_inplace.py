@@ -72,6 +72,39 @@ def array_set_copy(a, index, value):
     return out
 
 
+def array_add_set(a, index, value):
+    """``a[index] += value`` in place, as the primal runs it (NumPy's buffered semantics:
+    with a repeated index the last write wins), returning ``a``."""
+    if type(a) is not _ndarray:
+        _only_arrays(a)
+    a[index] += value
+    return a
+
+
+def array_add_set_copy(a, index, value):
+    """A new array: ``a`` after ``a[index] += value`` (``a`` itself is left as it was)."""
+    _only_arrays(a)
+    out = np.array(a, copy=True)
+    out[index] += value
+    return out
+
+
+def array_sub_set(a, index, value):
+    """``a[index] -= value`` in place, returning ``a`` (see :func:`array_add_set`)."""
+    if type(a) is not _ndarray:
+        _only_arrays(a)
+    a[index] -= value
+    return a
+
+
+def array_sub_set_copy(a, index, value):
+    """A new array: ``a`` after ``a[index] -= value``."""
+    _only_arrays(a)
+    out = np.array(a, copy=True)
+    out[index] -= value
+    return out
+
+
 def array_fresh(y):
     """A read ``y = a[index]`` of a written array, as a copy when it is a view of ``a``
     (a later write into ``a`` must not change what earlier statements read)."""
@@ -121,9 +154,13 @@ def write_winners(shape, index):
 def _few_winners(n, index):
     """:func:`write_winners` of a short integer array into a vector, by a set (cheaper
     than the scatter of ids below for the ``acc[idx] += v`` loop)."""
+    positions = index.tolist()
+    seen = set(positions)
+    if len(seen) == len(positions) and min(positions, default=0) >= 0:
+        return None  # distinct non-negative positions: every write lands
     seen = set()
     last = []
-    for k in reversed(index.tolist()):
+    for k in reversed(positions):
         k = k + n if k < 0 else k
         last.append(k not in seen)
         seen.add(k)
@@ -135,8 +172,22 @@ def _few_winners(n, index):
 def written_cotangent(g, shape, index):
     """The cotangent of the value written by ``a[index] = value`` from the cotangent ``g``
     of the array after the write: ``g[index]``, zero where a later repeat overwrote."""
-    sel = np.asarray(densify(g))[index]
-    if type(index) is int:  # the scalar loop: one entry, no repeat
+    g = np.asarray(densify(g))
+    sel = g[index]
+    if type(sel) is not _ndarray:  # one entry (a NumPy scalar is a copy)
+        return sel
+    if sel.base is not None and np.may_share_memory(sel, g):
+        # a view: the caller's cotangent may be a buffer the sweep later updates in place
+        return sel.copy()
+    t = type(index)
+    if t is _ndarray and index.ndim == 1 and g.ndim == 1 and index.dtype.kind == "i":
+        # acc[idx] += v: a gather (a copy), a repeated position taking the cotangent
+        # at its last write only
+        winners = (
+            _few_winners(g.shape[0], index) if index.size <= 64 else write_winners(shape, index)
+        )
+        if winners is not None:
+            sel[~winners] = 0
         return sel
     winners = write_winners(shape, index)
     if winners is None:
@@ -190,7 +241,12 @@ def array_set_pullback_owned(dy, a, index, value, owned):
     if _is_basic(index):  # ints and slices: distinct entries, g[index] a view or a scalar
         dv = g[index]
         if type(dv) is _ndarray:
-            dv = dv.copy()  # it must not see the zeroing below
+            view = dv
+            dv = view.copy()  # it must not see the zeroing below
+            if dv.shape != (value.shape if type(value) is _ndarray else np.shape(value)):
+                dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+            view.fill(0)  # the written entries, through the view (no second indexing)
+            return g, NO_TANGENT, dv, g
     elif type(index) is _ndarray and index.ndim == 1 and g.ndim == 1 and index.dtype.kind == "i":
         # acc[idx] += v: integer positions (a gather is a copy); a repeated position
         # passes the cotangent to its last write only, as NumPy assigns
@@ -262,10 +318,72 @@ def fold_reads_owned(acc, x, chain, owned):
         entries.append((index, value))
     for index, value in reversed(entries):  # in the order the reads were recorded
         if _is_basic(index):
-            acc[index] += value
+            part = acc[index]
+            if type(part) is _ndarray:  # a view: added into in place, one indexing
+                _add(part, value, out=part)
+            else:
+                acc[index] = part + value
         else:
             _scatter_add(acc, index, value)  # np.add.at where an entry may repeat
     return acc, acc
+
+
+@transformable
+def array_add_set_pullback(dy, a, index, value):
+    # a[index] += value: every entry's cotangent passes through unchanged (the old value
+    # of a written entry is added into it), and the value's is what lands of the
+    # written entries' (the last write of a repeated position, as NumPy assigns).
+    g = densify(dy)
+    return g, NO_TANGENT, updated_cotangent(g, a, index, value)
+
+
+@transformable
+def array_sub_set_pullback(dy, a, index, value):
+    g = densify(dy)
+    return g, NO_TANGENT, -updated_cotangent(g, a, index, value)
+
+
+def updated_cotangent(g, a, index, value):
+    """The cotangent of ``value`` in ``a[index] += value`` from the cotangent ``g`` of the
+    array ``a`` (only its shape is read): :func:`written_cotangent` summed to the value's
+    shape. Never shares memory with ``g``."""
+    tv = type(value)
+    if (
+        type(g) is _ndarray
+        and g.ndim == 1
+        and type(index) is _ndarray
+        and index.ndim == 1
+        and index.dtype.kind == "i"
+        and index.size <= 64
+        and g.dtype.kind == "f"
+        and (tv is float or tv is g.dtype.type)
+    ):
+        # acc[idx] += v, a real scalar into a few positions of a vector (one loop step):
+        # the sum of the entries that land, one Python float each (NumPy's machinery
+        # costs more than the four additions), in the array's dtype
+        positions = index.tolist()
+        item = g.item
+        if len(set(positions)) == len(positions) and min(positions, default=0) >= 0:
+            return g.dtype.type(sum(map(item, positions)))
+        n = g.shape[0]
+        seen = set()
+        total = 0.0
+        for k in reversed(positions):  # a repeated position: its last write lands
+            k = k + n if k < 0 else k
+            if k not in seen:
+                seen.add(k)
+                total += item(k)
+        return g.dtype.type(total)
+    dv = written_cotangent(g, np.shape(a), index)
+    if type(dv) is _ndarray and (tv is float or tv is dv.dtype.type) and dv.dtype.kind == "f":
+        return _add_reduce(dv, None)  # a real scalar added into several entries: their sum
+    if np.shape(dv) != np.shape(value):
+        dv = unbroadcast(dv, value)  # the value was broadcast into the entries
+    return dv
+
+
+_add_reduce = np.add.reduce
+_add = np.add
 
 
 @transformable
@@ -288,6 +406,23 @@ def _setting_rrule(setter):
         return y, array_set_closure
 
     return array_set_rrule
+
+
+def _updating_rrule(updater, pullback):
+    """The rule of ``a[index] op= value`` (``array_add_set``, ``array_sub_set`` and their
+    copying forms): the pullback needs only the index and the shapes."""
+
+    def array_update_rrule(a, index, value):
+        y = updater(a, index, value)
+
+        def array_update_closure(dy):
+            if dy is ZERO or dy is NO_TANGENT:
+                return ZERO, NO_TANGENT, ZERO
+            return pullback(dy, a, index, value)  # only a's shape is read
+
+        return y, array_update_closure
+
+    return array_update_rrule
 
 
 def _array_named_read_rrule(y, a):
@@ -324,6 +459,25 @@ def _written_cotangent_rrule(g, shape, index):
     return z, written_cotangent_closure
 
 
+def _updated_cotangent_rrule(g, a, index, value):
+    dense = densify(g)
+    shape = np.shape(a)
+    z = updated_cotangent(dense, a, index, value)
+
+    def updated_cotangent_closure(dz):
+        if dz is ZERO or dz is NO_TANGENT:
+            return ZERO, ZERO, NO_TANGENT, ZERO
+        # The transpose of the sum over broadcast entries is the broadcast back; then the
+        # winning entries (distinct) are scattered by assignment. value's values are unused.
+        sel_shape = np.broadcast_to(0, shape)[index].shape
+        spread = np.broadcast_to(densify(dz), sel_shape)
+        back = np.zeros(np.shape(dense), dtype=np.result_type(dense, spread))
+        back[index] = written_cotangent_transpose(spread, shape, index)
+        return back, ZERO, NO_TANGENT, ZERO  # nothing of a's or value's values is read
+
+    return z, updated_cotangent_closure
+
+
 def written_cotangent_transpose(dz, shape, index):
     winners = write_winners(shape, index)
     dz = np.asarray(densify(dz))
@@ -333,10 +487,18 @@ def written_cotangent_transpose(dz, shape, index):
 def register(reg):
     reg.register(array_set, _setting_rrule(array_set), family=FAMILY, trusted=True)
     reg.register(array_set_copy, _setting_rrule(array_set_copy), family=FAMILY, trusted=True)
+    for updater, copier, pullback in (
+        (array_add_set, array_add_set_copy, array_add_set_pullback),
+        (array_sub_set, array_sub_set_copy, array_sub_set_pullback),
+    ):
+        for fn in (updater, copier):
+            reg.register(fn, _updating_rrule(fn, pullback), family=FAMILY, trusted=True)
+            reg.set_pullback_function(fn, pullback)
     reg.register(array_fresh, _array_fresh_rrule, family=FAMILY, trusted=True)
     reg.register(array_named_read, _array_named_read_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_named_read, array_named_read_pullback)
     reg.register(written_cotangent, _written_cotangent_rrule, family=FAMILY, trusted=True)
+    reg.register(updated_cotangent, _updated_cotangent_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_set, array_set_pullback)
     reg.set_pullback_function(array_set_copy, array_set_pullback)
     reg.set_pullback_function(array_fresh, array_fresh_pullback)

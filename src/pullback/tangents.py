@@ -221,6 +221,8 @@ def unbroadcast(g, x):
         return _sum_to(g, x.shape, x.dtype)
     if tx is float and (tg is float or tg is np.float64):
         return g
+    if tx is tg and (tx is np.float64 or tx is np.float32):
+        return g  # a NumPy scalar's cotangent of its own type (a scalar loop's step)
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)

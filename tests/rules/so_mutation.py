@@ -15,6 +15,11 @@ for _name in ("array_set", "array_set_copy"):
     case(_P + _name, _A, (1, slice(None)), _ROW)  # a row, in the array's dtype
     case(_P + _name, _A, (np.array([0, 2, 0]),), _RNG.normal(size=(3, 3)))  # repeated rows
     case(_P + _name, _A, (slice(1, 3), 0), 0.75)  # a broadcast scalar
+# a[idx] += v / -= v as one call: a row, repeated rows, a scalar into repeated positions
+for _name in ("array_add_set", "array_add_set_copy", "array_sub_set", "array_sub_set_copy"):
+    case(_P + _name, _A.copy(), (1, slice(None)), _ROW)
+    case(_P + _name, _A.copy(), (np.array([0, 2, 0]),), _RNG.normal(size=(3, 3)))
+    case(_P + _name, _RNG.normal(size=5), np.array([0, 3, 0, 1]), 0.75)
 case(_P + "array_fresh", _RNG.normal(size=(2, 3)))
 case(_P + "array_named_read", _RNG.normal(size=3), _A)
 

@@ -124,6 +124,11 @@ WITHOUT_SECOND_ORDER = {
         "its rule (a scatter) gives second derivatives through array writes; a third "
         "through them needs its own transformable pullback, not written yet"
     ),
+    "pullback.arrays_inplace.updated_cotangent": (
+        "the cotangent of the value in a[idx] += v, called by array_add_set's transformable "
+        "pullback: its rule (a broadcast and a scatter) gives second derivatives through "
+        "those updates; a third needs its own transformable pullback, not written yet"
+    ),
     **dict.fromkeys(
         (
             "pullback.dynamic_calls.method_vjp",

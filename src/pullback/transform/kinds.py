@@ -60,6 +60,10 @@ _SCALAR_CALLS = {builtins.len, builtins.float, builtins.int}
 _KIND_OF_FIRST = {
     arrays_inplace.array_set,
     arrays_inplace.array_set_copy,
+    arrays_inplace.array_add_set,
+    arrays_inplace.array_add_set_copy,
+    arrays_inplace.array_sub_set,
+    arrays_inplace.array_sub_set_copy,
     arrays_inplace.array_fresh,
     arrays_inplace.array_named_read,
 }

@@ -4,8 +4,10 @@ The check (:mod:`pullback.check.mutation_checks`) lets a subscript store through
 its array is provably *local*; the normalizer then writes
 
 * ``a[idx] = v`` as ``a = array_set(a, idx, v)``,
-* ``a[idx] op= v`` as ``t = a[idx]; u = t op v; a = array_set(a, idx, u)`` — exactly
-  NumPy's buffered semantics (with a repeated index the last write wins),
+* ``a[idx] += v`` as ``a = array_add_set(a, idx, v)`` (``-=``: ``array_sub_set``), which runs
+  ``a[idx] += v`` as the primal does (NumPy's buffered semantics: with a repeated index
+  the last write wins) and whose pullback needs neither the array nor a copy of it,
+* any other ``a[idx] op= v`` as ``t = a[idx]; u = t op v; a = array_set(a, idx, u)``,
 
 where ``idx`` becomes a value (``slice(...)`` objects, tuples). ``array_set`` writes in
 place when the array is only ever read by index (and its size, shape, ...) while it is
@@ -27,6 +29,10 @@ from .inplace_calls import InplaceCalls
 _HELPERS = {
     "_pb_array_set": arrays_inplace.array_set,
     "_pb_array_set_copy": arrays_inplace.array_set_copy,
+    "_pb_array_add_set": arrays_inplace.array_add_set,
+    "_pb_array_add_set_copy": arrays_inplace.array_add_set_copy,
+    "_pb_array_sub_set": arrays_inplace.array_sub_set,
+    "_pb_array_sub_set_copy": arrays_inplace.array_sub_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
     "_pb_array_named_read": arrays_inplace.array_named_read,
     "_pb_array_fill": arrays_inplace_calls.array_fill,
@@ -89,6 +95,71 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
     return modes
 
 
+# Statements whose evaluation order is plain: nothing in them runs user code or rebinds.
+_PLAIN_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return)
+_OPAQUE = (
+    gast.Call,
+    gast.NamedExpr,
+    gast.Lambda,
+    gast.ListComp,
+    gast.SetComp,
+    gast.DictComp,
+    gast.GeneratorExp,
+    gast.Yield,
+    gast.YieldFrom,
+    gast.Await,
+)
+
+
+def sum_operand_reads(tree, modes) -> set:
+    """Where (:func:`read_key`) the index reads of arrays written in place are operands
+    of ``+`` or ``-`` (or scaled by a number) in a statement without calls: the operation
+    is taken before anything can write the array (no call runs in between) and its
+    pullback reads only the operand's shape, which no write changes, so such a read needs
+    no copy (``array_fresh``)."""
+    parents = parent_map(tree)
+    found = set()
+    for node in gast.walk(tree):
+        if not (
+            isinstance(node, gast.Subscript)
+            and isinstance(node.ctx, gast.Load)
+            and isinstance(node.value, gast.Name)
+            and modes.get(node.value.id, False)
+        ):
+            continue
+        if not _value_unused(node, parents.get(node)):
+            continue
+        stmt = _statement(node, parents)
+        if isinstance(stmt, _PLAIN_STATEMENTS) and not any(
+            isinstance(n, _OPAQUE) for n in gast.walk(stmt)
+        ):
+            found.add(read_key(node))
+    return found
+
+
+def _value_unused(node, parent) -> bool:
+    """Whether the pullback of the operation that consumes the read ``node`` needs only
+    its shape: ``r + s``, ``r - s``, ``-r``, and ``r * c``, ``c * r``, ``r / c`` with ``c``
+    a number written in the source."""
+    if isinstance(parent, gast.UnaryOp):
+        return isinstance(parent.op, (gast.USub, gast.UAdd))
+    if not isinstance(parent, gast.BinOp):
+        return False
+    if isinstance(parent.op, (gast.Add, gast.Sub)):
+        return True
+    other = parent.right if parent.left is node else parent.left
+    number = isinstance(other, gast.Constant) and type(other.value) in (int, float)
+    if isinstance(parent.op, gast.Mult):
+        return number
+    return isinstance(parent.op, gast.Div) and parent.left is node and number
+
+
+def read_key(node):
+    """A read's source position and array name (the normalizer's copy keeps both)."""
+    where = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    return (*(getattr(node, k, None) for k in where), getattr(node.value, "id", None))
+
+
 def _whole_use(node, parents) -> bool:
     """A use that may need the array's values as a whole (not an index read, a store,
     ``len`` or a constant attribute)."""
@@ -144,10 +215,21 @@ class ArrayStores(InplaceCalls):
         """``target (op)= value`` with ``target`` a subscript of a local array."""
         name = target.value.id
         stmts: list = []
+        in_place = self.array_modes().get(name, False)
         if op is None:
             more, v = self.expr(value)
             stmts.extend(more)
             key = self.key_value(target.slice, stmts)
+        elif isinstance(op, (gast.Add, gast.Sub)):
+            # a[idx] += v as one call, run as the primal runs it: its pullback passes the
+            # array's cotangent through and gathers the value's (no read of a, no copy)
+            key = self.key_value(target.slice, stmts)
+            v = self.atom(value, stmts)
+            helper = "_pb_array_add_set" if isinstance(op, gast.Add) else "_pb_array_sub_set"
+            helper += "" if in_place else "_copy"
+            call = self.helper_call(helper, [N.load(name), key, v], s)
+            stmts.append(N.assign(name, call, s))
+            return stmts, False
         else:
             key = self.key_value(target.slice, stmts)
             read = gast.copy_location(N.subscript(N.load(name), key), target)
@@ -157,7 +239,7 @@ class ArrayStores(InplaceCalls):
             tmp = self.fresh()
             stmts.append(N.assign(tmp, binop, s))
             v = N.load(tmp)
-        helper = "_pb_array_set" if self.array_modes().get(name, False) else "_pb_array_set_copy"
+        helper = "_pb_array_set" if in_place else "_pb_array_set_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, v], s), s))
         return stmts, False
 
@@ -183,6 +265,11 @@ class ArrayStores(InplaceCalls):
         base = node.value
         if not (isinstance(base, gast.Name) and self.array_modes().get(base.id, False)):
             return node
+        reads = getattr(self, "_sum_operand_reads", None)
+        if reads is None:
+            reads = self._sum_operand_reads = sum_operand_reads(self.fs.tree, self.array_modes())
+        if node.lineno is not None and read_key(node) in reads:
+            return node  # consumed at once, its shape alone kept: no copy
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
 

@@ -56,8 +56,17 @@ def own_cotangents(body, namespace, bind, internal, prefix) -> None:
         loops = list(_innermost_loops(body))
     except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
         return
+    # ``a[i] += v`` pullbacks hand the array's cotangent through as it is (never written
+    # to): members of a family like a rename, left as they are.
+    passing = {n for n, v in namespace.items() if v in _PASSING_PULLBACKS}
     for block, loop in loops:
-        _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix)
+        _own_loop(block, loop, (pullbacks, passing), live_after, bind, internal, prefix)
+
+
+_PASSING_PULLBACKS = (
+    arrays_inplace.array_add_set_pullback,
+    arrays_inplace.array_sub_set_pullback,
+)
 
 
 # The pullbacks of the normalizer's read helpers hand the cotangent through unchanged.
@@ -269,20 +278,24 @@ def _item_of(value, temps) -> tuple[str, int] | None:
 
 
 def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
+    writing, passing = pullbacks
+    pullbacks = writing | passing
     items = list(_lines(loop.body))
-    calls = {}  # id(line) -> (temp, adjoint argument)
+    calls = {}  # id(line) -> (temp, adjoint argument): the pullbacks that write
+    passes = {}  # the same for the pullbacks that hand the cotangent through
     for item in items:
         target, value = _single(item)
         arg = _pullback_call(value, pullbacks) if target else None
         if arg is not None and arg.startswith(prefix) and not target.startswith(prefix):
-            calls[id(item)] = (target, arg)
+            found = calls if _plain(value.func) in writing else passes
+            found[id(item)] = (target, arg)
     if not calls:
         return
-    temps = {t for t, _ in calls.values()}
-    if len(temps) != len(calls):
+    temps = {t for t, _ in calls.values()} | {t for t, _ in passes.values()}
+    if len(temps) != len(calls) + len(passes):
         return  # one temporary for two pullbacks: not the generator's shape, leave it
     fam = _Family()
-    for t, arg in calls.values():
+    for t, arg in (*calls.values(), *passes.values()):
         fam.join(t, arg)
     for item in items:
         target, value = _single(item)

@@ -67,6 +67,9 @@ def _list_copy_rrule(xs):
 
 
 def register(reg):
+    from . import containers_inplace
+
+    containers_inplace.register(reg)  # the in-place changes, in this family too
     # `arg.copy()` of a list: a copy that makes an argument's list the function's own.
     # (A dict is copied with `dict(d)`, whose rule the builtins family has.)
     reg.register(list.copy, _list_copy_rrule, family=FAMILY, trusted=True)

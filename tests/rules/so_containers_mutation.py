@@ -11,3 +11,21 @@ _RNG = np.random.default_rng(23)
 
 case("list.copy", [np.float64(0.4), _RNG.normal(size=3), np.float64(-1.3)])
 case("list.copy", [_RNG.normal(size=(2, 2))])
+
+# The in-place changes of local lists (pullback.containers_inplace): positions are
+# already non-negative there (the normalizer checks them); the list is the first argument.
+# The harness calls a rule several times on the same argument objects, which these change
+# in place; list_delete and list_pop (which shorten it) are checked twice through user code
+# instead (see WITHOUT_SECOND_ORDER in test_second_order_coverage.py).
+_P = "pullback.containers_inplace."
+
+
+def _items(k):
+    return [np.float64(v) for v in _RNG.normal(size=k)]
+
+
+case(_P + "list_set", _items(3), 1, np.float64(0.9))
+case(_P + "list_set", _items(4), -1, np.float64(-0.4))
+case(_P + "list_insert", _items(3), 0, np.float64(0.3))
+case(_P + "list_insert", _items(2), 2, np.float64(1.3))
+case(_P + "own_cotangent", _items(3), 3)

@@ -263,6 +263,58 @@ class ContainerAnalysis:
                 return Refusal("shared", use)
         return None
 
+    def in_place(self, name) -> bool:
+        """Whether the changes of the local list ``name`` may be made in place
+        (:mod:`pullback.containers_inplace`): no earlier state of it is read again.
+
+        Every load of ``name`` other than its changes must come after the last change and
+        outside the loops that change it — except ``len(name)`` (an integer), and, when
+        every change is an item store ``l[i] (op)= v`` (the length never changes), the
+        item reads ``l[k]``, whose pullbacks need only the list's length."""
+        changes = self.changes.get(name, [])
+        if self.kind(name) != "list" or not changes:
+            return False
+        stores = all(_item_store(c) for c in changes)
+        if not stores and any(self._augmented(c) for c in changes):
+            return False  # l[i] += v reads l[p], whose pullback needs a fixed length
+        receivers = {id(_receiver(c)) for c in changes}
+        last = max(self._position(c) for c in changes)
+        loops = {id(p) for c in changes for p in self._loops(c)}
+        for node in gast.walk(self.tree):
+            if not (isinstance(node, gast.Name) and node.id == name):
+                continue
+            if not isinstance(node.ctx, gast.Load) or id(node) in receivers:
+                continue
+            if self._length_only(node) or (stores and self._item_read(node)):
+                continue
+            if self._position(node) <= last or any(id(p) in loops for p in self._loops(node)):
+                return False
+        return True
+
+    def _augmented(self, change) -> bool:
+        statement = self.parents.get(change)
+        return isinstance(statement, gast.AugAssign) and statement.target is change
+
+    def _length_only(self, node) -> bool:
+        call = self.parents.get(node)
+        return (
+            isinstance(call, gast.Call)
+            and call.args == [node]
+            and not call.keywords
+            and isinstance(call.func, gast.Name)
+            and call.func.id == "len"
+            and resolve_call(self.fs, call, self.locals).obj is builtins.len
+        )
+
+    def _item_read(self, node) -> bool:
+        parent = self.parents.get(node)
+        return (
+            isinstance(parent, gast.Subscript)
+            and parent.value is node
+            and isinstance(parent.ctx, gast.Load)
+            and not isinstance(parent.slice, (gast.Slice, gast.Tuple))
+        )
+
     def _statement(self, node):
         while not isinstance(node, gast.stmt):
             node = self.parents[node]
@@ -275,3 +327,22 @@ class ContainerAnalysis:
                 yield p
             p = self.parents.get(p)
 
+
+
+def _receiver(change):
+    """The name a change node (a subscript store or delete, a method call, ``l += ..``)
+    changes."""
+    if isinstance(change, gast.Subscript):
+        return change.value
+    if isinstance(change, gast.Call):
+        return change.func.value
+    return change.target
+
+
+def _item_store(change) -> bool:
+    """``l[i] = v`` or ``l[i] op= v`` (not a slice, not ``del``)."""
+    return (
+        isinstance(change, gast.Subscript)
+        and isinstance(change.ctx, gast.Store)
+        and not isinstance(change.slice, gast.Slice)
+    )

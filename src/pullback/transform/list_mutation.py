@@ -32,6 +32,7 @@ import operator
 
 import gast
 
+from .. import containers_inplace as ci
 from .. import containers_mutation as cm
 from ..resolve import Callee
 from . import nodes as N
@@ -41,6 +42,11 @@ _HELPERS = {
     "_pb_keys_without": cm.keys_without,
     "_pb_list_index": cm.list_index,
     "_pb_expect_kind": cm.expect_kind,
+    # differentiable (rules in pullback.containers_inplace): the in-place changes
+    "_pb_list_set": ci.list_set,
+    "_pb_list_insert": ci.list_insert,
+    "_pb_list_delete": ci.list_delete,
+    "_pb_list_pop": ci.list_pop,
 }
 
 
@@ -65,7 +71,13 @@ class ListMutations:
         kind = self.container_kind(target.value)
         if kind is None or isinstance(target.slice, gast.Slice):
             return super().array_store(target, value, op, s)
-        code = self.guard(target.value.id, kind) + self.item_store(kind, target, value, op)
+        name = target.value.id
+        if kind == "list" and op is None and self.in_place(name):
+            # the user's index as it is (list_set checks the kind, the list the index)
+            lines = ["{v} = {value}", f"{name} = _pb_list_set({name}, {{i}}, {{v}})"]
+            code = self.filled(lines, {"i": target.slice, "value": value})
+            return self.template_block(code, s), False
+        code = self.guard(name, kind) + self.item_store(kind, target, value, op)
         return self.template_block(code, s), False
 
     def changed_container(self, node) -> bool:
@@ -108,6 +120,8 @@ class ListMutations:
             name = target.value.id
             if kind == "list":
                 code = [f"{{p}} = range(len({name}))[{{i}}]", _list_without(name)]
+                if self.in_place(name):
+                    code[1] = f"{name} = _pb_list_delete({name}, {{p}})"
                 parts = {"i": target.slice}
             else:
                 code = ["{k} = {i}", *_dict_without(name, "{k}", True)]
@@ -140,11 +154,14 @@ class ListMutations:
     def item_store(self, kind, target, value, op):
         name = target.value.id
         if kind == "list":
+            store = f"{name} = _pb_list_set({name}, {{p}}, {{v}})"
+            if not self.in_place(name):
+                store = _list_with(name)
             if op is None:
-                code = ["{v} = {value}", f"{{p}} = range(len({name}))[{{i}}]", _list_with(name)]
+                code = ["{v} = {value}", f"{{p}} = range(len({name}))[{{i}}]", store]
             else:
                 code = [f"{{p}} = range(len({name}))[{{i}}]", f"{{v}} = {name}[{{p}}] + {{value}}"]
-                code.append(_list_with(name))
+                code.append(store)
         elif op is None:
             code = ["{v} = {value}", f"{name} = {{{{**{name}, {{i}}: {{v}}}}}}"]
         else:
@@ -154,6 +171,10 @@ class ListMutations:
         if op is not None:  # the operator of `l[i] op= v` (line 2: `_v = l[_p] + value`)
             stmts[1].value.op = op
         return stmts
+
+    def in_place(self, name) -> bool:
+        """Whether the changes of the local list ``name`` run in place (list_analysis)."""
+        return self.containers().in_place(name)
 
     def guard(self, name, kind) -> list:
         """``_pb_expect_kind(name, kind)``: the object is the list or dict the check took it
@@ -271,6 +292,8 @@ def _list_insert(norm, name, e):
         "{p} = min(max({ii} + {n}, 0), {n}) if {ii} < 0 else min({ii}, {n})",
         f"{name} = {name}[:{{p}}] + [{{vv}}] + {name}[{{p}}:]",
     ]
+    if norm.in_place(name):
+        code[-1] = f"{name} = _pb_list_insert({name}, {{p}}, {{vv}})"
     return code, {"i": i, "v": v}, None
 
 
@@ -282,6 +305,12 @@ def _list_pop(norm, name, e):
         f"{{x}} = {name}[{{p}}]",
         _list_without(name),
     ]
+    if norm.in_place(name):
+        code[1:] = [
+            f"{{r}} = _pb_list_pop({name}, {{p}}, len({name}))",
+            "{x} = {r}[1]",
+            f"{name} = {{r}}[0]",
+        ]
     return code, ({"i": i} if i is not None else {}), _result(norm, code)
 
 

@@ -48,7 +48,7 @@ def iterated_while_changed(x):
 
 def slice_store(x):
     l = [x[0], x[1], x[2]]
-    l[0:2] = [x[2]]
+    l[0:2] += [x[2]]  # an augmented slice store: still refused
     return l[0]
 
 

@@ -15,6 +15,7 @@ from list_mutation_refusal_cases import (
     of_global,
     of_parameter,
     of_parameter_fixed,
+    slice_store,
 )
 
 from pullback import grad
@@ -83,6 +84,27 @@ def test_golden_nested():
         "    Fix: copy the row, change the copy and store it back: `row = list(rows[0])`, "
         "`row[1] = ...`, `rows[0] = row` (see docs/limitations.md#PB106)."
     )
+
+
+def test_golden_augmented_slice_store():
+    assert _message(slice_store) == (
+        "  list_mutation_refusal_cases.py:51:5: PB106 container mutation: 'l[0:2] += ...' "
+        "changes 'l' in place\n"
+        "    An augmented assignment to a slice of a list is not modelled (slice stores and "
+        "deletes are).\n"
+        "    Fix: write it out as a slice store: `l[0:2] = l[0:2] + ...` "
+        "(see docs/limitations.md#PB106)."
+    )
+
+
+def test_the_suggested_slice_store_passes():
+    def f(x):
+        l = [x[0], x[1], x[2]]
+        l[0:2] = l[0:2] + [x[2]]
+        return l[0] * l[2] + l[3]
+
+    assert check(f) == []
+    np.testing.assert_allclose(grad(f)(X), [X[2], 0, X[0] + 1.0, 0, 0])
 
 
 def test_the_suggested_fixes_pass_and_leave_the_caller_alone():

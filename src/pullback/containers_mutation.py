@@ -67,9 +67,10 @@ def _list_copy_rrule(xs):
 
 
 def register(reg):
-    from . import containers_inplace
+    from . import containers_inplace, containers_slices
 
     containers_inplace.register(reg)  # the in-place changes, in this family too
+    containers_slices.register(reg)  # slice stores and deletes
     # `arg.copy()` of a list: a copy that makes an argument's list the function's own.
     # (A dict is copied with `dict(d)`, whose rule the builtins family has.)
     reg.register(list.copy, _list_copy_rrule, family=FAMILY, trusted=True)

@@ -29,3 +29,9 @@ case(_P + "list_set", _items(4), -1, np.float64(-0.4))
 case(_P + "list_insert", _items(3), 0, np.float64(0.3))
 case(_P + "list_insert", _items(2), 2, np.float64(1.3))
 case(_P + "own_cotangent", _items(3), 3)
+
+# Slice stores and deletes (pullback.containers_slices): the gather and its transpose.
+_Q = "pullback.containers_slices."
+case(_Q + "list_gather", _items(4), [3, 0, 0, 2])
+case(_Q + "list_gather", [_RNG.normal(size=(2, 2))], [0, 0])
+case(_Q + "list_scatter", _items(3), [2, 0, 2], 4)

@@ -59,8 +59,8 @@ class ContainerChecks:
         if kind not in ("list", "dict"):
             return False
         refusal = analysis.refusal(base.id)
-        if refusal is None and isinstance(target.slice, gast.Slice) and kind == "list":
-            refusal = _SLICE
+        if refusal is None and isinstance(index, gast.Slice) and kind == "list" and op:
+            refusal = _SLICE  # l[a:b] += s: a slice read, extended, stored back
         if refusal is None:
             return True
         what = f"'{self.text(target)} {'' if op is None else op}= ...'"
@@ -98,8 +98,6 @@ class ContainerChecks:
         analysis = self._container_analysis()
         kind = analysis.kinds.get(base.id)
         refusal = analysis.refusal(base.id)
-        if refusal is None and kind == "list" and isinstance(target.slice, gast.Slice):
-            refusal = _SLICE
         if refusal is None:
             return True
         if kind not in ("list", "dict"):
@@ -149,10 +147,11 @@ class ContainerChecks:
                 "last change"
             )
         elif refusal.kind == "slice":
-            why = "Assignment to and deletion of a slice of a list are not modelled."
-            fix = (
-                f"rebind instead: `{name} = {name}[:a] + new_items + {name}[b:]`"
+            why = (
+                "An augmented assignment to a slice of a list is not modelled (slice stores "
+                "and deletes are)."
             )
+            fix = f"write it out as a slice store: `{self.text(node)} = {self.text(node)} + ...`"
         else:
             why = (
                 f"pullback cannot prove that '{name}' is a {kind} the function built itself "

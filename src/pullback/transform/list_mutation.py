@@ -34,6 +34,7 @@ import gast
 
 from .. import containers_inplace as ci
 from .. import containers_mutation as cm
+from .. import containers_slices as cs
 from ..resolve import Callee
 from . import nodes as N
 from .list_analysis import ContainerAnalysis
@@ -47,6 +48,10 @@ _HELPERS = {
     "_pb_list_insert": ci.list_insert,
     "_pb_list_delete": ci.list_delete,
     "_pb_list_pop": ci.list_pop,
+    # slice stores and deletes (pullback.containers_slices)
+    "_pb_slice_order": cs.slice_order,
+    "_pb_slice_keep": cs.slice_keep,
+    "_pb_list_gather": cs.list_gather,
 }
 
 
@@ -69,6 +74,12 @@ class ListMutations:
     # -- the normalizer's hooks -----------------------------------------------------------
     def array_store(self, target, value, op, s):
         kind = self.container_kind(target.value)
+        if kind == "list" and op is None and isinstance(target.slice, gast.Slice):
+            name = target.value.id
+            code = ["{v} = list({value})", _slice_order(name, target.slice)]
+            code += [f"{{c}} = {name} + {{v}}", f"{name} = _pb_list_gather({{c}}, {{o}})"]
+            parts = {"value": value, **_slice_parts(target.slice)}
+            return self.template_block(self.guard(name, kind) + self.filled(code, parts), s), False
         if kind is None or isinstance(target.slice, gast.Slice):
             return super().array_store(target, value, op, s)
         name = target.value.id
@@ -118,7 +129,10 @@ class ListMutations:
             if not isinstance(target, gast.Subscript) or kind is None:
                 raise NotImplementedError("del")  # pragma: no cover - refused by the check
             name = target.value.id
-            if kind == "list":
+            if kind == "list" and isinstance(target.slice, gast.Slice):
+                code = [_slice_keep(name, target.slice), f"{name} = _pb_list_gather({name}, {{o}})"]
+                parts = _slice_parts(target.slice)
+            elif kind == "list":
                 code = [f"{{p}} = range(len({name}))[{{i}}]", _list_without(name)]
                 if self.in_place(name):
                     code[1] = f"{name} = _pb_list_delete({name}, {{p}})"
@@ -253,6 +267,26 @@ def _is_helper_call(value) -> bool:
 
 def _list_with(name) -> str:
     return f"{name} = {name}[:{{p}}] + [{{v}}] + {name}[{{p}} + 1:]"
+
+
+def _slice_parts(index) -> dict:
+    """The holes of a slice's bounds that the user wrote (the others are ``None``)."""
+    parts = {"lower": index.lower, "upper": index.upper, "step": index.step}
+    return {k: v for k, v in parts.items() if v is not None}
+
+
+def _bounds(index) -> str:
+    return ", ".join(
+        "None" if getattr(index, k) is None else f"{{{k}}}" for k in ("lower", "upper", "step")
+    )
+
+
+def _slice_order(name, index) -> str:
+    return f"{{o}} = _pb_slice_order(len({name}), {_bounds(index)}, len({{v}}))"
+
+
+def _slice_keep(name, index) -> str:
+    return f"{{o}} = _pb_slice_keep(len({name}), {_bounds(index)})"
 
 
 def _list_without(name) -> str:

@@ -3,6 +3,20 @@ tests/test_list_mutation_inplace.py; and functions where an earlier state of the
 read again, so the changes must keep copies."""
 
 import numpy as np
+import pytest
+
+import pullback
+
+
+def check_value_and_forward_mode(f, x, seed):
+    """The value as Python computes it, and ``jvp`` against central differences."""
+    value, _ = pullback.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    v = np.random.default_rng(seed).standard_normal(x.shape)
+    y, dy = pullback.jvp(f, (x,), (v,))
+    h = 1e-6
+    assert y == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(dy, (f(x + h * v) - f(x - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
 
 
 def fill_loop(x):

@@ -7,9 +7,10 @@ in-place update of the reverse sweep's own cotangent list."""
 import list_inplace_cases as cases
 import numpy as np
 import pytest
+from list_inplace_cases import check_value_and_forward_mode
 
 import pullback
-from pullback import grad, jvp
+from pullback import grad
 from pullback.containers_inplace import (
     list_insert_pullback,
     list_pop_pullback,
@@ -33,13 +34,7 @@ def test_reverse_mode_matches_finite_differences(f, dtype):
 
 @pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
 def test_value_and_forward_mode(f):
-    value, _ = pullback.value_and_grad(f)(X)
-    assert value == pytest.approx(f(X), rel=1e-12)
-    v = np.random.default_rng(3).standard_normal(X.shape)
-    y, dy = jvp(f, (X,), (v,))
-    h = 1e-6
-    assert y == pytest.approx(f(X), rel=1e-12)
-    np.testing.assert_allclose(dy, (f(X + h * v) - f(X - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
+    check_value_and_forward_mode(f, X, 3)
 
 
 @pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)

@@ -5,9 +5,9 @@ reverse mode against finite differences (float64, float32), forward mode, second
 import list_slice_cases as cases
 import numpy as np
 import pytest
+from list_inplace_cases import check_value_and_forward_mode
 
-import pullback
-from pullback import grad, jvp
+from pullback import grad
 from pullback.check import check
 from pullback.containers_slices import slice_keep, slice_order
 from pullback.testing import check_grads
@@ -24,12 +24,7 @@ def test_reverse_mode_matches_finite_differences(f, dtype):
 
 @pytest.mark.parametrize("f", cases.CASES, ids=lambda f: f.__name__)
 def test_value_and_forward_mode(f):
-    value, _ = pullback.value_and_grad(f)(X)
-    assert value == pytest.approx(f(X), rel=1e-12)
-    v = np.random.default_rng(4).standard_normal(X.shape)
-    y, dy = jvp(f, (X,), (v,))
-    h = 1e-6
-    np.testing.assert_allclose(dy, (f(X + h * v) - f(X - h * v)) / (2 * h), rtol=1e-6, atol=1e-8)
+    check_value_and_forward_mode(f, X, 4)
 
 
 @pytest.mark.parametrize("f", cases.CASES, ids=lambda f: f.__name__)

@@ -10,6 +10,7 @@ from list_mutation_refusal_cases import (
     aliased,
     aliased_after_changes,
     dict_parameter_fixed,
+    nested_row_held,
     nested_store,
     nested_store_fixed,
     of_global,
@@ -79,11 +80,35 @@ def test_golden_nested():
     assert _message(nested_store) == (
         "  list_mutation_refusal_cases.py:57:5: PB106 container mutation: "
         "'rows[0][1] = ...' changes a list inside 'rows'\n"
-        "    The rows of 'rows' may be one object seen from several places (as "
-        "`[[0.0] * n] * m` makes them), which pullback does not follow.\n"
-        "    Fix: copy the row, change the copy and store it back: `row = list(rows[0])`, "
+        "    The rows of 'rows' may be one object seen from several places: "
+        "`[[x[0], x[1]]] * 2` on line 56 puts in a row that is not a new list (as "
+        "`[[0.0] * n] * m` repeats one row), which pullback does not follow.\n"
+        "    Fix: make every row a new list (`[[0.0] * n for _ in range(m)]`, `list(row)`), "
+        "or copy the row, change the copy and store it back: `row = list(rows[0])`, "
         "`row[1] = ...`, `rows[0] = row` (see docs/limitations.md#PB106)."
     )
+
+
+def test_golden_nested_with_a_row_held_elsewhere():
+    assert _message(nested_row_held) == (
+        "  list_mutation_refusal_cases.py:115:5: PB106 container mutation: "
+        "'rows[0][1] = ...' changes a list inside 'rows'\n"
+        "    `rows[0]` on line 114 may hold a row of 'rows' (or 'rows' itself) while its rows "
+        "still change, and the change would show through it, which pullback does not follow.\n"
+        "    Fix: copy it there (`list(rows[0])`), or make that use come after the last change "
+        "(see docs/limitations.md#PB106)."
+    )
+
+
+def test_an_augmented_store_into_an_array_item_is_refused_when_it_runs():
+    from list_mutation_refusal_cases import augmented_array_item
+
+    from pullback.errors import UnsupportedCallError
+
+    with pytest.raises(UnsupportedCallError, match="item that is a ndarray") as info:
+        grad(augmented_array_item)(X)
+    assert "`l[i] = l[i] + v`" in str(info.value)
+    assert "list_mutation_refusal_cases.py:126" in str(info.value)
 
 
 def test_golden_augmented_slice_store():

@@ -1,7 +1,10 @@
 """Slice stores ``l[a:b:c] = s`` and slice deletes ``del l[a:b:c]`` on local lists, with
-Python's semantics (pullback.containers_slices): values and errors as Python gives them,
-reverse mode against finite differences (float64, float32), forward mode, second order."""
+Python's semantics (pullback.containers_slices), and stores into the rows of a local list
+of lists ``rows[i][j] (op)= v`` (tests/list_nested_cases.py): values and errors as Python
+gives them, reverse mode against finite differences (float64, float32), forward mode,
+second order."""
 
+import list_nested_cases as nested
 import list_slice_cases as cases
 import numpy as np
 import pytest
@@ -13,21 +16,22 @@ from pullback.containers_slices import slice_keep, slice_order
 from pullback.testing import check_grads
 
 X = np.array([0.3, 0.7, -0.4, 1.1, 0.6])
+CASES = cases.CASES + nested.CASES
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("f", cases.CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_reverse_mode_matches_finite_differences(f, dtype):
     assert check(f) == []
     check_grads(f, X.astype(dtype))
 
 
-@pytest.mark.parametrize("f", cases.CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_value_and_forward_mode(f):
     check_value_and_forward_mode(f, X, 4)
 
 
-@pytest.mark.parametrize("f", cases.CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_second_order(f):
     check_grads(f, X, order=2)
 

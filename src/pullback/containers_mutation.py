@@ -16,6 +16,8 @@ no derivative: registered as non-differentiable). ``list.copy`` gets its rule he
 
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
@@ -41,6 +43,23 @@ def expect_kind(container, kind):
             f"a change of a {kind}, which this value is not. Fix: build the {kind} with "
             f"`{kind}(...)` before changing it (see docs/limitations.md#PB106)."
         )
+
+
+def immutable_item(item):
+    """Refuse, when it runs, ``l[i] op= v`` (or ``d[k] op= v``) on an item that ``op=``
+    changes in place (an array, a list): Python changes that object, which other names
+    may hold, and the rewrite ``l[i] = l[i] op v`` would not."""
+    if type(item) in _IMMUTABLE or isinstance(item, (np.generic, tuple, str)):
+        return
+    raise UnsupportedCallError(
+        f"an augmented store into a list or dict item that is a {type(item).__name__}: "
+        f"Python changes that {type(item).__name__} itself in place, and other names may "
+        "hold it, which pullback does not follow. Fix: write the new value out, "
+        "`l[i] = l[i] + v`, which makes a new object (see docs/limitations.md#PB106)."
+    )
+
+
+_IMMUTABLE = frozenset({float, int, complex, bool})
 
 
 def list_index(xs, value):
@@ -78,3 +97,4 @@ def register(reg):
     reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
     reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)
+    reg.non_differentiable(immutable_item, family=FAMILY, trusted=True)

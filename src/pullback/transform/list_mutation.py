@@ -43,6 +43,7 @@ _HELPERS = {
     "_pb_keys_without": cm.keys_without,
     "_pb_list_index": cm.list_index,
     "_pb_expect_kind": cm.expect_kind,
+    "_pb_immutable_item": cm.immutable_item,
     # differentiable (rules in pullback.containers_inplace): the in-place changes
     "_pb_list_set": ci.list_set,
     "_pb_list_insert": ci.list_insert,
@@ -73,6 +74,9 @@ class ListMutations:
 
     # -- the normalizer's hooks -----------------------------------------------------------
     def array_store(self, target, value, op, s):
+        outer = target.value
+        if isinstance(outer, gast.Subscript) and self.rows_of_lists(outer.value):
+            return self.template_block(self.nested_store(target, value, op), s), False
         kind = self.container_kind(target.value)
         if kind == "list" and op is None and isinstance(target.slice, gast.Slice):
             name = target.value.id
@@ -164,6 +168,38 @@ class ListMutations:
         stmts.extend(self.template_block(self.guard(name, kind) + self.filled(code, parts), e))
         return N.load(result) if result is not None else N.const(None)
 
+    def rows_of_lists(self, node) -> bool:
+        """Whether ``node`` names a local list whose rows are new lists only it holds."""
+        return (
+            self.container_kind(node) == "list"
+            and self.containers().rows_refusal(node.id) is None
+        )
+
+    def nested_store(self, target, value, op) -> list:
+        """``rows[i][j] (op)= v`` as the rebinding of a new row into a new list (the rows are
+        unshared: list_analysis.rows_refusal), in Python's order of evaluation."""
+        rows = target.value.value.id
+        parts = {"i": target.value.slice, "j": target.slice, "value": value}
+        head = [
+            f"{{p}} = range(len({rows}))[{{i}}]",
+            f"{{r}} = {rows}[{{p}}]",
+            "{okr} = _pb_expect_kind({r}, 'list')",
+            "{q} = range(len({r}))[{j}]",
+        ]
+        if op is None:
+            code = ["{v} = {value}", *head]
+        else:
+            code = [*head, "{o} = {r}[{q}]", "{oko} = _pb_immutable_item({o})"]
+            code.append("{v} = {o} + {value}")
+        code += [
+            "{row} = {r}[:{q}] + [{v}] + {r}[{q} + 1:]",
+            f"{rows} = {rows}[:{{p}}] + [{{row}}] + {rows}[{{p}} + 1:]",
+        ]
+        stmts = self.guard(rows, "list") + self.filled(code, parts)
+        if op is not None:  # the operator of `{v} = {o} + {value}`
+            stmts[-3].value.op = op
+        return stmts
+
     # -- building -------------------------------------------------------------------------
     def item_store(self, kind, target, value, op):
         name = target.value.id
@@ -171,20 +207,31 @@ class ListMutations:
             store = f"{name} = _pb_list_set({name}, {{p}}, {{v}})"
             if not self.in_place(name):
                 store = _list_with(name)
+            key = [f"{{p}} = range(len({name}))[{{i}}]"]
             if op is None:
-                code = ["{v} = {value}", f"{{p}} = range(len({name}))[{{i}}]", store]
+                code = ["{v} = {value}", *key, store]
             else:
-                code = [f"{{p}} = range(len({name}))[{{i}}]", f"{{v}} = {name}[{{p}}] + {{value}}"]
-                code.append(store)
+                code = [*key, f"{{o}} = {name}[{{p}}]", *self.item_guard(name)]
+                code += ["{v} = {o} + {value}", store]
         elif op is None:
             code = ["{v} = {value}", f"{name} = {{{{**{name}, {{i}}: {{v}}}}}}"]
         else:
-            code = ["{k} = {i}", f"{{v}} = {name}[{{k}}] + {{value}}"]
-            code.append(f"{name} = {{{{**{name}, {{k}}: {{v}}}}}}")
+            code = ["{k} = {i}", f"{{o}} = {name}[{{k}}]", *self.item_guard(name)]
+            code += ["{v} = {o} + {value}", f"{name} = {{{{**{name}, {{k}}: {{v}}}}}}"]
         stmts = self.filled(code, {"i": target.slice, "value": value})
-        if op is not None:  # the operator of `l[i] op= v` (line 2: `_v = l[_p] + value`)
-            stmts[1].value.op = op
+        if op is not None:  # the operator of `l[i] op= v` (the line `_v = _o + value`)
+            stmts[-2].value.op = op
         return stmts
+
+    def item_guard(self, name) -> list:
+        """``l[i] op= v`` changes the item itself when it is an array or a list: refused
+        when it runs (containers_mutation.immutable_item) unless the items are rows only
+        ``l`` holds (then changing one in place and making a new one are the same)."""
+        if self.container_kind(gast.Name(name, gast.Load(), None, None)) == "list" and (
+            self.containers().rows_refusal(name) is None
+        ):
+            return []
+        return ["{oko} = _pb_immutable_item({o})"]
 
     def in_place(self, name) -> bool:
         """Whether the changes of the local list ``name`` run in place (list_analysis)."""

@@ -22,7 +22,30 @@ they have (slices, concatenation, displays, ``sorted``)::
     x = d.setdefault(k, v)  if k not in d: d = {**d, k: v}; x = d[k]
 
 ``range(len(l))[i]`` raises the IndexError Python raises for a bad index, so the rewrite
-fails where the primal fails. Each change costs a copy of the container (O(len)).
+fails where the primal fails. Each of these costs a copy of the container (O(len)).
+
+When :meth:`~.list_analysis.ContainerAnalysis.in_place` proves that no earlier state of a
+list is read again, its item stores, ``del l[i]``, ``pop`` and ``insert`` are calls that
+change it in place at O(1) instead (:mod:`pullback.containers_inplace`)::
+
+    l[i] = v              _v = v; l = list_set(l, i, _v)
+    l[i] += v             _p = range(len(l))[i]; _o = l[_p]; _v = _o + v; l = list_set(l, _p, _v)
+    del l[i]              _p = range(len(l))[i]; l = list_delete(l, _p)
+    x = l.pop(i)          _p = ...; _r = list_pop(l, _p, len(l)); x = _r[1]; l = _r[0]
+    l.insert(i, v)        _p = ...; l = list_insert(l, _p, v)
+
+Slice stores and deletes gather the items in Python's order (:mod:`pullback.containers_slices`),
+and a store into a row of a list of unshared rows rebuilds the row and the list::
+
+    l[a:b:c] = s          _v = list(s); _o = slice_order(len(l), a, b, c, len(_v))
+                          l = list_gather(l + _v, _o)
+    del l[a:b:c]          _o = slice_keep(len(l), a, b, c); l = list_gather(l, _o)
+    rows[i][j] = v        _p = ...; _r = rows[_p]; _q = range(len(_r))[j]
+                          _row = _r[:_q] + [v] + _r[_q + 1:]
+                          rows = rows[:_p] + [_row] + rows[_p + 1:]
+
+``l[i] op= v`` first checks, when it runs, that the item is not an object ``op=`` would
+change in place (``containers_mutation.immutable_item``).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from pullback.containers_inplace import (
     list_pop_pullback,
     list_set,
     list_set_pullback,
+    list_take_pullback,
 )
 from pullback.errors import UnsupportedCallError
 from pullback.tangents import ZERO, CotangentList
@@ -76,6 +77,11 @@ def test_a_state_read_again_keeps_copies(f):
     assert "_pb_list_" not in text.replace("_pb_list_index", ""), text
 
 
+def test_an_augmented_store_in_place_takes_the_item_with_its_list():
+    text = core_source(cases.augmented_loop)
+    assert "_pb_list_take(acc" in text and "_pb_second(" in text and "_pb_first(" in text
+
+
 def test_the_fill_loop_stores_with_the_users_index():
     text = core_source(cases.fill_loop)
     assert "lst = _pb_list_set(lst, i, " in text
@@ -88,6 +94,8 @@ def test_the_reverse_sweeps_own_cotangent_list_is_changed_in_place():
     assert g is owned and dv == 2.0 and list(g) == [1.0, ZERO, 3.0]
     g, _, dv = list_insert_pullback(owned, [0.0] * 3, 0, 5.0)
     assert g is owned and dv == 1.0 and list(g) == [ZERO, 3.0]
+    g, _ = list_take_pullback((owned, 0.5), [0.0] * 2, 1)  # l[i] += v: the read goes back
+    assert g is owned and list(g) == [ZERO, 3.5]
 
 
 def test_any_other_cotangent_is_copied_once_and_left_alone():

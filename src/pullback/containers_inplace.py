@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from .containers_mutation import expect_kind
 from .registry import transformable
-from .tangents import NO_TANGENT, ZERO, CotangentList
+from .tangents import NO_TANGENT, ZERO, CotangentList, add
 
 FAMILY = "containers_mutation"
 
@@ -68,6 +68,30 @@ def list_pop(xs, p, n):
     """``(xs, xs.pop(p))`` in place; ``n`` is ``len(xs)`` before the pop (the pullback's
     cotangent of the list before it, when nothing used the list after)."""
     return xs, xs.pop(p)
+
+
+def list_take(xs, p):
+    """``(xs, xs[p])``: the item ``l[i] op= v`` reads, taken with the list it stays in (the
+    store that follows overwrites it), so that its cotangent goes back into that one slot
+    (O(1)) instead of through a read's cotangent of the whole list."""
+    return xs, xs[p]
+
+
+def list_add_at(g, p, d):
+    """``g[p] += d`` on a cotangent list, in place (``add``: zeros are free)."""
+    g[p] = add(g[p], d)
+    return g
+
+
+def pair_first(pair):
+    """``pair[0]`` of ``list_pop``'s or ``list_take``'s result: a call whose pullback is the
+    pair ``(dy, ZERO)``, so the list's cotangent passes through without being folded."""
+    return pair[0]
+
+
+def pair_second(pair):
+    """``pair[1]``: see :func:`pair_first`."""
+    return pair[1]
 
 
 # -- cotangent lists ----------------------------------------------------------------------
@@ -135,6 +159,30 @@ def list_pop_pullback(dy, xs, p, n):
     return list_insert(g, p, dv), NO_TANGENT, NO_TANGENT
 
 
+@transformable
+def list_take_pullback(dy, xs, p):
+    """The item's cotangent goes back into its slot (which may have one of its own)."""
+    dl, dv = dy
+    g = own_cotangent(dl, len(xs))
+    return list_add_at(g, p, dv), NO_TANGENT
+
+
+@transformable
+def list_add_at_pullback(dy, g, p, d):
+    """``list_add_at`` is linear: the list's cotangent passes, the slot's goes to ``d``."""
+    return dy, NO_TANGENT, dy[p]
+
+
+@transformable
+def pair_first_pullback(dy, pair):
+    return ((dy, ZERO),)
+
+
+@transformable
+def pair_second_pullback(dy, pair):
+    return ((ZERO, dy),)
+
+
 # -- rules ----------------------------------------------------------------------------------
 def _zeros(k):
     return (ZERO,) + (NO_TANGENT,) * k
@@ -170,6 +218,33 @@ def _list_pop_rrule(xs, p, n):
     return list_pop(xs, p, n), list_pop_closure
 
 
+def _list_take_rrule(xs, p):
+    def list_take_closure(dy):
+        return _zeros(1) if _is_zero(dy) else list_take_pullback(dy, xs, p)
+
+    return list_take(xs, p), list_take_closure
+
+
+def _list_add_at_rrule(g, p, d):
+    # Differentiated again (second order): a copy, never the caller's list.
+    y = list_add_at(CotangentList(g), p, d)
+
+    def list_add_at_closure(dy):
+        return _zeros(2) if _is_zero(dy) else list_add_at_pullback(dy, g, p, d)
+
+    return y, list_add_at_closure
+
+
+def _pair_rrule(getter, pullback):
+    def pair_rrule(pair):
+        def pair_closure(dy):
+            return (ZERO,) if _is_zero(dy) else pullback(dy, pair)
+
+        return getter(pair), pair_closure
+
+    return pair_rrule
+
+
 def register(reg):
     """Rules and transformable pullbacks of the in-place list changes."""
     table = (
@@ -178,6 +253,10 @@ def register(reg):
         (list_delete, _list_delete_rrule, list_delete_pullback),
         (list_pop, _list_pop_rrule, list_pop_pullback),
         (own_cotangent, _own_cotangent_rrule, own_cotangent_pullback),
+        (list_take, _list_take_rrule, list_take_pullback),
+        (list_add_at, _list_add_at_rrule, list_add_at_pullback),
+        (pair_first, _pair_rrule(pair_first, pair_first_pullback), pair_first_pullback),
+        (pair_second, _pair_rrule(pair_second, pair_second_pullback), pair_second_pullback),
     )
     for fn, rrule, pullback in table:
         reg.register(fn, rrule, family=FAMILY, trusted=True)

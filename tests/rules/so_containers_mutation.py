@@ -29,6 +29,11 @@ case(_P + "list_set", _items(4), -1, np.float64(-0.4))
 case(_P + "list_insert", _items(3), 0, np.float64(0.3))
 case(_P + "list_insert", _items(2), 2, np.float64(1.3))
 case(_P + "own_cotangent", _items(3), 3)
+case(_P + "list_take", _items(3), 1)
+case(_P + "list_add_at", _items(3), 2, np.float64(0.6))
+case(_P + "pair_first", (np.float64(0.3), np.float64(-1.2)))
+case(_P + "pair_second", (np.float64(0.3), np.float64(-1.2)))
+case(_P + "pair_second", (np.float64(0.3), _RNG.normal(size=3)))
 
 # Slice stores and deletes (pullback.containers_slices): the gather and its transpose.
 _Q = "pullback.containers_slices."

@@ -29,9 +29,12 @@ list is read again, its item stores, ``del l[i]``, ``pop`` and ``insert`` are ca
 change it in place at O(1) instead (:mod:`pullback.containers_inplace`)::
 
     l[i] = v              _v = v; l = list_set(l, i, _v)
-    l[i] += v             _p = range(len(l))[i]; _o = l[_p]; _v = _o + v; l = list_set(l, _p, _v)
+    l[i] += v             _p = range(len(l))[i]; _r = list_take(l, _p); _o = pair_second(_r)
+                          l = pair_first(_r)
+                          _v = _o + v; l = list_set(l, _p, _v)
     del l[i]              _p = range(len(l))[i]; l = list_delete(l, _p)
-    x = l.pop(i)          _p = ...; _r = list_pop(l, _p, len(l)); x = _r[1]; l = _r[0]
+    x = l.pop(i)          _p = ...; _r = list_pop(l, _p, len(l)); x = pair_second(_r)
+                          l = pair_first(_r)
     l.insert(i, v)        _p = ...; l = list_insert(l, _p, v)
 
 Slice stores and deletes gather the items in Python's order (:mod:`pullback.containers_slices`),
@@ -72,6 +75,9 @@ _HELPERS = {
     "_pb_list_insert": ci.list_insert,
     "_pb_list_delete": ci.list_delete,
     "_pb_list_pop": ci.list_pop,
+    "_pb_list_take": ci.list_take,
+    "_pb_first": ci.pair_first,
+    "_pb_second": ci.pair_second,
     # slice stores and deletes (pullback.containers_slices)
     "_pb_slice_order": cs.slice_order,
     "_pb_slice_keep": cs.slice_keep,
@@ -231,11 +237,14 @@ class ListMutations:
             if not self.in_place(name):
                 store = _list_with(name)
             key = [f"{{p}} = range(len({name}))[{{i}}]"]
+            read = [f"{{o}} = {name}[{{p}}]"]
+            if self.in_place(name):  # the item taken with its list: O(1) back
+                read = [f"{{r}} = _pb_list_take({name}, {{p}})", "{o} = _pb_second({r})"]
+                read.append(f"{name} = _pb_first({{r}})")
             if op is None:
                 code = ["{v} = {value}", *key, store]
             else:
-                code = [*key, f"{{o}} = {name}[{{p}}]", *self.item_guard(name)]
-                code += ["{v} = {o} + {value}", store]
+                code = [*key, *read, *self.item_guard(name), "{v} = {o} + {value}", store]
         elif op is None:
             code = ["{v} = {value}", f"{name} = {{{{**{name}, {{i}}: {{v}}}}}}"]
         else:
@@ -412,8 +421,8 @@ def _list_pop(norm, name, e):
     if norm.in_place(name):
         code[1:] = [
             f"{{r}} = _pb_list_pop({name}, {{p}}, len({name}))",
-            "{x} = {r}[1]",
-            f"{name} = {{r}}[0]",
+            "{x} = _pb_second({r})",
+            f"{name} = _pb_first({{r}})",
         ]
     return code, ({"i": i} if i is not None else {}), _result(norm, code)
 

@@ -1,7 +1,9 @@
 """What stays refused among changes of lists and dicts (PB106): an argument's container,
 a global, a closure variable, a local another name or container holds (or a loop iterates)
-while it changes, slice stores and nested stores — before anything runs, at the user's
-line, with the copy as the fix; and the suggested fixes pass."""
+while it changes, an augmented slice store, a store into a row that may be seen from
+another place — before anything runs, at the user's line, with the copy as the fix; an
+augmented store into an item that ``op=`` changes in place, when it runs; and the
+suggested fixes pass."""
 
 import numpy as np
 import pytest

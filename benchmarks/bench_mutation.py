@@ -214,11 +214,14 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument("--no-peers", action="store_true", help="skip JAX and torch")
     parser.add_argument("--wall", action="store_true", help="wall-clock time, not CPU time")
+    parser.add_argument("--lists", action="store_true", help="only the local-list rows")
     args = parser.parse_args(argv)
     CLOCK["timer"] = time.perf_counter if args.wall else time.process_time
     print(f"clock: {'wall (perf_counter)' if args.wall else 'CPU time of this process'}")
     repeat = 2 if args.quick else 5
     rng = np.random.default_rng(1)
+    if args.lists:
+        return list_rows(repeat, rng)
     rows = []
     for label, f, make in WORKLOADS:
         x = make(rng)
@@ -249,6 +252,40 @@ def main(argv=None):
         f"fill loop peak memory: n=4000 {small:.0f} KiB, n=16000 {large:.0f} KiB "
         f"({large / small:.1f}x for 4x the entries; O(n^2) would be 16x)"
     )
+    list_rows(repeat, rng)
+
+
+# -- local lists (issue 11): the same fill loop with a list ------------------------------
+def list_store(x):
+    lst = [0.0] * x.shape[0]
+    for i in range(x.shape[0]):
+        lst[i] = np.sin(x[i]) * x[i]
+    return np.sum(np.array(lst) ** 2)
+
+
+def list_append(x):
+    lst = []
+    for i in range(x.shape[0]):
+        lst.append(np.sin(x[i]) * x[i])
+    return np.sum(np.array(lst) ** 2)
+
+
+def list_rows(repeat, rng):
+    """The list fill loop, n = 1000: item stores (in place, O(1) a store) against appends,
+    each as the ratio of its gradient to its own primal, checked against finite
+    differences first."""
+    x = rng.standard_normal(1000)
+    print(f"{'list fill loop, n=1000':45} {'primal':>10} {'grad':>10} {'ratio':>7}  target")
+    for label, f in (("lst[i] = f(x[i])", list_store), ("lst.append(f(x[i]))", list_append)):
+        g = pullback.grad(f)
+        err = fd_error(f, g(x), x, rng)
+        if err > 1e-5:
+            raise SystemExit(f"{label}: gradient differs from finite differences ({err:.2e})")
+        primal, gradient = best_pair(f, g, (x,), repeat)
+        ratio = gradient / primal
+        verdict = "PASS" if ratio <= TARGET else "MISS"
+        times = f"{primal * 1e3:8.2f}ms {gradient * 1e3:8.2f}ms"
+        print(f"  {label:43} {times} {ratio:6.2f}x  {verdict}")
 
 
 if __name__ == "__main__":

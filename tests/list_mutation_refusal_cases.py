@@ -48,14 +48,14 @@ def iterated_while_changed(x):
 
 def slice_store(x):
     l = [x[0], x[1], x[2]]
-    l[0:2] = [x[2]]
+    l[0:2] += [x[2]]  # an augmented slice store: still refused
     return l[0]
 
 
 def nested_store(x):
-    rows = [[x[0], x[1]], [x[2], x[3]]]
+    rows = [[x[0], x[1]]] * 2  # one row, twice
     rows[0][1] = x[4]
-    return rows[0][1]
+    return rows[1][1]
 
 
 def _keep(l):
@@ -107,6 +107,24 @@ REFUSED = [
     not_provably_new,
     copied_too_late,
 ]
+
+
+def nested_row_held(x):
+    rows = [[x[0], x[1]], [x[2], x[3]]]
+    r = rows[0]
+    rows[0][1] = x[4]
+    return r[1]
+
+
+REFUSED.append(nested_row_held)
+
+
+def augmented_array_item(x):
+    # Python's += changes the array a holds too: refused when it runs
+    l = [x[0:2] * 1.0, x[2:4] * 1.0]
+    a = l[0]
+    l[0] += x[4]
+    return (a * a).sum()
 
 
 # -- the fixes the messages suggest, which pass -----------------------------------------------

@@ -1,7 +1,10 @@
 """Random programs that change a local list and a local dict (item stores and augmented
-stores, del, append/extend/+=/insert/pop/remove/reverse/sort, dict stores/update/pop/
-setdefault, loops, reads after writes), checked against finite differences in reverse
-mode, forward mode and second order."""
+stores, del, append/extend/+=/insert/pop/remove/reverse/sort, slice stores and slice
+deletes (extended slices too), fill loops, stores into the rows of a list of lists, dict
+stores/update/pop/setdefault, loops, reads after writes), checked against finite
+differences in reverse mode, forward mode and second order. Programs whose list is only
+stored into, or whose reads all come after its changes, run the changes in place
+(pullback.containers_inplace); the others keep copies: both are drawn."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -28,6 +31,7 @@ def program(draw):
         j = draw(st.integers(-n, n - 1)) if n else 0
         kinds = ["append", "extend", "plus", "insert", "loop", "dset", "dupdate", "dpop"]
         kinds += ["set", "aug", "del", "pop", "reverse", "sort", "remove"] if n else []
+        kinds += ["slice", "xslice", "delslice", "fill", "rows"]
         kind = draw(st.sampled_from(kinds))
         key = draw(st.sampled_from(["a", "b", "c"]))
         if kind == "append":
@@ -65,6 +69,32 @@ def program(draw):
         elif kind == "remove":
             lines += [f"w = l[{i}]", "l.remove(w)", "s = s + w"]
             n -= 1
+        elif kind == "slice":  # a slice store of any length
+            a, b = draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))
+            m = draw(st.integers(0, 2))
+            lines.append(f"l[{a}:{b}] = [{', '.join(f'x[{(k + q) % N}] * {c}' for q in range(m))}]")
+            start, stop, _ = slice(a, b).indices(n)
+            n += m - max(0, stop - start)
+        elif kind == "xslice":  # an extended slice: as many items as places
+            a, step = draw(st.integers(-n - 1, n + 1)), draw(st.sampled_from([-2, -1, 2, 3]))
+            m = len(range(*slice(a, None, step).indices(n)))
+            items = ", ".join(f"x[{(k + q) % N}] * l[{q % n}]" if n else "0.0" for q in range(m))
+            lines.append(f"l[{a}::{step}] = [{items}]")
+        elif kind == "delslice":
+            a, b = draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1))
+            step = draw(st.sampled_from([None, 2, -1]))
+            lines.append(f"del l[{a}:{b}{'' if step is None else f':{step}'}]")
+            n -= len(range(*slice(a, b, step).indices(n)))
+        elif kind == "fill":  # a loop of item stores (in place when nothing reads between)
+            for q in range(n):
+                lines.append(f"l[{q}] = x[{(k + q) % N}] * {c}")
+        elif kind == "rows":  # a list of new rows, stores into them, read back
+            lines += [
+                f"rows = [[x[{k}], x[(r + {k}) % {N}] * {c}] for r in range(2)]",
+                f"rows[{draw(st.integers(-2, 1))}][{draw(st.integers(-2, 1))}] = x[{j % N}] * 2.0",
+                f"rows[1][0] {draw(st.sampled_from(['+=', '*=']))} rows[0][1] * {c}",
+                "s = s + rows[0][0] * rows[1][1] + rows[0][1] - rows[1][0]",
+            ]
         elif kind == "dset":
             lines.append(f"d[{key!r}] = x[{k}] * {c}")
             keys.add(key)

@@ -1,7 +1,9 @@
 """What stays refused among changes of lists and dicts (PB106): an argument's container,
 a global, a closure variable, a local another name or container holds (or a loop iterates)
-while it changes, slice stores and nested stores — before anything runs, at the user's
-line, with the copy as the fix; and the suggested fixes pass."""
+while it changes, an augmented slice store, a store into a row that may be seen from
+another place — before anything runs, at the user's line, with the copy as the fix; an
+augmented store into an item that ``op=`` changes in place, when it runs; and the
+suggested fixes pass."""
 
 import numpy as np
 import pytest
@@ -10,11 +12,13 @@ from list_mutation_refusal_cases import (
     aliased,
     aliased_after_changes,
     dict_parameter_fixed,
+    nested_row_held,
     nested_store,
     nested_store_fixed,
     of_global,
     of_parameter,
     of_parameter_fixed,
+    slice_store,
 )
 
 from pullback import grad
@@ -78,11 +82,56 @@ def test_golden_nested():
     assert _message(nested_store) == (
         "  list_mutation_refusal_cases.py:57:5: PB106 container mutation: "
         "'rows[0][1] = ...' changes a list inside 'rows'\n"
-        "    The rows of 'rows' may be one object seen from several places (as "
-        "`[[0.0] * n] * m` makes them), which pullback does not follow.\n"
-        "    Fix: copy the row, change the copy and store it back: `row = list(rows[0])`, "
+        "    The rows of 'rows' may be one object seen from several places: "
+        "`[[x[0], x[1]]] * 2` on line 56 puts in a row that is not a new list (as "
+        "`[[0.0] * n] * m` repeats one row), which pullback does not follow.\n"
+        "    Fix: make every row a new list (`[[0.0] * n for _ in range(m)]`, `list(row)`), "
+        "or copy the row, change the copy and store it back: `row = list(rows[0])`, "
         "`row[1] = ...`, `rows[0] = row` (see docs/limitations.md#PB106)."
     )
+
+
+def test_golden_nested_with_a_row_held_elsewhere():
+    assert _message(nested_row_held) == (
+        "  list_mutation_refusal_cases.py:115:5: PB106 container mutation: "
+        "'rows[0][1] = ...' changes a list inside 'rows'\n"
+        "    `rows[0]` on line 114 may hold a row of 'rows' (or 'rows' itself) while its rows "
+        "still change, and the change would show through it, which pullback does not follow.\n"
+        "    Fix: copy it there (`list(rows[0])`), or make that use come after the last change "
+        "(see docs/limitations.md#PB106)."
+    )
+
+
+def test_an_augmented_store_into_an_array_item_is_refused_when_it_runs():
+    from list_mutation_refusal_cases import augmented_array_item
+
+    from pullback.errors import UnsupportedCallError
+
+    with pytest.raises(UnsupportedCallError, match="item that is a ndarray") as info:
+        grad(augmented_array_item)(X)
+    assert "`l[i] = l[i] + v`" in str(info.value)
+    assert "list_mutation_refusal_cases.py:126" in str(info.value)
+
+
+def test_golden_augmented_slice_store():
+    assert _message(slice_store) == (
+        "  list_mutation_refusal_cases.py:51:5: PB106 container mutation: 'l[0:2] += ...' "
+        "changes 'l' in place\n"
+        "    An augmented assignment to a slice of a list is not modelled (slice stores and "
+        "deletes are).\n"
+        "    Fix: write it out as a slice store: `l[0:2] = l[0:2] + ...` "
+        "(see docs/limitations.md#PB106)."
+    )
+
+
+def test_the_suggested_slice_store_passes():
+    def f(x):
+        l = [x[0], x[1], x[2]]
+        l[0:2] = l[0:2] + [x[2]]
+        return l[0] * l[2] + l[3]
+
+    assert check(f) == []
+    np.testing.assert_allclose(grad(f)(X), [X[2], 0, X[0] + 1.0, 0, 0])
 
 
 def test_the_suggested_fixes_pass_and_leave_the_caller_alone():

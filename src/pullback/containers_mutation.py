@@ -16,6 +16,8 @@ no derivative: registered as non-differentiable). ``list.copy`` gets its rule he
 
 from __future__ import annotations
 
+import numpy as np
+
 from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
@@ -43,6 +45,23 @@ def expect_kind(container, kind):
         )
 
 
+def immutable_item(item):
+    """Refuse, when it runs, ``l[i] op= v`` (or ``d[k] op= v``) on an item that ``op=``
+    changes in place (an array, a list): Python changes that object, which other names
+    may hold, and the rewrite ``l[i] = l[i] op v`` would not."""
+    if type(item) in _IMMUTABLE or isinstance(item, (np.generic, tuple, str)):
+        return
+    raise UnsupportedCallError(
+        f"an augmented store into a list or dict item that is a {type(item).__name__}: "
+        f"Python changes that {type(item).__name__} itself in place, and other names may "
+        "hold it, which pullback does not follow. Fix: write the new value out, "
+        "`l[i] = l[i] + v`, which makes a new object (see docs/limitations.md#PB106)."
+    )
+
+
+_IMMUTABLE = frozenset({float, int, complex, bool})
+
+
 def list_index(xs, value):
     """``xs.index(value)``: where ``xs.remove(value)`` removes (a ``ValueError`` if absent)."""
     for k, item in enumerate(xs):
@@ -67,6 +86,10 @@ def _list_copy_rrule(xs):
 
 
 def register(reg):
+    from . import containers_inplace, containers_slices
+
+    containers_inplace.register(reg)  # the in-place changes, in this family too
+    containers_slices.register(reg)  # slice stores and deletes
     # `arg.copy()` of a list: a copy that makes an argument's list the function's own.
     # (A dict is copied with `dict(d)`, whose rule the builtins family has.)
     reg.register(list.copy, _list_copy_rrule, family=FAMILY, trusted=True)
@@ -74,3 +97,4 @@ def register(reg):
     reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
     reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)
+    reg.non_differentiable(immutable_item, family=FAMILY, trusted=True)

@@ -11,3 +11,32 @@ _RNG = np.random.default_rng(23)
 
 case("list.copy", [np.float64(0.4), _RNG.normal(size=3), np.float64(-1.3)])
 case("list.copy", [_RNG.normal(size=(2, 2))])
+
+# The in-place changes of local lists (pullback.containers_inplace): positions are
+# already non-negative there (the normalizer checks them); the list is the first argument.
+# The harness calls a rule several times on the same argument objects, which these change
+# in place; list_delete and list_pop (which shorten it) are checked twice through user code
+# instead (see WITHOUT_SECOND_ORDER in test_second_order_coverage.py).
+_P = "pullback.containers_inplace."
+
+
+def _items(k):
+    return [np.float64(v) for v in _RNG.normal(size=k)]
+
+
+case(_P + "list_set", _items(3), 1, np.float64(0.9))
+case(_P + "list_set", _items(4), -1, np.float64(-0.4))
+case(_P + "list_insert", _items(3), 0, np.float64(0.3))
+case(_P + "list_insert", _items(2), 2, np.float64(1.3))
+case(_P + "own_cotangent", _items(3), 3)
+case(_P + "list_take", _items(3), 1)
+case(_P + "list_add_at", _items(3), 2, np.float64(0.6))
+case(_P + "pair_first", (np.float64(0.3), np.float64(-1.2)))
+case(_P + "pair_second", (np.float64(0.3), np.float64(-1.2)))
+case(_P + "pair_second", (np.float64(0.3), _RNG.normal(size=3)))
+
+# Slice stores and deletes (pullback.containers_slices): the gather and its transpose.
+_Q = "pullback.containers_slices."
+case(_Q + "list_gather", _items(4), [3, 0, 0, 2])
+case(_Q + "list_gather", [_RNG.normal(size=(2, 2))], [0, 0])
+case(_Q + "list_scatter", _items(3), [2, 0, 2], 4)

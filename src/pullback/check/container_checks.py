@@ -59,8 +59,8 @@ class ContainerChecks:
         if kind not in ("list", "dict"):
             return False
         refusal = analysis.refusal(base.id)
-        if refusal is None and isinstance(target.slice, gast.Slice) and kind == "list":
-            refusal = _SLICE
+        if refusal is None and isinstance(index, gast.Slice) and kind == "list" and op:
+            refusal = _SLICE  # l[a:b] += s: a slice read, extended, stored back
         if refusal is None:
             return True
         what = f"'{self.text(target)} {'' if op is None else op}= ...'"
@@ -68,25 +68,57 @@ class ContainerChecks:
         return True
 
     def _nested_store(self, target, analysis) -> bool:
-        """``rows[i][j] = v`` into a local list of lists: refused with the row copy."""
+        """``rows[i][j] (op)= v`` into a local list of lists: allowed when every row is a new
+        list nothing else holds (list_analysis.rows_refusal), else refused with the fix."""
         outer = target.value
         root = outer.value
         if not (isinstance(root, gast.Name) and analysis.kinds.get(root.id) == "list"):
             return False
-        rows, i = root.id, self.text(outer.slice)
+        rows = root.id
+        refusal = analysis.rows_refusal(rows)
+        sliced = isinstance(outer.slice, gast.Slice) or isinstance(target.slice, gast.Slice)
+        if refusal is None and not sliced:
+            return True  # rewritten by transform/list_mutation.py
+        what = f"'{self.text(target)} = ...' changes a list inside '{rows}'"
+        if refusal is not None and refusal.kind not in ("rows", "shared"):
+            self._report_container(target, rows, f"'{self.text(target)} = ...'", "list", refusal)
+            return True
+        i, j = self.text(outer.slice), self.text(target.slice)
+        copy = (
+            f"copy the row, change the copy and store it back: `row = list({rows}[{i}])`, "
+            f"`row[{j}] = ...`, `{rows}[{i}] = row`"
+        )
+        if refusal is None:
+            why = "A store into a slice of a row is not modelled."
+            fix = copy
+        elif refusal.kind == "rows":
+            _, line, _ = self.fs.location(refusal.node)
+            why = (
+                f"The rows of '{rows}' may be one object seen from several places: "
+                f"`{self.text(refusal.node)}` on line {line} puts in a row that is not a new "
+                f"list (as `[[0.0] * n] * m` repeats one row), which pullback does not follow."
+            )
+            fix = (
+                f"make every row a new list (`[[0.0] * n for _ in range(m)]`, `list(row)`), "
+                f"or {copy}"
+            )
+        else:
+            _, line, _ = self.fs.location(refusal.node)
+            why = (
+                f"`{self.text(refusal.node)}` on line {line} may hold a row of '{rows}' (or "
+                f"'{rows}' itself) while its rows still change, and the change would show "
+                "through it, which pullback does not follow."
+            )
+            fix = (
+                f"copy it there (`list({self.text(refusal.node)})`), or make that use come "
+                "after the last change"
+            )
         self.report(
             target,
             "PB106",
-            f"container mutation: '{self.text(target)} = ...' changes a list inside '{rows}'",
-            why=(
-                f"The rows of '{rows}' may be one object seen from several places (as "
-                f"`[[0.0] * n] * m` makes them), which pullback does not follow."
-            ),
-            fix=(
-                f"copy the row, change the copy and store it back: `row = list({rows}[{i}])`, "
-                f"`row[{self.text(target.slice)}] = ...`, `{rows}[{i}] = row` "
-                f"({codes.see('PB106')})."
-            ),
+            f"container mutation: {what}",
+            why=why,
+            fix=f"{fix} ({codes.see('PB106')}).",
         )
         return True
 
@@ -98,8 +130,6 @@ class ContainerChecks:
         analysis = self._container_analysis()
         kind = analysis.kinds.get(base.id)
         refusal = analysis.refusal(base.id)
-        if refusal is None and kind == "list" and isinstance(target.slice, gast.Slice):
-            refusal = _SLICE
         if refusal is None:
             return True
         if kind not in ("list", "dict"):
@@ -149,10 +179,11 @@ class ContainerChecks:
                 "last change"
             )
         elif refusal.kind == "slice":
-            why = "Assignment to and deletion of a slice of a list are not modelled."
-            fix = (
-                f"rebind instead: `{name} = {name}[:a] + new_items + {name}[b:]`"
+            why = (
+                "An augmented assignment to a slice of a list is not modelled (slice stores "
+                "and deletes are)."
             )
+            fix = f"write it out as a slice store: `{self.text(node)} = {self.text(node)} + ...`"
         else:
             why = (
                 f"pullback cannot prove that '{name}' is a {kind} the function built itself "

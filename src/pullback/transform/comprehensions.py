@@ -222,7 +222,9 @@ class Comprehensions(ListMutations):
         name = call.func.value.id
         if name not in self.built_lists() or self.containers().refusal(name) is not None:
             return None
-        return Append(name, call.args[0], s, in_place=self.appends_in_place(name))
+        # in place also when every change of the list is (list_analysis.in_place)
+        in_place = self.appends_in_place(name) or self.in_place(name)
+        return Append(name, call.args[0], s, in_place=in_place)
 
     def mark_outside_append(self, call, normalized):
         """``outside.append(v)`` (a container the function did not build) runs as written;

@@ -67,6 +67,8 @@ class ContainerAnalysis:
         self.changes: dict[str, list] = {}
         self.uses: dict[str, list] = {}
         self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
+        self.bindings: dict[str, list] = {}  # the values assigned to each name
+        self.nested: dict[str, list] = {}  # rows[i][j] (op)= v: the stores into a row
         # Statements in the order they appear (a compound statement before its body):
         # generated trees (a generator's list version) carry no reliable line numbers.
         self.order: dict[int, int] = {}
@@ -115,6 +117,7 @@ class ContainerAnalysis:
                 parent, node
             ):
                 self._bind(name, self.new_container(parent.value), parent)
+                self.bindings.setdefault(name, []).append(parent.value)
             elif isinstance(parent, gast.AugAssign):
                 ok = isinstance(parent.op, (gast.Add, gast.Mult))
                 self._bind(name, "list" if ok else None)
@@ -130,6 +133,13 @@ class ContainerAnalysis:
         if isinstance(parent, gast.Subscript) and parent.value is node:
             if isinstance(parent.ctx, (gast.Store, gast.Del)):
                 self.changes.setdefault(name, []).append(parent)
+            elif (
+                isinstance(grand, gast.Subscript)
+                and grand.value is parent
+                and isinstance(grand.ctx, gast.Store)
+            ):
+                self.nested.setdefault(name, []).append(grand)
+                self.changes.setdefault(name, []).append(grand)
             return
         if (
             isinstance(parent, gast.Attribute)
@@ -263,6 +273,165 @@ class ContainerAnalysis:
                 return Refusal("shared", use)
         return None
 
+    def in_place(self, name) -> bool:
+        """Whether the changes of the local list ``name`` may be made in place
+        (:mod:`pullback.containers_inplace`): no earlier state of it is read again.
+
+        Every load of ``name`` other than its changes must come after the last change and
+        outside the loops that change it — except ``len(name)`` (an integer), and, when
+        every change is an item store ``l[i] (op)= v`` (the length never changes), the
+        item reads ``l[k]``, whose pullbacks need only the list's length."""
+        changes = self.changes.get(name, [])
+        if self.kind(name) != "list" or not changes or self.nested.get(name):
+            return False
+        stores = all(_item_store(c) for c in changes)
+        if not stores and any(self._augmented(c) for c in changes):
+            return False  # l[i] += v reads l[p], whose pullback needs a fixed length
+        during = self._while_changing(changes)
+        for node in self._loads(name, {id(_receiver(c)) for c in changes}):
+            if self._length_only(node) or (stores and self._item_read(node)):
+                continue
+            if during(node):
+                return False
+        return True
+
+    # -- lists of lists -------------------------------------------------------------
+    def rows_refusal(self, name) -> Refusal | None:
+        """None when ``rows[i][j] (op)= v`` into the local list ``name`` is a rebinding of a
+        new row into a new list: every row is a list made for it — by the bindings
+        (``[[..] for ..]``, ``[[..], [..]]``, ``[]``) and by every change that puts a row
+        in (``rows[i] = [..]``, ``rows.append([..])``, ...) — and no use that could keep a
+        row (``r = rows[0]``, ``for r in rows``, ``list(rows)``) comes before the last
+        change or inside a loop that changes it. Else the refusal: "rows" (``node`` puts
+        in a row that may be shared, as ``[[0.0] * n] * m`` does) or "shared"."""
+        refusal = self.refusal(name)
+        if refusal is not None:
+            return refusal
+        for value in self.bindings.get(name, ()):
+            if not self._fresh_rows(value):
+                return Refusal("rows", value)
+        changes = self.changes.get(name, [])
+        receivers = set()
+        for change in changes:
+            receivers.add(id(_root(change)))
+            bad = self._row_source(change)
+            if bad is not None:
+                return Refusal("rows", bad)
+        during = self._while_changing(changes)
+        for node in self._loads(name, receivers):
+            kept = self._kept_row(node)
+            if kept is not None and during(kept):
+                return Refusal("shared", kept)
+        return None
+
+    def _loads(self, name, skip):
+        """The loads of ``name`` in the function, but those whose ids are in ``skip``."""
+        for node in gast.walk(self.tree):
+            if (
+                isinstance(node, gast.Name)
+                and node.id == name
+                and isinstance(node.ctx, gast.Load)
+                and id(node) not in skip
+            ):
+                yield node
+
+    def _while_changing(self, changes):
+        """A test: whether a node runs before the last of ``changes`` or inside a loop
+        that makes one (so it may see an earlier state)."""
+        last = max(self._position(c) for c in changes)
+        loops = {id(p) for c in changes for p in self._loops(c)}
+        return lambda node: self._position(node) <= last or any(
+            id(p) in loops for p in self._loops(node)
+        )
+
+    def _fresh_row(self, value) -> bool:
+        """Whether ``value`` makes a new list each time it runs (a display, a comprehension,
+        ``list(..)``, ``sorted(..)``, ``[..] * n``, ``[..] + ..``)."""
+        return self.new_container(value) == "list"
+
+    def _fresh_rows(self, value) -> bool:
+        """Whether ``value`` is a new list of rows that are new lists (``[[..] for ..]``,
+        ``[[..], [..]]``; not ``[[..]] * n``, whose rows are one object)."""
+        if isinstance(value, gast.List):
+            return all(self._fresh_row(e) for e in value.elts)
+        if isinstance(value, gast.ListComp):
+            return self._fresh_row(value.elt)
+        return False
+
+    def _row_source(self, change):
+        """The expression by which ``change`` puts into the list a row that may be held
+        elsewhere, else None."""
+        if isinstance(change, gast.AugAssign):  # rows += [...]
+            return None if self._fresh_rows(change.value) else change.value
+        statement = self.parents.get(change)
+        if isinstance(change, gast.Subscript):
+            if not isinstance(change.ctx, gast.Store) or not isinstance(change.value, gast.Name):
+                return None  # del rows[i], or a store into a row
+            if isinstance(statement, gast.Assign):
+                whole = isinstance(change.slice, gast.Slice)
+                fresh = self._fresh_rows if whole else self._fresh_row
+                return None if fresh(statement.value) else statement.value
+            return None  # rows[i] += [..]: the row is unshared, so in place is the same
+        method = change.func.attr
+        if method in ("append", "insert") and change.args:
+            value = change.args[-1]
+            return None if self._fresh_row(value) else value
+        if method == "extend" and change.args:
+            return None if self._fresh_rows(change.args[0]) else change.args[0]
+        return None
+
+    def _kept_row(self, node):
+        """The expression by which a load of the list ``node`` may keep one of its rows
+        (the load itself, or the row read ``rows[k]``), else None."""
+        parent = self.parents.get(node)
+        if self._length_only(node) or self._numpy_argument(node):
+            return None
+        if not (isinstance(parent, gast.Subscript) and parent.value is node):
+            return node  # the list itself, as a whole: its rows go with it
+        if isinstance(parent.slice, gast.Slice):
+            return parent  # a new list holding the same rows
+        grand = self.parents.get(parent)
+        if isinstance(grand, gast.Subscript) and grand.value is parent:
+            return None  # rows[k][m]: an item of a row
+        if isinstance(grand, (gast.BinOp, gast.Compare, gast.UnaryOp)):
+            return None  # rows[k] + [..], rows[k] * 2: new lists
+        if self._length_only(parent) or self._numpy_argument(parent):
+            return None
+        return parent
+
+    def _numpy_argument(self, node) -> bool:
+        """An argument of a NumPy function (which copies values into a new array)."""
+        call = self.parents.get(node)
+        if not (isinstance(call, gast.Call) and node in call.args):
+            return False
+        callee = resolve_call(self.fs, call, self.locals)
+        module = getattr(callee.obj, "__module__", None) or "" if callee.kind == "object" else ""
+        return module.startswith("numpy") and not isinstance(callee.obj, type)
+
+    def _augmented(self, change) -> bool:
+        statement = self.parents.get(change)
+        return isinstance(statement, gast.AugAssign) and statement.target is change
+
+    def _length_only(self, node) -> bool:
+        call = self.parents.get(node)
+        return (
+            isinstance(call, gast.Call)
+            and call.args == [node]
+            and not call.keywords
+            and isinstance(call.func, gast.Name)
+            and call.func.id == "len"
+            and resolve_call(self.fs, call, self.locals).obj is builtins.len
+        )
+
+    def _item_read(self, node) -> bool:
+        parent = self.parents.get(node)
+        return (
+            isinstance(parent, gast.Subscript)
+            and parent.value is node
+            and isinstance(parent.ctx, gast.Load)
+            and not isinstance(parent.slice, (gast.Slice, gast.Tuple))
+        )
+
     def _statement(self, node):
         while not isinstance(node, gast.stmt):
             node = self.parents[node]
@@ -274,4 +443,33 @@ class ContainerAnalysis:
             if isinstance(p, (gast.For, gast.While)):
                 yield p
             p = self.parents.get(p)
+
+
+
+def _receiver(change):
+    """The name a change node (a subscript store or delete, a method call, ``l += ..``)
+    changes."""
+    if isinstance(change, gast.Subscript):
+        return change.value
+    if isinstance(change, gast.Call):
+        return change.func.value
+    return change.target
+
+
+def _item_store(change) -> bool:
+    """``l[i] = v`` or ``l[i] op= v`` (not a slice, not ``del``)."""
+    return (
+        isinstance(change, gast.Subscript)
+        and isinstance(change.value, gast.Name)
+        and isinstance(change.ctx, gast.Store)
+        and not isinstance(change.slice, gast.Slice)
+    )
+
+
+def _root(change):
+    """The name node a change changes (for ``rows[i][j] = v``, ``rows``)."""
+    node = _receiver(change)
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return node
 

@@ -22,7 +22,33 @@ they have (slices, concatenation, displays, ``sorted``)::
     x = d.setdefault(k, v)  if k not in d: d = {**d, k: v}; x = d[k]
 
 ``range(len(l))[i]`` raises the IndexError Python raises for a bad index, so the rewrite
-fails where the primal fails. Each change costs a copy of the container (O(len)).
+fails where the primal fails. Each of these costs a copy of the container (O(len)).
+
+When :meth:`~.list_analysis.ContainerAnalysis.in_place` proves that no earlier state of a
+list is read again, its item stores, ``del l[i]``, ``pop`` and ``insert`` are calls that
+change it in place at O(1) instead (:mod:`pullback.containers_inplace`)::
+
+    l[i] = v              _v = v; l = list_set(l, i, _v)
+    l[i] += v             _p = range(len(l))[i]; _r = list_take(l, _p); _o = pair_second(_r)
+                          l = pair_first(_r)
+                          _v = _o + v; l = list_set(l, _p, _v)
+    del l[i]              _p = range(len(l))[i]; l = list_delete(l, _p)
+    x = l.pop(i)          _p = ...; _r = list_pop(l, _p, len(l)); x = pair_second(_r)
+                          l = pair_first(_r)
+    l.insert(i, v)        _p = ...; l = list_insert(l, _p, v)
+
+Slice stores and deletes gather the items in Python's order (:mod:`pullback.containers_slices`),
+and a store into a row of a list of unshared rows rebuilds the row and the list::
+
+    l[a:b:c] = s          _v = list(s); _o = slice_order(len(l), a, b, c, len(_v))
+                          l = list_gather(l + _v, _o)
+    del l[a:b:c]          _o = slice_keep(len(l), a, b, c); l = list_gather(l, _o)
+    rows[i][j] = v        _p = ...; _r = rows[_p]; _q = range(len(_r))[j]
+                          _row = _r[:_q] + [v] + _r[_q + 1:]
+                          rows = rows[:_p] + [_row] + rows[_p + 1:]
+
+``l[i] op= v`` first checks, when it runs, that the item is not an object ``op=`` would
+change in place (``containers_mutation.immutable_item``).
 """
 
 from __future__ import annotations
@@ -32,7 +58,9 @@ import operator
 
 import gast
 
+from .. import containers_inplace as ci
 from .. import containers_mutation as cm
+from .. import containers_slices as cs
 from ..resolve import Callee
 from . import nodes as N
 from .list_analysis import ContainerAnalysis
@@ -41,6 +69,19 @@ _HELPERS = {
     "_pb_keys_without": cm.keys_without,
     "_pb_list_index": cm.list_index,
     "_pb_expect_kind": cm.expect_kind,
+    "_pb_immutable_item": cm.immutable_item,
+    # differentiable (rules in pullback.containers_inplace): the in-place changes
+    "_pb_list_set": ci.list_set,
+    "_pb_list_insert": ci.list_insert,
+    "_pb_list_delete": ci.list_delete,
+    "_pb_list_pop": ci.list_pop,
+    "_pb_list_take": ci.list_take,
+    "_pb_first": ci.pair_first,
+    "_pb_second": ci.pair_second,
+    # slice stores and deletes (pullback.containers_slices)
+    "_pb_slice_order": cs.slice_order,
+    "_pb_slice_keep": cs.slice_keep,
+    "_pb_list_gather": cs.list_gather,
 }
 
 
@@ -62,10 +103,25 @@ class ListMutations:
 
     # -- the normalizer's hooks -----------------------------------------------------------
     def array_store(self, target, value, op, s):
+        outer = target.value
+        if isinstance(outer, gast.Subscript) and self.rows_of_lists(outer.value):
+            return self.template_block(self.nested_store(target, value, op), s), False
         kind = self.container_kind(target.value)
+        if kind == "list" and op is None and isinstance(target.slice, gast.Slice):
+            name = target.value.id
+            code = ["{v} = list({value})", _slice_order(name, target.slice)]
+            code += [f"{{c}} = {name} + {{v}}", f"{name} = _pb_list_gather({{c}}, {{o}})"]
+            parts = {"value": value, **_slice_parts(target.slice)}
+            return self.template_block(self.guard(name, kind) + self.filled(code, parts), s), False
         if kind is None or isinstance(target.slice, gast.Slice):
             return super().array_store(target, value, op, s)
-        code = self.guard(target.value.id, kind) + self.item_store(kind, target, value, op)
+        name = target.value.id
+        if kind == "list" and op is None and self.in_place(name):
+            # the user's index as it is (list_set checks the kind, the list the index)
+            lines = ["{v} = {value}", f"{name} = _pb_list_set({name}, {{i}}, {{v}})"]
+            code = self.filled(lines, {"i": target.slice, "value": value})
+            return self.template_block(code, s), False
+        code = self.guard(name, kind) + self.item_store(kind, target, value, op)
         return self.template_block(code, s), False
 
     def changed_container(self, node) -> bool:
@@ -106,8 +162,13 @@ class ListMutations:
             if not isinstance(target, gast.Subscript) or kind is None:
                 raise NotImplementedError("del")  # pragma: no cover - refused by the check
             name = target.value.id
-            if kind == "list":
+            if kind == "list" and isinstance(target.slice, gast.Slice):
+                code = [_slice_keep(name, target.slice), f"{name} = _pb_list_gather({name}, {{o}})"]
+                parts = _slice_parts(target.slice)
+            elif kind == "list":
                 code = [f"{{p}} = range(len({name}))[{{i}}]", _list_without(name)]
+                if self.in_place(name):
+                    code[1] = f"{name} = _pb_list_delete({name}, {{p}})"
                 parts = {"i": target.slice}
             else:
                 code = ["{k} = {i}", *_dict_without(name, "{k}", True)]
@@ -136,24 +197,77 @@ class ListMutations:
         stmts.extend(self.template_block(self.guard(name, kind) + self.filled(code, parts), e))
         return N.load(result) if result is not None else N.const(None)
 
+    def rows_of_lists(self, node) -> bool:
+        """Whether ``node`` names a local list whose rows are new lists only it holds."""
+        return (
+            self.container_kind(node) == "list"
+            and self.containers().rows_refusal(node.id) is None
+        )
+
+    def nested_store(self, target, value, op) -> list:
+        """``rows[i][j] (op)= v`` as the rebinding of a new row into a new list (the rows are
+        unshared: list_analysis.rows_refusal), in Python's order of evaluation."""
+        rows = target.value.value.id
+        parts = {"i": target.value.slice, "j": target.slice, "value": value}
+        head = [
+            f"{{p}} = range(len({rows}))[{{i}}]",
+            f"{{r}} = {rows}[{{p}}]",
+            "{okr} = _pb_expect_kind({r}, 'list')",
+            "{q} = range(len({r}))[{j}]",
+        ]
+        if op is None:
+            code = ["{v} = {value}", *head]
+        else:
+            code = [*head, "{o} = {r}[{q}]", "{oko} = _pb_immutable_item({o})"]
+            code.append("{v} = {o} + {value}")
+        code += [
+            "{row} = {r}[:{q}] + [{v}] + {r}[{q} + 1:]",
+            f"{rows} = {rows}[:{{p}}] + [{{row}}] + {rows}[{{p}} + 1:]",
+        ]
+        stmts = self.guard(rows, "list") + self.filled(code, parts)
+        if op is not None:  # the operator of `{v} = {o} + {value}`
+            stmts[-3].value.op = op
+        return stmts
+
     # -- building -------------------------------------------------------------------------
     def item_store(self, kind, target, value, op):
         name = target.value.id
         if kind == "list":
+            store = f"{name} = _pb_list_set({name}, {{p}}, {{v}})"
+            if not self.in_place(name):
+                store = _list_with(name)
+            key = [f"{{p}} = range(len({name}))[{{i}}]"]
+            read = [f"{{o}} = {name}[{{p}}]"]
+            if self.in_place(name):  # the item taken with its list: O(1) back
+                read = [f"{{r}} = _pb_list_take({name}, {{p}})", "{o} = _pb_second({r})"]
+                read.append(f"{name} = _pb_first({{r}})")
             if op is None:
-                code = ["{v} = {value}", f"{{p}} = range(len({name}))[{{i}}]", _list_with(name)]
+                code = ["{v} = {value}", *key, store]
             else:
-                code = [f"{{p}} = range(len({name}))[{{i}}]", f"{{v}} = {name}[{{p}}] + {{value}}"]
-                code.append(_list_with(name))
+                code = [*key, *read, *self.item_guard(name), "{v} = {o} + {value}", store]
         elif op is None:
             code = ["{v} = {value}", f"{name} = {{{{**{name}, {{i}}: {{v}}}}}}"]
         else:
-            code = ["{k} = {i}", f"{{v}} = {name}[{{k}}] + {{value}}"]
-            code.append(f"{name} = {{{{**{name}, {{k}}: {{v}}}}}}")
+            code = ["{k} = {i}", f"{{o}} = {name}[{{k}}]", *self.item_guard(name)]
+            code += ["{v} = {o} + {value}", f"{name} = {{{{**{name}, {{k}}: {{v}}}}}}"]
         stmts = self.filled(code, {"i": target.slice, "value": value})
-        if op is not None:  # the operator of `l[i] op= v` (line 2: `_v = l[_p] + value`)
-            stmts[1].value.op = op
+        if op is not None:  # the operator of `l[i] op= v` (the line `_v = _o + value`)
+            stmts[-2].value.op = op
         return stmts
+
+    def item_guard(self, name) -> list:
+        """``l[i] op= v`` changes the item itself when it is an array or a list: refused
+        when it runs (containers_mutation.immutable_item) unless the items are rows only
+        ``l`` holds (then changing one in place and making a new one are the same)."""
+        if self.container_kind(gast.Name(name, gast.Load(), None, None)) == "list" and (
+            self.containers().rows_refusal(name) is None
+        ):
+            return []
+        return ["{oko} = _pb_immutable_item({o})"]
+
+    def in_place(self, name) -> bool:
+        """Whether the changes of the local list ``name`` run in place (list_analysis)."""
+        return self.containers().in_place(name)
 
     def guard(self, name, kind) -> list:
         """``_pb_expect_kind(name, kind)``: the object is the list or dict the check took it
@@ -234,6 +348,26 @@ def _list_with(name) -> str:
     return f"{name} = {name}[:{{p}}] + [{{v}}] + {name}[{{p}} + 1:]"
 
 
+def _slice_parts(index) -> dict:
+    """The holes of a slice's bounds that the user wrote (the others are ``None``)."""
+    parts = {"lower": index.lower, "upper": index.upper, "step": index.step}
+    return {k: v for k, v in parts.items() if v is not None}
+
+
+def _bounds(index) -> str:
+    return ", ".join(
+        "None" if getattr(index, k) is None else f"{{{k}}}" for k in ("lower", "upper", "step")
+    )
+
+
+def _slice_order(name, index) -> str:
+    return f"{{o}} = _pb_slice_order(len({name}), {_bounds(index)}, len({{v}}))"
+
+
+def _slice_keep(name, index) -> str:
+    return f"{{o}} = _pb_slice_keep(len({name}), {_bounds(index)})"
+
+
 def _list_without(name) -> str:
     return f"{name} = {name}[:{{p}}] + {name}[{{p}} + 1:]"
 
@@ -271,6 +405,8 @@ def _list_insert(norm, name, e):
         "{p} = min(max({ii} + {n}, 0), {n}) if {ii} < 0 else min({ii}, {n})",
         f"{name} = {name}[:{{p}}] + [{{vv}}] + {name}[{{p}}:]",
     ]
+    if norm.in_place(name):
+        code[-1] = f"{name} = _pb_list_insert({name}, {{p}}, {{vv}})"
     return code, {"i": i, "v": v}, None
 
 
@@ -282,6 +418,12 @@ def _list_pop(norm, name, e):
         f"{{x}} = {name}[{{p}}]",
         _list_without(name),
     ]
+    if norm.in_place(name):
+        code[1:] = [
+            f"{{r}} = _pb_list_pop({name}, {{p}}, len({name}))",
+            "{x} = _pb_second({r})",
+            f"{name} = _pb_first({{r}})",
+        ]
     return code, ({"i": i} if i is not None else {}), _result(norm, code)
 
 

@@ -24,10 +24,8 @@ def _like_nested(g, obj):
     """The cotangent of ``obj`` (an array, a scalar or a list/tuple of them, nested) that
     NumPy turned into the array whose cotangent is ``g``."""
     if isinstance(obj, (list, tuple)):
-        parts = ()
-        for k in range(len(obj)):
-            parts = parts + (_like_nested(g[k], obj[k]),)
-        return parts
+        # one list built in place (a tuple grown by `+` was quadratic in the length)
+        return tuple([_like_nested(g[k], obj[k]) for k in range(len(obj))])
     return unbroadcast(g, obj)
 
 

@@ -3,7 +3,8 @@
 :func:`inplace_call` recognizes a call that writes into an array named by a plain name
 (the check and the normalizer share it)::
 
-    a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s)   np.put(a, ind, v)
+    a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s, casting=, where=)
+    np.put(a, ind, v)   np.place(a, m, v)   np.putmask(a, m, v)   np.put_along_axis(a, i, v, ax)
     np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
     np.multiply(x, y, out=a)   np.cumsum(x, out=a)   np.add(x, y, a)   (any NumPy out=)
 
@@ -40,6 +41,9 @@ FUNCTIONS = {
     "copyto": ("src", "casting", "where"),
     "put": ("ind", "v", "mode"),
     "fill_diagonal": ("val", "wrap"),
+    "place": ("mask", "vals"),
+    "putmask": ("mask", "values"),
+    "put_along_axis": ("indices", "values", "axis"),
 }
 AT_UFUNCS = ("add", "subtract")
 
@@ -107,11 +111,19 @@ def _bound(kind, target, call, params, positional) -> InplaceCall:
 
 
 def _unsupported(kind, args) -> str | None:
-    if kind == "copyto" and "where" in args:
-        return "use `a = np.where(mask, src, a)` instead of `where=`"
     if kind == "sort" and "order" in args:
         return "sort a structured array outside the differentiated function"
-    needed = {"fill": "value", "put": "v", "fill_diagonal": "val", "copyto": "src"}
+    if kind == "put_along_axis" and "axis" not in args:
+        return "pass the axis (`np.put_along_axis(a, idx, v, axis=0)`)"
+    needed = {
+        "fill": "value",
+        "put": "v",
+        "fill_diagonal": "val",
+        "copyto": "src",
+        "place": "vals",
+        "putmask": "values",
+        "put_along_axis": "values",
+    }
     if kind == "put" and "values" in args:
         args["v"], args["ind"] = args.pop("values"), args.pop("indices", None)
     if kind in ("add_at", "subtract_at") and "b" not in args:
@@ -120,6 +132,8 @@ def _unsupported(kind, args) -> str | None:
         return "pass the value to write"
     if kind == "put" and args.get("ind") is None:
         return "pass the indices to write"
+    if kind in ("place", "putmask") and args.get("mask") is None:
+        return "pass the mask"
     return None
 
 
@@ -247,7 +261,52 @@ class InplaceCalls:
         self._fill(name, in_place, spec.args["value"], s, stmts)
 
     def _inplace_copyto(self, spec, name, in_place, s, stmts):
-        self._fill(name, in_place, spec.args["src"], s, stmts)
+        if "where" not in spec.args and "casting" not in spec.args:
+            self._fill(name, in_place, spec.args["src"], s, stmts)
+            return
+        # a = array_copyto(a, src, where, casting): the masked entries take src.
+        args = [N.load(name), self.atom(spec.args["src"], stmts)]
+        args.append(self.atom(spec.args.get("where", N.const(True)), stmts))
+        if "casting" in spec.args:
+            args.append(self.atom(spec.args["casting"], stmts))
+        helper = "_pb_array_copyto" if in_place else "_pb_array_copyto_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, args, s), s))
+
+    def _inplace_place(self, spec, name, in_place, s, stmts):
+        mask = self.atom(spec.args["mask"], stmts)
+        self._positions(name, in_place, "_pb_mask_index", [mask], spec.args["vals"], s, stmts)
+
+    def _inplace_putmask(self, spec, name, in_place, s, stmts):
+        """``i = mask_index(a, m); k = putmask_positions(a, m, v); w = take_flat(v, k);
+        a = array_set(a, i, w)``: entry n of a takes v.flat[n % v.size]."""
+        mask = self.atom(spec.args["mask"], stmts)
+        value = self.atom(spec.args["values"], stmts)
+        index, positions, taken = self.fresh(), self.fresh(), self.fresh()
+        a = N.load(name)
+        stmts.append(N.assign(index, self.helper_call("_pb_mask_index", [a, mask], s), s))
+        call = self.helper_call("_pb_putmask_positions", [N.load(name), mask, value], s)
+        stmts.append(N.assign(positions, call, s))
+        call = self.helper_call("_pb_take_flat", [value, N.load(positions)], s)
+        stmts.append(N.assign(taken, call, s))
+        self._set(name, in_place, N.load(index), N.load(taken), s, stmts)
+
+    def _inplace_put_along_axis(self, spec, name, in_place, s, stmts):
+        """``i = along_axis_index(a, idx, axis); a = array_set(a, i, v)`` (``axis=None``:
+        as ``np.put``, the values cycled)."""
+        ind = self.atom(spec.args["indices"], stmts)
+        axis = spec.args["axis"]
+        if isinstance(axis, gast.Constant) and axis.value is None:
+            self._positions(
+                name, in_place, "_pb_along_axis_index", [ind, axis], spec.args["values"], s, stmts
+            )
+            return
+        index = self.fresh()
+        call = self.helper_call(
+            "_pb_along_axis_index", [N.load(name), ind, self.atom(axis, stmts)], s
+        )
+        stmts.append(N.assign(index, call, s))
+        value = self.atom(spec.args["values"], stmts)
+        self._set(name, in_place, N.load(index), value, s, stmts)
 
     def _inplace_out(self, spec, name, in_place, s, stmts):
         self._fill(name, in_place, spec.args["call"], s, stmts)

@@ -38,6 +38,12 @@ _HELPERS = {
     "_pb_diagonal_index": arrays_inplace_calls.diagonal_index,
     "_pb_cycled": arrays_inplace_calls.cycled,
     "_pb_array_sort": arrays_inplace_calls.array_sort,
+    "_pb_array_copyto": arrays_inplace_calls.array_copyto,
+    "_pb_array_copyto_copy": arrays_inplace_calls.array_copyto_copy,
+    "_pb_mask_index": arrays_inplace_calls.mask_index,
+    "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
+    "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,
+    "_pb_take_flat": arrays_inplace_calls.take_flat,
 }
 
 

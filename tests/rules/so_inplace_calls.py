@@ -19,3 +19,11 @@ for _name in ("array_copyto", "array_copyto_copy"):
     case(_Q + _name, _A.copy(), 0.5, _A > 0, "same_kind")  # a scalar, a full mask
 case(_Q + "take_flat", _RNG.normal(size=3), np.array([0, 2, 0, 1, 0]))  # repeated reads
 case(_Q + "take_flat", _RNG.normal(size=(2, 2)), np.array([3, 1]))
+for _ufunc in ("multiply", "divide", "maximum", "minimum"):
+    case(
+        "pullback.arrays_ufunc_at.array_ufunc_at_copy",
+        _A + 3.0,
+        _ufunc,
+        np.array([0, 2, 0]),
+        _RNG.normal(size=(3, 3)) + 2.0,  # repeated rows, away from ties and zero divisors
+    )

@@ -8,6 +8,7 @@ run through the same function."""
 from __future__ import annotations
 
 from .. import arrays_inplace_calls as calls
+from .. import arrays_ufunc_at
 from ..tangents import NO_TANGENT, ZERO
 
 FAMILY = "arrays_inplace_calls"
@@ -45,6 +46,7 @@ def register(reg):
         (calls.array_copyto, calls.array_copyto_pullback),
         (calls.array_copyto_copy, calls.array_copyto_pullback),
         (calls.take_flat, calls.take_flat_pullback),
+        (arrays_ufunc_at.array_ufunc_at_copy, arrays_ufunc_at.array_ufunc_at_pullback),
     )
     for fn, pullback_fn in pairs:
         reg.register(fn, _rule_from(fn, pullback_fn), family=FAMILY, trusted=True)
@@ -55,6 +57,7 @@ def register(reg):
         calls.mask_index,
         calls.putmask_positions,
         calls.along_axis_index,
+        arrays_ufunc_at.at_plan,
         family=FAMILY,
         trusted=True,
     )

@@ -6,6 +6,7 @@
     a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s, casting=, where=)
     np.put(a, ind, v)   np.place(a, m, v)   np.putmask(a, m, v)   np.put_along_axis(a, i, v, ax)
     np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
+    np.multiply.at / np.divide.at / np.maximum.at / np.minimum.at(a, idx, v)
     np.multiply(x, y, out=a)   np.cumsum(x, out=a)   np.add(x, y, a)   (any NumPy out=)
 
 :meth:`InplaceCalls.inplace_statement` is the normalizer's one entry for writes into local
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from .. import arrays_ufunc_at
 from ..resolve import resolve_call
 from . import nodes as N
 
@@ -46,6 +48,7 @@ FUNCTIONS = {
     "put_along_axis": ("indices", "values", "axis"),
 }
 AT_UFUNCS = ("add", "subtract")
+VALUE_AT_UFUNCS = tuple(arrays_ufunc_at.AT_UFUNCS)  # multiply, divide, maximum, minimum
 
 
 @dataclass
@@ -60,6 +63,7 @@ class InplaceCall:
     call: gast.Call
     args: dict
     problem: str | None = None
+    ufunc: str | None = None  # the ufunc's name, for "ufunc_at"
 
 
 def inplace_call(call, callee) -> InplaceCall | None:
@@ -77,12 +81,14 @@ def inplace_call(call, callee) -> InplaceCall | None:
         return None
     obj = callee.obj
     owner = getattr(obj, "__self__", None)
-    if (
-        getattr(obj, "__name__", None) == "at"
-        and isinstance(owner, np.ufunc)
-        and owner.__name__ in AT_UFUNCS
-    ):
-        return _first_target(owner.__name__ + "_at", call, ("indices", "b"))
+    if getattr(obj, "__name__", None) == "at" and isinstance(owner, np.ufunc):
+        if owner.__name__ in AT_UFUNCS:
+            return _first_target(owner.__name__ + "_at", call, ("indices", "b"))
+        if owner.__name__ in VALUE_AT_UFUNCS:
+            spec = _first_target("ufunc_at", call, ("indices", "b"))
+            if spec is not None:
+                spec.ufunc = owner.__name__
+            return spec
     for name, params in FUNCTIONS.items():
         if obj is getattr(np, name, None):
             return _first_target(name, call, params)
@@ -126,8 +132,8 @@ def _unsupported(kind, args) -> str | None:
     }
     if kind == "put" and "values" in args:
         args["v"], args["ind"] = args.pop("values"), args.pop("indices", None)
-    if kind in ("add_at", "subtract_at") and "b" not in args:
-        return "pass the values to add (`np.add.at(a, idx, v)`)"
+    if kind in ("add_at", "subtract_at", "ufunc_at") and "b" not in args:
+        return "pass the values (`np.add.at(a, idx, v)`)"
     if kind in needed and args.get(needed[kind]) is None:
         return "pass the value to write"
     if kind == "put" and args.get("ind") is None:
@@ -338,6 +344,14 @@ class InplaceCalls:
         v = self.atom(value, stmts)
         helper = "_pb_array_add_at" if in_place else "_pb_array_add_at_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), index, v], s), s))
+
+    def _inplace_ufunc_at(self, spec, name, in_place, s, stmts):
+        """``a = array_ufunc_at_copy(a, "multiply", idx, v)``: always a new array, since
+        the pullback needs the array as it was (see arrays_ufunc_at.py)."""
+        index = self.index(spec.args["indices"], stmts)
+        v = self.atom(spec.args["b"], stmts)
+        args = [N.load(name), N.const(spec.ufunc), index, v]
+        stmts.append(N.assign(name, self.helper_call("_pb_array_ufunc_at_copy", args, s), s))
 
     def _inplace_subtract_at(self, spec, name, in_place, s, stmts):
         self._inplace_add_at(spec, name, in_place, s, stmts, negate=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gast
 
-from .. import arrays_inplace, arrays_inplace_calls
+from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
 from . import nodes as N
 from .inplace_calls import InplaceCalls
@@ -44,6 +44,7 @@ _HELPERS = {
     "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
     "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,
     "_pb_take_flat": arrays_inplace_calls.take_flat,
+    "_pb_array_ufunc_at_copy": arrays_ufunc_at.array_ufunc_at_copy,
 }
 
 

@@ -7,9 +7,10 @@ check_rrule; refusals."""
 
 import numpy as np
 import pytest
+from inplace_cases import check_value_forward_and_second_order
 
 import pullback
-from pullback import default_registry, jvp
+from pullback import default_registry
 from pullback.arrays_ufunc_at import array_ufunc_at_copy, at_plan
 from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError
 from pullback.testing import check_grads, check_rrule
@@ -78,16 +79,7 @@ def test_reverse_mode_matches_finite_differences(f, dtype):
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 def test_value_forward_mode_and_second_order(f):
-    x = X.copy()
-    value, _ = pullback.value_and_grad(f)(x)
-    np.testing.assert_array_equal(x, X)
-    assert value == pytest.approx(f(X.copy()), rel=1e-12)
-    v = RNG.standard_normal(X.shape)
-    y, dy = jvp(f, (X.copy(),), (v,))
-    h = 1e-6
-    assert y == pytest.approx(f(X.copy()))
-    assert dy == pytest.approx((f(X + h * v) - f(X - h * v)) / (2 * h), rel=1e-6, abs=1e-8)
-    assert check_grads(f, X, order=2) == "reverse over reverse"
+    assert check_value_forward_and_second_order(f, X) == "reverse over reverse"
 
 
 def test_multiply_at_is_unbuffered_and_exact_at_zero():

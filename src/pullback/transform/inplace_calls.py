@@ -30,7 +30,7 @@ import gast
 import numpy as np
 
 from .. import arrays_ufunc_at
-from ..resolve import resolve_call
+from ..resolve import parent_map, resolve_call
 from . import nodes as N
 
 # Methods and functions: (parameter names after the array, in order).
@@ -183,6 +183,33 @@ def inplace_statement_call(s):
     return None
 
 
+def _write_extents(tree, calls) -> dict:
+    """``{name: (end of the last write, [(start, end) of each loop around a write])}``
+    for every name the function writes into (subscript stores, in-place calls ``calls``,
+    ``name += v``), positions as ``(line, column)``."""
+    parents = parent_map(tree)
+    stores = [(spec.target.id, stmt) for stmt, spec in calls]
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    stores.append((t.value.id, node))
+                elif isinstance(node, gast.AugAssign) and isinstance(t, gast.Name):
+                    stores.append((t.id, node))
+    extents: dict = {}
+    for name, stmt in stores:
+        end = (stmt.end_lineno, stmt.end_col_offset)
+        last, loops = extents.get(name, ((0, 0), []))
+        p = parents.get(stmt)
+        while p is not None:
+            if isinstance(p, (gast.For, gast.While)):
+                loops.append(((p.lineno, p.col_offset), (p.end_lineno, p.end_col_offset)))
+            p = parents.get(p)
+        extents[name] = (max(last, end), loops)
+    return extents
+
+
 class InplaceCalls:
     """A mixin of :class:`~pullback.transform.normalize.Normalizer` (through
     :class:`~pullback.transform.mutation.ArrayStores`)."""
@@ -199,6 +226,20 @@ class InplaceCalls:
             if spec is not None and spec.problem is None and spec.kind != "sort":
                 out.append((s, spec))
         return out
+
+    def read_after_writes(self, name, node) -> bool:
+        """Whether the read ``node`` of ``name`` (an array written in place) runs after
+        every write into it: it follows the last write's statement and no loop around it
+        holds a write. Such a read may stay a view (no ``array_fresh`` copy, in reverse
+        and forward mode alike): nothing changes it afterwards."""
+        extents = getattr(self, "_write_extents", None)
+        if extents is None:
+            extents = self._write_extents = _write_extents(self.fs.tree, self.inplace_writes())
+        if name not in extents or getattr(node, "lineno", None) is None:
+            return False
+        last, loops = extents[name]
+        at = (node.lineno, node.col_offset)
+        return at > last and not any(start <= at <= end for start, end in loops)
 
     def inplace_statement(self, s):
         """The statements of a write into a local array (the check let only those

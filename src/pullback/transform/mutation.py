@@ -190,6 +190,8 @@ class ArrayStores(InplaceCalls):
         base = node.value
         if not (isinstance(base, gast.Name) and self.array_modes().get(base.id, False)):
             return node
+        if self.read_after_writes(base.id, node):
+            return node  # nothing writes into it afterwards (inplace_calls.py)
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
 

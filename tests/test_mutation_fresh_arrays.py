@@ -9,6 +9,7 @@ import pytest
 from inplace_cases import check_value_forward_and_second_order
 
 import pullback
+from pullback.check import check
 from pullback.check.fresh_arrays import (
     NEW_ARRAY_FUNCTIONS,
     NEW_ARRAY_METHODS,
@@ -171,6 +172,20 @@ def test_views_are_refused_at_the_users_line_with_copy_as_the_fix(f, line, shown
     assert line in text
     assert f"'r' is `{shown}`, which may be a view of another array or that array itself" in text
     assert "write `r = r.copy()` before the first write" in text
+
+
+def test_golden_view_message():
+    (d,) = check(reshape_view)
+    assert (d.code, d.message, d.why, d.fix) == (
+        "PB101",
+        "array mutation: assignment to an element of 'r'",
+        "'r' is `x.reshape(2, 3)`, which may be a view of another array or that array itself "
+        "(unlike np.sort, np.diff, np.concatenate, arithmetic, ..., which always return a new "
+        "array), so a write would change that array too.",
+        "write `r = r.copy()` before the first write (when the writes need not reach the "
+        "array it views), or build a new array, e.g. `r = np.where(mask, 1.0, r)` with a "
+        "boolean `mask` (see docs/limitations.md#PB101).",
+    )
 
 
 def test_slices_are_refused_with_copy_as_the_fix():

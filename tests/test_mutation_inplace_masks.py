@@ -18,6 +18,7 @@ from pullback.arrays_inplace_calls import (
     putmask_positions,
     take_flat,
 )
+from pullback.check import check
 from pullback.errors import UnsupportedSyntaxError
 from pullback.testing import check_grads, check_rrule
 
@@ -242,6 +243,19 @@ def test_refused_before_running_at_the_users_line(f, shown, fix):
     assert "writes into its argument" in text
     if fix is not None:
         assert fix in text
+
+
+def test_golden_putmask_on_an_argument():
+    (d,) = check(putmask_argument)
+    assert (d.code, d.message, d.why, d.fix) == (
+        "PB104",
+        "array mutation: 'numpy.putmask' writes into its argument",
+        "'x' comes from a parameter, so it may be the caller's array, and a differentiated "
+        "function may write only into arrays it created itself.",
+        "write `x = x.copy()` before the first write (then 'x' is the function's own array), "
+        "or build a new array with a mask: `x = np.where(mask, values, x)` "
+        "(see docs/limitations.md#PB104).",
+    )
 
 
 def test_put_along_axis_needs_an_axis():

@@ -278,8 +278,8 @@ class MutationChecks:
                 f"'{base}' is `{view}`, which may be a view of another array or that array "
                 "itself (unlike np.sort, np.diff, np.concatenate, arithmetic, ..., which "
                 "always return a new array), so a write would change that array too.",
-                f"write `{base} = {base}.copy()` before the first write (then '{base}' is the "
-                "function's own array), or ",
+                f"write `{base} = {base}.copy()` before the first write (when the writes need "
+                "not reach the array it views), or ",
             )
         return (
             f"pullback cannot prove that '{base}' is an array the function created itself "

@@ -372,3 +372,41 @@ def test_whole_read_before_a_write_copies():
     assert "_pb_array_add_at_copy(" in source
     source = _adjoint_source(ufunc_out_self, X)
     assert "_pb_array_fill_copy(" in source
+
+
+# -- reads after the last write stay views (no array_fresh copy) ---------------------------------
+def recurrence_then_slice(x):
+    y = np.zeros(6)
+    for t in range(1, 6):
+        y[t] = 0.5 * y[t - 1] + x[t]
+    return np.sum(y[1:] ** 2) + np.sum(y[::2] * x[::2])
+
+
+def slice_read_between_writes(x):
+    y = np.zeros(6)
+    y[:3] = x[:3]
+    head = np.sum(y[:4] ** 2)  # read before a later write: copied
+    y[3:] = x[3:] * 2.0
+    return head + np.sum(y**2)
+
+
+def _jvp_source(f):
+    from pullback.adjoints import kinds_key
+    from pullback.forward_mode import jvp_function
+
+    return jvp_function(f, (0,), pullback.default_registry(), kinds_key((X,), {})).source
+
+
+def test_reads_after_the_last_write_are_not_copied():
+    # only y[t - 1] inside the loop is copied, in forward and reverse mode alike
+    assert _jvp_source(recurrence_then_slice).count("array_fresh") == 1
+    assert _adjoint_source(recurrence_then_slice, X).count("_pb_array_fresh(") == 1
+    assert _jvp_source(slice_read_between_writes).count("array_fresh") == 1
+    for f in (recurrence_then_slice, slice_read_between_writes):
+        check_grads(f, X)
+        check_grads(f, X.astype(np.float32))
+        v = np.random.default_rng(2).standard_normal(X.shape)
+        _, dy = jvp(f, (X.copy(),), (v,))
+        h = 1e-6
+        assert dy == pytest.approx((f(X + h * v) - f(X - h * v)) / (2 * h), rel=1e-6)
+        assert check_grads(f, X, order=2) == "reverse over reverse"

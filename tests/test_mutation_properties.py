@@ -31,6 +31,7 @@ def slice_text(draw):
 def statement(draw):
     kinds = ["element", "slice", "mask", "fancy", "loop", "whole", "raw"]
     kinds += ["fill", "copyto", "add_at", "out", "put", "aug"]  # in-place calls
+    kinds += ["copyto_where", "place", "putmask", "along_axis", "ufunc_at"]
     kind = draw(st.sampled_from(kinds))
     i, j = draw(index), draw(index)
     c = draw(const)
@@ -53,6 +54,8 @@ def statement(draw):
         return ["s = s + np.sum(a * x)"]
     if kind in ("fill", "copyto", "add_at", "out", "put", "aug"):
         return inplace_statement(draw, kind, i, j, c)
+    if kind in ("copyto_where", "place", "putmask", "along_axis", "ufunc_at"):
+        return masked_statement(draw, kind, i, j, c)
     return [f"a[{i}] = a[{j}] * x[{i}]"]  # read-after-write
 
 
@@ -79,6 +82,30 @@ def inplace_statement(draw, kind, i, j, c):
     if kind == "aug":  # on the whole array: in place when a is written in place
         return [draw(st.sampled_from([f"a += x * {c}", f"a -= x[{i}]", f"a *= x[{j}]"]))]
     raise AssertionError(kind)
+
+
+def masked_statement(draw, kind, i, j, c):
+    """A masked or indexed in-place call on ``a``, or a ufunc.at other than add/subtract
+    (unbuffered: repeated indices apply the ufunc again)."""
+    mask = draw(st.lists(st.booleans(), min_size=N, max_size=N))
+    idx = draw(st.lists(index, min_size=1, max_size=4))  # repeats allowed
+    k = draw(st.integers(1, 3))
+    if kind == "copyto_where":
+        # the whole source, a scalar, a length-1 array broadcast
+        src = draw(st.sampled_from([f"x * a + {c}", f"x[{i}] * {c}", f"x[{j}:{j + 1}] * {c}"]))
+        return [f"np.copyto(a, {src}, where=np.array({mask}))"]
+    if kind == "place":
+        return [f"np.place(a, np.array({mask}), x[:{k}] * {c})"]
+    if kind == "putmask":
+        value = draw(st.sampled_from(["x * a", f"x[:{k}] * {c}", f"x[{i}]"]))
+        return [f"np.putmask(a, np.array({mask}), {value})"]
+    if kind == "along_axis":
+        axis = draw(st.sampled_from(["0", "None"]))
+        return [f"np.put_along_axis(a, np.array({idx}), x[:{len(idx)}] * {c}, axis={axis})"]
+    ufunc = draw(st.sampled_from(["multiply", "divide", "maximum", "minimum"]))
+    value = f"x[:{len(idx)}] + 1.0" if ufunc == "divide" else f"x[:{len(idx)}] * {c}"
+    value = draw(st.sampled_from([value, f"x[{j}] + 0.25"]))
+    return [f"np.{ufunc}.at(a, {idx}, {value})"]
 
 
 @st.composite

@@ -6,6 +6,11 @@ when no pullback needs an earlier state of the array, a copy otherwise)::
 
     a.fill(v)                    ->  a = array_fill(a, v)
     np.copyto(a, s)              ->  a = array_fill(a, s)
+    np.copyto(a, s, where=m)     ->  a = array_copyto(a, s, m)   (also for casting=)
+    np.place(a, m, v)            ->  i = mask_index(a, m); w = cycled(v, i); a = array_set(a, i, w)
+    np.putmask(a, m, v)          ->  i = mask_index(a, m); k = putmask_positions(a, m, v);
+                                     w = take_flat(v, k); a = array_set(a, i, w)
+    np.put_along_axis(a, j, v, axis) -> i = along_axis_index(a, j, axis); a = array_set(a, i, v)
     r = np.multiply(x, y, out=a) ->  t = np.multiply(x, y); a = array_fill(a, t); r = a
     np.put(a, ind, v)            ->  i = put_index(a, ind); w = cycled(v, i); a = array_set(a, i, w)
     np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
@@ -70,6 +75,35 @@ def array_fill_pullback(dy, a, value):
     if np.shape(g) != np.shape(value):
         g = unbroadcast(g, value)
     return ZERO, g
+
+
+# -- np.copyto(a, src, casting=, where=mask): the masked entries overwritten -----------------
+def array_copyto(a, src, where=True, casting="same_kind"):
+    """``np.copyto(a, src, casting=casting, where=where)`` in place, returning ``a``."""
+    _only_arrays(a, "np.copyto")
+    np.copyto(a, src, casting=casting, where=where)
+    return a
+
+
+def array_copyto_copy(a, src, where=True, casting="same_kind"):
+    """A new array: ``a`` after :func:`array_copyto` (``a`` is left as it was)."""
+    _only_arrays(a, "np.copyto")
+    out = np.array(a, copy=True)
+    np.copyto(out, src, casting=casting, where=where)
+    return out
+
+
+@transformable
+def array_copyto_pullback(dy, a, src, where=True, casting="same_kind"):
+    # Entries where the mask holds took src's value (summed where src was broadcast); the
+    # others kept a's. The mask broadcasts to a's shape, as np.copyto broadcasts it.
+    g = densify(dy)
+    mask = np.broadcast_to(where, np.shape(a))
+    da = np.where(mask, 0.0, g).astype(g.dtype, copy=False)
+    ds = np.where(mask, g, 0.0).astype(g.dtype, copy=False)
+    if np.shape(ds) != np.shape(src):
+        ds = unbroadcast(ds, src)
+    return da, ds, NO_TANGENT, NO_TANGENT
 
 
 # -- a += v on an array written in place -----------------------------------------------------
@@ -157,6 +191,69 @@ def diagonal_index(a, wrap=False):
         step = 1 + int(np.sum(np.cumprod(shape[:-1])))
         end = size
     return np.unravel_index(np.arange(0, end, step, dtype=np.intp), shape)
+
+
+def mask_index(a, mask):
+    """The index tuple of the entries ``np.place`` / ``np.putmask`` write: where ``mask``
+    (of ``a``'s size, read in a's flat order) holds, in order."""
+    m = np.asarray(mask).astype(bool, copy=False)
+    if m.size != np.size(a):
+        raise ValueError(
+            f"np.place/np.putmask: the mask has {m.size} entries but the array has "
+            f"{np.size(a)}; they must be the same size"
+        )
+    return np.unravel_index(np.flatnonzero(m), np.shape(a))
+
+
+def putmask_positions(a, mask, value):
+    """The flat positions in ``value`` that ``np.putmask(a, mask, value)`` writes: entry
+    ``n`` of ``a`` (flat) gets ``value.flat[n % value.size]``."""
+    flat = np.flatnonzero(np.asarray(mask).astype(bool, copy=False))
+    size = max(np.size(value), 1)
+    if np.size(value) == 0 and flat.size:
+        raise UnsupportedCallError(
+            "np.putmask with an empty value writes nothing, which pullback does not model. "
+            "Fix: skip the call when the value is empty."
+        )
+    return flat % size
+
+
+def along_axis_index(a, indices, axis):
+    """The index tuple ``np.put_along_axis(a, indices, v, axis)`` writes through (one
+    integer array per axis of ``a``, broadcast together); ``axis=None`` is ``np.put``."""
+    shape = np.shape(a)
+    ind = np.asarray(indices)
+    if axis is None:
+        if ind.ndim != 1:
+            raise ValueError("np.put_along_axis with axis=None needs 1-d indices")
+        return put_index(a, ind)
+    if ind.ndim != len(shape):
+        raise ValueError(
+            "np.put_along_axis: indices must have as many dimensions as the array "
+            f"({ind.ndim} != {len(shape)})"
+        )
+    axis = axis + len(shape) if axis < 0 else axis
+    out = []
+    for d, n in enumerate(shape):
+        if d == axis:
+            out.append(ind.astype(np.intp, copy=False))
+        else:
+            out.append(np.arange(n).reshape([-1 if k == d else 1 for k in range(len(shape))]))
+    return tuple(out)
+
+
+def take_flat(value, positions):
+    """``np.ravel(value)[positions]``: the values ``np.putmask`` writes."""
+    return np.ravel(value)[positions]
+
+
+@transformable
+def take_flat_pullback(dy, value, positions):
+    # Each entry of value was read at every position that names it: the cotangents add up.
+    g = np.ravel(densify(dy))
+    dv = np.zeros(np.size(value), dtype=g.dtype)
+    np.add.at(dv, positions, g)
+    return np.reshape(dv, np.shape(value)), NO_TANGENT
 
 
 def cycled(value, index):

@@ -25,27 +25,14 @@ from dataclasses import dataclass
 
 import beniget
 import gast
-import numpy as np
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 from ..transform.inplace_calls import inplace_statement_call
+from .fresh_arrays import NEW_ARRAY_METHODS
 
-# Functions whose result is always a new object (never one of their arguments or a view).
-FRESH_FUNCTIONS = tuple(
-    getattr(np, name)
-    for name in (
-        "zeros ones full empty eye identity arange linspace zeros_like ones_like full_like "
-        "empty_like copy sum mean prod std var dot matmul inner outer cumsum cumprod "
-        "max min amax amin argmax argmin exp log sqrt"
-    ).split()
-    if hasattr(np, name)
-)
 FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
-# Array methods (on local values) that return a new array.
-FRESH_METHODS = frozenset(
-    "copy sum mean prod std var dot cumsum cumprod clip round max min argmax argmin "
-    "astype tolist item".split()
-)
+# Array methods (on local values) that return a new array: the table is check/fresh_arrays.py.
+FRESH_METHODS = NEW_ARRAY_METHODS
 
 
 @dataclass

@@ -34,11 +34,10 @@ from ..ufunc_methods import rewritten_method
 from . import codes
 from .aliasing import (
     FRESH_BUILTINS,
-    FRESH_FUNCTIONS,
-    FRESH_METHODS,
     is_math_function,
 )
 from .container_checks import ContainerChecks
+from .fresh_arrays import call_returns_new, literal_arguments, method_returns_new
 from .mutation_fixes import (
     container_fix,
     inplace_function_fix,
@@ -102,21 +101,17 @@ class CallChecks(ContainerChecks):
 
     def _returns_fresh(self, call) -> bool:
         """Whether a call returns a new object that keeps no reference to its arguments."""
+        # The table of NumPy calls that return new arrays: check/fresh_arrays.py.
         callee = self._resolve(call)
-        if callee.kind == "array_method":
-            return callee.name in FRESH_METHODS
-        if callee.kind == "method":
-            return callee.name in FRESH_METHODS
+        if callee.kind in ("array_method", "method"):
+            return method_returns_new(callee.name, len(call.args))
         if callee.kind != "object":
             return False
         obj = callee.obj
-        if isinstance(obj, np.ufunc):
-            return not any(kw.arg == "out" for kw in call.keywords)
-        if obj is np.array:
-            return not any(kw.arg == "copy" for kw in call.keywords)
-        if any(obj is f for f in FRESH_FUNCTIONS) or any(obj is f for f in FRESH_BUILTINS):
+        if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
             return True
-        return is_math_function(obj)
+        arguments = literal_arguments(call)
+        return arguments is not None and call_returns_new(obj, *arguments)
 
     def _resolve(self, call):
         key = id(call)

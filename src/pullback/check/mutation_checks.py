@@ -14,6 +14,7 @@ from . import codes
 from .aliasing import (
     AliasAnalysis,
 )
+from .fresh_arrays import VIEW_ATTRIBUTES, may_return_view, method_may_return_view
 from .mutation_fixes import (
     OPERATORS,
     inplace_function_fix,
@@ -271,12 +272,45 @@ class MutationChecks:
                 "keep its array, and a write would change what that name sees.",
                 "copy what that line keeps (`v = b[1:3].copy()`), or ",
             )
+        view = self._view_definition(reason)
+        if view is not None:
+            return (
+                f"'{base}' is `{view}`, which may be a view of another array or that array "
+                "itself (unlike np.sort, np.diff, np.concatenate, arithmetic, ..., which "
+                "always return a new array), so a write would change that array too.",
+                f"write `{base} = {base}.copy()` before the first write (when the writes need "
+                "not reach the array it views), or ",
+            )
         return (
             f"pullback cannot prove that '{base}' is an array the function created itself "
             "(np.zeros, np.empty, x.copy(), arithmetic, ...) and that no other name sees.",
             f"write `{base} = {base}.copy()` before the first write (when the writes need not "
             "reach the array it came from), or ",
         )
+
+    def _view_definition(self, reason):
+        """The source of the value a not-fresh definition binds when that value may be a
+        view (a call the table lists as such, ``x.T``), else None. Slices (``x[1:]``) keep
+        the general message, which names the views of local arrays too."""
+        if reason.kind != "not_fresh" or reason.node is None:
+            return None
+        parent = self._aliases().parent.get(reason.node)
+        if not isinstance(parent, gast.Assign):
+            return None
+        value = parent.value
+        if isinstance(value, gast.Attribute) and value.attr in VIEW_ATTRIBUTES:
+            return self.text(value)
+        if isinstance(value, gast.Call):
+            callee = self._resolve(value)
+            if callee.kind in ("array_method", "method") and method_may_return_view(
+                callee.name
+            ):
+                return self.text(value)
+            if callee.kind == "object" and (
+                may_return_view(callee.obj) or getattr(callee.obj, "__name__", None) == "diff"
+            ):
+                return self.text(value)
+        return None
 
     def _subscript_fix(self, base, index, value, value_text, op):
         """A concrete rewrite of ``base[index] (op)= value`` that makes a new array (quoted)."""

@@ -1,12 +1,14 @@
 """Rules of the helpers that in-place array calls on local arrays become (issue 11):
-``a.fill`` / ``np.copyto`` / ``out=``, ``np.add.at``, the values of ``np.put`` /
-``np.fill_diagonal``, ``a.sort()`` (see :mod:`pullback.arrays_inplace_calls`). Each
+``a.fill`` / ``np.copyto`` (``where=``, ``casting=``) / ``out=``, ``np.add.at``, the values
+of ``np.put`` / ``np.fill_diagonal`` / ``np.place`` / ``np.putmask``, ``a.sort()`` (see
+:mod:`pullback.arrays_inplace_calls`). Each
 rule's closure calls the transformable pullback, so second derivatives and forward mode
 run through the same function."""
 
 from __future__ import annotations
 
 from .. import arrays_inplace_calls as calls
+from .. import arrays_ufunc_at
 from ..tangents import NO_TANGENT, ZERO
 
 FAMILY = "arrays_inplace_calls"
@@ -22,7 +24,8 @@ def _rule_from(fn, pullback_fn):
         def closure(dy):
             if dy is ZERO or dy is NO_TANGENT:
                 return (ZERO,) * len(args)
-            out = tuple(pullback_fn(dy, *args))
+            # one cotangent per argument given (defaults passed or not)
+            out = tuple(pullback_fn(dy, *args))[: len(args)]
             return out + (NO_TANGENT,) * (len(args) - len(out))
 
         return y, closure
@@ -40,8 +43,21 @@ def register(reg):
         (calls.array_add_at_copy, calls.array_add_at_pullback),
         (calls.cycled, calls.cycled_pullback),
         (calls.array_sort, calls.array_sort_pullback),
+        (calls.array_copyto, calls.array_copyto_pullback),
+        (calls.array_copyto_copy, calls.array_copyto_pullback),
+        (calls.take_flat, calls.take_flat_pullback),
+        (arrays_ufunc_at.array_ufunc_at_copy, arrays_ufunc_at.array_ufunc_at_pullback),
     )
     for fn, pullback_fn in pairs:
         reg.register(fn, _rule_from(fn, pullback_fn), family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback_fn)
-    reg.non_differentiable(calls.put_index, calls.diagonal_index, family=FAMILY, trusted=True)
+    reg.non_differentiable(
+        calls.put_index,
+        calls.diagonal_index,
+        calls.mask_index,
+        calls.putmask_positions,
+        calls.along_axis_index,
+        arrays_ufunc_at.at_plan,
+        family=FAMILY,
+        trusted=True,
+    )

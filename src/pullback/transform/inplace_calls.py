@@ -3,8 +3,10 @@
 :func:`inplace_call` recognizes a call that writes into an array named by a plain name
 (the check and the normalizer share it)::
 
-    a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s)   np.put(a, ind, v)
+    a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s, casting=, where=)
+    np.put(a, ind, v)   np.place(a, m, v)   np.putmask(a, m, v)   np.put_along_axis(a, i, v, ax)
     np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
+    np.multiply.at / np.divide.at / np.maximum.at / np.minimum.at(a, idx, v)
     np.multiply(x, y, out=a)   np.cumsum(x, out=a)   np.add(x, y, a)   (any NumPy out=)
 
 :meth:`InplaceCalls.inplace_statement` is the normalizer's one entry for writes into local
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ..resolve import resolve_call
+from .. import arrays_ufunc_at
+from ..resolve import parent_map, resolve_call
 from . import nodes as N
 
 # Methods and functions: (parameter names after the array, in order).
@@ -40,8 +43,12 @@ FUNCTIONS = {
     "copyto": ("src", "casting", "where"),
     "put": ("ind", "v", "mode"),
     "fill_diagonal": ("val", "wrap"),
+    "place": ("mask", "vals"),
+    "putmask": ("mask", "values"),
+    "put_along_axis": ("indices", "values", "axis"),
 }
 AT_UFUNCS = ("add", "subtract")
+VALUE_AT_UFUNCS = tuple(arrays_ufunc_at.AT_UFUNCS)  # multiply, divide, maximum, minimum
 
 
 @dataclass
@@ -56,6 +63,7 @@ class InplaceCall:
     call: gast.Call
     args: dict
     problem: str | None = None
+    ufunc: str | None = None  # the ufunc's name, for "ufunc_at"
 
 
 def inplace_call(call, callee) -> InplaceCall | None:
@@ -73,12 +81,14 @@ def inplace_call(call, callee) -> InplaceCall | None:
         return None
     obj = callee.obj
     owner = getattr(obj, "__self__", None)
-    if (
-        getattr(obj, "__name__", None) == "at"
-        and isinstance(owner, np.ufunc)
-        and owner.__name__ in AT_UFUNCS
-    ):
-        return _first_target(owner.__name__ + "_at", call, ("indices", "b"))
+    if getattr(obj, "__name__", None) == "at" and isinstance(owner, np.ufunc):
+        if owner.__name__ in AT_UFUNCS:
+            return _first_target(owner.__name__ + "_at", call, ("indices", "b"))
+        if owner.__name__ in VALUE_AT_UFUNCS:
+            spec = _first_target("ufunc_at", call, ("indices", "b"))
+            if spec is not None:
+                spec.ufunc = owner.__name__
+            return spec
     for name, params in FUNCTIONS.items():
         if obj is getattr(np, name, None):
             return _first_target(name, call, params)
@@ -107,19 +117,29 @@ def _bound(kind, target, call, params, positional) -> InplaceCall:
 
 
 def _unsupported(kind, args) -> str | None:
-    if kind == "copyto" and "where" in args:
-        return "use `a = np.where(mask, src, a)` instead of `where=`"
     if kind == "sort" and "order" in args:
         return "sort a structured array outside the differentiated function"
-    needed = {"fill": "value", "put": "v", "fill_diagonal": "val", "copyto": "src"}
+    if kind == "put_along_axis" and "axis" not in args:
+        return "pass the axis (`np.put_along_axis(a, idx, v, axis=0)`)"
+    needed = {
+        "fill": "value",
+        "put": "v",
+        "fill_diagonal": "val",
+        "copyto": "src",
+        "place": "vals",
+        "putmask": "values",
+        "put_along_axis": "values",
+    }
     if kind == "put" and "values" in args:
         args["v"], args["ind"] = args.pop("values"), args.pop("indices", None)
-    if kind in ("add_at", "subtract_at") and "b" not in args:
-        return "pass the values to add (`np.add.at(a, idx, v)`)"
+    if kind in ("add_at", "subtract_at", "ufunc_at") and "b" not in args:
+        return "pass the values (`np.add.at(a, idx, v)`)"
     if kind in needed and args.get(needed[kind]) is None:
         return "pass the value to write"
     if kind == "put" and args.get("ind") is None:
         return "pass the indices to write"
+    if kind in ("place", "putmask") and args.get("mask") is None:
+        return "pass the mask"
     return None
 
 
@@ -163,6 +183,33 @@ def inplace_statement_call(s):
     return None
 
 
+def _write_extents(tree, calls) -> dict:
+    """``{name: (end of the last write, [(start, end) of each loop around a write])}``
+    for every name the function writes into (subscript stores, in-place calls ``calls``,
+    ``name += v``), positions as ``(line, column)``."""
+    parents = parent_map(tree)
+    stores = [(spec.target.id, stmt) for stmt, spec in calls]
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+                    stores.append((t.value.id, node))
+                elif isinstance(node, gast.AugAssign) and isinstance(t, gast.Name):
+                    stores.append((t.id, node))
+    extents: dict = {}
+    for name, stmt in stores:
+        end = (stmt.end_lineno, stmt.end_col_offset)
+        last, loops = extents.get(name, ((0, 0), []))
+        p = parents.get(stmt)
+        while p is not None:
+            if isinstance(p, (gast.For, gast.While)):
+                loops.append(((p.lineno, p.col_offset), (p.end_lineno, p.end_col_offset)))
+            p = parents.get(p)
+        extents[name] = (max(last, end), loops)
+    return extents
+
+
 class InplaceCalls:
     """A mixin of :class:`~pullback.transform.normalize.Normalizer` (through
     :class:`~pullback.transform.mutation.ArrayStores`)."""
@@ -179,6 +226,20 @@ class InplaceCalls:
             if spec is not None and spec.problem is None and spec.kind != "sort":
                 out.append((s, spec))
         return out
+
+    def read_after_writes(self, name, node) -> bool:
+        """Whether the read ``node`` of ``name`` (an array written in place) runs after
+        every write into it: it follows the last write's statement and no loop around it
+        holds a write. Such a read may stay a view (no ``array_fresh`` copy, in reverse
+        and forward mode alike): nothing changes it afterwards."""
+        extents = getattr(self, "_write_extents", None)
+        if extents is None:
+            extents = self._write_extents = _write_extents(self.fs.tree, self.inplace_writes())
+        if name not in extents or getattr(node, "lineno", None) is None:
+            return False
+        last, loops = extents[name]
+        at = (node.lineno, node.col_offset)
+        return at > last and not any(start <= at <= end for start, end in loops)
 
     def inplace_statement(self, s):
         """The statements of a write into a local array (the check let only those
@@ -247,7 +308,52 @@ class InplaceCalls:
         self._fill(name, in_place, spec.args["value"], s, stmts)
 
     def _inplace_copyto(self, spec, name, in_place, s, stmts):
-        self._fill(name, in_place, spec.args["src"], s, stmts)
+        if "where" not in spec.args and "casting" not in spec.args:
+            self._fill(name, in_place, spec.args["src"], s, stmts)
+            return
+        # a = array_copyto(a, src, where, casting): the masked entries take src.
+        args = [N.load(name), self.atom(spec.args["src"], stmts)]
+        args.append(self.atom(spec.args.get("where", N.const(True)), stmts))
+        if "casting" in spec.args:
+            args.append(self.atom(spec.args["casting"], stmts))
+        helper = "_pb_array_copyto" if in_place else "_pb_array_copyto_copy"
+        stmts.append(N.assign(name, self.helper_call(helper, args, s), s))
+
+    def _inplace_place(self, spec, name, in_place, s, stmts):
+        mask = self.atom(spec.args["mask"], stmts)
+        self._positions(name, in_place, "_pb_mask_index", [mask], spec.args["vals"], s, stmts)
+
+    def _inplace_putmask(self, spec, name, in_place, s, stmts):
+        """``i = mask_index(a, m); k = putmask_positions(a, m, v); w = take_flat(v, k);
+        a = array_set(a, i, w)``: entry n of a takes v.flat[n % v.size]."""
+        mask = self.atom(spec.args["mask"], stmts)
+        value = self.atom(spec.args["values"], stmts)
+        index, positions, taken = self.fresh(), self.fresh(), self.fresh()
+        a = N.load(name)
+        stmts.append(N.assign(index, self.helper_call("_pb_mask_index", [a, mask], s), s))
+        call = self.helper_call("_pb_putmask_positions", [N.load(name), mask, value], s)
+        stmts.append(N.assign(positions, call, s))
+        call = self.helper_call("_pb_take_flat", [value, N.load(positions)], s)
+        stmts.append(N.assign(taken, call, s))
+        self._set(name, in_place, N.load(index), N.load(taken), s, stmts)
+
+    def _inplace_put_along_axis(self, spec, name, in_place, s, stmts):
+        """``i = along_axis_index(a, idx, axis); a = array_set(a, i, v)`` (``axis=None``:
+        as ``np.put``, the values cycled)."""
+        ind = self.atom(spec.args["indices"], stmts)
+        axis = spec.args["axis"]
+        if isinstance(axis, gast.Constant) and axis.value is None:
+            self._positions(
+                name, in_place, "_pb_along_axis_index", [ind, axis], spec.args["values"], s, stmts
+            )
+            return
+        index = self.fresh()
+        call = self.helper_call(
+            "_pb_along_axis_index", [N.load(name), ind, self.atom(axis, stmts)], s
+        )
+        stmts.append(N.assign(index, call, s))
+        value = self.atom(spec.args["values"], stmts)
+        self._set(name, in_place, N.load(index), value, s, stmts)
 
     def _inplace_out(self, spec, name, in_place, s, stmts):
         self._fill(name, in_place, spec.args["call"], s, stmts)
@@ -279,6 +385,14 @@ class InplaceCalls:
         v = self.atom(value, stmts)
         helper = "_pb_array_add_at" if in_place else "_pb_array_add_at_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), index, v], s), s))
+
+    def _inplace_ufunc_at(self, spec, name, in_place, s, stmts):
+        """``a = array_ufunc_at_copy(a, "multiply", idx, v)``: always a new array, since
+        the pullback needs the array as it was (see arrays_ufunc_at.py)."""
+        index = self.index(spec.args["indices"], stmts)
+        v = self.atom(spec.args["b"], stmts)
+        args = [N.load(name), N.const(spec.ufunc), index, v]
+        stmts.append(N.assign(name, self.helper_call("_pb_array_ufunc_at_copy", args, s), s))
 
     def _inplace_subtract_at(self, spec, name, in_place, s, stmts):
         self._inplace_add_at(spec, name, in_place, s, stmts, negate=True)

@@ -21,7 +21,7 @@ import math
 import gast
 import numpy as np
 
-from .. import arrays_inplace, arrays_inplace_calls
+from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..backends import is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 from ..runtime import as_sequence
@@ -77,6 +77,9 @@ _WRITES = {
     arrays_inplace_calls.array_add_at,
     arrays_inplace_calls.array_add_at_copy,
     arrays_inplace_calls.array_sort,
+    arrays_inplace_calls.array_copyto,
+    arrays_inplace_calls.array_copyto_copy,
+    arrays_ufunc_at.array_ufunc_at_copy,
 }
 # Constructors of float arrays (with no dtype given): (the most positional arguments).
 _FLOAT_CONSTRUCTORS = {np.zeros: 1, np.ones: 1, np.empty: 1, np.eye: 3, np.identity: 1}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gast
 
-from .. import arrays_inplace, arrays_inplace_calls
+from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
 from . import nodes as N
 from .inplace_calls import InplaceCalls
@@ -44,6 +44,13 @@ _HELPERS = {
     "_pb_diagonal_index": arrays_inplace_calls.diagonal_index,
     "_pb_cycled": arrays_inplace_calls.cycled,
     "_pb_array_sort": arrays_inplace_calls.array_sort,
+    "_pb_array_copyto": arrays_inplace_calls.array_copyto,
+    "_pb_array_copyto_copy": arrays_inplace_calls.array_copyto_copy,
+    "_pb_mask_index": arrays_inplace_calls.mask_index,
+    "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
+    "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,
+    "_pb_take_flat": arrays_inplace_calls.take_flat,
+    "_pb_array_ufunc_at_copy": arrays_ufunc_at.array_ufunc_at_copy,
 }
 
 
@@ -270,6 +277,8 @@ class ArrayStores(InplaceCalls):
             reads = self._sum_operand_reads = sum_operand_reads(self.fs.tree, self.array_modes())
         if node.lineno is not None and read_key(node) in reads:
             return node  # consumed at once, its shape alone kept: no copy
+        if self.read_after_writes(base.id, node):
+            return node  # nothing writes into it afterwards (inplace_calls.py)
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
 

@@ -54,3 +54,37 @@ case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.cumulative_trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.simpson", make("real", (5,), seed=9))  # uniform spacing only
 case("scipy.integrate.simpson", make("real", (2, 4), seed=9))
+
+# -- scipy.integrate with a user's function ---------------------------------------------------
+# Tolerances: quad with epsabs = epsrel = 1e-13 gives the integrals (and, on the same
+# subintervals, their parameter derivatives) to ~1e-13, far below the finite-difference
+# error of the check (step 1e-3 on the gradient: ~1e-7 relative), so the comparison keeps
+# its own tolerance.
+QUAD_TIGHT = (0, 1e-13, 1e-13)  # full_output, epsabs, epsrel
+
+
+def bump(x, c, k):
+    return np.exp(-c * x * x) * np.sin(k * x)
+
+
+def wave(x):
+    return np.sin(2.0 * x) * np.exp(-x)
+
+
+def gaussian(x, s):
+    return np.exp(-0.5 * (x / s) ** 2)
+
+
+case("scipy.integrate.quad", bump, 0.2, 1.5, (0.7, 1.3), *QUAD_TIGHT)
+case("scipy.integrate.quad", gaussian, -0.4, 1.1, (np.float64(0.8),), *QUAD_TIGHT)
+case("scipy.integrate.quad", bump, 0.3, np.inf, (0.9, 2.0), *QUAD_TIGHT)  # infinite limit
+# The primitives behind quad's pullback function: their second derivatives are quad's
+# third. Through the limits they run (the integrand's third derivative comes from
+# user_function_vjp's rule); a third derivative in a parameter of ``args`` would need the
+# integrand's vjp differentiated twice, which user_function_vjp does not take.
+case("pullback.rules.scipy_quad_pullbacks.user_call", bump, 0.4, (0.7, 1.3))
+case(
+    "pullback.rules.scipy_quad_pullbacks.quad_cotangents",
+    *(1.3, wave, -0.4, 1.1, 1e-13, 1e-13, 50, None, ()),
+    wrt=(0, 2, 3),
+)

@@ -83,7 +83,6 @@ WITHOUT_SECOND_ORDER = {
     # them second order through a softmax (test_points_of_a_simplex).
     "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
     "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
-    "scipy.integrate.quad": _USER_FUNCTION,
     "scipy.integrate.odeint": _USER_FUNCTION,
     "scipy.integrate.solve_ivp": _USER_FUNCTION,
     "pullback.rules.scipy_optimize_pullbacks.minimize_first_order": (

@@ -88,3 +88,32 @@ case(
     *(1.3, wave, -0.4, 1.1, 1e-13, 1e-13, 50, None, ()),
     wrt=(0, 2, 3),
 )
+
+
+# -- odeint and solve_ivp ------------------------------------------------------------------------
+# Tolerances: the solvers run at rtol = atol = 1e-10 (odeint) and 1e-9 (solve_ivp, RK45), so
+# the gradients (adjoint solves at the same tolerances) are accurate to ~1e-9 relative; the
+# check differences the gradient with a step of 1e-3, where that error becomes ~1e-6 of the
+# second derivative: inside the check's own float64 tolerance (1e-5), which stays as it is.
+ODE_T = np.array([0.0, 0.4, 1.0])
+ODE_Y0 = np.array([1.0, 0.5])
+
+
+def decay(y, t, k):
+    return -k * y
+
+
+def oscillator(t, y, w, c):
+    return np.array([y[1], -w * w * y[0] - c * y[1]])
+
+
+ODEINT_TIGHT = (None, 0, 0, None, None, 1e-10, 1e-10)  # Dfun ... rtol, atol
+case("scipy.integrate.odeint", decay, ODE_Y0, ODE_T, (0.7,), *ODEINT_TIGHT, wrt=(1, 2, 3))
+IVP_T_EVAL = np.array([0.5, 1.0])
+case(
+    "scipy.integrate.solve_ivp",
+    *(oscillator, (0.0, 1.2), ODE_Y0, "RK45", IVP_T_EVAL, False, None, False, (1.3, 0.2)),
+    rtol=1e-9,
+    atol=1e-9,
+    wrt=(1, 2, 4, 8),
+)

@@ -37,7 +37,7 @@ from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
 from ._calculus_util import bound_call, register_with_reference, same_parameters
 from .numpy_functional_pullbacks import dense_like
-from .scipy_quad_pullbacks import register_user_call, user_call
+from .scipy_quad_pullbacks import register_user_call, user_call, user_call_pullback
 from .user_function_calls import has_tangent, user_function_vjp
 
 
@@ -100,8 +100,9 @@ def odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
 def odeint_cotangents_reference(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax):
     """What :func:`odeint_cotangents` computes, in the differentiable subset (no
     star-call, no list: it is differentiated again)."""
-    # the solver's options are constants (keywords carry no gradient)
+    # the solver's options and the function are constants (no gradient flows through them)
     opts = solver_options(rtol, atol, mxstep, hmax, tfirst)
+    fn = constant(func)
     ys = si.odeint(
         func,
         y0,
@@ -116,7 +117,7 @@ def odeint_cotangents_reference(dy, func, y0, t, params, tfirst, rtol, atol, mxs
     n, m, basis, a, g, dt = sweep_start(y0, t, params)
     for k in range(m - 1, 0, -1):
         a = a + dy[k]
-        dt = dt + basis[k] * np.dot(dy[k], rhs_value(func, t[k], ys[k], opts["tfirst"], params))
+        dt = dt + basis[k] * np.dot(dy[k], rhs_value(fn, t[k], ys[k], opts["tfirst"], params))
         if t[k] != t[k - 1]:
             s0 = np.concatenate((ys[k], a, g))
             grid = np.stack((t[k], t[k - 1]))
@@ -124,7 +125,7 @@ def odeint_cotangents_reference(dy, func, y0, t, params, tfirst, rtol, atol, mxs
                 augmented,
                 s0,
                 grid,
-                (func, n, opts["tfirst"]) + params,
+                (fn, n, opts["tfirst"]) + params,
                 rtol=opts["rtol"],
                 atol=opts["atol"],
                 mxstep=opts["mxstep"],
@@ -133,7 +134,7 @@ def odeint_cotangents_reference(dy, func, y0, t, params, tfirst, rtol, atol, mxs
             )
             a = seg[1, n : 2 * n]
             g = seg[1, 2 * n :]
-    dt = dt - basis[0] * np.dot(a, rhs_value(func, t[0], ys[0], opts["tfirst"], params))
+    dt = dt - basis[0] * np.dot(a, rhs_value(fn, t[0], ys[0], opts["tfirst"], params))
     return a + dy[0], dt, unflatten(g, params)
 
 
@@ -176,7 +177,7 @@ def solve_ivp_pullback(
     if "y" in dy and dy["y"] is not ZERO:
         tol = solver_tolerances(options)
         cots = solve_ivp_cotangents(dy["y"], fun, t_span, y0, method, t_eval, params, tol)
-        dspan = cots[0]
+        dspan = span_cotangent(cots[0], t_span)
         dy0 = cots[1]
         if t_eval is not None:
             dt_eval = cots[2]
@@ -190,7 +191,7 @@ def solve_ivp_pullback(
 
 
 def solve_ivp_cotangents(dys, fun, t_span, y0, method, t_eval, params, tol):
-    """``(dt_span, dy0, dt_eval, dparams)`` of ``solve_ivp(fun, t_span, y0, method,
+    """``((dt0, dt1), dy0, dt_eval, dparams)`` of ``solve_ivp(fun, t_span, y0, method,
     t_eval, args=params, **tol)`` for the cotangent ``dys`` of ``sol.y``, as the
     first-order rule computes them (0.0 for ``dt_eval`` without ``t_eval``, and in
     ``dparams`` for an entry without floats)."""
@@ -206,7 +207,8 @@ def solve_ivp_cotangents(dys, fun, t_span, y0, method, t_eval, params, tol):
 
         dt_eval = finalize(dt_eval, t_eval)
     dargs = zero_for_none(cots["args"], params)
-    return cots["t_span"], cots["y0"], dt_eval, dargs
+    dspan = cots["t_span"]
+    return (dspan[0], dspan[1]), cots["y0"], dt_eval, dargs
 
 
 @transformable
@@ -214,6 +216,7 @@ def solve_ivp_cotangents_reference(dys, fun, t_span, y0, method, t_eval, params,
     """What :func:`solve_ivp_cotangents` computes, in the differentiable subset."""
     refuse_own_steps(t_eval)
     opts = solver_options(tol)
+    fn = constant(fun)
     rtol = opts["rtol"]
     atol = opts["atol"]
     max_step = opts["max_step"]
@@ -224,7 +227,7 @@ def solve_ivp_cotangents_reference(dys, fun, t_span, y0, method, t_eval, params,
     n, m, basis, a, g, dt = sweep_start(y0, t_eval, params)
     for k in range(m - 1, -1, -1):
         a = a + dys[:, k]
-        dt = dt + basis[k] * np.dot(dys[:, k], rhs_value(fun, t_eval[k], ys[:, k], True, params))
+        dt = dt + basis[k] * np.dot(dys[:, k], rhs_value(fn, t_eval[k], ys[:, k], True, params))
         t_before = t_span[0]
         if k > 0:
             t_before = t_eval[k - 1]
@@ -235,16 +238,15 @@ def solve_ivp_cotangents_reference(dys, fun, t_span, y0, method, t_eval, params,
                 np.stack((t_eval[k], t_before)),
                 s0,
                 method,
-                args=(fun, n, True) + params,
+                args=(fn, n, True) + params,
                 rtol=rtol,
                 atol=atol,
                 max_step=max_step,
             )
             a = seg.y[n : 2 * n, -1]
             g = seg.y[2 * n :, -1]
-    dt0 = -np.dot(a, rhs_value(fun, t_span[0], y0, True, params))
-    dspan = np.stack((dt0, 0.0 * dt0))
-    return dspan, a, dt, unflatten(g, params)
+    dt0 = -np.dot(a, rhs_value(fn, t_span[0], y0, True, params))
+    return (dt0, 0.0 * dt0), a, dt, unflatten(g, params)
 
 
 @transformable
@@ -271,14 +273,15 @@ def augmented(t, s, func, n, tfirst, *params):
     right-hand side of the adjoint solves, for odeint (``tfirst=True``) and solve_ivp."""
     y = s[:n]
     a = s[n : 2 * n]
+    # the vjp by user_call's pullback (no star-call: this function is differentiated again)
     if tfirst:
-        cots = user_function_vjp(a, func, t, y, *params)
-        ay = cots[1]
+        cots = user_call_pullback(a, func, t, (y,) + params)
+        ay = cots[2][0]
     else:
-        cots = user_function_vjp(a, func, y, t, *params)
-        ay = cots[0]
+        cots = user_call_pullback(a, func, y, (t,) + params)
+        ay = cots[1]
     f = rhs_value(func, t, y, tfirst, params)
-    gp = flat_cotangent(cots[2:], params)
+    gp = flat_cotangent(cots[2][1:], params)
     return np.concatenate((f, -np.ravel(dense_like(ay, y)), -gp))
 
 
@@ -315,6 +318,16 @@ def unflatten(g, params):
         else:
             out = out + (0.0,)
     return out
+
+
+@transformable
+def span_cotangent(d, t_span):
+    """The cotangent of ``t_span`` (a tuple, list or array) from the pair ``d``."""
+    if isinstance(t_span, tuple):
+        return d
+    if isinstance(t_span, list):
+        return [d[0], d[1]]
+    return np.stack(d)
 
 
 @transformable
@@ -363,6 +376,11 @@ def solver_options(*given):
     return dict(zip(("rtol", "atol", "mxstep", "hmax", "tfirst"), given, strict=True))
 
 
+def constant(value):
+    """``value``, through which no gradient flows (a function passed on to a solver)."""
+    return value
+
+
 def refuse_odeint_call(func, y0, t, full_output, Dfun, col_deriv):
     """odeint's refusals, as its rule gives them (the forward call ran plainly)."""
     from .scipy_ode import refuse_odeint
@@ -396,6 +414,7 @@ NON_DIFFERENTIABLE = (
     parameter_size,
     solver_tolerances,
     solver_options,
+    constant,
     refuse_odeint_call,
     refuse_solve_ivp_call,
     refuse_own_steps,

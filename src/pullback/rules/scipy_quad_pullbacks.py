@@ -21,6 +21,10 @@ and the integral of the second derivative ``d2f/dtheta2`` under the sign.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import linecache
+
 import numpy as np
 import scipy.integrate as si  # this module is imported once scipy.integrate is
 
@@ -167,11 +171,50 @@ def _user_call_rrule(fn, x, params):
 
 @transformable
 def user_call_pullback(dy, fn, x, params):
-    cots = user_function_vjp(dy, fn, x, *params)
-    return NO_TANGENT, cots[0], tuple(cots[1:])
+    # through a function of (x, params) that calls fn with the parameters spread: no
+    # star-call here either (this function is differentiated again)
+    cots = user_function_vjp(dy, spread_call(fn, len(params)), x, params)
+    return NO_TANGENT, cots[0], tuple_cotangent(cots[1], params)
+
+
+@transformable
+def tuple_cotangent(c, params):
+    """The cotangent of the tuple ``params`` as a tuple (``ZERO`` spelled out)."""
+    whole = c is ZERO or c is NO_TANGENT or c is None
+    out = ()
+    for k in range(len(params)):
+        if whole or c[k] is None:
+            out = out + (ZERO,)
+        else:
+            out = out + (c[k],)
+    return out
 
 
 # -- non-differentiable helpers --------------------------------------------------------
+_SPREAD = itertools.count()
+
+
+@functools.lru_cache(maxsize=256)
+def _spread(fn, nparams: int):
+    items = "".join(f", params[{k}]" for k in range(nparams))
+    source = f"def spread(x, params):\n    return FN(x{items})\n"
+    name = getattr(fn, "__name__", "a callable")
+    filename = f"<pullback call of {name} with its parameters spread {next(_SPREAD)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"FN": fn}
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own two lines
+    return scope["spread"]
+
+
+def spread_call(fn, nparams: int):
+    """A Python function ``spread(x, params)`` returning ``fn(x, *params)`` (source of its
+    own, so that pullback transforms it, and the call of ``fn`` in it, like user code)."""
+    try:
+        return _spread(fn, nparams)
+    except TypeError:  # unhashable callable: a wrapper per call
+        return _spread.__wrapped__(fn, nparams)
+
+
 def refuse_quad_options(full_output, weight):
     """The options quad's rule does not differentiate (the forward call ran them plainly)."""
     from .scipy_quad import _REFUSED
@@ -182,7 +225,7 @@ def refuse_quad_options(full_output, weight):
 
 def register(reg, family):
     """quad's pullback function and the primitive it calls."""
-    reg.non_differentiable(refuse_quad_options, family=family, trusted=True)
+    reg.non_differentiable(refuse_quad_options, spread_call, family=family, trusted=True)
     register_user_call(reg, family)
     register_with_reference(
         reg,

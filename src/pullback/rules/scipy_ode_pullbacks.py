@@ -80,7 +80,8 @@ def odeint_pullback(
         params = (args,)
     cots = odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     dargs = args_cotangent(cots[2], params, args)
-    return (NO_TANGENT, cots[0], cots[1], dargs) + (NO_TANGENT,) * 18
+    dy0 = like_input(cots[0], y0)
+    return (NO_TANGENT, dy0, like_input(cots[1], t), dargs) + (NO_TANGENT,) * 18
 
 
 def odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax):
@@ -93,7 +94,7 @@ def odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     p = bound_call(si.odeint, (func, y0, t, params), kwargs)
     out = si.odeint(func, y0, t, params, **kwargs)
     dy0, dt, dargs = odeint_cotangent_values(p, out, dy)
-    return dy0, dt, zero_for_none(dargs, params)
+    return as_array(dy0), as_array(dt), zero_for_none(dargs, params)
 
 
 @transformable
@@ -178,9 +179,9 @@ def solve_ivp_pullback(
         tol = solver_tolerances(options)
         cots = solve_ivp_cotangents(dy["y"], fun, t_span, y0, method, t_eval, params, tol)
         dspan = span_cotangent(cots[0], t_span)
-        dy0 = cots[1]
+        dy0 = like_input(cots[1], y0)
         if t_eval is not None:
-            dt_eval = cots[2]
+            dt_eval = like_input(cots[2], t_eval)
         dargs = args_cotangent(cots[3], params, args)
     if t_eval is not None and "t" in dy and dy["t"] is not ZERO:  # sol.t is t_eval
         if dt_eval is NO_TANGENT:
@@ -201,14 +202,10 @@ def solve_ivp_cotangents(dys, fun, t_span, y0, method, t_eval, params, tol):
     p = bound_call(si.solve_ivp, (fun, t_span, y0), given)
     sol, dense = solve_ivp_forward(p)
     cots = solve_ivp_cotangent_values(p, sol, dense, dys)
-    dt_eval = cots.get("t_eval", 0.0)
-    if t_eval is not None:
-        from ._util import finalize
-
-        dt_eval = finalize(dt_eval, t_eval)
+    dt_eval = as_array(cots["t_eval"]) if t_eval is not None else 0.0
     dargs = zero_for_none(cots["args"], params)
     dspan = cots["t_span"]
-    return (dspan[0], dspan[1]), cots["y0"], dt_eval, dargs
+    return (dspan[0], dspan[1]), as_array(cots["y0"]), dt_eval, dargs
 
 
 @transformable
@@ -321,6 +318,19 @@ def unflatten(g, params):
 
 
 @transformable
+def like_input(d, x):
+    """The cotangent ``d`` (an array) of a state or times given as a list or tuple ``x``
+    in that form (an array in the array's dtype)."""
+    if isinstance(x, list):
+        return [d[k] for k in range(len(x))]
+    if isinstance(x, tuple):
+        return tuple([d[k] for k in range(len(x))])
+    if isinstance(x, np.ndarray) and x.dtype == np.float32:
+        return d.astype(np.float32)
+    return d
+
+
+@transformable
 def span_cotangent(d, t_span):
     """The cotangent of ``t_span`` (a tuple, list or array) from the pair ``d``."""
     if isinstance(t_span, tuple):
@@ -352,6 +362,12 @@ def zero_for_none(dargs, params):
     if dargs is NO_TANGENT:
         dargs = (NO_TANGENT,) * len(params)
     return tuple(0.0 if c is NO_TANGENT else c for c in dargs)
+
+
+def as_array(c):
+    """A cotangent the first-order rule gave in its argument's form, as a float64 array
+    (the form the reference computation gives: the pullback function puts it back)."""
+    return np.asarray(c, dtype=np.float64)
 
 
 def parameter_size(params) -> int:
@@ -411,6 +427,7 @@ def refuse_own_steps(t_eval):
 
 NON_DIFFERENTIABLE = (
     zero_for_none,
+    as_array,
     parameter_size,
     solver_tolerances,
     solver_options,

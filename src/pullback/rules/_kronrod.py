@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numpy.polynomial import legendre as L
 
 GAUSS_POINTS = 10
 
@@ -24,6 +23,9 @@ def gauss_kronrod21():
     """``(nodes, kronrod_weights, gauss_weights)`` on [-1, 1]: 21 sorted nodes, the
     Kronrod weights, and the 10-point Gauss weights on the same nodes (0 at the 11
     Kronrod-only nodes)."""
+    # imported here, at the first gradient through quad: numpy.polynomial costs cold start
+    from numpy.polynomial import legendre as L
+
     n = GAUSS_POINTS
     gx, gw = L.leggauss(n)
     # Exact inner products on [-1, 1] by a Gauss rule of ample degree.

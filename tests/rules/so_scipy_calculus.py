@@ -4,10 +4,13 @@ pullback is a transformable function (see ``second_order_table``).
 Not here, because their pullbacks are closures that pullback cannot transform yet:
 ``solve_banded``, ``lstsq``, ``block_diag`` (``*arrs``), ``cho_factor``, ``lu``,
 ``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
-``x``, and the rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp``
-and the ``scipy.optimize`` rules: their cotangents for ``args=`` go by keyword, which a
-direct call of a pullback function does not carry (the report of issue 12, part 3, says
-what is missing).
+``x``. The rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp`` — are
+here (their pullback functions: scipy_quad_pullbacks.py, scipy_ode_pullbacks.py), with the
+primitives behind them that can be differentiated once more (``user_call``, and
+``quad_cotangents`` in the limits); the coverage test runs those cases, and
+test_so_scipy_calculus.py checks the small problems of issue 12 (decay, oscillator,
+Lotka-Volterra, a Gaussian integrand, moving limits) against closed forms and finite
+differences.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]``
 ``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
 and the float values in ``args``. ``solve_ivp`` returns an ``OdeResult``: read ``sol.y`` or
 ``sol["y"]`` (``sol.t`` is the given ``t_eval``, or the solver's own steps, a constant).
-Values the right-hand side reads from globals or closures are constants. Events,
+Values the right-hand side reads from globals or closures are constants. Second
+derivatives run through the pullback functions of ``scipy_ode_pullbacks`` (the adjoint
+sweep written again in the differentiable subset). Events,
 ``dense_output``, complex states and odeint's ``full_output``/``Dfun`` are refused.
 """
 

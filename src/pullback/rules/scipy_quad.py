@@ -19,6 +19,9 @@ the same nodes must reproduce the integral ``quad`` returned on each subinterval
 integrand, an infinite limit or an array parameter take the general path: one vjp per
 evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
 
+Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
+transformable function (the same numbers, then the Leibniz rule differentiated again).
+
 ``quad`` returns ``(value, abserr)``: only the value carries a gradient. Weighted and
 ``full_output`` calls are refused. Values the integrand reads from globals or closures are
 constants: pass what should be differentiated through ``args``.

@@ -171,9 +171,24 @@ def _user_call_rrule(fn, x, params):
 
 @transformable
 def user_call_pullback(dy, fn, x, params):
-    # through a function of (x, params) that calls fn with the parameters spread: no
-    # star-call here either (this function is differentiated again)
-    cots = user_function_vjp(dy, spread_call(fn, len(params)), x, params)
+    # no star-call here either (this function is differentiated again): up to four
+    # parameters spelled out, more through a generated function of (x, params)
+    n = len(params)
+    if n == 0:
+        return NO_TANGENT, user_function_vjp(dy, fn, x)[0], ()
+    if n == 1:
+        cots = user_function_vjp(dy, fn, x, params[0])
+        return NO_TANGENT, cots[0], tuple_cotangent(cots[1:], params)
+    if n == 2:
+        cots = user_function_vjp(dy, fn, x, params[0], params[1])
+        return NO_TANGENT, cots[0], tuple_cotangent(cots[1:], params)
+    if n == 3:
+        cots = user_function_vjp(dy, fn, x, params[0], params[1], params[2])
+        return NO_TANGENT, cots[0], tuple_cotangent(cots[1:], params)
+    if n == 4:
+        cots = user_function_vjp(dy, fn, x, params[0], params[1], params[2], params[3])
+        return NO_TANGENT, cots[0], tuple_cotangent(cots[1:], params)
+    cots = user_function_vjp(dy, spread_call(fn, n), x, params)
     return NO_TANGENT, cots[0], tuple_cotangent(cots[1], params)
 
 

@@ -4,10 +4,13 @@ pullback is a transformable function (see ``second_order_table``).
 Not here, because their pullbacks are closures that pullback cannot transform yet:
 ``solve_banded``, ``lstsq``, ``block_diag`` (``*arrs``), ``cho_factor``, ``lu``,
 ``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
-``x``, and the rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp``
-and the ``scipy.optimize`` rules: their cotangents for ``args=`` go by keyword, which a
-direct call of a pullback function does not carry (the report of issue 12, part 3, says
-what is missing).
+``x``. The rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp`` — are
+here (their pullback functions: scipy_quad_pullbacks.py, scipy_ode_pullbacks.py), with the
+primitives behind them that can be differentiated once more (``user_call``, and
+``quad_cotangents`` in the limits); the coverage test runs those cases, and
+test_so_scipy_calculus.py checks the small problems of issue 12 (decay, oscillator,
+Lotka-Volterra, a Gaussian integrand, moving limits) against closed forms and finite
+differences.
 """
 
 from __future__ import annotations
@@ -54,3 +57,66 @@ case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.cumulative_trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.simpson", make("real", (5,), seed=9))  # uniform spacing only
 case("scipy.integrate.simpson", make("real", (2, 4), seed=9))
+
+# -- scipy.integrate with a user's function ---------------------------------------------------
+# Tolerances: quad with epsabs = epsrel = 1e-13 gives the integrals (and, on the same
+# subintervals, their parameter derivatives) to ~1e-13, far below the finite-difference
+# error of the check (step 1e-3 on the gradient: ~1e-7 relative), so the comparison keeps
+# its own tolerance.
+QUAD_TIGHT = (0, 1e-13, 1e-13)  # full_output, epsabs, epsrel
+
+
+def bump(x, c, k):
+    return np.exp(-c * x * x) * np.sin(k * x)
+
+
+def wave(x):
+    return np.sin(2.0 * x) * np.exp(-x)
+
+
+def gaussian(x, s):
+    return np.exp(-0.5 * (x / s) ** 2)
+
+
+case("scipy.integrate.quad", bump, 0.2, 1.5, (0.7, 1.3), *QUAD_TIGHT)
+case("scipy.integrate.quad", gaussian, -0.4, 1.1, (np.float64(0.8),), *QUAD_TIGHT)
+case("scipy.integrate.quad", bump, 0.3, np.inf, (0.9, 2.0), *QUAD_TIGHT)  # infinite limit
+# The primitives behind quad's pullback function: their second derivatives are quad's
+# third. Through the limits they run (the integrand's third derivative comes from
+# user_function_vjp's rule); a third derivative in a parameter of ``args`` would need the
+# integrand's vjp differentiated twice, which user_function_vjp does not take.
+case("pullback.rules.scipy_quad_pullbacks.user_call", bump, 0.4, (0.7, 1.3))
+case(
+    "pullback.rules.scipy_quad_pullbacks.quad_cotangents",
+    *(1.3, wave, -0.4, 1.1, 1e-13, 1e-13, 50, None, ()),
+    wrt=(0, 2, 3),
+)
+
+
+# -- odeint and solve_ivp ------------------------------------------------------------------------
+# Tolerances: the solvers run at rtol = atol = 1e-10 (odeint) and 1e-9 (solve_ivp, RK45), so
+# the gradients (adjoint solves at the same tolerances) are accurate to ~1e-9 relative; the
+# check differences the gradient with a step of 1e-3, where that error becomes ~1e-6 of the
+# second derivative: inside the check's own float64 tolerance (1e-5), which stays as it is.
+ODE_T = np.array([0.0, 0.4, 1.0])
+ODE_Y0 = np.array([1.0, 0.5])
+
+
+def decay(y, t, k):
+    return -k * y
+
+
+def oscillator(t, y, w, c):
+    return np.array([y[1], -w * w * y[0] - c * y[1]])
+
+
+ODEINT_TIGHT = (None, 0, 0, None, None, 1e-10, 1e-10)  # Dfun ... rtol, atol
+case("scipy.integrate.odeint", decay, ODE_Y0, ODE_T, (0.7,), *ODEINT_TIGHT, wrt=(1, 2, 3))
+IVP_T_EVAL = np.array([0.5, 1.0])
+case(
+    "scipy.integrate.solve_ivp",
+    *(oscillator, (0.0, 1.2), ODE_Y0, "RK45", IVP_T_EVAL, False, None, False, (1.3, 0.2)),
+    rtol=1e-9,
+    atol=1e-9,
+    wrt=(1, 2, 4, 8),
+)

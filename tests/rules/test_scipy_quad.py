@@ -117,9 +117,9 @@ def test_refused_options(option):
         rule.rrule(bump, 0.0, 1.0, (0.5, 1.0), **option)
 
 
-def test_second_derivative_is_refused_with_a_pullback_error():
-    with pytest.raises(pullback.PullbackError):
-        pullback.hessian(loss_keyword)(0.7, 1.3)
+def test_second_derivative_through_keyword_args():
+    # (second order in depth: test_so_scipy_calculus.py)
+    assert check_grads(loss_keyword, 0.7, 1.3, wrt=(0, 1), order=2) == "reverse over reverse"
 
 
 # -- the gradient on quad's own subintervals -------------------------------------------------

@@ -83,9 +83,17 @@ WITHOUT_SECOND_ORDER = {
     # them second order through a softmax (test_points_of_a_simplex).
     "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
     "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
-    "scipy.integrate.quad": _USER_FUNCTION,
-    "scipy.integrate.odeint": _USER_FUNCTION,
-    "scipy.integrate.solve_ivp": _USER_FUNCTION,
+    # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
+    # their pullback functions would be their third: the right-hand side's vjp
+    # differentiated twice, which user_function_vjp does not take
+    **dict.fromkeys(
+        (
+            "pullback.rules.scipy_ode_pullbacks.odeint_cotangents",
+            "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents",
+        ),
+        "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
+        "through the right-hand side's vjp differentiated twice (not supported)",
+    ),
     "pullback.rules.scipy_optimize_pullbacks.minimize_first_order": (
         "minimize's pullback where the objective's gradient is pullback's own or finite "
         "differences: its second derivative needs the objective's third, refused with a "

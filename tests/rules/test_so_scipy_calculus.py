@@ -15,7 +15,7 @@ si = pytest.importorskip("scipy.integrate")
 import so_scipy_calculus  # noqa: E402,F401 - fills CASES
 from second_order_table import CASES  # noqa: E402
 
-from pullback import default_registry, grad  # noqa: E402
+from pullback import default_registry, grad, hessian, hvp, jvp  # noqa: E402
 from pullback.testing import check_grads, check_rrule  # noqa: E402
 
 FAMILIES = ("scipy_linalg", "scipy_signal", "scipy_integrate")
@@ -116,7 +116,13 @@ def test_reverse_over_reverse(name, k, entry):
 
 
 def test_every_case_has_a_transformable_rule():
-    names = {r.name for r in default_registry().rules() if r.family.startswith(FAMILIES)}
+    # (quad, odeint and solve_ivp: families scipy_quad and scipy_ode, whose cases the
+    # coverage test runs)
+    names = {
+        r.name
+        for r in default_registry().rules()
+        if r.family.startswith(FAMILIES + ("scipy_quad", "scipy_ode"))
+    }
     for name in CASES:
         if name.startswith(("scipy.linalg", "scipy.signal", "scipy.integrate")):
             assert name in names
@@ -197,3 +203,149 @@ def test_simpson_second_order_and_sample_points():
     check_grads(_simpson_cubes, y, x, wrt=(0, 1))
     how = check_grads(_simpson_cubes, y, x, wrt=0, order=2)
     assert how == "finite differences of the gradient"
+
+
+# -- second order through quad, odeint and solve_ivp (issue 12) ---------------------------------
+# Tolerances: quad at epsabs = epsrel = 1e-12 and the ODE solvers at rtol = atol = 1e-10
+# (solve_ivp: 1e-9) make the gradients accurate to ~1e-9 relative; check_grads differences the
+# gradient with a step of 1e-3, which turns that into ~1e-6 of a second derivative — inside its
+# own float64 tolerance. The closed forms below are compared at the solver's accuracy.
+RR = "reverse over reverse"
+# (keywords spelled out: a star-call (`**options`) is not differentiated twice)
+
+
+def gaussian(x, s):
+    return np.exp(-0.5 * (x / s) ** 2)
+
+
+def bump(x, c, k):
+    return np.exp(-c * x * x) * np.sin(k * x)
+
+
+def gaussian_mass(s, m):
+    return si.quad(gaussian, m - 1.0, 2.0, args=(s,), epsabs=1e-12, epsrel=1e-12)[0] ** 2
+
+
+def moving_limits(c):
+    # both limits and the integrand move with c: the Leibniz rule with its limit terms
+    return si.quad(bump, c, c * c + 1.0, args=(c, 1.3), epsabs=1e-12, epsrel=1e-12)[0]
+
+
+def half_line(s):
+    return si.quad(gaussian, -np.inf, 0.4, args=(s,), epsabs=1e-12, epsrel=1e-12)[0] * s
+
+
+@D
+def test_quad_hessians(dtype):
+    s, m = dtype(0.8), dtype(0.3)
+    assert check_grads(gaussian_mass, s, m, wrt=(0, 1), order=2) == RR
+    assert check_grads(moving_limits, dtype(0.7), order=2) == RR
+    assert check_grads(half_line, s, order=2) == RR
+
+
+def test_quad_second_derivative_is_exact():
+    # int_{-inf}^{0.4} exp(-x^2 / (2 s^2)) dx = s sqrt(pi / 2) (1 + erf(0.4 / (s sqrt 2)))
+    special = pytest.importorskip("scipy.special")
+
+    def closed(s):
+        return s * s * np.sqrt(np.pi / 2) * (1 + special.erf(0.4 / (s * np.sqrt(2))))
+
+    s, h = 0.8, 1e-4
+    expected = (closed(s + h) - 2 * closed(s) + closed(s - h)) / h**2
+    assert np.isclose(hessian(half_line)(s), expected, rtol=1e-6)
+    assert np.isclose(grad(grad(half_line))(s), expected, rtol=1e-6)
+    assert np.isclose(hvp(half_line)(s, 1.0), expected, rtol=1e-6)
+    # forward mode through quad (its pullback function transposed) gives the gradient
+    _, tangent = jvp(half_line, (s,), (1.0,))
+    assert np.isclose(tangent, grad(half_line)(s), rtol=1e-10)
+
+
+def decay(y, t, k):
+    return -k * y
+
+
+def harmonic(t, y, w):
+    return np.array([y[1], -w * w * y[0]])
+
+
+def lotka_volterra(t, y, a, b):
+    return np.array([a * y[0] - b * y[0] * y[1], b * y[0] * y[1] - y[1]])
+
+
+T = np.array([0.0, 0.5, 1.2])
+
+
+def decay_loss(v):
+    ys = si.odeint(decay, v[:2], T, args=(v[2],), rtol=1e-10, atol=1e-10)
+    return np.sum(ys**2)
+
+
+def harmonic_loss(y0, w):
+    ys = si.odeint(harmonic, y0, T, args=(w,), tfirst=True, rtol=1e-10, atol=1e-10)
+    return np.sum(ys[1:, 0] ** 3) + w * ys[-1, 1]
+
+
+def lotka_volterra_loss(p):
+    sol = si.solve_ivp(
+        lotka_volterra,
+        (0.0, 1.5),
+        [1.0, 0.5],
+        t_eval=[0.7, 1.5],
+        args=(p[0], p[1]),
+        rtol=1e-9,
+        atol=1e-9,
+    )
+    return np.sum(sol.y**2)
+
+
+def test_odeint_decay_hessian_is_exact():
+    # y_j(t) = y0_j exp(-k t): L = sum_t |y0|^2 exp(-2 k t)
+    v = np.array([1.0, 0.5, 0.7])
+    e = np.exp(-2 * v[2] * T)
+    r2 = v[0] ** 2 + v[1] ** 2
+    expected = np.zeros((3, 3))
+    expected[:2, :2] = 2 * np.sum(e) * np.eye(2)
+    expected[:2, 2] = expected[2, :2] = -4 * v[:2] * np.sum(T * e)
+    expected[2, 2] = r2 * np.sum(4 * T**2 * e)
+    np.testing.assert_allclose(hessian(decay_loss)(v), expected, rtol=1e-7, atol=1e-8)
+    assert check_grads(decay_loss, v, order=2) == RR
+
+
+@D
+def test_odeint_hessians(dtype):
+    y0, w = np.array([1.0, -0.3], dtype), dtype(1.4)
+    assert check_grads(harmonic_loss, y0, w, wrt=(0, 1), order=2) == RR
+
+
+def test_odeint_time_points_second_order():
+    def at_times(t):
+        ys = si.odeint(harmonic, [1.0, 0.0], t, args=(1.4,), tfirst=True, rtol=1e-10, atol=1e-10)
+        return np.sum(ys[:, 0] ** 2)
+
+    assert check_grads(at_times, np.array([0.0, 0.4, 1.1]), order=2) == RR
+
+
+def test_solve_ivp_lotka_volterra_hessian():
+    assert check_grads(lotka_volterra_loss, np.array([1.1, 0.4]), order=2) == RR
+
+
+def test_solve_ivp_initial_state_and_times_second_order():
+    def loss(y0, t1):
+        sol = si.solve_ivp(
+            harmonic, (0.0, 2.0), y0, t_eval=[0.5, t1], args=(1.3,), rtol=1e-9, atol=1e-9
+        )
+        return np.sum(sol.y**3)
+
+    assert check_grads(loss, np.array([1.0, 0.2]), 1.2, wrt=(0, 1), order=2) == RR
+
+
+def test_solve_ivp_second_order_needs_t_eval():
+    from pullback import HigherOrderError
+
+    def own_steps(w):
+        sol = si.solve_ivp(harmonic, (0.0, 1.0), [1.0, 0.0], args=(w,), rtol=1e-8)
+        return sol.y[0, -1]
+
+    check_grads(own_steps, 1.3)  # first order: the solver's own steps are fine
+    with pytest.raises(HigherOrderError, match="t_eval"):
+        hessian(own_steps)(1.3)

@@ -31,6 +31,8 @@ __all__ = [
     "call_cotangents",
     "refuse_options",
     "register_solver",
+    "register_with_reference",
+    "same_parameters",
     "require_success",
     "result_cotangent",
     "UserVJP",
@@ -257,3 +259,37 @@ def refuse_options(name, p: dict, options: dict):
             f"pullback: {name}(..., {option}=...) is not differentiated: {why}.\n"
             f"Fix: call {name} without {option}=, or differentiate it in a custom rule."
         )
+
+
+def register_with_reference(reg, family, fast, reference_pullback, notes=""):
+    """Register ``fast`` — a primitive that computes a solver's cotangents the fast way
+    (the first-order rule's own code) — with the derivatives of a *reference* computation
+    of the same numbers written in the differentiable subset: ``reference_pullback(c,
+    *args)``, a transformable function that returns the cotangents of the reference's
+    arguments (``user_function_vjp(c, reference, *args)``). First derivatives cost what
+    the first-order rule costs; a second derivative differentiates the reference (another
+    quad or ODE solve of the integrand's or right-hand side's derivatives)."""
+
+    def fast_rrule(*args):
+        y = fast(*args)
+
+        def fast_pullback(c):
+            return tuple(reference_pullback(c, *args))
+
+        return y, fast_pullback
+
+    rule = reg.register(fast, fast_rrule, family=family, trusted=True)
+    rule.notes = notes
+    reg.set_pullback_function(fast, reference_pullback)
+    return rule
+
+
+def same_parameters(pullback_fn, fn) -> bool:
+    """Whether ``pullback_fn`` (after ``dy``) has ``fn``'s positional-or-keyword parameters
+    with the same defaults: it passes them on, so another SciPy's signature must not meet
+    it (the rule then keeps its first-order pullback)."""
+    mine = list(inspect.signature(pullback_fn).parameters.values())[1:]
+    theirs = list(_signature(fn).parameters.values())
+    return [(p.name, p.default, p.kind) for p in mine] == [
+        (p.name, p.default, p.kind) for p in theirs
+    ]

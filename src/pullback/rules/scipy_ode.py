@@ -24,7 +24,9 @@ What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]``
 ``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
 and the float values in ``args``. ``solve_ivp`` returns an ``OdeResult``: read ``sol.y`` or
 ``sol["y"]`` (``sol.t`` is the given ``t_eval``, or the solver's own steps, a constant).
-Values the right-hand side reads from globals or closures are constants. Events,
+Values the right-hand side reads from globals or closures are constants. Second
+derivatives run through the pullback functions of ``scipy_ode_pullbacks`` (the adjoint
+sweep written again in the differentiable subset). Events,
 ``dense_output``, complex states and odeint's ``full_output``/``Dfun`` are refused.
 """
 
@@ -131,12 +133,33 @@ def _odeint_rrule(*args, **kwargs):
     import scipy.integrate as si
 
     p = bound_call(si.odeint, args, kwargs)
-    func, y0, t = p["func"], p["y0"], p["t"]
-    refuse_options("scipy.integrate.odeint", p, _ODEINT_REFUSED)
-    _real_state("scipy.integrate.odeint", y0)
+    refuse_odeint(p)
     out = si.odeint(*args, **kwargs)
+
+    def odeint_pullback(dy):
+        if dy is ZERO:
+            return call_cotangents(si.odeint, args, kwargs, {}, ODEINT_KEYWORDS)
+        dy0, dt, dargs = odeint_cotangent_values(p, out, dy)
+        cots = {"y0": dy0, "t": dt, "args": dargs}
+        return call_cotangents(si.odeint, args, kwargs, cots, ODEINT_KEYWORDS)
+
+    return out, odeint_pullback
+
+
+def refuse_odeint(p):
+    """Refuse what odeint's rule does not differentiate (``p``: the bound call)."""
+    refuse_options("scipy.integrate.odeint", p, _ODEINT_REFUSED)
+    _real_state("scipy.integrate.odeint", p["y0"])
+
+
+def odeint_cotangent_values(p, out, dy):
+    """``(dy0, dt, dargs)`` of the call ``p`` (bound parameters) whose solution is ``out``
+    for its cotangent ``dy``, by the adjoint method."""
+    import scipy.integrate as si
+
+    y0, t = p["y0"], p["t"]
     y0v = np.ravel(np.asarray(y0, dtype=np.float64))
-    rhs = RightHandSide(func, p["args"], p["tfirst"], y0v.size)
+    rhs = RightHandSide(p["func"], p["args"], p["tfirst"], y0v.size)
     ts = np.asarray(t, dtype=np.float64)
     solver_opts = {k: p[k] for k in ("rtol", "atol", "mxstep", "hmax") if p[k] is not None}
 
@@ -144,21 +167,11 @@ def _odeint_rrule(*args, **kwargs):
         sol = si.odeint(f, s, [t_from, t_to], tfirst=True, **solver_opts)
         return sol[-1]
 
-    def odeint_pullback(dy):
-        if dy is ZERO:
-            return call_cotangents(si.odeint, args, kwargs, {}, ODEINT_KEYWORDS)
-        dy = np.asarray(dy, dtype=np.float64)
-        ys = np.asarray(out, dtype=np.float64)
-        a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dy[1:]))
-        dt = np.concatenate(([t0_cot], t_cots))
-        cots = {
-            "y0": finalize_like(a + dy[0], y0),
-            "t": finalize(dt, t),
-            "args": rhs.pack.cotangent(g),
-        }
-        return call_cotangents(si.odeint, args, kwargs, cots, ODEINT_KEYWORDS)
-
-    return out, odeint_pullback
+    dy = np.asarray(dy, dtype=np.float64)
+    ys = np.asarray(out, dtype=np.float64)
+    a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dy[1:]))
+    dt = np.concatenate(([t0_cot], t_cots))
+    return finalize_like(a + dy[0], y0), finalize(dt, t), rhs.pack.cotangent(g)
 
 
 # -- solve_ivp -------------------------------------------------------------------------------
@@ -176,22 +189,59 @@ def _solve_ivp_rrule(*args, **kwargs):
     import scipy.integrate as si
 
     p = bound_call(si.solve_ivp, args, kwargs)
-    fun, t_span, y0 = p["fun"], p["t_span"], p["y0"]
+    refuse_solve_ivp(p)
+    sol, dense = solve_ivp_forward(p, args, kwargs)
+
+    def solve_ivp_pullback(dy):
+        dys = result_cotangent(dy, "y")
+        dts = result_cotangent(dy, "t")
+        cots = solve_ivp_cotangent_values(p, sol, dense, dys)
+        if p["t_eval"] is not None and dts is not ZERO:  # sol.t is t_eval itself
+            cots["t_eval"] = cots.get("t_eval", 0.0) + np.asarray(dts, dtype=np.float64)
+        if "t_eval" in cots:
+            cots["t_eval"] = finalize(cots["t_eval"], p["t_eval"])
+        return call_cotangents(si.solve_ivp, args, kwargs, cots, IVP_KEYWORDS)
+
+    return sol, solve_ivp_pullback
+
+
+def refuse_solve_ivp(p):
+    """Refuse what solve_ivp's rule does not differentiate (``p``: the bound call)."""
     refuse_options("scipy.integrate.solve_ivp", p, _IVP_REFUSED)
-    _real_state("scipy.integrate.solve_ivp", y0)
+    _real_state("scipy.integrate.solve_ivp", p["y0"])
+
+
+def solve_ivp_forward(p, args=None, kwargs=None):
+    """``(sol, interpolants or None)``: the call ``p`` (or ``*args, **kwargs``), keeping
+    the interpolants where they cost nothing (see :mod:`scipy_ode_dense`)."""
+    import scipy.integrate as si
+
     dense = None
     if _free_interpolants(p["method"]):
         # The same solve, keeping its interpolants (the values at t_eval come from them
         # anyway): the adjoint then needs no backward solve of y (scipy_ode_dense).
         sol = si.solve_ivp(**dict(p, dense_output=True))
         dense, sol.sol = sol.sol, None
+    elif args is None:
+        sol = si.solve_ivp(**p)
     else:
         sol = si.solve_ivp(*args, **kwargs)
     require_success(sol, "scipy.integrate.solve_ivp", "reach the end of t_span")
-    y0v = np.ravel(np.asarray(y0, dtype=np.float64))
-    rhs = RightHandSide(fun, p["args"], True, y0v.size)
-    opts = {k: p[k] for k in _IVP_PASSED if k in p}
+    return sol, dense
 
+
+def solve_ivp_cotangent_values(p, sol, dense, dys) -> dict:
+    """``{parameter: cotangent}`` (``t_span``, ``y0``, ``t_eval``, ``args``) of the call
+    ``p`` whose result is ``sol`` for the cotangent ``dys`` of ``sol.y`` (``t_eval``'s
+    unfinalized), by the adjoint method."""
+    import scipy.integrate as si
+
+    if dys is ZERO:
+        return {}
+    t_span, y0, t_eval = p["t_span"], p["y0"], p["t_eval"]
+    y0v = np.ravel(np.asarray(y0, dtype=np.float64))
+    rhs = RightHandSide(p["fun"], p["args"], True, y0v.size)
+    opts = {k: p[k] for k in _IVP_PASSED if k in p}
     last_step = {}
 
     def integrate(f, s, t_from, t_to):
@@ -207,38 +257,25 @@ def _solve_ivp_rrule(*args, **kwargs):
             last_step["h"] = abs(back.t[-2] - back.t[-3]) if back.t.size > 3 else None
         return back.y[:, -1]
 
-    def solve_ivp_pullback(dy):
-        dys = result_cotangent(dy, "y")
-        dts = result_cotangent(dy, "t")
-        t0, t1 = (float(v) for v in t_span)
-        t_eval = p["t_eval"]
-        cots = {}
-        if dys is not ZERO:
-            dys = np.asarray(dys, dtype=np.float64)
-            ts = np.concatenate(([t0], sol.t))
-            ys = np.concatenate((y0v[None, :], sol.y.T))
-            swept = None
-            if dense is not None:
-                rtol = float(np.max(p.get("rtol", 1e-3)))
-                swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dys.T), rtol)
-            if swept is None:  # a right-hand side for one state at a time
-                swept = adjoint_sweep(rhs, integrate, ts, ys, list(dys.T))
-            a, g, t_cots, t0_cot = swept
-            cots["y0"] = finalize_like(a, y0)
-            cots["args"] = rhs.pack.cotangent(g)
-            if t_eval is None:  # the solver's own steps: only the ends move with t_span
-                dspan = np.array([t0_cot + t_cots[0], t_cots[-1]])
-            else:
-                dspan = np.array([t0_cot, 0.0])
-                cots["t_eval"] = t_cots
-            cots["t_span"] = finalize(dspan, t_span)
-        if t_eval is not None and dts is not ZERO:  # sol.t is t_eval itself
-            cots["t_eval"] = cots.get("t_eval", 0.0) + np.asarray(dts, dtype=np.float64)
-        if "t_eval" in cots:
-            cots["t_eval"] = finalize(cots["t_eval"], t_eval)
-        return call_cotangents(si.solve_ivp, args, kwargs, cots, IVP_KEYWORDS)
-
-    return sol, solve_ivp_pullback
+    t0, t1 = (float(v) for v in t_span)
+    dys = np.asarray(dys, dtype=np.float64)
+    ts = np.concatenate(([t0], sol.t))
+    ys = np.concatenate((y0v[None, :], sol.y.T))
+    swept = None
+    if dense is not None:
+        rtol = float(np.max(p.get("rtol", 1e-3)))
+        swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dys.T), rtol)
+    if swept is None:  # a right-hand side for one state at a time
+        swept = adjoint_sweep(rhs, integrate, ts, ys, list(dys.T))
+    a, g, t_cots, t0_cot = swept
+    cots = {"y0": finalize_like(a, y0), "args": rhs.pack.cotangent(g)}
+    if t_eval is None:  # the solver's own steps: only the ends move with t_span
+        dspan = np.array([t0_cot + t_cots[0], t_cots[-1]])
+    else:
+        dspan = np.array([t0_cot, 0.0])
+        cots["t_eval"] = t_cots
+    cots["t_span"] = finalize(dspan, t_span)
+    return cots
 
 
 def register(reg):
@@ -262,3 +299,6 @@ def register(reg):
         attributes=("y", "t", "success", "status", "message", "nfev", "njev", "nlu"),
         notes="y0, t_span, t_eval and args by the adjoint method; the result's .y",
     )
+    from . import scipy_ode_pullbacks
+
+    scipy_ode_pullbacks.register(reg, FAMILY)

@@ -19,6 +19,9 @@ the same nodes must reproduce the integral ``quad`` returned on each subinterval
 integrand, an infinite limit or an array parameter take the general path: one vjp per
 evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
 
+Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
+transformable function (the same numbers, then the Leibniz rule differentiated again).
+
 ``quad`` returns ``(value, abserr)``: only the value carries a gradient. Weighted and
 ``full_output`` calls are refused. Values the integrand reads from globals or closures are
 constants: pass what should be differentiated through ``args``.
@@ -187,7 +190,7 @@ def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
         k21, err = np.concatenate((k21[keep], nk)), np.concatenate((err[keep], ne))
 
 
-def _with_subintervals(p) -> bool:
+def with_subintervals(p) -> bool:
     """Whether the call can run with ``full_output=1`` for its subintervals: finite limits,
     a real integrand without weight."""
     return (
@@ -204,19 +207,49 @@ def _quad_call(args, kwargs, p):
     where the subintervals can serve the gradient (its warning is given as quad gives it)."""
     import scipy.integrate as si
 
-    if not _with_subintervals(p):
+    if not with_subintervals(p):
         return si.quad(*args, **kwargs), None
+    return subintervals(p)
+
+
+def subintervals(p, warn=True):
+    """``(quad's (value, abserr), its info dict)`` of the call ``p`` (bound parameters) run
+    with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
+    made again, whose warning was given)."""
+    import scipy.integrate as si
+
     out = si.quad(**dict(p, full_output=1))
-    if len(out) > 3:  # quad gives the message instead of warning under full_output
-        warnings.warn(out[3], si.IntegrationWarning, stacklevel=4)
+    if warn and len(out) > 3:  # quad gives the message instead of warning under full_output
+        warnings.warn(out[3], si.IntegrationWarning, stacklevel=5)
     return out[:2], out[2]
+
+
+def quad_cotangent_values(g, func, a, b, pack, p, info):
+    """``(da, db, dargs)`` of ``quad(func, a, b, args)`` for the cotangent ``g`` (a float) of
+    its value: the limits by the fundamental theorem, ``args`` under the integral sign
+    (``info``: quad's full output where its subintervals can serve, else ``None``)."""
+    fa = fb = None
+    dargs = NO_TANGENT
+    if pack.size:
+        lo, hi = float(a), float(b)
+        if math.isfinite(lo) or math.isfinite(hi) or lo != hi:
+            fast = None
+            if info is not None and lo != hi:
+                fast = node_parameter_integral(func, lo, hi, pack, p, info)
+            if fast is not None:
+                integral, fa, fb = fast
+            else:
+                integral = parameter_integral(func, lo, hi, pack, p)
+            dargs = pack.cotangent(g * integral)
+    da = finalize(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
+    db = finalize(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
+    return da, db, dargs
 
 
 def _quad_rrule(*args, **kwargs):
     import scipy.integrate as si
 
     p = bound_call(si.quad, args, kwargs)
-    func, a, b = p["func"], p["a"], p["b"]
     refuse_options("scipy.integrate.quad", p, _REFUSED)
     out, info = _quad_call(args, kwargs, p)
     pack = ArgsPack(p["args"])
@@ -225,22 +258,10 @@ def _quad_rrule(*args, **kwargs):
         g = dy_parts(dy, 2)[0]
         if g is ZERO:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
-        g = float(np.sum(g))
-        fa = fb = None
-        cots = {"args": NO_TANGENT}
-        if pack.size:
-            lo, hi = float(a), float(b)
-            if math.isfinite(lo) or math.isfinite(hi) or lo != hi:
-                fast = None
-                if info is not None and lo != hi:
-                    fast = node_parameter_integral(func, lo, hi, pack, p, info)
-                if fast is not None:
-                    integral, fa, fb = fast
-                else:
-                    integral = parameter_integral(func, lo, hi, pack, p)
-                cots["args"] = pack.cotangent(g * integral)
-        cots["a"] = finalize(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
-        cots["b"] = finalize(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
+        da, db, dargs = quad_cotangent_values(
+            float(np.sum(g)), p["func"], p["a"], p["b"], pack, p, info
+        )
+        cots = {"a": da, "b": db, "args": dargs}
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
     return out, quad_pullback
@@ -259,3 +280,6 @@ def register(reg):
         keywords=QUAD_KEYWORDS,
         notes="limits (fundamental theorem) and args (under the integral sign); value only",
     )
+    from . import scipy_quad_pullbacks
+
+    scipy_quad_pullbacks.register(reg, FAMILY)

@@ -258,6 +258,18 @@ def read_cotangent(x, index, g):
     return out
 
 
+def read_at(g, index):
+    """``g[index]`` as NumPy reads it, also for a Dask ``g`` and an index of several
+    broadcast integer arrays (Dask's getitem takes one: a pointwise ``vindex`` read)."""
+    try:
+        return g[index]
+    except NotImplementedError:
+        parts = index if isinstance(index, tuple) else (index,)
+        if not is_dask(g) or not all(isinstance(p, (np.ndarray, list)) for p in parts):
+            raise
+        return g.vindex[index]
+
+
 def _dask_scatter_add(x, index, g):
     """Zeros like the Dask array ``x`` with ``g`` *added* at ``x[index]`` for an
     integer-array or boolean ``index`` of concrete (NumPy) parts, as a lazy graph; ``None``
@@ -286,11 +298,9 @@ def _dask_scatter_add(x, index, g):
         positions = positions + axis.reshape(view) * stride
         stride *= x.shape[d]
     try:
-        read = positions[index]
-    except NotImplementedError:  # Dask's getitem takes one array index: a pointwise read
-        if not all(isinstance(p, (np.ndarray, list)) for p in parts):
-            return None
-        read = positions.vindex[index]
+        read = read_at(positions, index)
+    except NotImplementedError:
+        return None
     if any(np.isnan(n) for c in read.chunks for n in c):
         return None
     keys = read.ravel()

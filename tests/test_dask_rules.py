@@ -244,6 +244,9 @@ SECOND_ORDER_GAPS = {
     "numpy.linalg.svdvals-0": _OTHER_NAME,
     "numpy.linalg.trace-0": _BUFFER,
     "numpy.linalg.trace-1": _BUFFER,
+    "numpy.select-0": _SCALAR_LEAF,
+    "numpy.trace-1": _BUFFER,
+    "numpy.where-1": _SCALAR_LEAF,
 }
 
 

@@ -255,13 +255,71 @@ def test_a_rule_that_would_compute_is_refused_before_computing(counting):
 
 
 def fancy(x):
-    return np.sum(x[np.array([0, 0, 2])])
+    return np.sum(x[np.array([0, 0, 2])] * np.array([1.0, 2.0, 3.0]))
 
 
-def test_integer_array_index_is_refused_before_computing(counting):
+def picks(x):
+    rows = x[:, np.array([2, 0, 2])]
+    return np.sum(rows**2) + np.sum(np.compress([True, False, True], x, axis=1))
+
+
+def test_integer_array_indices_scatter_lazily_adding_repeats(counting):
+    # x[idx] with a repeated position: the cotangents add up (a lazy bincount)
     x = da.from_array(np.arange(4.0), chunks=2)
+    g = grad(fancy)(x)
+    assert counting.calls == 0 and isinstance(g, da.Array) and g.chunks == x.chunks
+    np.testing.assert_array_equal(g.compute(), [3.0, 0.0, 3.0, 0.0])
+    xn, _, xd, _ = _data(np.float64)
+    counting.calls = 0
+    g = grad(picks)(xd)
+    assert counting.calls == 0 and g.chunks == xd.chunks
+    np.testing.assert_allclose(g.compute(), grad(picks)(xn), rtol=1e-12)
+
+
+def lazy_index(x, idx):
+    return np.sum(x[idx])
+
+
+def test_an_index_that_is_itself_a_dask_array_is_refused_before_computing(counting):
+    x = da.from_array(np.arange(4.0), chunks=2)
+    idx = da.from_array(np.array([0, 0, 2]), chunks=2)
     with pytest.raises(pullback.PullbackError, match="scatter-add"):
-        grad(fancy)(x)
+        grad(lazy_index)(x, idx)
+    assert counting.calls == 0
+
+
+def cumprod_loss(x):
+    return np.sum(np.cumprod(x, axis=1) * np.arange(1.0, 4.0))
+
+
+def test_cumprod_with_zeros_stays_lazy_and_exact(counting):
+    # the zero-safe formula runs on Dask: no branch on the data computes it
+    xn = np.array([[1.5, 0.0, 2.0], [0.0, 0.0, 3.0], [2.0, -1.0, 0.5], [0.3, 2.0, 0.0]])
+    x = da.from_array(xn, chunks=2)
+    g = grad(cumprod_loss)(x)
+    assert counting.calls == 0
+    np.testing.assert_allclose(g.compute(), grad(cumprod_loss)(xn), rtol=1e-12)
+
+
+def sorts_a_member(p):
+    return np.sum(np.sort(p["x"]) * np.arange(4.0))
+
+
+def partitions_complex(z):
+    return np.sum(np.real(np.partition(z, 1)) * np.arange(4.0))
+
+
+@pytest.mark.filterwarnings("ignore:The `numpy.(sort|partition)` function:FutureWarning")
+def test_sort_and_partition_are_refused_before_the_forward_call_computes(counting):
+    # np.sort has a pullback function (its second derivative); on Dask, also inside a
+    # container or as a complex array, the forward sweep goes through the rule, which the
+    # compute guard refuses before NumPy's fallback computes
+    x = da.from_array(np.array([3.0, 1.0, 2.0, 0.5]), chunks=2)
+    with pytest.raises(BackendError, match=r"_sort_rrule.*cannot run on dask"):
+        grad(sorts_a_member)({"x": x})
+    z = x * (1.0 + 0.5j)
+    with pytest.raises(BackendError, match=r"_partition_rrule.*cannot run on dask"):
+        grad(partitions_complex)(z)
     assert counting.calls == 0
 
 
@@ -399,10 +457,10 @@ def cumulative_product(x, b):
     return np.sum(np.cumprod(x, axis=1) * b)
 
 
-def test_a_concrete_value_a_pullback_asks_for_is_refused_by_name(counting):
-    # cumprod's pullback chooses its formula by `if np.all(x != 0)`: a conversion the
-    # primal never makes, which must not compute the Dask array (it did, silently)
-    _, _, x, b = _data(np.float64)
-    with pytest.raises(BackendError, match=r"cumprod_pullback.*cannot run on dask arrays"):
-        grad(cumulative_product)(x, b)
+def test_cumprod_chooses_no_formula_by_the_data_on_dask(counting):
+    # cumprod's pullback chooses its formula by whether x has a zero: on Dask that branch
+    # would compute (it once did, silently), so the zero-safe formula runs, lazily
+    xn, bn, x, b = _data(np.float64)
+    g = grad(cumulative_product)(x, b)
     assert counting.calls == 0
+    np.testing.assert_allclose(g.compute(), grad(cumulative_product)(xn, bn), rtol=1e-12)

@@ -231,6 +231,10 @@ def read_cotangent(x, index, g):
     so writing is adding; integer-array indices may repeat elements, and neither Dask
     (lazily) nor the array API has a scatter-add."""
     backend = DASK if is_dask(x) else ARRAY_API
+    if not _basic_index(index) and backend == DASK:
+        added = _dask_scatter_add(x, index, g)
+        if added is not None:
+            return added
     if not _basic_index(index):
         step = _called_step(sys._getframe(1))
         within = f" (in the rule step {_step_name(step)})" if step is not None else ""
@@ -252,6 +256,65 @@ def read_cotangent(x, index, g):
             g = xp.asarray(g, dtype=x.dtype)
     out[index] = g
     return out
+
+
+def read_at(g, index):
+    """``g[index]`` as NumPy reads it, also for a Dask ``g`` and an index of several
+    broadcast integer arrays (Dask's getitem takes one: a pointwise ``vindex`` read)."""
+    try:
+        return g[index]
+    except NotImplementedError:
+        parts = index if isinstance(index, tuple) else (index,)
+        if not is_dask(g) or not all(isinstance(p, (np.ndarray, list)) for p in parts):
+            raise
+        return g.vindex[index]
+
+
+def _dask_scatter_add(x, index, g):
+    """Zeros like the Dask array ``x`` with ``g`` *added* at ``x[index]`` for an
+    integer-array or boolean ``index`` of concrete (NumPy) parts, as a lazy graph; ``None``
+    where that cannot be built (an index that is itself a Dask array, chunks of unknown
+    size): the caller refuses by name.
+
+    Dask's item assignment writes (a repeated position keeps one value), so the sum is a
+    ``bincount`` of the flat position of each element read, weighted by ``g``: the same
+    segment sum the rule of ``np.take`` uses on Dask. Each task holds a vector of
+    ``x.size``: meant for the parameter-sized arrays a model indexes, not a cluster-sized
+    ``x``."""
+    import dask.array as da
+
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(is_dask(p) for p in parts):
+        return None
+    dtype = _cotangent_dtype(x)
+    if x.size == 0:
+        return da.zeros(x.shape, dtype=dtype, chunks=x.chunks)
+    # the flat position of each element of x, chunked like x (NumPy's C order)
+    positions = da.zeros(x.shape, dtype=np.intp, chunks=x.chunks)
+    stride = 1
+    for d in reversed(range(x.ndim)):
+        axis = da.from_array(np.arange(x.shape[d], dtype=np.intp), chunks=(x.chunks[d],))
+        view = (1,) * d + (x.shape[d],) + (1,) * (x.ndim - d - 1)
+        positions = positions + axis.reshape(view) * stride
+        stride *= x.shape[d]
+    try:
+        read = read_at(positions, index)
+    except NotImplementedError:
+        return None
+    if any(np.isnan(n) for c in read.chunks for n in c):
+        return None
+    keys = read.ravel()
+    weights = g if is_dask(g) else da.from_array(np.asarray(g))
+    if weights.shape != read.shape:
+        weights = da.broadcast_to(weights, read.shape)
+    weights = weights.ravel().rechunk(keys.chunks)
+    if np.iscomplexobj(weights) or dtype.kind == "c":
+        re = da.bincount(keys, weights=da.real(weights), minlength=x.size)
+        im = da.bincount(keys, weights=da.imag(weights), minlength=x.size)
+        flat = re + 1j * im
+    else:
+        flat = da.bincount(keys, weights=weights, minlength=x.size)
+    return flat.astype(dtype).reshape(x.shape).rechunk(x.chunks)
 
 
 def _cotangent_dtype(x):
@@ -318,6 +381,14 @@ def _find_in(value):
         return find_backend(tuple(value.values()))
     backend = backend_of(value)
     return backend if backend in (DASK, ARRAY_API) else None
+
+
+def holds_dask(value) -> bool:
+    """Whether ``value`` is a Dask array or a tuple, list or dict holding one (at any
+    depth). ``False`` at once where Dask was never imported."""
+    if _dask_array_type() is None:
+        return False
+    return _first_dask((value,)) is not None
 
 
 def _first_dask(values):

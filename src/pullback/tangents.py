@@ -161,7 +161,7 @@ def read_cotangent(g, x, index, value):
         return unbroadcast(np.asarray(g)[index], value)
     if batch_axes.axes:
         raise TypeError("batched reads need a NumPy array")
-    return g[index]
+    return backends.read_at(g, index)
 
 
 def broadcast_cotangent(d, shape):

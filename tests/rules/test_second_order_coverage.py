@@ -104,12 +104,6 @@ WITHOUT_SECOND_ORDER = {
         "differentiated); a second would need their third, which pullback does not take "
         "through a call of a vjp: refused with a HigherOrderError"
     ),
-    # sort_pullback/partition_pullback are written (numpy_indexing_pullbacks.py), but with
-    # a pullback function the generated code calls np.sort itself in the forward sweep,
-    # which computes a Dask array before the rule can refuse (tests/test_dask.py): they
-    # need a forward sweep through the rule on lazy backends first.
-    "numpy.sort": "forward sweep would compute Dask arrays (see above)",
-    "numpy.partition": "forward sweep would compute Dask arrays (see above)",
     **{
         name: _CLOSURE
         for name in (

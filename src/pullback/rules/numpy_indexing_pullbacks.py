@@ -63,10 +63,6 @@ def take_pullback(dy, a, indices, axis=None, out=None, mode="raise"):
     return unbroadcast(g, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
-# It scatters with an integer index, which Dask cannot do lazily: on Dask arrays the
-# adjoint calls the rule's closure pullback (a lazy segment sum) instead.
-take_pullback.__pullback_numpy_only__ = True
-
 
 @transformable
 def take_along_axis_pullback(dy, arr, indices, axis=-1):
@@ -196,6 +192,14 @@ def partition_pullback(dy, a, kth, axis=-1, kind="introselect", order=None):
     return g, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
+# Dask has neither sort nor partition: NumPy's fallback would compute the array. On Dask
+# arguments (also inside containers: transform/kinds.py) the adjoint calls the rule's own
+# rrule in the forward sweep instead of np.sort, and the compute guard refuses it by name
+# before anything runs.
+sort_pullback.__pullback_numpy_only__ = True
+partition_pullback.__pullback_numpy_only__ = True
+
+
 def register_pullbacks(reg):
     import operator
 
@@ -213,9 +217,7 @@ def register_pullbacks(reg):
             (getattr(np.linalg, "diagonal", None), linalg_diagonal_pullback),
             (np.triu, triu_pullback),
             (np.tril, tril_pullback),
-            # np.sort and np.partition keep their closures for now: with a pullback
-            # function, generated code would call them directly in the forward sweep, and
-            # on Dask arrays (which have neither) that computes before the rule can refuse
-            # (tests/test_dask.py). sort_pullback and partition_pullback are ready.
+            (np.sort, sort_pullback),
+            (np.partition, partition_pullback),
         ],
     )

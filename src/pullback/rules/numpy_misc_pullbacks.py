@@ -269,6 +269,7 @@ def register(reg):
             (np.diff, diff_pullback),
             (np.polyval, polyval_pullback),
             (getattr(np, "trapezoid", None), trapezoid_pullback),
+            (getattr(np, "trapz", None), trapezoid_pullback),  # its old name (NumPy < 2.4)
             (np.convolve, convolve_pullback),
             (np.correlate, correlate_pullback),
             (np.meshgrid, meshgrid_pullback),

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
 from .transformable import set_pullbacks
@@ -156,10 +157,17 @@ def nancumsum_pullback(dy, x, axis=None, dtype=None, out=None):
     return unbroadcast(np.where(np.isnan(x), np.zeros_like(g), g), x), NO_TANGENT, NO_TANGENT
 
 
+def has_no_zero(x) -> bool:
+    """Whether every element of ``x`` is nonzero, so that cumprod's quotient formula
+    applies; ``False`` for a Dask array without looking (the branch would compute it: the
+    zero-safe formula, exact everywhere, runs instead). Non-differentiable."""
+    return not is_dask(x) and bool(np.all(x != 0))
+
+
 @transformable
 def cumprod_grad(x, y, g, axis):
     """The cotangent of ``y = cumprod(x, axis)`` for the cotangent ``g``."""
-    if np.all(x != 0):
+    if has_no_zero(x):
         return reverse_cumsum(g * np.conj(y), axis) / np.conj(x)
     # With zeros: dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k = L_i sum_j C_ij g_j,
     # with L_i = prod_{k < i} x_k and C_ij = prod_{i < k <= j} x_k.
@@ -238,6 +246,9 @@ def average_pullback(dy, a, axis=None, weights=None):
 
 
 def register_pullbacks(reg):
+    reg.non_differentiable(
+        has_no_zero, family="numpy_reductions", trusted=True, notes="a branch condition"
+    )
     pairs = [
         (np.prod, prod_pullback),
         (np.nanprod, nanprod_pullback),

@@ -41,6 +41,11 @@ def _memory_order(x, order):
     return "F" if xa.flags.f_contiguous and not xa.flags.c_contiguous else "C"
 
 
+def _reshape_in(g, shape, order):
+    # no order= for C order: Dask's reshape has no such parameter
+    return np.reshape(g, shape) if order == "C" else np.reshape(g, shape, order=order)
+
+
 def _reshape_rrule(a, *args, **kwargs):
     y = np.reshape(a, *args, **kwargs)
     order = _memory_order(a, bind(args, kwargs, ("shape", "order"), (None, "C"))["order"])
@@ -49,7 +54,7 @@ def _reshape_rrule(a, *args, **kwargs):
     def reshape_pullback(dy):
         if dy is ZERO:
             return zeros_for((a,)) + _rest(args)
-        g = np.reshape(densify(dy), shape, order=order)
+        g = _reshape_in(densify(dy), shape, order)
         return (finalize(g, a),) + _rest(args)
 
     return y, reshape_pullback
@@ -63,7 +68,7 @@ def _ravel_rrule(a, *args, **kwargs):
     def ravel_pullback(dy):
         if dy is ZERO:
             return zeros_for((a,)) + _rest(args)
-        g = np.reshape(densify(dy), shape, order=order)
+        g = _reshape_in(densify(dy), shape, order)
         return (finalize(g, a),) + _rest(args)
 
     return y, ravel_pullback

@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
-from ..backends import is_dask, is_real_array_api
+from ..backends import holds_dask, is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 from ..runtime import as_sequence
 
@@ -159,6 +159,10 @@ def kind_of(value):
         # A Dask array has a known rank, and NumPy's functions and operators run on it; its
         # kind says it is Dask's, so its adjoint calls each rule's checked closure pullback.
         return (DASK_KIND, SCALAR if value.ndim == 0 else ("array", value.ndim))
+    if (t is tuple or t is list or t is dict or is_dask(value)) and holds_dask(value):
+        # A complex Dask array or a container holding Dask arrays: no kind, but the
+        # adjoint must still know that an argument is lazy (calls_pullback_function).
+        return (DASK_KIND, None)
     if is_real_array_api(value):
         # Its arithmetic is NumPy's, but its operators refuse pullback's symbolic zero
         # (``array + ZERO``): the kind says so, and the adjoint accumulates with add().

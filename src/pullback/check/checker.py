@@ -17,6 +17,7 @@ import gast
 
 from ..errors import Diagnostic
 from ..lambdas import function_expression, inlinable_functions, lambda_called_in_place
+from ..nested_factories import inline_nested_factories
 from ..resolve import (
     local_names,
     parent_map,
@@ -121,6 +122,9 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 f"({codes.see('PB403')}).",
             )
         lambdas, _, factories = what_is_there(self.tree)
+        if factories and isinstance(self.tree, gast.FunctionDef):
+            if inline_nested_factories(self.tree):  # as the transformation sees them
+                lambdas, _, factories = what_is_there(self.tree)
         if lambdas and isinstance(self.tree, gast.FunctionDef):
             lambdas_as_definitions(self.tree)  # as the transformation sees them
         for stmt in self.tree.body:

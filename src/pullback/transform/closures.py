@@ -42,6 +42,7 @@ import types
 import gast
 
 from ..lambdas import _higher_order_function, inlinable_functions
+from ..nested_factories import inline_nested_factories
 from ..resolve import local_names, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -329,6 +330,8 @@ def lift_nested_functions(fs, returned=None) -> dict:
     tree = fs.tree
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     lambdas, calls, factories = what_is_there(tree)
+    if factories and inline_nested_factories(tree):  # as the check saw them
+        lambdas, calls, factories = what_is_there(tree)
     if lambdas:
         lambdas_as_definitions(tree)
     if calls:

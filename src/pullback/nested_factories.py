@@ -42,7 +42,8 @@ import copy
 
 import gast
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+from .resolve import SCOPES, own_nodes
+
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
 
@@ -75,7 +76,7 @@ def _own_statements(stmts):
     """The statements of a body, descending into branches and loops, not nested scopes."""
     for s in stmts:
         yield s
-        if isinstance(s, _SCOPES):
+        if isinstance(s, SCOPES):
             continue
         for field in ("body", "orelse", "finalbody"):
             yield from _own_statements(getattr(s, field, None) or [])
@@ -96,7 +97,7 @@ def _returned_closure(factory):
     if not factory.body or not isinstance(factory.body[-1], gast.Return):
         return None
     body, ret = factory.body[:-1], factory.body[-1]
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, (gast.Return, gast.Yield, gast.YieldFrom, gast.Nonlocal,
                              gast.Global, gast.Await, gast.ClassDef)):
             return None
@@ -108,16 +109,6 @@ def _returned_closure(factory):
     if len(defs) != 1 or not _bound_once(factory, ret.value.id):
         return None
     return defs[0], body
-
-
-def _own_nodes(stmts):
-    """Every node of ``stmts`` outside nested scopes (the scope nodes themselves included)."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(gast.iter_child_nodes(node))
 
 
 def _bound_once(tree, name) -> bool:
@@ -161,7 +152,7 @@ def _sites(tree, name):
                 and _only_called(tree, s.targets[0].id)
             ):
                 found.append((stmts, k, s))
-            if isinstance(s, _SCOPES):
+            if isinstance(s, SCOPES):
                 continue
             for field in ("body", "orelse", "finalbody"):
                 visit(getattr(s, field, None) or [])
@@ -268,7 +259,7 @@ def _scope_locals(scope) -> set:
     names = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs}
     names |= {p.id for p in (a.vararg, a.kwarg) if p is not None}
     body = [scope.body] if isinstance(scope, gast.Lambda) else scope.body
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
             if not _in_comprehension_target(node, body):
                 names.add(node.id)
@@ -280,7 +271,7 @@ def _scope_locals(scope) -> set:
 
 
 def _in_comprehension_target(name, body) -> bool:
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, _COMPREHENSIONS):
             for gen in node.generators:
                 if any(n is name for n in gast.walk(gen.target)):
@@ -336,7 +327,7 @@ def _remove_definition(tree, definition) -> None:
             stmts.remove(definition)
             return True
         for s in stmts:
-            if isinstance(s, _SCOPES):
+            if isinstance(s, SCOPES):
                 continue
             for field in ("body", "orelse", "finalbody"):
                 if visit(getattr(s, field, None) or []):

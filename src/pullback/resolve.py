@@ -77,6 +77,20 @@ def parent_map(tree: gast.AST) -> dict[gast.AST, gast.AST]:
     return parents
 
 
+SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def own_nodes(stmts):
+    """Every node of ``stmts`` outside nested scopes (functions, lambdas, classes), the
+    scope nodes themselves included."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, SCOPES):
+            stack.extend(gast.iter_child_nodes(node))
+
+
 def local_names(tree: gast.FunctionDef) -> set[str]:
     """Parameters and every name the function body assigns."""
     names = set()

@@ -18,9 +18,8 @@ from __future__ import annotations
 import gast
 
 from ..lambdas import _higher_order_function
-from ..resolve import local_names, parent_map
+from ..resolve import local_names, own_nodes, parent_map
 from . import nodes as N
-from .generators import _own_nodes
 
 
 def stored_lambdas(stmt, tree) -> list:
@@ -29,7 +28,7 @@ def stored_lambdas(stmt, tree) -> list:
     ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
     then a function value like any global one (see :func:`captures_nothing`)."""
     found = []
-    for node in _own_nodes([stmt]):
+    for node in own_nodes([stmt]):
         if not isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
             continue
         slots = node.values if isinstance(node, gast.Dict) else node.elts

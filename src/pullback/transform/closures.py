@@ -43,7 +43,7 @@ import gast
 
 from ..lambdas import _higher_order_function, inlinable_functions
 from ..nested_factories import inline_nested_factories
-from ..resolve import local_names, parent_map, resolve_call
+from ..resolve import local_names, own_nodes, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -56,7 +56,6 @@ from .closure_values import (
     used_as_values,
 )
 from .generators import (
-    _own_nodes,
     as_list_builder,
     body_refusal,
     consumption_refusal,
@@ -94,7 +93,7 @@ def nested_definitions(tree) -> list:
 
 def is_nested_generator(node) -> bool:
     """Whether the nested ``def`` ``node`` contains a ``yield`` of its own."""
-    return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in _own_nodes(node.body))
+    return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body))
 
 
 def lambdas_as_definitions(tree) -> None:

@@ -33,6 +33,7 @@ import weakref
 
 import gast
 
+from ..resolve import SCOPES, own_nodes
 from . import nodes as N
 
 ITEMS = "_pb_items"
@@ -47,7 +48,6 @@ CONSUMERS = (
     builtins.min,
     builtins.max,
 )
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 def is_generator_function(obj) -> bool:
@@ -60,7 +60,7 @@ def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
     ``reads`` are the names the generator reads that its consumer must not rebind."""
     parent = parents.get(call)
     if isinstance(parent, gast.For) and parent.iter is call:
-        for sub in _own_nodes(parent.body):
+        for sub in own_nodes(parent.body):
             if isinstance(sub, (gast.Break, gast.Return)):
                 kind = "break" if isinstance(sub, gast.Break) else "return"
                 return f"the loop over it may stop early (`{kind}` at line {sub.lineno})"
@@ -84,7 +84,7 @@ def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
 
 def body_refusal(tree) -> str | None:
     """Why the generator function ``tree`` cannot be run as a list builder, or None."""
-    for sub in _own_nodes(tree.body):
+    for sub in own_nodes(tree.body):
         if isinstance(sub, (gast.Yield, gast.YieldFrom)) and not getattr(sub, "_pb_stmt", False):
             return "the value of a `yield` expression is used"
         if isinstance(sub, gast.Return) and sub.value is not None:
@@ -103,7 +103,7 @@ def accept_yield_statements(tree) -> None:
     """Mark the statement yields of the nested generator ``tree`` as accepted by the check
     (its calls were checked to consume it completely)."""
     mark_yield_statements(tree)
-    for sub in _own_nodes(tree.body):
+    for sub in own_nodes(tree.body):
         if getattr(sub, "_pb_stmt", False):
             sub._pb_accepted = True
 
@@ -136,22 +136,12 @@ def _rewrite(stmts, where) -> list:
         if isinstance(s, gast.Return):
             out.append(N.located(gast.Return(value=N.load(ITEMS)), s))
             continue
-        if not isinstance(s, _SCOPES):
+        if not isinstance(s, SCOPES):
             for field in ("body", "orelse"):
                 if getattr(s, field, None):
                     setattr(s, field, _rewrite(getattr(s, field), s))
         out.append(s)
     return out
-
-
-def _own_nodes(stmts):
-    """The nodes of ``stmts`` outside nested functions."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(gast.iter_child_nodes(node))
 
 
 _LIST_VERSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

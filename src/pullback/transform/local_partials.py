@@ -29,10 +29,9 @@ import functools
 
 import gast
 
-from ..resolve import dotted_parts, local_names, parent_map
+from ..resolve import dotted_parts, local_names, own_nodes, parent_map
 from . import nodes as N
 from .closure_values import name_uses
-from .generators import _own_nodes
 
 
 def spells_partial(node) -> bool:
@@ -52,7 +51,7 @@ def partial_sites(tree, resolve) -> list:
     """``[(assign, name)]``: ``name = functools.partial(func, ...)`` in ``tree``'s own scope,
     ``name`` bound once and only called there. ``resolve(call)`` is the object a call's
     function refers to."""
-    candidates = [n for n in _own_nodes(tree.body) if spells_partial(n)]
+    candidates = [n for n in own_nodes(tree.body) if spells_partial(n)]
     if not candidates:
         return []
     parents = parent_map(tree)

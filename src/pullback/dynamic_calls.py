@@ -233,8 +233,11 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
     differentiated values, only their methods' arguments are.
     """
+    alone = _found_without_receiver(site, obj, name)
+    if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
+        return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
-    cotangents = tuple(function(g, obj, *args, **kwargs))
+    cotangents = spread_cotangents(function, function(g, obj, *args, **kwargs))
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first
     return (NO_TANGENT, *cotangents)
@@ -243,7 +246,41 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
     function found at run time (see :func:`method_vjp`)."""
-    return tuple(vjp_function(site, None, fn, args, kwargs)(g, *args, **kwargs))
+    function = vjp_function(site, None, fn, args, kwargs)
+    return spread_cotangents(function, function(g, *args, **kwargs))
+
+
+def spread_cotangents(function, cotangents) -> tuple:
+    """The cotangents a vjp function returned (those of the arguments it differentiates)
+    as one per argument, ``NO_TANGENT`` for an object it does not differentiate (the
+    layout :func:`vjp_function` records on a generated vjp function)."""
+    layout = getattr(function, "__pullback_spread__", None)
+    if layout is None:
+        return tuple(cotangents)
+    n, positions = layout
+    out = [NO_TANGENT] * n
+    for p, c in zip(positions, cotangents, strict=True):
+        out[p] = c
+    return tuple(out)
+
+
+def gather_cotangents(function, per_argument) -> tuple:
+    """The inverse of :func:`spread_cotangents`: of one value per argument, those of the
+    arguments ``function`` differentiates."""
+    layout = getattr(function, "__pullback_spread__", None)
+    if layout is None:
+        return tuple(per_argument)
+    return tuple(per_argument[p] for p in layout[1])
+
+
+def _is_object(v) -> bool:
+    """A value a gradient never flows through: an instance of a user class, a function,
+    a module (numbers, strings, None, arrays and containers are not objects here)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, list, tuple, dict)):
+        return False
+    if isinstance(v, (np.ndarray, np.generic)):
+        return False
+    return not hasattr(v, "shape") or not hasattr(v, "dtype")  # Dask and array-API arrays
 
 
 def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
@@ -285,8 +322,14 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         return scalar
     if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
         bound = inspect.signature(target).bind(*args, **kwargs)
-        # The receiver of a method is not differentiated (it is an object).
-        return site.vjp_of(target, tuple(bound.arguments)[1 if obj is not None else 0 :])
+        # The receiver of a method is not differentiated (it is an object), nor is any
+        # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
+        names = tuple(bound.arguments)[1 if obj is not None else 0 :]
+        wrt = tuple(n for n in names if not _is_object(bound.arguments[n]))
+        function = site.vjp_of(target, wrt)
+        if wrt != names:
+            function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
+        return function
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "
         "it to be a Python function or method (not a static or class method, a callable "

@@ -20,7 +20,7 @@ import inspect
 
 import numpy as np
 
-from .dynamic_calls import call_function, call_method
+from .dynamic_calls import call_function, call_method, function_vjp, method_vjp
 from .errors import NotDifferentiableError
 from .runtime import function_tangent, method_tangent
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
@@ -214,9 +214,7 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     n = len(args)
 
     def star_call_pullback(g):
-        cots = tuple(pullback(g))
-        by_key = dict(zip(moved, cots[n:], strict=False))
-        return (NO_TANGENT, cots[:n], *_keyword_cotangents(keywords, mappings, by_key))
+        return (NO_TANGENT, *_packed(pullback(g), n, moved, keywords, mappings))
 
     return y, star_call_pullback
 
@@ -231,11 +229,43 @@ def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mapping
 
     def star_method_pullback(g):
         cots = tuple(pullback(g))
-        by_key = dict(zip(moved, cots[1 + n :], strict=False))
-        keyword_cots = _keyword_cotangents(keywords, mappings, by_key)
-        return (cots[0], NO_TANGENT, cots[1 : 1 + n], *keyword_cots)
+        return (cots[0], NO_TANGENT, *_packed(cots[1:], n, moved, keywords, mappings))
 
     return y, star_method_pullback
+
+
+def _packed(cots, n, moved, keywords, mappings):
+    """Cotangents of the positional arguments a callee received (``n`` from the packed
+    tuple, then the keywords moved to positions) as those of the star-call's operands:
+    the tuple, then one dict per keyword dict."""
+    cots = tuple(cots)
+    by_key = dict(zip(moved, cots[n:], strict=False))
+    return (cots[:n], *_keyword_cotangents(keywords, mappings, by_key))
+
+
+def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
+    """What ``star_call_rrule``'s pullback returns for ``g``, computed from the callee's
+    vjp function (``dynamic_calls.function_vjp``): the reverse of a star-call in a
+    gradient that is differentiated again (its rule: rules/star_call_rules.py)."""
+    kwargs = _merged(keywords, mappings)
+    own = _own_rrule(fn, args, kwargs)
+    if own is not None:
+        return (NO_TANGENT, own[1](g), *(ZERO for _ in (keywords, *mappings)))
+    positional, rest, moved = _by_position(fn, args, kwargs)
+    if keywords_active:
+        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
+    cots = function_vjp(site, g, fn, *positional, **rest)
+    return (NO_TANGENT, *_packed(cots, len(args), moved, keywords, mappings))
+
+
+def star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappings):
+    """What ``star_method_rrule``'s pullback returns for ``g``, from the method's vjp
+    function (``dynamic_calls.method_vjp``; see :func:`star_call_vjp`)."""
+    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    if keywords_active:
+        _refuse_keyword_gradients(site, rest, f"the method '{name}'")
+    cots = method_vjp(site, g, obj, name, *positional, **rest)
+    return (cots[0], NO_TANGENT, *_packed(cots[1:], len(args), moved, keywords, mappings))
 
 
 def _tangent_items(d, keys):
@@ -296,4 +326,5 @@ def star_method_tangent(site, primals, tangents, _kwargs):
 
 # What the transformation emits for each primal helper.
 RRULES = {star_call: star_call_rrule, star_method: star_method_rrule}
+VJPS = {star_call: star_call_vjp, star_method: star_method_vjp}
 TANGENTS = {star_call: star_tangent, star_method: star_method_tangent}

@@ -143,6 +143,10 @@ WITHOUT_SECOND_ORDER = {
             "pullback.dynamic_calls.function_vjp",
             # the same for the user function that a rule's pullback calls (np.piecewise, ...)
             "pullback.rules.user_function_calls.user_function_vjp",
+            # and for star-calls (f(*xs), sorted(xs, key=...)) in a gradient differentiated
+            # again: tests/test_star_call_second_order.py
+            "pullback.star_runtime.star_call_vjp",
+            "pullback.star_runtime.star_method_vjp",
         ),
         "the derivative of a generated vjp function found at run time: a third derivative "
         "of user code through a call found at run time is not supported",

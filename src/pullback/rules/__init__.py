@@ -50,6 +50,7 @@ from . import (
     scipy_stats_discrete,
     scipy_stats_frozen,
     scipy_stats_multivariate,
+    star_call_rules,
     transformable,
     user_function_calls,
 )
@@ -97,6 +98,7 @@ FAMILIES = (
     inplace_calls,
     containers_mutation,
     container_cotangents,
+    star_call_rules,
 )
 
 

@@ -43,16 +43,29 @@ def _picked(dy, items, index):
     return parts
 
 
+def extreme_index(which, items, key) -> int:
+    """Where ``which(items, key=key)`` (builtins max or min) found its item: the first
+    whose score is extreme, as Python picks it. The key only chooses: non-differentiable
+    (registered so in builtins_rules.py), so the pullback below stays transformable."""
+    scores = [key(v) for v in items]
+    return scores.index(which(scores))
+
+
 @transformable
-def _extreme_pullback(dy, which, a, b=None, c=None, d=None):
+def _extreme_pullback(dy, which, a, b=None, c=None, d=None, key=None):
     items = a
     if b is not None:
         items = (a, b) if c is None else ((a, b, c) if d is None else (a, b, c, d))
     if isinstance(items, np.ndarray) and np.ndim(items) != 1:
-        return by_rule(which, dy, a)  # rows compared as arrays
-    # the first of the extreme items, as max/min pick it (their values are real)
-    values = np.real(np.asarray(items))
-    index = np.argmax(values) if which is builtins.max else np.argmin(values)
+        if key is None:
+            return by_rule(which, dy, a)  # rows compared as arrays
+        return by_rule(which, dy, a, key=key)
+    if key is None:
+        # the first of the extreme items, as max/min pick it (their values are real)
+        values = np.real(np.asarray(items))
+        index = np.argmax(values) if which is builtins.max else np.argmin(values)
+    else:
+        index = extreme_index(which, items, key)
     if isinstance(items, np.ndarray):
         return (np.where(np.arange(np.shape(items)[0]) == index, densify(dy), 0.0),)
     if b is None:
@@ -61,13 +74,13 @@ def _extreme_pullback(dy, which, a, b=None, c=None, d=None):
 
 
 @transformable
-def max_pullback(dy, a, b=None, c=None, d=None):
-    return _extreme_pullback(dy, builtins.max, a, b, c, d)
+def max_pullback(dy, a, b=None, c=None, d=None, key=None):
+    return _extreme_pullback(dy, builtins.max, a, b, c, d, key)
 
 
 @transformable
-def min_pullback(dy, a, b=None, c=None, d=None):
-    return _extreme_pullback(dy, builtins.min, a, b, c, d)
+def min_pullback(dy, a, b=None, c=None, d=None, key=None):
+    return _extreme_pullback(dy, builtins.min, a, b, c, d, key)
 
 
 @transformable

@@ -26,6 +26,7 @@ from ._util import (
     finalize,
     zeros_for,
 )
+from .builtins_pullbacks import extreme_index
 
 FAMILY = "builtins"
 
@@ -209,6 +210,7 @@ def register(reg):
     # tests/test_errors.py uses it as the example of a function without a rule.
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
+    r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
     r.nondiff(
         builtins.round,
         builtins.len,

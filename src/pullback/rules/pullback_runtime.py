@@ -175,6 +175,9 @@ def _vjp_function_rrule(skip_receiver):
     def rrule(site, g, callee, *rest, **kwargs):
         if skip_receiver:  # method_vjp(site, g, obj, name, *args)
             obj, name, args = callee, rest[0], rest[1:]
+            alone = dynamic_calls._found_without_receiver(site, obj, name)
+            if alone is not None:  # Python passes no obj: function_vjp's derivative
+                return _alone_rrule(site, g, obj, name, alone, args, kwargs)
             function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
@@ -184,47 +187,76 @@ def _vjp_function_rrule(skip_receiver):
         parameters = list(inspect.signature(function).parameters.values())
         names = [p.name for p in parameters]
         starred = bool(parameters) and parameters[-1].kind is inspect.Parameter.VAR_POSITIONAL
-        n_star = len(inputs) - len(parameters) + 1 if starred else 0
-
-        def spread(cotangents):
-            """One cotangent per input: a ``*args`` parameter's tuple spread out."""
-            cotangents = tuple(cotangents)
-            if not starred:
-                return cotangents
-            last = cotangents[-1]
-            last = (ZERO,) * n_star if tangents.is_zero(last) else tuple(last)
-            return cotangents[:-1] + last
-
         # The receiver is an object, not a differentiated value, unless the pullback
         # function gives it a cotangent (a frozen distribution: its parameters' tuple).
         receiver = skip_receiver and getattr(function, "__pullback_receiver_cotangent__", False)
         # A rule's pullback function returns a slot for the receiver itself (one cotangent
         # per positional argument); the generated vjp of a method gives the arguments' only.
         slot = skip_receiver and dynamic_calls.gives_receiver_cotangent(site, obj, name, function)
-        if skip_receiver and not receiver:
-            names = names[:1] + names[2:]
-        y, pullback = site.adjoint_of(function, tuple(names))(*inputs, **kwargs)
+        # The inputs differentiated: not the receiver (unless it gets a cotangent), nor an
+        # object argument (a model passed to a helper); a *args parameter takes the rest.
+        selected = [
+            i for i in range(len(inputs))
+            if not (skip_receiver and not receiver and i == 1)
+            and (starred or i == 0 or not dynamic_calls._is_object(inputs[i]))
+        ]
+        wrt = list(names) if starred else [names[i] for i in selected]
+        if starred and skip_receiver and not receiver:
+            wrt = names[:1] + names[2:]
+        y, pullback = site.adjoint_of(function, tuple(wrt))(*inputs, **kwargs)
         # Its value: the cotangents of obj then each argument (a receiver's from the
-        # function itself, else NO_TANGENT), as the generated code reads them.
+        # function itself, else NO_TANGENT), as the generated code reads them; an object
+        # argument the function does not differentiate gets NO_TANGENT in its place.
+        y = dynamic_calls.spread_cotangents(function, y)
         y = (NO_TANGENT, *y) if skip_receiver and not slot else tuple(y)
-        fixed = (NO_TANGENT, NO_TANGENT) if skip_receiver else (NO_TANGENT,)
+
+        def per_input(cotangents):
+            """One cotangent per input (NO_TANGENT for those not differentiated), a
+            ``*args`` parameter's tuple spread out."""
+            cotangents = tuple(cotangents)
+            if starred:
+                last = cotangents[-1]
+                n_star = len(selected) - len(cotangents) + 1
+                last = (ZERO,) * n_star if tangents.is_zero(last) else tuple(last)
+                cotangents = cotangents[:-1] + last
+            full = [NO_TANGENT] * len(inputs)
+            for i, c in zip(selected, cotangents, strict=True):
+                full[i] = c
+            return full
 
         def vjp_function_pullback(dy):
             if tangents.is_zero(dy):
+                fixed = (NO_TANGENT, NO_TANGENT) if skip_receiver else (NO_TANGENT,)
                 return (NO_TANGENT, ZERO) + fixed + (ZERO,) * len(args)
-            if receiver:  # of g, the receiver (at the callee's place), the name, each argument
-                cotangents = spread(pullback(tuple(dy)))
-                return (NO_TANGENT, cotangents[0], cotangents[1], NO_TANGENT, *cotangents[2:])
-            if slot:  # the function's own value has the receiver's slot: dy is for all of it
-                cotangents = spread(pullback(tuple(dy)))
-                return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])
-            cotangents = spread(pullback(tuple(dy[1:]) if skip_receiver else dy))
-            # of g, then each argument
-            return (NO_TANGENT, cotangents[0], *fixed, *cotangents[1:])
+            if receiver or slot:  # the function's own value has the receiver's slot
+                own = tuple(dy)
+            else:
+                own = dynamic_calls.gather_cotangents(
+                    function, tuple(dy[1:]) if skip_receiver else tuple(dy)
+                )
+            full = per_input(pullback(own))
+            if skip_receiver:  # of site, g, the receiver, the name, each argument
+                return (NO_TANGENT, full[0], full[1], NO_TANGENT, *full[2:])
+            return (NO_TANGENT, full[0], NO_TANGENT, *full[1:])  # of site, g, fn, arguments
 
         return y, vjp_function_pullback
 
     return rrule
+
+
+def _alone_rrule(site, g, obj, name, alone, args, kwargs):
+    """The rule of ``method_vjp`` for ``obj.name(*args)`` where Python calls ``alone``
+    without ``obj`` (``type(self).f(self, x)``, ``self.act_fn(z)``): ``function_vjp``'s,
+    with ``obj`` and the name in their places."""
+    y, inner = vjp_function_rrule(site, g, alone, *args, **kwargs)
+
+    def method_vjp_pullback(dy):
+        if tangents.is_zero(dy):
+            return (NO_TANGENT, ZERO, NO_TANGENT, NO_TANGENT) + (ZERO,) * len(args)
+        c = inner(tuple(dy[1:]))  # site, g, fn, *arguments
+        return (NO_TANGENT, c[1], NO_TANGENT, NO_TANGENT, *c[3:])
+
+    return (NO_TANGENT, *y), method_vjp_pullback
 
 
 #: The rule of ``function_vjp(site, g, fn, *args)`` (rules that call user functions in

@@ -32,6 +32,7 @@ from ..resolve import (
     resolve_call,
     resolve_expr,
 )
+from ..star_runtime import RRULES
 from . import nodes as N
 from .side_effects import may_read_back
 
@@ -264,6 +265,12 @@ class FreeValues:
             # normalizer's own call, as when it wrote it (containers.py)
             call = self.bound_call(BUILDERS[builder], args, e, name=builder)
             call.pb_callee = Callee("internal", BUILDERS[builder], name=builder)
+            return call
+        if callee.kind == "object" and callee.obj in RRULES and not keywords:
+            # star_call(f, args, keywords) in a generated gradient differentiated again:
+            # the star-call the normalizer wrote first (star_runtime.py), not a function
+            call = self.bound_call(callee.obj, args, e, name=callee.obj.__name__)
+            call.pb_callee = Callee("star", callee.obj, name=callee.obj.__name__)
             return call
         if callee.kind == "object":
             func = self.bind_global(e.func) if dotted_parts(e.func) else e.func

@@ -27,7 +27,13 @@ from .problems import (
     varied_keyword,
     varied_sets,
 )
-from .star_calls import callee_wrt, cotangent_exprs, emit_star_forward, star_bindings
+from .star_calls import (
+    callee_wrt,
+    cotangent_exprs,
+    emit_star_forward,
+    emit_star_reverse,
+    star_bindings,
+)
 from .sweep_common import has_source, runtime_function, short_name, source_position, src
 
 
@@ -104,14 +110,16 @@ class CallAdjoints:
         rest = "".join(
             [f", {src(a)}" for a in v.args] + [f", {k.arg}={src(k.value)}" for k in v.keywords]
         )
-        if method:
+        c = self.temp()
+        if v.pb_callee.kind == "star":  # f(*xs, **opts): star_call_vjp
+            plain = emit_star_reverse(self, s, c, g, v)
+        elif method:
             mv = self.bind("method_vjp", dynamic_calls.method_vjp)
             callee = f"{src(v.func.value)}, {v.pb_callee.name!r}"
+            plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
         else:
             mv = self.bind("function_vjp", dynamic_calls.function_vjp)
-            callee = src(v.func)
-        c = self.temp()
-        plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
+            plain = f"{c} = {mv}({site}, {g}, {src(v.func)}{rest})"
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=plain))
         for k, a in active:
             self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
@@ -303,7 +311,8 @@ class CallAdjoints:
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
         if callee.kind == "star":
-            return Line(emit_star_forward(self, s, t, pb, v), src=s.lineno)
+            text, plain = emit_star_forward(self, s, t, pb, v)
+            return Line(text, src=s.lineno, alt=plain)
         args = ", ".join([src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords])
         if callee.kind == "object":
             rule = self.registry.lookup(callee.obj)

@@ -13,7 +13,7 @@ import gast
 
 from ..arguments import split_wrt, spread_arguments
 from ..resolve import ARRAY_VARARG_METHODS, Callee, dotted_parts, resolve_call
-from ..star_runtime import RRULES, TANGENTS, merge_dicts, star_call, star_method
+from ..star_runtime import RRULES, TANGENTS, VJPS, merge_dicts, star_call, star_method
 from . import nodes as N
 from .free_values import _is_user_method
 
@@ -202,12 +202,27 @@ class StarCalls:
 
 
 def emit_star_forward(builder, s, t, pb, v):
-    """The forward-sweep line of an active star-call: ``t, pb = rrule(site, ...)``."""
+    """``(line, alt)``: the forward-sweep line of an active star-call,
+    ``t, pb = rrule(site, ...)``, and where the gradient is differentiated again the plain
+    call (its reverse: :func:`emit_star_reverse`)."""
     rrule = builder.bind(v.pb_callee.name + "_rrule", RRULES[v.pb_callee.obj])
-    site = builder.bind("site", builder.site(s))
-    keywords_active = any(builder.is_active_arg(a) for a in v.args[-1 - _n_mappings(v) :])
+    site = builder.call_site_name(s)
     args = ", ".join(gast.unparse(a).strip() for a in v.args)
-    return f"{t}, {pb} = {rrule}({site}, {keywords_active}, {args})"
+    plain = f"{t} = {gast.unparse(v.func).strip()}({args}); {pb} = None"
+    return f"{t}, {pb} = {rrule}({site}, {_keywords_active(builder, v)}, {args})", plain
+
+
+def emit_star_reverse(builder, s, c, g, v) -> str:
+    """The reverse of a star-call in a gradient that is differentiated again: its
+    cotangents ``c`` from the callee's vjp function (``star_call_vjp``), which has a rule."""
+    vjp = builder.bind(v.pb_callee.name + "_vjp", VJPS[v.pb_callee.obj])
+    site = builder.call_site_name(s)
+    args = ", ".join(gast.unparse(a).strip() for a in v.args)
+    return f"{c} = {vjp}({site}, {_keywords_active(builder, v)}, {g}, {args})"
+
+
+def _keywords_active(builder, v) -> bool:
+    return any(builder.is_active_arg(a) for a in v.args[-1 - _n_mappings(v) :])
 
 
 def _n_mappings(v) -> int:

@@ -1,0 +1,90 @@
+"""Rules for the reverse of star-calls in a gradient that is differentiated again.
+
+A gradient written to be differentiated again (``hessian``, ``grad(grad(f))``) computes
+the cotangents of ``f(*args, **opts)`` with ``star_call_vjp`` (``obj.m(*args)``:
+``star_method_vjp``, see :mod:`pullback.star_runtime`) instead of the closure pullback
+``star_call_rrule`` returned. Their rules give the second derivative:
+
+* for a user function, a method or a rule found at run time, through the rule of its vjp
+  function (``dynamic_calls.function_vjp``/``method_vjp``, rules/pullback_runtime.py),
+  with the packed tuple and the keyword dicts spread into positions and back;
+* for the permutations star-calls run themselves (``sorted(xs, key=...)``, ``zip(*rows)``,
+  ``{**a, **b}``), which are linear in the cotangent: the derivative in ``g`` is the same
+  permutation applied forward, and the values (which only choose the order) get none.
+
+A third derivative through them is refused (their pullbacks are closures).
+
+>>> from pullback.star_runtime import star_call_vjp
+>>> star_call_vjp(None, False, [1.0, 2.0, 3.0], sorted, ([3.0, 1.0, 2.0],), {})
+(NO_TANGENT, ([3.0, 1.0, 2.0],), ZERO)
+"""
+
+from __future__ import annotations
+
+from .. import star_runtime as star
+from ..tangents import NO_TANGENT, ZERO, is_zero
+from .pullback_runtime import _vjp_function_rrule, vjp_function_rrule
+
+FAMILY = "star_call_rules"
+
+_method_vjp_rrule = _vjp_function_rrule(skip_receiver=True)
+
+
+def _spread(dy, index, n, moved, keywords, mappings) -> tuple:
+    """The cotangent ``dy`` of a star-call's cotangents (the tuple at ``dy[index]``, the
+    dicts after it) as one per positional argument the callee received."""
+    if is_zero(dy):
+        return (ZERO,) * (n + len(moved))
+    packed = dy[index]
+    per = [ZERO] * n if is_zero(packed) else list(packed)
+    by_key = {}
+    for d, dd in zip((keywords, *mappings), dy[index + 1 :], strict=True):
+        by_key.update(zip(d, star._tangent_items(dd, list(d)), strict=True))
+    return tuple(per) + tuple(by_key.get(k, ZERO) for k in moved)
+
+
+def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings):
+    y = star.star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings)
+    fixed = (NO_TANGENT, NO_TANGENT)  # site, keywords_active
+    kwargs = star._merged(keywords, mappings)
+    operands = (ZERO,) * (1 + len(mappings))  # args, keywords, mappings: they only choose
+    if star._own_rrule(fn, args, kwargs) is not None:
+
+        def permutation_vjp_pullback(dy):
+            if is_zero(dy) or is_zero(dy[1]) or fn is star.bind_front:
+                return (*fixed, ZERO, NO_TANGENT, *operands, ZERO)
+            dg = star._permuted_tangent(fn, args, dy[1], kwargs)
+            return (*fixed, dg, NO_TANGENT, *operands, ZERO)
+
+        return y, permutation_vjp_pullback
+    positional, rest, moved = star._by_position(fn, args, kwargs)
+    n = len(args)
+    _, inner = vjp_function_rrule(site, g, fn, *positional, **rest)
+
+    def star_call_vjp_pullback(dy):
+        c = inner(_spread(dy, 1, n, moved, keywords, mappings))  # site, g, fn, *arguments
+        return (*fixed, c[1], NO_TANGENT, *star._packed(c[3:], n, moved, keywords, mappings))
+
+    return y, star_call_vjp_pullback
+
+
+def _star_method_vjp_rrule(site, keywords_active, g, obj, name, args, keywords, *mappings):
+    y = star.star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappings)
+    kwargs = star._merged(keywords, mappings)
+    positional, rest, moved = star._method_by_position(obj, name, args, kwargs)
+    n = len(args)
+    _, inner = _method_vjp_rrule(site, g, obj, name, *positional, **rest)
+
+    def star_method_vjp_pullback(dy):
+        receiver = ZERO if is_zero(dy) else dy[0]
+        spread = (receiver, *_spread(dy, 2, n, moved, keywords, mappings))
+        c = inner(spread)  # site, g, obj, name, *arguments
+        packed = star._packed(c[4:], n, moved, keywords, mappings)
+        return (NO_TANGENT, NO_TANGENT, c[1], c[2], NO_TANGENT, *packed)
+
+    return y, star_method_vjp_pullback
+
+
+def register(reg):
+    reg.register(star.star_call_vjp, _star_call_vjp_rrule, family=FAMILY, trusted=True)
+    reg.register(star.star_method_vjp, _star_method_vjp_rrule, family=FAMILY, trusted=True)

@@ -62,6 +62,31 @@ def immutable_item(item):
 _IMMUTABLE = frozenset({float, int, complex, bool})
 
 
+def immutable_value(value, name: str, op: str, where: str):
+    """Refuse, when it runs, ``name op= v`` that the check let through because ``name``
+    came from an element read (``s = x[i]``, check/aliasing.py): right where ``op=``
+    would change ``value`` in place (a row of a matrix is a view: the change would reach
+    ``x``) instead of rebinding ``name`` as it does for a float or NumPy scalar."""
+    if type(value) in _IMMUTABLE or isinstance(value, (np.generic, tuple, str)):
+        return
+    if not hasattr(type(value), _IN_PLACE.get(op, "__iadd__")):
+        return  # no in-place form: Python rebinds (a Dask array, say)
+    raise UnsupportedCallError(
+        f"{where}: '{name} {op}= ...' ran on a {type(value).__name__}, which `{op}=` "
+        f"changes in place: '{name}' came from an element read, and here it is a "
+        f"{type(value).__name__} (a row of an array is a view of it), so the change would "
+        f"reach the array it was read from. Fix: write `{name} = {name} {op} ...` "
+        "(a new value), or read a copy (`x[i].copy()`) (see docs/limitations.md#PB105)."
+    )
+
+
+_IN_PLACE = {
+    "+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__",
+    "//": "__ifloordiv__", "%": "__imod__", "**": "__ipow__", "@": "__imatmul__",
+    "&": "__iand__", "|": "__ior__", "^": "__ixor__", "<<": "__ilshift__", ">>": "__irshift__",
+}
+
+
 def list_index(xs, value):
     """``xs.index(value)``: where ``xs.remove(value)`` removes (a ``ValueError`` if absent)."""
     for k, item in enumerate(xs):
@@ -97,4 +122,4 @@ def register(reg):
     reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
     reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)
-    reg.non_differentiable(immutable_item, family=FAMILY, trusted=True)
+    reg.non_differentiable(immutable_item, immutable_value, family=FAMILY, trusted=True)

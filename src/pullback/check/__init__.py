@@ -24,6 +24,8 @@ from __future__ import annotations
 import builtins
 import types
 
+import gast
+
 from ..callables import user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..guards import LIBRARY_ROOTS, is_library_module_name
@@ -40,6 +42,7 @@ __all__ = [
     "check_source",
     "is_library_function",
     "raise_if_unsupported",
+    "deferred_augassigns",
     "rebinding_augassigns",
 ]
 
@@ -185,6 +188,31 @@ def raise_if_unsupported(fn, registry=None) -> None:
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)
+
+
+def deferred_augassigns(fs, registry=None) -> set:
+    """The ``name op= value`` statements of ``fs.tree`` that rebind only when the value is
+    immutable as they run (``s = x[i]; s += v``): the transform checks it there."""
+    if not _may_defer(fs.tree):
+        return set()
+    checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
+    return set(AliasAnalysis(fs.tree, checker._returns_fresh).deferred)
+
+
+def _may_defer(tree) -> bool:
+    """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` beside it."""
+    augmented, read = set(), set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
+            augmented.add(node.target.id)
+        elif (
+            isinstance(node, gast.Assign)
+            and isinstance(node.value, gast.Subscript)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+        ):
+            read.add(node.targets[0].id)
+    return bool(augmented & read)
 
 
 def rebinding_augassigns(fs, registry=None) -> set:

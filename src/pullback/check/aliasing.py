@@ -111,6 +111,75 @@ class AliasAnalysis:
                     self.allowed.discard(stmt)
                     self.reasons[stmt] = reason
                     changed = True
+        self._solve_deferred([c for c in candidates if c not in self.allowed])
+
+    def _solve_deferred(self, candidates) -> None:
+        """``s = x[i]; s += v``: not provably a rebinding (``x[i]`` is a view of a row when
+        ``x`` has two axes), but one whenever the value is immutable when the statement
+        runs (a float, a NumPy scalar: Python rebinds those), which is what an element
+        read of a vector gives. These statements are *deferred*: the transform checks the
+        value when it runs and refuses it there if ``+=`` would change an object in place
+        (containers_mutation.immutable_value). A statement stays deferred while every
+        definition reaching it is fresh, an element read, or such a statement itself."""
+        self.deferred = set(candidates)
+        changed = True
+        while changed:
+            changed = False
+            for stmt in list(self.deferred):
+                if not self._deferrable(stmt):
+                    self.deferred.discard(stmt)
+                    changed = True
+        # Only those whose value comes from an element read (directly or through another
+        # such statement): `y = x * 1.0; z = y; y += 1` stays reported before it runs.
+        origin = {s for s in self.deferred if any(map(self._element_read, self._defs(s)))}
+        changed = True
+        while changed:
+            changed = False
+            for stmt in self.deferred - origin:
+                if any(self.parent.get(d) in origin for d in self._defs(stmt)):
+                    origin.add(stmt)
+                    changed = True
+        self.deferred &= origin
+
+    def is_deferred(self, stmt: gast.AugAssign) -> bool:
+        return stmt in self.deferred
+
+    def _defs(self, stmt) -> list:
+        name = stmt.target
+        return [
+            d for d in self.reaching.get(name, ()) if isinstance(d, gast.Name) and d.id == name.id
+        ]
+
+    def _deferrable(self, stmt) -> bool:
+        defs = self._defs(stmt)
+        if not defs:
+            return False
+        for definition in defs:
+            if self._is_parameter(definition):
+                return False
+            parent = self.parent.get(definition)
+            if isinstance(parent, gast.AugAssign) and parent.target is definition:
+                if parent in self.allowed or parent in self.deferred:
+                    continue
+                return False
+            if self._fresh_definition(definition) or self._element_read(definition):
+                continue
+            return False
+        return True
+
+    def _element_read(self, definition) -> bool:
+        """``name = base[index]`` with an index of no slice, ``None`` or ``...``."""
+        parent = self.parent.get(definition)
+        if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
+            return False
+        value = parent.value
+        if not isinstance(value, gast.Subscript):
+            return False
+        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
+        return not any(
+            isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
+            for p in parts
+        )
 
     def is_rebinding(self, stmt: gast.AugAssign) -> bool:
         return stmt in self.allowed

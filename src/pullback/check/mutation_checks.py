@@ -358,6 +358,8 @@ class MutationChecks:
     def _check_augassign_name(self, node, op):
         if self._aliases().is_rebinding(node) or self.container_rebinding_ok(node):
             return
+        if self._aliases().is_deferred(node):
+            return  # s = x[i]; s += v: checked when it runs (aliasing._solve_deferred)
         name = node.target.id
         reason = self._aliases().reason(node)
         if reason is not None and reason.kind == "parameter":

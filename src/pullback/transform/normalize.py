@@ -34,6 +34,8 @@ import itertools
 import gast
 import numpy as np
 
+from ..check import deferred_augassigns
+from ..containers_mutation import immutable_value
 from ..resolve import (
     dotted_parts,
     local_names,
@@ -95,6 +97,7 @@ class Normalizer(
         self.loops: list[_Loop] = []
         self.flags: set[str] = set()  # guard flags: assigned twice per iteration on purpose
         self.live: set[str] = set()  # free names read live (data), not baked in
+        self.deferred: set = set()  # `name op= v` checked when it runs (normalize())
 
     # -- names ------------------------------------------------------------------------
     def fresh(self, hint: str = "t") -> str:
@@ -236,11 +239,20 @@ class Normalizer(
             stmts, value = self.expr(binop)
             stmts.append(self.attribute_store(target, value, stmts, s))
             return stmts, False
+        guard = []
+        if s in self.deferred:  # refused as it runs if `op=` would change the value in place
+            filename, line, col = self.fs.location(s)
+            where = N.const(f"{filename}:{line}:{col + 1}")
+            op = N.const(_OPERATOR_TEXT.get(type(s.op), "+"))
+            call = self.bound_call(
+                immutable_value, [N.load(target.id), N.const(target.id), op, where], s
+            )
+            guard = [N.assign(self.fresh("ok"), call, s)]
         binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
         gast.copy_location(binop, s)
         stmts, value = self.expr(binop, keep_call=True)
         stmts.append(N.assign(target.id, value, s))
-        return stmts, False
+        return guard + stmts, False
 
     def stmt_Return(self, s):
         stmts = []
@@ -547,6 +559,13 @@ def _walk_no_loops(node):
 
 
 
+_OPERATOR_TEXT = {
+    gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
+    gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|",
+    gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>",
+}
+
+
 def normalize(fs, registry=None) -> Normalized:
     """Normalize a loaded function (see the module docstring). ``registry`` is the rule
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
@@ -554,7 +573,10 @@ def normalize(fs, registry=None) -> Normalized:
     from .closures import lift_nested_functions
 
     lift_nested_functions(fs)  # nested defs become functions of their own first
-    return Normalizer(fs, registry).run()
+    normalizer = Normalizer(fs, registry)
+    # s = x[i]; s += v: a rebinding when the value is immutable as it runs, checked there
+    normalizer.deferred = deferred_augassigns(fs, registry)
+    return normalizer.run()
 
 
 def core_source(fn, ssa: bool = False) -> str:

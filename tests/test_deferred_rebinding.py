@@ -12,8 +12,8 @@ import pytest
 from fd import check_grad, check_jvp
 
 import pullback
-from pullback.errors import UnsupportedCallError
 from pullback.check import check
+from pullback.errors import UnsupportedCallError
 from pullback.testing import check_grads
 
 DTYPES = [np.float64, np.float32]

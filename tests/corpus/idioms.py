@@ -114,6 +114,35 @@ def repeated_rows(x):
 
 scaled_energy = partial(weighted_norms, weights=(0.5, 0.25))
 
+
+def penalized_by_a_local_factory(x):
+    def make_penalty(weight, power=2):
+        scale = weight / power
+
+        def penalty(v):
+            return scale * np.sum(np.abs(v) ** power)
+
+        return penalty
+
+    l2 = make_penalty(x[0] ** 2 + 0.1)
+    return np.sum(np.tanh(x)) + l2(x)
+
+
+def first_then_running(x):
+    best = x[0]
+    for i in range(1, len(x)):
+        best += 0.5 * x[i] * best
+    return best
+
+
+def _rbf(a, b, length=1.0):
+    return np.exp(-((a - b) ** 2) / length)
+
+
+def star_called_kernel(x):
+    pairs = [(x[0], x[1]), (x[1], x[2])]
+    return sum(_rbf(*p, length=0.5) for p in pairs)
+
 CASES = [
     (pairwise_energy, (np.array([0.1, 0.7, -0.4, 1.3]),)),
     (polynomial, (np.array([0.5, -1.0, 2.0, 0.3]),)),
@@ -133,4 +162,7 @@ CASES = [
     (lambda_helpers, (np.array([0.5, -1.0, 2.0]),)),
     (repeated_rows, (np.array([0.5, -1.0, 2.0]),)),
     (scaled_energy, (np.array([0.5, -1.0, 2.0]),)),
+    (penalized_by_a_local_factory, (np.array([0.5, -1.0, 2.0]),)),
+    (first_then_running, (np.array([0.5, -1.0, 2.0, 0.3]),)),
+    (star_called_kernel, (np.array([0.5, -1.0, 2.0]),)),
 ]

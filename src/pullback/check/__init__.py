@@ -33,6 +33,7 @@ from ..source import load_source, transform_target
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
+from .taint import callee_active_params
 
 __all__ = [
     "CODES",
@@ -116,7 +117,13 @@ def _registry(registry):
 
 
 def check_source(
-    fs, registry=None, *, environment=None, seen=None, defer_inactive_calls=False
+    fs,
+    registry=None,
+    *,
+    environment=None,
+    seen=None,
+    defer_inactive_calls=False,
+    active=None,
 ) -> list[Diagnostic]:
     """Diagnostics for an already loaded function ``fs`` and the user functions it calls.
 
@@ -134,25 +141,53 @@ def check_source(
     seen.add(root_key)
     result: list[Diagnostic] = []
 
-    def run(source, defer=False):
-        checker = FunctionChecker(source, registry, env, defer_inactive_calls=defer)
+    def run(source, defer=False, active=None):
+        checker = FunctionChecker(
+            source, registry, env, defer_inactive_calls=defer, active=active
+        )
         result.extend(checker.run())
-        return iter(checker.user_calls)
+        return checker, iter(checker.user_calls)
 
-    stack = [run(fs, defer_inactive_calls)]
+    # Each callee is checked once per set of parameters differentiated values may reach
+    # (check/taint.py), so a call that carries no gradient there is not reported.
+    stack = [run(fs, defer_inactive_calls, active)]
     while stack:
-        user_call = next(stack[-1], None)
+        caller, calls = stack[-1]
+        user_call = next(calls, None)
         if user_call is None:
             stack.pop()
             continue
-        if user_call.key in seen:
+        callee_active = _callee_active(caller, user_call)
+        key = user_call.key if callee_active is None else (user_call.key, callee_active)
+        if key in seen or user_call.key in seen:
             continue
-        seen.add(user_call.key)
-        stack.append(run(user_call.source))
-    return result
+        seen.add(key)
+        stack.append(run(user_call.source, active=callee_active))
+    return _unique(result)
 
 
-def check_function(fn, registry=None, *, defer_inactive_calls=False) -> list[Diagnostic]:
+def _callee_active(caller, user_call):
+    """The parameters of the callee that differentiated values may reach, or None."""
+    tree = getattr(user_call.source, "tree", None)
+    if user_call.bound is None or not isinstance(tree, gast.FunctionDef):
+        return None
+    return callee_active_params(user_call.call, tree, caller.tainted(), user_call.bound)
+
+
+def _unique(diagnostics) -> list:
+    """Each finding once (a callee checked for two call sites reports its own twice)."""
+    seen, out = set(), []
+    for d in diagnostics:
+        key = (d.code, d.filename, d.line, d.col, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def check_function(
+    fn, registry=None, *, defer_inactive_calls=False, active=None
+) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
     Each function's own findings are in source order; the function's come first, then its
@@ -161,7 +196,7 @@ def check_function(fn, registry=None, *, defer_inactive_calls=False) -> list[Dia
     :func:`check_source`.
     """
     fs = load_source(fn)
-    return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls)
+    return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls, active=active)
 
 
 def check(fn, registry=None) -> list[Diagnostic]:
@@ -174,17 +209,21 @@ def check(fn, registry=None) -> list[Diagnostic]:
     return check_function(fn, registry)
 
 
-def raise_if_unsupported(fn, registry=None) -> None:
+def raise_if_unsupported(fn, registry=None, wrt=None) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
 
     Called before the transform, which then refuses the calls of ``fn`` with neither rule
-    nor source that a differentiated value reaches (and lets the others run).
+    nor source that a differentiated value reaches (and lets the others run). ``wrt``:
+    the parameters differentiated (None: all), which decides what the functions ``fn``
+    calls receive differentiated values in (check/taint.py).
     """
-    diagnostics = check_function(fn, registry, defer_inactive_calls=True)
+    # an element of *args is differentiated as "args[1]": the parameter is args
+    active = None if wrt is None else frozenset(str(w).split("[")[0] for w in wrt)
+    diagnostics = check_function(fn, registry, defer_inactive_calls=True, active=active)
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by
         # activity included (each one a gradient may have to cross).
-        diagnostics = check_function(fn, registry)
+        diagnostics = check_function(fn, registry, active=active)
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)

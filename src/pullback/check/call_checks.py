@@ -54,6 +54,9 @@ class UserCall:
     call: gast.Call
     key: object
     source: object
+    # how many leading parameters the callable binds itself (1: a bound method, so the
+    # call's first argument is the second parameter); None: not known (a partial, ...)
+    bound: int | None = 0
 
 
 def _visible_names(fs) -> list[str]:
@@ -214,6 +217,7 @@ class CallChecks(ContainerChecks):
 
     def _check_object_call(self, node, callee):
         obj = callee.obj
+        called = obj  # as the call names it (a bound method binds its receiver)
         if obj is builtins.exec or obj is builtins.eval:
             self.report(
                 node.func,
@@ -294,7 +298,11 @@ class CallChecks(ContainerChecks):
         if kind[0] in ("rule", "opaque"):
             return
         if kind[0] == "user":
-            self.user_calls.append(UserCall(node, kind[1], kind[2]))
+            if isinstance(called, types.MethodType):
+                bound = 1
+            else:
+                bound = 0 if obj is called else None
+            self.user_calls.append(UserCall(node, kind[1], kind[2], bound))
             return
         if kind[0] == "async":
             self.report(
@@ -309,6 +317,8 @@ class CallChecks(ContainerChecks):
             # gradient, refuses this call only if a differentiated value reaches it
             # (transform/problems.py foreign_varied_call); otherwise it just runs.
             return
+        if not self.may_carry_gradient(node):
+            return  # in a callee, no differentiated value reaches it: it just runs
         self._report_foreign(node, obj, kind[0])
 
     def _rewritten_partial(self, node) -> bool:

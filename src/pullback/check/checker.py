@@ -38,6 +38,7 @@ from .aliasing import (
 from .call_checks import CallChecks, UserCall
 from .mutation_checks import MutationChecks
 from .statement_checks import StatementChecks
+from .taint import parameter_names, reads_tainted, tainted_names
 
 # Nodes that are supported as they are: their children are checked by the generic walk.
 _PLAIN_NODES = (
@@ -93,8 +94,12 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
     ``("opaque",)`` or ``("foreign",)``.
     """
 
-    def __init__(self, fs, registry, env, *, defer_inactive_calls=False):
+    def __init__(self, fs, registry, env, *, defer_inactive_calls=False, active=None):
         self.fs = fs
+        # The parameters differentiated values may reach (None: every one): in a callee,
+        # a call with neither rule nor source is reported only if one may reach it.
+        self.active = active
+        self._taint = None
         # Leave calls with neither rule nor source to the transform's activity analysis.
         self.defer_inactive_calls = defer_inactive_calls
         self.registry = registry
@@ -201,6 +206,20 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         return gast.unparse(node).strip()
 
     # -- definitions ----------------------------------------------------------------------------
+    def tainted(self) -> set:
+        """The names a differentiated value may reach (check/taint.py)."""
+        if self._taint is None:
+            params = parameter_names(self.tree) if self.active is None else self.active
+            self._taint = tainted_names(self.tree, params)
+        return self._taint
+
+    def may_carry_gradient(self, call) -> bool:
+        """Whether a differentiated value may reach ``call`` (an argument or receiver)."""
+        parts = list(call.args) + [k.value for k in call.keywords]
+        if isinstance(call.func, gast.Attribute):
+            parts.append(call.func.value)
+        return any(reads_tainted(p, self.tainted()) for p in parts)
+
     def _inlined(self) -> dict:
         if getattr(self, "_inlinable", None) is None:
             self._inlinable = inlinable_functions(self.tree)

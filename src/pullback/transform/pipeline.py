@@ -55,15 +55,15 @@ def parameter_names(tree) -> list[str]:
 def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     """Run the shared passes on ``fn`` differentiated in ``wrt`` (None: every parameter)."""
     fs = load_source(fn)
-    if check:
-        from ..check import raise_if_unsupported
-
-        raise_if_unsupported(fn, registry)
-    params = parameter_names(fs.tree)
     # Generated code differentiated again names renamed parameters its own way.
     inherited = getattr(fs.fn, "__pullback_renames__", None) or {}
     if wrt is not None and inherited:
         wrt = tuple(inherited.get(p, p) for p in wrt)
+    if check:
+        from ..check import raise_if_unsupported
+
+        raise_if_unsupported(fn, registry, wrt)
+    params = parameter_names(fs.tree)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
     norm = normalize(fs, registry)
     renames = norm.renames

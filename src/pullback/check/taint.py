@@ -1,0 +1,149 @@
+"""Which names of a function a differentiated value may reach: the check's activity.
+
+The check reports a call of a function with neither rule nor source (PB301) only where a
+gradient would have to flow through it. In the differentiated function itself the
+transform decides that (it knows ``wrt`` and runs the activity analysis). In the user
+functions it calls, the check decides it *before anything runs*, from the parameters the
+call sites pass differentiated values to: a name is tainted when its value is computed
+from a tainted name, flow-insensitively (a fixed point over every binding of the
+function, nested scopes included). This over-approximates the transform's activity, so a
+call it lets run carries no gradient; one it reports would need one. The transform still
+refuses, as it builds each callee, any call its exact analysis finds active
+(transform/problems.py), so nothing is silently lost.
+
+>>> import gast
+>>> tree = gast.parse('''
+... def helper(x, n):
+...     k = opaque(n)
+...     y = x * 2.0
+...     return y + k
+... ''').body[0]
+>>> sorted(tainted_names(tree, {"x"}))
+['x', 'y']
+"""
+
+from __future__ import annotations
+
+import gast
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
+
+
+def parameter_names(tree) -> list:
+    """Every parameter of ``tree`` (``*args``/``**kwargs`` included)."""
+    a = tree.args
+    star = [p for p in (a.vararg, a.kwarg) if p is not None]
+    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
+
+
+def tainted_names(tree, active_params) -> set:
+    """The names of ``tree`` a value computed from ``active_params`` may reach."""
+    tainted = set(active_params)
+    flows = list(_flows(tree))
+    changed = True
+    while changed:
+        changed = False
+        for targets, sources in flows:
+            if targets <= tainted or not (sources & tainted):
+                continue
+            tainted |= targets
+            changed = True
+    return tainted
+
+
+def _names(node) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+
+
+def _stored(target) -> set:
+    """The names a target binds or changes: ``a``, ``a, b``, ``a[i]`` (a), ``*rest``."""
+    out = set()
+    for n in gast.walk(target):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            out.add(n.id)
+    if isinstance(target, (gast.Subscript, gast.Attribute)):  # a[i] = v, obj.w = v
+        base = target.value
+        while isinstance(base, (gast.Subscript, gast.Attribute)):
+            base = base.value
+        if isinstance(base, gast.Name):
+            out.add(base.id)
+    return out
+
+
+def _flows(tree):
+    """``(targets, sources)``: the values of ``sources`` may reach ``targets``."""
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign):
+            sources = _names(node.value)
+            for t in node.targets:
+                yield _stored(t), sources
+        elif isinstance(node, gast.AugAssign):
+            targets = _stored(node.target)
+            yield targets, _names(node.value) | targets
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            yield _stored(node.target), _names(node.value)
+        elif isinstance(node, gast.NamedExpr):
+            yield _stored(node.target), _names(node.value)
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            yield _stored(node.target), _names(node.iter)
+        elif isinstance(node, gast.With):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    yield _stored(item.optional_vars), _names(item.context_expr)
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and node is not tree:
+            # a nested function reading a tainted name returns values computed from it
+            yield {node.name}, _names(node) - {node.name}
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+            # xs.append(v), d.update(v), a.fill(v): the receiver may now hold v
+            receiver = node.func.value
+            if isinstance(receiver, gast.Name):
+                args = set()
+                for a in node.args:
+                    args |= _names(a)
+                for k in node.keywords:
+                    args |= _names(k.value)
+                yield {receiver.id}, args
+
+
+def reads_tainted(node, tainted) -> bool:
+    """Whether the expression ``node`` reads a tainted name."""
+    return any(isinstance(n, gast.Name) and n.id in tainted for n in gast.walk(node))
+
+
+def callee_active_params(call, callee_tree, tainted, bound: int = 0):
+    """The parameters of ``callee_tree`` that the call ``call`` passes a tainted value
+    to, or None (every parameter may be) when the binding is not plain (``*args``,
+    ``**kwargs`` at the call or in the definition). ``bound``: how many leading
+    parameters the callable binds itself (1 for ``obj.method(...)``: ``obj``)."""
+    method = bound == 1
+    if bound not in (0, 1):
+        return None
+    a = callee_tree.args
+    if a.vararg is not None or a.kwarg is not None or a.posonlyargs:
+        return None
+    if any(isinstance(x, gast.Starred) for x in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    params = [p.id for p in a.args]
+    keyword_only = {p.id for p in a.kwonlyargs}
+    args = list(call.args)
+    active = set()
+    if method:
+        if not params:
+            return None
+        receiver = call.func.value if isinstance(call.func, gast.Attribute) else None
+        if receiver is not None and reads_tainted(receiver, tainted):
+            active.add(params[0])
+        params = params[1:]
+    if len(args) > len(params):
+        return None
+    for name, value in zip(params, args, strict=False):
+        if reads_tainted(value, tainted):
+            active.add(name)
+    for k in call.keywords:
+        if k.arg not in params and k.arg not in keyword_only:
+            return None
+        if reads_tainted(k.value, tainted):
+            active.add(k.arg)
+    return frozenset(active)

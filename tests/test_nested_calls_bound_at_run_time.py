@@ -95,3 +95,23 @@ def test_a_lambda_on_a_line_of_a_call_that_spans_lines():
         lambda v: np.sum(v * v),
     )(x)
     np.testing.assert_allclose(got, 2 * x)
+
+
+def _sum_sin(v):
+    return np.sum(np.sin(v) * v)
+
+
+CASES_WITH_LAMBDAS = [
+    ("cube", _cube_sum, (1.0,)),
+    ("sin", _sum_sin, (2.0,)), ("scaled", lambda v: 3.0 * _sum_sin(v), (3.0,))]
+
+
+def test_a_lambda_inside_a_display_on_the_last_line_of_a_statement():
+    # inspect gives only the last line, `("sin", ...), ("scaled", lambda v: ..., (3.0,))]`,
+    # which does not parse alone: the lambda is found as the expression it is
+    x = np.array([1.0, 2.0, 0.5])
+    scaled = CASES_WITH_LAMBDAS[2][1]
+    np.testing.assert_allclose(
+        pullback.grad(scaled)(x), 3.0 * (np.cos(x) * x + np.sin(x)), rtol=1e-12
+    )
+    check_grads(scaled, x, order=2)

@@ -409,6 +409,54 @@ def _by_position(candidates, code, start: int, indent: int):
     return kept
 
 
+def _lambda_segments(text: str):
+    """``(module, padded text)`` for each ``lambda`` in ``text``: the lambda expression
+    alone (up to the ``,`` or closing bracket that ends it), in parentheses, at the same
+    line and column as in ``text``, so that positions and compiled code match it."""
+    import io
+    import tokenize
+
+    tokens = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            tokens.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # brackets opened in lines inspect did not return: the tokens so far
+    lines = text.splitlines(keepends=True)
+    out = []
+    for k, tok in enumerate(tokens):
+        if not (tok.type == tokenize.NAME and tok.string == "lambda") or tok.start[1] == 0:
+            continue
+        depth, end = 0, None
+        for later in tokens[k + 1 :]:
+            if later.type == tokenize.OP and later.string in "([{":
+                depth += 1
+            elif later.type == tokenize.OP and later.string in ")]}":
+                if depth == 0:
+                    end = later.start
+                    break
+                depth -= 1
+            elif depth == 0 and (
+                (later.type == tokenize.OP and later.string in (",", ";"))
+                or later.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
+                or (later.type == tokenize.NAME and later.string in ("for", "async"))
+            ):
+                end = later.start
+                break
+        if end is None:
+            continue
+        (row, col), (erow, ecol) = tok.start, end
+        if erow == row:
+            body = lines[row - 1][col:ecol]
+        else:
+            body = lines[row - 1][col:] + "".join(lines[row : erow - 1]) + lines[erow - 1][:ecol]
+        padded = "\n" * (row - 1) + "(" + " " * (col - 1) + body + "\n)"
+        module = _parsed(padded)
+        if module is not None:
+            out.append((module, padded))
+    return out
+
+
 def _parsed(text: str):
     try:
         return gast.parse(text)
@@ -463,6 +511,25 @@ def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> g
                 names = [a.id for a in node.args.args + node.args.kwonlyargs]
                 if names == params:
                     found.append(node)
+    if not found:
+        # A lambda inside a display or call whose other lines inspect did not return
+        # (`("name", lambda v: ..., (x,))]` on the last line of a list): each lambda
+        # parsed alone, at its place in the text.
+        for module_, padded in _lambda_segments(text):
+            for node in gast.walk(module_):
+                if isinstance(node, gast.Lambda):
+                    names = [a.id for a in node.args.args + node.args.kwonlyargs]
+                    if names == params and not any(node is f for f, _ in found):
+                        found.append((node, padded))
+        if found:
+            if len(found) > 1 and hasattr(code, "co_positions"):
+                kept = _by_position([f for f, _ in found], code, start, indent)
+                found = [(f, t) for f, t in found if any(f is k for k in kept)] or found
+            if len(found) == 1:
+                (lam, candidate), wrapped = found[0], False
+                found = [lam]
+            else:
+                found = [f for f, _ in found]
     if len(found) > 1:
         if hasattr(code, "co_positions"):
             found = _by_position(found, code, start, indent) or found

@@ -12,6 +12,7 @@ keeps for itself live here too.
 from __future__ import annotations
 
 import builtins
+import operator
 from types import ModuleType
 
 import gast
@@ -231,6 +232,11 @@ class FreeValues:
 
     def call(self, e, stmts):
         callee = resolve_call(self.fs, e, self.locals)
+        spelled = operator_expression(callee, e)
+        if spelled is not None:
+            # operator.mul(a, b) is a * b (functools.reduce(operator.mul, xs) too): the
+            # operator itself, whose derivatives of any order the transform writes
+            return self.operation(spelled, stmts)
         owner = getattr(callee.obj, "__self__", None) if callee.kind == "object" else None
         if isinstance(owner, np.ndarray) and isinstance(e.func, gast.Attribute):
             # W.dot(x) with a global array W: the same as x.dot(...) on a local one.
@@ -291,6 +297,32 @@ class FreeValues:
         node = gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), e)
         node.pb_callee = callee
         return node
+
+
+_BINARY = {
+    operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult,
+    operator.truediv: gast.Div, operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod,
+    operator.pow: gast.Pow, operator.matmul: gast.MatMult,
+}
+_UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd}
+
+
+def operator_expression(callee, e):
+    """``a + b`` for ``operator.add(a, b)`` (and the other arithmetic operators of the
+    ``operator`` module, which compute exactly what the operator computes), or None."""
+    if callee.kind != "object" or e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+        return None
+    try:
+        binary, unary = _BINARY.get(callee.obj), _UNARY.get(callee.obj)
+    except TypeError:  # an unhashable callee
+        return None
+    if binary is not None and len(e.args) == 2:
+        node = gast.BinOp(left=e.args[0], op=binary(), right=e.args[1])
+    elif unary is not None and len(e.args) == 1:
+        node = gast.UnaryOp(op=unary(), operand=e.args[0])
+    else:
+        return None
+    return gast.copy_location(node, e)
 
 
 def _builder_name(callee):

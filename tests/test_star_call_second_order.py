@@ -103,7 +103,35 @@ def helper_taking_an_object(x):
     return h(MODEL, x)
 
 
+def _varargs(*xs):
+    return xs[0] * xs[1] ** 2 * np.sin(xs[1])
+
+
+def _fix_all_but(fn, args, k):
+    head, tail = args[:k], args[k + 1 :]
+
+    def at(v):
+        return fn(*head, v, *tail)  # a packed tuple around the differentiated value
+
+    return at
+
+
+AT_SECOND = _fix_all_but(_varargs, (1.5, 2.0, 0.0), 1)
+VARARGS = [_varargs]
+
+
+def star_around_a_value(x):
+    return AT_SECOND(x[0]) + x[1] * AT_SECOND(x[2])
+
+
+def varargs_found_at_run_time(x):
+    f = VARARGS[0]
+    return f(x[0], x[1], x[2]) + f(x[2], x[0])
+
+
 CASES = [
+    star_around_a_value,
+    varargs_found_at_run_time,
     star_positional,
     star_keywords,
     star_method,

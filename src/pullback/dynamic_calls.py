@@ -255,18 +255,28 @@ def spread_cotangents(function, cotangents) -> tuple:
     as one per argument, ``NO_TANGENT`` for an object it does not differentiate (the
     layout :func:`vjp_function` records on a generated vjp function)."""
     layout = getattr(function, "__pullback_spread__", None)
-    if layout is None:
-        return tuple(cotangents)
-    n, positions = layout
-    out = [NO_TANGENT] * n
-    for p, c in zip(positions, cotangents, strict=True):
-        out[p] = c
+    out = list(cotangents)
+    if layout is not None:
+        n, positions = layout
+        out = [NO_TANGENT] * n
+        for p, c in zip(positions, cotangents, strict=True):
+            out[p] = c
+    star = getattr(function, "__pullback_star__", None)
+    if star is not None:  # the *args tuple's cotangent: one per argument it took
+        k, n_star = star
+        items = (ZERO,) * n_star if is_zero(out[k]) else tuple(out[k])
+        out[k : k + 1] = items
     return tuple(out)
 
 
 def gather_cotangents(function, per_argument) -> tuple:
     """The inverse of :func:`spread_cotangents`: of one value per argument, those of the
     arguments ``function`` differentiates."""
+    per_argument = list(per_argument)
+    star = getattr(function, "__pullback_star__", None)
+    if star is not None:
+        k, n_star = star
+        per_argument[k : k + n_star] = [tuple(per_argument[k : k + n_star])]
     layout = getattr(function, "__pullback_spread__", None)
     if layout is None:
         return tuple(per_argument)
@@ -329,6 +339,13 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         function = site.vjp_of(target, wrt)
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
+        star = next(
+            (p.name for p in inspect.signature(target).parameters.values()
+             if p.kind is p.VAR_POSITIONAL),
+            None,
+        )
+        if star in names:  # its tuple's cotangent, one per argument it took
+            function.__pullback_star__ = (names.index(star), len(bound.arguments[star]))
         return function
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "

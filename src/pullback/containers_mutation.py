@@ -80,6 +80,23 @@ def immutable_value(value, name: str, op: str, where: str):
     )
 
 
+def store_item(container, key, value, where: str):
+    """``obj.attr[key] = value`` with the container an object holds: a dict or list gets
+    the value, as in the primal (the transformation refuses it, PB107, where the function
+    may read a differentiated value back). An array there is the caller's data, which a
+    differentiated function may not write into: refused before the write."""
+    if isinstance(container, (dict, list)):
+        container[key] = value
+        return
+    raise UnsupportedCallError(
+        f"{where}: an item assignment into a {type(container).__name__} held by an object: "
+        "a differentiated function may write only into arrays it created itself, and this "
+        "one came from outside (pullback lets a dict or list on an object get values, as "
+        "a cache). Fix: copy it into a local array first (`w = obj.w.copy(); w[i] = v`) "
+        "and use or return that (see docs/limitations.md#PB101)."
+    )
+
+
 _IN_PLACE = {
     "+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__",
     "//": "__ifloordiv__", "%": "__imod__", "**": "__ipow__", "@": "__imatmul__",
@@ -122,4 +139,6 @@ def register(reg):
     reg.non_differentiable(keys_without, family=FAMILY, trusted=True)
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
     reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)
-    reg.non_differentiable(immutable_item, immutable_value, family=FAMILY, trusted=True)
+    reg.non_differentiable(
+        immutable_item, immutable_value, store_item, family=FAMILY, trusted=True
+    )

@@ -246,8 +246,28 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
     function found at run time (see :func:`method_vjp`)."""
+    bound = bound_arguments(fn)
+    if bound is not None:  # a callable object, a bound method or partial in a variable
+        target, head, fixed = bound
+        cots = function_vjp(site, g, target, *head, *args, **{**fixed, **kwargs})
+        return cots[len(head) :]
     function = vjp_function(site, None, fn, args, kwargs)
     return spread_cotangents(function, function(g, *args, **kwargs))
+
+
+def bound_arguments(fn):
+    """``(function, leading arguments, keywords)`` when calling ``fn`` calls a Python
+    function with arguments of its own first (``layer(x)`` is ``Dense.__call__(layer,
+    x)``; a bound method, a ``functools.partial``), else None (``fn`` is that function,
+    or has no Python function behind it)."""
+    if isinstance(fn, types.FunctionType):
+        return None
+    bound = as_bound_call(fn)
+    if bound is None or not isinstance(bound.target, types.FunctionType):
+        return None
+    if not bound.args and not bound.kwargs and bound.target is fn:
+        return None
+    return bound.target, tuple(bound.args), dict(bound.kwargs)
 
 
 def spread_cotangents(function, cotangents) -> tuple:

@@ -91,6 +91,15 @@ def own_nodes(stmts):
             stack.extend(gast.iter_child_nodes(node))
 
 
+def object_item_target(target) -> bool:
+    """``obj.attr[key]`` (a store target): an item of a container held by an object."""
+    return (
+        isinstance(target, gast.Subscript)
+        and isinstance(target.value, gast.Attribute)
+        and dotted_parts(target.value) is not None
+    )
+
+
 def local_names(tree: gast.FunctionDef) -> set[str]:
     """Parameters and every name the function body assigns."""
     names = set()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from ..resolve import object_item_target
 from ..transform.inplace_calls import inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
@@ -225,6 +226,10 @@ class MutationChecks:
     def _report_subscript_store(self, target, value, op):
         if self.check_container_store(target, op):
             return  # a list or dict (check/container_checks.py)
+        if op is None and object_item_target(target):
+            # self.cache["X"] = X: a dict or list on an object gets the value as in the
+            # primal; an array there is refused when it runs (free_values.object_item_store)
+            return
         reason = self._aliases().store_reason(target)
         if reason is None:
             return  # a local array: written in place (transform/mutation.py)

@@ -182,6 +182,9 @@ def _vjp_function_rrule(skip_receiver):
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
+            bound = dynamic_calls.bound_arguments(callee)
+            if bound is not None:  # layer(x): Dense.__call__(layer, x)
+                return _bound_rrule(site, g, bound, args, kwargs)
             function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)
             inputs = (g, *args)
         parameters = list(inspect.signature(function).parameters.values())
@@ -242,6 +245,23 @@ def _vjp_function_rrule(skip_receiver):
         return y, vjp_function_pullback
 
     return rrule
+
+
+def _bound_rrule(site, g, bound, args, kwargs):
+    """The rule of ``function_vjp`` for a callable that calls a Python function with
+    arguments of its own first (a callable object, a bound method, a partial): that
+    function's, those leading arguments' cotangents dropped."""
+    target, head, fixed = bound
+    y, inner = vjp_function_rrule(site, g, target, *head, *args, **{**fixed, **kwargs})
+    n = len(head)
+
+    def bound_vjp_pullback(dy):
+        if tangents.is_zero(dy):
+            return (NO_TANGENT, ZERO, NO_TANGENT) + (ZERO,) * len(args)
+        c = inner((ZERO,) * n + tuple(dy))  # site, g, target, *head, *arguments
+        return (NO_TANGENT, c[1], NO_TANGENT, *c[3 + n :])
+
+    return tuple(y)[n:], bound_vjp_pullback
 
 
 def _alone_rrule(site, g, obj, name, alone, args, kwargs):

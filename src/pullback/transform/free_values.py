@@ -20,6 +20,7 @@ import numpy as np
 
 from ..callables import rule_call_function, user_method_function
 from ..containers import BUILDERS
+from ..containers_mutation import store_item
 from ..guards import is_baked_value
 from ..registry import qualified_name
 from ..resolve import (
@@ -151,7 +152,24 @@ class FreeValues:
         call.pb_attribute_store = target
         root = target.value
         call.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
-            self.fs.tree, root.id, target.attr, self.parents()
+            self.fs.tree, root.id, target.attr, self.parents(), after=where
+        )
+        return N.expr_stmt(call, where)
+
+    def object_item_store(self, target, value, stmts, where):
+        """``obj.attr[key] = value`` as the statement ``store_item(obj.attr, key, value)``:
+        a dict or list held by an object gets the value as in the primal (an array there
+        is refused when it runs); the transformation refuses it (PB107) where a gradient
+        would flow through the stored value back into the function."""
+        container = self.atom(target.value, stmts)
+        key = self.key_value(target.slice, stmts)
+        filename, line, col = self.fs.location(where)
+        here = N.const(f"{filename}:{line}:{col + 1}")
+        call = self.bound_call(store_item, [container, key, value, here], where)
+        call.pb_item_store = target
+        root = target.value.value
+        call.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
+            self.fs.tree, root.id, target.value.attr, self.parents(), after=where
         )
         return N.expr_stmt(call, where)
 

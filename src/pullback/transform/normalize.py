@@ -39,6 +39,7 @@ from ..containers_mutation import immutable_value
 from ..resolve import (
     dotted_parts,
     local_names,
+    object_item_target,
 )
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS, Comprehensions
@@ -175,6 +176,8 @@ class Normalizer(
         ``jumps`` is falsy when the statement always falls through, ``"always"`` when it
         never does, and true when it may leave its block.
         """
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and object_item_target(s.targets[0]):
+            return self.stmt_Assign(s)  # self.cache[k] = v: no local array (object_item_store)
         inplace = self.inplace_statement(s)  # a[i] = v, a.fill(v), a += v: inplace_calls.py
         if inplace is not None:
             return inplace, False
@@ -205,6 +208,10 @@ class Normalizer(
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
             stmts, value = self.expr(s.value)
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
+            return stmts, False
+        if len(s.targets) == 1 and object_item_target(s.targets[0]):  # self.cache[k] = v
+            stmts, value = self.expr(s.value)
+            stmts.append(self.object_item_store(s.targets[0], value, stmts, s))
             return stmts, False
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
             if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls

@@ -30,6 +30,15 @@ class AttributeAdjoints:
                 receiver = gast.unparse(appended.value).strip()
                 self.problems.append(varied_outside_append(self.diagnostic, call, receiver))
             return
+        item = getattr(call, "pb_item_store", None)
+        if item is not None:  # self.cache[k] = v: refused as its attribute would be
+            value = call.args[2]
+            if isinstance(value, gast.Name) and value.id in self.activity.varied:
+                obj = gast.unparse(item.value.value).strip()
+                self.problems.append(
+                    varied_attribute_store(self.diagnostic, item, obj, item.value.attr)
+                )
+            return
         target = getattr(call, "pb_attribute_store", None)
         if target is None:
             return

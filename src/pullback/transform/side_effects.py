@@ -29,21 +29,33 @@ from ..resolve import parent_map
 _WRITES = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 
 
-def may_read_back(tree, root: str, attr: str | None = None, parents=None) -> bool:
+def may_read_back(tree, root: str, attr: str | None = None, parents=None, after=None) -> bool:
     """Whether the function ``tree`` may read back what it stores in ``root.attr`` (or,
     with ``attr=None``, what it adds to the container ``root``); ``parents`` is
-    :func:`~pullback.resolve.parent_map` of ``tree`` when the caller has it."""
+    :func:`~pullback.resolve.parent_map` of ``tree`` when the caller has it. With
+    ``after`` (the statement that stores), only the uses that may run after it count:
+    those later in the source, those in a loop around it too, those in nested functions
+    (called who knows when); a use earlier in straight-line code ran before the store."""
     parents = parent_map(tree) if parents is None else parents
     for node in gast.walk(tree):
         if not (isinstance(node, gast.Name) and node.id == root):
             continue
         if not isinstance(node.ctx, gast.Load):
             continue
+        if after is not None and _runs_before(node, after, tree, parents):
+            continue
         parent = parents.get(node)
         if isinstance(parent, gast.Attribute) and parent.value is node:
             grand = parents.get(parent)
             called = isinstance(grand, gast.Call) and grand.func is parent
             if attr is not None:
+                stored_into = (
+                    isinstance(grand, gast.Subscript)
+                    and grand.value is parent
+                    and not isinstance(grand.ctx, gast.Load)
+                )
+                if stored_into:
+                    continue  # root.attr[k] = v: another write into the container
                 if parent.attr == attr and isinstance(parent.ctx, gast.Load):
                     return True  # root.attr read (or root.attr.method(...))
                 if called:
@@ -55,6 +67,27 @@ def may_read_back(tree, root: str, attr: str | None = None, parents=None) -> boo
         if isinstance(parent, gast.Call) or attr is None:
             return True  # handed to a call, or the container itself read
     return False
+
+
+def _runs_before(use, store, tree, parents) -> bool:
+    """Whether ``use`` runs only before the statement ``store`` (or as part of it)."""
+    chain, node = [], use
+    while node is not None and node is not tree:
+        chain.append(node)
+        node = parents.get(node)
+    if store in chain:
+        return True  # in the store statement itself: read before the store happens
+    if any(isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)) for n in chain):
+        return False  # a nested function may run any time
+    if (use.lineno, use.col_offset) >= (store.lineno, store.col_offset):
+        return False
+    loops = set()
+    node = parents.get(store)
+    while node is not None and node is not tree:
+        if isinstance(node, (gast.For, gast.While)):
+            loops.add(id(node))
+        node = parents.get(node)
+    return not any(id(n) in loops for n in chain)  # a loop around both: runs again after
 
 
 def shadow_read_back_attributes(tree) -> None:

@@ -99,3 +99,37 @@ def test_an_array_held_by_an_object_is_not_written():
         pullback.grad(lambda x: layer.forward(x))(np.ones((2, 3)))
     assert "test_object_caches.py:" in str(e.value)
     np.testing.assert_array_equal(layer.W, np.full((3, 1), 2.0))
+
+
+class Problem:
+    def __init__(self):
+        self.evals = []
+        self.trace = {"x": []}
+
+    def objective(self, x):
+        val = np.sum(np.cos(x) * x**2)
+        self.evals.append(float(val))  # a log of differentiated values, never read here
+        for v in x:
+            self.trace["x"].append(v)
+        return val
+
+    def reads_its_log(self, x):
+        self.evals.append(np.sum(x**2))
+        return self.evals[-1] * 2.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logs_on_self_run_once_per_gradient(dtype):
+    p = Problem()
+    x = np.array([0.5, -1.0, 2.0], dtype=dtype)
+    check_grad(p.objective, x)
+    p.evals.clear()
+    pullback.grad(p.objective)(x)
+    assert len(p.evals) == 1  # once per gradient, the primal's value
+    assert p.evals[0] == pytest.approx(float(p.objective(x)), rel=1e-6)
+    assert check_grads(p.objective, x.astype(np.float64), order=2) == "reverse over reverse"
+
+
+def test_a_log_read_back_is_refused():
+    with pytest.raises(pullback.UnsupportedSyntaxError, match="PB106"):
+        pullback.grad(Problem().reads_its_log)(np.ones(3))

@@ -235,9 +235,22 @@ class Comprehensions(ListMutations):
             return
         root = func.value
         normalized.pb_outside_append = func
-        normalized.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
-            self.fs.tree, root.id, parents=self.parents()
-        )
+        parents = self.parents()
+        statement = call
+        while statement is not None and not isinstance(statement, gast.stmt):
+            statement = parents.get(statement)
+        while isinstance(root, gast.Subscript):  # self.trace["x"].append(v): self.trace
+            root = root.value
+        if isinstance(root, gast.Name):
+            back = may_read_back(self.fs.tree, root.id, parents=parents, after=statement)
+        elif isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name):
+            # self.evals.append(v): read back where self.evals (or a method) is used after
+            back = may_read_back(
+                self.fs.tree, root.value.id, root.attr, parents, after=statement
+            )
+        else:
+            back = True
+        normalized.pb_read_back = back
 
     def built_lists(self) -> set:
         """Locals whose every assignment makes a new list (display, comprehension, list())."""

@@ -464,3 +464,33 @@ def test_cumprod_chooses_no_formula_by_the_data_on_dask(counting):
     g = grad(cumulative_product)(x, b)
     assert counting.calls == 0
     np.testing.assert_allclose(g.compute(), grad(cumulative_product)(xn, bn), rtol=1e-12)
+
+
+def test_an_indexed_cotangent_of_a_numpy_value_takes_a_dask_values_backend(counting):
+    # second order on Dask: the gradient reads a NumPy value by index and the cotangents of
+    # those reads are Dask arrays; a NumPy buffer would compute them, so the sum is lazy
+    from pullback.indexed_cotangent import IndexedCotangent
+
+    values = [np.arange(3.0), np.array(5.0), np.ones((2, 3))]
+    indices = [0, (1, slice(None)), (slice(None), [0, 0, 2])]
+    plain = IndexedCotangent((2, 3), np.dtype(float), indices[0], values[0])
+    lazy = IndexedCotangent((2, 3), np.dtype(float), indices[0], da.from_array(values[0]))
+    for index, value in zip(indices[1:], values[1:], strict=True):
+        plain = plain.plus(index, value)
+        lazy = lazy.plus(index, da.from_array(value) if value.ndim else value)
+    got = lazy.dense()
+    assert isinstance(got, da.Array) and counting.calls == 0
+    np.testing.assert_array_equal(got.compute(), plain.dense())  # repeated indices accumulate
+
+
+def test_a_read_with_new_axes_writes_its_cotangent_on_dask(counting):
+    # Dask's item assignment ignores None in the index (NumPy's does not)
+    from pullback.backends import read_cotangent
+
+    x = da.zeros((2, 3), chunks=(1, 2))
+    g = np.arange(6.0).reshape(2, 1, 3)
+    got = read_cotangent(x, (slice(None), None), g)
+    assert counting.calls == 0
+    np.testing.assert_array_equal(got.compute(), g[:, 0, :])
+    got = read_cotangent(x, (1, None, slice(0, 2)), np.ones((1, 2)))
+    np.testing.assert_array_equal(got.compute(), [[0, 0, 0], [1, 1, 0]])

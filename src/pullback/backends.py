@@ -249,6 +249,7 @@ def read_cotangent(x, index, g):
         import dask.array as da
 
         out = da.zeros(x.shape, dtype=_cotangent_dtype(x), chunks=x.chunks)
+        index, g = _without_new_axes(x.shape, index, g)
     else:
         xp = namespace(x)
         out = xp.zeros(x.shape, dtype=x.dtype)
@@ -256,6 +257,21 @@ def read_cotangent(x, index, g):
             g = xp.asarray(g, dtype=x.dtype)
     out[index] = g
     return out
+
+
+def _without_new_axes(shape, index, g):
+    """``(index, g)`` with the ``None`` entries of a basic ``index`` dropped and ``g``
+    reshaped to match: Dask's item assignment ignores new axes (NumPy's does not), and
+    dropping them only removes axes of length one."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(p is None for p in parts):
+        return index, g
+    kept = tuple(p for p in parts if p is not None)
+    probe = np.broadcast_to(np.empty((), dtype=np.int8), shape)  # shapes only, no data
+    read, target = probe[index].shape, probe[kept].shape
+    if tuple(np.shape(g)) != read:
+        g = np.broadcast_to(g, read)
+    return kept, np.reshape(g, target)
 
 
 def read_at(g, index):

@@ -10,6 +10,8 @@ array([2., 0., 5.])
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 _ndarray = np.ndarray
@@ -51,6 +53,9 @@ class IndexedCotangent:
             node = node.parent
         indices.reverse()
         values.reverse()
+        lazy = lazy_scatter(base, self.shape, self.dtype, indices, values)
+        if lazy is not None:
+            return lazy
         if base is not None:
             if type(base) is IndexedCotangent:
                 base = base.dense()
@@ -100,6 +105,33 @@ class IndexedCotangent:
 
     def __repr__(self) -> str:
         return f"IndexedCotangent(shape={self.shape}, entries={self.length})"
+
+
+def lazy_scatter(base, shape, dtype, indices, values):
+    """``base`` (or zeros) of ``shape`` with each of ``values`` added at its index, as a
+    Dask graph when a value or the base is a Dask array (second derivatives on Dask: the
+    cotangent of a NumPy value the gradient reads by index is lazy); ``None`` otherwise,
+    for the NumPy buffer. A NumPy buffer cannot receive a Dask value without computing it,
+    so the buffer takes the cotangent's backend."""
+    module = sys.modules.get("dask.array")  # no Dask array exists unless it was imported
+    if module is None:
+        return None
+    dask_array = module.Array
+    if not isinstance(base, dask_array) and not any(isinstance(v, dask_array) for v in values):
+        return None
+    from . import backends
+
+    da = module
+
+    if type(base) is IndexedCotangent:
+        base = base.dense()
+    like = da.zeros(shape, dtype=dtype)  # the cotangent's chunks: a value's own chunking
+    out = like if base is None else da.broadcast_to(base, shape).astype(dtype)
+    for index, value in zip(indices, values, strict=True):
+        if type(value) is IndexedCotangent:
+            value = value.dense()
+        out = out + backends.read_cotangent(like, index, value)
+    return out
 
 
 def _needs_add_at(index) -> bool:

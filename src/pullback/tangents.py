@@ -28,7 +28,12 @@ import numpy as np
 # the others: callers import them from here.
 from . import backends
 from .diagonal_stack import DiagonalStack
-from .indexed_cotangent import _SCALAR_VALUE_TYPES, IndexedCotangent, _scatter_entries
+from .indexed_cotangent import (
+    _SCALAR_VALUE_TYPES,
+    IndexedCotangent,
+    _scatter_entries,
+    lazy_scatter,
+)
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
@@ -229,6 +234,8 @@ def unbroadcast(g, x):
     if tx is float or tx is int or tx is bool:
         if tg is _ndarray:
             g = g.sum() if g.ndim else g[()]
+        elif backends.is_dask(g) and g.ndim:  # a float's cotangent from Dask data: lazy
+            g = g.sum()
         return g.real if np.iscomplexobj(g) else g
     if tx is _ndarray:
         if x.dtype.kind != "c" and np.iscomplexobj(g):
@@ -398,6 +405,11 @@ def fold_reads(acc, x, chain):
         add_index(index)
         add_value(value)
     if isinstance(x, _ndarray):
+        lazy = lazy_scatter(
+            None if is_zero(acc) else acc, x.shape, _cotangent_dtype(x), indices[::-1], values[::-1]
+        )
+        if lazy is not None:  # a Dask cotangent of a NumPy value: the buffer goes lazy
+            return lazy
         if is_zero(acc):
             out = np.zeros(x.shape, dtype=_cotangent_dtype(x))
         else:

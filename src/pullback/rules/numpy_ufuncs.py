@@ -94,6 +94,18 @@ def _copysign_da(y, a, b):
     return np.copysign(1.0, a) * np.copysign(1.0, b)
 
 
+def _unit(y, a, b):
+    # d(a + b)/da, d(a + b)/db and d(a - b)/da. A named function, not a lambda: on Python
+    # 3.12 the source of one of two equal lambdas on a line cannot be told apart, and second
+    # derivatives transform this source.
+    return 1.0
+
+
+def _minus_unit(y, a, b):
+    # d(a - b)/db (named for the reason of _unit)
+    return -1.0
+
+
 def _mod_db(y, a, b):
     # a mod b = a - floor(a / b) * b. (a - y) / b is that integer, exactly up to rounding.
     return -np.round((a - y) / b)
@@ -242,6 +254,8 @@ def register(reg):
         _hypot_db,
         _copysign_da,
         _mod_db,
+        _unit,
+        _minus_unit,
     ):
         transformable(helper)
     r = Registrar(reg, FAMILY)
@@ -280,8 +294,8 @@ def register(reg):
     s(np.rad2deg, lambda y, x: 1.0 / _DEG)
     s(np.degrees, lambda y, x: 1.0 / _DEG)
 
-    s(np.add, lambda y, a, b: 1.0, lambda y, a, b: 1.0)
-    s(np.subtract, lambda y, a, b: 1.0, lambda y, a, b: -1.0)
+    s(np.add, _unit, _unit)
+    s(np.subtract, _unit, _minus_unit)
     s(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
     s(np.divide, lambda y, a, b: 1.0 / b, lambda y, a, b: -y / b)
     s(np.power, _power_da, _power_db, notes="no cotangent for the exponent where base <= 0")

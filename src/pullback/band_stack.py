@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin as _Mixin
 
 from .diagonal_stack import DiagonalStack, StructuredStack
 
@@ -44,6 +45,19 @@ def _valid(offset: int, k: int, m: int) -> range:
     """The positions ``j`` of a band at ``offset`` that lie in the stack (``0 <= j + offset
     < k``)."""
     return range(max(0, -offset), max(0, min(m, k - offset)))
+
+
+def _operator(ufunc, name, reflected=False):
+    """The binary operator ``name`` of a band stack: the band result where there is one,
+    else what NumPy's operator mixin does (the dense result, or NotImplemented)."""
+    fallback = getattr(_Mixin, name)
+
+    def operator(self, other):
+        out = self._band_result(ufunc, (other, self) if reflected else (self, other))
+        return out if out is not None else fallback(self, other)
+
+    operator.__name__ = name
+    return operator
 
 
 class BandStack(StructuredStack):
@@ -129,6 +143,19 @@ class BandStack(StructuredStack):
             bands[o - start] = full
         return BandStack(self.k, bands, n)
 
+    # The operators a reverse sweep writes (``d * t``, ``2.0 * d``, ``-d``, ``a + b``) go to
+    # the band directly: NumPy's ufunc dispatch costs more than the few vectors of a band.
+    __mul__ = _operator(np.multiply, "__mul__")
+    __rmul__ = _operator(np.multiply, "__rmul__", reflected=True)
+    __truediv__ = _operator(np.true_divide, "__truediv__")
+    __add__ = _operator(np.add, "__add__")
+    __radd__ = _operator(np.add, "__radd__", reflected=True)
+    __sub__ = _operator(np.subtract, "__sub__")
+    __rsub__ = _operator(np.subtract, "__rsub__", reflected=True)
+
+    def __neg__(self):
+        return BandStack(self.k, {o: -v for o, v in self.bands.items()}, self.m)
+
     def _factor(self, other) -> bool:
         """Whether ``other`` scales every band (a scalar or an array that broadcasts to
         ``(m,)`` without a batch axis) and is finite: off the band the dense stack holds
@@ -188,7 +215,10 @@ class BandStack(StructuredStack):
                 return None
             bands = dict(a.bands)
             for o, v in b.bands.items():
-                bands[o] = ufunc(bands[o], v) if o in bands else ufunc(np.zeros_like(v), v)
+                if o in bands:
+                    bands[o] = ufunc(bands[o], v)
+                else:  # 0 + v and 0 - v without the zeros
+                    bands[o] = v if ufunc is np.add else -v
             return BandStack(k, bands, m) if len(bands) <= _MAX_BANDS else None
         if ufunc in _DIVIDING and type(a) is BandStack and a._factor(b) and np.all(b != 0):
             return BandStack(k, {o: ufunc(v, b) for o, v in a.bands.items()}, m)

@@ -291,6 +291,9 @@ def _unbroadcast_batched(g, x):
     if type(g) is _ndarray and type(x) is _ndarray and g.dtype == x.dtype:
         if g.shape == batch + x.shape:  # the common case, without np.shape/np.result_type
             return g
+    if type(g) is BandStack and type(x) is _ndarray and (g.k, g.m) == batch + x.shape:
+        if g.dtype == x.dtype:  # a banded step of a Hessian: nothing to sum
+            return g
     shape = batch + tuple(np.shape(x))
     g = densify(g)
     if type(g) is DiagonalStack or type(g) is BandStack:

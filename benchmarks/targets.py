@@ -301,8 +301,10 @@ def jacobians_and_hessians(timed) -> list[Row]:
     if not np.array_equal(jf(z), j(z)):
         return [Row("forward-mode Jacobian of an elementwise map", "WRONG", "<= 10x", False)]
     ratio_f = timed(jf, (z,)) / t_grad
-    # The floor of any dense Jacobian: allocating and zeroing its n x n result.
+    # The floor of any dense Jacobian: allocating and zeroing its n x n result, and writing
+    # its diagonal (which touches every page of it: np.zeros alone is lazily zeroed).
     ratio_floor = timed(np.zeros, ((z.size, z.size),)) / t_grad
+    ratio_diag = timed(np.diag, (z,)) / t_grad
     return [
         Row(
             "full Hessian, vectorized Rosenbrock n=100 / hand gradient",
@@ -332,6 +334,7 @@ def jacobians_and_hessians(timed) -> list[Row]:
             "  forward mode (stacked_jvp) / one gradient", _ratio(ratio_f), "<= 10x", ratio_f <= 10
         ),
         Row("  np.zeros of the 1000x1000 result alone", _ratio(ratio_floor), "-", None),
+        Row("  np.diag: the dense diagonal result alone", _ratio(ratio_diag), "-", None),
     ]
 
 

@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from . import tangents
+from .band_stack import BandStack, combine_band
 from .diagonal_stack import DiagonalStack, combine
 from .running import deeper_recursion, run_pullback
 from .tangents import ZERO
@@ -70,7 +71,7 @@ def _batched_cotangents(back, dys, batch):
             dtype = np.result_type(value) if np.result_type(value).kind in "fc" else float
             c = np.zeros(want, dtype=dtype)
         c = tangents.densify(c)
-        if type(c) is DiagonalStack and c.shape == want:
+        if (type(c) is DiagonalStack or type(c) is BandStack) and c.shape == want:
             out.append(c)  # still the identity's structure: dense only at the end
             continue
         if type(c) is not np.ndarray or c.shape != want:
@@ -92,6 +93,8 @@ def _combine(weights, stack):
     """``sum_r weights[r] * stack[r]``: one cotangent from a stack."""
     if type(stack) is DiagonalStack:
         return combine(weights, stack)
+    if type(stack) is BandStack:
+        return combine_band(weights, stack)
     k = stack.shape[0]
     # a matrix-vector product on the flattened rows: tensordot's reshapes cost more
     return (weights @ stack.reshape(k, -1)).reshape(stack.shape[1:])
@@ -114,8 +117,12 @@ def agrees(reference, ins, outs, rng=None) -> bool:
         if not w.size:
             continue
         eps = _eps(np.result_type(c.dtype, w.dtype, np.float32))
-        entries = c.diagonal if type(c) is DiagonalStack else c
-        scale = max(float(np.abs(w).max()), float(np.abs(entries).max(initial=0.0)))
+        if type(c) is BandStack:
+            top = c.max_abs()
+        else:
+            entries = c.diagonal if type(c) is DiagonalStack else c
+            top = float(np.abs(entries).max(initial=0.0))
+        scale = max(float(np.abs(w).max()), top)
         tol = 64 * eps * scale * math.sqrt(max(k, 1)) + 1e-300
         if not float(np.abs(got - w).max()) <= tol:
             return False
@@ -167,7 +174,7 @@ def stacked_pullback(back, dys):
 
 def materialize_rows(c, value):
     """A stack of cotangents in the argument's dtype."""
-    if type(c) is DiagonalStack:
+    if type(c) is DiagonalStack or type(c) is BandStack:
         c = c.dense()
     dtype = np.result_type(value)
     if dtype.kind in "fc" and c.dtype != dtype:

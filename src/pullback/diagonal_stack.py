@@ -35,7 +35,24 @@ _UNARY = {np.negative, np.positive}
 _LINEAR = {np.add, np.subtract}
 
 
-class DiagonalStack(NDArrayOperatorsMixin):
+class StructuredStack(NDArrayOperatorsMixin):
+    """A stack of cotangents kept in a compact form: NumPy sees its dense array
+    (``dense()``) wherever it is converted or indexed."""
+
+    __slots__ = ()
+
+    def dense(self) -> np.ndarray:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, index):
+        return self.dense()[index]
+
+
+class DiagonalStack(StructuredStack):
     """The stack ``(n,) + shape`` whose row ``r`` is zero but at flat position ``r``, where
     it is ``diagonal.flat[r]`` (``n = diagonal.size``). See the module docstring."""
 
@@ -76,13 +93,6 @@ class DiagonalStack(NDArrayOperatorsMixin):
         out.flat[:: n + 1] = self.diagonal.ravel()
         return out.reshape(self.shape)
 
-    def __array__(self, dtype=None, copy=None):
-        out = self.dense()
-        return out if dtype is None else out.astype(dtype, copy=False)
-
-    def __getitem__(self, index):
-        return self.dense()[index]
-
     def __repr__(self) -> str:
         return f"DiagonalStack({self.diagonal!r})"
 
@@ -101,6 +111,8 @@ class DiagonalStack(NDArrayOperatorsMixin):
             return False
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(getattr(type(x), "_stack_priority", 0) for x in inputs):
+            return NotImplemented  # a band stack (pullback.band_stack) knows both
         if method == "__call__" and not kwargs:
             out = self._diagonal_result(ufunc, inputs)
             if out is not None:

@@ -27,6 +27,7 @@ import numpy as np
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
 from . import backends
+from .band_stack import BandStack, as_band
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import (
     _SCALAR_VALUE_TYPES,
@@ -155,6 +156,9 @@ def read_cotangent(g, x, index, value):
     g = densify(g)
     if isinstance(x, _ndarray):
         if batch_axes.axes:
+            band = _band_read(g, x, index)
+            if band is not None:
+                return unbroadcast(band, value)
             g = np.asarray(g)
             if g.ndim < len(batch_axes.axes) + x.ndim:
                 raise ValueError("a cotangent lost its batch axes")
@@ -167,6 +171,19 @@ def read_cotangent(g, x, index, value):
     if batch_axes.axes:
         raise TypeError("batched reads need a NumPy array")
     return backends.read_at(g, index)
+
+
+def _band_read(g, x, index):
+    """The read ``x[start:stop]`` of a diagonal or band stack of a vector, as a band stack
+    (see pullback.band_stack), or None."""
+    if type(index) is tuple and len(index) == 1:
+        index = index[0]
+    if type(index) is not slice or x.ndim != 1 or len(batch_axes.axes) != 1:
+        return None
+    band = as_band(g)
+    if band is None or band.m != x.shape[0]:
+        return None
+    return band.sliced(index)
 
 
 def broadcast_cotangent(d, shape):
@@ -182,6 +199,8 @@ def broadcast_cotangent(d, shape):
         return _read_only(d)  # nothing to broadcast: np.broadcast_to costs microseconds
     if not batch:
         return np.broadcast_to(d, shape)
+    if (type(d) is BandStack or type(d) is DiagonalStack) and d.shape == batch + tuple(shape):
+        return d  # nothing to broadcast, and the stack keeps its structure
     d = np.asarray(d)
     if d.shape[: len(batch)] != batch:
         raise ValueError("a cotangent lost its batch axes")
@@ -279,9 +298,12 @@ def _unbroadcast_batched(g, x):
     if type(g) is _ndarray and type(x) is _ndarray and g.dtype == x.dtype:
         if g.shape == batch + x.shape:  # the common case, without np.shape/np.result_type
             return g
+    if type(g) is BandStack and type(x) is _ndarray and (g.k, g.m) == batch + x.shape:
+        if g.dtype == x.dtype:  # a banded step of a Hessian: nothing to sum
+            return g
     shape = batch + tuple(np.shape(x))
     g = densify(g)
-    if type(g) is DiagonalStack:
+    if type(g) is DiagonalStack or type(g) is BandStack:
         if g.shape == shape:  # an elementwise step kept the identity's structure
             dtype = np.result_type(x)
             g = g.real if dtype.kind != "c" else g
@@ -464,6 +486,10 @@ def _fold_reads_batched(acc, x, chain):
         return acc
     if type(x) is not _ndarray:
         raise TypeError("batched reads need a NumPy array")
+    if is_zero(acc) and x.ndim == 1 and len(batch_axes.axes) == 1:
+        band = _fold_band_reads(x, chain)
+        if band is not None:
+            return band
     lead = (slice(None),) * len(batch_axes.axes)
     shape = batch_axes.axes + x.shape
     if is_zero(acc):
@@ -478,6 +504,28 @@ def _fold_reads_batched(acc, x, chain):
         if any(i is Ellipsis or i is None or isinstance(i, (list, _ndarray)) for i in index):
             raise TypeError("batched reads take ints and slices only")
         out[lead + index] += densify(value)
+    return out
+
+
+def _fold_band_reads(x, chain):
+    """``fold_reads`` of band stacks read by slices of a vector: their sum as a band stack
+    (see pullback.band_stack), or None for any other chain."""
+    out = None
+    while chain is not None:
+        index, value, chain = chain
+        if is_zero(value):
+            continue
+        if type(index) is tuple and len(index) == 1:
+            index = index[0]
+        band = as_band(value) if type(index) is slice else None
+        band = band.scattered(index, x.shape[0]) if band is not None else None
+        if band is None:
+            return None
+        out = band if out is None else out + band
+        if type(out) is not BandStack:
+            return None
+    if out is None or out.dtype != _cotangent_dtype(x):
+        return None
     return out
 
 

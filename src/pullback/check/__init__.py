@@ -149,15 +149,18 @@ def check_source(
     return result
 
 
-def check_function(fn, registry=None, *, defer_inactive_calls=False) -> list[Diagnostic]:
+def check_function(
+    fn, registry=None, *, defer_inactive_calls=False, fs=None
+) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
     Each function's own findings are in source order; the function's come first, then its
     callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
     ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
-    :func:`check_source`.
+    :func:`check_source`. ``fs``: ``fn``'s source already loaded (the check only reads it).
     """
-    fs = load_source(fn)
+    if fs is None:
+        fs = load_source(fn)
     return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls)
 
 
@@ -171,17 +174,18 @@ def check(fn, registry=None) -> list[Diagnostic]:
     return check_function(fn, registry)
 
 
-def raise_if_unsupported(fn, registry=None) -> None:
+def raise_if_unsupported(fn, registry=None, fs=None) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
 
     Called before the transform, which then refuses the calls of ``fn`` with neither rule
-    nor source that a differentiated value reaches (and lets the others run).
+    nor source that a differentiated value reaches (and lets the others run). ``fs``: the
+    source the transform loaded, read here rather than parsed a second time.
     """
-    diagnostics = check_function(fn, registry, defer_inactive_calls=True)
+    diagnostics = check_function(fn, registry, defer_inactive_calls=True, fs=fs)
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by
         # activity included (each one a gradient may have to cross).
-        diagnostics = check_function(fn, registry)
+        diagnostics = check_function(fn, registry, fs=fs)
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)

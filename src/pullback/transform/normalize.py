@@ -38,7 +38,9 @@ from ..resolve import (
     dotted_parts,
     local_names,
 )
+from ..source import load_source
 from . import nodes as N
+from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
@@ -551,8 +553,6 @@ def normalize(fs, registry=None) -> Normalized:
     """Normalize a loaded function (see the module docstring). ``registry`` is the rule
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
     a rule is rewritten to reach it)."""
-    from .closures import lift_nested_functions
-
     lift_nested_functions(fs)  # nested defs become functions of their own first
     return Normalizer(fs, registry).run()
 
@@ -562,8 +562,7 @@ def core_source(fn, ssa: bool = False) -> str:
 
     Markers for loop ends become ``pass``. Useful to see what the transformation works on.
     """
-    from ..source import load_source
-    from .ssa import to_ssa
+    from .ssa import to_ssa  # the next pass, which imports this one: see tests/test_layers.py
 
     norm = normalize(load_source(fn))
     if ssa:

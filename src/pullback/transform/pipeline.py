@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from ..check import raise_if_unsupported
 from ..errors import Diagnostic
 from ..source import load_source
 from .analyze import Activity, analyze
@@ -56,9 +57,7 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     """Run the shared passes on ``fn`` differentiated in ``wrt`` (None: every parameter)."""
     fs = load_source(fn)
     if check:
-        from ..check import raise_if_unsupported
-
-        raise_if_unsupported(fn, registry)
+        raise_if_unsupported(fn, registry, fs=fs)  # one parse: the check only reads fs
     params = parameter_names(fs.tree)
     # Generated code differentiated again names renamed parameters its own way.
     inherited = getattr(fs.fn, "__pullback_renames__", None) or {}

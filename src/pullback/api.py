@@ -16,24 +16,26 @@ import sys
 import numpy as np
 
 from . import backends
-from .adjoints import VJPRef, get_adjoint
+from .adjoints import LazyAdjoint, VJPRef, get_adjoint
 from .arguments import (
     _bound_values,
     _check_differentiable,
     kinds_key,
     resolve_wrt,
 )
+from .batched import stacked_pullback
 from .callables import as_bound_call
 from .errors import (
     ShapeMismatchError,
 )
-from .registry import default_registry
+from .registry import default_registry, install_entry_points
 from .running import (
     deeper_recursion,
     run_forward,
     run_pullback,
 )
 from .tangents import NO_TANGENT, ZERO, materialize
+from .transform.inline import inline_form
 from .transformed import GradFunction, ValueAndGradFunction, _Transformed, write_into
 
 __all__ = ["grad", "value_and_grad", "vjp", "vjp_resolved", "get_adjoint", "write_into", "VJPRef"]
@@ -88,8 +90,6 @@ class VJPPullback:
         y.shape``): one array of shape ``(k,) + x.shape`` per argument in ``wrt``. One
         batched reverse sweep where every step can follow the batch axis, one pullback per
         row elsewhere; the result is the same (see :mod:`pullback.batched`)."""
-        from .batched import stacked_pullback
-
         return stacked_pullback(self, dys)
 
 
@@ -161,6 +161,30 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     back.deep = adj.calls_user_code
     back.concrete = concrete
     return y, back
+
+
+def _shipped_rules():
+    from .rules import build_default_registry  # a lower layer, loaded on first gradient
+
+    return build_default_registry()
+
+
+# The layers below this one (registry, runtime helpers, rules, transform) reach these
+# through registry.ENTRY_POINTS instead of importing upward (docs/design.md, "Layers").
+install_entry_points(
+    vjp=vjp,
+    grad=grad,
+    value_and_grad=value_and_grad,
+    get_adjoint=get_adjoint,
+    VJPRef=VJPRef,
+    LazyAdjoint=LazyAdjoint,
+    resolve_wrt=resolve_wrt,
+    kinds_key=kinds_key,
+    run_forward=run_forward,
+    run_pullback=run_pullback,
+    inline_form=inline_form,
+    build_default_registry=_shipped_rules,
+)
 
 
 def _version_info():  # pragma: no cover - for bug reports

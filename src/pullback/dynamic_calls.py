@@ -22,7 +22,7 @@ import numpy as np
 
 from .callables import as_bound_call, library_call_function
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
-from .registry import NONDIFF, SCALAR, qualified_name
+from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
@@ -398,14 +398,13 @@ def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
     its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
     differentiable subset from the derivative's inline form, so that a second derivative
     transforms it. None for any other callee."""
-    from .transform.inline import inline_form
-
     if fn is None or kwargs or nargs != 1 + receiver:
         return None
     try:
         rule = registry.lookup(fn)
     except TypeError:  # an unhashable value: not a rule
         return None
+    inline_form = ENTRY_POINTS.inline_form
     if rule is None or rule.kind != SCALAR or not inline_form(rule):
         return None
     key = (fn, receiver, inline_form(rule))

@@ -17,12 +17,15 @@ import math
 import numpy as np
 
 from . import backends
-from .api import vjp, vjp_resolved
-from .arguments import _signature, resolve_wrt
+from .api import _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
+from .arguments import _positional_indices, _signature, kinds_key, resolve_wrt
 from .batched import stacked_pullback
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError
-from .tangents import ZERO
+from .forward_mode import jvp, stacked_jvp
+from .registry import default_registry, install_entry_points
+from .running import run_forward, run_pullback
+from .tangents import ZERO, materialize
 
 
 def _leaf_shape(y):
@@ -93,8 +96,6 @@ class JacobianFunction:
     def __call__(self, *args, **kwargs):
         mode = self.mode
         if mode != "reverse":
-            from .arguments import _positional_indices
-
             positions = _positional_indices(self.fn, self.names)
             if positions is None or max(positions, default=-1) >= len(args):
                 if mode == "forward":
@@ -116,8 +117,6 @@ class JacobianFunction:
         return self._reverse(args, kwargs)
 
     def _forward(self, positions, args, kwargs):
-        from .forward_mode import jvp, stacked_jvp
-
         per_input = []
         y = None
         for p in positions:
@@ -231,8 +230,6 @@ class JacobianFunction:
 
     def into(self, out, *args, **kwargs):
         """Write the Jacobian into the preallocated ``out`` and return ``out``."""
-        from .api import write_into
-
         return write_into(out, self(*args, **kwargs), "the Jacobian")
 
 
@@ -256,8 +253,6 @@ def hessian(fn=None, wrt=0, *, registry=None):
     the reverse sweep writes inline; a step that needs the derivative of another rule's
     pullback is refused with a clear error.
     """
-    from .api import grad
-
     if fn is None:
         return lambda f: hessian(f, wrt, registry=registry)
     if isinstance(wrt, (tuple, list)):
@@ -270,8 +265,6 @@ class HVPFunction:
     forward and one reverse sweep of the generated gradient — no Hessian is formed."""
 
     def __init__(self, fn, wrt, registry):
-        from .api import grad
-
         self.grad = grad(fn, wrt, registry=registry)
         self.wrt = wrt
         self.registry = registry
@@ -281,11 +274,6 @@ class HVPFunction:
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args):
-        from .api import _check_cotangent, default_registry, get_adjoint
-        from .arguments import kinds_key
-        from .running import run_forward, run_pullback
-        from .tangents import materialize
-
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
         *primals, v = args
@@ -312,3 +300,7 @@ def hvp(fn=None, wrt=0, *, registry=None):
     if isinstance(wrt, (tuple, list)):
         raise ArgumentError("hvp takes one argument (wrt=index or name), not a tuple.")
     return HVPFunction(fn, wrt, registry)
+
+
+# The rules of these functions (rules/pullback_runtime.py) find them here, below the api layer.
+install_entry_points(jacobian=jacobian, hessian=hessian, hvp=hvp)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import describe
+from .errors import PullbackError, describe
 from .tangents import NO_TANGENT, ZERO, unbroadcast
 
 RULE = "rule"
@@ -339,6 +339,61 @@ def _key(fn):
 
 _LOAD_LOCK = threading.RLock()
 
+
+class EntryPoints:
+    """The differentiation entry points that layers below the api reach without importing it.
+
+    Imports flow one way, from the lowest layer up (docs/design.md, "Layers"): the
+    registry, runtime helpers, rules and transform passes never import the api layer. Yet
+    a few of them must differentiate a user's function while they run (``np.vectorize``'s
+    rule, ``scipy.optimize.minimize``'s implicit gradient, the tangent of a call through a
+    rule), name an api function (the rules of ``grad`` itself) or build the rules that
+    ship with pullback. They find those objects here: ``api.py`` and ``jacobian.py``
+    install them with :func:`install_entry_points` when imported, which ``import pullback``
+    does before anything can differentiate. One object, so a test swaps an entry with
+    ``monkeypatch.setattr(ENTRY_POINTS, "vjp", fake)``.
+    """
+
+    NAMES = (
+        "vjp",  # api.vjp: (y, pullback) of a user's function
+        "grad",
+        "value_and_grad",
+        "jacobian",
+        "hessian",
+        "hvp",
+        "get_adjoint",  # adjoints.get_adjoint: the generated adjoint for (fn, wrt, kinds)
+        "VJPRef",  # adjoints.VJPRef: a user function's vjp function, transformed on use
+        "LazyAdjoint",
+        "resolve_wrt",  # arguments: parameter names of differentiated positions
+        "kinds_key",  # arguments: the argument kinds an adjoint is specialised for
+        "run_forward",  # running: the forward sweep of an adjoint
+        "run_pullback",  # running: the reverse sweep
+        "inline_form",  # transform.inline: a scalar rule's derivative as source
+        "build_default_registry",  # rules: a registry of every shipped family
+    )
+    __slots__ = NAMES
+
+    def __getattr__(self, name):  # only reached for an entry nobody installed
+        if name in EntryPoints.NAMES:
+            raise PullbackError(
+                f"pullback: the entry point {name!r} is not installed: a module below the "
+                "api layer was used before pullback's api was imported.\n"
+                "Fix: import pullback (which installs every entry point) before using "
+                "its submodules."
+            )
+        raise AttributeError(name)
+
+
+ENTRY_POINTS = EntryPoints()
+
+
+def install_entry_points(**entries) -> None:
+    """Install differentiation entry points (called by the api layer at import)."""
+    for name, value in entries.items():
+        if name not in EntryPoints.NAMES:
+            raise PullbackError(f"pullback: unknown entry point {name!r}.")
+        setattr(ENTRY_POINTS, name, value)
+
 # The registry pullback's own tables make, built once on first use (tests may swap it with
 # ``set_builtin_registry``), and the registry active in this thread or task: ``None`` means
 # the built-in one. A ContextVar, so that ``use_registry`` in one thread never changes the
@@ -350,13 +405,12 @@ _active: contextvars.ContextVar[RuleRegistry | None] = contextvars.ContextVar(
 
 
 def builtin_registry() -> RuleRegistry:
-    """The registry of every rule that ships with pullback (built once, lazily)."""
+    """The registry of every rule that ships with pullback (built once, lazily, by the
+    ``rules`` package's builder that the api layer installs in :data:`ENTRY_POINTS`)."""
     if not _builtin:
         with _LOAD_LOCK:
             if not _builtin:
-                from .rules import build_default_registry
-
-                _builtin.append(build_default_registry())
+                _builtin.append(ENTRY_POINTS.build_default_registry())
     return _builtin[0]
 
 

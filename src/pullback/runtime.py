@@ -24,7 +24,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .registry import NONDIFF, qualified_name, transformable
+from .registry import ENTRY_POINTS, NONDIFF, qualified_name, transformable
 from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
@@ -345,8 +345,6 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     row of ``J`` comes from pulling back a basis cotangent. ``keyword_tangents`` holds the
     tangents of differentiated keywords (``rule.extra["keyword_cotangents"]``).
     """
-    from .api import vjp
-
     y, pullback = rule.rrule(*args, **kwargs)
     moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
     if all(is_zero(d) for d in tangents) and not moving:
@@ -362,7 +360,7 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     ):
         try:
             dy0 = _zeros_like_output(y)
-            cots, back = vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
+            cots, back = ENTRY_POINTS.vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
             # The pullback gives one cotangent per positional parameter it has; a keyword's
             # is at its parameter's place.
             w = [ZERO] * len(cots)

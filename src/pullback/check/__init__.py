@@ -186,16 +186,17 @@ def _unique(diagnostics) -> list:
 
 
 def check_function(
-    fn, registry=None, *, defer_inactive_calls=False, active=None
+    fn, registry=None, *, defer_inactive_calls=False, active=None, fs=None
 ) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
     Each function's own findings are in source order; the function's come first, then its
     callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
     ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
-    :func:`check_source`.
+    :func:`check_source`. ``fs``: ``fn``'s source already loaded (the check only reads it).
     """
-    fs = load_source(fn)
+    if fs is None:
+        fs = load_source(fn)
     return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls, active=active)
 
 
@@ -209,21 +210,24 @@ def check(fn, registry=None) -> list[Diagnostic]:
     return check_function(fn, registry)
 
 
-def raise_if_unsupported(fn, registry=None, wrt=None) -> None:
+def raise_if_unsupported(fn, registry=None, wrt=None, fs=None) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
 
     Called before the transform, which then refuses the calls of ``fn`` with neither rule
     nor source that a differentiated value reaches (and lets the others run). ``wrt``:
     the parameters differentiated (None: all), which decides what the functions ``fn``
-    calls receive differentiated values in (check/taint.py).
+    calls receive differentiated values in (check/taint.py). ``fs``: the source the
+    transform loaded, read here rather than parsed a second time.
     """
     # an element of *args is differentiated as "args[1]": the parameter is args
     active = None if wrt is None else frozenset(str(w).split("[")[0] for w in wrt)
-    diagnostics = check_function(fn, registry, defer_inactive_calls=True, active=active)
+    diagnostics = check_function(
+        fn, registry, defer_inactive_calls=True, active=active, fs=fs
+    )
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by
         # activity included (each one a gradient may have to cross).
-        diagnostics = check_function(fn, registry, active=active)
+        diagnostics = check_function(fn, registry, active=active, fs=fs)
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)

@@ -22,6 +22,7 @@ import weakref
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedCallError
+from ..registry import ENTRY_POINTS, default_registry
 from ..tangents import is_differentiable_value, materialize
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
 
@@ -164,36 +165,28 @@ class UserVJP:
     registry is seen). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
 
     def __init__(self, fn, wrt):
-        from ..arguments import resolve_wrt
-
         self.fn = fn
         self.wrt = tuple(wrt)
-        self.names, _ = resolve_wrt(fn, self.wrt)
+        self.names, _ = ENTRY_POINTS.resolve_wrt(fn, self.wrt)
         self._adjoints: dict = {}
 
     def adjoint(self, args):
         """The generated adjoint for a call with ``args`` (built once per kinds)."""
-        from ..adjoints import get_adjoint
-        from ..arguments import kinds_key
-        from ..registry import default_registry
-
         registry = default_registry()
-        kinds = kinds_key(args, {})
+        kinds = ENTRY_POINTS.kinds_key(args, {})
         key = (id(registry), registry.version, kinds)
         adj = self._adjoints.get(key)
         if adj is None or not adj.guard():
-            adj = get_adjoint(self.fn, self.names, registry, kinds)
+            adj = ENTRY_POINTS.get_adjoint(self.fn, self.names, registry, kinds)
             self._adjoints[key] = adj
         return adj
 
     def __call__(self, args):
-        from ..running import run_forward, run_pullback
-
-        y, back = run_forward(self.adjoint(args), args, {})
+        y, back = ENTRY_POINTS.run_forward(self.adjoint(args), args, {})
         like = [args[k] for k in self.wrt]
 
         def user_pullback(dy):
-            cots = run_pullback(back, dy)
+            cots = ENTRY_POINTS.run_pullback(back, dy)
             return tuple(materialize(c, v) for c, v in zip(cots, like, strict=True))
 
         return y, user_pullback

@@ -4,8 +4,8 @@ is the vectorized object).
 
 Their pullbacks differentiate the user function once per call NumPy makes (per piece,
 per 1-d slice, per element): with its rule when it has one, otherwise with
-``pullback.vjp`` (imported lazily: the rules are registered while ``pullback.api`` is
-being imported). A user function's float arguments beyond the array are differentiated
+``pullback.vjp`` (reached through ``registry.ENTRY_POINTS``: rules sit below the api
+layer and never import it). A user function's float arguments beyond the array are differentiated
 too; integers, flags and keyword arguments are not. The pullbacks are also given as
 transformable functions (numpy_functional_pullbacks.py) that call the user function's
 vjp: second derivatives run through them.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..registry import ENTRY_POINTS, NONDIFF, default_registry
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
 from .numpy_functional_pullbacks import piecewise_conditions, piecewise_owner
 
@@ -25,8 +26,6 @@ FAMILY = "numpy_functional"
 def _call_with_pullback(f, args):
     """``(y, back)`` for ``f(*args)``; ``back(dy)`` gives one cotangent per argument
     (``NO_TANGENT`` for those without one)."""
-    from ..registry import NONDIFF, default_registry
-
     rule = default_registry().lookup(f)
     if rule is not None and rule.kind != NONDIFF:
         return rule.rrule(*args)
@@ -34,9 +33,7 @@ def _call_with_pullback(f, args):
     if rule is not None or not wrt:
         y = f(*args)
         return y, lambda dy: (NO_TANGENT,) * len(args)
-    from ..api import vjp
-
-    y, back = vjp(f, *args, wrt=wrt)
+    y, back = ENTRY_POINTS.vjp(f, *args, wrt=wrt)
 
     def user_function_pullback(dy):
         got = back(dy)

@@ -14,7 +14,7 @@ import inspect
 import numpy as np
 
 from .. import dynamic_calls, runtime, tangents
-from ..registry import transformable
+from ..registry import ENTRY_POINTS, transformable
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
 
@@ -370,15 +370,13 @@ def register(reg):
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the
     # generated gradient of f.
-    from ..api import grad, value_and_grad
-    from ..jacobian import hessian, hvp, jacobian
-
+    entry = ENTRY_POINTS
     reg.non_differentiable(
-        grad,
-        value_and_grad,
-        jacobian,
-        hessian,
-        hvp,
+        entry.grad,
+        entry.value_and_grad,
+        entry.jacobian,
+        entry.hessian,
+        entry.hvp,
         family=FAMILY,
         trusted=True,
     )

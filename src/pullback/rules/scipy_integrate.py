@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import transformable
+from ..registry import ENTRY_POINTS, transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, ZERO, Registrar, densify, finalize, zeros_for
 from .scipy_linalg import real_only, register_transformable
@@ -141,7 +141,7 @@ def simpson_pullback(dy, y, x=None, dx=1.0, axis=-1):
 def _simpson_rrule(y, *args, **kwargs):
     import scipy.integrate as si
 
-    from ..api import vjp
+    vjp = ENTRY_POINTS.vjp
 
     _real("simpson")(y, *args, **kwargs)
     out = si.simpson(y, *args, **kwargs)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..registry import ENTRY_POINTS
 from ..tangents import NO_TANGENT, ZERO
 from ._calculus_util import (
     ArgsPack,
@@ -180,8 +181,6 @@ def _refuse_active_bounds(name, x, lower, upper):
 def _minimize_rrule(*args, **kwargs):
     import scipy.optimize as so
 
-    from ..api import grad
-
     p = bound_call(so.minimize, args, kwargs)
     fun = p["fun"]
     if p["constraints"]:
@@ -198,7 +197,7 @@ def _minimize_rrule(*args, **kwargs):
         _refuse_active_bounds("scipy.optimize.minimize", sol.x, b.lb, b.ub)
     jac = p["jac"]
     pair = jac is True
-    G = jac if callable(jac) else (fun if pair else grad(fun))
+    G = jac if callable(jac) else (fun if pair else ENTRY_POINTS.grad(fun))
     implicit = Implicit("scipy.optimize.minimize", G, sol.x, p["args"], output=1 if pair else None)
 
     def minimize_pullback(dy):

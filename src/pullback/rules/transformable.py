@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from ..registry import transformable
+from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import NO_TANGENT, unbroadcast
 
@@ -162,8 +162,6 @@ def dot_pullback(dy, a, b):
 def by_rule(fn, dy, *args, **kwargs):
     """The rule's own pullback, for the cases a transformable pullback leaves to it (first
     derivatives only: a second derivative through it is refused)."""
-    from .. import default_registry
-
     return default_registry().lookup(fn).rrule(*args, **kwargs)[1](dy)
 
 

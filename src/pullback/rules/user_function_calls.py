@@ -21,6 +21,7 @@ import linecache
 import types
 
 from .. import dynamic_calls
+from ..registry import ENTRY_POINTS, default_registry
 from ._util import NO_TANGENT, differentiable
 
 FAMILY = "user_function_calls"
@@ -59,18 +60,14 @@ def called_by_name(fn, nargs: int):
 def rule_site():
     """The call site of a user function called by a rule's pullback (for messages, and
     for the adjoints and vjp functions of the active registry)."""
-    from ..registry import default_registry
-
     registry = default_registry()
     return _site_for(registry)
 
 
 @functools.lru_cache(maxsize=8)
 def _site_for(registry):
-    from ..adjoints import LazyAdjoint, VJPRef
-
     def vjp_of(fn, wrt):
-        return VJPRef(fn, wrt, registry)
+        return ENTRY_POINTS.VJPRef(fn, wrt, registry)
 
     return dynamic_calls.CallSite(
         "<a rule's pullback>",
@@ -78,7 +75,7 @@ def _site_for(registry):
         0,
         "(the call of a user function a rule makes)",
         registry,
-        functools.partial(LazyAdjoint, registry=registry),
+        functools.partial(ENTRY_POINTS.LazyAdjoint, registry=registry),
         vjp_of,
     )
 

@@ -41,7 +41,9 @@ from ..resolve import (
     local_names,
     object_item_target,
 )
+from ..source import load_source
 from . import nodes as N
+from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
@@ -577,8 +579,6 @@ def normalize(fs, registry=None) -> Normalized:
     """Normalize a loaded function (see the module docstring). ``registry`` is the rule
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
     a rule is rewritten to reach it)."""
-    from .closures import lift_nested_functions
-
     lift_nested_functions(fs)  # nested defs become functions of their own first
     normalizer = Normalizer(fs, registry)
     # s = x[i]; s += v: a rebinding when the value is immutable as it runs, checked there
@@ -591,8 +591,7 @@ def core_source(fn, ssa: bool = False) -> str:
 
     Markers for loop ends become ``pass``. Useful to see what the transformation works on.
     """
-    from ..source import load_source
-    from .ssa import to_ssa
+    from .ssa import to_ssa  # the next pass, which imports this one: see tests/test_layers.py
 
     norm = normalize(load_source(fn))
     if ssa:

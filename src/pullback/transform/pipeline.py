@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from ..check import raise_if_unsupported
 from ..errors import Diagnostic
 from ..source import load_source
 from .analyze import Activity, analyze
@@ -59,10 +60,8 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     inherited = getattr(fs.fn, "__pullback_renames__", None) or {}
     if wrt is not None and inherited:
         wrt = tuple(inherited.get(p, p) for p in wrt)
-    if check:
-        from ..check import raise_if_unsupported
-
-        raise_if_unsupported(fn, registry, wrt)
+    if check:  # one parse: the check only reads fs
+        raise_if_unsupported(fn, registry, wrt, fs=fs)
     params = parameter_names(fs.tree)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
     norm = normalize(fs, registry)

@@ -15,7 +15,7 @@ import gast
 from .. import containers, dynamic_calls
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
-from ..registry import RULE, SCALAR
+from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import parameter_places
 from .code import Compound, Line
 from .inline import inline_form
@@ -263,10 +263,8 @@ class CallAdjoints:
             self.contrib(node.id, expr, (), state, line, out)
 
     def vjp_ref(self, v):
-        from ..adjoints import VJPRef
-
         active = tuple(p for p, node in self.user_call_bindings(v) if self.is_active_arg(node))
-        return VJPRef(v.pb_callee.obj, callee_wrt(active), self.registry)
+        return ENTRY_POINTS.VJPRef(v.pb_callee.obj, callee_wrt(active), self.registry)
 
     def rev_scalar_rule(self, t, g, v, rule, state, out, line):
         args = v.args
@@ -361,9 +359,7 @@ class CallAdjoints:
         registry = self.registry
 
         def vjp_of(fn, wrt):
-            from ..adjoints import VJPRef
-
-            return VJPRef(fn, wrt, registry)
+            return ENTRY_POINTS.VJPRef(fn, wrt, registry)
 
         return dynamic_calls.CallSite(
             filename, line, col, self.fs.file_line(line), registry, self.adjoint_of, vjp_of

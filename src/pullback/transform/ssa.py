@@ -12,6 +12,7 @@ iteration's values.
 
 from __future__ import annotations
 
+import collections
 import itertools
 
 import gast
@@ -92,17 +93,17 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        self.taken = {n.id for n in all_nodes(tree) if isinstance(n, gast.Name)} | set(params)
+        everything = all_nodes(tree)  # one walk serves the three facts below
+        self.taken = {n.id for n in everything if isinstance(n, gast.Name)} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
         self.all_loops: list[LoopInfo] = []
-        # Computed before renaming, on source names.
-        self.reads_outside: dict[int, set[str]] = {
-            id(n): _reads_outside_of(tree, n)
-            for n in all_nodes(tree)
-            if isinstance(n, (gast.For, gast.While))
-        }
+        # Computed before renaming, on source names: how often the function reads each
+        # name, and each loop (by id) — a name is read outside a loop when the function
+        # reads it more often than the loop does.
+        self.reads = _load_counts(everything)
+        self.reads_in_loop = _reads_in_loops(everything)
 
     def new_name(self, name: str) -> str:
         if name in self.flags:
@@ -203,9 +204,10 @@ class SSARenamer:
         body_names = _assigned_names(s.body)
         if isinstance(s, gast.For):
             body_names.add(s.target.id)
-        outside = self.reads_outside[id(s)]
+        inside = self.reads_in_loop[id(s)]
+        outside = {name for name in body_names if self.reads[name] > inside[name]}
         start = {s.target.id} if isinstance(s, gast.For) else set()
-        carried = _upward_exposed(s.body, body_names, start) | (outside & body_names)
+        carried = _upward_exposed(s.body, body_names, start) | outside
         carried -= self.flags
         pre = []
         if isinstance(s, gast.For):
@@ -244,49 +246,77 @@ class SSARenamer:
         return out
 
 
-def _reads_outside_of(tree, loop_node) -> set[str]:
-    """Names read anywhere in the function outside ``loop_node``'s body."""
-    inside = {id(n) for n in all_nodes(loop_node)}
-    if isinstance(loop_node, gast.For):
-        inside -= {id(n) for n in all_nodes(loop_node.iter)}
-    return {
-        n.id
-        for n in all_nodes(tree)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in inside
-    }
+def _load_counts(nodes) -> collections.Counter:
+    """How many times each name is read among ``nodes``."""
+    return collections.Counter(
+        n.id for n in nodes if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    )
+
+
+def _reads_in_loops(everything) -> dict[int, collections.Counter]:
+    """For each loop among ``everything`` (all nodes of the function), by ``id``: how often
+    its body reads each name (a ``for`` loop's iterable is not its body).
+
+    The cost is the loops' size: comparing with the function's counts tells what is read
+    outside a loop (walking the whole function once per loop was quadratic in length)."""
+    out = {}
+    for loop in everything:
+        if isinstance(loop, (gast.For, gast.While)):
+            inside = _load_counts(all_nodes(loop))
+            if isinstance(loop, gast.For):
+                inside.subtract(_load_counts(all_nodes(loop.iter)))
+            out[id(loop)] = inside
+    return out
+
+
+def _copies(stmts, out: dict) -> dict:
+    """The copies ``a = b`` / ``a = const`` among ``stmts`` and their nested blocks, by
+    target name."""
+    for s in stmts:
+        if isinstance(s, gast.Assign) and isinstance(s.value, (gast.Name, gast.Constant)):
+            out.setdefault(s.targets[0].id, []).append(s)
+            continue
+        for field in ("body", "orelse"):
+            block = getattr(s, field, None)
+            if isinstance(block, list):
+                _copies(block, out)
+    return out
 
 
 def remove_dead_copies(tree) -> None:
-    """Drop ``a = b`` / ``a = const`` whose target is never read (join copies nobody uses)."""
-    while True:
-        read = {
-            n.id
-            for n in all_nodes(tree)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
-        }
-        removed = False
+    """Drop ``a = b`` / ``a = const`` whose target is never read (join copies nobody uses),
+    and then the copies only those read, and so on.
 
-        def sweep(stmts):
-            nonlocal removed
-            out = []
-            for s in stmts:
-                if (
-                    isinstance(s, gast.Assign)
-                    and isinstance(s.value, (gast.Name, gast.Constant))
-                    and s.targets[0].id not in read
-                ):
-                    removed = True
-                    continue
-                for field in ("body", "orelse"):
-                    block = getattr(s, field, None)
-                    if isinstance(block, list) and block:
-                        setattr(s, field, sweep(block) or [gast.Pass()])
-                out.append(s)
-            return out
+    Read counts, kept as copies go: a copy's removal takes one read off its source, whose
+    own copies die when that was the last (one walk, not one per link of a dead chain)."""
+    reads = _load_counts(all_nodes(tree))
+    copies = _copies(tree.body, {})
+    dead: set[int] = set()
+    todo = [name for name in copies if not reads[name]]
+    while todo:
+        for s in copies.pop(todo.pop(), ()):
+            dead.add(id(s))
+            if isinstance(s.value, gast.Name):
+                source = s.value.id
+                reads[source] -= 1
+                if not reads[source] and source in copies:
+                    todo.append(source)
+    if not dead:
+        return
 
-        tree.body = sweep(tree.body)
-        if not removed:
-            return
+    def sweep(stmts):
+        out = []
+        for s in stmts:
+            if id(s) in dead:
+                continue
+            for field in ("body", "orelse"):
+                block = getattr(s, field, None)
+                if isinstance(block, list) and block:
+                    setattr(s, field, sweep(block) or [gast.Pass()])
+            out.append(s)
+        return out
+
+    tree.body = sweep(tree.body)
 
 
 def to_ssa(tree, params, flags=()) -> list[LoopInfo]:

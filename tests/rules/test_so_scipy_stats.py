@@ -207,7 +207,9 @@ def frozen_dirichlet_full(alpha, z):
 
 
 def frozen_multinomial(z):
-    d = st.multinomial(6, softmax(z))
+    # p in float64 (np.float64 promotes float32 logits): scipy asks p to sum to 1 within
+    # float64's eps
+    d = st.multinomial(6, softmax(z * np.float64(1.0)))
     return np.sum(d.logpmf(COUNTS) * WEIGHTS[:2]) + np.sum(d.pmf(COUNTS[0]))
 
 

@@ -45,10 +45,12 @@ def frozen_mvn_method_pullback(dy, frozen, x, density):
     # the transformable pullback's own form
     points = np.reshape(x, (-1, d))
     w = np.reshape(dy, (-1,))
+    # allow_singular=True: a singular cov (which a frozen object may hold) is refused
+    # with a pullback error, not a LinAlgError
     if density:
-        cots = mvn_pdf_pullback(w, points, params[0], params[1])
+        cots = mvn_pdf_pullback(w, points, params[0], params[1], True)
     else:
-        cots = mvn_logpdf_pullback(w, points, params[0], params[1])
+        cots = mvn_logpdf_pullback(w, points, params[0], params[1], True)
     return (cots[1], cots[2]), unbroadcast(np.reshape(cots[0], np.shape(x)), x)
 
 

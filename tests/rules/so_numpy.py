@@ -296,3 +296,20 @@ case("numpy.interp", np.array([-0.3, 0.7, 2.6]), XP, FP, -1.0, 3.0)
 case("numpy.interp", 0.9, XP, FP)
 case("numpy.corrcoef", make("real", (5, 3), seed=13), rowvar=False)
 case("numpy.corrcoef", make("real", (2, 4), seed=14), None, True)
+# block: one level of nesting here (the probe spells one); deeper ones in
+# test_numpy_block_gradient_twice.py
+case("numpy.block", [X, Y[:, :2]])
+case("numpy.block", [V, X[0], 1.5])
+# gradient: scalar spacings (one for all axes, one per axis), axis=, both edge orders;
+# coordinates with respect to f (twice in them is refused: coordinate_cotangent)
+F6 = make("real", (5, 6), seed=15)
+COORDS = np.cumsum(make((0.5, 1.5), (6,), seed=16))
+case("numpy.gradient", F6[0])
+case("numpy.gradient", F6, 0.7, edge_order=2)
+case("numpy.gradient", F6, 0.4, 1.3)
+case("numpy.gradient", F6, 0.6, axis=-1, edge_order=2)
+case("numpy.gradient", F6[0], COORDS, edge_order=2, wrt=(0,))
+case("numpy.gradient", F6, 0.9, COORDS, wrt=(0, 1))
+_ADJOINT = "pullback.rules.numpy_misc_gradient.gradient_adjoint"
+case(_ADJOINT, F6, 0.7, 1, 2)
+case(_ADJOINT, F6[0], COORDS, 0, 1, wrt=(0,))

@@ -95,6 +95,31 @@ def _fill():
     case("scipy.stats.dirichlet.logpdf", simplex, alpha, wrt=(1,))
     case("scipy.stats.dirichlet.pdf", simplex, alpha, wrt=(1,))
     _fill_frozen()
+    _fill_frozen_multivariate(x, mean, cov, alpha)
+
+
+#: The frozen multivariate distributions (their constructors' cases are checked through
+#: their methods in test_so_scipy_stats.py::test_frozen_multivariate_twice).
+MULTIVARIATE = ("multivariate_normal", "dirichlet", "multinomial")
+
+
+def _fill_frozen_multivariate(x, mean, cov, alpha):
+    import scipy.stats as st
+
+    mvn = st.multivariate_normal(mean, cov)
+    for method in ("logpdf", "pdf"):
+        rule = f"scipy.stats.multivariate_normal_frozen.{method}"
+        case(rule, mvn, x)  # a stack of points
+        case(rule, mvn, x[1])  # one point
+        case(rule, st.multivariate_normal(0.2, 1.5), np.array([0.3, -0.7, 1.1]))  # d == 1
+        # a point given without its last component (scipy completes it), which finite
+        # differences may move: a full point would leave the simplex
+        rule = f"scipy.stats.dirichlet_frozen.{method}"
+        case(rule, st.dirichlet(alpha), np.array([[0.2, 0.35], [0.3, 0.4]]))
+    # the constructors (test_so_scipy_stats.py checks them through their methods)
+    case("scipy.stats.multivariate_normal", mean, cov)
+    case("scipy.stats.dirichlet", alpha)
+    case("scipy.stats.multinomial", 6, np.array([0.2, 0.3, 0.5]))
 
 
 #: The frozen methods' rules (``norm(loc, scale).logpdf(x)``): the rule of the method

@@ -53,27 +53,12 @@ RUN_ELSEWHERE = {
 
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
-_OBJECT_VALUED = (
-    "a frozen multivariate distribution (the univariate ones have second order through "
-    "scipy_stats_frozen_pullbacks.py): the same pattern — a transformable pullback reading "
-    "the parameters through a primitive — is not written for them yet"
-)
 _USER_FUNCTION = (
     "calls a user function (integrand, right-hand side): a transformable pullback that "
     "calls its vjp through user_function_vjp (as np.piecewise's and fsolve's do) is not "
     "written yet (for the ODEs: the adjoint system differentiated again)"
 )
-_CLOSURE = "its pullback is a closure only: a transformable pullback is not written yet"
 WITHOUT_SECOND_ORDER = {
-    **{
-        f"scipy.stats.{name}": _OBJECT_VALUED
-        for name in (
-            "multivariate_normal dirichlet multinomial "
-            "multivariate_normal_frozen.logpdf multivariate_normal_frozen.pdf "
-            "dirichlet_frozen.logpdf dirichlet_frozen.pdf "
-            "multinomial_frozen.logpmf multinomial_frozen.pmf"
-        ).split()
-    },
     "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
         "reads the parameters of a frozen distribution (an object, which finite differences "
         "cannot move): checked through the frozen methods that call it "
@@ -83,6 +68,11 @@ WITHOUT_SECOND_ORDER = {
     # them second order through a softmax (test_points_of_a_simplex).
     "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
     "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
+    # their only float input is the frozen object's p (integer counts), on the same simplex
+    **dict.fromkeys(
+        ("scipy.stats.multinomial_frozen.logpmf", "scipy.stats.multinomial_frozen.pmf"),
+        "checked in test_so_scipy_stats.py::test_frozen_multivariate_twice (simplex)",
+    ),
     # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
     # their pullback functions would be their third: the right-hand side's vjp
     # differentiated twice, which user_function_vjp does not take
@@ -104,12 +94,12 @@ WITHOUT_SECOND_ORDER = {
         "differentiated); a second would need their third, which pullback does not take "
         "through a call of a vjp: refused with a HigherOrderError"
     ),
-    **{
-        name: _CLOSURE
-        for name in (
-            "numpy.block numpy.gradient"
-        ).split()
-    },
+    "pullback.rules.numpy_misc_gradient.coordinate_cotangent": (
+        "the cotangent of np.gradient's coordinates (complex steps): its rule gives exact "
+        "derivatives in f and the output's cotangent (np.gradient's mixed second "
+        "derivatives, test_numpy_block_gradient_twice.py); one in the coordinates again is "
+        "refused with a NotDifferentiableError"
+    ),
     **dict.fromkeys(
         ("pullback.containers_inplace.list_delete", "pullback.containers_inplace.list_pop"),
         "shortens its list argument in place, so this harness's probe (built from the list "

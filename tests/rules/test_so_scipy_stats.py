@@ -28,7 +28,9 @@ def _constructor(name):
     """Whether ``name`` is a frozen distribution's constructor (``scipy.stats.norm``)."""
     parts = name.split(".")
     return len(parts) == 3 and (
-        parts[2] in so_scipy_stats.CONTINUOUS or parts[2] in so_scipy_stats.DISCRETE
+        parts[2] in so_scipy_stats.CONTINUOUS
+        or parts[2] in so_scipy_stats.DISCRETE
+        or parts[2] in so_scipy_stats.MULTIVARIATE
     )
 
 
@@ -37,7 +39,13 @@ FAMILY = sorted(
     and not _constructor(name)
     for k in range(len(cases))
 )
-CONSTRUCTORS = sorted(n for n in CASES if n.startswith("scipy.stats.") and _constructor(n))
+CONSTRUCTORS = sorted(
+    n
+    for n in CASES
+    if n.startswith("scipy.stats.")
+    and _constructor(n)
+    and n.split(".")[2] not in so_scipy_stats.MULTIVARIATE
+)
 
 
 def _default(name, k):
@@ -112,7 +120,12 @@ def test_every_rule_with_a_pullback_function_has_a_case():
         for r in default_registry().rules()
         if r.family == "scipy_stats" and r.pullback_fn is not None and r.name not in CASES
     ]
-    assert missing == ["scipy.stats.multinomial.logpmf", "scipy.stats.multinomial.pmf"]
+    assert missing == [
+        "scipy.stats.multinomial.logpmf",
+        "scipy.stats.multinomial.pmf",
+        "scipy.stats.multinomial_frozen.logpmf",
+        "scipy.stats.multinomial_frozen.pmf",
+    ]
 
 
 # -- frozen distributions: the constructor and its methods, differentiated twice ------------
@@ -166,3 +179,62 @@ def test_frozen_distributions_twice(name, dtype):
         probe, wrt = DISCRETE_PROBES[len(params)], floats
     how = check_grads(probe, x, dist, *params, wrt=wrt, order=2)
     assert how == "reverse over reverse"
+
+
+# -- frozen multivariate distributions: constructor and methods, differentiated twice -------
+def frozen_mvn(mean, cov, x):
+    d = st.multivariate_normal(mean, cov)
+    return np.sum(d.logpdf(x) * WEIGHTS) + np.sum(d.pdf(x))
+
+
+def frozen_mvn_one_point(mean, cov, x):
+    d = st.multivariate_normal(mean, cov)
+    return d.logpdf(x) * d.pdf(x)
+
+
+def frozen_dirichlet(alpha, z):
+    # points without their last component (scipy completes them): a float32 softmax sums
+    # to 1 less closely than scipy asks of a full point
+    d = st.dirichlet(alpha)
+    x = softmax(z, axis=0)[:-1]
+    return np.sum(d.logpdf(x) * WEIGHTS) + np.sum(d.pdf(x))
+
+
+def frozen_dirichlet_full(alpha, z):
+    d = st.dirichlet(alpha)
+    x = softmax(z, axis=0)
+    return np.sum(d.logpdf(x) * WEIGHTS) + np.sum(d.pdf(x))
+
+
+def frozen_multinomial(z):
+    # p in float64 (np.float64 promotes float32 logits): scipy asks p to sum to 1 within
+    # float64's eps
+    d = st.multinomial(6, softmax(z * np.float64(1.0)))
+    return np.sum(d.logpmf(COUNTS) * WEIGHTS[:2]) + np.sum(d.pmf(COUNTS[0]))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+def test_frozen_multivariate_twice(dtype):
+    # d = dist(*params); d.logpdf(x), d.pdf(x): second derivatives in x and every float
+    # parameter, the mixed ones through the frozen object's tuple cotangent
+    g = np.random.default_rng(5)
+    a = g.standard_normal((3, 3))
+    cov = np.asarray(a @ a.T / 3 + np.eye(3), dtype)
+    mean, x = np.asarray(g.normal(size=3), dtype), np.asarray(g.normal(size=(4, 3)), dtype)
+    assert check_grads(frozen_mvn, mean, cov, x, wrt=(0, 1, 2), order=2) == (
+        "reverse over reverse"
+    )
+    # a scalar or diagonal cov (scipy normalizes them), one point
+    for m, c in ((mean, dtype(1.7)), (mean, np.asarray([1.2, 0.8, 1.5], dtype))):
+        how = check_grads(frozen_mvn_one_point, m, c, x[0], wrt=(0, 1, 2), order=2)
+        assert how == "reverse over reverse"
+    alpha = np.asarray([1.5, 2.5, 3.0], dtype)
+    z = np.asarray(g.normal(size=(3, 4)), dtype)
+    assert check_grads(frozen_dirichlet, alpha, z, wrt=(0, 1), order=2) == (
+        "reverse over reverse"
+    )
+    if dtype == np.float64:
+        how = check_grads(frozen_dirichlet_full, alpha, z, wrt=(0, 1), order=2)
+        assert how == "reverse over reverse"
+    z = np.asarray(g.normal(size=3), dtype)
+    assert check_grads(frozen_multinomial, z, order=2) == "reverse over reverse"

@@ -236,6 +236,43 @@ def insert_pullback(dy, arr, obj, values, axis=None):
     return labelled_part(flat, 1, arr), NO_TANGENT, labelled_part(flat, start, values), NO_TANGENT
 
 
+def block_labels(arrays):
+    """Where ``np.block`` puts each element of its (nested) blocks: the labels of the
+    result, flat, their count, and each block's first label (nested like ``arrays``)."""
+    count = [1]
+
+    def label(x):
+        if type(x) is list:  # np.block nests lists only (a tuple is a block's value)
+            pairs = [label(v) for v in x]
+            return [p[0] for p in pairs], [p[1] for p in pairs]
+        start = count[0]
+        count[0] += math.prod(np.shape(x))
+        return position_labels(np.asarray(x), start), start
+
+    labels, starts = label(arrays)
+    ids = np.block(labels)
+    keys = np.ravel(np.rint(np.imag(ids)).astype(np.intp))
+    return keys, count[0] + 1, starts
+
+
+# Integer bookkeeping: declared non-differentiable in register (its nested helper is
+# no code pullback transforms).
+
+
+@transformable
+def _block_parts(flat, arrays, starts):
+    """The cotangent of each block (nested like ``arrays``) from the labelled sums."""
+    if type(arrays) is list:
+        return [_block_parts(flat, arrays[k], starts[k]) for k in range(len(arrays))]
+    return unbroadcast(labelled_part(flat, starts, arrays), arrays)
+
+
+@transformable
+def block_pullback(dy, arrays):
+    keys, n, starts = block_labels(arrays)
+    return (_block_parts(gather_labelled(dy, keys, n), arrays, starts),)
+
+
 def register(reg):
     set_pullbacks(
         reg,
@@ -260,5 +297,7 @@ def register(reg):
             (getattr(np, "unstack", None), unstack_pullback),
             (np.select, select_pullback),
             (np.insert, insert_pullback),
+            (np.block, block_pullback),
         ],
     )
+    reg.non_differentiable(block_labels, family="numpy_assemble", trusted=True)

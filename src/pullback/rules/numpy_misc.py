@@ -186,7 +186,13 @@ def _gradient_band(n, spacing, edge_order):
     """``C[i, d + 2]``: the weight of ``f[i + d]`` in ``gradient(f)[i]`` (1-d, |d| <= 2)."""
     probes = np.stack(
         [
-            np.gradient((np.arange(n) % 5 == r).astype(np.float64), spacing, edge_order=edge_order)
+            # complex unit vectors for complex(-stepped) coordinates, whose imaginary
+            # part np.gradient would drop from real ones
+            np.gradient(
+                (np.arange(n) % 5 == r).astype(np.result_type(spacing, np.float64)),
+                spacing,
+                edge_order=edge_order,
+            )
             for r in range(5)
         ]
     )
@@ -588,3 +594,6 @@ def register(reg):
     from .numpy_misc_pullbacks import register as register_pullbacks
 
     register_pullbacks(reg)
+    from .numpy_misc_gradient import register as register_gradient
+
+    register_gradient(reg, FAMILY)

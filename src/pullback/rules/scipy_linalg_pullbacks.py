@@ -303,17 +303,10 @@ def lstsq_pullback(
     return da, db
 
 
-@_opaque
-def given_blocks(blocks):
-    """The blocks passed (those before the first ``None``)."""
-    return next((k for k, b in enumerate(blocks) if b is None), len(blocks))
-
-
 @transformable
-def block_diag_pullback(dy, a0, a1=None, a2=None, a3=None, a4=None, a5=None, a6=None, a7=None):
-    # pullback does not transform a function of *arrs: this one takes up to 8 blocks
-    blocks = (a0, a1, a2, a3, a4, a5, a6, a7)
-    return base.block_diag_cotangents(dy, blocks[: given_blocks(blocks)])
+def block_diag_pullback(dy, *arrs):
+    # any number of blocks (a pullback of *arrs is transformed like user code now)
+    return base.block_diag_cotangents(dy, arrs)
 
 
 def register_pullbacks(reg, sl):

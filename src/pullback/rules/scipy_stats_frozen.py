@@ -20,6 +20,7 @@ import numpy as np
 
 from ._util import NO_TANGENT, ZERO, Registrar, differentiable, finalize, zeros_for
 from .scipy_stats_common import bound_arguments, constructor_rrule
+from .scipy_stats_frozen_pullbacks import frozen_parameters
 
 FAMILY = "scipy_stats"
 REQUIRES = "scipy.stats"
@@ -67,33 +68,38 @@ def _univariate_rrule(reg, name):
 
 
 def _multivariate_rrule(kind, name):
-    from . import scipy_stats_multivariate as mv
+    """The rule of ``frozen.<name>(x)`` for a frozen multivariate ``kind``: its pullback
+    is the transformable one (scipy_stats_frozen_multivariate.py), called directly."""
 
     def frozen_multivariate_rrule(frozen, x):
+        from .scipy_stats_frozen_multivariate import method_pullback
+
         y = getattr(frozen, name)(x)
-        density = name in ("pdf", "pmf")
 
         def frozen_multivariate_pullback(dy):
             if dy is ZERO:
                 return ZERO, ZERO
-            if kind == "multivariate_normal":
-                cov = frozen.cov_object.covariance
-                dx, dmean, dcov = mv.mvn_partials(dy, y, x, frozen.mean, cov, density)
-                params = (finalize(dmean, frozen.mean), finalize(dcov, cov))
-            elif kind == "dirichlet":
-                dx, dalpha = mv.dirichlet_partials(dy, y, x, frozen.alpha, density)
-                params = (finalize(dalpha, frozen.alpha),)
-            else:
-                dx = None
-                _, _, dp = mv.multinomial_partials(dy, y, x, frozen.p, density)
-                params = (ZERO, finalize(dp, frozen.p))
-            dx = NO_TANGENT if dx is None else finalize(np.reshape(dx, np.shape(x)), x)
-            return params, dx
+            params, dx = method_pullback(kind, name)(dy, frozen, x)
+            own = frozen_parameters(frozen)
+            params = tuple(
+                finalize(c, a) if differentiable(a) else NO_TANGENT
+                for c, a in zip(params, own, strict=True)
+            )
+            return params, NO_TANGENT if dx is NO_TANGENT else finalize(dx, x)
 
         return y, frozen_multivariate_pullback
 
     frozen_multivariate_rrule.__name__ = f"frozen_{kind}_{name}_rrule"
     return frozen_multivariate_rrule
+
+
+#: The frozen multivariate distributions: (kind, its frozen class (from scipy's module),
+#: its methods with rules)
+MULTIVARIATE = (
+    ("multivariate_normal", lambda m: m.multivariate_normal_frozen, ("logpdf", "pdf")),
+    ("dirichlet", lambda m: m.dirichlet_frozen, ("logpdf", "pdf")),
+    ("multinomial", lambda m: m.multinomial_frozen, ("logpmf", "pmf")),
+)
 
 
 def _mvn_constructor_cotangent(k, cot, arg):
@@ -138,14 +144,10 @@ def register(reg):
             if reg.lookup(method) is None:
                 r.rule(method, _univariate_rrule(reg, name),
                        name=f"scipy.stats.{method.__qualname__}")
-    for kind, cls, names in (
-        ("multivariate_normal", multi.multivariate_normal_frozen, ("logpdf", "pdf")),
-        ("dirichlet", multi.dirichlet_frozen, ("logpdf", "pdf")),
-        ("multinomial", multi.multinomial_frozen, ("logpmf", "pmf")),
-    ):
+    for kind, cls, names in MULTIVARIATE:
         for name in names:
-            r.rule(getattr(cls, name), _multivariate_rrule(kind, name),
-                   name=f"scipy.stats.{cls.__name__}.{name}")
+            r.rule(getattr(cls(multi), name), _multivariate_rrule(kind, name),
+                   name=f"scipy.stats.{cls(multi).__name__}.{name}")
     # last, once every stats rule exists: the pullbacks second derivatives run through
     from . import scipy_stats_frozen_pullbacks as frozen_pbs
     from . import scipy_stats_transformable
@@ -163,3 +165,10 @@ def register(reg):
     ):
         for name in names:
             reg.set_pullback_function(getattr(cls, name), frozen_pbs.METHOD_PULLBACKS[name])
+    from . import scipy_stats_frozen_multivariate as frozen_mv
+
+    for kind, cls, names in MULTIVARIATE:
+        reg.set_pullback_function(getattr(st, kind), frozen_mv.CONSTRUCTOR_PULLBACKS[kind])
+        for name in names:
+            method = getattr(cls(multi), name)
+            reg.set_pullback_function(method, frozen_mv.method_pullback(kind, name))

@@ -21,9 +21,17 @@ from .user_function_calls import called_by_name, has_tangent
 
 
 def frozen_parameters(frozen):
-    """Every parameter of a frozen univariate distribution, in SciPy's order (defaults
-    filled in)."""
+    """Every parameter of a frozen distribution, in SciPy's order (defaults filled in);
+    for the multivariate ones scipy's normalized ``(mean, cov)``, ``(alpha,)``, ``(n, p)``."""
     import scipy.stats as st
+    from scipy.stats import _multivariate as multi
+
+    if isinstance(frozen, multi.multivariate_normal_frozen):
+        return (frozen.mean, frozen.cov_object.covariance)
+    if isinstance(frozen, multi.dirichlet_frozen):
+        return (frozen.alpha,)
+    if isinstance(frozen, multi.multinomial_frozen):
+        return (frozen.n, frozen.p)
 
     from . import scipy_stats_continuous as cont
     from . import scipy_stats_discrete as disc

@@ -15,32 +15,68 @@ import numpy as np
 import scipy.special as sc
 import scipy.stats as st
 
+from ..errors import NotDifferentiableError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
-from .transformable import by_rule
+from .user_function_calls import has_tangent
+
+
+def mvn_dimension(mean, cov):
+    """The dimension scipy gives a multivariate normal: ``mean``'s size, else ``cov``'s."""
+    if mean is not None:
+        return int(np.size(mean))
+    return int(np.shape(cov)[0]) if np.ndim(cov) == 2 else 1
+
+
+def refuse_singular(full):
+    """Raise a NotDifferentiableError for a singular ``cov`` (``allow_singular=True``)."""
+    try:
+        np.linalg.cholesky(full)
+    except np.linalg.LinAlgError:
+        raise NotDifferentiableError(
+            "pullback cannot differentiate scipy.stats.multivariate_normal with a singular "
+            "covariance (allow_singular=True): its density lives on a subspace.\n"
+            "Fix: add a small multiple of the identity to cov."
+        ) from None
 
 
 @transformable
 def mvn_logpdf_pullback(dy, x, mean=None, cov=1, allow_singular=False):
-    # Other forms (no mean, a scalar or diagonal cov, one point, stacks) go to the rule.
-    # One test per `if`: the transformation mishandles `a or b or c` (see the report).
-    simple = mean is not None
-    if simple:
-        simple = np.ndim(cov) == 2
-    if simple:
-        simple = np.ndim(x) == 2
-    if simple:
-        simple = not allow_singular
-    if not simple:
-        return by_rule(st.multivariate_normal.logpdf, dy, x, mean, cov, allow_singular)
-    # scipy reads the lower triangle of cov: the cotangent lives there too
-    full = np.tril(cov) + np.transpose(np.tril(cov, -1))
+    # every form scipy takes: no mean or a scalar one, a scalar (c I), 1-D (diagonal) or
+    # 2-D cov, one point (also a scalar), a stack of points (d == 1: a vector of them)
+    d = mvn_dimension(mean, cov)
+    if np.ndim(cov) == 0:
+        full = cov * np.eye(d)
+    elif np.ndim(cov) == 1:
+        full = np.diag(cov)
+    else:
+        # scipy reads the lower triangle of cov: the cotangent lives there too
+        full = np.tril(cov) + np.transpose(np.tril(cov, -1))
+    if allow_singular:
+        refuse_singular(full)
+    center = 0.0
+    if mean is not None:
+        center = mean
+    points = np.reshape(x, (-1, d))
     w = np.reshape(dy, (-1, 1))
-    a = np.transpose(np.linalg.solve(full, np.transpose(x - mean)))
+    a = np.transpose(np.linalg.solve(full, np.transpose(points - center)))
     wa = w * a
     g = 0.5 * (np.transpose(a) @ wa - np.sum(w) * np.linalg.inv(full))
-    dcov = 2.0 * np.tril(g) - np.diag(np.diagonal(g))
-    return -wa, unbroadcast(np.sum(wa, axis=0), mean), dcov, NO_TANGENT
+    dmean = NO_TANGENT
+    if has_tangent(mean):
+        dmean = unbroadcast(np.sum(wa, axis=0), mean)
+    dcov = NO_TANGENT
+    if has_tangent(cov):
+        if np.ndim(cov) == 0:
+            dcov = unbroadcast(np.sum(np.diagonal(g)), cov)
+        elif np.ndim(cov) == 1:
+            dcov = unbroadcast(np.diagonal(g), cov)
+        else:
+            dcov = unbroadcast(2.0 * np.tril(g) - np.diag(np.diagonal(g)), cov)
+    dx = NO_TANGENT
+    if has_tangent(x):
+        dx = unbroadcast(np.reshape(-wa, np.shape(x)), x)
+    return dx, dmean, dcov, NO_TANGENT
 
 
 @transformable
@@ -88,6 +124,7 @@ def multinomial_pmf_pullback(dy, x, n, p):
 
 
 def register(reg):
+    reg.non_differentiable(mvn_dimension, refuse_singular, family="scipy_stats", trusted=True)
     for fn, pullback_fn in (
         (st.multivariate_normal.logpdf, mvn_logpdf_pullback),
         (st.multivariate_normal.pdf, mvn_pdf_pullback),

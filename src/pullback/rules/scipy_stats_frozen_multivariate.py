@@ -1,0 +1,148 @@
+"""Transformable pullbacks of the frozen multivariate scipy.stats distributions:
+``multivariate_normal(mean, cov).logpdf(x)``, ``dirichlet(alpha).pdf(x)``,
+``multinomial(n, p).logpmf(k)`` and their constructors, so that second derivatives run
+through the frozen forms as they do through the unfrozen ones.
+
+The pattern is the univariate one (scipy_stats_frozen_pullbacks.py): a frozen object's
+cotangent is the tuple of its parameters' cotangents (``(mean, cov)``, ``(alpha,)``,
+``(n, p)``); a method's pullback reads the parameters with
+:func:`~.scipy_stats_frozen_pullbacks.frozen_parameters` (a primitive whose rule gives the
+frozen object that tuple) and calls the unfrozen method's transformable pullback
+(scipy_stats_transformable.py). The frozen ``mean`` and ``cov`` are scipy's normalized
+forms (``mean`` of length ``d``, a 2-D ``cov``): the constructor's pullback brings their
+cotangents back to the form the user passed (a scalar ``mean`` sums, a scalar ``cov``
+``c I`` takes the trace, a 1-D one the diagonal).
+
+Imported only by the scipy.stats registration (it names scipy.stats' pullbacks globally).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..registry import transformable
+from ..tangents import NO_TANGENT, unbroadcast
+from .scipy_stats_frozen_pullbacks import frozen_parameters
+from .scipy_stats_transformable import (
+    dirichlet_logpdf_pullback,
+    dirichlet_pdf_pullback,
+    multinomial_logpmf_pullback,
+    multinomial_pmf_pullback,
+    mvn_logpdf_pullback,
+    mvn_pdf_pullback,
+)
+from .user_function_calls import has_tangent
+
+
+@transformable
+def frozen_mvn_method_pullback(dy, frozen, x, density):
+    """``((dmean, dcov), dx)`` of ``frozen.logpdf(x)`` (``frozen.pdf(x)`` if density)."""
+    params = frozen_parameters(frozen)
+    d = np.shape(params[0])[0]
+    # every form of x (one point, a stack of points, d == 1) as the 2-D stack scipy reads:
+    # the transformable pullback's own form
+    points = np.reshape(x, (-1, d))
+    w = np.reshape(dy, (-1,))
+    # allow_singular=True: a singular cov (which a frozen object may hold) is refused
+    # with a pullback error, not a LinAlgError
+    if density:
+        cots = mvn_pdf_pullback(w, points, params[0], params[1], True)
+    else:
+        cots = mvn_logpdf_pullback(w, points, params[0], params[1], True)
+    return (cots[1], cots[2]), unbroadcast(np.reshape(cots[0], np.shape(x)), x)
+
+
+@transformable
+def frozen_dirichlet_method_pullback(dy, frozen, x, density):
+    """``((dalpha,), dx)`` of ``frozen.logpdf(x)`` (``frozen.pdf(x)`` if density)."""
+    params = frozen_parameters(frozen)
+    if density:
+        cots = dirichlet_pdf_pullback(dy, x, params[0])
+    else:
+        cots = dirichlet_logpdf_pullback(dy, x, params[0])
+    return (cots[1],), cots[0]
+
+
+@transformable
+def frozen_multinomial_method_pullback(dy, frozen, x, density):
+    """``((NO_TANGENT, dp), NO_TANGENT)`` of ``frozen.logpmf(x)`` (``pmf`` if density):
+    the counts and ``n`` are integers."""
+    params = frozen_parameters(frozen)
+    if density:
+        cots = multinomial_pmf_pullback(dy, x, params[0], params[1])
+    else:
+        cots = multinomial_logpmf_pullback(dy, x, params[0], params[1])
+    return (NO_TANGENT, cots[2]), NO_TANGENT
+
+
+_METHODS = {
+    "multivariate_normal": frozen_mvn_method_pullback,
+    "dirichlet": frozen_dirichlet_method_pullback,
+    "multinomial": frozen_multinomial_method_pullback,
+}
+
+
+@functools.cache
+def method_pullback(kind, name):
+    """The pullback function of ``frozen.name(x)`` for a frozen ``kind`` (marked: its
+    receiver, the frozen object, is differentiated too)."""
+    inner = _METHODS[kind]
+    density = name in ("pdf", "pmf")
+
+    @transformable
+    def multivariate_method_pullback(dy, frozen, x):
+        return inner(dy, frozen, x, density)
+
+    label = f"frozen_{kind}_{name}_pullback"
+    multivariate_method_pullback.__name__ = multivariate_method_pullback.__qualname__ = label
+    multivariate_method_pullback.__pullback_receiver_cotangent__ = True
+    return multivariate_method_pullback
+
+
+@transformable
+def _cov_form(dcov, cov):
+    """The cotangent of the frozen (2-D) ``cov`` in the form of the ``cov`` passed."""
+    if np.ndim(cov) == 0:
+        # the trace (np.trace's pullback takes no Python-float cotangent, which the
+        # second sweep may give it)
+        return unbroadcast(np.sum(np.diagonal(dcov)), cov)
+    if np.ndim(cov) == 1:
+        return unbroadcast(np.diagonal(dcov), cov)
+    return unbroadcast(dcov, cov)
+
+
+@transformable
+def mvn_constructor_pullback(dy, *args):
+    """The cotangents of the positional ``mean`` and ``cov`` of ``multivariate_normal(...)``
+    from the frozen object's ``(dmean, dcov)``."""
+    out = ()
+    if len(args) > 0:
+        dmean = NO_TANGENT
+        if has_tangent(args[0]):
+            dmean = unbroadcast(dy[0], args[0])
+        out = out + (dmean,)
+    if len(args) > 1:
+        dcov = NO_TANGENT
+        if has_tangent(args[1]):
+            dcov = _cov_form(dy[1], args[1])
+        out = out + (dcov,)
+    return out
+
+
+@transformable
+def parameters_constructor_pullback(dy, *args):
+    """The cotangents of the positional parameters of ``dirichlet(alpha)`` and
+    ``multinomial(n, p)`` (each in its argument's shape and dtype)."""
+    return tuple(
+        [unbroadcast(dy[k], args[k]) if has_tangent(args[k]) else NO_TANGENT
+         for k in range(len(args))]
+    )
+
+
+CONSTRUCTOR_PULLBACKS = {
+    "multivariate_normal": mvn_constructor_pullback,
+    "dirichlet": parameters_constructor_pullback,
+    "multinomial": parameters_constructor_pullback,
+}

@@ -201,7 +201,12 @@ def _vjp_function_rrule(skip_receiver):
         selected = [
             i for i in range(len(inputs))
             if not (skip_receiver and not receiver and i == 1)
-            and (starred or i == 0 or not dynamic_calls._is_object(inputs[i]))
+            and (
+                starred
+                or i == 0
+                or (receiver and i == 1)  # a frozen distribution: its parameters' tuple
+                or not dynamic_calls._is_object(inputs[i])
+            )
         ]
         wrt = list(names) if starred else [names[i] for i in selected]
         if starred and skip_receiver and not receiver:

@@ -48,8 +48,8 @@ def caller_of_a_helper_that_builds_settings(x):
     return cases.built_from_settings(x, 3)
 
 
-def test_inside_a_called_function_the_check_stays_conservative():
-    # The check of callees runs before anything, without knowing what their caller passes:
-    # it refuses the call there, and its fix names the way out (non_differentiable).
-    with pytest.raises(UnsupportedSyntaxError, match="non_differentiable"):
-        grad(caller_of_a_helper_that_builds_settings)(np.array([0.3, -0.7]))
+def test_inside_a_called_function_the_check_follows_what_the_caller_passes():
+    # The check of callees runs before anything, from what each call site passes
+    # (check/taint.py): `n` is a setting there, so Settings(n, 2.0) just runs.
+    x = np.array([0.3, -0.7])
+    np.testing.assert_allclose(grad(caller_of_a_helper_that_builds_settings)(x), 4.0 * x)

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .callables import as_bound_call, library_call_function
+from .callables import as_bound_call, library_call_function, rule_call_function
 from .errors import HigherOrderError, MissingRuleError, RuleError, describe
+from .guards import is_library_module_name
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .tangents import NO_TANGENT, ZERO, is_zero
 
@@ -246,7 +247,7 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
     function found at run time (see :func:`method_vjp`)."""
-    bound = bound_arguments(fn)
+    bound = bound_arguments(fn, site.registry)
     if bound is not None:  # a callable object, a bound method or partial in a variable
         target, head, fixed = bound
         cots = function_vjp(site, g, target, *head, *args, **{**fixed, **kwargs})
@@ -255,18 +256,28 @@ def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     return spread_cotangents(function, function(g, *args, **kwargs))
 
 
-def bound_arguments(fn):
+def bound_arguments(fn, registry):
     """``(function, leading arguments, keywords)`` when calling ``fn`` calls a Python
-    function with arguments of its own first (``layer(x)`` is ``Dense.__call__(layer,
-    x)``; a bound method, a ``functools.partial``), else None (``fn`` is that function,
-    or has no Python function behind it)."""
+    function of the user's with arguments of its own first (``layer(x)`` is
+    ``Dense.__call__(layer, x)``; a bound method, a ``functools.partial``), else None
+    (``fn`` is that function, has a rule — ``scipy.stats.norm`` —, is library code or has
+    no Python function behind it)."""
     if isinstance(fn, types.FunctionType):
+        return None
+    try:
+        if registry.lookup(fn) is not None:
+            return None
+    except TypeError:  # unhashable: no rule is keyed by it
+        pass
+    if rule_call_function(fn, registry) is not None:
         return None
     bound = as_bound_call(fn)
     if bound is None or not isinstance(bound.target, types.FunctionType):
         return None
     if not bound.args and not bound.kwargs and bound.target is fn:
         return None
+    if is_library_module_name(getattr(bound.target, "__module__", "") or ""):
+        return None  # never transformed: only used through rules
     return bound.target, tuple(bound.args), dict(bound.kwargs)
 
 

@@ -182,7 +182,7 @@ def _vjp_function_rrule(skip_receiver):
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
-            bound = dynamic_calls.bound_arguments(callee)
+            bound = dynamic_calls.bound_arguments(callee, site.registry)
             if bound is not None:  # layer(x): Dense.__call__(layer, x)
                 return _bound_rrule(site, g, bound, args, kwargs)
             function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)

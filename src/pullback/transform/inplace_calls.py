@@ -24,6 +24,7 @@ check then refuses later writes into either name, as for any alias), ``None`` ot
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import gast
@@ -102,6 +103,22 @@ def inplace_call(call, callee) -> InplaceCall | None:
         if obj is getattr(np, name, None):
             return _first_target(name, call, params)
     return _out_call(call, obj)
+
+
+def numpy_array_method(kinds, call) -> bool:
+    """Whether ``call`` is ``x.name(...)`` of a method NumPy's ``ndarray`` defines in C
+    (``x.copy()``) on a name whose kind says it is exactly a NumPy array: found at run
+    time (:func:`pullback.dynamic_calls.call_method`), it still never runs user code."""
+    func = call.func
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    kind = kinds.get(func.value.id)
+    if not (isinstance(kind, tuple) and kind and kind[0] == "array"):
+        return False
+    return type(inspect.getattr_static(np.ndarray, func.attr, None)) is _METHOD_DESCRIPTOR
+
+
+_METHOD_DESCRIPTOR = type(np.ndarray.copy)
 
 
 def _first_target(kind, call, params):

@@ -193,3 +193,21 @@ def test_copy_then_write_grad_of_grad():
     x0, x1, x2 = X[:3]
     expected = [6 * x0 + 2 * x2**2 * x1, 2 * x0 * x2**2, 4 * x0 * x2 * x1]
     np.testing.assert_allclose(pullback.grad(g0)(X[:3]), expected, rtol=1e-12)
+
+
+def test_copy_of_a_known_array_calls_no_user_code():
+    # x.copy() on a NumPy array is found at run time but never reaches user code: the
+    # adjoint is not marked as calling it, so grad's fast entry and fused sweeps run it.
+    from pullback.adjoints import get_adjoint
+    from pullback.arguments import kinds_key
+    from pullback.registry import default_registry
+
+    def f(x):
+        y = x.copy()
+        y[0] = x[1] * 2.0
+        return np.sum(y * y)
+
+    x = X.copy()
+    adj = get_adjoint(f, ("x",), default_registry(), kinds_key((x,), {}))
+    assert not adj.calls_user_code
+    check_grads(f, x)

@@ -39,7 +39,6 @@ import ast
 import functools
 
 from .. import arrays_inplace, containers_inplace
-from ..rules import numpy_assemble_pullbacks
 from .code import Compound, Line
 
 
@@ -80,7 +79,7 @@ _IDENTITY_PULLBACKS = (
 def drop_identity_pullbacks(body, namespace) -> None:
     """``d_t = _array_fresh_pullback(d_u, t)[0]`` is ``d_t = d_u`` (the function returns
     ``d_u`` itself): written so in the sweeps, one call less per read of a written array.
-    Pullbacks with a sweep form (:data:`_SWEEP_FORMS`) call it in the sweeps. The
+    Pullbacks with a sweep form (:func:`_sweep_forms`) call it in the sweeps. The
     differentiable-again functions keep the calls (``Line.alt``)."""
     _use_sweep_forms(body, namespace)
     names = {n for n, v in namespace.items() if any(v is f for f in _IDENTITY_PULLBACKS)}
@@ -109,14 +108,19 @@ def drop_identity_pullbacks(body, namespace) -> None:
 
 # Transformable pullbacks and the faster functions, equal in value, that the sweeps call
 # instead (the transformable one stays for second order).
-_SWEEP_FORMS = (
-    (containers_inplace.list_set_pullback, containers_inplace.list_set_pullback_sweep),
-    (numpy_assemble_pullbacks.array_pullback, containers_inplace.array_pullback_sweep),
-)
+@functools.cache
+def _sweep_forms() -> tuple:
+    # imported on first use: importing pullback loads no rule module (test_cold_start)
+    from ..rules import numpy_assemble_pullbacks
+
+    return (
+        (containers_inplace.list_set_pullback, containers_inplace.list_set_pullback_sweep),
+        (numpy_assemble_pullbacks.array_pullback, containers_inplace.array_pullback_sweep),
+    )
 
 
 def _use_sweep_forms(body, namespace) -> None:
-    for slow, fast in _SWEEP_FORMS:
+    for slow, fast in _sweep_forms():
         names = [n for n, v in namespace.items() if v is slow]
         if not names:
             continue

@@ -303,21 +303,20 @@ def fold_reads_owned(acc, x, chain, owned):
     node = chain
     while node is not None:
         index, value, node = node
-        if value is ZERO or value is NO_TANGENT:
-            continue
         t = type(value)
-        if t is _ndarray:
-            complex_value = value.dtype.kind == "c"
-        elif t in _REAL_SCALARS:
-            complex_value = False
-        else:
+        if t is _ndarray:  # the common case first: an array read's cotangent
+            if real and value.dtype.kind == "c":
+                return fold_reads(acc, x, chain), None  # nothing written yet
+        elif value is ZERO or value is NO_TANGENT:
+            continue
+        elif t not in _REAL_SCALARS:
             value = densify(value)
-            complex_value = np.iscomplexobj(value)
-        if real and complex_value:
-            return fold_reads(acc, x, chain), None  # nothing written yet
+            if real and np.iscomplexobj(value):
+                return fold_reads(acc, x, chain), None  # nothing written yet
         entries.append((index, value))
     for index, value in reversed(entries):  # in the order the reads were recorded
-        if _is_basic(index):
+        t = type(index)
+        if t is int or t is slice or (t is tuple and _is_basic(index)):
             part = acc[index]
             if type(part) is _ndarray:  # a view: added into in place, one indexing
                 _add(part, value, out=part)

@@ -12,6 +12,9 @@ when no pullback needs an earlier state of the array, a copy otherwise)::
                                      w = take_flat(v, k); a = array_set(a, i, w)
     np.put_along_axis(a, j, v, axis) -> i = along_axis_index(a, j, axis); a = array_set(a, i, v)
     r = np.multiply(x, y, out=a) ->  t = np.multiply(x, y); a = array_fill(a, t); r = a
+    np.add(x, y, out=a, where=m) ->  i = where_index(a, m); s = take_broadcast(x, a, i);
+                                     u = take_broadcast(y, a, i); t = np.add(s, u);
+                                     a = array_set(a, i, t)   (the ufunc runs where m holds)
     np.put(a, ind, v)            ->  i = put_index(a, ind); w = cycled(v, i); a = array_set(a, i, w)
     np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
     np.add.at(a, idx, v)         ->  a = array_add_at(a, idx, v)
@@ -296,3 +299,29 @@ def array_sort_pullback(dy, a, axis=-1):
     perm = np.argsort(a, axis=axis, kind="stable")
     inverse = np.argsort(perm, axis=axis, kind="stable")
     return np.take_along_axis(densify(dy), inverse, axis=axis), NO_TANGENT
+
+
+# -- ufunc(x, y, out=a, where=m): only the entries where m holds are computed and written -----
+def where_index(a, where):
+    """The index tuple of the entries of ``a`` that ``ufunc(..., out=a, where=where)``
+    writes: where the mask, broadcast to ``a``'s shape, holds (each entry once)."""
+    _only_arrays(a, "a ufunc with out= and where=")
+    mask = np.broadcast_to(np.asarray(where).astype(bool, copy=False), np.shape(a))
+    return np.nonzero(mask)
+
+
+def take_broadcast(x, a, index):
+    """The entries ``index`` (of :func:`where_index`) of ``x`` broadcast to ``a``'s shape:
+    the ufunc's inputs at the entries it writes (it computes nothing elsewhere, so a
+    ``np.log(x, out=a, where=x > 0)`` never meets log(0), in value or derivative)."""
+    return np.broadcast_to(np.asarray(x), np.shape(a))[index]
+
+
+@transformable
+def take_broadcast_pullback(dy, x, a, index):
+    # Each taken entry is one position of x broadcast to a's shape: scatter the cotangents
+    # there (the positions are distinct), then sum over the broadcast axes.
+    g = densify(dy)
+    full = np.zeros(np.shape(a), dtype=np.result_type(g, np.float32))
+    np.add.at(full, index, g)
+    return unbroadcast(full, x), NO_TANGENT, NO_TANGENT

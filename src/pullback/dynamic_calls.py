@@ -149,6 +149,17 @@ def _found_without_receiver(site: CallSite, obj, name: str):
     return None
 
 
+def _array_method_rule(site: CallSite, obj, name):
+    """The rule of ``np.name`` that :func:`call_method` runs for an array method that has
+    no rule of its own (``x.copy()`` is ``np.copy(x)``), else None."""
+    if not isinstance(obj, (np.ndarray, np.generic)) or not isinstance(name, str):
+        return None
+    if site.registry.lookup(getattr(type(obj), name, None)) is not None:
+        return None
+    function = getattr(np, name, None)
+    return site.registry.lookup(function) if callable(function) else None
+
+
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     if is_dict_view_call(obj, name, args, kwargs):
@@ -331,6 +342,9 @@ def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
     vjp of a user method and a scalar rule's vjp give the arguments' only."""
     if getattr(function, "__pullback_receiver_cotangent__", False):
         return True
+    array_rule = _array_method_rule(site, obj, name)
+    if array_rule is not None and array_rule.pullback_fn is function:
+        return True  # np.name's pullback function: the array (obj) is its first argument
     raw = inspect.getattr_static(type(obj), name, None)
     if not isinstance(raw, types.FunctionType) or isinstance(obj, types.ModuleType):
         return False
@@ -357,6 +371,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn
+    array_rule = _array_method_rule(site, obj, fn)
+    if array_rule is not None and array_rule.pullback_fn is not None:
+        return array_rule.pullback_fn  # x.copy() is np.copy(x), as call_method runs it
     value = fn if obj is None else _found_without_receiver(site, obj, fn)
     scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
     if scalar is not None:

@@ -27,3 +27,6 @@ for _ufunc in ("multiply", "divide", "maximum", "minimum"):
         np.array([0, 2, 0]),
         _RNG.normal(size=(3, 3)) + 2.0,  # repeated rows, away from ties and zero divisors
     )
+# ufunc(x, ..., out=a, where=m): x broadcast to a's shape, taken where m holds
+case(_Q + "take_broadcast", _ROW, _A, np.nonzero(np.broadcast_to(_MASK, _A.shape)))
+case(_Q + "take_broadcast", _RNG.normal(size=(4, 1)), _A, np.nonzero(_A > 0))

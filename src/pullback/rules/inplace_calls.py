@@ -46,6 +46,7 @@ def register(reg):
         (calls.array_copyto, calls.array_copyto_pullback),
         (calls.array_copyto_copy, calls.array_copyto_pullback),
         (calls.take_flat, calls.take_flat_pullback),
+        (calls.take_broadcast, calls.take_broadcast_pullback),
         (arrays_ufunc_at.array_ufunc_at_copy, arrays_ufunc_at.array_ufunc_at_pullback),
     )
     for fn, pullback_fn in pairs:
@@ -55,6 +56,7 @@ def register(reg):
         calls.put_index,
         calls.diagonal_index,
         calls.mask_index,
+        calls.where_index,
         calls.putmask_positions,
         calls.along_axis_index,
         arrays_ufunc_at.at_plan,

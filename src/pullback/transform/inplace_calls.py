@@ -24,6 +24,7 @@ check then refuses later writes into either name, as for any alias), ``None`` ot
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import gast
@@ -48,6 +49,15 @@ FUNCTIONS = {
     "put_along_axis": ("indices", "values", "axis"),
 }
 AT_UFUNCS = ("add", "subtract")
+# ufuncs that are a binary operator on arrays (``ufunc(x, y, out=a, where=m)``'s rewrite)
+_OPERATORS = {
+    "add": gast.Add,
+    "subtract": gast.Sub,
+    "multiply": gast.Mult,
+    "divide": gast.Div,
+    "true_divide": gast.Div,
+    "power": gast.Pow,
+}
 VALUE_AT_UFUNCS = tuple(arrays_ufunc_at.AT_UFUNCS)  # multiply, divide, maximum, minimum
 
 
@@ -93,6 +103,22 @@ def inplace_call(call, callee) -> InplaceCall | None:
         if obj is getattr(np, name, None):
             return _first_target(name, call, params)
     return _out_call(call, obj)
+
+
+def numpy_array_method(kinds, call) -> bool:
+    """Whether ``call`` is ``x.name(...)`` of a method NumPy's ``ndarray`` defines in C
+    (``x.copy()``) on a name whose kind says it is exactly a NumPy array: found at run
+    time (:func:`pullback.dynamic_calls.call_method`), it still never runs user code."""
+    func = call.func
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    kind = kinds.get(func.value.id)
+    if not (isinstance(kind, tuple) and kind and kind[0] == "array"):
+        return False
+    return type(inspect.getattr_static(np.ndarray, func.attr, None)) is _METHOD_DESCRIPTOR
+
+
+_METHOD_DESCRIPTOR = type(np.ndarray.copy)
 
 
 def _first_target(kind, call, params):
@@ -165,8 +191,22 @@ def _out_call(call, obj) -> InplaceCall | None:
         spec.target = None
         spec.problem = "write into an array that has a plain name (`out=a`)"
     elif any(k.arg == "where" for k in keywords):
-        spec.problem = "use `a = np.where(mask, f(...), a)` instead of `where=`"
+        _where_call(spec, obj, inputs, keywords)
     return spec
+
+
+def _where_call(spec, obj, inputs, keywords):
+    """``ufunc(x, y, out=a, where=m)``: kind ``"out_where"`` (the ufunc computes and writes
+    only where ``m`` holds; the other entries keep ``a``'s values), with the inputs and the
+    other keywords apart. Reductions and functions with ``where=`` stay refused."""
+    if not (isinstance(obj, np.ufunc) and obj.nout == 1 and len(inputs) == obj.nin):
+        spec.problem = "use `a = np.where(mask, f(...), a)` instead of `where=`"
+        return
+    spec.kind = "out_where"
+    spec.ufunc = obj.__name__
+    spec.args["inputs"] = inputs
+    spec.args["where"] = next(k.value for k in keywords if k.arg == "where")
+    spec.args["keywords"] = [k for k in keywords if k.arg != "where"]
 
 
 def inplace_statement_call(s):
@@ -267,7 +307,7 @@ class InplaceCalls:
         write = getattr(self, "_inplace_" + spec.kind)
         write(spec, name, in_place, s, stmts)
         if result is not None:
-            value = N.load(name) if spec.kind == "out" else N.const(None)
+            value = N.load(name) if spec.kind in ("out", "out_where") else N.const(None)
             stmts.append(N.assign(result, value, s))
         return stmts
 
@@ -357,6 +397,28 @@ class InplaceCalls:
 
     def _inplace_out(self, spec, name, in_place, s, stmts):
         self._fill(name, in_place, spec.args["call"], s, stmts)
+
+    def _inplace_out_where(self, spec, name, in_place, s, stmts):
+        """``i = where_index(a, m); s_k = take_broadcast(x_k, a, i); t = ufunc(s_1, ...);
+        a = array_set(a, i, t)``: the inputs are read before the write, as NumPy does."""
+        where = self.atom(spec.args["where"], stmts)
+        index = self.fresh()
+        call = self.helper_call("_pb_where_index", [N.load(name), where], s)
+        stmts.append(N.assign(index, call, s))
+        taken = []
+        for x in spec.args["inputs"]:
+            part = self.fresh()
+            args = [self.atom(x, stmts), N.load(name), N.load(index)]
+            stmts.append(N.assign(part, self.helper_call("_pb_take_broadcast", args, s), s))
+            taken.append(N.load(part))
+        operator = _OPERATORS.get(spec.ufunc)
+        if operator is not None and not spec.args["keywords"]:
+            # the operator's derivative is inline (second order runs through it)
+            call = gast.BinOp(left=taken[0], op=operator(), right=taken[1])
+        else:
+            call = gast.Call(func=spec.call.func, args=taken, keywords=spec.args["keywords"])
+        call = gast.copy_location(call, spec.call)
+        self._set(name, in_place, N.load(index), self.atom(call, stmts), s, stmts)
 
     def _inplace_put(self, spec, name, in_place, s, stmts):
         mode = spec.args.get("mode")

@@ -50,6 +50,8 @@ _HELPERS = {
     "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
     "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,
     "_pb_take_flat": arrays_inplace_calls.take_flat,
+    "_pb_where_index": arrays_inplace_calls.where_index,
+    "_pb_take_broadcast": arrays_inplace_calls.take_broadcast,
     "_pb_array_ufunc_at_copy": arrays_ufunc_at.array_ufunc_at_copy,
 }
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from .. import arrays_inplace
+from .. import arrays_inplace, containers_inplace
 from .code import Compound, Line
 
 
@@ -79,7 +79,9 @@ _IDENTITY_PULLBACKS = (
 def drop_identity_pullbacks(body, namespace) -> None:
     """``d_t = _array_fresh_pullback(d_u, t)[0]`` is ``d_t = d_u`` (the function returns
     ``d_u`` itself): written so in the sweeps, one call less per read of a written array.
-    The differentiable-again functions keep the call (``Line.alt``)."""
+    Pullbacks with a sweep form (:func:`_sweep_forms`) call it in the sweeps. The
+    differentiable-again functions keep the calls (``Line.alt``)."""
+    _use_sweep_forms(body, namespace)
     names = {n for n, v in namespace.items() if any(v is f for f in _IDENTITY_PULLBACKS)}
     if not names:
         return
@@ -102,6 +104,48 @@ def drop_identity_pullbacks(body, namespace) -> None:
             and not value.value.keywords
         ):
             _rewrite(item, f"{target} = {value.value.args[0].id}")
+
+
+# Transformable pullbacks and the faster functions, equal in value, that the sweeps call
+# instead (the transformable one stays for second order).
+@functools.cache
+def _sweep_forms() -> tuple:
+    # imported on first use: importing pullback loads no rule module (test_cold_start)
+    from ..rules import numpy_assemble_pullbacks
+
+    return (
+        (containers_inplace.list_set_pullback, containers_inplace.list_set_pullback_sweep),
+        (numpy_assemble_pullbacks.array_pullback, containers_inplace.array_pullback_sweep),
+    )
+
+
+def _use_sweep_forms(body, namespace) -> None:
+    for slow, fast in _sweep_forms():
+        names = [n for n, v in namespace.items() if v is slow]
+        if not names:
+            continue
+        fast_name = "_" + fast.__name__
+        if namespace.setdefault(fast_name, fast) is not fast:
+            continue  # the name is taken (never by the generator): keep the calls
+        for item in _lines(body):
+            if not isinstance(item, Line) or not any(n + "(" in item.text for n in names):
+                continue
+            try:
+                target, value = _single(item)
+            except SyntaxError:
+                continue
+            call, item_of = value, ""
+            if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+                call, item_of = value.value, f"[{value.slice.value!r}]"  # fn(...)[0]
+            if (
+                target is not None
+                and isinstance(call, ast.Call)
+                and _plain(call.func) in names
+                and not call.keywords
+                and not any(isinstance(a, ast.Starred) for a in call.args)
+            ):
+                args = ", ".join(ast.unparse(a) for a in call.args)
+                _rewrite(item, f"{target} = {fast_name}({args}){item_of}")
 
 
 # -- parsing generated lines ------------------------------------------------------------

@@ -19,6 +19,7 @@ from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import parameter_places
 from .code import Compound, Line
 from .inline import inline_form
+from .inplace_calls import numpy_array_method
 from .kinds import calls_pullback_function
 from .problems import (
     foreign_varied_calls,
@@ -355,7 +356,8 @@ class CallAdjoints:
 
     def site(self, s):
         filename, line, col = self.fs.location(s.value)
-        self.calls_user_code = True  # a call resolved at run time may reach user code
+        if not numpy_array_method(self.kinds, s.value):
+            self.calls_user_code = True  # a call resolved at run time may reach user code
         registry = self.registry
 
         def vjp_of(fn, wrt):

@@ -107,6 +107,7 @@ KNOWN_LAZY_CYCLES = {
     ("pullback.rules.scipy_quad_pullbacks", "pullback.rules.scipy_quad"),
     ("pullback.rules.scipy_linalg", "pullback.rules.scipy_linalg_pullbacks"),
     ("pullback.rules.scipy_linalg_decomp", "pullback.rules.scipy_linalg_pullbacks"),
+    ("pullback.rules.numpy_misc", "pullback.rules.numpy_misc_gradient"),
 }
 
 

@@ -7,11 +7,10 @@ import pytest
 
 import pullback
 from pullback.containers_inplace import (
-    array_pullback_sweep,
     list_set_pullback,
     list_set_pullback_sweep,
 )
-from pullback.rules.numpy_assemble_pullbacks import array_pullback
+from pullback.rules.numpy_assemble_pullbacks import array_pullback, array_pullback_sweep
 from pullback.tangents import ZERO, CotangentList
 from pullback.testing import check_grads
 

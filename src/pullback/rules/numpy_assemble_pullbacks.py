@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..registry import transformable
-from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, batch_axes, densify, unbroadcast
 from ._util import position_labels
 from .transformable import set_pullbacks
 
@@ -301,3 +301,31 @@ def register(reg):
         ],
     )
     reg.non_differentiable(block_labels, family="numpy_assemble", trusted=True)
+
+
+# -- the sweeps' form of array_pullback (transform/ownership.py) -----------------------
+_PYTHON_ITEM_TYPES = frozenset({float, int})
+_FLAT_ITEM_TYPES = frozenset({float, int, np.float64})
+_F64 = np.dtype(np.float64)
+
+
+def array_pullback_sweep(dy, obj, *rest, **options):
+    """``array_pullback(dy, obj, ...)`` (of ``np.array(obj)``) as the sweeps call it: for a
+    flat list of real scalars (``np.array(lst)`` after a loop filled ``lst``) the items'
+    cotangents are the entries of ``dy`` as they are, taken in one pass instead of one
+    call per item; anything else goes to ``array_pullback``."""
+    if (
+        type(obj) is list
+        and type(dy) is np.ndarray
+        and dy.ndim == 1
+        and dy.dtype.kind == "f"
+        and dy.shape[0] == len(obj)
+        and not rest
+        and not options
+        and not batch_axes.axes
+    ):
+        types = set(map(type, obj))
+        # a NumPy float64 item takes its cotangent as float64 (unbroadcast casts to it)
+        if types <= _PYTHON_ITEM_TYPES or (types <= _FLAT_ITEM_TYPES and dy.dtype == _F64):
+            return tuple(dy), NO_TANGENT
+    return array_pullback(dy, obj, *rest, **options)

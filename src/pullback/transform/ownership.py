@@ -115,7 +115,7 @@ def _sweep_forms() -> tuple:
 
     return (
         (containers_inplace.list_set_pullback, containers_inplace.list_set_pullback_sweep),
-        (numpy_assemble_pullbacks.array_pullback, containers_inplace.array_pullback_sweep),
+        (numpy_assemble_pullbacks.array_pullback, numpy_assemble_pullbacks.array_pullback_sweep),
     )
 
 

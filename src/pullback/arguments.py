@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import itertools
 import re
 import types
 
@@ -20,6 +21,7 @@ import numpy as np
 from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
+from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
 
 
@@ -324,14 +326,89 @@ def picked_adjoint(adj, wrt, picks):
         return y, picked_pullback
 
     def higher():
-        raise HigherOrderError(
-            f"cannot take a second derivative with respect to {', '.join(map(repr, wrt))} of "
-            f"'{_name(adj.fn)}': second derivatives take whole parameters.\n"
-            "Fix: differentiate with respect to the whole '*args' tuple (its name, e.g. "
-            "wrt='args'), or give the argument a parameter of its own."
-        )
+        keywords = [key for _, key in picks if isinstance(key, str)]
+        if keywords:
+            # The picked functions would pass **kwargs on to the gradient, and keyword
+            # arguments found at run time carry no gradient (star_runtime).
+            key = keywords[0]
+            raise HigherOrderError(
+                f"cannot take a second derivative of '{_name(adj.fn)}' with respect to "
+                f"{key!r}, an entry of its '**kwargs': such an entry is differentiated once "
+                f"only.\nFix: give {key!r} a keyword-only parameter of its own "
+                f"(def {_name(adj.fn)}(..., *, {key}, **kwargs))."
+            )
+        gradient, vjp = adj._differentiable_again()
+        return picked_functions(gradient, vjp, picks, len(adj.wrt) == 1, len(wrt) == 1)
 
-    return dataclasses.replace(adj, wrt=tuple(wrt), forward=picked_forward, higher=higher)
+    # Not the base adjoint's compiled variants: theirs return whole parameters.
+    return dataclasses.replace(
+        adj,
+        wrt=tuple(wrt),
+        forward=picked_forward,
+        higher=higher,
+        fused=None,
+        _higher_done=None,
+        _fused_done=None,
+    )
+
+
+def picked_functions(gradient, vjp, picks, one_parameter: bool, one_pick: bool):
+    """The differentiable-again ``(gradient, vjp)`` of a picked adjoint: Python functions
+    with the signatures of the base ``gradient`` and ``vjp`` that call them and index the
+    picked entries out of their results, written as source so that pullback can
+    differentiate them once more (Hessians with respect to an element of ``*args``).
+
+    ``one_parameter``: the base gradient returns its one parameter's cotangent bare;
+    ``one_pick``: the picked gradient returns its one entry bare.
+    """
+
+    def entry(result, k, key, bare):
+        text = result if bare else f"{result}[{k}]"
+        return text if key is None else f"{text}[{key!r}]"
+
+    def wrapper(fn, label, bare_whole, bare_pick):
+        sig = inspect.signature(fn)
+        params, call = [], []
+        for p in sig.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                params.append(f"*{p.name}")
+                call.append(f"*{p.name}")
+            elif p.kind is p.VAR_KEYWORD:
+                params.append(f"**{p.name}")
+                call.append(f"**{p.name}")
+            elif p.kind is p.KEYWORD_ONLY:
+                if not any(q.startswith("*") for q in params):
+                    params.append("*")
+                params.append(p.name)
+                call.append(f"{p.name}={p.name}")
+            else:
+                params.append(p.name)
+                call.append(p.name)
+        picked = [entry("__pullback_whole__", k, key, bare_whole) for k, key in picks]
+        result = picked[0] if bare_pick else "(" + ", ".join(picked) + ",)"
+        name = f"{fn.__name__}__picked"
+        source = (
+            f"def {name}({', '.join(params)}):\n"
+            f"    __pullback_whole__ = __pullback_{label}__({', '.join(call)})\n"
+            f"    return {result}\n"
+        )
+        filename = f"<pullback picked {label} of {fn.__qualname__} #{next(_PICKED_SERIAL)}>"
+        remember_source(filename, source)
+        unit = {f"__pullback_{label}__": fn}
+        exec(compile(source, filename, "exec"), unit)  # noqa: S102 - generated from a signature
+        out = unit[name]
+        out.__defaults__ = fn.__defaults__
+        out.__kwdefaults__ = fn.__kwdefaults__
+        forget_with(out, filename)
+        return out
+
+    return (
+        wrapper(gradient, "gradient", one_parameter, one_pick),
+        wrapper(vjp, "vjp", False, False),
+    )
+
+
+_PICKED_SERIAL = itertools.count(1)
 
 
 def tangent_parameters(fn, tangents, keyword_tangents, kwargs=()) -> tuple[tuple, list]:

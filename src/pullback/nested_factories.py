@@ -42,7 +42,7 @@ import copy
 
 import gast
 
-from .resolve import SCOPES, own_nodes
+from .resolve import SCOPES, bound_once, own_nodes
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -52,10 +52,11 @@ def inline_nested_factories(tree) -> bool:
     if not any(isinstance(s, gast.FunctionDef) for s in _own_statements(tree.body)):
         return False  # the common case: no nested def at all
     factories = {
-        d.name: d for d in _own_statements(tree.body)
+        d.name: d
+        for d in _own_statements(tree.body)
         if isinstance(d, gast.FunctionDef) and _returned_closure(d) is not None
     }
-    factories = {n: d for n, d in factories.items() if _bound_once(tree, n)}
+    factories = {n: d for n, d in factories.items() if bound_once(tree, n)}
     if not factories:
         return False
     taken = _all_names(tree)
@@ -91,36 +92,35 @@ def _returned_closure(factory):
     args = factory.args
     if factory.decorator_list or args.vararg or args.kwarg or args.posonlyargs:
         return None
-    if any(d is not None and not isinstance(d, gast.Constant)
-           for d in args.defaults + args.kw_defaults):
+    if any(
+        d is not None and not isinstance(d, gast.Constant) for d in args.defaults + args.kw_defaults
+    ):
         return None  # a default computed when `make` is defined: not inlined
     if not factory.body or not isinstance(factory.body[-1], gast.Return):
         return None
     body, ret = factory.body[:-1], factory.body[-1]
     for node in own_nodes(body):
-        if isinstance(node, (gast.Return, gast.Yield, gast.YieldFrom, gast.Nonlocal,
-                             gast.Global, gast.Await, gast.ClassDef)):
+        if isinstance(
+            node,
+            (
+                gast.Return,
+                gast.Yield,
+                gast.YieldFrom,
+                gast.Nonlocal,
+                gast.Global,
+                gast.Await,
+                gast.ClassDef,
+            ),
+        ):
             return None
     if isinstance(ret.value, gast.Lambda):
         return ret.value, body
     if not isinstance(ret.value, gast.Name):
         return None
     defs = [s for s in body if isinstance(s, gast.FunctionDef) and s.name == ret.value.id]
-    if len(defs) != 1 or not _bound_once(factory, ret.value.id):
+    if len(defs) != 1 or not bound_once(factory, ret.value.id):
         return None
     return defs[0], body
-
-
-def _bound_once(tree, name) -> bool:
-    bindings = 0
-    for n in gast.walk(tree):
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bindings += n.name == name and n is not tree
-        elif isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
-            bindings += 1
-        elif isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
-            return False
-    return bindings == 1
 
 
 def _all_names(tree) -> set:
@@ -162,7 +162,7 @@ def _sites(tree, name):
 
 
 def _only_called(tree, name) -> bool:
-    if not _bound_once(tree, name):
+    if not bound_once(tree, name):
         return False
     calls = {id(n.func) for n in gast.walk(tree) if isinstance(n, gast.Call)}
     return all(
@@ -179,7 +179,7 @@ def _inline_sites(tree, name, factory, taken) -> bool:
     for stmts, k, assign in reversed(sites):
         made = _inlined(factory, assign, taken)
         if made is not None:
-            stmts[k:k + 1] = made
+            stmts[k : k + 1] = made
             changed = True
     return changed
 
@@ -199,19 +199,34 @@ def _inlined(factory, assign, taken):
         mapping[inner_name] = target
     out = []
     for param, value in bound:
-        out.append(_located(gast.Assign(
-            targets=[_located(gast.Name(mapping[param], gast.Store(), None, None), value)],
-            value=value, type_comment=None,
-        ), assign))
+        out.append(
+            _located(
+                gast.Assign(
+                    targets=[_located(gast.Name(mapping[param], gast.Store(), None, None), value)],
+                    value=value,
+                    type_comment=None,
+                ),
+                assign,
+            )
+        )
     for s in body:
         out.append(_renamed(copy.deepcopy(s), mapping))
     if isinstance(inner, gast.Lambda):
         lam = _renamed(copy.deepcopy(inner), mapping)
-        out.append(_located(gast.FunctionDef(
-            name=target, args=lam.args,
-            body=[_located(gast.Return(value=lam.body), lam.body)],
-            decorator_list=[], returns=None, type_comment=None, type_params=[],
-        ), inner))
+        out.append(
+            _located(
+                gast.FunctionDef(
+                    name=target,
+                    args=lam.args,
+                    body=[_located(gast.Return(value=lam.body), lam.body)],
+                    decorator_list=[],
+                    returns=None,
+                    type_comment=None,
+                    type_params=[],
+                ),
+                inner,
+            )
+        )
     return out
 
 
@@ -227,7 +242,7 @@ def _bind(args, call):
         if kw.arg in given or kw.arg not in positional + keyword_only:
             return None
         given[kw.arg] = kw.value
-    with_default = positional[len(positional) - len(args.defaults):]
+    with_default = positional[len(positional) - len(args.defaults) :]
     defaults = dict(zip(with_default, args.defaults, strict=True))
     for a, d in zip(keyword_only, args.kw_defaults, strict=True):
         if d is not None:
@@ -302,8 +317,9 @@ def _renamed(node, mapping):
             _renamed(s, inner)
         return node
     if isinstance(node, _COMPREHENSIONS):
-        bound = {n.id for g in node.generators for n in gast.walk(g.target)
-                 if isinstance(n, gast.Name)}
+        bound = {
+            n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)
+        }
         inner = {k: v for k, v in mapping.items() if k not in bound}
         first = node.generators[0]
         _renamed(first.iter, mapping)  # evaluated in the enclosing scope

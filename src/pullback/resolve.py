@@ -100,6 +100,29 @@ def object_item_target(target) -> bool:
     )
 
 
+def parameter_names(tree: gast.FunctionDef) -> list[str]:
+    """Every parameter of ``tree`` in order, ``*args``/``**kwargs`` included (a tuple and a
+    dict inside the function)."""
+    a = tree.args
+    star = [p for p in (a.vararg, a.kwarg) if p is not None]
+    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
+
+
+def bound_once(tree, name: str) -> bool:
+    """``tree`` binds ``name`` exactly once (a ``def``, class, parameter, assignment or
+    ``del`` of it, nested scopes included) and no ``global``/``nonlocal`` names it: what
+    lets a pass replace the name by what it is bound to."""
+    bindings = 0
+    for n in gast.walk(tree):
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bindings += n.name == name and n is not tree
+        elif isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
+            bindings += 1
+        elif isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
+            return False
+    return bindings == 1
+
+
 def local_names(tree: gast.FunctionDef) -> set[str]:
     """Parameters and every name the function body assigns."""
     names = set()

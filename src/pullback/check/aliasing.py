@@ -172,14 +172,7 @@ class AliasAnalysis:
         parent = self.parent.get(definition)
         if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
             return False
-        value = parent.value
-        if not isinstance(value, gast.Subscript):
-            return False
-        parts = value.slice.elts if isinstance(value.slice, gast.Tuple) else [value.slice]
-        return not any(
-            isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
-            for p in parts
-        )
+        return isinstance(parent.value, gast.Subscript) and _selects_elements(parent.value.slice)
 
     def is_rebinding(self, stmt: gast.AugAssign) -> bool:
         return stmt in self.allowed
@@ -255,12 +248,7 @@ class AliasAnalysis:
             return False
         if not isinstance(parent.ctx, gast.Load):
             return True
-        index = parent.slice
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        return not any(
-            isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
-            for p in parts
-        ) and isinstance(self.parent.get(parent), gast.Assign)
+        return _selects_elements(parent.slice) and isinstance(self.parent.get(parent), gast.Assign)
 
     # -- definitions ---------------------------------------------------------------------
     def _is_parameter(self, definition) -> bool:
@@ -393,3 +381,13 @@ class AliasAnalysis:
 def is_math_function(obj) -> bool:
     """Functions of the ``math`` module return new numbers."""
     return getattr(math, getattr(obj, "__name__", ""), None) is obj
+
+
+def _selects_elements(index) -> bool:
+    """An index with no slice, ``None`` or ``...``: on an array it reads elements (a copy
+    for an integer array index, a scalar for integers), never a view with a name."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return not any(
+        isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
+        for p in parts
+    )

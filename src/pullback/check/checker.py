@@ -18,10 +18,7 @@ import gast
 from ..errors import Diagnostic
 from ..lambdas import function_expression, inlinable_functions, lambda_called_in_place
 from ..nested_factories import inline_nested_factories
-from ..resolve import (
-    local_names,
-    parent_map,
-)
+from ..resolve import local_names, parameter_names, parent_map
 from ..transform.closure_records import record_sites
 from ..transform.closure_values import lambda_free
 from ..transform.closures import (
@@ -38,7 +35,7 @@ from .aliasing import (
 from .call_checks import CallChecks, UserCall
 from .mutation_checks import MutationChecks
 from .statement_checks import StatementChecks
-from .taint import parameter_names, reads_tainted, tainted_names
+from .taint import reads_tainted, tainted_names
 
 # Nodes that are supported as they are: their children are checked by the generic walk.
 _PLAIN_NODES = (
@@ -273,9 +270,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
 
     def _lifting_refusal(self, node):
         returned = getattr(self.tree, "_pb_record", False)
-        return lifting_refusal(
-            self.tree, node, self._parent_map(), self._resolved_object, returned
-        )
+        return lifting_refusal(self.tree, node, self._parent_map(), self._resolved_object, returned)
 
     def _mark_closure_factories(self):
         """A user factory whose closure is only called here returns a record of what the

@@ -29,13 +29,6 @@ import gast
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 
 
-def parameter_names(tree) -> list:
-    """Every parameter of ``tree`` (``*args``/``**kwargs`` included)."""
-    a = tree.args
-    star = [p for p in (a.vararg, a.kwarg) if p is not None]
-    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
-
-
 def tainted_names(tree, active_params) -> set:
     """The names of ``tree`` a value computed from ``active_params`` may reach."""
     tainted = set(active_params)

@@ -43,7 +43,7 @@ import gast
 
 from ..lambdas import _higher_order_function, inlinable_functions
 from ..nested_factories import inline_nested_factories
-from ..resolve import local_names, own_nodes, parent_map, resolve_call
+from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -170,14 +170,9 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     for sub in gast.walk(node):
         if isinstance(sub, (gast.Nonlocal, gast.Global)):
             return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
-    bindings = 0
     for sub in gast.walk(tree):
-        if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bindings += sub.name == name and sub is not tree
-        elif isinstance(sub, gast.Name) and sub.id == name:
-            if isinstance(sub.ctx, (gast.Store, gast.Del)):
-                bindings += 1
-            elif (
+        if isinstance(sub, gast.Name) and sub.id == name:
+            if (
                 isinstance(sub.ctx, gast.Load)
                 and not _plain_call(sub, parents)
                 and not (starred and _called(sub, parents))
@@ -204,7 +199,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     f"{value} and reads "
                     f"{', '.join(repr(r) for r in read)} of the enclosing function"
                 )
-    if bindings != 1:
+    if not bound_once(tree, name):
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
         if returned:
@@ -235,8 +230,7 @@ def liftable_functions(tree, fs=None, returned=False) -> dict:
     return {
         d.name: d
         for d in nested
-        if d.name not in inlined
-        and lifting_refusal(tree, d, parents, resolve, returned) is None
+        if d.name not in inlined and lifting_refusal(tree, d, parents, resolve, returned) is None
     }
 
 
@@ -349,7 +343,8 @@ def lift_nested_functions(fs, returned=None) -> dict:
         sig.starred = sig.starred or bound_at_run_time(tree, name, sig)
     captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
     values = {
-        n for n in used_as_values(tree, defs)
+        n
+        for n in used_as_values(tree, defs)
         if n != returned and captures_nothing(defs[n], tree)  # returned: a record
     }
     for name in values:  # as it is written: its calls keep their form, its value is it
@@ -530,7 +525,8 @@ def _compile(fs, trees) -> dict:
     # The enclosing function's own closure variables that a function value reads (one
     # that captures nothing else): read here, so that a change rebuilds the gradient.
     cells = [
-        v for v in getattr(fs.fn.__code__, "co_freevars", ())
+        v
+        for v in getattr(fs.fn.__code__, "co_freevars", ())
         if any(_reads(t, v) for t in trees.values())
     ]
     values = [fs.lookup(v)[1] for v in cells]

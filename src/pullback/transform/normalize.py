@@ -35,7 +35,6 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
-from ..containers_mutation import immutable_value
 from ..resolve import (
     dotted_parts,
     local_names,
@@ -43,6 +42,7 @@ from ..resolve import (
 )
 from ..source import load_source
 from . import nodes as N
+from .assignments import Assignments
 from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_values import FreeValues, rename_reserved_locals
@@ -81,6 +81,7 @@ class _Loop:
 
 
 class Normalizer(
+    Assignments,
     FreeValues,
     Comprehensions,
     StarCalls,
@@ -205,63 +206,6 @@ class Normalizer(
 
     def stmt_Pass(self, s):
         return [], False
-
-    def stmt_Assign(self, s):
-        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
-            stmts, value = self.expr(s.value)
-            stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
-            return stmts, False
-        if len(s.targets) == 1 and object_item_target(s.targets[0]):  # self.cache[k] = v
-            stmts, value = self.expr(s.value)
-            stmts.append(self.object_item_store(s.targets[0], value, stmts, s))
-            return stmts, False
-        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
-            if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
-                return [], False
-            read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
-            if read is not None:
-                return read, False
-            stmts, value = self.expr(s.value, keep_call=True)
-            stmts.append(N.assign(s.targets[0].id, value, s))
-            return stmts, False
-        swapped = self.tuple_assign(s)  # a, b = b, a + b
-        if swapped is not None:
-            return swapped, False
-        stmts, value = self.expr(s.value)
-        for target in s.targets:
-            stmts.extend(self.unpack(target, value, s))
-        return stmts, False
-
-    def stmt_AnnAssign(self, s):
-        if s.value is None:
-            return [], False
-        return self.stmt(N.located(gast.Assign([s.target], s.value, None), s))
-
-    def stmt_AugAssign(self, s):
-        # The check allowed only rebindings of names whose value is provably fresh.
-        target = s.target
-        if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
-            read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
-            binop = gast.copy_location(
-                gast.BinOp(left=gast.copy_location(read, target), op=s.op, right=s.value), s
-            )
-            stmts, value = self.expr(binop)
-            stmts.append(self.attribute_store(target, value, stmts, s))
-            return stmts, False
-        guard = []
-        if s in self.deferred:  # refused as it runs if `op=` would change the value in place
-            filename, line, col = self.fs.location(s)
-            where = N.const(f"{filename}:{line}:{col + 1}")
-            op = N.const(_OPERATOR_TEXT.get(type(s.op), "+"))
-            call = self.bound_call(
-                immutable_value, [N.load(target.id), N.const(target.id), op, where], s
-            )
-            guard = [N.assign(self.fresh("ok"), call, s)]
-        binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
-        gast.copy_location(binop, s)
-        stmts, value = self.expr(binop, keep_call=True)
-        stmts.append(N.assign(target.id, value, s))
-        return guard + stmts, False
 
     def stmt_Return(self, s):
         stmts = []
@@ -532,7 +476,6 @@ def _ctx(node):
     return {} if isinstance(node, gast.Set) else {"ctx": gast.Load()}
 
 
-
 def _may_jump(stmts) -> bool:
     for s in stmts:
         for node in _walk_no_loops(s):
@@ -564,15 +507,6 @@ def _walk_no_loops(node):
     for child in gast.iter_child_nodes(node):
         if isinstance(child, gast.stmt) or isinstance(child, gast.AST):
             yield from _walk_no_loops(child)
-
-
-
-
-_OPERATOR_TEXT = {
-    gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//",
-    gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|",
-    gast.BitXor: "^", gast.LShift: "<<", gast.RShift: ">>",
-}
 
 
 def normalize(fs, registry=None) -> Normalized:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..check import raise_if_unsupported
 from ..errors import Diagnostic
+from ..resolve import parameter_names
 from ..source import load_source
 from .analyze import Activity, analyze
 from .kinds import infer, kind_of
@@ -45,12 +46,6 @@ class Prepared:
             why,
             fix,
         )
-
-
-def parameter_names(tree) -> list[str]:
-    a = tree.args
-    star = [p for p in (a.vararg, a.kwarg) if p is not None]  # *args/**kwargs: a tuple, a dict
-    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
 
 
 def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:

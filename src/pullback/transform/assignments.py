@@ -1,0 +1,87 @@
+"""Assignment statements in the normalizer: ``name = v``, tuple targets, attribute and
+object-item stores, annotated assignments and augmented assignments (``x += v``,
+``obj.n += 1``, and ``s += v`` after an element read, checked as it runs).
+
+A mixin of :class:`pullback.transform.normalize.Normalizer`, which supplies ``expr``,
+``fresh``, ``bound_call`` and the stores of the other mixins.
+
+>>> import gast
+>>> from pullback.source import load_source
+>>> from pullback.transform.normalize import normalize
+>>> def f(x):
+...     s = x * 2.0
+...     s += x
+...     return s
+>>> "s = s + x" in gast.unparse(normalize(load_source(f)).tree)
+True
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..check.mutation_fixes import OPERATORS
+from ..containers_mutation import immutable_value
+from ..resolve import object_item_target
+from . import nodes as N
+
+
+class Assignments:
+    """``stmt_Assign``, ``stmt_AnnAssign`` and ``stmt_AugAssign`` of the normalizer."""
+
+    def stmt_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
+            stmts, value = self.expr(s.value)
+            stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
+            return stmts, False
+        if len(s.targets) == 1 and object_item_target(s.targets[0]):  # self.cache[k] = v
+            stmts, value = self.expr(s.value)
+            stmts.append(self.object_item_store(s.targets[0], value, stmts, s))
+            return stmts, False
+        if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+            if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
+                return [], False
+            read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
+            if read is not None:
+                return read, False
+            stmts, value = self.expr(s.value, keep_call=True)
+            stmts.append(N.assign(s.targets[0].id, value, s))
+            return stmts, False
+        swapped = self.tuple_assign(s)  # a, b = b, a + b
+        if swapped is not None:
+            return swapped, False
+        stmts, value = self.expr(s.value)
+        for target in s.targets:
+            stmts.extend(self.unpack(target, value, s))
+        return stmts, False
+
+    def stmt_AnnAssign(self, s):
+        if s.value is None:
+            return [], False
+        return self.stmt(N.located(gast.Assign([s.target], s.value, None), s))
+
+    def stmt_AugAssign(self, s):
+        # The check allowed only rebindings of names whose value is provably fresh.
+        target = s.target
+        if isinstance(target, gast.Attribute):  # obj.n += 1: read, compute, store
+            read = gast.Attribute(value=target.value, attr=target.attr, ctx=gast.Load())
+            binop = gast.copy_location(
+                gast.BinOp(left=gast.copy_location(read, target), op=s.op, right=s.value), s
+            )
+            stmts, value = self.expr(binop)
+            stmts.append(self.attribute_store(target, value, stmts, s))
+            return stmts, False
+        guard = []
+        if s in self.deferred:  # refused as it runs if `op=` would change the value in place
+            filename, line, col = self.fs.location(s)
+            where = N.const(f"{filename}:{line}:{col + 1}")
+            op = N.const(OPERATORS.get(type(s.op), "+"))
+            call = self.bound_call(
+                immutable_value, [N.load(target.id), N.const(target.id), op, where], s
+            )
+            guard = [N.assign(self.fresh("ok"), call, s)]
+        binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
+        gast.copy_location(binop, s)
+        stmts, value = self.expr(binop, keep_call=True)
+        stmts.append(N.assign(target.id, value, s))
+        return guard + stmts, False

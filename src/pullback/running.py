@@ -7,6 +7,8 @@ True
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 
 from .arguments import _name
@@ -14,28 +16,35 @@ from .errors import AdjointRuntimeError, ArgumentError, PullbackError
 from .transform.build import Adjoint
 
 
-def _user_frame(exc):
-    """The innermost traceback entry inside generated code: (line_map, fs, lineno, func)."""
-    found = None
+def _generated_frames(exc):
+    """The traceback entries inside generated code, outermost first:
+    ``(line_map, fs, lineno, func)`` each."""
+    out = []
     tb = exc.__traceback__
     while tb is not None:
         g = tb.tb_frame.f_globals
         if "__pullback_line_map__" in g:
-            found = (
-                g["__pullback_line_map__"],
-                g["__pullback_source__"],
-                tb.tb_lineno,
-                tb.tb_frame.f_code.co_name,
+            out.append(
+                (
+                    g["__pullback_line_map__"],
+                    g["__pullback_source__"],
+                    tb.tb_lineno,
+                    tb.tb_frame.f_code.co_name,
+                )
             )
         tb = tb.tb_next
-    return found
+    return out
 
 
-def _locate(exc):
-    found = _user_frame(exc)
-    if found is None:
-        return None
-    line_map, fs, lineno, func = found
+def _locate(exc, frame=None):
+    """``(filename, line, text, function)`` of the source line that generated code was
+    running when ``exc`` was raised (its innermost frame, or ``frame``), or None."""
+    if frame is None:
+        frames = _generated_frames(exc)
+        if not frames:
+            return None
+        frame = frames[-1]
+    line_map, fs, lineno, func = frame
     k = lineno - 1
     user_line = line_map[k] if 0 <= k < len(line_map) else None
     # Generated code differentiated again (a Hessian): follow its own map to the user.
@@ -51,6 +60,37 @@ def _locate(exc):
     if user_line is None:
         return None
     return fs.filename, user_line, fs.file_line(user_line).strip(), func
+
+
+#: pullback's own source files: a line there is a rule's step, not the user's.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _in_pullback(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def _rule_step_failed(exc, where) -> AdjointRuntimeError:
+    """The error for an exception raised inside a rule's transformable pullback that a
+    derivative of a derivative runs as code (``where``, a line of pullback's own): it is
+    no error of the user's function, so it is not passed on as one. Names the user's
+    line the step ran for, where one is found."""
+    import traceback  # here: only a failed sweep needs it (a cost at every start)
+
+    users = [w for w in map(functools.partial(_locate, exc), _generated_frames(exc)) if w]
+    users = [w for w in users if not _in_pullback(w[0])]
+    at = f"{users[-1][0]}:{users[-1][1]}: " if users else ""
+    quoted = f"        {users[-1][2]}\n" if users else ""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    filename, line, text, _ = where
+    return AdjointRuntimeError(
+        f"{at}a derivative of a derivative failed inside pullback's rule step\n{quoted}"
+        f"    {filename}:{line}: {text}\n"
+        f"    {detail}\n"
+        "    The step does not support these inputs (their shapes, dtypes or array type); "
+        "the first derivative may still work: use finite differences of the gradient for "
+        "the second (pullback.testing.check_grads(order=2) shows how)."
+    )
 
 
 def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
@@ -131,6 +171,8 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
         message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
         raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
     where = _locate(exc)
+    if where is not None and _in_pullback(where[0]):
+        raise _rule_step_failed(exc, where) from exc
     if where is not None and hasattr(exc, "add_note"):
         filename, line, text, _ = where
         exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")

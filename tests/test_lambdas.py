@@ -10,6 +10,11 @@ from pullback import grad, jvp
 from pullback.errors import UnsupportedSyntaxError
 from pullback.testing import check_grads
 
+try:
+    from scipy.integrate import quad
+except ImportError:  # scipy is optional: its tests skip
+    quad = None
+
 X = np.array([0.3, -0.7, 1.1])
 
 
@@ -64,8 +69,15 @@ def helper(t):
 
 
 w_global = 1.5
-CASES = [bound_lambda, late_binding, mapped, mapped_two, filtered, called_in_place,
-         mapped_user_function]
+CASES = [
+    bound_lambda,
+    late_binding,
+    mapped,
+    mapped_two,
+    filtered,
+    called_in_place,
+    mapped_user_function,
+]
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -99,3 +111,53 @@ def escaping(x):
 def test_a_lambda_that_escapes_is_still_refused():
     with pytest.raises(UnsupportedSyntaxError, match="PB404"):
         grad(escaping)(X)
+
+
+# -- lambdas passed to a call other than map/filter/reduce/key= ---------------------------
+
+
+def along_axis(x):
+    return np.sum(np.apply_along_axis(lambda r: r**2 + np.sin(r), 0, x))
+
+
+def vectorized(x):
+    f = np.vectorize(lambda t: t**3 - 2.0 * t)
+    return np.sum(f(x))
+
+
+def integrated(a):
+    return quad(lambda t, a: np.sin(a * t) * t, 0.0, 1.0, args=(a,))[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f", [along_axis, vectorized])
+def test_a_lambda_passed_to_a_library_function_that_calls_it(f, dtype):
+    x = X.astype(dtype)
+    assert check_grads(f, x) == "reverse"
+    want = {along_axis: 2 * X + np.cos(X), vectorized: 3 * X**2 - 2.0}[f]
+    np.testing.assert_allclose(grad(f)(x), want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_a_lambda_given_its_parameters_through_args_of_quad():
+    if quad is None:
+        pytest.skip("needs scipy")
+    a = 0.7
+    # d/da of the integral of sin(a t) t over [0, 1] is the integral of cos(a t) t^2
+    t = np.linspace(0.0, 1.0, 20001)
+    want = np.trapezoid(np.cos(a * t) * t**2, t)
+    assert grad(integrated)(a) == pytest.approx(want, rel=1e-7)
+    assert check_grads(integrated, a) == "reverse"
+
+
+def captured_in_quad(a):
+    return quad(lambda t: np.sin(a * t), 0.0, 1.0)[0]
+
+
+def test_a_passed_lambda_reading_a_variable_says_how_to_pass_it():
+    if quad is None:
+        pytest.skip("needs scipy")
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(captured_in_quad)(0.7)
+    message = str(info.value)
+    assert "PB404 lambda passed to a call reads 'a' of the differentiated function" in message
+    assert "quad(lambda t, a: ..., lo, hi, args=(a,))" in message

@@ -16,7 +16,12 @@ import inspect
 import gast
 
 from ..errors import Diagnostic
-from ..lambdas import function_expression, inlinable_functions, lambda_called_in_place
+from ..lambdas import (
+    _higher_order_function,
+    function_expression,
+    inlinable_functions,
+    lambda_called_in_place,
+)
 from ..nested_factories import inline_nested_factories
 from ..resolve import local_names, parameter_names, parent_map
 from ..transform.closure_records import record_sites
@@ -339,6 +344,29 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
             return
         captured = sorted(lambda_free(node) & local_names(self.tree))
+        passed = (
+            isinstance(parent, gast.keyword)
+            or (isinstance(parent, gast.Call) and parent.func is not node)
+        ) and not _higher_order_function(node, parent, self._parent_map())  # map/key=: inlined
+        if passed and not captured:
+            # f(lambda t: ...) reading no variable of the function: a function value like
+            # a module-level one (a rule that calls it differentiates it there)
+            self.visit(node.body)
+            return
+        if passed:
+            names = ", ".join(captured)
+            self.report(
+                node,
+                "PB404",
+                f"lambda passed to a call reads {names!r} of the differentiated function",
+                fix=f"make what it reads parameters of the lambda (`lambda t, {names}: ...`) "
+                f"and pass {names} as arguments where the callee takes them (SciPy's "
+                f"`args=`: `quad(lambda t, {names}: ..., lo, hi, args=({names},))`), or "
+                f"pass a nested `def` to a user function; a lambda that reads no variable "
+                f"of the function may be passed anywhere ({codes.see('PB404')}).",
+            )
+            self.visit(node.body)
+            return
         if isinstance(parent, (gast.List, gast.Tuple, gast.Set, gast.Dict)) and captured:
             names = ", ".join(captured)
             self.report(

@@ -24,22 +24,38 @@ from . import nodes as N
 
 def stored_lambdas(stmt, tree) -> list:
     """``[(name, lambda)]`` for the lambdas that ``stmt`` puts in a list, tuple, set or dict
-    display (``basis = [lambda t: 1.0, lambda t: t]``) and that capture no variable of
+    display (``basis = [lambda t: 1.0, lambda t: t]``) or passes to a call other than
+    ``map``/``filter``/``reduce``/``key=`` (``np.apply_along_axis(lambda r: ..., 0, x)``),
+    and that capture no variable of
     ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
     then a function value like any global one (see :func:`captures_nothing`)."""
     found = []
-    for node in own_nodes([stmt]):
-        if not isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
-            continue
-        slots = node.values if isinstance(node, gast.Dict) else node.elts
-        for k, lam in enumerate(slots):
-            if not isinstance(lam, gast.Lambda):
-                continue
-            if not captures_nothing(lam, tree):
-                continue
+
+    def replace(slots, k, lam):
+        if isinstance(lam, gast.Lambda) and captures_nothing(lam, tree):
             name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
             slots[k] = N.located(N.load(name), lam)
             found.append((name, lam))
+
+    for node in own_nodes([stmt]):
+        if isinstance(node, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            slots = node.values if isinstance(node, gast.Dict) else node.elts
+            for k, lam in enumerate(slots):
+                replace(slots, k, lam)
+        elif isinstance(node, gast.Call):
+            # f(lambda t: ...) for a callee that is not map/filter/reduce/key= (those
+            # call it in place, lambdas.py): np.apply_along_axis, quad, a user function
+            parents = {kw: node for kw in node.keywords}
+            parents.update({kw.value: kw for kw in node.keywords})
+            parents.update({a: node for a in node.args})
+            for k, lam in enumerate(node.args):
+                if not _higher_order_function(lam, node, parents):
+                    replace(node.args, k, lam)
+            for kw in node.keywords:
+                if not _higher_order_function(kw.value, kw, parents):
+                    slots = [kw.value]
+                    replace(slots, 0, kw.value)
+                    kw.value = slots[0]
     return found
 
 
@@ -54,8 +70,10 @@ def captures_nothing(node, tree) -> bool:
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(isinstance(d, gast.Constant) for d in defaults):
         return False
-    if any(isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
-           for n in gast.walk(node)):
+    if any(
+        isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
+        for n in gast.walk(node)
+    ):
         return False
     from .closures import nested_definitions
 
@@ -66,11 +84,18 @@ def captures_nothing(node, tree) -> bool:
 
 def lambda_free(lam) -> set:
     params = {a.id for a in gast.walk(lam.args) if isinstance(a, gast.Name)}
-    loads = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
-             and isinstance(n.ctx, gast.Load)}
-    stores = {n.id for n in gast.walk(lam.body) if isinstance(n, gast.Name)
-              and not isinstance(n.ctx, gast.Load)}
+    loads = {
+        n.id
+        for n in gast.walk(lam.body)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+    }
+    stores = {
+        n.id
+        for n in gast.walk(lam.body)
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+    }
     return loads - params - stores
+
 
 def star_refusal(node, returned) -> str | None:
     """Why a nested function with ``*args``/``**kwargs`` cannot be lifted, or None. Its
@@ -82,10 +107,10 @@ def star_refusal(node, returned) -> str | None:
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
     if not all(isinstance(d, gast.Constant) for d in defaults):
         return (
-            "it takes or is called with *args or **kwargs and has a default that is not a "
-            "constant"
+            "it takes or is called with *args or **kwargs and has a default that is not a constant"
         )
     return None
+
 
 def used_as_values(tree, defs) -> set:
     """The lifted functions of ``tree`` named other than in a call (stored, returned,
@@ -122,7 +147,11 @@ def call_through_lambdas(tree, defs) -> None:
         lam = gast.Lambda(
             args=gast.arguments(
                 args=[gast.Name(n, gast.Param(), None, None) for n in names],
-                posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                posonlyargs=[],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
                 defaults=[],
             ),
             body=call,
@@ -132,6 +161,7 @@ def call_through_lambdas(tree, defs) -> None:
             parent.value = lam
         else:
             parent.args = [lam if a is sub else a for a in parent.args]
+
 
 def free_names(node) -> set:
     """Names ``node`` (a def) reads that it does not bind itself."""

@@ -139,6 +139,20 @@ class FreeValues:
         self.bind_global(e)
         return N.load(e.id)
 
+    def _explicit_super(self, e) -> None:
+        """``super()`` in a method as ``super(__class__, self)`` (in place): the generated
+        code is no method of the class, so the zero-argument form would find no
+        ``__class__`` cell; the method's own cell gives the class."""
+        fn = self.fs.fn
+        if e.args or e.keywords or not (isinstance(e.func, gast.Name) and e.func.id == "super"):
+            return
+        if "__class__" not in fn.__code__.co_freevars or self.fs.lookup("super")[1] is not super:
+            return
+        a = self.fs.tree.args
+        first = (a.posonlyargs + a.args)[:1]
+        if first:
+            e.args = [gast.copy_location(N.load("__class__"), e), N.located(N.load(first[0].id), e)]
+
     # -- statements -------------------------------------------------------------------
 
     def attribute_store(self, target, value, stmts, where):
@@ -249,6 +263,7 @@ class FreeValues:
         return node
 
     def call(self, e, stmts):
+        self._explicit_super(e)
         callee = resolve_call(self.fs, e, self.locals)
         spelled = operator_expression(callee, e)
         if spelled is not None:
@@ -318,9 +333,14 @@ class FreeValues:
 
 
 _BINARY = {
-    operator.add: gast.Add, operator.sub: gast.Sub, operator.mul: gast.Mult,
-    operator.truediv: gast.Div, operator.floordiv: gast.FloorDiv, operator.mod: gast.Mod,
-    operator.pow: gast.Pow, operator.matmul: gast.MatMult,
+    operator.add: gast.Add,
+    operator.sub: gast.Sub,
+    operator.mul: gast.Mult,
+    operator.truediv: gast.Div,
+    operator.floordiv: gast.FloorDiv,
+    operator.mod: gast.Mod,
+    operator.pow: gast.Pow,
+    operator.matmul: gast.MatMult,
 }
 _UNARY = {operator.neg: gast.USub, operator.pos: gast.UAdd}
 

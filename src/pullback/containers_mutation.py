@@ -16,6 +16,8 @@ no derivative: registered as non-differentiable). ``list.copy`` gets its rule he
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from .errors import UnsupportedCallError
@@ -80,6 +82,15 @@ def immutable_value(value, name: str, op: str, where: str):
     )
 
 
+def store_free(holder, name: str, value) -> None:
+    """``name = value`` for a name declared ``global`` (``holder``: the module's globals)
+    or ``nonlocal`` (``holder``: its closure cell), as the function itself would bind it."""
+    if isinstance(holder, types.CellType):
+        holder.cell_contents = value
+    else:
+        holder[name] = value
+
+
 def store_item(container, key, value, where: str):
     """``obj.attr[key] = value`` with the container an object holds: a dict or list gets
     the value, as in the primal (the transformation refuses it, PB107, where the function
@@ -98,9 +109,19 @@ def store_item(container, key, value, where: str):
 
 
 _IN_PLACE = {
-    "+": "__iadd__", "-": "__isub__", "*": "__imul__", "/": "__itruediv__",
-    "//": "__ifloordiv__", "%": "__imod__", "**": "__ipow__", "@": "__imatmul__",
-    "&": "__iand__", "|": "__ior__", "^": "__ixor__", "<<": "__ilshift__", ">>": "__irshift__",
+    "+": "__iadd__",
+    "-": "__isub__",
+    "*": "__imul__",
+    "/": "__itruediv__",
+    "//": "__ifloordiv__",
+    "%": "__imod__",
+    "**": "__ipow__",
+    "@": "__imatmul__",
+    "&": "__iand__",
+    "|": "__ior__",
+    "^": "__ixor__",
+    "<<": "__ilshift__",
+    ">>": "__irshift__",
 }
 
 
@@ -140,5 +161,5 @@ def register(reg):
     reg.non_differentiable(list_index, family=FAMILY, trusted=True)
     reg.non_differentiable(expect_kind, family=FAMILY, trusted=True)
     reg.non_differentiable(
-        immutable_item, immutable_value, store_item, family=FAMILY, trusted=True
+        immutable_item, immutable_value, store_item, store_free, family=FAMILY, trusted=True
     )

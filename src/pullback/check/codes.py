@@ -77,8 +77,8 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB401": (
         "global and nonlocal",
-        "Writing to a variable outside the function is a side effect that the reverse sweep "
-        "cannot follow.",
+        "Writing a differentiated value to a variable outside the function is a side effect "
+        "that the reverse sweep cannot follow.",
     ),
     "PB402": (
         "generators: yield",

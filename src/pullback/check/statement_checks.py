@@ -16,6 +16,7 @@ from ..transform.generators import (
     mark_yield_statements,
 )
 from . import codes
+from .free_writes import free_declarations, free_write_refusal
 
 
 class StatementChecks:
@@ -101,14 +102,29 @@ class StatementChecks:
             self.visit_Raise(gast.Expr(value=node.msg))
 
     def _visit_scope(self, node, keyword):
+        why = None
+        if self._declared_here(node):
+            # a counter or log: written as in the primal where no gradient reaches it
+            reasons = [
+                free_write_refusal(self.tree, n, self.tainted(), self._parent_map())
+                for n in node.names
+            ]
+            why = next((r for r in reasons if r is not None), None)
+            if why is None:
+                return
         names = ", ".join(node.names)
         self.report(
             node,
             "PB401",
-            f"'{keyword} {names}' is not supported",
+            f"'{keyword} {names}' is not supported" + (f": {why}" if why else ""),
             fix="pass the value in as an argument and return the new value, e.g. "
-            f"`def step(x, state): ...; return y, new_state` ({codes.see('PB401')}).",
+            f"`def step(x, state): ...; return y, new_state`; a name that only counts or "
+            f"logs values that carry no gradient may be written ({codes.see('PB401')}).",
         )
+
+    def _declared_here(self, node) -> bool:
+        """``node`` belongs to the checked function's own scope (not a nested one)."""
+        return free_declarations(self.tree).get(node.names[0]) is node
 
     def visit_Global(self, node):
         self._visit_scope(node, "global")

@@ -39,6 +39,10 @@ class Assignments:
             stmts.append(self.object_item_store(s.targets[0], value, stmts, s))
             return stmts, False
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
+            if s.targets[0].id in self.declared:  # global n: n = v (free_stores.py)
+                stmts, value = self.expr(s.value)
+                stmts.append(self.free_store(s.targets[0].id, value, s))
+                return stmts, False
             if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
                 return [], False
             read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
@@ -70,6 +74,13 @@ class Assignments:
             )
             stmts, value = self.expr(binop)
             stmts.append(self.attribute_store(target, value, stmts, s))
+            return stmts, False
+        if target.id in self.declared:  # global n: n += 1 read, computed, stored back
+            binop = gast.copy_location(
+                gast.BinOp(left=N.located(N.load(target.id), target), op=s.op, right=s.value), s
+            )
+            stmts, value = self.expr(binop)
+            stmts.append(self.free_store(target.id, value, s))
             return stmts, False
         guard = []
         if s in self.deferred:  # refused as it runs if `op=` would change the value in place

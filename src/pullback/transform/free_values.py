@@ -130,6 +130,8 @@ class FreeValues:
 
     def free_name(self, e) -> gast.AST:
         """A free name used as a value: a live read for data, a baked binding otherwise."""
+        if e.id in self.declared:  # global n / nonlocal n: as it is when the line runs
+            return self.free_read(e.id, e)
         found, value = self.fs.lookup(e.id)
         if not found:
             return N.load(e.id)

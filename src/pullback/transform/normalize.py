@@ -45,6 +45,7 @@ from . import nodes as N
 from .assignments import Assignments
 from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
+from .free_stores import FreeStores
 from .free_values import FreeValues, rename_reserved_locals
 from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
@@ -82,6 +83,7 @@ class _Loop:
 
 class Normalizer(
     Assignments,
+    FreeStores,
     FreeValues,
     Comprehensions,
     StarCalls,
@@ -102,6 +104,7 @@ class Normalizer(
         self.flags: set[str] = set()  # guard flags: assigned twice per iteration on purpose
         self.live: set[str] = set()  # free names read live (data), not baked in
         self.deferred: set = set()  # `name op= v` checked when it runs (normalize())
+        self.declare_free_names()  # global/nonlocal names: read and written where they live
 
     # -- names ------------------------------------------------------------------------
     def fresh(self, hint: str = "t") -> str:

@@ -57,6 +57,7 @@ LAYERS = (
             "pullback.iteration",
             "pullback.unpacking",
             "pullback.ufunc_methods",
+            "pullback.escapes",
             "pullback.containers*",
             "pullback.arrays_*",
         ),

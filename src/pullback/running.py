@@ -11,6 +11,7 @@ import functools
 import os
 import sys
 
+from . import escapes
 from .arguments import _name
 from .errors import AdjointRuntimeError, ArgumentError, PullbackError
 from .transform.build import Adjoint
@@ -113,7 +114,9 @@ _GRADIENT_RECURSION_LIMIT = 4000
 
 class deeper_recursion:
     """Raise the recursion limit to what generated code needs (never lower it), and turn an
-    overflow into a pullback error that says why and how to go deeper."""
+    overflow into a pullback error that says why and how to go deeper. Also the scope of
+    one evaluation that calls user code, whose values kept outside the differentiated
+    variables are refused where read back (escapes.py)."""
 
     __slots__ = ("fn", "previous")
 
@@ -122,6 +125,7 @@ class deeper_recursion:
         self.previous = None
 
     def __enter__(self):
+        escapes.escape_scope().__enter__()  # one evaluation: its escaped values (escapes.py)
         current = sys.getrecursionlimit()
         if current < _GRADIENT_RECURSION_LIMIT:
             self.previous = current
@@ -129,6 +133,7 @@ class deeper_recursion:
         return self
 
     def __exit__(self, kind, exc, tb):
+        escapes.escape_scope().__exit__(kind, exc, tb)
         if self.previous is not None:
             sys.setrecursionlimit(self.previous)
         if kind is RecursionError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gast
 
+from ..resolve import own_nodes
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
 from . import codes
 
@@ -157,6 +158,13 @@ class ContainerChecks:
                 f"differentiated function may change only lists and dicts it built itself."
             )
             fix = f"copy it first: write `{copy}` before the first change"
+            if not _returns_a_value(self.tree):
+                # helper(x, out) filling the caller's container: an output parameter
+                fix = (
+                    f"build it here and return it (`{name} = {{}}` ... `return {name}`), and "
+                    f"let the caller use what it returns instead of the {kind} it passed in; "
+                    f"or {fix}"
+                )
         elif refusal.kind in ("global", "closure"):
             where = (
                 "a global" if refusal.kind == "global" else "a variable of an enclosing function"
@@ -213,3 +221,13 @@ class _Slice:
 
 
 _SLICE = _Slice()
+
+
+def _returns_a_value(tree) -> bool:
+    """Whether the function ``tree`` has a ``return`` with a value (in its own scope)."""
+    return any(
+        isinstance(n, gast.Return)
+        and n.value is not None
+        and not (isinstance(n.value, gast.Constant) and n.value.value is None)
+        for n in own_nodes(tree.body)
+    )

@@ -10,7 +10,7 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
-from .. import arrays_inplace, containers_mutation, unpacking
+from .. import arrays_inplace, containers_mutation, escapes, unpacking
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -97,6 +97,7 @@ FAMILIES = (
     unpacking,
     inplace_calls,
     containers_mutation,
+    escapes,
     container_cotangents,
     star_call_rules,
 )

@@ -43,7 +43,9 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
             line_map.append(src)
             last_src = src
 
-    if not block:
+    if all(isinstance(item, Line) and not item.text for item in block):
+        # empty, or only placeholders that turned out to be unneeded (a loop whose reverse
+        # body lost its every line): a statement Python accepts
         out.append(pad + "pass")
         line_map.append(last_src)
         return last_src

@@ -384,8 +384,10 @@ class CallAdjoints:
         for s in gast.walk(self.tree):
             if isinstance(s, gast.Expr):
                 self.refuse_varied_attribute_store(s.value)
+                self.route_effect_call(s)
             if not isinstance(s, gast.Assign):
                 continue
+            self.check_outside_read(s)
             t = s.targets[0].id
             v = s.value
             needs = False

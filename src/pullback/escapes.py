@@ -1,0 +1,211 @@
+"""Values that carry a gradient and leave the differentiated variables through state
+outside them, and the reads that would bring them back.
+
+A differentiated function may keep a differentiated value on an object (``self.out = y``,
+``self.cache["X"] = X``) or append it to a list it did not build (``history.append(v)``):
+that runs as in the primal. Within one function the transformation refuses such a store
+where the function reads it back (PB106/PB107). Across functions it cannot see the read:
+a layer's ``forward`` stores ``self.out`` and the model's loss reads ``layer.out`` after the
+call. The gradient through that read would be lost, silently.
+
+So the generated code records each such store while a gradient runs (the ``*_escaping``
+helpers, which the transformation writes in place of the plain store), and reads of
+objects and containers that carry no gradient go through :func:`read_attribute` and
+:func:`read_item`, which refuse, at the user's line, a read that returns a recorded value
+(or a list, tuple or dict holding one). The record lives for one evaluation
+(:func:`escape_scope`, entered where a gradient that calls user code runs): a value kept
+by an earlier call is an ordinary constant to the next one.
+
+>>> class Layer:
+...     pass
+>>> layer = Layer()
+>>> with escape_scope():
+...     setattr_escaping(layer, "out", [1.0], "model.py:3:9")
+...     read_attribute(layer, "out", "model.py:7:12")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pullback.errors.UnsupportedCallError: model.py:7:12: this reads back a value that ...
+>>> read_attribute(layer, "out", "model.py:7:12")  # outside that evaluation: a constant
+[1.0]
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+
+from .containers_mutation import store_item
+from .errors import UnsupportedCallError
+from .guards import is_library_module_name
+from .registry import ENTRY_POINTS
+from .tangents import is_differentiable_value
+
+
+class _Record(threading.local):
+    """The escaped values of the evaluation running on this thread: ``{id: (value,
+    where)}`` (the value kept so that its id stays its own), and how deeply nested the
+    scopes are."""
+
+    def __init__(self):
+        self.values: dict = {}
+        self.depth = 0
+
+
+_RECORD = _Record()
+
+FAMILY = "escapes"
+
+
+class escape_scope:
+    """One evaluation of a gradient: stores recorded inside are forgotten when the
+    outermost scope exits."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _RECORD.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        _RECORD.depth -= 1
+        if _RECORD.depth == 0:
+            _RECORD.values.clear()
+        return False
+
+
+def _record(value, where: str) -> None:
+    if _RECORD.depth:
+        _RECORD.values[id(value)] = (value, where)
+
+
+def setattr_escaping(obj, name: str, value, where: str) -> None:
+    """``obj.name = value`` with ``value`` carrying a gradient."""
+    setattr(obj, name, value)
+    _record(value, where)
+
+
+def store_item_escaping(container, key, value, where: str) -> None:
+    """``obj.attr[key] = value`` with ``value`` carrying a gradient (a dict or list held
+    by an object; ``containers_mutation.store_item`` refuses an array there)."""
+    store_item(container, key, value, where)
+    _record(value, where)
+
+
+def append_escaping(container, value, where: str) -> None:
+    """``container.append(value)`` into a list the function did not build."""
+    container.append(value)
+    _record(value, where)
+
+
+def _escaped_in(value, whole: bool):
+    """The store that recorded ``value`` (or, ``whole``: an item of a list, tuple or dict
+    ``value``, which the code uses as a whole), or None."""
+    values = _RECORD.values
+    found = values.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    if not whole:
+        return None  # its items are read one by one, each read checked
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return None
+    for item in items:
+        found = values.get(id(item))
+        if found is not None and found[0] is item:
+            return found[1]
+    return None
+
+
+def _refuse(where: str, stored: str):
+    raise UnsupportedCallError(
+        f"{where}: this reads back a value that carries a gradient, which {stored} stored "
+        "outside the differentiated variables (on an object or in a list the function did "
+        "not build): its gradient would be lost here.\n"
+        "Fix: return the value from the function that computes it (or pass it on as an "
+        "argument) and use that, instead of reading it back from the object or container "
+        "(see docs/limitations.md#PB107)."
+    )
+
+
+def read_attribute(obj, name: str, where: str, whole: bool = True):
+    """``obj.name`` of an object that carries no gradient (``whole``: used as a whole,
+    not only to read or store its items)."""
+    value = getattr(obj, name)
+    if _RECORD.values:
+        stored = _escaped_in(value, whole)
+        if stored is not None:
+            _refuse(where, stored)
+    return value
+
+
+def read_item(container, key, where: str, whole: bool = True):
+    """``container[key]`` of a container that carries no gradient (``whole`` as for
+    :func:`read_attribute`)."""
+    value = container[key]
+    if _RECORD.values:
+        stored = _escaped_in(value, whole)
+        if stored is not None:
+            _refuse(where, stored)
+    return value
+
+
+def _user_function(fn):
+    """``(the Python function of the user's that calling fn runs, its leading
+    arguments)``, or None for library code and anything else."""
+    head = ()
+    if isinstance(fn, types.MethodType):
+        fn, head = fn.__func__, (fn.__self__,)
+    elif not isinstance(fn, types.FunctionType):
+        owners = [c for c in type(fn).__mro__ if "__call__" in c.__dict__]
+        call = owners[0].__dict__["__call__"] if owners else None
+        if not isinstance(call, types.FunctionType):
+            return None
+        fn, head = call, (fn,)
+    if is_library_module_name(getattr(fn, "__module__", None) or "pullback"):
+        return None
+    return fn, head
+
+
+def _carries_gradient(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(map(_carries_gradient, value))
+    if isinstance(value, dict):
+        return any(map(_carries_gradient, value.values()))
+    return is_differentiable_value(value)
+
+
+def effect_call(registry, fn, args, kwargs):
+    """``fn(*args, **kwargs)`` whose result is not used (a call for its effect), made
+    where a differentiated value is passed: a user function runs its generated forward
+    sweep, so that what it keeps outside the differentiated variables is recorded (and a
+    read back refused) and what it may not do is refused; library code runs as it is."""
+    found = _user_function(fn)
+    if found is None:
+        return fn(*args, **kwargs)
+    target, head = found
+    every = (*head, *args)
+    positions = tuple(k for k, a in enumerate(every) if _carries_gradient(a))
+    if not positions:
+        return fn(*args, **kwargs)
+    wrt, _ = ENTRY_POINTS.resolve_wrt(target, positions)
+    key = ENTRY_POINTS.kinds_key(every, kwargs)
+    adjoint = ENTRY_POINTS.get_adjoint(target, wrt, registry, key)
+    value, _ = ENTRY_POINTS.run_forward(adjoint, every, kwargs)
+    return value
+
+
+def register(reg) -> None:
+    """Every helper here carries no gradient of its own (reads refuse what would)."""
+    reg.non_differentiable(
+        setattr_escaping,
+        store_item_escaping,
+        append_escaping,
+        read_attribute,
+        read_item,
+        effect_call,
+        family=FAMILY,
+        trusted=True,
+    )

@@ -192,3 +192,17 @@ def test_an_output_parameter_filled_by_a_method_is_refused_with_a_fix_that_works
     message = str(info.value)
     assert "PB106" in message and "'out' comes from a parameter" in message
     assert "build it here and return it" in message
+
+
+@pytest.mark.parametrize("fn, read, stored", CASES, ids=[c[0].__name__ for c in CASES])
+def test_forward_mode_and_second_order_refuse_the_same_reads(fn, read, stored):
+    from pullback import jvp
+
+    x = np.array([0.5, -1.5])
+    for run in (
+        lambda: jvp(fn, (x,), (np.array([1.0, 0.0]),)),
+        lambda: hessian(fn)(x),
+    ):
+        LAYER.history.clear()
+        with pytest.raises(UnsupportedCallError, match="reads back a value that carries"):
+            run()

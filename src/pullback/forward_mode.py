@@ -23,6 +23,7 @@ from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
 from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError
+from .escapes import escape_scope
 from .registry import default_registry
 from .runtime import same_sequence
 from .tangents import ZERO, is_zero
@@ -52,7 +53,8 @@ class LazyJVP:
                 self.fn, active, self.registry, key[2], tuple(sorted(moving))
             )
         _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
-        return generated(args, values, kwargs)
+        with escape_scope():  # one evaluation: values kept outside (escapes.py)
+            return generated(args, values, kwargs)
 
 
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):

@@ -151,7 +151,8 @@ class deeper_recursion:
 
 def run_forward(adj: Adjoint, args, kwargs):
     try:
-        return adj.forward(*args, **kwargs)
+        with escapes.escape_scope():  # one evaluation (escapes.py)
+            return adj.forward(*args, **kwargs)
     except Exception as exc:
         forward_failed(adj, exc)
         raise

@@ -33,6 +33,7 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
 from .code import Compound, Line, render
+from .escape_sites import EscapeSites
 from .inline import inline_form
 from .kinds import is_real
 from .normalize import LoopEnd
@@ -95,7 +96,7 @@ TANGENT_TERMS = {
 }
 
 
-class ForwardBuilder:
+class ForwardBuilder(EscapeSites):
     def __init__(self, fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic):
         self.fs = fs
         self.norm = norm
@@ -119,6 +120,9 @@ class ForwardBuilder:
         self.prefix = next(
             p for p in ("t_", "_t_", "__t_") if not any(n.startswith(p) for n in names)
         )
+
+    def varied_names(self) -> set:
+        return self.varied
 
     # -- names -------------------------------------------------------------------------
     def tan(self, node) -> str:
@@ -153,6 +157,7 @@ class ForwardBuilder:
         self.problems += foreign_varied_calls(
             self.tree, varied, varied, self.registry, self.diagnostic
         )
+        self.route_escapes()  # values kept outside, and reads from outside (escapes.py)
         body = []
         tangents = sorted({self.prefix + n for n in self.varied if n not in self.wrt})
         if tangents:

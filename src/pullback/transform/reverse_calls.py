@@ -381,13 +381,10 @@ class CallAdjoints:
         )
         if refused:  # the sweeps cannot be built through these calls
             raise UnsupportedSyntaxError(self.fs.name, sorted(refused, key=source_position))
+        self.route_escapes()  # values kept outside, and reads from outside (escapes.py)
         for s in gast.walk(self.tree):
-            if isinstance(s, gast.Expr):
-                self.refuse_varied_attribute_store(s.value)
-                self.route_effect_call(s)
             if not isinstance(s, gast.Assign):
                 continue
-            self.check_outside_read(s)
             t = s.targets[0].id
             v = s.value
             needs = False

@@ -1,0 +1,205 @@
+"""Where a differentiated value leaves the differentiated variables (kept on an object or
+in a container the function did not build) and where a value is read from outside them:
+the statements :mod:`pullback.escapes` records and checks while a gradient runs.
+
+A mixin of both sweep builders (reverse: :class:`~.reverse.ReverseBuilder` through
+:class:`~.reverse_attributes.AttributeAdjoints`; forward: :class:`~.forward.ForwardBuilder`),
+which supply ``tree``, ``ns`` (the generated code's namespace), ``kinds``, ``fs``,
+``registry``, ``problems``, ``diagnostic`` and ``varied_names()``. Each method rewrites
+one normalized statement in place, after the activity analysis and before the sweeps are
+written::
+
+    self.cache["y"] = y       ->  store_item_escaping(_t1, 'y', y, 'model.py:8:9')
+    out = layer.out           ->  out = read_attribute(layer, 'out', 'model.py:14:23', True)
+    helper(x, acc)            ->  effect_call(_pb_effect_registry, helper, (x, acc), {})
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..containers_mutation import store_item
+from ..escapes import (
+    append_escaping,
+    effect_call,
+    read_attribute,
+    read_item,
+    setattr_escaping,
+    store_item_escaping,
+)
+from ..resolve import Callee
+from . import nodes as N
+from .analyze import names_in
+from .kinds import is_real
+from .problems import varied_attribute_store, varied_outside_append
+from .sweep_common import has_source
+
+# Methods that store or read single items (a read of one is checked where it is made).
+_ITEM_METHODS = frozenset({"append", "extend", "insert", "get", "setdefault", "update", "pop"})
+_ITEM_STORES = frozenset({store_item, store_item_escaping, setattr_escaping, append_escaping})
+
+
+class EscapeSites:
+    """Stores that keep a differentiated value outside, calls made for their effect, and
+    reads from outside (see the module docstring)."""
+
+    def route_escapes(self) -> None:
+        """Every such statement of the function, rewritten."""
+        for s in gast.walk(self.tree):
+            if isinstance(s, gast.Expr):
+                self.refuse_varied_attribute_store(s.value)
+                self.route_effect_call(s)
+            elif isinstance(s, gast.Assign):
+                self.check_outside_read(s)
+
+    def refuse_varied_attribute_store(self, call):
+        """``obj.attr = v``, ``obj.attr[k] = v`` and ``outside.append(v)`` with ``v``
+        differentiated run as written unless the function may read the value back (then
+        its gradient would be lost: refused, see transform/side_effects.py). Where it does
+        not, another function may: the store is recorded as it runs, and such a read
+        refused there (escapes.py)."""
+        appended = getattr(call, "pb_outside_append", None)
+        item = getattr(call, "pb_item_store", None)
+        target = getattr(call, "pb_attribute_store", None)
+        if appended is None and item is None and target is None:
+            return
+        value = call.args[0] if appended is not None else call.args[2]
+        if not (isinstance(value, gast.Name) and value.id in self.varied_names()):
+            return
+        if not getattr(call, "pb_read_back", False):
+            self._record_escape(call, appended)
+        elif appended is not None:
+            receiver = gast.unparse(appended.value).strip()
+            self.problems.append(varied_outside_append(self.diagnostic, call, receiver))
+        elif item is not None:  # self.cache[k] = v: refused as its attribute would be
+            obj = gast.unparse(item.value.value).strip()
+            self.problems.append(
+                varied_attribute_store(self.diagnostic, item, obj, item.value.attr)
+            )
+        else:
+            obj = gast.unparse(target.value).strip()
+            self.problems.append(varied_attribute_store(self.diagnostic, target, obj, target.attr))
+
+    def _record_escape(self, call, appended):
+        """The store as its recording form (escapes.py), in place."""
+        where = N.const(self._where(call))
+        if appended is not None:
+            helper, args = append_escaping, [appended.value, call.args[0], where]
+        elif getattr(call, "pb_item_store", None) is not None:
+            helper, args = store_item_escaping, list(call.args)
+        else:
+            helper, args = setattr_escaping, [*call.args, where]
+        self.ns[helper.__name__] = helper
+        call.func = gast.copy_location(N.load(helper.__name__), call)
+        call.args = args
+        call.keywords = []
+        call.pb_callee = Callee("object", helper, name=helper.__name__)
+
+    def _where(self, node) -> str:
+        filename, line, col = self.fs.location(node)
+        return f"{filename}:{line}:{col + 1}"
+
+    def _used_whole(self, name: str) -> bool:
+        """Whether the value of ``name`` is used other than to read, store or append items
+        (then a list or dict it holds is checked as a whole where it is read)."""
+        uses = getattr(self, "_escape_uses", None)
+        if uses is None:
+            uses = self._escape_uses = {}
+            for node in gast.walk(self.tree):
+                for child in gast.iter_child_nodes(node):
+                    if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
+                        uses.setdefault(child.id, []).append((child, node))
+        for use, parent in uses.get(name, ()):
+            if isinstance(parent, gast.Subscript) and parent.value is use:
+                continue  # c[k]: its own read, checked
+            if isinstance(parent, gast.Attribute) and parent.attr in _ITEM_METHODS:
+                continue  # c.append(v), c.get(k)
+            if (
+                isinstance(parent, gast.Call)
+                and parent.args
+                and parent.args[0] is use
+                and getattr(getattr(parent, "pb_callee", None), "obj", None) in _ITEM_STORES
+            ):
+                continue  # store_item(c, k, v)
+            return True
+        return False
+
+    def route_effect_call(self, s) -> None:
+        """``helper(x, out)`` or ``obj.method(x)`` whose result is unused, with a
+        differentiated argument, of user code (or found at run time): made through
+        ``effect_call``, which runs the callee's generated forward sweep so that what it
+        keeps outside the differentiated variables is recorded (escapes.py); a plain call
+        would keep it unseen, and a read of it elsewhere would lose its gradient."""
+        call = s.value
+        if not isinstance(call, gast.Call) or any(
+            getattr(call, mark, None) is not None
+            for mark in ("pb_outside_append", "pb_attribute_store", "pb_item_store")
+        ):
+            return
+        callee = getattr(call, "pb_callee", None)
+        if callee is None or callee.kind not in ("object", "method", "dynamic"):
+            return
+        if callee.kind == "object" and (
+            self.registry.lookup(callee.obj) is not None or not has_source(callee.obj)
+        ):
+            return
+        varied = self.varied_names()
+        func = call.func
+        if (
+            isinstance(func, gast.Attribute)
+            and names_in(func.value)
+            and any(n in varied for n in names_in(func.value))
+        ):
+            return  # a method of a differentiated value: its own rules
+        operands = list(call.args) + [k.value for k in call.keywords]
+        if not any(isinstance(a, gast.Name) and a.id in varied for a in operands):
+            return
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return
+        self.ns["effect_call"] = effect_call
+        self.ns["_pb_effect_registry"] = self.registry
+        packed = N.located(gast.Tuple(elts=list(call.args), ctx=gast.Load()), call)
+        keywords = N.located(
+            gast.Dict(
+                keys=[N.const(k.arg) for k in call.keywords],
+                values=[k.value for k in call.keywords],
+            ),
+            call,
+        )
+        new = N.located(
+            N.call("effect_call", [N.load("_pb_effect_registry"), func, packed, keywords]), call
+        )
+        new.pb_callee = Callee("object", effect_call, name="effect_call")
+        s.value = new
+        self.calls_user_code = True  # it may run the callee's sweep: recursion, escapes
+
+    def check_outside_read(self, s) -> None:
+        """``t = obj.attr`` or ``t = c[k]`` of an object or container that carries no
+        gradient (not an array: an escaped value is never an array's element) as a read
+        that refuses a value another function kept there with its gradient (escapes.py)."""
+        v = s.value
+        if isinstance(v, gast.Attribute):
+            if getattr(v, "pb_constant", False):
+                return
+            helper, key = read_attribute, N.const(v.attr)
+        elif isinstance(v, gast.Subscript) and not any(
+            isinstance(n, gast.Slice) for n in gast.walk(v.slice)
+        ):
+            helper, key = read_item, v.slice
+        else:
+            return
+        base = v.value
+        if not isinstance(base, gast.Name) or base.id in self.varied_names():
+            return
+        if base.id in self.ns and not (base.id == "_pb_globals" or base.id.startswith("_pb_cell_")):
+            return  # a module, class or function the code baked in
+        if is_real(self.kinds.get(base.id)):
+            return
+        whole = N.const(self._used_whole(s.targets[0].id))
+        where = N.const(self._where(v))
+        call = gast.copy_location(N.call(helper.__name__, [base, key, where, whole]), v)
+        call.pb_callee = Callee("object", helper, name=helper.__name__)
+        self.ns[helper.__name__] = helper
+        s.value = call

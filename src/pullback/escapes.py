@@ -52,6 +52,8 @@ class _Record(threading.local):
 
 
 _RECORD = _Record()
+#: What generated code tests before a checked read (``_pb_escaped.values``).
+ESCAPE_RECORD = _RECORD
 
 FAMILY = "escapes"
 

@@ -20,6 +20,7 @@ import gast
 
 from ..containers_mutation import store_item
 from ..escapes import (
+    ESCAPE_RECORD,
     append_escaping,
     effect_call,
     read_attribute,
@@ -202,4 +203,9 @@ class EscapeSites:
         call = gast.copy_location(N.call(helper.__name__, [base, key, where, whole]), v)
         call.pb_callee = Callee("object", helper, name=helper.__name__)
         self.ns[helper.__name__] = helper
-        s.value = call
+        # the plain read while nothing is kept outside (every call but a few): one
+        # attribute test instead of a call per read
+        self.ns["_pb_escaped"] = ESCAPE_RECORD
+        test = N.attr("_pb_escaped", "values")
+        s.value = gast.copy_location(gast.IfExp(test=test, body=call, orelse=v), v)
+        N.located(s.value, v)

@@ -91,11 +91,17 @@ def own_nodes(stmts):
             stack.extend(gast.iter_child_nodes(node))
 
 
+#: Attributes of an array that are views of it (``x.T[0, 1] = v`` writes into ``x``).
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
+
+
 def object_item_target(target) -> bool:
-    """``obj.attr[key]`` (a store target): an item of a container held by an object."""
+    """``obj.attr[key]`` (a store target): an item of a container held by an object (not a
+    view of an array, ``x.T[i, j]``, which is a write into ``x``)."""
     return (
         isinstance(target, gast.Subscript)
         and isinstance(target.value, gast.Attribute)
+        and target.value.attr not in VIEW_ATTRIBUTES
         and dotted_parts(target.value) is not None
     )
 

@@ -454,6 +454,7 @@ for _fn in (list, tuple):
 
 # -- ndarray methods ------------------------------------------------------------------
 add(np.ndarray.item, case("(1,)", A((1,))), case("0-d", A(())), case("(1,1) index", A((1, 1)), 0))
+add(np.generic.item, case("0.0", np.float64(0.0)), case("float32", np.float32(0.0)))
 add(np.ndarray.tolist, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))
 
 # -- index tricks ---------------------------------------------------------------------

@@ -93,6 +93,8 @@ case("operator.matmul", V3, M)
 case("ndarray.item", M, (1, 2))
 case("ndarray.item", M, 5)
 case("ndarray.item", np.array([1.5]))
+case("generic.item", np.float64(1.5))
+case("generic.item", np.float32(-0.75))
 case("ndarray.tolist", M)
 # itemgetter of arrays (items read twice: summed); of lists the closure, refused by name
 case("operator.itemgetter.__call__", operator.itemgetter(1), M)

@@ -12,6 +12,11 @@ def test_item():
     check_rrule(np.ndarray.item, np.array([3.0]))
 
 
+def test_item_of_a_numpy_scalar():
+    check_rrule(np.generic.item, np.float64(1.5))
+    check_rrule(np.generic.item, np.float32(-0.75))
+
+
 def test_tolist():
     check_rrule(np.ndarray.tolist, np.array([[0.5, -1.0], [2.0, 1.5]]))
     check_rrule(np.ndarray.tolist, np.array([0.25, 4.0], dtype=np.float32))

@@ -79,7 +79,6 @@ VIEW_METHODS = frozenset(
 )
 
 # Attributes that are views of the array: x.T, x.real, ...
-VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
 
 # Arguments for which a NEW_ARRAY_FUNCTIONS entry returns its input: np.diff(x, n=0) is
 # x, np.nan_to_num(x, copy=False) is x. ``name: (parameter, value)``: the call is fresh only

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import gast
 
-from ..resolve import object_item_target
+from ..resolve import VIEW_ATTRIBUTES, object_item_target
 from ..transform.inplace_calls import inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
     AliasAnalysis,
 )
 from .free_writes import free_declarations
-from .fresh_arrays import VIEW_ATTRIBUTES, may_return_view, method_may_return_view
+from .fresh_arrays import may_return_view, method_may_return_view
 from .mutation_fixes import (
     OPERATORS,
     inplace_function_fix,
@@ -253,6 +253,27 @@ class MutationChecks:
             part = f"an element of '{base}'"
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
+        if isinstance(target.value, gast.Attribute) and target.value.attr in VIEW_ATTRIBUTES:
+            # x.T[i, j] = v: a write through a view of x, which pullback does not follow
+            owner = self.text(target.value.value)
+            why = (
+                f"'{base}' is a view of '{owner}': the write changes '{owner}', through a "
+                "view pullback does not follow."
+            )
+            attr = target.value.attr
+            hint = (
+                f": `{owner}[j, i] = ...` for `{owner}.{attr}[i, j] = ...`"
+                if attr in ("T", "mT")
+                else ""
+            )
+            self.report(
+                target,
+                code,
+                f"array mutation: {what} {part}",
+                why=why,
+                fix=f"write into '{owner}' itself{hint} ({codes.see(code)}).",
+            )
+            return
         self.report(
             target,
             code,
@@ -308,9 +329,7 @@ class MutationChecks:
             return self.text(value)
         if isinstance(value, gast.Call):
             callee = self._resolve(value)
-            if callee.kind in ("array_method", "method") and method_may_return_view(
-                callee.name
-            ):
+            if callee.kind in ("array_method", "method") and method_may_return_view(callee.name):
                 return self.text(value)
             if callee.kind == "object" and (
                 may_return_view(callee.obj) or getattr(callee.obj, "__name__", None) == "diff"

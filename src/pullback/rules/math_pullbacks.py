@@ -126,7 +126,11 @@ def real_if_close_pullback(dy, a, tol=100):
 def register_methods(reg):
     set_pullbacks(
         reg,
-        [(np.ndarray.item, item_pullback), (np.real_if_close, real_if_close_pullback)],
+        [
+            (np.ndarray.item, item_pullback),
+            (np.generic.item, item_pullback),
+            (np.real_if_close, real_if_close_pullback),
+        ],
     )
 
 

@@ -68,6 +68,7 @@ def tolist_cotangent(dy, x):
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(np.ndarray.item, _item_rrule)
+    r.rule(np.generic.item, _item_rrule)  # x[0].item(), s.sum().item(): a NumPy scalar
     r.rule(np.ndarray.tolist, _tolist_rrule)
     reg.set_pullback_function(np.ndarray.tolist, tolist_cotangent)
     # Their pullbacks as transformable functions (second derivatives).

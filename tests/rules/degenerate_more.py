@@ -3,6 +3,7 @@ ndarray-method rules (see degenerate_numpy.py for the conventions)."""
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 
@@ -455,6 +456,8 @@ for _fn in (list, tuple):
 # -- ndarray methods ------------------------------------------------------------------
 add(np.ndarray.item, case("(1,)", A((1,))), case("0-d", A(())), case("(1,1) index", A((1, 1)), 0))
 add(np.generic.item, case("0.0", np.float64(0.0)), case("float32", np.float32(0.0)))
+add(copy.copy, case("(0,)", A((0,))), case("0-d", A(())))
+add(copy.deepcopy, case("(0,)", A((0,))), case("0-d", A(())))
 add(np.ndarray.tolist, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))
 
 # -- index tricks ---------------------------------------------------------------------

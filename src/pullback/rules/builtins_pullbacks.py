@@ -7,6 +7,7 @@ A sequence argument gets a tuple of cotangents, one per item.
 from __future__ import annotations
 
 import builtins
+import copy
 
 import numpy as np
 
@@ -106,11 +107,18 @@ def sequence_pullback(dy, iterable=()):
     return (parts,)
 
 
+@transformable
+def copy_pullback(dy, x, memo=None):
+    return dy, NO_TANGENT
+
+
 def register(reg):
     set_pullbacks(
         reg,
         [
             (builtins.float, float_pullback),
+            (copy.copy, copy_pullback),
+            (copy.deepcopy, copy_pullback),
             (builtins.sum, sum_pullback),
             (builtins.max, max_pullback),
             (builtins.min, min_pullback),

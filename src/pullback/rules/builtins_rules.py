@@ -10,6 +10,7 @@ the elements in Python's stable order; ``round`` has a zero gradient.
 from __future__ import annotations
 
 import builtins
+import copy
 import math
 
 import numpy as np
@@ -198,8 +199,26 @@ def _sequence_rule(kind):
     return sequence_rrule
 
 
+def _copy_rrule(which):
+    """``copy.copy(x)``/``copy.deepcopy(x)`` of differentiated values (an array, a list or
+    dict of them): the copy holds the same values, so the cotangent passes through."""
+
+    def copy_rrule(x, *args):
+        y = which(x, *args)
+
+        def copy_pullback(dy):
+            return (dy,) + (NO_TANGENT,) * len(args)
+
+        return y, copy_pullback
+
+    copy_rrule.__name__ = f"{which.__name__}_rrule"
+    return copy_rrule
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
+    r.rule(copy.copy, _copy_rrule(copy.copy), notes="the cotangent passes through")
+    r.rule(copy.deepcopy, _copy_rrule(copy.deepcopy), notes="the cotangent passes through")
     r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")
     r.scalar(builtins.pow, _pow_base, _pow_exponent, notes="pow(0, b<1): 0 for the base")
     r.rule(builtins.float, _float_rrule)

@@ -58,6 +58,7 @@ LAYERS = (
             "pullback.unpacking",
             "pullback.ufunc_methods",
             "pullback.escapes",
+            "pullback.records",
             "pullback.containers*",
             "pullback.arrays_*",
         ),

@@ -129,6 +129,10 @@ class RuleRegistry:
         self.version = 0
         # Families waiting for the module they need (see ``defer``), in registration order.
         self._deferred: list = []
+        # Rules for whole kinds of callables no table can list (each namedtuple class):
+        # ``provider(fn) -> Rule | None``, asked on a miss; what they give is kept.
+        self.providers: list = []
+        self._provided: dict = {}
 
     # -- families -------------------------------------------------------------------
     def add_family(self, family) -> None:
@@ -302,12 +306,21 @@ class RuleRegistry:
         if entry is None:
             # A miss is the moment to look for newly imported modules (cheap: a few dict
             # lookups while families wait, nothing once they are all registered).
-            if not self._deferred or not self._load_ready():
-                return None
-            entry = self._rules.get(_key(fn))
+            if self._deferred and self._load_ready():
+                entry = self._rules.get(_key(fn))
             if entry is None:
-                return None
+                return self._provide(fn) if self.providers else None
         return entry[1]
+
+    def _provide(self, fn) -> Rule | None:
+        """The rule a provider gives for ``fn`` (kept: the same object every time)."""
+        key = _key(fn)
+        if key in self._provided:
+            return self._provided[key]
+        rule = next((r for r in (p(fn) for p in self.providers) if r is not None), None)
+        if rule is not None:  # a miss is not kept: it would keep every callee alive
+            self._provided[key] = rule
+        return rule
 
     def __contains__(self, fn) -> bool:
         return self.lookup(fn) is not None
@@ -325,6 +338,7 @@ class RuleRegistry:
         new = RuleRegistry()
         new._rules = dict(self._rules)
         new._deferred = list(self._deferred)
+        new.providers = list(self.providers)
         new.version = self.version
         return new
 

@@ -360,7 +360,11 @@ def materialize(c, like):
         if is_zero(c):
             c = [ZERO] * len(like)
         out = [materialize(ci, li) for ci, li in zip(c, like, strict=True)]
-        return type(like)(out) if type(like) in (tuple, list) else tuple(out)
+        if type(like) in (tuple, list):
+            return type(like)(out)
+        if isinstance(getattr(type(like), "_fields", None), tuple):
+            return type(like)(*out)  # a named tuple's gradient: the same named tuple
+        return tuple(out)
     if isinstance(like, dict):
         c = {} if is_zero(c) else c
         return {k: materialize(c.get(k, ZERO), v) for k, v in like.items()}

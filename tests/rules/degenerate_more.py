@@ -458,6 +458,7 @@ add(np.ndarray.item, case("(1,)", A((1,))), case("0-d", A(())), case("(1,1) inde
 add(np.generic.item, case("0.0", np.float64(0.0)), case("float32", np.float32(0.0)))
 add(copy.copy, case("(0,)", A((0,))), case("0-d", A(())))
 add(copy.deepcopy, case("(0,)", A((0,))), case("0-d", A(())))
+add(dict.get, case("0-d default", {}, "a", A(())), case("(0,) default", {}, "a", A((0,))))
 add(np.ndarray.tolist, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))
 
 # -- index tricks ---------------------------------------------------------------------

@@ -82,6 +82,8 @@ case("math.fsum", [0.5, 1.5, -2.0])
 case("copy.copy", M)
 case("copy.deepcopy", M)
 case("copy.deepcopy", [0.5, 1.5, -2.0])
+case("dict.get", {"a": M, "b": 0.5}, "a")
+case("dict.get", {"a": M}, "b", V3)
 case("math.prod", [0.5, 1.5, -2.0])
 if hasattr(math, "sumprod"):  # Python 3.12+
     case("math.sumprod", [0.5, 1.5, -2.0], [1.25, -0.5, 0.75])

@@ -59,6 +59,10 @@ _USER_FUNCTION = (
     "written yet (for the ODEs: the adjoint system differentiated again)"
 )
 WITHOUT_SECOND_ORDER = {
+    "pullback.records.field_of": (
+        "a field of a named tuple, which this harness's probes pass as plain tuples: checked "
+        "twice through user code that reads fields (tests/test_records.py)"
+    ),
     "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
         "reads the parameters of a frozen distribution (an object, which finite differences "
         "cannot move): checked through the frozen methods that call it "

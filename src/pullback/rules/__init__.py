@@ -10,7 +10,7 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
-from .. import arrays_inplace, containers_mutation, escapes, unpacking
+from .. import arrays_inplace, containers_mutation, escapes, records, unpacking
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -98,6 +98,7 @@ FAMILIES = (
     inplace_calls,
     containers_mutation,
     escapes,
+    records,
     container_cotangents,
     star_call_rules,
 )

@@ -108,6 +108,13 @@ def sequence_pullback(dy, iterable=()):
 
 
 @transformable
+def dict_get_pullback(dy, d, key, default=None):
+    if key in d:
+        return {key: dy}, NO_TANGENT, ZERO
+    return ZERO, NO_TANGENT, dy
+
+
+@transformable
 def copy_pullback(dy, x, memo=None):
     return dy, NO_TANGENT
 
@@ -118,6 +125,7 @@ def register(reg):
         [
             (builtins.float, float_pullback),
             (copy.copy, copy_pullback),
+            (dict.get, dict_get_pullback),
             (copy.deepcopy, copy_pullback),
             (builtins.sum, sum_pullback),
             (builtins.max, max_pullback),

@@ -215,8 +215,22 @@ def _copy_rrule(which):
     return copy_rrule
 
 
+def _dict_get_rrule(d, key, *default):
+    """``d.get(key, default)``: the entry's cotangent reaches ``d``'s entry, or the default."""
+    found = key in d
+    y = d[key] if found else (default[0] if default else None)
+
+    def dict_get_pullback(dy):
+        if found:
+            return ({key: dy}, NO_TANGENT) + (ZERO,) * len(default)
+        return (ZERO, NO_TANGENT) + (dy,) * len(default)
+
+    return y, dict_get_pullback
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
+    r.rule(dict.get, _dict_get_rrule, notes="the entry read, or the default")
     r.rule(copy.copy, _copy_rrule(copy.copy), notes="the cotangent passes through")
     r.rule(copy.deepcopy, _copy_rrule(copy.deepcopy), notes="the cotangent passes through")
     r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")

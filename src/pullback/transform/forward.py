@@ -31,6 +31,7 @@ import numpy as np
 from .. import containers, dynamic_calls
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
+from ..records import field_index
 from ..registry import NONDIFF, SCALAR
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
@@ -39,7 +40,6 @@ from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
 from .problems import (
-    attribute_of_varied,
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
@@ -248,7 +248,15 @@ class ForwardBuilder(EscapeSites):
                 and isinstance(v.value, gast.Name)
                 and (v.value.id in self.varied)
             ):
-                self.problems.append(attribute_of_varied(self.diagnostic, v))
+                # a field of a named tuple (records.py), refused there for anything else
+                index = self.bind("field_index", field_index)
+                filename, line, col = self.fs.location(v)
+                where = f"{filename}:{line}:{col + 1}"
+                tan = self.tan(v.value)
+                return (
+                    f"{tan}[{index}({v.value.id}, {v.attr!r}, {where!r})] "
+                    f"if {tan} is not ZERO else ZERO"
+                )
             return "ZERO"
         return "ZERO"
 

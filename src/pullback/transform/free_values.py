@@ -22,6 +22,7 @@ from ..callables import rule_call_function, user_method_function
 from ..containers import BUILDERS
 from ..containers_mutation import store_item
 from ..guards import is_baked_value
+from ..records import is_record_class
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -267,6 +268,8 @@ class FreeValues:
     def call(self, e, stmts):
         self._explicit_super(e)
         callee = resolve_call(self.fs, e, self.locals)
+        if callee.kind == "object" and is_record_class(callee.obj):
+            _fields_in_order(e, callee.obj)
         spelled = operator_expression(callee, e)
         if spelled is not None:
             # operator.mul(a, b) is a * b (functools.reduce(operator.mul, xs) too): the
@@ -380,3 +383,28 @@ def _is_user_method(callee, func) -> bool:
     if callee.kind != "object" or not isinstance(func, gast.Attribute):
         return False
     return user_method_function(callee.obj) is not None
+
+
+def _fields_in_order(e, cls) -> None:
+    """``Params(b=b, w=w)`` as ``Params(w, b)`` (in place): a named tuple's rule takes its
+    fields by position; a field left out gets its default (read from the class)."""
+    if not e.keywords or any(k.arg is None for k in e.keywords):
+        return
+    if any(isinstance(a, gast.Starred) for a in e.args):
+        return
+    fields = cls._fields
+    given = {k.arg: k.value for k in e.keywords}
+    if set(given) - set(fields[len(e.args) :]):
+        return  # Python's own TypeError, when the call runs
+    values = list(e.args)
+    for name in fields[len(e.args) :]:
+        if name in given:
+            values.append(given[name])
+        elif name in cls._field_defaults:
+            default = cls._field_defaults[name]
+            if not isinstance(default, (int, float, complex, str, bool, type(None))):
+                return  # keep the call as written: its default is an object
+            values.append(gast.copy_location(gast.Constant(value=default, kind=None), e))
+        else:
+            return
+    e.args, e.keywords = values, []

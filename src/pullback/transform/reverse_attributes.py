@@ -9,18 +9,52 @@ from __future__ import annotations
 
 import gast
 
+from ..records import field_of
+from ..resolve import Callee
+from . import nodes as N
 from .escape_sites import EscapeSites
+from .kinds import is_real
 from .problems import attribute_of_varied
 
 
 class AttributeAdjoints(EscapeSites):
     """:class:`~.reverse.ReverseBuilder`: attributes of differentiated objects."""
 
-    def refuse_attribute(self, v):
-        self.problems.append(attribute_of_varied(self.diagnostic, v))
+    def field_read(self, s):
+        """``t = p.name`` of a differentiated ``p`` as ``t = field_of(p, "name", where)``:
+        a field of a named tuple, with its pullback; anything else is refused there, at the
+        user's line (records.py). Returns the new value."""
+        v = s.value
+        if self.made_by_a_rule(v) or is_real(self.kinds.get(v.value.id)):
+            # a result object (sol.y_events) or an array (x.mT): no named tuple
+            self.problems.append(attribute_of_varied(self.diagnostic, v))
+            return v
+        filename, line, col = self.fs.location(v)
+        where = N.const(f"{filename}:{line}:{col + 1}")
+        self.ns["field_of"] = field_of
+        call = gast.copy_location(N.call("field_of", [v.value, N.const(v.attr), where]), v)
+        call.pb_callee = Callee("object", field_of, name="pullback.records.field_of")
+        s.value = call
+        return call
 
     def varied_names(self) -> set:
         return self.activity.varied
+
+    def made_by_a_rule(self, v) -> bool:
+        """Whether every definition of ``v``'s object is a call through a rule that is no
+        named tuple's constructor (a result object, whose undeclared attributes carry no
+        gradient pullback follows)."""
+        calls = [
+            s.value
+            for s in gast.walk(self.tree)
+            if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id
+        ]
+        for c in calls:
+            callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None
+            rule = self.registry.lookup(callee.obj) if callee and callee.kind == "object" else None
+            if rule is None or rule.family == "records":
+                return False
+        return bool(calls)
 
     def declared_attribute(self, v) -> bool:
         """Whether ``v`` (``obj.attr``) reads an attribute that every rule defining ``obj``

@@ -395,7 +395,7 @@ class CallAdjoints:
                 and v.value.id in self.activity.varied
                 and not self.declared_attribute(v)
             ):
-                self.refuse_attribute(v)
+                v = self.field_read(s)  # a named tuple's field (records.py), or refused
             if not self.activity.is_active(t):
                 continue
             if isinstance(v, gast.Call):

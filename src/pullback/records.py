@@ -1,0 +1,118 @@
+"""Named tuples (``collections.namedtuple``, ``typing.NamedTuple``) as differentiated values:
+a tuple whose items also have names.
+
+As arguments they are tuples already (indexing, unpacking and iteration differentiate, and
+the gradient comes back as the same named tuple: ``tangents.materialize``). Here:
+
+* constructing one, ``Params(w, b)``, through a rule every named-tuple class gets from the
+  registry's provider (:func:`record_rule`); keyword arguments are put in their places by
+  the normalizer, so the rule takes the fields in order;
+* reading a field of a differentiated one, ``p.w``: the transformation calls
+  :func:`field_of`, which is ``p[k]`` for the field's position ``k``. On anything but a
+  named tuple it refuses, naming the user's line (an object's attribute carries no
+  gradient pullback can follow).
+
+>>> import collections
+>>> Point = collections.namedtuple("Point", "x y")
+>>> field_of(Point(1.0, 2.0), "y", "f.py:3:12")
+2.0
+>>> record_rule(Point).name
+'pullback.records.Point'
+"""
+
+from __future__ import annotations
+
+from .errors import UnsupportedCallError
+from .registry import RULE, Rule, transformable
+from .runtime import tuple_item
+from .tangents import NO_TANGENT, ZERO, getitem_cotangent
+
+FAMILY = "records"
+
+
+def is_record_class(cls) -> bool:
+    """Whether ``cls`` is a named-tuple class (a tuple subclass with ``_fields``)."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and isinstance(getattr(cls, "_fields", None), tuple)
+    )
+
+
+def field_index(record, name: str, where: str = "") -> int:
+    """Where the field ``name`` sits in ``record`` (a named tuple), or a refusal."""
+    fields = getattr(type(record), "_fields", None)
+    if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
+        return fields.index(name)
+    raise UnsupportedCallError(
+        f"{where}: PB501 attribute '{name}' of a differentiated value, a "
+        f"{type(record).__name__}, cannot be differentiated: pullback differentiates arrays, "
+        "scalars, named tuples and containers of them, not arbitrary objects.\n"
+        "Fix: pass the attribute's value as an argument (or in a dict or a named tuple) "
+        "instead of the object (see docs/limitations.md#PB501)."
+    )
+
+
+def field_of(record, name: str, where: str = ""):
+    """``record.name`` of a differentiated named tuple."""
+    return record[field_index(record, name, where)]
+
+
+def _field_of_rrule(record, name, where=""):
+    k = field_index(record, name, where)
+
+    def field_of_pullback(dy):
+        return getitem_cotangent(ZERO, record, k, dy), NO_TANGENT, NO_TANGENT
+
+    return record[k], field_of_pullback
+
+
+@transformable
+def field_pullback(dy, record, name, where=""):
+    k = field_index(record, name, where)
+    return getitem_cotangent(ZERO, record, k, dy), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def record_pullback(dy, *values):
+    """The cotangent of each field given to a named tuple's constructor."""
+    parts = ()
+    for k in range(len(values)):
+        parts = parts + (tuple_item(dy, k),)
+    return parts
+
+
+def _record_rrule(cls):
+    def record_rrule(*values):
+        y = cls(*values)
+
+        def record_constructor_pullback(dy):
+            return tuple(tuple_item(dy, k) for k in range(len(values)))
+
+        return y, record_constructor_pullback
+
+    record_rrule.__name__ = f"{cls.__name__}_rrule"
+    return record_rrule
+
+
+def record_rule(cls) -> Rule | None:
+    """The registry's provider: the rule of a named-tuple class (its constructor)."""
+    if not is_record_class(cls):
+        return None
+    return Rule(
+        fn=cls,
+        kind=RULE,
+        rrule=_record_rrule(cls),
+        name=f"{cls.__module__}.{cls.__qualname__}",
+        family=FAMILY,
+        trusted=True,
+        notes="a named tuple's constructor: the fields in order",
+        pullback_fn=record_pullback,
+    )
+
+
+def register(reg) -> None:
+    reg.register(field_of, _field_of_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(field_of, field_pullback)
+    reg.non_differentiable(field_index, family=FAMILY, trusted=True)
+    reg.providers.append(record_rule)

@@ -40,34 +40,30 @@ class AttributeAdjoints(EscapeSites):
     def varied_names(self) -> set:
         return self.activity.varied
 
+    def _defining_rules(self, v) -> list:
+        """The rule of each call that defines ``v``'s object (None for a definition that is
+        no call through a rule)."""
+        rules = []
+        for s in gast.walk(self.tree):
+            if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id:
+                c = s.value
+                callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None
+                found = callee is not None and callee.kind == "object"
+                rules.append(self.registry.lookup(callee.obj) if found else None)
+        return rules
+
     def made_by_a_rule(self, v) -> bool:
         """Whether every definition of ``v``'s object is a call through a rule that is no
         named tuple's constructor (a result object, whose undeclared attributes carry no
         gradient pullback follows)."""
-        calls = [
-            s.value
-            for s in gast.walk(self.tree)
-            if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id
-        ]
-        for c in calls:
-            callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None
-            rule = self.registry.lookup(callee.obj) if callee and callee.kind == "object" else None
-            if rule is None or rule.family == "records":
-                return False
-        return bool(calls)
+        rules = self._defining_rules(v)
+        return bool(rules) and all(r is not None and r.family != "records" for r in rules)
 
     def declared_attribute(self, v) -> bool:
         """Whether ``v`` (``obj.attr``) reads an attribute that every rule defining ``obj``
         declares differentiable (``rule.extra["result_attributes"]``, e.g. ``sol.y`` of
         ``solve_ivp``)."""
-        calls = [
-            s.value
-            for s in gast.walk(self.tree)
-            if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id
-        ]
-        for c in calls:
-            callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None
-            rule = self.registry.lookup(callee.obj) if callee and callee.kind == "object" else None
-            if rule is None or v.attr not in rule.extra.get("result_attributes", ()):
-                return False
-        return bool(calls)
+        rules = self._defining_rules(v)
+        return bool(rules) and all(
+            r is not None and v.attr in r.extra.get("result_attributes", ()) for r in rules
+        )

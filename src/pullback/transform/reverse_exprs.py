@@ -73,6 +73,15 @@ class ExpressionAdjoints:
             )
         return False
 
+    @staticmethod
+    def operator_cotangents(op, c, g, sa, sb, line):
+        """``c = plus_cotangents(g, a, b)`` (or ``times_``) for operands of unknown kind:
+        in the sweeps the fast path of :mod:`pullback.sweep_cotangents` (no calls for real
+        scalars or arrays of one shape), in differentiable-again code the transformable
+        helper."""
+        args = f"({g}, {sa}, {sb})"
+        return Line(f"{c} = _pb_{op}_fast{args}", src=line, alt=f"{c} = {op}_cotangents{args}")
+
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno
         a, b = v.left, v.right
@@ -105,7 +114,7 @@ class ExpressionAdjoints:
         elif op is gast.Add and not real:
             # Operands of unknown kind may be tuples or lists: + concatenates them.
             c = self.temp()
-            out.append(Line(f"{c} = plus_cotangents({g}, {sa}, {sb})", src=line))
+            out.append(self.operator_cotangents("plus", c, g, sa, sb, line))
             if an:
                 self.contrib(an, f"{c}[0]", (), state, line, out)
             if bn:
@@ -123,7 +132,7 @@ class ExpressionAdjoints:
         elif op is gast.Mult and self.may_repeat(a, b):
             # Operands of unknown kind may be a tuple or list and an int: * repeats it.
             c = self.temp()
-            out.append(Line(f"{c} = times_cotangents({g}, {sa}, {sb})", src=line))
+            out.append(self.operator_cotangents("times", c, g, sa, sb, line))
             if an:
                 self.contrib(an, f"{c}[0]", (), state, line, out)
             if bn:

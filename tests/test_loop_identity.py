@@ -23,18 +23,19 @@ DTYPES = [np.float64, np.float32]
 
 
 def fill(x):
-    out = np.zeros(x.shape[0], dtype=x.dtype)
-    for i in range(x.shape[0]):
-        out[i] = np.sin(x[i]) * x[i]
-    return np.sum(out * out)
+    n = len(x)
+    out = np.zeros_like(x)
+    for i in range(n):
+        out[i] = x[i] * np.cos(x[i])
+    return (out**2).sum()
 
 
 def recurrence(x):
-    y = np.zeros(x.shape[0], dtype=x.dtype)
+    y = np.zeros_like(x)
     y[0] = x[0]
-    for t in range(1, x.shape[0]):
+    for t in range(1, len(x)):
         y[t] = 0.9 * y[t - 1] * x[t] + x[t]
-    return np.sum(y * y)
+    return (y**2).sum()
 
 
 def nested_sweeps(x):
@@ -284,7 +285,7 @@ def test_fast_paths_equal_the_helpers(g, a, b):
 def unknown_kinds(x, n):
     # n * x[0] and x[1] + ...: operands whose kinds the transformation cannot prove
     s = x[0]
-    for i in range(n):
+    for _ in range(n):
         s = s * x[1] + x[2] * s
     return s * s
 

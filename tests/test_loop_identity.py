@@ -46,6 +46,25 @@ def nested_sweeps(x):
     return np.sum(g * g)
 
 
+def stencil_rows(x):
+    g = x.reshape(4, 5) * 1.0
+    for _ in range(2):
+        for i in range(1, g.shape[0] - 1):
+            g[i, 1:-1] = (
+                0.25 * (g[i - 1, 1:-1] + g[i + 1, 1:-1] + g[i, :-2] + g[i, 2:]) * g[i, 1:-1]
+            )
+    return np.sum(g * g)
+
+
+def broadcast_reads(x):
+    # reads of one array whose shapes differ (a row against a block, a broadcast column):
+    # unbroadcast must stay
+    g = x.reshape(4, 5) * 1.0
+    for i in range(1, 3):
+        g[i, 1:-1] = g[i - 1, 1:-1] + g[i : i + 2, 2:][0] * g[i, 1:2] + g[i, :-2] * g[:1, 1:-1]
+    return np.sum(g * g)
+
+
 def scatter_update(x):
     acc = np.zeros(3, dtype=x.dtype)
     for k in range(x.shape[0]):
@@ -96,8 +115,8 @@ def whole_use_in_loop(x):
     y = np.zeros(x.shape[0], dtype=x.dtype)
     s = x[0]
     for t in range(x.shape[0]):
-        s = s + np.sum(y * y)
-        y[t] = x[t] * s
+        s = s + 0.1 * np.sum(y * y)
+        y[t] = 0.1 * x[t] * s
     return np.sum(y) + s
 
 
@@ -126,6 +145,8 @@ SUPPORTED = [
     fill,
     recurrence,
     nested_sweeps,
+    stencil_rows,
+    broadcast_reads,
     scatter_update,
     whole_use_in_loop,
     list_writes,
@@ -133,7 +154,7 @@ SUPPORTED = [
 ]
 
 
-def _arg(dtype, n=6):
+def _arg(dtype, n=20):
     return np.random.default_rng(3).uniform(0.3, 0.9, n).astype(dtype)
 
 
@@ -166,9 +187,9 @@ def test_vjp_matches_finite_differences(f, dtype):
     check_grads(f, _arg(dtype))
 
 
-@pytest.mark.parametrize("f", [fill, recurrence, nested_sweeps, list_writes])
+@pytest.mark.parametrize("f", [fill, recurrence, nested_sweeps, list_writes, stencil_rows])
 def test_second_order(f):
-    check_grads(f, _arg(np.float64, 5), order=2)
+    check_grads(f, _arg(np.float64), order=2)
 
 
 ALIASING = [alias_in_loop, view_write_in_loop, helper_write_in_loop, swap_in_loop]

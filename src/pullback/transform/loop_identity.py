@@ -53,6 +53,23 @@ IDENTITY_SETTERS = (
 )
 
 
+def name_bindings(nodes) -> tuple[dict, dict]:
+    """``(bindings, values)`` over ``nodes``: how many times each name is bound (any store
+    or ``del``), and the values of its plain ``name = value`` assignments."""
+    bindings: dict[str, int] = {}
+    values: dict[str, list] = {}
+    for node in nodes:
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            bindings[node.id] = bindings.get(node.id, 0) + 1
+        elif (
+            isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+        ):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+    return bindings, values
+
+
 def _source(value, setters):
     """The name whose object ``value`` is, when provably so, else None."""
     if isinstance(value, gast.Name):
@@ -77,17 +94,8 @@ def same_object_names(info, namespace) -> set[str]:
     setters = {n for n, v in namespace.items() if any(v is f for f in IDENTITY_SETTERS)}
     if not setters:
         return set()
-    bindings: dict[str, int] = {}
-    sources: dict[str, list] = {}
-    for node in all_nodes(info.node):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-            bindings[node.id] = bindings.get(node.id, 0) + 1
-        elif (
-            isinstance(node, gast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-        ):
-            sources.setdefault(node.targets[0].id, []).append(_source(node.value, setters))
+    bindings, values = name_bindings(all_nodes(info.node))
+    sources = {name: [_source(v, setters) for v in found] for name, found in values.items()}
     group = {
         name
         for name, found in sources.items()

@@ -14,11 +14,14 @@ from .. import backends
 from .code import Line
 from .kinds import FOREIGN_ARRAYS, REAL_SEQUENCE, is_real
 from .kinds import SCALAR as SCALAR_KIND
+from .shape_proof import shape_keys
 from .sweep_common import index_expr, src
 
 
 class ExpressionAdjoints:
     """:class:`~.reverse.ReverseBuilder`: operators and index reads."""
+
+    shape_keys = None  # {name: shape key} of the function, on first use (see shape_proof)
 
     def known_kind(self, node) -> bool:
         """Whether an operand is provably a number or an array (not a tuple or list)."""
@@ -66,7 +69,14 @@ class ExpressionAdjoints:
             return True
         if isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND:
             return True
-        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure.
+        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure, and
+        # operands with one shape key (reads of one array by like indices, see shape_proof).
+        if isinstance(operand, gast.Name) and isinstance(other, gast.Name):
+            if self.shape_keys is None:
+                self.shape_keys = shape_keys(self.tree, self.kinds)
+            key = self.shape_keys.get(operand.id)
+            if key is not None and key == self.shape_keys.get(other.id):
+                return True
         if isinstance(operand, gast.Name):
             return (
                 self.kinds.get(operand.id) == SCALAR_KIND and self.kinds.get(result) == SCALAR_KIND

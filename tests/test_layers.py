@@ -51,6 +51,7 @@ LAYERS = (
         (
             "pullback.runtime",
             "pullback.star_runtime",
+            "pullback.sweep_cotangents",
             "pullback.dynamic_calls",
             "pullback.callables",
             "pullback.lambdas",

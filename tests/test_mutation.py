@@ -4,6 +4,8 @@ semantics, read-after-write, loops and branches; reverse mode against finite dif
 in float64 and float32, forward mode (``jvp``) and second order (``hvp`` reverse over
 reverse). Refusals are in tests/test_mutation_refusals.py."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -304,9 +306,15 @@ def _adjoint_source(f, *args):
     return g.adjoint(*args).source
 
 
+def _writes_in_place(source):
+    # the helper's call, or the store written inline where the array is proved a NumPy
+    # array (``out_2 = out_1; out_1[i] = _t8``)
+    return "_pb_array_set(" in source or re.search(r"= (\w+); \1\[\w+\] = ", source)
+
+
 def test_fill_loop_writes_in_place_and_saves_no_copies():
     source = _adjoint_source(element_fill, X)
-    assert "_pb_array_set(" in source and "_pb_array_set_copy" not in source
+    assert _writes_in_place(source) and "_pb_array_set_copy" not in source
     assert "_pb_array_fresh" not in source  # out is never read by index
 
 
@@ -314,7 +322,7 @@ def test_whole_array_read_between_writes_copies():
     source = _adjoint_source(overwrite_after_read, X)
     assert "_pb_array_set_copy(" in source
     source = _adjoint_source(recurrence, X, 0.7)
-    assert "_pb_array_set(" in source and "_pb_array_fresh(" in source
+    assert _writes_in_place(source) and "_pb_array_fresh(" in source
 
 
 def test_float32_forward_mode():

@@ -333,6 +333,8 @@ def _sum_to(g, shape, dtype):
     extra = g.ndim - len(shape)
     if extra > 0:
         g = g.sum(axis=tuple(range(extra)))
+    elif extra < 0:  # a (1, n) value stored into n entries: its leading axes of length 1
+        g = g.reshape((1,) * -extra + g.shape)
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
     if axes:
         g = g.sum(axis=axes, keepdims=True)

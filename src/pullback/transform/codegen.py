@@ -13,6 +13,7 @@ import os
 import weakref
 from dataclasses import dataclass
 
+from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
     NO_TANGENT,
     ZERO,
@@ -98,6 +99,8 @@ def runtime_namespace() -> dict:
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
         "plus_cotangents": runtime.plus_cotangents,
         "times_cotangents": runtime.times_cotangents,
+        "_pb_plus_fast": plus_fast,
+        "_pb_times_fast": times_fast,
         "matmul_lhs_cotangent": runtime.matmul_lhs_cotangent,
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,

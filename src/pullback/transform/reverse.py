@@ -40,6 +40,7 @@ from ..errors import UnsupportedSyntaxError
 from .analyze import names_in
 from .code import Line
 from .kinds import adds_with_plus
+from .loop_identity import LoopIdentities
 from .ownership import drop_identity_pullbacks, own_cotangents
 from .peephole import drop_copy_pairs
 from .reverse_attributes import AttributeAdjoints
@@ -49,7 +50,9 @@ from .reverse_flow import ControlFlowAdjoints
 from .sweep_common import IDENTIFIER, State, source_position, src
 
 
-class ReverseBuilder(ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, AttributeAdjoints):
+class ReverseBuilder(
+    LoopIdentities, ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, AttributeAdjoints
+):
     """Builds the forward and backward code (as :mod:`.code` blocks) for one function."""
 
     def __init__(

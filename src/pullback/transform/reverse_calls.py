@@ -12,7 +12,7 @@ import math
 
 import gast
 
-from .. import containers, dynamic_calls
+from .. import arrays_inplace, containers, dynamic_calls
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
@@ -20,7 +20,7 @@ from ..runtime import parameter_places
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
-from .kinds import calls_pullback_function
+from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
     foreign_varied_calls,
     no_rule_for_varied_call,
@@ -61,11 +61,7 @@ class CallAdjoints:
         if self.inline_scalar(rule, v):
             self.rev_scalar_rule(t, g, v, rule, state, out, line)
             return
-        if (
-            rule is not None
-            and id(s) not in self.pb_names
-            and self.direct_pullback(rule, v)
-        ):
+        if rule is not None and id(s) not in self.pb_names and self.direct_pullback(rule, v):
             self.rev_direct_pullback(g, v, rule, state, out, line)
             return
         pb = self.pb_names[id(s)]
@@ -307,6 +303,9 @@ class CallAdjoints:
         v = s.value
         pb = self.pb_names.get(id(s))
         if pb is None:
+            store = self.inline_store(v)
+            if store is not None:  # differentiable again: the call, which has a rule
+                return Line(f"{t} = {store}", src=s.lineno, alt=f"{t} = {src(v)}")
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
         if callee.kind == "star":
@@ -346,6 +345,28 @@ class CallAdjoints:
         site = self.call_site_name(s)
         plain = f"{t} = {src(v.func)}({args}); {pb} = None"  # reverse: function_vjp
         return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
+
+    def inline_store(self, v):
+        """``a; a[index] = value`` for ``array_set(a, index, value)`` (it writes in place and
+        returns ``a``) where ``a`` is provably a NumPy array (its kind, of a known rank, and
+        no Dask or other array-API argument): the store without a call per loop step.
+        None otherwise."""
+        if not (
+            isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Name)
+            and self.ns.get(v.func.id) is arrays_inplace.array_set
+            and len(v.args) == 3
+            and not v.keywords
+            and isinstance(v.args[0], gast.Name)
+            and all(isinstance(a, (gast.Name, gast.Constant)) for a in v.args[1:])
+        ):
+            return None
+        kind = self.kinds.get(v.args[0].id)
+        known = isinstance(kind, tuple) and kind[0] == "array" and isinstance(kind[1], int)
+        if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
+            return None
+        a, index, value = (src(x) for x in v.args)
+        return f"{a}; {a}[{index}] = {value}"
 
     def call_site_name(self, s) -> str:
         """The bound name of the CallSite of a call found at run time (a method or a
@@ -435,4 +456,3 @@ class CallAdjoints:
                 self.problems.append(
                     varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
                 )
-

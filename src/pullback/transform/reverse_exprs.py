@@ -14,11 +14,14 @@ from .. import backends
 from .code import Line
 from .kinds import FOREIGN_ARRAYS, REAL_SEQUENCE, is_real
 from .kinds import SCALAR as SCALAR_KIND
+from .shape_proof import shape_keys
 from .sweep_common import index_expr, src
 
 
 class ExpressionAdjoints:
     """:class:`~.reverse.ReverseBuilder`: operators and index reads."""
+
+    shape_keys = None  # {name: shape key} of the function, on first use (see shape_proof)
 
     def known_kind(self, node) -> bool:
         """Whether an operand is provably a number or an array (not a tuple or list)."""
@@ -66,12 +69,28 @@ class ExpressionAdjoints:
             return True
         if isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND:
             return True
-        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure.
+        # Equal ranks do not mean equal shapes ((3, 1) * (1, 4)); only scalars are sure, and
+        # operands with one shape key (reads of one array by like indices, see shape_proof).
+        if isinstance(operand, gast.Name) and isinstance(other, gast.Name):
+            if self.shape_keys is None:
+                self.shape_keys = shape_keys(self.tree, self.kinds)
+            key = self.shape_keys.get(operand.id)
+            if key is not None and key == self.shape_keys.get(other.id):
+                return True
         if isinstance(operand, gast.Name):
             return (
                 self.kinds.get(operand.id) == SCALAR_KIND and self.kinds.get(result) == SCALAR_KIND
             )
         return False
+
+    @staticmethod
+    def operator_cotangents(op, c, g, sa, sb, line):
+        """``c = plus_cotangents(g, a, b)`` (or ``times_``) for operands of unknown kind:
+        in the sweeps the fast path of :mod:`pullback.sweep_cotangents` (no calls for real
+        scalars or arrays of one shape), in differentiable-again code the transformable
+        helper."""
+        args = f"({g}, {sa}, {sb})"
+        return Line(f"{c} = _pb_{op}_fast{args}", src=line, alt=f"{c} = {op}_cotangents{args}")
 
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno
@@ -105,7 +124,7 @@ class ExpressionAdjoints:
         elif op is gast.Add and not real:
             # Operands of unknown kind may be tuples or lists: + concatenates them.
             c = self.temp()
-            out.append(Line(f"{c} = plus_cotangents({g}, {sa}, {sb})", src=line))
+            out.append(self.operator_cotangents("plus", c, g, sa, sb, line))
             if an:
                 self.contrib(an, f"{c}[0]", (), state, line, out)
             if bn:
@@ -123,7 +142,7 @@ class ExpressionAdjoints:
         elif op is gast.Mult and self.may_repeat(a, b):
             # Operands of unknown kind may be a tuple or list and an int: * repeats it.
             c = self.temp()
-            out.append(Line(f"{c} = times_cotangents({g}, {sa}, {sb})", src=line))
+            out.append(self.operator_cotangents("times", c, g, sa, sb, line))
             if an:
                 self.contrib(an, f"{c}[0]", (), state, line, out)
             if bn:

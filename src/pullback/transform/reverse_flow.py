@@ -277,10 +277,11 @@ def _adjoints_touched(block, builder) -> set[str]:
                 visit(item.orelse)
 
     visit(block)
-    out = set()
-    for primal in builder.primal:
-        if builder.adj(primal) in names:
-            out.add(primal)
+    # Each adjoint is the prefix and its primal name: look the block's names up in the
+    # primal names (one pass over the block, not one over every primal name per loop).
+    cut = len(prefix)
+    primal = builder.primal
+    out = {t[cut:] for t in names if t.startswith(prefix) and t[cut:] in primal}
     # Index reads recorded in a chain count as touching the array's adjoint.
     for primal in builder.subscript_bases:
         if builder.reads_chain(primal) in names:

@@ -6,8 +6,9 @@ transform runs (restored after, also when the transform refuses)."""
 from __future__ import annotations
 
 import gc
-import importlib.util
+import importlib
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -18,12 +19,12 @@ from pullback.testing import check_grads
 
 
 def _module(tmp_path, name, source):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    (tmp_path / f"{name}.py").write_text(source)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
 
 
 def _many_loops(loops):
@@ -37,17 +38,20 @@ def _many_loops(loops):
     return "\n".join(lines) + "\n"
 
 
+_STRAIGHT = (
+    "    s = s + np.sin(x * {a}.0) * y",
+    "    t{k} = s * {b:.1f} - x",
+    "    s = s * 0.5 + t{p} * 0.25",
+)
+
+
 def _straight_line(statements):
-    lines = ["import numpy as np", "", "", "def fn(x, y):", "    s = x * y"]
-    for k in range(statements):
-        if k % 3 == 0:
-            lines.append(f"    s = s + np.sin(x * {k % 7 + 1}.0) * y")
-        elif k % 3 == 1:
-            lines.append(f"    t{k} = s * {1.0 + (k % 5) * 0.1:.1f} - x")
-        else:
-            lines.append(f"    s = s * 0.5 + t{k - 1} * 0.25")
-    lines.append("    return s")
-    return "\n".join(lines) + "\n"
+    body = [
+        _STRAIGHT[k % 3].format(k=k, a=k % 7 + 1, b=1.0 + (k % 5) * 0.1, p=k - 1)
+        for k in range(statements)
+    ]
+    head = ["import numpy as np", "", "", "def fn(x, y):", "    s = x * y"]
+    return "\n".join(head + body + ["    return s"]) + "\n"
 
 
 def _reference_many_loops(loops, x, y):

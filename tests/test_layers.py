@@ -39,10 +39,19 @@ LAYERS = (
             "pullback.backends",
             "pullback.guards",
             "pullback.source_match",
+            "pullback.tree_walk",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to
-    ("source", ("pullback.source", "pullback.resolve", "pullback.nested_factories")),
+    (
+        "source",
+        (
+            "pullback.source",
+            "pullback.source_lambdas",
+            "pullback.resolve",
+            "pullback.nested_factories",
+        ),
+    ),
     # the rule registry and the registry-keyed cache tokens
     ("registry", ("pullback.registry", "pullback.cache")),
     # the helpers generated code calls at run time

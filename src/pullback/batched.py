@@ -32,7 +32,7 @@ from . import tangents
 from .band_stack import BandStack, combine_band
 from .diagonal_stack import DiagonalStack, combine
 from .running import deeper_recursion, run_pullback
-from .tangents import ZERO
+from .tangents import ZERO, materialize
 
 
 def _stack_rows(back, dys):
@@ -55,11 +55,7 @@ def _batched_cotangents(back, dys, batch):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            if back.deep:
-                with deeper_recursion(back.fn):
-                    cots = run_pullback(back._pullback, dys)
-            else:
-                cots = run_pullback(back._pullback, dys)
+            cots = _sweep(back, dys)
     except Exception:
         return None
     finally:
@@ -134,12 +130,24 @@ def _eps(dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
+def _sweep(back, dy):
+    """The raw cotangents of the reverse sweep of ``back`` (a :class:`VJPPullback`)."""
+    if back.deep:
+        with deeper_recursion(back.fn):
+            return run_pullback(back._pullback, dy)
+    return run_pullback(back._pullback, dy)
+
+
 def _agrees(back, dys, cots, rng=None) -> bool:
-    """:func:`agrees` for the cotangents of a pullback."""
+    """:func:`agrees` for the cotangents of a pullback whose arguments and output are
+    floats or NumPy float arrays (see :func:`stacked_pullback`). The checking sweep runs
+    without the pullback's call checks: its cotangent, a combination of the rows of
+    ``dys``, has the output's shape (checked for ``dys``), and no value is a Dask array,
+    so the compute guard would be a no-op."""
 
     def one_pullback(combined):
-        want = back(combined[0])
-        return (want,) if back.single else want
+        cotangents = _sweep(back, combined[0])
+        return [materialize(c, v) for c, v in zip(cotangents, back._values, strict=True)]
 
     return agrees(one_pullback, [dys], cots, rng)
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from .tree_walk import all_nodes, parent_map  # noqa: F401 (parent_map is imported from here)
+
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
 ARRAY_METHODS = {
     name: getattr(np, name)
@@ -68,13 +70,6 @@ class Callee:
     vararg: bool = False
 
 
-def parent_map(tree: gast.AST) -> dict[gast.AST, gast.AST]:
-    """Each node of ``tree`` mapped to the node that contains it."""
-    parents = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            parents[child] = node
-    return parents
 
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -139,7 +134,7 @@ def local_names(tree: gast.FunctionDef) -> set[str]:
         names.add(args.vararg.id)
     if args.kwarg:
         names.add(args.kwarg.id)
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
     return names

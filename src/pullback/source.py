@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import SourceUnavailableError, describe
-from .source_match import innermost_class, lambdas_matching_code, source_matches_code
+from .source_lambdas import lambda_tree
+from .source_match import innermost_class, source_matches_code
 
 
 @dataclass
@@ -248,20 +249,26 @@ def source_lines(code):
     by name, modification time and size) instead of through ``inspect.getmodule``, which
     walks every loaded module on its first call. Returns ``(lines, first_line, file_text)``;
     ``file_text`` is None where inspect was asked."""
+    return _source_block(code)[:3]
+
+
+def _source_block(code):
+    """:func:`source_lines` and ``(text, module)``: the block dedented and parsed with
+    :mod:`ast` while finding it (so :func:`load_source` parses it once), or None."""
     text = _file_text(code.co_filename)
     if text is None:
         lines, start = inspect.getsourcelines(code)
-        return lines, start, None
+        return lines, start, None, None
     lines = text.lines
     lnum = code.co_firstlineno - 1
     if not 0 <= lnum < len(lines):
         raise OSError("lineno is out of bounds")
     while lnum > 0 and not _DEF_LINE.match(lines[lnum]):
         lnum -= 1
-    block = _def_block(lines, lnum)
+    block, parsed = _def_block_parsed(lines, lnum)
     if block is None:
         block = inspect.getblock(lines[lnum:])
-    return block, lnum + 1, text
+    return block, lnum + 1, text, parsed
 
 
 # A ``def`` (or a decorator above one) starts the block; lambdas go through inspect.
@@ -271,8 +278,15 @@ _CLOSING = (")", "]", "}")
 
 
 def _def_block(lines, start):
-    """The lines of the function whose ``def`` (or first decorator) is ``lines[start]``,
-    found by indentation, or None where that is unsure (then ``inspect.getblock``
+    """The lines of the function whose ``def`` starts at ``lines[start]`` (see
+    :func:`_def_block_parsed`), or None."""
+    return _def_block_parsed(lines, start)[0]
+
+
+def _def_block_parsed(lines, start):
+    """``(block, (text, module))``: the lines of the function whose ``def`` (or first
+    decorator) is ``lines[start]``, found by indentation, with their dedented text and its
+    ``ast`` module; ``(None, None)`` where that is unsure (then ``inspect.getblock``
     tokenizes; its tokenizer costs milliseconds on first use, a share of cold start).
 
     The block runs to the last statement before the first line indented no deeper than
@@ -282,13 +296,13 @@ def _def_block(lines, start):
     """
     first = lines[start]
     if not _DEF_START.match(first):
-        return None
+        return None, None
     base = len(first) - len(first.lstrip())
     k = start
     while not _DEF_ONLY.match(lines[k]):  # decorators, possibly over several lines
         k += 1
         if k >= len(lines):
-            return None
+            return None, None
     end = k + 1  # one past the last line of code in the block
     for j in range(k + 1, len(lines)):
         line = lines[j]
@@ -299,13 +313,14 @@ def _def_block(lines, start):
             break
         end = j + 1
     block = lines[start:end]
+    text = textwrap.dedent("".join(block))
     try:
-        tree = ast.parse(textwrap.dedent("".join(block)))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return None
+        return None, None
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    return block
+        return None, None
+    return block, (text, tree)
 
 
 def load_source(fn) -> FunctionSource:
@@ -325,7 +340,8 @@ def load_source(fn) -> FunctionSource:
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
     try:
-        raw_lines, start, file_text = source_lines(fn.__code__)  # what runs, not __wrapped__
+        # What runs, not __wrapped__; ``parsed``: the block as ast parsed it to find it.
+        raw_lines, start, file_text, parsed = _source_block(fn.__code__)
     except (OSError, TypeError) as exc:
         raise SourceUnavailableError(
             f"cannot differentiate '{_describe(fn)}': its source is not available "
@@ -343,26 +359,31 @@ def load_source(fn) -> FunctionSource:
     text = "".join(lines)
     is_lambda = fn.__name__ == "<lambda>"
     if is_lambda:
-        tree, parsed_text, position = _lambda_tree(fn, text, filename, start, indent)
+        tree, parsed_text, position = lambda_tree(fn, text, filename, start, indent)
         _require_match(fn, parsed_text, start, filename, position)
     else:
-        try:
-            module = gast.parse(text)
-        except SyntaxError as exc:  # pragma: no cover - inspect gave us a partial block
-            raise SourceUnavailableError(
-                f"cannot parse the source of '{_describe(fn)}' ({exc.msg})."
-            ) from None
-        tree = module.body[0]
+        # One parse of the text: the gast tree is a copy of the ast one, which the check
+        # that the text still compiles to the running code then reads (and shifts).
+        if parsed is not None and parsed[0] == text:
+            py_module = parsed[1]
+        else:
+            try:
+                py_module = ast.parse(text)
+            except SyntaxError as exc:  # pragma: no cover - inspect gave us a partial block
+                raise SourceUnavailableError(
+                    f"cannot parse the source of '{_describe(fn)}' ({exc.msg})."
+                ) from None
+        tree = gast.ast_to_gast(py_module).body[0]
         if not isinstance(tree, gast.FunctionDef):
             # Python 3.13's inspect reads the line the code starts on, whatever is there now:
             # text that is no function there means the file was edited (said so first).
-            _require_match(fn, text, start, filename)
+            _require_match(fn, text, start, filename, parsed=py_module)
             raise SourceUnavailableError(
                 f"cannot differentiate '{_describe(fn)}': its source is not a plain "
                 "function definition."
             )
         tree.decorator_list = []
-        _require_match(fn, text, start, filename)
+        _require_match(fn, text, start, filename, parsed=py_module)
     _mangle_private_names(tree, fn)
     return FunctionSource(
         fn=fn,
@@ -384,180 +405,6 @@ def _dedent_line(line: str, indent: int) -> str:
     if body[:indent].strip() == "":
         return body[indent:] + end
     return body.lstrip() + end  # a continuation line of a string, less indented
-
-
-def _by_position(candidates, code, start: int, indent: int):
-    """Keep the lambda whose body holds the code's first located instruction (columns are
-    known from Python 3.11 on; before, :func:`lambdas_matching_code` compares code)."""
-    if not hasattr(code, "co_positions"):
-        return []
-    positions = [
-        (line, col)
-        for line, _, col, _ in code.co_positions()
-        if line is not None and col is not None and (line, col) != (code.co_firstlineno, 0)
-    ]
-    if not positions:
-        return []
-    first = min(positions)
-    kept = []
-    for node in candidates:
-        body = node.body
-        lo = (start + body.lineno - 1, body.col_offset + indent)
-        hi = (start + (body.end_lineno or body.lineno) - 1, (body.end_col_offset or 0) + indent)
-        if lo <= first <= hi:
-            kept.append(node)
-    return kept
-
-
-def _lambda_segments(text: str):
-    """``(module, padded text)`` for each ``lambda`` in ``text``: the lambda expression
-    alone (up to the ``,`` or closing bracket that ends it), in parentheses, at the same
-    line and column as in ``text``, so that positions and compiled code match it."""
-    import io
-    import tokenize
-
-    tokens = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            tokens.append(tok)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass  # brackets opened in lines inspect did not return: the tokens so far
-    lines = text.splitlines(keepends=True)
-    out = []
-    for k, tok in enumerate(tokens):
-        if not (tok.type == tokenize.NAME and tok.string == "lambda") or tok.start[1] == 0:
-            continue
-        depth, end = 0, None
-        for later in tokens[k + 1 :]:
-            if later.type == tokenize.OP and later.string in "([{":
-                depth += 1
-            elif later.type == tokenize.OP and later.string in ")]}":
-                if depth == 0:
-                    end = later.start
-                    break
-                depth -= 1
-            elif depth == 0 and (
-                (later.type == tokenize.OP and later.string in (",", ";"))
-                or later.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
-                or (later.type == tokenize.NAME and later.string in ("for", "async"))
-            ):
-                end = later.start
-                break
-        if end is None:
-            continue
-        (row, col), (erow, ecol) = tok.start, end
-        if erow == row:
-            body = lines[row - 1][col:ecol]
-        else:
-            body = lines[row - 1][col:] + "".join(lines[row : erow - 1]) + lines[erow - 1][:ecol]
-        padded = "\n" * (row - 1) + "(" + " " * (col - 1) + body + "\n)"
-        module = _parsed(padded)
-        if module is not None:
-            out.append((module, padded))
-    return out
-
-
-def _parsed(text: str):
-    try:
-        return gast.parse(text)
-    except SyntaxError:
-        return None
-
-
-def _parsed_as_arguments(text: str):
-    """``text`` parsed as the arguments of a call, positions as in ``text`` itself."""
-    module = _parsed("_(" + text + "\n)")
-    if module is None:
-        return None
-    for node in gast.walk(module):  # "_(" moved the first line two columns right
-        if getattr(node, "lineno", None) == 1:
-            node.col_offset -= 2
-        if getattr(node, "end_lineno", None) == 1:
-            node.end_col_offset -= 2
-    return module
-
-
-def _lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> gast.FunctionDef:
-    """Find ``fn``'s lambda in the source lines that hold it; return it as a ``def``."""
-    module = None
-    candidate = text
-    # The lines inspect returns may be part of a larger statement; trim until it parses,
-    # as it is or as the arguments of a call (`f(lambda v: ..., x, rtol=1e-6` on a line of
-    # a call that spans lines).
-    wrapped = False
-    for _ in range(len(text.splitlines()) + 1):
-        module = _parsed(candidate)
-        if module is None:
-            module = _parsed_as_arguments(candidate)
-            wrapped = module is not None
-        if module is not None:
-            break
-        candidate = "\n".join(candidate.splitlines()[:-1])
-        if not candidate.strip():
-            break
-    if module is None:
-        # Try wrapping in parentheses: a lambda inside a call that spans lines.
-        candidate = "(" + text.strip().rstrip(",") + ")"
-        try:
-            module = gast.parse(candidate)
-        except SyntaxError:
-            module = None
-    code = fn.__code__
-    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-    found = []
-    if module is not None:
-        for node in gast.walk(module):
-            if isinstance(node, gast.Lambda):
-                names = [a.id for a in node.args.args + node.args.kwonlyargs]
-                if names == params:
-                    found.append(node)
-    if not found:
-        # A lambda inside a display or call whose other lines inspect did not return
-        # (`("name", lambda v: ..., (x,))]` on the last line of a list): each lambda
-        # parsed alone, at its place in the text.
-        for module_, padded in _lambda_segments(text):
-            for node in gast.walk(module_):
-                if isinstance(node, gast.Lambda):
-                    names = [a.id for a in node.args.args + node.args.kwonlyargs]
-                    if names == params and not any(node is f for f, _ in found):
-                        found.append((node, padded))
-        if found:
-            if len(found) > 1 and hasattr(code, "co_positions"):
-                kept = _by_position([f for f, _ in found], code, start, indent)
-                found = [(f, t) for f, t in found if any(f is k for k in kept)] or found
-            if len(found) == 1:
-                (lam, candidate), wrapped = found[0], False
-                found = [lam]
-            else:
-                found = [f for f, _ in found]
-    if len(found) > 1:
-        if hasattr(code, "co_positions"):
-            found = _by_position(found, code, start, indent) or found
-        else:  # Python 3.10: no columns; compile each candidate and compare the code
-            found = lambdas_matching_code(fn, candidate, start, found)[:1] or found
-    if len(found) != 1:
-        why = "no lambda with these parameters" if not found else "several lambdas"
-        raise SourceUnavailableError(
-            f"cannot find the source of the lambda at {filename}:{start} ({why} on that line).\n"
-            "Fix: define the function with `def`."
-        )
-    lam = found[0]
-    ret = gast.Return(value=lam.body)
-    gast.copy_location(ret, lam.body)
-    tree = gast.FunctionDef(
-        name="_lambda",
-        args=lam.args,
-        body=[ret],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    gast.copy_location(tree, lam)
-    if wrapped:  # the text that parses (and compiles to the code: _require_match)
-        shift = 2 if lam.lineno == 1 else 0
-        return tree, "_(" + candidate + "\n)", (lam.lineno, lam.col_offset + shift)
-    return tree, candidate, (lam.lineno, lam.col_offset)
 
 
 def _mangle_private_names(tree, fn) -> None:
@@ -582,14 +429,15 @@ def _mangle_private_names(tree, fn) -> None:
             node.arg = mangled(node.arg)
 
 
-def _require_match(fn, text: str, start: int, filename: str, lambda_at=None) -> None:
+def _require_match(fn, text: str, start: int, filename: str, lambda_at=None, parsed=None) -> None:
     """Refuse source text that no longer compiles to the code that runs (the file was
-    edited after the import): never differentiate another function's text."""
+    edited after the import): never differentiate another function's text. ``parsed``:
+    ``text`` already parsed by :func:`ast.parse` (and not needed after)."""
     # Checked once per (code, text): the verdict lives on the function and dies with it.
     key = (fn.__code__, text, start, lambda_at)
     if fn.__dict__.get("__pullback_source_checked__") == key:
         return
-    if source_matches_code(fn, text, start, lambda_at):
+    if source_matches_code(fn, text, start, lambda_at, parsed=parsed):
         fn.__dict__["__pullback_source_checked__"] = key
         return
     raise SourceUnavailableError(

@@ -23,6 +23,8 @@ import ast
 import dis
 import types
 
+from .tree_walk import all_nodes
+
 # Instructions that differ with the scope a function is compiled in, not with its code.
 _SCOPE_OPS = frozenset(
     {"COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PUSH_NULL"}
@@ -39,19 +41,23 @@ for _feature in ("annotations", "generator_stop", "division", "barry_as_FLUFL"):
     _FUTURE_FLAGS |= getattr(getattr(__future__, _feature, None), "compiler_flag", 0)
 
 
-def source_matches_code(fn, text: str, start: int, lambda_at=None) -> bool:
+def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) -> bool:
     """Whether ``text`` (the dedented lines holding ``fn``, the first being line ``start``
     of its file) compiles to ``fn.__code__``. ``lambda_at=(line, col)`` names the lambda in
-    ``text`` (lines of ``text``, 1-based; col in ``text``) when ``fn`` is one."""
+    ``text`` (lines of ``text``, 1-based; col in ``text``) when ``fn`` is one. ``parsed``:
+    ``ast.parse(text)`` when the caller has it (its line numbers are shifted here)."""
     code = fn.__code__
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return False
+    if parsed is not None:
+        tree = parsed
+    else:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return False
     target = _target(tree, lambda_at)
     if target is None:
         return False
-    ast.increment_lineno(target, start - 1)
+    _shift_lines(target, start - 1)
     # Names the function's module bound by `import`: the compiler calls their attributes
     # without LOAD_METHOD, so declare them the same way (this code is never run).
     imports = [
@@ -60,7 +66,7 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None) -> bool:
         if isinstance(fn.__globals__.get(name), types.ModuleType)
     ]
     module = ast.Module(body=imports + [_enclose(target, fn)], type_ignores=[])
-    ast.fix_missing_locations(module)
+    _locate_scaffold(module, target)
     try:
         compiled = compile(
             module, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True
@@ -99,6 +105,48 @@ def _same_code(a, b) -> bool:
         and a.co_varnames == b.co_varnames
         and list(a.co_lines()) == list(b.co_lines())
     )
+
+
+def _shift_lines(node, n: int) -> None:
+    """:func:`ast.increment_lineno` in one fast walk (the function may be long)."""
+    if not n:
+        return
+    for child in all_nodes(node):
+        if isinstance(child, ast.TypeIgnore):
+            child.lineno = getattr(child, "lineno", 0) + n
+            continue
+        attributes = child._attributes
+        if "lineno" in attributes:
+            child.lineno = getattr(child, "lineno", 0) + n
+        if "end_lineno" in attributes:
+            end = getattr(child, "end_lineno", 0)
+            if end is not None:
+                child.end_lineno = end + n
+
+
+def _locate_scaffold(module, target) -> None:
+    """:func:`ast.fix_missing_locations` for the nodes built around ``target`` (imports,
+    a class, a scope function), not walking into ``target``: parsed, it is located."""
+
+    def fix(node, inherited: dict):
+        if node is target:
+            return
+        here = dict(inherited)
+        for key in _LOCATION_KEYS.intersection(node._attributes):
+            value = getattr(node, key, _MISSING)
+            # a start may be present as None; an end that is None is missing
+            if value is _MISSING or (value is None and key.startswith("end_")):
+                setattr(node, key, here[key])
+            else:
+                here[key] = value
+        for child in ast.iter_child_nodes(node):
+            fix(child, here)
+
+    fix(module, {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0})
+
+
+_LOCATION_KEYS = frozenset({"lineno", "col_offset", "end_lineno", "end_col_offset"})
+_MISSING = object()
 
 
 def _target(tree, lambda_at):

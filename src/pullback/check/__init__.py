@@ -30,6 +30,7 @@ from ..callables import user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..source import load_source, transform_target
+from ..tree_walk import all_nodes
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
@@ -245,7 +246,7 @@ def deferred_augassigns(fs, registry=None) -> set:
 def _may_defer(tree) -> bool:
     """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` beside it."""
     augmented, read = set(), set()
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
         elif (

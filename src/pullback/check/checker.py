@@ -33,6 +33,7 @@ from ..transform.closures import (
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
+from ..tree_walk import all_nodes
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -397,7 +398,7 @@ def _visible_locals(tree) -> set[str]:
     Nested scopes are unsupported, but their own names must not be reported as undefined.
     """
     names = local_names(tree)
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):
             names.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

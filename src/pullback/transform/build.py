@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 from dataclasses import dataclass
 
@@ -78,10 +80,32 @@ class Adjoint:
         return None
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector paused while a function is transformed (and restored
+    after, as it was). The passes allocate many small objects that all stay alive until
+    the transform ends, so each collection finds nothing to free; but every full one walks
+    the whole heap (NumPy, SciPy and the user's data): a fifth of a long function's first
+    call. A transform inside one (a callee's adjoint) leaves the state to the outermost."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> Adjoint:
     """Transform ``fn`` into an :class:`Adjoint` differentiated in the parameters ``wrt``
     (``None`` means every parameter), specialized on the argument kinds in ``kinds_key``
     (``(positional kinds, sorted (name, kind) pairs)``, see :mod:`.kinds`)."""
+    with _collector_paused():
+        return _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key)
+
+
+def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     prepared = prepare(fn, wrt, registry, kinds_key, check)
     fs, params, wrt, norm = prepared.fs, prepared.params, prepared.wrt, prepared.norm
     loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds

@@ -44,6 +44,7 @@ import gast
 from ..lambdas import _higher_order_function, inlinable_functions
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..tree_walk import all_nodes
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -259,7 +260,7 @@ def what_is_there(tree):
     perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
     lambda and no factory: their first call pays one walk for this pass."""
     lambdas = calls = factories = False
-    for n in gast.walk(tree):
+    for n in all_nodes(tree):
         if isinstance(n, gast.Lambda):
             lambdas = True
         elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):

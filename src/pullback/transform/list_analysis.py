@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from ..resolve import parent_map, resolve_call
+from ..tree_walk import all_nodes
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
 DICT_ONLY = frozenset("update setdefault".split())
@@ -89,7 +90,7 @@ class ContainerAnalysis:
     # -- collection -----------------------------------------------------------------
     def _collect(self):
         methods: dict[str, set] = {}
-        for node in gast.walk(self.tree):
+        for node in all_nodes(self.tree):
             if isinstance(node, (gast.Global, gast.Nonlocal)):
                 self.declared.update(node.names)
             elif isinstance(node, gast.Name):

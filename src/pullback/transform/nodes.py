@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import all_nodes
+
 
 def load(name: str) -> gast.Name:
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -58,7 +60,7 @@ def expr_stmt(value, where=None) -> gast.Expr:
 def located(node, where):
     """Give ``node`` (and its children without a position) the position of ``where``."""
     if where is not None and getattr(where, "lineno", None) is not None:
-        for child in gast.walk(node):
+        for child in all_nodes(node):
             if getattr(child, "lineno", None) is None and hasattr(child, "_attributes"):
                 if "lineno" in child._attributes:
                     gast.copy_location(child, where)

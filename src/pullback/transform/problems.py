@@ -7,6 +7,7 @@ import gast
 from ..check import LiveEnvironment, codes
 from ..check.call_checks import foreign_call_text
 from ..resolve import parent_map
+from ..tree_walk import all_nodes
 
 
 def attribute_of_varied(diagnostic, node):
@@ -87,7 +88,7 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic) -> li
     found = []
     env = LiveEnvironment()
     parents = parent_map(tree)
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind != "object" or registry.lookup(callee.obj) is not None:
             continue
@@ -117,7 +118,7 @@ def varied_function_values(tree, is_active, diagnostic) -> list:
     variable) when the function value itself depends on a differentiated value (a closure
     made from one, a pullback): the gradient through what it captured would be lost."""
     found = []
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind in ("object", "method", "internal"):
             continue
@@ -143,7 +144,7 @@ def varied_sets(tree, is_active, diagnostic) -> list:
     its items by their hashes and merges equal ones, so a gradient reaching an item has no
     defined element to go back to (and a zero would be silently wrong)."""
     found = []
-    for node in gast.walk(tree):
+    for node in all_nodes(tree):
         if not isinstance(node, gast.Set):
             continue
         if any(isinstance(e, gast.Name) and is_active(e.id) for e in node.elts):

@@ -37,6 +37,7 @@ import keyword
 import gast
 
 from ..errors import UnsupportedSyntaxError
+from ..tree_walk import all_nodes
 from .analyze import names_in
 from .code import Line
 from .kinds import adds_with_plus
@@ -74,7 +75,7 @@ class ReverseBuilder(
         self.prefix = self._adjoint_prefix()
         self.subscript_bases = {
             n.value.id
-            for n in gast.walk(self.tree)
+            for n in all_nodes(self.tree)
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
@@ -97,7 +98,7 @@ class ReverseBuilder(
     # -- names --------------------------------------------------------------------
     def _primal_names(self) -> set[str]:
         names = set(self.norm.params)
-        for n in gast.walk(self.tree):
+        for n in all_nodes(self.tree):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 names.add(n.id)
             elif isinstance(n, gast.For):

@@ -242,23 +242,25 @@ class ControlFlowAdjoints:
         return [Line(src(s), src=getattr(s, "lineno", None))]
 
     def loops_containing(self, stmt):
-        found = []
+        """The loops (outermost first) whose bodies hold ``stmt``, a statement of the
+        primal tree. The map from statements to their loops is made on the first call, in
+        one walk (one walk per statement was quadratic): the reverse builder never changes
+        the primal tree's statements, it only reads them."""
+        where = self.__dict__.get("_loops_of")
+        if where is None:
+            where = self._loops_of = {}
 
-        def visit(block, stack):
-            for s in block:
-                if s is stmt:
-                    found.extend(stack)
-                    return True
-                if isinstance(s, (gast.For, gast.While)):
-                    if visit(s.body, stack + [s.pb_loop]):
-                        return True
-                elif isinstance(s, gast.If):
-                    if visit(s.body, stack) or visit(s.orelse, stack):
-                        return True
-            return False
+            def visit(block, stack):
+                for s in block:
+                    where.setdefault(id(s), stack)
+                    if isinstance(s, (gast.For, gast.While)):
+                        visit(s.body, stack + [s.pb_loop])
+                    elif isinstance(s, gast.If):
+                        visit(s.body, stack)
+                        visit(s.orelse, stack)
 
-        visit(self.tree.body, [])
-        return found
+            visit(self.tree.body, [])
+        return list(where.get(id(stmt), ()))
 
 
 def _adjoints_touched(block, builder) -> set[str]:
@@ -277,10 +279,11 @@ def _adjoints_touched(block, builder) -> set[str]:
                 visit(item.orelse)
 
     visit(block)
-    out = set()
-    for primal in builder.primal:
-        if builder.adj(primal) in names:
-            out.add(primal)
+    # Each adjoint is the prefix and its primal name: look the block's names up in the
+    # primal names (one pass over the block, not one over every primal name per loop).
+    cut = len(prefix)
+    primal = builder.primal
+    out = {t[cut:] for t in names if t.startswith(prefix) and t[cut:] in primal}
     # Index reads recorded in a chain count as touching the array's adjoint.
     for primal in builder.subscript_bases:
         if builder.reads_chain(primal) in names:

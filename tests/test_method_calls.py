@@ -6,6 +6,7 @@ finite differences, float64 and float32."""
 
 from __future__ import annotations
 
+import collections
 from functools import partial
 
 import numpy as np
@@ -223,3 +224,25 @@ def test_zero_argument_super_in_methods(dtype):
     np.testing.assert_allclose(grad(Bumpier().value)(x), 0.5 * want + 2.0, rtol=tol)
     np.testing.assert_allclose(grad(lambda v: Bumpier().value(v))(x), 0.5 * want + 2.0, rtol=tol)
     assert check_grads(Bumpier().value, x.astype(np.float64), order=2) == "reverse over reverse"
+
+
+Pair = collections.namedtuple("Pair", "w b")
+
+
+def uses_a_library_method(x):
+    p = Pair(x[:2], x[2])
+    q = p._replace(b=2.0 * p.b)
+    return np.sum(q.w**2) * q.b
+
+
+def test_a_library_method_found_at_run_time_is_refused_at_the_users_line():
+    # Pair._replace is Python in the standard library: never transformed (its
+    # diagnostics would point into collections/__init__.py), refused where it is called
+    from pullback.errors import MissingRuleError
+
+    with pytest.raises(MissingRuleError) as info:
+        grad(uses_a_library_method)(np.array([1.0, 2.0, 3.0]))
+    message = str(info.value)
+    line = uses_a_library_method.__code__.co_firstlineno + 2
+    assert message.startswith(f"{__file__}:{line}:")
+    assert "it is library code (collections) with no differentiation rule" in message

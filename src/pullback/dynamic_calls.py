@@ -44,6 +44,19 @@ class CallSite:
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
 
+    def library(self, what: str, fn) -> MissingRuleError:
+        """The refusal for library code found at run time (pullback never transforms it)."""
+        qualified = qualified_name(fn)
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of {what}: it is library code "
+            f"({getattr(fn, '__module__', '?')}) with no differentiation rule, and pullback "
+            "does not transform library code.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: register a rule with `@pullback.rrule({qualified})`, declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})` if no gradient "
+            "flows through it, or write that step with operations pullback differentiates."
+        )
+
     def missing(self, what: str, qualified: str) -> MissingRuleError:
         return MissingRuleError(
             f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "
@@ -76,6 +89,8 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
         return library_object_rrule
     if isinstance(fn, types.FunctionType):
+        if _library_function(fn):
+            raise site.library(label, fn)
         if fn.__closure__ and getattr(fn, "__module__", "").startswith("pullback."):
             # A rule's pullback, met while differentiating a generated gradient again.
             raise RuleError(
@@ -89,6 +104,8 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
             )
         return site.adjoint_of(fn, None)
     bound = as_bound_call(fn)
+    if bound is not None and _library_function(bound.target):
+        raise site.library(label, bound.target)
     if bound is not None:
         # A bound method or a callable object found at run time: its
         # Python function with the bound arguments first (they get no cotangent here).
@@ -106,6 +123,17 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
         return bound_call_rrule
     raise site.missing(label, qualified_name(fn))
+
+
+def _library_function(fn) -> bool:
+    """A Python function of the standard library, NumPy or SciPy (found at run time):
+    never transformed, so that no diagnostic points into library code."""
+    module = getattr(fn, "__module__", None) or ""
+    return (
+        isinstance(fn, types.FunctionType)
+        and is_library_module_name(module)
+        and not module.startswith("pullback")
+    )
 
 
 def _nondiff_rrule(fn, nargs):
@@ -177,6 +205,8 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
             return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
         return rule.rrule(obj, *args, **kwargs)
     if isinstance(method, types.FunctionType):
+        if _library_function(method):
+            raise site.library(label, method)
         return site.adjoint_of(method, None)(obj, *args, **kwargs)
     if isinstance(obj, (np.ndarray, np.generic)):
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).

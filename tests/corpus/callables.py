@@ -116,7 +116,31 @@ def layer_objects_by_name(x):
     return CRITERION(prediction, TARGET)
 
 
+class Objective:
+    """A base objective and a regularised one that extends it with super()."""
+
+    def __init__(self, target):
+        self.target = target
+        self.calls = 0
+
+    def value(self, x):
+        self.calls += 1
+        return np.sum((x - self.target) ** 2)
+
+
+class Regularized(Objective):
+    def __init__(self, target, lam=0.1):
+        super().__init__(target)
+        self.lam = lam
+
+    def value(self, x):
+        return super().value(x) + self.lam * np.sum(x**4)
+
+
+REGULARIZED = Regularized(np.array([0.5, 0.0, -0.5, 1.0]))
+
 CASES = [
+    (REGULARIZED.value, (np.array([0.4, -0.3, 0.2, 0.1]),)),
     (mlp_with_named_activation, (np.array([0.3, -0.2, 0.5, 0.1, 0.7, -0.4]),)),
     (basis_regression, (np.array([0.1, 0.5, -0.2, 0.3]),)),
     (partial_loss, (np.array([0.4, -0.3]),)),

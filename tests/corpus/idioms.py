@@ -4,6 +4,7 @@ parameters, enumerate/zip loops, early returns and while loops with counters."""
 
 from __future__ import annotations
 
+import collections
 import math
 from functools import partial
 
@@ -143,7 +144,39 @@ def star_called_kernel(x):
     pairs = [(x[0], x[1]), (x[1], x[2])]
     return sum(_rbf(*p, length=0.5) for p in pairs)
 
+N_EVALUATIONS = 0
+Params = collections.namedtuple("Params", "slope intercept")
+
+
+def counted_objective(x):
+    global N_EVALUATIONS
+    N_EVALUATIONS += 1  # a counter: runs once per gradient, as in the primal
+    return np.sum((x - 1.0) ** 2) + 0.1 * np.sum(np.abs(x) ** 3)
+
+
+def named_tuple_line_fit(theta):
+    p = Params(slope=theta[0], intercept=theta[1])
+    residuals = POINTS[:, 1] - (p.slope * POINTS[:, 0] + p.intercept)
+    return np.sum(residuals**2)
+
+
+def along_rows(x):
+    grid = np.outer(x, x) + np.eye(len(x))
+    return np.sum(np.apply_along_axis(lambda row: np.log1p(row**2), 1, grid))
+
+
+def with_settings(x, settings=None):
+    settings = settings or {}
+    params = {"scale": x[0], "shift": x[1:]}
+    scale = params.get("scale", 1.0)
+    return scale * np.sum(np.tanh(params.get("shift") * settings.get("gain", 2.0)))
+
+
 CASES = [
+    (counted_objective, (np.array([0.5, -1.0, 2.0]),)),
+    (named_tuple_line_fit, (np.array([0.4, 0.1]),)),
+    (along_rows, (np.array([0.5, -1.0, 2.0]),)),
+    (with_settings, (np.array([0.5, -1.0, 2.0]),)),
     (pairwise_energy, (np.array([0.1, 0.7, -0.4, 1.3]),)),
     (polynomial, (np.array([0.5, -1.0, 2.0, 0.3]),)),
     (horner, (np.array([0.5, -1.0, 2.0, 0.3]),)),

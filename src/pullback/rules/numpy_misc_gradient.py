@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .numpy_misc import _band_transpose, _coordinate_cotangent, _gradient_band
@@ -34,7 +35,8 @@ from .user_function_calls import has_tangent
 def gradient_adjoint(g, spacing, axis, edge_order):
     """``D(spacing)^T g`` along ``axis``: the transpose of ``np.gradient``'s matrix (a
     scalar spacing or coordinates, real or complex)."""
-    g = np.asarray(g)
+    if not is_dask(g):
+        g = np.asarray(g)
     band = _gradient_band(g.shape[axis], spacing, edge_order)
     return _band_transpose(g, band, axis)
 
@@ -131,7 +133,8 @@ def gradient_axes(ndim, axis):
 def gradient_pullback(dy, f, *varargs, axis=None, edge_order=1):
     axes = gradient_axes(np.ndim(f), axis)
     parts = dy
-    if len(axes) == 1:
+    if len(axes) == 1 and not isinstance(dy, (list, tuple)):
+        # (a list of one, on Dask: its 1-D np.gradient returns one)
         parts = (dy,)
     df = np.zeros(np.shape(f), np.result_type(f, 1.0))
     dspace = ()

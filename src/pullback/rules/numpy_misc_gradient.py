@@ -4,7 +4,7 @@ through it (with respect to ``f`` and the spacings: scalars or coordinate arrays
 
 ``np.gradient(f, h)`` along one axis is ``D(h) f`` with ``D`` a banded matrix (three
 weights a row: central differences inside, one-sided ones at the edges) that depends on
-the spacing. Its pullback is built from two primitives of this module:
+the spacing. Its pullback is built from two functions of this module:
 
 * :func:`gradient_adjoint` ``(g, h) = D(h)^T g``, linear in ``g``. Its pullback is
   ``D(h) dy`` (``np.gradient`` itself) for ``g`` and the spacing's cotangent of
@@ -12,12 +12,12 @@ the spacing. Its pullback is built from two primitives of this module:
   both are transformable, so derivatives of any order follow.
 * :func:`spacing_cotangent`: for a scalar ``h`` (``D = D(1) / h``) it is
   ``-<D f, g> / h``, written in the differentiable subset; for coordinates it is
-  :func:`coordinate_cotangent`, computed by complex steps of ``np.gradient`` itself (its
-  weights are rational functions of the coordinates, so a complex step is exact to
-  rounding). That primitive's own rule gives exact derivatives with respect to ``f`` and
-  ``g`` (it is bilinear in them: complex steps again) and refuses one with respect to the
-  coordinates (``np.gradient`` differentiated twice in its coordinates) with a
-  NotDifferentiableError, only when that derivative is used.
+  :func:`coordinate_cotangent`, NumPy's nonuniform-spacing weights differentiated by hand
+  in the spacings (real arithmetic in the differentiable subset: derivatives of any order
+  in ``f``, ``g`` and the coordinates follow).
+
+On Dask the cotangents stay lazy (the band weights are NumPy arrays from the spacing; a
+1-D Dask array's ``np.gradient`` is a list of one array, whose cotangent is a list too).
 """
 
 from __future__ import annotations

@@ -84,9 +84,7 @@ def _params():
 PARAMS = _params()
 
 #: Known gaps of first order on Dask: case id -> what fails (xfail, not silent).
-#: np.gradient's band weights are built with Python scalars from the spacing, which a Dask
-#: array cannot give without computing: to be refused by name before anything runs.
-GAPS = {"numpy.gradient-0": "np.gradient's pullback converts a Dask spacing to a Python float"}
+GAPS: dict = {}
 
 
 def _first_order_params():

@@ -163,10 +163,13 @@ def times_cotangents(g, a, b):
     >>> da, float(db)
     (array([3., 3.]), 3.0)
     """
-    if isinstance(a, (tuple, list)):
+    if isinstance(a, (tuple, list)) and not isinstance(b, np.ndarray):
         return repeat_cotangent(g, a, b), ZERO
-    if isinstance(b, (tuple, list)):
+    if isinstance(b, (tuple, list)) and not isinstance(a, np.ndarray):
         return ZERO, repeat_cotangent(g, b, a)
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        # a sequence times a NumPy array is NumPy's elementwise product of np.stack(seq)
+        return sequence_times_array_cotangents(g, a, b)
     # A zero operand (a cotangent, when a gradient is differentiated again) gives the
     # other operand a zero cotangent.
     da = ZERO if b is ZERO else unbroadcast(g * _conjugate(b), a)
@@ -181,6 +184,25 @@ def _conjugate(v):
     if isinstance(v, (int, float)):
         return v
     return np.conj(v)
+
+
+@transformable
+def sequence_times_array_cotangents(g, a, b):
+    """Cotangents of ``a`` and ``b`` in ``a * b`` where one is a list or tuple and the other
+    a NumPy array (NumPy multiplies ``np.stack`` of the sequence): the sequence's as a
+    list of its elements' cotangents."""
+    sa = a
+    if isinstance(a, (tuple, list)):
+        sa = np.stack(a)
+    sb = b
+    if isinstance(b, (tuple, list)):
+        sb = np.stack(b)
+    da, db = times_cotangents(g, sa, sb)
+    if isinstance(a, (tuple, list)) and da is not ZERO:
+        da = list(np.unstack(da)) if hasattr(np, "unstack") else list(da)
+    if isinstance(b, (tuple, list)) and db is not ZERO:
+        db = list(np.unstack(db)) if hasattr(np, "unstack") else list(db)
+    return da, db
 
 
 def repeat_cotangent(g, seq, n):

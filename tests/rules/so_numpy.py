@@ -301,7 +301,7 @@ case("numpy.corrcoef", make("real", (2, 4), seed=14), None, True)
 case("numpy.block", [X, Y[:, :2]])
 case("numpy.block", [V, X[0], 1.5])
 # gradient: scalar spacings (one for all axes, one per axis), axis=, both edge orders;
-# coordinates with respect to f (twice in them is refused: coordinate_cotangent)
+# coordinates with respect to f (twice in them: test_numpy_block_gradient_twice.py)
 F6 = make("real", (5, 6), seed=15)
 COORDS = np.cumsum(make((0.5, 1.5), (6,), seed=16))
 case("numpy.gradient", F6[0])

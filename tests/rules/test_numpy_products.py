@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from rule_inputs import FLOATS, make, make_complex
 
-from pullback.testing import check_rrule
+from pullback.rules.numpy_products_pullbacks import trace_pullback
+from pullback.testing import check_grads, check_rrule
 
 MATMUL_SHAPES = [
     ((3,), (3,)),
@@ -187,3 +188,22 @@ def test_einsum_interleaved_form(dtype):
     check_rrule(np.einsum, a, [0, 1], b, [1, 2])
     check_rrule(np.einsum, a, [0, 1], [1])
     check_rrule(np.einsum, make("real", (2, 2), dtype), [Ellipsis, 0, 0], [Ellipsis])
+
+
+def _trace_scaled(x):
+    # the cotangent that reaches np.trace is a Python float (2.0 * the seed)
+    return 2.0 * np.trace(x)
+
+
+def _trace_squared(x):
+    # reverse over reverse: np.trace's pullback meets Python-float cotangents again
+    return np.trace(np.sin(x)) ** 2 * 0.5 + 2.0 * np.trace(x, 1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_trace_takes_a_python_float_cotangent(dtype):
+    x = make("real", (3, 4), dtype)
+    dx = trace_pullback(1.5, x, 1)[0]
+    np.testing.assert_array_equal(dx, 1.5 * np.eye(3, 4, k=1))
+    assert check_grads(_trace_scaled, x) == "reverse"
+    assert check_grads(_trace_squared, x, order=2) == "reverse over reverse"

@@ -221,3 +221,55 @@ def test_second_derivative_of_minimize_without_jac_is_refused():
     check_grads(minimize_without_jac, p)  # first order as before
     with pytest.raises(pullback.HigherOrderError, match="jac="):
         pullback.hessian(minimize_without_jac)(p)
+
+
+# -- least_squares twice: G = J^T r from the user's jac= function -------------------------------
+def exponential_jac(x, t, y):
+    e = np.exp(-x[1] * t)
+    return np.stack([e, -x[0] * t * e], axis=1)
+
+
+def least_squares_with_jac(y, jac=exponential_jac):
+    sol = so.least_squares(
+        exponential, np.ones(2), jac=jac, args=(T, y), xtol=1e-15, ftol=1e-15, gtol=1e-15
+    )
+    return sol.x[0] + sol.x[1] ** 2 + sol.cost + np.sum(sol.fun**3)
+
+
+def least_squares_in_t(t, y):
+    # the parameters in args: the sample times and the data
+    sol = so.least_squares(
+        exponential, np.ones(2), jac=exponential_jac, args=(t, y), xtol=1e-15, ftol=1e-15
+    )
+    return np.sum(np.sin(sol.x)) * sol.x[1]
+
+
+@D
+def test_hessian_through_least_squares_with_jac(dtype):
+    y = (2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)).astype(dtype)
+    assert check_grads(least_squares_with_jac, y) == "reverse"
+    assert check_grads(least_squares_with_jac, y, order=2) == "reverse over reverse"
+    t = T.astype(dtype)
+    assert check_grads(least_squares_in_t, t, y, wrt=(0, 1), order=2) == "reverse over reverse"
+
+
+def test_least_squares_without_jac_is_exact_to_first_order_and_refused_twice():
+    y = 2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)
+    # first order: G = J^T r by reverse mode, dG/dx by the residuals' second derivative
+    # (no finite differences): the same gradient as with the exact jac=
+    g_fd = pullback.grad(least_squares_with_jac)(y, "2-point")
+    g_jac = pullback.grad(least_squares_with_jac)(y)
+    np.testing.assert_allclose(g_fd, g_jac, rtol=1e-9, atol=1e-12)
+    with pytest.raises(pullback.HigherOrderError) as info:
+        pullback.hessian(least_squares_with_jac)(y, "2-point")
+    # golden: file:line of the refusing step, the message, the fix
+    where, message = str(info.value).split(": pullback: ", 1)
+    assert where.rsplit(":", 1)[0].endswith("scipy_optimize_pullbacks.py")
+    assert message.split("\n        ")[0] == (
+        "a second derivative through scipy.optimize.least_squares needs the "
+        "derivative of J^T r (the gradient of the squared residuals) at the solution "
+        "differentiated once more: the residuals' third derivative, which pullback does not "
+        "take through the vjp of a user function (the Jacobian of a function without jac=).\n"
+        "Fix: pass jac= a Python function that returns the Jacobian of the residuals "
+        "(an (m, n) array)."
+    )

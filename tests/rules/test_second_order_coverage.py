@@ -88,21 +88,19 @@ WITHOUT_SECOND_ORDER = {
         "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
         "through the right-hand side's vjp differentiated twice (not supported)",
     ),
-    "pullback.rules.scipy_optimize_pullbacks.minimize_first_order": (
-        "minimize's pullback where the objective's gradient is pullback's own or finite "
-        "differences: its second derivative needs the objective's third, refused with a "
-        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)"
-    ),
-    "scipy.optimize.least_squares": (
-        "its first derivative already needs the residuals' second derivatives (J^T r "
-        "differentiated); a second would need their third, which pullback does not take "
-        "through a call of a vjp: refused with a HigherOrderError"
-    ),
-    "pullback.rules.numpy_misc_gradient.coordinate_cotangent": (
-        "the cotangent of np.gradient's coordinates (complex steps): its rule gives exact "
-        "derivatives in f and the output's cotangent (np.gradient's mixed second "
-        "derivatives, test_numpy_block_gradient_twice.py); one in the coordinates again is "
-        "refused with a NotDifferentiableError"
+    # minimize and least_squares without a jac= function: their G (the objective's
+    # gradient, J^T r) is pullback's reverse mode of the user's function (pullback.grad,
+    # user_function_vjp) and dG/dx its second derivative, through a closure rule; their
+    # second derivative would differentiate that closure (the user function's third
+    # derivative): refused with a HigherOrderError naming jac= (test_scipy_optimize.py)
+    **dict.fromkeys(
+        (
+            "pullback.rules.scipy_optimize_pullbacks.minimize_first_order",
+            "pullback.rules.scipy_optimize_pullbacks.least_squares_first_order",
+        ),
+        "the solver's second derivative without jac= needs the user function's third "
+        "derivative through user_function_vjp's closure rule: refused with a "
+        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)",
     ),
     **dict.fromkeys(
         ("pullback.containers_inplace.list_delete", "pullback.containers_inplace.list_pop"),

@@ -4,7 +4,7 @@ through it (with respect to ``f`` and the spacings: scalars or coordinate arrays
 
 ``np.gradient(f, h)`` along one axis is ``D(h) f`` with ``D`` a banded matrix (three
 weights a row: central differences inside, one-sided ones at the edges) that depends on
-the spacing. Its pullback is built from two primitives of this module:
+the spacing. Its pullback is built from two functions of this module:
 
 * :func:`gradient_adjoint` ``(g, h) = D(h)^T g``, linear in ``g``. Its pullback is
   ``D(h) dy`` (``np.gradient`` itself) for ``g`` and the spacing's cotangent of
@@ -12,29 +12,30 @@ the spacing. Its pullback is built from two primitives of this module:
   both are transformable, so derivatives of any order follow.
 * :func:`spacing_cotangent`: for a scalar ``h`` (``D = D(1) / h``) it is
   ``-<D f, g> / h``, written in the differentiable subset; for coordinates it is
-  :func:`coordinate_cotangent`, computed by complex steps of ``np.gradient`` itself (its
-  weights are rational functions of the coordinates, so a complex step is exact to
-  rounding). That primitive's own rule gives exact derivatives with respect to ``f`` and
-  ``g`` (it is bilinear in them: complex steps again) and refuses one with respect to the
-  coordinates (``np.gradient`` differentiated twice in its coordinates) with a
-  NotDifferentiableError, only when that derivative is used.
+  :func:`coordinate_cotangent`, NumPy's nonuniform-spacing weights differentiated by hand
+  in the spacings (real arithmetic in the differentiable subset: derivatives of any order
+  in ``f``, ``g`` and the coordinates follow).
+
+On Dask the cotangents stay lazy (the band weights are NumPy arrays from the spacing; a
+1-D Dask array's ``np.gradient`` is a list of one array, whose cotangent is a list too).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
-from .numpy_misc import _band_transpose, _coordinate_cotangent, _gradient_band
-from .scipy_stats_common import refused
+from .numpy_misc import _band_transpose, _gradient_band
 from .user_function_calls import has_tangent
 
 
 def gradient_adjoint(g, spacing, axis, edge_order):
     """``D(spacing)^T g`` along ``axis``: the transpose of ``np.gradient``'s matrix (a
     scalar spacing or coordinates, real or complex)."""
-    g = np.asarray(g)
+    if not is_dask(g):
+        g = np.asarray(g)
     band = _gradient_band(g.shape[axis], spacing, edge_order)
     return _band_transpose(g, band, axis)
 
@@ -71,51 +72,70 @@ def spacing_cotangent(f, spacing, g, axis, edge_order):
     return coordinate_cotangent(f, spacing, g, axis, edge_order)
 
 
+@transformable
+def _rows(a, axis, n):
+    """``a`` with ``axis`` last, as ``(-1, n)`` rows (the other axes flattened)."""
+    return np.reshape(np.moveaxis(a, axis, -1), (-1, n))
+
+
+@transformable
+def _paired(G, F, i, d, n):
+    """``sum over rows of Re(conj(G[:, i]) F[:, i + d])`` for ``i`` in the slice ``i``."""
+    gi = G[:, i[0] : n + i[1]]
+    fi = F[:, i[0] + d : n + i[1] + d]
+    return np.sum(np.real(np.conj(gi) * fi), axis=0)
+
+
+@transformable
 def coordinate_cotangent(f, coords, g, axis, edge_order):
     """The cotangent of the coordinates ``coords`` in ``np.gradient(f, coords, axis=axis)``
-    whose output has the cotangent ``g`` (complex steps of np.gradient)."""
-    return _coordinate_cotangent(f, np.asarray(coords, dtype=np.float64), g, axis, edge_order)
+    whose output has the cotangent ``g``: NumPy's nonuniform-spacing weights differentiated
+    by hand with respect to the spacings ``h = diff(coords)``, then ``diff`` transposed.
+    Real arithmetic in the differentiable subset: derivatives of any order follow.
 
-
-def _coordinate_cotangent_rrule(f, coords, g, axis, edge_order):
-    y = coordinate_cotangent(f, coords, g, axis, edge_order)
-    x = np.asarray(coords, dtype=np.float64)
-
-    def coordinate_cotangent_pullback(dy):
-        if dy is ZERO:
-            return ZERO, ZERO, ZERO, NO_TANGENT, NO_TANGENT
-        again = NO_TANGENT
-        if has_tangent(coords):
-            again = refused(
-                "np.gradient twice with respect to its coordinates",
-                "its coordinates' cotangent is computed by complex steps, which give "
-                "first derivatives only",
-            )
-        w = np.asarray(densify(dy), dtype=np.float64)
-        top = float(np.max(np.abs(w)))
-        if top == 0.0:
-            return np.zeros_like(f), again, np.zeros_like(g), NO_TANGENT, NO_TANGENT
-        if np.iscomplexobj(f) or np.iscomplexobj(g):
-            mixed = refused(
-                "np.gradient of complex values twice with respect to its coordinates",
-                "its complex steps need real values",
-            )
-            return mixed, again, mixed, NO_TANGENT, NO_TANGENT
-        # <dy, c(f, g)> = <g, D'(x)[dy] f>, D'(x)[dy] = Im D(x + i eps dy) / eps (exact:
-        # D's weights are rational in x)
-        eps = 1e-30 * max(1.0, float(np.max(np.abs(x)))) / top
-        stepped = x + 1j * eps * w
-        dg = np.imag(np.gradient(np.asarray(f) + 0j, stepped, axis=axis, edge_order=edge_order))
-        df = np.imag(gradient_adjoint(np.asarray(g) + 0j, stepped, axis, edge_order))
-        return (
-            unbroadcast(df / eps, f),
-            again,
-            unbroadcast(dg / eps, g),
-            NO_TANGENT,
-            NO_TANGENT,
-        )
-
-    return y, coordinate_cotangent_pullback
+    Inside (``h1, h2`` the spacings left and right of point ``i``, ``s = h1 + h2``) the
+    weights of ``f[i-1], f[i], f[i+1]`` are ``-h2/(h1 s)``, ``1/h1 - 1/h2``, ``h1/(h2 s)``;
+    at the edges one-sided differences (``edge_order`` 1 or 2)."""
+    n = np.shape(coords)[0]
+    F = _rows(f, axis, n)
+    G = _rows(g, axis, n)
+    h = np.diff(coords) * 1.0
+    # inside: the pairings of g[i] with f[i-1], f[i], f[i+1], i = 1 .. n-2
+    pm = _paired(G, F, (1, -1), -1, n)
+    p0 = _paired(G, F, (1, -1), 0, n)
+    pp = _paired(G, F, (1, -1), 1, n)
+    h1 = h[:-1]
+    h2 = h[1:]
+    s = h1 + h2
+    d1 = pm * h2 * (s + h1) / (h1 * s) ** 2 - p0 / h1**2 + pp / s**2
+    d2 = -pm / s**2 + p0 / h2**2 - pp * h1 * (s + h2) / (h2 * s) ** 2
+    zero = h[:1] * 0.0
+    dh = np.concatenate([d1, zero]) + np.concatenate([zero, d2])
+    # the edges: g[0] with f[0..2], g[-1] with f[-3..-1]
+    q0 = _paired(G, F, (0, 1 - n), 0, n)
+    q1 = _paired(G, F, (0, 1 - n), 1, n)
+    r1 = _paired(G, F, (n - 1, 0), -1, n)
+    r2 = _paired(G, F, (n - 1, 0), 0, n)
+    if edge_order == 1:
+        first = -(q1 - q0) / h[:1] ** 2
+        last = -(r2 - r1) / h[-1:] ** 2
+        dh = dh + np.concatenate([first, h[1:] * 0.0]) + np.concatenate([h[:-1] * 0.0, last])
+    else:
+        q2 = _paired(G, F, (0, 1 - n), 2, n)
+        r0 = _paired(G, F, (n - 1, 0), -2, n)
+        a1, a2 = h[:1], h[1:2]
+        sa = a1 + a2
+        e1 = q0 * (1 / sa**2 + 1 / a1**2) - q1 / a1**2 - q2 / sa**2
+        e2 = q0 / sa**2 - q1 / a2**2 + q2 * a1 * (sa + a2) / (a2 * sa) ** 2
+        b1, b2 = h[-2:-1], h[-1:]
+        sb = b1 + b2
+        l1 = -r0 * b2 * (sb + b1) / (b1 * sb) ** 2 + r1 / b1**2 - r2 / sb**2
+        l2 = r0 / sb**2 + r1 / b2**2 - r2 * (1 / sb**2 + 1 / b2**2)
+        tail = h[2:] * 0.0
+        head = h[:-2] * 0.0
+        dh = dh + np.concatenate([e1, e2, tail]) + np.concatenate([head, l1, l2])
+    # h = diff(x): dx[j] = dh[j-1] - dh[j]
+    return np.concatenate([-dh[:1], dh[:-1] - dh[1:], dh[-1:]])
 
 
 def gradient_axes(ndim, axis):
@@ -131,7 +151,8 @@ def gradient_axes(ndim, axis):
 def gradient_pullback(dy, f, *varargs, axis=None, edge_order=1):
     axes = gradient_axes(np.ndim(f), axis)
     parts = dy
-    if len(axes) == 1:
+    if len(axes) == 1 and not isinstance(dy, (list, tuple)):
+        # (a list of one, on Dask: its 1-D np.gradient returns one)
         parts = (dy,)
     df = np.zeros(np.shape(f), np.result_type(f, 1.0))
     dspace = ()
@@ -170,6 +191,5 @@ def gradient_pullback(dy, f, *varargs, axis=None, edge_order=1):
 def register(reg, family):
     reg.register(gradient_adjoint, _gradient_adjoint_rrule, family=family, trusted=True)
     reg.set_pullback_function(gradient_adjoint, gradient_adjoint_pullback)
-    reg.register(coordinate_cotangent, _coordinate_cotangent_rrule, family=family, trusted=True)
     reg.non_differentiable(gradient_axes, family=family, trusted=True)
     reg.set_pullback_function(np.gradient, gradient_pullback)

@@ -210,7 +210,8 @@ def trace_grad(dy, shape, offset, axis1, axis2):
     nd = len(shape)
     a1 = axis1 % nd
     a2 = axis2 % nd
-    full = densify(dy)[..., None, None] * np.eye(shape[a1], shape[a2], k=offset)
+    # expand_dims takes a Python-float cotangent too (a second sweep can give one)
+    full = np.expand_dims(densify(dy), (-2, -1)) * np.eye(shape[a1], shape[a2], k=offset)
     return np.moveaxis(full, (-2, -1), (a1, a2))
 
 

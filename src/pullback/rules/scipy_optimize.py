@@ -11,7 +11,8 @@ and ``(dG/dp)^T lam`` computed with pullback's reverse mode of the user's functi
   ``jac=True`` objective, or pullback's gradient of it (then ``dG/dx`` is the Hessian, by
   pullback's second derivative);
 * ``least_squares`` (linear loss, no active bound): ``G`` is the gradient of
-  ``0.5 * sum(r**2)``.
+  ``0.5 * sum(r**2)``, ``J^T r`` from a ``jac=`` function or by pullback's reverse mode
+  (then ``dG/dx`` by the residuals' second derivative).
 
 The starting point gets no gradient. The optimal value (``.fun`` of ``minimize``, ``.cost``
 of ``least_squares``) follows the envelope theorem, ``d f(x*, p)/dp = df/dp``; the residuals
@@ -20,6 +21,8 @@ no convergence is refused (``UnsupportedCallError``), as are constraints and act
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 
@@ -211,52 +214,6 @@ def _minimize_rrule(*args, **kwargs):
     return sol, minimize_pullback
 
 
-class SquaresImplicit:
-    """The implicit function of ``least_squares``: ``G = J^T r = grad of 0.5 |r|^2``.
-
-    pullback cannot yet differentiate twice through a user function passed as an argument
-    (``HigherOrderError``), so the derivatives of ``G`` — the Hessian ``J^T J + sum r_i
-    H_i`` and the mixed ``dG/dp`` — are central differences, along ``x`` only, of the
-    exact gradient of ``0.5 |r|^2`` by pullback's reverse mode (error ~ step^2)."""
-
-    def __init__(self, fun, x_star, params):
-        self.fun = fun
-        self.x = np.asarray(x_star, dtype=np.float64)
-        self.pack = ArgsPack(params)
-        self.wrt = (0,) + tuple(1 + k for k in self.pack.index)
-
-    def gradient(self, x):
-        """``(d/dx, d/dp)`` of ``0.5 |fun(x, *params)|^2`` (the latter flat)."""
-        r, back = user_vjp(self.fun, (x,) + self.pack.args, self.wrt)
-        cots = back(np.asarray(r, dtype=np.float64))
-        return np.ravel(cots[0]), self.pack.flatten(cots[1:])
-
-    def along(self, v):
-        """The derivatives of both gradients along ``v`` (central differences)."""
-        scale = max(1.0, float(np.max(np.abs(self.x))))
-        h = 1e-5 * scale / max(float(np.max(np.abs(v))), 1e-300)
-        gx_plus, gp_plus = self.gradient(self.x + h * v)
-        gx_minus, gp_minus = self.gradient(self.x - h * v)
-        return (gx_plus - gx_minus) / (2 * h), (gp_plus - gp_minus) / (2 * h)
-
-    def cotangent(self, xbar):
-        if not self.pack.size or xbar is ZERO:
-            return NO_TANGENT
-        xbar = np.ravel(np.asarray(densify(xbar), dtype=np.float64))
-        n = xbar.size
-        hess = np.column_stack([self.along(np.eye(n)[i])[0] for i in range(n)])
-        hess = 0.5 * (hess + hess.T)
-        try:
-            lam = np.linalg.solve(hess, xbar)
-        except np.linalg.LinAlgError:
-            raise UnsupportedCallError(
-                "pullback: scipy.optimize.least_squares: the Hessian at the solution is "
-                "singular, so the solution does not move smoothly with the parameters.\n"
-                "Fix: make the fit's solution unique (fewer parameters, regularization)."
-            ) from None
-        return self.pack.cotangent(-self.along(lam)[1])
-
-
 def _least_squares_rrule(*args, **kwargs):
     import scipy.optimize as so
 
@@ -272,21 +229,15 @@ def _least_squares_rrule(*args, **kwargs):
     require_success(sol, name)
     if np.any(sol.active_mask != 0):
         _refuse_active_bounds(name, np.zeros(1), 1.0, -1.0)
-    params = ArgsPack(p["args"]).args
-    implicit = SquaresImplicit(fun, sol.x, p["args"])
+    # G = J^T r: from the jac= function, or by pullback's reverse mode of fun (exact)
+    from . import scipy_optimize_pullbacks as pbs  # here: it imports scipy.optimize
+
+    jac = p["jac"] if isinstance(p["jac"], types.FunctionType) else None
+    G = pbs.squares_gradient(fun, jac, p["args"])
 
     def least_squares_pullback(dy):
-        xbar = result_cotangent(dy, "x")
-        rbar = result_cotangent(dy, "fun")
-        cbar = result_cotangent(dy, "cost")
-        if cbar is not ZERO:  # cost = 0.5 |r|^2: its cotangent is that of r, times r
-            rbar = (0.0 if rbar is ZERO else rbar) + cbar * sol.fun
-        cots = {"args": NO_TANGENT}
-        if rbar is not ZERO:  # the residuals at x*: through x* and directly
-            _, back = user_vjp(fun, (sol.x,) + params, (0,))
-            xbar = (0.0 if xbar is ZERO else xbar) + np.ravel(back(rbar)[0])
-            cots["args"] = _direct_param_cotangent(fun, sol.x, p["args"], rbar)
-        cots["args"] = _sum(cots["args"], implicit.cotangent(xbar))
+        d = {k: result_cotangent(dy, k) for k in ("x", "fun", "cost")}
+        cots = {"args": pbs.least_squares_cotangents(d, fun, sol.x, p["args"], G)}
         return call_cotangents(so.least_squares, args, kwargs, cots, KEYWORDS)
 
     return sol, least_squares_pullback
@@ -319,6 +270,7 @@ def register(reg):
         (so.brentq, pbs.brentq_pullback),
         (so.root, pbs.root_pullback),
         (so.minimize, pbs.minimize_pullback),
+        (so.least_squares, pbs.least_squares_pullback),
     ):
         if pbs.same_defaults(pullback_fn, solver):  # else first order only
             reg.set_pullback_function(solver, pullback_fn)

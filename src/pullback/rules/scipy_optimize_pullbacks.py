@@ -14,6 +14,9 @@ pullback takes by transforming the user's function again.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import linecache
 import math
 import types
 
@@ -189,6 +192,79 @@ def plus_cotangents(a, b):
     )
 
 
+@transformable
+def least_squares_pullback(
+    dy,
+    fun,
+    x0,
+    jac="2-point",
+    bounds=(-math.inf, math.inf),
+    method="trf",
+    ftol=1e-08,
+    xtol=1e-08,
+    gtol=1e-08,
+    x_scale=None,
+    loss="linear",
+    f_scale=1.0,
+    diff_step=None,
+    tr_solver=None,
+    tr_options=None,
+    jac_sparsity=None,
+    max_nfev=None,
+    verbose=0,
+    args=(),
+    kwargs=None,
+    callback=None,
+    workers=None,
+):
+    # .x by the implicit function theorem on G = J^T r (the gradient of 0.5 |r|^2); .cost
+    # and .fun (the residuals at x*) by the chain rule through x* and directly in args
+    if dy is ZERO:
+        return (NO_TANGENT,) * 21
+    # by keyword: SciPy's wrapper of least_squares takes workers= by keyword only
+    sol = so.least_squares(
+        fun, x0, jac, bounds, method, ftol, xtol, gtol, x_scale, loss, f_scale, diff_step,
+        tr_solver, tr_options, jac_sparsity, max_nfev, 0, args, kwargs,
+        callback=callback, workers=workers,
+    )
+    if not isinstance(jac, types.FunctionType):
+        cargs = least_squares_first_order(dy, fun, sol.x, args)
+    else:
+        cargs = least_squares_cotangents(dy, fun, sol.x, args, squares_gradient(fun, jac, args))
+    return (NO_TANGENT,) * 17 + (cargs,) + (NO_TANGENT,) * 3
+
+
+@transformable
+def least_squares_cotangents(dy, fun, x, args, G):
+    """The cotangent of ``args`` from the cotangent ``dy`` (a dict of the attributes') of
+    ``least_squares``'s result at its solution ``x``, ``G(x, *args)`` the gradient of
+    ``0.5 |fun(x, *args)|^2``."""
+    params = args if isinstance(args, tuple) else (args,)
+    xbar = ZERO
+    if "x" in dy and dy["x"] is not ZERO:
+        xbar = densify(dy["x"])
+    rbar = ZERO
+    if "fun" in dy and dy["fun"] is not ZERO:
+        rbar = densify(dy["fun"])
+    if "cost" in dy and dy["cost"] is not ZERO:
+        # cost = 0.5 |r|^2: its cotangent is that of r, times r
+        r = fun(x, *params)
+        if rbar is ZERO:
+            rbar = dy["cost"] * r
+        else:
+            rbar = rbar + dy["cost"] * r
+    cargs = NO_TANGENT
+    if rbar is not ZERO:
+        # the residuals at x*: through x* and directly in args
+        through = user_function_vjp(rbar, fun, x, *params)[0]
+        if xbar is ZERO:
+            xbar = densify(through)
+        else:
+            xbar = xbar + densify(through)
+        cargs = partial_cotangent(rbar, fun, x, args)
+    return plus_cotangents(cargs, implicit_cotangent(xbar, G, x, args))
+
+
 def same_defaults(pullback_fn, fn) -> bool:
     """Whether ``pullback_fn`` (after ``dy``) has ``fn``'s parameters and defaults: it
     passes them on by position, so another SciPy's signature must not meet it."""
@@ -241,7 +317,61 @@ def _minimize_first_order_rrule(dy, *args):
     )
 
 
-NON_DIFFERENTIABLE = (output_shape, objective_gradient)
+def least_squares_first_order(dy, fun, x, args):
+    """The cotangent of ``args`` of ``least_squares`` without a ``jac=`` function: ``G``
+    is the reverse-mode gradient of ``0.5 |r|^2`` (exact; ``dG/dx`` by the residuals'
+    second derivative), whose derivative — the residuals' third — pullback does not take
+    through the vjp of a user function."""
+    return least_squares_cotangents(dy, fun, x, args, squares_gradient(fun, None, args))
+
+
+def _least_squares_first_order_rrule(dy, fun, x, args):
+    raise HigherOrderError(
+        "pullback: a second derivative through scipy.optimize.least_squares needs the "
+        "derivative of J^T r (the gradient of the squared residuals) at the solution "
+        "differentiated once more: the residuals' third derivative, which pullback does not "
+        "take through the vjp of a user function (the Jacobian of a function without jac=).\n"
+        "Fix: pass jac= a Python function that returns the Jacobian of the residuals "
+        "(an (m, n) array)."
+    )
+
+
+_SQUARES = itertools.count()
+
+
+@functools.lru_cache(maxsize=64)
+def _squares_source(fun, jac, nargs):
+    """``G(x, *args)``: the gradient of ``0.5 |fun(x, *args)|^2`` as a Python function
+    with source (``J^T r`` from ``jac``, or the reverse mode of ``fun`` without it), so that
+    pullback differentiates it like user code."""
+    params = "".join(f", a{k}" for k in range(nargs))
+    if jac is None:
+        body = f"    r = FUN(x{params})\n    return user_function_vjp(r, FUN, x{params})[0]\n"
+    else:
+        body = (
+            f"    r = np.ravel(FUN(x{params}))\n"
+            f"    J = np.reshape(JAC(x{params}), (np.size(r), np.size(x)))\n"
+            "    return np.reshape(np.transpose(J) @ r, np.shape(x))\n"
+        )
+    source = f"def squares_gradient(x{params}):\n" + body
+    filename = f"<pullback: gradient of least_squares' squared residuals {next(_SQUARES)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"FUN": fun, "JAC": jac, "np": np, "user_function_vjp": user_function_vjp}
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own lines
+    return scope["squares_gradient"]
+
+
+def squares_gradient(fun, jac, args):
+    """The generated ``G`` of ``least_squares(fun, ..., jac=jac, args=args)`` (``jac`` a
+    function, or ``None``)."""
+    nargs = len(args) if isinstance(args, tuple) else 1
+    try:
+        return _squares_source(fun, jac, nargs)
+    except TypeError:  # an unhashable callable: a function per call
+        return _squares_source.__wrapped__(fun, jac, nargs)
+
+
+NON_DIFFERENTIABLE = (output_shape, objective_gradient, squares_gradient)
 
 
 def register(reg, family):
@@ -249,3 +379,6 @@ def register(reg, family):
     of ``minimize`` (its rule refuses a second derivative)."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
     reg.register(minimize_first_order, _minimize_first_order_rrule, family=family, trusted=True)
+    reg.register(
+        least_squares_first_order, _least_squares_first_order_rrule, family=family, trusted=True
+    )

@@ -105,9 +105,7 @@ def method_pullback(kind, name):
 def _cov_form(dcov, cov):
     """The cotangent of the frozen (2-D) ``cov`` in the form of the ``cov`` passed."""
     if np.ndim(cov) == 0:
-        # the trace (np.trace's pullback takes no Python-float cotangent, which the
-        # second sweep may give it)
-        return unbroadcast(np.sum(np.diagonal(dcov)), cov)
+        return unbroadcast(np.trace(dcov), cov)
     if np.ndim(cov) == 1:
         return unbroadcast(np.diagonal(dcov), cov)
     return unbroadcast(dcov, cov)

@@ -117,16 +117,6 @@ WITHOUT_SECOND_ORDER = {
         "builds one: its rule gives second derivatives through comprehensions and appends; "
         "a third through them needs its own transformable pullback, not written yet",
     ),
-    "pullback.arrays_inplace.written_cotangent": (
-        "the cotangent of a written value, called by array_set's transformable pullback: "
-        "its rule (a scatter) gives second derivatives through array writes; a third "
-        "through them needs its own transformable pullback, not written yet"
-    ),
-    "pullback.arrays_inplace.updated_cotangent": (
-        "the cotangent of the value in a[idx] += v, called by array_add_set's transformable "
-        "pullback: its rule (a broadcast and a scatter) gives second derivatives through "
-        "those updates; a third needs its own transformable pullback, not written yet"
-    ),
     **dict.fromkeys(
         (
             "pullback.dynamic_calls.method_vjp",

@@ -52,6 +52,7 @@ LAYERS = (
             "pullback.runtime",
             "pullback.star_runtime",
             "pullback.dynamic_calls",
+            "pullback.dynamic_reverse",
             "pullback.callables",
             "pullback.lambdas",
             "pullback.iteration",

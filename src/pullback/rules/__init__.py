@@ -16,6 +16,7 @@ from . import (
     array_api,
     array_api_compat_rules,
     builtins_rules,
+    container_cotangent_pullbacks,
     container_cotangents,
     fft,
     inplace_calls,
@@ -98,6 +99,7 @@ FAMILIES = (
     inplace_calls,
     containers_mutation,
     container_cotangents,
+    container_cotangent_pullbacks,
     star_call_rules,
 )
 

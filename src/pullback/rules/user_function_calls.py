@@ -21,7 +21,8 @@ import linecache
 import types
 
 from .. import dynamic_calls
-from ..registry import ENTRY_POINTS, default_registry
+from ..dynamic_reverse import function_reverse, reverse_through
+from ..registry import ENTRY_POINTS, default_registry, transformable
 from ._util import NO_TANGENT, differentiable
 
 FAMILY = "user_function_calls"
@@ -99,6 +100,15 @@ def _user_function_vjp_rrule(g, fn, *args):
     return y, user_function_vjp_pullback
 
 
+@transformable
+def user_function_vjp_pullback(dy, g, fn, *args):
+    # function_vjp_pullback's, at the rule's call site (no star-call: any order closes)
+    site = rule_site()
+    function, head, keywords = function_reverse(site, as_python_function(fn, len(args)), args, {})
+    dg, dargs = reverse_through(dy, site, g, function, head, args, keywords, len(head), 0)
+    return (dg, NO_TANGENT) + dargs
+
+
 def has_tangent(value) -> bool:
     """Whether ``value`` holds a float (a helper of transformable pullbacks: the question
     carries no gradient)."""
@@ -107,4 +117,5 @@ def has_tangent(value) -> bool:
 
 def register(reg):
     reg.register(user_function_vjp, _user_function_vjp_rrule, family=FAMILY, trusted=True)
-    reg.non_differentiable(has_tangent, family=FAMILY, trusted=True)
+    reg.set_pullback_function(user_function_vjp, user_function_vjp_pullback)
+    reg.non_differentiable(has_tangent, rule_site, as_python_function, family=FAMILY, trusted=True)

@@ -30,16 +30,23 @@ FAMILY = "user_function_calls"
 _WRAPPERS = itertools.count()
 
 
+def compiled_with_source(source: str, name: str, scope: dict):
+    """The function ``name`` that ``source`` (our own small template) defines, compiled in
+    ``scope`` under a file name of its own whose text is registered in ``linecache``, so
+    that pullback reads its source and transforms it like user code."""
+    called = getattr(scope.get("FN"), "__name__", "a callable")
+    filename = f"<pullback {name}: call of {called} {next(_WRAPPERS)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template
+    return scope[name]
+
+
 @functools.lru_cache(maxsize=256)
 def _wrapper(fn, nargs: int):
     """A Python function calling ``fn`` with ``nargs`` positional arguments, with source."""
     params = ", ".join(f"a{k}" for k in range(nargs))
     source = f"def apply({params}):\n    return FN({params})\n"
-    filename = f"<pullback call of {getattr(fn, '__name__', 'a callable')} {next(_WRAPPERS)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"FN": fn}
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own two lines
-    return scope["apply"]
+    return compiled_with_source(source, "apply", {"FN": fn})
 
 
 def as_python_function(fn, nargs: int):

@@ -128,15 +128,3 @@ def function_vjp_pullback(dy, site, g, fn, *args, **kwargs):
     function, head, keywords = function_reverse(site, fn, args, kwargs)
     dg, dinputs = reverse_through(dy, site, g, function, head, args, keywords, len(head), 0)
     return (NO_TANGENT, dg, NO_TANGENT) + dinputs[len(head) :]
-
-
-@transformable
-def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
-    # As function_vjp_pullback, for method_vjp(site, g, obj, name, *args); the receiver
-    # gets one where the vjp function differentiates it (a frozen distribution).
-    function, head, keywords, pad, drop = method_reverse(site, obj, name, args, kwargs)
-    dg, dinputs = reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
-    dobj = NO_TANGENT
-    if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
-        dobj = dinputs[0]
-    return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]

@@ -112,6 +112,12 @@ WITHOUT_SECOND_ORDER = {
         "transformable pullback closes with append_joined (so_runtime_calls.py; third and "
         "fourth order through appends: tests/test_third_order_runtime_calls.py)"
     ),
+    "pullback.rules.runtime_call_pullbacks.receiver_method_reverse": (
+        "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
+        "it runs the closure rule, so second derivatives through frozen methods hold "
+        "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
+        "refused by its rule with a HigherOrderError"
+    ),
     "pullback.containers.dict_joined": (
         "returns a dict, which this harness's probe cannot pair: it is the pullback of "
         "dict_set_cotangent (whose case runs it reverse over reverse) and its own pullback "

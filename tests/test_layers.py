@@ -62,6 +62,7 @@ LAYERS = (
             "pullback.star_runtime",
             "pullback.sweep_cotangents",
             "pullback.dynamic_calls",
+            "pullback.dynamic_reverse",
             "pullback.callables",
             "pullback.lambdas",
             "pullback.iteration",

@@ -443,38 +443,57 @@ def _array_fresh_rrule(y):
     return array_fresh(y), array_fresh_closure
 
 
-def _written_cotangent_rrule(g, shape, index):
+def written_scatter(dz, g, shape, index):
+    """The transpose of :func:`written_cotangent`: zeros shaped like ``g`` with ``dz`` at
+    the entries of ``index`` whose write lands (distinct, so assignment scatters)."""
     dense = densify(g)
-    z = written_cotangent(dense, shape, index)
-
-    def written_cotangent_closure(dz):
-        if dz is ZERO or dz is NO_TANGENT:
-            return ZERO, NO_TANGENT, NO_TANGENT
-        # Only the winning entries carry dz, and they are distinct: assignment scatters.
-        back = np.zeros(np.shape(dense), dtype=np.result_type(dense, densify(dz)))
-        back[index] = written_cotangent_transpose(dz, shape, index)
-        return back, NO_TANGENT, NO_TANGENT
-
-    return z, written_cotangent_closure
+    dz = densify(dz)
+    back = np.zeros(np.shape(dense), dtype=np.result_type(dense, dz))
+    back[index] = written_cotangent_transpose(dz, shape, index)
+    return back
 
 
-def _updated_cotangent_rrule(g, a, index, value):
-    dense = densify(g)
-    shape = np.shape(a)
-    z = updated_cotangent(dense, a, index, value)
+def selected_shape(shape, index):
+    """The shape of ``a[index]`` for an array ``a`` of ``shape``."""
+    return np.broadcast_to(0, shape)[index].shape
 
-    def updated_cotangent_closure(dz):
-        if dz is ZERO or dz is NO_TANGENT:
-            return ZERO, ZERO, NO_TANGENT, ZERO
-        # The transpose of the sum over broadcast entries is the broadcast back; then the
-        # winning entries (distinct) are scattered by assignment. value's values are unused.
-        sel_shape = np.broadcast_to(0, shape)[index].shape
-        spread = np.broadcast_to(densify(dz), sel_shape)
-        back = np.zeros(np.shape(dense), dtype=np.result_type(dense, spread))
-        back[index] = written_cotangent_transpose(spread, shape, index)
-        return back, ZERO, NO_TANGENT, ZERO  # nothing of a's or value's values is read
 
-    return z, updated_cotangent_closure
+# The pullbacks of the cotangent helpers, transformable: written_cotangent and
+# written_scatter are each other's transpose, so derivatives of any order through array
+# writes close on these two functions.
+@transformable
+def written_cotangent_pullback(dz, g, shape, index):
+    return written_scatter(dz, g, shape, index), NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def written_scatter_pullback(dy, dz, g, shape, index):
+    return written_cotangent(dy, shape, index), ZERO, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def updated_cotangent_pullback(dz, g, a, index, value):
+    # The transpose of the sum over broadcast entries is the broadcast back; then the
+    # winning entries are scattered. Nothing of a's or value's values is read.
+    spread = np.broadcast_to(dz, selected_shape(np.shape(a), index))
+    return written_scatter(spread, g, np.shape(a), index), ZERO, NO_TANGENT, ZERO
+
+
+def _linear_helper_rrule(fn, pullback, n):
+    """The rule of a cotangent helper ``fn`` linear in its first argument, from its
+    transformable pullback (``n`` arguments; a zero cotangent pulls back to zeros)."""
+
+    def linear_helper_rrule(*args):
+        y = fn(*args)
+
+        def linear_helper_closure(dz):
+            if dz is ZERO or dz is NO_TANGENT:
+                return (ZERO,) + (NO_TANGENT,) * (n - 1)
+            return pullback(dz, *args)
+
+        return y, linear_helper_closure
+
+    return linear_helper_rrule
 
 
 def written_cotangent_transpose(dz, shape, index):
@@ -496,8 +515,15 @@ def register(reg):
     reg.register(array_fresh, _array_fresh_rrule, family=FAMILY, trusted=True)
     reg.register(array_named_read, _array_named_read_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_named_read, array_named_read_pullback)
-    reg.register(written_cotangent, _written_cotangent_rrule, family=FAMILY, trusted=True)
-    reg.register(updated_cotangent, _updated_cotangent_rrule, family=FAMILY, trusted=True)
+    for fn, pullback, n in (
+        (written_cotangent, written_cotangent_pullback, 3),
+        (written_scatter, written_scatter_pullback, 4),
+        (updated_cotangent, updated_cotangent_pullback, 4),
+    ):
+        rrule = _linear_helper_rrule(fn, pullback, n)
+        reg.register(fn, rrule, family=FAMILY, trusted=True)
+        reg.set_pullback_function(fn, pullback)
+    reg.non_differentiable(selected_shape, family=FAMILY, trusted=True)
     reg.set_pullback_function(array_set, array_set_pullback)
     reg.set_pullback_function(array_set_copy, array_set_pullback)
     reg.set_pullback_function(array_fresh, array_fresh_pullback)

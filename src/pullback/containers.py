@@ -20,6 +20,7 @@ was. The reverse sweep takes the last cotangent off the list's cotangent
 
 from __future__ import annotations
 
+from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
 from .tangents import CotangentList as _OwnedCotangents
 
@@ -103,3 +104,63 @@ BUILDERS = {
     "list_appended": list_appended,
     "dict_set": dict_set,
 }
+
+
+# -- the cotangent helpers as a gradient that is differentiated again calls them ---------
+# Their pullbacks read the list or dict cotangent ``g``, so ``g`` must stay as it was: the
+# differentiable-again gradient splits a list's cotangent without popping in place
+# (``append_cotangent_split``; ``dict_set_cotangent`` copies already). Each split and its
+# join are the other's transpose: derivatives of any order close on these functions.
+
+
+def append_cotangent_split(g):
+    """:func:`append_cotangent` that leaves ``g`` as it was (a new list for the rest)."""
+    if g is ZERO or g is NO_TANGENT:
+        return ZERO, ZERO
+    if not len(g):  # pragma: no cover - a list cotangent is as long as its list
+        return list(g), ZERO
+    return list(g[:-1]), g[-1]
+
+
+def append_joined(dy, g):
+    """The transpose of :func:`append_cotangent_split`: ``(cotangent of the list before
+    the append, cotangent of the value)`` as that of the list ``g`` is the cotangent of."""
+    if dy is ZERO or dy is NO_TANGENT or g is ZERO or g is NO_TANGENT:
+        return ZERO
+    rest, last = dy
+    head = [ZERO] * (len(g) - 1) if rest is ZERO or rest is NO_TANGENT else list(rest)
+    return head + [last]
+
+
+def dict_joined(dy, g, key):
+    """The transpose of :func:`dict_set_cotangent`: ``(cotangent of the dict before
+    d[key] = v, cotangent of v)`` as one with the keys of ``g``."""
+    if dy is ZERO or dy is NO_TANGENT or g is ZERO or g is NO_TANGENT:
+        return ZERO
+    rest, value = dy
+    out = dict.fromkeys(g, ZERO)
+    if rest is not ZERO and rest is not NO_TANGENT:
+        out.update(rest)
+    if key in out and value is not ZERO and value is not NO_TANGENT:
+        out[key] = value
+    return out
+
+
+@transformable
+def append_cotangent_split_pullback(dy, g):
+    return (append_joined(dy, g),)
+
+
+@transformable
+def append_joined_pullback(d, dy, g):
+    return append_cotangent_split(d), ZERO
+
+
+@transformable
+def dict_set_cotangent_pullback(dy, g, key):
+    return dict_joined(dy, g, key), NO_TANGENT
+
+
+@transformable
+def dict_joined_pullback(d, dy, g, key):
+    return dict_set_cotangent(d, key), ZERO, NO_TANGENT

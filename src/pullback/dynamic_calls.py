@@ -408,12 +408,18 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
     if scalar is not None:
         return scalar
-    if rule is None and isinstance(target, types.FunctionType) and site.vjp_of is not None:
+    vjp_ref = ENTRY_POINTS.VJPRef
+    if rule is None and isinstance(target, (types.FunctionType, vjp_ref)) and site.vjp_of:
+        # a VJPRef: the vjp function of a vjp function (a third derivative, dynamic_reverse)
         bound = inspect.signature(target).bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object), nor is any
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         names = tuple(bound.arguments)[1 if obj is not None else 0 :]
-        wrt = tuple(n for n in names if not _is_object(bound.arguments[n]))
+        # (a rule's pullback function that gives the receiver a cotangent, called with
+        # it as an argument for a third derivative, differentiates it: dynamic_reverse)
+        receiver = getattr(target, "__pullback_receiver_cotangent__", False) and obj is None
+        kept = names[1:2] if receiver else ()
+        wrt = tuple(n for n in names if n in kept or not _is_object(bound.arguments[n]))
         function = site.vjp_of(target, wrt)
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))

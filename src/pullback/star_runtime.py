@@ -21,7 +21,9 @@ import inspect
 import numpy as np
 
 from .dynamic_calls import call_function, call_method, function_vjp, method_vjp
+from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .errors import NotDifferentiableError
+from .registry import transformable
 from .runtime import function_tangent, method_tangent
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
 
@@ -328,3 +330,114 @@ def star_method_tangent(site, primals, tangents, _kwargs):
 RRULES = {star_call: star_call_rrule, star_method: star_method_rrule}
 VJPS = {star_call: star_call_vjp, star_method: star_method_vjp}
 TANGENTS = {star_call: star_tangent, star_method: star_method_tangent}
+
+
+# -- the reverse of star_call_vjp/star_method_vjp, transformable (third derivatives) -----
+# star_call_vjp is star_packed(function_vjp(site, g, fn, *positional)), positional being
+# star_spread of the operands: two linear maps, each the other's transpose, around a
+# function_vjp, whose pullback (dynamic_reverse.reverse_through) closes on itself.
+
+
+def star_spread(packed, dicts, n, moved, keywords, mappings):
+    """The cotangents (or values) of a star-call's operands (``packed``, the tuple, and
+    ``dicts``, one per keyword dict) as one per positional argument the callee receives."""
+    per = [ZERO] * n if is_zero(packed) else list(packed)
+    by_key = {}
+    if not is_zero(dicts):
+        for d, dd in zip((keywords, *mappings), dicts, strict=True):
+            by_key.update(zip(d, _tangent_items(dd, list(d)), strict=True))
+    return tuple(per) + tuple(by_key.get(k, ZERO) for k in moved)
+
+
+def star_packed(cots, n, moved, keywords, mappings):
+    """The transpose of :func:`star_spread`: cotangents per positional argument as those
+    of the operands, the tuple's then each dict's (:func:`_packed`)."""
+    if is_zero(cots):
+        cots = (ZERO,) * (n + len(moved))
+    return _packed(cots, n, moved, keywords, mappings)
+
+
+@transformable
+def star_spread_pullback(d, packed, dicts, n, moved, keywords, mappings):
+    c = star_packed(d, n, moved, keywords, mappings)
+    return c[0], c[1:], NO_TANGENT, NO_TANGENT, ZERO, ZERO
+
+
+@transformable
+def star_packed_pullback(d, cots, n, moved, keywords, mappings):
+    spread = star_spread(d[0], d[1:], n, moved, keywords, mappings)
+    return spread, NO_TANGENT, NO_TANGENT, ZERO, ZERO
+
+
+def star_permuted(dy, fn, args, keywords, mappings):
+    """The cotangent of ``g`` in a permutation's ``star_call_vjp`` (``sorted``, ``zip``,
+    ``{**a, **b}``: linear in ``g``) pulled back from ``dy``: the permutation forward."""
+    if is_zero(dy) or is_zero(dy[1]) or fn is bind_front:
+        return ZERO
+    return _permuted_tangent(fn, args, dy[1], _merged(keywords, mappings))
+
+
+def star_unpermuted(d, fn, args, keywords, mappings):
+    """The transpose of :func:`star_permuted`: ``star_call_vjp``'s value for ``g = d``."""
+    own = _own_rrule(fn, args, _merged(keywords, mappings))
+    return (NO_TANGENT, own[1](d), *(ZERO for _ in (keywords, *mappings)))
+
+
+@transformable
+def star_permuted_pullback(d, dy, fn, args, keywords, mappings):
+    return star_unpermuted(d, fn, args, keywords, mappings), NO_TANGENT, ZERO, ZERO, ZERO
+
+
+@transformable
+def star_unpermuted_pullback(d, g, fn, args, keywords, mappings):
+    return star_permuted(d, fn, args, keywords, mappings), NO_TANGENT, ZERO, ZERO, ZERO
+
+
+def star_plan(fn, args, keywords, mappings):
+    """``(permutes, keywords moved to positions, the other keywords)`` of a star-call."""
+    kwargs = _merged(keywords, mappings)
+    if _own_rrule(fn, args, kwargs) is not None:
+        return True, [], {}
+    _, rest, moved = _by_position(fn, args, kwargs)
+    return False, moved, rest
+
+
+def star_method_plan(obj, name, args, keywords, mappings):
+    """``(keywords moved to positions, the other keywords)`` of a star method call."""
+    _, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    return moved, rest
+
+
+def star_zeros(mappings):
+    """Zero cotangents of a star-call's packed tuple and keyword dicts."""
+    return (ZERO, ZERO) + tuple(ZERO for _ in mappings)
+
+
+@transformable
+def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *mappings):
+    permutes, moved, rest = star_plan(fn, args, keywords, mappings)
+    if permutes:
+        dg = star_permuted(dy, fn, args, keywords, mappings)
+        return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + star_zeros(mappings)
+    n = len(args)
+    positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
+    function, head, kw = function_reverse(site, fn, positional, rest)
+    d = star_spread(dy[1], dy[2:], n, moved, keywords, mappings)
+    dg, dinputs = reverse_through(d, site, g, function, head, positional, kw, len(head), 0)
+    cots = star_packed(dinputs[len(head) :], n, moved, keywords, mappings)
+    return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + cots
+
+
+@transformable
+def star_method_vjp_pullback(dy, site, keywords_active, g, obj, name, args, keywords, *mappings):
+    moved, rest = star_method_plan(obj, name, args, keywords, mappings)
+    n = len(args)
+    positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
+    function, head, kw, pad, drop = method_reverse(site, obj, name, positional, rest)
+    d = (dy[0],) + star_spread(dy[2], dy[3:], n, moved, keywords, mappings)
+    dg, dinputs = reverse_through(d, site, g, function, head, positional, kw, pad, drop)
+    dobj = NO_TANGENT
+    if pad < len(head):  # the receiver's, where the vjp function differentiates it
+        dobj = dinputs[0]
+    cots = star_packed(dinputs[len(head) :], n, moved, keywords, mappings)
+    return (NO_TANGENT, NO_TANGENT, dg, dobj, NO_TANGENT) + cots

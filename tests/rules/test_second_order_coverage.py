@@ -108,40 +108,22 @@ WITHOUT_SECOND_ORDER = {
         "after the first call) cannot pair its result: checked twice through user code "
         "(tests/test_list_mutation_inplace.py::test_second_order_through_in_place_changes)",
     ),
-    # The reverse of a call found at run time, written for a gradient that is differentiated
-    # again: its rule gives that second derivative; a third through it is refused.
-    # The same for the cotangent helpers of lists and dicts: their rules (closures) give
-    # second derivatives through comprehensions and appends (tests/test_second_order_containers.py);
-    # a third would need transformable pullbacks, which the in-place pop rules out.
-    **dict.fromkeys(
-        ("pullback.containers.append_cotangent", "pullback.containers.dict_set_cotangent"),
-        "the cotangent of a list or dict being built, called by the gradient of code that "
-        "builds one: its rule gives second derivatives through comprehensions and appends; "
-        "a third through them needs its own transformable pullback, not written yet",
+    "pullback.containers.append_cotangent": (
+        "pops the list cotangent in place (one copy per list, then O(1) per append): a "
+        "gradient that is differentiated again calls append_cotangent_split instead, whose "
+        "transformable pullback closes with append_joined (so_runtime_calls.py; third and "
+        "fourth order through appends: tests/test_third_order_runtime_calls.py)"
     ),
-    "pullback.arrays_inplace.written_cotangent": (
-        "the cotangent of a written value, called by array_set's transformable pullback: "
-        "its rule (a scatter) gives second derivatives through array writes; a third "
-        "through them needs its own transformable pullback, not written yet"
+    "pullback.rules.runtime_call_pullbacks.receiver_method_reverse": (
+        "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
+        "it runs the closure rule, so second derivatives through frozen methods hold "
+        "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
+        "refused by its rule with a HigherOrderError"
     ),
-    "pullback.arrays_inplace.updated_cotangent": (
-        "the cotangent of the value in a[idx] += v, called by array_add_set's transformable "
-        "pullback: its rule (a broadcast and a scatter) gives second derivatives through "
-        "those updates; a third needs its own transformable pullback, not written yet"
-    ),
-    **dict.fromkeys(
-        (
-            "pullback.dynamic_calls.method_vjp",
-            "pullback.dynamic_calls.function_vjp",
-            # the same for the user function that a rule's pullback calls (np.piecewise, ...)
-            "pullback.rules.user_function_calls.user_function_vjp",
-            # and for star-calls (f(*xs), sorted(xs, key=...)) in a gradient differentiated
-            # again: tests/test_star_call_second_order.py
-            "pullback.star_runtime.star_call_vjp",
-            "pullback.star_runtime.star_method_vjp",
-        ),
-        "the derivative of a generated vjp function found at run time: a third derivative "
-        "of user code through a call found at run time is not supported",
+    "pullback.containers.dict_joined": (
+        "returns a dict, which this harness's probe cannot pair: it is the pullback of "
+        "dict_set_cotangent (whose case runs it reverse over reverse) and its own pullback "
+        "is dict_set_cotangent (third order through dicts: test_third_order_runtime_calls.py)"
     ),
 }
 

@@ -16,6 +16,7 @@ from . import (
     array_api,
     array_api_compat_rules,
     builtins_rules,
+    container_cotangent_pullbacks,
     container_cotangents,
     fft,
     inplace_calls,
@@ -100,6 +101,7 @@ FAMILIES = (
     escapes,
     records,
     container_cotangents,
+    container_cotangent_pullbacks,
     star_call_rules,
 )
 

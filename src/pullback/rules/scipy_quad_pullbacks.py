@@ -22,8 +22,6 @@ and the integral of the second derivative ``d2f/dtheta2`` under the sign.
 from __future__ import annotations
 
 import functools
-import itertools
-import linecache
 
 import numpy as np
 import scipy.integrate as si  # this module is imported once scipy.integrate is
@@ -38,7 +36,7 @@ from ._calculus_util import (
     same_parameters,
 )
 from .numpy_functional_pullbacks import dense_like
-from .user_function_calls import has_tangent, user_function_vjp
+from .user_function_calls import compiled_with_source, has_tangent, user_function_vjp
 
 _NONE_AFTER_ARGS = (NO_TANGENT,) * 11  # full_output ... complex_func
 
@@ -206,19 +204,13 @@ def tuple_cotangent(c, params):
 
 
 # -- non-differentiable helpers --------------------------------------------------------
-_SPREAD = itertools.count()
 
 
 @functools.lru_cache(maxsize=256)
 def _spread(fn, nparams: int):
     items = "".join(f", params[{k}]" for k in range(nparams))
     source = f"def spread(x, params):\n    return FN(x{items})\n"
-    name = getattr(fn, "__name__", "a callable")
-    filename = f"<pullback call of {name} with its parameters spread {next(_SPREAD)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"FN": fn}
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own two lines
-    return scope["spread"]
+    return compiled_with_source(source, "spread", {"FN": fn})
 
 
 def spread_call(fn, nparams: int):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from .. import star_runtime as star
 from ..tangents import NO_TANGENT, ZERO, is_zero
 from .pullback_runtime import _vjp_function_rrule, vjp_function_rrule
+from .runtime_call_pullbacks import register_pullbacks
 
 FAMILY = "star_call_rules"
 
@@ -34,13 +35,8 @@ def _spread(dy, index, n, moved, keywords, mappings) -> tuple:
     """The cotangent ``dy`` of a star-call's cotangents (the tuple at ``dy[index]``, the
     dicts after it) as one per positional argument the callee received."""
     if is_zero(dy):
-        return (ZERO,) * (n + len(moved))
-    packed = dy[index]
-    per = [ZERO] * n if is_zero(packed) else list(packed)
-    by_key = {}
-    for d, dd in zip((keywords, *mappings), dy[index + 1 :], strict=True):
-        by_key.update(zip(d, star._tangent_items(dd, list(d)), strict=True))
-    return tuple(per) + tuple(by_key.get(k, ZERO) for k in moved)
+        return star.star_spread(ZERO, ZERO, n, moved, keywords, mappings)
+    return star.star_spread(dy[index], tuple(dy)[index + 1 :], n, moved, keywords, mappings)
 
 
 def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings):
@@ -85,6 +81,35 @@ def _star_method_vjp_rrule(site, keywords_active, g, obj, name, args, keywords, 
     return y, star_method_vjp_pullback
 
 
+def _linear_rrule(fn, linear=1):
+    """The rule of a helper linear in its first ``linear`` arguments, from its pullback
+    function."""
+    pullback = getattr(star, fn.__name__ + "_pullback")
+
+    def linear_rrule(*args):
+        def linear_pullback(d):
+            if is_zero(d):
+                return tuple(ZERO if k < linear else NO_TANGENT for k in range(len(args)))
+            return pullback(d, *args)
+
+        return fn(*args), linear_pullback
+
+    return linear_rrule
+
+
 def register(reg):
     reg.register(star.star_call_vjp, _star_call_vjp_rrule, family=FAMILY, trusted=True)
     reg.register(star.star_method_vjp, _star_method_vjp_rrule, family=FAMILY, trusted=True)
+    register_pullbacks(reg)
+    for fn, rrule, pullback in (
+        (star.star_spread, _linear_rrule(star.star_spread, 2), star.star_spread_pullback),
+        (star.star_packed, _linear_rrule(star.star_packed), star.star_packed_pullback),
+        (star.star_permuted, _linear_rrule(star.star_permuted), star.star_permuted_pullback),
+        (star.star_unpermuted, _linear_rrule(star.star_unpermuted), star.star_unpermuted_pullback),
+    ):
+        reg.register(fn, rrule, family=FAMILY, trusted=True)
+        reg.set_pullback_function(fn, pullback)
+    reg.set_pullback_function(star.star_call_vjp, star.star_call_vjp_pullback)
+    reg.set_pullback_function(star.star_method_vjp, star.star_method_vjp_pullback)
+    helpers = (star.star_plan, star.star_method_plan, star.star_zeros)
+    reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

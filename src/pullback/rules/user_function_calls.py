@@ -21,7 +21,8 @@ import linecache
 import types
 
 from .. import dynamic_calls
-from ..registry import ENTRY_POINTS, default_registry
+from ..dynamic_reverse import function_reverse, reverse_through
+from ..registry import ENTRY_POINTS, default_registry, transformable
 from ._util import NO_TANGENT, differentiable
 
 FAMILY = "user_function_calls"
@@ -29,16 +30,23 @@ FAMILY = "user_function_calls"
 _WRAPPERS = itertools.count()
 
 
+def compiled_with_source(source: str, name: str, scope: dict):
+    """The function ``name`` that ``source`` (our own small template) defines, compiled in
+    ``scope`` under a file name of its own whose text is registered in ``linecache``, so
+    that pullback reads its source and transforms it like user code."""
+    called = getattr(scope.get("FN"), "__name__", "a callable")
+    filename = f"<pullback {name}: call of {called} {next(_WRAPPERS)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template
+    return scope[name]
+
+
 @functools.lru_cache(maxsize=256)
 def _wrapper(fn, nargs: int):
     """A Python function calling ``fn`` with ``nargs`` positional arguments, with source."""
     params = ", ".join(f"a{k}" for k in range(nargs))
     source = f"def apply({params}):\n    return FN({params})\n"
-    filename = f"<pullback call of {getattr(fn, '__name__', 'a callable')} {next(_WRAPPERS)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"FN": fn}
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own two lines
-    return scope["apply"]
+    return compiled_with_source(source, "apply", {"FN": fn})
 
 
 def as_python_function(fn, nargs: int):
@@ -99,6 +107,15 @@ def _user_function_vjp_rrule(g, fn, *args):
     return y, user_function_vjp_pullback
 
 
+@transformable
+def user_function_vjp_pullback(dy, g, fn, *args):
+    # function_vjp_pullback's, at the rule's call site (no star-call: any order closes)
+    site = rule_site()
+    function, head, keywords = function_reverse(site, as_python_function(fn, len(args)), args, {})
+    dg, dargs = reverse_through(dy, site, g, function, head, args, keywords, len(head), 0)
+    return (dg, NO_TANGENT) + dargs
+
+
 def has_tangent(value) -> bool:
     """Whether ``value`` holds a float (a helper of transformable pullbacks: the question
     carries no gradient)."""
@@ -107,4 +124,5 @@ def has_tangent(value) -> bool:
 
 def register(reg):
     reg.register(user_function_vjp, _user_function_vjp_rrule, family=FAMILY, trusted=True)
-    reg.non_differentiable(has_tangent, family=FAMILY, trusted=True)
+    reg.set_pullback_function(user_function_vjp, user_function_vjp_pullback)
+    reg.non_differentiable(has_tangent, rule_site, as_python_function, family=FAMILY, trusted=True)

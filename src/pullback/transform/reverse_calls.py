@@ -139,7 +139,9 @@ class CallAdjoints:
             out.append(Line(f"{c} = {split}({g}, {src(key[0])})", frozenset(reads), line))
         else:  # list_append, list_appended
             split = self.bind("append_cotangent", containers.append_cotangent)
-            out.append(Line(f"{c} = {split}({g})", frozenset(), line))
+            # differentiable again: a split that leaves g as it was (its pullback reads g)
+            keep = self.bind("append_cotangent_split", containers.append_cotangent_split)
+            out.append(Line(f"{c} = {split}({g})", frozenset(), line, alt=f"{c} = {keep}({g})"))
         if self.is_active_arg(value):
             self.contrib(value.id, f"{c}[1]", (), state, line, out)
         if self.is_active_arg(container):

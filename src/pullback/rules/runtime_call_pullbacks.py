@@ -1,0 +1,106 @@
+"""Transformable pullbacks for the reverse of calls found at run time
+(``dynamic_calls.function_vjp``/``method_vjp``, see :mod:`pullback.dynamic_reverse`):
+with them a gradient differentiated twice (a third derivative, and any order after it)
+runs through a call whose callee is known only when it runs.
+
+Registered by :mod:`.star_call_rules` after the closure rules of ``function_vjp`` and
+``method_vjp`` (rules/pullback_runtime.py), which these functions agree with.
+"""
+
+from __future__ import annotations
+
+from .. import dynamic_calls
+from .. import dynamic_reverse as rev
+from ..errors import HigherOrderError
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO
+from .pullback_runtime import _vjp_function_rrule
+
+_method_vjp_rrule = _vjp_function_rrule(skip_receiver=True)
+
+
+def receives_cotangent(site, obj, name, args, kwargs):
+    """Whether ``obj.name(...)``'s vjp function gives the receiver a cotangent (a frozen
+    distribution's parameters)."""
+    if dynamic_calls._found_without_receiver(site, obj, name) is not None:
+        return False
+    function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
+    return bool(getattr(function, "__pullback_receiver_cotangent__", False))
+
+
+def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
+    """method_vjp's pullback where the receiver gets a cotangent: its closure rule (a
+    second derivative; a third through it is refused by this function's rule)."""
+    _, pullback = _method_vjp_rrule(site, g, obj, name, *args, **kwargs)
+    return tuple(pullback(dy))
+
+
+def _receiver_method_reverse_rrule(dy, site, g, obj, name, args, kwargs):
+    raise HigherOrderError(
+        f"{site.where()}: a third derivative through '{type(obj).__name__}.{name}', whose "
+        "receiver carries differentiated values (a frozen distribution's parameters), is "
+        "not supported.\n"
+        f"        {site.source_line.strip()}\n"
+        "Fix: call the distribution's function with its parameters as arguments "
+        "(`norm.logpdf(x, loc, scale)`)."
+    )
+
+
+@transformable
+def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
+    # As dynamic_reverse.function_vjp_pullback, for method_vjp(site, g, obj, name, *args);
+    # the receiver gets one where the vjp function differentiates it.
+    if receives_cotangent(site, obj, name, args, kwargs):
+        return receiver_method_reverse(dy, site, g, obj, name, args, kwargs)
+    function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
+    dg, dinputs = rev.reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
+    dobj = NO_TANGENT
+    if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
+        dobj = dinputs[0]
+    return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]
+
+FAMILY = "star_call_rules"
+
+
+def _linear_rrule(fn, pullback):
+    """The rule of a helper linear in its second argument (``fn(function, c, *rest)``)."""
+
+    def linear_rrule(function, c, *rest):
+        y = fn(function, c, *rest)
+
+        def linear_pullback(d):
+            if d is ZERO or d is NO_TANGENT:
+                return (NO_TANGENT, ZERO) + (NO_TANGENT,) * len(rest)
+            return pullback(d, function, c, *rest)
+
+        return y, linear_pullback
+
+    return linear_rrule
+
+
+def _vjp_apply_rrule(site, dy, function, inputs, keywords):
+    y = rev.vjp_apply(site, dy, function, inputs, keywords)
+
+    def vjp_apply_closure(d):
+        if d is ZERO or d is NO_TANGENT:
+            return NO_TANGENT, ZERO, NO_TANGENT, ZERO, NO_TANGENT
+        return rev.vjp_apply_pullback(d, site, dy, function, inputs, keywords)
+
+    return y, vjp_apply_closure
+
+
+def register_pullbacks(reg):
+    for fn, pullback in (
+        (rev.vjp_layout, rev.vjp_layout_pullback),
+        (rev.vjp_output, rev.vjp_output_pullback),
+    ):
+        reg.register(fn, _linear_rrule(fn, pullback), family=FAMILY, trusted=True)
+        reg.set_pullback_function(fn, pullback)
+    reg.register(rev.vjp_apply, _vjp_apply_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(rev.vjp_apply, rev.vjp_apply_pullback)
+    reg.set_pullback_function(dynamic_calls.function_vjp, rev.function_vjp_pullback)
+    reg.set_pullback_function(dynamic_calls.method_vjp, method_vjp_pullback)
+    refusal = _receiver_method_reverse_rrule
+    reg.register(receiver_method_reverse, refusal, family=FAMILY, trusted=True)
+    helpers = (rev.function_reverse, rev.method_reverse, rev.outer_function, receives_cotangent)
+    reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

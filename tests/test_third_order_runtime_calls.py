@@ -1,0 +1,220 @@
+"""Third derivatives through calls found at run time and through the cotangents of lists,
+dicts and arrays the function fills: a helper held in a variable, a method, a callable
+object, ``f(*xs)``, ``sorted(xs, key=...)``, a dict filled in a loop, appends and
+comprehensions, ``a[i] = v`` and ``a[i] += v`` into local arrays, ``np.piecewise`` and
+``np.vectorize`` over user functions.
+
+Each reverse of such a call in a gradient that is differentiated again has a
+transformable pullback that closes on itself (pullback.dynamic_reverse,
+pullback.star_runtime, pullback.containers, pullback.arrays_inplace), so
+``grad(grad(grad(f)))`` runs reverse over reverse over reverse: checked against central
+finite differences of the second derivative, float64 and float32, and a fourth derivative
+once against finite differences of the third."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pullback import grad
+
+# Scalars inside: with arrays inside, a third derivative through a user function stops
+# at a symbolic zero that reaches np.conj in the third-level product rule of the
+# generated code (also for helpers called by name, on main): see
+# test_third_derivative_with_arrays_inside below.
+A = 1.3
+B = -0.6
+
+
+def _wave(x):
+    return np.sin(x) * x**2
+
+
+HELPERS = [_wave]
+
+
+def helper_in_a_variable(t):
+    g = HELPERS[0]
+    return np.sum(g(t * A) ** 3)
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+        self.act = np.tanh
+
+    def energy(self, x):
+        return self.w * np.sin(x) * x**2
+
+    def activated(self, x):
+        return np.sum(self.act(x) * x)
+
+
+class Dense:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.tanh(self.w * x) * x
+
+
+MODEL = Model(1.5)
+LAYERS = [Dense(0.7)]
+
+
+def method_call(t):
+    return np.sum(MODEL.energy(t * A) ** 2)
+
+
+def callable_object(t):
+    layer = LAYERS[0]
+    return np.sum(layer(t * B) ** 2)
+
+
+def class_function(t):
+    return np.sum(type(MODEL).energy(MODEL, t * A))
+
+
+def stored_callable(t):
+    return MODEL.activated(t * A) * t
+
+
+def _cubic(a, b):
+    return a * b + a**3 * b
+
+
+def star_positional(t):
+    xs = [t, t * 2.0]
+    return _cubic(*xs)
+
+
+def star_keywords(t):
+    opts = {"b": np.sin(t)}
+    return _cubic(t, **opts)
+
+
+def keyed_sort(t):
+    xs = [t, t * t, np.sin(t)]
+    ys = sorted(xs, key=lambda v: v)
+    return ys[0] * ys[2] ** 2 + ys[1] ** 3
+
+
+def dict_in_a_loop(t):
+    d = {}
+    for i in range(3):
+        d[i] = t ** (i + 1)
+    return d[0] * d[1] + np.sin(d[2])
+
+
+def appends(t):
+    out = []
+    for i in range(3):
+        out.append(np.sin(t * A * (i + 1)))
+    return out[0] * out[1] * out[2]
+
+
+def comprehension(t):
+    ys = [np.sin(t * k) for k in range(1, 4)]
+    return ys[0] * ys[1] * ys[2]
+
+
+def array_writes(t):
+    a = np.zeros(3)
+    a[0] = t
+    a[1] = np.sin(t)
+    a[2] = t**2
+    return np.sum(a**3)
+
+
+def array_updates(t):
+    a = np.zeros(4)
+    a[0] += t
+    a[1] += np.sin(t)
+    a[1:] += t**2 * B
+    return np.sum(a**3)
+
+
+def piecewise(t):
+    x = t * A
+    y = np.piecewise(x, [x < 0, x >= 0], [lambda s: s**3, lambda s: np.sin(s) * s])
+    return np.sum(y**2)
+
+
+VECTORIZED = np.vectorize(lambda s: np.sin(s) * s**2)
+
+
+def vectorized(t):
+    return np.sum(VECTORIZED(t * A) ** 2)
+
+
+CASES = [
+    helper_in_a_variable,
+    method_call,
+    callable_object,
+    class_function,
+    stored_callable,
+    star_positional,
+    star_keywords,
+    keyed_sort,
+    dict_in_a_loop,
+    appends,
+    comprehension,
+    array_writes,
+    array_updates,
+    piecewise,
+    vectorized,
+]
+T = 0.7
+
+
+def _nth(f, n):
+    for _ in range(n):
+        f = grad(f)
+    return f
+
+
+def _fd(f, t, step):
+    return (f(t + step) - f(t - step)) / (2 * step)
+
+
+@pytest.mark.parametrize("f", CASES)
+def test_third_derivative_against_finite_differences(f):
+    third = _nth(f, 3)(T)
+    want = _fd(_nth(f, 2), T, 1e-5)
+    np.testing.assert_allclose(third, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", CASES)
+def test_third_derivative_in_float32(f):
+    third = _nth(f, 3)(np.float32(T))
+    assert np.asarray(third).dtype == np.float32
+    want = _fd(_nth(f, 2), T, 1e-5)
+    np.testing.assert_allclose(third, want, rtol=2e-3, atol=2e-3)
+
+
+def test_hand_derived_third_derivative_of_a_star_call():
+    # _cubic(t, 2t) = 2t^2 + 2t^4: its third derivative is 48 t
+    np.testing.assert_allclose(_nth(star_positional, 3)(T), 48 * T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [helper_in_a_variable, array_writes, star_positional])
+def test_fourth_derivative_against_finite_differences(f):
+    fourth = _nth(f, 4)(T)
+    want = _fd(_nth(f, 3), T, 1e-4)
+    np.testing.assert_allclose(fourth, want, rtol=1e-5, atol=1e-5)
+
+
+def _arrays_inside(t):
+    g = HELPERS[0]
+    return np.sum(g(t * np.array([0.3, -0.5, 0.8])) ** 3)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap outside this construct: a symbolic zero reaches np.conj in the "
+    "third-level product rule of generated code (runtime.times_cotangents / "
+    "reverse_exprs.conj) when the helper works on arrays",
+)
+def test_third_derivative_with_arrays_inside():
+    third = _nth(_arrays_inside, 3)(T)
+    np.testing.assert_allclose(third, _fd(_nth(_arrays_inside, 2), T, 1e-5), rtol=1e-6)

@@ -429,7 +429,7 @@ def through_apply(x, s):
     return apply(layer, x, 0.5, np.eye(3)).sum() + apply(keyword_only_callee, x, scale=2.0).sum()
 
 
-def keyword_gradient_refused(x, s):
+def keyword_gradient_passed_on(x, s):
     return np.sum(apply(keyword_only_callee, x, scale=s))
 
 
@@ -440,9 +440,26 @@ def test_a_generic_apply_wrapper():
     _check_jvp(lambda x: through_apply(x, 1.0), x)
 
 
-def test_a_keyword_only_gradient_found_at_run_time_is_refused_with_the_fix():
-    with pytest.raises(pullback.PullbackError, match="pass 'scale' by position"):
-        grad(keyword_gradient_refused, wrt=1)(np.ones(2), 2.0)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_keyword_only_gradient_found_at_run_time(dtype):
+    # apply(f, *args, **kwargs) passes scale=s on to a keyword-only parameter: the user
+    # function's adjoint gives it its cotangent (it used to be refused)
+    x = _arr([0.5, -1.5], dtype)
+    check_grad(keyword_gradient_passed_on, x, dtype(2.0), wrt=(0, 1))
+    assert grad(keyword_gradient_passed_on, wrt=1)(x, dtype(2.0)) == pytest.approx(
+        float(np.sum(x * x))
+    )
+
+
+def test_a_keyword_into_a_rule_found_at_run_time_goes_to_its_position():
+    # np.clip(x, a_min=lo) reached through apply: a_min names a positional parameter
+    x = np.array([0.2, 1.0, 4.0])
+    assert grad(clip_by_keyword, wrt=1)(x, 0.5) == pytest.approx(1.0)
+    check_grad(clip_by_keyword, x, 0.5, wrt=(0, 1))
+
+
+def clip_by_keyword(x, lo):
+    return np.sum(apply(np.clip, x, a_min=lo, a_max=3.0))
 
 
 # -- callables stored on objects, partials, type(obj).method ------------------------------
@@ -556,3 +573,41 @@ def test_a_wrapper_with_star_parameters_is_transformed_itself(dtype):
     CALLS.clear()
     grad(decorated)(x)
     assert CALLS == ["decorated"]
+
+
+# -- **kwargs passed on to a user function that takes them as keywords ---------------------
+
+
+def _kw_inner(x, *, scale=1.0, **extra):
+    return scale * np.sum(np.sin(x * extra["rate"])) + extra.get("shift", 0.0) ** 2
+
+
+def kwargs_passed_on(x, **options):
+    return _kw_inner(x, **options)
+
+
+def kwargs_merged_and_passed_on(x, rate, **options):
+    settings = {"rate": rate, **options}
+    return _kw_inner(x, **settings)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_keyword_gradients_through_kwargs_passed_on(dtype):
+    x = _arr([0.3, -1.2, 0.7], dtype)
+    kwargs = {"scale": dtype(1.5), "rate": dtype(0.8), "shift": dtype(0.25)}
+    check_grad(kwargs_passed_on, x, kwargs=kwargs)
+    tol = 2e-3 if dtype == np.float32 else 1e-7
+    for key in ("scale", "rate", "shift"):
+        h = 1e-6
+        up, down = dict(kwargs), dict(kwargs)
+        up[key], down[key] = float(kwargs[key]) + h, float(kwargs[key]) - h
+        x64 = x.astype(np.float64)
+        want = (kwargs_passed_on(x64, **up) - kwargs_passed_on(x64, **down)) / (2 * h)
+        got = grad(kwargs_passed_on, wrt=key)(x, **kwargs)
+        assert got == pytest.approx(want, rel=tol, abs=tol)
+    g = grad(kwargs_passed_on, wrt="rate")(x, **kwargs)
+    want = 1.5 * np.sum(x * np.cos(x * 0.8))
+    assert g == pytest.approx(want, rel=2e-3 if dtype == np.float32 else 1e-10)
+    check_grad(kwargs_merged_and_passed_on, x, dtype(0.8), wrt=1, kwargs={"scale": dtype(2.0)})
+    _, back = vjp(kwargs_passed_on, x, wrt="shift", **kwargs)
+    assert back(1.0) == pytest.approx(2 * 0.25)

@@ -25,6 +25,7 @@ from .arguments import (
     _signature,
     kinds_key,
     picked_adjoint,
+    split_element,
     split_wrt,
     spread_arguments,
 )
@@ -245,9 +246,30 @@ class LazyAdjoint:
         y, pullback = adj.forward(*args, **kwargs)
         positions = {n: k for k, n in enumerate(active)}
         positional = names[: len(args)]
+        # each keyword argument's entry: a parameter's name, or its element of **kwargs
+        keyword_names = {
+            split_element(n)[1] if split_element(n)[1] is not None else n: n
+            for n in names[len(args) :]
+        }
 
         def dynamic_call_pullback(dy):
             cots = pullback(dy)
-            return tuple(cots[positions[n]] if n in positions else NO_TANGENT for n in positional)
+            out = KeywordCotangents(
+                cots[positions[n]] if n in positions else NO_TANGENT for n in positional
+            )
+            out.keywords = {
+                key: cots[positions[n]]
+                for key, n in keyword_names.items()
+                if key in kwargs and n in positions
+            }
+            return out
 
         return y, dynamic_call_pullback
+
+
+class KeywordCotangents(tuple):
+    """One cotangent per positional argument (the rule convention), with those of the
+    keyword arguments as ``keywords`` (``{name: cotangent}``): what a star-call passing
+    ``**opts`` on to a user function gives back to the dict it unpacked."""
+
+    keywords: dict = {}

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 import numpy as np
 
 from .dynamic_calls import call_function, call_method, function_vjp, method_vjp
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .errors import NotDifferentiableError
+from .guards import is_library_module_name
 from .registry import transformable
 from .runtime import function_tangent, method_tangent
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
@@ -210,15 +212,31 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
         y, pb = own
         return y, lambda g: (NO_TANGENT, pb(g), *(ZERO for _ in (keywords, *mappings)))
     positional, rest, moved = _by_position(fn, args, kwargs)
-    if keywords_active:
+    if keywords_active and not _gives_keyword_cotangents(site, fn):
         _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
     y, pullback = call_function(site, fn, *positional, **rest)
     n = len(args)
 
     def star_call_pullback(g):
-        return (NO_TANGENT, *_packed(pullback(g), n, moved, keywords, mappings))
+        cots = pullback(g)
+        # a user function's keyword-only parameters and **kwargs entries: their own
+        # cotangents (adjoints.KeywordCotangents), returned to the dicts unpacked here
+        by_key = getattr(cots, "keywords", None)
+        return (NO_TANGENT, *_packed(cots, n, moved, keywords, mappings, by_key))
 
     return y, star_call_pullback
+
+
+def _gives_keyword_cotangents(site, fn) -> bool:
+    """Whether calling ``fn`` with keywords gives each keyword argument its cotangent: a
+    Python function of the user's with no rule, differentiated in every argument that
+    holds floats (adjoints.LazyAdjoint)."""
+    return (
+        isinstance(fn, types.FunctionType)
+        and site.registry.lookup(fn) is None
+        and not is_library_module_name(getattr(fn, "__module__", None) or "pullback")
+        and not (fn.__closure__ and (fn.__module__ or "").startswith("pullback"))
+    )
 
 
 def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mappings):
@@ -236,12 +254,14 @@ def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mapping
     return y, star_method_pullback
 
 
-def _packed(cots, n, moved, keywords, mappings):
+def _packed(cots, n, moved, keywords, mappings, keyword_cots=None):
     """Cotangents of the positional arguments a callee received (``n`` from the packed
     tuple, then the keywords moved to positions) as those of the star-call's operands:
-    the tuple, then one dict per keyword dict."""
+    the tuple, then one dict per keyword dict (``keyword_cots``: those of the keywords the
+    callee kept as keywords)."""
     cots = tuple(cots)
-    by_key = dict(zip(moved, cots[n:], strict=False))
+    by_key = dict(keyword_cots or {})
+    by_key.update(zip(moved, cots[n:], strict=False))
     return (cots[:n], *_keyword_cotangents(keywords, mappings, by_key))
 
 

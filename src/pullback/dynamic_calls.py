@@ -177,7 +177,9 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
             return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
         return rule.rrule(obj, *args, **kwargs)
     if isinstance(method, types.FunctionType):
-        return site.adjoint_of(method, None)(obj, *args, **kwargs)
+        # (its bound __call__: calling the object counts against CPython 3.12's C recursion
+        # limit, which sys.setrecursionlimit does not raise)
+        return site.adjoint_of(method, None).__call__(obj, *args, **kwargs)
     if isinstance(obj, (np.ndarray, np.generic)):
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
         function = getattr(np, name, None)

@@ -2,7 +2,6 @@
 
 import math
 import os
-import sys
 
 import error_cases as cases
 import numpy as np
@@ -92,7 +91,6 @@ def test_every_problem_reported_before_the_body_runs():
     ) in text
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes (PEP 678) are 3.11+")
 def test_error_in_the_forward_sweep_keeps_its_type_and_names_the_line():
     with pytest.raises(ValueError) as e:
         grad(cases.shape_bug)(np.ones((2, 3)), np.ones((4, 2)))

@@ -8,7 +8,6 @@ was built from changed. No timing is asserted here; benchmarks/ measures."""
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -180,7 +179,6 @@ def test_hot_entry_follows_the_active_registry_and_its_version():
     assert isinstance(mine, RuleRegistry)
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes (PEP 678) are 3.11+")
 def test_hot_entry_forward_errors_name_the_user_line():
     g = grad(log_of)
     _twice(g, 2.0)

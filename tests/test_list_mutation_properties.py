@@ -111,7 +111,10 @@ def program(draw):
     return "\n".join(text) + "\n"
 
 
-X = np.array([0.7, 1.2, 0.4, 0.9, 1.1])
+# No two of c * X[k] and X[k] ** 2 (c a constant above) of different k are closer than 0.03,
+# so that a sort never meets a tie between different inputs, where f has a kink and finite
+# differences average the two orders (with 0.7, 1.2, 0.4, 0.9, 1.1: 1.5 * 1.2 == 2.0 * 0.9).
+X = np.array([1.25, 0.9, 1.09, 0.97, 0.76])
 
 
 @settings(max_examples=10)

@@ -6,7 +6,6 @@ differences). No timing is asserted here; benchmarks/ measures."""
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -104,7 +103,6 @@ def test_fast_path_follows_the_active_registry_and_its_version():
     assert isinstance(reg, RuleRegistry)
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes (PEP 678) are 3.11+")
 def test_fast_path_errors_name_the_user_line():
     def bad(x):
         return np.sum(x) + np.ones(2) @ np.ones(3)

@@ -207,7 +207,9 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     if isinstance(method, types.FunctionType):
         if _library_function(method):
             raise site.library(label, method)
-        return site.adjoint_of(method, None)(obj, *args, **kwargs)
+        # (its bound __call__: calling the object counts against CPython 3.12's C recursion
+        # limit, which sys.setrecursionlimit does not raise)
+        return site.adjoint_of(method, None).__call__(obj, *args, **kwargs)
     if isinstance(obj, (np.ndarray, np.generic)):
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
         function = getattr(np, name, None)

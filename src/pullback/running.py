@@ -101,9 +101,18 @@ def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
     try:
         return type(exc)(f"{filename}:{line}: {exc}\n        {text}")
     except TypeError:
-        if hasattr(exc, "add_note"):
-            exc.add_note(f"  while running {filename}:{line}: {text}")
+        add_note(exc, f"  while running {filename}:{line}: {text}")
         return exc
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """PEP 678's ``exc.add_note(note)``; on Python 3.10, which has no ``add_note``, the same
+    ``__notes__`` list (code can read it, and the ``exceptiongroup`` backport that pytest
+    installs prints it), so that the user's line is not lost there."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]
 
 
 # A gradient takes about three Python frames per level of a user function's recursion where
@@ -179,9 +188,9 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
     where = _locate(exc)
     if where is not None and _in_pullback(where[0]):
         raise _rule_step_failed(exc, where) from exc
-    if where is not None and hasattr(exc, "add_note"):
+    if where is not None:
         filename, line, text, _ = where
-        exc.add_note(f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
+        add_note(exc, f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
 
 
 def run_pullback(pullback, dy):

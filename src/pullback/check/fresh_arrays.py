@@ -99,12 +99,29 @@ def _numpy_name(obj) -> str | None:
     return None
 
 
+# The parameters, in order, of the NumPy functions above written in C that have no
+# signature inspect can read before NumPy 2.3 (from their documentation; 2.3 adds these
+# very signatures). Without them ``z = np.zeros(3); z += y`` was refused on NumPy 2.2.
+C_PARAMETERS = {
+    "zeros": ("shape", "dtype", "order"),
+    "empty": ("shape", "dtype", "order"),
+    "empty_like": ("prototype", "dtype", "order", "subok", "shape"),
+    "arange": ("start_or_stop", "stop", "step"),
+    "concatenate": ("arrays", "axis", "out"),
+    "dot": ("a", "b", "out"),
+    "inner": ("a", "b"),
+    "vdot": ("a", "b"),
+    "lexsort": ("keys", "axis"),
+    "where": ("condition", "x", "y"),
+}
+
+
 @functools.cache
 def _parameters(obj) -> tuple | None:
     try:
         return tuple(inspect.signature(obj).parameters)
     except (TypeError, ValueError):
-        return None
+        return C_PARAMETERS.get(_numpy_name(obj))
 
 
 def call_returns_new(obj, keywords: dict, positional: tuple = ()) -> bool:

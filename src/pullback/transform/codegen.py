@@ -81,7 +81,7 @@ def _signature(tree) -> str:
 
 def runtime_namespace() -> dict:
     """Names every generated adjoint may use."""
-    from functools import partial
+    from types import MethodType
 
     from .. import runtime
 
@@ -106,7 +106,12 @@ def runtime_namespace() -> dict:
         "as_sequence": runtime.as_sequence,
         "zero_cotangent": runtime.zero_cotangent,
         "_pb_scalar_seed": runtime.scalar_seed,
-        "_partial": partial,
+        # The pullback a forward sweep returns: its backward function bound to the saved
+        # values as a method (not functools.partial). CPython 3.12 counts calls of a partial
+        # (and of an object with __call__) against a fixed C recursion limit that
+        # sys.setrecursionlimit does not raise; a bound method of a Python function is called
+        # inline, so a recursive function's gradient reaches the depth its primal reaches.
+        "_partial": MethodType,
     }
 
 

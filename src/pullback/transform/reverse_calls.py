@@ -324,7 +324,11 @@ class CallAdjoints:
                 )
                 fn = callee.obj
                 self.calls_user_code = True
-                rr = self.bind("adjoint_" + fn.__name__, self.adjoint_of(fn, callee_wrt(active)))
+                # The bound method, not the object: on CPython 3.12 calling an object with
+                # __call__ counts against a C recursion limit (about 1500, which
+                # sys.setrecursionlimit does not raise), so recursion stopped at ~500 levels.
+                lazy = self.adjoint_of(fn, callee_wrt(active))
+                rr = self.bind("adjoint_" + fn.__name__, lazy.__call__)
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             if self.scalar_vjp(rule, v) is not None:  # its reverse: the vjp function (alt)

@@ -33,6 +33,7 @@ LAYERS = (
             "pullback.errors",
             "pullback.zero",
             "pullback.tangents",
+            "pullback.read_folds",
             "pullback.indexed_cotangent",
             "pullback.diagonal_stack",
             "pullback.band_stack",

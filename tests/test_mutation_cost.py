@@ -21,7 +21,8 @@ from pullback.arrays_inplace import (
     fold_reads_owned,
     write_winners,
 )
-from pullback.tangents import ZERO, fold_reads
+from pullback.read_folds import fold_reads
+from pullback.tangents import ZERO
 from pullback.testing import check_grads
 from pullback.transform.code import Compound, Line
 from pullback.transform.ownership import own_cotangents

@@ -13,8 +13,9 @@ import pytest
 import pullback
 from pullback import grad, hessian, jacobian, value_and_grad, vjp
 from pullback.errors import NotDifferentiableError, ShapeMismatchError
+from pullback.read_folds import fold_reads
 from pullback.registry import RuleRegistry, builtin_registry, use_registry
-from pullback.tangents import ZERO, fold_reads, unbroadcast
+from pullback.tangents import ZERO, unbroadcast
 from pullback.testing import check_grads
 
 DTYPES = [np.float64, np.float32]

@@ -30,6 +30,7 @@ import numpy as np
 
 from .errors import UnsupportedCallError
 from .indexed_cotangent import _scatter_add
+from .read_folds import fold_reads
 from .registry import transformable
 from .tangents import (
     NO_TANGENT,
@@ -37,7 +38,6 @@ from .tangents import (
     _cotangent_dtype,
     batch_axes,
     densify,
-    fold_reads,
     unbroadcast,
 )
 

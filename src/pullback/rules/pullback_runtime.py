@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .. import dynamic_calls, runtime, tangents
+from .. import dynamic_calls, read_folds, runtime, tangents
 from ..registry import ENTRY_POINTS, transformable
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
@@ -72,7 +72,7 @@ def _fold_reads_rrule(acc, x, chain):
             cot = (NO_TANGENT, dv, cot)
         return (ZERO if tangents.is_zero(acc) else dy), NO_TANGENT, cot
 
-    return tangents.fold_reads(acc, x, chain), fold_reads_pullback
+    return read_folds.fold_reads(acc, x, chain), fold_reads_pullback
 
 
 _read = tangents.read_cotangent  # batch-aware: a Hessian pushes all its rows at once
@@ -345,7 +345,7 @@ def register(reg):
     r(runtime.sequence_cotangent, _identity_rrule(runtime.sequence_cotangent))
     r(tangents.add, _add_rrule)
     r(tangents.unbroadcast, _unbroadcast_rrule)
-    r(tangents.fold_reads, _fold_reads_rrule)
+    r(read_folds.fold_reads, _fold_reads_rrule)
     r(tangents.getitem_cotangent, _getitem_cotangent_rrule)
     r(tangents.read_cotangent, _linear_rrule(tangents.read_cotangent, read_cotangent_pullback))
     r(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import runtime, tangents
+from .. import read_folds, runtime, tangents
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import (
@@ -160,7 +160,7 @@ def register_pullbacks(reg):
         (runtime.dict_item, dict_item_pullback),
         (runtime.plus_cotangents, plus_cotangents_pullback),
         (runtime.repeat_cotangent, repeat_cotangent_pullback),
-        (tangents.fold_reads, fold_reads_pullback),
+        (read_folds.fold_reads, fold_reads_pullback),
         (runtime.matmul_lhs_cotangent, matmul_lhs_pullback),
         (runtime.matmul_rhs_cotangent, matmul_rhs_pullback),
         (runtime.pow_exponent_cotangent, pow_exponent_pullback),

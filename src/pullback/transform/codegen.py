@@ -13,13 +13,13 @@ import os
 import weakref
 from dataclasses import dataclass
 
+from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
     NO_TANGENT,
     ZERO,
     add,
     densify,
-    fold_reads,
     getitem_cotangent,
     unbroadcast,
 )

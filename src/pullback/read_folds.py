@@ -1,0 +1,246 @@
+"""Folding the index reads a reverse sweep recorded: ``fold_reads(acc, x, chain)`` adds
+the cotangents of the reads ``x[index]`` recorded in ``chain`` (a linked list of
+``(index, cotangent, rest)`` triples, one small tuple per read) to ``acc`` in one dense
+array, with fast paths for scalar reads of a vector, few reads, equal keys, bands and
+stacks of cotangents (split from :mod:`pullback.tangents`, whose helpers it uses).
+
+>>> import numpy as np
+>>> x = np.zeros(3)
+>>> fold_reads(ZERO, x, (0, 1.0, (2, 0.5, (0, 2.0, None)))).tolist()
+[3.0, 0.0, 0.5]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .band_stack import BandStack, as_band
+from .indexed_cotangent import (
+    _SCALAR_VALUE_TYPES,
+    IndexedCotangent,
+    _scatter_entries,
+    lazy_scatter,
+)
+from .tangents import (
+    _cotangent_dtype,
+    _ndarray,
+    add,
+    batch_axes,
+    densify,
+    getitem_cotangent,
+    unbroadcast,
+)
+from .zero import NO_TANGENT, ZERO, is_zero
+
+
+def fold_reads(acc, x, chain):
+    """Add the cotangents of the reads ``x[index]`` recorded in ``chain`` to ``acc``.
+
+    ``chain`` is ``None`` or a linked triple ``(index, cotangent, rest)`` that the reverse
+    sweep builds with one tuple per read, so a loop reading ``x[i]`` n times costs n small
+    tuples and one dense array.
+    """
+    if chain is None:
+        return acc
+    if batch_axes.axes:
+        return _fold_reads_batched(acc, x, chain)
+    if type(x) is _ndarray and x.ndim == 1 and x.dtype.kind == "f":
+        out = _few_scalar_reads(acc, x, chain)
+        if out is not None:
+            return out
+    indices = []
+    values = []
+    add_index = indices.append
+    add_value = values.append
+    while chain is not None:
+        index, value, chain = chain
+        add_index(index)
+        add_value(value)
+    if isinstance(x, _ndarray):
+        lazy = lazy_scatter(
+            None if is_zero(acc) else acc, x.shape, _cotangent_dtype(x), indices[::-1], values[::-1]
+        )
+        if lazy is not None:  # a Dask cotangent of a NumPy value: the buffer goes lazy
+            return lazy
+        if is_zero(acc):
+            out = np.zeros(x.shape, dtype=_cotangent_dtype(x))
+        else:
+            out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+        if _scatter_scalars(out, indices, values):
+            return out
+        indices, values = _merge_equal_reads(indices, values)
+        _scatter_entries(out, indices[::-1], values[::-1])
+        return out
+    if type(x) is tuple or type(x) is list:
+        folded = _fold_sequence_reads(acc, x, indices, values)
+        if folded is not None:
+            return densify(folded)
+    for index, value in zip(reversed(indices), reversed(values), strict=True):
+        if not is_zero(value):
+            acc = getitem_cotangent(acc, x, index, densify(value))
+    return densify(acc)
+
+
+def _fold_sequence_reads(acc, x, indices, values):
+    """``fold_reads`` of a tuple or list read by integer indices and slices: the item
+    cotangents filled into one list, so a loop over ``n`` items costs O(n) rather than a
+    whole tuple per read (O(n^2)); None for any other index (the general path)."""
+    n = len(x)
+    parts = [ZERO] * n
+    touched = False
+    for index, value in zip(reversed(indices), reversed(values), strict=True):
+        if is_zero(value):
+            continue
+        g = densify(value)
+        if g is ZERO or g is NO_TANGENT:  # a structured zero, (ZERO, ZERO)
+            continue
+        if isinstance(index, (int, np.integer)):
+            parts[index] = add(parts[index], g)
+        elif isinstance(index, slice):
+            for k, v in zip(range(*index.indices(n)), g, strict=True):
+                parts[k] = add(parts[k], v)
+        else:
+            return None
+        touched = True
+    return add(acc, type(x)(parts)) if touched else acc
+
+
+def _fold_reads_batched(acc, x, chain):
+    """``fold_reads`` of stacked cotangents: each read's index applies after the batch
+    axes. Only NumPy arrays read with basic or integer-array indices."""
+    if type(x) is tuple or type(x) is list:  # one cotangent per item: nothing to batch
+        while chain is not None:
+            index, value, chain = chain
+            if not is_zero(value):
+                acc = getitem_cotangent(acc, x, index, densify(value))
+        return acc
+    if type(x) is not _ndarray:
+        raise TypeError("batched reads need a NumPy array")
+    if is_zero(acc) and x.ndim == 1 and len(batch_axes.axes) == 1:
+        band = _fold_band_reads(x, chain)
+        if band is not None:
+            return band
+    lead = (slice(None),) * len(batch_axes.axes)
+    shape = batch_axes.axes + x.shape
+    if is_zero(acc):
+        out = np.zeros(shape, dtype=_cotangent_dtype(x))
+    else:
+        out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        if is_zero(value):
+            continue
+        index = index if type(index) is tuple else (index,)
+        if any(i is Ellipsis or i is None or isinstance(i, (list, _ndarray)) for i in index):
+            raise TypeError("batched reads take ints and slices only")
+        out[lead + index] += densify(value)
+    return out
+
+
+def _fold_band_reads(x, chain):
+    """``fold_reads`` of band stacks read by slices of a vector: their sum as a band stack
+    (see pullback.band_stack), or None for any other chain."""
+    out = None
+    while chain is not None:
+        index, value, chain = chain
+        if is_zero(value):
+            continue
+        if type(index) is tuple and len(index) == 1:
+            index = index[0]
+        band = as_band(value) if type(index) is slice else None
+        band = band.scattered(index, x.shape[0]) if band is not None else None
+        if band is None:
+            return None
+        out = band if out is None else out + band
+        if type(out) is not BandStack:
+            return None
+    if out is None or out.dtype != _cotangent_dtype(x):
+        return None
+    return out
+
+
+# Up to this many scalar reads are added one by one: cheaper than building the arrays
+# np.bincount needs (a few microseconds whatever their number).
+_FEW_READS = 24
+
+
+def _few_scalar_reads(acc, x, chain):
+    """The reads of a 1-D float array when they are a few single elements by integer
+    position with real scalar cotangents (``a[0] + a[1] + a[2]``): added in place one by
+    one. ``None`` (having built nothing) for anything else."""
+    size = x.shape[0]
+    node = chain
+    count = 0
+    while node is not None:
+        index, value, node = node
+        count += 1
+        if (
+            count > _FEW_READS
+            or type(index) is not int
+            or type(value) not in _SCALAR_VALUE_TYPES
+            or not -size <= index < size
+        ):
+            return None
+    if acc is ZERO or acc is NO_TANGENT:
+        out = np.zeros(size, dtype=x.dtype)
+    else:
+        out = np.array(unbroadcast(densify(acc), x), dtype=x.dtype, copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        out[index] += value
+    return out
+
+
+def _read_key(index):
+    """A hashable key equal for equal basic indices (ints, slices and tuples of them),
+    or None for indices that are not compared (arrays, lists, masks)."""
+    t = type(index)
+    if t is int:
+        return index
+    if t is slice:
+        return ("s", index.start, index.stop, index.step)
+    if t is tuple:
+        keys = tuple(map(_read_key, index))
+        return None if None in keys else ("t", keys)
+    return None
+
+
+def _merge_equal_reads(indices, values):
+    """Drop zero cotangents and densify chains; reads of one slice (or element) made
+    several times are summed first, so each is scattered into the array once."""
+    first: dict = {}
+    out_indices: list = []
+    out_values: list = []
+    for index, value in zip(indices, values, strict=True):
+        if value is ZERO or value is NO_TANGENT:
+            continue
+        if type(value) is IndexedCotangent:
+            value = value.dense()
+        key = _read_key(index) if type(value) is _ndarray else None
+        k = first.get(key) if key is not None else None
+        if k is None or out_values[k].shape != value.shape:
+            if key is not None:
+                first[key] = len(out_values)
+            out_indices.append(index)
+            out_values.append(value)
+        else:
+            out_values[k] = out_values[k] + value
+    return out_indices, out_values
+
+
+def _scatter_scalars(out, indices, values) -> bool:
+    """The scalar-loop case in one vectorized pass: single elements of a 1-D float array
+    read by integer position. Returns False (touching nothing) for anything else."""
+    if out.ndim != 1 or out.dtype.kind != "f" or set(map(type, indices)) != {int}:
+        return False
+    try:
+        weights = np.array(values, dtype=out.dtype)
+    except (TypeError, ValueError):
+        return False  # zeros, chains or arrays among the values
+    if weights.shape != (len(indices),):
+        return False
+    where = np.array(indices)
+    if min(indices) < 0:
+        where[where < 0] += out.shape[0]
+    out += np.bincount(where, weights=weights, minlength=out.shape[0])
+    return True

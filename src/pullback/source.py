@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from .errors import SourceUnavailableError, describe
+from .errors import SourceUnavailableError, describe, location_text
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
 
@@ -78,6 +78,10 @@ class FunctionSource:
         lineno = getattr(node, "lineno", None) or 1
         col = getattr(node, "col_offset", 0) or 0
         return self.filename, self.first_line + lineno - 1, col + self.indent
+
+    def where(self, node) -> str:
+        """``file:line:col`` of a node (col 1-based), as messages show a place."""
+        return location_text(*self.location(node))
 
     def end_col(self, node) -> int:
         """End column of a node in the file, clipped to the node's first line."""

@@ -84,8 +84,7 @@ class Assignments:
             return stmts, False
         guard = []
         if s in self.deferred:  # refused as it runs if `op=` would change the value in place
-            filename, line, col = self.fs.location(s)
-            where = N.const(f"{filename}:{line}:{col + 1}")
+            where = N.const(self.fs.where(s))
             op = N.const(OPERATORS.get(type(s.op), "+"))
             call = self.bound_call(
                 immutable_value, [N.load(target.id), N.const(target.id), op, where], s

@@ -83,7 +83,7 @@ class EscapeSites:
 
     def _record_escape(self, call, appended):
         """The store as its recording form (escapes.py), in place."""
-        where = N.const(self._where(call))
+        where = N.const(self.fs.where(call))
         if appended is not None:
             helper, args = append_escaping, [appended.value, call.args[0], where]
         elif getattr(call, "pb_item_store", None) is not None:
@@ -95,10 +95,6 @@ class EscapeSites:
         call.args = args
         call.keywords = []
         call.pb_callee = Callee("object", helper, name=helper.__name__)
-
-    def _where(self, node) -> str:
-        filename, line, col = self.fs.location(node)
-        return f"{filename}:{line}:{col + 1}"
 
     def _used_whole(self, name: str) -> bool:
         """Whether the value of ``name`` is used other than to read, store or append items
@@ -199,7 +195,7 @@ class EscapeSites:
         if is_real(self.kinds.get(base.id)):
             return
         whole = N.const(self._used_whole(s.targets[0].id))
-        where = N.const(self._where(v))
+        where = N.const(self.fs.where(v))
         call = gast.copy_location(N.call(helper.__name__, [base, key, where, whole]), v)
         call.pb_callee = Callee("object", helper, name=helper.__name__)
         self.ns[helper.__name__] = helper

@@ -250,8 +250,7 @@ class ForwardBuilder(EscapeSites):
             ):
                 # a field of a named tuple (records.py), refused there for anything else
                 index = self.bind("field_index", field_index)
-                filename, line, col = self.fs.location(v)
-                where = f"{filename}:{line}:{col + 1}"
+                where = self.fs.where(v)
                 tan = self.tan(v.value)
                 return (
                     f"{tan}[{index}({v.value.id}, {v.attr!r}, {where!r})] "

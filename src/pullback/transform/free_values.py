@@ -180,8 +180,7 @@ class FreeValues:
         would flow through the stored value back into the function."""
         container = self.atom(target.value, stmts)
         key = self.key_value(target.slice, stmts)
-        filename, line, col = self.fs.location(where)
-        here = N.const(f"{filename}:{line}:{col + 1}")
+        here = N.const(self.fs.where(where))
         call = self.bound_call(store_item, [container, key, value, here], where)
         call.pb_item_store = target
         root = target.value.value

@@ -29,8 +29,7 @@ class AttributeAdjoints(EscapeSites):
             # a result object (sol.y_events) or an array (x.mT): no named tuple
             self.problems.append(attribute_of_varied(self.diagnostic, v))
             return v
-        filename, line, col = self.fs.location(v)
-        where = N.const(f"{filename}:{line}:{col + 1}")
+        where = N.const(self.fs.where(v))
         self.ns["field_of"] = field_of
         call = gast.copy_location(N.call("field_of", [v.value, N.const(v.attr), where]), v)
         call.pb_callee = Callee("object", field_of, name="pullback.records.field_of")

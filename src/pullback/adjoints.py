@@ -247,10 +247,10 @@ class LazyAdjoint:
         positions = {n: k for k, n in enumerate(active)}
         positional = names[: len(args)]
         # each keyword argument's entry: a parameter's name, or its element of **kwargs
-        keyword_names = {
-            split_element(n)[1] if split_element(n)[1] is not None else n: n
-            for n in names[len(args) :]
-        }
+        keyword_names = {}
+        for n in names[len(args) :]:
+            _, key = split_element(n)
+            keyword_names[n if key is None else key] = n
 
         def dynamic_call_pullback(dy):
             cots = pullback(dy)

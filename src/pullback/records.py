@@ -58,19 +58,15 @@ def field_of(record, name: str, where: str = ""):
     return record[field_index(record, name, where)]
 
 
-def _field_of_rrule(record, name, where=""):
-    k = field_index(record, name, where)
-
-    def field_of_pullback(dy):
-        return getitem_cotangent(ZERO, record, k, dy), NO_TANGENT, NO_TANGENT
-
-    return record[k], field_of_pullback
-
-
 @transformable
 def field_pullback(dy, record, name, where=""):
     k = field_index(record, name, where)
     return getitem_cotangent(ZERO, record, k, dy), NO_TANGENT, NO_TANGENT
+
+
+def _field_of_rrule(record, name, where=""):
+    y = field_of(record, name, where)
+    return y, lambda dy: field_pullback(dy, record, name, where)
 
 
 @transformable
@@ -84,12 +80,7 @@ def record_pullback(dy, *values):
 
 def _record_rrule(cls):
     def record_rrule(*values):
-        y = cls(*values)
-
-        def record_constructor_pullback(dy):
-            return tuple(tuple_item(dy, k) for k in range(len(values)))
-
-        return y, record_constructor_pullback
+        return cls(*values), lambda dy: record_pullback(dy, *values)
 
     record_rrule.__name__ = f"{cls.__name__}_rrule"
     return record_rrule

@@ -229,13 +229,13 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
 
 def _gives_keyword_cotangents(site, fn) -> bool:
     """Whether calling ``fn`` with keywords gives each keyword argument its cotangent: a
-    Python function of the user's with no rule, differentiated in every argument that
-    holds floats (adjoints.LazyAdjoint)."""
+    Python function of the user's (not the standard library's, NumPy's, SciPy's or
+    pullback's own) with no rule, differentiated in every argument that holds floats
+    (adjoints.LazyAdjoint)."""
     return (
         isinstance(fn, types.FunctionType)
         and site.registry.lookup(fn) is None
         and not is_library_module_name(getattr(fn, "__module__", None) or "pullback")
-        and not (fn.__closure__ and (fn.__module__ or "").startswith("pullback"))
     )
 
 

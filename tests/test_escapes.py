@@ -32,6 +32,9 @@ class Layer:
     def fill_cache(self, x):
         self.cache["y"] = x**3
 
+    def keep_scaled(self, x, *, scale):
+        self.kept = scale * 2.0
+
     def record(self, x):
         self.history.append(np.sin(x))
         return np.sum(x)
@@ -70,6 +73,11 @@ def reads_list_filled_by_helper(x):
     return acc[0]
 
 
+def reads_a_keyword_kept_by_a_call(x):
+    LAYER.keep_scaled(x, scale=x[0] * x[1])  # the kept value comes from a keyword argument
+    return np.sum(x) * LAYER.kept
+
+
 def sums_history(x):
     s = LAYER.record(x)
     return s + np.sum(np.array(LAYER.history))
@@ -81,6 +89,7 @@ CASES = [
     (reads_global_log, "LOG[-1]", "LOG.append(x * 2.0)"),
     (reads_list_filled_by_helper, "acc[0]", "acc.append(np.sum(x**2))"),
     (sums_history, "LAYER.history", "self.history.append(np.sin(x))"),
+    (reads_a_keyword_kept_by_a_call, "LAYER.kept", "self.kept = scale * 2.0"),
 ]
 
 

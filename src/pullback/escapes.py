@@ -32,8 +32,8 @@ pullback.errors.UnsupportedCallError: model.py:7:12: this reads back a value tha
 from __future__ import annotations
 
 import threading
-import types
 
+from .callables import as_bound_call
 from .containers_mutation import store_item
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
@@ -154,23 +154,6 @@ def read_item(container, key, where: str, whole: bool = True):
     return value
 
 
-def _user_function(fn):
-    """``(the Python function of the user's that calling fn runs, its leading
-    arguments)``, or None for library code and anything else."""
-    head = ()
-    if isinstance(fn, types.MethodType):
-        fn, head = fn.__func__, (fn.__self__,)
-    elif not isinstance(fn, types.FunctionType):
-        owners = [c for c in type(fn).__mro__ if "__call__" in c.__dict__]
-        call = owners[0].__dict__["__call__"] if owners else None
-        if not isinstance(call, types.FunctionType):
-            return None
-        fn, head = call, (fn,)
-    if is_library_module_name(getattr(fn, "__module__", None) or "pullback"):
-        return None
-    return fn, head
-
-
 def _carries_gradient(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(map(_carries_gradient, value))
@@ -184,18 +167,19 @@ def effect_call(registry, fn, args, kwargs):
     where a differentiated value is passed: a user function runs its generated forward
     sweep, so that what it keeps outside the differentiated variables is recorded (and a
     read back refused) and what it may not do is refused; library code runs as it is."""
-    found = _user_function(fn)
-    if found is None:
+    bound = as_bound_call(fn)  # the Python function behind a method, partial or object
+    module = getattr(bound.target, "__module__", None) if bound is not None else None
+    if bound is None or is_library_module_name(module or "pullback"):
         return fn(*args, **kwargs)
-    target, head = found
-    every = (*head, *args)
-    positions = tuple(k for k, a in enumerate(every) if _carries_gradient(a))
-    if not positions:
+    every, keywords = bound.arguments(args, kwargs)
+    moving = tuple(k for k, a in enumerate(every) if _carries_gradient(a))
+    moving += tuple(k for k, v in keywords.items() if _carries_gradient(v))
+    if not moving:
         return fn(*args, **kwargs)
-    wrt, _ = ENTRY_POINTS.resolve_wrt(target, positions)
-    key = ENTRY_POINTS.kinds_key(every, kwargs)
-    adjoint = ENTRY_POINTS.get_adjoint(target, wrt, registry, key)
-    value, _ = ENTRY_POINTS.run_forward(adjoint, every, kwargs)
+    wrt, _ = ENTRY_POINTS.resolve_wrt(bound.target, moving)
+    key = ENTRY_POINTS.kinds_key(every, keywords)
+    adjoint = ENTRY_POINTS.get_adjoint(bound.target, wrt, registry, key)
+    value, _ = ENTRY_POINTS.run_forward(adjoint, every, keywords)
     return value
 
 

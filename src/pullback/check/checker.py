@@ -39,6 +39,7 @@ from .aliasing import (
     AliasAnalysis,
 )
 from .call_checks import CallChecks, UserCall
+from .free_writes import free_declarations
 from .mutation_checks import MutationChecks
 from .statement_checks import StatementChecks
 from .taint import reads_tainted, tainted_names
@@ -232,6 +233,12 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         if getattr(self, "_parents", None) is None:
             self._parents = parent_map(self.tree)
         return self._parents
+
+    def _free_declarations(self) -> dict:
+        """The names the function declares ``global``/``nonlocal`` (check/free_writes.py)."""
+        if getattr(self, "_declared", None) is None:
+            self._declared = free_declarations(self.tree)
+        return self._declared
 
     def visit_FunctionDef(self, node):
         found = self._inlined().get(node.name)

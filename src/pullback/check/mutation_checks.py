@@ -15,7 +15,6 @@ from . import codes
 from .aliasing import (
     AliasAnalysis,
 )
-from .free_writes import free_declarations
 from .fresh_arrays import may_return_view, method_may_return_view
 from .mutation_fixes import (
     OPERATORS,
@@ -383,7 +382,7 @@ class MutationChecks:
     def _check_augassign_name(self, node, op):
         if self._aliases().is_rebinding(node) or self.container_rebinding_ok(node):
             return
-        if node.target.id in free_declarations(self.tree):
+        if node.target.id in self._free_declarations():
             return  # global n; n += 1: runs as in the primal, or refused as PB401
         if self._aliases().is_deferred(node):
             return  # s = x[i]; s += v: checked when it runs (aliasing._solve_deferred)

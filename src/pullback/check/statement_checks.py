@@ -16,7 +16,7 @@ from ..transform.generators import (
     mark_yield_statements,
 )
 from . import codes
-from .free_writes import free_declarations, free_write_refusal
+from .free_writes import free_write_refusal
 
 
 class StatementChecks:
@@ -124,7 +124,7 @@ class StatementChecks:
 
     def _declared_here(self, node) -> bool:
         """``node`` belongs to the checked function's own scope (not a nested one)."""
-        return free_declarations(self.tree).get(node.names[0]) is node
+        return self._free_declarations().get(node.names[0]) is node
 
     def visit_Global(self, node):
         self._visit_scope(node, "global")

@@ -29,6 +29,7 @@ from ..escapes import (
     store_item_escaping,
 )
 from ..resolve import Callee
+from ..tree_walk import parent_map
 from . import nodes as N
 from .analyze import names_in
 from .kinds import is_real
@@ -48,12 +49,12 @@ class EscapeSites:
         """Every such statement of the function, rewritten."""
         for s in gast.walk(self.tree):
             if isinstance(s, gast.Expr):
-                self.refuse_varied_attribute_store(s.value)
+                self.route_outside_store(s.value)
                 self.route_effect_call(s)
             elif isinstance(s, gast.Assign):
                 self.check_outside_read(s)
 
-    def refuse_varied_attribute_store(self, call):
+    def route_outside_store(self, call):
         """``obj.attr = v``, ``obj.attr[k] = v`` and ``outside.append(v)`` with ``v``
         differentiated run as written unless the function may read the value back (then
         its gradient would be lost: refused, see transform/side_effects.py). Where it does
@@ -102,10 +103,9 @@ class EscapeSites:
         uses = getattr(self, "_escape_uses", None)
         if uses is None:
             uses = self._escape_uses = {}
-            for node in gast.walk(self.tree):
-                for child in gast.iter_child_nodes(node):
-                    if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
-                        uses.setdefault(child.id, []).append((child, node))
+            for child, node in parent_map(self.tree).items():
+                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load):
+                    uses.setdefault(child.id, []).append((child, node))
         for use, parent in uses.get(name, ()):
             if isinstance(parent, gast.Subscript) and parent.value is use:
                 continue  # c[k]: its own read, checked
@@ -142,11 +142,7 @@ class EscapeSites:
             return
         varied = self.varied_names()
         func = call.func
-        if (
-            isinstance(func, gast.Attribute)
-            and names_in(func.value)
-            and any(n in varied for n in names_in(func.value))
-        ):
+        if isinstance(func, gast.Attribute) and any(n in varied for n in names_in(func.value)):
             return  # a method of a differentiated value: its own rules
         operands = list(call.args) + [k.value for k in call.keywords]
         if not any(isinstance(a, gast.Name) and a.id in varied for a in operands):

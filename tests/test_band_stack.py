@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stack_counts import count_dense
 from test_speed_paths import jacobian_by_fd
 
-from pullback import batched, grad, hessian, vjp
+from pullback import grad, hessian, vjp
 from pullback.band_stack import BandStack, as_band, combine_band
 from pullback.diagonal_stack import DiagonalStack
 
@@ -41,19 +42,7 @@ def row_by_row_hessian(f, x):
 @pytest.fixture
 def band_dense(monkeypatch):
     """How many band stacks were made dense; a fallback to rows fails the test."""
-    calls = []
-    dense = BandStack.dense
-
-    def counted(self):
-        calls.append(self.shape)
-        return dense(self)
-
-    def refuse(back, dys):
-        raise AssertionError("the stacked pullback fell back to rows")
-
-    monkeypatch.setattr(BandStack, "dense", counted)
-    monkeypatch.setattr(batched, "_stack_rows", refuse)
-    return calls
+    return count_dense(monkeypatch, BandStack, lambda stack: stack.shape)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from stack_counts import count_dense
 from test_speed_paths import jacobian_by_fd
 
-from pullback import batched, hessian, jacobian, vjp
+from pullback import hessian, jacobian, vjp
 from pullback.diagonal_stack import DiagonalStack, identity_stack
 
 DTYPES = [np.float64, np.float32]
@@ -56,19 +57,7 @@ def rows_of(fn, x):
 def dense_count(monkeypatch):
     """How many times a diagonal stack was made dense during the test; a fallback to one
     pullback per row fails the test."""
-    calls = []
-    dense = DiagonalStack.dense
-
-    def counted(self):
-        calls.append(1)
-        return dense(self)
-
-    def refuse(back, dys):
-        raise AssertionError("the stacked pullback fell back to rows")
-
-    monkeypatch.setattr(DiagonalStack, "dense", counted)
-    monkeypatch.setattr(batched, "_stack_rows", refuse)
-    return calls
+    return count_dense(monkeypatch, DiagonalStack, lambda stack: 1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

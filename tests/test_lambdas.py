@@ -161,3 +161,17 @@ def test_a_passed_lambda_reading_a_variable_says_how_to_pass_it():
     message = str(info.value)
     assert "PB404 lambda passed to a call reads 'a' of the differentiated function" in message
     assert "quad(lambda t, a: ..., lo, hi, args=(a,))" in message
+
+
+def default_computed_when_made(x):
+    return np.sum(np.apply_along_axis(lambda r, k=np.pi: r * k, 0, x))
+
+
+def test_a_passed_lambda_with_a_computed_default_is_refused_before_running():
+    # it captures nothing, but its default is computed where it is made: not a function
+    # value like a module-level one (an internal NotImplementedError reached the user)
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(default_computed_when_made)(X)
+    message = str(info.value)
+    assert "PB404 lambda passed to a call takes a default that is not a constant" in message
+    assert "give it constant defaults" in message

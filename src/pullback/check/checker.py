@@ -356,12 +356,10 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
             isinstance(parent, gast.keyword)
             or (isinstance(parent, gast.Call) and parent.func is not node)
         ) and not _higher_order_function(node, parent, self._parent_map())  # map/key=: inlined
-        if passed and not captured:
-            # f(lambda t: ...) reading no variable of the function: a function value like
-            # a module-level one (a rule that calls it differentiates it there)
-            self.visit(node.body)
-            return
-        if passed:
+        # f(lambda t: ...) that reads no variable of the function and takes only constant
+        # defaults became a def before this check (closure_values.stored_lambdas): one
+        # still here reads a variable, or takes a default computed when it is made
+        if passed and captured:
             names = ", ".join(captured)
             self.report(
                 node,
@@ -372,6 +370,16 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
                 f"`args=`: `quad(lambda t, {names}: ..., lo, hi, args=({names},))`), or "
                 f"pass a nested `def` to a user function; a lambda that reads no variable "
                 f"of the function may be passed anywhere ({codes.see('PB404')}).",
+            )
+            self.visit(node.body)
+            return
+        if passed:
+            self.report(
+                node,
+                "PB404",
+                "lambda passed to a call takes a default that is not a constant",
+                fix="give it constant defaults (or none, passing the value as an argument), "
+                f"or define the helper with `def` at module level ({codes.see('PB404')}).",
             )
             self.visit(node.body)
             return

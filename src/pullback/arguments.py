@@ -328,8 +328,9 @@ def picked_adjoint(adj, wrt, picks):
     def higher():
         keywords = [key for _, key in picks if isinstance(key, str)]
         if keywords:
-            # The picked functions would pass **kwargs on to the gradient, and keyword
-            # arguments found at run time carry no gradient (star_runtime).
+            # The picked functions would pass **kwargs on to the gradient: a star-call
+            # whose reverse, differentiated again, refuses keyword gradients (star_runtime
+            # gives keyword arguments their cotangents at first order only).
             key = keywords[0]
             raise HigherOrderError(
                 f"cannot take a second derivative of '{_name(adj.fn)}' with respect to "

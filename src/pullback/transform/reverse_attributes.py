@@ -1,8 +1,11 @@
 """Attribute reads and writes on differentiated objects.
 
-An attribute read of a varied object has no adjoint unless a rule declared it (a result
-object such as ``sol.y``); an attribute write of a varied value is refused where it
-would carry a gradient.
+An attribute read of a varied object is a named tuple's field (``field_of``, which refuses
+any other object where it runs), or an attribute a rule declared on its result object
+(``sol.y``); other attributes of a rule's result or of an array are refused before
+running. Writes of varied values outside the function are routed by
+:class:`~.escape_sites.EscapeSites`: refused where the function reads them back,
+recorded otherwise.
 """
 
 from __future__ import annotations

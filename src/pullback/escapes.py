@@ -132,26 +132,26 @@ def _refuse(where: str, stored: str):
     )
 
 
-def read_attribute(obj, name: str, where: str, whole: bool = True):
-    """``obj.name`` of an object that carries no gradient (``whole``: used as a whole,
-    not only to read or store its items)."""
-    value = getattr(obj, name)
+def _checked(value, where: str, whole: bool):
+    """``value`` as read at ``where``, refused if it (or, ``whole``, an item of it) is a
+    value kept outside in this evaluation."""
     if _RECORD.values:
         stored = _escaped_in(value, whole)
         if stored is not None:
             _refuse(where, stored)
     return value
+
+
+def read_attribute(obj, name: str, where: str, whole: bool = True):
+    """``obj.name`` of an object that carries no gradient (``whole``: used as a whole,
+    not only to read or store its items)."""
+    return _checked(getattr(obj, name), where, whole)
 
 
 def read_item(container, key, where: str, whole: bool = True):
     """``container[key]`` of a container that carries no gradient (``whole`` as for
     :func:`read_attribute`)."""
-    value = container[key]
-    if _RECORD.values:
-        stored = _escaped_in(value, whole)
-        if stored is not None:
-            _refuse(where, stored)
-    return value
+    return _checked(container[key], where, whole)
 
 
 def _carries_gradient(value) -> bool:

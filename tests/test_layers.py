@@ -49,6 +49,7 @@ LAYERS = (
         (
             "pullback.source",
             "pullback.source_lambdas",
+            "pullback.source_imports",
             "pullback.resolve",
             "pullback.nested_factories",
         ),

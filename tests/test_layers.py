@@ -68,6 +68,7 @@ LAYERS = (
             "pullback.callables",
             "pullback.lambdas",
             "pullback.iteration",
+            "pullback.dict_calls",
             "pullback.unpacking",
             "pullback.ufunc_methods",
             "pullback.escapes",

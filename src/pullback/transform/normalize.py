@@ -35,10 +35,12 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
+from ..dict_calls import dict_display
 from ..resolve import (
     dotted_parts,
     local_names,
     object_item_target,
+    resolve_call,
 )
 from ..source import load_source
 from . import nodes as N
@@ -373,6 +375,8 @@ class Normalizer(
             if rewritten is not None:
                 return rewritten
             rewritten = self.iterator_value(e)  # list(zip(a, b)): iterator_values.py
+            if rewritten is None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
+                rewritten = dict_display(e, lambda c: resolve_call(self.fs, c, self.locals))
             if rewritten is not None:
                 return self.operation(rewritten, stmts)
             first = self.first_item_value(e, stmts)  # next(v for v in xs if ...)

@@ -49,6 +49,7 @@ LAYERS = (
         (
             "pullback.source",
             "pullback.source_lambdas",
+            "pullback.source_imports",
             "pullback.resolve",
             "pullback.nested_factories",
         ),
@@ -67,6 +68,7 @@ LAYERS = (
             "pullback.callables",
             "pullback.lambdas",
             "pullback.iteration",
+            "pullback.dict_calls",
             "pullback.unpacking",
             "pullback.ufunc_methods",
             "pullback.escapes",

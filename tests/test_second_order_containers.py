@@ -150,3 +150,18 @@ def _leaves(v):
     if isinstance(v, (list, tuple)):
         return [x for item in v for x in _leaves(item)]
     return [v]
+
+
+def _dict_of_parameters(m, b):
+    params = {"a": m, "b": b}
+    return np.sum(params["a"] ** 2 * b) + params["b"] ** 3
+
+
+def test_hessian_through_a_dict_of_an_array_and_a_float():
+    # Reading one entry's cotangent from a dict cotangent that holds only the other entry
+    # raised KeyError inside the second sweep (tangents.read_cotangent).
+    m, b = np.array([0.3, -0.5]), 0.8
+    np.testing.assert_allclose(pullback.hessian(_dict_of_parameters, wrt=1)(m, b), 6 * b)
+    np.testing.assert_allclose(
+        pullback.hessian(_dict_of_parameters, wrt=0)(m, b), 2 * b * np.eye(2), rtol=1e-12
+    )

@@ -73,6 +73,7 @@ class WorldGuard:
             "_G": fn.__globals__,
             "_C": fn.__closure__,
             "_M": _MISSING,
+            "_S": sys.modules,
             "_code": fn.__code__,
             "_defaults": fn.__defaults__,
             "_kwdefaults": fn.__kwdefaults__,
@@ -97,6 +98,8 @@ class WorldGuard:
                 tests.append(f"_C[{where[1]}].cell_contents is {const(value)}")
             elif where[0] == "global":
                 tests.append(f"_G.get({name!r}, _M) {_same(value)} {const(value)}")
+            elif where[0] == "import":  # what the import line would bind now
+                tests.append(f"{_root_expr(name, where)} {_same(value)} {const(value)}")
             else:  # a builtin: guarded against a global of the same name appearing
                 tests.append(f"{name!r} not in _G")
         for parts, value in sorted(fs.resolved_chains.items()):
@@ -155,4 +158,7 @@ def _root_expr(name: str, where: tuple) -> str:
         return f"_C[{where[1]}].cell_contents"
     if where[0] == "global":
         return f"_G[{name!r}]"
+    if where[0] == "import":  # sys.modules[module] or an attribute of it
+        module = f"_S[{where[1]!r}]"
+        return module if where[2] is None else f"getattr({module}, {where[2]!r})"
     return f"__builtins__[{name!r}]"  # pragma: no cover - builtins have no user chains

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import gast
 
 from .errors import SourceUnavailableError, describe, location_text
+from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
 
@@ -50,7 +51,8 @@ class FunctionSource:
     is_lambda: bool = False
     namespace: dict = field(default_factory=dict)
     # Every free name resolved so far: name -> (where, value), where is ("cell", k),
-    # ("global",) or ("builtin",). What the transformation baked in is guarded from this.
+    # ("global",), ("builtin",) or ("import", module, attr) (an import in the body).
+    # What the transformation baked in is guarded from this.
     resolved: dict = field(default_factory=dict)
     # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
     resolved_chains: dict = field(default_factory=dict)
@@ -61,6 +63,8 @@ class FunctionSource:
     # The whole file's text, shared with every function read from it (see source_lines):
     # holding it keeps it in the weak file cache while this function's adjoints live.
     file_text: object = None
+    # Names bound by import statements at the top of the body (source_imports.py).
+    _imports: dict | None = None
 
     def user_kwdefaults(self):
         """``fn.__kwdefaults__`` keyed by the names the generated code uses."""
@@ -118,7 +122,20 @@ class FunctionSource:
         ``(None, None)`` when the function cannot see it."""
         if name in self.namespace:  # a lifted nested function (transform/closures.py)
             return ("builtin",), self.namespace[name]
+        binding = self.imports().get(name)
+        if binding is not None:  # `from scipy import stats` in the body: as Python binds it
+            try:
+                value = binding.value(self.fn)
+            except Exception:  # the check shows the import's own error at its line
+                return None, None
+            return ("import", binding.module, binding.attr), value
         return locate_free_name(self.fn, name)
+
+    def imports(self) -> dict:
+        """The names the body's top-level import statements bind (name -> binding)."""
+        if self._imports is None:
+            self._imports = function_imports(self.tree, self.fn)
+        return self._imports
 
 
 def locate_free_name(fn, name: str):

@@ -84,6 +84,10 @@ case("copy.deepcopy", M)
 case("copy.deepcopy", [0.5, 1.5, -2.0])
 case("dict.get", {"a": M, "b": 0.5}, "a")
 case("dict.get", {"a": M}, "b", V3)
+case("dict", {"a": M, "b": 0.5})
+case("dict", [("a", M), ("b", 0.5), ("a", V3)])  # a repeated key: the last pair is kept
+case("dict", (["a", 1.5], ["b", M]))
+case("dict.copy", {"a": M, "b": V3})
 case("math.prod", [0.5, 1.5, -2.0])
 if hasattr(math, "sumprod"):  # Python 3.12+
     case("math.sumprod", [0.5, 1.5, -2.0], [1.25, -0.5, 0.75])

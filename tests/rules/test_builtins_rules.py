@@ -106,3 +106,66 @@ def test_iterables_without_a_cotangent_are_refused(fn):
     rule.rrule(iter([1, 2]))  # ints carry no tangent: nothing is lost
     if fn is not builtins.sum:
         rule.rrule({"a": 1.0})  # a dict iterates over its keys
+
+
+# -- dict(...) and d.copy() -------------------------------------------------------------------
+
+
+def _dict_program(m, b, v):
+    d = dict(a=m, b=b)  # keywords: the display {"a": m, "b": b}
+    e = dict(d)  # a copy of a mapping
+    e2 = e.copy()
+    p = dict([("a", e2["a"] * v[0]), ("b", b), ("a", m * v[1])])  # the last "a" wins
+    q = dict({"c": v}, s=b)
+    return np.sum(p["a"] ** 2) * e["b"] + p["b"] ** 3 * np.sum(q["c"] * e2["a"]) + q["s"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dict_calls_and_copies_against_finite_differences(dtype):
+    from fd import check_grad
+
+    m = np.array([0.3, -0.5], dtype=dtype)
+    v = np.array([1.2, 0.7], dtype=dtype)
+    check_grad(_dict_program, m, dtype(0.8), v, wrt=(0, 1, 2))
+
+
+def test_dict_calls_second_order():
+    from fd import numerical_grad
+
+    import pullback
+
+    m, v, b = np.array([0.3, -0.5]), np.array([1.2, 0.7]), 0.8
+    h = pullback.hessian(_dict_program, wrt=2)(m, b, v)
+    g = pullback.grad(_dict_program, wrt=2)
+    want = np.stack([numerical_grad(lambda w, k=k: g(m, b, w)[k], [v], 0) for k in range(2)])
+    np.testing.assert_allclose(h, want, rtol=1e-6, atol=1e-8)
+
+
+def _overwritten_entry(m, v):
+    p = dict([("a", m), ("a", v)])  # m's entry is replaced: its gradient is zero
+    return np.sum(p["a"] ** 2 * m)
+
+
+def test_a_replaced_entry_has_a_zero_gradient_and_hessian():
+    import pullback
+
+    m, v = np.array([0.3, -0.5]), np.array([1.2, 0.7])
+    np.testing.assert_allclose(pullback.grad(_overwritten_entry)(m, v), v**2)
+    # d/dm of v^2 is 0, as an array of m's shape (the runtime zero is made concrete)
+    np.testing.assert_array_equal(
+        pullback.hessian(_overwritten_entry, wrt=1)(m, v), np.diag(2 * m)
+    )
+
+
+@pytest.mark.parametrize("entry", [np.zeros(()), np.zeros((0,)), np.zeros((1, 0))])
+def test_dict_of_degenerate_entries(entry):
+    import pullback
+
+    def program(x):
+        return np.sum(dict(a=x)["a"]) + np.sum(dict([("b", x)])["b"]) + np.sum(
+            dict({"c": x}).copy()["c"]
+        )
+
+    g = pullback.grad(program)(entry)
+    np.testing.assert_array_equal(g, np.full(entry.shape, 3.0))
+    assert g.shape == entry.shape

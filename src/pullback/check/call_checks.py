@@ -17,6 +17,7 @@ import gast
 import numpy as np
 
 from ..callables import call_method_of, rule_call_function
+from ..dict_calls import dict_display
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..registry import qualified_name
 from ..resolve import (
@@ -124,6 +125,10 @@ class CallChecks(ContainerChecks):
 
     # -- expressions ----------------------------------------------------------------------------
     def visit_Call(self, node):
+        display = dict_display(node, self._resolve)
+        if display is not None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
+            self.visit(display)
+            return
         first = first_item(node, self._resolve)
         if first is not None:  # next(v for v in xs if c): a loop with break (iteration.py)
             iterable, generator = first

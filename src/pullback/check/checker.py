@@ -24,6 +24,7 @@ from ..lambdas import (
 )
 from ..nested_factories import inline_nested_factories
 from ..resolve import local_names, parameter_names, parent_map
+from ..source_imports import accepted_import_names
 from ..transform.closure_records import record_sites
 from ..transform.closure_values import lambda_free
 from ..transform.closures import (
@@ -109,7 +110,8 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         self.registry = registry
         self.env = env
         self.tree = fs.tree
-        self.locals = _visible_locals(fs.tree)
+        # Names an accepted import in the body binds are free names, found like globals.
+        self.locals = _visible_locals(fs.tree) - accepted_import_names(fs)
         self._loop_iterators: set[int] = set()
         self.diagnostics: list[tuple[int, Diagnostic]] = []
         self.user_calls: list[UserCall] = []

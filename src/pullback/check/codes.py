@@ -110,9 +110,10 @@ CODES: dict[str, tuple[str, str]] = {
         "Code built from a string has no source for pullback to read before it runs.",
     ),
     "PB408": (
-        "import inside a differentiated function",
-        "An import runs module code and binds a name at run time, which pullback cannot "
-        "resolve in advance.",
+        "import inside a differentiated function that cannot be bound in advance",
+        "An import at the top of the function's body binds its names like globals; one "
+        "inside a block, of a name the function also binds another way, or that fails "
+        "leaves the name unknown until the line runs.",
     ),
     "PB409": (
         "match statement",

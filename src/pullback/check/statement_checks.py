@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from ..source_imports import import_refusal
 from ..transform.generators import (
     body_refusal,
     consumption_refusal,
@@ -133,11 +134,21 @@ class StatementChecks:
         self._visit_scope(node, "nonlocal")
 
     def _visit_import(self, node):
+        why = import_refusal(self.fs, node)
+        if why is None:  # a binding of free names, resolved like globals (source_imports)
+            return
+        if why.startswith("it fails"):
+            fix = "make the import work (install or fix the module it names)"
+        else:
+            fix = (
+                f"move `{self.text(node)}` to the top of the module, or to the top of the "
+                "function's body with a name the function binds nowhere else"
+            )
         self.report(
             node,
             "PB408",
-            "import inside a differentiated function",
-            fix=f"move `{self.text(node)}` to the top of the module ({codes.see('PB408')}).",
+            f"import inside a differentiated function: {why}",
+            fix=f"{fix} ({codes.see('PB408')}).",
         )
 
     def visit_Match(self, node):

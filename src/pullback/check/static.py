@@ -29,6 +29,7 @@ import sys
 import gast
 
 from ..resolve import local_names
+from ..source_imports import function_imports
 from . import LiveEnvironment
 from .checker import Opaque
 
@@ -174,6 +175,17 @@ class FileModule:
     # -- module-level bindings -------------------------------------------------------------
     def _import(self, name: str):
         return _import_safe(name, self.private_folders)
+
+    def import_binding(self, binding):
+        """What an import in a function's body binds, imported only where this check
+        imports at all (safe library modules); None: not known without running it."""
+        if self._import(binding.imports) is None:
+            return None
+        module = sys.modules.get(binding.module)
+        if binding.attr is None or module is None:
+            return module
+        value = getattr(module, binding.attr, None)
+        return value if value is not None else self._import(f"{binding.module}.{binding.attr}")
 
     def _bind_block(self, body):
         for stmt in body:
@@ -348,6 +360,7 @@ class FileFunctionSource:
         self.filename = function.module.filename
         self.lines = function.module.lines
         self.tree = function.node
+        self._imports = None
         self._enclosing_names: set[str] = set()
         for scope in function.enclosing:
             if isinstance(scope, (gast.FunctionDef, gast.AsyncFunctionDef)):
@@ -377,9 +390,19 @@ class FileFunctionSource:
         return ""
 
     def lookup(self, name: str):
+        binding = self.imports().get(name)
+        if binding is not None:  # an import in the body binds it (source_imports.py)
+            value = self.module.import_binding(binding)
+            return True, value if value is not None else Opaque(name)
         if name in self._enclosing_names:
             return True, Opaque(name)
         return self.module.lookup(name)
+
+    def imports(self) -> dict:
+        """The names the body's top-level imports bind (as FunctionSource.imports)."""
+        if self._imports is None:
+            self._imports = function_imports(self.tree)
+        return self._imports
 
     def visible_names(self) -> list[str]:
         return sorted(self._enclosing_names) + self.module.visible_names()

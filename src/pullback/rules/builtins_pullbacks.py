@@ -119,12 +119,43 @@ def copy_pullback(dy, x, memo=None):
     return dy, NO_TANGENT
 
 
+@transformable
+def dict_copy_pullback(dy, d):
+    return (dy,)
+
+
+@transformable
+def dict_pullback(dy, *source):
+    """``dict(m)``: a mapping's cotangent passes through; pairs get theirs from the entry
+    each one's value became (the last pair with its key); keys carry none."""
+    if len(source) == 0:
+        return ()
+    m = source[0]
+    if isinstance(m, dict):
+        return (dy,)
+    if not isinstance(m, (list, tuple)):
+        return (NO_TANGENT,)
+    keep = {}
+    for k in range(len(m)):
+        keep[m[k][0]] = k
+    parts = ()
+    for k in range(len(m)):
+        key = m[k][0]
+        if keep[key] == k and key in dy:
+            parts = parts + ((NO_TANGENT, dy[key]),)
+        else:
+            parts = parts + ((NO_TANGENT, ZERO),)
+    return (parts,)
+
+
 def register(reg):
     set_pullbacks(
         reg,
         [
             (builtins.float, float_pullback),
             (copy.copy, copy_pullback),
+            (builtins.dict, dict_pullback),
+            (dict.copy, dict_copy_pullback),
             (dict.get, dict_get_pullback),
             (copy.deepcopy, copy_pullback),
             (builtins.sum, sum_pullback),

@@ -215,6 +215,53 @@ def _copy_rrule(which):
     return copy_rrule
 
 
+def _dict_rrule(*source):
+    """``dict(m)`` of a mapping (a copy: the cotangent, a dict of the entries'
+    cotangents, passes through) or of a list or tuple of pairs (each entry's cotangent goes
+    to the last pair with its key, the one ``dict`` keeps). ``dict()`` has no input."""
+    y = dict(*source)
+    if not source:
+        return y, _no_inputs_pullback
+    m = source[0]
+    if isinstance(m, dict):
+        return y, _dict_copy_pullback
+    if type(m) not in _SEQ:  # an iterator: consumed, nothing to give a cotangent to
+        _check_iterable("dict", m, list(y.values()))
+        return y, _dict_of_nothing_pullback
+    keep = {k: i for i, (k, _) in enumerate(m)}  # the pair whose value dict keeps
+
+    def dict_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((m,))
+        parts = []
+        for i, pair in enumerate(m):
+            k, v = pair
+            dv = dy.get(k, ZERO) if keep[k] == i else ZERO
+            dk = ZERO if differentiable(k) else NO_TANGENT
+            dv = dv if differentiable(v) else NO_TANGENT
+            parts.append(type(pair)((dk, dv)) if type(pair) in _SEQ else (dk, dv))
+        return (_seq_like(parts, m),)
+
+    return y, dict_pullback
+
+
+def _no_inputs_pullback(dy):
+    return ()
+
+
+def _dict_copy_pullback(dy):
+    return (dy,)
+
+
+def _dict_of_nothing_pullback(dy):
+    return (NO_TANGENT,)
+
+
+def _dict_copy_rrule(d):
+    """``d.copy()``: the copy holds the same entries, so the cotangent passes through."""
+    return d.copy(), _dict_copy_pullback
+
+
 def _dict_get_rrule(d, key, *default):
     """``d.get(key, default)``: the entry's cotangent reaches ``d``'s entry, or the default."""
     found = key in d
@@ -231,6 +278,8 @@ def _dict_get_rrule(d, key, *default):
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(dict.get, _dict_get_rrule, notes="the entry read, or the default")
+    r.rule(builtins.dict, _dict_rrule, notes="of a mapping or of pairs: the kept entries")
+    r.rule(dict.copy, _dict_copy_rrule, notes="the cotangent passes through")
     r.rule(copy.copy, _copy_rrule(copy.copy), notes="the cotangent passes through")
     r.rule(copy.deepcopy, _copy_rrule(copy.deepcopy), notes="the cotangent passes through")
     r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")

@@ -41,6 +41,13 @@ def _float_leaf(v) -> bool:
     return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
+def _holds_float(v) -> bool:
+    """A float leaf, or a list/tuple (pairs: ``dict``'s input) holding one."""
+    if isinstance(v, (list, tuple)):
+        return any(map(_holds_float, v))
+    return _float_leaf(v)
+
+
 def _spell(value, leaves, constants, differentiate):
     """The source text of one argument: a probe parameter for a float leaf (an array also
     when not differentiated: a parameter's kind is known, a global's is not), a list/tuple
@@ -48,7 +55,7 @@ def _spell(value, leaves, constants, differentiate):
     if _float_leaf(value) and (differentiate or isinstance(value, np.ndarray)):
         leaves.append((value, differentiate))
         return f"p{len(leaves) - 1}"
-    if differentiate and isinstance(value, (list, tuple)) and any(map(_float_leaf, value)):
+    if differentiate and isinstance(value, (list, tuple)) and any(map(_holds_float, value)):
         parts = [_spell(v, leaves, constants, True) for v in value]
         if isinstance(value, list):
             return "[" + ", ".join(parts) + "]"
@@ -72,6 +79,8 @@ def _weights(y, rng):
     """Random weights with the structure of ``y`` (``None`` where ``y`` has no tangent)."""
     if isinstance(y, (list, tuple)):
         return [_weights(v, rng) for v in y]
+    if type(y) is dict:  # keyed by the entries' keys (literals: the probe spells them)
+        return {k: _weights(v, rng) for k, v in y.items() if _literal(k)}
     if not is_differentiable_value(y):
         return None
     shape = np.shape(y)
@@ -83,8 +92,9 @@ def _weights(y, rng):
 
 def _pairing(expr, w, names):
     """Source text of ``Re <expr, w>`` (the weights become globals ``W<k>``)."""
-    if isinstance(w, list):
-        terms = [_pairing(f"{expr}[{k}]", wk, names) for k, wk in enumerate(w)]
+    if isinstance(w, (list, dict)):
+        items = w.items() if isinstance(w, dict) else enumerate(w)
+        terms = [_pairing(f"{expr}[{k!r}]", wk, names) for k, wk in items]
         terms = [t for t in terms if t]
         return " + ".join(terms)
     if w is None:

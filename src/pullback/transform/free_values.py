@@ -137,7 +137,7 @@ class FreeValues:
         if not found:
             return N.load(e.id)
         where = self.fs.resolved[e.id][0]
-        if where[0] != "builtin" and not is_baked_value(value):
+        if where[0] not in ("builtin", "import") and not is_baked_value(value):
             return self.live_read(e.id, e)
         self.bind_global(e)
         return N.load(e.id)

@@ -35,10 +35,12 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
+from ..dict_calls import dict_display
 from ..resolve import (
     dotted_parts,
     local_names,
     object_item_target,
+    resolve_call,
 )
 from ..source import load_source
 from . import nodes as N
@@ -210,6 +212,13 @@ class Normalizer(
     def stmt_Pass(self, s):
         return [], False
 
+    def stmt_Import(self, s):
+        # The check accepted it: its names are free names bound in the generated code's
+        # namespace and guarded against sys.modules (source_imports.py).
+        return [], False
+
+    stmt_ImportFrom = stmt_Import
+
     def stmt_Return(self, s):
         stmts = []
         if s.value is None:
@@ -366,6 +375,8 @@ class Normalizer(
             if rewritten is not None:
                 return rewritten
             rewritten = self.iterator_value(e)  # list(zip(a, b)): iterator_values.py
+            if rewritten is None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
+                rewritten = dict_display(e, lambda c: resolve_call(self.fs, c, self.locals))
             if rewritten is not None:
                 return self.operation(rewritten, stmts)
             first = self.first_item_value(e, stmts)  # next(v for v in xs if ...)

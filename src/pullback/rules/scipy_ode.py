@@ -290,6 +290,7 @@ def register(reg):
         _odeint_rrule,
         keywords=ODEINT_KEYWORDS,
         notes="y0, t and args by the adjoint method",
+        keep_closure=True,
     )
     register_solver(
         r,
@@ -298,6 +299,7 @@ def register(reg):
         keywords=IVP_KEYWORDS,
         attributes=("y", "t", "success", "status", "message", "nfev", "njev", "nlu"),
         notes="y0, t_span, t_eval and args by the adjoint method; the result's .y",
+        keep_closure=True,
     )
     from . import scipy_ode_pullbacks
 

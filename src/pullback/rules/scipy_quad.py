@@ -279,6 +279,7 @@ def register(reg):
         _quad_rrule,
         keywords=QUAD_KEYWORDS,
         notes="limits (fundamental theorem) and args (under the integral sign); value only",
+        keep_closure=True,
     )
     from . import scipy_quad_pullbacks
 

@@ -77,6 +77,11 @@ def _plain_parameters(fn):
     return tuple(p.name for p in params), defaults
 
 
+@functools.lru_cache(maxsize=64)
+def _parameter_names(fn) -> tuple:
+    return tuple(_signature(fn).parameters)
+
+
 def bound_call(fn, args, kwargs) -> dict:
     """``fn``'s parameters (defaults applied) as a dict, from a call ``fn(*args, **kwargs)``."""
     plain = _plain_parameters(fn)
@@ -105,7 +110,7 @@ def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
     """The pullback's answer: one cotangent per positional argument of the call, then (if
     the call passed one of ``keywords`` by keyword) the dict of their cotangents.
     ``cots`` maps parameter names to cotangents; the others get ``NO_TANGENT``."""
-    names = list(_signature(fn).parameters)
+    names = _parameter_names(fn)
     out = tuple(cots.get(names[k], NO_TANGENT) for k in range(len(args)))
     passed = [k for k in keywords if k in kwargs]
     if passed:
@@ -132,14 +137,17 @@ class ArgsPack:
             args = ()
         elif not isinstance(args, tuple):
             args = (args,)  # SciPy accepts a single non-tuple value
-        self.index = tuple(k for k, a in enumerate(args) if _real_float(a))
+        # (a Python float, the usual parameter, is taken without the general checks: a
+        # gradient of a small integral costs a few times the integral, microseconds)
+        self.index = tuple(k for k, a in enumerate(args) if type(a) is float or _real_float(a))
         # The user's function runs on float64 parameters (float32 ones upcast): the
         # integrals and solves behind a gradient need the accuracy (the cotangents are
         # cast back to each argument's dtype).
         self.args = tuple(_upcast(a) if k in self.index else a for k, a in enumerate(args))
         self.given = args
-        self.sizes = [int(np.size(args[k])) for k in self.index]
+        self.sizes = [1 if type(args[k]) is float else int(np.size(args[k])) for k in self.index]
         self.size = sum(self.sizes)
+        self.scalars = all(type(args[k]) is float or np.ndim(args[k]) == 0 for k in self.index)
 
     def flatten(self, cots) -> np.ndarray:
         """The cotangents of ``args[k]`` for ``k`` in ``index`` as one float64 vector."""
@@ -158,8 +166,11 @@ class ArgsPack:
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):
-            seg = np.reshape(flat[start : start + n], np.shape(self.given[k]))
-            out[k] = finalize_like(seg, self.given[k])
+            x = self.given[k]
+            if type(x) is float:  # what finalize_like gives it
+                out[k] = np.float64(flat[start])
+            else:
+                out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n
         return tuple(out)
 

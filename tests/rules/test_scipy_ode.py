@@ -79,6 +79,25 @@ def test_solve_ivp_rule(method, dtype, monkeypatch):
     check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
 
 
+@pytest.mark.parametrize("method", ["RK45", "RK23"])
+@pytest.mark.parametrize("span", [(0.0, 2.0), (2.0, 0.0)], ids=["up", "down"])
+def test_solve_ivp_rule_runge_kutta_interpolants(method, span, monkeypatch):
+    # the adjoint evaluates the Runge-Kutta interpolants in one product (fast_interpolant)
+    from pullback.rules.scipy_ode_dense import fast_interpolant
+
+    no_backward_solve(monkeypatch)
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    sol = si.solve_ivp(forced, span, y0, method, args=(p,), dense_output=True, **TIGHT)
+    at = fast_interpolant(sol.sol)
+    assert at is not sol.sol
+    tau = np.concatenate((np.linspace(0.0, 2.0, 101), sol.t))  # the steps' ends too
+    np.testing.assert_allclose(at(tau), sol.sol(tau), rtol=1e-13, atol=1e-15)
+    t_eval = np.linspace(span[0], span[1], 6)[1:-1]  # inside t_span when perturbed
+    dy = {"y": np.linspace(-1.0, 1.0, 8).reshape(2, 4)}
+    args = (forced, span, y0, method, t_eval, False, None, False, (p,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+
+
 # -- through grad: keywords, sol.y, sol["y"] ---------------------------------------------------
 T = np.linspace(0.1, 2.8, 5)
 

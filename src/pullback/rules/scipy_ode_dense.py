@@ -78,9 +78,7 @@ class Jacobians:
                 seed[i] = 1.0
                 cots = back(seed)
                 jy[:, i, :] = np.asarray(cots[0], dtype=np.float64).T
-                parts = [
-                    np.reshape(np.asarray(c, dtype=np.float64), (-1, m)) for c in cots[1:]
-                ]
+                parts = [np.reshape(np.asarray(c, dtype=np.float64), (-1, m)) for c in cots[1:]]
                 if parts:
                     jp[:, i, :] = np.concatenate(parts, axis=0).T
         except Exception:  # written for one state at a time: the general path
@@ -152,6 +150,43 @@ def checked_propagators(jac, interp, lo, hi, rtol):
     return None
 
 
+def fast_interpolant(dense):
+    """``dense`` (the forward solve's ``OdeSolution``) as a function of many times at once,
+    with the Runge-Kutta interpolants of RK45 and RK23 evaluated in one product over all
+    the times instead of one call per step (the polynomial each interpolant is: ``y_old +
+    h Q (x, x^2, ...)``, ``x`` the step's fraction); checked against ``dense`` at three
+    times, and ``dense`` itself for any other interpolant."""
+    try:
+        from scipy.integrate._ivp.rk import RkDenseOutput
+    except ImportError:  # pragma: no cover - another SciPy layout: one call per step
+        return dense
+    items = dense.interpolants
+    if not items or any(type(i) is not RkDenseOutput for i in items):
+        return dense
+    if len({i.Q.shape for i in items}) != 1:
+        return dense
+    t_old = np.array([i.t_old for i in items], dtype=np.float64)
+    h = np.array([i.h for i in items], dtype=np.float64)
+    y_old = np.stack([i.y_old for i in items])  # (K, n)
+    Q = np.stack([i.Q for i in items])  # (K, n, order + 1)
+    last = len(items) - 1
+
+    def evaluate(tau):
+        # the step of each time as OdeSolution chooses it
+        seg = np.clip(np.searchsorted(dense.ts_sorted, tau, side=dense.side) - 1, 0, last)
+        if not dense.ascending:
+            seg = last - seg
+        x = (tau - t_old[seg]) / h[seg]
+        powers = np.cumprod(np.repeat(x[:, None], Q.shape[2], axis=1), axis=1)
+        y = h[seg][:, None] * np.einsum("mnk,mk->mn", Q[seg], powers) + y_old[seg]
+        return y.T
+
+    probe = dense.ts[0] + (dense.ts[-1] - dense.ts[0]) * np.array([0.1, 0.5, 0.9])
+    if not np.allclose(evaluate(probe), dense(probe), rtol=1e-12, atol=0.0):
+        return dense
+    return evaluate
+
+
 def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
     """What ``scipy_ode.adjoint_sweep`` returns — ``(a(t0), parameter cotangent, time
     cotangents of ts[1:], of ts[0])`` for the states ``ys[k]`` at ``ts[k]`` (``ts[0]``, ``ys[0]``
@@ -176,9 +211,8 @@ def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
                 return None
             return sign * found[0], sign * found[1]  # d/du = sign d/dt
 
-        checked = checked_propagators(
-            jac_u, lambda uu: interp(sign * uu), grid[:-1], grid[1:], rtol
-        )
+        at = fast_interpolant(interp)
+        checked = checked_propagators(jac_u, lambda uu: at(sign * uu), grid[:-1], grid[1:], rtol)
         if checked is None:
             return None
         lo, hi, phi, gam = checked

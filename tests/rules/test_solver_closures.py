@@ -31,6 +31,13 @@ def quad_limits_by_keyword(a, b, c):
     return si.quad(bump, a=a, b=b, args=(c, 2.0))[0]
 
 
+def quad_in_a_loop(c, ks):
+    total = 0.0
+    for k in ks:  # one closure per iteration, kept on the loop's tape
+        total = total + si.quad(bump, 0.0, 2.0, args=(c, k))[0] * k
+    return total
+
+
 def forced(t, y, p):
     return np.array([y[1], -p[0] * y[0] - p[1] * y[1] + p[2] * np.sin(t)])
 
@@ -78,6 +85,11 @@ def test_quad_limits_by_keyword_keep_the_closure():
     check_grads(quad_limits_by_keyword, 0.1, 1.2, 0.5, wrt=(0, 1, 2))
     source = pullback.grad(quad_limits_by_keyword, wrt=(0, 1, 2)).source_for(0.1, 1.2, 0.5)
     assert "closure_cotangents" in source
+
+
+def test_quad_closures_in_a_loop():
+    check_grads(quad_in_a_loop, 0.7, np.array([0.5, 1.3, 2.0]), wrt=(0, 1))
+    assert check_grads(quad_in_a_loop, 0.7, np.array([0.5, 1.3]), order=2) == "reverse over reverse"
 
 
 def test_solve_ivp_gradient_solves_once(monkeypatch):

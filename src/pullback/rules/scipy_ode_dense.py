@@ -10,7 +10,8 @@ stage), this module
 1. evaluates the Jacobians ``J_y`` and ``J_p`` at Gauss-Legendre nodes of every forward step
    (split at the output times) in ``n`` reverse passes of the right-hand side over all the
    nodes at once: ``y`` of shape ``(n, m)``, ``t`` of shape ``(m,)`` and the parameters
-   spread over the nodes, as NumPy broadcasting gives it;
+   spread over the nodes, as NumPy broadcasting gives it (the states there from the
+   forward's interpolants, RK45's and RK23's in one product: :func:`fast_interpolant`);
 2. turns each step into the exact propagator of the Gauss collocation method (4 stages,
    order 8) for ``a`` and the matching increment of ``g`` (one batched linear solve);
 3. checks each step against the 3-stage method (order 6): a step whose propagator differs

@@ -65,6 +65,32 @@ def no_backward_solve(monkeypatch):
     monkeypatch.setattr(scipy_ode, "adjoint_sweep", general)
 
 
+def pendulum_scalar(y, t, k):
+    """A right-hand side for one state at a time (math and float()): the augmented system."""
+    return [y[1], -k * math.sin(float(y[0]))]
+
+
+@D
+def test_odeint_adjoint_on_interpolants(dtype, monkeypatch):
+    # odeint keeps no interpolants: solve_ivp's LSODA gives them (odeint_trajectory)
+    no_backward_solve(monkeypatch)
+    y0 = np.array([1.0, 0.2], dtype=dtype)
+    args = (dtype(1.3), dtype(0.2))
+    for t in (np.linspace(0.0, 3.0, 5), np.linspace(3.0, 0.5, 4)):  # forwards, backwards
+        check_rrule(si.odeint, damped, y0, t.astype(dtype), args, fkwargs=TIGHT)
+    check_rrule(si.odeint, damped, y0, np.linspace(0.0, 3.0, 5), args, fkwargs={"hmax": 0.1})
+
+
+def test_odeint_scalar_right_hand_side_takes_the_augmented_system(monkeypatch):
+    from pullback.rules import scipy_ode
+
+    called = []
+    real = scipy_ode.adjoint_sweep
+    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    check_rrule(si.odeint, pendulum_scalar, np.array([0.5, 0.0]), T, (2.0,), fkwargs=TIGHT)
+    assert called
+
+
 @D
 @pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA", "BDF"])
 def test_solve_ivp_rule(method, dtype, monkeypatch):

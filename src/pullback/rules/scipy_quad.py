@@ -37,7 +37,6 @@ import numpy as np
 
 from ._calculus_util import (
     ArgsPack,
-    UserVJP,
     bound_call,
     call_cotangents,
     refuse_options,
@@ -83,7 +82,7 @@ def parameter_integral(f, a, b, pack, p):
     """``integral of d f(x, *args) / d args`` over ``[a, b]`` as a flat vector."""
     import scipy.integrate as si
 
-    vjp = UserVJP(f, tuple(1 + k for k in pack.index))
+    vjp = user_vjp_of(f, tuple(1 + k for k in pack.index))
 
     def integrand(x):
         _, back = vjp((x,) + pack.args)

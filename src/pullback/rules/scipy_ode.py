@@ -17,10 +17,11 @@ the user's right-hand side, once per evaluation.
 first tries a faster way to the same numbers, :mod:`scipy_ode_dense`: with the forward
 solve's interpolants the adjoint equation is linear, and it is solved on the forward steps
 from Jacobians evaluated in a few batched reverse passes (a right-hand side written with
-NumPy broadcasting allows that; it is checked). ``odeint`` keeps no interpolants: for such
-a right-hand side, ``solve_ivp``'s LSODA solves the forward problem once more with them
-(:func:`odeint_trajectory`). The augmented system above is the way for the other
-right-hand sides and for DOP853.
+NumPy broadcasting allows that; it is checked). Where the forward kept no interpolants
+(DOP853, whose interpolants cost more right-hand sides, and ``odeint``), the pullback solves
+the forward problem once more with them (:func:`dense_again`; for odeint with
+``solve_ivp``'s LSODA, :func:`odeint_trajectory`). The augmented system above is the way
+for the other right-hand sides.
 
 What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]`` and
 ``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
@@ -193,15 +194,8 @@ def odeint_trajectory(p, rhs, ts, y0v):
     forward problem once more to the caller's tolerances: the adjoint reads ``y(t)`` only
     where it evaluates Jacobians, where the tolerances bound its error as they bound that
     of the augmented backward solve (the other way, which solves ``y`` again backwards
-    with one reverse pass of the right-hand side per stage). Only for a right-hand side
-    that evaluates column by column (checked first, on two columns)."""
-    import scipy.integrate as si
-
-    from .scipy_ode_dense import Jacobians
-
+    with one reverse pass of the right-hand side per stage)."""
     if ts.size < 2 or ts[0] == ts[-1]:
-        return None
-    if Jacobians(rhs)(np.full(2, ts[0]), np.stack((y0v, y0v), axis=1)) is None:
         return None
     opts = {
         "rtol": _ODEINT_TOL if p["rtol"] is None else p["rtol"],
@@ -209,9 +203,24 @@ def odeint_trajectory(p, rhs, ts, y0v):
     }
     if p["hmax"]:
         opts["max_step"] = p["hmax"]
+    return dense_again(rhs, (ts[0], ts[-1]), y0v, "LSODA", opts)
+
+
+def dense_again(rhs, t_span, y0v, method, opts):
+    """The interpolants of ``solve_ivp(rhs, t_span, y0v, method, **opts)`` solved once more
+    with ``dense_output=True``, for the linear adjoint; ``None`` if that fails, or for a
+    right-hand side that does not evaluate column by column (checked first, on two
+    columns: the linear adjoint needs that, and the solve would be wasted)."""
+    import scipy.integrate as si
+
+    from .scipy_ode_dense import Jacobians
+
+    y2 = np.stack((y0v, y0v), axis=1)
+    if Jacobians(rhs)(np.full(2, float(t_span[0])), y2) is None:
+        return None
     try:
-        sol = si.solve_ivp(rhs, (ts[0], ts[-1]), y0v, "LSODA", dense_output=True, **opts)
-    except Exception:  # tolerances solve_ivp takes otherwise: the augmented system
+        sol = si.solve_ivp(rhs, t_span, y0v, method, dense_output=True, **opts)
+    except Exception:  # options solve_ivp takes otherwise: the augmented system
         return None
     return sol.sol if sol.success else None
 
@@ -304,6 +313,10 @@ def solve_ivp_cotangent_values(p, sol, dense, dys) -> dict:
     ts = np.concatenate(([t0], sol.t))
     ys = np.concatenate((y0v[None, :], sol.y.T))
     swept = None
+    if dense is None and t0 != t1:
+        # DOP853's interpolants cost three right-hand sides a step: solved once more for
+        # them (the same solve), still cheaper than the augmented system backwards
+        dense = dense_again(rhs, (t0, t1), y0v, p["method"], opts)
     if dense is not None:
         rtol = float(np.max(p.get("rtol", 1e-3)))
         swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dys.T), rtol)

@@ -248,6 +248,23 @@ def test_solve_ivp_on_forward_steps_times(t_span, t_eval, monkeypatch, request):
     check_grads(loss, np.array([1.0, 0.2]), 1.3, 0.2, t_span, t_eval, wrt=wrt)
 
 
+def test_large_systems_take_the_augmented_system(monkeypatch):
+    """Past MAX_FLOATS (the Jacobians of every step held at once) the backward solve,
+    whose memory does not grow with the number of steps."""
+    from pullback.rules import scipy_ode, scipy_ode_dense
+
+    called = []
+    real = scipy_ode.adjoint_sweep
+    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    monkeypatch.setattr(scipy_ode_dense, "MAX_FLOATS", 100)
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    dy = {"y": np.linspace(-1.0, 1.0, 6).reshape(2, 3)}
+    args = (forced, (0.0, 2.0), y0, "RK45", np.array([0.3, 1.0, 1.7]), False, None, False, (p,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+    check_rrule(si.odeint, damped, y0, np.linspace(0.0, 2.0, 4), (1.3, 0.2), fkwargs=TIGHT)
+    assert len(called) >= 2
+
+
 def test_solve_ivp_scalar_only_right_hand_side():
     y0 = np.array([1.0, 0.2])
     dy = {"y": np.linspace(-1.0, 1.0, 6).reshape(2, 3)}

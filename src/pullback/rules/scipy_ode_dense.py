@@ -21,7 +21,8 @@ stage), this module
 
 It needs a right-hand side that evaluates column by column on such arrays: that is checked
 against ordinary calls at a few nodes, and :func:`linear_adjoint` returns ``None`` (the
-caller then solves the augmented system) when it does not hold or anything fails.
+caller then solves the augmented system) when it does not hold or anything fails, and
+for a system whose Jacobians at every step would take more than ``MAX_FLOATS`` floats.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ import numpy as np
 STAGES = 4  # the collocation method of the propagators
 CHECK_STAGES = 3  # the lower-order method their error is estimated against
 MAX_ROUNDS = 12  # bisections of a step before giving up on this way
+# The Jacobians and propagators of all the steps are held at once, (stages * steps) * n *
+# (n + parameters) floats: past this many (128 MB) the augmented system, whose memory does
+# not grow with the number of steps, is the way.
+MAX_FLOATS = 2**24
 
 
 @functools.lru_cache(maxsize=4)
@@ -201,6 +206,8 @@ def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
     grid = np.unique(np.concatenate((sign * np.asarray(steps, dtype=np.float64), u)))
     grid = grid[(grid >= u[0]) & (grid <= u[-1])]
     n = np.size(ys[0])
+    if grid.size * (STAGES + CHECK_STAGES) * n * (n + rhs.pack.size) > MAX_FLOATS:
+        return None
     a = np.zeros(n)
     g = np.zeros(rhs.pack.size)
     if grid.size >= 2:

@@ -4,16 +4,17 @@
 
 * ODE: a damped, driven oscillator (3 parameters) solved by ``solve_ivp`` (RK45,
   rtol = atol = 1e-8), a squared misfit at 50 output times. The gradient comes from the
-  adjoint rule: the adjoint equation is linear, so it is solved on the forward solve's own
-  steps (Gauss collocation propagators from Jacobians evaluated in a few batched reverse
-  passes, each step checked against a lower order). Target: gradient <= 3x the solve.
-  Where JAX is installed, the same problem with ``jax.experimental.ode.odeint`` (jit,
-  float64) is timed too, for reference (its gradient is JAX's own adjoint).
+  adjoint rule, whose closure keeps the forward solve's interpolants (no second solve): the
+  adjoint equation is linear, so it is solved on the forward solve's own steps (Gauss
+  collocation propagators from Jacobians evaluated in a few batched reverse passes, each
+  step checked against a lower order). Target: gradient <= 3x the solve. Where JAX is
+  installed, the same problem with ``jax.experimental.ode.odeint`` (jit, float64) is timed
+  too, for reference (its gradient is JAX's own adjoint).
 * quad: an integral with two parameters in ``args``, once smooth (quad needs one
   subinterval: the integral costs about 20 integrand calls, so pullback's fixed cost per
   gradient dominates) and once oscillatory (quad bisects many times). The gradient takes one
-  reverse pass of the integrand over the Gauss-Kronrod nodes of quad's own subintervals
-  (bisected further where the derivative needs it). Target: <= 3x quad.
+  reverse pass of the integrand over the Gauss-Kronrod nodes of the subintervals quad chose
+  in the forward call (bisected further where the derivative needs it). Target: <= 3x quad.
 
 Each line also gives central finite differences of the solve (2 solves per parameter) as a
 reference cost and the largest relative difference between the two gradients. One run,

@@ -397,6 +397,21 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     return y, _tangent_by_rows(y, pullback, args, every)
 
 
+def closure_cotangents(cots, nargs, keyword_places):
+    """A rule's closure pullback's ``(*positional, {keyword: cotangent})`` in its pullback
+    function's layout (one cotangent per parameter, a keyword's at its parameter's place):
+    the sweeps of a rule that keeps its closure read the cotangents where the
+    differentiable-again code, which calls the function, reads them."""
+    if not keyword_places:
+        return cots
+    size = max(nargs, max(place for _, place in keyword_places) + 1)
+    out = list(cots[:nargs]) + [NO_TANGENT] * (size - nargs)
+    given = cots[nargs] if len(cots) > nargs else {}
+    for keyword, place in keyword_places:
+        out[place] = given.get(keyword, NO_TANGENT)
+    return tuple(out)
+
+
 def parameter_places(pullback_fn) -> dict:
     """``{name: place}`` of a pullback function's parameters after ``dy`` that a keyword can
     name: such a function returns one cotangent per parameter, in their order, so a

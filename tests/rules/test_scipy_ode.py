@@ -65,17 +65,62 @@ def no_backward_solve(monkeypatch):
     monkeypatch.setattr(scipy_ode, "adjoint_sweep", general)
 
 
+def pendulum_scalar(y, t, k):
+    """A right-hand side for one state at a time (math and float()): the augmented system."""
+    return [y[1], -k * math.sin(float(y[0]))]
+
+
+@D
+def test_odeint_adjoint_on_interpolants(dtype, monkeypatch):
+    # odeint keeps no interpolants: solve_ivp's LSODA gives them (odeint_trajectory)
+    no_backward_solve(monkeypatch)
+    y0 = np.array([1.0, 0.2], dtype=dtype)
+    args = (dtype(1.3), dtype(0.2))
+    for t in (np.linspace(0.0, 3.0, 5), np.linspace(3.0, 0.5, 4)):  # forwards, backwards
+        check_rrule(si.odeint, damped, y0, t.astype(dtype), args, fkwargs=TIGHT)
+    check_rrule(si.odeint, damped, y0, np.linspace(0.0, 3.0, 5), args, fkwargs={"hmax": 0.1})
+
+
+def test_odeint_scalar_right_hand_side_takes_the_augmented_system(monkeypatch):
+    from pullback.rules import scipy_ode
+
+    called = []
+    real = scipy_ode.adjoint_sweep
+    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    check_rrule(si.odeint, pendulum_scalar, np.array([0.5, 0.0]), T, (2.0,), fkwargs=TIGHT)
+    assert called
+
+
 @D
 @pytest.mark.parametrize("method", ["RK45", "DOP853", "LSODA", "BDF"])
 def test_solve_ivp_rule(method, dtype, monkeypatch):
-    if method != "DOP853":  # its interpolants cost more solver stages: the general path
-        no_backward_solve(monkeypatch)
+    # (DOP853's interpolants cost more solver stages: the pullback solves again for them)
+    no_backward_solve(monkeypatch)
     y0 = np.array([1.0, 0.2], dtype=dtype)
     p = np.array([1.3, 0.2, 0.5], dtype=dtype)
     t_eval = np.linspace(0.2, 1.8, 4).astype(dtype)
     dy = {"y": np.linspace(-1.0, 1.0, 8).reshape(2, 4)}
     # every float argument by position: t_span, y0, t_eval and args
     args = (forced, (dtype(0.0), dtype(2.0)), y0, method, t_eval, False, None, False, (p,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+
+
+@pytest.mark.parametrize("method", ["RK45", "RK23"])
+@pytest.mark.parametrize("span", [(0.0, 2.0), (2.0, 0.0)], ids=["up", "down"])
+def test_solve_ivp_rule_runge_kutta_interpolants(method, span, monkeypatch):
+    # the adjoint evaluates the Runge-Kutta interpolants in one product (fast_interpolant)
+    from pullback.rules.scipy_ode_dense import fast_interpolant
+
+    no_backward_solve(monkeypatch)
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    sol = si.solve_ivp(forced, span, y0, method, args=(p,), dense_output=True, **TIGHT)
+    at = fast_interpolant(sol.sol)
+    assert at is not sol.sol
+    tau = np.concatenate((np.linspace(0.0, 2.0, 101), sol.t))  # the steps' ends too
+    np.testing.assert_allclose(at(tau), sol.sol(tau), rtol=1e-13, atol=1e-15)
+    t_eval = np.linspace(span[0], span[1], 6)[1:-1]  # inside t_span when perturbed
+    dy = {"y": np.linspace(-1.0, 1.0, 8).reshape(2, 4)}
+    args = (forced, span, y0, method, t_eval, False, None, False, (p,))
     check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
 
 
@@ -159,7 +204,7 @@ def scalar_only(t, y, k):
     return [y[1], -k * float(y[0]) - 0.1 * y[1] + math.sin(t)]
 
 
-@pytest.mark.parametrize("method", ["RK45", "RK23", "Radau", "BDF", "LSODA"])
+@pytest.mark.parametrize("method", ["RK45", "RK23", "Radau", "BDF", "LSODA", "DOP853"])
 def test_forward_steps_agree_with_the_backward_solve(method, monkeypatch):
     """The two ways to the same adjoint agree (to the solver's tolerances)."""
     from pullback.rules import scipy_ode
@@ -201,6 +246,23 @@ def test_solve_ivp_on_forward_steps_times(t_span, t_eval, monkeypatch, request):
     # (the times move only where no output sits at an end of t_span)
     wrt = {"steps": (0, 1, 2, 3), "ends": (0, 1, 2), "backwards": (0, 1, 2, 4)}[kind]
     check_grads(loss, np.array([1.0, 0.2]), 1.3, 0.2, t_span, t_eval, wrt=wrt)
+
+
+def test_large_systems_take_the_augmented_system(monkeypatch):
+    """Past MAX_FLOATS (the Jacobians of every step held at once) the backward solve,
+    whose memory does not grow with the number of steps."""
+    from pullback.rules import scipy_ode, scipy_ode_dense
+
+    called = []
+    real = scipy_ode.adjoint_sweep
+    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    monkeypatch.setattr(scipy_ode_dense, "MAX_FLOATS", 100)
+    y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
+    dy = {"y": np.linspace(-1.0, 1.0, 6).reshape(2, 3)}
+    args = (forced, (0.0, 2.0), y0, "RK45", np.array([0.3, 1.0, 1.7]), False, None, False, (p,))
+    check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
+    check_rrule(si.odeint, damped, y0, np.linspace(0.0, 2.0, 4), (1.3, 0.2), fkwargs=TIGHT)
+    assert len(called) >= 2
 
 
 def test_solve_ivp_scalar_only_right_hand_side():

@@ -190,3 +190,17 @@ def test_quad_warning_is_still_given():
     rule = pullback.default_registry().lookup(si.quad)
     with pytest.warns(si.IntegrationWarning):
         rule.rrule(bump, 0.0, 50.0, (0.0, 40.0), limit=2)
+
+
+def ignores_k(x, c, k):
+    """A parameter the integrand does not read: its derivative is zero at every node."""
+    return np.exp(-c * x) * x
+
+
+@D
+def test_node_path_with_a_parameter_not_read(monkeypatch, dtype):
+    calls = spy_node_path(monkeypatch)
+    check_rrule(si.quad, ignores_k, 0.0, 2.0, (dtype(0.7), dtype(3.0)), output_cotangent=VALUE_ONLY)
+    assert calls
+    _, back = pullback.default_registry().lookup(si.quad).rrule(ignores_k, 0.0, 2.0, (0.7, 3.0))
+    assert back((1.0, 0.0))[3][1] == 0.0

@@ -42,12 +42,19 @@ __all__ = [
 ]
 
 
-def register_solver(r, fn, rrule, *, keywords=("args",), attributes=(), notes=""):
+def register_solver(
+    r, fn, rrule, *, keywords=("args",), attributes=(), notes="", keep_closure=False
+):
     """Register ``rrule`` for ``fn`` with the keywords whose cotangents it returns and the
-    attributes of its result that carry a gradient."""
+    attributes of its result that carry a gradient. ``keep_closure``: the rule's forward
+    keeps what its pullback needs (the solution, interpolants, subintervals), so gradients
+    call its closure, and only code differentiated again the transformable pullback
+    function, which is given the arguments alone and solves again."""
     rule = r.rule(fn, rrule, name=f"{fn.__module__.split('._')[0]}.{fn.__name__}", notes=notes)
     rule.extra["keyword_cotangents"] = tuple(keywords)
     rule.extra["result_attributes"] = tuple(attributes)
+    if keep_closure:
+        rule.extra["sweeps_keep_closure"] = True
     return rule
 
 
@@ -68,6 +75,11 @@ def _plain_parameters(fn):
         return None
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     return tuple(p.name for p in params), defaults
+
+
+@functools.lru_cache(maxsize=64)
+def _parameter_names(fn) -> tuple:
+    return tuple(_signature(fn).parameters)
 
 
 def bound_call(fn, args, kwargs) -> dict:
@@ -98,7 +110,7 @@ def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
     """The pullback's answer: one cotangent per positional argument of the call, then (if
     the call passed one of ``keywords`` by keyword) the dict of their cotangents.
     ``cots`` maps parameter names to cotangents; the others get ``NO_TANGENT``."""
-    names = list(_signature(fn).parameters)
+    names = _parameter_names(fn)
     out = tuple(cots.get(names[k], NO_TANGENT) for k in range(len(args)))
     passed = [k for k in keywords if k in kwargs]
     if passed:
@@ -125,14 +137,17 @@ class ArgsPack:
             args = ()
         elif not isinstance(args, tuple):
             args = (args,)  # SciPy accepts a single non-tuple value
-        self.index = tuple(k for k, a in enumerate(args) if _real_float(a))
+        # (a Python float, the usual parameter, is taken without the general checks: a
+        # gradient of a small integral costs a few times the integral, microseconds)
+        self.index = tuple(k for k, a in enumerate(args) if type(a) is float or _real_float(a))
         # The user's function runs on float64 parameters (float32 ones upcast): the
         # integrals and solves behind a gradient need the accuracy (the cotangents are
         # cast back to each argument's dtype).
         self.args = tuple(_upcast(a) if k in self.index else a for k, a in enumerate(args))
         self.given = args
-        self.sizes = [int(np.size(args[k])) for k in self.index]
+        self.sizes = [1 if type(args[k]) is float else int(np.size(args[k])) for k in self.index]
         self.size = sum(self.sizes)
+        self.scalars = all(type(args[k]) is float or np.ndim(args[k]) == 0 for k in self.index)
 
     def flatten(self, cots) -> np.ndarray:
         """The cotangents of ``args[k]`` for ``k`` in ``index`` as one float64 vector."""
@@ -151,8 +166,11 @@ class ArgsPack:
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):
-            seg = np.reshape(flat[start : start + n], np.shape(self.given[k]))
-            out[k] = finalize_like(seg, self.given[k])
+            x = self.given[k]
+            if type(x) is float:  # what finalize_like gives it
+                out[k] = np.float64(flat[start])
+            else:
+                out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n
         return tuple(out)
 

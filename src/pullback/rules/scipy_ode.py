@@ -17,8 +17,11 @@ the user's right-hand side, once per evaluation.
 first tries a faster way to the same numbers, :mod:`scipy_ode_dense`: with the forward
 solve's interpolants the adjoint equation is linear, and it is solved on the forward steps
 from Jacobians evaluated in a few batched reverse passes (a right-hand side written with
-NumPy broadcasting allows that; it is checked). The augmented system above is the way
-for the other right-hand sides, for DOP853 and for odeint.
+NumPy broadcasting allows that; it is checked). Where the forward kept no interpolants
+(DOP853, whose interpolants cost more right-hand sides, and ``odeint``), the pullback solves
+the forward problem once more with them (:func:`dense_again`; for odeint with
+``solve_ivp``'s LSODA, :func:`odeint_trajectory`). The augmented system above is the way
+for the other right-hand sides.
 
 What carries a gradient: ``y0``, the time points (``t`` of odeint; ``t_span[0]`` and
 ``t_eval`` of solve_ivp, or ``t_span[1]`` for the last point when there is no ``t_eval``)
@@ -37,13 +40,13 @@ import numpy as np
 from ..errors import UnsupportedCallError
 from ._calculus_util import (
     ArgsPack,
-    UserVJP,
     bound_call,
     call_cotangents,
     refuse_options,
     register_solver,
     require_success,
     result_cotangent,
+    user_vjp_of,
 )
 from ._util import ZERO, Registrar, finalize, finalize_like
 from .scipy_ode_dense import linear_adjoint
@@ -77,7 +80,7 @@ class RightHandSide:
         self.tfirst = tfirst
         self.n = n
         y_at = 1 if tfirst else 0
-        self.vjp = UserVJP(fn, (y_at,) + tuple(2 + k for k in self.pack.index))
+        self.vjp = user_vjp_of(fn, (y_at,) + tuple(2 + k for k in self.pack.index))
 
     def call_args(self, t, y):
         return ((t, y) if self.tfirst else (y, t)) + self.args
@@ -169,9 +172,57 @@ def odeint_cotangent_values(p, out, dy):
 
     dy = np.asarray(dy, dtype=np.float64)
     ys = np.asarray(out, dtype=np.float64)
-    a, g, t_cots, t0_cot = adjoint_sweep(rhs, integrate, ts, ys, list(dy[1:]))
+    swept = None
+    dense = odeint_trajectory(p, rhs, ts, y0v)
+    if dense is not None:
+        rtol = _ODEINT_TOL if p["rtol"] is None else float(np.max(p["rtol"]))
+        swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dy[1:]), rtol)
+    if swept is None:  # a right-hand side for one state at a time
+        swept = adjoint_sweep(rhs, integrate, ts, ys, list(dy[1:]))
+    a, g, t_cots, t0_cot = swept
     dt = np.concatenate(([t0_cot], t_cots))
     return finalize_like(a + dy[0], y0), finalize(dt, t), rhs.pack.cotangent(g)
+
+
+_ODEINT_TOL = 1.49012e-8  # odeint's default rtol and atol
+
+
+def odeint_trajectory(p, rhs, ts, y0v):
+    """Interpolants of the solution of the odeint call ``p`` for the linear adjoint
+    (:mod:`scipy_ode_dense`), or ``None``. odeint keeps none, so ``solve_ivp``'s LSODA (the
+    same method, switching between stiff and non-stiff steps as odeint does) solves the
+    forward problem once more to the caller's tolerances: the adjoint reads ``y(t)`` only
+    where it evaluates Jacobians, where the tolerances bound its error as they bound that
+    of the augmented backward solve (the other way, which solves ``y`` again backwards
+    with one reverse pass of the right-hand side per stage)."""
+    if ts.size < 2 or ts[0] == ts[-1]:
+        return None
+    opts = {
+        "rtol": _ODEINT_TOL if p["rtol"] is None else p["rtol"],
+        "atol": _ODEINT_TOL if p["atol"] is None else p["atol"],
+    }
+    if p["hmax"]:
+        opts["max_step"] = p["hmax"]
+    return dense_again(rhs, (ts[0], ts[-1]), y0v, "LSODA", opts)
+
+
+def dense_again(rhs, t_span, y0v, method, opts):
+    """The interpolants of ``solve_ivp(rhs, t_span, y0v, method, **opts)`` solved once more
+    with ``dense_output=True``, for the linear adjoint; ``None`` if that fails, or for a
+    right-hand side that does not evaluate column by column (checked first, on two
+    columns: the linear adjoint needs that, and the solve would be wasted)."""
+    import scipy.integrate as si
+
+    from .scipy_ode_dense import Jacobians
+
+    y2 = np.stack((y0v, y0v), axis=1)
+    if Jacobians(rhs)(np.full(2, float(t_span[0])), y2) is None:
+        return None
+    try:
+        sol = si.solve_ivp(rhs, t_span, y0v, method, dense_output=True, **opts)
+    except Exception:  # options solve_ivp takes otherwise: the augmented system
+        return None
+    return sol.sol if sol.success else None
 
 
 # -- solve_ivp -------------------------------------------------------------------------------
@@ -262,6 +313,10 @@ def solve_ivp_cotangent_values(p, sol, dense, dys) -> dict:
     ts = np.concatenate(([t0], sol.t))
     ys = np.concatenate((y0v[None, :], sol.y.T))
     swept = None
+    if dense is None and t0 != t1:
+        # DOP853's interpolants cost three right-hand sides a step: solved once more for
+        # them (the same solve), still cheaper than the augmented system backwards
+        dense = dense_again(rhs, (t0, t1), y0v, p["method"], opts)
     if dense is not None:
         rtol = float(np.max(p.get("rtol", 1e-3)))
         swept = linear_adjoint(rhs, dense, dense.ts, ts, ys, list(dys.T), rtol)
@@ -290,6 +345,7 @@ def register(reg):
         _odeint_rrule,
         keywords=ODEINT_KEYWORDS,
         notes="y0, t and args by the adjoint method",
+        keep_closure=True,
     )
     register_solver(
         r,
@@ -298,6 +354,7 @@ def register(reg):
         keywords=IVP_KEYWORDS,
         attributes=("y", "t", "success", "status", "message", "nfev", "njev", "nlu"),
         notes="y0, t_span, t_eval and args by the adjoint method; the result's .y",
+        keep_closure=True,
     )
     from . import scipy_ode_pullbacks
 

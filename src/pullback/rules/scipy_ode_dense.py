@@ -10,7 +10,8 @@ stage), this module
 1. evaluates the Jacobians ``J_y`` and ``J_p`` at Gauss-Legendre nodes of every forward step
    (split at the output times) in ``n`` reverse passes of the right-hand side over all the
    nodes at once: ``y`` of shape ``(n, m)``, ``t`` of shape ``(m,)`` and the parameters
-   spread over the nodes, as NumPy broadcasting gives it;
+   spread over the nodes, as NumPy broadcasting gives it (the states there from the
+   forward's interpolants, RK45's and RK23's in one product: :func:`fast_interpolant`);
 2. turns each step into the exact propagator of the Gauss collocation method (4 stages,
    order 8) for ``a`` and the matching increment of ``g`` (one batched linear solve);
 3. checks each step against the 3-stage method (order 6): a step whose propagator differs
@@ -20,7 +21,8 @@ stage), this module
 
 It needs a right-hand side that evaluates column by column on such arrays: that is checked
 against ordinary calls at a few nodes, and :func:`linear_adjoint` returns ``None`` (the
-caller then solves the augmented system) when it does not hold or anything fails.
+caller then solves the augmented system) when it does not hold or anything fails, and
+for a system whose Jacobians at every step would take more than ``MAX_FLOATS`` floats.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ import numpy as np
 STAGES = 4  # the collocation method of the propagators
 CHECK_STAGES = 3  # the lower-order method their error is estimated against
 MAX_ROUNDS = 12  # bisections of a step before giving up on this way
+# The Jacobians and propagators of all the steps are held at once, (stages * steps) * n *
+# (n + parameters) floats: past this many (128 MB) the augmented system, whose memory does
+# not grow with the number of steps, is the way.
+MAX_FLOATS = 2**24
 
 
 @functools.lru_cache(maxsize=4)
@@ -78,9 +84,7 @@ class Jacobians:
                 seed[i] = 1.0
                 cots = back(seed)
                 jy[:, i, :] = np.asarray(cots[0], dtype=np.float64).T
-                parts = [
-                    np.reshape(np.asarray(c, dtype=np.float64), (-1, m)) for c in cots[1:]
-                ]
+                parts = [np.reshape(np.asarray(c, dtype=np.float64), (-1, m)) for c in cots[1:]]
                 if parts:
                     jp[:, i, :] = np.concatenate(parts, axis=0).T
         except Exception:  # written for one state at a time: the general path
@@ -152,6 +156,43 @@ def checked_propagators(jac, interp, lo, hi, rtol):
     return None
 
 
+def fast_interpolant(dense):
+    """``dense`` (the forward solve's ``OdeSolution``) as a function of many times at once,
+    with the Runge-Kutta interpolants of RK45 and RK23 evaluated in one product over all
+    the times instead of one call per step (the polynomial each interpolant is: ``y_old +
+    h Q (x, x^2, ...)``, ``x`` the step's fraction); checked against ``dense`` at three
+    times, and ``dense`` itself for any other interpolant."""
+    try:
+        from scipy.integrate._ivp.rk import RkDenseOutput
+    except ImportError:  # pragma: no cover - another SciPy layout: one call per step
+        return dense
+    items = dense.interpolants
+    if not items or any(type(i) is not RkDenseOutput for i in items):
+        return dense
+    if len({i.Q.shape for i in items}) != 1:
+        return dense
+    t_old = np.array([i.t_old for i in items], dtype=np.float64)
+    h = np.array([i.h for i in items], dtype=np.float64)
+    y_old = np.stack([i.y_old for i in items])  # (K, n)
+    Q = np.stack([i.Q for i in items])  # (K, n, order + 1)
+    last = len(items) - 1
+
+    def evaluate(tau):
+        # the step of each time as OdeSolution chooses it
+        seg = np.clip(np.searchsorted(dense.ts_sorted, tau, side=dense.side) - 1, 0, last)
+        if not dense.ascending:
+            seg = last - seg
+        x = (tau - t_old[seg]) / h[seg]
+        powers = np.cumprod(np.repeat(x[:, None], Q.shape[2], axis=1), axis=1)
+        y = h[seg][:, None] * np.einsum("mnk,mk->mn", Q[seg], powers) + y_old[seg]
+        return y.T
+
+    probe = dense.ts[0] + (dense.ts[-1] - dense.ts[0]) * np.array([0.1, 0.5, 0.9])
+    if not np.allclose(evaluate(probe), dense(probe), rtol=1e-12, atol=0.0):
+        return dense
+    return evaluate
+
+
 def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
     """What ``scipy_ode.adjoint_sweep`` returns — ``(a(t0), parameter cotangent, time
     cotangents of ts[1:], of ts[0])`` for the states ``ys[k]`` at ``ts[k]`` (``ts[0]``, ``ys[0]``
@@ -165,6 +206,8 @@ def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
     grid = np.unique(np.concatenate((sign * np.asarray(steps, dtype=np.float64), u)))
     grid = grid[(grid >= u[0]) & (grid <= u[-1])]
     n = np.size(ys[0])
+    if grid.size * (STAGES + CHECK_STAGES) * n * (n + rhs.pack.size) > MAX_FLOATS:
+        return None
     a = np.zeros(n)
     g = np.zeros(rhs.pack.size)
     if grid.size >= 2:
@@ -176,9 +219,8 @@ def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
                 return None
             return sign * found[0], sign * found[1]  # d/du = sign d/dt
 
-        checked = checked_propagators(
-            jac_u, lambda uu: interp(sign * uu), grid[:-1], grid[1:], rtol
-        )
+        at = fast_interpolant(interp)
+        checked = checked_propagators(jac_u, lambda uu: at(sign * uu), grid[:-1], grid[1:], rtol)
         if checked is None:
             return None
         lo, hi, phi, gam = checked

@@ -3,8 +3,9 @@ scipy_ode.py): second derivatives of an ODE solution through the adjoint method 
 
 Each pullback function has the solver's own parameters and hands the numbers to a
 primitive (:func:`odeint_cotangents`, :func:`solve_ivp_cotangents`) that computes them as the
-first-order rule does, so a gradient costs what it cost before (plus the forward solve
-made again: the pullback function gets the solver's arguments, not its result). The
+first-order rule does (plus the forward solve made again: the pullback function gets the
+solver's arguments, not its result; a first derivative calls the rule's closure instead,
+which keeps the forward's solution, ``register_solver(keep_closure=True)``). The
 derivatives of those primitives are those of a *reference* computation of the same
 cotangents in the differentiable subset:
 

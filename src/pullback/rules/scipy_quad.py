@@ -29,6 +29,7 @@ constants: pass what should be differentiated through ``args``.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -36,7 +37,6 @@ import numpy as np
 
 from ._calculus_util import (
     ArgsPack,
-    UserVJP,
     bound_call,
     call_cotangents,
     refuse_options,
@@ -57,9 +57,17 @@ _REFUSED = {
 
 
 def _finite(limit) -> bool:
+    if type(limit) is float:
+        return math.isfinite(limit)
     return (isinstance(limit, (float, np.floating)) or np.ndim(limit) == 0) and bool(
         np.isfinite(limit)
     )
+
+
+def _fit(g, limit):
+    """:func:`finalize` of a limit's cotangent (what it gives for a Python float, without
+    its checks: a small integral's gradient costs microseconds)."""
+    return np.float64(g) if type(limit) is float else finalize(g, limit)
 
 
 def _limit_cotangent(g, f, limit, args, sign, value=None):
@@ -74,7 +82,7 @@ def parameter_integral(f, a, b, pack, p):
     """``integral of d f(x, *args) / d args`` over ``[a, b]`` as a flat vector."""
     import scipy.integrate as si
 
-    vjp = UserVJP(f, tuple(1 + k for k in pack.index))
+    vjp = user_vjp_of(f, tuple(1 + k for k in pack.index))
 
     def integrand(x):
         _, back = vjp((x,) + pack.args)
@@ -95,9 +103,9 @@ def _is_double(v) -> bool:
 
 
 def _node_derivatives(vjp, pack, xs):
-    """``(f(xs), d f(xs) / d args)`` by one reverse pass with every scalar float parameter
-    spread over the nodes (``(len(xs), pack.size)`` derivatives), or ``None`` when the
-    integrand does not evaluate elementwise on the array ``xs``."""
+    """``f(xs)`` and ``d f(xs) / d args`` as the columns of one ``(len(xs), 1 + pack.size)``
+    array, by one reverse pass with every scalar float parameter spread over the nodes, or
+    ``None`` when the integrand does not evaluate elementwise on the array ``xs``."""
     m = xs.size
     args = list(pack.args)
     for k in pack.index:
@@ -107,21 +115,35 @@ def _node_derivatives(vjp, pack, xs):
         if np.shape(y) != (m,) or np.iscomplexobj(y):
             return None
         cots = back(np.ones(m))
+        out = np.empty((m, 1 + len(cots)))
+        out[:, 0] = y
+        for j, c in enumerate(cots):
+            if np.iscomplexobj(c):
+                return None
+            out[:, 1 + j] = c  # (a constant cotangent broadcasts over the nodes)
     except Exception:  # an integrand written for scalars only (math.exp, `if x > 0`, ...)
         return None
-    parts = [np.broadcast_to(np.asarray(c, dtype=np.float64), (m,)) for c in cots]
-    return np.asarray(y, dtype=np.float64), np.stack(parts, axis=-1)
+    return out
+
+
+_TINY = np.finfo(float).tiny
+
+
+@functools.lru_cache(maxsize=1)
+def _weights():
+    """The Kronrod and Gauss weights of the 21 nodes as the rows of one ``(2, 21)`` array."""
+    _, wk, wg = gauss_kronrod21()
+    return np.stack((wk, wg))
 
 
 def _rule_sums(derivs, lo, hi):
     """Per subinterval: the Kronrod sums and the Kronrod-minus-Gauss error estimates of
-    node derivatives ``(L * 21, P)`` on the subintervals ``[lo_i, hi_i]``."""
-    _, wk, wg = gauss_kronrod21()
-    d = np.reshape(derivs, (lo.size, wk.size, -1))
-    half = ((hi - lo) / 2)[:, None]
-    k21 = np.matmul(wk, d) * half
-    g10 = np.matmul(wg, d) * half
-    return k21, np.abs(k21 - g10)
+    node values ``(L * 21, P)`` on the subintervals ``[lo_i, hi_i]`` (one product for both
+    rules)."""
+    d = np.reshape(derivs, (lo.size, 21, -1))
+    sums = np.matmul(_weights(), d) * ((hi - lo) / 2)[:, None, None]  # (L, 2, P)
+    k21 = sums[:, 0]
+    return k21, np.abs(k21 - sums[:, 1])
 
 
 def _nodes(lo, hi):
@@ -133,7 +155,7 @@ def node_parameter_integral(func, a, b, pack, p, info):
     """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
     subintervals of quad's ``info`` (see the module docstring), or ``None`` where this way
     does not apply."""
-    if any(np.ndim(pack.args[k]) != 0 for k in pack.index):
+    if not pack.scalars:
         return None
     last = int(info.get("last", 0))
     if last < 1:
@@ -144,21 +166,20 @@ def node_parameter_integral(func, a, b, pack, p, info):
     found = _node_derivatives(vjp, pack, np.concatenate((xs, [float(a), float(b)])))
     if found is None:
         return None
-    values, derivs = found
     # The integrand must give quad's own numbers: each subinterval's Kronrod sum of the
     # values is the rlist entry quad computed there, one scalar call per node.
-    sums, err = _rule_sums(np.column_stack((values[:-2], derivs[:-2])), lo, hi)
+    sums, err = _rule_sums(found[:-2], lo, hi)
     expected = info["rlist"][:last]
-    scale = 1e-3 * np.sum(np.abs(expected)) / last + np.finfo(float).tiny
+    size = np.abs(expected)
     # (quad ran on the caller's values: float32 parameters give float32 integrand values)
     rtol = 1e-9 if all(_is_double(v) for v in pack.given + (a, b)) else 1e-4
-    if np.any(np.abs(sums[:, 0] - expected) > rtol * (np.abs(expected) + scale)):
+    if (np.abs(sums[:, 0] - expected) > rtol * (size + (1e-3 * size.mean() + _TINY))).any():
         return None
     total = _adaptive_sum(vjp, pack, p, lo, hi, sums[:, 1:], err[:, 1:])
     if total is None:
         return None
     sign = -1.0 if b < a else 1.0  # quad's subintervals run from min(a, b) to max(a, b)
-    return sign * total, values[-2], values[-1]
+    return sign * total, found[-2, 0], found[-1, 0]
 
 
 def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
@@ -168,9 +189,9 @@ def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
     subdivision limit, or for an integrand that stops evaluating elementwise)."""
     width = hi[-1] - lo[0] if lo.size == 1 else np.sum(hi - lo)
     while True:
-        total = np.sum(k21, axis=0)
+        total = k21.sum(axis=0)
         tol = np.maximum(p["epsabs"], p["epsrel"] * np.abs(total))
-        if np.all(np.sum(err, axis=0) <= tol):
+        if (err.sum(axis=0) <= tol).all():
             return total
         if lo.size >= p["limit"]:
             return None
@@ -184,7 +205,7 @@ def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
         found = _node_derivatives(vjp, pack, _nodes(new_lo, new_hi))
         if found is None:
             return None
-        nk, ne = _rule_sums(found[1], new_lo, new_hi)
+        nk, ne = _rule_sums(found[:, 1:], new_lo, new_hi)
         keep = ~split
         lo, hi = np.concatenate((lo[keep], new_lo)), np.concatenate((hi[keep], new_hi))
         k21, err = np.concatenate((k21[keep], nk)), np.concatenate((err[keep], ne))
@@ -241,8 +262,8 @@ def quad_cotangent_values(g, func, a, b, pack, p, info):
             else:
                 integral = parameter_integral(func, lo, hi, pack, p)
             dargs = pack.cotangent(g * integral)
-    da = finalize(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
-    db = finalize(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
+    da = _fit(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
+    db = _fit(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
     return da, db, dargs
 
 
@@ -258,9 +279,8 @@ def _quad_rrule(*args, **kwargs):
         g = dy_parts(dy, 2)[0]
         if g is ZERO:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
-        da, db, dargs = quad_cotangent_values(
-            float(np.sum(g)), p["func"], p["a"], p["b"], pack, p, info
-        )
+        g = float(g) if type(g) is float else float(np.sum(g))
+        da, db, dargs = quad_cotangent_values(g, p["func"], p["a"], p["b"], pack, p, info)
         cots = {"a": da, "b": db, "args": dargs}
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
@@ -279,6 +299,7 @@ def register(reg):
         _quad_rrule,
         keywords=QUAD_KEYWORDS,
         notes="limits (fundamental theorem) and args (under the integral sign); value only",
+        keep_closure=True,
     )
     from . import scipy_quad_pullbacks
 

@@ -3,8 +3,9 @@ second derivatives of an integral, by the same mathematics as the first.
 
 ``quad_pullback`` has quad's own parameters. It hands the numbers to the primitive
 :func:`quad_cotangents`, which computes them as the first-order rule does (quad's
-subintervals, one reverse pass over their Gauss-Kronrod nodes), so a gradient costs what
-it cost before. The derivatives of that primitive are those of
+subintervals, one reverse pass over their Gauss-Kronrod nodes; quad made again for them,
+which a first derivative avoids: it calls the rule's closure, ``keep_closure=True``). The
+derivatives of that primitive are those of
 :func:`quad_cotangents_reference`, the same cotangents written in the differentiable subset:
 
 * ``da = -g f(a)`` and ``db = g f(b)`` (the fundamental theorem; zero at an infinite

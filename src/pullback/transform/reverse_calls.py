@@ -16,7 +16,7 @@ from .. import arrays_inplace, containers, dynamic_calls
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
-from ..runtime import parameter_places
+from ..runtime import closure_cotangents, parameter_places
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
@@ -61,9 +61,14 @@ class CallAdjoints:
         if self.inline_scalar(rule, v):
             self.rev_scalar_rule(t, g, v, rule, state, out, line)
             return
-        if rule is not None and id(s) not in self.pb_names and self.direct_pullback(rule, v):
-            self.rev_direct_pullback(g, v, rule, state, out, line)
-            return
+        if rule is not None and self.direct_pullback(rule, v):
+            if id(s) not in self.pb_names:
+                self.rev_direct_pullback(g, v, rule, state, out, line)
+                return
+            if self.keeps_closure(rule, v):
+                closure = self.pb_names[id(s)]
+                self.rev_direct_pullback(g, v, rule, state, out, line, closure)
+                return
         pb = self.pb_names[id(s)]
         vjp = self.scalar_vjp(rule, v)
         if vjp is not None and self.is_active_arg(v.args[0]):
@@ -183,12 +188,25 @@ class CallAdjoints:
             len(v.args), [k.arg for k in v.keywords]
         )
 
-    def rev_direct_pullback(self, g, v, rule, state, out, line):
+    def keeps_closure(self, rule, v) -> bool:
+        """Whether the sweeps keep the closure pullback of the call ``v`` although ``rule``
+        has a pullback function it may call (``rule.extra["sweeps_keep_closure"]``: the
+        rule's forward keeps what its pullback needs, a solver's interpolants or
+        subintervals, which the function, given only the arguments, computes again). The
+        differentiable-again code calls the function (``Line.alt``)."""
+        if not rule.extra.get("sweeps_keep_closure", False):
+            return False
+        places = parameter_places(rule.pullback_fn)
+        return all(kw in places for kw, _ in self.differentiated_keywords(rule, v))
+
+    def rev_direct_pullback(self, g, v, rule, state, out, line, closure=None):
         """Call a rule's pullback function with the primal arguments (no closure). It returns
         one cotangent per positional argument; the cotangent of a differentiated keyword
         (``rule.extra["keyword_cotangents"]``) is at its parameter's place when the function
         has a parameter of that name (it returns one per parameter: scipy.stats), else in a
-        dict ``{keyword: cotangent}`` after the positional ones."""
+        dict ``{keyword: cotangent}`` after the positional ones. With ``closure`` (the name
+        of the forward's pullback, :meth:`keeps_closure`) the sweeps call that instead, its
+        cotangents put in the function's layout."""
         n = len(v.args)
         positional = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
         keywords = self.differentiated_keywords(rule, v)
@@ -202,15 +220,21 @@ class CallAdjoints:
         self.flush_aliases(out, line)
         inside = state.copy()
         body: list = []
-        if len(positional) == 1 and not keywords:
+        places = parameter_places(rule.pullback_fn)
+        if len(positional) == 1 and not keywords and closure is None:
             k, a = positional[0]
             self.contrib(a.id, f"{call}[{k}]", (), inside, line, body)
         else:
             c = self.temp()
-            body.append(Line(f"{c} = {call}", src=line))
+            if closure is None:
+                body.append(Line(f"{c} = {call}", src=line))
+            else:
+                adapt = self.bind("closure_cotangents", closure_cotangents)
+                kw_places = tuple((kw, places[kw]) for kw, _ in keywords)
+                text = f"{c} = {adapt}({closure}({g}), {n}, {kw_places!r})"
+                body.append(Line(text, src=line, alt=f"{c} = {call}"))
             for k, a in positional:
                 self.contrib(a.id, f"{c}[{k}]", (), inside, line, body)
-            places = parameter_places(rule.pullback_fn)
             for kw, node in keywords:
                 # a function that names the keyword as a parameter returns its cotangent at
                 # that parameter's place; otherwise in the dict after the positional ones
@@ -331,7 +355,9 @@ class CallAdjoints:
                 rr = self.bind("adjoint_" + fn.__name__, lazy.__call__)
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
-            if self.scalar_vjp(rule, v) is not None:  # its reverse: the vjp function (alt)
+            if self.scalar_vjp(rule, v) is not None or (
+                self.direct_pullback(rule, v) and self.keeps_closure(rule, v)
+            ):  # its reverse: the vjp function or the pullback function (alt)
                 plain = f"{t} = {src(v.func)}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno)
@@ -440,7 +466,12 @@ class CallAdjoints:
                             no_rule_for_varied_call(self.diagnostic, v, callee.name)
                         )
                     needs = not self.inline_scalar(rule, v)
-                    if needs and rule is not None and self.direct_pullback(rule, v):
+                    if (
+                        needs
+                        and rule is not None
+                        and self.direct_pullback(rule, v)
+                        and not self.keeps_closure(rule, v)
+                    ):
                         needs = False  # its pullback is a plain function, called directly
                     if rule is not None and rule.kind == RULE:
                         self.check_keywords(v, rule)

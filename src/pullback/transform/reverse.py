@@ -42,6 +42,7 @@ from .analyze import names_in
 from .code import Line
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
+from .loop_reads import batch_loop_reads
 from .ownership import drop_identity_pullbacks, own_cotangents
 from .peephole import drop_copy_pairs
 from .reverse_attributes import AttributeAdjoints
@@ -193,6 +194,7 @@ class ReverseBuilder(
         drop_copy_pairs(body, self.prefix)
         own_cotangents(body, self.ns, self.bind, self.internal, self.prefix)
         drop_identity_pullbacks(body, self.ns)
+        batch_loop_reads(body, self.bind, self.internal)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
         return forward, body, saved, ret_name

@@ -31,6 +31,7 @@ import re
 
 from ..read_folds import loop_reads
 from .code import Compound, Line
+from .owned_inline import mentions
 from .ownership import _header, _lines, _statements
 
 
@@ -114,14 +115,6 @@ def _push(item, counter):
     return target.id, cotangent
 
 
-def _mentions(items, name) -> int:
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
-    total = 0
-    for item in items:
-        total += len(pattern.findall(item.text if isinstance(item, Line) else item.header))
-    return total
-
-
 def _batch_loop(block, loop, arrays, stored, bind, internal):
     head = _header(loop)
     if not (
@@ -151,7 +144,7 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
     helper = None
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())
-        if len(folded) != 1 or _mentions(items, chain) != 2 * len(found):
+        if len(folded) != 1 or mentions(loop.body, chain) != 2 * len(found):
             continue  # another use of the chain in the loop, or no single array
         (array,) = folded
         if array in stored:

@@ -168,6 +168,7 @@ def test_helper_folds_as_the_chain(steps, k, dtype):
         ([1.0, ZERO, 2.0], np.zeros(3)),  # a zero cotangent among them
         ([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),  # a list is read
         ([1 + 1j, 2.0, 3.0], np.zeros(3)),  # complex cotangents of a real array
+        ([1.0, np.complex128(2 + 1j), 3.0], np.zeros(3)),  # converted only with a warning
         ([np.ones(2), np.ones(2), np.ones(2)], np.zeros((3, 2))),  # rows of a matrix
     ],
 )

@@ -102,6 +102,13 @@ def test_the_write_is_inline(name):
     assert "] = 0.0; d_" in source and "_array_set_pullback_owned(" in source
 
 
+@pytest.mark.parametrize("name", ["fill", "recurrence"])
+def test_the_written_value_is_not_saved(name):
+    # the pullbacks read the value for its shape only, proved (): 0.0 stands for it
+    source = grad(CASES[name]).source_for(X)
+    assert ", 0.0, _own)" in source
+
+
 @pytest.mark.parametrize("name", ["recurrence", "read_twice", "like_input"])
 def test_the_read_is_added_where_it_is_read(name):
     source = grad(CASES[name]).source_for(X)

@@ -12,6 +12,8 @@ stacks of cotangents (split from :mod:`pullback.tangents`, whose helpers it uses
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .band_stack import BandStack, as_band
@@ -246,6 +248,9 @@ def _scatter_scalars(out, indices, values) -> bool:
     return True
 
 
+_REAL_FLOATS = frozenset({float, np.float64, np.float32})
+
+
 def loop_reads(steps, k, values, x, chain):
     """The chain after a reverse loop ``for i in reversed(steps)`` that recorded ``k`` reads
     ``x[i]`` a step: their cotangents, in ``values`` (appended in the order the loop ran,
@@ -264,15 +269,21 @@ def loop_reads(steps, k, values, x, chain):
         and x.ndim == 1
         and x.dtype.kind == "f"
         and not batch_axes.axes
-        and n == len(steps) * k
-        and type(values[0]) in _SCALAR_VALUE_TYPES
+        and type(values[0]) in _REAL_FLOATS
     ):
-        weights = np.array(values)
-        if weights.dtype.kind == "f" and weights.shape == (n,):
+        # A cotangent is a number, an array or a zero: fromiter takes real numbers only
+        # (a zero, an array or a complex number raises, or warns: then the chain).
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            try:
+                weights = np.fromiter(values, dtype=_cotangent_dtype(x), count=n)
+            except (TypeError, ValueError, np.exceptions.ComplexWarning):
+                weights = None
+        if weights is not None:
             positions = np.arange(steps.start, steps.stop, steps.step)[::-1]
             if k > 1:
                 positions = np.repeat(positions, k)
-            return positions, weights.astype(_cotangent_dtype(x), copy=False), chain
+            return positions, weights, chain
     cotangents = iter(values)
     for i in reversed(steps):
         for _ in range(k):

@@ -78,10 +78,13 @@ def _scalar_vector_write(kinds, call) -> bool:
     return scalar
 
 
-def inline_write(item, call, temp, tok, slow, kinds, loop, items_of) -> bool:
+def inline_write(item, call, temp, tok, owned_pb, kinds, loop, items_of) -> bool:
     """Rewrite the pullback line ``item`` (``temp = pullback(*call.args)``) with the inline
-    form of the module docstring, absorbing the lines ``x = temp[k]`` right after it.
-    ``slow`` is the helper's text; False (nothing changed) where it does not apply."""
+    form of the module docstring, absorbing the lines ``x = temp[k]`` right after it;
+    ``owned_pb`` names the owned helper. False (nothing changed) where it does not apply.
+
+    Both pullbacks read the value only for its shape, which kinds prove ``()``: ``0.0``
+    stands for it (in the differentiable-again line too), so the loop does not save it."""
     if not _scalar_vector_write(kinds, call):
         return False
     block = parent_block(loop.body, item)
@@ -98,7 +101,11 @@ def inline_write(item, call, temp, tok, slow, kinds, loop, items_of) -> bool:
     fast += [f"{t} = {dy}" for _, t, k in taken if k == 0]
     fast += [f"{t} = NO_TANGENT" for _, t, k in taken if k == 1]
     test = f"{dy} is {tok}" + ("" if index.isdigit() else f" and type({index}) is int")
+    array = ast.unparse(call.args[1])
+    slow = f"{temp} = {owned_pb}({dy}, {array}, {index}, 0.0, {tok}); {tok} = {temp}[3]"
     slow_lines = [slow] + [line.text for line, _, _ in taken]
+    if item.alt is None:  # else the differentiable-again line is another: left as it is
+        item.alt = f"{temp} = {call.func.id}({dy}, {array}, {index}, 0.0)"
     text = "\n".join(
         [f"if {test}:", "    " + "; ".join(fast), "else:"] + ["    " + s for s in slow_lines]
     )
@@ -114,11 +121,13 @@ def inline_fold_skip(item, chain, text) -> None:
     _set(item, f"if {chain} is not None: {text}")
 
 
-def inline_reads(loop, block, fold, live_after, group, items_of) -> None:
+def inline_reads(loop, block, fold, live_after, group, items_of, internal) -> None:
     """Add the reads recorded into a chain that the owned fold line ``fold`` (at the top
     level of ``loop``'s body) consumes into the buffer where they are read (see the module
     docstring). ``fold`` is ``(line, acc, x, chain, tok)``; ``group`` the other names of
-    the buffer's family, none of which may be live after a read that is rewritten."""
+    the buffer's family, none of which may be live after a read that is rewritten. The
+    test that the buffer has the array's dtype (what ``fold_reads_owned`` adds in place) is
+    made where the token changes: ``_own_read`` is the token when it has, else None."""
     line, acc, x, chain, tok = fold
     body = loop.body
     if line not in body:
@@ -151,6 +160,7 @@ def inline_reads(loop, block, fold, live_after, group, items_of) -> None:
     after = block[block.index(loop) + 1] if block.index(loop) + 1 < len(block) else None
     if not (isinstance(after, Line) and after.text == f"{acc} = fold_reads({acc}, {x}, {chain})"):
         return
+    same_dtype = None
     for k in pushes:
         item = body[k]
         if live_after.get(id(item), set()) & group:
@@ -160,9 +170,31 @@ def inline_reads(loop, block, fold, live_after, group, items_of) -> None:
             continue
         if mentions(body[k + 1 :], acc) or re.search(rf"\b{re.escape(acc)}\b", value):
             continue  # a later line of the step reads or writes the adjoint
-        test = f"{acc} is {tok}" + ("" if index.isdigit() else f" and type({index}) is int")
-        test += f" and {acc}.dtype is {x}.dtype"
+        if same_dtype is None:
+            same_dtype = internal("_own_read")
+            _follow_token(
+                body,
+                tok,
+                f"{same_dtype} = {tok} if {tok} is not None and {tok}.dtype is {x}.dtype else None",
+            )
+            block.insert(block.index(loop), Line(f"{same_dtype} = None", src=loop.src, alt=""))
+        test = f"{acc} is {same_dtype}"
+        test += "" if index.isdigit() else f" and type({index}) is int"
         _set(item, f"if {test}: {acc}[{index}] += {value}\nelse: {item.text}")
+
+
+def _follow_token(block, tok, statement) -> None:
+    """Append ``statement`` to every physical line of ``block`` (nested ones too) that
+    assigns ``tok`` (a simple statement there, or the suite of a one-line ``if``)."""
+    assigns = re.compile(rf"\b{re.escape(tok)}\s*=(?!=)")
+    for item in block:
+        if isinstance(item, Compound):
+            _follow_token(item.body, tok, statement)
+            _follow_token(item.orelse, tok, statement)
+        elif assigns.search(item.text):
+            parts = item.text.split("\n")
+            parts = [p + f"; {statement}" if assigns.search(p) else p for p in parts]
+            _set(item, "\n".join(parts))
 
 
 def _stores(items, items_of) -> set:

@@ -382,9 +382,8 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix_kinds):
                 continue  # an alias of the cotangent is read later: keep the copy
             tok = tokens[root]
             args = ", ".join(ast.unparse(a) for a in value.args)
-            slow = f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[3]"
-            if not inline_write(item, value, temp, tok, slow, kinds, loop, line_statements):
-                _rewrite(item, slow)
+            if not inline_write(item, value, temp, tok, owned_pb, kinds, loop, line_statements):
+                _rewrite(item, f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[3]")
             changed.add(root)
         elif target in members and _fold_call(value):
             acc, x, chain = _fold_call(value)
@@ -397,7 +396,7 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix_kinds):
             if target == acc:
                 folds.append(((item, acc, x, chain, tok), group))
     for fold, group in folds:
-        inline_reads(loop, block, fold, live_after, group, line_statements)
+        inline_reads(loop, block, fold, live_after, group, line_statements, internal)
         inline_fold_skip(fold[0], fold[3], fold[0].text)
     k = next(i for i, item in enumerate(block) if item is loop)  # earlier inserts shift it
     for root in sorted(changed, key=tokens.get):

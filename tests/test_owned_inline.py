@@ -69,9 +69,24 @@ def make_cases():
             m[i, 1] = m[i, 0] * x[i]
         return np.sum(m * m)
 
+    def rows(x):
+        g = np.outer(x, x)
+        for i in range(1, g.shape[0] - 1):
+            g[i, 1:-1] = 0.25 * (g[i - 1, 1:-1] + g[i + 1, 1:-1] + g[i, :-2] + g[i, 2:])
+        return np.sum(g * g)
+
+    def scatter(x):
+        acc = np.zeros(3)
+        for k in range(x.shape[0]):
+            acc[np.array([k % 3, 0, 0])] += x[k] * x[k]  # repeated: the last write lands
+            acc[np.array([1, 2])] -= x[k]
+        return np.sum(acc * acc)
+
     return {
         f.__name__: f
         for f in (
+            rows,
+            scatter,
             fill,
             recurrence,
             like_input,
@@ -115,6 +130,16 @@ def test_the_read_is_added_where_it_is_read(name):
     assert "] += d_" in source
 
 
+def test_row_reads_are_added_where_they_are_read():
+    # basic tuple indices (an int name and slices): added into a view of the buffer
+    assert "type(i) is int: d_g_" in grad(CASES["rows"]).source_for(X)
+
+
+def test_augmented_stores_run_inline_in_the_forward_sweep():
+    source = grad(CASES["scatter"]).source_for(X)
+    assert "] += _t" in source and "] -= _t" in source
+
+
 def test_a_matrix_keeps_the_helper():
     assert "] = 0.0;" not in grad(CASES["matrix"]).source_for(X)
 
@@ -132,7 +157,9 @@ def test_equals_the_copying_path(name, dtype, monkeypatch):
     np.testing.assert_allclose(inline, plain, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("name", ["fill", "recurrence", "read_twice", "zero_in_a_branch"])
+@pytest.mark.parametrize(
+    "name", ["fill", "recurrence", "read_twice", "zero_in_a_branch", "rows", "scatter"]
+)
 def test_second_order(name):
     check_grads(CASES[name], X, order=2)
 

@@ -165,9 +165,11 @@ def inline_reads(loop, block, fold, live_after, group, items_of, internal) -> No
         item = body[k]
         if live_after.get(id(item), set()) & group:
             continue
-        index, value, _ = (ast.unparse(e) for e in items_of(item)[0].value.elts)
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|\d+", index):
+        node = items_of(item)[0].value.elts[0]
+        ints = _basic_index_names(node)
+        if ints is None:
             continue
+        index, value, _ = (ast.unparse(e) for e in items_of(item)[0].value.elts)
         if mentions(body[k + 1 :], acc) or re.search(rf"\b{re.escape(acc)}\b", value):
             continue  # a later line of the step reads or writes the adjoint
         if same_dtype is None:
@@ -178,9 +180,42 @@ def inline_reads(loop, block, fold, live_after, group, items_of, internal) -> No
                 f"{same_dtype} = {tok} if {tok} is not None and {tok}.dtype is {x}.dtype else None",
             )
             block.insert(block.index(loop), Line(f"{same_dtype} = None", src=loop.src, alt=""))
-        test = f"{acc} is {same_dtype}"
-        test += "" if index.isdigit() else f" and type({index}) is int"
+        test = " and ".join([f"{acc} is {same_dtype}"] + [f"type({n}) is int" for n in ints])
         _set(item, f"if {test}: {acc}[{index}] += {value}\nelse: {item.text}")
+
+
+def _basic_index_names(node):
+    """The names that must hold ints for the index ``node`` to be basic (an int, a slice
+    or a tuple of them, which ``fold_reads_owned`` adds into a view in place): the index
+    itself, or the names among a tuple's items next to ints and ``slice(...)`` of names
+    and constants. None for any other index."""
+
+    def plain(part):
+        return isinstance(part, ast.Name) or (
+            isinstance(part, ast.Constant) and (part.value is None or type(part.value) is int)
+        )
+
+    def item(part):
+        if isinstance(part, ast.Name):
+            return [part.id]
+        if isinstance(part, ast.Constant) and type(part.value) is int:
+            return []
+        if (
+            isinstance(part, ast.Call)
+            and isinstance(part.func, ast.Name)
+            and part.func.id == "slice"
+            and not part.keywords
+            and all(plain(a) for a in part.args)
+        ):
+            return []  # a slice of any bounds is basic (the bounds' types are slice's own)
+        return None
+
+    if isinstance(node, ast.Tuple):
+        parts = [item(p) for p in node.elts]
+        if not node.elts or any(p is None for p in parts):
+            return None
+        return [n for p in parts for n in p]
+    return item(node) if not isinstance(node, ast.Call) else None
 
 
 def _follow_token(block, tok, statement) -> None:

@@ -37,6 +37,13 @@ from .star_calls import (
 )
 from .sweep_common import has_source, runtime_function, short_name, source_position, src
 
+# The in-place stores inline_store writes as Python statements, with their operators.
+_STORES = {
+    arrays_inplace.array_set: "=",
+    arrays_inplace.array_add_set: "+=",
+    arrays_inplace.array_sub_set: "-=",
+}
+
 
 class CallAdjoints:
     """:class:`~.reverse.ReverseBuilder`: calls in both sweeps."""
@@ -357,13 +364,13 @@ class CallAdjoints:
 
     def inline_store(self, v):
         """``a; a[index] = value`` for ``array_set(a, index, value)`` (it writes in place and
-        returns ``a``) where ``a`` is provably a NumPy array (its kind, of a known rank, and
-        no Dask or other array-API argument): the store without a call per loop step.
-        None otherwise."""
+        returns ``a``; ``+=`` and ``-=`` for ``array_add_set`` and ``array_sub_set``) where
+        ``a`` is provably a NumPy array (its kind, of a known rank, and no Dask or other
+        array-API argument): the store without a call per loop step. None otherwise."""
         if not (
             isinstance(v, gast.Call)
             and isinstance(v.func, gast.Name)
-            and self.ns.get(v.func.id) is arrays_inplace.array_set
+            and _STORES.get(self.ns.get(v.func.id)) is not None
             and len(v.args) == 3
             and not v.keywords
             and isinstance(v.args[0], gast.Name)
@@ -375,7 +382,7 @@ class CallAdjoints:
         if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
             return None
         a, index, value = (src(x) for x in v.args)
-        return f"{a}; {a}[{index}] = {value}"
+        return f"{a}; {a}[{index}] {_STORES[self.ns.get(v.func.id)]} {value}"
 
     def inline_list_store(self, t, v):
         """``t = xs; xs[p] = v`` for ``t = list_set(xs, p, v)`` behind the test that ``xs``

@@ -332,7 +332,12 @@ def inline_list_cotangents(body, namespace, bind, items_of) -> None:
                     break
             if not parts:
                 continue
-            slow = [item.text] + [line.text for line, _, _ in taken]
+            head = item.text
+            plain = item.alt or item.text
+            if len(call.args) == 4 and _without_value(plain):
+                # a list store's pullbacks never read the value itself
+                head, item.alt = _without_value(item.text), _without_value(plain)
+            slow = [head] + [line.text for line, _, _ in taken]
             text = "\n".join(
                 [f"if {test.format(**names)}:", "    " + "; ".join(parts), "else:"]
                 + ["    " + s for s in slow]
@@ -340,6 +345,22 @@ def inline_list_cotangents(body, namespace, bind, items_of) -> None:
             _set(item, text)
             for line, _, _ in taken:
                 _set(line, "")
+
+
+def _without_value(text: str) -> str | None:
+    """``t = f(d, xs, p, 0.0)`` for the line ``t = f(d, xs, p, v)``: ``list_set_pullback``
+    (and its sweep form) take the value only to mirror ``list_set``'s arguments, so the
+    loop need not save it. None for a line of another shape."""
+    body = ast.parse(text).body
+    if not (
+        len(body) == 1
+        and isinstance(body[0], ast.Assign)
+        and isinstance(body[0].value, ast.Call)
+        and len(body[0].value.args) == 4
+    ):
+        return None
+    body[0].value.args[3] = ast.Constant(0.0)
+    return ast.unparse(body[0])
 
 
 def _blocks(block):

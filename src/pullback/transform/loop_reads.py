@@ -10,11 +10,11 @@ to :func:`pullback.read_folds.loop_reads`, which pushes them as one node of two 
 (or, for anything but real scalar reads of a 1-D float array, the chain the loop would
 have built)::
 
-    _lx1 = []; _lx1_add = _lx1.append
+    _lreads_x = []; _lreads_x_add = _lreads_x.append
     for i in reversed(_range1):
         ...
-        _lx1_add(d__t5)                    # was: _reads_x = (i, d__t5, _reads_x)
-    _reads_x = _pb_loop_reads(_range1, 1, _lx1, x, _reads_x)
+        _lreads_x_add(d__t5)               # was: _reads_x = (i, d__t5, _reads_x)
+    _reads_x = _loop_reads(_range1, 1, _lreads_x, x, _reads_x)
 
 What is proved, on the generated text: the reads are lines of the loop body itself (so
 each runs once a step), their index is the loop's target, which nothing in the body

@@ -11,18 +11,23 @@ staying as the other branch::
     if d_out_2 is _own and type(i) is int:
         d__t8 = d_out_2[i]; d_out_2[i] = 0.0; d_out_1 = d_out_2
     else:
-        _cot1 = _array_set_pullback_owned(d_out_2, out_1, i, _t8, _own); _own = _cot1[3]
+        _cot1 = _array_set_pullback_owned(d_out_2, out_1, i, 0.0, _own); _own = _cot1[3]
         d_out_1 = _cot1[0]
         d__t8 = _cot1[2]
 
-A read ``y[t - 1]`` recorded into a chain that the same loop folds into the owned buffer
-at the top of its next step is added into the buffer where it is read, when nothing
-between the read and that fold (or the fold after the loop) mentions the adjoint::
+(both pullbacks read the value only for its shape, proved ``()``: ``0.0`` stands for it,
+so the loop does not save the value). A read ``y[t - 1]`` (or by a basic index such as
+``g[i, 1:-1]``) recorded into a chain that the same loop folds into the owned buffer at the
+top of its next step is added into the buffer where it is read, when nothing between the
+read and that fold (or the fold after the loop) mentions the adjoint; ``_own_read`` is the
+token when the buffer has the array's dtype (set where the token changes), else None::
 
-    if d_y_2 is _own and type(_t6) is int and d_y_2.dtype is y_2.dtype: d_y_2[_t6] += d__t7
+    if d_y_2 is _own_read and type(_t6) is int: d_y_2[_t6] += d__t7
     else: _reads_y_2 = (_t6, d__t7, _reads_y_2)
 
-The differentiable-again functions keep the plain lines (``Line.alt``).
+The sweep's own cotangent lists take the same inline forms for ``list_set_pullback_sweep``
+and ``append_cotangent`` (:func:`inline_list_cotangents`). The differentiable-again
+functions keep the plain lines (``Line.alt``).
 """
 
 from __future__ import annotations

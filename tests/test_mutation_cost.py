@@ -366,7 +366,11 @@ def test_pass_rewrites_the_plain_loop():
     )
     assert block[0].text == "_own1 = None"
     texts = [line.text for line in block[1].body]
-    assert texts[0] == "d_a, _own1 = _fold_reads_owned(d_a, a, _reads_a, _own1)"
+    # the fold runs when the chain holds a read (the helper returns its arguments else)
+    assert texts[0] == (
+        "if _reads_a is not None: d_a, _own1 = _fold_reads_owned(d_a, a, _reads_a, _own1)"
+    )
+    assert block[1].body[0].alt == "d_a = fold_reads(d_a, a, _reads_a)"
     assert texts[2] == "_cot1 = _array_set_pullback_owned(d_b, a, i, v, _own1); _own1 = _cot1[3]"
     assert block[1].body[2].alt == "_cot1 = _array_set_pullback(d_b, a, i, v)"
 

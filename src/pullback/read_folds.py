@@ -12,6 +12,8 @@ stacks of cotangents (split from :mod:`pullback.tangents`, whose helpers it uses
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .band_stack import BandStack, as_band
@@ -244,3 +246,46 @@ def _scatter_scalars(out, indices, values) -> bool:
         where[where < 0] += out.shape[0]
     out += np.bincount(where, weights=weights, minlength=out.shape[0])
     return True
+
+
+_REAL_FLOATS = frozenset({float, np.float64, np.float32})
+
+
+def loop_reads(steps, k, values, x, chain):
+    """The chain after a reverse loop ``for i in reversed(steps)`` that recorded ``k`` reads
+    ``x[i]`` a step: their cotangents, in ``values`` (appended in the order the loop ran,
+    ``k`` a step), pushed onto ``chain``.
+
+    A reverse loop appends each read's cotangent to a list (one call) instead of pushing a
+    node ``(i, cotangent, chain)``; here the list becomes one node ``(positions,
+    cotangents)`` of two arrays, which :func:`fold_reads` scatters with ``np.add.at`` (the
+    same sums), when they are real scalars read from a 1-D float array along a ``range``.
+    Anything else gets the very chain the loop would have built."""
+    n = len(values)
+    if (
+        n
+        and type(steps) is range
+        and type(x) is _ndarray
+        and x.ndim == 1
+        and x.dtype.kind == "f"
+        and not batch_axes.axes
+        and type(values[0]) in _REAL_FLOATS
+    ):
+        # A cotangent is a number, an array or a zero: fromiter takes real numbers only
+        # (a zero, an array or a complex number raises, or warns: then the chain).
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
+            try:
+                weights = np.fromiter(values, dtype=_cotangent_dtype(x), count=n)
+            except (TypeError, ValueError, np.exceptions.ComplexWarning):
+                weights = None
+        if weights is not None:
+            positions = np.arange(steps.start, steps.stop, steps.step)[::-1]
+            if k > 1:
+                positions = np.repeat(positions, k)
+            return positions, weights, chain
+    cotangents = iter(values)
+    for i in reversed(steps):
+        for _ in range(k):
+            chain = (i, next(cotangents), chain)
+    return chain

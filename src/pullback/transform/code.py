@@ -43,19 +43,25 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
             line_map.append(src)
             last_src = src
 
-    if all(isinstance(item, Line) and not item.text for item in block):
+    def chosen(line):  # the differentiable-again text where there is one
+        return line.alt if use_alt and line.alt is not None else line.text
+
+    if all(isinstance(item, Line) and not chosen(item) for item in block):
         # empty, or only placeholders that turned out to be unneeded (a loop whose reverse
         # body lost its every line): a statement Python accepts
         out.append(pad + "pass")
         line_map.append(last_src)
         return last_src
     for item in block:
-        if isinstance(item, Line) and not item.text:
-            continue  # a placeholder that turned out to be unneeded
+        if isinstance(item, Line) and not chosen(item):
+            continue  # a placeholder that turned out to be unneeded (or only in one form)
         note(item.src)
         if isinstance(item, Line):
-            out.append(pad + (item.alt if use_alt and item.alt is not None else item.text))
-            line_map.append(item.src if item.src is not None else last_src)
+            # a line may hold a small compound statement (an inline fast path): each of
+            # its lines at this indentation
+            for part in chosen(item).split("\n"):
+                out.append(pad + part)
+                line_map.append(item.src if item.src is not None else last_src)
         else:
             out.append(pad + item.header)
             line_map.append(item.src if item.src is not None else last_src)

@@ -30,7 +30,9 @@ What is proved, statically, on the generated text (never a guess from reference 
   is read afterwards.
 
 The owned form is the line's text (the sweeps); the differentiable-again functions keep the
-plain, transformable pullback (``Line.alt``), so second derivatives are unchanged.
+plain, transformable pullback (``Line.alt``), so second derivatives are unchanged. Where
+kinds prove a write a scalar into a vector, :mod:`.owned_inline` writes the helper's two
+index operations into the sweep instead (and adds a read into the buffer where it is read).
 """
 
 from __future__ import annotations
@@ -40,14 +42,16 @@ import functools
 
 from .. import arrays_inplace, containers_inplace
 from .code import Compound, Line
+from .owned_inline import inline_fold_skip, inline_reads, inline_write
 
 
-def own_cotangents(body, namespace, bind, internal, prefix) -> None:
+def own_cotangents(body, namespace, bind, internal, prefix, kinds=None) -> None:
     """Rewrite, in place, the array-write pullbacks of innermost reverse loops in ``body``
     (a list of :class:`Line`/:class:`Compound`) whose cotangent buffer is provably owned.
 
     ``bind(hint, value)`` names a helper in the generated namespace, ``internal(base)``
-    makes a fresh internal name, ``prefix`` is the adjoints' prefix (``d_``)."""
+    makes a fresh internal name, ``prefix`` is the adjoints' prefix (``d_``); ``kinds``
+    (the names' kinds) lets a scalar write into a vector run inline (owned_inline.py)."""
     pullbacks = {n for n, v in namespace.items() if v is arrays_inplace.array_set_pullback}
     if not pullbacks or not any(_mentions_any(body, pullbacks)):
         return
@@ -60,7 +64,7 @@ def own_cotangents(body, namespace, bind, internal, prefix) -> None:
     # to): members of a family like a rename, left as they are.
     passing = {n for n, v in namespace.items() if v in _PASSING_PULLBACKS}
     for block, loop in loops:
-        _own_loop(block, loop, (pullbacks, passing), live_after, bind, internal, prefix)
+        _own_loop(block, loop, (pullbacks, passing), live_after, bind, internal, (prefix, kinds))
 
 
 _PASSING_PULLBACKS = (
@@ -270,6 +274,10 @@ def _lines(block):
             yield from _lines(item.orelse)
 
 
+def line_statements(item) -> tuple:
+    return _statements(item.text) if isinstance(item, Line) else ()
+
+
 def _single(item):
     stmts = _statements(item.text) if isinstance(item, Line) else []
     if len(stmts) == 1 and isinstance(stmts[0], ast.Assign) and len(stmts[0].targets) == 1:
@@ -321,7 +329,8 @@ def _item_of(value, temps) -> tuple[str, int] | None:
     return None
 
 
-def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
+def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix_kinds):
+    prefix, kinds = prefix_kinds
     writing, passing = pullbacks
     pullbacks = writing | passing
     items = list(_lines(loop.body))
@@ -360,6 +369,7 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
     owned_pb = bind("array_set_pullback_owned", arrays_inplace.array_set_pullback_owned)
     owned_fold = bind("fold_reads_owned", arrays_inplace.fold_reads_owned)
     changed = set()
+    folds = []
     for item in items:
         if not isinstance(item, Line):
             continue
@@ -372,7 +382,8 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
                 continue  # an alias of the cotangent is read later: keep the copy
             tok = tokens[root]
             args = ", ".join(ast.unparse(a) for a in value.args)
-            _rewrite(item, f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[3]")
+            if not inline_write(item, value, temp, tok, owned_pb, kinds, loop, line_statements):
+                _rewrite(item, f"{temp} = {owned_pb}({args}, {tok}); {tok} = {temp}[3]")
             changed.add(root)
         elif target in members and _fold_call(value):
             acc, x, chain = _fold_call(value)
@@ -382,6 +393,11 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix):
                 continue
             tok = tokens[root]
             _rewrite(item, f"{target}, {tok} = {owned_fold}({acc}, {x}, {chain}, {tok})")
+            if target == acc:
+                folds.append(((item, acc, x, chain, tok), group))
+    for fold, group in folds:
+        inline_reads(loop, block, fold, live_after, group, line_statements, internal)
+        inline_fold_skip(fold[0], fold[3], fold[0].text)
     k = next(i for i, item in enumerate(block) if item is loop)  # earlier inserts shift it
     for root in sorted(changed, key=tokens.get):
         block.insert(k, Line(f"{tokens[root]} = None", src=loop.src))

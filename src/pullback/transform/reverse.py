@@ -42,7 +42,9 @@ from .analyze import names_in
 from .code import Line
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
-from .ownership import drop_identity_pullbacks, own_cotangents
+from .loop_reads import batch_loop_reads
+from .owned_inline import inline_list_cotangents
+from .ownership import drop_identity_pullbacks, line_statements, own_cotangents
 from .peephole import drop_copy_pairs
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
@@ -191,8 +193,10 @@ class ReverseBuilder(
             problems = sorted(self.problems, key=source_position)
             raise UnsupportedSyntaxError(self.fs.name, problems)
         drop_copy_pairs(body, self.prefix)
-        own_cotangents(body, self.ns, self.bind, self.internal, self.prefix)
+        own_cotangents(body, self.ns, self.bind, self.internal, self.prefix, self.kinds)
         drop_identity_pullbacks(body, self.ns)
+        inline_list_cotangents(body, self.ns, self.bind, line_statements)
+        batch_loop_reads(body, self.bind, self.internal)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
         return forward, body, saved, ret_name

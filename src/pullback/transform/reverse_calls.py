@@ -12,7 +12,7 @@ import math
 
 import gast
 
-from .. import arrays_inplace, containers, dynamic_calls
+from .. import arrays_inplace, containers, containers_inplace, dynamic_calls
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
@@ -36,6 +36,13 @@ from .star_calls import (
     star_bindings,
 )
 from .sweep_common import has_source, runtime_function, short_name, source_position, src
+
+# The in-place stores inline_store writes as Python statements, with their operators.
+_STORES = {
+    arrays_inplace.array_set: "=",
+    arrays_inplace.array_add_set: "+=",
+    arrays_inplace.array_sub_set: "-=",
+}
 
 
 class CallAdjoints:
@@ -332,6 +339,9 @@ class CallAdjoints:
             store = self.inline_store(v)
             if store is not None:  # differentiable again: the call, which has a rule
                 return Line(f"{t} = {store}", src=s.lineno, alt=f"{t} = {src(v)}")
+            store = self.inline_list_store(t, v)
+            if store is not None:
+                return Line(store, src=s.lineno, alt=f"{t} = {src(v)}")
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
         if callee.kind == "star":
@@ -380,13 +390,13 @@ class CallAdjoints:
 
     def inline_store(self, v):
         """``a; a[index] = value`` for ``array_set(a, index, value)`` (it writes in place and
-        returns ``a``) where ``a`` is provably a NumPy array (its kind, of a known rank, and
-        no Dask or other array-API argument): the store without a call per loop step.
-        None otherwise."""
+        returns ``a``; ``+=`` and ``-=`` for ``array_add_set`` and ``array_sub_set``) where
+        ``a`` is provably a NumPy array (its kind, of a known rank, and no Dask or other
+        array-API argument): the store without a call per loop step. None otherwise."""
         if not (
             isinstance(v, gast.Call)
             and isinstance(v.func, gast.Name)
-            and self.ns.get(v.func.id) is arrays_inplace.array_set
+            and _STORES.get(self.ns.get(v.func.id)) is not None
             and len(v.args) == 3
             and not v.keywords
             and isinstance(v.args[0], gast.Name)
@@ -398,7 +408,24 @@ class CallAdjoints:
         if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
             return None
         a, index, value = (src(x) for x in v.args)
-        return f"{a}; {a}[{index}] = {value}"
+        return f"{a}; {a}[{index}] {_STORES[self.ns.get(v.func.id)]} {value}"
+
+    def inline_list_store(self, t, v):
+        """``t = xs; xs[p] = v`` for ``t = list_set(xs, p, v)`` behind the test that ``xs``
+        is a list (what list_set tests first; the call is the other branch). None for any
+        other statement."""
+        if not (
+            isinstance(v, gast.Call)
+            and isinstance(v.func, gast.Name)
+            and self.ns.get(v.func.id) is containers_inplace.list_set
+            and len(v.args) == 3
+            and not v.keywords
+            and isinstance(v.args[0], gast.Name)
+            and all(isinstance(a, (gast.Name, gast.Constant)) for a in v.args[1:])
+        ):
+            return None
+        xs, p, value = (src(a) for a in v.args)
+        return f"if type({xs}) is list: {t} = {xs}; {xs}[{p}] = {value}\nelse: {t} = {src(v)}"
 
     def call_site_name(self, s) -> str:
         """The bound name of the CallSite of a call found at run time (a method or a

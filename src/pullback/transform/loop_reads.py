@@ -1,0 +1,168 @@
+"""Index reads by a reverse loop's own counter, recorded into a list (issue 11).
+
+The reverse sweep records a read ``x[i]`` as a node of a linked chain,
+``_reads_x = (i, d, _reads_x)``, which ``fold_reads`` walks and scatters when ``x``'s
+adjoint is needed. In a reverse loop ``for i in reversed(_range1):`` whose every step
+records the same ``k`` reads ``x[i]`` (the fill and recurrence loops read ``x[i]`` once
+or twice a step), the chain costs a tuple a read and a walk of all of them. This pass
+records those cotangents with one list append instead and, after the loop, hands the list
+to :func:`pullback.read_folds.loop_reads`, which pushes them as one node of two arrays
+(or, for anything but real scalar reads of a 1-D float array, the chain the loop would
+have built)::
+
+    _lreads_x = []; _lreads_x_add = _lreads_x.append
+    for i in reversed(_range1):
+        ...
+        _lreads_x_add(d__t5)               # was: _reads_x = (i, d__t5, _reads_x)
+    _reads_x = _loop_reads(_range1, 1, _lreads_x, x, _reads_x)
+
+What is proved, on the generated text: the reads are lines of the loop body itself (so
+each runs once a step), their index is the loop's target, which nothing in the body
+assigns; the body has no ``break``, ``continue`` or ``return`` and no other mention of the
+chain; and every fold of the chain anywhere in the sweep reads the same array name, which
+the sweep never assigns (the array ``loop_reads`` is given is the one folded into). The
+differentiable-again functions keep the chain (``Line.alt``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..read_folds import loop_reads
+from .code import Compound, Line
+from .owned_inline import mentions
+from .ownership import _header, _lines, _statements
+
+
+def batch_loop_reads(body, bind, internal) -> None:
+    """Rewrite, in place, the reads by the counter of every reverse loop in ``body`` (a
+    whole sweep) that the module docstring describes."""
+    try:
+        arrays = _folded_arrays(body)
+        stored = _stored_names(body)
+    except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
+        return
+    for block, loop in list(_loops(body)):
+        _batch_loop(block, loop, arrays, stored, bind, internal)
+
+
+def _loops(block):
+    for item in block:
+        if isinstance(item, Compound):
+            yield from _loops(item.body)
+            yield from _loops(item.orelse)
+            if item.header.startswith("for "):
+                yield block, item
+
+
+def _calls(tree):
+    return (n for n in ast.walk(tree) if isinstance(n, ast.Call))
+
+
+def _folded_arrays(body) -> dict:
+    """``{chain: {array names it is folded with}}`` over the whole sweep."""
+    arrays: dict = {}
+    for item in _lines(body):
+        if not isinstance(item, Line) or "_reads" not in item.text:
+            continue
+        for stmt in _statements(item.text):
+            for call in _calls(stmt):
+                args = call.args
+                if len(args) >= 3 and all(isinstance(a, ast.Name) for a in args[1:3]):
+                    if args[2].id.startswith("_reads"):
+                        arrays.setdefault(args[2].id, set()).add(args[1].id)
+    return arrays
+
+
+def _stored_names(body) -> set:
+    stored = set()
+    for item in _lines(body):
+        stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
+        for stmt in stmts:
+            target = stmt.target if isinstance(stmt, ast.For) else stmt
+            if isinstance(stmt, (ast.If, ast.While)):
+                continue
+            stored |= {
+                n.id
+                for n in ast.walk(target)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+            }
+    return stored
+
+
+def _push(item, counter):
+    """``(chain, cotangent text)`` of a line ``chain = (counter, value, chain)``, or None."""
+    if not isinstance(item, Line) or not item.text.startswith("_reads"):
+        return None
+    stmts = _statements(item.text)
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Assign):
+        return None
+    (target,), value = stmts[0].targets, stmts[0].value
+    if not (
+        isinstance(target, ast.Name)
+        and isinstance(value, ast.Tuple)
+        and len(value.elts) == 3
+        and isinstance(value.elts[0], ast.Name)
+        and value.elts[0].id == counter
+        and isinstance(value.elts[2], ast.Name)
+        and value.elts[2].id == target.id
+    ):
+        return None
+    cotangent = ast.unparse(value.elts[1])
+    if re.search(rf"\b{re.escape(target.id)}\b", cotangent):
+        return None
+    return target.id, cotangent
+
+
+def _batch_loop(block, loop, arrays, stored, bind, internal):
+    head = _header(loop)
+    if not (
+        isinstance(head.target, ast.Name)
+        and isinstance(head.iter, ast.Call)
+        and isinstance(head.iter.func, ast.Name)
+        and head.iter.func.id == "reversed"
+        and len(head.iter.args) == 1
+        and isinstance(head.iter.args[0], ast.Name)
+        and not loop.orelse
+    ):
+        return
+    counter, steps = head.target.id, head.iter.args[0].id
+    items = list(_lines(loop.body))
+    for item in items:
+        stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
+        for stmt in stmts:
+            if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(stmt)):
+                return
+    if {counter, steps} & _stored_names(loop.body):
+        return
+    pushes: dict = {}
+    for item in loop.body:
+        found = _push(item, counter)
+        if found is not None:
+            pushes.setdefault(found[0], []).append((item, found[1]))
+    helper = None
+    for chain, found in pushes.items():
+        folded = arrays.get(chain, set())
+        if len(folded) != 1 or mentions(loop.body, chain) != 2 * len(found):
+            continue  # another use of the chain in the loop, or no single array
+        (array,) = folded
+        if array in stored:
+            continue
+        helper = helper or bind("loop_reads", loop_reads)
+        values = internal(f"_l{chain.lstrip('_')}")
+        append = internal(f"{values}_add")
+        for item, cotangent in found:
+            if item.alt is None:
+                item.alt = item.text
+            item.text = f"{append}({cotangent})"
+        k = block.index(loop)
+        block.insert(k, Line(f"{values} = []; {append} = {values}.append", src=loop.src, alt=""))
+        block.insert(
+            k + 2,
+            Line(
+                f"{chain} = {helper}({steps}, {len(found)}, {values}, {array}, {chain})",
+                src=loop.src,
+                alt="",
+            ),
+        )

@@ -1,0 +1,176 @@
+"""Reads ``x[i]`` by a reverse loop's own counter recorded into a list (issue 11,
+pullback.transform.loop_reads and pullback.read_folds.loop_reads): checked against finite
+differences (float64 and float32), against the chain the sweep builds without the pass,
+and at second order; the helper's two paths against the chain they replace."""
+
+import numpy as np
+import pytest
+
+import pullback.transform.reverse as reverse_module
+from pullback import grad
+from pullback.read_folds import fold_reads, loop_reads
+from pullback.tangents import ZERO
+from pullback.testing import check_grads
+
+DTYPES = [np.float64, np.float32]
+
+
+def make_cases():
+    def fill(x):
+        out = np.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = np.sin(x[i]) * x[i]
+        return np.sum(out * out)
+
+    def negative_positions(x):
+        s = 0.0
+        for i in range(-3, 3):  # -3 and 2 are one entry of a 5-vector: read twice
+            s = s + x[i] * x[i] * float(i + 4)
+        return s
+
+    def stepped_range(x):
+        s = 0.0
+        for i in range(x.shape[0] - 1, 0, -2):
+            s = s + np.cos(x[i]) * x[i]
+        return s
+
+    def shifted(x):
+        s = 0.0
+        for i in range(1, x.shape[0]):
+            s = s + np.cos(x[i]) * x[i - 1]  # another index: the chain stays
+        return s
+
+    def nested(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            c = float(i) + 1.0
+            for j in range(i + 1):
+                s = s + x[j] * x[j] * c  # the inner loop's counter
+        return s
+
+    def two_counters(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            for j in range(i + 1):
+                s = s + x[i] * x[j]  # reads by two counters: the chain stays
+        return s
+
+    def list_argument(xs):
+        s = 0.0
+        for i in range(len(xs)):
+            s = s + xs[i] * xs[i]
+        return s
+
+    def read_in_branch(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if x[i] > 0.7:
+                s = s + x[i] * x[i]
+            else:
+                s = s + np.sin(x[i])
+        return s
+
+    def recurrence(x):
+        y = np.zeros(x.shape[0])
+        y[0] = x[0]
+        for t in range(1, x.shape[0]):
+            y[t] = 0.9 * y[t - 1] + x[t]
+        return np.sum(y * y)
+
+    return {
+        f.__name__: f
+        for f in (
+            fill,
+            negative_positions,
+            stepped_range,
+            shifted,
+            nested,
+            two_counters,
+            list_argument,
+            read_in_branch,
+            recurrence,
+        )
+    }
+
+
+CASES = make_cases()
+X = np.array([0.6, 1.1, 0.8, 0.95, 0.3])
+
+
+def arg(name, dtype=np.float64):
+    return [0.6, 1.1, 0.8] if name == "list_argument" else X.astype(dtype)
+
+
+ARRAY_CASES = [n for n in CASES if n != "list_argument"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ARRAY_CASES)
+def test_matches_finite_differences(name, dtype):
+    check_grads(CASES[name], arg(name, dtype))
+
+
+def test_list_argument_matches_finite_differences():
+    g = grad(CASES["list_argument"])([0.6, 1.1, 0.8])
+    np.testing.assert_allclose(np.array(g, dtype=float), [1.2, 2.2, 1.6])
+
+
+@pytest.mark.parametrize("name", ["fill", "negative_positions", "stepped_range", "nested"])
+def test_the_pass_is_applied(name):
+    assert "_loop_reads(" in grad(CASES[name]).source_for(arg(name))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ARRAY_CASES)
+def test_equals_the_chain(name, dtype, monkeypatch):
+    x = arg(name, dtype)
+    batched = grad(CASES[name])(x)
+    monkeypatch.setattr(reverse_module, "batch_loop_reads", lambda *a, **k: None)
+    plain_fn = make_cases()[name]
+    assert "_loop_reads(" not in grad(plain_fn).source_for(x)
+    plain = grad(plain_fn)(x)
+    assert batched.dtype == plain.dtype
+    np.testing.assert_allclose(batched, plain, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name", ["fill", "negative_positions", "nested", "recurrence"])
+def test_second_order(name):
+    check_grads(CASES[name], arg(name), order=2)
+
+
+def _chain(steps, k, values, rest):
+    it = iter(values)
+    for i in reversed(steps):
+        for _ in range(k):
+            rest = (i, next(it), rest)
+    return rest
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    ("steps", "k"), [(range(5), 1), (range(1, 5), 2), (range(-3, 3), 1), (range(4, 0, -2), 3)]
+)
+def test_helper_folds_as_the_chain(steps, k, dtype):
+    x = np.zeros(5, dtype=dtype)
+    values = list(np.random.default_rng(0).standard_normal(len(steps) * k))
+    rest = (0, 0.5, None)
+    node = loop_reads(steps, k, values, x, rest)
+    assert type(node[0]) is np.ndarray and node[2] is rest  # the one-node path
+    expect = fold_reads(ZERO, x, _chain(steps, k, values, rest))
+    got = fold_reads(ZERO, x, node)
+    assert got.dtype == expect.dtype
+    np.testing.assert_allclose(got, expect, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize(
+    "values, x",
+    [
+        ([1.0, ZERO, 2.0], np.zeros(3)),  # a zero cotangent among them
+        ([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]),  # a list is read
+        ([1 + 1j, 2.0, 3.0], np.zeros(3)),  # complex cotangents of a real array
+        ([1.0, np.complex128(2 + 1j), 3.0], np.zeros(3)),  # converted only with a warning
+        ([np.ones(2), np.ones(2), np.ones(2)], np.zeros((3, 2))),  # rows of a matrix
+    ],
+)
+def test_helper_falls_back_to_the_chain(values, x):
+    assert loop_reads(range(3), 1, values, x, None) == _chain(range(3), 1, values, None)

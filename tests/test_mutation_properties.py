@@ -132,7 +132,10 @@ def load(source, tmp_path):
     return module.f
 
 
-X = np.array([0.7, 1.2, 0.4, 0.9, 1.1, 0.6])
+# No two of X[i], X[i] * c (c a constant of the programs), X[i] + 0.25 and X[i] + 1.0 are
+# within 1e-3 of each other: a maximum.at/minimum.at or sort of two equal values is a kink
+# where finite differences average two sides (0.6 == 1.2 * 0.5 was one such tie).
+X = np.array([0.7131, 1.2289, 0.4173, 0.9317, 1.1071, 0.6053])
 
 
 @given(program())

@@ -19,6 +19,18 @@ class Line:
     # the text in functions that must stay differentiable again (the fused gradient and
     # vjp), where calls of user functions go through their generated vjp functions
     alt: str | None = None
+    # the text in the fused sweeps, whose reverse part runs once per forward (grad's hot
+    # entry): there a loop's tape is popped, freed as the reverse sweep walks it
+    once: str | None = None
+
+    def variant(self, use_alt: bool, once: bool) -> str:
+        """The text of this line in the alt (differentiable-again), once (fused sweeps) or
+        plain (re-callable backward) rendering."""
+        if use_alt and self.alt is not None:
+            return self.alt
+        if once and self.once is not None:
+            return self.once
+        return self.text
 
 
 @dataclass
@@ -31,8 +43,12 @@ class Compound:
     loop: object = None  # LoopInfo, for reverse loops
 
 
-def render(block, indent: int, src_text, out: list, line_map: list, last_src=None, use_alt=False):
-    """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``."""
+def render(
+    block, indent: int, src_text, out: list, line_map: list, last_src=None, use_alt=False,
+    once=False,
+):
+    """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``
+    (``use_alt``/``once``: which text of each :class:`Line`, see :meth:`Line.variant`)."""
     pad = "    " * indent
 
     def note(src):
@@ -43,28 +59,30 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
             line_map.append(src)
             last_src = src
 
-    if all(isinstance(item, Line) and not item.text for item in block):
+    if all(isinstance(item, Line) and not item.variant(use_alt, once) for item in block):
         # empty, or only placeholders that turned out to be unneeded (a loop whose reverse
         # body lost its every line): a statement Python accepts
         out.append(pad + "pass")
         line_map.append(last_src)
         return last_src
     for item in block:
-        if isinstance(item, Line) and not item.text:
+        if isinstance(item, Line) and not item.variant(use_alt, once):
             continue  # a placeholder that turned out to be unneeded
         note(item.src)
         if isinstance(item, Line):
-            out.append(pad + (item.alt if use_alt and item.alt is not None else item.text))
+            out.append(pad + item.variant(use_alt, once))
             line_map.append(item.src if item.src is not None else last_src)
         else:
             out.append(pad + item.header)
             line_map.append(item.src if item.src is not None else last_src)
-            last_src = render(item.body, indent + 1, src_text, out, line_map, last_src, use_alt)
+            last_src = render(
+                item.body, indent + 1, src_text, out, line_map, last_src, use_alt, once
+            )
             if item.orelse:
                 out.append(pad + "else:")
                 line_map.append(last_src)
                 last_src = render(
-                    item.orelse, indent + 1, src_text, out, line_map, last_src, use_alt
+                    item.orelse, indent + 1, src_text, out, line_map, last_src, use_alt, once
                 )
     return last_src
 
@@ -85,6 +103,8 @@ def walk_reads(block, stop_at_loops=False):
         names |= identifiers(item.text if isinstance(item, Line) else item.header)
         if isinstance(item, Line) and item.alt:
             names |= identifiers(item.alt)
+        if isinstance(item, Line) and item.once:
+            names |= identifiers(item.once)
         if isinstance(item, Compound):
             if stop_at_loops and item.loop is not None:
                 continue

@@ -158,8 +158,8 @@ def generate(
             out.append(text)
             line_map.append(src)
 
-        def render_here(block, last=None, use_alt=False):
-            return render(block, 1, src_text, out, line_map, last, use_alt)
+        def render_here(block, last=None, use_alt=False, once=False):
+            return render(block, 1, src_text, out, line_map, last, use_alt, once)
 
         write(emit, render_here)
         source = "\n".join(out) + "\n"
@@ -219,12 +219,15 @@ def generate(
     def fused_sweeps(emit, render_here):
         # Both sweeps as one function of (seed function, *args) returning (value,
         # cotangents): no saved tuple, no partial, one call. What grad's hot entry runs.
+        # Its reverse part runs once, so it pops the loops' tapes (Line.once): each
+        # iteration's snapshot is freed as the reverse sweep reads it.
         emit(f"def {name}__fused(__pullback_seed__{', ' + signature if signature else ''}):", 1)
         last = render_here(prologue + forward)
         emit(f"    __pullback_value__ = {ret_name}", last)
         emit(seed_line, last)
         done = backward[-1].text  # "return (cotangents,)"
-        render_here(backward[:-1] + [Line("return __pullback_value__, " + done[7:])], last)
+        tail = [Line("return __pullback_value__, " + done[7:])]
+        render_here(backward[:-1] + tail, last, once=True)
 
     def fused():
         """Built when grad's hot entry first runs, for functions of modest length (a long

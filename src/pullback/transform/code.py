@@ -8,7 +8,7 @@ source with a comment naming the user line wherever that line changes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -22,15 +22,6 @@ class Line:
     # the text in the fused sweeps, whose reverse part runs once per forward (grad's hot
     # entry): there a loop's tape is popped, freed as the reverse sweep walks it
     once: str | None = None
-
-    def variant(self, use_alt: bool, once: bool) -> str:
-        """The text of this line in the alt (differentiable-again), once (fused sweeps) or
-        plain (re-callable backward) rendering."""
-        if use_alt and self.alt is not None:
-            return self.alt
-        if once and self.once is not None:
-            return self.once
-        return self.text
 
 
 @dataclass
@@ -48,7 +39,9 @@ def render(
     once=False,
 ):
     """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``
-    (``use_alt``/``once``: which text of each :class:`Line`, see :meth:`Line.variant`)."""
+    (``once``: the fused sweeps' texts, :attr:`Line.once`, where lines have one)."""
+    if once:
+        block = once_texts(block)
     pad = "    " * indent
 
     def note(src):
@@ -59,32 +52,43 @@ def render(
             line_map.append(src)
             last_src = src
 
-    if all(isinstance(item, Line) and not item.variant(use_alt, once) for item in block):
+    if all(isinstance(item, Line) and not item.text for item in block):
         # empty, or only placeholders that turned out to be unneeded (a loop whose reverse
         # body lost its every line): a statement Python accepts
         out.append(pad + "pass")
         line_map.append(last_src)
         return last_src
     for item in block:
-        if isinstance(item, Line) and not item.variant(use_alt, once):
+        if isinstance(item, Line) and not item.text:
             continue  # a placeholder that turned out to be unneeded
         note(item.src)
         if isinstance(item, Line):
-            out.append(pad + item.variant(use_alt, once))
+            out.append(pad + (item.alt if use_alt and item.alt is not None else item.text))
             line_map.append(item.src if item.src is not None else last_src)
         else:
             out.append(pad + item.header)
             line_map.append(item.src if item.src is not None else last_src)
-            last_src = render(
-                item.body, indent + 1, src_text, out, line_map, last_src, use_alt, once
-            )
+            last_src = render(item.body, indent + 1, src_text, out, line_map, last_src, use_alt)
             if item.orelse:
                 out.append(pad + "else:")
                 line_map.append(last_src)
                 last_src = render(
-                    item.orelse, indent + 1, src_text, out, line_map, last_src, use_alt, once
+                    item.orelse, indent + 1, src_text, out, line_map, last_src, use_alt
                 )
     return last_src
+
+
+def once_texts(block) -> list:
+    """A copy of ``block`` in which each :class:`Line` with a ``once`` text has it as its
+    text (the lines themselves are shared by every rendering, so they are not changed)."""
+    out = []
+    for item in block:
+        if isinstance(item, Compound):
+            item = replace(item, body=once_texts(item.body), orelse=once_texts(item.orelse))
+        elif item.once is not None:
+            item = replace(item, text=item.once)
+        out.append(item)
+    return out
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

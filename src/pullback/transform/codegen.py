@@ -149,8 +149,9 @@ def generate(
     ns.update(namespace)
     ns["__pullback_source__"] = fs
 
-    def compile_unit(write, what):
-        """Render functions with ``write(emit, render_here)``, compile them into ``ns``."""
+    def compile_unit(write, what, once=False):
+        """Render functions with ``write(emit, render_here)``, compile them into ``ns``
+        (``once``: with the texts of sweeps whose reverse part runs once, Line.once)."""
         out: list[str] = []
         line_map: list = []
 
@@ -158,7 +159,7 @@ def generate(
             out.append(text)
             line_map.append(src)
 
-        def render_here(block, last=None, use_alt=False, once=False):
+        def render_here(block, last=None, use_alt=False):
             return render(block, 1, src_text, out, line_map, last, use_alt, once)
 
         write(emit, render_here)
@@ -219,22 +220,21 @@ def generate(
     def fused_sweeps(emit, render_here):
         # Both sweeps as one function of (seed function, *args) returning (value,
         # cotangents): no saved tuple, no partial, one call. What grad's hot entry runs.
-        # Its reverse part runs once, so it pops the loops' tapes (Line.once): each
-        # iteration's snapshot is freed as the reverse sweep reads it.
         emit(f"def {name}__fused(__pullback_seed__{', ' + signature if signature else ''}):", 1)
         last = render_here(prologue + forward)
         emit(f"    __pullback_value__ = {ret_name}", last)
         emit(seed_line, last)
         done = backward[-1].text  # "return (cotangents,)"
-        tail = [Line("return __pullback_value__, " + done[7:])]
-        render_here(backward[:-1] + tail, last, once=True)
+        render_here(backward[:-1] + [Line("return __pullback_value__, " + done[7:])], last)
 
     def fused():
         """Built when grad's hot entry first runs, for functions of modest length (a long
         one's call overhead is small beside its sweeps, and compiling it twice is not)."""
         if source.count("\n") > FUSED_MAX_LINES or not backward[-1].text.startswith("return "):
             return None
-        fused_source, filename, _, unit = compile_unit(fused_sweeps, "fused sweeps")
+        # Its reverse part runs once, so it pops the loops' tapes (Line.once): each
+        # iteration's snapshot is freed as the reverse sweep reads it.
+        fused_source, filename, _, unit = compile_unit(fused_sweeps, "fused sweeps", once=True)
         fn = with_defaults(unit[f"{name}__fused"])
         forget_with(fn, filename)
         # Lines from here on are the reverse sweep's: where an error is a pullback's.

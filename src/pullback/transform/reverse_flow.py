@@ -237,9 +237,13 @@ class ControlFlowAdjoints:
             if not snap:
                 return [Line("pass", src=s.lineno, alt=f"{stack} = (None, {stack})")]
             # The list tape: 8 bytes per value and no object of its own; the linked form
-            # (alt) one flat tuple (values..., rest) per iteration.
-            values = ", ".join(snap)
-            push = f"{stack}.append({values})" if len(snap) == 1 else f"{stack} += ({values})"
+            # (alt) one flat tuple (values..., rest) per iteration. Up to four values are
+            # appended one by one (CPython's specialized list.append is cheaper than a
+            # tuple built to extend the list), more with one `+=`.
+            if len(snap) <= _APPENDED:
+                push = "; ".join(f"{stack}.append({n})" for n in snap)
+            else:
+                push = f"{stack} += ({', '.join(snap)})"
             return [Line(push, src=s.lineno, alt=f"{stack} = ({', '.join(snap)}, {stack})")]
         if isinstance(s, (gast.Break, gast.Continue)):
             return [Line(type(s).__name__.lower(), src=s.lineno)]
@@ -323,6 +327,9 @@ def _loops_in(block):
                 yield from _loops_in(item.body)
                 yield from _loops_in(item.orelse)
 
+
+#: The most snapshot values pushed with one append each (see fwd_stmt).
+_APPENDED = 4
 
 # Operations without side effects whose result depends only on their operands.
 _PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)

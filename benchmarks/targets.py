@@ -171,8 +171,11 @@ def _tape_freed(n: int) -> tuple[float, float]:
         return (marks[0] - marks[-1]) / max(marks[0] - start, 1)
 
     freed = share_freed(lambda: g(0.5, n))
-    _, back = vjp(speed_fns.probed_while, 0.5, n, wrt=0, registry=reg)
-    kept = 1.0 - share_freed(lambda: back(1.0))
+    def pull_back():  # the forward sweep inside the window too: the tape is counted
+        _, back = vjp(speed_fns.probed_while, 0.5, n, wrt=0, registry=reg)
+        back(1.0)
+
+    kept = 1.0 - share_freed(pull_back)
     return freed, kept
 
 

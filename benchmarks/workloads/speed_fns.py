@@ -21,6 +21,20 @@ def scalar_while(x, n):
     return s
 
 
+def probe(v):
+    """The identity; targets.py gives it a rule whose pullback reads the traced memory."""
+    return v
+
+
+def probed_while(x, n):
+    s = x
+    i = 0
+    while i < n:
+        s = probe(s * 0.999999 + math.sin(s) * 1e-6)
+        i = i + 1
+    return s
+
+
 def rosen_vec(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 

@@ -125,6 +125,11 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     ``pullback(dy)`` (``dy`` shaped like ``y``: a tuple for tuple outputs) returns the
     cotangent of each argument in ``wrt`` — a tuple, or a single value when ``wrt`` is a
     single index or name. By default ``wrt`` is every positional argument given.
+
+    ``pullback`` may be called any number of times, so it keeps what its reverse sweep
+    reads (a loop's tape: a few values per iteration) for as long as it lives. ``grad``
+    and ``value_and_grad`` run their reverse sweep once: called again with arguments of
+    the same kinds, they run fused sweeps, which free a tape as they walk it.
     """
     if wrt is None:
         wrt = tuple(range(len(args)))

@@ -8,7 +8,7 @@ source with a comment naming the user line wherever that line changes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass
@@ -19,6 +19,9 @@ class Line:
     # the text in functions that must stay differentiable again (the fused gradient and
     # vjp), where calls of user functions go through their generated vjp functions
     alt: str | None = None
+    # the text in the fused sweeps, whose reverse part runs once per forward (grad's hot
+    # entry): there a loop's tape is popped, freed as the reverse sweep walks it
+    once: str | None = None
 
 
 @dataclass
@@ -31,8 +34,14 @@ class Compound:
     loop: object = None  # LoopInfo, for reverse loops
 
 
-def render(block, indent: int, src_text, out: list, line_map: list, last_src=None, use_alt=False):
-    """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``."""
+def render(
+    block, indent: int, src_text, out: list, line_map: list, last_src=None, use_alt=False,
+    once=False,
+):
+    """Append rendered lines to ``out``; ``line_map[i]`` is the user line of ``out[i]``
+    (``once``: the fused sweeps' texts, :attr:`Line.once`, where lines have one)."""
+    if once:
+        block = once_texts(block)
     pad = "    " * indent
 
     def note(src):
@@ -75,6 +84,19 @@ def render(block, indent: int, src_text, out: list, line_map: list, last_src=Non
     return last_src
 
 
+def once_texts(block) -> list:
+    """A copy of ``block`` in which each :class:`Line` with a ``once`` text has it as its
+    text (the lines themselves are shared by every rendering, so they are not changed)."""
+    out = []
+    for item in block:
+        if isinstance(item, Compound):
+            item = replace(item, body=once_texts(item.body), orelse=once_texts(item.orelse))
+        elif item.once is not None:
+            item = replace(item, text=item.once)
+        out.append(item)
+    return out
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -91,6 +113,8 @@ def walk_reads(block, stop_at_loops=False):
         names |= identifiers(item.text if isinstance(item, Line) else item.header)
         if isinstance(item, Line) and item.alt:
             names |= identifiers(item.alt)
+        if isinstance(item, Line) and item.once:
+            names |= identifiers(item.once)
         if isinstance(item, Compound):
             if stop_at_loops and item.loop is not None:
                 continue

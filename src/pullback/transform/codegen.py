@@ -149,8 +149,9 @@ def generate(
     ns.update(namespace)
     ns["__pullback_source__"] = fs
 
-    def compile_unit(write, what):
-        """Render functions with ``write(emit, render_here)``, compile them into ``ns``."""
+    def compile_unit(write, what, once=False):
+        """Render functions with ``write(emit, render_here)``, compile them into ``ns``
+        (``once``: with the texts of sweeps whose reverse part runs once, Line.once)."""
         out: list[str] = []
         line_map: list = []
 
@@ -159,7 +160,7 @@ def generate(
             line_map.append(src)
 
         def render_here(block, last=None, use_alt=False):
-            return render(block, 1, src_text, out, line_map, last, use_alt)
+            return render(block, 1, src_text, out, line_map, last, use_alt, once)
 
         write(emit, render_here)
         source = "\n".join(out) + "\n"
@@ -231,7 +232,9 @@ def generate(
         one's call overhead is small beside its sweeps, and compiling it twice is not)."""
         if source.count("\n") > FUSED_MAX_LINES or not backward[-1].text.startswith("return "):
             return None
-        fused_source, filename, _, unit = compile_unit(fused_sweeps, "fused sweeps")
+        # Its reverse part runs once, so it pops the loops' tapes (Line.once): each
+        # iteration's snapshot is freed as the reverse sweep reads it.
+        fused_source, filename, _, unit = compile_unit(fused_sweeps, "fused sweeps", once=True)
         fn = with_defaults(unit[f"{name}__fused"])
         forget_with(fn, filename)
         # Lines from here on are the reverse sweep's: where an error is a pullback's.

@@ -3,11 +3,13 @@
 Loops count their iterations and, at each iteration's exit, push a snapshot of exactly
 the values the reverse sweep reads onto the loop's tape, a flat list; the reverse loop
 reads one snapshot per iteration backwards from a cursor, without changing the list, so
-the pullback stays re-callable. A list of floats costs the cyclic garbage collector
-nothing (floats are not tracked), where one tuple per iteration made every collection
-walk the whole tape. The functions that must stay differentiable again (the fused
-gradient and vjp) use the ``alt`` form: one immutable tuple ``(values..., rest)`` per
-iteration, linked to the previous one. Branches replay the forward path's condition.
+the pullback stays re-callable; the fused sweeps of grad's hot entry, whose reverse part
+runs once, pop it instead (``Line.once``), freeing each snapshot as they read it. A list
+of floats costs the cyclic garbage collector nothing (floats are not tracked), where one
+tuple per iteration made every collection walk the whole tape. The functions that must
+stay differentiable again (the fused gradient and vjp) use the ``alt`` form: one immutable
+tuple ``(values..., rest)`` per iteration, linked to the previous one. Branches replay
+the forward path's condition.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class ControlFlowAdjoints:
         lid = self.loop_id(info)
         info.stack = self.internal(f"_stack{lid}")
         info.cursor = self.internal(f"_at{lid}")
+        info.pop = self.internal(f"_pop{lid}")
         info.reverse_target = None
         if isinstance(s, gast.For) and not _breaks(s.body):
             # Every iteration runs to its end: the reverse loop walks the same range
@@ -144,8 +147,11 @@ class ControlFlowAdjoints:
             loads = [f"{n} = {stack}[{cursor}{f' + {k}' if k else ''}]" for k, n in enumerate(snap)]
             pop.text = f"{cursor} -= {len(snap)}; " + "; ".join(loads)
             pop.alt = f"{', '.join(snap)}, {stack} = {stack}"
+            # Run once (the fused sweeps): the snapshot popped, last value first.
+            pop.once = "; ".join(f"{n} = {info.pop}()" for n in reversed(snap))
             info.cursor_line.text = f"{cursor} = len({stack})"
             info.cursor_line.alt = "pass"
+            info.cursor_line.once = f"{info.pop} = {stack}.pop"
         elif info.reverse_target is not None:
             pop.text = ""  # nothing to restore: no stack at all
         else:  # only the linked form keeps a (None, rest) entry per iteration
@@ -231,9 +237,13 @@ class ControlFlowAdjoints:
             if not snap:
                 return [Line("pass", src=s.lineno, alt=f"{stack} = (None, {stack})")]
             # The list tape: 8 bytes per value and no object of its own; the linked form
-            # (alt) one flat tuple (values..., rest) per iteration.
-            values = ", ".join(snap)
-            push = f"{stack}.append({values})" if len(snap) == 1 else f"{stack} += ({values})"
+            # (alt) one flat tuple (values..., rest) per iteration. Up to four values are
+            # appended one by one (CPython's specialized list.append is cheaper than a
+            # tuple built to extend the list), more with one `+=`.
+            if len(snap) <= _APPENDED:
+                push = "; ".join(f"{stack}.append({n})" for n in snap)
+            else:
+                push = f"{stack} += ({', '.join(snap)})"
             return [Line(push, src=s.lineno, alt=f"{stack} = ({', '.join(snap)}, {stack})")]
         if isinstance(s, (gast.Break, gast.Continue)):
             return [Line(type(s).__name__.lower(), src=s.lineno)]
@@ -317,6 +327,9 @@ def _loops_in(block):
                 yield from _loops_in(item.body)
                 yield from _loops_in(item.orelse)
 
+
+#: The most snapshot values pushed with one append each (see fwd_stmt).
+_APPENDED = 4
 
 # Operations without side effects whose result depends only on their operands.
 _PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)

@@ -263,7 +263,7 @@ def loop_reads(steps, k, values, x, chain):
     Anything else gets the very chain the loop would have built."""
     n = len(values)
     if (
-        n
+        n > _FEW_READS  # a few reads: the chain's short path is cheaper than two arrays
         and type(steps) is range
         and type(x) is _ndarray
         and x.ndim == 1

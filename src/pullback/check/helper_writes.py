@@ -1,0 +1,344 @@
+"""Helpers that write into a parameter: accepted where every call passes a local array.
+
+``def fill(out, x): out[i] = ...`` writes into its caller's array. In the helper alone that
+is refused (PB101: ``out`` comes from a parameter). The caller decides: a call that passes
+an array the caller created itself and that no other name sees (``buf = np.zeros(n)``;
+``fill(buf, x)``, ``buf = fill(buf, x)``, ``fill(np.zeros(n), x)``) is differentiated
+through the helper's specialization that owns the parameter
+(:mod:`pullback.transform.owned_helpers`), and the call is a write into ``buf`` for the
+caller's own analysis (like ``np.copyto(buf, v)``). A call that passes anything else — the
+caller's own parameter, a global, a closure variable, a view (``buf[1:3]``), a local another
+name may hold — is refused at the call, naming the helper's write, with the copy that makes
+it local. Helpers calling helpers compose: a helper that passes its parameter on to one that
+writes into it writes into that parameter itself.
+
+Which parameters a helper writes is what the check of the helper alone refuses for coming
+from a parameter (:attr:`FunctionChecker.param_writes`), so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import location_text
+from ..resolve import parent_map
+from ..transform.owned_helpers import owning_tree, returned_parameter
+from . import codes
+from .call_checks import user_callee
+
+
+@dataclass(frozen=True)
+class ParameterWrite:
+    """Where a helper writes into one of its parameters (for messages)."""
+
+    fs: object
+    node: object
+    via: object = None  # the write of the helper this one passes the parameter on to
+
+    def place(self) -> str:
+        return location_text(*self.fs.location(self.node))
+
+    def describe(self, name: str, p: str) -> str:
+        text = f"'{name}' writes into '{p}' at {self.place()}: `{self.line_text()}`"
+        if self.via is not None:
+            text += f", which writes into it at {self.via.place()}: `{self.via.line_text()}`"
+        return text
+
+    def line_text(self) -> str:
+        _, line, _ = self.fs.location(self.node)
+        return self.fs.file_line(line).strip()
+
+
+def written_parameters(env, registry, fn, source, checker_class) -> dict:
+    """``{parameter: ParameterWrite}`` for the parameters of the user function ``fn``
+    (``source`` loaded) that it writes into, directly or through the helpers it calls (as
+    ``checker_class``, the check's FunctionChecker, finds them). Once per function and
+    environment; a recursive call in progress counts as none."""
+    memo = env.__dict__.setdefault("written_parameters", {})
+    if fn in memo:
+        return memo[fn] or {}
+    memo[fn] = None
+    tree = getattr(source, "tree", None)
+    if not isinstance(tree, gast.FunctionDef):
+        memo[fn] = {}
+        return {}
+    checker = checker_class(source, registry, env)
+    checker.run()
+    params = {a.id for a in tree.args.posonlyargs + tree.args.args + tree.args.kwonlyargs}
+    memo[fn] = {p: w for p, w in checker.param_writes.items() if p in params}
+    return memo[fn]
+
+
+def owning_source(source, owned):
+    """``source`` as its specialization owning ``owned`` reads (for the check)."""
+    special = copy.copy(source)
+    special.tree = owning_tree(source.tree, owned)
+    return special
+
+
+def bind_arguments(call, tree, bound: int):
+    """``{parameter: argument node}`` of a call of the function ``tree`` (``bound``
+    leading parameters bound by the callable itself), or None when not plain."""
+    a = tree.args
+    if bound not in (0, 1) or a.vararg is not None or a.kwarg is not None or a.posonlyargs:
+        return None
+    if any(isinstance(x, gast.Starred) for x in call.args):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    params = [p.id for p in a.args][bound:]
+    if len(call.args) > len(params):
+        return None
+    out = dict(zip(params, call.args, strict=False))
+    for k in call.keywords:
+        out[k.arg] = k.value
+    return out
+
+
+#: Statements an owning call may sit inside (transform/helper_calls.py hoists it before).
+SIMPLE = (gast.Expr, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return)
+#: Expressions that may evaluate a part of themselves conditionally or repeatedly.
+_CONDITIONAL = (
+    gast.IfExp, gast.BoolOp, gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+    gast.GeneratorExp, gast.NamedExpr,
+)
+
+
+def hoistable(call, statement, args, owned) -> bool:
+    """Whether the owning ``call`` inside ``statement`` may run just before it: a simple
+    statement, the call evaluated exactly once, and no array the call writes into read
+    anywhere else in the statement (which would then see the writes too early)."""
+    if not isinstance(statement, SIMPLE):
+        return False
+    parents = parent_map(statement)
+    node = parents.get(call)
+    while node is not None and node is not statement:
+        if isinstance(node, _CONDITIONAL):
+            return False
+        node = parents.get(node)
+    names = {args[p].id for p in owned if isinstance(args.get(p), gast.Name)}
+    written = {id(args[p]) for p in owned if isinstance(args.get(p), gast.Name)}
+    for n in gast.walk(statement):
+        if isinstance(n, gast.Name) and n.id in names and id(n) not in written:
+            if isinstance(n.ctx, gast.Load) or isinstance(statement, gast.AugAssign):
+                return False
+    return True
+
+
+class HelperWrites:
+    """Mixin of :class:`~pullback.check.checker.FunctionChecker`: calls of helpers that
+    write into a parameter (see the module docstring)."""
+
+    def note_parameter_write(self, name, node) -> None:
+        """Remember that the function writes into its parameter ``name`` (a Name) at
+        ``node``: a caller passing a local array there makes the write its own."""
+        if isinstance(name, gast.Name):
+            self.param_writes.setdefault(name.id, ParameterWrite(self.fs, node))
+
+    def owning_call(self, call):
+        """``(function, source, owned parameters in order, {parameter: argument})`` for a
+        call of a user helper that writes into parameters it is passed, else None."""
+        key = id(call)
+        cache = self.__dict__.setdefault("_owning", {})
+        if key not in cache:
+            cache[key] = self._find_owning_call(call)
+        return cache[key]
+
+    def _find_owning_call(self, call):
+        found = user_callee(self, call)
+        if found is None:
+            return None
+        fn, source, bound = found
+        tree = getattr(source, "tree", None)
+        if not isinstance(tree, gast.FunctionDef) or bound != 0:
+            return None  # a method (its receiver) or a partial: checked as written
+        written = written_parameters(self.env, self.registry, fn, source, type(self))
+        if not written:
+            return None
+        args = bind_arguments(call, tree, 0)
+        order = [p.id for p in tree.args.args + tree.args.kwonlyargs]
+        owned = tuple(p for p in order if p in written)
+        return (fn, source, owned, args, written)
+
+    def owned_argument_uses(self, call):
+        """``[(Name argument, rebound)]`` the call writes into as a helper call: the
+        caller's alias analysis counts them as writes (``rebound``: ``buf = fill(buf, x)``,
+        the result takes the argument's own name)."""
+        found = self.owning_call(call)
+        if found is None or found[3] is None:
+            return []
+        _, _, owned, args, _ = found
+        stmt = self._aliases_parent(call)
+        out = []
+        for p in owned:
+            arg = args.get(p)
+            if not isinstance(arg, gast.Name):
+                continue
+            rebound = (
+                isinstance(stmt, gast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id == arg.id
+            )
+            out.append((arg, rebound))
+        return out
+
+    def owned_result_fresh(self, call) -> bool:
+        """``buf = fill(buf, x)`` / ``out = fill(np.zeros(n), x)`` where ``fill`` returns
+        the array it owns: a new array no other name holds."""
+        found = self.owning_call(call)
+        if found is None or found[3] is None:
+            return False
+        _, source, owned, args, _ = found
+        p = returned_parameter(source.tree, owned)
+        stmt = self._aliases_parent(call)
+        if p is None or p not in args or not isinstance(stmt, gast.Assign):
+            return False
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        arg = args[p]
+        if not isinstance(arg, gast.Name):
+            return True
+        return isinstance(target, gast.Name) and target.id == arg.id
+
+    def _aliases_parent(self, call):
+        parents = self.__dict__.get("_helper_parents")
+        if parents is None:
+            parents = self._helper_parents = parent_map(self.tree)
+        return parents.get(call)
+
+    def check_owning_call(self, call) -> tuple:
+        """Report the arguments of a helper call that the helper writes into and that are
+        not local arrays; the owned parameters (the helper is then checked as its
+        specialization owning them, so its own writes are not reported again)."""
+        found = self.owning_call(call)
+        if found is None:
+            return ()
+        fn, _, owned, args, written = found
+        name = getattr(fn, "__name__", "helper")
+        if args is None:
+            p = owned[0]
+            self._report_helper_write(
+                call, call, name, p, written[p],
+                "pass the array it writes into positionally, as a plain argument",
+            )
+            return owned
+        stmt = self._aliases_parent(call)
+        plain = isinstance(stmt, (gast.Expr, gast.Return)) or (
+            isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+        )
+        for p in owned:
+            arg = args.get(p)
+            if arg is None:
+                self._report_helper_write(
+                    call, call, name, p, written[p],
+                    f"pass '{p}' a local array (`{p}=np.zeros(...)`) rather than its default",
+                )
+                continue
+            statement = self._aliases()._statement(call)
+            local = not isinstance(arg, gast.Name) or not self._aliases().write_reason(
+                arg, statement
+            )
+            hoisted = plain and stmt.value is call or hoistable(call, statement, args, owned)
+            if local and isinstance(arg, gast.Name) and not hoisted:
+                self._report_helper_write(
+                    call, arg, name, p, written[p],
+                    "write the call as a statement of its own (`f(buf, ...)` or "
+                    "`buf = f(buf, ...)`) and use the array afterwards",
+                )
+            else:
+                self._check_owned_argument(call, statement, arg, name, p, written[p])
+        return owned
+
+    def _check_owned_argument(self, call, stmt, arg, name, p, write):
+        text = self.text(arg)
+        if isinstance(arg, gast.Name):
+            reason = self._aliases().write_reason(arg, stmt)
+            if reason is None and self._passed_twice(call, arg):
+                why = (
+                    f"'{text}' is also passed as another argument of this call: inside "
+                    f"'{name}' both parameters would be one array, which pullback does not "
+                    "follow."
+                )
+                self._report_helper_write(call, arg, name, p, write, None, why=why)
+                return
+            if reason is None:
+                return
+            if reason.kind == "parameter":
+                self.param_writes.setdefault(arg.id, ParameterWrite(self.fs, arg, write))
+            why, _ = self._store_why(text, reason)
+            if arg.id not in self.locals:
+                why = (
+                    f"'{text}' is a global or a variable of an enclosing function: the writes "
+                    "would outlive the call."
+                )
+            self._report_helper_write(call, arg, name, p, write, None, why=why)
+            return
+        if self._aliases().fresh_expr(arg) or isinstance(
+            arg, (gast.List, gast.ListComp, gast.Dict, gast.DictComp)
+        ):
+            return
+        why = (
+            f"`{text}` may be a view of another array (or that array itself), and the "
+            "helper's writes would change that array through it, which pullback does not "
+            "follow."
+        )
+        fix = (
+            f"pass a new array and write it back: `part = {text}.copy()`, "
+            f"`{self._call_with(call, arg, 'part')}`, then store `part` where it belongs"
+        )
+        if isinstance(arg, gast.Subscript):
+            fix += f" (`{text} = part`)"
+        self._report_helper_write(call, arg, name, p, write, fix, why=why)
+
+    def _passed_twice(self, call, arg) -> bool:
+        """Whether another argument of ``call`` may be ``arg``'s array or hold it (not
+        merely a value computed from it, like ``buf * 2``)."""
+        others = [a for a in call.args if a is not arg] + [
+            k.value for k in call.keywords if k.value is not arg
+        ]
+        for other in others:
+            names = {n.id for n in gast.walk(other) if isinstance(n, gast.Name)}
+            if arg.id in names and not isinstance(other, (gast.BinOp, gast.UnaryOp)):
+                return True
+        return False
+
+    def _call_with(self, call, arg, replacement) -> str:
+        parts = [replacement if a is arg else self.text(a) for a in call.args]
+        parts += [
+            f"{k.arg}={replacement if k.value is arg else self.text(k.value)}"
+            for k in call.keywords
+        ]
+        return f"{self.text(call.func)}({', '.join(parts)})"
+
+    def _report_helper_write(self, call, node, name, p, write, fix, why=None):
+        text = self.text(node) if node is not call else p
+        if fix is None:
+            copied = self._call_with(call, node, f"{text}.copy()")
+            fix = (
+                f"pass a copy: `{copied}` (then use what '{name}' returns, or name the "
+                f"copy first: `{text} = {text}.copy()` before the call)"
+            )
+        message = (
+            f"array mutation: '{name}' writes into its parameter '{p}', which this call "
+            f"passes '{text}'"
+        )
+        detail = write.describe(name, p) + "."
+        self.report(
+            node,
+            "PB101",
+            message,
+            why=f"{detail} {why}" if why else detail,
+            fix=f"{fix} ({codes.see('PB101')}).",
+        )
+
+
+__all__ = [
+    "HelperWrites",
+    "ParameterWrite",
+    "bind_arguments",
+    "owning_source",
+    "written_parameters",
+]

@@ -346,3 +346,93 @@ def chained_in_expression(x):
 
 
 CASES += [inside_expressions, chained_in_expression]
+
+
+# -- lists and dicts ------------------------------------------------------------------------
+def add_scaled(rows, v):
+    rows.append(v * 2.0)
+
+
+def extend_and_store(rows, x):
+    rows.extend([x[0] * x[1], np.sin(x[2])])
+    rows[0] = rows[0] + rows[-1]
+
+
+def list_effects(x):
+    acc = [x[0]]
+    add_scaled(acc, x[1])
+    extend_and_store(acc, x)
+    acc.append(x[3] ** 2)
+    total = 0.0
+    for v in acc:
+        total = total + v * v
+    return total
+
+
+def dict_effects(x):
+    table = {"c": x[2]}
+    store_keys(table, x)
+    table["e"] = table["a"] * 0.5
+    return table["a"] + table["b"] * table["c"] + table["e"]
+
+
+def fresh_list_argument(x):
+    rows = append_rows([x[1]], x)
+    return sum(rows)
+
+
+CASES += [list_helper, list_effects, dict_helper, dict_effects, fresh_list_argument]
+
+
+def passes_its_list(rows, x):
+    add_scaled(rows, x[0])
+    return sum(rows)
+
+
+def list_parameter(x):
+    return passes_its_list([x[1]], x)
+
+
+# -- a helper that keeps what it writes into: refused ------------------------------------------
+KEPT = []
+
+
+def keep_written(out, x):
+    out[0] = x[0] * 2.0
+    KEPT.append(out)
+    return out
+
+
+def kept_then_read(x):
+    buf = np.zeros(2)
+    buf = keep_written(buf, x)
+    return np.sum(KEPT[-1] * x[:2])
+
+
+class Holder:
+    pass
+
+
+HOLDER = Holder()
+
+
+def keep_on_object(out, x):
+    out[0] = x[0]
+    HOLDER.last = out
+
+
+def kept_on_object(x):
+    buf = np.zeros(2)
+    keep_on_object(buf, x)
+    return np.sum(HOLDER.last * x[:2]) + np.sum(buf)
+
+
+def fresh_arguments_in_tests_and_comprehensions(x):
+    total = 0.0
+    if np.sum(fill(np.zeros(x.shape[0]), x)) > 0.0:
+        total = total + np.sum(fill(np.ones(x.shape[0]), x * x))
+    parts = [np.sum(fill(np.zeros(x.shape[0]), x * k)) for k in (1.0, 2.0)]
+    return total + parts[0] * parts[1]
+
+
+CASES += [fresh_arguments_in_tests_and_comprehensions]

@@ -188,3 +188,34 @@ def test_refused_one_array_for_two_parameters():
 
 def test_method_writing_into_its_argument_stays_refused_in_the_method():
     assert "'out' comes from a parameter" in _detail(C.method_helper)
+
+
+def test_refused_list_parameter_passed_to_a_helper_that_appends():
+    # before, the append ran on the caller's list and its gradient was lost: [1, 0, ...]
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(C.passes_its_list, wrt=1)([0.5], X)
+    message = re.sub(r"\S*helper_writes_cases\.py", "cases.py", str(info.value))
+    assert "PB101 array mutation: 'add_scaled' writes into its parameter 'rows', which this " \
+        "call passes 'rows'" in message
+    assert "at cases.py:353:5: `rows.append(v * 2.0)`" in message
+    assert "Fix: pass a copy: `add_scaled(rows.copy(), x[0])`" in message
+
+
+def test_list_built_by_a_helper_from_a_fresh_list():
+    assert np.allclose(grad(C.list_parameter)(X), [2.0, 1.0, 0.0, 0.0])
+
+
+def test_refused_helper_keeping_what_it_writes_into():
+    assert _detail(C.kept_then_read) == (
+        "cases.py:402:17: PB101 array mutation: 'keep_written' keeps 'out', which it writes "
+        "into, in `KEPT.append(out)`\n"
+        "KEPT.append(out)\n"
+        "^^^\n"
+        "Every call of 'keep_written' passes 'out' an array of its caller, which would then be "
+        "that same array in Python, changed and read by the caller after the call, which "
+        "pullback does not follow.\n"
+        "Fix: keep a copy (`out.copy()`) there, or return 'out' (see docs/limitations.md#PB101)."
+    )
+    assert "'keep_on_object' keeps 'out', which it writes into, in `HOLDER.last`" in _detail(
+        C.kept_on_object
+    )

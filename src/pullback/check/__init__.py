@@ -163,8 +163,8 @@ def check_source(
         key = user_call.key if callee_active is None else (user_call.key, callee_active)
         source = user_call.source
         if user_call.owned:  # checked as the specialization owning what it writes into
-            key = ("owned", user_call.owned, key)
-            source = owning_source(source, user_call.owned)
+            key = ("owned", user_call.owned, user_call.kinds, key)
+            source = owning_source(source, user_call.owned, user_call.kinds)
         elif user_call.key in seen:
             continue
         if key in seen:

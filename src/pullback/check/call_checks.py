@@ -60,6 +60,7 @@ class UserCall:
     # the parameters the callee writes into and this call passes local arrays for: the
     # callee is checked as its specialization owning them (check/helper_writes.py)
     owned: tuple = ()
+    kinds: tuple = ()  # "list", "dict" or None (an array) for each owned parameter
 
 
 def user_callee(checker, call):
@@ -322,8 +323,8 @@ class CallChecks(ContainerChecks):
                 bound = 1
             else:
                 bound = 0 if obj is called else None
-            owned = self.check_owning_call(node)  # helpers writing into arguments
-            self.user_calls.append(UserCall(node, kind[1], kind[2], bound, owned))
+            owned, kinds = self.check_owning_call(node)  # helpers writing into arguments
+            self.user_calls.append(UserCall(node, kind[1], kind[2], bound, owned, kinds))
             return
         if kind[0] == "async":
             self.report(

@@ -144,6 +144,7 @@ class FunctionChecker(
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
+        self.check_owned_escapes()  # a helper's specialization keeping what it owns
         if factories:
             self._mark_closure_factories()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))

@@ -12,19 +12,26 @@ name may hold — is refused at the call, naming the helper's write, with the co
 it local. Helpers calling helpers compose: a helper that passes its parameter on to one that
 writes into it writes into that parameter itself.
 
-Which parameters a helper writes is what the check of the helper alone refuses for coming
-from a parameter (:attr:`FunctionChecker.param_writes`), so the two never disagree.
+Which parameters a helper writes is what the check of the helper alone notes while it
+refuses a write for coming from a parameter (:attr:`FunctionChecker.param_writes`), run on
+the statements that can write into one (:meth:`HelperWrites.scan_parameter_writes`), plus
+``rows.append(v)`` on a parameter (which runs as written when the list is the caller's own
+concern, and is a change of the caller's local list here). A helper checked as its
+specialization may not keep what it owns where it outlives the call
+(:meth:`HelperWrites.check_owned_escapes`).
 """
 
 from __future__ import annotations
 
 import copy
+import types
 from dataclasses import dataclass
 
 import gast
 
 from ..errors import location_text
 from ..resolve import own_nodes, parent_map
+from ..transform.list_analysis import MUTATORS
 from ..transform.owned_helpers import owning_tree, returned_parameter
 from . import codes
 from .call_checks import user_callee
@@ -73,10 +80,11 @@ def written_parameters(env, registry, fn, source, checker_class) -> dict:
     return memo[fn]
 
 
-def owning_source(source, owned):
+def owning_source(source, owned, kinds=()):
     """``source`` as its specialization owning ``owned`` reads (for the check)."""
     special = copy.copy(source)
-    special.tree = owning_tree(source.tree, owned)
+    special.tree = owning_tree(source.tree, owned, kinds)
+    special.owned = owned  # the check refuses keeping them (HelperWrites.check_owned_escapes)
     return special
 
 
@@ -106,6 +114,17 @@ def _passes_a_parameter(call, params) -> bool:
     if isinstance(call.func, gast.Attribute):
         values.append(call.func.value)
     return any(isinstance(v, gast.Name) and v.id in params for v in values)
+
+
+def _may_keep(callee, registry) -> bool:
+    """Whether a method call may keep an argument: a method of an object (a list's
+    ``append``, ``obj.register``), not a function of a module nor a rule."""
+    if callee.kind == "method":  # a method of a local value: one that stores its argument
+        return callee.name in MUTATORS or callee.name == "add"
+    if callee.kind != "object" or registry.lookup(callee.obj) is not None:
+        return False
+    owner = getattr(callee.obj, "__self__", None)
+    return owner is not None and not isinstance(owner, (types.ModuleType, type))
 
 
 #: Statements an owning call may sit inside (transform/helper_calls.py hoists it before).
@@ -145,8 +164,9 @@ class HelperWrites:
     def note_parameter_write(self, name, node) -> None:
         """Remember that the function writes into its parameter ``name`` (a Name) at
         ``node``: a caller passing a local array there makes the write its own."""
-        if isinstance(name, gast.Name):
-            self.param_writes.setdefault(name.id, ParameterWrite(self.fs, node))
+        name = name.id if isinstance(name, gast.Name) else name
+        if isinstance(name, str):
+            self.param_writes.setdefault(name, ParameterWrite(self.fs, node))
 
     def scan_parameter_writes(self) -> None:
         """Fill :attr:`param_writes` by running only the checks of the statements that may
@@ -169,6 +189,9 @@ class HelperWrites:
                     if node.target.id in params:
                         self._check_augassign_name(node, op)
             elif isinstance(node, gast.Call) and _passes_a_parameter(node, params):
+                func = node.func
+                if isinstance(func, gast.Attribute) and func.attr in MUTATORS:
+                    self.check_container_call(node, func.attr)  # l.append(v), d.update(e)
                 if self.check_inplace_call(node) is None:
                     self.check_owning_call(node)
 
@@ -196,6 +219,86 @@ class HelperWrites:
         order = [p.id for p in tree.args.args + tree.args.kwonlyargs]
         owned = tuple(p for p in order if p in written)
         return (fn, source, owned, args, written)
+
+    def check_owned_escapes(self) -> None:
+        """In a helper checked as its specialization owning parameters: refuse storing
+        one where it outlives the call (``CACHE.append(out)``, ``self.last = out``,
+        ``table[k] = out``). In Python that is the caller's array itself, which the caller
+        then changes or reads; pullback would keep a copy of an earlier state."""
+        owned = set(getattr(self.fs, "owned", ()) or ())
+        if not owned:
+            return
+        parents = parent_map(self.tree)
+        name = self.tree.name
+        for node in own_nodes(self.tree.body):
+            if not (isinstance(node, gast.Name) and node.id in owned):
+                continue
+            if not isinstance(node.ctx, gast.Load) or getattr(node, "lineno", None) is None:
+                continue
+            parent = parents.get(node)
+            kept = None
+            if isinstance(parent, gast.Assign) and parent.value is node:
+                if any(not isinstance(t, gast.Name) for t in parent.targets):
+                    kept = parent.targets[0]
+            elif (
+                isinstance(parent, gast.Call)
+                and node in parent.args
+                and isinstance(parent.func, gast.Attribute)
+                and not (isinstance(parent.func.value, gast.Name) and parent.func.value.id in owned)
+            ):
+                if _may_keep(self._resolve(parent), self.registry):
+                    kept = parent
+            if kept is None:
+                continue
+            self.report(
+                node,
+                "PB101",
+                f"array mutation: '{name}' keeps '{node.id}', which it writes into, in "
+                f"`{self.text(kept)}`",
+                why=(
+                    f"Every call of '{name}' passes '{node.id}' an array of its caller, which "
+                    "would then be that same array in Python, changed and read by the caller "
+                    "after the call, which pullback does not follow."
+                ),
+                fix=f"keep a copy (`{node.id}.copy()`) there, or return '{node.id}' "
+                f"({codes.see('PB101')}).",
+            )
+
+    def is_owned_argument(self, node, call) -> bool:
+        """Whether the Name ``node`` is an argument the helper ``call`` writes into (for
+        the container analysis: a change of the list or dict, not a use that keeps it)."""
+        return any(arg is node for arg, _ in self.owned_argument_uses(call))
+
+    def owned_container(self, value):
+        """For the container analysis: ``rows = fill(rows, x)`` is "same" (``rows`` keeps
+        its kind), ``rows = fill([], x)`` is "list" (``{}``: "dict"), where ``fill``
+        returns the list or dict it owns; else None."""
+        if not isinstance(value, gast.Call) or not self.owned_result_fresh(value):
+            return None
+        _, source, owned, args, _ = self.owning_call(value)
+        arg = args[returned_parameter(source.tree, owned)]
+        if isinstance(arg, gast.Name):
+            return "same"
+        if isinstance(arg, (gast.List, gast.ListComp)):
+            return "list"
+        return "dict" if isinstance(arg, (gast.Dict, gast.DictComp)) else None
+
+    def owned_kinds(self, found) -> tuple:
+        """"list", "dict" or None (an array) for each argument a helper call owns."""
+        _, _, owned, args, _ = found
+        kinds = []
+        for p in owned:
+            arg = args.get(p)
+            if isinstance(arg, (gast.List, gast.ListComp)):
+                kinds.append("list")
+            elif isinstance(arg, (gast.Dict, gast.DictComp)):
+                kinds.append("dict")
+            elif isinstance(arg, gast.Name):
+                kind = self._container_analysis().kinds.get(arg.id)
+                kinds.append(kind if kind in ("list", "dict") else None)
+            else:
+                kinds.append(None)
+        return tuple(kinds)
 
     def owned_argument_uses(self, call):
         """``[(Name argument, rebound)]`` the call writes into as a helper call: the
@@ -249,7 +352,7 @@ class HelperWrites:
         specialization owning them, so its own writes are not reported again)."""
         found = self.owning_call(call)
         if found is None:
-            return ()
+            return (), ()
         fn, _, owned, args, written = found
         name = getattr(fn, "__name__", "helper")
         if args is None:
@@ -258,7 +361,7 @@ class HelperWrites:
                 call, call, name, p, written[p],
                 "pass the array it writes into positionally, as a plain argument",
             )
-            return owned
+            return owned, ()
         stmt = self._aliases_parent(call)
         plain = isinstance(stmt, (gast.Expr, gast.Return)) or (
             isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
@@ -284,21 +387,18 @@ class HelperWrites:
                 )
             else:
                 self._check_owned_argument(call, statement, arg, name, p, written[p])
-        return owned
+        return owned, self.owned_kinds(found)
 
     def _check_owned_argument(self, call, stmt, arg, name, p, write):
         text = self.text(arg)
+        kind = self._container_analysis().kinds.get(arg.id) if isinstance(arg, gast.Name) else None
+        if kind in ("list", "dict"):
+            self._check_owned_container(call, arg, kind, name, p, write)
+            return
         if isinstance(arg, gast.Name):
             reason = self._aliases().write_reason(arg, stmt)
-            if reason is None and self._passed_twice(call, arg):
-                why = (
-                    f"'{text}' is also passed as another argument of this call: inside "
-                    f"'{name}' both parameters would be one array, which pullback does not "
-                    "follow."
-                )
-                self._report_helper_write(call, arg, name, p, write, None, why=why)
-                return
             if reason is None:
+                self._report_passed_twice(call, arg, "array", name, p, write)
                 return
             if reason.kind == "parameter":
                 self.param_writes.setdefault(arg.id, ParameterWrite(self.fs, arg, write))
@@ -326,6 +426,36 @@ class HelperWrites:
         if isinstance(arg, gast.Subscript):
             fix += f" (`{text} = part`)"
         self._report_helper_write(call, arg, name, p, write, fix, why=why)
+
+    def _check_owned_container(self, call, arg, kind, name, p, write):
+        """A local list or dict passed to a helper that changes it (list_analysis)."""
+        refusal = self._container_analysis().refusal(arg.id)
+        if refusal is None:
+            self._report_passed_twice(call, arg, kind, name, p, write)
+            return
+        if refusal.kind == "parameter":
+            self.param_writes.setdefault(arg.id, ParameterWrite(self.fs, arg, write))
+            why = f"'{arg.id}' comes from a parameter, so it is the caller's {kind}."
+        elif refusal.kind in ("global", "closure"):
+            why = f"'{arg.id}' is a global or a variable of an enclosing function."
+        elif refusal.kind == "shared" and refusal.node is not None:
+            _, line, _ = self.fs.location(refusal.node)
+            why = (
+                f"'{arg.id}' is also used on line {line} in a way that may let another name "
+                f"keep the {kind} while it changes."
+            )
+        else:
+            why = f"pullback cannot prove that '{arg.id}' is a {kind} the function built itself."
+        self._report_helper_write(call, arg, name, p, write, None, why=why)
+
+    def _report_passed_twice(self, call, arg, kind, name, p, write) -> None:
+        """Refuse a local ``arg`` that another argument of the call may also be."""
+        if self._passed_twice(call, arg):
+            why = (
+                f"'{arg.id}' is also passed as another argument of this call: inside "
+                f"'{name}' both parameters would be one {kind}, which pullback does not follow."
+            )
+            self._report_helper_write(call, arg, name, p, write, None, why=why)
 
     def _passed_twice(self, call, arg) -> bool:
         """Whether another argument of ``call`` may be ``arg``'s array or hold it (not

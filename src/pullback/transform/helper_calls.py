@@ -34,6 +34,7 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
         return
     env = environment if environment is not None else LiveEnvironment()
     checker = FunctionChecker(fs, registry or default_registry(), env)
+    checker._container_analysis()  # the kinds of the caller's lists and dicts, before rewriting
     counter = [0]
 
     def owning(call):
@@ -58,10 +59,12 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
             )
             found = owning(value) if whole else None
             if found is not None:
-                out.extend(_rebinding(fs, stmt, found, counter))
+                out.extend(_rebinding(fs, stmt, found, checker.owned_kinds(found), counter))
                 continue
             hoisted = []
-            _Calls(fs, owning, counter, hoisted, stmt).visit(stmt)
+            calls = _Calls(fs, checker, counter, hoisted, stmt)
+            for part in _own_expressions(stmt):
+                calls.visit(part)
             out.extend(hoisted)
             out.append(stmt)
         return out
@@ -69,13 +72,26 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
     fs.tree.body = rewrite(fs.tree.body)
 
 
+def _own_expressions(stmt) -> list:
+    """The expressions of ``stmt`` itself, not of the statements it holds."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return [stmt.test]
+    if isinstance(stmt, gast.For):
+        return [stmt.iter]
+    if isinstance(stmt, gast.With):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, (gast.Try, *SCOPES)):
+        return []
+    return [stmt]
+
+
 class _Calls(gast.NodeTransformer):
     """Owning calls inside an expression of ``stmt``: one with a local array (a name) runs
     just before ``stmt`` (the check made sure that is the same: hoistable), its value read
     back where it was; one with only new arrays is called in place."""
 
-    def __init__(self, fs, owning, counter, hoisted, stmt):
-        self.fs, self.owning, self.counter = fs, owning, counter
+    def __init__(self, fs, checker, counter, hoisted, stmt):
+        self.fs, self.checker, self.counter = fs, checker, counter
         self.hoisted, self.stmt = hoisted, stmt
 
     def visit_FunctionDef(self, node):
@@ -85,28 +101,29 @@ class _Calls(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        found = self.owning(node)
-        if found is None:
+        found = self.checker.owning_call(node)
+        if found is None or found[3] is None:
             return node
         fn, source, owned, args, _ = found
+        kinds = self.checker.owned_kinds(found)
         names = [p for p in owned if isinstance(args.get(p), gast.Name)]
-        call = _special_call(self.fs, fn, owned, node)
+        call = _special_call(self.fs, fn, owned, kinds, node)
         if not names:
             return N.located(N.subscript(call, N.const(0)), node)
         self.counter[0] += 1
         result = f"{RESULT_PREFIX}{self.counter[0]}"
         self.hoisted.append(N.assign(result, call, self.stmt))
-        for index, p in enumerate(owned, start=1):
+        for index, (p, kind) in enumerate(zip(owned, kinds, strict=True), start=1):
             if p in names:
-                state = _state(result, index, self.stmt)
+                state = _state(result, index, self.stmt, kind)
                 self.hoisted.append(N.assign(args[p].id, state, self.stmt))
         return N.located(N.subscript(result, N.const(0)), node)
 
 
-def _special_call(fs, fn, owned, call):
+def _special_call(fs, fn, owned, kinds, call):
     """``call`` calling the specialization of ``fn`` owning ``owned`` (bound in
     ``fs.namespace`` under a name of its own)."""
-    special = specialization(fn, owned)
+    special = specialization(fn, owned, kinds)
     name = f"{PREFIX}{fn.__name__}_{'_'.join(owned)}"
     k = 0
     while fs.namespace.get(name) not in (None, special):
@@ -119,19 +136,20 @@ def _special_call(fs, fn, owned, call):
     return gast.copy_location(new_call, call)
 
 
-def _rebinding(fs, stmt, found, counter) -> list:
+def _rebinding(fs, stmt, found, kinds, counter) -> list:
     fn, source, owned, args, _ = found
     counter[0] += 1
     result = f"{RESULT_PREFIX}{counter[0]}"
-    stmts = [N.assign(result, _special_call(fs, fn, owned, stmt.value), stmt)]
-    for index, p in enumerate(owned, start=1):
+    stmts = [N.assign(result, _special_call(fs, fn, owned, kinds, stmt.value), stmt)]
+    for index, (p, kind) in enumerate(zip(owned, kinds, strict=True), start=1):
         arg = args.get(p)
         if isinstance(arg, gast.Name):
-            stmts.append(N.assign(arg.id, _state(result, index, stmt), stmt))
+            stmts.append(N.assign(arg.id, _state(result, index, stmt, kind), stmt))
     if isinstance(stmt, gast.Return):  # return fill(buf, x): the helper's result
         p = returned_parameter(source.tree, owned)
         index = 1 + owned.index(p) if p is not None and p in args else 0
-        stmts.append(N.located(gast.Return(value=_state(result, index, stmt)), stmt))
+        kind = kinds[index - 1] if index else None
+        stmts.append(N.located(gast.Return(value=_state(result, index, stmt, kind)), stmt))
     if isinstance(stmt, gast.Assign):
         p = returned_parameter(source.tree, owned)
         arg = args.get(p) if p is not None else None
@@ -144,14 +162,15 @@ def _rebinding(fs, stmt, found, counter) -> list:
             index = 1 + owned.index(p)  # the same values: the copy no pullback holds
             if isinstance(arg, gast.Name):
                 return stmts  # buf = fill(buf, x): buf = _pb_own1[1] already
-        value = _state(result, index, stmt)
+        value = _state(result, index, stmt, kinds[index - 1] if index else None)
         stmts.append(N.located(gast.Assign(targets=[target], value=value, type_comment=None), stmt))
     return stmts
 
 
-def _state(result, index, where):
-    """``result[index]``; for ``index >= 1`` marked as an owned parameter's final state."""
+def _state(result, index, where, kind=None):
+    """``result[index]``; for ``index >= 1`` marked as an owned parameter's final state
+    (with its kind, "list" or "dict", for the container analysis)."""
     node = N.located(N.subscript(result, N.const(index)), where)
     if index:
-        setattr(node, MARK, True)
+        setattr(node, MARK, kind or True)
     return node

@@ -42,14 +42,26 @@ MARK = "pb_owned_state"
 _SPECIALIZATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def owning_tree(tree: gast.FunctionDef, owned) -> gast.FunctionDef:
+def copy_of(name: str, kind) -> gast.Call:
+    """``list(name)``, ``{**name}`` (the caller passes a list or a dict: the copy is one
+    the container analysis knows) or ``name.copy()`` (an array)."""
+    if kind == "list":
+        return N.call("list", [N.load(name)])
+    if kind == "dict":
+        return gast.Dict(keys=[None], values=[N.load(name)])
+    return N.call(N.attr(name, "copy"))
+
+
+def owning_tree(tree: gast.FunctionDef, owned, kinds=()) -> gast.FunctionDef:
     """A copy of ``tree`` that copies each parameter of ``owned`` first and returns
-    ``(result, final state of each owned parameter, ...)`` wherever it returns."""
+    ``(result, final state of each owned parameter, ...)`` wherever it returns
+    (``kinds``: "list", "dict" or None for each, what the caller passes)."""
     tree = copy.deepcopy(tree)
     where = tree
+    kinds = tuple(kinds) or (None,) * len(owned)
 
     def finals(at):
-        return [N.located(N.call(N.attr(p, "copy")), at) for p in owned]
+        return [N.located(copy_of(p, k), at) for p, k in zip(owned, kinds, strict=True)]
 
     returns = [n for n in own_nodes(tree.body) if isinstance(n, gast.Return)]
     for ret in returns:
@@ -68,7 +80,7 @@ def owning_tree(tree: gast.FunctionDef, owned) -> gast.FunctionDef:
         and isinstance(first.value.value, str)
     ):
         first = body[1] if len(body) > 1 else first  # after a docstring
-    copies = [N.assign(p, N.call(N.attr(p, "copy")), first) for p in owned]
+    copies = [N.assign(p, copy_of(p, k), first) for p, k in zip(owned, kinds, strict=True)]
     k = body.index(first) if first in body else 0
     tree.body = body[:k] + copies + body[k:]
     return tree
@@ -118,10 +130,16 @@ def returned_parameter(tree: gast.FunctionDef, owned) -> str | None:
 def is_owned_result(node) -> bool:
     """``_pb_ownN[k]`` that transform/helper_calls.py wrote for the final state of an owned
     parameter (it marks the node): a copy that nothing else holds."""
-    return getattr(node, MARK, False)
+    return bool(getattr(node, MARK, False))
 
 
-def specialization(fn, owned: tuple):
+def owned_result_kind(node):
+    """"list" or "dict" for the final state of an owned list or dict, else None."""
+    kind = getattr(node, MARK, None)
+    return kind if kind in ("list", "dict") else None
+
+
+def specialization(fn, owned: tuple, kinds: tuple = ()):
     """The specialization of the user function ``fn`` owning the parameters ``owned`` (a
     real function carrying its source for pullback), cached while ``fn``'s code is the
     same (a redefined helper is a new function object: its callers' guards see it)."""
@@ -129,11 +147,12 @@ def specialization(fn, owned: tuple):
     from .closure_records import carry_source, compile_like
 
     cached = _SPECIALIZATIONS.setdefault(fn, {})
-    hit = cached.get(owned)
+    key = (owned, tuple(kinds))
+    hit = cached.get(key)
     if hit is not None and hit[0] is fn.__code__:
         return hit[1]
     fs = load_source(fn)
-    tree = owning_tree(fs.tree, owned)
+    tree = owning_tree(fs.tree, owned, kinds)
     # compiled under another name: inside compile_like's factory, a call of the helper
     # by its own name (recursion) must still reach the global, not the factory's local
     compiled = copy.copy(tree)
@@ -141,5 +160,5 @@ def specialization(fn, owned: tuple):
     made = compile_like(fn, compiled, {}, f"<pullback: {fn.__name__} owning {', '.join(owned)}>")
     setattr(made, OWNED, owned)
     carry_source(made, fs, tree)
-    cached[owned] = (fn.__code__, made)
+    cached[key] = (fn.__code__, made)
     return made

@@ -436,3 +436,42 @@ def fresh_arguments_in_tests_and_comprehensions(x):
 
 
 CASES += [fresh_arguments_in_tests_and_comprehensions]
+
+
+LOG = []
+
+
+def logs_globally(x):
+    add_scaled(LOG, x[0])  # a global log: runs as written, never read back here
+    return np.sum(x ** 2)
+
+
+CASES += [logs_globally]
+
+
+def appends_to_its_list_parameter(x, rows):
+    add_scaled(rows, x[1])
+    return sum(rows) + x[0]
+
+
+def adds_to_its_parameter(s, x):
+    s += x[0] * 2.0
+    return s
+
+
+def passes_a_float_to_augmented_assignment(x):
+    t = x[1] * 1.0
+    t = adds_to_its_parameter(t, x)
+    return t + adds_to_its_parameter(0.5, x)
+
+
+def call_as_a_whole_test(x):
+    total = 0.0
+    while total < 1.0 and fill(np.zeros(x.shape[0]), x)[0] > -1.0:
+        total = total + np.sum(fill(np.zeros(x.shape[0]), x * 0.5)) + 0.5
+    if np.sum(fill(np.ones(2), x[:2])):
+        total = total * x[3]
+    return total
+
+
+CASES += [call_as_a_whole_test]

@@ -219,3 +219,15 @@ def test_refused_helper_keeping_what_it_writes_into():
     assert "'keep_on_object' keeps 'out', which it writes into, in `HOLDER.last`" in _detail(
         C.kept_on_object
     )
+
+
+def test_refused_list_parameter_of_the_differentiated_function():
+    # main gave [1, 0, 0, 0] here: the appended value's gradient was lost
+    with pytest.raises(UnsupportedSyntaxError, match="'add_scaled' writes into its parameter"):
+        grad(C.appends_to_its_list_parameter)(X, [1.0])
+
+
+def test_augmented_assignment_to_a_parameter_alone_stays_refused_in_the_helper():
+    # s += v rebinds a float and writes into an array: the helper is checked as written
+    detail = _detail(C.passes_a_float_to_augmented_assignment)
+    assert "PB105 augmented assignment 's += ...'" in detail

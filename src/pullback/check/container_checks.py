@@ -39,7 +39,8 @@ class ContainerChecks:
         analysis = self._container_analysis()
         refusal = analysis.refusal(receiver)
         if refusal is not None and refusal.kind == "parameter":
-            self.note_parameter_write(func.value, node)  # a caller's local list: its own
+            # a caller's local list: its own change (append alone: see helper_writes)
+            self.note_parameter_write(func.value, node, soft=name == "append")
         if name == "append":
             return None  # runs as written; refused by the transform only if read back (PB106)
         if refusal is None:

@@ -45,6 +45,9 @@ class ParameterWrite:
     fs: object
     node: object
     via: object = None  # the write of the helper this one passes the parameter on to
+    # only appends (l.append(v)): into a list outside the caller's variables (a global log,
+    # self.history) they run as written, checked where read back (escapes.py)
+    soft: bool = False
 
     def place(self) -> str:
         return location_text(*self.fs.location(self.node))
@@ -161,17 +164,19 @@ class HelperWrites:
     """Mixin of :class:`~pullback.check.checker.FunctionChecker`: calls of helpers that
     write into a parameter (see the module docstring)."""
 
-    def note_parameter_write(self, name, node) -> None:
+    def note_parameter_write(self, name, node, soft=False) -> None:
         """Remember that the function writes into its parameter ``name`` (a Name) at
         ``node``: a caller passing a local array there makes the write its own."""
         name = name.id if isinstance(name, gast.Name) else name
-        if isinstance(name, str):
-            self.param_writes.setdefault(name, ParameterWrite(self.fs, node))
+        known = self.param_writes.get(name)
+        if isinstance(name, str) and (known is None or known.soft and not soft):
+            self.param_writes[name] = ParameterWrite(self.fs, node, soft=soft)
 
     def scan_parameter_writes(self) -> None:
         """Fill :attr:`param_writes` by running only the checks of the statements that may
-        write into a parameter (a store into it, ``p op= v``, a call it is passed to or
-        called on): what a whole run would note, at a fraction of its cost."""
+        write into a parameter (a store into it, a call it is passed to or called on): what
+        a whole run would note, at a fraction of its cost. ``p += v`` alone is not one: on
+        a float it rebinds, and the helper keeps refusing it as it did (PB105)."""
         a = self.tree.args
         params = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs}
         for node in own_nodes(self.tree.body):
@@ -185,15 +190,19 @@ class HelperWrites:
                         and t.value.id in params
                     ):
                         self._report_subscript_store(t, node.value, op)
-                if op is not None and isinstance(node.target, gast.Name):
-                    if node.target.id in params:
-                        self._check_augassign_name(node, op)
             elif isinstance(node, gast.Call) and _passes_a_parameter(node, params):
                 func = node.func
                 if isinstance(func, gast.Attribute) and func.attr in MUTATORS:
                     self.check_container_call(node, func.attr)  # l.append(v), d.update(e)
                 if self.check_inplace_call(node) is None:
                     self.check_owning_call(node)
+
+    def note_passed_on(self, arg, write) -> None:
+        """The function passes its parameter ``arg`` (a Name) to a helper that writes
+        into it at ``write``: it writes into that parameter itself."""
+        known = self.param_writes.get(arg.id)
+        if known is None or known.soft and not write.soft:
+            self.param_writes[arg.id] = ParameterWrite(self.fs, arg, write, write.soft)
 
     def owning_call(self, call):
         """``(function, source, owned parameters in order, {parameter: argument})`` for a
@@ -217,8 +226,20 @@ class HelperWrites:
             return None
         args = bind_arguments(call, tree, 0)
         order = [p.id for p in tree.args.args + tree.args.kwonlyargs]
-        owned = tuple(p for p in order if p in written)
-        return (fn, source, owned, args, written)
+        owned = tuple(
+            p
+            for p in order
+            if p in written and not (written[p].soft and self._outside(args, p))
+        )
+        return (fn, source, owned, args, written) if owned else None
+
+    def _outside(self, args, p) -> bool:
+        """Whether the call passes ``p`` a value outside the caller's variables (a global,
+        a closure variable, an attribute or item of an object)."""
+        arg = args.get(p) if args is not None else None
+        if isinstance(arg, gast.Name):
+            return arg.id not in self.locals
+        return isinstance(arg, (gast.Attribute, gast.Subscript))
 
     def check_owned_escapes(self) -> None:
         """In a helper checked as its specialization owning parameters: refuse storing
@@ -401,7 +422,7 @@ class HelperWrites:
                 self._report_passed_twice(call, arg, "array", name, p, write)
                 return
             if reason.kind == "parameter":
-                self.param_writes.setdefault(arg.id, ParameterWrite(self.fs, arg, write))
+                self.note_passed_on(arg, write)
             why, _ = self._store_why(text, reason)
             if arg.id not in self.locals:
                 why = (
@@ -434,7 +455,7 @@ class HelperWrites:
             self._report_passed_twice(call, arg, kind, name, p, write)
             return
         if refusal.kind == "parameter":
-            self.param_writes.setdefault(arg.id, ParameterWrite(self.fs, arg, write))
+            self.note_passed_on(arg, write)
             why = f"'{arg.id}' comes from a parameter, so it is the caller's {kind}."
         elif refusal.kind in ("global", "closure"):
             why = f"'{arg.id}' is a global or a variable of an enclosing function."

@@ -395,7 +395,6 @@ class MutationChecks:
         name = node.target.id
         reason = self._aliases().reason(node)
         if reason is not None and reason.kind == "parameter":
-            self.note_parameter_write(node.target, node)
             why = (
                 f"'{name}' may be the caller's array (it comes from a parameter), and "
                 f"`{op}=` would change that array in place."

@@ -63,8 +63,8 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
                 continue
             hoisted = []
             calls = _Calls(fs, checker, counter, hoisted, stmt)
-            for part in _own_expressions(stmt):
-                calls.visit(part)
+            for owner, field in _own_expressions(stmt):
+                setattr(owner, field, calls.visit(getattr(owner, field)))
             out.extend(hoisted)
             out.append(stmt)
         return out
@@ -73,16 +73,18 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
 
 
 def _own_expressions(stmt) -> list:
-    """The expressions of ``stmt`` itself, not of the statements it holds."""
+    """``(node, field)`` of the expressions of ``stmt`` itself, not of the statements it
+    holds (a simple statement: its fields, rewritten in place)."""
     if isinstance(stmt, (gast.If, gast.While)):
-        return [stmt.test]
+        return [(stmt, "test")]
     if isinstance(stmt, gast.For):
-        return [stmt.iter]
+        return [(stmt, "iter")]
     if isinstance(stmt, gast.With):
-        return [item.context_expr for item in stmt.items]
+        return [(item, "context_expr") for item in stmt.items]
     if isinstance(stmt, (gast.Try, *SCOPES)):
         return []
-    return [stmt]
+    fields = ("value", "test", "msg", "exc")
+    return [(stmt, f) for f in fields if getattr(stmt, f, None) is not None]
 
 
 class _Calls(gast.NodeTransformer):

@@ -475,3 +475,9 @@ def call_as_a_whole_test(x):
 
 
 CASES += [call_as_a_whole_test]
+
+
+def scalar_input(t):
+    buf = np.zeros(3)
+    fill(buf, np.array([t, 2.0 * t, t * t]))
+    return np.sum(buf ** 3)

@@ -231,3 +231,18 @@ def test_augmented_assignment_to_a_parameter_alone_stays_refused_in_the_helper()
     # s += v rebinds a float and writes into an array: the helper is checked as written
     detail = _detail(C.passes_a_float_to_augmented_assignment)
     assert "PB105 augmented assignment 's += ...'" in detail
+
+
+def test_hessian_and_grad_of_grad():
+    from pullback import hessian
+
+    h = 1e-4
+    x = X
+    exact = hessian(C.result_unused)(x)
+    g = grad(C.result_unused)
+    fd = np.stack([(g(x + h * e) - g(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+    assert np.allclose(exact, fd, rtol=1e-6, atol=1e-7)
+    t = 0.4
+    second = grad(grad(C.scalar_input))(t)
+    d = grad(C.scalar_input)
+    assert np.isclose(second, (d(t + h) - d(t - h)) / (2 * h), rtol=1e-6)

@@ -24,6 +24,7 @@ specialization may not keep what it owns where it outlives the call
 from __future__ import annotations
 
 import copy
+import inspect
 import types
 from dataclasses import dataclass
 
@@ -221,6 +222,8 @@ class HelperWrites:
         tree = getattr(source, "tree", None)
         if not isinstance(tree, gast.FunctionDef) or bound != 0:
             return None  # a method (its receiver) or a partial: checked as written
+        if getattr(getattr(fn, "__code__", None), "co_flags", 0) & inspect.CO_GENERATOR:
+            return None  # a generator: its list version (transform/generators.py)
         written = written_parameters(self.env, self.registry, fn, source, type(self))
         if not written:
             return None

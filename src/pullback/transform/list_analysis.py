@@ -26,7 +26,7 @@ import numpy as np
 
 from ..resolve import parent_map, resolve_call
 from ..tree_walk import all_nodes
-from .owned_helpers import OWNED, owned_result_kind
+from .owned_helpers import ENTRY, OWNED, owned_result_kind
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
 DICT_ONLY = frozenset("update setdefault".split())
@@ -367,6 +367,7 @@ class ContainerAnalysis:
                 and node.id == name
                 and isinstance(node.ctx, gast.Load)
                 and id(node) not in skip
+                and not getattr(node, ENTRY, False)  # a helper's copy of what it owns
             ):
                 yield node
 

@@ -38,18 +38,25 @@ PREFIX = "_pb_owned_"
 RESULT_PREFIX = "_pb_own"
 #: The attribute marking the reads of a final state in the caller's tree.
 MARK = "pb_owned_state"
+#: The attribute marking, in a specialization, the read of a parameter its first line copies
+#: (no pullback holds it: the writes that follow may run in place, transform/mutation.py).
+ENTRY = "pb_owned_entry"
 
 _SPECIALIZATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def copy_of(name: str, kind) -> gast.Call:
+def copy_of(name: str, kind, entry: bool = False) -> gast.Call:
     """``list(name)``, ``{**name}`` (the caller passes a list or a dict: the copy is one
-    the container analysis knows) or ``name.copy()`` (an array)."""
+    the container analysis knows) or ``name.copy()`` (an array); ``entry``: the copy the
+    specialization starts with (its read of ``name`` marked)."""
+    read = N.load(name)
+    if entry:
+        setattr(read, ENTRY, True)
     if kind == "list":
-        return N.call("list", [N.load(name)])
+        return N.call("list", [read])
     if kind == "dict":
-        return gast.Dict(keys=[None], values=[N.load(name)])
-    return N.call(N.attr(name, "copy"))
+        return gast.Dict(keys=[None], values=[read])
+    return N.call(N.attr(read, "copy"))
 
 
 def owning_tree(tree: gast.FunctionDef, owned, kinds=()) -> gast.FunctionDef:
@@ -80,7 +87,9 @@ def owning_tree(tree: gast.FunctionDef, owned, kinds=()) -> gast.FunctionDef:
         and isinstance(first.value.value, str)
     ):
         first = body[1] if len(body) > 1 else first  # after a docstring
-    copies = [N.assign(p, copy_of(p, k), first) for p, k in zip(owned, kinds, strict=True)]
+    copies = [
+        N.assign(p, copy_of(p, k, entry=True), first) for p, k in zip(owned, kinds, strict=True)
+    ]
     k = body.index(first) if first in body else 0
     tree.body = body[:k] + copies + body[k:]
     return tree

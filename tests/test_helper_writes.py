@@ -246,3 +246,13 @@ def test_hessian_and_grad_of_grad():
     second = grad(grad(C.scalar_input))(t)
     d = grad(C.scalar_input)
     assert np.isclose(second, (d(t + h) - d(t - h)) / (2 * h), rtol=1e-6)
+
+
+def test_a_helpers_fill_loop_writes_in_place():
+    # the specialization's entry copy is no whole use of the array: the writes that follow
+    # run in place (array_set), not as a copy of the array at each write (array_set_copy)
+    from pullback.transform.normalize import core_source
+    from pullback.transform.owned_helpers import specialization
+
+    text = core_source(specialization(C.fill, ("out",), (None,)))
+    assert "_pb_array_set(" in text and "_pb_array_set_copy(" not in text

@@ -10,7 +10,9 @@ parameters are the helper's own::
         ...                              # the body as written: writes into a local array
         return (result, out.copy())      # every return: the result, then out's final state
 
-and the caller's call as a rebinding of the array it passed (transform/helper_calls.py):
+(a list is copied as ``list(out)``, a dict as ``{**out}``, which the container analysis
+knows), and the caller's call as a rebinding of the array it passed
+(transform/helper_calls.py):
 ``fill(buf, x)`` becomes ``_t = _pb_owned_fill(buf, x); buf = _t[1]``. The values are
 those of the primal (the caller's array holds the helper's writes afterwards, under the
 same name); no state of an array that a pullback may hold is ever written, because the

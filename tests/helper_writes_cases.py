@@ -481,3 +481,16 @@ def scalar_input(t):
     buf = np.zeros(3)
     fill(buf, np.array([t, 2.0 * t, t * t]))
     return np.sum(buf ** 3)
+
+
+def nested_function_calls_the_helper(x):
+    buf = np.zeros(x.shape[0])
+
+    def run():
+        fill(buf, x)
+
+    run()
+    return np.sum(buf ** 2)
+
+
+CASES += [nested_function_calls_the_helper]

@@ -37,17 +37,25 @@ def test_check_function_is_check():
 
 
 def test_callee_findings_carry_the_callees_file_and_line():
+    # A callee writing into the caller's parameter: reported at the caller's call (where
+    # the copy goes), naming the callee's own file and line (check/helper_writes.py).
     (diagnostic,) = check(cases.calls_callee)
-    assert diagnostic.filename == callee_cases.__file__
+    assert diagnostic.filename == cases.__file__
+    assert diagnostic.line == cases.calls_callee.__code__.co_firstlineno + 1
     line = callee_cases.mutates.__code__.co_firstlineno + 1
-    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("PB101", line, 4)
-    assert diagnostic.source_line == "    x[0] = 0.0"
+    assert f"{callee_cases.__file__}:{line}:5: `x[0] = 0.0`" in diagnostic.why
+    # A callee's own finding carries the callee's file and line.
+    (diagnostic,) = check(cases.calls_with_rule)
+    assert diagnostic.filename == callee_cases.__file__
+    assert diagnostic.line == callee_cases.has_rule.__code__.co_firstlineno + 1
 
 
 def test_recursion_and_cycles_terminate_and_report_each_function_once():
     diagnostics = check(cases.recursive)
-    line = cases.pong.__code__.co_firstlineno + 1
+    line = cases.recursive.__code__.co_firstlineno + 3  # the call ping(x, n)
     assert [(d.code, d.line) for d in diagnostics] == [("PB101", line)]
+    pong = cases.pong.__code__.co_firstlineno + 1
+    assert f"{cases.__file__}:{pong}:5: `x[0] = 1.0`" in diagnostics[0].why
 
 
 def helper_bad(x):
@@ -72,10 +80,19 @@ def own_problem_then_callees(x):
 
 
 def test_each_callee_is_checked_once_and_after_the_callers_own_findings():
-    assert codes_of(calls_twice) == ["PB101"]
+    # each call passing the caller's parameter to a helper that writes into it is
+    # reported at the call; the helpers themselves are then clean (checked once)
+    diagnostics = check(calls_twice)
+    line = calls_twice.__code__.co_firstlineno + 3
+    assert [(d.code, d.line, d.col) for d in diagnostics] == [
+        ("PB101", line, 22), ("PB101", line, 40), ("PB101", line, 56)
+    ]
     diagnostics = check(own_problem_then_callees)
-    assert [d.code for d in diagnostics] == ["PB108", "PB101"]
-    assert diagnostics[1].line == helper_bad.__code__.co_firstlineno + 1
+    first = own_problem_then_callees.__code__.co_firstlineno
+    assert [(d.code, d.line) for d in diagnostics] == [
+        ("PB101", first + 1), ("PB108", first + 2), ("PB101", first + 3)
+    ]
+    assert f":{helper_bad.__code__.co_firstlineno + 1}:5: `x[0] = 1.0`" in diagnostics[2].why
 
 
 def test_a_rule_replaces_checking_the_callee():

@@ -70,11 +70,13 @@ def run(capsys, *argv):
 def test_checks_every_function_and_method_sorted_like_a_linter(module, capsys):
     code, out, err = run(capsys, module)
     assert code == 1 and err == ""
+    passes = "which this call passes 'x'"
     assert out == textwrap.dedent(
         f"""\
         {module}:9:5: PB101 array mutation: assignment to an element of 'v'
         {module}:30:9: PB106 container mutation: 'out.insert(0, w)' changes 'out' in place
         {module}:35:27: PB302 'np.summ' is not defined: module 'numpy' has no attribute 'summ'
+        {module}:36:19: PB101 array mutation: 'helper' writes into its parameter 'v', {passes}
         {module}:39:1: PB403 async def 'g' cannot be differentiated
         """
     )
@@ -84,8 +86,10 @@ def test_one_function_and_its_callees(module, capsys):
     code, out, _ = run(capsys, f"{module}:f")
     assert code == 1
     lines = out.splitlines()
-    assert [line.split(": ")[1].split()[0] for line in lines] == ["PB101", "PB302"]
-    assert lines[0].startswith(f"{module}:9:5:")  # helper's own line
+    assert [line.split(": ")[1].split()[0] for line in lines] == ["PB302", "PB101"]
+    # f passes its own x to helper, which writes into it: reported at f's call (the
+    # message names helper's line); helper is checked as owning what it writes into
+    assert lines[1].startswith(f"{module}:36:19:")
 
 
 def test_a_method_by_qualified_name_and_a_leading_check_word(module, capsys):
@@ -143,4 +147,5 @@ def test_several_files_are_reported_together_once(module, tmp_path, capsys):
     lines = out.splitlines()
     assert code == 1
     assert lines[0].startswith(f"{other}:2:5: PB103")
-    assert len(lines) == 5  # helper's finding is printed once
+    assert len(lines) == 6  # helper's own finding is printed once, f's call once
+    assert sum(line.startswith(f"{module}:9:5:") for line in lines) == 1

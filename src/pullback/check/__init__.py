@@ -34,6 +34,7 @@ from ..tree_walk import all_nodes
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
+from .helper_writes import owning_source
 from .taint import callee_active_params
 
 __all__ = [
@@ -160,10 +161,16 @@ def check_source(
             continue
         callee_active = _callee_active(caller, user_call)
         key = user_call.key if callee_active is None else (user_call.key, callee_active)
-        if key in seen or user_call.key in seen:
+        source = user_call.source
+        if user_call.owned:  # checked as the specialization owning what it writes into
+            key = ("owned", user_call.owned, user_call.kinds, key)
+            source = owning_source(source, user_call.owned, user_call.kinds)
+        elif user_call.key in seen:
+            continue
+        if key in seen:
             continue
         seen.add(key)
-        stack.append(run(user_call.source, active=callee_active))
+        stack.append(run(source, active=callee_active))
     return _unique(result)
 
 
@@ -187,7 +194,7 @@ def _unique(diagnostics) -> list:
 
 
 def check_function(
-    fn, registry=None, *, defer_inactive_calls=False, active=None, fs=None
+    fn, registry=None, *, defer_inactive_calls=False, active=None, fs=None, environment=None
 ) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
@@ -195,10 +202,17 @@ def check_function(
     callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
     ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
     :func:`check_source`. ``fs``: ``fn``'s source already loaded (the check only reads it).
+    ``environment``: a :class:`LiveEnvironment` to share (what it learned about callees).
     """
     if fs is None:
         fs = load_source(fn)
-    return check_source(fs, registry, defer_inactive_calls=defer_inactive_calls, active=active)
+    return check_source(
+        fs,
+        registry,
+        environment=environment,
+        defer_inactive_calls=defer_inactive_calls,
+        active=active,
+    )
 
 
 def check(fn, registry=None) -> list[Diagnostic]:
@@ -211,19 +225,20 @@ def check(fn, registry=None) -> list[Diagnostic]:
     return check_function(fn, registry)
 
 
-def raise_if_unsupported(fn, registry=None, wrt=None, fs=None) -> None:
+def raise_if_unsupported(fn, registry=None, wrt=None, fs=None, environment=None) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
 
     Called before the transform, which then refuses the calls of ``fn`` with neither rule
     nor source that a differentiated value reaches (and lets the others run). ``wrt``:
     the parameters differentiated (None: all), which decides what the functions ``fn``
     calls receive differentiated values in (check/taint.py). ``fs``: the source the
-    transform loaded, read here rather than parsed a second time.
+    transform loaded, read here rather than parsed a second time. ``environment``: a
+    :class:`LiveEnvironment` the transform shares (which helpers write into parameters).
     """
     # an element of *args is differentiated as "args[1]": the parameter is args
     active = None if wrt is None else frozenset(str(w).split("[")[0] for w in wrt)
     diagnostics = check_function(
-        fn, registry, defer_inactive_calls=True, active=active, fs=fs
+        fn, registry, defer_inactive_calls=True, active=active, fs=fs, environment=environment
     )
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by

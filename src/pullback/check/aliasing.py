@@ -28,6 +28,7 @@ import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 from ..transform.inplace_calls import inplace_statement_call
+from ..transform.owned_helpers import is_owned_result
 from .fresh_arrays import NEW_ARRAY_METHODS
 
 FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
@@ -62,6 +63,7 @@ class AliasAnalysis:
         tree: gast.FunctionDef,
         fresh_call: Callable[[gast.Call], bool],
         inplace_call: Callable | None = None,
+        helper_writes=None,
     ):
         self.tree = tree
         self.fresh_call = fresh_call
@@ -79,6 +81,14 @@ class AliasAnalysis:
                 kept = isinstance(node, gast.Assign) and spec.kind == "out"
                 self.inplace_uses[spec.target] = kept
                 self.inplace_calls.add(call)
+        # fill(buf, x) with a helper that writes into buf: a write too (check/helper_writes.py)
+        self.owned_fresh = None
+        if helper_writes is not None:
+            self.owned_fresh = helper_writes.owned_result_fresh
+            for node in gast.walk(tree):
+                if isinstance(node, gast.Call):
+                    for arg, rebound in helper_writes.owned_argument_uses(node):
+                        self.inplace_uses[arg] = not rebound and not self._harmless_use(node)
         self.reaching: dict[gast.AST, list[gast.AST]] = defaultdict(list)
         self.users: dict[gast.AST, list[gast.AST]] = {}
         module = gast.Module(body=[tree], type_ignores=[])
@@ -285,10 +295,14 @@ class AliasAnalysis:
             return not any(isinstance(e, gast.Starred) for e in node.elts)
         if isinstance(node, gast.IfExp):
             return self.fresh_expr(node.body) and self.fresh_expr(node.orelse)
+        if is_owned_result(node):
+            return True  # the final state of an array a helper owned: a copy
         if isinstance(node, gast.Call):
             # x.astype(t, copy=False) or f(..., out=y) may return an existing array.
             if any(kw.arg in ("copy", "out") for kw in node.keywords):
                 return False
+            if self.owned_fresh is not None and self.owned_fresh(node):
+                return True
             return self.fresh_call(node)
         return False
 
@@ -335,6 +349,10 @@ class AliasAnalysis:
                 return True
             if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
                 return True
+            if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(
+                self.parent.get(parent), gast.Return
+            ):
+                return True  # return (a, b): nothing of this call runs afterwards
             if isinstance(parent, gast.keyword):
                 call = self.parent.get(parent)
                 return call in self.inplace_calls or (

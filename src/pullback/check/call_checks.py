@@ -58,6 +58,27 @@ class UserCall:
     # how many leading parameters the callable binds itself (1: a bound method, so the
     # call's first argument is the second parameter); None: not known (a partial, ...)
     bound: int | None = 0
+    # the parameters the callee writes into and this call passes local arrays for: the
+    # callee is checked as its specialization owning them (check/helper_writes.py)
+    owned: tuple = ()
+    kinds: tuple = ()  # "list", "dict" or None (an array) for each owned parameter
+
+
+def user_callee(checker, call):
+    """``(function, source, bound)`` when ``call`` calls a user function with source
+    (``bound`` as in :class:`UserCall`), else None."""
+    callee = checker._resolve(call)
+    if callee.kind != "object" or isinstance(callee.obj, functools.partial):
+        return None
+    called = callee.obj
+    obj = rule_call_function(called, checker.registry) or call_method_of(
+        called, checker.registry
+    )
+    kind = checker.env.classify(obj, checker.registry)
+    if kind[0] != "user":
+        return None
+    bound = 1 if isinstance(called, types.MethodType) else (0 if obj is called else None)
+    return kind[1], kind[2], bound
 
 
 def _visible_names(fs) -> list[str]:
@@ -307,7 +328,8 @@ class CallChecks(ContainerChecks):
                 bound = 1
             else:
                 bound = 0 if obj is called else None
-            self.user_calls.append(UserCall(node, kind[1], kind[2], bound))
+            owned, kinds = self.check_owning_call(node)  # helpers writing into arguments
+            self.user_calls.append(UserCall(node, kind[1], kind[2], bound, owned, kinds))
             return
         if kind[0] == "async":
             self.report(

@@ -41,6 +41,7 @@ from .aliasing import (
 )
 from .call_checks import CallChecks, UserCall
 from .free_writes import free_declarations
+from .helper_writes import HelperWrites
 from .mutation_checks import MutationChecks
 from .statement_checks import StatementChecks
 from .taint import reads_tainted, tainted_names
@@ -91,7 +92,9 @@ class Opaque:
         return f"<opaque {self._name}>"
 
 
-class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisitor):
+class FunctionChecker(
+    MutationChecks, CallChecks, HelperWrites, StatementChecks, gast.NodeVisitor
+):
     """Collect the diagnostics of one function (see :func:`pullback.check.check_function`).
 
     ``env`` answers what a resolved callee is (see ``pullback.check.LiveEnvironment``):
@@ -115,6 +118,8 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         self._loop_iterators: set[int] = set()
         self.diagnostics: list[tuple[int, Diagnostic]] = []
         self.user_calls: list[UserCall] = []
+        # parameter -> where the function writes into it (check/helper_writes.py)
+        self.param_writes: dict = {}
         self._reported: set[int] = set()
         self._forward_only = 0
         self._order = 0
@@ -141,6 +146,7 @@ class FunctionChecker(MutationChecks, CallChecks, StatementChecks, gast.NodeVisi
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
+        self.check_owned_escapes()  # a helper's specialization keeping what it owns
         if factories:
             self._mark_closure_factories()
         ordered = sorted(self.diagnostics, key=lambda item: (item[1].line, item[1].col, item[0]))

@@ -24,18 +24,25 @@ class ContainerChecks:
     def _container_analysis(self) -> ContainerAnalysis:
         found = getattr(self, "_containers", None)
         if found is None:
-            found = self._containers = ContainerAnalysis(self.fs, self.tree, self.locals)
+            found = self._containers = ContainerAnalysis(
+                self.fs, self.tree, self.locals, self.is_owned_argument, self.owned_container
+            )
         return found
 
     def check_container_call(self, node, name) -> bool | None:
         """``receiver.name(...)``: True when reported or allowed, None to leave it to the
         array checks (``x.sort()`` on what may be an array)."""
         func = node.func
-        if name not in MUTATORS or name == "append" or not isinstance(func.value, gast.Name):
+        if name not in MUTATORS or not isinstance(func.value, gast.Name):
             return None
         receiver = func.value.id
         analysis = self._container_analysis()
         refusal = analysis.refusal(receiver)
+        if refusal is not None and refusal.kind == "parameter":
+            # a caller's local list: its own change (append alone: see helper_writes)
+            self.note_parameter_write(func.value, node, soft=name == "append")
+        if name == "append":
+            return None  # runs as written; refused by the transform only if read back (PB106)
         if refusal is None:
             return True  # a local container: rewritten by transform/list_mutation.py
         if name == "sort" and refusal.kind != "shared":
@@ -153,6 +160,7 @@ class ContainerChecks:
     def _report_container(self, node, name, what, kind, refusal):
         copy = f"{name} = {kind}({name})"
         if refusal.kind == "parameter":
+            self.note_parameter_write(name, node)
             why = (
                 f"'{name}' comes from a parameter, so it is the caller's {kind}, and a "
                 f"differentiated function may change only lists and dicts it built itself."

@@ -34,7 +34,9 @@ class MutationChecks:
 
     def _aliases(self) -> AliasAnalysis:
         if self._alias is None:
-            self._alias = AliasAnalysis(self.tree, self._returns_fresh, self._inplace_spec)
+            self._alias = AliasAnalysis(
+                self.tree, self._returns_fresh, self._inplace_spec, helper_writes=self
+            )
         return self._alias
 
     def _inplace_spec(self, call):
@@ -84,6 +86,8 @@ class MutationChecks:
             message = f"'{inplace_name(callee.obj)}' writes into its argument"
             fix = inplace_function_fix(callee.obj, node, self.text)
         why = None
+        if reason is not None and reason.kind == "parameter":
+            self.note_parameter_write(spec.target, node)
         if spec.problem is not None:
             fix = f"{spec.problem}, or {fix}"
         elif reason is not None:
@@ -233,6 +237,8 @@ class MutationChecks:
         reason = self._aliases().store_reason(target)
         if reason is None:
             return  # a local array: written in place (transform/mutation.py)
+        if reason.kind == "parameter":
+            self.note_parameter_write(target.value, target)
         base = self.text(target.value)
         index = target.slice
         value_text = self.text(value) if value is not None else "v"

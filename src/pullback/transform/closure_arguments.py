@@ -13,7 +13,6 @@ captured values are at the call.
 
 from __future__ import annotations
 
-import copy
 import types
 
 import gast
@@ -93,8 +92,8 @@ def specialize_calls(fs, tree, lifted: dict, resolve) -> None:
 def specialization(callee, param, gname, lifted, record, sig):
     """``callee`` with its parameter ``param`` replaced by the record of the lifted
     function ``lifted`` (a real function carrying its source for pullback)."""
-    from ..source import FunctionSource, load_source
-    from .closure_records import compile_like
+    from ..source import load_source
+    from .closure_records import carry_source, compile_like
 
     fs = load_source(callee)
     tree = fs.tree
@@ -118,13 +117,5 @@ def specialization(callee, param, gname, lifted, record, sig):
             sub.func = N.located(N.load(target), sub.func)
     extra = {target: lifted}
     fn = compile_like(callee, tree, extra, f"<pullback: {callee.__name__} with {gname}>")
-    namespace = {target: lifted}
-
-    def source(fn=fn):
-        return FunctionSource(
-            fn=fn, filename=fs.filename, first_line=fs.first_line, indent=fs.indent,
-            lines=fs.lines, tree=copy.deepcopy(tree), namespace=dict(namespace),
-        )
-
-    fn.__pullback_source__ = source
+    carry_source(fn, fs, tree, {target: lifted})
     return fn

@@ -135,7 +135,7 @@ def _field(name, k, where):
 
 def record_version(factory):
     """``(record function, lifted closure, record names, signature)`` for ``factory``."""
-    from ..source import FunctionSource, load_source
+    from ..source import load_source
     from .closures import lambdas_as_definitions, lift_nested_functions
 
     fs = load_source(factory)
@@ -150,7 +150,17 @@ def record_version(factory):
     tree = fs.tree
     label = f"<pullback: record of {factory.__name__}>"
     fn = compile_like(factory, tree, dict(fs.namespace), label)
-    namespace = dict(fs.namespace)
+    carry_source(fn, fs, tree, fs.namespace)
+    n_captured = lifted.__code__.co_argcount - len(sig.positional) - len(sig.keyword_only)
+    return fn, lifted, record, n_captured, sig
+
+
+def carry_source(fn, fs, tree, namespace=None) -> None:
+    """Let pullback read ``fn`` (compiled from ``tree``, a rewrite of ``fs``'s function) as
+    ``tree`` at ``fs``'s place in the user's file, seeing ``namespace`` besides its globals."""
+    from ..source import FunctionSource
+
+    namespace = dict(namespace or {})
 
     def source(fn=fn):
         return FunctionSource(
@@ -159,8 +169,6 @@ def record_version(factory):
         )
 
     fn.__pullback_source__ = source
-    n_captured = lifted.__code__.co_argcount - len(sig.positional) - len(sig.keyword_only)
-    return fn, lifted, record, n_captured, sig
 
 
 def compile_like(original, tree, extra: dict, filename: str):

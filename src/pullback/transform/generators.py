@@ -150,8 +150,8 @@ _LIST_VERSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def list_version(gen):
     """The list version of the generator function ``gen`` (a real function with ``gen``'s
     globals, closure and defaults; cached while ``gen``'s code is the same)."""
-    from ..source import FunctionSource, load_source
-    from .closure_records import compile_like
+    from ..source import load_source
+    from .closure_records import carry_source, compile_like
 
     cached = _LIST_VERSIONS.get(gen)
     if cached is not None and cached[0] is gen.__code__:
@@ -163,13 +163,6 @@ def list_version(gen):
         return None
     tree = as_list_builder(fs.tree)
     fn = compile_like(gen, tree, {}, f"<pullback: list of {gen.__name__}>")
-
-    def source(fn=fn):
-        return FunctionSource(
-            fn=fn, filename=fs.filename, first_line=fs.first_line, indent=fs.indent,
-            lines=fs.lines, tree=copy.deepcopy(tree),
-        )
-
-    fn.__pullback_source__ = source
+    carry_source(fn, fs, tree)
     _LIST_VERSIONS[gen] = (gen.__code__, fn)
     return fn

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..resolve import parent_map, resolve_call
 from ..tree_walk import all_nodes
+from .owned_helpers import ENTRY, OWNED, owned_result_kind
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
 DICT_ONLY = frozenset("update setdefault".split())
@@ -55,8 +56,14 @@ class Refusal:
 class ContainerAnalysis:
     """The local containers of one function (see the module docstring)."""
 
-    def __init__(self, fs, tree, locals_):
+    def __init__(self, fs, tree, locals_, owned_argument=None, owned_value=None):
         self.fs = fs
+        # a helper call's result that is the list or dict it owned (check/helper_writes.py):
+        # "same" (buf = fill(buf, x): the kind buf has), "list", "dict", or None
+        self.owned_value = owned_value
+        # (name node, parent) -> whether a helper call writes into that argument
+        # (check/helper_writes.py); a call of a helper's specialization is one too
+        self.owned_argument = owned_argument or self._specialization_argument
         self.tree = tree
         self.locals = locals_
         self.parents = parent_map(tree)
@@ -105,6 +112,8 @@ class ContainerAnalysis:
                 )
 
     def _bind(self, name, kind, where=None):
+        if kind == "same":
+            return  # rows = fill(rows, x): the list rows was, changed by the helper
         old = self.kinds.get(name, kind)
         self.kinds[name] = kind if old == kind else None
         if kind is None and where is not None:
@@ -129,6 +138,9 @@ class ContainerAnalysis:
                 self._bind(name, None, self._statement(node))
             return
         if not isinstance(node.ctx, gast.Load):
+            return
+        if isinstance(parent, gast.Call) and self.owned_argument(node, parent):
+            self.changes.setdefault(name, []).append(parent)  # fill(acc, x): a change
             return
         grand = self.parents.get(parent)
         if isinstance(parent, gast.Subscript) and parent.value is node:
@@ -156,6 +168,23 @@ class ContainerAnalysis:
         if self._reads_only(node, parent):
             return
         self.uses.setdefault(name, []).append(node)
+
+    def _specialization_argument(self, node, call) -> bool:
+        """``_pb_owned_fill(acc, x)`` (transform/helper_calls.py): ``acc`` is an argument
+        the specialization owns, rebound to its final state right after."""
+        func = call.func
+        if not isinstance(func, gast.Name):
+            return False
+        special = getattr(self.fs, "namespace", {}).get(func.id)
+        owned = getattr(special, OWNED, None)
+        if not owned:
+            return False
+        code = special.__code__
+        params = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        for k, arg in enumerate(call.args):
+            if arg is node:
+                return k < len(params) and params[k] in owned
+        return any(kw.value is node and kw.arg in owned for kw in call.keywords)
 
     @staticmethod
     def _whole_target(assign, node) -> bool:
@@ -200,6 +229,11 @@ class ContainerAnalysis:
 
     def new_container(self, value) -> str | None:
         """"list", "dict", "copy" (a copy of unknown kind) or None for a value."""
+        owned = owned_result_kind(value)
+        if owned is None and self.owned_value is not None:
+            owned = self.owned_value(value)
+        if owned is not None:
+            return owned  # a helper's final state of the list or dict it owned
         if isinstance(value, (gast.List, gast.ListComp)):
             return "list"
         if isinstance(value, (gast.Dict, gast.DictComp)):
@@ -333,6 +367,7 @@ class ContainerAnalysis:
                 and node.id == name
                 and isinstance(node.ctx, gast.Load)
                 and id(node) not in skip
+                and not getattr(node, ENTRY, False)  # a helper's copy of what it owns
             ):
                 yield node
 

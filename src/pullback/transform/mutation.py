@@ -25,6 +25,7 @@ from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
 from . import nodes as N
 from .inplace_calls import InplaceCalls
+from .owned_helpers import ENTRY
 
 _HELPERS = {
     "_pb_array_set": arrays_inplace.array_set,
@@ -92,6 +93,7 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
                 and node.id == name
                 and isinstance(node.ctx, gast.Load)
                 and node not in written
+                and not getattr(node, ENTRY, False)  # a helper's copy of what it owns
                 and _whole_use(node, parents)
             ):
                 continue

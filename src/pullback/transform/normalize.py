@@ -49,6 +49,7 @@ from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_stores import FreeStores
 from .free_values import FreeValues, rename_reserved_locals
+from .helper_calls import use_owning_helpers
 from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
 from .loop_iterables import LoopIterables
@@ -523,11 +524,13 @@ def _walk_no_loops(node):
             yield from _walk_no_loops(child)
 
 
-def normalize(fs, registry=None) -> Normalized:
+def normalize(fs, registry=None, environment=None) -> Normalized:
     """Normalize a loaded function (see the module docstring). ``registry`` is the rule
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
-    a rule is rewritten to reach it)."""
+    a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
+    which knows already which helpers write into their parameters."""
     lift_nested_functions(fs)  # nested defs become functions of their own first
+    use_owning_helpers(fs, registry, environment)  # fill(buf, x) into buf: a rebinding
     normalizer = Normalizer(fs, registry)
     # s = x[i]; s += v: a rebinding when the value is immutable as it runs, checked there
     normalizer.deferred = deferred_augassigns(fs, registry)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ..check import raise_if_unsupported
+from ..check import LiveEnvironment, raise_if_unsupported
 from ..errors import Diagnostic
 from ..resolve import parameter_names
 from ..source import load_source
@@ -55,11 +55,12 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     inherited = getattr(fs.fn, "__pullback_renames__", None) or {}
     if wrt is not None and inherited:
         wrt = tuple(inherited.get(p, p) for p in wrt)
+    environment = LiveEnvironment()  # what the check learns about callees, normalize reuses
     if check:  # one parse: the check only reads fs
-        raise_if_unsupported(fn, registry, wrt, fs=fs)
+        raise_if_unsupported(fn, registry, wrt, fs=fs, environment=environment)
     params = parameter_names(fs.tree)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
-    norm = normalize(fs, registry)
+    norm = normalize(fs, registry, environment)
     renames = norm.renames
     if renames:  # a parameter named like a generated helper: the code uses another name
         params = [renames.get(p, p) for p in params]

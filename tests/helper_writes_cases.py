@@ -494,3 +494,33 @@ def nested_function_calls_the_helper(x):
 
 
 CASES += [nested_function_calls_the_helper]
+
+
+# -- out= on a user function: an ordinary argument, not NumPy's output array ------------
+
+
+def scale(x, out=1.0):
+    return x * out
+
+
+def user_out_keyword(x):
+    return np.sum(scale(x, out=3.0) ** 2)
+
+
+def add_into(a, b, out=None):
+    out[:] = a * b
+    return out
+
+
+def writes_through_out_keyword(x):
+    buf = np.zeros(x.shape)
+    add_into(x, x, out=buf)
+    return np.sum(buf**2) + buf[1]
+
+
+def out_keyword_passes_its_parameter(x, y):
+    add_into(x, x, out=y)
+    return np.sum(y**2)
+
+
+CASES += [user_out_keyword, writes_through_out_keyword]

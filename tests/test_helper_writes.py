@@ -256,3 +256,12 @@ def test_a_helpers_fill_loop_writes_in_place():
 
     text = core_source(specialization(C.fill, ("out",), (None,)))
     assert "_pb_array_set(" in text and "_pb_array_set_copy(" not in text
+
+
+def test_out_keyword_of_a_user_function_passing_the_callers_parameter_is_refused_at_the_call():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(C.out_keyword_passes_its_parameter)(X, np.zeros(4))
+    text = str(info.value)
+    assert "PB101" in text and "PB104" not in text
+    assert "'add_into' writes into its parameter 'out', which this call passes 'y'" in text
+    assert "`add_into(x, x, out=y.copy())`" in text

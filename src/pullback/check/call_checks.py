@@ -48,6 +48,20 @@ from .mutation_fixes import (
 )
 
 
+def _array_library_call(callee) -> bool:
+    """Whether ``out=`` in this call may be an array library's output array (a ufunc, a
+    NumPy/SciPy/Dask/CuPy function, a method or a callee found at run time); a user
+    function's ``out=`` (or that of the vjp pullback generated for one) is an argument like
+    any other, whose writes are judged inside the function."""
+    if callee.kind != "object":
+        return True
+    obj = callee.obj
+    if isinstance(obj, np.ufunc):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    return module.split(".", 1)[0] in ("numpy", "scipy", "dask", "cupy")
+
+
 @dataclass
 class UserCall:
     """A call of a user function with source: the driver checks ``source`` next."""
@@ -195,7 +209,7 @@ class CallChecks(ContainerChecks):
         if inplace == "done":
             return
         for kw in node.keywords:
-            if kw.arg == "out" and inplace is None:
+            if kw.arg == "out" and inplace is None and _array_library_call(callee):
                 self.report(
                     kw,
                     "PB104",

@@ -29,9 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin as _Mixin
 
-from .diagonal_stack import DiagonalStack, StructuredStack
+from .diagonal_stack import DiagonalStack, StructuredStack, all_finite
 
 _SCALING = {np.multiply}
 _DIVIDING = {np.true_divide, np.divide}
@@ -45,19 +44,6 @@ def _valid(offset: int, k: int, m: int) -> range:
     """The positions ``j`` of a band at ``offset`` that lie in the stack (``0 <= j + offset
     < k``)."""
     return range(max(0, -offset), max(0, min(m, k - offset)))
-
-
-def _operator(ufunc, name, reflected=False):
-    """The binary operator ``name`` of a band stack: the band result where there is one,
-    else what NumPy's operator mixin does (the dense result, or NotImplemented)."""
-    fallback = getattr(_Mixin, name)
-
-    def operator(self, other):
-        out = self._band_result(ufunc, (other, self) if reflected else (self, other))
-        return out if out is not None else fallback(self, other)
-
-    operator.__name__ = name
-    return operator
 
 
 class BandStack(StructuredStack):
@@ -143,16 +129,6 @@ class BandStack(StructuredStack):
             bands[o - start] = full
         return BandStack(self.k, bands, n)
 
-    # The operators a reverse sweep writes (``d * t``, ``2.0 * d``, ``-d``, ``a + b``) go to
-    # the band directly: NumPy's ufunc dispatch costs more than the few vectors of a band.
-    __mul__ = _operator(np.multiply, "__mul__")
-    __rmul__ = _operator(np.multiply, "__rmul__", reflected=True)
-    __truediv__ = _operator(np.true_divide, "__truediv__")
-    __add__ = _operator(np.add, "__add__")
-    __radd__ = _operator(np.add, "__radd__", reflected=True)
-    __sub__ = _operator(np.subtract, "__sub__")
-    __rsub__ = _operator(np.subtract, "__rsub__", reflected=True)
-
     def __neg__(self):
         return BandStack(self.k, {o: -v for o, v in self.bands.items()}, self.m)
 
@@ -168,11 +144,11 @@ class BandStack(StructuredStack):
                 return False
         elif not isinstance(other, np.generic) or isinstance(other, np.bool_):
             return False
-        return bool(np.isfinite(other).all())
+        return all_finite(np.asarray(other))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs:
-            out = self._band_result(ufunc, inputs)
+            out = self._structured(ufunc, inputs)
             if out is not None:
                 return out
         dense = [x.dense() if isinstance(x, (BandStack, DiagonalStack)) else x for x in inputs]
@@ -191,7 +167,7 @@ class BandStack(StructuredStack):
             return BandStack.from_diagonal(other)
         return None
 
-    def _band_result(self, ufunc, inputs):
+    def _structured(self, ufunc, inputs):
         """The result as a band stack, or None where it is not one. Every band keeps the
         length ``m``; entries off the band stay the dense stack's exact zeros because the
         other operand is finite (and non-zero for a quotient)."""

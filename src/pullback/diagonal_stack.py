@@ -24,6 +24,8 @@ array([[0., 0., 0.],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
@@ -33,6 +35,33 @@ _SCALING = {np.multiply}
 _DIVIDING = {np.true_divide, np.divide}
 _UNARY = {np.negative, np.positive}
 _LINEAR = {np.add, np.subtract}
+
+
+def all_finite(v) -> bool:
+    """Whether every entry of the array ``v`` is finite. For a real array its sum is: a NaN
+    or infinite entry makes the sum NaN or infinite (one reduction, no boolean array). A
+    sum that overflows says False for finite entries, which only costs the structure."""
+    if v.dtype.kind == "f":
+        return math.isfinite(_sum(v, axis=None))
+    return bool(np.isfinite(v).all())
+
+
+_sum = np.add.reduce
+
+
+def stack_operator(ufunc, name, reflected=False):
+    """The binary operator ``name`` of a structured stack: its ``_structured(ufunc,
+    inputs)`` result where there is one, else what NumPy's operator mixin does (the dense
+    result, or NotImplemented). The operators a reverse sweep writes (``d * t``, ``2.0 *
+    d``, ``a + b``) then skip NumPy's ufunc dispatch, which costs more than a small step."""
+    fallback = getattr(NDArrayOperatorsMixin, name)
+
+    def operator(self, other):
+        out = self._structured(ufunc, (other, self) if reflected else (self, other))
+        return out if out is not None else fallback(self, other)
+
+    operator.__name__ = name
+    return operator
 
 
 class StructuredStack(NDArrayOperatorsMixin):
@@ -50,6 +79,18 @@ class StructuredStack(NDArrayOperatorsMixin):
 
     def __getitem__(self, index):
         return self.dense()[index]
+
+    def _structured(self, ufunc, inputs):  # pragma: no cover - every subclass defines it
+        """The result of ``ufunc(*inputs)`` as a stack of this kind, or None."""
+        raise NotImplementedError
+
+    __mul__ = stack_operator(np.multiply, "__mul__")
+    __rmul__ = stack_operator(np.multiply, "__rmul__", reflected=True)
+    __truediv__ = stack_operator(np.true_divide, "__truediv__")
+    __add__ = stack_operator(np.add, "__add__")
+    __radd__ = stack_operator(np.add, "__radd__", reflected=True)
+    __sub__ = stack_operator(np.subtract, "__sub__")
+    __rsub__ = stack_operator(np.subtract, "__rsub__", reflected=True)
 
 
 class DiagonalStack(StructuredStack):
@@ -99,9 +140,12 @@ class DiagonalStack(StructuredStack):
     def _inner(self, other) -> bool:
         """Whether ``other`` broadcasts to the primal's shape without adding axes (a scalar
         or an array with no batch axis), so it scales each row where that row lives."""
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            return True
         if isinstance(other, (int, float, complex, np.generic)) and not isinstance(other, bool):
             return True
-        if type(other) is not np.ndarray or other.ndim > self.diagonal.ndim:
+        if t is not np.ndarray or other.ndim > self.diagonal.ndim:
             return False
         if other.shape == self.diagonal.shape:
             return True
@@ -114,7 +158,7 @@ class DiagonalStack(StructuredStack):
         if any(getattr(type(x), "_stack_priority", 0) for x in inputs):
             return NotImplemented  # a band stack (pullback.band_stack) knows both
         if method == "__call__" and not kwargs:
-            out = self._diagonal_result(ufunc, inputs)
+            out = self._structured(ufunc, inputs)
             if out is not None:
                 return out
         dense = [x.dense() if type(x) is DiagonalStack else x for x in inputs]
@@ -124,7 +168,10 @@ class DiagonalStack(StructuredStack):
             )
         return getattr(ufunc, method)(*dense, **kwargs)
 
-    def _diagonal_result(self, ufunc, inputs):
+    def __neg__(self):
+        return DiagonalStack(-self.diagonal)
+
+    def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""
         if ufunc in _UNARY and len(inputs) == 1:
             return DiagonalStack(ufunc(self.diagonal))
@@ -149,7 +196,7 @@ class DiagonalStack(StructuredStack):
         else:
             return None
         v = np.asarray(v)
-        if v.shape != self.inner_shape or not np.isfinite(v).all():
+        if v.shape != self.inner_shape or not all_finite(v):
             return None  # off the diagonal row by row would not be exact zeros
         return DiagonalStack(v)
 

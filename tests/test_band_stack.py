@@ -97,7 +97,7 @@ def _random_band(rng, k, m, offsets):
         v = rng.standard_normal(m)
         v[[j for j in range(m) if not 0 <= j + o < k]] = 0.0
         bands[o] = v
-    return BandStack(k, bands, m)
+    return BandStack.from_bands(k, bands, m)
 
 
 @pytest.mark.parametrize("k, m", [(5, 5), (5, 3), (3, 6), (1, 1)])

@@ -153,48 +153,6 @@ def test_fold_reads_sums_a_slice_read_twice():
     np.testing.assert_array_equal(got, [3.0, 1.0, 0.0, 0.0, 0.0])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_fold_reads_few_slices_gives_the_general_paths_sums_bit_for_bit(dtype, monkeypatch):
-    """A few slice reads take their own path; it makes the general path's sums in its
-    order (equal slices summed first, then added in the order the reads ran)."""
-    from pullback import read_folds
-
-    rng = np.random.default_rng(3)
-    x = np.zeros((6, 2), dtype=dtype)
-
-    def v(n):
-        return rng.standard_normal((n, 2)).astype(dtype)
-
-    cases = [
-        [(slice(1, None), v(5)), (slice(None, -1), v(5)), (slice(None, -1), v(5))],
-        [(slice(0, 3), v(3)), (slice(1, 4), v(3)), (slice(0, 3), v(3)), (slice(2, 5), v(3))],
-        [(slice(None, None, 2), v(3)), (slice(1, None), ZERO), (slice(None), v(6))],
-    ]
-    accs = [ZERO, v(6)]
-    fast = []
-    for reads in cases:
-        for acc in accs:
-            fast.append(fold_reads(acc, x, _chain(*reads)))
-    monkeypatch.setattr(read_folds, "_few_slice_reads", lambda acc, x, chain: None)
-    k = 0
-    for reads in cases:
-        for acc in accs:
-            want = fold_reads(acc, x, _chain(*reads))
-            assert fast[k].dtype == dtype
-            np.testing.assert_array_equal(fast[k], want)
-            k += 1
-    # what the fast path leaves to the general one: other dtypes, indices, many reads
-    monkeypatch.undo()
-    mixed = [(slice(1, None), v(5).astype(np.float64 if dtype == np.float32 else np.float32))]
-    assert read_folds._few_slice_reads(ZERO, x, _chain(*mixed)) is None
-    assert read_folds._few_slice_reads(ZERO, x, _chain((0, v(1)[0]))) is None
-    many = [(slice(1, None), v(5))] * (read_folds._FEW_READS + 1)
-    assert read_folds._few_slice_reads(ZERO, x, _chain(*many)) is None
-    np.testing.assert_allclose(
-        fold_reads(ZERO, x, _chain(*many))[1:], sum(r[1] for r in many), rtol=1e-5
-    )
-
-
 def rosen_vec(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 

@@ -152,6 +152,27 @@ class BandStack(StructuredStack):
     def __neg__(self):
         return BandStack(self.k, self.lo, -self.data)
 
+    # The products and sums a reverse sweep writes (``d * t``, ``2.0 * d``, ``a + b``) are
+    # decided here first: the general operators (StructuredStack) cover the rest.
+    def __mul__(self, other):
+        if self._factor(other):
+            return BandStack(self.k, self.lo, self.data * other)
+        return StructuredStack.__mul__(self, other)
+
+    def __rmul__(self, other):
+        if self._factor(other):
+            return BandStack(self.k, self.lo, other * self.data)
+        return StructuredStack.__rmul__(self, other)
+
+    def __add__(self, other):
+        if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
+            if other.lo == self.lo and other.data.shape[0] == self.data.shape[0]:
+                return BandStack(self.k, self.lo, self.data + other.data)
+            out = _linear_union(np.add, self, other)
+            if out is not None:
+                return out
+        return StructuredStack.__add__(self, other)
+
     def _factor(self, other) -> bool:
         """Whether ``other`` scales every band (a scalar or an array that broadcasts to
         ``(m,)`` without a batch axis) and is finite: off the band the dense stack holds
@@ -160,6 +181,8 @@ class BandStack(StructuredStack):
         if t is float or t is int:
             return math.isfinite(other)
         if t is np.ndarray:
+            if other.shape == (self.data.shape[1],):
+                return all_finite(other)
             if other.ndim > 1 or other.size not in (1, self.data.shape[1]):
                 return False
         elif not isinstance(other, np.generic) or isinstance(other, np.bool_):

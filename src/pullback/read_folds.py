@@ -44,10 +44,8 @@ def fold_reads(acc, x, chain):
         return acc
     if batch_axes.axes:
         return _fold_reads_batched(acc, x, chain)
-    if type(x) is _ndarray and x.dtype.kind == "f":
-        out = _few_scalar_reads(acc, x, chain) if x.ndim == 1 else None
-        if out is None:
-            out = _few_slice_reads(acc, x, chain)
+    if type(x) is _ndarray and x.ndim == 1 and x.dtype.kind == "f":
+        out = _few_scalar_reads(acc, x, chain)
         if out is not None:
             return out
     indices = []
@@ -188,37 +186,6 @@ def _few_scalar_reads(acc, x, chain):
     while chain is not None:
         index, value, chain = chain
         out[index] += value
-    return out
-
-
-def _few_slice_reads(acc, x, chain):
-    """The reads of a float array when they are a few slices with array cotangents of its
-    dtype (``x[1:] - x[:-1]``, a stencil): the general path's sums in its order (equal
-    slices summed first, then each added in place in the order the reads ran) without its
-    checks for scalars, Dask values and integer-array indices. ``None`` (having built
-    nothing) for anything else."""
-    dtype = x.dtype
-    if not (acc is ZERO or acc is NO_TANGENT or type(acc) is _ndarray):
-        return None
-    indices = []
-    values = []
-    while chain is not None:
-        index, value, chain = chain
-        if type(index) is not slice or len(indices) == _FEW_READS:
-            return None
-        if value is ZERO or value is NO_TANGENT:
-            continue
-        if type(value) is not _ndarray or value.dtype != dtype:
-            return None
-        indices.append(index)
-        values.append(value)
-    if acc is ZERO or acc is NO_TANGENT:
-        out = np.zeros(x.shape, dtype=dtype)
-    else:
-        out = np.array(unbroadcast(acc, x), dtype=dtype, copy=True)
-    indices, values = _merge_equal_reads(indices, values)
-    for k in range(len(indices) - 1, -1, -1):
-        out[indices[k]] += values[k]
     return out
 
 

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .diagonal_stack import DiagonalStack, StructuredStack, all_finite
+from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
 _DIVIDING = {np.true_divide, np.divide}
@@ -107,7 +107,7 @@ class BandStack(StructuredStack):
         return BandStack(self.k, self.lo, self.data.astype(dtype, copy=copy))
 
     def max_abs(self) -> float:
-        return float(np.abs(self.data).max(initial=0.0))
+        return max_abs(self.data)
 
     def dense(self) -> np.ndarray:
         """The stack as an ordinary ``(k, m)`` array."""

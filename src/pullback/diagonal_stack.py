@@ -47,6 +47,13 @@ def all_finite(v) -> bool:
 
 
 _sum = np.add.reduce
+_largest = np.maximum.reduce
+
+
+def max_abs(a) -> float:
+    """The largest absolute entry of the array ``a`` (0.0 when it is empty; NaN when one
+    is NaN), in one reduction without NumPy's method wrappers."""
+    return float(_largest(np.abs(a), axis=None)) if a.size else 0.0
 
 
 def stack_operator(ufunc, name, reflected=False):
@@ -209,4 +216,4 @@ def identity_stack(shape, dtype) -> DiagonalStack:
 
 def combine(weights, stack: DiagonalStack) -> np.ndarray:
     """``np.tensordot(weights, stack, axes=1)`` without the dense stack."""
-    return np.reshape(weights, stack.inner_shape) * stack.diagonal
+    return weights.reshape(stack.diagonal.shape) * stack.diagonal

@@ -178,6 +178,26 @@ class DiagonalStack(StructuredStack):
     def __neg__(self):
         return DiagonalStack(-self.diagonal)
 
+    # ``d * t`` and ``2.0 * d`` by an array of the primal's shape or a float, decided here
+    # before the general operators (StructuredStack): the products an elementwise sweep
+    # writes. Off the diagonal the dense stack holds 0 * t: exact zeros where the result
+    # is finite (see _structured).
+    def __mul__(self, other):
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            v = self.diagonal * other
+            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+                return DiagonalStack(v)
+        return StructuredStack.__mul__(self, other)
+
+    def __rmul__(self, other):
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            v = other * self.diagonal
+            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+                return DiagonalStack(v)
+        return StructuredStack.__rmul__(self, other)
+
     def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""
         if ufunc in _UNARY and len(inputs) == 1:

@@ -182,3 +182,21 @@ def test_kept_forward_sweeps_bind_tangents_again_each_call(dtype):
     np.testing.assert_allclose(jf(x), np.diag(np.cos(x) * x + np.sin(x)), rtol=tol_for(dtype))
     f.__code__ = g.__code__
     np.testing.assert_allclose(jf(x), np.diag(np.exp(x) * 2.0), rtol=tol_for(dtype))
+
+
+def test_forward_jacobian_reads_a_new_signature():
+    """The positions of ``wrt`` are read again when the function's code changes: a
+    forward Jacobian then differentiates the argument of that name in the new order."""
+
+    def f(x, w):
+        return np.sin(x) * w
+
+    def swapped(w, x):
+        return np.sin(x) * w
+
+    x, w = np.linspace(-1.0, 1.0, 3), np.linspace(0.5, 1.5, 3)
+    j = jacobian(f, wrt="x", mode="forward")
+    np.testing.assert_allclose(j(x, w), np.diag(np.cos(x) * w), rtol=1e-14)
+    f.__code__ = swapped.__code__
+    np.testing.assert_allclose(j(w, x), np.diag(np.cos(x) * w), rtol=1e-14)
+    np.testing.assert_allclose(j(w, x), jacobian(f, wrt="x")(w, x), rtol=1e-14)

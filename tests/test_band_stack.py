@@ -187,3 +187,13 @@ def test_slices_scatters_and_their_sums_of_several_bands_match_the_dense_stack(k
         want[:, index] += dense[:, index]
     np.testing.assert_allclose(total.dense(), want, rtol=1e-15, atol=1e-15)
     assert scatter_sum([(slice(None, None, 2), reads[0][1])], m) is None  # a step of 2
+
+
+def test_the_symbolic_zero_answers_for_itself():
+    from pullback.zero import ZERO
+
+    d = DiagonalStack(np.arange(1.0, 4.0))
+    for s in (d, as_band(d)):
+        assert (s + ZERO) is s and (ZERO + s) is s and (s - ZERO) is s
+        assert (s * ZERO) is ZERO and (ZERO * s) is ZERO
+        np.testing.assert_array_equal(np.asarray(ZERO - s), -d.dense())

@@ -29,6 +29,8 @@ import math
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from .zero import _Zero
+
 # Ufuncs that map a diagonal stack (and operands that broadcast to the primal's shape,
 # not along the batch axis) to a diagonal stack, by what they do to the diagonal.
 _SCALING = {np.multiply}
@@ -64,6 +66,8 @@ def stack_operator(ufunc, name, reflected=False):
     fallback = getattr(NDArrayOperatorsMixin, name)
 
     def operator(self, other):
+        if type(other) is _Zero:
+            return NotImplemented  # what the fallback says: ZERO's own operator answers
         out = self._structured(ufunc, (other, self) if reflected else (self, other))
         return out if out is not None else fallback(self, other)
 

@@ -97,7 +97,7 @@ def _random_band(rng, k, m, offsets):
         v = rng.standard_normal(m)
         v[[j for j in range(m) if not 0 <= j + o < k]] = 0.0
         bands[o] = v
-    return BandStack(k, bands, m)
+    return BandStack.from_bands(k, bands, m)
 
 
 @pytest.mark.parametrize("k, m", [(5, 5), (5, 3), (3, 6), (1, 1)])
@@ -158,3 +158,42 @@ def test_a_zero_factor_quotient_is_dense():
         want = np.eye(3) / np.array([1.0, 0.0, 2.0])
     assert type(got) is np.ndarray
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("k, m", [(6, 6), (4, 7), (7, 4)])
+def test_slices_scatters_and_their_sums_of_several_bands_match_the_dense_stack(k, m):
+    from pullback.band_stack import scatter_sum
+
+    rng = np.random.default_rng(1)
+    a = _random_band(rng, k, m, (-2, 0, 1))
+    dense = a.dense()
+    reads = []
+    for index in [slice(1, None), slice(None, -1), slice(2, 5), slice(-3, None), slice(0, 1)]:
+        read = a.sliced(index)
+        np.testing.assert_array_equal(read.dense(), dense[:, index])
+        reads.append((index, read))
+        back = read.scattered(index, m)
+        want = np.zeros((k, m))
+        want[:, index] = dense[:, index]
+        np.testing.assert_array_equal(back.dense(), want)
+    total = scatter_sum(reads, m)
+    one_by_one = reads[0][1].scattered(reads[0][0], m)
+    for index, read in reads[1:]:
+        one_by_one = one_by_one + read.scattered(index, m)
+    assert type(total) is BandStack and type(one_by_one) is BandStack
+    np.testing.assert_array_equal(total.dense(), one_by_one.dense())
+    want = np.zeros((k, m))
+    for index, _ in reads:
+        want[:, index] += dense[:, index]
+    np.testing.assert_allclose(total.dense(), want, rtol=1e-15, atol=1e-15)
+    assert scatter_sum([(slice(None, None, 2), reads[0][1])], m) is None  # a step of 2
+
+
+def test_the_symbolic_zero_answers_for_itself():
+    from pullback.zero import ZERO
+
+    d = DiagonalStack(np.arange(1.0, 4.0))
+    for s in (d, as_band(d)):
+        assert (s + ZERO) is s and (ZERO + s) is s and (s - ZERO) is s
+        assert (s * ZERO) is ZERO and (ZERO * s) is ZERO
+        np.testing.assert_array_equal(np.asarray(ZERO - s), -d.dense())

@@ -142,3 +142,60 @@ def test_jacobian_binds_arguments_as_vjp_does():
     np.testing.assert_allclose(jacobian(scaled, wrt=1)(x, 2.0), np.sin(x))
     with pytest.raises(ArgumentError, match="cannot call"):
         jacobian(scaled)(x, 2.0, 3.0)
+
+
+def _tanh_times(x):
+    return np.tanh(x) * x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("damage", ["entry", "nan", "row"])
+def test_a_wrong_batched_result_fails_the_check_and_rows_give_the_result(
+    dtype, damage, monkeypatch
+):
+    """The check against one ordinary sweep is what makes a batched result trustworthy:
+    a band, diagonal or dense stack with one wrong entry, a NaN or a lost row is refused,
+    and the rows one by one give the result."""
+    from pullback.band_stack import BandStack
+    from pullback.diagonal_stack import DiagonalStack
+
+    def spoil(c):
+        if type(c) is BandStack:
+            data = c.data.copy()
+            data[c.data.shape[0] // 2, 2] = np.nan if damage == "nan" else data[0, 2] + 1.0
+            if damage == "row":
+                data[:, 3] = 0.0
+            return BandStack(c.k, c.lo, data)
+        if type(c) is DiagonalStack:
+            d = c.diagonal.copy()
+            d.flat[2] = np.nan if damage == "nan" else (0.0 if damage == "row" else d.flat[2] + 1)
+            return DiagonalStack(d)
+        c = np.array(c)
+        c.flat[5] = np.nan if damage == "nan" else c.flat[5] + 1.0
+        if damage == "row":
+            c[3] = 0.0
+        return c
+
+    honest = batched._batched_cotangents
+    kinds = []
+
+    def spoiled(back, dys, batch):
+        cots = honest(back, dys, batch)
+        kinds.extend(type(c).__name__ for c in cots or ())
+        return None if cots is None else [spoil(c) for c in cots]
+
+    monkeypatch.setattr(batched, "_batched_cotangents", spoiled)
+    x = np.linspace(-0.7, 0.9, 6).astype(dtype)
+    for f, how in [(rosen_vec, hessian), (matrix_rows, hessian), (_tanh_times, None)]:
+        if how is None:
+            from pullback import jacobian
+
+            got = jacobian(f)(x)
+            y, back = vjp(f, x, wrt=0)
+            want = np.stack([back(e) for e in np.eye(6, dtype=dtype)])
+        else:
+            xs = x.reshape(3, 2) if f is matrix_rows else x
+            got = how(f)(xs)
+            want = row_by_row_hessian(f, xs)
+        np.testing.assert_array_equal(got, want)
+    assert {"BandStack", "DiagonalStack", "ndarray"} <= set(kinds)  # each kind was spoiled

@@ -145,3 +145,51 @@ def test_the_stack_itself():
         assert type(a / d) is np.ndarray  # a / 0 off the diagonal: not a diagonal stack
     np.testing.assert_array_equal(d[1], np.eye(4)[1].reshape(2, 2))
     assert d.astype(np.float32).dtype == np.float32 and d.real is d
+
+
+def test_all_finite_sees_every_non_finite_entry():
+    from pullback.diagonal_stack import all_finite
+
+    quiet = np.errstate(all="ignore")  # as in the sweeps, which run under it
+    quiet.__enter__()
+    for dtype in (np.float64, np.float32, np.complex128):
+        v = np.linspace(-1.0, 1.0, 7).astype(dtype)
+        assert all_finite(v) and all_finite(v.reshape(7, 1)) and all_finite(v[:0])
+        for bad in (np.inf, -np.inf, np.nan):
+            w = v.copy()
+            w[3] = bad
+            assert not all_finite(w)
+        w = v.copy()
+        w[1], w[5] = np.inf, -np.inf  # opposite infinities: the sum is NaN, still caught
+        assert not all_finite(w)
+    big = np.full(4, np.finfo(np.float64).max)  # finite, but the sum overflows: refused
+    assert not all_finite(big)
+    quiet.__exit__(None, None, None)
+
+    def scaled(x):
+        return x * big
+
+    # which only costs the structure: the Jacobian is still the row-by-row one
+    x = np.linspace(0.5, 1.0, 4)
+    got = jacobian(scaled)(x)
+    assert np.array_equal(got, np.diag(big)) and np.array_equal(got, rows_of(scaled, x))
+
+
+def test_operators_keep_the_stack_or_fall_back_to_numpy():
+    d = DiagonalStack(np.array([1.0, 2.0, 3.0]))
+    eye = np.diag([1.0, 2.0, 3.0])
+    with np.errstate(invalid="ignore"):  # 0 * inf off the diagonal
+        inf_times = (d * np.inf, eye * np.inf, False)  # NaN off the diagonal, as dense
+    for got, want, structured in [
+        inf_times,
+        (d * np.array([2.0, 0.5, -1.0]), eye * np.array([2.0, 0.5, -1.0]), True),
+        (3.0 * d, 3.0 * eye, True),
+        (d + d, eye + eye, True),
+        (1.0 - d, 1.0 - eye, False),  # not zero off the diagonal
+        (d - np.ones((3, 3)), eye - 1.0, False),
+        (-d, -eye, True),
+    ]:
+        assert (type(got) is DiagonalStack) is structured
+        assert np.array_equal(np.asarray(got), want, equal_nan=True)
+    with pytest.raises(TypeError):
+        d * "a"

@@ -145,3 +145,58 @@ def test_stacked_pullback_for_users(dtype):
     J = jacobian_by_fd(slices, x.astype(np.float64))
     fd_tol = 2e-3 if dtype == np.float32 else 1e-7
     np.testing.assert_allclose(got, dys @ J, rtol=fd_tol, atol=fd_tol)
+
+
+def _spread(a, *rest):
+    return a * rest[0] + np.sin(rest[1])
+
+
+def _calls_spread(x, w):
+    return _spread(x, w, x * w)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_kept_forward_sweeps_bind_tangents_again_each_call(dtype):
+    """A forward Jacobian keeps its generated sweeps between calls, and an inner call's
+    sweep is kept in the generated code: tangents that land in ``*rest`` take the
+    signature path, every call, and a function whose code changes is built again."""
+    x = np.linspace(-1.0, 1.0, 4).astype(dtype)
+    w = np.linspace(0.5, 1.5, 4).astype(dtype)
+    j = jacobian(_calls_spread, wrt=(0, 1), mode="forward")
+    fd_tol = 2e-3 if dtype == np.float32 else 1e-7
+    for _ in range(2):
+        jx, jw = j(x, w)
+        want_x = jacobian_by_fd(lambda v: _calls_spread(v, w.astype(np.float64)), x.astype(float))
+        want_w = jacobian_by_fd(lambda v: _calls_spread(x.astype(np.float64), v), w.astype(float))
+        np.testing.assert_allclose(jx, want_x, rtol=fd_tol, atol=fd_tol)
+        np.testing.assert_allclose(jw, want_w, rtol=fd_tol, atol=fd_tol)
+        np.testing.assert_allclose(jx, jacobian(_calls_spread)(x, w), rtol=tol_for(dtype))
+
+    def f(v):
+        return np.sin(v) * v
+
+    def g(v):
+        return np.exp(v) * 2.0
+
+    jf = jacobian(f, mode="forward")
+    np.testing.assert_allclose(jf(x), np.diag(np.cos(x) * x + np.sin(x)), rtol=tol_for(dtype))
+    f.__code__ = g.__code__
+    np.testing.assert_allclose(jf(x), np.diag(np.exp(x) * 2.0), rtol=tol_for(dtype))
+
+
+def test_forward_jacobian_reads_a_new_signature():
+    """The positions of ``wrt`` are read again when the function's code changes: a
+    forward Jacobian then differentiates the argument of that name in the new order."""
+
+    def f(x, w):
+        return np.sin(x) * w
+
+    def swapped(w, x):
+        return np.sin(x) * w
+
+    x, w = np.linspace(-1.0, 1.0, 3), np.linspace(0.5, 1.5, 3)
+    j = jacobian(f, wrt="x", mode="forward")
+    np.testing.assert_allclose(j(x, w), np.diag(np.cos(x) * w), rtol=1e-14)
+    f.__code__ = swapped.__code__
+    np.testing.assert_allclose(j(w, x), np.diag(np.cos(x) * w), rtol=1e-14)
+    np.testing.assert_allclose(j(w, x), jacobian(f, wrt="x")(w, x), rtol=1e-14)

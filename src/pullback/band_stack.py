@@ -5,10 +5,11 @@ through the reverse sweep of a gradient. Reading a slice ``x[1:]`` of a vector s
 that identity off the main diagonal, and sums of such reads (``x[1:] - x[:-1] ** 2``, a
 finite difference, a stencil) make a band: row ``r`` of the stack is non-zero only at the
 positions ``j`` with ``r - j`` in a small set of offsets. :class:`BandStack` carries one
-vector per offset through the steps such sweeps take (products and quotients by arrays of
-the primal's shape, negations, sums of stacks, slice reads and their scatter back), and
-becomes the dense ``(k, m)`` stack as soon as anything else touches it. The sweep of a
-banded Hessian then costs a few vectors per step instead of a ``k x m`` array.
+vector per offset (the rows of one array) through the steps such sweeps take (products
+and quotients by arrays of the primal's shape, negations, sums of stacks, slice reads and
+their scatter back), and becomes the dense ``(k, m)`` stack as soon as anything else
+touches it. The sweep of a banded Hessian then costs a few vectors per step instead of a
+``k x m`` array.
 
 It is exact in the sense of :mod:`pullback.diagonal_stack`: every entry of the band is
 computed by the same operations as in the dense stack, and the entries off the band are
@@ -29,9 +30,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.mixins import NDArrayOperatorsMixin as _Mixin
 
-from .diagonal_stack import DiagonalStack, StructuredStack
+from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
 _DIVIDING = {np.true_divide, np.divide}
@@ -47,39 +47,47 @@ def _valid(offset: int, k: int, m: int) -> range:
     return range(max(0, -offset), max(0, min(m, k - offset)))
 
 
-def _operator(ufunc, name, reflected=False):
-    """The binary operator ``name`` of a band stack: the band result where there is one,
-    else what NumPy's operator mixin does (the dense result, or NotImplemented)."""
-    fallback = getattr(_Mixin, name)
-
-    def operator(self, other):
-        out = self._band_result(ufunc, (other, self) if reflected else (self, other))
-        return out if out is not None else fallback(self, other)
-
-    operator.__name__ = name
-    return operator
-
-
 class BandStack(StructuredStack):
-    """The stack of shape ``(k, m)`` whose entry ``[r, j]`` is ``bands[r - j][j]`` (zero
-    where ``r - j`` is not a key). Every band vector has length ``m`` and holds zeros at
-    the positions outside the stack, so that products keep them zero."""
+    """The stack of shape ``(k, m)`` whose entry ``[r, j]`` is ``data[r - j - lo, j]`` (zero
+    where ``r - j - lo`` is not a row of ``data``): the bands at the consecutive offsets
+    ``lo, lo + 1, ...`` are the rows of one array, so that a step of the sweep is one NumPy
+    operation whatever their number (an offset between two bands is a row of zeros). Each
+    band holds zeros at the positions outside the stack, so that products keep them zero."""
 
-    __slots__ = ("k", "m", "bands")
+    __slots__ = ("k", "lo", "data")
     _stack_priority = 1  # DiagonalStack defers to it in mixed operations
 
-    def __init__(self, k: int, bands: dict, m: int | None = None):
+    def __init__(self, k: int, lo: int, data: np.ndarray):
         self.k = k
-        self.bands = bands
-        self.m = next(iter(bands.values())).shape[0] if m is None else m
+        self.lo = lo
+        self.data = data
+
+    @classmethod
+    def from_bands(cls, k: int, bands: dict, m: int) -> BandStack:
+        """The stack of the band vectors ``bands`` (offset -> vector of length ``m``)."""
+        lo, hi = min(bands), max(bands) + 1
+        dtype = np.result_type(*bands.values())
+        data = np.zeros((hi - lo, m), dtype=dtype)
+        for o, v in bands.items():
+            data[o - lo] = v
+        return cls(k, lo, data)
 
     @classmethod
     def from_diagonal(cls, d: DiagonalStack) -> BandStack:
-        return cls(d.diagonal.size, {0: d.diagonal})
+        return cls(d.diagonal.size, 0, d.diagonal[None, :])
+
+    @property
+    def m(self) -> int:
+        return self.data.shape[1]
+
+    @property
+    def bands(self) -> dict:
+        """``{offset: band vector}``."""
+        return {self.lo + i: v for i, v in enumerate(self.data)}
 
     @property
     def shape(self) -> tuple:
-        return (self.k, self.m)
+        return (self.k, self.data.shape[1])
 
     @property
     def ndim(self) -> int:
@@ -87,25 +95,26 @@ class BandStack(StructuredStack):
 
     @property
     def dtype(self):
-        return np.result_type(*self.bands.values())
+        return self.data.dtype
 
     @property
     def real(self):
-        if self.dtype.kind == "c":
-            return BandStack(self.k, {o: v.real for o, v in self.bands.items()})
+        if self.data.dtype.kind == "c":
+            return BandStack(self.k, self.lo, self.data.real)
         return self
 
     def astype(self, dtype, copy=True):
-        return BandStack(self.k, {o: v.astype(dtype, copy=copy) for o, v in self.bands.items()})
+        return BandStack(self.k, self.lo, self.data.astype(dtype, copy=copy))
 
     def max_abs(self) -> float:
-        return max(float(np.abs(v).max(initial=0.0)) for v in self.bands.values())
+        return max_abs(self.data)
 
     def dense(self) -> np.ndarray:
         """The stack as an ordinary ``(k, m)`` array."""
         k, m = self.shape
-        out = np.zeros((k, m), dtype=self.dtype)
-        for o, v in self.bands.items():
+        out = np.zeros((k, m), dtype=self.data.dtype)
+        for i, v in enumerate(self.data):
+            o = self.lo + i
             j = _valid(o, k, m)
             if len(j):
                 # entry [j + o, j]: a strided diagonal of the flat array
@@ -118,43 +127,51 @@ class BandStack(StructuredStack):
 
     def sliced(self, index: slice):
         """The stack of the read ``x[index]`` (a slice of step 1), or None."""
-        start, stop, step = index.indices(self.m)
+        start, stop, step = index.indices(self.data.shape[1])
         if step != 1:
             return None
-        stop = max(stop, start)
-        bands = {}
-        for o, v in self.bands.items():
-            if len(_valid(o + start, self.k, stop - start)):
-                bands[o + start] = v[start:stop]
-        if not bands:
+        length = max(stop, start) - start
+        # the bands that keep a position in the stack: -length < offset + start < k
+        first = max(0, 1 - length - start - self.lo)
+        last = min(self.data.shape[0], self.k - start - self.lo)
+        if first >= last or length == 0:
             return None  # an empty band: the dense stack of zeros says it plainly
-        return BandStack(self.k, bands, stop - start)
+        return BandStack(self.k, self.lo + first + start, self.data[first:last, start:stop])
 
     def scattered(self, index: slice, n: int):
         """The stack of a cotangent of ``x`` (length ``n``) that the read ``x[index]``
         (a slice of step 1 whose cotangent this is) adds, or None."""
+        m = self.data.shape[1]
         start, stop, step = index.indices(n)
-        if step != 1 or max(stop, start) - start != self.m:
+        if step != 1 or max(stop, start) - start != m:
             return None
-        bands = {}
-        for o, v in self.bands.items():
-            full = np.zeros(n, dtype=v.dtype)
-            full[start : start + self.m] = v
-            bands[o - start] = full
-        return BandStack(self.k, bands, n)
-
-    # The operators a reverse sweep writes (``d * t``, ``2.0 * d``, ``-d``, ``a + b``) go to
-    # the band directly: NumPy's ufunc dispatch costs more than the few vectors of a band.
-    __mul__ = _operator(np.multiply, "__mul__")
-    __rmul__ = _operator(np.multiply, "__rmul__", reflected=True)
-    __truediv__ = _operator(np.true_divide, "__truediv__")
-    __add__ = _operator(np.add, "__add__")
-    __radd__ = _operator(np.add, "__radd__", reflected=True)
-    __sub__ = _operator(np.subtract, "__sub__")
-    __rsub__ = _operator(np.subtract, "__rsub__", reflected=True)
+        data = np.zeros((self.data.shape[0], n), dtype=self.data.dtype)
+        data[:, start : start + m] = self.data
+        return BandStack(self.k, self.lo - start, data)
 
     def __neg__(self):
-        return BandStack(self.k, {o: -v for o, v in self.bands.items()}, self.m)
+        return BandStack(self.k, self.lo, -self.data)
+
+    # The products and sums a reverse sweep writes (``d * t``, ``2.0 * d``, ``a + b``) are
+    # decided here first: the general operators (StructuredStack) cover the rest.
+    def __mul__(self, other):
+        if self._factor(other):
+            return BandStack(self.k, self.lo, self.data * other)
+        return StructuredStack.__mul__(self, other)
+
+    def __rmul__(self, other):
+        if self._factor(other):
+            return BandStack(self.k, self.lo, other * self.data)
+        return StructuredStack.__rmul__(self, other)
+
+    def __add__(self, other):
+        if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
+            if other.lo == self.lo and other.data.shape[0] == self.data.shape[0]:
+                return BandStack(self.k, self.lo, self.data + other.data)
+            out = _linear_union(np.add, self, other)
+            if out is not None:
+                return out
+        return StructuredStack.__add__(self, other)
 
     def _factor(self, other) -> bool:
         """Whether ``other`` scales every band (a scalar or an array that broadcasts to
@@ -164,15 +181,17 @@ class BandStack(StructuredStack):
         if t is float or t is int:
             return math.isfinite(other)
         if t is np.ndarray:
-            if other.ndim > 1 or other.size not in (1, self.m):
+            if other.shape == (self.data.shape[1],):
+                return all_finite(other)
+            if other.ndim > 1 or other.size not in (1, self.data.shape[1]):
                 return False
         elif not isinstance(other, np.generic) or isinstance(other, np.bool_):
             return False
-        return bool(np.isfinite(other).all())
+        return all_finite(np.asarray(other))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs:
-            out = self._band_result(ufunc, inputs)
+            out = self._structured(ufunc, inputs)
             if out is not None:
                 return out
         dense = [x.dense() if isinstance(x, (BandStack, DiagonalStack)) else x for x in inputs]
@@ -191,38 +210,48 @@ class BandStack(StructuredStack):
             return BandStack.from_diagonal(other)
         return None
 
-    def _band_result(self, ufunc, inputs):
+    def _structured(self, ufunc, inputs):
         """The result as a band stack, or None where it is not one. Every band keeps the
         length ``m``; entries off the band stay the dense stack's exact zeros because the
         other operand is finite (and non-zero for a quotient)."""
-        k, m = self.k, self.m
         if len(inputs) == 1:
             if ufunc in _UNARY:
-                return BandStack(k, {o: ufunc(v) for o, v in self.bands.items()}, m)
+                return BandStack(self.k, self.lo, ufunc(self.data))
             return None
         if len(inputs) != 2:
             return None
         a, b = inputs
         if ufunc in _SCALING:
             if type(a) is BandStack and a._factor(b):
-                return BandStack(k, {o: v * b for o, v in a.bands.items()}, m)
+                return BandStack(a.k, a.lo, a.data * b)
             if type(b) is BandStack and b._factor(a):
-                return BandStack(k, {o: a * v for o, v in b.bands.items()}, m)
+                return BandStack(b.k, b.lo, a * b.data)
             return None
         if ufunc in _LINEAR:
             a, b = self._as_band(a), self._as_band(b)
             if a is None or b is None:
                 return None
-            bands = dict(a.bands)
-            for o, v in b.bands.items():
-                if o in bands:
-                    bands[o] = ufunc(bands[o], v)
-                else:  # 0 + v and 0 - v without the zeros
-                    bands[o] = v if ufunc is np.add else -v
-            return BandStack(k, bands, m) if len(bands) <= _MAX_BANDS else None
+            if a.lo == b.lo and a.data.shape[0] == b.data.shape[0]:
+                return BandStack(a.k, a.lo, ufunc(a.data, b.data))
+            return _linear_union(ufunc, a, b)
         if ufunc in _DIVIDING and type(a) is BandStack and a._factor(b) and np.all(b != 0):
-            return BandStack(k, {o: ufunc(v, b) for o, v in a.bands.items()}, m)
+            return BandStack(a.k, a.lo, ufunc(a.data, b))
         return None
+
+
+def _linear_union(ufunc, a: BandStack, b: BandStack):
+    """``ufunc(a, b)`` (a sum or difference) of bands at different offsets, each band what
+    the dense stacks give (``0 - v`` where only ``b`` has one), or None past
+    :data:`_MAX_BANDS`."""
+    lo = min(a.lo, b.lo)
+    hi = max(a.lo + a.data.shape[0], b.lo + b.data.shape[0])
+    if hi - lo > _MAX_BANDS:
+        return None
+    data = np.zeros((hi - lo, a.data.shape[1]), dtype=np.result_type(a.data, b.data))
+    data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
+    rows = data[b.lo - lo : b.lo - lo + b.data.shape[0]]
+    ufunc(rows, b.data, out=rows)
+    return BandStack(a.k, lo, data)
 
 
 def as_band(g):
@@ -234,11 +263,39 @@ def as_band(g):
     return None
 
 
+def scatter_sum(reads, n: int):
+    """The sum, in the order of ``reads``, of the cotangents of a vector of length ``n``
+    that the reads ``(index, band)`` add (``band`` the stack of ``x[index]``, a slice of step
+    1): what :meth:`BandStack.scattered` and ``+`` give one read at a time, the same sums
+    in the same order, in one array. None where a read is not such a slice or the sum
+    would span more than :data:`_MAX_BANDS` offsets."""
+    placed = []
+    for index, band in reads:
+        m = band.data.shape[1]
+        start, stop, step = index.indices(n)
+        if step != 1 or max(stop, start) - start != m or band.k != reads[0][1].k:
+            return None
+        placed.append((band.lo - start, start, band))
+    lo = min(p[0] for p in placed)
+    hi = max(p[0] + p[2].data.shape[0] for p in placed)
+    if hi - lo > _MAX_BANDS:
+        return None
+    data = np.zeros((hi - lo, n), dtype=np.result_type(*(p[2].data for p in placed)))
+    for i, (first, start, band) in enumerate(placed):
+        rows = data[first - lo : first - lo + band.data.shape[0], start : start + band.m]
+        if i == 0:
+            rows[...] = band.data  # the first read: its own values, as scattered() gives
+        else:
+            np.add(rows, band.data, out=rows)
+    return BandStack(reads[0][1].k, lo, data)
+
+
 def combine_band(weights, stack: BandStack) -> np.ndarray:
     """``weights @ stack.dense()`` without the dense stack."""
     k, m = stack.shape
     out = np.zeros(m, dtype=np.result_type(weights, stack.dtype))
-    for o, v in stack.bands.items():
+    for i, v in enumerate(stack.data):
+        o = stack.lo + i
         j = _valid(o, k, m)
         out[j.start : j.stop] += weights[j.start + o : j.stop + o] * v[j.start : j.stop]
     return out

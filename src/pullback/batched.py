@@ -30,7 +30,7 @@ import numpy as np
 
 from . import tangents
 from .band_stack import BandStack, combine_band
-from .diagonal_stack import DiagonalStack, combine
+from .diagonal_stack import DiagonalStack, combine, max_abs
 from .running import deeper_recursion, run_pullback
 from .tangents import ZERO, materialize
 
@@ -116,11 +116,10 @@ def agrees(reference, ins, outs, rng=None) -> bool:
         if type(c) is BandStack:
             top = c.max_abs()
         else:
-            entries = c.diagonal if type(c) is DiagonalStack else c
-            top = float(np.abs(entries).max(initial=0.0))
-        scale = max(float(np.abs(w).max()), top)
+            top = max_abs(c.diagonal if type(c) is DiagonalStack else c)
+        scale = max(max_abs(w), top)
         tol = 64 * eps * scale * math.sqrt(max(k, 1)) + 1e-300
-        if not float(np.abs(got - w).max()) <= tol:
+        if not max_abs(got - w) <= tol:
             return False
     return True
 

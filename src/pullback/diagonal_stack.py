@@ -24,8 +24,12 @@ array([[0., 0., 0.],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from .zero import _Zero
 
 # Ufuncs that map a diagonal stack (and operands that broadcast to the primal's shape,
 # not along the batch axis) to a diagonal stack, by what they do to the diagonal.
@@ -33,6 +37,42 @@ _SCALING = {np.multiply}
 _DIVIDING = {np.true_divide, np.divide}
 _UNARY = {np.negative, np.positive}
 _LINEAR = {np.add, np.subtract}
+
+
+def all_finite(v) -> bool:
+    """Whether every entry of the array ``v`` is finite. For a real array its sum is: a NaN
+    or infinite entry makes the sum NaN or infinite (one reduction, no boolean array). A
+    sum that overflows says False for finite entries, which only costs the structure."""
+    if v.dtype.kind == "f":
+        return math.isfinite(_sum(v, axis=None))
+    return bool(np.isfinite(v).all())
+
+
+_sum = np.add.reduce
+_largest = np.maximum.reduce
+
+
+def max_abs(a) -> float:
+    """The largest absolute entry of the array ``a`` (0.0 when it is empty; NaN when one
+    is NaN), in one reduction without NumPy's method wrappers."""
+    return float(_largest(np.abs(a), axis=None)) if a.size else 0.0
+
+
+def stack_operator(ufunc, name, reflected=False):
+    """The binary operator ``name`` of a structured stack: its ``_structured(ufunc,
+    inputs)`` result where there is one, else what NumPy's operator mixin does (the dense
+    result, or NotImplemented). The operators a reverse sweep writes (``d * t``, ``2.0 *
+    d``, ``a + b``) then skip NumPy's ufunc dispatch, which costs more than a small step."""
+    fallback = getattr(NDArrayOperatorsMixin, name)
+
+    def operator(self, other):
+        if type(other) is _Zero:
+            return NotImplemented  # what the fallback says: ZERO's own operator answers
+        out = self._structured(ufunc, (other, self) if reflected else (self, other))
+        return out if out is not None else fallback(self, other)
+
+    operator.__name__ = name
+    return operator
 
 
 class StructuredStack(NDArrayOperatorsMixin):
@@ -50,6 +90,18 @@ class StructuredStack(NDArrayOperatorsMixin):
 
     def __getitem__(self, index):
         return self.dense()[index]
+
+    def _structured(self, ufunc, inputs):  # pragma: no cover - every subclass defines it
+        """The result of ``ufunc(*inputs)`` as a stack of this kind, or None."""
+        raise NotImplementedError
+
+    __mul__ = stack_operator(np.multiply, "__mul__")
+    __rmul__ = stack_operator(np.multiply, "__rmul__", reflected=True)
+    __truediv__ = stack_operator(np.true_divide, "__truediv__")
+    __add__ = stack_operator(np.add, "__add__")
+    __radd__ = stack_operator(np.add, "__radd__", reflected=True)
+    __sub__ = stack_operator(np.subtract, "__sub__")
+    __rsub__ = stack_operator(np.subtract, "__rsub__", reflected=True)
 
 
 class DiagonalStack(StructuredStack):
@@ -99,9 +151,12 @@ class DiagonalStack(StructuredStack):
     def _inner(self, other) -> bool:
         """Whether ``other`` broadcasts to the primal's shape without adding axes (a scalar
         or an array with no batch axis), so it scales each row where that row lives."""
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            return True
         if isinstance(other, (int, float, complex, np.generic)) and not isinstance(other, bool):
             return True
-        if type(other) is not np.ndarray or other.ndim > self.diagonal.ndim:
+        if t is not np.ndarray or other.ndim > self.diagonal.ndim:
             return False
         if other.shape == self.diagonal.shape:
             return True
@@ -114,7 +169,7 @@ class DiagonalStack(StructuredStack):
         if any(getattr(type(x), "_stack_priority", 0) for x in inputs):
             return NotImplemented  # a band stack (pullback.band_stack) knows both
         if method == "__call__" and not kwargs:
-            out = self._diagonal_result(ufunc, inputs)
+            out = self._structured(ufunc, inputs)
             if out is not None:
                 return out
         dense = [x.dense() if type(x) is DiagonalStack else x for x in inputs]
@@ -124,7 +179,30 @@ class DiagonalStack(StructuredStack):
             )
         return getattr(ufunc, method)(*dense, **kwargs)
 
-    def _diagonal_result(self, ufunc, inputs):
+    def __neg__(self):
+        return DiagonalStack(-self.diagonal)
+
+    # ``d * t`` and ``2.0 * d`` by an array of the primal's shape or a float, decided here
+    # before the general operators (StructuredStack): the products an elementwise sweep
+    # writes. Off the diagonal the dense stack holds 0 * t: exact zeros where the result
+    # is finite (see _structured).
+    def __mul__(self, other):
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            v = self.diagonal * other
+            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+                return DiagonalStack(v)
+        return StructuredStack.__mul__(self, other)
+
+    def __rmul__(self, other):
+        t = type(other)
+        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
+            v = other * self.diagonal
+            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+                return DiagonalStack(v)
+        return StructuredStack.__rmul__(self, other)
+
+    def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""
         if ufunc in _UNARY and len(inputs) == 1:
             return DiagonalStack(ufunc(self.diagonal))
@@ -149,7 +227,7 @@ class DiagonalStack(StructuredStack):
         else:
             return None
         v = np.asarray(v)
-        if v.shape != self.inner_shape or not np.isfinite(v).all():
+        if v.shape != self.inner_shape or not all_finite(v):
             return None  # off the diagonal row by row would not be exact zeros
         return DiagonalStack(v)
 
@@ -162,4 +240,4 @@ def identity_stack(shape, dtype) -> DiagonalStack:
 
 def combine(weights, stack: DiagonalStack) -> np.ndarray:
     """``np.tensordot(weights, stack, axes=1)`` without the dense stack."""
-    return np.reshape(weights, stack.inner_shape) * stack.diagonal
+    return weights.reshape(stack.diagonal.shape) * stack.diagonal

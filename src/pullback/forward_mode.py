@@ -17,7 +17,13 @@ import numpy as np
 
 from . import backends
 from .adjoints import TransformedFunction, higher_order_error
-from .arguments import _check_differentiable, _name, kinds_key, tangent_parameters
+from .arguments import (
+    _check_differentiable,
+    _name,
+    _positional_names,
+    kinds_key,
+    tangent_parameters,
+)
 from .batched import agrees, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
@@ -47,14 +53,24 @@ class LazyJVP:
         active = tuple(k for k, d in enumerate(tangents) if not is_zero(d))
         moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
-        generated = self._cache.get(key)
-        if generated is None or not generated.guard():
-            generated = self._cache[key] = jvp_function(
-                self.fn, active, self.registry, key[2], tuple(sorted(moving))
-            )
-        _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
+        entry = self._cache.get(key)
+        if entry is None or not entry[0].guard():
+            generated = jvp_function(self.fn, active, self.registry, key[2], key[1])
+            entry = self._cache[key] = (generated, self._by_position(active, moving))
+        generated, by_position = entry
+        if by_position:
+            values = [tangents[k] for k in active]
+        else:
+            _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
         with escape_scope():  # one evaluation: values kept outside (escapes.py)
             return generated(args, values, kwargs)
+
+    def _by_position(self, active, moving) -> bool:
+        """Whether the tangents of ``active`` positions are, in order, what
+        :func:`tangent_parameters` gives (each lands on a named positional parameter, no
+        keyword tangent): then a call takes them without reading the signature again. It is
+        kept with the generated function, whose guard checks the function's code."""
+        return not moving and max(active, default=-1) < len(_positional_names(self.fn))
 
 
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
@@ -157,6 +173,13 @@ def stacked_jvp(fn, primals, tangent_stacks, *, registry=None, **kwargs):
     array([[2., 0.],
            [0., 2.]])
     """
+    return stacked_jvp_with(None, fn, primals, tangent_stacks, registry, kwargs)
+
+
+def stacked_jvp_with(forward, fn, primals, tangent_stacks, registry, kwargs):
+    """:func:`stacked_jvp` through ``forward``, the :class:`LazyJVP` of ``fn`` a caller
+    keeps between calls (its generated function and parameter plan are then found again
+    instead of looked up), or None for a new one."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangent_stacks, (tuple, list)):
         raise ArgumentError(
             "stacked_jvp(f, primals, tangent_stacks) takes tuples of primals and stacks."
@@ -185,7 +208,8 @@ def stacked_jvp(fn, primals, tangent_stacks, *, registry=None, **kwargs):
             )
         _check_differentiable(fn, f"argument {i}", primals[i])
     reg = registry if registry is not None else default_registry()
-    forward = LazyJVP(fn, reg)
+    if forward is None or forward.fn is not fn or forward.registry is not reg:
+        forward = LazyJVP(fn, reg)
     plain = all(
         type(primals[i]) is float
         or (type(primals[i]) is np.ndarray and primals[i].dtype.kind == "f")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .arguments import _positional_indices, _signature, kinds_key, resolve_wrt
 from .batched import stacked_pullback
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError
-from .forward_mode import jvp, stacked_jvp
+from .forward_mode import LazyJVP, jvp, stacked_jvp_with
 from .registry import default_registry, install_entry_points
 from .running import run_forward, run_pullback
 from .tangents import ZERO, materialize
@@ -91,12 +92,14 @@ class JacobianFunction:
         self.mode = mode
         self.names, self.single = resolve_wrt(fn, wrt)
         self._plain_positions = _plain_positions(fn, self.names)
+        self._positions = (None, None)  # (what the signature was read from, positions)
+        self._forward_sweeps = None  # the LazyJVP of fn, kept between calls
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
         mode = self.mode
         if mode != "reverse":
-            positions = _positional_indices(self.fn, self.names)
+            positions = self._positional()
             if positions is None or max(positions, default=-1) >= len(args):
                 if mode == "forward":
                     raise ArgumentError(
@@ -133,7 +136,9 @@ class JacobianFunction:
                 # every column in one forward sweep: the basis as a scaled identity
                 stacks = [None] * len(args)
                 stacks[p] = identity_stack(shape, dtype)
-                y, dys = stacked_jvp(self.fn, tuple(args), stacks, registry=self.registry, **kwargs)
+                y, dys = stacked_jvp_with(
+                    self._lazy_jvp(), self.fn, tuple(args), stacks, self.registry, kwargs
+                )
                 per_input.append((shape, dys, True))
                 continue
             columns = []
@@ -165,6 +170,29 @@ class JacobianFunction:
                 blocks.append(block.reshape(out_shape + shape))
             results.append(blocks[0] if self.single else tuple(blocks))
         return type(y)(results) if multi else results[0]
+
+    def _positional(self):
+        """Where the arguments in ``wrt`` stand among the positional parameters (see
+        :func:`_positional_indices`), read from the signature again only when the function
+        may have a new one: a Python function with other code, ``__signature__`` or
+        ``__wrapped__`` than when last read; any other callable at every call."""
+        fn = self.fn
+        if type(fn) is not types.FunctionType:
+            return _positional_indices(fn, self.names)
+        source = (fn.__code__, getattr(fn, "__signature__", None), getattr(fn, "__wrapped__", None))
+        seen, positions = self._positions
+        if seen is None or any(a is not b for a, b in zip(seen, source, strict=True)):
+            positions = _positional_indices(fn, self.names)
+            self._positions = (source, positions)
+        return positions
+
+    def _lazy_jvp(self):
+        """The forward-mode function of ``fn``, made once per registry."""
+        registry = self.registry if self.registry is not None else default_registry()
+        lazy = self._forward_sweeps
+        if lazy is None or lazy.registry is not registry:
+            lazy = self._forward_sweeps = LazyJVP(self.fn, registry)
+        return lazy
 
     def _reverse(self, args, kwargs):
         plain = self._plain_positions

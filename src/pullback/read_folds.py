@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .band_stack import BandStack, as_band
+from .band_stack import as_band, scatter_sum
 from .indexed_cotangent import (
     _SCALAR_VALUE_TYPES,
     IndexedCotangent,
@@ -142,7 +142,7 @@ def _fold_reads_batched(acc, x, chain):
 def _fold_band_reads(x, chain):
     """``fold_reads`` of band stacks read by slices of a vector: their sum as a band stack
     (see pullback.band_stack), or None for any other chain."""
-    out = None
+    reads = []
     while chain is not None:
         index, value, chain = chain
         if is_zero(value):
@@ -150,12 +150,10 @@ def _fold_band_reads(x, chain):
         if type(index) is tuple and len(index) == 1:
             index = index[0]
         band = as_band(value) if type(index) is slice else None
-        band = band.scattered(index, x.shape[0]) if band is not None else None
         if band is None:
             return None
-        out = band if out is None else out + band
-        if type(out) is not BandStack:
-            return None
+        reads.append((index, band))
+    out = scatter_sum(reads, x.shape[0]) if reads else None
     if out is None or out.dtype != _cotangent_dtype(x):
         return None
     return out

@@ -298,6 +298,9 @@ def _unbroadcast_batched(g, x):
     if type(g) is BandStack and type(x) is _ndarray and (g.k, g.m) == batch + x.shape:
         if g.dtype == x.dtype:  # a banded step of a Hessian: nothing to sum
             return g
+    if type(g) is DiagonalStack and type(x) is _ndarray and g.diagonal.shape == x.shape:
+        if g.diagonal.dtype == x.dtype and batch == (x.size,):  # an elementwise step
+            return g
     shape = batch + tuple(np.shape(x))
     g = densify(g)
     if type(g) is DiagonalStack or type(g) is BandStack:

@@ -202,47 +202,34 @@ def _few_scalar_reads(acc, x, chain):
 
 def _few_view_reads(acc, x, chain):
     """The reads of a NumPy array by slices (``x[1:]``, ``x[:-1]``, ``x[i, :]``) with array
-    cotangents, when they are few: reads of one slice summed first, then each added in
-    place through a view of the result. ``None`` (having built nothing) for anything else
-    (integer-array indices, masks, scalar reads, Dask values: the general path)."""
-    first: dict = {}
-    indices: list = []
-    values: list = []
-    while chain is not None:  # the general path's order: summed from the last read back
-        index, value, chain = chain
-        t = type(index)
-        if t is slice:
-            key = (index.start, index.stop, index.step)  # (a slice is unhashable before 3.12)
-        elif t is int:
-            key = index
-        else:
-            key = _read_key(index)
-            if key is None:
-                return None
-        if type(value) is not _ndarray:
+    cotangents, when they are few: each added in place through a view of the result (a
+    slice read twice costs one in-place add more, as summing the two first would, and no
+    temporary). ``None`` (having built nothing) for anything else (integer-array indices,
+    masks, scalar reads, Dask values: the general path)."""
+    node = chain
+    count = 0
+    while node is not None:
+        index, value, node = node
+        count += 1
+        if count > _FEW_READS or type(value) is not _ndarray:
             return None
-        k = first.get(key)
-        if k is None or values[k].shape != value.shape:
-            if len(values) == _FEW_READS:
-                return None
-            first[key] = len(values)
-            indices.append(index)
-            values.append(value)
-        else:
-            values[k] = values[k] + value
-    dtype = x.dtype if x.dtype.kind in "fc" else _F64
+        t = type(index)
+        if t is not slice and t is not int and _read_key(index) is None:
+            return None
+    dtype = x.dtype
     if acc is ZERO or acc is NO_TANGENT:
-        out = _zeros(x.shape, dtype)
+        out = _zeros(x.shape) if dtype is _F64 else _zeros(x.shape, _cotangent_dtype(x))
     elif type(acc) is not _ndarray:  # a chain, a Dask or sparse cotangent: the general path
         return None
     else:
-        out = np.array(unbroadcast(densify(acc), x), dtype=dtype, copy=True)
-    for k in range(len(values) - 1, -1, -1):
-        view = out[indices[k]]
+        out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        view = out[index]
         if type(view) is _ndarray:
-            view += values[k]  # in place: no copy back through __setitem__
-        else:
-            out[indices[k]] += values[k]
+            view += value  # in place: no copy back through __setitem__
+        else:  # one element
+            out[index] += value
     return out
 
 

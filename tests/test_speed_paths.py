@@ -352,3 +352,54 @@ def test_the_batch_axes_are_per_thread():
     finally:
         tangents.batch_axes.axes = ()
     np.testing.assert_array_equal(got[0], want)
+
+
+# -- negations folded into scaled products (transform/peephole.py) ---------------------------
+
+
+def _lines(*texts):
+    from pullback.transform.code import Line
+
+    return [Line(t) for t in texts]
+
+
+def test_fold_negations_only_where_the_moved_name_is_read_once():
+    from pullback.transform.peephole import fold_negations
+
+    def folded(*texts):
+        block = _lines(*texts)
+        fold_negations(block, "d_")
+        return [line.text for line in block]
+
+    assert folded("d_b = -d_a", "d_c = d_b * (t * 2.0)", "r = d_c") == [
+        "d_c = d_a * (t * -2.0)",
+        "r = d_c",
+    ]
+    # d_a read again: the product stays, the negation stays
+    kept = ("d_a = d_t * (t * 2.0)", "d_b = -d_a", "r = d_a + d_b")
+    assert folded(*kept) == list(kept)
+    # d_b read between the definition and the negation: nothing moves
+    kept = ("d_a = d_t * (t * 2.0)", "s = d_b", "d_b = -d_a", "r = d_b")
+    assert folded(*kept) == list(kept)
+    # d_a rebound between the negation and its use
+    kept = ("d_b = -d_a", "d_a = d_t", "d_c = d_b * (t * 2.0)", "r = d_c + d_a")
+    assert folded(*kept) == list(kept)
+    # not a plain scaled product
+    kept = ("d_a = d_t + d_u * (t * 2.0)", "d_b = -d_a", "r = d_b")
+    assert folded(*kept) == list(kept)
+
+
+def negated_squares(x):
+    r = 1.0 - x[1:] ** 2  # a negation, then the product of x[1:] ** 2
+    return np.sum(r**2) + np.sum((2.0 - x[:-1]) ** 2)  # a product, then its negation
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradients_through_folded_negations(dtype):
+    x = np.linspace(-0.7, 0.9, 6).astype(dtype)
+    g = grad(negated_squares)
+    assert g.source_for(x).count("* -2.0)") == 2  # both negations folded
+    check_grads(negated_squares, x)
+    check_grads(negated_squares, x, order=2)
+    for _ in range(3):  # the sweeps, then the fused sweeps
+        assert g(x).dtype == dtype

@@ -43,7 +43,7 @@ from .code import Line
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
 from .ownership import drop_identity_pullbacks, own_cotangents
-from .peephole import drop_copy_pairs
+from .peephole import drop_copy_pairs, fold_negations
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
@@ -191,6 +191,7 @@ class ReverseBuilder(
             problems = sorted(self.problems, key=source_position)
             raise UnsupportedSyntaxError(self.fs.name, problems)
         drop_copy_pairs(body, self.prefix)
+        fold_negations(body, self.prefix)
         own_cotangents(body, self.ns, self.bind, self.internal, self.prefix)
         drop_identity_pullbacks(body, self.ns)
         saved = self.finish_loops(body)

@@ -50,15 +50,21 @@ def _count_mentions(items, name) -> int:
     return total
 
 
+def _inner_first(block, rewrite, prefix, whole):
+    """Apply ``rewrite`` to the statement lists nested in ``block`` (before ``block``
+    itself is rewritten by the caller)."""
+    for item in block:
+        if isinstance(item, Compound):
+            rewrite(item.body, prefix, whole)
+            rewrite(item.orelse, prefix, whole)
+
+
 def drop_copy_pairs(block, prefix, whole=None):
     """Remove ``x = y ... y = x`` between two adjoints when nothing in between writes
     either and ``x`` appears nowhere else in the reverse sweep: the code in between reads
     ``y`` instead."""
     whole = block if whole is None else whole
-    for item in block:
-        if isinstance(item, Compound):
-            drop_copy_pairs(item.body, prefix, whole)
-            drop_copy_pairs(item.orelse, prefix, whole)
+    _inner_first(block, drop_copy_pairs, prefix, whole)
     i = 0
     while i < len(block):
         item = block[i]
@@ -99,10 +105,7 @@ def fold_negations(block, prefix, whole=None):
     becomes ``c = a * (t * -K)``. Only adjoints, plain names and a float literal ``K``; the
     lines in between must not mention the name that moves."""
     whole = block if whole is None else whole
-    for item in block:
-        if isinstance(item, Compound):
-            fold_negations(item.body, prefix, whole)
-            fold_negations(item.orelse, prefix, whole)
+    _inner_first(block, fold_negations, prefix, whole)
     i = 0
     while i < len(block):
         item = block[i]

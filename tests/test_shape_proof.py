@@ -29,6 +29,8 @@ def same(body, a="a", b="b"):
         ["a = g[0, :]", "b = g[3, ::1]"],
         ["a = g[1:-1]", "c = g[:-2]", "e = c * s", "b = e + a"],
         ["c = g[0]", "d = g[1]", "e = 2.0 * c", "b = e - d", "f = g[2]", "a = f / s"],
+        ["c = g[1:]", "d = g[:-1]", "e = d ** 2", "a = c - e", "b = -a"],  # Rosenbrock
+        ["c = g[0]", "d = g[1]", "a = c ** d", "b = s ** d"],
     ],
 )
 def test_one_shape(body):
@@ -52,6 +54,8 @@ def test_one_shape(body):
         ["a = g[0]", "if s:", "    g = h", "b = g[1]"],  # rebound in a nested block
         ["c = g[0]", "d = h[0]", "b = c + d", "a = g[1]"],
         ["a = g[0]", "b = a @ a"],
+        ["c = g[0]", "a = c ** h", "b = g[1]"],  # h broadcasts
+        ["a = -s", "b = g[0]"],  # a scalar
     ],
 )
 def test_not_proved(body):

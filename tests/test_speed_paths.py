@@ -153,6 +153,60 @@ def test_fold_reads_sums_a_slice_read_twice():
     np.testing.assert_array_equal(got, [3.0, 1.0, 0.0, 0.0, 0.0])
 
 
+def _fold_one_by_one(acc, x, reads):
+    """What fold_reads must give: each read's cotangent added at its index, in order."""
+    out = np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else np.float64)
+    if acc is not ZERO:
+        out += acc
+    for index, value in reads:
+        if isinstance(index, np.ndarray):
+            np.add.at(out, index, value)
+        else:
+            out[index] += value
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+def test_fold_reads_view_path_is_the_sum_of_the_reads(dtype):
+    rng = np.random.default_rng(4)
+    x = np.zeros((4, 5), dtype=dtype)
+    cot = np.complex128 if dtype == np.complex128 else (dtype if dtype != np.int64 else float)
+    rows = [
+        (1, rng.standard_normal(5).astype(cot)),  # a row, by an int
+        ((slice(1, None), slice(None, -1)), rng.standard_normal((3, 4)).astype(cot)),
+        ((slice(None), 2), rng.standard_normal(4).astype(cot)),
+        (1, rng.standard_normal(5).astype(cot)),  # the same row again: summed first
+        ((slice(1, None), slice(None, -1)), rng.standard_normal((3, 4)).astype(cot)),
+        ((slice(None, None, 2),), rng.standard_normal((2, 5)).astype(cot)),
+    ]
+    for acc in (ZERO, rng.standard_normal((4, 5)).astype(cot)):
+        got = fold_reads(acc, x, _chain(*rows))
+        want = _fold_one_by_one(acc, x, rows)
+        assert got.dtype == want.dtype and got.shape == x.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    # 1-D: slices of a vector, with a zero cotangent and a scalar read among them
+    v = np.zeros(6, dtype=np.float64)
+    reads = [(slice(1, None), np.arange(5.0)), (slice(None, -1), np.ones(5)), (2, 3.0)]
+    got = fold_reads(ZERO, v, _chain(*reads, (slice(None, -1), ZERO)))
+    np.testing.assert_array_equal(got, _fold_one_by_one(ZERO, v, reads))
+    # integer-array reads (repeats accumulate) and masks take the general path
+    reads = [(np.array([0, 0, 3]), np.ones(3)), (slice(0, 2), np.ones(2)), (v > 1, np.ones(0))]
+    np.testing.assert_array_equal(fold_reads(ZERO, v, _chain(*reads)), [3, 1, 0, 1, 0, 0])
+    many = [(slice(k % 3, k % 3 + 2), np.full(2, float(k))) for k in range(40)]  # past "few"
+    np.testing.assert_array_equal(
+        fold_reads(ZERO, v, _chain(*many)), _fold_one_by_one(ZERO, v, many)
+    )
+
+
+def test_fold_reads_scalar_path_zeros_and_repeats():
+    x = np.zeros(4)
+    reads = [(0, -0.0), (1, 2.0), (1, -2.0), (1, 5.0), (-1, 0.0), (-1, 1.5), (3, 1.0)]
+    got = fold_reads(ZERO, x, _chain(*reads))
+    np.testing.assert_array_equal(got, [0.0, 5.0, 0.0, 2.5])
+    assert not np.signbit(got[0])  # 0.0 + -0.0, as the one-by-one sum gives
+    assert fold_reads(ZERO, x, _chain((2, np.nan))).tolist()[2] != 0.0
+
+
 def rosen_vec(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
@@ -298,3 +352,54 @@ def test_the_batch_axes_are_per_thread():
     finally:
         tangents.batch_axes.axes = ()
     np.testing.assert_array_equal(got[0], want)
+
+
+# -- negations folded into scaled products (transform/peephole.py) ---------------------------
+
+
+def _lines(*texts):
+    from pullback.transform.code import Line
+
+    return [Line(t) for t in texts]
+
+
+def test_fold_negations_only_where_the_moved_name_is_read_once():
+    from pullback.transform.peephole import fold_negations
+
+    def folded(*texts):
+        block = _lines(*texts)
+        fold_negations(block, "d_")
+        return [line.text for line in block]
+
+    assert folded("d_b = -d_a", "d_c = d_b * (t * 2.0)", "r = d_c") == [
+        "d_c = d_a * (t * -2.0)",
+        "r = d_c",
+    ]
+    # d_a read again: the product stays, the negation stays
+    kept = ("d_a = d_t * (t * 2.0)", "d_b = -d_a", "r = d_a + d_b")
+    assert folded(*kept) == list(kept)
+    # d_b read between the definition and the negation: nothing moves
+    kept = ("d_a = d_t * (t * 2.0)", "s = d_b", "d_b = -d_a", "r = d_b")
+    assert folded(*kept) == list(kept)
+    # d_a rebound between the negation and its use
+    kept = ("d_b = -d_a", "d_a = d_t", "d_c = d_b * (t * 2.0)", "r = d_c + d_a")
+    assert folded(*kept) == list(kept)
+    # not a plain scaled product
+    kept = ("d_a = d_t + d_u * (t * 2.0)", "d_b = -d_a", "r = d_b")
+    assert folded(*kept) == list(kept)
+
+
+def negated_squares(x):
+    r = 1.0 - x[1:] ** 2  # a negation, then the product of x[1:] ** 2
+    return np.sum(r**2) + np.sum((2.0 - x[:-1]) ** 2)  # a product, then its negation
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gradients_through_folded_negations(dtype):
+    x = np.linspace(-0.7, 0.9, 6).astype(dtype)
+    g = grad(negated_squares)
+    assert g.source_for(x).count("* -2.0)") == 2  # both negations folded
+    check_grads(negated_squares, x)
+    check_grads(negated_squares, x, order=2)
+    for _ in range(3):  # the sweeps, then the fused sweeps
+        assert g(x).dtype == dtype

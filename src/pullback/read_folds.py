@@ -46,8 +46,12 @@ def fold_reads(acc, x, chain):
         return acc
     if batch_axes.axes:
         return _fold_reads_batched(acc, x, chain)
-    if type(x) is _ndarray and x.ndim == 1 and x.dtype.kind == "f":
-        out = _few_scalar_reads(acc, x, chain)
+    if type(x) is _ndarray:
+        out = None
+        if type(chain[0]) is int and x.ndim == 1 and x.dtype.kind == "f":
+            out = _few_scalar_reads(acc, x, chain)
+        if out is None:
+            out = _few_view_reads(acc, x, chain)
         if out is not None:
             return out
     indices = []
@@ -159,6 +163,9 @@ def _fold_band_reads(x, chain):
     return out
 
 
+_F64 = np.dtype(np.float64)
+_zeros = np.zeros
+
 # Up to this many scalar reads are added one by one: cheaper than building the arrays
 # np.bincount needs (a few microseconds whatever their number).
 _FEW_READS = 24
@@ -166,28 +173,63 @@ _FEW_READS = 24
 
 def _few_scalar_reads(acc, x, chain):
     """The reads of a 1-D float array when they are a few single elements by integer
-    position with real scalar cotangents (``a[0] + a[1] + a[2]``): added in place one by
+    position with real scalar cotangents (``a[0] + a[1] + a[2]``): written in place one by
     one. ``None`` (having built nothing) for anything else."""
-    size = x.shape[0]
     node = chain
     count = 0
     while node is not None:
         index, value, node = node
         count += 1
-        if (
-            count > _FEW_READS
-            or type(index) is not int
-            or type(value) not in _SCALAR_VALUE_TYPES
-            or not -size <= index < size
-        ):
+        if count > _FEW_READS or type(index) is not int or type(value) not in _SCALAR_VALUE_TYPES:
             return None
+    # Every index is in range: the primal read x[index] with it.
     if acc is ZERO or acc is NO_TANGENT:
-        out = np.zeros(size, dtype=x.dtype)
-    else:
-        out = np.array(unbroadcast(densify(acc), x), dtype=x.dtype, copy=True)
+        out = _zeros(x.shape[0]) if x.dtype is _F64 else _zeros(x.shape[0], x.dtype)
+        while chain is not None:
+            index, value, chain = chain
+            if value:  # a zero adds nothing (and +0.0 stays +0.0, as 0.0 + -0.0 is)
+                if out[index]:
+                    out[index] += value
+                else:  # 0 + value is value: a store, not a read, an add and a store
+                    out[index] = value
+        return out
+    out = np.array(unbroadcast(densify(acc), x), dtype=x.dtype, copy=True)
     while chain is not None:
         index, value, chain = chain
         out[index] += value
+    return out
+
+
+def _few_view_reads(acc, x, chain):
+    """The reads of a NumPy array by slices (``x[1:]``, ``x[:-1]``, ``x[i, :]``) with array
+    cotangents, when they are few: each added in place through a view of the result (a
+    slice read twice costs one in-place add more, as summing the two first would, and no
+    temporary). ``None`` (having built nothing) for anything else (integer-array indices,
+    masks, scalar reads, Dask values: the general path)."""
+    node = chain
+    count = 0
+    while node is not None:
+        index, value, node = node
+        count += 1
+        if count > _FEW_READS or type(value) is not _ndarray:
+            return None
+        t = type(index)
+        if t is not slice and t is not int and _read_key(index) is None:
+            return None
+    dtype = x.dtype
+    if acc is ZERO or acc is NO_TANGENT:
+        out = _zeros(x.shape) if dtype is _F64 else _zeros(x.shape, _cotangent_dtype(x))
+    elif type(acc) is not _ndarray:  # a chain, a Dask or sparse cotangent: the general path
+        return None
+    else:
+        out = np.array(unbroadcast(densify(acc), x), dtype=_cotangent_dtype(x), copy=True)
+    while chain is not None:
+        index, value, chain = chain
+        view = out[index]
+        if type(view) is _ndarray:
+            view += value  # in place: no copy back through __setitem__
+        else:  # one element
+            out[index] += value
     return out
 
 

@@ -58,9 +58,18 @@ def _seed_for(name: str):
     """The seed function of a hot entry: 1.0 for a float output, else scalar_seed's."""
 
     def seed(y):
-        return 1.0 if type(y) is float else scalar_seed(y, name)
+        t = type(y)
+        if t is float:
+            return 1.0
+        if t is _float64:  # an array's sum: one immutable 1.0 serves every call
+            return _ONE64
+        return scalar_seed(y, name)
 
     return seed
+
+
+_float64 = np.float64
+_ONE64 = np.float64(1.0)
 
 
 # -- the public functions -----------------------------------------------------------------
@@ -206,18 +215,20 @@ class _Transformed(TransformedFunction):
         adj = entry[0]
         if adj.calls_user_code:
             return None
-        done = self._fast_sweeps(adj, args)
         hot = entry[3]
         if hot is None:  # the first call: a function called once needs no entry (cold start)
             entry[3] = False
-        else:
-            if hot is False:
-                fixed = self._registry is not None
-                seed = _seed_for(_name(self.fn))
-                hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
-                entry[3] = hot
-            self._hot = hot
-        return done
+            return self._fast_sweeps(adj, args)
+        if hot is False:
+            fixed = self._registry is not None
+            seed = _seed_for(_name(self.fn))
+            hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
+            entry[3] = hot
+        self._hot = hot
+        # The entry runs this call already: its fused sweeps release values after their
+        # last use, where the saved tuple of the two sweeps keeps them all to the end.
+        done = hot(args)
+        return self._fast_sweeps(adj, args) if done is None else done
 
     def _fast_sweeps(self, adj, args):
         """The sweeps of a fast call: ``(value, gradient)``."""

@@ -22,6 +22,16 @@ FAMILY = "transformable"
 
 @transformable
 def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
+    if axis is None and type(x) is np.ndarray and x.ndim == 1 and x.size <= 65536:
+        t = type(dy)
+        if t is float or t is np.float64 or t is np.float32:
+            # A small vector filled: np.broadcast_to (and np.full) cost microseconds, and
+            # products that read a stride-0 view are slower. A large one stays a view, and
+            # so does a matrix (matmul's cotangents sum rows where they see a view: see
+            # runtime._broadcast_scalar).
+            g = np.empty(x.shape, t)
+            g[...] = dy
+            return g, NO_TANGENT
     g = dy
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)

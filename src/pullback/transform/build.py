@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ..guards import WorldGuard
 from .code import Line
 from .codegen import generate
+from .kinds import SCALAR
 from .pipeline import accepting_user_keywords, prepare
 from .reverse import ReverseBuilder
 
@@ -142,6 +143,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
         builder.gradient_return,
         names=(builder.saved, builder.dret),
         vjp_return=builder.vjp_return,
+        releasable=_may_hold_array(kinds, builder.prefix, builder.dret),
     )
     return Adjoint(
         fn=fn,
@@ -174,3 +176,15 @@ def _assigned_at_top_level(forward) -> set[str]:
         if match:
             names.update(n.strip() for n in match.group(1).split(","))
     return names
+
+
+def _may_hold_array(kinds, prefix: str, dret: str):
+    """Which names of the fused sweeps are worth releasing after their last use (see
+    :mod:`.release`): not those that hold a scalar (a primal of scalar kind, its adjoint,
+    the output cotangent)."""
+
+    def releasable(name: str) -> bool:
+        base = name[len(prefix) :] if name.startswith(prefix) else name
+        return name != dret and kinds.get(base) != SCALAR
+
+    return releasable

@@ -24,6 +24,7 @@ from ..tangents import (
     unbroadcast,
 )
 from .code import Line, render
+from .release import release_dead
 
 _serial = itertools.count(1)
 
@@ -128,6 +129,7 @@ def generate(
     gradient_return,
     names=("_saved", "_dret"),
     vjp_return=None,
+    releasable=None,
 ):
     """Render, compile and register the adjoint of ``fs`` (see module docstring)."""
     name = fs.name if not fs.is_lambda else "lambda"
@@ -220,12 +222,18 @@ def generate(
     def fused_sweeps(emit, render_here):
         # Both sweeps as one function of (seed function, *args) returning (value,
         # cotangents): no saved tuple, no partial, one call. What grad's hot entry runs.
+        # Values are released after their last use (one frame holds them all).
         emit(f"def {name}__fused(__pullback_seed__{', ' + signature if signature else ''}):", 1)
-        last = render_here(prologue + forward)
-        emit(f"    __pullback_value__ = {ret_name}", last)
-        emit(seed_line, last)
         done = backward[-1].text  # "return (cotangents,)"
-        render_here(backward[:-1] + [Line("return __pullback_value__, " + done[7:])], last)
+        body = [
+            *prologue,
+            *forward,
+            Line(f"__pullback_value__ = {ret_name}"),
+            Line(seed_line[4:]),
+            *backward[:-1],
+            Line("return __pullback_value__, " + done[7:]),
+        ]
+        render_here(release_dead(body, releasable) if releasable is not None else body)
 
     def fused():
         """Built when grad's hot entry first runs, for functions of modest length (a long

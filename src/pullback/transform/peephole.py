@@ -8,6 +8,15 @@ nothing in between writes either: the code in between reads ``d_b`` directly.
 >>> drop_copy_pairs(block, "d_")
 >>> [line.text for line in block]
 ['t = d_y * 2']
+
+A negation next to a scaled product (``d_a = d_t * (t * 2.0)`` then ``d_b = -d_a``, the
+adjoint of ``c - t ** 2``) becomes one product with the negated constant, one array
+operation less, when the name in between is read nowhere else:
+
+>>> block = [Line("d_a = d_t * (t * 2.0)"), Line("d_b = -d_a"), Line("r = d_b")]
+>>> fold_negations(block, "d_")
+>>> [line.text for line in block]
+['d_b = d_t * (t * -2.0)', 'r = d_b']
 """
 
 from __future__ import annotations
@@ -41,15 +50,21 @@ def _count_mentions(items, name) -> int:
     return total
 
 
+def _inner_first(block, rewrite, prefix, whole):
+    """Apply ``rewrite`` to the statement lists nested in ``block`` (before ``block``
+    itself is rewritten by the caller)."""
+    for item in block:
+        if isinstance(item, Compound):
+            rewrite(item.body, prefix, whole)
+            rewrite(item.orelse, prefix, whole)
+
+
 def drop_copy_pairs(block, prefix, whole=None):
     """Remove ``x = y ... y = x`` between two adjoints when nothing in between writes
     either and ``x`` appears nowhere else in the reverse sweep: the code in between reads
     ``y`` instead."""
     whole = block if whole is None else whole
-    for item in block:
-        if isinstance(item, Compound):
-            drop_copy_pairs(item.body, prefix, whole)
-            drop_copy_pairs(item.orelse, prefix, whole)
+    _inner_first(block, drop_copy_pairs, prefix, whole)
     i = 0
     while i < len(block):
         item = block[i]
@@ -74,3 +89,64 @@ def drop_copy_pairs(block, prefix, whole=None):
                 if _assigned_name(other) in (x, y):
                     break
         i += 1
+
+
+_NEG = re.compile(r"^([A-Za-z_]\w*) = -([A-Za-z_]\w*)$")
+_SCALED = re.compile(r"^([A-Za-z_]\w*) = ([A-Za-z_]\w*) \* \(([A-Za-z_]\w*) \* (\d+\.\d*)\)$")
+
+
+def _plain(item) -> bool:
+    return isinstance(item, Line) and item.alt is None
+
+
+def fold_negations(block, prefix, whole=None):
+    """``a = g * (t * K)`` then ``b = -a`` (``a`` read nowhere else) becomes
+    ``b = g * (t * -K)``; ``b = -a`` then ``c = b * (t * K)`` (``b`` read nowhere else)
+    becomes ``c = a * (t * -K)``. Only adjoints, plain names and a float literal ``K``; the
+    lines in between must not mention the name that moves."""
+    whole = block if whole is None else whole
+    _inner_first(block, fold_negations, prefix, whole)
+    i = 0
+    while i < len(block):
+        item = block[i]
+        m = _NEG.match(item.text) if _plain(item) else None
+        if m and m.group(1).startswith(prefix) and m.group(2).startswith(prefix):
+            if _fold_into_definition(block, i, m.group(1), m.group(2), whole):
+                i -= 1
+            elif _fold_into_use(block, i, m.group(1), m.group(2), whole):
+                i -= 1
+        i += 1
+
+
+def _fold_into_definition(block, i, b, a, whole) -> bool:
+    for j in range(i - 1, -1, -1):
+        other = block[j]
+        if not isinstance(other, Line):
+            return False
+        if _assigned_name(other) == a:
+            d = _SCALED.match(other.text) if _plain(other) else None
+            if d is None or _count_mentions(whole, a) != 2 or _count_mentions(block[j:i], b) != 0:
+                return False
+            other.text = f"{b} = {d.group(2)} * ({d.group(3)} * -{d.group(4)})"
+            del block[i]
+            return True
+    return False
+
+
+def _fold_into_use(block, i, b, a, whole) -> bool:
+    for j in range(i + 1, len(block)):
+        other = block[j]
+        if not isinstance(other, Line):
+            return False
+        d = _SCALED.match(other.text) if _plain(other) else None
+        if d is not None and d.group(2) == b:
+            if _count_mentions(whole, b) != 2 or _count_mentions(block[i + 1 : j], a) != 0:
+                return False
+            if d.group(1) == a or d.group(3) in (a, b):
+                return False
+            other.text = f"{d.group(1)} = {a} * ({d.group(3)} * -{d.group(4)})"
+            del block[i]
+            return True
+        if _count_mentions([other], b):
+            return False
+    return False

@@ -45,7 +45,7 @@ from .loop_identity import LoopIdentities
 from .loop_reads import batch_loop_reads
 from .owned_inline import inline_list_cotangents
 from .ownership import drop_identity_pullbacks, line_statements, own_cotangents
-from .peephole import drop_copy_pairs
+from .peephole import drop_copy_pairs, fold_negations
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
@@ -193,6 +193,7 @@ class ReverseBuilder(
             problems = sorted(self.problems, key=source_position)
             raise UnsupportedSyntaxError(self.fs.name, problems)
         drop_copy_pairs(body, self.prefix)
+        fold_negations(body, self.prefix)
         own_cotangents(body, self.ns, self.bind, self.internal, self.prefix, self.kinds)
         drop_identity_pullbacks(body, self.ns)
         inline_list_cotangents(body, self.ns, self.bind, line_statements)

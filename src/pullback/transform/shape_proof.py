@@ -18,8 +18,9 @@ one shape, whatever the array's shape is:
   whatever its value (out of range raises). The key names ``A`` and the *binding* of ``A``
   it was read from: the statement list it is in and how many times that list rebound
   ``A`` before the read; two reads in different lists never share a key;
-* ``t = u op v`` (``+ - * /``) where ``u`` and ``v`` have one key, or one of them is a
-  scalar constant or a name of scalar kind: ``t`` has the other's key.
+* ``t = u op v`` (``+ - * / **``) where ``u`` and ``v`` have one key, or one of them is a
+  scalar constant or a name of scalar kind: ``t`` has the other's key (``x[:-1] ** 2``);
+  ``t = -u`` has ``u``'s key.
 
 >>> tree = gast.parse("def f(g):\\n    for i in range(3):\\n        a = g[i, 1:-1]\\n"
 ...                   "        b = g[i, :-2]\\n        c = a + b\\n        d = g[i, 1:]")
@@ -37,7 +38,7 @@ import gast
 from .kinds import SCALAR
 from .loop_identity import name_bindings
 
-_SAME_SHAPE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div)
+_SAME_SHAPE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 
 
 def _int_constant(node, consts):
@@ -149,6 +150,9 @@ class _Prover:
     def value_key(self, value, binding):
         if isinstance(value, gast.Subscript):
             return self.read_key(value, binding)
+        if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
+            key = self.operand_key(value.operand)
+            return None if key == "scalar" else key
         if isinstance(value, gast.BinOp) and isinstance(value.op, _SAME_SHAPE_OPS):
             left, right = self.operand_key(value.left), self.operand_key(value.right)
             if left is None or right is None:

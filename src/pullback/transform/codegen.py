@@ -99,6 +99,7 @@ def runtime_namespace() -> dict:
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
         "plus_cotangents": runtime.plus_cotangents,
         "times_cotangents": runtime.times_cotangents,
+        "_pb_conjugate": runtime.conjugate,
         "_pb_plus_fast": plus_fast,
         "_pb_times_fast": times_fast,
         "matmul_lhs_cotangent": runtime.matmul_lhs_cotangent,

@@ -88,20 +88,6 @@ WITHOUT_SECOND_ORDER = {
         "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
         "through the right-hand side's vjp differentiated twice (not supported)",
     ),
-    # minimize and least_squares without a jac= function: their G (the objective's
-    # gradient, J^T r) is pullback's reverse mode of the user's function (pullback.grad,
-    # user_function_vjp) and dG/dx its second derivative, through a closure rule; their
-    # second derivative would differentiate that closure (the user function's third
-    # derivative): refused with a HigherOrderError naming jac= (test_scipy_optimize.py)
-    **dict.fromkeys(
-        (
-            "pullback.rules.scipy_optimize_pullbacks.minimize_first_order",
-            "pullback.rules.scipy_optimize_pullbacks.least_squares_first_order",
-        ),
-        "the solver's second derivative without jac= needs the user function's third "
-        "derivative through user_function_vjp's closure rule: refused with a "
-        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)",
-    ),
     **dict.fromkeys(
         ("pullback.containers_inplace.list_delete", "pullback.containers_inplace.list_pop"),
         "shortens its list argument in place, so this harness's probe (built from the list "

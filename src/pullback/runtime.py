@@ -108,6 +108,16 @@ def zero_cotangent(x):
     return materialize(ZERO, x)
 
 
+@transformable
+def concrete_cotangent(g, x):
+    """``g``, or a concrete zero gradient for ``x`` where ``g`` is ``ZERO`` at run time (an
+    adjoint that no use reached on this call): what the fused gradient function returns,
+    so that the gradient a second derivative differentiates has ``x``'s shape."""
+    if g is ZERO:
+        return zero_cotangent(x)
+    return g
+
+
 def tuple_item(g, k):
     """The cotangent of item ``k`` of a tuple/list whose cotangent is ``g``."""
     if g is ZERO or g is NO_TANGENT:

@@ -19,6 +19,7 @@ from second_order_table import CASES, COVERAGE_CASES
 
 from pullback import default_registry
 from pullback.testing import check_rrule_second_order
+from pullback.testing.second_order import OnSimplex
 
 for _optional in (
     "scipy.special",
@@ -59,23 +60,10 @@ _USER_FUNCTION = (
     "written yet (for the ODEs: the adjoint system differentiated again)"
 )
 WITHOUT_SECOND_ORDER = {
-    "pullback.records.field_of": (
-        "a field of a named tuple, which this harness's probes pass as plain tuples: checked "
-        "twice through user code that reads fields (tests/test_records.py)"
-    ),
     "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
         "reads the parameters of a frozen distribution (an object, which finite differences "
         "cannot move): checked through the frozen methods that call it "
         "(test_so_scipy_stats.py::test_frozen_distributions_twice)"
-    ),
-    # p lives on a simplex that finite differences leave: test_so_scipy_stats.py checks
-    # them second order through a softmax (test_points_of_a_simplex).
-    "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
-    "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
-    # their only float input is the frozen object's p (integer counts), on the same simplex
-    **dict.fromkeys(
-        ("scipy.stats.multinomial_frozen.logpmf", "scipy.stats.multinomial_frozen.pmf"),
-        "checked in test_so_scipy_stats.py::test_frozen_multivariate_twice (simplex)",
     ),
     # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
     # their pullback functions would be their third: the right-hand side's vjp
@@ -88,12 +76,6 @@ WITHOUT_SECOND_ORDER = {
         "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
         "through the right-hand side's vjp differentiated twice (not supported)",
     ),
-    **dict.fromkeys(
-        ("pullback.containers_inplace.list_delete", "pullback.containers_inplace.list_pop"),
-        "shortens its list argument in place, so this harness's probe (built from the list "
-        "after the first call) cannot pair its result: checked twice through user code "
-        "(tests/test_list_mutation_inplace.py::test_second_order_through_in_place_changes)",
-    ),
     "pullback.containers.append_cotangent": (
         "pops the list cotangent in place (one copy per list, then O(1) per append): a "
         "gradient that is differentiated again calls append_cotangent_split instead, whose "
@@ -105,11 +87,6 @@ WITHOUT_SECOND_ORDER = {
         "it runs the closure rule, so second derivatives through frozen methods hold "
         "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
         "refused by its rule with a HigherOrderError"
-    ),
-    "pullback.containers.dict_joined": (
-        "returns a dict, which this harness's probe cannot pair: it is the pullback of "
-        "dict_set_cotangent (whose case runs it reverse over reverse) and its own pullback "
-        "is dict_set_cotangent (third order through dicts: test_third_order_runtime_calls.py)"
     ),
 }
 
@@ -147,10 +124,13 @@ def test_every_case_names_a_rule():
 
 def _float32(value):
     """``value`` with its float64 leaves in float32 (complex and integer ones unchanged)."""
+    if isinstance(value, OnSimplex):
+        return OnSimplex(_float32(value.point))
     if isinstance(value, list):
         return [_float32(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_float32(v) for v in value)
+        items = [_float32(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
         return value.astype(np.float32)
     if isinstance(value, np.float64):
@@ -159,6 +139,8 @@ def _float32(value):
 
 
 def _has_float64_array(value) -> bool:
+    if isinstance(value, OnSimplex):
+        return _has_float64_array(value.point)
     if isinstance(value, (list, tuple)):
         return any(_has_float64_array(v) for v in value)
     return isinstance(value, (np.ndarray, np.float64)) and value.dtype == np.float64

@@ -134,6 +134,13 @@ def _fill_frozen_multivariate(x, mean, cov, alpha):
         for x in counts:
             coverage_case(f"scipy.stats.multinomial.{method}", x, 6, p)
             coverage_case(f"scipy.stats.multinomial_frozen.{method}", frozen, x)
+    # the parameters the frozen methods' pullbacks read from the object they get
+    params = "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters"
+    coverage_case(params, frozen)
+    coverage_case(params, Built(st.multivariate_normal, mean, cov))
+    coverage_case(params, Built(st.dirichlet, alpha))
+    coverage_case(params, Built(st.gamma, 2.3, 0.1, 1.5))
+    coverage_case(params, Built(st.poisson, 2.5))
 
 
 #: The frozen methods' rules (``norm(loc, scale).logpdf(x)``): the rule of the method

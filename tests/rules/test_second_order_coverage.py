@@ -60,11 +60,6 @@ _USER_FUNCTION = (
     "written yet (for the ODEs: the adjoint system differentiated again)"
 )
 WITHOUT_SECOND_ORDER = {
-    "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
-        "reads the parameters of a frozen distribution (an object, which finite differences "
-        "cannot move): checked through the frozen methods that call it "
-        "(test_so_scipy_stats.py::test_frozen_distributions_twice)"
-    ),
     # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
     # their pullback functions would be their third: the right-hand side's vjp
     # differentiated twice, which user_function_vjp does not take

@@ -54,22 +54,22 @@ RUN_ELSEWHERE = {
 
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
-_USER_FUNCTION = (
-    "calls a user function (integrand, right-hand side): a transformable pullback that "
-    "calls its vjp through user_function_vjp (as np.piecewise's and fsolve's do) is not "
-    "written yet (for the ODEs: the adjoint system differentiated again)"
-)
 WITHOUT_SECOND_ORDER = {
     # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
-    # their pullback functions would be their third: the right-hand side's vjp
-    # differentiated twice, which user_function_vjp does not take
-    **dict.fromkeys(
-        (
-            "pullback.rules.scipy_ode_pullbacks.odeint_cotangents",
-            "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents",
-        ),
-        "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
-        "through the right-hand side's vjp differentiated twice (not supported)",
+    # their pullback functions would be their third. Their pullback functions exist (the
+    # vjp of the reference sweep through user_function_vjp, which closes at every order),
+    # but reverse over reverse through them stops inside their reference sweeps
+    "pullback.rules.scipy_ode_pullbacks.odeint_cotangents": (
+        "a derivative of it is odeint's third: reverse over reverse through "
+        "odeint_cotangents_reference fails in its augmented solve, where a None cotangent "
+        "is added to another in the adjoint of rhs_value (TypeError; "
+        "scipy_ode_pullbacks.py:125 and :280)"
+    ),
+    "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents": (
+        "a derivative of it is solve_ivp's third: solve_ivp_cotangents_reference solves "
+        "each augmented segment without t_eval (reading its last step), which solve_ivp's "
+        "second derivative refuses (HigherOrderError, refuse_own_steps, "
+        "scipy_ode_pullbacks.py:214/233)"
     ),
     "pullback.containers.append_cotangent": (
         "pops the list cotangent in place (one copy per list, then O(1) per append): a "

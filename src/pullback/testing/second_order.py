@@ -129,7 +129,9 @@ def _fresh(value):
 
 
 def _literal(value) -> bool:
-    if value is None or type(value) in (bool, int, float, str):
+    if type(value) is float:
+        return np.isfinite(value)  # repr(inf) is no literal: a global instead
+    if value is None or type(value) in (bool, int, str):
         return True
     return type(value) in (tuple, list) and all(map(_literal, value))
 

@@ -81,7 +81,9 @@ WITHOUT_SECOND_ORDER = {
         "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
         "it runs the closure rule, so second derivatives through frozen methods hold "
         "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
-        "refused by its rule with a HigherOrderError"
+        "refused with a HigherOrderError by its rule and by its pullback function (which "
+        "exists so that code differentiated again transforms: scipy.stats' own functions "
+        "have no third derivative either)"
     ),
 }
 

@@ -1,6 +1,7 @@
 """Second and third derivatives by reverse over reverse: grad of grad, Hessians, hvp."""
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -196,3 +197,35 @@ def test_no_perturbation_confusion_when_a_function_calls_grad():
     # one order more would differentiate the run-time dispatch itself: refused, not wrong
     with pytest.raises(pullback.HigherOrderError):
         grad(grad(calls_grad_inside))(3.0)
+
+
+class _Point(NamedTuple):
+    x: float
+    y: np.ndarray
+
+
+def _first_of_a_tuple(a, b):
+    t = (a, b)
+    return t[0] ** 3 + np.sin(t[0])
+
+
+def _field_of_a_record(a, b):
+    p = _Point(a, b)
+    return p.x**3 + np.sin(p.x)
+
+
+@pytest.mark.parametrize("f", [_first_of_a_tuple, _field_of_a_record])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_gradient_that_is_zero_at_run_time_keeps_its_shape_for_a_second_derivative(f, dtype):
+    # b reaches the result only through a tuple item no use reads: its gradient is ZERO at
+    # run time, and the fused gradient function (what a second derivative differentiates)
+    # once returned it as ZERO, whose shape is () (ShapeMismatchError in the vjp)
+    a, b = dtype(0.7), np.ones(3, dtype=dtype)
+    g = grad(f, wrt=(0, 1))
+    (ga, gb), back = pullback.vjp(g, a, b, wrt=(0, 1))
+    assert gb.shape == (3,) and not np.any(gb)
+    ha, hb = back((dtype(1.0), np.ones(3, dtype=dtype)))
+    h = 1e-3 if dtype is np.float32 else 1e-6
+    want = (g(a + h, b)[0] - g(a - h, b)[0]) / (2 * h)  # d/da of 3a^2 + cos(a)
+    np.testing.assert_allclose(ha, want, rtol=1e-3 if dtype is np.float32 else 1e-7)
+    assert hb.shape == (3,) and not np.any(hb)

@@ -117,8 +117,6 @@ KNOWN_LAZY_CYCLES = {
     ("pullback.rules.numpy_products_pullbacks", "pullback.rules.numpy_products"),
     ("pullback.rules.scipy_ode_pullbacks", "pullback.rules.scipy_ode"),
     ("pullback.rules.scipy_ode", "pullback.rules.scipy_ode_pullbacks"),
-    ("pullback.rules.scipy_optimize", "pullback.rules.scipy_optimize_pullbacks"),
-    ("pullback.rules.scipy_optimize_pullbacks", "pullback.rules.scipy_optimize"),
     ("pullback.rules.scipy_quad", "pullback.rules.scipy_quad_pullbacks"),
     ("pullback.rules.scipy_quad_pullbacks", "pullback.rules.scipy_quad"),
     ("pullback.rules.scipy_linalg", "pullback.rules.scipy_linalg_pullbacks"),

@@ -108,6 +108,16 @@ def zero_cotangent(x):
     return materialize(ZERO, x)
 
 
+@transformable
+def concrete_cotangent(g, x):
+    """``g``, or a concrete zero gradient for ``x`` where ``g`` is ``ZERO`` at run time (an
+    adjoint that no use reached on this call): what the fused gradient function returns,
+    so that the gradient a second derivative differentiates has ``x``'s shape."""
+    if g is ZERO:
+        return zero_cotangent(x)
+    return g
+
+
 def tuple_item(g, k):
     """The cotangent of item ``k`` of a tuple/list whose cotangent is ``g``."""
     if g is ZERO or g is NO_TANGENT:
@@ -172,15 +182,24 @@ def times_cotangents(g, a, b):
         return sequence_times_array_cotangents(g, a, b)
     # A zero operand (a cotangent, when a gradient is differentiated again) gives the
     # other operand a zero cotangent.
-    da = ZERO if b is ZERO else unbroadcast(g * _conjugate(b), a)
-    db = ZERO if a is ZERO else unbroadcast(_conjugate(a) * g, b)
+    da = ZERO if b is ZERO else unbroadcast(g * conjugate(b), a)
+    db = ZERO if a is ZERO else unbroadcast(conjugate(a) * g, b)
     return da, db
 
 
 @transformable
-def _conjugate(v):
-    # A real Python number is its own conjugate (and keeps an array of another namespace
-    # that it multiplies in its namespace).
+def conjugate(v):
+    """The conjugate of a factor in a product rule (here and in generated adjoints). A
+    symbolic zero stays one: in a gradient that is differentiated again a factor may be a
+    cotangent that is ``ZERO`` at run time (``d_t * g`` after a branch that set ``d_t =
+    ZERO``), and it must not reach ``np.conj``. A real Python number is its own conjugate
+    (and keeps an array of another namespace that it multiplies in its namespace).
+
+    >>> conjugate(ZERO), conjugate(2.0), conjugate(np.array([1 + 2j]))
+    (ZERO, 2.0, array([1.-2.j]))
+    """
+    if v is ZERO:
+        return v
     if isinstance(v, (int, float)):
         return v
     return np.conj(v)

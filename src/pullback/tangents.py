@@ -269,6 +269,10 @@ def unbroadcast(g, x):
         if x.dtype.kind in _FLOAT_KINDS and getattr(g, "dtype", None) != x.dtype:
             return x.dtype.type(g)
         return g
+    if x is ZERO:
+        # A symbolic zero held by a gradient that is differentiated again is a constant:
+        # nothing flows back to it (and it must not reach np.shape).
+        return ZERO
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:

@@ -77,3 +77,8 @@ _C = "pullback.containers."
 case(_C + "append_cotangent_split", [0.5, _X, 2.0])
 case(_C + "append_joined", ([0.5, _X], 2.0), [0.0, 0.0, 0.0])
 case(_C + "dict_set_cotangent", {"a": 0.5, "b": _X}, "b")
+# its transpose, whose result is a dict (paired key by key): the cotangents of the dict
+# before d[key] = v (none at key) and of v
+_KEYS = {"a": 0.0, "b": 0.0, "c": 0.0}
+case(_C + "dict_joined", ({"a": 0.5}, 1.5), {"a": 0.0, "b": 0.0}, "b", wrt=(0,))
+case(_C + "dict_joined", ({"a": _X, "c": -0.2}, _X), _KEYS, "b", wrt=(0,))

@@ -43,16 +43,21 @@ for _fn, _method, _jac in (
 # options): a start given as a list, so that the float32 cases keep a float64 one (BFGS
 # on a float32 start stops short of gtol)
 P = np.array([0.5, -0.3])
-for _fn, _jac in ((objective, objective_gradient), (objective_and_gradient, True)):
+# (without jac=, G is pullback's gradient of the objective: complex steps get BFGS as close)
+for _fn, _jac in (
+    (objective, objective_gradient),
+    (objective_and_gradient, True),
+    (objective, "cs"),
+):
     _rest = (None, None, None, (), None, None, {"gtol": 1e-10})
     case("scipy.optimize.minimize", _fn, [0.0, 0.0], (P, 0.7), "BFGS", _jac, *_rest, wrt=(2,))
 
 # least_squares(fun, x0, jac, bounds, method, ftol, xtol, gtol, x_scale, loss, f_scale,
 # diff_step, tr_solver, tr_options, jac_sparsity, max_nfev, verbose, args): with a jac=
-# function (G = J^T r); without one its second derivative is refused
-# (test_scipy_optimize.py::test_least_squares_without_jac_is_exact_to_first_order_and_refused_twice)
+# function (G = J^T r), and without one (G by pullback's reverse mode of the residuals)
 _Y = 2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)
 _FREE = so.Bounds(np.full(2, -np.inf), np.full(2, np.inf))
-_LS = (exponential, [1.0, 1.0], exponential_jac, _FREE, "trf", 1e-15, 1e-15, 1e-15)
 _LS_REST = (1.0, "linear", 1.0, None, None, {}, None, None, 0)
-case("scipy.optimize.least_squares", *_LS, *_LS_REST, (T, _Y), wrt=(17,))
+for _jac in (exponential_jac, "2-point"):
+    _LS = (exponential, [1.0, 1.0], _jac, _FREE, "trf", 1e-15, 1e-15, 1e-15)
+    case("scipy.optimize.least_squares", *_LS, *_LS_REST, (T, _Y), wrt=(17,))

@@ -6,12 +6,17 @@ Not expressible as ``fn(*args)`` with finite differences in every float argument
 checked in test_so_scipy_stats.py instead: the frozen-distribution constructors (they
 return an object: their cases are checked through the methods of what they return),
 dirichlet's ``x`` and multinomial's ``p`` (points of a simplex, which finite differences
-leave: scipy refuses them or moves them back)."""
+leave: scipy refuses them or moves them back). multinomial's ``p`` is also checked here,
+as an ``OnSimplex`` argument that the harness's probe normalizes (and, for the frozen
+methods, a ``Built`` distribution the probe makes from it): coverage cases, which
+test_second_order_coverage.py runs."""
 
 from __future__ import annotations
 
 import numpy as np
-from second_order_table import case
+from second_order_table import case, coverage_case
+
+from pullback.testing.second_order import Built, OnSimplex
 
 # Rules of this family with cases whose pullback is a closure only: reverse over reverse
 # is refused for them.
@@ -120,6 +125,22 @@ def _fill_frozen_multivariate(x, mean, cov, alpha):
     case("scipy.stats.multivariate_normal", mean, cov)
     case("scipy.stats.dirichlet", alpha)
     case("scipy.stats.multinomial", 6, np.array([0.2, 0.3, 0.5]))
+    # multinomial(x; n, p) along the simplex of p: one count vector and a stack of them;
+    # frozen, the probe makes multinomial(6, p) from its parameter at each call
+    p = OnSimplex(np.array([0.2, 0.3, 0.5]))
+    frozen = Built(st.multinomial, 6, p)
+    counts = (np.array([1, 2, 3]), np.array([[1, 2, 3], [0, 4, 2]]))
+    for method in ("logpmf", "pmf"):
+        for x in counts:
+            coverage_case(f"scipy.stats.multinomial.{method}", x, 6, p)
+            coverage_case(f"scipy.stats.multinomial_frozen.{method}", frozen, x)
+    # the parameters the frozen methods' pullbacks read from the object they get
+    params = "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters"
+    coverage_case(params, frozen)
+    coverage_case(params, Built(st.multivariate_normal, mean, cov))
+    coverage_case(params, Built(st.dirichlet, alpha))
+    coverage_case(params, Built(st.gamma, 2.3, 0.1, 1.5))
+    coverage_case(params, Built(st.poisson, 2.5))
 
 
 #: The frozen methods' rules (``norm(loc, scale).logpdf(x)``): the rule of the method

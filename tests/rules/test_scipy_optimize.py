@@ -199,15 +199,26 @@ def test_hessians_through_solutions(f, x):
 
 def minimize_vector_loss(p):
     sol = so.minimize(
-        objective, np.zeros(2), args=(p, 0.7), jac=objective_gradient, options={"gtol": 1e-10}
+        objective, np.zeros(2), args=(p, 0.7), jac=objective_gradient, options={"gtol": 1e-9}
     )
     x = sol.x
     return x[0] * x[1] + sol.fun
 
 
-def minimize_without_jac(p):
-    sol = so.minimize(objective, np.zeros(2), args=(p, 0.7), options={"gtol": 1e-7})
-    return sol.fun
+class ObjectiveGradient:
+    """A callable object as jac=."""
+
+    def __call__(self, x, p, s):
+        return objective_gradient(x, p, s)
+
+
+def minimize_with(jac, gtol=1e-9):
+    def loss(p):
+        sol = so.minimize(objective, np.zeros(2), args=(p, 0.7), jac=jac, options={"gtol": gtol})
+        x = sol.x
+        return x[0] * x[1] ** 2 + sol.fun
+
+    return loss
 
 
 def test_hessian_through_minimize():
@@ -216,11 +227,40 @@ def test_hessian_through_minimize():
     )
 
 
-def test_second_derivative_of_minimize_without_jac_is_refused():
+def test_hessian_through_minimize_without_jac():
+    # G is pullback's reverse mode of the objective, and dG/dx its second derivative,
+    # through user_function_vjp: a second derivative of the solution differentiates that
+    # again (the objective's third derivative, by user_function_vjp's transformable
+    # pullback). jac="cs" (complex steps) gets BFGS to gtol=1e-10, so that finite
+    # differences of the gradient see the optimum, not where BFGS stopped.
     p = np.array([0.5, -0.3])
-    check_grads(minimize_without_jac, p)  # first order as before
-    with pytest.raises(pullback.HigherOrderError, match="jac="):
-        pullback.hessian(minimize_without_jac)(p)
+    assert check_grads(minimize_with("cs", 1e-10), p, order=2) == "reverse over reverse"
+    assert check_grads(minimize_with(None, 1e-6), p, order=2) == "reverse over reverse"
+    # every kind of jac= gives the Hessian of the exact jac= function (SciPy's finite
+    # differences only move where BFGS stops)
+    exact = pullback.hessian(minimize_with(objective_gradient))(p)
+    for jac, gtol, tol in (
+        (None, 1e-6, 1e-6),
+        ("2-point", 1e-6, 1e-6),
+        ("3-point", 1e-9, 1e-8),
+        (gradient, 1e-9, 1e-8),
+        (ObjectiveGradient(), 1e-9, 1e-8),
+    ):
+        hessian = pullback.hessian(minimize_with(jac, gtol))(p)
+        np.testing.assert_allclose(hessian, exact, atol=tol)
+
+
+def test_hessian_through_minimize_with_jac_a_pullback_gradient():
+    # jac=grad(f) of a function f that is not the objective (here its double, whose zeros
+    # are the same): the solver's G is what jac computes, f's reverse-mode gradient
+    def double(x, p, s):
+        return 2.0 * objective(x, p, s)
+
+    p = np.array([0.5, -0.3])
+    loss = minimize_with(pullback.grad(double))
+    assert check_grads(loss, p, order=2) == "reverse over reverse"
+    exact = pullback.hessian(minimize_with(objective_gradient))(p)
+    np.testing.assert_allclose(pullback.hessian(loss)(p), exact, atol=1e-8)
 
 
 # -- least_squares twice: G = J^T r from the user's jac= function -------------------------------
@@ -236,11 +276,9 @@ def least_squares_with_jac(y, jac=exponential_jac):
     return sol.x[0] + sol.x[1] ** 2 + sol.cost + np.sum(sol.fun**3)
 
 
-def least_squares_in_t(t, y):
+def least_squares_in_t(t, y, jac=exponential_jac):
     # the parameters in args: the sample times and the data
-    sol = so.least_squares(
-        exponential, np.ones(2), jac=exponential_jac, args=(t, y), xtol=1e-15, ftol=1e-15
-    )
+    sol = so.least_squares(exponential, np.ones(2), jac=jac, args=(t, y), xtol=1e-15, ftol=1e-15)
     return np.sum(np.sin(sol.x)) * sol.x[1]
 
 
@@ -253,23 +291,23 @@ def test_hessian_through_least_squares_with_jac(dtype):
     assert check_grads(least_squares_in_t, t, y, wrt=(0, 1), order=2) == "reverse over reverse"
 
 
-def test_least_squares_without_jac_is_exact_to_first_order_and_refused_twice():
-    y = 2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)
-    # first order: G = J^T r by reverse mode, dG/dx by the residuals' second derivative
-    # (no finite differences): the same gradient as with the exact jac=
-    g_fd = pullback.grad(least_squares_with_jac)(y, "2-point")
-    g_jac = pullback.grad(least_squares_with_jac)(y)
-    np.testing.assert_allclose(g_fd, g_jac, rtol=1e-9, atol=1e-12)
-    with pytest.raises(pullback.HigherOrderError) as info:
-        pullback.hessian(least_squares_with_jac)(y, "2-point")
-    # golden: file:line of the refusing step, the message, the fix
-    where, message = str(info.value).split(": pullback: ", 1)
-    assert where.rsplit(":", 1)[0].endswith("scipy_optimize_pullbacks.py")
-    assert message.split("\n        ")[0] == (
-        "a second derivative through scipy.optimize.least_squares needs the "
-        "derivative of J^T r (the gradient of the squared residuals) at the solution "
-        "differentiated once more: the residuals' third derivative, which pullback does not "
-        "take through the vjp of a user function (the Jacobian of a function without jac=).\n"
-        "Fix: pass jac= a Python function that returns the Jacobian of the residuals "
-        "(an (m, n) array)."
+@D
+def test_least_squares_without_jac_is_exact_twice(dtype):
+    y = (2.0 * np.exp(-0.7 * T) + 0.05 * np.sin(5 * T)).astype(dtype)
+    # G = J^T r by reverse mode, dG/dx by the residuals' second derivative and its
+    # derivative by their third (user_function_vjp's transformable pullback): no finite
+    # differences, the derivatives of the exact jac= (the two solves stop ~1e-10 apart,
+    # which the second derivative sees)
+    tols = [(pullback.grad, 1e-9, 1e-12), (pullback.hessian, 1e-6, 1e-8)]
+    for order, rtol, atol in tols:
+        if dtype is np.float32:
+            rtol = atol = 1e-6
+        have = order(least_squares_with_jac)(y, "2-point")
+        want = order(least_squares_with_jac)(y)
+        np.testing.assert_allclose(have, want, rtol=rtol, atol=atol)
+    assert check_grads(least_squares_with_jac, y, "2-point", order=2) == "reverse over reverse"
+    t = T.astype(dtype)
+    assert check_grads(least_squares_in_t, t, y, "2-point", wrt=(0, 1), order=2) == (
+        "reverse over reverse"
     )
+

@@ -19,6 +19,7 @@ from second_order_table import CASES, COVERAGE_CASES
 
 from pullback import default_registry
 from pullback.testing import check_rrule_second_order
+from pullback.testing.second_order import OnSimplex
 
 for _optional in (
     "scipy.special",
@@ -53,60 +54,22 @@ RUN_ELSEWHERE = {
 
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
-_USER_FUNCTION = (
-    "calls a user function (integrand, right-hand side): a transformable pullback that "
-    "calls its vjp through user_function_vjp (as np.piecewise's and fsolve's do) is not "
-    "written yet (for the ODEs: the adjoint system differentiated again)"
-)
 WITHOUT_SECOND_ORDER = {
-    "pullback.records.field_of": (
-        "a field of a named tuple, which this harness's probes pass as plain tuples: checked "
-        "twice through user code that reads fields (tests/test_records.py)"
-    ),
-    "pullback.rules.scipy_stats_frozen_pullbacks.frozen_parameters": (
-        "reads the parameters of a frozen distribution (an object, which finite differences "
-        "cannot move): checked through the frozen methods that call it "
-        "(test_so_scipy_stats.py::test_frozen_distributions_twice)"
-    ),
-    # p lives on a simplex that finite differences leave: test_so_scipy_stats.py checks
-    # them second order through a softmax (test_points_of_a_simplex).
-    "scipy.stats.multinomial.logpmf": "checked in test_so_scipy_stats.py (simplex)",
-    "scipy.stats.multinomial.pmf": "checked in test_so_scipy_stats.py (simplex)",
-    # their only float input is the frozen object's p (integer counts), on the same simplex
-    **dict.fromkeys(
-        ("scipy.stats.multinomial_frozen.logpmf", "scipy.stats.multinomial_frozen.pmf"),
-        "checked in test_so_scipy_stats.py::test_frozen_multivariate_twice (simplex)",
-    ),
     # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
-    # their pullback functions would be their third: the right-hand side's vjp
-    # differentiated twice, which user_function_vjp does not take
-    **dict.fromkeys(
-        (
-            "pullback.rules.scipy_ode_pullbacks.odeint_cotangents",
-            "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents",
-        ),
-        "the cotangents of odeint/solve_ivp: a derivative of theirs is the solver's third, "
-        "through the right-hand side's vjp differentiated twice (not supported)",
+    # their pullback functions would be their third. Their pullback functions exist (the
+    # vjp of the reference sweep through user_function_vjp, which closes at every order),
+    # but reverse over reverse through them stops inside their reference sweeps
+    "pullback.rules.scipy_ode_pullbacks.odeint_cotangents": (
+        "a derivative of it is odeint's third: reverse over reverse through "
+        "odeint_cotangents_reference fails in its augmented solve, where a None cotangent "
+        "is added to another in the adjoint of rhs_value (TypeError; "
+        "scipy_ode_pullbacks.py:125 and :280)"
     ),
-    # minimize and least_squares without a jac= function: their G (the objective's
-    # gradient, J^T r) is pullback's reverse mode of the user's function (pullback.grad,
-    # user_function_vjp) and dG/dx its second derivative, through a closure rule; their
-    # second derivative would differentiate that closure (the user function's third
-    # derivative): refused with a HigherOrderError naming jac= (test_scipy_optimize.py)
-    **dict.fromkeys(
-        (
-            "pullback.rules.scipy_optimize_pullbacks.minimize_first_order",
-            "pullback.rules.scipy_optimize_pullbacks.least_squares_first_order",
-        ),
-        "the solver's second derivative without jac= needs the user function's third "
-        "derivative through user_function_vjp's closure rule: refused with a "
-        "HigherOrderError that names jac= as the fix (test_scipy_optimize.py)",
-    ),
-    **dict.fromkeys(
-        ("pullback.containers_inplace.list_delete", "pullback.containers_inplace.list_pop"),
-        "shortens its list argument in place, so this harness's probe (built from the list "
-        "after the first call) cannot pair its result: checked twice through user code "
-        "(tests/test_list_mutation_inplace.py::test_second_order_through_in_place_changes)",
+    "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents": (
+        "a derivative of it is solve_ivp's third: solve_ivp_cotangents_reference solves "
+        "each augmented segment without t_eval (reading its last step), which solve_ivp's "
+        "second derivative refuses (HigherOrderError, refuse_own_steps, "
+        "scipy_ode_pullbacks.py:214/233)"
     ),
     "pullback.containers.append_cotangent": (
         "pops the list cotangent in place (one copy per list, then O(1) per append): a "
@@ -118,12 +81,9 @@ WITHOUT_SECOND_ORDER = {
         "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
         "it runs the closure rule, so second derivatives through frozen methods hold "
         "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
-        "refused by its rule with a HigherOrderError"
-    ),
-    "pullback.containers.dict_joined": (
-        "returns a dict, which this harness's probe cannot pair: it is the pullback of "
-        "dict_set_cotangent (whose case runs it reverse over reverse) and its own pullback "
-        "is dict_set_cotangent (third order through dicts: test_third_order_runtime_calls.py)"
+        "refused with a HigherOrderError by its rule and by its pullback function (which "
+        "exists so that code differentiated again transforms: scipy.stats' own functions "
+        "have no third derivative either)"
     ),
 }
 
@@ -161,10 +121,13 @@ def test_every_case_names_a_rule():
 
 def _float32(value):
     """``value`` with its float64 leaves in float32 (complex and integer ones unchanged)."""
+    if isinstance(value, OnSimplex):
+        return OnSimplex(_float32(value.point))
     if isinstance(value, list):
         return [_float32(v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_float32(v) for v in value)
+        items = [_float32(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
         return value.astype(np.float32)
     if isinstance(value, np.float64):
@@ -173,6 +136,8 @@ def _float32(value):
 
 
 def _has_float64_array(value) -> bool:
+    if isinstance(value, OnSimplex):
+        return _has_float64_array(value.point)
     if isinstance(value, (list, tuple)):
         return any(_has_float64_array(v) for v in value)
     return isinstance(value, (np.ndarray, np.float64)) and value.dtype == np.float64

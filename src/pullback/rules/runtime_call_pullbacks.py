@@ -36,6 +36,21 @@ def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
 
 
 def _receiver_method_reverse_rrule(dy, site, g, obj, name, args, kwargs):
+    refuse_receiver_third(site, obj, name)
+
+
+@transformable
+def receiver_method_reverse_pullback(d, dy, site, g, obj, name, args, kwargs):
+    # Refused where it runs, as the rule is: code differentiated again reads this
+    # function (not the rule), so that a method whose receiver gets no cotangent (the
+    # branch method_vjp_pullback takes for any Python object) still transforms.
+    refuse_receiver_third(site, obj, name)
+    return (ZERO,) * 7
+
+
+def refuse_receiver_third(site, obj, name):
+    """The refusal of a third derivative through a method whose receiver carries
+    differentiated values (a frozen distribution's parameters)."""
     raise HigherOrderError(
         f"{site.where()}: a third derivative through '{type(obj).__name__}.{name}', whose "
         "receiver carries differentiated values (a frozen distribution's parameters), is "
@@ -102,5 +117,12 @@ def register_pullbacks(reg):
     reg.set_pullback_function(dynamic_calls.method_vjp, method_vjp_pullback)
     refusal = _receiver_method_reverse_rrule
     reg.register(receiver_method_reverse, refusal, family=FAMILY, trusted=True)
-    helpers = (rev.function_reverse, rev.method_reverse, rev.outer_function, receives_cotangent)
+    reg.set_pullback_function(receiver_method_reverse, receiver_method_reverse_pullback)
+    helpers = (
+        rev.function_reverse,
+        rev.method_reverse,
+        rev.outer_function,
+        receives_cotangent,
+        refuse_receiver_third,
+    )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

@@ -172,32 +172,15 @@ def _brentq_rrule(*args, **kwargs):
 
 
 # -- optimization ------------------------------------------------------------------------------
-def _refuse_active_bounds(name, x, lower, upper):
-    lo, hi = np.broadcast_to(lower, np.shape(x)), np.broadcast_to(upper, np.shape(x))
-    if np.any(x <= lo) or np.any(x >= hi):
-        raise UnsupportedCallError(
-            f"pullback: {name}: the solution lies on a bound, where it does not move "
-            "smoothly with the parameters.\nFix: widen the bounds or reparametrize."
-        )
-
-
 def _minimize_rrule(*args, **kwargs):
     import scipy.optimize as so
 
+    from .scipy_optimize_pullbacks import checked_minimum  # it imports scipy.optimize
+
     p = bound_call(so.minimize, args, kwargs)
     fun = p["fun"]
-    if p["constraints"]:
-        raise UnsupportedCallError(
-            "pullback: scipy.optimize.minimize with constraints is not differentiated "
-            "(the multipliers would enter the implicit function).\n"
-            "Fix: remove the constraints, e.g. by a change of variables."
-        )
-    sol = so.minimize(*args, **kwargs)
-    require_success(sol, "scipy.optimize.minimize")
-    bounds = p["bounds"]
-    if bounds is not None:
-        b = bounds if isinstance(bounds, so.Bounds) else so.Bounds(*zip(*bounds, strict=True))
-        _refuse_active_bounds("scipy.optimize.minimize", sol.x, b.lb, b.ub)
+    checked_minimum(None, p["constraints"], None)  # before solving
+    sol = checked_minimum(so.minimize(*args, **kwargs), (), p["bounds"])
     jac = p["jac"]
     pair = jac is True
     G = jac if callable(jac) else (fun if pair else ENTRY_POINTS.grad(fun))
@@ -217,21 +200,13 @@ def _minimize_rrule(*args, **kwargs):
 def _least_squares_rrule(*args, **kwargs):
     import scipy.optimize as so
 
-    p = bound_call(so.least_squares, args, kwargs)
-    fun = p["fun"]
-    name = "scipy.optimize.least_squares"
-    if p["loss"] != "linear" or p["kwargs"]:
-        raise UnsupportedCallError(
-            f"pullback: {name} is differentiated for loss='linear' and no kwargs=.\n"
-            "Fix: fold the loss into the residuals and the keywords into args."
-        )
-    sol = so.least_squares(*args, **kwargs)
-    require_success(sol, name)
-    if np.any(sol.active_mask != 0):
-        _refuse_active_bounds(name, np.zeros(1), 1.0, -1.0)
-    # G = J^T r: from the jac= function, or by pullback's reverse mode of fun (exact)
     from . import scipy_optimize_pullbacks as pbs  # here: it imports scipy.optimize
 
+    p = bound_call(so.least_squares, args, kwargs)
+    fun = p["fun"]
+    pbs.checked_least_squares(None, p["loss"], p["kwargs"])  # before solving
+    sol = pbs.checked_least_squares(so.least_squares(*args, **kwargs), p["loss"], p["kwargs"])
+    # G = J^T r: from the jac= function, or by pullback's reverse mode of fun (exact)
     jac = p["jac"] if isinstance(p["jac"], types.FunctionType) else None
     G = pbs.squares_gradient(fun, jac, p["args"])
 

@@ -9,24 +9,35 @@ At ``G(x*, p) = 0`` the cotangent ``xbar`` of ``x*`` pulls back to ``-(dG/dp)^T 
 the user function's vjp and the products with ``dG/dp`` are one more vjp: all through
 :func:`~.user_function_calls.user_function_vjp`, whose rule is the user function's second
 derivative. A second derivative therefore needs ``G``'s own second derivative, which
-pullback takes by transforming the user's function again.
+pullback takes by transforming the user's function again. Where ``G`` is itself pullback's
+reverse mode (``minimize`` and ``least_squares`` without a ``jac=`` function), it is a
+generated function with source that calls ``user_function_vjp``, whose transformable
+pullback closes at every order: the user function's third derivative is taken the same way.
+
+These pullbacks run at first order too (the generated reverse sweep calls them instead of
+the rules' closures), so they solve again and refuse what the rules refuse (no
+convergence, constraints, a solution on a bound).
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import linecache
 import math
 import types
 
 import numpy as np
 import scipy.optimize as so  # this module is imported once scipy.optimize is
 
-from ..errors import HigherOrderError
+from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify
-from .user_function_calls import has_tangent, user_function_vjp
+from ._calculus_util import require_success
+from .user_function_calls import (
+    as_python_function,
+    compiled_with_source,
+    has_tangent,
+    user_function_vjp,
+)
 
 
 @transformable
@@ -116,6 +127,7 @@ def root_pullback(
     if dy is ZERO or "x" not in dy:
         return (NO_TANGENT,) * 9
     sol = so.root(fun, x0, args, method, jac, tol, callback, options)
+    require_success(sol, "scipy.optimize.root")
     output = 0 if jac is True else None
     return (NO_TANGENT, NO_TANGENT, implicit_cotangent(dy["x"], fun, sol.x, args, output)) + (
         NO_TANGENT,
@@ -145,11 +157,9 @@ def minimize_pullback(
     sol = so.minimize(
         fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol, callback, options
     )
-    G, output = objective_gradient(fun, jac)
-    if G is None:
-        return minimize_first_order(
-            dy, fun, x0, args, method, jac, hess, hessp, bounds, constraints, tol, callback, options
-        )
+    # a statement of its own: a non-differentiable call's result carries no derivative
+    checked_minimum(sol, constraints, bounds)
+    G, output = objective_gradient(fun, jac, args)
     cargs = NO_TANGENT
     if "x" in dy:
         cargs = implicit_cotangent(dy["x"], G, sol.x, args, output)
@@ -221,16 +231,16 @@ def least_squares_pullback(
     # and .fun (the residuals at x*) by the chain rule through x* and directly in args
     if dy is ZERO:
         return (NO_TANGENT,) * 21
+    checked_least_squares(None, loss, kwargs)  # before solving
     # by keyword: SciPy's wrapper of least_squares takes workers= by keyword only
     sol = so.least_squares(
         fun, x0, jac, bounds, method, ftol, xtol, gtol, x_scale, loss, f_scale, diff_step,
         tr_solver, tr_options, jac_sparsity, max_nfev, 0, args, kwargs,
         callback=callback, workers=workers,
     )
-    if not isinstance(jac, types.FunctionType):
-        cargs = least_squares_first_order(dy, fun, sol.x, args)
-    else:
-        cargs = least_squares_cotangents(dy, fun, sol.x, args, squares_gradient(fun, jac, args))
+    checked_least_squares(sol, loss, kwargs)
+    G = squares_gradient(fun, jac if isinstance(jac, types.FunctionType) else None, args)
+    cargs = least_squares_cotangents(dy, fun, sol.x, args, G)
     return (NO_TANGENT,) * 17 + (cargs,) + (NO_TANGENT,) * 3
 
 
@@ -285,100 +295,120 @@ def output_shape(G, x, params, output):
     return np.shape(out[0]), np.shape(out[1])
 
 
-def objective_gradient(fun, jac):
+def _refuse_active_bounds(name, x, lower, upper):
+    lo, hi = np.broadcast_to(lower, np.shape(x)), np.broadcast_to(upper, np.shape(x))
+    if np.any(x <= lo) or np.any(x >= hi):
+        raise UnsupportedCallError(
+            f"pullback: {name}: the solution lies on a bound, where it does not move "
+            "smoothly with the parameters.\nFix: widen the bounds or reparametrize."
+        )
+
+
+def checked_minimum(sol, constraints, bounds):
+    """``sol`` of ``minimize``, refused where the implicit function theorem on the gradient
+    does not give its derivative: constraints (checked alone when ``sol`` is None, before
+    solving), no convergence, a solution on a bound. Called by the rule and by the
+    transformable pullback (which solves again)."""
+    if constraints:
+        raise UnsupportedCallError(
+            "pullback: scipy.optimize.minimize with constraints is not differentiated "
+            "(the multipliers would enter the implicit function).\n"
+            "Fix: remove the constraints, e.g. by a change of variables."
+        )
+    if sol is None:
+        return None
+    require_success(sol, "scipy.optimize.minimize")
+    if bounds is not None:
+        b = bounds if isinstance(bounds, so.Bounds) else so.Bounds(*zip(*bounds, strict=True))
+        _refuse_active_bounds("scipy.optimize.minimize", sol.x, b.lb, b.ub)
+    return sol
+
+
+def checked_least_squares(sol, loss, kwargs):
+    """``sol`` of ``least_squares``, refused where its derivative is not taken: a loss other
+    than ``"linear"``, ``kwargs=``, no convergence, an active bound (by the rule, and by the
+    transformable pullback, which solves again)."""
+    name = "scipy.optimize.least_squares"
+    if loss != "linear" or kwargs:
+        raise UnsupportedCallError(
+            f"pullback: {name} is differentiated for loss='linear' and no kwargs=.\n"
+            "Fix: fold the loss into the residuals and the keywords into args."
+        )
+    if sol is not None:
+        require_success(sol, name)
+        if np.any(sol.active_mask != 0):
+            _refuse_active_bounds(name, np.zeros(1), 1.0, -1.0)
+    return sol
+
+
+def objective_gradient(fun, jac, args):
     """``(G, output)``: the gradient of a minimized objective as a Python function of
-    ``(x, *args)`` — the user's ``jac`` function, or the second output of a ``jac=True``
-    objective; ``(None, None)`` otherwise (no jac, finite differences, a gradient made by
-    ``pullback.grad``)."""
+    ``(x, *args)`` — the user's ``jac`` function (a callable object through a wrapper that
+    calls it), the second output of a ``jac=True`` objective (``output`` 1), or, without a
+    gradient function (``jac=None``, finite differences), pullback's reverse mode of the
+    objective: exact, and its derivatives of every order are the objective's own
+    (user_function_vjp's transformable pullback)."""
+    nargs = len(args) if isinstance(args, tuple) else 1
     if isinstance(jac, types.FunctionType):
         return jac, None
     if jac is True:
         return fun, 1
-    return None, None
-
-
-def minimize_first_order(dy, *args):
-    """The cotangents of ``minimize(*args)`` by its rule's own pullback: where the
-    objective's gradient is pullback's (or finite differences), whose derivative — the
-    objective's third — pullback does not take."""
-    from .scipy_optimize import _minimize_rrule
-
-    return tuple(_minimize_rrule(*args)[1](dy))
-
-
-def _minimize_first_order_rrule(dy, *args):
-    raise HigherOrderError(
-        "pullback: a second derivative through scipy.optimize.minimize needs the "
-        "derivative of the objective's gradient at the optimum differentiated once more "
-        "(the objective's third derivative), which pullback does not take through its own "
-        "gradient or finite differences.\n"
-        "Fix: pass jac= a Python function that returns the gradient (or jac=True with an "
-        "objective that returns (value, gradient))."
-    )
-
-
-def least_squares_first_order(dy, fun, x, args):
-    """The cotangent of ``args`` of ``least_squares`` without a ``jac=`` function: ``G``
-    is the reverse-mode gradient of ``0.5 |r|^2`` (exact; ``dG/dx`` by the residuals'
-    second derivative), whose derivative — the residuals' third — pullback does not take
-    through the vjp of a user function."""
-    return least_squares_cotangents(dy, fun, x, args, squares_gradient(fun, None, args))
-
-
-def _least_squares_first_order_rrule(dy, fun, x, args):
-    raise HigherOrderError(
-        "pullback: a second derivative through scipy.optimize.least_squares needs the "
-        "derivative of J^T r (the gradient of the squared residuals) at the solution "
-        "differentiated once more: the residuals' third derivative, which pullback does not "
-        "take through the vjp of a user function (the Jacobian of a function without jac=).\n"
-        "Fix: pass jac= a Python function that returns the Jacobian of the residuals "
-        "(an (m, n) array)."
-    )
-
-
-_SQUARES = itertools.count()
+    made = hasattr(jac, "gradient_function")  # by pullback.grad or value_and_grad
+    if made and getattr(jac, "wrt_arg", None) == 0 and not getattr(jac, "has_aux", True):
+        # grad(f) (SciPy takes no other): the reverse mode of f, as a function with source
+        # (a call of grad(f) in code pullback transforms has no rule)
+        return _cached(_gradient_source, jac.fn, None, nargs, "objective"), None
+    if callable(jac):  # a callable object, bound method, partial
+        return as_python_function(jac, 1 + nargs), None
+    return _cached(_gradient_source, fun, None, nargs, "objective"), None
 
 
 @functools.lru_cache(maxsize=64)
-def _squares_source(fun, jac, nargs):
-    """``G(x, *args)``: the gradient of ``0.5 |fun(x, *args)|^2`` as a Python function
-    with source (``J^T r`` from ``jac``, or the reverse mode of ``fun`` without it), so that
-    pullback differentiates it like user code."""
+def _gradient_source(fun, jac, nargs, what):
+    """``G(x, *args)`` as a Python function with source, so that pullback differentiates
+    it like user code: for ``what="objective"`` the gradient of ``fun`` (reverse mode);
+    for ``"squares"`` the gradient of ``0.5 |fun(x, *args)|^2``, ``J^T r`` from ``jac`` or
+    by the reverse mode of ``fun`` without it."""
     params = "".join(f", a{k}" for k in range(nargs))
-    if jac is None:
-        body = f"    r = FUN(x{params})\n    return user_function_vjp(r, FUN, x{params})[0]\n"
+    if what == "objective":
+        body = f"    return user_function_vjp(1.0, FN, x{params})[0]\n"
+    elif jac is None:
+        body = f"    r = FN(x{params})\n    return user_function_vjp(r, FN, x{params})[0]\n"
     else:
         body = (
-            f"    r = np.ravel(FUN(x{params}))\n"
+            f"    r = np.ravel(FN(x{params}))\n"
             f"    J = np.reshape(JAC(x{params}), (np.size(r), np.size(x)))\n"
             "    return np.reshape(np.transpose(J) @ r, np.shape(x))\n"
         )
-    source = f"def squares_gradient(x{params}):\n" + body
-    filename = f"<pullback: gradient of least_squares' squared residuals {next(_SQUARES)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    scope = {"FUN": fun, "JAC": jac, "np": np, "user_function_vjp": user_function_vjp}
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own lines
-    return scope["squares_gradient"]
+    source = f"def {what}_gradient(x{params}):\n" + body
+    scope = {"FN": fun, "JAC": jac, "np": np, "user_function_vjp": user_function_vjp}
+    return compiled_with_source(source, f"{what}_gradient", scope)
+
+
+def _cached(make, *key):
+    try:
+        return make(*key)
+    except TypeError:  # an unhashable callable: a function per call
+        return make.__wrapped__(*key)
 
 
 def squares_gradient(fun, jac, args):
     """The generated ``G`` of ``least_squares(fun, ..., jac=jac, args=args)`` (``jac`` a
     function, or ``None``)."""
     nargs = len(args) if isinstance(args, tuple) else 1
-    try:
-        return _squares_source(fun, jac, nargs)
-    except TypeError:  # an unhashable callable: a function per call
-        return _squares_source.__wrapped__(fun, jac, nargs)
+    return _cached(_gradient_source, fun, jac, nargs, "squares")
 
 
-NON_DIFFERENTIABLE = (output_shape, objective_gradient, squares_gradient)
+NON_DIFFERENTIABLE = (
+    output_shape,
+    objective_gradient,
+    squares_gradient,
+    require_success,
+    checked_minimum,
+    checked_least_squares,
+)
 
 
 def register(reg, family):
-    """The helpers' entries: the non-differentiable ones, and the first-order-only path
-    of ``minimize`` (its rule refuses a second derivative)."""
+    """The helpers' entries: the non-differentiable ones."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
-    reg.register(minimize_first_order, _minimize_first_order_rrule, family=family, trusted=True)
-    reg.register(
-        least_squares_first_order, _least_squares_first_order_rrule, family=family, trusted=True
-    )

@@ -6,7 +6,8 @@ second derivatives run through ``norm(mu, s).logpdf(x)`` as they do through
 A frozen distribution's cotangent is the tuple of its parameters' cotangents, in SciPy's
 order (shapes, ``loc``, ``scale``; see scipy_stats_frozen.py). A method's pullback reads
 the parameters with :func:`frozen_parameters` — a primitive whose rule gives the frozen
-object that very tuple as its cotangent — and calls the unfrozen method's transformable
+object that very tuple as its cotangent (linear: its transformable pullback closes at any
+order) — and calls the unfrozen method's transformable
 pullback with them. The constructor's pullback hands each positional parameter its entry.
 A method's pullback function is marked ``__pullback_receiver_cotangent__``: the
 derivative of a method's vjp (pullback_runtime.py) then differentiates the receiver too,
@@ -51,6 +52,16 @@ def _frozen_parameters_rrule(frozen):
         return (tuple(dy),)  # the frozen object's cotangent is that tuple
 
     return params, frozen_parameters_pullback
+
+
+@transformable
+def frozen_parameters_pullback(dy, frozen):
+    """The transformable form of :func:`_frozen_parameters_rrule`'s pullback (linear: the
+    frozen object's cotangent is the parameters' tuple), so that derivatives of any order
+    run through it."""
+    if dy is ZERO:
+        return (ZERO,)
+    return (tuple(dy),)
 
 
 def unfrozen_pullback(frozen, name, nargs):
@@ -108,4 +119,5 @@ def frozen_constructor_pullback(dy, *args):
 
 def register(reg, family):
     reg.register(frozen_parameters, _frozen_parameters_rrule, family=family, trusted=True)
+    reg.set_pullback_function(frozen_parameters, frozen_parameters_pullback)
     reg.non_differentiable(unfrozen_pullback, family=family, trusted=True)

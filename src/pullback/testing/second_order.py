@@ -14,6 +14,14 @@ for an elementwise rule, its derivative functions are. The check
    by reverse over reverse (``vjp`` of ``grad(L)``, every differentiated leaf at once, so
    the mixed terms of a bilinear rule count) with the finite difference of the gradient,
    ``<H u, v> = d/dt <grad L(x + t u), v>``, in the precision of the inputs.
+
+Every call gets its own copies of the lists and dicts among the arguments (a rule may
+change them in place: ``del xs[p]``), as the probe builds them anew at each call; named
+tuples stay named tuples in the probe (``Point(p0, p1)``), and a result that is a dict is
+paired key by key. An argument given as :class:`OnSimplex` (probabilities that sum to 1,
+which finite differences would leave) reaches the rule as ``q / np.sum(q)`` of the probe's
+parameter ``q``: the check then runs along the simplex. An argument given as
+:class:`Built` (an object made from floats) is made by the probe from its parameters.
 """
 
 from __future__ import annotations
@@ -31,6 +39,33 @@ from . import numeric as t
 _PROBES = itertools.count()
 #: (fn, probe source) -> the probe function: one per text, so its adjoints are reused
 _PROBE_CACHE: dict = {}
+
+
+class OnSimplex:
+    """An argument of a case that is a point of the probability simplex (its entries sum
+    to 1): the rule gets the point itself, the probe its normalization ``q / np.sum(q)``
+    (the identity at the point), so that the second derivative is checked along it."""
+
+    def __init__(self, point):
+        self.point = point
+
+    def __repr__(self) -> str:
+        return f"OnSimplex({self.point!r})"
+
+
+class Built:
+    """An argument of a case that is an object made from floats (a frozen distribution
+    ``multinomial(n, p)``): the rule gets ``constructor(*args)``, the probe makes it from
+    its parameters at each call, so that the second derivative runs through the object
+    into ``args`` (an :class:`OnSimplex` among them too)."""
+
+    def __init__(self, constructor, *args):
+        self.constructor = constructor
+        self.args = args
+        self.value = constructor(*[_fresh(a) for a in args])
+
+    def __repr__(self) -> str:
+        return f"Built({self.constructor!r}, {', '.join(map(repr, self.args))})"
 
 
 def _float_leaf(v) -> bool:
@@ -52,6 +87,18 @@ def _spell(value, leaves, constants, differentiate):
     """The source text of one argument: a probe parameter for a float leaf (an array also
     when not differentiated: a parameter's kind is known, a global's is not), a list/tuple
     display for a sequence holding differentiated ones, else a constant (a global)."""
+    if isinstance(value, Built):
+        if not differentiate:
+            return _spell(value.value, leaves, constants, False)
+        parts = [_spell(a, leaves, constants, True) for a in value.args]
+        constants.append(value.constructor)
+        return f"C{len(constants) - 1}(" + ", ".join(parts) + ")"
+    if isinstance(value, OnSimplex):
+        if not differentiate:
+            return _spell(value.point, leaves, constants, False)
+        leaves.append((value.point, True))
+        q = f"p{len(leaves) - 1}"
+        return f"({q} / np.sum({q}))"
     if _float_leaf(value) and (differentiate or isinstance(value, np.ndarray)):
         leaves.append((value, differentiate))
         return f"p{len(leaves) - 1}"
@@ -59,6 +106,9 @@ def _spell(value, leaves, constants, differentiate):
         parts = [_spell(v, leaves, constants, True) for v in value]
         if isinstance(value, list):
             return "[" + ", ".join(parts) + "]"
+        if hasattr(value, "_fields"):  # a named tuple, made by its class in the probe
+            constants.append(type(value))
+            return f"C{len(constants) - 1}(" + ", ".join(parts) + ")"
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     if differentiate and isinstance(value, dict) and any(map(_float_leaf, value.values())):
         parts = [f"{k!r}: {_spell(v, leaves, constants, True)}" for k, v in value.items()]
@@ -69,8 +119,26 @@ def _spell(value, leaves, constants, differentiate):
     return f"C{len(constants) - 1}"
 
 
+def _fresh(value):
+    """``value`` with its lists and dicts copied (their items are not): one call's
+    arguments, which a rule may change in place (an :class:`OnSimplex` is its point)."""
+    if isinstance(value, OnSimplex):
+        return value.point
+    if isinstance(value, Built):
+        return value.value
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_fresh(v) for v in value)
+    return value
+
+
 def _literal(value) -> bool:
-    if value is None or type(value) in (bool, int, float, str):
+    if type(value) is float:
+        return np.isfinite(value)  # repr(inf) is no literal: a global instead
+    if value is None or type(value) in (bool, int, str):
         return True
     return type(value) in (tuple, list) and all(map(_literal, value))
 
@@ -79,8 +147,8 @@ def _weights(y, rng):
     """Random weights with the structure of ``y`` (``None`` where ``y`` has no tangent)."""
     if isinstance(y, (list, tuple)):
         return [_weights(v, rng) for v in y]
-    if type(y) is dict:  # keyed by the entries' keys (literals: the probe spells them)
-        return {k: _weights(v, rng) for k, v in y.items() if _literal(k)}
+    if isinstance(y, dict):
+        return {k: _weights(v, rng) for k, v in y.items()}
     if not is_differentiable_value(y):
         return None
     shape = np.shape(y)
@@ -181,6 +249,9 @@ def _leafwise(got, want):
 
 
 def _check_agreement(where, rule, args, kwargs, rng, random_like):
+    # the pullback function gets the arguments the rule saw (after any change in place),
+    # as generated code passes them
+    args, kwargs = _fresh(args), _fresh(kwargs)
     y, pullback = rule.rrule(*args, **kwargs)
     view = result_view(rule, y)
     dy = random_like(y, rng) if view is None else random_like(view, rng)
@@ -228,7 +299,7 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
         wrt_set = _with_tangents(rule, args, kwargs, rng, t.random_like)
     else:
         wrt_set = {wrt} if isinstance(wrt, int) else set(wrt)
-    y = fn(*args, **kwargs)
+    y = fn(*_fresh(args), **_fresh(kwargs))
     probe, params = make_probe(fn, args, kwargs, wrt_set, y, rng, result_view(rule, y))
     values = [v for v, _ in params]
     chosen = tuple(k for k, (_, d) in enumerate(params) if d)
@@ -277,7 +348,7 @@ def check_rrule_second_order(fn, *args, wrt=None, registry=None, rng=None, fd_st
 def _with_tangents(rule, args, kwargs, rng, random_like):
     """The positions of the arguments the rule's pullback gives a cotangent (not
     ``NO_TANGENT``): the arguments a second derivative is taken in by default."""
-    y, pullback = rule.rrule(*args, **kwargs)
+    y, pullback = rule.rrule(*_fresh(args), **_fresh(kwargs))
     view = result_view(rule, y)
     cots = tuple(pullback(random_like(y if view is None else view, rng)))
     return {k for k, c in enumerate(cots[: len(args)]) if c is not NO_TANGENT and c is not None}

@@ -100,12 +100,14 @@ def runtime_namespace() -> dict:
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
         "plus_cotangents": runtime.plus_cotangents,
         "times_cotangents": runtime.times_cotangents,
+        "_pb_conjugate": runtime.conjugate,
         "_pb_plus_fast": plus_fast,
         "_pb_times_fast": times_fast,
         "matmul_lhs_cotangent": runtime.matmul_lhs_cotangent,
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,
         "zero_cotangent": runtime.zero_cotangent,
+        "_pb_concrete": runtime.concrete_cotangent,
         "_pb_scalar_seed": runtime.scalar_seed,
         # The pullback a forward sweep returns: its backward function bound to the saved
         # values as a method (not functools.partial). CPython 3.12 counts calls of a partial

@@ -175,7 +175,8 @@ class ReverseBuilder(
         tail = ", ".join(results) + ("," if len(results) == 1 else "")
         body.append(Line(f"return ({tail})"))
         # The fused gradient function returns concrete values (never ZERO), one per
-        # parameter, or the value itself for a single parameter.
+        # parameter, or the value itself for a single parameter: an adjoint that may be
+        # ZERO at run time (a tuple item no use reached) becomes zeros like its parameter.
         concrete = []
         for p, r in zip(self.wrt, results, strict=True):
             if r == "ZERO":
@@ -183,8 +184,12 @@ class ReverseBuilder(
             elif r.startswith("densify("):
                 r = r[len("densify(") : -1]  # only index chains need densifying, and they fold
             concrete.append(r)
+        returned = [
+            r if r.startswith("zero_cotangent(") else f"_pb_concrete({r}, {p})"
+            for p, r in zip(self.wrt, concrete, strict=True)
+        ]
         self.gradient_return = Line(
-            "return " + (concrete[0] if len(concrete) == 1 else "(" + ", ".join(concrete) + ")")
+            "return " + (returned[0] if len(returned) == 1 else "(" + ", ".join(returned) + ")")
         )
         self.vjp_return = Line(
             "return (" + ", ".join(concrete) + ("," if len(concrete) == 1 else "") + ")"

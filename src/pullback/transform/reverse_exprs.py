@@ -34,10 +34,12 @@ class ExpressionAdjoints:
     def conj(self, expr: str) -> str:
         """The conjugate of ``expr`` in generated code. An adjoint of array-API arguments
         conjugates on their namespace and keeps Python numbers Python numbers (np.conj
-        would give a NumPy scalar, which such arrays refuse as an operand)."""
+        would give a NumPy scalar, which such arrays refuse as an operand). Otherwise
+        runtime.conjugate, which keeps a symbolic zero symbolic: an operand of unknown kind may
+        be a cotangent that is ``ZERO`` at run time when the function is itself a gradient."""
         if self.kinds.get(FOREIGN_ARRAYS):
             return f"{self.bind('conj', backends.conj)}({expr})"
-        return f"_np.conj({expr})"
+        return f"_pb_conjugate({expr})"
 
     def real_array(self, name) -> bool:
         """Whether ``name`` is provably a real array (not a number: scalar code keeps the

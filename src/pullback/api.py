@@ -162,26 +162,10 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
                 y, pullback = run_forward(adj, args, kwargs)
         else:
             y, pullback = run_forward(adj, args, kwargs)
-    y = _concrete_gradient(fn, y, args)
     back = VJPPullback(fn, y, pullback, values, names, single)
     back.deep = adj.calls_user_code
     back.concrete = concrete
     return y, back
-
-
-def _concrete_gradient(fn, y, args):
-    """The value of a gradient function (``grad(f)`` differentiated again: a Hessian, an
-    hvp) with zeros shaped like their parameters where it returned ZERO: a parameter no
-    gradient reached when it ran (a dict entry another one replaced). Its derivative is
-    then zeros, shaped as the user-facing ``grad(f)`` shows that gradient."""
-    positions = getattr(fn, "_positions", None)
-    if not isinstance(fn, GradFunction) or positions is None:
-        return y
-    if fn.single:
-        return materialize(y, args[positions[0]]) if y is ZERO else y
-    return tuple(
-        materialize(c, args[p]) if c is ZERO else c for c, p in zip(y, positions, strict=True)
-    )
 
 
 def _shipped_rules():

@@ -16,9 +16,13 @@ sweeps see plain calls and assignments.
 
 from __future__ import annotations
 
+import types
+
 import gast
 
-from ..resolve import SCOPES
+from ..guards import is_library_module_name
+from ..resolve import SCOPES, dotted_parts, local_names, resolve_expr
+from ..tree_walk import all_nodes
 from . import nodes as N
 from .owned_helpers import MARK, PREFIX, RESULT_PREFIX, returned_parameter, specialization
 
@@ -30,7 +34,7 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
     from ..check.checker import FunctionChecker
     from ..registry import default_registry
 
-    if not any(isinstance(n, gast.Call) for n in gast.walk(fs.tree)):
+    if not _calls_a_user_function(fs):  # no helper to own anything: no check to run
         return
     env = environment if environment is not None else LiveEnvironment()
     checker = FunctionChecker(fs, registry or default_registry(), env)
@@ -70,6 +74,25 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
         return out
 
     fs.tree.body = rewrite(fs.tree.body)
+
+
+def _calls_a_user_function(fs) -> bool:
+    """Whether ``fs``'s function calls, by a name or attribute chain of its globals or
+    closure, a Python function outside the library modules: the only calls that can be of
+    a helper writing into its arguments (a method or a callee found at run time is not)."""
+    local = local_names(fs.tree)
+    chains = {}  # each callee spelling once: a long function calls math.sin 1,000 times
+    for node in all_nodes(fs.tree):
+        if isinstance(node, gast.Call):
+            parts = dotted_parts(node.func)
+            if parts is not None and parts[0] not in local:
+                chains.setdefault(tuple(parts), node.func)
+    for func in chains.values():
+        found, value = resolve_expr(fs, func, local)
+        if found and isinstance(value, types.FunctionType):
+            if not is_library_module_name(getattr(value, "__module__", None) or ""):
+                return True
+    return False
 
 
 def _own_expressions(stmt) -> list:

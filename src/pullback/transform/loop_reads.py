@@ -38,12 +38,15 @@ from .ownership import _header, _lines, _statements
 def batch_loop_reads(body, bind, internal) -> None:
     """Rewrite, in place, the reads by the counter of every reverse loop in ``body`` (a
     whole sweep) that the module docstring describes."""
+    loops = list(_loops(body))
+    if not loops:  # nothing to batch: no reading of the whole sweep's text
+        return
     try:
         arrays = _folded_arrays(body)
         stored = _stored_names(body)
     except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
         return
-    for block, loop in list(_loops(body)):
+    for block, loop in loops:
         _batch_loop(block, loop, arrays, stored, bind, internal)
 
 

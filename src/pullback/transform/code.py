@@ -121,3 +121,19 @@ def walk_reads(block, stop_at_loops=False):
             names |= walk_reads(item.body, stop_at_loops)
             names |= walk_reads(item.orelse, stop_at_loops)
     return names
+
+
+def mentions(items, name, alt=False) -> int:
+    """How many times the name ``name`` appears in the lines of ``items`` (nested blocks
+    too), in their text and, with ``alt``, in their differentiable-again text as well."""
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    total = 0
+    for item in items:
+        if isinstance(item, Line):
+            total += len(pattern.findall(item.text))
+            if alt and item.alt:
+                total += len(pattern.findall(item.alt))
+        else:
+            total += len(pattern.findall(item.header))
+            total += mentions(item.body, name, alt) + mentions(item.orelse, name, alt)
+    return total

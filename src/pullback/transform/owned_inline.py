@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .code import Compound, Line
+from .code import Compound, Line, mentions
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, SCALAR
 
 
@@ -51,19 +51,6 @@ def parent_block(block, target):
                 if found is not None:
                     return found
     return None
-
-
-def mentions(items, name) -> int:
-    """How many times ``name`` appears in ``items`` (nested blocks too; text, not alt)."""
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
-    total = 0
-    for item in items:
-        if isinstance(item, Line):
-            total += len(pattern.findall(item.text))
-        else:
-            total += len(pattern.findall(item.header))
-            total += mentions(item.body, name) + mentions(item.orelse, name)
-    return total
 
 
 def _scalar_vector_write(kinds, call) -> bool:

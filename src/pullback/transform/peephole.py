@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .code import Compound, Line
+from .code import Compound, Line, mentions
 from .sweep_common import IDENTIFIER
 
 _COPY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)$")
@@ -35,19 +35,6 @@ def _assigned_name(item):
         if IDENTIFIER.fullmatch(target):
             return target
     return None
-
-
-def _count_mentions(items, name) -> int:
-    pattern = re.compile(rf"\b{re.escape(name)}\b")
-    total = 0
-    for item in items:
-        if isinstance(item, Line):
-            total += len(pattern.findall(item.text))
-            total += len(pattern.findall(item.alt)) if item.alt else 0
-        else:
-            total += len(pattern.findall(item.header))
-            total += _count_mentions(item.body, name) + _count_mentions(item.orelse, name)
-    return total
 
 
 def _inner_first(block, rewrite, prefix, whole):
@@ -76,7 +63,7 @@ def drop_copy_pairs(block, prefix, whole=None):
                 if not isinstance(other, Line):
                     break
                 if other.text == f"{y} = {x}":
-                    if _count_mentions(whole, x) == _count_mentions(block[i : j + 1], x):
+                    if mentions(whole, x, alt=True) == mentions(block[i : j + 1], x, alt=True):
                         pattern = re.compile(rf"\b{re.escape(x)}\b")
                         for k in range(i + 1, j):
                             block[k].text = pattern.sub(y, block[k].text)
@@ -125,7 +112,9 @@ def _fold_into_definition(block, i, b, a, whole) -> bool:
             return False
         if _assigned_name(other) == a:
             d = _SCALED.match(other.text) if _plain(other) else None
-            if d is None or _count_mentions(whole, a) != 2 or _count_mentions(block[j:i], b) != 0:
+            if d is None or mentions(whole, a, alt=True) != 2:
+                return False
+            if mentions(block[j:i], b, alt=True) != 0:
                 return False
             other.text = f"{b} = {d.group(2)} * ({d.group(3)} * -{d.group(4)})"
             del block[i]
@@ -140,13 +129,13 @@ def _fold_into_use(block, i, b, a, whole) -> bool:
             return False
         d = _SCALED.match(other.text) if _plain(other) else None
         if d is not None and d.group(2) == b:
-            if _count_mentions(whole, b) != 2 or _count_mentions(block[i + 1 : j], a) != 0:
+            if mentions(whole, b, alt=True) != 2 or mentions(block[i + 1 : j], a, alt=True) != 0:
                 return False
             if d.group(1) == a or d.group(3) in (a, b):
                 return False
             other.text = f"{d.group(1)} = {a} * ({d.group(3)} * -{d.group(4)})"
             del block[i]
             return True
-        if _count_mentions([other], b):
+        if mentions([other], b, alt=True):
             return False
     return False

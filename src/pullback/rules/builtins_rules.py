@@ -27,7 +27,7 @@ from ._util import (
     finalize,
     zeros_for,
 )
-from .builtins_pullbacks import extreme_index
+from .builtins_pullbacks import dict_pullback, extreme_index
 
 FAMILY = "builtins"
 
@@ -228,21 +228,11 @@ def _dict_rrule(*source):
     if type(m) not in _SEQ:  # an iterator: consumed, nothing to give a cotangent to
         _check_iterable("dict", m, list(y.values()))
         return y, _dict_of_nothing_pullback
-    keep = {k: i for i, (k, _) in enumerate(m)}  # the pair whose value dict keeps
 
-    def dict_pullback(dy):
-        if dy is ZERO:
-            return zeros_for((m,))
-        parts = []
-        for i, pair in enumerate(m):
-            k, v = pair
-            dv = dy.get(k, ZERO) if keep[k] == i else ZERO
-            dk = ZERO if differentiable(k) else NO_TANGENT
-            dv = dv if differentiable(v) else NO_TANGENT
-            parts.append(type(pair)((dk, dv)) if type(pair) in _SEQ else (dk, dv))
-        return (_seq_like(parts, m),)
+    def dict_of_pairs_pullback(dy):
+        return zeros_for((m,)) if dy is ZERO else dict_pullback(dy, m)
 
-    return y, dict_pullback
+    return y, dict_of_pairs_pullback
 
 
 def _no_inputs_pullback(dy):

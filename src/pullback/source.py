@@ -125,7 +125,7 @@ class FunctionSource:
         binding = self.imports().get(name)
         if binding is not None:  # `from scipy import stats` in the body: as Python binds it
             try:
-                value = binding.value(self.fn)
+                value = binding.value()
             except Exception:  # the check shows the import's own error at its line
                 return None, None
             return ("import", binding.module, binding.attr), value

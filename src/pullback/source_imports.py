@@ -27,7 +27,7 @@ that fails (the error is shown at the import's line).
 >>> b.module, b.attr
 ('math', 'sin')
 >>> import math
->>> b.value(None) is math.sin
+>>> b.value() is math.sin
 True
 """
 
@@ -51,20 +51,22 @@ class ImportBinding:
     attr: str | None
     node: object  # the import statement, for messages
 
-    def value(self, fn):
+    def value(self, import_module=importlib.import_module):
         """Run the import as the function would, and return what the name is bound to.
 
-        ``fn`` gives the package a relative import is relative to (None: none)."""
-        importlib.import_module(self.imports)
-        if self.attr is None:
-            return sys.modules[self.module]
-        module = sys.modules[self.module]
+        ``import_module`` imports a module by name; one that may decline (returns None:
+        the file checker, which imports only safe library modules) makes this None too."""
+        if import_module(self.imports) is None:
+            return None
+        module = sys.modules.get(self.module)
+        if self.attr is None or module is None:
+            return module
         try:
             return getattr(module, self.attr)
         except AttributeError:
             # `from package import submodule` imports the submodule when it is not an
             # attribute yet, as Python's import statement does.
-            return importlib.import_module(f"{self.module}.{self.attr}")
+            return import_module(f"{self.module}.{self.attr}")
 
 
 def function_imports(tree, fn=None) -> dict:
@@ -131,7 +133,7 @@ def import_refusal(fs, stmt) -> str | None:
     if can_import:
         for binding in bindings.values():
             try:
-                binding.value(fs.fn)
+                binding.value()
             except Exception as exc:  # noqa: BLE001 - shown to the user as the reason
                 return f"it fails: {type(exc).__name__}: {exc}"
     return None

@@ -176,17 +176,6 @@ class FileModule:
     def _import(self, name: str):
         return _import_safe(name, self.private_folders)
 
-    def import_binding(self, binding):
-        """What an import in a function's body binds, imported only where this check
-        imports at all (safe library modules); None: not known without running it."""
-        if self._import(binding.imports) is None:
-            return None
-        module = sys.modules.get(binding.module)
-        if binding.attr is None or module is None:
-            return module
-        value = getattr(module, binding.attr, None)
-        return value if value is not None else self._import(f"{binding.module}.{binding.attr}")
-
     def _bind_block(self, body):
         for stmt in body:
             self._bind(stmt)
@@ -392,7 +381,7 @@ class FileFunctionSource:
     def lookup(self, name: str):
         binding = self.imports().get(name)
         if binding is not None:  # an import in the body binds it (source_imports.py)
-            value = self.module.import_binding(binding)
+            value = binding.value(self.module._import)
             return True, value if value is not None else Opaque(name)
         if name in self._enclosing_names:
             return True, Opaque(name)

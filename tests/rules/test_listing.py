@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pullback.registry import NONDIFF, default_registry
-from pullback.rules.listing import main, render_markdown, rules_table
+from pullback.rules.listing import generated_on, main, render_markdown, rules_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
@@ -132,10 +132,20 @@ def _differing_rows_are_version_specific(actual: str, expected: str) -> bool:
     return [x for x in a if x not in only] == [x for x in e if x not in only]
 
 
+def _without_versions(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith("Listed on "))
+
+
 def test_docs_rules_md_is_up_to_date():
     expected = render_markdown()
     actual = DOCS.read_text() if DOCS.exists() else ""
-    assert actual == expected or _differing_rows_are_version_specific(actual, expected), (
+    same_versions = generated_on() in actual.splitlines()
+    # on the versions the file was listed with, every row must match (a rule missing from
+    # the file fails); elsewhere only rows of functions one install lacks may differ
+    lenient = not same_versions and _differing_rows_are_version_specific(
+        _without_versions(actual), _without_versions(expected)
+    )
+    assert actual == expected or lenient, (
         "docs/rules.md is out of date with the registered rules. Regenerate it with\n"
         "    python -m pullback rules --markdown > docs/rules.md\n"
         "(it depends on the installed NumPy and SciPy versions)."

@@ -94,6 +94,8 @@ def render_markdown(registry=None) -> str:
         "",
         "Generated with `python -m pullback rules --markdown > docs/rules.md`; do not edit.",
         "",
+        generated_on(),
+        "",
         _count_line(rows),
         "",
         "| name | kind | family |",
@@ -101,6 +103,24 @@ def render_markdown(registry=None) -> str:
     ]
     lines += [f"| `{name}` | {kind} | {family} |" for name, kind, family in rows]
     return "\n".join(lines) + "\n"
+
+
+def generated_on() -> str:
+    """The versions the listing depends on, as one line of docs/rules.md.
+
+    Which functions exist (``math.cbrt`` from Python 3.11, ``np.trapz`` before NumPy 2.4,
+    SciPy's additions) depends on these: the docs test compares the file exactly when the
+    installed versions are the ones written here, and only rows of version-specific
+    functions may differ otherwise.
+    """
+    parts = [f"Python {sys.version_info.major}.{sys.version_info.minor}"]
+    for label, module in (("NumPy", "numpy"), ("SciPy", "scipy")):
+        try:
+            version = importlib.import_module(module).__version__
+        except ImportError:
+            version = "not installed"
+        parts.append(f"{label} {'.'.join(version.split('.')[:2])}")
+    return "Listed on " + ", ".join(parts) + "."
 
 
 def render_plain(registry=None, rows=None) -> str:

@@ -51,6 +51,7 @@ LAYERS = (
             "pullback.source_lambdas",
             "pullback.source_imports",
             "pullback.resolve",
+            "pullback.receiver_classes",
             "pullback.nested_factories",
         ),
     ),

@@ -21,9 +21,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .callables import as_bound_call, library_call_function, rule_call_function
-from .errors import HigherOrderError, MissingRuleError, RuleError, describe
+from .errors import (
+    Diagnostic,
+    HigherOrderError,
+    MissingRuleError,
+    RuleError,
+    UnsupportedSyntaxError,
+    describe,
+)
 from .guards import is_library_module_name
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
+from .resolve import ARRAY_INPLACE_METHODS
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
@@ -56,6 +64,25 @@ class CallSite:
             f"non-differentiable with `pullback.non_differentiable({qualified})` if no gradient "
             "flows through it, or write that step with operations pullback differentiates."
         )
+
+    def inplace_array_method(self, name: str) -> UnsupportedSyntaxError:
+        """The refusal of an array method that changes its array, met at run time (the
+        receiver's type was not known before running)."""
+        text = self.source_line.rstrip("\n")
+        diagnostic = Diagnostic(
+            code="PB103",
+            message=f"array mutation: in-place array method '{name}' changes its array",
+            filename=self.filename,
+            line=self.line,
+            col=self.col,
+            end_col=len(text),
+            source_line=text,
+            why="The receiver turned out to be a NumPy array when the function ran; "
+            "this method changes it in place, which a differentiated function may not do.",
+            fix="make a new array instead (`np.sort(a)`, `np.full_like(a, v)`, or write into "
+            "`a = a.copy()`) (see docs/limitations.md#PB103).",
+        )
+        return UnsupportedSyntaxError(f"the call of '{name}'", [diagnostic])
 
     def missing(self, what: str, qualified: str) -> MissingRuleError:
         return MissingRuleError(
@@ -210,6 +237,11 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         # (its bound __call__: calling the object counts against CPython 3.12's C recursion
         # limit, which sys.setrecursionlimit does not raise)
         return site.adjoint_of(method, None).__call__(obj, *args, **kwargs)
+    if isinstance(obj, np.ndarray) and name in ARRAY_INPLACE_METHODS:
+        # the check let `r.sort()` through because r's class was not known before running
+        # (or was a user class then); np.sort's rule would return a sorted copy where the
+        # method sorts r in place and returns None
+        raise site.inplace_array_method(name)
     if isinstance(obj, (np.ndarray, np.generic)):
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
         function = getattr(np, name, None)

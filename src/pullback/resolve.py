@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from .receiver_classes import python_method_of, receiver_class
 from .tree_walk import all_nodes, parent_map  # noqa: F401 (parent_map is imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -61,6 +62,10 @@ class Callee:
     * ``"method"`` — a method of a local value, known only at run time;
     * ``"dynamic"`` — a local variable holding a callable, known only at run time;
     * ``"unbound"`` — a name that the function cannot see.
+
+    ``python_method``: for ``"method"``, the receiver's class is known before running and
+    defines ``name`` in Python (``self.fill(x)`` in a class with a ``fill`` method), so an
+    array method of the same name is not what runs (:mod:`pullback.receiver_classes`).
     """
 
     kind: str
@@ -68,6 +73,7 @@ class Callee:
     name: str = ""
     receiver: gast.AST | None = None
     vararg: bool = False
+    python_method: bool = False
 
 
 
@@ -171,6 +177,15 @@ def resolve_expr(fs, node, locals_: set[str]):
     return True, value
 
 
+def _python_method(fs, func: gast.Attribute, locals_) -> bool:
+    """Whether ``receiver.name`` is a user class's Python method, known before running;
+    asked only for names that arrays and containers change their receiver with."""
+    if func.attr not in ARRAY_INPLACE_METHODS and func.attr not in CONTAINER_INPLACE_METHODS:
+        return False
+    cls = receiver_class(fs, func.value, resolve_expr, locals_)
+    return cls is not None and python_method_of(cls, func.attr)
+
+
 def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
     """Classify the function of ``call`` (see :class:`Callee`)."""
     func = call.func
@@ -199,7 +214,8 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
                 receiver=func.value,
                 vararg=True,
             )
-        return Callee("method", name=name, receiver=func.value)
+        python_method = _python_method(fs, func, locals_)
+        return Callee("method", name=name, receiver=func.value, python_method=python_method)
     if isinstance(func, gast.Name):
         if func.id in locals_:
             return Callee("dynamic", name=func.id)

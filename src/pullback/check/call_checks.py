@@ -19,6 +19,7 @@ import numpy as np
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import dict_display
 from ..iteration import consumed_iterator, first_item, iterator_refusal
+from ..receiver_classes import python_method_of_object
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -201,6 +202,7 @@ class CallChecks(ContainerChecks):
         callee = self._resolve(node)
         if (
             callee.kind == "method"
+            and not callee.python_method
             and isinstance(node.func, gast.Attribute)
             and self.check_container_call(node, node.func.attr) is not None
         ):
@@ -219,7 +221,7 @@ class CallChecks(ContainerChecks):
                 )
         if callee.kind == "object":
             self._check_object_call(node, callee)
-        elif callee.kind == "method":
+        elif callee.kind == "method" and not callee.python_method:
             self._check_method_name(node, callee.name)
         elif callee.kind == "unbound" and not self._forward_only:
             self._report_unbound(node, callee)
@@ -281,6 +283,7 @@ class CallChecks(ContainerChecks):
             owner is not None
             and not isinstance(owner, (types.ModuleType, type))
             and isinstance(node.func, gast.Attribute)
+            and not python_method_of_object(owner, node.func.attr)
             and self._check_method_name(node, node.func.attr)
         ):
             return

@@ -210,6 +210,9 @@ def generate(
         f.__kwdefaults__ = fs.user_kwdefaults()
         if fs.renames:  # differentiated again: the user's names map to these
             f.__pullback_renames__ = fs.renames
+        # the user's function behind every level of derivative (its class: what `self` is,
+        # pullback/receiver_classes.py)
+        f.__pullback_origin__ = getattr(fs.fn, "__pullback_origin__", fs.fn)
         return f
 
     def higher():

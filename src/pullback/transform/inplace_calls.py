@@ -83,7 +83,12 @@ def inplace_call(call, callee) -> InplaceCall | None:
     if any(k.arg is None for k in call.keywords):
         return None
     func = call.func
-    if callee.kind == "method" and isinstance(func, gast.Attribute) and func.attr in METHODS:
+    if (
+        callee.kind == "method"
+        and not callee.python_method
+        and isinstance(func, gast.Attribute)
+        and func.attr in METHODS
+    ):
         if not isinstance(func.value, gast.Name):
             return None
         return _bound(func.attr, func.value, call, METHODS[func.attr], call.args)

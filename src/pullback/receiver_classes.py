@@ -1,0 +1,123 @@
+"""Method calls whose receiver's class is known before the function runs, and defines the
+method in Python: ``self.fill(x)`` inside ``Canvas.render``, ``c.sort(v)`` after
+``c = Heap()``, ``CANVAS.put(x)`` on a global instance.
+
+NumPy arrays have in-place methods with the same names (``a.fill(v)``, ``a.sort()``,
+``a.put(i, v)``), which the check refuses or the transform rewrites as writes. A method of
+a user class with such a name is an ordinary call of Python code: refusing it would refuse
+code that writes into nothing, and rewriting it as an array write would compute something
+else. This module says when the receiver is such an object.
+
+>>> class Canvas:
+...     def fill(self, v):
+...         return 2.0 * v
+>>> python_method_of(Canvas, "fill")
+True
+>>> import numpy as np
+>>> python_method_of(np.ndarray, "fill")
+False
+
+Where the class is not known before running, the call stays what it was (an array method);
+:func:`pullback.dynamic_calls.call_method` refuses an in-place array method that reaches it
+at run time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import gast
+import numpy as np
+
+from .source_match import innermost_class
+
+# Built-in types whose in-place methods the check and the transform know by name.
+_BUILTIN_MUTABLES = (np.ndarray, np.generic, list, dict, set, bytearray)
+
+
+def python_method_of(cls, name: str) -> bool:
+    """Whether instances of ``cls`` (a class that is no array or built-in container) have
+    ``name`` as a method written in Python. ``cls`` may also be the ``ClassDef`` of a
+    class the file checker (``pullback check``) knows by its source only."""
+    if isinstance(cls, gast.ClassDef):
+        return not cls.bases and any(
+            isinstance(stmt, gast.FunctionDef) and stmt.name == name and not stmt.decorator_list
+            for stmt in cls.body
+        )
+    if not isinstance(cls, type) or issubclass(cls, _BUILTIN_MUTABLES):
+        return False
+    attribute = inspect.getattr_static(cls, name, None)
+    return isinstance(attribute, types.FunctionType)
+
+
+def python_method_of_object(owner, name: str) -> bool:
+    """:func:`python_method_of` for the class of ``owner`` (a global instance)."""
+    if isinstance(owner, (types.ModuleType, type)):
+        return False
+    return python_method_of(type(owner), name)
+
+
+def receiver_class(fs, receiver, resolve_expr, locals_):
+    """The class of ``receiver`` (a Name) known before running (a class, or the
+    ``ClassDef`` of a method in the file checker's view), or None.
+
+    Two bindings tell it: the first parameter of a method (``self`` in ``Canvas.render``,
+    whose class is found from the function's qualified name in its module), and a local
+    bound once, by a call of a class (``c = Heap()``); a subclass instance passed as
+    ``self`` still has a class, never an array.
+    """
+    if not isinstance(receiver, gast.Name):
+        return None
+    tree = fs.tree
+    params = tree.args.posonlyargs + tree.args.args
+    if params and params[0].id == receiver.id:
+        static = getattr(fs, "key", None)  # the file checker's view: no function object
+        if static is not None:
+            enclosing = getattr(static, "enclosing", ())
+            return enclosing[-1] if enclosing and isinstance(enclosing[-1], gast.ClassDef) else None
+        # a gradient differentiated again keeps the parameters of the user's function
+        return _defining_class(getattr(fs.fn, "__pullback_origin__", fs.fn))
+    binding = _single_binding(tree, receiver.id)
+    if binding is None:
+        return None
+    found, cls = resolve_expr(fs, binding.func, locals_)
+    return cls if found and isinstance(cls, type) else None
+
+
+def _defining_class(fn) -> type | None:
+    qualname = getattr(fn, "__qualname__", "") or ""
+    owner = innermost_class(qualname)
+    if owner is None or "<locals>" in qualname:
+        return None
+    value = inspect.getmodule(fn)
+    for part in qualname.split(".")[: qualname.split(".").index(owner) + 1]:
+        value = getattr(value, part, None)
+    return value if isinstance(value, type) else None
+
+
+def _single_binding(tree, name: str) -> gast.Call | None:
+    """The call in ``name = K(...)`` when that is the only binding of ``name`` in
+    ``tree`` (nested scopes included), else None."""
+    call = None
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id == name and not isinstance(node.ctx, gast.Load):
+            if call is not None:
+                return None
+            call = False  # bound, by something other than `name = K(...)` unless seen below
+        elif isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
+            return None
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)) and node.name == name:
+            return None
+    if call is None:
+        return None
+    for node in gast.walk(tree):
+        if (
+            isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, gast.Call)
+        ):
+            return node.value
+    return None

@@ -67,9 +67,9 @@ def test_the_saved_run_is_a_full_run_with_every_peer_and_no_failure():
 def test_rewrite_replaces_only_the_block_and_asks_for_missing_markers():
     text = f"before\n{table.BEGIN}\nold table\n{table.END}\nafter\n"
     assert table.rewrite(text, "NEW") == "before\nNEW\nafter\n"
-    with pytest.raises(ValueError, match="exactly one benchmark table"):
+    with pytest.raises(ValueError, match="exactly one generated table"):
         table.rewrite("no markers here\n", "NEW", "README.md")
-    with pytest.raises(ValueError, match="exactly one benchmark table"):
+    with pytest.raises(ValueError, match="exactly one generated table"):
         table.rewrite(text + text, "NEW", "README.md")
 
 
@@ -100,3 +100,13 @@ def test_cells_of_a_missing_or_failed_peer_say_so():
     ]
     failed = {"name": "sum3", "status": "FAILED", "peers": {}}
     assert table.cells(failed)[1:3] == ["FAILED", "–"]
+
+
+@pytest.mark.parametrize("path", table.TARGETS_DOCUMENTS, ids=lambda p: p.name)
+def test_the_document_holds_the_targets_of_the_saved_run(path):
+    text = path.read_text(encoding="utf-8")
+    start, end = table.generated_block(text, path.name, table.TARGETS_BEGIN, table.TARGETS_END)
+    assert text[start:end] == table.render_targets(SAVED), (
+        f"{path.name}'s targets table is not what the saved run gives: run "
+        "`python benchmarks/readme_table.py --saved`"
+    )

@@ -54,8 +54,10 @@ PEER_COLUMNS["PyTorch eager"] = "torch"
 
 # The names a reader understands; a workload missing here is shown by its run.py title.
 TITLES = {
+    "mse_loop_10000": "MSE as a Python loop, 10,000 elements",
     "mse_loop_1000": "MSE as a Python loop, 1000 elements",
     "mse_loop_30": "MSE as a Python loop, 30 elements",
+    "mse_loop_10": "MSE as a Python loop, 10 elements",
     "rosenbrock_loop": "Rosenbrock as a Python loop, 100 terms",
     "euler_ode": "Euler ODE, 500 steps with `math.sin`",
     "sum3": "`a[0] + a[1] + a[2]` on a 30-vector",

@@ -47,7 +47,8 @@ def test_the_table_has_the_columns_and_a_row_per_workload(path):
     assert header == "| " + " | ".join(table.COLUMNS) + " |"
     assert rule.count("|") == len(table.COLUMNS) + 1
     measured = [w["name"] for w in SAVED["workloads"]] + [SAVED["first_call"]["name"]]
-    assert len(rows) == len(measured) == len(table.ORDER)
+    assert len(rows) == len(measured)
+    assert set(measured) <= set(table.ORDER), "a measured workload has no title in TITLES"
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert len(cells) == len(table.COLUMNS), row

@@ -39,21 +39,29 @@ _NODES = 21
 
 @functools.lru_cache(maxsize=1)
 def _rule():
-    """``(a, b, weights)``: node ``j`` of ``[lo, hi]`` is ``lo * a[j] + hi * b[j]``; the
-    weights a ``(21, 2)`` array, its columns the Kronrod and the Gauss weights."""
+    """``(a, b, weights)``: node ``j`` of ``[lo, hi]`` is ``lo * a[j] + hi * b[j]`` (for
+    ``j < 21``; ``a`` and ``b`` have two more entries, which give ``lo`` and ``hi``); the
+    weights a ``(21, 2)`` array, its columns the Kronrod weights and the Kronrod minus the
+    Gauss weights (whose sum is the error estimate)."""
     x, wk, wg = gauss_kronrod21()
-    return (1 - x) / 2, (1 + x) / 2, np.ascontiguousarray(np.stack((wk, wg), axis=1))
+    a = np.concatenate(((1 - x) / 2, [1.0, 0.0]))
+    b = np.concatenate(((1 + x) / 2, [0.0, 1.0]))
+    return a, b, np.ascontiguousarray(np.stack((wk, wk - wg), axis=1))
 
 
 def _grid(lo, hi, ends=()):
     """The 21 nodes of each subinterval ``[lo_i, hi_i]`` in one flat array, followed by
-    the points ``ends``."""
+    the points ``ends`` (none or two)."""
     a, b, _ = _rule()
     n = lo.size * _NODES
-    xs = np.empty(n + len(ends))
-    grid = xs[:n].reshape(lo.size, _NODES)
-    np.multiply(lo[:, None], a, out=grid)
-    grid += hi[:, None] * b
+    if lo.size == 1:  # (one subinterval, the smooth case: from two Python floats)
+        xs = a[: n + len(ends)] * float(lo[0])
+        xs += b[: n + len(ends)] * float(hi[0])
+    else:
+        xs = np.empty(n + len(ends))
+        grid = xs[:n].reshape(lo.size, _NODES)
+        np.multiply(lo[:, None], a[:_NODES], out=grid)
+        grid += hi[:, None] * b[:_NODES]
     if ends:
         xs[n:] = ends
     return xs
@@ -64,13 +72,12 @@ def _node_derivatives(vjp, pack, xs):
     one reverse pass with every scalar float parameter spread over the nodes; ``None``
     when the pass does not give one real row per node."""
     m = xs.size
-    args = list(pack.args)
+    args = [xs, *pack.args]
     for k in pack.index:
-        args[k] = np.full(m, args[k], dtype=np.float64)
-    args = (xs,) + tuple(args)
+        args[1 + k] = np.full(m, args[1 + k], dtype=np.float64)
     # (x and the spread parameters are float vectors: the other arguments' types decide
     # the kinds the adjoint is specialized on)
-    key = (_NODES,) + tuple(type(v) for v in pack.args)
+    key = (_NODES,) + tuple(map(type, pack.args))
     try:
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
@@ -90,14 +97,15 @@ def _node_derivatives(vjp, pack, xs):
 
 
 def _rule_sums(d, lo, hi):
-    """Per parameter and subinterval: the Kronrod sums of the node derivatives ``d``
-    (``(P, L * 21)``) on ``[lo_i, hi_i]`` and the Kronrod-minus-Gauss error estimates,
-    each ``(P, L)``."""
+    """Per parameter and subinterval, the Kronrod sum of the node derivatives ``d``
+    (``(P, L * 21)``) on ``[lo_i, hi_i]`` and its error estimate (the size of its
+    difference from the Gauss sum), as one ``(P, L, 2)`` array."""
     _, _, w = _rule()
-    sums = np.matmul(d.reshape(d.shape[0], lo.size, _NODES), w)  # (P, L, 2)
-    sums *= ((hi - lo) * 0.5)[:, None]
-    k21 = sums[..., 0]
-    return k21, np.abs(k21 - sums[..., 1])
+    sums = np.matmul(d.reshape(d.shape[0], lo.size, _NODES), w)
+    sums *= ((hi - lo) * 0.5)[:, None] if lo.size > 1 else float(hi[0] - lo[0]) * 0.5
+    err = sums[..., 1]
+    np.abs(err, out=err)
+    return sums
 
 
 def node_parameter_integral(func, a, b, pack, p, info):
@@ -116,8 +124,7 @@ def node_parameter_integral(func, a, b, pack, p, info):
     if found is None:
         return None
     y, d = found
-    k21, err = _rule_sums(d[:, :-2], lo, hi)
-    total = _adaptive_sum(vjp, pack, p, lo, hi, k21, err)
+    total = _adaptive_sum(vjp, pack, p, lo, hi, _rule_sums(d[:, :-2], lo, hi))
     if total is None:
         return None
     if b < a:  # quad's subintervals run from min(a, b) to max(a, b)
@@ -125,30 +132,30 @@ def node_parameter_integral(func, a, b, pack, p, info):
     return total, y[-2], y[-1]
 
 
-def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
-    """From the Kronrod sums ``k21`` and error estimates ``err`` (``(P, L)``) on
-    ``[lo_i, hi_i]``, bisect the subintervals whose estimated error is more than their
-    share of the tolerance until ``epsabs``/``epsrel`` hold for every parameter. ``None``
-    past quad's subdivision limit, for sums that are not finite (a non-finite derivative
-    at a node: every Kronrod weight is positive), or for a pass that fails."""
+def _adaptive_sum(vjp, pack, p, lo, hi, sums):
+    """From the Kronrod sums and error estimates ``sums`` (``(P, L, 2)``, see
+    :func:`_rule_sums`) on ``[lo_i, hi_i]``, bisect the subintervals whose estimated error
+    is more than their share of the tolerance until ``epsabs``/``epsrel`` hold for every
+    parameter. ``None`` past quad's subdivision limit, for sums that are not finite (a
+    non-finite derivative at a node: every Kronrod weight is positive), or for a pass that
+    fails."""
     epsabs, epsrel = p["epsabs"], p["epsrel"]
     while True:
-        total = k21.sum(axis=1)
-        # (per parameter, in Python: a handful of floats)
+        totals = sums.sum(axis=1)  # (P, 2): the integral and its error estimate
         done = True
-        for t, e in zip(total.tolist(), err.sum(axis=1).tolist(), strict=True):
+        for t, e in totals.tolist():  # (a handful of floats: tested in Python)
             if not math.isfinite(t):
                 return None
             done = done and e <= max(epsabs, epsrel * abs(t))
         if done:
-            return total
+            return totals[:, 0]
         if lo.size >= p["limit"]:
             return None
-        tol = np.maximum(epsabs, epsrel * np.abs(total))
-        share = tol[:, None] * ((hi - lo) / np.sum(hi - lo))
-        split = np.any(err > share, axis=0)
+        err = sums[..., 1]
+        tol = np.maximum(epsabs, epsrel * np.abs(totals[:, :1]))  # (P, 1)
+        split = np.any(err > tol * ((hi - lo) / np.sum(hi - lo)), axis=0)
         if not split.any():
-            ratio = np.max(err / tol[:, None], axis=0)
+            ratio = np.max(err / tol, axis=0)
             split = ratio >= ratio.max()
         mid = (lo[split] + hi[split]) / 2
         new_lo = np.concatenate((lo[split], mid))
@@ -156,8 +163,6 @@ def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
         found = _node_derivatives(vjp, pack, _grid(new_lo, new_hi))
         if found is None:
             return None
-        nk, ne = _rule_sums(found[1], new_lo, new_hi)
         keep = ~split
         lo, hi = np.concatenate((lo[keep], new_lo)), np.concatenate((hi[keep], new_hi))
-        k21 = np.concatenate((k21[:, keep], nk), axis=1)
-        err = np.concatenate((err[:, keep], ne), axis=1)
+        sums = np.concatenate((sums[:, keep], _rule_sums(found[1], new_lo, new_hi)), axis=1)

@@ -170,6 +170,8 @@ class ArgsPack:
         its non-float entries and for an ``args`` without floats)."""
         if not self.index:
             return NO_TANGENT
+        if self.args is self.given and self.size == len(self.given):  # all Python floats
+            return tuple(map(np.float64, flat.tolist()))  # (what finalize_like gives them)
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):

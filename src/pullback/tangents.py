@@ -40,7 +40,6 @@ _FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})
 _FLOAT_KINDS = "fc"
 
 
-
 def densify(c):
     """An :class:`IndexedCotangent` as a dense array; anything else unchanged."""
     if type(c) is IndexedCotangent:

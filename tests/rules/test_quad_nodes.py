@@ -32,9 +32,9 @@ def gauss_cos(x, c, k):
 
 
 def with_locals(x, c, k):
-    """Locals, a docstring, a global scalar, a two-input ufunc, ** and unary minus."""
+    """Locals, a docstring, a global scalar, np.pi, a two-input ufunc, ** and unary -."""
     u = -c * x**2
-    v = np.hypot(k, x) / SCALE
+    v = np.hypot(k, x) / (SCALE * np.pi)
     return np.exp(u) * v
 
 
@@ -63,6 +63,26 @@ def cancelling_mean(x, c):
     (the check of values at the nodes that came before the proof gave 2.248 for 8/3):
     agreeing values are no proof."""
     return c * x * x + (np.mean(c * x * x) - c * np.mean(x * x))
+
+
+def counts_steps(x, c):
+    """Booleans added: 2 past 0.7 in Python, but NumPy's ``True + True`` is ``True``."""
+    return c * ((x > 0.5) + (x > 0.7))
+
+
+def where_of_booleans(x, c):
+    """np.where of two constants makes a boolean array: not proved."""
+    return c * (np.where(x > 0.5, True, False) + np.where(x > 0.7, True, False))
+
+
+def boolean_ufunc(x, c):
+    return c * x + np.signbit(x - 1.0)
+
+
+def read_before_assigned(x, c):
+    y = c * z  # noqa: F821 - assigned below: an UnboundLocalError when called
+    z = x
+    return y + z
 
 
 def reads_array_global(x, c):
@@ -147,6 +167,10 @@ def test_proved_elementwise(fn, args):
         (reads_array_global, (0.7,)),
         (calls_helper, (0.7,)),
         (augmented, (0.7,)),
+        (counts_steps, (0.7,)),
+        (where_of_booleans, (0.7,)),
+        (boolean_ufunc, (0.7,)),
+        (read_before_assigned, (0.7,)),
         (with_default, (0.7,)),  # k taken from the default
         (make_closure(np.array([1.0, 2.0])), (0.7,)),  # an array in the cell
         (make_indexing_closure([2.0]), (0.7,)),
@@ -214,6 +238,14 @@ def test_cancelling_reduction_gets_the_true_derivative(monkeypatch):
     _, back = pullback.default_registry().lookup(si.quad).rrule(cancelling_mean, 0.0, 2.0, (0.8,))
     (dc,) = back((1.0, 0.0))[3]
     assert dc == pytest.approx(8 / 3, rel=1e-10)  # d/dc of the integral of c x^2 on [0, 2]
+    assert general and not calls
+
+
+def test_booleans_added_get_the_true_derivative(monkeypatch):
+    calls, general = spy(monkeypatch)
+    _, back = pullback.default_registry().lookup(si.quad).rrule(counts_steps, 0.0, 2.0, (0.8,))
+    (dc,) = back((1.0, 0.0))[3]
+    assert dc == pytest.approx(1.5 + 1.3, rel=1e-6)  # the lengths of x > 0.5 and x > 0.7
     assert general and not calls
 
 

@@ -20,11 +20,13 @@ Every expression is built from
 * the parameters and earlier locals (arrays over the nodes, or the scalars passed as is),
 * number constants and free names (globals, closure cells, builtins) whose values are
   real scalars *at this call*,
-* ``+ - * / // % **``, unary ``-``/``+`` and one comparison, which NumPy applies
-  elementwise with scalar broadcasting and Python applies to the scalars,
+* ``+ - * / // % **`` and unary ``-``/``+``, which NumPy applies elementwise with scalar
+  broadcasting and Python applies to the scalars,
 * calls, with positional arguments only, of a free name chain (``np.exp``) that resolves
-  *at this call* to a NumPy ufunc without a core signature taking that many inputs
-  (elementwise by definition), or to ``np.where`` with three arguments.
+  *at this call* to a NumPy ufunc without a core signature taking that many float64
+  inputs to a float64 output (elementwise by definition), or to ``np.where`` with three
+  arguments, its condition one comparison and one of its values depending on ``x``
+  (booleans and integers must not become arrays: see :class:`_Prover`).
 
 Anything else — a branch, a subscript, a method or attribute of a local, a call of another
 Python function or of ``math.*``, an augmented assignment (in place on an array, a
@@ -57,6 +59,7 @@ _OPERATORS = (
     gast.Pow,
 )
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
+_WHERE = "where"  # the arity of np.where(comparison, a, b)
 
 # fn -> (code object the plan was made from, plan or None); dies with the function.
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -69,10 +72,21 @@ class _NotProved(Exception):
 class _Prover:
     """Walks the body once, collecting the free names whose values the proof needs:
     ``(chain, arity)`` — ``arity`` the number of arguments of a call, ``None`` for a value
-    that must be a real scalar."""
+    that must be a real scalar.
 
-    def __init__(self, params):
+    Each expression is float-valued; one that depends on ``x`` is a float64 array on the
+    nodes (x is one, NumPy promotes it with any real scalar, and the ufuncs must have a
+    float64 loop). Two kinds of array would compute otherwise than Python's scalars, so
+    neither may arise: booleans (NumPy's ``True + True`` is ``True``, a logical or, where
+    Python's is 2), so a comparison is only allowed as ``np.where``'s condition; and
+    integers (which wrap around at 2**63), so one of ``np.where``'s values must depend on
+    ``x``."""
+
+    def __init__(self, params, assigned):
+        params = list(params)
         self.bound = set(params)
+        self.assigned = assigned  # the locals: read before assigned is not proved
+        self.varying = set(params[:1])  # the names that depend on x
         self.free: list = []
 
     def statement(self, stmt, last: bool):
@@ -81,42 +95,66 @@ class _Prover:
         elif isinstance(stmt, gast.Assign) and not last:
             if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], gast.Name):
                 raise _NotProved
-            self.expr(stmt.value)
-            self.bound.add(stmt.targets[0].id)
+            name = stmt.targets[0].id
+            if self.expr(stmt.value):
+                self.varying.add(name)
+            else:
+                self.varying.discard(name)
+            self.bound.add(name)
         else:
             raise _NotProved
 
-    def expr(self, node):
+    def expr(self, node) -> bool:
+        """Walk a float-valued expression; whether it depends on ``x``."""
         if isinstance(node, gast.Constant):
-            value = node.value
-            if type(value) not in (int, float, bool):
+            if type(node.value) not in (int, float, bool):
                 raise _NotProved
-        elif isinstance(node, gast.Name):
+            return False
+        if isinstance(node, gast.Name):
             if node.id not in self.bound:
+                if node.id in self.assigned:
+                    raise _NotProved
                 self.free.append(((node.id,), None))
-        elif isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
-            self.expr(node.left)
-            self.expr(node.right)
-        elif isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
-            self.expr(node.operand)
-        elif (
-            isinstance(node, gast.Compare)
-            and len(node.ops) == 1
-            and isinstance(node.ops[0], _COMPARISONS)
-        ):
+            return node.id in self.varying
+        if isinstance(node, gast.Attribute):  # np.pi: a free name chain
+            chain = dotted_parts(node)
+            if chain is None or chain[0] in self.bound or chain[0] in self.assigned:
+                raise _NotProved
+            self.free.append((tuple(chain), None))
+            return False
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            return self.expr(node.left) | self.expr(node.right)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return self.expr(node.operand)
+        if not isinstance(node, gast.Call) or node.keywords:
+            raise _NotProved
+        chain = dotted_parts(node.func)  # np.exp: ["np", "exp"]
+        if chain is None or chain[0] in self.bound or chain[0] in self.assigned:
+            raise _NotProved
+        args = node.args
+        if any(isinstance(arg, gast.Starred) for arg in args):
+            raise _NotProved
+        if len(args) == 3:  # np.where(x > 0, a, b), checked at each call
+            self.condition(args[0])
+            if not self.expr(args[1]) | self.expr(args[2]):
+                raise _NotProved
+            self.free.append((tuple(chain), _WHERE))
+            return True
+        varying = False
+        for arg in args:
+            varying |= self.expr(arg)
+        self.free.append((tuple(chain), len(args)))
+        return varying
+
+    def condition(self, node):
+        """``np.where``'s condition: one comparison of float expressions, or one of them."""
+        if isinstance(node, gast.Compare):
+            if len(node.ops) != 1 or not isinstance(node.ops[0], _COMPARISONS):
+                raise _NotProved
             self.expr(node.left)
             self.expr(node.comparators[0])
-        elif isinstance(node, gast.Call) and not node.keywords:
-            chain = dotted_parts(node.func)  # np.exp: ["np", "exp"]
-            if chain is None or chain[0] in self.bound:
-                raise _NotProved
-            for arg in node.args:
-                if isinstance(arg, gast.Starred):
-                    raise _NotProved
-                self.expr(arg)
-            self.free.append((tuple(chain), len(node.args)))
         else:
-            raise _NotProved
+            self.expr(node)
 
 
 def _plan(fn, nargs: int):
@@ -133,9 +171,12 @@ def _plan(fn, nargs: int):
     ):  # *args, **kwargs, generator, coroutine, async generator
         return None
     try:
-        tree = load_source(fn).tree
+        fs = load_source(fn)
     except Exception:  # no source: nothing to prove it from
         return None
+    if fs.fn is not fn:  # (a wrapper read through to what it wraps: its names differ)
+        return None
+    tree = fs.tree
     body = list(tree.body)
     if (
         body
@@ -144,7 +185,14 @@ def _plan(fn, nargs: int):
         and isinstance(body[0].value.value, str)
     ):
         body = body[1:]  # the docstring
-    prover = _Prover(a.id for a in tree.args.args)
+    assigned = {
+        t.id
+        for stmt in body
+        if isinstance(stmt, gast.Assign)
+        for t in stmt.targets
+        if isinstance(t, gast.Name)
+    }
+    prover = _Prover((a.id for a in tree.args.args), assigned)
     try:
         if not body:
             raise _NotProved
@@ -184,10 +232,20 @@ def _real_scalar(value) -> bool:
     )
 
 
-def _elementwise_function(value, arity: int) -> bool:
-    if isinstance(value, np.ufunc):
-        return value.signature is None and value.nout == 1 and value.nin == arity
-    return value is np.where and arity == 3
+def _elementwise_function(value, arity) -> bool:
+    """A ufunc without a core signature that maps ``arity`` float64 inputs to a float64
+    output (not a boolean one: see :class:`_Prover`), or ``np.where`` (``arity``
+    ``_WHERE``: three arguments)."""
+    if arity is _WHERE:
+        return value is np.where
+    if type(value) is np.ufunc:
+        return (
+            value.signature is None
+            and value.nout == 1
+            and value.nin == arity
+            and "d" * arity + "->d" in value.types
+        )
+    return False
 
 
 def elementwise_in_x(fn, args) -> bool:

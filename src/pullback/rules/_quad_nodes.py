@@ -124,12 +124,15 @@ def node_parameter_integral(func, a, b, pack, p, info):
     if found is None:
         return None
     y, d = found
+    fa, fb = y[-2], y[-1]
+    if not (math.isfinite(fa) and math.isfinite(fb)):
+        return None  # (a call at a limit that Python would refuse: the per-node path)
     total = _adaptive_sum(vjp, pack, p, lo, hi, _rule_sums(d[:, :-2], lo, hi))
     if total is None:
         return None
     if b < a:  # quad's subintervals run from min(a, b) to max(a, b)
         total = -total
-    return total, y[-2], y[-1]
+    return total, fa, fb
 
 
 def _adaptive_sum(vjp, pack, p, lo, hi, sums):

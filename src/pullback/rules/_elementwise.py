@@ -1,5 +1,5 @@
 """Whether a user's integrand provably maps an array of ``x`` elementwise: the proof behind
-quad's one-reverse-pass gradient (``scipy_quad.node_parameter_integral``).
+quad's one-reverse-pass gradient (``_quad_nodes.node_parameter_integral``).
 
 quad calls an integrand ``f(x, *args)`` with one float ``x`` at a time. The fast gradient
 instead calls it once on the array of all Gauss-Kronrod nodes, with each float parameter
@@ -61,7 +61,8 @@ _OPERATORS = (
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
 _WHERE = "where"  # the arity of np.where(comparison, a, b)
 
-# fn -> (code object the plan was made from, plan or None); dies with the function.
+# fn -> (the code object and the number of args the plan was made for, the plan or None);
+# an entry dies with its function.
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

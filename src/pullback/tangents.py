@@ -33,11 +33,11 @@ from .indexed_cotangent import IndexedCotangent
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
+_float64 = np.float64
 
 _PY_SCALARS = (float, int, bool, complex)
 _FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})
 _FLOAT_KINDS = "fc"
-
 
 
 def densify(c):
@@ -356,8 +356,8 @@ def materialize(c, like):
     gets a Python float.
     """
     tc = type(c)
-    if tc is float and type(like) is float:
-        return c
+    if type(like) is float and (tc is float or tc is _float64):
+        return float(c)  # (what the general path below gives a float64 cotangent)
     if tc is _ndarray and type(like) is _ndarray:
         if c.shape == like.shape and c.dtype == like.dtype:
             # the common case, already right; a broadcast view becomes an array of its own

@@ -138,10 +138,10 @@ def near_singular(x, c):
 
 def spy_node_path(monkeypatch):
     """Count the reverse passes over nodes, and make the general path fail if taken."""
-    from pullback.rules import scipy_quad
+    from pullback.rules import _quad_nodes, scipy_quad
 
     calls = []
-    real = scipy_quad._node_derivatives
+    real = _quad_nodes._node_derivatives
 
     def counted(*a):
         calls.append(a[2].size)
@@ -150,7 +150,7 @@ def spy_node_path(monkeypatch):
     def general(*a):
         raise AssertionError("the general path was taken")
 
-    monkeypatch.setattr(scipy_quad, "_node_derivatives", counted)
+    monkeypatch.setattr(_quad_nodes, "_node_derivatives", counted)
     monkeypatch.setattr(scipy_quad, "parameter_integral", general)
     return calls
 

@@ -139,6 +139,13 @@ class ArgsPack:
             args = (args,)  # SciPy accepts a single non-tuple value
         # (a Python float, the usual parameter, is taken without the general checks: a
         # gradient of a small integral costs a few times the integral, microseconds)
+        if all(type(a) is float for a in args):  # the usual call: nothing to convert
+            self.index = tuple(range(len(args)))
+            self.args = self.given = args
+            self.sizes = [1] * len(args)
+            self.size = len(args)
+            self.scalars = True
+            return
         self.index = tuple(k for k, a in enumerate(args) if type(a) is float or _real_float(a))
         # The user's function runs on float64 parameters (float32 ones upcast): the
         # integrals and solves behind a gradient need the accuracy (the cotangents are
@@ -163,6 +170,8 @@ class ArgsPack:
         its non-float entries and for an ``args`` without floats)."""
         if not self.index:
             return NO_TANGENT
+        if self.args is self.given and self.size == len(self.given):  # all Python floats
+            return tuple(map(np.float64, flat.tolist()))  # (what finalize_like gives them)
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):
@@ -187,6 +196,7 @@ class UserVJP:
         self.wrt = tuple(wrt)
         self.names, _ = ENTRY_POINTS.resolve_wrt(fn, self.wrt)
         self._adjoints: dict = {}
+        self._keyed: dict = {}
 
     def adjoint(self, args):
         """The generated adjoint for a call with ``args`` (built once per kinds)."""
@@ -197,6 +207,16 @@ class UserVJP:
         if adj is None or not adj.guard():
             adj = ENTRY_POINTS.get_adjoint(self.fn, self.names, registry, kinds)
             self._adjoints[key] = adj
+        return adj
+
+    def adjoint_keyed(self, key, args):
+        """:meth:`adjoint` for a caller that knows a cheap ``key`` deciding the kinds of
+        ``args`` (the types of scalars, the ranks of arrays), without computing them."""
+        registry = default_registry()
+        full = (id(registry), registry.version, key)
+        adj = self._keyed.get(full)
+        if adj is None or not adj.guard():
+            adj = self._keyed[full] = self.adjoint(args)
         return adj
 
     def __call__(self, args):

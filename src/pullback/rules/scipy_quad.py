@@ -13,11 +13,13 @@ The parameter integral is computed, where it can be, on the subintervals ``quad`
 ended with (finite limits): one reverse pass of the integrand over all their 21-point
 Gauss-Kronrod nodes at once (the scalar parameters spread over the nodes, so each node gets
 its own derivative), with the Kronrod-minus-Gauss estimate of each subinterval's error
-and bisection until the caller's ``epsabs``/``epsrel`` hold. That needs an integrand that
-evaluates elementwise on an array of ``x`` (NumPy arithmetic does); it is checked, because
-the same nodes must reproduce the integral ``quad`` returned on each subinterval. Any other
-integrand, an infinite limit or an array parameter take the general path: one vjp per
-evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
+and bisection until the caller's ``epsabs``/``epsrel`` hold. That is only the derivative
+of the scalar integrand where the integrand maps an array of ``x`` elementwise, which
+``_elementwise.py`` proves from its source (straight-line NumPy ufunc arithmetic on the
+parameters, scalar constants and scalar free names; agreeing values would be no proof).
+Any other integrand (``math.*``, a branch on ``x``, a call of another function, ...), an
+infinite limit or an array parameter take the general path: one vjp per evaluation,
+integrated with ``quad`` again (``quad_vec`` for several parameters).
 
 Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
 transformable function (the same numbers, then the Leibniz rule differentiated again).
@@ -29,7 +31,6 @@ constants: pass what should be differentiated through ``args``.
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 
@@ -43,7 +44,7 @@ from ._calculus_util import (
     register_solver,
     user_vjp_of,
 )
-from ._kronrod import gauss_kronrod21
+from ._quad_nodes import node_parameter_integral
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
 FAMILY = "scipy_quad"
@@ -96,119 +97,6 @@ def parameter_integral(f, a, b, pack, p):
         return np.array([si.quad(lambda x: integrand(x)[0], a, b, **tol, **opts)[0]])
     opts.pop("limit")  # quad_vec has its own subdivision limit
     return si.quad_vec(integrand, a, b, **tol, **opts)[0]
-
-
-def _is_double(v) -> bool:
-    return not (isinstance(v, (np.floating, np.ndarray)) and v.dtype.itemsize < 8)
-
-
-def _node_derivatives(vjp, pack, xs):
-    """``f(xs)`` and ``d f(xs) / d args`` as the columns of one ``(len(xs), 1 + pack.size)``
-    array, by one reverse pass with every scalar float parameter spread over the nodes, or
-    ``None`` when the integrand does not evaluate elementwise on the array ``xs``."""
-    m = xs.size
-    args = list(pack.args)
-    for k in pack.index:
-        args[k] = np.full(m, args[k], dtype=np.float64)
-    try:
-        y, back = vjp((xs,) + tuple(args))
-        if np.shape(y) != (m,) or np.iscomplexobj(y):
-            return None
-        cots = back(np.ones(m))
-        out = np.empty((m, 1 + len(cots)))
-        out[:, 0] = y
-        for j, c in enumerate(cots):
-            if np.iscomplexobj(c):
-                return None
-            out[:, 1 + j] = c  # (a constant cotangent broadcasts over the nodes)
-    except Exception:  # an integrand written for scalars only (math.exp, `if x > 0`, ...)
-        return None
-    return out
-
-
-_TINY = np.finfo(float).tiny
-
-
-@functools.lru_cache(maxsize=1)
-def _weights():
-    """The Kronrod and Gauss weights of the 21 nodes as the rows of one ``(2, 21)`` array."""
-    _, wk, wg = gauss_kronrod21()
-    return np.stack((wk, wg))
-
-
-def _rule_sums(derivs, lo, hi):
-    """Per subinterval: the Kronrod sums and the Kronrod-minus-Gauss error estimates of
-    node values ``(L * 21, P)`` on the subintervals ``[lo_i, hi_i]`` (one product for both
-    rules)."""
-    d = np.reshape(derivs, (lo.size, 21, -1))
-    sums = np.matmul(_weights(), d) * ((hi - lo) / 2)[:, None, None]  # (L, 2, P)
-    k21 = sums[:, 0]
-    return k21, np.abs(k21 - sums[:, 1])
-
-
-def _nodes(lo, hi):
-    x, _, _ = gauss_kronrod21()
-    return np.ravel((lo + hi)[:, None] / 2 + ((hi - lo) / 2)[:, None] * x)
-
-
-def node_parameter_integral(func, a, b, pack, p, info):
-    """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
-    subintervals of quad's ``info`` (see the module docstring), or ``None`` where this way
-    does not apply."""
-    if not pack.scalars:
-        return None
-    last = int(info.get("last", 0))
-    if last < 1:
-        return None
-    lo, hi = info["alist"][:last].astype(np.float64), info["blist"][:last].astype(np.float64)
-    vjp = user_vjp_of(func, tuple(1 + k for k in pack.index))
-    xs = _nodes(lo, hi)
-    found = _node_derivatives(vjp, pack, np.concatenate((xs, [float(a), float(b)])))
-    if found is None:
-        return None
-    # The integrand must give quad's own numbers: each subinterval's Kronrod sum of the
-    # values is the rlist entry quad computed there, one scalar call per node.
-    sums, err = _rule_sums(found[:-2], lo, hi)
-    expected = info["rlist"][:last]
-    size = np.abs(expected)
-    # (quad ran on the caller's values: float32 parameters give float32 integrand values)
-    rtol = 1e-9 if all(_is_double(v) for v in pack.given + (a, b)) else 1e-4
-    if (np.abs(sums[:, 0] - expected) > rtol * (size + (1e-3 * size.mean() + _TINY))).any():
-        return None
-    total = _adaptive_sum(vjp, pack, p, lo, hi, sums[:, 1:], err[:, 1:])
-    if total is None:
-        return None
-    sign = -1.0 if b < a else 1.0  # quad's subintervals run from min(a, b) to max(a, b)
-    return sign * total, found[-2, 0], found[-1, 0]
-
-
-def _adaptive_sum(vjp, pack, p, lo, hi, k21, err):
-    """From the Kronrod sums ``k21`` and error estimates ``err`` on ``[lo_i, hi_i]``,
-    bisect the subintervals whose estimated error is more than their share of the
-    tolerance until ``epsabs``/``epsrel`` hold for every parameter (``None`` past quad's
-    subdivision limit, or for an integrand that stops evaluating elementwise)."""
-    width = hi[-1] - lo[0] if lo.size == 1 else np.sum(hi - lo)
-    while True:
-        total = k21.sum(axis=0)
-        tol = np.maximum(p["epsabs"], p["epsrel"] * np.abs(total))
-        if (err.sum(axis=0) <= tol).all():
-            return total
-        if lo.size >= p["limit"]:
-            return None
-        share = tol[None, :] * ((hi - lo) / width)[:, None]
-        split = np.any(err > share, axis=1)
-        if not split.any():
-            split = np.max(err / tol, axis=1) >= np.max(err / tol)
-        mid = (lo[split] + hi[split]) / 2
-        new_lo = np.concatenate((lo[split], mid))
-        new_hi = np.concatenate((mid, hi[split]))
-        found = _node_derivatives(vjp, pack, _nodes(new_lo, new_hi))
-        if found is None:
-            return None
-        nk, ne = _rule_sums(found[:, 1:], new_lo, new_hi)
-        keep = ~split
-        lo, hi = np.concatenate((lo[keep], new_lo)), np.concatenate((hi[keep], new_hi))
-        k21, err = np.concatenate((k21[keep], nk)), np.concatenate((err[keep], ne))
 
 
 def with_subintervals(p) -> bool:

@@ -1,0 +1,280 @@
+"""Whether a user's integrand provably maps an array of ``x`` elementwise: the proof behind
+quad's one-reverse-pass gradient (``_quad_nodes.node_parameter_integral``).
+
+quad calls an integrand ``f(x, *args)`` with one float ``x`` at a time. The fast gradient
+instead calls it once on the array of all Gauss-Kronrod nodes, with each float parameter
+spread into an array of the same length, and pulls back a cotangent of ones: that gives
+``d f(x_i, *args) / d args`` at every node at once *only if* element ``i`` of the result
+depends on element ``i`` of the inputs alone and equals the scalar call there. Agreeing
+values at the nodes would not prove it (a reduction can cancel in the value and not in
+the derivative), so this module proves it from the source instead, and the caller falls
+back to one vjp per node whenever the proof fails.
+
+The proof is a whitelist over the function's source (read and matched against its code by
+:func:`~pullback.source.load_source`). The function must be a plain function (or lambda)
+whose positional parameters are exactly ``x`` and the ``args``, without ``*``/``**`` or
+keyword-only parameters, and whose body is straight-line code: simple assignments
+``name = expr`` (each name read only after its assignment) and a final ``return expr``.
+Every expression is built from
+
+* the parameters and earlier locals (arrays over the nodes, or the scalars passed as is),
+* number constants and free names (globals, closure cells, builtins) whose values are
+  real scalars *at this call*,
+* ``+ - * / // % **`` and unary ``-``/``+``, which NumPy applies elementwise with scalar
+  broadcasting and Python applies to the scalars,
+* calls, with positional arguments only, of a free name chain (``np.exp``) that resolves
+  *at this call* to a NumPy ufunc without a core signature taking that many float64
+  inputs to a float64 output (elementwise by definition), or to ``np.where`` with three
+  arguments, its condition one comparison and one of its values depending on ``x``
+  (booleans and integers must not become arrays: see :class:`_Prover`).
+
+Anything else — a branch, a subscript, a method or attribute of a local, a call of another
+Python function or of ``math.*``, an augmented assignment (in place on an array, a
+rebinding on a float) — is not proved, and the caller takes the per-node path. The
+structural part of the proof depends on the code only and is kept per function (for the
+code object it was made from); the free names are checked on every call, because globals
+and cells may be rebound between calls.
+"""
+
+from __future__ import annotations
+
+import types
+import weakref
+
+import gast
+import numpy as np
+
+from ..resolve import dotted_parts
+from ..source import load_source, locate_free_name
+
+__all__ = ["elementwise_in_x"]
+
+_OPERATORS = (
+    gast.Add,
+    gast.Sub,
+    gast.Mult,
+    gast.Div,
+    gast.FloorDiv,
+    gast.Mod,
+    gast.Pow,
+)
+_COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
+_WHERE = "where"  # the arity of np.where(comparison, a, b)
+
+# fn -> (the code object and the number of args the plan was made for, the plan or None);
+# an entry dies with its function.
+_PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _NotProved(Exception):
+    pass
+
+
+class _Prover:
+    """Walks the body once, collecting the free names whose values the proof needs:
+    ``(chain, arity)`` — ``arity`` the number of arguments of a call, ``None`` for a value
+    that must be a real scalar.
+
+    Each expression is float-valued; one that depends on ``x`` is a float64 array on the
+    nodes (x is one, NumPy promotes it with any real scalar, and the ufuncs must have a
+    float64 loop). Two kinds of array would compute otherwise than Python's scalars, so
+    neither may arise: booleans (NumPy's ``True + True`` is ``True``, a logical or, where
+    Python's is 2), so a comparison is only allowed as ``np.where``'s condition; and
+    integers (which wrap around at 2**63), so one of ``np.where``'s values must depend on
+    ``x``."""
+
+    def __init__(self, params, assigned):
+        params = list(params)
+        self.bound = set(params)
+        self.assigned = assigned  # the locals: read before assigned is not proved
+        self.varying = set(params[:1])  # the names that depend on x
+        self.free: list = []
+
+    def statement(self, stmt, last: bool):
+        if isinstance(stmt, gast.Return) and last and stmt.value is not None:
+            self.expr(stmt.value)
+        elif isinstance(stmt, gast.Assign) and not last:
+            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], gast.Name):
+                raise _NotProved
+            name = stmt.targets[0].id
+            if self.expr(stmt.value):
+                self.varying.add(name)
+            else:
+                self.varying.discard(name)
+            self.bound.add(name)
+        else:
+            raise _NotProved
+
+    def expr(self, node) -> bool:
+        """Walk a float-valued expression; whether it depends on ``x``."""
+        if isinstance(node, gast.Constant):
+            if type(node.value) not in (int, float, bool):
+                raise _NotProved
+            return False
+        if isinstance(node, gast.Name):
+            if node.id not in self.bound:
+                if node.id in self.assigned:
+                    raise _NotProved
+                self.free.append(((node.id,), None))
+            return node.id in self.varying
+        if isinstance(node, gast.Attribute):  # np.pi: a free name chain
+            chain = dotted_parts(node)
+            if chain is None or chain[0] in self.bound or chain[0] in self.assigned:
+                raise _NotProved
+            self.free.append((tuple(chain), None))
+            return False
+        if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            return self.expr(node.left) | self.expr(node.right)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+            return self.expr(node.operand)
+        if not isinstance(node, gast.Call) or node.keywords:
+            raise _NotProved
+        chain = dotted_parts(node.func)  # np.exp: ["np", "exp"]
+        if chain is None or chain[0] in self.bound or chain[0] in self.assigned:
+            raise _NotProved
+        args = node.args
+        if any(isinstance(arg, gast.Starred) for arg in args):
+            raise _NotProved
+        if len(args) == 3:  # np.where(x > 0, a, b), checked at each call
+            self.condition(args[0])
+            if not self.expr(args[1]) | self.expr(args[2]):
+                raise _NotProved
+            self.free.append((tuple(chain), _WHERE))
+            return True
+        varying = False
+        for arg in args:
+            varying |= self.expr(arg)
+        self.free.append((tuple(chain), len(args)))
+        return varying
+
+    def condition(self, node):
+        """``np.where``'s condition: one comparison of float expressions, or one of them."""
+        if isinstance(node, gast.Compare):
+            if len(node.ops) != 1 or not isinstance(node.ops[0], _COMPARISONS):
+                raise _NotProved
+            self.expr(node.left)
+            self.expr(node.comparators[0])
+        else:
+            self.expr(node)
+
+
+def _plan(fn, nargs: int):
+    """The free names the proof checks at each call, as ``(where, attributes, arity)``
+    (``where`` the index of a closure cell or the name of a global or builtin), or
+    ``None`` when the structure of ``fn`` is not provably elementwise for ``1 + nargs``
+    positional arguments."""
+    code = fn.__code__
+    if (
+        code.co_argcount != 1 + nargs
+        or code.co_posonlyargcount
+        or code.co_kwonlyargcount
+        or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200)
+    ):  # *args, **kwargs, generator, coroutine, async generator
+        return None
+    try:
+        fs = load_source(fn)
+    except Exception:  # no source: nothing to prove it from
+        return None
+    if fs.fn is not fn:  # (a wrapper read through to what it wraps: its names differ)
+        return None
+    tree = fs.tree
+    body = list(tree.body)
+    if (
+        body
+        and isinstance(body[0], gast.Expr)
+        and isinstance(body[0].value, gast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]  # the docstring
+    assigned = {
+        t.id
+        for stmt in body
+        if isinstance(stmt, gast.Assign)
+        for t in stmt.targets
+        if isinstance(t, gast.Name)
+    }
+    prover = _Prover((a.id for a in tree.args.args), assigned)
+    try:
+        if not body:
+            raise _NotProved
+        for k, stmt in enumerate(body):
+            prover.statement(stmt, k == len(body) - 1)
+    except _NotProved:
+        return None
+    cells = code.co_freevars
+    return tuple(
+        (cells.index(chain[0]) if chain[0] in cells else chain[0], chain[1:], arity)
+        for chain, arity in dict.fromkeys(prover.free)
+    )
+
+
+def _resolve(fn, where, attributes):
+    """The value a free name chain has in ``fn`` now (as Python looks it up)."""
+    if type(where) is int:
+        try:
+            value = fn.__closure__[where].cell_contents
+        except ValueError:  # an empty cell
+            raise _NotProved from None
+    else:
+        found, value = locate_free_name(fn, where)
+        if found is None:
+            raise _NotProved
+    for attr in attributes:
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise _NotProved from None
+    return value
+
+
+def _real_scalar(value) -> bool:
+    return type(value) in (float, int, bool) or isinstance(
+        value, (np.floating, np.integer, np.bool_)
+    )
+
+
+def _elementwise_function(value, arity) -> bool:
+    """A ufunc without a core signature that maps ``arity`` float64 inputs to a float64
+    output (not a boolean one: see :class:`_Prover`), or ``np.where`` (``arity``
+    ``_WHERE``: three arguments)."""
+    if arity is _WHERE:
+        return value is np.where
+    if type(value) is np.ufunc:
+        return (
+            value.signature is None
+            and value.nout == 1
+            and value.nin == arity
+            and "d" * arity + "->d" in value.types
+        )
+    return False
+
+
+def elementwise_in_x(fn, args) -> bool:
+    """Whether ``fn(x, *args)`` provably computes, on an array ``x`` (and float entries of
+    ``args`` spread into arrays like it), element by element what it computes on each
+    scalar ``x`` (see the module docstring). ``args``: the values of this call, each a real
+    scalar (an array or another object among them is not proved)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    for a in args:
+        if not _real_scalar(a):
+            return False
+    code = fn.__code__
+    entry = _PLANS.get(fn)
+    if entry is None or entry[0] is not code or entry[1] != len(args):
+        entry = (code, len(args), _plan(fn, len(args)))
+        _PLANS[fn] = entry
+    plan = entry[2]
+    if plan is None:
+        return False
+    try:
+        for where, attributes, arity in plan:
+            value = _resolve(fn, where, attributes)
+            if arity is None:
+                if not _real_scalar(value):
+                    return False
+            elif not _elementwise_function(value, arity):
+                return False
+    except _NotProved:
+        return False
+    return True

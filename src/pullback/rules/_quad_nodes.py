@@ -1,0 +1,171 @@
+"""quad's parameter integral on quad's own subintervals, by one reverse pass of the
+integrand over all their Gauss-Kronrod nodes (the fast way of ``scipy_quad``'s rule).
+
+``d/dtheta integral f(x, theta) dx = integral df/dtheta(x, theta) dx`` is summed with the
+21-point Gauss-Kronrod rule on each subinterval quad ended with; the 10-point Gauss rule on
+the same nodes gives each subinterval's error estimate, and subintervals are bisected
+until the caller's ``epsabs``/``epsrel`` hold for every parameter (the derivative may be
+sharper than the integrand). The derivatives at all nodes come from ONE call of the
+integrand's adjoint: ``x`` is the array of nodes and each float parameter is spread into
+an array of the same length, so the pullback of a cotangent of ones gives every node its
+own ``df/dtheta(x_i)``. That is the derivative of the scalar integrand only when the
+integrand maps its arrays elementwise, which ``_elementwise.py`` proves from the source
+first; otherwise (and for anything the pass cannot give as one real row per node) this
+returns ``None`` and the rule takes its exact per-node path.
+
+The cost matters: the gradient of a smooth integral (one subinterval, 21 integrand calls)
+should cost a few times the integral, so the pass calls the generated adjoint directly
+(its errors only mean "take the per-node path", which reports them), and the arrays are
+laid out ``(parameter, subinterval, node)`` so that one matrix product gives both rules'
+sums.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ._calculus_util import user_vjp_of
+from ._elementwise import elementwise_in_x
+from ._kronrod import gauss_kronrod21
+from ._util import ZERO
+
+__all__ = ["node_parameter_integral"]
+
+_NODES = 21
+
+
+@functools.lru_cache(maxsize=1)
+def _rule():
+    """``(a, b, weights)``: node ``j`` of ``[lo, hi]`` is ``lo * a[j] + hi * b[j]`` (for
+    ``j < 21``; ``a`` and ``b`` have two more entries, which give ``lo`` and ``hi``); the
+    weights a ``(21, 2)`` array, its columns the Kronrod weights and the Kronrod minus the
+    Gauss weights (whose sum is the error estimate)."""
+    x, wk, wg = gauss_kronrod21()
+    a = np.concatenate(((1 - x) / 2, [1.0, 0.0]))
+    b = np.concatenate(((1 + x) / 2, [0.0, 1.0]))
+    return a, b, np.ascontiguousarray(np.stack((wk, wk - wg), axis=1))
+
+
+def _grid(lo, hi, ends=()):
+    """The 21 nodes of each subinterval ``[lo_i, hi_i]`` in one flat array, followed by
+    the points ``ends`` (none or two)."""
+    a, b, _ = _rule()
+    n = lo.size * _NODES
+    if lo.size == 1:  # (one subinterval, the smooth case: from two Python floats)
+        xs = a[: n + len(ends)] * float(lo[0])
+        xs += b[: n + len(ends)] * float(hi[0])
+    else:
+        xs = np.empty(n + len(ends))
+        grid = xs[:n].reshape(lo.size, _NODES)
+        np.multiply(lo[:, None], a[:_NODES], out=grid)
+        grid += hi[:, None] * b[:_NODES]
+    if ends:
+        xs[n:] = ends
+    return xs
+
+
+def _node_derivatives(vjp, pack, xs):
+    """``(f(xs), d f(xs) / d args)``, the derivatives a ``(pack.size, len(xs))`` array, by
+    one reverse pass with every scalar float parameter spread over the nodes; ``None``
+    when the pass does not give one real row per node."""
+    m = xs.size
+    args = [xs, *pack.args]
+    for k in pack.index:
+        args[1 + k] = np.full(m, args[1 + k], dtype=np.float64)
+    # (x and the spread parameters are float vectors: the other arguments' types decide
+    # the kinds the adjoint is specialized on)
+    key = (_NODES,) + tuple(map(type, pack.args))
+    try:
+        y, back = vjp.adjoint_keyed(key, args).forward(*args)
+        if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
+            return None
+        cots = back(np.ones(m))
+        d = np.empty((len(cots), m))
+        for j, c in enumerate(cots):
+            if c is ZERO:  # a parameter the integrand does not read
+                d[j] = 0.0
+            elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
+                return None
+            else:
+                d[j] = c  # (a scalar broadcasts over the nodes)
+    except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
+        return None
+    return y, d
+
+
+def _rule_sums(d, lo, hi):
+    """Per parameter and subinterval, the Kronrod sum of the node derivatives ``d``
+    (``(P, L * 21)``) on ``[lo_i, hi_i]`` and its error estimate (the size of its
+    difference from the Gauss sum), as one ``(P, L, 2)`` array."""
+    _, _, w = _rule()
+    sums = np.matmul(d.reshape(d.shape[0], lo.size, _NODES), w)
+    sums *= ((hi - lo) * 0.5)[:, None] if lo.size > 1 else float(hi[0] - lo[0]) * 0.5
+    err = sums[..., 1]
+    np.abs(err, out=err)
+    return sums
+
+
+def node_parameter_integral(func, a, b, pack, p, info):
+    """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
+    subintervals of quad's ``info``, or ``None`` where this way does not apply: array
+    parameters, an integrand not proved elementwise in ``x``, derivatives that are not
+    finite or that need more than quad's ``limit`` subintervals."""
+    if not pack.scalars or not elementwise_in_x(func, pack.args):
+        return None
+    last = int(info.get("last", 0))
+    if last < 1:
+        return None
+    lo, hi = info["alist"][:last], info["blist"][:last]
+    vjp = user_vjp_of(func, tuple(1 + k for k in pack.index))
+    found = _node_derivatives(vjp, pack, _grid(lo, hi, (float(a), float(b))))
+    if found is None:
+        return None
+    y, d = found
+    fa, fb = y[-2], y[-1]
+    if not (math.isfinite(fa) and math.isfinite(fb)):
+        return None  # (a call at a limit that Python would refuse: the per-node path)
+    total = _adaptive_sum(vjp, pack, p, lo, hi, _rule_sums(d[:, :-2], lo, hi))
+    if total is None:
+        return None
+    if b < a:  # quad's subintervals run from min(a, b) to max(a, b)
+        total = -total
+    return total, fa, fb
+
+
+def _adaptive_sum(vjp, pack, p, lo, hi, sums):
+    """From the Kronrod sums and error estimates ``sums`` (``(P, L, 2)``, see
+    :func:`_rule_sums`) on ``[lo_i, hi_i]``, bisect the subintervals whose estimated error
+    is more than their share of the tolerance until ``epsabs``/``epsrel`` hold for every
+    parameter. ``None`` past quad's subdivision limit, for sums that are not finite (a
+    non-finite derivative at a node: every Kronrod weight is positive), or for a pass that
+    fails."""
+    epsabs, epsrel = p["epsabs"], p["epsrel"]
+    while True:
+        totals = sums.sum(axis=1)  # (P, 2): the integral and its error estimate
+        done = True
+        for t, e in totals.tolist():  # (a handful of floats: tested in Python)
+            if not math.isfinite(t):
+                return None
+            done = done and e <= max(epsabs, epsrel * abs(t))
+        if done:
+            return totals[:, 0]
+        if lo.size >= p["limit"]:
+            return None
+        err = sums[..., 1]
+        tol = np.maximum(epsabs, epsrel * np.abs(totals[:, :1]))  # (P, 1)
+        split = np.any(err > tol * ((hi - lo) / np.sum(hi - lo)), axis=0)
+        if not split.any():
+            ratio = np.max(err / tol, axis=0)
+            split = ratio >= ratio.max()
+        mid = (lo[split] + hi[split]) / 2
+        new_lo = np.concatenate((lo[split], mid))
+        new_hi = np.concatenate((mid, hi[split]))
+        found = _node_derivatives(vjp, pack, _grid(new_lo, new_hi))
+        if found is None:
+            return None
+        keep = ~split
+        lo, hi = np.concatenate((lo[keep], new_lo)), np.concatenate((hi[keep], new_hi))
+        sums = np.concatenate((sums[:, keep], _rule_sums(found[1], new_lo, new_hi)), axis=1)

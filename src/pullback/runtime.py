@@ -108,6 +108,15 @@ def zero_cotangent(x):
     return materialize(ZERO, x)
 
 
+def vjp_zero(x):
+    """The cotangent a generated vjp function (``f__vjp``) returns for a parameter that no
+    use reached: zeros like ``x`` as :func:`zero_cotangent` gives them, but ``NO_TANGENT``
+    (not ``None``) where ``x`` holds no float. Differentiable code calls the vjp as a
+    pullback and adds its cotangents to others (a flag passed on to two helpers gets one
+    from each), so a zero that is no float must stay the symbolic zero."""
+    return materialize(ZERO, x, NO_TANGENT)
+
+
 @transformable
 def concrete_cotangent(g, x):
     """``g``, or a concrete zero gradient for ``x`` where ``g`` is ``ZERO`` at run time (an

@@ -349,11 +349,13 @@ def _sum_to(g, shape, dtype):
     return g
 
 
-def materialize(c, like):
+def materialize(c, like, absent=None):
     """A concrete cotangent for the primal ``like``: zeros for ``ZERO``, dense for chains.
 
     The result has ``like``'s structure, shape and floating dtype; a Python float primal
-    gets a Python float.
+    gets a Python float. A leaf that holds no float (an int, a flag, a function) gets
+    ``absent``: ``None`` in what users receive, ``NO_TANGENT`` in what generated code adds
+    to other cotangents (:func:`pullback.runtime.vjp_zero`).
     """
     tc = type(c)
     if type(like) is float and (tc is float or tc is _float64):
@@ -365,7 +367,7 @@ def materialize(c, like):
     if isinstance(like, (tuple, list)):
         if is_zero(c):
             c = [ZERO] * len(like)
-        out = [materialize(ci, li) for ci, li in zip(c, like, strict=True)]
+        out = [materialize(ci, li, absent) for ci, li in zip(c, like, strict=True)]
         if type(like) in (tuple, list):
             return type(like)(out)
         if isinstance(getattr(type(like), "_fields", None), tuple):
@@ -373,9 +375,9 @@ def materialize(c, like):
         return tuple(out)
     if isinstance(like, dict):
         c = {} if is_zero(c) else c
-        return {k: materialize(c.get(k, ZERO), v) for k, v in like.items()}
+        return {k: materialize(c.get(k, ZERO), v, absent) for k, v in like.items()}
     if not is_differentiable_value(like):
-        return None
+        return absent
     if is_zero(c):
         if isinstance(like, (float, int)):
             return 0.0

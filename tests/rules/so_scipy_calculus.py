@@ -6,8 +6,9 @@ Not here, because their pullbacks are closures that pullback cannot transform ye
 ``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
 ``x``. The rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp`` — are
 here (their pullback functions: scipy_quad_pullbacks.py, scipy_ode_pullbacks.py), with the
-primitives behind them that can be differentiated once more (``user_call``, and
-``quad_cotangents`` in the limits); the coverage test runs those cases, and
+primitives behind them that can be differentiated once more (``user_call``,
+``quad_cotangents`` in the limits, ``odeint_cotangents`` and ``solve_ivp_cotangents``); the
+coverage test runs those cases, and
 test_so_scipy_calculus.py checks the small problems of issue 12 (decay, oscillator,
 Lotka-Volterra, a Gaussian integrand, moving limits) against closed forms and finite
 differences.
@@ -119,4 +120,26 @@ case(
     rtol=1e-9,
     atol=1e-9,
     wrt=(1, 2, 4, 8),
+)
+# The primitives behind odeint's and solve_ivp's pullback functions: their second derivatives
+# are the solvers' third (reverse over reverse through odeint_cotangents_reference and
+# solve_ivp_cotangents_reference, whose augmented solves are differentiated again). Small
+# problems at tight tolerances (rtol = atol = 1e-10: the check's differences of the gradient
+# then stay ~1e-7 relative), wrt the output cotangent, y0, the times and the parameter.
+def decay_first(t, y, k):
+    return -k * y
+
+
+ODE_DY = np.array([[0.8], [-0.5]])
+case(
+    "pullback.rules.scipy_ode_pullbacks.odeint_cotangents",
+    *(ODE_DY, decay, np.array([1.0]), np.array([0.0, 0.6]), (0.7,), False, 1e-10, 1e-10, 0, 0.0),
+    wrt=(0, 2, 3, 4),
+)
+IVP_TOL = (("rtol", 1e-10), ("atol", 1e-10), ("max_step", np.inf))
+case(
+    "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents",
+    *(ODE_DY.T, decay_first, (0.0, 0.8), np.array([1.0]), "DOP853", np.array([0.3, 0.6])),
+    *((0.7,), IVP_TOL),
+    wrt=(0, 2, 3, 5, 6),
 )

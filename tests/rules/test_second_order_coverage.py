@@ -55,22 +55,6 @@ RUN_ELSEWHERE = {
 #: The rules still without a second-order path, each named with the reason. Keep this a
 #: short list: a rule leaves it when its transformable pullback and case land.
 WITHOUT_SECOND_ORDER = {
-    # odeint/solve_ivp have second order (so_scipy_calculus.py); these primitives behind
-    # their pullback functions would be their third. Their pullback functions exist (the
-    # vjp of the reference sweep through user_function_vjp, which closes at every order),
-    # but reverse over reverse through them stops inside their reference sweeps
-    "pullback.rules.scipy_ode_pullbacks.odeint_cotangents": (
-        "a derivative of it is odeint's third: reverse over reverse through "
-        "odeint_cotangents_reference fails in its augmented solve, where a None cotangent "
-        "is added to another in the adjoint of rhs_value (TypeError; "
-        "scipy_ode_pullbacks.py:125 and :280)"
-    ),
-    "pullback.rules.scipy_ode_pullbacks.solve_ivp_cotangents": (
-        "a derivative of it is solve_ivp's third: solve_ivp_cotangents_reference solves "
-        "each augmented segment without t_eval (reading its last step), which solve_ivp's "
-        "second derivative refuses (HigherOrderError, refuse_own_steps, "
-        "scipy_ode_pullbacks.py:214/233)"
-    ),
     "pullback.containers.append_cotangent": (
         "pops the list cotangent in place (one copy per list, then O(1) per append): a "
         "gradient that is differentiated again calls append_cotangent_split instead, whose "

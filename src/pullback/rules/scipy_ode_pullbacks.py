@@ -21,7 +21,9 @@ Differentiating the reference differentiates those solves: their own rules run t
 adjoint method on the augmented system, whose right-hand side pullback differentiates
 through :func:`~.user_function_calls.user_function_vjp` (the user's second derivatives).
 The comparison of a second derivative with finite differences is therefore as accurate as
-the solver's tolerances make the adjoint solves.
+the solver's tolerances make the adjoint solves. The references stay in what a second
+derivative of the solvers takes (solve_ivp's segments read at ``t_eval=[end]``, not at the
+solver's last step), so differentiating them again gives third derivatives.
 
 Second derivatives are refused (``HigherOrderError``) where they would not be exact:
 ``solve_ivp`` without ``t_eval`` (the outputs are at the solver's own steps, which jump with
@@ -231,18 +233,21 @@ def solve_ivp_cotangents_reference(dys, fun, t_span, y0, method, t_eval, params,
             t_before = t_eval[k - 1]
         if t_eval[k] != t_before:
             s0 = np.concatenate((ys[:, k], a, g))
+            # read at t_eval=[t_before] (the end of the segment), not at the solver's last
+            # step: the same value, and one that solve_ivp's second derivative takes
             seg = si.solve_ivp(
                 augmented,
                 np.stack((t_eval[k], t_before)),
                 s0,
                 method,
+                np.stack((t_before,)),
                 args=(fn, n, True) + params,
                 rtol=rtol,
                 atol=atol,
                 max_step=max_step,
             )
-            a = seg.y[n : 2 * n, -1]
-            g = seg.y[2 * n :, -1]
+            a = seg.y[n : 2 * n, 0]
+            g = seg.y[2 * n :, 0]
     dt0 = -np.dot(a, rhs_value(fn, t_span[0], y0, True, params))
     return (dt0, 0.0 * dt0), a, dt, unflatten(g, params)
 
@@ -327,7 +332,8 @@ def like_input(d, x):
     if isinstance(x, tuple):
         return tuple([d[k] for k in range(len(x))])
     if isinstance(x, np.ndarray) and x.dtype == np.float32:
-        return d.astype(np.float32)
+        # (np.asarray, not d.astype: a method found at run time has no third derivative)
+        return np.asarray(d, dtype=np.float32)
     return d
 
 

@@ -191,9 +191,13 @@ class ReverseBuilder(
         self.gradient_return = Line(
             "return " + (returned[0] if len(returned) == 1 else "(" + ", ".join(returned) + ")")
         )
-        self.vjp_return = Line(
-            "return (" + ", ".join(concrete) + ("," if len(concrete) == 1 else "") + ")"
-        )
+        # The vjp function is called by differentiable code as a pullback, whose
+        # cotangents are added to others: a parameter without floats gets NO_TANGENT.
+        vjp = [
+            f"_pb_vjp_zero({p})" if r == "ZERO" else c
+            for p, r, c in zip(self.wrt, results, concrete, strict=True)
+        ]
+        self.vjp_return = Line("return (" + ", ".join(vjp) + ("," if len(vjp) == 1 else "") + ")")
         if self.problems:
             problems = sorted(self.problems, key=source_position)
             raise UnsupportedSyntaxError(self.fs.name, problems)

@@ -1,0 +1,86 @@
+"""A flag (a bool, an int, a function) passed on through a call found at run time gets the
+symbolic zero as its cotangent, never ``None``.
+
+A gradient that is differentiated again reverses a call found at run time by the callee's
+generated vjp function, differentiating every argument that is no object (a flag among
+them: which arguments hold floats is only known at run time). A parameter that no use
+reached gets a concrete zero from that vjp function; for a flag that zero was ``None``
+(the value ``grad`` gives users), and a flag passed on to two helpers then added ``None``
+to ``None`` in the caller's vjp (a TypeError in the second derivative already). The vjp
+function now returns ``NO_TANGENT`` there (``runtime.vjp_zero``), as a rule's pullback
+does for an argument without a tangent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pullback import default_registry, grad
+from pullback.adjoints import VJPRef
+from pullback.tangents import NO_TANGENT
+
+
+def cube_if(x, flag):
+    if flag:
+        return x * x * x
+    return x
+
+
+def twice(x, flag):
+    # the flag reaches two helpers: its cotangent is added from both
+    return cube_if(x, flag) * cube_if(x, flag)
+
+
+def call_found_at_run_time(x, fn):
+    return fn(x, True)
+
+
+def _derivative(order):
+    f = call_found_at_run_time
+    for _ in range(order):
+        f = grad(f)
+    return f
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_flag_through_two_helpers_in_a_call_found_at_run_time(order):
+    # twice(x, True) = x**6: its derivatives 6 x**5, 30 x**4, 120 x**3
+    x = 1.3
+    exact = {1: 6 * x**5, 2: 30 * x**4, 3: 120 * x**3}[order]
+    assert _derivative(order)(x, twice) == pytest.approx(exact, rel=1e-13)
+
+
+def test_third_derivative_against_central_differences_of_the_second():
+    x, h = 0.8, 1e-5
+    second = _derivative(2)
+    fd = (second(x + h, twice) - second(x - h, twice)) / (2 * h)
+    assert _derivative(3)(x, twice) == pytest.approx(fd, rel=1e-7)
+
+
+def test_generated_vjp_gives_no_tangent_for_a_flag():
+    ref = VJPRef(cube_if, ("x", "flag"), default_registry())
+    dx, dflag = ref(2.0, 1.5, True)
+    assert dx == pytest.approx(2.0 * 3 * 1.5**2)
+    assert dflag is NO_TANGENT
+    # a float no use reached still gets a concrete zero like it
+    dx, dflag = ref(2.0, np.array([1.5, 0.5]), 1)
+    np.testing.assert_array_equal(dx, [2.0 * 3 * 1.5**2, 2.0 * 3 * 0.5**2])
+    assert dflag is NO_TANGENT
+
+
+def unreached(x, y, n):
+    return x * x
+
+
+def test_generated_vjp_zeros_what_no_use_reached():
+    ref = VJPRef(unreached, ("x", "y", "n"), default_registry())
+    dx, dy, dn = ref(1.0, 2.0, np.zeros(3), 4)
+    assert dx == 4.0
+    np.testing.assert_array_equal(dy, np.zeros(3))  # a float: a concrete zero like it
+    assert dn is NO_TANGENT
+    # what users receive is unchanged: the fused gradient's value for a parameter no use
+    # reached is a concrete zero like it
+    dx, dy = grad(unreached, wrt=(0, 1))(2.0, np.ones(2), 3)
+    assert dx == 4.0
+    np.testing.assert_array_equal(dy, np.zeros(2))

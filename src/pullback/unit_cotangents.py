@@ -35,12 +35,12 @@ def _is_unit_of(u, v) -> bool:
     """Whether ``u * v`` is ``v`` exactly (see the module docstring)."""
     return (
         type(u) is _ndarray
+        and not any(u.strides)  # first: a filled array (a short vector's) fails here
         and type(v) is _ndarray
         and u.dtype is v.dtype
         and v.dtype.kind == "f"
         and u.shape == v.shape
         and u.size != 0
-        and not any(u.strides)
         and u.item(0) == 1.0
     )
 

@@ -78,6 +78,16 @@ def _nested_texts(item):
                 yield from _nested_texts(sub)
 
 
+def _plain_texts(block):
+    for item in block:
+        if isinstance(item, Line):
+            yield item.text
+        else:
+            yield item.header
+            yield from _plain_texts(item.body)
+            yield from _plain_texts(item.orelse or ())
+
+
 def _writes_or_hides(statements) -> bool:
     """Whether these statements may write into an array or read names out of sight."""
     for node in (n for s in statements for n in ast.walk(s)):
@@ -253,6 +263,8 @@ def unit_products(block: list, seed: str, releasable) -> list:
     """``block`` (the top-level items of grad's fused sweeps, ``seed`` the name of the
     output's cotangent) with each product by a possible broadcast 1 that may reuse its
     other factor calling the helper that does (see the module docstring)."""
+    if not any(_SUM_PULLBACK in text for text in _plain_texts(block)):
+        return block  # no sum's cotangent: nothing to parse
     texts = list(_walk_texts(block))
     if any(s is None or _writes_or_hides(s) for _, _, s in texts):
         return block

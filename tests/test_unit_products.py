@@ -197,6 +197,20 @@ def product(x, y):
     return np.sum(x * y)
 
 
+def three(x, y, z):
+    return np.sum(x * y * z)
+
+
+def two_sums(x):
+    return np.sum(np.sin(x) * x) + np.sum(np.cos(x) * x)
+
+
+def with_write(x):
+    buf = x * 1.0
+    buf[0] = 0.0
+    return np.sum(np.sin(x) * buf)
+
+
 # The summed elementwise maps, for central differences element by element.
 MAPS = {
     sin_times_x: lambda x: np.sin(x) * x,
@@ -206,6 +220,9 @@ MAPS = {
     exp_times: lambda x, y: np.exp(x) * y,
     mixed: lambda x, y: np.sin(x) * y + np.cos(y) * x,
     product: lambda x, y: x * y,
+    three: lambda x, y, z: x * y * z,
+    two_sums: lambda x: np.sin(x) * x + np.cos(x) * x,
+    with_write: lambda x: np.sin(x) * np.concatenate([0.0 * x[:1], x[1:]]),
 }
 
 
@@ -214,10 +231,8 @@ def _args(fn, dtype, shape, broadcast_y, view):
     n = len(inspect.signature(fn).parameters)
     big = rng.uniform(0.2, 1.5, (2 * shape[0], shape[1] + 1)).astype(dtype)
     x = big[::2, 1:] if view else np.ascontiguousarray(big[::2, 1:])
-    if n == 1:
-        return (x,)
-    y = rng.uniform(-1.0, 1.0, shape[1:] if broadcast_y else shape).astype(dtype)
-    return (x, y)
+    others = [rng.uniform(-1.0, 1.0, shape[1:] if broadcast_y else shape) for _ in range(n - 1)]
+    return (x, *(y.astype(dtype) for y in others))
 
 
 def _central(fn, args, p):
@@ -247,6 +262,9 @@ CASES = [
     (exp_times, (0, 1), True),
     (mixed, (0, 1), True),
     (product, (0, 1), False),
+    (three, (0, 1, 2), True),
+    (two_sums, (0,), True),
+    (with_write, (0,), False),  # writes into an array: nothing rewritten
 ]
 
 

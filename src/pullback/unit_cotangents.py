@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_ndarray = np.ndarray
+ndarray = _ndarray = np.ndarray  # ``_pb_ndarray`` in generated code (unit_products.py)
 
 
 def _is_unit_of(u, v) -> bool:

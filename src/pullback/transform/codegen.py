@@ -111,6 +111,7 @@ def runtime_namespace() -> dict:
         "_pb_concrete": runtime.concrete_cotangent,
         "_pb_unit_times": unit_cotangents.unit_times,
         "_pb_times_unit": unit_cotangents.times_unit,
+        "_pb_ndarray": unit_cotangents.ndarray,
         "_pb_scalar_seed": runtime.scalar_seed,
         # The pullback a forward sweep returns: its backward function bound to the saved
         # values as a method (not functools.partial). CPython 3.12 counts calls of a partial

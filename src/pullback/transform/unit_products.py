@@ -6,9 +6,11 @@ to a broadcast of ones (no memory); each factor then gets ``ones * other``, a ne
 large as ``x`` that equals ``other`` bit for bit. At the peak that product is the third
 full-size array beside the forward's ``sin(x)`` and the gradient being accumulated. Here
 such a product, ``t = u * v`` or ``t = unbroadcast(u * v, p)`` with ``u`` a cotangent that
-may be that broadcast, becomes ``t = unit_times(u, v)`` (or ``times_unit(v, u)``, the
-operands' order kept), which returns ``v`` itself when it checks that ``u`` is a broadcast
-1 of ``v``'s shape and dtype, and the product otherwise.
+may be that broadcast, calls ``unit_times(u, v)`` (or ``times_unit(v, u)``, the operands'
+order kept) where ``u`` is an array with a base (a view), which returns ``v`` itself when
+it checks that ``u`` is a broadcast 1 of ``v``'s shape and dtype, and the product
+otherwise; any other ``u`` (a short vector's filled cotangent) is multiplied inline, with
+no call.
 
 ``t`` may then be an alias of ``v`` (an argument, a forward value), so the rewrite is made
 only where that alias can never be seen, proved on the generated text:
@@ -31,8 +33,11 @@ considered (a scalar's product costs less than the call).
 >>> body = [Line("_t1 = np.sin(x)"), Line("d__t2 = _sum_pullback(_dret, _t1)[0]"),
 ...         Line("d__t1 = unbroadcast(d__t2 * x, _t1)"), Line("d_x = d__t1 * _t1"),
 ...         Line("return (d_x,)")]
->>> [item.text for item in unit_products(body, "_dret", lambda name: True)][2]
-'d__t1 = unbroadcast(_pb_unit_times(d__t2, x), _t1)'
+>>> text = unit_products(body, "_dret", lambda name: True)[2].text
+>>> print(text.replace(" if ", "\\n    if ").replace(" else ", "\\n    else "))
+d__t1 = unbroadcast(d__t2 * x
+    if d__t2.__class__ is not _pb_ndarray or d__t2.base is None
+    else _pb_unit_times(d__t2, x), _t1)
 """
 
 from __future__ import annotations
@@ -259,6 +264,17 @@ def _product(statement, units, releasable):
     return t, u, v, u_first, p
 
 
+def _rewritten(u: str, v: str, u_first: bool, p: str | None) -> str:
+    """The new right-hand side: the helper called only where ``u`` may be a broadcast (a
+    view); a filled cotangent, a short vector's, is multiplied with no call."""
+    if u_first:
+        product, call = f"{u} * {v}", f"_pb_unit_times({u}, {v})"
+    else:
+        product, call = f"{v} * {u}", f"_pb_times_unit({v}, {u})"
+    value = f"{product} if {u}.__class__ is not _pb_ndarray or {u}.base is None else {call}"
+    return value if p is None else f"unbroadcast({value}, {p})"
+
+
 def unit_products(block: list, seed: str, releasable) -> list:
     """``block`` (the top-level items of grad's fused sweeps, ``seed`` the name of the
     output's cotangent) with each product by a possible broadcast 1 that may reuse its
@@ -284,8 +300,5 @@ def unit_products(block: list, seed: str, releasable) -> list:
         if v in aliases or not (_private_operand(texts, v) and _only_operand_later(block, k, t)):
             continue
         aliases.add(t)
-        call = f"_pb_unit_times({u}, {v})" if u_first else f"_pb_times_unit({v}, {u})"
-        if p is not None:
-            call = f"unbroadcast({call}, {p})"
-        out[k] = replace(item, text=f"{t} = {call}", once=None)
+        out[k] = replace(item, text=f"{t} = {_rewritten(u, v, u_first, p)}", once=None)
     return out

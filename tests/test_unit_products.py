@@ -6,7 +6,9 @@ and an elementwise gradient peaks at two arrays of its argument's size."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -345,3 +347,62 @@ def test_elementwise_gradient_peaks_at_two_arrays(fn):
     for _ in range(2):
         # forward: the map and its product; reverse: the gradient and one temporary
         assert _peak(lambda: g(x)) < 2.3 * x.nbytes
+
+
+# -- random elementwise functions ------------------------------------------------------------
+
+
+def _expr(rng, names, depth):
+    roll = rng.random()
+    if depth == 0 or roll < 0.3:
+        return str(rng.choice(names))
+    if roll < 0.55:
+        fn = rng.choice(["sin", "cos", "tanh"])
+        return f"np.{fn}({_expr(rng, names, depth - 1)})"
+    op = rng.choice(["*", "+", "-"])
+    return f"({_expr(rng, names, depth - 1)} {op} {_expr(rng, names, depth - 1)})"
+
+
+def _random_module(tmp_path, count):
+    """``count`` functions of (x, y): a few elementwise statements, then the sum of a
+    product of two of their values."""
+    rng = np.random.default_rng(13)
+    lines = ["import numpy as np", ""]
+    for k in range(count):
+        names = ["x", "y"]
+        lines += ["", f"def f{k}(x, y):"]
+        for j in range(int(rng.integers(1, 4))):
+            lines.append(f"    v{j} = {_expr(rng, names, 2)}")
+            names.append(f"v{j}")
+        a, b = rng.choice(names, 2)
+        lines.append(f"    return np.sum({a} * {b})")
+    (tmp_path / "pb_unit_random.py").write_text("\n".join(lines) + "\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module("pb_unit_random")
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.parametrize("broadcast_y", [False, True])
+def test_random_elementwise_functions_are_bit_for_bit(tmp_path, broadcast_y):
+    module = _random_module(tmp_path, 40)
+    x, y = _args(exp_times, np.float64, (4, 30), broadcast_y, False)
+    kept = (x.copy(), y.copy())
+    rewrites = 0
+    for k in range(40):
+        fn = getattr(module, f"f{k}")
+        g = grad(fn, wrt=(0, 1))
+        got = [g(x, y) for _ in range(3)]
+        fused, _ = g.adjoint(x, y).fused_sweeps()
+        rewrites += "_pb_unit_times" in inspect.getsource(fused)
+        _, back = vjp(fn, x, y, wrt=(0, 1))
+        want = back(np.float64(1.0))
+        for call in got:
+            for c, w, a in zip(call, want, (x, y), strict=True):
+                np.testing.assert_array_equal(c, w)
+                assert c.shape == a.shape and c.flags.writeable
+                assert not np.shares_memory(c, x) and not np.shares_memory(c, y)
+        np.testing.assert_array_equal(x, kept[0])
+        np.testing.assert_array_equal(y, kept[1])
+    assert rewrites >= 5  # the rewrite is exercised, not only refused

@@ -64,6 +64,7 @@ LAYERS = (
             "pullback.runtime",
             "pullback.star_runtime",
             "pullback.sweep_cotangents",
+            "pullback.unit_cotangents",
             "pullback.dynamic_calls",
             "pullback.dynamic_reverse",
             "pullback.callables",

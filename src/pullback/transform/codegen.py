@@ -23,8 +23,9 @@ from ..tangents import (
     getitem_cotangent,
     unbroadcast,
 )
-from .code import Line, render
+from .code import Line, once_texts, render
 from .release import release_dead
+from .unit_products import unit_products
 
 _serial = itertools.count(1)
 
@@ -84,7 +85,7 @@ def runtime_namespace() -> dict:
     """Names every generated adjoint may use."""
     from types import MethodType
 
-    from .. import runtime
+    from .. import runtime, unit_cotangents
 
     return {
         "ZERO": ZERO,
@@ -109,6 +110,9 @@ def runtime_namespace() -> dict:
         "zero_cotangent": runtime.zero_cotangent,
         "_pb_vjp_zero": runtime.vjp_zero,
         "_pb_concrete": runtime.concrete_cotangent,
+        "_pb_unit_times": unit_cotangents.unit_times,
+        "_pb_times_unit": unit_cotangents.times_unit,
+        "_pb_ndarray": unit_cotangents.ndarray,
         "_pb_scalar_seed": runtime.scalar_seed,
         # The pullback a forward sweep returns: its backward function bound to the saved
         # values as a method (not functools.partial). CPython 3.12 counts calls of a partial
@@ -239,7 +243,12 @@ def generate(
             *backward[:-1],
             Line("return __pullback_value__, " + done[7:]),
         ]
-        render_here(release_dead(body, releasable) if releasable is not None else body)
+        if releasable is not None:
+            # the texts this function runs (Line.once), products by the sum's broadcast 1
+            # that may hand out their other factor, then values released after last use
+            body = unit_products(once_texts(body), dret_name, releasable)
+            body = release_dead(body, releasable)
+        render_here(body)
 
     def fused():
         """Built when grad's hot entry first runs, for functions of modest length (a long

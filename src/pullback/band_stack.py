@@ -113,13 +113,14 @@ class BandStack(StructuredStack):
         """The stack as an ordinary ``(k, m)`` array."""
         k, m = self.shape
         out = np.zeros((k, m), dtype=self.data.dtype)
+        flat = out.reshape(-1)  # a view: assigning through ``out.flat`` costs far more
         for i, v in enumerate(self.data):
             o = self.lo + i
             j = _valid(o, k, m)
             if len(j):
                 # entry [j + o, j]: a strided diagonal of the flat array
                 start = (j.start + o) * m + j.start
-                out.flat[start : start + len(j) * (m + 1) : m + 1] = v[j.start : j.stop]
+                flat[start : start + len(j) * (m + 1) : m + 1] = v[j.start : j.stop]
         return out
 
     def __repr__(self) -> str:

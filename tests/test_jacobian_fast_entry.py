@@ -132,3 +132,34 @@ def test_fast_entry_leaves_what_it_does_not_take_to_the_general_path(monkeypatch
     np.testing.assert_allclose(jacobian(scaled)(x, 2.0), want)  # positional: fast
     np.testing.assert_allclose(jacobian(scaled, wrt=1)(x, 2.0), np.tanh(x))
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_forward_mode_keys_follow_kinds_helpers_and_code(dtype, monkeypatch):
+    """LazyJVP's cheap key of positional argument kinds: a rebound helper, new code, other
+    ranks and dtypes and a non-differentiated int argument each give the derivative of
+    what runs at that call (against reverse mode and finite differences)."""
+
+    def scaled(x, n):
+        return _inner(x) * x * n
+
+    jf = jacobian(scaled, mode="forward")
+    jr = jacobian(scaled)
+    x = np.linspace(-0.6, 0.9, 4).astype(dtype)
+    for _ in range(2):
+        got = jf(x, 3)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, jr(x, 3), rtol=1e-6 if dtype == np.float32 else 1e-13)
+    want = jacobian_by_fd(lambda v: scaled(v, 3), x.astype(np.float64))
+    np.testing.assert_allclose(jf(x, 3), want, **_tol(dtype))
+    monkeypatch.setitem(globals(), "_inner", np.cos)
+    want = jacobian_by_fd(lambda v: scaled(v, 2), x.astype(np.float64))
+    np.testing.assert_allclose(jf(x, 2), want, **_tol(dtype))
+    m = x.reshape(2, 2)
+    np.testing.assert_allclose(jf(m, 2), jr(m, 2), rtol=1e-6 if dtype == np.float32 else 1e-13)
+
+    def cube(x, n):
+        return x * x * x * n
+
+    scaled.__code__ = cube.__code__
+    np.testing.assert_allclose(jf(x, 2), np.diag(6.0 * x.astype(np.float64) ** 2), **_tol(dtype))

@@ -50,6 +50,7 @@ def all_finite(v) -> bool:
 
 _sum = np.add.reduce
 _largest = np.maximum.reduce
+_multiply = np.multiply
 
 
 def max_abs(a) -> float:
@@ -167,8 +168,18 @@ class DiagonalStack(StructuredStack):
             return False
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if any(getattr(type(x), "_stack_priority", 0) for x in inputs):
-            return NotImplemented  # a band stack (pullback.band_stack) knows both
+        if ufunc is _multiply and method == "__call__" and not kwargs and len(inputs) == 2:
+            # ``t * d`` with ``t`` an array of the primal's shape (NumPy's operator comes
+            # here): the product a reverse sweep writes most, decided first
+            a = inputs[0]
+            t = type(a)
+            if inputs[1] is self and (t is np.ndarray and a.shape == self.diagonal.shape):
+                out = self._scaled(a * self.diagonal)
+                if out is not None:
+                    return out
+        for x in inputs:
+            if getattr(type(x), "_stack_priority", 0):
+                return NotImplemented  # a band stack (pullback.band_stack) knows both
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:
@@ -190,18 +201,30 @@ class DiagonalStack(StructuredStack):
     def __mul__(self, other):
         t = type(other)
         if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            v = self.diagonal * other
-            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
-                return DiagonalStack(v)
+            out = self._scaled(self.diagonal * other)
+            if out is not None:
+                return out
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
         t = type(other)
         if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            v = other * self.diagonal
-            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
-                return DiagonalStack(v)
+            out = self._scaled(other * self.diagonal)
+            if out is not None:
+                return out
         return StructuredStack.__rmul__(self, other)
+
+    def __add__(self, other):
+        if type(other) is DiagonalStack and other.diagonal.shape == self.diagonal.shape:
+            return DiagonalStack(self.diagonal + other.diagonal)  # what _structured gives
+        return StructuredStack.__add__(self, other)
+
+    def _scaled(self, v):
+        """The stack of diagonal ``v``, this one's times a float or an array of the
+        primal's shape, where ``v`` is finite (see _structured); else None."""
+        if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+            return DiagonalStack(v)
+        return None
 
     def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""

@@ -166,7 +166,9 @@ class JacobianFunction:
                 if stacked:
                     # the columns from stacked_jvp: (size,) + out_shape per output
                     stack = columns[j] if multi else columns
-                    block = np.moveaxis(stack.reshape((-1,) + out_shape), 0, -1)
+                    # column k of the Jacobian is row k of the stack: the transpose of
+                    # the (input size, output size) matrix (a view, as np.moveaxis gives)
+                    block = stack.reshape(stack.shape[0], -1).T
                     blocks.append(block.reshape(out_shape + shape))
                     continue
                 cols = [backends.as_array(c[j] if multi else c) for c in columns]

@@ -248,7 +248,10 @@ def _linear_union(ufunc, a: BandStack, b: BandStack):
     hi = max(a.lo + a.data.shape[0], b.lo + b.data.shape[0])
     if hi - lo > _MAX_BANDS:
         return None
-    data = np.zeros((hi - lo, a.data.shape[1]), dtype=np.result_type(a.data, b.data))
+    dtype = a.data.dtype
+    if b.data.dtype != dtype:
+        dtype = np.result_type(a.data, b.data)
+    data = np.zeros((hi - lo, a.data.shape[1]), dtype=dtype)
     data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
     rows = data[b.lo - lo : b.lo - lo + b.data.shape[0]]
     ufunc(rows, b.data, out=rows)
@@ -271,32 +274,47 @@ def scatter_sum(reads, n: int):
     in the same order, in one array. None where a read is not such a slice or the sum
     would span more than :data:`_MAX_BANDS` offsets."""
     placed = []
+    k = reads[0][1].k
+    dtype = reads[0][1].data.dtype
+    lo = hi = None
     for index, band in reads:
-        m = band.data.shape[1]
+        nb, m = band.data.shape
         start, stop, step = index.indices(n)
-        if step != 1 or max(stop, start) - start != m or band.k != reads[0][1].k:
+        if step != 1 or max(stop, start) - start != m or band.k != k:
             return None
-        placed.append((band.lo - start, start, band))
-    lo = min(p[0] for p in placed)
-    hi = max(p[0] + p[2].data.shape[0] for p in placed)
+        first = band.lo - start
+        placed.append((first, start, band))
+        lo = first if lo is None or first < lo else lo
+        hi = first + nb if hi is None or first + nb > hi else hi
+        if band.data.dtype != dtype:
+            dtype = np.result_type(dtype, band.data.dtype)
     if hi - lo > _MAX_BANDS:
         return None
-    data = np.zeros((hi - lo, n), dtype=np.result_type(*(p[2].data for p in placed)))
+    data = np.zeros((hi - lo, n), dtype=dtype)
     for i, (first, start, band) in enumerate(placed):
-        rows = data[first - lo : first - lo + band.data.shape[0], start : start + band.m]
+        nb, m = band.data.shape
+        rows = data[first - lo : first - lo + nb, start : start + m]
         if i == 0:
             rows[...] = band.data  # the first read: its own values, as scattered() gives
         else:
             np.add(rows, band.data, out=rows)
-    return BandStack(reads[0][1].k, lo, data)
+    return BandStack(k, lo, data)
 
 
 def combine_band(weights, stack: BandStack) -> np.ndarray:
-    """``weights @ stack.dense()`` without the dense stack."""
+    """``weights @ stack.dense()`` without the dense stack: column ``j`` takes
+    ``weights[j + o] * band_o[j]`` from each band (offset ``o``), ``weights`` read through
+    one zero-padded copy so that each band is one product over its whole length (the band's
+    entries outside the stack meet a zero weight)."""
     k, m = stack.shape
-    out = np.zeros(m, dtype=np.result_type(weights, stack.dtype))
-    for i, v in enumerate(stack.data):
-        o = stack.lo + i
-        j = _valid(o, k, m)
-        out[j.start : j.stop] += weights[j.start + o : j.stop + o] * v[j.start : j.stop]
+    data = stack.data
+    nb, lo = data.shape[0], stack.lo
+    # padded[t] = weights[t + lo] where 0 <= t + lo < k: band i at column j reads t = i + j
+    padded = np.zeros(nb + m - 1, dtype=weights.dtype)
+    a, b = max(0, -lo), min(nb + m - 1, k - lo)
+    if a < b:
+        padded[a:b] = weights[a + lo : b + lo]
+    out = padded[0:m] * data[0]
+    for i in range(1, nb):
+        out += padded[i : i + m] * data[i]
     return out

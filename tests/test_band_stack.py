@@ -120,6 +120,16 @@ def test_band_operations_match_the_dense_stack(k, m):
     ]:
         assert type(got) is BandStack
         np.testing.assert_array_equal(got.dense(), want)
+    assert type(np.multiply(w, a)) is BandStack
+    np.testing.assert_array_equal(np.multiply(w, a).dense(), w * da)
+    w32 = w.astype(np.float32)  # another dtype: the product's, as NumPy gives it
+    np.testing.assert_array_equal((w32 * a).dense(), w32 * da)
+    np.testing.assert_array_equal((a * w32).dense(), da * w32)
+    with np.errstate(invalid="ignore"):
+        w_inf = np.where(np.arange(m) == 0, np.inf, w)
+        for got, want in [(w_inf * a, w_inf * da), (a * w_inf, da * w_inf)]:
+            assert type(got) is np.ndarray  # 0 * inf off the band: the dense stack's NaN
+            np.testing.assert_array_equal(got, want)
     # anything else is the dense result
     np.testing.assert_array_equal(np.sin(a), np.sin(da))
     np.testing.assert_array_equal(a * da, da * da)

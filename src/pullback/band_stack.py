@@ -34,6 +34,8 @@ import numpy as np
 from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
+_multiply = np.multiply
+_sum = np.add.reduce
 _DIVIDING = {np.true_divide, np.divide}
 _UNARY = {np.negative, np.positive, np.conjugate}
 _LINEAR = {np.add, np.subtract}
@@ -156,14 +158,24 @@ class BandStack(StructuredStack):
     # The products and sums a reverse sweep writes (``d * t``, ``2.0 * d``, ``a + b``) are
     # decided here first: the general operators (StructuredStack) cover the rest.
     def __mul__(self, other):
-        if self._factor(other):
+        if self._vector(other) or self._factor(other):
             return BandStack(self.k, self.lo, self.data * other)
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
-        if self._factor(other):
+        if self._vector(other) or self._factor(other):
             return BandStack(self.k, self.lo, other * self.data)
         return StructuredStack.__rmul__(self, other)
+
+    def _vector(self, other) -> bool:
+        """Whether ``other`` is a finite float vector of length ``m``: the factor a sweep
+        multiplies by most, told in one test (:meth:`_factor` tells the rest)."""
+        return (
+            type(other) is np.ndarray
+            and other.shape == (self.data.shape[1],)
+            and other.dtype.kind == "f"
+            and math.isfinite(_sum(other))
+        )
 
     def __add__(self, other):
         if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
@@ -191,6 +203,9 @@ class BandStack(StructuredStack):
         return all_finite(np.asarray(other))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is _multiply and method == "__call__" and len(inputs) == 2 and not kwargs:
+            if inputs[1] is self and self._vector(inputs[0]):  # ``t * b`` (NumPy's operator)
+                return BandStack(self.k, self.lo, inputs[0] * self.data)
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:

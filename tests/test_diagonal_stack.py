@@ -204,3 +204,24 @@ def test_operators_keep_the_stack_or_fall_back_to_numpy():
         d + DiagonalStack(np.ones(2))
     with pytest.raises(TypeError):
         d * "a"
+
+
+def _identity(x):
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_kept_identity_basis_never_reaches_the_caller(dtype):
+    # identity_stack keeps one read-only vector of ones per shape: every Jacobian is an
+    # array of the caller's own, and writing into one leaves the next call's basis alone.
+    x = np.linspace(-0.5, 0.5, 4).astype(dtype)
+    for fn in (_identity, tanh_times_x):
+        for mode in ("reverse", "forward"):
+            first = jacobian(fn, mode=mode)(x)
+            assert first.flags.writeable and first.dtype == dtype
+            want = first.copy()
+            first[...] = 7.0
+            np.testing.assert_array_equal(jacobian(fn, mode=mode)(x), want)
+    np.testing.assert_array_equal(jacobian(_identity)(x), np.eye(4, dtype=dtype))
+    basis = identity_stack((4,), dtype)
+    assert not basis.diagonal.flags.writeable

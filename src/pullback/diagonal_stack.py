@@ -24,6 +24,7 @@ array([[0., 0., 0.],
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -259,7 +260,17 @@ class DiagonalStack(StructuredStack):
 def identity_stack(shape, dtype) -> DiagonalStack:
     """The basis of cotangents of an array of ``shape``: ``np.eye(n)`` reshaped to
     ``(n,) + shape``, as a :class:`DiagonalStack`."""
-    return DiagonalStack(np.ones(tuple(shape), dtype=dtype))
+    return DiagonalStack(_ones(tuple(shape), np.dtype(dtype)))
+
+
+@functools.lru_cache(maxsize=16)
+def _ones(shape, dtype) -> np.ndarray:
+    """A read-only array of ones, made once per shape and dtype (a Jacobian per call of
+    the same shapes needs the same basis): every step makes new arrays from it, and a
+    write into it would raise, so the batched sweep would fall back to rows."""
+    out = np.ones(shape, dtype=dtype)
+    out.flags.writeable = False
+    return out
 
 
 def combine(weights, stack: DiagonalStack) -> np.ndarray:

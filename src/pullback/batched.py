@@ -62,7 +62,7 @@ def _batched_cotangents(back, dys, batch):
         tangents.batch_axes.axes = outer
     out = []
     for c, value in zip(cots, back._values, strict=True):
-        want = batch + np.shape(value)
+        want = batch + (value.shape if type(value) is np.ndarray else np.shape(value))
         if c is ZERO:
             dtype = np.result_type(value) if np.result_type(value).kind in "fc" else float
             c = np.zeros(want, dtype=dtype)
@@ -187,7 +187,7 @@ def materialize_rows(c, value):
     """A stack of cotangents in the argument's dtype."""
     if type(c) is DiagonalStack or type(c) is BandStack:
         c = c.dense()
-    dtype = np.result_type(value)
+    dtype = value.dtype if type(value) is np.ndarray else np.result_type(value)
     if dtype.kind in "fc" and c.dtype != dtype:
         c = c.astype(dtype)
     return c if c.flags.writeable else c.copy()

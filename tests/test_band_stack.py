@@ -120,6 +120,16 @@ def test_band_operations_match_the_dense_stack(k, m):
     ]:
         assert type(got) is BandStack
         np.testing.assert_array_equal(got.dense(), want)
+    assert type(np.multiply(w, a)) is BandStack
+    np.testing.assert_array_equal(np.multiply(w, a).dense(), w * da)
+    w32 = w.astype(np.float32)  # another dtype: the product's, as NumPy gives it
+    np.testing.assert_array_equal((w32 * a).dense(), w32 * da)
+    np.testing.assert_array_equal((a * w32).dense(), da * w32)
+    with np.errstate(invalid="ignore"):
+        w_inf = np.where(np.arange(m) == 0, np.inf, w)
+        for got, want in [(w_inf * a, w_inf * da), (a * w_inf, da * w_inf)]:
+            assert type(got) is np.ndarray  # 0 * inf off the band: the dense stack's NaN
+            np.testing.assert_array_equal(got, want)
     # anything else is the dense result
     np.testing.assert_array_equal(np.sin(a), np.sin(da))
     np.testing.assert_array_equal(a * da, da * da)
@@ -187,6 +197,26 @@ def test_slices_scatters_and_their_sums_of_several_bands_match_the_dense_stack(k
         want[:, index] += dense[:, index]
     np.testing.assert_allclose(total.dense(), want, rtol=1e-15, atol=1e-15)
     assert scatter_sum([(slice(None, None, 2), reads[0][1])], m) is None  # a step of 2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_combine_band_is_the_weighted_sum_of_rows_for_every_offset(dtype):
+    # The check of a batched sweep combines a band's rows by weights (batched.agrees):
+    # every offset, bands that reach past the stack on either side, slices of bands.
+    rng = np.random.default_rng(3)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for k, m in [(5, 5), (5, 3), (3, 6), (1, 1), (8, 2)]:
+        for offsets in [(0,), (-1, 0, 1), (-4,), (2, 3), (-2, 0, 2, 5)]:
+            band = _random_band(rng, k, m, offsets).astype(dtype)
+            weights = rng.standard_normal(k).astype(dtype)
+            got = combine_band(weights, band)
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, weights @ band.dense(), rtol=tol, atol=tol)
+            for index in [slice(1, None), slice(None, -1)]:
+                read = band.sliced(index)
+                if read is not None:
+                    want = weights @ read.dense()
+                    np.testing.assert_allclose(combine_band(weights, read), want, atol=tol)
 
 
 def test_the_symbolic_zero_answers_for_itself():

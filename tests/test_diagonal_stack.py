@@ -180,8 +180,17 @@ def test_operators_keep_the_stack_or_fall_back_to_numpy():
     eye = np.diag([1.0, 2.0, 3.0])
     with np.errstate(invalid="ignore"):  # 0 * inf off the diagonal
         inf_times = (d * np.inf, eye * np.inf, False)  # NaN off the diagonal, as dense
+        t_inf = np.array([1.0, np.inf, 2.0])
+        inf_array_times = (t_inf * d, t_inf * eye, False)  # NumPy's operator, array first
+        inf_plus = (d + DiagonalStack(t_inf), eye + np.diag(t_inf), True)  # no 0 * inf
+    t = np.array([2.0, 0.5, -1.0])
     for got, want, structured in [
         inf_times,
+        inf_array_times,
+        inf_plus,
+        (t * d, t * eye, True),
+        (np.multiply(t, d), t * eye, True),
+        (t[:, None] * d, t[:, None] * eye, False),  # scales rows of the stack: dense
         (d * np.array([2.0, 0.5, -1.0]), eye * np.array([2.0, 0.5, -1.0]), True),
         (3.0 * d, 3.0 * eye, True),
         (d + d, eye + eye, True),
@@ -191,5 +200,28 @@ def test_operators_keep_the_stack_or_fall_back_to_numpy():
     ]:
         assert (type(got) is DiagonalStack) is structured
         assert np.array_equal(np.asarray(got), want, equal_nan=True)
+    with pytest.raises(ValueError):  # stacks of other shapes: NumPy refuses the dense sum
+        d + DiagonalStack(np.ones(2))
     with pytest.raises(TypeError):
         d * "a"
+
+
+def _identity(x):
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_kept_identity_basis_never_reaches_the_caller(dtype):
+    # identity_stack keeps one read-only vector of ones per shape: every Jacobian is an
+    # array of the caller's own, and writing into one leaves the next call's basis alone.
+    x = np.linspace(-0.5, 0.5, 4).astype(dtype)
+    for fn in (_identity, tanh_times_x):
+        for mode in ("reverse", "forward"):
+            first = jacobian(fn, mode=mode)(x)
+            assert first.flags.writeable and first.dtype == dtype
+            want = first.copy()
+            first[...] = 7.0
+            np.testing.assert_array_equal(jacobian(fn, mode=mode)(x), want)
+    np.testing.assert_array_equal(jacobian(_identity)(x), np.eye(4, dtype=dtype))
+    basis = identity_stack((4,), dtype)
+    assert not basis.diagonal.flags.writeable

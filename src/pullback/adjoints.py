@@ -23,6 +23,7 @@ from .arguments import (
     _leaves,
     _name,
     _signature,
+    fast_kinds,
     kinds_key,
     picked_adjoint,
     split_element,
@@ -226,10 +227,16 @@ class LazyAdjoint:
     def __call__(self, *args, **kwargs):
         if self.wrt is None:
             return self._call_dynamic(args, kwargs)
-        key = (kinds_key(args, kwargs), self.registry.version)
+        # Positional floats, ints and real arrays: the cheap key of their kinds (what
+        # grad's fast path keys on) stands for kinds_key's, which a miss computes.
+        fast = None if kwargs else fast_kinds(args)
+        if fast is not None:
+            key = ("fast", fast, self.registry.version)
+        else:
+            key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
         if adj is None or not adj.guard():
-            adj = get_adjoint(self.fn, self.wrt, self.registry, key[0])
+            adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
 

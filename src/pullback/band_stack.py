@@ -34,6 +34,8 @@ import numpy as np
 from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
+_multiply = np.multiply
+_sum = np.add.reduce
 _DIVIDING = {np.true_divide, np.divide}
 _UNARY = {np.negative, np.positive, np.conjugate}
 _LINEAR = {np.add, np.subtract}
@@ -113,13 +115,14 @@ class BandStack(StructuredStack):
         """The stack as an ordinary ``(k, m)`` array."""
         k, m = self.shape
         out = np.zeros((k, m), dtype=self.data.dtype)
+        flat = out.reshape(-1)  # a view: assigning through ``out.flat`` costs far more
         for i, v in enumerate(self.data):
             o = self.lo + i
             j = _valid(o, k, m)
             if len(j):
                 # entry [j + o, j]: a strided diagonal of the flat array
                 start = (j.start + o) * m + j.start
-                out.flat[start : start + len(j) * (m + 1) : m + 1] = v[j.start : j.stop]
+                flat[start : start + len(j) * (m + 1) : m + 1] = v[j.start : j.stop]
         return out
 
     def __repr__(self) -> str:
@@ -155,14 +158,24 @@ class BandStack(StructuredStack):
     # The products and sums a reverse sweep writes (``d * t``, ``2.0 * d``, ``a + b``) are
     # decided here first: the general operators (StructuredStack) cover the rest.
     def __mul__(self, other):
-        if self._factor(other):
+        if self._vector(other) or self._factor(other):
             return BandStack(self.k, self.lo, self.data * other)
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
-        if self._factor(other):
+        if self._vector(other) or self._factor(other):
             return BandStack(self.k, self.lo, other * self.data)
         return StructuredStack.__rmul__(self, other)
+
+    def _vector(self, other) -> bool:
+        """Whether ``other`` is a finite float vector of length ``m``: the factor a sweep
+        multiplies by most, told in one test (:meth:`_factor` tells the rest)."""
+        return (
+            type(other) is np.ndarray
+            and other.shape == (self.data.shape[1],)
+            and other.dtype.kind == "f"
+            and math.isfinite(_sum(other))
+        )
 
     def __add__(self, other):
         if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
@@ -190,6 +203,9 @@ class BandStack(StructuredStack):
         return all_finite(np.asarray(other))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is _multiply and method == "__call__" and len(inputs) == 2 and not kwargs:
+            if inputs[1] is self and self._vector(inputs[0]):  # ``t * b`` (NumPy's operator)
+                return BandStack(self.k, self.lo, inputs[0] * self.data)
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:
@@ -247,7 +263,10 @@ def _linear_union(ufunc, a: BandStack, b: BandStack):
     hi = max(a.lo + a.data.shape[0], b.lo + b.data.shape[0])
     if hi - lo > _MAX_BANDS:
         return None
-    data = np.zeros((hi - lo, a.data.shape[1]), dtype=np.result_type(a.data, b.data))
+    dtype = a.data.dtype
+    if b.data.dtype != dtype:
+        dtype = np.result_type(a.data, b.data)
+    data = np.zeros((hi - lo, a.data.shape[1]), dtype=dtype)
     data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
     rows = data[b.lo - lo : b.lo - lo + b.data.shape[0]]
     ufunc(rows, b.data, out=rows)
@@ -270,32 +289,47 @@ def scatter_sum(reads, n: int):
     in the same order, in one array. None where a read is not such a slice or the sum
     would span more than :data:`_MAX_BANDS` offsets."""
     placed = []
+    k = reads[0][1].k
+    dtype = reads[0][1].data.dtype
+    lo = hi = None
     for index, band in reads:
-        m = band.data.shape[1]
+        nb, m = band.data.shape
         start, stop, step = index.indices(n)
-        if step != 1 or max(stop, start) - start != m or band.k != reads[0][1].k:
+        if step != 1 or max(stop, start) - start != m or band.k != k:
             return None
-        placed.append((band.lo - start, start, band))
-    lo = min(p[0] for p in placed)
-    hi = max(p[0] + p[2].data.shape[0] for p in placed)
+        first = band.lo - start
+        placed.append((first, start, band))
+        lo = first if lo is None or first < lo else lo
+        hi = first + nb if hi is None or first + nb > hi else hi
+        if band.data.dtype != dtype:
+            dtype = np.result_type(dtype, band.data.dtype)
     if hi - lo > _MAX_BANDS:
         return None
-    data = np.zeros((hi - lo, n), dtype=np.result_type(*(p[2].data for p in placed)))
+    data = np.zeros((hi - lo, n), dtype=dtype)
     for i, (first, start, band) in enumerate(placed):
-        rows = data[first - lo : first - lo + band.data.shape[0], start : start + band.m]
+        nb, m = band.data.shape
+        rows = data[first - lo : first - lo + nb, start : start + m]
         if i == 0:
             rows[...] = band.data  # the first read: its own values, as scattered() gives
         else:
             np.add(rows, band.data, out=rows)
-    return BandStack(reads[0][1].k, lo, data)
+    return BandStack(k, lo, data)
 
 
 def combine_band(weights, stack: BandStack) -> np.ndarray:
-    """``weights @ stack.dense()`` without the dense stack."""
+    """``weights @ stack.dense()`` without the dense stack: column ``j`` takes
+    ``weights[j + o] * band_o[j]`` from each band (offset ``o``), ``weights`` read through
+    one zero-padded copy so that each band is one product over its whole length (the band's
+    entries outside the stack meet a zero weight)."""
     k, m = stack.shape
-    out = np.zeros(m, dtype=np.result_type(weights, stack.dtype))
-    for i, v in enumerate(stack.data):
-        o = stack.lo + i
-        j = _valid(o, k, m)
-        out[j.start : j.stop] += weights[j.start + o : j.stop + o] * v[j.start : j.stop]
+    data = stack.data
+    nb, lo = data.shape[0], stack.lo
+    # padded[t] = weights[t + lo] where 0 <= t + lo < k: band i at column j reads t = i + j
+    padded = np.zeros(nb + m - 1, dtype=weights.dtype)
+    a, b = max(0, -lo), min(nb + m - 1, k - lo)
+    if a < b:
+        padded[a:b] = weights[a + lo : b + lo]
+    out = padded[0:m] * data[0]
+    for i in range(1, nb):
+        out += padded[i : i + m] * data[i]
     return out

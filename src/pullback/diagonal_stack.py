@@ -24,6 +24,7 @@ array([[0., 0., 0.],
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -50,6 +51,7 @@ def all_finite(v) -> bool:
 
 _sum = np.add.reduce
 _largest = np.maximum.reduce
+_multiply = np.multiply
 
 
 def max_abs(a) -> float:
@@ -142,7 +144,8 @@ class DiagonalStack(StructuredStack):
         """The stack as an ordinary array of shape ``(n,) + shape``."""
         n = self.diagonal.size
         out = np.zeros((n, n), dtype=self.diagonal.dtype)
-        out.flat[:: n + 1] = self.diagonal.ravel()
+        # a strided view of the flat array: assigning through ``out.flat`` costs ~20x more
+        out.reshape(-1)[:: n + 1] = self.diagonal.reshape(-1)
         return out.reshape(self.shape)
 
     def __repr__(self) -> str:
@@ -166,8 +169,18 @@ class DiagonalStack(StructuredStack):
             return False
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if any(getattr(type(x), "_stack_priority", 0) for x in inputs):
-            return NotImplemented  # a band stack (pullback.band_stack) knows both
+        if ufunc is _multiply and method == "__call__" and not kwargs and len(inputs) == 2:
+            # ``t * d`` with ``t`` an array of the primal's shape (NumPy's operator comes
+            # here): the product a reverse sweep writes most, decided first
+            a = inputs[0]
+            t = type(a)
+            if inputs[1] is self and (t is np.ndarray and a.shape == self.diagonal.shape):
+                out = self._scaled(a * self.diagonal)
+                if out is not None:
+                    return out
+        for x in inputs:
+            if getattr(type(x), "_stack_priority", 0):
+                return NotImplemented  # a band stack (pullback.band_stack) knows both
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:
@@ -189,18 +202,30 @@ class DiagonalStack(StructuredStack):
     def __mul__(self, other):
         t = type(other)
         if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            v = self.diagonal * other
-            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
-                return DiagonalStack(v)
+            out = self._scaled(self.diagonal * other)
+            if out is not None:
+                return out
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
         t = type(other)
         if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            v = other * self.diagonal
-            if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
-                return DiagonalStack(v)
+            out = self._scaled(other * self.diagonal)
+            if out is not None:
+                return out
         return StructuredStack.__rmul__(self, other)
+
+    def __add__(self, other):
+        if type(other) is DiagonalStack and other.diagonal.shape == self.diagonal.shape:
+            return DiagonalStack(self.diagonal + other.diagonal)  # what _structured gives
+        return StructuredStack.__add__(self, other)
+
+    def _scaled(self, v):
+        """The stack of diagonal ``v``, this one's times a float or an array of the
+        primal's shape, where ``v`` is finite (see _structured); else None."""
+        if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
+            return DiagonalStack(v)
+        return None
 
     def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""
@@ -235,7 +260,17 @@ class DiagonalStack(StructuredStack):
 def identity_stack(shape, dtype) -> DiagonalStack:
     """The basis of cotangents of an array of ``shape``: ``np.eye(n)`` reshaped to
     ``(n,) + shape``, as a :class:`DiagonalStack`."""
-    return DiagonalStack(np.ones(tuple(shape), dtype=dtype))
+    return DiagonalStack(_ones(tuple(shape), np.dtype(dtype)))
+
+
+@functools.lru_cache(maxsize=16)
+def _ones(shape, dtype) -> np.ndarray:
+    """A read-only array of ones, made once per shape and dtype (a Jacobian per call of
+    the same shapes needs the same basis): every step makes new arrays from it, and a
+    write into it would raise, so the batched sweep would fall back to rows."""
+    out = np.ones(shape, dtype=dtype)
+    out.flags.writeable = False
+    return out
 
 
 def combine(weights, stack: DiagonalStack) -> np.ndarray:

@@ -21,6 +21,7 @@ from .arguments import (
     _check_differentiable,
     _name,
     _positional_names,
+    fast_kinds,
     kinds_key,
     tangent_parameters,
 )
@@ -52,11 +53,25 @@ class LazyJVP:
         tangents = tuple(tangents) + (ZERO,) * (len(args) - len(tangents))
         active = tuple(k for k, d in enumerate(tangents) if not is_zero(d))
         moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
+        # Positional floats, ints and real arrays: the cheap key of their kinds (what
+        # grad's fast path keys on) stands for kinds_key's, which a miss computes.
+        fast = None if kwargs or moving else fast_kinds(args)
+        if fast is not None:
+            key = (active, fast, self.registry.version)
+            entry = self._cache.get(key)
+            if entry is None or not entry[0].guard():
+                kinds = kinds_key(args, kwargs)
+                generated = jvp_function(self.fn, active, self.registry, kinds, ())
+                entry = self._cache[key] = (generated, self._by_position(active, moving))
+            return self._run(entry, args, tangents, active, moving, kwargs)
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
         entry = self._cache.get(key)
         if entry is None or not entry[0].guard():
             generated = jvp_function(self.fn, active, self.registry, key[2], key[1])
             entry = self._cache[key] = (generated, self._by_position(active, moving))
+        return self._run(entry, args, tangents, active, moving, kwargs)
+
+    def _run(self, entry, args, tangents, active, moving, kwargs):
         generated, by_position = entry
         if by_position:
             values = [tangents[k] for k in active]

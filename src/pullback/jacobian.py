@@ -18,15 +18,17 @@ import types
 import numpy as np
 
 from . import backends
-from .api import _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
-from .arguments import _positional_indices, _signature, kinds_key, resolve_wrt
+from .api import VJPPullback, _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
+from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, resolve_wrt
 from .batched import stacked_pullback
+from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError
 from .forward_mode import LazyJVP, jvp, stacked_jvp_with
 from .registry import default_registry, install_entry_points
-from .running import run_forward, run_pullback
+from .running import deeper_recursion, run_forward, run_pullback
 from .tangents import ZERO, materialize
+from .transformed import GradFunction
 
 
 def _leaf_shape(y):
@@ -94,6 +96,8 @@ class JacobianFunction:
         self._plain_positions = _plain_positions(fn, self.names)
         self._positions = (None, None)  # (what the signature was read from, positions)
         self._forward_sweeps = None  # the LazyJVP of fn, kept between calls
+        self._fast_target = _fast_target(fn) if self._plain_positions is not None else None
+        self._fast_entries: dict = {}  # fast kinds -> (adjoint, registry, version, inner)
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -162,7 +166,9 @@ class JacobianFunction:
                 if stacked:
                     # the columns from stacked_jvp: (size,) + out_shape per output
                     stack = columns[j] if multi else columns
-                    block = np.moveaxis(stack.reshape((-1,) + out_shape), 0, -1)
+                    # column k of the Jacobian is row k of the stack: the transpose of
+                    # the (input size, output size) matrix (a view, as np.moveaxis gives)
+                    block = stack.reshape(stack.shape[0], -1).T
                     blocks.append(block.reshape(out_shape + shape))
                     continue
                 cols = [backends.as_array(c[j] if multi else c) for c in columns]
@@ -196,12 +202,16 @@ class JacobianFunction:
 
     def _reverse(self, args, kwargs):
         plain = self._plain_positions
-        values = None
+        values = fast = None
         if plain is not None and not kwargs and len(args) == plain[0]:
             values = [args[p] for p in plain[1]]  # what binding the call would give
-        y, pullback = vjp_resolved(
-            self.fn, args, kwargs, self.names, self.single, self.registry, values
-        )
+            fast = self._fast_forward(args, values)
+        if fast is not None:
+            y, pullback = fast
+        else:
+            y, pullback = vjp_resolved(
+                self.fn, args, kwargs, self.names, self.single, self.registry, values
+            )
         values = pullback._values
         for name, value in zip(self.names, values, strict=True):
             if isinstance(value, (tuple, list, dict)):
@@ -241,6 +251,51 @@ class JacobianFunction:
             results.append(per_input[0] if self.single else tuple(per_input))
         return type(y)(results) if multi else results[0]
 
+    def _fast_forward(self, args, values):
+        """``(y, pullback)`` of the forward sweep of a call whose positional arguments have
+        the fast kinds (floats, ints, real NumPy arrays) and whose differentiated ones are
+        float scalars or float arrays; None for any other call (then :func:`vjp_resolved`
+        takes it, and explains what it refuses).
+
+        What ``vjp_resolved`` looks up at every call (the bound call, the argument kinds,
+        the adjoint through its cache) is kept here per fast kinds, as ``grad``'s fast path
+        keeps it: reused only while the registry and its version are the same and the
+        adjoint's guard holds (and, for ``hessian``, the guard of the first derivative's
+        adjoint whose generated gradient it differentiates)."""
+        target = self._fast_target
+        if target is None:
+            return None
+        key = fast_kinds(args)
+        if key is None:
+            return None
+        registry = self.registry if self.registry is not None else default_registry()
+        entry = self._fast_entries.get(key)
+        if (
+            entry is None
+            or entry[1] is not registry
+            or entry[2] != registry.version
+            or not entry[0].guard()
+            or (entry[3] is not None and not entry[3].guard())
+        ):
+            for v in values:
+                if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f")):
+                    return None  # the general path checks it (and says why it refuses)
+            kinds = kinds_key(args, {})
+            inner = None
+            if type(target) is GradFunction:
+                inner = get_adjoint(target.target, target.wrt, target.registry, kinds)
+            adj = get_adjoint(target, self.names, registry, kinds)
+            entry = self._fast_entries[key] = (adj, registry, registry.version, inner)
+        adj = entry[0]
+        if adj.calls_user_code:
+            with deeper_recursion(self.fn):
+                y, pullback = run_forward(adj, args, {})
+        else:
+            y, pullback = run_forward(adj, args, {})
+        back = VJPPullback(self.fn, y, pullback, values, self.names, self.single)
+        back.deep = adj.calls_user_code
+        return y, back
+
     def _reverse_stacked(self, y, pullback, values):
         """Every row at once: the basis of the output's cotangents as one stack through
         one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
@@ -259,6 +314,19 @@ class JacobianFunction:
     def into(self, out, *args, **kwargs):
         """Write the Jacobian into the preallocated ``out`` and return ``out``."""
         return write_into(out, self(*args, **kwargs), "the Jacobian")
+
+
+def _fast_target(fn):
+    """What :meth:`JacobianFunction._fast_forward` differentiates for ``fn``: a plain Python
+    function (its code watched by its adjoint's guard, as ``grad`` watches it), or the
+    gradient ``grad(f)`` of one (a Hessian); None for anything else (methods, partials,
+    callable objects are looked up again at each call by ``vjp_resolved``)."""
+    if type(fn) is types.FunctionType:
+        call = as_bound_call(fn)
+        return call.target if call is not None and call.is_plain else None
+    if type(fn) is GradFunction and not fn.has_aux and (fn.call is None or fn.call.is_plain):
+        return fn
+    return None
 
 
 def jacobian(fn=None, wrt=0, *, mode="reverse", registry=None):

@@ -158,7 +158,10 @@ def _fold_band_reads(x, chain):
             return None
         reads.append((index, band))
     out = scatter_sum(reads, x.shape[0]) if reads else None
-    if out is None or out.dtype != _cotangent_dtype(x):
+    if out is None:
+        return None
+    dtype = x.dtype if x.dtype.kind in "fc" else _cotangent_dtype(x)  # (a float's own)
+    if out.dtype != dtype:
         return None
     return out
 

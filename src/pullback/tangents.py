@@ -153,6 +153,9 @@ def read_cotangent(g, x, index, value):
         if batch_axes.axes:
             band = _band_read(g, x, index)
             if band is not None:
+                if type(value) is _ndarray and value.shape == (band.m,):
+                    if value.dtype == band.dtype and (band.k,) == batch_axes.axes:
+                        return band  # what unbroadcast gives: nothing to sum
                 return unbroadcast(band, value)
             g = np.asarray(g)
             if g.ndim < len(batch_axes.axes) + x.ndim:

@@ -1,0 +1,276 @@
+"""``scipy.stats.multivariate_normal.cdf`` and ``.logcdf``: gradients with respect to ``x``,
+``mean`` and ``cov`` (given positionally), as transformable pullbacks so that second
+derivatives run through them.
+
+SciPy computes the cdf ``Phi_d(x; m, S)`` exactly for ``d <= 2`` and by randomized
+quasi-Monte Carlo (Genz) for ``d >= 3``. The rule differentiates the function SciPy
+estimates, never its QMC iterations (as quad's rule uses the fundamental theorem of
+calculus). With ``z = x - m``:
+
+* ``dPhi/dx_i = phi(z_i; S_ii) Phi_{d-1}(x_{-i}; conditional mean and cov given x_i)``;
+* ``dPhi/dm = -dPhi/dx`` (summed over the stacked points);
+* Plackett's identity, ``dPhi/dS_ij = d2Phi/dx_i dx_j`` (``i != j``) and
+  ``dPhi/dS_ii = 1/2 d2Phi/dx_i^2``, where ``d2Phi/dx_i dx_j = phi_2(z_i, z_j; S_{ij,ij})
+  Phi_{d-2}(rest | x_i, x_j)`` and the diagonal follows from differentiating the first
+  formula in ``x_i``: ``d2Phi/dx_i^2 = -(z_i / S_ii) dPhi/dx_i - sum_{j != i} (S_ji / S_ii)
+  d2Phi/dx_i dx_j``.
+
+The lower-dimensional cdfs are SciPy's own (``norm.cdf`` for one dimension, ``Phi_0 = 1``),
+called with the accuracy options of the call (``maxpts``, ``abseps``, ``releps``, ``rng``):
+the gradient is exact for ``d <= 3`` and carries SciPy's QMC error for ``d >= 4``. SciPy
+reads one triangle of a 2-D ``cov`` (the lower one for ``d >= 3``, as ``logpdf`` does; the
+upper one for ``d == 2`` in SciPy 1.17), so its cotangent lives there; for a symmetric
+``cov`` built from other values this is the symmetric gradient either way. A scalar
+``cov`` gets the trace, a 1-D one the diagonal. ``lower_limit`` (a box rather than an
+orthant) and a singular ``cov`` with ``allow_singular=True`` are refused with a
+NotDifferentiableError.
+
+Imported only by the scipy.stats registration (it names scipy.stats globally).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.stats as st
+
+from ..errors import NotDifferentiableError
+from ..registry import transformable
+from ..tangents import NO_TANGENT, ZERO, unbroadcast
+from ._util import differentiable, finalize, zeros_for
+from .scipy_stats_transformable import mvn_dimension, refuse_singular
+from .user_function_calls import has_tangent
+
+
+def refuse_lower_limit(lower_limit):
+    """Raise a NotDifferentiableError for a finite ``lower_limit`` (a box, not an orthant)."""
+    if lower_limit is not None and not np.all(np.isneginf(lower_limit)):
+        raise NotDifferentiableError(
+            "pullback cannot differentiate scipy.stats.multivariate_normal.cdf with "
+            "lower_limit=: its rule covers the orthant below x only.\n"
+            "Fix: leave out lower_limit (or pass -inf), or write the box probability as a "
+            "signed sum of orthant cdfs (inclusion-exclusion over the box's corners)."
+        )
+
+
+def frozen_cdf_options(frozen, rng):
+    """``(maxpts, abseps, releps, rng)`` a frozen multivariate normal's cdf uses (its own
+    random state unless the call passes ``rng``)."""
+    return (frozen.maxpts, frozen.abseps, frozen.releps,
+            frozen.random_state if rng is None else rng)
+
+
+def others(d, drop):
+    """The indices ``0..d-1`` without those in ``drop``."""
+    return [j for j in range(d) if j not in drop]
+
+
+def index_pairs(d):
+    """The pairs ``[i, j]``, ``i < j``, of ``0..d-1``, row by row."""
+    return [[i, j] for i in range(d) for j in range(i + 1, d)]
+
+
+def pair_basis(d):
+    """``E`` (pairs, d, d): ``E[p] = e_i e_j^T + e_j e_i^T`` for the ``p``-th pair."""
+    out = np.zeros((d * (d - 1) // 2, d, d))
+    for p, (i, j) in enumerate(index_pairs(d)):
+        out[p, i, j] = out[p, j, i] = 1.0
+    return out
+
+
+@functools.cache
+def reads_upper(d):
+    """Whether scipy's cdf reads the upper triangle of a 2-D ``cov`` of dimension ``d``
+    (SciPy 1.17: its bivariate routine reads ``cov[0, 1]``, its QMC one the lower
+    triangle), asked of scipy once per dimension class with a triangular ``cov``."""
+    if d != 2:
+        return False
+    upper = np.array([[1.0, 0.5], [0.0, 1.0]])
+    return bool(st.multivariate_normal.cdf(np.zeros(2), None, upper) > 0.3)
+
+
+@transformable
+def full_covariance(cov, d):
+    """The ``d x d`` covariance scipy reads: ``c I`` for a scalar, ``diag(c)`` for a 1-D
+    ``cov``, the triangle it reads (:func:`reads_upper`) mirrored for a 2-D one."""
+    if np.ndim(cov) == 0:
+        return cov * np.eye(d)
+    if np.ndim(cov) == 1:
+        return np.diag(cov)
+    if reads_upper(d):
+        return np.triu(cov) + np.transpose(np.triu(cov, 1))
+    return np.tril(cov) + np.transpose(np.tril(cov, -1))
+
+
+@transformable
+def orthant_cdf(y, cov, maxpts, abseps, releps, rng):
+    """``Phi(y; 0, cov)`` for each row of the stack ``y`` (k, n): 1 for ``n == 0``,
+    ``norm.cdf`` for ``n == 1``, scipy's cdf with the call's options otherwise."""
+    k = np.shape(y)[0]
+    n = np.shape(cov)[0]
+    if n == 0:
+        return np.ones(k)
+    if n == 1:
+        return st.norm.cdf(y[:, 0] / np.sqrt(cov[0, 0]))
+    p = st.multivariate_normal.cdf(y, None, cov, False, maxpts, abseps, releps, rng=rng)
+    return np.reshape(p, (k,))
+
+
+@transformable
+def first_partials(z, full, maxpts, abseps, releps, rng):
+    """``dPhi/dx`` (k, d) at the centred points ``z`` (k, d)."""
+    d = np.shape(full)[0]
+    columns = []
+    for i in range(d):
+        rest = others(d, [i])
+        s = full[i, i]
+        c = full[rest, i]
+        cond = full[rest][:, rest] - np.outer(c, c) / s
+        zi = z[:, i]
+        y = z[:, rest] - np.outer(zi / s, c)
+        density = st.norm.pdf(zi / np.sqrt(s)) / np.sqrt(s)
+        columns.append(density * orthant_cdf(y, cond, maxpts, abseps, releps, rng))
+    return np.stack(columns, axis=1)
+
+
+@transformable
+def weighted_hessian(w, z, g, full, maxpts, abseps, releps, rng):
+    """``sum_k w_k d2Phi/dx dx^T`` (d, d) at the centred points ``z`` (k, d), from the
+    first partials ``g`` (k, d) (see the module docstring). One flat loop over the pairs
+    and array algebra for the rest (the reverse sweep of a nested loop whose inner one may
+    run zero times reads its counter unbound)."""
+    d = np.shape(full)[0]
+    values = []  # d2Phi/dx_i dx_j (k,) for the pairs i < j
+    for pair in index_pairs(d):
+        i = pair[0]
+        j = pair[1]
+        rest = others(d, pair)
+        a, b, c = full[i, i], full[i, j], full[j, j]
+        det = a * c - b * b
+        zi, zj = z[:, i], z[:, j]
+        q = (c * zi * zi - 2.0 * b * zi * zj + a * zj * zj) / det
+        density = np.exp(-0.5 * q) / (2.0 * np.pi * np.sqrt(det))
+        # the conditional of the rest given (x_i, x_j): B^-1 applied to (z_i, z_j)
+        ui = (c * zi - b * zj) / det
+        uj = (a * zj - b * zi) / det
+        ci, cj = full[rest, i], full[rest, j]
+        y = z[:, rest] - np.outer(ui, ci) - np.outer(uj, cj)
+        cond = full[rest][:, rest] - (
+            c * np.outer(ci, ci) - b * (np.outer(ci, cj) + np.outer(cj, ci))
+            + a * np.outer(cj, cj)
+        ) / det
+        values.append(density * orthant_cdf(y, cond, maxpts, abseps, releps, rng))
+    # the off-diagonal second derivatives (k, d, d), and the diagonal from them
+    t = np.zeros((np.shape(z)[0], d, d))
+    if d > 1:
+        t = np.tensordot(np.stack(values, axis=1), pair_basis(d), axes=1)
+    diagonal = -(z * g + np.sum(t * full, axis=2)) / np.diagonal(full)
+    return np.tensordot(w, t, axes=1) + np.diag(w @ diagonal)
+
+
+@transformable
+def mvn_cdf_cotangents(w, x, mean, cov, allow_singular, maxpts, abseps, releps, rng):
+    """``(dx, dmean, dcov)`` of ``sum(w * cdf(x, mean, cov))``, ``w`` one weight per
+    point (the stacked points' flat order)."""
+    d = mvn_dimension(mean, cov)
+    full = full_covariance(cov, d)
+    if allow_singular:
+        refuse_singular(full)
+    center = 0.0
+    if mean is not None:
+        center = mean
+    z = np.reshape(x, (-1, d)) - center
+    weights = np.reshape(w, (-1,))
+    g = first_partials(z, full, maxpts, abseps, releps, rng)
+    wg = weights[:, None] * g
+    dx = NO_TANGENT
+    if has_tangent(x):
+        dx = unbroadcast(np.reshape(wg, np.shape(x)), x)
+    dmean = NO_TANGENT
+    if has_tangent(mean):
+        dmean = unbroadcast(-np.sum(wg, axis=0), mean)
+    dcov = NO_TANGENT
+    if has_tangent(cov):
+        h = weighted_hessian(weights, z, g, full, maxpts, abseps, releps, rng)
+        # Plackett: dPhi/dS = H / 2 as a symmetric gradient, on the triangle scipy reads
+        if np.ndim(cov) == 0:
+            dcov = unbroadcast(0.5 * np.trace(h), cov)
+        elif np.ndim(cov) == 1:
+            dcov = unbroadcast(0.5 * np.diagonal(h), cov)
+        elif reads_upper(d):
+            dcov = unbroadcast(np.triu(h) - 0.5 * np.diag(np.diagonal(h)), cov)
+        else:
+            dcov = unbroadcast(np.tril(h) - 0.5 * np.diag(np.diagonal(h)), cov)
+    return dx, dmean, dcov
+
+
+@transformable
+def mvn_cdf_pullback(dy, x, mean=None, cov=1, allow_singular=False, maxpts=None,
+                     abseps=1e-5, releps=1e-5, *, lower_limit=None, rng=None):
+    refuse_lower_limit(lower_limit)
+    dx, dmean, dcov = mvn_cdf_cotangents(
+        dy, x, mean, cov, allow_singular, maxpts, abseps, releps, rng
+    )
+    return dx, dmean, dcov, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def mvn_logcdf_pullback(dy, x, mean=None, cov=1, allow_singular=False, maxpts=None,
+                        abseps=1e-5, releps=1e-5, *, lower_limit=None, rng=None):
+    # d log Phi = dPhi / Phi; Phi computed again (the closure rule uses the primal's)
+    p = st.multivariate_normal.cdf(
+        x, mean, cov, allow_singular, maxpts, abseps, releps, lower_limit=lower_limit, rng=rng
+    )
+    return mvn_cdf_pullback(dy / p, x, mean, cov, allow_singular, maxpts, abseps, releps,
+                            lower_limit=lower_limit, rng=rng)
+
+
+_OPTIONS = ("mean", "cov", "allow_singular", "maxpts", "abseps", "releps")
+_DEFAULTS = (None, 1, False, None, 1e-5, 1e-5)
+
+
+def _cdf_rrule(log):
+    def mvn_cdf_rrule(x, *args, **kwargs):
+        fn = st.multivariate_normal.logcdf if log else st.multivariate_normal.cdf
+        y = fn(x, *args, **kwargs)
+        refuse_lower_limit(kwargs.get("lower_limit"))
+        options = dict(zip(_OPTIONS, _DEFAULTS, strict=True))
+        options.update(zip(_OPTIONS, args, strict=False))
+        options.update((k, v) for k, v in kwargs.items() if k in _OPTIONS)
+        rng = kwargs.get("rng")
+
+        def mvn_cdf_pullback(dy):
+            if dy is ZERO:
+                return zeros_for((x,) + args)
+            w = np.asarray(dy, dtype=np.float64)
+            if log:  # d log Phi = dPhi / Phi, with the primal's Phi
+                w = w / np.exp(y)
+            cots = mvn_cdf_cotangents(w, x, *options.values(), rng)
+            every = (x,) + args
+            return tuple(
+                finalize(cots[k], every[k]) if k < 3 and differentiable(every[k]) else NO_TANGENT
+                for k in range(len(every))
+            )
+
+        return y, mvn_cdf_pullback
+
+    return mvn_cdf_rrule
+
+
+def register(reg):
+    """The rules of ``multivariate_normal.cdf``/``logcdf`` and their pullback functions."""
+    from ._util import Registrar
+
+    reg.non_differentiable(
+        refuse_lower_limit, others, index_pairs, pair_basis, frozen_cdf_options, reads_upper,
+        family="scipy_stats", trusted=True,
+    )
+    r = Registrar(reg, "scipy_stats")
+    for log, name, pullback_fn in (
+        (False, "cdf", mvn_cdf_pullback),
+        (True, "logcdf", mvn_logcdf_pullback),
+    ):
+        fn = getattr(st.multivariate_normal, name)
+        r.rule(fn, _cdf_rrule(log), name=f"scipy.stats.multivariate_normal.{name}")
+        reg.set_pullback_function(fn, pullback_fn)

@@ -170,8 +170,10 @@ def test_against_central_differences(d, fn):
     assert_matches_central(fn, [x, mean, cov])
 
 
-def test_options_reach_the_inner_cdfs(monkeypatch):
-    # abseps and maxpts of the call are those of the lower-dimensional cdfs of the pullback
+@pytest.mark.parametrize("frozen", [False, True], ids=["plain", "frozen"])
+def test_options_reach_the_inner_cdfs(monkeypatch, frozen):
+    # abseps and maxpts of the call (of the frozen object) are those of the
+    # lower-dimensional cdfs of the pullback
     import scipy.stats._multivariate as multi
 
     seen = []
@@ -183,7 +185,7 @@ def test_options_reach_the_inner_cdfs(monkeypatch):
 
     monkeypatch.setattr(multi, "_qauto", spy)
     x = np.array([0.2, -0.4, 0.5, 0.1])
-    grad(options_probe)(x)
+    grad(frozen_options_probe if frozen else options_probe)(x)
     assert seen and {(e, n) for _, e, n in seen} == {(3e-5, 50_000)}
     # the primal, the first partials, the pairs' (cov is a float array: its cotangent is
     # computed although only x is asked for)
@@ -192,6 +194,31 @@ def test_options_reach_the_inner_cdfs(monkeypatch):
 
 def options_probe(x):
     return MVN.cdf(x, None, COV4, False, 50_000, 3e-5, 1e-5, rng=1)
+
+
+def frozen_options_probe(x):
+    return MVN(None, COV4, seed=1, maxpts=50_000, abseps=3e-5).cdf(x)
+
+
+def log_unseeded(x):
+    return MVN.logcdf(x, MEAN3, COV3)
+
+
+def cdf_unseeded(x):
+    return MVN.cdf(x, MEAN3, COV3)
+
+
+def frozen_log_unseeded(x):
+    return MVN(MEAN3, COV3).logcdf(x)
+
+
+@pytest.mark.parametrize("log", [log_unseeded, frozen_log_unseeded], ids=["plain", "frozen"])
+def test_logcdf_divides_by_the_primal_cdf(log):
+    # d == 3: the cdf's gradient is exact, its value a fresh QMC estimate at each call;
+    # logcdf's gradient is that gradient over the cdf of this very call
+    x = np.array([0.2, -0.4, 0.5])
+    value, g = pullback.value_and_grad(log)(x)
+    np.testing.assert_allclose(g * np.exp(value), grad(cdf_unseeded)(x), rtol=1e-13)
 
 
 # -- frozen ---------------------------------------------------------------------------------

@@ -272,5 +272,10 @@ def register(reg):
         (True, "logcdf", mvn_logcdf_pullback),
     ):
         fn = getattr(st.multivariate_normal, name)
-        r.rule(fn, _cdf_rrule(log), name=f"scipy.stats.multivariate_normal.{name}")
+        rule = r.rule(fn, _cdf_rrule(log), name=f"scipy.stats.multivariate_normal.{name}")
         reg.set_pullback_function(fn, pullback_fn)
+        if log:
+            # logcdf's closure divides by the primal's cdf, which the function, given only
+            # the arguments, estimates again (a new QMC draw for d >= 3): the sweeps keep
+            # the closure; code differentiated again calls the function
+            rule.extra["sweeps_keep_closure"] = True

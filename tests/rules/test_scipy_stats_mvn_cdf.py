@@ -200,6 +200,26 @@ def frozen_options_probe(x):
     return MVN(None, COV4, seed=1, maxpts=50_000, abseps=3e-5).cdf(x)
 
 
+def plain_cdf(x, m, s):
+    return MVN.cdf(x, m, s)
+
+
+def test_infinite_coordinates():
+    # x_3 = +inf marginalizes it out: the gradient is the bivariate marginal's (exact),
+    # zero in x_3 and in the entries of cov that involve it; x_2 = -inf: a zero cdf
+    x = np.array([0.2, -0.4, np.inf])
+    gx, gm, gs = grad(plain_cdf, wrt=(0, 1, 2))(x, MEAN3, COV3)
+    wx, wm, ws = grad(plain_cdf, wrt=(0, 1, 2))(x[:2], MEAN3[:2], COV3[:2, :2])
+    np.testing.assert_allclose(gx, np.append(wx, 0.0), rtol=1e-12)
+    np.testing.assert_allclose(gm, np.append(wm, 0.0), rtol=1e-12)
+    want = np.zeros((3, 3))
+    want[:2, :2] = ws.T  # the bivariate cdf reads the upper triangle, the trivariate the lower
+    np.testing.assert_allclose(gs, want, rtol=1e-12, atol=1e-15)
+    gx, gm, gs = grad(plain_cdf, wrt=(0, 1, 2))(np.array([0.2, -np.inf, 0.5]), MEAN3, COV3)
+    for g in (gx, gm, gs):
+        np.testing.assert_array_equal(g, 0.0)
+
+
 def log_unseeded(x):
     return MVN.logcdf(x, MEAN3, COV3)
 

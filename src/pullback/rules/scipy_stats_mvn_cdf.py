@@ -104,6 +104,15 @@ def full_covariance(cov, d):
 
 
 @transformable
+def finite_parts(z):
+    """``(finite, zs)``: where ``z`` is finite, and ``z`` with its infinities set to 0.
+    A coordinate at +-inf (a marginal, or a zero cdf) has density 0 there: the terms it
+    multiplies read ``zs`` (never ``0 * inf``); the bounds of the cdfs read ``z``."""
+    finite = np.isfinite(z)
+    return finite, np.where(finite, z, 0.0)
+
+
+@transformable
 def orthant_cdf(y, cov, maxpts, abseps, releps, rng):
     """``Phi(y; 0, cov)`` for each row of the stack ``y`` (k, n): 1 for ``n == 0``,
     ``norm.cdf`` for ``n == 1``, scipy's cdf with the call's options otherwise."""
@@ -121,15 +130,16 @@ def orthant_cdf(y, cov, maxpts, abseps, releps, rng):
 def first_partials(z, full, maxpts, abseps, releps, rng):
     """``dPhi/dx`` (k, d) at the centred points ``z`` (k, d)."""
     d = np.shape(full)[0]
+    finite, zs = finite_parts(z)
     columns = []
     for i in range(d):
         rest = others(d, [i])
         s = full[i, i]
         c = full[rest, i]
         cond = full[rest][:, rest] - np.outer(c, c) / s
-        zi = z[:, i]
+        zi = zs[:, i]
         y = z[:, rest] - np.outer(zi / s, c)
-        density = st.norm.pdf(zi / np.sqrt(s)) / np.sqrt(s)
+        density = np.where(finite[:, i], st.norm.pdf(zi / np.sqrt(s)) / np.sqrt(s), 0.0)
         columns.append(density * orthant_cdf(y, cond, maxpts, abseps, releps, rng))
     return np.stack(columns, axis=1)
 
@@ -141,6 +151,7 @@ def weighted_hessian(w, z, g, full, maxpts, abseps, releps, rng):
     and array algebra for the rest (the reverse sweep of a nested loop whose inner one may
     run zero times reads its counter unbound)."""
     d = np.shape(full)[0]
+    finite, zs = finite_parts(z)
     values = []  # d2Phi/dx_i dx_j (k,) for the pairs i < j
     for pair in index_pairs(d):
         i = pair[0]
@@ -148,9 +159,11 @@ def weighted_hessian(w, z, g, full, maxpts, abseps, releps, rng):
         rest = others(d, pair)
         a, b, c = full[i, i], full[i, j], full[j, j]
         det = a * c - b * b
-        zi, zj = z[:, i], z[:, j]
+        zi, zj = zs[:, i], zs[:, j]
         q = (c * zi * zi - 2.0 * b * zi * zj + a * zj * zj) / det
-        density = np.exp(-0.5 * q) / (2.0 * np.pi * np.sqrt(det))
+        density = np.where(
+            finite[:, i] & finite[:, j], np.exp(-0.5 * q) / (2.0 * np.pi * np.sqrt(det)), 0.0
+        )
         # the conditional of the rest given (x_i, x_j): B^-1 applied to (z_i, z_j)
         ui = (c * zi - b * zj) / det
         uj = (a * zj - b * zi) / det
@@ -165,7 +178,7 @@ def weighted_hessian(w, z, g, full, maxpts, abseps, releps, rng):
     t = np.zeros((np.shape(z)[0], d, d))
     if d > 1:
         t = np.tensordot(np.stack(values, axis=1), pair_basis(d), axes=1)
-    diagonal = -(z * g + np.sum(t * full, axis=2)) / np.diagonal(full)
+    diagonal = -(zs * g + np.sum(t * full, axis=2)) / np.diagonal(full)
     return np.tensordot(w, t, axes=1) + np.diag(w @ diagonal)
 
 

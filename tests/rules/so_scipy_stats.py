@@ -101,6 +101,11 @@ def _fill():
     x2, mean2, cov2 = x[:3, :2], mean[:2], cov[:2, :2]
     case("scipy.stats.multivariate_normal.cdf", x2, mean2, cov2)
     case("scipy.stats.multivariate_normal.logcdf", x2, mean2, cov2)
+    # a box (inclusion-exclusion over its corners): a keyword, which
+    # test_second_order_coverage.py's runner takes
+    low = np.min(x2, axis=0) - 0.5
+    coverage_case("scipy.stats.multivariate_normal.cdf", x2, mean2, cov2, lower_limit=low)
+    coverage_case("scipy.stats.multivariate_normal.logcdf", x2, mean2, cov2, lower_limit=low)
     simplex = np.array([0.2, 0.3, 0.5])
     alpha = np.array([1.5, 2.0, 3.5])
     case("scipy.stats.dirichlet.logpdf", simplex, alpha, wrt=(1,))

@@ -281,22 +281,62 @@ def test_frozen_hessian():
     )
 
 
-# -- refusals -----------------------------------------------------------------------------
-def boxed(x):
-    return MVN.cdf(x, None, COV2, lower_limit=np.array([-1.0, -1.0]))
+# -- lower_limit: a box, as inclusion-exclusion over its corners -----------------------
+LOW2 = np.array([-0.5, -1.0])
 
 
-def orthant(x):
-    return MVN.cdf(x, None, COV2, lower_limit=np.array([-np.inf, -np.inf]))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("method", ["cdf", "logcdf"])
+def test_box_bivariate(method, dtype):
+    # exact in d == 2; the second point is below the first lower bound (scipy's signed
+    # measure: a negative cdf, so no logcdf there)
+    fn = getattr(MVN, method)
+    x = np.asarray([[0.4, -0.1], [-0.9, 0.6]] if method == "cdf" else [[0.4, -0.1]], dtype)
+    mean, cov = np.asarray(MEAN2, dtype), np.asarray(COV2, dtype)
+    for low in (LOW2, np.array([-np.inf, -1.0]), np.array([[-0.5, -1.0], [-2.0, -np.inf]])):
+        check_rrule(fn, x, mean, cov, lower_limit=low[: len(x)] if low.ndim == 2 else low)
+    check_rrule(fn, x, mean, dtype(1.4), lower_limit=LOW2)
 
 
-def test_lower_limit_is_refused_unless_minus_infinity():
+def box_twice(x, m, s):
+    return np.sum(MVN.cdf(x, m, s, lower_limit=LOW2) * np.array([0.7, -1.1]))
+
+
+def test_box_twice():
+    x = np.array([[0.4, -0.1], [1.1, 0.3]])
+    how = check_grads(box_twice, x, MEAN2, COV2, wrt=(0, 1, 2), order=2)
+    assert how == "reverse over reverse"
+
+
+def box_seeded(x, m, s):
+    low = np.array([-0.8, -np.inf, -0.3])
+    return MVN.cdf(x, m, s, False, None, 1e-6, 1e-6, lower_limit=low, rng=0)
+
+
+def frozen_box(x):
+    return MVN(MEAN2, COV2).cdf(x, lower_limit=LOW2)
+
+
+def plain_box(x):
+    return MVN.cdf(x, MEAN2, COV2, lower_limit=LOW2)
+
+
+def test_box_trivariate_and_frozen():
+    assert_matches_central(box_seeded, [np.array([0.2, -0.4, 0.5]), MEAN3, COV3])
     x = np.array([0.4, -0.1])
-    with pytest.raises(pullback.PullbackError, match="lower_limit"):
-        grad(boxed)(x)
-    np.testing.assert_allclose(grad(orthant)(x), hand_bivariate(x, np.zeros(2), COV2)[0])
+    np.testing.assert_allclose(grad(frozen_box)(x), grad(plain_box)(x), rtol=1e-13)
 
 
+def broadcast_box(x):
+    return np.sum(MVN.cdf(x, None, COV2, lower_limit=np.array([[-1.0, -1.0], [-2.0, 0.0]])))
+
+
+def test_a_lower_limit_that_adds_points_is_refused():
+    with pytest.raises(pullback.PullbackError, match="lower_limit of shape"):
+        grad(broadcast_box)(np.array([0.4, -0.1]))
+
+
+# -- refusals -----------------------------------------------------------------------------
 def singular(x):
     return MVN.cdf(x, None, np.ones((2, 2)), True)
 

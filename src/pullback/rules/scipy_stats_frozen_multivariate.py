@@ -30,7 +30,7 @@ import scipy.stats as st
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
 from .scipy_stats_frozen_pullbacks import frozen_parameters
-from .scipy_stats_mvn_cdf import frozen_cdf_options, mvn_cdf_cotangents, refuse_lower_limit
+from .scipy_stats_mvn_cdf import frozen_cdf_options, mvn_cdf_cotangents
 from .scipy_stats_transformable import (
     dirichlet_logpdf_pullback,
     dirichlet_pdf_pullback,
@@ -87,7 +87,6 @@ def frozen_multinomial_method_pullback(dy, frozen, x, density):
 def frozen_mvn_cdf_pullback(dy, frozen, x, log, lower_limit=None, rng=None, value=None):
     """``((dmean, dcov), dx)`` of ``frozen.cdf(x)`` (``frozen.logcdf(x)`` if log, whose
     cdf is ``value`` when given, else computed again) (scipy_stats_mvn_cdf.py)."""
-    refuse_lower_limit(lower_limit)
     params = frozen_parameters(frozen)
     opts = frozen_cdf_options(frozen, rng)
     d = np.shape(params[0])[0]
@@ -96,12 +95,13 @@ def frozen_mvn_cdf_pullback(dy, frozen, x, log, lower_limit=None, rng=None, valu
     if log:
         if value is None:
             value = st.multivariate_normal.cdf(
-                points, params[0], params[1], True, opts[0], opts[1], opts[2], rng=opts[3]
+                points, params[0], params[1], True, opts[0], opts[1], opts[2],
+                lower_limit=lower_limit, rng=opts[3]
             )
         w = w / np.reshape(value, (-1,))
     # allow_singular=True: a singular cov (which a frozen object may hold) is refused
     # with a pullback error, not a LinAlgError
-    cots = mvn_cdf_cotangents(w, points, params[0], params[1], True, *opts)
+    cots = mvn_cdf_cotangents(w, points, params[0], params[1], True, *opts, lower_limit)
     return (cots[1], cots[2]), unbroadcast(np.reshape(cots[0], np.shape(x)), x)
 
 

@@ -21,8 +21,13 @@ the gradient is exact for ``d <= 3`` and carries SciPy's QMC error for ``d >= 4`
 reads one triangle of a 2-D ``cov`` (the lower one for ``d >= 3``, as ``logpdf`` does; the
 upper one for ``d == 2`` in SciPy 1.17), so its cotangent lives there; for a symmetric
 ``cov`` built from other values this is the symmetric gradient either way. A scalar
-``cov`` gets the trace, a 1-D one the diagonal. ``lower_limit`` (a box rather than an
-orthant) and a singular ``cov`` with ``allow_singular=True`` are refused with a
+``cov`` gets the trace, a 1-D one the diagonal.
+
+With ``lower_limit`` (a box, SciPy's signed measure when a bound is above ``x``) the cdf is
+exactly the signed sum of the orthant cdfs at the box's corners (inclusion-exclusion,
+``2^d`` corners at most; a coordinate unbounded below adds none), and so is its gradient;
+``lower_limit`` itself, a keyword, gets none. A ``lower_limit`` that broadcasts ``x`` to
+more points, and a singular ``cov`` with ``allow_singular=True``, are refused with a
 NotDifferentiableError.
 
 Imported only by the scipy.stats registration (it names scipy.stats globally).
@@ -31,6 +36,7 @@ Imported only by the scipy.stats registration (it names scipy.stats globally).
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 import scipy.stats as st
@@ -43,15 +49,38 @@ from .scipy_stats_transformable import mvn_dimension, refuse_singular
 from .user_function_calls import has_tangent
 
 
-def refuse_lower_limit(lower_limit):
-    """Raise a NotDifferentiableError for a finite ``lower_limit`` (a box, not an orthant)."""
-    if lower_limit is not None and not np.all(np.isneginf(lower_limit)):
+def lower_points(lower_limit, points):
+    """``lower_limit`` as an array of the points' shape (k, d) (zeros without one: no
+    corner reads it). One that would broadcast ``x`` to more points is refused."""
+    if lower_limit is None:
+        return np.zeros(np.shape(points))
+    try:
+        return np.array(np.broadcast_to(lower_limit, np.shape(points)), dtype=np.float64)
+    except ValueError:
         raise NotDifferentiableError(
-            "pullback cannot differentiate scipy.stats.multivariate_normal.cdf with "
-            "lower_limit=: its rule covers the orthant below x only.\n"
-            "Fix: leave out lower_limit (or pass -inf), or write the box probability as a "
-            "signed sum of orthant cdfs (inclusion-exclusion over the box's corners)."
-        )
+            "pullback cannot differentiate scipy.stats.multivariate_normal.cdf with a "
+            f"lower_limit of shape {np.shape(lower_limit)} that broadcasts x (points of "
+            f"shape {np.shape(points)}) to more points.\n"
+            "Fix: pass x broadcast to the shape of the result, e.g. "
+            "`np.broadcast_to(x, np.broadcast_shapes(np.shape(x), np.shape(lower_limit)))`."
+        ) from None
+
+
+def box_corners(lower_limit, low):
+    """The corners of the box from ``lower_limit`` to ``x`` that may carry probability:
+    ``[mask, sign]`` pairs, ``mask`` (d,) 1.0 where the corner takes the lower limit and
+    ``sign`` ``(-1) ** (number of those)`` (inclusion-exclusion); a coordinate whose lower
+    limit is -inf at every point adds no corner (its orthant cdf is 0). Without a
+    ``lower_limit``: the one corner ``x``."""
+    d = np.shape(low)[-1]
+    if lower_limit is None:
+        return [[np.zeros(d), 1.0]]
+    unbounded = [bool(np.all(np.isneginf(low[:, i]))) for i in range(d)]
+    out = []
+    for bits in itertools.product((0.0, 1.0), repeat=d):
+        if not any(b and u for b, u in zip(bits, unbounded, strict=True)):
+            out.append([np.array(bits), (-1.0) ** sum(bits)])
+    return out
 
 
 def frozen_cdf_options(frozen, rng):
@@ -183,9 +212,10 @@ def weighted_hessian(w, z, g, full, maxpts, abseps, releps, rng):
 
 
 @transformable
-def mvn_cdf_cotangents(w, x, mean, cov, allow_singular, maxpts, abseps, releps, rng):
-    """``(dx, dmean, dcov)`` of ``sum(w * cdf(x, mean, cov))``, ``w`` one weight per
-    point (the stacked points' flat order)."""
+def mvn_cdf_cotangents(w, x, mean, cov, allow_singular, maxpts, abseps, releps, rng,
+                       lower_limit=None):
+    """``(dx, dmean, dcov)`` of ``sum(w * cdf(x, mean, cov, lower_limit=lower_limit))``,
+    ``w`` one weight per point (the stacked points' flat order)."""
     d = mvn_dimension(mean, cov)
     full = full_covariance(cov, d)
     if allow_singular:
@@ -193,19 +223,36 @@ def mvn_cdf_cotangents(w, x, mean, cov, allow_singular, maxpts, abseps, releps, 
     center = 0.0
     if mean is not None:
         center = mean
-    z = np.reshape(x, (-1, d)) - center
+    points = np.reshape(x, (-1, d))
+    z = points - center
+    low = lower_points(lower_limit, points)
+    lowz = low - center
     weights = np.reshape(w, (-1,))
-    g = first_partials(z, full, maxpts, abseps, releps, rng)
-    wg = weights[:, None] * g
+    # the box [lower_limit, x] as a signed sum of orthant cdfs at its corners (one
+    # corner, x, without a lower_limit): their gradients add; a corner's coordinate
+    # taken from lower_limit (a constant) gives x nothing, and mean moves every one
+    wg = 0.0
+    wall = 0.0
+    h = 0.0
+    for corner in box_corners(lower_limit, low):
+        mask = corner[0]
+        zc = np.where(mask > 0.0, lowz, z)
+        g = first_partials(zc, full, maxpts, abseps, releps, rng)
+        wgc = (corner[1] * weights)[:, None] * g
+        wg = wg + wgc * (1.0 - mask)
+        wall = wall + wgc
+        if has_tangent(cov):
+            h = h + weighted_hessian(
+                corner[1] * weights, zc, g, full, maxpts, abseps, releps, rng
+            )
     dx = NO_TANGENT
     if has_tangent(x):
         dx = unbroadcast(np.reshape(wg, np.shape(x)), x)
     dmean = NO_TANGENT
     if has_tangent(mean):
-        dmean = unbroadcast(-np.sum(wg, axis=0), mean)
+        dmean = unbroadcast(-np.sum(wall, axis=0), mean)
     dcov = NO_TANGENT
     if has_tangent(cov):
-        h = weighted_hessian(weights, z, g, full, maxpts, abseps, releps, rng)
         # Plackett: dPhi/dS = H / 2 as a symmetric gradient, on the triangle scipy reads
         if np.ndim(cov) == 0:
             dcov = unbroadcast(0.5 * np.trace(h), cov)
@@ -221,9 +268,8 @@ def mvn_cdf_cotangents(w, x, mean, cov, allow_singular, maxpts, abseps, releps, 
 @transformable
 def mvn_cdf_pullback(dy, x, mean=None, cov=1, allow_singular=False, maxpts=None,
                      abseps=1e-5, releps=1e-5, *, lower_limit=None, rng=None):
-    refuse_lower_limit(lower_limit)
     dx, dmean, dcov = mvn_cdf_cotangents(
-        dy, x, mean, cov, allow_singular, maxpts, abseps, releps, rng
+        dy, x, mean, cov, allow_singular, maxpts, abseps, releps, rng, lower_limit
     )
     return dx, dmean, dcov, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
@@ -247,11 +293,11 @@ def _cdf_rrule(log):
     def mvn_cdf_rrule(x, *args, **kwargs):
         fn = st.multivariate_normal.logcdf if log else st.multivariate_normal.cdf
         y = fn(x, *args, **kwargs)
-        refuse_lower_limit(kwargs.get("lower_limit"))
         options = dict(zip(_OPTIONS, _DEFAULTS, strict=True))
         options.update(zip(_OPTIONS, args, strict=False))
         options.update((k, v) for k, v in kwargs.items() if k in _OPTIONS)
         rng = kwargs.get("rng")
+        lower_limit = kwargs.get("lower_limit")
 
         def mvn_cdf_pullback(dy):
             if dy is ZERO:
@@ -259,7 +305,7 @@ def _cdf_rrule(log):
             w = np.asarray(dy, dtype=np.float64)
             if log:  # d log Phi = dPhi / Phi, with the primal's Phi
                 w = w / np.exp(y)
-            cots = mvn_cdf_cotangents(w, x, *options.values(), rng)
+            cots = mvn_cdf_cotangents(w, x, *options.values(), rng, lower_limit)
             every = (x,) + args
             return tuple(
                 finalize(cots[k], every[k]) if k < 3 and differentiable(every[k]) else NO_TANGENT
@@ -276,7 +322,7 @@ def register(reg):
     from ._util import Registrar
 
     reg.non_differentiable(
-        refuse_lower_limit, others, index_pairs, pair_basis, frozen_cdf_options, reads_upper,
+        lower_points, box_corners, others, index_pairs, pair_basis, frozen_cdf_options, reads_upper,
         family="scipy_stats", trusted=True,
     )
     r = Registrar(reg, "scipy_stats")

@@ -88,6 +88,8 @@ def _fill():
         for method in DISCRETE_METHODS:
             case(f"scipy.stats.{name}.{method}", *discrete_inputs(name))
 
+    import scipy.stats as st
+
     g = np.random.default_rng(21)
     x = g.normal(size=(4, 3))
     a = g.standard_normal((3, 3))
@@ -95,12 +97,25 @@ def _fill():
     mean = g.normal(size=3)
     case("scipy.stats.multivariate_normal.logpdf", x, mean, cov)
     case("scipy.stats.multivariate_normal.pdf", x, mean, cov)
+    # the cdf in two dimensions (exact in scipy: finite differences see no QMC noise)
+    x2, mean2, cov2 = x[:3, :2], mean[:2], cov[:2, :2]
+    case("scipy.stats.multivariate_normal.cdf", x2, mean2, cov2)
+    case("scipy.stats.multivariate_normal.logcdf", x2, mean2, cov2)
+    # a box (inclusion-exclusion over its corners): a keyword, which
+    # test_second_order_coverage.py's runner takes
+    low = np.min(x2, axis=0) - 0.5
+    coverage_case("scipy.stats.multivariate_normal.cdf", x2, mean2, cov2, lower_limit=low)
+    coverage_case("scipy.stats.multivariate_normal.logcdf", x2, mean2, cov2, lower_limit=low)
     simplex = np.array([0.2, 0.3, 0.5])
     alpha = np.array([1.5, 2.0, 3.5])
     case("scipy.stats.dirichlet.logpdf", simplex, alpha, wrt=(1,))
     case("scipy.stats.dirichlet.pdf", simplex, alpha, wrt=(1,))
     _fill_frozen()
     _fill_frozen_multivariate(x, mean, cov, alpha)
+    for method in ("cdf", "logcdf"):
+        rule = f"scipy.stats.multivariate_normal_frozen.{method}"
+        case(rule, st.multivariate_normal(mean2, cov2), x2)  # a stack of points
+        case(rule, st.multivariate_normal(mean2, cov2), x2[1])  # one point
 
 
 #: The frozen multivariate distributions (their constructors' cases are checked through

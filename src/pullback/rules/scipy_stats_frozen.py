@@ -71,15 +71,21 @@ def _multivariate_rrule(kind, name):
     """The rule of ``frozen.<name>(x)`` for a frozen multivariate ``kind``: its pullback
     is the transformable one (scipy_stats_frozen_multivariate.py), called directly."""
 
-    def frozen_multivariate_rrule(frozen, x):
-        from .scipy_stats_frozen_multivariate import method_pullback
+    def frozen_multivariate_rrule(frozen, x, **kwargs):
+        from .scipy_stats_frozen_multivariate import frozen_mvn_cdf_pullback, method_pullback
 
-        y = getattr(frozen, name)(x)
+        y = getattr(frozen, name)(x, **kwargs)
 
         def frozen_multivariate_pullback(dy):
             if dy is ZERO:
                 return ZERO, ZERO
-            params, dx = method_pullback(kind, name)(dy, frozen, x)
+            if name in ("cdf", "logcdf"):  # logcdf: with the primal's cdf
+                log = name == "logcdf"
+                params, dx = frozen_mvn_cdf_pullback(
+                    dy, frozen, x, log, value=np.exp(y) if log else None, **kwargs
+                )
+            else:
+                params, dx = method_pullback(kind, name)(dy, frozen, x, **kwargs)
             own = frozen_parameters(frozen)
             params = tuple(
                 finalize(c, a) if differentiable(a) else NO_TANGENT
@@ -96,7 +102,8 @@ def _multivariate_rrule(kind, name):
 #: The frozen multivariate distributions: (kind, its frozen class (from scipy's module),
 #: its methods with rules)
 MULTIVARIATE = (
-    ("multivariate_normal", lambda m: m.multivariate_normal_frozen, ("logpdf", "pdf")),
+    ("multivariate_normal", lambda m: m.multivariate_normal_frozen,
+     ("logpdf", "pdf", "cdf", "logcdf")),
     ("dirichlet", lambda m: m.dirichlet_frozen, ("logpdf", "pdf")),
     ("multinomial", lambda m: m.multinomial_frozen, ("logpmf", "pmf")),
 )

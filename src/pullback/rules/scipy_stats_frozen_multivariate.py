@@ -13,6 +13,10 @@ forms (``mean`` of length ``d``, a 2-D ``cov``): the constructor's pullback brin
 cotangents back to the form the user passed (a scalar ``mean`` sums, a scalar ``cov``
 ``c I`` takes the trace, a 1-D one the diagonal).
 
+``multivariate_normal(mean, cov).cdf(x)`` and ``.logcdf(x)`` take the frozen object's
+accuracy options and random state (or the call's ``rng``) to the lower-dimensional cdfs of
+their pullback (scipy_stats_mvn_cdf.py).
+
 Imported only by the scipy.stats registration (it names scipy.stats' pullbacks globally).
 """
 
@@ -21,10 +25,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import scipy.stats as st
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
 from .scipy_stats_frozen_pullbacks import frozen_parameters
+from .scipy_stats_mvn_cdf import frozen_cdf_options, mvn_cdf_cotangents
 from .scipy_stats_transformable import (
     dirichlet_logpdf_pullback,
     dirichlet_pdf_pullback,
@@ -77,6 +83,28 @@ def frozen_multinomial_method_pullback(dy, frozen, x, density):
     return (NO_TANGENT, cots[2]), NO_TANGENT
 
 
+@transformable
+def frozen_mvn_cdf_pullback(dy, frozen, x, log, lower_limit=None, rng=None, value=None):
+    """``((dmean, dcov), dx)`` of ``frozen.cdf(x)`` (``frozen.logcdf(x)`` if log, whose
+    cdf is ``value`` when given, else computed again) (scipy_stats_mvn_cdf.py)."""
+    params = frozen_parameters(frozen)
+    opts = frozen_cdf_options(frozen, rng)
+    d = np.shape(params[0])[0]
+    points = np.reshape(x, (-1, d))
+    w = np.reshape(dy, (-1,))
+    if log:
+        if value is None:
+            value = st.multivariate_normal.cdf(
+                points, params[0], params[1], True, opts[0], opts[1], opts[2],
+                lower_limit=lower_limit, rng=opts[3]
+            )
+        w = w / np.reshape(value, (-1,))
+    # allow_singular=True: a singular cov (which a frozen object may hold) is refused
+    # with a pullback error, not a LinAlgError
+    cots = mvn_cdf_cotangents(w, points, params[0], params[1], True, *opts, lower_limit)
+    return (cots[1], cots[2]), unbroadcast(np.reshape(cots[0], np.shape(x)), x)
+
+
 _METHODS = {
     "multivariate_normal": frozen_mvn_method_pullback,
     "dirichlet": frozen_dirichlet_method_pullback,
@@ -88,6 +116,8 @@ _METHODS = {
 def method_pullback(kind, name):
     """The pullback function of ``frozen.name(x)`` for a frozen ``kind`` (marked: its
     receiver, the frozen object, is differentiated too)."""
+    if kind == "multivariate_normal" and name in ("cdf", "logcdf"):
+        return _cdf_method_pullback(name == "logcdf")
     inner = _METHODS[kind]
     density = name in ("pdf", "pmf")
 
@@ -99,6 +129,20 @@ def method_pullback(kind, name):
     multivariate_method_pullback.__name__ = multivariate_method_pullback.__qualname__ = label
     multivariate_method_pullback.__pullback_receiver_cotangent__ = True
     return multivariate_method_pullback
+
+
+def _cdf_method_pullback(log):
+    """The pullback function of ``frozen.cdf(x)`` (``logcdf`` if log) of a frozen
+    multivariate normal, with the method's keywords."""
+
+    @transformable
+    def mvn_cdf_method_pullback(dy, frozen, x, *, lower_limit=None, rng=None):
+        return frozen_mvn_cdf_pullback(dy, frozen, x, log, lower_limit, rng)
+
+    label = f"frozen_multivariate_normal_{'logcdf' if log else 'cdf'}_pullback"
+    mvn_cdf_method_pullback.__name__ = mvn_cdf_method_pullback.__qualname__ = label
+    mvn_cdf_method_pullback.__pullback_receiver_cotangent__ = True
+    return mvn_cdf_method_pullback
 
 
 @transformable

@@ -1,6 +1,7 @@
 """scipy.stats multivariate distributions: ``logpdf``/``pdf`` of multivariate_normal (with
 respect to ``x``, ``mean`` and ``cov``) and dirichlet (``x`` and ``alpha``), ``logpmf``/``pmf``
-of multinomial (``p``), all given positionally.
+of multinomial (``p``), all given positionally. multivariate_normal's ``cdf``/``logcdf``
+have a module of their own (scipy_stats_mvn_cdf.py), registered from here.
 
 multivariate_normal, with ``r = x - mean`` and ``a = cov^-1 r`` (Cholesky solves):
 ``d/dx = -a``, ``d/dmean = a``, ``d/dcov = (a a^T - cov^-1) / 2``. scipy reads the lower
@@ -201,3 +202,7 @@ def register(reg):
             _multinomial_rrule(pmf),
             name=f"scipy.stats.multinomial.{name}",
         )
+    # multivariate_normal.cdf/logcdf: transformable pullbacks of their own
+    from . import scipy_stats_mvn_cdf
+
+    scipy_stats_mvn_cdf.register(reg)

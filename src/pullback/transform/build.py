@@ -129,6 +129,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     init_names = sorted(
         {n for info in loops for n in getattr(info, "snapshot", []) if n not in params}
         | {n for n in saved if n not in params and n not in top_level and n not in stacks}
+        | {n for info in loops for n in info.unbound_at_entry}
     )
     code = generate(
         fs,

@@ -459,6 +459,10 @@ def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
+    # names this pass's loop copies read before the user's code binds them (ssa.py)
+    unbound = sorted({n for info in prepared.loops for n in info.unbound_at_entry})
+    if unbound:
+        body.insert(0, Line(" = ".join(unbound) + " = None"))
     name = fs.name if not fs.is_lambda else "lambda"
     from .codegen import _signature, forget_with, remember_source, runtime_namespace  # noqa: I001
 

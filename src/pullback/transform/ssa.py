@@ -39,6 +39,10 @@ class LoopInfo:
         self.parent = parent
         self.assigned: set[str] = set()  # SSA names assigned anywhere in the body
         self.carried: dict[str, str] = {}  # source name -> carried SSA name
+        # carried names not bound when the loop starts (`j` of an inner loop that a later
+        # loop reuses): the copies this pass adds read them on the first iteration, where
+        # the user's code does not, so the generated code starts them bound (build.py)
+        self.unbound_at_entry: set[str] = set()
 
 
 def _assigned_names(stmts) -> set[str]:
@@ -218,6 +222,8 @@ class SSARenamer:
             if name in vmap:
                 pre.append(N.assign(h, N.load(vmap[name]), s))
                 self.note_assigned(h)
+            else:
+                info.unbound_at_entry.add(h)
             vmap[name] = h
         self.loops.append(info)
         info.assigned.update(info.carried.values())

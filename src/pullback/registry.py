@@ -28,10 +28,10 @@ NumPy code therefore never imports SciPy, while a function that calls
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import contextvars
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -351,7 +351,7 @@ def _key(fn):
     return fn
 
 
-_LOAD_LOCK = threading.RLock()
+_LOAD_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 
 
 class EntryPoints:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import beniget
 import gast
@@ -36,12 +35,13 @@ FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
 FRESH_METHODS = NEW_ARRAY_METHODS
 
 
-@dataclass
 class Reason:
-    """Why an augmented assignment is not a provable rebinding."""
+    """Why an augmented assignment is not a provable rebinding (a plain class, not a
+    dataclass: dataclasses cost about half a millisecond each at import)."""
 
-    kind: str  # "parameter", "not_fresh", "shared", "unknown"
-    node: gast.AST | None = None  # the definition or the use that made it so
+    def __init__(self, kind: str, node=None):
+        self.kind = kind  # "parameter", "not_fresh", "shared", "unknown"
+        self.node = node  # the definition or the use that made it so
 
 
 class _QuietChains(beniget.DefUseChains):

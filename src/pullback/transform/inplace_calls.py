@@ -25,7 +25,6 @@ check then refuses later writes into either name, as for any alias), ``None`` ot
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -61,19 +60,20 @@ _OPERATORS = {
 VALUE_AT_UFUNCS = tuple(arrays_ufunc_at.AT_UFUNCS)  # multiply, divide, maximum, minimum
 
 
-@dataclass
 class InplaceCall:
     """One recognized in-place call: ``kind`` (``"fill"``, ``"sort"``, ``"put"``,
     ``"copyto"``, ``"fill_diagonal"``, ``"add_at"``, ``"subtract_at"``, ``"out"``), the
     array ``target`` (a Name), the other arguments by parameter name (``args``), and
-    ``problem``: why this form is not supported (a fix), or None."""
+    ``problem``: why this form is not supported (a fix), or None. (A plain class, not a
+    dataclass: see ``analyze.Activity``.)"""
 
-    kind: str
-    target: gast.Name
-    call: gast.Call
-    args: dict
-    problem: str | None = None
-    ufunc: str | None = None  # the ufunc's name, for "ufunc_at"
+    def __init__(self, kind, target, call, args, problem=None, ufunc=None):
+        self.kind = kind
+        self.target = target
+        self.call = call
+        self.args = args
+        self.problem = problem
+        self.ufunc = ufunc  # the ufunc's name, for "ufunc_at"
 
 
 def inplace_call(call, callee) -> InplaceCall | None:

@@ -52,6 +52,16 @@ class Adjoint:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
+    def replace(self, **changes) -> Adjoint:
+        """A copy of this adjoint with ``changes`` (attribute -> value) made to it."""
+        new = object.__new__(Adjoint)
+        new.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            if name not in new.__dict__:
+                raise TypeError(f"Adjoint has no field {name!r}")
+            setattr(new, name, value)
+        return new
+
     def _differentiable_again(self):
         if self._higher_done is None:
             self._higher_done = self.higher()

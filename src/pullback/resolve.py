@@ -16,8 +16,6 @@ builtins. Method calls on array values map to their NumPy functions (``x.sum()``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gast
 import numpy as np
 
@@ -49,7 +47,6 @@ CONTAINER_INPLACE_METHODS = frozenset(
 )
 
 
-@dataclass
 class Callee:
     """What a call's function expression refers to.
 
@@ -61,13 +58,20 @@ class Callee:
     * ``"method"`` — a method of a local value, known only at run time;
     * ``"dynamic"`` — a local variable holding a callable, known only at run time;
     * ``"unbound"`` — a name that the function cannot see.
+
+    (A plain class, not a dataclass: dataclasses cost about half a millisecond each at
+    import, which every cold start pays.)
     """
 
-    kind: str
-    obj: object = None
-    name: str = ""
-    receiver: gast.AST | None = None
-    vararg: bool = False
+    def __init__(self, kind: str, obj=None, name: str = "", receiver=None, vararg=False):
+        self.kind = kind
+        self.obj = obj
+        self.name = name
+        self.receiver = receiver
+        self.vararg = vararg
+
+    def __repr__(self) -> str:
+        return f"Callee(kind={self.kind!r}, obj={self.obj!r}, name={self.name!r})"
 
 
 
@@ -124,8 +128,9 @@ def bound_once(tree, name: str) -> bool:
     return bindings == 1
 
 
-def local_names(tree: gast.FunctionDef) -> set[str]:
-    """Parameters and every name the function body assigns."""
+def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
+    """Parameters and every name the function body assigns (``nodes``: ``all_nodes(tree)``
+    when the caller walks it anyway)."""
     names = set()
     args = tree.args
     for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -134,7 +139,7 @@ def local_names(tree: gast.FunctionDef) -> set[str]:
         names.add(args.vararg.id)
     if args.kwarg:
         names.add(args.kwarg.id)
-    for node in all_nodes(tree):
+    for node in all_nodes(tree) if nodes is None else nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
     return names

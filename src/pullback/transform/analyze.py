@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..registry import NONDIFF, SCALAR
-from ..tree_walk import all_nodes
+from ..tree_walk import all_nodes, statements
 
 NONDIFF_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
@@ -109,7 +109,7 @@ def differentiable_operands(value, registry) -> list[str]:
 
 def assignments(tree):
     """Every ``Assign`` of the function, in order (loops and branches flattened)."""
-    return [n for n in all_nodes(tree) if isinstance(n, gast.Assign)]
+    return [n for n in statements(tree) if isinstance(n, gast.Assign)]
 
 
 def _closure(names: set, graph: dict) -> set:

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import arrays_ufunc_at
 from ..resolve import parent_map, resolve_call
+from ..tree_walk import statements
 from . import nodes as N
 
 # Methods and functions: (parameter names after the array, in order).
@@ -229,7 +230,7 @@ def _write_extents(tree, calls) -> dict:
     ``name += v``), positions as ``(line, column)``."""
     parents = parent_map(tree)
     stores = [(spec.target.id, stmt) for stmt, spec in calls]
-    for node in gast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:

@@ -43,6 +43,8 @@ def batch_loop_reads(body, bind, internal) -> None:
         return
     try:
         arrays = _folded_arrays(body)
+        if not arrays:  # no read folded with an array: no loop has a chain to batch
+            return
         stored = _stored_names(body)
     except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
         return
@@ -131,6 +133,13 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
     ):
         return
     counter, steps = head.target.id, head.iter.args[0].id
+    pushes: dict = {}
+    for item in loop.body:
+        found = _push(item, counter)
+        if found is not None:
+            pushes.setdefault(found[0], []).append((item, found[1]))
+    if not pushes:
+        return  # nothing to batch (most loops): their lines are not walked
     items = list(_lines(loop.body))
     for item in items:
         stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
@@ -139,11 +148,6 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
                 return
     if {counter, steps} & _stored_names(loop.body):
         return
-    pushes: dict = {}
-    for item in loop.body:
-        found = _push(item, counter)
-        if found is not None:
-            pushes.setdefault(found[0], []).append((item, found[1]))
     helper = None
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())

@@ -18,11 +18,11 @@ The set of rebinding statements is the greatest fixed point of these conditions,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable
 
-import beniget
 import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
@@ -44,11 +44,18 @@ class Reason:
         self.node = node  # the definition or the use that made it so
 
 
-class _QuietChains(beniget.DefUseChains):
-    """Def-use chains without beniget's warnings on stderr (free names are expected)."""
+@functools.cache
+def _quiet_chains():
+    """The class of def-use chains without beniget's warnings on stderr (free names are
+    expected). beniget is imported by the first analysis, not by ``import pullback``: most
+    functions have no ``name op= value`` to analyse, and a cold start pays each import."""
+    import beniget
 
-    def warn(self, msg, node):  # noqa: D102 - silence
-        pass
+    class QuietChains(beniget.DefUseChains):
+        def warn(self, msg, node):  # noqa: D102 - silence
+            pass
+
+    return QuietChains
 
 
 class AliasAnalysis:
@@ -92,7 +99,7 @@ class AliasAnalysis:
         self.reaching: dict[gast.AST, list[gast.AST]] = defaultdict(list)
         self.users: dict[gast.AST, list[gast.AST]] = {}
         module = gast.Module(body=[tree], type_ignores=[])
-        chains = _QuietChains()
+        chains = _quiet_chains()()
         chains.visit(module)
         for node, definition in chains.chains.items():
             users = [u.node for u in definition.users()]

@@ -30,6 +30,7 @@ import ast
 import re
 
 from ..read_folds import loop_reads
+from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
 from .owned_inline import mentions
 from .ownership import _header, _lines, _statements
@@ -62,7 +63,7 @@ def _loops(block):
 
 
 def _calls(tree):
-    return (n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    return (n for n in all_nodes(tree) if isinstance(n, ast.Call))
 
 
 def _folded_arrays(body) -> dict:
@@ -90,7 +91,7 @@ def _stored_names(body) -> set:
                 continue
             stored |= {
                 n.id
-                for n in ast.walk(target)
+                for n in all_nodes(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
             }
     return stored
@@ -144,7 +145,7 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
     for item in items:
         stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
         for stmt in stmts:
-            if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(stmt)):
+            if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in statements(stmt)):
                 return
     if {counter, steps} & _stored_names(loop.body):
         return

@@ -17,7 +17,7 @@ import pullback
 from pullback import grad
 from pullback.source_match import _locate_scaffold, _shift_lines, source_matches_code
 from pullback.testing import check_grads
-from pullback.tree_walk import all_nodes, parent_map
+from pullback.tree_walk import all_nodes, parent_map, statements
 
 SOURCES = sorted(Path(pullback.__file__).resolve().parent.rglob("*.py"))[:60]
 
@@ -113,3 +113,58 @@ def test_scalar_gradient_matches_the_hand_derivative():
     fy = (long_fn(x, y + h) - long_fn(x, y - h)) / (2 * h)
     assert abs(gx - fx) <= 1e-7 * max(1.0, abs(fx))
     assert abs(gy - fy) <= 1e-7 * max(1.0, abs(fy))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_statements_are_the_statements_of_ast_walk(path):
+    text = path.read_text()
+    for tree in (ast.parse(text), gast.parse(text)):
+        want = [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+        assert statements(tree) == want
+        for node in ast.walk(tree):  # from any statement, as the passes walk them
+            if isinstance(node, ast.stmt):
+                assert statements(node) == [n for n in ast.walk(node) if isinstance(n, ast.stmt)]
+
+
+def test_statements_meet_handlers_and_cases_at_their_depth():
+    text = (
+        "def f(x):\n"
+        "    try:\n        a = 1\n    except E:\n        b = 2\n        if b:\n            c = 3\n"
+        "    else:\n        d = 4\n    finally:\n        e = 5\n"
+        "    match x:\n        case 1:\n            g = 6\n        case _:\n            h = 7\n"
+        "    while x:\n        k = 8\n    else:\n        m = 9\n"
+    )
+    for tree in (ast.parse(text), gast.parse(text)):
+        want = [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+        assert statements(tree) == want
+
+
+def _old_located(node, where):
+    # transform.nodes.located as it was, with gast.copy_location per child
+    if where is not None and getattr(where, "lineno", None) is not None:
+        for child in all_nodes(node):
+            if getattr(child, "lineno", None) is None and hasattr(child, "_attributes"):
+                if "lineno" in child._attributes:
+                    gast.copy_location(child, where)
+    return node
+
+
+@pytest.mark.parametrize("path", SOURCES[:4], ids=lambda p: p.name)
+def test_located_places_children_as_copy_location_does(path):
+    from pullback.transform.nodes import located
+
+    tree = gast.parse(path.read_text())
+    for where in [n for n in all_nodes(tree) if isinstance(n, (gast.stmt, gast.expr))][:200]:
+        for node in (gast.Name("v", gast.Load(), None, None), gast.BinOp(
+            gast.Name("a", gast.Load(), None, None), gast.Add(), gast.Constant(1.0, None)
+        ), copy.deepcopy(where)):
+            mine, theirs = copy.deepcopy(node), copy.deepcopy(node)
+            keys = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+            if isinstance(where, gast.stmt):  # some without an end, as generated ones are
+                for n in all_nodes(theirs):
+                    for k in keys[2:]:
+                        n.__dict__.pop(k, None)
+                mine = copy.deepcopy(theirs)
+            located(mine, where)
+            _old_located(theirs, where)
+            assert _locations(mine) == _locations(theirs)

@@ -10,7 +10,6 @@ what can be differentiated, and the kinds an adjoint is specialized on.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import itertools
 import re
@@ -342,8 +341,7 @@ def picked_adjoint(adj, wrt, picks):
         return picked_functions(gradient, vjp, picks, len(adj.wrt) == 1, len(wrt) == 1)
 
     # Not the base adjoint's compiled variants: theirs return whole parameters.
-    return dataclasses.replace(
-        adj,
+    return adj.replace(
         wrt=tuple(wrt),
         forward=picked_forward,
         higher=higher,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,19 +34,22 @@ from .resolve import ARRAY_INPLACE_METHODS
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
-@dataclass
 class CallSite:
-    """Where a call known only at run time stands in the user's code."""
+    """Where a call known only at run time stands in the user's code (a plain class, not a
+    dataclass: see ``transform.analyze.Activity``)."""
 
-    filename: str
-    line: int
-    col: int
-    source_line: str
-    registry: object
-    adjoint_of: object
-    # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
-    # handed down by the transform so that this module needs no import of the api.
-    vjp_of: object = None
+    def __init__(
+        self, filename, line, col, source_line, registry, adjoint_of, vjp_of=None
+    ):
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.registry = registry
+        self.adjoint_of = adjoint_of
+        # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
+        # handed down by the transform so that this module needs no import of the api.
+        self.vjp_of = vjp_of
 
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"

@@ -31,7 +31,7 @@ pullback.errors.UnsupportedCallError: model.py:7:12: this reads back a value tha
 
 from __future__ import annotations
 
-import threading
+from _thread import _local as thread_local  # threading.local, without importing threading
 
 from .callables import as_bound_call
 from .containers_mutation import store_item
@@ -41,7 +41,7 @@ from .registry import ENTRY_POINTS
 from .tangents import is_differentiable_value
 
 
-class _Record(threading.local):
+class _Record(thread_local):
     """The escaped values of the evaluation running on this thread: ``{id: (value,
     where)}`` (the value kept so that its id stays its own), and how deeply nested the
     scopes are."""

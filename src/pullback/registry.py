@@ -28,12 +28,11 @@ NumPy code therefore never imports SciPy, while a function that calls
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import contextvars
 import sys
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,28 +44,36 @@ SCALAR = "scalar"
 NONDIFF = "non-differentiable"
 
 
-@dataclass
 class Rule:
     """One entry of the registry.
 
     ``kind`` is ``"rule"`` (an rrule), ``"scalar"`` (elementwise, from its partial
     derivatives, which the code generator may inline) or ``"non-differentiable"``.
     ``trusted`` rules ship with pullback and are tested; a user's rule is checked when used.
+    (A plain class, not a dataclass: dataclasses cost about half a millisecond each at
+    import, which every cold start pays.)
     """
 
-    fn: Callable
-    kind: str
-    rrule: Callable | None = None
-    derivatives: tuple = ()
-    name: str = ""
-    family: str = "user"
-    trusted: bool = False
-    notes: str = ""
-    extra: dict = field(default_factory=dict)
-    # ``pullback_fn(dy, *args, **kwargs)``: the pullback as a plain function written in the
-    # differentiable subset (marked with @transformable). Generated code calls it directly,
-    # and a second derivative transforms it like user code.
-    pullback_fn: Callable | None = None
+    def __init__(self, fn: Callable, kind: str, rrule: Callable | None = None,
+                 derivatives: tuple = (), name: str = "", family: str = "user",
+                 trusted: bool = False, notes: str = "", extra: dict | None = None,
+                 pullback_fn: Callable | None = None):  # fmt: skip
+        self.fn = fn
+        self.kind = kind
+        self.rrule = rrule
+        self.derivatives = derivatives
+        self.name = name
+        self.family = family
+        self.trusted = trusted
+        self.notes = notes
+        self.extra = {} if extra is None else extra
+        # ``pullback_fn(dy, *args, **kwargs)``: the pullback as a plain function written in
+        # the differentiable subset (marked with @transformable). Generated code calls it
+        # directly, and a second derivative transforms it like user code.
+        self.pullback_fn = pullback_fn
+
+    def __repr__(self) -> str:
+        return f"Rule(fn={self.fn!r}, kind={self.kind!r}, family={self.family!r})"
 
     def pullback_fn_accepts(self, nargs: int, keywords) -> bool:
         """Whether ``pullback_fn(dy, *args, **kwargs)`` takes a call of this form."""
@@ -351,7 +358,7 @@ def _key(fn):
     return fn
 
 
-_LOAD_LOCK = threading.RLock()
+_LOAD_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 
 
 class EntryPoints:

@@ -16,8 +16,6 @@ builtins. Method calls on array values map to their NumPy functions (``x.sum()``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gast
 import numpy as np
 
@@ -50,7 +48,6 @@ CONTAINER_INPLACE_METHODS = frozenset(
 )
 
 
-@dataclass
 class Callee:
     """What a call's function expression refers to.
 
@@ -66,14 +63,23 @@ class Callee:
     ``python_method``: for ``"method"``, the receiver's class is known before running and
     defines ``name`` in Python (``self.fill(x)`` in a class with a ``fill`` method), so an
     array method of the same name is not what runs (:mod:`pullback.receiver_classes`).
+
+    (A plain class, not a dataclass: dataclasses cost about half a millisecond each at
+    import, which every cold start pays.)
     """
 
-    kind: str
-    obj: object = None
-    name: str = ""
-    receiver: gast.AST | None = None
-    vararg: bool = False
-    python_method: bool = False
+    def __init__(
+        self, kind: str, obj=None, name: str = "", receiver=None, vararg=False, python_method=False
+    ):
+        self.kind = kind
+        self.obj = obj
+        self.name = name
+        self.receiver = receiver
+        self.vararg = vararg
+        self.python_method = python_method
+
+    def __repr__(self) -> str:
+        return f"Callee(kind={self.kind!r}, obj={self.obj!r}, name={self.name!r})"
 
 
 
@@ -130,8 +136,9 @@ def bound_once(tree, name: str) -> bool:
     return bindings == 1
 
 
-def local_names(tree: gast.FunctionDef) -> set[str]:
-    """Parameters and every name the function body assigns."""
+def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
+    """Parameters and every name the function body assigns (``nodes``: ``all_nodes(tree)``
+    when the caller walks it anyway)."""
     names = set()
     args = tree.args
     for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -140,7 +147,7 @@ def local_names(tree: gast.FunctionDef) -> set[str]:
         names.add(args.vararg.id)
     if args.kwarg:
         names.add(args.kwarg.id)
-    for node in all_nodes(tree):
+    for node in all_nodes(tree) if nodes is None else nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
     return names

@@ -23,7 +23,6 @@ import textwrap
 import tokenize
 import types
 import weakref
-from dataclasses import dataclass, field
 
 import gast
 
@@ -33,38 +32,42 @@ from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
 
 
-@dataclass
 class FunctionSource:
     """A user's function as pullback sees it.
 
     ``tree`` is a gast ``FunctionDef`` without decorators (a lambda becomes a ``def``
     returning its body). Line ``k`` of ``tree`` is line ``first_line + k - 1`` of
-    ``filename``; columns are shifted by ``indent``.
+    ``filename``; columns are shifted by ``indent``. (A plain class, not a dataclass:
+    dataclasses cost about half a millisecond each at import, paid by every cold start.)
     """
 
-    fn: types.FunctionType
-    filename: str
-    first_line: int
-    indent: int
-    lines: list[str]
-    tree: gast.FunctionDef
-    is_lambda: bool = False
-    namespace: dict = field(default_factory=dict)
-    # Every free name resolved so far: name -> (where, value), where is ("cell", k),
-    # ("global",), ("builtin",) or ("import", module, attr) (an import in the body).
-    # What the transformation baked in is guarded from this.
-    resolved: dict = field(default_factory=dict)
-    # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
-    resolved_chains: dict = field(default_factory=dict)
-    # Live data whose class decided how it is indexed: ("table",) -> its class.
-    type_guards: dict = field(default_factory=dict)
-    # Locals and parameters renamed because generated code uses their names itself.
-    renames: dict = field(default_factory=dict)
-    # The whole file's text, shared with every function read from it (see source_lines):
-    # holding it keeps it in the weak file cache while this function's adjoints live.
-    file_text: object = None
-    # Names bound by import statements at the top of the body (source_imports.py).
-    _imports: dict | None = None
+    def __init__(self, fn: types.FunctionType, filename: str, first_line: int, indent: int,
+                 lines: list[str], tree: gast.FunctionDef, is_lambda: bool = False,
+                 namespace: dict | None = None, file_text: object = None):  # fmt: skip
+        self.fn = fn
+        self.filename = filename
+        self.first_line = first_line
+        self.indent = indent
+        self.lines = lines
+        self.tree = tree
+        self.is_lambda = is_lambda
+        self.namespace = {} if namespace is None else namespace
+        # Every free name resolved so far: name -> (where, value), where is ("cell", k),
+        # ("global",), ("builtin",) or ("import", module, attr) (an import in the body).
+        # What the transformation baked in is guarded from this.
+        self.resolved: dict = {}
+        # Attribute chains resolved to objects: ("np", "linalg", "solve") -> object.
+        self.resolved_chains: dict = {}
+        # Live data whose class decided how it is indexed: ("table",) -> its class.
+        self.type_guards: dict = {}
+        # Locals and parameters renamed because generated code uses their names itself.
+        self.renames: dict = {}
+        # The whole file's text, shared with every function read from it (see
+        # source_lines): holding it keeps it in the weak file cache while this function's
+        # adjoints live.
+        self.file_text = file_text
+        # Names bound by import statements at the top of the body (source_imports.py).
+        self._imports: dict | None = None
 
     def user_kwdefaults(self):
         """``fn.__kwdefaults__`` keyed by the names the generated code uses."""

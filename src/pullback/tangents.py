@@ -20,7 +20,7 @@ array([3., 3.])
 
 from __future__ import annotations
 
-import threading
+from _thread import _local as thread_local  # threading.local, without importing threading
 
 import numpy as np
 
@@ -283,7 +283,7 @@ def unbroadcast(g, x):
     return _sum_to(g, shape, None)
 
 
-class _BatchAxes(threading.local):
+class _BatchAxes(thread_local):
     """The leading axes of a stack of cotangents pushed through a pullback at once (see
     pullback.batched): ``()`` except while such a batched pullback runs in this thread
     (per thread, so a gradient running in another thread at that time is unaffected)."""

@@ -30,7 +30,7 @@ from ..callables import user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..source import load_source, transform_target
-from ..tree_walk import all_nodes
+from ..tree_walk import statements
 from .aliasing import AliasAnalysis
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
@@ -261,7 +261,7 @@ def deferred_augassigns(fs, registry=None) -> set:
 def _may_defer(tree) -> bool:
     """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` beside it."""
     augmented, read = set(), set()
-    for node in all_nodes(tree):
+    for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
         elif (

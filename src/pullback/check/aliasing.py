@@ -18,12 +18,11 @@ The set of rebinding statements is the greatest fixed point of these conditions,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 
-import beniget
 import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
@@ -36,19 +35,27 @@ FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
 FRESH_METHODS = NEW_ARRAY_METHODS
 
 
-@dataclass
 class Reason:
-    """Why an augmented assignment is not a provable rebinding."""
+    """Why an augmented assignment is not a provable rebinding (a plain class, not a
+    dataclass: dataclasses cost about half a millisecond each at import)."""
 
-    kind: str  # "parameter", "not_fresh", "shared", "unknown"
-    node: gast.AST | None = None  # the definition or the use that made it so
+    def __init__(self, kind: str, node=None):
+        self.kind = kind  # "parameter", "not_fresh", "shared", "unknown"
+        self.node = node  # the definition or the use that made it so
 
 
-class _QuietChains(beniget.DefUseChains):
-    """Def-use chains without beniget's warnings on stderr (free names are expected)."""
+@functools.cache
+def _quiet_chains():
+    """The class of def-use chains without beniget's warnings on stderr (free names are
+    expected). beniget is imported by the first analysis, not by ``import pullback``: most
+    functions have no ``name op= value`` to analyse, and a cold start pays each import."""
+    import beniget
 
-    def warn(self, msg, node):  # noqa: D102 - silence
-        pass
+    class QuietChains(beniget.DefUseChains):
+        def warn(self, msg, node):  # noqa: D102 - silence
+            pass
+
+    return QuietChains
 
 
 class AliasAnalysis:
@@ -92,7 +99,7 @@ class AliasAnalysis:
         self.reaching: dict[gast.AST, list[gast.AST]] = defaultdict(list)
         self.users: dict[gast.AST, list[gast.AST]] = {}
         module = gast.Module(body=[tree], type_ignores=[])
-        chains = _QuietChains()
+        chains = _quiet_chains()()
         chains.visit(module)
         for node, definition in chains.chains.items():
             users = [u.node for u in definition.users()]

@@ -8,10 +8,8 @@ A mixin of :class:`~pullback.check.checker.FunctionChecker`.
 from __future__ import annotations
 
 import builtins
-import difflib
 import functools
 import types
-from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -63,20 +61,21 @@ def _array_library_call(callee) -> bool:
     return module.split(".", 1)[0] in ("numpy", "scipy", "dask", "cupy")
 
 
-@dataclass
 class UserCall:
-    """A call of a user function with source: the driver checks ``source`` next."""
+    """A call of a user function with source: the driver checks ``source`` next. (A plain
+    class, not a dataclass: dataclasses cost about half a millisecond each at import.)"""
 
-    call: gast.Call
-    key: object
-    source: object
-    # how many leading parameters the callable binds itself (1: a bound method, so the
-    # call's first argument is the second parameter); None: not known (a partial, ...)
-    bound: int | None = 0
-    # the parameters the callee writes into and this call passes local arrays for: the
-    # callee is checked as its specialization owning them (check/helper_writes.py)
-    owned: tuple = ()
-    kinds: tuple = ()  # "list", "dict" or None (an array) for each owned parameter
+    def __init__(self, call, key, source, bound=0, owned=(), kinds=()):
+        self.call = call
+        self.key = key
+        self.source = source
+        # how many leading parameters the callable binds itself (1: a bound method, so the
+        # call's first argument is the second parameter); None: not known (a partial, ...)
+        self.bound = bound
+        # the parameters the callee writes into and this call passes local arrays for: the
+        # callee is checked as its specialization owning them (check/helper_writes.py)
+        self.owned = owned
+        self.kinds = kinds  # "list", "dict" or None (an array) for each owned parameter
 
 
 def user_callee(checker, call):
@@ -400,6 +399,8 @@ class CallChecks(ContainerChecks):
 
     def _report_unbound(self, node, callee):
         func = node.func
+        import difflib  # only for this message: not imported by every cold start
+
         name = callee.name
         suggestion = None
         if isinstance(func, gast.Attribute):

@@ -12,6 +12,7 @@ registry.
 from __future__ import annotations
 
 import inspect
+from ast import AST
 
 import gast
 
@@ -125,6 +126,7 @@ class FunctionChecker(
         self._order = 0
         self._alias: AliasAnalysis | None = None
         self._resolved: dict[int, object] = {}
+        self._visitors: dict = {}  # node class -> its visit_ method (or None)
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> list[Diagnostic]:
@@ -154,7 +156,11 @@ class FunctionChecker(
         return [d for _, d in ordered]
 
     def visit(self, node):
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        cls = type(node)
+        try:
+            method = self._visitors[cls]
+        except KeyError:  # each node class looked up once per checker, not once per node
+            method = self._visitors[cls] = getattr(self, "visit_" + cls.__name__, None)
         if method is not None:
             return method(node)
         if isinstance(node, _PLAIN_NODES) or not isinstance(node, (gast.stmt, gast.expr)):
@@ -167,6 +173,18 @@ class FunctionChecker(
             f"return) ({codes.see('PB400')}).",
         )
         return self.generic_visit(node)
+
+    def generic_visit(self, node):
+        """``ast.NodeVisitor.generic_visit`` (the same children in the same order) without
+        its generator of fields per node: the check visits every node of the function."""
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        self.visit(item)
+            elif isinstance(value, AST):
+                self.visit(value)
 
     def visit_all(self, nodes):
         for node in nodes:
@@ -420,8 +438,9 @@ def _visible_locals(tree) -> set[str]:
 
     Nested scopes are unsupported, but their own names must not be reported as undefined.
     """
-    names = local_names(tree)
-    for node in all_nodes(tree):
+    nodes = all_nodes(tree)  # one walk for the local names and the others
+    names = local_names(tree, nodes)
+    for node in nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):
             names.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

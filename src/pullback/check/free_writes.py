@@ -21,11 +21,14 @@ from __future__ import annotations
 import gast
 
 from ..resolve import own_nodes, parent_map
+from ..tree_walk import statements
 
 
 def free_declarations(tree) -> dict:
     """``{name: the global or nonlocal statement}`` declared in ``tree``'s own scope."""
     out = {}
+    if not any(isinstance(s, (gast.Global, gast.Nonlocal)) for s in statements(tree)):
+        return out  # most functions declare none: found without visiting an expression
     for node in own_nodes(tree.body):
         if isinstance(node, (gast.Global, gast.Nonlocal)):
             for name in node.names:

@@ -30,6 +30,7 @@ import gast
 
 from ..resolve import local_names
 from ..source_imports import function_imports
+from ..tree_walk import statements
 from . import LiveEnvironment
 from .checker import Opaque
 
@@ -252,7 +253,7 @@ class FileModule:
                         self.ruled.add(arg.id)
 
     def _find_globals(self):
-        for node in gast.walk(self.tree):
+        for node in statements(self.tree):
             if isinstance(node, gast.Global):
                 for name in node.names:
                     self.bindings.setdefault(name, Opaque(name))

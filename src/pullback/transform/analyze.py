@@ -14,20 +14,22 @@ carry no gradient.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import gast
 
 from ..registry import NONDIFF, SCALAR
-from ..tree_walk import all_nodes
+from ..tree_walk import all_nodes, statements
 
 NONDIFF_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
 
-@dataclass
 class Activity:
-    varied: set = field(default_factory=set)
-    useful: set = field(default_factory=set)
+    """The names that depend on a differentiated input (``varied``) and those that reach
+    the output (``useful``). A plain class, not a dataclass: dataclasses cost about half a
+    millisecond each at import, paid by every cold start."""
+
+    def __init__(self, varied=None, useful=None):
+        self.varied = set() if varied is None else varied
+        self.useful = set() if useful is None else useful
 
     @property
     def active(self) -> set:
@@ -107,7 +109,7 @@ def differentiable_operands(value, registry) -> list[str]:
 
 def assignments(tree):
     """Every ``Assign`` of the function, in order (loops and branches flattened)."""
-    return [n for n in all_nodes(tree) if isinstance(n, gast.Assign)]
+    return [n for n in statements(tree) if isinstance(n, gast.Assign)]
 
 
 def _closure(names: set, graph: dict) -> set:

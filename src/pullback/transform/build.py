@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from dataclasses import dataclass
 
 from ..guards import WorldGuard
 from .code import Line
@@ -23,7 +22,6 @@ from .pipeline import accepting_user_keywords, prepare
 from .reverse import ReverseBuilder
 
 
-@dataclass
 class Adjoint:
     """A generated adjoint: ``forward(*args, **kwargs) -> (value, pullback)``.
 
@@ -32,23 +30,37 @@ class Adjoint:
     (compiled on first use).
     """
 
-    fn: object
-    wrt: tuple
-    forward: object
-    backward: object
-    source: str
-    filename: str
-    line_map: list
-    fs: object
-    higher: object = None
-    guard: object = None  # () -> bool: everything this adjoint baked in is unchanged
-    calls_user_code: bool = False  # recursion through it needs more frames than the primal
-    _higher_done: tuple | None = None
-    fused: object = None  # () -> (fused sweeps, first reverse line) or None (codegen)
-    _fused_done: tuple | None = None
+    # A plain class, not a dataclass: dataclasses cost about half a millisecond each at
+    # import, which every cold start pays.
+    def __init__(self, fn, wrt, forward, backward, source, filename, line_map, fs,
+                 higher=None, guard=None, calls_user_code=False, fused=None):  # fmt: skip
+        self.fn = fn
+        self.wrt = wrt
+        self.forward = forward
+        self.backward = backward
+        self.source = source
+        self.filename = filename
+        self.line_map = line_map
+        self.fs = fs
+        self.higher = higher
+        self.guard = guard  # () -> bool: everything this adjoint baked in is unchanged
+        self.calls_user_code = calls_user_code  # recursion needs more frames than the primal
+        self._higher_done = None
+        self.fused = fused  # () -> (fused sweeps, first reverse line) or None (codegen)
+        self._fused_done = None
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
+
+    def replace(self, **changes) -> Adjoint:
+        """A copy of this adjoint with ``changes`` (attribute -> value) made to it."""
+        new = object.__new__(Adjoint)
+        new.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            if name not in new.__dict__:
+                raise TypeError(f"Adjoint has no field {name!r}")
+            setattr(new, name, value)
+        return new
 
     def _differentiable_again(self):
         if self._higher_done is None:

@@ -44,7 +44,7 @@ import gast
 from ..lambdas import _higher_order_function, inlinable_functions
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
-from ..tree_walk import all_nodes
+from ..tree_walk import all_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -439,7 +439,7 @@ def _captured(defs, sigs, outer, inlined) -> dict:
 
 def _definition(tree, name):
     """The statement of ``tree``'s own scope that defines the inlined function ``name``."""
-    for s in gast.walk(tree):
+    for s in statements(tree):
         if isinstance(s, gast.FunctionDef) and s.name == name and s is not tree:
             return s
         if (

@@ -11,7 +11,6 @@ import itertools
 import linecache
 import os
 import weakref
-from dataclasses import dataclass
 
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
@@ -30,15 +29,17 @@ from .unit_products import unit_products
 _serial = itertools.count(1)
 
 
-@dataclass
 class GeneratedCode:
-    source: str
-    filename: str
-    line_map: list  # generated line (1-based index - 1) -> user line or None
-    forward: object
-    backward: object
-    higher: object  # () -> (gradient function, vjp function), compiled on first use
-    fused: object = None  # () -> (fused sweeps, first reverse line) or None, on first use
+    """What :func:`generate` compiled (a plain class: see ``analyze.Activity``)."""
+
+    def __init__(self, source, filename, line_map, forward, backward, higher, fused=None):
+        self.source = source
+        self.filename = filename
+        self.line_map = line_map  # generated line (1-based index - 1) -> user line or None
+        self.forward = forward
+        self.backward = backward
+        self.higher = higher  # () -> (gradient function, vjp function), compiled on first use
+        self.fused = fused  # () -> (fused sweeps, first reverse line) or None, on first use
 
 
 def forget_with(fn, filename: str) -> None:

@@ -29,7 +29,7 @@ from ..escapes import (
     store_item_escaping,
 )
 from ..resolve import Callee
-from ..tree_walk import parent_map
+from ..tree_walk import parent_map, statements
 from . import nodes as N
 from .analyze import names_in
 from .kinds import is_real
@@ -47,7 +47,7 @@ class EscapeSites:
 
     def route_escapes(self) -> None:
         """Every such statement of the function, rewritten."""
-        for s in gast.walk(self.tree):
+        for s in statements(self.tree):
             if isinstance(s, gast.Expr):
                 self.route_outside_store(s.value)
                 self.route_effect_call(s)

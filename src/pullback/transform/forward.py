@@ -33,6 +33,7 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_index
 from ..registry import NONDIFF, SCALAR
+from ..tree_walk import all_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
 from .inline import inline_form
@@ -152,10 +153,11 @@ class ForwardBuilder(EscapeSites):
     # -- statements --------------------------------------------------------------------
     def build(self):
         varied = self.varied.__contains__
-        self.problems += varied_function_values(self.tree, varied, self.diagnostic)
-        self.problems += varied_sets(self.tree, varied, self.diagnostic)
+        nodes = all_nodes(self.tree)  # one walk for the three checks
+        self.problems += varied_function_values(self.tree, varied, self.diagnostic, nodes)
+        self.problems += varied_sets(self.tree, varied, self.diagnostic, nodes)
         self.problems += foreign_varied_calls(
-            self.tree, varied, varied, self.registry, self.diagnostic
+            self.tree, varied, varied, self.registry, self.diagnostic, nodes
         )
         self.route_escapes()  # values kept outside, and reads from outside (escapes.py)
         body = []

@@ -57,7 +57,7 @@ def is_reserved(name: str) -> bool:
     return name in RESERVED or name.startswith("_pb_")
 
 
-def rename_reserved_locals(tree) -> dict:
+def rename_reserved_locals(tree, local=None) -> dict:
     r"""Rename, in place, every parameter and local of ``tree`` whose name the generated
     code uses for its own helpers (a parameter called ``densify``); return the renaming.
 
@@ -65,8 +65,10 @@ def rename_reserved_locals(tree) -> dict:
     >>> t = gast.parse("def f(densify, y):\n    add = densify * y\n    return add").body[0]
     >>> rename_reserved_locals(t)
     {'add': '_user_add', 'densify': '_user_densify'}
+
+    ``local``: ``local_names(tree)`` when the caller has it (it is only read here).
     """
-    local = local_names(tree)
+    local = local_names(tree) if local is None else local
     clashing = sorted(n for n in local if is_reserved(n))
     renames = {}
     for name in clashing:

@@ -34,6 +34,7 @@ import weakref
 import gast
 
 from ..resolve import SCOPES, own_nodes
+from ..tree_walk import statements
 from . import nodes as N
 
 ITEMS = "_pb_items"
@@ -94,7 +95,7 @@ def body_refusal(tree) -> str | None:
 
 def mark_yield_statements(tree) -> None:
     """Mark the yields that are statements of their own (``yield v`` alone on a line)."""
-    for sub in gast.walk(tree):
+    for sub in statements(tree):
         if isinstance(sub, gast.Expr) and isinstance(sub.value, (gast.Yield, gast.YieldFrom)):
             sub.value._pb_stmt = True
 

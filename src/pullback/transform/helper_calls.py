@@ -80,9 +80,10 @@ def _calls_a_user_function(fs) -> bool:
     """Whether ``fs``'s function calls, by a name or attribute chain of its globals or
     closure, a Python function outside the library modules: the only calls that can be of
     a helper writing into its arguments (a method or a callee found at run time is not)."""
-    local = local_names(fs.tree)
+    nodes = all_nodes(fs.tree)  # one walk for the local names and the calls
+    local = local_names(fs.tree, nodes)
     chains = {}  # each callee spelling once: a long function calls math.sin 1,000 times
-    for node in all_nodes(fs.tree):
+    for node in nodes:
         if isinstance(node, gast.Call):
             parts = dotted_parts(node.func)
             if parts is not None and parts[0] not in local:

@@ -25,13 +25,13 @@ check then refuses later writes into either name, as for any alias), ``None`` ot
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 
 import gast
 import numpy as np
 
 from .. import arrays_ufunc_at
 from ..resolve import parent_map, resolve_call
+from ..tree_walk import statements
 from . import nodes as N
 
 # Methods and functions: (parameter names after the array, in order).
@@ -61,19 +61,20 @@ _OPERATORS = {
 VALUE_AT_UFUNCS = tuple(arrays_ufunc_at.AT_UFUNCS)  # multiply, divide, maximum, minimum
 
 
-@dataclass
 class InplaceCall:
     """One recognized in-place call: ``kind`` (``"fill"``, ``"sort"``, ``"put"``,
     ``"copyto"``, ``"fill_diagonal"``, ``"add_at"``, ``"subtract_at"``, ``"out"``), the
     array ``target`` (a Name), the other arguments by parameter name (``args``), and
-    ``problem``: why this form is not supported (a fix), or None."""
+    ``problem``: why this form is not supported (a fix), or None. (A plain class, not a
+    dataclass: see ``analyze.Activity``.)"""
 
-    kind: str
-    target: gast.Name
-    call: gast.Call
-    args: dict
-    problem: str | None = None
-    ufunc: str | None = None  # the ufunc's name, for "ufunc_at"
+    def __init__(self, kind, target, call, args, problem=None, ufunc=None):
+        self.kind = kind
+        self.target = target
+        self.call = call
+        self.args = args
+        self.problem = problem
+        self.ufunc = ufunc  # the ufunc's name, for "ufunc_at"
 
 
 def inplace_call(call, callee) -> InplaceCall | None:
@@ -234,7 +235,7 @@ def _write_extents(tree, calls) -> dict:
     ``name += v``), positions as ``(line, column)``."""
     parents = parent_map(tree)
     stores = [(spec.target.id, stmt) for stmt, spec in calls]
-    for node in gast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:

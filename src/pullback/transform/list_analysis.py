@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import math
-from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -43,14 +42,15 @@ _SAFE_BUILTINS = (
 )  # fmt: skip
 
 
-@dataclass
 class Refusal:
     """Why a change of ``name`` is not modelled: ``kind`` is "parameter", "global",
     "closure", "not_local", "shared" (``node`` is the use that may keep the object), or
-    "kind" (not known to be a list or a dict)."""
+    "kind" (not known to be a list or a dict). (A plain class, not a dataclass: see
+    ``analyze.Activity``.)"""
 
-    kind: str
-    node: gast.AST | None = None
+    def __init__(self, kind: str, node=None):
+        self.kind = kind
+        self.node = node
 
 
 class ContainerAnalysis:

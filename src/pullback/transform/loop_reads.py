@@ -30,6 +30,7 @@ import ast
 import re
 
 from ..read_folds import loop_reads
+from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
 from .owned_inline import mentions
 from .ownership import _header, _lines, _statements
@@ -43,6 +44,8 @@ def batch_loop_reads(body, bind, internal) -> None:
         return
     try:
         arrays = _folded_arrays(body)
+        if not arrays:  # no read folded with an array: no loop has a chain to batch
+            return
         stored = _stored_names(body)
     except SyntaxError:  # a line this pass cannot read alone: leave the sweep as it is
         return
@@ -60,7 +63,7 @@ def _loops(block):
 
 
 def _calls(tree):
-    return (n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    return (n for n in all_nodes(tree) if isinstance(n, ast.Call))
 
 
 def _folded_arrays(body) -> dict:
@@ -88,7 +91,7 @@ def _stored_names(body) -> set:
                 continue
             stored |= {
                 n.id
-                for n in ast.walk(target)
+                for n in all_nodes(target)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
             }
     return stored
@@ -131,19 +134,21 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
     ):
         return
     counter, steps = head.target.id, head.iter.args[0].id
-    items = list(_lines(loop.body))
-    for item in items:
-        stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
-        for stmt in stmts:
-            if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in ast.walk(stmt)):
-                return
-    if {counter, steps} & _stored_names(loop.body):
-        return
     pushes: dict = {}
     for item in loop.body:
         found = _push(item, counter)
         if found is not None:
             pushes.setdefault(found[0], []).append((item, found[1]))
+    if not pushes:
+        return  # nothing to batch (most loops): their lines are not walked
+    items = list(_lines(loop.body))
+    for item in items:
+        stmts = _statements(item.text) if isinstance(item, Line) else (_header(item),)
+        for stmt in stmts:
+            if any(isinstance(n, (ast.Break, ast.Continue, ast.Return)) for n in statements(stmt)):
+                return
+    if {counter, steps} & _stored_names(loop.body):
+        return
     helper = None
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())

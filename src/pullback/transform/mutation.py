@@ -23,6 +23,7 @@ import gast
 
 from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
+from ..tree_walk import statements
 from . import nodes as N
 from .inplace_calls import InplaceCalls
 from .owned_helpers import ENTRY
@@ -67,7 +68,7 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
     for stmt, spec in calls:
         writes.setdefault(spec.target.id, []).append(stmt)
         written.add(spec.target)
-    for node in gast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for t in targets:

@@ -60,11 +60,20 @@ def expr_stmt(value, where=None) -> gast.Expr:
 def located(node, where):
     """Give ``node`` (and its children without a position) the position of ``where``."""
     if where is not None and getattr(where, "lineno", None) is not None:
+        # what gast.copy_location(child, where) copies, read from ``where`` once
+        source = where._attributes
+        place = [(k, getattr(where, k)) for k in _PLACE if k in source and hasattr(where, k)]
         for child in all_nodes(node):
             if getattr(child, "lineno", None) is None and hasattr(child, "_attributes"):
-                if "lineno" in child._attributes:
-                    gast.copy_location(child, where)
+                attributes = child._attributes
+                if "lineno" in attributes:
+                    for key, value in place:
+                        if key in attributes:
+                            setattr(child, key, value)
     return node
+
+
+_PLACE = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 def is_atom(node) -> bool:

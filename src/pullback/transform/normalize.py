@@ -43,6 +43,7 @@ from ..resolve import (
     resolve_call,
 )
 from ..source import load_source
+from ..tree_walk import statements
 from . import nodes as N
 from .assignments import Assignments
 from .closures import lift_nested_functions
@@ -99,8 +100,10 @@ class Normalizer(
     def __init__(self, fs, registry=None):
         self.fs = fs
         self.registry = registry  # which calls reach a rule decides some rewrites
-        self.renames = fs.renames = rename_reserved_locals(fs.tree)
-        self.locals = local_names(fs.tree)
+        local = local_names(fs.tree)
+        self.renames = fs.renames = rename_reserved_locals(fs.tree, local)
+        # the same names unless some were renamed: then walked again
+        self.locals = local_names(fs.tree) if self.renames else local
         self.counter = itertools.count(1)
         self.namespace: dict = {"_np": np}
         self.loops: list[_Loop] = []
@@ -505,7 +508,7 @@ def _may_jump(stmts) -> bool:
 
 def _contains_return(stmts) -> bool:
     for s in stmts:
-        for node in gast.walk(s):
+        for node in statements(s):
             if isinstance(node, gast.Assign) and any(
                 isinstance(t, gast.Name) and t.id == RETURNED for t in node.targets
             ):

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 
 from ..check import LiveEnvironment, raise_if_unsupported
 from ..errors import Diagnostic
@@ -20,16 +19,20 @@ from .normalize import Normalized, normalize
 from .ssa import to_ssa
 
 
-@dataclass
 class Prepared:
-    fs: object
-    params: list
-    wrt: tuple
-    norm: Normalized
-    loops: list
-    activity: Activity
-    kinds: dict
-    renames: dict  # the user's parameter names -> the names the generated code uses
+    """What the shared passes made of a function (a plain class, not a dataclass:
+    dataclasses cost about half a millisecond each at import, paid by every cold start)."""
+
+    def __init__(self, fs, params, wrt, norm: Normalized, loops, activity: Activity, kinds,
+                 renames):  # fmt: skip
+        self.fs = fs
+        self.params = params
+        self.wrt = wrt
+        self.norm = norm
+        self.loops = loops
+        self.activity = activity
+        self.kinds = kinds
+        self.renames = renames  # the user's parameter names -> the names the code uses
 
     def diagnostic(self, node, code, message, why, fix) -> Diagnostic:
         """A diagnostic at ``node`` of the user's function (for facts found while

@@ -77,18 +77,19 @@ def varied_outside_append(diagnostic, node, receiver):
     )
 
 
-def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic) -> list:
+def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic, nodes=None) -> list:
     """PB301 for every call in ``tree`` that a differentiated value reaches (an argument
     ``is_varied``) and whose result the derivative needs (an assigned name ``is_needed``,
     or a call that is not a statement's whole value), when its callee has neither a rule
     nor Python source to transform. The check leaves these calls of the differentiated
     function to here, so that a call no gradient flows through (a helper object built
     from settings, a plotting call) just runs; every call a gradient would have to cross
-    is refused, whatever the shape of its statement."""
+    is refused, whatever the shape of its statement. ``nodes``: ``all_nodes(tree)`` when
+    the caller has it (the three checks here share one walk)."""
     found = []
     env = LiveEnvironment()
-    parents = parent_map(tree)
-    for node in all_nodes(tree):
+    parents = None  # mapped only when a call gets that far (most have a rule)
+    for node in all_nodes(tree) if nodes is None else nodes:
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind != "object" or registry.lookup(callee.obj) is not None:
             continue
@@ -97,6 +98,8 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic) -> li
         parts = list(node.args) + [k.value for k in node.keywords]
         if not any(isinstance(p, gast.Name) and is_varied(p.id) for p in parts):
             continue
+        if parents is None:
+            parents = parent_map(tree)
         statement = parents.get(node)
         if isinstance(statement, gast.Expr):
             continue  # its result is dropped; what it does to its arguments is judged apart
@@ -113,12 +116,12 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic) -> li
     return found
 
 
-def varied_function_values(tree, is_active, diagnostic) -> list:
+def varied_function_values(tree, is_active, diagnostic, nodes=None) -> list:
     """PB504 for every call of a function value found at run time (``f(y)`` with ``f`` a
     variable) when the function value itself depends on a differentiated value (a closure
     made from one, a pullback): the gradient through what it captured would be lost."""
     found = []
-    for node in all_nodes(tree):
+    for node in all_nodes(tree) if nodes is None else nodes:
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind in ("object", "method", "internal"):
             continue
@@ -139,12 +142,12 @@ def varied_function_values(tree, is_active, diagnostic) -> list:
     return found
 
 
-def varied_sets(tree, is_active, diagnostic) -> list:
+def varied_sets(tree, is_active, diagnostic, nodes=None) -> list:
     """PB505 for every set display ``{a, b}`` holding a differentiated value: a set orders
     its items by their hashes and merges equal ones, so a gradient reaching an item has no
     defined element to go back to (and a zero would be silently wrong)."""
     found = []
-    for node in all_nodes(tree):
+    for node in all_nodes(tree) if nodes is None else nodes:
         if not isinstance(node, gast.Set):
             continue
         if any(isinstance(e, gast.Name) and is_active(e.id) for e in node.elts):

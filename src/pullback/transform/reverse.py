@@ -73,11 +73,12 @@ class ReverseBuilder(
         self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
         self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
-        self.primal = self._primal_names()
+        nodes = all_nodes(self.tree)  # one walk for the two facts below
+        self.primal = self._primal_names(nodes)
         self.prefix = self._adjoint_prefix()
         self.subscript_bases = {
             n.value.id
-            for n in all_nodes(self.tree)
+            for n in nodes
             if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
         }
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
@@ -98,9 +99,9 @@ class ReverseBuilder(
         self.loop_var = self.internal("_")
 
     # -- names --------------------------------------------------------------------
-    def _primal_names(self) -> set[str]:
+    def _primal_names(self, nodes) -> set[str]:
         names = set(self.norm.params)
-        for n in all_nodes(self.tree):
+        for n in nodes:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 names.add(n.id)
             elif isinstance(n, gast.For):

@@ -14,6 +14,7 @@ import gast
 
 from ..records import field_of
 from ..resolve import Callee
+from ..tree_walk import statements
 from . import nodes as N
 from .escape_sites import EscapeSites
 from .kinds import is_real
@@ -46,7 +47,7 @@ class AttributeAdjoints(EscapeSites):
         """The rule of each call that defines ``v``'s object (None for a definition that is
         no call through a rule)."""
         rules = []
-        for s in gast.walk(self.tree):
+        for s in statements(self.tree):
             if isinstance(s, gast.Assign) and s.targets[0].id == v.value.id:
                 c = s.value
                 callee = getattr(c, "pb_callee", None) if isinstance(c, gast.Call) else None

@@ -17,6 +17,7 @@ from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import closure_cotangents, parameter_places
+from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
@@ -450,19 +451,22 @@ class CallAdjoints:
     # -- which statements need a pullback ----------------------------------------------
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
-        refused = varied_function_values(self.tree, self.activity.is_active, self.diagnostic)
-        refused += varied_sets(self.tree, self.activity.is_active, self.diagnostic)
+        nodes = all_nodes(self.tree)  # one walk for the three checks
+        is_active = self.activity.is_active
+        refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
+        refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)
         refused += foreign_varied_calls(
             self.tree,
             self.activity.varied.__contains__,
-            self.activity.is_active,
+            is_active,
             self.registry,
             self.diagnostic,
+            nodes,
         )
         if refused:  # the sweeps cannot be built through these calls
             raise UnsupportedSyntaxError(self.fs.name, sorted(refused, key=source_position))
         self.route_escapes()  # values kept outside, and reads from outside (escapes.py)
-        for s in gast.walk(self.tree):
+        for s in statements(self.tree):
             if not isinstance(s, gast.Assign):
                 continue
             t = s.targets[0].id

@@ -35,6 +35,7 @@ import itertools
 
 import gast
 
+from ..tree_walk import all_nodes
 from .kinds import SCALAR
 from .loop_identity import name_bindings
 
@@ -57,10 +58,11 @@ class _Prover:
     def __init__(self, tree, kinds):
         self.kinds = kinds
         self.keys: dict = {}
-        counts, values = name_bindings(gast.walk(tree))
+        nodes = all_nodes(tree)  # one walk (the order of ast.walk) for both facts
+        counts, values = name_bindings(nodes)
         self.loop_targets: set[str] = {
             node.target.id
-            for node in gast.walk(tree)
+            for node in nodes
             if isinstance(node, gast.For)
             and isinstance(node.target, gast.Name)
             and isinstance(node.iter, gast.Call)
@@ -139,7 +141,7 @@ class _Prover:
                     key = self.value_key(s.value, binding)
                     if key is not None:
                         self.keys[target.id] = key
-            for node in gast.walk(s):  # any binding in the statement (nested blocks too)
+            for node in all_nodes(s):  # any binding in the statement (nested blocks too)
                 if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
                     rebound[node.id] = rebound.get(node.id, 0) + 1
             for field in ("body", "orelse"):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import gast
 
 from ..resolve import parent_map
-from ..tree_walk import all_nodes
+from ..tree_walk import statements
 
 # Methods that only add to a container (their result is not the container's content).
 _WRITES = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
@@ -134,7 +134,7 @@ def shadow_read_back_attributes(tree) -> None:
 def _stored_attributes(tree) -> list:
     """``[(root, attr)]`` of the ``root.attr = value`` statements of ``tree``."""
     out = []
-    for node in all_nodes(tree):
+    for node in statements(tree):
         if isinstance(node, gast.Assign) and len(node.targets) == 1:
             t = node.targets[0]
             if isinstance(t, gast.Attribute) and isinstance(t.value, gast.Name):

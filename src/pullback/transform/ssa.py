@@ -295,8 +295,10 @@ def remove_dead_copies(tree) -> None:
 
     Read counts, kept as copies go: a copy's removal takes one read off its source, whose
     own copies die when that was the last (one walk, not one per link of a dead chain)."""
-    reads = _load_counts(all_nodes(tree))
     copies = _copies(tree.body, {})
+    if not copies:
+        return  # nothing to drop: no walk of the whole function
+    reads = _load_counts(all_nodes(tree))
     dead: set[int] = set()
     todo = [name for name in copies if not reads[name]]
     while todo:

@@ -17,7 +17,52 @@ from ..source import transform_target
 
 
 def src(node):
+    """The source text of ``node``, exactly as ``gast.unparse(node).strip()`` writes it.
+
+    The sweeps ask for the text of tens of thousands of names, numbers and ``a op b`` on a
+    long function, and ``gast.unparse`` converts each node to ``ast`` and runs an unparser
+    object: the shapes below are written directly (the same text), the rest unparsed."""
+    text = _atom(node)
+    if text is not None:
+        return text
+    if type(node) is gast.BinOp:
+        op = _BINOPS.get(type(node.op))
+        left = _atom(node.left)
+        right = _atom(node.right) if left is not None else None
+        if op is not None and right is not None:
+            return f"{left} {op} {right}"
     return gast.unparse(node).strip()
+
+
+def _atom(node):
+    """The text of a plain name or a finite int/float constant (``None`` for anything
+    else): what the unparser writes for them whatever the precedence around them."""
+    cls = type(node)
+    if cls is gast.Name:
+        return node.id if node.annotation is None else None
+    if cls is gast.Constant and node.kind is None:
+        value = node.value
+        kind = type(value)
+        if kind is int or (kind is float and value - value == 0.0):  # not inf/nan, not bool
+            return repr(value)
+    return None
+
+
+_BINOPS = {
+    gast.Add: "+",
+    gast.Sub: "-",
+    gast.Mult: "*",
+    gast.MatMult: "@",
+    gast.Div: "/",
+    gast.Mod: "%",
+    gast.LShift: "<<",
+    gast.RShift: ">>",
+    gast.BitOr: "|",
+    gast.BitXor: "^",
+    gast.BitAnd: "&",
+    gast.FloorDiv: "//",
+    gast.Pow: "**",
+}
 
 
 def index_expr(node) -> str:

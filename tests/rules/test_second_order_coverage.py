@@ -71,20 +71,6 @@ WITHOUT_SECOND_ORDER = {
         "second derivative refuses (HigherOrderError, refuse_own_steps, "
         "scipy_ode_pullbacks.py:214/233)"
     ),
-    "pullback.containers.append_cotangent": (
-        "pops the list cotangent in place (one copy per list, then O(1) per append): a "
-        "gradient that is differentiated again calls append_cotangent_split instead, whose "
-        "transformable pullback closes with append_joined (so_runtime_calls.py; third and "
-        "fourth order through appends: tests/test_third_order_runtime_calls.py)"
-    ),
-    "pullback.rules.runtime_call_pullbacks.receiver_method_reverse": (
-        "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
-        "it runs the closure rule, so second derivatives through frozen methods hold "
-        "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
-        "refused with a HigherOrderError by its rule and by its pullback function (which "
-        "exists so that code differentiated again transforms: scipy.stats' own functions "
-        "have no third derivative either)"
-    ),
 }
 
 

@@ -19,8 +19,6 @@ from ..registry import transformable
 from ..tangents import unbroadcast
 from .scipy_special_series import betainc_partials
 
-_ONE = np.float64(1.0)
-
 
 @transformable
 def poisson_dlogpmf(k, sh):
@@ -114,7 +112,8 @@ def discrete_pullback(dist, method):
     @transformable
     def partials(k, sh, loc):
         """The partials with respect to the shapes, in order."""
-        kk = np.multiply(k, _ONE) - loc
+        # float64 like scipy (np.float64 promotes float32), of a kind the transform knows
+        kk = np.multiply(k, np.float64(1.0)) - loc
         if method == "logpmf" or method == "pmf":
             logpmf = standard("logpmf", k, sh, loc)
             ok = np.isfinite(logpmf)

@@ -23,9 +23,6 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import unbroadcast
 
-# float64 like scipy, whatever the arguments are (a float64 scalar promotes float32)
-_ONE = np.float64(1.0)
-
 
 def continuous_pullback(dist, spec, method):
     """The transformable pullback of ``dist.<method>`` from ``spec`` (see the module)."""
@@ -62,7 +59,7 @@ def continuous_pullback(dist, spec, method):
     def partials(x, sh, loc, scale):
         """The partials of ``dist.<method>`` in positional order: x, shapes, loc, scale."""
         if method == "ppf":
-            q = np.multiply(x, _ONE)
+            q = np.multiply(x, np.float64(1.0))
             Q0 = standard("ppf", q, sh)
             okq = np.isfinite(Q0)
             Q = np.where(okq, Q0, safe_fn(sh))
@@ -72,7 +69,9 @@ def continuous_pullback(dist, spec, method):
             for k in range(nshapes):
                 out = out + (np.where(okq, -scale * dcdf[k] / f, 0.0),)
             return out + (np.where(okq, 1.0, 0.0), np.where(okq, Q, 0.0))
-        z0 = (np.multiply(x, _ONE) - loc) / scale
+        # float64 like scipy (np.float64 promotes float32), written as a call the transform
+        # knows the kind of (a global's it does not: a closure where differentiated twice)
+        z0 = (np.multiply(x, np.float64(1.0)) - loc) / scale
         logf0 = standard("logpdf", z0, sh)
         inside = np.isfinite(logf0)
         z = np.where(inside, z0, safe_fn(sh))

@@ -1,5 +1,6 @@
 """Third derivatives through frozen scipy.stats distributions (``norm(mu, s).logpdf(x)``,
-``multivariate_normal(mean, cov).logpdf(x)``, ``t``, ``gamma``, ...), where the frozen
+``multivariate_normal(mean, cov).logpdf(x)``, ``t``, ``gamma``, ``dirichlet``,
+``multinomial``), where the frozen
 object carries differentiated parameters, against central finite differences of the
 second derivative; float64, and float32 for the univariate ones.
 
@@ -44,8 +45,32 @@ def mvn_pdf_of_points(s):
     return np.sum(d.pdf(np.array([[0.2, s], [s * s, -0.4]])))
 
 
+def dirichlet_in_alpha(s):
+    # two methods of one object: in the second derivative's code the cotangent of one
+    # may be ZERO where the third runs it (dynamic_calls.method_vjp, output_zeros)
+    d = st.dirichlet(np.array([1.5 + s, 2.5, 3.0 * s]))
+    return d.logpdf(np.array([0.2, 0.3, 0.5])) + d.pdf(np.array([0.5, 0.1, 0.4]))
+
+
+def dirichlet_product(s):
+    alpha = np.array([1.5 + s, 2.5, 3.0 * s])
+    return st.dirichlet(alpha).logpdf(np.array([0.2, 0.3, 0.5])) * st.dirichlet(alpha).pdf(
+        np.array([0.5, 0.1, 0.4])
+    )
+
+
+def multinomial_in_p(s):
+    # n and the counts are integers: the vjp of the method's pullback gives them
+    # NO_TANGENT (runtime.vjp_zero_cotangent), which a third derivative adds to others
+    p = np.exp(np.array([s, 0.3, -s * s]))
+    d = st.multinomial(6, p / np.sum(p))
+    return d.logpmf(np.array([1, 2, 3])) + d.pmf(np.array([2, 2, 2]))
+
+
 UNIVARIATE = [norm_in_loc_and_scale, norm_in_x, t_in_every_parameter, gamma_in_shape_and_scale]
-CASES = UNIVARIATE + [mvn_in_mean_cov_and_x, mvn_pdf_of_points]
+MULTIVARIATE = [mvn_in_mean_cov_and_x, mvn_pdf_of_points, dirichlet_in_alpha, dirichlet_product]
+MULTIVARIATE += [multinomial_in_p]
+CASES = UNIVARIATE + MULTIVARIATE
 T = 0.7
 
 

@@ -281,6 +281,8 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
+    if (g is ZERO or g is NO_TANGENT) and getattr(function, "__pullback_receiver_cotangent__", 0):
+        return (ZERO,) * (1 + len(args))  # a frozen method's pullback takes no ZERO
     cotangents = spread_cotangents(function, function(g, obj, *args, **kwargs))
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first

@@ -110,6 +110,25 @@ def zero_cotangent(x):
     return materialize(ZERO, x)
 
 
+def vjp_zero_cotangent(x):
+    """The zero cotangent a vjp function returns for a parameter no use reached: as
+    :func:`zero_cotangent`, with ``NO_TANGENT`` where ``x`` holds no float (an integer, an
+    item of a tuple of parameters), as a rule's pullback gives it. The gradient's ``None``
+    there is for users; a vjp's cotangents are added to others when a derivative of it
+    runs (a frozen multinomial's ``n`` once reached tangents.add as ``None``)."""
+    return _none_as_no_tangent(materialize(ZERO, x))
+
+
+def _none_as_no_tangent(z):
+    if z is None:
+        return NO_TANGENT
+    if type(z) in (tuple, list):
+        return type(z)(_none_as_no_tangent(v) for v in z)
+    if type(z) is dict:
+        return {k: _none_as_no_tangent(v) for k, v in z.items()}
+    return z
+
+
 @transformable
 def concrete_cotangent(g, x):
     """``g``, or a concrete zero gradient for ``x`` where ``g`` is ``ZERO`` at run time (an

@@ -371,7 +371,13 @@ def register(reg):
             (tangents.broadcast_cotangent, broadcast_cotangent_pullback),
         ),
     )
-    reg.non_differentiable(runtime.zero_cotangent, runtime.scalar_seed, family=FAMILY, trusted=True)
+    reg.non_differentiable(
+        runtime.zero_cotangent,
+        runtime.vjp_zero_cotangent,
+        runtime.scalar_seed,
+        family=FAMILY,
+        trusted=True,
+    )
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the
     # generated gradient of f.

@@ -9,6 +9,8 @@ Registered by :mod:`.star_call_rules` after the closure rules of ``function_vjp`
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dynamic_calls
 from .. import dynamic_reverse as rev
 from ..registry import transformable
@@ -34,6 +36,12 @@ def parameter_form(site, obj, name, args, kwargs):
     return function.__pullback_parameter_form__
 
 
+def output_zeros(obj, name, args):
+    """Zeros shaped like ``obj.name(*args)``, in place of a ``ZERO`` cotangent of it (the
+    pullback functions of frozen methods compute with their cotangent)."""
+    return np.zeros_like(np.asarray(getattr(obj, name)(*args), dtype=float))
+
+
 @transformable
 def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
     """method_vjp's pullback where the receiver gets a cotangent (a frozen distribution,
@@ -43,6 +51,8 @@ def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
     ``frozen_parameters``'s rule gives it where this function is differentiated again."""
     form, extra = parameter_form(site, obj, name, args, kwargs)
     params = frozen_parameters(obj)
+    if g is ZERO:  # a cotangent no use reached: zeros the pullback takes (its g's is c[0])
+        g = output_zeros(obj, name, args)
     c = user_function_vjp(dy, form, g, args[0], params, obj, extra)
     dparams = c[2]
     out = tuple(
@@ -113,6 +123,7 @@ def register_pullbacks(reg):
         rev.outer_function,
         receives_cotangent,
         parameter_form,
+        output_zeros,
         dynamic_calls.require_real,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

@@ -107,6 +107,7 @@ def runtime_namespace() -> dict:
         "matmul_rhs_cotangent": runtime.matmul_rhs_cotangent,
         "as_sequence": runtime.as_sequence,
         "zero_cotangent": runtime.zero_cotangent,
+        "vjp_zero_cotangent": runtime.vjp_zero_cotangent,
         "_pb_concrete": runtime.concrete_cotangent,
         "_pb_scalar_seed": runtime.scalar_seed,
         # The pullback a forward sweep returns: its backward function bound to the saved

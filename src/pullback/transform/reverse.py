@@ -191,8 +191,11 @@ class ReverseBuilder(
         self.gradient_return = Line(
             "return " + (returned[0] if len(returned) == 1 else "(" + ", ".join(returned) + ")")
         )
+        # the vjp function's (added to other cotangents where it is differentiated):
+        # NO_TANGENT, not the gradient's None, for what holds no float
+        for_vjp = [f"vjp_{r}" if r.startswith("zero_cotangent(") else r for r in concrete]
         self.vjp_return = Line(
-            "return (" + ", ".join(concrete) + ("," if len(concrete) == 1 else "") + ")"
+            "return (" + ", ".join(for_vjp) + ("," if len(for_vjp) == 1 else "") + ")"
         )
         if self.problems:
             problems = sorted(self.problems, key=source_position)

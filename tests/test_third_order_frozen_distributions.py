@@ -1,6 +1,6 @@
 """Third derivatives through frozen scipy.stats distributions (``norm(mu, s).logpdf(x)``,
-``multivariate_normal(mean, cov).logpdf(x)``, ``t``, ``gamma``, ``dirichlet``,
-``multinomial``), where the frozen
+``multivariate_normal(mean, cov).logpdf(x)``, ``t``, ``gamma``, ``poisson``,
+``dirichlet``, ``multinomial``), where the frozen
 object carries differentiated parameters, against central finite differences of the
 second derivative; float64, and float32 for the univariate ones.
 
@@ -67,7 +67,13 @@ def multinomial_in_p(s):
     return d.logpmf(np.array([1, 2, 3])) + d.pmf(np.array([2, 2, 2]))
 
 
+def poisson_in_mu(m):
+    # a discrete one, one shape: its pullback's standardized method is poisson's own arity
+    return st.poisson(m * m + 0.5).logpmf(3) + st.poisson(m).pmf(2)
+
+
 UNIVARIATE = [norm_in_loc_and_scale, norm_in_x, t_in_every_parameter, gamma_in_shape_and_scale]
+UNIVARIATE += [poisson_in_mu]
 MULTIVARIATE = [mvn_in_mean_cov_and_x, mvn_pdf_of_points, dirichlet_in_alpha, dirichlet_product]
 MULTIVARIATE += [multinomial_in_p]
 CASES = UNIVARIATE + MULTIVARIATE

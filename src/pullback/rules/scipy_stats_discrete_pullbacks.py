@@ -94,20 +94,25 @@ def discrete_pullback(dist, method):
     """The transformable pullback of ``dist.<method>`` (see the module)."""
     nshapes, dlogpmf_fn, dcdf_fn = SPECS[dist.name]
 
+    # ``dist.<name>(k, *sh, loc)``: one function per number of shapes (a derivative of
+    # it meets only calls of dist's own arity, see scipy_stats_pullbacks.py)
     @transformable
-    def standard(name, k, sh, loc):
-        """``dist.<name>(k, *sh, loc)``."""
-        if nshapes == 1:
-            if name == "logpmf":
-                return dist.logpmf(k, sh[0], loc)
-            if name == "logcdf":
-                return dist.logcdf(k, sh[0], loc)
-            return dist.logsf(k, sh[0], loc)
+    def standard1(name, k, sh, loc):
+        if name == "logpmf":
+            return dist.logpmf(k, sh[0], loc)
+        if name == "logcdf":
+            return dist.logcdf(k, sh[0], loc)
+        return dist.logsf(k, sh[0], loc)
+
+    @transformable
+    def standard2(name, k, sh, loc):
         if name == "logpmf":
             return dist.logpmf(k, sh[0], sh[1], loc)
         if name == "logcdf":
             return dist.logcdf(k, sh[0], sh[1], loc)
         return dist.logsf(k, sh[0], sh[1], loc)
+
+    standard = standard1 if nshapes == 1 else standard2
 
     @transformable
     def partials(k, sh, loc):

@@ -28,25 +28,32 @@ def continuous_pullback(dist, spec, method):
     """The transformable pullback of ``dist.<method>`` from ``spec`` (see the module)."""
     nshapes, dz_fn, dshape_fn, dcdf_fn, safe_fn = spec
 
+    # ``dist.<name>(z, *sh)``, the standardized method: one function per number of
+    # shapes, so that a derivative of it meets only calls of dist's own arity (a call
+    # with too few shapes, in a branch never taken, left the rule's closure in code
+    # differentiated twice: the third derivative stopped there)
     @transformable
-    def standard(name, z, sh):
-        """``dist.<name>(z, *sh)``: the standardized method."""
-        if nshapes == 0:
-            if name == "logpdf":
-                return dist.logpdf(z)
-            if name == "logcdf":
-                return dist.logcdf(z)
-            if name == "logsf":
-                return dist.logsf(z)
-            return dist.ppf(z)
-        if nshapes == 1:
-            if name == "logpdf":
-                return dist.logpdf(z, sh[0])
-            if name == "logcdf":
-                return dist.logcdf(z, sh[0])
-            if name == "logsf":
-                return dist.logsf(z, sh[0])
-            return dist.ppf(z, sh[0])
+    def standard0(name, z, sh):
+        if name == "logpdf":
+            return dist.logpdf(z)
+        if name == "logcdf":
+            return dist.logcdf(z)
+        if name == "logsf":
+            return dist.logsf(z)
+        return dist.ppf(z)
+
+    @transformable
+    def standard1(name, z, sh):
+        if name == "logpdf":
+            return dist.logpdf(z, sh[0])
+        if name == "logcdf":
+            return dist.logcdf(z, sh[0])
+        if name == "logsf":
+            return dist.logsf(z, sh[0])
+        return dist.ppf(z, sh[0])
+
+    @transformable
+    def standard2(name, z, sh):
         if name == "logpdf":
             return dist.logpdf(z, sh[0], sh[1])
         if name == "logcdf":
@@ -54,6 +61,8 @@ def continuous_pullback(dist, spec, method):
         if name == "logsf":
             return dist.logsf(z, sh[0], sh[1])
         return dist.ppf(z, sh[0], sh[1])
+
+    standard = (standard0, standard1, standard2)[nshapes]
 
     @transformable
     def partials(x, sh, loc, scale):

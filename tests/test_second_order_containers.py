@@ -115,6 +115,25 @@ def test_the_cotangent_helpers_against_finite_differences():
     check_rrule(dict_set_cotangent, {"a": 0.3}, "missing")
 
 
+def test_append_cotangent_pullback_function_refuses_a_list_popped_in_place():
+    # The pullback function agrees with the rule on a list the call left as it was (the
+    # second-order cases, so_runtime_calls.py); a list cotangent the reverse sweep made
+    # and append_cotangent popped in place has lost the length the call saw: refused,
+    # where the rule's closure (which the sweeps keep) measured it before the pop.
+    from pullback.containers import append_cotangent_pullback
+    from pullback.errors import HigherOrderError
+
+    rule = pullback.default_registry().lookup(append_cotangent)
+    assert rule.pullback_fn is append_cotangent_pullback
+    rest, last = append_cotangent([0.3, -1.1, 0.7])  # rest: the sweep's own list
+    _, closure = rule.rrule(rest)  # pops rest in place, as the sweeps do
+    assert closure(([1.0], 2.0)) == ([1.0, 2.0],)
+    assert closure((ZERO, 2.0)) == ([ZERO, 2.0],)
+    with pytest.raises(HigherOrderError, match="popped"):
+        append_cotangent_pullback((ZERO, 2.0), rest)
+    assert append_cotangent_pullback((ZERO, 2.0), [0.3, -1.1]) == ([ZERO, 2.0],)
+
+
 @pytest.mark.parametrize(
     "helper, args",
     [

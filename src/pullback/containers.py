@@ -20,6 +20,7 @@ was. The reverse sweep takes the last cotangent off the list's cotangent
 
 from __future__ import annotations
 
+from .errors import HigherOrderError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
 from .tangents import CotangentList as _OwnedCotangents
@@ -144,6 +145,29 @@ def dict_joined(dy, g, key):
     if key in out and value is not ZERO and value is not NO_TANGENT:
         out[key] = value
     return out
+
+
+@transformable
+def append_cotangent_pullback(dy, g):
+    """The pullback of :func:`append_cotangent` as a transformable function (the split's:
+    the two agree wherever ``g`` is a list the call left as it was)."""
+    require_unpopped(g)
+    return (append_joined(dy, g),)
+
+
+def require_unpopped(g):
+    """Refuse a list cotangent that :func:`append_cotangent` popped in place (one the
+    reverse sweep made itself): its length is no longer the one the call saw, which the
+    pullback needs. Generated code that is differentiated again never passes one (it
+    splits with :func:`append_cotangent_split`); the fast sweeps keep the rule's closure,
+    which measured the list before the pop."""
+    if type(g) is _OwnedCotangents:
+        raise HigherOrderError(
+            "pullback: a derivative through append_cotangent of a list cotangent it popped "
+            "in place is not supported.\n"
+            "Fix: call pullback.containers.append_cotangent_split, which leaves the list as "
+            "it was."
+        )
 
 
 @transformable

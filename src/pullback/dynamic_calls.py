@@ -315,6 +315,8 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
+    if (g is ZERO or g is NO_TANGENT) and getattr(function, "__pullback_receiver_cotangent__", 0):
+        return (ZERO,) * (1 + len(args))  # a frozen method's pullback takes no ZERO
     cotangents = spread_cotangents(function, function(g, obj, *args, **kwargs))
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first
@@ -484,11 +486,8 @@ def scalar_vjp(registry, fn):
     """The vjp function ``F(g, x)`` of the one-argument elementwise rule of ``fn``, written
     in the differentiable subset (see :func:`_scalar_rule_vjp`): what a gradient that is
     differentiated again calls where the argument's kind is not known (so the rule's
-    closure pullback ran). None where the rule has no inline derivative or is not
-    holomorphic (``abs``: its complex pullback is not ``g * conj(f'(x))``)."""
-    rule = registry.lookup(fn)
-    if rule is None or not rule.extra.get("holomorphic", True):
-        return None
+    closure pullback ran). None where the rule has neither an inline derivative nor a
+    transformable derivative function."""
     return _scalar_rule_vjp(registry, fn, False, 1, {})
 
 
@@ -496,7 +495,8 @@ def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
     """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
     ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
     its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
-    differentiable subset from the derivative's inline form, so that a second derivative
+    differentiable subset from the derivative's inline form (or a call of its derivative
+    function, where that is transformable: ``psi``'s), so that a second derivative
     transforms it. None for any other callee."""
     if fn is None or kwargs or nargs != 1 + receiver:
         return None
@@ -504,17 +504,27 @@ def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
         rule = registry.lookup(fn)
     except TypeError:  # an unhashable value: not a rule
         return None
-    inline_form = ENTRY_POINTS.inline_form
-    if rule is None or rule.kind != SCALAR or not inline_form(rule):
+    if rule is None or rule.kind != SCALAR:
         return None
-    key = (fn, receiver, inline_form(rule))
+    # A holomorphic rule's pullback is g * conj(f'(x)); another's (abs) is g * d(y, x) with
+    # its derivative function d, as its closure computes it (not the inline form).
+    holomorphic = rule.extra.get("holomorphic", True)
+    form = ENTRY_POINTS.inline_form(rule) if holomorphic else None
+    derivative = None
+    if not form:  # its derivative function, where it is one pullback transforms (psi's)
+        derivative = rule.derivatives[0] if rule.derivatives else None
+        if not getattr(derivative, "__pullback_transformable__", False):
+            return None
+    key = (fn, receiver, form or derivative)
     if key not in _SCALAR_VJPS:
-        _SCALAR_VJPS[key] = _compiled_scalar_vjp(fn, inline_form(rule), receiver)
+        _SCALAR_VJPS[key] = _compiled_scalar_vjp(fn, form, receiver, derivative, holomorphic)
     return _SCALAR_VJPS[key]
 
 
-def _compiled_scalar_vjp(fn, form: str, receiver: bool):
-    """The text of the vjp function, compiled, carrying its source for the transform."""
+def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=True):
+    """The text of the vjp function, compiled, carrying its source for the transform: the
+    derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
+    conjugated for a holomorphic function."""
     import math
 
     import gast
@@ -523,16 +533,23 @@ def _compiled_scalar_vjp(fn, form: str, receiver: bool):
 
     name = f"{getattr(fn, '__name__', 'function')}_vjp"
     params = "g, obj, x" if receiver else "g, x"
+    d = form.format("x", y="y") if form else "derivative(y, x)"
     text = (
         f"def {name}({params}):\n"
         "    y = function(x)\n"
-        f"    d = {form.format('x', y='y')}\n"
-        "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
-        "        d = _np.conj(d)\n"
-        "    return (g * d,)\n"
+        + ("" if holomorphic else f"    require_real(x, {qualified_name(fn)!r})\n")
+        + f"    d = {d}\n"
+        + (
+            "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
+            "        d = _np.conj(d)\n"
+            if holomorphic
+            else ""
+        )
+        + "    return (g * d,)\n"
     )
     filename = f"<pullback: vjp of {qualified_name(fn)}>"
-    namespace = {"function": fn, "_np": np, "_math": math}
+    namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
+    namespace["require_real"] = require_real
     exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
     made = namespace[name]
     made.__pullback_transformable__ = True
@@ -546,6 +563,19 @@ def _compiled_scalar_vjp(fn, form: str, receiver: bool):
 
     made.__pullback_source__ = source
     return made
+
+
+def require_real(x, name):
+    """Refuse a complex ``x`` in the vjp of a non-holomorphic elementwise function (``abs``,
+    SciPy's ``psi``): its pullback ``g * d(y, x)`` holds, but a derivative of that text
+    would treat ``d`` as analytic in ``x``, which it is not (the second derivative of
+    ``abs`` of a complex value came out wrong)."""
+    if np.iscomplexobj(x):
+        raise HigherOrderError(
+            f"pullback: a second derivative through {name} of a complex value is not "
+            "supported (the function is not holomorphic).\n"
+            "Fix: differentiate a real form of it (np.hypot(z.real, z.imag) for abs)."
+        )
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -104,7 +104,9 @@ def scalar_seed(y, name: str, what: str = "grad"):
 
 
 def zero_cotangent(x):
-    """A concrete zero gradient for ``x`` (the fused gradient function never returns ZERO)."""
+    """A concrete zero gradient for ``x`` (the fused gradient function never returns ZERO
+    for a float or array; a ``ZERO`` among ``x``'s items, an entry of a list cotangent
+    that a derivative of a gradient takes, keeps ``ZERO``: it has no shape to fill)."""
     return materialize(ZERO, x)
 
 

@@ -379,6 +379,12 @@ def materialize(c, like, absent=None):
     if isinstance(like, dict):
         c = {} if is_zero(c) else c
         return {k: materialize(c.get(k, ZERO), v, absent) for k, v in like.items()}
+    if like is ZERO:
+        # a symbolic zero among the values (an entry of a list cotangent that a gradient
+        # differentiated again takes as an input): it stands for a zero of no known shape,
+        # so its cotangent stays symbolic where it is zero; None (no tangent) would break
+        # the addition of the cotangents of that list
+        return ZERO if is_zero(c) else densify(c)
     if not is_differentiable_value(like):
         return absent
     if is_zero(c):

@@ -74,6 +74,8 @@ case(_S + "star_permuted", (None, ([1.0, 2.0, 3.0],), 0.0), sorted, _ITEMS, {}, 
 case(_S + "star_unpermuted", [1.0, 2.0, 3.0], sorted, _ITEMS, {}, ())
 
 _C = "pullback.containers."
+case(_C + "append_cotangent", [0.5, _X, 2.0])
+case(_C + "append_cotangent", [_X, np.array([0.2, -0.4]), 1.5, -0.3])
 case(_C + "append_cotangent_split", [0.5, _X, 2.0])
 case(_C + "append_joined", ([0.5, _X], 2.0), [0.0, 0.0, 0.0])
 case(_C + "dict_set_cotangent", {"a": 0.5, "b": _X}, "b")

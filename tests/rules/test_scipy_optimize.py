@@ -154,6 +154,60 @@ def test_no_convergence_is_refused():
         pullback.grad(loss)(0.7)
 
 
+def no_real_root(x, p):
+    return x * x + p  # no root for p > 0: fsolve stops where it makes no progress
+
+
+def cube_residual(x, p):
+    return x**3 - p
+
+
+def fsolve_without_a_root(p):
+    x = so.fsolve(no_real_root, np.array([1.0]), args=(p,))
+    return np.sum(x**3)
+
+
+def brentq_cut_short(p):
+    x = so.brentq(cube_residual, 0.0, 3.0, args=(p,), maxiter=2, disp=False)
+    return x**2
+
+
+@pytest.mark.filterwarnings("ignore:The iteration is not making good progress:RuntimeWarning")
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize(
+    "f,name",
+    [(fsolve_without_a_root, "fsolve"), (brentq_cut_short, "brentq")],
+    ids=["fsolve", "brentq"],
+)
+def test_fsolve_and_brentq_without_convergence_are_refused(f, name, order):
+    # The sweeps run fsolve and brentq themselves (the rules' closures are not called) and
+    # their pullback functions solve again: those refuse an unconverged solve as the rules
+    # do, at first order and in the gradient differentiated again (both once returned a
+    # number: the implicit function theorem at a point that is no root)
+    g = f
+    for _ in range(order):
+        g = pullback.grad(g)
+    with pytest.raises(UnsupportedCallError, match=f"scipy.optimize.{name} did not converge"):
+        g(0.5)
+
+
+@pytest.mark.filterwarnings("ignore:The iteration is not making good progress:RuntimeWarning")
+def test_the_pullback_functions_refuse_an_unconverged_solve():
+    from pullback.rules import scipy_optimize_pullbacks as pbs
+
+    with pytest.raises(UnsupportedCallError, match="fsolve did not converge"):
+        pbs.fsolve_pullback(np.ones(1), no_real_root, np.array([1.0]), (0.5,))
+    with pytest.raises(UnsupportedCallError, match="brentq did not converge"):
+        pbs.brentq_pullback(1.0, cube_residual, 0.0, 3.0, (0.5,), maxiter=2, disp=False)
+    # and, converged, they pull back through the solution the solver finds
+    x = so.fsolve(residual, X0, args=(1.2, 0.3), xtol=1e-13)
+    cots = pbs.fsolve_pullback(np.ones(2), residual, X0, (1.2, 0.3), xtol=1e-13)[2]
+    rule = pullback.default_registry().lookup(so.fsolve)
+    y, back = rule.rrule(residual, X0, (1.2, 0.3), xtol=1e-13)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_allclose(cots, back(np.ones(2))[2], rtol=1e-12)
+
+
 def test_constraints_and_active_bounds_are_refused():
     rule = pullback.default_registry().lookup(so.minimize)
     args = (np.array([0.5, -0.3]), 0.7)

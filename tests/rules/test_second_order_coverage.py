@@ -52,24 +52,6 @@ RUN_ELSEWHERE = {
     "array_api": "tests/test_array_api.py",
 }
 
-#: The rules still without a second-order path, each named with the reason. Keep this a
-#: short list: a rule leaves it when its transformable pullback and case land.
-WITHOUT_SECOND_ORDER = {
-    "pullback.containers.append_cotangent": (
-        "pops the list cotangent in place (one copy per list, then O(1) per append): a "
-        "gradient that is differentiated again calls append_cotangent_split instead, whose "
-        "transformable pullback closes with append_joined (so_runtime_calls.py; third and "
-        "fourth order through appends: tests/test_third_order_runtime_calls.py)"
-    ),
-    "pullback.rules.runtime_call_pullbacks.receiver_method_reverse": (
-        "method_vjp's pullback where the receiver is differentiated (a frozen distribution): "
-        "it runs the closure rule, so second derivatives through frozen methods hold "
-        "(test_so_scipy_stats.py::test_frozen_multivariate_twice); a third through them is "
-        "refused with a HigherOrderError by its rule and by its pullback function (which "
-        "exists so that code differentiated again transforms: scipy.stats' own functions "
-        "have no third derivative either)"
-    ),
-}
 
 
 def _rules():
@@ -85,17 +67,9 @@ def test_every_rule_has_second_order_cases():
     missing = sorted(
         f"{rule.family}: {name}"
         for name, rule in RULES.items()
-        if name not in CASES and name not in COVERAGE_CASES and name not in WITHOUT_SECOND_ORDER
+        if name not in CASES and name not in COVERAGE_CASES
     )
     assert not missing, f"{len(missing)} rules have no second-order case:\n" + "\n".join(missing)
-
-
-def test_the_list_without_second_order_is_current():
-    # an entry whose rule now has cases (or is gone) leaves the list
-    stale = sorted(
-        n for n in WITHOUT_SECOND_ORDER if n in CASES or n in COVERAGE_CASES or n not in RULES
-    )
-    assert not stale, f"remove from WITHOUT_SECOND_ORDER: {stale}"
 
 
 def test_every_case_names_a_rule():

@@ -3,8 +3,8 @@
 (appends, comprehensions, ``d[k] = v``) can be differentiated twice and more: a split and
 its join are each other's pullback, so every order closes on them.
 
-Registered after :mod:`.container_cotangents` (whose rule of ``dict_set_cotangent`` gets
-its pullback function here).
+Registered after :mod:`.container_cotangents` (whose rules of ``dict_set_cotangent`` and
+``append_cotangent`` get their pullback functions here).
 
 >>> from pullback.containers import append_cotangent_split, append_joined
 >>> append_joined(append_cotangent_split([1.0, 2.0, 3.0]), [0.0, 0.0, 0.0])
@@ -42,3 +42,9 @@ def register(reg):
         reg.register(fn, _linear_rrule(fn, pullback, n), family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)
     reg.set_pullback_function(c.dict_set_cotangent, c.dict_set_cotangent_pullback)
+    # append_cotangent pops a list cotangent the reverse sweep made in place: the sweeps
+    # keep its rule's closure (which measured the list before the pop); code that is
+    # differentiated again calls the function, which refuses such a list
+    reg.set_pullback_function(c.append_cotangent, c.append_cotangent_pullback)
+    reg.lookup(c.append_cotangent).extra["sweeps_keep_closure"] = True
+    reg.non_differentiable(c.require_unpopped, family=FAMILY, trusted=True)

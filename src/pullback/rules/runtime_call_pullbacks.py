@@ -9,14 +9,14 @@ Registered by :mod:`.star_call_rules` after the closure rules of ``function_vjp`
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dynamic_calls
 from .. import dynamic_reverse as rev
-from ..errors import HigherOrderError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
-from .pullback_runtime import _vjp_function_rrule
-
-_method_vjp_rrule = _vjp_function_rrule(skip_receiver=True)
+from .scipy_stats_frozen_pullbacks import frozen_parameters, register_parameters
+from .user_function_calls import has_tangent, user_function_vjp
 
 
 def receives_cotangent(site, obj, name, args, kwargs):
@@ -28,37 +28,38 @@ def receives_cotangent(site, obj, name, args, kwargs):
     return bool(getattr(function, "__pullback_receiver_cotangent__", False))
 
 
-def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
-    """method_vjp's pullback where the receiver gets a cotangent: its closure rule (a
-    second derivative; a third through it is refused by this function's rule)."""
-    _, pullback = _method_vjp_rrule(site, g, obj, name, *args, **kwargs)
-    return tuple(pullback(dy))
+def parameter_form(site, obj, name, args, kwargs):
+    """``(form, extra)`` of the pullback function ``F`` of ``obj.name(x)`` whose receiver
+    gets a cotangent (a frozen distribution's method): ``F(g, obj, x)`` is
+    ``form(g, x, frozen_parameters(obj), obj, extra)`` (the unfrozen method's pullback)."""
+    function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
+    return function.__pullback_parameter_form__
 
 
-def _receiver_method_reverse_rrule(dy, site, g, obj, name, args, kwargs):
-    refuse_receiver_third(site, obj, name)
+def output_zeros(obj, name, args):
+    """Zeros shaped like ``obj.name(*args)``, in place of a ``ZERO`` cotangent of it (the
+    pullback functions of frozen methods compute with their cotangent)."""
+    return np.zeros_like(np.asarray(getattr(obj, name)(*args), dtype=float))
 
 
 @transformable
-def receiver_method_reverse_pullback(d, dy, site, g, obj, name, args, kwargs):
-    # Refused where it runs, as the rule is: code differentiated again reads this
-    # function (not the rule), so that a method whose receiver gets no cotangent (the
-    # branch method_vjp_pullback takes for any Python object) still transforms.
-    refuse_receiver_third(site, obj, name)
-    return (ZERO,) * 7
-
-
-def refuse_receiver_third(site, obj, name):
-    """The refusal of a third derivative through a method whose receiver carries
-    differentiated values (a frozen distribution's parameters)."""
-    raise HigherOrderError(
-        f"{site.where()}: a third derivative through '{type(obj).__name__}.{name}', whose "
-        "receiver carries differentiated values (a frozen distribution's parameters), is "
-        "not supported.\n"
-        f"        {site.source_line.strip()}\n"
-        "Fix: call the distribution's function with its parameters as arguments "
-        "(`norm.logpdf(x, loc, scale)`)."
+def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
+    """method_vjp's pullback where the receiver gets a cotangent (a frozen distribution,
+    ``norm(loc, scale).logpdf(x)``): the vjp of its method's pullback taken through the
+    form in the parameters (``norm.logpdf(x, loc, scale)``'s pullback), so the object
+    itself is no differentiated value; its cotangent is the parameters' tuple, which
+    ``frozen_parameters``'s rule gives it where this function is differentiated again."""
+    form, extra = parameter_form(site, obj, name, args, kwargs)
+    params = frozen_parameters(obj)
+    if g is ZERO:  # a cotangent no use reached: zeros the pullback takes (its g's is c[0])
+        g = output_zeros(obj, name, args)
+    c = user_function_vjp(dy, form, g, args[0], params, obj, extra)
+    dparams = c[2]
+    out = tuple(
+        dparams[k] if has_tangent(params[k]) and dparams is not ZERO else NO_TANGENT
+        for k in range(len(params))
     )
+    return NO_TANGENT, c[0], out, NO_TANGENT, c[1]
 
 
 @transformable
@@ -73,6 +74,7 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
         dobj = dinputs[0]
     return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]
+
 
 FAMILY = "star_call_rules"
 
@@ -115,14 +117,14 @@ def register_pullbacks(reg):
     reg.set_pullback_function(rev.vjp_apply, rev.vjp_apply_pullback)
     reg.set_pullback_function(dynamic_calls.function_vjp, rev.function_vjp_pullback)
     reg.set_pullback_function(dynamic_calls.method_vjp, method_vjp_pullback)
-    refusal = _receiver_method_reverse_rrule
-    reg.register(receiver_method_reverse, refusal, family=FAMILY, trusted=True)
-    reg.set_pullback_function(receiver_method_reverse, receiver_method_reverse_pullback)
     helpers = (
         rev.function_reverse,
         rev.method_reverse,
         rev.outer_function,
         receives_cotangent,
-        refuse_receiver_third,
+        parameter_form,
+        output_zeros,
+        dynamic_calls.require_real,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
+    register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

@@ -95,9 +95,14 @@ def fsolve_pullback(
     factor=100,
     diag=None,
 ):
-    # fsolve's own parameters (checked against its signature when registered), passed on
-    # by position: the solution is found again as the forward call found it
-    x = so.fsolve(func, x0, args, fprime, 0, col_deriv, xtol, maxfev, band, epsfcn, factor, diag)
+    # fsolve's own parameters (checked against its signature when registered): the
+    # solution is found again as the forward call found it, by the solver fsolve runs
+    # (root's "hybr" with fsolve's options), whose result says whether it converged; one
+    # that did not is refused as fsolve's rule refuses it (the forward sweep ran fsolve)
+    options = fsolve_options(col_deriv, xtol, maxfev, band, epsfcn, factor, diag)
+    sol = so.root(func, x0, args, "hybr", fprime, None, None, options)
+    require_success(sol, "scipy.optimize.fsolve")
+    x = sol.x
     return (NO_TANGENT, NO_TANGENT, implicit_cotangent(dy, func, x, args)) + (NO_TANGENT,) * 9
 
 
@@ -114,6 +119,11 @@ def brentq_pullback(
     full_output=False,
     disp=True,
 ):
+    # brentq tells whether it converged only in its record (full_output=True), which its
+    # rule does not differentiate: that solve checks, as brentq's rule does, and the solve
+    # whose solution moves with args (its rule, when this function is differentiated) is
+    # the forward call's own
+    require_success(brentq_status(f, a, b, args, xtol, rtol, maxiter), "scipy.optimize.brentq")
     x = so.brentq(f, a, b, args, xtol, rtol, maxiter, False, disp)
     return (NO_TANGENT,) * 3 + (implicit_cotangent(dy, f, x, args),) + (NO_TANGENT,) * 5
 
@@ -286,6 +296,27 @@ def same_defaults(pullback_fn, fn) -> bool:
 
 
 # -- non-differentiable helpers --------------------------------------------------------
+def fsolve_options(col_deriv, xtol, maxfev, band, epsfcn, factor, diag):
+    """The options of ``root(..., method="hybr")`` that make it the solve ``fsolve`` runs
+    with these parameters (fsolve is that solver under its own names)."""
+    return {
+        "col_deriv": col_deriv,
+        "xtol": xtol,
+        "maxfev": maxfev,
+        "band": band,
+        "eps": epsfcn,
+        "factor": factor,
+        "diag": diag,
+    }
+
+
+def brentq_status(f, a, b, args, xtol, rtol, maxiter):
+    """``{"success", "message"}`` of ``brentq(f, a, b, args, xtol, rtol, maxiter)``: its
+    record says whether it converged (what brentq's rule reads)."""
+    _, info = so.brentq(f, a, b, args, xtol, rtol, maxiter, True, False)
+    return {"success": info.converged, "message": info.flag}
+
+
 def output_shape(G, x, params, output):
     """The shape of ``G(x, *params)`` (the shapes of both outputs when it returns a pair,
     ``output`` saying which one is ``G``)."""
@@ -400,6 +431,8 @@ def squares_gradient(fun, jac, args):
 
 
 NON_DIFFERENTIABLE = (
+    fsolve_options,
+    brentq_status,
     output_shape,
     objective_gradient,
     squares_gradient,

@@ -19,8 +19,6 @@ from ..registry import transformable
 from ..tangents import unbroadcast
 from .scipy_special_series import betainc_partials
 
-_ONE = np.float64(1.0)
-
 
 @transformable
 def poisson_dlogpmf(k, sh):
@@ -96,25 +94,31 @@ def discrete_pullback(dist, method):
     """The transformable pullback of ``dist.<method>`` (see the module)."""
     nshapes, dlogpmf_fn, dcdf_fn = SPECS[dist.name]
 
+    # ``dist.<name>(k, *sh, loc)``: one function per number of shapes (a derivative of
+    # it meets only calls of dist's own arity, see scipy_stats_pullbacks.py)
     @transformable
-    def standard(name, k, sh, loc):
-        """``dist.<name>(k, *sh, loc)``."""
-        if nshapes == 1:
-            if name == "logpmf":
-                return dist.logpmf(k, sh[0], loc)
-            if name == "logcdf":
-                return dist.logcdf(k, sh[0], loc)
-            return dist.logsf(k, sh[0], loc)
+    def standard1(name, k, sh, loc):
+        if name == "logpmf":
+            return dist.logpmf(k, sh[0], loc)
+        if name == "logcdf":
+            return dist.logcdf(k, sh[0], loc)
+        return dist.logsf(k, sh[0], loc)
+
+    @transformable
+    def standard2(name, k, sh, loc):
         if name == "logpmf":
             return dist.logpmf(k, sh[0], sh[1], loc)
         if name == "logcdf":
             return dist.logcdf(k, sh[0], sh[1], loc)
         return dist.logsf(k, sh[0], sh[1], loc)
 
+    standard = standard1 if nshapes == 1 else standard2
+
     @transformable
     def partials(k, sh, loc):
         """The partials with respect to the shapes, in order."""
-        kk = np.multiply(k, _ONE) - loc
+        # float64 like scipy (np.float64 promotes float32), of a kind the transform knows
+        kk = np.multiply(k, np.float64(1.0)) - loc
         if method == "logpmf" or method == "pmf":
             logpmf = standard("logpmf", k, sh, loc)
             ok = np.isfinite(logpmf)

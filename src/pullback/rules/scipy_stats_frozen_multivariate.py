@@ -45,7 +45,13 @@ from .user_function_calls import has_tangent
 @transformable
 def frozen_mvn_method_pullback(dy, frozen, x, density):
     """``((dmean, dcov), dx)`` of ``frozen.logpdf(x)`` (``frozen.pdf(x)`` if density)."""
-    params = frozen_parameters(frozen)
+    return mvn_method_pullback(dy, x, frozen_parameters(frozen), frozen, density)
+
+
+@transformable
+def mvn_method_pullback(dy, x, params, frozen, density):
+    """:func:`frozen_mvn_method_pullback` with the parameters ``(mean, cov)`` given (the
+    frozen object is not read: the forms below share one signature)."""
     d = np.shape(params[0])[0]
     # every form of x (one point, a stack of points, d == 1) as the 2-D stack scipy reads:
     # the transformable pullback's own form
@@ -63,7 +69,12 @@ def frozen_mvn_method_pullback(dy, frozen, x, density):
 @transformable
 def frozen_dirichlet_method_pullback(dy, frozen, x, density):
     """``((dalpha,), dx)`` of ``frozen.logpdf(x)`` (``frozen.pdf(x)`` if density)."""
-    params = frozen_parameters(frozen)
+    return dirichlet_method_pullback(dy, x, frozen_parameters(frozen), frozen, density)
+
+
+@transformable
+def dirichlet_method_pullback(dy, x, params, frozen, density):
+    """:func:`frozen_dirichlet_method_pullback` with the parameters ``(alpha,)`` given."""
     if density:
         cots = dirichlet_pdf_pullback(dy, x, params[0])
     else:
@@ -75,7 +86,12 @@ def frozen_dirichlet_method_pullback(dy, frozen, x, density):
 def frozen_multinomial_method_pullback(dy, frozen, x, density):
     """``((NO_TANGENT, dp), NO_TANGENT)`` of ``frozen.logpmf(x)`` (``pmf`` if density):
     the counts and ``n`` are integers."""
-    params = frozen_parameters(frozen)
+    return multinomial_method_pullback(dy, x, frozen_parameters(frozen), frozen, density)
+
+
+@transformable
+def multinomial_method_pullback(dy, x, params, frozen, density):
+    """:func:`frozen_multinomial_method_pullback` with the parameters ``(n, p)`` given."""
     if density:
         cots = multinomial_pmf_pullback(dy, x, params[0], params[1])
     else:
@@ -111,6 +127,15 @@ _METHODS = {
     "multinomial": frozen_multinomial_method_pullback,
 }
 
+#: Each frozen method's pullback in the parameters (``form(dy, x, params, frozen,
+#: density)``): the reverse of the pullback differentiates those, not the object
+#: (runtime_call_pullbacks.receiver_method_reverse).
+_PARAMETER_FORMS = {
+    "multivariate_normal": mvn_method_pullback,
+    "dirichlet": dirichlet_method_pullback,
+    "multinomial": multinomial_method_pullback,
+}
+
 
 @functools.cache
 def method_pullback(kind, name):
@@ -128,6 +153,7 @@ def method_pullback(kind, name):
     label = f"frozen_{kind}_{name}_pullback"
     multivariate_method_pullback.__name__ = multivariate_method_pullback.__qualname__ = label
     multivariate_method_pullback.__pullback_receiver_cotangent__ = True
+    multivariate_method_pullback.__pullback_parameter_form__ = (_PARAMETER_FORMS[kind], density)
     return multivariate_method_pullback
 
 

@@ -82,7 +82,16 @@ def unfrozen_pullback(frozen, name, nargs):
 @transformable
 def frozen_method_pullback(dy, frozen, x, name):
     """``(cotangent of frozen, cotangent of x)`` of ``frozen.name(x)``."""
-    params = frozen_parameters(frozen)
+    return parameters_method_pullback(dy, x, frozen_parameters(frozen), frozen, name)
+
+
+@transformable
+def parameters_method_pullback(dy, x, params, frozen, name):
+    """:func:`frozen_method_pullback` with the parameters given (``params``, the frozen
+    object's, which it reads only for its distribution): the unfrozen method's pullback,
+    ``norm(loc, scale).logpdf(x)`` being ``norm.logpdf(x, loc, scale)``. Its vjp is the
+    reverse of the frozen method's pullback in which the object is no differentiated
+    value (see runtime_call_pullbacks.receiver_method_reverse)."""
     pullback_fn = unfrozen_pullback(frozen, name, 2 + len(params))
     if pullback_fn is None:
         return ZERO, ZERO
@@ -93,7 +102,8 @@ def frozen_method_pullback(dy, frozen, x, name):
 
 def _method_pullback(name):
     """The pullback function of ``frozen.name(x)`` (marked: its receiver is differentiated
-    too, see the module docstring)."""
+    too, see the module docstring; and with its form in the parameters, see
+    :func:`parameters_method_pullback`)."""
 
     @transformable
     def method_pullback(dy, frozen, x):
@@ -101,6 +111,7 @@ def _method_pullback(name):
 
     method_pullback.__name__ = method_pullback.__qualname__ = f"frozen_{name}_pullback"
     method_pullback.__pullback_receiver_cotangent__ = True
+    method_pullback.__pullback_parameter_form__ = (parameters_method_pullback, name)
     return method_pullback
 
 
@@ -117,7 +128,13 @@ def frozen_constructor_pullback(dy, *args):
     return tuple(dy[k] if has_tangent(args[k]) else NO_TANGENT for k in range(len(args)))
 
 
-def register(reg, family):
+def register_parameters(reg, family="scipy_stats"):
+    """``frozen_parameters``' rule, registered with the reverse of method calls found at
+    run time (rules/runtime_call_pullbacks.py, whose reverse of a frozen method reads it:
+    the transform of a fourth derivative reads that code before SciPy is imported)."""
     reg.register(frozen_parameters, _frozen_parameters_rrule, family=family, trusted=True)
     reg.set_pullback_function(frozen_parameters, frozen_parameters_pullback)
+
+
+def register(reg, family):
     reg.non_differentiable(unfrozen_pullback, family=family, trusted=True)

@@ -23,33 +23,37 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import unbroadcast
 
-# float64 like scipy, whatever the arguments are (a float64 scalar promotes float32)
-_ONE = np.float64(1.0)
-
 
 def continuous_pullback(dist, spec, method):
     """The transformable pullback of ``dist.<method>`` from ``spec`` (see the module)."""
     nshapes, dz_fn, dshape_fn, dcdf_fn, safe_fn = spec
 
+    # ``dist.<name>(z, *sh)``, the standardized method: one function per number of
+    # shapes, so that a derivative of it meets only calls of dist's own arity (a call
+    # with too few shapes, in a branch never taken, left the rule's closure in code
+    # differentiated twice: the third derivative stopped there)
     @transformable
-    def standard(name, z, sh):
-        """``dist.<name>(z, *sh)``: the standardized method."""
-        if nshapes == 0:
-            if name == "logpdf":
-                return dist.logpdf(z)
-            if name == "logcdf":
-                return dist.logcdf(z)
-            if name == "logsf":
-                return dist.logsf(z)
-            return dist.ppf(z)
-        if nshapes == 1:
-            if name == "logpdf":
-                return dist.logpdf(z, sh[0])
-            if name == "logcdf":
-                return dist.logcdf(z, sh[0])
-            if name == "logsf":
-                return dist.logsf(z, sh[0])
-            return dist.ppf(z, sh[0])
+    def standard0(name, z, sh):
+        if name == "logpdf":
+            return dist.logpdf(z)
+        if name == "logcdf":
+            return dist.logcdf(z)
+        if name == "logsf":
+            return dist.logsf(z)
+        return dist.ppf(z)
+
+    @transformable
+    def standard1(name, z, sh):
+        if name == "logpdf":
+            return dist.logpdf(z, sh[0])
+        if name == "logcdf":
+            return dist.logcdf(z, sh[0])
+        if name == "logsf":
+            return dist.logsf(z, sh[0])
+        return dist.ppf(z, sh[0])
+
+    @transformable
+    def standard2(name, z, sh):
         if name == "logpdf":
             return dist.logpdf(z, sh[0], sh[1])
         if name == "logcdf":
@@ -58,11 +62,13 @@ def continuous_pullback(dist, spec, method):
             return dist.logsf(z, sh[0], sh[1])
         return dist.ppf(z, sh[0], sh[1])
 
+    standard = (standard0, standard1, standard2)[nshapes]
+
     @transformable
     def partials(x, sh, loc, scale):
         """The partials of ``dist.<method>`` in positional order: x, shapes, loc, scale."""
         if method == "ppf":
-            q = np.multiply(x, _ONE)
+            q = np.multiply(x, np.float64(1.0))
             Q0 = standard("ppf", q, sh)
             okq = np.isfinite(Q0)
             Q = np.where(okq, Q0, safe_fn(sh))
@@ -72,7 +78,9 @@ def continuous_pullback(dist, spec, method):
             for k in range(nshapes):
                 out = out + (np.where(okq, -scale * dcdf[k] / f, 0.0),)
             return out + (np.where(okq, 1.0, 0.0), np.where(okq, Q, 0.0))
-        z0 = (np.multiply(x, _ONE) - loc) / scale
+        # float64 like scipy (np.float64 promotes float32), written as a call the transform
+        # knows the kind of (a global's it does not: a closure where differentiated twice)
+        z0 = (np.multiply(x, np.float64(1.0)) - loc) / scale
         logf0 = standard("logpdf", z0, sh)
         inside = np.isfinite(logf0)
         z = np.where(inside, z0, safe_fn(sh))

@@ -336,6 +336,8 @@ def _value_kind(v, kinds, registry):
             return ("array", 1) if _atom(v.args[0], kinds) == SCALAR else UNKNOWN_RANK
         if _member(fn, _SCALAR_CALLS) or getattr(math, getattr(fn, "__name__", ""), None) is fn:
             return SCALAR
+        if fn is np.float64 and len(v.args) == 1 and _atom(v.args[0], kinds) == SCALAR:
+            return SCALAR  # np.float64(1.0): a float64 scalar (of an array, an array)
         rule = registry.lookup(fn)
         if rule is not None and rule.kind == SCALAR_RULE and not v.keywords:
             out = SCALAR

@@ -205,12 +205,16 @@ def _found_without_receiver(site: CallSite, obj, name: str):
 
 
 def _array_method_rule(site: CallSite, obj, name):
-    """The rule of ``np.name`` that :func:`call_method` runs for an array method that has
-    no rule of its own (``x.copy()`` is ``np.copy(x)``), else None."""
+    """The rule :func:`call_method` runs for the array method ``obj.name``: the method's
+    own rule (``x.astype`` is ``np.ndarray.astype``'s, a method descriptor that is no
+    Python function), else that of ``np.name`` (``x.copy()`` is ``np.copy(x)``); None for
+    anything else. Both take the array first, so their pullback functions (``F(g, obj,
+    *args)``) give the array its cotangent first."""
     if not isinstance(obj, (np.ndarray, np.generic)) or not isinstance(name, str):
         return None
-    if site.registry.lookup(getattr(type(obj), name, None)) is not None:
-        return None
+    own = site.registry.lookup(getattr(type(obj), name, None))
+    if own is not None:
+        return own
     function = getattr(np, name, None)
     return site.registry.lookup(function) if callable(function) else None
 
@@ -437,7 +441,7 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         return rule.pullback_fn
     array_rule = _array_method_rule(site, obj, fn)
     if array_rule is not None and array_rule.pullback_fn is not None:
-        return array_rule.pullback_fn  # x.copy() is np.copy(x), as call_method runs it
+        return array_rule.pullback_fn  # x.astype(t), x.copy() as call_method runs them
     value = fn if obj is None else _found_without_receiver(site, obj, fn)
     scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
     if scalar is not None:

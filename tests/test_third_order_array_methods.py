@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pullback import grad
+from pullback import grad, value_and_grad
 
 X = np.array([0.3, -0.5, 0.8])
 V = np.array([0.4, 1.1, -0.7])
@@ -44,8 +44,13 @@ def _item_cast(x):
     return x[1:2].astype(x.dtype).item() * x
 
 
-HELPERS = [_to64, _to32, _copy, _reshape, _sum, _item_cast]
-NAMES = ["astype64", "astype32", "copy", "reshape", "sum", "item"]
+def _compress(x):
+    # the array is np.compress's second argument: x.compress(c) is np.compress(c, x)
+    return x.compress([True, False, True]) * x[1]
+
+
+HELPERS = [_to64, _to32, _copy, _reshape, _sum, _item_cast, _compress]
+NAMES = ["astype64", "astype32", "copy", "reshape", "sum", "item", "compress"]
 
 
 def scalar_case(t, k):
@@ -109,3 +114,27 @@ def test_third_directional_derivative_of_an_array_function(k, dtype):
     want = (second(step, k, X0) - second(-step, k, X0)) / (2 * step)
     tol = 1e-6 if exact else 2e-3
     np.testing.assert_allclose(third, want, rtol=tol, atol=tol)
+
+
+M = np.array([[0.3, -0.5, 0.8], [1.2, 0.4, -0.1]])
+
+
+def compress_method(x):
+    # the array's kind is known: the transform calls np.ndarray.compress's rule directly
+    rows = (x * M).compress([True, False, True], axis=1)
+    return np.sum(np.sin(rows) ** 2) + np.sum(x.compress([False, True]) ** 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_compress_method_value_and_gradient(dtype):
+    x = np.array([[0.7], [-0.4]], dtype=dtype)
+    value, g = value_and_grad(compress_method)(x)
+    assert value == pytest.approx(compress_method(x), rel=1e-6)
+    assert g.dtype == dtype
+    x64 = x.astype(np.float64)
+    step = 1e-6 if dtype == np.float64 else 1e-3
+    for i in range(2):
+        e = np.zeros_like(x64)
+        e[i, 0] = step
+        want = (compress_method(x64 + e) - compress_method(x64 - e)) / (2 * step)
+        np.testing.assert_allclose(g[i, 0], want, rtol=1e-6 if dtype == np.float64 else 2e-3)

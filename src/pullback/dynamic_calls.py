@@ -204,6 +204,11 @@ def _found_without_receiver(site: CallSite, obj, name: str):
     return None
 
 
+# Array methods whose NumPy function of the same name takes the array second
+# (x.compress(c) is np.compress(c, x)): never run as that function with x first.
+ARRAY_SECOND_METHODS = frozenset({"compress"})
+
+
 def _array_method_rule(site: CallSite, obj, name):
     """The rule :func:`call_method` runs for the array method ``obj.name``: the method's
     own rule (``x.astype`` is ``np.ndarray.astype``'s, a method descriptor that is no
@@ -213,7 +218,7 @@ def _array_method_rule(site: CallSite, obj, name):
     if not isinstance(obj, (np.ndarray, np.generic)) or not isinstance(name, str):
         return None
     own = site.registry.lookup(getattr(type(obj), name, None))
-    if own is not None:
+    if own is not None or name in ARRAY_SECOND_METHODS:
         return own
     function = getattr(np, name, None)
     return site.registry.lookup(function) if callable(function) else None
@@ -246,7 +251,7 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         # (or was a user class then); np.sort's rule would return a sorted copy where the
         # method sorts r in place and returns None
         raise site.inplace_array_method(name)
-    if isinstance(obj, (np.ndarray, np.generic)):
+    if isinstance(obj, (np.ndarray, np.generic)) and name not in ARRAY_SECOND_METHODS:
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
         function = getattr(np, name, None)
         rule = site.registry.lookup(function) if function is not None else None

@@ -32,6 +32,7 @@ from .errors import (
 from .guards import is_library_module_name
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
+from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
@@ -454,7 +455,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     vjp_ref = ENTRY_POINTS.VJPRef
     if rule is None and isinstance(target, (types.FunctionType, vjp_ref)) and site.vjp_of:
         # a VJPRef: the vjp function of a vjp function (a third derivative, dynamic_reverse)
-        bound = inspect.signature(target).bind(*args, **kwargs)
+        signature = signature_of(target)
+        bound = signature.bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object), nor is any
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         names = tuple(bound.arguments)[1 if obj is not None else 0 :]
@@ -467,8 +469,7 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
         star = next(
-            (p.name for p in inspect.signature(target).parameters.values()
-             if p.kind is p.VAR_POSITIONAL),
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL),
             None,
         )
         if star in names:  # its tuple's cotangent, one per argument it took

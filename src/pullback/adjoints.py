@@ -37,6 +37,7 @@ from .errors import (
     UnsupportedSyntaxError,
 )
 from .registry import RuleRegistry, qualified_name
+from .signatures import signature_of
 from .source import transform_target
 from .tangents import NO_TANGENT, is_differentiable_value
 from .transform.build import Adjoint, build_adjoint
@@ -74,11 +75,11 @@ class AdjointCache:
         if refusal is not None:
             raise HigherOrderError(f"cannot differentiate {qualified_name(fn)} again: {refusal}.")
         if isinstance(fn, VJPRef):
-            declared = list(inspect.signature(fn).parameters)
+            declared = list(signature_of(fn).parameters)
             fn = fn.function_for(kinds_key)
             # The generated function names its cotangent parameters itself (a vjp of a vjp
             # has one per level): the names callers use map to its parameters by position.
-            actual = dict(zip(declared, inspect.signature(fn).parameters, strict=True))
+            actual = dict(zip(declared, signature_of(fn).parameters, strict=True))
             if wrt is not None:
                 wrt = tuple(actual[w] for w in wrt)
         if isinstance(fn, TransformedFunction):
@@ -175,24 +176,42 @@ class VJPRef:
     def cotangent_name(self) -> str:
         """The cotangent parameter's name: one no parameter of ``fn`` has (a vjp of a vjp,
         for a third derivative, has one cotangent per level)."""
-        taken = set(inspect.signature(self.fn).parameters)
-        name, k = self.COTANGENT, 0
+        return next(iter(self.__pullback_signature__().parameters))
+
+    @staticmethod
+    def _cotangent_name_for(sig) -> str:
+        taken = set(sig.parameters)
+        name, k = VJPRef.COTANGENT, 0
         while name in taken:
             k += 1
             name = f"__pullback_dvalue{k}__"
         return name
 
-    @property
-    def __signature__(self):
-        sig = inspect.signature(self.fn)
-        cotangent = inspect.Parameter(self.cotangent_name, inspect.Parameter.POSITIONAL_ONLY)
+    def __pullback_signature__(self):
+        """``(cotangent, *parameters of fn)``; derived again only when ``fn``'s signature
+        is another object (:mod:`pullback.signatures` recomputes it when ``fn``'s code,
+        defaults or annotations changed), so a derived signature never outlives its
+        source."""
+        sig = signature_of(self.fn)
+        memo = self.__dict__.get("_signature_memo")
+        if memo is not None and memo[0] is sig:
+            return memo[1]
+        cotangent = inspect.Parameter(
+            self._cotangent_name_for(sig), inspect.Parameter.POSITIONAL_ONLY
+        )
         rest = [
             p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
             if p.kind is inspect.Parameter.POSITIONAL_ONLY
             else p
             for p in sig.parameters.values()
         ]
-        return sig.replace(parameters=[cotangent] + rest)
+        derived = sig.replace(parameters=[cotangent] + rest)
+        self._signature_memo = (sig, derived)
+        return derived
+
+    @property
+    def __signature__(self):
+        return self.__pullback_signature__()
 
     def function_for(self, kinds):
         """The generated vjp function for a call whose arguments (cotangent first) have

@@ -31,6 +31,7 @@ from .errors import (
 from .guards import is_library_module_name
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
+from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
@@ -206,13 +207,22 @@ def _found_without_receiver(site: CallSite, obj, name: str):
     return None
 
 
+# Array methods whose NumPy function of the same name takes the array second
+# (x.compress(c) is np.compress(c, x)): never run as that function with x first.
+ARRAY_SECOND_METHODS = frozenset({"compress"})
+
+
 def _array_method_rule(site: CallSite, obj, name):
-    """The rule of ``np.name`` that :func:`call_method` runs for an array method that has
-    no rule of its own (``x.copy()`` is ``np.copy(x)``), else None."""
+    """The rule :func:`call_method` runs for the array method ``obj.name``: the method's
+    own rule (``x.astype`` is ``np.ndarray.astype``'s, a method descriptor that is no
+    Python function), else that of ``np.name`` (``x.copy()`` is ``np.copy(x)``); None for
+    anything else. Both take the array first, so their pullback functions (``F(g, obj,
+    *args)``) give the array its cotangent first."""
     if not isinstance(obj, (np.ndarray, np.generic)) or not isinstance(name, str):
         return None
-    if site.registry.lookup(getattr(type(obj), name, None)) is not None:
-        return None
+    own = site.registry.lookup(getattr(type(obj), name, None))
+    if own is not None or name in ARRAY_SECOND_METHODS:
+        return own
     function = getattr(np, name, None)
     return site.registry.lookup(function) if callable(function) else None
 
@@ -244,7 +254,7 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         # (or was a user class then); np.sort's rule would return a sorted copy where the
         # method sorts r in place and returns None
         raise site.inplace_array_method(name)
-    if isinstance(obj, (np.ndarray, np.generic)):
+    if isinstance(obj, (np.ndarray, np.generic)) and name not in ARRAY_SECOND_METHODS:
         # Most array methods are the NumPy function of the same name: x.copy() is np.copy(x).
         function = getattr(np, name, None)
         rule = site.registry.lookup(function) if function is not None else None
@@ -441,7 +451,7 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         return rule.pullback_fn
     array_rule = _array_method_rule(site, obj, fn)
     if array_rule is not None and array_rule.pullback_fn is not None:
-        return array_rule.pullback_fn  # x.copy() is np.copy(x), as call_method runs it
+        return array_rule.pullback_fn  # x.astype(t), x.copy() as call_method runs them
     value = fn if obj is None else _found_without_receiver(site, obj, fn)
     scalar = _scalar_rule_vjp(site.registry, value, obj is not None, len(args), kwargs)
     if scalar is not None:
@@ -449,7 +459,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     vjp_ref = ENTRY_POINTS.VJPRef
     if rule is None and isinstance(target, (types.FunctionType, vjp_ref)) and site.vjp_of:
         # a VJPRef: the vjp function of a vjp function (a third derivative, dynamic_reverse)
-        bound = inspect.signature(target).bind(*args, **kwargs)
+        signature = signature_of(target)
+        bound = signature.bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object), nor is any
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         names = tuple(bound.arguments)[1 if obj is not None else 0 :]
@@ -462,8 +473,7 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
         star = next(
-            (p.name for p in inspect.signature(target).parameters.values()
-             if p.kind is p.VAR_POSITIONAL),
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL),
             None,
         )
         if star in names:  # its tuple's cotangent, one per argument it took

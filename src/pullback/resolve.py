@@ -28,11 +28,13 @@ ARRAY_METHODS = {
     for name in (
         "sum mean prod max min std var dot ravel squeeze cumsum cumprod clip round "
         "argmax argmin argsort conj conjugate trace diagonal swapaxes all any nonzero "
-        "repeat take ptp compress searchsorted"
+        "repeat take ptp searchsorted"
     ).split()
     if hasattr(np, name)
 }
 ARRAY_METHODS["flatten"] = np.ravel
+# (x.compress(c) is np.compress(c, x), the array second: it runs as a method, through the
+# rule of np.ndarray.compress.)
 # Methods whose arguments may be given spread out: x.reshape(2, 3), x.transpose(1, 0).
 ARRAY_VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}
 # Attribute reads on arrays.

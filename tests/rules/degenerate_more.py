@@ -118,6 +118,12 @@ add(
     case("(1,3) axis 1", [True], A((1, 3)), 1),
 )
 add(
+    np.ndarray.compress,
+    case("all False", A((2,)), [False, False]),
+    case("(0,)", A((0,)), []),
+    case("(1,3) axis 1", A((1, 3)), [True], 1),
+)
+add(
     np.extract,
     case("all False", np.zeros(3, bool), A((3,))),
     case("(0,)", np.zeros(0, bool), A((0,))),

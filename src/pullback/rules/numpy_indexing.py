@@ -146,6 +146,17 @@ def _compress_rrule(condition, a, *args, **kwargs):
     return y, compress_pullback
 
 
+def _ndarray_compress_rrule(a, condition, *args, **kwargs):
+    """``a.compress(condition, ...)``: np.compress with the array first."""
+    y, pullback = _compress_rrule(condition, a, *args, **kwargs)
+
+    def ndarray_compress_pullback(dy):
+        cotangents = pullback(dy)
+        return (cotangents[1], cotangents[0]) + tuple(cotangents[2:])
+
+    return y, ndarray_compress_pullback
+
+
 def _extract_rrule(condition, arr):
     y = np.extract(condition, arr)
     shape = np.shape(arr)
@@ -309,6 +320,7 @@ def register(reg):
     r.rule(np.take, _take_rrule, notes="repeated indices accumulate")
     r.rule(np.take_along_axis, _take_along_axis_rrule)
     r.rule(np.compress, _compress_rrule)
+    r.rule(np.ndarray.compress, _ndarray_compress_rrule, name="numpy.ndarray.compress")
     r.rule(np.extract, _extract_rrule)
     r.rule(np.diag, _diag_rrule)
     r.rule(np.diagflat, _diagflat_rrule)

@@ -96,6 +96,12 @@ def compress_pullback(dy, condition, a, axis=None, out=None):
 
 
 @transformable
+def ndarray_compress_pullback(dy, a, condition, axis=None, out=None):
+    idx = np.nonzero(np.ravel(condition))[0]
+    return unbroadcast(take_grad(dy, a, idx, axis), a), NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
 def extract_pullback(dy, condition, arr):
     idx = np.nonzero(np.ravel(condition))[0]
     return NO_TANGENT, unbroadcast(take_grad(dy, arr, idx, None), arr)
@@ -210,6 +216,7 @@ def register_pullbacks(reg):
             (np.take, take_pullback),
             (np.take_along_axis, take_along_axis_pullback),
             (np.compress, compress_pullback),
+            (np.ndarray.compress, ndarray_compress_pullback),
             (np.extract, extract_pullback),
             (np.diag, diag_pullback),
             (np.diagflat, diagflat_pullback),

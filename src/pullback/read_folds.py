@@ -297,28 +297,28 @@ def loop_reads(steps, k, values, x, chain):
     ``k`` a step), pushed onto ``chain``.
 
     A reverse loop appends each read's cotangent to a list (one call) instead of pushing a
-    node ``(i, cotangent, chain)``; here the list becomes one node ``(positions,
-    cotangents)`` of two arrays, which :func:`fold_reads` scatters with ``np.add.at`` (the
-    same sums), when they are real scalars read from a 1-D float array along a ``range``.
-    Anything else gets the very chain the loop would have built."""
+    node ``(i, cotangent, chain)``; here the list becomes one node of an index and an
+    array, when they are real scalars read from a 1-D float array along a ``range``: one
+    read a step along a range of non-negative positions is the node ``(slice, array)``
+    that :func:`fold_reads` adds through a view (as it adds a slice read ``x[a:b]``), any
+    other count the node ``(positions, cotangents)`` it scatters with ``np.add.at`` (the
+    same sums). Anything else gets the very chain the loop would have built."""
     n = len(values)
     if (
-        n > _FEW_READS  # a few reads: the chain's short path is cheaper than two arrays
+        n
         and type(steps) is range
         and type(x) is _ndarray
         and x.ndim == 1
         and x.dtype.kind == "f"
         and not batch_axes.axes
-        and type(values[0]) in _REAL_FLOATS
+        and n == len(steps) * k
+        and (k == 1 and min(steps[0], steps[-1]) >= 0 or n > _FEW_READS)
     ):
-        # A cotangent is a number, an array or a zero: fromiter takes real numbers only
-        # (a zero, an array or a complex number raises, or warns: then the chain).
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", np.exceptions.ComplexWarning)
-            try:
-                weights = np.fromiter(values, dtype=_cotangent_dtype(x), count=n)
-            except (TypeError, ValueError, np.exceptions.ComplexWarning):
-                weights = None
+        if k == 1 and min(steps[0], steps[-1]) >= 0:
+            node = _ascending_node(steps, values, x, chain)
+            if node is not None:
+                return node
+        weights = _real_weights(values, x)
         if weights is not None:
             positions = np.arange(steps.start, steps.stop, steps.step)[::-1]
             if k > 1:
@@ -329,3 +329,35 @@ def loop_reads(steps, k, values, x, chain):
         for _ in range(k):
             chain = (i, next(cotangents), chain)
     return chain
+
+
+def _ascending_node(steps, values, x, chain):
+    """The node ``(slice, cotangents, chain)`` of one read a step along ``steps``, a range of
+    non-negative positions, the slice ascending (a view of negative stride costs twice as
+    much to add into); None when the values are not all real scalars."""
+    step = steps.step
+    if step > 0:  # values[j] is the cotangent of steps[n - 1 - j]
+        low, high, values = steps[0], steps[-1], values[::-1]
+    else:
+        low, high, step = steps[-1], steps[0], -step
+    weights = _real_weights(values, x)
+    return None if weights is None else (slice(low, high + 1, step), weights, chain)
+
+
+def _real_weights(values, x):
+    """``values`` (real scalars: Python or NumPy floats) as one array of ``x``'s cotangent
+    dtype, or None when any is something else (a zero, an array, a complex number)."""
+    if len(values) <= _FEW_READS:  # a few: their types looked at (no warnings context)
+        if not _REAL_FLOATS.issuperset(map(type, values)):
+            return None
+        return np.array(values, dtype=x.dtype)  # a float array: its own cotangent dtype
+    if type(values[0]) not in _REAL_FLOATS:
+        return None
+    # A cotangent is a number, an array or a zero: fromiter takes real numbers only
+    # (a zero, an array or a complex number raises, or warns: then the chain).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return np.fromiter(values, dtype=_cotangent_dtype(x), count=len(values))
+        except (TypeError, ValueError, np.exceptions.ComplexWarning):
+            return None

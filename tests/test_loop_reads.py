@@ -76,6 +76,20 @@ def make_cases():
             s = s + x[i] * x[i] * float(i)
         return s
 
+    def rosenbrock(x):
+        s = 0.0
+        for i in range(x.shape[0] - 1):  # x[i] twice by the counter, x[i + 1] in the chain
+            s = s + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+        return s
+
+    def read_before_in_branch(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if i > 1:
+                s = s + x[i - 2] * x[i]  # a push inside a branch stays in the chain
+            s = s + np.sin(x[i])
+        return s
+
     def recurrence(x):
         y = np.zeros(x.shape[0])
         y[0] = x[0]
@@ -95,6 +109,8 @@ def make_cases():
             list_argument,
             read_in_branch,
             read_outside_too,
+            rosenbrock,
+            read_before_in_branch,
             recurrence,
         )
     }
@@ -122,7 +138,9 @@ def test_list_argument_matches_finite_differences():
     np.testing.assert_allclose(np.array(g, dtype=float), [1.2, 2.2, 1.6])
 
 
-@pytest.mark.parametrize("name", ["fill", "negative_positions", "stepped_range", "nested"])
+@pytest.mark.parametrize(
+    "name", ["fill", "negative_positions", "stepped_range", "nested", "rosenbrock", "shifted"]
+)
 def test_the_pass_is_applied(name):
     assert "_loop_reads(" in grad(CASES[name]).source_for(arg(name))
 
@@ -140,7 +158,9 @@ def test_equals_the_chain(name, dtype, monkeypatch):
     np.testing.assert_allclose(batched, plain, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("name", ["fill", "negative_positions", "nested", "recurrence"])
+@pytest.mark.parametrize(
+    "name", ["fill", "negative_positions", "nested", "recurrence", "rosenbrock"]
+)
 def test_second_order(name):
     check_grads(CASES[name], arg(name), order=2)
 
@@ -222,3 +242,39 @@ def test_helper_falls_back_to_the_chain(values, x, few):
         values, x = values[:5], x[:5]
     steps = range(len(values))
     assert loop_reads(steps, 1, values, x, None) == _chain(steps, 1, values, None)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_many_reads_of_another_index_fold_with_the_node(dtype):
+    # rosenbrock_loop at 100 terms: 200 reads by the counter in one node of positions,
+    # 100 reads x[i + 1] left in the chain, all scattered by one bincount
+    x = np.zeros(101, dtype=dtype)
+    rng = np.random.default_rng(1)
+    values = list(rng.standard_normal(200))
+    others = None
+    for i in range(100):
+        others = (i + 1, float(rng.standard_normal()), others)
+    node = loop_reads(range(100), 2, values, x, others)
+    assert type(node[0]) is np.ndarray and node[2] is others
+    for acc in (ZERO, np.linspace(0.0, 1.0, 101).astype(dtype)):
+        expect = fold_reads(acc, x, _chain(range(100), 2, values, others))
+        got = fold_reads(acc, x, node)
+        assert got.dtype == expect.dtype
+        np.testing.assert_allclose(got, expect, rtol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+def _gather_and_elements(x):
+    # an integer-array read (repeated and negative positions) beside element reads: the
+    # positions array joins the elements in one bincount
+    return np.sum(x[np.array([0, 2, 2, -1])] ** 2) + x[1] * x[3] + x[-1]
+
+
+def _mask_and_elements(x):
+    # a boolean mask beside element reads: not positions, the general scatter
+    return np.sum(x[x > 0.7] ** 2) + x[1] * x[3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", [_gather_and_elements, _mask_and_elements])
+def test_array_reads_beside_element_reads(fn, dtype):
+    check_grads(fn, X.astype(dtype))

@@ -272,8 +272,20 @@ def _merge_equal_reads(indices, values):
 
 def _scatter_scalars(out, indices, values) -> bool:
     """The scalar-loop case in one vectorized pass: single elements of a 1-D float array
-    read by integer position. Returns False (touching nothing) for anything else."""
-    if out.ndim != 1 or out.dtype.kind != "f" or set(map(type, indices)) != {int}:
+    read by integer position, with the nodes ``(positions, cotangents)`` of loop_reads
+    among them. Returns False (touching nothing) for anything else."""
+    if out.ndim != 1 or out.dtype.kind != "f":
+        return False
+    kinds = set(map(type, indices))
+    if kinds == {int, _ndarray}:  # loop_reads' nodes and other reads (rosenbrock_loop)
+        batches = [k for k, index in enumerate(indices) if type(index) is _ndarray]
+        indices, values = list(indices), list(values)
+        batches = [(indices.pop(k), values.pop(k)) for k in reversed(batches)]
+        if not all(_is_positions_node(p, w) for p, w in batches):
+            return False
+    elif kinds == {int}:
+        batches = ()
+    else:
         return False
     try:
         weights = np.array(values, dtype=out.dtype)
@@ -285,10 +297,25 @@ def _scatter_scalars(out, indices, values) -> bool:
     # ints only (checked above): fromiter converts them three times faster than np.array,
     # which first finds their common type; the array's minimum is cheaper than min()'s
     where = np.fromiter(indices, dtype=_intp, count=n)
+    if batches:
+        where = np.concatenate([where] + [p for p, _ in batches])
+        weights = np.concatenate([weights] + [w for _, w in batches])
     if where.min() < 0:
         where[where < 0] += out.shape[0]
     out += np.bincount(where, weights=weights, minlength=out.shape[0])
     return True
+
+
+def _is_positions_node(positions, weights) -> bool:
+    """Whether a read is a node ``(positions, cotangents)`` as loop_reads makes them: a
+    vector of integer positions and one real cotangent for each."""
+    return (
+        positions.ndim == 1
+        and positions.dtype.kind == "i"
+        and type(weights) is _ndarray
+        and weights.shape == positions.shape
+        and weights.dtype.kind == "f"
+    )
 
 
 _intp = np.intp

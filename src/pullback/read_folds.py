@@ -343,13 +343,12 @@ def loop_reads(steps, k, values, x, chain):
         and x.dtype.kind == "f"
         and not batch_axes.axes
         and n == len(steps) * k
-        and (k == 1 and min(steps[0], steps[-1]) >= 0 or n > _FEW_READS)
     ):
-        if k == 1 and min(steps[0], steps[-1]) >= 0:
+        if k == 1:
             node = _ascending_node(steps, values, x, chain)
             if node is not None:
                 return node
-        weights = _real_weights(values, x)
+        weights = _real_weights(values, x) if n > _FEW_READS else None
         if weights is not None:
             positions = np.arange(steps.start, steps.stop, steps.step)[::-1]
             if k > 1:
@@ -365,12 +364,18 @@ def loop_reads(steps, k, values, x, chain):
 def _ascending_node(steps, values, x, chain):
     """The node ``(slice, cotangents, chain)`` of one read a step along ``steps``, a range of
     non-negative positions, the slice ascending (a view of negative stride costs twice as
-    much to add into); None when the values are not all real scalars."""
+    much to add into); None for negative positions or values not all real scalars."""
     step = steps.step
     if step > 0:  # values[j] is the cotangent of steps[n - 1 - j]
-        low, high, values = steps[0], steps[-1], values[::-1]
+        low = steps.start
+        if low < 0:
+            return None
+        high, values = steps[-1], values[::-1]
     else:
-        low, high, step = steps[-1], steps[0], -step
+        low = steps[-1]
+        if low < 0:
+            return None
+        high, step = steps.start, -step
     weights = _real_weights(values, x)
     return None if weights is None else (slice(low, high + 1, step), weights, chain)
 

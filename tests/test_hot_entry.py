@@ -270,3 +270,34 @@ def test_hot_entry_float32_outputs_keep_their_seed():
     np.testing.assert_array_equal(g1, g2)
     with pytest.raises(Exception, match="scalar"):
         grad(lambda x: x * 2.0)(np.ones(2))  # not a scalar output: the seed says so
+
+
+def sum_of(x):
+    return np.sum(x)
+
+
+def first_row_sum(x):
+    return np.sum(x[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    ("fn", "shape"),
+    [
+        (sum_of, (70000,)),  # a large vector's cotangent is a read-only broadcast view
+        (sum_of, (3, 4)),  # a matrix's too
+        (first_row_sum, (3, 4)),
+        (through_sin, (5,)),  # a fresh array, returned as it is
+    ],
+)
+def test_hot_entry_array_gradients_are_owned_and_writable(fn, shape, dtype):
+    # the hot entry returns an array cotangent itself only when materialize would (same
+    # shape and dtype, writable); else materialize copies it
+    x = np.linspace(0.1, 0.9, int(np.prod(shape))).reshape(shape).astype(dtype)
+    g = grad(fn)
+    first, through = _twice(g, x)
+    assert through.dtype == x.dtype and through.shape == x.shape
+    assert through.flags.writeable and through.flags.owndata
+    np.testing.assert_array_equal(through, first)
+    through[...] = 7.0  # the next gradient is not changed by writing into this one
+    np.testing.assert_array_equal(g(x), first)

@@ -70,6 +70,26 @@ def make_cases():
                 s = s + np.sin(x[i])
         return s
 
+    def read_outside_too(x):
+        s = x[0] * x[2]  # reads by constants, folded with the loop's node
+        for i in range(1, x.shape[0]):
+            s = s + x[i] * x[i] * float(i)
+        return s
+
+    def rosenbrock(x):
+        s = 0.0
+        for i in range(x.shape[0] - 1):  # x[i] twice by the counter, x[i + 1] in the chain
+            s = s + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2
+        return s
+
+    def read_before_in_branch(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            if i > 1:
+                s = s + x[i - 2] * x[i]  # a push inside a branch stays in the chain
+            s = s + np.sin(x[i])
+        return s
+
     def recurrence(x):
         y = np.zeros(x.shape[0])
         y[0] = x[0]
@@ -88,6 +108,9 @@ def make_cases():
             two_counters,
             list_argument,
             read_in_branch,
+            read_outside_too,
+            rosenbrock,
+            read_before_in_branch,
             recurrence,
         )
     }
@@ -115,7 +138,9 @@ def test_list_argument_matches_finite_differences():
     np.testing.assert_allclose(np.array(g, dtype=float), [1.2, 2.2, 1.6])
 
 
-@pytest.mark.parametrize("name", ["fill", "negative_positions", "stepped_range", "nested"])
+@pytest.mark.parametrize(
+    "name", ["fill", "negative_positions", "stepped_range", "nested", "rosenbrock", "shifted"]
+)
 def test_the_pass_is_applied(name):
     assert "_loop_reads(" in grad(CASES[name]).source_for(arg(name))
 
@@ -133,7 +158,9 @@ def test_equals_the_chain(name, dtype, monkeypatch):
     np.testing.assert_allclose(batched, plain, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("name", ["fill", "negative_positions", "nested", "recurrence"])
+@pytest.mark.parametrize(
+    "name", ["fill", "negative_positions", "nested", "recurrence", "rosenbrock"]
+)
 def test_second_order(name):
     check_grads(CASES[name], arg(name), order=2)
 
@@ -156,19 +183,43 @@ def test_helper_folds_as_the_chain(steps, k, dtype):
     values = list(np.random.default_rng(0).standard_normal(len(steps) * k))
     rest = (0, 0.5, None)
     node = loop_reads(steps, k, values, x, rest)
-    assert type(node[0]) is np.ndarray and node[2] is rest  # the one-node path
+    assert type(node[1]) is np.ndarray and node[2] is rest  # the one-node path
+    assert type(node[0]) is (slice if k == 1 and min(steps) >= 0 else np.ndarray)
     expect = fold_reads(ZERO, x, _chain(steps, k, values, rest))
     got = fold_reads(ZERO, x, node)
     assert got.dtype == expect.dtype
     np.testing.assert_allclose(got, expect, rtol=1e-6 if dtype == np.float32 else 1e-14)
 
 
-def test_a_few_reads_keep_the_chain():
-    # up to _FEW_READS reads, the chain's short path in fold_reads is cheaper than two
-    # arrays through np.add.at (mse_loop_10: 6.5x the primal against 4.2x)
-    x, values, rest = np.zeros(5), [0.25, -1.0, 2.0, 0.5, 3.0], (0, 0.5, None)
-    node = loop_reads(range(5), 1, values, x, rest)
-    assert node == _chain(range(5), 1, values, rest)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "steps", [range(5), range(1, 6), range(5, 0, -1), range(0, 6, 2), range(5, -1, -3), range(1)]
+)
+def test_one_read_a_step_is_a_slice(steps, dtype):
+    # along a range of non-negative positions, even a few reads (mse_loop_10) are one
+    # ascending slice and one array, folded through a view: the very sums of the chain
+    x = np.zeros(6, dtype=dtype)
+    values = [0.25, -0.0, np.float32(2.5), -1.0, 3.0, np.float64(0.5)][: len(steps)]
+    for acc in (ZERO, np.arange(6.0).astype(dtype)):
+        for rest in (None, (slice(2, 4), np.ones(2, dtype=dtype), None)):
+            node = loop_reads(steps, 1, values, x, rest)
+            assert type(node[0]) is slice and node[0].step > 0 and node[2] is rest
+            expect = fold_reads(acc, x, _chain(steps, 1, values, rest))
+            got = fold_reads(acc, x, node)
+            assert got.dtype == expect.dtype
+            assert np.array_equal(got, expect)
+            assert np.array_equal(np.signbit(got), np.signbit(expect))  # no -0.0 appears
+
+
+@pytest.mark.parametrize(("steps", "k"), [(range(-3, 2), 1), (range(5), 2), (range(2, -3, -1), 1)])
+def test_a_few_other_reads_keep_the_chain(steps, k):
+    # negative positions (x[-1] and x[4] are one element) or several reads a step: up to
+    # _FEW_READS the chain's short path in fold_reads is cheaper than two arrays through
+    # np.add.at
+    x, rest = np.zeros(5), (0, 0.5, None)
+    values = [0.25, -1.0, 2.0, 0.5, 3.0, 1.5, -2.0, 0.75, 1.25, 4.0][: len(steps) * k]
+    node = loop_reads(steps, k, values, x, rest)
+    assert node == _chain(steps, k, values, rest)
 
 
 _MANY = 30  # more reads than _FEW_READS: only what they are keeps them off the one node
@@ -185,6 +236,45 @@ _FILL = [0.5] * (_MANY - 3)
         ([np.ones(2)] * _MANY, np.zeros((_MANY, 2))),  # rows of a matrix
     ],
 )
-def test_helper_falls_back_to_the_chain(values, x):
-    steps = range(_MANY)
+@pytest.mark.parametrize("few", [False, True])
+def test_helper_falls_back_to_the_chain(values, x, few):
+    if few:  # the same cotangents, as few reads as mse_loop_10's
+        values, x = values[:5], x[:5]
+    steps = range(len(values))
     assert loop_reads(steps, 1, values, x, None) == _chain(steps, 1, values, None)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_many_reads_of_another_index_fold_with_the_node(dtype):
+    # rosenbrock_loop at 100 terms: 200 reads by the counter in one node of positions,
+    # 100 reads x[i + 1] left in the chain, all scattered by one bincount
+    x = np.zeros(101, dtype=dtype)
+    rng = np.random.default_rng(1)
+    values = list(rng.standard_normal(200))
+    others = None
+    for i in range(100):
+        others = (i + 1, float(rng.standard_normal()), others)
+    node = loop_reads(range(100), 2, values, x, others)
+    assert type(node[0]) is np.ndarray and node[2] is others
+    for acc in (ZERO, np.linspace(0.0, 1.0, 101).astype(dtype)):
+        expect = fold_reads(acc, x, _chain(range(100), 2, values, others))
+        got = fold_reads(acc, x, node)
+        assert got.dtype == expect.dtype
+        np.testing.assert_allclose(got, expect, rtol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+def _gather_and_elements(x):
+    # an integer-array read (repeated and negative positions) beside element reads: the
+    # positions array joins the elements in one bincount
+    return np.sum(x[np.array([0, 2, 2, -1])] ** 2) + x[1] * x[3] + x[-1]
+
+
+def _mask_and_elements(x):
+    # a boolean mask beside element reads: not positions, the general scatter
+    return np.sum(x[x > 0.7] ** 2) + x[1] * x[3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", [_gather_and_elements, _mask_and_elements])
+def test_array_reads_beside_element_reads(fn, dtype):
+    check_grads(fn, X.astype(dtype))

@@ -275,22 +275,53 @@ def _merge_equal_reads(indices, values):
 
 def _scatter_scalars(out, indices, values) -> bool:
     """The scalar-loop case in one vectorized pass: single elements of a 1-D float array
-    read by integer position. Returns False (touching nothing) for anything else."""
-    if out.ndim != 1 or out.dtype.kind != "f" or set(map(type, indices)) != {int}:
+    read by integer position, with the nodes ``(positions, cotangents)`` of loop_reads
+    among them. Returns False (touching nothing) for anything else."""
+    if out.ndim != 1 or out.dtype.kind != "f":
+        return False
+    kinds = set(map(type, indices))
+    if kinds == {int, _ndarray}:  # loop_reads' nodes and other reads (rosenbrock_loop)
+        batches = [k for k, index in enumerate(indices) if type(index) is _ndarray]
+        indices, values = list(indices), list(values)
+        batches = [(indices.pop(k), values.pop(k)) for k in reversed(batches)]
+        if not all(_is_positions_node(p, w) for p, w in batches):
+            return False
+    elif kinds == {int}:
+        batches = ()
+    else:
         return False
     try:
         weights = np.array(values, dtype=out.dtype)
     except (TypeError, ValueError):
         return False  # zeros, chains or arrays among the values
-    if weights.shape != (len(indices),):
+    n = len(indices)
+    if weights.shape != (n,):
         return False
-    where = np.array(indices)
-    if min(indices) < 0:
+    # ints only (checked above): fromiter converts them three times faster than np.array,
+    # which first finds their common type; the array's minimum is cheaper than min()'s
+    where = np.fromiter(indices, dtype=_intp, count=n)
+    if batches:
+        where = np.concatenate([where] + [p for p, _ in batches])
+        weights = np.concatenate([weights] + [w for _, w in batches])
+    if where.min() < 0:
         where[where < 0] += out.shape[0]
     out += np.bincount(where, weights=weights, minlength=out.shape[0])
     return True
 
 
+def _is_positions_node(positions, weights) -> bool:
+    """Whether a read is a node ``(positions, cotangents)`` as loop_reads makes them: a
+    vector of integer positions and one real cotangent for each."""
+    return (
+        positions.ndim == 1
+        and positions.dtype.kind == "i"
+        and type(weights) is _ndarray
+        and weights.shape == positions.shape
+        and weights.dtype.kind == "f"
+    )
+
+
+_intp = np.intp
 _REAL_FLOATS = frozenset({float, np.float64, np.float32})
 
 
@@ -300,28 +331,27 @@ def loop_reads(steps, k, values, x, chain):
     ``k`` a step), pushed onto ``chain``.
 
     A reverse loop appends each read's cotangent to a list (one call) instead of pushing a
-    node ``(i, cotangent, chain)``; here the list becomes one node ``(positions,
-    cotangents)`` of two arrays, which :func:`fold_reads` scatters with ``np.add.at`` (the
-    same sums), when they are real scalars read from a 1-D float array along a ``range``.
-    Anything else gets the very chain the loop would have built."""
+    node ``(i, cotangent, chain)``; here the list becomes one node of an index and an
+    array, when they are real scalars read from a 1-D float array along a ``range``: one
+    read a step along a range of non-negative positions is the node ``(slice, array)``
+    that :func:`fold_reads` adds through a view (as it adds a slice read ``x[a:b]``), any
+    other count the node ``(positions, cotangents)`` it scatters with ``np.add.at`` (the
+    same sums). Anything else gets the very chain the loop would have built."""
     n = len(values)
     if (
-        n > _FEW_READS  # a few reads: the chain's short path is cheaper than two arrays
+        n
         and type(steps) is range
         and type(x) is _ndarray
         and x.ndim == 1
         and x.dtype.kind == "f"
         and not batch_axes.axes
-        and type(values[0]) in _REAL_FLOATS
+        and n == len(steps) * k
     ):
-        # A cotangent is a number, an array or a zero: fromiter takes real numbers only
-        # (a zero, an array or a complex number raises, or warns: then the chain).
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", np.exceptions.ComplexWarning)
-            try:
-                weights = np.fromiter(values, dtype=_cotangent_dtype(x), count=n)
-            except (TypeError, ValueError, np.exceptions.ComplexWarning):
-                weights = None
+        if k == 1:
+            node = _ascending_node(steps, values, x, chain)
+            if node is not None:
+                return node
+        weights = _real_weights(values, x) if n > _FEW_READS else None
         if weights is not None:
             positions = np.arange(steps.start, steps.stop, steps.step)[::-1]
             if k > 1:
@@ -332,3 +362,41 @@ def loop_reads(steps, k, values, x, chain):
         for _ in range(k):
             chain = (i, next(cotangents), chain)
     return chain
+
+
+def _ascending_node(steps, values, x, chain):
+    """The node ``(slice, cotangents, chain)`` of one read a step along ``steps``, a range of
+    non-negative positions, the slice ascending (a view of negative stride costs twice as
+    much to add into); None for negative positions or values not all real scalars."""
+    step = steps.step
+    if step > 0:  # values[j] is the cotangent of steps[n - 1 - j]
+        low = steps.start
+        if low < 0:
+            return None
+        high, values = steps[-1], values[::-1]
+    else:
+        low = steps[-1]
+        if low < 0:
+            return None
+        high, step = steps.start, -step
+    weights = _real_weights(values, x)
+    return None if weights is None else (slice(low, high + 1, step), weights, chain)
+
+
+def _real_weights(values, x):
+    """``values`` (real scalars: Python or NumPy floats) as one array of ``x``'s cotangent
+    dtype, or None when any is something else (a zero, an array, a complex number)."""
+    if len(values) <= _FEW_READS:  # a few: their types looked at (no warnings context)
+        if not _REAL_FLOATS.issuperset(map(type, values)):
+            return None
+        return np.array(values, dtype=x.dtype)  # a float array: its own cotangent dtype
+    if type(values[0]) not in _REAL_FLOATS:
+        return None
+    # A cotangent is a number, an array or a zero: fromiter takes real numbers only
+    # (a zero, an array or a complex number raises, or warns: then the chain).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            return np.fromiter(values, dtype=_cotangent_dtype(x), count=len(values))
+        except (TypeError, ValueError, np.exceptions.ComplexWarning):
+            return None

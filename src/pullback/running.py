@@ -314,6 +314,12 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
     def cotangent(j: int, p: int) -> str:
         if key[p] is float:  # a float's cotangent is already a float (materialize's rule)
             return f"(_c[{j}] if _h_type(_c[{j}]) is _h_float else _h_mat(_c[{j}], a{p}))"
+        if isinstance(key[p], tuple):  # an array's: materialize's first case, without a call
+            g = f"_g{j}"
+            return (
+                f"({g} if _h_type({g} := _c[{j}]) is _h_ndarray and {g}.shape == a{p}.shape"
+                f" and {g}.dtype is a{p}.dtype and {g}.flags.writeable else _h_mat({g}, a{p}))"
+            )
         return f"_h_mat(_c[{j}], a{p})"
 
     grads = [cotangent(j, p) for j, p in enumerate(positions)]

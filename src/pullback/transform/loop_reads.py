@@ -19,9 +19,11 @@ have built)::
 What is proved, on the generated text: the reads are lines of the loop body itself (so
 each runs once a step), their index is the loop's target, which nothing in the body
 assigns; the body has no ``break``, ``continue`` or ``return`` and no other mention of the
-chain; and every fold of the chain anywhere in the sweep reads the same array name, which
-the sweep never assigns (the array ``loop_reads`` is given is the one folded into). The
-differentiable-again functions keep the chain (``Line.alt``).
+chain than pushes of reads by other indices (``x[i + 1]`` in rosenbrock_loop), which stay
+in the chain: its fold sums every node, in whatever order; and every fold of the chain
+anywhere in the sweep reads the same array name, which the sweep never assigns (the array
+``loop_reads`` is given is the one folded into). The differentiable-again functions keep
+the chain (``Line.alt``).
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def _stored_names(body) -> set:
 
 
 def _push(item, counter):
-    """``(chain, cotangent text)`` of a line ``chain = (counter, value, chain)``, or None."""
+    """``(chain, cotangent text)`` of a line ``chain = (counter, value, chain)``, or None
+    (``counter`` None: a push by any index that does not mention the chain)."""
     if not isinstance(item, Line) or not item.text.startswith("_reads"):
         return None
     stmts = _statements(item.text)
@@ -109,16 +112,31 @@ def _push(item, counter):
         isinstance(target, ast.Name)
         and isinstance(value, ast.Tuple)
         and len(value.elts) == 3
-        and isinstance(value.elts[0], ast.Name)
-        and value.elts[0].id == counter
+        and (
+            counter is None
+            or isinstance(value.elts[0], ast.Name)
+            and value.elts[0].id == counter
+        )
         and isinstance(value.elts[2], ast.Name)
         and value.elts[2].id == target.id
     ):
         return None
     cotangent = ast.unparse(value.elts[1])
-    if re.search(rf"\b{re.escape(target.id)}\b", cotangent):
+    mentioned = rf"\b{re.escape(target.id)}\b"
+    if re.search(mentioned, cotangent) or re.search(mentioned, ast.unparse(value.elts[0])):
         return None
     return target.id, cotangent
+
+
+def _other_pushes(body, chain, found) -> int:
+    """How many lines of ``body`` (nested blocks too), besides ``found``, push a read of
+    another index onto ``chain``: they stay in the chain, whose fold sums every node."""
+    taken = {id(item) for item, _ in found}
+    return sum(
+        1
+        for item in _lines(body)
+        if id(item) not in taken and (_push(item, None) or ("",))[0] == chain
+    )
 
 
 def _batch_loop(block, loop, arrays, stored, bind, internal):
@@ -152,7 +170,8 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
     helper = None
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())
-        if len(folded) != 1 or mentions(loop.body, chain) != 2 * len(found):
+        pushed = len(found) + _other_pushes(loop.body, chain, found)
+        if len(folded) != 1 or mentions(loop.body, chain) != 2 * pushed:
             continue  # another use of the chain in the loop, or no single array
         (array,) = folded
         if array in stored:

@@ -31,9 +31,15 @@ def receives_cotangent(site, obj, name, args, kwargs):
 def parameter_form(site, obj, name, args, kwargs):
     """``(form, extra)`` of the pullback function ``F`` of ``obj.name(x)`` whose receiver
     gets a cotangent (a frozen distribution's method): ``F(g, obj, x)`` is
-    ``form(g, x, frozen_parameters(obj), obj, extra)`` (the unfrozen method's pullback)."""
+    ``form(g, x, frozen_parameters(obj), obj, extra)`` (the unfrozen method's pullback);
+    where ``F`` names keywords (``__pullback_parameter_keywords__``), ``extra`` is
+    ``(extra, their values in this call)``."""
     function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
-    return function.__pullback_parameter_form__
+    form, extra = function.__pullback_parameter_form__
+    keywords = getattr(function, "__pullback_parameter_keywords__", None)
+    if keywords is not None:  # the method's keywords reach the form too (a frozen cdf's rng=)
+        extra = (extra, tuple(kwargs.get(k) for k in keywords))
+    return form, extra
 
 
 def output_zeros(obj, name, args):

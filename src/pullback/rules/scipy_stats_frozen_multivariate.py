@@ -30,7 +30,7 @@ import scipy.stats as st
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
 from .scipy_stats_frozen_pullbacks import frozen_parameters
-from .scipy_stats_mvn_cdf import frozen_cdf_options, mvn_cdf_cotangents
+from .scipy_stats_mvn_cdf import cdf_form_keywords, frozen_cdf_options, mvn_cdf_cotangents
 from .scipy_stats_transformable import (
     dirichlet_logpdf_pullback,
     dirichlet_pdf_pullback,
@@ -103,7 +103,18 @@ def multinomial_method_pullback(dy, x, params, frozen, density):
 def frozen_mvn_cdf_pullback(dy, frozen, x, log, lower_limit=None, rng=None, value=None):
     """``((dmean, dcov), dx)`` of ``frozen.cdf(x)`` (``frozen.logcdf(x)`` if log, whose
     cdf is ``value`` when given, else computed again) (scipy_stats_mvn_cdf.py)."""
-    params = frozen_parameters(frozen)
+    return mvn_cdf_parameter_form(
+        dy, x, frozen_parameters(frozen), frozen, (log, (lower_limit, rng)), value
+    )
+
+
+@transformable
+def mvn_cdf_parameter_form(dy, x, params, frozen, extra, value=None):
+    """:func:`frozen_mvn_cdf_pullback` with the parameters ``(mean, cov)`` given, and
+    ``extra`` = ``(log, (lower_limit, rng))``: the form the reverse of the pullback
+    differentiates (runtime_call_pullbacks.receiver_method_reverse), with the call's
+    keywords, which ``__pullback_parameter_keywords__`` names."""
+    log, lower_limit, rng = cdf_form_keywords(extra)
     opts = frozen_cdf_options(frozen, rng)
     d = np.shape(params[0])[0]
     points = np.reshape(x, (-1, d))
@@ -168,6 +179,8 @@ def _cdf_method_pullback(log):
     label = f"frozen_multivariate_normal_{'logcdf' if log else 'cdf'}_pullback"
     mvn_cdf_method_pullback.__name__ = mvn_cdf_method_pullback.__qualname__ = label
     mvn_cdf_method_pullback.__pullback_receiver_cotangent__ = True
+    mvn_cdf_method_pullback.__pullback_parameter_form__ = (mvn_cdf_parameter_form, log)
+    mvn_cdf_method_pullback.__pullback_parameter_keywords__ = ("lower_limit", "rng")
     return mvn_cdf_method_pullback
 
 

@@ -90,6 +90,14 @@ def frozen_cdf_options(frozen, rng):
             frozen.random_state if rng is None else rng)
 
 
+def cdf_form_keywords(extra):
+    """``(log, lower_limit, rng)`` from the ``extra`` of a frozen cdf's parameter form
+    (scipy_stats_frozen_multivariate.mvn_cdf_parameter_form): settings, which carry no
+    gradient (a ``lower_limit=`` that depends on a differentiated value is refused at the
+    call, PB502)."""
+    return extra[0], extra[1][0], extra[1][1]
+
+
 def others(d, drop):
     """The indices ``0..d-1`` without those in ``drop``."""
     return [j for j in range(d) if j not in drop]
@@ -323,6 +331,7 @@ def register(reg):
 
     reg.non_differentiable(
         lower_points, box_corners, others, index_pairs, pair_basis, frozen_cdf_options, reads_upper,
+        cdf_form_keywords,
         family="scipy_stats", trusted=True,
     )
     r = Registrar(reg, "scipy_stats")

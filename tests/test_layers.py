@@ -41,6 +41,7 @@ LAYERS = (
             "pullback.guards",
             "pullback.source_match",
             "pullback.tree_walk",
+            "pullback.gast_convert",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

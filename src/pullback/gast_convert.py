@@ -1,4 +1,4 @@
-"""``gast.ast_to_gast``, about twice as fast: the same tree, for the long functions whose
+"""``gast.ast_to_gast`` in about 30% less time: the same tree, for the long functions whose
 first gradient is mostly transform time.
 
 gast converts with an ``ast.NodeTransformer`` whose generic visit builds each node from a

@@ -42,6 +42,7 @@ LAYERS = (
             "pullback.source_match",
             "pullback.tree_walk",
             "pullback.signatures",
+            "pullback.gast_convert",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

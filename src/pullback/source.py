@@ -27,6 +27,7 @@ import weakref
 import gast
 
 from .errors import SourceUnavailableError, describe, location_text
+from .gast_convert import ast_to_gast
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
@@ -397,7 +398,7 @@ def load_source(fn) -> FunctionSource:
                 raise SourceUnavailableError(
                     f"cannot parse the source of '{_describe(fn)}' ({exc.msg})."
                 ) from None
-        tree = gast.ast_to_gast(py_module).body[0]
+        tree = ast_to_gast(py_module).body[0]
         if not isinstance(tree, gast.FunctionDef):
             # Python 3.13's inspect reads the line the code starts on, whatever is there now:
             # text that is no function there means the file was edited (said so first).

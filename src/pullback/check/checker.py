@@ -115,7 +115,9 @@ class FunctionChecker(
         self.env = env
         self.tree = fs.tree
         # Names an accepted import in the body binds are free names, found like globals.
-        self.locals = _visible_locals(fs.tree) - accepted_import_names(fs)
+        first_walk = all_nodes(fs.tree)
+        self.locals = _visible_locals(fs.tree, first_walk) - accepted_import_names(fs)
+        self._first_walk: list | None = first_walk  # for run(), before anything changes
         self._loop_iterators: set[int] = set()
         self.diagnostics: list[tuple[int, Diagnostic]] = []
         self.user_calls: list[UserCall] = []
@@ -139,7 +141,8 @@ class FunctionChecker(
                 fix="differentiate a plain (synchronous) function and await results outside it "
                 f"({codes.see('PB403')}).",
             )
-        lambdas, _, factories = what_is_there(self.tree)
+        nodes, self._first_walk = self._first_walk, None
+        lambdas, _, factories = what_is_there(self.tree, nodes)
         if factories and isinstance(self.tree, gast.FunctionDef):
             if inline_nested_factories(self.tree):  # as the transformation sees them
                 lambdas, _, factories = what_is_there(self.tree)
@@ -433,12 +436,12 @@ class FunctionChecker(
 
 
 # -- helpers -------------------------------------------------------------------------------------
-def _visible_locals(tree) -> set[str]:
-    """Every name the function binds anywhere, nested scopes included.
+def _visible_locals(tree, nodes) -> set[str]:
+    """Every name the function binds anywhere, nested scopes included (``nodes``:
+    ``all_nodes(tree)``, one walk for the local names and the others).
 
     Nested scopes are unsupported, but their own names must not be reported as undefined.
     """
-    nodes = all_nodes(tree)  # one walk for the local names and the others
     names = local_names(tree, nodes)
     for node in nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):

@@ -138,9 +138,10 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     # saved name may be skipped by an early return (including the sweeps' own, such as a
     # loop's range), so every one that is not a parameter starts bound.
     top_level = _assigned_at_top_level(forward)
+    stacked = set(stacks)  # (a set: one test per saved name, not a scan of every loop's)
     init_names = sorted(
         {n for info in loops for n in getattr(info, "snapshot", []) if n not in params}
-        | {n for n in saved if n not in params and n not in top_level and n not in stacks}
+        | {n for n in saved if n not in params and n not in top_level and n not in stacked}
         | {n for info in loops for n in info.unbound_at_entry}
     )
     code = generate(

@@ -255,12 +255,13 @@ def _in_own_scope(node, tree, parents) -> bool:
     return True
 
 
-def what_is_there(tree):
+def what_is_there(tree, nodes=None):
     """One walk: whether ``tree`` has lambdas, calls of plain names (generator functions
     perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
-    lambda and no factory: their first call pays one walk for this pass."""
+    lambda and no factory: their first call pays one walk for this pass (none when the
+    caller has ``nodes``, ``all_nodes(tree)`` of the tree as it is now)."""
     lambdas = calls = factories = False
-    for n in all_nodes(tree):
+    for n in all_nodes(tree) if nodes is None else nodes:
         if isinstance(n, gast.Lambda):
             lambdas = True
         elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):

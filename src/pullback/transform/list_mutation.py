@@ -185,6 +185,8 @@ class ListMutations:
             return None
         if any(isinstance(a, gast.Starred) for a in e.args):
             return None
+        if func.attr not in _LIST_METHODS and func.attr not in _DICT_METHODS:
+            return None  # ``math.sin(x)``: no container method, so no analysis to build
         kind = self.container_kind(func.value)
         name, method = func.value.id, func.attr
         table = _LIST_METHODS if kind == "list" else _DICT_METHODS if kind == "dict" else {}

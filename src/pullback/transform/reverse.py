@@ -74,6 +74,8 @@ class ReverseBuilder(
         self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
         nodes = all_nodes(self.tree)  # one walk for the two facts below
+        # ... and for plan_pullbacks, called next, before anything changes the tree
+        self.first_walk: list | None = nodes
         self.primal = self._primal_names(nodes)
         self.prefix = self._adjoint_prefix()
         self.subscript_bases = {

@@ -451,7 +451,10 @@ class CallAdjoints:
     # -- which statements need a pullback ----------------------------------------------
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
-        nodes = all_nodes(self.tree)  # one walk for the three checks
+        # one walk for the three checks: the builder's own when the tree is as it was built
+        nodes, self.first_walk = self.first_walk, None
+        if nodes is None:
+            nodes = all_nodes(self.tree)
         is_active = self.activity.is_active
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
         refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)

@@ -72,6 +72,7 @@ STATUS_TEXT = {
     "not installed": "not installed",
     "skipped (see --slow)": "skipped",
     "skipped (--quick)": "skipped",
+    "skipped (takes minutes)": "skipped",
     "FAILED": "FAILED",
     "WRONG": "WRONG",
 }

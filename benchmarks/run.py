@@ -166,7 +166,9 @@ def run_peer(peer, wl, args, hand, cfg, timed):
     out = {}
     skip = {}
     if peer.name == "jax":
-        if cfg.quick and (wl.slow_jax or wl.slow_jax_eager):
+        if wl.jax_takes_minutes:
+            skip = {label: "skipped (takes minutes)" for label in peer.labels}
+        elif cfg.quick and (wl.slow_jax or wl.slow_jax_eager):
             skip = {label: "skipped (--quick)" for label in peer.labels}
         else:
             if wl.slow_jax_eager and not cfg.slow:

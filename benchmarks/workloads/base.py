@@ -36,3 +36,6 @@ class Workload:
     slow_jax_eager: bool = False
     # jax.jit compiles the unrolled loop for minutes here: it runs only with --slow
     slow_jax_jit: bool = False
+    # eager jax.grad and jax.jit both take many minutes here (10^4 distinct indices, a
+    # 10^4-step unrolled loop): JAX is never run, --slow included
+    jax_takes_minutes: bool = False

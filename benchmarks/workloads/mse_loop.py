@@ -51,6 +51,7 @@ WORKLOADS = [
         slow_jax=n > 100,
         slow_jax_eager=n > 100,
         slow_jax_jit=n > 1000,
+        jax_takes_minutes=n > 1000,
     )
     for n in (10, 30, 1000, 10000)
 ]

@@ -30,7 +30,10 @@ from ..transform.inplace_calls import inplace_statement_call
 from ..transform.owned_helpers import is_owned_result
 from .fresh_arrays import NEW_ARRAY_METHODS
 
-FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr)
+# Builtins whose result is a new object that keeps no reference to an argument: ``range``
+# takes its bounds through ``__index__`` (a counter passed to ``range(n)`` and then
+# ``n += 1`` shares nothing), ``isinstance`` answers a bool.
+FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr, range, isinstance)
 # Array methods (on local values) that return a new array: the table is check/fresh_arrays.py.
 FRESH_METHODS = NEW_ARRAY_METHODS
 

@@ -207,6 +207,70 @@ def test_fold_reads_scalar_path_zeros_and_repeats():
     assert fold_reads(ZERO, x, _chain((2, np.nan))).tolist()[2] != 0.0
 
 
+def _fold_general(acc, x, reads):
+    """fold_reads with the few-scalar-reads path turned off: the general path's sums."""
+    import pullback.read_folds as rf
+
+    saved = rf._few_scalar_reads
+    rf._few_scalar_reads = lambda acc, x, chain: None
+    try:
+        return fold_reads(acc, x, _chain(*reads))
+    finally:
+        rf._few_scalar_reads = saved
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_fold_reads_few_scalars_bit_for_bit(dtype):
+    """The one-walk few-scalar path gives bit for bit the one-by-one sums (repeats summed
+    in order, negative positions, zeros, NumPy and Python scalars), and a chain it must
+    leave (a ZERO, an array, a NumPy integer index, past 24 reads) gets the general path's result
+    with nothing of its partial writes."""
+    rng = np.random.default_rng(13)
+    x = np.zeros(7, dtype=dtype)
+    r = [float(v) for v in rng.standard_normal(8)]
+    cases = [
+        [(0, r[0]), (1, r[1]), (2, r[2])],
+        [(0, r[0]), (-7, r[1]), (6, r[2]), (-1, np.float64(r[3])), (0, np.float32(r[4]))],
+        [(2, r[5]), (2, -r[5]), (2, r[6]), (3, 0.0), (3, -0.0), (4, 3)],
+        [(k % 7 - 3, r[k % 8] * (k + 1)) for k in range(24)],  # exactly "few"
+    ]
+    for reads in cases:
+        for acc in (ZERO, rng.standard_normal(7).astype(dtype)):
+            got = fold_reads(acc, x, _chain(*reads))
+            want = _fold_one_by_one(acc, x, reads)
+            assert got.dtype == want.dtype == dtype
+            assert got.tobytes() == want.tobytes(), (reads, got, want)
+    left = [
+        [(0, r[0]), (1, r[1]), (2, ZERO)],
+        [(0, r[0]), (1, r[1]), (2, np.array(r[2]))],
+        [(0, r[0]), (1, r[1]), (np.int64(1), r[2]), (-1, r[3])],
+        [(k % 7, r[k % 8]) for k in range(25)],
+    ]
+    for reads in left:
+        got = fold_reads(ZERO, x, _chain(*reads))
+        want = _fold_general(ZERO, x, reads)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (reads, got, want)
+
+
+def three_reads(a):
+    return a[0] + a[-1] + a[0] * a[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_few_scalar_reads_gradients(dtype):
+    """End to end: repeated and negative positions of a vector, rows of a matrix (a[0] is
+    a row: the view path), against finite differences; integer arrays are refused."""
+    x = np.linspace(-0.5, 0.8, 5).astype(dtype)
+    if dtype == np.complex128:
+        x = x + 0.25j
+    check_grads(three_reads, x)
+    check_grads(three_reads, np.linspace(-1.0, 1.0, 12).astype(dtype).reshape(3, 4))
+    g = grad(lambda a: three_reads(a).real)(x) if dtype == np.complex128 else grad(three_reads)(x)
+    assert g.dtype == dtype
+    with pytest.raises(NotDifferentiableError):
+        grad(three_reads)(np.arange(5))
+
+
 def rosen_vec(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 

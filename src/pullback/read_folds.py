@@ -48,7 +48,7 @@ def fold_reads(acc, x, chain):
         return _fold_reads_batched(acc, x, chain)
     if type(x) is _ndarray:
         out = None
-        if type(chain[0]) is int and x.ndim == 1 and x.dtype.kind == "f":
+        if type(chain[0]) is int and x.ndim == 1 and ((d := x.dtype) is _F64 or d.kind == "f"):
             out = _few_scalar_reads(acc, x, chain)
         if out is None:
             out = _few_view_reads(acc, x, chain)
@@ -172,12 +172,29 @@ _zeros = np.zeros
 # Up to this many scalar reads are added one by one: cheaper than building the arrays
 # np.bincount needs (a few microseconds whatever their number).
 _FEW_READS = 24
+_FEW_STEPS = range(_FEW_READS)
 
 
 def _few_scalar_reads(acc, x, chain):
     """The reads of a 1-D float array when they are a few single elements by integer
     position with real scalar cotangents (``a[0] + a[1] + a[2]``): written in place one by
-    one. ``None`` (having built nothing) for anything else."""
+    one. ``None`` for anything else (having built nothing but, from a zero ``acc``, the
+    array it then drops: checking each read as it is written walks the chain once)."""
+    # Every index is in range: the primal read x[index] with it.
+    if acc is ZERO or acc is NO_TANGENT:
+        out = _zeros(x.shape[0]) if x.dtype is _F64 else _zeros(x.shape[0], x.dtype)
+        for _ in _FEW_STEPS:  # no more than _FEW_READS reads (a counter costs more)
+            index, value, chain = chain
+            if type(index) is not int or type(value) not in _SCALAR_VALUE_TYPES:
+                return None
+            if value:  # a zero adds nothing (and +0.0 stays +0.0, as 0.0 + -0.0 is)
+                if out[index]:
+                    out[index] += value
+                else:  # 0 + value is value: a store, not a read, an add and a store
+                    out[index] = value
+            if chain is None:
+                return out
+        return None
     node = chain
     count = 0
     while node is not None:
@@ -185,17 +202,6 @@ def _few_scalar_reads(acc, x, chain):
         count += 1
         if count > _FEW_READS or type(index) is not int or type(value) not in _SCALAR_VALUE_TYPES:
             return None
-    # Every index is in range: the primal read x[index] with it.
-    if acc is ZERO or acc is NO_TANGENT:
-        out = _zeros(x.shape[0]) if x.dtype is _F64 else _zeros(x.shape[0], x.dtype)
-        while chain is not None:
-            index, value, chain = chain
-            if value:  # a zero adds nothing (and +0.0 stays +0.0, as 0.0 + -0.0 is)
-                if out[index]:
-                    out[index] += value
-                else:  # 0 + value is value: a store, not a read, an add and a store
-                    out[index] = value
-        return out
     out = np.array(unbroadcast(densify(acc), x), dtype=x.dtype, copy=True)
     while chain is not None:
         index, value, chain = chain

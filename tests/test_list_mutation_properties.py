@@ -9,7 +9,7 @@ stored into, or whose reads all come after its changes, run the changes in place
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_mutation_properties import load  # writes a program to a file and imports it
+from programs import load_program
 
 from pullback import jvp
 from pullback.testing import check_grads
@@ -120,14 +120,14 @@ X = np.array([1.25, 0.9, 1.09, 0.97, 0.76])
 @settings(max_examples=10)
 @given(program())
 def test_random_list_programs_match_finite_differences(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_grads(f, X.copy())
     check_grads(f, X.astype(np.float32))
 
 
 @given(program())
 def test_random_list_programs_forward_mode(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     v = np.random.default_rng(5).standard_normal(N)
     y, dy = jvp(f, (X,), (v,))
     h = 1e-6
@@ -137,5 +137,5 @@ def test_random_list_programs_forward_mode(tmp_path_factory, source):
 
 @given(program())
 def test_random_list_programs_second_order(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_grads(f, X.copy(), order=2)

@@ -4,18 +4,16 @@ nests and levels, with ranges that may be empty (``range(i + 1, n)``), ``break``
 must keep exactly as Python binds them. Each program is checked against finite differences
 (reverse mode), and some against forward mode and second order."""
 
-import importlib.util
-import itertools
 
 import numpy as np
 from fd import check_jvp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from programs import load_program
 
 from pullback.testing import check_grads
 
 N = 4
-_counter = itertools.count()
 NAMES = ("i", "j", "k")
 
 
@@ -55,28 +53,19 @@ def program(draw):
     return "\n".join(lines) + "\n"
 
 
-def load(source, tmp_path):
-    path = tmp_path / f"loop_nest_program_{next(_counter)}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
-
-
 X = np.linspace(0.4, 1.3, N)
 Y = np.linspace(-0.6, 0.9, N)
 
 
 @given(program())
 def test_random_loop_nests_match_finite_differences(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_grads(f, X.copy(), Y.copy(), wrt=(0, 1))
 
 
 @settings(max_examples=10)
 @given(program())
 def test_random_loop_nests_forward_and_second_order(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_jvp(f, (X, Y), (np.linspace(1.0, -1.0, N), np.linspace(0.5, 1.5, N)))
     check_grads(f, X.copy(), Y.copy(), wrt=(0, 1), order=2)

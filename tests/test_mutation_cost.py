@@ -4,13 +4,12 @@ sweep updates a cotangent buffer it owns in place (pullback.transform.ownership 
 differences (float64 and float32), against the plain copying path, and at second order;
 the pass is checked to refuse where an alias of the buffer is still live."""
 
-import importlib.util
-import itertools
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from programs import load_program
 
 import pullback
 import pullback.transform.reverse as reverse_module
@@ -500,16 +499,6 @@ def loop_program(draw):
     return "\n".join(lines) + "\n"
 
 
-def _load(source, folder):
-    path = folder / f"owned_loop_{next(_serial)}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
-
-
-_serial = itertools.count()
 XR = np.array([0.7, 1.2, 0.4, 0.9, 1.1, 0.6])
 
 
@@ -517,13 +506,13 @@ XR = np.array([0.7, 1.2, 0.4, 0.9, 1.1, 0.6])
 @given(loop_program())
 def test_random_loops_match_fd_and_the_copying_path(tmp_path_factory, source):
     folder = tmp_path_factory.mktemp("owned")
-    f = _load(source, folder)
+    f = load_program(source, folder)
     check_grads(f, XR.copy())
     owned = grad(f)(XR.copy())
     real = reverse_module.own_cotangents
     reverse_module.own_cotangents = lambda *a, **k: None
     try:
-        plain = grad(_load(source, folder))(XR.copy())
+        plain = grad(load_program(source, folder))(XR.copy())
     finally:
         reverse_module.own_cotangents = real
     np.testing.assert_allclose(owned, plain, rtol=1e-12, atol=1e-12)

@@ -2,17 +2,15 @@
 repeated indices, loops, read-after-write, whole-array reads between writes), checked
 against finite differences (reverse mode) and, for some, second order."""
 
-import importlib.util
-import itertools
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from programs import load_program
 
 from pullback.testing import check_grads
 
 N = 6
-_counter = itertools.count()
 
 index = st.integers(0, N - 1)
 const = st.sampled_from(["0.5", "1.5", "-0.75", "2.0"])
@@ -123,15 +121,6 @@ def program(draw):
     return "\n".join(lines) + "\n"
 
 
-def load(source, tmp_path):
-    path = tmp_path / f"mutation_program_{next(_counter)}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
-
-
 # No two of X[i], X[i] * c (c a constant of the programs), X[i] + 0.25 and X[i] + 1.0 are
 # within 1e-3 of each other: a maximum.at/minimum.at or sort of two equal values is a kink
 # where finite differences average two sides (0.6 == 1.2 * 0.5 was one such tie).
@@ -140,11 +129,11 @@ X = np.array([0.7131, 1.2289, 0.4173, 0.9317, 1.1071, 0.6053])
 
 @given(program())
 def test_random_writes_match_finite_differences(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_grads(f, X.copy())
 
 
 @given(program())
 def test_random_writes_second_order(tmp_path_factory, source):
-    f = load(source, tmp_path_factory.mktemp("programs"))
+    f = load_program(source, tmp_path_factory.mktemp("programs"))
     check_grads(f, X.copy(), order=2)

@@ -4,7 +4,6 @@ nests and levels, with ranges that may be empty (``range(i + 1, n)``), ``break``
 must keep exactly as Python binds them. Each program is checked against finite differences
 (reverse mode), and some against forward mode and second order."""
 
-
 import numpy as np
 from fd import check_jvp
 from hypothesis import given, settings

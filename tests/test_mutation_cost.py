@@ -4,7 +4,6 @@ sweep updates a cotangent buffer it owns in place (pullback.transform.ownership 
 differences (float64 and float32), against the plain copying path, and at second order;
 the pass is checked to refuse where an alias of the buffer is still live."""
 
-
 import numpy as np
 import pytest
 from hypothesis import given, settings

@@ -2,7 +2,6 @@
 repeated indices, loops, read-after-write, whole-array reads between writes), checked
 against finite differences (reverse mode) and, for some, second order."""
 
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st

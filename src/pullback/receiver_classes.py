@@ -58,31 +58,17 @@ def python_method_of_object(owner, name: str) -> bool:
     return python_method_of(type(owner), name)
 
 
-def receiver_class(fs, receiver, resolve_expr, locals_):
-    """The class of ``receiver`` (a Name) known before running (a class, or the
-    ``ClassDef`` of a method in the file checker's view), or None.
-
-    Two bindings tell it: the first parameter of a method (``self`` in ``Canvas.render``,
-    whose class is found from the function's qualified name in its module), and a local
-    bound once, by a call of a class (``c = Heap()``); a subclass instance passed as
-    ``self`` still has a class, never an array.
-    """
-    if not isinstance(receiver, gast.Name):
-        return None
-    tree = fs.tree
-    params = tree.args.posonlyargs + tree.args.args
-    if params and params[0].id == receiver.id:
-        static = getattr(fs, "key", None)  # the file checker's view: no function object
-        if static is not None:
-            enclosing = getattr(static, "enclosing", ())
-            return enclosing[-1] if enclosing and isinstance(enclosing[-1], gast.ClassDef) else None
-        # a gradient differentiated again keeps the parameters of the user's function
-        return _defining_class(getattr(fs.fn, "__pullback_origin__", fs.fn))
-    binding = _single_binding(tree, receiver.id)
-    if binding is None:
-        return None
-    found, cls = resolve_expr(fs, binding.func, locals_)
-    return cls if found and isinstance(cls, type) else None
+def method_class(fs):
+    """The class whose method ``fs`` is, known before running: what its first parameter
+    (``self``) is an instance of (a subclass instance still has a class, never an array).
+    Found from the function's qualified name in its module, or, in the file checker's
+    view (no function object), the ``ClassDef`` around it; None for a plain function."""
+    static = getattr(fs, "key", None)
+    if static is not None:
+        enclosing = getattr(static, "enclosing", ())
+        return enclosing[-1] if enclosing and isinstance(enclosing[-1], gast.ClassDef) else None
+    # a gradient differentiated again keeps the parameters of the user's function
+    return _defining_class(getattr(fs.fn, "__pullback_origin__", fs.fn))
 
 
 def _defining_class(fn) -> type | None:
@@ -94,30 +80,3 @@ def _defining_class(fn) -> type | None:
     for part in qualname.split(".")[: qualname.split(".").index(owner) + 1]:
         value = getattr(value, part, None)
     return value if isinstance(value, type) else None
-
-
-def _single_binding(tree, name: str) -> gast.Call | None:
-    """The call in ``name = K(...)`` when that is the only binding of ``name`` in
-    ``tree`` (nested scopes included), else None."""
-    call = None
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and node.id == name and not isinstance(node.ctx, gast.Load):
-            if call is not None:
-                return None
-            call = False  # bound, by something other than `name = K(...)` unless seen below
-        elif isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
-            return None
-        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)) and node.name == name:
-            return None
-    if call is None:
-        return None
-    for node in gast.walk(tree):
-        if (
-            isinstance(node, gast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-            and node.targets[0].id == name
-            and isinstance(node.value, gast.Call)
-        ):
-            return node.value
-    return None

@@ -19,8 +19,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from .receiver_classes import python_method_of, receiver_class
-from .tree_walk import all_nodes, parent_map  # noqa: F401 (parent_map is imported from here)
+from .receiver_classes import method_class, python_method_of
+from .tree_walk import all_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
 ARRAY_METHODS = {
@@ -191,8 +191,38 @@ def _python_method(fs, func: gast.Attribute, locals_) -> bool:
     asked only for names that arrays and containers change their receiver with."""
     if func.attr not in ARRAY_INPLACE_METHODS and func.attr not in CONTAINER_INPLACE_METHODS:
         return False
-    cls = receiver_class(fs, func.value, resolve_expr, locals_)
+    cls = _receiver_class(fs, func.value, locals_)
     return cls is not None and python_method_of(cls, func.attr)
+
+
+def _receiver_class(fs, receiver, locals_):
+    """The class of ``receiver`` known before running, or None: ``self`` of a method
+    (:func:`~pullback.receiver_classes.method_class`), or a local bound once, by a call of a
+    class (``c = Heap()``)."""
+    if not isinstance(receiver, gast.Name):
+        return None
+    tree = fs.tree
+    params = tree.args.posonlyargs + tree.args.args
+    if params and params[0].id == receiver.id:
+        return method_class(fs)
+    if not bound_once(tree, receiver.id):
+        return None
+    call = next(
+        (
+            node.value
+            for node in statements(tree)
+            if isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+            and node.targets[0].id == receiver.id
+            and isinstance(node.value, gast.Call)
+        ),
+        None,
+    )
+    if call is None:
+        return None
+    found, cls = resolve_expr(fs, call.func, locals_)
+    return cls if found and isinstance(cls, type) else None
 
 
 def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:

@@ -68,6 +68,7 @@ LAYERS = (
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
+            "pullback.call_sites",
             "pullback.dynamic_reverse",
             "pullback.callables",
             "pullback.lambdas",

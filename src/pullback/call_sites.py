@@ -1,0 +1,82 @@
+"""Where a call known only at run time stands in the user's code, and the refusals it builds.
+
+The generated code binds one :class:`CallSite` per such call (the file, line and column,
+the source line, the registry and how to build adjoints), so that an error met when the
+callee turns out to be library code without a rule, an in-place array method or something
+with neither source nor rule names the user's line and a fix.
+
+>>> site = CallSite("model.py", 3, 4, "    y = f(x)", registry=None, adjoint_of=None)
+>>> site.where()
+'model.py:3:5'
+>>> print(site.missing("f", "mod.f"))  # doctest: +ELLIPSIS
+model.py:3:5: cannot differentiate the call of f: it has neither Python source nor a rule.
+        y = f(x)
+Fix: register a rule with `@pullback.rrule(mod.f)`, ...
+"""
+
+from __future__ import annotations
+
+from .errors import Diagnostic, MissingRuleError, UnsupportedSyntaxError
+from .registry import qualified_name
+
+
+class CallSite:
+    """Where a call known only at run time stands in the user's code (a plain class, not a
+    dataclass: see ``transform.analyze.Activity``)."""
+
+    def __init__(
+        self, filename, line, col, source_line, registry, adjoint_of, vjp_of=None
+    ):
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.registry = registry
+        self.adjoint_of = adjoint_of
+        # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
+        # handed down by the transform so that this module needs no import of the api.
+        self.vjp_of = vjp_of
+
+    def where(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+    def library(self, what: str, fn) -> MissingRuleError:
+        """The refusal for library code found at run time (pullback never transforms it)."""
+        qualified = qualified_name(fn)
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of {what}: it is library code "
+            f"({getattr(fn, '__module__', '?')}) with no differentiation rule, and pullback "
+            "does not transform library code.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: register a rule with `@pullback.rrule({qualified})`, declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})` if no gradient "
+            "flows through it, or write that step with operations pullback differentiates."
+        )
+
+    def inplace_array_method(self, name: str) -> UnsupportedSyntaxError:
+        """The refusal of an array method that changes its array, met at run time (the
+        receiver's type was not known before running)."""
+        text = self.source_line.rstrip("\n")
+        diagnostic = Diagnostic(
+            code="PB103",
+            message=f"array mutation: in-place array method '{name}' changes its array",
+            filename=self.filename,
+            line=self.line,
+            col=self.col,
+            end_col=len(text),
+            source_line=text,
+            why="The receiver turned out to be a NumPy array when the function ran; "
+            "this method changes it in place, which a differentiated function may not do.",
+            fix="make a new array instead (`np.sort(a)`, `np.full_like(a, v)`, or write into "
+            "`a = a.copy()`) (see docs/limitations.md#PB103).",
+        )
+        return UnsupportedSyntaxError(f"the call of '{name}'", [diagnostic])
+
+    def missing(self, what: str, qualified: str) -> MissingRuleError:
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "
+            f"source nor a rule.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: register a rule with `@pullback.rrule({qualified})`, or declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})`."
+        )

@@ -148,6 +148,17 @@ def bind(args, kwargs, names, defaults):
     return out
 
 
+def choice_picks(a, n, mode):
+    """Which of the ``n`` choices each element of ``np.choose(a, choices, mode=mode)``
+    takes: ``a`` wrapped or clipped as ``mode`` says (``"raise"`` has already checked it)."""
+    picks = np.asarray(a)
+    if mode == "wrap":
+        return np.mod(picks, n)
+    if mode == "clip":
+        return np.clip(picks, 0, n - 1)
+    return picks
+
+
 class Registrar:
     """Registers one family's entries: trusted, with the family name and readable names."""
 

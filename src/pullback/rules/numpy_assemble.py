@@ -1,5 +1,5 @@
 """Assembling and splitting arrays: array/asarray (from nested lists of active values),
-copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, insert, select, block,
+copy, concatenate, stack, hstack/vstack/dstack/column_stack, append, insert, select, choose, block,
 split/array_split/hsplit/vsplit/dsplit and unstack.
 
 A list or tuple argument gets a list or tuple of cotangents (one per element, ``ZERO``
@@ -16,12 +16,14 @@ from ._util import (
     ZERO,
     Registrar,
     bind,
+    choice_picks,
     cotangents_from_labels,
     densify,
     differentiable,
     dy_parts,
     finalize,
     position_labels,
+    refuse_out,
     zeros_for,
 )
 
@@ -217,6 +219,27 @@ def _select_rrule(condlist, choicelist, *args, **kwargs):
     return y, select_pullback
 
 
+def _choose_rrule(a, choices, *args, **kwargs):
+    """``np.choose(a, choices)``: each element is the one of its choice ``a`` names, so a
+    choice's cotangent is the incoming cotangent where it was picked (summed over what it
+    was broadcast across), zero elsewhere; the integer ``a`` gets none."""
+    p = bind(args, kwargs, ("out", "mode"), (None, "raise"))
+    refuse_out("numpy.choose", p)
+    y = np.choose(a, choices, *args, **kwargs)
+    rest = _rest(args)
+
+    def choose_pullback(dy):
+        if dy is ZERO:
+            return (NO_TANGENT,) + zeros_for((choices,)) + rest
+        g = np.asarray(densify(dy))
+        picks = np.broadcast_to(choice_picks(a, len(choices), p["mode"]), g.shape)
+        zero = np.zeros_like(g)
+        out = [finalize(np.where(picks == k, g, zero), c) for k, c in enumerate(choices)]
+        return (NO_TANGENT, _seq_like(out, choices)) + rest
+
+    return y, choose_pullback
+
+
 def _block_rrule(arrays):
     y = np.block(arrays)
 
@@ -325,6 +348,8 @@ def register(reg):
     r.rule(np.column_stack, _joined_rule(np.column_stack, _column, lambda p, a, k: 1))
     r.rule(np.append, _append_rrule)
     r.rule(np.select, _select_rrule)
+    r.rule(np.choose, _choose_rrule, notes="modes raise, wrap, clip")
+    r.rule(np.ndarray.choose, _choose_rrule, name="numpy.ndarray.choose")
     r.rule(np.insert, _insert_rrule, notes="values broadcast: their cotangent is summed")
     r.rule(np.block, _block_rrule)
     r.rule(np.split, _split_rule(np.split, _split_axis))

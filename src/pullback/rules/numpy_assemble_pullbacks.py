@@ -15,7 +15,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, batch_axes, densify, unbroadcast
-from ._util import position_labels
+from ._util import choice_picks, position_labels
 from .transformable import set_pullbacks
 
 
@@ -196,6 +196,20 @@ def select_pullback(dy, condlist, choicelist, default=0):
 
 
 @transformable
+def choose_pullback(dy, a, choices, *rest, mode="raise"):
+    # each place takes the choice its index names (wrapped or clipped as mode says);
+    # rest is (out, mode) given by position
+    if len(rest) > 1:
+        mode = rest[1]
+    g = densify(dy)
+    picks = np.broadcast_to(choice_picks(a, len(choices), mode), np.shape(g))
+    parts = ()
+    for k in range(len(choices)):
+        parts = parts + (unbroadcast(np.where(picks == k, g, 0.0), choices[k]),)
+    return (NO_TANGENT, parts) + (NO_TANGENT,) * len(rest)
+
+
+@transformable
 def gather_labelled(dy, keys, n):
     """``flat[k]``: the sum of the elements of ``dy`` whose position label (see
     ``_util.position_labels``) is ``k``, for ``k < n``: the cotangents of the labelled
@@ -296,11 +310,13 @@ def register(reg):
             (np.dsplit, dsplit_pullback),
             (getattr(np, "unstack", None), unstack_pullback),
             (np.select, select_pullback),
+            (np.choose, choose_pullback),
+            (np.ndarray.choose, choose_pullback),
             (np.insert, insert_pullback),
             (np.block, block_pullback),
         ],
     )
-    reg.non_differentiable(block_labels, family="numpy_assemble", trusted=True)
+    reg.non_differentiable(block_labels, choice_picks, family="numpy_assemble", trusted=True)
 
 
 # -- the sweeps' form of array_pullback (transform/ownership.py) -----------------------

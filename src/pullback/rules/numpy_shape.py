@@ -376,6 +376,28 @@ def _astype_rule(fn):
     return astype_rrule
 
 
+def _view_rrule(x, *args, **kwargs):
+    """``x.view()``: the same elements seen through another array object, so the
+    cotangent passes through. ``x.view(other_dtype)`` reads the same bytes as other
+    numbers (float64 as int64, complex as pairs of floats) and ``x.view(SubClass)``
+    changes what operations mean: neither has a derivative pullback can give."""
+    y = x.view(*args, **kwargs)
+    if y.dtype != x.dtype or type(y) is not type(x):
+        raise UnsupportedCallError(
+            f"pullback: x.view({', '.join(map(repr, args))}) reinterprets the array "
+            f"({x.dtype} {type(x).__name__} as {y.dtype} {type(y).__name__}) and has no "
+            "derivative; convert the values with x.astype(dtype) instead"
+        )
+    rest = (NO_TANGENT,) * len(args)
+
+    def view_pullback(dy):
+        if dy is ZERO:
+            return zeros_for((x,)) + rest
+        return (finalize(densify(dy), x),) + rest
+
+    return y, view_pullback
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(np.reshape, _reshape_rrule)
@@ -407,6 +429,7 @@ def register(reg):
     r.rule(np.ndarray.astype, _astype_rule(np.ndarray.astype), name="numpy.ndarray.astype")
     if hasattr(np, "astype"):
         r.rule(np.astype, _astype_rule(np.astype))
+    r.rule(np.ndarray.view, _view_rrule, name="numpy.ndarray.view", notes="same dtype and type")
     # Their pullbacks as transformable functions (second derivatives).
     from .numpy_shape_pullbacks import register_shape
 

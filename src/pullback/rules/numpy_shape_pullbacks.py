@@ -145,6 +145,12 @@ def np_astype_pullback(dy, x, dtype, copy=True, device=None):
     return unbroadcast(densify(dy), x), NO_TANGENT
 
 
+@transformable
+def view_pullback(dy, x, *args, **kwargs):
+    # a view with x's dtype and type: the same elements, the cotangent passes through
+    return (unbroadcast(densify(dy), x),) + (NO_TANGENT,) * len(args)
+
+
 # -- numpy_ufuncs: the elementwise functions that are rules ------------------------------
 @transformable
 def clip_pullback(dy, a, a_min=None, a_max=None):
@@ -217,6 +223,7 @@ def register_shape(reg):
         (np.rot90, rot90_pullback),
         (np.pad, pad_pullback),
         (np.ndarray.astype, astype_pullback),
+        (np.ndarray.view, view_pullback),
         (getattr(np, "astype", None), np_astype_pullback),
         (getattr(np, "matrix_transpose", None), matrix_transpose_pullback),
         (getattr(np.linalg, "matrix_transpose", None), matrix_transpose_pullback),

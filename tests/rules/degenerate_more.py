@@ -69,6 +69,14 @@ add(
     case("(1,) default", [np.array([False])], [A((1,))], A(())),
     case("0-d", [np.array(True), np.array(False)], [A(()), A((), seed=1)]),
 )
+for _fn in (np.choose, np.ndarray.choose):
+    add(
+        _fn,
+        case("(0,)", np.zeros(0, int), [A((0,)), A((0,), seed=1)]),
+        case("0-d picks (2,)", np.array(1), [A((2,)), A((2,), seed=1)]),
+        case("(1,) one choice", np.array([0]), [A((1,))]),
+        case("0-d", np.array(0), [A(()), A((), seed=1)]),
+    )
 add(
     np.block,
     case("0-d", [A(()), A((), seed=1)]),

@@ -273,3 +273,4 @@ add(
 for _fn in (np.astype,):
     add(_fn, case("(0,)", A((0,)), np.float32), case("0-d", A(()), np.float64))
 add(np.ndarray.astype, case("(0,)", A((0,)), np.float32), case("(1,)", A((1,)), np.float32))
+add(np.ndarray.view, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))

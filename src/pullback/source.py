@@ -465,6 +465,15 @@ def _require_match(fn, text: str, start: int, filename: str, lambda_at=None, par
     if source_matches_code(fn, text, start, lambda_at, parsed=parsed):
         fn.__dict__["__pullback_source_checked__"] = key
         return
+    if "@pytest_ar" in getattr(fn, "__globals__", {}) and "assert" in text:
+        # pytest compiled the module with its own assert statements: the code that runs is
+        # not the code of the text, though the file is unchanged
+        raise SourceUnavailableError(
+            f"cannot differentiate '{_describe(fn)}': pytest rewrote the assert statements "
+            f"of {filename} (a test module), so the code that runs is not the code of its "
+            "source.\nFix: define the function in a module that is not a test module and "
+            "import it, or add PYTEST_DONT_REWRITE to the test module's docstring."
+        )
     raise SourceUnavailableError(
         f"cannot differentiate '{_describe(fn)}': its source in {filename} no longer matches "
         f"the code that runs (the file was changed after '{fn.__module__}' was imported, or "

@@ -144,6 +144,31 @@ class FreeValues:
         self.bind_global(e)
         return N.load(e.id)
 
+    def bind_free_names(self, stmt) -> None:
+        """Bind, in place, the free names of a statement that runs as written and carries
+        no gradient (``raise BadInput(...)``, ``assert np.all(x > 0), msg``): the generated
+        code runs in a namespace of its own, where an exception class or a module the user
+        imported is found only once bound. Names a lambda or comprehension inside binds
+        stay as they are."""
+        bound = {
+            n.id
+            for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+        }
+        normalizer = self
+
+        class _Bind(gast.NodeTransformer):
+            def visit_Name(self, node):
+                if (
+                    isinstance(node.ctx, gast.Load)
+                    and node.id not in normalizer.locals
+                    and node.id not in bound
+                ):
+                    return normalizer.free_name(node)
+                return node
+
+        _Bind().visit(stmt)
+
     def _explicit_super(self, e) -> None:
         """``super()`` in a method as ``super(__class__, self)`` (in place): the generated
         code is no method of the class, so the zero-argument form would find no

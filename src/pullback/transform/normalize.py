@@ -247,9 +247,11 @@ class Normalizer(
         return [N.located(gast.Continue(), s)], "always"
 
     def stmt_Raise(self, s):
+        self.bind_free_names(s)
         return [s], "always"
 
     def stmt_Assert(self, s):
+        self.bind_free_names(s)
         return [s], False
 
     def stmt_If(self, s):

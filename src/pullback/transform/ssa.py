@@ -129,7 +129,13 @@ class SSARenamer:
 
     def run(self):
         vmap = {p: p for p in self.params}
+        ret = self.tree.body[-1]  # the normalizer's single `return _ret`
         self.tree.body, _ = self.block(self.tree.body, vmap)
+        if self.tree.body[-1] is not ret and isinstance(ret, gast.Return):
+            # a function that always raises: the statements after its `raise` are gone,
+            # but the sweeps are built around the one return (never reached when run)
+            self.rename_reads(ret, vmap)
+            self.tree.body.append(ret)
         return self.all_loops
 
     def block(self, stmts, vmap):

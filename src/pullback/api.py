@@ -25,9 +25,7 @@ from .arguments import (
 )
 from .batched import stacked_pullback
 from .callables import as_bound_call
-from .errors import (
-    ShapeMismatchError,
-)
+from .errors import ShapeMismatchError, user_facing
 from .registry import default_registry, install_entry_points
 from .running import (
     deeper_recursion,
@@ -74,6 +72,7 @@ class VJPPullback:
     deep = False  # the sweeps call user functions: recursion needs a higher limit
     concrete = None  # Dask values the forward sweep computed (branch conditions)
 
+    @user_facing
     def __call__(self, dy):
         _check_cotangent(self.y, dy)
         with backends.compute_guard(self._values, {"dy": dy}, self.concrete):
@@ -119,6 +118,7 @@ def _check_cotangent(y, dy, path="dy"):
         )
 
 
+@user_facing
 def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     """Evaluate ``fn(*args, **kwargs)`` and return ``(y, pullback)``.
 

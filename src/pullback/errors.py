@@ -22,6 +22,9 @@ Hierarchy::
 
 from __future__ import annotations
 
+import functools
+import os
+import types
 from dataclasses import dataclass
 
 
@@ -162,3 +165,73 @@ def describe(obj) -> str:
     module = cls.__module__
     prefix = "" if module in (None, "builtins") else f"{module}."
     return f"{prefix}{cls.__qualname__} object"
+
+
+# -- what a user's traceback shows -------------------------------------------------------
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _internal(frame) -> bool:
+    """A frame of pullback's own machinery: its modules, or code it generated."""
+    return (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        or "__pullback_line_map__" in frame.f_globals
+    )
+
+
+def _user_frames(tb):
+    """The traceback ``tb`` without pullback's own frames (a new chain; None if none is
+    left)."""
+    kept = []
+    while tb is not None:
+        if not _internal(tb.tb_frame):
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def for_user(exc: BaseException) -> BaseException:
+    """``exc`` with pullback's own frames cut from its traceback and from those of the
+    exceptions it was raised from: the message already says what, where in the user's file
+    and the fix, and twenty frames of the transform would bury it. The user's frames (a
+    helper of theirs that raised) stay. ``PULLBACK_TRACEBACK=full`` in the environment keeps
+    every frame, for reports of pullback's own bugs.
+
+    >>> import traceback
+    >>> def build():
+    ...     raise ArgumentError("bad wrt")
+    >>> try:
+    ...     build()
+    ... except PullbackError as e:
+    ...     [t.name for t in traceback.extract_tb(for_user(e).__traceback__)]
+    ['<module>', 'build']
+    """
+    if os.environ.get("PULLBACK_TRACEBACK", "").lower() == "full":
+        return exc
+    seen = set()
+    e = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        e.__traceback__ = _user_frames(e.__traceback__)
+        e = e.__cause__ if e.__cause__ is not None else e.__context__
+    return exc
+
+
+def user_facing(fn):
+    """Decorate a public entry point: a :class:`PullbackError` leaves it with the traceback
+    :func:`for_user` gives (the hot ``grad(f)(x)`` path does the same inline). The bare
+    ``raise`` adds no frame of its own on Python 3.11+, which re-raises the exception with
+    the traceback it carries; Python 3.10 re-raises the traceback it caught, whole."""
+
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PullbackError as exc:
+            for_user(exc)
+            raise
+
+    return entry

@@ -31,7 +31,10 @@ from .cache import registry_token
 from .callables import as_bound_call
 from .errors import (
     ArgumentError,
+    PullbackError,
     ShapeMismatchError,
+    for_user,
+    user_facing,
 )
 from .registry import default_registry
 from .running import (
@@ -326,15 +329,20 @@ class GradFunction(_Transformed):
     """``grad(f)``: a function returning the gradient of ``f`` at its arguments."""
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:
-            done = self._hot(args)
-            if done is None and self._fast_ok:
-                done = self._fast(args)
-            if done is not None:
-                return done[1]
-        value, aux, grads = self._run(args, kwargs)
+        try:  # (no cost unless raised; see errors.for_user)
+            if not kwargs:
+                done = self._hot(args)
+                if done is None and self._fast_ok:
+                    done = self._fast(args)
+                if done is not None:
+                    return done[1]
+            value, aux, grads = self._run(args, kwargs)
+        except PullbackError as exc:
+            for_user(exc)
+            raise
         return (grads, aux) if self.has_aux else grads
 
+    @user_facing
     def into(self, out, *args, **kwargs):
         """Write the gradient into the preallocated ``out`` (an array, or a tuple of
         arrays for a tuple ``wrt``) and return ``out``; for tight optimization loops."""
@@ -347,15 +355,20 @@ class ValueAndGradFunction(_Transformed):
     """``value_and_grad(f)``: returns ``(value, gradient)`` from one forward and one reverse."""
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:
-            done = self._hot(args)
-            if done is None and self._fast_ok:
-                done = self._fast(args)
-            if done is not None:
-                return done
-        value, aux, grads = self._run(args, kwargs)
+        try:
+            if not kwargs:
+                done = self._hot(args)
+                if done is None and self._fast_ok:
+                    done = self._fast(args)
+                if done is not None:
+                    return done
+            value, aux, grads = self._run(args, kwargs)
+        except PullbackError as exc:
+            for_user(exc)
+            raise
         return ((value, aux), grads) if self.has_aux else (value, grads)
 
+    @user_facing
     def into(self, out, *args, **kwargs):
         """Write the gradient into ``out`` and return ``(value, out)``."""
         value, aux, grads = self._run(args, kwargs)

@@ -129,6 +129,8 @@ class FunctionChecker(
         self._alias: AliasAnalysis | None = None
         self._resolved: dict[int, object] = {}
         self._visitors: dict = {}  # node class -> its visit_ method (or None)
+        self._lifted_defs: set[int] = set()  # nested defs the transform lifts
+        self._refused_defs: set[int] = set()  # nested defs refused (PB405)
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> list[Diagnostic]:
@@ -279,6 +281,7 @@ class FunctionChecker(
             self._visit_bound_lambda(node, refusal)
             return
         if refusal is None:  # lifted into a function of its own (transform/closures.py)
+            self._lifted_defs.add(id(node))  # its `nonlocal` writes are returned
             self._check_defaults(node)
             if is_nested_generator(node):  # run as the list it yields
                 accept_yield_statements(node)
@@ -300,6 +303,7 @@ class FunctionChecker(
                 "give that parameter a constant default (`=None`) and compute its value in "
                 "the body (`if s is None: s = ...`), or pass it at each call"
             )
+        self._refused_defs.add(id(node))
         self.report(
             node,
             "PB405",

@@ -1,0 +1,350 @@
+"""Nested functions that write ``nonlocal`` variables (a part of the lifting in :mod:`.closures`).
+
+``def add(v): nonlocal total; total = total + v * w`` inside ``f``, only called, is lifted
+like any nested function, with one more step: the lifted ``add`` takes ``total`` as a
+parameter (as it takes what it reads) and returns ``(result, total)``, and each call
+``r = add(a)`` in ``f`` becomes ``r, total = add(a, w, total)``. A nested function that
+calls ``add`` changes ``total`` too, and is rewritten the same way
+(:func:`pullback.lambdas.nonlocal_writers` finds them all).
+
+Why this is exact: after each call, ``f``'s ``total`` holds the value the call left in
+the closure cell, which is what Python would read there; ``add`` reads ``total`` when it
+runs, and is given the value at the call. Gradients flow through the returned value like
+through any user function's result.
+
+A call inside a larger expression is made a statement of its own first, in Python's order
+of evaluation: what the expression evaluates before the call (other calls, reads of the
+variables the call changes) is computed into temporaries before it
+(:func:`hoist_writing_calls`). Where that cannot be exact the check refuses (PB405,
+:func:`write_refusal`): a call in a part of an expression that may not run (``and``,
+``or``, ``x if c else y``, a chained comparison), in a comprehension or a lambda, in the
+test of a ``while`` loop, or ``total += add(v)`` itself; the function stored, returned or
+passed on (its cell would outlive the call); a generator; a ``nonlocal`` of a function
+further out than the one it is lifted from.
+
+>>> import gast
+>>> tree = gast.parse('''
+... def f(x):
+...     n = 0
+...     def tick(v):
+...         nonlocal n
+...         n = n + 1
+...         return v
+...     return x * tick(x) + n
+... ''').body[0]
+>>> [d.name for d in nested_definitions(tree) if write_refusal(tree, d) is None]
+['tick']
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..lambdas import declared_nonlocal, nested_definitions, nonlocal_writers
+from ..resolve import SCOPES, own_nodes, parent_map
+from . import nodes as N
+from .side_effects import _replace as replace_child
+
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+# statements whose expression (the field named) runs once, before anything else they do
+_HEADS = {
+    gast.Expr: "value",
+    gast.Assign: "value",
+    gast.AnnAssign: "value",
+    gast.AugAssign: "value",
+    gast.Return: "value",
+    gast.If: "test",
+    gast.For: "iter",
+}
+
+
+def write_refusal(tree, node, parents=None) -> str | None:
+    """Why the nested ``def`` ``node`` of ``tree``, which changes variables of ``tree``
+    (or ``nonlocal`` ones of a function inside it), cannot be lifted, or None."""
+    if not any(isinstance(n, gast.Nonlocal) for n in gast.walk(node)):
+        if not _declares_nonlocal(tree):
+            return None
+    parents = parent_map(tree) if parents is None else parents
+    why = _deeper_refusal(node, parents)
+    if why is not None:
+        return why
+    if not any(d is node for d in nested_definitions(tree)):
+        return None  # lifted with the function around it, and then from that one
+    writes = nonlocal_writers(tree).get(node.name)
+    if not writes:
+        return None
+    own = _own_bindings(tree)
+    outside = sorted(n for n in declared_nonlocal(node) if n not in own)
+    if outside:
+        return (
+            f"it writes 'nonlocal {', '.join(outside)}' of a function around "
+            f"'{tree.name}', which lifting it out of '{tree.name}' cannot reach"
+        )
+    spelled = f"'nonlocal {', '.join(sorted(writes))}'"
+    if any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body)):
+        return f"a generator that writes {spelled} (its calls return no value to rebind it)"
+    for sub in gast.walk(tree):
+        if isinstance(sub, gast.Name) and sub.id == node.name and isinstance(sub.ctx, gast.Load):
+            call = parents.get(sub)
+            if not (isinstance(call, gast.Call) and call.func is sub):
+                return (
+                    f"it writes {spelled} and '{node.name}' is used as a value (returned, "
+                    "stored or passed on): its closure cell would outlive the call"
+                )
+            why = _site_refusal(call, parents, writes)
+            if why is not None:
+                return f"it writes {spelled} and is called {why}"
+    return None
+
+
+def _declares_nonlocal(tree) -> bool:
+    return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))
+
+
+def _own_bindings(fn) -> set:
+    """Parameters of ``fn`` and names its own scope binds (not those it declares
+    ``global``/``nonlocal``)."""
+    args = fn.args
+    names = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    declared = set()
+    for n in own_nodes(fn.body):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            declared.update(n.names)
+    return names - declared
+
+
+def _deeper_refusal(node, parents) -> str | None:
+    """A function nested in ``node`` that writes ``nonlocal`` variables must find them in
+    ``node`` or in a function between: lifting ``node`` reaches no further."""
+    for sub in gast.walk(node):
+        if not isinstance(sub, gast.Nonlocal) or _scope_of(sub, parents) is node:
+            continue
+        for name in sub.names:
+            scope = parents.get(_scope_of(sub, parents))
+            while scope is not None and scope is not node:
+                if isinstance(scope, gast.FunctionDef) and name in _own_bindings(scope):
+                    break
+                scope = parents.get(scope)
+            if scope is node and name not in _own_bindings(node):
+                if name in declared_nonlocal(node):
+                    continue  # node writes it too: lifted with it
+                return (
+                    f"a function nested in it writes 'nonlocal {name}' of a function two "
+                    "or more levels up, which lifting cannot reach"
+                )
+    return None
+
+
+def _scope_of(node, parents):
+    up = parents.get(node)
+    while up is not None and not isinstance(up, gast.FunctionDef):
+        up = parents.get(up)
+    return up
+
+
+def _site_refusal(call, parents, writes) -> str | None:
+    """Why the call ``call`` of a function that changes ``writes`` cannot be made a
+    statement of its own without changing what runs (and in which order), or None."""
+    child, up = call, parents.get(call)
+    while up is not None and not isinstance(up, gast.stmt):
+        if isinstance(up, gast.Lambda) or isinstance(up, _COMPREHENSIONS):
+            return "in a lambda or a comprehension (write it as a `for` statement or a `def`)"
+        if (
+            (isinstance(up, gast.BoolOp) and child is not up.values[0])
+            or (isinstance(up, gast.IfExp) and child is not up.test)
+            or (isinstance(up, gast.Compare) and child in up.comparators[1:])
+        ):
+            return (
+                "in a part of an expression that may not run (`and`, `or`, `x if c else y`, "
+                "a chained comparison): call it in an `if` statement"
+            )
+        if isinstance(up, gast.NamedExpr):
+            return "inside `:=` (call it in a statement of its own)"
+        child, up = up, parents.get(up)
+    if up is None:
+        return "outside a statement"  # pragma: no cover - a call is in some statement
+    field = _HEADS.get(type(up))
+    if field is None or getattr(up, field) is not child:
+        if isinstance(up, gast.While) and up.test is child:
+            return (
+                "in the test of a `while` loop (write `while True:` and call it first in "
+                "the body, then `if not ...: break`)"
+            )
+        return "where it cannot be made a statement of its own (call it in one: `r = g(...)`)"
+    if isinstance(up, gast.AugAssign) and isinstance(up.target, gast.Name):
+        if up.target.id in writes:
+            name = up.target.id
+            return (
+                f"in `{name} op= ...` that the call changes (write `r = ...` first, then "
+                f"`{name} op= r` if that is what is meant)"
+            )
+    return None
+
+
+# -- the rewriting -----------------------------------------------------------------------------
+def return_written(lifted, writes) -> None:
+    """The lifted function ``lifted`` declares nothing ``nonlocal`` and returns
+    ``(result, *writes)`` wherever it returns (``None`` for the result at its end)."""
+
+    def names():
+        return [N.load(w) for w in writes]
+
+    for sub in list(own_nodes(lifted.body)):
+        if isinstance(sub, gast.Return):
+            value = sub.value if sub.value is not None else N.const(None)
+            sub.value = N.located(N.tuple_([value] + names()), sub)
+    _drop_nonlocal(lifted, set(writes))
+    end = N.located(gast.Return(value=N.tuple_([N.const(None)] + names())), lifted.body[-1])
+    lifted.body.append(end)
+
+
+def _drop_nonlocal(fn, writes) -> None:
+    """No ``nonlocal`` statements; ``total += v`` of a written name becomes
+    ``total = total + v``: the enclosing function's check found no other name that holds
+    its value (PB105), so the two leave the same values, and in the lifted function
+    ``total`` is a parameter, which may not be changed in place."""
+
+    def visit(stmts):
+        out = []
+        for s in stmts:
+            if isinstance(s, gast.Nonlocal):
+                continue
+            if (
+                isinstance(s, gast.AugAssign)
+                and isinstance(s.target, gast.Name)
+                and s.target.id in writes
+            ):
+                name = s.target.id
+                value = N.located(gast.BinOp(left=N.load(name), op=s.op, right=s.value), s)
+                s = N.assign(name, value, s)
+            if not isinstance(s, SCOPES):
+                for field in ("body", "orelse", "finalbody"):
+                    if getattr(s, field, None):
+                        setattr(s, field, visit(getattr(s, field)) or [N.located(gast.Pass(), s)])
+                for handler in getattr(s, "handlers", None) or []:
+                    handler.body = visit(handler.body) or [N.located(gast.Pass(), handler)]
+            out.append(s)
+        return out
+
+    fn.body = visit(fn.body) or [N.located(gast.Pass(), fn)]
+
+
+class _Hoister:
+    """Calls of writing functions in one function's own scope become statements
+    ``r, total = add(...)``, after what their expression evaluates before them."""
+
+    def __init__(self, writes):
+        self.writes = writes  # {name: [variables]}
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"_pb_nl{self.count}"
+
+    def block(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            if isinstance(s, SCOPES):
+                out.append(s)
+                continue
+            field = _HEADS.get(type(s))
+            if field is not None and getattr(s, field, None) is not None:
+                out += self.head(s, field)
+            for f in ("body", "orelse", "finalbody"):
+                if getattr(s, f, None):
+                    setattr(s, f, self.block(getattr(s, f)))
+            for handler in getattr(s, "handlers", None) or []:
+                handler.body = self.block(handler.body)
+            out.append(s)
+        return out
+
+    def writing(self, node) -> bool:
+        return (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id in self.writes
+        )
+
+    def head(self, stmt, field) -> list:
+        """The statements that go before ``stmt``, whose ``field`` they leave with no
+        writing call."""
+        pre = []
+        holder = [getattr(stmt, field)]
+        while True:
+            order = list(_evaluation_order(holder[0]))
+            call = next((n for n in order if self.writing(n)), None)
+            if call is None:
+                break
+            parents = parent_map(holder[0])
+            inside = {id(n) for n in gast.walk(call)}
+            ancestors = set()
+            up = parents.get(call)
+            while up is not None:
+                ancestors.add(id(up))
+                up = parents.get(up)
+            changed = set(self.writes[call.func.id])
+            before = [n for n in order[: order.index(call)] if id(n) not in inside]
+            calls = [n for n in before if isinstance(n, gast.Call) and id(n) not in ancestors]
+            within = {id(m) for c in calls for m in gast.walk(c) if m is not c}
+            for n in before:  # in the order Python evaluates them
+                if id(n) in within:
+                    continue  # part of a call hoisted whole, which reads it first
+                if isinstance(n, gast.Call) and id(n) not in ancestors:
+                    pre.append(self.bind(n, parents, holder))  # it still runs first
+                elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in changed:
+                    pre.append(self.bind(n, parents, holder))  # the value before the call
+            result = self.fresh()
+            targets = [N.store(result)] + [N.store(w) for w in self.writes[call.func.id]]
+            _replace(call, N.located(N.load(result), call), parents, holder)
+            pre.append(N.assign(N.located(N.tuple_(targets, gast.Store()), call), call, call))
+        setattr(stmt, field, holder[0])
+        return pre
+
+    def bind(self, node, parents, holder):
+        """``_pb_nlK = node`` (to go first); ``node`` becomes ``_pb_nlK`` where it was."""
+        name = self.fresh()
+        _replace(node, N.located(N.load(name), node), parents, holder)
+        return N.assign(name, node, node)
+
+
+def _replace(old, new, parents, holder) -> None:
+    if parents.get(old) is None:  # the whole expression
+        holder[0] = gast.copy_location(new, old)
+    else:
+        replace_child(parents, old, new)
+
+
+def _evaluation_order(node):
+    """The nodes of the expression ``node``, each after what Python evaluates before it
+    (its operands, the operands to its left): a post-order walk."""
+    if isinstance(node, gast.Dict):
+        children = []
+        for k, v in zip(node.keys, node.values, strict=True):
+            children += [k, v] if k is not None else [v]
+    elif isinstance(node, _COMPREHENSIONS + (gast.Lambda,)):
+        children = []  # left whole (a writing call inside is refused)
+    else:
+        children = list(gast.iter_child_nodes(node))
+    for child in children:
+        yield from _evaluation_order(child)
+    yield node
+
+
+def lift_writes(tree, writers, lifted_trees) -> dict:
+    """Rewrite the calls of the lifted functions that change variables of ``tree``
+    (``writers``, :func:`pullback.lambdas.nonlocal_writers` of ``tree`` before lifting)
+    in ``tree`` and in the lifted functions, and the returns of the writing ones.
+    Returns ``{name: [variables it changes]}`` (sorted)."""
+    writes = {n: sorted(w) for n, w in writers.items() if n in lifted_trees}
+    if not writes:
+        return {}
+    for lifted in [tree, *lifted_trees.values()]:
+        lifted.body = _Hoister(writes).block(lifted.body)
+    for name, variables in writes.items():
+        return_written(lifted_trees[name], variables)
+    return writes

@@ -1,0 +1,472 @@
+"""Nested functions that write ``nonlocal`` variables of the differentiated function: lifted,
+their new values returned and assigned back at each call (transform/closure_writes.py).
+Gradients against central finite differences (float64 and float32) and hand-derived ones,
+forward mode, second order, and the refusals (PB405) with their place and fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from two_argument_checks import W, X, check_both_arguments, check_forward_against_reverse
+
+from pullback import grad, hessian, jvp, value_and_grad
+from pullback.check import check_function
+from pullback.errors import UnsupportedSyntaxError
+from pullback.testing import check_grads
+
+
+# -- what is lifted -------------------------------------------------------------------------
+def accumulator(x, w):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v * w
+
+    for i in range(3):
+        add(x * i)
+    return np.sum(total * total)
+
+
+def counter_and_objective(x, w):
+    calls = 0
+
+    def objective(v):
+        nonlocal calls
+        calls += 1
+        return np.sum(np.tanh(w * v))
+
+    a = objective(x)
+    b = objective(2.0 * x)
+    return a * b + calls
+
+
+def call_in_expression(x, w):
+    total = x
+
+    def bump(v):
+        nonlocal total
+        total = total * w + v
+        return np.sin(v)
+
+    # `total` is read before the call (the old value) and after it (the new one)
+    y = total * 2.0 + bump(x) * total
+    return np.sum(y + total)
+
+
+def call_in_branches_and_returns(x, w):
+    state = w
+
+    def step(v):
+        nonlocal state
+        if np.sum(v) > 0:
+            state = state * v
+            return np.sum(state)
+        state = state + v
+        return 0.5 * np.sum(state)
+
+    if step(x) > -10.0:
+        r = step(-x)
+    else:
+        r = 0.0
+    return r + np.sum(state)
+
+
+def two_nested_share(x, w):
+    acc = 0.0 * x
+
+    def push(v):
+        nonlocal acc
+        acc = acc + v
+
+    def push_twice(v):
+        push(v * w)
+        push(np.cos(v))
+        return np.sum(v)
+
+    s = push_twice(x)
+    push(x * x)
+    return np.sum(acc * acc) + s
+
+
+def two_writers_one_variable(x, w):
+    acc = x
+
+    def scale(v):
+        nonlocal acc
+        acc = acc * v
+
+    def shift(v):
+        nonlocal acc
+        acc = acc + v
+
+    for _ in range(2):
+        scale(w)
+        shift(np.sin(x))
+    return np.sum(acc)
+
+
+def nested_calls(x, w):
+    n = 0.0
+
+    def g(v):
+        nonlocal n
+        n = n + np.sum(v)
+        return v * w
+
+    return np.sum(g(g(x)) * n)
+
+
+def two_variables(x, w):
+    lo = x
+    hi = w
+
+    def widen(v):
+        nonlocal lo, hi
+        lo = lo - v
+        hi = hi + v * lo
+        return lo * hi
+
+    r = widen(x)
+    r = r + widen(w)
+    return np.sum(r + lo * hi)
+
+
+def for_iter_and_return(x, w):
+    seen = 0.0
+
+    def parts(v):
+        nonlocal seen
+        seen = seen + np.sum(v * w)
+        return [v, w * v]
+
+    total = 0.0
+    for p in parts(x):
+        total = total + np.sum(p * p)
+    return total + seen
+
+
+def returns_the_call(x, w):
+    s = 1.0
+
+    def g(v):
+        nonlocal s
+        s = s * np.sum(v)
+        return s * w
+
+    def outer(v):
+        return g(v) + g(v * v)
+
+    y = outer(x)
+    return np.sum(y) + s
+
+
+def recursive_writer(x, w):
+    acc = 0.0
+
+    def walk(v, k):
+        nonlocal acc
+        if k == 0:
+            return v
+        acc = acc + np.sum(v * w)
+        return walk(np.sin(v), k - 1)
+
+    out = walk(x, 3)
+    return np.sum(out) + acc
+
+
+ARRAY_CASES = [
+    accumulator,
+    counter_and_objective,
+    call_in_expression,
+    call_in_branches_and_returns,
+    two_nested_share,
+    two_writers_one_variable,
+    nested_calls,
+    two_variables,
+    for_iter_and_return,
+    returns_the_call,
+    recursive_writer,
+]
+
+
+@pytest.mark.parametrize("fn", ARRAY_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gradients_against_finite_differences(fn, dtype):
+    check_both_arguments(fn, dtype)
+
+
+@pytest.mark.parametrize("fn", ARRAY_CASES, ids=lambda f: f.__name__)
+def test_the_primal_is_unchanged(fn):
+    value, _ = value_and_grad(fn)(X, W)
+    np.testing.assert_allclose(value, fn(X, W), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ARRAY_CASES, ids=lambda f: f.__name__)
+def test_forward_mode(fn):
+    check_forward_against_reverse(fn)
+
+
+@pytest.mark.parametrize(
+    "fn", [accumulator, call_in_expression, two_writers_one_variable], ids=lambda f: f.__name__
+)
+def test_second_order(fn):
+    check_grads(fn, X, W, wrt=0, order=2)
+
+
+# -- scalars, by hand ------------------------------------------------------------------------
+def scalar_accumulator(x, w):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v * w
+
+    for i in range(1, 4):
+        add(x**i)
+    return total
+
+
+def test_scalar_gradient_by_hand():
+    x, w = 1.3, 0.7
+    # total = w (x + x^2 + x^3): d/dx = w (1 + 2x + 3x^2), d/dw = x + x^2 + x^3
+    gx, gw = grad(scalar_accumulator, wrt=(0, 1))(x, w)
+    assert gx == pytest.approx(w * (1 + 2 * x + 3 * x * x), rel=1e-12)
+    assert gw == pytest.approx(x + x * x + x**3, rel=1e-12)
+    gx32 = grad(scalar_accumulator)(np.float32(x), np.float32(w))
+    assert gx32 == pytest.approx(w * (1 + 2 * x + 3 * x * x), rel=1e-5)
+
+
+def test_scalar_hessian_by_hand():
+    x, w = 1.3, 0.7
+    # d2/dx2 = w (2 + 6x)
+    assert hessian(scalar_accumulator)(x, w) == pytest.approx(w * (2 + 6 * x), rel=1e-9)
+
+
+def test_scalar_jvp_by_hand():
+    x, w = 1.3, 0.7
+    y, t = jvp(scalar_accumulator, (x, w), (1.0, 0.0))
+    assert y == pytest.approx(scalar_accumulator(x, w), rel=1e-12)
+    assert t == pytest.approx(w * (1 + 2 * x + 3 * x * x), rel=1e-12)
+
+
+def early_return_scalar(x):
+    count = 0
+    best = 0.0
+
+    def visit(v):
+        nonlocal count, best
+        count += 1
+        if v < 0.5:
+            return 0.0
+        best = best + v * v
+        return v
+
+    s = 0.0
+    for k in range(4):
+        s = s + visit(x * k)
+    return s + best + count
+
+
+def test_early_return_and_counter_by_hand():
+    x = 0.4  # visits 0, 0.4 (early), 0.8, 1.2: s = 2x... from k=2,3; best = (4 + 9) x^2
+    value, g = value_and_grad(early_return_scalar)(x)
+    assert value == pytest.approx(early_return_scalar(x), rel=1e-12)
+    assert g == pytest.approx(5.0 + 26.0 * x, rel=1e-12)
+
+
+# -- a counter that carries no gradient -----------------------------------------------------
+def counted(x):
+    evaluations = 0
+
+    def f(v):
+        nonlocal evaluations
+        evaluations = evaluations + 1
+        return np.sum(v**2)
+
+    a = f(x)
+    b = f(x + 1.0)
+    return a + b, evaluations
+
+
+def test_counter_just_runs():
+    value, g = value_and_grad(lambda x: counted(x)[0])(X)
+    assert value == pytest.approx(counted(X)[0])
+    np.testing.assert_allclose(g, 2 * X + 2 * (X + 1.0), rtol=1e-12)
+
+
+def counter_result(x):
+    n = 0
+
+    def f(v):
+        nonlocal n
+        n += 1
+        return v * 3.0
+
+    return np.sum(f(x) + f(x)) * n
+
+
+def test_counter_value_is_the_primal_one():
+    np.testing.assert_allclose(grad(counter_result)(X), np.full(3, 12.0), rtol=1e-12)
+
+
+def test_the_check_accepts_what_grad_does():
+    for fn in ARRAY_CASES + [scalar_accumulator, early_return_scalar, counter_result]:
+        assert check_function(fn) == [], fn.__name__
+
+
+# -- refusals -------------------------------------------------------------------------------
+def stored_writer(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    fns = [add]
+    fns[0](x)
+    return total
+
+
+def writer_in_a_comprehension(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return v
+
+    return sum([add(v) for v in x]) + total
+
+
+def writer_in_a_condition(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return v
+
+    y = x[0] > 0 and add(x[1]) > 0
+    return total + y
+
+
+def writer_in_while_test(x):
+    n = 0.0
+
+    def more(v):
+        nonlocal n
+        n = n + v
+        return n < 3.0
+
+    while more(x):
+        x = x + 1.0
+    return n
+
+
+def writer_augmented_in_place(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+        return v
+
+    total += add(x)
+    return total
+
+
+def two_levels_up(x):
+    total = 0.0
+
+    def outer(v):
+        def inner(u):
+            nonlocal total
+            total = total + u
+
+        inner(v)
+        return v
+
+    outer(x)
+    return total
+
+
+def writes_global(x):
+    def g(v):
+        global _LOG
+        _LOG = v
+        return v
+
+    return g(x)
+
+
+def generator_writer(x):
+    n = 0.0
+
+    def gen(v):
+        nonlocal n
+        for k in range(3):
+            n = n + v
+            yield v * k
+
+    return sum(gen(x)) + n
+
+
+REFUSED = {
+    stored_writer: (
+        3,
+        "it writes 'nonlocal total' and 'add' is used as a value (returned, stored or passed "
+        "on): its closure cell would outlive the call",
+    ),
+    writer_in_a_comprehension: (
+        3,
+        "it writes 'nonlocal total' and is called in a lambda or a comprehension (write it as "
+        "a `for` statement or a `def`)",
+    ),
+    writer_in_a_condition: (
+        3,
+        "it writes 'nonlocal total' and is called in a part of an expression that may not run "
+        "(`and`, `or`, `x if c else y`, a chained comparison): call it in an `if` statement",
+    ),
+    writer_in_while_test: (
+        3,
+        "it writes 'nonlocal n' and is called in the test of a `while` loop (write `while "
+        "True:` and call it first in the body, then `if not ...: break`)",
+    ),
+    writer_augmented_in_place: (
+        3,
+        "it writes 'nonlocal total' and is called in `total op= ...` that the call changes "
+        "(write `r = ...` first, then `total op= r` if that is what is meant)",
+    ),
+    two_levels_up: (
+        3,
+        "a function nested in it writes 'nonlocal total' of a function two or more levels "
+        "up, which lifting cannot reach",
+    ),
+    writes_global: (
+        1,
+        "it declares 'global _LOG' (a global is written only by the differentiated function "
+        "itself, where the check sees what reaches it)",
+    ),
+    generator_writer: (
+        3,
+        "a generator that writes 'nonlocal n' (its calls return no value to rebind it)",
+    ),
+}
+
+
+@pytest.mark.parametrize("fn", list(REFUSED), ids=lambda f: f.__name__)
+def test_refused_with_the_place_and_why(fn):
+    line, why = REFUSED[fn]
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(fn)(np.array([0.5, 1.5]))
+    found = [d for d in info.value.diagnostics if d.code == "PB405"]
+    assert len(found) == 1, str(info.value)
+    d = found[0]
+    assert d.line == fn.__code__.co_firstlineno + line
+    assert d.col == 4
+    assert d.message.endswith(why), d.message
+    assert d.source_line.strip().startswith("def ")
+    assert "PB401" not in str(info.value)
+    # the check says the same, before anything runs
+    assert [x.message for x in check_function(fn) if x.code == "PB405"] == [d.message]

@@ -412,52 +412,97 @@ def generator_writer(x):
     return sum(gen(x)) + n
 
 
-REFUSED = {
+REFUSED = {  # what the PB405 says after the name, and its fix
     stored_writer: (
         3,
-        "it writes 'nonlocal total' and 'add' is used as a value (returned, stored or passed "
-        "on): its closure cell would outlive the call",
+        (
+            "it writes 'nonlocal total' and 'add' is used as a value (returned, stored or passed "
+            "on): its closure cell would outlive the call"
+        ),
+        (
+            "call 'add' only by name (`r = add(...)`), or make 'total' a parameter and return its "
+            "new value (`r, total = add(..., total)`) and pass that on"
+        ),
     ),
     writer_in_a_comprehension: (
         3,
-        "it writes 'nonlocal total' and is called in a lambda or a comprehension (write it as "
-        "a `for` statement or a `def`)",
+        (
+            "it writes 'nonlocal total' and is called in a lambda or a comprehension, where the "
+            "call cannot be a statement of its own"
+        ),
+        (
+            "write the comprehension as a `for` loop that calls 'add' in a statement of its own "
+            "(`r = add(v)`)"
+        ),
     ),
     writer_in_a_condition: (
         3,
-        "it writes 'nonlocal total' and is called in a part of an expression that may not run "
-        "(`and`, `or`, `x if c else y`, a chained comparison): call it in an `if` statement",
+        (
+            "it writes 'nonlocal total' and is called in a part of an expression that may not run "
+            "(`and`, `or`, `x if c else y`, a chained comparison)"
+        ),
+        "call 'add' in an `if` statement: `if c: r = add(...)`",
     ),
     writer_in_while_test: (
         3,
-        "it writes 'nonlocal n' and is called in the test of a `while` loop (write `while "
-        "True:` and call it first in the body, then `if not ...: break`)",
+        (
+            "it writes 'nonlocal n' and is called in the test of a `while` loop, which runs again "
+            "at each iteration"
+        ),
+        (
+            "write `while True:`, call 'more' first in the body (`r = more(...)`), then `if not "
+            "r: break`"
+        ),
     ),
     writer_augmented_in_place: (
         3,
-        "it writes 'nonlocal total' and is called in `total op= ...` that the call changes "
-        "(write `r = ...` first, then `total op= r` if that is what is meant)",
+        (
+            "it writes 'nonlocal total' and is called in an augmented assignment of 'total', "
+            "which the call also changes"
+        ),
+        (
+            "call it first (`r = add(...)`) and then write what is meant: `total += r` adds to "
+            "the value after the call, where Python's `total += add(...)` adds to the value "
+            "before it and drops the call's change"
+        ),
     ),
     two_levels_up: (
         3,
-        "a function nested in it writes 'nonlocal total' of a function two or more levels "
-        "up, which lifting cannot reach",
+        (
+            "a function nested in it writes 'nonlocal total' of a function two or more levels up, "
+            "which lifting cannot reach"
+        ),
+        (
+            "make 'total' a parameter of 'outer' and return its new value with the result: `r, "
+            "total = outer(..., total)`"
+        ),
     ),
     writes_global: (
         1,
-        "it declares 'global _LOG' (a global is written only by the differentiated function "
-        "itself, where the check sees what reaches it)",
+        (
+            "it declares 'global _LOG' (a global is written only by the differentiated function "
+            "itself, where the check sees what reaches it)"
+        ),
+        (
+            "declare it `global` in the differentiated function and write it there (a counter or "
+            "a log that carries no gradient is written as in the primal), or pass the value to "
+            "'g' and return the new one"
+        ),
     ),
     generator_writer: (
         3,
-        "a generator that writes 'nonlocal n' (its calls return no value to rebind it)",
+        "a generator that writes 'nonlocal n': its calls return no value to assign it back",
+        (
+            "collect what it yields in a list and return that (`out.append(...)`, `return out`): "
+            "a nested function that returns is lifted with its nonlocal writes"
+        ),
     ),
 }
 
 
 @pytest.mark.parametrize("fn", list(REFUSED), ids=lambda f: f.__name__)
 def test_refused_with_the_place_and_why(fn):
-    line, why = REFUSED[fn]
+    line, why, fix = REFUSED[fn]
     with pytest.raises(UnsupportedSyntaxError) as info:
         grad(fn)(np.array([0.5, 1.5]))
     found = [d for d in info.value.diagnostics if d.code == "PB405"]
@@ -466,7 +511,64 @@ def test_refused_with_the_place_and_why(fn):
     assert d.line == fn.__code__.co_firstlineno + line
     assert d.col == 4
     assert d.message.endswith(why), d.message
+    assert d.fix == f"{fix} (see docs/limitations.md#PB405).", d.fix
     assert d.source_line.strip().startswith("def ")
     assert "PB401" not in str(info.value)
     # the check says the same, before anything runs
     assert [x.message for x in check_function(fn) if x.code == "PB405"] == [d.message]
+
+
+# -- the fixes the refusals give work -------------------------------------------------------
+def while_test_fixed(x):
+    n = 0.0
+
+    def more(v):
+        nonlocal n
+        n = n + v * v
+        return np.sum(n) < 3.0
+
+    while True:
+        r = more(x)
+        if not r:
+            break
+        x = x + 0.5
+    return np.sum(n)
+
+
+def two_levels_fixed(x):
+    total = 0.0
+
+    def outer(v, total):
+        def inner(u):
+            nonlocal total
+            total = total + u * u
+
+        inner(v)
+        inner(np.sin(v))
+        return v, total
+
+    r, total = outer(x, total)
+    return np.sum(total) + np.sum(r)
+
+
+def generator_fixed(x):
+    n = 0.0
+
+    def gen(v):
+        nonlocal n
+        out = []
+        for k in range(3):
+            n = n + v
+            out.append(v * k)
+        return out
+
+    return np.sum(sum(gen(x))) + np.sum(n)
+
+
+@pytest.mark.parametrize(
+    "fn", [while_test_fixed, two_levels_fixed, generator_fixed], ids=lambda f: f.__name__
+)
+def test_the_fixes_work(fn):
+    for x in (0.7, np.float32(0.7)):
+        check_grads(fn, x)
+    check_grads(fn, X)

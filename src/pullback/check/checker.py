@@ -28,6 +28,7 @@ from ..resolve import local_names, parameter_names, parent_map
 from ..source_imports import accepted_import_names
 from ..transform.closure_records import record_sites
 from ..transform.closure_values import lambda_free
+from ..transform.closure_writes import write_fix
 from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
@@ -298,6 +299,13 @@ class FunctionChecker(
                 "so that the gradient reaches them: a nested function that reads no variable "
                 "of the function may be stored, returned and passed on; or call it only by name"
             )
+        if "declares 'global" in refusal:
+            fix = (
+                "declare it `global` in the differentiated function and write it there (a "
+                "counter or a log that carries no gradient is written as in the primal), or "
+                f"pass the value to '{node.name}' and return the new one"
+            )
+        fix = write_fix(node.name, refusal) or fix  # nonlocal writes (closure_writes.py)
         if "not a constant" in refusal:
             fix = (
                 "give that parameter a constant default (`=None`) and compute its value in "

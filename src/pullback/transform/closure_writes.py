@@ -38,6 +38,8 @@ further out than the one it is lifted from.
 
 from __future__ import annotations
 
+import re
+
 import gast
 
 from ..lambdas import declared_nonlocal, nested_definitions, nonlocal_writers
@@ -82,7 +84,7 @@ def write_refusal(tree, node, parents=None) -> str | None:
         )
     spelled = f"'nonlocal {', '.join(sorted(writes))}'"
     if any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body)):
-        return f"a generator that writes {spelled} (its calls return no value to rebind it)"
+        return f"a generator that writes {spelled}: its calls return no value to assign it back"
     for sub in gast.walk(tree):
         if isinstance(sub, gast.Name) and sub.id == node.name and isinstance(sub.ctx, gast.Load):
             call = parents.get(sub)
@@ -153,7 +155,7 @@ def _site_refusal(call, parents, writes) -> str | None:
     child, up = call, parents.get(call)
     while up is not None and not isinstance(up, gast.stmt):
         if isinstance(up, gast.Lambda) or isinstance(up, _COMPREHENSIONS):
-            return "in a lambda or a comprehension (write it as a `for` statement or a `def`)"
+            return "in a lambda or a comprehension, where the call cannot be a statement of its own"
         if (
             (isinstance(up, gast.BoolOp) and child is not up.values[0])
             or (isinstance(up, gast.IfExp) and child is not up.test)
@@ -161,29 +163,72 @@ def _site_refusal(call, parents, writes) -> str | None:
         ):
             return (
                 "in a part of an expression that may not run (`and`, `or`, `x if c else y`, "
-                "a chained comparison): call it in an `if` statement"
+                "a chained comparison)"
             )
         if isinstance(up, gast.NamedExpr):
-            return "inside `:=` (call it in a statement of its own)"
+            return "inside `:=`"
         child, up = up, parents.get(up)
     if up is None:
         return "outside a statement"  # pragma: no cover - a call is in some statement
     field = _HEADS.get(type(up))
     if field is None or getattr(up, field) is not child:
         if isinstance(up, gast.While) and up.test is child:
-            return (
-                "in the test of a `while` loop (write `while True:` and call it first in "
-                "the body, then `if not ...: break`)"
-            )
-        return "where it cannot be made a statement of its own (call it in one: `r = g(...)`)"
+            return "in the test of a `while` loop, which runs again at each iteration"
+        return "where the call cannot be made a statement of its own"
     if isinstance(up, gast.AugAssign) and isinstance(up.target, gast.Name):
         if up.target.id in writes:
             name = up.target.id
-            return (
-                f"in `{name} op= ...` that the call changes (write `r = ...` first, then "
-                f"`{name} op= r` if that is what is meant)"
-            )
+            return f"in an augmented assignment of '{name}', which the call also changes"
     return None
+
+
+_FIXES = (  # (what the refusal says, the fix for it)
+    (
+        "which lifting",
+        "make '{var}' a parameter of '{fn}' and return its new value with the "
+        "result: `r, {var} = {fn}(..., {var})`",
+    ),
+    (
+        "a generator",
+        "collect what it yields in a list and return that (`out.append(...)`, "
+        "`return out`): a nested function that returns is lifted with its nonlocal writes",
+    ),
+    (
+        "used as a value",
+        "call '{fn}' only by name (`r = {fn}(...)`), or make '{var}' a "
+        "parameter and return its new value (`r, {var} = {fn}(..., {var})`) and pass that on",
+    ),
+    (
+        "comprehension",
+        "write the comprehension as a `for` loop that calls '{fn}' in a "
+        "statement of its own (`r = {fn}(v)`)",
+    ),
+    ("may not run", "call '{fn}' in an `if` statement: `if c: r = {fn}(...)`"),
+    (
+        "`while` loop",
+        "write `while True:`, call '{fn}' first in the body (`r = {fn}(...)`), "
+        "then `if not r: break`",
+    ),
+    (
+        "augmented",
+        "call it first (`r = {fn}(...)`) and then write what is meant: `{var} += r` "
+        "adds to the value after the call, where Python's `{var} += {fn}(...)` adds to the value "
+        "before it and drops the call's change",
+    ),
+    ("", "call '{fn}' in a statement of its own: `r = {fn}(...)`"),
+)
+
+
+def write_fix(fn: str, why: str) -> str | None:
+    """The fix for a refusal of :func:`write_refusal` (None for any other refusal)."""
+    found = re.search(r"'nonlocal ([\w, ]+)'", why)
+    if found is None:
+        return None
+    var = found.group(1).split(",")[0]
+    for phrase, fix in _FIXES:
+        if phrase in why:
+            return fix.format(fn=fn, var=var)
+    return None  # pragma: no cover - the last phrase matches every refusal
 
 
 # -- the rewriting -----------------------------------------------------------------------------

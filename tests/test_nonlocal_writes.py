@@ -572,3 +572,23 @@ def test_the_fixes_work(fn):
     for x in (0.7, np.float32(0.7)):
         check_grads(fn, x)
     check_grads(fn, X)
+
+
+def test_pullback_check_reports_what_grad_refuses(capsys):
+    """The command line (which resolves names statically) asks the same question."""
+    from pathlib import Path
+
+    from pullback.__main__ import main
+
+    main(["check", str(Path(__file__))])
+    found = {}
+    for line in capsys.readouterr().out.splitlines():
+        if " PB405 " in line or " PB401 " in line:
+            lineno = int(line.split(":")[1])
+            found[lineno] = line.split(": PB405 nested function definition ", 1)[-1]
+    expected = {}
+    for fn, (line, why, _) in REFUSED.items():
+        d = next(d for d in check_function(fn) if d.code == "PB405")
+        expected[fn.__code__.co_firstlineno + line] = d.message.split("definition ", 1)[1]
+        assert d.message.endswith(why)
+    assert found == expected

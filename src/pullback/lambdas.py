@@ -57,10 +57,13 @@ def inlinable_functions(tree) -> dict:
     ``map``/``filter``), never stored, passed elsewhere or rebound."""
     parents = parent_map(tree)
     bound: dict[str, list] = {}
+    declares_nonlocal = False
     for node in gast.walk(tree):
         if node is tree:
             continue
-        if isinstance(node, gast.FunctionDef):
+        if isinstance(node, gast.Nonlocal):
+            declares_nonlocal = True
+        elif isinstance(node, gast.FunctionDef):
             bound.setdefault(node.name, []).append(node)
         elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             parent = parents.get(node)
@@ -74,7 +77,7 @@ def inlinable_functions(tree) -> dict:
             else:
                 bound.setdefault(node.id, []).append(None)  # any other binding
     out = {}
-    writers = nonlocal_writers(tree) if _declares_nonlocal(tree) else {}
+    writers = nonlocal_writers(tree) if declares_nonlocal else {}
     for name, definitions in bound.items():
         if len(definitions) != 1 or definitions[0] is None:
             continue
@@ -110,10 +113,6 @@ def nested_definitions(tree) -> list:
 
     visit(tree.body)
     return found
-
-
-def _declares_nonlocal(tree) -> bool:
-    return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))
 
 
 def declared_nonlocal(node) -> list:

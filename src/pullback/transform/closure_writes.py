@@ -44,6 +44,7 @@ import gast
 
 from ..lambdas import declared_nonlocal, nested_definitions, nonlocal_writers
 from ..resolve import SCOPES, own_nodes, parent_map
+from ..tree_walk import statements
 from . import nodes as N
 from .side_effects import _replace as replace_child
 
@@ -63,9 +64,8 @@ _HEADS = {
 def write_refusal(tree, node, parents=None) -> str | None:
     """Why the nested ``def`` ``node`` of ``tree``, which changes variables of ``tree``
     (or ``nonlocal`` ones of a function inside it), cannot be lifted, or None."""
-    if not any(isinstance(n, gast.Nonlocal) for n in gast.walk(node)):
-        if not _declares_nonlocal(tree):
-            return None
+    if not any(isinstance(s, gast.Nonlocal) for s in statements(tree)):
+        return None  # the common case, found by a walk of the statements only
     parents = parent_map(tree) if parents is None else parents
     why = _deeper_refusal(node, parents)
     if why is not None:
@@ -97,10 +97,6 @@ def write_refusal(tree, node, parents=None) -> str | None:
             if why is not None:
                 return f"it writes {spelled} and is called {why}"
     return None
-
-
-def _declares_nonlocal(tree) -> bool:
-    return any(isinstance(n, gast.Nonlocal) for n in gast.walk(tree))
 
 
 def _own_bindings(fn) -> set:

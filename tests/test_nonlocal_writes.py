@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from two_argument_checks import W, X, check_both_arguments, check_forward_against_reverse
 
-from pullback import grad, hessian, jvp, value_and_grad
+from pullback import grad, hessian, jacobian, jvp, value_and_grad
 from pullback.check import check_function
 from pullback.errors import UnsupportedSyntaxError
 from pullback.testing import check_grads
@@ -212,6 +212,106 @@ def test_forward_mode(fn):
 )
 def test_second_order(fn):
     check_grads(fn, X, W, wrt=0, order=2)
+
+
+# -- more places of the call and of the variable --------------------------------------------
+def param_written(x, w):
+    def g():
+        nonlocal x
+        x = x * w
+
+    g()
+    g()
+    return np.sum(x)
+
+
+def inlined_reader(x):
+    t = x
+    half = lambda: t * 0.5  # noqa: E731 - inlined where called, reads t then
+
+    def g(v):
+        nonlocal t
+        t = t + v
+
+    a = half()
+    g(x * x)
+    b = half()
+    return np.sum(a * b)
+
+
+def vector_out(x):
+    t = 0.0 * x
+
+    def g(v):
+        nonlocal t
+        t = t + np.sin(v)
+
+    g(x)
+    g(2 * x)
+    return t
+
+
+def attr_before(x):
+    t = x
+
+    def g(v):
+        nonlocal t
+        t = t * v
+        return 1.0
+
+    return np.sum(t.T * g(x) + t)
+
+
+def called_in_for_iter_range(x):
+    n = 0
+
+    def count():
+        nonlocal n
+        n = n + 1
+        return 3
+
+    s = 0.0
+    for i in range(count()):
+        s = s + x * i
+    return np.sum(s) * n
+
+
+def elif_call(x):
+    t = x
+
+    def g(v):
+        nonlocal t
+        t = t + v
+        return np.sum(t)
+
+    if np.sum(x) > 10:
+        r = 1.0
+    elif g(x) > 0:
+        r = np.sum(t)
+    else:
+        r = -np.sum(t * t)
+    return r + np.sum(t)
+
+
+ONE_ARGUMENT_CASES = [inlined_reader, attr_before, called_in_for_iter_range, elif_call]
+
+
+@pytest.mark.parametrize("fn", ONE_ARGUMENT_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_argument_cases(fn, dtype):
+    value, _ = value_and_grad(fn)(X.astype(dtype))
+    np.testing.assert_allclose(value, fn(X.astype(dtype)), rtol=1e-6)
+    check_grads(fn, X.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_parameter_written_by_the_nested_function(dtype):
+    check_both_arguments(param_written, dtype)
+
+
+def test_jacobian_of_a_vector_accumulated_by_a_nested_function():
+    jac = jacobian(vector_out)(X)
+    np.testing.assert_allclose(jac, np.diag(np.cos(X) + 2 * np.cos(2 * X)), rtol=1e-12)
 
 
 # -- scalars, by hand ------------------------------------------------------------------------

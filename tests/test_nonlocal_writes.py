@@ -476,6 +476,19 @@ def writer_augmented_in_place(x):
     return total
 
 
+def writer_augmented_index(x):
+    i = 0
+    out = np.zeros(3)
+
+    def step(v):
+        nonlocal i
+        i = i + 1
+        return v
+
+    out[i] += step(x[0])  # Python reads out[0] before the call moves i
+    return np.sum(out * x)
+
+
 def two_levels_up(x):
     total = 0.0
 
@@ -561,10 +574,18 @@ REFUSED = {  # what the PB405 says after the name, and its fix
             "which the call also changes"
         ),
         (
-            "call it first (`r = add(...)`) and then write what is meant: `total += r` adds to "
-            "the value after the call, where Python's `total += add(...)` adds to the value "
-            "before it and drops the call's change"
+            "call 'add' in a statement of its own first (`r = add(...)`), then write the "
+            "augmented assignment with `r`: it then reads 'total' after the call, where Python "
+            "reads it before; write whichever is meant"
         ),
+    ),
+    writer_augmented_index: (
+        4,
+        "it writes 'nonlocal i' and is called in an augmented assignment of 'i', which the "
+        "call also changes",
+        "call 'step' in a statement of its own first (`r = step(...)`), then write the "
+        "augmented assignment with `r`: it then reads 'i' after the call, where Python reads "
+        "it before; write whichever is meant",
     ),
     two_levels_up: (
         3,

@@ -171,10 +171,10 @@ def _site_refusal(call, parents, writes) -> str | None:
         if isinstance(up, gast.While) and up.test is child:
             return "in the test of a `while` loop, which runs again at each iteration"
         return "where the call cannot be made a statement of its own"
-    if isinstance(up, gast.AugAssign) and isinstance(up.target, gast.Name):
-        if up.target.id in writes:
-            name = up.target.id
-            return f"in an augmented assignment of '{name}', which the call also changes"
+    if isinstance(up, gast.AugAssign):  # its target is read before the call
+        read = sorted({n.id for n in gast.walk(up.target) if isinstance(n, gast.Name)} & writes)
+        if read:
+            return f"in an augmented assignment of '{read[0]}', which the call also changes"
     return None
 
 
@@ -207,9 +207,9 @@ _FIXES = (  # (what the refusal says, the fix for it)
     ),
     (
         "augmented",
-        "call it first (`r = {fn}(...)`) and then write what is meant: `{var} += r` "
-        "adds to the value after the call, where Python's `{var} += {fn}(...)` adds to the value "
-        "before it and drops the call's change",
+        "call '{fn}' in a statement of its own first (`r = {fn}(...)`), then write the "
+        "augmented assignment with `r`: it then reads '{var}' after the call, where Python "
+        "reads it before; write whichever is meant",
     ),
     ("", "call '{fn}' in a statement of its own: `r = {fn}(...)`"),
 )

@@ -293,7 +293,51 @@ def elif_call(x):
     return r + np.sum(t)
 
 
-ONE_ARGUMENT_CASES = [inlined_reader, attr_before, called_in_for_iter_range, elif_call]
+def star_call(x):
+    s = 0.0
+
+    def g(a, b):
+        nonlocal s
+        s = s + a * b
+        return a
+
+    args = (x, 2.0 * x)
+    g(*args)
+    return np.sum(s)
+
+
+def default_nonconst(x, w=1.5):
+    s = x
+
+    def g(v, k=w * 2.0):
+        nonlocal s
+        s = s * k + v
+
+    g(x)
+    g(x, 0.5)
+    return np.sum(s)
+
+
+def method_on_written(x):
+    t = x
+
+    def g(v):
+        nonlocal t
+        t = t + v
+        return 2.0
+
+    return np.sum(t.dot(t) * g(x) + t)
+
+
+ONE_ARGUMENT_CASES = [
+    inlined_reader,
+    attr_before,
+    called_in_for_iter_range,
+    elif_call,
+    star_call,
+    default_nonconst,
+    method_on_written,
+]
 
 
 @pytest.mark.parametrize("fn", ONE_ARGUMENT_CASES, ids=lambda f: f.__name__)

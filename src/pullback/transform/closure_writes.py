@@ -169,7 +169,9 @@ def _site_refusal(call, parents, writes) -> str | None:
     field = _HEADS.get(type(up))
     if field is None or getattr(up, field) is not child:
         if isinstance(up, gast.While) and up.test is child:
-            return "in the test of a `while` loop, which runs again at each iteration"
+            if not up.orelse:
+                return None  # `while True:` that calls it first (_Hoister.loop_test)
+            return "in the test of a `while` loop with an `else`"
         return "where the call cannot be made a statement of its own"
     if isinstance(up, gast.AugAssign):  # its target is read before the call
         read = sorted({n.id for n in gast.walk(up.target) if isinstance(n, gast.Name)} & writes)
@@ -202,8 +204,7 @@ _FIXES = (  # (what the refusal says, the fix for it)
     ("may not run", "call '{fn}' in an `if` statement: `if c: r = {fn}(...)`"),
     (
         "`while` loop",
-        "write `while True:`, call '{fn}' first in the body (`r = {fn}(...)`), "
-        "then `if not r: break`",
+        "write the loop without `else`: set a flag before each `break` and test it after the loop",
     ),
     (
         "augmented",
@@ -301,8 +302,23 @@ class _Hoister:
                     setattr(s, f, self.block(getattr(s, f)))
             for handler in getattr(s, "handlers", None) or []:
                 handler.body = self.block(handler.body)
+            if isinstance(s, gast.While) and any(self.writing(n) for n in gast.walk(s.test)):
+                self.loop_test(s)  # (after its body: what it adds there is done)
             out.append(s)
         return out
+
+    def loop_test(self, loop) -> None:
+        """``while c: body`` (no ``else``: the check made sure) becomes ``while True:``,
+        then ``c``'s statements, ``if not c: break`` and ``body``: the test runs before
+        each iteration as before (``continue`` goes back to it), its calls now statements."""
+        test = gast.If(
+            test=N.located(gast.UnaryOp(op=gast.Not(), operand=loop.test), loop.test),
+            body=[N.located(gast.Break(), loop)],
+            orelse=[],
+        )
+        test = N.located(test, loop)
+        loop.test = N.located(N.const(True), loop.test)
+        loop.body = [*self.head(test, "test"), test, *loop.body]
 
     def writing(self, node) -> bool:
         return (

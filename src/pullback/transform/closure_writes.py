@@ -14,13 +14,15 @@ through any user function's result.
 
 A call inside a larger expression is made a statement of its own first, in Python's order
 of evaluation: what the expression evaluates before the call (other calls, reads of the
-variables the call changes) is computed into temporaries before it
-(:func:`hoist_writing_calls`). Where that cannot be exact the check refuses (PB405,
-:func:`write_refusal`): a call in a part of an expression that may not run (``and``,
-``or``, ``x if c else y``, a chained comparison), in a comprehension or a lambda, in the
-test of a ``while`` loop, or ``total += add(v)`` itself; the function stored, returned or
-passed on (its cell would outlive the call); a generator; a ``nonlocal`` of a function
-further out than the one it is lifted from.
+variables the call changes) is computed into temporaries before it (:class:`_Hoister`);
+a ``while`` loop whose test calls it becomes ``while True:`` that calls it first. Where
+that cannot be exact the check refuses (PB405, :func:`write_refusal`, with a fix from
+:func:`write_fix`): a call in a part of an expression that may not run (``and``, ``or``,
+``x if c else y``, a chained comparison), in a comprehension or a lambda, in the test of
+a ``while`` loop with an ``else``, in an augmented assignment whose target reads what
+the call changes (``total += add(v)``); the function stored, returned or passed on (its
+cell would outlive the call); a generator; a ``nonlocal`` of a function further out than
+the one it is lifted from.
 
 >>> import gast
 >>> tree = gast.parse('''

@@ -106,6 +106,24 @@ def two_levels_up(x):
     return total
 
 
+def called_two_levels_down(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    def outer(v):
+        def inner(u):
+            add(u)
+            return u
+
+        return inner(v)
+
+    outer(x)
+    return total
+
+
 def writes_global(x):
     def g(v):
         global _LOG
@@ -193,6 +211,12 @@ REFUSED = {  # what the PB405 says after the name, and its fix
             "make 'total' a parameter of 'outer' and return its new value with the result: `r, "
             "total = outer(..., total)`"
         ),
+    ),
+    called_two_levels_down: (
+        3,
+        "it writes 'nonlocal total' and is called by a function nested in another nested "
+        "function, whose call of 'add' lifting cannot reach",
+        "call 'add' from the enclosing function or from a function defined directly in it",
     ),
     writes_global: (
         1,

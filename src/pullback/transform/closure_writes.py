@@ -22,7 +22,7 @@ that cannot be exact the check refuses (PB405, :func:`write_refusal`, with a fix
 a ``while`` loop with an ``else``, in an augmented assignment whose target reads what
 the call changes (``total += add(v)``); the function stored, returned or passed on (its
 cell would outlive the call); a generator; a ``nonlocal`` of a function further out than
-the one it is lifted from.
+the one it is lifted from; a call from a function nested in another nested function.
 
 >>> import gast
 >>> tree = gast.parse('''
@@ -85,6 +85,7 @@ def write_refusal(tree, node, parents=None) -> str | None:
             f"'{tree.name}', which lifting it out of '{tree.name}' cannot reach"
         )
     spelled = f"'nonlocal {', '.join(sorted(writes))}'"
+    scopes = {id(tree)} | {id(d) for d in nested_definitions(tree)}
     if any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body)):
         return f"a generator that writes {spelled}: its calls return no value to assign it back"
     for sub in gast.walk(tree):
@@ -94,6 +95,11 @@ def write_refusal(tree, node, parents=None) -> str | None:
                 return (
                     f"it writes {spelled} and '{node.name}' is used as a value (returned, "
                     "stored or passed on): its closure cell would outlive the call"
+                )
+            if id(_scope_of(call, parents)) not in scopes:
+                return (
+                    f"it writes {spelled} and is called by a function nested in another "
+                    f"nested function, whose call of '{node.name}' lifting cannot reach"
                 )
             why = _site_refusal(call, parents, writes)
             if why is not None:
@@ -213,6 +219,10 @@ _FIXES = (  # (what the refusal says, the fix for it)
         "call '{fn}' in a statement of its own first (`r = {fn}(...)`), then write the "
         "augmented assignment with `r`: it then reads '{var}' after the call, where Python "
         "reads it before; write whichever is meant",
+    ),
+    (
+        "nested in another",
+        "call '{fn}' from the enclosing function or from a function defined directly in it",
     ),
     ("", "call '{fn}' in a statement of its own: `r = {fn}(...)`"),
 )

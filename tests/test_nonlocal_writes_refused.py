@@ -124,6 +124,22 @@ def called_two_levels_down(x):
     return total
 
 
+def shadowed_by_a_caller(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    def twice(v):
+        total = 2.0 * v  # its own 'total', not the one add changes
+        add(total)
+        return total
+
+    twice(x)
+    return total
+
+
 def writes_global(x):
     def g(v):
         global _LOG
@@ -217,6 +233,13 @@ REFUSED = {  # what the PB405 says after the name, and its fix
         "it writes 'nonlocal total' and is called by a function nested in another nested "
         "function, whose call of 'add' lifting cannot reach",
         "call 'add' from the enclosing function or from a function defined directly in it",
+    ),
+    shadowed_by_a_caller: (
+        7,
+        "it calls a nested function that writes 'nonlocal total' and has a variable 'total' "
+        "of its own, which is not the one the call changes",
+        "rename the variable 'total' of 'twice', or declare it `nonlocal total` in 'twice' if "
+        "it is meant to be the same",
     ),
     writes_global: (
         1,

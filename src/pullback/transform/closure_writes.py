@@ -85,6 +85,12 @@ def write_refusal(tree, node, parents=None) -> str | None:
             f"'{tree.name}', which lifting it out of '{tree.name}' cannot reach"
         )
     spelled = f"'nonlocal {', '.join(sorted(writes))}'"
+    hidden = sorted((writes - set(declared_nonlocal(node))) & _own_bindings(node))
+    if hidden:  # it calls a sibling that writes f's 'total' and has a 'total' of its own
+        return (
+            f"it calls a nested function that writes 'nonlocal {hidden[0]}' and has a "
+            f"variable '{hidden[0]}' of its own, which is not the one the call changes"
+        )
     scopes = {id(tree)} | {id(d) for d in nested_definitions(tree)}
     if any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body)):
         return f"a generator that writes {spelled}: its calls return no value to assign it back"
@@ -219,6 +225,11 @@ _FIXES = (  # (what the refusal says, the fix for it)
         "call '{fn}' in a statement of its own first (`r = {fn}(...)`), then write the "
         "augmented assignment with `r`: it then reads '{var}' after the call, where Python "
         "reads it before; write whichever is meant",
+    ),
+    (
+        "of its own, which",
+        "rename the variable '{var}' of '{fn}', or declare it `nonlocal {var}` in '{fn}' if "
+        "it is meant to be the same",
     ),
     (
         "nested in another",

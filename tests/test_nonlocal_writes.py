@@ -328,6 +328,55 @@ def method_on_written(x):
     return np.sum(t.dot(t) * g(x) + t)
 
 
+def list_comprehension(x):
+    calls = 0
+
+    def obj(v):
+        nonlocal calls
+        calls += 1
+        return np.sin(v) * calls
+
+    vals = [obj(x * k) for k in range(3)]
+    return np.sum(vals[0] + vals[2]) + calls
+
+
+def generator_summed(x):
+    acc = 0.0
+
+    def add(v):
+        nonlocal acc
+        acc = acc + v
+        return acc * v
+
+    s = sum(add(x[i]) for i in range(3) if i != 1)
+    return s + acc
+
+
+def dict_comprehension(x):
+    n = 0.0
+
+    def f(v):
+        nonlocal n
+        n = n + v
+        return n
+
+    d = {k: f(x[k]) * x[k] for k in range(3)}
+    return d[0] + d[2] * n
+
+
+def comprehension_variable_stays_inside(x):
+    k = x
+    n = 0.0
+
+    def f(v):
+        nonlocal n
+        n = n + np.sum(v)
+        return v * v
+
+    vals = [f(x * k) for k in (1.0, 2.0)]  # its k is not the function's k
+    return np.sum(vals[1] * k) + n
+
+
 ONE_ARGUMENT_CASES = [
     inlined_reader,
     attr_before,
@@ -336,6 +385,10 @@ ONE_ARGUMENT_CASES = [
     star_call,
     default_nonconst,
     method_on_written,
+    list_comprehension,
+    generator_summed,
+    dict_comprehension,
+    comprehension_variable_stays_inside,
 ]
 
 

@@ -36,7 +36,20 @@ def writer_in_a_comprehension(x):
         total = total + v
         return v
 
-    return sum([add(v) for v in x]) + total
+    later = (add(v) for v in x)  # run when consumed, not where it is written
+    return sum(later) + total
+
+
+def writer_in_nested_comprehensions(x):
+    n = 0.0
+
+    def f(v):
+        nonlocal n
+        n = n + v
+        return n
+
+    m = [[f(x[i] * j) for j in range(2)] for i in range(2)]
+    return m[1][1] * m[0][0] + n
 
 
 def writer_in_a_condition(x):
@@ -175,14 +188,17 @@ REFUSED = {  # what the PB405 says after the name, and its fix
     ),
     writer_in_a_comprehension: (
         3,
-        (
-            "it writes 'nonlocal total' and is called in a lambda or a comprehension, where the "
-            "call cannot be a statement of its own"
-        ),
-        (
-            "write the comprehension as a `for` loop that calls 'add' in a statement of its own "
-            "(`r = add(v)`)"
-        ),
+        "it writes 'nonlocal total' and is called in a lambda, a set comprehension or a "
+        "generator expression that is not consumed where it is written, where the call cannot "
+        "be a statement of its own",
+        "write it as a `for` loop (and a lambda as a `def`) that calls 'add' in a statement of "
+        "its own (`r = add(v)`)",
+    ),
+    writer_in_nested_comprehensions: (
+        3,
+        "it writes 'nonlocal n' and is called in a comprehension inside another comprehension",
+        "write the comprehensions as `for` loops that append what 'f' returns to one list, and "
+        "reshape it after the loops (`np.reshape(values, (n, m))`)",
     ),
     writer_in_a_condition: (
         3,
@@ -333,6 +349,22 @@ def two_levels_fixed(x):
     return np.sum(total) + np.sum(r)
 
 
+def nested_comprehensions_fixed(x):
+    n = 0.0
+
+    def f(v):
+        nonlocal n
+        n = n + v
+        return n
+
+    values = []
+    for i in range(2):
+        for j in range(2):
+            values.append(f(x * i * j + x))
+    m = np.reshape(values, (2, 2) + np.shape(x))
+    return np.sum(m[1][1] * m[0][0] + n)
+
+
 def generator_fixed(x):
     n = 0.0
 
@@ -349,7 +381,13 @@ def generator_fixed(x):
 
 @pytest.mark.parametrize(
     "fn",
-    [while_test_fixed, while_test_calls, two_levels_fixed, generator_fixed],
+    [
+        while_test_fixed,
+        while_test_calls,
+        two_levels_fixed,
+        generator_fixed,
+        nested_comprehensions_fixed,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_while_tests_and_the_fixes_the_refusals_give(fn):

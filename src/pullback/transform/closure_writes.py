@@ -15,10 +15,13 @@ through any user function's result.
 A call inside a larger expression is made a statement of its own first, in Python's order
 of evaluation: what the expression evaluates before the call (other calls, reads of the
 variables the call changes) is computed into temporaries before it (:class:`_Hoister`);
-a ``while`` loop whose test calls it becomes ``while True:`` that calls it first. Where
+a ``while`` loop whose test calls it becomes ``while True:`` that calls it first, and a
+list or dict comprehension (or a generator expression that ``sum``, ``list``, ... consume
+where it is written) that calls it becomes ``for`` loops. Where
 that cannot be exact the check refuses (PB405, :func:`write_refusal`, with a fix from
 :func:`write_fix`): a call in a part of an expression that may not run (``and``, ``or``,
-``x if c else y``, a chained comparison), in a comprehension or a lambda, in the test of
+``x if c else y``, a chained comparison), in a lambda, in a set comprehension, in a
+comprehension inside another or a generator expression consumed later, in the test of
 a ``while`` loop with an ``else``, in an augmented assignment whose target reads what
 the call changes (``total += add(v)``); the function stored, returned or passed on (its
 cell would outlive the call); a generator; a ``nonlocal`` of a function further out than
@@ -152,6 +155,28 @@ def _deeper_refusal(node, parents) -> str | None:
     return None
 
 
+# builtins that consume a generator expression whole, where it is written
+_CONSUMERS = frozenset({"sum", "list", "tuple", "sorted", "min", "max"})
+
+
+def _eager_comprehension(node, parents) -> bool:
+    """A list or dict comprehension, or a generator expression that is the one positional
+    argument of ``sum``/``list``/``tuple``/``sorted``/``min``/``max``: its elements are all
+    computed, in order, where it is written, so a ``for`` loop computes the same
+    (:meth:`_Hoister.unroll`)."""
+    if isinstance(node, (gast.ListComp, gast.DictComp)):
+        return True
+    call = parents.get(node)
+    return (
+        isinstance(node, gast.GeneratorExp)
+        and isinstance(call, gast.Call)
+        and isinstance(call.func, gast.Name)
+        and call.func.id in _CONSUMERS
+        and len(call.args) == 1
+        and call.args[0] is node
+    )
+
+
 def _scope_of(node, parents):
     up = parents.get(node)
     while up is not None and not isinstance(up, gast.FunctionDef):
@@ -163,9 +188,18 @@ def _site_refusal(call, parents, writes) -> str | None:
     """Why the call ``call`` of a function that changes ``writes`` cannot be made a
     statement of its own without changing what runs (and in which order), or None."""
     child, up = call, parents.get(call)
+    loops = 0  # comprehensions around the call, each made a loop
     while up is not None and not isinstance(up, gast.stmt):
-        if isinstance(up, gast.Lambda) or isinstance(up, _COMPREHENSIONS):
-            return "in a lambda or a comprehension, where the call cannot be a statement of its own"
+        loops += isinstance(up, _COMPREHENSIONS)
+        if loops > 1:
+            return "in a comprehension inside another comprehension"
+        if isinstance(up, gast.Lambda) or (
+            isinstance(up, _COMPREHENSIONS) and not _eager_comprehension(up, parents)
+        ):
+            return (
+                "in a lambda, a set comprehension or a generator expression that is not "
+                "consumed where it is written, where the call cannot be a statement of its own"
+            )
         if (
             (isinstance(up, gast.BoolOp) and child is not up.values[0])
             or (isinstance(up, gast.IfExp) and child is not up.test)
@@ -201,7 +235,7 @@ _FIXES = (  # (what the refusal says, the fix for it)
         "result: `r, {var} = {fn}(..., {var})`",
     ),
     (
-        "a generator",
+        "a generator that writes",
         "collect what it yields in a list and return that (`out.append(...)`, "
         "`return out`): a nested function that returns is lifted with its nonlocal writes",
     ),
@@ -211,9 +245,14 @@ _FIXES = (  # (what the refusal says, the fix for it)
         "parameter and return its new value (`r, {var} = {fn}(..., {var})`) and pass that on",
     ),
     (
+        "inside another comprehension",
+        "write the comprehensions as `for` loops that append what '{fn}' returns to one "
+        "list, and reshape it after the loops (`np.reshape(values, (n, m))`)",
+    ),
+    (
         "comprehension",
-        "write the comprehension as a `for` loop that calls '{fn}' in a "
-        "statement of its own (`r = {fn}(v)`)",
+        "write it as a `for` loop (and a lambda as a `def`) that calls '{fn}' in a statement "
+        "of its own (`r = {fn}(v)`)",
     ),
     ("may not run", "call '{fn}' in an `if` statement: `if c: r = {fn}(...)`"),
     (
@@ -357,17 +396,19 @@ class _Hoister:
         holder = [getattr(stmt, field)]
         while True:
             order = list(_evaluation_order(holder[0]))
-            call = next((n for n in order if self.writing(n)), None)
+            parents = parent_map(holder[0])
+            call = next((n for n in order if self.writing(n) or self.loop(n, parents)), None)
             if call is None:
                 break
-            parents = parent_map(holder[0])
             inside = {id(n) for n in gast.walk(call)}
             ancestors = set()
             up = parents.get(call)
             while up is not None:
                 ancestors.add(id(up))
                 up = parents.get(up)
-            changed = set(self.writes[call.func.id])
+            changed = {
+                w for n in gast.walk(call) if self.writing(n) for w in self.writes[n.func.id]
+            }
             before = [n for n in order[: order.index(call)] if id(n) not in inside]
             calls = [n for n in before if isinstance(n, gast.Call) and id(n) not in ancestors]
             within = {id(m) for c in calls for m in gast.walk(c) if m is not c}
@@ -378,12 +419,53 @@ class _Hoister:
                     pre.append(self.bind(n, parents, holder))  # it still runs first
                 elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in changed:
                     pre.append(self.bind(n, parents, holder))  # the value before the call
+            if not self.writing(call):  # a comprehension: a loop of statements
+                statements_, result = self.unroll(call)
+                pre += statements_
+                _replace(call, N.located(N.load(result), call), parents, holder)
+                continue
             result = self.fresh()
             targets = [N.store(result)] + [N.store(w) for w in self.writes[call.func.id]]
             _replace(call, N.located(N.load(result), call), parents, holder)
             pre.append(N.assign(N.located(N.tuple_(targets, gast.Store()), call), call, call))
         setattr(stmt, field, holder[0])
         return pre
+
+    def loop(self, node, parents) -> bool:
+        """A comprehension that calls a writing function and computes all its elements
+        where it is written (the check refused the others)."""
+        return _eager_comprehension(node, parents) and any(self.writing(n) for n in gast.walk(node))
+
+    def unroll(self, comp) -> tuple[list, str]:
+        """The statements of the ``for`` loops that compute the comprehension ``comp``
+        (its variables renamed, as they are not the function's), and the name of the list
+        or dict they fill. A dict's key is computed before its value, as Python does."""
+        first = {id(n) for n in gast.walk(comp.generators[0].iter)}  # read outside it
+        bound = sorted(
+            {n.id for g in comp.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        )
+        fresh = {name: self.fresh() for name in bound}
+        for n in gast.walk(comp):
+            if isinstance(n, gast.Name) and n.id in fresh and id(n) not in first:
+                n.id = fresh[n.id]
+        result = self.fresh()
+        if isinstance(comp, gast.DictComp):
+            key = self.fresh()
+            start = gast.Dict(keys=[], values=[])
+            body = [
+                N.assign(key, comp.key, comp.key),
+                N.assign(N.subscript(result, N.load(key)), comp.value, comp.value),
+            ]
+            body[1].targets[0].ctx = gast.Store()
+        else:
+            start = gast.List(elts=[], ctx=gast.Load())
+            body = [N.expr_stmt(N.call(N.attr(result, "append"), [comp.elt]), comp.elt)]
+        for g in reversed(comp.generators):
+            for test in reversed(g.ifs):
+                body = [N.located(gast.If(test=test, body=body, orelse=[]), test)]
+            loop = gast.For(target=g.target, iter=g.iter, body=body, orelse=[], type_comment=None)
+            body = [N.located(loop, g.iter)]
+        return [N.assign(result, N.located(start, comp), comp), *self.block(body)], result
 
     def bind(self, node, parents, holder):
         """``_pb_nlK = node`` (to go first); ``node`` becomes ``_pb_nlK`` where it was."""
@@ -407,7 +489,7 @@ def _evaluation_order(node):
         for k, v in zip(node.keys, node.values, strict=True):
             children += [k, v] if k is not None else [v]
     elif isinstance(node, _COMPREHENSIONS + (gast.Lambda,)):
-        children = []  # left whole (a writing call inside is refused)
+        children = []  # left whole (made a loop, or a writing call inside is refused)
     else:
         children = list(gast.iter_child_nodes(node))
     for child in children:

@@ -215,7 +215,8 @@ def writes_nonlocal(x):
         total = total + t
         return t
 
-    add(x)
+    adders = [add]  # stored: its cell would outlive the call (test_nonlocal_writes.py)
+    adders[0](x)
     return np.sum(x) + total
 
 
@@ -227,7 +228,7 @@ def returned_closure_value(x):
     return g
 
 
-def test_nonlocal_write_is_refused_at_its_line():
+def test_a_stored_nonlocal_writer_is_refused_at_its_line():
     with pytest.raises(UnsupportedSyntaxError) as info:
         grad(writes_nonlocal)(X)
     text = str(info.value)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import gast
 
-from .resolve import parent_map
+from .resolve import own_nodes, parent_map
 
 # Higher-order builtins whose function argument may be a lambda (rewritten as a
 # comprehension by the normalizer).
@@ -57,10 +57,13 @@ def inlinable_functions(tree) -> dict:
     ``map``/``filter``), never stored, passed elsewhere or rebound."""
     parents = parent_map(tree)
     bound: dict[str, list] = {}
+    declares_nonlocal = False
     for node in gast.walk(tree):
         if node is tree:
             continue
-        if isinstance(node, gast.FunctionDef):
+        if isinstance(node, gast.Nonlocal):
+            declares_nonlocal = True
+        elif isinstance(node, gast.FunctionDef):
             bound.setdefault(node.name, []).append(node)
         elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             parent = parents.get(node)
@@ -74,9 +77,12 @@ def inlinable_functions(tree) -> dict:
             else:
                 bound.setdefault(node.id, []).append(None)  # any other binding
     out = {}
+    writers = nonlocal_writers(tree) if declares_nonlocal else {}
     for name, definitions in bound.items():
         if len(definitions) != 1 or definitions[0] is None:
             continue
+        if writers and (name in writers or _calls_any(definitions[0], writers)):
+            continue  # it changes the caller's variables: lifted (transform/closure_writes.py)
         found = function_expression(definitions[0])
         if found is None or not simple_parameters(found[0]):
             continue
@@ -86,6 +92,71 @@ def inlinable_functions(tree) -> dict:
         if all(_only_called(use, parents, arity) for use in _loads(tree, name)):
             out[name] = found
     return out
+
+
+def nested_definitions(tree) -> list:
+    """The ``def`` statements of ``tree``'s own scope (inside its branches and loops, not
+    inside other nested functions)."""
+    found = []
+
+    def visit(stmts):
+        for s in stmts:
+            if isinstance(s, gast.FunctionDef):
+                found.append(s)
+                continue
+            if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(s, field, None) or [])
+            for handler in getattr(s, "handlers", None) or []:
+                visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def declared_nonlocal(node) -> list:
+    """The names the ``def`` ``node`` declares ``nonlocal`` in its own scope, in order."""
+    names = []
+    for sub in own_nodes(node.body):
+        if isinstance(sub, gast.Nonlocal):
+            names += [n for n in sub.names if n not in names]
+    return names
+
+
+def nonlocal_writers(tree) -> dict:
+    """``{name: set of variables}``: the nested functions of ``tree``'s own scope that
+    change variables of ``tree`` when called, those they declare ``nonlocal`` and, through
+    the sibling nested functions they call, those their callees change. The check, the
+    inlining above and the lifting (transform/closure_writes.py) ask this one question."""
+    defs = nested_definitions(tree)
+    writes = {d.name: set(declared_nonlocal(d)) for d in defs}
+    if not any(writes.values()):
+        return {}
+    calls = {
+        d.name: {
+            n.func.id
+            for n in gast.walk(d)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in writes
+        }
+        for d in defs
+    }
+    changed = True
+    while changed:  # a call of a sibling that writes writes too
+        changed = False
+        for name, callees in calls.items():
+            for callee in callees:
+                if not writes[callee] <= writes[name]:
+                    writes[name] |= writes[callee]
+                    changed = True
+    return {name: w for name, w in writes.items() if w}
+
+
+def _calls_any(node, names) -> bool:
+    return any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
+        for n in gast.walk(node)
+    )
 
 
 def lambda_called_in_place(node, parents) -> bool:

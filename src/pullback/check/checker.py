@@ -28,6 +28,7 @@ from ..resolve import local_names, parameter_names, parent_map
 from ..source_imports import accepted_import_names
 from ..transform.closure_records import record_sites
 from ..transform.closure_values import lambda_free
+from ..transform.closure_writes import write_fix
 from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
@@ -129,6 +130,8 @@ class FunctionChecker(
         self._alias: AliasAnalysis | None = None
         self._resolved: dict[int, object] = {}
         self._visitors: dict = {}  # node class -> its visit_ method (or None)
+        self._lifted_defs: set[int] = set()  # nested defs the transform lifts
+        self._refused_defs: set[int] = set()  # nested defs refused (PB405)
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> list[Diagnostic]:
@@ -279,6 +282,7 @@ class FunctionChecker(
             self._visit_bound_lambda(node, refusal)
             return
         if refusal is None:  # lifted into a function of its own (transform/closures.py)
+            self._lifted_defs.add(id(node))  # its `nonlocal` writes are returned
             self._check_defaults(node)
             if is_nested_generator(node):  # run as the list it yields
                 accept_yield_statements(node)
@@ -295,11 +299,19 @@ class FunctionChecker(
                 "so that the gradient reaches them: a nested function that reads no variable "
                 "of the function may be stored, returned and passed on; or call it only by name"
             )
+        if "declares 'global" in refusal:
+            fix = (
+                "declare it `global` in the differentiated function and write it there (a "
+                "counter or a log that carries no gradient is written as in the primal), or "
+                f"pass the value to '{node.name}' and return the new one"
+            )
+        fix = write_fix(node.name, refusal) or fix  # nonlocal writes (closure_writes.py)
         if "not a constant" in refusal:
             fix = (
                 "give that parameter a constant default (`=None`) and compute its value in "
                 "the body (`if s is None: s = ...`), or pass it at each call"
             )
+        self._refused_defs.add(id(node))
         self.report(
             node,
             "PB405",

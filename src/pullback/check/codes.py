@@ -97,9 +97,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB405": (
         "nested function definition",
-        "A nested function that is only called is differentiated as a function of its own; "
-        "one that escapes as a value, or writes nonlocal state, is a closure pullback does not "
-        "follow.",
+        "A nested function that is only called is differentiated as a function of its own "
+        "(one that writes nonlocal variables returns their new values to each call); one that "
+        "escapes as a value, or whose call cannot assign them back, is a closure pullback does "
+        "not follow.",
     ),
     "PB406": (
         "class definition inside a differentiated function",

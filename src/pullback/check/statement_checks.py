@@ -103,6 +103,8 @@ class StatementChecks:
             self.visit_Raise(gast.Expr(value=node.msg))
 
     def _visit_scope(self, node, keyword):
+        if self._in_nested_function(node, keyword):
+            return  # returned to the caller (transform/closure_writes.py), or refused (PB405)
         why = None
         if self._declared_here(node):
             # a counter or log: written as in the primal where no gradient reaches it
@@ -121,6 +123,18 @@ class StatementChecks:
             fix="pass the value in as an argument and return the new value, e.g. "
             f"`def step(x, state): ...; return y, new_state`; a name that only counts or "
             f"logs values that carry no gradient may be written ({codes.see('PB401')}).",
+        )
+
+    def _in_nested_function(self, node, keyword) -> bool:
+        """``node`` belongs to a nested function whose ``nonlocal`` writes the transform
+        lifts, or whose PB405 already names the declaration."""
+        up = self._parent_map().get(node)
+        while up is not None and not isinstance(up, gast.FunctionDef):
+            up = self._parent_map().get(up)
+        if up is None or up is self.tree:
+            return False
+        return id(up) in self._refused_defs or (
+            keyword == "nonlocal" and id(up) in self._lifted_defs
         )
 
     def _declared_here(self, node) -> bool:

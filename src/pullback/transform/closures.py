@@ -14,8 +14,10 @@ Why this is exact:
   passes the variable's value at the call, which is the same value.
 * A default is evaluated once, where the ``def`` runs: it is assigned there to a variable
   of ``f`` and passed by the calls that omit the argument.
-* A captured value is read, never written (``nonlocal`` is refused), so passing it as an
-  argument changes nothing; gradients reach it like any argument's.
+* A captured value is read, not written, so passing it as an argument changes nothing;
+  gradients reach it like any argument's. A nested function that writes ``nonlocal``
+  variables also returns their new values, which each call assigns back
+  (:mod:`.closure_writes`).
 
 Lifted functions keep the user's line numbers (their source is the nested ``def`` inside
 ``f``'s own file), so diagnostics and tracebacks name the user's lines.
@@ -41,7 +43,12 @@ import types
 
 import gast
 
-from ..lambdas import _higher_order_function, inlinable_functions
+from ..lambdas import (
+    _higher_order_function,
+    inlinable_functions,
+    nested_definitions,
+    nonlocal_writers,
+)
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
 from ..tree_walk import all_nodes, statements
@@ -56,6 +63,7 @@ from .closure_values import (
     stored_lambdas,
     used_as_values,
 )
+from .closure_writes import lift_writes, write_refusal
 from .generators import (
     as_list_builder,
     body_refusal,
@@ -69,27 +77,6 @@ from .nested_signatures import NestedSignature, bound_at_run_time
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
-
-
-def nested_definitions(tree) -> list:
-    """The ``def`` statements of ``tree``'s own scope (inside its branches and loops, not
-    inside other nested functions)."""
-    found = []
-
-    def visit(stmts):
-        for s in stmts:
-            if isinstance(s, gast.FunctionDef):
-                found.append(s)
-                continue
-            if isinstance(s, (gast.AsyncFunctionDef, gast.ClassDef)):
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                visit(getattr(s, field, None) or [])
-            for handler in getattr(s, "handlers", None) or []:
-                visit(handler.body)
-
-    visit(tree.body)
-    return found
 
 
 def is_nested_generator(node) -> bool:
@@ -169,8 +156,14 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         if why is not None:
             return why
     for sub in gast.walk(node):
-        if isinstance(sub, (gast.Nonlocal, gast.Global)):
-            return f"it writes '{type(sub).__name__.lower()} {', '.join(sub.names)}'"
+        if isinstance(sub, gast.Global):
+            return (
+                f"it declares 'global {', '.join(sub.names)}' (a global is written only by "
+                "the differentiated function itself, where the check sees what reaches it)"
+            )
+    why = write_refusal(tree, node, parents)  # nonlocal writes (closure_writes.py)
+    if why is not None:
+        return why
     for sub in gast.walk(tree):
         if isinstance(sub, gast.Name) and sub.id == name:
             if (
@@ -343,7 +336,9 @@ def lift_nested_functions(fs, returned=None) -> dict:
     sigs = {name: NestedSignature(d) for name, d in defs.items()}
     for name, sig in sigs.items():  # f(*xs): Python binds it when it runs
         sig.starred = sig.starred or bound_at_run_time(tree, name, sig)
-    captured = _captured(defs, sigs, outer, {n: _definition(tree, n) for n in inlined})
+    writers = nonlocal_writers(tree)
+    inlined_defs = {n: _definition(tree, n) for n in inlined}
+    captured = _captured(defs, sigs, outer, inlined_defs, writers)
     values = {
         n
         for n in used_as_values(tree, defs)
@@ -386,6 +381,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
         lifted_trees[name] = lifted
     _rewrite_calls(tree, sigs, captured)
     _replace_definitions(tree, defs, sigs)
+    lift_writes(tree, writers, lifted_trees)  # r, total = add(v, total) (closure_writes.py)
     functions = _compile(fs, lifted_trees)
     info = {}
     for name, fn in functions.items():
@@ -412,10 +408,10 @@ def _return_records(tree, name, record) -> None:
                 sub.value = N.located(N.tuple_([N.load(c) for c in record]), sub.value)
 
 
-def _captured(defs, sigs, outer, inlined) -> dict:
+def _captured(defs, sigs, outer, inlined, writers) -> dict:
     """The variables of the enclosing function each lifted function must receive: the
-    ones it reads, those of the nested functions it calls (whose calls it makes) and the
-    defaults those calls fill in; sorted."""
+    ones it reads or writes (``writers``: its ``nonlocal`` ones), those of the nested
+    functions it calls (whose calls it makes) and the defaults those calls fill in; sorted."""
     direct = {}
     calls = {}
     for name, d in defs.items():
@@ -424,6 +420,7 @@ def _captured(defs, sigs, outer, inlined) -> dict:
             if n in inlined:  # a local lambda it calls: copied in, with its own reads
                 reads |= free_names(inlined[n])
         direct[name] = {n for n in reads if n in outer and n not in inlined}
+        direct[name] |= writers.get(name, set())
         calls[name] = {n for n in reads if n in defs}
     captured = {name: set(v) for name, v in direct.items()}
     changed = True

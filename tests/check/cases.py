@@ -100,7 +100,7 @@ def pb201_try(x):
 
 
 def pb202_with(x):
-    with np.errstate(all="ignore"):
+    with np.printoptions(precision=3):
         y = np.log(x)
     return y
 

@@ -1,0 +1,379 @@
+"""``with np.errstate(...):`` inside differentiated functions (transform/with_blocks.py).
+
+The block changes no value, only how floating-point errors are reported, so gradients are
+those of the same code without the ``with`` (checked against central finite differences
+and hand-derived derivatives); what the block changes is checked directly: no
+RuntimeWarning escapes where the user silenced it, ``all="raise"`` raises
+FloatingPointError where the primal raises, and the error state after a call (also one that
+raised) is the one before.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+import numpy as numeric
+import pytest
+from numpy import errstate
+
+import pullback
+from pullback import UnsupportedSyntaxError, grad, hessian, jvp, value_and_grad
+
+
+def central(f, x, h):
+    """Central finite differences of a scalar function, one coordinate at a time."""
+    x = np.asarray(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (float(f(x + e)) - float(f(x - e))) / (2 * h)
+    return g
+
+
+@pytest.fixture(autouse=True)
+def warnings_are_errors():
+    """Any RuntimeWarning the code lets out fails the test; the error state is restored."""
+    before = np.geterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+    assert np.geterr() == before
+
+
+# -- the common form ---------------------------------------------------------------------
+def masked_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(x > 0, np.log(x), 0.0)
+    return np.sum(r * x)
+
+
+def test_masked_log_matches_hand_derived_and_finite_differences():
+    x = np.array([0.5, 1.0, 2.0, 3.0])
+    g = grad(masked_log)(x)
+    np.testing.assert_allclose(g, np.log(x) + 1.0, rtol=1e-12)
+    np.testing.assert_allclose(g, central(masked_log, x, 1e-6), rtol=1e-7)
+    np.testing.assert_allclose(grad(masked_log)(x), g)  # the hot entry, second call
+
+
+def test_masked_log_at_zero_lets_no_warning_out():
+    # log(0) forward and its derivative 1/0 in the reverse sweep, both silenced as asked
+    x = np.array([0.0, 1.0, 2.0])
+    value, g = value_and_grad(masked_log)(x)
+    assert value == pytest.approx(2.0 * np.log(2.0))
+    np.testing.assert_allclose(g[1:], np.log(x[1:]) + 1.0, rtol=1e-12)
+    grad(masked_log)(x)  # again, through the fused sweeps
+
+
+def test_without_the_block_the_same_code_warns():
+    def loud(x):
+        r = np.where(x > 0, np.log(x), 0.0)
+        return np.sum(r * x)
+
+    with pytest.raises(RuntimeWarning):
+        grad(loud)(np.array([0.0, 1.0]))
+
+
+def test_float32_keeps_its_dtype_and_matches_finite_differences():
+    x = np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    g = grad(masked_log)(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, np.log(x.astype(np.float64)) + 1.0, rtol=1e-5)
+    np.testing.assert_allclose(g, central(masked_log, x, 1e-3), rtol=1e-3)
+
+
+def test_scalar_argument():
+    def f(x):
+        with np.errstate(over="ignore"):
+            y = np.exp(x) * x
+        return y
+
+    assert grad(f)(1.5) == pytest.approx(np.exp(1.5) * 2.5, rel=1e-12)
+
+
+# -- all="raise" -------------------------------------------------------------------------
+def raising_log(x):
+    with np.errstate(all="raise"):
+        y = np.log(x)
+    return np.sum(y)
+
+
+def test_raise_raises_where_the_primal_raises_and_restores_the_state():
+    before = np.geterr()
+    with pytest.raises(FloatingPointError):
+        raising_log(np.array([0.0, 1.0]))
+    with pytest.raises(FloatingPointError):
+        grad(raising_log)(np.array([0.0, 1.0]))
+    with pytest.raises(FloatingPointError):
+        grad(raising_log)(np.array([0.0, 1.0]))  # the fused sweeps
+    assert np.geterr() == before
+    np.testing.assert_allclose(grad(raising_log)(np.array([0.5, 2.0])), [2.0, 0.5])
+
+
+def test_the_reverse_sweep_runs_under_the_same_modes():
+    # 1/x of log at 0 is masked by where: the primal is quiet (divide="ignore" forward) and
+    # the reverse sweep's 0/0 raises under invalid="raise", as the user chose for the block
+    def f(x):
+        with np.errstate(divide="ignore", invalid="raise"):
+            r = np.where(x > 0, np.log(x), 0.0)
+        return np.sum(r)
+
+    x = np.array([0.0, 1.0])
+    assert f(x) == 0.0
+    for _ in range(2):  # the two sweeps, then the fused ones
+        with pytest.raises(pullback.AdjointRuntimeError) as info:
+            grad(f)(x)
+        assert isinstance(info.value.__cause__, FloatingPointError)
+        assert "r = np.where(x > 0, np.log(x), 0.0)" in str(info.value)
+    np.testing.assert_allclose(grad(f)(np.array([0.5, 4.0])), [2.0, 0.25])
+
+
+def test_the_error_state_outside_the_block_is_untouched():
+    def f(x):
+        with np.errstate(divide="ignore"):
+            y = np.log(x)
+        return np.sum(y + 1.0 / x)  # outside the block: warns as usual
+
+    with pytest.raises(RuntimeWarning):
+        grad(f)(np.array([0.0, 1.0]))
+    assert np.geterr()["divide"] == "warn"
+
+
+# -- control flow inside and around the block --------------------------------------------
+def loop_inside(x, n):
+    s = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(n):
+            s = s + np.sum(np.where(x > 0, np.log(x), 0.0)) * i
+    return s
+
+
+def block_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        with np.errstate(all="ignore"):
+            if i % 2 == 0:
+                s = s + np.sum(np.sin(x) * x)
+            else:
+                s = s + np.sum(x * x) / (i + 1)
+    return s
+
+
+def early_return(x):
+    with np.errstate(invalid="ignore"):
+        y = np.sqrt(x)
+        if np.sum(x) > 10.0:
+            return np.sum(y)
+        z = y * x
+    return np.sum(z)
+
+
+def break_and_continue(x, n):
+    s = 0.0
+    for i in range(n):
+        with np.errstate(divide="ignore"):
+            if i == 1:
+                continue
+            s = s + np.sum(np.log(x + i))
+            if s > 5.0:
+                break
+    return s
+
+
+def nested(x):
+    with np.errstate(divide="ignore"):
+        a = np.log(x)
+        with np.errstate(invalid="ignore"):
+            b = np.sqrt(a)
+        c = b * a
+    return np.sum(c)
+
+
+def writes_in_place(x):
+    out = np.zeros(3)
+    with np.errstate(all="ignore"):
+        for i in range(3):
+            out[i] = x[i] * x[(i + 1) % 3]
+        out += np.log(x)
+    return np.sum(out * out)
+
+
+def _quiet_helper(x):
+    with errstate(divide="ignore"):
+        y = np.log(x) * x
+    return y
+
+
+def calls_helper(x):
+    return np.sum(_quiet_helper(x) ** 2)
+
+
+def other_import_names(x):
+    with numeric.errstate(under="ignore"), errstate(over="ignore"):
+        y = np.exp(-x * x)
+    return np.sum(y)
+
+
+CASES = [
+    (loop_inside, (4,)),
+    (block_in_loop, (5,)),
+    (early_return, ()),
+    (break_and_continue, (4,)),
+    (break_and_continue, (2,)),
+    (nested, ()),
+    (writes_in_place, ()),
+    (calls_helper, ()),
+    (other_import_names, ()),
+]
+
+
+@pytest.mark.parametrize(("f", "rest"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_control_flow_matches_finite_differences(f, rest, dtype):
+    for x0 in ([1.5, 2.0, 3.0], [4.0, 5.0, 6.0]):  # early_return takes both paths
+        x = np.array(x0, dtype=dtype)
+        g = grad(f)(x, *rest)
+        assert g.dtype == dtype
+        h, rtol = (1e-6, 1e-6) if dtype == np.float64 else (1e-3, 2e-3)
+        expected = central(lambda v: f(v, *rest), x, h)
+        np.testing.assert_allclose(g, expected, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(grad(f)(x, *rest), g)
+
+
+def test_hand_derived_through_nested_blocks():
+    x = np.array([2.0, 3.0])
+    # c = sqrt(log x) * log x = log(x) ** 1.5, dc/dx = 1.5 sqrt(log x) / x
+    np.testing.assert_allclose(grad(nested)(x), 1.5 * np.sqrt(np.log(x)) / x, rtol=1e-12)
+
+
+def test_early_return_inside_the_block_silences_both_paths():
+    x = np.array([-1.0, 4.0, 9.0])  # sqrt(-1): nan, silenced
+    assert np.isnan(early_return(x))
+    g = grad(early_return)(x)
+    np.testing.assert_allclose(g[1:], 0.5 / np.sqrt(x[1:]), rtol=1e-12)
+
+
+# -- forward mode and second order -------------------------------------------------------
+def test_jvp_matches_finite_differences():
+    x = np.array([0.5, 1.0, 2.0])
+    v = np.array([0.3, -0.2, 0.7])
+    for f in (masked_log, nested, calls_helper):
+        x1 = x + 1.0 if f is nested else x
+        y, t = jvp(f, (x1,), (v,))
+        assert y == pytest.approx(f(x1))
+        expected = (f(x1 + 1e-6 * v) - f(x1 - 1e-6 * v)) / 2e-6
+        assert t == pytest.approx(expected, rel=1e-6)
+
+
+def test_jvp_lets_no_warning_out():
+    y, t = jvp(masked_log, (np.array([0.0, 1.0]),), (np.array([0.0, 1.0]),))
+    assert t == pytest.approx(1.0)
+
+
+def test_hessian_and_grad_of_grad():
+    x = np.array([0.5, 1.0, 2.0])
+    H = hessian(masked_log)(x)
+    np.testing.assert_allclose(H, np.diag(1.0 / x), rtol=1e-10)
+
+    def first(v):
+        return np.sum(grad(masked_log)(v) * v)
+
+    # d/dx sum((log x + 1) x) = log x + 2
+    np.testing.assert_allclose(grad(first)(x), np.log(x) + 2.0, rtol=1e-10)
+
+
+def test_hessian_lets_no_warning_out():
+    H = hessian(masked_log)(np.array([0.0, 1.0, 2.0]))
+    np.testing.assert_allclose(np.diag(H)[1:], [1.0, 0.5])
+
+
+# -- refusals ---------------------------------------------------------------------------
+def refused_open(x):
+    with open("log.txt") as f:
+        f.write("x")
+    return np.sum(x)
+
+
+def refused_suppress(x):
+    with contextlib.suppress(FloatingPointError):
+        x = np.log(x)
+    return np.sum(x)
+
+
+def refused_catch_warnings(x):
+    with warnings.catch_warnings():
+        y = np.log(x)
+    return np.sum(y)
+
+
+def refused_as(x):
+    with np.errstate(all="ignore") as state:
+        y = np.log(x)
+    return np.sum(y) + (state is None)
+
+
+def refused_call(x):
+    with np.errstate(all="call", call=print):
+        y = np.log(x)
+    return np.sum(y)
+
+
+MODE = "ignore"
+
+
+def refused_variable_mode(x):
+    with np.errstate(divide=MODE):
+        y = np.log(x)
+    return np.sum(y)
+
+
+GENERAL = (
+    "for floating-point warnings use `with np.errstate(...)`, the one context manager "
+    "supported inside; else move the `with` block outside the differentiated function, or "
+    "register a rule for a helper that contains it (see docs/limitations.md#PB202)."
+)
+
+REFUSALS = [
+    (refused_open, "with statement cannot be differentiated", GENERAL),
+    (refused_suppress, "with statement cannot be differentiated", GENERAL),
+    (refused_catch_warnings, "with statement cannot be differentiated", GENERAL),
+    (
+        refused_as,
+        "`with np.errstate(...) as name` binds a name the transform does not follow",
+        "drop `as name` (np.errstate's value is not needed) (see docs/limitations.md#PB202).",
+    ),
+    (
+        refused_call,
+        "np.errstate takes only error modes here",
+        "pass the modes as keywords (`np.errstate(divide='ignore', invalid='ignore')`); "
+        "`call=` and positional arguments are not supported (see docs/limitations.md#PB202).",
+    ),
+    (
+        refused_variable_mode,
+        "np.errstate modes must be string constants",
+        "write the mode of `divide` as a constant, e.g. `divide='ignore'` "
+        "(see docs/limitations.md#PB202).",
+    ),
+]
+
+
+def _name(case):
+    return getattr(case, "__name__", "")
+
+
+@pytest.mark.parametrize(("f", "message", "fix"), REFUSALS, ids=_name)
+def test_refusals_name_the_line_and_the_fix(f, message, fix):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(f)(np.array([1.0, 2.0]))
+    text = str(info.value)
+    line = f.__code__.co_firstlineno + 1
+    assert f"test_errstate_blocks.py:{line}:5: PB202 {message}\n" in text
+    assert f"    Fix: {fix}" in text
+    # pullback check asks the same question
+    found = pullback.check(f)
+    assert [(d.code, d.line, d.message) for d in found] == [("PB202", line, message)]
+
+
+def test_check_accepts_what_grad_accepts():
+    for f in (masked_log, raising_log, *(c[0] for c in CASES)):
+        assert pullback.check(f) == []

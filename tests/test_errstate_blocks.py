@@ -214,7 +214,70 @@ def other_import_names(x):
     return np.sum(y)
 
 
+def reads_in_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        with np.errstate(divide="ignore"):
+            s = s + x[i] * np.log(x[i]) + x[i - 1] ** 2
+    return s
+
+
+def appends(x):
+    parts = []
+    with np.errstate(all="ignore"):
+        for i in range(3):
+            parts.append(np.log(x) * i)
+    return np.sum(np.stack(parts) ** 2)
+
+
+def while_loop(x):
+    s = 0.0
+    k = 0
+    while k < 3:
+        with np.errstate(invalid="ignore"):
+            s = s + np.sum(np.sqrt(x) * k)
+            k = k + 1
+            if s > 100.0:
+                break
+    return s
+
+
+def only_a_block(x):
+    with np.errstate(divide="ignore"):
+        return np.sum(np.log(x) ** 2)
+
+
+def raises_inside(x):
+    with np.errstate(divide="ignore"):
+        if np.sum(x) < 0:
+            raise ValueError("negative")
+        y = np.log(x)
+    return np.sum(y * y)
+
+
+def local_import(x):
+    import numpy as np2
+
+    with np2.errstate(divide="ignore", invalid="ignore"):
+        y = np2.where(x > 0, np2.log(x), 0.0)
+    return np.sum(y * y)
+
+
+def printing(x):
+    with np.printoptions(precision=3, suppress=True), np.errstate(divide="ignore"):
+        y = np.log(x)
+        text = str(y)
+    return np.sum(y) + 0.0 * len(text)
+
+
 CASES = [
+    (reads_in_loop, ()),
+    (appends, ()),
+    (while_loop, ()),
+    (only_a_block, ()),
+    (raises_inside, ()),
+    (local_import, ()),
+    (printing, ()),
     (loop_inside, (4,)),
     (block_in_loop, (5,)),
     (early_return, ()),
@@ -251,6 +314,51 @@ def test_early_return_inside_the_block_silences_both_paths():
     assert np.isnan(early_return(x))
     g = grad(early_return)(x)
     np.testing.assert_allclose(g[1:], 0.5 / np.sqrt(x[1:]), rtol=1e-12)
+
+
+def test_an_exception_raised_in_the_block_restores_the_error_state():
+    before = np.geterr()
+    with pytest.raises(ValueError, match="negative"):
+        grad(raises_inside)(np.array([-1.0, -2.0]))
+    assert np.geterr() == before
+
+
+def test_printoptions_apply_inside_the_block_only():
+    def shown(x):
+        with np.printoptions(precision=2):
+            text = np.array2string(np.array([1.0 / 3.0]))
+        return np.sum(x * x) + 0.0 * len(text), text
+
+    g = grad(lambda x: shown(x)[0])(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g, [2.0, 4.0])
+    assert shown(np.ones(1))[1] == "[0.33]"
+    assert np.get_printoptions()["precision"] == 8
+
+
+def test_scalar_loop_jvp_and_grad_of_grad():
+    def step(x, n):
+        s = x
+        for _ in range(n):
+            with np.errstate(over="ignore"):
+                s = np.sin(s) * s + 1.0
+        return s
+
+    def f(s):
+        return step(s, 4)
+
+    h = 1e-6
+    fd = (f(0.5 + h) - f(0.5 - h)) / (2 * h)
+    assert grad(f)(0.5) == pytest.approx(fd, rel=1e-7)
+    y, t = jvp(f, (0.5,), (1.0,))
+    assert (y, t) == (pytest.approx(f(0.5)), pytest.approx(fd, rel=1e-7))
+    fd2 = (grad(f)(0.5 + 1e-5) - grad(f)(0.5 - 1e-5)) / 2e-5
+    assert grad(grad(f))(0.5) == pytest.approx(fd2, rel=1e-6)
+
+
+def test_hessian_through_reads_in_a_loop():
+    x = np.array([0.7, 1.3, 2.1])
+    # s = sum x_i log x_i + sum x_{i-1}^2 (i - 1 wraps): diagonal 1 / x + 2
+    np.testing.assert_allclose(hessian(reads_in_loop)(x), np.diag(1.0 / x + 2.0), rtol=1e-10)
 
 
 # -- forward mode and second order -------------------------------------------------------
@@ -327,10 +435,17 @@ def refused_variable_mode(x):
     return np.sum(y)
 
 
+def refused_formatter(x):
+    with np.printoptions(formatter={"float": str}):
+        y = np.log(x)
+    return np.sum(y)
+
+
 GENERAL = (
     "for floating-point warnings use `with np.errstate(...)`, the one context manager "
-    "supported inside; else move the `with` block outside the differentiated function, or "
-    "register a rule for a helper that contains it (see docs/limitations.md#PB202)."
+    "supported inside besides `np.printoptions(...)`; else move the `with` block outside the "
+    "differentiated function, or register a rule for a helper that contains it "
+    "(see docs/limitations.md#PB202)."
 )
 
 REFUSALS = [
@@ -338,9 +453,16 @@ REFUSALS = [
     (refused_suppress, "with statement cannot be differentiated", GENERAL),
     (refused_catch_warnings, "with statement cannot be differentiated", GENERAL),
     (
+        refused_formatter,
+        "np.printoptions takes only constant keyword options here",
+        "write each option as a keyword with a constant value, e.g. "
+        "`np.printoptions(precision=3)` (no formatter functions) "
+        "(see docs/limitations.md#PB202).",
+    ),
+    (
         refused_as,
-        "`with np.errstate(...) as name` binds a name the transform does not follow",
-        "drop `as name` (np.errstate's value is not needed) (see docs/limitations.md#PB202).",
+        "`with ... as name` binds a name the transform does not follow",
+        "drop `as name` (the manager's value is not needed) (see docs/limitations.md#PB202).",
     ),
     (
         refused_call,
@@ -377,3 +499,40 @@ def test_refusals_name_the_line_and_the_fix(f, message, fix):
 def test_check_accepts_what_grad_accepts():
     for f in (masked_log, raising_log, *(c[0] for c in CASES)):
         assert pullback.check(f) == []
+
+
+FILE = """
+import numpy as np
+import numpy
+from numpy import errstate as es
+
+
+def good(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    with numpy.errstate(all="raise"), es(over="ignore"):
+        y = y * 2
+    return np.sum(y)
+
+
+def bad(x):
+    with open("f") as fh:
+        y = np.log(x)
+    with np.errstate(divide="ignore") as st:
+        y = y + 1
+    return np.sum(y)
+"""
+
+
+def test_the_file_checker_without_running_the_file(tmp_path, capsys):
+    from pullback.check.cli import main
+
+    path = tmp_path / "m.py"
+    path.write_text(FILE)
+    assert main([f"{path}:good"]) == 0
+    assert main([str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"{path}:16:5: PB202 with statement cannot be differentiated",
+        f"{path}:18:5: PB202 `with ... as name` binds a name the transform does not follow",
+    ]

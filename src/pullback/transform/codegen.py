@@ -27,7 +27,7 @@ from ..tangents import (
 from .code import Line, once_texts, render
 from .release import release_dead
 from .unit_products import unit_products
-from .with_blocks import ERRSTATE
+from .with_blocks import ERRSTATE, PRINTOPTIONS
 
 _serial = itertools.count(1)
 
@@ -95,6 +95,7 @@ def runtime_namespace() -> dict:
         "ZERO": ZERO,
         "NO_TANGENT": NO_TANGENT,
         ERRSTATE: np.errstate,
+        PRINTOPTIONS: np.printoptions,
         "add": add,
         "unbroadcast": unbroadcast,
         "densify": densify,

@@ -264,7 +264,9 @@ class Normalizer(
     def stmt_With(self, s):
         # np.errstate (the check accepted it): a block that always runs (with_blocks.py)
         body = self.block(s.body)
-        return [WithBlock(body or [N.located(gast.Pass(), s)], manager_text(s), s)], _may_jump(body)
+        manager = manager_text(self.fs, s, self.locals)
+        block = WithBlock(body or [N.located(gast.Pass(), s)], manager, s)
+        return [block], _may_jump(body)
 
     def stmt_While(self, s):
         # while test: body   ->   while True: c = test; if c: body; else: break

@@ -13,7 +13,8 @@ Python's own ``with`` restores the error state on every exit, an exception inclu
 
 The check and the transform ask one question, :func:`with_problem`: a ``with`` whose every
 item is ``np.errstate(mode=constant, ...)`` (however numpy is imported: the callee is
-resolved), without ``as``, is accepted; anything else stays PB202.
+resolved), without ``as``, is accepted; so is ``np.printoptions(option=constant, ...)``,
+which changes only how arrays print and catches nothing either. Anything else stays PB202.
 """
 
 from __future__ import annotations
@@ -26,12 +27,29 @@ from ..resolve import resolve_expr
 #: the keywords of np.errstate that only choose an error mode (``call=`` runs user code)
 MODES = frozenset({"all", "divide", "over", "under", "invalid"})
 _VALUES = frozenset({None, "ignore", "warn", "raise", "call", "print", "log"})
-#: the name generated code calls (bound in codegen's runtime namespace)
+#: np.printoptions' keywords whose values are plain constants (not formatter functions)
+PRINT_OPTIONS = frozenset(
+    {
+        "precision",
+        "threshold",
+        "edgeitems",
+        "linewidth",
+        "suppress",
+        "nanstr",
+        "infstr",
+        "sign",
+        "floatmode",
+        "legacy",
+    }
+)
+#: the names generated code calls (bound in codegen's runtime namespace)
 ERRSTATE = "_pb_errstate"
+PRINTOPTIONS = "_pb_printoptions"
 
 
 class WithBlock(gast.stmt):
-    """A block run inside ``with _pb_errstate(...)``; ``manager`` is that call's text."""
+    """A block run inside ``with _pb_errstate(...)`` (or ``_pb_printoptions(...)``);
+    ``manager`` is the text of the header's calls."""
 
     _fields = ("body",)
 
@@ -44,49 +62,79 @@ class WithBlock(gast.stmt):
 
 def with_problem(fs, node, locals_) -> tuple[str, str] | None:
     """None when the ``with`` statement ``node`` is accepted, else ``(why, fix)``."""
+    return _managers(fs, node, locals_)[1]
+
+
+def manager_text(fs, node, locals_) -> str:
+    """The generated ``with`` header's calls, from an accepted ``with`` statement."""
+    names, _ = _managers(fs, node, locals_)
+    parts = []
+    for name, item in zip(names, node.items, strict=True):
+        keywords = ", ".join(f"{k.arg}={k.value.value!r}" for k in item.context_expr.keywords)
+        parts.append(f"{name}({keywords})")
+    return ", ".join(parts)
+
+
+def _managers(fs, node, locals_):
+    """``(generated names of the managers, None)`` or ``(None, (why, fix))``."""
+    names = []
     for item in node.items:
         call = item.context_expr
         if not isinstance(call, gast.Call):
-            return _refused(node)
+            return None, _refused()
         found, value = resolve_expr(fs, call.func, locals_)
-        if not found or value is not np.errstate:
-            return _refused(node)
-        if call.args or any(k.arg not in MODES for k in call.keywords):
-            return (
-                "np.errstate takes only error modes here",
-                "pass the modes as keywords (`np.errstate(divide='ignore', invalid='ignore')`); "
-                "`call=` and positional arguments are not supported",
+        if found and value is np.errstate:
+            name, problem = ERRSTATE, _errstate_problem(call)
+        elif found and value is np.printoptions:
+            name, problem = PRINTOPTIONS, _printoptions_problem(call)
+        else:
+            return None, _refused()
+        if problem is None and item.optional_vars is not None:
+            problem = (
+                "`with ... as name` binds a name the transform does not follow",
+                "drop `as name` (the manager's value is not needed)",
             )
-        for k in call.keywords:
-            if not isinstance(k.value, gast.Constant) or k.value.value not in _VALUES:
-                return (
-                    "np.errstate modes must be string constants",
-                    f"write the mode of `{k.arg}` as a constant, e.g. `{k.arg}='ignore'`",
-                )
-        if item.optional_vars is not None:
+        if problem is not None:
+            return None, problem
+        names.append(name)
+    return names, None
+
+
+def _errstate_problem(call):
+    if call.args or any(k.arg not in MODES for k in call.keywords):
+        return (
+            "np.errstate takes only error modes here",
+            "pass the modes as keywords (`np.errstate(divide='ignore', invalid='ignore')`); "
+            "`call=` and positional arguments are not supported",
+        )
+    for k in call.keywords:
+        if not isinstance(k.value, gast.Constant) or k.value.value not in _VALUES:
             return (
-                "`with np.errstate(...) as name` binds a name the transform does not follow",
-                "drop `as name` (np.errstate's value is not needed)",
+                "np.errstate modes must be string constants",
+                f"write the mode of `{k.arg}` as a constant, e.g. `{k.arg}='ignore'`",
             )
     return None
 
 
-def _refused(node):
+def _printoptions_problem(call):
+    if call.args or any(
+        k.arg not in PRINT_OPTIONS or not isinstance(k.value, gast.Constant) for k in call.keywords
+    ):
+        return (
+            "np.printoptions takes only constant keyword options here",
+            "write each option as a keyword with a constant value, e.g. "
+            "`np.printoptions(precision=3)` (no formatter functions)",
+        )
+    return None
+
+
+def _refused():
     return (
         "with statement cannot be differentiated",
         "for floating-point warnings use `with np.errstate(...)`, the one context manager "
-        "supported inside; else move the `with` block outside the differentiated function, "
-        "or register a rule for a helper that contains it",
+        "supported inside besides `np.printoptions(...)`; else move the `with` block outside "
+        "the differentiated function, or register a rule for a helper that contains it",
     )
-
-
-def manager_text(node) -> str:
-    """The generated ``with`` header's managers, from an accepted ``with`` statement."""
-    parts = []
-    for item in node.items:
-        modes = ", ".join(f"{k.arg}={k.value.value!r}" for k in item.context_expr.keywords)
-        parts.append(f"{ERRSTATE}({modes})")
-    return ", ".join(parts)
 
 
 def as_with(block) -> gast.With:
@@ -105,4 +153,12 @@ def compound(block, body, line):
     return [Compound(f"with {block.manager}:", body, src=line)]
 
 
-__all__ = ["ERRSTATE", "WithBlock", "as_with", "compound", "manager_text", "with_problem"]
+__all__ = [
+    "ERRSTATE",
+    "PRINTOPTIONS",
+    "WithBlock",
+    "as_with",
+    "compound",
+    "manager_text",
+    "with_problem",
+]

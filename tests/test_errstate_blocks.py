@@ -270,7 +270,42 @@ def printing(x):
     return np.sum(y) + 0.0 * len(text)
 
 
+def return_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        with np.errstate(divide="ignore"):
+            s = s + np.sum(np.log(x) * i)
+            if s > 3.0:
+                return s * 2.0
+        s = s + 0.5 * np.sum(x)
+    return s
+
+
+def in_a_branch(x):
+    if np.sum(x) > 10.0:  # the first sample takes the else branch
+        with np.errstate(all="ignore"):
+            y = np.log(x) ** 2
+    else:
+        y = x * 3.0
+    return np.sum(y)
+
+
+def continue_in_while(x):
+    k = 0
+    s = 0.0
+    while k < 4:
+        k = k + 1
+        with np.errstate(all="ignore"):
+            if k == 2:
+                continue
+            s = s + np.sum(np.exp(x * k / 10.0))
+    return s
+
+
 CASES = [
+    (return_in_loop, (5,)),
+    (in_a_branch, ()),
+    (continue_in_while, ()),
     (reads_in_loop, ()),
     (appends, ()),
     (while_loop, ()),
@@ -301,6 +336,21 @@ def test_control_flow_matches_finite_differences(f, rest, dtype):
         expected = central(lambda v: f(v, *rest), x, h)
         np.testing.assert_allclose(g, expected, rtol=rtol, atol=rtol)
         np.testing.assert_allclose(grad(f)(x, *rest), g)
+
+
+@pytest.mark.parametrize(("f", "rest"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_second_order_matches_finite_differences_of_the_gradient(f, rest):
+    def scalar(v):
+        return f(v, *rest)
+
+    for x0 in ([1.5, 2.0, 3.0], [4.0, 5.0, 6.0]):
+        x = np.array(x0)
+        H = hessian(scalar)(x)
+        expected = np.array([central(lambda v: grad(scalar)(v)[i], x, 1e-5) for i in range(3)])
+        np.testing.assert_allclose(H, expected, rtol=1e-5, atol=1e-5)
+        v = np.array([0.3, -0.2, 0.7])
+        value, t = jvp(scalar, (x,), (v,))
+        assert t == pytest.approx(float(grad(scalar)(x) @ v), rel=1e-10, abs=1e-12)
 
 
 def test_hand_derived_through_nested_blocks():

@@ -100,7 +100,7 @@ def pb201_try(x):
 
 
 def pb202_with(x):
-    with np.errstate(all="ignore"):
+    with open("log.txt") as log:
         y = np.log(x)
     return y
 

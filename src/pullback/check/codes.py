@@ -59,7 +59,7 @@ CODES: dict[str, tuple[str, str]] = {
     "PB202": (
         "with statement",
         "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
-        "follow.",
+        "follow.",  # np.errstate(...) is accepted: transform/with_blocks.py
     ),
     "PB301": (
         "call of a function with no source and no rule",

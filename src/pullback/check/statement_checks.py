@@ -16,6 +16,7 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
+from ..transform.with_blocks import with_problem
 from . import codes
 from .free_writes import free_write_refusal
 
@@ -42,15 +43,19 @@ class StatementChecks:
         self.visit_For(node)
 
     def _report_with(self, node, keyword, code):
-        self.report(
-            node,
-            code,
-            f"{keyword} statement cannot be differentiated",
-            width=len(keyword),
-            fix="move the `with` block outside the differentiated function (open files or "
-            "set `np.errstate` in the caller), or register a rule for a helper that "
-            f"contains it ({codes.see(code)}).",
-        )
+        if code == "PB202":
+            problem = with_problem(self.fs, node, self.locals)
+            if problem is None:  # np.errstate: a block that always runs (with_blocks.py)
+                self.visit_all(node.body)
+                return
+            message, fix = problem
+        else:
+            message = f"{keyword} statement cannot be differentiated"
+            fix = (
+                "move the `with` block outside the differentiated function, or register a "
+                "rule for a helper that contains it"
+            )
+        self.report(node, code, message, width=len(keyword), fix=f"{fix} ({codes.see(code)}).")
         for item in node.items:
             self._forward_only += 1  # the with is reported: its manager's call is noise
             try:

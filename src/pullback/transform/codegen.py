@@ -12,6 +12,8 @@ import linecache
 import os
 import weakref
 
+import numpy as np
+
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
@@ -25,6 +27,7 @@ from ..tangents import (
 from .code import Line, once_texts, render
 from .release import release_dead
 from .unit_products import unit_products
+from .with_blocks import ERRSTATE, PRINTOPTIONS
 
 _serial = itertools.count(1)
 
@@ -91,6 +94,8 @@ def runtime_namespace() -> dict:
     return {
         "ZERO": ZERO,
         "NO_TANGENT": NO_TANGENT,
+        ERRSTATE: np.errstate,
+        PRINTOPTIONS: np.printoptions,
         "add": add,
         "unbroadcast": unbroadcast,
         "densify": densify,

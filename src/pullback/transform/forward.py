@@ -48,6 +48,8 @@ from .problems import (
 )
 from .ssa import SnapshotPoint
 from .star_calls import star_tangent_head
+from .with_blocks import WithBlock
+from .with_blocks import compound as with_compound
 
 # Functions linear in their first argument (the others are shapes, axes, flags).
 LINEAR = {
@@ -187,6 +189,8 @@ class ForwardBuilder(EscapeSites):
             return [Compound(f"for {s.target.id} in {src(s.iter)}:", self.block(s.body), src=line)]
         if isinstance(s, gast.While):
             return [Compound("while True:", self.block(s.body), src=line)]
+        if isinstance(s, WithBlock):  # primal and tangents under the same error modes
+            return with_compound(s, self.block(s.body), line)
         if isinstance(s, gast.Return):
             value = s.value
             return [Line(f"return {src(value)}, {self.tan(value)}", src=line)]

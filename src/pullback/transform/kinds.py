@@ -25,6 +25,7 @@ from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..backends import holds_dask, is_dask, is_real_array_api
 from ..registry import SCALAR as SCALAR_RULE
 from ..runtime import as_sequence
+from .with_blocks import WithBlock
 
 SCALAR = "scalar"
 # A real array (or scalar) whose rank is not known: it adds with "+", but its shape must
@@ -250,6 +251,8 @@ def _block(stmts, kinds, registry):
         elif isinstance(s, gast.If):
             _block(s.body, kinds, registry)
             _block(s.orelse, kinds, registry)
+        elif isinstance(s, WithBlock):
+            _block(s.body, kinds, registry)
         elif isinstance(s, (gast.For, gast.While)):
             if isinstance(s, gast.For):
                 kinds[s.target.id] = SCALAR  # loops are over range() after normalization

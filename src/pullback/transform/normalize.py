@@ -57,6 +57,7 @@ from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
 from .star_calls import StarCalls
 from .ufunc_calls import UfuncCalls
+from .with_blocks import WithBlock, as_with, manager_text
 
 RET = "_ret"
 RETURNED = "_returned"
@@ -261,6 +262,13 @@ class Normalizer(
         orelse = self.block(s.orelse)
         stmts.append(N.if_(N.load(cond), body, orelse, where=s))
         return stmts, _may_jump(body) or _may_jump(orelse)
+
+    def stmt_With(self, s):
+        # np.errstate (the check accepted it): a block that always runs (with_blocks.py)
+        body = self.block(s.body)
+        manager = manager_text(self.fs, s, self.locals)
+        block = WithBlock(body or [N.located(gast.Pass(), s)], manager, s)
+        return [block], _may_jump(body)
 
     def stmt_While(self, s):
         # while test: body   ->   while True: c = test; if c: body; else: break
@@ -489,6 +497,8 @@ def _jump_blocks(stmts):
         if isinstance(s, gast.If):
             found.extend(_jump_blocks(s.body))
             found.extend(_jump_blocks(s.orelse))
+        elif isinstance(s, WithBlock):
+            found.extend(_jump_blocks(s.body))
     return found
 
 
@@ -563,7 +573,7 @@ def core_source(fn, ssa: bool = False) -> str:
                 block = getattr(s, field, None)
                 if isinstance(block, list) and block:
                     setattr(s, field, strip(block))
-            out.append(s)
+            out.append(as_with(s) if isinstance(s, WithBlock) else s)
         return out
 
     norm.tree.body = strip(norm.tree.body)

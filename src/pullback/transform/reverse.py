@@ -51,6 +51,8 @@ from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
 from .reverse_flow import ControlFlowAdjoints
 from .sweep_common import IDENTIFIER, State, source_position, src
+from .with_blocks import WithBlock
+from .with_blocks import compound as with_compound
 
 
 class ReverseBuilder(
@@ -219,7 +221,7 @@ class ReverseBuilder(
         out: list = []
         self.block_defs.append({s.targets[0].id for s in stmts if isinstance(s, gast.Assign)})
         for s in reversed(stmts):
-            if isinstance(s, (gast.If, gast.For, gast.While)):
+            if isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
                 self.flush_aliases(out, s.lineno)
             out.extend(self.rev_stmt(s, state))
         self.flush_aliases(out, getattr(stmts[0], "lineno", None) if stmts else None)
@@ -250,6 +252,8 @@ class ReverseBuilder(
             return self.rev_if(s, state)
         if isinstance(s, (gast.For, gast.While)):
             return self.rev_loop(s, state)
+        if isinstance(s, WithBlock):  # the body's reverse, under the same error modes
+            return with_compound(s, self.rev_block(s.body, state), s.lineno)
         return []
 
     def contrib(self, name: str, expr: str, reads, state, src_line, out: list):

@@ -20,6 +20,8 @@ from .analyze import all_nodes, names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .ssa import SnapshotPoint
 from .sweep_common import State, src
+from .with_blocks import WithBlock
+from .with_blocks import compound as with_compound
 
 
 class ControlFlowAdjoints:
@@ -226,6 +228,8 @@ class ControlFlowAdjoints:
                 Line(f"{info.counter} = 0", src=s.lineno),
                 Compound(header, body, src=s.lineno),
             ]
+        if isinstance(s, WithBlock):
+            return with_compound(s, self.fwd_block(s.body), s.lineno)
         if isinstance(s, SnapshotPoint):
             info = s.loop
             if not getattr(info, "has_reverse", False):
@@ -268,6 +272,8 @@ class ControlFlowAdjoints:
                     elif isinstance(s, gast.If):
                         visit(s.body, stack)
                         visit(s.orelse, stack)
+                    elif isinstance(s, WithBlock):
+                        visit(s.body, stack)
 
             visit(self.tree.body, [])
         return list(where.get(id(stmt), ()))
@@ -314,6 +320,8 @@ def _breaks(stmts) -> bool:
         if isinstance(s, gast.Break):
             return True
         if isinstance(s, gast.If) and (_breaks(s.body) or _breaks(s.orelse)):
+            return True
+        if isinstance(s, WithBlock) and _breaks(s.body):
             return True
     return False
 

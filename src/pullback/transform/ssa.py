@@ -20,6 +20,7 @@ import gast
 from . import nodes as N
 from .analyze import all_nodes
 from .normalize import LoopEnd
+from .with_blocks import WithBlock
 
 
 class SnapshotPoint(gast.Pass):
@@ -77,6 +78,8 @@ def _upward_exposed(stmts, candidates, assigned_first=frozenset()) -> set[str]:
                 a1 = walk(s.body, assigned)
                 a2 = walk(s.orelse, assigned)
                 assigned = a1 & a2
+            elif isinstance(s, WithBlock):  # a block that always runs
+                assigned = walk(s.body, assigned)
             elif isinstance(s, (gast.For, gast.While)):
                 if isinstance(s, gast.For):
                     exposed.update((_reads(s.iter) & candidates) - assigned)
@@ -158,6 +161,12 @@ class SSARenamer:
                     return out, False
             elif kind is gast.For or kind is gast.While:
                 out.extend(self.loop(s, vmap))
+            elif kind is WithBlock:  # a block that always runs, in the same names
+                s.body, falls_through = self.block(s.body, vmap)
+                s.body = s.body or [gast.Pass()]
+                out.append(s)
+                if not falls_through:
+                    return out, False
             elif kind is gast.Break or kind is gast.Continue:
                 out.extend(self.exit_point(s, vmap))
                 out.append(s)

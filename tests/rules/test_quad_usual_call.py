@@ -129,7 +129,7 @@ def test_one_subinterval_is_bisected_where_the_derivative_needs_it(monkeypatch):
     real = _quad_nodes._finish
 
     def counted(*a):
-        finished.append(a[3].size)
+        finished.append(a[4].size)  # (lo: one entry per subinterval)
         return real(*a)
 
     monkeypatch.setattr(_quad_nodes, "_finish", counted)
@@ -236,3 +236,35 @@ def test_second_order():
         (dc(0.7, 1.3 + h) - dc(0.7, 1.3 - h)) / (2 * h),
     ]
     assert np.allclose([float(v) for v in second], expected, rtol=1e-5, atol=1e-8)
+
+
+def test_closure_cotangents_places_one_keyword():
+    from pullback.runtime import closure_cotangents
+    from pullback.tangents import NO_TANGENT
+
+    da, db, dargs = 1.0, 2.0, (3.0, 4.0)
+    assert closure_cotangents((NO_TANGENT, da, db, {"args": dargs}), 3, (("args", 3),)) == (
+        NO_TANGENT,
+        da,
+        db,
+        dargs,
+    )
+    assert closure_cotangents((NO_TANGENT, da, db, {}), 3, (("args", 3),)) == (
+        NO_TANGENT,
+        da,
+        db,
+        NO_TANGENT,
+    )
+    # a keyword whose place is further on, and a list of cotangents: the general layout
+    assert closure_cotangents((NO_TANGENT, da, {"args": dargs}), 2, (("args", 3),)) == (
+        NO_TANGENT,
+        da,
+        NO_TANGENT,
+        dargs,
+    )
+    assert closure_cotangents([NO_TANGENT, da, db, {"args": dargs}], 3, (("args", 3),)) == (
+        NO_TANGENT,
+        da,
+        db,
+        dargs,
+    )

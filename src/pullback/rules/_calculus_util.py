@@ -132,6 +132,8 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars")
+
     def __init__(self, args):
         if args is None:
             args = ()

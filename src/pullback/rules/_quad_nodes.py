@@ -32,7 +32,7 @@ from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
 
-__all__ = ["node_parameter_integral"]
+__all__ = ["float_args_cotangents", "node_parameter_integral"]
 
 _NODES = 21
 
@@ -69,20 +69,19 @@ def _grid(lo, hi, ends=()):
     return xs
 
 
-def _node_derivatives(vjp, pack, xs):
-    """``(f(xs), d f(xs) / d args)``, the derivatives a ``(pack.size, len(xs))`` array, by
-    one reverse pass with every scalar float parameter spread over the nodes; ``None``
-    when the pass does not give one real row per node."""
+def _node_derivatives(vjp, params, index, xs):
+    """``(f(xs), d f(xs) / d params[k] for k in index)``, the derivatives a ``(len(index),
+    len(xs))`` array, by one reverse pass with every scalar float parameter spread over
+    the nodes; ``None`` when the pass does not give one real row per node."""
     m = xs.size
-    args = [xs, *pack.args]
-    index = pack.index
+    args = [xs, *params]
     spread = np.empty((len(index), m))  # one buffer, a row per float parameter
     for j, k in enumerate(index):
         row = args[1 + k] = spread[j]
-        row.fill(pack.args[k])
+        row.fill(params[k])
     # (x and the spread parameters are float vectors: the other arguments' types decide
     # the kinds the adjoint is specialized on)
-    key = (_NODES,) + tuple(map(type, pack.args))
+    key = (_NODES,) + tuple(map(type, params))
     try:
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
@@ -124,20 +123,53 @@ def node_parameter_integral(func, a, b, pack, p, info):
     if last < 1:
         return None
     alist, blist = info["alist"], info["blist"]
-    vjp = user_vjp_of(func, tuple(1 + k for k in pack.index))
+    params, index = pack.args, pack.index
+    vjp = user_vjp_of(func, _wrt(index))
     if last == 1:  # (the smooth case: quad kept [min(a, b), max(a, b)] whole)
         lo, hi = float(alist[0]), float(blist[0])
         if (lo, hi) == (a, b) or (lo, hi) == (b, a):
-            return _one_interval(vjp, pack, p, lo, hi, a > b)
+            return _one_interval(vjp, params, index, p, lo, hi, a > b)
     lo, hi = alist[:last], blist[:last]
-    found = _node_derivatives(vjp, pack, _grid(lo, hi, (float(a), float(b))))
+    found = _node_derivatives(vjp, params, index, _grid(lo, hi, (float(a), float(b))))
     if found is None:
         return None
     y, d = found
-    return _finish(vjp, pack, p, lo, hi, _rule_sums(d[:, :-2], lo, hi), y[-2], y[-1], b < a)
+    sums = _rule_sums(d[:, :-2], lo, hi)
+    return _finish(vjp, params, index, p, lo, hi, sums, y[-2], y[-1], b < a)
 
 
-def _one_interval(vjp, pack, p, lo, hi, reverse):
+def float_args_cotangents(g, func, a, b, args, p, info):
+    """``(da, db, dargs)`` of the usual call ``quad(func, a, b, args)`` (float limits, ``a !=
+    b``, ``args`` a tuple of Python floats) for the cotangent ``g`` (a float) of its value,
+    where quad kept ``[a, b]`` whole and the integrand is proved elementwise: the one-pass
+    way with no layer between the rule's pullback and the pass (no :class:`ArgsPack`, the
+    limits' cotangents from the pass's values there). ``None`` otherwise."""
+    if info["last"] != 1 or not elementwise_in_x(func, args):
+        return None
+    lo, hi = float(info["alist"][0]), float(info["blist"][0])
+    if (lo, hi) != (a, b) and (lo, hi) != (b, a):
+        return None
+    index = _indices(len(args))
+    found = _one_interval(user_vjp_of(func, _wrt(index)), args, index, p, lo, hi, a > b)
+    if found is None:
+        return None
+    totals, fa, fb = found
+    dargs = tuple([np.float64(g * t) for t in totals])  # (what finalize_like gives floats)
+    return np.float64(-g * float(fa)), np.float64(g * float(fb)), dargs
+
+
+@functools.lru_cache(maxsize=64)
+def _indices(n):
+    return tuple(range(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _wrt(index):
+    """The positions of the parameters ``args[k]``, ``k`` in ``index``, in ``f(x, *args)``."""
+    return tuple(1 + k for k in index)
+
+
+def _one_interval(vjp, params, index, p, lo, hi, reverse):
     """:func:`node_parameter_integral` on the one subinterval ``[lo, hi]`` (Python floats),
     the limits ``(a, b)`` being ``(lo, hi)`` or (``reverse``) ``(hi, lo)``: the nodes and
     the limits in one product of the rule's constants, the sums and their test in Python
@@ -146,7 +178,7 @@ def _one_interval(vjp, pack, p, lo, hi, reverse):
         xs = _interval_nodes(lo, hi)
     else:  # (the sign of a zero limit in the key: 1 / x sees it)
         xs = _interval_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
-    found = _node_derivatives(vjp, pack, xs)
+    found = _node_derivatives(vjp, params, index, xs)
     if found is None:
         return None
     y, d = found
@@ -158,7 +190,9 @@ def _one_interval(vjp, pack, p, lo, hi, reverse):
         t = k_sum * half
         if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
             lo_hi = np.array([lo]), np.array([hi])
-            return _finish(vjp, pack, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse)
+            return _finish(
+                vjp, params, index, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse
+            )
         totals.append(-t if reverse else t)
     if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, totals))):
         return None
@@ -179,12 +213,12 @@ def _interval_nodes(lo, hi, *signs):
     return xs
 
 
-def _finish(vjp, pack, p, lo, hi, sums, fa, fb, reverse):
+def _finish(vjp, params, index, p, lo, hi, sums, fa, fb, reverse):
     """The result of :func:`node_parameter_integral` from the first pass's ``sums`` (see
     :func:`_rule_sums`) and the integrand's values ``fa``, ``fb`` at the limits."""
     if not (math.isfinite(fa) and math.isfinite(fb)):
         return None  # (a call at a limit that Python would refuse: the per-node path)
-    total = _adaptive_sum(vjp, pack, p, lo, hi, sums)
+    total = _adaptive_sum(vjp, params, index, p, lo, hi, sums)
     if total is None:
         return None
     if reverse:  # quad's subintervals run from min(a, b) to max(a, b)
@@ -192,7 +226,7 @@ def _finish(vjp, pack, p, lo, hi, sums, fa, fb, reverse):
     return total, fa, fb
 
 
-def _adaptive_sum(vjp, pack, p, lo, hi, sums):
+def _adaptive_sum(vjp, params, index, p, lo, hi, sums):
     """From the Kronrod sums and error estimates ``sums`` (``(P, L, 2)``, see
     :func:`_rule_sums`) on ``[lo_i, hi_i]``, bisect the subintervals whose estimated error
     is more than their share of the tolerance until ``epsabs``/``epsrel`` hold for every
@@ -220,7 +254,7 @@ def _adaptive_sum(vjp, pack, p, lo, hi, sums):
         mid = (lo[split] + hi[split]) / 2
         new_lo = np.concatenate((lo[split], mid))
         new_hi = np.concatenate((mid, hi[split]))
-        found = _node_derivatives(vjp, pack, _grid(new_lo, new_hi))
+        found = _node_derivatives(vjp, params, index, _grid(new_lo, new_hi))
         if found is None:
             return None
         keep = ~split

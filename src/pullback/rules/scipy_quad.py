@@ -45,7 +45,7 @@ from ._calculus_util import (
     register_solver,
     user_vjp_of,
 )
-from ._quad_nodes import node_parameter_integral
+from ._quad_nodes import float_args_cotangents, node_parameter_integral
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
 FAMILY = "scipy_quad"
@@ -156,6 +156,8 @@ def quad_cotangent_values(g, func, a, b, pack, p, info):
                 integral, fa, fb = fast
                 scaled = [g * t for t in integral] if type(integral) is list else g * integral
                 dargs = pack.cotangent(scaled)
+                if type(a) is float and type(b) is float:  # (what _fit gives these)
+                    return np.float64(-g * float(fa)), np.float64(g * float(fb)), dargs
     da = _fit(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
     db = _fit(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
     return da, db, dargs
@@ -197,21 +199,33 @@ def _quad_rrule(*args, **kwargs):
     import scipy.integrate as si
 
     p = _plain_call(args, kwargs)
+    floats = None  # the usual call's args where all are Python floats: the direct way
     if p is None:
         p = bound_call(si.quad, args, kwargs)
         refuse_options("scipy.integrate.quad", p, _REFUSED)
         out, info = _quad_call(args, kwargs, p)
     else:
         out, info = subintervals(p, usual=True)
-    pack = ArgsPack(p["args"])
+        given = p["args"]
+        if type(given) is tuple and given and p["a"] != p["b"]:
+            floats = given if all(type(v) is float for v in given) else None
     usual = len(args) == 3 and len(kwargs) == 1 and "args" in kwargs
+    # (made here, from the values of this call; floats, immutable, may wait for the pullback)
+    pack = ArgsPack(p["args"]) if floats is None else None
 
     def quad_pullback(dy):
         g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
         if g is ZERO or g is NO_TANGENT or g is None:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
         g = float(g) if type(g) is float else float(np.sum(g))
-        da, db, dargs = quad_cotangent_values(g, p["func"], p["a"], p["b"], pack, p, info)
+        found = None
+        if floats is not None:
+            found = float_args_cotangents(g, p["func"], p["a"], p["b"], floats, p, info)
+        if found is None:
+            found = quad_cotangent_values(
+                g, p["func"], p["a"], p["b"], pack or ArgsPack(floats), p, info
+            )
+        da, db, dargs = found
         if usual:  # (what call_cotangents gives the usual call)
             return NO_TANGENT, da, db, {"args": dargs}
         cots = {"a": da, "b": db, "args": dargs}

@@ -268,3 +268,40 @@ def test_closure_cotangents_places_one_keyword():
         db,
         dargs,
     )
+
+
+def one_parameter(x, c):
+    return np.exp(-c * x) * np.cos(x)
+
+
+def test_limits_and_parameters_together(monkeypatch):
+    passes, general = spy(monkeypatch)
+
+    def loss(a, b, c):
+        return si.quad(gauss_cos, a, b, args=(c, 1.3))[0] ** 2
+
+    g = pullback.grad(loss, wrt=(0, 1, 2))(0.2, 2.5, 0.7)
+    h = 1e-6
+    fd = [
+        (loss(0.2 + h, 2.5, 0.7) - loss(0.2 - h, 2.5, 0.7)) / (2 * h),
+        (loss(0.2, 2.5 + h, 0.7) - loss(0.2, 2.5 - h, 0.7)) / (2 * h),
+        (loss(0.2, 2.5, 0.7 + h) - loss(0.2, 2.5, 0.7 - h)) / (2 * h),
+    ]
+    assert passes and not general
+    assert np.allclose([float(v) for v in g], fd, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: si.quad(one_parameter, 0.0, 2.0, args=c)[0],  # one value, no tuple
+        lambda c: si.quad(one_parameter, 0.0, 2.0, (c,))[0],
+        lambda c: si.quad(one_parameter, 1.0, 1.0, args=(c,))[0] + c,  # a == b
+        lambda c: si.quad(one_parameter, 0.0, 2.0, args=(c,), limit=3)[0],
+        lambda c: si.quad(lambda x: np.exp(-x), 0.0, c)[0],  # no args
+    ],
+)
+def test_other_usual_shapes(call):
+    g = pullback.grad(call)(0.7)
+    h = 1e-6
+    assert float(g) == pytest.approx((call(0.7 + h) - call(0.7 - h)) / (2 * h), rel=1e-6)

@@ -154,8 +154,9 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     if found is None:
         return None
     totals, fa, fb = found
-    dargs = tuple([np.float64(g * t) for t in totals])  # (what finalize_like gives floats)
-    return np.float64(-g * float(fa)), np.float64(g * float(fb)), dargs
+    # Python floats, the cotangents of Python floats (what grad hands back without a call)
+    dargs = tuple([g * t for t in totals] if type(totals) is list else (g * totals).tolist())
+    return -g * float(fa), g * float(fb), dargs
 
 
 @functools.lru_cache(maxsize=64)

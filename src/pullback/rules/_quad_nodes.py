@@ -86,7 +86,7 @@ def _node_derivatives(vjp, params, index, xs):
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
-        cots = back(np.ones(m))
+        cots = back(_ones(m))
         d = np.empty((len(cots), m))
         for j, c in enumerate(cots):
             if c is ZERO:  # a parameter the integrand does not read
@@ -162,6 +162,15 @@ def float_args_cotangents(g, func, a, b, args, p, info):
 @functools.lru_cache(maxsize=64)
 def _indices(n):
     return tuple(range(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(m):
+    """The cotangent of ones the node pass pulls back (read-only, so kept: a pullback that
+    wrote into it would raise, and the per-node path would answer)."""
+    ones = np.ones(m)
+    ones.flags.writeable = False
+    return ones
 
 
 @functools.lru_cache(maxsize=64)

@@ -434,6 +434,10 @@ def closure_cotangents(cots, nargs, keyword_places):
     differentiable-again code, which calls the function, reads them."""
     if not keyword_places:
         return cots
+    if len(keyword_places) == 1 and type(cots) is tuple and len(cots) == nargs + 1:
+        keyword, place = keyword_places[0]
+        if place == nargs:  # (quad(f, a, b, args=...): the keyword's place is next)
+            return cots[:nargs] + (cots[nargs].get(keyword, NO_TANGENT),)
     size = max(nargs, max(place for _, place in keyword_places) + 1)
     out = list(cots[:nargs]) + [NO_TANGENT] * (size - nargs)
     given = cots[nargs] if len(cots) > nargs else {}

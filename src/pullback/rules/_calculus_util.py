@@ -132,6 +132,8 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars")
+
     def __init__(self, args):
         if args is None:
             args = ()
@@ -166,12 +168,13 @@ class ArgsPack:
         )
 
     def cotangent(self, flat):
-        """The cotangent of the whole ``args`` tuple from a flat vector (``NO_TANGENT`` for
-        its non-float entries and for an ``args`` without floats)."""
+        """The cotangent of the whole ``args`` tuple from a flat vector or list of floats
+        (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats)."""
         if not self.index:
             return NO_TANGENT
         if self.args is self.given and self.size == len(self.given):  # all Python floats
-            return tuple(map(np.float64, flat.tolist()))  # (what finalize_like gives them)
+            # (what finalize_like gives them)
+            return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):
@@ -240,7 +243,9 @@ def user_vjp_of(fn, wrt) -> UserVJP:
     weakly referenced)."""
     wrt = tuple(wrt)
     try:
-        per_fn = _USER_VJPS.setdefault(fn, {})
+        per_fn = _USER_VJPS.get(fn)  # (setdefault would make a weak reference each time)
+        if per_fn is None:
+            per_fn = _USER_VJPS[fn] = {}
     except TypeError:  # not weakly referenceable (a builtin or a slotted callable object)
         return UserVJP(fn, wrt)
     found = per_fn.get(wrt)

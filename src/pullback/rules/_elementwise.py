@@ -38,6 +38,7 @@ and cells may be rebound between calls.
 
 from __future__ import annotations
 
+import functools
 import types
 import weakref
 
@@ -215,6 +216,8 @@ def _resolve(fn, where, attributes):
             value = fn.__closure__[where].cell_contents
         except ValueError:  # an empty cell
             raise _NotProved from None
+    elif where in (g := fn.__globals__):  # (a name that is no cell: the usual global)
+        value = g[where]
     else:
         found, value = locate_free_name(fn, where)
         if found is None:
@@ -239,14 +242,19 @@ def _elementwise_function(value, arity) -> bool:
     ``_WHERE``: three arguments)."""
     if arity is _WHERE:
         return value is np.where
-    if type(value) is np.ufunc:
-        return (
-            value.signature is None
-            and value.nout == 1
-            and value.nin == arity
-            and "d" * arity + "->d" in value.types
-        )
-    return False
+    return type(value) is np.ufunc and _elementwise_ufunc(value, arity)
+
+
+@functools.lru_cache(maxsize=256)
+def _elementwise_ufunc(ufunc, arity) -> bool:
+    """:func:`_elementwise_function` of a ufunc (what it says never changes: kept, as
+    ``ufunc.types`` builds a list of strings at each read)."""
+    return (
+        ufunc.signature is None
+        and ufunc.nout == 1
+        and ufunc.nin == arity
+        and "d" * arity + "->d" in ufunc.types
+    )
 
 
 def elementwise_in_x(fn, args) -> bool:
@@ -257,7 +265,7 @@ def elementwise_in_x(fn, args) -> bool:
     if not isinstance(fn, types.FunctionType):
         return False
     for a in args:
-        if not _real_scalar(a):
+        if type(a) is not float and not _real_scalar(a):
             return False
     code = fn.__code__
     entry = _PLANS.get(fn)
@@ -267,14 +275,23 @@ def elementwise_in_x(fn, args) -> bool:
     plan = entry[2]
     if plan is None:
         return False
+    g = fn.__globals__
     try:
         for where, attributes, arity in plan:
-            value = _resolve(fn, where, attributes)
+            if type(where) is str and where in g:  # (the usual global, looked up here)
+                value = g[where]
+                for attr in attributes:
+                    value = getattr(value, attr)
+            else:
+                value = _resolve(fn, where, attributes)
             if arity is None:
                 if not _real_scalar(value):
                     return False
+            elif type(value) is np.ufunc:
+                if not _elementwise_ufunc(value, arity):
+                    return False
             elif not _elementwise_function(value, arity):
                 return False
-    except _NotProved:
+    except (_NotProved, AttributeError):
         return False
     return True

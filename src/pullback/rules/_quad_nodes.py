@@ -32,27 +32,29 @@ from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
 
-__all__ = ["node_parameter_integral"]
+__all__ = ["float_args_cotangents", "node_parameter_integral"]
 
 _NODES = 21
 
 
 @functools.lru_cache(maxsize=1)
 def _rule():
-    """``(a, b, weights)``: node ``j`` of ``[lo, hi]`` is ``lo * a[j] + hi * b[j]`` (for
-    ``j < 21``; ``a`` and ``b`` have two more entries, which give ``lo`` and ``hi``); the
-    weights a ``(21, 2)`` array, its columns the Kronrod weights and the Kronrod minus the
-    Gauss weights (whose sum is the error estimate)."""
+    """``(a, b, weights, end_weights)``: node ``j`` of ``[lo, hi]`` is ``lo * a[j] + hi *
+    b[j]`` (for ``j < 21``; ``a`` and ``b`` have two more entries, which give ``lo`` and
+    ``hi``); the weights a ``(21, 2)`` array, its columns the Kronrod weights and the
+    Kronrod minus the Gauss weights (whose sum is the error estimate); ``end_weights`` the
+    same with two rows of zeros after them, for the 23 values of ``a * lo + b * hi``."""
     x, wk, wg = gauss_kronrod21()
     a = np.concatenate(((1 - x) / 2, [1.0, 0.0]))
     b = np.concatenate(((1 + x) / 2, [0.0, 1.0]))
-    return a, b, np.ascontiguousarray(np.stack((wk, wk - wg), axis=1))
+    w = np.ascontiguousarray(np.stack((wk, wk - wg), axis=1))
+    return a, b, w, np.concatenate((w, np.zeros((2, 2))))
 
 
 def _grid(lo, hi, ends=()):
     """The 21 nodes of each subinterval ``[lo_i, hi_i]`` in one flat array, followed by
     the points ``ends`` (none or two)."""
-    a, b, _ = _rule()
+    a, b, _, _ = _rule()
     n = lo.size * _NODES
     if lo.size == 1:  # (one subinterval, the smooth case: from two Python floats)
         xs = a[: n + len(ends)] * float(lo[0])
@@ -67,22 +69,24 @@ def _grid(lo, hi, ends=()):
     return xs
 
 
-def _node_derivatives(vjp, pack, xs):
-    """``(f(xs), d f(xs) / d args)``, the derivatives a ``(pack.size, len(xs))`` array, by
-    one reverse pass with every scalar float parameter spread over the nodes; ``None``
-    when the pass does not give one real row per node."""
+def _node_derivatives(vjp, params, index, xs):
+    """``(f(xs), d f(xs) / d params[k] for k in index)``, the derivatives a ``(len(index),
+    len(xs))`` array, by one reverse pass with every scalar float parameter spread over
+    the nodes; ``None`` when the pass does not give one real row per node."""
     m = xs.size
-    args = [xs, *pack.args]
-    for k in pack.index:
-        args[1 + k] = np.full(m, args[1 + k], dtype=np.float64)
+    args = [xs, *params]
+    spread = np.empty((len(index), m))  # one buffer, a row per float parameter
+    for j, k in enumerate(index):
+        row = args[1 + k] = spread[j]
+        row.fill(params[k])
     # (x and the spread parameters are float vectors: the other arguments' types decide
     # the kinds the adjoint is specialized on)
-    key = (_NODES,) + tuple(map(type, pack.args))
+    key = (_NODES,) + tuple(map(type, params))
     try:
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
-        cots = back(np.ones(m))
+        cots = back(_ones(m))
         d = np.empty((len(cots), m))
         for j, c in enumerate(cots):
             if c is ZERO:  # a parameter the integrand does not read
@@ -100,7 +104,7 @@ def _rule_sums(d, lo, hi):
     """Per parameter and subinterval, the Kronrod sum of the node derivatives ``d``
     (``(P, L * 21)``) on ``[lo_i, hi_i]`` and its error estimate (the size of its
     difference from the Gauss sum), as one ``(P, L, 2)`` array."""
-    _, _, w = _rule()
+    w = _rule()[2]
     sums = np.matmul(d.reshape(d.shape[0], lo.size, _NODES), w)
     sums *= ((hi - lo) * 0.5)[:, None] if lo.size > 1 else float(hi[0] - lo[0]) * 0.5
     err = sums[..., 1]
@@ -118,24 +122,121 @@ def node_parameter_integral(func, a, b, pack, p, info):
     last = int(info.get("last", 0))
     if last < 1:
         return None
-    lo, hi = info["alist"][:last], info["blist"][:last]
-    vjp = user_vjp_of(func, tuple(1 + k for k in pack.index))
-    found = _node_derivatives(vjp, pack, _grid(lo, hi, (float(a), float(b))))
+    alist, blist = info["alist"], info["blist"]
+    params, index = pack.args, pack.index
+    vjp = user_vjp_of(func, _wrt(index))
+    if last == 1:  # (the smooth case: quad kept [min(a, b), max(a, b)] whole)
+        lo, hi = float(alist[0]), float(blist[0])
+        if (lo, hi) == (a, b) or (lo, hi) == (b, a):
+            return _one_interval(vjp, params, index, p, lo, hi, a > b)
+    lo, hi = alist[:last], blist[:last]
+    found = _node_derivatives(vjp, params, index, _grid(lo, hi, (float(a), float(b))))
     if found is None:
         return None
     y, d = found
-    fa, fb = y[-2], y[-1]
+    sums = _rule_sums(d[:, :-2], lo, hi)
+    return _finish(vjp, params, index, p, lo, hi, sums, y[-2], y[-1], b < a)
+
+
+def float_args_cotangents(g, func, a, b, args, p, info):
+    """``(da, db, dargs)`` of the usual call ``quad(func, a, b, args)`` (float limits, ``a !=
+    b``, ``args`` a tuple of Python floats) for the cotangent ``g`` (a float) of its value,
+    where quad kept ``[a, b]`` whole and the integrand is proved elementwise: the one-pass
+    way with no layer between the rule's pullback and the pass (no :class:`ArgsPack`, the
+    limits' cotangents from the pass's values there). ``None`` otherwise."""
+    if info["last"] != 1 or not elementwise_in_x(func, args):
+        return None
+    lo, hi = float(info["alist"][0]), float(info["blist"][0])
+    if (lo, hi) != (a, b) and (lo, hi) != (b, a):
+        return None
+    index = _indices(len(args))
+    found = _one_interval(user_vjp_of(func, _wrt(index)), args, index, p, lo, hi, a > b)
+    if found is None:
+        return None
+    totals, fa, fb = found
+    # Python floats, the cotangents of Python floats (what grad hands back without a call)
+    dargs = tuple([g * t for t in totals] if type(totals) is list else (g * totals).tolist())
+    return -g * float(fa), g * float(fb), dargs
+
+
+@functools.lru_cache(maxsize=64)
+def _indices(n):
+    return tuple(range(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(m):
+    """The cotangent of ones the node pass pulls back (read-only, so kept: a pullback that
+    wrote into it would raise, and the per-node path would answer)."""
+    ones = np.ones(m)
+    ones.flags.writeable = False
+    return ones
+
+
+@functools.lru_cache(maxsize=64)
+def _wrt(index):
+    """The positions of the parameters ``args[k]``, ``k`` in ``index``, in ``f(x, *args)``."""
+    return tuple(1 + k for k in index)
+
+
+def _one_interval(vjp, params, index, p, lo, hi, reverse):
+    """:func:`node_parameter_integral` on the one subinterval ``[lo, hi]`` (Python floats),
+    the limits ``(a, b)`` being ``(lo, hi)`` or (``reverse``) ``(hi, lo)``: the nodes and
+    the limits in one product of the rule's constants, the sums and their test in Python
+    floats where no bisection is needed."""
+    if lo and hi:
+        xs = _interval_nodes(lo, hi)
+    else:  # (the sign of a zero limit in the key: 1 / x sees it)
+        xs = _interval_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+    found = _node_derivatives(vjp, params, index, xs)
+    if found is None:
+        return None
+    y, d = found
+    fa, fb = (y[22], y[21]) if reverse else (y[21], y[22])
+    half = (hi - lo) * 0.5
+    epsabs, epsrel = p["epsabs"], p["epsrel"]
+    totals = []
+    for k_sum, e_sum in np.matmul(d, _rule()[3]).tolist():  # per parameter: Kronrod, error
+        t = k_sum * half
+        if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
+            lo_hi = np.array([lo]), np.array([hi])
+            return _finish(
+                vjp, params, index, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse
+            )
+        totals.append(-t if reverse else t)
+    if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, totals))):
+        return None
+    return totals, fa, fb
+
+
+@functools.lru_cache(maxsize=64)
+def _interval_nodes(lo, hi, *signs):
+    """The 21 nodes of ``[lo, hi]`` then ``lo`` and ``hi`` (read-only: kept for the next
+    gradient of the same integral, since an optimizer's parameters move and its limits
+    do not; ``signs``: those of a zero ``lo`` or ``hi``, which the value alone does not
+    tell apart)."""
+    ra, rb, _, _ = _rule()
+    xs = ra * lo
+    xs += rb * hi
+    xs[21:] = lo, hi  # (-0.0 * 1.0 + 0.0 * hi is 0.0: the limits as given)
+    xs.flags.writeable = False
+    return xs
+
+
+def _finish(vjp, params, index, p, lo, hi, sums, fa, fb, reverse):
+    """The result of :func:`node_parameter_integral` from the first pass's ``sums`` (see
+    :func:`_rule_sums`) and the integrand's values ``fa``, ``fb`` at the limits."""
     if not (math.isfinite(fa) and math.isfinite(fb)):
         return None  # (a call at a limit that Python would refuse: the per-node path)
-    total = _adaptive_sum(vjp, pack, p, lo, hi, _rule_sums(d[:, :-2], lo, hi))
+    total = _adaptive_sum(vjp, params, index, p, lo, hi, sums)
     if total is None:
         return None
-    if b < a:  # quad's subintervals run from min(a, b) to max(a, b)
+    if reverse:  # quad's subintervals run from min(a, b) to max(a, b)
         total = -total
     return total, fa, fb
 
 
-def _adaptive_sum(vjp, pack, p, lo, hi, sums):
+def _adaptive_sum(vjp, params, index, p, lo, hi, sums):
     """From the Kronrod sums and error estimates ``sums`` (``(P, L, 2)``, see
     :func:`_rule_sums`) on ``[lo_i, hi_i]``, bisect the subintervals whose estimated error
     is more than their share of the tolerance until ``epsabs``/``epsrel`` hold for every
@@ -163,7 +264,7 @@ def _adaptive_sum(vjp, pack, p, lo, hi, sums):
         mid = (lo[split] + hi[split]) / 2
         new_lo = np.concatenate((lo[split], mid))
         new_hi = np.concatenate((mid, hi[split]))
-        found = _node_derivatives(vjp, pack, _grid(new_lo, new_hi))
+        found = _node_derivatives(vjp, params, index, _grid(new_lo, new_hi))
         if found is None:
             return None
         keep = ~split

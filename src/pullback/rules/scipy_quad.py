@@ -31,6 +31,7 @@ constants: pass what should be differentiated through ``args``.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -44,7 +45,7 @@ from ._calculus_util import (
     register_solver,
     user_vjp_of,
 )
-from ._quad_nodes import node_parameter_integral
+from ._quad_nodes import float_args_cotangents, node_parameter_integral
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
 FAMILY = "scipy_quad"
@@ -121,15 +122,19 @@ def _quad_call(args, kwargs, p):
     return subintervals(p)
 
 
-def subintervals(p, warn=True):
+def subintervals(p, warn=True, usual=False):
     """``(quad's (value, abserr), its info dict)`` of the call ``p`` (bound parameters) run
     with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
-    made again, whose warning was given)."""
+    made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
+    quad is called positionally (its keywords cost a microsecond) from the rule itself."""
     import scipy.integrate as si
 
-    out = si.quad(**dict(p, full_output=1))
+    if usual:
+        out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
+    else:
+        out = si.quad(**dict(p, full_output=1))
     if warn and len(out) > 3:  # quad gives the message instead of warning under full_output
-        warnings.warn(out[3], si.IntegrationWarning, stacklevel=5)
+        warnings.warn(out[3], si.IntegrationWarning, stacklevel=4 if usual else 5)
     return out[:2], out[2]
 
 
@@ -145,30 +150,84 @@ def quad_cotangent_values(g, func, a, b, pack, p, info):
             fast = None
             if info is not None and lo != hi:
                 fast = node_parameter_integral(func, lo, hi, pack, p, info)
-            if fast is not None:
+            if fast is None:
+                dargs = pack.cotangent(g * parameter_integral(func, lo, hi, pack, p))
+            else:  # (the integrals a list of floats or an array)
                 integral, fa, fb = fast
-            else:
-                integral = parameter_integral(func, lo, hi, pack, p)
-            dargs = pack.cotangent(g * integral)
+                scaled = [g * t for t in integral] if type(integral) is list else g * integral
+                dargs = pack.cotangent(scaled)
+                if type(a) is float and type(b) is float:  # (what _fit gives these)
+                    return np.float64(-g * float(fa)), np.float64(g * float(fb)), dargs
     da = _fit(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
     db = _fit(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
     return da, db, dargs
 
 
+def _plain_call(args, kwargs):
+    """quad's parameters (as :func:`bound_call` gives them) for the usual call,
+    ``quad(func, a, b[, args])`` or ``quad(func, a, b, args=...)`` with finite float
+    limits, bound without the general checks (no option to refuse, subintervals to keep);
+    ``None`` for any other call."""
+    n = len(args)
+    if n == 3:
+        if kwargs and (len(kwargs) != 1 or "args" not in kwargs):
+            return None
+    elif n != 4 or kwargs:
+        return None
+    a, b = args[1], args[2]
+    if type(a) is not float or type(b) is not float or not callable(args[0]):
+        return None
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    p = dict(_plain_defaults())
+    p["func"], p["a"], p["b"] = args[0], a, b
+    if n == 4:
+        p["args"] = args[3]
+    elif kwargs:
+        p["args"] = kwargs["args"]
+    return p
+
+
+@functools.lru_cache(maxsize=1)
+def _plain_defaults():
+    import scipy.integrate as si
+
+    return bound_call(si.quad, (None, 0.0, 0.0), {})
+
+
 def _quad_rrule(*args, **kwargs):
     import scipy.integrate as si
 
-    p = bound_call(si.quad, args, kwargs)
-    refuse_options("scipy.integrate.quad", p, _REFUSED)
-    out, info = _quad_call(args, kwargs, p)
-    pack = ArgsPack(p["args"])
+    p = _plain_call(args, kwargs)
+    floats = None  # the usual call's args where all are Python floats: the direct way
+    if p is None:
+        p = bound_call(si.quad, args, kwargs)
+        refuse_options("scipy.integrate.quad", p, _REFUSED)
+        out, info = _quad_call(args, kwargs, p)
+    else:
+        out, info = subintervals(p, usual=True)
+        given = p["args"]
+        if type(given) is tuple and given and p["a"] != p["b"]:
+            floats = given if all(type(v) is float for v in given) else None
+    usual = len(args) == 3 and len(kwargs) == 1 and "args" in kwargs
+    # (made here, from the values of this call; floats, immutable, may wait for the pullback)
+    pack = ArgsPack(p["args"]) if floats is None else None
 
     def quad_pullback(dy):
-        g = dy_parts(dy, 2)[0]
-        if g is ZERO:
+        g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
+        if g is ZERO or g is NO_TANGENT or g is None:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
         g = float(g) if type(g) is float else float(np.sum(g))
-        da, db, dargs = quad_cotangent_values(g, p["func"], p["a"], p["b"], pack, p, info)
+        found = None
+        if floats is not None:
+            found = float_args_cotangents(g, p["func"], p["a"], p["b"], floats, p, info)
+        if found is None:
+            found = quad_cotangent_values(
+                g, p["func"], p["a"], p["b"], pack or ArgsPack(floats), p, info
+            )
+        da, db, dargs = found
+        if usual:  # (what call_cotangents gives the usual call)
+            return NO_TANGENT, da, db, {"args": dargs}
         cots = {"a": da, "b": db, "args": dargs}
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 

@@ -41,15 +41,23 @@ _LINEAR = {np.add, np.subtract}
 
 
 def all_finite(v) -> bool:
-    """Whether every entry of the array ``v`` is finite. For a real array its sum is: a NaN
-    or infinite entry makes the sum NaN or infinite (one reduction, no boolean array). A
-    sum that overflows says False for finite entries, which only costs the structure."""
+    """Whether every entry of the array ``v`` is finite. For a real array its sum of
+    squares is: a NaN or infinite entry makes it NaN or infinite, and its terms are never
+    negative, so nothing cancels (one dot product, half the cost of ``np.add.reduce`` on a
+    small array, no boolean array). A sum that overflows says False for finite entries,
+    which only costs the structure."""
     if v.dtype.kind == "f":
-        return math.isfinite(_sum(v, axis=None))
+        flat = v if v.ndim == 1 else v.reshape(-1)
+        return math.isfinite(flat.dot(flat))
     return bool(np.isfinite(v).all())
 
 
-_sum = np.add.reduce
+def finite_vector(v) -> bool:
+    """:func:`all_finite` of a real vector (``ndim == 1``, float dtype), told by its sum of
+    squares."""
+    return math.isfinite(v.dot(v))
+
+
 _largest = np.maximum.reduce
 _multiply = np.multiply
 

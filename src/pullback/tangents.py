@@ -27,7 +27,7 @@ import numpy as np
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
 from . import backends
-from .band_stack import BandStack, as_band
+from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
@@ -180,10 +180,7 @@ def _band_read(g, x, index):
         index = index[0]
     if type(index) is not slice or x.ndim != 1 or len(batch_axes.axes) != 1:
         return None
-    band = as_band(g)
-    if band is None or band.m != x.shape[0]:
-        return None
-    return band.sliced(index)
+    return sliced_read(g, index, x.shape[0])
 
 
 def broadcast_cotangent(d, shape):

@@ -11,8 +11,6 @@ array([0., 0.])
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import backends
@@ -25,7 +23,7 @@ from .arguments import (
     kinds_key,
     tangent_parameters,
 )
-from .batched import agrees, materialize_rows
+from .batched import Quiet, agrees, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
@@ -242,8 +240,7 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
     cannot carry them (or the result fails the check against an ordinary sweep)."""
     k = stacks[moving[0]].shape[0]
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
+        with Quiet():
             y, dys = forward(tuple(primals), stacks, kwargs)
     except Exception:
         return None

@@ -231,8 +231,11 @@ class DiagonalStack(StructuredStack):
     def _scaled(self, v):
         """The stack of diagonal ``v``, this one's times a float or an array of the
         primal's shape, where ``v`` is finite (see _structured); else None."""
-        if type(v) is np.ndarray and v.shape == self.diagonal.shape and all_finite(v):
-            return DiagonalStack(v)
+        if type(v) is np.ndarray and v.shape == self.diagonal.shape:
+            if v.ndim == 1 and v.dtype.kind == "f":  # all_finite of a vector, written out
+                return DiagonalStack(v) if math.isfinite(v.dot(v)) else None
+            if all_finite(v):
+                return DiagonalStack(v)
         return None
 
     def _structured(self, ufunc, inputs):

@@ -231,7 +231,8 @@ def stacked_jvp_with(forward, fn, primals, tangent_stacks, registry, kwargs):
             "directions there are.\nFix: pass a stack of shape (k,) + x.shape for one argument."
         )
     stacks = tuple(s if is_zero(s) or type(s) is DiagonalStack else np.asarray(s) for s in stacks)
-    k = np.shape(stacks[moving[0]])[0] if np.ndim(stacks[moving[0]]) else -1
+    first = stacks[moving[0]]  # an array or a DiagonalStack: its own shape, not np.shape's
+    k = first.shape[0] if first.ndim else -1
     for i in moving:
         if not _is_stack(stacks[i], primals[i], k):
             raise ShapeMismatchError(

@@ -202,7 +202,8 @@ def stacked_pullback(back, dys):
     """
     if type(dys) is not DiagonalStack:
         dys = np.asarray(dys)
-    if dys.ndim < 1 or dys.shape[1:] != np.shape(back.y):
+    y_shape = back.y.shape if type(back.y) is np.ndarray else np.shape(back.y)
+    if dys.ndim < 1 or dys.shape[1:] != y_shape:
         from .errors import ShapeMismatchError
 
         raise ShapeMismatchError(

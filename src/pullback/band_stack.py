@@ -279,7 +279,7 @@ def _linear_union(ufunc, a: BandStack, b: BandStack):
     if lo == a.lo and hi == a.lo + a.data.shape[0] and dtype == a.data.dtype:
         data = a.data.copy()
     elif lo == b.lo and hi == b.lo + b.data.shape[0] and dtype == b.data.dtype:
-        data = ufunc(0.0, b.data)  # the rows only b has: 0 + v or 0 - v, as below
+        data = ufunc(dtype.type(0), b.data)  # the rows only b has: 0 + v or 0 - v, as below
         rows = data[a.lo - lo : a.lo - lo + a.data.shape[0]]
         ufunc(a.data, b.data[a.lo - lo : a.lo - lo + a.data.shape[0]], out=rows)
         return BandStack(a.k, lo, data)
@@ -301,7 +301,7 @@ def sliced_read(g, index: slice, n: int):
             return None
         start, stop, step = index.indices(n)
         if step != 1 or stop <= start:
-            return None if step == 1 else as_band(g).sliced(index)
+            return None  # what sliced() says: an empty band, or a step other than 1
         return BandStack(n, start, d[None, start:stop])
     if type(g) is not BandStack or g.data.shape[1] != n:
         return None

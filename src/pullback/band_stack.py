@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, finite_vector, max_abs
+from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
 _multiply = np.multiply
@@ -159,8 +159,9 @@ class BandStack(StructuredStack):
     def __mul__(self, other):
         t = type(other)
         if t is np.ndarray and other.shape == (self.data.shape[1],) and other.dtype.kind == "f":
-            # _vector, written out: the factor a sweep multiplies by most
-            if math.isfinite(other.dot(other)):  # finite_vector, written out
+            # a finite float vector of length m, the factor a sweep multiplies by most, told
+            # inline (its sum of squares, as all_finite tells it); _factor tells the rest
+            if math.isfinite(other.dot(other)):
                 return BandStack(self.k, self.lo, self.data * other)
         elif t is float and math.isfinite(other) or self._factor(other):
             return BandStack(self.k, self.lo, self.data * other)
@@ -169,24 +170,14 @@ class BandStack(StructuredStack):
     def __rmul__(self, other):
         t = type(other)
         if t is np.ndarray and other.shape == (self.data.shape[1],) and other.dtype.kind == "f":
-            if math.isfinite(other.dot(other)):  # finite_vector, written out
+            if math.isfinite(other.dot(other)):
                 return BandStack(self.k, self.lo, other * self.data)
         elif t is float and math.isfinite(other) or self._factor(other):
             return BandStack(self.k, self.lo, other * self.data)
         return StructuredStack.__rmul__(self, other)
 
-    def _vector(self, other) -> bool:
-        """Whether ``other`` is a finite float vector of length ``m``: the factor a sweep
-        multiplies by most, told in one test (:meth:`_factor` tells the rest)."""
-        return (
-            type(other) is np.ndarray
-            and other.shape == (self.data.shape[1],)
-            and other.dtype.kind == "f"
-            and finite_vector(other)
-        )
-
     def __add__(self, other):
-        if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
+        if type(other) is BandStack and other.k == self.k and other.m == self.data.shape[1]:
             if other.lo == self.lo and other.data.shape[0] == self.data.shape[0]:
                 return BandStack(self.k, self.lo, self.data + other.data)
             out = _linear_union(np.add, self, other)
@@ -212,8 +203,10 @@ class BandStack(StructuredStack):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if ufunc is _multiply and method == "__call__" and len(inputs) == 2 and not kwargs:
-            if inputs[1] is self and self._vector(inputs[0]):  # ``t * b`` (NumPy's operator)
-                return BandStack(self.k, self.lo, inputs[0] * self.data)
+            a = inputs[0]  # ``t * b`` (NumPy's operator): a finite float vector, as in __mul__
+            if inputs[1] is self and type(a) is np.ndarray and a.shape == (self.data.shape[1],):
+                if a.dtype.kind == "f" and math.isfinite(a.dot(a)):
+                    return BandStack(self.k, self.lo, a * self.data)
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:

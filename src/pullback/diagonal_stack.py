@@ -52,12 +52,6 @@ def all_finite(v) -> bool:
     return bool(np.isfinite(v).all())
 
 
-def finite_vector(v) -> bool:
-    """:func:`all_finite` of a real vector (``ndim == 1``, float dtype), told by its sum of
-    squares."""
-    return math.isfinite(v.dot(v))
-
-
 _largest = np.maximum.reduce
 _multiply = np.multiply
 

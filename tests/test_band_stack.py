@@ -227,3 +227,54 @@ def test_the_symbolic_zero_answers_for_itself():
         assert (s + ZERO) is s and (ZERO + s) is s and (s - ZERO) is s
         assert (s * ZERO) is ZERO and (ZERO * s) is ZERO
         np.testing.assert_array_equal(np.asarray(ZERO - s), -d.dense())
+
+
+def _union_by_zeros(ufunc, a, b):
+    """The union of two band stacks as the zero-filled array: every band what the dense
+    stacks give (the reference for the shorter ways of band_stack._linear_union)."""
+    lo = min(a.lo, b.lo)
+    hi = max(a.lo + a.data.shape[0], b.lo + b.data.shape[0])
+    data = np.zeros((hi - lo, a.m), dtype=np.result_type(a.data, b.data))
+    data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
+    rows = data[b.lo - lo : b.lo - lo + b.data.shape[0]]
+    ufunc(rows, b.data, out=rows)
+    return lo, data
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "wide, narrow", [((-1, 0, 1), (0,)), ((0, 1), (0,)), ((0, 1), (1,)), ((-2, 1), (-1, 0))]
+)
+def test_sums_of_nested_bands_are_the_zero_filled_union_bit_for_bit(wide, narrow, dtype):
+    rng = np.random.default_rng(3)
+    k, m = 6, 5
+    a = _random_band(rng, k, m, wide)
+    b = _random_band(rng, k, m, narrow)
+    a.data, b.data = a.data.astype(dtype), b.data.astype(dtype)
+    a.data[0, 1], b.data[-1, 2] = -0.0, -0.0  # signed zeros: 0 - v, never -v
+    for ufunc, x, y in [(np.add, a, b), (np.add, b, a), (np.subtract, a, b), (np.subtract, b, a)]:
+        got = ufunc(x, y)
+        lo, want = _union_by_zeros(ufunc, x, y)
+        assert type(got) is BandStack and got.lo == lo and got.data.dtype == dtype
+        assert got.data.tobytes() == want.tobytes()
+        np.testing.assert_array_equal(got.dense(), ufunc(x.dense(), y.dense()))
+
+
+def test_a_slice_read_of_a_diagonal_stack_is_the_band_as_band_gives():
+    from pullback.band_stack import sliced_read
+
+    d = DiagonalStack(np.arange(1.0, 7.0))
+    for index in [slice(1, None), slice(None, -1), slice(2, 5), slice(-3, None), slice(0, 1)]:
+        got, want = sliced_read(d, index, 6), as_band(d).sliced(index)
+        assert (got.k, got.lo) == (want.k, want.lo)
+        np.testing.assert_array_equal(got.data, want.data)
+        np.testing.assert_array_equal(got.dense(), d.dense()[:, index])
+    assert sliced_read(d, slice(3, 3), 6) is None  # empty, as sliced() says
+    assert sliced_read(d, slice(None, None, 2), 6) is None  # a step other than 1
+    assert sliced_read(d, slice(1, None), 5) is None  # another length
+    assert sliced_read(DiagonalStack(np.ones((2, 3))), slice(1, None), 2) is None
+    band = as_band(d).sliced(slice(1, None)).scattered(slice(1, None), 6)
+    np.testing.assert_array_equal(
+        sliced_read(band, slice(2, 5), 6).dense(), band.dense()[:, 2:5]
+    )
+    assert sliced_read(np.eye(6), slice(1, None), 6) is None  # dense: the caller reads it

@@ -200,3 +200,24 @@ def test_forward_jacobian_reads_a_new_signature():
     f.__code__ = swapped.__code__
     np.testing.assert_allclose(j(w, x), np.diag(np.cos(x) * w), rtol=1e-14)
     np.testing.assert_allclose(j(w, x), jacobian(f, wrt="x")(w, x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("swap", [True, False])
+def test_a_batched_attempt_is_quiet_and_gives_back_the_users_warning_state(swap, monkeypatch):
+    import warnings
+
+    from pullback import batched
+
+    # swapping the filter list (through Python 3.13), or catch_warnings: the same state
+    monkeypatch.setattr(batched, "_SWAP_FILTERS", swap and batched._SWAP_FILTERS)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        filters, errors_before = warnings.filters, np.geterr()
+        with batched.Quiet():
+            warnings.warn("inside a batched attempt", stacklevel=1)
+            assert np.geterr()["divide"] == "ignore"
+        with pytest.raises(ZeroDivisionError), batched.Quiet():
+            raise ZeroDivisionError  # a failed attempt gives the state back too
+        warnings.warn("the user's", stacklevel=1)
+        assert warnings.filters is filters and np.geterr() == errors_before
+    assert [str(w.message) for w in seen] == ["the user's"]

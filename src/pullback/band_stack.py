@@ -35,7 +35,6 @@ from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
 
 _SCALING = {np.multiply}
 _multiply = np.multiply
-_sum = np.add.reduce
 _DIVIDING = {np.true_divide, np.divide}
 _UNARY = {np.negative, np.positive, np.conjugate}
 _LINEAR = {np.add, np.subtract}
@@ -158,27 +157,27 @@ class BandStack(StructuredStack):
     # The products and sums a reverse sweep writes (``d * t``, ``2.0 * d``, ``a + b``) are
     # decided here first: the general operators (StructuredStack) cover the rest.
     def __mul__(self, other):
-        if self._vector(other) or self._factor(other):
+        t = type(other)
+        if t is np.ndarray and other.shape == (self.data.shape[1],) and other.dtype.kind == "f":
+            # a finite float vector of length m, the factor a sweep multiplies by most, told
+            # inline (its sum of squares, as all_finite tells it); _factor tells the rest
+            if math.isfinite(other.dot(other)):
+                return BandStack(self.k, self.lo, self.data * other)
+        elif t is float and math.isfinite(other) or self._factor(other):
             return BandStack(self.k, self.lo, self.data * other)
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
-        if self._vector(other) or self._factor(other):
+        t = type(other)
+        if t is np.ndarray and other.shape == (self.data.shape[1],) and other.dtype.kind == "f":
+            if math.isfinite(other.dot(other)):
+                return BandStack(self.k, self.lo, other * self.data)
+        elif t is float and math.isfinite(other) or self._factor(other):
             return BandStack(self.k, self.lo, other * self.data)
         return StructuredStack.__rmul__(self, other)
 
-    def _vector(self, other) -> bool:
-        """Whether ``other`` is a finite float vector of length ``m``: the factor a sweep
-        multiplies by most, told in one test (:meth:`_factor` tells the rest)."""
-        return (
-            type(other) is np.ndarray
-            and other.shape == (self.data.shape[1],)
-            and other.dtype.kind == "f"
-            and math.isfinite(_sum(other))
-        )
-
     def __add__(self, other):
-        if type(other) is BandStack and other.k == self.k and other.shape == self.shape:
+        if type(other) is BandStack and other.k == self.k and other.m == self.data.shape[1]:
             if other.lo == self.lo and other.data.shape[0] == self.data.shape[0]:
                 return BandStack(self.k, self.lo, self.data + other.data)
             out = _linear_union(np.add, self, other)
@@ -204,8 +203,10 @@ class BandStack(StructuredStack):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if ufunc is _multiply and method == "__call__" and len(inputs) == 2 and not kwargs:
-            if inputs[1] is self and self._vector(inputs[0]):  # ``t * b`` (NumPy's operator)
-                return BandStack(self.k, self.lo, inputs[0] * self.data)
+            a = inputs[0]  # ``t * b`` (NumPy's operator): a finite float vector, as in __mul__
+            if inputs[1] is self and type(a) is np.ndarray and a.shape == (self.data.shape[1],):
+                if a.dtype.kind == "f" and math.isfinite(a.dot(a)):
+                    return BandStack(self.k, self.lo, a * self.data)
         if method == "__call__" and not kwargs:
             out = self._structured(ufunc, inputs)
             if out is not None:
@@ -266,11 +267,38 @@ def _linear_union(ufunc, a: BandStack, b: BandStack):
     dtype = a.data.dtype
     if b.data.dtype != dtype:
         dtype = np.result_type(a.data, b.data)
-    data = np.zeros((hi - lo, a.data.shape[1]), dtype=dtype)
-    data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
+    # Where one stack's offsets lie within the other's, the union is made in two steps
+    # instead of three, with the same operations on the same values (bit for bit).
+    if lo == a.lo and hi == a.lo + a.data.shape[0] and dtype == a.data.dtype:
+        data = a.data.copy()
+    elif lo == b.lo and hi == b.lo + b.data.shape[0] and dtype == b.data.dtype:
+        data = ufunc(dtype.type(0), b.data)  # the rows only b has: 0 + v or 0 - v, as below
+        rows = data[a.lo - lo : a.lo - lo + a.data.shape[0]]
+        ufunc(a.data, b.data[a.lo - lo : a.lo - lo + a.data.shape[0]], out=rows)
+        return BandStack(a.k, lo, data)
+    else:
+        data = np.zeros((hi - lo, a.data.shape[1]), dtype=dtype)
+        data[a.lo - lo : a.lo - lo + a.data.shape[0]] = a.data
     rows = data[b.lo - lo : b.lo - lo + b.data.shape[0]]
     ufunc(rows, b.data, out=rows)
     return BandStack(a.k, lo, data)
+
+
+def sliced_read(g, index: slice, n: int):
+    """The stack of the read ``x[index]`` (``x`` a vector of length ``n``) from ``g``, a
+    diagonal or band stack of ``x``'s cotangents, or None. A diagonal stack's read is its
+    band at offset ``start`` directly: what ``as_band(g).sliced(index)`` gives."""
+    if type(g) is DiagonalStack:
+        d = g.diagonal
+        if d.ndim != 1 or d.shape[0] != n:
+            return None
+        start, stop, step = index.indices(n)
+        if step != 1 or stop <= start:
+            return None  # what sliced() says: an empty band, or a step other than 1
+        return BandStack(n, start, d[None, start:stop])
+    if type(g) is not BandStack or g.data.shape[1] != n:
+        return None
+    return g.sliced(index)
 
 
 def as_band(g):

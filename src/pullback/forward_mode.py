@@ -11,8 +11,6 @@ array([0., 0.])
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from . import backends
@@ -25,7 +23,7 @@ from .arguments import (
     kinds_key,
     tangent_parameters,
 )
-from .batched import agrees, materialize_rows
+from .batched import Quiet, agrees, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
@@ -51,6 +49,13 @@ class LazyJVP:
     def __call__(self, args, tangents, kwargs=None, keyword_tangents=None):
         kwargs = kwargs or {}
         tangents = tuple(tangents) + (ZERO,) * (len(args) - len(tangents))
+        call = self.prepare(args, tangents, kwargs, keyword_tangents)
+        return call.run(args, tangents, kwargs)
+
+    def prepare(self, args, tangents, kwargs, keyword_tangents=None) -> PreparedJVP:
+        """The generated function for these arguments (``kwargs`` a dict, ``tangents`` one
+        per positional argument), kept so that a second sweep of the same call with other
+        tangents in the same places (the check of :func:`stacked_jvp`) skips the look-up."""
         active = tuple(k for k, d in enumerate(tangents) if not is_zero(d))
         moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
         # Positional floats, ints and real arrays: the cheap key of their kinds (what
@@ -63,22 +68,13 @@ class LazyJVP:
                 kinds = kinds_key(args, kwargs)
                 generated = jvp_function(self.fn, active, self.registry, kinds, ())
                 entry = self._cache[key] = (generated, self._by_position(active, moving))
-            return self._run(entry, args, tangents, active, moving, kwargs)
+            return PreparedJVP(self.fn, entry, active, moving)
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
         entry = self._cache.get(key)
         if entry is None or not entry[0].guard():
             generated = jvp_function(self.fn, active, self.registry, key[2], key[1])
             entry = self._cache[key] = (generated, self._by_position(active, moving))
-        return self._run(entry, args, tangents, active, moving, kwargs)
-
-    def _run(self, entry, args, tangents, active, moving, kwargs):
-        generated, by_position = entry
-        if by_position:
-            values = [tangents[k] for k in active]
-        else:
-            _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
-        with escape_scope():  # one evaluation: values kept outside (escapes.py)
-            return generated(args, values, kwargs)
+        return PreparedJVP(self.fn, entry, active, moving)
 
     def _by_position(self, active, moving) -> bool:
         """Whether the tangents of ``active`` positions are, in order, what
@@ -86,6 +82,29 @@ class LazyJVP:
         keyword tangent): then a call takes them without reading the signature again. It is
         kept with the generated function, whose guard checks the function's code."""
         return not moving and max(active, default=-1) < len(_positional_names(self.fn))
+
+
+class PreparedJVP:
+    """A generated forward-mode function found for one call (:meth:`LazyJVP.prepare`):
+    ``run`` evaluates it for tangents in the same places."""
+
+    __slots__ = ("fn", "entry", "active", "moving")
+
+    def __init__(self, fn, entry, active, moving):
+        self.fn = fn
+        self.entry = entry
+        self.active = active
+        self.moving = moving
+
+    def run(self, args, tangents, kwargs):
+        generated, by_position = self.entry
+        active, moving = self.active, self.moving
+        if by_position:
+            values = [tangents[k] for k in active]
+        else:
+            _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
+        with escape_scope():  # one evaluation: values kept outside (escapes.py)
+            return generated(args, values, kwargs)
 
 
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
@@ -212,7 +231,8 @@ def stacked_jvp_with(forward, fn, primals, tangent_stacks, registry, kwargs):
             "directions there are.\nFix: pass a stack of shape (k,) + x.shape for one argument."
         )
     stacks = tuple(s if is_zero(s) or type(s) is DiagonalStack else np.asarray(s) for s in stacks)
-    k = np.shape(stacks[moving[0]])[0] if np.ndim(stacks[moving[0]]) else -1
+    first = stacks[moving[0]]  # an array or a DiagonalStack: its own shape, not np.shape's
+    k = first.shape[0] if first.ndim else -1
     for i in moving:
         if not _is_stack(stacks[i], primals[i], k):
             raise ShapeMismatchError(
@@ -241,10 +261,12 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
     """``(y, dys)`` from one forward sweep carrying every direction, or None where a step
     cannot carry them (or the result fails the check against an ordinary sweep)."""
     k = stacks[moving[0]].shape[0]
+    primals, kwargs = tuple(primals), kwargs or {}
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            y, dys = forward(tuple(primals), stacks, kwargs)
+        with Quiet():
+            # the generated function found once serves the check's sweep below as well
+            call = forward.prepare(primals, stacks, kwargs)
+            y, dys = call.run(primals, stacks, kwargs)
     except Exception:
         return None
     if not (type(y) is float or (type(y) is np.ndarray and y.dtype.kind == "f")):
@@ -258,7 +280,7 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
         tangents = list(stacks)
         for i, c in zip(moving, combined, strict=True):
             tangents[i] = c if np.shape(primals[i]) else c.item()
-        _, dy = forward(tuple(primals), tuple(tangents), kwargs)
+        _, dy = call.run(primals, tuple(tangents), kwargs)
         return (_materialize_tangent(dy, y),)
 
     if not agrees(one_sweep, [stacks[i] for i in moving], [dys]):

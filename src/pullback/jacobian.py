@@ -306,10 +306,11 @@ class JacobianFunction:
         basis = identity_stack(shape, dtype)
         stacked = stacked_pullback(pullback, basis)
         stacked = (stacked,) if self.single else stacked
-        blocks = tuple(
-            s.reshape(shape + np.shape(v)) for s, v in zip(stacked, values, strict=True)
-        )
-        return blocks[0] if self.single else blocks
+        blocks = []
+        for s, v in zip(stacked, values, strict=True):
+            want = shape + (v.shape if type(v) is np.ndarray else np.shape(v))
+            blocks.append(s if s.shape == want else s.reshape(want))
+        return blocks[0] if self.single else tuple(blocks)
 
     def into(self, out, *args, **kwargs):
         """Write the Jacobian into the preallocated ``out`` and return ``out``."""

@@ -27,7 +27,7 @@ import numpy as np
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
 from . import backends
-from .band_stack import BandStack, as_band
+from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
@@ -153,8 +153,8 @@ def read_cotangent(g, x, index, value):
         if batch_axes.axes:
             band = _band_read(g, x, index)
             if band is not None:
-                if type(value) is _ndarray and value.shape == (band.m,):
-                    if value.dtype == band.dtype and (band.k,) == batch_axes.axes:
+                if type(value) is _ndarray and value.shape == (band.data.shape[1],):
+                    if value.dtype == band.data.dtype and (band.k,) == batch_axes.axes:
                         return band  # what unbroadcast gives: nothing to sum
                 return unbroadcast(band, value)
             g = np.asarray(g)
@@ -180,10 +180,7 @@ def _band_read(g, x, index):
         index = index[0]
     if type(index) is not slice or x.ndim != 1 or len(batch_axes.axes) != 1:
         return None
-    band = as_band(g)
-    if band is None or band.m != x.shape[0]:
-        return None
-    return band.sliced(index)
+    return sliced_read(g, index, x.shape[0])
 
 
 def broadcast_cotangent(d, shape):
@@ -302,8 +299,8 @@ def _unbroadcast_batched(g, x):
     if type(g) is _ndarray and type(x) is _ndarray and g.dtype == x.dtype:
         if g.shape == batch + x.shape:  # the common case, without np.shape/np.result_type
             return g
-    if type(g) is BandStack and type(x) is _ndarray and (g.k, g.m) == batch + x.shape:
-        if g.dtype == x.dtype:  # a banded step of a Hessian: nothing to sum
+    if type(g) is BandStack and type(x) is _ndarray and (g.k, g.data.shape[1]) == batch + x.shape:
+        if g.data.dtype == x.dtype:  # a banded step of a Hessian: nothing to sum
             return g
     if type(g) is DiagonalStack and type(x) is _ndarray and g.diagonal.shape == x.shape:
         if g.diagonal.dtype == x.dtype and batch == (x.size,):  # an elementwise step

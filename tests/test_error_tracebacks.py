@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 
 import pullback
-from pullback import PullbackError, grad, value_and_grad, vjp
+from pullback import (
+    PullbackError,
+    grad,
+    hessian,
+    hvp,
+    jacobian,
+    jvp,
+    stacked_jvp,
+    value_and_grad,
+    vjp,
+)
 
 PACKAGE = os.path.dirname(os.path.abspath(pullback.__file__)) + os.sep
 NEEDS_311 = pytest.mark.skipif(
@@ -74,8 +84,27 @@ X = np.array([1.0, 2.0])
         lambda: grad(reinterpreted)(X),  # the second call: the cached adjoint's path
         lambda: grad(reinterpreted).into(np.zeros(2), X),
         lambda: vjp(reinterpreted, X)[1](1.0),
+        lambda: jacobian(refused)(X),
+        lambda: jacobian(reinterpreted, mode="forward")(X),
+        lambda: hessian(reinterpreted)(X),
+        lambda: hvp(reinterpreted)(X, X),
+        lambda: jvp(reinterpreted, (X,), (X,)),
+        lambda: stacked_jvp(refused, (X,), (np.eye(2),)),
     ],
-    ids=["check", "value_and_grad", "rule", "rule-again", "into", "vjp"],
+    ids=[
+        "check",
+        "value_and_grad",
+        "rule",
+        "rule-again",
+        "into",
+        "vjp",
+        "jacobian",
+        "jacobian-forward",
+        "hessian",
+        "hvp",
+        "jvp",
+        "stacked_jvp",
+    ],
 )
 def test_no_frame_of_pullback_reaches_the_user(call):
     exc = _raised(call)

@@ -27,7 +27,7 @@ from .batched import Quiet, agrees, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
-from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError
+from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError, user_facing
 from .escapes import escape_scope
 from .registry import default_registry
 from .runtime import same_sequence
@@ -143,6 +143,7 @@ def _check_tangent(primal, tangent, where):
         )
 
 
+@user_facing
 def jvp(fn, primals, tangents, *, registry=None, **kwargs):
     """Evaluate ``fn(*primals, **kwargs)`` and its directional derivative along
     ``tangents``: returns ``(y, dy)`` with ``dy = J(primals) @ tangents``.
@@ -190,6 +191,7 @@ def _is_stack(t, primal, k) -> bool:
     )
 
 
+@user_facing
 def stacked_jvp(fn, primals, tangent_stacks, *, registry=None, **kwargs):
     """Evaluate ``fn(*primals, **kwargs)`` and its directional derivatives along ``k``
     directions at once: ``tangent_stacks[i]`` is a stack of tangents of shape ``(k,) +

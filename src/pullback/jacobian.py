@@ -23,7 +23,7 @@ from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, r
 from .batched import stacked_pullback
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
-from .errors import ArgumentError
+from .errors import ArgumentError, user_facing
 from .forward_mode import LazyJVP, jvp, stacked_jvp_with
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
@@ -100,6 +100,7 @@ class JacobianFunction:
         self._fast_entries: dict = {}  # fast kinds -> (adjoint, registry, version, inner)
         functools.update_wrapper(self, fn, updated=())
 
+    @user_facing
     def __call__(self, *args, **kwargs):
         mode = self.mode
         if mode != "reverse":
@@ -370,6 +371,7 @@ class HVPFunction:
         self._adjoints: dict = {}
         functools.update_wrapper(self, fn, updated=())
 
+    @user_facing
     def __call__(self, *args):
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")

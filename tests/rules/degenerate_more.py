@@ -457,6 +457,14 @@ for _fn in (max, min):
         case("two arrays (1,)", A((1,)), A((1,), seed=1)),
         case("(1,3) one row", A((1, 3))),
     )
+add(
+    sorted,
+    case("one", [S()]),
+    case("(1,)", A((1,))),
+    case("(0,)", A((0,))),
+    case("(3,1) rows", A((3, 1), "distinct")),
+    case("list of numpy scalars", [S(seed=2), S(seed=3), 0.25]),
+)
 for _fn in (list, tuple):
     add(
         _fn,

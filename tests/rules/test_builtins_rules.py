@@ -47,15 +47,20 @@ def test_min_max():
     assert y == 0.0 and back(1.0) == (NO_TANGENT,)
 
 
-def test_sorted_rule_unregistered():
-    from pullback.registry import RuleRegistry
-    from pullback.rules.builtins_rules import _sorted_rrule
+def test_sorted():
+    check_rrule(sorted, [2.0, -1.0, 0.5])
+    check_rrule(sorted, (2.0, -1.0, 0.5), reverse=True)
+    check_rrule(sorted, [2.0, -1.0, 0.5], key=abs)
+    check_rrule(sorted, np.array([0.25, -1.5, 3.0, 0.5]))
+    check_rrule(sorted, np.array([[0.5, 2.0], [-1.0, 1.0]]), key=lambda row: float(row[1]))
+    check_rrule(sorted, np.array([0.25, -1.5, 3.0], dtype=np.float32), reverse=True)
 
-    reg = RuleRegistry()
-    reg.register(sorted, _sorted_rrule)
-    check_rrule(sorted, [2.0, -1.0, 0.5], registry=reg)
-    check_rrule(sorted, (2.0, -1.0, 0.5), reverse=True, registry=reg)
-    check_rrule(sorted, [2.0, -1.0, 0.5], key=abs, registry=reg)
+
+def test_sorted_ties_keep_their_order():
+    # stable, as Python sorts: the first of two equal items stays first
+    y, back = default_registry().lookup(sorted).rrule([1.5, -0.5, 1.5, 0.25], key=abs)
+    assert y == [0.25, -0.5, 1.5, 1.5]
+    assert back([10.0, 20.0, 30.0, 40.0]) == ([30.0, 20.0, 40.0, 10.0],)
 
 
 def test_list_tuple():

@@ -1,5 +1,5 @@
 """Transformable pullbacks of the builtins rules (builtins_rules.py): ``float``, ``sum``,
-``max``/``min`` (without ``key``/``default``), ``list`` and ``tuple``, written in the
+``max``/``min`` (without ``key``/``default``), ``sorted``, ``list`` and ``tuple``, written in the
 differentiable subset so that second derivatives run through them (see transformable.py).
 A sequence argument gets a tuple of cotangents, one per item.
 """
@@ -84,6 +84,28 @@ def min_pullback(dy, a, b=None, c=None, d=None, key=None):
     return _extreme_pullback(dy, builtins.min, a, b, c, d, key)
 
 
+def sorted_positions(items, key, reverse) -> list:
+    """``positions[k]``: where item ``k`` of ``items`` went in ``sorted(items, key=key,
+    reverse=reverse)`` (stable, as Python sorts). The order only chooses: non-differentiable
+    (registered so in builtins_rules.py)."""
+    order = builtins.sorted(
+        range(len(items)),
+        key=lambda i: items[i] if key is None else key(items[i]),
+        reverse=reverse,
+    )
+    positions = [0] * len(order)
+    for pos, i in enumerate(order):
+        positions[i] = pos
+    return positions
+
+
+@transformable
+def sorted_pullback(dy, iterable, key=None, reverse=False):
+    # item k's cotangent is the one of the place sorted put it in
+    positions = sorted_positions(list(iterable), key, reverse)
+    return sequence_pullback(tuple([dy[p] for p in positions]), iterable)
+
+
 @transformable
 def sequence_pullback(dy, iterable=()):
     if isinstance(iterable, np.ndarray):
@@ -161,6 +183,7 @@ def register(reg):
             (builtins.sum, sum_pullback),
             (builtins.max, max_pullback),
             (builtins.min, min_pullback),
+            (builtins.sorted, sorted_pullback),
             (builtins.list, sequence_pullback),
             (builtins.tuple, sequence_pullback),
         ],

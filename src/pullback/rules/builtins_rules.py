@@ -27,7 +27,7 @@ from ._util import (
     finalize,
     zeros_for,
 )
-from .builtins_pullbacks import dict_pullback, extreme_index
+from .builtins_pullbacks import dict_pullback, extreme_index, sorted_positions
 
 FAMILY = "builtins"
 
@@ -148,25 +148,20 @@ def _extreme_rrule(pick):
 
 
 def _sorted_rrule(iterable, **kwargs):
-    items = list(iterable)
-    _check_iterable("sorted", iterable, items)
-    key = kwargs.get("key")
-    reverse = kwargs.get("reverse", False)
-    order = builtins.sorted(
-        range(len(items)),
-        key=lambda i: items[i] if key is None else key(items[i]),
-        reverse=reverse,
-    )
-    y = [items[i] for i in order]
+    """``sorted(iterable, key=..., reverse=...)``: the items, reordered; each item's
+    cotangent is the one of the place it went to, and then as for ``list(iterable)`` (an
+    array's rows stacked back, a list's or tuple's items in a sequence like it)."""
+    items, as_list_pullback = _sequence_rule(builtins.list)(iterable)
+    positions = sorted_positions(items, kwargs.get("key"), kwargs.get("reverse", False))
+    y = list(items)
+    for k, p in enumerate(positions):
+        y[p] = items[k]
 
     def sorted_pullback(dy):
-        if dy is ZERO or type(iterable) not in _SEQ:
-            return zeros_for((iterable,)) if type(iterable) in _SEQ else (NO_TANGENT,)
-        parts = dy_parts(dy, len(items))
-        g = [ZERO] * len(items)
-        for pos, i in enumerate(order):
-            g[i] = parts[pos] if differentiable(items[i]) else NO_TANGENT
-        return (_seq_like(g, iterable),)
+        if dy is ZERO:
+            return as_list_pullback(ZERO)
+        parts = dy_parts(dy, len(y))
+        return as_list_pullback([parts[p] for p in positions])
 
     return y, sorted_pullback
 
@@ -278,11 +273,11 @@ def register(reg):
     r.rule(builtins.sum, _sum_rrule)
     r.rule(builtins.max, _extreme_rrule(builtins.max), notes="the returned element")
     r.rule(builtins.min, _extreme_rrule(builtins.min), notes="the returned element")
-    # _sorted_rrule is ready, but builtins.sorted stays unregistered for now: the core's
-    # tests/test_errors.py uses it as the example of a function without a rule.
+    r.rule(builtins.sorted, _sorted_rrule, notes="the permutation applied to the cotangent")
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
+    r.nondiff(sorted_positions)  # where sorted put each item (a choice)
     r.nondiff(
         builtins.round,
         builtins.len,

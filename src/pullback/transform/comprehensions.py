@@ -235,6 +235,7 @@ class Comprehensions(ListMutations):
             return
         root = func.value
         normalized.pb_outside_append = func
+        normalized.pb_outside_value = call.args[0] if len(call.args) == 1 else None
         parents = self.parents()
         statement = call
         while statement is not None and not isinstance(statement, gast.stmt):

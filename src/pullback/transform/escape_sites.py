@@ -71,8 +71,11 @@ class EscapeSites:
         if not getattr(call, "pb_read_back", False):
             self._record_escape(call, appended)
         elif appended is not None:
-            receiver = gast.unparse(appended.value).strip()
-            self.problems.append(varied_outside_append(self.diagnostic, call, receiver))
+            written = getattr(call, "pb_outside_value", None)  # the user's argument
+            value = "v" if written is None else gast.unparse(written).strip()
+            self.problems.append(
+                varied_outside_append(self.diagnostic, call, appended.value, value)
+            )
         elif item is not None:  # self.cache[k] = v: refused as its attribute would be
             obj = gast.unparse(item.value.value).strip()
             self.problems.append(

@@ -239,6 +239,8 @@ class MutationChecks:
             return  # a local array: written in place (transform/mutation.py)
         if reason.kind == "parameter":
             self.note_parameter_write(target.value, target)
+        if self._report_dict_subclass_store(target, value, op, reason):
+            return
         base = self.text(target.value)
         index = target.slice
         value_text = self.text(value) if value is not None else "v"
@@ -286,6 +288,42 @@ class MutationChecks:
             why=why,
             fix=f"{first}build a new array, e.g. {fix} ({codes.see(code)}).",
         )
+
+    def _report_dict_subclass_store(self, target, value, op, reason) -> bool:
+        """``d[k] += v`` on ``d = collections.defaultdict(float)`` (or a Counter, an
+        OrderedDict): PB106 with a plain dict as the fix, not the array message. pullback
+        models the changes of lists and dicts built with ``[]``, ``{}``, ``list()`` and
+        ``dict()``; a dict subclass runs code of its own (a default stored on a missing
+        key's read, a Counter's update), which the rewrite would not follow."""
+        if reason.kind != "not_fresh" or reason.node is None:
+            return False
+        parent = self._aliases().parent.get(reason.node)
+        made = parent.value if isinstance(parent, gast.Assign) else None
+        if not isinstance(made, gast.Call):
+            return False
+        callee = self._resolve(made)
+        cls = callee.obj if callee.kind == "object" else None
+        if not (isinstance(cls, type) and issubclass(cls, dict) and cls is not dict):
+            return False
+        base = self.text(target.value)
+        key = self.text(target.slice)
+        default = _default_text(cls, made, self.text)
+        if op is not None:
+            value_text = self.text(value) if value is not None else "v"
+            rewrite = f"`{base}[{key}] = {base}.get({key}, {default}) {op} {value_text}`"
+        else:
+            rewrite = f"`{base}[{key}] = ...` as it is"
+        self.report(
+            target,
+            "PB106",
+            f"container mutation: a change of an item of '{base}', a {cls.__name__}",
+            why=f"pullback follows the changes of lists and dicts built with [], {{}}, "
+            f"list() and dict(); a {cls.__name__} runs code of its own (a default for a "
+            "missing key, its own update), which the rewrite of the change would not follow.",
+            fix=f"build a plain dict (`{base} = {{}}`) and write {rewrite}, giving the default "
+            f"where a key is read ({codes.see('PB106')}).",
+        )
+        return True
 
     def _store_why(self, base, reason):
         """Why ``base`` is not provably local, and the first fix to offer (or '')."""
@@ -420,3 +458,19 @@ class MutationChecks:
             fix=f"write `{name} = {name} {op} {value_text}` (a new array), which leaves other "
             f"references unchanged ({codes.see('PB105')}).",
         )
+
+
+_FACTORY_VALUES = {float: "0.0", int: "0", list: "[]", dict: "{}", tuple: "()", str: "''"}
+
+
+def _default_text(cls, made, text) -> str:
+    """The default a missing key of the dict subclass ``made`` (its call) reads, as text."""
+    if cls.__name__ == "Counter":
+        return "0"
+    if made.args:
+        factory = text(made.args[0])
+        for kind, value in _FACTORY_VALUES.items():
+            if factory == kind.__name__:
+                return value
+        return f"{factory}()"
+    return "..."

@@ -23,8 +23,6 @@ import ast
 import dis
 import types
 
-from .tree_walk import all_nodes
-
 # Instructions that differ with the scope a function is compiled in, not with its code.
 _SCOPE_OPS = frozenset(
     {"COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PUSH_NULL"}
@@ -45,7 +43,7 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
     """Whether ``text`` (the dedented lines holding ``fn``, the first being line ``start``
     of its file) compiles to ``fn.__code__``. ``lambda_at=(line, col)`` names the lambda in
     ``text`` (lines of ``text``, 1-based; col in ``text``) when ``fn`` is one. ``parsed``:
-    ``ast.parse(text)`` when the caller has it (its line numbers are shifted here)."""
+    ``ast.parse(text)`` when the caller has it (read, not changed)."""
     code = fn.__code__
     if parsed is not None:
         tree = parsed
@@ -57,7 +55,8 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
     target = _target(tree, lambda_at)
     if target is None:
         return False
-    _shift_lines(target, start - 1)
+    # The text compiles at line 1; its code is then moved to line ``start`` (_shifted).
+    shift = start - 1
     # Names the function's module bound by `import`: the compiler calls their attributes
     # without LOAD_METHOD, so declare them the same way (this code is never run).
     imports = [
@@ -73,9 +72,10 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
         )
     except (SyntaxError, ValueError):
         return False
-    candidate = _find_code(compiled, code.co_name, code.co_firstlineno)
+    candidate = _find_code(compiled, code.co_name, code.co_firstlineno - shift)
     if candidate is None:
         return False
+    candidate = _shifted(candidate, shift)
     if _same_code(candidate, code):
         return True
     return fingerprint(candidate) == fingerprint(code)
@@ -107,21 +107,17 @@ def _same_code(a, b) -> bool:
     )
 
 
-def _shift_lines(node, n: int) -> None:
-    """:func:`ast.increment_lineno` in one fast walk (the function may be long)."""
+def _shifted(code, n: int):
+    """``code`` (and the code nested in it) with every line ``n`` lines further down.
+
+    Line tables count from ``co_firstlineno``, so moving it moves every line (and every
+    position) of that code object: the code of the text compiled at line 1 becomes the code
+    of the text read at its place in the file, without walking the tree first to shift
+    each of its nodes (a long function has tens of thousands)."""
     if not n:
-        return
-    for child in all_nodes(node):
-        if isinstance(child, ast.TypeIgnore):
-            child.lineno = getattr(child, "lineno", 0) + n
-            continue
-        attributes = child._attributes
-        if "lineno" in attributes:
-            child.lineno = getattr(child, "lineno", 0) + n
-        if "end_lineno" in attributes:
-            end = getattr(child, "end_lineno", 0)
-            if end is not None:
-                child.end_lineno = end + n
+        return code
+    consts = tuple(_shifted(c, n) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + n, co_consts=consts)
 
 
 def _locate_scaffold(module, target) -> None:

@@ -123,22 +123,27 @@ def _shifted(code, n: int):
 def _locate_scaffold(module, target) -> None:
     """:func:`ast.fix_missing_locations` for the nodes built around ``target`` (imports,
     a class, a scope function), not walking into ``target``: parsed, it is located."""
+    _fix_scaffold(
+        module, target, {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
+    )
 
-    def fix(node, inherited: dict):
-        if node is target:
-            return
-        here = dict(inherited)
-        for key in _LOCATION_KEYS.intersection(node._attributes):
-            value = getattr(node, key, _MISSING)
-            # a start may be present as None; an end that is None is missing
-            if value is _MISSING or (value is None and key.startswith("end_")):
-                setattr(node, key, here[key])
-            else:
-                here[key] = value
-        for child in ast.iter_child_nodes(node):
-            fix(child, here)
 
-    fix(module, {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0})
+def _fix_scaffold(node, target, inherited: dict) -> None:
+    # A function of the module, not a closure calling itself: such a closure is a cycle
+    # (function -> cell -> function) holding ``target``, and so the whole parsed tree of
+    # the user's function, until the next garbage collection.
+    if node is target:
+        return
+    here = dict(inherited)
+    for key in _LOCATION_KEYS.intersection(node._attributes):
+        value = getattr(node, key, _MISSING)
+        # a start may be present as None; an end that is None is missing
+        if value is _MISSING or (value is None and key.startswith("end_")):
+            setattr(node, key, here[key])
+        else:
+            here[key] = value
+    for child in ast.iter_child_nodes(node):
+        _fix_scaffold(child, target, here)
 
 
 _LOCATION_KEYS = frozenset({"lineno", "col_offset", "end_lineno", "end_col_offset"})

@@ -98,7 +98,8 @@ class SSARenamer:
         self.params = params
         self.flags = set(flags)
         everything = all_nodes(tree)  # one walk serves the three facts below
-        self.taken = {n.id for n in everything if isinstance(n, gast.Name)} | set(params)
+        names = [n for n in everything if isinstance(n, gast.Name)]
+        self.taken = {n.id for n in names} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
@@ -106,7 +107,7 @@ class SSARenamer:
         # Computed before renaming, on source names: how often the function reads each
         # name, and each loop (by id) — a name is read outside a loop when the function
         # reads it more often than the loop does.
-        self.reads = _load_counts(everything)
+        self.reads = _load_counts(names)
         self.reads_in_loop = _reads_in_loops(everything)
 
     def new_name(self, name: str) -> str:

@@ -40,7 +40,8 @@ class Line(_Fields):
     forward (grad's hot entry): there a loop's tape is popped, freed as the reverse sweep
     walks it."""
 
-    _FIELDS = ("text", "reads", "src", "alt", "once")
+    __slots__ = ("text", "reads", "src", "alt", "once")  # no dict: a long function has
+    _FIELDS = __slots__  # tens of thousands of lines, each kept while its adjoint lives
 
     def __init__(self, text: str, reads: frozenset = frozenset(), src: int | None = None,
                  alt: str | None = None, once: str | None = None):  # fmt: skip

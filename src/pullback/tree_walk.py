@@ -41,18 +41,27 @@ _SCALAR_FIELDS = {
 }
 
 
-class _ChildFields(dict):
-    """Each node class mapped to its fields that may hold nodes, in ``_fields`` order
-    (filled on first sight of a class: what it holds depends only on the class)."""
+class _FieldsByClass(dict):
+    """Each node class mapped to the fields of it that ``keep(class, field)`` accepts, in
+    ``_fields`` order (filled on first sight of a class: what a field may hold depends only
+    on the class)."""
+
+    def __init__(self, keep):
+        super().__init__()
+        self.keep = keep
 
     def __missing__(self, cls):
-        scalar = _SCALAR_FIELDS.get(cls.__name__, ())
-        fields = tuple(f for f in cls._fields if f not in scalar)
-        self[cls] = fields
+        fields = self[cls] = tuple(f for f in cls._fields if self.keep(cls, f))
         return fields
 
 
-_CHILD_FIELDS = _ChildFields()
+# the fields that may hold nodes
+_CHILD_FIELDS = _FieldsByClass(lambda cls, f: f not in _SCALAR_FIELDS.get(cls.__name__, ()))
+# the fields that may hold statements, handlers or cases: lists of them (no statement sits
+# under an expression; an expression ``body``, of a lambda or an ``if`` expression, is no list)
+_BLOCK_FIELDS = _FieldsByClass(
+    lambda cls, f: f in ("body", "orelse", "finalbody", "handlers", "cases")
+)
 
 
 def all_nodes(node) -> list:
@@ -109,8 +118,9 @@ def statements(tree) -> list:
     order; a long function has about ten nodes per statement."""
     out = [tree]
     append = out.append
+    block_fields = _BLOCK_FIELDS
     for n in out:  # grows while it is read: breadth first
-        for name in n._fields:
+        for name in block_fields[n.__class__]:
             v = getattr(n, name, None)
             if v.__class__ is list:
                 for item in v:

@@ -206,3 +206,21 @@ def test_custom_rule_with_a_wrongly_shaped_cotangent():
     text = message(e)
     assert "returned a cotangent of shape (7,) for argument 0, which has shape (3,)" in text
     assert "test_errors.py" in text and "return np.sum(scale(x))" in text
+
+
+def test_diagnostic_is_an_immutable_value():
+    import copy
+    import pickle
+
+    from pullback import Diagnostic
+
+    d = Diagnostic("PB101", "array mutation", "m.py", 3, 4, 8, "    x[i] = 2\n", "why", "fix")
+    assert d == Diagnostic(**{n: getattr(d, n) for n in Diagnostic.FIELDS})
+    assert hash(d) == hash(copy.copy(d)) and pickle.loads(pickle.dumps(d)) == d
+    moved = d.replace(filename="n.py", line=4)
+    assert (moved.filename, moved.line, moved.code) == ("n.py", 4, "PB101") and moved != d
+    assert d.header() == "m.py:3:5: PB101 array mutation"
+    with pytest.raises(AttributeError):
+        d.line = 5
+    with pytest.raises(TypeError):
+        d.replace(column=1)

@@ -51,3 +51,15 @@ def test_same_tree_as_gast_on_every_kind_of_node(text):
 def test_a_node_built_by_hand_without_positions():
     tree = ast.Module(body=[ast.Expr(value=ast.Name(id="x", ctx=ast.Load()))], type_ignores=[])
     _same(ast_to_gast(tree), gast.ast_to_gast(tree))
+
+
+def test_contexts_and_operators_are_shared_within_one_conversion_only():
+    # as in the trees ast.parse makes: one Load, one Add per tree, not one per use
+    text = "def f(x, y):\n    a = x + y\n    return a + x * y\n"
+    one, two = ast_to_gast(ast.parse(text)), ast_to_gast(ast.parse(text))
+    loads = [n.ctx for n in gast.walk(one) if isinstance(getattr(n, "ctx", None), gast.Load)]
+    assert len(loads) == 5 and all(ctx is loads[0] for ctx in loads)
+    adds = [n.op for n in gast.walk(one) if isinstance(getattr(n, "op", None), gast.Add)]
+    assert len(adds) == 2 and adds[0] is adds[1]
+    assert not set(map(id, gast.walk(one))) & set(map(id, gast.walk(two)))  # nothing between
+    _same(one, gast.ast_to_gast(ast.parse(text)))

@@ -74,3 +74,60 @@ def test_gradient_through_a_generator_draw():
 
     x = np.linspace(0.0, 1.0, 4)
     np.testing.assert_array_equal(grad(f)(x), np.random.default_rng(3).standard_normal(4))
+
+
+def test_deferred_families_name_their_modules_as_the_modules_do():
+    # The registry defers a family by the names its DeferredFamily carries, before its
+    # module is imported: they must be the module's own.
+    from pullback import rules
+
+    deferred = [f for f in rules._ORDER if isinstance(f, rules.DeferredFamily)]
+    assert {f.module for f in deferred} >= {"fft", "scipy_special", "scipy_quad", "array_api"}
+    for family in deferred:
+        module = family.load()
+        assert (module.FAMILY, module.REQUIRES) == (family.FAMILY, family.REQUIRES), family
+    # FAMILIES holds the modules themselves, in the registration order
+    assert [m.__name__ for m in rules.FAMILIES] == [
+        f"pullback.rules.{f.module}" if f in deferred else f.__name__ for f in rules._ORDER
+    ]
+
+
+def test_first_numpy_gradient_imports_no_deferred_family_module(tmp_path):
+    (tmp_path / "plain_mod.py").write_text(
+        "import numpy as np\n\ndef f(x):\n    return np.sum(np.tanh(x) ** 2)\n"
+    )
+    out = _run(
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import numpy, pullback, plain_mod; "
+        "pullback.grad(plain_mod.f)(numpy.ones(2)); from pullback import rules; "
+        "print(sorted(f.module for f in rules._ORDER if isinstance(f, rules.DeferredFamily) "
+        "and 'pullback.rules.' + f.module in sys.modules), 'numpy.fft' in sys.modules)"
+    )
+    assert out == "[] False"
+
+
+def test_fft_rules_are_found_when_the_function_first_uses_np_fft(tmp_path):
+    # numpy.fft is imported when the call np.fft.rfft is resolved: the deferred family
+    # registers on that lookup's miss, and the gradient is the rule's.
+    (tmp_path / "spectral_mod.py").write_text(
+        "import numpy as np\n\n"
+        "def f(x):\n"
+        "    return np.sum(np.abs(np.fft.rfft(x)) ** 2)\n"
+    )
+    out = _run(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import numpy as np
+        import pullback
+        import spectral_mod
+        assert 'numpy.fft' not in sys.modules
+        x = np.linspace(0.1, 1.0, 6)
+        g = pullback.grad(spectral_mod.f)(x)
+        h = 1e-6
+        fd = [(spectral_mod.f(x + h * e) - spectral_mod.f(x - h * e)) / (2 * h)
+              for e in np.eye(6)]
+        print(np.allclose(g, fd, rtol=1e-6, atol=1e-6), pullback.default_registry().lookup(
+            np.fft.rfft).family)
+        """
+    )
+    assert out == "True fft"

@@ -15,7 +15,7 @@ import pytest
 
 import pullback
 from pullback import grad
-from pullback.source_match import _locate_scaffold, _shift_lines, source_matches_code
+from pullback.source_match import _locate_scaffold, _shifted, source_matches_code
 from pullback.testing import check_grads
 from pullback.tree_walk import all_nodes, parent_map, statements
 
@@ -43,13 +43,24 @@ def _locations(tree):
     return [(type(n).__name__, *(getattr(n, k, "-") for k in keys)) for n in ast.walk(tree)]
 
 
+def _code_lines(code):
+    """Every line and position of ``code`` and of the code nested in it."""
+    nested = [_code_lines(c) for c in code.co_consts if isinstance(c, type(code))]
+    return (code.co_name, code.co_firstlineno, list(code.co_lines()), list(code.co_positions()),
+            nested)  # fmt: skip
+
+
 @pytest.mark.parametrize("path", SOURCES[:20], ids=lambda p: p.name)
 @pytest.mark.parametrize("shift", [0, 1, 37])
-def test_shift_lines_is_increment_lineno(path, shift):
-    tree = ast.parse(path.read_text())
-    want = ast.increment_lineno(copy.deepcopy(tree), shift)
-    _shift_lines(tree, shift)
-    assert _locations(tree) == _locations(want)
+def test_shifted_code_is_the_code_compiled_further_down(path, shift):
+    # What the source check compares: the text compiled at line 1 and moved down by
+    # ``shift`` lines is the text compiled after ``shift`` blank lines, line for line.
+    text = path.read_text()
+    moved = _shifted(compile(text, str(path), "exec"), shift)
+    want = compile("\n" * shift + text, str(path), "exec")
+    # (the functions and classes in it: a module's own code always starts at line 1)
+    assert _code_lines(moved)[4] == _code_lines(want)[4]
+    assert moved.co_consts == want.co_consts
 
 
 def test_locate_scaffold_is_fix_missing_locations():
@@ -90,7 +101,11 @@ def test_source_check_with_the_shared_parse_accepts_and_refuses():
 
     lines, start = inspect.getsourcelines(long_fn)
     text = "".join(lines)
-    assert source_matches_code(long_fn, text, start, parsed=ast.parse(text))
+    parsed = ast.parse(text)
+    before = _locations(parsed)
+    assert source_matches_code(long_fn, text, start, parsed=parsed)
+    assert _locations(parsed) == before  # the shared parse is read, not changed
+    assert not source_matches_code(long_fn, text, start + 1)  # the function moved down
     edited = text.replace("0.25", "0.5")
     assert not source_matches_code(long_fn, edited, start, parsed=ast.parse(edited))
 

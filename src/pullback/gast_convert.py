@@ -7,7 +7,8 @@ copies positions one ``setattr`` at a time. Its per-kind visitors (``visit_Name`
 ``visit_arg``, ``visit_FunctionDef``, ...) stay exactly as gast wrote them: this class only
 replaces the generic parts with the same steps done once per node class, so every node
 comes out with the same class, fields, positions and attribute order (the tests compare the
-two converters on real sources with ``gast.dump(..., include_attributes=True)``).
+two converters on real sources with ``gast.dump(..., include_attributes=True)``); the
+nodes without fields (contexts, operators) are shared, as in the trees ``ast.parse`` makes.
 
 >>> import ast, gast
 >>> tree = ast.parse("def f(x):\\n    return x * 2.0")
@@ -31,6 +32,7 @@ class _Converter(Ast3ToGAst):
         super().__init__()
         self._visitors: dict = {}  # ast class -> bound visitor method
         self._targets: dict = {}  # ast class -> (gast class or None, fields, attributes)
+        self._shared: dict = {}  # gast class without fields -> its one node
 
     def visit(self, node):
         kind = type(node)
@@ -57,6 +59,14 @@ class _Converter(Ast3ToGAst):
             fields, attributes = kind._fields, kind._attributes
         if cls is None:
             return None  # as gast: a node that is not part of the gast tree
+        if not fields and not attributes:
+            # A context or an operator (Load, Store, Add, ...): one node of each class per
+            # conversion, shared as ast.parse shares its own, where gast makes one per use
+            # (a long function's Names and BinOps would carry tens of thousands).
+            shared = self._shared.get(cls)
+            if shared is None:
+                shared = self._shared[cls] = cls()
+            return shared
         visit = self._visit
         values = {}
         for field in fields:

@@ -20,9 +20,9 @@ The cache in use is :data:`CACHE` through :func:`signature_of`; tests swap it wi
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import inspect
-import threading
 import types
 import weakref
 
@@ -62,7 +62,7 @@ class SignatureCache:
 
     def __init__(self):
         self._entries = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without importing threading
         self.hits = 0
         self.misses = 0
 

@@ -23,8 +23,6 @@ import ast
 import dis
 import types
 
-from .tree_walk import all_nodes
-
 # Instructions that differ with the scope a function is compiled in, not with its code.
 _SCOPE_OPS = frozenset(
     {"COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PUSH_NULL"}
@@ -45,7 +43,7 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
     """Whether ``text`` (the dedented lines holding ``fn``, the first being line ``start``
     of its file) compiles to ``fn.__code__``. ``lambda_at=(line, col)`` names the lambda in
     ``text`` (lines of ``text``, 1-based; col in ``text``) when ``fn`` is one. ``parsed``:
-    ``ast.parse(text)`` when the caller has it (its line numbers are shifted here)."""
+    ``ast.parse(text)`` when the caller has it (read, not changed)."""
     code = fn.__code__
     if parsed is not None:
         tree = parsed
@@ -57,7 +55,8 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
     target = _target(tree, lambda_at)
     if target is None:
         return False
-    _shift_lines(target, start - 1)
+    # The text compiles at line 1; its code is then moved to line ``start`` (_shifted).
+    shift = start - 1
     # Names the function's module bound by `import`: the compiler calls their attributes
     # without LOAD_METHOD, so declare them the same way (this code is never run).
     imports = [
@@ -73,9 +72,10 @@ def source_matches_code(fn, text: str, start: int, lambda_at=None, parsed=None) 
         )
     except (SyntaxError, ValueError):
         return False
-    candidate = _find_code(compiled, code.co_name, code.co_firstlineno)
+    candidate = _find_code(compiled, code.co_name, code.co_firstlineno - shift)
     if candidate is None:
         return False
+    candidate = _shifted(candidate, shift)
     if _same_code(candidate, code):
         return True
     return fingerprint(candidate) == fingerprint(code)
@@ -107,42 +107,43 @@ def _same_code(a, b) -> bool:
     )
 
 
-def _shift_lines(node, n: int) -> None:
-    """:func:`ast.increment_lineno` in one fast walk (the function may be long)."""
+def _shifted(code, n: int):
+    """``code`` (and the code nested in it) with every line ``n`` lines further down.
+
+    Line tables count from ``co_firstlineno``, so moving it moves every line (and every
+    position) of that code object: the code of the text compiled at line 1 becomes the code
+    of the text read at its place in the file, without walking the tree first to shift
+    each of its nodes (a long function has tens of thousands)."""
     if not n:
-        return
-    for child in all_nodes(node):
-        if isinstance(child, ast.TypeIgnore):
-            child.lineno = getattr(child, "lineno", 0) + n
-            continue
-        attributes = child._attributes
-        if "lineno" in attributes:
-            child.lineno = getattr(child, "lineno", 0) + n
-        if "end_lineno" in attributes:
-            end = getattr(child, "end_lineno", 0)
-            if end is not None:
-                child.end_lineno = end + n
+        return code
+    consts = tuple(_shifted(c, n) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=code.co_firstlineno + n, co_consts=consts)
 
 
 def _locate_scaffold(module, target) -> None:
     """:func:`ast.fix_missing_locations` for the nodes built around ``target`` (imports,
     a class, a scope function), not walking into ``target``: parsed, it is located."""
+    _fix_scaffold(
+        module, target, {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
+    )
 
-    def fix(node, inherited: dict):
-        if node is target:
-            return
-        here = dict(inherited)
-        for key in _LOCATION_KEYS.intersection(node._attributes):
-            value = getattr(node, key, _MISSING)
-            # a start may be present as None; an end that is None is missing
-            if value is _MISSING or (value is None and key.startswith("end_")):
-                setattr(node, key, here[key])
-            else:
-                here[key] = value
-        for child in ast.iter_child_nodes(node):
-            fix(child, here)
 
-    fix(module, {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0})
+def _fix_scaffold(node, target, inherited: dict) -> None:
+    # A function of the module, not a closure calling itself: such a closure is a cycle
+    # (function -> cell -> function) holding ``target``, and so the whole parsed tree of
+    # the user's function, until the next garbage collection.
+    if node is target:
+        return
+    here = dict(inherited)
+    for key in _LOCATION_KEYS.intersection(node._attributes):
+        value = getattr(node, key, _MISSING)
+        # a start may be present as None; an end that is None is missing
+        if value is _MISSING or (value is None and key.startswith("end_")):
+            setattr(node, key, here[key])
+        else:
+            here[key] = value
+    for child in ast.iter_child_nodes(node):
+        _fix_scaffold(child, target, here)
 
 
 _LOCATION_KEYS = frozenset({"lineno", "col_offset", "end_lineno", "end_col_offset"})

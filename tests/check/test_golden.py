@@ -6,7 +6,6 @@ of wording, run ``PULLBACK_UPDATE_GOLDEN=1 pytest tests/check/test_golden.py`` a
 the diff.
 """
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -34,7 +33,7 @@ def registry():
 
 
 def render(diagnostics) -> str:
-    relative = [dataclasses.replace(d, filename=os.path.basename(d.filename)) for d in diagnostics]
+    relative = [d.replace(filename=os.path.basename(d.filename)) for d in diagnostics]
     return "\n\n".join(d.format() for d in relative) + "\n"
 
 

@@ -10,7 +10,6 @@ error, and a rewrite ("after"). This module checks that
 """
 
 import asyncio
-import dataclasses
 import importlib.util
 import math
 import re
@@ -260,7 +259,7 @@ def test_documented_error_is_the_real_output(code, befores):
         diagnostics = info.value.diagnostics
     else:
         diagnostics = check(befores[code], registry_without_erf())
-    shown = "\n\n".join(dataclasses.replace(d, filename="example.py").format() for d in diagnostics)
+    shown = "\n\n".join(d.replace(filename="example.py").format() for d in diagnostics)
     assert shown + "\n" == SECTIONS[code]["text"]
     assert all(d.code == code for d in diagnostics)
 

@@ -448,6 +448,19 @@ class FunctionChecker(
 
 
 # -- helpers -------------------------------------------------------------------------------------
+_BINDING_NODES = (
+    gast.Name,
+    gast.FunctionDef,
+    gast.AsyncFunctionDef,
+    gast.ClassDef,
+    gast.Import,
+    gast.ImportFrom,
+    gast.MatchAs,
+    gast.MatchStar,
+    gast.MatchMapping,
+)
+
+
 def _visible_locals(tree, nodes) -> set[str]:
     """Every name the function binds anywhere, nested scopes included (``nodes``:
     ``all_nodes(tree)``, one walk for the local names and the others).
@@ -456,6 +469,8 @@ def _visible_locals(tree, nodes) -> set[str]:
     """
     names = local_names(tree, nodes)
     for node in nodes:
+        if not isinstance(node, _BINDING_NODES):  # most nodes: one test, not five
+            continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Param):
             names.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

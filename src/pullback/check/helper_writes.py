@@ -26,7 +26,6 @@ from __future__ import annotations
 import copy
 import inspect
 import types
-from dataclasses import dataclass
 
 import gast
 
@@ -39,16 +38,26 @@ from .call_checks import user_callee
 from .mutation_fixes import OPERATORS
 
 
-@dataclass(frozen=True)
 class ParameterWrite:
-    """Where a helper writes into one of its parameters (for messages)."""
+    """Where a helper writes into one of its parameters (for messages). ``via``: the write
+    of the helper this one passes the parameter on to; ``soft``: only appends
+    (l.append(v)): into a list outside the caller's variables (a global log, self.history)
+    they run as written, checked where read back (escapes.py). (A plain class, not a
+    dataclass: dataclasses cost about half a millisecond each at import.)"""
 
-    fs: object
-    node: object
-    via: object = None  # the write of the helper this one passes the parameter on to
-    # only appends (l.append(v)): into a list outside the caller's variables (a global log,
-    # self.history) they run as written, checked where read back (escapes.py)
-    soft: bool = False
+    __slots__ = ("fs", "node", "via", "soft")
+
+    def __init__(self, fs, node, via=None, soft: bool = False):
+        self.fs = fs
+        self.node = node
+        self.via = via
+        self.soft = soft
+
+    def __repr__(self) -> str:
+        return (
+            f"ParameterWrite(fs={self.fs!r}, node={self.node!r}, via={self.via!r}, "
+            f"soft={self.soft!r})"
+        )
 
     def place(self) -> str:
         return location_text(*self.fs.location(self.node))

@@ -1,24 +1,26 @@
 """The rules that ship with pullback, one module per family.
 
 Each family module has ``FAMILY`` (its name) and ``register(registry)``;
-:func:`build_default_registry` calls them all. A family that also declares ``REQUIRES``
+:func:`build_default_registry` registers them all. A family that also declares ``REQUIRES``
 (a module name, e.g. ``"scipy.special"``) is deferred: the registry registers it on the
 first lookup miss after that module has been imported (see ``RuleRegistry.add_family``),
-so pullback itself never imports SciPy. ``listing`` renders the table of every entry
-(docs/rules.md), loading the deferred families first.
+so pullback itself never imports SciPy. Those families' modules are not even imported
+until then (:class:`DeferredFamily`): a NumPy gradient's cold start would pay about thirty
+modules (SciPy's rules, their helpers, ``numpy.fft``) it never uses. ``listing`` renders
+the table of every entry (docs/rules.md), loading the deferred families first;
+``FAMILIES`` (every family module, in registration order) imports them all when read.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from .. import arrays_inplace, containers_mutation, escapes, records, unpacking
 from ..registry import RuleRegistry
 from . import (
-    array_api,
-    array_api_compat_rules,
     builtins_rules,
     container_cotangent_pullbacks,
     container_cotangents,
-    fft,
     inplace_calls,
     linalg,
     math_rules,
@@ -37,26 +39,41 @@ from . import (
     numpy_ufuncs,
     operator_rules,
     pullback_runtime,
-    scipy_integrate,
-    scipy_linalg,
-    scipy_linalg_decomp,
-    scipy_linalg_matfuncs,
-    scipy_ode,
-    scipy_optimize,
-    scipy_quad,
-    scipy_signal,
-    scipy_special,
-    scipy_special_more,
-    scipy_stats_continuous,
-    scipy_stats_discrete,
-    scipy_stats_frozen,
-    scipy_stats_multivariate,
     star_call_rules,
     transformable,
     user_function_calls,
 )
 
-FAMILIES = (
+
+class DeferredFamily:
+    """A family module not imported yet: its ``FAMILY`` and ``REQUIRES`` (the module its
+    rules need), so the registry can defer it without importing it; ``register`` imports
+    it (a submodule of this package: the import stays inside the rules layer) and
+    registers it. ``tests/test_registry.py`` checks that both names agree with the module.
+    """
+
+    __slots__ = ("module", "FAMILY", "REQUIRES")
+
+    def __init__(self, module: str, family: str, requires: str):
+        self.module = module
+        self.FAMILY = family
+        self.REQUIRES = requires
+
+    def load(self):
+        """The family module itself (imported now if it was not)."""
+        return importlib.import_module(f"{__name__}.{self.module}")
+
+    def register(self, registry) -> None:
+        self.load().register(registry)
+
+    def __repr__(self) -> str:
+        return f"DeferredFamily({self.module!r}, requires={self.REQUIRES!r})"
+
+
+# Every family in registration order: a module, or a DeferredFamily for those whose
+# rules need a module that pullback never imports itself (``numpy.fft`` is one: NumPy
+# loads it on first use of ``np.fft``, which is also how a function's call of it resolves).
+_ORDER = (
     numpy_ufuncs,
     numpy_reductions,
     numpy_products,
@@ -68,32 +85,32 @@ FAMILIES = (
     numpy_casts,
     numpy_misc,
     linalg,
-    fft,
+    DeferredFamily("fft", "fft", "numpy.fft"),
     numpy_nondiff,
     numpy_random,
     math_rules,
     builtins_rules,
     operator_rules,
-    scipy_special,
-    scipy_special_more,
-    scipy_stats_continuous,
-    scipy_stats_discrete,
-    scipy_stats_multivariate,
-    scipy_stats_frozen,
-    scipy_linalg,
-    scipy_linalg_decomp,
-    scipy_linalg_matfuncs,
-    scipy_signal,
-    scipy_integrate,
-    scipy_quad,
-    scipy_ode,
-    scipy_optimize,
+    DeferredFamily("scipy_special", "scipy_special", "scipy.special"),
+    DeferredFamily("scipy_special_more", "scipy_special", "scipy.special"),
+    DeferredFamily("scipy_stats_continuous", "scipy_stats", "scipy.stats"),
+    DeferredFamily("scipy_stats_discrete", "scipy_stats", "scipy.stats"),
+    DeferredFamily("scipy_stats_multivariate", "scipy_stats", "scipy.stats"),
+    DeferredFamily("scipy_stats_frozen", "scipy_stats", "scipy.stats"),
+    DeferredFamily("scipy_linalg", "scipy_linalg", "scipy.linalg"),
+    DeferredFamily("scipy_linalg_decomp", "scipy_linalg_decomp", "scipy.linalg"),
+    DeferredFamily("scipy_linalg_matfuncs", "scipy_linalg_matfuncs", "scipy.linalg"),
+    DeferredFamily("scipy_signal", "scipy_signal", "scipy.signal"),
+    DeferredFamily("scipy_integrate", "scipy_integrate", "scipy.integrate"),
+    DeferredFamily("scipy_quad", "scipy_quad", "scipy.integrate"),
+    DeferredFamily("scipy_ode", "scipy_ode", "scipy.integrate"),
+    DeferredFamily("scipy_optimize", "scipy_optimize", "scipy.optimize"),
     ndarray_methods,
     pullback_runtime,
     user_function_calls,
     transformable,
-    array_api,
-    array_api_compat_rules,
+    DeferredFamily("array_api", "array_api", "array_api_strict"),
+    DeferredFamily("array_api_compat_rules", "array_api_compat", "array_api_compat"),
     arrays_inplace,
     unpacking,
     inplace_calls,
@@ -106,9 +123,17 @@ FAMILIES = (
 )
 
 
+def __getattr__(name):
+    """``FAMILIES``: every family module in registration order (importing the deferred
+    ones: for listings and tests, never on the way to a gradient)."""
+    if name == "FAMILIES":
+        return tuple(f.load() if isinstance(f, DeferredFamily) else f for f in _ORDER)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def build_default_registry() -> RuleRegistry:
     """A new registry holding every rule family that ships with pullback."""
     registry = RuleRegistry()
-    for family in FAMILIES:
+    for family in _ORDER:
         registry.add_family(family)
     return registry

@@ -16,6 +16,9 @@ import numpy as np
 from ._util import NO_TANGENT, ZERO, Registrar, bind, densify, finalize, zeros_for
 
 FAMILY = "fft"
+# Deferred until numpy.fft is imported (NumPy loads it on first use of ``np.fft``): a
+# gradient that never uses it does not import it.
+REQUIRES = "numpy.fft"
 F = np.fft
 
 _SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}

@@ -40,8 +40,14 @@ class Activity:
 
 
 def names_in(node) -> list[str]:
+    """The names ``node`` reads (its ``Load`` names, in the order of ``ast.walk``)."""
     if node is None:
         return []
+    cls = node.__class__
+    if cls is gast.Constant:  # an atom (most operands after normalization): no walk
+        return []
+    if cls is gast.Name and node.annotation is None:
+        return [node.id] if isinstance(node.ctx, gast.Load) else []
     return [
         n.id
         for n in all_nodes(node)

@@ -257,14 +257,14 @@ def what_is_there(tree, nodes=None):
     for n in all_nodes(tree) if nodes is None else nodes:
         if isinstance(n, gast.Lambda):
             lambdas = True
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
-            calls = True
-        elif (
-            isinstance(n, gast.Assign)
-            and isinstance(n.value, gast.Call)
-            and isinstance(n.value.func, gast.Name)
-        ) or spells_partial(n):
-            factories = True  # (a local functools.partial too: transform/local_partials.py)
+        elif isinstance(n, gast.Call):
+            if isinstance(n.func, gast.Name):
+                calls = True
+        elif isinstance(n, gast.Assign):  # (the only nodes spells_partial may accept)
+            if (isinstance(n.value, gast.Call) and isinstance(n.value.func, gast.Name)) or (
+                spells_partial(n)
+            ):
+                factories = True  # (a local functools.partial too: transform/local_partials.py)
     return lambdas, calls, factories
 
 

@@ -8,30 +8,75 @@ source with a comment naming the user line wherever that line changes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 
 
-@dataclass
-class Line:
-    text: str
-    reads: frozenset = frozenset()
-    src: int | None = None
-    # the text in functions that must stay differentiable again (the fused gradient and
-    # vjp), where calls of user functions go through their generated vjp functions
-    alt: str | None = None
-    # the text in the fused sweeps, whose reverse part runs once per forward (grad's hot
-    # entry): there a loop's tape is popped, freed as the reverse sweep walks it
-    once: str | None = None
+class _Fields:
+    """What ``@dataclass`` gave :class:`Line` and :class:`Compound` (field-wise ``==``, no
+    hash, a repr naming the fields), as a plain class: each dataclass costs about half a
+    millisecond to create at import, which every cold start pays."""
+
+    __slots__ = ()
+    _FIELDS: tuple = ()
+    __hash__ = None  # mutable, compared by value (as a dataclass with eq and not frozen)
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in self._FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"{type(self).__name__}({inner})"
 
 
-@dataclass
-class Compound:
-    header: str
-    body: list
-    orelse: list = field(default_factory=list)
-    reads: frozenset = frozenset()
-    src: int | None = None
-    loop: object = None  # LoopInfo, for reverse loops
+class Line(_Fields):
+    """One line of generated code, the primal names it reads and the user line it comes
+    from; ``alt``: the text in functions that must stay differentiable again (the fused
+    gradient and vjp), where calls of user functions go through their generated vjp
+    functions; ``once``: the text in the fused sweeps, whose reverse part runs once per
+    forward (grad's hot entry): there a loop's tape is popped, freed as the reverse sweep
+    walks it."""
+
+    __slots__ = ("text", "reads", "src", "alt", "once")  # no dict: a long function has
+    _FIELDS = __slots__  # tens of thousands of lines, each kept while its adjoint lives
+
+    def __init__(self, text: str, reads: frozenset = frozenset(), src: int | None = None,
+                 alt: str | None = None, once: str | None = None):  # fmt: skip
+        self.text = text
+        self.reads = reads
+        self.src = src
+        self.alt = alt
+        self.once = once
+
+
+class Compound(_Fields):
+    """An ``if``/``for``/``while`` (its ``header`` line) with nested blocks; ``loop``: the
+    LoopInfo of a reverse loop."""
+
+    _FIELDS = ("header", "body", "orelse", "reads", "src", "loop")
+
+    def __init__(self, header: str, body: list, orelse: list | None = None,
+                 reads: frozenset = frozenset(), src: int | None = None, loop=None):  # fmt: skip
+        self.header = header
+        self.body = body
+        self.orelse = [] if orelse is None else orelse
+        self.reads = reads
+        self.src = src
+        self.loop = loop
+
+
+def replace(item, **changes):
+    """A copy of a :class:`Line` or :class:`Compound` with some fields changed (what
+    ``dataclasses.replace`` did for them)."""
+    values = {f: getattr(item, f) for f in item._FIELDS}
+    unknown = set(changes) - set(values)
+    if unknown:
+        raise TypeError(f"{type(item).__name__} has no field {sorted(unknown)[0]!r}")
+    values.update(changes)
+    return type(item)(**values)
 
 
 def render(

@@ -27,15 +27,18 @@ from . import nodes as N
 from .owned_helpers import MARK, PREFIX, RESULT_PREFIX, returned_parameter, specialization
 
 
-def use_owning_helpers(fs, registry, environment=None) -> None:
+def use_owning_helpers(fs, registry, environment=None, nodes=None) -> bool:
     """Rewrite, in place, the statements of ``fs.tree`` that call a helper writing into
-    arguments the check proved local (``environment``: the check's, if it ran)."""
+    arguments the check proved local (``environment``: the check's, if it ran; ``nodes``:
+    ``all_nodes(fs.tree)`` when the caller walks it anyway). False when the tree was left
+    as it was (no call of a user function: nothing was looked at), True when it may have
+    been rewritten."""
     from ..check import LiveEnvironment
     from ..check.checker import FunctionChecker
     from ..registry import default_registry
 
-    if not _calls_a_user_function(fs):  # no helper to own anything: no check to run
-        return
+    if not _calls_a_user_function(fs, nodes):  # no helper to own anything: no check to run
+        return False
     env = environment if environment is not None else LiveEnvironment()
     checker = FunctionChecker(fs, registry or default_registry(), env)
     checker._container_analysis()  # the kinds of the caller's lists and dicts, before rewriting
@@ -74,13 +77,15 @@ def use_owning_helpers(fs, registry, environment=None) -> None:
         return out
 
     fs.tree.body = rewrite(fs.tree.body)
+    return True
 
 
-def _calls_a_user_function(fs) -> bool:
+def _calls_a_user_function(fs, nodes=None) -> bool:
     """Whether ``fs``'s function calls, by a name or attribute chain of its globals or
     closure, a Python function outside the library modules: the only calls that can be of
     a helper writing into its arguments (a method or a callee found at run time is not)."""
-    nodes = all_nodes(fs.tree)  # one walk for the local names and the calls
+    if nodes is None:  # one walk for the local names and the calls
+        nodes = all_nodes(fs.tree)
     local = local_names(fs.tree, nodes)
     chains = {}  # each callee spelling once: a long function calls math.sin 1,000 times
     for node in nodes:

@@ -62,12 +62,14 @@ def located(node, where):
     if where is not None and getattr(where, "lineno", None) is not None:
         # what gast.copy_location(child, where) copies, read from ``where`` once
         source = where._attributes
-        place = [(k, getattr(where, k)) for k in _PLACE if k in source and hasattr(where, k)]
+        place = {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
         for child in all_nodes(node):
-            if getattr(child, "lineno", None) is None and hasattr(child, "_attributes"):
-                attributes = child._attributes
-                if "lineno" in attributes:
-                    for key, value in place:
+            attributes = child._attributes  # () for a context or an operator
+            if "lineno" in attributes and getattr(child, "lineno", None) is None:
+                if len(attributes) == 4:  # the four places (every expr and stmt)
+                    child.__dict__.update(place)
+                else:  # type_ignore: (lineno, tag)
+                    for key, value in place.items():
                         if key in attributes:
                             setattr(child, key, value)
     return node

@@ -101,7 +101,8 @@ class SSARenamer:
         self.params = params
         self.flags = set(flags)
         everything = all_nodes(tree)  # one walk serves the three facts below
-        self.taken = {n.id for n in everything if isinstance(n, gast.Name)} | set(params)
+        names = [n for n in everything if isinstance(n, gast.Name)]
+        self.taken = {n.id for n in names} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
@@ -109,7 +110,7 @@ class SSARenamer:
         # Computed before renaming, on source names: how often the function reads each
         # name, and each loop (by id) — a name is read outside a loop when the function
         # reads it more often than the loop does.
-        self.reads = _load_counts(everything)
+        self.reads = _load_counts(names)
         self.reads_in_loop = _reads_in_loops(everything)
 
     def new_name(self, name: str) -> str:
@@ -126,6 +127,14 @@ class SSARenamer:
                 return candidate
 
     def rename_reads(self, node, vmap):
+        # An atom or an operation on two (most statements once normalized): no walk.
+        if node.__class__ is gast.BinOp and _plain_atom(node.left) and _plain_atom(node.right):
+            _rename_read(node.left, vmap)
+            _rename_read(node.right, vmap)
+            return
+        if _plain_atom(node):
+            _rename_read(node, vmap)
+            return
         for n in all_nodes(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in vmap:
                 n.id = vmap[n.id]
@@ -265,6 +274,18 @@ class SSARenamer:
             if vmap.get(name) != h and name in vmap:
                 out.append(N.assign(h, N.load(vmap[name]), s))
         return out
+
+
+def _plain_atom(node) -> bool:
+    """A constant, or a name with nothing under it but its context."""
+    cls = node.__class__
+    return cls is gast.Constant or (cls is gast.Name and node.annotation is None)
+
+
+def _rename_read(atom, vmap) -> None:
+    """``SSARenamer.rename_reads`` of a plain atom."""
+    if atom.__class__ is gast.Name and isinstance(atom.ctx, gast.Load) and atom.id in vmap:
+        atom.id = vmap[atom.id]
 
 
 def _load_counts(nodes) -> collections.Counter:

@@ -43,11 +43,10 @@ d__t1 = unbroadcast(d__t2 * x
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 import numpy as np
 
-from .code import Line, identifiers
+from .code import Line, identifiers, replace
 
 _SUM_PULLBACK = "_sum_pullback"
 _HIDDEN = frozenset({"locals", "vars", "exec", "eval", "globals"})

@@ -40,6 +40,7 @@ from ..errors import UnsupportedSyntaxError
 from ..tree_walk import all_nodes
 from .analyze import names_in
 from .code import Line
+from .direct_reads import direct_reads
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
 from .loop_reads import batch_loop_reads
@@ -212,6 +213,10 @@ class ReverseBuilder(
         batch_loop_reads(body, self.bind, self.internal)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
+        # after the saved values are known: its lines read nothing the chain's did not
+        direct_reads(
+            body, forward, self.wrt, self.kinds, self.prefix, self.chains, self.bind, self.internal
+        )
         return forward, body, saved, ret_name
 
     # -- reverse ----------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""A parameter read by a few constant positions or slices gets its adjoint written directly
+(transform/direct_reads.py): the same numbers, bit for bit, as folding the chain of reads
+that the differentiable-again gradient still builds, and as finite differences."""
+
+import numpy as np
+import pytest
+from fd import check_grad
+
+from pullback import grad, jacobian, vjp
+from pullback.errors import PullbackError
+
+
+def sum3(a):
+    return a[0] + a[1] + a[2]
+
+
+def negative(a):
+    return a[-1] * a[0] + a[1] * 2.0
+
+
+def repeated(a):
+    return a[0] + a[1] * a[0] + a[0] * 3.0 + a[2] * a[0]
+
+
+def mixed_signs(a):
+    return a[-5] * a[0] + a[-5] * 2.0 + a[4] * 3.0 + a[-1]
+
+
+def zero_cotangents(a):
+    return a[0] * 0.0 + a[1] * -0.0 + a[2] * a[3]
+
+
+def rows(a):
+    return np.sum(a[0] * a[1]) + np.sum(a[0] ** 2)
+
+
+def slices(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def through_complex(a):
+    return np.real(a[0] * (1.0 + 2.0j) * a[1]) + a[2]
+
+
+def written_copy(a):
+    b = a.copy()
+    b[0] = 2.0 * a[1]
+    return b[0] + a[1] * b[2] + a[0]
+
+
+def aliased(a):
+    c = a
+    return c[0] * a[1] + c[1] + a[2]
+
+
+def two_arguments(a, b):
+    return a[0] * b[1] + a[1] * b[0] + np.sum(b)
+
+
+VECTOR_CASES = [sum3, negative, repeated, mixed_signs, zero_cotangents, through_complex]
+ALL_CASES = [*VECTOR_CASES, rows, slices, written_copy, aliased]
+
+
+def _argument(f, dtype):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3) if f is rows else (9,)).astype(dtype)
+    if f is not rows:
+        x[3] = -0.0
+    return x
+
+
+def _chain_gradient(f, x):
+    """The differentiable-again gradient: it folds the chain (``Line.alt``)."""
+    return grad(f).adjoint(x).gradient(x)
+
+
+@pytest.mark.parametrize("f", ALL_CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_same_bits_as_the_folded_chain_and_finite_differences(f, dtype):
+    x = _argument(f, dtype)
+    g = grad(f)
+    results = [g(x), g(x), g(x)]  # the two sweeps, then the fused sweeps of the hot entry
+    y, back = vjp(f, x)
+    results.append(back(np.ones_like(y))[0])
+    want = _chain_gradient(f, x)
+    for got in results:
+        assert got.dtype == x.dtype and got.shape == x.shape
+        assert got.tobytes() == want.tobytes()
+    check_grad(f, x)
+
+
+def test_the_fast_form_is_generated_where_it_applies():
+    x = np.linspace(0.5, 1.5, 9)
+    for f in (sum3, negative, repeated, mixed_signs, zero_cotangents, slices):
+        source = grad(f).source_for(x)
+        assert "_reads_a = (" not in source and "_reads_x = (" not in source, f.__name__
+    assert "d_a[0] = d__ret_1" in grad(sum3).source_for(x)
+    assert "+= " in grad(repeated).source_for(x)  # a repeated position adds
+    assert "_view += " in grad(slices).source_for(x)
+    assert "_view += " in grad(rows).source_for(np.ones((2, 3)))  # rows of a matrix
+
+
+def test_a_zero_cotangent_keeps_positive_zeros():
+    x = np.linspace(0.5, 1.5, 9)
+    g = grad(zero_cotangents)
+    for _ in range(3):
+        out = g(x)
+        assert not np.signbit(out[:2]).any() and out[0] == 0.0 and out[1] == 0.0
+
+
+def test_float16_and_repeated_reads_sum_in_the_chains_order():
+    x = np.array([0.1, 1e-3, 3.0, 7.0, 0.3, 0.2, 0.1, 2.0, 1.0], dtype=np.float16)
+    for f in (repeated, mixed_signs):
+        want = _chain_gradient(f, x)
+        for got in (grad(f)(x), grad(f)(x), grad(f)(x)):
+            assert got.dtype == np.float16 and got.tobytes() == want.tobytes()
+
+
+def test_two_arguments_and_jacobians():
+    a, b = np.array([0.5, -2.0, 3.0]), np.array([1.5, 0.25, -1.0])
+    g = grad(two_arguments, wrt=(0, 1))
+    for _ in range(3):
+        da, db = g(a, b)
+        np.testing.assert_array_equal(da, [b[1], b[0], 0.0])
+        np.testing.assert_array_equal(db, [a[1] + 1.0, a[0] + 1.0, 1.0])
+    check_grad(two_arguments, a, b, wrt=(0, 1))
+
+    def pair(a):
+        return np.stack([a[0] * a[1], a[2] + a[0]])
+
+    np.testing.assert_array_equal(
+        jacobian(pair)(a), [[a[1], a[0], 0.0], [1.0, 0.0, 1.0]]
+    )  # a batch of cotangents: the chain's fold, as before
+
+
+def test_second_order_keeps_the_chain():
+    from pullback import hessian
+
+    x = np.array([0.5, -2.0, 3.0])
+    np.testing.assert_array_equal(
+        hessian(repeated)(x), [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    )
+
+
+def test_integer_arrays_are_refused_as_before():
+    with pytest.raises(PullbackError):
+        grad(sum3)(np.arange(5))

@@ -38,17 +38,20 @@ import numpy as np
 
 from ..indexed_cotangent import _SCALAR_VALUE_TYPES
 from ..read_folds import _FEW_READS
-from ..tangents import batch_axes
+from ..tangents import batch_axes, materialize
 from .code import Compound, Line, identifiers
 
 _INT_BINDING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*) = (-?\d+)")
 
 
-def direct_reads(body, forward, wrt, kinds, prefix, chains, bind, internal) -> None:
+def direct_reads(body, forward, wrt, kinds, prefix, chains, bind, internal) -> set:
     """Rewrite, in place, the reads of each parameter in ``wrt`` that the module docstring
-    describes (``body`` the whole reverse sweep, its last line the return)."""
+    describes (``body`` the whole reverse sweep, its last line the return). Returns the
+    parameters rewritten: in the fused sweeps their cotangents are concrete (an array of
+    their shape and dtype, writable, what ``materialize`` would give)."""
+    done: set = set()
     if not body or not isinstance(body[-1], Line) or not body[-1].text.startswith("return ("):
-        return
+        return done
     ints = None
     for p in wrt:
         chain = chains.get(p)
@@ -60,16 +63,18 @@ def direct_reads(body, forward, wrt, kinds, prefix, chains, bind, internal) -> N
             continue
         if ints is None:
             ints = _int_constants(forward)
-        _rewrite(body, p, prefix + p, chain, call, kind[1], ints, bind, internal)
+        if _rewrite(body, p, prefix + p, chain, call, kind[1], ints, bind, internal):
+            done.add(p)
+    return done
 
 
-def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> None:
+def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> bool:
     pushes = []  # (position in body, index text, cotangent text)
     start = zero = None  # the positions of the lines that start the chain and the adjoint
     for k, item in enumerate(body[:-1]):
         if isinstance(item, Compound):
             if any(chain in ids or adj in ids for ids in _compound_ids(item)):
-                return
+                return False
             continue
         ids = identifiers(item.text)
         if chain in ids and item.once is None and _is_initialization(item.text):
@@ -77,21 +82,21 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> None:
             continue
         if item.alt is not None or item.once is not None:
             if chain in ids or adj in ids:
-                return
+                return False
             continue
         if adj in ids:
             if item.text != f"{adj} = ZERO":
-                return
+                return False
             zero = k
             continue
         if chain not in ids:
             continue
         push = _push(item.text, chain)
         if push is None:
-            return
+            return False
         pushes.append((k, *push))
     if not pushes or len(pushes) > _FEW_READS:
-        return
+        return False
     positions = [_position(index, ints) for _, index, _ in pushes]
     if ndim == 1 and all(type(i) is int for i in positions):
         scalar = True  # elements of a vector
@@ -100,7 +105,7 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> None:
     ):
         scalar = False  # views: slices, or rows (``a[0]`` of a matrix)
     else:
-        return
+        return False
     values = []
     for (k, index, value), position in zip(pushes, positions, strict=True):
         item = body[k]
@@ -120,12 +125,14 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> None:
         item = body[zero]
         body[zero] = Line("", item.reads, item.src, alt=item.text)
     values.reverse()  # the chain's order: the first read (the last push) first
-    block = _block(p, adj, values, scalar, bind, None if scalar else internal("_view"))
+    view = None if scalar else internal("_view")
+    block, once = _block(p, adj, values, scalar, bind, view)
     ret = body[-1]
     body[-1:] = [
-        Line(block, src=ret.src, alt=""),
+        Line(block, src=ret.src, alt="", once=once),
         Line(ret.text.replace(call, adj), ret.reads, ret.src, ret.alt, ret.once),
     ]
+    return True
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -238,10 +245,12 @@ def _stored_after(body, k: int, name: str) -> bool:
     return any(name in _stores(text) for text in _texts(body[k + 1 :]) if name in text)
 
 
-def _block(p, adj, values, scalar, bind, view) -> str:
+def _block(p, adj, values, scalar, bind, view) -> tuple[str, str]:
     """The return's fast path and, as its else, the chain's fold (see the module
     docstring); ``values`` are ``(index text, position, cotangent name)``, first read
-    first."""
+    first. Also the text of the fused sweeps, which grad's hot entry runs only for float
+    arrays (no dtype test there) and whose cotangents are concrete (the fold's result
+    materialized, as the entry would)."""
     t = bind("type", type)
     kinds = (
         f"{t}({v}) not in {bind('scalar_types', _SCALAR_VALUE_TYPES)}"
@@ -249,13 +258,12 @@ def _block(p, adj, values, scalar, bind, view) -> str:
         else f"{t}({v}) is not {bind('ndarray', np.ndarray)}"
         for v in dict.fromkeys(v for _, _, v in values)
     )
-    tests = [f"{bind('batch_axes', batch_axes)}.axes", f"{p}.dtype.kind != 'f'", *kinds]
+    batch, dtype = f"{bind('batch_axes', batch_axes)}.axes", f"{p}.dtype.kind != 'f'"
     chain = "None"
     for index, _, value in reversed(values):
         chain = f"({index}, {value}, {chain})"
+    fold = f"fold_reads(ZERO, {p}, {chain})"
     lines = [
-        f"if {' or '.join(tests)}:",
-        f"    {adj} = fold_reads(ZERO, {p}, {chain})",
         "else:",
         f"    {adj} = {bind('zeros', np.zeros)}({p}.shape, {p}.dtype)",
     ]
@@ -264,7 +272,14 @@ def _block(p, adj, values, scalar, bind, view) -> str:
     else:
         for index, _, value in values:  # in place: no copy back through __setitem__
             lines += [f"    {view} = {adj}[{index}]", f"    {view} += {value}"]
-    return "\n".join(lines)
+    kinds = list(kinds)
+    text = [f"if {' or '.join([batch, dtype, *kinds])}:", f"    {adj} = {fold}", *lines]
+    once = [
+        f"if {' or '.join([batch, *kinds])}:",
+        f"    {adj} = {bind('materialize', materialize)}({fold}, {p})",
+        *lines,
+    ]
+    return "\n".join(text), "\n".join(once)
 
 
 def _scalar_stores(adj, values) -> list:

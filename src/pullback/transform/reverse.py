@@ -95,6 +95,8 @@ class ReverseBuilder(
         self.block_defs: list[set] = []
         self.internals: set[str] = set()
         self.chains: dict[str, str] = {}
+        # Parameters whose cotangents the fused sweeps return concrete (see direct_reads).
+        self.concrete: set[str] = set()
         # Names the sweeps use for themselves, never a name of the function being transformed
         # (which may itself be generated code, for a second derivative).
         self.dret = self.internal("_dret")
@@ -214,7 +216,7 @@ class ReverseBuilder(
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
         # after the saved values are known: its lines read nothing the chain's did not
-        direct_reads(
+        self.concrete = direct_reads(
             body, forward, self.wrt, self.kinds, self.prefix, self.chains, self.bind, self.internal
         )
         return forward, body, saved, ret_name

@@ -53,12 +53,28 @@ def aliased(a):
     return c[0] * a[1] + c[1] + a[2]
 
 
+def loop_bound(x):  # reads after a loop, by slices it bounds: left to the chain
+    k = 2
+    s = 0.0
+    for i in range(3):
+        s = s + x[i] * 0.5
+        k = k + 1
+    return np.sum(x[:k] * x[1 : k + 1]) + s * x[0]
+
+
+def name_index(x):  # an element by a computed position beside a slice: the chain
+    k = 2
+    for _ in range(3):
+        k = k + 1
+    return np.sum(x[:k] ** 2) + x[k] * 3.0
+
+
 def two_arguments(a, b):
     return a[0] * b[1] + a[1] * b[0] + np.sum(b)
 
 
 VECTOR_CASES = [sum3, negative, repeated, mixed_signs, zero_cotangents, through_complex]
-ALL_CASES = [*VECTOR_CASES, rows, slices, written_copy, aliased]
+ALL_CASES = [*VECTOR_CASES, rows, slices, written_copy, aliased, loop_bound, name_index]
 
 
 def _argument(f, dtype):

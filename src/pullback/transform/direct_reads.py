@@ -106,6 +106,9 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> bool:
         scalar = False  # views: slices, or rows (``a[0]`` of a matrix)
     else:
         return False
+    for k, index, _ in pushes:  # an index is read at the return: the same value there
+        if any(_stored_after(body, k, n) for n in identifiers(index) - _BUILTIN_NAMES):
+            return False
     values = []
     for (k, index, value), position in zip(pushes, positions, strict=True):
         item = body[k]
@@ -137,6 +140,7 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> bool:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SLICE = object()
+_BUILTIN_NAMES = frozenset({"slice", "None"})
 
 
 def _compound_ids(item):

@@ -132,6 +132,29 @@ def test_float16_and_repeated_reads_sum_in_the_chains_order():
             assert got.dtype == np.float16 and got.tobytes() == want.tobytes()
 
 
+def both_read(a, b):  # both parameters' adjoints written directly
+    return a[0] * b[1] + a[1] * b[0] + a[2] * b[-1] * a[0]
+
+
+def mixed_read(a, b):  # elements and slices of one array: the chain
+    return a[0] * b[1] + a[1] * b[0] + b[2:].sum() * 0.0 + np.sum(a[1:] * b[1:])
+
+
+def test_both_arguments_read():
+    rng = np.random.default_rng(1)
+    for dtype in (np.float64, np.float32):
+        a, b = rng.standard_normal(4).astype(dtype), rng.standard_normal(4).astype(dtype)
+        for f in (both_read, mixed_read):
+            g = grad(f, wrt=(0, 1))
+            want = grad(f, wrt=(0, 1)).adjoint(a, b).gradient(a, b)
+            for _ in range(3):
+                got = g(a, b)
+                assert [v.tobytes() for v in got] == [v.tobytes() for v in want]
+            check_grad(f, a.astype(np.float64), b.astype(np.float64), wrt=(0, 1))
+    source = grad(both_read, wrt=(0, 1)).source_for(a, b)
+    assert "_reads_a = (" not in source and "_reads_b = (" not in source
+
+
 def test_two_arguments_and_jacobians():
     a, b = np.array([0.5, -2.0, 3.0]), np.array([1.5, 0.25, -1.0])
     g = grad(two_arguments, wrt=(0, 1))

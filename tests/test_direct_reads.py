@@ -2,6 +2,8 @@
 (transform/direct_reads.py): the same numbers, bit for bit, as folding the chain of reads
 that the differentiable-again gradient still builds, and as finite differences."""
 
+import inspect
+
 import numpy as np
 import pytest
 from fd import check_grad
@@ -184,3 +186,20 @@ def test_second_order_keeps_the_chain():
 def test_integer_arrays_are_refused_as_before():
     with pytest.raises(PullbackError):
         grad(sum3)(np.arange(5))
+
+
+def sin_slices(x):
+    return np.sum(np.sin(x[1:]) * np.cos(x[:-1]))
+
+
+def test_beside_products_by_the_sums_broadcast_one():
+    # a long vector: the sum's cotangent is a broadcast 1, whose products hand out their
+    # other factor (unit_products.py) beside the slices' direct adds
+    x = np.linspace(-2.0, 2.0, 70001)
+    g = grad(sin_slices)
+    results = [g(x) for _ in range(3)]
+    fused, _ = g.adjoint(x).fused_sweeps()
+    assert "_pb_unit_times" in inspect.getsource(fused) and "_view += " in inspect.getsource(fused)
+    want = _chain_gradient(sin_slices, x)
+    assert all(r.tobytes() == want.tobytes() for r in results)
+    check_grad(sin_slices, x[:9])

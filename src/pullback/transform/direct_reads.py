@@ -301,3 +301,49 @@ def _scalar_stores(adj, values) -> list:
         written.add(position)
         lines.append(f"        {adj}[{index}] {'=' if first else '+='} {value}")
     return lines
+
+
+def writes_only_its_array(statement) -> bool:
+    """Whether ``statement`` is a block this module wrote (see :func:`_block`): its only
+    writes are into the array it makes itself (``d = zeros(...)``, then stores into ``d``
+    or into views ``v = d[...]`` of it), so it writes into no other value (what
+    :mod:`.unit_products` must know of every line)."""
+    if not (
+        isinstance(statement, ast.If)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], ast.Assign)
+        and statement.orelse
+        and isinstance(first := statement.orelse[0], ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(first.value, ast.Call)
+    ):
+        return False
+    own = {first.targets[0].id}
+    body_target = statement.body[0].targets
+    if len(body_target) != 1 or not isinstance(body_target[0], ast.Name):
+        return False
+    for s in statement.orelse[1:]:
+        for inner in s.body if isinstance(s, ast.If) and not s.orelse else (s,):
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+                target = inner.targets[0]
+                if isinstance(target, ast.Name) and _view_of(inner.value, own):
+                    own.add(target.id)  # a view of the array: written through below
+                    continue
+            elif isinstance(inner, ast.AugAssign):
+                target = inner.target
+            else:
+                return False
+            if isinstance(target, ast.Subscript):
+                target = target.value
+            if not (isinstance(target, ast.Name) and target.id in own):
+                return False
+    return True
+
+
+def _view_of(value, own) -> bool:
+    return (
+        isinstance(value, ast.Subscript)
+        and isinstance(value.value, ast.Name)
+        and value.value.id in own
+    )

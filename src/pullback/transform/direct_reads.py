@@ -78,6 +78,8 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> bool:
             continue
         ids = identifiers(item.text)
         if chain in ids and item.once is None and _is_initialization(item.text):
+            if pushes:  # the chain started again after reads: the fold sums only the later
+                return False
             start = k  # (a chain rewritten before it may have left the others' start)
             continue
         if item.alt is not None or item.once is not None:
@@ -196,8 +198,12 @@ def _position(index: str, ints: dict):
             node = ast.parse(index, mode="eval").body
         except SyntaxError:
             return None
-        if isinstance(node, ast.Call) and all(
-            isinstance(a, (ast.Name, ast.Constant)) for a in node.args
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "slice"
+            and not node.keywords
+            and all(isinstance(a, (ast.Name, ast.Constant)) for a in node.args)
         ):
             return _SLICE
     return None

@@ -13,7 +13,7 @@ only keep their cotangents and the return writes them into a fresh array inline:
     if _batch_axes.axes or a.dtype.kind != 'f' or _type(d__t3) not in _scalar_types ...:
         d_a = fold_reads(ZERO, a, (0, d__t3, (1, d__t2, None)))   # the very chain
     else:
-        d_a = _zeros(a.shape, a.dtype)
+        d_a = _zeros(_len(a), a.dtype)
         if d__t3:
             d_a[0] = d__t3
         ...
@@ -273,9 +273,11 @@ def _block(p, adj, values, scalar, bind, view) -> tuple[str, str]:
     for index, _, value in reversed(values):
         chain = f"({index}, {value}, {chain})"
     fold = f"fold_reads(ZERO, {p}, {chain})"
+    size = f"{bind('len', len)}({p})" if scalar else f"{p}.shape"
     lines = [
         "else:",
-        f"    {adj} = {bind('zeros', np.zeros)}({p}.shape, {p}.dtype)",
+        # (a vector's length: no shape tuple made)
+        f"    {adj} = {bind('zeros', np.zeros)}({size}, {p}.dtype)",
     ]
     if scalar:
         lines += _scalar_stores(adj, values)

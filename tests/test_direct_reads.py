@@ -203,3 +203,33 @@ def test_beside_products_by_the_sums_broadcast_one():
     want = _chain_gradient(sin_slices, x)
     assert all(r.tobytes() == want.tobytes() for r in results)
     check_grad(sin_slices, x[:9])
+
+
+def _random_program(rng, n):
+    """``return`` of a few products and scaled terms of elements read by constant
+    positions of a vector of length ``n`` (repeated, negative, mixed signs)."""
+    terms = []
+    for _ in range(rng.integers(1, 7)):
+        i, j = (int(k) for k in rng.integers(-n, n, size=2))
+        c = rng.choice(["0.0", "-0.0", "1.5", "-3.0", "1e-3"])
+        form = rng.integers(3)
+        terms.append([f"a[{i}] * {c}", f"a[{i}] * a[{j}]", f"np.sin(a[{i}]) * a[{j}] * {c}"][form])
+    return "import numpy as np\n\n\ndef f(a):\n    return " + " + ".join(terms) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_element_reads_match_the_chain_bit_for_bit(seed, tmp_path):
+    from programs import load_program
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 8))
+    f = load_program(_random_program(rng, n), tmp_path)
+    for dtype in (np.float64, np.float32, np.float16):
+        x = rng.standard_normal(n).astype(dtype)
+        x[rng.integers(n)] = -0.0
+        want = _chain_gradient(f, x)
+        g = grad(f)
+        for _ in range(3):
+            got = g(x)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    check_grad(f, rng.standard_normal(n))

@@ -233,3 +233,33 @@ def test_random_element_reads_match_the_chain_bit_for_bit(seed, tmp_path):
             got = g(x)
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     check_grad(f, rng.standard_normal(n))
+
+
+def _random_slices_program(rng, n):
+    """A sum of terms over slices of a vector of length ``n`` (repeated, negative bounds,
+    steps) or, when ``rows``, rows of a matrix."""
+    terms = []
+    for _ in range(rng.integers(1, 6)):
+        lo, hi = sorted(int(k) for k in rng.integers(-n, n, size=2))
+        step = rng.choice(["", ":2", ":-1"])
+        part = f"a[{lo}:{hi}{step}]" if step != ":-1" else f"a[{hi}:{lo}:-1]"
+        c = rng.choice(["0.0", "-0.0", "1.5", "-3.0"])
+        terms.append(rng.choice([f"np.sum({part} * {c})", f"np.sum(np.sin({part}) * {part})"]))
+    return "import numpy as np\n\n\ndef f(a):\n    return " + " + ".join(terms) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_slice_reads_match_the_chain_bit_for_bit(seed, tmp_path):
+    from programs import load_program
+
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(4, 9))
+    f = load_program(_random_slices_program(rng, n), tmp_path)
+    for dtype in (np.float64, np.float32):
+        x = rng.standard_normal(n).astype(dtype)
+        want = _chain_gradient(f, x)
+        g = grad(f)
+        for _ in range(3):
+            got = g(x)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    check_grad(f, rng.standard_normal(n))

@@ -406,3 +406,30 @@ def test_random_elementwise_functions_are_bit_for_bit(tmp_path, broadcast_y):
         np.testing.assert_array_equal(x, kept[0])
         np.testing.assert_array_equal(y, kept[1])
     assert rewrites >= 5  # the rewrite is exercised, not only refused
+
+
+# A block of direct_reads writes only into the array it makes: the rewrite stands beside it.
+DIRECT = (
+    "if _batch_axes.axes or _type(d__t1) is not _ndarray:\n"
+    "    d_w = fold_reads(ZERO, x, (slice(1, None, None), d__t1, None))\n"
+    "else:\n"
+    "    d_w = _zeros(x.shape, x.dtype)\n"
+    "    _view = d_w[slice(1, None, None)]\n"
+    "    _view += d__t1\n"
+    "    if d__t1:\n"
+    "        d_w[0] += d__t1"
+)
+
+
+@pytest.mark.parametrize(
+    "block, kept",
+    [
+        (DIRECT, False),
+        (DIRECT.replace("_view += d__t1", "_t1 += d__t1"), True),  # another array written
+        (DIRECT.replace("d_w[0] += d__t1", "_t1[0] = d__t1"), True),
+        (DIRECT.replace("_view = d_w[", "_view = _t1["), True),  # a view of another array
+    ],
+)
+def test_a_direct_reads_block_beside_the_rewrite(block, kept):
+    lines = [PRODUCT, Line("d_y = d_x * 2.0"), Line(block), Line("return (d_y,)")]
+    assert (rewritten(*lines)[0] == PRODUCT.text) == kept

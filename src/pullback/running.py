@@ -314,6 +314,8 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
     def cotangent(j: int, p: int) -> str:
         if key[p] is float:  # a float's cotangent is already a float (materialize's rule)
             return f"(_c[{j}] if _h_type(_c[{j}]) is _h_float else _h_mat(_c[{j}], a{p}))"
+        if isinstance(key[p], tuple) and wrt[j] in concrete:
+            return f"_c[{j}]"  # an array of its shape and dtype, writable (direct_reads.py)
         if isinstance(key[p], tuple):  # an array's: materialize's first case, without a call
             g = f"_g{j}"
             return (
@@ -322,6 +324,7 @@ def hot_entry(adj: Adjoint, key: tuple, positions, single: bool, registry, fixed
             )
         return f"_h_mat(_c[{j}], a{p})"
 
+    wrt, concrete = adj.wrt, getattr(adj, "concrete", ()) if fused is not None else ()
     grads = [cotangent(j, p) for j, p in enumerate(positions)]
     result = grads[0] if single else "(" + ", ".join(grads) + ("," if len(grads) == 1 else "") + ")"
     params = ", ".join(f"{k}={k}" for k in env)

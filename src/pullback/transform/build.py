@@ -33,7 +33,8 @@ class Adjoint:
     # A plain class, not a dataclass: dataclasses cost about half a millisecond each at
     # import, which every cold start pays.
     def __init__(self, fn, wrt, forward, backward, source, filename, line_map, fs,
-                 higher=None, guard=None, calls_user_code=False, fused=None):  # fmt: skip
+                 higher=None, guard=None, calls_user_code=False, fused=None,
+                 concrete=frozenset()):  # fmt: skip
         self.fn = fn
         self.wrt = wrt
         self.forward = forward
@@ -48,6 +49,10 @@ class Adjoint:
         self._higher_done = None
         self.fused = fused  # () -> (fused sweeps, first reverse line) or None (codegen)
         self._fused_done = None
+        # parameters whose cotangents the fused sweeps return concrete (arrays of their
+        # shape and dtype, writable: what materialize gives), so grad's hot entry hands
+        # them out unchecked (transform/direct_reads.py)
+        self.concrete = concrete
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
@@ -172,6 +177,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
         guard=WorldGuard.from_source(fs, norm.live),
         calls_user_code=builder.calls_user_code,
         fused=code.fused,
+        concrete=frozenset(builder.concrete),
     )
 
 

@@ -119,6 +119,8 @@ def runtime_namespace() -> dict:
         "_pb_unit_times": unit_cotangents.unit_times,
         "_pb_times_unit": unit_cotangents.times_unit,
         "_pb_ndarray": unit_cotangents.ndarray,
+        "_pb_float64": np.float64,
+        "_pb_one64": np.float64(1.0),
         "_pb_scalar_seed": runtime.scalar_seed,
         # The pullback a forward sweep returns: its backward function bound to the saved
         # values as a method (not functools.partial). CPython 3.12 counts calls of a partial
@@ -233,7 +235,12 @@ def generate(
         forget_with(gradient, filename)
         return gradient, with_defaults(unit[f"{name}__vjp"])
 
-    seed_line = f"    {dret_name} = __pullback_seed__(__pullback_value__)"
+    # The seed of an array's sum (a float64) inline, the one seed grad's hot entry gives it
+    # (transformed._seed_for): no call where the function costs little more than one.
+    seed_line = (
+        f"    {dret_name} = _pb_one64 if __pullback_value__.__class__ is _pb_float64"
+        " else __pullback_seed__(__pullback_value__)"
+    )
 
     def fused_sweeps(emit, render_here):
         # Both sweeps as one function of (seed function, *args) returning (value,

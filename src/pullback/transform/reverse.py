@@ -40,6 +40,7 @@ from ..errors import UnsupportedSyntaxError
 from ..tree_walk import all_nodes
 from .analyze import names_in
 from .code import Line
+from .direct_reads import direct_reads
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
 from .loop_reads import batch_loop_reads
@@ -96,6 +97,8 @@ class ReverseBuilder(
         self.block_defs: list[set] = []
         self.internals: set[str] = set()
         self.chains: dict[str, str] = {}
+        # Parameters whose cotangents the fused sweeps return concrete (see direct_reads).
+        self.concrete: set[str] = set()
         # Names the sweeps use for themselves, never a name of the function being transformed
         # (which may itself be generated code, for a second derivative).
         self.dret = self.internal("_dret")
@@ -214,6 +217,10 @@ class ReverseBuilder(
         batch_loop_reads(body, self.bind, self.internal)
         saved = self.finish_loops(body)
         forward = self.fwd_block(self.tree.body[:-1])
+        # after the saved values are known: its lines read nothing the chain's did not
+        self.concrete = direct_reads(
+            body, forward, self.wrt, self.kinds, self.prefix, self.chains, self.bind, self.internal
+        )
         return forward, body, saved, ret_name
 
     # -- reverse ----------------------------------------------------------------------

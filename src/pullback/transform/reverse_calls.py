@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import gast
+import numpy as np
 
 from .. import arrays_inplace, containers, containers_inplace, dynamic_calls
 from ..arguments import code_signature
@@ -343,6 +344,9 @@ class CallAdjoints:
             store = self.inline_list_store(t, v)
             if store is not None:
                 return Line(store, src=s.lineno, alt=f"{t} = {src(v)}")
+            store = self.inline_sum(v)
+            if store is not None:
+                return Line(f"{t} = {store}", src=s.lineno, alt=f"{t} = {src(v)}")
             return Line(f"{t} = {src(v)}", src=s.lineno)
         callee = v.pb_callee
         if callee.kind == "star":
@@ -410,6 +414,31 @@ class CallAdjoints:
             return None
         a, index, value = (src(x) for x in v.args)
         return f"{a}; {a}[{index}] {_STORES[self.ns.get(v.func.id)]} {value}"
+
+    def inline_sum(self, v):
+        """``np.add.reduce(x, None)`` for ``np.sum(x)`` of a NumPy array (the call is the
+        other branch): what ``np.sum`` runs for an ``ndarray`` (``_wrapreduction`` calls
+        ``np.add.reduce(x, None, None, None)``), the same sum, without its microseconds of
+        dispatch, which a small array's gradient pays in its forward sweep. ``x`` of a
+        known-rank kind, no Dask or other array-API argument; None for any other call."""
+        callee = getattr(v, "pb_callee", None)
+        if not (
+            isinstance(v, gast.Call)
+            and callee is not None
+            and callee.kind == "object"
+            and callee.obj is np.sum
+            and len(v.args) == 1
+            and not v.keywords
+            and isinstance(v.args[0], gast.Name)
+        ):
+            return None
+        kind = self.kinds.get(v.args[0].id)
+        known = isinstance(kind, tuple) and kind[0] == "array" and isinstance(kind[1], int)
+        if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
+            return None
+        x = v.args[0].id
+        reduce, ndarray = self.bind("add_reduce", np.add.reduce), self.bind("ndarray", np.ndarray)
+        return f"{reduce}({x}, None) if {x}.__class__ is {ndarray} else {src(v)}"
 
     def inline_list_store(self, t, v):
         """``t = xs; xs[p] = v`` for ``t = list_set(xs, p, v)`` behind the test that ``xs``

@@ -47,6 +47,7 @@ import ast
 import numpy as np
 
 from .code import Line, identifiers, replace
+from .direct_reads import writes_only_its_array
 
 _SUM_PULLBACK = "_sum_pullback"
 _HIDDEN = frozenset({"locals", "vars", "exec", "eval", "globals"})
@@ -281,7 +282,10 @@ def unit_products(block: list, seed: str, releasable) -> list:
     if not any(_SUM_PULLBACK in text for text in _plain_texts(block)):
         return block  # no sum's cotangent: nothing to parse
     texts = list(_walk_texts(block))
-    if any(s is None or _writes_or_hides(s) for _, _, s in texts):
+    if any(
+        s is None or _writes_or_hides([t for t in s if not writes_only_its_array(t)])
+        for _, _, s in texts
+    ):
         return block
     units = _units(texts, seed)
     out = list(block)

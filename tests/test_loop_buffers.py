@@ -12,7 +12,7 @@ import pytest
 import pullback
 import pullback.transform.loop_reads as loop_reads_module
 from pullback import grad, vjp
-from pullback.loop_buffers import OwnedReads, own_reads, owned_node
+from pullback.loop_buffers import fold_owned_reads, own_reads, owned_node
 from pullback.read_folds import fold_reads, loop_reads
 from pullback.tangents import ZERO
 from pullback.testing import check_grads
@@ -129,7 +129,12 @@ def test_matches_finite_differences(name, dtype):
 
 @pytest.mark.parametrize("name", BUFFERED)
 def test_the_buffer_is_used(name):
-    assert "_owned_node(" in grad(CASES[name]).source_for(*args())
+    source = grad(CASES[name]).source_for(*args())
+    assert "_own_reads(" in source
+    # folded as the loop ends (one call), or pushed as a node under later reads
+    folded_at_once = name in ("mse", "stepped", "read_in_branch", "from_a_local")
+    assert ("_fold_owned_reads(" in source) == folded_at_once
+    assert ("_owned_node(" in source) != folded_at_once
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -140,7 +145,7 @@ def test_bit_for_bit_as_the_list_of_cotangents(name, dtype, monkeypatch):
     new = [fresh(x, yhat), fresh(x, yhat), vjp(CASES[name], x, yhat)[1](1.0)[0]]
     monkeypatch.setattr(loop_reads_module, "_own_buffer", loop_reads_module._list_reads)
     old_fn = make_cases()[name]
-    assert "_owned_node(" not in grad(old_fn).source_for(x, yhat)
+    assert "_own_reads(" not in grad(old_fn).source_for(x, yhat)
     old = grad(old_fn)(x, yhat)
     for got in new:  # the first call, the hot entry's fused sweeps, the two sweeps
         assert got.dtype == old.dtype
@@ -182,8 +187,8 @@ def test_a_stack_of_cotangents_keeps_the_chain():
 # -- the helpers -----------------------------------------------------------------------
 
 
-def _run(steps, values, x, rest):
-    """What the reverse loop does: the buffer and the chain after it."""
+def _loop(steps, values, x, rest):
+    """What the reverse loop does: ``(buffer, chain)`` after it."""
     buffer, types = own_reads(steps, x)
     cotangents = iter(values)
     chain = rest
@@ -193,7 +198,12 @@ def _run(steps, values, x, rest):
             buffer[i] = value
         else:
             chain = (i, value, chain)
-    return owned_node(steps, buffer, chain)
+    return buffer, chain
+
+
+def _run(steps, values, x, rest):
+    """The chain after the loop: its node pushed."""
+    return owned_node(steps, *_loop(steps, values, x, rest))
 
 
 STEPS = [range(5), range(1, 6), range(5, 0, -1), range(0, 6, 2), range(5, -1, -3), range(1)]
@@ -209,21 +219,23 @@ def test_the_node_is_loop_reads_node(steps, dtype):
             node = _run(steps, values, x, rest)
             old = loop_reads(steps, 1, values, x, rest)
             if dtype != np.float16:  # loop_reads makes no node of float16 weights
-                assert type(node) is OwnedReads and node[0] == old[0] and node[2] is rest
+                assert node[0] == old[0] and node[2] is rest
                 assert node[1].dtype == old[1].dtype and np.array_equal(node[1], old[1])
                 assert np.array_equal(np.signbit(node[1]), np.signbit(old[1]))
-            got = fold_reads(acc, x, node)
             expect = fold_reads(acc, x, old)
-            assert got.dtype == expect.dtype
-            assert np.array_equal(got, expect)
-            assert np.array_equal(np.signbit(got), np.signbit(expect))
+            buffer, chain = _loop(steps, values, x, rest)
+            at_once = fold_owned_reads(acc, x, chain, steps, buffer)
+            for got in (fold_reads(acc, x, node), at_once):
+                assert got.dtype == expect.dtype
+                assert np.array_equal(got, expect)
+                assert np.array_equal(np.signbit(got), np.signbit(expect))
 
 
-def test_a_lone_node_folds_into_its_own_buffer():
+def test_the_loop_reads_alone_are_the_buffer():
     x = np.zeros(4)
-    node = _run(range(4), [1.5, -0.0, 2.0, 0.0], x, None)
-    got = fold_reads(ZERO, x, node)
-    assert got is node[1].base  # no copy
+    buffer, chain = _loop(range(4), [1.5, -0.0, 2.0, 0.0], x, None)
+    got = fold_owned_reads(ZERO, x, chain, range(4), buffer)
+    assert got is buffer  # no copy
     assert got.tolist() == [0.0, 2.0, 0.0, 1.5] and not np.signbit(got).any()
 
 

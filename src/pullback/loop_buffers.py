@@ -5,9 +5,7 @@ append each cotangent to a list, turned after the loop into an array and a node 
 read chain, which ``fold_reads`` then added into a fresh zero array: three allocations and
 two passes over the values, the fixed cost that dominated short loops (N = 10). Here the
 loop owns the buffer: before the loop :func:`own_reads` makes one zero array of ``x``'s
-cotangent dtype, each step stores its cotangent into it, and after the loop
-:func:`owned_node` pushes the buffer as the node the list would have become. A fold of
-that node alone into a zero adjoint is the buffer itself (:func:`owned_fold`)::
+cotangent dtype, and each step stores its cotangent into it::
 
     _lreads_x, _lreal_x = _own_reads(_range1, x)
     for i in reversed(_range1):
@@ -17,6 +15,12 @@ that node alone into a zero adjoint is the buffer itself (:func:`owned_fold`)::
         else:
             _reads_x = (i, d__t5, _reads_x)
     _reads_x = _owned_node(_range1, _lreads_x, _reads_x)
+
+After the loop :func:`owned_node` pushes the buffer as the node the list would have become
+(``(slice, view of the buffer by the slice, rest)``); where the sweep returns the fold of
+the chain right after the loop (mse_loop), :func:`fold_owned_reads` does both in one
+call, and when the loop's reads were all there was into a zero adjoint, the result is the
+buffer itself.
 
 Why the values are exactly the old ones: the old node was ``(slice, weights)`` with
 ``weights = np.array(values, dtype)``, the slice ascending over the range's positions; the
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .read_folds import fold_reads
 from .tangents import _ndarray, batch_axes
 from .zero import NO_TANGENT, ZERO
 
@@ -49,13 +54,6 @@ _zeros = np.zeros
 _REAL_SCALARS = frozenset({float, np.float64, np.float32})
 _NOTHING = frozenset()
 _NO_BUFFER = (None, _NOTHING)
-
-
-class OwnedReads(tuple):
-    """A chain node ``(slice, cotangents, rest)`` whose cotangents are a view of the loop's
-    buffer (its ``base``: the whole buffer, zeros where the loop read nothing)."""
-
-    __slots__ = ()
 
 
 def own_reads(steps, x):
@@ -89,14 +87,15 @@ def owned_node(steps, buffer, chain):
         low, high = steps.start, steps[-1]
     else:
         low, high, step = steps[-1], steps.start, -step
-    return OwnedReads((slice(low, high + 1, step), buffer[low : high + 1 : step], chain))
+    return slice(low, high + 1, step), buffer[low : high + 1 : step], chain
 
 
-def owned_fold(acc, chain):
-    """The fold of a chain that is one owned node into a zero adjoint: the buffer itself,
-    as ``0.0 + buffer`` (in place: the node is folded once, then dropped); None otherwise."""
-    if chain[2] is None and (acc is ZERO or acc is NO_TANGENT) and not batch_axes.axes:
-        buffer = chain[1].base
-        buffer += 0.0
-        return buffer
-    return None
+def fold_owned_reads(acc, x, chain, steps, buffer):
+    """``fold_reads(acc, x, owned_node(steps, buffer, chain))`` in one call, for a sweep
+    that folds the chain as soon as the loop ends: the buffer itself when the loop's reads
+    were all stored and ``acc`` is zero."""
+    if buffer is not None and chain is None and (acc is ZERO or acc is NO_TANGENT):
+        if not batch_axes.axes:
+            buffer += 0.0
+            return buffer
+    return fold_reads(acc, x, owned_node(steps, buffer, chain))

@@ -23,7 +23,6 @@ from .indexed_cotangent import (
     _scatter_entries,
     lazy_scatter,
 )
-from .loop_buffers import OwnedReads, owned_fold
 from .tangents import (
     _cotangent_dtype,
     _ndarray,
@@ -45,10 +44,6 @@ def fold_reads(acc, x, chain):
     """
     if chain is None:
         return acc
-    if type(chain) is OwnedReads:  # a reverse loop's own buffer (pullback.loop_buffers)
-        out = owned_fold(acc, chain)
-        if out is not None:
-            return out
     if batch_axes.axes:
         return _fold_reads_batched(acc, x, chain)
     if type(x) is _ndarray:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..loop_buffers import own_reads, owned_node
+from ..loop_buffers import fold_owned_reads, own_reads, owned_node
 from ..read_folds import loop_reads
 from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
@@ -230,9 +230,26 @@ def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
     if item.alt is None:
         item.alt = item.text
     item.text = "\n".join(lines)
-    own, node = bind("own_reads", own_reads), bind("owned_node", owned_node)
+    own = bind("own_reads", own_reads)
     k = block.index(loop)
     block.insert(k, Line(f"{buffer}, {types} = {own}({steps}, {array})", src=loop.src, alt=""))
+    after = block[k + 2] if k + 2 < len(block) else None
+    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
+    if (
+        isinstance(after, Line)
+        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
+        and "\n" not in after.text
+        and len(fold.findall(after.text)) == 1
+        and mentions([after], chain) == 1
+    ):
+        # the chain folded right after the loop (the sweep's return, or the adjoint of a
+        # local array): one call, the buffer itself when nothing else was read
+        folded = bind("fold_owned_reads", fold_owned_reads)
+        after.text = fold.sub(
+            lambda m: f"{folded}({m.group(1)}, {array}, {chain}, {steps}, {buffer})", after.text
+        )
+        return
+    node = bind("owned_node", owned_node)
     block.insert(
         k + 2,
         Line(f"{chain} = {node}({steps}, {buffer}, {chain})", src=loop.src, alt=""),

@@ -187,15 +187,16 @@ def test_a_stack_of_cotangents_keeps_the_chain():
 # -- the helpers -----------------------------------------------------------------------
 
 
-def _loop(steps, values, x, rest):
-    """What the reverse loop does: ``(buffer, chain)`` after it."""
+def _loop(steps, values, x, rest, at_once=False):
+    """What the reverse loop does: ``(buffer, chain)`` after it (``at_once``: the loop
+    whose chain is folded as it ends, which stores ``cotangent or 0.0``)."""
     buffer, types = own_reads(steps, x)
     cotangents = iter(values)
     chain = rest
     for i in reversed(steps):
         value = next(cotangents)
         if type(value) in types:
-            buffer[i] = value
+            buffer[i] = (value or 0.0) if at_once else value
         else:
             chain = (i, value, chain)
     return buffer, chain
@@ -223,17 +224,21 @@ def test_the_node_is_loop_reads_node(steps, dtype):
                 assert node[1].dtype == old[1].dtype and np.array_equal(node[1], old[1])
                 assert np.array_equal(np.signbit(node[1]), np.signbit(old[1]))
             expect = fold_reads(acc, x, old)
-            buffer, chain = _loop(steps, values, x, rest)
-            at_once = fold_owned_reads(acc, x, chain, steps, buffer)
-            for got in (fold_reads(acc, x, node), at_once):
-                assert got.dtype == expect.dtype
-                assert np.array_equal(got, expect)
+            got = fold_reads(acc, x, node)
+            assert got.dtype == expect.dtype
+            assert np.array_equal(got, expect)
+            assert np.array_equal(np.signbit(got), np.signbit(expect))
+            buffer, chain = _loop(steps, values, x, rest, at_once=True)
+            got = fold_owned_reads(acc, x, chain, steps, buffer)
+            assert got.dtype == expect.dtype
+            assert np.array_equal(got, expect)
+            if acc is ZERO:  # else a -0.0 cotangent into a -0.0 slot may give +0.0
                 assert np.array_equal(np.signbit(got), np.signbit(expect))
 
 
 def test_the_loop_reads_alone_are_the_buffer():
     x = np.zeros(4)
-    buffer, chain = _loop(range(4), [1.5, -0.0, 2.0, 0.0], x, None)
+    buffer, chain = _loop(range(4), [1.5, -0.0, 2.0, 0.0], x, None, at_once=True)
     got = fold_owned_reads(ZERO, x, chain, range(4), buffer)
     assert got is buffer  # no copy
     assert got.tolist() == [0.0, 2.0, 0.0, 1.5] and not np.signbit(got).any()
@@ -270,3 +275,17 @@ def test_other_cotangents_go_onto_the_chain(odd):
         got = fold_reads(ZERO, x, node)
         expect = fold_reads(ZERO, x, chain)
     np.testing.assert_array_equal(got, expect)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_negative_zero_cotangents_bit_for_bit(dtype, monkeypatch):
+    # y[i] - yhat[i] is -0.0 at 0 and +0.0 at 2: cotangents -0.0 and +0.0, summed into a
+    # zero slot as +0.0 by the old fold; the buffer stores them as +0.0
+    y = np.array([-0.0, 1.0, 0.5, -0.0], dtype=dtype)
+    yhat = np.array([0.0, 0.25, 0.5, -0.0], dtype=dtype)
+    new = grad(CASES["mse"])
+    got = [new(y, yhat), new(y, yhat)]
+    monkeypatch.setattr(loop_reads_module, "_own_buffer", loop_reads_module._list_reads)
+    old = grad(make_cases()["mse"])(y, yhat)
+    for g in got:
+        assert np.array_equal(g, old) and np.array_equal(np.signbit(g), np.signbit(old))

@@ -17,10 +17,7 @@ cotangent dtype, and each step stores its cotangent into it::
     _reads_x = _owned_node(_range1, _lreads_x, _reads_x)
 
 After the loop :func:`owned_node` pushes the buffer as the node the list would have become
-(``(slice, view of the buffer by the slice, rest)``); where the sweep returns the fold of
-the chain right after the loop (mse_loop), :func:`fold_owned_reads` does both in one
-call, and when the loop's reads were all there was into a zero adjoint, the result is the
-buffer itself.
+(``(slice, view of the buffer by the slice, rest)``).
 
 Why the values are exactly the old ones: the old node was ``(slice, weights)`` with
 ``weights = np.array(values, dtype)``, the slice ascending over the range's positions; the
@@ -28,9 +25,16 @@ buffer's view by that slice holds the same numbers, bit for bit (each slot is st
 the positions of a range with no negative one are distinct, where a negative start could
 reach one element twice, as ``x[-1]`` and ``x[n - 1]``; and a store casts a real scalar to
 the buffer's dtype as ``np.array(values, dtype)`` does), so every fold of the node sums
-what it summed. The fold of that node alone into a zero adjoint was ``0.0 + weights`` in
-a fresh zero array: here ``buffer += 0.0`` in place (which turns a ``-0.0`` into the
-``+0.0`` that sum gave, and changes nothing else).
+what it summed.
+
+Where the sweep folds the chain right after the loop (mse_loop's return),
+:func:`fold_owned_reads` does both in one call, and the loop stores ``d__t5 or 0.0``:
+``0.0 + w`` for every ``w`` (a zero, ``-0.0`` included, is the ``+0.0`` that sum gives),
+so when the loop's reads were all there was to fold into a zero adjoint, the buffer
+itself is the fold, exactly (the old one added the weights into a fresh zero array).
+Otherwise that call folds the node as above; the one difference then: a ``-0.0``
+cotangent stored as ``+0.0`` added to a slot that holds ``-0.0`` gives ``+0.0`` (was
+``-0.0``), the sign of a zero.
 
 A cotangent that is not a real scalar (a zero object, an array of stacked cotangents, a
 complex number) goes onto the chain as before, where ``fold_reads`` handles it, its slot
@@ -92,10 +96,9 @@ def owned_node(steps, buffer, chain):
 
 def fold_owned_reads(acc, x, chain, steps, buffer):
     """``fold_reads(acc, x, owned_node(steps, buffer, chain))`` in one call, for a sweep
-    that folds the chain as soon as the loop ends: the buffer itself when the loop's reads
-    were all stored and ``acc`` is zero."""
+    that folds the chain as soon as the loop ends (its loop stores ``cotangent or 0.0``):
+    the buffer itself when the loop's reads were all stored and ``acc`` is zero."""
     if buffer is not None and chain is None and (acc is ZERO or acc is NO_TANGENT):
         if not batch_axes.axes:
-            buffer += 0.0
             return buffer
     return fold_reads(acc, x, owned_node(steps, buffer, chain))

@@ -215,15 +215,27 @@ def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
     counter = _header(loop).target.id
     buffer = internal(f"_l{chain.lstrip('_')}")
     types = internal(f"{buffer}_real")
-    type_of = bind("type", type)
+    k = block.index(loop)
+    after = block[k + 1] if k + 1 < len(block) else None
+    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
+    # The chain folded right after the loop (the sweep's return, or the adjoint of a
+    # local array): one call, the buffer itself when nothing else was read; its slots
+    # hold 0.0 + cotangent (a zero stored as +0.0), what that fold would add up.
+    at_once = (
+        isinstance(after, Line)
+        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
+        and "\n" not in after.text
+        and len(fold.findall(after.text)) == 1
+        and mentions([after], chain) == 1
+    )
     value = cotangent
     lines = []
     if not cotangent.isidentifier():  # an expression: evaluated once
         value = internal("_lread")
         lines.append(f"{value} = {cotangent}")
     lines += [
-        f"if {type_of}({value}) in {types}:",
-        f"    {buffer}[{counter}] = {value}",
+        f"if {bind('type', type)}({value}) in {types}:",
+        f"    {buffer}[{counter}] = {value}{' or 0.0' if at_once else ''}",
         "else:",
         f"    {chain} = ({counter}, {value}, {chain})",
     ]
@@ -231,19 +243,8 @@ def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
         item.alt = item.text
     item.text = "\n".join(lines)
     own = bind("own_reads", own_reads)
-    k = block.index(loop)
     block.insert(k, Line(f"{buffer}, {types} = {own}({steps}, {array})", src=loop.src, alt=""))
-    after = block[k + 2] if k + 2 < len(block) else None
-    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
-    if (
-        isinstance(after, Line)
-        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
-        and "\n" not in after.text
-        and len(fold.findall(after.text)) == 1
-        and mentions([after], chain) == 1
-    ):
-        # the chain folded right after the loop (the sweep's return, or the adjoint of a
-        # local array): one call, the buffer itself when nothing else was read
+    if at_once:
         folded = bind("fold_owned_reads", fold_owned_reads)
         after.text = fold.sub(
             lambda m: f"{folded}({m.group(1)}, {array}, {chain}, {steps}, {buffer})", after.text

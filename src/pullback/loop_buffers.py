@@ -75,10 +75,10 @@ def own_reads(steps, x):
         return _NO_BUFFER
     dtype = x.dtype
     if dtype is _F64:
-        return _zeros(x.shape[0]), _REAL_SCALARS
+        return _zeros(len(x)), _REAL_SCALARS
     if dtype.kind != "f":
         return _NO_BUFFER
-    return _zeros(x.shape[0], dtype), _REAL_SCALARS
+    return _zeros(len(x), dtype), _REAL_SCALARS
 
 
 def owned_node(steps, buffer, chain):
@@ -98,7 +98,7 @@ def fold_owned_reads(acc, x, chain, steps, buffer):
     """``fold_reads(acc, x, owned_node(steps, buffer, chain))`` in one call, for a sweep
     that folds the chain as soon as the loop ends (its loop stores ``cotangent or 0.0``):
     the buffer itself when the loop's reads were all stored and ``acc`` is zero."""
+    # (a buffer means no stacked cotangents ran as the loop began: none run in its sweep)
     if buffer is not None and chain is None and (acc is ZERO or acc is NO_TANGENT):
-        if not batch_axes.axes:
-            return buffer
+        return buffer
     return fold_reads(acc, x, owned_node(steps, buffer, chain))

@@ -153,7 +153,9 @@ def test_bit_for_bit_as_the_list_of_cotangents(name, dtype, monkeypatch):
         assert np.array_equal(np.signbit(got), np.signbit(old))
 
 
-@pytest.mark.parametrize("name", ["mse", "stepped", "read_in_branch", "written_in_place"])
+@pytest.mark.parametrize(
+    "name", ["mse", "stepped", "read_in_branch", "written_in_place", "from_a_local"]
+)
 def test_second_order(name):
     check_grads(CASES[name], *args(), order=2)
 
@@ -289,3 +291,24 @@ def test_negative_zero_cotangents_bit_for_bit(dtype, monkeypatch):
     old = grad(make_cases()["mse"])(y, yhat)
     for g in got:
         assert np.array_equal(g, old) and np.array_equal(np.signbit(g), np.signbit(old))
+
+
+def _local_loop(t):
+    z = np.array([t, 2.0 * t, t * t])  # a local array read once a step, folded mid-sweep
+    s = 0.0
+    for i in range(3):
+        s = s + np.sin(z[i]) * t
+    return s
+
+
+def test_derivatives_of_derivatives_keep_the_chain():
+    # grad of grad of a fold as the loop ends: the differentiable-again functions fold
+    # the chain (fold_owned_reads has no rule), up to the third derivative
+    g1 = grad(_local_loop)
+    g2 = grad(g1)
+    g3 = grad(g2)
+    t, h = 0.7, 1e-5
+    z = np.array([t, 2.0 * t, t * t])
+    np.testing.assert_allclose(g1(t), np.sum(np.sin(z)) + t * (np.cos(z) @ [1.0, 2.0, 2 * t]))
+    np.testing.assert_allclose(g2(t), (g1(t + h) - g1(t - h)) / (2 * h), rtol=1e-7)
+    np.testing.assert_allclose(g3(t), (g2(t + h) - g2(t - h)) / (2 * h), rtol=1e-6)

@@ -246,6 +246,8 @@ def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
     block.insert(k, Line(f"{buffer}, {types} = {own}({steps}, {array})", src=loop.src, alt=""))
     if at_once:
         folded = bind("fold_owned_reads", fold_owned_reads)
+        if after.alt is None:  # the differentiable-again functions keep the chain's fold
+            after.alt = after.text
         after.text = fold.sub(
             lambda m: f"{folded}({m.group(1)}, {array}, {chain}, {steps}, {buffer})", after.text
         )

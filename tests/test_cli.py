@@ -118,7 +118,8 @@ def test_show_prints_both_sweeps_for_each_wrt(model, capsys):
     assert out.rstrip().endswith("return (densify(d_w),)")
     code, out, _ = run(capsys, "show", f"{model}:loss", "--wrt", "w", "1")
     assert code == 0 and out.rstrip().endswith(
-        "return (densify(d_w), fold_reads(d_x, x, _reads_x))"
+        # x[i] read once a step: the loop's own buffer, folded as the loop ends
+        "return (densify(d_w), _fold_owned_reads(d_x, x, _reads_x, _range1, _lreads_x))"
     )
 
 

@@ -34,6 +34,7 @@ LAYERS = (
             "pullback.zero",
             "pullback.tangents",
             "pullback.read_folds",
+            "pullback.loop_buffers",
             "pullback.indexed_cotangent",
             "pullback.diagonal_stack",
             "pullback.band_stack",

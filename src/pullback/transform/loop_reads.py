@@ -16,6 +16,10 @@ have built)::
         _lreads_x_add(d__t5)               # was: _reads_x = (i, d__t5, _reads_x)
     _reads_x = _loop_reads(_range1, 1, _lreads_x, x, _reads_x)
 
+One read a step (``k = 1``: mse_loop's ``y[i]``) is stored instead into a buffer the loop
+owns, ``_lreads_x[i] = d__t5`` (:mod:`pullback.loop_buffers`: no list, no conversion, and
+a fold that is the buffer itself; issue 13).
+
 What is proved, on the generated text: the reads are lines of the loop body itself (so
 each runs once a step), their index is the loop's target, which nothing in the body
 assigns; the body has no ``break``, ``continue`` or ``return`` and no other mention of the
@@ -31,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..loop_buffers import fold_owned_reads, own_reads, owned_node
 from ..read_folds import loop_reads
 from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
@@ -167,7 +172,6 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
                 return
     if {counter, steps} & _stored_names(loop.body):
         return
-    helper = None
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())
         pushed = len(found) + _other_pushes(loop.body, chain, found)
@@ -176,20 +180,80 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
         (array,) = folded
         if array in stored:
             continue
-        helper = helper or bind("loop_reads", loop_reads)
-        values = internal(f"_l{chain.lstrip('_')}")
-        append = internal(f"{values}_add")
-        for item, cotangent in found:
-            if item.alt is None:
-                item.alt = item.text
-            item.text = f"{append}({cotangent})"
-        k = block.index(loop)
-        block.insert(k, Line(f"{values} = []; {append} = {values}.append", src=loop.src, alt=""))
-        block.insert(
-            k + 2,
-            Line(
-                f"{chain} = {helper}({steps}, {len(found)}, {values}, {array}, {chain})",
-                src=loop.src,
-                alt="",
-            ),
+        # one read a step: the loop's own buffer; several: a list of their cotangents
+        record = _own_buffer if len(found) == 1 else _list_reads
+        record(block, loop, chain, found, steps, array, bind, internal)
+
+
+def _list_reads(block, loop, chain, found, steps, array, bind, internal):
+    """The reads ``x[i]`` of a step appended to a list, handed to ``loop_reads`` after the
+    loop (the module docstring)."""
+    helper = bind("loop_reads", loop_reads)
+    values = internal(f"_l{chain.lstrip('_')}")
+    append = internal(f"{values}_add")
+    for item, cotangent in found:
+        if item.alt is None:
+            item.alt = item.text
+        item.text = f"{append}({cotangent})"
+    k = block.index(loop)
+    block.insert(k, Line(f"{values} = []; {append} = {values}.append", src=loop.src, alt=""))
+    block.insert(
+        k + 2,
+        Line(
+            f"{chain} = {helper}({steps}, {len(found)}, {values}, {array}, {chain})",
+            src=loop.src,
+            alt="",
+        ),
+    )
+
+
+def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
+    """The one read a step ``x[i]`` stored into the loop's own buffer (see
+    :mod:`pullback.loop_buffers`): a real scalar cotangent into its slot, anything else
+    pushed onto the chain as before."""
+    ((item, cotangent),) = found
+    counter = _header(loop).target.id
+    buffer = internal(f"_l{chain.lstrip('_')}")
+    types = internal(f"{buffer}_real")
+    k = block.index(loop)
+    after = block[k + 1] if k + 1 < len(block) else None
+    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
+    # The chain folded right after the loop (the sweep's return, or the adjoint of a
+    # local array): one call, the buffer itself when nothing else was read; its slots
+    # hold 0.0 + cotangent (a zero stored as +0.0), what that fold would add up.
+    at_once = (
+        isinstance(after, Line)
+        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
+        and "\n" not in after.text
+        and len(fold.findall(after.text)) == 1
+        and mentions([after], chain) == 1
+    )
+    value = cotangent
+    lines = []
+    if not cotangent.isidentifier():  # an expression: evaluated once
+        value = internal("_lread")
+        lines.append(f"{value} = {cotangent}")
+    lines += [
+        f"if {bind('type', type)}({value}) in {types}:",
+        f"    {buffer}[{counter}] = {value}{' or 0.0' if at_once else ''}",
+        "else:",
+        f"    {chain} = ({counter}, {value}, {chain})",
+    ]
+    if item.alt is None:
+        item.alt = item.text
+    item.text = "\n".join(lines)
+    own = bind("own_reads", own_reads)
+    block.insert(k, Line(f"{buffer}, {types} = {own}({steps}, {array})", src=loop.src, alt=""))
+    if at_once:
+        folded = bind("fold_owned_reads", fold_owned_reads)
+        if after.alt is None:  # the differentiable-again functions keep the chain's fold
+            after.alt = after.text
+        after.text = fold.sub(
+            lambda m: f"{folded}({m.group(1)}, {array}, {chain}, {steps}, {buffer})", after.text
         )
+        return
+    node = bind("owned_node", owned_node)
+    block.insert(
+        k + 2,
+        Line(f"{chain} = {node}({steps}, {buffer}, {chain})", src=loop.src, alt=""),
+    )

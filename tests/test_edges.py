@@ -111,10 +111,25 @@ def test_masked_arrays_are_refused_wherever_they_are_passed():
         grad(lambda ws: np.sum(ws[0]))((m,))
 
 
-def test_np_matrix_still_works():
-    x = np.matrix([[1.0], [2.0]])
-    g = grad(lambda m: np.sum(m.T @ m))(x)
-    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(x))
+def _matrix_square(a):
+    return np.sum(a * a) + np.sum(np.tanh(a))
+
+
+def test_np_matrix_is_refused_with_the_fix():
+    # a np.matrix's `*` is a matrix product: the elementwise rules gave a wrong gradient
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    for call in (
+        lambda: grad(_matrix_square)(m),
+        lambda: grad(lambda w, a: np.sum(w * a))(1.0, m),
+        lambda: grad(lambda ms: np.sum(ms[0]))((m,)),
+    ):
+        with pytest.raises(pullback.NotDifferentiableError, match=r"numpy\.matrix.*\n.*@"):
+            call()
+    # the fix: a plain array, `@` for the product
+    a = np.asarray(m)
+    g = grad(lambda a: np.sum(a @ a) + np.sum(np.tanh(a)))(a)
+    want = a.sum(axis=1)[None, :] + a.sum(axis=0)[:, None] + 1 - np.tanh(a) ** 2
+    np.testing.assert_allclose(g, want)
 
 
 def _with_try(x):

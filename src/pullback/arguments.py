@@ -58,9 +58,10 @@ def fast_kinds(args):
     return tuple(key)
 
 
-# ndarray subclasses whose arithmetic is NumPy's own (np.matrix's `*` is matmul, and the
-# rules follow the operators as they run).
-_PLAIN_ARRAY_TYPES = (np.ndarray, np.matrix, np.memmap)
+# ndarray subclasses whose arithmetic is NumPy's own. Not np.matrix: its `*` and `**` are
+# matrix products and powers, while the rules of the operators are the elementwise ones
+# (a gradient through `m * m` came out wrong).
+_PLAIN_ARRAY_TYPES = (np.ndarray, np.memmap)
 
 
 def refuse_array_subclass(value, name=None):
@@ -70,6 +71,13 @@ def refuse_array_subclass(value, name=None):
     for leaf in _leaves(value):
         if isinstance(leaf, np.ndarray) and type(leaf) not in _PLAIN_ARRAY_TYPES:
             what = f"'{name}' is" if name else "an argument is"
+            if isinstance(leaf, np.matrix):
+                raise NotDifferentiableError(
+                    f"{what} a numpy.matrix: its `*` and `**` are matrix products and "
+                    "powers, which pullback's rules (those of arrays) do not follow.\n"
+                    "Fix: pass np.asarray(...) of it and write the matrix products with `@` "
+                    "(and np.linalg.matrix_power for `**`)."
+                )
             if isinstance(leaf, np.ma.MaskedArray):
                 raise NotDifferentiableError(
                     f"{what} a numpy.ma.MaskedArray: NumPy honours its mask, but "

@@ -86,7 +86,8 @@ def _bincount_sites(x, steps, sites, values, k):
     """The old fold's one ``np.bincount``, its two arrays built without the chain."""
     n = x.shape[0]
     dtype = x.dtype  # (the cotangent dtype of a float array: its own)
-    table = np.array(values, dtype=dtype).reshape(len(steps), len(sites))
+    # real scalars only (checked): fromiter converts each as the old np.array and fromiter did
+    table = np.fromiter(values, dtype=dtype, count=len(values)).reshape(len(steps), len(sites))
     ascending = np.arange(steps.start, steps.stop, steps.step)  # step by step, as ranged
     # the chain's reads, the last pushed first: the steps as ranged, each one's reads last
     # first

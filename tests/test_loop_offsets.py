@@ -9,6 +9,7 @@ import pytest
 import pullback.read_folds as read_folds
 import pullback.transform.loop_reads as loop_reads_module
 from pullback import grad, jacobian
+from pullback.loop_buffers import fold_owned_reads, own_reads
 from pullback.loop_offsets import fold_loop_reads, rebuilt_chain
 from pullback.read_folds import fold_reads, loop_reads
 from pullback.testing import check_grads
@@ -84,6 +85,30 @@ def make_cases():
             s = s + x[i] * x[i] * x[i + 1]
         return s
 
+    def differences(x):
+        s = 0.0
+        for i in range(len(x) - 1):  # x[i] once a step: the loop's own buffer before
+            s = s + (x[i + 1] - x[i]) ** 2
+        return s
+
+    def both_sides(x):
+        s = 0.0
+        for i in range(1, len(x) - 1):  # x[i + 1] and x[i - 1] of one element, two steps
+            s = s + np.sin(x[i]) * (x[i + 1] - 0.5 * x[i - 1])
+        return s
+
+    def one_read_wraps(x):
+        s = 0.0
+        for i in range(len(x)):  # x[i - 1] at i = 0 is x[-1]
+            s = s + np.cos(x[i - 1]) * x[i]
+        return s
+
+    def one_read_descending(x):
+        s = 0.0
+        for i in range(len(x) - 1, 0, -2):
+            s = s + x[i] * x[i - 1] * x[i - 1]
+        return s
+
     def carried_index(x):
         s = 0.0
         j = 1
@@ -117,6 +142,10 @@ def make_cases():
             written_in_place,
             read_after_the_loop,
             read_before_the_loop,
+            differences,
+            both_sides,
+            one_read_wraps,
+            one_read_descending,
             carried_index,
             rows,
             none,
@@ -126,6 +155,7 @@ def make_cases():
 
 CASES = make_cases()
 APPLIED = ["rosenbrock", "backwards", "wraps", "repeated", "stepped", "read_after_the_loop", "none"]
+APPLIED += ["differences", "both_sides", "one_read_wraps", "one_read_descending"]
 LEFT = ["with_continue", "with_break", "written_in_place", "read_before_the_loop"]
 
 
@@ -171,13 +201,15 @@ def test_bit_for_bit_the_chain(name, n, dtype, monkeypatch):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
-@pytest.mark.parametrize("name", ["rosenbrock", "wraps", "repeated", "stepped"])
+@pytest.mark.parametrize(
+    "name", ["rosenbrock", "wraps", "repeated", "stepped", "differences", "both_sides"]
+)
 def test_second_order(name):
     check_grads(CASES[name], arg(name, 30), order=2)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("name", ["rosenbrock", "backwards", "wraps"])
+@pytest.mark.parametrize("name", ["rosenbrock", "backwards", "wraps", "both_sides"])
 def test_jacobian_through_the_path(name, dtype):
     fn = CASES[name]
 
@@ -279,3 +311,50 @@ def test_node_fast_path_is_the_general_path(dtype, monkeypatch):
         general = fold_reads(ZERO, x, node)
         monkeypatch.undo()
         assert fast.dtype == general.dtype and fast.tobytes() == general.tobytes()
+
+
+def _old_one_read(acc, x, chain, steps, sites, values):
+    # what the loop and the line after it did before: x[i] into the loop's own buffer
+    # (cotangent or 0.0), x[i + c] pushed onto the chain, fold_owned_reads
+    buffer, types = own_reads(steps, x)
+    it = iter(values)
+    for i in reversed(steps):
+        for c in sites:
+            v = next(it)
+            if c is not None:
+                chain = (i + c, v, chain)
+            elif type(v) in types:
+                buffer[i] = v or 0.0
+            else:
+                chain = (i, v, chain)
+    return fold_owned_reads(acc, x, chain, steps, buffer)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("acc", ["zero", "array"])
+@pytest.mark.parametrize(
+    ("steps", "sites"),
+    [
+        (range(100), (1, None)),
+        (range(1, 99), (None, 1, -1)),
+        (range(100), (-1, None, -1)),
+        (range(99, 0, -3), (-1, None)),
+        (range(5), (None, 2)),
+    ],
+)
+def test_one_read_a_step_is_the_old_fold_bit_for_bit(steps, sites, acc, dtype):
+    x = np.zeros(101, dtype=dtype)
+    acc = ZERO if acc == "zero" else np.linspace(-1.0, 1.0, 101).astype(dtype)
+    values = _values(len(steps) * len(sites), len(steps), negative_zeros=len(steps) > 5)
+    got = fold_loop_reads(acc, x, None, steps, sites, values)
+    old = _old_one_read(acc, x, None, steps, sites, values)
+    assert got.dtype == old.dtype and got.tobytes() == old.tobytes()
+
+
+@pytest.mark.parametrize("values", [[ZERO] * 60, [np.ones(2)] * 60])
+def test_one_read_a_step_not_real_folds_as_before(values):
+    steps, sites = range(30), (None, 1)
+    x = np.zeros((32, 2)) if type(values[0]) is np.ndarray else np.zeros(32)
+    expect = _old_one_read(ZERO, x, None, steps, sites, values)
+    got = fold_loop_reads(ZERO, x, None, steps, sites, values)
+    assert np.array_equal(np.asarray(got), np.asarray(expect))

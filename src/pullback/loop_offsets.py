@@ -18,7 +18,7 @@ and :func:`fold_loop_reads` folds them in one call::
     return (_fold_loop_reads(d_x, x, _reads_x, _range1, (None, None, 1), _lreads_x),)
 
 ``sites`` gives each read of a step, in order: ``None`` for the counter, ``c`` for
-``i + c``.
+``i + c``. One read by the counter a step has its own fold (:func:`_fold_one_read`).
 
 Why the result is bit for bit the old one: where the old fold reached its one
 ``np.bincount`` (a zero adjoint, no chain before the loop, a 1-D float array, real
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .loop_buffers import fold_owned_reads, own_reads
 from .read_folds import _FEW_READS, _REAL_FLOATS, fold_reads, loop_reads
 from .tangents import _ndarray, batch_axes
 from .zero import NO_TANGENT, ZERO
@@ -49,6 +50,8 @@ def fold_loop_reads(acc, x, chain, steps, sites, values):
     ``c``: ``x[i + c]``) of ``x``, their cotangents in ``values`` in the order they ran,
     ``chain`` the reads recorded before the loop."""
     k = sites.count(None)
+    if k == 1:
+        return _fold_one_read(acc, x, chain, steps, sites, values)
     if (
         (acc is ZERO or acc is NO_TANGENT)
         and chain is None
@@ -103,3 +106,58 @@ def _bincount_sites(x, steps, sites, values, k):
     out = np.zeros(n) if dtype == np.float64 else np.zeros(n, dtype)
     out += np.bincount(where, weights=weights, minlength=n)
     return out
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _fold_one_read(acc, x, chain, steps, sites, values):
+    """The fold of a loop that reads ``x[i]`` once a step beside its reads ``x[i + c]``.
+
+    Before, the step stored ``x[i]``'s cotangent into the loop's own buffer
+    (:mod:`pullback.loop_buffers`, ``cotangent or 0.0``) and pushed the others onto the
+    chain, which ``fold_owned_reads`` added one by one (``out[index] += value``, as they
+    were pushed) before the buffer's slice. For a float64 vector with a zero adjoint, no
+    chain before the loop, and real scalar cotangents, ``np.add.at`` adds those same
+    values in that same order, in float64, then the buffer's values go through the same
+    slice; anything else replays the old stores and pushes and folds them as before."""
+    if (
+        (acc is ZERO or acc is NO_TANGENT)
+        and chain is None
+        and type(steps) is range
+        and type(x) is _ndarray
+        and x.dtype is _F64
+        and x.ndim == 1
+        and not batch_axes.axes
+        and steps
+        and (steps.start if steps.step > 0 else steps[-1]) >= 0
+        and len(values) == len(steps) * len(sites)
+        and _REAL_FLOATS.issuperset(map(type, values))
+    ):
+        table = np.fromiter(values, dtype=_F64, count=len(values)).reshape(len(steps), -1)
+        ran = np.arange(steps.start, steps.stop, steps.step)[::-1]  # as the loop ran
+        others = [(j, c) for j, c in enumerate(sites) if c is not None]
+        where = (ran[:, None] + np.array([c for _, c in others], dtype=_intp)).ravel()
+        out = np.zeros(x.shape[0])
+        np.add.at(out, where, table[:, [j for j, _ in others]].ravel())
+        # the buffer's slots: ``cotangent or 0.0`` is ``cotangent + 0.0`` (-0.0 to +0.0)
+        stored = table[:, sites.index(None)] + 0.0
+        step = steps.step
+        if step > 0:
+            low, high, stored = steps.start, steps[-1], stored[::-1]
+        else:
+            low, high, step = steps[-1], steps.start, -step
+        out[low : high + 1 : step] += stored
+        return out
+    buffer, types = own_reads(steps, x)
+    cotangents = iter(values)
+    for i in reversed(steps):
+        for c in sites:
+            value = next(cotangents)
+            if c is not None:
+                chain = (i + c, value, chain)
+            elif type(value) in types:
+                buffer[i] = value or 0.0
+            else:
+                chain = (i, value, chain)
+    return fold_owned_reads(acc, x, chain, steps, buffer)

@@ -30,7 +30,7 @@ anywhere in the sweep reads the same array name, which the sweep never assigns (
 the chain (``Line.alt``).
 
 Reads by the counter plus a constant (:func:`offset_sites`: the forward loop assigns the
-index ``i + c``) beside several by the counter, where the line after the loop folds the
+index ``i + c``) beside one or more by the counter, where the line after the loop folds the
 chain, join the list instead, every read of a step in order, folded by one call
 (:mod:`pullback.loop_offsets`); the differentiable-again text pushes ``(i + c, ...)``, so
 the index is no longer saved on the tape.
@@ -190,7 +190,7 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
         (array,) = folded
         if array in stored:
             continue
-        if len(found) > 1 and others:  # x[i + 1] beside x[i]: one fold as the loop ends?
+        if others:  # x[i + 1] beside x[i]: one fold as the loop ends?
             sites = offset_sites(loop, chain, others)
             if sites is not None and _fold_after(block, loop, array, chain) is not None:
                 _list_offsets(block, loop, chain, sites, steps, array, bind, internal)

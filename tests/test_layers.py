@@ -35,6 +35,7 @@ LAYERS = (
             "pullback.tangents",
             "pullback.read_folds",
             "pullback.loop_buffers",
+            "pullback.loop_offsets",
             "pullback.indexed_cotangent",
             "pullback.diagonal_stack",
             "pullback.band_stack",

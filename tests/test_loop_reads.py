@@ -142,9 +142,9 @@ def test_list_argument_matches_finite_differences():
     "name", ["fill", "negative_positions", "stepped_range", "nested", "rosenbrock", "shifted"]
 )
 def test_the_pass_is_applied(name):
-    # one read a step goes into the loop's own buffer (tests/test_loop_buffers.py)
+    # shifted's x[i] and x[i - 1] fold as the loop ends (tests/test_loop_offsets.py)
     source = grad(CASES[name]).source_for(arg(name))
-    assert ("_own_reads(" if name == "shifted" else "_loop_reads(") in source
+    assert ("_fold_loop_reads(" if name == "shifted" else "_loop_reads(") in source
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -48,20 +48,17 @@ def fold_reads(acc, x, chain):
         return _fold_reads_batched(acc, x, chain)
     if type(x) is _ndarray:
         out = None
-        if type(chain[0]) is int and x.ndim == 1 and ((d := x.dtype) is _F64 or d.kind == "f"):
-            out = _few_scalar_reads(acc, x, chain)
+        if x.ndim == 1 and ((d := x.dtype) is _F64 or d.kind == "f"):
+            head = type(chain[0])
+            if head is int:
+                out = _few_scalar_reads(acc, x, chain)
+            elif head is _ndarray and (acc is ZERO or acc is NO_TANGENT):
+                out = _loop_node_reads(x, chain)
         if out is None:
             out = _few_view_reads(acc, x, chain)
         if out is not None:
             return out
-    indices = []
-    values = []
-    add_index = indices.append
-    add_value = values.append
-    while chain is not None:
-        index, value, chain = chain
-        add_index(index)
-        add_value(value)
+    indices, values = _unzip(chain)
     if isinstance(x, _ndarray):
         lazy = lazy_scatter(
             None if is_zero(acc) else acc, x.shape, _cotangent_dtype(x), indices[::-1], values[::-1]
@@ -85,6 +82,19 @@ def fold_reads(acc, x, chain):
         if not is_zero(value):
             acc = getitem_cotangent(acc, x, index, densify(value))
     return densify(acc)
+
+
+def _unzip(chain):
+    """``(indices, values)``: the reads of ``chain`` as two lists, the last pushed first."""
+    indices = []
+    values = []
+    add_index = indices.append
+    add_value = values.append
+    while chain is not None:
+        index, value, chain = chain
+        add_index(index)
+        add_value(value)
+    return indices, values
 
 
 def _fold_sequence_reads(acc, x, indices, values):
@@ -296,6 +306,13 @@ def _scatter_scalars(out, indices, values) -> bool:
         batches = ()
     else:
         return False
+    return _bincount_into(out, indices, values, batches)
+
+
+def _bincount_into(out, indices, values, batches) -> bool:
+    """``out += `` the sums by position of the scalar reads (``indices`` ints, ``values``
+    their cotangents) and of the nodes ``batches`` ``[(positions, cotangents)]``, in that
+    order, with ``np.bincount``; False (touching nothing) when a value is no number."""
     try:
         weights = np.array(values, dtype=out.dtype)
     except (TypeError, ValueError):
@@ -315,6 +332,26 @@ def _scatter_scalars(out, indices, values) -> bool:
     return True
 
 
+def _loop_node_reads(x, chain):
+    """``fold_reads(ZERO, x, chain)`` of a 1-D float ``x`` when ``chain`` is a node
+    ``(positions, cotangents)`` of :func:`loop_reads` on top of scalar reads by integer
+    position with real cotangents (rosenbrock_loop's ``x[i]`` twice a step and ``x[i + 1]``):
+    the very sums of the general path (:func:`_scatter_scalars`: the same arrays handed to
+    the same ``np.bincount``, so the same order of additions), without its generic walks.
+    ``None`` (having built nothing) for any other chain."""
+    positions, weights, rest = chain
+    if rest is None or not _is_positions_node(positions, weights):
+        return None  # (a node alone takes the general path's other branch)
+    indices, values = _unzip(rest)
+    # the types looked at once walked (cheaper than two tests a read)
+    if not _INTS.issuperset(map(type, indices)) or not _REAL_FLOATS.issuperset(
+        map(type, values)
+    ):
+        return None
+    out = _zeros(x.shape[0]) if x.dtype is _F64 else _zeros(x.shape[0], x.dtype)
+    return out if _bincount_into(out, indices, values, [(positions, weights)]) else None
+
+
 def _is_positions_node(positions, weights) -> bool:
     """Whether a read is a node ``(positions, cotangents)`` as loop_reads makes them: a
     vector of integer positions and one real cotangent for each."""
@@ -329,6 +366,7 @@ def _is_positions_node(positions, weights) -> bool:
 
 _intp = np.intp
 _REAL_FLOATS = frozenset({float, np.float64, np.float32})
+_INTS = frozenset({int})
 
 
 def loop_reads(steps, k, values, x, chain):

@@ -28,6 +28,12 @@ in the chain: its fold sums every node, in whatever order; and every fold of the
 anywhere in the sweep reads the same array name, which the sweep never assigns (the array
 ``loop_reads`` is given is the one folded into). The differentiable-again functions keep
 the chain (``Line.alt``).
+
+Reads by the counter plus a constant (:func:`offset_sites`: the forward loop assigns the
+index ``i + c``) beside one or more by the counter, where the line after the loop folds the
+chain, join the list instead, every read of a step in order, folded by one call
+(:mod:`pullback.loop_offsets`); the differentiable-again text pushes ``(i + c, ...)``, so
+the index is no longer saved on the tape.
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ from __future__ import annotations
 import ast
 import re
 
+import gast
+
 from ..loop_buffers import fold_owned_reads, own_reads, owned_node
+from ..loop_offsets import fold_loop_reads
 from ..read_folds import loop_reads
 from ..tree_walk import all_nodes, statements
 from .code import Compound, Line
@@ -174,15 +183,145 @@ def _batch_loop(block, loop, arrays, stored, bind, internal):
         return
     for chain, found in pushes.items():
         folded = arrays.get(chain, set())
-        pushed = len(found) + _other_pushes(loop.body, chain, found)
+        others = _other_pushes(loop.body, chain, found)
+        pushed = len(found) + others
         if len(folded) != 1 or mentions(loop.body, chain) != 2 * pushed:
             continue  # another use of the chain in the loop, or no single array
         (array,) = folded
         if array in stored:
             continue
+        if others:  # x[i + 1] beside x[i]: one fold as the loop ends?
+            sites = offset_sites(loop, chain, others)
+            if sites is not None and _fold_after(block, loop, array, chain) is not None:
+                _list_offsets(block, loop, chain, sites, steps, array, bind, internal)
+                continue
         # one read a step: the loop's own buffer; several: a list of their cotangents
         record = _own_buffer if len(found) == 1 else _list_reads
         record(block, loop, chain, found, steps, array, bind, internal)
+
+
+def _fold_after(block, loop, array, chain):
+    """``(line, pattern)``: the line right after ``loop`` when it folds ``chain`` with
+    ``array`` once and mentions it nowhere else (the sweep's return, or the adjoint of a
+    local array), ``pattern`` matching that fold; else None."""
+    k = block.index(loop)
+    after = block[k + 1] if k + 1 < len(block) else None
+    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
+    if (
+        isinstance(after, Line)
+        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
+        and "\n" not in after.text
+        and len(fold.findall(after.text)) == 1
+        and mentions([after], chain) == 1
+    ):
+        return after, fold
+    return None
+
+
+def offset_sites(loop, chain, others):
+    """``[(line, cotangent, site)]``: every push onto ``chain`` in the reverse ``loop``'s
+    body, in order, ``site`` None for a read by the counter and ``c`` for one by a name
+    the forward loop assigns ``counter + c`` (``_t3 = i + 1``); None unless the ``others``
+    pushes by another index are all such reads, lines of the body itself.
+
+    What is proved, on the forward loop's tree: it has no ``break``, ``continue`` or
+    ``return`` and never assigns its counter, and the name is assigned once in it, by a
+    statement of its body itself that no statement before reads it: every step assigns
+    it ``i + c`` before the step's read, so the value the reverse step restored is that
+    step's ``i + c``."""
+    info = getattr(loop, "loop", None)
+    node = getattr(info, "node", None)
+    counter = _header(loop).target.id
+    if not (
+        isinstance(node, gast.For)
+        and isinstance(node.target, gast.Name)
+        and node.target.id == counter
+    ):
+        return None
+    inside = [n for s in node.body for n in all_nodes(s)]
+    if any(isinstance(n, (gast.Break, gast.Continue, gast.Return)) for n in inside):
+        return None
+    stores: dict = {}
+    for n in inside:
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    if counter in stores:
+        return None
+    offsets = {}
+    loaded: set = set()  # the names read by the statements before
+    for s in node.body:
+        c = _offset(s, counter)
+        if c is not None and stores.get(s.targets[0].id) == 1 and s.targets[0].id not in loaded:
+            offsets[s.targets[0].id] = c
+        loaded |= {
+            n.id for n in all_nodes(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        }
+    sites = []
+    for item in loop.body:
+        found = _push(item, None)
+        if found is None or found[0] != chain:
+            continue
+        index = _statements(item.text)[0].value.elts[0]
+        if isinstance(index, ast.Name) and index.id == counter:
+            sites.append((item, found[1], None))
+        elif isinstance(index, ast.Name) and index.id in offsets:
+            sites.append((item, found[1], offsets[index.id]))
+        else:
+            return None
+    if sum(c is not None for _, _, c in sites) != others:
+        return None  # a push by another index in a nested block
+    return sites
+
+
+def _offset(stmt, counter):
+    """``c`` when ``stmt`` is ``name = counter + c`` (or ``c + counter``, ``counter - c``)
+    with ``c`` an int constant; else None."""
+    if not (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+        and isinstance(stmt.value, gast.BinOp)
+        and isinstance(stmt.value.op, (gast.Add, gast.Sub))
+    ):
+        return None
+    left, right = stmt.value.left, stmt.value.right
+
+    def is_counter(n):
+        return isinstance(n, gast.Name) and n.id == counter
+
+    def constant(n):
+        ok = isinstance(n, gast.Constant) and type(n.value) is int
+        return n.value if ok else None
+
+    if is_counter(left) and constant(right) is not None:
+        return constant(right) if isinstance(stmt.value.op, gast.Add) else -constant(right)
+    if isinstance(stmt.value.op, gast.Add) and is_counter(right):
+        return constant(left)
+    return None
+
+
+def _list_offsets(block, loop, chain, sites, steps, array, bind, internal):
+    """Every read of a step (``x[i]`` and ``x[i + c]``) appended to one list, which
+    ``fold_loop_reads`` folds in the line after the loop (:mod:`pullback.loop_offsets`)."""
+    helper = bind("fold_loop_reads", fold_loop_reads)
+    values = internal(f"_l{chain.lstrip('_')}")
+    append = internal(f"{values}_add")
+    counter = _header(loop).target.id
+    for item, cotangent, c in sites:
+        if item.alt is None:  # the read x[i + c] by its value: the tape keeps no index
+            index = counter if c is None else f"{counter} + {c}"
+            item.alt = item.text if c is None else f"{chain} = ({index}, {cotangent}, {chain})"
+        item.text = f"{append}({cotangent})"
+    k = block.index(loop)
+    block.insert(k, Line(f"{values} = []; {append} = {values}.append", src=loop.src, alt=""))
+    after, fold = _fold_after(block, loop, array, chain)
+    if after.alt is None:  # the differentiable-again functions keep the chain's fold
+        after.alt = after.text
+    offsets = "(" + "".join(f"{c}, " for _, _, c in sites) + ")"
+    after.text = fold.sub(
+        lambda m: f"{helper}({m.group(1)}, {array}, {chain}, {steps}, {offsets}, {values})",
+        after.text,
+    )
 
 
 def _list_reads(block, loop, chain, found, steps, array, bind, internal):
@@ -216,18 +355,12 @@ def _own_buffer(block, loop, chain, found, steps, array, bind, internal):
     buffer = internal(f"_l{chain.lstrip('_')}")
     types = internal(f"{buffer}_real")
     k = block.index(loop)
-    after = block[k + 1] if k + 1 < len(block) else None
-    fold = re.compile(rf"\bfold_reads\((\w+), {re.escape(array)}, {re.escape(chain)}\)")
     # The chain folded right after the loop (the sweep's return, or the adjoint of a
     # local array): one call, the buffer itself when nothing else was read; its slots
     # hold 0.0 + cotangent (a zero stored as +0.0), what that fold would add up.
-    at_once = (
-        isinstance(after, Line)
-        and (after.text.startswith("return ") or re.match(r"\w+ = fold_reads\(", after.text))
-        and "\n" not in after.text
-        and len(fold.findall(after.text)) == 1
-        and mentions([after], chain) == 1
-    )
+    folds = _fold_after(block, loop, array, chain)
+    at_once = folds is not None
+    after, fold = folds if at_once else (None, None)
     value = cotangent
     lines = []
     if not cotangent.isidentifier():  # an expression: evaluated once

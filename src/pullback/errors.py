@@ -235,8 +235,8 @@ def for_user(exc: BaseException) -> BaseException:
     >>> try:
     ...     build()
     ... except PullbackError as e:
-    ...     [t.name for t in traceback.extract_tb(for_user(e).__traceback__)]
-    ['<module>', 'build']
+    ...     " > ".join(t.name for t in traceback.extract_tb(for_user(e).__traceback__))
+    '<module> > build'
     """
     if os.environ.get("PULLBACK_TRACEBACK", "").lower() == "full":
         return exc

@@ -30,6 +30,7 @@ from . import backends
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
+from .records_dataclasses import fields_of, rebuilt
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
@@ -376,6 +377,12 @@ def materialize(c, like, absent=None):
     if isinstance(like, dict):
         c = {} if is_zero(c) else c
         return {k: materialize(c.get(k, ZERO), v, absent) for k, v in like.items()}
+    if hasattr(type(like), "__dataclass_fields__") and not isinstance(like, type):
+        # a dataclass's gradient: the same dataclass (records_dataclasses.py), whose
+        # cotangent is the tuple of its fields
+        values = fields_of(like)
+        c = [ZERO] * len(values) if is_zero(c) else c
+        return rebuilt(like, [materialize(ci, v, absent) for ci, v in zip(c, values, strict=True)])
     if like is ZERO:
         # a symbolic zero among the values (an entry of a list cotangent that a gradient
         # differentiated again takes as an input): it stands for a zero of no known shape,

@@ -10,7 +10,15 @@ so pullback itself never imports SciPy. ``listing`` renders the table of every e
 
 from __future__ import annotations
 
-from .. import arrays_inplace, containers_mutation, escapes, records, unpacking
+from .. import (
+    arrays_inplace,
+    containers_mutation,
+    escapes,
+    records,
+    records_calls,
+    records_dataclasses,
+    unpacking,
+)
 from ..registry import RuleRegistry
 from . import (
     array_api,
@@ -100,6 +108,8 @@ FAMILIES = (
     containers_mutation,
     escapes,
     records,
+    records_dataclasses,
+    records_calls,
     container_cotangents,
     container_cotangent_pullbacks,
     star_call_rules,

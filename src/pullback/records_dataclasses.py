@@ -1,0 +1,179 @@
+"""Dataclasses (``@dataclass``, frozen or not, with ``slots`` or not) as differentiated
+values: records whose fields are attributes, the way parameters are grouped in modern Python.
+
+A dataclass value's cotangent (and tangent) is the tuple of its fields' cotangents, in the
+order of ``dataclasses.fields`` -- the convention of named tuples (records.py), so that
+accumulation, ``ZERO`` entries and field reads are the tuple ones already. What users
+receive is the same dataclass again (:func:`rebuilt`, called by ``tangents.materialize``),
+with ``None`` in the fields that hold no float (ints, strings, None, functions), as a named
+tuple's gradient has; a cotangent or tangent users give as that dataclass is turned into
+the tuple by :func:`as_cotangent`.
+
+Constructing one is the named tuple's rule (records.py: the values in field order), given
+only where the constructor is that: the ``__init__`` ``dataclasses`` generated, no
+``__post_init__`` and every field an ``__init__`` parameter (:func:`refusal`, otherwise).
+
+>>> import dataclasses
+>>> @dataclasses.dataclass
+... class P:
+...     w: float
+...     n: int = 3
+>>> field_position(P(1.0), "n")
+1
+>>> rebuilt(P(1.0), [2.0, None])
+P(w=2.0, n=None)
+>>> as_cotangent(P(2.0, 4))
+(2.0, 4)
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+
+_fields = dataclasses.fields
+
+
+def is_dataclass_class(cls) -> bool:
+    """Whether ``cls`` is a dataclass (the class, not an instance)."""
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def is_dataclass_value(v) -> bool:
+    """Whether ``v`` is an instance of a dataclass."""
+    return hasattr(type(v), "__dataclass_fields__") and not isinstance(v, type)
+
+
+def field_names(cls) -> tuple:
+    """The names of ``cls``'s fields, in the order of its cotangent tuple."""
+    return tuple(f.name for f in _fields(cls))
+
+
+def field_position(record, name: str):
+    """Where the field ``name`` of the dataclass instance ``record`` sits in its cotangent
+    tuple, or None (no dataclass, or no such field)."""
+    if not is_dataclass_value(record):
+        return None
+    names = field_names(type(record))
+    return names.index(name) if name in names else None
+
+
+def fields_of(record):
+    """The values of a dataclass instance's fields, as a tuple in field order (a named
+    tuple as it is): the value whose cotangent is the record's."""
+    if not is_dataclass_value(record):
+        return record
+    return tuple(getattr(record, f.name) for f in _fields(record))
+
+
+def _fields_of_rrule(record):
+    return fields_of(record), lambda dy: (dy,)  # the same cotangent: a tuple of fields
+
+
+def init_fields(cls) -> tuple:
+    """``(names, defaults)`` of the dataclass ``cls``'s ``__init__`` parameters, in field
+    order (the fields with a ``default_factory`` have no constant default)."""
+    fs = [f for f in _fields(cls) if f.init]
+    defaults = {f.name: f.default for f in fs if f.default is not dataclasses.MISSING}
+    return tuple(f.name for f in fs), defaults
+
+
+def refusal(cls):
+    """Why the constructor of the dataclass ``cls`` has no rule (its fix), or None when it
+    has the named tuple's rule (the generated ``__init__`` storing every field)."""
+    init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
+    code = getattr(init, "__code__", None)
+    if code is None or code.co_filename != "<string>" or not cls.__dataclass_params__.init:
+        return (
+            "a dataclass with its own __init__",
+            "let @dataclass generate __init__ (compute derived values in a function or a "
+            "method that reads the fields), or register a rule for the class",
+        )
+    if hasattr(cls, "__post_init__"):
+        return (
+            "a dataclass with __post_init__ (code pullback does not run through the constructor)",
+            "compute what __post_init__ computes in a method or a property instead (they "
+            "are differentiated), or pass the computed values as fields",
+        )
+    if any(not f.init for f in _fields(cls)):
+        return (
+            "a dataclass with a field that is no __init__ parameter (field(init=False))",
+            "make that field an __init__ parameter, or compute it in a method or a property",
+        )
+    if any(getattr(f, "kw_only", False) for f in _fields(cls)):
+        return (
+            "a dataclass with keyword-only fields",
+            "declare the fields without kw_only (pullback passes them in field order)",
+        )
+    return None
+
+
+def stores_its_arguments(cls) -> bool:
+    """Whether ``cls`` (no dataclass) has an ``__init__`` of its own that only stores its
+    parameters, ``self.w = w``: a class ``@dataclass`` would write for it."""
+    init = cls.__dict__.get("__init__") if isinstance(cls, type) else None
+    if init is None or dataclasses.is_dataclass(cls):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = tree.body[0]
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+        return False
+    me, *params = [a.arg for a in fn.args.args]
+    body = fn.body[1:] if ast.get_docstring(fn) else fn.body
+    return bool(body) and all(
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Attribute)
+        and isinstance(s.targets[0].value, ast.Name)
+        and s.targets[0].value.id == me
+        and isinstance(s.value, ast.Name)
+        and s.value.id in params
+        for s in body
+    )
+
+
+def class_refusal(cls):
+    """``(what, fix)`` of PB301 for a call of the class ``cls`` with differentiated values
+    (no rule), where a dataclass is (or would be) the way to go; None otherwise."""
+    if dataclasses.is_dataclass(cls):
+        return refusal(cls)
+    if stores_its_arguments(cls):
+        return (
+            "a class with no differentiation rule",
+            f"declare '{cls.__name__}' a @dataclass with those fields (pullback "
+            "differentiates dataclasses: construction, field reads and methods)",
+        )
+    return None
+
+
+def rebuilt(like, values):
+    """An instance of ``like``'s dataclass holding ``values`` in field order, made without
+    ``__init__`` (frozen, slots, ``init=False`` fields and ``__post_init__`` alike)."""
+    cls = type(like)
+    out = object.__new__(cls)
+    for f, v in zip(_fields(cls), values, strict=True):
+        object.__setattr__(out, f.name, v)
+    return out
+
+
+def as_cotangent(c):
+    """A cotangent or tangent given as a dataclass instance (``vjp``'s ``dy``, ``jvp``'s
+    tangents), as the tuple of its fields, recursively; anything else unchanged."""
+    if is_dataclass_value(c):
+        return tuple(as_cotangent(getattr(c, f.name)) for f in _fields(c))
+    tc = type(c)
+    if tc is tuple or tc is list:
+        return tc(as_cotangent(v) for v in c)
+    if tc is dict:
+        return {k: as_cotangent(v) for k, v in c.items()}
+    return c
+
+
+def register(reg) -> None:
+    rule = reg.register(fields_of, _fields_of_rrule, family="records", trusted=True)
+    rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple

@@ -396,3 +396,73 @@ def test_a_property_of_a_differentiated_dataclass_is_refused_with_a_fix():
         "Fix: write it as a method and call it, `.twice()`: methods are differentiated "
         "(see docs/limitations.md#PB501)."
     )
+
+
+@dataclasses.dataclass
+class Net:
+    layers: list
+    steps: int = 2
+    K: typing.ClassVar[float] = 3.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaledLayer(Layer):
+    s: float = 2.0
+
+    def apply(self, x):
+        return self.s * np.tanh(x @ self.W + self.bias)
+
+
+def net_loss(net, x):
+    for layer in net.layers:
+        x = layer.apply(x)
+    for _ in range(net.steps):
+        x = x * 1.5
+    return np.sum(x**2) * Net.K
+
+
+def net_built_in_a_loop(theta):
+    layers = []
+    for k in range(2):
+        layers.append(Layer(np.outer(theta, theta) * (k + 1), theta))
+    return net_loss(Net(layers), theta)
+
+
+def class_constant(net):
+    return np.sum(net.layers[0].W) * net.K
+
+
+def test_lists_of_dataclasses_subclasses_and_loops():
+    rng = np.random.default_rng(3)
+    W1, b1, W2, b2 = (rng.normal(size=s) for s in [(2, 2), 2, (2, 2), 2])
+    x = rng.normal(size=2)
+    net = Net([Layer(W1, b1), ScaledLayer(W2, b2, s=0.7)])
+    g = grad(net_loss)(net, x)
+    assert type(g) is Net and type(g.layers[1]) is ScaledLayer and g.steps is None
+    assert g.layers[1].scale == 0.0  # a float field the function does not read
+
+    def flat(theta):
+        layers = [Layer(theta[:4].reshape(2, 2), theta[4:6])]
+        layers.append(ScaledLayer(theta[6:10].reshape(2, 2), theta[10:12], s=theta[12]))
+        return net_loss(Net(layers), x)
+
+    theta = np.concatenate([W1.ravel(), b1, W2.ravel(), b2, [0.7]])
+    got = np.concatenate(
+        [g.layers[0].W.ravel(), g.layers[0].bias, g.layers[1].W.ravel(), g.layers[1].bias]
+        + [[g.layers[1].s]]
+    )
+    np.testing.assert_allclose(got, _fd(flat, theta), rtol=1e-6, atol=1e-8)
+    assert check_grads(net_built_in_a_loop, x, order=2) == "reverse over reverse"
+    check_grad(net_built_in_a_loop, x)
+
+
+def test_a_class_attribute_read_through_a_differentiated_instance_is_refused():
+    with pytest.raises(UnsupportedCallError) as info:
+        grad(class_constant)(Net([Layer(np.ones((2, 2)), np.ones(2))]))
+    assert str(info.value) == (
+        f"{_where(class_constant, 1, 38)}: PB501 attribute 'K' of a differentiated Net (a "
+        "dataclass), not one of its fields, cannot be differentiated: pullback follows a "
+        "dataclass's fields only.\n"
+        "Fix: declare it a field of the dataclass, or read it from the class (`Net.K`) "
+        "(see docs/limitations.md#PB501)."
+    )

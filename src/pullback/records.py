@@ -74,8 +74,8 @@ def dataclass_attribute(record, name: str) -> str:
         what = f"property '{name}' of a differentiated {cls} (a dataclass)"
         fix = f"write it as a method and call it, `.{name}()`: methods are differentiated"
     else:
-        what = f"attribute '{name}' of a differentiated {cls} (a dataclass), which is no field"
-        fix = "declare it a field of the dataclass, or read it from the class"
+        what = f"attribute '{name}' of a differentiated {cls} (a dataclass), not one of its fields,"
+        fix = f"declare it a field of the dataclass, or read it from the class (`{cls}.{name}`)"
     return (
         f"{what} cannot be differentiated: pullback follows a dataclass's fields only.\n"
         f"Fix: {fix} (see docs/limitations.md#PB501)."

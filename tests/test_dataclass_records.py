@@ -14,8 +14,14 @@ import numpy as np
 import pytest
 from fd import check_grad
 
+import pullback
 from pullback import grad, hessian, jvp, value_and_grad, vjp
-from pullback.errors import ArgumentError, UnsupportedCallError, UnsupportedSyntaxError
+from pullback.errors import (
+    ArgumentError,
+    NotDifferentiableError,
+    UnsupportedCallError,
+    UnsupportedSyntaxError,
+)
 from pullback.testing import check_grads
 
 DTYPES = [np.float64, np.float32]
@@ -466,3 +472,40 @@ def test_a_class_attribute_read_through_a_differentiated_instance_is_refused():
         "Fix: declare it a field of the dataclass, or read it from the class (`Net.K`) "
         "(see docs/limitations.md#PB501)."
     )
+
+
+def replaced_through_a_mapping(p, a):
+    changes = {"b": a}
+    q = dataclasses.replace(p, **changes)
+    return q.w * q.b
+
+
+def test_replace_through_a_mapping_is_exact_or_refused():
+    p = Params(3.0, 5.0)
+    g = grad(replaced_through_a_mapping)(p, 4.0)
+    assert (g.w, g.b) == (4.0, 0.0)
+    with pytest.raises(NotDifferentiableError) as info:
+        grad(replaced_through_a_mapping, 1)(p, 4.0)
+    assert "the keyword argument 'b' of 'replace' carries a gradient" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "fn, codes",
+    [
+        (built_inside, []),
+        (replaced, []),
+        (replaced_inside, []),
+        (as_tuple_and_dict, []),
+        (net_built_in_a_loop, []),
+        (post, ["PB301"]),
+        (own, ["PB301"]),
+        (plain, ["PB301"]),
+    ],
+)
+def test_pullback_check_reports_what_grad_refuses(fn, codes):
+    found = pullback.check(fn)
+    assert [d.code for d in found] == codes
+    if codes:
+        with pytest.raises(UnsupportedSyntaxError) as info:
+            grad(fn)(1.5)
+        assert found[0].fix in str(info.value)

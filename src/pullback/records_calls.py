@@ -89,6 +89,15 @@ def _replaced_tangent(args, tangents, kwargs):
     return tuple(out)
 
 
+def _replace_rrule(record, **changes):
+    """``dataclasses.replace`` as written, where the normalizer left it (no rewrite into
+    :func:`replaced`): the changed fields' values get no gradient here, which the
+    transformation makes exact by refusing a differentiated keyword (PB502)."""
+    names = tuple(changes)
+    y, pullback = _replaced_rrule(record, names, *changes.values())
+    return y, lambda dy: pullback(dy)[:1]
+
+
 def _astuple_rrule(record):
     return dataclasses.astuple(record), lambda dy: (dy,)  # the same nesting of tuples
 
@@ -117,6 +126,7 @@ def register(reg) -> None:
     reg.set_pullback_function(replaced, replaced_pullback)
     rule.extra["tangent"] = _replaced_tangent
     reg.non_differentiable(replaced_places, family=FAMILY, trusted=True)
+    reg.register(dataclasses.replace, _replace_rrule, family="records", trusted=True)
     rule = reg.register(dataclasses.astuple, _astuple_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]
     rule = reg.register(dataclasses.asdict, _asdict_rrule, family=FAMILY, trusted=True)

@@ -8,6 +8,7 @@ hand-derived gradients; and what is refused, at the user's line with a fix."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import typing
 
 import numpy as np
@@ -16,6 +17,7 @@ from fd import check_grad
 
 import pullback
 from pullback import grad, hessian, jvp, value_and_grad, vjp
+from pullback.__main__ import main
 from pullback.errors import (
     ArgumentError,
     NotDifferentiableError,
@@ -509,3 +511,102 @@ def test_pullback_check_reports_what_grad_refuses(fn, codes):
         with pytest.raises(UnsupportedSyntaxError) as info:
             grad(fn)(1.5)
         assert found[0].fix in str(info.value)
+
+
+STATIC_FILE = """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Params:
+    w: float
+    b: float = 1.0
+
+
+@dataclasses.dataclass
+class WithPost:
+    w: float
+
+    def __post_init__(self):
+        self.w = 2.0 * self.w
+
+
+@dataclasses.dataclass(kw_only=True)
+class KeywordsOnly:
+    w: float
+
+
+@dataclasses.dataclass
+class InitFalse:
+    w: float
+    n: int = dataclasses.field(init=False, default=0)
+
+
+class Plain:
+    def __init__(self, w):
+        self.w = w
+
+
+class Base:
+    pass
+
+
+class Derived(Base):
+    def __init__(self, w):
+        self.w = w
+
+
+def fine(a):
+    p = dataclasses.replace(Params(a, 2.0 * a), b=a)
+    return p.w * p.b
+
+
+def post(a):
+    return WithPost(a).w
+
+
+def keywords_only(a):
+    return KeywordsOnly(w=a).w
+
+
+def init_false(a):
+    return InitFalse(a).w
+
+
+def plain(a):
+    return Plain(a).w
+
+
+def derived(a):
+    return Derived(a).w
+
+
+def settings_only(a):
+    return Plain(3.0).w * a
+"""
+
+
+def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
+    path = tmp_path / "models.py"
+    path.write_text(STATIC_FILE)
+    main(["check", str(path)])
+    out = capsys.readouterr().out
+    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
+    assert found == [
+        "PB301 call of 'models.InitFalse', a dataclass with a field that is no __init__ "
+        "parameter (field(init=False))",
+        "PB301 call of 'models.KeywordsOnly', a dataclass with keyword-only fields",
+        "PB301 call of 'models.Plain', a class with no differentiation rule",
+        "PB301 call of 'models.WithPost', a dataclass with __post_init__ (code pullback does "
+        "not run through the constructor)",
+    ]  # Derived: its base decides (only running tells), so its call is left to grad
+    spec = importlib.util.spec_from_file_location("models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # grad reads the functions' source from the file
+    for name in ("fine", "settings_only"):
+        grad(getattr(module, name))(1.5)
+    for name in ("post", "keywords_only", "init_false", "plain"):
+        with pytest.raises(UnsupportedSyntaxError, match="PB301"):
+            grad(getattr(module, name))(1.5)
+    with pytest.raises(UnsupportedSyntaxError, match="PB301 call of 'models.Derived'"):
+        grad(module.derived)(1.5)

@@ -80,33 +80,50 @@ def init_fields(cls) -> tuple:
     return tuple(f.name for f in fs), defaults
 
 
+#: ``(what, fix)`` of PB301 for a dataclass whose constructor is no store of its fields
+#: (the static check, check/static_classes.py, reports the same from a file's tree).
+NOT_A_STORE = {
+    "init": (
+        "a dataclass with its own __init__",
+        "let @dataclass generate __init__ (compute derived values in a function or a "
+        "method that reads the fields), or register a rule for the class",
+    ),
+    "post_init": (
+        "a dataclass with __post_init__ (code pullback does not run through the constructor)",
+        "compute what __post_init__ computes in a method or a property instead (they "
+        "are differentiated), or pass the computed values as fields",
+    ),
+    "init_false": (
+        "a dataclass with a field that is no __init__ parameter (field(init=False))",
+        "make that field an __init__ parameter, or compute it in a method or a property",
+    ),
+    "kw_only": (
+        "a dataclass with keyword-only fields",
+        "declare the fields without kw_only (pullback passes them in field order)",
+    ),
+}
+
+#: ``(what, fix)`` of PB301 for a plain class whose ``__init__`` only stores its arguments.
+PLAIN_CLASS = (
+    "a class with no differentiation rule",
+    "declare '{name}' a @dataclass with those fields (pullback differentiates "
+    "dataclasses: construction, field reads and methods)",
+)
+
+
 def refusal(cls):
     """Why the constructor of the dataclass ``cls`` has no rule (its fix), or None when it
     has the named tuple's rule (the generated ``__init__`` storing every field)."""
     init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
     code = getattr(init, "__code__", None)
     if code is None or code.co_filename != "<string>" or not cls.__dataclass_params__.init:
-        return (
-            "a dataclass with its own __init__",
-            "let @dataclass generate __init__ (compute derived values in a function or a "
-            "method that reads the fields), or register a rule for the class",
-        )
+        return NOT_A_STORE["init"]
     if hasattr(cls, "__post_init__"):
-        return (
-            "a dataclass with __post_init__ (code pullback does not run through the constructor)",
-            "compute what __post_init__ computes in a method or a property instead (they "
-            "are differentiated), or pass the computed values as fields",
-        )
+        return NOT_A_STORE["post_init"]
     if any(not f.init for f in _fields(cls)):
-        return (
-            "a dataclass with a field that is no __init__ parameter (field(init=False))",
-            "make that field an __init__ parameter, or compute it in a method or a property",
-        )
+        return NOT_A_STORE["init_false"]
     if any(getattr(f, "kw_only", False) for f in _fields(cls)):
-        return (
-            "a dataclass with keyword-only fields",
-            "declare the fields without kw_only (pullback passes them in field order)",
-        )
+        return NOT_A_STORE["kw_only"]
     return None
 
 
@@ -120,7 +137,12 @@ def stores_its_arguments(cls) -> bool:
         tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
     except (OSError, TypeError, SyntaxError):
         return False
-    fn = tree.body[0]
+    return only_stores_its_arguments(tree.body[0])
+
+
+def only_stores_its_arguments(fn) -> bool:
+    """Whether the ``ast`` function ``fn`` (an ``__init__``) only stores its parameters,
+    ``self.w = w`` (a docstring allowed). The static check asks it of a file's tree too."""
     if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
         return False
     me, *params = [a.arg for a in fn.args.args]
@@ -143,11 +165,7 @@ def class_refusal(cls):
     if dataclasses.is_dataclass(cls):
         return refusal(cls)
     if stores_its_arguments(cls):
-        return (
-            "a class with no differentiation rule",
-            f"declare '{cls.__name__}' a @dataclass with those fields (pullback "
-            "differentiates dataclasses: construction, field reads and methods)",
-        )
+        return PLAIN_CLASS[0], PLAIN_CLASS[1].format(name=cls.__name__)
     return None
 
 

@@ -116,7 +116,9 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
         what, fix = iterator
         return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
-    if isinstance(obj, type):
+    # (a class of a file the static check parsed: check/static_classes.py)
+    static = getattr(obj, "__pullback_static_class__", False)
+    if isinstance(obj, type) or static:
         what = "a class with no differentiation rule"
     elif kind == "library":
         what = "library code with no differentiation rule (pullback does not transform it)"
@@ -131,6 +133,7 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
         f"no gradient flows through '{short}' ({codes.see('PB301')})."
     )
     custom = class_refusal(obj) if isinstance(obj, type) else None
+    custom = getattr(obj, "__pullback_class_refusal__", None) if static else custom
     if custom is not None:  # a dataclass (or a class @dataclass would write): records_dataclasses
         what, fix = custom[0], f"{custom[1]} ({codes.see('PB301')})."
     if failure is not None and "no longer matches" in str(failure):

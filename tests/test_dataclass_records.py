@@ -610,3 +610,27 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
             grad(getattr(module, name))(1.5)
     with pytest.raises(UnsupportedSyntaxError, match="PB301 call of 'models.Derived'"):
         grad(module.derived)(1.5)
+
+
+@dataclasses.dataclass
+class Gapped:
+    w: float
+    extra: list = dataclasses.field(default_factory=list)
+    pair: tuple = (1.0, 2.0)
+    scale: float = 1.0
+
+
+def built_past_defaults(a):
+    g = Gapped(a, scale=2.0 * a)  # extra from its factory, pair from its (object) default
+    g.extra.append(1.0)  # a fresh list each call, as the constructor makes
+    return g.w * g.scale + g.pair[1] * len(g.extra)
+
+
+def test_a_keyword_after_fields_left_to_their_default_factory():
+    # hand-derived: 2 a^2 + 2 -> 4 a
+    for _ in range(2):  # the value too: no list shared by calls
+        value, g = value_and_grad(built_past_defaults)(1.5)
+        assert (value, g) == (pytest.approx(2 * 1.5**2 + 2.0), pytest.approx(6.0))
+    assert check_grads(built_past_defaults, 1.5, order=2) == "reverse over reverse"
+    _, dy = jvp(built_past_defaults, (1.5,), (1.0,))
+    assert dy == pytest.approx(6.0)

@@ -111,6 +111,13 @@ PLAIN_CLASS = (
 )
 
 
+def field_default(cls, name: str):
+    """The default value of the field ``name`` of ``cls``: its ``default_factory()`` called,
+    or its default."""
+    f = cls.__dataclass_fields__[name]
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
 def refusal(cls):
     """Why the constructor of the dataclass ``cls`` has no rule (its fix), or None when it
     has the named tuple's rule (the generated ``__init__`` storing every field)."""

@@ -515,12 +515,14 @@ def test_pullback_check_reports_what_grad_refuses(fn, codes):
 
 STATIC_FILE = """
 import dataclasses
+import typing
 
 
 @dataclasses.dataclass
 class Params:
     w: float
     b: float = 1.0
+    K: typing.ClassVar[float] = 3.0
 
 
 @dataclasses.dataclass
@@ -534,6 +536,12 @@ class WithPost:
 @dataclasses.dataclass(kw_only=True)
 class KeywordsOnly:
     w: float
+
+
+@dataclasses.dataclass
+class KeywordFirst:
+    w: float = dataclasses.field(kw_only=True)
+    b: float = 1.0
 
 
 @dataclasses.dataclass
@@ -573,6 +581,10 @@ def init_false(a):
     return InitFalse(a).w
 
 
+def keyword_first(a):
+    return KeywordFirst(w=a).w
+
+
 def plain(a):
     return Plain(a).w
 
@@ -595,7 +607,10 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
     assert found == [
         "PB301 call of 'models.InitFalse', a dataclass with a field that is no __init__ "
         "parameter (field(init=False))",
-        "PB301 call of 'models.KeywordsOnly', a dataclass with keyword-only fields",
+        "PB301 call of 'models.KeywordFirst', a dataclass with keyword-only fields (the "
+        "constructor's rule takes the fields by position)",
+        "PB301 call of 'models.KeywordsOnly', a dataclass with keyword-only fields (the "
+        "constructor's rule takes the fields by position)",
         "PB301 call of 'models.Plain', a class with no differentiation rule",
         "PB301 call of 'models.WithPost', a dataclass with __post_init__ (code pullback does "
         "not run through the constructor)",
@@ -605,7 +620,7 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
     spec.loader.exec_module(module)  # grad reads the functions' source from the file
     for name in ("fine", "settings_only"):
         grad(getattr(module, name))(1.5)
-    for name in ("post", "keywords_only", "init_false", "plain"):
+    for name in ("post", "keyword_first", "keywords_only", "init_false", "plain"):
         with pytest.raises(UnsupportedSyntaxError, match="PB301"):
             grad(getattr(module, name))(1.5)
     with pytest.raises(UnsupportedSyntaxError, match="PB301 call of 'models.Derived'"):

@@ -98,8 +98,9 @@ NOT_A_STORE = {
         "make that field an __init__ parameter, or compute it in a method or a property",
     ),
     "kw_only": (
-        "a dataclass with keyword-only fields",
-        "declare the fields without kw_only (pullback passes them in field order)",
+        "a dataclass with keyword-only fields (the constructor's rule takes the fields by "
+        "position)",
+        "declare the fields without kw_only",
     ),
 }
 

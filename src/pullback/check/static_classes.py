@@ -63,12 +63,27 @@ def _dataclass_refusal(node, decorator):
     calls = [v for v in fields if isinstance(v, gast.Call) and _last(v) == "field"]
     if any(_keyword_false(c, "init") for c in calls):
         return NOT_A_STORE["init_false"]
-    kw_only_marker = any(
-        isinstance(s, gast.AnnAssign) and _last(s.annotation) == "KW_ONLY" for s in node.body
-    )
-    if _keyword_true(decorator, "kw_only") or kw_only_marker:
-        return NOT_A_STORE["kw_only"]
-    if any(_keyword_true(c, "kw_only") for c in calls):
+    keyword_only, flag = [], _keyword_true(decorator, "kw_only")
+    for stmt in node.body:
+        if not isinstance(stmt, gast.AnnAssign):
+            continue
+        annotation = stmt.annotation
+        if isinstance(annotation, gast.Subscript):
+            annotation = annotation.value
+        if _last(annotation) in ("ClassVar", "InitVar"):
+            continue  # no field (an InitVar goes with __post_init__, refused above)
+        if _last(stmt.annotation) == "KW_ONLY":
+            flag = True  # the fields after `_: KW_ONLY`
+            continue
+        value = stmt.value
+        called = isinstance(value, gast.Call) and _last(value) == "field"
+        if called and _keyword_true(value, "kw_only"):
+            keyword_only.append(True)
+        elif called and _keyword_false(value, "kw_only"):
+            keyword_only.append(False)
+        else:
+            keyword_only.append(flag)
+    if any(keyword_only):
         return NOT_A_STORE["kw_only"]
     return None
 

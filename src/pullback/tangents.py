@@ -377,12 +377,6 @@ def materialize(c, like, absent=None):
     if isinstance(like, dict):
         c = {} if is_zero(c) else c
         return {k: materialize(c.get(k, ZERO), v, absent) for k, v in like.items()}
-    if hasattr(type(like), "__dataclass_fields__") and not isinstance(like, type):
-        # a dataclass's gradient: the same dataclass (records_dataclasses.py), whose
-        # cotangent is the tuple of its fields
-        values = fields_of(like)
-        c = [ZERO] * len(values) if is_zero(c) else c
-        return rebuilt(like, [materialize(ci, v, absent) for ci, v in zip(c, values, strict=True)])
     if like is ZERO:
         # a symbolic zero among the values (an entry of a list cotangent that a gradient
         # differentiated again takes as an input): it stands for a zero of no known shape,
@@ -390,6 +384,14 @@ def materialize(c, like, absent=None):
         # the addition of the cotangents of that list
         return ZERO if is_zero(c) else densify(c)
     if not is_differentiable_value(like):
+        if hasattr(type(like), "__dataclass_fields__") and not isinstance(like, type):
+            # a dataclass's gradient: the same dataclass (records_dataclasses.py), whose
+            # cotangent is the tuple of its fields
+            values = fields_of(like)
+            c = [ZERO] * len(values) if is_zero(c) else c
+            return rebuilt(
+                like, [materialize(ci, v, absent) for ci, v in zip(c, values, strict=True)]
+            )
         return absent
     if is_zero(c):
         if isinstance(like, (float, int)):

@@ -16,7 +16,7 @@ import pytest
 from fd import check_grad
 
 import pullback
-from pullback import grad, hessian, jvp, value_and_grad, vjp
+from pullback import grad, hessian, hvp, jvp, value_and_grad, vjp
 from pullback.__main__ import main
 from pullback.errors import (
     ArgumentError,
@@ -298,6 +298,21 @@ def test_a_field_written_is_exact_or_refused():
     with pytest.raises(UnsupportedSyntaxError) as info:
         grad(rewritten_and_read, 1)(Params(1.5, 2.0), 3.0)
     assert "PB107 attribute assignment: 'p.w' would store a differentiated value" in str(info.value)
+
+
+def quadratic(p):
+    return np.sum(p.w**2) * p.b
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hessian_vector_products_take_and_give_the_same_dataclass(dtype):
+    p = Params(np.array([1.0, -2.0], dtype=dtype), dtype(2.0), "q", 4)
+    v = Params(np.array([0.5, 1.0], dtype=dtype), dtype(-1.0), "direction", 0)
+    hv = hvp(quadratic)(p, v)
+    assert type(hv) is Params and hv.name is None and hv.w.dtype == dtype
+    # hand-derived: H v = (2 b v_w + 2 w v_b, 2 w . v_w)
+    np.testing.assert_allclose(hv.w, 2 * p.b * v.w + 2 * p.w * v.b, **_tol(dtype))
+    np.testing.assert_allclose(hv.b, 2 * np.dot(p.w, v.w), **_tol(dtype))
 
 
 def test_hessian_of_a_dataclass_argument_is_refused_with_a_fix():

@@ -25,7 +25,7 @@ from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, user_facing
 from .forward_mode import LazyJVP, jvp, stacked_jvp_with
-from .records_dataclasses import is_dataclass_value
+from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
 from .tangents import ZERO, materialize
@@ -387,6 +387,7 @@ class HVPFunction:
         if adj is None:
             adj = self._adjoints[key] = get_adjoint(self.grad, self.names, registry, key[0])
         g, pullback = run_forward(adj, primals, {})
+        v = as_cotangent(v) if is_dataclass_value(v) else v  # (records_dataclasses.py)
         _check_cotangent(g, v, "v")
         # The Hessian is symmetric, so the pullback of the gradient is a Hessian product.
         (cotangent,) = run_pullback(pullback, v)

@@ -23,7 +23,7 @@ only where the constructor is that: the ``__init__`` ``dataclasses`` generated, 
 >>> rebuilt(P(1.0), [2.0, None])
 P(w=2.0, n=None)
 >>> as_cotangent(P(2.0, 4))
-(2.0, 4)
+(2.0, ZERO)
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ import ast
 import dataclasses
 import inspect
 import textwrap
+
+from .zero import ZERO
 
 _fields = dataclasses.fields
 
@@ -189,15 +191,23 @@ def rebuilt(like, values):
 
 def as_cotangent(c):
     """A cotangent or tangent given as a dataclass instance (``vjp``'s ``dy``, ``jvp``'s
-    tangents), as the tuple of its fields, recursively; anything else unchanged."""
+    tangents, ``hvp``'s ``v``), as the tuple of its fields, recursively; a field that holds
+    no number (``None``, a string, a function), or an int or bool, is ``ZERO`` there (the
+    gradient gives such fields ``None``); anything else unchanged."""
     if is_dataclass_value(c):
-        return tuple(as_cotangent(getattr(c, f.name)) for f in _fields(c))
+        return tuple(_field_cotangent(getattr(c, f.name)) for f in _fields(c))
     tc = type(c)
     if tc is tuple or tc is list:
         return tc(as_cotangent(v) for v in c)
     if tc is dict:
         return {k: as_cotangent(v) for k, v in c.items()}
     return c
+
+
+def _field_cotangent(v):
+    if v is None or isinstance(v, (str, bytes, bool, int)) or callable(v):
+        return ZERO
+    return as_cotangent(v)
 
 
 def register(reg) -> None:

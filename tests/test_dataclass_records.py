@@ -8,16 +8,13 @@ hand-derived gradients; and what is refused, at the user's line with a fix."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import typing
 
 import numpy as np
 import pytest
 from fd import check_grad
 
-import pullback
 from pullback import grad, hessian, hvp, jvp, value_and_grad, vjp
-from pullback.__main__ import main
 from pullback.errors import (
     ArgumentError,
     NotDifferentiableError,
@@ -73,6 +70,10 @@ def _fd(f, theta, eps=1e-6):
         e[k] = eps
         out[k] = (f(theta + e) - f(theta - e)) / (2 * eps)
     return out
+
+
+def _where(fn, line_offset, col):
+    return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno + line_offset}:{col}"
 
 
 def _tol(dtype):
@@ -325,103 +326,6 @@ def test_hessian_of_a_dataclass_argument_is_refused_with_a_fix():
 
 
 @dataclasses.dataclass
-class WithPost:
-    w: float
-    b: float = 0.0
-
-    def __post_init__(self):
-        self.b = 2.0 * self.w
-
-
-@dataclasses.dataclass
-class OwnInit:
-    w: float
-
-    def __init__(self, w):
-        self.w = 2.0 * w
-
-
-class Plain:
-    def __init__(self, w, b):
-        self.w = w
-        self.b = b
-
-
-@dataclasses.dataclass
-class WithProperty:
-    w: float
-
-    @property
-    def twice(self):
-        return 2.0 * self.w
-
-
-def post(a):
-    return WithPost(a).b
-
-
-def own(a):
-    return OwnInit(a).w
-
-
-def plain(a):
-    return Plain(a, 2.0).w
-
-
-def prop(p):
-    return p.twice
-
-
-def _where(fn, line_offset, col):
-    return f"{__file__}:{fn.__code__.co_firstlineno + line_offset}:{col}"
-
-
-@pytest.mark.parametrize(
-    "fn, name, what, fix",
-    [
-        (
-            post,
-            "WithPost",
-            "a dataclass with __post_init__ (code pullback does not run through the constructor)",
-            "compute what __post_init__ computes in a method or a property instead (they are "
-            "differentiated), or pass the computed values as fields",
-        ),
-        (
-            own,
-            "OwnInit",
-            "a dataclass with its own __init__",
-            "let @dataclass generate __init__ (compute derived values in a function or a "
-            "method that reads the fields), or register a rule for the class",
-        ),
-        (
-            plain,
-            "Plain",
-            "a class with no differentiation rule",
-            "declare 'Plain' a @dataclass with those fields (pullback differentiates "
-            "dataclasses: construction, field reads and methods)",
-        ),
-    ],
-)
-def test_constructors_that_are_no_stores_are_refused_with_a_fix(fn, name, what, fix):
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(fn)(1.5)
-    message = str(info.value)
-    assert f"{_where(fn, 1, 12)}: PB301 call of '{__name__}.{name}', {what}\n" in message
-    assert f"Fix: {fix} (see docs/limitations.md#PB301)." in message
-
-
-def test_a_property_of_a_differentiated_dataclass_is_refused_with_a_fix():
-    with pytest.raises(UnsupportedCallError) as info:
-        grad(prop)(WithProperty(1.5))
-    assert str(info.value) == (
-        f"{_where(prop, 1, 12)}: PB501 property 'twice' of a differentiated WithProperty (a "
-        "dataclass) cannot be differentiated: pullback follows a dataclass's fields only.\n"
-        "Fix: write it as a method and call it, `.twice()`: methods are differentiated "
-        "(see docs/limitations.md#PB501)."
-    )
-
-
-@dataclasses.dataclass
 class Net:
     layers: list
     steps: int = 2
@@ -504,142 +408,6 @@ def test_replace_through_a_mapping_is_exact_or_refused():
     with pytest.raises(NotDifferentiableError) as info:
         grad(replaced_through_a_mapping, 1)(p, 4.0)
     assert "the keyword argument 'b' of 'replace' carries a gradient" in str(info.value)
-
-
-@pytest.mark.parametrize(
-    "fn, codes",
-    [
-        (built_inside, []),
-        (replaced, []),
-        (replaced_inside, []),
-        (as_tuple_and_dict, []),
-        (net_built_in_a_loop, []),
-        (post, ["PB301"]),
-        (own, ["PB301"]),
-        (plain, ["PB301"]),
-    ],
-)
-def test_pullback_check_reports_what_grad_refuses(fn, codes):
-    found = pullback.check(fn)
-    assert [d.code for d in found] == codes
-    if codes:
-        with pytest.raises(UnsupportedSyntaxError) as info:
-            grad(fn)(1.5)
-        assert found[0].fix in str(info.value)
-
-
-STATIC_FILE = """
-import dataclasses
-import typing
-
-
-@dataclasses.dataclass
-class Params:
-    w: float
-    b: float = 1.0
-    K: typing.ClassVar[float] = 3.0
-
-
-@dataclasses.dataclass
-class WithPost:
-    w: float
-
-    def __post_init__(self):
-        self.w = 2.0 * self.w
-
-
-@dataclasses.dataclass(kw_only=True)
-class KeywordsOnly:
-    w: float
-
-
-@dataclasses.dataclass
-class KeywordFirst:
-    w: float = dataclasses.field(kw_only=True)
-    b: float = 1.0
-
-
-@dataclasses.dataclass
-class InitFalse:
-    w: float
-    n: int = dataclasses.field(init=False, default=0)
-
-
-class Plain:
-    def __init__(self, w):
-        self.w = w
-
-
-class Base:
-    pass
-
-
-class Derived(Base):
-    def __init__(self, w):
-        self.w = w
-
-
-def fine(a):
-    p = dataclasses.replace(Params(a, 2.0 * a), b=a)
-    return p.w * p.b
-
-
-def post(a):
-    return WithPost(a).w
-
-
-def keywords_only(a):
-    return KeywordsOnly(w=a).w
-
-
-def init_false(a):
-    return InitFalse(a).w
-
-
-def keyword_first(a):
-    return KeywordFirst(w=a).w
-
-
-def plain(a):
-    return Plain(a).w
-
-
-def derived(a):
-    return Derived(a).w
-
-
-def settings_only(a):
-    return Plain(3.0).w * a
-"""
-
-
-def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
-    path = tmp_path / "models.py"
-    path.write_text(STATIC_FILE)
-    main(["check", str(path)])
-    out = capsys.readouterr().out
-    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
-    assert found == [
-        "PB301 call of 'models.InitFalse', a dataclass with a field that is no __init__ "
-        "parameter (field(init=False))",
-        "PB301 call of 'models.KeywordFirst', a dataclass with keyword-only fields (the "
-        "constructor's rule takes the fields by position)",
-        "PB301 call of 'models.KeywordsOnly', a dataclass with keyword-only fields (the "
-        "constructor's rule takes the fields by position)",
-        "PB301 call of 'models.Plain', a class with no differentiation rule",
-        "PB301 call of 'models.WithPost', a dataclass with __post_init__ (code pullback does "
-        "not run through the constructor)",
-    ]  # Derived: its base decides (only running tells), so its call is left to grad
-    spec = importlib.util.spec_from_file_location("models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # grad reads the functions' source from the file
-    for name in ("fine", "settings_only"):
-        grad(getattr(module, name))(1.5)
-    for name in ("post", "keyword_first", "keywords_only", "init_false", "plain"):
-        with pytest.raises(UnsupportedSyntaxError, match="PB301"):
-            grad(getattr(module, name))(1.5)
-    with pytest.raises(UnsupportedSyntaxError, match="PB301 call of 'models.Derived'"):
-        grad(module.derived)(1.5)
 
 
 @dataclasses.dataclass

@@ -432,3 +432,17 @@ def test_a_keyword_after_fields_left_to_their_default_factory():
     assert check_grads(built_past_defaults, 1.5, order=2) == "reverse over reverse"
     _, dy = jvp(built_past_defaults, (1.5,), (1.0,))
     assert dy == pytest.approx(6.0)
+
+
+def test_check_grads_walks_the_fields_of_dataclass_arguments():
+    # pullback.testing moves every float field of a dataclass argument (not the instance
+    # as one opaque leaf, which would compare nothing)
+    from pullback.testing.numeric import direction, pair
+
+    p = Params(np.array([0.5, -1.0]), 0.25, "lin", 2)
+    d = direction(p, np.random.default_rng(0))
+    assert type(d) is Params and d.w.shape == (2,) and pair(d, d) > 0
+    X = np.array([[1.0, 2.0], [0.5, -0.5], [3.0, 1.0]])
+    assert check_grads(loss, p, X) == "reverse"
+    m = Model(Layer(np.ones((3, 2)), np.ones(2), 0.5), [np.ones(2)], {"u": np.ones((3, 2))})
+    assert check_grads(model_loss, m, np.ones(3), order=2) == "reverse over reverse"

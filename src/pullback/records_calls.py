@@ -98,12 +98,24 @@ def _replace_rrule(record, **changes):
     return y, lambda dy: pullback(dy)[:1]
 
 
+@transformable
+def replace_pullback(dy, record):
+    # dataclasses.replace(record) with no change (a copy): the same cotangent
+    return (dy,)
+
+
 def _astuple_rrule(record):
     return dataclasses.astuple(record), lambda dy: (dy,)  # the same nesting of tuples
 
 
+@transformable
+def astuple_pullback(dy, record):
+    return (dy,)
+
+
 def undict(c, like):
-    """The cotangent of ``asdict(like)`` (dicts for dataclasses) as ``like``'s: tuples."""
+    """The cotangent of ``asdict(like)`` (dicts for dataclasses) as ``like``'s: tuples.
+    Linear in ``c``; its transpose is :func:`redict` (their rules are each other)."""
     if c is ZERO or c is NO_TANGENT:
         return ZERO
     if is_dataclass_value(like):
@@ -116,8 +128,47 @@ def undict(c, like):
     return c
 
 
+def redict(t, like):
+    """The tangent of ``asdict(like)`` from ``like``'s (tuples for dataclasses): dicts."""
+    if t is ZERO or t is NO_TANGENT:
+        return ZERO
+    if is_dataclass_value(like):
+        names = field_names(type(like))
+        return {
+            n: redict(tuple_item(t, k), v)
+            for k, (n, v) in enumerate(zip(names, fields_of(like), strict=True))
+        }
+    if type(like) in (tuple, list):
+        return type(like)(redict(ti, v) for ti, v in zip(t, like, strict=True))
+    if type(like) is dict:
+        return {k: redict(ti, like[k]) for k, ti in t.items()}
+    return t
+
+
 def _asdict_rrule(record):
     return dataclasses.asdict(record), lambda dy: (undict(dy, record),)
+
+
+@transformable
+def asdict_pullback(dy, record):
+    return (undict(dy, record),)
+
+
+@transformable
+def undict_pullback(d, c, like):
+    return redict(d, like), NO_TANGENT
+
+
+@transformable
+def redict_pullback(d, t, like):
+    return undict(d, like), NO_TANGENT
+
+
+def _linear_rrule(fn, transpose):
+    def linear_rrule(c, like):
+        return fn(c, like), lambda d: (transpose(d, like), NO_TANGENT)
+
+    return linear_rrule
 
 
 def register(reg) -> None:
@@ -127,24 +178,16 @@ def register(reg) -> None:
     rule.extra["tangent"] = _replaced_tangent
     reg.non_differentiable(replaced_places, family=FAMILY, trusted=True)
     reg.register(dataclasses.replace, _replace_rrule, family="records", trusted=True)
+    reg.set_pullback_function(dataclasses.replace, replace_pullback)
     rule = reg.register(dataclasses.astuple, _astuple_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(dataclasses.astuple, astuple_pullback)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]
     rule = reg.register(dataclasses.asdict, _asdict_rrule, family=FAMILY, trusted=True)
-    rule.extra["tangent"] = lambda args, tangents, kwargs: _redict(tangents[0], args[0])
-
-
-def _redict(t, like):
-    """The tangent of ``asdict(like)`` from ``like``'s (tuples for dataclasses): dicts."""
-    if t is ZERO or t is NO_TANGENT:
-        return ZERO
-    if is_dataclass_value(like):
-        names = field_names(type(like))
-        return {
-            n: _redict(tuple_item(t, k), v)
-            for k, (n, v) in enumerate(zip(names, fields_of(like), strict=True))
-        }
-    if type(like) in (tuple, list):
-        return type(like)(_redict(ti, v) for ti, v in zip(t, like, strict=True))
-    if type(like) is dict:
-        return {k: _redict(ti, like[k]) for k, ti in t.items()}
-    return t
+    reg.set_pullback_function(dataclasses.asdict, asdict_pullback)
+    rule.extra["tangent"] = lambda args, tangents, kwargs: redict(tangents[0], args[0])
+    for fn, transpose, pullback in (
+        (undict, redict, undict_pullback),
+        (redict, undict, redict_pullback),
+    ):
+        reg.register(fn, _linear_rrule(fn, transpose), family=FAMILY, trusted=True)
+        reg.set_pullback_function(fn, pullback)

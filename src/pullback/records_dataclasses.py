@@ -84,6 +84,13 @@ def _fields_of_rrule(record):
     return fields_of(record), lambda dy: (dy,)  # the same cotangent: a tuple of fields
 
 
+def fields_of_pullback(dy, record):
+    return (dy,)
+
+
+fields_of_pullback.__pullback_transformable__ = True  # (registry.transformable, a layer up)
+
+
 def init_fields(cls) -> tuple:
     """``(names, defaults)`` of the dataclass ``cls``'s ``__init__`` parameters, in field
     order (the fields with a ``default_factory`` have no constant default)."""
@@ -222,4 +229,5 @@ def _field_cotangent(v):
 
 def register(reg) -> None:
     rule = reg.register(fields_of, _fields_of_rrule, family="records", trusted=True)
+    reg.set_pullback_function(fields_of, fields_of_pullback)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple

@@ -446,3 +446,23 @@ def test_check_grads_walks_the_fields_of_dataclass_arguments():
     assert check_grads(loss, p, X) == "reverse"
     m = Model(Layer(np.ones((3, 2)), np.ones(2), 0.5), [np.ones(2)], {"u": np.ones((3, 2))})
     assert check_grads(model_loss, m, np.ones(3), order=2) == "reverse over reverse"
+
+
+def test_jvp_through_methods_with_a_dataclass_tangent():
+    rng = np.random.default_rng(4)
+
+    def model():
+        layer = Layer(rng.normal(size=(3, 2)), rng.normal(size=2), rng.normal())
+        return Model(layer, [rng.normal(size=2)], {"u": rng.normal(size=(3, 2))})
+
+    m, dm, x = model(), model(), rng.normal(size=3)
+    _, dy = jvp(model_loss, (m, x), (dm, None))
+    g = grad(model_loss)(m, x)
+    want = (
+        np.sum(g.layer.W * dm.layer.W)
+        + np.sum(g.layer.bias * dm.layer.bias)
+        + g.layer.scale * dm.layer.scale
+        + np.sum(g.extra[0] * dm.extra[0])
+        + np.sum(g.table["u"] * dm.table["u"])
+    )
+    assert dy == pytest.approx(want, rel=1e-10)

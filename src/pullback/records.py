@@ -9,8 +9,11 @@ the gradient comes back as the same named tuple: ``tangents.materialize``). Here
   the normalizer, so the rule takes the fields in order;
 * reading a field of a differentiated one, ``p.w``: the transformation calls
   :func:`field_of`, which is ``p[k]`` for the field's position ``k``. On anything but a
-  named tuple it refuses, naming the user's line (an object's attribute carries no
-  gradient pullback can follow).
+  named tuple or a dataclass it refuses, naming the user's line (an object's attribute
+  carries no gradient pullback can follow).
+
+Dataclasses are records the same way (records_dataclasses.py): their cotangent is the
+tuple of their fields', so the constructor's rule and the field reads here serve both.
 
 >>> import collections
 >>> Point = collections.namedtuple("Point", "x y")

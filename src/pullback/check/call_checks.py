@@ -132,7 +132,8 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
         f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
         f"no gradient flows through '{short}' ({codes.see('PB301')})."
     )
-    custom = class_refusal(obj) if isinstance(obj, type) else None
+    # (a library's class keeps the rule fix: its source is not the user's to change)
+    custom = class_refusal(obj) if isinstance(obj, type) and kind != "library" else None
     custom = getattr(obj, "__pullback_class_refusal__", None) if static else custom
     if custom is not None:  # a dataclass (or a class @dataclass would write): records_dataclasses
         what, fix = custom[0], f"{custom[1]} ({codes.see('PB301')})."

@@ -26,6 +26,7 @@ from .arguments import (
 from .batched import stacked_pullback
 from .callables import as_bound_call
 from .errors import ShapeMismatchError, user_facing
+from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import (
     deeper_recursion,
@@ -74,7 +75,12 @@ class VJPPullback:
 
     @user_facing
     def __call__(self, dy):
-        _check_cotangent(self.y, dy)
+        if is_dataclass_value(self.y) or is_dataclass_value(dy):
+            # a dataclass's cotangent: the tuple of its fields (records_dataclasses.py)
+            dy = as_cotangent(dy)
+            _check_cotangent(as_cotangent(self.y), dy)
+        else:
+            _check_cotangent(self.y, dy)
         with backends.compute_guard(self._values, {"dy": dy}, self.concrete):
             if self.deep:
                 with deeper_recursion(self.fn):

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
+from .records_dataclasses import fields_of, is_dataclass_value
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
@@ -315,6 +316,8 @@ def _leaves(value):
     elif isinstance(value, dict):
         for v in value.values():
             yield from _leaves(v)
+    elif is_dataclass_value(value):  # its fields (records_dataclasses.py)
+        yield from _leaves(fields_of(value))
     else:
         yield value
 

@@ -27,6 +27,7 @@ from .errors import (
     describe,
 )
 from .guards import is_library_module_name
+from .records_dataclasses import is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
 from .signatures import signature_of
@@ -266,6 +267,8 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     cotangents = spread_cotangents(function, function(g, obj, *args, **kwargs))
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first
+    if getattr(function, "__pullback_record_receiver__", False):
+        return cotangents  # a record's method: the receiver's cotangent first
     return (NO_TANGENT, *cotangents)
 
 
@@ -339,9 +342,18 @@ def gather_cotangents(function, per_argument) -> tuple:
     return tuple(per_argument[p] for p in layout[1])
 
 
+def _is_record(v) -> bool:
+    """A named tuple or a dataclass instance: a differentiated value whose methods are
+    differentiated with the receiver (records.py, records_dataclasses.py)."""
+    return isinstance(v, tuple) and hasattr(type(v), "_fields") or is_dataclass_value(v)
+
+
 def _is_object(v) -> bool:
     """A value a gradient never flows through: an instance of a user class, a function,
-    a module (numbers, strings, None, arrays and containers are not objects here)."""
+    a module (numbers, strings, None, arrays, containers and dataclass instances are not
+    objects here)."""
+    if is_dataclass_value(v):
+        return False
     if v is None or isinstance(v, (bool, int, float, complex, str, bytes, list, tuple, dict)):
         return False
     if isinstance(v, (np.ndarray, np.generic)):
@@ -399,13 +411,17 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         bound = signature.bind(*args, **kwargs)
         # The receiver of a method is not differentiated (it is an object), nor is any
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
-        names = tuple(bound.arguments)[1 if obj is not None else 0 :]
+        # A record (a named tuple or a dataclass instance, records.py) is a differentiated
+        # value: its method's vjp gives the receiver's cotangent first.
+        record = obj is not None and _is_record(obj)
+        names = tuple(bound.arguments)[1 if obj is not None and not record else 0 :]
         # (a rule's pullback function that gives the receiver a cotangent, called with
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)
         receiver = getattr(target, "__pullback_receiver_cotangent__", False) and obj is None
         kept = names[1:2] if receiver else ()
         wrt = tuple(n for n in names if n in kept or not _is_object(bound.arguments[n]))
         function = site.vjp_of(target, wrt)
+        function.__pullback_record_receiver__ = record
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
         star = next(

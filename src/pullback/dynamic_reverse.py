@@ -80,6 +80,7 @@ def method_reverse(site, obj, name, args, kwargs):
         return function, head, keywords, len(head), 1
     function = vjp_function(site, obj, name, args, kwargs)
     slot = gives_receiver_cotangent(site, obj, name, function)
+    slot = slot or getattr(function, "__pullback_record_receiver__", False)  # a record's
     return function, (obj,), kwargs, 0, 0 if slot else 1
 
 

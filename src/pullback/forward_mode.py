@@ -29,9 +29,10 @@ from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
 from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError, user_facing
 from .escapes import escape_scope
+from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value, rebuilt
 from .registry import default_registry
 from .runtime import same_sequence
-from .tangents import ZERO, is_zero
+from .tangents import ZERO, is_differentiable_value, is_zero
 from .transform.forward import build_jvp
 
 
@@ -158,9 +159,9 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
             f"jvp got {len(primals)} primals and {len(tangents)} tangents for "
             f"'{_name(fn)}'; give one tangent per primal."
         )
-    tangents = tuple(ZERO if t is None else t for t in tangents)
+    tangents = tuple(ZERO if t is None else as_cotangent(t) for t in tangents)
     for k, (p, t) in enumerate(zip(primals, tangents, strict=True)):
-        _check_tangent(p, t, f"tangents[{k}]")
+        _check_tangent(as_cotangent(p), t, f"tangents[{k}]")
         if not is_zero(t):
             _check_differentiable(fn, f"argument {k}", p)
     reg = registry if registry is not None else default_registry()
@@ -314,6 +315,10 @@ def _jvp_rows(fn, primals, stacks, k, registry, kwargs):
 
 
 def _materialize_tangent(dy, y):
+    if is_dataclass_value(y):  # the same dataclass; None in a field that holds no float
+        values = fields_of(y)
+        dy = [ZERO] * len(values) if is_zero(dy) else dy
+        return rebuilt(y, [_field_tangent(d, v) for d, v in zip(dy, values, strict=True)])
     if isinstance(y, (tuple, list)):
         if is_zero(dy):
             dy = [ZERO] * len(y)
@@ -325,6 +330,13 @@ def _materialize_tangent(dy, y):
     if isinstance(dy, np.ndarray) and not dy.flags.writeable:
         dy = dy.copy()  # a broadcast view becomes an array of its own
     return dy
+
+
+def _field_tangent(d, v):
+    if is_zero(d) and not isinstance(v, (tuple, list, dict)) and not is_dataclass_value(v):
+        if not is_differentiable_value(v):
+            return None
+    return _materialize_tangent(d, v)
 
 
 __all__ = ["jvp", "stacked_jvp", "LazyJVP"]

@@ -25,6 +25,7 @@ from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, user_facing
 from .forward_mode import LazyJVP, jvp, stacked_jvp_with
+from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
 from .tangents import ZERO, materialize
@@ -129,7 +130,7 @@ class JacobianFunction:
         y = None
         for p in positions:
             x = args[p]
-            if isinstance(x, (tuple, list, dict)):
+            if isinstance(x, (tuple, list, dict)) or is_dataclass_value(x):
                 raise ArgumentError(
                     f"jacobian with respect to '{self.names[positions.index(p)]}', a "
                     f"{type(x).__name__}, is not supported.\nFix: pass its arrays as separate "
@@ -215,7 +216,7 @@ class JacobianFunction:
             )
         values = pullback._values
         for name, value in zip(self.names, values, strict=True):
-            if isinstance(value, (tuple, list, dict)):
+            if isinstance(value, (tuple, list, dict)) or is_dataclass_value(value):
                 raise ArgumentError(
                     f"jacobian with respect to '{name}', a {type(value).__name__}, is not "
                     "supported.\nFix: pass its arrays as separate arguments, or use pullback.vjp."
@@ -386,6 +387,7 @@ class HVPFunction:
         if adj is None:
             adj = self._adjoints[key] = get_adjoint(self.grad, self.names, registry, key[0])
         g, pullback = run_forward(adj, primals, {})
+        v = as_cotangent(v) if is_dataclass_value(v) else v  # (records_dataclasses.py)
         _check_cotangent(g, v, "v")
         # The Hessian is symmetric, so the pullback of the gradient is a Hessian product.
         (cotangent,) = run_pullback(pullback, v)

@@ -9,8 +9,11 @@ the gradient comes back as the same named tuple: ``tangents.materialize``). Here
   the normalizer, so the rule takes the fields in order;
 * reading a field of a differentiated one, ``p.w``: the transformation calls
   :func:`field_of`, which is ``p[k]`` for the field's position ``k``. On anything but a
-  named tuple it refuses, naming the user's line (an object's attribute carries no
-  gradient pullback can follow).
+  named tuple or a dataclass it refuses, naming the user's line (an object's attribute
+  carries no gradient pullback can follow).
+
+Dataclasses are records the same way (records_dataclasses.py): their cotangent is the
+tuple of their fields', so the constructor's rule and the field reads here serve both.
 
 >>> import collections
 >>> Point = collections.namedtuple("Point", "x y")
@@ -23,6 +26,13 @@ the gradient comes back as the same named tuple: ``tangents.materialize``). Here
 from __future__ import annotations
 
 from .errors import UnsupportedCallError
+from .records_dataclasses import (
+    field_position,
+    fields_of,
+    init_fields,
+    is_dataclass_class,
+    refusal,
+)
 from .registry import RULE, Rule, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -40,28 +50,51 @@ def is_record_class(cls) -> bool:
 
 
 def field_index(record, name: str, where: str = "") -> int:
-    """Where the field ``name`` sits in ``record`` (a named tuple), or a refusal."""
+    """Where the field ``name`` sits in ``record`` (a named tuple, or a dataclass instance
+    whose cotangent is the tuple of its fields: records_dataclasses.py), or a refusal."""
     fields = getattr(type(record), "_fields", None)
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
+    k = field_position(record, name)
+    if k is not None:
+        return k
+    if is_dataclass_class(type(record)):
+        raise UnsupportedCallError(f"{where}: PB501 {dataclass_attribute(record, name)}")
     raise UnsupportedCallError(
         f"{where}: PB501 attribute '{name}' of a differentiated value, a "
         f"{type(record).__name__}, cannot be differentiated: pullback differentiates arrays, "
-        "scalars, named tuples and containers of them, not arbitrary objects.\n"
-        "Fix: pass the attribute's value as an argument (or in a dict or a named tuple) "
-        "instead of the object (see docs/limitations.md#PB501)."
+        "scalars, named tuples, dataclasses and containers of them, not arbitrary objects.\n"
+        "Fix: make the class a @dataclass with that field, or pass the attribute's value as "
+        "an argument (or in a dict or a named tuple) instead of the object "
+        "(see docs/limitations.md#PB501)."
+    )
+
+
+def dataclass_attribute(record, name: str) -> str:
+    """Why ``record.name`` of a differentiated dataclass that is no field is refused."""
+    cls = type(record).__name__
+    if isinstance(getattr(type(record), name, None), property):
+        what = f"property '{name}' of a differentiated {cls} (a dataclass)"
+        fix = f"write it as a method and call it, `.{name}()`: methods are differentiated"
+    else:
+        what = f"attribute '{name}' of a differentiated {cls} (a dataclass), not one of its fields,"
+        fix = f"declare it a field of the dataclass, or read it from the class (`{cls}.{name}`)"
+    return (
+        f"{what} cannot be differentiated: pullback follows a dataclass's fields only.\n"
+        f"Fix: {fix} (see docs/limitations.md#PB501)."
     )
 
 
 def field_of(record, name: str, where: str = ""):
-    """``record.name`` of a differentiated named tuple."""
-    return record[field_index(record, name, where)]
+    """``record.name`` of a differentiated named tuple or dataclass instance."""
+    k = field_index(record, name, where)
+    return record[k] if isinstance(record, tuple) else getattr(record, name)
 
 
 @transformable
 def field_pullback(dy, record, name, where=""):
     k = field_index(record, name, where)
-    return getitem_cotangent(ZERO, record, k, dy), NO_TANGENT, NO_TANGENT
+    return getitem_cotangent(ZERO, fields_of(record), k, dy), NO_TANGENT, NO_TANGENT
 
 
 def _field_of_rrule(record, name, where=""):
@@ -87,8 +120,9 @@ def _record_rrule(cls):
 
 
 def record_rule(cls) -> Rule | None:
-    """The registry's provider: the rule of a named-tuple class (its constructor)."""
-    if not is_record_class(cls):
+    """The registry's provider: the rule of a named-tuple class (its constructor), or of a
+    dataclass whose constructor only stores its fields (records_dataclasses.py)."""
+    if not is_record_class(cls) and not (is_dataclass_class(cls) and refusal(cls) is None):
         return None
     return Rule(
         fn=cls,
@@ -99,7 +133,19 @@ def record_rule(cls) -> Rule | None:
         trusted=True,
         notes="a named tuple's constructor: the fields in order",
         pullback_fn=record_pullback,
+        extra={"tangent": _fields_tangent(cls)} if is_dataclass_class(cls) else None,
     )
+
+
+def _fields_tangent(cls):
+    """A dataclass's tangent from its constructor's: the tuple of its fields' tangents (a
+    field left to its default is a constant: ``ZERO``)."""
+    n = len(init_fields(cls)[0])
+
+    def tangent(args, tangents, kwargs):
+        return tuple(tangents) + (ZERO,) * (n - len(tangents))
+
+    return tangent
 
 
 def register(reg) -> None:

@@ -18,6 +18,7 @@ from ..callables import call_method_of, rule_call_function
 from ..dict_calls import dict_display
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..receiver_classes import python_method_of_object
+from ..records_dataclasses import class_refusal
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -115,7 +116,9 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
         what, fix = iterator
         return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
-    if isinstance(obj, type):
+    # (a class of a file the static check parsed: check/static_classes.py)
+    static = getattr(obj, "__pullback_static_class__", False)
+    if isinstance(obj, type) or static:
         what = "a class with no differentiation rule"
     elif kind == "library":
         what = "library code with no differentiation rule (pullback does not transform it)"
@@ -129,6 +132,11 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
         f"or declare it non-differentiable with `pullback.non_differentiable({name})` if "
         f"no gradient flows through '{short}' ({codes.see('PB301')})."
     )
+    # (a library's class keeps the rule fix: its source is not the user's to change)
+    custom = class_refusal(obj) if isinstance(obj, type) and kind != "library" else None
+    custom = getattr(obj, "__pullback_class_refusal__", None) if static else custom
+    if custom is not None:  # a dataclass (or a class @dataclass would write): records_dataclasses
+        what, fix = custom[0], f"{custom[1]} ({codes.see('PB301')})."
     if failure is not None and "no longer matches" in str(failure):
         what = "a function whose file changed after it was imported"
         fix = "reload its module (importlib.reload) or restart Python."

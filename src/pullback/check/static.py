@@ -33,6 +33,7 @@ from ..source_imports import function_imports
 from ..tree_walk import statements
 from . import LiveEnvironment
 from .checker import Opaque
+from .static_classes import StaticClass, static_class
 
 # Modules that may be imported to resolve names: importing them runs no user code.
 SAFE_MODULES = frozenset(
@@ -219,7 +220,9 @@ class FileModule:
             self.bindings[stmt.name] = fn
             self.functions[stmt.name] = fn
         elif isinstance(stmt, gast.ClassDef):
-            self.bindings[stmt.name] = Opaque(stmt.name)
+            # opaque, or a class whose construction is refused (check/static_classes.py)
+            module = os.path.splitext(os.path.basename(self.filename))[0]
+            self.bindings[stmt.name] = static_class(self, module, stmt)
         elif isinstance(stmt, _COMPOUND):
             headers = []
             if isinstance(stmt, (gast.For, gast.AsyncFor)):
@@ -402,6 +405,9 @@ class StaticEnvironment(LiveEnvironment):
     """Classify callees of a parsed file: its own functions are checked in turn."""
 
     def classify(self, obj, registry):
+        if isinstance(obj, StaticClass):
+            # (a rule registered in the file for the class: rrule(Plain))
+            return ("rule",) if obj.__qualname__ in obj.file.ruled else ("foreign",)
         if isinstance(obj, StaticFunction):
             if obj.has_rule:
                 return ("rule",)

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import importlib
 
-from .. import arrays_inplace, containers_mutation, escapes, records, unpacking
+from .. import (
+    arrays_inplace,
+    containers_mutation,
+    escapes,
+    records,
+    records_calls,
+    records_dataclasses,
+    unpacking,
+)
 from ..registry import RuleRegistry
 from . import (
     builtins_rules,
@@ -117,6 +125,8 @@ _ORDER = (
     containers_mutation,
     escapes,
     records,
+    records_dataclasses,
+    records_calls,
     container_cotangents,
     container_cotangent_pullbacks,
     star_call_rules,

@@ -17,6 +17,7 @@ from .numeric import (
     is_container,
     items,
     leaves,
+    length,
     map_leaves,
     pair,
     path_text,
@@ -73,14 +74,14 @@ def describe(v) -> str:
     if isinstance(v, np.generic):
         return f"{type(v).__name__}({v!r})"
     if is_container(v):
-        return f"{type(v).__name__} of {len(v)}"
+        return f"{type(v).__name__} of {length(v)}"
     return f"{type(v).__name__} {v!r}"
 
 
 def check_primal(where, y, expected, rtol, path=()):
     what = f"output{path_text(path)}"
     if is_container(expected):
-        if type(y) is not type(expected) or len(y) != len(expected):
+        if type(y) is not type(expected) or length(y) != length(expected):
             raise AssertionError(
                 f"{where}: {what} is {describe(y)}, the function returns {describe(expected)}"
             )
@@ -156,9 +157,9 @@ def check_cotangent_type(where, what, c, arg):
             check_cotangent_type(where, f"{what}[{k!r}]", c.get(k, ZERO), a)
         return
     if is_container(arg):
-        if not is_container(c) or len(c) != len(arg):
+        if not is_container(c) or length(c) != length(arg):
             raise AssertionError(
-                f"{where}: {what} is a {type(arg).__name__} of {len(arg)}; its cotangent "
+                f"{where}: {what} is a {type(arg).__name__} of {length(arg)}; its cotangent "
                 f"must be one too, got {describe(c)}"
             )
         for k, a in items(arg):

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..records_dataclasses import fields_of, is_dataclass_value, rebuilt
 from ..tangents import NO_TANGENT, ZERO, is_differentiable_value
 
 #: ``(rtol, atol)`` for cotangents, by the lowest precision among inputs and outputs.
@@ -32,18 +33,27 @@ SEQUENCES = (list, tuple)
 
 # -- nested values: tuples, lists, dicts of scalars and arrays ---------------------------
 def is_container(x) -> bool:
-    return isinstance(x, (list, tuple, dict))
+    """Tuples, lists, dicts and dataclass instances (whose fields are its items, by
+    position: records_dataclasses.py)."""
+    return isinstance(x, (list, tuple, dict)) or is_dataclass_value(x)
 
 
 def items(x):
     if isinstance(x, dict):
         return list(x.items())
-    return list(enumerate(x))
+    return list(enumerate(fields_of(x)))  # (a dataclass: its fields in order)
+
+
+def length(x) -> int:
+    """The number of items of a container (a dataclass's fields)."""
+    return len(fields_of(x))
 
 
 def rebuild(x, values):
     if isinstance(x, dict):
         return dict(zip(x.keys(), values, strict=True))
+    if is_dataclass_value(x):
+        return rebuilt(x, list(values))
     if type(x) in SEQUENCES:
         return type(x)(values)
     if isinstance(x, tuple):  # a namedtuple
@@ -76,7 +86,7 @@ def at_path(x, path):
     for k in path:
         if x is ZERO or x is NO_TANGENT or x is None:
             return ZERO
-        x = x[k] if not isinstance(x, dict) else x.get(k, ZERO)
+        x = fields_of(x)[k] if not isinstance(x, dict) else x.get(k, ZERO)
     return x
 
 
@@ -143,7 +153,7 @@ def readonly(x):
 def same(a, b) -> bool:
     """Exact equality of two nested values (NaNs equal), for the mutation checks."""
     if is_container(a) or is_container(b):
-        if type(a) is not type(b) or len(a) != len(b):
+        if type(a) is not type(b) or length(a) != length(b):
             return False
         return all(same(x, y) for (_, x), (_, y) in zip(items(a), items(b), strict=True))
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

@@ -32,6 +32,7 @@ import linecache
 import numpy as np
 
 from ..api import grad, vjp
+from ..records_dataclasses import field_names, fields_of, is_dataclass_value
 from ..registry import NONDIFF, RULE, SCALAR, default_registry, qualified_name
 from ..tangents import NO_TANGENT, ZERO, is_differentiable_value
 from . import numeric as t
@@ -102,6 +103,11 @@ def _spell(value, leaves, constants, differentiate):
     if _float_leaf(value) and (differentiate or isinstance(value, np.ndarray)):
         leaves.append((value, differentiate))
         return f"p{len(leaves) - 1}"
+    if differentiate and is_dataclass_value(value) and _holds_float(fields_of(value)):
+        # a dataclass, made by its class in the probe from its fields in order
+        parts = [_spell(v, leaves, constants, True) for v in fields_of(value)]
+        constants.append(type(value))
+        return f"C{len(constants) - 1}(" + ", ".join(parts) + ")"
     if differentiate and isinstance(value, (list, tuple)) and any(map(_holds_float, value)):
         parts = [_spell(v, leaves, constants, True) for v in value]
         if isinstance(value, list):
@@ -143,8 +149,17 @@ def _literal(value) -> bool:
     return type(value) in (tuple, list) and all(map(_literal, value))
 
 
+class _FieldWeights(dict):
+    """The weights of a dataclass output, by field name (read as ``y.name``)."""
+
+
 def _weights(y, rng):
     """Random weights with the structure of ``y`` (``None`` where ``y`` has no tangent)."""
+    if is_dataclass_value(y):
+        names = field_names(type(y))
+        return _FieldWeights(
+            {n: _weights(v, rng) for n, v in zip(names, fields_of(y), strict=True)}
+        )
     if isinstance(y, (list, tuple)):
         return [_weights(v, rng) for v in y]
     if isinstance(y, dict):
@@ -160,6 +175,9 @@ def _weights(y, rng):
 
 def _pairing(expr, w, names):
     """Source text of ``Re <expr, w>`` (the weights become globals ``W<k>``)."""
+    if isinstance(w, _FieldWeights):
+        terms = [_pairing(f"{expr}.{k}", wk, names) for k, wk in w.items()]
+        return " + ".join(t for t in terms if t)
     if isinstance(w, (list, dict)):
         items = w.items() if isinstance(w, dict) else enumerate(w)
         terms = [_pairing(f"{expr}[{k!r}]", wk, names) for k, wk in items]

@@ -12,6 +12,8 @@ keeps for itself live here too.
 from __future__ import annotations
 
 import builtins
+import dataclasses
+import functools
 import operator
 from types import ModuleType
 
@@ -23,6 +25,8 @@ from ..containers import BUILDERS
 from ..containers_mutation import store_item
 from ..guards import is_baked_value
 from ..records import is_record_class
+from ..records_calls import replaced
+from ..records_dataclasses import field_default, init_fields, is_dataclass_class
 from ..registry import qualified_name
 from ..resolve import (
     ARRAY_ATTRIBUTES,
@@ -291,11 +295,35 @@ class FreeValues:
         node.pb_constant = e.attr in CONSTANT_ATTRIBUTES
         return node
 
+    def _field_default(self, cls, name, where, stmts):
+        """A local holding the default of the field ``name`` of the dataclass ``cls`` (its
+        ``default_factory()`` called, as the constructor would), for a call that gives a
+        later field by keyword; it carries no gradient."""
+        helper = f"_pb_default_{cls.__name__}_{name}"
+        while getattr(self.namespace.get(helper), "args", (cls, name)) != (cls, name):
+            helper += "_"  # another class of the same name: its own helper
+        maker = functools.partial(field_default, cls, name)
+        call = self.bound_call(maker, [], where, name=helper, qualified="field_default")
+        self.namespace[helper] = maker
+        local = self.fresh("default")
+        stmts.append(N.assign(local, call, where))
+        return N.load(local)
+
     def call(self, e, stmts):
         self._explicit_super(e)
         callee = resolve_call(self.fs, e, self.locals)
         if callee.kind == "object" and is_record_class(callee.obj):
-            _fields_in_order(e, callee.obj)
+            _fields_in_order(e, callee.obj._fields, callee.obj._field_defaults)
+        elif callee.kind == "object" and is_dataclass_class(callee.obj):
+            cls = callee.obj
+            _fields_in_order(e, *init_fields(cls), lambda f: self._field_default(cls, f, e, stmts))
+        elif callee.kind == "object" and callee.obj is dataclasses.replace:
+            if len(e.args) == 1 and all(k.arg is not None for k in e.keywords):
+                # replace(p, w=v) as replaced(p, ("w",), v): records_calls.py
+                names = N.const(tuple(k.arg for k in e.keywords))
+                values = [self.atom(k.value, stmts) for k in e.keywords]
+                args = [self.atom(e.args[0], stmts), names, *values]
+                return self.bound_call(replaced, args, e, name="_pb_replaced")
         spelled = operator_expression(callee, e)
         if spelled is not None:
             # operator.mul(a, b) is a * b (functools.reduce(operator.mul, xs) too): the
@@ -411,14 +439,15 @@ def _is_user_method(callee, func) -> bool:
     return user_method_function(callee.obj) is not None
 
 
-def _fields_in_order(e, cls) -> None:
-    """``Params(b=b, w=w)`` as ``Params(w, b)`` (in place): a named tuple's rule takes its
-    fields by position; a field left out gets its default (read from the class)."""
+def _fields_in_order(e, fields, defaults, made=None) -> None:
+    """``Params(b=b, w=w)`` as ``Params(w, b)`` (in place): a named tuple's (or a
+    dataclass's) rule takes its fields by position; a field left out before a given one
+    gets its default (read from the class) where that is a constant, or else the value
+    ``made(name)`` gives (a dataclass's default object or ``default_factory``)."""
     if not e.keywords or any(k.arg is None for k in e.keywords):
         return
     if any(isinstance(a, gast.Starred) for a in e.args):
         return
-    fields = cls._fields
     given = {k.arg: k.value for k in e.keywords}
     if set(given) - set(fields[len(e.args) :]):
         return  # Python's own TypeError, when the call runs
@@ -426,11 +455,15 @@ def _fields_in_order(e, cls) -> None:
     for name in fields[len(e.args) :]:
         if name in given:
             values.append(given[name])
-        elif name in cls._field_defaults:
-            default = cls._field_defaults[name]
-            if not isinstance(default, (int, float, complex, str, bool, type(None))):
-                return  # keep the call as written: its default is an object
+        elif not any(later in given for later in fields[fields.index(name) :]):
+            break  # the rest are left out: the constructor gives their defaults
+        elif name in defaults and isinstance(
+            defaults[name], (int, float, complex, str, bool, type(None))
+        ):
+            default = defaults[name]
             values.append(gast.copy_location(gast.Constant(value=default, kind=None), e))
+        elif made is not None:
+            values.append(made(name))
         else:
-            return
+            return  # keep the call as written (a named tuple's default that is an object)
     e.args, e.keywords = values, []

@@ -1,0 +1,233 @@
+"""Dataclasses (``@dataclass``, frozen or not, with ``slots`` or not) as differentiated
+values: records whose fields are attributes, the way parameters are grouped in modern Python.
+
+A dataclass value's cotangent (and tangent) is the tuple of its fields' cotangents, in the
+order of ``dataclasses.fields`` -- the convention of named tuples (records.py), so that
+accumulation, ``ZERO`` entries and field reads are the tuple ones already. What users
+receive is the same dataclass again (:func:`rebuilt`, called by ``tangents.materialize``),
+with ``None`` in the fields that hold no float (ints, strings, None, functions), as a named
+tuple's gradient has; a cotangent or tangent users give as that dataclass is turned into
+the tuple by :func:`as_cotangent`.
+
+Constructing one is the named tuple's rule (records.py: the values in field order), given
+only where the constructor is that: the ``__init__`` ``dataclasses`` generated, no
+``__post_init__`` and every field an ``__init__`` parameter (:func:`refusal`, otherwise).
+
+>>> import dataclasses
+>>> @dataclasses.dataclass
+... class P:
+...     w: float
+...     n: int = 3
+>>> field_position(P(1.0), "n")
+1
+>>> rebuilt(P(1.0), [2.0, None])
+P(w=2.0, n=None)
+>>> as_cotangent(P(2.0, 4))
+(2.0, ZERO)
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import inspect
+import textwrap
+
+from .zero import ZERO
+
+_fields = dataclasses.fields
+
+
+def is_dataclass_class(cls) -> bool:
+    """Whether ``cls`` is a dataclass (the class, not an instance)."""
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def is_dataclass_value(v) -> bool:
+    """Whether ``v`` is an instance of a dataclass."""
+    return hasattr(type(v), "__dataclass_fields__") and not isinstance(v, type)
+
+
+@functools.lru_cache(maxsize=512)
+def _layout(cls) -> tuple:
+    """``(names, {name: position})`` of ``cls``'s fields, in the order of its cotangent
+    tuple: read once per class (``dataclasses.fields`` costs microseconds, and a loop
+    reads fields thousands of times). A class's fields are fixed once it is made."""
+    names = tuple(f.name for f in _fields(cls))
+    return names, {n: k for k, n in enumerate(names)}
+
+
+def field_names(cls) -> tuple:
+    """The names of ``cls``'s fields, in the order of its cotangent tuple."""
+    return _layout(cls)[0]
+
+
+def field_position(record, name: str):
+    """Where the field ``name`` of the dataclass instance ``record`` sits in its cotangent
+    tuple, or None (no dataclass, or no such field)."""
+    cls = type(record)
+    if not hasattr(cls, "__dataclass_fields__") or isinstance(record, type):
+        return None
+    return _layout(cls)[1].get(name)
+
+
+def fields_of(record):
+    """The values of a dataclass instance's fields, as a tuple in field order (a named
+    tuple as it is): the value whose cotangent is the record's."""
+    if not is_dataclass_value(record):
+        return record
+    return tuple([getattr(record, n) for n in _layout(type(record))[0]])
+
+
+def _fields_of_rrule(record):
+    return fields_of(record), lambda dy: (dy,)  # the same cotangent: a tuple of fields
+
+
+def fields_of_pullback(dy, record):
+    return (dy,)
+
+
+fields_of_pullback.__pullback_transformable__ = True  # (registry.transformable, a layer up)
+
+
+def init_fields(cls) -> tuple:
+    """``(names, defaults)`` of the dataclass ``cls``'s ``__init__`` parameters, in field
+    order (the fields with a ``default_factory`` have no constant default)."""
+    fs = [f for f in _fields(cls) if f.init]
+    defaults = {f.name: f.default for f in fs if f.default is not dataclasses.MISSING}
+    return tuple(f.name for f in fs), defaults
+
+
+#: ``(what, fix)`` of PB301 for a dataclass whose constructor is no store of its fields
+#: (the static check, check/static_classes.py, reports the same from a file's tree).
+NOT_A_STORE = {
+    "init": (
+        "a dataclass with its own __init__",
+        "let @dataclass generate __init__ (compute derived values in a function or a "
+        "method that reads the fields), or register a rule for the class",
+    ),
+    "post_init": (
+        "a dataclass with __post_init__ (code pullback does not run through the constructor)",
+        "compute what __post_init__ computes in a method or a property instead (they "
+        "are differentiated), or pass the computed values as fields",
+    ),
+    "init_false": (
+        "a dataclass with a field that is no __init__ parameter (field(init=False))",
+        "make that field an __init__ parameter, or compute it in a method or a property",
+    ),
+    "kw_only": (
+        "a dataclass with keyword-only fields (the constructor's rule takes the fields by "
+        "position)",
+        "declare the fields without kw_only",
+    ),
+}
+
+#: ``(what, fix)`` of PB301 for a plain class whose ``__init__`` only stores its arguments.
+PLAIN_CLASS = (
+    "a class with no differentiation rule",
+    "declare '{name}' a @dataclass with those fields (pullback differentiates "
+    "dataclasses: construction, field reads and methods)",
+)
+
+
+def field_default(cls, name: str):
+    """The default value of the field ``name`` of ``cls``: its ``default_factory()`` called,
+    or its default."""
+    f = cls.__dataclass_fields__[name]
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
+def refusal(cls):
+    """Why the constructor of the dataclass ``cls`` has no rule (its fix), or None when it
+    has the named tuple's rule (the generated ``__init__`` storing every field)."""
+    init = cls.__dict__.get("__init__") or getattr(cls, "__init__", None)
+    code = getattr(init, "__code__", None)
+    if code is None or code.co_filename != "<string>" or not cls.__dataclass_params__.init:
+        return NOT_A_STORE["init"]
+    if hasattr(cls, "__post_init__"):
+        return NOT_A_STORE["post_init"]
+    if any(not f.init for f in _fields(cls)):
+        return NOT_A_STORE["init_false"]
+    if any(getattr(f, "kw_only", False) for f in _fields(cls)):
+        return NOT_A_STORE["kw_only"]
+    return None
+
+
+def stores_its_arguments(cls) -> bool:
+    """Whether ``cls`` (no dataclass) has an ``__init__`` of its own that only stores its
+    parameters, ``self.w = w``: a class ``@dataclass`` would write for it."""
+    init = cls.__dict__.get("__init__") if isinstance(cls, type) else None
+    if init is None or dataclasses.is_dataclass(cls):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return only_stores_its_arguments(tree.body[0])
+
+
+def only_stores_its_arguments(fn) -> bool:
+    """Whether the ``ast`` function ``fn`` (an ``__init__``) only stores its parameters,
+    ``self.w = w`` (a docstring allowed). The static check asks it of a file's tree too."""
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+        return False
+    me, *params = [a.arg for a in fn.args.args]
+    body = fn.body[1:] if ast.get_docstring(fn) else fn.body
+    return bool(body) and all(
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Attribute)
+        and isinstance(s.targets[0].value, ast.Name)
+        and s.targets[0].value.id == me
+        and isinstance(s.value, ast.Name)
+        and s.value.id in params
+        for s in body
+    )
+
+
+def class_refusal(cls):
+    """``(what, fix)`` of PB301 for a call of the class ``cls`` with differentiated values
+    (no rule), where a dataclass is (or would be) the way to go; None otherwise."""
+    if dataclasses.is_dataclass(cls):
+        return refusal(cls)
+    if stores_its_arguments(cls):
+        return PLAIN_CLASS[0], PLAIN_CLASS[1].format(name=cls.__name__)
+    return None
+
+
+def rebuilt(like, values):
+    """An instance of ``like``'s dataclass holding ``values`` in field order, made without
+    ``__init__`` (frozen, slots, ``init=False`` fields and ``__post_init__`` alike)."""
+    cls = type(like)
+    out = object.__new__(cls)
+    for f, v in zip(_fields(cls), values, strict=True):
+        object.__setattr__(out, f.name, v)
+    return out
+
+
+def as_cotangent(c):
+    """A cotangent or tangent given as a dataclass instance (``vjp``'s ``dy``, ``jvp``'s
+    tangents, ``hvp``'s ``v``), as the tuple of its fields, recursively; a field that holds
+    no number (``None``, a string, a function), or an int or bool, is ``ZERO`` there (the
+    gradient gives such fields ``None``); anything else unchanged."""
+    if is_dataclass_value(c):
+        return tuple(_field_cotangent(getattr(c, f.name)) for f in _fields(c))
+    tc = type(c)
+    if tc is tuple or tc is list:
+        return tc(as_cotangent(v) for v in c)
+    if tc is dict:
+        return {k: as_cotangent(v) for k, v in c.items()}
+    return c
+
+
+def _field_cotangent(v):
+    if v is None or isinstance(v, (str, bytes, bool, int)) or callable(v):
+        return ZERO
+    return as_cotangent(v)
+
+
+def register(reg) -> None:
+    rule = reg.register(fields_of, _fields_of_rrule, family="records", trusted=True)
+    reg.set_pullback_function(fields_of, fields_of_pullback)
+    rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple

@@ -1,0 +1,43 @@
+"""Second-order cases for the rules of dataclass records (pullback.records_dataclasses,
+pullback.records_calls): the fields of an instance as a tuple, ``dataclasses.replace``
+(as written and as the normalizer writes it), ``astuple``, ``asdict``, and a field read
+(see second_order_table.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from second_order_table import case
+
+_RNG = np.random.default_rng(11)
+
+
+@dataclasses.dataclass
+class Layer:
+    w: np.ndarray
+    b: float
+    name: str = "dense"
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    layer: Layer
+    scale: float
+
+
+_LAYER = Layer(_RNG.normal(size=3), 0.7)
+_MODEL = Model(Layer(_RNG.normal(size=2), -0.4), 1.3)
+
+case("pullback.records.field_of", _LAYER, "w", wrt=(0,))
+case("pullback.records.field_of", _MODEL, "scale", wrt=(0,))
+case("pullback.records_dataclasses.fields_of", _LAYER, wrt=(0,))
+case("pullback.records_calls.replaced", _LAYER, ("b",), 2.5, wrt=(0, 2))
+case("pullback.records_calls.replaced", _LAYER, ("w", "b"), _RNG.normal(size=3), -1.5)
+case("dataclasses.replace", _LAYER, wrt=(0,))
+case("dataclasses.astuple", _MODEL, wrt=(0,))
+case("dataclasses.asdict", _MODEL, wrt=(0,))
+# asdict's cotangent turned back into the tuple of the fields, and its transpose
+_DICT_COTANGENT = {"layer": {"w": _RNG.normal(size=2), "b": 0.3}, "scale": -0.8}
+case("pullback.records_calls.undict", _DICT_COTANGENT, _MODEL, wrt=(0,))
+case("pullback.records_calls.redict", ((_RNG.normal(size=2), 0.3, None), -0.8), _MODEL, wrt=(0,))

@@ -88,7 +88,10 @@ def test_deferred_families_name_their_modules_as_the_modules_do():
         assert (module.FAMILY, module.REQUIRES) == (family.FAMILY, family.REQUIRES), family
     # FAMILIES holds the modules themselves, in the registration order
     assert [m.__name__ for m in rules.FAMILIES] == [
-        f"pullback.rules.{f.module}" if f in deferred else f.__name__ for f in rules._ORDER
+        (f.module if f.module.startswith("pullback.") else f"pullback.rules.{f.module}")
+        if f in deferred
+        else f.__name__
+        for f in rules._ORDER
     ]
 
 

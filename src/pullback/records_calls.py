@@ -32,6 +32,7 @@ from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO
 
 FAMILY = "records_calls"
+REQUIRES = "dataclasses"  # registered once a program has imported it (rules/__init__.py)
 
 
 def replaced(record, names, *values):

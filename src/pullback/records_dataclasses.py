@@ -29,19 +29,35 @@ P(w=2.0, n=None)
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import inspect
+import sys
 import textwrap
 
 from .zero import ZERO
 
-_fields = dataclasses.fields
+FAMILY = "records"  # its rule (fields_of) is one of the records family's
+
+
+def _dataclasses():
+    """The ``dataclasses`` module, which a dataclass's program has imported already: pullback
+    does not import it itself (about 1.5 ms of every cold start), and asks it only of a
+    class that is a dataclass."""
+    return sys.modules["dataclasses"]
+
+
+def _fields(cls):
+    return _dataclasses().fields(cls)
+
+
+def _is_dataclass(cls) -> bool:
+    # what dataclasses.is_dataclass tests, without importing it
+    return hasattr(cls, "__dataclass_fields__")
 
 
 def is_dataclass_class(cls) -> bool:
     """Whether ``cls`` is a dataclass (the class, not an instance)."""
-    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+    return isinstance(cls, type) and _is_dataclass(cls)
 
 
 def is_dataclass_value(v) -> bool:
@@ -95,7 +111,7 @@ def init_fields(cls) -> tuple:
     """``(names, defaults)`` of the dataclass ``cls``'s ``__init__`` parameters, in field
     order (the fields with a ``default_factory`` have no constant default)."""
     fs = [f for f in _fields(cls) if f.init]
-    defaults = {f.name: f.default for f in fs if f.default is not dataclasses.MISSING}
+    defaults = {f.name: f.default for f in fs if f.default is not _dataclasses().MISSING}
     return tuple(f.name for f in fs), defaults
 
 
@@ -135,7 +151,7 @@ def field_default(cls, name: str):
     """The default value of the field ``name`` of ``cls``: its ``default_factory()`` called,
     or its default."""
     f = cls.__dataclass_fields__[name]
-    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    return f.default_factory() if f.default_factory is not _dataclasses().MISSING else f.default
 
 
 def refusal(cls):
@@ -158,7 +174,7 @@ def stores_its_arguments(cls) -> bool:
     """Whether ``cls`` (no dataclass) has an ``__init__`` of its own that only stores its
     parameters, ``self.w = w``: a class ``@dataclass`` would write for it."""
     init = cls.__dict__.get("__init__") if isinstance(cls, type) else None
-    if init is None or dataclasses.is_dataclass(cls):
+    if init is None or _is_dataclass(cls):
         return False
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
@@ -189,7 +205,7 @@ def only_stores_its_arguments(fn) -> bool:
 def class_refusal(cls):
     """``(what, fix)`` of PB301 for a call of the class ``cls`` with differentiated values
     (no rule), where a dataclass is (or would be) the way to go; None otherwise."""
-    if dataclasses.is_dataclass(cls):
+    if _is_dataclass(cls):
         return refusal(cls)
     if stores_its_arguments(cls):
         return PLAIN_CLASS[0], PLAIN_CLASS[1].format(name=cls.__name__)
@@ -228,6 +244,6 @@ def _field_cotangent(v):
 
 
 def register(reg) -> None:
-    rule = reg.register(fields_of, _fields_of_rrule, family="records", trusted=True)
+    rule = reg.register(fields_of, _fields_of_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(fields_of, fields_of_pullback)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple

@@ -20,7 +20,6 @@ from .. import (
     containers_mutation,
     escapes,
     records,
-    records_calls,
     records_dataclasses,
     unpacking,
 )
@@ -68,8 +67,10 @@ class DeferredFamily:
         self.REQUIRES = requires
 
     def load(self):
-        """The family module itself (imported now if it was not)."""
-        return importlib.import_module(f"{__name__}.{self.module}")
+        """The family module itself (imported now if it was not); ``module`` is a name in
+        this package, or a ``pullback.`` module of the runtime layer below it."""
+        name = self.module if self.module.startswith("pullback.") else f"{__name__}.{self.module}"
+        return importlib.import_module(name)
 
     def register(self, registry) -> None:
         self.load().register(registry)
@@ -126,7 +127,8 @@ _ORDER = (
     escapes,
     records,
     records_dataclasses,
-    records_calls,
+    # dataclasses.replace/astuple/asdict: once a program has imported dataclasses
+    DeferredFamily("pullback.records_calls", "records_calls", "dataclasses"),
     container_cotangents,
     container_cotangent_pullbacks,
     star_call_rules,

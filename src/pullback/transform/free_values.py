@@ -12,9 +12,9 @@ keeps for itself live here too.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import functools
 import operator
+import sys
 from types import ModuleType
 
 import gast
@@ -25,7 +25,6 @@ from ..containers import BUILDERS
 from ..containers_mutation import store_item
 from ..guards import is_baked_value
 from ..records import is_record_class
-from ..records_calls import replaced
 from ..records_dataclasses import field_default, init_fields, is_dataclass_class
 from ..registry import qualified_name
 from ..resolve import (
@@ -317,12 +316,15 @@ class FreeValues:
         elif callee.kind == "object" and is_dataclass_class(callee.obj):
             cls = callee.obj
             _fields_in_order(e, *init_fields(cls), lambda f: self._field_default(cls, f, e, stmts))
-        elif callee.kind == "object" and callee.obj is dataclasses.replace:
+        elif callee.kind == "object" and _is_dataclasses_replace(callee.obj):
             if len(e.args) == 1 and all(k.arg is not None for k in e.keywords):
                 # replace(p, w=v) as replaced(p, ("w",), v): records_calls.py
                 names = N.const(tuple(k.arg for k in e.keywords))
                 values = [self.atom(k.value, stmts) for k in e.keywords]
                 args = [self.atom(e.args[0], stmts), names, *values]
+                # (records_calls imports dataclasses, which this program has: see below)
+                from ..records_calls import replaced
+
                 return self.bound_call(replaced, args, e, name="_pb_replaced")
         spelled = operator_expression(callee, e)
         if spelled is not None:
@@ -467,3 +469,10 @@ def _fields_in_order(e, fields, defaults, made=None) -> None:
         else:
             return  # keep the call as written (a named tuple's default that is an object)
     e.args, e.keywords = values, []
+
+
+def _is_dataclasses_replace(obj) -> bool:
+    """``obj is dataclasses.replace``, without importing ``dataclasses`` (pullback does not,
+    for its cold start: a program that calls ``replace`` has imported it)."""
+    module = sys.modules.get("dataclasses")
+    return module is not None and obj is module.replace

@@ -51,7 +51,7 @@ from ..lambdas import (
 )
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
-from ..tree_walk import all_nodes, statements
+from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -252,9 +252,10 @@ def what_is_there(tree, nodes=None):
     """One walk: whether ``tree`` has lambdas, calls of plain names (generator functions
     perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
     lambda and no factory: their first call pays one walk for this pass (none when the
-    caller has ``nodes``, ``all_nodes(tree)`` of the tree as it is now)."""
+    caller has ``nodes``, ``lean_nodes(tree)`` or ``all_nodes(tree)`` of the tree as it is
+    now)."""
     lambdas = calls = factories = False
-    for n in all_nodes(tree) if nodes is None else nodes:
+    for n in lean_nodes(tree) if nodes is None else nodes:
         if isinstance(n, gast.Lambda):
             lambdas = True
         elif isinstance(n, gast.Call):

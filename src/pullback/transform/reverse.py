@@ -37,7 +37,7 @@ import keyword
 import gast
 
 from ..errors import UnsupportedSyntaxError
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 from .analyze import names_in
 from .code import Line
 from .direct_reads import direct_reads
@@ -76,7 +76,7 @@ class ReverseBuilder(
         self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
         self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
-        nodes = all_nodes(self.tree)  # one walk for the two facts below
+        nodes = lean_nodes(self.tree)  # one walk for the two facts below
         # ... and for plan_pullbacks, called next, before anything changes the tree
         self.first_walk: list | None = nodes
         self.primal = self._primal_names(nodes)

@@ -65,7 +65,9 @@ def located(node, where):
         place = {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
         for child in lean_nodes(node):  # (contexts and operators have no position)
             attributes = child._attributes
-            if "lineno" in attributes and getattr(child, "lineno", None) is None:
+            # (a node's position is in its __dict__, never on its class: no AttributeError
+            # raised and dropped for each new node, as getattr(child, "lineno", None) does)
+            if "lineno" in attributes and child.__dict__.get("lineno") is None:
                 if len(attributes) == 4:  # the four places (every expr and stmt)
                     child.__dict__.update(place)
                 else:  # type_ignore: (lineno, tag)

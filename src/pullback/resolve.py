@@ -149,8 +149,10 @@ def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
         names.add(args.vararg.id)
     if args.kwarg:
         names.add(args.kwarg.id)
+    # by class (no class derives from these): a long function has tens of thousands of nodes
+    name, store, delete = gast.Name, gast.Store, gast.Del
     for node in lean_nodes(tree) if nodes is None else nodes:
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+        if node.__class__ is name and (node.ctx.__class__ is store or node.ctx.__class__ is delete):
             names.add(node.id)
     return names
 

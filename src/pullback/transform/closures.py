@@ -255,13 +255,16 @@ def what_is_there(tree, nodes=None):
     caller has ``nodes``, ``lean_nodes(tree)`` or ``all_nodes(tree)`` of the tree as it is
     now)."""
     lambdas = calls = factories = False
+    # by class (no class derives from these): a long function has tens of thousands of nodes
+    lambda_, call, assign = gast.Lambda, gast.Call, gast.Assign
     for n in lean_nodes(tree) if nodes is None else nodes:
-        if isinstance(n, gast.Lambda):
+        cls = n.__class__
+        if cls is lambda_:
             lambdas = True
-        elif isinstance(n, gast.Call):
+        elif cls is call:
             if isinstance(n.func, gast.Name):
                 calls = True
-        elif isinstance(n, gast.Assign):  # (the only nodes spells_partial may accept)
+        elif cls is assign:  # (the only nodes spells_partial may accept)
             if (isinstance(n.value, gast.Call) and isinstance(n.value.func, gast.Name)) or (
                 spells_partial(n)
             ):

@@ -55,6 +55,36 @@ def test_binary_operations_of_atoms_read_as_the_unparser_writes_them():
         assert src(node) == _unparsed(node), gast.dump(node)
 
 
+FUNCS = [
+    gast.Name("f", gast.Load(), None, None),
+    gast.Attribute(gast.Name("math", gast.Load(), None, None), "sin", gast.Load()),
+    gast.Attribute(
+        gast.Attribute(gast.Name("np", gast.Load(), None, None), "linalg", gast.Load()),
+        "norm",
+        gast.Load(),
+    ),
+    gast.Name("g", gast.Load(), gast.Name("int", gast.Load(), None, None), None),  # annotated
+    gast.Attribute(gast.Constant(1, None), "real", gast.Load()),  # "1 .real"
+    gast.Attribute(gast.Constant(1.5, None), "real", gast.Load()),
+    gast.Attribute(gast.Call(gast.Name("h", gast.Load(), None, None), [], []), "a", gast.Load()),
+    gast.Subscript(gast.Name("fs", gast.Load(), None, None), gast.Constant(0, None), gast.Load()),
+    gast.Lambda(
+        gast.arguments([], [], None, [], [], None, []), gast.Name("x", gast.Load(), None, None)
+    ),
+]
+
+
+def test_calls_of_dotted_names_on_atoms_read_as_the_unparser_writes_them():
+    keyword = gast.keyword("axis", gast.Constant(0, None))
+    starred = gast.Starred(gast.Name("xs", gast.Load(), None, None), gast.Load())
+    for func in FUNCS:
+        for n in range(3):
+            for args in itertools.product(ATOMS + [starred], repeat=n):
+                for keywords in ([], [keyword]):
+                    node = gast.Call(func, list(args), keywords)
+                    assert src(node) == _unparsed(node), gast.dump(node)
+
+
 def test_nested_and_other_expressions_read_as_the_unparser_writes_them():
     for text in [
         "a * b + c",

@@ -17,7 +17,7 @@ import pullback
 from pullback import grad
 from pullback.source_match import _locate_scaffold, _shifted, source_matches_code
 from pullback.testing import check_grads
-from pullback.tree_walk import all_nodes, parent_map, statements
+from pullback.tree_walk import all_nodes, lean_nodes, parent_map, statements
 
 SOURCES = sorted(Path(pullback.__file__).resolve().parent.rglob("*.py"))[:60]
 
@@ -36,6 +36,23 @@ def test_all_nodes_and_parent_map_are_the_walks_of_ast(path):
     for tree in (ast.parse(text), gast.parse(text)):
         assert all_nodes(tree) == list(ast.walk(tree))
         assert parent_map(tree) == _stdlib_parent_map(tree)
+
+
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_lean_nodes_are_the_walk_of_ast_without_contexts_and_operators(path):
+    # The passes that look only at names, statements, calls and displays walk these: the
+    # same nodes in the same order as ast.walk, less the leaves no such pass reads.
+    text = path.read_text()
+    for tree in (ast.parse(text), gast.parse(text)):
+        lean = [n for n in ast.walk(tree) if not isinstance(n, _LEAVES + _GAST_LEAVES)]
+        assert lean_nodes(tree) == lean
+        assert len(lean) < len(list(ast.walk(tree)))
+
+
+_GAST_LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
 
 
 def _locations(tree):

@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from .receiver_classes import method_class, python_method_of
-from .tree_walk import all_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
+from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
 ARRAY_METHODS = {
@@ -139,8 +139,8 @@ def bound_once(tree, name: str) -> bool:
 
 
 def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
-    """Parameters and every name the function body assigns (``nodes``: ``all_nodes(tree)``
-    when the caller walks it anyway)."""
+    """Parameters and every name the function body assigns (``nodes``: ``lean_nodes(tree)``
+    or ``all_nodes(tree)`` when the caller walks it anyway)."""
     names = set()
     args = tree.args
     for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -149,8 +149,10 @@ def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
         names.add(args.vararg.id)
     if args.kwarg:
         names.add(args.kwarg.id)
-    for node in all_nodes(tree) if nodes is None else nodes:
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+    # by class (no class derives from these): a long function has tens of thousands of nodes
+    name, store, delete = gast.Name, gast.Store, gast.Del
+    for node in lean_nodes(tree) if nodes is None else nodes:
+        if node.__class__ is name and (node.ctx.__class__ is store or node.ctx.__class__ is delete):
             names.add(node.id)
     return names
 

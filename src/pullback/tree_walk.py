@@ -57,6 +57,14 @@ class _FieldsByClass(dict):
 
 # the fields that may hold nodes
 _CHILD_FIELDS = _FieldsByClass(lambda cls, f: f not in _SCALAR_FIELDS.get(cls.__name__, ()))
+# the fields that may hold nodes other than contexts and operators (``ctx`` holds only Load,
+# Store or Del; ``op`` and ``ops`` only operators: leaves, per the grammar of ast and gast)
+_LEAN_FIELDS = _FieldsByClass(
+    lambda cls, f: f not in ("ctx", "op", "ops") and f not in _SCALAR_FIELDS.get(cls.__name__, ())
+)
+#: Each node class mapped to its fields that may hold nodes other than contexts and
+#: operators, in ``_fields`` order: for visitors with nothing to do at those leaves.
+LEAN_FIELDS = _LEAN_FIELDS
 # the fields that may hold statements, handlers or cases: lists of them (no statement sits
 # under an expression; an expression ``body``, of a lambda or an ``if`` expression, is no list)
 _BLOCK_FIELDS = _FieldsByClass(
@@ -69,9 +77,27 @@ def all_nodes(node) -> list:
     first): the same list, built about three times as fast (no generator per node and
     field, no read of a field that holds no node), which matters because the passes walk
     a long function's whole tree many times."""
+    return _walk(node, _CHILD_FIELDS)
+
+
+def lean_nodes(node) -> list:
+    """``all_nodes(node)`` without the contexts and operators (``Load``, ``Add``, ``Eq``,
+    ...): the same nodes otherwise, in the same order (those are leaves, so leaving them
+    out of a breadth-first walk moves nothing else). For the passes that look only at
+    names, statements, calls or displays: a normalized long function has about as many
+    contexts and operators as other nodes, and each costs a visit.
+
+    >>> import ast
+    >>> [type(n).__name__ for n in lean_nodes(ast.parse("x = -y + 1").body[0])]
+    ['Assign', 'Name', 'BinOp', 'UnaryOp', 'Constant', 'Name']
+    """
+    return _walk(node, _LEAN_FIELDS)
+
+
+def _walk(node, child_fields) -> list:
+    """``node`` and every node under it in the fields ``child_fields`` names, breadth first."""
     out = [node]
     append = out.append
-    child_fields = _CHILD_FIELDS
     for n in out:  # grows while it is read: breadth first
         for name in child_fields[n.__class__]:
             v = getattr(n, name, None)

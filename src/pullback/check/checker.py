@@ -36,7 +36,7 @@ from ..transform.closures import (
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
-from ..tree_walk import all_nodes
+from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -116,7 +116,7 @@ class FunctionChecker(
         self.env = env
         self.tree = fs.tree
         # Names an accepted import in the body binds are free names, found like globals.
-        first_walk = all_nodes(fs.tree)
+        first_walk = lean_nodes(fs.tree)
         self.locals = _visible_locals(fs.tree, first_walk) - accepted_import_names(fs)
         self._first_walk: list | None = first_walk  # for run(), before anything changes
         self._loop_iterators: set[int] = set()
@@ -182,8 +182,10 @@ class FunctionChecker(
 
     def generic_visit(self, node):
         """``ast.NodeVisitor.generic_visit`` (the same children in the same order) without
-        its generator of fields per node: the check visits every node of the function."""
-        for name in node._fields:
+        its generator of fields per node: the check visits every node of the function.
+        Contexts and operators are not visited (no check has a visitor for them, and
+        visiting one does nothing), nor the fields that hold only names and numbers."""
+        for name in LEAN_FIELDS[node.__class__]:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
@@ -463,7 +465,7 @@ _BINDING_NODES = (
 
 def _visible_locals(tree, nodes) -> set[str]:
     """Every name the function binds anywhere, nested scopes included (``nodes``:
-    ``all_nodes(tree)``, one walk for the local names and the others).
+    ``lean_nodes(tree)``, one walk for the local names and the others).
 
     Nested scopes are unsupported, but their own names must not be reported as undefined.
     """

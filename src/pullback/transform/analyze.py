@@ -17,7 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..registry import NONDIFF, SCALAR
-from ..tree_walk import all_nodes, statements
+from ..tree_walk import all_nodes, lean_nodes, statements  # noqa: F401 (all_nodes: imported from here)
 
 NONDIFF_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
@@ -50,7 +50,7 @@ def names_in(node) -> list[str]:
         return [node.id] if isinstance(node.ctx, gast.Load) else []
     return [
         n.id
-        for n in all_nodes(node)
+        for n in lean_nodes(node)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     ]
 

@@ -51,7 +51,7 @@ from ..lambdas import (
 )
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
-from ..tree_walk import all_nodes, statements
+from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_values import (
@@ -252,15 +252,19 @@ def what_is_there(tree, nodes=None):
     """One walk: whether ``tree`` has lambdas, calls of plain names (generator functions
     perhaps) and ``name = f(...)`` (closure factories perhaps). Most functions have no
     lambda and no factory: their first call pays one walk for this pass (none when the
-    caller has ``nodes``, ``all_nodes(tree)`` of the tree as it is now)."""
+    caller has ``nodes``, ``lean_nodes(tree)`` or ``all_nodes(tree)`` of the tree as it is
+    now)."""
     lambdas = calls = factories = False
-    for n in all_nodes(tree) if nodes is None else nodes:
-        if isinstance(n, gast.Lambda):
+    # by class (no class derives from these): a long function has tens of thousands of nodes
+    lambda_, call, assign = gast.Lambda, gast.Call, gast.Assign
+    for n in lean_nodes(tree) if nodes is None else nodes:
+        cls = n.__class__
+        if cls is lambda_:
             lambdas = True
-        elif isinstance(n, gast.Call):
+        elif cls is call:
             if isinstance(n.func, gast.Name):
                 calls = True
-        elif isinstance(n, gast.Assign):  # (the only nodes spells_partial may accept)
+        elif cls is assign:  # (the only nodes spells_partial may accept)
             if (isinstance(n.value, gast.Call) and isinstance(n.value.func, gast.Name)) or (
                 spells_partial(n)
             ):

@@ -22,7 +22,7 @@ import gast
 
 from ..guards import is_library_module_name
 from ..resolve import SCOPES, dotted_parts, local_names, resolve_expr
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 from . import nodes as N
 from .owned_helpers import MARK, PREFIX, RESULT_PREFIX, returned_parameter, specialization
 
@@ -30,7 +30,7 @@ from .owned_helpers import MARK, PREFIX, RESULT_PREFIX, returned_parameter, spec
 def use_owning_helpers(fs, registry, environment=None, nodes=None) -> bool:
     """Rewrite, in place, the statements of ``fs.tree`` that call a helper writing into
     arguments the check proved local (``environment``: the check's, if it ran; ``nodes``:
-    ``all_nodes(fs.tree)`` when the caller walks it anyway). False when the tree was left
+    ``lean_nodes(fs.tree)`` when the caller walks it anyway). False when the tree was left
     as it was (no call of a user function: nothing was looked at), True when it may have
     been rewritten."""
     from ..check import LiveEnvironment
@@ -85,7 +85,7 @@ def _calls_a_user_function(fs, nodes=None) -> bool:
     closure, a Python function outside the library modules: the only calls that can be of
     a helper writing into its arguments (a method or a callee found at run time is not)."""
     if nodes is None:  # one walk for the local names and the calls
-        nodes = all_nodes(fs.tree)
+        nodes = lean_nodes(fs.tree)
     local = local_names(fs.tree, nodes)
     chains = {}  # each callee spelling once: a long function calls math.sin 1,000 times
     for node in nodes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 
 
 def load(name: str) -> gast.Name:
@@ -63,9 +63,11 @@ def located(node, where):
         # what gast.copy_location(child, where) copies, read from ``where`` once
         source = where._attributes
         place = {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
-        for child in all_nodes(node):
-            attributes = child._attributes  # () for a context or an operator
-            if "lineno" in attributes and getattr(child, "lineno", None) is None:
+        for child in lean_nodes(node):  # (contexts and operators have no position)
+            attributes = child._attributes
+            # (a node's position is in its __dict__, never on its class: no AttributeError
+            # raised and dropped for each new node, as getattr(child, "lineno", None) does)
+            if "lineno" in attributes and child.__dict__.get("lineno") is None:
                 if len(attributes) == 4:  # the four places (every expr and stmt)
                     child.__dict__.update(place)
                 else:  # type_ignore: (lineno, tag)

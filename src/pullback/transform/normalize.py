@@ -43,7 +43,7 @@ from ..resolve import (
     resolve_call,
 )
 from ..source import load_source
-from ..tree_walk import all_nodes, statements
+from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .assignments import Assignments
 from .closures import lift_nested_functions
@@ -101,7 +101,7 @@ class Normalizer(
     def __init__(self, fs, registry=None, nodes=None):
         self.fs = fs
         self.registry = registry  # which calls reach a rule decides some rewrites
-        local = local_names(fs.tree, nodes)  # nodes: all_nodes(fs.tree), if walked already
+        local = local_names(fs.tree, nodes)  # nodes: lean_nodes(fs.tree), if walked already
         self.renames = fs.renames = rename_reserved_locals(fs.tree, local)
         # the same names unless some were renamed: then walked again
         self.locals = local_names(fs.tree) if self.renames else local
@@ -545,7 +545,7 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
     which knows already which helpers write into their parameters."""
     lift_nested_functions(fs)  # nested defs become functions of their own first
-    nodes = all_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names
+    nodes = lean_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names
     if use_owning_helpers(fs, registry, environment, nodes):  # fill(buf, x): a rebinding
         nodes = None  # the tree may have been rewritten: walked again
     normalizer = Normalizer(fs, registry, nodes)

@@ -7,7 +7,7 @@ import gast
 from ..check import LiveEnvironment, codes
 from ..check.call_checks import foreign_call_text
 from ..resolve import parent_map
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 
 
 def attribute_of_varied(diagnostic, node):
@@ -119,12 +119,12 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic, nodes
     nor Python source to transform. The check leaves these calls of the differentiated
     function to here, so that a call no gradient flows through (a helper object built
     from settings, a plotting call) just runs; every call a gradient would have to cross
-    is refused, whatever the shape of its statement. ``nodes``: ``all_nodes(tree)`` when
+    is refused, whatever the shape of its statement. ``nodes``: ``lean_nodes(tree)`` when
     the caller has it (the three checks here share one walk)."""
     found = []
     env = LiveEnvironment()
     parents = None  # mapped only when a call gets that far (most have a rule)
-    for node in all_nodes(tree) if nodes is None else nodes:
+    for node in lean_nodes(tree) if nodes is None else nodes:
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind != "object" or registry.lookup(callee.obj) is not None:
             continue
@@ -156,7 +156,7 @@ def varied_function_values(tree, is_active, diagnostic, nodes=None) -> list:
     variable) when the function value itself depends on a differentiated value (a closure
     made from one, a pullback): the gradient through what it captured would be lost."""
     found = []
-    for node in all_nodes(tree) if nodes is None else nodes:
+    for node in lean_nodes(tree) if nodes is None else nodes:
         callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
         if callee is None or callee.kind in ("object", "method", "internal"):
             continue
@@ -182,7 +182,7 @@ def varied_sets(tree, is_active, diagnostic, nodes=None) -> list:
     its items by their hashes and merges equal ones, so a gradient reaching an item has no
     defined element to go back to (and a zero would be silently wrong)."""
     found = []
-    for node in all_nodes(tree) if nodes is None else nodes:
+    for node in lean_nodes(tree) if nodes is None else nodes:
         if not isinstance(node, gast.Set):
             continue
         if any(isinstance(e, gast.Name) and is_active(e.id) for e in node.elts):

@@ -37,7 +37,7 @@ import keyword
 import gast
 
 from ..errors import UnsupportedSyntaxError
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 from .analyze import names_in
 from .code import Line
 from .direct_reads import direct_reads
@@ -76,16 +76,11 @@ class ReverseBuilder(
         self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
         self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
-        nodes = all_nodes(self.tree)  # one walk for the two facts below
+        nodes = lean_nodes(self.tree)  # one walk for the two facts below
         # ... and for plan_pullbacks, called next, before anything changes the tree
         self.first_walk: list | None = nodes
-        self.primal = self._primal_names(nodes)
+        self.primal, self.subscript_bases = self._primal_names(nodes)
         self.prefix = self._adjoint_prefix()
-        self.subscript_bases = {
-            n.value.id
-            for n in nodes
-            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
-        }
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
         self.call_sites: dict[int, str] = {}  # id(Assign) -> bound CallSite name
         self.loop_stack: list = []
@@ -106,14 +101,23 @@ class ReverseBuilder(
         self.loop_var = self.internal("_")
 
     # -- names --------------------------------------------------------------------
-    def _primal_names(self, nodes) -> set[str]:
+    def _primal_names(self, nodes) -> tuple[set[str], set[str]]:
+        """The names the function binds (its parameters too), and the names it indexes
+        (``x[i]``): one pass over a long function's nodes, by class (no class of the
+        transform derives from these)."""
         names = set(self.norm.params)
+        indexed = set()
+        name, store, for_, subscript = gast.Name, gast.Store, gast.For, gast.Subscript
         for n in nodes:
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                names.add(n.id)
-            elif isinstance(n, gast.For):
+            cls = n.__class__
+            if cls is name:
+                if n.ctx.__class__ is store:
+                    names.add(n.id)
+            elif cls is for_:
                 names.add(n.target.id)
-        return names
+            elif cls is subscript and n.value.__class__ is name:
+                indexed.add(n.value.id)
+        return names, indexed
 
     def _adjoint_prefix(self) -> str:
         for prefix in ("d_", "_d_", "__d_"):

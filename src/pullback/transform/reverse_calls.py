@@ -18,7 +18,7 @@ from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import closure_cotangents, parameter_places
-from ..tree_walk import all_nodes, statements
+from ..tree_walk import lean_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
@@ -483,7 +483,7 @@ class CallAdjoints:
         # one walk for the three checks: the builder's own when the tree is as it was built
         nodes, self.first_walk = self.first_walk, None
         if nodes is None:
-            nodes = all_nodes(self.tree)
+            nodes = lean_nodes(self.tree)
         is_active = self.activity.is_active
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
         refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)

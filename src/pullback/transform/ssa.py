@@ -17,8 +17,8 @@ import itertools
 
 import gast
 
+from ..tree_walk import lean_nodes
 from . import nodes as N
-from .analyze import all_nodes
 from .normalize import LoopEnd
 from .with_blocks import WithBlock
 
@@ -49,7 +49,7 @@ class LoopInfo:
 def _assigned_names(stmts) -> set[str]:
     out = set()
     for s in stmts:
-        for node in all_nodes(s):
+        for node in lean_nodes(s):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 out.add(node.id)
             elif isinstance(node, gast.For):
@@ -59,7 +59,7 @@ def _assigned_names(stmts) -> set[str]:
 
 def _reads(node) -> set[str]:
     return {
-        n.id for n in all_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in lean_nodes(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
 
 
@@ -100,8 +100,7 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        everything = all_nodes(tree)  # one walk serves the three facts below
-        names = [n for n in everything if isinstance(n, gast.Name)]
+        names, loops = _names_and_loops(lean_nodes(tree))  # one walk, for the facts below
         self.taken = {n.id for n in names} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
@@ -111,7 +110,7 @@ class SSARenamer:
         # name, and each loop (by id) — a name is read outside a loop when the function
         # reads it more often than the loop does.
         self.reads = _load_counts(names)
-        self.reads_in_loop = _reads_in_loops(everything)
+        self.reads_in_loop = _reads_in_loops(loops)
 
     def new_name(self, name: str) -> str:
         if name in self.flags:
@@ -135,7 +134,7 @@ class SSARenamer:
         if _plain_atom(node):
             _rename_read(node, vmap)
             return
-        for n in all_nodes(node):
+        for n in lean_nodes(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in vmap:
                 n.id = vmap[n.id]
 
@@ -295,19 +294,33 @@ def _load_counts(nodes) -> collections.Counter:
     )
 
 
-def _reads_in_loops(everything) -> dict[int, collections.Counter]:
-    """For each loop among ``everything`` (all nodes of the function), by ``id``: how often
-    its body reads each name (a ``for`` loop's iterable is not its body).
+def _names_and_loops(nodes) -> tuple[list, list]:
+    """The names and the loops among ``nodes``, in their order (one pass over a long
+    function's nodes; no class of the transform derives from Name, For or While)."""
+    names: list = []
+    loops: list = []
+    name, for_, while_ = gast.Name, gast.For, gast.While
+    for n in nodes:
+        cls = n.__class__
+        if cls is name:
+            names.append(n)
+        elif cls is for_ or cls is while_:
+            loops.append(n)
+    return names, loops
+
+
+def _reads_in_loops(loops) -> dict[int, collections.Counter]:
+    """For each of ``loops`` (every loop of the function), by ``id``: how often its body
+    reads each name (a ``for`` loop's iterable is not its body).
 
     The cost is the loops' size: comparing with the function's counts tells what is read
     outside a loop (walking the whole function once per loop was quadratic in length)."""
     out = {}
-    for loop in everything:
-        if isinstance(loop, (gast.For, gast.While)):
-            inside = _load_counts(all_nodes(loop))
-            if isinstance(loop, gast.For):
-                inside.subtract(_load_counts(all_nodes(loop.iter)))
-            out[id(loop)] = inside
+    for loop in loops:
+        inside = _load_counts(lean_nodes(loop))
+        if isinstance(loop, gast.For):
+            inside.subtract(_load_counts(lean_nodes(loop.iter)))
+        out[id(loop)] = inside
     return out
 
 
@@ -334,7 +347,7 @@ def remove_dead_copies(tree) -> None:
     copies = _copies(tree.body, {})
     if not copies:
         return  # nothing to drop: no walk of the whole function
-    reads = _load_counts(all_nodes(tree))
+    reads = _load_counts(lean_nodes(tree))
     dead: set[int] = set()
     todo = [name for name in copies if not reads[name]]
     while todo:

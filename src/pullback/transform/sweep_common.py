@@ -21,7 +21,8 @@ def src(node):
 
     The sweeps ask for the text of tens of thousands of names, numbers and ``a op b`` on a
     long function, and ``gast.unparse`` converts each node to ``ast`` and runs an unparser
-    object: the shapes below are written directly (the same text), the rest unparsed."""
+    object: the shapes below (atoms, ``a op b`` of atoms, calls of a dotted name on atoms)
+    are written directly (the same text), the rest unparsed."""
     text = _atom(node)
     if text is not None:
         return text
@@ -31,7 +32,25 @@ def src(node):
         right = _atom(node.right) if left is not None else None
         if op is not None and right is not None:
             return f"{left} {op} {right}"
+    elif type(node) is gast.Call and not node.keywords:  # math.sin(_t1): f(atoms)
+        func = _dotted(node.func)
+        if func is not None:
+            args = [_atom(a) for a in node.args]
+            if None not in args:
+                return f"{func}({', '.join(args)})"
     return gast.unparse(node).strip()
+
+
+def _dotted(node):
+    """The text of a name or a chain of attributes of one (``np.linalg.norm``), as the
+    unparser writes it; ``None`` for anything else."""
+    cls = type(node)
+    if cls is gast.Attribute:
+        value = _dotted(node.value)
+        return None if value is None else f"{value}.{node.attr}"
+    if cls is gast.Name and node.annotation is None:
+        return node.id
+    return None
 
 
 def _atom(node):

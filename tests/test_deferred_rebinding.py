@@ -104,3 +104,51 @@ def test_a_list_item_changed_in_place_is_refused():
 
     with pytest.raises(UnsupportedCallError, match="'r \\+= ...' ran on a list"):
         pullback.grad(extend)(np.array([0.7, -1.3, 0.4]))
+
+
+def _rhs(t, y, k):
+    return -k * y + np.sin(t)
+
+
+def euler_with_clock(y0, k):
+    h = 0.1
+    t = 0.0  # a number passed to a call that could keep it, then `t += h`
+    y = y0
+    for _ in range(10):
+        y = y + h * _rhs(t, y, k)
+        t += h
+    return np.sum(y**2)
+
+
+def _keep(t, acc):
+    acc.append(t)
+    return t
+
+
+def clock_kept_by_a_list(y0, h):
+    t = 0.0
+    acc = []
+    for _ in range(3):
+        _keep(t, acc)
+        t += h  # with an array `h`, this changes acc[1] in place from the third step on
+    return np.sum(acc[1] * y0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_number_passed_to_a_call_then_augmented_is_deferred(dtype):
+    y0 = np.array([0.5, -0.3], dtype=dtype)
+    assert check(euler_with_clock) == []
+    check_grad(euler_with_clock, y0, dtype(0.7), wrt=(0, 1))
+    # hand-derived: with a float step, acc[1] is h, so d/dy0 = h and d/dh = sum(y0)
+    dy0, dh = pullback.grad(clock_kept_by_a_list, wrt=(0, 1))(y0, dtype(0.1))
+    np.testing.assert_allclose(dy0, [0.1, 0.1], rtol=1e-6)
+    np.testing.assert_allclose(dh, 0.2, rtol=1e-6)
+
+
+def test_a_number_that_became_a_kept_array_is_refused_where_it_would_write():
+    y0, h = np.array([0.5, -0.3]), np.array([0.1, 0.2])
+    with pytest.raises(UnsupportedCallError) as e:
+        pullback.grad(clock_kept_by_a_list, wrt=(0, 1))(y0, h)
+    message = str(e.value)
+    assert "test_deferred_rebinding.py:" in message and "'t += ...' ran on a ndarray" in message
+    assert "Fix: write `t = t + ...`" in message and "PB105" in message

@@ -66,18 +66,21 @@ _IMMUTABLE = frozenset({float, int, complex, bool})
 
 def immutable_value(value, name: str, op: str, where: str):
     """Refuse, when it runs, ``name op= v`` that the check let through because ``name``
-    came from an element read (``s = x[i]``, check/aliasing.py): right where ``op=``
-    would change ``value`` in place (a row of a matrix is a view: the change would reach
-    ``x``) instead of rebinding ``name`` as it does for a float or NumPy scalar."""
+    came from an element read (``s = x[i]``) or a number (``t = 0.0``) (check/aliasing.py):
+    right where ``op=`` would change ``value`` in place (a row of a matrix is a view: the
+    change would reach ``x``; a clock ``t`` that became an array may be held by a list)
+    instead of rebinding ``name`` as it does for a float or NumPy scalar."""
     if type(value) in _IMMUTABLE or isinstance(value, (np.generic, tuple, str)):
         return
     if not hasattr(type(value), _IN_PLACE.get(op, "__iadd__")):
         return  # no in-place form: Python rebinds (a Dask array, say)
     raise UnsupportedCallError(
         f"{where}: '{name} {op}= ...' ran on a {type(value).__name__}, which `{op}=` "
-        f"changes in place: '{name}' came from an element read, and here it is a "
-        f"{type(value).__name__} (a row of an array is a view of it), so the change would "
-        f"reach the array it was read from. Fix: write `{name} = {name} {op} ...` "
+        f"changes in place: the check let it through because '{name}' starts as a number "
+        f"or an element read (which `{op}=` rebinds), but here it is a "
+        f"{type(value).__name__} that another name or array may also refer to (a row of an "
+        f"array is a view of it), so the change would reach it. "
+        f"Fix: write `{name} = {name} {op} ...` "
         "(a new value), or read a copy (`x[i].copy()`) (see docs/limitations.md#PB105)."
     )
 

@@ -31,7 +31,7 @@ from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError,
 from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..source import load_source, transform_target
 from ..tree_walk import statements
-from .aliasing import AliasAnalysis
+from .aliasing import AliasAnalysis, is_number
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
 from .helper_writes import owning_source
@@ -259,14 +259,15 @@ def deferred_augassigns(fs, registry=None) -> set:
 
 
 def _may_defer(tree) -> bool:
-    """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` beside it."""
+    """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` or a
+    ``name = <number>`` beside it."""
     augmented, read = set(), set()
     for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
         elif (
             isinstance(node, gast.Assign)
-            and isinstance(node.value, gast.Subscript)
+            and (isinstance(node.value, gast.Subscript) or is_number(node.value))
             and len(node.targets) == 1
             and isinstance(node.targets[0], gast.Name)
         ):

@@ -38,6 +38,17 @@ FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr, 
 FRESH_METHODS = NEW_ARRAY_METHODS
 
 
+def is_number(node) -> bool:
+    """``0.0``, ``-1``, ``1e-3j`` written in the source: an immutable number."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return (
+        isinstance(node, gast.Constant)
+        and isinstance(node.value, (int, float, complex))
+        and not isinstance(node.value, bool)
+    )
+
+
 class Reason:
     """Why an augmented assignment is not a provable rebinding (a plain class, not a
     dataclass: dataclasses cost about half a millisecond each at import)."""
@@ -149,9 +160,15 @@ class AliasAnalysis:
                 if not self._deferrable(stmt):
                     self.deferred.discard(stmt)
                     changed = True
-        # Only those whose value comes from an element read (directly or through another
-        # such statement): `y = x * 1.0; z = y; y += 1` stays reported before it runs.
-        origin = {s for s in self.deferred if any(map(self._element_read, self._defs(s)))}
+        # Only those whose value comes from an element read or a number (directly or
+        # through another such statement): `t = 0.0; ... f(t); t += h` (a clock passed to
+        # a right-hand side) is a float each time it runs unless `h` is an array, while
+        # `y = x * 1.0; z = y; y += 1` stays reported before it runs.
+        origin = {
+            s
+            for s in self.deferred
+            if any(self._element_read(d) or self._number(d) for d in self._defs(s))
+        }
         changed = True
         while changed:
             changed = False
@@ -186,6 +203,13 @@ class AliasAnalysis:
                 continue
             return False
         return True
+
+    def _number(self, definition) -> bool:
+        """``name = 0.0`` (or ``-1``, ``1e-3j``): an immutable number."""
+        parent = self.parent.get(definition)
+        if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
+            return False
+        return is_number(parent.value)
 
     def _element_read(self, definition) -> bool:
         """``name = base[index]`` with an index of no slice, ``None`` or ``...``."""

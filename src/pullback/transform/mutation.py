@@ -257,7 +257,9 @@ class ArrayStores(InplaceCalls):
 
     def named_read(self, name, value, s):
         """``name = a[idx]`` of a written array ``a``: checked at run time not to be a view
-        (statements), or None for other assignments."""
+        (statements), or None for other assignments. A read whose values are all used
+        before the next write into ``a`` (:func:`read_dead_before_write`) is copied
+        instead: the copy holds what the view shows wherever it is read."""
         if not isinstance(value, gast.Subscript):
             return None
         base = value.value
@@ -267,7 +269,10 @@ class ArrayStores(InplaceCalls):
         index = self.index(value.slice, stmts)
         node = gast.copy_location(N.subscript(N.load(base.id), index), value)
         read = self.as_atom(node, stmts, s)
-        call = self.helper_call("_pb_array_named_read", [read, N.load(base.id)], s)
+        if read_dead_before_write(self.fs.tree, s, name, base.id):
+            call = self.helper_call("_pb_array_fresh", [read], s)
+        else:
+            call = self.helper_call("_pb_array_named_read", [read, N.load(base.id)], s)
         stmts.append(N.assign(name, call, s))
         return stmts
 
@@ -293,3 +298,126 @@ class ArrayStores(InplaceCalls):
         tmp = self.fresh()
         stmts.append(N.assign(tmp, node, where))
         return N.load(tmp)
+
+
+def read_dead_before_write(tree, s, name: str, base: str) -> bool:
+    """Whether ``s`` (``name = base[idx]``) is only read before the next write into
+    ``base``: ``y = ys[k]; k1 = f(y); ...; ys[k + 1] = y + h * k1`` (a Runge-Kutta step).
+
+    Then a copy of the read is exact: NumPy's view would show the write, but nothing reads
+    it (or a value computed from it) afterwards. Provable, conservatively, when ``s``'s
+    block has a later statement ``w`` that is the first to name ``base`` other than by an
+    index read, and every load of ``name`` and of each name bound between ``s`` and ``w``
+    lies between them (in ``w``: in the value of ``base[idx] (op)= value``, which runs
+    before the store), with no function or lambda there that could read them later and no
+    store into them by index or ``op=`` (that would write into the view)."""
+    block = _block_of(tree, s)
+    if block is None:
+        return False
+    start = next(i for i, t in enumerate(block) if t is s)
+    write = None
+    for k in range(start + 1, len(block)):
+        if _names_otherwise(block[k], base):
+            write = k
+            break
+    if write is None:
+        return False
+    last = block[write]
+    if isinstance(last, gast.AugAssign):
+        target = last.target
+    elif isinstance(last, gast.Assign) and len(last.targets) == 1:
+        target = last.targets[0]
+    else:
+        return False
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+        return False
+    if target.value.id != base or _names_otherwise(last.value, base):
+        return False
+    between = [*block[start + 1 : write], last.value]
+    inside = {id(n) for part in between for n in gast.walk(part)}
+    bound = {name}
+    for part in between:
+        for n in gast.walk(part):
+            if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal)):
+                return False
+            if isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(n.ctx, gast.Load):
+                return False  # d[i] = y, o.a = y: kept where the copy would differ
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                bound.add(n.id)
+    local = {
+        n.id
+        for n in gast.walk(tree)
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+    }
+    for part in between:
+        for n in gast.walk(part):
+            if (
+                isinstance(n, gast.Call)
+                and isinstance(n.func, gast.Attribute)
+                and isinstance(n.func.value, gast.Name)
+                and n.func.value.id in local - bound
+            ):
+                return False  # out.append(y): a local container could keep the view
+    parents = parent_map(tree)
+    for n in _outer_names(tree, bound):
+        if isinstance(n.ctx, gast.Load) and id(n) not in inside:
+            return False
+        parent = parents.get(n)
+        if isinstance(parent, gast.AugAssign) or (
+            isinstance(parent, gast.Subscript) and not isinstance(parent.ctx, gast.Load)
+        ):
+            return False
+    return True
+
+
+def _outer_names(tree, names):
+    """The Name nodes of ``tree`` that refer to the function's own ``names``: inside a
+    nested function, a parameter or local of the same name is another variable."""
+    todo = [(child, names) for child in gast.iter_child_nodes(tree)]
+    while todo:
+        node, visible = todo.pop()
+        if isinstance(node, gast.Name) and node.id in visible:
+            yield node
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            visible = visible - _own_names(node)
+        todo.extend((child, visible) for child in gast.iter_child_nodes(node))
+
+
+def _own_names(fn) -> set:
+    """The parameters and names bound in ``fn``'s own scope (not in functions nested in it)."""
+    own = set()
+    todo = list(gast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            own.add(node.id)
+        if isinstance(node, gast.FunctionDef):
+            own.add(node.name)
+        elif not isinstance(node, gast.Lambda):
+            todo.extend(gast.iter_child_nodes(node))
+    return own
+
+
+def _block_of(tree, s):
+    """The statement list that holds ``s``."""
+    for node in gast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(t is s for t in block):
+                return block
+    return None
+
+
+def _names_otherwise(node, base: str) -> bool:
+    """Whether ``node`` names ``base`` other than in an index read ``base[...]``."""
+    parents = parent_map(node)
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and n.id == base:
+            parent = parents.get(n)
+            if not (
+                isinstance(parent, gast.Subscript)
+                and parent.value is n
+                and isinstance(parent.ctx, gast.Load)
+            ):
+                return True
+    return False

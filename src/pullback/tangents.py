@@ -267,6 +267,8 @@ def unbroadcast(g, x):
     if isinstance(x, np.generic):
         if tg is _ndarray and g.ndim:
             g = g.sum()
+        if x.dtype.kind != "c" and np.iscomplexobj(g):
+            g = g.real  # a real input's cotangent is the real part (np.float64(z) warns)
         if x.dtype.kind in _FLOAT_KINDS and getattr(g, "dtype", None) != x.dtype:
             return x.dtype.type(g)
         return g

@@ -474,14 +474,18 @@ def _tangent_by_rows(y, pullback, args, tangents):
     dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
     out = np.zeros(shape, dtype=dtype)
     flat = out.reshape(-1)
+    # A cotangent e_k gives Re(dy_k) (<c, d> = Re sum conj(c) d); for a complex y, 1j e_k
+    # gives Im(dy_k): a real-linear pullback sees the two parts apart.
+    units = (1.0, 1j) if dtype.kind == "c" else (1.0,)
     for k in range(flat.size):
-        e = np.zeros(shape, dtype=dtype)
-        e.flat[k] = 1.0
-        cots = pullback(e if shape else dtype.type(1.0))
-        total = 0.0
-        for c, d in zip(cots, tangents, strict=False):
-            total = total + _inner(c, d)
-        flat[k] = total
+        for unit in units:
+            e = np.zeros(shape, dtype=dtype)
+            e.flat[k] = unit
+            cots = pullback(e if shape else dtype.type(unit))
+            total = 0.0
+            for c, d in zip(cots, tangents, strict=False):
+                total = total + _inner(c, d)
+            flat[k] += total if unit == 1.0 else 1j * total
     return out if shape else out[()]
 
 
@@ -494,14 +498,18 @@ def _is_number_or_array(y) -> bool:
 
 
 def _inner(c, d):
-    """``sum(c * d)`` over matching leaves of a cotangent and a tangent (zeros skipped)."""
+    """``Re sum(conj(c) * d)`` over matching leaves of a cotangent and a tangent (zeros
+    skipped): the real inner product a complex cotangent (dL/dx + i dL/dy) pairs with."""
     if is_zero(c) or is_zero(d) or c is None or d is None:
         return 0.0
     if isinstance(c, (tuple, list)):
         return sum(_inner(ci, di) for ci, di in zip(c, d, strict=False))
     if isinstance(c, dict):
         return sum(_inner(v, d.get(k, ZERO)) for k, v in c.items())
-    return np.sum(as_array(densify(c)) * as_array(d))
+    c, d = as_array(densify(c)), as_array(d)
+    if c.dtype.kind == "c" or d.dtype.kind == "c":
+        return np.real(np.sum(np.conj(c) * d))
+    return np.sum(c * d)
 
 
 def function_tangent(site, fn, args, tangents, kwargs):

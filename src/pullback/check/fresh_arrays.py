@@ -36,6 +36,14 @@ import numpy as np
 
 from ..resolve import ARRAY_METHODS
 
+_LINALG_NEW = (
+    "norm inv solve det slogdet eigh eigvalsh eig eigvals pinv cholesky qr svd lstsq multi_dot"
+)
+_FFT_NEW = (
+    "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn rfftn irfftn hfft ihfft "
+    "fftfreq rfftfreq fftshift ifftshift"
+)
+
 # NumPy functions whose result is always a new array (or a new number / tuple of new arrays),
 # never one of their arguments nor a view of one.
 NEW_ARRAY_FUNCTIONS = frozenset(
@@ -55,6 +63,9 @@ NEW_ARRAY_FUNCTIONS = frozenset(
     "triu tril "
     # element-wise functions that are not ufuncs
     "clip round around diff ediff1d gradient interp polyval nan_to_num angle sinc i0".split()
+    # numpy.linalg and numpy.fft (each computes a new array; out= is checked as above)
+    + [f"linalg.{n}" for n in _LINALG_NEW.split()]
+    + [f"fft.{n}" for n in _FFT_NEW.split()]
 )
 
 # NumPy functions that may return a view of an argument, or the argument itself.
@@ -92,10 +103,16 @@ NOT_LITERAL = object()  # the value of an argument that is not a literal
 
 
 def _numpy_name(obj) -> str | None:
-    """The name under which ``obj`` is a public function of NumPy, else None."""
+    """The name under which ``obj`` is a public function of NumPy (``"linalg.norm"`` for
+    one of numpy.linalg or numpy.fft), else None."""
     name = getattr(obj, "__name__", None)
-    if name is not None and getattr(np, name, None) is obj:
+    if name is None:
+        return None
+    if getattr(np, name, None) is obj:
         return name
+    for module in ("linalg", "fft"):
+        if getattr(getattr(np, module), name, None) is obj:
+            return f"{module}.{name}"
     return None
 
 

@@ -93,8 +93,9 @@ def test_frozen_distributions_made_with_keywords(dtype):
     check_grads(frozen_beta_mixed, dtype(2.5), dtype(3.2), u, wrt=(0, 1, 2))
     check_grads(frozen_poisson_keyword, dtype(3.2), np.array([0, 2, 5]))
     pts = np.asarray(g.normal(size=(4, 3)), dtype)
-    check_grads(frozen_mvn_keywords, np.asarray(g.normal(size=3), dtype), spd(3, dtype), pts,
-                wrt=(0, 1, 2))
+    check_grads(
+        frozen_mvn_keywords, np.asarray(g.normal(size=3), dtype), spd(3, dtype), pts, wrt=(0, 1, 2)
+    )
     simplex = np.array([[0.2, 0.5], [0.3, 0.1], [0.5, 0.4]])  # float32 sums miss 1
     # alpha (the keyword); x must stay on the simplex, which finite differences leave
     check_grads(frozen_dirichlet_keyword, np.asarray([1.5, 2.0, 3.5], dtype), simplex)
@@ -178,3 +179,47 @@ def test_second_order_with_a_shape_keyword_falls_back_to_the_closure():
     x = np.array([0.1, -0.4, 0.9])
     how = check_grads(t_shape_keyword, x, 4.5, 0.2, wrt=(1, 2), order=2)
     assert how == "finite differences of the gradient"
+
+
+def mvn_mean_keyword(x, mean):
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    return st.multivariate_normal.logpdf(x, mean=mean, cov=cov)
+
+
+def mvn_both_keywords(x, mean, cov):
+    return np.sum(st.multivariate_normal.pdf(x, mean=mean, cov=cov))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_multivariate_normal_mean_and_cov_by_keyword(dtype):
+    x = np.asarray([0.4, -0.3], dtype)
+    mean = np.asarray([0.1, 0.2], dtype)
+    check_grads(mvn_mean_keyword, x, mean, wrt=(0, 1))
+    cov = np.asarray([[1.5, 0.2], [0.2, 0.8]], dtype)
+    check_grads(
+        mvn_both_keywords, np.asarray([[0.4, -0.3], [0.1, 0.5]], dtype), mean, cov, wrt=(0, 1, 2)
+    )
+
+
+def test_multivariate_normal_keyword_cotangents_equal_the_positional_ones():
+    from pullback import grad, jvp
+
+    # hand-derived: d/dmean logpdf = cov^-1 (x - mean)
+    x, mean = np.array([0.4, -0.3]), np.array([0.1, 0.2])
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    got = grad(mvn_mean_keyword, wrt=1)(x, mean)
+    np.testing.assert_allclose(got, np.linalg.solve(cov, x - mean), rtol=1e-12)
+    rule = default_registry().lookup(st.multivariate_normal.logpdf)
+    _, back = rule.rrule(x, mean, cov)
+    _, back_kw = rule.rrule(x, mean=mean, cov=cov)
+    want, kw = back(1.0), back_kw(1.0)
+    np.testing.assert_allclose(kw[1]["mean"], want[1])
+    np.testing.assert_allclose(kw[1]["cov"], want[2])
+    v = (np.array([0.3, -0.1]), np.array([1.0, 0.5]))
+    _, dy = jvp(mvn_mean_keyword, (x, mean), v)
+    eps = 1e-6
+    fd = (
+        mvn_mean_keyword(x + eps * v[0], mean + eps * v[1])
+        - mvn_mean_keyword(x - eps * v[0], mean - eps * v[1])
+    ) / (2 * eps)
+    np.testing.assert_allclose(dy, fd, rtol=1e-6)

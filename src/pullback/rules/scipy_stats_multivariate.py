@@ -92,6 +92,9 @@ def mvn_partials(dy, y, x, mean, cov, pdf):
     return dx, dmean, _cov_cotangent(g, 1.0 if cov is None else cov)
 
 
+_MVN_PARAMS = ("mean", "cov")
+
+
 def _mvn_rrule(pdf):
     def mvn_rrule(x, *args, **kwargs):
         import scipy.stats as st
@@ -99,10 +102,16 @@ def _mvn_rrule(pdf):
         fn = st.multivariate_normal.pdf if pdf else st.multivariate_normal.logpdf
         y = fn(x, *args, **kwargs)
         mean, cov = bind_params(args, kwargs, ("mean", "cov"), (None, 1.0))
+        passed = [n for n in ("mean", "cov") if n in kwargs]
 
         def mvn_pullback(dy):
             parts = lambda: mvn_partials(dy, y, x, mean, cov, pdf)  # noqa: E731
-            return pull_dense(dy, (x,) + args, parts)
+            if not passed:
+                return pull_dense(dy, (x,) + args, parts)
+            # mean=/cov= by keyword: theirs in a dict after the positional cotangents
+            # (rule.extra["keyword_cotangents"]); the positional ones come first in order.
+            cots = pull_dense(dy, (x, mean, cov), parts)
+            return cots[: 1 + len(args)] + ({n: cots[1 + _MVN_PARAMS.index(n)] for n in passed},)
 
         return y, mvn_pullback
 
@@ -188,11 +197,12 @@ def register(reg):
 
     r = Registrar(reg, FAMILY)
     for pdf, name in ((False, "logpdf"), (True, "pdf")):
-        r.rule(
+        rule = r.rule(
             getattr(st.multivariate_normal, name),
             _mvn_rrule(pdf),
             name=f"scipy.stats.multivariate_normal.{name}",
         )
+        rule.extra["keyword_cotangents"] = _MVN_PARAMS
         r.rule(
             getattr(st.dirichlet, name), _dirichlet_rrule(pdf), name=f"scipy.stats.dirichlet.{name}"
         )

@@ -175,3 +175,24 @@ def test_insert(dtype):
     # an int array: the values are cast to int, and nothing carries a gradient
     y, back = default_registry().lookup(np.insert).rrule(np.arange(3), 1, v)
     assert y.dtype.kind == "i" and back(np.ones(5)) == (ZERO, NO_TANGENT, ZERO)
+
+
+def select_with_default_keyword(x):
+    return np.sum(np.select([x < 0, x < 1], [x**2, np.sin(x)], default=2 * x) * np.arange(5))
+
+
+def test_select_default_by_keyword_is_differentiated():
+    from pullback import grad, jvp
+    from pullback.testing import check_grads
+
+    for dtype in (np.float64, np.float32):
+        x = np.asarray([-0.7, 0.3, 0.8, 1.4, 2.1], dtype)
+        check_grads(select_with_default_keyword, x)
+    x = np.array([-0.7, 0.3, 0.8, 1.4, 2.1])
+    w = np.arange(5.0)
+    # hand-derived: 2x below 0, cos(x) in [0, 1), 2 (the default's) from 1 on
+    want = w * np.where(x < 0, 2 * x, np.where(x < 1, np.cos(x), 2.0))
+    np.testing.assert_allclose(grad(select_with_default_keyword)(x), want, rtol=1e-12)
+    v = np.array([0.5, -1.0, 0.3, 0.2, 1.0])
+    np.testing.assert_allclose(jvp(select_with_default_keyword, (x,), (v,))[1], want @ v)
+    assert check_grads(select_with_default_keyword, x, order=2) == "reverse over reverse"

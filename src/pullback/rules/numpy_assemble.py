@@ -200,9 +200,12 @@ def _select_rrule(condlist, choicelist, *args, **kwargs):
     y = np.select(condlist, choicelist, *args, **kwargs)
     default = bind(args, kwargs, ("default",), (0,))["default"]
 
+    keyword = "default" in kwargs  # its cotangent in a dict after the positional ones
+
     def select_pullback(dy):
         if dy is ZERO:
-            return (NO_TANGENT,) + zeros_for((choicelist,) + args)
+            out = (NO_TANGENT,) + zeros_for((choicelist,) + args)
+            return out + ({"default": zeros_for((default,))[0]},) if keyword else out
         g = np.asarray(densify(dy))
         zero = np.zeros_like(g)
         taken = np.zeros(g.shape, dtype=bool)
@@ -214,7 +217,10 @@ def _select_rrule(condlist, choicelist, *args, **kwargs):
         rest = list(_rest(args))
         if args:
             rest[0] = finalize(np.where(taken, zero, g), default)
-        return (NO_TANGENT, _seq_like(out, choicelist)) + tuple(rest)
+        cots = (NO_TANGENT, _seq_like(out, choicelist)) + tuple(rest)
+        if keyword:
+            return cots + ({"default": finalize(np.where(taken, zero, g), default)},)
+        return cots
 
     return y, select_pullback
 
@@ -347,7 +353,7 @@ def register(reg):
     r.rule(np.dstack, _joined_rule(np.dstack, np.atleast_3d, lambda p, a, k: 2))
     r.rule(np.column_stack, _joined_rule(np.column_stack, _column, lambda p, a, k: 1))
     r.rule(np.append, _append_rrule)
-    r.rule(np.select, _select_rrule)
+    r.rule(np.select, _select_rrule).extra["keyword_cotangents"] = ("default",)
     r.rule(np.choose, _choose_rrule, notes="modes raise, wrap, clip")
     r.rule(np.ndarray.choose, _choose_rrule, name="numpy.ndarray.choose")
     r.rule(np.insert, _insert_rrule, notes="values broadcast: their cotangent is summed")

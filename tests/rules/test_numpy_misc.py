@@ -158,3 +158,30 @@ def test_cov_complex():
 def test_full_int_output_has_no_gradient():
     _, back = default_registry().lookup(np.full).rrule((2,), 1.5, int)
     assert back(np.ones(2))[1] is ZERO
+
+
+def interp_ends_by_keyword(x, fp):
+    xp = np.array([0.0, 0.5, 1.0])
+    return np.sum(np.interp(x, xp, fp, left=2 * fp[0], right=0.3 * fp[1]) * np.arange(1, 5))
+
+
+def test_interp_left_and_right_by_keyword_are_differentiated():
+    from pullback import grad, jvp
+    from pullback.testing import check_grads
+
+    for dtype in (np.float64, np.float32):
+        x = np.asarray([-0.3, 0.2, 0.7, 1.4], dtype)
+        fp = np.asarray([0.5, 0.9, 0.2], dtype)
+        check_grads(interp_ends_by_keyword, x, fp, wrt=(0, 1))
+    x, fp = np.array([-0.3, 0.2, 0.7, 1.4]), np.array([0.5, 0.9, 0.2])
+    # hand-derived: weights 1..4; x0 below (left = 2 fp0), x1 = 0.2 (t = 0.4 in [0, 0.5]),
+    # x2 = 0.7 (t = 0.4 in [0.5, 1]), x3 above (right = 0.3 fp1)
+    want_fp = np.array([2 * 1 + 2 * 0.6, 2 * 0.4 + 3 * 0.6 + 0.3 * 4, 3 * 0.4])
+    want_x = np.array([0.0, 2 * (0.9 - 0.5) / 0.5, 3 * (0.2 - 0.9) / 0.5, 0.0])
+    dx, dfp = grad(interp_ends_by_keyword, wrt=(0, 1))(x, fp)
+    np.testing.assert_allclose(dfp, want_fp, rtol=1e-12)
+    np.testing.assert_allclose(dx, want_x, rtol=1e-12)
+    v = np.array([0.2, -0.4, 1.0])
+    np.testing.assert_allclose(
+        jvp(lambda f: interp_ends_by_keyword(x, f), (fp,), (v,))[1], want_fp @ v, rtol=1e-12
+    )

@@ -318,7 +318,9 @@ def _interp_rrule(x, xp, fp, *args, **kwargs):
 
     def interp_pullback(dy):
         if dy is ZERO:
-            return zeros_for((x, xp, fp) + args)
+            out = zeros_for((x, xp, fp) + args)
+            passed = [n for n in ("left", "right") if kwargs.get(n) is not None]
+            return out + ({n: zeros_for((kwargs[n],))[0] for n in passed},) if passed else out
         g = np.asarray(densify(dy))
         below = xa < xpa[0]
         above = xa > xpa[-1]
@@ -357,7 +359,10 @@ def _interp_rrule(x, xp, fp, *args, **kwargs):
                 out.append(finalize(g_above, v))
             else:
                 out.append(NO_TANGENT)
-        return tuple(out)
+        # left=/right= by keyword: theirs in a dict after the positional cotangents
+        ends = {"left": g_below, "right": g_above}
+        passed = {n: finalize(ends[n], kwargs[n]) for n in ends if kwargs.get(n) is not None}
+        return tuple(out) + (passed,) if passed else tuple(out)
 
     return y, interp_pullback
 
@@ -580,7 +585,9 @@ def register(reg):
     r.rule(np.bincount, _bincount_rrule)
     r.rule(np.diff, _diff_rrule)
     r.rule(np.gradient, _gradient_rrule)
-    r.rule(np.interp, _interp_rrule, notes="at a knot: the slope to the right")
+    r.rule(np.interp, _interp_rrule, notes="at a knot: the slope to the right").extra[
+        "keyword_cotangents"
+    ] = ("left", "right")
     r.rule(np.polyval, _polyval_rrule)
     if hasattr(np, "trapezoid"):
         r.rule(np.trapezoid, _trapezoid_rrule)

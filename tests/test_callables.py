@@ -144,3 +144,40 @@ def test_storing_a_differentiated_value_on_an_object_is_refused_before_running()
     with pytest.raises(pullback.UnsupportedSyntaxError, match="PB107"):
         grad(c.forward)(X64)
     assert not hasattr(c, "cache")
+
+
+class _CountedObjective:
+    """An objective that counts its evaluations, as optimizers' wrappers do."""
+
+    def __init__(self, scale):
+        self.scale = scale
+        self.nfev = 0
+
+    def __call__(self, x):
+        self.nfev += 1
+        return self.scale * np.sum(np.sin(x) * x)
+
+
+def two_evaluations(x):
+    f = _CountedObjective(1.5)
+    g = functools.partial(_CountedObjective(0.5).__call__)
+    return f(x) + f(2 * x) + g(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_forward_mode_calls_a_callable_object_inside_the_function(dtype):
+    # obj(x) with a Python __call__ found at run time: forward mode runs it as reverse
+    # mode does (it was refused as "neither Python source nor a rule")
+    x = np.array([0.3, 0.5, 0.9], dtype=dtype)
+    v = np.array([1.0, -0.5, 0.25], dtype=dtype)
+    _, dy = pullback.jvp(two_evaluations, (x,), (v,))
+    # hand-derived: d/dx sum(sin(x) x) = cos(x) x + sin(x)
+    x64, v64 = x.astype(np.float64), v.astype(np.float64)
+
+    def d(u):
+        return np.cos(u) * u + np.sin(u)
+
+    want = (1.5 * d(x64) + 1.5 * 2 * d(2 * x64) + 0.5 * d(x64)) @ v64
+    np.testing.assert_allclose(dy, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(grad(two_evaluations)(x) @ v, dy, rtol=1e-5)
+    check_grads(two_evaluations, x)

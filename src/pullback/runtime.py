@@ -13,6 +13,7 @@ from . import backends
 from .backends import as_array
 from .dynamic_calls import (
     _call_namespace_function,
+    bound_arguments,
     dict_view_tangent,
     is_dict_view_call,
     lookup_attribute,
@@ -529,6 +530,13 @@ def function_tangent(site, fn, args, tangents, kwargs):
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return site.adjoint_of(fn.__func__)(
             (fn.__self__,) + tuple(args), (ZERO,) + tuple(tangents), kwargs
+        )
+    bound = bound_arguments(fn, site.registry)
+    if bound is not None:  # obj(x) with a Python __call__, as reverse mode runs it
+        target, head, fixed = bound
+        lead = (ZERO,) * len(head)
+        return site.adjoint_of(target)(
+            (*head, *args), (*lead, *tangents), {**fixed, **(kwargs or {})}
         )
     raise site.missing(f"'{getattr(fn, '__name__', fn)}'", qualified_name(fn))
 

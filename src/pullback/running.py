@@ -63,12 +63,25 @@ def _locate(exc, frame=None):
     return fs.filename, user_line, fs.file_line(user_line).strip(), func
 
 
+def _users_line(exc):
+    """:func:`_locate` of the innermost frame whose line is the user's, not a line of
+    pullback's own (a rule's transformable pullback run as code by a second derivative);
+    that innermost line where no frame is the user's."""
+    frames = _generated_frames(exc)
+    for frame in reversed(frames):
+        where = _locate(exc, frame)
+        if where is not None and not _in_pullback(where[0]):
+            return where
+    return _locate(exc)
+
+
 #: pullback's own source files: a line there is a rule's step, not the user's.
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _in_pullback(filename: str) -> bool:
-    return os.path.abspath(filename).startswith(_PACKAGE)
+    # pullback's files, or code it generated for a rule (named "<pullback: vjp of ...>")
+    return filename.startswith("<pullback") or os.path.abspath(filename).startswith(_PACKAGE)
 
 
 def _rule_step_failed(exc, where) -> AdjointRuntimeError:
@@ -174,7 +187,7 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
     if isinstance(exc, RecursionError):
         return
     if isinstance(exc, PullbackError):
-        where = _locate(exc)
+        where = _users_line(exc)
         if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
             relocated = _relocated(exc, *where[:3])
             if relocated is not exc:
@@ -206,7 +219,7 @@ def pullback_failed(exc: Exception) -> None:
     that names the user's line, or return (the caller re-raises ``exc``)."""
     if isinstance(exc, RecursionError):
         return
-    where = _locate(exc)
+    where = _users_line(exc) if isinstance(exc, PullbackError) else _locate(exc)
     if where is None:
         return
     filename, line, text, _ = where

@@ -263,12 +263,22 @@ def real_like(g, x):
 
 
 @transformable
-def norm_pullback(dy, x, ord=None, axis=None, keepdims=False):
+def norm_pullback(dy, x, *rest, **options):
+    # rest: ord, axis, keepdims given by position (each gets NO_TANGENT back)
+    ord = rest[0] if len(rest) > 0 else options.get("ord", None)
+    axis = rest[1] if len(rest) > 1 else options.get("axis", None)
+    keepdims = rest[2] if len(rest) > 2 else options.get("keepdims", False)
+    tail = (NO_TANGENT,) * len(rest)
+    if ord is None and axis is not None and np.ndim(axis) == 0:
+        # the 2-norm along one axis (rows' lengths): dy * x / y, y kept as an axis of 1
+        y = np.linalg.norm(x, None, axis, True)
+        safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
+        return (np.where(y == 0, 0.0, np.reshape(dy, np.shape(y)) / safe) * x,) + tail
     if ord is not None or axis is not None or keepdims:
-        return by_rule(np.linalg.norm, dy, x, ord, axis, keepdims)
+        return by_rule(np.linalg.norm, dy, x, *rest, **options)
     y = np.linalg.norm(x)
     safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
-    return (np.where(y == 0, 0.0, dy / safe) * x,)
+    return (np.where(y == 0, 0.0, dy / safe) * x,) + tail
 
 
 def set_pullbacks(reg, pairs) -> None:

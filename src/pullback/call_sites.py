@@ -53,24 +53,48 @@ class CallSite:
             "flows through it, or write that step with operations pullback differentiates."
         )
 
-    def inplace_array_method(self, name: str) -> UnsupportedSyntaxError:
-        """The refusal of an array method that changes its array, met at run time (the
-        receiver's type was not known before running)."""
+    def refusal(self, name: str, code: str, message: str, why: str, fix: str):
+        """A refusal met at run time, at this call, as the check would have reported it."""
         text = self.source_line.rstrip("\n")
         diagnostic = Diagnostic(
-            code="PB103",
-            message=f"array mutation: in-place array method '{name}' changes its array",
+            code=code,
+            message=message,
             filename=self.filename,
             line=self.line,
             col=self.col,
             end_col=len(text),
             source_line=text,
-            why="The receiver turned out to be a NumPy array when the function ran; "
-            "this method changes it in place, which a differentiated function may not do.",
-            fix="make a new array instead (`np.sort(a)`, `np.full_like(a, v)`, or write into "
-            "`a = a.copy()`) (see docs/limitations.md#PB103).",
+            why=why,
+            fix=fix,
         )
         return UnsupportedSyntaxError(f"the call of '{name}'", [diagnostic])
+
+    def inplace_array_method(self, name: str) -> UnsupportedSyntaxError:
+        """The refusal of an array method that changes its array, met at run time (the
+        receiver's type was not known before running)."""
+        return self.refusal(
+            name,
+            "PB103",
+            f"array mutation: in-place array method '{name}' changes its array",
+            "The receiver turned out to be a NumPy array when the function ran; "
+            "this method changes it in place, which a differentiated function may not do.",
+            "make a new array instead (`np.sort(a)`, `np.full_like(a, v)`, or write into "
+            "`a = a.copy()`) (see docs/limitations.md#PB103).",
+        )
+
+    def varied_function_value(self, name: str) -> UnsupportedSyntaxError:
+        """PB504 met at run time: ``f(y)`` with ``f`` a value that depends on a
+        differentiated value turned out to be no record with a ``__call__`` method (a
+        closure that captured one): transform/problems.py's refusal, as the call runs."""
+        return self.refusal(
+            name,
+            "PB504",
+            f"'{name}' is a function value that depends on a differentiated value",
+            "A function made from a differentiated value (a closure that captured it) "
+            "carries that value inside; the gradient through what it captured would be lost.",
+            "call a function defined with `def` and pass the differentiated value as an "
+            "argument, or make the callable a @dataclass with a `__call__` method.",
+        )
 
     def missing(self, what: str, qualified: str) -> MissingRuleError:
         return MissingRuleError(

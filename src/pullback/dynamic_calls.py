@@ -164,10 +164,21 @@ def _array_method_rule(site: CallSite, obj, name):
     return site.registry.lookup(function) if callable(function) else None
 
 
+# f(y) with f varied is made f.__call__(y) (transform/problems.py): a closure cannot
+_FUNCTION_VALUES = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    functools.partial,
+)
+
+
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     if is_dict_view_call(obj, name, args, kwargs):
         return _dict_view_rrule(obj, name)
+    if name == "__call__" and isinstance(obj, _FUNCTION_VALUES):
+        raise site.varied_function_value(describe(obj))
     callee = _found_without_receiver(site, obj, name)
     if callee is not None:
         return _call_without_receiver(site, callee, args, kwargs)

@@ -59,6 +59,14 @@ def frozen_mvn_keywords(mean, cov, x):
     return np.sum(st.multivariate_normal(mean=mean, cov=cov).logpdf(x))
 
 
+def mvn_keywords(mean, cov, x):
+    return np.sum(st.multivariate_normal.logpdf(x, mean=mean, cov=cov))
+
+
+def mvn_pdf_mean_positional_cov_keyword(mean, cov, x):
+    return np.sum(st.multivariate_normal.pdf(x, mean, cov=cov * 1.5))
+
+
 def frozen_dirichlet_keyword(alpha, x):
     return np.sum(st.dirichlet(alpha=alpha).logpdf(x))
 
@@ -80,6 +88,10 @@ def test_keyword_parameters_are_differentiated(dtype):
     k = np.array([0, 1, 3, 6])
     check_grads(poisson_keyword, np.asarray([2.5, 3.0, 3.5, 4.0], dtype), k)
     check_grads(binom_keyword, dtype(0.35), k)
+    pts = np.asarray(g.normal(size=(4, 3)), dtype)
+    mean = np.asarray(g.normal(size=3), dtype)
+    check_grads(mvn_keywords, mean, spd(3, dtype), pts, wrt=(0, 1, 2))
+    check_grads(mvn_pdf_mean_positional_cov_keyword, mean, spd(3, dtype), pts, wrt=(0, 1, 2))
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -108,6 +120,7 @@ def test_frozen_distributions_made_with_keywords(dtype):
         (st.gamma.cdf, (2.3, 0.1, 1.2), {"a": 2.3, "loc": 0.1, "scale": 1.2}),
         (st.beta.logpdf, (2.5, 3.2), {"b": 3.2, "a": 2.5}),
         (st.nbinom.logsf, (4.5, 0.4), {"n": 4.5, "p": 0.4}),
+        (st.multivariate_normal.logpdf, (0.3, 1.7), {"mean": 0.3, "cov": 1.7}),
     ],
 )
 def test_keyword_cotangents_equal_the_positional_ones(fn, positional, keywords):

@@ -28,7 +28,8 @@ def test_multivariate_normal(method, dtype):
         check_rrule(fn, x, mean, cov)  # a 2-D cov: scipy reads its lower triangle
         check_rrule(fn, x, mean, np.asarray(np.diag(cov), dtype))  # a diagonal
         check_rrule(fn, x, mean, dtype(1.7))  # c * identity
-        check_rrule(fn, x, mean, cov=cov)  # a keyword: a constant
+        # cov= by keyword is differentiated too (tests/rules/test_scipy_stats_keywords.py)
+        check_grads(lambda m, c, x=x: np.sum(fn(x, m, cov=c)), mean, cov, wrt=(0, 1))
     check_rrule(fn, np.asarray(g.normal(size=5), dtype), dtype(0.3), dtype(2.0))  # 1-D
     check_rrule(fn, np.zeros((0, 3), dtype), mean, cov)
 

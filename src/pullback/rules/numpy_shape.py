@@ -1,9 +1,11 @@
 """Shape and layout: reshape, ravel, squeeze, expand_dims, transpose, swapaxes, moveaxis,
-broadcast_to, atleast_Nd, repeat, tile, roll, flip, rot90, pad, astype.
+broadcast_to, atleast_Nd, repeat, tile, roll, flip, rot90, pad, astype,
+``numpy.lib.stride_tricks.sliding_window_view``.
 
 These only move, copy or sum elements, so each pullback applies the adjoint movement:
 the inverse permutation, a reshape back, or a sum over the copies (``repeat``, ``tile``,
-``broadcast_to``, ``pad`` with ``edge``/``reflect``/``symmetric``/``wrap``).
+``broadcast_to``, the overlapping windows of ``sliding_window_view``, ``pad`` with
+``edge``/``reflect``/``symmetric``/``wrap``).
 """
 
 from __future__ import annotations
@@ -194,6 +196,31 @@ def _broadcast_to_rrule(array, shape, **kwargs):
         return finalize(densify(dy), array), NO_TANGENT
 
     return y, broadcast_to_pullback
+
+
+def _sliding_window_view_rrule(x, window_shape, *args, **kwargs):
+    """Each window is a view of ``x``: an element's cotangent is the sum over every window
+    position that reads it, summed through the windows of the element indices (the same
+    ``window_shape``/``axis``), so every form of the call is covered."""
+    window = np.lib.stride_tricks.sliding_window_view
+    y = window(x, window_shape, *args, **kwargs)
+    xa = as_array(x)
+
+    def sliding_window_view_pullback(dy):
+        rest = (NO_TANGENT,) * (1 + len(args))
+        if dy is ZERO:
+            return zeros_for((x,)) + rest
+        # the element indices, windowed as x was ("writeable"/"subok" do not move them)
+        index = np.arange(xa.size).reshape(xa.shape)
+        axis = args[0] if args else kwargs.get("axis")
+        where = window(index, window_shape, axis=axis).ravel()
+        g = np.asarray(densify(dy)).ravel()
+        total = np.bincount(where, weights=g.real, minlength=xa.size)
+        if np.iscomplexobj(g):
+            total = total + 1j * np.bincount(where, weights=g.imag, minlength=xa.size)
+        return (finalize(total.reshape(xa.shape), x),) + rest
+
+    return y, sliding_window_view_pullback
 
 
 def _broadcast_arrays_rrule(*args, **kwargs):
@@ -418,6 +445,11 @@ def register(reg):
         r.rule(np.linalg.matrix_transpose, _matrix_transpose_rule(np.linalg.matrix_transpose))
     r.rule(np.broadcast_to, _broadcast_to_rrule)
     r.rule(np.broadcast_arrays, _broadcast_arrays_rrule)
+    r.rule(
+        np.lib.stride_tricks.sliding_window_view,
+        _sliding_window_view_rrule,
+        name="numpy.lib.stride_tricks.sliding_window_view",
+    )
     r.rule(np.repeat, _repeat_rrule)
     r.rule(np.tile, _tile_rrule)
     r.rule(np.roll, _roll_rrule)

@@ -1,6 +1,7 @@
 """scipy.stats multivariate distributions: ``logpdf``/``pdf`` of multivariate_normal (with
-respect to ``x``, ``mean`` and ``cov``) and dirichlet (``x`` and ``alpha``), ``logpmf``/``pmf``
-of multinomial (``p``), all given positionally. multivariate_normal's ``cdf``/``logcdf``
+respect to ``x``, ``mean`` and ``cov``; ``mean=``/``cov=`` by keyword too, their cotangents in
+a dict after the positional ones) and dirichlet (``x`` and ``alpha``), ``logpmf``/``pmf`` of
+multinomial (``p``), these given positionally. multivariate_normal's ``cdf``/``logcdf``
 have a module of their own (scipy_stats_mvn_cdf.py), registered from here.
 
 multivariate_normal, with ``r = x - mean`` and ``a = cov^-1 r`` (Cholesky solves):
@@ -92,7 +93,7 @@ def mvn_partials(dy, y, x, mean, cov, pdf):
     return dx, dmean, _cov_cotangent(g, 1.0 if cov is None else cov)
 
 
-_MVN_PARAMS = ("mean", "cov")
+_MVN_PARAMS = ("mean", "cov")  # after x; also by keyword (Rule.extra["keyword_cotangents"])
 
 
 def _mvn_rrule(pdf):
@@ -101,17 +102,16 @@ def _mvn_rrule(pdf):
 
         fn = st.multivariate_normal.pdf if pdf else st.multivariate_normal.logpdf
         y = fn(x, *args, **kwargs)
-        mean, cov = bind_params(args, kwargs, ("mean", "cov"), (None, 1.0))
-        passed = [n for n in ("mean", "cov") if n in kwargs]
+        mean, cov = bind_params(args, kwargs, _MVN_PARAMS, (None, 1.0))
+        passed = [n for n in _MVN_PARAMS if n in kwargs]
 
         def mvn_pullback(dy):
             parts = lambda: mvn_partials(dy, y, x, mean, cov, pdf)  # noqa: E731
+            full = tuple(pull_dense(dy, (x, mean, cov, *args[2:]), parts))
             if not passed:
-                return pull_dense(dy, (x,) + args, parts)
-            # mean=/cov= by keyword: theirs in a dict after the positional cotangents
-            # (rule.extra["keyword_cotangents"]); the positional ones come first in order.
-            cots = pull_dense(dy, (x, mean, cov), parts)
-            return cots[: 1 + len(args)] + ({n: cots[1 + _MVN_PARAMS.index(n)] for n in passed},)
+                return full[: 1 + len(args)]
+            # mean=/cov= by keyword: their cotangents in a dict after the positional ones
+            return full[: 1 + len(args)] + ({n: full[1 + _MVN_PARAMS.index(n)] for n in passed},)
 
         return y, mvn_pullback
 
@@ -197,12 +197,12 @@ def register(reg):
 
     r = Registrar(reg, FAMILY)
     for pdf, name in ((False, "logpdf"), (True, "pdf")):
-        rule = r.rule(
+        mvn = r.rule(
             getattr(st.multivariate_normal, name),
             _mvn_rrule(pdf),
             name=f"scipy.stats.multivariate_normal.{name}",
         )
-        rule.extra["keyword_cotangents"] = _MVN_PARAMS
+        mvn.extra["keyword_cotangents"] = _MVN_PARAMS
         r.rule(
             getattr(st.dirichlet, name), _dirichlet_rrule(pdf), name=f"scipy.stats.dirichlet.{name}"
         )

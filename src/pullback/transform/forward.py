@@ -41,6 +41,7 @@ from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
 from .problems import (
+    call_varied_values_through_call_method,
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
@@ -156,6 +157,7 @@ class ForwardBuilder(EscapeSites):
     def build(self):
         varied = self.varied.__contains__
         nodes = all_nodes(self.tree)  # one walk for the three checks
+        call_varied_values_through_call_method(self.tree, varied, nodes)
         self.problems += varied_function_values(self.tree, varied, self.diagnostic, nodes)
         self.problems += varied_sets(self.tree, varied, self.diagnostic, nodes)
         self.problems += foreign_varied_calls(

@@ -170,6 +170,9 @@ class LoopIterables:
         """Normalized statements for ``target = value`` (``value`` an atom)."""
         if isinstance(target, gast.Name):
             return [N.assign(target.id, value, where)]
+        if not isinstance(target, (gast.Tuple, gast.List)):  # obj.W, d[k] = ...: one store
+            store = N.located(gast.Assign([target], value, None), where)
+            return self.stmt(store)[0]
         elts = target.elts
         stars = [k for k, e in enumerate(elts) if isinstance(e, gast.Starred)]
         count = len(elts) - len(stars)

@@ -151,6 +151,27 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic, nodes
     return found
 
 
+def call_varied_values_through_call_method(tree, is_active, nodes=None) -> None:
+    """``layer(x)`` where the value ``layer`` itself depends on a differentiated value
+    becomes ``layer.__call__(x)``, in place: a method call, whose pullback gives the
+    receiver its cotangent (a dataclass or named tuple with a ``__call__`` method, e.g. a
+    layer passed in as the differentiated argument). A receiver that is not such a record
+    (a closure carrying a differentiated value) is refused when the call runs
+    (dynamic_calls.call_method), as :func:`varied_function_values` refuses it here."""
+    from ..resolve import Callee
+
+    for node in lean_nodes(tree) if nodes is None else nodes:
+        callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
+        if callee is None or callee.kind in ("object", "method", "internal"):
+            continue
+        if isinstance(node.func, gast.Name) and is_active(node.func.id):
+            receiver = node.func
+            node.func = gast.copy_location(
+                gast.Attribute(value=receiver, attr="__call__", ctx=gast.Load()), receiver
+            )
+            node.pb_callee = Callee("method", name="__call__", receiver=receiver)
+
+
 def varied_function_values(tree, is_active, diagnostic, nodes=None) -> list:
     """PB504 for every call of a function value found at run time (``f(y)`` with ``f`` a
     variable) when the function value itself depends on a differentiated value (a closure

@@ -24,6 +24,7 @@ from .inline import inline_form
 from .inplace_calls import numpy_array_method
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
+    call_varied_values_through_call_method,
     foreign_varied_calls,
     no_rule_for_varied_call,
     varied_function_values,
@@ -485,6 +486,7 @@ class CallAdjoints:
         if nodes is None:
             nodes = lean_nodes(self.tree)
         is_active = self.activity.is_active
+        call_varied_values_through_call_method(self.tree, is_active, nodes)
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
         refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)
         refused += foreign_varied_calls(

@@ -274,3 +274,9 @@ for _fn in (np.astype,):
     add(_fn, case("(0,)", A((0,)), np.float32), case("0-d", A(()), np.float64))
 add(np.ndarray.astype, case("(0,)", A((0,)), np.float32), case("(1,)", A((1,)), np.float32))
 add(np.ndarray.view, case("(0,)", A((0,))), case("0-d", A(())), case("(1,0)", A((1, 0))))
+add(
+    np.lib.stride_tricks.sliding_window_view,
+    case("(1,) window 1", A((1,)), 1),
+    case("(3,) window 3", A((3,)), 3),
+    case("(2,0) window 0 on axis 1", A((2, 0)), 0, axis=1),
+)

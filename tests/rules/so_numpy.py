@@ -79,6 +79,9 @@ case("numpy.ndarray.astype", X, np.float64)
 case("numpy.ndarray.astype", X, np.complex128)
 case("numpy.astype", X, np.float64)
 case("numpy.ndarray.view", X)
+case("numpy.lib.stride_tricks.sliding_window_view", V, 2)
+case("numpy.lib.stride_tricks.sliding_window_view", X3, (2, 2), (0, 2))
+case("numpy.lib.stride_tricks.sliding_window_view", X, 2, axis=1)
 case("numpy.ndarray.view", X3, np.ndarray)
 
 # -- reductions and scans ---------------------------------------------------------------

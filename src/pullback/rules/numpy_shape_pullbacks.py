@@ -14,6 +14,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
+from .numpy_assemble_pullbacks import gather_labelled
 from .transformable import by_rule, set_pullbacks
 
 
@@ -145,6 +146,25 @@ def np_astype_pullback(dy, x, dtype, copy=True, device=None):
     return unbroadcast(densify(dy), x), NO_TANGENT
 
 
+def window_labels(shape, window_shape, axis):
+    """The flat position of the element each entry of ``sliding_window_view`` of an array
+    of ``shape`` reads (the windows of the positions, raveled). Non-differentiable: the
+    windows only choose."""
+    index = np.arange(math.prod(shape)).reshape(shape)
+    return np.lib.stride_tricks.sliding_window_view(index, window_shape, axis=axis).ravel()
+
+
+@transformable
+def sliding_window_view_pullback(dy, x, window_shape, *rest, **options):
+    # an element's cotangent: the sum over every window entry that reads it
+    axis = rest[0] if rest else options.get("axis", None)
+    keys = window_labels(np.shape(x), window_shape, axis)
+    total = gather_labelled(dy, keys, np.size(x))
+    return (unbroadcast(np.reshape(total, np.shape(x)), x), NO_TANGENT) + (NO_TANGENT,) * len(
+        rest
+    )
+
+
 @transformable
 def view_pullback(dy, x, *args, **kwargs):
     # a view with x's dtype and type: the same elements, the cotangent passes through
@@ -224,11 +244,13 @@ def register_shape(reg):
         (np.pad, pad_pullback),
         (np.ndarray.astype, astype_pullback),
         (np.ndarray.view, view_pullback),
+        (np.lib.stride_tricks.sliding_window_view, sliding_window_view_pullback),
         (getattr(np, "astype", None), np_astype_pullback),
         (getattr(np, "matrix_transpose", None), matrix_transpose_pullback),
         (getattr(np.linalg, "matrix_transpose", None), matrix_transpose_pullback),
     ]
     set_pullbacks(reg, pairs)
+    reg.non_differentiable(window_labels, family="numpy_shape", trusted=True)
 
 
 def register_ufuncs(reg):

@@ -1,5 +1,4 @@
-"""Python builtins: abs, pow, float, sum, min, max, sorted, list, tuple, the item choices
-of itertools (combinations, permutations, combinations_with_replacement, product), and the
+"""Python builtins: abs, pow, float, sum, min, max, sorted, list, tuple, and the
 non-differentiable ones (round, int, len, range, ...).
 
 Choices where a function is not differentiable: ``abs(0)`` -> 0; ``min``/``max`` give the
@@ -12,14 +11,12 @@ from __future__ import annotations
 
 import builtins
 import copy
-import itertools
 import math
 
 import numpy as np
 
 from ..errors import UnsupportedCallError
 from ..registry import transformable
-from ..tangents import add
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -169,41 +166,6 @@ def _sorted_rrule(iterable, **kwargs):
     return y, sorted_pullback
 
 
-def _index_choice_rule(fn):
-    """``itertools.combinations``/``permutations``/``combinations_with_replacement``/
-    ``product``: tuples of items picked from the iterables by index (the same choice made
-    on their positions, ``range(len(items))``), so each item's cotangent is the sum of
-    those of the places it was picked into, and then as for ``list(iterable)``. The result
-    is a list of the tuples itertools gives (the same items in the same order; a loop or
-    an unpacking reads an iterator into a list anyway, and a gradient cannot flow back
-    through an iterator's items)."""
-
-    def choice_rrule(*args, **kwargs):
-        iterables, rest = (args, ()) if fn is itertools.product else (args[:1], args[1:])
-        pairs = [_sequence_rule(builtins.list)(it) for it in iterables]
-        items = [p[0] for p in pairs]
-        picks = list(fn(*[range(len(s)) for s in items], *rest, **kwargs))
-        n = len(items)
-        y = [tuple(items[k % n][i] for k, i in enumerate(t)) for t in picks]
-
-        def choice_pullback(dy):
-            if dy is ZERO:
-                return tuple(pb(ZERO)[0] for _, pb in pairs) + (NO_TANGENT,) * len(rest)
-            sums = [[ZERO] * len(s) for s in items]
-            for t, g in zip(picks, dy_parts(dy, len(picks)), strict=True):
-                if g is ZERO:
-                    continue
-                for k, (i, part) in enumerate(zip(t, dy_parts(g, len(t)), strict=True)):
-                    sums[k % n][i] = add(sums[k % n][i], part)
-            out = tuple(pb(sums[j])[0] for j, (_, pb) in enumerate(pairs))
-            return out + (NO_TANGENT,) * len(rest)
-
-        return y, choice_pullback
-
-    choice_rrule.__name__ = f"{fn.__name__}_rrule"
-    return choice_rrule
-
-
 def _sequence_rule(kind):
     def sequence_rrule(iterable=()):
         y = kind(iterable)
@@ -313,13 +275,6 @@ def register(reg):
     r.rule(builtins.min, _extreme_rrule(builtins.min), notes="the returned element")
     r.rule(builtins.sorted, _sorted_rrule, notes="the permutation applied to the cotangent")
     r.rule(builtins.list, _sequence_rule(builtins.list))
-    for fn in (
-        itertools.combinations,
-        itertools.permutations,
-        itertools.combinations_with_replacement,
-        itertools.product,
-    ):
-        r.rule(fn, _index_choice_rule(fn), notes="each item gets the cotangents of its picks")
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)

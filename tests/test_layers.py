@@ -72,6 +72,7 @@ LAYERS = (
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
             "pullback.call_sites",
+            "pullback.dict_views",
             "pullback.dynamic_reverse",
             "pullback.callables",
             "pullback.lambdas",

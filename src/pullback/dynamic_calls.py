@@ -21,6 +21,7 @@ import numpy as np
 
 from .call_sites import CallSite
 from .callables import as_bound_call, library_call_function, rule_call_function
+from .dict_views import dict_view_rrule, is_dict_view_call
 from .errors import (
     HigherOrderError,
     RuleError,
@@ -176,7 +177,7 @@ _FUNCTION_VALUES = (
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     if is_dict_view_call(obj, name, args, kwargs):
-        return _dict_view_rrule(obj, name)
+        return dict_view_rrule(obj, name)
     if name == "__call__" and isinstance(obj, _FUNCTION_VALUES):
         raise site.varied_function_value(describe(obj))
     callee = _found_without_receiver(site, obj, name)
@@ -211,51 +212,6 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
-
-
-_DICT_VIEWS = ("values", "items", "keys")
-
-
-def _dict_view_rrule(d: dict, name: str):
-    """``d.values()``, ``d.items()``, ``d.keys()`` of a dict of differentiated values (a
-    parameter dict iterated over): the list the view iterates, in the dict's order; the
-    pullback gives each key the cotangent of its value."""
-    keys = list(d)
-    if name == "values":
-        y = [d[k] for k in keys]
-    elif name == "items":
-        y = [(k, d[k]) for k in keys]
-    else:
-        y = keys
-
-    def dict_view_pullback(dy):
-        if name == "keys" or is_zero(dy):
-            return (ZERO,)
-        cot = {}
-        for k, c in zip(keys, dy, strict=True):
-            c = c[1] if name == "items" and not is_zero(c) else c
-            if not is_zero(c):
-                cot[k] = c
-        return (cot if cot else ZERO,)
-
-    return y, dict_view_pullback
-
-
-def is_dict_view_call(obj, name, args, kwargs) -> bool:
-    """``d.values()``, ``d.items()`` or ``d.keys()`` on a dict."""
-    return isinstance(obj, dict) and name in _DICT_VIEWS and not args and not kwargs
-
-
-def dict_view_tangent(d: dict, dd, name: str):
-    """Forward mode of :func:`_dict_view_rrule`: ``(y, dy)``, each value's tangent taken
-    from the dict's (``dd``, a dict or ZERO)."""
-    y, _ = _dict_view_rrule(d, name)
-    if name == "keys" or is_zero(dd) or dd is None:
-        return y, ZERO
-    tangents = [dd.get(k, ZERO) for k in d]
-    if name == "items":
-        tangents = [(ZERO, t) for t in tangents]
-    return y, tangents
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):

@@ -200,10 +200,16 @@ def describe(obj) -> str:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+def in_pullback_file(filename: str) -> bool:
+    """Whether ``filename`` is one of pullback's own modules, or code it generated (named
+    ``<pullback ...>``): a line there is pullback's step, not the user's."""
+    return filename.startswith("<pullback") or os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
 def _internal(frame) -> bool:
     """A frame of pullback's own machinery: its modules, or code it generated."""
     return (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        in_pullback_file(frame.f_code.co_filename)
         or "__pullback_line_map__" in frame.f_globals
     )
 

@@ -7,13 +7,11 @@ True
 
 from __future__ import annotations
 
-import functools
-import os
 import sys
 
 from . import escapes
 from .arguments import _name
-from .errors import AdjointRuntimeError, ArgumentError, PullbackError
+from .errors import AdjointRuntimeError, ArgumentError, PullbackError, in_pullback_file
 from .transform.build import Adjoint
 
 
@@ -63,25 +61,18 @@ def _locate(exc, frame=None):
     return fs.filename, user_line, fs.file_line(user_line).strip(), func
 
 
+def _users_lines(exc) -> list:
+    """:func:`_locate` of each generated frame whose line is the user's, not a line of
+    pullback's own (a rule's transformable pullback run as code by a second derivative),
+    outermost first."""
+    found = (_locate(exc, frame) for frame in _generated_frames(exc))
+    return [w for w in found if w is not None and not in_pullback_file(w[0])]
+
+
 def _users_line(exc):
-    """:func:`_locate` of the innermost frame whose line is the user's, not a line of
-    pullback's own (a rule's transformable pullback run as code by a second derivative);
-    that innermost line where no frame is the user's."""
-    frames = _generated_frames(exc)
-    for frame in reversed(frames):
-        where = _locate(exc, frame)
-        if where is not None and not _in_pullback(where[0]):
-            return where
-    return _locate(exc)
-
-
-#: pullback's own source files: a line there is a rule's step, not the user's.
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _in_pullback(filename: str) -> bool:
-    # pullback's files, or code it generated for a rule (named "<pullback: vjp of ...>")
-    return filename.startswith("<pullback") or os.path.abspath(filename).startswith(_PACKAGE)
+    """The innermost of :func:`_users_lines`; the innermost line where none is the user's."""
+    users = _users_lines(exc)
+    return users[-1] if users else _locate(exc)
 
 
 def _rule_step_failed(exc, where) -> AdjointRuntimeError:
@@ -91,8 +82,7 @@ def _rule_step_failed(exc, where) -> AdjointRuntimeError:
     line the step ran for, where one is found."""
     import traceback  # here: only a failed sweep needs it (a cost at every start)
 
-    users = [w for w in map(functools.partial(_locate, exc), _generated_frames(exc)) if w]
-    users = [w for w in users if not _in_pullback(w[0])]
+    users = _users_lines(exc)
     at = f"{users[-1][0]}:{users[-1][1]}: " if users else ""
     quoted = f"        {users[-1][2]}\n" if users else ""
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -199,7 +189,7 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
         message = str(exc).replace(getattr(adj.forward, "__name__", "?"), name)
         raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
     where = _locate(exc)
-    if where is not None and _in_pullback(where[0]):
+    if where is not None and in_pullback_file(where[0]):
         raise _rule_step_failed(exc, where) from exc
     if where is not None:
         filename, line, text, _ = where

@@ -11,11 +11,10 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_calls import (
     _call_namespace_function,
     bound_arguments,
-    dict_view_tangent,
-    is_dict_view_call,
     lookup_attribute,
 )
 from .errors import (

@@ -1,5 +1,5 @@
 """Other NumPy functions: full, full_like, linspace, meshgrid, bincount, diff, gradient,
-interp, convolve, correlate, polyval, trapezoid, cov and corrcoef.
+interp, convolve, correlate, polyval, trapezoid, and cov and corrcoef (numpy_misc_covariance.py).
 
 Choices where a function is not differentiable:
 
@@ -29,6 +29,7 @@ from ._util import (
     segment_sum,
     zeros_for,
 )
+from .numpy_misc_covariance import corrcoef_rrule, cov_rrule
 
 FAMILY = "numpy_misc"
 
@@ -485,97 +486,6 @@ def _correlate_rrule(a, v, *args, **kwargs):
     return y, correlate_pullback
 
 
-# -- covariance ----------------------------------------------------------------------------
-def _cov_parts(m, y, rowvar, dtype=None):
-    X = np.array(m, ndmin=2, dtype=dtype)
-    tm = (not rowvar) and X.shape[0] != 1
-    if tm:
-        X = X.T
-    n_m = X.shape[0]
-    ty = False
-    if y is not None:
-        Y = np.array(y, ndmin=2, dtype=dtype)
-        ty = (not rowvar) and Y.shape[0] != 1
-        if ty:
-            Y = Y.T
-        X = np.concatenate([X, Y], axis=0)
-    return X, n_m, tm, ty
-
-
-def _cov_backward(G, X, n_m, tm, ty, m, y, fact):
-    """Cotangents of m and y for C = Xc Xc^H / fact, given dC = G (V x V)."""
-    Xc = X - np.mean(X, axis=1, keepdims=True)
-    dX = np.matmul(G + np.conj(G.T), Xc) / fact
-    dm = dX[:n_m]
-    dm = dm.T if tm else dm
-    out_m = finalize(np.reshape(dm, np.shape(m)), m)
-    if y is None:
-        return out_m, None
-    dyv = dX[n_m:]
-    dyv = dyv.T if ty else dyv
-    return out_m, finalize(np.reshape(dyv, np.shape(y)), y)
-
-
-def _cov_setup(name, m, args, kwargs, with_ddof):
-    names = (
-        ("y", "rowvar", "bias", "ddof", "fweights", "aweights") if with_ddof else ("y", "rowvar")
-    )
-    p = bind(args, kwargs, names, (None, True, False, None, None, None)[: len(names)])
-    if p.get("fweights") is not None or p.get("aweights") is not None:
-        raise UnsupportedCallError(f"pullback: {name}(fweights=/aweights=) has no rule")
-    X, n_m, tm, ty = _cov_parts(m, p["y"], p["rowvar"], kwargs.get("dtype"))
-    ddof = p.get("ddof")
-    if ddof is None:
-        ddof = 0 if p.get("bias", False) else 1
-    fact = X.shape[1] - ddof
-    return p, X, n_m, tm, ty, fact
-
-
-def _cov_rrule(m, *args, **kwargs):
-    out = np.cov(m, *args, **kwargs)
-    p, X, n_m, tm, ty, fact = _cov_setup("cov", m, args, kwargs, True)
-    V = X.shape[0]
-
-    def cov_pullback(dC):
-        if dC is ZERO:
-            return zeros_for((m,) + args)
-        G = np.reshape(np.asarray(densify(dC)), (V, V))
-        dm, dyv = _cov_backward(G, X, n_m, tm, ty, m, p["y"], fact)
-        rest = list(_rest(args))
-        if args and args[0] is not None:
-            rest[0] = dyv
-        return (dm,) + tuple(rest)
-
-    return out, cov_pullback
-
-
-def _corrcoef_rrule(x, *args, **kwargs):
-    out = np.corrcoef(x, *args, **kwargs)
-    p, X, n_m, tm, ty, fact = _cov_setup("corrcoef", x, args, kwargs, False)
-    V = X.shape[0]
-    Xc = X - np.mean(X, axis=1, keepdims=True)
-    C = np.matmul(Xc, np.conj(Xc.T)) / fact
-    d = np.real(np.diag(C))
-    s = np.sqrt(np.outer(d, d))
-    R = C / s
-
-    def corrcoef_pullback(dR):
-        if dR is ZERO or V == 1:
-            return zeros_for((x,) + args)
-        G = np.reshape(np.asarray(densify(dR)), (V, V))
-        # R_ij = C_ij / sqrt(C_ii C_jj)
-        GR = np.real(np.conj(G) * R)
-        diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
-        dC = G / s - np.diag(diag_term)
-        dm, dyv = _cov_backward(dC, X, n_m, tm, ty, x, p["y"], fact)
-        rest = list(_rest(args))
-        if args and args[0] is not None:
-            rest[0] = dyv
-        return (dm,) + tuple(rest)
-
-    return out, corrcoef_pullback
-
-
 def register(reg):
     r = Registrar(reg, FAMILY)
     r.rule(np.full, _full_rrule)
@@ -595,8 +505,8 @@ def register(reg):
         r.rule(np.trapz, _trapezoid_rrule)
     r.rule(np.convolve, _convolve_rrule)
     r.rule(np.correlate, _correlate_rrule)
-    r.rule(np.cov, _cov_rrule, notes="no fweights/aweights")
-    r.rule(np.corrcoef, _corrcoef_rrule)
+    r.rule(np.cov, cov_rrule, notes="no fweights/aweights")
+    r.rule(np.corrcoef, corrcoef_rrule)
     # the pullbacks second derivatives run through
     from .numpy_misc_pullbacks import register as register_pullbacks
 

@@ -22,6 +22,15 @@ def _rest(args):
     return (NO_TANGENT,) * len(args)
 
 
+def _positional_cotangents(dm, dyv, args) -> tuple:
+    """``m``'s cotangent, then ``y``'s where it was given (first of ``args``) and
+    ``NO_TANGENT`` for the other positional arguments."""
+    rest = list(_rest(args))
+    if args and args[0] is not None:
+        rest[0] = dyv
+    return (dm,) + tuple(rest)
+
+
 def _cov_parts(m, y, rowvar, dtype=None):
     X = np.array(m, ndmin=2, dtype=dtype)
     tm = (not rowvar) and X.shape[0] != 1
@@ -77,10 +86,7 @@ def cov_rrule(m, *args, **kwargs):
             return zeros_for((m,) + args)
         G = np.reshape(np.asarray(densify(dC)), (V, V))
         dm, dyv = _cov_backward(G, X, n_m, tm, ty, m, p["y"], fact)
-        rest = list(_rest(args))
-        if args and args[0] is not None:
-            rest[0] = dyv
-        return (dm,) + tuple(rest)
+        return _positional_cotangents(dm, dyv, args)
 
     return out, cov_pullback
 
@@ -104,9 +110,6 @@ def corrcoef_rrule(x, *args, **kwargs):
         diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
         dC = G / s - np.diag(diag_term)
         dm, dyv = _cov_backward(dC, X, n_m, tm, ty, x, p["y"], fact)
-        rest = list(_rest(args))
-        if args and args[0] is not None:
-            rest[0] = dyv
-        return (dm,) + tuple(rest)
+        return _positional_cotangents(dm, dyv, args)
 
     return out, corrcoef_pullback

@@ -72,6 +72,10 @@ class LiveEnvironment:
     (unknown to a static check) or ``("foreign",)`` (neither source nor rule).
     """
 
+    # Whether the check stands alone (``pullback check``): then it also reports what only
+    # the transformation decides at grad time, from the name-level taint (check/taint.py).
+    static = False
+
     def __init__(self):
         self._sources: dict = {}
         self.failures: dict = {}  # function -> why its source could not be used

@@ -15,7 +15,10 @@ import gast
 
 from ..resolve import own_nodes
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
+from ..transform.side_effects import append_read_back
 from . import codes
+from .mutation_fixes import outside_append_texts
+from .taint import reads_tainted
 
 
 class ContainerChecks:
@@ -33,6 +36,8 @@ class ContainerChecks:
         """``receiver.name(...)``: True when reported or allowed, None to leave it to the
         array checks (``x.sort()`` on what may be an array)."""
         func = node.func
+        if name == "append" and self.env.static:
+            self._check_outside_append(node)
         if name not in MUTATORS or not isinstance(func.value, gast.Name):
             return None
         receiver = func.value.id
@@ -50,6 +55,29 @@ class ContainerChecks:
         kind = analysis.kinds.get(receiver) or ("dict" if name in DICT_ONLY else "list")
         self._report_container(node, receiver, f"'{self.text(node)}'", kind, refusal)
         return True
+
+    def _check_outside_append(self, node) -> None:
+        """PB106 (``pullback check`` only: at grad time the transformation decides it with
+        the exact activity) where grad refuses ``receiver.append(v)``: ``v`` may be
+        differentiated, the list is not one the function builds (an argument's, a global's,
+        one inside another container or object) and the function may read it back."""
+        receiver = node.func.value
+        if len(node.args) != 1 or node.keywords or isinstance(node.args[0], gast.Starred):
+            return
+        if isinstance(receiver, gast.Name) and receiver.id in self.locals:
+            refusal = self._container_analysis().refusal(receiver.id)
+            if refusal is None or refusal.kind != "parameter":
+                return  # a local list: rewritten, or refused as a shared one
+        if not reads_tainted(node.args[0], self.tainted()):
+            return
+        parents = self._parent_map()
+        statement = node
+        while statement is not None and not isinstance(statement, gast.stmt):
+            statement = parents.get(statement)
+        if not append_read_back(self.tree, node.func, statement, parents):
+            return
+        what, why, fix = outside_append_texts(receiver, self.text(node.args[0]))
+        self.report(node, "PB106", what, why=why, fix=f"{fix[:-1]} ({codes.see('PB106')}).")
 
     def check_container_store(self, target, op) -> bool:
         """``l[i] (op)= v`` / ``d[k] (op)= v``: True when allowed or reported here; False

@@ -222,3 +222,56 @@ def inplace_function_fix(obj, node, text) -> str:
     if name == "shuffle":
         return f"use a permuted copy: `{target} = {target}[rng.permutation(len({target}))]`"
     return f"compute a new array instead of writing into '{target}'"
+
+
+def outside_append_texts(receiver, value="v") -> tuple[str, str, str]:
+    """What, why and the fix of PB106 for ``receiver.append(value)`` with a differentiated
+    value, on a container the function did not create and may read back, or on a list held
+    inside another container (``d[k].append(v)``, ``d.setdefault(k, []).append(v)``), which
+    pullback does not follow either. ``receiver`` is the gast node of the list, ``value``
+    the appended text.
+
+    >>> import gast
+    >>> what, why, fix = outside_append_texts(gast.parse("rows[0]").body[0].value, "x")
+    >>> fix
+    'rebuild the entry instead of appending to it in place: `rows[0] = rows[0] + [x]`.'
+    """
+    text = gast.unparse(receiver).strip()
+    inner = _inner_list_fix(receiver, value)
+    if inner is not None:
+        return (
+            f"container mutation: '{text}.append(...)' adds a differentiated value to a list "
+            "held inside another container",
+            "pullback follows appends to a list the function created and names, not to a "
+            "list reached through an index or a call, so the gradient through the value read "
+            "back from it would be lost.",
+            f"rebuild the entry instead of appending to it in place: `{inner}`.",
+        )
+    return (
+        f"container mutation: '{text}.append(...)' adds a differentiated value to a "
+        "container from outside the function, which the function reads back",
+        "The container is not one the function created, so the gradient through the value "
+        "read back from it would be lost.",
+        f"build a local list (`{text.split('.')[-1]}_local = []`, append to it and use "
+        "it), and copy it out at the end if the caller needs it.",
+    )
+
+
+def _inner_list_fix(receiver, value):
+    """The rewrite of ``receiver.append(value)`` for a list inside a container, or None."""
+    if isinstance(receiver, gast.Subscript):
+        entry = gast.unparse(receiver).strip()
+        return f"{entry} = {entry} + [{value}]"
+    if (
+        isinstance(receiver, gast.Call)
+        and isinstance(receiver.func, gast.Attribute)
+        and receiver.func.attr == "setdefault"
+        and len(receiver.args) == 2
+        and not receiver.keywords
+    ):
+        obj = gast.unparse(receiver.func.value).strip()
+        key, default = (gast.unparse(a).strip() for a in receiver.args)
+        return f"{obj}[{key}] = {obj}.get({key}, {default}) + [{value}]"
+    if isinstance(receiver, gast.Call):
+        return f"entry = {gast.unparse(receiver).strip()} + [{value}]` and store `entry"
+    return None

@@ -404,6 +404,8 @@ class FileFunctionSource:
 class StaticEnvironment(LiveEnvironment):
     """Classify callees of a parsed file: its own functions are checked in turn."""
 
+    static = True
+
     def classify(self, obj, registry):
         if isinstance(obj, StaticClass):
             # (a rule registered in the file for the class: rrule(Plain))

@@ -54,7 +54,7 @@ from ..lambdas import inlinable_functions
 from ..resolve import Callee, parent_map, resolve_call
 from . import nodes as N
 from .list_mutation import ListMutations
-from .side_effects import may_read_back
+from .side_effects import append_read_back
 
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -233,25 +233,13 @@ class Comprehensions(ListMutations):
         func = call.func if isinstance(call, gast.Call) else None
         if not (isinstance(func, gast.Attribute) and func.attr == "append"):
             return
-        root = func.value
         normalized.pb_outside_append = func
         normalized.pb_outside_value = call.args[0] if len(call.args) == 1 else None
         parents = self.parents()
         statement = call
         while statement is not None and not isinstance(statement, gast.stmt):
             statement = parents.get(statement)
-        while isinstance(root, gast.Subscript):  # self.trace["x"].append(v): self.trace
-            root = root.value
-        if isinstance(root, gast.Name):
-            back = may_read_back(self.fs.tree, root.id, parents=parents, after=statement)
-        elif isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name):
-            # self.evals.append(v): read back where self.evals (or a method) is used after
-            back = may_read_back(
-                self.fs.tree, root.value.id, root.attr, parents, after=statement
-            )
-        else:
-            back = True
-        normalized.pb_read_back = back
+        normalized.pb_read_back = append_read_back(self.fs.tree, func, statement, parents)
 
     def built_lists(self) -> set:
         """Locals whose every assignment makes a new list (display, comprehension, list())."""

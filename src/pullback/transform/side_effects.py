@@ -221,3 +221,27 @@ def _insert_before(tree, parents, stmt, new) -> None:
             block.insert(k, new)
             return
     raise LookupError("statement not found")  # pragma: no cover - stores are statements
+
+
+def append_read_back(tree, func, statement, parents) -> bool:
+    """Whether the function ``tree`` may read back what ``receiver.append(v)`` adds,
+    ``func`` being the call's ``receiver.append`` attribute and ``statement`` the statement
+    it runs in. A list reached through an index (``self.trace["x"].append(v)``) counts as
+    its root (``self.trace``); a receiver that is neither a name nor an attribute of one
+    counts as read back. The transformation and ``pullback check`` decide PB106 by this.
+
+    >>> import gast
+    >>> tree = gast.parse("def f(x, acc):\\n    acc.append(x)\\n    return x").body[0]
+    >>> call = tree.body[0]
+    >>> append_read_back(tree, call.value.func, call, parent_map(tree))
+    False
+    """
+    root = func.value
+    while isinstance(root, gast.Subscript):  # self.trace["x"].append(v): self.trace
+        root = root.value
+    if isinstance(root, gast.Name):
+        return may_read_back(tree, root.id, parents=parents, after=statement)
+    if isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name):
+        # self.evals.append(v): read back where self.evals (or a method) is used after
+        return may_read_back(tree, root.value.id, root.attr, parents, after=statement)
+    return True

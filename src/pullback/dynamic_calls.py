@@ -21,7 +21,7 @@ import numpy as np
 
 from .call_sites import CallSite
 from .callables import as_bound_call, library_call_function, rule_call_function
-from .dict_views import dict_view_rrule, is_dict_view_call
+from .dict_views import DICT_VIEW_VJPS, dict_view_rrule, is_dict_view_call
 from .errors import (
     HigherOrderError,
     RuleError,
@@ -352,6 +352,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     ``args``; for ``fn(*args)`` those of ``args``. A Python function's generated vjp
     function, or a rule's transformable pullback function."""
     label = f"'{type(obj).__name__}.{fn}'" if obj is not None else f"'{describe(fn)}'"
+    if obj is not None and is_dict_view_call(obj, fn, args, kwargs):
+        return DICT_VIEW_VJPS[fn]  # params.items(): dict_views.py
     target = fn
     if obj is not None:
         raw = inspect.getattr_static(type(obj), fn, None)

@@ -84,3 +84,12 @@ case(_C + "dict_set_cotangent", {"a": 0.5, "b": _X}, "b")
 _KEYS = {"a": 0.0, "b": 0.0, "c": 0.0}
 case(_C + "dict_joined", ({"a": 0.5}, 1.5), {"a": 0.0, "b": 0.0}, "b", wrt=(0,))
 case(_C + "dict_joined", ({"a": _X, "c": -0.2}, _X), _KEYS, "b", wrt=(0,))
+
+# a dict view's cotangent (d.items() found at run time) and its transpose: linear in
+# their first argument; the dict gives only its keys
+_V = "pullback.dict_views."
+_PARAMS = {"w": 0.0, "b": 0.0}
+case(_V + "view_cotangent_dict", [0.5, _X], _PARAMS, "values", wrt=(0,))
+case(_V + "view_cotangent_dict", [(None, _X), (None, -0.4)], _PARAMS, "items", wrt=(0,))
+case(_V + "dict_cotangent_view", {"w": 0.5, "b": _X}, _PARAMS, "values", wrt=(0,))
+case(_V + "dict_cotangent_view", {"w": _X, "b": 1.5}, _PARAMS, "items", wrt=(0,))

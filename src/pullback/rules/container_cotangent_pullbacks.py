@@ -14,6 +14,7 @@ Registered after :mod:`.container_cotangents` (whose rules of ``dict_set_cotange
 from __future__ import annotations
 
 from .. import containers as c
+from .. import dict_views as views
 from ..tangents import NO_TANGENT, ZERO
 
 FAMILY = "container_cotangent_pullbacks"
@@ -38,6 +39,9 @@ def register(reg):
         (c.append_cotangent_split, c.append_cotangent_split_pullback, 1),
         (c.append_joined, c.append_joined_pullback, 2),
         (c.dict_joined, c.dict_joined_pullback, 3),
+        # a dict view's cotangent (params.items() found at run time) and its transpose
+        (views.view_cotangent_dict, views.view_cotangent_dict_pullback, 3),
+        (views.dict_cotangent_view, views.dict_cotangent_view_pullback, 3),
     ):
         reg.register(fn, _linear_rrule(fn, pullback, n), family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)

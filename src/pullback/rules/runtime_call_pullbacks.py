@@ -20,12 +20,13 @@ from .user_function_calls import has_tangent, user_function_vjp
 
 
 def receives_cotangent(site, obj, name, args, kwargs):
-    """Whether ``obj.name(...)``'s vjp function gives the receiver a cotangent (a frozen
-    distribution's parameters)."""
+    """Whether ``obj.name(...)``'s vjp function gives the receiver a cotangent through a
+    form in its parameters (a frozen distribution's). A dict view's vjp function gives the
+    dict one too, but is itself transformable: the general reverse covers it."""
     if dynamic_calls._found_without_receiver(site, obj, name) is not None:
         return False
     function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
-    return bool(getattr(function, "__pullback_receiver_cotangent__", False))
+    return hasattr(function, "__pullback_parameter_form__")
 
 
 def parameter_form(site, obj, name, args, kwargs):

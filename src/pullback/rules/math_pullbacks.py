@@ -1,7 +1,8 @@
 """Transformable pullbacks of the ``math`` rules that are not elementwise (math_rules.py):
 written in the differentiable subset so that second derivatives run through them (see
 transformable.py). Sequences of floats get lists (or tuples) of cotangents, as the rules'
-closures give them."""
+closures give them, and an array its cotangent as an array (``as_argument``): generated
+code adds the cotangents of an array argument with ``+``."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def dist_pullback(dy, p, q):
         d = 0.0 if y == 0.0 else dy * (p[k] - q[k]) / y
         dp = dp + [d]
         dq = dq + [-d]
-    return same_kind(dp, p), same_kind(dq, q)
+    return as_argument(dp, p), as_argument(dq, q)
 
 
 @transformable
@@ -74,7 +75,7 @@ def fsum_pullback(dy, iterable):
     grads = []
     for _ in range(len(iterable)):
         grads = grads + [dy]
-    return (same_kind(grads, iterable),)
+    return (as_argument(grads, iterable),)
 
 
 @transformable
@@ -90,7 +91,7 @@ def prod_pullback(dy, iterable, start=1):
     grads = []
     for k in range(n):
         grads = grads + [dy * prefix[k] * suffix[k + 1]]
-    return (same_kind(grads, iterable),)
+    return (as_argument(grads, iterable),)
 
 
 @transformable

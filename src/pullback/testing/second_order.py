@@ -277,6 +277,13 @@ def _check_agreement(where, rule, args, kwargs, rng, random_like):
     got = rule.pullback_fn(dy, *args, **kwargs)
     # One cotangent per positional argument (a pullback function may have more parameters).
     got, want = tuple(got)[: len(args)], tuple(want)[: len(args)]
+    for a, g in zip(args, got, strict=False):
+        if isinstance(a, np.ndarray) and a.ndim and isinstance(g, (list, tuple)):
+            raise AssertionError(
+                f"{where}: its pullback function {rule.pullback_fn.__name__} gives an array "
+                f"argument a {type(g).__name__} of cotangents: an array's cotangent is an "
+                "array (generated code adds the cotangents of an array with +)"
+            )
     for g, w in _leafwise(got, want):
         single = np.float32 in (g.dtype, w.dtype) or np.complex64 in (g.dtype, w.dtype)
         rtol, atol = (1e-5, 1e-6) if single else (1e-11, 1e-12)

@@ -31,6 +31,7 @@ from .arguments import (
     spread_arguments,
 )
 from .cache import function_entries, registry_token
+from .check import is_library_function
 from .errors import (
     HigherOrderError,
     SourceUnavailableError,
@@ -99,6 +100,15 @@ class AdjointCache:
                 "source).\n"
                 f"Fix: wrap it in one, e.g. `grad(lambda x: {qualified_name(fn)}(x))`; its "
                 "rule is used inside."
+            ) from None
+        if is_library_function(fn) and registry.lookup(fn) is not None:
+            # statistics.variance, scipy.special.logsumexp: the library's own source is not
+            # what pullback differentiates (its rule is), and would be refused line by line
+            raise SourceUnavailableError(
+                f"cannot differentiate {qualified_name(fn)} directly: it is library code, "
+                "differentiated through its rule where user code calls it.\n"
+                f"Fix: wrap it in a function of yours, e.g. "
+                f"`grad(lambda x: {qualified_name(fn)}(x))`."
             ) from None
         key = ("adjoint", self.token, wrt, registry.version, kinds_key)
         adj = entries.get(key)

@@ -100,6 +100,7 @@ _ORDER = (
     math_rules,
     builtins_rules,
     operator_rules,
+    DeferredFamily("statistics_rules", "statistics", "statistics"),
     DeferredFamily("scipy_special", "scipy_special", "scipy.special"),
     DeferredFamily("scipy_special_more", "scipy_special", "scipy.special"),
     DeferredFamily("scipy_stats_continuous", "scipy_stats", "scipy.stats"),

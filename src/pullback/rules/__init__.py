@@ -116,6 +116,7 @@ _ORDER = (
     DeferredFamily("scipy_quad", "scipy_quad", "scipy.integrate"),
     DeferredFamily("scipy_ode", "scipy_ode", "scipy.integrate"),
     DeferredFamily("scipy_optimize", "scipy_optimize", "scipy.optimize"),
+    DeferredFamily("scipy_spatial", "scipy_spatial", "scipy.spatial.distance"),
     ndarray_methods,
     pullback_runtime,
     user_function_calls,

@@ -241,6 +241,19 @@ add(
     case("0-d x", A((2,)), A((), seed=1)),
     case("p empty", A((0,)), A((2,), seed=1)),
 )
+add(
+    np.ediff1d,
+    case("(1,)", A((1,))),
+    case("(0,)", A((0,))),
+    case("(1,) both ends", A((1,)), A((2,), seed=1), A((), seed=2)),
+    case("(0,) to_begin", A((0,)), to_begin=A((1,), seed=1)),
+)
+add(
+    np.unwrap,
+    case("(1,)", A((1,))),
+    case("(0,)", A((0,))),
+    case("(2,1) axis 1", A((2, 1)), axis=1),
+)
 # np.trapz is NumPy < 2.4's old name of trapezoid (same rule).
 for _fn in (np.trapezoid, getattr(np, "trapz", None)):
     if _fn is None:

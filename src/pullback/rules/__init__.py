@@ -96,6 +96,7 @@ _ORDER = (
     numpy_casts,
     numpy_misc,
     numpy_polynomials,
+    DeferredFamily("numpy_polynomials_npp", "numpy_polynomials", "numpy.polynomial.polynomial"),
     numpy_accumulate,
     linalg,
     DeferredFamily("fft", "fft", "numpy.fft"),

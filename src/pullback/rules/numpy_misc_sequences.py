@@ -26,10 +26,11 @@ def ediff1d_pullback(dy, ary, to_end=None, to_begin=None):
     n_diff = np.shape(g)[0] - n_begin - n_end
     diffs = g[n_begin : n_begin + n_diff]
     zero = np.zeros(1, np.result_type(g))
-    # the adjoint of a[1:] - a[:-1]: -diff of the cotangent padded with a zero each end
-    d_ary = np.reshape(-np.diff(np.concatenate([zero, diffs, zero])), np.shape(ary))
     if np.size(ary) == 0:
         d_ary = np.zeros(np.shape(ary), np.result_type(g))
+    else:
+        # the adjoint of a[1:] - a[:-1]: -diff of the cotangent padded with a zero each end
+        d_ary = np.reshape(-np.diff(np.concatenate([zero, diffs, zero])), np.shape(ary))
     d_end = NO_TANGENT
     if to_end is not None:
         d_end = np.reshape(g[n_begin + n_diff :], np.shape(to_end))

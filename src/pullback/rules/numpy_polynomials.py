@@ -1,7 +1,8 @@
-"""Polynomials: ``np.polyfit``, ``np.polyder``, ``np.polyint``, ``np.roots`` and
-``numpy.polynomial.polynomial``'s ``polyfit`` and ``polyval`` (``np.polyval`` is in
-numpy_misc). Each pullback is a transformable function (the rule's closure calls it too),
-so second derivatives run through it.
+"""Polynomials: ``np.polyfit``, ``np.polyder``, ``np.polyint`` and ``np.roots``
+(``np.polyval`` is in numpy_misc; ``numpy.polynomial.polynomial``'s ``polyfit`` and
+``polyval`` in numpy_polynomials_npp.py, registered once a program imports that module).
+Each pullback is a transformable function (the rule's closure calls it too), so second
+derivatives run through it.
 
 Choices and limits:
 
@@ -19,7 +20,6 @@ Choices and limits:
 from __future__ import annotations
 
 import numpy as np
-import numpy.polynomial.polynomial as npp
 
 from ..errors import UnsupportedCallError
 from ..registry import transformable
@@ -127,11 +127,6 @@ def _polyfit_checked(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return np.polyfit(x, y, deg, rcond, full, w, cov)
 
 
-def _npp_polyfit_checked(x, y, deg, rcond=None, full=False, w=None):
-    _check_fit("numpy.polynomial.polynomial.polyfit", x, y, deg, rcond, full, w)
-    return npp.polyfit(x, y, deg, rcond, full, w)
-
-
 @transformable
 def fit_cotangents(dc, x, y, deg, w):
     """``(dx, dy, dw)`` of the least-squares fit ``c`` (highest power first) of ``y`` at
@@ -178,34 +173,6 @@ def polyfit_pullback(dy, x, y, deg, rcond=None, full=False, w=None, cov=False):
     return d_x, d_y, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_w, NO_TANGENT
 
 
-@transformable
-def npp_polyfit_pullback(dy, x, y, deg, rcond=None, full=False, w=None):
-    _check_fit("numpy.polynomial.polynomial.polyfit", x, y, deg, rcond, full, w)
-    # numpy.polynomial's coefficients are np.polyfit's, lowest power first
-    d_x, d_y, d_w = fit_cotangents(np.flip(densify(dy), 0), x, y, deg, w)
-    return d_x, d_y, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_w
-
-
-# -- numpy.polynomial.polynomial.polyval: np.polyval with the coefficients reversed -------
-def _npp_polyval_checked(x, c, tensor=True):
-    _one_dimensional("numpy.polynomial.polynomial.polyval", c)
-    return npp.polyval(x, c, tensor)
-
-
-@transformable
-def npp_polyval_pullback(dy, x, c, tensor=True):
-    _one_dimensional("numpy.polynomial.polynomial.polyval", c)
-    n = np.shape(c)[0]
-    g = densify(dy)
-    vander = ascending_powers(x, n)  # x's shape + (n,)
-    dc = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
-    if n > 1:
-        dx = g * np.conj(npp.polyval(x, c[1:] * np.arange(1, n)))
-    else:
-        dx = 0.0 * g
-    return unbroadcast(dx, x), unbroadcast(dc, c), NO_TANGENT
-
-
 # -- roots --------------------------------------------------------------------------------
 def _check_roots(p):
     _one_dimensional("numpy.roots", p)
@@ -244,17 +211,25 @@ def roots_pullback(dy, p):
     return (dp,)
 
 
-def register(reg):
+def register_table(reg, table):
+    """Register ``(fn, checked, pullback_fn, keywords, notes)`` rows: a rule whose closure
+    runs ``checked`` (``fn`` with this module's refusals) and ``pullback_fn``, which is also
+    its second-order path; ``keywords``: the keywords it differentiates."""
     r = Registrar(reg, FAMILY)
-    for fn, checked, pullback_fn, keywords, notes in (
-        (np.polyfit, _polyfit_checked, polyfit_pullback, ("w",), "full rank; no full=/cov="),
-        (np.polyder, _polyder_checked, polyder_pullback, (), ""),
-        (np.polyint, _polyint_checked, polyint_pullback, (), ""),
-        (np.roots, _roots_checked, roots_pullback, (), "simple roots"),
-        (npp.polyfit, _npp_polyfit_checked, npp_polyfit_pullback, ("w",), "full rank; no full="),
-        (npp.polyval, _npp_polyval_checked, npp_polyval_pullback, (), ""),
-    ):
+    for fn, checked, pullback_fn, keywords, notes in table:
         rule = r.rule(fn, rule_from_pullback(checked, pullback_fn, keywords), notes=notes)
         if keywords:
             rule.extra["keyword_cotangents"] = keywords
         reg.set_pullback_function(fn, pullback_fn)
+
+
+def register(reg):
+    register_table(
+        reg,
+        (
+            (np.polyfit, _polyfit_checked, polyfit_pullback, ("w",), "full rank; no full=/cov="),
+            (np.polyder, _polyder_checked, polyder_pullback, (), ""),
+            (np.polyint, _polyint_checked, polyint_pullback, (), ""),
+            (np.roots, _roots_checked, roots_pullback, (), "simple roots"),
+        ),
+    )

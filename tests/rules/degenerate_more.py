@@ -247,7 +247,7 @@ add(
     case("(1,)", A((1,))),
     case("(0,)", A((0,))),
     case("(1,) both ends", A((1,)), A((2,), seed=1), A((), seed=2)),
-    case("(0,) to_begin", A((0,)), to_begin=A((1,), seed=1)),
+    case("(0,) to_begin", A((0,)), None, A((1,), seed=1)),
 )
 add(
     np.unwrap,

@@ -59,3 +59,16 @@ def test_unwrap_period_in_user_code():
     step = 1e-6
     assert np.isclose(gperiod, (f(p, 5.0 + step) - f(p, 5.0 - step)) / (2 * step), rtol=1e-6)
     assert np.allclose(gp, 2 * np.unwrap(p, period=5.0))
+
+
+def test_ediff1d_ends_by_keyword_in_user_code():
+    x = make("real", (5,))
+
+    def f(x):
+        d = np.ediff1d(x, to_begin=x[:1] * 2.0, to_end=np.sin(x[-2:]))
+        return np.sum(d**3)
+
+    g = grad(f)(x)
+    step = 1e-6
+    fd = [(f(x + step * e) - f(x - step * e)) / (2 * step) for e in np.eye(5)]
+    assert np.allclose(g, fd, rtol=1e-6, atol=1e-9)

@@ -51,7 +51,10 @@ def unwrap_pullback(dy, p, discont=None, axis=-1, period=2 * np.pi):
 
 def register(r, reg):
     """Register the rules with the Registrar ``r`` of numpy_misc's family."""
-    r.rule(np.ediff1d, rule_from_pullback(np.ediff1d, ediff1d_pullback))
+    ends = ("to_end", "to_begin")
+    r.rule(np.ediff1d, rule_from_pullback(np.ediff1d, ediff1d_pullback, ends)).extra[
+        "keyword_cotangents"
+    ] = ends
     r.rule(
         np.unwrap,
         rule_from_pullback(np.unwrap, unwrap_pullback, ("period",)),

@@ -76,6 +76,11 @@ def test_zero_distance_has_the_norm_convention():
     assert np.allclose(g_pdist, g_norm)
     g_cdist = grad(lambda x: np.sum(ssd.cdist(x, x)))(x)
     assert np.allclose(g_cdist, 2 * g_norm)
+    # minkowski: the same convention (the coincident pair adds nothing)
+    g_p3 = grad(lambda x: np.sum(ssd.pdist(x, "minkowski", p=3.0)))(x)
+    others = ((0, 2), (1, 2))
+    want = grad(lambda x: sum(np.linalg.norm(x[i] - x[j], 3) for i, j in others))(x)
+    assert np.allclose(g_p3, want)
 
 
 def test_in_user_code():

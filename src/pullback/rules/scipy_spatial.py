@@ -69,39 +69,51 @@ _metric_name.__pullback_opaque__ = True
 _check_cosine.__pullback_opaque__ = True
 
 
+#: Metrics whose cotangents are matrix products (no array of all pairs' coordinates).
+_BY_PRODUCTS = ("euclidean", "sqeuclidean", "cosine")
+
+
+@transformable
+def product_cotangents(G, XA, XB, D, metric):
+    """``(dXA, dXB)`` of ``D = cdist(XA, XB, metric)`` whose cotangent is ``G``, by matrix
+    products, for the metrics of ``_BY_PRODUCTS``."""
+    if metric == "cosine":
+        _check_cosine(XA, XB)
+        nu = np.sqrt(np.sum(XA * XA, axis=1))
+        nv = np.sqrt(np.sum(XB * XB, axis=1))
+        # D = 1 - S / (|u| |v|) with S = XA XB^T
+        K = G / (np.expand_dims(nu, 1) * np.expand_dims(nv, 0))
+        KS = K * (XA @ np.transpose(XB))
+        dA = np.expand_dims(np.sum(KS, axis=1) / (nu * nu), 1) * XA - K @ XB
+        dB = np.expand_dims(np.sum(KS, axis=0) / (nv * nv), 1) * XB - np.transpose(K) @ XA
+        return dA, dB
+    if metric == "sqeuclidean":
+        H = 2.0 * G
+    else:  # euclidean: (u - v) / D, taken as 0 at D = 0 (as np.linalg.norm's rule does)
+        H = np.where(D == 0, 0.0, G / np.where(D == 0, 1.0, D))
+    dA = np.expand_dims(np.sum(H, axis=1), 1) * XA - H @ XB
+    dB = np.expand_dims(np.sum(H, axis=0), 1) * XB - np.transpose(H) @ XA
+    return dA, dB
+
+
 @transformable
 def pair_cotangents(g, u, v, D, metric, p):
     """``(du, dv)`` of the distances ``D`` between the rows ``u`` and ``v`` (broadcast
-    against each other; the last axis is the coordinates) whose cotangent is ``g``."""
-    if metric == "cosine":
-        _check_cosine(u, v)
-        nu = np.sqrt(np.sum(u * u, axis=-1, keepdims=True))
-        nv = np.sqrt(np.sum(v * v, axis=-1, keepdims=True))
-        s = np.sum(u * v, axis=-1, keepdims=True)
-        ge = np.expand_dims(g, -1)
-        # D = 1 - s / (|u| |v|)
-        du = ge * (s * u / (nu * nu * nu * nv) - v / (nu * nv))
-        dv = ge * (s * v / (nv * nv * nv * nu) - u / (nu * nv))
-        return du, dv
+    against each other; the last axis is the coordinates) whose cotangent is ``g``, for
+    the metrics not in ``_BY_PRODUCTS``."""
     delta = u - v
-    if metric == "sqeuclidean":
-        t = 2.0 * delta
-    elif metric == "cityblock":
+    if metric == "cityblock":
         t = np.sign(delta)
     elif metric == "chebyshev":
         a = np.abs(delta)
         mask = a == np.max(a, axis=-1, keepdims=True)
         t = np.sign(delta) * mask / np.sum(mask, axis=-1, keepdims=True)
     else:
-        # euclidean (p = 2) and minkowski: dD/d delta = sign(delta) |delta|^(p-1) / D^(p-1),
-        # taken as 0 at D = 0 (as np.linalg.norm's rule does)
-        zero = D == 0
-        safe = np.where(zero, 1.0, D)
-        if metric == "euclidean":
-            t = delta / np.expand_dims(safe, -1)
-        else:
-            t = np.sign(delta) * (np.abs(delta) / np.expand_dims(safe, -1)) ** (p - 1.0)
-        t = np.where(np.expand_dims(zero, -1), 0.0, t)
+        # minkowski: dD/d delta = sign(delta) (|delta| / D)^(p-1), taken as 0 at D = 0 (as
+        # np.linalg.norm's rule does)
+        zero = np.expand_dims(D == 0, -1)
+        safe = np.where(zero, 1.0, np.expand_dims(D, -1))
+        t = np.where(zero, 0.0, np.sign(delta) * (np.abs(delta) / safe) ** (p - 1.0))
     d = np.expand_dims(g, -1) * t
     return d, -d
 
@@ -111,6 +123,9 @@ def cdist_pullback(dy, XA, XB, metric="euclidean", *, out=None, **kwargs):
     m = _metric_name("scipy.spatial.distance.cdist", metric, out, kwargs)
     p = kwargs.get("p", 2.0)
     D = ssd.cdist(XA, XB, metric, **kwargs)
+    if m in _BY_PRODUCTS:
+        dA, dB = product_cotangents(densify(dy), XA, XB, D, m)
+        return unbroadcast(dA, XA), unbroadcast(dB, XB), NO_TANGENT
     u = np.expand_dims(XA, 1)  # (ma, 1, n) against (1, mb, n)
     v = np.expand_dims(XB, 0)
     du, dv = pair_cotangents(densify(dy), u, v, D, m, p)
@@ -122,8 +137,14 @@ def pdist_pullback(dy, X, metric="euclidean", *, out=None, **kwargs):
     m = _metric_name("scipy.spatial.distance.pdist", metric, out, kwargs)
     p = kwargs.get("p", 2.0)
     n = np.shape(X)[0]
-    i, j = np.triu_indices(n, 1)  # the pairs, in pdist's order
     D = ssd.pdist(X, metric, **kwargs)
+    if m in _BY_PRODUCTS:
+        # pdist(X) is the upper triangle of cdist(X, X), which is symmetric: the symmetric
+        # cotangent squareform(dy) / 2 pulls back through both of its arguments
+        G = 0.5 * ssd.squareform(densify(dy), "tomatrix", False)
+        dA, dB = product_cotangents(G, X, X, ssd.squareform(D, "tomatrix", False), m)
+        return unbroadcast(dA + dB, X), NO_TANGENT
+    i, j = np.triu_indices(n, 1)  # the pairs, in pdist's order
     du, dv = pair_cotangents(densify(dy), X[i], X[j], D, m, p)
     columns = ()
     for k in range(np.shape(X)[1]):

@@ -145,7 +145,7 @@ def pdist_pullback(dy, X, metric="euclidean", *, out=None, **kwargs):
         dA, dB = product_cotangents(G, X, X, ssd.squareform(D, "tomatrix", False), m)
         return unbroadcast(dA + dB, X), NO_TANGENT
     i, j = np.triu_indices(n, 1)  # the pairs, in pdist's order
-    du, dv = pair_cotangents(densify(dy), X[i], X[j], D, m, p)
+    du, dv = pair_cotangents(densify(dy), np.take(X, i, 0), np.take(X, j, 0), D, m, p)
     columns = ()
     for k in range(np.shape(X)[1]):
         columns = columns + (np.bincount(i, du[:, k], n) + np.bincount(j, dv[:, k], n),)

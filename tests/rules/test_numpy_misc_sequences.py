@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fd import check_jvp
 from rule_inputs import FLOATS, make
 
 from pullback import grad
@@ -72,3 +73,12 @@ def test_ediff1d_ends_by_keyword_in_user_code():
     step = 1e-6
     fd = [(f(x + step * e) - f(x - step * e)) / (2 * step) for e in np.eye(5)]
     assert np.allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_forward_mode():
+    p, _ = _phases(np.float64)
+
+    def f(p):
+        return np.sum(np.unwrap(p, period=5.0) ** 2) + np.sum(np.ediff1d(p, to_begin=p[:1]) ** 2)
+
+    check_jvp(f, (p,), (make("real", (7,), seed=4),))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.polynomial.polynomial as npp
 import pytest
+from fd import check_jvp
 from rule_inputs import FLOATS, make
 
 from pullback import grad
@@ -124,3 +125,16 @@ def test_numpy_polynomial(dtype):
         grad(lambda c2: np.sum(npp.polyval(0.5, c2)))(make("real", (3, 2)))
     # the two conventions agree: lowest power first against highest power first
     assert np.allclose(npp.polyfit(x, y, 2), np.polyfit(x, y, 2)[::-1], rtol=1e-4)
+
+
+def test_forward_mode():
+    x, y, w = _fit_inputs(np.float64)
+
+    def f(y):
+        fitted = np.sum(np.polyfit(x, y, 2) ** 2) + np.sum(npp.polyfit(x, y, 1, w=w))
+        p = np.concatenate([np.ones(1), y[:3]])
+        return (
+            fitted + np.sum(np.abs(np.roots(p)) ** 2) + np.sum(np.polyint(np.polyder(p), 1, y[0]))
+        )
+
+    check_jvp(f, (y,), (make("real", (7,), seed=6),))

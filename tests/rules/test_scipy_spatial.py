@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fd import check_jvp
 from rule_inputs import FLOATS, make
 
 from pullback import grad
@@ -114,3 +115,13 @@ def test_refused(call, said):
 
     with pytest.raises(UnsupportedCallError, match=said):
         grad(f)(x)
+
+
+def test_forward_mode():
+    a = _points((4, 3), np.float64)
+
+    def f(a):
+        near = ssd.cdist(a, a[:2] + 0.3, "minkowski", p=3.0)
+        return np.sum(near) + np.sum(ssd.squareform(ssd.pdist(a, "cosine")))
+
+    check_jvp(f, (a,), (make("real", (4, 3), seed=5),))

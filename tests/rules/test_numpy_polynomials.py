@@ -7,7 +7,7 @@ import numpy as np
 import numpy.polynomial.polynomial as npp
 import pytest
 from fd import check_jvp
-from rule_inputs import FLOATS, make
+from rule_inputs import FLOATS, make, make_complex
 
 from pullback import grad
 from pullback.errors import UnsupportedCallError
@@ -103,6 +103,12 @@ def test_roots(dtype):
     check_rrule(np.roots, np.array([1.0, 0.3, 2.0], dtype))  # a complex pair
     check_rrule(np.roots, np.array([2.0, -1.0, 0.5, 0.0], dtype))  # a root at 0
     check_rrule(np.roots, np.array([2.5], dtype))  # no roots
+
+
+def test_roots_of_complex_coefficients():
+    p = make_complex((3,)) + np.array([1.0, 0.0, 0.0])  # no leading zero
+    check_rrule(np.roots, p)
+    check_rrule_second_order(np.roots, p)
 
 
 def test_roots_leading_zero_refused():

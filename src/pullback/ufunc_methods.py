@@ -1,7 +1,8 @@
 """NumPy ufunc methods that are NumPy functions under another name.
 
 ``np.add.reduce(a, axis)`` is ``np.sum(a, axis)`` with the axis defaulting to 0,
-``np.multiply.accumulate`` is ``np.cumprod``, and ``np.subtract.outer(a, b)`` is
+``np.multiply.accumulate`` is ``np.cumprod`` (``np.maximum.accumulate`` and a few others
+are functions of this module, which have rules), and ``np.subtract.outer(a, b)`` is
 ``np.subtract`` of ``a`` reshaped to ``a.shape + (1,) * b.ndim`` against ``b``. The
 normalizer writes such calls as those functions
 (:mod:`pullback.transform.ufunc_calls`), so their rules, second derivatives, forward mode
@@ -20,8 +21,44 @@ import numpy as np
 
 #: ``ufunc.reduce`` -> the NumPy reduction computing the same values.
 REDUCTIONS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
-#: ``ufunc.accumulate`` -> the NumPy cumulative function computing the same values.
-ACCUMULATIONS = {np.add: np.cumsum, np.multiply: np.cumprod}
+
+
+def maximum_accumulate(array, axis=0, dtype=None):
+    """``np.maximum.accumulate``: the running maximum along ``axis``."""
+    return np.maximum.accumulate(array, axis, dtype)
+
+
+def minimum_accumulate(array, axis=0, dtype=None):
+    """``np.minimum.accumulate``: the running minimum along ``axis``."""
+    return np.minimum.accumulate(array, axis, dtype)
+
+
+def logaddexp_accumulate(array, axis=0, dtype=None):
+    """``np.logaddexp.accumulate``: the running ``log(sum(exp(...)))`` along ``axis``."""
+    return np.logaddexp.accumulate(array, axis, dtype)
+
+
+def subtract_accumulate(array, axis=0, dtype=None):
+    """``np.subtract.accumulate``: ``a[0] - a[1] - ... - a[i]`` along ``axis``."""
+    return np.subtract.accumulate(array, axis, dtype)
+
+
+def divide_accumulate(array, axis=0, dtype=None):
+    """``np.divide.accumulate``: ``a[0] / a[1] / ... / a[i]`` along ``axis``."""
+    return np.divide.accumulate(array, axis, dtype)
+
+
+#: ``ufunc.accumulate`` -> the function computing the same values: NumPy's cumulative
+#: functions, else the functions above (whose rules are in rules/numpy_accumulate.py).
+ACCUMULATIONS = {
+    np.add: np.cumsum,
+    np.multiply: np.cumprod,
+    np.maximum: maximum_accumulate,
+    np.minimum: minimum_accumulate,
+    np.logaddexp: logaddexp_accumulate,
+    np.subtract: subtract_accumulate,
+    np.divide: divide_accumulate,
+}
 #: Parameter names of the methods, in order (NumPy's signatures).
 PARAMETERS = {
     "reduce": ("array", "axis", "dtype", "out", "keepdims", "initial", "where"),

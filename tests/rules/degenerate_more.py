@@ -10,6 +10,7 @@ import operator
 import numpy as np
 from degenerate import A, S, add, case, skip
 
+import pullback.ufunc_methods as um
 from pullback.rules.numpy_misc_gradient import gradient_adjoint
 
 # -- assembling arrays ----------------------------------------------------------------
@@ -240,6 +241,39 @@ add(
     case("x (0,)", A((3,)), A((0,), seed=1)),
     case("0-d x", A((2,)), A((), seed=1)),
     case("p empty", A((0,)), A((2,), seed=1)),
+)
+add(
+    np.ediff1d,
+    case("(1,)", A((1,))),
+    case("(0,)", A((0,))),
+    case("(1,) both ends", A((1,)), A((2,), seed=1), A((), seed=2)),
+    case("(0,) to_begin", A((0,)), None, A((1,), seed=1)),
+)
+add(
+    np.unwrap,
+    case("(1,)", A((1,))),
+    case("(0,)", A((0,))),
+    case("(2,1) axis 1", A((2, 1)), axis=1),
+)
+# ufunc.accumulate of maximum, minimum, logaddexp, subtract and divide (numpy_accumulate)
+for _fn in (
+    um.maximum_accumulate,
+    um.minimum_accumulate,
+    um.logaddexp_accumulate,
+    um.subtract_accumulate,
+):
+    add(
+        _fn,
+        case("(0,)", A((0,))),
+        case("(1,)", A((1,))),
+        case("(2,1) axis 1", A((2, 1)), 1),
+        case("(0,3)", A((0, 3))),
+    )
+add(
+    um.divide_accumulate,
+    case("(0,)", A((0,))),
+    case("(1,)", A((1,), "positive")),
+    case("(2,1) axis 1", A((2, 1), "positive"), 1),
 )
 # np.trapz is NumPy < 2.4's old name of trapezoid (same rule).
 for _fn in (np.trapezoid, getattr(np, "trapz", None)):

@@ -24,6 +24,7 @@ AUDITED = {
     "numpy_assemble",
     "numpy_indexing",
     "numpy_misc",
+    "numpy_accumulate",
     "numpy_casts",
     "numpy_index_tricks",
     "numpy_functional",

@@ -9,7 +9,7 @@ from rule_inputs import FLOATS, make, make_complex
 
 from pullback.registry import default_registry
 from pullback.tangents import ZERO
-from pullback.testing import check_rrule
+from pullback.testing import check_rrule, check_rrule_second_order
 
 D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
 
@@ -102,6 +102,13 @@ def test_polyval(dtype):
     check_rrule(np.polyval, p, 0.7)
     check_rrule(np.polyval, [1.5, -0.5], make("real", (3,), dtype))
     check_rrule(np.polyval, p[:1], make("real", (3,), dtype))
+
+
+@D
+def test_polyval_second_order_at_zero(dtype):
+    # x ** 0 at x = 0: the mixed and the x-x second derivatives are finite there
+    p = make("real", (4,), dtype)
+    check_rrule_second_order(np.polyval, p, np.array([0.0, 0.5, -1.2], dtype))
 
 
 @D

@@ -1,5 +1,6 @@
 """Other NumPy functions: full, full_like, linspace, meshgrid, bincount, diff, gradient,
-interp, convolve, correlate, polyval, trapezoid, and cov and corrcoef (numpy_misc_covariance.py).
+interp, convolve, correlate, polyval, trapezoid, cov and corrcoef (numpy_misc_covariance.py),
+ediff1d and unwrap (numpy_misc_sequences.py).
 
 Choices where a function is not differentiable:
 
@@ -514,3 +515,6 @@ def register(reg):
     from .numpy_misc_gradient import register as register_gradient
 
     register_gradient(reg, FAMILY)
+    from .numpy_misc_sequences import register as register_sequences
+
+    register_sequences(r, reg)

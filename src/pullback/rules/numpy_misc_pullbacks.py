@@ -13,6 +13,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from .numpy_polynomials import ascending_powers
 from .transformable import by_rule, set_pullbacks
 
 
@@ -78,8 +79,9 @@ def polyval_pullback(dy, p, x):
     g = densify(dy)
     if n == 0:  # the empty polynomial is 0 everywhere
         return np.zeros(np.shape(p), np.result_type(p, 1.0)), unbroadcast(0.0 * g, x)
-    powers = np.arange(n - 1, -1, -1)
-    vander = np.expand_dims(x, -1) ** powers  # x's shape + (n,)
+    # x ** (n - 1, ..., 0) by products: x ** 0 by the power rule would differentiate to
+    # 0 * x ** -1, NaN at x = 0 in a second derivative
+    vander = np.flip(ascending_powers(x, n), -1)  # x's shape + (n,)
     dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
     if n > 1:
         dx = g * np.conj(np.polyval(p[:-1] * np.arange(n - 1, 0, -1), x))

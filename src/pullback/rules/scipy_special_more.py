@@ -21,6 +21,7 @@ import numpy as np
 
 from ..registry import transformable
 from ._util import Registrar
+from .transformable import rule_from_pullback
 
 FAMILY = "scipy_special"
 REQUIRES = "scipy.special"
@@ -37,7 +38,7 @@ def register(reg):
 
     def rule(fn, pullback_fn, notes=""):
         name = f"scipy.special.{fn.__name__}"
-        r.rule(fn, t.rule_from_pullback(fn, pullback_fn), name=name, notes=notes)
+        r.rule(fn, rule_from_pullback(fn, pullback_fn), name=name, notes=notes)
         reg.set_pullback_function(fn, pullback_fn)
 
     order = "wrt z; an integer order has no tangent, a float order is refused"

@@ -2,7 +2,7 @@
 (logsumexp, softmax, log_softmax, the Bessel functions of any order, the incomplete gamma
 and beta functions, zeta) written as transformable functions, so that second derivatives
 run through them. The Bessel functions, incomplete gamma/beta functions and zeta use them
-as their closure pullbacks too (:func:`rule_from_pullback`), so both agree exactly.
+as their closure pullbacks too (:func:`~.transformable.rule_from_pullback`), so both agree exactly.
 
 A float Bessel order and zeta's ``x`` have no derivative formula: their cotangent is a
 :class:`~.scipy_stats_common.Refused` value, which raises only when used (when that
@@ -16,9 +16,8 @@ import scipy.special as sc
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
-from ._util import ZERO, differentiable, finalize, zeros_for
 from .scipy_special_series import betainc_partials, gammainc_da
-from .scipy_stats_common import Refused, refused
+from .scipy_stats_common import refused
 from .transformable import _reduced, by_rule
 
 _ORDER = refused(
@@ -30,31 +29,6 @@ _ZETA_X = refused(
     "scipy.special.zeta with respect to x",
     "d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x has no scipy function",
 )
-
-
-def rule_from_pullback(fn, pullback_fn):
-    """A rule for ``fn`` whose closure pullback is ``pullback_fn(dy, *args, **kwargs)``
-    (cotangents fitted to the arguments; none for integer ones)."""
-
-    def special_rrule(*args, **kwargs):
-        y = fn(*args, **kwargs)
-
-        def special_pullback(dy):
-            if dy is ZERO:
-                return zeros_for(args)
-            cots = pullback_fn(dy, *args, **kwargs)
-            return tuple(
-                NO_TANGENT
-                if not differentiable(a)
-                else (c if isinstance(c, Refused) else finalize(c, a))
-                for c, a in zip(cots, args, strict=False)
-            )
-
-        special_pullback.__name__ = f"{fn.__name__}_pullback"
-        return y, special_pullback
-
-    special_rrule.__name__ = f"{fn.__name__}_rrule"
-    return special_rrule
 
 
 @transformable

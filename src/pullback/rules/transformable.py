@@ -8,6 +8,7 @@ grad of code that uses these functions. Each one must agree with its rule's pull
 
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 
@@ -15,7 +16,9 @@ import numpy as np
 
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, unbroadcast
+from ._util import differentiable, finalize, zeros_for
+from .scipy_stats_common import Refused
 
 FAMILY = "transformable"
 
@@ -279,6 +282,40 @@ def norm_pullback(dy, x, *rest, **options):
     y = np.linalg.norm(x)
     safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
     return (np.where(y == 0, 0.0, dy / safe) * x,) + tail
+
+
+def rule_from_pullback(fn, pullback_fn, keywords=()):
+    """A rule for ``fn`` whose closure pullback is ``pullback_fn(dy, *args, **kwargs)``
+    (cotangents fitted to the arguments; none for integer ones), so the closure and the
+    second-order path agree exactly. ``pullback_fn`` returns one cotangent per parameter;
+    those of the differentiated ``keywords`` given by keyword follow the positional ones
+    in a dict (``rule.extra["keyword_cotangents"]``)."""
+    places = list(inspect.signature(pullback_fn).parameters)[1:]
+
+    def fitted(c, a):
+        if not differentiable(a):
+            return NO_TANGENT
+        return c if isinstance(c, Refused) else finalize(c, a)
+
+    def rule_rrule(*args, **kwargs):
+        y = fn(*args, **kwargs)
+        passed = [k for k in keywords if kwargs.get(k) is not None]
+
+        def rule_pullback(dy):
+            if dy is ZERO:
+                cots = zeros_for(args)
+                return cots + ({k: zeros_for((kwargs[k],))[0] for k in passed},) if passed else cots
+            cots = pullback_fn(dy, *args, **kwargs)
+            out = tuple(fitted(c, a) for c, a in zip(cots, args, strict=False))
+            if not passed:
+                return out
+            return out + ({k: fitted(cots[places.index(k)], kwargs[k]) for k in passed},)
+
+        rule_pullback.__name__ = f"{fn.__name__}_pullback"
+        return y, rule_pullback
+
+    rule_rrule.__name__ = f"{fn.__name__}_rrule"
+    return rule_rrule
 
 
 def set_pullbacks(reg, pairs) -> None:

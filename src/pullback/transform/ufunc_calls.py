@@ -6,6 +6,7 @@ A mixin of :class:`~pullback.transform.normalize.Normalizer` (the table is in
     np.add.reduce(a, 1)          ->  np.sum(a, axis=1)
     np.multiply.reduce(a)        ->  np.prod(a, axis=0)
     np.add.accumulate(a)         ->  np.cumsum(a, axis=0)
+    np.maximum.accumulate(a)     ->  _pb_maximum_accumulate(a, axis=0)  (ufunc_methods.py)
     np.subtract.outer(a, b)      ->  np.subtract(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
 
 A call the table does not cover (``out=``, ``np.logaddexp.reduce``, a ``dtype`` for
@@ -74,9 +75,15 @@ class UfuncCalls:
         return self._numpy_call(ufunc, [column, b], keywords, e)
 
     def _numpy_call(self, fn, args, keywords, where):
-        func = N.attr("_np", fn.__name__)
+        if getattr(np, fn.__name__, None) is fn:
+            func = N.attr("_np", fn.__name__)
+            name = f"numpy.{fn.__name__}"
+        else:  # a function of pullback.ufunc_methods (np.maximum.accumulate, ...)
+            func = N.load(f"_pb_{fn.__name__}")
+            self.namespace[func.id] = fn
+            name = f"{fn.__module__}.{fn.__name__}"
         node = gast.copy_location(gast.Call(func=func, args=args, keywords=keywords), where)
-        node.pb_callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
+        node.pb_callee = Callee("object", fn, name=name)
         return node
 
     def _temp(self, value, stmts, where):

@@ -96,13 +96,13 @@ def test_a_called_function_using_them_passes_the_check():
 
 def test_a_method_without_a_numpy_equivalent_is_refused_where_a_gradient_flows():
     def log_total(x):
-        return np.logaddexp.reduce(x[0])
+        return np.hypot.reduce(x[0])
 
     with pytest.raises(pullback.UnsupportedSyntaxError, match="PB301"):
         pullback.grad(log_total)(_x(np.float64))
 
     def counted(x):
-        n = np.logaddexp.reduce(np.ones(3))  # no gradient flows through it: it just runs
+        n = np.hypot.reduce(np.ones(3))  # no gradient flows through it: it just runs
         return n * np.sum(x)
 
     check_grad(counted, _x(np.float64))

@@ -269,6 +269,8 @@ for _fn in (
         case("(2,1) axis 1", A((2, 1)), 1),
         case("(0,3)", A((0, 3))),
     )
+for _fn in (um.logaddexp_reduce, um.logaddexp2_reduce):  # (NumPy refuses a zero-size one)
+    add(_fn, case("(1,)", A((1,))), case("(2,1) axis 1", A((2, 1)), 1))
 add(
     um.divide_accumulate,
     case("(0,)", A((0,))),

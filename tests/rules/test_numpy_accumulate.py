@@ -106,3 +106,36 @@ def test_in_user_code_second_order_and_forward():
     x = make("distinct", (4, 5), seed=2)
     check_grads(all_methods, x, order=2)
     check_jvp(all_methods, (x,), (make("real", (4, 5), seed=3),))
+
+
+def reductions(x):
+    return (
+        np.sum(np.logaddexp.reduce(x, axis=1) ** 2)
+        + np.logaddexp2.reduce(x, axis=None)
+        + np.sum(np.logaddexp.reduce(x, keepdims=True) * x)
+        + np.sum(np.logaddexp.reduce(x, axis=1, where=x > 0, initial=-5.0))
+    )
+
+
+@D
+@pytest.mark.parametrize("axis, keepdims", [(0, False), (1, True), (None, False), ((0, 1), False)])
+def test_logaddexp_reduce_rules(dtype, axis, keepdims):
+    x = make("real", (3, 4), dtype, seed=4)
+    check_rrule(um.logaddexp_reduce, x, axis, keepdims=keepdims)
+    check_rrule(um.logaddexp2_reduce, x, axis, keepdims=keepdims)
+
+
+def test_logaddexp_reduce_is_the_softmax():
+    x = np.array([0.3, -0.7, 1.2])
+    softmax = np.exp(x) / np.sum(np.exp(x))
+    np.testing.assert_allclose(grad(lambda v: np.logaddexp.reduce(v))(x), softmax, rtol=1e-12)
+
+
+@D
+def test_reductions_in_user_code(dtype):
+    x = make("real", (4, 5), dtype, seed=5)
+    assert grad(reductions)(x).dtype == dtype
+    check_grad(reductions, x)
+    check_grads(reductions, x, order=2)
+    if dtype == np.float64:  # (finite differences in float32 are too coarse for this sum)
+        check_jvp(reductions, (x,), (make("real", (4, 5), dtype, seed=6),))

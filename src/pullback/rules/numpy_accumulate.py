@@ -1,5 +1,7 @@
 """``ufunc.accumulate`` beyond ``add`` and ``multiply`` (which are ``np.cumsum`` and
-``np.cumprod``): ``maximum``, ``minimum``, ``logaddexp``, ``subtract`` and ``divide``. The
+``np.cumprod``): ``maximum``, ``minimum``, ``logaddexp``, ``subtract`` and ``divide``;
+and ``ufunc.reduce`` of ``logaddexp``/``logaddexp2`` (``np.logaddexp.reduce`` is a
+log-sum-exp; ``add``/``multiply``/``maximum``/``minimum`` are NumPy's reductions). The
 normalizer writes ``np.maximum.accumulate(a, axis)`` as a call of
 :func:`pullback.ufunc_methods.maximum_accumulate` (and so on), whose rules are here. Each
 pullback is a transformable function (the rule's closure calls it too), so second
@@ -141,9 +143,42 @@ def divide_accumulate_pullback(dy, array, axis=0, dtype=None):
     return unbroadcast(np.moveaxis(da, 0, axis), array), NO_TANGENT, NO_TANGENT
 
 
+@transformable
+def logaddexp_reduce_pullback(
+    dy, array, axis=0, dtype=None, keepdims=False, initial=None, where=True
+):
+    # y = log(sum(exp(a))): da = g exp(a - y), the softmax along the axis (zero where
+    # where= leaves an element out; initial= only changes y)
+    y = um.logaddexp_reduce(array, axis, dtype, True, initial, where)
+    g = densify(dy)
+    if not keepdims and axis is not None:
+        g = np.expand_dims(g, axis)
+    da = g * np.exp(array - y)
+    if where is not True:
+        da = np.where(where, da, 0.0 * da)
+    return unbroadcast(da, array), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def logaddexp2_reduce_pullback(
+    dy, array, axis=0, dtype=None, keepdims=False, initial=None, where=True
+):
+    # y = log2(sum(2**a)): da = g 2**(a - y)
+    y = um.logaddexp2_reduce(array, axis, dtype, True, initial, where)
+    g = densify(dy)
+    if not keepdims and axis is not None:
+        g = np.expand_dims(g, axis)
+    da = g * np.exp2(array - y)
+    if where is not True:
+        da = np.where(where, da, 0.0 * da)
+    return unbroadcast(da, array), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
     for fn, pullback_fn, notes in (
+        (um.logaddexp_reduce, logaddexp_reduce_pullback, "a log-sum-exp"),
+        (um.logaddexp2_reduce, logaddexp2_reduce_pullback, ""),
         (um.maximum_accumulate, maximum_accumulate_pullback, "ties: half each, step by step"),
         (um.minimum_accumulate, minimum_accumulate_pullback, "ties: half each, step by step"),
         (um.logaddexp_accumulate, logaddexp_accumulate_pullback, ""),

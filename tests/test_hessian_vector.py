@@ -8,6 +8,7 @@ the scalar ``hessian`` of each output element in a loop, in float64 and float32.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -198,7 +199,7 @@ def test_a_step_that_cannot_batch_falls_back_to_rows(monkeypatch):
 
 
 def elementwise(x):
-    return np.tanh(x) * x[0] + np.sin(x) * x - x[0] * x[1] * x
+    return np.tanh(x) * x[0] + np.sin(x) * x - x[0] * x[1] * x + np.sum(x) * np.cos(x)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -214,6 +215,29 @@ def test_elementwise_steps_run_batched(monkeypatch, dtype):
     np.testing.assert_allclose(H, want, rtol=_tol(dtype), atol=_tol(dtype))
     atol = 1e-6 if dtype == np.float64 else 1e-3
     np.testing.assert_allclose(H, fd_of(jacobian(elementwise), (x,), 0), rtol=1e-5, atol=atol)
+
+
+class Model:
+    def __init__(self, a):
+        self.a = a
+
+    def field(self, x):
+        return np.sin(x) * self.a * x[0]
+
+
+def scaled(x, c):
+    return np.tanh(x * c) * x[1]
+
+
+def test_methods_partials_and_keyword_arguments():
+    x = np.array([0.3, 0.6, 0.9])
+    H = hessian(Model(2.0).field)(x)
+    np.testing.assert_allclose(H, per_element(lambda v: Model(2.0).field(v), x, (3,)), rtol=1e-12)
+    np.testing.assert_allclose(H, fd_of(jacobian(Model(2.0).field), (x,), 0), atol=1e-6)
+    np.testing.assert_allclose(hvp(Model(2.0).field)(x, x), H @ x, rtol=1e-12, atol=1e-15)
+    want = fd_of(jacobian(scaled), (x, 1.5), 0)
+    np.testing.assert_allclose(hessian(functools.partial(scaled, c=1.5))(x), want, atol=1e-6)
+    np.testing.assert_allclose(hessian(scaled)(x, c=1.5), want, atol=1e-6)
 
 
 # -- nesting: jacobian(jacobian(f)), jacobian(grad(f)), jacobian(hessian(f)) ---------------

@@ -354,3 +354,15 @@ def test_refusals_name_the_function_and_the_fix():
         "v has shape (3,) but the argument 'x' has shape (2,); hvp's direction must have "
         "its argument's shape."
     )
+
+
+def test_a_dask_output_is_refused_with_the_fix():
+    da = pytest.importorskip("dask.array")
+    x = da.from_array(np.array([0.5, 1.0]), chunks=1)
+    with pytest.raises(pullback.ArgumentError) as info:
+        hessian(out_vector)(x)
+    assert str(info.value) == (
+        "hessian of a non-scalar function needs NumPy values, but 'out_vector' returned a "
+        "dask array.\nFix: pass NumPy arrays (x.compute() for Dask), or take the hessian of "
+        "a scalar function of it."
+    )

@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from . import backends
 from .adjoints import VJPRef
 from .api import vjp_resolved
 from .arguments import _bound_values, fast_kinds, resolve_wrt
@@ -63,6 +64,12 @@ def _outputs(fn, y):
                 f"{type(leaf).__name__}: its second derivative is not defined without choosing "
                 "a convention.\nFix: differentiate np.real(...) and np.imag(...) of the result "
                 "separately."
+            )
+        if backends.is_foreign_array(leaf):
+            raise ArgumentError(
+                f"hessian of a non-scalar function needs NumPy values, but '{_name(fn)}' "
+                f"returned a {backends.backend_of(leaf)} array.\nFix: pass NumPy arrays "
+                "(x.compute() for Dask), or take the hessian of a scalar function of it."
             )
         if isinstance(leaf, bool) or not isinstance(leaf, (float, int, np.ndarray, np.generic)):
             raise NonScalarOutputError(

@@ -366,3 +366,19 @@ def test_a_dask_output_is_refused_with_the_fix():
         "dask array.\nFix: pass NumPy arrays (x.compute() for Dask), or take the hessian of "
         "a scalar function of it."
     )
+
+
+def test_a_derivative_of_a_jacobian_of_a_jacobian_is_refused_by_name():
+    x = np.array([0.5, 1.0])
+    with pytest.raises(pullback.HigherOrderError) as info:
+        jacobian(jacobian(jacobian(out_vector)))(x)
+    assert str(info.value) == (
+        "cannot take the jacobian of jacobian(jacobian(out_vector)): pullback differentiates a "
+        "jacobian or hessian once (jacobian(jacobian(f)), jacobian(hessian(f)), "
+        "hessian(grad(f))).\nFix: for a third derivative of a scalar function use "
+        "jacobian(hessian(f)) or hessian(grad(f))."
+    )
+    with pytest.raises(pullback.HigherOrderError, match=r"the hessian of hessian\(cubic_sum\)"):
+        hessian(hessian(cubic_sum))
+    with pytest.raises(pullback.HigherOrderError, match=r"the hessian of jacobian\(out_vector\)"):
+        hessian(jacobian(out_vector))

@@ -28,7 +28,7 @@ from .forward_mode import LazyJVP, jvp, stacked_jvp_with
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
-from .second_order import HessianFunction, second_derivatives, vector_hvp
+from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
 from .tangents import ZERO, materialize
 from .transformed import GradFunction
 
@@ -109,6 +109,8 @@ class JacobianFunction:
             # jacobian(jacobian(f)): the derivative of f's Jacobian (jacobian(hessian(f)),
             # of grad(f)'s), in any mode the same numbers
             target = inner.fn if type(inner) is JacobianFunction else inner._scalar.fn
+            if type(target) in _DERIVATIVES or type(getattr(target, "fn", None)) in _DERIVATIVES:
+                raise third_order_error("jacobian", inner)
             wrt = ((inner.names, inner.single), (self.names, self.single))
             registry = self.registry if self.registry is not None else inner.registry
             return second_derivatives(target, args, kwargs, *wrt, registry)
@@ -365,8 +367,13 @@ def hessian(fn=None, wrt=0, *, registry=None):
     """
     if fn is None:
         return lambda f: hessian(f, wrt, registry=registry)
+    if type(fn) in _DERIVATIVES:
+        raise third_order_error("hessian", fn)
     scalar = JacobianFunction(grad(fn, wrt, registry=registry), wrt, registry)
     return HessianFunction(fn, wrt, registry, scalar)
+
+
+_DERIVATIVES = (JacobianFunction, HessianFunction)
 
 
 class HVPFunction:

@@ -41,6 +41,7 @@ from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import (
     ArgumentError,
+    HigherOrderError,
     NonScalarOutputError,
     NotDifferentiableError,
     ShapeMismatchError,
@@ -78,6 +79,25 @@ def _outputs(fn, y):
                 "pullback.vjp of the gradient for other structures."
             )
     return leaves
+
+
+def third_order_error(outer: str, inner) -> HigherOrderError:
+    """The refusal of a derivative of ``inner``, a jacobian or hessian of a jacobian or
+    hessian: a second derivative is the Jacobian of a generated vjp function, which the
+    result of a jacobian is not."""
+    levels, fn = [], inner
+    while type(fn).__name__ in _LEVELS:
+        levels.append(_LEVELS[type(fn).__name__])
+        fn = fn.fn
+    text = "(".join(levels) + f"({_name(fn)}" + ")" * len(levels)
+    return HigherOrderError(
+        f"cannot take the {outer} of {text}: pullback differentiates a jacobian or hessian "
+        "once (jacobian(jacobian(f)), jacobian(hessian(f)), hessian(grad(f))).\nFix: for a "
+        "third derivative of a scalar function use jacobian(hessian(f)) or hessian(grad(f))."
+    )
+
+
+_LEVELS = {"JacobianFunction": "jacobian", "HessianFunction": "hessian"}
 
 
 def _name(fn) -> str:

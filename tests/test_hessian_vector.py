@@ -238,6 +238,9 @@ def test_methods_partials_and_keyword_arguments():
     want = fd_of(jacobian(scaled), (x, 1.5), 0)
     np.testing.assert_allclose(hessian(functools.partial(scaled, c=1.5))(x), want, atol=1e-6)
     np.testing.assert_allclose(hessian(scaled)(x, c=1.5), want, atol=1e-6)
+    out = np.empty((3, 3, 3))
+    assert hessian(scaled).into(out, x, 1.5) is out
+    np.testing.assert_allclose(out, want, atol=1e-6)
 
 
 # -- nesting: jacobian(jacobian(f)), jacobian(grad(f)), jacobian(hessian(f)) ---------------

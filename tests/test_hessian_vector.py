@@ -294,6 +294,17 @@ def test_hvp_of_a_vector_function(dtype):
     )
 
 
+def complex_in(z):
+    return (z.real**2 + z.imag**2) * z.real
+
+
+def test_a_complex_argument_follows_the_scalar_hessian_convention():
+    z = np.array([0.5 + 0.2j, 1.0 - 0.3j])
+    H = hessian(complex_in)(z)
+    assert H.shape == (2, 2, 2) and H.dtype == np.complex128
+    np.testing.assert_allclose(H, per_element(complex_in, z, (2,)), rtol=1e-12)
+
+
 # -- what is still refused ------------------------------------------------------------------
 
 

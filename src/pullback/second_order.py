@@ -134,10 +134,11 @@ def _array_values(fn, args, kwargs, names, what="hessian"):
 
 
 def _sweeps(fn, args, kwargs, inner_names, outer_names, registry):
-    """The output leaves of ``fn(*args, **kwargs)`` and, for each leaf ``j`` and each of its
-    elements ``k``, ``(j, first, back)``: the vjp function of ``fn`` in ``inner_names`` run
-    at the seed ``e_k`` of leaf ``j`` (``first``, one cotangent per inner argument), and its
-    pullback in ``outer_names``."""
+    """``(y, leaves, sweeps)``: the output ``y = fn(*args, **kwargs)``, its leaves, and
+    ``sweeps(j, leaf)``, which yields for each element ``k`` of leaf ``j`` the pair ``(first,
+    back)``: the vjp function of ``fn`` in ``inner_names`` run at the seed ``e_k`` of that
+    leaf (``first``, one cotangent per inner argument), and its pullback in
+    ``outer_names``."""
     reg = registry if registry is not None else default_registry()
     y = fn(*args, **kwargs)  # the output's structure, shapes and dtypes: the seeds'
     multi = isinstance(y, (tuple, list))

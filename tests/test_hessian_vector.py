@@ -243,6 +243,21 @@ def test_methods_partials_and_keyword_arguments():
     np.testing.assert_allclose(out, want, atol=1e-6)
 
 
+def scalar_or_vector(x):
+    if x[0] > 0:
+        return np.sum(x**3)
+    return x**3
+
+
+def test_the_remembered_kind_of_output_never_changes_an_answer():
+    h, p = np.array([1.0, 2.0]), np.array([-1.0, 2.0])
+    hess, hv = hessian(scalar_or_vector), hvp(scalar_or_vector)
+    for x in (h, p, h, p):  # a vector output is remembered for these argument kinds
+        want = np.diag(6 * x) if x[0] > 0 else np.einsum("ij,jk->ijk", np.eye(2), np.diag(6 * x))
+        np.testing.assert_allclose(hess(x), want, rtol=1e-12)
+        np.testing.assert_allclose(hv(x, np.ones(2)), want @ np.ones(2), rtol=1e-12)
+
+
 # -- nesting: jacobian(jacobian(f)), jacobian(grad(f)), jacobian(hessian(f)) ---------------
 
 

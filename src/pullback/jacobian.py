@@ -394,11 +394,11 @@ class HVPFunction:
     def __call__(self, *args):
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
-        key = fast_kinds(args)
-        if key is None or key not in self._non_scalar:
+        if not (self._non_scalar and fast_kinds(args) in self._non_scalar):
             try:
                 return self._scalar_hvp(args)
             except NonScalarOutputError:
+                key = fast_kinds(args)
                 if key is not None:
                     self._non_scalar.add(key)
         *primals, v = args

@@ -252,11 +252,14 @@ class HessianFunction:
 
     @user_facing
     def __call__(self, *args, **kwargs):
-        key = None if kwargs else fast_kinds(args)
-        if key is None or key not in self._non_scalar:
+        # the kinds are read only once a non-scalar output was seen: a scalar Hessian's
+        # call costs what jacobian(grad(f))'s does
+        known = self._non_scalar and not kwargs and fast_kinds(args) in self._non_scalar
+        if not known:
             try:
                 return self._scalar(*args, **kwargs)
             except NonScalarOutputError:
+                key = None if kwargs else fast_kinds(args)
                 if key is not None:
                     self._non_scalar.add(key)
         wrt = (self.names, self.single)

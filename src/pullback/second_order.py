@@ -133,12 +133,12 @@ def _array_values(fn, args, kwargs, names, what="hessian"):
     return values
 
 
-def _sweeps(fn, args, kwargs, inner_names, outer_names, registry):
+def _sweeps(fn, args, kwargs, inner_names, outer, registry):
     """``(y, leaves, sweeps)``: the output ``y = fn(*args, **kwargs)``, its leaves, and
     ``sweeps(j, leaf)``, which yields for each element ``k`` of leaf ``j`` the pair ``(first,
     back)``: the vjp function of ``fn`` in ``inner_names`` run at the seed ``e_k`` of that
-    leaf (``first``, one cotangent per inner argument), and its pullback in
-    ``outer_names``."""
+    leaf (``first``, one cotangent per inner argument), and its pullback in the arguments
+    ``outer = (names, values)`` (their values bound once, for every seed)."""
     reg = registry if registry is not None else default_registry()
     y = fn(*args, **kwargs)  # the output's structure, shapes and dtypes: the seeds'
     multi = isinstance(y, (tuple, list))
@@ -155,7 +155,9 @@ def _sweeps(fn, args, kwargs, inner_names, outer_names, registry):
             if multi:
                 seed = [seed if m == j else _zero(o) for m, o in enumerate(leaves)]
                 seed = seed if isinstance(y, list) else tuple(seed)
-            first, back = vjp_resolved(vjp_fn, (seed, *args), kwargs, outer_names, False, reg)
+            first, back = vjp_resolved(
+                vjp_fn, (seed, *args), kwargs, outer[0], False, reg, outer[1]
+            )
             yield first, back
 
     return y, leaves, sweeps
@@ -169,7 +171,7 @@ def second_derivatives(fn, args, kwargs, inner, outer, registry=None):
     are several)."""
     inner_shapes = [np.shape(v) for v in _array_values(fn, args, kwargs, inner[0])]
     outer_values = _array_values(fn, args, kwargs, outer[0])
-    y, leaves, sweeps = _sweeps(fn, args, kwargs, inner[0], outer[0], registry)
+    y, leaves, sweeps = _sweeps(fn, args, kwargs, inner[0], (outer[0], outer_values), registry)
     results = []
     for j, leaf in enumerate(leaves):
         # rows[i][o]: for each output element, the derivative in outer[o] of the cotangent
@@ -205,7 +207,7 @@ def vector_hvp(fn, args, kwargs, names, v, registry=None):
             f"v has shape {np.shape(v)} but the argument '{names[0]}' has shape "
             f"{np.shape(value)}; hvp's direction must have its argument's shape."
         )
-    y, leaves, sweeps = _sweeps(fn, args, kwargs, names, names, registry)
+    y, leaves, sweeps = _sweeps(fn, args, kwargs, names, (names, [value]), registry)
     results = []
     for j, leaf in enumerate(leaves):
         rows = [np.asarray(back((v,))[0]) for _, back in sweeps(j, leaf)]

@@ -61,6 +61,8 @@ def breakdown(hess_f, x, quick):
     from pullback.api import vjp_resolved
     from pullback.diagonal_stack import identity_stack
 
+    hess_f = hess_f._scalar  # what a scalar output runs: jacobian(grad(f))
+
     def forward():
         return vjp_resolved(hess_f.fn, (x,), {}, hess_f.names, hess_f.single, None, [x])
 

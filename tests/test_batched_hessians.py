@@ -67,6 +67,22 @@ def test_hessian_runs_batched_and_matches_rows_and_fd(fn, shape, dtype, no_fallb
     np.testing.assert_allclose(H, fd_jacobian(grad(fn), x64), rtol=1e-4, atol=1e-4)
 
 
+def sum_times(x):
+    # a sum read by a product: the sum's pullback and its store of a scalar follow the stack
+    return np.sum(x) ** 2 + np.sum(np.sum(x * x) * np.tanh(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_sum_read_again_runs_batched(dtype, no_fallback):
+    x = np.linspace(-0.9, 1.3, 6).astype(dtype)
+    H = hessian(sum_times)(x)
+    assert H.dtype == dtype
+    tol = 2e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(H, row_by_row_hessian(sum_times, x), rtol=tol, atol=tol)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(H, fd_jacobian(grad(sum_times), x64), rtol=1e-4, atol=1e-4)
+
+
 def test_hessian_of_one_element_and_scalar_reads():
     x = np.array([0.7])
     np.testing.assert_allclose(hessian(stencil_small)(x), row_by_row_hessian(stencil_small, x))

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .band_stack import BandStack
+from .diagonal_stack import DiagonalStack
 from .errors import UnsupportedCallError
 from .indexed_cotangent import _scatter_add
 from .read_folds import fold_reads
@@ -198,6 +200,8 @@ def written_cotangent(g, shape, index):
 @transformable
 def array_set_pullback(dy, a, index, value):
     g = densify(dy)
+    if type(g) is DiagonalStack or type(g) is BandStack:
+        g = g.dense()  # a stack of cotangents (pullback.batched) written into: its array
     if type(index) is int and np.ndim(g) == 1 and np.ndim(value) == 0:
         # The scalar loop (out[i] = v): one entry, no repeat, no broadcast. Our own copy
         # of the cotangent, whose written entry goes to the value (a local write itself).

@@ -36,9 +36,9 @@ from .running import deeper_recursion, run_pullback
 from .tangents import ZERO, materialize
 
 
-def _stack_rows(back, dys):
+def _stack_rows(back, dys, place=None):
     """One ordinary pullback per direction, stacked (the exact fallback)."""
-    rows = [back(dy) for dy in dys]
+    rows = [back(dy if place is None else place(dy)) for dy in dys]
     rows = [(r,) if back.single else r for r in rows]
     out = []
     for i, value in enumerate(back._values):
@@ -178,7 +178,7 @@ def _sweep(back, dy):
     return run_pullback(back._pullback, dy)
 
 
-def _agrees(back, dys, cots, rng=None) -> bool:
+def _agrees(back, dys, cots, rng=None, place=None) -> bool:
     """:func:`agrees` for the cotangents of a pullback whose arguments and output are
     floats or NumPy float arrays (see :func:`stacked_pullback`). The checking sweep runs
     without the pullback's call checks: its cotangent, a combination of the rows of
@@ -186,39 +186,50 @@ def _agrees(back, dys, cots, rng=None) -> bool:
     so the compute guard would be a no-op."""
 
     def one_pullback(combined):
-        cotangents = _sweep(back, combined[0])
+        cotangents = _sweep(back, combined[0] if place is None else place(combined[0]))
         return [materialize(c, v) for c, v in zip(cotangents, back._values, strict=True)]
 
     return agrees(one_pullback, [dys], cots, rng)
 
 
-def stacked_pullback(back, dys):
+def stacked_pullback(back, dys, entry=None):
     """Cotangents of every direction in the stack ``dys`` (shape ``(k,) + y.shape``) through
     the pullback ``back`` returned by :func:`pullback.vjp`: one array of shape
     ``(k,) + x.shape`` per differentiated argument (a tuple unless ``wrt`` was single).
+    For an output that is a tuple, ``entry`` says which of its items the stack belongs to
+    (the others have zero cotangents).
 
     One batched reverse sweep where every step follows the batch axis, one pullback per
     direction otherwise; both give the same result.
     """
     if type(dys) is not DiagonalStack:
         dys = np.asarray(dys)
-    y_shape = back.y.shape if type(back.y) is np.ndarray else np.shape(back.y)
+    y = back.y if entry is None else back.y[entry]
+    place = None if entry is None else functools.partial(_at_entry, len(back.y), entry)
+    y_shape = y.shape if type(y) is np.ndarray else np.shape(y)
     if dys.ndim < 1 or dys.shape[1:] != y_shape:
         from .errors import ShapeMismatchError
 
         raise ShapeMismatchError(
-            f"a stack of cotangents must have shape (k,) + {np.shape(back.y)} (the output's "
+            f"a stack of cotangents must have shape (k,) + {np.shape(y)} (the output's "
             f"shape), got {dys.shape}.\nFix: stack one cotangent per row, e.g. np.stack(dys)."
         )
     simple = all(
         type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f") for v in back._values
-    ) and (type(back.y) is float or type(back.y) is np.ndarray or np.isscalar(back.y))
+    ) and (type(y) is float or type(y) is np.ndarray or np.isscalar(y))
     if simple and dys.shape[0] > 1:
-        cots = _batched_cotangents(back, dys, (dys.shape[0],))
-        if cots is not None and _agrees(back, dys, cots):
+        seed = dys if place is None else place(dys)
+        cots = _batched_cotangents(back, seed, (dys.shape[0],))
+        if cots is not None and _agrees(back, dys, cots, place=place):
             out = [materialize_rows(c, v) for c, v in zip(cots, back._values, strict=True)]
             return out[0] if back.single else tuple(out)
-    return _stack_rows(back, dys.dense() if type(dys) is DiagonalStack else dys)
+    dense = dys.dense() if type(dys) is DiagonalStack else dys
+    return _stack_rows(back, dense) if place is None else _stack_rows(back, dense, place)
+
+
+def _at_entry(n, entry, dy):
+    """The cotangent of an ``n``-tuple output that is ``dy`` at ``entry``, zero elsewhere."""
+    return tuple(dy if m == entry else ZERO for m in range(n))
 
 
 def materialize_rows(c, value):

@@ -23,11 +23,12 @@ from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, r
 from .batched import stacked_pullback
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
-from .errors import ArgumentError, user_facing
+from .errors import ArgumentError, NonScalarOutputError, user_facing
 from .forward_mode import LazyJVP, jvp, stacked_jvp_with
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
+from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
 from .tangents import ZERO, materialize
 from .transformed import GradFunction
 
@@ -103,6 +104,16 @@ class JacobianFunction:
 
     @user_facing
     def __call__(self, *args, **kwargs):
+        inner = self.fn
+        if type(inner) is JacobianFunction or type(inner) is HessianFunction:
+            # jacobian(jacobian(f)): the derivative of f's Jacobian (jacobian(hessian(f)),
+            # of grad(f)'s), in any mode the same numbers
+            target = inner.fn if type(inner) is JacobianFunction else inner._scalar.fn
+            if type(target) in _DERIVATIVES or type(getattr(target, "fn", None)) in _DERIVATIVES:
+                raise third_order_error("jacobian", inner)
+            wrt = ((inner.names, inner.single), (self.names, self.single))
+            registry = self.registry if self.registry is not None else inner.registry
+            return second_derivatives(target, args, kwargs, *wrt, registry)
         mode = self.mode
         if mode != "reverse":
             positions = self._positional()
@@ -345,18 +356,24 @@ def jacobian(fn=None, wrt=0, *, mode="reverse", registry=None):
 
 
 def hessian(fn=None, wrt=0, *, registry=None):
-    """The Hessian of a scalar ``fn``: ``jacobian(grad(fn))``, by reverse over reverse.
+    """The Hessian of ``fn``: ``jacobian(grad(fn))`` by reverse over reverse for a scalar
+    output, one such Jacobian per output element for any other (as ``jax.hessian``).
 
-    For an argument of shape ``T`` the Hessian has shape ``T + T``. Second derivatives go
-    through arithmetic, indexing, control flow, ``math`` and the elementwise NumPy functions
-    the reverse sweep writes inline; a step that needs the derivative of another rule's
-    pullback is refused with a clear error.
+    For an output of shape ``S`` and an argument of shape ``T`` the Hessian has shape
+    ``S + T + T``. A tuple ``wrt`` gives nested tuples: ``H[i][j]``, of shape ``S + T_i +
+    T_j``, differentiates in argument ``j`` the derivative in argument ``i``; a tuple output
+    gives a tuple of such results. A step whose rule has no second derivative is refused
+    with a clear error.
     """
     if fn is None:
         return lambda f: hessian(f, wrt, registry=registry)
-    if isinstance(wrt, (tuple, list)):
-        raise ArgumentError("hessian takes one argument (wrt=index or name), not a tuple.")
-    return JacobianFunction(grad(fn, wrt, registry=registry), wrt, registry)
+    if type(fn) in _DERIVATIVES:
+        raise third_order_error("hessian", fn)
+    scalar = JacobianFunction(grad(fn, wrt, registry=registry), wrt, registry)
+    return HessianFunction(fn, wrt, registry, scalar)
+
+
+_DERIVATIVES = (JacobianFunction, HessianFunction)
 
 
 class HVPFunction:
@@ -370,12 +387,24 @@ class HVPFunction:
         self.names, _ = resolve_wrt(fn, wrt)
         self._position = self.grad._positions[0] if self.grad._positions else None
         self._adjoints: dict = {}
+        self._non_scalar: set = set()  # fast kinds of calls whose output was not a scalar
         functools.update_wrapper(self, fn, updated=())
 
     @user_facing
     def __call__(self, *args):
         if not args:
             raise ArgumentError("hvp(f) is called as hvp(f)(*args, v).")
+        if not (self._non_scalar and fast_kinds(args) in self._non_scalar):
+            try:
+                return self._scalar_hvp(args)
+            except NonScalarOutputError:
+                key = fast_kinds(args)
+                if key is not None:
+                    self._non_scalar.add(key)
+        *primals, v = args
+        return vector_hvp(self.grad.fn, tuple(primals), {}, self.names, v, self.registry)
+
+    def _scalar_hvp(self, args):
         *primals, v = args
         bound = self.grad.call is not None and not self.grad.call.is_plain  # a method
         if bound or self._position is None or self._position >= len(primals):
@@ -395,7 +424,8 @@ class HVPFunction:
 
 
 def hvp(fn=None, wrt=0, *, registry=None):
-    """Hessian-vector products of a scalar ``fn``: ``hvp(f)(*args, v)``."""
+    """Hessian-vector products ``hvp(f)(*args, v)``: ``H @ v`` for a scalar ``fn``; for an
+    output of shape ``S``, each output element's Hessian times ``v`` (shape ``S + T``)."""
     if fn is None:
         return lambda f: HVPFunction(f, wrt, registry)
     if isinstance(wrt, (tuple, list)):

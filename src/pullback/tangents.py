@@ -308,6 +308,8 @@ def _unbroadcast_batched(g, x):
     if type(g) is DiagonalStack and type(x) is _ndarray and g.diagonal.shape == x.shape:
         if g.diagonal.dtype == x.dtype and batch == (x.size,):  # an elementwise step
             return g
+    if x is ZERO:  # a symbolic zero held by a gradient differentiated again: a constant
+        return ZERO
     shape = batch + tuple(np.shape(x))
     g = densify(g)
     if type(g) is DiagonalStack or type(g) is BandStack:

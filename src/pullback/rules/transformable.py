@@ -16,7 +16,7 @@ import numpy as np
 
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT, ZERO, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, unbroadcast
 from ._util import differentiable, finalize, zeros_for
 from .scipy_stats_common import Refused
 
@@ -35,8 +35,12 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
             g = np.empty(x.shape, t)
             g[...] = dy
             return g, NO_TANGENT
+    if axis is None:
+        # np.broadcast_to, or under a stack of cotangents (pullback.batched) the stack
+        # broadcast behind its batch axes: a Hessian's row that reads a sum (np.sum(x) * x)
+        return broadcast_cotangent(dy, np.shape(x)), NO_TANGENT
     g = dy
-    if axis is not None and not keepdims:
+    if not keepdims:
         g = np.expand_dims(g, axis)
     return np.broadcast_to(g, np.shape(x)), NO_TANGENT
 

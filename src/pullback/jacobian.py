@@ -20,7 +20,7 @@ import numpy as np
 from . import backends
 from .api import VJPPullback, _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
 from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, resolve_wrt
-from .batched import stacked_pullback
+from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, user_facing
@@ -210,6 +210,10 @@ class JacobianFunction:
             fast = self._fast_forward(args, values)
         if fast is not None:
             y, pullback = fast
+            t = type(y)
+            if t is np.ndarray and y.dtype.kind == "f" or t is float or t is np.float64:
+                # the fast path took float arguments only: every row in one batched sweep
+                return self._reverse_stacked(y, pullback, pullback._values)
         else:
             y, pullback = vjp_resolved(
                 self.fn, args, kwargs, self.names, self.single, self.registry, values
@@ -306,7 +310,7 @@ class JacobianFunction:
         # The basis as a scaled identity: through elementwise steps it stays one vector
         # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
         basis = identity_stack(shape, dtype)
-        stacked = stacked_pullback(pullback, basis)
+        stacked = pullback_stack(pullback, basis)  # (the basis has the output's shape)
         stacked = (stacked,) if self.single else stacked
         blocks = []
         for s, v in zip(stacked, values, strict=True):

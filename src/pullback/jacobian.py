@@ -24,7 +24,7 @@ from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, user_facing
-from .forward_mode import LazyJVP, jvp, stacked_jvp_with
+from .forward_mode import LazyJVP, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
@@ -140,10 +140,11 @@ class JacobianFunction:
             dtype = backends.as_array(x).dtype
             if type(x) is np.ndarray and dtype.kind == "f" and x.size > 1:
                 # every column in one forward sweep: the basis as a scaled identity
-                stacks = [None] * len(args)
+                # (checked here: one stack of a float array, the others ZERO)
+                stacks = [ZERO] * len(args)
                 stacks[p] = identity_stack(shape, dtype)
-                y, dys = stacked_jvp_with(
-                    self._lazy_jvp(), self.fn, tuple(args), stacks, self.registry, kwargs
+                y, dys = checked_stacked_jvp(
+                    self._lazy_jvp(), tuple(args), tuple(stacks), [p], kwargs, True
                 )
                 per_input.append((shape, dys, True))
                 continue

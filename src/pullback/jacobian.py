@@ -306,8 +306,9 @@ class JacobianFunction:
     def _reverse_stacked(self, y, pullback, values):
         """Every row at once: the basis of the output's cotangents as one stack through
         one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
-        shape = np.shape(y)
-        dtype = y.dtype if isinstance(y, np.ndarray) and y.dtype.kind == "f" else np.float64
+        array = type(y) is np.ndarray  # else a float or a NumPy float (see _stackable)
+        shape = y.shape if array else ()
+        dtype = y.dtype if array and y.dtype.kind == "f" else np.float64
         # The basis as a scaled identity: through elementwise steps it stays one vector
         # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
         basis = identity_stack(shape, dtype)

@@ -179,7 +179,10 @@ class DiagonalStack(StructuredStack):
             a = inputs[0]
             d = self.diagonal
             if inputs[1] is self and (type(a) is _ndarray and a.shape == d.shape):
-                out = _scaled(a * d, d)
+                v = a * d
+                if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                    return DiagonalStack(v)  # (as in __mul__)
+                out = _scaled(v, d)
                 if out is not None:
                     return out
         for x in inputs:
@@ -202,12 +205,16 @@ class DiagonalStack(StructuredStack):
     # ``d * t`` and ``2.0 * d`` by an array of the primal's shape or a float, decided here
     # before the general operators (StructuredStack): the products an elementwise sweep
     # writes. Off the diagonal the dense stack holds 0 * t: exact zeros where the result
-    # is finite (see _structured).
+    # is finite (see _structured). A float vector, the common product, is checked inline
+    # (the sum of squares of all_finite) without a call of _scaled, which decides the rest.
     def __mul__(self, other):
         t = type(other)
         d = self.diagonal
         if t is float or t is _ndarray and other.shape == d.shape:
-            out = _scaled(d * other, d)
+            v = d * other
+            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                return DiagonalStack(v)  # a finite vector: _scaled's answer, decided here
+            out = _scaled(v, d)
             if out is not None:
                 return out
         return StructuredStack.__mul__(self, other)
@@ -216,7 +223,10 @@ class DiagonalStack(StructuredStack):
         t = type(other)
         d = self.diagonal
         if t is float or t is _ndarray and other.shape == d.shape:
-            out = _scaled(other * d, d)
+            v = other * d
+            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                return DiagonalStack(v)  # (as in __mul__)
+            out = _scaled(v, d)
             if out is not None:
                 return out
         return StructuredStack.__rmul__(self, other)

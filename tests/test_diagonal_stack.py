@@ -225,3 +225,55 @@ def test_the_kept_identity_basis_never_reaches_the_caller(dtype):
     np.testing.assert_array_equal(jacobian(_identity)(x), np.eye(4, dtype=dtype))
     basis = identity_stack((4,), dtype)
     assert not basis.diagonal.flags.writeable
+
+
+def _old_agrees_decision(weights, got_stack, want, k):
+    """The check of batched.agrees as it read before it worked on a diagonal's vector:
+    the dense stack combined by ``weights``, the tolerance computed inline."""
+    dense = np.asarray(got_stack)
+    got = (weights @ dense.reshape(k, -1)).reshape(dense.shape[1:])
+    error = float(np.max(np.abs(got - want)))
+    top = float(np.max(np.abs(got_stack.diagonal)))
+    eps = float(np.finfo(np.result_type(got_stack.dtype, want.dtype, np.float32)).eps)
+    tol = 64 * eps * np.sqrt(k)
+    if error <= tol * top + 1e-300:
+        return True
+    return error <= tol * max(float(np.max(np.abs(want))), top) + 1e-300
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_check_of_a_diagonal_result_decides_as_on_the_dense_stack(dtype):
+    # agrees combines a diagonal result from its vector: for results off by amounts around
+    # the tolerance it accepts and refuses exactly what the dense computation did.
+    from pullback.batched import _weights, agrees
+
+    k = 6
+    v = np.linspace(-2.0, 3.0, k).astype(dtype)
+    weights = _weights(k)
+    want = (weights * v.astype(np.float64)).astype(dtype)
+    eps = float(np.finfo(np.result_type(dtype, np.float32)).eps)
+    decisions = []
+    for scale in (0.0, 1.0, 10.0, 100.0, 300.0, 1e3, 1e5):
+        wrong = v.copy()
+        wrong[2] = wrong[2] + dtype(scale * eps * np.sqrt(k))
+        stack = DiagonalStack(wrong)
+        got = agrees(lambda combined: [want], [identity_stack((k,), dtype)], [stack])
+        assert got == _old_agrees_decision(weights, stack, want, k)
+        decisions.append(got)
+    assert decisions[0] and not decisions[-1]  # both outcomes were met
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_compact_stack_takes_the_argument_dtype_before_it_turns_dense(dtype):
+    from pullback.band_stack import BandStack
+    from pullback.batched import materialize_rows
+
+    x = np.zeros(4, dtype=dtype)
+    v = np.array([1.0 / 3.0, -2.5e-8, 7.0, np.pi])  # float64 entries float32 rounds
+    got = materialize_rows(DiagonalStack(v), x)
+    want = DiagonalStack(v).dense().astype(dtype)  # what it gave: dense, then converted
+    assert got.dtype == dtype and got.flags.writeable
+    assert np.array_equal(got, want)
+    band = BandStack(4, -1, np.stack([v, 2 * v, -v]))
+    got = materialize_rows(band, x)
+    assert got.dtype == dtype and np.array_equal(got, band.dense().astype(dtype))

@@ -99,6 +99,10 @@ def _batched_cotangents(back, dys, batch):
         tangents.batch_axes.axes = outer
     out = []
     for c, value in zip(cots, back._values, strict=True):
+        if type(c) is DiagonalStack and type(value) is np.ndarray:
+            if c.diagonal.shape == value.shape and batch == (value.size,):
+                out.append(c)  # an elementwise map's rows: dense only at the end
+                continue
         want = batch + (value.shape if type(value) is np.ndarray else np.shape(value))
         if c is ZERO:
             dtype = np.result_type(value) if np.result_type(value).kind in "fc" else float
@@ -143,31 +147,45 @@ def agrees(reference, ins, outs, rng=None) -> bool:
     weights = _weights(k) if rng is None else rng.standard_normal(k)
     want = reference([_combine(weights, s).astype(s.dtype, copy=False) for s in ins])
     for c, w in zip(outs, want, strict=True):
+        if type(c) is DiagonalStack and type(w) is np.ndarray and w.shape == c.diagonal.shape:
+            # the structured result's combination and its largest entry, from its vector
+            if not _close(combine(weights, c), w, c.diagonal, c.dtype, k):
+                return False
+            continue
         got = _combine(weights, c)
         w = np.asarray(w)
         if got.shape != w.shape:
             return False
-        if not w.size:
-            continue
-        # The tolerance scales with max(max|w|, the stack's largest entry): the error is
-        # measured first, and max|w| only where the stack's entry alone does not cover it.
-        error = max_abs(got - w)
         if type(c) is BandStack:
-            top = c.max_abs()
+            top = c.max_abs
         else:
-            top = max_abs(c.diagonal if type(c) is DiagonalStack else c)
-        tol = 64 * _eps(c.dtype, w.dtype) * math.sqrt(max(k, 1))
-        if error <= tol * top + 1e-300:
-            continue
-        if not error <= tol * max(max_abs(w), top) + 1e-300:
+            top = c.diagonal if type(c) is DiagonalStack else c
+        if not _close(got, w, top, c.dtype, k):
             return False
     return True
 
 
-@functools.lru_cache(maxsize=32)
-def _eps(a, b) -> float:
-    """The machine epsilon of the dtypes ``a`` and ``b`` combined (at least float32's)."""
-    return float(np.finfo(np.result_type(a, b, np.float32)).eps)
+def _close(got, want, top, dtype, k) -> bool:
+    """Whether ``got`` (the combination of a batched result of ``dtype``) is ``want`` (the
+    ordinary sweep's) to within rounding. The tolerance scales with max(max|want|, the stack's
+    largest entry ``top``: an array, or a function that gives it): the error is measured
+    first, and max|want| only where the stack's entry alone does not cover it."""
+    if not want.size:
+        return True
+    error = max_abs(got - want)
+    top = top() if callable(top) else max_abs(top)
+    tol = _tolerance(dtype, want.dtype, k)
+    if error <= tol * top + 1e-300:
+        return True
+    return error <= tol * max(max_abs(want), top) + 1e-300
+
+
+@functools.lru_cache(maxsize=64)
+def _tolerance(a, b, k: int) -> float:
+    """The relative tolerance of :func:`agrees` for dtypes ``a``, ``b`` and ``k``
+    directions: 64 machine epsilons (of the dtypes combined, at least float32's) per
+    square root of the number of directions summed."""
+    return 64 * float(np.finfo(np.result_type(a, b, np.float32)).eps) * math.sqrt(max(k, 1))
 
 
 def _sweep(back, dy):
@@ -217,12 +235,8 @@ def stacked_pullback(back, dys, entry=None):
     simple = all(
         type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f") for v in back._values
     ) and (type(y) is float or type(y) is np.ndarray or np.isscalar(y))
-    if simple and dys.shape[0] > 1:
-        seed = dys if place is None else place(dys)
-        cots = _batched_cotangents(back, seed, (dys.shape[0],))
-        if cots is not None and _agrees(back, dys, cots, place=place):
-            out = [materialize_rows(c, v) for c, v in zip(cots, back._values, strict=True)]
-            return out[0] if back.single else tuple(out)
+    if simple:
+        return pullback_stack(back, dys, place)
     dense = dys.dense() if type(dys) is DiagonalStack else dys
     return _stack_rows(back, dense) if place is None else _stack_rows(back, dense, place)
 
@@ -232,11 +246,32 @@ def _at_entry(n, entry, dy):
     return tuple(dy if m == entry else ZERO for m in range(n))
 
 
+def pullback_stack(back, dys, place=None):
+    """:func:`stacked_pullback` of a stack whose shape is checked, for a pullback whose
+    arguments are floats or NumPy float arrays and whose output is a float, a NumPy
+    scalar or a NumPy array (what ``jacobian`` checks before it calls this); ``place``
+    puts a stack for one entry of a tuple output in its place (see stacked_pullback)."""
+    k = dys.shape[0]
+    if k > 1:
+        seed = dys if place is None else place(dys)
+        cots = _batched_cotangents(back, seed, (k,))
+        if cots is not None and _agrees(back, dys, cots, place=place):
+            values = back._values
+            if back.single:
+                return materialize_rows(cots[0], values[0])
+            return tuple(materialize_rows(c, v) for c, v in zip(cots, values, strict=True))
+    dense = dys.dense() if type(dys) is DiagonalStack else dys
+    return _stack_rows(back, dense) if place is None else _stack_rows(back, dense, place)
+
+
 def materialize_rows(c, value):
     """A stack of cotangents in the argument's dtype."""
-    if type(c) is DiagonalStack or type(c) is BandStack:
-        c = c.dense()
     dtype = value.dtype if type(value) is np.ndarray else np.result_type(value)
+    if type(c) is DiagonalStack or type(c) is BandStack:
+        # converted while compact (its zeros stay zeros): the dense stack is written once
+        if dtype.kind in "fc" and c.dtype != dtype:
+            c = c.astype(dtype)
+        return c.dense()
     if dtype.kind in "fc" and c.dtype != dtype:
         c = c.astype(dtype)
     return c if c.flags.writeable else c.copy()

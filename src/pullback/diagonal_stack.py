@@ -54,6 +54,8 @@ def all_finite(v) -> bool:
 
 _largest = np.maximum.reduce
 _multiply = np.multiply
+_ndarray = np.ndarray
+_isfinite = math.isfinite
 
 
 def max_abs(a) -> float:
@@ -175,9 +177,12 @@ class DiagonalStack(StructuredStack):
             # ``t * d`` with ``t`` an array of the primal's shape (NumPy's operator comes
             # here): the product a reverse sweep writes most, decided first
             a = inputs[0]
-            t = type(a)
-            if inputs[1] is self and (t is np.ndarray and a.shape == self.diagonal.shape):
-                out = self._scaled(a * self.diagonal)
+            d = self.diagonal
+            if inputs[1] is self and (type(a) is _ndarray and a.shape == d.shape):
+                v = a * d
+                if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                    return DiagonalStack(v)  # (as in __mul__)
+                out = _scaled(v, d)
                 if out is not None:
                     return out
         for x in inputs:
@@ -200,19 +205,28 @@ class DiagonalStack(StructuredStack):
     # ``d * t`` and ``2.0 * d`` by an array of the primal's shape or a float, decided here
     # before the general operators (StructuredStack): the products an elementwise sweep
     # writes. Off the diagonal the dense stack holds 0 * t: exact zeros where the result
-    # is finite (see _structured).
+    # is finite (see _structured). A float vector, the common product, is checked inline
+    # (the sum of squares of all_finite) without a call of _scaled, which decides the rest.
     def __mul__(self, other):
         t = type(other)
-        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            out = self._scaled(self.diagonal * other)
+        d = self.diagonal
+        if t is float or t is _ndarray and other.shape == d.shape:
+            v = d * other
+            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                return DiagonalStack(v)  # a finite vector: _scaled's answer, decided here
+            out = _scaled(v, d)
             if out is not None:
                 return out
         return StructuredStack.__mul__(self, other)
 
     def __rmul__(self, other):
         t = type(other)
-        if t is float or t is np.ndarray and other.shape == self.diagonal.shape:
-            out = self._scaled(other * self.diagonal)
+        d = self.diagonal
+        if t is float or t is _ndarray and other.shape == d.shape:
+            v = other * d
+            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
+                return DiagonalStack(v)  # (as in __mul__)
+            out = _scaled(v, d)
             if out is not None:
                 return out
         return StructuredStack.__rmul__(self, other)
@@ -260,6 +274,18 @@ class DiagonalStack(StructuredStack):
         if v.shape != self.inner_shape or not all_finite(v):
             return None  # off the diagonal row by row would not be exact zeros
         return DiagonalStack(v)
+
+
+def _scaled(v, diagonal):
+    """The stack of diagonal ``v`` (a product of ``diagonal`` and a float or an array of
+    the primal's shape) where ``v`` is finite (see DiagonalStack._structured); else None.
+    A function of the module, not a method: one attribute look-up less per product."""
+    if type(v) is _ndarray and v.shape == diagonal.shape:
+        if v.ndim == 1 and v.dtype.kind == "f":  # all_finite of a vector, written out
+            return DiagonalStack(v) if _isfinite(v.dot(v)) else None
+        if all_finite(v):
+            return DiagonalStack(v)
+    return None
 
 
 def identity_stack(shape, dtype) -> DiagonalStack:

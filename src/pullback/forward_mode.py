@@ -253,11 +253,20 @@ def stacked_jvp_with(forward, fn, primals, tangent_stacks, registry, kwargs):
         or (type(primals[i]) is np.ndarray and primals[i].dtype.kind == "f")
         for i in moving
     )
+    return checked_stacked_jvp(forward, primals, stacks, moving, kwargs, plain)
+
+
+def checked_stacked_jvp(forward, primals, stacks, moving, kwargs, plain):
+    """:func:`stacked_jvp_with` of checked stacks: ``stacks`` one per primal (``ZERO``
+    where it does not move, a stack of the same number of directions at the positions
+    ``moving``, each a differentiable primal's), ``forward`` the :class:`LazyJVP` of the
+    function, ``plain`` whether every moving primal is a float or a NumPy float array."""
+    k = stacks[moving[0]].shape[0]
     if plain and k > 1:
         out = _batched_jvp(forward, primals, stacks, moving, kwargs)
         if out is not None:
             return out
-    return _jvp_rows(fn, primals, stacks, k, reg, kwargs)
+    return _jvp_rows(forward.fn, primals, stacks, k, forward.registry, kwargs)
 
 
 def _batched_jvp(forward, primals, stacks, moving, kwargs):
@@ -282,7 +291,8 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
     def one_sweep(combined):
         tangents = list(stacks)
         for i, c in zip(moving, combined, strict=True):
-            tangents[i] = c if np.shape(primals[i]) else c.item()
+            p = primals[i]
+            tangents[i] = c if (p.ndim if type(p) is np.ndarray else np.ndim(p)) else c.item()
         _, dy = call.run(primals, tuple(tangents), kwargs)
         return (_materialize_tangent(dy, y),)
 
@@ -315,6 +325,8 @@ def _jvp_rows(fn, primals, stacks, k, registry, kwargs):
 
 
 def _materialize_tangent(dy, y):
+    if type(dy) is np.ndarray and type(y) is np.ndarray and dy.shape == y.shape:
+        return dy if dy.flags.writeable else dy.copy()  # the common case, as below
     if is_dataclass_value(y):  # the same dataclass; None in a field that holds no float
         values = fields_of(y)
         dy = [ZERO] * len(values) if is_zero(dy) else dy

@@ -20,11 +20,11 @@ import numpy as np
 from . import backends
 from .api import VJPPullback, _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
 from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, resolve_wrt
-from .batched import stacked_pullback
+from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, NonScalarOutputError, user_facing
-from .forward_mode import LazyJVP, jvp, stacked_jvp_with
+from .forward_mode import LazyJVP, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
@@ -151,10 +151,11 @@ class JacobianFunction:
             dtype = backends.as_array(x).dtype
             if type(x) is np.ndarray and dtype.kind == "f" and x.size > 1:
                 # every column in one forward sweep: the basis as a scaled identity
-                stacks = [None] * len(args)
+                # (checked here: one stack of a float array, the others ZERO)
+                stacks = [ZERO] * len(args)
                 stacks[p] = identity_stack(shape, dtype)
-                y, dys = stacked_jvp_with(
-                    self._lazy_jvp(), self.fn, tuple(args), stacks, self.registry, kwargs
+                y, dys = checked_stacked_jvp(
+                    self._lazy_jvp(), tuple(args), tuple(stacks), [p], kwargs, True
                 )
                 per_input.append((shape, dys, True))
                 continue
@@ -221,6 +222,10 @@ class JacobianFunction:
             fast = self._fast_forward(args, values)
         if fast is not None:
             y, pullback = fast
+            t = type(y)
+            if t is np.ndarray and y.dtype.kind == "f" or t is float or t is np.float64:
+                # the fast path took float arguments only: every row in one batched sweep
+                return self._reverse_stacked(y, pullback, pullback._values)
         else:
             y, pullback = vjp_resolved(
                 self.fn, args, kwargs, self.names, self.single, self.registry, values
@@ -312,12 +317,13 @@ class JacobianFunction:
     def _reverse_stacked(self, y, pullback, values):
         """Every row at once: the basis of the output's cotangents as one stack through
         one batched reverse sweep (row by row where a step cannot batch; exact either way)."""
-        shape = np.shape(y)
-        dtype = y.dtype if isinstance(y, np.ndarray) and y.dtype.kind == "f" else np.float64
+        array = type(y) is np.ndarray  # else a float or a NumPy float (see _stackable)
+        shape = y.shape if array else ()
+        dtype = y.dtype if array and y.dtype.kind == "f" else np.float64
         # The basis as a scaled identity: through elementwise steps it stays one vector
         # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
         basis = identity_stack(shape, dtype)
-        stacked = stacked_pullback(pullback, basis)
+        stacked = pullback_stack(pullback, basis)  # (the basis has the output's shape)
         stacked = (stacked,) if self.single else stacked
         blocks = []
         for s, v in zip(stacked, values, strict=True):

@@ -16,7 +16,7 @@ def mutates(x, calls):
     calls.insert(0, "ran")
     x[0] = 2.0 * x[0]
     try:
-        y = np.sum(x)
+        y = np.sum([v for v in x])
     except ValueError:
         y = 0.0
     return y

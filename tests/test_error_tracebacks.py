@@ -35,9 +35,9 @@ def _internal(frames):
     return [f for f in frames if f[0].startswith(PACKAGE) or f[0].startswith("<pullback")]
 
 
-def refused(x):  # PB201 before anything runs
+def refused(x):  # PB201 (a loop in a try body) before anything runs
     try:
-        return np.sum(x)
+        return np.sum([v for v in x])
     except ValueError:
         return 0.0
 

@@ -11,7 +11,7 @@ def mutates(x):
 
 def has_rule(x):
     try:
-        return x
+        return [v for v in x]
     finally:
         pass
 

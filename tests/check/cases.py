@@ -93,7 +93,7 @@ def pb109_bare_annotation(x):
 
 def pb201_try(x):
     try:
-        y = np.log(x)
+        y = [np.log(v) for v in x]
     except FloatingPointError:
         y = x
     return y
@@ -210,7 +210,7 @@ def pong(x, n):
 def several(x, i):
     x[i] = 0.0
     try:
-        y = x * 2.0
+        y = [v * 2.0 for v in x]
     finally:
         pass
     out = x.tolist()
@@ -261,3 +261,15 @@ def calls_sourceless(x):
 def lambda_star_args_now_work(x):
     weigh = lambda first, *rest: first * len(rest)  # noqa: E731
     return weigh(x, x, x)
+
+
+def pb205_break_out_of_finally(x, n):
+    s = 0.0
+    for i in range(n):
+        try:
+            s = s + x / i
+            if s > 10.0:
+                break
+        finally:
+            s = s * 2.0
+    return s

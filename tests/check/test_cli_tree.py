@@ -20,7 +20,7 @@ MODEL = textwrap.dedent(
 
         def loss(self, x):
             try:
-                return np.sum(self.w * x)
+                return [np.sum(self.w * v) for v in x][0]
             except ValueError:
                 return 0.0
 
@@ -42,7 +42,7 @@ def test_methods_and_methods_of_nested_classes_are_checked(tmp_path, capsys):
     assert main([str(path)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert [line.split(": ")[1].split()[0] for line in out] == ["PB201", "PB202"]
-    assert out[0].startswith(f"{path}:9:9: PB201")  # the `try` inside Model.loss
+    assert out[0].startswith(f"{path}:10:20: PB201")  # the loop in the `try` of Model.loss
     assert out[1].startswith(f"{path}:16:13: PB202")  # the `with` inside Model.Inner.step
 
 

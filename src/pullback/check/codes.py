@@ -53,13 +53,19 @@ CODES: dict[str, tuple[str, str]] = {
         "A bare annotation declares a name without binding it, which the transform cannot follow.",
     ),
     "PB201": (
-        "try/except/finally",
-        "The reverse sweep cannot replay which exception was raised and where it was caught.",
+        "try statement that cannot be differentiated as written: a loop in its body, except*",
+        "An exception may cut an iteration of the loop half-way, leaving the values the loop "
+        "carries and its tape in a state that no recorded branch flag describes.",
     ),
     "PB202": (
         "with statement",
         "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
         "follow.",  # np.errstate(...) is accepted: transform/with_blocks.py
+    ),
+    "PB205": (
+        "jump out of a try statement that has a finally clause",
+        "A break, continue or return inside a loop would leave the try without running its "
+        "finally clause in the lowered code.",
     ),
     "PB301": (
         "call of a function with no source and no rule",

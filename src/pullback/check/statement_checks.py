@@ -16,6 +16,7 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
+from ..transform.try_blocks import jump_problem, try_problem
 from ..transform.with_blocks import with_problem
 from . import codes
 from .free_writes import free_write_refusal
@@ -72,21 +73,16 @@ class StatementChecks:
     def visit_AsyncWith(self, node):
         self._report_with(node, "async with", "PB403")
 
-    def _visit_try(self, node):
-        parts = ["try"]
-        if node.handlers:
-            parts.append("except")
-        if node.finalbody:
-            parts.append("finally")
-        what = "/".join(parts)
-        self.report(
-            node,
-            "PB201",
-            f"{what} cannot be differentiated",
-            width=len("try"),
-            fix=f"move the {what} outside the differentiated function, or register a rule "
-            f"for a helper that contains it ({codes.see('PB201')}).",
-        )
+    def visit_Try(self, node):
+        # lowered into steps whose completion is recorded like a branch (try_blocks.py)
+        found = try_problem(node) or jump_problem(node, self._in_loop(node))
+        if found is not None:
+            message, fix, where = found
+            code = "PB205" if message.endswith("finally clause") else "PB201"
+            self.report(where, code, message, fix=f"{fix} ({codes.see(code)}).")
+        self._visit_try_parts(node)
+
+    def _visit_try_parts(self, node):
         self.visit_all(node.body)
         for handler in node.handlers:
             if handler.type is not None:
@@ -94,6 +90,30 @@ class StatementChecks:
             self.visit_all(handler.body)
         self.visit_all(node.orelse)
         self.visit_all(node.finalbody)
+
+    def _in_loop(self, node) -> bool:
+        """Whether ``node`` is inside a loop of the function (not of a nested function)."""
+        parents = self._parent_map()
+        at = parents.get(node)
+        while at is not None and not isinstance(at, (gast.FunctionDef, gast.Lambda)):
+            if isinstance(at, (gast.For, gast.While)):
+                return True
+            at = parents.get(at)
+        return False
+
+    def visit_TryStar(self, node):
+        self.report(
+            node,
+            "PB201",
+            "try/except* (exception groups) cannot be differentiated",
+            why="An except* clause splits one exception group among several handlers, which "
+            "the lowering of try statements (one handler per exception) does not model.",
+            width=len("try"),
+            fix="catch the exception group with a plain `except ExceptionGroup:` clause, or "
+            "move the try statement outside the differentiated function "
+            f"({codes.see('PB201')}).",
+        )
+        self._visit_try_parts(node)
 
     def visit_Raise(self, node):
         self._forward_only += 1
@@ -281,10 +301,6 @@ class StatementChecks:
         # (n := value) binds a name where it is evaluated: the normalizer writes it as an
         # assignment at that point, so only its value needs checking.
         self.visit(node.value)
-
-    visit_Try = _visit_try
-
-    visit_TryStar = _visit_try
 
     visit_Import = _visit_import
 

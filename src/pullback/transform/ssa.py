@@ -20,6 +20,7 @@ import gast
 from ..tree_walk import lean_nodes
 from . import nodes as N
 from .normalize import LoopEnd
+from .try_blocks import Attempt, TryStart
 from .with_blocks import WithBlock
 
 
@@ -169,11 +170,11 @@ class SSARenamer:
                     return out, False
             elif kind is gast.For or kind is gast.While:
                 out.extend(self.loop(s, vmap))
-            elif kind is WithBlock:  # a block that always runs, in the same names
+            elif kind is WithBlock or kind is Attempt:  # always runs, in the same names
                 s.body, falls_through = self.block(s.body, vmap)
                 s.body = s.body or [gast.Pass()]
                 out.append(s)
-                if not falls_through:
+                if not falls_through and kind is WithBlock:  # (an Attempt's raise is caught)
                     return out, False
             elif kind is gast.Break or kind is gast.Continue:
                 out.extend(self.exit_point(s, vmap))
@@ -181,6 +182,8 @@ class SSARenamer:
                 return out, False
             elif kind is LoopEnd:
                 out.extend(self.exit_point(s, vmap))
+            elif kind is TryStart:
+                out.extend(self.bind_before(s, vmap))
             elif kind is gast.Raise:
                 self.rename_reads(s, vmap)
                 out.append(s)
@@ -189,6 +192,18 @@ class SSARenamer:
                 self.rename_reads(s, vmap)
                 out.append(s)
         return out, True
+
+    def bind_before(self, s, vmap) -> list:
+        """``name = None`` for each name a try statement binds first: a step of its body
+        may raise, and the join copies of the branches around it then read the name's
+        value from before the try (try_blocks.py)."""
+        out = []
+        for name in sorted(s.binds - set(vmap) - self.flags):
+            new = self.new_name(name)
+            self.note_assigned(new)
+            out.append(N.assign(new, N.const(None), s))
+            vmap[name] = new
+        return out
 
     def note_assigned(self, name):
         for loop in self.loops:

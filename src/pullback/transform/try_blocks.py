@@ -242,39 +242,41 @@ class TryStatements:
 
     def chain(self, stmts, exc) -> list:
         """The core statements of a try body, each step that may raise in an
-        :class:`Attempt`, the rest of the body under its ``ok`` flag."""
+        :class:`Attempt`, each statement after it under its ``ok`` flag. The guards follow
+        one another (``if ok1: ...`` then ``if ok2: ...``, each flag false unless the one
+        before was true), so a long body does not nest deeper."""
         out: list = []
-        for i, s in enumerate(stmts):
+        guard, run = None, []  # the flag the statements in `run` are waiting for
+
+        def flush():
+            if run:
+                out.extend(run if guard is None else [N.if_(N.load(guard), run, where=run[0])])
+
+        for s in stmts:
             if not may_raise(s):
-                out.append(s)
+                run.append(s)
                 continue
-            rest = stmts[i + 1 :]
-            if isinstance(s, gast.If) or type(s) is WithBlock:  # each path, then the rest
-                done = self.fresh("try_done")
-                self.flags.add(done)
-                out.append(N.assign(done, N.const(False), s))
-                s.body = self.chain(s.body + [N.assign(done, N.const(True), s)], exc)
-                if isinstance(s, gast.If):
-                    s.orelse = self.chain(s.orelse + [N.assign(done, N.const(True), s)], exc)
-                out.append(s)
-                if rest:
-                    out.append(N.if_(N.load(done), self.chain(rest, exc), where=s))
-                return out
-            if isinstance(s, (gast.For, gast.While)) and self.loops:
-                self.refuse_loop_in_try(s)
-            ok = self.fresh("try_ok")
-            self.flags.add(ok)
-            out.append(N.assign(ok, N.const(False), s))
+            flag = self.fresh("try_done" if isinstance(s, gast.If) else "try_ok")
+            self.flags.add(flag)
+            out.append(N.assign(flag, N.const(False), s))
             after = []
-            if isinstance(s, gast.Assign):  # its result bound only once the step completed
-                value = self.fresh("try_value")
-                after = [N.assign(s.targets[0].id, N.load(value), s)]
-                s = N.assign(value, s.value, s)
-            out.append(Attempt([s, N.assign(ok, N.const(True), s)], exc, ok, s))
-            follow = after + rest
-            if follow:
-                out.append(N.if_(N.load(ok), self.chain(follow, exc), where=s))
-            return out
+            if isinstance(s, gast.If) or type(s) is WithBlock:  # each path sets the flag
+                s.body = self.chain(s.body + [N.assign(flag, N.const(True), s)], exc)
+                if isinstance(s, gast.If):
+                    s.orelse = self.chain(s.orelse + [N.assign(flag, N.const(True), s)], exc)
+            else:
+                if isinstance(s, (gast.For, gast.While)) and self.loops:
+                    self.refuse_loop_in_try(s)
+                if isinstance(s, gast.Assign):  # its result bound once the step completed
+                    value = self.fresh("try_value")
+                    self.flags.add(value)  # read only under the step's flag: never joined
+                    after = [N.assign(s.targets[0].id, N.load(value), s)]
+                    s = N.assign(value, s.value, s)
+                s = Attempt([s, N.assign(flag, N.const(True), s)], exc, flag, s)
+            run.append(s)
+            flush()
+            guard, run = flag, after
+        flush()
         return out
 
 

@@ -367,3 +367,28 @@ def test_refusals_name_the_line_and_match_the_static_check(fn, code, message):
                                 trials, nested, returns_inside, unmatched, smooth])  # fmt: skip
 def test_the_static_check_accepts_what_grad_differentiates(fn):
     assert pullback.check(fn) == []
+
+
+# -- pullback's own errors are never a user's exception --------------------------------------
+_REGISTRY = pullback.default_registry().copy()
+
+
+@_REGISTRY.rrule(np.cbrt)
+def _refusing_cbrt(x):
+    raise pullback.RuleError("this rule refuses at run time")
+
+
+def catches_everything(x):
+    try:
+        y = np.cbrt(x) * x
+    except Exception:
+        y = x * x
+    return y
+
+
+def test_a_handler_never_takes_pullbacks_own_error():
+    # Python runs np.cbrt; a handler taking the rule's refusal would differentiate a path
+    # Python did not run
+    assert catches_everything(8.0) == pytest.approx(16.0)
+    with pytest.raises(pullback.RuleError, match="refuses at run time"):
+        grad(catches_everything, registry=_REGISTRY)(8.0)

@@ -10,16 +10,23 @@ from __future__ import annotations
 import re
 
 #: the forward sweeps' header of a step of a try body (transform/try_blocks.py), rendered
-#: as ``try:`` ... ``except BaseException as _caught: <exc> = _caught``
+#: as ``try:`` ... ``except BaseException as _caught: <exc> = _caught``, after a clause
+#: that lets pullback's own errors through (a user's handler never takes their path)
 TRY_HEADER = "with _pb_try("
-#: the name that ``except`` clause binds (reserved: free_values.RESERVED)
+#: the name that ``except`` clause binds, and the tuple of pullback's own error classes
+#: bound in the generated code's namespace (both reserved: free_values.RESERVED)
 CAUGHT = "_caught"
+OWN_ERRORS = "_pullback_errors"
 
 
 def render_try(header: str) -> tuple[str, str]:
-    """``(try line, except line and its body)`` for the header of a try body's step."""
+    """``(try line, except clauses and their bodies)`` for the header of a try body's
+    step."""
     exc = header[len(TRY_HEADER) : -len("):")]
-    return "try:", f"except BaseException as {CAUGHT}:\n    {exc} = {CAUGHT}"
+    return "try:", (
+        f"except {OWN_ERRORS}:\n    raise\n"
+        f"except BaseException as {CAUGHT}:\n    {exc} = {CAUGHT}"
+    )
 
 
 class _Fields:

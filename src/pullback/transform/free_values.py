@@ -51,7 +51,7 @@ RESERVED = frozenset(
     "matmul_lhs_cotangent "
     "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
     "rule_tangent list_tangent function_tangent method_tangent "
-    "list_append list_appended dict_set _caught".split()
+    "list_append list_appended dict_set _caught _pullback_errors".split()
 )
 
 

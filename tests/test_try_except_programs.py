@@ -9,12 +9,13 @@ import itertools
 import math
 import textwrap
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pullback
-from pullback import UnsupportedSyntaxError, grad
+from pullback import UnsupportedSyntaxError, grad, jvp
 from pullback.check.cli import main
 
 
@@ -215,3 +216,44 @@ def test_generated_programs_match_finite_differences(
         g = grad(module.f)(x, k)
         assert g == pytest.approx(central(module.f, x, k), rel=1e-5, abs=1e-7), source
         assert pullback.check(module.f) == []
+
+
+# -- finally alone, a break in a handler, forward mode in a loop ---------------------------
+def finally_only(x, k):
+    y = x * x
+    try:
+        y = y * [1.0, 3.0][k]
+    finally:
+        y = np.sin(y)
+        if k > 5:
+            return y * x  # noqa: B012 - swallows the IndexError, as in Python
+    return y + x
+
+
+def test_finally_alone_runs_and_raises_again_unless_it_returns():
+    for k in (0, 1, 9):
+        agree(finally_only, 0.6, k)
+    with pytest.raises(IndexError):
+        grad(finally_only)(0.6, 3)
+
+
+def stops_in_handler(x, n):
+    s = 0.0
+    for i in range(n):
+        try:
+            s = s + x / (3 - i)
+        except ZeroDivisionError:
+            s = s * x
+            break
+    return s
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_a_break_in_a_handler(n):
+    agree(stops_in_handler, 1.7, n)
+
+
+def test_forward_mode_through_a_try_in_a_loop():
+    for n in (2, 5):
+        _, tangent = jvp(lambda v: stops_in_handler(v, n), (1.7,), (1.0,))
+        assert tangent == pytest.approx(grad(stops_in_handler)(1.7, n), rel=1e-12)

@@ -131,6 +131,8 @@ def test_a_loop_the_normalizer_writes():
         grad(product_in_a_loop)(0.7, 1)
     (d,) = info.value.diagnostics
     assert (d.code, d.message) == ("PB201", "loop inside a try body")
+    assert pullback.check(product_in_a_loop) == info.value.diagnostics
+    assert pullback.check(product) == []
 
 
 # -- the static CLI reports what grad does -----------------------------------------------------

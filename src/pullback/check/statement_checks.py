@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gast
 
+from ..resolve import resolve_call
 from ..source_imports import import_refusal
 from ..transform.generators import (
     body_refusal,
@@ -16,7 +17,7 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
-from ..transform.try_blocks import jump_problem, try_problem
+from ..transform.try_blocks import jump_problem, looping_call, try_problem
 from ..transform.with_blocks import with_problem
 from . import codes
 from .free_writes import free_write_refusal
@@ -75,7 +76,10 @@ class StatementChecks:
 
     def visit_Try(self, node):
         # lowered into steps whose completion is recorded like a branch (try_blocks.py)
-        found = try_problem(node) or jump_problem(node, self._in_loop(node))
+        in_loop = self._in_loop(node)
+        found = try_problem(node) or jump_problem(node, in_loop)
+        if found is None and in_loop:  # reduce/map/filter: loops once normalized
+            found = looping_call(node, lambda c: resolve_call(self.fs, c, self.locals))
         if found is not None:
             message, fix, where = found
             code = "PB205" if message.endswith("finally clause") else "PB201"

@@ -6,7 +6,8 @@ body that completed before an exception keep their effects, the handler that mat
 the core language with one new block, :class:`Attempt`: one step of the body that may raise
 (one operation, already in A-normal form), run inside ``try:`` by the forward sweeps, which
 store any exception in ``exc``. Its ``ok`` flag is set as the step's last statement, so it
-is true exactly when the step completed, and the rest of the body runs inside ``if ok:``::
+is true exactly when the step completed, and the statements after it run inside ``if ok:``
+(one flat ``if`` per step: a flag is false unless the one before it was true)::
 
     try:                          _exc = None; _ok1 = False
         L = chol(K)       ->      Attempt[-> _exc](_v = chol(K); _ok1 = True)
@@ -22,8 +23,9 @@ reverse sweep runs its body's reverse under ``if ok:`` (an interrupted step has 
 any binding, so its pullback gets nothing), and the flags are saved per loop iteration like
 any branch condition. The forward sweeps write ``with _pb_try(exc):``, a header every pass
 reads like a ``with``, which :func:`~.code.render` writes as ``try:`` ... ``except
-BaseException as _caught: exc = _caught``: the generated code stays inside the subset, so a
-second derivative lowers that ``try`` again.
+BaseException as _caught: exc = _caught`` (after ``except _pullback_errors: raise``: an
+error of pullback's own, a rule refusing at run time, is never a user's exception): the
+generated code stays inside the subset, so a second derivative lowers that ``try`` again.
 
 Every step catches every exception; the handlers are tested in order with ``isinstance``
 after the body, and an exception no handler matches is raised again (the same object)
@@ -32,12 +34,16 @@ before anything else of the statement runs. ``except ... as e`` binds ``e``, a b
 run as steps too, their exception kept in a second name; then ``finally`` runs, and that
 exception is raised again unless ``finally`` returned. Loops in a try body are refused
 (PB201): an iteration cut half-way would leave carried values and the loop's tape in a state
-no branch flag describes.
+no branch flag describes. A loop the normalizer writes (``functools.reduce``, ``map``) is one
+step, exact where no outer loop shares its tape: in a try inside a loop it is refused too.
+Names the statement binds first are bound to None where it starts (:class:`TryStart`).
 """
 
 from __future__ import annotations
 
+import builtins
 import copy
+import functools
 
 import gast
 
@@ -133,6 +139,20 @@ def try_problem(node) -> tuple[str, str, gast.AST] | None:
     return None
 
 
+def looping_call(node, resolve) -> tuple[str, str, gast.AST] | None:
+    """``(message, fix, where)`` for a call in the try body of ``node`` that the normalizer
+    writes as a loop (``functools.reduce``, ``map``, ``filter``); ``resolve(call)`` is
+    :func:`~pullback.resolve.resolve_call` there. Refused in a try inside a loop only:
+    elsewhere the whole loop is one step."""
+    for s in node.body:
+        for sub in _walk_here(s):
+            if isinstance(sub, gast.Call) and isinstance(sub.func, (gast.Name, gast.Attribute)):
+                callee = resolve(sub)
+                if callee.kind == "object" and any(callee.obj is f for f in LOOPING_CALLS):
+                    return (*LOOP_PROBLEM[:2], sub)
+    return None
+
+
 def jump_problem(node, in_loop: bool) -> tuple[str, str, gast.AST] | None:
     """``(message, fix, where)`` for a ``break``/``continue`` (or a ``return`` inside a
     loop, which leaves it by ``break``) that would skip a ``finally`` clause."""
@@ -154,6 +174,7 @@ def jump_problem(node, in_loop: bool) -> tuple[str, str, gast.AST] | None:
     return None
 
 
+LOOPING_CALLS = (functools.reduce, builtins.map, builtins.filter)
 LOOP_PROBLEM = (
     "loop inside a try body",
     "move the loop into a helper function and call it in the try body (a call completes "
@@ -286,6 +307,7 @@ __all__ = [
     "TryStart",
     "TryStatements",
     "jump_problem",
+    "looping_call",
     "may_raise",
     "reraise_bare",
     "try_problem",

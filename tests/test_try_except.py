@@ -392,3 +392,18 @@ def test_a_handler_never_takes_pullbacks_own_error():
     assert catches_everything(8.0) == pytest.approx(16.0)
     with pytest.raises(pullback.RuleError, match="refuses at run time"):
         grad(catches_everything, registry=_REGISTRY)(8.0)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (lookup, (1.5, "a")),
+        (lookup, (1.5, "missing")),
+        (gp_logdet, (1.3, K_INDEFINITE)),
+        (trials, (1.5, 6)),
+        (vector_body, (np.array([0.3, -0.7, 1.1]), 9)),
+        (returns_inside, (0.8, -3)),
+    ],
+)
+def test_second_derivatives_reverse_over_reverse(fn, args):
+    assert check_grads(fn, *args, order=2) == "reverse over reverse"

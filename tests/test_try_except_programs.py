@@ -259,3 +259,29 @@ def test_forward_mode_through_a_try_in_a_loop():
     for n in (2, 5):
         _, tangent = jvp(lambda v: stops_in_handler(v, n), (1.7,), (1.0,))
         assert tangent == pytest.approx(grad(stops_in_handler)(1.7, n), rel=1e-12)
+
+
+# -- a callee that raises half-way through its own loop ------------------------------------
+def partial_products(x, stop):
+    p = x
+    for i in range(4):
+        if i == stop:
+            raise ValueError("stopped")
+        p = p * np.sin(x + i)
+    return p
+
+
+def calls_a_raising_loop(x, stop):
+    total = 0.0
+    for j in range(3):
+        try:
+            total = total + partial_products(x, stop + j)
+        except ValueError:
+            total = total + x * j
+    return total
+
+
+@pytest.mark.parametrize("stop", [0, 2, 9])
+def test_a_callee_that_raises_inside_its_loop_keeps_the_callers_tape(stop):
+    agree(calls_a_raising_loop, 0.5, stop)
+    assert pullback.check(calls_a_raising_loop) == []

@@ -91,9 +91,10 @@ def pb109_bare_annotation(x):
     return x
 
 
-def pb201_try(x):
+def pb202_with_in_try(x):
     try:
-        y = [np.log(v) for v in x]
+        with open(__file__):
+            y = np.log(x)
     except FloatingPointError:
         y = x
     return y
@@ -210,7 +211,7 @@ def pong(x, n):
 def several(x, i):
     x[i] = 0.0
     try:
-        y = [v * 2.0 for v in x]
+        y = x * 2.0
     finally:
         pass
     out = x.tolist()

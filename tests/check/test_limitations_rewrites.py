@@ -89,22 +89,6 @@ def annotated(x):
     return y
 
 
-# PB201
-def log_total(x):
-    s = 0.0
-    for v in x:
-        s = s + np.log(v)
-    return s
-
-
-def safe_total(x):
-    try:
-        s = log_total(x)
-    except FloatingPointError:
-        s = 0.0
-    return s
-
-
 # PB202
 def quiet_exp_sum(x):
     with np.errstate(over="ignore"):
@@ -307,7 +291,6 @@ CALLS_AFTER = {
     "PB107": (remember, lambda f: f(fresh())),
     "PB108": (tidy, lambda f: f(fresh())),
     "PB109": (annotated, lambda f: f(fresh())),
-    "PB201": (safe_total, lambda f: f(fresh())),
     "PB202": (quiet_exp_sum, lambda f: f(fresh())),
     "PB205": (capped_sum, lambda f: f(fresh())),
     "PB302": (total, lambda f: f(fresh())),

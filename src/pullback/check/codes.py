@@ -52,11 +52,6 @@ CODES: dict[str, tuple[str, str]] = {
         "annotation without a value",
         "A bare annotation declares a name without binding it, which the transform cannot follow.",
     ),
-    "PB201": (
-        "try statement that cannot be differentiated as written: a loop in its body, except*",
-        "An exception may cut an iteration of the loop half-way, leaving the values the loop "
-        "carries and its tape in a state that no recorded branch flag describes.",
-    ),
     "PB202": (
         "with statement",
         "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
@@ -132,6 +127,7 @@ CODES: dict[str, tuple[str, str]] = {
 #: Codes no longer reported: what they refused now differentiates. They stay reserved (and
 #: documented, so old links and suppressions keep their meaning).
 RETIRED = {
+    "PB201": "try/except/else/finally (differentiated along the path Python took)",
     "PB410": "star-arguments and starred targets (differentiated since stop 19)",
     "PB412": "assignment expression (differentiated since stop 19)",
 }

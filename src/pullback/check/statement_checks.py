@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gast
 
-from ..resolve import resolve_call
 from ..source_imports import import_refusal
 from ..transform.generators import (
     body_refusal,
@@ -17,7 +16,7 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
-from ..transform.try_blocks import jump_problem, looping_call, try_problem
+from ..transform.try_blocks import jump_problem
 from ..transform.with_blocks import with_problem
 from . import codes
 from .free_writes import free_write_refusal
@@ -76,14 +75,10 @@ class StatementChecks:
 
     def visit_Try(self, node):
         # lowered into steps whose completion is recorded like a branch (try_blocks.py)
-        in_loop = self._in_loop(node)
-        found = try_problem(node) or jump_problem(node, in_loop)
-        if found is None and in_loop:  # reduce/map/filter: loops once normalized
-            found = looping_call(node, lambda c: resolve_call(self.fs, c, self.locals))
+        found = jump_problem(node, self._in_loop(node))
         if found is not None:
             message, fix, where = found
-            code = "PB205" if message.endswith("finally clause") else "PB201"
-            self.report(where, code, message, fix=f"{fix} ({codes.see(code)}).")
+            self.report(where, "PB205", message, fix=f"{fix} ({codes.see('PB205')}).")
         self._visit_try_parts(node)
 
     def _visit_try_parts(self, node):
@@ -108,14 +103,14 @@ class StatementChecks:
     def visit_TryStar(self, node):
         self.report(
             node,
-            "PB201",
+            "PB400",
             "try/except* (exception groups) cannot be differentiated",
             why="An except* clause splits one exception group among several handlers, which "
             "the lowering of try statements (one handler per exception) does not model.",
             width=len("try"),
             fix="catch the exception group with a plain `except ExceptionGroup:` clause, or "
             "move the try statement outside the differentiated function "
-            f"({codes.see('PB201')}).",
+            f"({codes.see('PB400')}).",
         )
         self._visit_try_parts(node)
 

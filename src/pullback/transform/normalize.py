@@ -36,7 +36,6 @@ import numpy as np
 
 from ..check import deferred_augassigns
 from ..dict_calls import dict_display
-from ..errors import UnsupportedSyntaxError
 from ..resolve import (
     dotted_parts,
     local_names,
@@ -56,9 +55,8 @@ from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
 from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
-from .problems import loop_in_try
 from .star_calls import StarCalls
-from .try_blocks import LOOP_PROBLEM, TryStatements
+from .try_blocks import TryStatements
 from .ufunc_calls import UfuncCalls
 from .with_blocks import WithBlock, as_with, manager_text
 
@@ -218,11 +216,6 @@ class Normalizer(
     @staticmethod
     def may_jump(stmts) -> bool:
         return _may_jump(stmts)
-
-    def refuse_loop_in_try(self, loop):
-        """PB201 found while transforming: a loop the normalizer wrote (a higher-order
-        builtin, an inlined iterator) in a try body inside a loop (try_blocks.py)."""
-        raise UnsupportedSyntaxError(self.fs.name, [loop_in_try(self.fs, loop, LOOP_PROBLEM)])
 
     def stmt_LoopEnd(self, s):
         return [s], False

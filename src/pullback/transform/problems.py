@@ -6,7 +6,6 @@ import gast
 
 from ..check import LiveEnvironment, codes
 from ..check.call_checks import foreign_call_text
-from ..errors import Diagnostic
 from ..resolve import parent_map
 from ..tree_walk import lean_nodes
 
@@ -220,13 +219,3 @@ def varied_sets(tree, is_active, diagnostic, nodes=None) -> list:
                 )
             )
     return found
-
-
-def loop_in_try(fs, loop, problem):
-    """PB201: a loop in a try body; ``problem`` is try_blocks.LOOP_PROBLEM."""
-    message, fix, _ = problem
-    filename, line, col = fs.location(loop)
-    return Diagnostic(
-        "PB201", message, filename, line, col, fs.end_col(loop), fs.file_line(line),
-        codes.CODES["PB201"][1], f"{fix} ({codes.see('PB201')}).",
-    )  # fmt: skip

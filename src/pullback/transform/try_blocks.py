@@ -32,18 +32,18 @@ after the body, and an exception no handler matches is raised again (the same ob
 before anything else of the statement runs. ``except ... as e`` binds ``e``, a bare
 ``raise`` in a handler re-raises the exception. With ``finally``, the handlers and ``else``
 run as steps too, their exception kept in a second name; then ``finally`` runs, and that
-exception is raised again unless ``finally`` returned. Loops in a try body are refused
-(PB201): an iteration cut half-way would leave carried values and the loop's tape in a state
-no branch flag describes. A loop the normalizer writes (``functools.reduce``, ``map``) is one
-step, exact where no outer loop shares its tape: in a try inside a loop it is refused too.
-Names the statement binds first are bound to None where it starts (:class:`TryStart`).
+exception is raised again unless ``finally`` returned. A loop in a try body (a user's, or one
+the normalizer writes for a comprehension or ``functools.reduce``) leaves by ``break`` at the
+first step that raised: the iteration cut half-way is recorded like any iteration that left
+early (its values and flags on the loop's tape, its carried values as the completed steps
+left them), and the statements after the loop run under ``exc is None``. Names the statement
+binds first are bound to None where it starts (:class:`TryStart`). A ``break``/``continue``
+(or a ``return`` in a loop) that would leave a ``try`` with ``finally`` is refused (PB205).
 """
 
 from __future__ import annotations
 
-import builtins
 import copy
-import functools
 
 import gast
 
@@ -128,31 +128,6 @@ def reraise_bare(stmts, exc: str) -> None:
                 reraise_bare(block, exc)
 
 
-def try_problem(node) -> tuple[str, str, gast.AST] | None:
-    """``(message, fix, where)`` when a ``try`` statement cannot be lowered, else None."""
-    for s in node.body:
-        for sub in _walk_here(s):
-            if isinstance(sub, (gast.For, gast.While, gast.AsyncFor)) or isinstance(
-                sub, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
-            ):
-                return (*LOOP_PROBLEM[:2], sub)
-    return None
-
-
-def looping_call(node, resolve) -> tuple[str, str, gast.AST] | None:
-    """``(message, fix, where)`` for a call in the try body of ``node`` that the normalizer
-    writes as a loop (``functools.reduce``, ``map``, ``filter``); ``resolve(call)`` is
-    :func:`~pullback.resolve.resolve_call` there. Refused in a try inside a loop only:
-    elsewhere the whole loop is one step."""
-    for s in node.body:
-        for sub in _walk_here(s):
-            if isinstance(sub, gast.Call) and isinstance(sub.func, (gast.Name, gast.Attribute)):
-                callee = resolve(sub)
-                if callee.kind == "object" and any(callee.obj is f for f in LOOPING_CALLS):
-                    return (*LOOP_PROBLEM[:2], sub)
-    return None
-
-
 def jump_problem(node, in_loop: bool) -> tuple[str, str, gast.AST] | None:
     """``(message, fix, where)`` for a ``break``/``continue`` (or a ``return`` inside a
     loop, which leaves it by ``break``) that would skip a ``finally`` clause."""
@@ -172,15 +147,6 @@ def jump_problem(node, in_loop: bool) -> tuple[str, str, gast.AST] | None:
                 jumps[0],
             )
     return None
-
-
-LOOPING_CALLS = (functools.reduce, builtins.map, builtins.filter)
-LOOP_PROBLEM = (
-    "loop inside a try body",
-    "move the loop into a helper function and call it in the try body (a call completes "
-    "or not), or put the try inside the loop",
-    None,
-)
 
 
 def _at(node, where):
@@ -261,11 +227,15 @@ class TryStatements:
             orelse = [_at(N.if_(N.not_(N.load(RETURNED)), orelse, where=s.orelse[0]), s)]
         return _at(N.if_(_at(_compare(exc, gast.Is()), s), orelse, rest, where=s), s)
 
-    def chain(self, stmts, exc) -> list:
+    def chain(self, stmts, exc, in_loop=False) -> list:
         """The core statements of a try body, each step that may raise in an
         :class:`Attempt`, each statement after it under its ``ok`` flag. The guards follow
         one another (``if ok1: ...`` then ``if ok2: ...``, each flag false unless the one
-        before was true), so a long body does not nest deeper."""
+        before was true), so a long body does not nest deeper. In the body of a loop of the
+        try body (``in_loop``), a step that raised also leaves the loop by ``break``: the
+        iteration ends where the exception cut it, recorded like any iteration that left
+        by ``break`` (its values and flags on the loop's tape)."""
+        flags: list = []  # all false first: an iteration that left early leaves no stale flag
         out: list = []
         guard, run = None, []  # the flag the statements in `run` are waiting for
 
@@ -277,17 +247,21 @@ class TryStatements:
             if not may_raise(s):
                 run.append(s)
                 continue
-            flag = self.fresh("try_done" if isinstance(s, gast.If) else "try_ok")
+            flag = self.fresh("try_ok" if isinstance(s, (gast.Assign, gast.Expr)) else "try_done")
             self.flags.add(flag)
-            out.append(N.assign(flag, N.const(False), s))
+            flags.append(N.assign(flag, N.const(False), s))
             after = []
             if isinstance(s, gast.If) or type(s) is WithBlock:  # each path sets the flag
-                s.body = self.chain(s.body + [N.assign(flag, N.const(True), s)], exc)
+                s.body = self.chain(s.body + [N.assign(flag, N.const(True), s)], exc, in_loop)
                 if isinstance(s, gast.If):
-                    s.orelse = self.chain(s.orelse + [N.assign(flag, N.const(True), s)], exc)
+                    done = N.assign(flag, N.const(True), s)
+                    s.orelse = self.chain(s.orelse + [done], exc, in_loop)
+            elif isinstance(s, (gast.For, gast.While)):  # left early when a step raised
+                s.body = self.chain(s.body, exc, in_loop=True)
+                after = [N.assign(flag, _compare(exc, gast.Is()), s)]
+                run.append(s)
+                s = after.pop()
             else:
-                if isinstance(s, (gast.For, gast.While)) and self.loops:
-                    self.refuse_loop_in_try(s)
                 if isinstance(s, gast.Assign):  # its result bound once the step completed
                     value = self.fresh("try_value")
                     self.flags.add(value)  # read only under the step's flag: never joined
@@ -295,20 +269,21 @@ class TryStatements:
                     s = N.assign(value, s.value, s)
                 s = Attempt([s, N.assign(flag, N.const(True), s)], exc, flag, s)
             run.append(s)
+            if in_loop and (isinstance(s, Attempt) or not isinstance(s, (gast.If, WithBlock))):
+                # a step or a loop that raised: leave, under the same guard (one exit per
+                # iteration; a branch leaves by its own steps' exits)
+                run.append(N.if_(N.not_(N.load(flag)), [N.located(gast.Break(), s)], where=s))
             flush()
             guard, run = flag, after
         flush()
-        return out
+        return flags + out
 
 
 __all__ = [
     "Attempt",
-    "LOOP_PROBLEM",
     "TryStart",
     "TryStatements",
     "jump_problem",
-    "looping_call",
     "may_raise",
     "reraise_bare",
-    "try_problem",
 ]

@@ -444,3 +444,32 @@ def test_a_handler_never_takes_pullbacks_own_error():
 )
 def test_second_derivatives_reverse_over_reverse(fn, args):
     assert check_grads(fn, *args, order=2) == "reverse over reverse"
+
+
+def nested_loop_try(x, a, b):
+    s = x
+    try:
+        for i in range(4):
+            try:
+                s = s * np.sin(x + i) + [1.0, 2.0][i - a]
+            except IndexError:
+                s = s + x * i
+                if i == b:
+                    raise ValueError("outer") from None
+            s = s + 0.5 * x
+    except ValueError:
+        s = s * s
+    return s
+
+
+@pytest.mark.parametrize("a", [-2, 0, 1, 3])
+@pytest.mark.parametrize("b", [0, 2, 7])
+def test_a_try_in_a_loop_in_a_try_body(a, b):
+    agree(nested_loop_try, 0.8, a, b)
+
+
+@pytest.mark.parametrize("args", [(2.5, 5), (3.7, 2)])
+def test_second_derivatives_through_a_loop_cut_half_way(args):
+    with np.errstate(invalid="raise"):
+        assert check_grads(loop_in_body, *args, order=2) == "reverse over reverse"
+    assert check_grads(nested_loop_try, 0.8, 1, 2, order=2) == "reverse over reverse"

@@ -286,3 +286,28 @@ def calls_a_raising_loop(x, stop):
 def test_a_callee_that_raises_inside_its_loop_keeps_the_callers_tape(stop):
     agree(calls_a_raising_loop, 0.5, stop)
     assert pullback.check(calls_a_raising_loop) == []
+
+
+# -- appends inside a try in a loop; the Jacobian, and a pullback called twice ----------------
+def appended(x, k):
+    out = []
+    for i in range(3):
+        try:
+            out.append(np.sin(x[i]) * [1.0, 2.0][i - k])
+        except IndexError:
+            out.append(x[i] ** 2)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_the_jacobian_of_appends_inside_a_try(k):
+    x = np.array([0.3, 0.5, 0.9])
+    h = 1e-6
+    expected = np.stack(
+        [(appended(x + h * e, k) - appended(x - h * e, k)) / (2 * h) for e in np.eye(3)], axis=1
+    )
+    np.testing.assert_allclose(pullback.jacobian(appended)(x, k), expected, atol=1e-8)
+    y, back = pullback.vjp(appended, x, k, wrt=0)
+    dy = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(back(dy), back(dy), rtol=0, atol=0)  # re-callable
+    np.testing.assert_allclose(back(dy), expected.T @ dy, atol=1e-8)

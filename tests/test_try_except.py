@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pullback
-from pullback import UnsupportedSyntaxError, grad, hessian, jacobian, jvp, value_and_grad
+from pullback import grad, hessian, jacobian, jvp, value_and_grad
 from pullback.testing import check_grads
 
 
@@ -373,35 +373,54 @@ def test_a_while_loop_and_a_comprehension_in_a_try_body(n):
         agree(comprehension_in_body, 0.4, k)
 
 
-# -- what stays refused, and the static check agrees --------------------------------------
+# -- jumps out of a try with finally; the static check agrees ---------------------------------
 
 
-def break_out_of_finally(x, n):
+def capped(x, n):
     s = 0.0
     for i in range(n):
         try:
             s = s + x / (i + 1)
-            if s > 10.0:
+            if s > 2.0:
                 break
+            if i == 1:
+                continue
+            s = s * 1.1
         finally:
-            s = s * 2.0
+            s = s * 0.9
     return s
 
 
-def test_a_jump_out_of_finally_is_refused_as_the_static_check_says():
-    with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(break_out_of_finally)(1.0, 3)
-    (d,) = info.value.diagnostics
-    assert (d.code, d.message) == (
-        "PB205",
-        "break leaves a try statement that has a finally clause",
-    )
-    assert pullback.check(break_out_of_finally) == info.value.diagnostics
+def returns_through_finally(x, n):
+    s = x
+    for i in range(n):
+        try:
+            s = s * np.sin(x + i)
+            if i == 2:
+                return s * x  # the value before finally changes s
+            s = [s, s * 2.0][i - 5]
+        except IndexError:
+            s = s + 1.0
+            if i == 3:
+                break
+        finally:
+            s = s + x
+    return s
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_break_continue_and_return_run_finally_first(n):
+    for x in (0.5, 1.5, 3.0):
+        agree(capped, x, n)
+    for x in (0.3, 0.9):
+        agree(returns_through_finally, x, n)
+    assert check_grads(returns_through_finally, 0.9, n, order=2) == "reverse over reverse"
 
 
 @pytest.mark.parametrize("fn", [gp_logdet, lookup, several_handlers, interrupted, writes,
                                 trials, nested, returns_inside, unmatched, smooth,
-                                loop_in_body, while_in_body, comprehension_in_body])  # fmt: skip
+                                loop_in_body, while_in_body, comprehension_in_body,
+                                capped, returns_through_finally])  # fmt: skip
 def test_the_static_check_accepts_what_grad_differentiates(fn):
     assert pullback.check(fn) == []
 

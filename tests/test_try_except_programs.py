@@ -133,7 +133,7 @@ def test_a_loop_the_normalizer_writes():
 
 
 # -- the static CLI reports what grad does -----------------------------------------------------
-def test_the_cli_accepts_try_and_names_the_refusals(tmp_path, capsys):
+def test_the_cli_accepts_try_and_reports_only_the_rest(tmp_path, capsys):
     source = textwrap.dedent("""\
         import numpy as np
 
@@ -148,7 +148,7 @@ def test_the_cli_accepts_try_and_names_the_refusals(tmp_path, capsys):
             return y
 
 
-        def refused(x, n):
+        def jumps(x, n):
             for i in range(n):
                 try:
                     x = x / i
@@ -156,11 +156,17 @@ def test_the_cli_accepts_try_and_names_the_refusals(tmp_path, capsys):
                 finally:
                     x = x + 1.0
             return x
+
+
+        def refused(x):
+            with open(__file__):
+                y = x * 2.0
+            return y
         """)
     _, path = load(tmp_path, source, "cli_try")
     assert main([str(path)]) == 1
     (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith(f"{path}:18:13: PB205 break leaves a try statement")
+    assert line.startswith(f"{path}:25:5: PB202 with statement")
 
 
 # -- generated programs ------------------------------------------------------------------------
@@ -173,13 +179,18 @@ STEPS = [
     "a = np.tanh(a * b)",
     "for m in range(3):\n    a = a * np.cos(b + m)\n    b = b + [a, 1.0][k - m - {c}]",
     "for m in range({c}):\n    if m == k:\n        raise ValueError('in loop')\n    b = b * a",
+    "if k == {c}:\n    break",  # jumps: only in programs whose try is inside a loop
+    "if k == {c} + 1:\n    b = b * a\n    continue",
 ]
+JUMPS = ("break", "continue")
 
 
 def program(steps, consts, with_else, with_finally, in_loop):
     body = []
     for step, c in zip(steps, consts[: len(steps)], strict=True):
-        body.extend(STEPS[step].format(c=c).split("\n"))
+        if in_loop or not any(j in STEPS[step] for j in JUMPS):
+            body.extend(STEPS[step].format(c=c).split("\n"))
+    body = body or ["a = a * b"]
     lines = ["try:"] + ["    " + s for s in body]
     lines += ["except ValueError:", "    a = a * 2.0"]
     lines += ["except (IndexError, ZeroDivisionError) as e:", "    b = b + a * len(e.args)"]

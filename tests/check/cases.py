@@ -262,15 +262,3 @@ def calls_sourceless(x):
 def lambda_star_args_now_work(x):
     weigh = lambda first, *rest: first * len(rest)  # noqa: E731
     return weigh(x, x, x)
-
-
-def pb205_break_out_of_finally(x, n):
-    s = 0.0
-    for i in range(n):
-        try:
-            s = s + x / i
-            if s > 10.0:
-                break
-        finally:
-            s = s * 2.0
-    return s

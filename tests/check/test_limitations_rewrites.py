@@ -169,21 +169,6 @@ def activate(x, kind):
 
 
 
-# PB205
-def capped_sum(x):
-    s = 0.0
-    for v in x:
-        stop = False
-        try:
-            s = s + 1.0 / v
-            stop = s > 4.0
-        finally:
-            s = s * 0.5
-        if stop:
-            break
-    return s
-
-
 # PB301: the callee is unchanged; the rule below (the documented block) is registered in a
 # registry of the test's own, in place of pullback's default one.
 def erf_total(x):
@@ -292,7 +277,6 @@ CALLS_AFTER = {
     "PB108": (tidy, lambda f: f(fresh())),
     "PB109": (annotated, lambda f: f(fresh())),
     "PB202": (quiet_exp_sum, lambda f: f(fresh())),
-    "PB205": (capped_sum, lambda f: f(fresh())),
     "PB302": (total, lambda f: f(fresh())),
     "PB401": (norm, lambda f: f(fresh())),
     "PB402": (squares, lambda f: f(fresh())),

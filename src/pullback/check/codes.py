@@ -57,11 +57,6 @@ CODES: dict[str, tuple[str, str]] = {
         "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
         "follow.",  # np.errstate(...) is accepted: transform/with_blocks.py
     ),
-    "PB205": (
-        "jump out of a try statement that has a finally clause",
-        "A break, continue or return inside a loop would leave the try without running its "
-        "finally clause in the lowered code.",
-    ),
     "PB301": (
         "call of a function with no source and no rule",
         "pullback differentiates a call through a rule or by transforming the callee's "
@@ -128,6 +123,7 @@ CODES: dict[str, tuple[str, str]] = {
 #: documented, so old links and suppressions keep their meaning).
 RETIRED = {
     "PB201": "try/except/else/finally (differentiated along the path Python took)",
+    "PB205": "a jump out of a try statement with finally (finally runs, then the jump)",
     "PB410": "star-arguments and starred targets (differentiated since stop 19)",
     "PB412": "assignment expression (differentiated since stop 19)",
 }

@@ -16,7 +16,6 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
-from ..transform.try_blocks import jump_problem
 from ..transform.with_blocks import with_problem
 from . import codes
 from .free_writes import free_write_refusal
@@ -75,10 +74,6 @@ class StatementChecks:
 
     def visit_Try(self, node):
         # lowered into steps whose completion is recorded like a branch (try_blocks.py)
-        found = jump_problem(node, self._in_loop(node))
-        if found is not None:
-            message, fix, where = found
-            self.report(where, "PB205", message, fix=f"{fix} ({codes.see('PB205')}).")
         self._visit_try_parts(node)
 
     def _visit_try_parts(self, node):
@@ -89,16 +84,6 @@ class StatementChecks:
             self.visit_all(handler.body)
         self.visit_all(node.orelse)
         self.visit_all(node.finalbody)
-
-    def _in_loop(self, node) -> bool:
-        """Whether ``node`` is inside a loop of the function (not of a nested function)."""
-        parents = self._parent_map()
-        at = parents.get(node)
-        while at is not None and not isinstance(at, (gast.FunctionDef, gast.Lambda)):
-            if isinstance(at, (gast.For, gast.While)):
-                return True
-            at = parents.get(at)
-        return False
 
     def visit_TryStar(self, node):
         self.report(

@@ -23,10 +23,8 @@ def render_try(header: str) -> tuple[str, str]:
     """``(try line, except clauses and their bodies)`` for the header of a try body's
     step."""
     exc = header[len(TRY_HEADER) : -len("):")]
-    return "try:", (
-        f"except {OWN_ERRORS}:\n    raise\n"
-        f"except BaseException as {CAUGHT}:\n    {exc} = {CAUGHT}"
-    )
+    own = f"except {OWN_ERRORS}:\n    raise"
+    return "try:", f"{own}\nexcept BaseException as {CAUGHT}:\n    {exc} = {CAUGHT}"
 
 
 class _Fields:

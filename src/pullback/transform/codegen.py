@@ -27,6 +27,7 @@ from ..tangents import (
 )
 from .code import OWN_ERRORS, Line, once_texts, render
 from .release import release_dead
+from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import ERRSTATE, PRINTOPTIONS
 
@@ -98,6 +99,7 @@ def runtime_namespace() -> dict:
         ERRSTATE: np.errstate,
         PRINTOPTIONS: np.printoptions,
         OWN_ERRORS: (PullbackError,),
+        **MARKERS,  # jumps out of a try with finally (try_jumps.py)
         "add": add,
         "unbroadcast": unbroadcast,
         "densify": densify,

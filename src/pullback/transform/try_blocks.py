@@ -38,7 +38,8 @@ first step that raised: the iteration cut half-way is recorded like any iteratio
 early (its values and flags on the loop's tape, its carried values as the completed steps
 left them), and the statements after the loop run under ``exc is None``. Names the statement
 binds first are bound to None where it starts (:class:`TryStart`). A ``break``/``continue``
-(or a ``return`` in a loop) that would leave a ``try`` with ``finally`` is refused (PB205).
+(or a ``return`` in a loop) that leaves a ``try`` with ``finally`` raises a marker first
+(:mod:`.try_jumps`): ``finally`` runs, then the jump is made.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import gast
 
 from . import nodes as N
 from .code import CAUGHT
+from .try_jumps import JUMP, after_finally, mark_jumps, raises_marker
 from .with_blocks import WithBlock
 
 RETURNED = "_returned"  # normalize.RETURNED (normalize imports this module)
@@ -128,27 +130,6 @@ def reraise_bare(stmts, exc: str) -> None:
                 reraise_bare(block, exc)
 
 
-def jump_problem(node, in_loop: bool) -> tuple[str, str, gast.AST] | None:
-    """``(message, fix, where)`` for a ``break``/``continue`` (or a ``return`` inside a
-    loop, which leaves it by ``break``) that would skip a ``finally`` clause."""
-    if not node.finalbody:
-        return None
-    for s in node.body + [x for h in node.handlers for x in h.body] + node.orelse:
-        jumps = [
-            x for x in _walk_here(s, loops=False) if isinstance(x, (gast.Break, gast.Continue))
-        ]
-        if in_loop:
-            jumps += [x for x in _walk_here(s) if isinstance(x, gast.Return)]
-        if jumps:
-            word = type(jumps[0]).__name__.lower()
-            return (
-                f"{word} leaves a try statement that has a finally clause",
-                "set a flag, and break/continue/return after the try statement",
-                jumps[0],
-            )
-    return None
-
-
 def _at(node, where):
     return gast.copy_location(node, where)
 
@@ -160,18 +141,6 @@ def _name(name):
 def _compare(name, op):
     """``name is None`` / ``name is not None``."""
     return gast.Compare(left=N.load(name), ops=[op], comparators=[N.const(None)])
-
-
-def _walk_here(node, loops=True):
-    """The nodes of ``node``, not inside nested functions, classes or lambdas (nor, with
-    ``loops=False``, nested loops, whose jumps are their own)."""
-    yield node
-    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)):
-        return
-    if not loops and isinstance(node, (gast.For, gast.While)):
-        return
-    for child in gast.iter_child_nodes(node):
-        yield from _walk_here(child, loops)
 
 
 class TryStatements:
@@ -188,17 +157,15 @@ class TryStatements:
             pending = self.fresh("try_exc")
             self.flags.add(pending)
             pre.append(_at(N.assign(pending, N.const(None)), s))
+        used, kept = mark_jumps(s, bool(self.loops), self.fresh) if s.finalbody else ([], None)
         out = self.block(pre)
         body = self.chain(self.block(s.body), exc)
         out += body
         dispatch = self.block([self.dispatch(s, exc, self.may_jump(body))])
         out += self.chain(dispatch, pending) if pending else dispatch
         out += self.block(s.finalbody)
-        if s.finalbody:  # raised again unless finally returned
-            test = gast.BoolOp(op=gast.And(), values=[
-                _compare(pending, gast.IsNot()), N.not_(N.load(RETURNED))])  # fmt: skip
-            again = gast.Raise(exc=N.load(pending), cause=None)
-            out += self.block([_at(N.if_(_at(test, s), [_at(again, s)], where=s), s)])
+        if s.finalbody:  # the jump, or the exception raised again, unless finally returned
+            out += self.block(after_finally(pending, used, kept, RETURNED, s))
         binds = {
             n.id
             for stmt in out
@@ -225,6 +192,10 @@ class TryStatements:
         orelse = list(s.orelse) or [_at(gast.Pass(), s)]
         if s.orelse and body_jumps:  # the body returned: no else
             orelse = [_at(N.if_(N.not_(N.load(RETURNED)), orelse, where=s.orelse[0]), s)]
+        if raises_marker(s.body):  # a jump out of an enclosing try with finally: not caught
+            test = N.call(_name("isinstance"), [N.load(exc), _name(JUMP)])
+            again = _at(gast.Raise(exc=N.load(exc), cause=None), s)
+            rest = [_at(N.if_(_at(test, s), [again], rest, where=s), s)]
         return _at(N.if_(_at(_compare(exc, gast.Is()), s), orelse, rest, where=s), s)
 
     def chain(self, stmts, exc, in_loop=False) -> list:
@@ -283,7 +254,6 @@ __all__ = [
     "Attempt",
     "TryStart",
     "TryStatements",
-    "jump_problem",
     "may_raise",
     "reraise_bare",
 ]

@@ -15,10 +15,10 @@ def counted(x, calls):
 def mutates(x, calls):
     calls.insert(0, "ran")
     x[0] = 2.0 * x[0]
-    try:
+    with open(__file__):  # a context manager: still refused
         y = np.sum(x)
-    except ValueError:
-        y = 0.0
+    y = y + 0.0
+    y = y * 1.0
     return y
 
 

@@ -79,7 +79,7 @@ def test_every_problem_reported_before_the_body_runs():
     assert calls == []  # the body never ran
     assert isinstance(e.value, SyntaxError)
     assert e.value.lineno == 16 and e.value.filename.endswith("error_cases.py")
-    assert [d.code for d in e.value.diagnostics] == ["PB106", "PB101", "PB201"]
+    assert [d.code for d in e.value.diagnostics] == ["PB106", "PB101", "PB202"]
     text = message(e)
     assert text.startswith("cannot differentiate 'mutates' — 3 unsupported constructs\n\n")
     assert (

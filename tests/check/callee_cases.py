@@ -10,10 +10,9 @@ def mutates(x):
 
 
 def has_rule(x):
-    try:
-        return x
-    finally:
+    with open(__file__):
         pass
+    return x
 
 
 _namespace = {}

@@ -91,9 +91,10 @@ def pb109_bare_annotation(x):
     return x
 
 
-def pb201_try(x):
+def pb202_with_in_try(x):
     try:
-        y = np.log(x)
+        with open(__file__):
+            y = np.log(x)
     except FloatingPointError:
         y = x
     return y

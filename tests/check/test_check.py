@@ -96,9 +96,9 @@ def test_each_callee_is_checked_once_and_after_the_callers_own_findings():
 
 
 def test_a_rule_replaces_checking_the_callee():
-    # Without a rule the callee's try/finally is reported at its own place ...
+    # Without a rule the callee's `with` is reported at its own place ...
     (diagnostic,) = check(cases.calls_with_rule)
-    assert diagnostic.code == "PB201" and diagnostic.filename == callee_cases.__file__
+    assert diagnostic.code == "PB202" and diagnostic.filename == callee_cases.__file__
     # ... with one, the callee is not transformed, so not checked.
     registry = default_registry().copy()
     registry.non_differentiable(callee_cases.has_rule)
@@ -138,16 +138,17 @@ def test_check_runs_no_user_code():
 
 
 def mutation_inside_try(x):
-    try:
-        x[0] = 1.0
-    except ValueError:
+    with open(__file__):
+        y = [1.0 for _ in x]
+        x[0] = y[0]
+    if y[0] > 2.0:
         x.fill(0.0)
     return x
 
 
 def test_nested_constructs_are_reported_once_each_in_source_order():
     diagnostics = check(mutation_inside_try)
-    assert [d.code for d in diagnostics] == ["PB201", "PB101", "PB103"]
+    assert [d.code for d in diagnostics] == ["PB202", "PB101", "PB103"]
     assert [d.line for d in diagnostics] == sorted(d.line for d in diagnostics)
 
 

@@ -52,10 +52,6 @@ CODES: dict[str, tuple[str, str]] = {
         "annotation without a value",
         "A bare annotation declares a name without binding it, which the transform cannot follow.",
     ),
-    "PB201": (
-        "try/except/finally",
-        "The reverse sweep cannot replay which exception was raised and where it was caught.",
-    ),
     "PB202": (
         "with statement",
         "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
@@ -126,6 +122,8 @@ CODES: dict[str, tuple[str, str]] = {
 #: Codes no longer reported: what they refused now differentiates. They stay reserved (and
 #: documented, so old links and suppressions keep their meaning).
 RETIRED = {
+    "PB201": "try/except/else/finally (differentiated along the path Python took)",
+    "PB205": "a jump out of a try statement with finally (finally runs, then the jump)",
     "PB410": "star-arguments and starred targets (differentiated since stop 19)",
     "PB412": "assignment expression (differentiated since stop 19)",
 }

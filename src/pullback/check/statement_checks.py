@@ -72,21 +72,11 @@ class StatementChecks:
     def visit_AsyncWith(self, node):
         self._report_with(node, "async with", "PB403")
 
-    def _visit_try(self, node):
-        parts = ["try"]
-        if node.handlers:
-            parts.append("except")
-        if node.finalbody:
-            parts.append("finally")
-        what = "/".join(parts)
-        self.report(
-            node,
-            "PB201",
-            f"{what} cannot be differentiated",
-            width=len("try"),
-            fix=f"move the {what} outside the differentiated function, or register a rule "
-            f"for a helper that contains it ({codes.see('PB201')}).",
-        )
+    def visit_Try(self, node):
+        # lowered into steps whose completion is recorded like a branch (try_blocks.py)
+        self._visit_try_parts(node)
+
+    def _visit_try_parts(self, node):
         self.visit_all(node.body)
         for handler in node.handlers:
             if handler.type is not None:
@@ -94,6 +84,20 @@ class StatementChecks:
             self.visit_all(handler.body)
         self.visit_all(node.orelse)
         self.visit_all(node.finalbody)
+
+    def visit_TryStar(self, node):
+        self.report(
+            node,
+            "PB400",
+            "try/except* (exception groups) cannot be differentiated",
+            why="An except* clause splits one exception group among several handlers, which "
+            "the lowering of try statements (one handler per exception) does not model.",
+            width=len("try"),
+            fix="catch the exception group with a plain `except ExceptionGroup:` clause, or "
+            "move the try statement outside the differentiated function "
+            f"({codes.see('PB400')}).",
+        )
+        self._visit_try_parts(node)
 
     def visit_Raise(self, node):
         self._forward_only += 1
@@ -281,10 +285,6 @@ class StatementChecks:
         # (n := value) binds a name where it is evaluated: the normalizer writes it as an
         # assignment at that point, so only its value needs checking.
         self.visit(node.value)
-
-    visit_Try = _visit_try
-
-    visit_TryStar = _visit_try
 
     visit_Import = _visit_import
 

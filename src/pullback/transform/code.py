@@ -9,6 +9,23 @@ from __future__ import annotations
 
 import re
 
+#: the forward sweeps' header of a step of a try body (transform/try_blocks.py), rendered
+#: as ``try:`` ... ``except BaseException as _caught: <exc> = _caught``, after a clause
+#: that lets pullback's own errors through (a user's handler never takes their path)
+TRY_HEADER = "with _pb_try("
+#: the name that ``except`` clause binds, and the tuple of pullback's own error classes
+#: bound in the generated code's namespace (both reserved: free_values.RESERVED)
+CAUGHT = "_caught"
+OWN_ERRORS = "_pullback_errors"
+
+
+def render_try(header: str) -> tuple[str, str]:
+    """``(try line, except clauses and their bodies)`` for the header of a try body's
+    step."""
+    exc = header[len(TRY_HEADER) : -len("):")]
+    own = f"except {OWN_ERRORS}:\n    raise"
+    return "try:", f"{own}\nexcept BaseException as {CAUGHT}:\n    {exc} = {CAUGHT}"
+
 
 class _Fields:
     """What ``@dataclass`` gave :class:`Line` and :class:`Compound` (field-wise ``==``, no
@@ -117,9 +134,15 @@ def render(
                 out.append(pad + part)
                 line_map.append(item.src if item.src is not None else last_src)
         else:
-            out.append(pad + item.header)
+            header, handler = item.header, None
+            if header.startswith(TRY_HEADER):  # an Attempt of a try body (try_blocks.py)
+                header, handler = render_try(header)
+            out.append(pad + header)
             line_map.append(item.src if item.src is not None else last_src)
             last_src = render(item.body, indent + 1, src_text, out, line_map, last_src, use_alt)
+            for part in handler.split("\n") if handler else ():
+                out.append(pad + part)
+                line_map.append(last_src)
             if item.orelse:
                 out.append(pad + "else:")
                 line_map.append(last_src)

@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from ..errors import PullbackError
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
@@ -24,8 +25,9 @@ from ..tangents import (
     getitem_cotangent,
     unbroadcast,
 )
-from .code import Line, once_texts, render
+from .code import OWN_ERRORS, Line, once_texts, render
 from .release import release_dead
+from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import ERRSTATE, PRINTOPTIONS
 
@@ -96,6 +98,8 @@ def runtime_namespace() -> dict:
         "NO_TANGENT": NO_TANGENT,
         ERRSTATE: np.errstate,
         PRINTOPTIONS: np.printoptions,
+        OWN_ERRORS: (PullbackError,),
+        **MARKERS,  # jumps out of a try with finally (try_jumps.py)
         "add": add,
         "unbroadcast": unbroadcast,
         "densify": densify,

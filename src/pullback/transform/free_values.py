@@ -51,7 +51,8 @@ RESERVED = frozenset(
     "matmul_lhs_cotangent "
     "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
     "rule_tangent list_tangent function_tangent method_tangent "
-    "list_append list_appended dict_set".split()
+    "list_append list_appended dict_set _caught _pullback_errors _pullback_break "
+    "_pullback_continue _pullback_return _pullback_jump".split()
 )
 
 

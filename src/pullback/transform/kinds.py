@@ -180,7 +180,17 @@ def adds_with_plus(kinds: dict, name: str) -> bool:
 
 
 def join(a, b):
+    if a == UNBOUND:
+        return b
+    if b == UNBOUND:
+        return a
     return a if a == b else None
+
+
+# The kind of a name SSA binds to None where a try statement starts (ssa.bind_before): its
+# value reaches no operation (the join copies that read it are taken only where the name is
+# unbound in Python), so it constrains no join; a name left with it has no kind.
+UNBOUND = "<unbound>"
 
 
 def _broadcast(a, b):
@@ -210,6 +220,8 @@ def infer(tree, param_kinds: dict, registry) -> dict:
         _block(tree.body, kinds, registry)
         if kinds == before and _shape_sizes(kinds) == sizes:
             break
+    for name in [n for n, k in kinds.items() if k == UNBOUND]:
+        kinds[name] = None
     for mark in marks:
         kinds[mark] = True
     return kinds
@@ -245,6 +257,9 @@ def _block(stmts, kinds, registry):
     for s in stmts:
         if isinstance(s, gast.Assign):
             name = s.targets[0].id
+            if getattr(s, "pb_unbound", False):  # bound to None before a try (UNBOUND)
+                kinds.setdefault(name, UNBOUND)
+                continue
             _note_shape(name, s.value, kinds)
             k = _value_kind(s.value, kinds, registry)
             kinds[name] = join(kinds[name], k) if name in kinds else k

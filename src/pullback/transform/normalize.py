@@ -56,6 +56,7 @@ from .iterator_values import IteratorValues
 from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
 from .star_calls import StarCalls
+from .try_blocks import TryStatements
 from .ufunc_calls import UfuncCalls
 from .with_blocks import WithBlock, as_with, manager_text
 
@@ -97,6 +98,7 @@ class Normalizer(
     LoopIterables,
     UfuncCalls,
     IteratorValues,
+    TryStatements,
 ):
     def __init__(self, fs, registry=None, nodes=None):
         self.fs = fs
@@ -210,6 +212,10 @@ class Normalizer(
             self.mark_outside_append(s.value, value)
             stmts.append(N.expr_stmt(value, s))
         return stmts, False
+
+    @staticmethod
+    def may_jump(stmts) -> bool:
+        return _may_jump(stmts)
 
     def stmt_LoopEnd(self, s):
         return [s], False

@@ -52,6 +52,7 @@ from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
 from .reverse_flow import ControlFlowAdjoints
 from .sweep_common import IDENTIFIER, State, source_position, src
+from .try_blocks import Attempt
 from .with_blocks import WithBlock
 from .with_blocks import compound as with_compound
 
@@ -263,6 +264,8 @@ class ReverseBuilder(
             return self.rev_if(s, state)
         if isinstance(s, (gast.For, gast.While)):
             return self.rev_loop(s, state)
+        if isinstance(s, Attempt):  # a step of a try body: reversed if it completed
+            return self.rev_if(s.as_if(), state)
         if isinstance(s, WithBlock):  # the body's reverse, under the same error modes
             return with_compound(s, self.rev_block(s.body, state), s.lineno)
         return []

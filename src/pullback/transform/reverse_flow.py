@@ -20,6 +20,7 @@ from .analyze import all_nodes, names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .ssa import SnapshotPoint
 from .sweep_common import State, src
+from .try_blocks import Attempt
 from .with_blocks import WithBlock
 from .with_blocks import compound as with_compound
 
@@ -169,6 +170,8 @@ class ControlFlowAdjoints:
         for node in all_nodes(info.node):
             if isinstance(node, gast.Assign):
                 assigns.setdefault(node.targets[0].id, []).append(node.value)
+            elif isinstance(node, Attempt):  # its exception is stored where no pass looks
+                assigns.setdefault(node.exc, []).extend((None, None))
         candidates = {
             name: values[0]
             for name, values in assigns.items()

@@ -20,6 +20,7 @@ import gast
 from ..tree_walk import lean_nodes
 from . import nodes as N
 from .normalize import LoopEnd
+from .try_blocks import Attempt, TryStart
 from .with_blocks import WithBlock
 
 
@@ -100,7 +101,8 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        names, loops = _names_and_loops(lean_nodes(tree))  # one walk, for the facts below
+        names, loops, tries = _names_and_loops(lean_nodes(tree))  # one walk: the facts below
+        self.try_binds = set().union(*(t.binds for t in tries))  # names bound to None first
         self.taken = {n.id for n in names} | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
@@ -169,11 +171,11 @@ class SSARenamer:
                     return out, False
             elif kind is gast.For or kind is gast.While:
                 out.extend(self.loop(s, vmap))
-            elif kind is WithBlock:  # a block that always runs, in the same names
+            elif kind is WithBlock or kind is Attempt:  # always runs, in the same names
                 s.body, falls_through = self.block(s.body, vmap)
                 s.body = s.body or [gast.Pass()]
                 out.append(s)
-                if not falls_through:
+                if not falls_through and kind is WithBlock:  # (an Attempt's raise is caught)
                     return out, False
             elif kind is gast.Break or kind is gast.Continue:
                 out.extend(self.exit_point(s, vmap))
@@ -181,6 +183,8 @@ class SSARenamer:
                 return out, False
             elif kind is LoopEnd:
                 out.extend(self.exit_point(s, vmap))
+            elif kind is TryStart:
+                out.extend(self.bind_before(s, vmap))
             elif kind is gast.Raise:
                 self.rename_reads(s, vmap)
                 out.append(s)
@@ -189,6 +193,18 @@ class SSARenamer:
                 self.rename_reads(s, vmap)
                 out.append(s)
         return out, True
+
+    def bind_before(self, s, vmap) -> list:
+        """``name = None`` for each name a try statement binds first: a step of its body
+        may raise, and the join copies of the branches around it then read the name's
+        value from before the try (try_blocks.py)."""
+        out = []
+        for name in sorted(s.binds - set(vmap) - self.flags):
+            new = self.new_name(name)
+            self.note_assigned(new)
+            out.append(_unbound(new, s))
+            vmap[name] = new
+        return out
 
     def note_assigned(self, name):
         for loop in self.loops:
@@ -245,6 +261,9 @@ class SSARenamer:
             if name in vmap:
                 pre.append(N.assign(h, N.load(vmap[name]), s))
                 self.note_assigned(h)
+            elif name in self.try_binds:  # bound to None, as a try there binds it first
+                pre.append(_unbound(h, s))
+                self.note_assigned(h)
             else:
                 info.unbound_at_entry.add(h)
             vmap[name] = h
@@ -275,6 +294,14 @@ class SSARenamer:
         return out
 
 
+def _unbound(name, where) -> gast.Assign:
+    """``name = None`` for a name Python has not bound there: its value reaches only join
+    copies that Python would not run, so it constrains no kind (kinds.UNBOUND)."""
+    bind = N.assign(name, N.const(None), where)
+    bind.pb_unbound = True
+    return bind
+
+
 def _plain_atom(node) -> bool:
     """A constant, or a name with nothing under it but its context."""
     cls = node.__class__
@@ -294,11 +321,13 @@ def _load_counts(nodes) -> collections.Counter:
     )
 
 
-def _names_and_loops(nodes) -> tuple[list, list]:
-    """The names and the loops among ``nodes``, in their order (one pass over a long
-    function's nodes; no class of the transform derives from Name, For or While)."""
+def _names_and_loops(nodes) -> tuple[list, list, list]:
+    """The names, the loops and the try statements among ``nodes``, in their order (one
+    pass over a long function's nodes; no class of the transform derives from Name, For or
+    While)."""
     names: list = []
     loops: list = []
+    tries: list = []
     name, for_, while_ = gast.Name, gast.For, gast.While
     for n in nodes:
         cls = n.__class__
@@ -306,7 +335,9 @@ def _names_and_loops(nodes) -> tuple[list, list]:
             names.append(n)
         elif cls is for_ or cls is while_:
             loops.append(n)
-    return names, loops
+        elif cls is TryStart:
+            tries.append(n)
+    return names, loops, tries
 
 
 def _reads_in_loops(loops) -> dict[int, collections.Counter]:

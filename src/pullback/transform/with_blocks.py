@@ -139,6 +139,8 @@ def _refused():
 
 def as_with(block) -> gast.With:
     """The ``with`` statement a :class:`WithBlock` stands for (to show the core language)."""
+    if hasattr(block, "as_try"):  # a step of a try body (try_blocks.py)
+        return block.as_try()
     managers = gast.parse(f"({block.manager},)").body[0].value.elts
     items = [gast.withitem(context_expr=m, optional_vars=None) for m in managers]
     return gast.copy_location(gast.With(items=items, body=block.body, type_comment=None), block)

@@ -74,6 +74,7 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
+from .run_time_closures import PREFIX, make_closures_at_run_time, verdict
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -185,8 +186,14 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     d is node for d in nested_definitions(tree)
                 ):
                     continue  # a function value like a global one (lifted as it is)
-                read = sorted(free_names(node) & local_names(tree))
                 value = f"'{name}' is used as a value (returned, stored or passed on)"
+                made = verdict(tree, node, parents)  # made as the primal makes it
+                if made is not None:
+                    if made.refusal is not None:
+                        return f"{value}: {made.refusal}"
+                    node._pb_run_time = True  # the check asks what it captures
+                    return None
+                read = sorted(free_names(node) & local_names(tree))
                 if node.decorator_list or is_nested_generator(node) or not read:
                     return f"{value}, not called"
                 return (
@@ -331,6 +338,9 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if factories:
         rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
+    if lambdas or any(isinstance(n, gast.FunctionDef) for n in own_nodes(tree.body)):
+        # closures that escape and capture no gradient: made as the primal makes them
+        make_closures_at_run_time(fs, tree, lifting_refusal, _resolver(fs, tree), returned)
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}
@@ -533,6 +543,13 @@ def _compile(fs, trees) -> dict:
         if any(_reads(t, v) for t in trees.values())
     ]
     values = [fs.lookup(v)[1] for v in cells]
+    made = [  # closure factories (run_time_closures.py) the lifted functions call
+        n
+        for n in fs.namespace
+        if n.startswith(PREFIX) and any(_reads(t, n) for t in trees.values())
+    ]
+    cells += made
+    values += [fs.namespace[n] for n in made]
     factory = gast.FunctionDef(
         name=FACTORY,
         args=gast.arguments(

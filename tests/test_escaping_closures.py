@@ -85,6 +85,20 @@ def closure_through_map_and_key(w):
     return sum(parts) + best + np.sum(apply(scaled, w))
 
 
+def escaping_through_map_and_key(w):
+    def make(p):
+        def f(t):
+            return t**p
+
+        return f
+
+    fs = [make(2), make(3)]
+    parts = list(map(fs[0], [w[0], w[1]]))
+    best = max([w[0], w[1], w[2]], key=fs[1])
+    first = sorted([w[2], w[0]], key=fs[0])[0]
+    return sum(parts) + best * sum(map(fs[1], w)) + first
+
+
 def returned_def_called_later(w):
     k = 2
 
@@ -103,6 +117,7 @@ CASES = [
     dict_of_lambdas_by_config,
     closures_in_a_loop,
     closure_through_map_and_key,
+    escaping_through_map_and_key,
     returned_def_called_later,
 ]
 W = np.array([0.7, -1.3, 2.1])
@@ -184,6 +199,35 @@ def test_a_module_factory_closure_stored_differentiated_where_its_captures_are_n
     assert "'layer' is used as a value (returned, stored or passed on) and reads 'c'" in str(
         err.value
     )
+
+
+def closure_of_a_setting(w, p):
+    def t(v):
+        return np.sum(v**p * np.copysign(1.0, p))
+
+    fs = [t]
+    return fs[0](w)
+
+
+def test_closures_made_again_with_other_captures_give_their_own_gradients():
+    """A closure made again with equal immutable captures shares the code generated for
+    the first (cache.TWIN); other captures (another value, type or sign, an array) never
+    reuse it."""
+    g = pullback.grad(closure_of_a_setting)
+    vg = pullback.value_and_grad(closure_of_a_setting)
+    w = np.array([0.7, 1.3, 2.1])
+    for p in (2, 3, 2.0, 2, -0.0, 0.0, np.float32(3.0), np.array([1.0, 2.0, 3.0]), 3):
+        eps = 1e-6
+        want = np.array(
+            [
+                (closure_of_a_setting(w + eps * e, p) - closure_of_a_setting(w - eps * e, p))
+                / (2 * eps)
+                for e in np.eye(3)
+            ]
+        )
+        np.testing.assert_allclose(g(w, p), want, rtol=1e-6, atol=1e-8)
+        value, _ = vg(w, p)
+        assert value == closure_of_a_setting(w, p)  # -0.0: -3.0, 0.0: 3.0
 
 
 # -- refusals ------------------------------------------------------------------------------

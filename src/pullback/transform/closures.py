@@ -74,7 +74,7 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
-from .run_time_closures import PREFIX, make_closures_at_run_time, verdict
+from .run_time_closures import PREFIX, make_closures_at_run_time, verdict, with_source
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -533,8 +533,6 @@ def _compile(fs, trees) -> dict:
     """Real function objects for the lifted definitions: defined together inside a factory
     (so that they see each other, and themselves, through closure cells) whose globals are
     the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
-    from ..source import FunctionSource
-
     # The enclosing function's own closure variables that a function value reads (one
     # that captures nothing else): read here, so that a change rebuilds the gradient.
     cells = [
@@ -571,17 +569,5 @@ def _compile(fs, trees) -> dict:
     for (name, t), fn in zip(trees.items(), made, strict=True):
         fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"
         fn.__module__ = fs.fn.__module__
-
-        def source(fn=fn, t=t):
-            return FunctionSource(
-                fn=fn,
-                filename=fs.filename,
-                first_line=fs.first_line,
-                indent=fs.indent,
-                lines=fs.lines,
-                tree=copy.deepcopy(t),
-            )
-
-        fn.__pullback_source__ = source
-        out[name] = fn
+        out[name] = with_source(fn, fs, t)
     return out

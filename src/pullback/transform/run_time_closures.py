@@ -27,7 +27,9 @@ import copy
 import types
 
 import gast
+import numpy as np
 
+from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
@@ -270,12 +272,52 @@ def _replace_statement(parent, old, new) -> None:
         _replace_statement(handler, old, new)
 
 
+# How many closures of one factory are kept to share their generated code with those
+# made again with the same captures (a bound: a captured float may change at every call).
+_TWINS = 32
+_ATOMS = (int, float, complex, str, bytes, bool, type(None), np.generic)
+
+
+def _value_key(value):
+    """A key equal for two values only when every computation gives the same result on
+    both (immutable atoms compared by type and bits, tuples of them), or None."""
+    if isinstance(value, tuple):
+        parts = [_value_key(v) for v in value]
+        return None if any(p is None for p in parts) else (tuple, *parts)
+    if isinstance(value, dict):  # __kwdefaults__
+        return _value_key(tuple(sorted(value.items())))
+    if isinstance(value, np.generic):
+        return (type(value), value.dtype.str, value.tobytes())
+    if isinstance(value, _ATOMS):
+        if isinstance(value, (float, complex)):
+            return (type(value), repr(value))  # -0.0 and 0.0 differ, nan is itself
+        return (type(value), value)
+    return None
+
+
+def with_source(fn, fs, tree):
+    """``fn``, made from ``tree`` (a part of ``fs``'s function), told where its source is
+    (pullback.source.load_source reads ``__pullback_source__``): the user's own lines."""
+    from ..source import FunctionSource
+
+    def source():
+        return FunctionSource(
+            fn=fn,
+            filename=fs.filename,
+            first_line=fs.first_line,
+            indent=fs.indent,
+            lines=fs.lines,
+            tree=copy.deepcopy(tree),
+        )
+
+    fn.__pullback_source__ = source
+    return fn
+
+
 def closure_factory(fs, node, parameters):
     """``make(*values)``: runs the user's ``def`` (or lambda, as a ``def``) with
     ``parameters`` bound to ``values`` and returns the function, which carries its source
     (pullback.source.load_source) for the calls that differentiate it."""
-    from ..source import FunctionSource
-
     if isinstance(node, gast.Lambda):
         name = f"_pb_lambda_{node.lineno}_{node.col_offset}"
         d = N.located(
@@ -312,23 +354,23 @@ def closure_factory(fs, node, parameters):
     make_fn = types.FunctionType(factory_code, fs.fn.__globals__)
     qualname = f"{fs.fn.__qualname__}.<locals>.{getattr(node, 'name', '<lambda>')}"
 
+    twins = {}  # the closures made last, by their captures and defaults
+
     def make(*values):
         fn = make_fn(*values)
         fn.__qualname__ = qualname
         fn.__module__ = fs.fn.__module__
+        key = _value_key((values, fn.__defaults__, fn.__kwdefaults__))
+        if key is not None:
+            twin = twins.get(key)
+            if twin is not None:
+                share_entries(fn, twin)  # its adjoint, built once, serves fn
+            else:
+                if len(twins) >= _TWINS:
+                    twins.pop(next(iter(twins)))
+                twins[key] = fn
 
-        def source():
-            return FunctionSource(
-                fn=fn,
-                filename=fs.filename,
-                first_line=fs.first_line,
-                indent=fs.indent,
-                lines=fs.lines,
-                tree=copy.deepcopy(source_tree),
-            )
-
-        fn.__pullback_source__ = source
-        return fn
+        return with_source(fn, fs, source_tree)
 
     make.__name__ = f"{PREFIX}{node.lineno}_{node.col_offset}"
     return make

@@ -55,6 +55,21 @@ def factory_with_constants(w):
     return g(w) + np.tanh(h(w))
 
 
+def captures_shapes_and_lengths(w):
+    shape = w.shape
+    n = len(w)
+    rank = np.ndim(w)
+
+    def spread(v):
+        return np.ones(shape) * v[n - 1] * rank
+
+    fs = []
+    for i in range(w.shape[0]):
+        fs.append(lambda v, i=i: v[i] ** 2 / n)
+    fs.append(spread)
+    return sum(np.sum(f(w)) for f in fs)
+
+
 def dict_of_lambdas_by_config(w, act="tanh"):
     p = 2.0
     acts = {"relu": lambda z: np.maximum(z, 0) ** p, "tanh": lambda z: np.tanh(z) * p}
@@ -99,6 +114,35 @@ def escaping_through_map_and_key(w):
     return sum(parts) + best * sum(map(fs[1], w)) + first
 
 
+def helper_with_closures(w, k):
+    fs = [lambda v, j=j: v[j] * k for j in range(2)]
+
+    def t(v):
+        return v[k] ** 3
+
+    fs.append(t)
+    return sum(f(w) for f in fs)
+
+
+def closures_in_a_helper_called_with_gradients(w):
+    return helper_with_closures(w, 1) + helper_with_closures(w * w, 2)
+
+
+def def_chosen_by_a_branch(w, flag=True):
+    if flag:
+
+        def t(v):
+            return np.sin(v[0]) * 2
+
+    else:
+
+        def t(v):
+            return np.cos(v[1])
+
+    keep = {"t": t}
+    return keep["t"](w) + 1.0
+
+
 def returned_def_called_later(w):
     k = 2
 
@@ -114,10 +158,13 @@ CASES = [
     factory_of_lambdas,
     lambdas_with_defaults_and_dict,
     factory_with_constants,
+    captures_shapes_and_lengths,
     dict_of_lambdas_by_config,
     closures_in_a_loop,
     closure_through_map_and_key,
     escaping_through_map_and_key,
+    closures_in_a_helper_called_with_gradients,
+    def_chosen_by_a_branch,
     returned_def_called_later,
 ]
 W = np.array([0.7, -1.3, 2.1])
@@ -133,6 +180,7 @@ def test_gradient_matches_finite_differences(f, dtype):
 def test_config_string_chooses_the_lambda():
     for act in ("relu", "tanh"):
         check_grad(dict_of_lambdas_by_config, W, kwargs={"act": act})
+    check_grad(def_chosen_by_a_branch, W, kwargs={"flag": False})
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

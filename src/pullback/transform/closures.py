@@ -165,6 +165,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     why = write_refusal(tree, node, parents)  # nonlocal writes (closure_writes.py)
     if why is not None:
         return why
+    valued = False  # used as a value (a function value that captures nothing)
     for sub in gast.walk(tree):
         if isinstance(sub, gast.Name) and sub.id == name:
             if (
@@ -172,6 +173,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                 and not _plain_call(sub, parents)
                 and not (starred and _called(sub, parents))
             ):
+                valued = True
                 if returned and _returned_here(sub, tree, parents):
                     continue
                 if (
@@ -201,6 +203,10 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     f"{', '.join(repr(r) for r in read)} of the enclosing function"
                 )
     if not bound_once(tree, name):
+        made = verdict(tree, node, parents, bound_again=True) if valued else None
+        if made is not None and made.refusal is None:
+            node._pb_run_time = True  # made as the primal makes it (run_time_closures.py)
+            return None
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
         if returned:

@@ -138,10 +138,12 @@ def _before(a, b) -> bool:
     return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
 
 
-def verdict(tree, node, parents=None) -> Verdict | None:
+def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
     """Whether the def or lambda ``node`` of ``tree``, used as a value, is made at run time
     (see the module docstring); None when it is not this module's case (it captures
-    nothing, writes or yields, is decorated, or reads a variable of a scope further out)."""
+    nothing, writes or yields, is decorated, or reads a variable of a scope further out).
+    ``bound_again``: its name is bound more than once (``if c: def t ... else: def t``),
+    which the lifting of one that captures nothing cannot follow and this can."""
     parents = parent_map(tree) if parents is None else parents
     if isinstance(node, gast.FunctionDef) and node.decorator_list:
         return None
@@ -164,7 +166,9 @@ def verdict(tree, node, parents=None) -> Verdict | None:
         if isinstance(up, gast.FunctionDef):
             outer |= _variables(up)
         up = parents.get(up)
-    if (reads - captured) & outer or not captured and captures_nothing(node, tree):
+    if (reads - captured) & outer or (
+        not captured and not bound_again and captures_nothing(node, tree)
+    ):
         return None
     name = getattr(node, "name", "the lambda")
     defaults = _default_reads(node) & (mine | targets | outer)
@@ -215,7 +219,7 @@ def make_closures_at_run_time(fs, tree, lifting_refusal, resolve, returned=None)
             # only where the lifting would refuse it (not specialized, not a record)
             lifting_refusal(tree, sub, parents, resolve, returned is not None)
             if getattr(sub, "_pb_run_time", False):
-                sites.append((sub, verdict(tree, sub, parents)))
+                sites.append((sub, verdict(tree, sub, parents, bound_again=True)))
         elif isinstance(sub, gast.Lambda) and stored_lambda(sub, parents):
             found = verdict(tree, sub, parents)
             if found is not None and found.refusal is None:

@@ -323,6 +323,21 @@ def loop_variable_captured(w):
     return sum(f(w) for f in fs)
 
 
+def written_by_a_sibling(w):
+    k = 0
+
+    def t(v):
+        return v[k] * 3.0
+
+    def bump():
+        nonlocal k
+        k = k + 1
+
+    fs = [t]
+    bump()
+    return fs[0](w)
+
+
 def comprehension_variable_captured(w):
     fs = [lambda v: v[k] for k in range(3)]
     return sum(f(w) for f in fs)
@@ -363,6 +378,12 @@ def comprehension_variable_captured(w):
             "pass 'i' as a default",
         ),
         (
+            written_by_a_sibling,
+            "PB405",
+            "it reads 'k', which a nested function writes (`nonlocal k`",
+            "pass 'k' as a default",
+        ),
+        (
             comprehension_variable_captured,
             "PB404",
             "it reads 'k', which the comprehension rebinds at each step",
@@ -384,4 +405,5 @@ def test_refusals(f, code, why, fix):
 def test_python_reads_the_cell_late_where_refused():
     """What Python computes for a rebound capture: the refusal protects exactly this."""
     assert rebound_after_the_def(W) == W[1]
+    assert written_by_a_sibling(W) == 3.0 * W[1]
     assert comprehension_variable_captured(W) == 3 * W[2]

@@ -185,6 +185,14 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
                 f"closure would read its last value)",
                 fix,
             )
+        if any(isinstance(n, gast.Nonlocal) and c in n.names for n in gast.walk(scope)):
+            return Verdict(
+                captured,
+                defaults,
+                f"it reads '{c}', which a nested function writes (`nonlocal {c}`: Python's "
+                "closure reads the new value when it is called)",
+                fix,
+            )
         loops = _loops_around(node, parents, scope)
         for b in _bindings(scope, c):
             if isinstance(b, (gast.Global, gast.Nonlocal, gast.FunctionDef, gast.ClassDef)):

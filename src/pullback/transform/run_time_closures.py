@@ -15,8 +15,11 @@ Why this is exact: Python reads a captured variable when the closure runs. The f
 gives it the value the variable has when the closure is made, which is the value every
 call reads when no binding of the variable can run after the closure is made:
 :func:`verdict` requires each captured variable to be a variable of the scope that makes
-the closure, bound only before the ``def`` and never in a loop around it, and not a
-comprehension's variable (rebound at each step). A default is evaluated once, where the
+the closure, bound only before the ``def`` and never in a loop around it, written by no
+nested function (``nonlocal``), and not a comprehension's variable (rebound at each step).
+A closure made again with equal immutable captures and defaults computes what the one
+made before does, call for call: it shares that one's generated code (``cache.TWIN``), so
+a closure made at every call is transformed once. A default is evaluated once, where the
 ``def`` runs: the factory evaluates it there. Anything else keeps its refusal, with the
 fix (pass it as a default, ``lambda v, k=k: ...``).
 """

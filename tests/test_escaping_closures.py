@@ -296,6 +296,14 @@ def factory_given_a_differentiated_value(w):
     return np.sum(make(w[0])(w))
 
 
+def factory_with_a_differentiated_default(w):
+    def make(k, s=w[0]):
+        return lambda v: v[k] * s
+
+    fs = [make(1), make(2)]
+    return fs[0](w) + fs[1](w)
+
+
 def lambda_stored_reading_a_gradient(w):
     fs = [lambda v: v * w[0]]
     return np.sum(fs[0](w))
@@ -355,6 +363,12 @@ def comprehension_variable_captured(w):
         ),
         (
             factory_given_a_differentiated_value,
+            "PB404",
+            "lambda inside a differentiated function",
+            "define the helper with `def` at module level",
+        ),
+        (
+            factory_with_a_differentiated_default,
             "PB404",
             "lambda inside a differentiated function",
             "define the helper with `def` at module level",

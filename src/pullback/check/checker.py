@@ -368,6 +368,9 @@ class FunctionChecker(
                     for n in gast.walk(self.tree)
                     if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                 ]
+                defaults = list(up.args.defaults) + [d for d in up.args.kw_defaults if d]
+                if any(reads_tainted(d, self.tainted()) for d in defaults):
+                    uses = [None]  # a default that may carry a gradient: every parameter
                 for use in uses if name is not None else [None]:
                     call = parents.get(use) if use is not None else None
                     called = isinstance(call, gast.Call) and call.func is use

@@ -41,9 +41,21 @@ def function_entries(fn) -> FunctionEntries | None:
     if not isinstance(attrs, dict):
         return None
     entries = attrs.get(_ENTRIES)
-    if entries is None or entries.owner is not fn:
+    if entries is None or (entries.owner is not fn and attrs.get(TWIN) is not entries.owner):
         entries = attrs[_ENTRIES] = FunctionEntries(fn)
     return entries
+
+
+#: A function that computes what another does, call for call (a closure made again with
+#: equal immutable captures and defaults, transform/run_time_closures.py) names it here and
+#: is given its entries: the code generated for one serves the other.
+TWIN = "__pullback_twin__"
+
+
+def share_entries(fn, twin) -> None:
+    """Give ``fn`` the generated code of ``twin`` (see :data:`TWIN`)."""
+    fn.__dict__[TWIN] = twin
+    fn.__dict__[_ENTRIES] = function_entries(twin)
 
 
 _registry_ids = itertools.count(1)

@@ -36,6 +36,8 @@ from ..transform.closures import (
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
+from ..transform.run_time_closures import stored_lambda
+from ..transform.run_time_closures import verdict as run_time_verdict
 from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
 from .aliasing import (
@@ -279,7 +281,7 @@ class FunctionChecker(
         if found is not None and function_expression(node) is not None:
             self.visit(found[1])  # only called: inlined (pullback/lambdas.py)
             return
-        refusal = self._lifting_refusal(node)
+        refusal = self._lifting_refusal(node) or self._captured_gradient(node)
         if getattr(node, "_pb_lambda", None) is not None:
             self._visit_bound_lambda(node, refusal)
             return
@@ -308,6 +310,9 @@ class FunctionChecker(
                 f"pass the value to '{node.name}' and return the new one"
             )
         fix = write_fix(node.name, refusal) or fix  # nonlocal writes (closure_writes.py)
+        made = run_time_verdict(self.tree, node, self._parent_map())
+        if made is not None and made.fix is not None:
+            fix = made.fix  # a captured variable bound again (run_time_closures.py)
         if "not a constant" in refusal:
             fix = (
                 "give that parameter a constant default (`=None`) and compute its value in "
@@ -327,6 +332,54 @@ class FunctionChecker(
     def _lifting_refusal(self, node):
         returned = getattr(self.tree, "_pb_record", False)
         return lifting_refusal(self.tree, node, self._parent_map(), self._resolved_object, returned)
+
+    def _captured_gradient(self, node):
+        """Why the closure ``node``, made as the primal makes it (run_time_closures.py),
+        cannot be: a differentiated value may reach what it captures (or its defaults),
+        and the gradient through the cell would be lost. None when none may."""
+        parents = self._parent_map()
+        if isinstance(node, gast.FunctionDef) and not getattr(node, "_pb_run_time", False):
+            return None  # lifted, inlined or a record (lifting_refusal said which)
+        made = run_time_verdict(self.tree, node, parents)
+        if made is None or made.refusal is not None:
+            return None
+        tainted = self._closure_taint(node)
+        read = [c for c in made.parameters if c in tainted]
+        if not read:
+            return None
+        name = getattr(node, "name", "the lambda")
+        return (
+            f"'{name}' is used as a value (returned, stored or passed on) and reads "
+            f"{', '.join(repr(r) for r in read)} of the enclosing function"
+        )
+
+    def _closure_taint(self, node):
+        """The tainted names, with the parameters of each nested function around ``node``
+        that a call may pass a differentiated value to (or that is used other than by
+        calls) taken as differentiated."""
+        parents = self._parent_map()
+        seeds = set()
+        up = parents.get(node)
+        while up is not None and up is not self.tree:
+            if isinstance(up, (gast.FunctionDef, gast.Lambda)):
+                name = getattr(up, "name", None)
+                uses = [
+                    n
+                    for n in gast.walk(self.tree)
+                    if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                ]
+                defaults = list(up.args.defaults) + [d for d in up.args.kw_defaults if d]
+                if any(reads_tainted(d, self.tainted()) for d in defaults):
+                    uses = [None]  # a default that may carry a gradient: every parameter
+                for use in uses if name is not None else [None]:
+                    call = parents.get(use) if use is not None else None
+                    called = isinstance(call, gast.Call) and call.func is use
+                    if not called or self.may_carry_gradient(call):
+                        seeds |= {a.id for a in gast.walk(up.args) if isinstance(a, gast.Name)}
+            up = parents.get(up)
+        if not seeds:
+            return self.tainted()
+        return tainted_names(self.tree, self.tainted() | seeds)
 
     def _mark_closure_factories(self):
         """A user factory whose closure is only called here returns a record of what the
@@ -394,6 +447,21 @@ class FunctionChecker(
         if bound or lambda_called_in_place(node, self._parent_map()):
             self.visit(node.body)  # only called: inlined (pullback/lambdas.py)
             return
+        if stored_lambda(node, self._parent_map()):
+            made = run_time_verdict(self.tree, node, self._parent_map())
+            if made is not None and made.refusal is not None:
+                self.report(
+                    node,
+                    "PB404",
+                    f"lambda stored or returned: {made.refusal}",
+                    fix=f"{made.fix} ({codes.see('PB404')}).",
+                )
+                self.visit(node.body)
+                return
+            if made is not None and self._captured_gradient(node) is None:
+                self._check_defaults(node)  # made as the primal makes it
+                self.visit(node.body)
+                return
         captured = sorted(lambda_free(node) & local_names(self.tree))
         passed = (
             isinstance(parent, gast.keyword)

@@ -5,8 +5,9 @@ gradient would have to flow through it. In the differentiated function itself th
 transform decides that (it knows ``wrt`` and runs the activity analysis). In the user
 functions it calls, the check decides it *before anything runs*, from the parameters the
 call sites pass differentiated values to: a name is tainted when its value is computed
-from a tainted name, flow-insensitively (a fixed point over every binding of the
-function, nested scopes included). This over-approximates the transform's activity, so a
+from a tainted name other than through its shape, size, rank or dtype (``x.shape``,
+``len(x)``), flow-insensitively (a fixed point over every binding of the function,
+nested scopes included). This over-approximates the transform's activity, so a
 call it lets run carries no gradient; one it reports would need one. The transform still
 refuses, as it builds each callee, any call its exact analysis finds active
 (transform/problems.py), so nothing is silently lost.
@@ -44,8 +45,40 @@ def tainted_names(tree, active_params) -> set:
     return tainted
 
 
+# What an array's shape, size, rank or dtype is carries no gradient (``n = x.shape[0]``,
+# ``range(len(x))``): a name read only there does not taint what is computed.
+_SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
+_SHAPE_FUNCTIONS = frozenset({"len", "shape", "ndim", "size"})
+
+
 def _names(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.Name):
+            out.add(n.id)
+            continue
+        if isinstance(n, gast.Attribute) and n.attr in _SHAPE_ATTRIBUTES:
+            continue
+        if isinstance(n, gast.Call) and _shape_function(n.func):
+            stack.extend(k.value for k in n.keywords)
+            continue
+        stack.extend(gast.iter_child_nodes(n))
+    return out
+
+
+def _shape_function(func) -> bool:
+    """``len``, ``np.shape``/``np.ndim``/``np.size`` (by their spelling: the check's
+    activity is a name-level approximation)."""
+    if isinstance(func, gast.Name):
+        return func.id == "len"
+    return (
+        isinstance(func, gast.Attribute)
+        and func.attr in _SHAPE_FUNCTIONS
+        and isinstance(func.value, gast.Name)
+        and func.value.id in ("np", "numpy")
+    )
 
 
 def _stored(target) -> set:

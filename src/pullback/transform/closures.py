@@ -74,6 +74,7 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
+from .run_time_closures import PREFIX, make_closures_at_run_time, verdict, with_source
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -164,6 +165,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     why = write_refusal(tree, node, parents)  # nonlocal writes (closure_writes.py)
     if why is not None:
         return why
+    valued = False  # used as a value (a function value that captures nothing)
     for sub in gast.walk(tree):
         if isinstance(sub, gast.Name) and sub.id == name:
             if (
@@ -171,6 +173,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                 and not _plain_call(sub, parents)
                 and not (starred and _called(sub, parents))
             ):
+                valued = True
                 if returned and _returned_here(sub, tree, parents):
                     continue
                 if (
@@ -185,8 +188,14 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     d is node for d in nested_definitions(tree)
                 ):
                     continue  # a function value like a global one (lifted as it is)
-                read = sorted(free_names(node) & local_names(tree))
                 value = f"'{name}' is used as a value (returned, stored or passed on)"
+                made = verdict(tree, node, parents)  # made as the primal makes it
+                if made is not None:
+                    if made.refusal is not None:
+                        return f"{value}: {made.refusal}"
+                    node._pb_run_time = True  # the check asks what it captures
+                    return None
+                read = sorted(free_names(node) & local_names(tree))
                 if node.decorator_list or is_nested_generator(node) or not read:
                     return f"{value}, not called"
                 return (
@@ -194,6 +203,10 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     f"{', '.join(repr(r) for r in read)} of the enclosing function"
                 )
     if not bound_once(tree, name):
+        made = verdict(tree, node, parents, bound_again=True) if valued else None
+        if made is not None and made.refusal is None:
+            node._pb_run_time = True  # made as the primal makes it (run_time_closures.py)
+            return None
         return f"the name '{name}' is bound more than once"
     if is_nested_generator(node):
         if returned:
@@ -331,6 +344,9 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if factories:
         rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
+    if lambdas or any(isinstance(n, gast.FunctionDef) for n in own_nodes(tree.body)):
+        # closures that escape and capture no gradient: made as the primal makes them
+        make_closures_at_run_time(fs, tree, lifting_refusal, _resolver(fs, tree), returned)
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}
@@ -523,8 +539,6 @@ def _compile(fs, trees) -> dict:
     """Real function objects for the lifted definitions: defined together inside a factory
     (so that they see each other, and themselves, through closure cells) whose globals are
     the enclosing function's; each carries its source for :func:`pullback.source.load_source`."""
-    from ..source import FunctionSource
-
     # The enclosing function's own closure variables that a function value reads (one
     # that captures nothing else): read here, so that a change rebuilds the gradient.
     cells = [
@@ -533,6 +547,13 @@ def _compile(fs, trees) -> dict:
         if any(_reads(t, v) for t in trees.values())
     ]
     values = [fs.lookup(v)[1] for v in cells]
+    made = [  # closure factories (run_time_closures.py) the lifted functions call
+        n
+        for n in fs.namespace
+        if n.startswith(PREFIX) and any(_reads(t, n) for t in trees.values())
+    ]
+    cells += made
+    values += [fs.namespace[n] for n in made]
     factory = gast.FunctionDef(
         name=FACTORY,
         args=gast.arguments(
@@ -554,17 +575,5 @@ def _compile(fs, trees) -> dict:
     for (name, t), fn in zip(trees.items(), made, strict=True):
         fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"
         fn.__module__ = fs.fn.__module__
-
-        def source(fn=fn, t=t):
-            return FunctionSource(
-                fn=fn,
-                filename=fs.filename,
-                first_line=fs.first_line,
-                indent=fs.indent,
-                lines=fs.lines,
-                tree=copy.deepcopy(t),
-            )
-
-        fn.__pullback_source__ = source
-        out[name] = fn
+        out[name] = with_source(fn, fs, t)
     return out

@@ -26,6 +26,7 @@ tuple of their fields', so the constructor's rule and the field reads here serve
 from __future__ import annotations
 
 from .errors import UnsupportedCallError
+from .escapes import ESCAPE_RECORD
 from .records_dataclasses import (
     field_position,
     fields_of,
@@ -33,6 +34,7 @@ from .records_dataclasses import (
     is_dataclass_class,
     refusal,
 )
+from .records_plain import is_plain_record, layout, new_record
 from .registry import RULE, Rule, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -58,6 +60,8 @@ def field_index(record, name: str, where: str = "") -> int:
     k = field_position(record, name)
     if k is not None:
         return k
+    if is_plain_record(record):
+        return _plain_attribute(record, name, where)
     if is_dataclass_class(type(record)):
         raise UnsupportedCallError(f"{where}: PB501 {dataclass_attribute(record, name)}")
     raise UnsupportedCallError(
@@ -68,6 +72,26 @@ def field_index(record, name: str, where: str = "") -> int:
         "an argument (or in a dict or a named tuple) instead of the object "
         "(see docs/limitations.md#PB501)."
     )
+
+
+def _plain_attribute(record, name: str, where: str):
+    """None for an attribute of a plain record that is no field and holds a constant: a
+    class attribute that is a plain value, or an attribute stored later with no gradient
+    (one stored with a gradient is refused by :func:`field_of`, escapes.py); a refusal for
+    a method, a property or any other descriptor."""
+    cls = type(record)
+    if name not in record.__dict__:
+        static = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), None)
+        if static is None or hasattr(type(static), "__get__") or callable(static):
+            what = "property" if isinstance(static, property) else "attribute"
+            raise UnsupportedCallError(
+                f"{where}: PB501 {what} '{name}' of a differentiated {cls.__name__} cannot "
+                "be differentiated: pullback follows the attributes its __init__ stores and "
+                "its methods' calls.\n"
+                f"Fix: write it as a method and call it, `.{name}()`, or store it in "
+                "__init__ (see docs/limitations.md#PB501)."
+            )
+    return None
 
 
 def dataclass_attribute(record, name: str) -> str:
@@ -88,12 +112,24 @@ def dataclass_attribute(record, name: str) -> str:
 def field_of(record, name: str, where: str = ""):
     """``record.name`` of a differentiated named tuple or dataclass instance."""
     k = field_index(record, name, where)
-    return record[k] if isinstance(record, tuple) else getattr(record, name)
+    value = record[k] if isinstance(record, tuple) else getattr(record, name)
+    if ESCAPE_RECORD.values and id(value) in ESCAPE_RECORD.values:
+        raise UnsupportedCallError(
+            f"{where}: PB107 this reads back '{name}', which a method stored on the "
+            f"differentiated {type(record).__name__} while the gradient ran: the gradient "
+            "through that store would be lost.\n"
+            "Fix: return the new value from the method (or a new object, e.g. "
+            f"`{type(record).__name__}(...)`) and use that, instead of storing it on the "
+            "object (see docs/limitations.md#PB107)."
+        )
+    return value
 
 
 @transformable
 def field_pullback(dy, record, name, where=""):
     k = field_index(record, name, where)
+    if k is None:  # a constant attribute of a plain record
+        return ZERO, NO_TANGENT, NO_TANGENT
     return getitem_cotangent(ZERO, fields_of(record), k, dy), NO_TANGENT, NO_TANGENT
 
 
@@ -148,7 +184,31 @@ def _fields_tangent(cls):
     return tangent
 
 
+@transformable
+def new_record_pullback(dy, cls, names, *values):
+    """The cotangent of each value a plain class's constructor function stored."""
+    parts = (NO_TANGENT, NO_TANGENT)
+    for k in range(len(values)):
+        parts = parts + (tuple_item(dy, k),)
+    return parts
+
+
+def _new_record_rrule(cls, names, *values):
+    return new_record(cls, names, *values), lambda dy: new_record_pullback(
+        dy, cls, names, *values
+    )
+
+
+def _new_record_tangent(args, tangents, kwargs):
+    n = len(layout(args[0]) or args[1])
+    found = tuple(tangents[2:])
+    return found + (ZERO,) * (n - len(found))
+
+
 def register(reg) -> None:
+    rule = reg.register(new_record, _new_record_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(new_record, new_record_pullback)
+    rule.extra["tangent"] = _new_record_tangent
     reg.register(field_of, _field_of_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(field_of, field_pullback)
     reg.non_differentiable(field_index, family=FAMILY, trusted=True)

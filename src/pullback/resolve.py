@@ -16,9 +16,12 @@ builtins. Method calls on array values map to their NumPy functions (``x.sum()``
 
 from __future__ import annotations
 
+import types
+
 import gast
 import numpy as np
 
+from .plain_classes import constructor_of
 from .receiver_classes import method_class, python_method_of
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
@@ -232,6 +235,9 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
     func = call.func
     found, value = resolve_expr(fs, func, locals_)
     if found:
+        if isinstance(value, type):  # a plain class: its constructor function
+            made = constructor_of(value)
+            value = made if isinstance(made, types.FunctionType) else value
         return Callee("object", value, name=".".join(dotted_parts(func)))
     if isinstance(func, gast.Attribute):
         base_parts = dotted_parts(func.value)

@@ -58,6 +58,8 @@ def field_index(record, name: str, where: str = "") -> int:
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
     k = field_position(record, name)
+    if ESCAPE_RECORD.attributes and (id(record), name) in ESCAPE_RECORD.attributes:
+        _refuse_stored(record, name, where)
     if k is not None:
         return k
     if is_plain_record(record):
@@ -72,6 +74,37 @@ def field_index(record, name: str, where: str = "") -> int:
         "an argument (or in a dict or a named tuple) instead of the object "
         "(see docs/limitations.md#PB501)."
     )
+
+
+def _refuse_stored(record, name: str, where: str):
+    """A field a method stored on the differentiated ``record`` while the gradient ran
+    (escapes.setattr_escaping): its gradient through that store would be lost."""
+    cls = type(record).__name__
+    raise UnsupportedCallError(
+        f"{where}: PB107 this reads back '{name}', which a method stored on the "
+        f"differentiated {cls} while the gradient ran: the gradient through that store "
+        "would be lost.\n"
+        f"Fix: return the new value from the method (or a new object, e.g. `{cls}(...)`) "
+        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+    )
+
+
+def field_tangent(tangent, record, name: str, where: str = ""):
+    """The tangent of ``record.name`` (forward mode), from ``record``'s tangent: its
+    field's entry, ZERO for a constant attribute of a plain record."""
+    k = field_index(record, name, where)
+    return ZERO if k is None or tangent is ZERO else tangent[k]
+
+
+@transformable
+def field_tangent_pullback(dy, tangent, record, name, where=""):
+    # linear in ``tangent``: its cotangent is the field's entry, as field_of's pullback
+    return field_pullback(dy, record, name, where)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+def _field_tangent_rrule(tangent, record, name, where=""):
+    y = field_tangent(tangent, record, name, where)
+    return y, lambda dy: field_tangent_pullback(dy, tangent, record, name, where)
 
 
 def _plain_attribute(record, name: str, where: str):
@@ -112,17 +145,7 @@ def dataclass_attribute(record, name: str) -> str:
 def field_of(record, name: str, where: str = ""):
     """``record.name`` of a differentiated named tuple or dataclass instance."""
     k = field_index(record, name, where)
-    value = record[k] if isinstance(record, tuple) else getattr(record, name)
-    if ESCAPE_RECORD.values and id(value) in ESCAPE_RECORD.values:
-        raise UnsupportedCallError(
-            f"{where}: PB107 this reads back '{name}', which a method stored on the "
-            f"differentiated {type(record).__name__} while the gradient ran: the gradient "
-            "through that store would be lost.\n"
-            "Fix: return the new value from the method (or a new object, e.g. "
-            f"`{type(record).__name__}(...)`) and use that, instead of storing it on the "
-            "object (see docs/limitations.md#PB107)."
-        )
-    return value
+    return record[k] if isinstance(record, tuple) else getattr(record, name)
 
 
 @transformable
@@ -210,6 +233,8 @@ def register(reg) -> None:
     reg.set_pullback_function(new_record, new_record_pullback)
     rule.extra["tangent"] = _new_record_tangent
     reg.register(field_of, _field_of_rrule, family=FAMILY, trusted=True)
+    reg.register(field_tangent, _field_tangent_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(field_tangent, field_tangent_pullback)
     reg.set_pullback_function(field_of, field_pullback)
     reg.non_differentiable(field_index, family=FAMILY, trusted=True)
     reg.providers.append(record_rule)

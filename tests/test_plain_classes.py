@@ -1,0 +1,407 @@
+"""Objects of plain classes (no dataclass) built inside a differentiated function
+(plain_classes.py, records_plain.py): the class's ``__init__`` is its constructor function,
+every attribute it stores a differentiable field; methods, ``__call__``, class attributes,
+defaults and keywords, ``super().__init__``, objects in lists and dicts, a small MLP and a
+physics particle, against central finite differences (float64 and float32), in reverse and
+forward mode and to second order; and the refusals, at the user's line with a fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fd import check_grad
+
+import pullback
+from pullback import grad, hessian, jvp
+from pullback.errors import NotDifferentiableError, UnsupportedCallError, UnsupportedSyntaxError
+from pullback.testing import check_grads
+
+DTYPES = [np.float64, np.float32]
+
+
+class Scaled:
+    OFFSET = 0.5
+
+    def __init__(self, x, log_s, power=2, *, shift=0.0):
+        self.n = len(x)
+        self.scale = np.exp(log_s)
+        self.x = x
+        self.power = power
+        self.shift = shift + self.OFFSET
+
+    def value(self):
+        return np.sum((self.scale * self.x) ** self.power) / self.n + self.shift
+
+    def twice(self):
+        return 2.0 * self.value()
+
+    def __call__(self, y):
+        return self.twice() * y
+
+
+def keywords_and_methods(x):
+    s = Scaled(x, x[0], power=3, shift=x[1])
+    return s(2.0) + s.OFFSET * s.n
+
+
+class Base:
+    def __init__(self, w):
+        self.w = w * 2.0
+
+
+class Child(Base):
+    def __init__(self, w, b):
+        super().__init__(w)
+        self.b = b
+
+    def out(self, x):
+        return np.sum(np.sin(self.w * x) + self.b)
+
+
+class Inherits(Child):
+    def out(self, x):
+        return 3.0 * Child.out(self, x)
+
+
+def subclass(x):
+    return Child(x, x[0] ** 2).out(1.5) + Inherits(x, x[1]).out(0.5)
+
+
+class Lin:
+    def __init__(self, W, b, act=True):
+        self.W = W
+        self.b = b
+        if act:
+            self.act = np.tanh
+        else:
+            self.act = None
+
+    def __call__(self, x):
+        y = x @ self.W + self.b
+        if self.act is not None:
+            y = self.act(y)
+        return y
+
+
+class MLP:
+    def __init__(self, params):
+        self.layers = [Lin(params[0], params[1]), Lin(params[2], params[3], act=False)]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def mlp_loss(theta):
+    W1 = theta[:6].reshape(2, 3)
+    W2 = theta[6:9].reshape(3, 1)
+    model = MLP([W1, theta[9:12], W2, theta[12:13]])
+    x = np.array([[0.5, -1.0], [1.0, 2.0]], dtype=theta.dtype)
+    return np.sum(model(x) ** 2)
+
+
+class Particle:
+    G = 9.81
+
+    def __init__(self, pos, vel, mass=1.0):
+        self.pos = pos
+        self.vel = vel
+        self.mass = mass
+
+    def energy(self):
+        return 0.5 * self.mass * np.sum(self.vel**2) + self.mass * self.G * self.pos[1]
+
+    def step(self, dt):
+        gravity = np.array([0.0, -self.G], dtype=self.vel.dtype)
+        return Particle(self.pos + dt * self.vel, self.vel + dt * gravity, self.mass)
+
+
+def particle(x):
+    p = Particle(x[:2], x[2:4], mass=2.0)
+    for _ in range(3):
+        p = p.step(0.1)
+    return p.energy() + np.sum(p.pos**2)
+
+
+def in_a_dict(x):
+    d = {"a": Lin(x.reshape(2, 1), 0.0), "b": Lin(x.reshape(1, 2), 1.0, act=False)}
+    return np.sum(d["b"](d["a"](np.ones((1, 2), dtype=x.dtype))))
+
+
+def scalar(a):
+    p = Particle(a, a * 2.0)
+    return p.vel * p.pos
+
+
+class EarlyReturn:
+    def __init__(self, w, fast=False):
+        self.w = w
+        if fast:
+            return
+        self.w2 = w * w
+
+
+def early_return(a):
+    return EarlyReturn(a).w2 + EarlyReturn(a, fast=True).w
+
+
+FUNCTIONS = [keywords_and_methods, subclass, mlp_loss, particle, in_a_dict]
+
+
+def _argument(fn, dtype):
+    n = {mlp_loss: 13, in_a_dict: 2}.get(fn, 4)
+    return np.linspace(-0.9, 1.1, n).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", FUNCTIONS)
+def test_objects_built_inside_against_finite_differences(fn, dtype):
+    check_grad(fn, _argument(fn, dtype))
+
+
+@pytest.mark.parametrize("fn", [scalar, early_return])
+def test_scalar_fields(fn):
+    check_grad(fn, 1.5)
+    assert grad(scalar)(1.5) == pytest.approx(6.0)  # d/da 2 a^2
+    assert grad(early_return)(1.5) == pytest.approx(4.0)  # d/da (a^2 + a)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS)
+def test_forward_mode_and_second_order_agree(fn):
+    x = _argument(fn, np.float64)
+    v = np.cos(np.arange(x.size) + 1.0)
+    _, tangent = jvp(fn, (x,), (v,))
+    np.testing.assert_allclose(tangent, grad(fn)(x) @ v, rtol=1e-10, atol=1e-12)
+    eps = 1e-5
+    columns = [(grad(fn)(x + eps * e) - grad(fn)(x - eps * e)) / (2 * eps) for e in np.eye(x.size)]
+    np.testing.assert_allclose(hessian(fn)(x), np.array(columns), rtol=1e-5, atol=1e-6)
+    check_grads(fn, x, order=2)
+    assert pullback.check(fn) == []
+
+
+class Logged:
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+    def set_w(self, w):
+        self.w = w
+
+    def output(self):
+        return 2.0 * self.w
+
+
+def mutated_by_a_method(a):
+    obj = Logged(a)
+    obj.set_w(a * a)
+    return obj.output()
+
+
+def test_a_field_a_method_stores_while_the_gradient_runs_is_refused_where_read():
+    with pytest.raises(UnsupportedCallError) as info:
+        grad(mutated_by_a_method)(1.5)
+    where = f"{__file__}:{Logged.output.__code__.co_firstlineno + 1}:22"
+    assert str(info.value) == (
+        f"{where}: PB107 this reads back 'w', which a method stored on the differentiated "
+        "Logged while the gradient ran: the gradient through that store would be lost.\n"
+        "Fix: return the new value from the method (or a new object, e.g. `Logged(...)`) "
+        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+    )
+
+
+LOG = []
+
+
+class Logs:
+    def __init__(self, w):
+        self.w = w
+        LOG.append(w)
+
+
+def logs_but_reads_the_field(a):
+    return Logs(a).w * 2.0
+
+
+def test_a_value_the_init_also_keeps_elsewhere_is_still_a_field():
+    assert grad(logs_but_reads_the_field)(1.5) == 2.0
+
+
+def test_an_object_passed_in_stays_refused_as_before():
+    with pytest.raises(NotDifferentiableError, match="it is a Particle, which has no gradient"):
+        grad(Particle.energy)(Particle(np.ones(2), np.ones(2)))
+    # as a constant (not differentiated), it is an ordinary object
+    p = Particle(np.ones(2), np.array([1.0, 2.0]))
+    g = grad(lambda m, q: m * q.energy(), wrt=0)(2.0, p)
+    assert g == pytest.approx(p.energy())
+
+
+class WithNew:
+    def __new__(cls, w):
+        return super().__new__(cls)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class WithSlots:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class WithGetattr:
+    def __init__(self, w):
+        self.w = w
+
+    def __getattr__(self, name):
+        return 0.0
+
+
+class Meta(type):
+    pass
+
+
+class WithMeta(metaclass=Meta):
+    def __init__(self, w):
+        self.w = w
+
+
+REGISTRY = []
+
+
+class Registers:
+    def __init__(self, w):
+        self.w = w
+        REGISTRY.append(self)
+
+
+class CallsAMethod:
+    def __init__(self, w):
+        self.w = self.prepare(w)
+
+    def prepare(self, w):
+        return 2.0 * w
+
+
+class OnAnArray(np.ndarray):
+    def __init__(self, w):
+        self.w = w
+
+
+def with_new(a):
+    return WithNew(a).w
+
+
+def with_slots(a):
+    return WithSlots(a).w
+
+
+def with_getattr(a):
+    return WithGetattr(a).w
+
+
+def with_meta(a):
+    return WithMeta(a).w
+
+
+def registers(a):
+    return Registers(a).w
+
+
+def calls_a_method(a):
+    return CallsAMethod(a).w
+
+
+def _init_line(cls, k):
+    return f"{__file__}:{cls.__init__.__code__.co_firstlineno + k}"
+
+
+REFUSALS = [
+    (
+        with_new,
+        "WithNew",
+        "a class that defines __new__ ('WithNew'), which changes what making or reading its "
+        "objects does",
+        "remove __new__ (keep plain attributes), or register a rule for the class",
+    ),
+    (
+        with_slots,
+        "WithSlots",
+        "a class with __slots__ ('WithSlots')",
+        "drop __slots__ (or use a @dataclass), or register a rule for the class",
+    ),
+    (
+        with_getattr,
+        "WithGetattr",
+        "a class that defines __getattr__ ('WithGetattr'), which changes what making or "
+        "reading its objects does",
+        "remove __getattr__ (keep plain attributes), or register a rule for the class",
+    ),
+    (
+        with_meta,
+        "WithMeta",
+        "a class with the metaclass 'Meta' (which may change how its objects are made)",
+        "use a plain class or a @dataclass, or register a rule for the class",
+    ),
+    (
+        registers,
+        "Registers",
+        "an __init__ that hands 'self' on (stores, passes or compares the object it builds) "
+        f"at {_init_line(Registers, 2)}:25",
+        "keep __init__ to storing attributes; register the object after constructing it, "
+        "outside the differentiated function",
+    ),
+    (
+        calls_a_method,
+        "CallsAMethod",
+        "an __init__ that reads 'self.prepare' before storing it, or calls a method of the "
+        f"object it builds at {_init_line(CallsAMethod, 1)}:18",
+        "compute the value in a function (or a @staticmethod called on the class) and store it",
+    ),
+]
+
+
+@pytest.mark.parametrize("fn, name, what, fix", REFUSALS)
+def test_classes_whose_construction_cannot_be_followed_are_refused(fn, name, what, fix):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(fn)(1.5)
+    message = str(info.value)
+    where = f"{__file__}:{fn.__code__.co_firstlineno + 1}:12"
+    assert f"{where}: PB301 call of '{__name__}.{name}', {what}\n" in message
+    assert f"Fix: {fix} (see docs/limitations.md#PB301)." in message
+    assert [d.code for d in pullback.check(fn)] == ["PB301"]
+
+
+def test_a_class_built_on_a_c_extension_class_is_refused():
+    def on_an_array(a):
+        return OnAnArray(a)
+
+    with pytest.raises(UnsupportedSyntaxError, match="built on the C-extension class 'ndarray'"):
+        grad(on_an_array)(1.5)
+
+
+def test_refused_classes_run_as_in_the_primal_where_no_gradient_flows():
+    def settings(a):
+        return WithSlots(2.0).w * Registers(3.0).w * a
+
+    assert grad(settings)(1.5) == pytest.approx(6.0)
+
+
+def test_a_property_is_refused_with_a_fix():
+    class WithProperty:
+        def __init__(self, w):
+            self.w = w
+
+        @property
+        def twice(self):
+            return 2.0 * self.w
+
+    def prop(a):
+        return WithProperty(a).twice
+
+    with pytest.raises(UnsupportedCallError) as info:
+        grad(prop)(1.5)
+    assert "PB501 property 'twice' of a differentiated WithProperty cannot be" in str(info.value)
+    assert "Fix: write it as a method and call it, `.twice()`" in str(info.value)

@@ -196,11 +196,11 @@ def _python_method(fs, func: gast.Attribute, locals_) -> bool:
     asked only for names that arrays and containers change their receiver with."""
     if func.attr not in ARRAY_INPLACE_METHODS and func.attr not in CONTAINER_INPLACE_METHODS:
         return False
-    cls = _receiver_class(fs, func.value, locals_)
+    cls = receiver_class(fs, func.value, locals_)
     return cls is not None and python_method_of(cls, func.attr)
 
 
-def _receiver_class(fs, receiver, locals_):
+def receiver_class(fs, receiver, locals_):
     """The class of ``receiver`` known before running, or None: ``self`` of a method
     (:func:`~pullback.receiver_classes.method_class`), or a local bound once, by a call of a
     class (``c = Heap()``)."""

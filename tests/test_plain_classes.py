@@ -443,3 +443,74 @@ def test_a_property_of_an_object_of_unknown_class_is_refused_with_a_fix():
         "Fix: write it as a method and call it, `.kinetic()`, or store it in __init__ "
         "(see docs/limitations.md#PB501)."
     )
+
+
+STATIC_FILE = """
+import numpy as np
+
+
+class Layer:
+    def __init__(self, W, b=1.0):
+        self.W = W
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+class Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class Guarded:
+    def __init__(self, w):
+        self.w = w
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+def layer_loss(W):
+    return np.sum(Layer(W)(np.ones(2)))
+
+
+def slotted(a):
+    return Slotted(a).w
+
+
+def guarded(a):
+    return Guarded(a).w
+"""
+
+
+def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
+    import importlib.util
+
+    from pullback.__main__ import main
+
+    path = tmp_path / "plain_models.py"
+    path.write_text(STATIC_FILE)
+    main(["check", str(path)])
+    out = capsys.readouterr().out
+    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
+    assert found == [
+        # (the file's every function is checked: __setattr__'s body too)
+        "PB301 call of 'object.__setattr__', a function with no Python source and no "
+        "differentiation rule",
+        "PB301 call of 'plain_models.Guarded', a class that defines __setattr__ ('Guarded'), "
+        "which changes what making or reading its objects does",
+        "PB301 call of 'plain_models.Slotted', a class with __slots__ ('Slotted')",
+    ]
+    spec = importlib.util.spec_from_file_location("plain_models", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # grad reads the functions' source from the file
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+    check_grad(module.layer_loss, W)
+    for name in ("slotted", "guarded"):
+        with pytest.raises(
+            UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
+        ):
+            grad(getattr(module, name))(1.5)

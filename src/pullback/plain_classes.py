@@ -28,6 +28,7 @@ reaches it, PB301, with this module's reason).
 
 from __future__ import annotations
 
+import ast
 import copy
 import types
 import weakref
@@ -465,7 +466,9 @@ def _compile(fs, tree, cls, init, cells: dict):
     )
     module = gast.Module(body=[factory], type_ignores=[])
     gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), fs.filename, "exec")
+    compiled = gast.gast_to_ast(module)
+    ast.increment_lineno(compiled, fs.first_line - 1)  # a traceback names the user's line
+    code = compile(compiled, fs.filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
     closure = tuple(own[n] if n in own else types.CellType(free[n]) for n in inner.co_freevars)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import sys
 
-from .records_plain import is_plain_record, layout, plain_fields, rebuilt_plain
+from .records_plain import LAYOUTS, is_plain_record, layout, plain_fields, rebuilt_plain
 from .zero import ZERO
 
 FAMILY = "records"  # its rule (fields_of) is one of the records family's
@@ -61,9 +61,10 @@ def is_dataclass_class(cls) -> bool:
 def is_dataclass_value(v) -> bool:
     """Whether ``v`` is an instance of a dataclass, or a plain class's record
     (records_plain.py): a value whose cotangent is the tuple of its fields'."""
-    if isinstance(v, type):
-        return False
-    return hasattr(type(v), "__dataclass_fields__") or is_plain_record(v)
+    t = type(v)
+    if hasattr(t, "__dataclass_fields__"):
+        return not isinstance(v, type)
+    return id(t) in LAYOUTS and is_plain_record(v)  # (one dict lookup for any other value)
 
 
 @functools.lru_cache(maxsize=512)

@@ -39,22 +39,24 @@ class _Unset:
 
 UNSET = _Unset()
 
-#: class -> the names its constructor function stores, in cotangent order (a cache of a
-#: fact of the class, filled by plain_classes.constructor_of; weak, so classes still die).
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: id(class) -> (weak reference to the class, the names its constructor function stores, in
+#: cotangent order): a cache of a fact of the class, filled by plain_classes.constructor_of.
+#: Keyed by id so that asking it of any value costs one dict lookup (a WeakKeyDictionary
+#: makes a weak reference per lookup); the entry leaves with its class.
+LAYOUTS: dict = {}
 
 
 def set_layout(cls, names: tuple) -> None:
     """Record ``names`` as the layout of ``cls``'s records."""
-    _LAYOUTS[cls] = tuple(names)
+    key = id(cls)
+    ref = weakref.ref(cls, lambda _, key=key: LAYOUTS.pop(key, None))
+    LAYOUTS[key] = (ref, tuple(names))
 
 
 def layout(cls):
     """The names of ``cls``'s fields in cotangent order, or None (no plain record class)."""
-    try:
-        return _LAYOUTS.get(cls)
-    except TypeError:  # an unhashable metaclass instance
-        return None
+    entry = LAYOUTS.get(id(cls))
+    return entry[1] if entry is not None and entry[0]() is cls else None
 
 
 #: id -> record, for every object :func:`new_record` made that is still alive.
@@ -69,7 +71,7 @@ def is_plain_record(v) -> bool:
 def plain_fields(record) -> tuple:
     """The values of ``record``'s fields in layout order (None where it has none)."""
     d = record.__dict__
-    return tuple([d.get(n) for n in _LAYOUTS[type(record)]])
+    return tuple([d.get(n) for n in layout(type(record))])
 
 
 def new_record(cls, names, *values):
@@ -87,4 +89,4 @@ def new_record(cls, names, *values):
 
 def rebuilt_plain(like, values):
     """An instance of ``like``'s class holding ``values`` in layout order (a gradient)."""
-    return new_record(type(like), _LAYOUTS[type(like)], *values)
+    return new_record(type(like), layout(type(like)), *values)

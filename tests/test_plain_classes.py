@@ -514,3 +514,69 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
             UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
         ):
             grad(getattr(module, name))(1.5)
+
+
+class Counted:
+    count = 0
+
+    def __init__(self, w, *extra, scale=1.0, **opts):
+        self.w = w * scale
+        self.extra = extra
+        self.opts = opts
+        Counted.count += 1  # a side effect with no gradient: runs as in the primal
+
+    def __call__(self, x):
+        return np.sum(self.w * x) + sum(self.extra)
+
+
+def apply(model, x):
+    return model(x)
+
+
+def star_arguments(x):
+    model = Counted(x, x[0], x[1] ** 2, scale=2.0, tag="a")
+    return apply(model, np.arange(x.size, dtype=x.dtype))
+
+
+def _closure_class(k):
+    class Inner:
+        def __init__(self, w):
+            self.w = w * k
+
+        def out(self):
+            return np.sum(self.w**2)
+
+    def closure_class(x):
+        return Inner(x).out()
+
+    return closure_class
+
+
+class OnOneBranch:
+    def __init__(self, w, flag):
+        if flag:
+            self.w = w
+        self.v = 2.0 * w
+
+    def get(self):
+        return self.w
+
+
+def on_one_branch(x, flag):
+    return np.sum(OnOneBranch(x, flag).get())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_star_arguments_closures_and_class_side_effects(dtype):
+    x = np.array([0.3, -0.7, 1.1], dtype=dtype)
+    before = Counted.count
+    check_grad(star_arguments, x)
+    assert Counted.count > before
+    check_grad(_closure_class(3.0), x)
+
+
+def test_an_attribute_stored_on_one_branch_only():
+    x = np.array([0.3, -0.7])
+    check_grad(on_one_branch, x, True)
+    with pytest.raises(AttributeError, match="'OnOneBranch' object has no attribute 'w'"):
+        grad(on_one_branch)(x, False)  # as the primal: the object has no such attribute

@@ -451,6 +451,13 @@ def _compile(fs, tree, cls, init, cells: dict):
         if a is not None:
             a.annotation = None
     plain.decorator_list = []
+    # (named as no name of the body: the class's name may be read in it, `Layer.count`)
+    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    plain.name = next(
+        f"constructor{'_' * k}"
+        for k in range(len(taken) + 1)
+        if f"constructor{'_' * k}" not in taken
+    )
     free = {name: value for name, value in cells.values()}
     code_freevars = init.__code__.co_freevars
     own = dict(zip(code_freevars, init.__closure__ or (), strict=True))

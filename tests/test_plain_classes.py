@@ -580,3 +580,51 @@ def test_an_attribute_stored_on_one_branch_only():
     check_grad(on_one_branch, x, True)
     with pytest.raises(AttributeError, match="'OnOneBranch' object has no attribute 'w'"):
         grad(on_one_branch)(x, False)  # as the primal: the object has no such attribute
+
+
+class Same:
+    def __init__(self, w):
+        self.w = w
+
+    def scaled(self, k):
+        return type(self)(self.w * k)  # the class found when the call runs
+
+
+def same_class_again(a):
+    return Same(a).scaled(3.0).w ** 2
+
+
+def class_in_a_variable(a):
+    make = Same
+    return make(a).w * a
+
+
+def test_a_class_called_through_a_value_found_at_run_time():
+    check_grad(same_class_again, 1.5)
+    check_grad(class_in_a_variable, 1.5)
+    assert grad(same_class_again)(1.5) == pytest.approx(18 * 1.5)
+
+
+class Ruled:
+    def __init__(self, w):
+        self.w = w
+
+
+def ruled(a):
+    return Ruled(a).w
+
+
+def test_a_rule_registered_for_the_class_is_used():
+    from pullback.plain_classes import constructor_of
+
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(Ruled, registry=registry)
+    def _(w):
+        return Ruled(w), lambda dy: (dy,)
+
+    assert registry.lookup(constructor_of(Ruled)) is registry.lookup(Ruled)
+    with pullback.use_registry(registry):  # its result is a rule's object, as before
+        with pytest.raises(UnsupportedSyntaxError, match="PB501 attribute 'w'"):
+            grad(ruled)(1.5)
+    assert grad(ruled)(1.5) == 1.0  # without the rule: the constructor function

@@ -31,7 +31,6 @@ from __future__ import annotations
 import ast
 import copy
 import types
-import weakref
 
 import gast
 
@@ -44,9 +43,11 @@ _FORBIDDEN = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__de
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
-#: cls -> (``__init__`` functions it was made from, (function or refusal)): a cache of a
-#: fact of the class, remade when an ``__init__`` along the way is replaced.
-_MADE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: The class attribute that keeps ``(the __init__ functions it was made from, function or
+#: refusal)``: a cache of a fact of the class, remade when an ``__init__`` along the way is
+#: replaced. Kept on the class itself, so that it dies with the class (the function refers
+#: to its class: a table keyed weakly by the class would keep every class alive).
+_CACHE = "__pullback_constructor__"
 
 
 class Refused(Exception):
@@ -140,7 +141,7 @@ def constructor_of(cls):
     if not is_candidate(cls):
         return None
     inits = tuple(c.__dict__.get("__init__") for c in cls.__mro__[:-1])
-    cached = _MADE.get(cls)
+    cached = cls.__dict__.get(_CACHE)
     if (
         cached is not None
         and len(cached[0]) == len(inits)
@@ -154,7 +155,10 @@ def constructor_of(cls):
         made = fn
     except Refused as r:
         made = (f"{r.what}{' at ' + r.where if r.where else ''}", r.fix)
-    _MADE[cls] = (inits, made)
+    try:
+        type.__setattr__(cls, _CACHE, (inits, made))
+    except (TypeError, AttributeError):  # a class that takes no attribute: made again
+        pass
     return made
 
 
@@ -497,4 +501,5 @@ def _compile(fs, tree, cls, init, cells: dict):
         )
 
     made.__pullback_source__ = source
+    made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
     return made

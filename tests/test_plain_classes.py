@@ -473,8 +473,20 @@ class Guarded:
         object.__setattr__(self, name, value)
 
 
+class Registers:
+    ALL = []
+
+    def __init__(self, w):
+        self.w = w
+        Registers.ALL.append(self)
+
+
 def layer_loss(W):
     return np.sum(Layer(W)(np.ones(2)))
+
+
+def registers(a):
+    return Registers(a).w
 
 
 def slotted(a):
@@ -502,6 +514,8 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
         "differentiation rule",
         "PB301 call of 'plain_models.Guarded', a class that defines __setattr__ ('Guarded'), "
         "which changes what making or reading its objects does",
+        "PB301 call of 'plain_models.Registers', an __init__ that hands 'self' on (stores, "
+        f"passes or compares the object it builds) at {path}:34:30",
         "PB301 call of 'plain_models.Slotted', a class with __slots__ ('Slotted')",
     ]
     spec = importlib.util.spec_from_file_location("plain_models", path)
@@ -509,7 +523,9 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
     spec.loader.exec_module(module)  # grad reads the functions' source from the file
     W = np.array([[0.5, -0.2], [0.1, 0.3]])
     check_grad(module.layer_loss, W)
-    for name in ("slotted", "guarded"):
+    with pytest.raises(UnsupportedSyntaxError, match=f"builds\\) at {path}:34:30\n"):
+        grad(module.registers)(1.5)  # the same place as the static check's
+    for name in ("slotted", "guarded", "registers"):
         with pytest.raises(
             UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
         ):

@@ -88,17 +88,38 @@ def _chain(cls) -> list:
     return chain
 
 
-def static_refusal(node):
+def static_refusal(node, filename: str):
     """What :func:`refusal` says of a class ``pullback check`` knows by its ``ClassDef``
-    only (no bases, no decorator), where its body alone decides it: ``__slots__`` or a
-    method that changes how objects are made or read; else None (only running tells)."""
+    (of the file ``filename``) only, with no bases and no decorator: ``__slots__``, a
+    method that changes how objects are made or read, or an ``__init__`` the constructor
+    function cannot be written from; else None."""
+    init = None
     for stmt in node.body:
         targets = stmt.targets if isinstance(stmt, gast.Assign) else []
         if any(isinstance(t, gast.Name) and t.id == "__slots__" for t in targets):
             return _slots(node.name)
         if isinstance(stmt, gast.FunctionDef) and stmt.name in _FORBIDDEN:
             return _forbidden(stmt.name, node.name)
+        if isinstance(stmt, gast.FunctionDef) and stmt.name == "__init__":
+            init = stmt
+    if init is None or init.decorator_list:
+        return None
+    try:
+        _StaticRewrite(init, node, filename).run()
+    except Refused as r:
+        return f"{r.what}{' at ' + r.where if r.where else ''}", r.fix
     return None
+
+
+class _StaticView:
+    """What :class:`_Rewrite` reads of a loaded function, for an ``__init__`` known by its
+    tree in a file (absolute lines and columns)."""
+
+    def __init__(self, tree, filename: str):
+        self.tree, self.filename = tree, filename
+
+    def where(self, node) -> str:
+        return f"{self.filename}:{node.lineno}:{node.col_offset + 1}"
 
 
 def _slots(name):
@@ -236,6 +257,9 @@ class _Rewrite:
         self.fields: list = []
         self.locals: dict = {}
         self.cells: dict = {}
+
+    def class_attribute(self, attr):
+        return _class_attribute(self.cls, attr)
 
     def fresh(self, base: str) -> str:
         name = base
@@ -417,7 +441,7 @@ class _Rewrite:
                 "an __init__ that deletes an attribute of 'self'",
                 "store every attribute once",
             )
-        static = _class_attribute(self.cls, attr)
+        static = self.class_attribute(attr)
         if static is None:
             self.refuse(
                 node,
@@ -503,3 +527,25 @@ def _compile(fs, tree, cls, init, cells: dict):
     made.__pullback_source__ = source
     made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
     return made
+
+
+class _StaticRewrite(_Rewrite):
+    """:class:`_Rewrite` of an ``__init__`` known by its tree only (``pullback check``): the
+    class body's plain assignments are its class attributes; it has no base."""
+
+    def __init__(self, init, class_node, filename: str):
+        super().__init__(
+            _StaticView(init, filename),
+            types.SimpleNamespace(__name__=class_node.name),
+            lambda: (None, ()),
+            as_tuple=False,
+        )
+        self.values = set()
+        for stmt in class_node.body:
+            targets = stmt.targets if isinstance(stmt, gast.Assign) else []
+            if isinstance(stmt, gast.AnnAssign) and stmt.value is not None:
+                targets = [stmt.target]
+            self.values |= {t.id for t in targets if isinstance(t, gast.Name)}
+
+    def class_attribute(self, attr):
+        return (None,) if attr in self.values else None

@@ -105,5 +105,6 @@ def static_class(file, module: str, node) -> object:
         )
     if decorators:
         return Opaque(node.name)
-    refusal = static_refusal(node)  # a plain class: grad follows its __init__ (plain_classes)
+    # a plain class: grad follows its __init__ where it can (plain_classes.py)
+    refusal = static_refusal(node, file.filename)
     return Opaque(node.name) if refusal is None else StaticClass(file, module, node.name, refusal)

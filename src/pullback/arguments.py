@@ -21,6 +21,7 @@ from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
 from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
+from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
@@ -101,6 +102,8 @@ def code_signature(fn):
     parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
     from .source import transform_target
 
+    if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
+        return signature_of(fn)  # inspect.signature(fn), cached exactly (signatures.py)
     follow = (
         not isinstance(fn, types.FunctionType)
         or getattr(fn, "__wrapped__", None) is None

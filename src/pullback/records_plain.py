@@ -59,13 +59,15 @@ def layout(cls):
     return entry[1] if entry is not None and entry[0]() is cls else None
 
 
-#: id -> record, for every object :func:`new_record` made that is still alive.
-_MADE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+#: id -> weak reference, for every object :func:`new_record` made that is still alive (a
+#: plain dict: its lookup is C, where a WeakValueDictionary's is Python code).
+_MADE: dict = {}
 
 
 def is_plain_record(v) -> bool:
     """Whether ``v`` is an object :func:`new_record` made (a plain record)."""
-    return layout(type(v)) is not None and _MADE.get(id(v)) is v
+    ref = _MADE.get(id(v))
+    return ref is not None and ref() is v
 
 
 def plain_fields(record) -> tuple:
@@ -83,7 +85,8 @@ def new_record(cls, names, *values):
     for n, v in zip(names, values, strict=True):
         if v is not UNSET:
             d[n] = v
-    _MADE[id(out)] = out
+    key = id(out)
+    _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
     return out
 
 

@@ -651,3 +651,30 @@ def test_a_rule_registered_for_the_class_is_used():
         with pytest.raises(UnsupportedSyntaxError, match="PB501 attribute 'w'"):
             grad(ruled)(1.5)
     assert grad(ruled)(1.5) == 1.0  # without the rule: the constructor function
+
+
+class Pair:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+
+def build_pair(W):
+    return Pair(2.0 * W, W[0] + 1.0)
+
+
+def test_an_object_returned_by_the_function_in_vjp_and_jvp():
+    from pullback import vjp
+
+    W = np.array([1.0, 2.0])
+    y, back = vjp(build_pair, W)
+    assert type(y) is Pair and np.allclose(y.W, [2.0, 4.0]) and y.b == 2.0
+    # its cotangent: the same class (its attributes), or the tuple of them in __init__ order
+    (dW,) = back(Pair(np.array([1.0, -1.0]), 3.0))
+    np.testing.assert_allclose(dW, [2.0 + 3.0, -2.0])
+    (dW,) = back((np.array([1.0, -1.0]), 3.0))
+    np.testing.assert_allclose(dW, [5.0, -2.0])
+    _, tangent = jvp(build_pair, (W,), (np.array([1.0, 0.5]),))
+    assert type(tangent) is Pair
+    np.testing.assert_allclose(tangent.W, [2.0, 1.0])
+    assert tangent.b == 1.0

@@ -196,6 +196,9 @@ def as_cotangent(c):
     if is_dataclass_value(c):
         return tuple(_field_cotangent(v) for v in fields_of(c))
     tc = type(c)
+    plain = layout(tc)
+    if plain is not None:  # an object of a plain record's class, made by the user
+        return tuple(_field_cotangent(c.__dict__.get(n)) for n in plain)
     if tc is tuple or tc is list:
         return tc(as_cotangent(v) for v in c)
     if tc is dict:

@@ -363,9 +363,9 @@ REFUSALS = [
     (
         calls_a_method,
         "CallsAMethod",
-        "an __init__ that reads 'self.prepare' before storing it, or calls a method of the "
-        f"object it builds at {_init_line(CallsAMethod, 1)}:18",
-        "compute the value in a function (or a @staticmethod called on the class) and store it",
+        "an __init__ that calls a method of the object it builds, or reads an attribute it "
+        f"does not store ('self.prepare') at {_init_line(CallsAMethod, 1)}:18",
+        "compute the value in a function (or a @staticmethod) and store it",
     ),
 ]
 
@@ -678,3 +678,31 @@ def test_an_object_returned_by_the_function_in_vjp_and_jvp():
     assert type(tangent) is Pair
     np.testing.assert_allclose(tangent.W, [2.0, 1.0])
     assert tangent.b == 1.0
+
+
+class Accumulates:
+    total = 0.0
+    count = 0
+
+    def __init__(self, xs, scale):
+        for x in xs:
+            self.total = self.total + scale * x  # the class's 0.0 first, then its own
+        self.count = self.count + 1
+        self.weights = self.make_weights(scale)
+        self.norm = self.total / (1.0 + Accumulates.total)
+
+    @staticmethod
+    def make_weights(s):
+        return np.array([s, 2.0 * s])
+
+
+def accumulates(x):
+    a = Accumulates(x, x[0])
+    return a.norm * np.sum(a.weights) + a.count
+
+
+def test_class_attributes_read_before_stored_and_static_methods():
+    x = np.array([0.3, -0.7, 1.1])
+    check_grad(accumulates, x)
+    assert accumulates(x) == pytest.approx(0.3 * np.sum(x) * 0.9 + 1)
+    assert Accumulates.total == 0.0 and Accumulates.count == 0  # the class is untouched

@@ -261,6 +261,11 @@ class _Rewrite:
     def class_attribute(self, attr):
         return _class_attribute(self.cls, attr)
 
+    def unbound_function(self, attr) -> bool:
+        """Whether ``self.attr`` is a static method (its call takes no object)."""
+        raw = next((c.__dict__[attr] for c in self.cls.__mro__ if attr in c.__dict__), None)
+        return isinstance(raw, staticmethod)
+
     def fresh(self, base: str) -> str:
         name = base
         while name in self.taken:
@@ -284,18 +289,32 @@ class _Rewrite:
             args.posonlyargs = args.posonlyargs[1:]
         else:
             args.args = args.args[1:]
+        # every attribute stored anywhere is a field, read from its local everywhere (a
+        # loop may read what an earlier iteration stored)
+        stores = [
+            n
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Attribute)
+            and isinstance(n.ctx, gast.Store)
+            and _is_self(n.value, self.me)
+            and not n.attr.startswith("__")
+        ]
+        for n in sorted(stores, key=lambda n: (n.lineno, n.col_offset)):
+            self.field_local(n.attr)
         body = self.statements(tree.body, top=True)
-        # every attribute stored on a branch only starts UNSET (the object lacks it there)
         top = {
             s.targets[0].id
             for s in body
             if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
         }
-        unset = [
-            gast.Assign([_name(self.locals[a], gast.Store())], self.helper("UNSET", UNSET))
-            for a in self.fields
-            if self.locals[a] not in top
-        ]
+        unset = []
+        for a in self.fields:
+            target = [_name(self.locals[a], gast.Store())]
+            if self.class_attribute(a) is not None:  # read before it is stored: the class's
+                klass = self.helper("record_class", self.cls)
+                unset.append(gast.Assign(target, gast.Attribute(klass, a, gast.Load())))
+            elif self.locals[a] not in top:  # stored on a branch only: absent on the others
+                unset.append(gast.Assign(target, self.helper("UNSET", UNSET)))
         tree.body = unset + body + [self.result()]
         tree.name = self.cls.__name__
         for s in unset:
@@ -442,13 +461,14 @@ class _Rewrite:
                 "store every attribute once",
             )
         static = self.class_attribute(attr)
+        if static is None and self.unbound_function(attr):
+            static = (None,)  # a staticmethod: no 'self' passed
         if static is None:
             self.refuse(
                 node,
-                f"an __init__ that reads 'self.{attr}' before storing it, or "
-                "calls a method of the object it builds",
-                "compute the value in a function (or a @staticmethod called on the "
-                "class) and store it",
+                f"an __init__ that calls a method of the object it builds, or reads an "
+                f"attribute it does not store ('self.{attr}')",
+                "compute the value in a function (or a @staticmethod) and store it",
             )
         klass = self.helper("record_class", self.cls)
         return gast.copy_location(gast.Attribute(klass, attr, gast.Load()), node)
@@ -541,6 +561,12 @@ class _StaticRewrite(_Rewrite):
             as_tuple=False,
         )
         self.values = set()
+        self.unbound = {
+            s.name
+            for s in class_node.body
+            if isinstance(s, gast.FunctionDef)
+            and any(isinstance(d, gast.Name) and d.id == "staticmethod" for d in s.decorator_list)
+        }
         for stmt in class_node.body:
             targets = stmt.targets if isinstance(stmt, gast.Assign) else []
             if isinstance(stmt, gast.AnnAssign) and stmt.value is not None:
@@ -549,3 +575,6 @@ class _StaticRewrite(_Rewrite):
 
     def class_attribute(self, attr):
         return (None,) if attr in self.values else None
+
+    def unbound_function(self, attr) -> bool:
+        return attr in self.unbound

@@ -223,8 +223,35 @@ def logs_but_reads_the_field(a):
     return Logs(a).w * 2.0
 
 
+def logs_and_reads_the_log(a):
+    return Logs(a).w * LOG[-1]
+
+
 def test_a_value_the_init_also_keeps_elsewhere_is_still_a_field():
     assert grad(logs_but_reads_the_field)(1.5) == 2.0
+    # what it kept outside the object, read back, would lose its gradient: refused there
+    with pytest.raises(UnsupportedCallError, match="this reads back a value that carries a"):
+        grad(logs_and_reads_the_log)(1.5)
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+
+    def pull(self, other):
+        if other is self:  # the objects are the primal's: identity holds as it runs
+            return 2.0 * self.w
+        return self.w * other.w
+
+
+def identity(a):
+    n, m = Node(a), Node(3.0 * a)
+    return n.pull(n) + n.pull(m)
+
+
+def test_identity_of_objects_is_the_primal_s():
+    check_grad(identity, 1.5)
+    assert grad(identity)(1.5) == pytest.approx(2.0 + 6.0 * 1.5)
 
 
 def test_an_object_passed_in_stays_refused_as_before():

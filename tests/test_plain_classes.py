@@ -733,3 +733,23 @@ def test_class_attributes_read_before_stored_and_static_methods():
     check_grad(accumulates, x)
     assert accumulates(x) == pytest.approx(0.3 * np.sum(x) * 0.9 + 1)
     assert Accumulates.total == 0.0 and Accumulates.count == 0  # the class is untouched
+
+
+class Replaced:
+    def __init__(self, w):
+        self.w = 2.0 * w
+
+
+def replaced(a):
+    return Replaced(a).w
+
+
+def test_a_replaced_init_is_what_the_next_gradient_follows(monkeypatch):
+    g = grad(replaced)
+    assert g(1.5) == 2.0
+
+    def tripled(self, w):
+        self.w = 3.0 * w
+
+    monkeypatch.setattr(Replaced, "__init__", tripled)
+    assert g(1.5) == 3.0

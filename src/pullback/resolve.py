@@ -87,8 +87,6 @@ class Callee:
         return f"Callee(kind={self.kind!r}, obj={self.obj!r}, name={self.name!r})"
 
 
-
-
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
@@ -235,10 +233,15 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
     func = call.func
     found, value = resolve_expr(fs, func, locals_)
     if found:
+        parts = dotted_parts(func)
         if isinstance(value, type):  # a plain class: its constructor function
             made = constructor_of(value)
-            value = made if isinstance(made, types.FunctionType) else value
-        return Callee("object", value, name=".".join(dotted_parts(func)))
+            if isinstance(made, types.FunctionType):
+                chains = getattr(fs, "resolved_chains", None)
+                if chains is not None:  # guarded: a replaced __init__ builds the gradient again
+                    chains[(*parts, "__init__")] = value.__init__
+                value = made
+        return Callee("object", value, name=".".join(parts))
     if isinstance(func, gast.Attribute):
         base_parts = dotted_parts(func.value)
         base_is_global = base_parts is not None and base_parts[0] not in locals_

@@ -59,6 +59,8 @@ LAYERS = (
             "pullback.resolve",
             "pullback.receiver_classes",
             "pullback.plain_classes",
+            "pullback.plain_classes_static",
+            "pullback.plain_methods",
             "pullback.nested_factories",
         ),
     ),

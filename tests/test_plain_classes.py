@@ -313,10 +313,11 @@ class Registers:
 
 class CallsAMethod:
     def __init__(self, w):
-        self.w = self.prepare(w)
+        self.w = w
+        self.reset()
 
-    def prepare(self, w):
-        return 2.0 * w
+    def reset(self):
+        self.state = 0.0
 
 
 class OnAnArray(np.ndarray):
@@ -390,9 +391,9 @@ REFUSALS = [
     (
         calls_a_method,
         "CallsAMethod",
-        "an __init__ that calls a method of the object it builds, or reads an attribute it "
-        f"does not store ('self.prepare') at {_init_line(CallsAMethod, 1)}:18",
-        "compute the value in a function (or a @staticmethod) and store it",
+        "an __init__ that calls 'self.reset', which stores 'self.state' at "
+        f"{_init_line(CallsAMethod, 2)}:9",
+        "call a function (or a @staticmethod) that returns the values, and store them in __init__",
     ),
 ]
 
@@ -515,8 +516,25 @@ class Registers:
         Registers.ALL.append(self)
 
 
+class Resets:
+    def __init__(self, w):
+        self.w = w
+        self.W = self.weights()
+        self.reset()
+
+    def weights(self):
+        return np.outer(self.w, self.w)
+
+    def reset(self):
+        self.state = 0.0
+
+
 def layer_loss(W):
     return np.sum(Layer(W)(np.ones(2)))
+
+
+def resets(a):
+    return Resets(a).w
 
 
 def registers(a):
@@ -550,6 +568,8 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
         "which changes what making or reading its objects does",
         "PB301 call of 'plain_models.Registers', an __init__ that hands 'self' on (stores, "
         f"passes or compares the object it builds) at {path}:34:30",
+        "PB301 call of 'plain_models.Resets', an __init__ that calls 'self.reset', which "
+        f"stores 'self.state' at {path}:41:9",
         "PB301 call of 'plain_models.Slotted', a class with __slots__ ('Slotted')",
     ]
     spec = importlib.util.spec_from_file_location("plain_models", path)
@@ -559,6 +579,8 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
     check_grad(module.layer_loss, W)
     with pytest.raises(UnsupportedSyntaxError, match=f"builds\\) at {path}:34:30\n"):
         grad(module.registers)(1.5)  # the same place as the static check's
+    with pytest.raises(UnsupportedSyntaxError, match=f"'self.state' at {path}:41:9\n"):
+        grad(module.resets)(1.5)
     for name in ("slotted", "guarded", "registers"):
         with pytest.raises(
             UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
@@ -753,3 +775,35 @@ def test_a_replaced_init_is_what_the_next_gradient_follows(monkeypatch):
 
     monkeypatch.setattr(Replaced, "__init__", tripled)
     assert g(1.5) == 3.0
+
+
+class Initialized:
+    def __init__(self, w, n):
+        self.w = w
+        self.n = n
+        self.W = self.init_weights(2.0)  # methods that only read: on the attributes so far
+        self.norm = self.total() / self.n
+
+    def init_weights(self, scale):
+        return scale * np.outer(self.w, self.w) + self.bias()
+
+    def bias(self):
+        return self.w[0]
+
+    @property
+    def size(self):
+        return self.n
+
+    def total(self):
+        return np.sum(self.W) * self.size
+
+
+def initialized(x):
+    m = Initialized(x, 3)
+    return m.norm + np.sum(m.W)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_init_calling_methods_that_only_read(dtype):
+    check_grad(initialized, np.array([0.3, -0.7, 1.1], dtype=dtype))
+    check_grads(initialized, np.array([0.3, -0.7, 1.1]), order=2)

@@ -22,8 +22,9 @@ returning its fields as a tuple. Nothing else about the object is followed, so a
 taken this way only where that is the whole of what constructing it does (:func:`refusal`):
 no ``__new__``, ``__slots__``, ``__setattr__``/``__getattr__``, metaclass, multiple bases,
 library or C class, and an ``__init__`` that uses ``self`` only to store and read its
-attributes. Any other class stays a call of the class (refused where a differentiated value
-reaches it, PB301, with this module's reason).
+attributes and to call methods that only read it (plain_methods.py: such a call gets an
+object holding the attributes stored so far). Any other class stays a call of the class
+(refused where a differentiated value reaches it, PB301, with this module's reason).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import gast
 
 from .errors import PullbackError
 from .guards import is_library_module_name
+from .plain_methods import live_kind, live_method, reads_only
 from .records_plain import UNSET, new_record, set_layout
 from .source import FunctionSource, load_source
 
@@ -86,40 +88,6 @@ def _chain(cls) -> list:
                 raise Refused(*_forbidden(name, c.__name__))
         chain.append(c)
     return chain
-
-
-def static_refusal(node, filename: str):
-    """What :func:`refusal` says of a class ``pullback check`` knows by its ``ClassDef``
-    (of the file ``filename``) only, with no bases and no decorator: ``__slots__``, a
-    method that changes how objects are made or read, or an ``__init__`` the constructor
-    function cannot be written from; else None."""
-    init = None
-    for stmt in node.body:
-        targets = stmt.targets if isinstance(stmt, gast.Assign) else []
-        if any(isinstance(t, gast.Name) and t.id == "__slots__" for t in targets):
-            return _slots(node.name)
-        if isinstance(stmt, gast.FunctionDef) and stmt.name in _FORBIDDEN:
-            return _forbidden(stmt.name, node.name)
-        if isinstance(stmt, gast.FunctionDef) and stmt.name == "__init__":
-            init = stmt
-    if init is None or init.decorator_list:
-        return None
-    try:
-        _StaticRewrite(init, node, filename).run()
-    except Refused as r:
-        return f"{r.what}{' at ' + r.where if r.where else ''}", r.fix
-    return None
-
-
-class _StaticView:
-    """What :class:`_Rewrite` reads of a loaded function, for an ``__init__`` known by its
-    tree in a file (absolute lines and columns)."""
-
-    def __init__(self, tree, filename: str):
-        self.tree, self.filename = tree, filename
-
-    def where(self, node) -> str:
-        return f"{self.filename}:{node.lineno}:{node.col_offset + 1}"
 
 
 def _slots(name):
@@ -256,10 +224,53 @@ class _Rewrite:
         self.taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
         self.fields: list = []
         self.locals: dict = {}
+        self.partials: list = []  # new_record calls of the objects made for method calls
         self.cells: dict = {}
 
     def class_attribute(self, attr):
         return _class_attribute(self.cls, attr)
+
+    def kind(self, attr):
+        return live_kind(self.cls, attr)
+
+    def method_of(self, attr):
+        """``(gast tree, is_property)`` of the method or property getter ``attr``."""
+        kind = self.kind(attr)
+        if kind == "method":
+            return load_source(live_method(self.cls, attr)).tree, False
+        if kind == "property":
+            fget = live_method(self.cls, attr).fget
+            if isinstance(fget, types.FunctionType):
+                return load_source(fget).tree, True
+        return None
+
+    def method_call(self, node):
+        """``self.m(args)`` of a method that only reads (plain_methods.py): its function
+        called on an object holding the attributes stored so far."""
+        name = node.func.attr
+        try:
+            tree, _ = self.method_of(name)
+            problem = reads_only(tree, self.method_of, {name})
+        except PullbackError as exc:
+            problem = f"has no source ({str(exc).splitlines()[0]})"
+        if problem is not None:
+            self.refuse(
+                node,
+                f"an __init__ that calls 'self.{name}', which {problem}",
+                "call a function (or a @staticmethod) that returns the values, and store "
+                "them in __init__",
+            )
+        made = _call(self.helper("new_record", new_record), [])
+        self.partials.append(made)  # its arguments: every field's local, set in run()
+        method = gast.Attribute(self.helper("record_class", self.cls), name, gast.Load())
+        call = gast.Call(method, [made, *node.args], node.keywords)
+        for n in (made, method, call):
+            gast.copy_location(n, node)
+        for k, a in enumerate(call.args[1:], 1):
+            call.args[k] = self.expression(a)
+        for k in call.keywords:
+            k.value = self.expression(k.value)
+        return call
 
     def unbound_function(self, attr) -> bool:
         """Whether ``self.attr`` is a static method (its call takes no object)."""
@@ -313,8 +324,12 @@ class _Rewrite:
             if self.class_attribute(a) is not None:  # read before it is stored: the class's
                 klass = self.helper("record_class", self.cls)
                 unset.append(gast.Assign(target, gast.Attribute(klass, a, gast.Load())))
-            elif self.locals[a] not in top:  # stored on a branch only: absent on the others
-                unset.append(gast.Assign(target, self.helper("UNSET", UNSET)))
+            elif self.locals[a] not in top or self.partials:  # stored on a branch only
+                unset.append(gast.Assign(target, self.helper("UNSET", UNSET)))  # (absent)
+        names = gast.Tuple([gast.Constant(a, None) for a in self.fields], gast.Load())
+        for made in self.partials:  # the object a method call gets: the fields so far
+            klass = self.helper("record_class", self.cls)
+            made.args = [klass, names, *[_name(self.locals[a]) for a in self.fields]]
         tree.body = unset + body + [self.result()]
         tree.name = self.cls.__name__
         for s in unset:
@@ -413,6 +428,14 @@ class _Rewrite:
         """``node`` with ``self.a`` as the field's local (or the class's attribute)."""
         if isinstance(node, gast.Attribute) and _is_self(node.value, self.me):
             return self.attribute(node)
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and _is_self(node.func.value, self.me)
+            and node.func.attr not in self.locals
+            and self.kind(node.func.attr) == "method"
+        ):
+            return self.method_call(node)
         if _is_self(node, self.me):
             self.refuse(
                 node,
@@ -547,34 +570,3 @@ def _compile(fs, tree, cls, init, cells: dict):
     made.__pullback_source__ = source
     made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
     return made
-
-
-class _StaticRewrite(_Rewrite):
-    """:class:`_Rewrite` of an ``__init__`` known by its tree only (``pullback check``): the
-    class body's plain assignments are its class attributes; it has no base."""
-
-    def __init__(self, init, class_node, filename: str):
-        super().__init__(
-            _StaticView(init, filename),
-            types.SimpleNamespace(__name__=class_node.name),
-            lambda: (None, ()),
-            as_tuple=False,
-        )
-        self.values = set()
-        self.unbound = {
-            s.name
-            for s in class_node.body
-            if isinstance(s, gast.FunctionDef)
-            and any(isinstance(d, gast.Name) and d.id == "staticmethod" for d in s.decorator_list)
-        }
-        for stmt in class_node.body:
-            targets = stmt.targets if isinstance(stmt, gast.Assign) else []
-            if isinstance(stmt, gast.AnnAssign) and stmt.value is not None:
-                targets = [stmt.target]
-            self.values |= {t.id for t in targets if isinstance(t, gast.Name)}
-
-    def class_attribute(self, attr):
-        return (None,) if attr in self.values else None
-
-    def unbound_function(self, attr) -> bool:
-        return attr in self.unbound

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gast
 
-from ..plain_classes import static_refusal
+from ..plain_classes_static import static_refusal
 from ..records_dataclasses import NOT_A_STORE
 from .checker import Opaque
 

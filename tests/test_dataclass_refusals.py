@@ -7,9 +7,9 @@ what ``grad`` refuses, and nothing where it differentiates."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 
 import pytest
+from static_files import check_then_import
 from test_dataclass_records import (
     _where,
     as_tuple_and_dict,
@@ -21,7 +21,6 @@ from test_dataclass_records import (
 
 import pullback
 from pullback import grad
-from pullback.__main__ import main
 from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError
 
 
@@ -219,11 +218,7 @@ def settings_only(a):
 
 
 def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
-    path = tmp_path / "models.py"
-    path.write_text(STATIC_FILE)
-    main(["check", str(path)])
-    out = capsys.readouterr().out
-    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
+    _, found, module = check_then_import(tmp_path, capsys, "models", STATIC_FILE)
     assert found == [
         "PB301 call of 'models.InitFalse', a dataclass with a field that is no __init__ "
         "parameter (field(init=False))",
@@ -234,9 +229,6 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
         "PB301 call of 'models.WithPost', a dataclass with __post_init__ (code pullback does "
         "not run through the constructor)",
     ]  # Plain and Derived: grad follows their __init__ (plain_classes.py)
-    spec = importlib.util.spec_from_file_location("models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # grad reads the functions' source from the file
     for name in ("fine", "settings_only"):
         grad(getattr(module, name))(1.5)
     for name in ("plain", "derived"):  # the stored argument itself: d/da a = 1

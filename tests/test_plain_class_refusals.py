@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fd import check_grad
+from static_files import check_then_import
 from test_plain_classes import Particle
 
 import pullback
@@ -333,15 +334,7 @@ def guarded(a):
 
 
 def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
-    import importlib.util
-
-    from pullback.__main__ import main
-
-    path = tmp_path / "plain_models.py"
-    path.write_text(STATIC_FILE)
-    main(["check", str(path)])
-    out = capsys.readouterr().out
-    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
+    path, found, module = check_then_import(tmp_path, capsys, "plain_models", STATIC_FILE)
     assert found == [
         # (the file's every function is checked: __setattr__'s body too)
         "PB301 call of 'object.__setattr__', a function with no Python source and no "
@@ -354,9 +347,6 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
         f"stores 'self.state' at {path}:41:9",
         "PB301 call of 'plain_models.Slotted', a class with __slots__ ('Slotted')",
     ]
-    spec = importlib.util.spec_from_file_location("plain_models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # grad reads the functions' source from the file
     W = np.array([[0.5, -0.2], [0.1, 0.3]])
     check_grad(module.layer_loss, W)
     with pytest.raises(UnsupportedSyntaxError, match=f"builds\\) at {path}:34:30\n"):

@@ -31,7 +31,14 @@ from __future__ import annotations
 import functools
 import sys
 
-from .records_plain import LAYOUTS, is_plain_record, layout, plain_fields, rebuilt_plain
+from .records_plain import (
+    LAYOUTS,
+    is_plain_record,
+    layout,
+    plain_fields,
+    plain_position,
+    rebuilt_plain,
+)
 from .zero import ZERO
 
 FAMILY = "records"  # its rule (fields_of) is one of the records family's
@@ -89,8 +96,7 @@ def field_position(record, name: str):
     if isinstance(record, type):
         return None
     if not hasattr(cls, "__dataclass_fields__"):
-        plain = layout(cls) if is_plain_record(record) else None
-        return plain.index(name) if plain is not None and name in plain else None
+        return plain_position(record, name)
     return _layout(cls)[1].get(name)
 
 

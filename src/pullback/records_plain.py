@@ -50,7 +50,8 @@ def set_layout(cls, names: tuple) -> None:
     """Record ``names`` as the layout of ``cls``'s records."""
     key = id(cls)
     ref = weakref.ref(cls, lambda _, key=key: LAYOUTS.pop(key, None))
-    LAYOUTS[key] = (ref, tuple(names))
+    names = tuple(names)
+    LAYOUTS[key] = (ref, names, {n: k for k, n in enumerate(names)})
 
 
 def layout(cls):
@@ -62,6 +63,15 @@ def layout(cls):
 #: id -> weak reference, for every object :func:`new_record` made that is still alive (a
 #: plain dict: its lookup is C, where a WeakValueDictionary's is Python code).
 _MADE: dict = {}
+
+
+def plain_position(record, name: str):
+    """Where the field ``name`` of the plain record ``record`` sits in its cotangent tuple,
+    or None (no plain record, or no such field)."""
+    entry = LAYOUTS.get(id(type(record)))
+    if entry is None or entry[0]() is not type(record) or not is_plain_record(record):
+        return None
+    return entry[2].get(name)
 
 
 def is_plain_record(v) -> bool:

@@ -4,7 +4,9 @@ line numbers are stable in the golden messages)."""
 import numpy as np
 
 
-class Settings:
+class Settings:  # __slots__: a class pullback does not follow (plain_classes.py)
+    __slots__ = ("n", "scale")
+
     def __init__(self, n, scale):
         self.n = n
         self.scale = scale

@@ -1,16 +1,15 @@
 """What the dataclass records (records_dataclasses.py) refuse, with the user's line and a
 fix: a constructor that is no store of the fields (``__post_init__``, an ``__init__`` of
-the class's own, keyword-only or ``init=False`` fields), a plain class (whose fix is
-``@dataclass`` where its ``__init__`` only stores its arguments), a property read through a
+the class's own, keyword-only or ``init=False`` fields), a property read through a
 differentiated instance; and ``pullback.check`` and the static ``pullback check`` report
 what ``grad`` refuses, and nothing where it differentiates."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 
 import pytest
+from static_files import check_then_import
 from test_dataclass_records import (
     _where,
     as_tuple_and_dict,
@@ -22,7 +21,6 @@ from test_dataclass_records import (
 
 import pullback
 from pullback import grad
-from pullback.__main__ import main
 from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError
 
 
@@ -91,13 +89,6 @@ def prop(p):
             "let @dataclass generate __init__ (compute derived values in a function or a "
             "method that reads the fields), or register a rule for the class",
         ),
-        (
-            plain,
-            "Plain",
-            "a class with no differentiation rule",
-            "declare 'Plain' a @dataclass with those fields (pullback differentiates "
-            "dataclasses: construction, field reads and methods)",
-        ),
     ],
 )
 def test_constructors_that_are_no_stores_are_refused_with_a_fix(fn, name, what, fix):
@@ -129,7 +120,7 @@ def test_a_property_of_a_differentiated_dataclass_is_refused_with_a_fix():
         (net_built_in_a_loop, []),
         (post, ["PB301"]),
         (own, ["PB301"]),
-        (plain, ["PB301"]),
+        (plain, []),  # a plain class: grad follows its __init__ (plain_classes.py)
     ],
 )
 def test_pullback_check_reports_what_grad_refuses(fn, codes):
@@ -227,11 +218,7 @@ def settings_only(a):
 
 
 def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
-    path = tmp_path / "models.py"
-    path.write_text(STATIC_FILE)
-    main(["check", str(path)])
-    out = capsys.readouterr().out
-    found = sorted(line.split(": ", 1)[1] for line in out.splitlines() if ": PB" in line)
+    _, found, module = check_then_import(tmp_path, capsys, "models", STATIC_FILE)
     assert found == [
         "PB301 call of 'models.InitFalse', a dataclass with a field that is no __init__ "
         "parameter (field(init=False))",
@@ -239,17 +226,13 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
         "constructor's rule takes the fields by position)",
         "PB301 call of 'models.KeywordsOnly', a dataclass with keyword-only fields (the "
         "constructor's rule takes the fields by position)",
-        "PB301 call of 'models.Plain', a class with no differentiation rule",
         "PB301 call of 'models.WithPost', a dataclass with __post_init__ (code pullback does "
         "not run through the constructor)",
-    ]  # Derived: its base decides (only running tells), so its call is left to grad
-    spec = importlib.util.spec_from_file_location("models", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # grad reads the functions' source from the file
+    ]  # Plain and Derived: grad follows their __init__ (plain_classes.py)
     for name in ("fine", "settings_only"):
         grad(getattr(module, name))(1.5)
-    for name in ("post", "keyword_first", "keywords_only", "init_false", "plain"):
+    for name in ("plain", "derived"):  # the stored argument itself: d/da a = 1
+        assert grad(getattr(module, name))(1.5) == 1.0
+    for name in ("post", "keyword_first", "keywords_only", "init_false"):
         with pytest.raises(UnsupportedSyntaxError, match="PB301"):
             grad(getattr(module, name))(1.5)
-    with pytest.raises(UnsupportedSyntaxError, match="PB301 call of 'models.Derived'"):
-        grad(module.derived)(1.5)

@@ -19,7 +19,9 @@ import numpy as np
 
 from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
+from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
+from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
@@ -100,6 +102,8 @@ def code_signature(fn):
     parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
     from .source import transform_target
 
+    if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
+        return signature_of(fn)  # inspect.signature(fn), cached exactly (signatures.py)
     follow = (
         not isinstance(fn, types.FunctionType)
         or getattr(fn, "__wrapped__", None) is None
@@ -301,11 +305,20 @@ def _check_differentiable(fn, name, value):
     elif backends.is_foreign_array(value):
         kind = f"{type(value).__module__}.{kind} of dtype {value.dtype}"
     article = "an" if kind[0] in "aeiou" else "a"
+    fix = (
+        f"pass a floating-point value (e.g. float({name}) or "
+        f"np.asarray({name}, dtype=float)), or leave '{name}' out of wrt."
+    )
+    if is_candidate(type(value)):  # an object of a user's plain class (plain_classes.py)
+        fix = (
+            f"pass the arrays it holds as the arguments, and build the {kind} inside the "
+            "function (an object built there is differentiated through its __init__ and "
+            f"methods), or make {kind} a @dataclass (its gradient is then a {kind}); see "
+            "docs/limitations.md#PB501."
+        )
     raise NotDifferentiableError(
         f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
-        "which has no gradient.\n"
-        f"Fix: pass a floating-point value (e.g. float({name}) or "
-        f"np.asarray({name}, dtype=float)), or leave '{name}' out of wrt."
+        f"which has no gradient.\nFix: {fix}"
     )
 
 

@@ -28,6 +28,7 @@ from .errors import (
     describe,
 )
 from .guards import is_library_module_name
+from .plain_classes import constructor_of
 from .records_dataclasses import is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
@@ -47,6 +48,9 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
         return rule.rrule
     if isinstance(fn, functools.partial):
         return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
+    if isinstance(fn, type):  # a plain class found at run time: its constructor function
+        made = constructor_of(fn)
+        fn = made if isinstance(made, types.FunctionType) else fn
     method = library_call_function(fn)
     rule = site.registry.lookup(method) if method is not None else None
     if rule is not None and rule.kind != NONDIFF:

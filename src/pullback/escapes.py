@@ -37,6 +37,7 @@ from .callables import as_bound_call
 from .containers_mutation import store_item
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
+from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS
 from .tangents import is_differentiable_value
 
@@ -48,6 +49,9 @@ class _Record(thread_local):
 
     def __init__(self):
         self.values: dict = {}
+        # (id of an object, attribute) -> the object, for each attribute such a store
+        # wrote: a record's field read refuses exactly those (records.field_of)
+        self.attributes: dict = {}
         self.depth = 0
 
 
@@ -72,6 +76,7 @@ class escape_scope:
         _RECORD.depth -= 1
         if _RECORD.depth == 0:
             _RECORD.values.clear()
+            _RECORD.attributes.clear()
         return False
 
 
@@ -84,6 +89,8 @@ def setattr_escaping(obj, name: str, value, where: str) -> None:
     """``obj.name = value`` with ``value`` carrying a gradient."""
     setattr(obj, name, value)
     _record(value, where)
+    if _RECORD.depth:
+        _RECORD.attributes[(id(obj), name)] = obj
 
 
 def store_item_escaping(container, key, value, where: str) -> None:
@@ -159,6 +166,8 @@ def _carries_gradient(value) -> bool:
         return any(map(_carries_gradient, value))
     if isinstance(value, dict):
         return any(map(_carries_gradient, value.values()))
+    if is_dataclass_value(value):  # a record (a dataclass, a plain class's object)
+        return any(map(_carries_gradient, fields_of(value)))
     return is_differentiable_value(value)
 
 

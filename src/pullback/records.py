@@ -26,6 +26,7 @@ tuple of their fields', so the constructor's rule and the field reads here serve
 from __future__ import annotations
 
 from .errors import UnsupportedCallError
+from .escapes import ESCAPE_RECORD
 from .records_dataclasses import (
     field_position,
     fields_of,
@@ -33,6 +34,7 @@ from .records_dataclasses import (
     is_dataclass_class,
     refusal,
 )
+from .records_plain import is_plain_record, layout, new_record
 from .registry import RULE, Rule, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -56,8 +58,12 @@ def field_index(record, name: str, where: str = "") -> int:
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
     k = field_position(record, name)
+    if ESCAPE_RECORD.attributes and (id(record), name) in ESCAPE_RECORD.attributes:
+        _refuse_stored(record, name, where)
     if k is not None:
         return k
+    if is_plain_record(record):
+        return _plain_attribute(record, name, where)
     if is_dataclass_class(type(record)):
         raise UnsupportedCallError(f"{where}: PB501 {dataclass_attribute(record, name)}")
     raise UnsupportedCallError(
@@ -68,6 +74,57 @@ def field_index(record, name: str, where: str = "") -> int:
         "an argument (or in a dict or a named tuple) instead of the object "
         "(see docs/limitations.md#PB501)."
     )
+
+
+def _refuse_stored(record, name: str, where: str):
+    """A field a method stored on the differentiated ``record`` while the gradient ran
+    (escapes.setattr_escaping): its gradient through that store would be lost."""
+    cls = type(record).__name__
+    raise UnsupportedCallError(
+        f"{where}: PB107 this reads back '{name}', which a method stored on the "
+        f"differentiated {cls} while the gradient ran: the gradient through that store "
+        "would be lost.\n"
+        f"Fix: return the new value from the method (or a new object, e.g. `{cls}(...)`) "
+        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+    )
+
+
+def field_tangent(tangent, record, name: str, where: str = ""):
+    """The tangent of ``record.name`` (forward mode), from ``record``'s tangent: its
+    field's entry, ZERO for a constant attribute of a plain record."""
+    k = field_index(record, name, where)
+    return ZERO if k is None or tangent is ZERO else tangent[k]
+
+
+@transformable
+def field_tangent_pullback(dy, tangent, record, name, where=""):
+    # linear in ``tangent``: its cotangent is the field's entry, as field_of's pullback
+    return field_pullback(dy, record, name, where)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+def _field_tangent_rrule(tangent, record, name, where=""):
+    y = field_tangent(tangent, record, name, where)
+    return y, lambda dy: field_tangent_pullback(dy, tangent, record, name, where)
+
+
+def _plain_attribute(record, name: str, where: str):
+    """None for an attribute of a plain record that is no field and holds a constant: a
+    class attribute that is a plain value, or an attribute stored later with no gradient
+    (one stored with a gradient is refused by :func:`field_of`, escapes.py); a refusal for
+    a method, a property or any other descriptor."""
+    cls = type(record)
+    if name not in record.__dict__:
+        static = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), None)
+        if static is None or hasattr(type(static), "__get__") or callable(static):
+            what = "property" if isinstance(static, property) else "attribute"
+            raise UnsupportedCallError(
+                f"{where}: PB501 {what} '{name}' of a differentiated {cls.__name__} cannot "
+                "be differentiated: pullback follows the attributes its __init__ stores and "
+                "its methods' calls.\n"
+                f"Fix: write it as a method and call it, `.{name}()`, or store it in "
+                "__init__ (see docs/limitations.md#PB501)."
+            )
+    return None
 
 
 def dataclass_attribute(record, name: str) -> str:
@@ -94,6 +151,8 @@ def field_of(record, name: str, where: str = ""):
 @transformable
 def field_pullback(dy, record, name, where=""):
     k = field_index(record, name, where)
+    if k is None:  # a constant attribute of a plain record
+        return ZERO, NO_TANGENT, NO_TANGENT
     return getitem_cotangent(ZERO, fields_of(record), k, dy), NO_TANGENT, NO_TANGENT
 
 
@@ -148,8 +207,34 @@ def _fields_tangent(cls):
     return tangent
 
 
+@transformable
+def new_record_pullback(dy, cls, names, *values):
+    """The cotangent of each value a plain class's constructor function stored."""
+    parts = (NO_TANGENT, NO_TANGENT)
+    for k in range(len(values)):
+        parts = parts + (tuple_item(dy, k),)
+    return parts
+
+
+def _new_record_rrule(cls, names, *values):
+    return new_record(cls, names, *values), lambda dy: new_record_pullback(
+        dy, cls, names, *values
+    )
+
+
+def _new_record_tangent(args, tangents, kwargs):
+    n = len(layout(args[0]) or args[1])
+    found = tuple(tangents[2:])
+    return found + (ZERO,) * (n - len(found))
+
+
 def register(reg) -> None:
+    rule = reg.register(new_record, _new_record_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(new_record, new_record_pullback)
+    rule.extra["tangent"] = _new_record_tangent
     reg.register(field_of, _field_of_rrule, family=FAMILY, trusted=True)
+    reg.register(field_tangent, _field_tangent_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(field_tangent, field_tangent_pullback)
     reg.set_pullback_function(field_of, field_pullback)
     reg.non_differentiable(field_index, family=FAMILY, trusted=True)
     reg.providers.append(record_rule)

@@ -28,12 +28,17 @@ P(w=2.0, n=None)
 
 from __future__ import annotations
 
-import ast
 import functools
-import inspect
 import sys
-import textwrap
 
+from .records_plain import (
+    LAYOUTS,
+    is_plain_record,
+    layout,
+    plain_fields,
+    plain_position,
+    rebuilt_plain,
+)
 from .zero import ZERO
 
 FAMILY = "records"  # its rule (fields_of) is one of the records family's
@@ -61,8 +66,12 @@ def is_dataclass_class(cls) -> bool:
 
 
 def is_dataclass_value(v) -> bool:
-    """Whether ``v`` is an instance of a dataclass."""
-    return hasattr(type(v), "__dataclass_fields__") and not isinstance(v, type)
+    """Whether ``v`` is an instance of a dataclass, or a plain class's record
+    (records_plain.py): a value whose cotangent is the tuple of its fields'."""
+    t = type(v)
+    if hasattr(t, "__dataclass_fields__"):
+        return not isinstance(v, type)
+    return id(t) in LAYOUTS and is_plain_record(v)  # (one dict lookup for any other value)
 
 
 @functools.lru_cache(maxsize=512)
@@ -76,15 +85,18 @@ def _layout(cls) -> tuple:
 
 def field_names(cls) -> tuple:
     """The names of ``cls``'s fields, in the order of its cotangent tuple."""
-    return _layout(cls)[0]
+    plain = layout(cls)
+    return plain if plain is not None else _layout(cls)[0]
 
 
 def field_position(record, name: str):
     """Where the field ``name`` of the dataclass instance ``record`` sits in its cotangent
     tuple, or None (no dataclass, or no such field)."""
     cls = type(record)
-    if not hasattr(cls, "__dataclass_fields__") or isinstance(record, type):
+    if isinstance(record, type):
         return None
+    if not hasattr(cls, "__dataclass_fields__"):
+        return plain_position(record, name)
     return _layout(cls)[1].get(name)
 
 
@@ -93,6 +105,8 @@ def fields_of(record):
     tuple as it is): the value whose cotangent is the record's."""
     if not is_dataclass_value(record):
         return record
+    if not hasattr(type(record), "__dataclass_fields__"):
+        return plain_fields(record)
     return tuple([getattr(record, n) for n in _layout(type(record))[0]])
 
 
@@ -139,14 +153,6 @@ NOT_A_STORE = {
     ),
 }
 
-#: ``(what, fix)`` of PB301 for a plain class whose ``__init__`` only stores its arguments.
-PLAIN_CLASS = (
-    "a class with no differentiation rule",
-    "declare '{name}' a @dataclass with those fields (pullback differentiates "
-    "dataclasses: construction, field reads and methods)",
-)
-
-
 def field_default(cls, name: str):
     """The default value of the field ``name`` of ``cls``: its ``default_factory()`` called,
     or its default."""
@@ -170,52 +176,18 @@ def refusal(cls):
     return None
 
 
-def stores_its_arguments(cls) -> bool:
-    """Whether ``cls`` (no dataclass) has an ``__init__`` of its own that only stores its
-    parameters, ``self.w = w``: a class ``@dataclass`` would write for it."""
-    init = cls.__dict__.get("__init__") if isinstance(cls, type) else None
-    if init is None or _is_dataclass(cls):
-        return False
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
-    except (OSError, TypeError, SyntaxError):
-        return False
-    return only_stores_its_arguments(tree.body[0])
-
-
-def only_stores_its_arguments(fn) -> bool:
-    """Whether the ``ast`` function ``fn`` (an ``__init__``) only stores its parameters,
-    ``self.w = w`` (a docstring allowed). The static check asks it of a file's tree too."""
-    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
-        return False
-    me, *params = [a.arg for a in fn.args.args]
-    body = fn.body[1:] if ast.get_docstring(fn) else fn.body
-    return bool(body) and all(
-        isinstance(s, ast.Assign)
-        and len(s.targets) == 1
-        and isinstance(s.targets[0], ast.Attribute)
-        and isinstance(s.targets[0].value, ast.Name)
-        and s.targets[0].value.id == me
-        and isinstance(s.value, ast.Name)
-        and s.value.id in params
-        for s in body
-    )
-
-
 def class_refusal(cls):
-    """``(what, fix)`` of PB301 for a call of the class ``cls`` with differentiated values
-    (no rule), where a dataclass is (or would be) the way to go; None otherwise."""
-    if _is_dataclass(cls):
-        return refusal(cls)
-    if stores_its_arguments(cls):
-        return PLAIN_CLASS[0], PLAIN_CLASS[1].format(name=cls.__name__)
-    return None
+    """``(what, fix)`` of PB301 for a call of the dataclass ``cls`` with differentiated
+    values (no rule); None otherwise (a plain class's: plain_classes.refusal)."""
+    return refusal(cls) if _is_dataclass(cls) else None
 
 
 def rebuilt(like, values):
     """An instance of ``like``'s dataclass holding ``values`` in field order, made without
     ``__init__`` (frozen, slots, ``init=False`` fields and ``__post_init__`` alike)."""
     cls = type(like)
+    if not hasattr(cls, "__dataclass_fields__"):
+        return rebuilt_plain(like, values)
     out = object.__new__(cls)
     for f, v in zip(_fields(cls), values, strict=True):
         object.__setattr__(out, f.name, v)
@@ -228,8 +200,11 @@ def as_cotangent(c):
     no number (``None``, a string, a function), or an int or bool, is ``ZERO`` there (the
     gradient gives such fields ``None``); anything else unchanged."""
     if is_dataclass_value(c):
-        return tuple(_field_cotangent(getattr(c, f.name)) for f in _fields(c))
+        return tuple(_field_cotangent(v) for v in fields_of(c))
     tc = type(c)
+    plain = layout(tc)
+    if plain is not None:  # an object of a plain record's class, made by the user
+        return tuple(_field_cotangent(c.__dict__.get(n)) for n in plain)
     if tc is tuple or tc is list:
         return tc(as_cotangent(v) for v in c)
     if tc is dict:

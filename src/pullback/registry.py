@@ -315,6 +315,9 @@ class RuleRegistry:
             # lookups while families wait, nothing once they are all registered).
             if self._deferred and self._load_ready():
                 entry = self._rules.get(_key(fn))
+            cls = getattr(fn, "__pullback_class__", None)
+            if entry is None and cls is not None:  # a plain class's constructor function
+                entry = self._rules.get(_key(cls))  # (plain_classes.py): the class's rule
             if entry is None:
                 return self._provide(fn) if self.providers else None
         return entry[1]

@@ -16,9 +16,12 @@ builtins. Method calls on array values map to their NumPy functions (``x.sum()``
 
 from __future__ import annotations
 
+import types
+
 import gast
 import numpy as np
 
+from .plain_classes import constructor_of
 from .receiver_classes import method_class, python_method_of
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
@@ -82,8 +85,6 @@ class Callee:
 
     def __repr__(self) -> str:
         return f"Callee(kind={self.kind!r}, obj={self.obj!r}, name={self.name!r})"
-
-
 
 
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -193,11 +194,11 @@ def _python_method(fs, func: gast.Attribute, locals_) -> bool:
     asked only for names that arrays and containers change their receiver with."""
     if func.attr not in ARRAY_INPLACE_METHODS and func.attr not in CONTAINER_INPLACE_METHODS:
         return False
-    cls = _receiver_class(fs, func.value, locals_)
+    cls = receiver_class(fs, func.value, locals_)
     return cls is not None and python_method_of(cls, func.attr)
 
 
-def _receiver_class(fs, receiver, locals_):
+def receiver_class(fs, receiver, locals_):
     """The class of ``receiver`` known before running, or None: ``self`` of a method
     (:func:`~pullback.receiver_classes.method_class`), or a local bound once, by a call of a
     class (``c = Heap()``)."""
@@ -232,7 +233,15 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
     func = call.func
     found, value = resolve_expr(fs, func, locals_)
     if found:
-        return Callee("object", value, name=".".join(dotted_parts(func)))
+        parts = dotted_parts(func)
+        if isinstance(value, type):  # a plain class: its constructor function
+            made = constructor_of(value)
+            if isinstance(made, types.FunctionType):
+                chains = getattr(fs, "resolved_chains", None)
+                if chains is not None:  # guarded: a replaced __init__ builds the gradient again
+                    chains[(*parts, "__init__")] = value.__init__
+                value = made
+        return Callee("object", value, name=".".join(parts))
     if isinstance(func, gast.Attribute):
         base_parts = dotted_parts(func.value)
         base_is_global = base_parts is not None and base_parts[0] not in locals_

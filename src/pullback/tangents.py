@@ -30,7 +30,7 @@ from . import backends
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
-from .records_dataclasses import fields_of, rebuilt
+from .records_dataclasses import fields_of, is_dataclass_value, rebuilt
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
@@ -388,9 +388,9 @@ def materialize(c, like, absent=None):
         # the addition of the cotangents of that list
         return ZERO if is_zero(c) else densify(c)
     if not is_differentiable_value(like):
-        if hasattr(type(like), "__dataclass_fields__") and not isinstance(like, type):
+        if is_dataclass_value(like):
             # a dataclass's gradient: the same dataclass (records_dataclasses.py), whose
-            # cotangent is the tuple of its fields
+            # cotangent is the tuple of its fields; a plain class's record likewise
             values = fields_of(like)
             c = [ZERO] * len(values) if is_zero(c) else c
             return rebuilt(

@@ -41,3 +41,17 @@ case("dataclasses.asdict", _MODEL, wrt=(0,))
 _DICT_COTANGENT = {"layer": {"w": _RNG.normal(size=2), "b": 0.3}, "scale": -0.8}
 case("pullback.records_calls.undict", _DICT_COTANGENT, _MODEL, wrt=(0,))
 case("pullback.records_calls.redict", ((_RNG.normal(size=2), 0.3, None), -0.8), _MODEL, wrt=(0,))
+
+# a plain class's record (records_plain.py): made by its constructor function's last call,
+# and the forward-mode tangent of one of its fields
+from pullback.records_plain import new_record, set_layout  # noqa: E402
+
+
+class Plain:
+    pass
+
+
+set_layout(Plain, ("w", "b"))
+_PLAIN = new_record(Plain, ("w", "b"), _RNG.normal(size=3), 0.7)
+case("pullback.records_plain.new_record", Plain, ("w", "b"), _RNG.normal(size=3), -0.4, wrt=(2, 3))
+case("pullback.records.field_tangent", (_RNG.normal(size=3), 0.5), _PLAIN, "w", wrt=(0,))

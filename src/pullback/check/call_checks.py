@@ -17,6 +17,7 @@ import numpy as np
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import dict_display
 from ..iteration import consumed_iterator, first_item, iterator_refusal
+from ..plain_classes import refusal as plain_refusal
 from ..receiver_classes import python_method_of_object
 from ..records_dataclasses import class_refusal
 from ..registry import qualified_name
@@ -133,9 +134,11 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
         f"no gradient flows through '{short}' ({codes.see('PB301')})."
     )
     # (a library's class keeps the rule fix: its source is not the user's to change)
-    custom = class_refusal(obj) if isinstance(obj, type) and kind != "library" else None
+    custom = None
+    if isinstance(obj, type) and kind != "library":
+        custom = class_refusal(obj) or plain_refusal(obj)
     custom = getattr(obj, "__pullback_class_refusal__", None) if static else custom
-    if custom is not None:  # a dataclass (or a class @dataclass would write): records_dataclasses
+    if custom is not None:  # a dataclass (records_dataclasses) or a plain class (plain_classes)
         what, fix = custom[0], f"{custom[1]} ({codes.see('PB301')})."
     if failure is not None and "no longer matches" in str(failure):
         what = "a function whose file changed after it was imported"

@@ -1,9 +1,11 @@
 """Classes defined in a file that ``pullback check`` only parses, whose construction with a
 differentiated value the transformation refuses (PB301), known from their tree alone: a
 dataclass whose constructor is no store of its fields (records_dataclasses.refusal says
-why, for a live class), and a plain class. Every other class (a dataclass with the
-generated ``__init__``, a subclass, a decorated class) stays opaque: only running the file
-tells what it is, and its calls are not reported.
+why, for a live class), and a plain class whose body has ``__slots__``, ``__new__``,
+``__setattr__`` or ``__getattr__`` (plain_classes.static_refusal). Every other class (a
+dataclass with the generated ``__init__``, a plain class, whose ``__init__`` grad follows,
+a subclass, a decorated class) stays opaque: only running the file tells what it is, and
+its calls are not reported.
 
 The refusal's text is the live one's (``records_dataclasses.class_refusal``), so that
 ``pullback check`` and ``grad`` report the same call the same way.
@@ -13,7 +15,8 @@ from __future__ import annotations
 
 import gast
 
-from ..records_dataclasses import NOT_A_STORE, PLAIN_CLASS, only_stores_its_arguments
+from ..plain_classes_static import static_refusal
+from ..records_dataclasses import NOT_A_STORE
 from .checker import Opaque
 
 
@@ -102,9 +105,6 @@ def static_class(file, module: str, node) -> object:
         )
     if decorators:
         return Opaque(node.name)
-    init = next(
-        (s for s in node.body if isinstance(s, gast.FunctionDef) and s.name == "__init__"), None
-    )
-    stores = init is not None and only_stores_its_arguments(gast.gast_to_ast(init))
-    refusal = (PLAIN_CLASS[0], PLAIN_CLASS[1].format(name=node.name)) if stores else None
-    return StaticClass(file, module, node.name, refusal)
+    # a plain class: grad follows its __init__ where it can (plain_classes.py)
+    refusal = static_refusal(node, file.filename)
+    return Opaque(node.name) if refusal is None else StaticClass(file, module, node.name, refusal)

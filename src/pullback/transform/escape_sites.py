@@ -28,13 +28,24 @@ from ..escapes import (
     setattr_escaping,
     store_item_escaping,
 )
-from ..resolve import Callee
+from ..resolve import (
+    ARRAY_INPLACE_METHODS,
+    ARRAY_METHODS,
+    ARRAY_VARARG_METHODS,
+    CONTAINER_INPLACE_METHODS,
+    Callee,
+)
 from ..tree_walk import parent_map, statements
 from . import nodes as N
 from .analyze import names_in
 from .kinds import is_real
 from .problems import varied_attribute_store, varied_outside_append
 from .sweep_common import has_source
+
+# Method names of arrays and containers (whose receiver may be one: their own rules).
+ARRAY_NAMES = frozenset(ARRAY_METHODS) | ARRAY_VARARG_METHODS.keys() | ARRAY_INPLACE_METHODS
+ARRAY_NAMES |= CONTAINER_INPLACE_METHODS | {"copy", "get", "keys", "values", "items"}
+
 
 # Methods that store or read single items (a read of one is checked where it is made).
 _ITEM_METHODS = frozenset({"append", "extend", "insert", "get", "setdefault", "update", "pop"})
@@ -145,10 +156,15 @@ class EscapeSites:
             return
         varied = self.varied_names()
         func = call.func
-        if isinstance(func, gast.Attribute) and any(n in varied for n in names_in(func.value)):
-            return  # a method of a differentiated value: its own rules
+        receiver = isinstance(func, gast.Attribute) and any(
+            n in varied for n in names_in(func.value)
+        )
+        if receiver and func.attr in ARRAY_NAMES:
+            return  # an array's or a container's method: its own rules
+        # (a method of a record, a dataclass or a plain class's object, may store on it
+        # what it computes: effect_call records that, and a field read of it is refused)
         operands = list(call.args) + [k.value for k in call.keywords]
-        if not any(isinstance(a, gast.Name) and a.id in varied for a in operands):
+        if not receiver and not any(isinstance(a, gast.Name) and a.id in varied for a in operands):
             return
         if any(isinstance(a, gast.Starred) for a in call.args) or any(
             k.arg is None for k in call.keywords

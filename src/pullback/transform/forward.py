@@ -31,7 +31,7 @@ import numpy as np
 from .. import containers, dynamic_calls
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
-from ..records import field_index
+from ..records import field_tangent
 from ..registry import NONDIFF, SCALAR
 from ..tree_walk import all_nodes
 from .code import Compound, Line, render
@@ -257,13 +257,9 @@ class ForwardBuilder(EscapeSites):
                 and (v.value.id in self.varied)
             ):
                 # a field of a named tuple (records.py), refused there for anything else
-                index = self.bind("field_index", field_index)
+                fn = self.bind("field_tangent", field_tangent)
                 where = self.fs.where(v)
-                tan = self.tan(v.value)
-                return (
-                    f"{tan}[{index}({v.value.id}, {v.attr!r}, {where!r})] "
-                    f"if {tan} is not ZERO else ZERO"
-                )
+                return f"{fn}({self.tan(v.value)}, {v.value.id}, {v.attr!r}, {where!r})"
             return "ZERO"
         return "ZERO"
 

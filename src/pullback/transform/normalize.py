@@ -55,6 +55,7 @@ from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
 from .loop_iterables import LoopIterables
 from .mutation import ArrayStores
+from .property_reads import read_properties_as_calls
 from .star_calls import StarCalls
 from .try_blocks import TryStatements
 from .ufunc_calls import UfuncCalls
@@ -551,7 +552,9 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
     which knows already which helpers write into their parameters."""
     lift_nested_functions(fs)  # nested defs become functions of their own first
-    nodes = lean_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names
+    nodes = lean_nodes(fs.tree)
+    if read_properties_as_calls(fs, nodes):  # self.kinetic of a known class: its getter
+        nodes = lean_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names
     if use_owning_helpers(fs, registry, environment, nodes):  # fill(buf, x): a rebinding
         nodes = None  # the tree may have been rewritten: walked again
     normalizer = Normalizer(fs, registry, nodes)

@@ -1,0 +1,105 @@
+"""Objects of plain classes (no dataclass) as differentiated records.
+
+An object built inside a differentiated function by a call of its class, ``Layer(W, 1.0)``,
+is made by the class's *constructor function* (plain_classes.py: the class's ``__init__``
+rewritten to keep each ``self.name = value`` in a local and return them all), which ends
+with :func:`new_record`: the object with those attributes, and no other code run. Its
+cotangent (and tangent) is the tuple of its attributes' cotangents in the order of the
+class's *layout*, the names its ``__init__`` stores, as for a dataclass's fields
+(records_dataclasses.py): field reads, accumulation and ``ZERO`` entries are the tuple ones.
+
+The layout is known once the constructor function is made; it is kept here per class
+(weakly: a class that dies takes its entry with it). Only the objects :func:`new_record`
+made are records (kept weakly by id, so a class's ``__eq__`` or ``__hash__`` is never
+asked): an object of the same class made elsewhere (an argument, a global, a callable
+model) stays what it was, an object whose attributes carry no gradient.
+
+>>> class P:
+...     pass
+>>> set_layout(P, ("w", "n"))
+>>> p = new_record(P, ("w", "n"), 2.0, UNSET)
+>>> vars(p), is_plain_record(p), plain_fields(p)
+({'w': 2.0}, True, (2.0, None))
+"""
+
+from __future__ import annotations
+
+import weakref
+
+
+class _Unset:
+    """An attribute the ``__init__`` did not store on this path (``if ...: self.b = b``):
+    the object gets no such attribute, and its place in the cotangent tuple stays ZERO."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+#: id(class) -> (weak reference to the class, the names its constructor function stores, in
+#: cotangent order): a cache of a fact of the class, filled by plain_classes.constructor_of.
+#: Keyed by id so that asking it of any value costs one dict lookup (a WeakKeyDictionary
+#: makes a weak reference per lookup); the entry leaves with its class.
+LAYOUTS: dict = {}
+
+
+def set_layout(cls, names: tuple) -> None:
+    """Record ``names`` as the layout of ``cls``'s records."""
+    key = id(cls)
+    ref = weakref.ref(cls, lambda _, key=key: LAYOUTS.pop(key, None))
+    names = tuple(names)
+    LAYOUTS[key] = (ref, names, {n: k for k, n in enumerate(names)})
+
+
+def layout(cls):
+    """The names of ``cls``'s fields in cotangent order, or None (no plain record class)."""
+    entry = LAYOUTS.get(id(cls))
+    return entry[1] if entry is not None and entry[0]() is cls else None
+
+
+#: id -> weak reference, for every object :func:`new_record` made that is still alive (a
+#: plain dict: its lookup is C, where a WeakValueDictionary's is Python code).
+_MADE: dict = {}
+
+
+def plain_position(record, name: str):
+    """Where the field ``name`` of the plain record ``record`` sits in its cotangent tuple,
+    or None (no plain record, or no such field)."""
+    entry = LAYOUTS.get(id(type(record)))
+    if entry is None or entry[0]() is not type(record) or not is_plain_record(record):
+        return None
+    return entry[2].get(name)
+
+
+def is_plain_record(v) -> bool:
+    """Whether ``v`` is an object :func:`new_record` made (a plain record)."""
+    ref = _MADE.get(id(v))
+    return ref is not None and ref() is v
+
+
+def plain_fields(record) -> tuple:
+    """The values of ``record``'s fields in layout order (None where it has none)."""
+    d = record.__dict__
+    return tuple([d.get(n) for n in layout(type(record))])
+
+
+def new_record(cls, names, *values):
+    """An instance of ``cls`` holding ``values`` as the attributes ``names`` (those that
+    are not :data:`UNSET`), made without running ``__init__``: what the constructor
+    function returns, once the ``__init__`` it was written from has computed them."""
+    out = object.__new__(cls)
+    d = out.__dict__
+    for n, v in zip(names, values, strict=True):
+        if v is not UNSET:
+            d[n] = v
+    key = id(out)
+    _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
+    return out
+
+
+def rebuilt_plain(like, values):
+    """An instance of ``like``'s class holding ``values`` in layout order (a gradient)."""
+    return new_record(type(like), layout(type(like)), *values)

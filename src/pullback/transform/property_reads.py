@@ -1,0 +1,97 @@
+"""Property reads of objects whose class is known before running, as calls of the getter.
+
+``self.kinetic`` in a method of ``Particle``, or ``p.kinetic`` after ``p = Particle(...)``,
+where ``Particle.kinetic`` is a ``property`` whose getter is a Python function, is what
+Python runs: ``Particle.kinetic.fget(self)``. Written as that call (the getter bound to a
+fresh name in the function's namespace), it is differentiated as any user function, with
+the object carrying the gradient, in every mode; a field read could only refuse it.
+
+Only where the class is certain: ``self`` of a method (``receiver_classes.method_class``)
+when no subclass of that class defines the name again, or a local bound once by a call of
+the class. Any other property read stays an attribute read (refused where a gradient
+flows through it, PB501).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import gast
+
+from ..resolve import local_names, receiver_class
+
+
+def _overridden(cls, name: str) -> bool:
+    stack = list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        if name in sub.__dict__:
+            return True
+        stack.extend(sub.__subclasses__())
+    return False
+
+
+def _getter(cls, name: str):
+    if not isinstance(cls, type):
+        return None
+    raw = inspect.getattr_static(cls, name, None)
+    if not isinstance(raw, property) or not isinstance(raw.fget, types.FunctionType):
+        return None
+    return None if _overridden(cls, name) else raw.fget
+
+
+def read_properties_as_calls(fs, nodes=None) -> bool:
+    """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
+    getter; returns whether anything changed."""
+    tree = fs.tree
+    nodes = list(gast.walk(tree)) if nodes is None else nodes
+    params = tree.args.posonlyargs + tree.args.args
+    locals_ = None
+    classes = {}  # receiver name -> its class known before running (or None)
+    found = {}
+    for node in nodes:
+        if not (
+            isinstance(node, gast.Attribute)
+            and isinstance(node.value, gast.Name)
+            and isinstance(node.ctx, gast.Load)
+            and not node.attr.startswith("__")
+        ):
+            continue
+        receiver = node.value.id
+        if receiver not in classes:
+            if locals_ is None:
+                locals_ = local_names(tree, nodes)
+            first = bool(params) and params[0].id == receiver
+            classes[receiver] = (
+                receiver_class(fs, node.value, locals_) if first or receiver in locals_ else None
+            )
+        cls = classes[receiver]
+        fget = _getter(cls, node.attr) if cls is not None else None
+        if fget is not None:
+            found[id(node)] = fget
+    if not found:
+        return False
+    names = {}
+
+    class Rewrite(gast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            fget = found.get(id(node))
+            if fget is None:
+                return node
+            if id(fget) not in names:
+                name = f"{fget.__qualname__.replace('.', '_')}_getter"
+                while name in locals_ or name in fs.namespace:
+                    name += "_"
+                fs.namespace[name] = fget
+                names[id(fget)] = name
+            func = gast.Name(names[id(fget)], gast.Load(), None, None)
+            receiver = gast.Name(node.value.id, gast.Load(), None, None)
+            call = gast.Call(func=func, args=[receiver], keywords=[])
+            for n in (func, receiver, call):
+                gast.copy_location(n, node)
+            return call
+
+    Rewrite().visit(fs.tree)
+    return True

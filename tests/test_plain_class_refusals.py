@@ -1,0 +1,360 @@
+"""What plain classes (plain_classes.py) refuse, at the user's line with a fix, and what
+stays exact around them: a field a method stores while the gradient runs (refused where it
+is read back), a value the ``__init__`` keeps outside the object, identity of objects, an
+object passed in as the differentiated argument, classes whose construction cannot be
+followed (``__new__``, ``__slots__``, ``__getattr__``, a metaclass, an ``__init__`` that
+hands ``self`` on or calls a method that stores on it, a C-extension base), and the static
+``pullback check`` reporting the same at the same lines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fd import check_grad
+from static_files import check_then_import
+from test_plain_classes import Particle
+
+import pullback
+from pullback import grad
+from pullback.errors import NotDifferentiableError, UnsupportedCallError, UnsupportedSyntaxError
+
+
+class Logged:
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+    def set_w(self, w):
+        self.w = w
+
+    def output(self):
+        return 2.0 * self.w
+
+
+def mutated_by_a_method(a):
+    obj = Logged(a)
+    obj.set_w(a * a)
+    return obj.output()
+
+
+def test_a_field_a_method_stores_while_the_gradient_runs_is_refused_where_read():
+    with pytest.raises(UnsupportedCallError) as info:
+        grad(mutated_by_a_method)(1.5)
+    where = f"{__file__}:{Logged.output.__code__.co_firstlineno + 1}:22"
+    assert str(info.value) == (
+        f"{where}: PB107 this reads back 'w', which a method stored on the differentiated "
+        "Logged while the gradient ran: the gradient through that store would be lost.\n"
+        "Fix: return the new value from the method (or a new object, e.g. `Logged(...)`) "
+        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+    )
+
+
+LOG = []
+
+
+class Logs:
+    def __init__(self, w):
+        self.w = w
+        LOG.append(w)
+
+
+def logs_but_reads_the_field(a):
+    return Logs(a).w * 2.0
+
+
+def logs_and_reads_the_log(a):
+    return Logs(a).w * LOG[-1]
+
+
+def test_a_value_the_init_also_keeps_elsewhere_is_still_a_field():
+    assert grad(logs_but_reads_the_field)(1.5) == 2.0
+    # what it kept outside the object, read back, would lose its gradient: refused there
+    with pytest.raises(UnsupportedCallError, match="this reads back a value that carries a"):
+        grad(logs_and_reads_the_log)(1.5)
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+
+    def pull(self, other):
+        if other is self:  # the objects are the primal's: identity holds as it runs
+            return 2.0 * self.w
+        return self.w * other.w
+
+
+def identity(a):
+    n, m = Node(a), Node(3.0 * a)
+    return n.pull(n) + n.pull(m)
+
+
+def test_identity_of_objects_is_the_primal_s():
+    check_grad(identity, 1.5)
+    assert grad(identity)(1.5) == pytest.approx(2.0 + 6.0 * 1.5)
+
+
+def test_an_object_passed_in_stays_refused_as_before():
+    with pytest.raises(NotDifferentiableError) as info:
+        grad(Particle.energy)(Particle(np.ones(2), np.ones(2)))
+    assert str(info.value) == (
+        "cannot differentiate 'energy' with respect to 'self': it is a Particle, "
+        "which has no gradient.\nFix: pass the arrays it holds as the arguments, and build "
+        "the Particle inside the function (an object built there is differentiated through "
+        "its __init__ and methods), or make Particle a @dataclass (its gradient is then a "
+        "Particle); see docs/limitations.md#PB501."
+    )
+    # as a constant (not differentiated), it is an ordinary object
+    p = Particle(np.ones(2), np.array([1.0, 2.0]))
+    g = grad(lambda m, q: m * q.energy(), wrt=0)(2.0, p)
+    assert g == pytest.approx(p.energy())
+
+
+class WithNew:
+    def __new__(cls, w):
+        return super().__new__(cls)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class WithSlots:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class WithGetattr:
+    def __init__(self, w):
+        self.w = w
+
+    def __getattr__(self, name):
+        return 0.0
+
+
+class Meta(type):
+    pass
+
+
+class WithMeta(metaclass=Meta):
+    def __init__(self, w):
+        self.w = w
+
+
+REGISTRY = []
+
+
+class Registers:
+    def __init__(self, w):
+        self.w = w
+        REGISTRY.append(self)
+
+
+class CallsAMethod:
+    def __init__(self, w):
+        self.w = w
+        self.reset()
+
+    def reset(self):
+        self.state = 0.0
+
+
+class OnAnArray(np.ndarray):
+    def __init__(self, w):
+        self.w = w
+
+
+def with_new(a):
+    return WithNew(a).w
+
+
+def with_slots(a):
+    return WithSlots(a).w
+
+
+def with_getattr(a):
+    return WithGetattr(a).w
+
+
+def with_meta(a):
+    return WithMeta(a).w
+
+
+def registers(a):
+    return Registers(a).w
+
+
+def calls_a_method(a):
+    return CallsAMethod(a).w
+
+
+def _init_line(cls, k):
+    return f"{__file__}:{cls.__init__.__code__.co_firstlineno + k}"
+
+
+REFUSALS = [
+    (
+        with_new,
+        "WithNew",
+        "a class that defines __new__ ('WithNew'), which changes what making or reading its "
+        "objects does",
+        "remove __new__ (keep plain attributes), or register a rule for the class",
+    ),
+    (
+        with_slots,
+        "WithSlots",
+        "a class with __slots__ ('WithSlots')",
+        "drop __slots__ (or use a @dataclass), or register a rule for the class",
+    ),
+    (
+        with_getattr,
+        "WithGetattr",
+        "a class that defines __getattr__ ('WithGetattr'), which changes what making or "
+        "reading its objects does",
+        "remove __getattr__ (keep plain attributes), or register a rule for the class",
+    ),
+    (
+        with_meta,
+        "WithMeta",
+        "a class with the metaclass 'Meta' (which may change how its objects are made)",
+        "use a plain class or a @dataclass, or register a rule for the class",
+    ),
+    (
+        registers,
+        "Registers",
+        "an __init__ that hands 'self' on (stores, passes or compares the object it builds) "
+        f"at {_init_line(Registers, 2)}:25",
+        "keep __init__ to storing attributes; register the object after constructing it, "
+        "outside the differentiated function",
+    ),
+    (
+        calls_a_method,
+        "CallsAMethod",
+        "an __init__ that calls 'self.reset', which stores 'self.state' at "
+        f"{_init_line(CallsAMethod, 2)}:9",
+        "call a function (or a @staticmethod) that returns the values, and store them in __init__",
+    ),
+]
+
+
+@pytest.mark.parametrize("fn, name, what, fix", REFUSALS)
+def test_classes_whose_construction_cannot_be_followed_are_refused(fn, name, what, fix):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(fn)(1.5)
+    message = str(info.value)
+    where = f"{__file__}:{fn.__code__.co_firstlineno + 1}:12"
+    assert f"{where}: PB301 call of '{__name__}.{name}', {what}\n" in message
+    assert f"Fix: {fix} (see docs/limitations.md#PB301)." in message
+    assert [d.code for d in pullback.check(fn)] == ["PB301"]
+
+
+def test_a_class_built_on_a_c_extension_class_is_refused():
+    def on_an_array(a):
+        return OnAnArray(a)
+
+    with pytest.raises(UnsupportedSyntaxError, match="built on the C-extension class 'ndarray'"):
+        grad(on_an_array)(1.5)
+
+
+def test_refused_classes_run_as_in_the_primal_where_no_gradient_flows():
+    def settings(a):
+        return WithSlots(2.0).w * Registers(3.0).w * a
+
+    assert grad(settings)(1.5) == pytest.approx(6.0)
+
+
+STATIC_FILE = """
+import numpy as np
+
+
+class Layer:
+    def __init__(self, W, b=1.0):
+        self.W = W
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+class Slotted:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+class Guarded:
+    def __init__(self, w):
+        self.w = w
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+class Registers:
+    ALL = []
+
+    def __init__(self, w):
+        self.w = w
+        Registers.ALL.append(self)
+
+
+class Resets:
+    def __init__(self, w):
+        self.w = w
+        self.W = self.weights()
+        self.reset()
+
+    def weights(self):
+        return np.outer(self.w, self.w)
+
+    def reset(self):
+        self.state = 0.0
+
+
+def layer_loss(W):
+    return np.sum(Layer(W)(np.ones(2)))
+
+
+def resets(a):
+    return Resets(a).w
+
+
+def registers(a):
+    return Registers(a).w
+
+
+def slotted(a):
+    return Slotted(a).w
+
+
+def guarded(a):
+    return Guarded(a).w
+"""
+
+
+def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
+    path, found, module = check_then_import(tmp_path, capsys, "plain_models", STATIC_FILE)
+    assert found == [
+        # (the file's every function is checked: __setattr__'s body too)
+        "PB301 call of 'object.__setattr__', a function with no Python source and no "
+        "differentiation rule",
+        "PB301 call of 'plain_models.Guarded', a class that defines __setattr__ ('Guarded'), "
+        "which changes what making or reading its objects does",
+        "PB301 call of 'plain_models.Registers', an __init__ that hands 'self' on (stores, "
+        f"passes or compares the object it builds) at {path}:34:30",
+        "PB301 call of 'plain_models.Resets', an __init__ that calls 'self.reset', which "
+        f"stores 'self.state' at {path}:41:9",
+        "PB301 call of 'plain_models.Slotted', a class with __slots__ ('Slotted')",
+    ]
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+    check_grad(module.layer_loss, W)
+    with pytest.raises(UnsupportedSyntaxError, match=f"builds\\) at {path}:34:30\n"):
+        grad(module.registers)(1.5)  # the same place as the static check's
+    with pytest.raises(UnsupportedSyntaxError, match=f"'self.state' at {path}:41:9\n"):
+        grad(module.resets)(1.5)
+    for name in ("slotted", "guarded", "registers"):
+        with pytest.raises(
+            UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
+        ):
+            grad(getattr(module, name))(1.5)

@@ -51,13 +51,19 @@ from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
 from .reverse_flow import ControlFlowAdjoints
+from .reverse_where import WhereMasks
 from .sweep_common import IDENTIFIER, State, source_position, src
 from .with_blocks import WithBlock
 from .with_blocks import compound as with_compound
 
 
 class ReverseBuilder(
-    LoopIdentities, ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, AttributeAdjoints
+    LoopIdentities,
+    ExpressionAdjoints,
+    CallAdjoints,
+    ControlFlowAdjoints,
+    AttributeAdjoints,
+    WhereMasks,
 ):
     """Builds the forward and backward code (as :mod:`.code` blocks) for one function."""
 
@@ -271,6 +277,8 @@ class ReverseBuilder(
         """Accumulate ``expr`` into the adjoint of ``name`` (if ``name`` is active)."""
         if not self.activity.is_active(name):
             return
+        if self.where_context:  # a statement of a np.where branch (see reverse_where)
+            expr = self.mask_contribution(name, expr)
         a = self.adj(name)
         self.write(name, out, src_line)
         if state.get(name) == "Z":
@@ -319,6 +327,16 @@ class ReverseBuilder(
             out.append(Line(f"{self.adj(t)} = {g}", src=line))
             g = self.adj(t)
         state[t] = "Z"  # consumed: earlier (in reverse) contributions start afresh
+        out.extend(self.where_mask_lines(t, line))
+        self.where_context = self.where_groups_of(s)
+        try:
+            self.rev_value(s, t, g, state, line, out)
+        finally:
+            self.where_context = ()
+        return out
+
+    def rev_value(self, s, t, g, state, line, out):
+        """The contributions of ``t = <s.value>`` (cotangent ``g``) to its operands."""
         v = s.value
         if isinstance(v, gast.Name):
             self.contrib(v.id, g, (), state, line, out)
@@ -347,7 +365,6 @@ class ReverseBuilder(
             # A declared attribute of a rule's result object (plan_pullbacks refuses the
             # others): its cotangent reaches the object as a dict {attribute: cotangent}.
             self.contrib(v.value.id, f"{{{v.attr!r}: {g}}}", (), state, line, out)
-        return out
 
 
 _MISSING = object()

@@ -1,0 +1,104 @@
+"""The reverse sweep's masks for the subgraphs that feed one branch of a ``np.where``.
+
+:mod:`.where_branches` finds the subgraphs; here the reverse sweep of the ``where``
+statement computes each branch's mask once (``_pb_mask = _branch_mask(c, t, a,
+negate)``, ``None`` where the shapes do not allow an exact mask), and every contribution
+a member's statement sends is wrapped in ``_masked(..., _pb_mask)`` -- inside
+``unbroadcast(...)``, so a broadcast operand (a scalar parameter, a row) sums the masked
+cotangent. Scalars take ``(contribution if _pb_mask is not False else 0.0)``: nothing is
+computed for the branch that was not selected. Functions without ``np.where`` pay one dictionary
+lookup per reversed assignment.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .. import where_masks
+from .analyze import names_in
+from .code import Line
+from .kinds import SCALAR
+from .sweep_common import src
+from .where_branches import finite_factors, where_groups
+
+
+class WhereMasks:
+    """:class:`~.reverse.ReverseBuilder`: masks of ``np.where``'s branches."""
+
+    _where_groups = None  # {member: [WhereGroup]}, on first use
+    _where_targets = None  # {where target: [WhereGroup]}
+    where_context: tuple = ()  # the groups of the statement being reversed
+
+    def plan_where_masks(self):
+        groups = where_groups(self.tree, self.registry, self.activity.is_active)
+        self._where_groups = groups
+        targets: dict = {}
+        for gs in groups.values():
+            for g in gs:
+                targets.setdefault(g.target, {})[id(g)] = g
+        self._where_targets = {t: list(d.values()) for t, d in targets.items()}
+
+    def where_mask_lines(self, t, line) -> list:
+        """The mask lines of the branches of the ``where`` assigned to ``t`` (none if
+        ``t`` is no such ``where``)."""
+        if self._where_groups is None:
+            self.plan_where_masks()
+        out = []
+        for g in self._where_targets.get(t, ()):
+            if not any(self.activity.is_active(m) for m in g.members):
+                continue
+            if g.mask is None:
+                g.mask = self.internal("_pb_mask")
+            fn = self.bind("branch_mask", where_masks.branch_mask)
+            text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {g.branch}, {g.negate})"
+            reads = frozenset(names_in(g.condition)) | {t, g.branch}
+            out.append(Line(text, reads, line))
+        return out
+
+    def where_groups_of(self, s) -> tuple:
+        """The groups whose masks the contributions of ``s`` (``t = value``) take."""
+        if self._where_groups is None:
+            self.plan_where_masks()
+        if not self._where_groups:
+            return ()
+        groups = self._where_groups.get(s.targets[0].id, ())
+        if not groups or finite_factors(s.value):
+            return ()
+        return tuple(g for g in groups if g.mask is not None)
+
+    def mask_contribution(self, name: str, expr: str) -> str:
+        """``expr``, a contribution to ``name`` from the statement being reversed, masked
+        by each of its groups: to a member too, which may be a scalar or a row inside the
+        branch (``masked`` leaves a contribution that has not the branch's shape)."""
+        for g in self.where_context:
+            if all(self.kinds.get(m) == SCALAR for m in g.members):
+                # a scalar: the contribution is not computed at all where the branch was
+                # not selected (Python's 1.0 / 0.0 raises)
+                expr = f"({expr} if {g.mask} is not False else 0.0)"
+                continue
+            fn = self.bind("masked", where_masks.masked)
+            expr = _wrap(expr, fn, g.mask)
+        return expr
+
+
+def _wrap(expr: str, fn: str, mask: str) -> str:
+    """``fn(expr, mask)``, inside a top-level ``unbroadcast(inner, x)`` (mask before the
+    sum over broadcast axes)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:  # pragma: no cover - generated expressions parse
+        return f"{fn}({expr}, {mask})"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "unbroadcast"
+        and len(node.args) == 2
+        and not node.keywords
+    ):
+        inner = ast.get_source_segment(expr, node.args[0])
+        target = ast.get_source_segment(expr, node.args[1])
+        return f"unbroadcast({fn}({inner}, {mask}), {target})"
+    return f"{fn}({expr}, {mask})"
+
+
+__all__ = ["WhereMasks"]

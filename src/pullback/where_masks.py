@@ -1,0 +1,100 @@
+"""The masks that keep ``np.where``'s unselected branch from putting NaN into a gradient.
+
+``np.sum(np.where(x > 0, x * np.log(x), 0.0))`` computes 0 where ``x <= 0``, so its
+derivative there is 0. ``np.where``'s pullback sends an exactly zero cotangent into the
+branch at those positions, but the branch's own pullbacks multiply that zero by
+``log(x)`` (NaN for ``x < 0``) and by ``1 / x`` (infinite at 0): ``0 * inf`` is NaN, and
+the gradient with it. The transform (``transform/where_branches.py``) finds the
+statements that only feed one branch of a ``np.where`` through elementwise operations; in
+such a subgraph the cotangent of every value of the ``where``'s shape is zero at the
+unselected positions, so what it sends to another value is exactly zero there, and
+:func:`masked` writes that zero (before any sum over broadcast axes).
+
+Both functions are checked at run time and fall back to today's cotangent (nothing
+masked) where the shapes do not allow an exact mask: the gradient never changes where it
+was finite.
+
+>>> m = branch_mask(np.array([False, True]), np.zeros(2), np.zeros(2), False)
+>>> masked(np.array([np.nan, 3.0]), m)
+array([0., 3.])
+>>> branch_mask(np.array([False, True]), np.zeros(2), 1.0, False) is None  # broadcast
+True
+>>> branch_mask(-1.0 > 0, 0.0, 0.0, False), masked(np.float32(np.inf), False)
+(False, np.float32(0.0))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .diagonal_stack import DiagonalStack, StructuredStack
+from .tangents import batch_axes
+from .zero import ZERO
+
+__all__ = ["branch_mask", "masked"]
+
+_ndarray = np.ndarray
+
+
+def branch_mask(condition, result, branch, negate: bool):
+    """Where the value ``branch`` was selected, as a boolean array of the shape of
+    ``result`` (the value of ``np.where(condition, a, b)``, ``branch`` being ``a``, or
+    ``b`` with ``negate``) -- a Python bool for a scalar ``result`` -- or ``None`` when
+    masking would not be exact: a branch broadcast by the ``where`` (its cotangent sums
+    over positions).
+
+    Every value of the branch's elementwise subgraph has a shape that broadcasts to the
+    branch's; one with the branch's shape keeps a zero cotangent where it was not selected,
+    and :func:`masked` masks only contributions of that shape (a scalar or a row inside
+    the branch gets the masked sum)."""
+    if not (_numpy_value(result) and _numpy_value(branch) and _numpy_value(condition)):
+        return None  # a Dask or other array: left as it is (np.asarray would compute it)
+    shape = np.shape(result)
+    if np.shape(branch) != shape:
+        return None
+    c = np.asarray(condition)
+    if c.dtype != np.bool_:
+        c = c.astype(np.bool_)  # np.where selects where the condition is nonzero
+    if shape == ():
+        if c.shape != ():
+            return None
+        return bool(c) is not negate
+    if c.shape != shape:
+        try:
+            c = np.broadcast_to(c, shape)
+        except ValueError:
+            return None
+    return ~c if negate else c
+
+
+def _numpy_value(v) -> bool:
+    return isinstance(v, (_ndarray, np.generic, float, int, bool, complex))
+
+
+def masked(ct, mask):
+    """The cotangent ``ct`` (one contribution of the branch's subgraph to a value outside
+    it, before any sum over broadcast axes) with exact zeros where the branch was not
+    selected. ``ct`` has the mask's shape, or is a stack of such cotangents (the leading
+    batch axes of a Jacobian); any other cotangent is returned as it is."""
+    if mask is None or ct is ZERO or mask is True:
+        return ct
+    cls = type(ct)
+    if mask is False:  # a scalar where that chose the other branch
+        if cls is _ndarray:
+            return np.zeros_like(ct) if ct.shape == batch_axes.axes else ct
+        if isinstance(ct, StructuredStack):
+            return masked(ct.dense(), mask)
+        return cls(0) if isinstance(ct, (float, complex, np.number)) else ct
+    shape = mask.shape
+    if cls is _ndarray:
+        if ct.shape != batch_axes.axes + shape:
+            return ct
+        return np.where(mask, ct, ct.dtype.type(0))
+    if cls is DiagonalStack:
+        if ct.diagonal.shape != shape:
+            return ct
+        d = ct.diagonal
+        return DiagonalStack(np.where(mask, d, d.dtype.type(0)))
+    if isinstance(ct, StructuredStack):
+        return masked(ct.dense(), mask)
+    return ct

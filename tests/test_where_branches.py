@@ -246,3 +246,21 @@ def test_generated_where_programs_have_no_nan_where_the_function_is_finite(
 def test_a_float32_scalar_argument_keeps_its_dtype():
     g = quiet(pullback.grad(wc.scalar_branch), np.float32(-1.0))
     assert g == 0.0 and isinstance(g, np.float32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_user_helper_proved_elementwise(dtype):
+    x = np.array([-1.0, 0.0, 0.5, 2.0], dtype=dtype)
+    got = quiet(pullback.grad(wc.helper_in_branch), x)
+    np.testing.assert_allclose(got, [0.0, 0.0, 1 + np.log(0.5), 1 + np.log(2.0)], rtol=1e-6)
+    assert got.dtype == dtype
+    quiet(check_grad, wc.helper_in_branch, np.array([-1.0, 0.5, 2.0], dtype=dtype))
+    # its array argument is masked; its scalar one sums inside the helper (not masked)
+    dx = quiet(pullback.grad(wc.helper_with_a_scalar), x, dtype(2.0))
+    np.testing.assert_allclose(dx, [0.0, 0.0, 1 / np.sqrt(0.5), 1 / np.sqrt(2.0)], rtol=1e-6)
+
+
+def test_a_helper_that_is_not_elementwise_is_not_masked():
+    x = np.array([0.5, 2.0, 3.0])
+    got = check_grad(wc.helper_not_elementwise, x)
+    assert got[0] == pytest.approx(5.0)  # unselected, and not zero

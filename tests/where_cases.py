@@ -80,3 +80,29 @@ def elementwise(x):
 def scalar_member(x, a):
     k = np.exp(a)  # a scalar inside the branch: its cotangent sums over positions
     return np.sum(np.where(x > 0, k * np.log(x), 0.0))
+
+
+def _xlogx(x):
+    return x * np.log(x)
+
+
+def _scaled_root(x, a):
+    r = np.sqrt(x)
+    return a * r
+
+
+def helper_in_branch(x):
+    return np.sum(np.where(x > 0, _xlogx(x), 0.0))
+
+
+def helper_with_a_scalar(x, a):
+    return np.sum(np.where(x > 0, _scaled_root(x, a) + 1.0, 0.0))
+
+
+def _not_elementwise(x):
+    return x * np.sum(x)
+
+
+def helper_not_elementwise(x):
+    # the sum reaches every position: the unselected ones have a gradient too
+    return np.sum(np.where(x > 1, _not_elementwise(x), 0.0))

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dynamic_calls, read_folds, runtime, tangents, where_masks
 from ..registry import ENTRY_POINTS, transformable
+from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
 
@@ -378,6 +379,7 @@ def register(reg):
         runtime.vjp_zero,
         runtime.scalar_seed,
         where_masks.branch_mask,
+        elementwise_in_x,
         family=FAMILY,
         trusted=True,
     )

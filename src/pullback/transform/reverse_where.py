@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from .. import where_masks
+from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .code import Line
 from .kinds import SCALAR
@@ -52,6 +53,15 @@ class WhereMasks:
             fn = self.bind("branch_mask", where_masks.branch_mask)
             text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {g.branch}, {g.negate})"
             reads = frozenset(names_in(g.condition)) | {t, g.branch}
+            if g.helpers:  # each user helper proved elementwise at this call, or no mask
+                proof = self.bind("elementwise_in_x", elementwise_in_x)
+                tests = []
+                for helper, args in g.helpers:
+                    h = self.bind(getattr(helper, "__name__", "helper"), helper)
+                    rest = "".join(f"{src(a)}, " for a in args[1:])
+                    tests.append(f"{proof}({h}, ({rest}))")
+                    reads = reads | {n for a in args[1:] for n in names_in(a)}
+                text += f" if {' and '.join(tests)} else None"
             out.append(Line(text, reads, line))
         return out
 

@@ -3,7 +3,8 @@
 For ``t = np.where(c, a, b)`` the cotangent ``np.where`` sends into ``a`` is exactly zero
 where ``c`` is False. A statement that computes ``a`` (or a value only ``a``'s subgraph
 reads) by an elementwise operation -- ``+ - * / ** %``, unary minus, an elementwise rule
-(``np.log``, ``np.sqrt``, ...), a nested ``np.where`` -- keeps that zero at those positions,
+(``np.log``, ``np.sqrt``, ...), a nested ``np.where``, a user's helper proved elementwise
+at run time -- keeps that zero at those positions,
 as long as the branch has ``t``'s shape (checked at run time by
 :func:`pullback.where_masks.branch_mask`) and the value has it too (checked by
 :func:`pullback.where_masks.masked`: a scalar or a row inside the branch sums over
@@ -20,6 +21,7 @@ elsewhere gets its masked contribution, and keeps its other uses as they are).
 from __future__ import annotations
 
 import math
+import types
 
 import gast
 import numpy as np
@@ -28,7 +30,7 @@ from ..registry import SCALAR
 from .analyze import names_in
 from .with_blocks import WithBlock
 
-__all__ = ["WhereGroup", "finite_factors", "where_groups"]
+__all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
 _BLOCK_FIELDS = ("body", "orelse")
@@ -40,9 +42,10 @@ class WhereGroup:
     second branch, ``members`` the names of
     the subgraph, ``mask`` the name the reverse sweep gives the mask (set by the builder)."""
 
-    __slots__ = ("target", "condition", "branch", "negate", "members", "mask")
+    __slots__ = ("target", "condition", "branch", "negate", "members", "mask", "helpers")
 
     def __init__(self, target, condition, branch, negate, members):
+        self.helpers = ()  # (function, argument nodes) of the user helpers among members
         self.target = target
         self.branch = branch
         self.condition = condition
@@ -111,7 +114,24 @@ def _elementwise(value, registry) -> bool:
         rule = registry.lookup(callee.obj)
     except TypeError:  # an unhashable callee
         return False
+    if rule is None and isinstance(callee.obj, types.FunctionType) and value.args:
+        return True  # a user's helper: proved elementwise at run time (helper_calls)
     return rule is not None and rule.kind == SCALAR
+
+
+def helper_calls(group, local, registry) -> list:
+    """The calls of user functions among the members of ``group``, as ``(function,
+    argument nodes)``: the mask holds only while each is proved elementwise in its first
+    argument, the others real scalars (``rules/_elementwise.elementwise_in_x``, at run
+    time: its free names may be rebound)."""
+    out = []
+    for m in sorted(group.members):
+        v = local[m].value
+        callee = getattr(v, "pb_callee", None)
+        if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
+            if not _is_where(v) and registry.lookup(callee.obj) is None:
+                out.append((callee.obj, v.args))
+    return out
 
 
 def finite_factors(value) -> bool:
@@ -187,6 +207,7 @@ def where_groups(tree, registry, is_active) -> dict:
             members = _members(branch.id, s, local, users, defs, registry, is_active)
             if any(not finite_factors(local[m].value) for m in members):
                 group = WhereGroup(s.targets[0].id, condition, branch.id, negate, members)
+                group.helpers = helper_calls(group, local, registry)
                 for m in members:
                     groups.setdefault(m, []).append(group)
     return groups

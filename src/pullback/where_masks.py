@@ -31,7 +31,7 @@ from .diagonal_stack import DiagonalStack, StructuredStack
 from .tangents import batch_axes
 from .zero import ZERO
 
-__all__ = ["branch_mask", "masked"]
+__all__ = ["branch_mask", "masked", "selection_mask"]
 
 _ndarray = np.ndarray
 
@@ -65,6 +65,34 @@ def branch_mask(condition, result, branch, negate: bool):
         except ValueError:
             return None
     return ~c if negate else c
+
+
+def selection_mask(condition, negate: bool, wheres, maskeds):
+    """The mask of several branches one selection picks in a block: the ``(result,
+    branch)`` of ``np.where(condition, ...)``'s, and, in a generated gradient that is
+    differentiated again, the ``(ct, mask)`` of its ``masked(ct, mask)`` (whose masks
+    were made from that condition). ``None`` unless every one of them masks exactly, over
+    the same positions."""
+    mask, shape = None, None
+    for result, branch in wheres:
+        m = branch_mask(condition, result, branch, negate)
+        if m is None or (shape is not None and np.shape(result) != shape):
+            return None
+        mask, shape = m, np.shape(result)
+    for ct, m in maskeds:
+        if m is None:
+            return None
+        if type(m) is bool:
+            here = ()
+        elif type(m) is _ndarray and m.dtype == np.bool_:
+            here = m.shape
+        else:
+            return None
+        if np.shape(ct) != here or (shape is not None and here != shape):
+            return None
+        if mask is None:
+            mask, shape = m, here
+    return mask
 
 
 def _numpy_value(v) -> bool:

@@ -379,6 +379,7 @@ def register(reg):
         runtime.vjp_zero,
         runtime.scalar_seed,
         where_masks.branch_mask,
+        where_masks.selection_mask,
         elementwise_in_x,
         family=FAMILY,
         trusted=True,

@@ -50,9 +50,13 @@ class WhereMasks:
                 continue
             if g.mask is None:
                 g.mask = self.internal("_pb_mask")
-            fn = self.bind("branch_mask", where_masks.branch_mask)
-            text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {g.branch}, {g.negate})"
-            reads = frozenset(names_in(g.condition)) | {t, g.branch}
+            if len(g.roots) == 1 and g.roots[0][2] is None:  # one np.where's branch
+                fn = self.bind("branch_mask", where_masks.branch_mask)
+                branch = g.roots[0][1]
+                text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {branch}, {g.negate})"
+                reads = frozenset(names_in(g.condition)) | {t, branch}
+            else:
+                text, reads = self.selection_line(g)
             if g.helpers:  # each user helper proved elementwise at this call, or no mask
                 proof = self.bind("elementwise_in_x", elementwise_in_x)
                 tests = []
@@ -64,6 +68,21 @@ class WhereMasks:
                 text += f" if {' and '.join(tests)} else None"
             out.append(Line(text, reads, line))
         return out
+
+    def selection_line(self, g):
+        """The mask line of a group of several roots (see where_masks.selection_mask)."""
+        fn = self.bind("selection_mask", where_masks.selection_mask)
+        wheres = [f"({t}, {branch})" for t, branch, mask in g.roots if mask is None]
+        maskeds = [f"({branch}, {mask})" for _, branch, mask in g.roots if mask is not None]
+
+        def tup(items):
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+        condition = "None" if g.condition is None else src(g.condition)
+        text = f"{g.mask} = {fn}({condition}, {g.negate}, {tup(wheres)}, {tup(maskeds)})"
+        reads = frozenset(names_in(g.condition)) if g.condition is not None else frozenset()
+        reads |= {n for root in g.roots for n in root if n is not None}
+        return text, reads
 
     def where_groups_of(self, s) -> tuple:
         """The groups whose masks the contributions of ``s`` (``t = value``) take."""

@@ -1,21 +1,27 @@
-"""The subgraphs of elementwise statements that feed only one branch of a ``np.where``.
+"""The subgraphs of elementwise statements that feed only branches one selection picks.
 
 For ``t = np.where(c, a, b)`` the cotangent ``np.where`` sends into ``a`` is exactly zero
 where ``c`` is False. A statement that computes ``a`` (or a value only ``a``'s subgraph
 reads) by an elementwise operation -- ``+ - * / ** %``, unary minus, an elementwise rule
-(``np.log``, ``np.sqrt``, ...), a nested ``np.where``, a user's helper proved elementwise
-at run time -- keeps that zero at those positions,
-as long as the branch has ``t``'s shape (checked at run time by
-:func:`pullback.where_masks.branch_mask`) and the value has it too (checked by
-:func:`pullback.where_masks.masked`: a scalar or a row inside the branch sums over
-positions). Its pullback may still compute ``0 * inf`` (``log'(0)``) or ``0 * nan``
-(``log(-1)``) there, so every contribution a member's statement sends is masked: the
-derivative of what the function computes is zero there, and NaN computed for a value the
-function threw away is not part of it.
+(``np.log``, ``np.sqrt``, ...) or its derivative, a nested ``np.where``, a user's helper
+proved elementwise at run time -- keeps that zero at those positions, as long as the
+branch has ``t``'s shape (checked at run time by :func:`pullback.where_masks.branch_mask`)
+and the value has it too (checked by :func:`pullback.where_masks.masked`: a scalar or a
+row inside the branch sums over positions). Its pullback may still compute ``0 * inf``
+(``log'(0)``) or ``0 * nan`` (``log(-1)``) there, so every contribution a member's
+statement sends is masked: the derivative of what the function computes is zero there,
+and NaN computed for a value the function threw away is not part of it.
 
-A member is a name assigned once, in the ``where``'s own block, by such an operation, and
-read only by other members or as that branch of the ``where`` (a value also read
-elsewhere gets its masked contribution, and keeps its other uses as they are).
+A member is a name assigned once, in the block of its roots, by such an operation, and
+read only by other members, as the branch of a root, or for its shape (``unbroadcast``'s
+second argument, the arguments of the masks' own helpers). The roots of one group are the
+branches of a block that one selection ``(condition, negate)`` picks: the ``np.where``'s
+with that condition, and in a generated gradient being differentiated again its
+``masked(ct, mask)`` calls, whose masks were made from that condition -- so the primal
+values the gradient's masked contributions read (``np.log(x)``, read by ``x * log(x)``
+and by ``d * log(x)``) are members too, and a Hessian has no NaN from the unselected
+branch either. A value also read elsewhere gets its masked contribution, and keeps its
+other uses as they are.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ import types
 import gast
 import numpy as np
 
+from .. import tangents, where_masks
 from ..registry import SCALAR
+from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .with_blocks import WithBlock
 
@@ -37,17 +45,20 @@ _BLOCK_FIELDS = ("body", "orelse")
 
 
 class WhereGroup:
-    """One branch of one ``np.where`` statement: ``target`` the where's name, ``condition``
-    its first argument (a node), ``branch`` the name of the branch, ``negate`` for the
-    second branch, ``members`` the names of
-    the subgraph, ``mask`` the name the reverse sweep gives the mask (set by the builder)."""
+    """The branches of a block that one selection picks (``np.where``'s with one condition,
+    and, in a generated gradient, the ``masked`` contributions of its mask): ``target`` the
+    root the reverse sweep meets first (where the mask is computed), ``condition`` the
+    where's condition (a node; None when the first root is a ``masked``), ``roots`` their
+    ``(target, branch name, mask name or None)``, ``negate`` for second branches,
+    ``members`` the names of the subgraph, ``mask`` the name the reverse sweep gives the
+    mask (set by the builder)."""
 
-    __slots__ = ("target", "condition", "branch", "negate", "members", "mask", "helpers")
+    __slots__ = ("target", "condition", "roots", "negate", "members", "mask", "helpers")
 
-    def __init__(self, target, condition, branch, negate, members):
+    def __init__(self, target, condition, roots, negate, members):
         self.helpers = ()  # (function, argument nodes) of the user helpers among members
         self.target = target
-        self.branch = branch
+        self.roots = roots
         self.condition = condition
         self.negate = negate
         self.members = members
@@ -105,7 +116,7 @@ def _elementwise(value, registry) -> bool:
         return False
     if any(isinstance(a, gast.Starred) for a in value.args):
         return False
-    if _is_where(value):
+    if _is_where(value) or _is_masked(value):
         return True
     callee = getattr(value, "pb_callee", None)
     if callee is None or callee.kind != "object":
@@ -115,8 +126,22 @@ def _elementwise(value, registry) -> bool:
     except TypeError:  # an unhashable callee
         return False
     if rule is None and isinstance(callee.obj, types.FunctionType) and value.args:
-        return True  # a user's helper: proved elementwise at run time (helper_calls)
+        # a derivative of an elementwise rule (in a generated gradient), or a user's helper
+        # proved elementwise at run time (helper_calls)
+        return True
     return rule is not None and rule.kind == SCALAR
+
+
+def _derivatives(registry) -> set:
+    """The partial derivatives of the registry's elementwise rules (``d_arcsin(y, x)`` in
+    a generated gradient): elementwise in every argument by construction."""
+    return {
+        id(d)
+        for rule in registry.rules()
+        if rule.kind == SCALAR
+        for d in (rule.derivatives or ())
+        if d is not None
+    }
 
 
 def helper_calls(group, local, registry) -> list:
@@ -125,12 +150,16 @@ def helper_calls(group, local, registry) -> list:
     argument, the others real scalars (``rules/_elementwise.elementwise_in_x``, at run
     time: its free names may be rebound)."""
     out = []
+    derivatives = None
     for m in sorted(group.members):
         v = local[m].value
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
             if not _is_where(v) and registry.lookup(callee.obj) is None:
-                out.append((callee.obj, v.args))
+                if derivatives is None:
+                    derivatives = _derivatives(registry)
+                if id(callee.obj) not in derivatives:
+                    out.append((callee.obj, v.args))
     return out
 
 
@@ -159,26 +188,106 @@ def finite_factors(value) -> bool:
     return False
 
 
+def _shape_only_uses() -> dict:
+    """``{function: positions}``: arguments that generated code passes for their shape or
+    as a flag, which get no cotangent (a member read there keeps a zero cotangent)."""
+    from ..rules import transformable
+
+    return {
+        tangents.unbroadcast: {1},
+        where_masks.masked: {1},
+        where_masks.branch_mask: None,  # every argument
+        where_masks.selection_mask: None,
+        elementwise_in_x: None,
+        transformable.where_pullback: {1, 2, 3},
+    }
+
+
+def _mask_key(value):
+    """The selection a mask assigned by ``value`` stands for: ``(condition, negate)`` of
+    ``branch_mask(c, t, a, negate)`` or ``selection_mask(c, negate, ...)``, else None."""
+    callee = getattr(value, "pb_callee", None)
+    if not isinstance(value, gast.Call) or callee is None or callee.kind != "object":
+        return None
+    args = value.args
+    if callee.obj is where_masks.branch_mask and len(args) == 4:
+        flag = args[3]
+    elif callee.obj is where_masks.selection_mask and len(args) == 4:
+        flag = args[1]
+    else:
+        return None
+    if not isinstance(flag, gast.Constant) or not isinstance(flag.value, bool):
+        return None
+    if isinstance(args[0], gast.Constant):  # (a selection of masks alone)
+        return None
+    return (src_key(args[0]), flag.value)
+
+
+def src_key(node) -> str:
+    return gast.unparse(node).strip()
+
+
+def _roots(block, is_active, mask_keys) -> dict:
+    """``{(condition, negate): [(statement, branch name)]}``: the ``np.where`` branches of a
+    block, and the ``masked(ct, mask)`` of a generated gradient (a branch ``ct`` selected
+    by the mask's condition), by the selection they make."""
+    out: dict = {}
+    for s in block:
+        if not isinstance(s, gast.Assign) or not is_active(s.targets[0].id):
+            continue
+        v = s.value
+        if _is_where(v):
+            condition, a, b = v.args
+            cond = getattr(condition, "id", None)
+            for negate, branch, other in ((False, a, b), (True, b, a)):
+                if not isinstance(branch, gast.Name) or branch.id == cond:
+                    continue
+                if isinstance(other, gast.Name) and other.id == branch.id:
+                    continue
+                out.setdefault((src_key(condition), negate), []).append((s, branch.id, None))
+        elif _is_masked(v):
+            ct, mask = v.args
+            key = mask_keys.get(mask.id)
+            if key is not None:
+                out.setdefault(key, []).append((s, ct.id, mask.id))
+    return out
+
+
+def _is_masked(value) -> bool:
+    callee = getattr(value, "pb_callee", None)
+    return (
+        isinstance(value, gast.Call)
+        and callee is not None
+        and callee.kind == "object"
+        and callee.obj is where_masks.masked
+        and len(value.args) == 2
+        and not value.keywords
+        and all(isinstance(a, gast.Name) for a in value.args)
+    )
+
+
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
     blocks = list(_blocks(tree.body))
-    wheres = [
-        (block, s)
+    if not any(
+        isinstance(s, gast.Assign) and (_is_where(s.value) or _is_masked(s.value))
         for block in blocks
         for s in block
-        if isinstance(s, gast.Assign) and _is_where(s.value) and is_active(s.targets[0].id)
-    ]
-    if not wheres:
+    ):
         return {}
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
+    mask_keys: dict = {}  # the masks of a generated gradient -> their selection
     for block in blocks:
         for s in block:
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     if isinstance(t, gast.Name):
                         defs[t.id] = defs.get(t.id, 0) + 1
+                        key = _mask_key(s.value)
+                        if key is not None:
+                            mask_keys[t.id] = key
                 read = names_in(s.value)
             elif isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
                 read = _header_names(s)
@@ -188,8 +297,13 @@ def where_groups(tree, registry, is_active) -> dict:
                 read = names_in(s)
             for n in read:
                 users.setdefault(n, []).append(s)
+    mask_keys = {m: k for m, k in mask_keys.items() if defs.get(m) == 1}
+    shape_only = _shape_only_uses()
     groups: dict = {}
-    for block, s in wheres:
+    for block in blocks:
+        roots_by_key = _roots(block, is_active, mask_keys)
+        if not roots_by_key:
+            continue
         local = {
             st.targets[0].id: st
             for st in block
@@ -197,29 +311,61 @@ def where_groups(tree, registry, is_active) -> dict:
             and isinstance(st.targets[0], gast.Name)
             and len(st.targets) == 1
         }
-        condition, a, b = s.value.args
-        for negate, branch in ((False, a), (True, b)):
-            if not isinstance(branch, gast.Name) or branch.id == getattr(condition, "id", None):
+        order = {id(st): k for k, st in enumerate(block)}
+        for (_, negate), roots in roots_by_key.items():
+            members = _members(roots, local, users, defs, registry, is_active, shape_only)
+            if not any(not finite_factors(local[m].value) for m in members):
                 continue
-            other = b if not negate else a
-            if isinstance(other, gast.Name) and other.id == branch.id:
-                continue
-            members = _members(branch.id, s, local, users, defs, registry, is_active)
-            if any(not finite_factors(local[m].value) for m in members):
-                group = WhereGroup(s.targets[0].id, condition, branch.id, negate, members)
-                group.helpers = helper_calls(group, local, registry)
-                for m in members:
-                    groups.setdefault(m, []).append(group)
+            last = max(roots, key=lambda r: order[id(r[0])])[0]
+            condition = next((st.value.args[0] for st, _, m in roots if m is None), None)
+            group = WhereGroup(
+                last.targets[0].id,
+                condition,
+                [(st.targets[0].id, branch, mask) for st, branch, mask in roots],
+                negate,
+                members,
+            )
+            group.helpers = helper_calls(group, local, registry)
+            for m in members:
+                groups.setdefault(m, []).append(group)
     return groups
 
 
-def _members(root, where_stmt, local, users, defs, registry, is_active) -> frozenset:
-    """The subgraph of ``root`` (see the module docstring), by a fixpoint: collect the
-    elementwise definitions reachable from the branch, then drop any name read by a
-    statement outside the set until none is. Inactive names (constants: ``-0.5``) carry no
-    cotangent and are left out (their shape would spoil the run-time check)."""
+def _allowed_use(n, u, roots, inside, shape_only) -> bool:
+    """Whether the statement ``u`` reads ``n`` without giving it a cotangent that is not
+    zero where the selection is False: a member, a root reading it as its branch (once),
+    or a call that reads it for its shape only."""
+    if id(u) in inside:
+        return True
+    v = getattr(u, "value", None)
+    for st, branch, _ in roots:
+        if st is u:
+            return n == branch and names_in(v).count(n) == 1
+    callee = getattr(v, "pb_callee", None)
+    if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
+        try:
+            positions = shape_only.get(callee.obj, ())
+        except TypeError:
+            return False
+        if positions == ():
+            return False
+        if v.keywords:
+            return False
+        for k, a in enumerate(v.args):
+            if positions is not None and k not in positions and n in names_in(a):
+                return False
+        return True
+    return False
+
+
+def _members(roots, local, users, defs, registry, is_active, shape_only) -> frozenset:
+    """The subgraph of the roots' branches (see the module docstring), by a fixpoint:
+    collect the elementwise definitions reachable from the branches, then drop any name
+    read by a statement that may give it another cotangent until none is. Inactive names
+    (constants: ``-0.5``) carry no cotangent and are left out."""
+    branches = [branch for _, branch, _ in roots]
     candidates: set = set()
-    work = [root]
+    work = list(branches)
     while work:
         n = work.pop()
         if n in candidates or defs.get(n) != 1 or n not in local or not is_active(n):
@@ -234,17 +380,11 @@ def _members(root, where_stmt, local, users, defs, registry, is_active) -> froze
         changed = False
         inside = {id(local[n]) for n in candidates}
         for n in list(candidates):
-            reads = users.get(n, ())
-            ok = all(id(u) in inside for u in reads if u is not where_stmt)
-            # the where reads it once, as this branch (not in its condition)
-            ok = ok and sum(1 for u in reads if u is where_stmt) == (1 if n == root else 0)
-            if not ok:
+            if not all(_allowed_use(n, u, roots, inside, shape_only) for u in users.get(n, ())):
                 candidates.discard(n)
                 changed = True
-    if root not in candidates:
-        return frozenset()
-    # only what the branch still reaches through members
-    reach, work = set(), [root]
+    # only what the branches still reach through members
+    reach, work = set(), list(branches)
     while work:
         n = work.pop()
         if n in reach or n not in candidates:

@@ -91,16 +91,27 @@ def _header_names(s) -> list:
     return out
 
 
-def _is_where(value) -> bool:
+def _plain_call(value, fn, nargs) -> bool:
+    """Whether ``value`` calls ``fn`` with ``nargs`` positional arguments and no others."""
     callee = getattr(value, "pb_callee", None)
     return (
         isinstance(value, gast.Call)
         and callee is not None
         and callee.kind == "object"
-        and callee.obj is np.where
-        and len(value.args) == 3
+        and callee.obj is fn
+        and len(value.args) == nargs
         and not value.keywords
         and not any(isinstance(a, gast.Starred) for a in value.args)
+    )
+
+
+def _is_where(value) -> bool:
+    return _plain_call(value, np.where, 3)
+
+
+def _is_masked(value) -> bool:
+    return _plain_call(value, where_masks.masked, 2) and all(
+        isinstance(a, gast.Name) for a in value.args
     )
 
 
@@ -251,19 +262,6 @@ def _roots(block, is_active, mask_keys) -> dict:
             if key is not None:
                 out.setdefault(key, []).append((s, ct.id, mask.id))
     return out
-
-
-def _is_masked(value) -> bool:
-    callee = getattr(value, "pb_callee", None)
-    return (
-        isinstance(value, gast.Call)
-        and callee is not None
-        and callee.kind == "object"
-        and callee.obj is where_masks.masked
-        and len(value.args) == 2
-        and not value.keywords
-        and all(isinstance(a, gast.Name) for a in value.args)
-    )
 
 
 def where_groups(tree, registry, is_active) -> dict:

@@ -82,8 +82,8 @@ FAMILY = [
     ),
     (
         wc.nested,
-        [-1.0, 0.5, 2.0, 4.0, 5.0],
-        [4.0],
+        [-1.0, 0.0, 0.5, 2.0, 4.0, 5.0],
+        [0.0, 4.0],
         lambda x: np.where(
             (x > 0) & (x < 4),
             np.sqrt(np.abs(4 - x)) / np.where(x > 0, x, 1.0)
@@ -300,3 +300,12 @@ def test_hessians_are_finite_and_match_the_gradients_differences(case):
         lo[k] -= eps
         column = (quiet(g, hi) - quiet(g, lo)) / (2 * eps)
         np.testing.assert_allclose(h[:, k], column, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [wc.xlogx, wc.root, wc.sinc, wc.stored, wc.nested])
+def test_hessian_vector_products_agree_with_the_hessian(fn):
+    x = np.array([-1.0, 0.0, 0.5, 2.0, 5.0])
+    h = quiet(pullback.hessian(fn), x)
+    assert np.all(np.isfinite(h)), h
+    rows = np.array([quiet(pullback.hvp(fn), x, e) for e in np.eye(5)])
+    np.testing.assert_allclose(rows, h, rtol=1e-12, atol=1e-15)

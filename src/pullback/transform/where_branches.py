@@ -32,7 +32,7 @@ import types
 import gast
 import numpy as np
 
-from .. import tangents, where_masks
+from .. import runtime, tangents, where_masks
 from ..registry import SCALAR
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
@@ -136,6 +136,8 @@ def _elementwise(value, registry) -> bool:
         rule = registry.lookup(callee.obj)
     except TypeError:  # an unhashable callee
         return False
+    if callee.obj is runtime.conjugate:  # (a product's factor in a generated gradient)
+        return True
     if rule is None and isinstance(callee.obj, types.FunctionType) and value.args:
         # a derivative of an elementwise rule (in a generated gradient), or a user's helper
         # proved elementwise at run time (helper_calls)
@@ -169,7 +171,7 @@ def helper_calls(group, local, registry) -> list:
             if not _is_where(v) and registry.lookup(callee.obj) is None:
                 if derivatives is None:
                     derivatives = _derivatives(registry)
-                if id(callee.obj) not in derivatives:
+                if id(callee.obj) not in derivatives and callee.obj is not runtime.conjugate:
                     out.append((callee.obj, v.args))
     return out
 

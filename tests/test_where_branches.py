@@ -309,3 +309,32 @@ def test_hessian_vector_products_agree_with_the_hessian(fn):
     assert np.all(np.isfinite(h)), h
     rows = np.array([quiet(pullback.hvp(fn), x, e) for e in np.eye(5)])
     np.testing.assert_allclose(rows, h, rtol=1e-12, atol=1e-15)
+
+
+# -- np.select ------------------------------------------------------------------------------
+def _select_derivative(x):
+    safe = np.where(x > 1, x - 1, 1.0)
+    return np.where(x > 1, 1 / safe, np.where(x > 0, 0.5 / np.sqrt(np.abs(x) + (x == 0)), 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_np_select_choices_that_were_not_taken(dtype):
+    points = [-1.0, 0.0, 0.5, 1.0, 2.0]
+    x = np.array(points, dtype=dtype)
+    got = quiet(pullback.grad(wc.selected), x)
+    assert np.all(np.isfinite(got)) and got.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, _select_derivative(np.array(points)), rtol=tol, atol=tol)
+    quiet(check_grad, wc.selected, np.array([-1.0, 0.5, 2.0], dtype=dtype))
+    jac = quiet(pullback.jacobian(wc.selected_elementwise), np.array(points))
+    np.testing.assert_allclose(jac, np.diag(_select_derivative(np.array(points))), rtol=1e-13)
+    h = quiet(pullback.hessian(wc.selected), np.array(points))
+    want = np.diag([0.0, 0.0, -0.25 * 0.5**-1.5, -0.25, -1.0])
+    np.testing.assert_allclose(h, want, rtol=1e-13, atol=1e-15)
+
+
+def test_np_select_default_that_was_not_taken():
+    x = np.array([-1.0, -0.5, 2.5, 3.0])
+    got = quiet(pullback.grad(wc.selected_default), x)
+    np.testing.assert_allclose(got, [-2.0, -1.0, 1 / 1.5, 1 / 2.0], rtol=1e-14)
+    check_grad(wc.selected_default, x)

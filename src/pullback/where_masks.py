@@ -31,7 +31,7 @@ from .diagonal_stack import DiagonalStack, StructuredStack
 from .tangents import batch_axes
 from .zero import ZERO
 
-__all__ = ["branch_mask", "masked", "selection_mask"]
+__all__ = ["branch_mask", "masked", "select_mask", "selection_mask"]
 
 _ndarray = np.ndarray
 
@@ -67,15 +67,48 @@ def branch_mask(condition, result, branch, negate: bool):
     return ~c if negate else c
 
 
-def selection_mask(condition, negate: bool, wheres, maskeds):
+def select_mask(condlist, k: int, result, branch):
+    """Where ``np.select(condlist, choicelist, default)`` took choice ``k`` (its first
+    condition that holds; ``k == len(condlist)``: the default), as :func:`branch_mask`
+    gives it for ``np.where``, or ``None`` when masking would not be exact."""
+    if not (_numpy_value(result) and _numpy_value(branch)):
+        return None
+    shape = np.shape(result)
+    if np.shape(branch) != shape:
+        return None
+    taken = np.zeros(shape, np.bool_)
+    try:
+        for j in range(min(k + 1, len(condlist))):
+            c = condlist[j]
+            if not _numpy_value(c):
+                return None
+            pick = np.broadcast_to(np.asarray(c, np.bool_), shape) & ~taken
+            if j == k:
+                taken = pick
+                break
+            taken = taken | pick
+        else:
+            taken = ~taken  # the default: no condition held
+    except ValueError:  # a condition that does not broadcast to the result
+        return None
+    return bool(taken) if shape == () else taken
+
+
+def selection_mask(condition, negate, wheres, maskeds, selects=()):
     """The mask of several branches one selection picks in a block: the ``(result,
-    branch)`` of ``np.where(condition, ...)``'s, and, in a generated gradient that is
+    branch)`` of ``np.where(condition, ...)``'s (or the ``(conditions, k, result,
+    branch)`` of ``np.select``'s choice ``k``), and, in a generated gradient that is
     differentiated again, the ``(ct, mask)`` of its ``masked(ct, mask)`` (whose masks
-    were made from that condition). ``None`` unless every one of them masks exactly, over
+    were made from that selection). ``None`` unless every one of them masks exactly, over
     the same positions."""
     mask, shape = None, None
     for result, branch in wheres:
         m = branch_mask(condition, result, branch, negate)
+        if m is None or (shape is not None and np.shape(result) != shape):
+            return None
+        mask, shape = m, np.shape(result)
+    for conditions, k, result, branch in selects:
+        m = select_mask(conditions, k, result, branch)
         if m is None or (shape is not None and np.shape(result) != shape):
             return None
         mask, shape = m, np.shape(result)

@@ -380,6 +380,7 @@ def register(reg):
         runtime.scalar_seed,
         where_masks.branch_mask,
         where_masks.selection_mask,
+        where_masks.select_mask,
         elementwise_in_x,
         family=FAMILY,
         trusted=True,

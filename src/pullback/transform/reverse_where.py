@@ -50,7 +50,13 @@ class WhereMasks:
                 continue
             if g.mask is None:
                 g.mask = self.internal("_pb_mask")
-            if len(g.roots) == 1 and g.roots[0][2] is None:  # one np.where's branch
+            if len(g.roots) == 1 and g.select is not None:  # one np.select's choice
+                fn = self.bind("select_mask", where_masks.select_mask)
+                conditions, k, result = g.select
+                branch = g.roots[0][1]
+                text = f"{g.mask} = {fn}({src(conditions)}, {k}, {result}, {branch})"
+                reads = frozenset(names_in(conditions)) | {result, branch}
+            elif len(g.roots) == 1 and g.roots[0][2] is None:  # one np.where's branch
                 fn = self.bind("branch_mask", where_masks.branch_mask)
                 branch = g.roots[0][1]
                 text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {branch}, {g.negate})"
@@ -72,15 +78,26 @@ class WhereMasks:
     def selection_line(self, g):
         """The mask line of a group of several roots (see where_masks.selection_mask)."""
         fn = self.bind("selection_mask", where_masks.selection_mask)
-        wheres = [f"({t}, {branch})" for t, branch, mask in g.roots if mask is None]
+        selects = []
+        if g.select is not None:  # np.select's choice (its roots are the choices)
+            conditions, k, result = g.select
+            selects = [
+                f"({src(conditions)}, {k}, {result}, {branch})"
+                for _, branch, mask in g.roots
+                if mask is None
+            ]
+        wheres = [f"({t}, {branch})" for t, branch, mask in g.roots if mask is None and not selects]
         maskeds = [f"({branch}, {mask})" for _, branch, mask in g.roots if mask is not None]
 
         def tup(items):
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
         condition = "None" if g.condition is None else src(g.condition)
-        text = f"{g.mask} = {fn}({condition}, {g.negate}, {tup(wheres)}, {tup(maskeds)})"
+        text = f"{g.mask} = {fn}({condition}, {g.negate}, {tup(wheres)}, {tup(maskeds)}"
+        text += f", {tup(selects)})" if selects else ")"
         reads = frozenset(names_in(g.condition)) if g.condition is not None else frozenset()
+        if g.select is not None:
+            reads |= frozenset(names_in(g.select[0])) | {g.select[2]}
         reads |= {n for root in g.roots for n in root if n is not None}
         return text, reads
 

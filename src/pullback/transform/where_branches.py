@@ -53,9 +53,10 @@ class WhereGroup:
     ``members`` the names of the subgraph, ``mask`` the name the reverse sweep gives the
     mask (set by the builder)."""
 
-    __slots__ = ("target", "condition", "roots", "negate", "members", "mask", "helpers")
+    __slots__ = ("target", "condition", "roots", "negate", "members", "mask", "helpers", "select")
 
     def __init__(self, target, condition, roots, negate, members):
+        self.select = None  # np.select's (conditions node, k, result name)
         self.helpers = ()  # (function, argument nodes) of the user helpers among members
         self.target = target
         self.roots = roots
@@ -204,13 +205,15 @@ def finite_factors(value) -> bool:
 def _shape_only_uses() -> dict:
     """``{function: positions}``: arguments that generated code passes for their shape or
     as a flag, which get no cotangent (a member read there keeps a zero cotangent)."""
-    from ..rules import transformable
+    from ..rules import numpy_assemble_pullbacks, transformable
 
     return {
         tangents.unbroadcast: {1},
         where_masks.masked: {1},
         where_masks.branch_mask: None,  # every argument
         where_masks.selection_mask: None,
+        where_masks.select_mask: None,
+        numpy_assemble_pullbacks.select_pullback: {1, 2, 3},
         elementwise_in_x: None,
         transformable.where_pullback: {1, 2, 3},
     }
@@ -223,6 +226,11 @@ def _mask_key(value):
     if not isinstance(value, gast.Call) or callee is None or callee.kind != "object":
         return None
     args = value.args
+    if callee.obj is where_masks.select_mask and len(args) == 4:
+        k = args[1]
+        if isinstance(k, gast.Constant) and type(k.value) is int:
+            return (src_key(args[0]) + "#select", k.value)
+        return None
     if callee.obj is where_masks.branch_mask and len(args) == 4:
         flag = args[3]
     elif callee.obj is where_masks.selection_mask and len(args) == 4:
@@ -240,11 +248,18 @@ def src_key(node) -> str:
     return gast.unparse(node).strip()
 
 
-def _roots(block, is_active, mask_keys) -> dict:
+def _roots(block, is_active, mask_keys, users, defs, shape_only) -> dict:
     """``{(condition, negate): [(statement, branch name)]}``: the ``np.where`` branches of a
     block, and the ``masked(ct, mask)`` of a generated gradient (a branch ``ct`` selected
-    by the mask's condition), by the selection they make."""
+    by the mask's condition), by the selection they make; and the choices of a
+    ``np.select``. A root is ``(statement, branch, mask name or None, np.select's
+    (conditions, k, result) or None)``."""
     out: dict = {}
+    lists = {
+        s.targets[0].id: s
+        for s in block
+        if isinstance(s, gast.Assign) and isinstance(s.value, gast.List)
+    }
     for s in block:
         if not isinstance(s, gast.Assign) or not is_active(s.targets[0].id):
             continue
@@ -257,13 +272,39 @@ def _roots(block, is_active, mask_keys) -> dict:
                     continue
                 if isinstance(other, gast.Name) and other.id == branch.id:
                     continue
-                out.setdefault((src_key(condition), negate), []).append((s, branch.id, None))
+                root = (s, branch.id, None, None)
+                out.setdefault((src_key(condition), negate), []).append(root)
         elif _is_masked(v):
             ct, mask = v.args
             key = mask_keys.get(mask.id)
             if key is not None:
-                out.setdefault(key, []).append((s, ct.id, mask.id))
+                out.setdefault(key, []).append((s, ct.id, mask.id, None))
+        elif _plain_call(v, np.select, 2) or _plain_call(v, np.select, 3):
+            for key, root in _select_roots(s, lists, users, defs, shape_only):
+                out.setdefault(key, []).append(root)
     return out
+
+
+def _select_roots(s, lists, users, defs, shape_only):
+    """The choices of ``t = np.select(conditions, choices[, default])`` as roots: each
+    element ``k`` of the list display ``choices`` (made in the block and read only here),
+    and the default, keyed by the selection ``(conditions#select, k)``."""
+    conditions, choices, *default = s.value.args
+    t = s.targets[0].id
+    if isinstance(choices, gast.Name) and choices.id in lists and defs.get(choices.id) == 1:
+        display = lists[choices.id]
+        reads = users.get(choices.id, ())
+        if sum(u is s for u in reads) == 1 and all(
+            u is s or _shape_only_read(choices.id, getattr(u, "value", None), shape_only)
+            for u in reads
+        ):
+            for k, e in enumerate(display.value.elts):
+                if isinstance(e, gast.Name):
+                    key = (src_key(conditions) + "#select", k)
+                    yield key, (display, e.id, None, (conditions, k, t))
+        if default and isinstance(default[0], gast.Name):
+            key = (src_key(conditions) + "#select", len(display.value.elts))
+            yield key, (s, default[0].id, None, (conditions, key[1], t))
 
 
 def where_groups(tree, registry, is_active) -> dict:
@@ -271,7 +312,13 @@ def where_groups(tree, registry, is_active) -> dict:
     of both); empty when the function has no ``np.where`` with an active branch."""
     blocks = list(_blocks(tree.body))
     if not any(
-        isinstance(s, gast.Assign) and (_is_where(s.value) or _is_masked(s.value))
+        isinstance(s, gast.Assign)
+        and (
+            _is_where(s.value)
+            or _is_masked(s.value)
+            or _plain_call(s.value, np.select, 3)
+            or _plain_call(s.value, np.select, 2)
+        )
         for block in blocks
         for s in block
     ):
@@ -301,7 +348,7 @@ def where_groups(tree, registry, is_active) -> dict:
     shape_only = _shape_only_uses()
     groups: dict = {}
     for block in blocks:
-        roots_by_key = _roots(block, is_active, mask_keys)
+        roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only)
         if not roots_by_key:
             continue
         local = {
@@ -317,14 +364,17 @@ def where_groups(tree, registry, is_active) -> dict:
             if not any(not finite_factors(local[m].value) for m in members):
                 continue
             last = max(roots, key=lambda r: order[id(r[0])])[0]
-            condition = next((st.value.args[0] for st, _, m in roots if m is None), None)
+            condition = next(
+                (st.value.args[0] for st, _, m, sel in roots if m is None and sel is None), None
+            )
             group = WhereGroup(
                 last.targets[0].id,
                 condition,
-                [(st.targets[0].id, branch, mask) for st, branch, mask in roots],
+                [(st.targets[0].id, branch, mask) for st, branch, mask, _ in roots],
                 negate,
                 members,
             )
+            group.select = next((sel for *_, sel in roots if sel is not None), None)
             group.helpers = helper_calls(group, local, registry)
             for m in members:
                 groups.setdefault(m, []).append(group)
@@ -338,24 +388,26 @@ def _allowed_use(n, u, roots, inside, shape_only) -> bool:
     if id(u) in inside:
         return True
     v = getattr(u, "value", None)
-    for st, branch, _ in roots:
+    for st, branch, *_ in roots:
         if st is u:
             return n == branch and names_in(v).count(n) == 1
+    return _shape_only_read(n, v, shape_only)
+
+
+def _shape_only_read(n, v, shape_only) -> bool:
+    """Whether the value ``v`` reads ``n`` only where a call reads it for its shape."""
     callee = getattr(v, "pb_callee", None)
-    if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
-        try:
-            positions = shape_only.get(callee.obj, ())
-        except TypeError:
-            return False
-        if positions == ():
-            return False
-        if v.keywords:
-            return False
-        for k, a in enumerate(v.args):
-            if positions is not None and k not in positions and n in names_in(a):
-                return False
-        return True
-    return False
+    if not isinstance(v, gast.Call) or callee is None or callee.kind != "object":
+        return False
+    try:
+        positions = shape_only.get(callee.obj, ())
+    except TypeError:
+        return False
+    if positions == () or v.keywords:
+        return False
+    return all(
+        positions is None or k in positions or n not in names_in(a) for k, a in enumerate(v.args)
+    )
 
 
 def _members(roots, local, users, defs, registry, is_active, shape_only) -> frozenset:
@@ -363,7 +415,7 @@ def _members(roots, local, users, defs, registry, is_active, shape_only) -> froz
     collect the elementwise definitions reachable from the branches, then drop any name
     read by a statement that may give it another cotangent until none is. Inactive names
     (constants: ``-0.5``) carry no cotangent and are left out."""
-    branches = [branch for _, branch, _ in roots]
+    branches = [branch for _, branch, *_ in roots]
     candidates: set = set()
     work = list(branches)
     while work:

@@ -31,7 +31,7 @@ from .diagonal_stack import DiagonalStack, StructuredStack
 from .tangents import batch_axes
 from .zero import ZERO
 
-__all__ = ["branch_mask", "masked", "select_mask", "selection_mask"]
+__all__ = ["branch_mask", "inner_mask", "masked", "select_mask", "selection_mask"]
 
 _ndarray = np.ndarray
 
@@ -65,6 +65,20 @@ def branch_mask(condition, result, branch, negate: bool):
         except ValueError:
             return None
     return ~c if negate else c
+
+
+def inner_mask(mask, *members):
+    """The mask of the contributions a branch's subgraph sends to its own members: none
+    (``None``) when every member has the mask's shape -- a member's cotangent is then
+    masked where it leaves the subgraph, and NaN inside it never sums over positions --
+    else the mask itself (a scalar or a row inside the branch sums its cotangent)."""
+    if mask is None or type(mask) is bool:
+        return mask
+    shape = mask.shape
+    for v in members:
+        if np.shape(v) != shape:
+            return mask
+    return None
 
 
 def select_mask(condlist, k: int, result, branch):

@@ -381,6 +381,7 @@ def register(reg):
         where_masks.branch_mask,
         where_masks.selection_mask,
         where_masks.select_mask,
+        where_masks.inner_mask,
         elementwise_in_x,
         family=FAMILY,
         trusted=True,

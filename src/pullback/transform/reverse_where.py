@@ -13,6 +13,7 @@ lookup per reversed assignment.
 from __future__ import annotations
 
 import ast
+import re
 
 from .. import where_masks
 from ..rules._elementwise import elementwise_in_x
@@ -20,7 +21,7 @@ from .analyze import names_in
 from .code import Line
 from .kinds import SCALAR
 from .sweep_common import src
-from .where_branches import finite_factors, where_groups
+from .where_branches import where_groups
 
 
 class WhereMasks:
@@ -73,7 +74,33 @@ class WhereMasks:
                     reads = reads | {n for a in args[1:] for n in names_in(a)}
                 text += f" if {' and '.join(tests)} else None"
             out.append(Line(text, reads, line))
+            if len(g.members) > 1 and not self.scalar_group(g):
+                # the contributions between members: masked only where a member has not
+                # the branch's shape (the differentiable-again code masks them all, see
+                # full_masks_in_alt)
+                if g.inner is None:
+                    g.inner = self.internal("_pb_inner")
+                fn = self.bind("inner_mask", where_masks.inner_mask)
+                members = ", ".join(sorted(g.members))  # (no tuple: read for shapes only)
+                text = f"{g.inner} = {fn}({g.mask}, {members})"
+                out.append(Line(text, frozenset(g.members), line, alt=text))
         return out
+
+    def scalar_group(self, g) -> bool:
+        return all(self.kinds.get(m) == SCALAR for m in g.members)
+
+    def full_masks_in_alt(self, body):
+        """In the differentiable-again text of the reverse sweep, the contributions between
+        members take the full mask (its roots there are what keeps a second derivative
+        finite, see where_branches)."""
+        if self._where_groups is None:
+            return
+        inner = {
+            g.inner: g.mask for gs in self._where_groups.values() for g in gs if g.inner is not None
+        }
+        if inner:
+            pattern = re.compile(r"\b(" + "|".join(map(re.escape, inner)) + r")\b")
+            _swap_in_alt(body, pattern, inner)
 
     def selection_line(self, g):
         """The mask line of a group of several roots (see where_masks.selection_mask)."""
@@ -108,8 +135,6 @@ class WhereMasks:
         if not self._where_groups:
             return ()
         groups = self._where_groups.get(s.targets[0].id, ())
-        if not groups or finite_factors(s.value):
-            return ()
         return tuple(g for g in groups if g.mask is not None)
 
     def mask_contribution(self, name: str, expr: str) -> str:
@@ -117,14 +142,28 @@ class WhereMasks:
         by each of its groups: to a member too, which may be a scalar or a row inside the
         branch (``masked`` leaves a contribution that has not the branch's shape)."""
         for g in self.where_context:
-            if all(self.kinds.get(m) == SCALAR for m in g.members):
+            if self.scalar_group(g):
                 # a scalar: the contribution is not computed at all where the branch was
                 # not selected (Python's 1.0 / 0.0 raises)
                 expr = f"({expr} if {g.mask} is not False else 0.0)"
                 continue
             fn = self.bind("masked", where_masks.masked)
-            expr = _wrap(expr, fn, g.mask)
+            mask = g.inner if name in g.members and g.inner is not None else g.mask
+            expr = _wrap(expr, fn, mask)
         return expr
+
+
+def _swap_in_alt(body, pattern, names):
+    for item in body:
+        if isinstance(item, Line):
+            if item.alt is not None and item.alt == item.text and pattern.match(item.text):
+                continue  # the inner mask's own line
+            base = item.alt if item.alt is not None else item.text
+            if pattern.search(base):
+                item.alt = pattern.sub(lambda m: names[m.group(1)], base)
+        else:
+            _swap_in_alt(item.body, pattern, names)
+            _swap_in_alt(item.orelse, pattern, names)
 
 
 def _wrap(expr: str, fn: str, mask: str) -> str:

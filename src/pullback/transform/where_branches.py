@@ -53,9 +53,20 @@ class WhereGroup:
     ``members`` the names of the subgraph, ``mask`` the name the reverse sweep gives the
     mask (set by the builder)."""
 
-    __slots__ = ("target", "condition", "roots", "negate", "members", "mask", "helpers", "select")
+    __slots__ = (
+        "target",
+        "condition",
+        "roots",
+        "negate",
+        "members",
+        "mask",
+        "helpers",
+        "select",
+        "inner",
+    )
 
     def __init__(self, target, condition, roots, negate, members):
+        self.inner = None  # the name of the mask of contributions between members
         self.select = None  # np.select's (conditions node, k, result name)
         self.helpers = ()  # (function, argument nodes) of the user helpers among members
         self.target = target
@@ -213,6 +224,7 @@ def _shape_only_uses() -> dict:
         where_masks.branch_mask: None,  # every argument
         where_masks.selection_mask: None,
         where_masks.select_mask: None,
+        where_masks.inner_mask: None,
         numpy_assemble_pullbacks.select_pullback: {1, 2, 3},
         elementwise_in_x: None,
         transformable.where_pullback: {1, 2, 3},

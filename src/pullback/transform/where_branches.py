@@ -319,22 +319,20 @@ def _select_roots(s, lists, users, defs, shape_only):
             yield key, (s, default[0].id, None, (conditions, key[1], t))
 
 
+def _selects(s) -> bool:
+    """Whether ``s`` assigns a call of ``np.where``, ``np.select`` or ``masked``."""
+    if s.__class__ is not gast.Assign or s.value.__class__ is not gast.Call:
+        return False
+    obj = getattr(getattr(s.value, "pb_callee", None), "obj", None)
+    return obj is np.where or obj is np.select or obj is where_masks.masked
+
+
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
     blocks = list(_blocks(tree.body))
-    if not any(
-        isinstance(s, gast.Assign)
-        and (
-            _is_where(s.value)
-            or _is_masked(s.value)
-            or _plain_call(s.value, np.select, 3)
-            or _plain_call(s.value, np.select, 2)
-        )
-        for block in blocks
-        for s in block
-    ):
-        return {}
+    if not any(_selects(s) for block in blocks for s in block):
+        return {}  # (one look at each statement: most functions have no selection)
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
     mask_keys: dict = {}  # the masks of a generated gradient -> their selection

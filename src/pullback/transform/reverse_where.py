@@ -3,11 +3,13 @@
 :mod:`.where_branches` finds the subgraphs; here the reverse sweep of the ``where``
 statement computes each branch's mask once (``_pb_mask = _branch_mask(c, t, a,
 negate)``, ``None`` where the shapes do not allow an exact mask), and every contribution
-a member's statement sends is wrapped in ``_masked(..., _pb_mask)`` -- inside
-``unbroadcast(...)``, so a broadcast operand (a scalar parameter, a row) sums the masked
-cotangent. Scalars take ``(contribution if _pb_mask is not False else 0.0)``: nothing is
-computed for the branch that was not selected. Functions without ``np.where`` pay one dictionary
-lookup per reversed assignment.
+a member's statement sends out of the subgraph is wrapped in ``_masked(..., _pb_mask)``
+-- inside ``unbroadcast(...)``, so a broadcast operand (a scalar parameter, a row) sums
+the masked cotangent. Contributions between members take ``_pb_inner``, ``None`` when
+every member has the branch's shape (their NaN is masked on the way out); the
+differentiable-again text masks them all. Scalars take ``(contribution if _pb_mask is not
+False else 0.0)``: nothing is computed for the branch that was not selected. Functions
+without a selection pay two dictionary lookups per reversed assignment.
 """
 
 from __future__ import annotations

@@ -81,6 +81,14 @@ FAMILY = [
         lambda x: 1 / x + np.where(x > 1, 0.5 / (x * np.sqrt(np.log(np.abs(x)) + (x <= 1))), 0.0),
     ),
     (
+        wc.same_condition_twice,  # t feeds two np.where's of one condition
+        [-1.0, 0.0, 0.5, 2.0],
+        [0.0],
+        lambda x: np.where(
+            x > 0, (1 + 2 * np.log(np.abs(x) + (x <= 0))) / np.where(x > 0, x, 1), 0
+        ),
+    ),
+    (
         wc.nested,
         [-1.0, 0.0, 0.5, 2.0, 4.0, 5.0],
         [0.0, 4.0],

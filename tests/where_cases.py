@@ -119,3 +119,8 @@ def selected_default(x):
 
 def selected_elementwise(x):
     return np.select([x > 1, x > 0], [np.log(x - 1), np.sqrt(x)], 0.0)
+
+
+def same_condition_twice(x):
+    t = np.log(x)
+    return np.sum(np.where(x > 0, t, 0.0)) + np.sum(np.where(x > 0, t * t, 0.0))

@@ -231,6 +231,35 @@ def _shape_only_uses() -> dict:
     }
 
 
+_TUPLES = "tuples"  # (the key of shape_only's set of tuples read for shapes only)
+
+
+def _shape_tuples(blocks, users, defs, shape_only) -> set:
+    """The names assigned once by a tuple display that only the masks' helpers read, for
+    the shapes of its items (``selection_mask(c, False, ((t, a),), ())``)."""
+    tuples = {
+        st.targets[0].id
+        for block in blocks
+        for st in block
+        if st.__class__ is gast.Assign
+        and st.value.__class__ is gast.Tuple
+        and defs.get(st.targets[0].id) == 1
+    }
+    found: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in tuples - found:
+            if all(
+                (getattr(u, "value", None).__class__ is gast.Tuple and u.targets[0].id in found)
+                or _shape_only_read(name, getattr(u, "value", None), shape_only)
+                for u in users.get(name, ())
+            ):
+                found.add(name)
+                changed = True
+    return found
+
+
 def _mask_key(value):
     """The selection a mask assigned by ``value`` stands for: ``(condition, negate)`` of
     ``branch_mask(c, t, a, negate)`` or ``selection_mask(c, negate, ...)``, else None."""
@@ -260,7 +289,7 @@ def src_key(node) -> str:
     return gast.unparse(node).strip()
 
 
-def _roots(block, is_active, mask_keys, users, defs, shape_only) -> dict:
+def _roots(block, is_active, mask_keys, users, defs, shape_only, canon) -> dict:
     """``{(condition, negate): [(statement, branch name)]}``: the ``np.where`` branches of a
     block, and the ``masked(ct, mask)`` of a generated gradient (a branch ``ct`` selected
     by the mask's condition), by the selection they make; and the choices of a
@@ -285,7 +314,8 @@ def _roots(block, is_active, mask_keys, users, defs, shape_only) -> dict:
                 if isinstance(other, gast.Name) and other.id == branch.id:
                     continue
                 root = (s, branch.id, None, None)
-                out.setdefault((src_key(condition), negate), []).append(root)
+                key = src_key(condition)
+                out.setdefault((canon.get(key, key), negate), []).append(root)
         elif _is_masked(v):
             ct, mask = v.args
             key = mask_keys.get(mask.id)
@@ -354,11 +384,23 @@ def where_groups(tree, registry, is_active) -> dict:
                 read = names_in(s)
             for n in read:
                 users.setdefault(n, []).append(s)
-    mask_keys = {m: k for m, k in mask_keys.items() if defs.get(m) == 1}
+    # conditions written twice (x > 0 in two np.where's) make one selection: a name
+    # assigned once by a comparison of names assigned at most once stands for its text
+    canon = {
+        st.targets[0].id: "(" + src_key(st.value) + ")"
+        for block in blocks
+        for st in block
+        if st.__class__ is gast.Assign
+        and st.value.__class__ is gast.Compare
+        and defs.get(st.targets[0].id) == 1
+        and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
+    }
+    mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     shape_only = _shape_only_uses()
+    shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     groups: dict = {}
     for block in blocks:
-        roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only)
+        roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only, canon)
         if not roots_by_key:
             continue
         local = {
@@ -401,6 +443,8 @@ def _allowed_use(n, u, roots, inside, shape_only) -> bool:
     for st, branch, *_ in roots:
         if st is u:
             return n == branch and names_in(v).count(n) == 1
+    if v.__class__ is gast.Tuple and u.targets[0].id in shape_only.get(_TUPLES, ()):
+        return True  # a tuple of values the masks' helpers read for their shapes
     return _shape_only_read(n, v, shape_only)
 
 

@@ -47,6 +47,7 @@ LAYERS = (
             "pullback.tree_walk",
             "pullback.signatures",
             "pullback.gast_convert",
+            "pullback.where_masks",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

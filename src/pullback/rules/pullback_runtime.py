@@ -13,8 +13,9 @@ import inspect
 
 import numpy as np
 
-from .. import dynamic_calls, read_folds, runtime, tangents
+from .. import dynamic_calls, read_folds, runtime, tangents, where_masks
 from ..registry import ENTRY_POINTS, transformable
+from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
 
@@ -361,7 +362,9 @@ def register(reg):
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
-    from .pullback_runtime_pullbacks import register_pullbacks
+    from .pullback_runtime_pullbacks import masked_pullback, register_pullbacks
+
+    r(where_masks.masked, _linear_rrule(where_masks.masked, masked_pullback))
 
     register_pullbacks(reg)
     set_pullbacks(
@@ -372,7 +375,16 @@ def register(reg):
         ),
     )
     reg.non_differentiable(
-        runtime.zero_cotangent, runtime.vjp_zero, runtime.scalar_seed, family=FAMILY, trusted=True
+        runtime.zero_cotangent,
+        runtime.vjp_zero,
+        runtime.scalar_seed,
+        where_masks.branch_mask,
+        where_masks.selection_mask,
+        where_masks.select_mask,
+        where_masks.inner_mask,
+        elementwise_in_x,
+        family=FAMILY,
+        trusted=True,
     )
     # grad(f) and friends inside a differentiated function build functions (no gradient
     # flows into them); calling the result is differentiated at run time, through the

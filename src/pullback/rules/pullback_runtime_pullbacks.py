@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import read_folds, runtime, tangents
+from .. import read_folds, runtime, tangents, where_masks
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import (
@@ -27,6 +27,12 @@ from .transformable import set_pullbacks
 @transformable
 def identity_pullback(dy, x):
     return (dy,)
+
+
+@transformable
+def masked_pullback(dy, ct, mask):
+    # linear in ct, masked by the same (non-differentiable) mask
+    return where_masks.masked(dy, mask), NO_TANGENT
 
 
 @transformable
@@ -164,5 +170,6 @@ def register_pullbacks(reg):
         (runtime.matmul_lhs_cotangent, matmul_lhs_pullback),
         (runtime.matmul_rhs_cotangent, matmul_rhs_pullback),
         (runtime.pow_exponent_cotangent, pow_exponent_pullback),
+        (where_masks.masked, masked_pullback),
     ]
     set_pullbacks(reg, pairs)

@@ -28,7 +28,7 @@ import sys
 import gast
 import numpy as np
 
-from .. import containers, dynamic_calls
+from .. import containers, dynamic_calls, where_masks
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
@@ -80,6 +80,7 @@ LINEAR = {
     np.diff,
     np.tile,
     np.repeat,
+    where_masks.masked,  # (in a generated gradient: a np.where branch's contribution)
 }
 # numpy.fft's linear transforms, by name: naming them here would import numpy.fft with
 # pullback; a function that calls one has loaded it (see _linear).

@@ -51,6 +51,7 @@ from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
 from .reverse_flow import ControlFlowAdjoints
+from .reverse_where import WhereMasks
 from .sweep_common import IDENTIFIER, State, source_position, src
 from .try_blocks import Attempt
 from .with_blocks import WithBlock
@@ -58,7 +59,12 @@ from .with_blocks import compound as with_compound
 
 
 class ReverseBuilder(
-    LoopIdentities, ExpressionAdjoints, CallAdjoints, ControlFlowAdjoints, AttributeAdjoints
+    LoopIdentities,
+    ExpressionAdjoints,
+    CallAdjoints,
+    ControlFlowAdjoints,
+    AttributeAdjoints,
+    WhereMasks,
 ):
     """Builds the forward and backward code (as :mod:`.code` blocks) for one function."""
 
@@ -172,6 +178,7 @@ class ReverseBuilder(
             body.append(Line(f"{self.adj(ret_name)} = {self.dret}", src=ret.lineno))
             state[ret_name] = "M"
         body.extend(self.rev_block(self.tree.body[:-1], state))
+        self.full_masks_in_alt(body)
         results = []
         for p in self.wrt:
             if state.get(p) == "Z":
@@ -274,6 +281,8 @@ class ReverseBuilder(
         """Accumulate ``expr`` into the adjoint of ``name`` (if ``name`` is active)."""
         if not self.activity.is_active(name):
             return
+        if self.where_context:  # a statement of a np.where branch (see reverse_where)
+            expr = self.mask_contribution(name, expr)
         a = self.adj(name)
         self.write(name, out, src_line)
         if state.get(name) == "Z":
@@ -322,6 +331,16 @@ class ReverseBuilder(
             out.append(Line(f"{self.adj(t)} = {g}", src=line))
             g = self.adj(t)
         state[t] = "Z"  # consumed: earlier (in reverse) contributions start afresh
+        out.extend(self.where_mask_lines(t, line))
+        self.where_context = self.where_groups_of(s)
+        try:
+            self.rev_value(s, t, g, state, line, out)
+        finally:
+            self.where_context = ()
+        return out
+
+    def rev_value(self, s, t, g, state, line, out):
+        """The contributions of ``t = <s.value>`` (cotangent ``g``) to its operands."""
         v = s.value
         if isinstance(v, gast.Name):
             self.contrib(v.id, g, (), state, line, out)
@@ -350,7 +369,6 @@ class ReverseBuilder(
             # A declared attribute of a rule's result object (plan_pullbacks refuses the
             # others): its cotangent reaches the object as a dict {attribute: cotangent}.
             self.contrib(v.value.id, f"{{{v.attr!r}: {g}}}", (), state, line, out)
-        return out
 
 
 _MISSING = object()

@@ -184,6 +184,23 @@ def _band_read(g, x, index):
     return sliced_read(g, index, x.shape[0])
 
 
+def broadcast_tangent(dt, value):
+    """The tangent ``dt`` of one operand of ``value = a + b`` (or ``a - b``, the other
+    operand constant) given ``value``'s shape: ``data - mu`` with a varied scalar ``mu``
+    has the tangent ``-t_mu`` at every element, and a later ``value[i]`` reads it there.
+
+    >>> broadcast_tangent(2.0, np.zeros(3))
+    array([2., 2., 2.])
+    """
+    if dt is ZERO:
+        return dt
+    shape = np.shape(value)
+    if np.shape(dt) == shape:
+        return dt
+    out = np.broadcast_to(dt, shape)
+    return out.copy() if type(out) is _ndarray else out  # a tangent others may write into
+
+
 def broadcast_cotangent(d, shape):
     """``d`` broadcast to ``shape`` (a read-only view), or to the batch axes + ``shape``
     while a stack of cotangents runs (see ``batch_axes``): the adjoint of ``unbroadcast``.

@@ -33,10 +33,12 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_index
 from ..registry import NONDIFF, SCALAR
+from ..tangents import broadcast_tangent
 from ..tree_walk import all_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
 from .inline import inline_form
+from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
@@ -283,19 +285,28 @@ class ForwardBuilder(EscapeSites):
     def varied_atom(self, node) -> bool:
         return isinstance(node, gast.Name) and node.id in self.varied
 
+    def keeps_shape(self, other) -> bool:
+        """Whether adding the constant operand ``other`` keeps the varied operand's shape."""
+        if isinstance(other, gast.Constant):
+            return not isinstance(other.value, (tuple, list))
+        return isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND
+
     def binop(self, t, v):
         a, b = v.left, v.right
         sa, sb = src(a), src(b)
         da, db = self.tan(a), self.tan(b)
         va, vb = self.varied_atom(a), self.varied_atom(b)
         op = type(v.op)
-        if op is gast.Add:
-            terms = [x for x, used in ((da, va), (db, vb)) if used]
-            return " + ".join(terms) if terms else "ZERO"
-        if op is gast.Sub:
+        if op is gast.Add or op is gast.Sub:
             if va and vb:
-                return f"{da} - {db}"
-            return da if va else (f"-{db}" if vb else "ZERO")
+                return f"{da} + {db}" if op is gast.Add else f"{da} - {db}"
+            if not (va or vb):
+                return "ZERO"
+            one = da if va else (db if op is gast.Add else f"-{db}")
+            if self.keeps_shape(b if va else a):
+                return one
+            # `data - mu` with a varied scalar mu: the tangent has the result's shape
+            return f"{self.bind('broadcast_tangent', broadcast_tangent)}({one}, {t})"
         if op not in TANGENT_TERMS:
             return "ZERO"  # //, bit operations: no derivative
         left, right = TANGENT_TERMS[op]

@@ -31,6 +31,7 @@ from .guards import is_library_module_name
 from .records_dataclasses import is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
+from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_zero
 
@@ -456,10 +457,6 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
     conjugated for a holomorphic function."""
     import math
 
-    import gast
-
-    from .source import FunctionSource
-
     name = f"{getattr(fn, '__name__', 'function')}_vjp"
     params = "g, obj, x" if receiver else "g, x"
     d = form.format("x", y="y") if form else "derivative(y, x)"
@@ -476,35 +473,9 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
         )
         + "    return (g * d,)\n"
     )
-    filename = f"<pullback: vjp of {qualified_name(fn)}>"
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
     namespace["require_real"] = require_real
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
-    made = namespace[name]
-    made.__pullback_transformable__ = True
-    lines = text.splitlines(keepends=True)
-
-    def source():
-        tree = gast.parse(text).body[0]
-        return FunctionSource(
-            fn=made, filename=filename, first_line=1, indent=0, lines=lines, tree=tree
-        )
-
-    made.__pullback_source__ = source
-    return made
-
-
-def require_real(x, name):
-    """Refuse a complex ``x`` in the vjp of a non-holomorphic elementwise function (``abs``,
-    SciPy's ``psi``): its pullback ``g * d(y, x)`` holds, but a derivative of that text
-    would treat ``d`` as analytic in ``x``, which it is not (the second derivative of
-    ``abs`` of a complex value came out wrong)."""
-    if np.iscomplexobj(x):
-        raise HigherOrderError(
-            f"pullback: a second derivative through {name} of a complex value is not "
-            "supported (the function is not holomorphic).\n"
-            "Fix: differentiate a real form of it (np.hypot(z.real, z.imag) for abs)."
-        )
+    return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

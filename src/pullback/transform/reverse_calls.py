@@ -18,6 +18,7 @@ from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import closure_cotangents, parameter_places
+from ..scalar_vjps import elementwise_vjp
 from ..tree_walk import lean_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
@@ -81,14 +82,16 @@ class CallAdjoints:
                 return
         pb = self.pb_names[id(s)]
         vjp = self.scalar_vjp(rule, v)
-        if vjp is not None and self.is_active_arg(v.args[0]):
+        active = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        if vjp is not None and active:
             # an elementwise rule on a value of unknown kind: its closure pullback, and
             # where the gradient is differentiated again its vjp in the subset (alt)
             c = self.temp()
             f = self.bind(vjp.__name__, vjp)
-            alt = f"{c} = {f}({g}, {src(v.args[0])})"
+            alt = f"{c} = {f}({g}, {', '.join(src(a) for a in v.args)})"
             out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=alt))
-            self.contrib(v.args[0].id, f"{c}[0]", (), state, line, out)
+            for k, a in active:
+                self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
             return
         if callee.kind == "object" and rule is None:
             # A user function: its pullback returns the cotangents of its active params.
@@ -187,8 +190,10 @@ class CallAdjoints:
         function in the differentiable subset (dynamic_calls.scalar_vjp), else None."""
         if rule is None or rule.kind != SCALAR or not rule.trusted:
             return None
-        if len(v.args) != 1 or v.keywords or v.pb_callee.kind != "object":
+        if not v.args or v.keywords or v.pb_callee.kind != "object":
             return None
+        if len(v.args) > 1:  # np.maximum(a, b), np.hypot(a, b): F(g, a, b)
+            return elementwise_vjp(self.registry, v.pb_callee.obj, len(v.args))
         return dynamic_calls.scalar_vjp(self.registry, v.pb_callee.obj)
 
     def direct_pullback(self, rule, v) -> bool:

@@ -1,4 +1,4 @@
-# ruff: noqa: B006, B007, B905 - written the way public code is written
+# ruff: noqa: B006, B007, B008, B905 - written the way public code is written
 """Probe: finance code written the way public repositories write it.
 
 Black-Scholes prices and greeks, Monte Carlo with a fixed seed, binomial trees filled in

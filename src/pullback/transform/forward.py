@@ -43,6 +43,7 @@ from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
 from .problems import (
+    RUN_TIME_CALL,
     call_varied_values_through_call_method,
     foreign_varied_calls,
     varied_function_values,
@@ -411,7 +412,7 @@ class ForwardBuilder(EscapeSites):
         return Combined(f"{head}{p}, {d}, {kw}, {{{pairs}}})")
 
     def through_dynamic(self, t, v, head):
-        self.refuse_varied_keywords(v, "a call found at run time")
+        self.refuse_varied_keywords(v, RUN_TIME_CALL)
         p, d, kw = self.arg_lists(v)
         return Combined(f"{head}{p}, {d}, {kw})")
 

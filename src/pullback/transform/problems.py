@@ -21,8 +21,24 @@ def attribute_of_varied(diagnostic, node):
     )
 
 
+RUN_TIME_CALL = "a call found at run time"
+
+
 def varied_keyword(diagnostic, node, name, callee):
-    """PB502: a keyword argument of a rule that depends on a differentiated value."""
+    """PB502: a keyword argument of a rule (or of a call found at run time, ``callee`` is
+    :data:`RUN_TIME_CALL`) that depends on a differentiated value."""
+    if callee == RUN_TIME_CALL:
+        return diagnostic(
+            node,
+            "PB502",
+            f"keyword argument '{name}' of {callee} depends on a differentiated value",
+            "A method of a value, or a function held in a variable, is found when the call "
+            "runs, and its pullback gives cotangents to the positional arguments only: the "
+            "keyword argument would silently get no gradient.",
+            f"pass '{name}' positionally if the callee accepts it, or call a function of "
+            "your own that takes it positionally (for a named tuple, `Pair(p.w, v)` "
+            "instead of `p._replace(b=v)`).",
+        )
     return diagnostic(
         node,
         "PB502",

@@ -25,6 +25,7 @@ from .inline import inline_form
 from .inplace_calls import numpy_array_method
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
+    RUN_TIME_CALL,
     call_varied_values_through_call_method,
     foreign_varied_calls,
     no_rule_for_varied_call,
@@ -547,6 +548,8 @@ class CallAdjoints:
                         self.check_keywords(v, rule)
                 else:
                     needs = True
+                    if callee.kind in ("method", "dynamic"):
+                        self.check_keywords(v, None)  # found at run time: positional only
             if needs:
                 name = self.internal(f"_pb_{t.lstrip('_')}")
                 self.pb_names[id(s)] = name
@@ -555,11 +558,14 @@ class CallAdjoints:
                     info.assigned.add(name)
 
     def check_keywords(self, v, rule):
-        declared = rule.extra.get("keyword_cotangents", ())
+        """PB502 for a keyword argument that depends on a differentiated value where the
+        callee's pullback gives it no cotangent: a rule's undeclared keyword, or any keyword
+        of a call found at run time (``rule`` None: ``obj.method(x, scale=s)``), whose
+        pullback returns the positional cotangents only."""
+        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        callee = v.pb_callee.name if rule is not None else RUN_TIME_CALL
         for k in v.keywords:
             if k.arg in declared:
                 continue
             if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
-                self.problems.append(
-                    varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
-                )
+                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, callee))

@@ -29,7 +29,7 @@ from .errors import (
 )
 from .guards import is_library_module_name
 from .records_dataclasses import is_dataclass_value
-from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
 from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
 from .signatures import signature_of
@@ -44,7 +44,7 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:
-            return _nondiff_rrule(fn, nargs)
+            return _nondiff_rrule(fn, nargs, _refusal(site, rule))
         return rule.rrule
     if isinstance(fn, functools.partial):
         return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
@@ -105,11 +105,24 @@ def _library_function(fn) -> bool:
     )
 
 
-def _nondiff_rrule(fn, nargs):
+def _refusal(site: CallSite, rule):
+    """For a non-differentiable rule that a differentiated value may not reach (a random
+    draw that moves with its parameters), the refusal its pullback raises, else None."""
+    if not rule.extra.get(REFUSED_WHEN_VARIED):
+        return None
+    return lambda: site.varied_random_draw(rule)
+
+
+def _nondiff_rrule(fn, nargs, refusal=None):
+    """``(y, pullback)`` of a function without gradient. With ``refusal``, its pullback,
+    which runs only where a differentiated argument reaches the call, raises it."""
+
     def nondiff_rrule(*args, **kwargs):
         y = fn(*args, **kwargs)
 
         def nondiff_pullback(dy):
+            if refusal is not None and dy is not ZERO and dy is not NO_TANGENT:
+                raise refusal()
             return (NO_TANGENT,) * len(args)
 
         return y, nondiff_pullback
@@ -191,7 +204,8 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     rule = site.registry.lookup(method)
     if rule is not None:
         if rule.kind == NONDIFF:
-            return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
+            refused = _refusal(site, rule)
+            return _nondiff_rrule(method, len(args) + 1, refused)(obj, *args, **kwargs)
         return rule.rrule(obj, *args, **kwargs)
     if isinstance(method, types.FunctionType):
         if _library_function(method):

@@ -24,7 +24,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .registry import ENTRY_POINTS, NONDIFF, qualified_name, transformable
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
 from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
@@ -517,6 +517,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:
+            if rule.extra.get(REFUSED_WHEN_VARIED) and not all(is_zero(t) for t in tangents):
+                raise site.varied_random_draw(rule)  # rng.normal(mu, s): a zero is wrong
             return fn(*args, **kwargs), ZERO
         return rule_tangent(rule, args, tangents, kwargs)
     if isinstance(fn, functools.partial):  # its function, the bound arguments first

@@ -48,6 +48,7 @@ from .problems import (
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
+    varied_random_draws,
     varied_sets,
 )
 from .ssa import SnapshotPoint
@@ -163,6 +164,9 @@ class ForwardBuilder(EscapeSites):
         call_varied_values_through_call_method(self.tree, varied, nodes)
         self.problems += varied_function_values(self.tree, varied, self.diagnostic, nodes)
         self.problems += varied_sets(self.tree, varied, self.diagnostic, nodes)
+        self.problems += varied_random_draws(
+            self.tree, varied, self.registry, self.diagnostic, nodes
+        )
         self.problems += foreign_varied_calls(
             self.tree, varied, varied, self.registry, self.diagnostic, nodes
         )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gast
 
+from ..call_sites import RANDOM_DRAW_WHY, random_draw_message
 from ..check import LiveEnvironment, codes
 from ..check.call_checks import foreign_call_text
+from ..registry import REFUSED_WHEN_VARIED
 from ..resolve import parent_map
 from ..tree_walk import lean_nodes
 
@@ -202,8 +204,7 @@ def varied_function_values(tree, is_active, diagnostic, nodes=None) -> list:
                 diagnostic(
                     node.func,
                     "PB504",
-                    f"'{callee.name}' is a function value that depends on a differentiated "
-                    "value",
+                    f"'{callee.name}' is a function value that depends on a differentiated value",
                     "A function made from a differentiated value (a closure that captured "
                     "it) carries that value inside; the gradient through what it captured "
                     "would be lost.",
@@ -230,8 +231,31 @@ def varied_sets(tree, is_active, diagnostic, nodes=None) -> list:
                     "a set of differentiated values",
                     "A set orders its items by their hashes and merges equal ones, so the "
                     "gradient reaching an item has no defined element to go back to.",
-                    "use a list or a tuple (`[a, b]`), or `sorted(...)` of them for a "
-                    "fixed order.",
+                    "use a list or a tuple (`[a, b]`), or `sorted(...)` of them for a fixed order.",
                 )
             )
     return found
+
+
+def varied_random_draws(tree, is_varied, registry, diagnostic, nodes=None) -> list:
+    """PB506 for every call of a random draw that moves with its parameters
+    (``rng.normal(mu, sigma)`` through ``np.random.normal``, rules/numpy_random.py) which a
+    differentiated value reaches: the draw is declared non-differentiable, and a zero
+    gradient would be wrong. (A draw found only at run time, ``rng.normal`` of a local
+    generator, is refused when its pullback runs: dynamic_calls.call_method.)"""
+    found = []
+    for node in lean_nodes(tree) if nodes is None else nodes:
+        callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
+        if callee is None or callee.kind != "object":
+            continue
+        rule = registry.lookup(callee.obj)
+        fix = rule.extra.get(REFUSED_WHEN_VARIED) if rule is not None else None
+        parts = list(node.args) + [k.value for k in node.keywords]
+        if fix and any(isinstance(p, gast.Name) and is_varied(p.id) for p in parts):
+            found.append(random_draw_problem(diagnostic, node, rule.name, fix))
+    return found
+
+
+def random_draw_problem(diagnostic, node, name, fix):
+    """PB506: a differentiated value reaches the random draw ``name``."""
+    return diagnostic(node, "PB506", random_draw_message(name), RANDOM_DRAW_WHY, f"{fix}.")

@@ -31,6 +31,7 @@ from .problems import (
     no_rule_for_varied_call,
     varied_function_values,
     varied_keyword,
+    varied_random_draws,
     varied_sets,
 )
 from .star_calls import (
@@ -495,6 +496,9 @@ class CallAdjoints:
         call_varied_values_through_call_method(self.tree, is_active, nodes)
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
         refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)
+        refused += varied_random_draws(
+            self.tree, self.activity.varied.__contains__, self.registry, self.diagnostic, nodes
+        )
         refused += foreign_varied_calls(
             self.tree,
             self.activity.varied.__contains__,

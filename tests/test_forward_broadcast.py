@@ -69,3 +69,30 @@ def test_stacked_directions_through_a_broadcast_sum():
     _, ts = pullback.stacked_jvp(shifted_slice, (0.7, DATA), (stack, None))
     g = pullback.grad(shifted_slice)(0.7, DATA)
     np.testing.assert_allclose(ts, g * stack, rtol=1e-12)
+
+
+# The same for lists and tuples: `a + b` with one constant side is a concatenation, whose
+# tangent has ZERO at the constant side's places (found by probe_fin: jvp of a slice store
+# `buf[1:4] = [...]` into a local list put the new items' tangents at the first places).
+def list_slice_store(x):
+    buf = [0.0] * 5
+    buf[1:4] = [x[0], x[1] * 2, x[2] ** 2]
+    return sum(buf) * buf[2]
+
+
+def constant_prefix(x):
+    xs = [1.0, 2.0] + [x[0] * x[1], x[2]]
+    return xs[2] + 3.0 * xs[3] + xs[0]
+
+
+def tuple_suffix(x):
+    t = (x[0], x[1] ** 2) + (4.0,)
+    return t[1] * t[2] + t[0]
+
+
+@pytest.mark.parametrize("f", [list_slice_store, constant_prefix, tuple_suffix])
+def test_jvp_of_a_concatenation_with_a_constant_side(f):
+    x = np.array([0.3, -0.7, 1.1])
+    t = np.array([0.5, -1.0, 0.25])
+    got = check_jvp(f, (x,), (t,))
+    np.testing.assert_allclose(got, pullback.grad(f)(x) @ t, rtol=1e-9, atol=1e-12)

@@ -33,7 +33,7 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_index
 from ..registry import NONDIFF, SCALAR
-from ..tangents import broadcast_tangent
+from ..tangents import broadcast_tangent, plus_tangent
 from ..tree_walk import all_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
@@ -310,6 +310,9 @@ class ForwardBuilder(EscapeSites):
             one = da if va else (db if op is gast.Add else f"-{db}")
             if self.keeps_shape(b if va else a):
                 return one
+            if op is gast.Add:  # `buf[:1] + [x]` of lists too: plus_tangent places it
+                plus = self.bind("plus_tangent", plus_tangent)
+                return f"{plus}({da if va else 'ZERO'}, {sa}, {db if vb else 'ZERO'}, {sb}, {t})"
             # `data - mu` with a varied scalar mu: the tangent has the result's shape
             return f"{self.bind('broadcast_tangent', broadcast_tangent)}({one}, {t})"
         if op not in TANGENT_TERMS:

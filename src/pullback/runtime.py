@@ -11,6 +11,7 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_calls import (
     _call_namespace_function,
@@ -528,6 +529,11 @@ def function_tangent(site, fn, args, tangents, kwargs):
         return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
+    method = library_call_function(fn)
+    rule = site.registry.lookup(method) if method is not None else None
+    if rule is not None and rule.kind != NONDIFF:
+        # a np.vectorize object: the rule of type(fn).__call__, fn first (as call_function)
+        return rule_tangent(rule, (fn, *args), (ZERO, *tangents), kwargs)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return site.adjoint_of(fn.__func__)(
             (fn.__self__,) + tuple(args), (ZERO,) + tuple(tangents), kwargs

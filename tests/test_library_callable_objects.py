@@ -168,5 +168,15 @@ def test_jvp_of_a_vectorize_object_made_inside(f):
 def test_a_refused_second_derivative_names_a_lambda_as_python_does():
     with pytest.raises(pullback.HigherOrderError) as info:
         pullback.hessian(local_lambda)(X)
-    assert "'<lambda>'" in str(info.value)
+    assert "'numpy.vectorize(<lambda>)'" in str(info.value)
     assert "_pb_lambda" not in str(info.value)
+
+
+def test_a_refused_second_derivative_through_a_vectorize_object_names_the_fix_that_works():
+    # not "call the function by its name": the rule's pullback is the obstacle
+    with pytest.raises(pullback.HigherOrderError) as info:
+        pullback.hvp(local_named)(X, np.ones(3))
+    message = str(info.value)
+    assert "'numpy.vectorize(_kinked)'" in message
+    assert "use finite differences of the gradient" in message
+    assert "call the function by its name" not in message

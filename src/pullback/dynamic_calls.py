@@ -413,6 +413,21 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         if star in names:  # its tuple's cotangent, one per argument it took
             function.__pullback_star__ = (names.index(star), len(bound.arguments[star]))
         return function
+    library = _library_rule(site, value if obj is None else None) is not None
+    if library:  # a np.vectorize object: named as it was made
+        package = type(value).__module__.split(".")[0]
+        label = f"'{package}.{type(value).__name__}({describe(value)})'"
+    if rule is not None or library:
+        # a rule whose pullback is a closure: naming the callee would not change that
+        raise HigherOrderError(
+            f"{site.where()}: a second derivative through {label}, found at run time, "
+            "needs the derivative of its rule's pullback, which is a closure pullback "
+            "cannot differentiate again.\n"
+            f"        {site.source_line.strip()}\n"
+            "Fix: write that step with operations that have second derivatives "
+            "(arithmetic, np.where, elementwise NumPy functions), or use finite differences "
+            "of the gradient (pullback.testing.check_grads(order=2) shows how)."
+        )
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "
         "it to be a Python function or method (not a static or class method, a callable "
@@ -421,6 +436,12 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
         "function it is."
     )
+
+
+def _library_rule(site: CallSite, fn):
+    """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
+    method = library_call_function(fn) if fn is not None else None
+    return site.registry.lookup(method) if method is not None else None
 
 
 _SCALAR_VJPS: dict = {}

@@ -405,6 +405,9 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     tangent = rule.extra.get("tangent")
     if tangent is not None and not moving:  # a rule that gives its tangent itself
         return y, tangent(args, tangents, kwargs)
+    tangent = rule.extra.get("output_tangent")
+    if tangent is not None:  # the same, from its output and the keywords' tangents too
+        return y, tangent(y, args, tangents, kwargs, moving)
     places = parameter_places(rule.pullback_fn) if rule.pullback_fn is not None else {}
     if (
         rule.pullback_fn_accepts(len(args), kwargs)

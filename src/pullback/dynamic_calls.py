@@ -413,6 +413,14 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         if star in names:  # its tuple's cotangent, one per argument it took
             function.__pullback_star__ = (names.index(star), len(bound.arguments[star]))
         return function
+    if obj is not None and is_dict_view_call(obj, fn, args[1:], kwargs):
+        raise HigherOrderError(
+            f"{site.where()}: a second derivative through 'dict.{fn}()' is not supported "
+            "yet: its pullback is a closure pullback cannot differentiate again.\n"
+            f"        {site.source_line.strip()}\n"
+            "Fix: read the values by key, which has second derivatives: `[d[k] for k in d]` "
+            "for `d.values()`, `[(k, d[k]) for k in d]` for `d.items()`."
+        )
     library = _library_rule(site, value if obj is None else None) is not None
     if library:  # a np.vectorize object: named as it was made
         package = type(value).__module__.split(".")[0]

@@ -65,7 +65,7 @@ class CallSite:
             why=why,
             fix=fix,
         )
-        return UnsupportedSyntaxError(f"the call of '{name}'", [diagnostic])
+        return UnsupportedSyntaxError(name, [diagnostic])  # "cannot differentiate '<name>'"
 
     def varied_random_draw(self, rule) -> UnsupportedSyntaxError:
         """PB506 met at run time: a differentiated value reaches a random draw that moves

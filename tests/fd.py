@@ -158,3 +158,13 @@ def check_jvp(f, primals, tangents, h=1e-6, rel=1e-6):
     want = (f(*plus) - f(*minus)) / (2 * h)
     np.testing.assert_allclose(got, want, rtol=rel, atol=rel * 1e-2)
     return got
+
+
+def check_hvp(f, x, v, h=1e-5, rtol=1e-6, atol=1e-8):
+    """pullback's Hessian-vector product of scalar ``f`` at ``x`` along ``v`` (reverse over
+    reverse) matches central differences of its gradient along ``v``. Returns it."""
+    g = pullback.grad(f)
+    want = (g(x + h * v) - g(x - h * v)) / (2 * h)
+    got = pullback.hvp(f)(x, v)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    return got

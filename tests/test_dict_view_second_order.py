@@ -58,3 +58,21 @@ def test_a_third_derivative_through_items():
     # f = x**4 + 16 x**4 = 17 x**4: f''' = 408 x
     third = grad(grad(grad(cubic_items)))
     np.testing.assert_allclose(third(0.7), 408 * 0.7, rtol=1e-12)
+
+
+def through_values(x):
+    params = {"a": x[0], "b": x[1]}
+    return sum(list(params.values())) * x[2]
+
+
+def through_items(x):
+    params = {f"w{i}": x[i] for i in range(3)}
+    return sum(v**2 for _, v in params.items()) * params["w0"]
+
+
+@pytest.mark.parametrize("fn", [through_values, through_items])
+def test_hessian_vector_products_through_views(fn):
+    """(probe_fin's cases, once refused with a by-key rewrite: they now differentiate.)"""
+    from fd import check_hvp
+
+    check_hvp(fn, np.array([0.3, -0.7, 1.1]), np.array([0.5, -1.0, 0.25]))

@@ -143,3 +143,40 @@ def test_jvp_of_bound_callables(fn):
     got = check_jvp(fn, (X,), (np.array([1.0, 2.0, -1.0]),))
     _, v = pullback.vjp(fn, X)
     np.testing.assert_allclose(got, v(1.0) @ np.array([1.0, 2.0, -1.0]), rtol=1e-12)
+
+
+# -- a np.vectorize object made inside the function (found by probe_fin) ---------------------
+def local_lambda(x):
+    f = np.vectorize(lambda v: v**3 if v > 0 else -v)
+    return np.sum(f(x))
+
+
+def local_named(x):
+    return np.sum(np.vectorize(_kinked)(x) * x)
+
+
+@pytest.mark.parametrize("f", [local_lambda, local_named])
+def test_jvp_of_a_vectorize_object_made_inside(f):
+    # its call is found at run time: forward mode takes the rule of np.vectorize.__call__
+    # as reverse mode does (it was refused as a call 'with neither Python source nor a rule'
+    # naming the lifted lambda '_pb_lambda_2_21')
+    t = np.array([1.0, -0.5, 0.25])
+    got = check_jvp(f, (X,), (t,))
+    np.testing.assert_allclose(got, pullback.grad(f)(X) @ t, rtol=1e-12)
+
+
+def test_a_refused_second_derivative_names_a_lambda_as_python_does():
+    with pytest.raises(pullback.HigherOrderError) as info:
+        pullback.hessian(local_lambda)(X)
+    assert "'numpy.vectorize(<lambda>)'" in str(info.value)
+    assert "_pb_lambda" not in str(info.value)
+
+
+def test_a_refused_second_derivative_through_a_vectorize_object_names_the_fix_that_works():
+    # not "call the function by its name": the rule's pullback is the obstacle
+    with pytest.raises(pullback.HigherOrderError) as info:
+        pullback.hvp(local_named)(X, np.ones(3))
+    message = str(info.value)
+    assert "'numpy.vectorize(_kinked)'" in message
+    assert "use finite differences of the gradient" in message
+    assert "call the function by its name" not in message

@@ -82,3 +82,42 @@ def test_a_non_holomorphic_function_of_a_complex_value_is_refused_not_wrong():
     layer.phase = 0.3 + 0.8j
     with pytest.raises(pullback.HigherOrderError, match="numpy.absolute"):
         pullback.hessian(layer.modulus)(X)
+
+
+# Elementwise functions of two arguments (found by probe_fin: the Hessian of a Monte Carlo
+# price with the payoff np.maximum(ST - K, 0.0), ST made from rng.standard_normal(n), was
+# refused): a gradient differentiated again calls their vjp in the subset
+# (scalar_vjps.elementwise_vjp), each cotangent summed back to its argument's shape.
+SHOCKS = np.random.default_rng(3).standard_normal(6)
+
+
+def _payoff(x):
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal(3)  # a call's result: its kind is not known
+    s = x * np.exp(0.3 * z)
+    return np.sum(np.maximum(s - 0.4, 0.0) ** 2 + np.minimum(s, 0.1) * s)
+
+
+def _two_arguments(x):
+    s = x * np.exp(SHOCKS[:3])  # a global's kind is not known either
+    return np.sum(np.hypot(s, x) + np.arctan2(s, 2.0) + np.logaddexp(s, x * x))
+
+
+def _power_and_fmax(x):
+    s = x * np.exp(SHOCKS[3:])
+    return np.sum(np.power(s + 2.0, x) + np.fmax(s, 0.5 * x) ** 2)
+
+
+def _both_active_broadcast(x):
+    s = np.exp(SHOCKS[:3]).reshape(3, 1) * x  # (3, 3): b broadcast against a
+    return np.sum(np.maximum(s, x) ** 2)
+
+
+@pytest.mark.parametrize("f", [_payoff, _two_arguments, _power_and_fmax, _both_active_broadcast])
+def test_hessian_through_two_argument_elementwise_functions_of_unknown_kind(f):
+    x = np.array([0.9, -0.35, 0.6])
+    g = pullback.grad(f)
+    want = np.stack([numerical_grad(lambda v: g(v)[k], (x,), 0) for k in range(3)])
+    np.testing.assert_allclose(pullback.hessian(f)(x), want, rtol=1e-6, atol=1e-6)
+    v = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(pullback.hvp(f)(x, v), want @ v, rtol=1e-6, atol=1e-6)

@@ -17,16 +17,14 @@ Fix: register a rule with `@pullback.rrule(mod.f)`, ...
 from __future__ import annotations
 
 from .errors import Diagnostic, MissingRuleError, UnsupportedSyntaxError
-from .registry import qualified_name
+from .registry import REFUSED_WHEN_VARIED, qualified_name
 
 
 class CallSite:
     """Where a call known only at run time stands in the user's code (a plain class, not a
     dataclass: see ``transform.analyze.Activity``)."""
 
-    def __init__(
-        self, filename, line, col, source_line, registry, adjoint_of, vjp_of=None
-    ):
+    def __init__(self, filename, line, col, source_line, registry, adjoint_of, vjp_of=None):
         self.filename = filename
         self.line = line
         self.col = col
@@ -67,7 +65,16 @@ class CallSite:
             why=why,
             fix=fix,
         )
-        return UnsupportedSyntaxError(f"the call of '{name}'", [diagnostic])
+        return UnsupportedSyntaxError(name, [diagnostic])  # "cannot differentiate '<name>'"
+
+    def varied_random_draw(self, rule) -> UnsupportedSyntaxError:
+        """PB506 met at run time: a differentiated value reaches a random draw that moves
+        with its parameters, found only when the call ran (``rng.normal(mu, s)`` of a
+        local generator); transform/problems.py reports the calls it sees before."""
+        fix = rule.extra.get(REFUSED_WHEN_VARIED, "")
+        return self.refusal(
+            rule.name, "PB506", random_draw_message(rule.name), RANDOM_DRAW_WHY, f"{fix}."
+        )
 
     def inplace_array_method(self, name: str) -> UnsupportedSyntaxError:
         """The refusal of an array method that changes its array, met at run time (the
@@ -104,3 +111,14 @@ class CallSite:
             f"Fix: register a rule with `@pullback.rrule({qualified})`, or declare it "
             f"non-differentiable with `pullback.non_differentiable({qualified})`."
         )
+
+
+RANDOM_DRAW_WHY = (
+    "With a seed fixed in the function, the draw is a function of its parameters (or picks "
+    "elements of its argument), but pullback treats random draws as constants: the "
+    "gradient through it would be silently zero (see docs/limitations.md#PB506)."
+)
+
+
+def random_draw_message(name: str) -> str:
+    return f"a differentiated value reaches the random draw {name}"

@@ -81,7 +81,9 @@ def immutable_value(value, name: str, op: str, where: str):
         f"{type(value).__name__} that another name or array may also refer to (a row of an "
         f"array is a view of it), so the change would reach it. "
         f"Fix: write `{name} = {name} {op} ...` "
-        "(a new value), or read a copy (`x[i].copy()`) (see docs/limitations.md#PB105)."
+        "(a new value), or read a copy (`x[i].copy()`), where the change should stay "
+        f"in '{name}'; where it should reach the array, write into the array itself "
+        f"(`x[i] {op}= ...` for `{name} = x[i]`) (see docs/limitations.md#PB105)."
     )
 
 

@@ -30,8 +30,9 @@ from .errors import (
 from .guards import is_library_module_name
 from .plain_classes import constructor_of
 from .records_dataclasses import is_dataclass_value
-from .registry import ENTRY_POINTS, NONDIFF, SCALAR, qualified_name
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
+from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_zero
 
@@ -44,7 +45,7 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:
-            return _nondiff_rrule(fn, nargs)
+            return _nondiff_rrule(fn, nargs, _refusal(site, rule))
         return rule.rrule
     if isinstance(fn, functools.partial):
         return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
@@ -108,11 +109,24 @@ def _library_function(fn) -> bool:
     )
 
 
-def _nondiff_rrule(fn, nargs):
+def _refusal(site: CallSite, rule):
+    """For a non-differentiable rule that a differentiated value may not reach (a random
+    draw that moves with its parameters), the refusal its pullback raises, else None."""
+    if not rule.extra.get(REFUSED_WHEN_VARIED):
+        return None
+    return lambda: site.varied_random_draw(rule)
+
+
+def _nondiff_rrule(fn, nargs, refusal=None):
+    """``(y, pullback)`` of a function without gradient. With ``refusal``, its pullback,
+    which runs only where a differentiated argument reaches the call, raises it."""
+
     def nondiff_rrule(*args, **kwargs):
         y = fn(*args, **kwargs)
 
         def nondiff_pullback(dy):
+            if refusal is not None and dy is not ZERO and dy is not NO_TANGENT:
+                raise refusal()
             return (NO_TANGENT,) * len(args)
 
         return y, nondiff_pullback
@@ -194,7 +208,8 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     rule = site.registry.lookup(method)
     if rule is not None:
         if rule.kind == NONDIFF:
-            return _nondiff_rrule(method, len(args) + 1)(obj, *args, **kwargs)
+            refused = _refusal(site, rule)
+            return _nondiff_rrule(method, len(args) + 1, refused)(obj, *args, **kwargs)
         return rule.rrule(obj, *args, **kwargs)
     if isinstance(method, types.FunctionType):
         if _library_function(method):
@@ -404,6 +419,21 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         if star in names:  # its tuple's cotangent, one per argument it took
             function.__pullback_star__ = (names.index(star), len(bound.arguments[star]))
         return function
+    library = _library_rule(site, value if obj is None else None) is not None
+    if library:  # a np.vectorize object: named as it was made
+        package = type(value).__module__.split(".")[0]
+        label = f"'{package}.{type(value).__name__}({describe(value)})'"
+    if rule is not None or library:
+        # a rule whose pullback is a closure: naming the callee would not change that
+        raise HigherOrderError(
+            f"{site.where()}: a second derivative through {label}, found at run time, "
+            "needs the derivative of its rule's pullback, which is a closure pullback "
+            "cannot differentiate again.\n"
+            f"        {site.source_line.strip()}\n"
+            "Fix: write that step with operations that have second derivatives "
+            "(arithmetic, np.where, elementwise NumPy functions), or use finite differences "
+            "of the gradient (pullback.testing.check_grads(order=2) shows how)."
+        )
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "
         "it to be a Python function or method (not a static or class method, a callable "
@@ -412,6 +442,12 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
         "function it is."
     )
+
+
+def _library_rule(site: CallSite, fn):
+    """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
+    method = library_call_function(fn) if fn is not None else None
+    return site.registry.lookup(method) if method is not None else None
 
 
 _SCALAR_VJPS: dict = {}
@@ -462,10 +498,6 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
     conjugated for a holomorphic function."""
     import math
 
-    import gast
-
-    from .source import FunctionSource
-
     name = f"{getattr(fn, '__name__', 'function')}_vjp"
     params = "g, obj, x" if receiver else "g, x"
     d = form.format("x", y="y") if form else "derivative(y, x)"
@@ -482,35 +514,9 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
         )
         + "    return (g * d,)\n"
     )
-    filename = f"<pullback: vjp of {qualified_name(fn)}>"
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
     namespace["require_real"] = require_real
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - our own template
-    made = namespace[name]
-    made.__pullback_transformable__ = True
-    lines = text.splitlines(keepends=True)
-
-    def source():
-        tree = gast.parse(text).body[0]
-        return FunctionSource(
-            fn=made, filename=filename, first_line=1, indent=0, lines=lines, tree=tree
-        )
-
-    made.__pullback_source__ = source
-    return made
-
-
-def require_real(x, name):
-    """Refuse a complex ``x`` in the vjp of a non-holomorphic elementwise function (``abs``,
-    SciPy's ``psi``): its pullback ``g * d(y, x)`` holds, but a derivative of that text
-    would treat ``d`` as analytic in ``x``, which it is not (the second derivative of
-    ``abs`` of a complex value came out wrong)."""
-    if np.iscomplexobj(x):
-        raise HigherOrderError(
-            f"pullback: a second derivative through {name} of a complex value is not "
-            "supported (the function is not holomorphic).\n"
-            "Fix: differentiate a real form of it (np.hypot(z.real, z.imag) for abs)."
-        )
+    return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -189,7 +189,8 @@ def describe(obj) -> str:
     (``mymodule.Model object``) — never a ``repr`` with a memory address."""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if isinstance(name, str):
-        return name
+        # a lambda pullback lifted to a def of its own (transform/closures.py) is a lambda
+        return "<lambda>" if name.rpartition(".")[2].startswith("_pb_lambda_") else name
     cls = type(obj)
     module = cls.__module__
     prefix = "" if module in (None, "builtins") else f"{module}."

@@ -4,11 +4,14 @@
 ``next`` of a generator expression (:func:`first_item`).
 
 ``zip(a, b)`` is a lazy iterator. Where the call is the single argument of ``list``,
-``tuple`` or ``dict``, Python consumes it at once and all of it, so it computes exactly
-what a list comprehension over the same call computes::
+``tuple``, ``dict``, ``sorted``, ``min`` or ``max``, Python consumes it at once and all of
+it, so it computes exactly what a list comprehension over the same call computes::
 
     list(zip(a, b))          ==  [(t1, t2) for t1, t2 in zip(a, b)]
     dict(zip(keys, values))  ==  {k: v for k, v in zip(keys, values)}
+    sorted(zip(a, b), key=k) ==  sorted([(t1, t2) for t1, t2 in zip(a, b)], key=k)
+
+(``min`` and ``max`` of one iterator, with their keywords, as ``sorted``)
 
 and the comprehension is differentiated as the loop it is (``for`` over nested
 ``zip``/``enumerate``/``reversed`` reads its sequences by index,
@@ -38,6 +41,10 @@ import gast
 
 ITERATORS = (builtins.zip, builtins.enumerate, builtins.reversed)
 CONSUMERS = (builtins.list, builtins.tuple, builtins.dict)
+# Consumers that take keywords too (``key=``, ``reverse=``, ``default=``) and read their
+# one iterable whole before anything else: ``sorted(zip(x, w), key=...)`` is ``sorted`` of
+# the list comprehension, and so are ``min`` and ``max`` of one iterable.
+ORDERING_CONSUMERS = (builtins.sorted, builtins.min, builtins.max)
 
 
 def iterator_kind(call, resolve):
@@ -56,15 +63,19 @@ def iterator_kind(call, resolve):
 
 
 def consumed_iterator(call, resolve):
-    """The iterator call that ``call`` (``list``/``tuple``/``dict`` of it) consumes whole."""
-    if not isinstance(call, gast.Call) or len(call.args) != 1 or call.keywords:
+    """The iterator call that ``call`` (``list``/``tuple``/``dict`` of it, or ``sorted``/
+    ``min``/``max`` of it with their keywords) consumes whole."""
+    if not isinstance(call, gast.Call) or len(call.args) != 1:
         return None
     inner = call.args[0]
     kind = iterator_kind(inner, resolve)
     if kind is None:
         return None
     callee = resolve(call)
-    if callee.kind != "object" or not any(callee.obj is c for c in CONSUMERS):
+    if callee.kind != "object":
+        return None
+    consumers = ORDERING_CONSUMERS if call.keywords else CONSUMERS + ORDERING_CONSUMERS
+    if not any(callee.obj is c for c in consumers):
         return None
     if callee.obj is builtins.dict and not yields_pairs(inner, kind):
         return None  # dict(zip(a, b, c)) raises ValueError in Python: left as written

@@ -42,6 +42,9 @@ from .tangents import NO_TANGENT, ZERO, unbroadcast
 RULE = "rule"
 SCALAR = "scalar"
 NONDIFF = "non-differentiable"
+# Rule.extra key of a non-differentiable rule that a differentiated value may not reach (a
+# random draw that moves with its parameters, rules/numpy_random.py): the fix to name.
+REFUSED_WHEN_VARIED = "refused_when_varied"
 
 
 class Rule:

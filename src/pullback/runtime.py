@@ -11,6 +11,7 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_calls import (
     _call_namespace_function,
@@ -24,7 +25,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .registry import ENTRY_POINTS, NONDIFF, qualified_name, transformable
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
 from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
@@ -404,6 +405,9 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
     tangent = rule.extra.get("tangent")
     if tangent is not None and not moving:  # a rule that gives its tangent itself
         return y, tangent(args, tangents, kwargs)
+    tangent = rule.extra.get("output_tangent")
+    if tangent is not None:  # the same, from its output and the keywords' tangents too
+        return y, tangent(y, args, tangents, kwargs, moving)
     places = parameter_places(rule.pullback_fn) if rule.pullback_fn is not None else {}
     if (
         rule.pullback_fn_accepts(len(args), kwargs)
@@ -517,6 +521,8 @@ def function_tangent(site, fn, args, tangents, kwargs):
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:
+            if rule.extra.get(REFUSED_WHEN_VARIED) and not all(is_zero(t) for t in tangents):
+                raise site.varied_random_draw(rule)  # rng.normal(mu, s): a zero is wrong
             return fn(*args, **kwargs), ZERO
         return rule_tangent(rule, args, tangents, kwargs)
     if isinstance(fn, functools.partial):  # its function, the bound arguments first
@@ -526,6 +532,11 @@ def function_tangent(site, fn, args, tangents, kwargs):
         return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
+    method = library_call_function(fn)
+    rule = site.registry.lookup(method) if method is not None else None
+    if rule is not None and rule.kind != NONDIFF:
+        # a np.vectorize object: the rule of type(fn).__call__, fn first (as call_function)
+        return rule_tangent(rule, (fn, *args), (ZERO, *tangents), kwargs)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         return site.adjoint_of(fn.__func__)(
             (fn.__self__,) + tuple(args), (ZERO,) + tuple(tangents), kwargs

@@ -184,6 +184,39 @@ def _band_read(g, x, index):
     return sliced_read(g, index, x.shape[0])
 
 
+def broadcast_tangent(dt, value):
+    """The tangent ``dt`` of one operand of ``value = a + b`` (or ``a - b``, the other
+    operand constant) given ``value``'s shape: ``data - mu`` with a varied scalar ``mu``
+    has the tangent ``-t_mu`` at every element, and a later ``value[i]`` reads it there.
+
+    >>> broadcast_tangent(2.0, np.zeros(3))
+    array([2., 2., 2.])
+    """
+    if dt is ZERO:
+        return dt
+    shape = np.shape(value)
+    if np.shape(dt) == shape:
+        return dt
+    out = np.broadcast_to(dt, shape)
+    return out.copy() if type(out) is _ndarray else out  # a tangent others may write into
+
+
+def plus_tangent(da, a, db, b, value):
+    """The tangent of ``value = a + b`` with one operand varied (the other's tangent is
+    ZERO): for lists and tuples a concatenation, whose constant part gets ZERO tangents at
+    its places (``buf[:1] + [x]``: the tangent of ``x`` is the second); for numbers and
+    arrays the varied operand's tangent in ``value``'s shape (:func:`broadcast_tangent`).
+
+    >>> plus_tangent(ZERO, [1.0, 2.0], [3.0], [0.5], [1.0, 2.0, 0.5])
+    [ZERO, ZERO, 3.0]
+    """
+    if type(value) is list or type(value) is tuple:
+        left = list(da) if da is not ZERO else [ZERO] * len(a)
+        right = list(db) if db is not ZERO else [ZERO] * len(b)
+        return type(value)(left + right)
+    return broadcast_tangent(db if da is ZERO else da, value)
+
+
 def broadcast_cotangent(d, shape):
     """``d`` broadcast to ``shape`` (a read-only view), or to the batch axes + ``shape``
     while a stack of cotangents runs (see ``batch_axes``): the adjoint of ``unbroadcast``.

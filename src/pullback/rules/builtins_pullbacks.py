@@ -47,9 +47,20 @@ def _picked(dy, items, index):
 def extreme_index(which, items, key) -> int:
     """Where ``which(items, key=key)`` (builtins max or min) found its item: the first
     whose score is extreme, as Python picks it. The key only chooses: non-differentiable
-    (registered so in builtins_rules.py), so the pullback below stays transformable."""
-    scores = [key(v) for v in items]
-    return scores.index(which(scores))
+    (registered so in builtins_rules.py), so the pullback below stays transformable.
+
+    Without a key, numbers are compared by value and anything else (tuples, compared
+    item by item) as Python compares them: ``min([(0.3, 1), (-0.7, 2)])`` is the second.
+
+    >>> extreme_index(min, [(0.3, 0.09), (-0.7, 0.49), (1.1, 1.21)], None)
+    1
+    """
+    if key is None and (isinstance(items, np.ndarray) or all(np.ndim(v) == 0 for v in items)):
+        # the first of the extreme items, as max/min pick it (their values are real)
+        values = np.real(np.asarray(items))
+        return int(np.argmax(values) if which is builtins.max else np.argmin(values))
+    scores = list(items) if key is None else [key(v) for v in items]
+    return which(range(len(scores)), key=scores.__getitem__)
 
 
 @transformable
@@ -61,12 +72,7 @@ def _extreme_pullback(dy, which, a, b=None, c=None, d=None, key=None):
         if key is None:
             return by_rule(which, dy, a)  # rows compared as arrays
         return by_rule(which, dy, a, key=key)
-    if key is None:
-        # the first of the extreme items, as max/min pick it (their values are real)
-        values = np.real(np.asarray(items))
-        index = np.argmax(values) if which is builtins.max else np.argmin(values)
-    else:
-        index = extreme_index(which, items, key)
+    index = extreme_index(which, items, key)
     if isinstance(items, np.ndarray):
         return (np.where(np.arange(np.shape(items)[0]) == index, densify(dy), 0.0),)
     if b is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..registry import REFUSED_WHEN_VARIED
 from ._util import Registrar
 
 FAMILY = "numpy_random"
@@ -54,3 +55,34 @@ def register(reg):
                 fns.append(fn)
                 names.append(f"numpy.random.{cls.__name__}.{name}")
     r.nondiff(*fns, names=names, notes="random numbers: no gradient")
+    for fn in fns:
+        name = getattr(fn, "__name__", "")
+        if name in MOVING_DRAWS:
+            rule = reg.lookup(fn)
+            rule.extra[REFUSED_WHEN_VARIED] = _FIXES.get(name, _FIX)
+            rule.notes = "random numbers: refused where a differentiated value reaches them"
+
+
+# Draws that move with float parameters (or pick elements of their argument): with a seed
+# fixed inside the function they are functions of those parameters, so a zero gradient
+# would be wrong. A differentiated value reaching one is refused (PB506), with the form that
+# works; draws of integers and standard variates carry no gradient.
+MOVING_DRAWS = frozenset(
+    "normal uniform lognormal exponential gamma standard_gamma beta chisquare dirichlet "
+    "multivariate_normal laplace logistic gumbel triangular weibull standard_t vonmises "
+    "wald pareto power rayleigh f noncentral_chisquare noncentral_f choice permutation "
+    "permuted shuffle".split()
+)
+_FIX = (
+    "draw standard variates and transform them, e.g. `mu + sigma * rng.standard_normal(n)` "
+    "for `rng.normal(mu, sigma, n)`, `low + (high - low) * rng.random(n)` for "
+    "`rng.uniform(low, high, n)`"
+)
+_FIXES = {
+    "choice": "draw the indices and index: `x[rng.integers(0, len(x), size=n)]`",
+    "permutation": "permute the indices: `x[rng.permutation(len(x))]`",
+    "permuted": "permute the indices: `x[rng.permutation(len(x))]`",
+    "shuffle": "permute the indices: `x = x[rng.permutation(len(x))]`",
+    "multivariate_normal": "draw standard normals and transform them: "
+    "`mean + rng.standard_normal((n, d)) @ np.linalg.cholesky(cov).T`",
+}

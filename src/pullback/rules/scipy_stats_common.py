@@ -125,6 +125,28 @@ def constructor_rrule(dist, label, names, adapt=None):
     return frozen_rrule
 
 
+def constructor_tangent(names, adapt=None):
+    """The forward-mode tangent of ``dist(*params, **kwparams)`` (the frozen distribution,
+    ``Rule.extra["output_tangent"]``): a tuple with one entry per parameter in the order of
+    ``names``, the layout of its cotangent, which the frozen methods' rules pair with their
+    receiver's cotangent; ``adapt(k, tangent, arg, frozen)`` gives the ``k``-th the form the
+    frozen object keeps (a scalar ``cov`` is ``cov * I``)."""
+
+    def tangent(frozen, args, tangents, kwargs, keyword_tangents):
+        out = [ZERO] * len(names)
+        given = dict(zip(names, args, strict=False))
+        given.update((n, kwargs[n]) for n in names if n in kwargs)
+        moving = dict(zip(names, tangents, strict=False))
+        moving.update(keyword_tangents)
+        for k, name in enumerate(names):
+            d = moving.get(name, ZERO)
+            if not (d is ZERO or d is NO_TANGENT or d is None):
+                out[k] = d if adapt is None else adapt(k, d, given[name], frozen)
+        return tuple(out)
+
+    return tangent
+
+
 def bound_arguments(args, kwargs, names, defaults):
     """``(x, *parameters)`` of a method call, every parameter in positional order."""
     return (args[0],) + tuple(bind_params(args[1:], kwargs, names, defaults))

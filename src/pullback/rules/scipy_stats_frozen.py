@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._util import NO_TANGENT, ZERO, Registrar, differentiable, finalize, zeros_for
-from .scipy_stats_common import bound_arguments, constructor_rrule
+from .scipy_stats_common import bound_arguments, constructor_rrule, constructor_tangent
 from .scipy_stats_frozen_pullbacks import frozen_parameters
 
 FAMILY = "scipy_stats"
@@ -117,6 +117,15 @@ def _mvn_constructor_cotangent(k, cot, arg):
     return cot
 
 
+def _mvn_frozen_tangent(k, tangent, arg, frozen):
+    """The tangent of multivariate_normal's frozen ``cov`` (2-D) from a scalar or 1-D
+    ``cov``'s: the transpose of :func:`_mvn_constructor_cotangent`."""
+    if k == 1 and np.ndim(arg) < 2:
+        eye = np.eye(np.shape(frozen.cov_object.covariance)[0])
+        return tangent * eye if np.ndim(arg) == 0 else np.diag(tangent)
+    return tangent
+
+
 def register(reg):
     try:
         import scipy.stats as st
@@ -129,16 +138,19 @@ def register(reg):
 
     r = Registrar(reg, FAMILY)
 
-    def constructor(dist_name, names, adapt=None):
+    def constructor(dist_name, names, adapt=None, adapt_tangent=None):
         dist = getattr(st, dist_name)
         rule = r.rule(dist, constructor_rrule(dist, dist_name, names, adapt),
                       name=f"scipy.stats.{dist_name}", notes="frozen distribution")
         rule.extra["keyword_cotangents"] = names
+        rule.extra["output_tangent"] = constructor_tangent(names, adapt_tangent)
 
     for module in (cont, disc):
         for dist_name in module.DISTRIBUTIONS:
             constructor(dist_name, module.parameters(getattr(st, dist_name))[0])
-    constructor("multivariate_normal", ("mean", "cov"), _mvn_constructor_cotangent)
+    constructor(
+        "multivariate_normal", ("mean", "cov"), _mvn_constructor_cotangent, _mvn_frozen_tangent
+    )
     constructor("dirichlet", ("alpha",))
     constructor("multinomial", ("n", "p"))
     # cdf, sf, ppf, ... are rv_frozen's own methods, shared by both kinds

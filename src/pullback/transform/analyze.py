@@ -105,11 +105,16 @@ def differentiable_operands(value, registry) -> list[str]:
             ]
         if kind == "internal":
             return [n for a in value.args for n in names_in(a)]
+        # Keywords of a call found at run time count too: their pullbacks give positional
+        # cotangents only, so a varied keyword is refused (PB502), not silently dropped.
+        keywords = [n for k in value.keywords for n in names_in(k.value)]
         if kind == "method":
-            return names_in(value.func.value) + [n for a in value.args for n in names_in(a)]
+            return (
+                names_in(value.func.value) + [n for a in value.args for n in names_in(a)] + keywords
+            )
         # A function found at run time: its result depends on the function value too (a
         # closure over differentiated values), which the transform then refuses (PB504).
-        return names_in(value.func) + [n for a in value.args for n in names_in(a)]
+        return names_in(value.func) + [n for a in value.args for n in names_in(a)] + keywords
     return []
 
 

@@ -33,18 +33,22 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
 from ..registry import NONDIFF, SCALAR
+from ..tangents import broadcast_tangent, plus_tangent
 from ..tree_walk import all_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
 from .inline import inline_form
+from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
 from .normalize import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
 from .problems import (
+    RUN_TIME_CALL,
     call_varied_values_through_call_method,
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
+    varied_random_draws,
     varied_sets,
 )
 from .ssa import SnapshotPoint
@@ -161,6 +165,9 @@ class ForwardBuilder(EscapeSites):
         call_varied_values_through_call_method(self.tree, varied, nodes)
         self.problems += varied_function_values(self.tree, varied, self.diagnostic, nodes)
         self.problems += varied_sets(self.tree, varied, self.diagnostic, nodes)
+        self.problems += varied_random_draws(
+            self.tree, varied, self.registry, self.diagnostic, nodes
+        )
         self.problems += foreign_varied_calls(
             self.tree, varied, varied, self.registry, self.diagnostic, nodes
         )
@@ -280,19 +287,31 @@ class ForwardBuilder(EscapeSites):
     def varied_atom(self, node) -> bool:
         return isinstance(node, gast.Name) and node.id in self.varied
 
+    def keeps_shape(self, other) -> bool:
+        """Whether adding the constant operand ``other`` keeps the varied operand's shape."""
+        if isinstance(other, gast.Constant):
+            return not isinstance(other.value, (tuple, list))
+        return isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND
+
     def binop(self, t, v):
         a, b = v.left, v.right
         sa, sb = src(a), src(b)
         da, db = self.tan(a), self.tan(b)
         va, vb = self.varied_atom(a), self.varied_atom(b)
         op = type(v.op)
-        if op is gast.Add:
-            terms = [x for x, used in ((da, va), (db, vb)) if used]
-            return " + ".join(terms) if terms else "ZERO"
-        if op is gast.Sub:
+        if op is gast.Add or op is gast.Sub:
             if va and vb:
-                return f"{da} - {db}"
-            return da if va else (f"-{db}" if vb else "ZERO")
+                return f"{da} + {db}" if op is gast.Add else f"{da} - {db}"
+            if not (va or vb):
+                return "ZERO"
+            one = da if va else (db if op is gast.Add else f"-{db}")
+            if self.keeps_shape(b if va else a):
+                return one
+            if op is gast.Add:  # `buf[:1] + [x]` of lists too: plus_tangent places it
+                plus = self.bind("plus_tangent", plus_tangent)
+                return f"{plus}({da if va else 'ZERO'}, {sa}, {db if vb else 'ZERO'}, {sb}, {t})"
+            # `data - mu` with a varied scalar mu: the tangent has the result's shape
+            return f"{self.bind('broadcast_tangent', broadcast_tangent)}({one}, {t})"
         if op not in TANGENT_TERMS:
             return "ZERO"  # //, bit operations: no derivative
         left, right = TANGENT_TERMS[op]
@@ -397,7 +416,7 @@ class ForwardBuilder(EscapeSites):
         return Combined(f"{head}{p}, {d}, {kw}, {{{pairs}}})")
 
     def through_dynamic(self, t, v, head):
-        self.refuse_varied_keywords(v, "a call found at run time")
+        self.refuse_varied_keywords(v, RUN_TIME_CALL)
         p, d, kw = self.arg_lists(v)
         return Combined(f"{head}{p}, {d}, {kw})")
 

@@ -27,7 +27,7 @@ import copy
 
 import gast
 
-from ..iteration import consumed_iterator, first_item, iterator_kind
+from ..iteration import ORDERING_CONSUMERS, consumed_iterator, first_item, iterator_kind
 from ..resolve import resolve_call
 from . import nodes as N
 from .comprehensions import ScopedRenamer
@@ -56,6 +56,21 @@ class IteratorValues:
         if consumer is builtins.tuple:
             return N.located(gast.Call(func=e.func, args=[listed], keywords=[]), e)
         return listed
+
+    def list_iterator_argument(self, e) -> None:
+        """``sorted(zip(w, x), key=k)`` (or ``min``/``max`` of one iterator): its argument
+        becomes the list comprehension over the iterator, which the call, with its
+        keywords, then orders as any list (transform/higher_order_builtins.py)."""
+
+        def resolve(call):
+            return resolve_call(self.fs, call, self.locals)
+
+        inner = consumed_iterator(e, resolve)
+        if inner is None or not any(resolve(e).obj is c for c in ORDERING_CONSUMERS):
+            return
+        target, item = self._items_of(inner, resolve)
+        comp = gast.comprehension(target=target, iter=inner, ifs=[], is_async=0)
+        e.args[0] = N.located(gast.ListComp(elt=item, generators=[comp]), inner)
 
     def first_item_value(self, e, stmts):
         """``next(<generator>[, default])`` as the loop that stops at the first item, else

@@ -2,7 +2,8 @@
 
 A name is a *local container* when every binding of it in the function makes a new list or
 dict — a display, a comprehension, ``list(...)``, ``dict(...)``, ``sorted(...)``, ``a + [..]``,
-or a copy ``arg.copy()`` / ``arg[:]`` (whose kind the methods called on it must tell) — and
+or a copy ``arg.copy()`` / ``arg[:]`` (whose kind the methods called on it must tell), or
+comes after its last change and outside the loops that change it (``out = np.array(out)``) — and
 no other name, container or call can hold that object while it is still being changed: every
 use of the name that could keep the object (``m = l``, ``[l]``, ``f(l)``, ``return l``, a
 loop over ``l``, a lambda reading it) comes after its last change and outside the loops
@@ -76,6 +77,7 @@ class ContainerAnalysis:
         self.uses: dict[str, list] = {}
         self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
         self.bindings: dict[str, list] = {}  # the values assigned to each name
+        self.binds: dict[str, list] = {}  # (kind, where, statement) of each binding
         self.nested: dict[str, list] = {}  # rows[i][j] (op)= v: the stores into a row
         # Statements in the order they appear (a compound statement before its body):
         # generated trees (a generator's list version) carry no reliable line numbers.
@@ -102,6 +104,9 @@ class ContainerAnalysis:
                 self.declared.update(node.names)
             elif isinstance(node, gast.Name):
                 self._name(node, methods)
+        for name in self.changes:
+            if self.kinds.get(name, "") is None:
+                self._forget_final_rebindings(name)
         for name, kind in list(self.kinds.items()):
             if kind == "copy":
                 used = methods.get(name, set())
@@ -111,13 +116,35 @@ class ContainerAnalysis:
                     "dict" if is_dict and not is_list else None
                 )
 
-    def _bind(self, name, kind, where=None):
+    def _bind(self, name, kind, where=None, statement=None):
         if kind == "same":
             return  # rows = fill(rows, x): the list rows was, changed by the helper
+        self.binds.setdefault(name, []).append((kind, where, statement or where))
         old = self.kinds.get(name, kind)
         self.kinds[name] = kind if old == kind else None
         if kind is None and where is not None:
             self.unproved.setdefault(name, where)
+
+    def _forget_final_rebindings(self, name):
+        """``out = np.array(out)`` after the loop that appended to the list ``out``: a
+        binding after the last change, outside the loops that change the name, gives the
+        name a new object that no change reaches, so it does not decide the list's kind."""
+        changes = self.changes[name]
+        last = max(self._position(c) for c in changes)
+        loops = {id(p) for c in changes for p in self._loops(c)}
+
+        def final(statement):
+            return (
+                statement is not None
+                and self._position(statement) > last
+                and not any(id(p) in loops for p in self._loops(statement))
+            )
+
+        kept = [(k, w) for k, w, st in self.binds[name] if not final(st)]
+        if not kept or any(k is None or k != kept[0][0] for k, _ in kept):
+            return
+        self.kinds[name] = kept[0][0]
+        self.unproved.pop(name, None)
 
     def _name(self, node, methods):
         parent = self.parents.get(node)
@@ -130,7 +157,7 @@ class ContainerAnalysis:
                 self.bindings.setdefault(name, []).append(parent.value)
             elif isinstance(parent, gast.AugAssign):
                 ok = isinstance(parent.op, (gast.Add, gast.Mult))
-                self._bind(name, "list" if ok else None)
+                self._bind(name, "list" if ok else None, statement=parent)
                 self.changes.setdefault(name, []).append(parent)
             elif isinstance(parent, gast.comprehension):
                 pass  # the comprehension's own variable

@@ -384,6 +384,7 @@ class Normalizer(
             rewritten = self.kwargs_get(e)
             if rewritten is not None:
                 return self.operation(rewritten, stmts)
+            self.list_iterator_argument(e)  # sorted(zip(a, b), key=k): iterator_values.py
             starred = self.star_call(e, stmts)  # f(*xs, **opts): transform/star_calls.py
             if starred is None:  # reduce, sorted/max/min(key=): higher_order_builtins.py
                 starred = self.higher_order_builtin(e, stmts)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gast
 
+from ..call_sites import RANDOM_DRAW_WHY, random_draw_message
 from ..check import LiveEnvironment, codes
 from ..check.call_checks import foreign_call_text
 from ..check.mutation_fixes import outside_append_texts
+from ..registry import REFUSED_WHEN_VARIED
 from ..resolve import parent_map
 from ..tree_walk import lean_nodes
 
@@ -22,8 +24,24 @@ def attribute_of_varied(diagnostic, node):
     )
 
 
+RUN_TIME_CALL = "a call found at run time"
+
+
 def varied_keyword(diagnostic, node, name, callee):
-    """PB502: a keyword argument of a rule that depends on a differentiated value."""
+    """PB502: a keyword argument of a rule (or of a call found at run time, ``callee`` is
+    :data:`RUN_TIME_CALL`) that depends on a differentiated value."""
+    if callee == RUN_TIME_CALL:
+        return diagnostic(
+            node,
+            "PB502",
+            f"keyword argument '{name}' of {callee} depends on a differentiated value",
+            "A method of a value, or a function held in a variable, is found when the call "
+            "runs, and its pullback gives cotangents to the positional arguments only: the "
+            "keyword argument would silently get no gradient.",
+            f"pass '{name}' positionally if the callee accepts it, or call a function of "
+            "your own that takes it positionally (for a named tuple, `Pair(p.w, v)` "
+            "instead of `p._replace(b=v)`).",
+        )
     return diagnostic(
         node,
         "PB502",
@@ -144,8 +162,7 @@ def varied_function_values(tree, is_active, diagnostic, nodes=None) -> list:
                 diagnostic(
                     node.func,
                     "PB504",
-                    f"'{callee.name}' is a function value that depends on a differentiated "
-                    "value",
+                    f"'{callee.name}' is a function value that depends on a differentiated value",
                     "A function made from a differentiated value (a closure that captured "
                     "it) carries that value inside; the gradient through what it captured "
                     "would be lost.",
@@ -172,8 +189,31 @@ def varied_sets(tree, is_active, diagnostic, nodes=None) -> list:
                     "a set of differentiated values",
                     "A set orders its items by their hashes and merges equal ones, so the "
                     "gradient reaching an item has no defined element to go back to.",
-                    "use a list or a tuple (`[a, b]`), or `sorted(...)` of them for a "
-                    "fixed order.",
+                    "use a list or a tuple (`[a, b]`), or `sorted(...)` of them for a fixed order.",
                 )
             )
     return found
+
+
+def varied_random_draws(tree, is_varied, registry, diagnostic, nodes=None) -> list:
+    """PB506 for every call of a random draw that moves with its parameters
+    (``rng.normal(mu, sigma)`` through ``np.random.normal``, rules/numpy_random.py) which a
+    differentiated value reaches: the draw is declared non-differentiable, and a zero
+    gradient would be wrong. (A draw found only at run time, ``rng.normal`` of a local
+    generator, is refused when its pullback runs: dynamic_calls.call_method.)"""
+    found = []
+    for node in lean_nodes(tree) if nodes is None else nodes:
+        callee = getattr(node, "pb_callee", None) if isinstance(node, gast.Call) else None
+        if callee is None or callee.kind != "object":
+            continue
+        rule = registry.lookup(callee.obj)
+        fix = rule.extra.get(REFUSED_WHEN_VARIED) if rule is not None else None
+        parts = list(node.args) + [k.value for k in node.keywords]
+        if fix and any(isinstance(p, gast.Name) and is_varied(p.id) for p in parts):
+            found.append(random_draw_problem(diagnostic, node, rule.name, fix))
+    return found
+
+
+def random_draw_problem(diagnostic, node, name, fix):
+    """PB506: a differentiated value reaches the random draw ``name``."""
+    return diagnostic(node, "PB506", random_draw_message(name), RANDOM_DRAW_WHY, f"{fix}.")

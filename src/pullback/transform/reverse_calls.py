@@ -18,17 +18,20 @@ from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import closure_cotangents, parameter_places
+from ..scalar_vjps import elementwise_vjp
 from ..tree_walk import lean_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
+    RUN_TIME_CALL,
     call_varied_values_through_call_method,
     foreign_varied_calls,
     no_rule_for_varied_call,
     varied_function_values,
     varied_keyword,
+    varied_random_draws,
     varied_sets,
 )
 from .star_calls import (
@@ -81,14 +84,16 @@ class CallAdjoints:
                 return
         pb = self.pb_names[id(s)]
         vjp = self.scalar_vjp(rule, v)
-        if vjp is not None and self.is_active_arg(v.args[0]):
+        active = [(k, a) for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        if vjp is not None and active:
             # an elementwise rule on a value of unknown kind: its closure pullback, and
             # where the gradient is differentiated again its vjp in the subset (alt)
             c = self.temp()
             f = self.bind(vjp.__name__, vjp)
-            alt = f"{c} = {f}({g}, {src(v.args[0])})"
+            alt = f"{c} = {f}({g}, {', '.join(src(a) for a in v.args)})"
             out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=alt))
-            self.contrib(v.args[0].id, f"{c}[0]", (), state, line, out)
+            for k, a in active:
+                self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
             return
         if callee.kind == "object" and rule is None:
             # A user function: its pullback returns the cotangents of its active params.
@@ -187,8 +192,10 @@ class CallAdjoints:
         function in the differentiable subset (dynamic_calls.scalar_vjp), else None."""
         if rule is None or rule.kind != SCALAR or not rule.trusted:
             return None
-        if len(v.args) != 1 or v.keywords or v.pb_callee.kind != "object":
+        if not v.args or v.keywords or v.pb_callee.kind != "object":
             return None
+        if len(v.args) > 1:  # np.maximum(a, b), np.hypot(a, b): F(g, a, b)
+            return elementwise_vjp(self.registry, v.pb_callee.obj, len(v.args))
         return dynamic_calls.scalar_vjp(self.registry, v.pb_callee.obj)
 
     def direct_pullback(self, rule, v) -> bool:
@@ -489,6 +496,9 @@ class CallAdjoints:
         call_varied_values_through_call_method(self.tree, is_active, nodes)
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
         refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)
+        refused += varied_random_draws(
+            self.tree, self.activity.varied.__contains__, self.registry, self.diagnostic, nodes
+        )
         refused += foreign_varied_calls(
             self.tree,
             self.activity.varied.__contains__,
@@ -542,6 +552,8 @@ class CallAdjoints:
                         self.check_keywords(v, rule)
                 else:
                     needs = True
+                    if callee.kind in ("method", "dynamic"):
+                        self.check_keywords(v, None)  # found at run time: positional only
             if needs:
                 name = self.internal(f"_pb_{t.lstrip('_')}")
                 self.pb_names[id(s)] = name
@@ -550,11 +562,14 @@ class CallAdjoints:
                     info.assigned.add(name)
 
     def check_keywords(self, v, rule):
-        declared = rule.extra.get("keyword_cotangents", ())
+        """PB502 for a keyword argument that depends on a differentiated value where the
+        callee's pullback gives it no cotangent: a rule's undeclared keyword, or any keyword
+        of a call found at run time (``rule`` None: ``obj.method(x, scale=s)``), whose
+        pullback returns the positional cotangents only."""
+        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        callee = v.pb_callee.name if rule is not None else RUN_TIME_CALL
         for k in v.keywords:
             if k.arg in declared:
                 continue
             if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
-                self.problems.append(
-                    varied_keyword(self.diagnostic, k.value, k.arg, v.pb_callee.name)
-                )
+                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, callee))

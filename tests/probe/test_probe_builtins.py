@@ -325,6 +325,7 @@ PROBES = {
     "stack_vstack": (stack_vstack, (P3,), True),
     "where_scalar_branches": (where_scalar_branches, (P3,), True),
     "slice_assign_array": (slice_assign_array, (P3,), True),
+    "statistics_mean": (statistics_mean, (P3,), True),  # (the statistics family)
 }
 
 
@@ -334,11 +335,10 @@ def test_probe(name):
     check_probe(f, *args, second=second)
 
 
-# Refusals: library code without a rule (statistics, heapq), a differentiated keyword of a
+# Refusals: library code without a rule (heapq), a differentiated keyword of a
 # rule (np.average's weights=, PB502: pass it positionally), np.cov's weights (no rule),
 # an append to a list inside a dict (PB106, with the rewrite that works).
 REFUSED = {
-    "statistics_mean": (statistics_mean, (P3,), ("PB301", "statistics.mean")),
     "heapq_small": (heapq_small, (P3,), ("PB301", "heapq.nsmallest")),
     "average_weights": (
         average_weights, (P3,), ("PB502", "keyword argument 'weights' of np.average")

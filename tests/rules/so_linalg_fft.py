@@ -78,6 +78,10 @@ case("numpy.linalg.qr", W23)
 case("numpy.linalg.norm", X)
 case("numpy.linalg.norm", X, None, 1)  # the rows' lengths
 case("numpy.linalg.norm", X, axis=0, keepdims=True)
+for _ord in (1, np.inf, -np.inf):  # largest/smallest (sums of) absolute values
+    case("numpy.linalg.norm", V, ord=_ord)
+    case("numpy.linalg.norm", X, _ord)
+case("numpy.linalg.norm", X, ord=-1)
 # eig/eigvals: real eigenvalues, and a real matrix with a complex pair (a real loss of the
 # complex results); lstsq tall (with residuals) and wide, vector and matrix right sides
 ROT = np.array([[0.3, -1.2, 0.1], [1.1, 0.2, 0.4], [0.2, 0.5, 0.9]])

@@ -23,6 +23,8 @@ Y = make("real", (2, 3), seed=1)
 V = make("real", (4,), seed=2)
 Z = make_complex((2, 3))
 case("numpy.clip", X, -0.5, 0.6)
+case("numpy.clip", X, a_min=-0.5, a_max=0.6)
+case("numpy.clip", X, min=-0.5, max=0.6)  # x.clip's keywords
 case("numpy.clip", X, make("real", (3,), seed=3) - 1.0, None)
 case("numpy.clip", X, -np.inf, 0.6, wrt=(0,))  # an infinite bound (no literal in the probe)
 case("numpy.nan_to_num", X)
@@ -253,6 +255,8 @@ case("numpy.linspace", 0.5, 2.5, 5)
 case("numpy.linspace", W, 2.0 * W, 4, False, axis=1)
 case("numpy.diff", X3)
 case("numpy.diff", X3, 2, 1)
+case("numpy.diff", X3, prepend=0.3, append=make("real", (2, 3, 2), seed=7))  # by keyword
+case("numpy.diff", X3, 2, 1, make("real", (2, 1, 4), seed=8), -0.4)  # edges differentiated
 case("numpy.polyval", P, X)
 case("numpy.polyval", P, 0.7)
 case("numpy.trapezoid", X3)

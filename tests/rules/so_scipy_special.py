@@ -72,6 +72,12 @@ def _fill():
     x = np.random.default_rng(1).normal(size=(3, 4))
     case("scipy.special.logsumexp", x)
     case("scipy.special.logsumexp", x, axis=1)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=(3, 4))
+    # b (by position, as this table's probe passes it: differentiated too), return_sign
+    # (the keyword forms: tests/test_second_order_call_forms.py)
+    case("scipy.special.logsumexp", x, 1, w)
+    case("scipy.special.logsumexp", x, 0, w, True)
+    case("scipy.special.logsumexp", x, None, w * np.array([1.0, -1.0, 1.0, 1.0]), False, True)
     case("scipy.special.softmax", x, axis=0)
     case("scipy.special.log_softmax", x, axis=-1)
     orders = np.array([0, 1, 2])

@@ -138,6 +138,7 @@ def _fill_frozen_multivariate(x, mean, cov, alpha):
         case(rule, st.dirichlet(alpha), np.array([[0.2, 0.35], [0.3, 0.4]]))
     # the constructors (test_so_scipy_stats.py checks them through their methods)
     case("scipy.stats.multivariate_normal", mean, cov)
+    case("scipy.stats.multivariate_normal", mean=mean, cov=cov)  # by keyword
     case("scipy.stats.dirichlet", alpha)
     case("scipy.stats.multinomial", 6, np.array([0.2, 0.3, 0.5]))
     # multinomial(x; n, p) along the simplex of p: one count vector and a stack of them;

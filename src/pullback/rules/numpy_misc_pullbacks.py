@@ -56,19 +56,37 @@ def _padded_diff_transpose(g, ax):
 
 
 @transformable
+def _edge_length(v, ax, nd):
+    """How many places ``prepend``/``append`` ``v`` adds along ``ax`` (a scalar adds one)."""
+    if v is None:
+        return 0
+    if np.ndim(v) == nd:
+        return np.shape(v)[ax]
+    return 1
+
+
+@transformable
 def diff_pullback(dy, a, n=1, axis=-1, prepend=None, append=None):
-    # (np.diff takes prepend=None as a value: pass on only the ones given)
-    if prepend is not None and append is not None:
-        return by_rule(np.diff, dy, a, n, axis, prepend, append)
-    if prepend is not None:
-        return by_rule(np.diff, dy, a, n, axis, prepend=prepend)
-    if append is not None:
-        return by_rule(np.diff, dy, a, n, axis, append=append)
     g = densify(dy)
-    ax = axis % np.ndim(a)
+    nd = np.ndim(a)
+    ax = axis % nd
     for _ in range(n):
         g = _padded_diff_transpose(g, ax)
-    return (unbroadcast(g, a),) + (NO_TANGENT,) * 4
+    if prepend is None and append is None:
+        return (unbroadcast(g, a),) + (NO_TANGENT,) * 4
+    # the cotangent of the joined array [prepend, a, append], cut into its three parts
+    n_pre = _edge_length(prepend, ax, nd)
+    n_app = _edge_length(append, ax, nd)
+    total = np.shape(g)[ax]
+    moved = np.moveaxis(g, ax, -1)
+    da = np.moveaxis(moved[..., n_pre : total - n_app], -1, ax)
+    dpre = NO_TANGENT
+    if prepend is not None:
+        dpre = unbroadcast(np.moveaxis(moved[..., :n_pre], -1, ax), prepend)
+    dapp = NO_TANGENT
+    if append is not None:
+        dapp = unbroadcast(np.moveaxis(moved[..., total - n_app :], -1, ax), append)
+    return unbroadcast(da, a), NO_TANGENT, NO_TANGENT, dpre, dapp
 
 
 @transformable

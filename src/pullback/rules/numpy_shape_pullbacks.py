@@ -173,7 +173,12 @@ def view_pullback(dy, x, *args, **kwargs):
 
 # -- numpy_ufuncs: the elementwise functions that are rules ------------------------------
 @transformable
-def clip_pullback(dy, a, a_min=None, a_max=None):
+def clip_pullback(dy, a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002
+    # min=/max= are the keywords of x.clip and of np.clip since NumPy 2.1
+    if a_min is None:
+        a_min = min
+    if a_max is None:
+        a_max = max
     g = densify(dy)
     zero = np.zeros_like(g)
     below = np.less(a, a_min) if a_min is not None else np.zeros(np.shape(a), bool)

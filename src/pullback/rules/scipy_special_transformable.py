@@ -15,7 +15,7 @@ import numpy as np
 import scipy.special as sc
 
 from ..registry import transformable
-from ..tangents import NO_TANGENT, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .scipy_special_series import betainc_partials, gammainc_da
 from .scipy_stats_common import refused
 from .transformable import _reduced, by_rule
@@ -32,12 +32,35 @@ _ZETA_X = refused(
 
 
 @transformable
+def _signed_logsumexp_pullback(dy, a, axis, b, keepdims):
+    """``logsumexp(..., return_sign=True)``: (log|s|, sign s) with s = sum b e^a; the sign
+    is piecewise constant (no cotangent), d log|s| = sign * b e^a / e^log|s|."""
+    if np.iscomplexobj(a) or np.iscomplexobj(b):
+        return by_rule(sc.logsumexp, dy, a, axis, b, keepdims, True)
+    d_log = dy[0]
+    if d_log is ZERO or d_log is NO_TANGENT or d_log is None:
+        da = np.zeros(np.shape(a), np.result_type(a, 1.0))
+        db = NO_TANGENT if b is None else np.zeros(np.shape(b), np.result_type(b, 1.0))
+        return da, NO_TANGENT, db, NO_TANGENT, NO_TANGENT
+    y, sign = sc.logsumexp(a, axis, b, True, True)
+    ge = _reduced(densify(d_log), axis, keepdims) * sign * np.exp(a - y)
+    if b is None:
+        return unbroadcast(ge, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    return unbroadcast(ge * b, a), NO_TANGENT, unbroadcast(ge, b), NO_TANGENT, NO_TANGENT
+
+
+@transformable
 def logsumexp_pullback(dy, a, axis=None, b=None, keepdims=False, return_sign=False):
-    if b is not None or return_sign:
-        return by_rule(sc.logsumexp, dy, a, axis, b, keepdims, return_sign)
-    y = sc.logsumexp(a, axis=axis, keepdims=True)
-    da = _reduced(dy, axis, keepdims) * np.exp(a - y)
-    return unbroadcast(da, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    if return_sign:
+        return _signed_logsumexp_pullback(dy, a, axis, b, keepdims)
+    if b is None:
+        y = sc.logsumexp(a, axis=axis, keepdims=True)
+        da = _reduced(dy, axis, keepdims) * np.exp(a - y)
+        return unbroadcast(da, a), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    # log sum b e^a: the weights b e^a / sum b e^a (b by position: it may be differentiated)
+    y = sc.logsumexp(a, axis, b, True)
+    ge = _reduced(dy, axis, keepdims) * np.exp(a - y)
+    return unbroadcast(ge * b, a), NO_TANGENT, unbroadcast(ge, b), NO_TANGENT, NO_TANGENT
 
 
 @transformable

@@ -175,8 +175,9 @@ def register(reg):
     frozen_pbs.register(reg, FAMILY)
     for module in (cont, disc):
         for dist_name in module.DISTRIBUTIONS:
+            names = tuple(module.parameters(getattr(st, dist_name))[0])
             reg.set_pullback_function(
-                getattr(st, dist_name), frozen_pbs.frozen_constructor_pullback
+                getattr(st, dist_name), frozen_pbs.keyword_constructor_pullback(names)
             )
     for cls, names in (
         (infra.rv_continuous_frozen, CONTINUOUS_METHODS),

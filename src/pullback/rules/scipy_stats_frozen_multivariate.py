@@ -29,7 +29,7 @@ import scipy.stats as st
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
-from .scipy_stats_frozen_pullbacks import frozen_parameters
+from .scipy_stats_frozen_pullbacks import frozen_parameters, keyword_constructor_pullback
 from .scipy_stats_mvn_cdf import cdf_form_keywords, frozen_cdf_options, mvn_cdf_cotangents
 from .scipy_stats_transformable import (
     dirichlet_logpdf_pullback,
@@ -195,35 +195,21 @@ def _cov_form(dcov, cov):
 
 
 @transformable
-def mvn_constructor_pullback(dy, *args):
-    """The cotangents of the positional ``mean`` and ``cov`` of ``multivariate_normal(...)``
-    from the frozen object's ``(dmean, dcov)``."""
-    out = ()
-    if len(args) > 0:
-        dmean = NO_TANGENT
-        if has_tangent(args[0]):
-            dmean = unbroadcast(dy[0], args[0])
-        out = out + (dmean,)
-    if len(args) > 1:
-        dcov = NO_TANGENT
-        if has_tangent(args[1]):
-            dcov = _cov_form(dy[1], args[1])
-        out = out + (dcov,)
-    return out
-
-
-@transformable
-def parameters_constructor_pullback(dy, *args):
-    """The cotangents of the positional parameters of ``dirichlet(alpha)`` and
-    ``multinomial(n, p)`` (each in its argument's shape and dtype)."""
-    return tuple(
-        [unbroadcast(dy[k], args[k]) if has_tangent(args[k]) else NO_TANGENT
-         for k in range(len(args))]
-    )
+def mvn_constructor_pullback(dy, mean=None, cov=1, allow_singular=False, seed=None):
+    """The cotangents of ``mean`` and ``cov`` of ``multivariate_normal(...)`` from the
+    frozen object's ``(dmean, dcov)``, one per parameter of the constructor: a keyword's
+    (``multivariate_normal(mean=m, cov=C)``) is at its parameter's place."""
+    dmean = NO_TANGENT
+    if has_tangent(mean):
+        dmean = unbroadcast(dy[0], mean)
+    dcov = NO_TANGENT
+    if has_tangent(cov):
+        dcov = _cov_form(dy[1], cov)
+    return dmean, dcov, NO_TANGENT, NO_TANGENT
 
 
 CONSTRUCTOR_PULLBACKS = {
     "multivariate_normal": mvn_constructor_pullback,
-    "dirichlet": parameters_constructor_pullback,
-    "multinomial": parameters_constructor_pullback,
+    "dirichlet": keyword_constructor_pullback(("alpha",), True),
+    "multinomial": keyword_constructor_pullback(("n", "p"), True),
 }

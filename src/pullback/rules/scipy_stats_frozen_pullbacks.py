@@ -8,7 +8,8 @@ order (shapes, ``loc``, ``scale``; see scipy_stats_frozen.py). A method's pullba
 the parameters with :func:`frozen_parameters` — a primitive whose rule gives the frozen
 object that very tuple as its cotangent (linear: its transformable pullback closes at any
 order) — and calls the unfrozen method's transformable
-pullback with them. The constructor's pullback hands each positional parameter its entry.
+pullback with them. The constructor's pullback hands each parameter its entry, by position
+or by keyword.
 A method's pullback function is marked ``__pullback_receiver_cotangent__``: the
 derivative of a method's vjp (pullback_runtime.py) then differentiates the receiver too,
 so that the mixed terms (``d2/dloc dx``) reach the parameters.
@@ -16,8 +17,10 @@ so that the mixed terms (``d2/dloc dx``) reach the parameters.
 
 from __future__ import annotations
 
+import functools
+
 from ..registry import transformable
-from ..tangents import NO_TANGENT, ZERO
+from ..tangents import NO_TANGENT, ZERO, unbroadcast
 from .user_function_calls import called_by_name, has_tangent
 
 
@@ -122,10 +125,35 @@ METHOD_PULLBACKS = {
 
 
 @transformable
-def frozen_constructor_pullback(dy, *args):
-    """The cotangents of the positional parameters of ``dist(*args)`` from the frozen
-    object's tuple cotangent (parameters given by keyword: the rule's closure)."""
-    return tuple(dy[k] if has_tangent(args[k]) else NO_TANGENT for k in range(len(args)))
+def _parameter_cotangent(d, arg, shaped):
+    """The cotangent ``d`` of a parameter ``arg`` (none where it has no tangent), summed
+    to its shape where ``shaped`` (a multivariate distribution's array parameters)."""
+    if not has_tangent(arg):
+        return NO_TANGENT
+    if shaped:
+        return unbroadcast(d, arg)
+    return d
+
+
+@functools.cache
+def keyword_constructor_pullback(names, shaped=False):
+    """The pullback function of ``dist(*args, **kwargs)`` for a distribution whose
+    parameters are ``names`` (SciPy's order, the layout of the frozen object's cotangent):
+    the positional parameters' cotangents, then a dict of those passed by keyword
+    (``norm(loc=mu, scale=s)``, ``dirichlet(alpha=a)``), as the rule's closure gives them."""
+
+    @transformable
+    def frozen_keywords_constructor_pullback(dy, *args, **kwargs):
+        out = tuple([_parameter_cotangent(dy[k], args[k], shaped) for k in range(len(args))])
+        if not kwargs:
+            return out
+        cots = {}
+        for k in range(len(names)):
+            if names[k] in kwargs:
+                cots[names[k]] = _parameter_cotangent(dy[k], kwargs[names[k]], shaped)
+        return out + (cots,)
+
+    return frozen_keywords_constructor_pullback
 
 
 def register_parameters(reg, family="scipy_stats"):

@@ -270,6 +270,36 @@ def real_like(g, x):
 
 
 @transformable
+def _abs_extreme_ord(ord, x):
+    """Whether ``norm(x, ord)`` of a real vector or matrix is a largest or smallest sum of
+    absolute values: ord 1, inf, -inf (and -1 of a matrix)."""
+    if np.iscomplexobj(x) or isinstance(ord, str) or ord is None:
+        return False
+    if np.ndim(x) == 1:
+        return ord == 1 or ord == np.inf or ord == -np.inf
+    if np.ndim(x) == 2:
+        return ord == 1 or ord == -1 or ord == np.inf or ord == -np.inf
+    return False
+
+
+@transformable
+def _abs_extreme_norm_pullback(dy, x, ord):
+    """The cotangent of ``norm(x, ord)`` for :func:`_abs_extreme_ord`: ``sign(x)`` on the
+    entries (vector) or columns/rows (matrix) that give the norm; ties split the cotangent
+    equally, as the rule does (linalg_norms)."""
+    if np.ndim(x) == 1:
+        if ord == 1:
+            return dy * np.sign(x)
+        sums = np.abs(x)
+        pick = sums == (np.max(sums) if ord > 0 else np.min(sums))
+        return dy * np.sign(x) * pick / np.sum(pick)
+    axis = 0 if ord == 1 or ord == -1 else 1  # 1: column sums (over rows); inf: row sums
+    sums = np.sum(np.abs(x), axis=axis, keepdims=True)
+    pick = sums == (np.max(sums) if ord > 0 else np.min(sums))
+    return dy * np.sign(x) * pick / np.sum(pick)
+
+
+@transformable
 def norm_pullback(dy, x, *rest, **options):
     # rest: ord, axis, keepdims given by position (each gets NO_TANGENT back)
     ord = rest[0] if len(rest) > 0 else options.get("ord", None)
@@ -281,6 +311,8 @@ def norm_pullback(dy, x, *rest, **options):
         y = np.linalg.norm(x, None, axis, True)
         safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
         return (np.where(y == 0, 0.0, np.reshape(dy, np.shape(y)) / safe) * x,) + tail
+    if axis is None and not keepdims and _abs_extreme_ord(ord, x):
+        return (_abs_extreme_norm_pullback(dy, x, ord),) + tail
     if ord is not None or axis is not None or keepdims:
         return by_rule(np.linalg.norm, dy, x, *rest, **options)
     y = np.linalg.norm(x)

@@ -172,3 +172,23 @@ def test_the_shape_of_a_call_names_leaf_types_ranks_and_record_classes():
     assert call_shape((x,), {}) != call_shape((x[:, None],), {})
     assert call_shape((np.ma.masked_array(x),), {}) is None  # refused by the full path
     assert call_shape((), {"a": 1.0}) != call_shape((), {"b": 1.0})
+
+
+def scaled_sin(v):
+    return 3.0 * np.sin(v)
+
+
+def walk_static(x):
+    w = Walker(x)
+    total = 0.0
+    for _ in range(3):
+        total = total + np.sum(w.step(x[0]).x)
+    return total
+
+
+def test_a_method_made_a_staticmethod_at_one_call_site_drops_the_receiver(monkeypatch):
+    x = _x(np.float64)
+    check_grad(walk_static, x)
+    monkeypatch.setattr(Walker, "step", staticmethod(lambda dt: Walker(scaled_sin(dt))))
+    assert Walker(1.0).step(0.5).x == scaled_sin(0.5)
+    check_grad(walk_static, x)

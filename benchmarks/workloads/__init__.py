@@ -1,6 +1,6 @@
 """The benchmark workloads, one small module each (pullback needs their source)."""
 
-from . import euler_ode, mlp, mse_loop, readme_matmul, rosenbrock_loop, sum3
+from . import euler_ode, mlp, mse_loop, readme_matmul, records, rosenbrock_loop, sum3
 
 WORKLOADS = [
     *readme_matmul.WORKLOADS,
@@ -9,4 +9,5 @@ WORKLOADS = [
     *mlp.WORKLOADS,
     *rosenbrock_loop.WORKLOADS,
     *euler_ode.WORKLOADS,
+    *records.WORKLOADS,
 ]

@@ -23,6 +23,7 @@ from .arguments import (
     _leaves,
     _name,
     _signature,
+    call_shape,
     fast_kinds,
     kinds_key,
     picked_adjoint,
@@ -271,22 +272,25 @@ class LazyAdjoint:
 
     def _call_dynamic(self, args, kwargs):
         """A call found at run time: differentiate the arguments that hold floats, and
-        give one cotangent per positional argument (the rule convention)."""
-        sig = _signature(self.fn)
-        bound = sig.bind(*args, **kwargs)
-        # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
-        entries = spread_arguments(sig, bound)
-        names = [n for n, _ in entries]
-        active = tuple(n for n, v in entries if any(map(is_differentiable_value, _leaves(v))))
-        adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
+        give one cotangent per positional argument (the rule convention).
+
+        A method called in a loop (``p = p.step(dt)``) is found again on every call: its
+        plan (the adjoint, which arguments are differentiated, where their cotangents go)
+        is kept on the function, keyed by the registry and the shape of the arguments
+        (:func:`call_shape`: every leaf's type, rank and dtype kind, every record's
+        class), and reused while the adjoint's guard holds."""
+        fn = self.fn
+        shape = call_shape(args, kwargs) if type(fn) is types.FunctionType else None
+        if shape is not None and _PLAN_BLOCKERS.isdisjoint(fn.__dict__):
+            entries = function_entries(fn)
+            key = ("dynamic", registry_token(self.registry), self.registry.version, shape)
+            plan = entries.get(key)
+            if plan is None or not plan[0].guard():
+                plan = entries[key] = self._plan(args, kwargs)
+        else:
+            plan = self._plan(args, kwargs)
+        adj, positions, positional, keyword_names = plan
         y, pullback = adj.forward(*args, **kwargs)
-        positions = {n: k for k, n in enumerate(active)}
-        positional = names[: len(args)]
-        # each keyword argument's entry: a parameter's name, or its element of **kwargs
-        keyword_names = {}
-        for n in names[len(args) :]:
-            _, key = split_element(n)
-            keyword_names[n if key is None else key] = n
 
         def dynamic_call_pullback(dy):
             cots = pullback(dy)
@@ -301,6 +305,30 @@ class LazyAdjoint:
             return out
 
         return y, dynamic_call_pullback
+
+    def _plan(self, args, kwargs):
+        """``(adjoint, {differentiated name: cotangent index}, positional names,
+        {keyword: name})`` of this call, found from its arguments' values."""
+        sig = _signature(self.fn)
+        bound = sig.bind(*args, **kwargs)
+        # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
+        entries = spread_arguments(sig, bound)
+        names = [n for n, _ in entries]
+        active = tuple(n for n, v in entries if any(map(is_differentiable_value, _leaves(v))))
+        adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
+        positions = {n: k for k, n in enumerate(active)}
+        positional = names[: len(args)]
+        # each keyword argument's entry: a parameter's name, or its element of **kwargs
+        keyword_names = {}
+        for n in names[len(args) :]:
+            _, key = split_element(n)
+            keyword_names[n if key is None else key] = n
+        return adj, positions, positional, keyword_names
+
+
+#: Attributes of a function under which get_adjoint differentiates something else (what it
+#: wraps) or refuses: such a function's dynamic calls take the full path every time.
+_PLAN_BLOCKERS = frozenset({"__wrapped__", "__pullback_refuse__"})
 
 
 class KeywordCotangents(tuple):

@@ -61,6 +61,63 @@ def fast_kinds(args):
     return tuple(key)
 
 
+def call_shape(args, kwargs):
+    """A key for a call's arguments that decides everything a dynamic call derives from
+    their values (adjoints.LazyAdjoint._call_dynamic): the kinds the adjoint is
+    specialized on, which arguments hold floats, and that no leaf is an array subclass to
+    refuse. Each leaf's exact type (an array's rank and dtype kind too), each record's
+    class and fields, each container's type and length; ``None`` (no key: derive it all
+    again) for any other value.
+
+    >>> call_shape((1.0, [2, "a"]), {"s": None}) == (
+    ...     (float, (list, (int, str))), (("s", type(None)),))
+    True
+    """
+    pos = _shape_of(args)
+    if pos is None:
+        return None
+    if not kwargs:
+        return pos, ()
+    words = _shape_of(tuple(kwargs.values()))
+    return None if words is None else (pos, tuple(zip(kwargs, words, strict=True)))
+
+
+#: Leaf types whose value decides nothing beyond their type: is_differentiable_value,
+#: kind_of and the refusal of array subclasses all give one answer per type.
+_TYPE_ONLY = frozenset(
+    {float, int, bool, complex, str, type(None), _float64, np.float32, np.int64, np.ufunc}
+    | {types.FunctionType, types.BuiltinFunctionType, types.MethodType}
+)
+
+
+def _shape_of(values):
+    out = []
+    for v in values:
+        t = type(v)
+        if t in _TYPE_ONLY:
+            out.append(t)
+        elif t is _ndarray:
+            out.append((v.ndim, v.dtype.kind))
+        elif t is tuple or t is list:
+            inner = _shape_of(v)
+            if inner is None:
+                return None
+            out.append((t, inner))
+        elif t is dict:
+            inner = _shape_of(tuple(v.values()))
+            if inner is None:
+                return None
+            out.append((t, tuple(v), inner))
+        elif is_dataclass_value(v):  # a dataclass instance or a plain record
+            inner = _shape_of(fields_of(v))
+            if inner is None:
+                return None
+            out.append((t, inner))
+        else:
+            return None
+    return tuple(out)
+
+
 # ndarray subclasses whose arithmetic is NumPy's own. Not np.matrix: its `*` and `**` are
 # matrix products and powers, while the rules of the operators are the elementwise ones
 # (a gradient through `m * m` came out wrong).

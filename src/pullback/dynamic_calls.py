@@ -154,8 +154,11 @@ def _found_without_receiver(site: CallSite, obj, name: str):
         return instance_attributes[name]
     if isinstance(obj, type):
         return getattr(obj, name)
-    method = getattr(type(obj), name, None)
-    raw = inspect.getattr_static(type(obj), name, None)
+    cls = type(obj)
+    method = getattr(cls, name, None)
+    if type(method) is types.FunctionType and cls.__dict__.get(name) is method:
+        return None  # a function of the class's own: a method (the loop's common case)
+    raw = inspect.getattr_static(cls, name, None)
     if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
         return getattr(obj, name)
     if method is None:

@@ -54,6 +54,10 @@ def is_record_class(cls) -> bool:
 def field_index(record, name: str, where: str = "") -> int:
     """Where the field ``name`` sits in ``record`` (a named tuple, or a dataclass instance
     whose cotangent is the tuple of its fields: records_dataclasses.py), or a refusal."""
+    if not ESCAPE_RECORD.attributes and not isinstance(record, tuple):
+        k = field_position(record, name)  # a field of a dataclass or plain record: the
+        if k is not None:  # common case, read on every step of a loop (and its reverse)
+            return k
     fields = getattr(type(record), "_fields", None)
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)

@@ -103,11 +103,14 @@ def field_position(record, name: str):
 def fields_of(record):
     """The values of a dataclass instance's fields, as a tuple in field order (a named
     tuple as it is): the value whose cotangent is the record's."""
-    if not is_dataclass_value(record):
-        return record
-    if not hasattr(type(record), "__dataclass_fields__"):
+    cls = type(record)  # (is_dataclass_value's tests, each made once: a loop reads fields)
+    if hasattr(cls, "__dataclass_fields__"):
+        if isinstance(record, type):
+            return record
+        return tuple([getattr(record, n) for n in _layout(cls)[0]])
+    if id(cls) in LAYOUTS and is_plain_record(record):
         return plain_fields(record)
-    return tuple([getattr(record, n) for n in _layout(type(record))[0]])
+    return record
 
 
 def _fields_of_rrule(record):

@@ -561,6 +561,10 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     if method is None or isinstance(obj, type):
         # type(obj).method(obj, x), self.act_fn(z): the attribute as Python finds it
         return function_tangent(site, lookup_attribute(obj, name), args, tangents, kwargs)
+    raw = inspect.getattr_static(type(obj), name, None)
+    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+        # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)
+        return function_tangent(site, getattr(obj, name), args, tangents, kwargs)
     if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
         # As call_method does: x.copy() is np.copy(x).
         function = getattr(np, name, None)

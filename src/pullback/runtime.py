@@ -25,8 +25,19 @@ from .errors import (
     PullbackError,
     RuleError,
 )
+from .records_dataclasses import is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
-from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
+from .tangents import (
+    NO_TANGENT,
+    ZERO,
+    add,
+    densify,
+    is_operator_object,
+    is_zero,
+    materialize,
+    refuse_operator,
+    unbroadcast,
+)
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
 
@@ -169,6 +180,9 @@ def plus_cotangents(g, a, b):
             return ZERO, ZERO
         n = len(a)
         return type(a)(g[:n]), type(b)(g[n:])
+    for operand in (a, b):  # (whatever the cotangent: a zero may be the method's doing)
+        if is_dataclass_value(operand) or is_operator_object(operand):
+            refuse_operator(operand)
     return unbroadcast(g, a), unbroadcast(g, b)
 
 

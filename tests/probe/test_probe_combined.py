@@ -9,6 +9,7 @@ Each gradient (and for a third jvp, hvp and the Hessian) is checked against cent
 differences of the function itself.
 """
 
+import dataclasses
 import math
 import statistics
 
@@ -880,6 +881,27 @@ def xlogx_negative(p):
         return -np.sum(np.where(p > 0, p * np.log(p), 0.0))
 
 
+@dataclasses.dataclass
+class Vector2:
+    x: float
+    y: float
+
+    def __add__(self, other):
+        return Vector2(self.x + other.x, self.y * other.y)
+
+
+def dataclass_operator(t):
+    v = Vector2(t, t) + Vector2(1.0, 3.0)
+    return v.x + v.y
+
+
+def polynomial_method_add(x):
+    # the fix the refusal of `p + q` names: the operator method called by name
+    p = Polynomial([1.0, x, x ** 2])
+    q = p.__add__(Polynomial([0.5, 0.5]))
+    return q(1.3) + q.derivative()(0.7)
+
+
 P = np.array
 CORRECT = [
     (gp_nll, (P([0.1, -0.2, -1.0]),), False),
@@ -930,6 +952,7 @@ CORRECT = [
     (ode_params_fixed, (P([2.0, 0.3]),), True),
     (pendulum_returns_state, (0.4,), True),
     (stack_fixed, (0.7,), True),
+    (polynomial_method_add, (1.3,), True),
 ]
 
 
@@ -968,6 +991,9 @@ REFUSED = [
     (vec2_ops, (0.7,), "__slots__"),
     # the values push() appended are read back by total(), a call with no gradient
     (stack_collect, (0.7,), "reads back a value that carries a gradient"),
+    # `p + q` runs Polynomial.__add__, which the arithmetic's pullback knows nothing of
+    (polynomial_class, (1.3,), "own operator method"),
+    (dataclass_operator, (0.7,), "own operator method"),
 ]
 
 

@@ -217,7 +217,22 @@ def plus_tangent(da, a, db, b, value):
         left = list(da) if da is not ZERO else [ZERO] * len(a)
         right = list(db) if db is not ZERO else [ZERO] * len(b)
         return type(value)(left + right)
+    if type(value) is not _ndarray and (is_dataclass_value(value) or is_operator_object(value)):
+        refuse_operator(value)  # (the result of a class's own __add__)
     return broadcast_tangent(db if da is ZERO else da, value)
+
+
+def sum_tangent(da, a, db, b):
+    """``da + db``, the tangent of ``a + b`` with both operands varied and kinds not known
+    to be numbers or arrays (lists and tuples concatenate their tangents); refused for an
+    object whose class adds with its own ``__add__`` (a record's tangent is the tuple of
+    its fields', which ``+`` would concatenate)."""
+    for operand in (a, b):
+        if type(operand) is not _ndarray and (
+            is_dataclass_value(operand) or is_operator_object(operand)
+        ):
+            refuse_operator(operand)
+    return da + db
 
 
 def broadcast_cotangent(d, shape):

@@ -895,6 +895,11 @@ def dataclass_operator(t):
     return v.x + v.y
 
 
+def dataclass_operator_both(t):
+    v = Vector2(t, t) + Vector2(t, 2.0)
+    return v.x + v.y
+
+
 def polynomial_method_add(x):
     # the fix the refusal of `p + q` names: the operator method called by name
     p = Polynomial([1.0, x, x ** 2])
@@ -994,9 +999,17 @@ REFUSED = [
     # `p + q` runs Polynomial.__add__, which the arithmetic's pullback knows nothing of
     (polynomial_class, (1.3,), "own operator method"),
     (dataclass_operator, (0.7,), "own operator method"),
+    (dataclass_operator_both, (0.7,), "own operator method"),
 ]
 
 
 @pytest.mark.parametrize("f, args, says", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_with_the_reason(f, args, says):
     check_refusal(f, *args, says=(says,))
+
+
+@pytest.mark.parametrize("f", [polynomial_class, dataclass_operator, dataclass_operator_both])
+def test_operators_of_classes_are_refused_in_forward_mode_too(f):
+    # both operands varied: the tangents of records are tuples, which `+` would concatenate
+    with pytest.raises(pullback.PullbackError, match="own operator method"):
+        pullback.jvp(f, (0.7,), (1.0,))

@@ -1013,3 +1013,29 @@ def test_operators_of_classes_are_refused_in_forward_mode_too(f):
     # both operands varied: the tangents of records are tuples, which `+` would concatenate
     with pytest.raises(pullback.PullbackError, match="own operator method"):
         pullback.jvp(f, (0.7,), (1.0,))
+
+
+def quantile_cut(x, n=4, method="exclusive", k=1):
+    return statistics.quantiles(list(x), n=n, method=method)[k]
+
+
+def quantile_mix(x):
+    cuts = statistics.quantiles(x, n=5, method="inclusive")
+    return sum(w * c for w, c in zip([1.0, -2.0, 0.5, 3.0], cuts))
+
+
+@pytest.mark.parametrize("size", [2, 3, 5, 8])
+@pytest.mark.parametrize("n", [2, 4, 10])
+@pytest.mark.parametrize("method", ["exclusive", "inclusive"])
+def test_statistics_quantiles_against_finite_differences(size, n, method):
+    # declared non-differentiable before: a silent zero gradient
+    x = np.random.default_rng(size * n).standard_normal(size)
+    for k in range(n - 1):
+        check_probe(quantile_cut, x, n, method, k)
+
+
+def test_statistics_quantiles_of_a_list_and_forward_mode():
+    x = P([0.3, -1.0, 2.0, 0.7, 1.1, -0.2])
+    check_probe(quantile_mix, x)
+    _, t = pullback.jvp(quantile_mix, (x,), (np.ones(6),))
+    assert t == pytest.approx(np.sum(pullback.grad(quantile_mix)(x)), rel=1e-12)

@@ -346,7 +346,9 @@ def is_operator_object(x) -> bool:
     """Whether ``x`` is an object of a user's class that defines arithmetic operators in
     Python (``Polynomial.__add__``): what ``+`` on it computes is that method's."""
     t = type(x)
-    if isinstance(x, type) or is_library_module_name(getattr(t, "__module__", None) or "builtins"):
+    if isinstance(x, (type, _ndarray)):  # (an array subclass adds as an array)
+        return False
+    if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
     return any(type(getattr(t, n, None)) is _FunctionType for n in _OPERATOR_METHODS)
 

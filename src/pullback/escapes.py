@@ -161,6 +161,58 @@ def read_item(container, key, where: str, whole: bool = True):
     return _checked(container[key], where, whole)
 
 
+def _held_in(value, depth: int = 0):
+    """The store that recorded ``value`` or a value it holds (items of a list, tuple or
+    dict, fields of a record, a few levels deep), or None."""
+    found = _RECORD.values.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    if depth > 4:
+        return None
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif is_dataclass_value(value):
+        items = fields_of(value)
+    elif _is_user_object(value):
+        items = tuple(vars(value).values())
+    else:
+        return None
+    for item in items:
+        stored = _held_in(item, depth + 1)
+        if stored is not None:
+            return stored
+    return None
+
+
+def _is_user_object(value) -> bool:
+    """An instance of a class of user code with a ``__dict__`` (its attributes may hold a
+    kept value)."""
+    t = type(value)
+    if isinstance(value, type) or not hasattr(value, "__dict__"):
+        return False
+    return not is_library_module_name(getattr(t, "__module__", None) or "builtins")
+
+
+def checked_call(fn, args, kwargs, where: str):
+    """``fn(*args, **kwargs)`` of user code whose arguments carry no gradient the
+    transformation sees, while values are kept outside in this evaluation: the callee runs
+    as in the primal, so a read of a kept value inside it (``self.items`` that another
+    method appended to) would lose its gradient. Refused when an argument (the object of a
+    method among them) holds such a value."""
+    if _RECORD.values:
+        bound = as_bound_call(fn)
+        module = getattr(bound.target, "__module__", None) if bound is not None else None
+        if bound is not None and not is_library_module_name(module or "pullback"):
+            every, keywords = bound.arguments(args, kwargs)
+            for a in (*every, *keywords.values()):
+                stored = _held_in(a)
+                if stored is not None:
+                    _refuse(where, stored)
+    return fn(*args, **kwargs)
+
+
 def _carries_gradient(value) -> bool:
     if isinstance(value, (list, tuple)):
         return any(map(_carries_gradient, value))
@@ -201,6 +253,7 @@ def register(reg) -> None:
         read_attribute,
         read_item,
         effect_call,
+        checked_call,
         family=FAMILY,
         trusted=True,
     )

@@ -25,8 +25,19 @@ from .errors import (
     PullbackError,
     RuleError,
 )
+from .records_dataclasses import is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
-from .tangents import NO_TANGENT, ZERO, add, densify, is_zero, materialize, unbroadcast
+from .tangents import (
+    NO_TANGENT,
+    ZERO,
+    add,
+    densify,
+    is_operator_object,
+    is_zero,
+    materialize,
+    refuse_operator,
+    unbroadcast,
+)
 
 _SEQUENCES = (list, tuple, np.ndarray, range, str)
 
@@ -169,6 +180,9 @@ def plus_cotangents(g, a, b):
             return ZERO, ZERO
         n = len(a)
         return type(a)(g[:n]), type(b)(g[n:])
+    for operand in (a, b):  # (whatever the cotangent: a zero may be the method's doing)
+        if is_dataclass_value(operand) or is_operator_object(operand):
+            refuse_operator(operand)
     return unbroadcast(g, a), unbroadcast(g, b)
 
 
@@ -561,6 +575,10 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     if method is None or isinstance(obj, type):
         # type(obj).method(obj, x), self.act_fn(z): the attribute as Python finds it
         return function_tangent(site, lookup_attribute(obj, name), args, tangents, kwargs)
+    raw = inspect.getattr_static(type(obj), name, None)
+    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+        # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)
+        return function_tangent(site, getattr(obj, name), args, tangents, kwargs)
     if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
         # As call_method does: x.copy() is np.copy(x).
         function = getattr(np, name, None)

@@ -21,6 +21,7 @@ array([3., 3.])
 from __future__ import annotations
 
 from _thread import _local as thread_local  # threading.local, without importing threading
+from types import FunctionType as _FunctionType
 
 import numpy as np
 
@@ -29,6 +30,8 @@ import numpy as np
 from . import backends
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
+from .errors import UnsupportedCallError
+from .guards import is_library_module_name
 from .indexed_cotangent import IndexedCotangent
 from .records_dataclasses import fields_of, is_dataclass_value, rebuilt
 from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
@@ -214,7 +217,22 @@ def plus_tangent(da, a, db, b, value):
         left = list(da) if da is not ZERO else [ZERO] * len(a)
         right = list(db) if db is not ZERO else [ZERO] * len(b)
         return type(value)(left + right)
+    if type(value) is not _ndarray and (is_dataclass_value(value) or is_operator_object(value)):
+        refuse_operator(value)  # (the result of a class's own __add__)
     return broadcast_tangent(db if da is ZERO else da, value)
+
+
+def sum_tangent(da, a, db, b):
+    """``da + db``, the tangent of ``a + b`` with both operands varied and kinds not known
+    to be numbers or arrays (lists and tuples concatenate their tangents); refused for an
+    object whose class adds with its own ``__add__`` (a record's tangent is the tuple of
+    its fields', which ``+`` would concatenate)."""
+    for operand in (a, b):
+        if type(operand) is not _ndarray and (
+            is_dataclass_value(operand) or is_operator_object(operand)
+        ):
+            refuse_operator(operand)
+    return da + db
 
 
 def broadcast_cotangent(d, shape):
@@ -309,11 +327,44 @@ def unbroadcast(g, x):
         # A symbolic zero held by a gradient that is differentiated again is a constant:
         # nothing flows back to it (and it must not reach np.shape).
         return ZERO
+    if is_dataclass_value(x) or is_operator_object(x):
+        refuse_operator(x)
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
         return g
     return _sum_to(g, shape, None)
+
+
+_OPERATOR_METHODS = tuple(
+    "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __pow__ "
+    "__neg__ __matmul__".split()
+)
+
+
+def is_operator_object(x) -> bool:
+    """Whether ``x`` is an object of a user's class that defines arithmetic operators in
+    Python (``Polynomial.__add__``): what ``+`` on it computes is that method's."""
+    t = type(x)
+    if isinstance(x, (type, _ndarray)):  # (an array subclass adds as an array)
+        return False
+    if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
+        return False
+    return any(type(getattr(t, n, None)) is _FunctionType for n in _OPERATOR_METHODS)
+
+
+def refuse_operator(x):
+    """An operand of ``+ - * / ...`` that is an object of a dataclass or of a plain class:
+    the operator ran the class's own method (``__add__``), which the arithmetic's pullback
+    knows nothing of, so its cotangent would be wrong."""
+    name = type(x).__name__
+    raise UnsupportedCallError(
+        f"an arithmetic operator was applied to an object of class {name}: it runs {name}'s "
+        "own operator method (__add__, __mul__, ...), which pullback does not differentiate "
+        "through an operator.\n"
+        f"Fix: call the method by name (`a.__add__(b)`, or a method of {name} such as "
+        "`a.plus(b)`), which pullback differentiates, or compute with the fields."
+    )
 
 
 class _BatchAxes(thread_local):

@@ -8,6 +8,8 @@ position), ``variance``/``pvariance``/``stdev``/``pstdev`` (with ``xbar``/``mu``
 the sum of squared deviations from it, as Python computes it), ``geometric_mean``,
 ``harmonic_mean``, ``covariance`` and ``correlation``. Each pullback is a transformable
 function, the rule's closure calls it, so second derivatives run through the same code.
+``quantiles`` (both methods) interpolates neighbours of the sorted data with fixed
+weights: its rule sends the weights back through the sort (first order only).
 A sequence's cotangent has its kind: a list, a tuple or an array.
 
 Loaded when the differentiated code has imported ``statistics`` (a deferred family:
@@ -170,6 +172,45 @@ def correlation_pullback(dy, x, y):
     return like_data(da, x), like_data(db, y)
 
 
+def quantile_weights(size: int, n: int, method: str) -> np.ndarray:
+    """``W`` with ``statistics.quantiles(data, n=n, method=method) == W @ sorted(data)``:
+    each cut point interpolates two neighbours of the sorted data (Python's formulas)."""
+    W = np.zeros((n - 1, size))
+    if size == 1:
+        W[:, 0] = 1.0  # quantiles([v], n=n) is [v] * (n - 1)
+        return W
+    for i in range(1, n):
+        if method == "inclusive":
+            j, delta = divmod(i * (size - 1), n)
+        else:
+            j = min(max(i * (size + 1) // n, 1), size - 1)
+            delta = i * (size + 1) - j * n
+            j -= 1
+        W[i - 1, j] += (n - delta) / n
+        if delta:
+            W[i - 1, j + 1] += delta / n
+    return W
+
+
+def quantiles_rrule(data, *, n=4, method="exclusive"):
+    """``statistics.quantiles``: piecewise linear in the data (fixed weights on the sorted
+    values between ties), so its cotangent is the weights' transpose, sent back through
+    the sorting permutation."""
+    y = statistics.quantiles(data, n=n, method=method)
+
+    def quantiles_pullback(dy):
+        if dy is ZERO or dy is NO_TANGENT:
+            return (ZERO,)
+        d = np.array([0.0 if v is ZERO or v is NO_TANGENT else float(v) for v in dy])
+        x = np.asarray(data)
+        order = np.argsort(x, kind="stable")
+        g = np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
+        g[order] = quantile_weights(len(x), n, method).T @ d
+        return (like_data(g, data),)
+
+    return y, quantiles_pullback
+
+
 def _rule_of(fn, pullback_fn, positions):
     """The rule of ``fn`` from its transformable pullback; ``positions`` names the
     arguments that may take a float sequence or value by keyword (``weights=``, ``mu=``)."""
@@ -219,6 +260,5 @@ def register(reg):
     for fn, pullback_fn, keywords in table:
         r.rule(fn, _rule_of(fn, pullback_fn, keywords))
     set_pullbacks(reg, [(fn, pullback_fn) for fn, pullback_fn, _ in table])
-    reg.non_differentiable(
-        statistics.mode, statistics.multimode, statistics.quantiles, family=FAMILY, trusted=True
-    )
+    r.rule(statistics.quantiles, quantiles_rrule)
+    reg.non_differentiable(statistics.mode, statistics.multimode, family=FAMILY, trusted=True)

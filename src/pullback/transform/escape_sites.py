@@ -22,6 +22,7 @@ from ..containers_mutation import store_item
 from ..escapes import (
     ESCAPE_RECORD,
     append_escaping,
+    checked_call,
     effect_call,
     read_attribute,
     read_item,
@@ -58,12 +59,18 @@ class EscapeSites:
 
     def route_escapes(self) -> None:
         """Every such statement of the function, rewritten."""
+        self.keeps_outside = False  # whether a statement here may keep a value outside
+        assigns = []
         for s in statements(self.tree):
             if isinstance(s, gast.Expr):
                 self.route_outside_store(s.value)
                 self.route_effect_call(s)
             elif isinstance(s, gast.Assign):
                 self.check_outside_read(s)
+                assigns.append(s)
+        if self.keeps_outside:
+            for s in assigns:
+                self.check_constant_call(s)
 
     def route_outside_store(self, call):
         """``obj.attr = v``, ``obj.attr[k] = v`` and ``outside.append(v)`` with ``v``
@@ -98,6 +105,7 @@ class EscapeSites:
 
     def _record_escape(self, call, appended):
         """The store as its recording form (escapes.py), in place."""
+        self.keeps_outside = True
         where = N.const(self.fs.where(call))
         if appended is not None:
             helper, args = append_escaping, [appended.value, call.args[0], where]
@@ -147,12 +155,7 @@ class EscapeSites:
             for mark in ("pb_outside_append", "pb_attribute_store", "pb_item_store")
         ):
             return
-        callee = getattr(call, "pb_callee", None)
-        if callee is None or callee.kind not in ("object", "method", "dynamic"):
-            return
-        if callee.kind == "object" and (
-            self.registry.lookup(callee.obj) is not None or not has_source(callee.obj)
-        ):
+        if not self._user_callee(call):
             return
         varied = self.varied_names()
         func = call.func
@@ -166,26 +169,53 @@ class EscapeSites:
         operands = list(call.args) + [k.value for k in call.keywords]
         if not receiver and not any(isinstance(a, gast.Name) and a.id in varied for a in operands):
             return
-        if any(isinstance(a, gast.Starred) for a in call.args) or any(
-            k.arg is None for k in call.keywords
-        ):
+        if _spread(call):
             return
         self.ns["effect_call"] = effect_call
         self.ns["_pb_effect_registry"] = self.registry
-        packed = N.located(gast.Tuple(elts=list(call.args), ctx=gast.Load()), call)
-        keywords = N.located(
-            gast.Dict(
-                keys=[N.const(k.arg) for k in call.keywords],
-                values=[k.value for k in call.keywords],
-            ),
-            call,
-        )
+        packed, keywords = _packed(call)
         new = N.located(
             N.call("effect_call", [N.load("_pb_effect_registry"), func, packed, keywords]), call
         )
         new.pb_callee = Callee("object", effect_call, name="effect_call")
         s.value = new
+        self.keeps_outside = True
         self.calls_user_code = True  # it may run the callee's sweep: recursion, escapes
+
+    def check_constant_call(self, s) -> None:
+        """``t = obj.method()`` or ``t = helper(c)`` of user code with no differentiated
+        argument runs as in the primal: in a function that keeps values outside (a store,
+        or ``s.push(v)`` through ``effect_call``), such a call whose object or arguments
+        hold one is refused (``checked_call``), since a read of it inside the callee would
+        lose its gradient (``s.total()`` summing what ``push`` appended)."""
+        call = s.value
+        if not isinstance(call, gast.Call) or not self._user_callee(call) or _spread(call):
+            return
+        func = call.func
+        if isinstance(func, gast.Attribute) and func.attr in ARRAY_NAMES:
+            return  # a container's method: the item reads are checked where they are made
+        varied = self.varied_names()
+        if any(n in varied for n in names_in(call)):
+            return  # differentiated through its own adjoint
+        packed, keywords = _packed(call)
+        where = N.const(self.fs.where(call))
+        checked = N.located(N.call("checked_call", [func, packed, keywords, where]), call)
+        checked.pb_callee = Callee("object", checked_call, name="checked_call")
+        self.ns["checked_call"] = checked_call
+        self.ns["_pb_escaped"] = ESCAPE_RECORD
+        test = N.attr("_pb_escaped", "values")
+        s.value = gast.copy_location(gast.IfExp(test=test, body=checked, orelse=call), call)
+        N.located(s.value, call)
+
+    def _user_callee(self, call) -> bool:
+        """Whether ``call`` calls user code (or a callable found at run time) that no rule
+        covers."""
+        callee = getattr(call, "pb_callee", None)
+        if callee is None or callee.kind not in ("object", "method", "dynamic"):
+            return False
+        return callee.kind != "object" or (
+            self.registry.lookup(callee.obj) is None and has_source(callee.obj)
+        )
 
     def check_outside_read(self, s) -> None:
         """``t = obj.attr`` or ``t = c[k]`` of an object or container that carries no
@@ -220,3 +250,23 @@ class EscapeSites:
         test = N.attr("_pb_escaped", "values")
         s.value = gast.copy_location(gast.IfExp(test=test, body=call, orelse=v), v)
         N.located(s.value, v)
+
+
+def _spread(call) -> bool:
+    """Whether ``call`` spreads ``*args`` or ``**kwargs``."""
+    return any(isinstance(a, gast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
+
+
+def _packed(call):
+    """``call``'s positional arguments as a tuple display and its keywords as a dict."""
+    packed = N.located(gast.Tuple(elts=list(call.args), ctx=gast.Load()), call)
+    keywords = N.located(
+        gast.Dict(
+            keys=[N.const(k.arg) for k in call.keywords],
+            values=[k.value for k in call.keywords],
+        ),
+        call,
+    )
+    return packed, keywords

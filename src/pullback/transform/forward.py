@@ -33,7 +33,7 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
 from ..registry import NONDIFF, SCALAR
-from ..tangents import broadcast_tangent, plus_tangent
+from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import all_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
@@ -293,6 +293,10 @@ class ForwardBuilder(EscapeSites):
             return not isinstance(other.value, (tuple, list))
         return isinstance(other, gast.Name) and self.kinds.get(other.id) == SCALAR_KIND
 
+    def known_real(self, node) -> bool:
+        """Whether the kinds prove ``node`` a number or a real array."""
+        return isinstance(node, gast.Name) and is_real(self.kinds.get(node.id))
+
     def binop(self, t, v):
         a, b = v.left, v.right
         sa, sb = src(a), src(b)
@@ -301,7 +305,12 @@ class ForwardBuilder(EscapeSites):
         op = type(v.op)
         if op is gast.Add or op is gast.Sub:
             if va and vb:
-                return f"{da} + {db}" if op is gast.Add else f"{da} - {db}"
+                if op is gast.Sub:
+                    return f"{da} - {db}"
+                if self.known_real(a) and self.known_real(b):
+                    return f"{da} + {db}"
+                # lists concatenate their tangents; a class's own __add__ is refused
+                return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb})"
             if not (va or vb):
                 return "ZERO"
             one = da if va else (db if op is gast.Add else f"-{db}")

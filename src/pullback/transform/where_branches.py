@@ -77,8 +77,22 @@ class WhereGroup:
         self.mask = None
 
 
+def _spliced(body) -> list:
+    """``body`` with the statements of each plain ``with`` block in its place: a block that
+    always runs, in the same names (``with np.errstate(...)``), so that a gradient's masks
+    under one see the primal values computed under another."""
+    if not any(type(s) is WithBlock for s in body):
+        return body
+    out = []
+    for s in body:
+        out.extend(_spliced(s.body) if type(s) is WithBlock else [s])
+    return out
+
+
 def _blocks(body):
-    """Every statement list of the tree (the function's body first)."""
+    """Every statement list of the tree (the function's body first), plain ``with``
+    blocks spliced into the list around them."""
+    body = _spliced(body)
     yield body
     for s in body:
         if isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):

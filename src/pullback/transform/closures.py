@@ -344,7 +344,9 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if factories:
         rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
-    if lambdas or any(isinstance(n, gast.FunctionDef) for n in own_nodes(tree.body)):
+    # (a nested def is a statement: the statement walk finds one without visiting the
+    # expressions, a tenth of a long function's nodes)
+    if lambdas or any(s.__class__ is gast.FunctionDef for s in statements(tree)[1:]):
         # closures that escape and capture no gradient: made as the primal makes them
         make_closures_at_run_time(fs, tree, lifting_refusal, _resolver(fs, tree), returned)
     defs = liftable_functions(tree, fs, returned is not None)

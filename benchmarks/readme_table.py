@@ -64,6 +64,9 @@ TITLES = {
     "mlp": "tanh MLP 784-256-10, batch 64",
     "readme_matmul": "`sum(a.T @ b + a @ b.T)`, 100x100",
     "first_call": "a 20-line function (`first_call`)",
+    "records_dataclass_loop": "dataclass particle, `p = p.step(dt)` 100 times",
+    "records_plain_loop": "plain-class particle, `p = p.step(dt)` 100 times",
+    "records_dense_mlp": "2-layer MLP of `Dense` objects, 16x8-16-1",
 }
 ORDER = tuple(TITLES)
 

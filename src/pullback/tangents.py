@@ -350,7 +350,13 @@ def is_operator_object(x) -> bool:
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
+    if any(hasattr(t, n) for n in _ARRAY_PROTOCOLS):
+        return False  # an array of another library (Dask, an array API namespace): an array
     return any(type(getattr(t, n, None)) is _FunctionType for n in _OPERATOR_METHODS)
+
+
+# What an array of another library defines: its operators compute as arrays do.
+_ARRAY_PROTOCOLS = ("__array_namespace__", "__array_function__", "__array_ufunc__", "__array__")
 
 
 def refuse_operator(x):

@@ -31,3 +31,6 @@ case("statistics.harmonic_mean", _P, _W)
 if hasattr(st, "covariance"):  # Python 3.10+
     case("statistics.covariance", _X, _P)
     case("statistics.correlation", _A[:4], np.array(_P))
+case("statistics.quantiles", _X)
+case("statistics.quantiles", _A, n=5, method="inclusive")
+case("statistics.quantiles", tuple(_X), n=3)

@@ -192,6 +192,20 @@ def quantile_weights(size: int, n: int, method: str) -> np.ndarray:
     return W
 
 
+@transformable
+def quantiles_pullback(dy, data, n=4, method="exclusive"):
+    # the weights' transpose applied to dy (a list: entries may be ZERO), then sent back
+    # through the sorting permutation (its inverse gathers the sorted cotangents)
+    x = np.asarray(data)
+    weights = quantile_weights(len(data), n, method).astype(np.result_type(x, 1.0))
+    inverse = np.argsort(np.argsort(x, kind="stable"), kind="stable")
+    g = 0.0 * weights[0]
+    for i in range(len(dy)):
+        if dy[i] is not ZERO and dy[i] is not NO_TANGENT:
+            g = g + dy[i] * weights[i]
+    return (like_data(g[inverse], data),)
+
+
 def quantiles_rrule(data, *, n=4, method="exclusive"):
     """``statistics.quantiles``: piecewise linear in the data (fixed weights on the sorted
     values between ties), so its cotangent is the weights' transpose, sent back through
@@ -261,4 +275,6 @@ def register(reg):
         r.rule(fn, _rule_of(fn, pullback_fn, keywords))
     set_pullbacks(reg, [(fn, pullback_fn) for fn, pullback_fn, _ in table])
     r.rule(statistics.quantiles, quantiles_rrule)
+    reg.set_pullback_function(statistics.quantiles, quantiles_pullback)
+    reg.non_differentiable(quantile_weights, family=FAMILY, trusted=True)
     reg.non_differentiable(statistics.mode, statistics.multimode, family=FAMILY, trusted=True)

@@ -11,6 +11,7 @@ import pytest
 from fd import check_grad, check_jvp
 
 import pullback
+import pullback.testing
 from pullback.check import check_function
 
 SCALE = 1.5
@@ -421,3 +422,47 @@ def test_python_reads_the_cell_late_where_refused():
     assert rebound_after_the_def(W) == W[1]
     assert written_by_a_sibling(W) == 3.0 * W[1]
     assert comprehension_variable_captured(W) == 3 * W[2]
+
+
+# -- a lambda as a branch of a conditional expression or of and/or ----------------------
+class _Layer:
+    def __init__(self, W, act=None):
+        self.W = W
+        self.act = act or (lambda z: z)
+
+    def __call__(self, x):
+        return self.act(x @ self.W)
+
+
+def _default_activation(W):
+    return np.sum(_Layer(W)(np.ones(3)) ** 2)
+
+
+def _given_activation(W):
+    return np.sum(_Layer(W, np.tanh)(np.ones(3)) ** 2)
+
+
+def _conditional_lambda(w, scale=None):
+    h = scale if scale is not None else (lambda v: 2.0 * v)
+    return np.sum(h(w) ** 2)
+
+
+def _chosen_lambda(w, use_sin=True):
+    act = (lambda v: np.sin(v)) if use_sin else (lambda v: v)
+    return np.sum(act(w) * w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lambdas_in_conditional_expressions(dtype):
+    W = np.linspace(-0.5, 0.7, 6).reshape(3, 2).astype(dtype)
+    w = np.array([0.3, -0.5, 0.9], dtype=dtype)
+    pullback.testing.check_grads(_default_activation, W)
+    pullback.testing.check_grads(_given_activation, W)
+    pullback.testing.check_grads(_conditional_lambda, w)
+    pullback.testing.check_grads(_chosen_lambda, w)
+    np.testing.assert_allclose(pullback.grad(_conditional_lambda)(w), 8.0 * w, rtol=1e-5)
+    want = np.sin(w) + w * np.cos(w)
+    np.testing.assert_allclose(pullback.grad(_chosen_lambda)(w), want, rtol=1e-5)
+    np.testing.assert_allclose(
+        pullback.grad(lambda v: _chosen_lambda(v, use_sin=False))(w), 2 * w, rtol=1e-5
+    )

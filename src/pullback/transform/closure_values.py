@@ -56,6 +56,14 @@ def stored_lambdas(stmt, tree) -> list:
                     slots = [kw.value]
                     replace(slots, 0, kw.value)
                     kw.value = slots[0]
+        elif isinstance(node, gast.IfExp):  # act = (lambda v: v) if flag else g
+            slots = [node.body, node.orelse]
+            for k in (0, 1):
+                replace(slots, k, slots[k])
+            node.body, node.orelse = slots
+        elif isinstance(node, gast.BoolOp):  # act = act or (lambda z: z)
+            for k, lam in enumerate(node.values):
+                replace(node.values, k, lam)
     return found
 
 

@@ -251,8 +251,15 @@ def make_closures_at_run_time(fs, tree, lifting_refusal, resolve, returned=None)
 
 def stored_lambda(lam, parents) -> bool:
     """A lambda kept as a value: an element of a display or of a comprehension, returned,
-    or appended to a list (``fs.append(lambda v, i=i: ...)``)."""
+    or appended to a list (``fs.append(lambda v, i=i: ...)``); or a branch of a
+    conditional expression or of ``and``/``or`` whose value is assigned or kept so
+    (``act = act or (lambda z: z)``, ``f = (lambda v: v) if flag else g``)."""
     parent = parents.get(lam)
+    if isinstance(parent, gast.IfExp) and lam is not parent.test or isinstance(
+        parent, gast.BoolOp
+    ):
+        holder = parents.get(parent)
+        return isinstance(holder, (gast.Assign, gast.AnnAssign)) or stored_lambda(parent, parents)
     if isinstance(parent, gast.Call) and isinstance(parent.func, gast.Attribute):
         return parent.func.attr in ("append", "insert") and lam in parent.args
     if isinstance(parent, (gast.List, gast.Tuple, gast.Set)):

@@ -39,7 +39,6 @@ Lifted functions keep the user's line numbers (their source is the nested ``def`
 from __future__ import annotations
 
 import copy
-import types
 
 import gast
 
@@ -74,7 +73,13 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
-from .run_time_closures import PREFIX, make_closures_at_run_time, verdict, with_source
+from .run_time_closures import (
+    PREFIX,
+    compile_factory,
+    make_closures_at_run_time,
+    verdict,
+    with_source,
+)
 from .side_effects import shadow_read_back_attributes
 
 FACTORY = "_pb_lifted_factory"
@@ -556,23 +561,10 @@ def _compile(fs, trees) -> dict:
     ]
     cells += made
     values += [fs.namespace[n] for n in made]
-    factory = gast.FunctionDef(
-        name=FACTORY,
-        args=gast.arguments(
-            [gast.Name(v, gast.Param(), None, None) for v in cells], [], None, [], [], None, []
-        ),
-        body=[copy.deepcopy(t) for t in trees.values()]
-        + [gast.Return(N.tuple_([N.load(n) for n in trees]))],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), f"<pullback: lifted from {fs.name}>", "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    made = types.FunctionType(factory_code, fs.fn.__globals__)(*values)
+    body = [copy.deepcopy(t) for t in trees.values()]
+    body.append(gast.Return(N.tuple_([N.load(n) for n in trees])))
+    filename = f"<pullback: lifted from {fs.name}>"
+    made = compile_factory(FACTORY, cells, body, filename, fs.fn.__globals__)(*values)
     out = {}
     for (name, t), fn in zip(trees.items(), made, strict=True):
         fn.__qualname__ = f"{fs.fn.__qualname__}.<locals>.{name}"

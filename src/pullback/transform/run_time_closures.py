@@ -317,6 +317,28 @@ def _value_key(value):
     return None
 
 
+def compile_factory(name, parameters, body, filename, namespace):
+    """The function ``def name(*parameters): body``, compiled alone (as ``filename``) with
+    the globals ``namespace``: a factory whose body makes functions that close over its
+    parameters (a closure made at run time here, the lifted functions in closures.py)."""
+    factory = gast.FunctionDef(
+        name=name,
+        args=gast.arguments(
+            [gast.Name(p, gast.Param(), None, None) for p in parameters], [], None, [], [], None, []
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    module = gast.Module(body=[factory], type_ignores=[])
+    gast.fix_missing_locations(module)
+    code = compile(gast.gast_to_ast(module), filename, "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return types.FunctionType(factory_code, namespace)
+
+
 def with_source(fn, fs, tree):
     """``fn``, made from ``tree`` (a part of ``fs``'s function), told where its source is
     (pullback.source.load_source reads ``__pullback_source__``): the user's own lines."""
@@ -358,22 +380,13 @@ def closure_factory(fs, node, parameters):
     else:
         d = node
     source_tree = copy.deepcopy(d)
-    factory = gast.FunctionDef(
-        name="_pb_closure_factory",
-        args=gast.arguments(
-            [gast.Name(p, gast.Param(), None, None) for p in parameters], [], None, [], [], None, []
-        ),
-        body=[copy.deepcopy(d), gast.Return(N.load(d.name))],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
+    make_fn = compile_factory(
+        "_pb_closure_factory",
+        parameters,
+        [copy.deepcopy(d), gast.Return(N.load(d.name))],
+        f"<pullback: closure in {fs.name}>",
+        fs.fn.__globals__,
     )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), f"<pullback: closure in {fs.name}>", "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    make_fn = types.FunctionType(factory_code, fs.fn.__globals__)
     qualname = f"{fs.fn.__qualname__}.<locals>.{getattr(node, 'name', '<lambda>')}"
 
     twins = {}  # the closures made last, by their captures and defaults

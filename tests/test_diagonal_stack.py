@@ -277,3 +277,82 @@ def test_a_compact_stack_takes_the_argument_dtype_before_it_turns_dense(dtype):
     band = BandStack(4, -1, np.stack([v, 2 * v, -v]))
     got = materialize_rows(band, x)
     assert got.dtype == dtype and np.array_equal(got, band.dense().astype(dtype))
+
+
+# User rules whose pullbacks are linear but written for one cotangent: they read the
+# stack as an array (a mean, a sum, a reversal), which mistakes the batch axis. Such a step
+# leaves a dense stack behind, so the result is checked against one ordinary sweep and the
+# rows go one by one: a result that stays diagonal needs no check (batched.exact_by_structure).
+def _center(v):
+    return v - np.mean(v)
+
+
+def _spread_sum(v):
+    return np.sum(v) * np.ones_like(v)
+
+
+def _reverse(v):
+    return v[::-1].copy()
+
+
+def _user_registry():
+    from pullback import RuleRegistry
+    from pullback.registry import default_registry
+
+    reg = default_registry().copy()
+    reg.register(_center, lambda v: (_center(v), lambda g: (g - np.mean(g),)))
+    reg.register(_spread_sum, lambda v: (_spread_sum(v), lambda g: (np.sum(g) * np.ones_like(v),)))
+    reg.register(_reverse, lambda v: (_reverse(v), lambda g: (g[::-1],)))
+    assert isinstance(reg, RuleRegistry)
+    return reg
+
+
+def through_center(x):
+    return _center(np.tanh(x)) * x
+
+
+def through_spread_sum(x):
+    return _spread_sum(np.sin(x)) + x * x
+
+
+def through_reverse(x):
+    return np.exp(_reverse(x)) * 2.0
+
+
+@pytest.mark.parametrize("fn", [through_center, through_spread_sum, through_reverse])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_user_rule_that_misreads_the_batch_axis_gives_the_row_by_row_jacobian(fn, dtype):
+    reg = _user_registry()
+    x = np.linspace(-0.8, 1.1, 5).astype(dtype)
+    got = jacobian(fn, registry=reg)(x)
+    y, back = vjp(fn, x, wrt=0, registry=reg)
+    want = np.stack([back(e) for e in np.eye(5, dtype=dtype)])
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, jacobian_by_fd(lambda v: fn(v), x), rtol=1e-6, atol=1e-8)
+        assert np.count_nonzero(got - np.diag(np.diag(got))) > 0  # not a diagonal Jacobian
+    # forward mode: one stack of tangents through the rule's jvp, against column by column
+    from pullback import jvp
+
+    got = jacobian(fn, mode="forward", registry=reg)(x)
+    columns = [jvp(fn, (x,), (e,), registry=reg)[1] for e in np.eye(5, dtype=dtype)]
+    np.testing.assert_array_equal(got, np.stack(columns, axis=-1))
+
+
+def test_a_diagonal_result_needs_no_check_and_a_dense_one_is_checked(monkeypatch):
+    from pullback import batched
+
+    calls = []
+    honest = batched._agrees
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return honest(*args, **kwargs)
+
+    monkeypatch.setattr(batched, "_agrees", counting)
+    x = np.linspace(-2.0, 2.0, 7)
+    J = jacobian(tanh_times_x)(x)
+    assert calls == [] and np.count_nonzero(J - np.diag(np.diag(J))) == 0
+    jacobian(through_spread_sum, registry=_user_registry())(x)  # a dense batched result
+    assert calls == [1]

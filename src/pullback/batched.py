@@ -210,6 +210,34 @@ def _agrees(back, dys, cots, rng=None, place=None) -> bool:
     return agrees(one_pullback, [dys], cots, rng)
 
 
+def exact_by_structure(seeds, outs) -> bool:
+    """Whether the batched results ``outs`` of the seeds ``seeds`` are exact without the
+    check of :func:`agrees`: every seed and every result is a :class:`DiagonalStack`.
+
+    A sweep is linear in its directions: a value computed from them is only ever scaled
+    by values of the primal computation or added to another such value, never multiplied
+    by one. A diagonal stack stays one only through its own exact steps (products and
+    quotients by operands of the primal's shape, negations, sums with diagonal stacks,
+    each finite); any other step -- one that reads it as an array, indexes it, reduces it,
+    or adds a dense value to it -- turns it into the dense stack, and a dense value never
+    becomes a diagonal stack again. A result that is still diagonal was therefore made by
+    exact steps alone, and is the row-by-row result; the check is what catches a step
+    that mistakes the batch axis, and such a step leaves a dense result behind.
+
+    >>> import numpy as np
+    >>> d = DiagonalStack(np.ones(3))
+    >>> exact_by_structure([d], [d * np.arange(3.0)]), exact_by_structure([d], [d.dense()])
+    (True, False)
+    """
+    for s in seeds:
+        if type(s) is not DiagonalStack:
+            return False
+    for c in outs:
+        if type(c) is not DiagonalStack:
+            return False
+    return True
+
+
 def stacked_pullback(back, dys, entry=None):
     """Cotangents of every direction in the stack ``dys`` (shape ``(k,) + y.shape``) through
     the pullback ``back`` returned by :func:`pullback.vjp`: one array of shape
@@ -255,7 +283,9 @@ def pullback_stack(back, dys, place=None):
     if k > 1:
         seed = dys if place is None else place(dys)
         cots = _batched_cotangents(back, seed, (k,))
-        if cots is not None and _agrees(back, dys, cots, place=place):
+        if cots is not None and (
+            exact_by_structure((dys,), cots) or _agrees(back, dys, cots, place=place)
+        ):
             values = back._values
             if back.single:
                 return materialize_rows(cots[0], values[0])

@@ -23,7 +23,7 @@ from .arguments import (
     kinds_key,
     tangent_parameters,
 )
-from .batched import Quiet, agrees, materialize_rows
+from .batched import Quiet, agrees, exact_by_structure, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack
@@ -296,7 +296,8 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
         _, dy = call.run(primals, tuple(tangents), kwargs)
         return (_materialize_tangent(dy, y),)
 
-    if not agrees(one_sweep, [stacks[i] for i in moving], [dys]):
+    seeds = [stacks[i] for i in moving]
+    if not (exact_by_structure(seeds, (dys,)) or agrees(one_sweep, seeds, [dys])):
         return None
     return y, materialize_rows(dys, y)
 

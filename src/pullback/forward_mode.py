@@ -32,7 +32,7 @@ from .escapes import escape_scope
 from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value, rebuilt
 from .registry import default_registry
 from .runtime import same_sequence
-from .tangents import ZERO, is_differentiable_value, is_zero
+from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.forward import build_jvp
 
 
@@ -57,8 +57,12 @@ class LazyJVP:
         """The generated function for these arguments (``kwargs`` a dict, ``tangents`` one
         per positional argument), kept so that a second sweep of the same call with other
         tangents in the same places (the check of :func:`stacked_jvp`) skips the look-up."""
-        active = tuple(k for k, d in enumerate(tangents) if not is_zero(d))
-        moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
+        active = tuple([k for k, d in enumerate(tangents) if d is not ZERO and d is not NO_TANGENT])
+        moving = (
+            {k: d for k, d in keyword_tangents.items() if not is_zero(d)}
+            if keyword_tangents
+            else {}
+        )
         # Positional floats, ints and real arrays: the cheap key of their kinds (what
         # grad's fast path keys on) stands for kinds_key's, which a miss computes.
         fast = None if kwargs or moving else fast_kinds(args)
@@ -263,16 +267,15 @@ def checked_stacked_jvp(forward, primals, stacks, moving, kwargs, plain):
     function, ``plain`` whether every moving primal is a float or a NumPy float array."""
     k = stacks[moving[0]].shape[0]
     if plain and k > 1:
-        out = _batched_jvp(forward, primals, stacks, moving, kwargs)
+        out = batched_jvp(forward, primals, stacks, moving, kwargs)
         if out is not None:
             return out
     return _jvp_rows(forward.fn, primals, stacks, k, forward.registry, kwargs)
 
 
-def _batched_jvp(forward, primals, stacks, moving, kwargs):
+def batched_jvp(forward, primals, stacks, moving, kwargs):
     """``(y, dys)`` from one forward sweep carrying every direction, or None where a step
     cannot carry them (or the result fails the check against an ordinary sweep)."""
-    k = stacks[moving[0]].shape[0]
     primals, kwargs = tuple(primals), kwargs or {}
     try:
         with Quiet():
@@ -281,8 +284,14 @@ def _batched_jvp(forward, primals, stacks, moving, kwargs):
             y, dys = call.run(primals, stacks, kwargs)
     except Exception:
         return None
+    if type(dys) is DiagonalStack and type(y) is np.ndarray and y.dtype.kind == "f":
+        # an elementwise map's columns (jacobian's identity stack): exact by structure
+        seeds = [stacks[i] for i in moving]
+        if dys.diagonal.shape == y.shape and exact_by_structure(seeds, (dys,)):
+            return y, materialize_rows(dys, y)
     if not (type(y) is float or (type(y) is np.ndarray and y.dtype.kind == "f")):
         return None
+    k = stacks[moving[0]].shape[0]
     if is_zero(dys):
         return y, np.zeros((k,) + np.shape(y), dtype=np.result_type(y))
     if not _is_stack(dys, y, k):

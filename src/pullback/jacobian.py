@@ -24,7 +24,7 @@ from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, NonScalarOutputError, user_facing
-from .forward_mode import LazyJVP, checked_stacked_jvp, jvp
+from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
@@ -137,6 +137,12 @@ class JacobianFunction:
         return self._reverse(args, kwargs)
 
     def _forward(self, positions, args, kwargs):
+        if len(positions) == 1:
+            x = args[positions[0]]
+            if type(x) is np.ndarray and x.dtype.kind == "f" and x.size > 1:
+                out = self._forward_columns(positions[0], x, args, kwargs)
+                if out is not None:
+                    return out
         per_input = []
         y = None
         for p in positions:
@@ -190,6 +196,21 @@ class JacobianFunction:
                 blocks.append(block.reshape(out_shape + shape))
             results.append(blocks[0] if self.single else tuple(blocks))
         return type(y)(results) if multi else results[0]
+
+    def _forward_columns(self, p, x, args, kwargs):
+        """The Jacobian with respect to the one float array ``x = args[p]`` from one
+        forward sweep of the identity stack, when that sweep batches and gives a float
+        array; None otherwise (the general path then goes column by column)."""
+        stacks = [ZERO] * len(args)
+        stacks[p] = identity_stack(x.shape, x.dtype)
+        out = batched_jvp(self._lazy_jvp(), args, stacks, (p,), kwargs)
+        if out is None or type(out[0]) is not np.ndarray:
+            return None
+        y, dys = out
+        # column k of the Jacobian is row k of the stack: the transpose of the (input
+        # size, output size) matrix (a view, as np.moveaxis gives)
+        block = dys.reshape(x.size, -1).T.reshape(y.shape + x.shape)
+        return block if self.single else (block,)
 
     def _positional(self):
         """Where the arguments in ``wrt`` stand among the positional parameters (see

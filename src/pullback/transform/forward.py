@@ -97,7 +97,7 @@ BILINEAR = {np.matmul, np.dot, np.outer, np.inner, np.kron, np.cross, np.multipl
 
 # The tangent of ``t = a op b``: the term for a's tangent, and the term for b's.
 TANGENT_TERMS = {
-    gast.Mult: ("{da} * {sb}", "{sa} * {db}"),
+    gast.Mult: ("{da} * {sb}", "{db} * {sa}"),  # the tangent first (see reverse_exprs)
     gast.Div: ("{da} / {sb}", "-{t} * {db} / {sb}"),
     gast.Pow: ("{da} * {sb} * {sa} ** ({sb} - 1)", "pow_exponent_cotangent({db}, {sa}, {t})"),
     gast.Mod: ("{da}", "-{db} * ({sa} // {sb})"),
@@ -558,8 +558,9 @@ class JVP:
         self.guard = guard  # () -> bool, see pullback.guards
 
     def __call__(self, args, tangents, kwargs=None):
-        kw = dict(kwargs or {})
-        kw.update(zip(self.tangent_params, tangents, strict=True))
+        kw = dict(zip(self.tangent_params, tangents, strict=True))
+        if kwargs:
+            kw = {**kwargs, **kw}
         return self.jvp_fn(*args, **kw)
 
 

@@ -162,7 +162,10 @@ class ExpressionAdjoints:
                 # a real constant after the cotangent: 100.0 * x's adjoint is d * 100.0
                 self.contrib(bn, ub(f"{g} * {sa}", sb, b_ub), reads_a, state, line, out)
             elif bn:
-                self.contrib(bn, ub(f"{cj(sa, a)} * {g}", sb, b_ub), reads_a, state, line, out)
+                # the cotangent first, as for a: the same numbers (an elementwise product
+                # commutes exactly), and a stack of directions (diagonal_stack.py) takes
+                # its own operator instead of NumPy's ufunc dispatch
+                self.contrib(bn, ub(f"{g} * {cj(sa, a)}", sb, b_ub), reads_a, state, line, out)
         elif op is gast.Div:
             if an:
                 self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)

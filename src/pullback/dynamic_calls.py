@@ -519,7 +519,10 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
     )
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
     namespace["require_real"] = require_real
-    return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
+    made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
+    # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)
+    made.__pullback_elementwise_vjp__ = not receiver
+    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -120,3 +120,45 @@ def safe_root_const(x):
 
 def safe_scalar(t, c):
     return safe(t, c) + safe(t - 1.0, c)
+
+
+# -- np.abs of a complex value -----------------------------------------------------------
+def power_spectrum(x):
+    return np.sum(np.abs(np.fft.fft(x)) ** 2)
+
+
+def abs_of_complex(x):
+    z = x[0] + 1j * x[1:]
+    return np.sum(np.abs(z) ** 3)
+
+
+def abs_mixed(x):
+    z = x * np.exp(1j * x[::-1]) + 0.5j
+    return np.sum(np.abs(z) * x) + np.abs(z[0] * z[1])
+
+
+def abs_phase(x):
+    return np.sum(np.abs(np.exp(1j * x) * x) ** 2)
+
+
+# -- a np.vectorize object made inside the function --------------------------------------
+def vectorize_lambda(x):
+    vf = np.vectorize(lambda t: t**2 * np.sin(t))
+    return np.sum(vf(x))
+
+
+def _two(t, s):
+    return t * np.exp(s) if t > 0 else np.sin(t) * s
+
+
+def vectorize_two_arguments(x):
+    vf = np.vectorize(_two, otypes=[float])
+    return np.sum(vf(x, x[::-1]) * x)
+
+
+def vectorize_in_a_loop(x):
+    s = 0.0
+    for k in range(2):
+        vf = np.vectorize(lambda t: np.cos(t) * t)
+        s = s + (k + 1.0) * np.sum(vf(x) ** 2)
+    return s

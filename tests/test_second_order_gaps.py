@@ -16,6 +16,7 @@ import second_order_gap_cases as gc
 from fd import check_grad
 
 import pullback
+from pullback.testing import check_grads
 
 POINTS = [-1.0, 0.0, 0.5, 2.0, 3.0]
 SWITCHES = [0.0]
@@ -154,3 +155,35 @@ def test_helper_of_python_scalars(t):
     np.testing.assert_allclose(np.array(blocks, dtype=float), want, rtol=1e-14, atol=0)
     if t not in (0.0, 1.0):
         quiet(check_grad, gc.safe_scalar, t, c, wrt=(0, 1))
+
+
+# -- 3. np.abs of a complex value --------------------------------------------------------
+COMPLEX = [gc.power_spectrum, gc.abs_of_complex, gc.abs_mixed, gc.abs_phase]
+X = np.array([0.3, -1.2, 0.7, 2.0])
+
+
+@pytest.mark.parametrize("fn", COMPLEX, ids=lambda f: f.__name__)
+def test_abs_of_a_complex_value(fn):
+    check_hessian(fn, list(X), [])
+
+
+def test_abs_of_a_complex_value_exact():
+    # Parseval: sum |fft(x)|^2 = n sum x^2; |exp(ix) x|^2 = x^2
+    np.testing.assert_allclose(pullback.hessian(gc.power_spectrum)(X), 8.0 * np.eye(4))
+    np.testing.assert_allclose(pullback.hessian(gc.abs_phase)(X), 2.0 * np.eye(4), atol=1e-14)
+    check_grads(gc.abs_of_complex, X, order=2)
+
+
+# -- 4. a np.vectorize object made inside the function -----------------------------------
+VECTORIZED = [gc.vectorize_lambda, gc.vectorize_two_arguments, gc.vectorize_in_a_loop]
+
+
+@pytest.mark.parametrize("fn", VECTORIZED, ids=lambda f: f.__name__)
+def test_vectorize_object_made_inside(fn):
+    check_hessian(fn, list(X), [0.0])
+
+
+def test_vectorize_object_made_inside_exact():
+    # t^2 sin t: 2 sin t + 4 t cos t - t^2 sin t
+    want = 2 * np.sin(X) + 4 * X * np.cos(X) - X**2 * np.sin(X)
+    np.testing.assert_allclose(pullback.hessian(gc.vectorize_lambda)(X), np.diag(want), rtol=1e-13)

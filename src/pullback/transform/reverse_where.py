@@ -10,6 +10,11 @@ every member has the branch's shape (their NaN is masked on the way out); the
 differentiable-again text masks them all. Scalars take ``(contribution if _pb_mask is not
 False else 0.0)``: nothing is computed for the branch that was not selected. Functions
 without a selection pay two dictionary lookups per reversed assignment.
+
+In a loop, the differentiable-again text also computes the mask in the forward sweep,
+after the ``where``, and rebinds each member to ``kept(member, mask)`` (:meth:`kept_lines`):
+the tape then carries that root of the selection from the forward loop to the reverse one,
+so that a Hessian masks the forward loop's members too.
 """
 
 from __future__ import annotations

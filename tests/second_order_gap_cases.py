@@ -162,3 +162,19 @@ def vectorize_in_a_loop(x):
         vf = np.vectorize(lambda t: np.cos(t) * t)
         s = s + (k + 1.0) * np.sum(vf(x) ** 2)
     return s
+
+
+# -- a user helper in a np.where branch, with a scalar argument --------------------------
+def scaled_log(v, c):
+    return c * np.log(v)
+
+
+def helper_in_branch(x, c):
+    return np.sum(np.where(x > 0, scaled_log(x, c), 0.0))
+
+
+def helper_in_branch_loop(x, c):
+    s = 0.0
+    for _k in range(2):
+        s = s + np.sum(np.where(x > 0, scaled_log(x, c), 0.0))
+    return s

@@ -187,3 +187,25 @@ def test_vectorize_object_made_inside_exact():
     # t^2 sin t: 2 sin t + 4 t cos t - t^2 sin t
     want = 2 * np.sin(X) + 4 * X * np.cos(X) - X**2 * np.sin(X)
     np.testing.assert_allclose(pullback.hessian(gc.vectorize_lambda)(X), np.diag(want), rtol=1e-13)
+
+
+# -- a user helper called in a branch: its scalar argument's cotangent (first order) -----
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "fn", [gc.helper_in_branch, gc.helper_in_branch_loop], ids=lambda f: f.__name__
+)
+def test_scalar_argument_of_a_helper_in_a_branch(fn, dtype):
+    # c's cotangent is summed inside the helper: over the selected positions only (it was
+    # NaN from 0 * log(-1) at the others)
+    x, c = np.array(POINTS, dtype=dtype), 2.0
+    loops = 2.0 if fn is gc.helper_in_branch_loop else 1.0
+    gx, gc_ = quiet(pullback.grad(fn, wrt=(0, 1)), x, c)
+    pos = np.array(POINTS) > 0
+    want = loops * np.sum(np.log(np.array(POINTS)[pos]))
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(gc_, want, rtol=tol)
+    safe_x = np.where(pos, np.array(POINTS), 1.0)
+    np.testing.assert_allclose(gx, np.where(pos, loops * c / safe_x, 0.0), rtol=tol)
+    assert gx.dtype == dtype
+    away = np.array([-1.0, 0.5, 2.0, 3.0], dtype=dtype)
+    quiet(check_grad, fn, away, c, wrt=(0, 1))

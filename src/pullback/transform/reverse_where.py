@@ -24,7 +24,7 @@ import re
 
 import gast
 
-from .. import where_masks
+from .. import where_helpers, where_masks
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .code import Line
@@ -137,6 +137,25 @@ class WhereMasks:
                 for m in members:
                     lines.append(Line("", src=s.lineno, alt=f"{m} = {fn}({m}, {name})"))
         return out
+
+    def spread_helper_call(self, call: str, g: str, v):
+        """``call`` (a user helper's pullback, the helper a member of a branch proved
+        elementwise at run time) wrapped so that the cotangent of a scalar argument after
+        the first, summed inside the helper, is summed over the selected positions only
+        (where_helpers.py); None where the call has no such argument."""
+        fn = v.pb_callee.obj
+        group = next((gr for gr in self.where_context if any(h is fn for h, _ in gr.helpers)), None)
+        if group is None or v.keywords or any(isinstance(a, gast.Starred) for a in v.args):
+            return None
+        positions = [k for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        scalars = [k for k in positions if self.kinds.get(getattr(v.args[k], "id", None)) == SCALAR]
+        if not any(k > 0 for k in scalars):
+            return None
+        spread = self.bind("spread_scalar_cotangents", where_helpers.spread_scalar_cotangents)
+        h = self.bind(getattr(fn, "__name__", "helper"), fn)
+        args = ", ".join(src(a) for a in v.args) + ("," if len(v.args) == 1 else "")
+        at = ", ".join(map(str, positions)) + ("," if len(positions) == 1 else "")
+        return f"{spread}({call}, {g}, {group.mask}, {h}, ({args}), ({at}))"
 
     def scalar_group(self, g) -> bool:
         return all(self.kinds.get(m) == SCALAR for m in g.members)

@@ -77,6 +77,7 @@ LAYERS = (
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
             "pullback.scalar_vjps",
+            "pullback.where_helpers",
             "pullback.call_sites",
             "pullback.dict_views",
             "pullback.dynamic_reverse",

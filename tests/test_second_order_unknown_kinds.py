@@ -77,10 +77,29 @@ def test_a_non_holomorphic_function_of_a_real_value_of_unknown_kind_twice():
     np.testing.assert_allclose(pullback.hessian(f)(X), want, rtol=1e-6, atol=1e-6)
 
 
-def test_a_non_holomorphic_function_of_a_complex_value_is_refused_not_wrong():
+def test_abs_of_a_complex_value_of_unknown_kind_twice():
+    # (np.abs's factor z / |z| is written for a complex z too: its second derivative is
+    # the derivative of that, not of np.sign's constant; it was refused)
     layer = Layer()
     layer.phase = 0.3 + 0.8j
-    with pytest.raises(pullback.HigherOrderError, match="numpy.absolute"):
+    want = _hessian_by_differences(layer.modulus)
+    np.testing.assert_allclose(pullback.hessian(layer.modulus)(X), want, rtol=1e-6, atol=1e-6)
+    # |exp(phase x)| = exp(0.3 x): its Hessian is diagonal, 0.09 exp(0.3 x)
+    np.testing.assert_allclose(
+        pullback.hessian(layer.modulus)(X), np.diag(0.09 * np.exp(0.3 * X)), rtol=1e-12
+    )
+
+
+def test_a_non_holomorphic_function_of_a_complex_value_is_refused_not_wrong():
+    import scipy.special as sc
+
+    def digamma_modulus(x, phase):
+        return np.sum(np.real(sc.psi(phase * x)))
+
+    layer = Layer()
+    layer.phase = 0.3 + 0.8j
+    layer.modulus = lambda x: digamma_modulus(x, layer.phase)
+    with pytest.raises(pullback.HigherOrderError, match="psi"):
         pullback.hessian(layer.modulus)(X)
 
 

@@ -286,8 +286,12 @@ def bound_arguments(fn, registry):
             return None
     except TypeError:  # unhashable: no rule is keyed by it
         pass
-    if rule_call_function(fn, registry) is not None:
-        return None
+    method = rule_call_function(fn, registry)
+    if method is not None:
+        # a library object whose call's rule has a transformable pullback (a np.vectorize
+        # object made inside the function): that function, with the object first
+        rule = registry.lookup(method)
+        return (method, (fn,), {}) if rule is not None and rule.pullback_fn else None
     bound = as_bound_call(fn)
     if bound is None or not isinstance(bound.target, types.FunctionType):
         return None
@@ -491,11 +495,17 @@ def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
             return None
     key = (fn, receiver, form or derivative)
     if key not in _SCALAR_VJPS:
-        _SCALAR_VJPS[key] = _compiled_scalar_vjp(fn, form, receiver, derivative, holomorphic)
+        # (a complex argument is refused unless the rule's factor is right for one)
+        checked = holomorphic or rule.extra.get("complex_factor", False)
+        _SCALAR_VJPS[key] = _compiled_scalar_vjp(
+            fn, form, receiver, derivative, holomorphic, checked
+        )
     return _SCALAR_VJPS[key]
 
 
-def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=True):
+def _compiled_scalar_vjp(
+    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True
+):
     """The text of the vjp function, compiled, carrying its source for the transform: the
     derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
     conjugated for a holomorphic function."""
@@ -507,7 +517,7 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
     text = (
         f"def {name}({params}):\n"
         "    y = function(x)\n"
-        + ("" if holomorphic else f"    require_real(x, {qualified_name(fn)!r})\n")
+        + ("" if complex_ok else f"    require_real(x, {qualified_name(fn)!r})\n")
         + f"    d = {d}\n"
         + (
             "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
@@ -519,7 +529,10 @@ def _compiled_scalar_vjp(fn, form, receiver: bool, derivative=None, holomorphic=
     )
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
     namespace["require_real"] = require_real
-    return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
+    made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
+    # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)
+    made.__pullback_elementwise_vjp__ = not receiver
+    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

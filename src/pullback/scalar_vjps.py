@@ -95,13 +95,15 @@ def compile_transformable(text, name, namespace, filename):
 
 
 def require_real(x, name):
-    """Refuse a complex ``x`` in the vjp of a non-holomorphic elementwise function (``abs``,
-    SciPy's ``psi``): its pullback ``g * d(y, x)`` holds, but a derivative of that text
-    would treat ``d`` as analytic in ``x``, which it is not (the second derivative of
-    ``abs`` of a complex value came out wrong)."""
+    """Refuse a complex ``x`` in the vjp of a non-holomorphic elementwise function (SciPy's
+    ``psi``): its pullback ``g * d(y, x)`` holds, but a derivative of that text would
+    treat ``d`` as analytic in ``x``, which it is not (the second derivative of ``abs`` of
+    a complex value came out wrong, before its factor was written for complex values:
+    a rule with ``extra["complex_factor"]`` is not refused)."""
     if np.iscomplexobj(x):
         raise HigherOrderError(
             f"pullback: a second derivative through {name} of a complex value is not "
             "supported (the function is not holomorphic).\n"
-            "Fix: differentiate a real form of it (np.hypot(z.real, z.imag) for abs)."
+            "Fix: differentiate a real form of it, a function of z.real and z.imag (as "
+            "np.hypot(z.real, z.imag) is of abs)."
         )

@@ -31,7 +31,7 @@ from .diagonal_stack import DiagonalStack, StructuredStack
 from .tangents import batch_axes
 from .zero import ZERO
 
-__all__ = ["branch_mask", "inner_mask", "masked", "select_mask", "selection_mask"]
+__all__ = ["branch_mask", "inner_mask", "kept", "masked", "select_mask", "selection_mask"]
 
 _ndarray = np.ndarray
 
@@ -173,3 +173,15 @@ def masked(ct, mask):
     if isinstance(ct, StructuredStack):
         return masked(ct.dense(), mask)
     return ct
+
+
+def kept(value, mask):
+    """``value`` itself: a member of a branch's subgraph in a loop, rebound after its
+    ``np.where`` in a differentiable-again gradient (``transform/reverse_where.py``), so
+    that the loop's tape saves it. Its rule masks the cotangent coming back from the
+    tape, exactly: the reverse loop reads the saved value
+    only in contributions masked by the same selection, so its derivative is zero where
+    the branch was not selected; and a derivative of the gradient meets ``kept(v, mask)``
+    as a root of that selection, which makes ``v``'s statements in the forward loop
+    members there too (no ``0 * inf`` from ``log(0)`` in a Hessian)."""
+    return value

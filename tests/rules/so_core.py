@@ -73,6 +73,8 @@ case("pullback.tangents.read_cotangent", M, M, slice(0, 2), V4, wrt=(0,))
 case("pullback.tangents.broadcast_cotangent", V4, (3, 4), wrt=(0,))
 case("pullback.where_masks.masked", M, np.arange(12).reshape(3, 4) % 3 > 0, wrt=(0,))
 case("pullback.where_masks.masked", V4, None, wrt=(0,))
+case("pullback.where_masks.kept", M, np.arange(12).reshape(3, 4) % 3 > 0, wrt=(0,))
+case("pullback.where_masks.kept", V4, None, wrt=(0,))
 
 # -- math functions that are rules ------------------------------------------------------
 case("math.hypot", 3.0, -4.0)

@@ -58,7 +58,12 @@ def _fmin_weight(a, b):
 
 def _abs_factor(y, x):
     # d|x| = sign(x) dx for real x (0 at x = 0); for complex z the cotangent is
-    # dy * z / |z| (NumPy's sign of a complex number is z / |z|, and 0 at 0).
+    # dy * z / |z| (NumPy's sign of a complex number is z / |z|, and 0 at 0), written
+    # with y = |z| so that a second derivative differentiates z / |z| in z (np.sign's
+    # derivative is zero: right for a real x, not for a complex one).
+    if np.iscomplexobj(x):
+        zero = y == 0
+        return np.where(zero, 0.0, x / np.where(zero, 1.0, y))
     return np.sign(x)
 
 
@@ -264,6 +269,8 @@ def register(reg):
     s(np.negative, lambda y, x: -1.0)
     s(np.positive, lambda y, x: 1.0)
     s(np.absolute, _abs_factor, holomorphic=False, notes="abs(0) -> cotangent 0")
+    # (its factor, y = |z| given, is right for a complex z at every order)
+    reg.lookup(np.absolute).extra["complex_factor"] = True
     s(np.fabs, lambda y, x: np.sign(x), notes="fabs(0) -> cotangent 0")
     s(np.reciprocal, lambda y, x: -(y * y))
     s(np.exp, lambda y, x: y)

@@ -365,6 +365,8 @@ def register(reg):
     from .pullback_runtime_pullbacks import masked_pullback, register_pullbacks
 
     r(where_masks.masked, _linear_rrule(where_masks.masked, masked_pullback))
+    # the identity whose cotangent is masked (a branch's member on a loop's tape)
+    r(where_masks.kept, _linear_rrule(where_masks.kept, masked_pullback))
 
     register_pullbacks(reg)
     set_pullbacks(

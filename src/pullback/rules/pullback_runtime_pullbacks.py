@@ -171,5 +171,6 @@ def register_pullbacks(reg):
         (runtime.matmul_rhs_cotangent, matmul_rhs_pullback),
         (runtime.pow_exponent_cotangent, pow_exponent_pullback),
         (where_masks.masked, masked_pullback),
+        (where_masks.kept, masked_pullback),
     ]
     set_pullbacks(reg, pairs)

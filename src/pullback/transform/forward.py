@@ -85,6 +85,7 @@ LINEAR = {
     np.tile,
     np.repeat,
     where_masks.masked,  # (in a generated gradient: a np.where branch's contribution)
+    where_masks.kept,  # (and a branch's value on a loop's tape: the identity)
 }
 # numpy.fft's linear transforms, by name: naming them here would import numpy.fft with
 # pullback; a function that calls one has loaded it (see _linear).

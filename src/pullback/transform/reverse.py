@@ -320,7 +320,9 @@ class ReverseBuilder(
     def rev_assign(self, s, state) -> list:
         t = s.targets[0].id
         if not self.activity.is_active(t) or state.get(t) == "Z":
-            return []
+            # (a np.where no cotangent reaches still computes the masks of its branches'
+            # members: the primal result of a generated vjp function, see where_branches)
+            return self.where_mask_lines(t, s.lineno) if s.value.__class__ is gast.Call else []
         line = s.lineno
         out: list = []
         if t in self.subscript_bases:

@@ -297,7 +297,9 @@ class CallAdjoints:
         call_args = ", ".join(
             [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
         )
-        out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
+        text = self.spread_helper_call(f"{pb}({g})", g, v) if self.where_context else None
+        text = f"{c} = {text or f'{pb}({g})'}"
+        out.append(Line(text, frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
         exprs = cotangent_exprs(c, [p for p, _ in active])
         for expr, (_, node) in zip(exprs, active, strict=True):
             self.contrib(node.id, expr, (), state, line, out)

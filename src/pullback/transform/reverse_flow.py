@@ -195,8 +195,12 @@ class ControlFlowAdjoints:
     # -- forward ----------------------------------------------------------------------
     def fwd_block(self, stmts) -> list:
         out: list = []
+        # (np.where branches in a loop: alt-only lines after their targets, reverse_where)
+        kept = self.kept_lines(stmts)
         for s in stmts:
             out.extend(self.fwd_stmt(s))
+            if kept and type(s) is gast.Assign:
+                out.extend(kept.get(s.targets[0].id, ()))
         return out
 
     def fwd_stmt(self, s) -> list:

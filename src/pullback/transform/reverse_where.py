@@ -10,6 +10,11 @@ every member has the branch's shape (their NaN is masked on the way out); the
 differentiable-again text masks them all. Scalars take ``(contribution if _pb_mask is not
 False else 0.0)``: nothing is computed for the branch that was not selected. Functions
 without a selection pay two dictionary lookups per reversed assignment.
+
+In a loop, the differentiable-again text also computes the mask in the forward sweep,
+after the ``where``, and rebinds each member to ``kept(member, mask)`` (:meth:`kept_lines`):
+the tape then carries that root of the selection from the forward loop to the reverse one,
+so that a Hessian masks the forward loop's members too.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import ast
 import re
 
-from .. import where_masks
+import gast
+
+from .. import where_helpers, where_masks
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .code import Line
@@ -53,28 +60,7 @@ class WhereMasks:
                 continue
             if g.mask is None:
                 g.mask = self.internal("_pb_mask")
-            if len(g.roots) == 1 and g.select is not None:  # one np.select's choice
-                fn = self.bind("select_mask", where_masks.select_mask)
-                conditions, k, result = g.select
-                branch = g.roots[0][1]
-                text = f"{g.mask} = {fn}({src(conditions)}, {k}, {result}, {branch})"
-                reads = frozenset(names_in(conditions)) | {result, branch}
-            elif len(g.roots) == 1 and g.roots[0][2] is None:  # one np.where's branch
-                fn = self.bind("branch_mask", where_masks.branch_mask)
-                branch = g.roots[0][1]
-                text = f"{g.mask} = {fn}({src(g.condition)}, {t}, {branch}, {g.negate})"
-                reads = frozenset(names_in(g.condition)) | {t, branch}
-            else:
-                text, reads = self.selection_line(g)
-            if g.helpers:  # each user helper proved elementwise at this call, or no mask
-                proof = self.bind("elementwise_in_x", elementwise_in_x)
-                tests = []
-                for helper, args in g.helpers:
-                    h = self.bind(getattr(helper, "__name__", "helper"), helper)
-                    rest = "".join(f"{src(a)}, " for a in args[1:])
-                    tests.append(f"{proof}({h}, ({rest}))")
-                    reads = reads | {n for a in args[1:] for n in names_in(a)}
-                text += f" if {' and '.join(tests)} else None"
+            text, reads = self.mask_assignment(g, t, g.mask)
             out.append(Line(text, reads, line))
             if len(g.members) > 1 and not self.scalar_group(g):
                 # the contributions between members: masked only where a member has not
@@ -87,6 +73,89 @@ class WhereMasks:
                 text = f"{g.inner} = {fn}({g.mask}, {members})"
                 out.append(Line(text, frozenset(g.members), line, alt=text))
         return out
+
+    def mask_assignment(self, g, t, name):
+        """``(text, reads)`` of ``name = <the mask of g's selection>``, ``t`` the group's
+        target (the root the reverse sweep meets first)."""
+        if len(g.roots) == 1 and g.select is not None:  # one np.select's choice
+            fn = self.bind("select_mask", where_masks.select_mask)
+            conditions, k, result = g.select
+            branch = g.roots[0][1]
+            text = f"{name} = {fn}({src(conditions)}, {k}, {result}, {branch})"
+            reads = frozenset(names_in(conditions)) | {result, branch}
+        elif len(g.roots) == 1 and g.roots[0][2] is None:  # one np.where's branch
+            fn = self.bind("branch_mask", where_masks.branch_mask)
+            branch = g.roots[0][1]
+            text = f"{name} = {fn}({src(g.condition)}, {t}, {branch}, {g.negate})"
+            reads = frozenset(names_in(g.condition)) | {t, branch}
+        else:
+            text, reads = self.selection_line(g, name)
+        if g.helpers:  # each user helper proved elementwise at this call, or no mask
+            proof = self.bind("elementwise_in_x", elementwise_in_x)
+            tests = []
+            for helper, args in g.helpers:
+                h = self.bind(getattr(helper, "__name__", "helper"), helper)
+                rest = "".join(f"{src(a)}, " for a in args[1:])
+                tests.append(f"{proof}({h}, ({rest}))")
+                reads = reads | {n for a in args[1:] for n in names_in(a)}
+            text += f" if {' and '.join(tests)} else None"
+        return text, reads
+
+    def kept_lines(self, stmts) -> dict:
+        """``{target: [Line]}`` for the selections whose roots are in ``stmts``, a block
+        inside a loop: in the differentiable-again text, after the group's target, the
+        mask as the reverse sweep computes it and each member rebound to ``kept(member,
+        mask)`` (alt-only lines: the sweeps run as before; no statement after the target
+        reads a member but for its shape, and the loop's tape then saves the kept value).
+
+        The reverse sweep reads a member only in contributions masked by its selection (or
+        for its shape), so the cotangent a derivative of the gradient sends back into it,
+        through the tape, is zero where the branch was not selected, and ``kept``'s rule
+        masks it; ``kept(member, mask)`` is a root of that selection there
+        (where_branches), in the block of the member's statements, which makes them members
+        too: the forward loop's ``log(x)`` is masked as in straight-line code."""
+        if not self._where_groups:
+            return {}
+        out: dict = {}
+        for s in stmts:
+            if type(s) is not gast.Assign:
+                continue
+            t = s.targets[0].id
+            groups = self._where_targets.get(t)
+            if not groups or not self.loops_containing(s):
+                continue
+            fn = None
+            for g in groups:
+                members = sorted(m for m in g.members if self.activity.is_active(m))
+                if g.mask is None or not members:
+                    continue
+                name = self.internal("_pb_kept")
+                text, _ = self.mask_assignment(g, t, name)
+                lines = out.setdefault(t, [])
+                lines.append(Line("", src=s.lineno, alt=text))
+                fn = fn or self.bind("kept", where_masks.kept)
+                for m in members:
+                    lines.append(Line("", src=s.lineno, alt=f"{m} = {fn}({m}, {name})"))
+        return out
+
+    def spread_helper_call(self, call: str, g: str, v):
+        """``call`` (a user helper's pullback, the helper a member of a branch proved
+        elementwise at run time) wrapped so that the cotangent of a scalar argument after
+        the first, summed inside the helper, is summed over the selected positions only
+        (where_helpers.py); None where the call has no such argument."""
+        fn = v.pb_callee.obj
+        group = next((gr for gr in self.where_context if any(h is fn for h, _ in gr.helpers)), None)
+        if group is None or v.keywords or any(isinstance(a, gast.Starred) for a in v.args):
+            return None
+        positions = [k for k, a in enumerate(v.args) if self.is_active_arg(a)]
+        scalars = [k for k in positions if self.kinds.get(getattr(v.args[k], "id", None)) == SCALAR]
+        if not any(k > 0 for k in scalars):
+            return None
+        spread = self.bind("spread_scalar_cotangents", where_helpers.spread_scalar_cotangents)
+        h = self.bind(getattr(fn, "__name__", "helper"), fn)
+        args = ", ".join(src(a) for a in v.args) + ("," if len(v.args) == 1 else "")
+        at = ", ".join(map(str, positions)) + ("," if len(positions) == 1 else "")
+        return f"{spread}({call}, {g}, {group.mask}, {h}, ({args}), ({at}))"
 
     def scalar_group(self, g) -> bool:
         return all(self.kinds.get(m) == SCALAR for m in g.members)
@@ -104,7 +173,7 @@ class WhereMasks:
             pattern = re.compile(r"\b(" + "|".join(map(re.escape, inner)) + r")\b")
             _swap_in_alt(body, pattern, inner)
 
-    def selection_line(self, g):
+    def selection_line(self, g, name):
         """The mask line of a group of several roots (see where_masks.selection_mask)."""
         fn = self.bind("selection_mask", where_masks.selection_mask)
         selects = []
@@ -122,7 +191,7 @@ class WhereMasks:
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
         condition = "None" if g.condition is None else src(g.condition)
-        text = f"{g.mask} = {fn}({condition}, {g.negate}, {tup(wheres)}, {tup(maskeds)}"
+        text = f"{name} = {fn}({condition}, {g.negate}, {tup(wheres)}, {tup(maskeds)}"
         text += f", {tup(selects)})" if selects else ")"
         reads = frozenset(names_in(g.condition)) if g.condition is not None else frozenset()
         if g.select is not None:

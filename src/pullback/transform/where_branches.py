@@ -22,6 +22,13 @@ values the gradient's masked contributions read (``np.log(x)``, read by ``x * lo
 and by ``d * log(x)``) are members too, and a Hessian has no NaN from the unselected
 branch either. A value also read elsewhere gets its masked contribution, and keeps its
 other uses as they are.
+
+A derivative of a gradient finds more roots of that kind: the ``kept(member, mask)`` that
+the gradient's forward loop saves on its tape (reverse_where.kept_lines: a branch's
+members in a loop, whose values its reverse loop reads), so the forward loop's members are
+masked as well; a ``np.where`` whose result no cotangent reaches (the primal result of a
+generated vjp function, read only for its shape); and the reads inside the ``if m is not
+False:`` blocks of a scalar's masked contributions are allowed uses (where_guards.py).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from .. import runtime, tangents, where_masks
 from ..registry import SCALAR
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
+from .where_guards import guarded_statements
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
@@ -136,15 +144,46 @@ def _is_where(value) -> bool:
 
 
 def _is_masked(value) -> bool:
-    return _plain_call(value, where_masks.masked, 2) and all(
-        isinstance(a, gast.Name) for a in value.args
+    """``masked(ct, mask)`` or ``kept(v, mask)`` on names: in a generated gradient, a
+    branch's contribution, or a branch's member saved on a loop's tape (whose cotangent
+    comes back masked); both are roots of the mask's selection."""
+    return (
+        _plain_call(value, where_masks.masked, 2) or _plain_call(value, where_masks.kept, 2)
+    ) and all(isinstance(a, gast.Name) for a in value.args)
+
+
+def _elementwise_vjp(value) -> bool:
+    """Whether ``value`` calls the vjp function of a one-argument elementwise rule
+    (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: dynamic_calls.
+    scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``."""
+    callee = getattr(value, "pb_callee", None)
+    return (
+        value.__class__ is gast.Call
+        and callee is not None
+        and callee.kind == "object"
+        and getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
+        and len(value.args) == 2
+        and not value.keywords
     )
 
 
-def _elementwise(value, registry) -> bool:
-    """Whether the value of an assignment is computed elementwise from its operands."""
+def _elementwise(value, registry, local=None) -> bool:
+    """Whether the value of an assignment is computed elementwise from its operands
+    (``local``: the block's statements by target, for ``t = v[0]`` of such a vjp's
+    result ``v``, the identity on its one cotangent)."""
     if isinstance(value, gast.Name):
         return True
+    if isinstance(value, gast.Subscript):
+        base, k = value.value, value.slice
+        return (
+            local is not None
+            and isinstance(base, gast.Name)
+            and isinstance(k, gast.Constant)
+            and type(k.value) is int
+            and k.value == 0
+            and base.id in local
+            and _elementwise_vjp(local[base.id].value)
+        )
     if isinstance(value, gast.BinOp):
         return isinstance(value.op, _ELEMENTWISE_OPS)
     if isinstance(value, gast.UnaryOp):
@@ -194,7 +233,7 @@ def helper_calls(group, local, registry) -> list:
         v = local[m].value
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
-            if not _is_where(v) and registry.lookup(callee.obj) is None:
+            if not _is_where(v) and not _elementwise_vjp(v) and registry.lookup(callee.obj) is None:
                 if derivatives is None:
                     derivatives = _derivatives(registry)
                 if id(callee.obj) not in derivatives and callee.obj is not runtime.conjugate:
@@ -235,6 +274,7 @@ def _shape_only_uses() -> dict:
     return {
         tangents.unbroadcast: {1},
         where_masks.masked: {1},
+        where_masks.kept: {1},
         where_masks.branch_mask: None,  # every argument
         where_masks.selection_mask: None,
         where_masks.select_mask: None,
@@ -246,6 +286,8 @@ def _shape_only_uses() -> dict:
 
 
 _TUPLES = "tuples"  # (the key of shape_only's set of tuples read for shapes only)
+_GUARDED = "guarded"  # (its {id(statement): selection} of statements under a mask's test)
+_KEY = "key"  # (the selection whose members are being found)
 
 
 def _shape_tuples(blocks, users, defs, shape_only) -> set:
@@ -316,10 +358,14 @@ def _roots(block, is_active, mask_keys, users, defs, shape_only, canon) -> dict:
         if isinstance(s, gast.Assign) and isinstance(s.value, gast.List)
     }
     for s in block:
-        if not isinstance(s, gast.Assign) or not is_active(s.targets[0].id):
+        if not isinstance(s, gast.Assign):
             continue
         v = s.value
+        if not is_active(s.targets[0].id) and not _is_where(v):
+            continue
         if _is_where(v):
+            # (an inactive where is a root too: it reads its branch for nothing, as the
+            # primal result of a generated vjp function does, whose masks it selects)
             condition, a, b = v.args
             cond = getattr(condition, "id", None)
             for negate, branch, other in ((False, a, b), (True, b, a)):
@@ -368,7 +414,9 @@ def _selects(s) -> bool:
     if s.__class__ is not gast.Assign or s.value.__class__ is not gast.Call:
         return False
     obj = getattr(getattr(s.value, "pb_callee", None), "obj", None)
-    return obj is np.where or obj is np.select or obj is where_masks.masked
+    return (
+        obj is np.where or obj is np.select or obj is where_masks.masked or obj is where_masks.kept
+    )
 
 
 def where_groups(tree, registry, is_active) -> dict:
@@ -412,6 +460,7 @@ def where_groups(tree, registry, is_active) -> dict:
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     shape_only = _shape_only_uses()
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
+    shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)
     groups: dict = {}
     for block in blocks:
         roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only, canon)
@@ -425,7 +474,9 @@ def where_groups(tree, registry, is_active) -> dict:
             and len(st.targets) == 1
         }
         order = {id(st): k for k, st in enumerate(block)}
-        for (_, negate), roots in roots_by_key.items():
+        for key, roots in roots_by_key.items():
+            negate = key[1]
+            shape_only[_KEY] = key
             members = _members(roots, local, users, defs, registry, is_active, shape_only)
             if not any(not finite_factors(local[m].value) for m in members):
                 continue
@@ -459,6 +510,9 @@ def _allowed_use(n, u, roots, inside, shape_only) -> bool:
             return n == branch and names_in(v).count(n) == 1
     if v.__class__ is gast.Tuple and u.targets[0].id in shape_only.get(_TUPLES, ()):
         return True  # a tuple of values the masks' helpers read for their shapes
+    key = shape_only.get(_GUARDED, {}).get(id(u))
+    if key is not None and key == shape_only.get(_KEY):
+        return True  # runs only where the selection picked the branch (a scalar's mask)
     return _shape_only_read(n, v, shape_only)
 
 
@@ -491,7 +545,7 @@ def _members(roots, local, users, defs, registry, is_active, shape_only) -> froz
         if n in candidates or defs.get(n) != 1 or n not in local or not is_active(n):
             continue
         st = local[n]
-        if not _elementwise(st.value, registry):
+        if not _elementwise(st.value, registry, local):
             continue
         candidates.add(n)
         work.extend(names_in(st.value))

@@ -95,9 +95,28 @@ def new_record(cls, names, *values):
     for n, v in zip(names, values, strict=True):
         if v is not UNSET:
             d[n] = v
+    _register(out)
+    return out
+
+
+def _register(out) -> None:
     key = id(out)
     _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
-    return out
+
+
+def adopt_copies(original, made, memo=None) -> None:
+    """Make records of the copies ``copy.copy``/``copy.deepcopy`` made of records: ``made``
+    (the copy of ``original``) and, for a deep copy, every copy in its ``memo`` (id of an
+    original -> its copy). A copy holds the same attributes as its original, so its
+    cotangent is the same tuple; without this its fields would carry no gradient."""
+    pairs = [(original, made)]
+    if memo is not None:
+        kept = memo.get(id(memo), [])  # deepcopy keeps each original alive there
+        originals = {id(o): o for o in kept}
+        pairs += [(originals[k], v) for k, v in memo.items() if k in originals]
+    for old, new in pairs:
+        if new is not old and type(new) is type(old) and is_plain_record(old):
+            _register(new)
 
 
 def rebuilt_plain(like, values):

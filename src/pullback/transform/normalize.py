@@ -208,6 +208,9 @@ class Normalizer(
         append = self.local_append(s)
         if append is not None:
             return self.stmt_Append(append)
+        stored = self.setattr_statement(s)  # setattr(obj, "w", v) is obj.w = v
+        if stored is not None:
+            return stored, False
         stmts, value = self.expr(s.value, keep_call=True)
         if isinstance(value, gast.Call):
             self.mark_outside_append(s.value, value)

@@ -305,3 +305,38 @@ def setattr_never_read_back(w, x):
 def test_setattr_of_values_without_gradient_runs_as_written():
     check_grad(setattr_of_a_counter, W, X, "n")
     check_grad(setattr_never_read_back, W, X)
+
+
+# -- objects handed on by the container builtins --------------------------------------
+
+
+def tuple_of_objects(w, x, cls):
+    ms = [cls(w), cls(2.0 * w)]
+    return tuple(ms)[1].energy(x)
+
+
+def list_copy_of_objects(w, x, cls):
+    ms = [cls(w), cls(np.sin(w))]
+    return ms.copy()[1].energy(x)
+
+
+def list_of_dict_values(w, x, cls):
+    d = {"a": cls(w), "b": cls(w * 2.0)}
+    return list(d.values())[1].energy(x)
+
+
+def starred_objects(w, x, cls):
+    a, *rest = [cls(w), cls(2.0 * w), cls(3.0 * w)]
+    return rest[1].energy(x) + a.energy(x)
+
+
+HANDED_ON = [tuple_of_objects, list_copy_of_objects, list_of_dict_values, starred_objects]
+
+
+@pytest.mark.parametrize("cls", [Square, Cosine])
+@pytest.mark.parametrize("f", HANDED_ON)
+def test_objects_in_lists_and_tuples_the_builtins_made(f, cls):
+    """Each item's cotangent reached ``unbroadcast`` against an object, which took it for
+    an operator applied to the object (a refusal naming ``__add__``)."""
+    check_grad(f, W, X, cls)
+    check_grad(f, W.astype(np.float32), X.astype(np.float32), cls)

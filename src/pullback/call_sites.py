@@ -103,6 +103,16 @@ class CallSite:
             "argument, or make the callable a @dataclass with a `__call__` method.",
         )
 
+    def refused_class(self, cls, why: str, fix: str) -> MissingRuleError:
+        """A plain class found at run time whose construction pullback cannot follow
+        (plain_classes.py says why, ``__slots__``, a stored lambda over ``self``...)."""
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of '{cls.__name__}', found at run "
+            f"time: {why}.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: {fix}."
+        )
+
     def missing(self, what: str, qualified: str) -> MissingRuleError:
         return MissingRuleError(
             f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "

@@ -119,6 +119,18 @@ def adopt_copies(original, made, memo=None) -> None:
             _register(new)
 
 
+def adopt_object(obj) -> bool:
+    """Make ``obj`` a record if its class is a plain record class (a layout is known):
+    for code differentiated again, which runs a user's helper as written (its ``cls(w)``
+    calls the class, not the constructor function). Whether it is a record then."""
+    if is_plain_record(obj):
+        return True
+    if layout(type(obj)) is None or not isinstance(getattr(obj, "__dict__", None), dict):
+        return False
+    _register(obj)
+    return True
+
+
 def rebuilt_plain(like, values):
     """An instance of ``like``'s class holding ``values`` in layout order (a gradient)."""
     return new_record(type(like), layout(type(like)), *values)

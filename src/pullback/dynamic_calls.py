@@ -79,6 +79,10 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "use finite differences of the gradient."
             )
         return site.adjoint_of(fn, None)
+    made = _DERIVATIVE_OBJECTS.get(type(fn).__qualname__)
+    if made is not None and type(fn).__module__.startswith("pullback."):
+        inner = getattr(fn, "fn", None) or getattr(getattr(fn, "grad", None), "fn", None)
+        raise site.derivative_inside(made, describe(inner) if inner is not None else "f")
     bound = as_bound_call(fn)
     if bound is not None and _library_function(bound.target):
         raise site.library(label, bound.target)
@@ -110,6 +114,15 @@ def as_constructed(fn):
         if isinstance(made, types.FunctionType):
             return made
     return fn
+
+
+# The derivative objects of pullback's api (by class name: this module is below the api)
+# that a differentiated function may call but pullback cannot differentiate through.
+_DERIVATIVE_OBJECTS = {
+    "JacobianFunction": "jacobian",
+    "HessianFunction": "hessian",
+    "HVPFunction": "hvp",
+}
 
 
 def _library_function(fn) -> bool:

@@ -313,6 +313,7 @@ class CallChecks(ContainerChecks):
             builtins.zip,
             builtins.enumerate,
             builtins.reversed,
+            np.ndenumerate,
         ):
             # enumerate(zip(xs, ys)): what they iterate is read by index the same way
             # (transform/loop_iterables.py).

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .iterators_by_hand import next_position
 from .registry import transformable
 from .runtime import _SEQUENCES, sequence_cotangent
 from .tangents import NO_TANGENT
@@ -107,6 +108,7 @@ def nd_index(k, shape) -> tuple:
 
 
 def register(reg):
-    reg.non_differentiable(zip_length, nd_index, family=FAMILY, trusted=True)
+    # (the position of an iterator stepped by hand: iterators_by_hand.py)
+    reg.non_differentiable(zip_length, nd_index, next_position, family=FAMILY, trusted=True)
     reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -17,6 +17,7 @@ import numpy as np
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import dict_display
 from ..iteration import consumed_iterator, first_item, iterator_refusal
+from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
 from ..receiver_classes import python_method_of_object
 from ..records_dataclasses import class_refusal
@@ -169,11 +170,25 @@ class CallChecks(ContainerChecks):
             self._resolved[key] = resolve_call(self.fs, call, self.locals)
         return self._resolved[key]
 
+    def _hand_iterator_calls(self) -> set:
+        """The ids of the ``iter``/``next`` calls of iterators stepped by hand that the
+        transform reads by index (pullback/iterators_by_hand.py)."""
+        found = getattr(self, "_hand_calls", None)
+        if found is None:
+            found = set()
+            if isinstance(self.tree, gast.FunctionDef):
+                found = hand_iterators(self.tree, self._resolve)[1]
+            self._hand_calls = found
+        return found
+
     # -- expressions ----------------------------------------------------------------------------
     def visit_Call(self, node):
         display = dict_display(node, self._resolve)
         if display is not None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
             self.visit(display)
+            return
+        if id(node) in self._hand_iterator_calls():  # it = iter(xs); next(it): by index
+            self.visit_all(node.args)
             return
         first = first_item(node, self._resolve)
         if first is not None:  # next(v for v in xs if c): a loop with break (iteration.py)

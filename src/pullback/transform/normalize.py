@@ -50,6 +50,7 @@ from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_stores import FreeStores
 from .free_values import FreeValues, rename_reserved_locals
+from .hand_iteration import hand_iteration_body
 from .helper_calls import use_owning_helpers
 from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
@@ -126,7 +127,7 @@ class Normalizer(
 
     def run(self) -> Normalized:
         tree = self.fs.tree
-        body = self.block(tree.body)
+        body = self.block(hand_iteration_body(self, tree))  # it = iter(xs); next(it)
         prologue = [N.assign(RET, N.const(None), tree), N.assign(RETURNED, N.const(False), tree)]
         body = prologue + body + [N.located(gast.Return(value=N.load(RET)), tree.body[-1])]
         new = gast.FunctionDef(

@@ -484,3 +484,44 @@ def test_second_order_through_a_helper_that_builds_an_object_found_at_run_time(f
     ``Wave(w)`` made an object that was no record: its Hessian was silently zero."""
     check_grad(f, W)
     check_hvp(f, W, V)
+
+
+# -- getattr --------------------------------------------------------------------------
+
+
+def getattr_method(w, x, cls):
+    m = cls(w)
+    return m.energy(x)
+
+
+def getattr_field(w, x):
+    m = Square(w)
+    return np.sum(m.w * np.sin(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_getattr_with_a_constant_name_is_the_attribute(dtype):
+    """``getattr(m, "energy")(x)`` is ``m.energy(x)`` and ``getattr(m, "w")`` is ``m.w``
+    (they were PB301 'getattr, no Python source', with a fix to register a rule)."""
+    w, x = W.astype(dtype), X.astype(dtype)
+    check_grad(getattr_method, w, x, Wave)
+    check_grad(getattr_method, w, x, Cosine)
+    check_grad(getattr_field, w, x)
+
+
+def test_getattr_with_a_constant_name_to_second_order():
+    check_hvp(lambda w: getattr_method(w, X, Wave), W, V)
+
+
+def getattr_by_name(w, x, name):
+    m = Wave(w)
+    return getattr(m, name)(x)
+
+
+def test_getattr_with_a_name_known_when_it_runs_is_refused_with_a_fix():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(getattr_by_name)(W, X, "energy")
+    text = str(info.value)
+    assert "PB301 call of 'getattr' with a name known only when it runs" in text
+    assert "return getattr(m, name)(x)" in text
+    assert "Fix: read the attribute by its name" in text

@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from ..callables import call_method_of, rule_call_function
-from ..dict_calls import dict_display
+from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
@@ -88,9 +88,7 @@ def user_callee(checker, call):
     if callee.kind != "object" or isinstance(callee.obj, functools.partial):
         return None
     called = callee.obj
-    obj = rule_call_function(called, checker.registry) or call_method_of(
-        called, checker.registry
-    )
+    obj = rule_call_function(called, checker.registry) or call_method_of(called, checker.registry)
     kind = checker.env.classify(obj, checker.registry)
     if kind[0] != "user":
         return None
@@ -118,6 +116,14 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
         what, fix = iterator
         return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
+    if obj is builtins.getattr:  # a name known only when it runs (a constant one is obj.name)
+        return (
+            "call of 'getattr' with a name known only when it runs: pullback follows "
+            "attributes read by their name in the code",
+            'read the attribute by its name (`obj.w`, `getattr(obj, "w")`, or call the '
+            "method `obj.f(x)`), or keep the values in a dict read by key "
+            f"({codes.see('PB301')}).",
+        )
     # (a class of a file the static check parsed: check/static_classes.py)
     static = getattr(obj, "__pullback_static_class__", False)
     if isinstance(obj, type) or static:
@@ -183,6 +189,14 @@ class CallChecks(ContainerChecks):
 
     # -- expressions ----------------------------------------------------------------------------
     def visit_Call(self, node):
+        attribute = constant_getattr(node, self._resolve)
+        if attribute is not None:  # getattr(obj, "w"): the read obj.w (pullback/dict_calls.py)
+            self.visit(attribute)
+            return
+        method = with_getattr_rewritten(node, self._resolve)
+        if method is not node:  # getattr(m, "f")(x): the call m.f(x)
+            self.visit(method)
+            return
         display = dict_display(node, self._resolve)
         if display is not None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
             self.visit(display)

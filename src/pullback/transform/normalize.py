@@ -35,7 +35,7 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
-from ..dict_calls import dict_display
+from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
 from ..resolve import (
     dotted_parts,
     local_names,
@@ -351,6 +351,10 @@ class Normalizer(
         stmts.append(N.assign(name, value, e))
         return N.load(name)
 
+    def resolver(self):
+        """``resolve(call)``: the callee of a call of the function, as the check finds it."""
+        return lambda c: resolve_call(self.fs, c, self.locals)
+
     def is_static(self, node) -> bool:
         """A global chain such as ``np.pi`` or ``np.newaxis``: a constant at run time."""
         if not isinstance(node, gast.Attribute):
@@ -385,6 +389,11 @@ class Normalizer(
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, stmts)
         if isinstance(e, gast.Call):
+            resolve = self.resolver()
+            attribute = constant_getattr(e, resolve)  # getattr(obj, "w") is obj.w
+            if attribute is not None:
+                return self.operation(attribute, stmts)
+            e = with_getattr_rewritten(e, resolve)  # getattr(m, "f")(x) is m.f(x)
             rewritten = self.kwargs_get(e)
             if rewritten is not None:
                 return self.operation(rewritten, stmts)

@@ -134,3 +134,69 @@ def test_the_jacobian_fix_computes_the_jacobian():
         [(jacobian_inside(W + 1e-6 * e) - jacobian_inside(W - 1e-6 * e)) / 2e-6 for e in np.eye(3)]
     )
     np.testing.assert_allclose(grad(jacobian_by_rows)(W), want, rtol=1e-6)
+
+
+# -- vjp and jvp inside ---------------------------------------------------------------
+
+
+def vjp_inside(x):
+    y, back = pullback.vjp(v, x)
+    return np.sum(back(U)[0] ** 2)
+
+
+def jvp_inside(x):
+    y, t = pullback.jvp(v, (x,), (U,))
+    return np.sum(t**2)
+
+
+def v_u(x, u):
+    return np.sum(v(x) * u)
+
+
+def vjp_by_grad(x):
+    return np.sum(grad(v_u)(x, U) ** 2)
+
+
+def jvp_by_grad(x):
+    t = np.stack([np.dot(grad(v_i)(x, i), U) for i in range(3)])
+    return np.sum(t**2)
+
+
+@pytest.mark.parametrize(
+    "f, call, fix",
+    [
+        (
+            vjp_inside,
+            "y, back = pullback.vjp(v, x)",
+            "`back(u)[0]` of `vjp(f, x)` is `grad(f_u)(x, u)` with "
+            "`def f_u(x, u): return np.sum(f(x) * u)`",
+        ),
+        (
+            jvp_inside,
+            "y, t = pullback.jvp(v, (x,), (U,))",
+            "element i of the tangent of `jvp(f, (x,), (v,))` is "
+            "`np.dot(grad(f_i)(x, i), v)` with `def f_i(x, i): return f(x)[i]`",
+        ),
+    ],
+)
+def test_vjp_and_jvp_inside_a_differentiated_function_golden(f, call, fix):
+    name = f.__name__.split("_")[0]
+    assert _message(f) == (
+        f"cannot differentiate '{f.__name__}' — 1 unsupported construct\n\n"
+        f"  here.py:{_line(f)}:{15 if name == 'vjp' else 12}: PB301 pullback.{name} called "
+        "inside a function being differentiated: its derivative is a second derivative, "
+        "which pullback builds only by nesting grad\n"
+        f"        {call}\n"
+        f"        {' ' * (10 if name == 'vjp' else 7)}^^^^^^^^^^^^\n"
+        "    pullback differentiates a call through a rule or by transforming the callee's "
+        "Python source, and this callee has neither.\n"
+        "    Fix: write the product with grad, which may be called here: "
+        f"{fix} (see docs/limitations.md#PB301)."
+    )
+
+
+@pytest.mark.parametrize("fixed, refused", [(vjp_by_grad, vjp_inside), (jvp_by_grad, jvp_inside)])
+def test_the_vjp_and_jvp_fixes_give_the_refused_functions_gradient(fixed, refused):
+    assert fixed(W) == pytest.approx(refused(W), rel=1e-12)
+    want = np.array([(refused(W + 1e-6 * e) - refused(W - 1e-6 * e)) / 2e-6 for e in np.eye(3)])
+    np.testing.assert_allclose(grad(fixed)(W), want, rtol=1e-6)

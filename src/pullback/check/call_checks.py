@@ -116,6 +116,22 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
         what, fix = iterator
         return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
+    if getattr(obj, "__module__", None) in ("pullback.api", "pullback.forward_mode") and getattr(
+        obj, "__name__", ""
+    ) in ("vjp", "jvp"):
+        return (
+            f"pullback.{obj.__name__} called inside a function being differentiated: its "
+            "derivative is a second derivative, which pullback builds only by nesting grad",
+            (
+                "write the product with grad, which may be called here: `back(u)[0]` of "
+                "`vjp(f, x)` is `grad(f_u)(x, u)` with `def f_u(x, u): return np.sum(f(x) * u)`"
+                if obj.__name__ == "vjp"
+                else "write the product with grad, which may be called here: element i of "
+                "the tangent of `jvp(f, (x,), (v,))` is `np.dot(grad(f_i)(x, i), v)` with "
+                "`def f_i(x, i): return f(x)[i]`"
+            )
+            + f" ({codes.see('PB301')}).",
+        )
     if obj is builtins.getattr:  # a name known only when it runs (a constant one is obj.name)
         return (
             "call of 'getattr' with a name known only when it runs: pullback follows "

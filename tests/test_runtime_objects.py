@@ -525,3 +525,29 @@ def test_getattr_with_a_name_known_when_it_runs_is_refused_with_a_fix():
     assert "PB301 call of 'getattr' with a name known only when it runs" in text
     assert "return getattr(m, name)(x)" in text
     assert "Fix: read the attribute by its name" in text
+
+
+def max_of_pairs_holding_objects(w, x):
+    ps = [(1.0, Wave(w)), (2.0, Square(3.0 * w))]
+    k, m = max(ps, key=lambda p: p[0])
+    return k * m.energy(x)
+
+
+def min_of_pairs_holding_dataclasses(w, x, cls):
+    ps = [(2.0, cls(w)), (1.0, cls(np.sin(w)))]
+    k, m = min(ps, key=lambda p: p[0])
+    return k * m.energy(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_max_and_min_of_tuples_holding_objects(dtype):
+    """The picked tuple's cotangent holds a record's: passed whole (``finalize`` made an
+    array of it: 'the reverse sweep failed')."""
+    w, x = W.astype(dtype), X.astype(dtype)
+    check_grad(max_of_pairs_holding_objects, w, x)
+    check_grad(min_of_pairs_holding_dataclasses, w, x, Cosine)
+
+
+def test_second_order_through_max_of_tuples_holding_objects():
+    check_hvp(lambda w: max_of_pairs_holding_objects(w, X), W, V)
+    check_hvp(lambda w: min_of_pairs_holding_dataclasses(w, X, Cosine), W, V)

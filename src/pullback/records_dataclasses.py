@@ -83,6 +83,14 @@ def is_record_value(v) -> bool:
     return is_dataclass_value(v)
 
 
+def holds_record(v) -> bool:
+    """Whether ``v`` is a record or a tuple or list holding one (at any depth): its
+    cotangent is passed whole, never made an array's."""
+    if is_record_value(v):
+        return True
+    return type(v) in (tuple, list) and any(holds_record(u) for u in v)
+
+
 @functools.lru_cache(maxsize=512)
 def _layout(cls) -> tuple:
     """``(names, {name: position})`` of ``cls``'s fields, in the order of its cotangent

@@ -11,7 +11,7 @@ import copy
 
 import numpy as np
 
-from ..records_dataclasses import is_record_value
+from ..records_dataclasses import holds_record
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import by_rule, set_pullbacks
@@ -38,7 +38,7 @@ def _picked(dy, items, index):
     """One cotangent per item: ``dy`` for the picked one, ``ZERO`` for the others."""
     parts = ()
     for k in range(len(items)):
-        if k == index and is_record_value(items[k]):
+        if k == index and holds_record(items[k]):
             parts = parts + (dy,)  # a record's cotangent (a tuple of its fields') whole
         elif k == index:
             parts = parts + (unbroadcast(densify(dy), items[k]),)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedCallError
-from ..records_dataclasses import is_record_value
+from ..records_dataclasses import holds_record, is_record_value
 from ..records_plain import adopt_copies
 from ..registry import transformable
 from ._util import (
@@ -129,10 +129,11 @@ def _extreme_rrule(pick):
         def extreme_pullback(dy):
             if dy is ZERO or index is None:
                 return zeros_for(args)
-            g = [ZERO if differentiable(v) or is_record_value(v) else NO_TANGENT for v in items]
+            g = [ZERO if differentiable(v) or holds_record(v) else NO_TANGENT for v in items]
             picked = items[index]
-            # a record (an object, a dataclass, a named tuple) takes its cotangent whole
-            g[index] = dy if is_record_value(picked) else finalize(dy, picked)
+            # a record (an object, a dataclass, a named tuple), or a tuple or list holding
+            # one, takes its cotangent whole
+            g[index] = dy if holds_record(picked) else finalize(dy, picked)
             if single:
                 seq = args[0]
                 if isinstance(seq, np.ndarray):  # the iteration runs over the first axis
@@ -289,7 +290,7 @@ def register(reg):
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
-    r.nondiff(is_record_value)  # whether max/min picked a record (a fact of its type)
+    r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
     r.nondiff(
         builtins.round,

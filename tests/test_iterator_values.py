@@ -159,14 +159,24 @@ def test_next_with_nothing_found_raises_stop_iteration():
         pullback.grad(nothing)(np.ones(3))
 
 
-def test_an_iterator_stepped_by_hand_is_refused_with_a_fix():
+def test_an_iterator_stepped_by_hand_is_read_by_index():
+    # (was refused; tests/test_hand_iteration.py has the forms: pullback/iterators_by_hand.py)
     def stepped(x):
         it = iter(x)
         first = next(it)
         return first * next(it)
 
+    check_grad(stepped, np.array([0.5, -2.0, 3.0]))
+
+
+def test_an_iterator_handed_on_is_refused_with_a_fix():
+    def handed_on(x):
+        it = iter(x)
+        first = next(it)
+        return first * max(it)
+
     with pytest.raises(pullback.UnsupportedSyntaxError, match=r"(?s)PB301.*index the sequence"):
-        pullback.grad(stepped)(np.ones(3))
+        pullback.grad(handed_on)(np.ones(3))
 
 
 def test_a_tuple_of_nested_items_found_by_the_program_generator():

@@ -76,6 +76,7 @@ LAYERS = (
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
+            "pullback.iterators_by_hand",
             "pullback.scalar_vjps",
             "pullback.where_helpers",
             "pullback.call_sites",

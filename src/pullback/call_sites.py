@@ -16,7 +16,7 @@ Fix: register a rule with `@pullback.rrule(mod.f)`, ...
 
 from __future__ import annotations
 
-from .errors import Diagnostic, MissingRuleError, UnsupportedSyntaxError
+from .errors import Diagnostic, HigherOrderError, MissingRuleError, UnsupportedSyntaxError
 from .registry import REFUSED_WHEN_VARIED, qualified_name
 
 
@@ -101,6 +101,45 @@ class CallSite:
             "carries that value inside; the gradient through what it captured would be lost.",
             "call a function defined with `def` and pass the differentiated value as an "
             "argument, or make the callable a @dataclass with a `__call__` method.",
+        )
+
+    def refused_class(self, cls, why: str, fix: str) -> MissingRuleError:
+        """A plain class found at run time whose construction pullback cannot follow
+        (plain_classes.py says why, ``__slots__``, a stored lambda over ``self``...)."""
+        return MissingRuleError(
+            f"{self.where()}: cannot differentiate the call of '{cls.__name__}', found at run "
+            f"time: {why}.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: {fix}."
+        )
+
+    def derivative_inside(self, made: str, name: str) -> HigherOrderError:
+        """``jacobian(v)(x)``, ``hessian(g)(x)`` or ``hvp(g)(x, u)`` called inside a
+        function being differentiated (``made`` the call that made it, ``name`` the
+        function it differentiates): the derivative of a derivative. ``grad(g)(x)``
+        there is differentiated (its generated gradient, differentiated again)."""
+        if made == "jacobian":
+            why = (
+                f"its derivative is a second derivative of '{name}', which pullback "
+                "builds only by nesting grad"
+            )
+            fix = (
+                "build the Jacobian from grad of a helper that returns one element, which "
+                f"may be called here: `def {name}_i(x, i): return {name}(x)[i]`, then "
+                f"`np.stack([grad({name}_i)(x, i) for i in range(n)])`"
+            )
+        else:
+            why = f"its derivative is a third derivative of '{name}', which pullback does not build"
+            fix = (
+                f"compute it outside the differentiated function and pass it in (no "
+                f"gradient then flows through it), or call grad({name}) here, which is "
+                "differentiated (a second derivative)"
+            )
+        return HigherOrderError(
+            f"{self.where()}: {made}({name}) is called inside a function being "
+            f"differentiated: {why}.\n"
+            f"        {self.source_line.strip()}\n"
+            f"Fix: {fix}."
         )
 
     def missing(self, what: str, qualified: str) -> MissingRuleError:

@@ -30,18 +30,31 @@ from .source import transform_target
 
 
 def user_method_function(obj):
-    """The function of a method bound to an object (not to a class or module) when that
-    function is user Python code, else ``None``: ``model.loss`` is ``Model.loss`` called
-    with ``model`` first."""
-    if not isinstance(obj, types.MethodType) or isinstance(obj.__self__, (type, types.ModuleType)):
+    """The function of a method bound to an object (not to a module, nor to a class but by
+    ``@classmethod``) when that function is user Python code, else ``None``:
+    ``model.loss`` is ``Model.loss`` called with ``model`` first, ``Model.create`` its
+    function with ``Model`` first."""
+    if not isinstance(obj, types.MethodType) or isinstance(obj.__self__, types.ModuleType):
         return None
     fn = obj.__func__
+    if isinstance(obj.__self__, type) and not _class_method(obj.__self__, fn):
+        return None
     if not isinstance(fn, types.FunctionType):
         return None
     transformable = getattr(fn, "__pullback_transformable__", False)
     if not transformable and is_library_module_name(getattr(fn, "__module__", None) or ""):
         return None
     return fn
+
+
+def _class_method(cls, fn) -> bool:
+    """Whether ``fn`` is a ``@classmethod`` of ``cls`` (or of a base): ``Model.create(w)``
+    is ``fn(Model, w)``, the class an ordinary argument."""
+    for c in cls.__mro__:
+        raw = c.__dict__.get(getattr(fn, "__name__", ""))
+        if raw is not None:
+            return isinstance(raw, classmethod) and raw.__func__ is fn
+    return False
 
 
 class BoundCall:

@@ -47,3 +47,37 @@ def dict_display(call, resolve):
         keys.append(gast.copy_location(gast.Constant(value=kw.arg, kind=None), kw.value))
         values.append(kw.value)
     return gast.copy_location(gast.Dict(keys=keys, values=values), call)
+
+
+def constant_getattr(call, resolve):
+    """``obj.name`` (a ``gast.Attribute`` located at the call) for ``getattr(obj, "name")``
+    with a constant identifier and no default, which reads exactly that attribute; None
+    for any other call. The check and the normalizer both rewrite it so (the attribute
+    read, a method call ``getattr(m, "f")(x)`` as ``m.f(x)``, is then followed as
+    written)."""
+    if not isinstance(call, gast.Call) or call.keywords or len(call.args) != 2:
+        return None
+    obj, name = call.args
+    if isinstance(obj, gast.Starred) or not isinstance(name, gast.Constant):
+        return None
+    if not isinstance(name.value, str) or not name.value.isidentifier():
+        return None
+    if not isinstance(call.func, gast.Name):
+        return None
+    callee = resolve(call)
+    if callee is None or callee.kind != "object" or callee.obj is not builtins.getattr:
+        return None
+    return gast.copy_location(gast.Attribute(value=obj, attr=name.value, ctx=gast.Load()), call)
+
+
+def with_getattr_rewritten(call, resolve):
+    """``call`` with a constant ``getattr`` as its function made the attribute
+    (``getattr(m, "f")(x)`` is ``m.f(x)``), or ``call`` itself."""
+    if not isinstance(call, gast.Call):
+        return call
+    attribute = constant_getattr(call.func, resolve)
+    if attribute is None:
+        return call
+    return gast.copy_location(
+        gast.Call(func=attribute, args=call.args, keywords=call.keywords), call
+    )

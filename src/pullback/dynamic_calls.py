@@ -30,6 +30,7 @@ from .errors import (
 from .guards import is_library_module_name
 from .plain_classes import constructor_of
 from .records_dataclasses import is_dataclass_value
+from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, SCALAR, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
 from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
@@ -51,6 +52,8 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
         return lambda *args, **kwargs: _partial_call(site, fn, args, kwargs)
     if isinstance(fn, type):  # a plain class found at run time: its constructor function
         made = constructor_of(fn)
+        if isinstance(made, tuple):  # (why, fix): its construction cannot be followed
+            raise site.refused_class(fn, *made)
         fn = made if isinstance(made, types.FunctionType) else fn
     method = library_call_function(fn)
     rule = site.registry.lookup(method) if method is not None else None
@@ -76,6 +79,10 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "use finite differences of the gradient."
             )
         return site.adjoint_of(fn, None)
+    made = _DERIVATIVE_OBJECTS.get(type(fn).__qualname__)
+    if made is not None and type(fn).__module__.startswith("pullback."):
+        inner = getattr(fn, "fn", None) or getattr(getattr(fn, "grad", None), "fn", None)
+        raise site.derivative_inside(made, describe(inner) if inner is not None else "f")
     bound = as_bound_call(fn)
     if bound is not None and _library_function(bound.target):
         raise site.library(label, bound.target)
@@ -96,6 +103,26 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
         return bound_call_rrule
     raise site.missing(label, qualified_name(fn))
+
+
+def as_constructed(fn):
+    """What a call of ``fn`` runs in code that is differentiated again: a plain class's
+    constructor function (whose object is a record, records_plain.py; the class itself
+    would make one whose fields carry no gradient), anything else as it is."""
+    if isinstance(fn, type):
+        made = constructor_of(fn)
+        if isinstance(made, types.FunctionType):
+            return made
+    return fn
+
+
+# The derivative objects of pullback's api (by class name: this module is below the api)
+# that a differentiated function may call but pullback cannot differentiate through.
+_DERIVATIVE_OBJECTS = {
+    "JacobianFunction": "jacobian",
+    "HessianFunction": "hessian",
+    "HVPFunction": "hvp",
+}
 
 
 def _library_function(fn) -> bool:
@@ -153,7 +180,8 @@ def _found_without_receiver(site: CallSite, obj, name: str):
     if isinstance(instance_attributes, dict) and name in instance_attributes:
         return instance_attributes[name]
     if isinstance(obj, type):
-        return getattr(obj, name)
+        # cls.__call__(w), as a class held in a loop variable is called: the class
+        return obj if name == "__call__" else getattr(obj, name)
     cls = type(obj)
     method = getattr(cls, name, None)
     if type(method) is types.FunctionType and cls.__dict__.get(name) is method:
@@ -381,6 +409,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     if obj is not None and is_dict_view_call(obj, fn, args, kwargs):
         return DICT_VIEW_VJPS[fn]  # params.items(): dict_views.py
     target = fn
+    if obj is None and isinstance(fn, type) and site.registry.lookup(fn) is None:
+        made = constructor_of(fn)  # a plain class found at run time: its constructor
+        target = made if isinstance(made, types.FunctionType) else fn
     if obj is not None:
         raw = inspect.getattr_static(type(obj), fn, None)
         ordinary = isinstance(raw, types.FunctionType) and not isinstance(obj, types.ModuleType)
@@ -408,7 +439,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         # A record (a named tuple or a dataclass instance, records.py) is a differentiated
         # value: its method's vjp gives the receiver's cotangent first.
-        record = obj is not None and _is_record(obj)
+        # (an object of a plain record class that a helper run as written made: a record)
+        record = obj is not None and (_is_record(obj) or adopt_object(obj))
         names = tuple(bound.arguments)[1 if obj is not None and not record else 0 :]
         # (a rule's pullback function that gives the receiver a cotangent, called with
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)

@@ -136,9 +136,11 @@ def iterator_refusal(obj):
         )
     if obj is builtins.iter or obj is builtins.next:
         return (
-            "an iterator stepped by hand: pullback differentiates sequences read by index",
-            "index the sequence instead: `first = xs[0]` and `for v in xs[1:]:` for "
-            "`it = iter(xs); first = next(it); for v in it:`, or `next(v for v in xs if c)` "
-            "as a loop with `break`",
+            "an iterator stepped by hand and used other than by `next(it)`, "
+            "`next(it, default)` and `for v in it:` without `break` in this function: "
+            "pullback differentiates sequences read by index",
+            "step it only those ways, or index the sequence instead: `first = xs[0]` and "
+            "`for v in xs[1:]:` for `it = iter(xs); first = next(it); for v in it:`, or "
+            "`next(v for v in xs if c)` as a loop with `break`",
         )
     return None

@@ -74,6 +74,23 @@ def is_dataclass_value(v) -> bool:
     return id(t) in LAYOUTS and is_plain_record(v)  # (one dict lookup for any other value)
 
 
+def is_record_value(v) -> bool:
+    """Whether ``v`` is a record: a dataclass instance, a plain class's record or a named
+    tuple, whose cotangent is the tuple of its fields' (a rule that hands such a value on
+    passes its cotangent whole, never as an array's)."""
+    if isinstance(v, tuple):
+        return type(v) is not tuple and isinstance(getattr(type(v), "_fields", None), tuple)
+    return is_dataclass_value(v)
+
+
+def holds_record(v) -> bool:
+    """Whether ``v`` is a record or a tuple or list holding one (at any depth): its
+    cotangent is passed whole, never made an array's."""
+    if is_record_value(v):
+        return True
+    return type(v) in (tuple, list) and any(holds_record(u) for u in v)
+
+
 @functools.lru_cache(maxsize=512)
 def _layout(cls) -> tuple:
     """``(names, {name: position})`` of ``cls``'s fields, in the order of its cotangent

@@ -95,9 +95,40 @@ def new_record(cls, names, *values):
     for n, v in zip(names, values, strict=True):
         if v is not UNSET:
             d[n] = v
+    _register(out)
+    return out
+
+
+def _register(out) -> None:
     key = id(out)
     _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
-    return out
+
+
+def adopt_copies(original, made, memo=None) -> None:
+    """Make records of the copies ``copy.copy``/``copy.deepcopy`` made of records: ``made``
+    (the copy of ``original``) and, for a deep copy, every copy in its ``memo`` (id of an
+    original -> its copy). A copy holds the same attributes as its original, so its
+    cotangent is the same tuple; without this its fields would carry no gradient."""
+    pairs = [(original, made)]
+    if memo is not None:
+        kept = memo.get(id(memo), [])  # deepcopy keeps each original alive there
+        originals = {id(o): o for o in kept}
+        pairs += [(originals[k], v) for k, v in memo.items() if k in originals]
+    for old, new in pairs:
+        if new is not old and type(new) is type(old) and is_plain_record(old):
+            _register(new)
+
+
+def adopt_object(obj) -> bool:
+    """Make ``obj`` a record if its class is a plain record class (a layout is known):
+    for code differentiated again, which runs a user's helper as written (its ``cls(w)``
+    calls the class, not the constructor function). Whether it is a record then."""
+    if is_plain_record(obj):
+        return True
+    if layout(type(obj)) is None or not isinstance(getattr(obj, "__dict__", None), dict):
+        return False
+    _register(obj)
+    return True
 
 
 def rebuilt_plain(like, values):

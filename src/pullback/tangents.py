@@ -328,6 +328,8 @@ def unbroadcast(g, x):
         # nothing flows back to it (and it must not reach np.shape).
         return ZERO
     if is_dataclass_value(x) or is_operator_object(x):
+        if type(g) is tuple and is_dataclass_value(x):
+            return g  # a record's own cotangent, the tuple of its fields' (an item of a list)
         refuse_operator(x)
     shape = np.shape(x)
     gshape = np.shape(g)

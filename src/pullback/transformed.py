@@ -175,9 +175,15 @@ class _Transformed(TransformedFunction):
         """The generated gradient (one Python function in the supported subset) for
         arguments of these kinds: what an enclosing grad, jacobian or vjp transforms."""
         if self.has_aux or not isinstance(self, GradFunction):
+            name = _name(self.fn)
+            if self.has_aux:
+                fix = f"nest grad of a function without the aux output (grad({name}) of one)"
+            else:  # value_and_grad(g)(x) inside a differentiated function
+                fix = f"call {name} for the value and grad({name}) for the gradient: "
+                fix += f"`val, d = {name}(x), grad({name})(x)` (grad may be nested)"
             raise ArgumentError(
-                f"cannot differentiate {type(self).__name__}(has_aux={self.has_aux}) again: "
-                "only plain grad(f) can be nested.\nFix: nest grad(f) without has_aux."
+                f"cannot differentiate {type(self).__name__}(has_aux={self.has_aux}) of "
+                f"'{name}' again: only plain grad(f) can be nested.\nFix: {fix}."
             )
         if self.call is not None and not self.call.is_plain:
             raise ArgumentError(

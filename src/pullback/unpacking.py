@@ -27,6 +27,9 @@ ValueError: not enough values to unpack (expected at least 2, got 1)
 
 from __future__ import annotations
 
+import numpy as np
+
+from .iterators_by_hand import next_position
 from .registry import transformable
 from .runtime import _SEQUENCES, sequence_cotangent
 from .tangents import NO_TANGENT
@@ -94,7 +97,18 @@ def zip_length(*lengths, strict=False):
     return shortest
 
 
+def nd_index(k, shape) -> tuple:
+    """The index ``np.ndenumerate`` yields at its ``k``-th step (C order): a tuple of
+    Python ints, as it yields them.
+
+    >>> nd_index(4, (2, 3))
+    (1, 1)
+    """
+    return tuple(int(i) for i in np.unravel_index(k, shape))
+
+
 def register(reg):
-    reg.non_differentiable(zip_length, family=FAMILY, trusted=True)
+    # (the position of an iterator stepped by hand: iterators_by_hand.py)
+    reg.non_differentiable(zip_length, nd_index, next_position, family=FAMILY, trusted=True)
     reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -326,6 +326,7 @@ PROBES = {
     "where_scalar_branches": (where_scalar_branches, (P3,), True),
     "slice_assign_array": (slice_assign_array, (P3,), True),
     "statistics_mean": (statistics_mean, (P3,), True),  # (the statistics family)
+    "cov_weights": (cov_weights, (X2,), False),  # weighted cov: first order only
 }
 
 
@@ -336,14 +337,13 @@ def test_probe(name):
 
 
 # Refusals: library code without a rule (heapq), a differentiated keyword of a
-# rule (np.average's weights=, PB502: pass it positionally), np.cov's weights (no rule),
+# rule (np.average's weights=, PB502: pass it positionally),
 # an append to a list inside a dict (PB106, with the rewrite that works).
 REFUSED = {
     "heapq_small": (heapq_small, (P3,), ("PB301", "heapq.nsmallest")),
     "average_weights": (
         average_weights, (P3,), ("PB502", "keyword argument 'weights' of np.average")
     ),
-    "cov_weights": (cov_weights, (X2,), ("cov(fweights=/aweights=) has no rule",)),
     "dict_of_lists": (dict_of_lists, (P3,), ("PB106", "hist['loss'] = hist['loss'] + [x[i] ** 2]")),
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fd import check_grad
 from rule_inputs import FLOATS, make, make_complex
 
 from pullback.registry import default_registry
@@ -156,6 +157,40 @@ def test_cov_corrcoef(dtype):
     check_rrule(np.corrcoef, m)
     check_rrule(np.corrcoef, m, y)
     check_rrule(np.corrcoef, m.T, rowvar=False)
+
+
+@D
+def test_cov_with_weights(dtype):
+    """fweights (integers, no cotangent) and aweights (differentiated, here by position
+    where check_rrule compares it with finite differences): NumPy's weighted means and
+    its ``fact``, for each ddof."""
+    m = make("real", (3, 6), dtype)
+    y = make("real", (2, 6), dtype, seed=1)
+    a = (np.abs(make("real", (6,), dtype, seed=2)) + 0.5).astype(dtype)
+    f = np.array([1, 2, 1, 3, 1, 2])
+    check_rrule(np.cov, m, None, True, False, None, None, a)
+    check_rrule(np.cov, m, None, True, False, None, f)
+    check_rrule(np.cov, m, None, True, False, None, f, a)
+    check_rrule(np.cov, m, y, True, False, 2, f, a)
+    check_rrule(np.cov, m.T, None, False, True, None, None, a)
+    check_rrule(np.cov, m[0], None, True, False, 0, f, a)
+
+
+def _weighted_cov(x, w, f):
+    data = np.stack([x, x**2, np.sin(x)])
+    return np.sum(np.cov(data, fweights=f, aweights=w) ** 2)
+
+
+@D
+def test_cov_aweights_by_keyword_get_their_gradient(dtype):
+    """``np.cov(X, aweights=w)`` with ``w`` differentiated was PB502 (a keyword of a
+    rule) and with constant weights 'cov(fweights=/aweights=) has no rule'."""
+    x = np.array([0.3, -0.7, 1.1, 0.4], dtype)
+    w = np.array([1.0, 2.0, 0.5, 1.5], dtype)
+    f = np.array([1, 2, 3, 1])
+    check_grad(_weighted_cov, x, w, f, wrt=(0, 1))
+    check_grad(lambda x: np.sum(np.cov(x, np.cos(x), aweights=np.exp(x), ddof=0)), x)
+    check_grad(lambda x: np.sum(np.cov(np.stack([x, x**3]), fweights=f)), x)
 
 
 def test_cov_complex():

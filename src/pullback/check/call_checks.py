@@ -15,8 +15,9 @@ import gast
 import numpy as np
 
 from ..callables import call_method_of, rule_call_function
-from ..dict_calls import dict_display
+from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
 from ..iteration import consumed_iterator, first_item, iterator_refusal
+from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
 from ..receiver_classes import python_method_of_object
 from ..records_dataclasses import class_refusal
@@ -87,9 +88,7 @@ def user_callee(checker, call):
     if callee.kind != "object" or isinstance(callee.obj, functools.partial):
         return None
     called = callee.obj
-    obj = rule_call_function(called, checker.registry) or call_method_of(
-        called, checker.registry
-    )
+    obj = rule_call_function(called, checker.registry) or call_method_of(called, checker.registry)
     kind = checker.env.classify(obj, checker.registry)
     if kind[0] != "user":
         return None
@@ -117,6 +116,30 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     if iterator is not None:  # zip, enumerate, iter, next kept as values: pullback/iteration.py
         what, fix = iterator
         return f"call of '{name}', {what}", f"{fix} ({codes.see('PB301')})."
+    if getattr(obj, "__module__", None) in ("pullback.api", "pullback.forward_mode") and getattr(
+        obj, "__name__", ""
+    ) in ("vjp", "jvp"):
+        return (
+            f"pullback.{obj.__name__} called inside a function being differentiated: its "
+            "derivative is a second derivative, which pullback builds only by nesting grad",
+            (
+                "write the product with grad, which may be called here: `back(u)[0]` of "
+                "`vjp(f, x)` is `grad(f_u)(x, u)` with `def f_u(x, u): return np.sum(f(x) * u)`"
+                if obj.__name__ == "vjp"
+                else "write the product with grad, which may be called here: element i of "
+                "the tangent of `jvp(f, (x,), (v,))` is `np.dot(grad(f_i)(x, i), v)` with "
+                "`def f_i(x, i): return f(x)[i]`"
+            )
+            + f" ({codes.see('PB301')}).",
+        )
+    if obj is builtins.getattr:  # a name known only when it runs (a constant one is obj.name)
+        return (
+            "call of 'getattr' with a name known only when it runs: pullback follows "
+            "attributes read by their name in the code",
+            'read the attribute by its name (`obj.w`, `getattr(obj, "w")`, or call the '
+            "method `obj.f(x)`), or keep the values in a dict read by key "
+            f"({codes.see('PB301')}).",
+        )
     # (a class of a file the static check parsed: check/static_classes.py)
     static = getattr(obj, "__pullback_static_class__", False)
     if isinstance(obj, type) or static:
@@ -169,11 +192,33 @@ class CallChecks(ContainerChecks):
             self._resolved[key] = resolve_call(self.fs, call, self.locals)
         return self._resolved[key]
 
+    def _hand_iterator_calls(self) -> set:
+        """The ids of the ``iter``/``next`` calls of iterators stepped by hand that the
+        transform reads by index (pullback/iterators_by_hand.py)."""
+        found = getattr(self, "_hand_calls", None)
+        if found is None:
+            found = set()
+            if isinstance(self.tree, gast.FunctionDef):
+                found = hand_iterators(self.tree, self._resolve)[1]
+            self._hand_calls = found
+        return found
+
     # -- expressions ----------------------------------------------------------------------------
     def visit_Call(self, node):
+        attribute = constant_getattr(node, self._resolve)
+        if attribute is not None:  # getattr(obj, "w"): the read obj.w (pullback/dict_calls.py)
+            self.visit(attribute)
+            return
+        method = with_getattr_rewritten(node, self._resolve)
+        if method is not node:  # getattr(m, "f")(x): the call m.f(x)
+            self.visit(method)
+            return
         display = dict_display(node, self._resolve)
         if display is not None:  # dict(a=x): the display it builds (pullback/dict_calls.py)
             self.visit(display)
+            return
+        if id(node) in self._hand_iterator_calls():  # it = iter(xs); next(it): by index
+            self.visit_all(node.args)
             return
         first = first_item(node, self._resolve)
         if first is not None:  # next(v for v in xs if c): a loop with break (iteration.py)
@@ -313,6 +358,7 @@ class CallChecks(ContainerChecks):
             builtins.zip,
             builtins.enumerate,
             builtins.reversed,
+            np.ndenumerate,
         ):
             # enumerate(zip(xs, ys)): what they iterate is read by index the same way
             # (transform/loop_iterables.py).

@@ -11,6 +11,7 @@ import copy
 
 import numpy as np
 
+from ..records_dataclasses import holds_record
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import by_rule, set_pullbacks
@@ -37,7 +38,9 @@ def _picked(dy, items, index):
     """One cotangent per item: ``dy`` for the picked one, ``ZERO`` for the others."""
     parts = ()
     for k in range(len(items)):
-        if k == index:
+        if k == index and holds_record(items[k]):
+            parts = parts + (dy,)  # a record's cotangent (a tuple of its fields') whole
+        elif k == index:
             parts = parts + (unbroadcast(densify(dy), items[k]),)
         else:
             parts = parts + (ZERO,)

@@ -16,6 +16,8 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..records_dataclasses import holds_record, is_record_value
+from ..records_plain import adopt_copies
 from ..registry import transformable
 from ._util import (
     NO_TANGENT,
@@ -127,8 +129,11 @@ def _extreme_rrule(pick):
         def extreme_pullback(dy):
             if dy is ZERO or index is None:
                 return zeros_for(args)
-            g = [ZERO if differentiable(v) else NO_TANGENT for v in items]
-            g[index] = finalize(dy, items[index])
+            g = [ZERO if differentiable(v) or holds_record(v) else NO_TANGENT for v in items]
+            picked = items[index]
+            # a record (an object, a dataclass, a named tuple), or a tuple or list holding
+            # one, takes its cotangent whole
+            g[index] = dy if holds_record(picked) else finalize(dy, picked)
             if single:
                 seq = args[0]
                 if isinstance(seq, np.ndarray):  # the iteration runs over the first axis
@@ -199,7 +204,13 @@ def _copy_rrule(which):
     dict of them): the copy holds the same values, so the cotangent passes through."""
 
     def copy_rrule(x, *args):
-        y = which(x, *args)
+        memo = None
+        if which is copy.deepcopy and (not args or isinstance(args[0], dict)):
+            memo = args[0] if args else {}
+            y = which(x, memo)
+        else:
+            y = which(x, *args)
+        adopt_copies(x, y, memo)  # a copy of an object's record is a record too
 
         def copy_pullback(dy):
             return (dy,) + (NO_TANGENT,) * len(args)
@@ -265,8 +276,10 @@ def register(reg):
     r.rule(dict.get, _dict_get_rrule, notes="the entry read, or the default")
     r.rule(builtins.dict, _dict_rrule, notes="of a mapping or of pairs: the kept entries")
     r.rule(dict.copy, _dict_copy_rrule, notes="the cotangent passes through")
-    r.rule(copy.copy, _copy_rrule(copy.copy), notes="the cotangent passes through")
-    r.rule(copy.deepcopy, _copy_rrule(copy.deepcopy), notes="the cotangent passes through")
+    for which in (copy.copy, copy.deepcopy):
+        rule = r.rule(which, _copy_rrule(which), notes="the cotangent passes through")
+        # the sweeps run the rule, whose copy of an object's record is a record too
+        rule.extra["sweeps_keep_closure"] = True
     r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")
     r.scalar(builtins.pow, _pow_base, _pow_exponent, notes="pow(0, b<1): 0 for the base")
     r.rule(builtins.float, _float_rrule)
@@ -277,6 +290,7 @@ def register(reg):
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
+    r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
     r.nondiff(
         builtins.round,

@@ -506,7 +506,9 @@ def register(reg):
         r.rule(np.trapz, _trapezoid_rrule)
     r.rule(np.convolve, _convolve_rrule)
     r.rule(np.correlate, _correlate_rrule)
-    r.rule(np.cov, cov_rrule, notes="no fweights/aweights")
+    r.rule(np.cov, cov_rrule, notes="fweights: no cotangent (integers)").extra[
+        "keyword_cotangents"
+    ] = ("aweights",)
     r.rule(np.corrcoef, corrcoef_rrule)
     # the pullbacks second derivatives run through
     from .numpy_misc_pullbacks import register as register_pullbacks

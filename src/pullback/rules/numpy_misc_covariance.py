@@ -2,7 +2,12 @@
 
 ``C = Xc Xc^H / fact`` with ``Xc`` the rows of ``m`` (and ``y``) less their means, so the
 cotangent of ``X`` is ``(G + G^H) Xc / fact``; ``corrcoef``'s ``R = C / sqrt(C_ii C_jj)``
-adds the diagonal's share first. ``fweights``/``aweights`` have no rule.
+adds the diagonal's share first. With weights ``w = fweights * aweights`` the rows are
+centred on their weighted means and ``C = Xc diag(w) Xc^H / fact`` (NumPy's ``fact``:
+``sum(w) - ddof * sum(w * aweights) / sum(w)``), so ``X``'s cotangent is
+``(G + G^H) Xc diag(w) / fact`` (the weighted centring adds nothing: ``Xc w = 0``), and a
+real ``aweights`` gets ``f_k xc_k^T G xc_k / fact - <G, C> dfact/da_k / fact``
+(``fweights`` are integers: no cotangent).
 
 >>> import numpy as np
 >>> y, pullback = cov_rrule(np.array([[1.0, 2.0, 4.0]]))
@@ -47,10 +52,10 @@ def _cov_parts(m, y, rowvar, dtype=None):
     return X, n_m, tm, ty
 
 
-def _cov_backward(G, X, n_m, tm, ty, m, y, fact):
-    """Cotangents of m and y for C = Xc Xc^H / fact, given dC = G (V x V)."""
-    Xc = X - np.mean(X, axis=1, keepdims=True)
-    dX = np.matmul(G + np.conj(G.T), Xc) / fact
+def _cov_backward(G, X, n_m, tm, ty, m, y, fact, w=None):
+    """Cotangents of m and y for C = Xc diag(w) Xc^H / fact, given dC = G (V x V)."""
+    Xc = _centred(X, w)
+    dX = np.matmul(G + np.conj(G.T), Xc if w is None else Xc * w) / fact
     dm = dX[:n_m]
     dm = dm.T if tm else dm
     out_m = finalize(np.reshape(dm, np.shape(m)), m)
@@ -61,39 +66,93 @@ def _cov_backward(G, X, n_m, tm, ty, m, y, fact):
     return out_m, finalize(np.reshape(dyv, np.shape(y)), y)
 
 
+def _centred(X, w):
+    """The rows of ``X`` less their (weighted) means."""
+    if w is None:
+        return X - np.mean(X, axis=1, keepdims=True)
+    return X - (np.matmul(X, w) / np.sum(w))[:, None]
+
+
+def _weights(p):
+    """``(w, f, a)``: the product of the weights NumPy uses (None without any), the
+    frequency weights and the observation weights as float arrays (ones where not given)."""
+    f, a = p.get("fweights"), p.get("aweights")
+    if f is None and a is None:
+        return None, None, None
+    f = np.ones(1) if f is None else np.asarray(f, dtype=float)
+    a = np.ones(1) if a is None else np.asarray(a, dtype=float)
+    return f * a, f, a
+
+
+def _aweights_cotangent(G, X, w, f, a, C, fact, ddof):
+    """The cotangent of real ``aweights`` (see the module docstring)."""
+    if np.iscomplexobj(X) or np.iscomplexobj(G):
+        raise UnsupportedCallError(
+            "pullback: np.cov(aweights=...) of complex data: the weights' gradient is not "
+            "implemented; pass the weights as a constant."
+        )
+    Xc = _centred(X, w)
+    q = np.einsum("ik,ij,jk->k", Xc, G, Xc)
+    v1 = np.sum(w)
+    f = np.broadcast_to(f, np.shape(w))
+    if ddof == 0:
+        dfact = f
+    else:  # fact = v1 - ddof * sum(f a^2) / v1
+        dfact = f - ddof * (2.0 * f * a / v1 - np.sum(w * a) * f / v1**2)
+    return (f * q - np.sum(G * np.real(C)) * dfact) / fact
+
+
 def _cov_setup(name, m, args, kwargs, with_ddof):
     names = (
         ("y", "rowvar", "bias", "ddof", "fweights", "aweights") if with_ddof else ("y", "rowvar")
     )
     p = bind(args, kwargs, names, (None, True, False, None, None, None)[: len(names)])
-    if p.get("fweights") is not None or p.get("aweights") is not None:
-        raise UnsupportedCallError(f"pullback: {name}(fweights=/aweights=) has no rule")
     X, n_m, tm, ty = _cov_parts(m, p["y"], p["rowvar"], kwargs.get("dtype"))
     ddof = p.get("ddof")
     if ddof is None:
         ddof = 0 if p.get("bias", False) else 1
-    fact = X.shape[1] - ddof
-    return p, X, n_m, tm, ty, fact
+    w = _weights(p)[0]
+    if w is None:
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = np.sum(w)
+    elif p.get("aweights") is None:
+        fact = np.sum(w) - ddof
+    else:
+        fact = np.sum(w) - ddof * np.sum(w * _weights(p)[2]) / np.sum(w)
+    return p, X, n_m, tm, ty, fact, ddof
 
 
 def cov_rrule(m, *args, **kwargs):
     out = np.cov(m, *args, **kwargs)
-    p, X, n_m, tm, ty, fact = _cov_setup("cov", m, args, kwargs, True)
+    p, X, n_m, tm, ty, fact, ddof = _cov_setup("cov", m, args, kwargs, True)
+    w, f, a = _weights(p)
     V = X.shape[0]
+    # aweights by keyword: its cotangent in a dict after the positional ones
+    # (rule.extra["keyword_cotangents"]); by position (the 7th): at its place
+    keyword = kwargs.get("aweights") is not None
+    positional = len(args) >= 6 and args[5] is not None
 
     def cov_pullback(dC):
         if dC is ZERO:
-            return zeros_for((m,) + args)
+            cots = zeros_for((m,) + args)
+            return cots + ({"aweights": zeros_for((p["aweights"],))[0]},) if keyword else cots
         G = np.reshape(np.asarray(densify(dC)), (V, V))
-        dm, dyv = _cov_backward(G, X, n_m, tm, ty, m, p["y"], fact)
-        return _positional_cotangents(dm, dyv, args)
+        dm, dyv = _cov_backward(G, X, n_m, tm, ty, m, p["y"], fact, w)
+        cots = _positional_cotangents(dm, dyv, args)
+        if not (keyword or positional):
+            return cots
+        da = finalize(_aweights_cotangent(G, X, w, f, a, out, fact, ddof), p["aweights"])
+        if positional:
+            return cots[:6] + (da,) + cots[7:]
+        return cots + ({"aweights": da},)
 
     return out, cov_pullback
 
 
 def corrcoef_rrule(x, *args, **kwargs):
     out = np.corrcoef(x, *args, **kwargs)
-    p, X, n_m, tm, ty, fact = _cov_setup("corrcoef", x, args, kwargs, False)
+    p, X, n_m, tm, ty, fact, _ = _cov_setup("corrcoef", x, args, kwargs, False)
     V = X.shape[0]
     Xc = X - np.mean(X, axis=1, keepdims=True)
     C = np.matmul(Xc, np.conj(Xc.T)) / fact

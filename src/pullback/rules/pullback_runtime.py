@@ -197,6 +197,10 @@ def _vjp_function_rrule(skip_receiver):
         # A rule's pullback function returns a slot for the receiver itself (one cotangent
         # per positional argument); the generated vjp of a method gives the arguments' only.
         slot = skip_receiver and dynamic_calls.gives_receiver_cotangent(site, obj, name, function)
+        # A record's method (an object the function built, a dataclass, a named tuple):
+        # its vjp function differentiates the receiver and returns its cotangent first.
+        if skip_receiver and getattr(function, "__pullback_record_receiver__", False):
+            receiver = slot = True
         # The inputs differentiated: not the receiver (unless it gets a cotangent), nor an
         # object argument (a model passed to a helper); a *args parameter takes the rest.
         selected = [
@@ -385,6 +389,7 @@ def register(reg):
         where_masks.select_mask,
         where_masks.inner_mask,
         elementwise_in_x,
+        dynamic_calls.as_constructed,  # picks the function a call of a class runs
         family=FAMILY,
         trusted=True,
     )

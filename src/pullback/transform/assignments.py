@@ -59,6 +59,38 @@ class Assignments:
             stmts.extend(self.unpack(target, value, s))
         return stmts, False
 
+    def setattr_statement(self, s):
+        """The statements of ``setattr(obj, name, value)`` (or ``object.__setattr__``) as
+        those of ``obj.name = value``
+        (the store the check and the transformation follow: PB107 where a gradient would
+        flow through the stored value), or None for any other statement. A name that is
+        not a constant is a store the function may read back under any name: refused
+        whenever the value carries a gradient."""
+        call = s.value
+        if not isinstance(call, gast.Call) or len(call.args) != 3 or call.keywords:
+            return None
+        func = call.func
+        if isinstance(func, gast.Attribute) and func.attr == "__setattr__":
+            func = func.value  # object.__setattr__(obj, name, value)
+            if not isinstance(func, gast.Name) or self.fs.lookup(func.id)[1] is not object:
+                return None
+        elif not isinstance(func, gast.Name) or self.fs.lookup(func.id)[1] is not setattr:
+            return None
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            return None
+        obj, name, value = call.args
+        known = isinstance(name, gast.Constant) and isinstance(name.value, str)
+        known = known and name.value.isidentifier()
+        attr = name.value if known else f"<{gast.unparse(name).strip()}>"
+        target = gast.copy_location(gast.Attribute(obj, attr, gast.Store()), call)
+        stmts, stored = self.expr(value)
+        store = self.attribute_store(target, stored, stmts, s)
+        if not known:
+            store.value.args[1] = self.atom(name, stmts)
+            store.value.pb_read_back = True  # under a name known only when it runs
+        stmts.append(store)
+        return stmts
+
     def stmt_AnnAssign(self, s):
         if s.value is None:
             return [], False

@@ -33,6 +33,7 @@ import builtins
 import copy
 
 import gast
+import numpy as np
 
 from .. import unpacking
 from ..resolve import Callee, resolve_call
@@ -131,11 +132,38 @@ class LoopIterables:
             return N.load(n), lambda k: inner(
                 gast.BinOp(left=N.load(last), op=gast.Sub(), right=_copy(k))
             )
+        if fn is np.ndenumerate and len(it.args) == 1 and not it.keywords:
+            return self._nd_iteration(it.args[0], pre, where)
         seq = self.sequence(it, pre, where)
         return (
             N.call("len", [N.load(seq)]),
             lambda k: Element(value=N.subscript(N.load(seq), k)),
         )
+
+    def _nd_iteration(self, arg, pre, where):
+        """``np.ndenumerate(a)``: the pair ``(index, a[index])`` of the array's ``k``-th
+        element in C order, its index from :func:`~pullback.unpacking.nd_index`."""
+        st, atom = self.expr(arg)
+        pre.extend(st)
+        arr, shape = self.fresh("arr"), self.fresh("shape")
+        pre.append(
+            N.assign(arr, self.bound_call(np.asarray, [atom], where, name="_pb_asarray"), where)
+        )
+        pre.append(
+            N.assign(
+                shape, self.bound_call(np.shape, [N.load(arr)], where, name="_pb_shape"), where
+            )
+        )
+        size = self.bound_call(np.size, [N.load(arr)], where, name="_pb_size")
+
+        def at(k):
+            index = self.bound_call(
+                unpacking.nd_index, [_copy(k), N.load(shape)], where, name="_pb_nd_index"
+            )
+            read = N.subscript(N.load(arr), copy.deepcopy(index))
+            return Element(parts=[Element(value=index), Element(value=read)])
+
+        return size, at
 
     def bind(self, target, element, where) -> list:
         """Normalized statements binding ``target`` to ``element``."""
@@ -229,6 +257,7 @@ class LoopIterables:
         for elt, atom in zip(target.elts, atoms, strict=True):
             stmts.extend(self.unpack(elt, atom, s))
         return stmts
+
 
 def _plain_tuple(target, length) -> bool:
     """A tuple/list target of ``length`` names or nested targets, without a starred one."""

@@ -35,7 +35,7 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
-from ..dict_calls import dict_display
+from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
 from ..resolve import (
     dotted_parts,
     local_names,
@@ -50,6 +50,7 @@ from .closures import lift_nested_functions
 from .comprehensions import COMPREHENSIONS, Comprehensions
 from .free_stores import FreeStores
 from .free_values import FreeValues, rename_reserved_locals
+from .hand_iteration import hand_iteration_body
 from .helper_calls import use_owning_helpers
 from .higher_order_builtins import HigherOrderBuiltins
 from .iterator_values import IteratorValues
@@ -126,7 +127,7 @@ class Normalizer(
 
     def run(self) -> Normalized:
         tree = self.fs.tree
-        body = self.block(tree.body)
+        body = self.block(hand_iteration_body(self, tree))  # it = iter(xs); next(it)
         prologue = [N.assign(RET, N.const(None), tree), N.assign(RETURNED, N.const(False), tree)]
         body = prologue + body + [N.located(gast.Return(value=N.load(RET)), tree.body[-1])]
         new = gast.FunctionDef(
@@ -208,6 +209,9 @@ class Normalizer(
         append = self.local_append(s)
         if append is not None:
             return self.stmt_Append(append)
+        stored = self.setattr_statement(s)  # setattr(obj, "w", v) is obj.w = v
+        if stored is not None:
+            return stored, False
         stmts, value = self.expr(s.value, keep_call=True)
         if isinstance(value, gast.Call):
             self.mark_outside_append(s.value, value)
@@ -347,6 +351,10 @@ class Normalizer(
         stmts.append(N.assign(name, value, e))
         return N.load(name)
 
+    def resolver(self):
+        """``resolve(call)``: the callee of a call of the function, as the check finds it."""
+        return lambda c: resolve_call(self.fs, c, self.locals)
+
     def is_static(self, node) -> bool:
         """A global chain such as ``np.pi`` or ``np.newaxis``: a constant at run time."""
         if not isinstance(node, gast.Attribute):
@@ -381,6 +389,11 @@ class Normalizer(
         if isinstance(e, gast.IfExp):
             return self.ifexp(e, stmts)
         if isinstance(e, gast.Call):
+            resolve = self.resolver()
+            attribute = constant_getattr(e, resolve)  # getattr(obj, "w") is obj.w
+            if attribute is not None:
+                return self.operation(attribute, stmts)
+            e = with_getattr_rewritten(e, resolve)  # getattr(m, "f")(x) is m.f(x)
             rewritten = self.kwargs_get(e)
             if rewritten is not None:
                 return self.operation(rewritten, stmts)

@@ -68,7 +68,9 @@ def no_rule_for_varied_call(diagnostic, node, callee):
 
 
 def varied_attribute_store(diagnostic, node, obj, attr):
-    """PB107: ``obj.attr = value`` where ``value`` depends on a differentiated value."""
+    """PB107: ``obj.attr = value`` where ``value`` depends on a differentiated value
+    (``attr`` ``<name>`` for ``setattr(obj, name, value)``, a name known when it runs)."""
+    local = "value" if attr.startswith("<") else attr
     return diagnostic(
         node,
         "PB107",
@@ -76,7 +78,7 @@ def varied_attribute_store(diagnostic, node, obj, attr):
         "An attribute of an object is outside what pullback differentiates: the function "
         "reads it back (or hands the object to a call that may), and the gradient through "
         "the stored value would be lost there.",
-        f"keep the value in a local variable (`{attr} = ...`) and return it or pass it on; "
+        f"keep the value in a local variable (`{local} = ...`) and return it or pass it on; "
         "storing values that carry no gradient (counters, shapes, flags) is fine.",
     )
 

@@ -378,7 +378,12 @@ class CallAdjoints:
                 # sys.setrecursionlimit does not raise), so recursion stopped at ~500 levels.
                 lazy = self.adjoint_of(fn, callee_wrt(active))
                 rr = self.bind("adjoint_" + fn.__name__, lazy.__call__)
-                plain = f"{t} = {src(v.func)}({args}); {pb} = None"
+                func = src(v.func)
+                if getattr(fn, "__pullback_class__", None) is not None:
+                    # a plain class: its constructor function, whose object is a record
+                    # (the class itself would make one whose fields carry no gradient)
+                    func = self.bind("construct_" + fn.__name__, fn)
+                plain = f"{t} = {func}({args}); {pb} = None"
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             if self.scalar_vjp(rule, v) is not None or (
                 self.direct_pullback(rule, v) and self.keeps_closure(rule, v)
@@ -400,7 +405,12 @@ class CallAdjoints:
         cf = self.bind("call_function", dynamic_calls.call_function)
         rest = (", " + args) if args else ""
         site = self.call_site_name(s)
-        plain = f"{t} = {src(v.func)}({args}); {pb} = None"  # reverse: function_vjp
+        func = src(v.func)
+        if isinstance(v.func, gast.Name) and not self.is_active_arg(v.func):
+            # a plain class found at run time makes a record there too (no gradient flows
+            # into the class itself: a function value that carries one stays as it is)
+            func = f"{self.bind('as_constructed', dynamic_calls.as_constructed)}({func})"
+        plain = f"{t} = {func}({args}); {pb} = None"  # reverse: function_vjp
         return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
 
     def inline_store(self, v):

@@ -39,7 +39,7 @@ from .errors import PullbackError
 from .guards import is_library_module_name
 from .plain_methods import live_kind, live_method, reads_only
 from .records_plain import UNSET, new_record, set_layout
-from .source import FunctionSource, load_source
+from .source import load_source, with_source
 
 _FORBIDDEN = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__delattr__")
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -556,17 +556,6 @@ def _compile(fs, tree, cls, init, cells: dict):
     made.__module__ = init.__module__
     made.__doc__ = f"The constructor of {cls.__qualname__} (pullback.plain_classes)."
 
-    def source():
-        return FunctionSource(
-            fn=made,
-            filename=fs.filename,
-            first_line=fs.first_line,
-            indent=fs.indent,
-            lines=fs.lines,
-            tree=copy.deepcopy(tree),
-            file_text=fs.file_text,
-        )
-
-    made.__pullback_source__ = source
+    with_source(made, fs, tree)
     made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
     return made

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import linecache
@@ -346,6 +347,27 @@ def _def_block_parsed(lines, start):
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None, None
     return block, (text, tree)
+
+
+def with_source(fn, fs: FunctionSource, tree: gast.FunctionDef):
+    """``fn``, made by pullback from ``tree`` (a part of ``fs``'s function, or a rewrite of
+    it: a lifted def, a plain class's constructor), told where its source is
+    (:func:`load_source` reads ``__pullback_source__``): the user's own lines, a fresh copy
+    of ``tree`` each time (the passes rewrite the tree they are given)."""
+
+    def source():
+        return FunctionSource(
+            fn=fn,
+            filename=fs.filename,
+            first_line=fs.first_line,
+            indent=fs.indent,
+            lines=fs.lines,
+            tree=copy.deepcopy(tree),
+            file_text=fs.file_text,
+        )
+
+    fn.__pullback_source__ = source
+    return fn
 
 
 def load_source(fn) -> FunctionSource:

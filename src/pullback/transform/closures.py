@@ -50,6 +50,7 @@ from ..lambdas import (
 )
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..source import with_source
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -78,7 +79,6 @@ from .run_time_closures import (
     compile_factory,
     make_closures_at_run_time,
     verdict,
-    with_source,
 )
 from .side_effects import shadow_read_back_attributes
 

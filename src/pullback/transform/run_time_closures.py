@@ -34,6 +34,7 @@ import numpy as np
 
 from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
+from ..source import with_source
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
 
@@ -337,25 +338,6 @@ def compile_factory(name, parameters, body, filename, namespace):
     code = compile(gast.gast_to_ast(module), filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     return types.FunctionType(factory_code, namespace)
-
-
-def with_source(fn, fs, tree):
-    """``fn``, made from ``tree`` (a part of ``fs``'s function), told where its source is
-    (pullback.source.load_source reads ``__pullback_source__``): the user's own lines."""
-    from ..source import FunctionSource
-
-    def source():
-        return FunctionSource(
-            fn=fn,
-            filename=fs.filename,
-            first_line=fs.first_line,
-            indent=fs.indent,
-            lines=fs.lines,
-            tree=copy.deepcopy(tree),
-        )
-
-    fn.__pullback_source__ = source
-    return fn
 
 
 def closure_factory(fs, node, parameters):

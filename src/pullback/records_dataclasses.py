@@ -113,8 +113,27 @@ def fields_of(record):
     return record
 
 
+def field_slots(record):
+    """A tuple as long as ``record``'s cotangent, cached per class (its field names; a named
+    tuple as it is): the shape a field read's cotangent takes (records.field_pullback),
+    without reading every field's value as :func:`fields_of` does, so that a read costs the
+    same however many fields the record has."""
+    cls = type(record)
+    if hasattr(cls, "__dataclass_fields__"):
+        if isinstance(record, type):
+            return record
+        return _layout(cls)[0]
+    if id(cls) in LAYOUTS and is_plain_record(record):
+        return layout(cls)
+    return record
+
+
 def _fields_of_rrule(record):
     return fields_of(record), lambda dy: (dy,)  # the same cotangent: a tuple of fields
+
+
+def _field_slots_rrule(record):
+    return field_slots(record), lambda dy: (dy,)
 
 
 def fields_of_pullback(dy, record):
@@ -225,3 +244,8 @@ def register(reg) -> None:
     rule = reg.register(fields_of, _fields_of_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(fields_of, fields_of_pullback)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple
+    # field_slots stands for fields_of where only the cotangent's length is read: the
+    # record stays active through it in a second derivative, as through fields_of
+    rule = reg.register(field_slots, _field_slots_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(field_slots, fields_of_pullback)
+    rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]

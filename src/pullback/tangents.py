@@ -73,7 +73,9 @@ def add(a, b):
     if tb is IndexedCotangent:
         return _with_base(b, a)
     if ta is tuple or ta is list or ta is CotangentList:
-        return ta(add(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) == len(b):  # (map: no generator frame; a record's fields add per read)
+            return ta(map(add, a, b))
+        return ta(add(x, y) for x, y in zip(a, b, strict=True))  # (zip's error)
     if ta is dict:
         out = dict(a)
         for k, v in b.items():

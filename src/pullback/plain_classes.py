@@ -29,7 +29,6 @@ object holding the attributes stored so far). Any other class stays a call of th
 
 from __future__ import annotations
 
-import ast
 import copy
 import types
 
@@ -39,7 +38,7 @@ from .errors import PullbackError
 from .guards import is_library_module_name
 from .plain_methods import live_kind, live_method, reads_only
 from .records_plain import UNSET, new_record, set_layout
-from .source import load_source, with_source
+from .source import factory_code, load_source, with_source
 
 _FORBIDDEN = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__delattr__")
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -533,22 +532,9 @@ def _compile(fs, tree, cls, init, cells: dict):
     code_freevars = init.__code__.co_freevars
     own = dict(zip(code_freevars, init.__closure__ or (), strict=True))
     names = sorted(set(free) | (set(own) - {"__class__"}))
-    factory = gast.FunctionDef(
-        name="factory",
-        args=gast.arguments([_name(n, gast.Param()) for n in names], [], None, [], [], None, []),
-        body=[plain, gast.Return(_name(plain.name))],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    compiled = gast.gast_to_ast(module)
-    ast.increment_lineno(compiled, fs.first_line - 1)  # a traceback names the user's line
-    code = compile(compiled, fs.filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
+    body = [plain, gast.Return(_name(plain.name))]
+    code = factory_code("factory", names, body, fs.filename, fs.first_line)
+    inner = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     closure = tuple(own[n] if n in own else types.CellType(free[n]) for n in inner.co_freevars)
     made = types.FunctionType(inner, init.__globals__, cls.__name__, init.__defaults__, closure)
     made.__kwdefaults__ = init.__kwdefaults__

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
-from ..source import with_source
+from ..source import factory_code, with_source
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
 
@@ -322,22 +322,7 @@ def compile_factory(name, parameters, body, filename, namespace):
     """The function ``def name(*parameters): body``, compiled alone (as ``filename``) with
     the globals ``namespace``: a factory whose body makes functions that close over its
     parameters (a closure made at run time here, the lifted functions in closures.py)."""
-    factory = gast.FunctionDef(
-        name=name,
-        args=gast.arguments(
-            [gast.Name(p, gast.Param(), None, None) for p in parameters], [], None, [], [], None, []
-        ),
-        body=body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return types.FunctionType(factory_code, namespace)
+    return types.FunctionType(factory_code(name, parameters, body, filename), namespace)
 
 
 def closure_factory(fs, node, parameters):

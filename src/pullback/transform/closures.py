@@ -51,6 +51,7 @@ from ..lambdas import (
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
 from ..source import with_source
+from ..source_lambdas import lambda_as_def
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -99,15 +100,7 @@ def lambdas_as_definitions(tree) -> None:
     inlined = inlinable_functions(tree)
 
     def as_def(name, lam, where):
-        d = gast.FunctionDef(
-            name=name,
-            args=lam.args,
-            body=[N.located(gast.Return(value=lam.body), lam.body)],
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
+        d = lambda_as_def(name, lam)
         d._pb_lambda = lam
         return N.located(d, where)
 

@@ -35,6 +35,7 @@ import numpy as np
 from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
 from ..source import factory_code, with_source
+from ..source_lambdas import lambda_as_def
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
 
@@ -331,18 +332,7 @@ def closure_factory(fs, node, parameters):
     (pullback.source.load_source) for the calls that differentiate it."""
     if isinstance(node, gast.Lambda):
         name = f"_pb_lambda_{node.lineno}_{node.col_offset}"
-        d = N.located(
-            gast.FunctionDef(
-                name=name,
-                args=node.args,
-                body=[N.located(gast.Return(value=node.body), node.body)],
-                decorator_list=[],
-                returns=None,
-                type_comment=None,
-                type_params=[],
-            ),
-            node,
-        )
+        d = N.located(lambda_as_def(name, node), node)
         d._pb_lambda = node
     else:
         d = node

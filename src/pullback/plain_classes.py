@@ -412,9 +412,11 @@ class _Rewrite:
             gast.copy_location(m, s)
         return made
 
-    def expressions(self, s):
+    def expressions(self, s, blocks=("body", "orelse", "finalbody", "handlers")):
+        """Rewrite each expression ``s`` holds (:meth:`expression`), in place, but for the
+        fields named in ``blocks`` (a statement's nested statements, rewritten as such)."""
         for name, value in gast.iter_fields(s):
-            if name in ("body", "orelse", "finalbody", "handlers"):
+            if name in blocks:
                 continue
             if isinstance(value, list):
                 for k, v in enumerate(value):
@@ -459,13 +461,7 @@ class _Rewrite:
                 "an __init__ that calls super() other than `super().__init__(...)` as a statement",
                 "call `super().__init__(...)` on its own line",
             )
-        for name, value in gast.iter_fields(node):
-            if isinstance(value, list):
-                for k, v in enumerate(value):
-                    if isinstance(v, gast.AST):
-                        value[k] = self.expression(v)
-            elif isinstance(value, gast.AST):
-                setattr(node, name, self.expression(value))
+        self.expressions(node, ())
         return node
 
     def attribute(self, node):

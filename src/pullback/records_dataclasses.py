@@ -114,18 +114,16 @@ def fields_of(record):
 
 
 def field_slots(record):
-    """A tuple as long as ``record``'s cotangent, cached per class (its field names; a named
-    tuple as it is): the shape a field read's cotangent takes (records.field_pullback),
-    without reading every field's value as :func:`fields_of` does, so that a read costs the
-    same however many fields the record has."""
+    """A tuple as long as the cotangent of ``record``, a record whose field
+    records.field_index found (a dataclass instance, a plain record, a named tuple): its
+    class's field names, cached, or the named tuple itself. The shape a field read's
+    cotangent takes (records.field_pullback), without reading every field's value as
+    :func:`fields_of` does, so that a read costs the same however many fields it has."""
     cls = type(record)
     if hasattr(cls, "__dataclass_fields__"):
-        if isinstance(record, type):
-            return record
         return _layout(cls)[0]
-    if id(cls) in LAYOUTS and is_plain_record(record):
-        return layout(cls)
-    return record
+    names = layout(cls)  # (field_index checked that a plain class's record is one)
+    return record if names is None else names
 
 
 def _fields_of_rrule(record):

@@ -118,6 +118,10 @@ def getitem_cotangent(acc, x, index, g):
         return IndexedCotangent(acc.shape, acc.dtype, index, g, acc)  # the scalar-loop case
     if g is ZERO or g is NO_TANGENT:
         return acc
+    if acc is ZERO and type(x) is tuple and type(index) is int:  # a record's field read
+        parts = [ZERO] * len(x)
+        parts[index] = g
+        return tuple(parts)
     if isinstance(x, _ndarray):
         if type(g) is IndexedCotangent:
             g = g.dense()

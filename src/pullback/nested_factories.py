@@ -43,6 +43,7 @@ import copy
 import gast
 
 from .resolve import SCOPES, bound_once, own_nodes
+from .source_lambdas import lambda_as_def
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -213,20 +214,7 @@ def _inlined(factory, assign, taken):
         out.append(_renamed(copy.deepcopy(s), mapping))
     if isinstance(inner, gast.Lambda):
         lam = _renamed(copy.deepcopy(inner), mapping)
-        out.append(
-            _located(
-                gast.FunctionDef(
-                    name=target,
-                    args=lam.args,
-                    body=[_located(gast.Return(value=lam.body), lam.body)],
-                    decorator_list=[],
-                    returns=None,
-                    type_comment=None,
-                    type_params=[],
-                ),
-                inner,
-            )
-        )
+        out.append(_located(lambda_as_def(target, lam), inner))
     return out
 
 

@@ -29,7 +29,6 @@ object holding the attributes stored so far). Any other class stays a call of th
 
 from __future__ import annotations
 
-import ast
 import copy
 import types
 
@@ -39,7 +38,7 @@ from .errors import PullbackError
 from .guards import is_library_module_name
 from .plain_methods import live_kind, live_method, reads_only
 from .records_plain import UNSET, new_record, set_layout
-from .source import FunctionSource, load_source
+from .source import factory_code, load_source, with_source
 
 _FORBIDDEN = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__delattr__")
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -413,9 +412,11 @@ class _Rewrite:
             gast.copy_location(m, s)
         return made
 
-    def expressions(self, s):
+    def expressions(self, s, blocks=("body", "orelse", "finalbody", "handlers")):
+        """Rewrite each expression ``s`` holds (:meth:`expression`), in place, but for the
+        fields named in ``blocks`` (a statement's nested statements, rewritten as such)."""
         for name, value in gast.iter_fields(s):
-            if name in ("body", "orelse", "finalbody", "handlers"):
+            if name in blocks:
                 continue
             if isinstance(value, list):
                 for k, v in enumerate(value):
@@ -460,13 +461,7 @@ class _Rewrite:
                 "an __init__ that calls super() other than `super().__init__(...)` as a statement",
                 "call `super().__init__(...)` on its own line",
             )
-        for name, value in gast.iter_fields(node):
-            if isinstance(value, list):
-                for k, v in enumerate(value):
-                    if isinstance(v, gast.AST):
-                        value[k] = self.expression(v)
-            elif isinstance(value, gast.AST):
-                setattr(node, name, self.expression(value))
+        self.expressions(node, ())
         return node
 
     def attribute(self, node):
@@ -533,22 +528,9 @@ def _compile(fs, tree, cls, init, cells: dict):
     code_freevars = init.__code__.co_freevars
     own = dict(zip(code_freevars, init.__closure__ or (), strict=True))
     names = sorted(set(free) | (set(own) - {"__class__"}))
-    factory = gast.FunctionDef(
-        name="factory",
-        args=gast.arguments([_name(n, gast.Param()) for n in names], [], None, [], [], None, []),
-        body=[plain, gast.Return(_name(plain.name))],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    compiled = gast.gast_to_ast(module)
-    ast.increment_lineno(compiled, fs.first_line - 1)  # a traceback names the user's line
-    code = compile(compiled, fs.filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
+    body = [plain, gast.Return(_name(plain.name))]
+    code = factory_code("factory", names, body, fs.filename, fs.first_line)
+    inner = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     closure = tuple(own[n] if n in own else types.CellType(free[n]) for n in inner.co_freevars)
     made = types.FunctionType(inner, init.__globals__, cls.__name__, init.__defaults__, closure)
     made.__kwdefaults__ = init.__kwdefaults__
@@ -556,17 +538,6 @@ def _compile(fs, tree, cls, init, cells: dict):
     made.__module__ = init.__module__
     made.__doc__ = f"The constructor of {cls.__qualname__} (pullback.plain_classes)."
 
-    def source():
-        return FunctionSource(
-            fn=made,
-            filename=fs.filename,
-            first_line=fs.first_line,
-            indent=fs.indent,
-            lines=fs.lines,
-            tree=copy.deepcopy(tree),
-            file_text=fs.file_text,
-        )
-
-    made.__pullback_source__ = source
+    with_source(made, fs, tree)
     made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
     return made

@@ -29,7 +29,7 @@ from .errors import UnsupportedCallError
 from .escapes import ESCAPE_RECORD
 from .records_dataclasses import (
     field_position,
-    fields_of,
+    field_slots,
     init_fields,
     is_dataclass_class,
     refusal,
@@ -157,7 +157,7 @@ def field_pullback(dy, record, name, where=""):
     k = field_index(record, name, where)
     if k is None:  # a constant attribute of a plain record
         return ZERO, NO_TANGENT, NO_TANGENT
-    return getitem_cotangent(ZERO, fields_of(record), k, dy), NO_TANGENT, NO_TANGENT
+    return getitem_cotangent(ZERO, field_slots(record), k, dy), NO_TANGENT, NO_TANGENT
 
 
 def _field_of_rrule(record, name, where=""):

@@ -130,8 +130,25 @@ def fields_of(record):
     return record
 
 
+def field_slots(record):
+    """A tuple as long as the cotangent of ``record``, a record whose field
+    records.field_index found (a dataclass instance, a plain record, a named tuple): its
+    class's field names, cached, or the named tuple itself. The shape a field read's
+    cotangent takes (records.field_pullback), without reading every field's value as
+    :func:`fields_of` does, so that a read costs the same however many fields it has."""
+    cls = type(record)
+    if hasattr(cls, "__dataclass_fields__"):
+        return _layout(cls)[0]
+    names = layout(cls)  # (field_index checked that a plain class's record is one)
+    return record if names is None else names
+
+
 def _fields_of_rrule(record):
     return fields_of(record), lambda dy: (dy,)  # the same cotangent: a tuple of fields
+
+
+def _field_slots_rrule(record):
+    return field_slots(record), lambda dy: (dy,)
 
 
 def fields_of_pullback(dy, record):
@@ -242,3 +259,8 @@ def register(reg) -> None:
     rule = reg.register(fields_of, _fields_of_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(fields_of, fields_of_pullback)
     rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]  # the same tuple
+    # field_slots stands for fields_of where only the cotangent's length is read: the
+    # record stays active through it in a second derivative, as through fields_of
+    rule = reg.register(field_slots, _field_slots_rrule, family=FAMILY, trusted=True)
+    reg.set_pullback_function(field_slots, fields_of_pullback)
+    rule.extra["tangent"] = lambda args, tangents, kwargs: tangents[0]

@@ -473,14 +473,21 @@ def use_registry(registry: RuleRegistry):
 def rrule(fn, *, registry: RuleRegistry | None = None):
     """Decorator registering a custom rule for ``fn`` (in the default registry).
 
+    The example registers into a copy made the default for its ``with`` block, so that
+    running it leaves the built-in registry as it was:
+
     >>> import pullback
     >>> def cube(x):
     ...     return x ** 3
-    >>> @pullback.rrule(cube)
-    ... def _(x):
-    ...     def cube_pullback(dy):
-    ...         return (3 * x ** 2 * dy,)
-    ...     return cube(x), cube_pullback
+    >>> mine = pullback.default_registry().copy()
+    >>> with pullback.use_registry(mine):
+    ...     @pullback.rrule(cube)
+    ...     def _(x):
+    ...         def cube_pullback(dy):
+    ...             return (3 * x ** 2 * dy,)
+    ...         return cube(x), cube_pullback
+    >>> mine.lookup(cube).fn is cube, pullback.default_registry().lookup(cube)
+    (True, None)
     """
     reg = registry if registry is not None else default_registry()
     return reg.rrule(fn)

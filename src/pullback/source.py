@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import linecache
@@ -346,6 +347,52 @@ def _def_block_parsed(lines, start):
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None, None
     return block, (text, tree)
+
+
+def factory_code(name, parameters, body, filename: str, first_line: int = 1):
+    """The code object of ``def name(*parameters): body``, compiled alone as ``filename``
+    with its lines moved to start at ``first_line`` (a traceback names the user's line): a
+    factory whose body makes functions that close over its parameters (closures made at
+    run time, lifted functions, a plain class's constructor)."""
+    factory = gast.FunctionDef(
+        name=name,
+        args=gast.arguments(
+            [gast.Name(p, gast.Param(), None, None) for p in parameters], [], None, [], [], None, []
+        ),
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+    module = gast.Module(body=[factory], type_ignores=[])
+    gast.fix_missing_locations(module)
+    compiled = gast.gast_to_ast(module)
+    if first_line != 1:
+        ast.increment_lineno(compiled, first_line - 1)
+    code = compile(compiled, filename, "exec")
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def with_source(fn, fs: FunctionSource, tree: gast.FunctionDef):
+    """``fn``, made by pullback from ``tree`` (a part of ``fs``'s function, or a rewrite of
+    it: a lifted def, a plain class's constructor), told where its source is
+    (:func:`load_source` reads ``__pullback_source__``): the user's own lines, a fresh copy
+    of ``tree`` each time (the passes rewrite the tree they are given)."""
+
+    def source():
+        return FunctionSource(
+            fn=fn,
+            filename=fs.filename,
+            first_line=fs.first_line,
+            indent=fs.indent,
+            lines=fs.lines,
+            tree=copy.deepcopy(tree),
+            file_text=fs.file_text,
+        )
+
+    fn.__pullback_source__ = source
+    return fn
 
 
 def load_source(fn) -> FunctionSource:

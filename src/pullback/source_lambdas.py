@@ -18,6 +18,21 @@ from .errors import SourceUnavailableError
 from .source_match import lambdas_matching_code
 
 
+def lambda_as_def(name: str, lam: gast.Lambda) -> gast.FunctionDef:
+    """``def name(<lam's parameters>): return <lam's body>``, the def pullback reads a lambda
+    as (the return at the body's place; the def's own place is the caller's to give)."""
+    ret = gast.copy_location(gast.Return(value=lam.body), lam.body)
+    return gast.FunctionDef(
+        name=name,
+        args=lam.args,
+        body=[ret],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
+
+
 def _by_position(candidates, code, start: int, indent: int):
     """Keep the lambda whose body holds the code's first located instruction (columns are
     known from Python 3.11 on; before, :func:`lambdas_matching_code` compares code)."""
@@ -171,18 +186,7 @@ def lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> ga
             "Fix: define the function with `def`."
         )
     lam = found[0]
-    ret = gast.Return(value=lam.body)
-    gast.copy_location(ret, lam.body)
-    tree = gast.FunctionDef(
-        name="_lambda",
-        args=lam.args,
-        body=[ret],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    gast.copy_location(tree, lam)
+    tree = gast.copy_location(lambda_as_def("_lambda", lam), lam)
     if wrapped:  # the text that parses (and compiles to the code: _require_match)
         shift = 2 if lam.lineno == 1 else 0
         return tree, "_(" + candidate + "\n)", (lam.lineno, lam.col_offset + shift)

@@ -73,7 +73,9 @@ def add(a, b):
     if tb is IndexedCotangent:
         return _with_base(b, a)
     if ta is tuple or ta is list or ta is CotangentList:
-        return ta(add(x, y) for x, y in zip(a, b, strict=True))
+        if len(a) == len(b):  # (map: no generator frame; a record's fields add per read)
+            return ta(map(add, a, b))
+        return ta(add(x, y) for x, y in zip(a, b, strict=True))  # (zip's error)
     if ta is dict:
         out = dict(a)
         for k, v in b.items():
@@ -116,6 +118,10 @@ def getitem_cotangent(acc, x, index, g):
         return IndexedCotangent(acc.shape, acc.dtype, index, g, acc)  # the scalar-loop case
     if g is ZERO or g is NO_TANGENT:
         return acc
+    if acc is ZERO and type(x) is tuple and type(index) is int:  # a record's field read
+        parts = [ZERO] * len(x)
+        parts[index] = g
+        return tuple(parts)
     if isinstance(x, _ndarray):
         if type(g) is IndexedCotangent:
             g = g.dense()

@@ -5,6 +5,7 @@ pullback.records_calls): the fields of an instance as a tuple, ``dataclasses.rep
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import numpy as np
@@ -27,11 +28,15 @@ class Model:
 
 
 _LAYER = Layer(_RNG.normal(size=3), 0.7)
+_PAIR = collections.namedtuple("_PAIR", "w b")
 _MODEL = Model(Layer(_RNG.normal(size=2), -0.4), 1.3)
 
 case("pullback.records.field_of", _LAYER, "w", wrt=(0,))
 case("pullback.records.field_of", _MODEL, "scale", wrt=(0,))
 case("pullback.records_dataclasses.fields_of", _LAYER, wrt=(0,))
+# a named tuple's slots are the named tuple itself (a dataclass's, its field names: no
+# value to differentiate)
+case("pullback.records_dataclasses.field_slots", _PAIR(_RNG.normal(size=2), 0.3), wrt=(0,))
 case("pullback.records_calls.replaced", _LAYER, ("b",), 2.5, wrt=(0, 2))
 case("pullback.records_calls.replaced", _LAYER, ("w", "b"), _RNG.normal(size=3), -1.5)
 case("dataclasses.replace", _LAYER, wrt=(0,))

@@ -84,6 +84,33 @@ def test_zero_distance_has_the_norm_convention():
     assert np.allclose(g_p3, want)
 
 
+@D
+def test_ties_have_the_numpy_conventions(dtype):
+    # points on a grid: coordinates that agree (|t| at 0 has the slope 0, as np.abs) and
+    # chebyshev maxima reached by several coordinates (shared equally, as np.max)
+    x = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0], [1.0, 2.0, 1.0], [3.0, 1.0, 0.0]], dtype)
+    w = np.linspace(0.5, 2.0, 6).astype(dtype)
+    i, j = np.triu_indices(4, 1)
+    for metric, by_hand in (
+        ("cityblock", lambda d: np.sum(np.abs(d), axis=1)),
+        ("chebyshev", lambda d: np.max(np.abs(d), axis=1)),
+    ):
+        got = grad(lambda x: np.sum(ssd.pdist(x, metric) * w))(x)
+        want = grad(lambda x: np.sum(by_hand(x[i] - x[j]) * w))(x)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        got_c = grad(lambda x: np.sum(ssd.cdist(x, x + 0.0, metric)))(x)
+        want_c = grad(lambda x: 2 * np.sum(by_hand(x[i] - x[j])))(x)
+        np.testing.assert_allclose(got_c, want_c, rtol=1e-6)
+
+
+@pytest.mark.parametrize("metric", ["cityblock", "chebyshev", "minkowski", "euclidean"])
+def test_points_without_coordinates(metric):
+    # distances of points with no coordinates are 0, constants: the gradient is empty
+    x = np.zeros((3, 0))
+    assert grad(lambda x: np.sum(ssd.pdist(x, metric)))(x).shape == (3, 0)
+    assert grad(lambda x: np.sum(ssd.cdist(x, x + 1.0, metric)))(x).shape == (3, 0)
+
+
 def test_in_user_code():
     x = _points((5, 2), np.float64)
 

@@ -144,34 +144,37 @@ def divide_accumulate_pullback(dy, array, axis=0, dtype=None):
 
 
 @transformable
-def logaddexp_reduce_pullback(
-    dy, array, axis=0, dtype=None, keepdims=False, initial=None, where=True
-):
+def _log_sum_exp_pullback(dy, array, axis, dtype, keepdims, initial, where, base2):
     # y = log(sum(exp(a))): da = g exp(a - y), the softmax along the axis (zero where
-    # where= leaves an element out; initial= only changes y)
-    y = um.logaddexp_reduce(array, axis, dtype, True, initial, where)
+    # where= leaves an element out; initial= only changes y); in base 2 (logaddexp2),
+    # y = log2(sum(2**a)): da = g 2**(a - y)
+    if base2:
+        y = um.logaddexp2_reduce(array, axis, dtype, True, initial, where)
+        share = np.exp2(array - y)
+    else:
+        y = um.logaddexp_reduce(array, axis, dtype, True, initial, where)
+        share = np.exp(array - y)
     g = densify(dy)
     if not keepdims and axis is not None:
         g = np.expand_dims(g, axis)
-    da = g * np.exp(array - y)
+    da = g * share
     if where is not True:
         da = np.where(where, da, 0.0 * da)
     return unbroadcast(da, array), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
 @transformable
+def logaddexp_reduce_pullback(
+    dy, array, axis=0, dtype=None, keepdims=False, initial=None, where=True
+):
+    return _log_sum_exp_pullback(dy, array, axis, dtype, keepdims, initial, where, False)
+
+
+@transformable
 def logaddexp2_reduce_pullback(
     dy, array, axis=0, dtype=None, keepdims=False, initial=None, where=True
 ):
-    # y = log2(sum(2**a)): da = g 2**(a - y)
-    y = um.logaddexp2_reduce(array, axis, dtype, True, initial, where)
-    g = densify(dy)
-    if not keepdims and axis is not None:
-        g = np.expand_dims(g, axis)
-    da = g * np.exp2(array - y)
-    if where is not True:
-        da = np.where(where, da, 0.0 * da)
-    return unbroadcast(da, array), NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    return _log_sum_exp_pullback(dy, array, axis, dtype, keepdims, initial, where, True)
 
 
 def register(reg):

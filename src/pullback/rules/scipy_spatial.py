@@ -97,28 +97,6 @@ def product_cotangents(G, XA, XB, D, metric):
 
 
 @transformable
-def pair_cotangents(g, u, v, D, metric, p):
-    """``(du, dv)`` of the distances ``D`` between the rows ``u`` and ``v`` (broadcast
-    against each other; the last axis is the coordinates) whose cotangent is ``g``, for
-    the metrics not in ``_BY_PRODUCTS``."""
-    delta = u - v
-    if metric == "cityblock":
-        t = np.sign(delta)
-    elif metric == "chebyshev":
-        a = np.abs(delta)
-        mask = a == np.max(a, axis=-1, keepdims=True)
-        t = np.sign(delta) * mask / np.sum(mask, axis=-1, keepdims=True)
-    else:
-        # minkowski: dD/d delta = sign(delta) (|delta| / D)^(p-1), taken as 0 at D = 0 (as
-        # np.linalg.norm's rule does)
-        zero = np.expand_dims(D == 0, -1)
-        safe = np.where(zero, 1.0, np.expand_dims(D, -1))
-        t = np.where(zero, 0.0, np.sign(delta) * (np.abs(delta) / safe) ** (p - 1.0))
-    d = np.expand_dims(g, -1) * t
-    return d, -d
-
-
-@transformable
 def cdist_pullback(dy, XA, XB, metric="euclidean", *, out=None, **kwargs):
     m = _metric_name("scipy.spatial.distance.cdist", metric, out, kwargs)
     p = kwargs.get("p", 2.0)
@@ -126,10 +104,24 @@ def cdist_pullback(dy, XA, XB, metric="euclidean", *, out=None, **kwargs):
     if m in _BY_PRODUCTS:
         dA, dB = product_cotangents(densify(dy), XA, XB, D, m)
         return unbroadcast(dA, XA), unbroadcast(dB, XB), NO_TANGENT
-    u = np.expand_dims(XA, 1)  # (ma, 1, n) against (1, mb, n)
-    v = np.expand_dims(XB, 0)
-    du, dv = pair_cotangents(densify(dy), u, v, D, m, p)
-    return unbroadcast(np.sum(du, axis=1), XA), unbroadcast(np.sum(dv, axis=0), XB), NO_TANGENT
+    if np.shape(XA)[1] == 0:  # no coordinates: the distances are constants
+        return unbroadcast(0.0 * XA, XA), unbroadcast(0.0 * XB, XB), NO_TANGENT
+    g = densify(dy)
+    # one coordinate at a time (see pdist_pullback): an (ma, mb) matrix of differences each
+    if m == "chebyshev":
+        D, ties = _chebyshev_ties(XA, XB, None)
+        g = g / ties
+    da = ()
+    db = ()
+    for k in range(np.shape(XA)[1]):
+        c = g * _coordinate_slope(_differences(XA, XB, k, None), D, m, p)
+        da = da + (np.sum(c, axis=1),)
+        db = db + (-np.sum(c, axis=0),)
+    return (
+        unbroadcast(np.stack(da, axis=1), XA),
+        unbroadcast(np.stack(db, axis=1), XB),
+        NO_TANGENT,
+    )
 
 
 @transformable
@@ -144,12 +136,59 @@ def pdist_pullback(dy, X, metric="euclidean", *, out=None, **kwargs):
         G = 0.5 * ssd.squareform(densify(dy), "tomatrix", False)
         dA, dB = product_cotangents(G, X, X, ssd.squareform(D, "tomatrix", False), m)
         return unbroadcast(dA + dB, X), NO_TANGENT
+    if np.shape(X)[1] == 0:  # no coordinates: the distances are constants
+        return unbroadcast(0.0 * X, X), NO_TANGENT
+    g = densify(dy)
     i, j = np.triu_indices(n, 1)  # the pairs, in pdist's order
-    du, dv = pair_cotangents(densify(dy), np.take(X, i, 0), np.take(X, j, 0), D, m, p)
+    # one coordinate at a time: arrays of one value a pair (arrays of every pair's
+    # coordinates, made anew on each call, cost more in page faults than in arithmetic)
+    if m == "chebyshev":
+        D, ties = _chebyshev_ties(X, X, (i, j))
+        g = g / ties
     columns = ()
     for k in range(np.shape(X)[1]):
-        columns = columns + (np.bincount(i, du[:, k], n) + np.bincount(j, dv[:, k], n),)
+        c = g * _coordinate_slope(_differences(X, X, k, (i, j)), D, m, p)
+        columns = columns + (np.bincount(i, c, n) - np.bincount(j, c, n),)
     return unbroadcast(np.stack(columns, axis=1), X), NO_TANGENT
+
+
+@transformable
+def _coordinate_slope(delta, D, metric, p):
+    """dD/d delta for one coordinate's differences ``delta`` of the pairs whose distances
+    are ``D`` (cityblock, minkowski; chebyshev's, before it is shared among its ties)."""
+    if metric == "cityblock":
+        return np.sign(delta)
+    if metric == "chebyshev":  # the coordinates where |delta| reaches the maximum D
+        return np.sign(delta) * (np.abs(delta) == D)
+    # minkowski: sign(delta) (|delta| / D)^(p-1), taken as 0 at D = 0 (as
+    # np.linalg.norm's rule does)
+    zero = D == 0
+    safe = np.where(zero, 1.0, D)
+    return np.where(zero, 0.0, np.sign(delta) * (np.abs(delta) / safe) ** (p - 1.0))
+
+
+@transformable
+def _differences(XA, XB, k, pairs):
+    """Coordinate ``k``'s differences: of the pairs ``(i, j)`` of the rows of ``XA``
+    (pdist, ``XB`` is ``XA``), or of every row of ``XA`` against every row of ``XB``
+    (cdist, ``pairs`` None: an (ma, mb) matrix)."""
+    if pairs is None:
+        return np.expand_dims(XA[:, k], 1) - np.expand_dims(XB[:, k], 0)
+    return np.take(XA[:, k], pairs[0]) - np.take(XB[:, k], pairs[1])
+
+
+@transformable
+def _chebyshev_ties(XA, XB, pairs):
+    """Each pair's largest ``|delta|`` (its chebyshev distance, from the differences the
+    slopes read: in the arrays' dtype) and how many coordinates reach it (they share its
+    cotangent equally, as np.max's rule does)."""
+    top = 0.0 * np.abs(_differences(XA, XB, 0, pairs))
+    for k in range(np.shape(XA)[1]):
+        top = np.maximum(top, np.abs(_differences(XA, XB, k, pairs)))
+    ties = 0.0 * top
+    for k in range(np.shape(XA)[1]):
+        ties = ties + (np.abs(_differences(XA, XB, k, pairs)) == top)
+    return top, ties
 
 
 def _to_matrix(X, force):

@@ -50,6 +50,8 @@ from ..lambdas import (
 )
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..source import with_source
+from ..source_lambdas import lambda_as_def
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -78,7 +80,6 @@ from .run_time_closures import (
     compile_factory,
     make_closures_at_run_time,
     verdict,
-    with_source,
 )
 from .side_effects import shadow_read_back_attributes
 
@@ -99,15 +100,7 @@ def lambdas_as_definitions(tree) -> None:
     inlined = inlinable_functions(tree)
 
     def as_def(name, lam, where):
-        d = gast.FunctionDef(
-            name=name,
-            args=lam.args,
-            body=[N.located(gast.Return(value=lam.body), lam.body)],
-            decorator_list=[],
-            returns=None,
-            type_comment=None,
-            type_params=[],
-        )
+        d = lambda_as_def(name, lam)
         d._pb_lambda = lam
         return N.located(d, where)
 

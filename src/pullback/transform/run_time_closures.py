@@ -34,6 +34,8 @@ import numpy as np
 
 from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
+from ..source import factory_code, with_source
+from ..source_lambdas import lambda_as_def
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
 
@@ -321,41 +323,7 @@ def compile_factory(name, parameters, body, filename, namespace):
     """The function ``def name(*parameters): body``, compiled alone (as ``filename``) with
     the globals ``namespace``: a factory whose body makes functions that close over its
     parameters (a closure made at run time here, the lifted functions in closures.py)."""
-    factory = gast.FunctionDef(
-        name=name,
-        args=gast.arguments(
-            [gast.Name(p, gast.Param(), None, None) for p in parameters], [], None, [], [], None, []
-        ),
-        body=body,
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return types.FunctionType(factory_code, namespace)
-
-
-def with_source(fn, fs, tree):
-    """``fn``, made from ``tree`` (a part of ``fs``'s function), told where its source is
-    (pullback.source.load_source reads ``__pullback_source__``): the user's own lines."""
-    from ..source import FunctionSource
-
-    def source():
-        return FunctionSource(
-            fn=fn,
-            filename=fs.filename,
-            first_line=fs.first_line,
-            indent=fs.indent,
-            lines=fs.lines,
-            tree=copy.deepcopy(tree),
-        )
-
-    fn.__pullback_source__ = source
-    return fn
+    return types.FunctionType(factory_code(name, parameters, body, filename), namespace)
 
 
 def closure_factory(fs, node, parameters):
@@ -364,18 +332,7 @@ def closure_factory(fs, node, parameters):
     (pullback.source.load_source) for the calls that differentiate it."""
     if isinstance(node, gast.Lambda):
         name = f"_pb_lambda_{node.lineno}_{node.col_offset}"
-        d = N.located(
-            gast.FunctionDef(
-                name=name,
-                args=node.args,
-                body=[N.located(gast.Return(value=node.body), node.body)],
-                decorator_list=[],
-                returns=None,
-                type_comment=None,
-                type_params=[],
-            ),
-            node,
-        )
+        d = N.located(lambda_as_def(name, node), node)
         d._pb_lambda = node
     else:
         d = node

@@ -390,6 +390,9 @@ class AliasAnalysis:
             if isinstance(parent, gast.Attribute):
                 if parent.attr in CONSTANT_ATTRIBUTES:
                     return True
+                if parent.attr in ("T", "mT") and isinstance(parent.ctx, gast.Load):
+                    node = parent  # e[t].T.dot(f): a view that is only read (dismalpy)
+                    continue
                 call = self.parent.get(parent)  # x.copy(), x[i].sum(): a new object
                 return (
                     parent.attr in FRESH_METHODS

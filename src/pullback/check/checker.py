@@ -33,6 +33,7 @@ from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
+    user_callee,
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
@@ -152,7 +153,8 @@ class FunctionChecker(
             if inline_nested_factories(self.tree):  # as the transformation sees them
                 lambdas, _, factories = what_is_there(self.tree)
         if lambdas and isinstance(self.tree, gast.FunctionDef):
-            lambdas_as_definitions(self.tree)  # as the transformation sees them
+            # as the transformation sees them (closures.user_callee)
+            lambdas_as_definitions(self.tree, user_callee(self.fs, self.tree))
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()

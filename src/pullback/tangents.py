@@ -38,6 +38,7 @@ from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
 _float64 = np.float64
+_complex128 = np.complex128
 
 _PY_SCALARS = (float, int, bool, complex)
 _FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})
@@ -294,8 +295,12 @@ def unbroadcast(g, x):
         return _sum_to(g, x.shape, x.dtype)
     if tx is float and (tg is float or tg is np.float64):
         return g
-    if tx is tg and (tx is np.float64 or tx is np.float32):
+    if tx is tg and (tx is np.float64 or tx is np.float32 or tx is complex or tx is _complex128):
         return g  # a NumPy scalar's cotangent of its own type (a scalar loop's step)
+    if tx is complex and (tg is float or tg is _complex128):
+        return g  # (a complex scalar loop: the checks below cost more than its arithmetic)
+    if tx is float and (tg is complex or tg is _complex128):
+        return g.real  # a real input's cotangent is the real part
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)

@@ -16,7 +16,6 @@ a user function's keyword argument gets its cotangent like a positional one.
 from __future__ import annotations
 
 import functools
-import inspect
 import types
 
 import numpy as np

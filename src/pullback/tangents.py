@@ -247,6 +247,11 @@ def broadcast_cotangent(d, shape):
     batch = batch_axes.axes
     if type(d) is _ndarray and d.shape == batch + tuple(shape):
         return _read_only(d)  # nothing to broadcast: np.broadcast_to costs microseconds
+    extra = np.ndim(d) - len(batch) - len(shape)
+    if extra > 0:
+        # unbroadcast gave leading axes of length 1 (a (1, 1) value stored into a (1,)
+        # row, _sum_to): its adjoint takes them away again
+        d = np.sum(d, axis=tuple(range(len(batch), len(batch) + extra)))
     if not batch:
         return np.broadcast_to(d, shape)
     if (type(d) is BandStack or type(d) is DiagonalStack) and d.shape == batch + tuple(shape):

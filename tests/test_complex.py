@@ -96,3 +96,21 @@ def test_forward_mode_through_complex_intermediates_float32():
     _, dy = pullback.jvp(spectrum_without_dc, (x,), (v,))
     want = _central(spectrum_without_dc, x.astype(np.float64), v.astype(np.float64), 1e-6)
     np.testing.assert_allclose(dy, want, rtol=1e-4)
+
+
+# A scalar loop in complex arithmetic (mingxuan-yi/torch-SDEs' Heston price by a midpoint
+# sum, found by probe3): Python complex numbers, NumPy complex128 scalars and floats mixed;
+# their cotangents take the scalar fast paths (tangents.unbroadcast, sweep_cotangents).
+def complex_midpoint_sum(v, n=40):
+    total = 0
+    for i in range(1, n):
+        phi = 0.1 * (2 * i + 1) / 2
+        z = np.exp(1j * phi * v) * (1 - v * 1j) ** 2 + np.complex128(0.5j) * phi
+        total += 0.1 * z / (1j * phi + v)
+    return np.real(total) + np.imag(total) * v
+
+
+def test_a_complex_scalar_loop_against_finite_differences():
+    v, h = 0.7, 1e-6
+    want = (complex_midpoint_sum(v + h) - complex_midpoint_sum(v - h)) / (2 * h)
+    np.testing.assert_allclose(pullback.grad(complex_midpoint_sum)(v), want, rtol=1e-6)

@@ -96,3 +96,38 @@ def test_jvp_of_a_concatenation_with_a_constant_side(f):
     t = np.array([0.5, -1.0, 0.25])
     got = check_jvp(f, (x,), (t,))
     np.testing.assert_allclose(got, pullback.grad(f)(x) @ t, rtol=1e-9, atol=1e-12)
+
+
+# np.dot(W, h) in a loop whose h has no tangent on the first pass: the varied name's tangent
+# is ZERO when the line first runs, and np.dot(W, ZERO) once took ZERO for a scalar (a (3, 3)
+# "tangent" of a (3, 1) value: a silently wrong jvp, found by probe3 on min-char-rnn).
+def dot_recurrence(W, h0):
+    h = h0
+    for _ in range(3):
+        h = np.dot(W, h)
+    return np.sum(h)
+
+
+def dot_recurrence_with_input(W, h0):
+    h = h0
+    for t in range(3):
+        x = np.zeros((4, 1))
+        x[t] = 1.0
+        h = np.tanh(np.dot(np.ones((3, 4)), x) + np.dot(W, h))
+    return np.sum(h)
+
+
+def kron_outer_recurrence(W, h0):
+    acc = h0[:, 0]
+    for _ in range(2):
+        acc = np.kron(W[0], acc)[:3] + np.outer(W[1], acc)[0]
+    return np.sum(acc**2)
+
+
+@pytest.mark.parametrize("f", [dot_recurrence, dot_recurrence_with_input, kron_outer_recurrence])
+def test_jvp_of_a_bilinear_call_whose_tangent_starts_as_zero(f):
+    rng = np.random.default_rng(0)
+    W, h0 = 0.5 * rng.standard_normal((3, 3)), rng.standard_normal((3, 1))
+    V = rng.standard_normal((3, 3))
+    got = check_jvp(f, (W, h0), (V, pullback.ZERO))  # h0 gets no tangent at all
+    np.testing.assert_allclose(got, np.sum(pullback.grad(f)(W, h0) * V), rtol=1e-9)

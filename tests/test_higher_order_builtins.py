@@ -173,3 +173,28 @@ def test_reduce_of_a_lambda_that_is_not_simple_stays_refused():
 
     with pytest.raises(pullback.UnsupportedSyntaxError, match="PB404"):
         grad(uses_default)([1.0, 2.0])
+
+
+# Horner's rule as Rosetta Code writes it (found by probe3): the reversed coefficients are
+# consumed whole by the loop reduce runs, like `for c in reversed(coeffs)`.
+def horner_reduce(coeffs, x):
+    return reduce(lambda acc, c: acc * x + c, reversed(coeffs), 0)
+
+
+def zipped_reduce(w, x):
+    return reduce(lambda acc, p: acc + p[0] * np.sin(p[1]), zip(w, x, strict=True), 0.0)
+
+
+def enumerated_reduce(w):
+    return reduce(lambda acc, p: acc * 0.5 + p[0] * p[1] ** 2, enumerate(w), 1.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reduce_over_an_iterator_made_in_the_call(dtype):
+    c = np.array([-19.0, 7.0, -4.0, 6.0], dtype=dtype)
+    check_grad(horner_reduce, c, dtype(0.7))
+    check_grad(horner_reduce, c, dtype(0.7), wrt=1)
+    check_grad(zipped_reduce, c, c[::-1] * 0.1)
+    check_grad(enumerated_reduce, c * 0.1)
+    _, t = jvp(horner_reduce, (c, dtype(0.7)), (np.ones_like(c), 0.0))
+    np.testing.assert_allclose(t, np.sum(grad(horner_reduce)(c, dtype(0.7))), rtol=1e-5)

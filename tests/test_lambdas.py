@@ -175,3 +175,32 @@ def test_a_passed_lambda_with_a_computed_default_is_refused_before_running():
     message = str(info.value)
     assert "PB404 lambda passed to a call takes a default that is not a constant" in message
     assert "give it constant defaults" in message
+
+
+# A lambda written in the call of a user function (woraseth/numer's Simpson rule, found by
+# probe3): `simpson(lambda x: cos(w * x), a, b, n)` is the named lambda passed on, lifted
+# like a nested def; passed to library code (quad) it stays refused with the `args=` fix.
+def simpson(fn, a, b, n):
+    h = (b - a) / n
+    sum1 = sum(fn(a + (2 * i + 1) * h) for i in range(0, int(n / 2)))
+    sum2 = sum(fn(a + (2 * i + 2) * h) for i in range(0, int(n / 2) - 1))
+    return (fn(a) + fn(b) + 4 * sum1 + 2 * sum2) * h / 3
+
+
+def integral_of_a_captured_weight(w):
+    return simpson(lambda x: np.cos(w[0] * x) * w[1], 0.0, 1.5, 20)
+
+
+def test_a_lambda_reading_a_variable_passed_to_a_user_function():
+    check_grads(integral_of_a_captured_weight, np.array([1.3, 0.7]), order=2)
+    check_grads(integral_of_a_captured_weight, np.array([1.3, 0.7], dtype=np.float32))
+
+
+def test_a_lambda_reading_a_variable_passed_to_library_code_is_refused():
+    from scipy.integrate import quad
+
+    def f(w):
+        return quad(lambda t: np.exp(-w * t), 0.0, 1.0)[0]
+
+    with pytest.raises(UnsupportedSyntaxError, match="args="):
+        grad(f)(1.3)

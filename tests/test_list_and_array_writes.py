@@ -57,3 +57,47 @@ def test_forward_mode_agrees(f):
     x, v = np.array([0.7, -0.3, 1.1]), np.array([1.0, 0.5, -0.2])
     _, jv = pullback.jvp(f, (x,), (v,))
     assert jv == pytest.approx(pullback.grad(f)(x) @ v, rel=1e-10)
+
+
+# min-char-rnn (karpathy's gist, copied widely): `xs, hs = {}, {}` makes two local dicts like
+# two statements would; and a one-hot `x = np.zeros(...)`, `x[k] = 1`, `xs[t] = x` in a loop
+# writes each pass into the array made in that pass, though the dict keeps last pass's.
+def dicts_from_one_assignment(w):
+    xs, hs, loss = {}, {}, 0.0
+    hs[-1] = w * 0.5
+    for t in range(3):
+        x = np.zeros(3)
+        x[t] = 1.0
+        xs[t] = x
+        hs[t] = np.tanh(w * xs[t] + hs[t - 1])
+        loss += np.sum(hs[t] ** 2)
+    return loss + np.sum(xs[1] * w)
+
+
+def renewed_array_kept_in_a_list(w):
+    kept = []
+    for t in range(3):
+        row = w * 0.0 + 1.0
+        row[t] = w[t] ** 2
+        kept.append(row)
+    return np.sum(np.array(kept) * w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f", [dicts_from_one_assignment, renewed_array_kept_in_a_list])
+def test_arrays_made_anew_each_pass_and_dicts_made_together(f, dtype):
+    check_grad(f, np.array([0.7, -0.3, 1.1], dtype=dtype))
+
+
+def shared_before_the_write(w):
+    kept = []
+    row = np.zeros(3)
+    for t in range(3):
+        kept.append(row)  # the same array each pass: a write changes every kept row
+        row[t] = w[t]
+    return np.sum(np.array(kept) * w)
+
+
+def test_an_array_made_once_before_the_loop_is_still_refused():
+    with pytest.raises(pullback.UnsupportedSyntaxError, match="PB101"):
+        pullback.grad(shared_before_the_write)(np.array([0.7, -0.3, 1.1]))

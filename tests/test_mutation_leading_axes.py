@@ -5,7 +5,7 @@ them back (it used to be summed over them: a silent wrong gradient)."""
 import numpy as np
 import pytest
 
-from pullback import grad
+from pullback import grad, hessian
 from pullback.tangents import unbroadcast
 from pullback.testing import check_grads
 
@@ -54,3 +54,22 @@ def test_unbroadcast_restores_leading_axes():
     np.testing.assert_array_equal(got, [[0.0, 1.0, 2.0]])
     got = unbroadcast(np.arange(3.0, dtype=np.float32), np.zeros((1, 1, 3), np.float32))
     assert got.shape == (1, 1, 3) and got.dtype == np.float32
+
+
+# dismalpy's Kalman filter (found by probe3): `y_tt1[t] = H.dot(beta[t]) + A.dot(z[t])`, a
+# (1, 1) value stored into a (1,) row. The adjoint of the unbroadcast that gives the value's
+# cotangent its leading axis back sums that axis away again (the Hessian raised
+# 'input operand has more dimensions than allowed by the axis remapping').
+def rows_from_columns(w):
+    y = np.zeros((3, 1))
+    for t in range(3):
+        y[t] = w.reshape(1, 1) * (t + 1.0) + w[0] ** 2
+    return np.sum(y**3)
+
+
+def test_second_order_through_a_value_with_a_leading_axis():
+    w = np.array([0.7])
+    check_grads(rows_from_columns, w, order=2)
+    want = sum(6 * (v * w[0] + w[0] ** 2) * (v + 2 * w[0]) ** 2 + 6 * (v * w[0] + w[0] ** 2) ** 2
+               for v in (1.0, 2.0, 3.0))
+    np.testing.assert_allclose(hessian(rows_from_columns)(w), [[want]], rtol=1e-10)

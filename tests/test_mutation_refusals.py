@@ -128,3 +128,44 @@ def test_a_call_that_may_return_its_argument_is_not_fresh():
         return np.sum(a)
 
     assert [d.code for d in check(f)] == ["PB101"]
+
+
+def test_an_array_held_in_a_dict_names_the_fix_that_works():
+    # min-char-rnn's one-hot input (found by probe3): the array is written through the dict
+    def one_hot(w, inputs=(2, 0)):
+        xs = {}
+        for t in range(len(inputs)):
+            xs[t] = np.zeros(3)
+            xs[t][inputs[t]] = 1
+        return np.sum(w * xs[0]) + np.sum(w * xs[1]) ** 2
+
+    (d,) = check(one_hot)
+    assert d.code == "PB101" and "an array held in 'xs'" in d.why
+    assert d.fix.startswith("make the array under a name, write into it, then store it")
+
+    def fixed(w, inputs=(2, 0)):
+        xs = {}
+        for t in range(len(inputs)):
+            a = np.zeros(3)
+            a[inputs[t]] = 1
+            xs[t] = a
+        return np.sum(w * xs[0]) + np.sum(w * xs[1]) ** 2
+
+    w = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(grad(fixed)(w), [2 * w[0], 0.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_transposed_row_only_read_does_not_keep_the_array(dtype):
+    # dismalpy's Kalman filter: `eta[t].T.dot(f_inv).dot(eta[t])`, then later rows written
+    def quadratic_forms(x):
+        eta = np.zeros((3, 2))
+        ll = 0.0
+        for t in range(3):
+            eta[t] = x[t] * x[:2]
+            ll = ll + eta[t].T.dot(np.eye(2) * 2.0).dot(eta[t])
+        return ll
+
+    from fd import check_grad
+
+    check_grad(quadratic_forms, np.array([0.7, -0.4, 1.3], dtype=dtype))

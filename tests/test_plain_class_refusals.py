@@ -358,3 +358,32 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
             UnsupportedSyntaxError, match=f"PB301 call of 'plain_models.{name.title()}'"
         ):
             grad(getattr(module, name))(1.5)
+
+
+# joseerlang/dl's layers (found by probe3): `layer.update([w, b])` is the layer's own method
+# storing its parameters, not dict.update: refused for the store it makes (PB107, at the
+# method's line), where it was once called a change of a dict (PB106, `l1 = {'key': ...}`).
+class Dense:
+    def __init__(self, d_in, d_out):
+        self.w = np.zeros((d_in, d_out))
+        self.b = np.zeros(d_out)
+
+    def __call__(self, x):
+        return np.dot(x, self.w) + self.b
+
+    def update(self, params):
+        self.w = params[0]
+        self.b = params[1]
+
+
+def dense_loss(w, b, x):
+    layer, head = Dense(2, 1), Dense(1, 1)  # made together, as the repository's script does
+    layer.update([w, b])
+    return np.sum(head(layer(x)) ** 2)
+
+
+def test_an_objects_own_update_method_is_not_a_dict_update():
+    args = (np.ones((2, 1)), np.zeros(1), np.ones((3, 2)))
+    with pytest.raises(UnsupportedCallError, match="PB107") as info:
+        grad(dense_loss)(*args)
+    assert "self.w = params[0]" in str(info.value) or "stored outside" in str(info.value)

@@ -456,3 +456,27 @@ def initialized(x):
 def test_an_init_calling_methods_that_only_read(dtype):
     check_grad(initialized, np.array([0.3, -0.7, 1.1], dtype=dtype))
     check_grads(initialized, np.array([0.3, -0.7, 1.1]), order=2)
+
+
+class PaddedTaps:
+    """An __init__ that fills an array it made (mmasenlle/welding_transfer_functions,
+    filter1.py): `self.b = np.zeros(n)` then `self.b[n - len(b):] = b`. The constructor's
+    closing `return new_record(...)` once carried the def line's place, so the write
+    seemed to come after a use that keeps the array (found by probe3)."""
+
+    def __init__(self, b, a):
+        self.a = np.array(a)
+        self.b = np.zeros(self.a.size)
+        self.b[self.b.size - len(b):] = b
+        self.x = np.zeros(self.b.size - 1)
+
+    def response(self, u):
+        return np.sum(self.b * u) + np.sum(self.x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_init_writing_into_an_array_it_made(dtype):
+    def f(b, a, u):
+        return PaddedTaps(b, a).response(u) ** 2
+
+    check_grad(f, np.array([0.2, 0.3], dtype=dtype), np.array([1.0, -0.5, 0.1]), np.ones(3))

@@ -329,7 +329,12 @@ class _Rewrite:
         for made in self.partials:  # the object a method call gets: the fields so far
             klass = self.helper("record_class", self.cls)
             made.args = [klass, names, *[_name(self.locals[a]) for a in self.fields]]
-        tree.body = unset + body + [self.result()]
+        end = self.result()
+        if body:  # after the last line: the checks order a name's uses by their places
+            last = body[-1]
+            end.lineno = getattr(last, "end_lineno", None) or last.lineno
+            end.col_offset = getattr(last, "end_col_offset", None) or last.col_offset
+        tree.body = unset + body + [end]
         tree.name = self.cls.__name__
         for s in unset:
             gast.copy_location(s, tree)

@@ -16,7 +16,6 @@ a user function's keyword argument gets its cotangent like a positional one.
 from __future__ import annotations
 
 import functools
-import inspect
 import types
 
 import numpy as np
@@ -27,6 +26,7 @@ from .errors import NotDifferentiableError
 from .guards import is_library_module_name
 from .registry import transformable
 from .runtime import function_tangent, method_tangent
+from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
 
 
@@ -54,7 +54,7 @@ def _by_position(fn, args, kwargs):
     """``(positional, remaining keywords, keywords moved to positions)``: keyword
     arguments that fill the callee's next positional parameters are passed by position."""
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = list(signature_of(fn).parameters.values())  # cached (signatures.py)
     except (TypeError, ValueError):
         return tuple(args), kwargs, []
     if len(args) > len(params) or any(

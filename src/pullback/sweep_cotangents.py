@@ -33,6 +33,7 @@ from .tangents import batch_axes
 _ndarray = np.ndarray
 _float64 = np.float64
 _float32 = np.float32
+_complex128 = np.complex128
 
 
 def _same_real_arrays(g, a, b) -> bool:
@@ -54,7 +55,7 @@ def plus_fast(g, a, b):
     ``b`` are real scalars of one type or real arrays of one shape and dtype."""
     tg = type(g)
     if tg is type(a) and tg is type(b):
-        if tg is _float64 or tg is float or tg is _float32:
+        if tg is _float64 or tg is float or tg is _float32 or tg is complex or tg is _complex128:
             return g, g
         if tg is _ndarray and _same_real_arrays(g, a, b):
             return g, g
@@ -71,4 +72,6 @@ def times_fast(g, a, b):
             return g * b, a * g
         if tg is _ndarray and _same_real_arrays(g, a, b):
             return g * b, a * g
+        if tg is complex or tg is _complex128:  # (conjugated, as times_cotangents does)
+            return g * b.conjugate(), a.conjugate() * g
     return times_cotangents(g, a, b)

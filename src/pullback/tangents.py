@@ -38,6 +38,7 @@ from .zero import NO_TANGENT, ZERO, _Zero, is_zero  # noqa: F401
 
 _ndarray = np.ndarray
 _float64 = np.float64
+_complex128 = np.complex128
 
 _PY_SCALARS = (float, int, bool, complex)
 _FAST_VALUES = frozenset({float, np.float64, np.float32, np.ndarray})
@@ -252,6 +253,11 @@ def broadcast_cotangent(d, shape):
     batch = batch_axes.axes
     if type(d) is _ndarray and d.shape == batch + tuple(shape):
         return _read_only(d)  # nothing to broadcast: np.broadcast_to costs microseconds
+    extra = np.ndim(d) - len(batch) - len(shape)
+    if extra > 0:
+        # unbroadcast gave leading axes of length 1 (a (1, 1) value stored into a (1,)
+        # row, _sum_to): its adjoint takes them away again
+        d = np.sum(d, axis=tuple(range(len(batch), len(batch) + extra)))
     if not batch:
         return np.broadcast_to(d, shape)
     if (type(d) is BandStack or type(d) is DiagonalStack) and d.shape == batch + tuple(shape):
@@ -300,8 +306,12 @@ def unbroadcast(g, x):
         return _sum_to(g, x.shape, x.dtype)
     if tx is float and (tg is float or tg is np.float64):
         return g
-    if tx is tg and (tx is np.float64 or tx is np.float32):
+    if tx is tg and (tx is np.float64 or tx is np.float32 or tx is complex or tx is _complex128):
         return g  # a NumPy scalar's cotangent of its own type (a scalar loop's step)
+    if tx is complex and (tg is float or tg is _complex128):
+        return g  # (a complex scalar loop: the checks below cost more than its arithmetic)
+    if tx is float and (tg is complex or tg is _complex128):
+        return g.real  # a real input's cotangent is the real part
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)

@@ -139,3 +139,23 @@ def test_parameters_not_differentiated_carry_no_gradient_into_callees():
     # differentiated in n too: a gradient would have to cross OPAQUE(n)
     with pytest.raises(pullback.UnsupportedSyntaxError, match="PB301"):
         pullback.grad(settings_from_an_argument, wrt=(0, 1))(x, 3.0)
+
+
+# scipy-cookbook style smoothing (orrivlin/MinimumVertexCover_DRL's smooth, written with
+# getattr instead of eval; found by probe3): `np.convolve(w, x)` calls a function of the
+# module, it does not hand x to `np`, so `getattr(np, window)` in the callee reads nothing
+# differentiated and just runs.
+def smooth(x, window_len=5, window="hanning"):
+    w = getattr(np, window)(window_len)
+    return np.convolve(w / w.sum(), x, mode="valid")
+
+
+def smoothed_energy(x):
+    return np.sum(smooth(x) ** 2)
+
+
+def test_a_module_is_not_tainted_by_a_call_of_its_functions():
+    assert check(smoothed_energy) == []
+    check_grad(smoothed_energy, np.linspace(0.0, 1.0, 9) ** 2)
+    tree = gast.parse("def f(x, name):\n    y = np.convolve(x, x)\n    g = getattr(np, name)\n")
+    assert tainted_names(tree.body[0], {"x"}, frozenset({"np"})) == {"x", "y"}

@@ -103,3 +103,13 @@ def check_refusal(f, *args, error=pullback.PullbackError, says=()):
         raise AssertionError(f"{f.__name__} was differentiated; a refusal was expected")
     for text in says:
         assert text in message, f"{text!r} not in {message}"
+
+
+def check_float32(f, *args, rtol=2e-2, atol=2e-3):
+    """``grad`` of ``f`` at a float32 first argument: a float32 gradient close to the
+    float64 one (the float64 one is checked against finite differences by
+    :func:`check_probe`)."""
+    want = np.asarray(pullback.grad(f)(*args), dtype=np.float64)
+    got = pullback.grad(f)(args[0].astype(np.float32), *args[1:])
+    assert got.dtype == np.float32, f"float32 input, {got.dtype} gradient"
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=rtol, atol=atol)

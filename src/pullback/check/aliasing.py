@@ -260,9 +260,36 @@ class AliasAnalysis:
                     continue
                 if self._harmless_use(use) or self._store_or_read(use):
                     continue
-                if self._may_precede(use, stmt):
+                if self._may_precede(use, stmt, self._renewed_loops(definition, stmt)):
                     return Reason("shared", use)
         return None
+
+    def _renewed_loops(self, definition, stmt) -> set:
+        """The loops whose every pass binds ``definition`` anew before ``stmt`` runs:
+        ``x = np.zeros(n); x[i] = 1; xs[t] = x`` in a loop body writes each pass into the
+        array made in that pass, so the keeping use of the pass before holds another array.
+        That is so when the definition's statement comes before ``stmt`` in one statement
+        list (nothing conditional between them) inside the loop."""
+        first = self.parent.get(definition)
+        if not isinstance(first, (gast.Assign, gast.AnnAssign)) or not self._fresh_definition(
+            definition
+        ):
+            return set()
+        block = self.parent.get(first)
+        body = next(
+            (
+                getattr(block, f)
+                for f in ("body", "orelse", "finalbody")
+                if any(s is first for s in getattr(block, f, ()) or ())
+            ),
+            None,
+        )
+        if body is None:
+            return set()
+        later = body[next(k for k, s in enumerate(body) if s is first) + 1 :]
+        if not any(self._inside(stmt, s) for s in later):
+            return set()
+        return set(self._repeating_loops(first))
 
     def _fresh_definitions(self, name: gast.Name):
         """``(definitions of name reaching it, None)`` when all are fresh, else
@@ -363,6 +390,9 @@ class AliasAnalysis:
             if isinstance(parent, gast.Attribute):
                 if parent.attr in CONSTANT_ATTRIBUTES:
                     return True
+                if parent.attr in ("T", "mT") and isinstance(parent.ctx, gast.Load):
+                    node = parent  # e[t].T.dot(f): a view that is only read (dismalpy)
+                    continue
                 call = self.parent.get(parent)  # x.copy(), x[i].sum(): a new object
                 return (
                     parent.attr in FRESH_METHODS
@@ -398,14 +428,17 @@ class AliasAnalysis:
                 )
             return False
 
-    def _may_precede(self, use, stmt) -> bool:
-        """Whether ``use`` may run after the definition and before ``stmt``."""
+    def _may_precede(self, use, stmt, renewed=()) -> bool:
+        """Whether ``use`` may run after the definition and before ``stmt`` (through the
+        back edge of a loop not in ``renewed``, whose passes each bind a new value)."""
         if self._inside(use, stmt):
             return True
         if (use.lineno, use.col_offset) < (stmt.lineno, stmt.col_offset):
             return True
         use_loops = set(self._repeating_loops(use))
-        return any(loop in use_loops for loop in self._repeating_loops(stmt))
+        return any(
+            loop in use_loops and loop not in renewed for loop in self._repeating_loops(stmt)
+        )
 
     def _inside(self, node, ancestor) -> bool:
         while node is not None:

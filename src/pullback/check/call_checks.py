@@ -31,7 +31,12 @@ from ..resolve import (
     resolve_call,
     resolve_expr,
 )
-from ..transform.higher_order_builtins import is_keyed_call, is_reduce_call
+from ..transform.higher_order_builtins import (
+    _spelled,
+    is_keyed_call,
+    is_reduce_call,
+    reduced_iterator,
+)
 from ..transform.local_partials import partial_sites
 from ..ufunc_methods import rewritten_method
 from . import codes
@@ -231,6 +236,8 @@ class CallChecks(ContainerChecks):
         consumed = consumed_iterator(node, self._resolve)
         if consumed is not None:  # list(zip(a, b)): a comprehension (pullback/iteration.py)
             self._loop_iterators.add(id(consumed))
+        elif self._reduced_iterator(node):  # reduce(f, reversed(xs), 0): the loop it runs
+            self._loop_iterators.add(id(node.args[1]))
         self._check_call(node)
         self.visit(node.func)
         # *xs and **opts in calls are packed and spread at run time
@@ -251,6 +258,16 @@ class CallChecks(ContainerChecks):
             if key is not None:
                 self.visit(key)
             self.visit(value)
+
+    def _reduced_iterator(self, node) -> bool:
+        if _spelled(node) != "reduce" or not 2 <= len(node.args) <= 3:
+            return False
+        callee = self._resolve(node)
+        return (
+            callee.kind == "object"
+            and is_reduce_call(node, callee.obj)
+            and reduced_iterator(node, self._resolve)
+        )
 
     # -- calls ------------------------------------------------------------------------------------
     def _check_call(self, node):

@@ -12,6 +12,7 @@ registry.
 from __future__ import annotations
 
 import inspect
+import types
 from ast import AST
 
 import gast
@@ -33,6 +34,7 @@ from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
+    user_callee,
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
@@ -152,7 +154,8 @@ class FunctionChecker(
             if inline_nested_factories(self.tree):  # as the transformation sees them
                 lambdas, _, factories = what_is_there(self.tree)
         if lambdas and isinstance(self.tree, gast.FunctionDef):
-            lambdas_as_definitions(self.tree)  # as the transformation sees them
+            # as the transformation sees them (closures.user_callee)
+            lambdas_as_definitions(self.tree, user_callee(self.fs, self.tree))
         for stmt in self.tree.body:
             self.visit(stmt)
         self._check_generator_calls()
@@ -250,8 +253,19 @@ class FunctionChecker(
         """The names a differentiated value may reach (check/taint.py)."""
         if self._taint is None:
             params = parameter_names(self.tree) if self.active is None else self.active
-            self._taint = tainted_names(self.tree, params)
+            self._taint = tainted_names(self.tree, params, self._module_names())
         return self._taint
+
+    def _module_names(self) -> frozenset:
+        """The free names of the function that are modules (``np``), for the taint."""
+        found = set()
+        for n in gast.walk(self.tree):
+            if isinstance(n, gast.Name) and n.id not in self.locals and n.id not in found:
+                locate = getattr(self.fs, "locate", None)  # (a static source has none)
+                where, value = locate(n.id) if locate is not None else (None, None)
+                if where is not None and isinstance(value, types.ModuleType):
+                    found.add(n.id)
+        return frozenset(found)
 
     def may_carry_gradient(self, call) -> bool:
         """Whether a differentiated value may reach ``call`` (an argument or receiver)."""
@@ -379,7 +393,7 @@ class FunctionChecker(
             up = parents.get(up)
         if not seeds:
             return self.tainted()
-        return tainted_names(self.tree, self.tainted() | seeds)
+        return tainted_names(self.tree, self.tainted() | seeds, self._module_names())
 
     def _mark_closure_factories(self):
         """A user factory whose closure is only called here returns a record of what the

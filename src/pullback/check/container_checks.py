@@ -42,6 +42,9 @@ class ContainerChecks:
             return None
         receiver = func.value.id
         analysis = self._container_analysis()
+        if self._object_of_a_class(receiver, analysis):
+            return False  # layer.update(params) on a Linear(...): its own method (the
+            # transformation follows it, plain_methods.py), not dict.update
         refusal = analysis.refusal(receiver)
         if refusal is not None and refusal.kind == "parameter":
             # a caller's local list: its own change (append alone: see helper_writes)
@@ -54,6 +57,23 @@ class ContainerChecks:
             return None  # may be an array: PB103 says how to sort it
         kind = analysis.kinds.get(receiver) or ("dict" if name in DICT_ONLY else "list")
         self._report_container(node, receiver, f"'{self.text(node)}'", kind, refusal)
+        return True
+
+    def _object_of_a_class(self, name, analysis) -> bool:
+        """Whether every value bound to ``name`` is made by calling a class that is not a
+        list, dict or set (an object whose ``update``/``pop``/... are its own methods)."""
+        values = analysis.bindings.get(name)
+        if not values or name in analysis.params:
+            return False
+        for value in values:
+            if not isinstance(value, gast.Call):
+                return False
+            callee = self._resolve(value)
+            cls = getattr(callee, "class_of", None) or getattr(callee, "obj", None)
+            made = getattr(cls, "__pullback_class__", None)
+            cls = made if isinstance(made, type) else cls
+            if not isinstance(cls, type) or issubclass(cls, (list, dict, set)):
+                return False
         return True
 
     def _check_outside_append(self, node) -> None:

@@ -260,6 +260,8 @@ class MutationChecks:
             part = f"an element of '{base}'"
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
+        if reason.kind == "unknown" and isinstance(target.value, gast.Subscript):
+            why, first = _held_array_why(base, self.text(target.value.value), index, self.text)
         if isinstance(target.value, gast.Attribute) and target.value.attr in VIEW_ATTRIBUTES:
             # x.T[i, j] = v: a write through a view of x, which pullback does not follow
             owner = self.text(target.value.value)
@@ -458,6 +460,18 @@ class MutationChecks:
             fix=f"write `{name} = {name} {op} {value_text}` (a new array), which leaves other "
             f"references unchanged ({codes.see('PB105')}).",
         )
+
+
+def _held_array_why(base, holder, index, text):
+    """Why and the first fix for ``xs[t][k] = v``: an array held in a list or dict is written
+    through the container, which pullback does not follow (min-char-rnn's one-hot
+    ``xs[t][inputs[t]] = 1``); writing it under a name of its own before storing it works."""
+    return (
+        f"'{base}' is an array held in '{holder}': pullback follows writes into arrays that "
+        "a name of the function holds, not into those held by a list or a dict.",
+        f"make the array under a name, write into it, then store it (`a = np.zeros(...)`, "
+        f"`a[{text(index)}] = ...`, `{base} = a`), or ",
+    )
 
 
 _FACTORY_VALUES = {float: "0.0", int: "0", list: "[]", dict: "{}", tuple: "()", str: "''"}

@@ -30,10 +30,14 @@ import gast
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 
 
-def tainted_names(tree, active_params) -> set:
-    """The names of ``tree`` a value computed from ``active_params`` may reach."""
+def tainted_names(tree, active_params, modules=frozenset()) -> set:
+    """The names of ``tree`` a value computed from ``active_params`` may reach.
+
+    ``modules``: free names that are modules; ``np.convolve(w, x)`` is a call of a module's
+    function, not a method that could keep ``x`` in ``np`` (then ``getattr(np, name)``
+    read later would seem to carry a gradient)."""
     tainted = set(active_params)
-    flows = list(_flows(tree))
+    flows = [(t, s) for t, s in _flows(tree) if not t <= modules]
     changed = True
     while changed:
         changed = False

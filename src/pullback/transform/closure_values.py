@@ -22,17 +22,27 @@ from ..resolve import local_names, own_nodes, parent_map
 from . import nodes as N
 
 
-def stored_lambdas(stmt, tree) -> list:
+def stored_lambdas(stmt, tree, user_call=None) -> list:
     """``[(name, lambda)]`` for the lambdas that ``stmt`` puts in a list, tuple, set or dict
     display (``basis = [lambda t: 1.0, lambda t: t]``) or passes to a call other than
     ``map``/``filter``/``reduce``/``key=`` (``np.apply_along_axis(lambda r: ..., 0, x)``),
     and that capture no variable of
     ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
-    then a function value like any global one (see :func:`captures_nothing`)."""
+    then a function value like any global one (see :func:`captures_nothing`).
+
+    A lambda passed to a call for which ``user_call(call)`` is true (a user function
+    pullback transforms) becomes such a ``def`` even when it reads variables of ``tree``:
+    ``simpson(lambda x: cos(w * x), a, b)`` is then ``f`` of ``def f(x): ...`` passed to a
+    function that only calls it, lifted like a nested ``def`` (the check and the transform
+    both pass the predicate, so they see the same tree)."""
     found = []
 
-    def replace(slots, k, lam):
-        if isinstance(lam, gast.Lambda) and captures_nothing(lam, tree):
+    def replace(slots, k, lam, call=None):
+        if not isinstance(lam, gast.Lambda):
+            return
+        if captures_nothing(lam, tree) or (
+            call is not None and user_call is not None and user_call(call)
+        ):
             name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
             slots[k] = N.located(N.load(name), lam)
             found.append((name, lam))
@@ -50,7 +60,7 @@ def stored_lambdas(stmt, tree) -> list:
             parents.update({a: node for a in node.args})
             for k, lam in enumerate(node.args):
                 if not _higher_order_function(lam, node, parents):
-                    replace(node.args, k, lam)
+                    replace(node.args, k, lam, node)
             for kw in node.keywords:
                 if not _higher_order_function(kw.value, kw, parents):
                     slots = [kw.value]

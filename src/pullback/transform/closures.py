@@ -39,9 +39,11 @@ Lifted functions keep the user's line numbers (their source is the nested ``def`
 from __future__ import annotations
 
 import copy
+import types
 
 import gast
 
+from ..guards import is_library_module_name
 from ..lambdas import (
     _higher_order_function,
     inlinable_functions,
@@ -91,7 +93,7 @@ def is_nested_generator(node) -> bool:
     return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body))
 
 
-def lambdas_as_definitions(tree) -> None:
+def lambdas_as_definitions(tree, user_call=None) -> None:
     """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
     is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
     that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
@@ -108,7 +110,7 @@ def lambdas_as_definitions(tree) -> None:
         out = []
         for s in stmts:
             if not isinstance(s, _STATEMENT_SCOPES):
-                for name, lam in stored_lambdas(s, tree):
+                for name, lam in stored_lambdas(s, tree, user_call):
                     out.append(as_def(name, lam, s))
             if (
                 isinstance(s, gast.Assign)
@@ -283,6 +285,23 @@ def what_is_there(tree, nodes=None):
     return lambdas, calls, factories
 
 
+def user_callee(fs, tree):
+    """``call -> bool``: whether ``call`` calls a plain Python function of the user's (not
+    library code), which pullback transforms (see closure_values.stored_lambdas)."""
+    resolve = _resolver(fs, tree)
+
+    def user_call(call):
+        try:
+            obj = resolve(call)
+        except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
+            return False
+        return isinstance(obj, types.FunctionType) and not is_library_module_name(
+            getattr(obj, "__module__", None) or ""
+        )
+
+    return user_call
+
+
 def _resolver(fs, tree):
     names = []  # the tree's local names, found on the first call
 
@@ -336,7 +355,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     if factories and inline_nested_factories(tree):  # as the check saw them
         lambdas, calls, factories = what_is_there(tree)
     if lambdas:
-        lambdas_as_definitions(tree)
+        lambdas_as_definitions(tree, user_callee(fs, tree))
     if calls:
         _use_list_versions(fs)
     if factories:

@@ -358,10 +358,15 @@ class ForwardBuilder(EscapeSites):
             if rule is not None and _member(fn, BILINEAR) and len(args) == 2 and not v.keywords:
                 f = self.bind(getattr(fn, "__name__", "bilinear"), fn)
                 terms = []
+                # A varied name's tangent may still be ZERO when the line runs (a loop's
+                # `h = np.dot(W, h)` on its first pass), and np.dot(W, ZERO) would take
+                # ZERO for a scalar: a term with a ZERO tangent is ZERO.
                 if self.varied_atom(args[0]):
-                    terms.append(f"{f}({self.tan(args[0])}, {src(args[1])})")
+                    da = self.tan(args[0])
+                    terms.append(f"({f}({da}, {src(args[1])}) if {da} is not ZERO else ZERO)")
                 if self.varied_atom(args[1]):
-                    terms.append(f"{f}({src(args[0])}, {self.tan(args[1])})")
+                    db = self.tan(args[1])
+                    terms.append(f"({f}({src(args[0])}, {db}) if {db} is not ZERO else ZERO)")
                 return " + ".join(terms)
             if rule is not None:
                 r = self.bind("rule_" + (getattr(fn, "__name__", None) or "fn"), rule)

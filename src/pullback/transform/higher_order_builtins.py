@@ -21,6 +21,7 @@ import operator
 import gast
 
 from ..callables import call_method_of
+from ..iteration import iterator_kind
 from ..resolve import Callee, resolve_call
 from ..star_runtime import bind_front, star_call
 from . import nodes as N
@@ -46,6 +47,13 @@ def is_reduce_call(call, obj) -> bool:
         and not call.keywords
         and not any(isinstance(a, gast.Starred) for a in call.args)
     )
+
+
+def reduced_iterator(call, resolve) -> bool:
+    """``reduce(f, it(...), init)`` with ``it`` zip, enumerate or reversed: the loop
+    that reduce runs consumes the iterator whole where it is made (the check and the
+    normalizer both ask this)."""
+    return len(call.args) == 3 and iterator_kind(call.args[1], resolve) is not None
 
 
 def is_keyed_call(call, obj) -> bool:
@@ -128,7 +136,12 @@ class HigherOrderBuiltins:
         # The sequence itself (not list(xs)): indexing and iteration keep the gradient
         # differentiable again.
         user = [N.assign(seq, xs, e)]
-        if init:
+        if init and self.reduced_iterator(e):
+            # reduce(f, reversed(xs), 0): the loop reads the iterator where it is made,
+            # as `for x in reversed(xs)` does (transform/loop_iterables.py)
+            user = [N.assign(acc, init[0], e)]
+            iterable = xs
+        elif init:
             user.append(N.assign(acc, init[0], e))
             iterable = N.load(seq)
         else:  # Python's reduce starts from the first item (a sequence here)
@@ -143,6 +156,11 @@ class HigherOrderBuiltins:
             new, _ = self.stmt(N.located(s, e))
             stmts.extend(new)
         return N.load(acc)
+
+    def reduced_iterator(self, e) -> bool:
+        """Whether the sequence of ``reduce(f, xs, init)`` is a plain ``zip``,
+        ``enumerate`` or ``reversed`` call (consumed whole by the loop reduce runs)."""
+        return reduced_iterator(e, lambda c: resolve_call(self.fs, c, self.locals))
 
     def keyed_call(self, e, fn, stmts):
         self.namespace.setdefault("tuple", tuple)

@@ -161,6 +161,10 @@ class ContainerAnalysis:
                 self.changes.setdefault(name, []).append(parent)
             elif isinstance(parent, gast.comprehension):
                 pass  # the comprehension's own variable
+            elif (value := self._paired_value(parent, node)) is not None:
+                # xs, hs = {}, {} (min-char-rnn): each name gets its own new container
+                self._bind(name, self.new_container(value), self._statement(node))
+                self.bindings.setdefault(name, []).append(value)
             else:
                 self._bind(name, None, self._statement(node))
             return
@@ -212,6 +216,23 @@ class ContainerAnalysis:
             if arg is node:
                 return k < len(params) and params[k] in owned
         return any(kw.value is node and kw.arg in owned for kw in call.keywords)
+
+    def _paired_value(self, target, node):
+        """The value ``node`` gets from ``a, b = va, vb`` (a display of as many values, no
+        starred one, the whole target of the assignment), else None."""
+        if not isinstance(target, (gast.Tuple, gast.List)):
+            return None
+        assign = self.parents.get(target)
+        value = getattr(assign, "value", None)
+        if not (
+            isinstance(assign, gast.Assign)
+            and assign.targets == [target]
+            and isinstance(value, (gast.Tuple, gast.List))
+            and len(value.elts) == len(target.elts)
+            and not any(isinstance(e, gast.Starred) for e in value.elts + target.elts)
+        ):
+            return None
+        return next(v for t, v in zip(target.elts, value.elts, strict=True) if t is node)
 
     @staticmethod
     def _whole_target(assign, node) -> bool:

@@ -551,3 +551,36 @@ def test_max_and_min_of_tuples_holding_objects(dtype):
 def test_second_order_through_max_of_tuples_holding_objects():
     check_hvp(lambda w: max_of_pairs_holding_objects(w, X), W, V)
     check_hvp(lambda w: min_of_pairs_holding_dataclasses(w, X, Cosine), W, V)
+
+
+class _Stepper:
+    def __init__(self, rhs, dt):
+        self.rhs = rhs
+        self.dt = dt
+
+    def step(self, y):
+        f = self.rhs  # a lambda held in a local: called as f(...) to second order
+        k1 = f(y)
+        return y + self.dt * f(y + 0.5 * self.dt * k1)
+
+
+def stored_lambda_steps(y0):
+    rate = np.array([0.7, -0.4])
+    stepper = _Stepper(lambda y: rate * y * y + np.sin(y), 0.1)
+    y = y0
+    for _ in range(3):
+        y = stepper.step(y)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_lambda_stored_on_an_object_and_called_from_a_local_has_second_derivatives(dtype):
+    y0 = np.array([0.3, -0.6], dtype=dtype)
+    check_grad(stored_lambda_steps, y0)
+    if dtype == np.float64:  # (central differences of a float32 gradient are too coarse)
+        check_hvp(stored_lambda_steps, y0, np.array([1.0, -0.5]))
+    else:
+        hv = pullback.hvp(stored_lambda_steps)(y0, np.array([1.0, -0.5], dtype=dtype))
+        want = pullback.hvp(stored_lambda_steps)(y0.astype(np.float64), np.array([1.0, -0.5]))
+        assert hv.dtype == dtype
+        np.testing.assert_allclose(hv, want, rtol=1e-4, atol=1e-5)

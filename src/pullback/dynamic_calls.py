@@ -186,6 +186,10 @@ def _found_without_receiver(site: CallSite, obj, name: str):
     method = getattr(cls, name, None)
     if type(method) is types.FunctionType and cls.__dict__.get(name) is method:
         return None  # a function of the class's own: a method (the loop's common case)
+    if name == "__call__" and type(method) is not types.FunctionType and callable(obj):
+        # f.__call__(x) of a function, a lambda or a builtin held in a variable (code
+        # differentiated again calls a callable of unknown kind so): the call f(x)
+        return obj
     raw = inspect.getattr_static(cls, name, None)
     if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
         return getattr(obj, name)

@@ -584,3 +584,35 @@ def test_a_lambda_stored_on_an_object_and_called_from_a_local_has_second_derivat
         want = pullback.hvp(stored_lambda_steps)(y0.astype(np.float64), np.array([1.0, -0.5]))
         assert hv.dtype == dtype
         np.testing.assert_allclose(hv, want, rtol=1e-4, atol=1e-5)
+
+
+class _Halver:  # no fields: its object carries no gradient
+    def half(self, p):
+        return p * 0.5
+
+    def __call__(self, p):
+        p = self.half(p)
+        return p * p
+
+    def apply(self, p):
+        q = self.half(p)
+        return np.sin(q) * q
+
+
+def fieldless_call(x):
+    h = _Halver()
+    return np.sum(h(x)) + np.sum(h.apply(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_method_of_an_object_without_fields_calling_another_has_second_derivatives(dtype):
+    x = np.array([0.3, -0.5, 1.2], dtype=dtype)
+    check_grad(fieldless_call, x)
+    v = np.array([1.0, 0.5, -2.0])
+    if dtype == np.float64:
+        check_hvp(fieldless_call, x, v)
+    else:  # (central differences of a float32 gradient are too coarse)
+        want = pullback.hvp(fieldless_call)(x.astype(np.float64), v)
+        got = pullback.hvp(fieldless_call)(x, v.astype(dtype))
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -480,3 +480,36 @@ def test_an_init_writing_into_an_array_it_made(dtype):
         return PaddedTaps(b, a).response(u) ** 2
 
     check_grad(f, np.array([0.2, 0.3], dtype=dtype), np.array([1.0, -0.5, 0.1]), np.ones(3))
+
+
+class _Clipper:
+    """Methods named like array methods (clip, sum, mean): the class's own are called."""
+
+    def __init__(self, lo):
+        self.lo = lo
+
+    def clip(self, p):
+        return np.maximum(p, self.lo) * 2.0
+
+    def sum(self, p):
+        return np.sum(p * p)
+
+    def mean(self, p):
+        return self.sum(self.clip(p)) / 3.0
+
+
+def methods_named_like_array_methods(x):
+    c = _Clipper(0.1)
+    return c.sum(c.clip(x)) + c.mean(x * x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_users_method_named_like_an_array_method_is_the_users(dtype):
+    x = np.array([0.3, -0.5, 0.8], dtype=dtype)
+    f = methods_named_like_array_methods
+    lo = np.maximum(x, 0.1)
+    want = 8.0 * lo * (x > 0.1) + (16.0 / 3.0) * x * np.maximum(x * x, 0.1) * (x * x > 0.1)
+    np.testing.assert_allclose(pullback.grad(f)(x), want, rtol=1e-5)
+    _, t = pullback.jvp(f, (x,), (np.ones(3, dtype=dtype),))
+    np.testing.assert_allclose(t, np.sum(want), rtol=1e-5)
+    check_grad(f, x)

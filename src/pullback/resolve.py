@@ -198,6 +198,13 @@ def _python_method(fs, func: gast.Attribute, locals_) -> bool:
     return cls is not None and python_method_of(cls, func.attr)
 
 
+def _user_method(fs, func: gast.Attribute, locals_) -> bool:
+    """Whether ``receiver.name`` is a Python method of the user's class of ``receiver``,
+    known before running (``self``, or a local bound once by a call of the class)."""
+    cls = receiver_class(fs, func.value, locals_)
+    return cls is not None and bool(python_method_of(cls, func.attr))
+
+
 def receiver_class(fs, receiver, locals_):
     """The class of ``receiver`` known before running, or None: ``self`` of a method
     (:func:`~pullback.receiver_classes.method_class`), or a local bound once, by a call of a
@@ -254,6 +261,12 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
             # xp.sum(x) on a namespace found at run time is the namespace's function,
             # dispatched on the value of xp when the code runs (not the method x.sum).
             return Callee("method", name=name, receiver=func.value)
+        if (name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS) and _user_method(
+            fs, func, locals_
+        ):
+            # b.clip(x) of an object of the user's class that defines clip: its method,
+            # not the array method of the same name
+            return Callee("method", name=name, receiver=func.value, python_method=True)
         if name in ARRAY_METHODS:
             return Callee("array_method", ARRAY_METHODS[name], name=name, receiver=func.value)
         if name in ARRAY_VARARG_METHODS:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import collections
 import itertools
+from ast import AST
 
 import gast
 
-from ..tree_walk import lean_nodes
+from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import nodes as N
 from .normalize import LoopEnd
 from .try_blocks import Attempt, TryStart
@@ -101,9 +102,9 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        names, loops, tries = _names_and_loops(lean_nodes(tree))  # one walk: the facts below
-        self.try_binds = set().union(*(t.binds for t in tries))  # names bound to None first
-        self.taken = {n.id for n in names} | set(params)
+        scan = _Scan(tree)  # one walk: the facts below
+        self.try_binds = set().union(*(t.binds for t in scan.tries))  # bound to None first
+        self.taken = scan.names | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
@@ -111,8 +112,8 @@ class SSARenamer:
         # Computed before renaming, on source names: how often the function reads each
         # name, and each loop (by id) — a name is read outside a loop when the function
         # reads it more often than the loop does.
-        self.reads = _load_counts(names)
-        self.reads_in_loop = _reads_in_loops(loops)
+        self.reads = scan.reads
+        self.reads_in_loop = _reads_in_loops(scan.loops)
 
     def new_name(self, name: str) -> str:
         if name in self.flags:
@@ -321,23 +322,64 @@ def _load_counts(nodes) -> collections.Counter:
     )
 
 
-def _names_and_loops(nodes) -> tuple[list, list, list]:
-    """The names, the loops and the try statements among ``nodes``, in their order (one
-    pass over a long function's nodes; no class of the transform derives from Name, For or
-    While)."""
-    names: list = []
-    loops: list = []
-    tries: list = []
-    name, for_, while_ = gast.Name, gast.For, gast.While
-    for n in nodes:
-        cls = n.__class__
-        if cls is name:
-            names.append(n)
-        elif cls is for_ or cls is while_:
-            loops.append(n)
-        elif cls is TryStart:
-            tries.append(n)
-    return names, loops, tries
+class _Scan:
+    """What one walk of the nodes of ``lean_nodes(tree)`` finds (in no particular order,
+    which none of these facts depends on): ``names``, the ids of every name; ``reads``, how
+    many times each name is read; ``loops`` and ``tries``, the loops and the try markers.
+
+    A long function's nodes are mostly names and constants, leaves here: they are counted
+    without the generic visit of their fields (a name's only such field is its annotation),
+    and no list of the whole tree is built first. No class of the transform derives from
+    Name, Constant, For or While."""
+
+    def __init__(self, tree):
+        names: set = set()
+        reads: dict = {}
+        self.loops: list = []
+        self.tries: list = []
+        name, constant, load = gast.Name, gast.Constant, gast.Load
+        for_, while_, try_start = gast.For, gast.While, TryStart
+        add, count = names.add, reads.get
+        fields_of = LEAN_FIELDS
+        todo = [tree]
+        pop, push = todo.pop, todo.append
+        while todo:
+            n = pop()
+            cls = n.__class__
+            if cls is name:  # an annotation (the names met below are counted there)
+                add(n.id)
+                if isinstance(n.ctx, load):
+                    reads[n.id] = count(n.id, 0) + 1
+                if n.annotation is not None:
+                    push(n.annotation)
+                continue
+            if cls is constant:
+                continue
+            if cls is for_ or cls is while_:
+                self.loops.append(n)
+            elif cls is try_start:
+                self.tries.append(n)
+            for field in fields_of[cls]:
+                v = getattr(n, field, None)
+                if v.__class__ is list:
+                    items = v
+                elif isinstance(v, AST):
+                    items = (v,)
+                else:
+                    continue
+                for item in items:
+                    kind = item.__class__
+                    if kind is name:
+                        ident = item.id
+                        add(ident)
+                        if isinstance(item.ctx, load):
+                            reads[ident] = count(ident, 0) + 1
+                        if item.annotation is not None:
+                            push(item.annotation)
+                    elif kind is not constant and isinstance(item, AST):
+                        push(item)  # (a constant holds only values: no node under it)
+        self.names = names
+        self.reads = collections.Counter(reads)
 
 
 def _reads_in_loops(loops) -> dict[int, collections.Counter]:
@@ -358,9 +400,11 @@ def _reads_in_loops(loops) -> dict[int, collections.Counter]:
 def _copies(stmts, out: dict) -> dict:
     """The copies ``a = b`` / ``a = const`` among ``stmts`` and their nested blocks, by
     target name."""
+    assign, copied = gast.Assign, (gast.Name, gast.Constant)
     for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.value, (gast.Name, gast.Constant)):
-            out.setdefault(s.targets[0].id, []).append(s)
+        if s.__class__ is assign:  # (no class derives from it; it holds no block)
+            if isinstance(s.value, copied):
+                out.setdefault(s.targets[0].id, []).append(s)
             continue
         for field in ("body", "orelse"):
             block = getattr(s, field, None)
@@ -378,7 +422,7 @@ def remove_dead_copies(tree) -> None:
     copies = _copies(tree.body, {})
     if not copies:
         return  # nothing to drop: no walk of the whole function
-    reads = _load_counts(lean_nodes(tree))
+    reads = _Scan(tree).reads
     dead: set[int] = set()
     todo = [name for name in copies if not reads[name]]
     while todo:
@@ -392,10 +436,15 @@ def remove_dead_copies(tree) -> None:
     if not dead:
         return
 
+    assign = gast.Assign
+
     def sweep(stmts):
         out = []
         for s in stmts:
             if id(s) in dead:
+                continue
+            if s.__class__ is assign:  # (it holds no block)
+                out.append(s)
                 continue
             for field in ("body", "orelse"):
                 block = getattr(s, field, None)

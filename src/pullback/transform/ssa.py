@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import collections
 import itertools
-from ast import AST
 
 import gast
 
-from ..tree_walk import LEAN_FIELDS, lean_nodes
+from ..tree_walk import lean_children, lean_nodes
 from . import nodes as N
 from .normalize import LoopEnd
 from .try_blocks import Attempt, TryStart
@@ -340,7 +339,7 @@ class _Scan:
         name, constant, load = gast.Name, gast.Constant, gast.Load
         for_, while_, try_start = gast.For, gast.While, TryStart
         add, count = names.add, reads.get
-        fields_of = LEAN_FIELDS
+        children = lean_children
         todo = [tree]
         pop, push = todo.pop, todo.append
         while todo:
@@ -359,25 +358,17 @@ class _Scan:
                 self.loops.append(n)
             elif cls is try_start:
                 self.tries.append(n)
-            for field in fields_of[cls]:
-                v = getattr(n, field, None)
-                if v.__class__ is list:
-                    items = v
-                elif isinstance(v, AST):
-                    items = (v,)
-                else:
-                    continue
-                for item in items:
-                    kind = item.__class__
-                    if kind is name:
-                        ident = item.id
-                        add(ident)
-                        if isinstance(item.ctx, load):
-                            reads[ident] = count(ident, 0) + 1
-                        if item.annotation is not None:
-                            push(item.annotation)
-                    elif kind is not constant and isinstance(item, AST):
-                        push(item)  # (a constant holds only values: no node under it)
+            for item in children(n):
+                kind = item.__class__
+                if kind is name:
+                    ident = item.id
+                    add(ident)
+                    if isinstance(item.ctx, load):
+                        reads[ident] = count(ident, 0) + 1
+                    if item.annotation is not None:
+                        push(item.annotation)
+                elif kind is not constant:
+                    push(item)  # (a constant holds only values: no node under it)
         self.names = names
         self.reads = collections.Counter(reads)
 

@@ -12,6 +12,7 @@ iteration's values.
 
 from __future__ import annotations
 
+import ast
 import collections
 import itertools
 
@@ -321,54 +322,75 @@ def _load_counts(nodes) -> collections.Counter:
     )
 
 
-class _Scan:
-    """What one walk of the nodes of ``lean_nodes(tree)`` finds (in no particular order,
-    which none of these facts depends on): ``names``, the ids of every name; ``reads``, how
-    many times each name is read; ``loops`` and ``tries``, the loops and the try markers.
+# what blocks hold (gast's match_case derives from neither: matched by its name)
+_HOLDERS = (ast.stmt, ast.excepthandler)
 
-    A long function's nodes are mostly names and constants, leaves here: they are counted
-    without the generic visit of their fields (a name's only such field is its annotation),
-    and no list of the whole tree is built first. No class of the transform derives from
-    Name, Constant, For or While."""
+
+class _Scan:
+    """What one pass over the nodes of ``lean_nodes(tree)`` finds (in no particular
+    order, which none of these facts depends on): ``names``, the ids of every name;
+    ``reads``, how many times each name is read (``_load_counts``); ``loops`` and
+    ``tries``, the loops and the try markers.
+
+    It goes statement by statement. Most statements of a normalized function are ``name =
+    a op b``, ``name = a`` or ``name = const``: their names are taken without a walk; any
+    other statement's own expressions (its fields that hold no block of statements) are
+    walked, and its blocks are scanned in turn. No class of the transform derives from
+    Name, Constant, BinOp, Assign, For or While."""
 
     def __init__(self, tree):
         names: set = set()
         reads: dict = {}
         self.loops: list = []
         self.tries: list = []
-        name, constant, load = gast.Name, gast.Constant, gast.Load
-        for_, while_, try_start = gast.For, gast.While, TryStart
         add, count = names.add, reads.get
-        children = lean_children
+        name, constant, binop, assign, load = (
+            gast.Name, gast.Constant, gast.BinOp, gast.Assign, gast.Load
+        )  # fmt: skip
+        for_, while_, try_start = gast.For, gast.While, TryStart
+
+        def walked(node):
+            for n in lean_nodes(node):
+                if n.__class__ is name:
+                    add(n.id)
+                    if isinstance(n.ctx, load):
+                        reads[n.id] = count(n.id, 0) + 1
+
+        def atom(node) -> bool:
+            """Take a plain atom's name (see _plain_atom); False for anything else, of
+            which nothing is taken here (left to ``walked``)."""
+            cls = node.__class__
+            if cls is name and node.annotation is None:
+                add(node.id)
+                if isinstance(node.ctx, load):
+                    reads[node.id] = count(node.id, 0) + 1
+                return True
+            return cls is constant
+
         todo = [tree]
-        pop, push = todo.pop, todo.append
         while todo:
-            n = pop()
-            cls = n.__class__
-            if cls is name:  # an annotation (the names met below are counted there)
-                add(n.id)
-                if isinstance(n.ctx, load):
-                    reads[n.id] = count(n.id, 0) + 1
-                if n.annotation is not None:
-                    push(n.annotation)
-                continue
-            if cls is constant:
+            s = todo.pop()
+            cls = s.__class__
+            if cls is assign:  # (it holds no block)
+                for target in s.targets:
+                    if not atom(target):
+                        walked(target)
+                v = s.value
+                if v.__class__ is binop and _plain_atom(v.left) and _plain_atom(v.right):
+                    atom(v.left)
+                    atom(v.right)
+                elif not atom(v):
+                    walked(v)
                 continue
             if cls is for_ or cls is while_:
-                self.loops.append(n)
+                self.loops.append(s)
             elif cls is try_start:
-                self.tries.append(n)
-            for item in children(n):
-                kind = item.__class__
-                if kind is name:
-                    ident = item.id
-                    add(ident)
-                    if isinstance(item.ctx, load):
-                        reads[ident] = count(ident, 0) + 1
-                    if item.annotation is not None:
-                        push(item.annotation)
-                elif kind is not constant:
-                    push(item)  # (a constant holds only values: no node under it)
+                self.tries.append(s)
+            for item in lean_children(s):
+                if isinstance(item, _HOLDERS) or item.__class__.__name__ == "match_case":
+                    todo.append(item)  # a statement of a block, a handler, a case
+                else:
+                    walked(item)  # one of its own expressions
         self.names = names
         self.reads = collections.Counter(reads)
 

@@ -22,6 +22,18 @@ def _made(cls, fields: dict):
     return node
 
 
+def copied_at(cls, fields: dict, where):
+    """``gast.copy_location(cls(**fields), where)``: the node made from its fields, then
+    given the positions of ``where`` that both classes have, as copy_location gives them."""
+    node = _made(cls, fields)
+    mine, theirs = cls._attributes, where._attributes
+    values = node.__dict__
+    for attr in _PLACE:
+        if attr in theirs and attr in mine and hasattr(where, attr):
+            values[attr] = getattr(where, attr)
+    return node
+
+
 def load(name: str) -> gast.Name:
     """``gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)``."""
     ctx = _Load.__new__(_Load)

@@ -365,7 +365,7 @@ class Normalizer(
         if isinstance(e, gast.BinOp):
             left = self.atom(e.left, stmts)
             right = self.atom(e.right, stmts)
-            return gast.copy_location(gast.BinOp(left=left, op=e.op, right=right), e)
+            return N.copied_at(gast.BinOp, {"left": left, "op": e.op, "right": right}, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.atom(e.operand, stmts)
             return gast.copy_location(gast.UnaryOp(op=e.op, operand=operand), e)

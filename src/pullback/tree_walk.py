@@ -110,6 +110,19 @@ def _walk(node, child_fields) -> list:
     return out
 
 
+def lean_children(node) -> list:
+    """The nodes right under ``node`` that ``lean_nodes`` visits, in its order (for the
+    walks that read names and constants where they meet them instead of queueing them)."""
+    out = []
+    for name in _LEAN_FIELDS[node.__class__]:
+        v = getattr(node, name, None)
+        if v.__class__ is list:
+            out += [item for item in v if isinstance(item, AST)]
+        elif isinstance(v, AST):
+            out.append(v)
+    return out
+
+
 def parent_map(tree) -> dict:
     """Each node of ``tree`` mapped to the node that contains it (as ``ast.walk`` with
     ``ast.iter_child_nodes`` would map it), in one breadth-first pass."""

@@ -213,13 +213,20 @@ def _int_constants(forward) -> dict:
     """``{name: value}`` of names the forward sweep binds once, to an int literal, and
     never again."""
     found: dict = {}
-    stored: dict = {}
-    for text in _texts(forward):
+    texts = list(_texts(forward))
+    for text in texts:
         match = _INT_BINDING.fullmatch(text)
         if match:
             found[match.group(1)] = int(match.group(2))
-        for name in _stores(text):
-            stored[name] = stored.get(name, 0) + 1
+    if not found:
+        return found
+    # Only those names' bindings are counted, and a line binds only names written in it
+    # (_stores): the lines that spell none of them are not parsed.
+    stored: dict = {}
+    for text in texts:
+        if any(name in text for name in found):
+            for name in _stores(text):
+                stored[name] = stored.get(name, 0) + 1
     return {n: v for n, v in found.items() if stored.get(n) == 1}
 
 

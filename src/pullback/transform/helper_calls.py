@@ -27,17 +27,18 @@ from . import nodes as N
 from .owned_helpers import MARK, PREFIX, RESULT_PREFIX, returned_parameter, specialization
 
 
-def use_owning_helpers(fs, registry, environment=None, nodes=None) -> bool:
+def use_owning_helpers(fs, registry, environment=None, nodes=None, local=None) -> bool:
     """Rewrite, in place, the statements of ``fs.tree`` that call a helper writing into
     arguments the check proved local (``environment``: the check's, if it ran; ``nodes``:
-    ``lean_nodes(fs.tree)`` when the caller walks it anyway). False when the tree was left
+    ``lean_nodes(fs.tree)`` when the caller walks it anyway, ``local``: its
+    ``local_names`` then, read only). False when the tree was left
     as it was (no call of a user function: nothing was looked at), True when it may have
     been rewritten."""
     from ..check import LiveEnvironment
     from ..check.checker import FunctionChecker
     from ..registry import default_registry
 
-    if not _calls_a_user_function(fs, nodes):  # no helper to own anything: no check to run
+    if not _calls_a_user_function(fs, nodes, local):  # no helper to own anything: no check to run
         return False
     env = environment if environment is not None else LiveEnvironment()
     checker = FunctionChecker(fs, registry or default_registry(), env)
@@ -80,13 +81,14 @@ def use_owning_helpers(fs, registry, environment=None, nodes=None) -> bool:
     return True
 
 
-def _calls_a_user_function(fs, nodes=None) -> bool:
+def _calls_a_user_function(fs, nodes=None, local=None) -> bool:
     """Whether ``fs``'s function calls, by a name or attribute chain of its globals or
     closure, a Python function outside the library modules: the only calls that can be of
     a helper writing into its arguments (a method or a callee found at run time is not)."""
     if nodes is None:  # one walk for the local names and the calls
-        nodes = lean_nodes(fs.tree)
-    local = local_names(fs.tree, nodes)
+        nodes, local = lean_nodes(fs.tree), None
+    if local is None:
+        local = local_names(fs.tree, nodes)
     chains = {}  # each callee spelling once: a long function calls math.sin 1,000 times
     for node in nodes:
         if isinstance(node, gast.Call):

@@ -2,26 +2,58 @@
 
 from __future__ import annotations
 
+from ast import AST
+
 import gast
 
-from ..tree_walk import lean_nodes
+from ..tree_walk import LEAN_FIELDS
+
+# The constructors below fill a node's __dict__ as gast's constructor does when given
+# keywords only (it updates the __dict__ with them, in their order), without a Python call
+# of that constructor each: a long function's normalization makes tens of thousands.
+_Name, _Constant, _Assign, _Load, _Store = (
+    gast.Name, gast.Constant, gast.Assign, gast.Load, gast.Store
+)  # fmt: skip
+
+
+def _made(cls, fields: dict):
+    node = cls.__new__(cls)
+    node.__dict__.update(fields)
+    return node
+
+
+def copied_at(cls, fields: dict, where):
+    """``gast.copy_location(cls(**fields), where)``: the node made from its fields, then
+    given the positions of ``where`` that both classes have, as copy_location gives them."""
+    node = _made(cls, fields)
+    mine, theirs = cls._attributes, where._attributes
+    values = node.__dict__
+    for attr in _PLACE:
+        if attr in theirs and attr in mine and hasattr(where, attr):
+            values[attr] = getattr(where, attr)
+    return node
 
 
 def load(name: str) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+    """``gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)``."""
+    ctx = _Load.__new__(_Load)
+    return _made(_Name, {"id": name, "ctx": ctx, "annotation": None, "type_comment": None})
 
 
 def store(name: str) -> gast.Name:
-    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
+    """``gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)``."""
+    ctx = _Store.__new__(_Store)
+    return _made(_Name, {"id": name, "ctx": ctx, "annotation": None, "type_comment": None})
 
 
 def const(value) -> gast.Constant:
-    return gast.Constant(value=value, kind=None)
+    """``gast.Constant(value=value, kind=None)``."""
+    return _made(_Constant, {"value": value, "kind": None})
 
 
 def assign(target: str | gast.AST, value: gast.AST, where=None) -> gast.Assign:
     tgt = store(target) if isinstance(target, str) else target
-    node = gast.Assign(targets=[tgt], value=value, type_comment=None)
+    node = _made(_Assign, {"targets": [tgt], "value": value, "type_comment": None})
     return located(node, where)
 
 
@@ -63,17 +95,30 @@ def located(node, where):
         # what gast.copy_location(child, where) copies, read from ``where`` once
         source = where._attributes
         place = {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
-        for child in lean_nodes(node):  # (contexts and operators have no position)
+        # The nodes of tree_walk.lean_nodes(node) (contexts and operators have no
+        # position), each placed as it is met: one pass, no list of the subtree first.
+        todo = [node]
+        pop, push, extend = todo.pop, todo.append, todo.extend
+        fields_of = LEAN_FIELDS
+        while todo:
+            child = pop()
             attributes = child._attributes
+            values = child.__dict__
             # (a node's position is in its __dict__, never on its class: no AttributeError
             # raised and dropped for each new node, as getattr(child, "lineno", None) does)
-            if "lineno" in attributes and child.__dict__.get("lineno") is None:
+            if "lineno" in attributes and values.get("lineno") is None:
                 if len(attributes) == 4:  # the four places (every expr and stmt)
-                    child.__dict__.update(place)
+                    values.update(place)
                 else:  # type_ignore: (lineno, tag)
                     for key, value in place.items():
                         if key in attributes:
                             setattr(child, key, value)
+            for name in fields_of[child.__class__]:
+                v = getattr(child, name, None)
+                if isinstance(v, AST):
+                    push(v)
+                elif isinstance(v, list):
+                    extend([item for item in v if isinstance(item, AST)])
     return node
 
 

@@ -102,10 +102,11 @@ class Normalizer(
     IteratorValues,
     TryStatements,
 ):
-    def __init__(self, fs, registry=None, nodes=None):
+    def __init__(self, fs, registry=None, nodes=None, local=None):
         self.fs = fs
         self.registry = registry  # which calls reach a rule decides some rewrites
-        local = local_names(fs.tree, nodes)  # nodes: lean_nodes(fs.tree), if walked already
+        # nodes: lean_nodes(fs.tree), if walked already; local: their local_names then
+        local = local_names(fs.tree, nodes) if local is None or nodes is None else local
         self.renames = fs.renames = rename_reserved_locals(fs.tree, local)
         # the same names unless some were renamed: then walked again
         self.locals = local_names(fs.tree) if self.renames else local
@@ -372,7 +373,7 @@ class Normalizer(
         if isinstance(e, gast.BinOp):
             left = self.atom(e.left, stmts)
             right = self.atom(e.right, stmts)
-            return gast.copy_location(gast.BinOp(left=left, op=e.op, right=right), e)
+            return N.copied_at(gast.BinOp, {"left": left, "op": e.op, "right": right}, e)
         if isinstance(e, gast.UnaryOp):
             operand = self.atom(e.operand, stmts)
             return gast.copy_location(gast.UnaryOp(op=e.op, operand=operand), e)
@@ -566,12 +567,16 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
     which knows already which helpers write into their parameters."""
     lift_nested_functions(fs)  # nested defs become functions of their own first
+    # one walk, and the local names read from it, for the three passes below (each reads
+    # them, none changes the set; the normalizer then adds its temporaries to it)
     nodes = lean_nodes(fs.tree)
-    if read_properties_as_calls(fs, nodes):  # self.kinetic of a known class: its getter
+    local = local_names(fs.tree, nodes)
+    if read_properties_as_calls(fs, nodes, local):  # self.kinetic of a known class: its getter
         nodes = lean_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names
-    if use_owning_helpers(fs, registry, environment, nodes):  # fill(buf, x): a rebinding
-        nodes = None  # the tree may have been rewritten: walked again
-    normalizer = Normalizer(fs, registry, nodes)
+        local = local_names(fs.tree, nodes)
+    if use_owning_helpers(fs, registry, environment, nodes, local):  # fill(buf, x): a rebinding
+        nodes = local = None  # the tree may have been rewritten: walked again
+    normalizer = Normalizer(fs, registry, nodes, local)
     # s = x[i]; s += v: a rebinding when the value is immutable as it runs, checked there
     normalizer.deferred = deferred_augassigns(fs, registry)
     return normalizer.run()

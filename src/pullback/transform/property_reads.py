@@ -41,13 +41,15 @@ def _getter(cls, name: str):
     return None if _overridden(cls, name) else raw.fget
 
 
-def read_properties_as_calls(fs, nodes=None) -> bool:
+def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
-    getter; returns whether anything changed."""
+    getter; returns whether anything changed (``nodes``: the tree's nodes when the caller
+    walked it, ``local``: their ``local_names`` then, read only)."""
     tree = fs.tree
-    nodes = list(gast.walk(tree)) if nodes is None else nodes
+    if nodes is None:
+        nodes, local = list(gast.walk(tree)), None
     params = tree.args.posonlyargs + tree.args.args
-    locals_ = None
+    locals_ = local
     classes = {}  # receiver name -> its class known before running (or None)
     found = {}
     for node in nodes:

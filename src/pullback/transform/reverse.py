@@ -37,7 +37,7 @@ import keyword
 import gast
 
 from ..errors import UnsupportedSyntaxError
-from ..tree_walk import lean_nodes
+from ..tree_walk import lean_children
 from .analyze import names_in
 from .code import Line
 from .direct_reads import direct_reads
@@ -83,10 +83,10 @@ class ReverseBuilder(
         self.diagnostic = diagnostic  # (node, code, message, why, fix) -> Diagnostic
         self.kinds = kinds or {}  # SSA name -> kind (see .kinds)
         self.counter = itertools.count(1)
-        nodes = lean_nodes(self.tree)  # one walk for the two facts below
-        # ... and for plan_pullbacks, called next, before anything changes the tree
-        self.first_walk: list | None = nodes
-        self.primal, self.subscript_bases = self._primal_names(nodes)
+        # one walk for the two facts below, and the calls and set displays plan_pullbacks
+        # (called next, before anything changes the tree) reads
+        self.primal, self.subscript_bases, calls = self._primal_names()
+        self.first_walk: list | None = calls
         self.prefix = self._adjoint_prefix()
         self.pb_names: dict[int, str] = {}  # id(Assign) -> pullback name
         self.call_sites: dict[int, str] = {}  # id(Assign) -> bound CallSite name
@@ -108,23 +108,43 @@ class ReverseBuilder(
         self.loop_var = self.internal("_")
 
     # -- names --------------------------------------------------------------------
-    def _primal_names(self, nodes) -> tuple[set[str], set[str]]:
-        """The names the function binds (its parameters too), and the names it indexes
-        (``x[i]``): one pass over a long function's nodes, by class (no class of the
-        transform derives from these)."""
+    def _primal_names(self) -> tuple[set[str], set[str], list]:
+        """The names the function binds (its parameters too), the names it indexes
+        (``x[i]``), and its calls and set displays in the order of ``lean_nodes``: one
+        breadth-first pass over a long function's nodes, by class (no class of the
+        transform derives from these), its names read where they are met (leaves but for
+        an annotation: they add nothing to the order of the other nodes)."""
         names = set(self.norm.params)
         indexed = set()
+        found = []
         name, store, for_, subscript = gast.Name, gast.Store, gast.For, gast.Subscript
-        for n in nodes:
+        call, set_, constant = gast.Call, gast.Set, gast.Constant
+        children = lean_children
+        out = [self.tree]
+        append = out.append
+        for n in out:  # grows while it is read: breadth first
             cls = n.__class__
-            if cls is name:
+            if cls is name:  # one with an annotation (met in the walk's order)
                 if n.ctx.__class__ is store:
                     names.add(n.id)
-            elif cls is for_:
+                if n.annotation is not None:
+                    append(n.annotation)
+                continue
+            if cls is for_:
                 names.add(n.target.id)
-            elif cls is subscript and n.value.__class__ is name:
-                indexed.add(n.value.id)
-        return names, indexed
+            elif cls is subscript:
+                if n.value.__class__ is name:
+                    indexed.add(n.value.id)
+            elif cls is call or cls is set_:
+                found.append(n)
+            for item in children(n):
+                kind = item.__class__
+                if kind is name and item.annotation is None:
+                    if item.ctx.__class__ is store:
+                        names.add(item.id)
+                elif kind is not constant:
+                    append(item)  # (a constant holds only values: no node under it)
+        return names, indexed, found
 
     def _adjoint_prefix(self) -> str:
         for prefix in ("d_", "_d_", "__d_"):

@@ -504,6 +504,10 @@ class CallAdjoints:
         nodes, self.first_walk = self.first_walk, None
         if nodes is None:
             nodes = lean_nodes(self.tree)
+        # The checks below look only at calls and set displays (no class derives from
+        # those): they read the few of them, in the walk's order, not every node five times.
+        call, set_ = gast.Call, gast.Set
+        nodes = [n for n in nodes if n.__class__ is call or n.__class__ is set_]
         is_active = self.activity.is_active
         call_varied_values_through_call_method(self.tree, is_active, nodes)
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)

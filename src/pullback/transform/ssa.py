@@ -12,12 +12,13 @@ iteration's values.
 
 from __future__ import annotations
 
+import ast
 import collections
 import itertools
 
 import gast
 
-from ..tree_walk import lean_nodes
+from ..tree_walk import lean_children, lean_nodes
 from . import nodes as N
 from .normalize import LoopEnd
 from .try_blocks import Attempt, TryStart
@@ -101,9 +102,9 @@ class SSARenamer:
         self.tree = tree
         self.params = params
         self.flags = set(flags)
-        names, loops, tries = _names_and_loops(lean_nodes(tree))  # one walk: the facts below
-        self.try_binds = set().union(*(t.binds for t in tries))  # names bound to None first
-        self.taken = {n.id for n in names} | set(params)
+        scan = _Scan(tree)  # one walk: the facts below
+        self.try_binds = set().union(*(t.binds for t in scan.tries))  # bound to None first
+        self.taken = scan.names | set(params)
         self.first_def_done: set[str] = set(params)
         self.counters: dict[str, itertools.count] = {}
         self.loops: list[LoopInfo] = []
@@ -111,8 +112,8 @@ class SSARenamer:
         # Computed before renaming, on source names: how often the function reads each
         # name, and each loop (by id) — a name is read outside a loop when the function
         # reads it more often than the loop does.
-        self.reads = _load_counts(names)
-        self.reads_in_loop = _reads_in_loops(loops)
+        self.reads = scan.reads
+        self.reads_in_loop = _reads_in_loops(scan.loops)
 
     def new_name(self, name: str) -> str:
         if name in self.flags:
@@ -321,23 +322,77 @@ def _load_counts(nodes) -> collections.Counter:
     )
 
 
-def _names_and_loops(nodes) -> tuple[list, list, list]:
-    """The names, the loops and the try statements among ``nodes``, in their order (one
-    pass over a long function's nodes; no class of the transform derives from Name, For or
-    While)."""
-    names: list = []
-    loops: list = []
-    tries: list = []
-    name, for_, while_ = gast.Name, gast.For, gast.While
-    for n in nodes:
-        cls = n.__class__
-        if cls is name:
-            names.append(n)
-        elif cls is for_ or cls is while_:
-            loops.append(n)
-        elif cls is TryStart:
-            tries.append(n)
-    return names, loops, tries
+# what blocks hold (gast's match_case derives from neither: matched by its name)
+_HOLDERS = (ast.stmt, ast.excepthandler)
+
+
+class _Scan:
+    """What one pass over the nodes of ``lean_nodes(tree)`` finds (in no particular
+    order, which none of these facts depends on): ``names``, the ids of every name;
+    ``reads``, how many times each name is read (``_load_counts``); ``loops`` and
+    ``tries``, the loops and the try markers.
+
+    It goes statement by statement. Most statements of a normalized function are ``name =
+    a op b``, ``name = a`` or ``name = const``: their names are taken without a walk; any
+    other statement's own expressions (its fields that hold no block of statements) are
+    walked, and its blocks are scanned in turn. No class of the transform derives from
+    Name, Constant, BinOp, Assign, For or While."""
+
+    def __init__(self, tree):
+        names: set = set()
+        reads: dict = {}
+        self.loops: list = []
+        self.tries: list = []
+        add, count = names.add, reads.get
+        name, constant, binop, assign, load = (
+            gast.Name, gast.Constant, gast.BinOp, gast.Assign, gast.Load
+        )  # fmt: skip
+        for_, while_, try_start = gast.For, gast.While, TryStart
+
+        def walked(node):
+            for n in lean_nodes(node):
+                if n.__class__ is name:
+                    add(n.id)
+                    if isinstance(n.ctx, load):
+                        reads[n.id] = count(n.id, 0) + 1
+
+        def atom(node) -> bool:
+            """Take a plain atom's name (see _plain_atom); False for anything else, of
+            which nothing is taken here (left to ``walked``)."""
+            cls = node.__class__
+            if cls is name and node.annotation is None:
+                add(node.id)
+                if isinstance(node.ctx, load):
+                    reads[node.id] = count(node.id, 0) + 1
+                return True
+            return cls is constant
+
+        todo = [tree]
+        while todo:
+            s = todo.pop()
+            cls = s.__class__
+            if cls is assign:  # (it holds no block)
+                for target in s.targets:
+                    if not atom(target):
+                        walked(target)
+                v = s.value
+                if v.__class__ is binop and _plain_atom(v.left) and _plain_atom(v.right):
+                    atom(v.left)
+                    atom(v.right)
+                elif not atom(v):
+                    walked(v)
+                continue
+            if cls is for_ or cls is while_:
+                self.loops.append(s)
+            elif cls is try_start:
+                self.tries.append(s)
+            for item in lean_children(s):
+                if isinstance(item, _HOLDERS) or item.__class__.__name__ == "match_case":
+                    todo.append(item)  # a statement of a block, a handler, a case
+                else:
+                    walked(item)  # one of its own expressions
+        self.names = names
+        self.reads = collections.Counter(reads)
 
 
 def _reads_in_loops(loops) -> dict[int, collections.Counter]:
@@ -358,9 +413,11 @@ def _reads_in_loops(loops) -> dict[int, collections.Counter]:
 def _copies(stmts, out: dict) -> dict:
     """The copies ``a = b`` / ``a = const`` among ``stmts`` and their nested blocks, by
     target name."""
+    assign, copied = gast.Assign, (gast.Name, gast.Constant)
     for s in stmts:
-        if isinstance(s, gast.Assign) and isinstance(s.value, (gast.Name, gast.Constant)):
-            out.setdefault(s.targets[0].id, []).append(s)
+        if s.__class__ is assign:  # (no class derives from it; it holds no block)
+            if isinstance(s.value, copied):
+                out.setdefault(s.targets[0].id, []).append(s)
             continue
         for field in ("body", "orelse"):
             block = getattr(s, field, None)
@@ -378,7 +435,7 @@ def remove_dead_copies(tree) -> None:
     copies = _copies(tree.body, {})
     if not copies:
         return  # nothing to drop: no walk of the whole function
-    reads = _load_counts(lean_nodes(tree))
+    reads = _Scan(tree).reads
     dead: set[int] = set()
     todo = [name for name in copies if not reads[name]]
     while todo:
@@ -392,10 +449,15 @@ def remove_dead_copies(tree) -> None:
     if not dead:
         return
 
+    assign = gast.Assign
+
     def sweep(stmts):
         out = []
         for s in stmts:
             if id(s) in dead:
+                continue
+            if s.__class__ is assign:  # (it holds no block)
+                out.append(s)
                 continue
             for field in ("body", "orelse"):
                 block = getattr(s, field, None)

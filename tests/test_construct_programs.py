@@ -9,19 +9,21 @@ step may run inside a loop.
 A program is ``f(x)`` with ``x`` three floats; it threads a scalar ``a`` and an array ``v``
 through the steps. The branches depend on the data, so a point may lie where ``f`` is not
 smooth (a switch of a condition within the finite-difference step): such points are
-rejected (``assume``) by comparing central differences of two step sizes, which agree
-wherever ``f`` is differentiable. The gradient is checked at every other point, in float64
-and float32, and in forward mode."""
+rejected (``assume``, fd.smooth_at) by comparing central differences of two step sizes,
+which agree wherever ``f`` is differentiable. The gradient is checked at every other point,
+in float64 and float32, in forward mode and to second order."""
 
 import warnings
 
 import numpy as np
 from fd import check_grad, numerical_grad
+from fd import smooth_at as fd_smooth_at
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from programs import load_program
 
 import pullback
+from pullback.testing import check_grads
 
 HEADER = """import numpy as np
 
@@ -174,15 +176,16 @@ STEPS = {
 
 
 @st.composite
-def program(draw):
-    kinds = draw(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=4))
+def program(draw, where_in_loops=True, max_steps=4):
+    kinds = draw(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=max_steps))
     body = ["a = x[0] * 0.5", "v = np.sin(x * 1.3)"]
     if "closure" in kinds or "try" in kinds:
         body += draw(st.sampled_from(FACTORIES))
     for n, kind in enumerate(kinds):
         step = STEPS[kind]
         step = draw(step(f"h{n}") if kind in ("closure", "try") else step)
-        if draw(st.integers(0, 3)) == 0:  # the step inside a loop
+        looped_where = any("np.where" in line for line in step)
+        if draw(st.integers(0, 3)) == 0 and (where_in_loops or not looped_where):
             step = ["for j in range(2):"] + ["    " + s for s in step]
         body += step
     body.append("return a * np.sum(v) + np.sum(v * v)")
@@ -197,10 +200,8 @@ def quiet(fn, *args, **kwargs):
 
 
 def smooth_at(f, x):
-    """Central differences with steps 1e-6 and 1e-4 agree: no switch of a condition near x."""
-    fine = quiet(numerical_grad, f, (x,), 0, eps=1e-6)
-    coarse = quiet(numerical_grad, f, (x,), 0, eps=1e-4)
-    return bool(np.all(np.isfinite(fine))) and np.allclose(fine, coarse, rtol=1e-4, atol=1e-6)
+    """No switch of a condition within the finite-difference steps around x (fd.smooth_at)."""
+    return quiet(fd_smooth_at, f, (x,))
 
 
 points = st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3).map(np.array)
@@ -244,3 +245,18 @@ def test_generated_programs_forward_mode(tmp_path_factory, source, x):
     np.testing.assert_allclose(y, quiet(f, x), rtol=1e-12)
     want = np.dot(quiet(numerical_grad, f, (x,), 0), v)
     np.testing.assert_allclose(dy, want, rtol=1e-5, atol=1e-7, err_msg=source)
+
+
+# Without np.where in a loop: reverse over reverse leaves the unselected branch's NaN in
+# a Hessian there (v = np.where(v > 0, v ** 1.5, 0.0) in a for loop, then np.sum(v * v), at
+# a negative v: not handled yet).
+# (Differentiating a generated gradient again costs about a second a program: a third of
+# the profile's examples, smaller programs.)
+@settings(deadline=None, max_examples=max(2, settings().max_examples // 3))
+@given(source=program(where_in_loops=False, max_steps=3), x=points)
+def test_generated_programs_second_order(tmp_path_factory, source, x):
+    f = load_program(source, tmp_path_factory.mktemp("constructs"))
+    assume(_raises(f, x) is None and smooth_at(f, x))
+    grad_f = pullback.grad(f)
+    assume(smooth_at(lambda z: np.dot(quiet(grad_f, z), [0.3, -0.7, 0.5]), x))
+    quiet(check_grads, f, x, order=2)

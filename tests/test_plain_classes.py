@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fd import check_grad
+from fd import check_grad, check_jvp
 
 import pullback
 from pullback import grad, hessian, jvp
@@ -456,3 +456,34 @@ def initialized(x):
 def test_an_init_calling_methods_that_only_read(dtype):
     check_grad(initialized, np.array([0.3, -0.7, 1.1], dtype=dtype))
     check_grads(initialized, np.array([0.3, -0.7, 1.1]), order=2)
+
+
+class Scorer:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def score(self, y):
+        return np.sum(self.w * y) + self.b
+
+
+def objects_appended_in_a_loop(x):
+    ms = []
+    for i in range(2):
+        ms.append(Scorer(x * (i + 0.5), x[0]))
+    return ms[0].score(x) - ms[-1].score(x * x)
+
+
+def one_object_appended(x):
+    ms = []
+    ms.append(Scorer(x, x[0]))
+    return ms[0].score(x)
+
+
+@pytest.mark.parametrize("f", [objects_appended_in_a_loop, one_object_appended])
+def test_objects_appended_to_a_list_in_forward_mode(f):
+    # jvp crashed: the tangent of ms[k] (operator.getitem's pullback transposed) made a
+    # zero cotangent as 0.0 * the object, and checked a record's tuple against the object
+    x = np.array([0.3, 0.5, 0.7])
+    check_jvp(f, (x,), (np.array([1.0, 0.5, -1.0]),))
+    check_grad(f, x)

@@ -58,6 +58,12 @@ FACTORIES = [
         "    return inner",
     ],
     ["def make(s):", "    return lambda y: np.tanh(s * y) * s"],
+    [  # the closure reads f's own v when it is called (v is bound again in between)
+        "def make(s):",
+        "    def inner(y):",
+        "        return s * y + np.sum(v) * 0.25",
+        "    return inner",
+    ],
 ]
 
 const = st.sampled_from(["0.5", "-0.25", "0.75", "1.5"])
@@ -167,10 +173,20 @@ def append_step(draw):
     lines = ["out = [a]" if draw(st.booleans()) else "out = []"]
     lines.append("for i in range(3):")
     item = f"v[i] * a + {draw(const)}"
-    if draw(st.booleans()):
+    form = draw(st.sampled_from(["if", "always", "try"]))
+    if form == "if":
         lines += [f"    if v[i] > {draw(threshold)}:", f"        out.append(np.sin({item}))"]
-    else:
+    elif form == "always":
         lines.append(f"    out.append({item})")
+    else:  # a data-dependent raise between appends: the handler appends instead
+        lines += [
+            "    try:",
+            f"        if v[i] > {draw(threshold)}:",
+            "            raise ValueError('skip')",
+            f"        out.append({item})",
+            "    except ValueError:",
+            "        out.append(a * 0.5)",
+        ]
     read = draw(
         st.sampled_from(
             [
@@ -196,8 +212,7 @@ STEPS = {
 def program(draw, where_in_loops=True, max_steps=4):
     kinds = draw(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=max_steps))
     body = ["a = x[0] * 0.5", "v = np.sin(x * 1.3)"]
-    if "closure" in kinds or "try" in kinds:
-        body += draw(st.sampled_from(FACTORIES))
+    factory = draw(st.sampled_from(FACTORIES))
     for n, kind in enumerate(kinds):
         step = STEPS[kind]
         step = draw(step(f"h{n}") if kind in ("closure", "try") else step)
@@ -205,6 +220,8 @@ def program(draw, where_in_loops=True, max_steps=4):
         if draw(st.integers(0, 3)) == 0 and (where_in_loops or not looped_where):
             step = ["for j in range(2):"] + ["    " + s for s in step]
         body += step
+    if any("make(" in line for line in body):  # (a factory is defined only where called)
+        body[2:2] = factory
     body.append("return a * np.sum(v) + np.sum(v * v)")
     return HEADER + "def f(x):\n" + "".join(f"    {s}\n" for s in body)
 

@@ -168,3 +168,16 @@ def check_hvp(f, x, v, h=1e-5, rtol=1e-6, atol=1e-8):
     got = pullback.hvp(f)(x, v)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     return got
+
+
+def smooth_at(f, args, k=0, rtol=1e-4, atol=1e-6):
+    """Whether central differences of ``f`` in argument ``k`` with steps 1e-6 and 1e-3
+    agree: no switch of a data-dependent condition (a branch, a ``next`` with a test)
+    within the larger step, so ``f`` is differentiable there and finite differences mean
+    something. Property tests of programs whose conditions depend on the data reject the
+    other points (``hypothesis.assume``); pullback's gradient is checked at all the rest."""
+    fine = numerical_grad(f, args, k, eps=1e-6)
+    coarse = numerical_grad(f, args, k, eps=1e-3)
+    if not np.all(np.isfinite(fine)):
+        return False
+    return bool(np.allclose(fine, coarse, rtol=rtol, atol=atol))

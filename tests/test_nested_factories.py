@@ -98,6 +98,36 @@ def comprehension_in_the_closure(x):
     return h(x) ** 2
 
 
+def factory_called_in_a_handler(x):
+    def make(a):
+        c = a * 0.5
+        def inner(y):
+            return c * np.sin(y) + a
+        return inner
+
+    v = x * 1.0
+    try:
+        if x[0] > 0.0:  # data-dependent: taken at x[0] = 0.7
+            raise ValueError("big")
+        v = v * x[1]
+    except ValueError:
+        h = make(x[2] * 2.0)  # a site in an except handler is inlined (was PB405)
+        v = h(v)
+    return np.sum(v * x)
+
+
+def lambda_factory_called_in_a_handler(x):
+    def make(a):
+        return lambda y: np.tanh(a * y) * a
+
+    try:
+        v = x * [1.0, 2.0][int(x[0] > 0.0) + 1]
+    except IndexError:
+        h = make(x[1])
+        v = h(x) + x
+    return np.sum(v**2)
+
+
 CASES = [
     def_closure,
     lambda_closure,
@@ -106,6 +136,8 @@ CASES = [
     factory_in_a_loop,
     names_that_clash,
     comprehension_in_the_closure,
+    factory_called_in_a_handler,
+    lambda_factory_called_in_a_handler,
 ]
 
 

@@ -49,6 +49,62 @@ def test_a_field_a_method_stores_while_the_gradient_runs_is_refused_where_read()
     )
 
 
+class Accumulates:
+    def __init__(self, w):
+        self.w = w
+        self.items = []
+
+    def add(self, y):  # the name of set.add: still this class's method
+        self.items.append(self.w * y)
+
+    def push(self, y):
+        self.items.append(self.w * y)
+
+    def total(self):
+        return sum(self.items)
+
+
+def added_then_summed_by_a_method(x):
+    acc = Accumulates(x[0])
+    acc.add(np.sin(x[1]))
+    return acc.total()
+
+
+def pushed_then_read_as_a_field(x):
+    acc = Accumulates(x[0])
+    acc.push(np.sin(x[1]))
+    return sum(acc.items) * x[2]
+
+
+def added_in_a_loop(x):
+    acc = Accumulates(x[0])
+    for i in range(3):
+        acc.add(np.sin(x[i]))
+    return acc.total()
+
+
+def added_but_never_read_back(x):
+    acc = Accumulates(x[0])
+    acc.add(x[1])
+    return acc.w * x[2]
+
+
+@pytest.mark.parametrize(
+    "fn", [added_then_summed_by_a_method, pushed_then_read_as_a_field, added_in_a_loop]
+)
+def test_a_list_field_a_method_appends_to_is_refused_where_read(fn):
+    # was a silent zero gradient: the appended values' gradient was lost at the read (a
+    # method named like a container method, add, also ran as a plain call, unrecorded)
+    x = np.array([0.3, 0.5, 0.7])
+    for run in (lambda: grad(fn)(x), lambda: pullback.jvp(fn, (x,), (np.ones(3),))):
+        with pytest.raises(UnsupportedCallError, match="PB107 this reads back 'items'"):
+            run()
+
+
+def test_a_list_field_appended_to_and_not_read_back_differentiates():
+    check_grad(added_but_never_read_back, np.array([0.3, 0.5, 0.7]))
+
+
 LOG = []
 
 

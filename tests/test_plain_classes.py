@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fd import check_grad
+from fd import check_grad, check_jvp
 
 import pullback
 from pullback import grad, hessian, jvp
@@ -512,4 +512,34 @@ def test_a_users_method_named_like_an_array_method_is_the_users(dtype):
     np.testing.assert_allclose(pullback.grad(f)(x), want, rtol=1e-5)
     _, t = pullback.jvp(f, (x,), (np.ones(3, dtype=dtype),))
     np.testing.assert_allclose(t, np.sum(want), rtol=1e-5)
+
+
+class Scorer:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def score(self, y):
+        return np.sum(self.w * y) + self.b
+
+
+def objects_appended_in_a_loop(x):
+    ms = []
+    for i in range(2):
+        ms.append(Scorer(x * (i + 0.5), x[0]))
+    return ms[0].score(x) - ms[-1].score(x * x)
+
+
+def one_object_appended(x):
+    ms = []
+    ms.append(Scorer(x, x[0]))
+    return ms[0].score(x)
+
+
+@pytest.mark.parametrize("f", [objects_appended_in_a_loop, one_object_appended])
+def test_objects_appended_to_a_list_in_forward_mode(f):
+    # jvp crashed: the tangent of ms[k] (operator.getitem's pullback transposed) made a
+    # zero cotangent as 0.0 * the object, and checked a record's tuple against the object
+    x = np.array([0.3, 0.5, 0.7])
+    check_jvp(f, (x,), (np.array([1.0, 0.5, -1.0]),))
     check_grad(f, x)

@@ -26,7 +26,7 @@ from .arguments import (
 from .batched import stacked_pullback
 from .callables import as_bound_call
 from .errors import ShapeMismatchError, user_facing
-from .records_dataclasses import as_cotangent, is_dataclass_value
+from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value
 from .registry import default_registry, install_entry_points
 from .running import (
     deeper_recursion,
@@ -99,6 +99,10 @@ class VJPPullback:
 
 
 def _check_cotangent(y, dy, path="dy"):
+    if y is ZERO or y is NO_TANGENT:
+        return  # a symbolic zero (an entry of a pullback's list cotangent): any shape
+    if is_dataclass_value(y) and isinstance(dy, tuple):
+        y = fields_of(y)  # a record's cotangent: the tuple of its fields' (an item of a list)
     if isinstance(y, (tuple, list)):
         if not isinstance(dy, (tuple, list)) or len(dy) != len(y):
             raise ShapeMismatchError(

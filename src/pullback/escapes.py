@@ -52,6 +52,9 @@ class _Record(thread_local):
         # (id of an object, attribute) -> the object, for each attribute such a store
         # wrote: a record's field read refuses exactly those (records.field_of)
         self.attributes: dict = {}
+        # id of a list or dict -> (it, where) for each one such a store added to: a
+        # record's field holding one is refused where read (records.field_of)
+        self.containers: dict = {}
         self.depth = 0
 
 
@@ -77,6 +80,7 @@ class escape_scope:
         if _RECORD.depth == 0:
             _RECORD.values.clear()
             _RECORD.attributes.clear()
+            _RECORD.containers.clear()
         return False
 
 
@@ -98,12 +102,19 @@ def store_item_escaping(container, key, value, where: str) -> None:
     by an object; ``containers_mutation.store_item`` refuses an array there)."""
     store_item(container, key, value, where)
     _record(value, where)
+    _record_container(container, where)
 
 
 def append_escaping(container, value, where: str) -> None:
     """``container.append(value)`` into a list the function did not build."""
     container.append(value)
     _record(value, where)
+    _record_container(container, where)
+
+
+def _record_container(container, where: str) -> None:
+    if _RECORD.depth:
+        _RECORD.containers[id(container)] = (container, where)
 
 
 def _escaped_in(value, whole: bool):
@@ -183,6 +194,23 @@ def _held_in(value, depth: int = 0):
         stored = _held_in(item, depth + 1)
         if stored is not None:
             return stored
+    return None
+
+
+def changed_outside(value, depth: int = 0):
+    """The store that added a differentiated value to the list or dict ``value`` (or to one
+    it holds, a few levels deep) in this evaluation, or None: records.field_of refuses a
+    record's field read back after a method appended to it (``self.items.append(y)``)."""
+    found = _RECORD.containers.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    if depth > 4 or not isinstance(value, (list, tuple, dict)):
+        return None
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, (list, tuple, dict)):
+            stored = changed_outside(item, depth + 1)
+            if stored is not None:
+                return stored
     return None
 
 

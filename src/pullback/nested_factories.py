@@ -76,14 +76,22 @@ def inline_nested_factories(tree) -> bool:
 
 def _own_statements(stmts):
     """The statements of a body, descending into branches and loops, not nested scopes."""
+    for block in _blocks(stmts):
+        yield from block
+
+
+def _blocks(stmts):
+    """Every statement list of a body: itself, then those of its branches, loops, ``try``
+    bodies and ``except`` handlers (a factory call in a handler is a site like any other),
+    not those of nested scopes."""
+    yield stmts
     for s in stmts:
-        yield s
         if isinstance(s, SCOPES):
             continue
         for field in ("body", "orelse", "finalbody"):
-            yield from _own_statements(getattr(s, field, None) or [])
+            yield from _blocks(getattr(s, field, None) or [])
         for handler in getattr(s, "handlers", None) or []:
-            yield from _own_statements(handler.body)
+            yield from _blocks(handler.body)
 
 
 def _returned_closure(factory):
@@ -138,8 +146,7 @@ def _sites(tree, name):
     """``(statement list, index, assign)`` for ``h = name(...)`` in ``tree``'s own scope,
     with ``h`` bound once and every other use of ``h`` a call ``h(...)``."""
     found = []
-
-    def visit(stmts):
+    for stmts in _blocks(tree.body):
         for k, s in enumerate(stmts):
             if (
                 isinstance(s, gast.Assign)
@@ -153,12 +160,6 @@ def _sites(tree, name):
                 and _only_called(tree, s.targets[0].id)
             ):
                 found.append((stmts, k, s))
-            if isinstance(s, SCOPES):
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                visit(getattr(s, field, None) or [])
-
-    visit(tree.body)
     return found
 
 
@@ -326,19 +327,10 @@ def _renamed(node, mapping):
 
 
 def _remove_definition(tree, definition) -> None:
-    def visit(stmts):
-        if definition in stmts:
+    for stmts in _blocks(tree.body):
+        if any(s is definition for s in stmts):
             stmts.remove(definition)
-            return True
-        for s in stmts:
-            if isinstance(s, SCOPES):
-                continue
-            for field in ("body", "orelse", "finalbody"):
-                if visit(getattr(s, field, None) or []):
-                    return True
-        return False
-
-    visit(tree.body)
+            return
 
 
 def _located(node, where):

@@ -26,7 +26,7 @@ tuple of their fields', so the constructor's rule and the field reads here serve
 from __future__ import annotations
 
 from .errors import UnsupportedCallError
-from .escapes import ESCAPE_RECORD
+from .escapes import ESCAPE_RECORD, changed_outside
 from .records_dataclasses import (
     field_position,
     field_slots,
@@ -97,6 +97,8 @@ def field_tangent(tangent, record, name: str, where: str = ""):
     """The tangent of ``record.name`` (forward mode), from ``record``'s tangent: its
     field's entry, ZERO for a constant attribute of a plain record."""
     k = field_index(record, name, where)
+    if ESCAPE_RECORD.containers and changed_outside(getattr(record, name, None)) is not None:
+        _refuse_stored(record, name, where)
     return ZERO if k is None or tangent is ZERO else tangent[k]
 
 
@@ -147,9 +149,15 @@ def dataclass_attribute(record, name: str) -> str:
 
 
 def field_of(record, name: str, where: str = ""):
-    """``record.name`` of a differentiated named tuple or dataclass instance."""
+    """``record.name`` of a differentiated named tuple or dataclass instance. A field that
+    holds a list or dict to which a method added a differentiated value in this evaluation
+    (``self.items.append(y)`` in a method, then ``acc.items`` or another method's
+    ``sum(self.items)``) is refused: the gradient through that store would be lost."""
     k = field_index(record, name, where)
-    return record[k] if isinstance(record, tuple) else getattr(record, name)
+    value = record[k] if isinstance(record, tuple) else getattr(record, name)
+    if ESCAPE_RECORD.containers and changed_outside(value) is not None:
+        _refuse_stored(record, name, where)
+    return value
 
 
 @transformable

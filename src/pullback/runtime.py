@@ -25,7 +25,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .records_dataclasses import is_dataclass_value
+from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
 from .tangents import (
     NO_TANGENT,
@@ -401,6 +401,8 @@ def _zeros_like_output(y):
         return same_sequence(y, (_zeros_like_output(v) for v in y))
     if isinstance(y, dict):  # a dict's cotangent: one per key
         return {k: _zeros_like_output(v) for k, v in y.items()}
+    if is_dataclass_value(y):  # a record's (a plain class's object): the tuple of its fields'
+        return tuple(_zeros_like_output(v) for v in fields_of(y))
     return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
 
 

@@ -162,7 +162,7 @@ class EscapeSites:
         receiver = isinstance(func, gast.Attribute) and any(
             n in varied for n in names_in(func.value)
         )
-        if receiver and func.attr in ARRAY_NAMES:
+        if receiver and func.attr in ARRAY_NAMES and not _python_method(call):
             return  # an array's or a container's method: its own rules
         # (a method of a record, a dataclass or a plain class's object, may store on it
         # what it computes: effect_call records that, and a field read of it is refused)
@@ -270,3 +270,11 @@ def _packed(call):
         call,
     )
     return packed, keywords
+
+
+def _python_method(call) -> bool:
+    """Whether ``call`` is ``obj.name(...)`` of an object whose class, known before running,
+    defines ``name`` in Python: ``acc.add(v)`` of a plain class's object is its method,
+    not a set's ``add``."""
+    callee = getattr(call, "pb_callee", None)
+    return callee is not None and callee.kind == "method" and callee.python_method

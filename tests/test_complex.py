@@ -98,8 +98,8 @@ def test_forward_mode_through_complex_intermediates_float32():
     np.testing.assert_allclose(dy, want, rtol=1e-4)
 
 
-# A scalar loop in complex arithmetic (mingxuan-yi/torch-SDEs' Heston price by a midpoint
-# sum, found by probe3): Python complex numbers, NumPy complex128 scalars and floats mixed;
+# A scalar loop in complex arithmetic (a characteristic-function price by a midpoint sum,
+# the style probe3 found): Python complex numbers, NumPy complex128 scalars and floats mixed;
 # their cotangents take the scalar fast paths (tangents.unbroadcast, sweep_cotangents).
 def complex_midpoint_sum(v, n=40):
     total = 0

@@ -59,7 +59,7 @@ def test_forward_mode_agrees(f):
     assert jv == pytest.approx(pullback.grad(f)(x) @ v, rel=1e-10)
 
 
-# min-char-rnn (karpathy's gist, copied widely): `xs, hs = {}, {}` makes two local dicts like
+# Character-RNN caches (the min-char-rnn style): `xs, hs = {}, {}` makes two local dicts like
 # two statements would; and a one-hot `x = np.zeros(...)`, `x[k] = 1`, `xs[t] = x` in a loop
 # writes each pass into the array made in that pass, though the dict keeps last pass's.
 def dicts_from_one_assignment(w):

@@ -416,7 +416,7 @@ def test_the_static_check_reports_what_grad_refuses(tmp_path, capsys):
             grad(getattr(module, name))(1.5)
 
 
-# joseerlang/dl's layers (found by probe3): `layer.update([w, b])` is the layer's own method
+# Hand-written layer classes (found by probe3): `layer.update([w, b])` is the layer's own method
 # storing its parameters, not dict.update: refused for the store it makes (PB107, at the
 # method's line), where it was once called a change of a dict (PB106, `l1 = {'key': ...}`).
 class Dense:
@@ -433,7 +433,7 @@ class Dense:
 
 
 def dense_loss(w, b, x):
-    layer, head = Dense(2, 1), Dense(1, 1)  # made together, as the repository's script does
+    layer, head = Dense(2, 1), Dense(1, 1)  # made together in one statement
     layer.update([w, b])
     return np.sum(head(layer(x)) ** 2)
 

@@ -459,8 +459,8 @@ def test_an_init_calling_methods_that_only_read(dtype):
 
 
 class PaddedTaps:
-    """An __init__ that fills an array it made (mmasenlle/welding_transfer_functions,
-    filter1.py): `self.b = np.zeros(n)` then `self.b[n - len(b):] = b`. The constructor's
+    """An __init__ that fills an array it made (a digital filter's padded taps):
+    `self.b = np.zeros(n)` then `self.b[n - len(b):] = b`. The constructor's
     closing `return new_record(...)` once carried the def line's place, so the write
     seemed to come after a use that keeps the array (found by probe3)."""
 

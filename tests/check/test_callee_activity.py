@@ -141,8 +141,8 @@ def test_parameters_not_differentiated_carry_no_gradient_into_callees():
         pullback.grad(settings_from_an_argument, wrt=(0, 1))(x, 3.0)
 
 
-# scipy-cookbook style smoothing (orrivlin/MinimumVertexCover_DRL's smooth, written with
-# getattr instead of eval; found by probe3): `np.convolve(w, x)` calls a function of the
+# Window smoothing in the scipy-cookbook style (the window picked with getattr; found by
+# probe3): `np.convolve(w, x)` calls a function of the
 # module, it does not hand x to `np`, so `getattr(np, window)` in the callee reads nothing
 # differentiated and just runs.
 def smooth(x, window_len=5, window="hanning"):

@@ -31,6 +31,8 @@ import builtins
 
 import gast
 
+from .tree_walk import statements
+
 _SCOPES = (
     gast.FunctionDef,
     gast.AsyncFunctionDef,
@@ -93,7 +95,7 @@ def hand_iterators(fn, resolve):
     stores: dict = {}  # name -> ok so far
     calls: dict = {}  # name -> ids of its iter/next calls
     params = {a.id for a in gast.walk(fn.args) if isinstance(a, gast.Name)}
-    for node in gast.walk(fn):
+    for node in statements(fn):  # (an assignment is a statement: no expression visited)
         if not isinstance(node, gast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value

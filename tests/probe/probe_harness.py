@@ -113,3 +113,38 @@ def check_float32(f, *args, rtol=2e-2, atol=2e-3):
     got = pullback.grad(f)(args[0].astype(np.float32), *args[1:])
     assert got.dtype == np.float32, f"float32 input, {got.dtype} gradient"
     np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=rtol, atol=atol)
+
+
+def probe_tests(probes):
+    """``(test_probe, test_float32)`` for a probe module's ``PROBES`` (name -> ``(f, args,
+    second)``): each probe by :func:`check_probe`, and by :func:`check_float32` those whose
+    first argument is an array. The module binds them to those names, which pytest
+    collects: ``test_probe, test_float32 = probe_tests(PROBES)``."""
+    import pytest
+
+    @pytest.mark.parametrize("name", sorted(probes))
+    def test_probe(name):
+        f, args, second = probes[name]
+        check_probe(f, *args, second=second)
+
+    arrays = sorted(k for k, (_, args, _) in probes.items() if isinstance(args[0], np.ndarray))
+
+    @pytest.mark.parametrize("name", arrays)
+    def test_float32(name):
+        f, args, _ = probes[name]
+        check_float32(f, *args)
+
+    return test_probe, test_float32
+
+
+def refusal_test(refused):
+    """``test_refused`` for a probe module's ``REFUSED`` (name -> ``(f, args, says)``):
+    each refused by :func:`check_refusal` with what its message must say."""
+    import pytest
+
+    @pytest.mark.parametrize("name", sorted(refused))
+    def test_refused(name):
+        f, args, says = refused[name]
+        check_refusal(f, *args, says=says)
+
+    return test_refused

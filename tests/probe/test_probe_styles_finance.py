@@ -9,10 +9,9 @@ differences (probe_harness.py).
 """
 
 import numpy as np
-import pytest
 import scipy.integrate
 import scipy.stats
-from probe_harness import check_float32, check_probe, check_refusal
+from probe_harness import probe_tests, refusal_test
 from scipy.stats import norm
 
 
@@ -153,19 +152,7 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe(name):
-    f, args, second = PROBES[name]
-    check_probe(f, *args, second=second)
-
-
-FLOAT32 = sorted(k for k, (f, args, _) in PROBES.items() if isinstance(args[0], np.ndarray))
-
-
-@pytest.mark.parametrize("name", FLOAT32)
-def test_float32(name):
-    f, args, _ = PROBES[name]
-    check_float32(f, *args)
+test_probe, test_float32 = probe_tests(PROBES)
 
 
 # Refused: quad_vec has no rule, and the integrand lambda that reads `var` is handed to it
@@ -175,7 +162,4 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused(name):
-    f, args, says = REFUSED[name]
-    check_refusal(f, *args, says=says)
+test_refused = refusal_test(REFUSED)

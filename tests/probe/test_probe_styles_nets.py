@@ -9,8 +9,7 @@ central differences (probe_harness.py); the setter style is refused with its rea
 import math
 
 import numpy as np
-import pytest
-from probe_harness import check_float32, check_probe, check_refusal
+from probe_harness import probe_tests, refusal_test
 
 
 def row_softmax(scores):
@@ -91,16 +90,7 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe(name):
-    f, args, second = PROBES[name]
-    check_probe(f, *args, second=second)
-
-
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_float32(name):
-    f, args, _ = PROBES[name]
-    check_float32(f, *args)
+test_probe, test_float32 = probe_tests(PROBES)
 
 
 # Refused: the setter stores the differentiated weights on a layer object that the forward
@@ -114,7 +104,4 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused(name):
-    f, args, says = REFUSED[name]
-    check_refusal(f, *args, says=says)
+test_refused = refusal_test(REFUSED)

@@ -13,8 +13,7 @@ import math
 from functools import reduce
 
 import numpy as np
-import pytest
-from probe_harness import check_float32, check_probe, check_refusal
+from probe_harness import probe_tests, refusal_test
 from scipy.linalg import cho_factor, cho_solve
 
 
@@ -354,19 +353,7 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe(name):
-    f, args, second = PROBES[name]
-    check_probe(f, *args, second=second)
-
-
-FLOAT32 = sorted(k for k, (f, args, _) in PROBES.items() if isinstance(args[0], np.ndarray))
-
-
-@pytest.mark.parametrize("name", FLOAT32)
-def test_float32(name):
-    f, args, _ = PROBES[name]
-    check_float32(f, *args)
+test_probe, test_float32 = probe_tests(PROBES)
 
 
 # Refused with reason and place (the fixes the messages name work above): a write into the
@@ -386,7 +373,4 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused(name):
-    f, args, says = REFUSED[name]
-    check_refusal(f, *args, says=says)
+test_refused = refusal_test(REFUSED)

@@ -11,8 +11,7 @@ that keeps its state on ``self`` (refused). Checked against central differences
 """
 
 import numpy as np
-import pytest
-from probe_harness import check_float32, check_probe, check_refusal
+from probe_harness import probe_tests, refusal_test
 
 
 def running_mean(signal, width):
@@ -320,19 +319,7 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe(name):
-    f, args, second = PROBES[name]
-    check_probe(f, *args, second=second)
-
-
-FLOAT32 = sorted(k for k, (f, args, _) in PROBES.items() if isinstance(args[0], np.ndarray))
-
-
-@pytest.mark.parametrize("name", FLOAT32)
-def test_float32(name):
-    f, args, _ = PROBES[name]
-    check_float32(f, *args)
+test_probe, test_float32 = probe_tests(PROBES)
 
 
 # Refused with reason and place: code built from a string (the getattr form above is the
@@ -349,7 +336,4 @@ REFUSED = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_refused(name):
-    f, args, says = REFUSED[name]
-    check_refusal(f, *args, says=says)
+test_refused = refusal_test(REFUSED)

@@ -7,8 +7,7 @@ central differences (probe_harness.py).
 """
 
 import numpy as np
-import pytest
-from probe_harness import check_float32, check_probe
+from probe_harness import probe_tests
 
 
 def bell(x, centre=0.0, width=1.0):
@@ -109,16 +108,4 @@ PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
-def test_probe(name):
-    f, args, second = PROBES[name]
-    check_probe(f, *args, second=second)
-
-
-FLOAT32 = sorted(k for k, (f, args, _) in PROBES.items() if isinstance(args[0], np.ndarray))
-
-
-@pytest.mark.parametrize("name", FLOAT32)
-def test_float32(name):
-    f, args, _ = PROBES[name]
-    check_float32(f, *args)
+test_probe, test_float32 = probe_tests(PROBES)

@@ -54,6 +54,13 @@ def _basis(y, k):
     return backends.like_argument(e, y) if backends.is_dask(y) else e
 
 
+def _columns_block(stack, out_shape, in_shape):
+    """The Jacobian block ``out_shape + in_shape`` of a stack of tangents, one row per
+    input element: column k of the Jacobian is row k of the stack, the transpose of the
+    (input size, output size) matrix (a view, as np.moveaxis gives)."""
+    return stack.reshape(stack.shape[0], -1).T.reshape(out_shape + in_shape)
+
+
 def _stackable(y, values) -> bool:
     """Whether the rows of a Jacobian can go through one batched pullback: plain float
     NumPy arrays or floats in and out."""
@@ -186,10 +193,7 @@ class JacobianFunction:
                 if stacked:
                     # the columns from stacked_jvp: (size,) + out_shape per output
                     stack = columns[j] if multi else columns
-                    # column k of the Jacobian is row k of the stack: the transpose of
-                    # the (input size, output size) matrix (a view, as np.moveaxis gives)
-                    block = stack.reshape(stack.shape[0], -1).T
-                    blocks.append(block.reshape(out_shape + shape))
+                    blocks.append(_columns_block(stack, out_shape, shape))
                     continue
                 cols = [backends.as_array(c[j] if multi else c) for c in columns]
                 block = np.stack(cols, axis=-1) if cols else np.zeros(out_shape + (0,))
@@ -207,9 +211,7 @@ class JacobianFunction:
         if out is None or type(out[0]) is not np.ndarray:
             return None
         y, dys = out
-        # column k of the Jacobian is row k of the stack: the transpose of the (input
-        # size, output size) matrix (a view, as np.moveaxis gives)
-        block = dys.reshape(x.size, -1).T.reshape(y.shape + x.shape)
+        block = _columns_block(dys, y.shape, x.shape)
         return block if self.single else (block,)
 
     def _positional(self):

@@ -194,15 +194,14 @@ def _python_method(fs, func: gast.Attribute, locals_) -> bool:
     asked only for names that arrays and containers change their receiver with."""
     if func.attr not in ARRAY_INPLACE_METHODS and func.attr not in CONTAINER_INPLACE_METHODS:
         return False
-    cls = receiver_class(fs, func.value, locals_)
-    return cls is not None and python_method_of(cls, func.attr)
+    return _user_method(fs, func, locals_)
 
 
 def _user_method(fs, func: gast.Attribute, locals_) -> bool:
     """Whether ``receiver.name`` is a Python method of the user's class of ``receiver``,
     known before running (``self``, or a local bound once by a call of the class)."""
     cls = receiver_class(fs, func.value, locals_)
-    return cls is not None and bool(python_method_of(cls, func.attr))
+    return cls is not None and python_method_of(cls, func.attr)
 
 
 def receiver_class(fs, receiver, locals_):

@@ -403,7 +403,12 @@ def _zeros_like_output(y):
         return {k: _zeros_like_output(v) for k, v in y.items()}
     if is_dataclass_value(y):  # a record's (a plain class's object): the tuple of its fields'
         return tuple(_zeros_like_output(v) for v in fields_of(y))
-    return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
+    if isinstance(y, np.ndarray):
+        return np.zeros_like(y)
+    if isinstance(y, (int, float, complex, np.number)) and not isinstance(y, bool):
+        return 0.0 * y
+    # what carries no tangent: a solver result's message, flags, None, a callable
+    return NO_TANGENT
 
 
 def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
@@ -444,7 +449,8 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
             pass  # a case the transformable pullback leaves to the rule: by rows below
     # the closure returns (*positional, {keyword: cotangent}) for differentiated keywords
     every = tuple(tangents) + ((moving,) if moving else ())
-    return y, _tangent_by_rows(y, pullback, args, every)
+    attributes = rule.extra.get("result_attributes")
+    return y, _tangent_by_rows(y, pullback, args, every, attributes)
 
 
 def closure_cotangents(cots, nargs, keyword_places):
@@ -474,7 +480,19 @@ def parameter_places(pullback_fn) -> dict:
     return {p.name: k for k, p in enumerate(params) if p.kind == p.POSITIONAL_OR_KEYWORD}
 
 
-def _tangent_by_rows(y, pullback, args, tangents):
+def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
+    if isinstance(y, dict) and attributes is not None:
+        # a solver's result read by attribute (sol.y): the entries its rule declares
+        # differentiable, each from pullbacks of a cotangent holding that entry alone
+        out = {}
+        for key in attributes:
+            if key in y:
+
+                def entry_pullback(dyk, key=key):
+                    return pullback({key: dyk})
+
+                out[key] = _tangent_by_rows(y[key], entry_pullback, args, tangents)
+        return out
     if isinstance(y, (tuple, list)):
         parts = []
         for k, yk in enumerate(y):

@@ -286,6 +286,8 @@ P3 = np.array([0.3, -0.7, 1.1])
 X2 = np.random.default_rng(0).standard_normal((6, 2))
 
 PROBES = {
+    # a closure given to brentq takes what it reads through args (solver_closures.py)
+    "brentq_implied": (brentq_implied, (10.0,), True),
     "legacy_seed": (legacy_seed, (0.4,), True),
     "interp_curve": (interp_curve, (np.array([0.01, 0.02, 0.025, 0.03]),), True),
     "cumprod_discount": (cumprod_discount, (np.array([0.01, 0.02, 0.025]),), True),
@@ -345,7 +347,6 @@ REFUSED = {
                           ("PB502", "keyword argument 'loc' of a call found at run time")),
     "view_row_inplace": (view_row_inplace, (P3,), ("'row += ...' ran on a ndarray",
                                                    "(`x[i] += ...` for `row = x[i]`)")),
-    "brentq_implied": (brentq_implied, (10.0,), ("PB405", "make what 'f' reads parameters")),
 }
 
 

@@ -40,6 +40,7 @@ from ..transform.closures import (
 from ..transform.generators import accept_yield_statements
 from ..transform.run_time_closures import stored_lambda
 from ..transform.run_time_closures import verdict as run_time_verdict
+from ..transform.solver_closures import convert_solver_closures
 from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
 from .aliasing import (
@@ -149,6 +150,10 @@ class FunctionChecker(
                 f"({codes.see('PB403')}).",
             )
         nodes, self._first_walk = self._first_walk, None
+        if isinstance(self.tree, gast.FunctionDef) and convert_solver_closures(
+            self.fs, self.tree, self.registry
+        ):  # quad(lambda t: f(t, p), ...) takes p through args (as the transformation sees it)
+            nodes = None
         lambdas, _, factories = what_is_there(self.tree, nodes)
         if factories and isinstance(self.tree, gast.FunctionDef):
             if inline_nested_factories(self.tree):  # as the transformation sees them

@@ -43,16 +43,29 @@ __all__ = [
 
 
 def register_solver(
-    r, fn, rrule, *, keywords=("args",), attributes=(), notes="", keep_closure=False
+    r,
+    fn,
+    rrule,
+    *,
+    keywords=("args",),
+    attributes=(),
+    notes="",
+    keep_closure=False,
+    receivers=(),
 ):
     """Register ``rrule`` for ``fn`` with the keywords whose cotangents it returns and the
     attributes of its result that carry a gradient. ``keep_closure``: the rule's forward
     keeps what its pullback needs (the solution, interpolants, subintervals), so gradients
     call its closure, and only code differentiated again the transformable pullback
-    function, which is given the arguments alone and solves again."""
+    function, which is given the arguments alone and solves again. ``receivers``: the
+    parameters whose functions the solver calls with ``args`` (its function first), so
+    that a closure given there takes what it captures through ``args``
+    (transform/solver_closures.py)."""
     rule = r.rule(fn, rrule, name=f"{fn.__module__.split('._')[0]}.{fn.__name__}", notes=notes)
     rule.extra["keyword_cotangents"] = tuple(keywords)
     rule.extra["result_attributes"] = tuple(attributes)
+    if receivers:
+        rule.extra["args_receivers"] = (_parameter_names(fn), tuple(receivers))
     if keep_closure:
         rule.extra["sweeps_keep_closure"] = True
     return rule

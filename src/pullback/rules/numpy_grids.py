@@ -14,8 +14,9 @@ Array ends (samples along ``axis``) get the sum over the samples, fitted to thei
 
 >>> import numpy as np
 >>> from pullback import grad
->>> float(grad(lambda s: np.sum(np.logspace(s, 1.0, 3)))(0.0))  # (1 + 0.5 * 10**0.5) ln 10
-6.243...
+>>> g = grad(lambda s: np.sum(np.logspace(s, 1.0, 3)))(0.0)
+>>> round(float(g), 6), round((1 + 0.5 * 10**0.5) * float(np.log(10)), 6)
+(5.943292, 5.943292)
 """
 
 from __future__ import annotations

@@ -346,6 +346,7 @@ def register(reg):
         keywords=ODEINT_KEYWORDS,
         notes="y0, t and args by the adjoint method",
         keep_closure=True,
+        receivers=("func", "Dfun"),
     )
     register_solver(
         r,
@@ -355,6 +356,7 @@ def register(reg):
         attributes=("y", "t", "success", "status", "message", "nfev", "njev", "nlu"),
         notes="y0, t_span, t_eval and args by the adjoint method; the result's .y",
         keep_closure=True,
+        receivers=("fun", "jac", "events"),
     )
     from . import scipy_ode_pullbacks
 

@@ -225,11 +225,23 @@ def register(reg):
         return
     r = Registrar(reg, FAMILY)
     ift = "args by the implicit function theorem"
-    register_solver(r, so.root, _root_rrule, attributes=_RESULT, notes=f"the result's .x; {ift}")
-    register_solver(r, so.fsolve, _fsolve_rrule, notes=ift)
-    register_solver(r, so.brentq, _brentq_rrule, notes=ift)
     register_solver(
-        r, so.minimize, _minimize_rrule, attributes=_RESULT, notes=f".x and .fun; {ift}"
+        r,
+        so.root,
+        _root_rrule,
+        attributes=_RESULT,
+        notes=f"the result's .x; {ift}",
+        receivers=("fun", "jac"),
+    )
+    register_solver(r, so.fsolve, _fsolve_rrule, notes=ift, receivers=("func", "fprime"))
+    register_solver(r, so.brentq, _brentq_rrule, notes=ift, receivers=("f",))
+    register_solver(
+        r,
+        so.minimize,
+        _minimize_rrule,
+        attributes=_RESULT,
+        notes=f".x and .fun; {ift}",
+        receivers=("fun", "jac", "hess", "hessp"),
     )
     register_solver(
         r,
@@ -237,6 +249,7 @@ def register(reg):
         _least_squares_rrule,
         attributes=_RESULT + ("cost",),
         notes=f".x, .cost and .fun; {ift}",
+        receivers=("fun", "jac"),
     )
     from . import scipy_optimize_pullbacks as pbs
 

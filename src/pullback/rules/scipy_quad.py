@@ -247,6 +247,7 @@ def register(reg):
         keywords=QUAD_KEYWORDS,
         notes="limits (fundamental theorem) and args (under the integral sign); value only",
         keep_closure=True,
+        receivers=("func",),
     )
     from . import scipy_quad_pullbacks
 

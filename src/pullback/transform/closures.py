@@ -84,6 +84,7 @@ from .run_time_closures import (
     verdict,
 )
 from .side_effects import shadow_read_back_attributes
+from .solver_closures import convert_solver_closures
 
 FACTORY = "_pb_lifted_factory"
 
@@ -339,7 +340,7 @@ def _use_list_versions(fs) -> None:
         sub.func = N.located(N.load(name), sub.func)
 
 
-def lift_nested_functions(fs, returned=None) -> dict:
+def lift_nested_functions(fs, returned=None, registry=None) -> dict:
     """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
     statements become the assignments of their defaults, their calls call the lifted
     functions, which ``fs.lookup`` finds in ``fs.namespace``.
@@ -350,6 +351,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
+    convert_solver_closures(fs, tree, registry)  # quad(lambda t: f(t, p)): p through args
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     lambdas, calls, factories = what_is_there(tree)
     if factories and inline_nested_factories(tree):  # as the check saw them

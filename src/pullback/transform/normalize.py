@@ -566,7 +566,7 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
     a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
     which knows already which helpers write into their parameters."""
-    lift_nested_functions(fs)  # nested defs become functions of their own first
+    lift_nested_functions(fs, registry=registry)  # nested defs: functions of their own
     # one walk, and the local names read from it, for the three passes below (each reads
     # them, none changes the set; the normalizer then adds its temporaries to it)
     nodes = lean_nodes(fs.tree)

@@ -1,0 +1,242 @@
+"""Closures handed to SciPy's solvers take what they capture through the solver's ``args``
+(closure conversion).
+
+Real code hands ``quad``, ``solve_ivp``, ``odeint``, ``minimize``, ``root``, ``fsolve``,
+``brentq`` and ``least_squares`` a lambda or a nested ``def`` that reads the function's
+own variables::
+
+    def loss(p):
+        return quad(lambda t: np.exp(-p[0] * t) * np.cos(p[1] * t), 0.0, 2.0)[0]
+
+The solver's rule differentiates with respect to ``args`` (under the integral sign, by
+the adjoint method, by the implicit function theorem), and a closure's captured values
+are no argument of anything. So the call is rewritten, before the check and the
+transformation alike, into the form that rule takes::
+
+    def _pb_solver_4_22(t, p):
+        return np.exp(-p[0] * t) * np.cos(p[1] * t)
+    return quad(_pb_solver_4_22, 0.0, 2.0, args=(p,))[0]
+
+which computes the same: a closure reads its variables when it is called, and the solver
+calls it during the call, when they hold the values passed here. Every callable of the
+call that the solver hands ``args`` to (``jac``, ``hess``, ``events``, ``Dfun``, ...)
+must then take them too: each is converted the same way, and a call where one of them is
+something else (a function of the module, whose parameters are fixed) is left as it is
+(refused by the check with its fix, PB404/PB405). So is a closure that writes
+``nonlocal`` variables, takes ``*args``, defaults or keyword-only parameters, and a call
+whose ``args`` is not written out as a tuple. Which solvers and which of their
+parameters receive ``args`` is the rule's (``rule.extra["args_receivers"]``, set by
+``rules._calculus_util.register_solver``).
+
+>>> import gast
+>>> tree = gast.parse('''
+... def loss(p):
+...     return quad(lambda t: p * t, 0.0, 1.0)[0]
+... ''').body[0]
+>>> receivers = lambda call: (("func", "a", "b", "args"), ("func",))
+>>> solver_closures_as_args(tree, receivers)
+True
+>>> print(gast.unparse(tree).strip())  # doctest: +NORMALIZE_WHITESPACE
+def loss(p):
+    def _pb_solver_3_16(t, p):
+        return p * t
+    return quad(_pb_solver_3_16, 0.0, 1.0, args=(p,))[0]
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from ..lambdas import simple_parameters
+from ..registry import default_registry
+from ..resolve import local_names, own_nodes, resolve_call
+from ..source_lambdas import lambda_as_def
+from . import nodes as N
+from .closure_values import free_names, lambda_free
+
+
+def convert_solver_closures(fs, tree, registry=None) -> bool:
+    """:func:`solver_closures_as_args` on ``tree`` (``fs``'s function, as the check or the
+    transformation has it) for the solvers of ``registry`` (the default one if None)."""
+    if registry is None:
+        registry = default_registry()
+    return solver_closures_as_args(tree, solver_receivers(fs, tree, registry))
+
+
+def solver_receivers(fs, tree, registry):
+    """``call -> (parameter names, names that receive args) | None`` for the calls of a
+    solver whose rule says which of its callables the solver hands ``args`` to."""
+    names = []  # the tree's local names, found on the first call
+
+    def receivers(call):
+        if not names:
+            names.append(local_names(tree))
+        try:
+            callee = resolve_call(fs, call, names[0])
+        except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
+            return None
+        fn = callee.obj if callee.kind == "object" else None
+        if fn is None:
+            return None
+        try:
+            rule = registry.lookup(fn)
+        except TypeError:
+            return None
+        found = rule.extra.get("args_receivers") if rule is not None else None
+        if not found:
+            return None
+        return found
+
+    return receivers
+
+
+def solver_closures_as_args(tree, receivers) -> bool:
+    """Rewrite (in place) each call of ``tree``'s own scope whose callee ``receivers``
+    knows (see the module docstring); whether any was rewritten."""
+    calls = [
+        n
+        for n in own_nodes(tree.body)
+        if isinstance(n, gast.Call) and any(isinstance(a, (gast.Lambda, gast.Name)) for a in n.args)
+    ]
+    if not calls:
+        return False
+    local = local_names(tree)
+    defs = _nested_defs(tree)
+    changed = False
+    for call in calls:
+        info = receivers(call)
+        if info is None:
+            continue
+        plan = _plan(call, info, local, defs)
+        if plan is None:
+            continue
+        _apply(tree, call, plan)
+        changed = True
+    return changed
+
+
+def _nested_defs(tree) -> tuple[dict, set]:
+    """``({name: def}, names)``: the nested functions ``tree``'s own scope defines exactly
+    once and never rebinds otherwise, and the names of all its local functions."""
+    found: dict = {}
+    bound: dict = {}
+    for n in own_nodes(tree.body):
+        if isinstance(n, gast.FunctionDef) and n is not tree:
+            found.setdefault(n.name, []).append(n)
+        elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            bound[n.id] = bound.get(n.id, 0) + 1
+    defs = {k: v[0] for k, v in found.items() if len(v) == 1 and k not in bound}
+    # every local function, nested defs and names bound to lambdas (``g = lambda t: ...``)
+    functions = set(found) | {
+        n.targets[0].id
+        for n in own_nodes(tree.body)
+        if isinstance(n, gast.Assign)
+        and isinstance(n.value, gast.Lambda)
+        and isinstance(n.targets[0], gast.Name)
+    }
+    return defs, functions
+
+
+def _plan(call, info, local, defs):
+    """``(slots, captured, args_slot)`` for a call to convert, or None (``defs``: what
+    :func:`_nested_defs` found; a closure that calls a local function is not converted,
+    as that function would travel as a value): ``slots`` the
+    ``(setter, callable node, its def or lambda)`` of each receiver given a closure,
+    ``captured`` the sorted names they read of the function, ``args_slot`` where ``args``
+    is (or goes)."""
+    params, receiving = info
+    defs, functions = defs
+    if any(isinstance(a, gast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    given = {}
+    for k, a in enumerate(call.args):
+        if k >= len(params):
+            return None
+        given[params[k]] = ("arg", k, a)
+    for kw in call.keywords:
+        given[kw.arg] = ("kw", kw, kw.value)
+    slots = []
+    captured: set = set()
+    for name in receiving:
+        if name not in given:
+            continue
+        _, _, value = given[name]
+        if isinstance(value, gast.Constant):
+            continue  # jac=True, method strings: no function
+        fn = value if isinstance(value, gast.Lambda) else None
+        if isinstance(value, gast.Name) and value.id in defs:
+            fn = defs[value.id]
+        if fn is None or not simple_parameters(fn.args):
+            return None  # a function whose parameters are fixed: left as written
+        if isinstance(fn, gast.FunctionDef):
+            if fn.decorator_list or _writes_outside(fn):
+                return None
+            reads = free_names(fn) - _params(fn)
+        else:
+            reads = lambda_free(fn)
+        if reads & functions:
+            return None  # a nested function it calls would travel as a value: refused
+        captured |= reads & local
+        slots.append((name, given[name], fn))
+    if not slots or not captured or slots[0][0] != receiving[0]:
+        return None
+    if "args" not in params:
+        return None
+    place = given.get("args")
+    if place is not None and not isinstance(place[2], gast.Tuple):
+        return None  # args=some_tuple: its length is not known here
+    return slots, sorted(captured), place
+
+
+def _params(fn) -> set:
+    return {a.id for a in fn.args.args + fn.args.posonlyargs if isinstance(a, gast.Name)}
+
+
+def _writes_outside(fn) -> bool:
+    return any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(fn))
+
+
+def _apply(tree, call, plan) -> None:
+    slots, captured, place = plan
+    statement = _statement_of(tree, call)
+    made = []
+    for _, (kind, where, value), fn in slots:
+        name = f"_pb_solver_{value.lineno}_{value.col_offset}"
+        if isinstance(fn, gast.Lambda):
+            d = lambda_as_def(name, copy.deepcopy(fn))
+            located_at = fn
+        else:
+            d = copy.deepcopy(fn)
+            d.name = name
+            located_at = fn
+        for c in captured:
+            param = gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None)
+            d.args.args.append(N.located(param, located_at))
+        made.append(N.located(d, located_at))
+        replacement = N.located(N.load(name), value)
+        if kind == "arg":
+            call.args[where] = replacement
+        else:
+            where.value = replacement
+    extra = [N.located(N.load(c), call) for c in captured]
+    if place is None:
+        value = N.located(N.tuple_(extra), call)
+        call.keywords.append(N.located(gast.keyword(arg="args", value=value), call))
+    else:
+        place[2].elts.extend(extra)
+    body, k = statement
+    body[k:k] = made
+
+
+def _statement_of(tree, node):
+    """``(statement list, index)`` of the statement of ``tree``'s body holding ``node`` (a
+    statement of the body itself: the converted functions capture nothing, so they may be
+    defined there, before a loop or a branch the call is in)."""
+    for k, s in enumerate(tree.body):
+        if any(n is node for n in own_nodes([s])):
+            return tree.body, k
+    raise LookupError("the call is not in the function's own statements")

@@ -109,7 +109,8 @@ def fsolve_def(p):
     return optimize.fsolve(residual, 0.5, xtol=1e-13)[0]
 
 
-def least_squares_lambda(p):
+def fitted(p):
+    """The amplitude and rate of an exponential fitted to data scaled by ``p[0]``."""
     ts = np.linspace(0.0, 1.0, 6)
     data = np.exp(-0.7 * ts) + 0.1 * np.sin(5 * ts)
     r = optimize.least_squares(
@@ -119,7 +120,12 @@ def least_squares_lambda(p):
         ftol=1e-14,
         gtol=1e-14,
     )
-    return r.x[0] + p[1] * r.x[1]
+    return r.x
+
+
+def least_squares_lambda(p):
+    q = fitted(p)
+    return q[0] + p[1] * q[1]
 
 
 P = np.array([0.7, 1.3])
@@ -194,15 +200,7 @@ def test_least_squares_against_the_hand_derived_gradient():
     # scaling the data by p0 scales the fitted amplitude q0 by p0 and leaves the rate q1:
     # d/dp0 (q0 + p1 q1) = q0 / p0, d/dp1 = q1 (finite differences of a least-squares fit
     # carry the solver's stopping noise, about 1e-3 here)
-    ts = np.linspace(0.0, 1.0, 6)
-    data = np.exp(-0.7 * ts) + 0.1 * np.sin(5 * ts)
-    q = optimize.least_squares(
-        lambda q: q[0] * np.exp(-q[1] * ts) - data * P[0],
-        [1.0, 1.0],
-        xtol=1e-14,
-        ftol=1e-14,
-        gtol=1e-14,
-    ).x
+    q = fitted(P)
     np.testing.assert_allclose(grad(least_squares_lambda)(P), [q[0] / P[0], q[1]], rtol=1e-7)
 
 

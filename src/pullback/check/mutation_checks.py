@@ -14,6 +14,7 @@ from ..transform.inplace_calls import inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
     AliasAnalysis,
+    Reason,
 )
 from .fresh_arrays import may_return_view, method_may_return_view
 from .mutation_fixes import (
@@ -27,6 +28,7 @@ from .mutation_fixes import (
     plus_one,
     quote_first,
 )
+from .param_rebinding import array_parameters
 
 
 class MutationChecks:
@@ -430,11 +432,22 @@ class MutationChecks:
             return
         if node.target.id in self._free_declarations():
             return  # global n; n += 1: runs as in the primal, or refused as PB401
-        if self._aliases().is_deferred(node):
-            return  # s = x[i]; s += v: checked when it runs (aliasing._solve_deferred)
         name = node.target.id
         reason = self._aliases().reason(node)
-        if reason is not None and reason.kind == "parameter":
+        if self._aliases().is_deferred(node):
+            # s = x[i]; s += v or n += 1 on a parameter: checked when it runs
+            # (aliasing._solve_deferred), unless the call passes an array there
+            arrays = array_parameters(self, self._aliases().parameter_origins(node))
+            if not arrays:
+                return
+            # known kinds: "is the caller's array"; else "may be" (the definition)
+            reason = Reason("parameter", None if self.param_kinds is not None else node)
+        if reason is not None and reason.kind == "parameter" and reason.node is None:
+            why = (
+                f"'{name}' is the caller's array at this call (its argument is an array), "
+                f"and `{op}=` would change that array in place (on a number it rebinds)."
+            )
+        elif reason is not None and reason.kind == "parameter":
             why = (
                 f"'{name}' may be the caller's array (it comes from a parameter), and "
                 f"`{op}=` would change that array in place."

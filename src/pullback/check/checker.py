@@ -114,6 +114,8 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         # when no call is known (``check(fn)``): `n += 1` on a parameter runs where the
         # argument is not an array (check/param_rebinding.py).
         self.param_kinds = param_kinds
+        # id of an `xs[t][k] = v` target -> why its array may be held elsewhere (held_arrays.py)
+        self.held_unproved: dict = {}
         # The parameters differentiated values may reach (None: every one): in a callee,
         # a call with neither rule nor source is reported only if one may reach it.
         self.active = active

@@ -263,7 +263,10 @@ class MutationChecks:
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
         if reason.kind == "unknown" and isinstance(target.value, gast.Subscript):
-            why, first = _held_array_why(base, self.text(target.value.value), index, self.text)
+            unproved = self.held_unproved.get(id(target))
+            why, first = _held_array_why(
+                base, self.text(target.value.value), index, self.text, self._held_by(unproved)
+            )
         if isinstance(target.value, gast.Attribute) and target.value.attr in VIEW_ATTRIBUTES:
             # x.T[i, j] = v: a write through a view of x, which pullback does not follow
             owner = self.text(target.value.value)
@@ -426,6 +429,18 @@ class MutationChecks:
             f"{combined(base)}, {base})"
         )
 
+    def _held_by(self, unproved) -> str:
+        """``, and `a = xs[t]` on line 4 may keep one of its arrays``: what breaks the proof."""
+        node = getattr(unproved, "node", None)
+        if node is None:
+            return ""
+        _, line, _ = self.fs.location(node)
+        if unproved.kept:
+            return f", and `{self.text(node)}` on line {line} may keep one of its arrays"
+        return (
+            f", and `{self.text(node)}` on line {line} puts in a value that may be held elsewhere"
+        )
+
     # -- augmented assignment to a name (PB105) ----------------------------------------------
     def _check_augassign_name(self, node, op):
         if self._aliases().is_rebinding(node) or self.container_rebinding_ok(node):
@@ -475,13 +490,14 @@ class MutationChecks:
         )
 
 
-def _held_array_why(base, holder, index, text):
+def _held_array_why(base, holder, index, text, held_by=""):
     """Why and the first fix for ``xs[t][k] = v``: an array held in a list or dict is written
-    through the container, which pullback does not follow (min-char-rnn's one-hot
-    ``xs[t][inputs[t]] = 1``); writing it under a name of its own before storing it works."""
+    through the container only where the container is local and holds its arrays alone
+    (check/held_arrays.py); writing it under a name of its own before storing it works."""
     return (
-        f"'{base}' is an array held in '{holder}': pullback follows writes into arrays that "
-        "a name of the function holds, not into those held by a list or a dict.",
+        f"'{base}' is an array held in '{holder}': pullback follows such a write only into a "
+        f"list or dict the function made, whose every array is new and held by it alone"
+        f"{held_by}.",
         f"make the array under a name, write into it, then store it (`a = np.zeros(...)`, "
         f"`a[{text(index)}] = ...`, `{base} = a`), or ",
     )

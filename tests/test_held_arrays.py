@@ -53,7 +53,16 @@ def comprehension_rows(w):
     return np.sum(rows[0] * rows[1]) + np.sum(np.stack(rows) * w)
 
 
-CASES = [one_hot, parameter_dict, list_of_arrays, comprehension_rows]
+def recurrence_in_a_dict(w):
+    # each write reads the item it writes into: the value first, then the store, as Python
+    state = {"y": np.ones(4)}
+    for i in range(1, 4):
+        state["y"][i] = np.sin(w[i - 1] * state["y"][i - 1]) + state["y"][i]
+    state["y"][0] += state["y"][3] * w[2]
+    return np.sum(state["y"] ** 2)
+
+
+CASES = [one_hot, parameter_dict, list_of_arrays, comprehension_rows, recurrence_in_a_dict]
 W = np.array([0.5, -1.0, 2.0])
 
 

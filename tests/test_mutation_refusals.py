@@ -130,7 +130,7 @@ def test_a_call_that_may_return_its_argument_is_not_fresh():
     assert [d.code for d in check(f)] == ["PB101"]
 
 
-def test_an_array_held_in_a_dict_names_the_fix_that_works():
+def test_an_array_held_in_a_dict_is_written_or_names_the_fix_that_works():
     # min-char-rnn's one-hot input (found by probe3): the array is written through the dict
     def one_hot(w, inputs=(2, 0)):
         xs = {}
@@ -139,8 +139,22 @@ def test_an_array_held_in_a_dict_names_the_fix_that_works():
             xs[t][inputs[t]] = 1
         return np.sum(w * xs[0]) + np.sum(w * xs[1]) ** 2
 
-    (d,) = check(one_hot)
+    # the dict is local and holds its arrays alone: written as Python does (held_arrays.py)
+    assert check(one_hot) == []
+    w0 = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(grad(one_hot)(w0), [2 * w0[0], 0.0, 1.0])
+
+    def shared(w, inputs=(2, 0)):
+        xs = {}
+        for t in range(len(inputs)):
+            xs[t] = np.zeros(3)
+            kept = xs[t]
+            xs[t][inputs[t]] = 1
+        return np.sum(w * xs[0]) + np.sum(w * kept) ** 2
+
+    (d,) = check(shared)
     assert d.code == "PB101" and "an array held in 'xs'" in d.why
+    assert "`xs[t]` on line" in d.why and "may keep one of its arrays" in d.why
     assert d.fix.startswith("make the array under a name, write into it, then store it")
 
     def fixed(w, inputs=(2, 0)):

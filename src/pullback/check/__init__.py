@@ -29,12 +29,14 @@ import gast
 from ..callables import user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..guards import LIBRARY_ROOTS, is_library_module_name
+from ..resolve import parameter_names
 from ..source import load_source, transform_target
 from ..tree_walk import statements
 from .aliasing import AliasAnalysis, is_number
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
 from .helper_writes import owning_source
+from .param_rebinding import AT_RUN_TIME
 from .taint import callee_active_params
 
 __all__ = [
@@ -130,6 +132,7 @@ def check_source(
     seen=None,
     defer_inactive_calls=False,
     active=None,
+    param_kinds=None,
 ) -> list[Diagnostic]:
     """Diagnostics for an already loaded function ``fs`` and the user functions it calls.
 
@@ -137,6 +140,8 @@ def check_source(
     With ``defer_inactive_calls``, calls of ``fs`` itself (not of its callees) to callees
     with neither rule nor source are left to the transform, which refuses them only when
     a differentiated value reaches them (it knows ``wrt``).
+    ``param_kinds``: the kinds of a call's arguments by parameter name (None: no call),
+    which decide whether ``n += 1`` on a parameter rebinds (check/param_rebinding.py).
     The function's own findings come first, in source order, then each callee's (depth
     first, in the order of the calls).
     """
@@ -147,16 +152,18 @@ def check_source(
     seen.add(root_key)
     result: list[Diagnostic] = []
 
-    def run(source, defer=False, active=None):
+    def run(source, defer=False, active=None, kinds=None):
         checker = FunctionChecker(
-            source, registry, env, defer_inactive_calls=defer, active=active
+            source, registry, env, defer_inactive_calls=defer, active=active, param_kinds=kinds
         )
         result.extend(checker.run())
         return checker, iter(checker.user_calls)
 
     # Each callee is checked once per set of parameters differentiated values may reach
     # (check/taint.py), so a call that carries no gradient there is not reported.
-    stack = [run(fs, defer_inactive_calls, active)]
+    stack = [run(fs, defer_inactive_calls, active, param_kinds)]
+    # a callee's kinds are known only as it runs (its guard decides), unless no call is
+    callee_kinds = None if param_kinds is None else AT_RUN_TIME
     while stack:
         caller, calls = stack[-1]
         user_call = next(calls, None)
@@ -174,7 +181,7 @@ def check_source(
         if key in seen:
             continue
         seen.add(key)
-        stack.append(run(source, active=callee_active))
+        stack.append(run(source, active=callee_active, kinds=callee_kinds))
     return _unique(result)
 
 
@@ -198,7 +205,14 @@ def _unique(diagnostics) -> list:
 
 
 def check_function(
-    fn, registry=None, *, defer_inactive_calls=False, active=None, fs=None, environment=None
+    fn,
+    registry=None,
+    *,
+    defer_inactive_calls=False,
+    active=None,
+    fs=None,
+    environment=None,
+    param_kinds=None,
 ) -> list[Diagnostic]:
     """Diagnostics for ``fn`` and every user function it calls (transitively, each once).
 
@@ -207,6 +221,7 @@ def check_function(
     ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
     :func:`check_source`. ``fs``: ``fn``'s source already loaded (the check only reads it).
     ``environment``: a :class:`LiveEnvironment` to share (what it learned about callees).
+    ``param_kinds``: see :func:`check_source`.
     """
     if fs is None:
         fs = load_source(fn)
@@ -216,6 +231,7 @@ def check_function(
         environment=environment,
         defer_inactive_calls=defer_inactive_calls,
         active=active,
+        param_kinds=param_kinds,
     )
 
 
@@ -229,7 +245,9 @@ def check(fn, registry=None) -> list[Diagnostic]:
     return check_function(fn, registry)
 
 
-def raise_if_unsupported(fn, registry=None, wrt=None, fs=None, environment=None) -> None:
+def raise_if_unsupported(
+    fn, registry=None, wrt=None, fs=None, environment=None, param_kinds=None
+) -> None:
     """Raise :class:`~pullback.errors.UnsupportedSyntaxError` listing every finding, if any.
 
     Called before the transform, which then refuses the calls of ``fn`` with neither rule
@@ -238,16 +256,24 @@ def raise_if_unsupported(fn, registry=None, wrt=None, fs=None, environment=None)
     calls receive differentiated values in (check/taint.py). ``fs``: the source the
     transform loaded, read here rather than parsed a second time. ``environment``: a
     :class:`LiveEnvironment` the transform shares (which helpers write into parameters).
+    ``param_kinds``: the kinds of the call's arguments by parameter name (see
+    :func:`check_source`).
     """
     # an element of *args is differentiated as "args[1]": the parameter is args
     active = None if wrt is None else frozenset(str(w).split("[")[0] for w in wrt)
     diagnostics = check_function(
-        fn, registry, defer_inactive_calls=True, active=active, fs=fs, environment=environment
+        fn,
+        registry,
+        defer_inactive_calls=True,
+        active=active,
+        fs=fs,
+        environment=environment,
+        param_kinds=param_kinds,
     )
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by
         # activity included (each one a gradient may have to cross).
-        diagnostics = check_function(fn, registry, active=active, fs=fs)
+        diagnostics = check_function(fn, registry, active=active, fs=fs, param_kinds=param_kinds)
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)
@@ -263,9 +289,9 @@ def deferred_augassigns(fs, registry=None) -> set:
 
 
 def _may_defer(tree) -> bool:
-    """Cheaply: whether some ``name op= v`` has a ``name = base[index]`` or a
-    ``name = <number>`` beside it."""
-    augmented, read = set(), set()
+    """Cheaply: whether some ``name op= v`` has a ``name = base[index]``, a
+    ``name = <number>`` or a parameter ``name`` beside it."""
+    augmented, read = set(), set(parameter_names(tree))
     for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)

@@ -164,10 +164,16 @@ class AliasAnalysis:
         # through another such statement): `t = 0.0; ... f(t); t += h` (a clock passed to
         # a right-hand side) is a float each time it runs unless `h` is an array, while
         # `y = x * 1.0; z = y; y += 1` stays reported before it runs.
+        # A parameter is an origin too (`def f(x, n): ... n += 1`): an int or a float
+        # rebinds, the caller's array would change (refused by the check when the call's
+        # kinds say array, else when it runs).
         origin = {
             s
             for s in self.deferred
-            if any(self._element_read(d) or self._number(d) for d in self._defs(s))
+            if any(
+                self._element_read(d) or self._number(d) or self._is_parameter(d)
+                for d in self._defs(s)
+            )
         }
         changed = True
         while changed:
@@ -177,6 +183,29 @@ class AliasAnalysis:
                     origin.add(stmt)
                     changed = True
         self.deferred &= origin
+        self._parameter_origins()
+
+    def _parameter_origins(self) -> None:
+        """For each deferred statement, the parameters whose value it may change: those
+        reaching it directly or through another deferred statement (`n += 1` in a loop)."""
+        self.parameters = {s: set() for s in self.deferred}
+        changed = True
+        while changed:
+            changed = False
+            for stmt in self.deferred:
+                found = set(self.parameters[stmt])
+                for d in self._defs(stmt):
+                    if self._is_parameter(d):
+                        found.add(d.id)
+                    elif self.parent.get(d) in self.parameters:
+                        found |= self.parameters[self.parent.get(d)]
+                if found != self.parameters[stmt]:
+                    self.parameters[stmt] = found
+                    changed = True
+
+    def parameter_origins(self, stmt) -> set:
+        """The parameters whose caller's value the deferred ``stmt`` may hold."""
+        return self.parameters.get(stmt, set())
 
     def is_deferred(self, stmt: gast.AugAssign) -> bool:
         return stmt in self.deferred
@@ -193,7 +222,7 @@ class AliasAnalysis:
             return False
         for definition in defs:
             if self._is_parameter(definition):
-                return False
+                continue  # the caller's value: checked against the call's kinds, or as it runs
             parent = self.parent.get(definition)
             if isinstance(parent, gast.AugAssign) and parent.target is definition:
                 if parent in self.allowed or parent in self.deferred:

@@ -99,9 +99,7 @@ class Opaque:
         return f"<opaque {self._name}>"
 
 
-class FunctionChecker(
-    MutationChecks, CallChecks, HelperWrites, StatementChecks, gast.NodeVisitor
-):
+class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks, gast.NodeVisitor):
     """Collect the diagnostics of one function (see :func:`pullback.check.check_function`).
 
     ``env`` answers what a resolved callee is (see ``pullback.check.LiveEnvironment``):
@@ -109,8 +107,16 @@ class FunctionChecker(
     ``("opaque",)`` or ``("foreign",)``.
     """
 
-    def __init__(self, fs, registry, env, *, defer_inactive_calls=False, active=None):
+    def __init__(
+        self, fs, registry, env, *, defer_inactive_calls=False, active=None, param_kinds=None
+    ):
         self.fs = fs
+        # The kinds of the call's arguments by parameter name (transform/kinds.py), or None
+        # when no call is known (``check(fn)``): `n += 1` on a parameter runs where the
+        # argument is not an array (check/param_rebinding.py).
+        self.param_kinds = param_kinds
+        # id of an `xs[t][k] = v` target -> why its array may be held elsewhere (held_arrays.py)
+        self.held_unproved: dict = {}
         # The parameters differentiated values may reach (None: every one): in a callee,
         # a call with neither rule nor source is reported only if one may reach it.
         self.active = active

@@ -17,6 +17,7 @@ from ..resolve import own_nodes
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
 from ..transform.side_effects import append_read_back
 from . import codes
+from .held_arrays import Unproved, held_arrays_refusal
 from .mutation_fixes import outside_append_texts
 from .taint import reads_tainted
 
@@ -105,6 +106,15 @@ class ContainerChecks:
         base = target.value
         analysis = self._container_analysis()
         if isinstance(base, gast.Subscript):
+            unproved = self.held_array_store(target)
+            if unproved is None:
+                return True  # rewritten by transform/list_mutation.py (held_array_store)
+            root = base.value
+            rows = analysis.rows_refusal(root.id) if isinstance(root, gast.Name) else None
+            if rows is not None and rows.kind == "rows":
+                made = [rows.node, *analysis.bindings.get(root.id, ())]
+                if not any(_rows_of_lists(v, analysis) for v in made):
+                    return False  # a list of arrays: reported as one (mutation_checks.py)
             return self._nested_store(target, analysis)
         if not isinstance(base, gast.Name):
             return False
@@ -122,6 +132,18 @@ class ContainerChecks:
         what = f"'{self.text(target)} {'' if op is None else op}= ...'"
         self._report_container(target, base.id, what, kind, refusal)
         return True
+
+    def held_array_store(self, target):
+        """None when ``xs[t][k] (op)= v`` writes into an array that the local list or dict
+        ``xs`` alone holds (check/held_arrays.py), else why not (an ``Unproved``, kept for
+        the message of mutation_checks.py)."""
+        outer = target.value
+        if not isinstance(outer.value, gast.Name) or isinstance(outer.slice, gast.Slice):
+            return Unproved(None)
+        unproved = held_arrays_refusal(self, outer.value.id)
+        if unproved is not None:
+            self.held_unproved[id(target)] = unproved
+        return unproved
 
     def _nested_store(self, target, analysis) -> bool:
         """``rows[i][j] (op)= v`` into a local list of lists: allowed when every row is a new
@@ -287,3 +309,16 @@ def _returns_a_value(tree) -> bool:
         and not (isinstance(n.value, gast.Constant) and n.value.value is None)
         for n in own_nodes(tree.body)
     )
+
+
+def _rows_of_lists(value, analysis) -> bool:
+    """Whether ``value`` (what a list of rows got) puts in lists (``[[..]] * 2``,
+    ``[[..] for ..]``, ``[..]``), not arrays (``[np.zeros(n)]``, ``np.ones(n)``)."""
+    if isinstance(value, gast.BinOp):
+        sides = [v for v in (value.left, value.right) if isinstance(v, (gast.List, gast.ListComp))]
+        return any(_rows_of_lists(v, analysis) for v in sides)
+    if isinstance(value, gast.List):
+        return any(analysis.new_container(e) == "list" for e in value.elts)
+    if isinstance(value, gast.ListComp):
+        return analysis.new_container(value.elt) == "list"
+    return analysis.new_container(value) == "list"

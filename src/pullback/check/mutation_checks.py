@@ -14,6 +14,7 @@ from ..transform.inplace_calls import inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
     AliasAnalysis,
+    Reason,
 )
 from .fresh_arrays import may_return_view, method_may_return_view
 from .mutation_fixes import (
@@ -27,6 +28,7 @@ from .mutation_fixes import (
     plus_one,
     quote_first,
 )
+from .param_rebinding import array_parameters
 
 
 class MutationChecks:
@@ -261,7 +263,10 @@ class MutationChecks:
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
         if reason.kind == "unknown" and isinstance(target.value, gast.Subscript):
-            why, first = _held_array_why(base, self.text(target.value.value), index, self.text)
+            unproved = self.held_unproved.get(id(target))
+            why, first = _held_array_why(
+                base, self.text(target.value.value), index, self.text, self._held_by(unproved)
+            )
         if isinstance(target.value, gast.Attribute) and target.value.attr in VIEW_ATTRIBUTES:
             # x.T[i, j] = v: a write through a view of x, which pullback does not follow
             owner = self.text(target.value.value)
@@ -424,17 +429,40 @@ class MutationChecks:
             f"{combined(base)}, {base})"
         )
 
+    def _held_by(self, unproved) -> str:
+        """``, and `a = xs[t]` on line 4 may keep one of its arrays``: what breaks the proof."""
+        node = getattr(unproved, "node", None)
+        if node is None:
+            return ""
+        _, line, _ = self.fs.location(node)
+        if unproved.kept:
+            return f", and `{self.text(node)}` on line {line} may keep one of its arrays"
+        return (
+            f", and `{self.text(node)}` on line {line} puts in a value that may be held elsewhere"
+        )
+
     # -- augmented assignment to a name (PB105) ----------------------------------------------
     def _check_augassign_name(self, node, op):
         if self._aliases().is_rebinding(node) or self.container_rebinding_ok(node):
             return
         if node.target.id in self._free_declarations():
             return  # global n; n += 1: runs as in the primal, or refused as PB401
-        if self._aliases().is_deferred(node):
-            return  # s = x[i]; s += v: checked when it runs (aliasing._solve_deferred)
         name = node.target.id
         reason = self._aliases().reason(node)
-        if reason is not None and reason.kind == "parameter":
+        if self._aliases().is_deferred(node):
+            # s = x[i]; s += v or n += 1 on a parameter: checked when it runs
+            # (aliasing._solve_deferred), unless the call passes an array there
+            arrays = array_parameters(self, self._aliases().parameter_origins(node))
+            if not arrays:
+                return
+            # known kinds: "is the caller's array"; else "may be" (the definition)
+            reason = Reason("parameter", None if self.param_kinds is not None else node)
+        if reason is not None and reason.kind == "parameter" and reason.node is None:
+            why = (
+                f"'{name}' is the caller's array at this call (its argument is an array), "
+                f"and `{op}=` would change that array in place (on a number it rebinds)."
+            )
+        elif reason is not None and reason.kind == "parameter":
             why = (
                 f"'{name}' may be the caller's array (it comes from a parameter), and "
                 f"`{op}=` would change that array in place."
@@ -462,13 +490,14 @@ class MutationChecks:
         )
 
 
-def _held_array_why(base, holder, index, text):
+def _held_array_why(base, holder, index, text, held_by=""):
     """Why and the first fix for ``xs[t][k] = v``: an array held in a list or dict is written
-    through the container, which pullback does not follow (min-char-rnn's one-hot
-    ``xs[t][inputs[t]] = 1``); writing it under a name of its own before storing it works."""
+    through the container only where the container is local and holds its arrays alone
+    (check/held_arrays.py); writing it under a name of its own before storing it works."""
     return (
-        f"'{base}' is an array held in '{holder}': pullback follows writes into arrays that "
-        "a name of the function holds, not into those held by a list or a dict.",
+        f"'{base}' is an array held in '{holder}': pullback follows such a write only into a "
+        f"list or dict the function made, whose every array is new and held by it alone"
+        f"{held_by}.",
         f"make the array under a name, write into it, then store it (`a = np.zeros(...)`, "
         f"`a[{text(index)}] = ...`, `{base} = a`), or ",
     )

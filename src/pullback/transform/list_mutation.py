@@ -106,6 +106,8 @@ class ListMutations:
         outer = target.value
         if isinstance(outer, gast.Subscript) and self.rows_of_lists(outer.value):
             return self.template_block(self.nested_store(target, value, op), s), False
+        if isinstance(outer, gast.Subscript) and self.container_kind(outer.value) is not None:
+            return self.held_array_store(target, value, op, s), False
         kind = self.container_kind(target.value)
         if kind == "list" and op is None and isinstance(target.slice, gast.Slice):
             name = target.value.id
@@ -123,6 +125,32 @@ class ListMutations:
             return self.template_block(code, s), False
         code = self.guard(name, kind) + self.item_store(kind, target, value, op)
         return self.template_block(code, s), False
+
+    def held_array_store(self, target, value, op, s) -> list:
+        """``xs[t][k] (op)= v`` into an array only the local list or dict ``xs`` holds (the
+        check proved it: check/held_arrays.py) as a new array stored back, in Python's
+        order of evaluation: ``_o = xs[t]; _a = _pb_array_set_copy(_o, k, v); xs[t] = _a``
+        (``_pb_array_set_copy`` refuses a value that is not an array as it runs)."""
+        outer = target.value
+        stmts: list = []
+        if op is None:
+            v = self.atom(value, stmts)
+        key = self.atom(outer.slice, stmts)
+        read = gast.copy_location(N.subscript(N.load(outer.value.id), key), outer)
+        old = self.atom(read, stmts)
+        index = self.key_value(target.slice, stmts)
+        if op is not None:
+            item = N.subscript(copy.deepcopy(old), copy.deepcopy(index))
+            gast.copy_location(item, target)
+            binop = gast.copy_location(gast.BinOp(left=item, op=op, right=value), s)
+            v = self.atom(binop, stmts)
+        new = self.fresh()
+        call = self.helper_call("_pb_array_set_copy", [old, index, v], s)
+        stmts.append(N.assign(new, call, s))
+        store = gast.copy_location(N.subscript(N.load(outer.value.id), copy.deepcopy(key)), outer)
+        store.ctx = gast.Store()
+        more, _ = self.array_store(store, N.load(new), None, s)
+        return stmts + more
 
     def changed_container(self, node) -> bool:
         """Whether ``node`` names a local container the function changes."""

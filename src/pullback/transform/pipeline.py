@@ -59,8 +59,11 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     if wrt is not None and inherited:
         wrt = tuple(inherited.get(p, p) for p in wrt)
     environment = LiveEnvironment()  # what the check learns about callees, normalize reuses
-    if check:  # one parse: the check only reads fs
-        raise_if_unsupported(fn, registry, wrt, fs=fs, environment=environment)
+    if check:  # one parse: the check only reads fs; `n += 1` is judged by n's kind
+        call_kinds = param_kinds(fn, kinds_key) if kinds_key is not None else {}
+        raise_if_unsupported(
+            fn, registry, wrt, fs=fs, environment=environment, param_kinds=call_kinds
+        )
     params = parameter_names(fs.tree)
     wrt = tuple(params) if wrt is None else tuple(p for p in wrt if p in params)
     norm = normalize(fs, registry, environment)

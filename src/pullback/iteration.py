@@ -36,6 +36,7 @@ cannot disagree.
 from __future__ import annotations
 
 import builtins
+import itertools
 
 import gast
 
@@ -120,6 +121,19 @@ def first_item(call, resolve):
     return None
 
 
+_INDEXED_ITERTOOLS = tuple(
+    f
+    for f in (
+        itertools.combinations,
+        itertools.combinations_with_replacement,
+        itertools.permutations,
+        itertools.product,
+        getattr(itertools, "pairwise", None),
+    )
+    if f is not None
+)
+
+
 def iterator_refusal(obj):
     """``(what, fix)`` for PB301 when a gradient would flow through a kept iterator, or None.
 
@@ -133,6 +147,20 @@ def iterator_refusal(obj):
             "is consumed at once",
             f"loop over it where it is made (`for item in {name}(...)`, or a comprehension), "
             f"or build the container at once: `items = list({name}(...))`",
+        )
+    if obj in _INDEXED_ITERTOOLS:  # loops over them read by position: loop_iterables.py
+        name = obj.__name__
+        example = (
+            "pairwise(xs)"
+            if name == "pairwise"
+            else ("product(a, b)" if name == "product" else f"{name}(xs, 2)")
+        )
+        return (
+            f"itertools.{name} is differentiated where a for loop or a comprehension goes "
+            "over it and the size of its tuples is written in the call",
+            f"loop over it where it is made, with the size written as a number "
+            f"(`for a, b in itertools.{example}:`, `permutations(xs, 3)`, "
+            f"`product(xs, repeat=2)`)",
         )
     if obj is builtins.iter or obj is builtins.next:
         return (

@@ -27,6 +27,8 @@ ValueError: not enough values to unpack (expected at least 2, got 1)
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .iterators_by_hand import next_position
@@ -35,6 +37,7 @@ from .runtime import _SEQUENCES, sequence_cotangent
 from .tangents import NO_TANGENT
 
 FAMILY = "pullback_runtime"
+
 
 def unpack_items(value, count, at_least=False):
     """The items of ``value`` for a target of ``count`` names (``at_least``: with a
@@ -107,8 +110,29 @@ def nd_index(k, shape) -> tuple:
     return tuple(int(i) for i in np.unravel_index(k, shape))
 
 
+def index_table(kind: str, r, *lengths) -> tuple:
+    """The positions ``itertools.<kind>`` takes its items from, for iterables of these
+    lengths: a loop over ``combinations(xs, 2)`` reads ``xs[i], xs[j]`` for each ``(i, j)``
+    of the table (transform/loop_iterables.py), so the gradient reaches the items.
+    ``r``: the tuple size (``repeat`` for ``product``; unused for ``pairwise``).
+
+    >>> index_table("combinations", 2, 3)
+    ((0, 1), (0, 2), (1, 2))
+    >>> index_table("product", 1, 2, 2)
+    ((0, 0), (0, 1), (1, 0), (1, 1))
+    """
+    ranges = [range(n) for n in lengths]
+    if kind == "product":
+        return tuple(itertools.product(*ranges, repeat=r))
+    if kind == "pairwise":
+        return tuple(zip(ranges[0], ranges[0][1:], strict=False))
+    return tuple(getattr(itertools, kind)(ranges[0], r))
+
+
 def register(reg):
     # (the position of an iterator stepped by hand: iterators_by_hand.py)
-    reg.non_differentiable(zip_length, nd_index, next_position, family=FAMILY, trusted=True)
+    reg.non_differentiable(
+        zip_length, nd_index, next_position, index_table, family=FAMILY, trusted=True
+    )
     reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import itertools
 
 import gast
 import numpy as np
@@ -134,11 +135,42 @@ class LoopIterables:
             )
         if fn is np.ndenumerate and len(it.args) == 1 and not it.keywords:
             return self._nd_iteration(it.args[0], pre, where)
+        table = _index_table_form(fn, it)
+        if table is not None:
+            return self._table_iteration(table, pre, where)
         seq = self.sequence(it, pre, where)
         return (
             N.call("len", [N.load(seq)]),
             lambda k: Element(value=N.subscript(N.load(seq), k)),
         )
+
+    def _table_iteration(self, table, pre, where):
+        """``itertools.combinations(xs, 2)`` and its kin (see :func:`_index_table_form`):
+        the tuple ``(xs[i], xs[j])`` for the ``k``-th ``(i, j)`` of the positions
+        :func:`~pullback.unpacking.index_table` lists, each item read from its iterable
+        as that iterable's own iteration reads it."""
+        kind, r, iterables, sources = table
+        parts = [self.iteration(a, pre, where) for a in iterables]
+        lengths = []
+        for length, _ in parts:
+            name = self.fresh("n")
+            pre.append(N.assign(name, length, where))
+            lengths.append(N.load(name))
+        positions = self.fresh("positions")
+        args = [N.const(kind), N.const(r), *lengths]
+        made = self.bound_call(unpacking.index_table, args, where, name="_pb_index_table")
+        pre.append(N.assign(positions, made, where))
+
+        def at(k):
+            row = N.subscript(N.load(positions), _copy(k))
+            return Element(
+                parts=[
+                    parts[source][1](N.subscript(copy.deepcopy(row), N.const(j)))
+                    for j, source in enumerate(sources)
+                ]
+            )
+
+        return N.call("len", [N.load(positions)]), at
 
     def _nd_iteration(self, arg, pre, where):
         """``np.ndenumerate(a)``: the pair ``(index, a[index])`` of the array's ``k``-th
@@ -257,6 +289,57 @@ class LoopIterables:
         for elt, atom in zip(target.elts, atoms, strict=True):
             stmts.extend(self.unpack(elt, atom, s))
         return stmts
+
+
+_TABLES = {
+    itertools.combinations: "combinations",
+    itertools.combinations_with_replacement: "combinations_with_replacement",
+    itertools.permutations: "permutations",
+    itertools.product: "product",
+}
+if hasattr(itertools, "pairwise"):  # Python 3.10
+    _TABLES[itertools.pairwise] = "pairwise"
+
+
+def _constant_int(node):
+    if isinstance(node, gast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
+    return None
+
+
+def _index_table_form(fn, it):
+    """``(kind, r, iterables, sources)`` for a call of an ``itertools`` function whose
+    tuples have a size written in the call (``combinations(xs, 2)``, ``permutations(xs,
+    3)``, ``product(a, b)``, ``product(xs, repeat=2)``, ``pairwise(xs)``): ``sources[j]``
+    is the iterable item ``j`` of each tuple comes from. None for anything else (it is
+    read once as a sequence, as any iterable)."""
+    kind = _TABLES.get(fn) if fn is not None else None
+    if kind is None:
+        return None
+    keywords = {k.arg: k.value for k in it.keywords}
+    if None in keywords:
+        return None
+    if kind == "product":
+        if set(keywords) - {"repeat"} or not it.args:
+            return None
+        repeat = _constant_int(keywords["repeat"]) if "repeat" in keywords else 1
+        if repeat is None:
+            return None
+        m = len(it.args)
+        return kind, repeat, list(it.args), [j % m for j in range(m * repeat)]
+    if kind == "pairwise":
+        if len(it.args) != 1 or keywords:
+            return None
+        return kind, 2, list(it.args), [0, 0]
+    if len(it.args) == 2 and not keywords:
+        r = _constant_int(it.args[1])
+    elif len(it.args) == 1 and set(keywords) == {"r"}:
+        r = _constant_int(keywords["r"])
+    else:
+        return None  # permutations(xs): its size is the length, known only when it runs
+    if r is None:
+        return None
+    return kind, r, [it.args[0]], [0] * r
 
 
 def _plain_tuple(target, length) -> bool:

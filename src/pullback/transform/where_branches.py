@@ -29,6 +29,7 @@ members in a loop, whose values its reverse loop reads), so the forward loop's m
 masked as well; a ``np.where`` whose result no cotangent reaches (the primal result of a
 generated vjp function, read only for its shape); and the reads inside the ``if m is not
 False:`` blocks of a scalar's masked contributions are allowed uses (where_guards.py).
+Statement lists are found by where_blocks.py (a ``try`` body's steps spliced together).
 """
 
 from __future__ import annotations
@@ -40,16 +41,17 @@ import gast
 import numpy as np
 
 from .. import runtime, tangents, where_masks
-from ..registry import SCALAR
+from ..registry import ENTRY_POINTS, SCALAR
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
+from .where_blocks import BLOCK_FIELDS as _BLOCK_FIELDS
+from .where_blocks import statement_lists, try_steps
 from .where_guards import guarded_statements
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
-_BLOCK_FIELDS = ("body", "orelse")
 
 
 class WhereGroup:
@@ -71,6 +73,7 @@ class WhereGroup:
         "helpers",
         "select",
         "inner",
+        "stepped",
     )
 
     def __init__(self, target, condition, roots, negate, members):
@@ -83,31 +86,7 @@ class WhereGroup:
         self.negate = negate
         self.members = members
         self.mask = None
-
-
-def _spliced(body) -> list:
-    """``body`` with the statements of each plain ``with`` block in its place: a block that
-    always runs, in the same names (``with np.errstate(...)``), so that a gradient's masks
-    under one see the primal values computed under another."""
-    if not any(type(s) is WithBlock for s in body):
-        return body
-    out = []
-    for s in body:
-        out.extend(_spliced(s.body) if type(s) is WithBlock else [s])
-    return out
-
-
-def _blocks(body):
-    """Every statement list of the tree (the function's body first), plain ``with``
-    blocks spliced into the list around them."""
-    body = _spliced(body)
-    yield body
-    for s in body:
-        if isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
-            for field in _BLOCK_FIELDS:
-                inner = getattr(s, field, None)
-                if inner:
-                    yield from _blocks(inner)
+        self.stepped = False  # spans the steps of a lowered try (its masks start as None)
 
 
 def _header_names(s) -> list:
@@ -269,9 +248,12 @@ def finite_factors(value) -> bool:
 def _shape_only_uses() -> dict:
     """``{function: positions}``: arguments that generated code passes for their shape or
     as a flag, which get no cotangent (a member read there keeps a zero cotangent)."""
-    from ..rules import numpy_assemble_pullbacks, transformable
+    from ..rules import numpy_assemble_pullbacks, pullback_runtime_pullbacks, transformable
 
     return {
+        # (in a derivative of a gradient: the pullbacks of masked and unbroadcast)
+        pullback_runtime_pullbacks.masked_pullback: {1, 2},
+        pullback_runtime_pullbacks.unbroadcast_pullback: {1, 2},
         tangents.unbroadcast: {1},
         where_masks.masked: {1},
         where_masks.kept: {1},
@@ -422,9 +404,11 @@ def _selects(s) -> bool:
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
-    blocks = list(_blocks(tree.body))
+    steps = try_steps(tree.body)
+    blocks = list(statement_lists(tree.body, steps))
     if not any(_selects(s) for block in blocks for s in block):
         return {}  # (one look at each statement: most functions have no selection)
+    stepped = set().union(*steps.values())
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
     mask_keys: dict = {}  # the masks of a generated gradient -> their selection
@@ -493,6 +477,9 @@ def where_groups(tree, registry, is_active) -> dict:
             )
             group.select = next((sel for *_, sel in roots if sel is not None), None)
             group.helpers = helper_calls(group, local, registry)
+            group.stepped = any(id(local[m]) in stepped for m in members) or any(
+                id(r[0]) in stepped for r in roots
+            )
             for m in members:
                 groups.setdefault(m, []).append(group)
     return groups
@@ -525,6 +512,11 @@ def _shape_only_read(n, v, shape_only) -> bool:
         positions = shape_only.get(callee.obj, ())
     except TypeError:
         return False
+    if positions == () and type(callee.obj) is ENTRY_POINTS.VJPRef:
+        # the generated vjp of such a function, ``vjp(dvalue, *args)``: an argument the
+        # function reads for its shape gets no cotangent from its derivative either
+        inner = shape_only.get(callee.obj.fn, ())
+        positions = () if not inner else {k + 1 for k in inner}
     if positions == () or v.keywords:
         return False
     return all(

@@ -186,3 +186,58 @@ def test_third_derivatives_through_a_masked_where(dtype):
         for k in AWAY:
             want = column_differences(hess, x, k)
             np.testing.assert_allclose(t[:, :, k], want, rtol=1e-5, atol=1e-6)
+
+
+# -- 4. a user's helper in a where branch, at second order ------------------------------------
+def h_xlogx(v):
+    return v * np.log(v)
+
+
+def h_sqrt(v):
+    w = np.sqrt(v)
+    return w * v + 1.0
+
+
+def helper_branch(x):
+    return np.sum(np.where(x > 0, h_xlogx(x), 0.0))
+
+
+def helper_two_branches(x):
+    return np.sum(np.where(x > 0, h_sqrt(x), h_xlogx(1.0 - x)))  # (log(1 - x): NaN from 1)
+
+
+def h_with_branch(v):
+    return np.where(v > 1.0, v, 1.0) * np.log(v)
+
+
+def helper_not_proved(x):
+    return np.sum(np.where(x > 0, h_with_branch(x) * 1.0, 0.0))
+
+
+@pytest.mark.parametrize("fn", [helper_branch, helper_two_branches])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_helper_in_a_where_branch_at_second_order(fn, dtype):
+    x = np.array(POINTS, dtype)
+    g = quiet(pullback.grad(fn), x)
+    h = quiet(pullback.hessian(fn), x)
+    assert h.dtype == dtype
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)), h
+    np.testing.assert_allclose(h, quiet(pullback.jacobian(pullback.grad(fn)), x), rtol=1e-6)
+    v = np.linspace(-1.0, 1.0, x.size).astype(dtype)
+    np.testing.assert_allclose(quiet(pullback.hvp(fn), x, v), h @ v, rtol=1e-5, atol=1e-6)
+    if dtype is np.float64:
+        grad_fn = pullback.grad(fn)
+        for k in AWAY:
+            want = column_differences(grad_fn, x, k)
+            np.testing.assert_allclose(h[:, k], want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_helper_that_is_not_proved_elementwise_keeps_its_hessian():
+    # (np.where with a constant branch inside the helper: no proof, no mask; the values
+    # where the gradient is finite are the same)
+    x = np.array([0.5, 2.0, 3.0])
+    h = quiet(pullback.hessian(helper_not_proved), x)
+    np.testing.assert_allclose(h, quiet(pullback.jacobian(pullback.grad(helper_not_proved)), x))
+    grad_fn = pullback.grad(helper_not_proved)
+    for k in range(3):
+        np.testing.assert_allclose(h[:, k], column_differences(grad_fn, x, k), rtol=1e-5, atol=1e-6)

@@ -46,7 +46,7 @@ from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .where_blocks import BLOCK_FIELDS as _BLOCK_FIELDS
 from .where_blocks import statement_lists, try_steps
-from .where_guards import guarded_statements
+from .where_guards import guarded_statements, joined_masks
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
@@ -134,16 +134,30 @@ def _is_masked(value) -> bool:
 def _elementwise_vjp(value) -> bool:
     """Whether ``value`` calls the vjp function of a one-argument elementwise rule
     (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: dynamic_calls.
-    scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``."""
+    scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``;
+    or the generated vjp of a user's helper of one argument (``_vjp_h(g, x)``), which is
+    as elementwise as the helper (proved at run time: :func:`helper_calls`)."""
     callee = getattr(value, "pb_callee", None)
     return (
         value.__class__ is gast.Call
         and callee is not None
         and callee.kind == "object"
-        and getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
+        and (
+            getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
+            or _helper_vjp(callee.obj) is not None
+        )
         and len(value.args) == 2
         and not value.keywords
     )
+
+
+def _helper_vjp(obj):
+    """The user's function whose generated vjp ``obj`` is (differentiated in its one
+    argument), else None."""
+    if type(obj) is not ENTRY_POINTS.VJPRef or len(obj.wrt) != 1:
+        return None
+    fn = obj.fn
+    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _elementwise(value, registry, local=None) -> bool:
@@ -171,7 +185,7 @@ def _elementwise(value, registry, local=None) -> bool:
         return False
     if any(isinstance(a, gast.Starred) for a in value.args):
         return False
-    if _is_where(value) or _is_masked(value):
+    if _is_where(value) or _is_masked(value) or _elementwise_vjp(value):
         return True
     callee = getattr(value, "pb_callee", None)
     if callee is None or callee.kind != "object":
@@ -212,6 +226,10 @@ def helper_calls(group, local, registry) -> list:
         v = local[m].value
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
+            helper = _helper_vjp(callee.obj) if _elementwise_vjp(v) else None
+            if helper is not None:  # (its vjp is elementwise where the helper is)
+                out.append((helper, v.args[1:]))
+                continue
             if not _is_where(v) and not _elementwise_vjp(v) and registry.lookup(callee.obj) is None:
                 if derivatives is None:
                     derivatives = _derivatives(registry)
@@ -442,6 +460,8 @@ def where_groups(tree, registry, is_active) -> dict:
         and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
     }
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
+    if mask_keys:
+        joined_masks(blocks, mask_keys)
     shape_only = _shape_only_uses()
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)

@@ -3,13 +3,15 @@
 ``(contribution if m is not False else 0.0)`` for its mask ``m`` (reverse_where), which a
 derivative of that gradient meets normalized as ``if m is not False:`` blocks. What such a
 block reads gets a zero cotangent where the branch was not selected, as a member's masked
-contribution does."""
+contribution does.
+
+A mask of a generated gradient may also be a join with None (:func:`joined_masks`)."""
 
 from __future__ import annotations
 
 import gast
 
-__all__ = ["guarded_statements"]
+__all__ = ["guarded_statements", "joined_masks"]
 
 
 def guarded_statements(blocks, mask_keys, defs) -> dict:
@@ -63,3 +65,33 @@ def _statements(body):
             inner = getattr(s, field, None)
             if isinstance(inner, list):
                 yield from _statements(inner)
+
+
+def joined_masks(blocks, mask_keys) -> None:
+    """Add to ``mask_keys`` the joins of one mask with None, in a generated gradient: the
+    mask of a branch with a user's helper, ``branch_mask(...) if elementwise_in_x(h, ())
+    else None``, is such a join once normalized. Where it is None, ``selection_mask``
+    masks nothing."""
+    copies: dict = {}
+    for block in blocks:
+        for st in block:
+            if st.__class__ is gast.Assign and st.targets[0].__class__ is gast.Name:
+                v = st.value
+                if v.__class__ is gast.Name:
+                    source = v.id
+                elif v.__class__ is gast.Constant and v.value is None:
+                    source = None
+                else:
+                    source = False  # (assigned otherwise: no join of masks)
+                copies.setdefault(st.targets[0].id, []).append(source)
+    nones = {n for n, sources in copies.items() if sources == [None]}
+    changed = True
+    while changed:
+        changed = False
+        for n, sources in copies.items():
+            if n in mask_keys or False in sources:
+                continue
+            keys = {mask_keys.get(m) for m in sources if m is not None and m not in nones}
+            if len(keys) == 1 and None not in keys:
+                mask_keys[n] = keys.pop()
+                changed = True

@@ -33,6 +33,24 @@ def column_differences(g, x, k, eps=1e-6):
     return (quiet(g, hi) - quiet(g, lo)) / (2 * eps)
 
 
+def check_hessian(fn, x, away):
+    """``fn``'s gradient and Hessian at ``x`` are finite, the Hessian has ``x``'s dtype,
+    equals ``jacobian(grad(fn))`` and agrees with ``hvp``, and (float64) its columns ``away``
+    from the switch points match central differences of the gradient."""
+    g = quiet(pullback.grad(fn), x)
+    h = quiet(pullback.hessian(fn), x)
+    assert h.dtype == x.dtype
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)), h
+    np.testing.assert_allclose(h, quiet(pullback.jacobian(pullback.grad(fn)), x), rtol=1e-6)
+    v = np.linspace(-1.0, 1.0, x.size).astype(x.dtype)
+    np.testing.assert_allclose(quiet(pullback.hvp(fn), x, v), h @ v, rtol=1e-5, atol=1e-6)
+    if x.dtype == np.float64:
+        grad_fn = pullback.grad(fn)
+        for k in away:
+            want = column_differences(grad_fn, x, k)
+            np.testing.assert_allclose(h[:, k], want, rtol=1e-5, atol=1e-6)
+
+
 # -- 1. np.where in a try body --------------------------------------------------------------
 def try_xlogx(x):
     try:
@@ -112,18 +130,7 @@ CHAIN_POINTS = [-1.0, 0.0, 0.5, 2.0, 4.0, 10.0]  # log(x) > 1 from e, x log(x) >
 @pytest.mark.parametrize("fn", [chained, chained_products])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_chained_wheres_have_finite_hessians(fn, dtype):
-    x = np.array(CHAIN_POINTS, dtype)
-    g = quiet(pullback.grad(fn), x)
-    h = quiet(pullback.hessian(fn), x)
-    assert h.dtype == dtype
-    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)), h
-    np.testing.assert_allclose(h, quiet(pullback.jacobian(pullback.grad(fn)), x), rtol=1e-6)
-    if dtype is np.float64:
-        x64 = x.copy()
-        grad_fn = pullback.grad(fn)
-        for k in (0, 2, 3, 4, 5):
-            want = column_differences(grad_fn, x64, k)
-            np.testing.assert_allclose(h[:, k], want, rtol=1e-5, atol=1e-6)
+    check_hessian(fn, np.array(CHAIN_POINTS, dtype), [0, 2, 3, 4, 5])
 
 
 # -- 3. forward over reverse of a where in a loop ---------------------------------------------
@@ -217,19 +224,7 @@ def helper_not_proved(x):
 @pytest.mark.parametrize("fn", [helper_branch, helper_two_branches])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_helper_in_a_where_branch_at_second_order(fn, dtype):
-    x = np.array(POINTS, dtype)
-    g = quiet(pullback.grad(fn), x)
-    h = quiet(pullback.hessian(fn), x)
-    assert h.dtype == dtype
-    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)), h
-    np.testing.assert_allclose(h, quiet(pullback.jacobian(pullback.grad(fn)), x), rtol=1e-6)
-    v = np.linspace(-1.0, 1.0, x.size).astype(dtype)
-    np.testing.assert_allclose(quiet(pullback.hvp(fn), x, v), h @ v, rtol=1e-5, atol=1e-6)
-    if dtype is np.float64:
-        grad_fn = pullback.grad(fn)
-        for k in AWAY:
-            want = column_differences(grad_fn, x, k)
-            np.testing.assert_allclose(h[:, k], want, rtol=1e-5, atol=1e-6)
+    check_hessian(fn, np.array(POINTS, dtype), AWAY)
 
 
 def test_a_helper_that_is_not_proved_elementwise_keeps_its_hessian():

@@ -46,7 +46,14 @@ from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .where_blocks import BLOCK_FIELDS as _BLOCK_FIELDS
 from .where_blocks import statement_lists, try_steps
-from .where_guards import guarded_statements, joined_masks
+from .where_guards import (
+    guarded_statements,
+    joined_masks,
+    mask_key,
+    masks_alone,
+    masks_of_masks,
+    src_key,
+)
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
@@ -316,35 +323,6 @@ def _shape_tuples(blocks, users, defs, shape_only) -> set:
     return found
 
 
-def _mask_key(value):
-    """The selection a mask assigned by ``value`` stands for: ``(condition, negate)`` of
-    ``branch_mask(c, t, a, negate)`` or ``selection_mask(c, negate, ...)``, else None."""
-    callee = getattr(value, "pb_callee", None)
-    if not isinstance(value, gast.Call) or callee is None or callee.kind != "object":
-        return None
-    args = value.args
-    if callee.obj is where_masks.select_mask and len(args) == 4:
-        k = args[1]
-        if isinstance(k, gast.Constant) and type(k.value) is int:
-            return (src_key(args[0]) + "#select", k.value)
-        return None
-    if callee.obj is where_masks.branch_mask and len(args) == 4:
-        flag = args[3]
-    elif callee.obj is where_masks.selection_mask and len(args) == 4:
-        flag = args[1]
-    else:
-        return None
-    if not isinstance(flag, gast.Constant) or not isinstance(flag.value, bool):
-        return None
-    if isinstance(args[0], gast.Constant):  # (a selection of masks alone)
-        return None
-    return (src_key(args[0]), flag.value)
-
-
-def src_key(node) -> str:
-    return gast.unparse(node).strip()
-
-
 def _roots(block, is_active, mask_keys, users, defs, shape_only, canon) -> dict:
     """``{(condition, negate): [(statement, branch name)]}``: the ``np.where`` branches of a
     block, and the ``masked(ct, mask)`` of a generated gradient (a branch ``ct`` selected
@@ -430,15 +408,18 @@ def where_groups(tree, registry, is_active) -> dict:
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
     mask_keys: dict = {}  # the masks of a generated gradient -> their selection
+    alone: dict = {}  # the masks selected by masks alone -> their call
     for block in blocks:
         for s in block:
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     if isinstance(t, gast.Name):
                         defs[t.id] = defs.get(t.id, 0) + 1
-                        key = _mask_key(s.value)
+                        key = mask_key(s.value)
                         if key is not None:
                             mask_keys[t.id] = key
+                        elif masks_alone(s.value):
+                            alone[t.id] = s.value
                 read = names_in(s.value)
             elif isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
                 read = _header_names(s)
@@ -462,6 +443,15 @@ def where_groups(tree, registry, is_active) -> dict:
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     if mask_keys:
         joined_masks(blocks, mask_keys)
+        alone = {m: v for m, v in alone.items() if defs.get(m) == 1}
+        if alone:
+            masks_of_masks(blocks, mask_keys, alone)
+    for block in blocks:  # a mask of no selection found here (read from a loop's tape)
+        for st in block:  # is a selection of its own: its roots have its positions
+            if st.__class__ is gast.Assign and _is_masked(st.value):
+                m = st.value.args[1].id
+                if m not in mask_keys and defs.get(m) == 1:
+                    mask_keys[m] = (f"<mask {m}>", False)
     shape_only = _shape_only_uses()
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)

@@ -40,7 +40,7 @@ import types
 import gast
 import numpy as np
 
-from .. import runtime, tangents, where_masks
+from .. import read_folds, runtime, tangents, where_masks
 from ..registry import ENTRY_POINTS, SCALAR
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
@@ -150,27 +150,32 @@ def _elementwise_vjp(value) -> bool:
         and callee is not None
         and callee.kind == "object"
         and (
-            getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
-            or _helper_vjp(callee.obj) is not None
+            (
+                getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
+                and len(value.args) == 2
+            )
+            or _helper_vjp(callee.obj, len(value.args)) is not None
         )
-        and len(value.args) == 2
         and not value.keywords
     )
 
 
-def _helper_vjp(obj):
-    """The user's function whose generated vjp ``obj`` is (differentiated in its one
-    argument), else None."""
-    if type(obj) is not ENTRY_POINTS.VJPRef or len(obj.wrt) != 1:
+def _helper_vjp(obj, nargs):
+    """The user's function of one argument whose generated vjp ``obj`` is, called with
+    ``nargs`` arguments (a cotangent per level: ``_vjp_h(g, x)``, and in a third
+    derivative ``_vjp_h__vjp(dg, g, x)``), else None."""
+    depth = 0
+    while type(obj) is ENTRY_POINTS.VJPRef:
+        obj, depth = obj.fn, depth + 1
+    if depth == 0 or nargs != depth + 1 or not isinstance(obj, types.FunctionType):
         return None
-    fn = obj.fn
-    return fn if isinstance(fn, types.FunctionType) else None
+    return obj
 
 
 def _elementwise(value, registry, local=None) -> bool:
     """Whether the value of an assignment is computed elementwise from its operands
-    (``local``: the block's statements by target, for ``t = v[0]`` of such a vjp's
-    result ``v``, the identity on its one cotangent)."""
+    (``local``: the block's statements by target, for ``t = v[k]`` of such a vjp's
+    result ``v``, the identity on one of its cotangents)."""
     if isinstance(value, gast.Name):
         return True
     if isinstance(value, gast.Subscript):
@@ -180,9 +185,9 @@ def _elementwise(value, registry, local=None) -> bool:
             and isinstance(base, gast.Name)
             and isinstance(k, gast.Constant)
             and type(k.value) is int
-            and k.value == 0
             and base.id in local
             and _elementwise_vjp(local[base.id].value)
+            and 0 <= k.value < len(local[base.id].value.args) - 1  # (a cotangent per input)
         )
     if isinstance(value, gast.BinOp):
         return isinstance(value.op, _ELEMENTWISE_OPS)
@@ -233,9 +238,9 @@ def helper_calls(group, local, registry) -> list:
         v = local[m].value
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
-            helper = _helper_vjp(callee.obj) if _elementwise_vjp(v) else None
+            helper = _helper_vjp(callee.obj, len(v.args)) if _elementwise_vjp(v) else None
             if helper is not None:  # (its vjp is elementwise where the helper is)
-                out.append((helper, v.args[1:]))
+                out.append((helper, v.args[-1:]))
                 continue
             if not _is_where(v) and not _elementwise_vjp(v) and registry.lookup(callee.obj) is None:
                 if derivatives is None:
@@ -280,6 +285,7 @@ def _shape_only_uses() -> dict:
         pullback_runtime_pullbacks.masked_pullback: {1, 2},
         pullback_runtime_pullbacks.unbroadcast_pullback: {1, 2},
         tangents.unbroadcast: {1},
+        read_folds.fold_reads: {1},
         where_masks.masked: {1},
         where_masks.kept: {1},
         where_masks.branch_mask: None,  # every argument

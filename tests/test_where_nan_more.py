@@ -242,3 +242,21 @@ def test_a_helper_that_is_not_proved_elementwise_keeps_its_hessian():
     grad_fn = pullback.grad(helper_not_proved)
     for k in range(3):
         np.testing.assert_allclose(h[:, k], column_differences(grad_fn, x, k), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [chained, chained_products])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_third_derivatives_of_chained_wheres(fn, dtype):
+    x = np.array(CHAIN_POINTS, dtype)
+    t = quiet(pullback.jacobian(pullback.hessian(fn)), x)
+    assert t.dtype == dtype
+    assert np.all(np.isfinite(t)), t
+    t2 = quiet(pullback.jacobian(pullback.jacobian(pullback.grad(fn))), x)
+    np.testing.assert_allclose(t2, t, rtol=1e-12, atol=1e-14)
+    x64 = x.astype(np.float64)
+    t64 = t if dtype is np.float64 else quiet(pullback.jacobian(pullback.hessian(fn)), x64)
+    np.testing.assert_allclose(t, t64, rtol=2e-4, atol=1e-4)
+    hess = pullback.hessian(fn)
+    for k in (0, 2, 3, 4, 5):
+        want = column_differences(hess, x64, k)
+        np.testing.assert_allclose(t64[:, :, k], want, rtol=1e-5, atol=1e-5)

@@ -163,10 +163,13 @@ def _elementwise_vjp(value) -> bool:
 def _helper_vjp(obj, nargs):
     """The user's function of one argument whose generated vjp ``obj`` is, called with
     ``nargs`` arguments (a cotangent per level: ``_vjp_h(g, x)``, and in a third
-    derivative ``_vjp_h__vjp(dg, g, x)``), else None."""
+    derivative ``_vjp_h__vjp(dg, g, x)``), or the vjp of an elementwise rule's vjp
+    (``_vjp_sqrt_vjp(dg, g, x)``, elementwise as it is: returned as such), else None."""
     depth = 0
     while type(obj) is ENTRY_POINTS.VJPRef:
         obj, depth = obj.fn, depth + 1
+    if depth and getattr(obj, "__pullback_elementwise_vjp__", False) is True:
+        return obj if nargs == depth + 2 else None
     if depth == 0 or nargs != depth + 1 or not isinstance(obj, types.FunctionType):
         return None
     return obj
@@ -239,6 +242,8 @@ def helper_calls(group, local, registry) -> list:
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
             helper = _helper_vjp(callee.obj, len(v.args)) if _elementwise_vjp(v) else None
+            if getattr(helper, "__pullback_elementwise_vjp__", False) is True:
+                continue  # (an elementwise rule's: nothing to prove)
             if helper is not None:  # (its vjp is elementwise where the helper is)
                 out.append((helper, v.args[-1:]))
                 continue

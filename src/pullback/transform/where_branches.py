@@ -411,10 +411,12 @@ def _selects(s) -> bool:
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
-    steps = try_steps(tree.body)
-    blocks = list(statement_lists(tree.body, steps))
+    blocks = list(statement_lists(tree.body))
     if not any(_selects(s) for block in blocks for s in block):
         return {}  # (one look at each statement: most functions have no selection)
+    steps = try_steps(tree.body)
+    if steps:  # (the steps of a try body, spliced)
+        blocks = list(statement_lists(tree.body, steps))
     stepped = set().union(*steps.values())
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments

@@ -260,3 +260,17 @@ def test_third_derivatives_of_chained_wheres(fn, dtype):
     for k in (0, 2, 3, 4, 5):
         want = column_differences(hess, x64, k)
         np.testing.assert_allclose(t64[:, :, k], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [helper_branch, helper_two_branches])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_jvp_of_the_gradient_of_a_helper_in_a_where_branch(fn, dtype):
+    # (forward mode over the gradient runs the helper's generated vjp function)
+    x = np.array(POINTS, dtype)
+    v = np.linspace(-1.0, 1.0, x.size).astype(dtype)
+    g, dg = quiet(pullback.jvp, pullback.grad(fn), (x,), (v,))
+    h = quiet(pullback.hessian(fn), x)
+    assert dg.dtype == dtype
+    assert np.all(np.isfinite(dg)), dg
+    np.testing.assert_allclose(dg, h @ v, rtol=1e-6 if dtype is np.float64 else 1e-4, atol=1e-6)
+    np.testing.assert_allclose(g, quiet(pullback.grad(fn), x))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backends
-from .adjoints import TransformedFunction, higher_order_error
+from .adjoints import TransformedFunction, VJPRef, higher_order_error
 from .arguments import (
     _check_differentiable,
     _name,
@@ -115,6 +115,10 @@ class PreparedJVP:
 def jvp_function(fn, active_positions, registry, kinds, keywords=()):
     """The generated forward-mode function of ``fn`` with tangents for the positional
     arguments in ``active_positions`` and the keyword arguments in ``keywords``."""
+    if isinstance(fn, VJPRef):
+        # a user function's vjp function (forward over a gradient that calls a helper):
+        # the generated function for these kinds, its parameters in the same places
+        fn = fn.function_for(kinds)
     n = max(active_positions, default=-1) + 1
     marks = [1.0 if k in active_positions else ZERO for k in range(n)]
     wrt, _ = tangent_parameters(fn, marks, dict.fromkeys(keywords, 1.0))

@@ -27,13 +27,15 @@ ValueError: not enough values to unpack (expected at least 2, got 1)
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 
 import numpy as np
 
 from .iterators_by_hand import next_position
 from .registry import transformable
-from .runtime import _SEQUENCES, sequence_cotangent
+from .runtime import _SEQUENCES, rule_tangent, sequence_cotangent
 from .tangents import NO_TANGENT
 
 FAMILY = "pullback_runtime"
@@ -134,5 +136,23 @@ def register(reg):
     reg.non_differentiable(
         zip_length, nd_index, next_position, index_table, family=FAMILY, trusted=True
     )
-    reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
+    rule = reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(unpack_items, unpack_items_pullback)
+    general = copy.copy(rule)
+    general.extra = {k: v for k, v in rule.extra.items() if k != "tangent"}
+    rule.extra["tangent"] = functools.partial(_unpack_items_tangent, general)
+
+
+def _unpack_items_tangent(general, args, tangents, kwargs):
+    """The tangent of ``unpack_items(value, ...)``: ``value``'s own tangent where the items
+    are ``value`` itself (a list, a tuple, an array) and the tangent has its structure --
+    the identity, exactly. Pulled back by rows (or by transposing the pullback), an
+    infinite tangent at one position (``log(x)`` at 0, on a loop's tape in a gradient that
+    forward mode differentiates) made NaN at every other (``0 * inf``). Any other value:
+    the general tangent of ``runtime.rule_tangent`` (``general``, the rule without this)."""
+    value, t = args[0], tangents[0]
+    if isinstance(value, (list, tuple)) and isinstance(t, (list, tuple)) and len(t) == len(value):
+        return t
+    if type(value) is np.ndarray and type(t) is np.ndarray and t.shape == value.shape:
+        return t
+    return rule_tangent(general, args, tangents, kwargs)[1]

@@ -198,6 +198,7 @@ class ReverseBuilder(
             body.append(Line(f"{self.adj(ret_name)} = {self.dret}", src=ret.lineno))
             state[ret_name] = "M"
         body.extend(self.rev_block(self.tree.body[:-1], state))
+        body[:0] = self.stepped_mask_defaults()
         self.full_masks_in_alt(body)
         results = []
         for p in self.wrt:

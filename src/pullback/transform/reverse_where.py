@@ -101,6 +101,23 @@ class WhereMasks:
             text += f" if {' and '.join(tests)} else None"
         return text, reads
 
+    def stepped_mask_defaults(self) -> list:
+        """``mask = None`` lines for the masks of the groups that span the steps of a
+        lowered ``try`` (where_branches): a member's step may have completed where the
+        root's did not, and its reverse then reads a mask the root's never assigned (its
+        cotangent is zero there: no mask is needed)."""
+        if not self._where_groups:
+            return []
+        names = {
+            n
+            for gs in self._where_groups.values()
+            for g in gs
+            if g.stepped
+            for n in (g.mask, g.inner)
+            if n is not None
+        }
+        return [Line(" = ".join(sorted(names)) + " = None")] if names else []
+
     def kept_lines(self, stmts) -> dict:
         """``{target: [Line]}`` for the selections whose roots are in ``stmts``, a block
         inside a loop: in the differentiable-again text, after the group's target, the

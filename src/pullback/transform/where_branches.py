@@ -29,6 +29,7 @@ members in a loop, whose values its reverse loop reads), so the forward loop's m
 masked as well; a ``np.where`` whose result no cotangent reaches (the primal result of a
 generated vjp function, read only for its shape); and the reads inside the ``if m is not
 False:`` blocks of a scalar's masked contributions are allowed uses (where_guards.py).
+Statement lists are found by where_blocks.py (a ``try`` body's steps spliced together).
 """
 
 from __future__ import annotations
@@ -39,17 +40,25 @@ import types
 import gast
 import numpy as np
 
-from .. import runtime, tangents, where_masks
-from ..registry import SCALAR
+from .. import read_folds, runtime, tangents, where_masks
+from ..registry import ENTRY_POINTS, SCALAR
 from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
-from .where_guards import guarded_statements
+from .where_blocks import BLOCK_FIELDS as _BLOCK_FIELDS
+from .where_blocks import statement_lists, try_steps
+from .where_guards import (
+    guarded_statements,
+    joined_masks,
+    mask_key,
+    masks_alone,
+    masks_of_masks,
+    src_key,
+)
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
 
 _ELEMENTWISE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
-_BLOCK_FIELDS = ("body", "orelse")
 
 
 class WhereGroup:
@@ -71,6 +80,7 @@ class WhereGroup:
         "helpers",
         "select",
         "inner",
+        "stepped",
     )
 
     def __init__(self, target, condition, roots, negate, members):
@@ -83,31 +93,7 @@ class WhereGroup:
         self.negate = negate
         self.members = members
         self.mask = None
-
-
-def _spliced(body) -> list:
-    """``body`` with the statements of each plain ``with`` block in its place: a block that
-    always runs, in the same names (``with np.errstate(...)``), so that a gradient's masks
-    under one see the primal values computed under another."""
-    if not any(type(s) is WithBlock for s in body):
-        return body
-    out = []
-    for s in body:
-        out.extend(_spliced(s.body) if type(s) is WithBlock else [s])
-    return out
-
-
-def _blocks(body):
-    """Every statement list of the tree (the function's body first), plain ``with``
-    blocks spliced into the list around them."""
-    body = _spliced(body)
-    yield body
-    for s in body:
-        if isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
-            for field in _BLOCK_FIELDS:
-                inner = getattr(s, field, None)
-                if inner:
-                    yield from _blocks(inner)
+        self.stepped = False  # spans the steps of a lowered try (its masks start as None)
 
 
 def _header_names(s) -> list:
@@ -155,22 +141,44 @@ def _is_masked(value) -> bool:
 def _elementwise_vjp(value) -> bool:
     """Whether ``value`` calls the vjp function of a one-argument elementwise rule
     (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: dynamic_calls.
-    scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``."""
+    scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``;
+    or the generated vjp of a user's helper of one argument (``_vjp_h(g, x)``), which is
+    as elementwise as the helper (proved at run time: :func:`helper_calls`)."""
     callee = getattr(value, "pb_callee", None)
     return (
         value.__class__ is gast.Call
         and callee is not None
         and callee.kind == "object"
-        and getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
-        and len(value.args) == 2
+        and (
+            (
+                getattr(callee.obj, "__pullback_elementwise_vjp__", False) is True
+                and len(value.args) == 2
+            )
+            or _helper_vjp(callee.obj, len(value.args)) is not None
+        )
         and not value.keywords
     )
 
 
+def _helper_vjp(obj, nargs):
+    """The user's function of one argument whose generated vjp ``obj`` is, called with
+    ``nargs`` arguments (a cotangent per level: ``_vjp_h(g, x)``, and in a third
+    derivative ``_vjp_h__vjp(dg, g, x)``), or the vjp of an elementwise rule's vjp
+    (``_vjp_sqrt_vjp(dg, g, x)``, elementwise as it is: returned as such), else None."""
+    depth = 0
+    while type(obj) is ENTRY_POINTS.VJPRef:
+        obj, depth = obj.fn, depth + 1
+    if depth and getattr(obj, "__pullback_elementwise_vjp__", False) is True:
+        return obj if nargs == depth + 2 else None
+    if depth == 0 or nargs != depth + 1 or not isinstance(obj, types.FunctionType):
+        return None
+    return obj
+
+
 def _elementwise(value, registry, local=None) -> bool:
     """Whether the value of an assignment is computed elementwise from its operands
-    (``local``: the block's statements by target, for ``t = v[0]`` of such a vjp's
-    result ``v``, the identity on its one cotangent)."""
+    (``local``: the block's statements by target, for ``t = v[k]`` of such a vjp's
+    result ``v``, the identity on one of its cotangents)."""
     if isinstance(value, gast.Name):
         return True
     if isinstance(value, gast.Subscript):
@@ -180,9 +188,9 @@ def _elementwise(value, registry, local=None) -> bool:
             and isinstance(base, gast.Name)
             and isinstance(k, gast.Constant)
             and type(k.value) is int
-            and k.value == 0
             and base.id in local
             and _elementwise_vjp(local[base.id].value)
+            and 0 <= k.value < len(local[base.id].value.args) - 1  # (a cotangent per input)
         )
     if isinstance(value, gast.BinOp):
         return isinstance(value.op, _ELEMENTWISE_OPS)
@@ -192,7 +200,7 @@ def _elementwise(value, registry, local=None) -> bool:
         return False
     if any(isinstance(a, gast.Starred) for a in value.args):
         return False
-    if _is_where(value) or _is_masked(value):
+    if _is_where(value) or _is_masked(value) or _elementwise_vjp(value):
         return True
     callee = getattr(value, "pb_callee", None)
     if callee is None or callee.kind != "object":
@@ -233,6 +241,12 @@ def helper_calls(group, local, registry) -> list:
         v = local[m].value
         callee = getattr(v, "pb_callee", None)
         if isinstance(v, gast.Call) and callee is not None and callee.kind == "object":
+            helper = _helper_vjp(callee.obj, len(v.args)) if _elementwise_vjp(v) else None
+            if getattr(helper, "__pullback_elementwise_vjp__", False) is True:
+                continue  # (an elementwise rule's: nothing to prove)
+            if helper is not None:  # (its vjp is elementwise where the helper is)
+                out.append((helper, v.args[-1:]))
+                continue
             if not _is_where(v) and not _elementwise_vjp(v) and registry.lookup(callee.obj) is None:
                 if derivatives is None:
                     derivatives = _derivatives(registry)
@@ -269,10 +283,14 @@ def finite_factors(value) -> bool:
 def _shape_only_uses() -> dict:
     """``{function: positions}``: arguments that generated code passes for their shape or
     as a flag, which get no cotangent (a member read there keeps a zero cotangent)."""
-    from ..rules import numpy_assemble_pullbacks, transformable
+    from ..rules import numpy_assemble_pullbacks, pullback_runtime_pullbacks, transformable
 
     return {
+        # (in a derivative of a gradient: the pullbacks of masked and unbroadcast)
+        pullback_runtime_pullbacks.masked_pullback: {1, 2},
+        pullback_runtime_pullbacks.unbroadcast_pullback: {1, 2},
         tangents.unbroadcast: {1},
+        read_folds.fold_reads: {1},
         where_masks.masked: {1},
         where_masks.kept: {1},
         where_masks.branch_mask: None,  # every argument
@@ -314,35 +332,6 @@ def _shape_tuples(blocks, users, defs, shape_only) -> set:
                 found.add(name)
                 changed = True
     return found
-
-
-def _mask_key(value):
-    """The selection a mask assigned by ``value`` stands for: ``(condition, negate)`` of
-    ``branch_mask(c, t, a, negate)`` or ``selection_mask(c, negate, ...)``, else None."""
-    callee = getattr(value, "pb_callee", None)
-    if not isinstance(value, gast.Call) or callee is None or callee.kind != "object":
-        return None
-    args = value.args
-    if callee.obj is where_masks.select_mask and len(args) == 4:
-        k = args[1]
-        if isinstance(k, gast.Constant) and type(k.value) is int:
-            return (src_key(args[0]) + "#select", k.value)
-        return None
-    if callee.obj is where_masks.branch_mask and len(args) == 4:
-        flag = args[3]
-    elif callee.obj is where_masks.selection_mask and len(args) == 4:
-        flag = args[1]
-    else:
-        return None
-    if not isinstance(flag, gast.Constant) or not isinstance(flag.value, bool):
-        return None
-    if isinstance(args[0], gast.Constant):  # (a selection of masks alone)
-        return None
-    return (src_key(args[0]), flag.value)
-
-
-def src_key(node) -> str:
-    return gast.unparse(node).strip()
 
 
 def _roots(block, is_active, mask_keys, users, defs, shape_only, canon) -> dict:
@@ -422,21 +411,28 @@ def _selects(s) -> bool:
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
-    blocks = list(_blocks(tree.body))
+    blocks = list(statement_lists(tree.body))
     if not any(_selects(s) for block in blocks for s in block):
         return {}  # (one look at each statement: most functions have no selection)
+    steps = try_steps(tree.body)
+    if steps:  # (the steps of a try body, spliced)
+        blocks = list(statement_lists(tree.body, steps))
+    stepped = set().union(*steps.values())
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
     mask_keys: dict = {}  # the masks of a generated gradient -> their selection
+    alone: dict = {}  # the masks selected by masks alone -> their call
     for block in blocks:
         for s in block:
             if isinstance(s, gast.Assign):
                 for t in s.targets:
                     if isinstance(t, gast.Name):
                         defs[t.id] = defs.get(t.id, 0) + 1
-                        key = _mask_key(s.value)
+                        key = mask_key(s.value)
                         if key is not None:
                             mask_keys[t.id] = key
+                        elif masks_alone(s.value):
+                            alone[t.id] = s.value
                 read = names_in(s.value)
             elif isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
                 read = _header_names(s)
@@ -458,6 +454,17 @@ def where_groups(tree, registry, is_active) -> dict:
         and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
     }
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
+    if mask_keys:
+        joined_masks(blocks, mask_keys)
+        alone = {m: v for m, v in alone.items() if defs.get(m) == 1}
+        if alone:
+            masks_of_masks(blocks, mask_keys, alone)
+    for block in blocks:  # a mask of no selection found here (read from a loop's tape)
+        for st in block:  # is a selection of its own: its roots have its positions
+            if st.__class__ is gast.Assign and _is_masked(st.value):
+                m = st.value.args[1].id
+                if m not in mask_keys and defs.get(m) == 1:
+                    mask_keys[m] = (f"<mask {m}>", False)
     shape_only = _shape_only_uses()
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)
@@ -493,6 +500,9 @@ def where_groups(tree, registry, is_active) -> dict:
             )
             group.select = next((sel for *_, sel in roots if sel is not None), None)
             group.helpers = helper_calls(group, local, registry)
+            group.stepped = any(id(local[m]) in stepped for m in members) or any(
+                id(r[0]) in stepped for r in roots
+            )
             for m in members:
                 groups.setdefault(m, []).append(group)
     return groups
@@ -525,6 +535,11 @@ def _shape_only_read(n, v, shape_only) -> bool:
         positions = shape_only.get(callee.obj, ())
     except TypeError:
         return False
+    if positions == () and type(callee.obj) is ENTRY_POINTS.VJPRef:
+        # the generated vjp of such a function, ``vjp(dvalue, *args)``: an argument the
+        # function reads for its shape gets no cotangent from its derivative either
+        inner = shape_only.get(callee.obj.fn, ())
+        positions = () if not inner else {k + 1 for k in inner}
     if positions == () or v.keywords:
         return False
     return all(

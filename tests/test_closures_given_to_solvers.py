@@ -128,6 +128,17 @@ def least_squares_lambda(p):
     return q[0] + p[1] * q[1]
 
 
+def apply_along_rows(p):
+    rows = np.array([[0.5, 1.0], [2.0, -1.0]])
+
+    def row_value(r, s):
+        return np.sum(r**2) * p[0] + s * p[1]
+
+    return np.sum(np.apply_along_axis(row_value, 1, rows, 2.0)) + np.sum(
+        np.apply_along_axis(lambda r: np.sin(p[0] * r) * r[0], 0, rows) * p[1]
+    )
+
+
 P = np.array([0.7, 1.3])
 # central differences of an ODE solution carry the solver's error over h: a wider step
 STEP = {"ivp_lambda": 1e-4, "ivp_oscillator_def": 1e-4, "odeint_lambda": 1e-4}
@@ -141,6 +152,7 @@ CASES = {
     "ivp_oscillator_def": (ivp_oscillator_def, 1e-5),
     "odeint_lambda": (odeint_lambda, 1e-5),
     "brentq_lambda": (brentq_lambda, 1e-6),
+    "apply_along_rows": (apply_along_rows, 1e-6),
     "root_lambda": (root_lambda, 1e-6),
     "fsolve_def": (fsolve_def, 1e-6),
 }
@@ -166,7 +178,9 @@ def test_forward_mode_matches_reverse(name):
     np.testing.assert_allclose(t, np.dot(grad(f)(P), v), rtol=rtol, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["quad_lambda", "quad_def_two_names", "brentq_lambda"])
+@pytest.mark.parametrize(
+    "name", ["quad_lambda", "quad_def_two_names", "brentq_lambda", "apply_along_rows"]
+)
 def test_second_order_matches_finite_differences_of_the_gradient(name):
     f, _ = CASES[name]
     g = grad(f)

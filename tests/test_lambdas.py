@@ -164,14 +164,15 @@ def test_a_lambda_reading_a_variable_given_to_quad_takes_it_through_args():
     assert check_grads(captured_in_quad, a, order=2) == "reverse over reverse"
 
 
-def captured_in_apply(a):
-    return np.sum(np.apply_along_axis(lambda r: np.sin(a * r), 0, X))
+def captured_in_vectorize(a):
+    return np.sum(np.vectorize(lambda r: np.sin(a * r))(X))
 
 
 def test_a_passed_lambda_reading_a_variable_says_how_to_pass_it():
-    # a library function that is no solver: the lambda cannot take `a` through args there
+    # a library function that hands the lambda no extra arguments (np.vectorize would
+    # broadcast an array passed that way): the lambda cannot take `a` there
     with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(captured_in_apply)(0.7)
+        grad(captured_in_vectorize)(0.7)
     message = str(info.value)
     assert "PB404 lambda passed to a call reads 'a' of the differentiated function" in message
     assert "quad(lambda t, a: ..., lo, hi, args=(a,))" in message

@@ -171,7 +171,10 @@ def register(reg):
     r = Registrar(reg, FAMILY)
     note = "user functions via their rule or pullback.vjp, one call per piece/slice/element"
     r.rule(np.piecewise, _piecewise_rrule, notes=note)
-    r.rule(np.apply_along_axis, _apply_along_axis_rrule, notes=note)
+    applied = r.rule(np.apply_along_axis, _apply_along_axis_rrule, notes=note)
+    # a closure given as func1d takes what it reads as extra arguments, which
+    # apply_along_axis passes on and the rule differentiates (transform/solver_closures.py)
+    applied.extra["args_receivers"] = (("func1d", "axis", "arr", "*args"), ("func1d",))
     r.rule(
         np.vectorize.__call__,
         _vectorize_call_rrule,

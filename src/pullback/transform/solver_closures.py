@@ -2,8 +2,8 @@
 (closure conversion).
 
 Real code hands ``quad``, ``solve_ivp``, ``odeint``, ``minimize``, ``root``, ``fsolve``,
-``brentq`` and ``least_squares`` a lambda or a nested ``def`` that reads the function's
-own variables::
+``brentq`` and ``least_squares`` (and ``np.apply_along_axis``, which passes its extra
+arguments on) a lambda or a nested ``def`` that reads the function's own variables::
 
     def loss(p):
         return quad(lambda t: np.exp(-p[0] * t) * np.cos(p[1] * t), 0.0, 2.0)[0]
@@ -152,8 +152,11 @@ def _plan(call, info, local, defs):
         k.arg is None for k in call.keywords
     ):
         return None
+    star = "*args" in params  # the solver passes its extra positional arguments on
     given = {}
     for k, a in enumerate(call.args):
+        if star and k >= params.index("*args"):
+            break
         if k >= len(params):
             return None
         given[params[k]] = ("arg", k, a)
@@ -184,6 +187,8 @@ def _plan(call, info, local, defs):
         slots.append((name, given[name], fn))
     if not slots or not captured or slots[0][0] != receiving[0]:
         return None
+    if star:
+        return slots, sorted(captured), "star"
     if "args" not in params:
         return None
     place = given.get("args")
@@ -223,7 +228,9 @@ def _apply(tree, call, plan) -> None:
         else:
             where.value = replacement
     extra = [N.located(N.load(c), call) for c in captured]
-    if place is None:
+    if place == "star":  # after the extra arguments the call passes on already
+        call.args.extend(extra)
+    elif place is None:
         value = N.located(N.tuple_(extra), call)
         call.keywords.append(N.located(gast.keyword(arg="args", value=value), call))
     else:

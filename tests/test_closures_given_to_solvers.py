@@ -139,6 +139,17 @@ def apply_along_rows(p):
     )
 
 
+def piecewise_closures(p):
+    x = np.linspace(-1.0, 1.0, 7)
+    # (a list written in the call: one bound to a name first keeps PB404's refusal)
+    outer = np.piecewise(
+        x, [x < -0.5, x > 0.5], [lambda t: p[0] * t**2, 0.0, lambda t: np.sin(p[1] * t)]
+    )
+    return np.sum(outer) + np.sum(
+        np.piecewise(x, [x < 0, x >= 0], [lambda t: p[0] * t, lambda t: p[1] * t**3])
+    )
+
+
 P = np.array([0.7, 1.3])
 # central differences of an ODE solution carry the solver's error over h: a wider step
 STEP = {"ivp_lambda": 1e-4, "ivp_oscillator_def": 1e-4, "odeint_lambda": 1e-4}
@@ -153,6 +164,7 @@ CASES = {
     "odeint_lambda": (odeint_lambda, 1e-5),
     "brentq_lambda": (brentq_lambda, 1e-6),
     "apply_along_rows": (apply_along_rows, 1e-6),
+    "piecewise_closures": (piecewise_closures, 1e-6),
     "root_lambda": (root_lambda, 1e-6),
     "fsolve_def": (fsolve_def, 1e-6),
 }
@@ -179,7 +191,8 @@ def test_forward_mode_matches_reverse(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["quad_lambda", "quad_def_two_names", "brentq_lambda", "apply_along_rows"]
+    "name",
+    ["quad_lambda", "quad_def_two_names", "brentq_lambda", "apply_along_rows", "piecewise_closures"],
 )
 def test_second_order_matches_finite_differences_of_the_gradient(name):
     f, _ = CASES[name]

@@ -170,7 +170,8 @@ def _vectorize_call_rrule(vec, *args, **kwargs):
 def register(reg):
     r = Registrar(reg, FAMILY)
     note = "user functions via their rule or pullback.vjp, one call per piece/slice/element"
-    r.rule(np.piecewise, _piecewise_rrule, notes=note)
+    pieces = r.rule(np.piecewise, _piecewise_rrule, notes=note)
+    pieces.extra["args_receivers"] = (("x", "condlist", "funclist", "*args"), ("funclist",))
     applied = r.rule(np.apply_along_axis, _apply_along_axis_rrule, notes=note)
     # a closure given as func1d takes what it reads as extra arguments, which
     # apply_along_axis passes on and the rule differentiates (transform/solver_closures.py)

@@ -162,12 +162,18 @@ def _plan(call, info, local, defs):
         given[params[k]] = ("arg", k, a)
     for kw in call.keywords:
         given[kw.arg] = ("kw", kw, kw.value)
-    slots = []
-    captured: set = set()
+    candidates = []
     for name in receiving:
         if name not in given:
             continue
-        _, _, value = given[name]
+        value = given[name][2]
+        if isinstance(value, (gast.List, gast.Tuple)):  # np.piecewise's list of functions
+            candidates += [(name, ("elt", value, k, e), e) for k, e in enumerate(value.elts)]
+        else:
+            candidates.append((name, given[name], value))
+    slots = []
+    captured: set = set()
+    for name, slot, value in candidates:
         if isinstance(value, gast.Constant):
             continue  # jac=True, method strings: no function
         fn = value if isinstance(value, gast.Lambda) else None
@@ -184,7 +190,7 @@ def _plan(call, info, local, defs):
         if reads & functions:
             return None  # a nested function it calls would travel as a value: refused
         captured |= reads & local
-        slots.append((name, given[name], fn))
+        slots.append((name, slot, fn))
     if not slots or not captured or slots[0][0] != receiving[0]:
         return None
     if star:
@@ -195,6 +201,11 @@ def _plan(call, info, local, defs):
     if place is not None and not isinstance(place[2], gast.Tuple):
         return None  # args=some_tuple: its length is not known here
     return slots, sorted(captured), place
+
+
+def value_index(display, value) -> int:
+    """Where ``value`` sits in the list or tuple display ``display``."""
+    return next(k for k, e in enumerate(display.elts) if e is value)
 
 
 def _params(fn) -> set:
@@ -209,7 +220,8 @@ def _apply(tree, call, plan) -> None:
     slots, captured, place = plan
     statement = _statement_of(tree, call)
     made = []
-    for _, (kind, where, value), fn in slots:
+    for _, (kind, where, *value), fn in slots:
+        value = value[-1]
         name = f"_pb_solver_{value.lineno}_{value.col_offset}"
         if isinstance(fn, gast.Lambda):
             d = lambda_as_def(name, copy.deepcopy(fn))
@@ -223,7 +235,9 @@ def _apply(tree, call, plan) -> None:
             d.args.args.append(N.located(param, located_at))
         made.append(N.located(d, located_at))
         replacement = N.located(N.load(name), value)
-        if kind == "arg":
+        if kind == "elt":
+            where.elts[value_index(where, value)] = replacement
+        elif kind == "arg":
             call.args[where] = replacement
         else:
             where.value = replacement

@@ -192,7 +192,13 @@ def test_forward_mode_matches_reverse(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["quad_lambda", "quad_def_two_names", "brentq_lambda", "apply_along_rows", "piecewise_closures"],
+    [
+        "quad_lambda",
+        "quad_def_two_names",
+        "brentq_lambda",
+        "apply_along_rows",
+        "piecewise_closures",
+    ],
 )
 def test_second_order_matches_finite_differences_of_the_gradient(name):
     f, _ = CASES[name]

@@ -40,7 +40,7 @@ from .escape_sites import EscapeSites
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .normalize import LoopEnd
+from .loop_jumps import LoopEnd
 from .pipeline import accepting_user_keywords, prepare
 from .problems import (
     RUN_TIME_CALL,

@@ -53,7 +53,7 @@ from ..source import load_source
 from ..tree_walk import lean_nodes
 from . import nodes as N
 from .assignments import Assignments
-from .closures import lift_nested_functions
+from .closures import lifted_nodes
 from .comprehensions import Comprehensions
 from .expressions import Expressions
 from .free_stores import FreeStores
@@ -240,10 +240,11 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     registry the gradient is built with (a call of an object whose class's ``__call__`` has
     a rule is rewritten to reach it). ``environment``: the check's ``LiveEnvironment``,
     which knows already which helpers write into their parameters."""
-    lift_nested_functions(fs)  # nested defs become functions of their own first
-    # one walk, and the local names read from it, for the three passes below (each reads
-    # them, none changes the set; the normalizer then adds its temporaries to it)
-    nodes = lean_nodes(fs.tree)
+    # nested defs become functions of their own first; one walk of the tree as it is then
+    # (the lift's own when it rewrote nothing), and the local names read from it, for the
+    # three passes below (each reads them, none changes the set; the normalizer then adds
+    # its temporaries to it)
+    nodes = lifted_nodes(fs)
     local = local_names(fs.tree, nodes)
     if read_properties_as_calls(fs, nodes, local):  # self.kinetic of a known class: its getter
         nodes = lean_nodes(fs.tree)  # one walk: which calls may reach a helper, the local names

@@ -41,7 +41,7 @@ from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
 from .loop_jumps import LoopEnd
-from .pipeline import accepting_user_keywords, prepare
+from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .problems import (
     RUN_TIME_CALL,
     call_varied_values_through_call_method,
@@ -494,6 +494,11 @@ def _member(fn, table) -> bool:
 
 def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     """Generate ``fn__jvp(*params, *tangents_of_wrt) -> (value, tangent)``."""
+    with collector_paused():  # (pipeline.py: the passes free nothing a collection finds)
+        return _build_jvp(fn, wrt, registry, jvp_of, kinds_key)
+
+
+def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     prepared = prepare(fn, wrt, registry, kinds_key)
     fs, norm, wrt = prepared.fs, prepared.norm, prepared.wrt
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic

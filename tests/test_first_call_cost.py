@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from pullback import grad
+from pullback import grad, jvp
 from pullback.errors import PullbackError
 from pullback.testing import check_grads
 
@@ -95,6 +95,28 @@ def test_collector_restored_after_a_transform(tmp_path):
     assert gc.isenabled()
     grad(fn)(0.3, 0.7)
     assert gc.isenabled()
+
+
+def test_collector_paused_and_restored_by_the_forward_transform(tmp_path):
+    # forward mode's builder runs under the same pause as the reverse sweep's
+    fn = _module(tmp_path, "pb_gc_jvp", _many_loops(3)).fn
+    seen = []
+    real = gc.disable
+
+    def spy():
+        seen.append(1)
+        real()
+
+    gc.disable = spy
+    try:
+        value, tangent = jvp(fn, (0.3, 0.7), (1.0, 0.0))
+    finally:
+        gc.disable = real
+    assert seen and gc.isenabled()
+    h = 1e-6
+    fd = (fn(0.3 + h, 0.7) - fn(0.3 - h, 0.7)) / (2 * h)
+    assert value == fn(0.3, 0.7)
+    np.testing.assert_allclose(tangent, fd, rtol=1e-6)
 
 
 def test_collector_restored_after_a_refused_transform(tmp_path):

@@ -10,15 +10,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 
 from ..guards import WorldGuard
 from .code import Line
 from .codegen import generate
 from .kinds import SCALAR
-from .pipeline import accepting_user_keywords, prepare
+from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .reverse import ReverseBuilder
 
 
@@ -98,28 +96,11 @@ class Adjoint:
         return None
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """The cyclic garbage collector paused while a function is transformed (and restored
-    after, as it was). The passes allocate many small objects that all stay alive until
-    the transform ends, so each collection finds nothing to free; but every full one walks
-    the whole heap (NumPy, SciPy and the user's data): a fifth of a long function's first
-    call. A transform inside one (a callee's adjoint) leaves the state to the outermost."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def build_adjoint(fn, wrt, registry, adjoint_of, check=True, kinds_key=None) -> Adjoint:
     """Transform ``fn`` into an :class:`Adjoint` differentiated in the parameters ``wrt``
     (``None`` means every parameter), specialized on the argument kinds in ``kinds_key``
     (``(positional kinds, sorted (name, kind) pairs)``, see :mod:`.kinds`)."""
-    with _collector_paused():
+    with collector_paused():
         return _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key)
 
 

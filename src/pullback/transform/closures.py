@@ -71,9 +71,8 @@ from .generators import (
     as_list_builder,
     body_refusal,
     consumption_refusal,
-    is_generator_function,
-    list_version,
     mark_yield_statements,
+    use_list_versions,
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
@@ -315,31 +314,6 @@ def _resolver(fs, tree):
     return resolve
 
 
-def _use_list_versions(fs) -> None:
-    """Calls of user generator functions (consumed completely: the check made sure) call
-    their list versions (transform/generators.py) instead."""
-    names = local_names(fs.tree)
-    parents = None
-    resolve = _resolver(fs, fs.tree)
-    for sub in list(gast.walk(fs.tree)):
-        if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
-            continue
-        if sub.func.id in names:
-            continue
-        found, gen = fs.lookup(sub.func.id)  # recorded: a redefinition rebuilds the gradient
-        if not (found and is_generator_function(gen)):
-            continue
-        parents = parent_map(fs.tree) if parents is None else parents
-        if consumption_refusal(sub, parents, resolve) is not None:
-            continue  # pragma: no cover - refused by the check
-        fn = list_version(gen)
-        if fn is None:
-            continue  # pragma: no cover - refused by the check
-        name = f"_pb_list_{sub.func.id}"
-        fs.namespace[name] = fn
-        sub.func = N.located(N.load(name), sub.func)
-
-
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:
     """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
     statements become the assignments of their defaults, their calls call the lifted
@@ -348,29 +322,48 @@ def lift_nested_functions(fs, returned=None, registry=None) -> dict:
     ``returned`` names a nested function that ``fs`` returns: each ``return name`` then
     returns the tuple of what the lifted function needs besides its own arguments (its
     record). Returns ``{name: (lifted function, record names, signature)}``."""
+    return _lift(fs, returned, registry)[0]
+
+
+def lifted_nodes(fs, registry=None) -> list:
+    """Lift the nested functions of ``fs.tree`` (as :func:`lift_nested_functions`, for the
+    solvers of ``registry``) and
+    return ``lean_nodes(fs.tree)`` of the tree as it is then: most functions have nothing
+    to lift or rewrite, and the walk that found so serves the passes after it."""
+    nodes = _lift(fs, None, registry)[1]
+    return lean_nodes(fs.tree) if nodes is None else nodes
+
+
+def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
+    """``(lifted functions, lean_nodes(fs.tree) if nothing rewrote the tree since)``."""
     from .closure_records import use_closure_records
 
     tree = fs.tree
     convert_solver_closures(fs, tree, registry)  # quad(lambda t: f(t, p)): p through args
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
-    lambdas, calls, factories = what_is_there(tree)
+    nodes = lean_nodes(tree)
+    lambdas, calls, factories = what_is_there(tree, nodes)
     if factories and inline_nested_factories(tree):  # as the check saw them
-        lambdas, calls, factories = what_is_there(tree)
+        nodes = lean_nodes(tree)
+        lambdas, calls, factories = what_is_there(tree, nodes)
     if lambdas:
         lambdas_as_definitions(tree, user_callee(fs, tree))
-    if calls:
-        _use_list_versions(fs)
+        nodes = None  # rewritten: (the list-version search walks again)
+    if calls and use_list_versions(fs, nodes):
+        nodes = None
     if factories:
         rewrite_local_partials(fs, _resolver(fs, tree))
         use_closure_records(fs)
+        nodes = None
     # (a nested def is a statement: the statement walk finds one without visiting the
     # expressions, a tenth of a long function's nodes)
     if lambdas or any(s.__class__ is gast.FunctionDef for s in statements(tree)[1:]):
         # closures that escape and capture no gradient: made as the primal makes them
         make_closures_at_run_time(fs, tree, lifting_refusal, _resolver(fs, tree), returned)
+        nodes = None
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
-        return {}
+        return {}, nodes
     call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)
@@ -437,7 +430,7 @@ def lift_nested_functions(fs, returned=None, registry=None) -> dict:
         fs.namespace[name] = fn
     if returned in info:
         _return_records(tree, returned, info[returned][1])
-    return info
+    return info, None
 
 
 def _return_records(tree, name, record) -> None:

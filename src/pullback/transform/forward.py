@@ -34,17 +34,18 @@ from ..guards import WorldGuard
 from ..records import field_tangent
 from ..registry import NONDIFF, SCALAR
 from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
-from ..tree_walk import all_nodes
+from ..tree_walk import lean_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .normalize import LoopEnd
-from .pipeline import accepting_user_keywords, prepare
+from .loop_jumps import LoopEnd
+from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .problems import (
     RUN_TIME_CALL,
     call_varied_values_through_call_method,
+    calls_and_sets,
     foreign_varied_calls,
     varied_function_values,
     varied_keyword,
@@ -162,7 +163,7 @@ class ForwardBuilder(EscapeSites):
     # -- statements --------------------------------------------------------------------
     def build(self):
         varied = self.varied.__contains__
-        nodes = all_nodes(self.tree)  # one walk for the three checks
+        nodes = calls_and_sets(lean_nodes(self.tree))  # one walk for the five checks
         call_varied_values_through_call_method(self.tree, varied, nodes)
         self.problems += varied_function_values(self.tree, varied, self.diagnostic, nodes)
         self.problems += varied_sets(self.tree, varied, self.diagnostic, nodes)
@@ -493,6 +494,11 @@ def _member(fn, table) -> bool:
 
 def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):
     """Generate ``fn__jvp(*params, *tangents_of_wrt) -> (value, tangent)``."""
+    with collector_paused():  # (pipeline.py: the passes free nothing a collection finds)
+        return _build_jvp(fn, wrt, registry, jvp_of, kinds_key)
+
+
+def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     prepared = prepare(fn, wrt, registry, kinds_key)
     fs, norm, wrt = prepared.fs, prepared.norm, prepared.wrt
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic

@@ -33,8 +33,8 @@ import weakref
 
 import gast
 
-from ..resolve import SCOPES, own_nodes
-from ..tree_walk import statements
+from ..resolve import SCOPES, local_names, own_nodes, parent_map, resolve_call
+from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 
 ITEMS = "_pb_items"
@@ -167,3 +167,39 @@ def list_version(gen):
     carry_source(fn, fs, tree)
     _LIST_VERSIONS[gen] = (gen.__code__, fn)
     return fn
+
+
+def use_list_versions(fs, nodes=None) -> bool:
+    """Calls of user generator functions (consumed completely: the check made sure) call
+    their list versions (:func:`list_version`) instead; whether one did. ``nodes``:
+    ``lean_nodes(fs.tree)`` of the tree as it is, if walked already (its calls are those of
+    ``gast.walk``, in its order)."""
+    nodes = lean_nodes(fs.tree) if nodes is None else nodes
+    names = local_names(fs.tree, nodes)
+    parents = None
+
+    def resolve(c):
+        callee = resolve_call(fs, c, names)
+        return callee.obj if callee.kind == "object" else None
+
+    changed = False
+    call = gast.Call
+    for sub in nodes:
+        if not (sub.__class__ is call and isinstance(sub.func, gast.Name)):
+            continue
+        if sub.func.id in names:
+            continue
+        found, gen = fs.lookup(sub.func.id)  # recorded: a redefinition rebuilds the gradient
+        if not (found and is_generator_function(gen)):
+            continue
+        parents = parent_map(fs.tree) if parents is None else parents
+        if consumption_refusal(sub, parents, resolve) is not None:
+            continue  # pragma: no cover - refused by the check
+        fn = list_version(gen)
+        if fn is None:
+            continue  # pragma: no cover - refused by the check
+        name = f"_pb_list_{sub.func.id}"
+        fs.namespace[name] = fn
+        sub.func = N.located(N.load(name), sub.func)
+        changed = True
+    return changed

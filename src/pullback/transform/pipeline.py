@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import inspect
 
 from ..check import LiveEnvironment, raise_if_unsupported
@@ -49,6 +51,24 @@ class Prepared:
             why,
             fix,
         )
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """The cyclic garbage collector paused while a function is transformed (and restored
+    after, as it was). The passes allocate many small objects that all stay alive until
+    the transform ends, so each collection finds nothing to free; but every full one walks
+    the whole heap (NumPy, SciPy and the user's data): a fifth of a long function's first
+    call. Both builders (the reverse sweep's and forward mode's) run inside it; a transform
+    inside one (a callee's adjoint) leaves the state to the outermost."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:

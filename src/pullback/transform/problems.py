@@ -90,6 +90,14 @@ def varied_outside_append(diagnostic, node, receiver, value="v"):
     return diagnostic(node, "PB106", *outside_append_texts(receiver, value))
 
 
+def calls_and_sets(nodes) -> list:
+    """The calls and set displays among ``nodes`` (``lean_nodes`` of a tree), in their
+    order: the five checks below look at nothing else (no class derives from those), so a
+    builder filters its walk once instead of each check visiting every node."""
+    call, set_ = gast.Call, gast.Set
+    return [n for n in nodes if n.__class__ is call or n.__class__ is set_]
+
+
 def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic, nodes=None) -> list:
     """PB301 for every call in ``tree`` that a differentiated value reaches (an argument
     ``is_varied``) and whose result the derivative needs (an assigned name ``is_needed``,

@@ -27,6 +27,7 @@ from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
     RUN_TIME_CALL,
     call_varied_values_through_call_method,
+    calls_and_sets,
     foreign_varied_calls,
     no_rule_for_varied_call,
     varied_function_values,
@@ -500,14 +501,11 @@ class CallAdjoints:
     # -- which statements need a pullback ----------------------------------------------
     def plan_pullbacks(self):
         """Name the pullback of every active statement that calls through a rule."""
-        # one walk for the three checks: the builder's own when the tree is as it was built
+        # one walk for the five checks: the builder's own when the tree is as it was built
         nodes, self.first_walk = self.first_walk, None
         if nodes is None:
             nodes = lean_nodes(self.tree)
-        # The checks below look only at calls and set displays (no class derives from
-        # those): they read the few of them, in the walk's order, not every node five times.
-        call, set_ = gast.Call, gast.Set
-        nodes = [n for n in nodes if n.__class__ is call or n.__class__ is set_]
+        nodes = calls_and_sets(nodes)  # what the five checks below look at
         is_active = self.activity.is_active
         call_varied_values_through_call_method(self.tree, is_active, nodes)
         refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)

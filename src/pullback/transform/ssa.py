@@ -20,7 +20,7 @@ import gast
 
 from ..tree_walk import lean_children, lean_nodes
 from . import nodes as N
-from .normalize import LoopEnd
+from .loop_jumps import LoopEnd
 from .try_blocks import Attempt, TryStart
 from .with_blocks import WithBlock
 

@@ -60,9 +60,24 @@ from .closure_values import free_names, lambda_free
 def convert_solver_closures(fs, tree, registry=None) -> bool:
     """:func:`solver_closures_as_args` on ``tree`` (``fs``'s function, as the check or the
     transformation has it) for the solvers of ``registry`` (the default one if None)."""
+    lines = getattr(fs, "lines", None)
+    if lines is not None and not _may_hold_a_closure(lines):
+        return False  # (most functions: a long one's first gradient pays no walk for this)
     if registry is None:
         registry = default_registry()
     return solver_closures_as_args(tree, solver_receivers(fs, tree, registry))
+
+
+def _may_hold_a_closure(lines) -> bool:
+    """Whether the function's text may hold a lambda or a nested ``def`` (its own ``def``
+    line is one)."""
+    defs = 0
+    for line in lines:
+        if "lambda" in line:
+            return True
+        if "def " in line:
+            defs += 1
+    return defs > 1
 
 
 def solver_receivers(fs, tree, registry):
@@ -95,15 +110,15 @@ def solver_receivers(fs, tree, registry):
 def solver_closures_as_args(tree, receivers) -> bool:
     """Rewrite (in place) each call of ``tree``'s own scope whose callee ``receivers``
     knows (see the module docstring); whether any was rewritten."""
+    defs = _nested_defs(tree)
     calls = [
         n
         for n in own_nodes(tree.body)
-        if isinstance(n, gast.Call) and any(isinstance(a, (gast.Lambda, gast.Name)) for a in n.args)
+        if isinstance(n, gast.Call) and _passes_a_closure(n, defs[0])
     ]
     if not calls:
         return False
     local = local_names(tree)
-    defs = _nested_defs(tree)
     changed = False
     for call in calls:
         info = receivers(call)
@@ -115,6 +130,19 @@ def solver_closures_as_args(tree, receivers) -> bool:
         _apply(tree, call, plan)
         changed = True
     return changed
+
+
+def _passes_a_closure(call, defs) -> bool:
+    """Whether ``call`` passes a lambda or a nested ``def`` (or a list or tuple display
+    holding one) as an argument."""
+
+    def closure(v):
+        return isinstance(v, gast.Lambda) or (isinstance(v, gast.Name) and v.id in defs)
+
+    for v in list(call.args) + [k.value for k in call.keywords]:
+        if closure(v) or (isinstance(v, (gast.List, gast.Tuple)) and any(map(closure, v.elts))):
+            return True
+    return False
 
 
 def _nested_defs(tree) -> tuple[dict, set]:

@@ -183,7 +183,7 @@ def test_first_and_second_order_through_functions_passed_as_values():
 
 def test_second_order_through_a_rule_passed_as_a_value():
     # np.tanh held in a parameter: its vjp function is written from the rule's inline
-    # derivative (dynamic_calls._scalar_rule_vjp), so the gradient is differentiated again.
+    # derivative (scalar_vjps._scalar_rule_vjp), so the gradient is differentiated again.
     from pullback import hessian
 
     x = np.array([0.3, -0.5, 0.8])

@@ -19,8 +19,9 @@ import types
 
 import numpy as np
 
+from .call_cotangents import bound_arguments, spread_cotangents
 from .call_sites import CallSite
-from .callables import as_bound_call, library_call_function, rule_call_function
+from .callables import as_bound_call, library_call_function
 from .dict_views import DICT_VIEW_VJPS, dict_view_rrule, is_dict_view_call
 from .errors import (
     HigherOrderError,
@@ -32,11 +33,11 @@ from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
 from .records_plain import adopt_object
 from .records_plain import layout as record_layout
-from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, SCALAR, qualified_name
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
-from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
+from .scalar_vjps import _scalar_rule_vjp, require_real  # noqa: F401 - rules use require_real here
 from .signatures import signature_of
-from .tangents import NO_TANGENT, ZERO, is_zero
+from .tangents import NO_TANGENT, ZERO
 
 
 def _rrule_for(site: CallSite, fn, nargs: int, label: str):
@@ -306,68 +307,6 @@ def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     return spread_cotangents(function, function(g, *args, **kwargs))
 
 
-def bound_arguments(fn, registry):
-    """``(function, leading arguments, keywords)`` when calling ``fn`` calls a Python
-    function of the user's with arguments of its own first (``layer(x)`` is
-    ``Dense.__call__(layer, x)``; a bound method, a ``functools.partial``), else None
-    (``fn`` is that function, has a rule — ``scipy.stats.norm`` —, is library code or has
-    no Python function behind it)."""
-    if isinstance(fn, types.FunctionType):
-        return None
-    try:
-        if registry.lookup(fn) is not None:
-            return None
-    except TypeError:  # unhashable: no rule is keyed by it
-        pass
-    method = rule_call_function(fn, registry)
-    if method is not None:
-        # a library object whose call's rule has a transformable pullback (a np.vectorize
-        # object made inside the function): that function, with the object first
-        rule = registry.lookup(method)
-        return (method, (fn,), {}) if rule is not None and rule.pullback_fn else None
-    bound = as_bound_call(fn)
-    if bound is None or not isinstance(bound.target, types.FunctionType):
-        return None
-    if not bound.args and not bound.kwargs and bound.target is fn:
-        return None
-    if is_library_module_name(getattr(bound.target, "__module__", "") or ""):
-        return None  # never transformed: only used through rules
-    return bound.target, tuple(bound.args), dict(bound.kwargs)
-
-
-def spread_cotangents(function, cotangents) -> tuple:
-    """The cotangents a vjp function returned (those of the arguments it differentiates)
-    as one per argument, ``NO_TANGENT`` for an object it does not differentiate (the
-    layout :func:`vjp_function` records on a generated vjp function)."""
-    layout = getattr(function, "__pullback_spread__", None)
-    out = list(cotangents)
-    if layout is not None:
-        n, positions = layout
-        out = [NO_TANGENT] * n
-        for p, c in zip(positions, cotangents, strict=True):
-            out[p] = c
-    star = getattr(function, "__pullback_star__", None)
-    if star is not None:  # the *args tuple's cotangent: one per argument it took
-        k, n_star = star
-        items = (ZERO,) * n_star if is_zero(out[k]) else tuple(out[k])
-        out[k : k + 1] = items
-    return tuple(out)
-
-
-def gather_cotangents(function, per_argument) -> tuple:
-    """The inverse of :func:`spread_cotangents`: of one value per argument, those of the
-    arguments ``function`` differentiates."""
-    per_argument = list(per_argument)
-    star = getattr(function, "__pullback_star__", None)
-    if star is not None:
-        k, n_star = star
-        per_argument[k : k + n_star] = [tuple(per_argument[k : k + n_star])]
-    layout = getattr(function, "__pullback_spread__", None)
-    if layout is None:
-        return tuple(per_argument)
-    return tuple(per_argument[p] for p in layout[1])
-
-
 def _has_fields(obj) -> bool:
     """Whether a record (see :func:`_is_record`, ``records_plain.adopt_object``) has
     fields: a plain record class's layout or a named tuple's or dataclass's fields."""
@@ -503,84 +442,6 @@ def _library_rule(site: CallSite, fn):
     """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
     method = library_call_function(fn) if fn is not None else None
     return site.registry.lookup(method) if method is not None else None
-
-
-_SCALAR_VJPS: dict = {}
-
-
-def scalar_vjp(registry, fn):
-    """The vjp function ``F(g, x)`` of the one-argument elementwise rule of ``fn``, written
-    in the differentiable subset (see :func:`_scalar_rule_vjp`): what a gradient that is
-    differentiated again calls where the argument's kind is not known (so the rule's
-    closure pullback ran). None where the rule has neither an inline derivative nor a
-    transformable derivative function."""
-    return _scalar_rule_vjp(registry, fn, False, 1, {})
-
-
-def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
-    """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
-    ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
-    its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
-    differentiable subset from the derivative's inline form (or a call of its derivative
-    function, where that is transformable: ``psi``'s), so that a second derivative
-    transforms it. None for any other callee."""
-    if fn is None or kwargs or nargs != 1 + receiver:
-        return None
-    try:
-        rule = registry.lookup(fn)
-    except TypeError:  # an unhashable value: not a rule
-        return None
-    if rule is None or rule.kind != SCALAR:
-        return None
-    # A holomorphic rule's pullback is g * conj(f'(x)); another's (abs) is g * d(y, x) with
-    # its derivative function d, as its closure computes it (not the inline form).
-    holomorphic = rule.extra.get("holomorphic", True)
-    form = ENTRY_POINTS.inline_form(rule) if holomorphic else None
-    derivative = None
-    if not form:  # its derivative function, where it is one pullback transforms (psi's)
-        derivative = rule.derivatives[0] if rule.derivatives else None
-        if not getattr(derivative, "__pullback_transformable__", False):
-            return None
-    key = (fn, receiver, form or derivative)
-    if key not in _SCALAR_VJPS:
-        # (a complex argument is refused unless the rule's factor is right for one)
-        checked = holomorphic or rule.extra.get("complex_factor", False)
-        _SCALAR_VJPS[key] = _compiled_scalar_vjp(
-            fn, form, receiver, derivative, holomorphic, checked
-        )
-    return _SCALAR_VJPS[key]
-
-
-def _compiled_scalar_vjp(
-    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True
-):
-    """The text of the vjp function, compiled, carrying its source for the transform: the
-    derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
-    conjugated for a holomorphic function."""
-    import math
-
-    name = f"{getattr(fn, '__name__', 'function')}_vjp"
-    params = "g, obj, x" if receiver else "g, x"
-    d = form.format("x", y="y") if form else "derivative(y, x)"
-    text = (
-        f"def {name}({params}):\n"
-        "    y = function(x)\n"
-        + ("" if complex_ok else f"    require_real(x, {qualified_name(fn)!r})\n")
-        + f"    d = {d}\n"
-        + (
-            "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
-            "        d = _np.conj(d)\n"
-            if holomorphic
-            else ""
-        )
-        + "    return (g * d,)\n"
-    )
-    namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
-    namespace["require_real"] = require_real
-    made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
-    # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)
-    made.__pullback_elementwise_vjp__ = not receiver
-    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -11,13 +11,10 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
-from .dynamic_calls import (
-    _call_namespace_function,
-    bound_arguments,
-    lookup_attribute,
-)
+from .dynamic_calls import _call_namespace_function, lookup_attribute
 from .errors import (
     NonScalarOutputError,
     NotDifferentiableError,

@@ -154,7 +154,7 @@ def _is_masked(value) -> bool:
 
 def _elementwise_vjp(value) -> bool:
     """Whether ``value`` calls the vjp function of a one-argument elementwise rule
-    (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: dynamic_calls.
+    (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: scalar_vjps.
     scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``."""
     callee = getattr(value, "pb_callee", None)
     return (

@@ -84,3 +84,44 @@ def test_generated_vjp_zeros_what_no_use_reached():
     dx, dy = grad(unreached, wrt=(0, 1))(2.0, np.ones(2), 3)
     assert dx == 4.0
     np.testing.assert_array_equal(dy, np.zeros(2))
+
+
+class _Empty:  # no fields: a record whose cotangent is the empty tuple
+    def half(self, p):
+        return p * 0.5
+
+
+class _Holds:  # one field that holds no float
+    def __init__(self, act):
+        self.act = act
+
+
+def test_a_records_vjp_zero_is_its_cotangent_in_the_sweep_and_adds():
+    """``runtime.vjp_zero`` of a record gave the record the user's gradient has (a rebuilt
+    object), which the reverse sweep could not add to another cotangent of it: now the
+    tuple of its fields' zeros, as the sweep holds a record's cotangent."""
+    import collections
+    import dataclasses
+
+    from pullback import runtime
+    from pullback.plain_classes import constructor_of
+    from pullback.tangents import add
+
+    @dataclasses.dataclass
+    class Pair:
+        w: np.ndarray
+        act: object
+
+    Named = collections.namedtuple("Named", ["w", "k"])
+    empty = constructor_of(_Empty)()
+    holds = constructor_of(_Holds)(np.sin)
+    assert runtime.vjp_zero(empty) == ()
+    assert runtime.vjp_zero(holds) == (NO_TANGENT,)
+    pair = runtime.vjp_zero(Pair(np.ones(2), np.sin))
+    assert type(pair) is tuple and pair[1] is NO_TANGENT
+    np.testing.assert_array_equal(pair[0], np.zeros(2))
+    named = runtime.vjp_zero(Named(np.ones(2), 3))
+    assert type(named) is tuple and named[1] is NO_TANGENT  # (a named tuple's + joins)
+    assert add(runtime.vjp_zero(empty), runtime.vjp_zero(empty)) == ()
+    nested = runtime.vjp_zero([holds, {"p": Pair(2.0, None)}])
+    assert nested == [(NO_TANGENT,), {"p": (0.0, NO_TANGENT)}]

@@ -30,9 +30,8 @@ from .errors import (
 )
 from .guards import is_library_module_name
 from .plain_classes import constructor_of
-from .records_dataclasses import fields_of, is_dataclass_value
+from .records_dataclasses import is_dataclass_value
 from .records_plain import adopt_object
-from .records_plain import layout as record_layout
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
 from .scalar_vjps import _scalar_rule_vjp, require_real  # noqa: F401 - rules use require_real here
@@ -307,15 +306,6 @@ def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     return spread_cotangents(function, function(g, *args, **kwargs))
 
 
-def _has_fields(obj) -> bool:
-    """Whether a record (see :func:`_is_record`, ``records_plain.adopt_object``) has
-    fields: a plain record class's layout or a named tuple's or dataclass's fields."""
-    names = record_layout(type(obj))
-    if names is not None:
-        return len(names) > 0
-    return len(fields_of(obj)) > 0 if is_dataclass_value(obj) else len(obj) > 0
-
-
 def _is_record(v) -> bool:
     """A named tuple or a dataclass instance: a differentiated value whose methods are
     differentiated with the receiver (records.py, records_dataclasses.py)."""
@@ -392,10 +382,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         # A record (a named tuple or a dataclass instance, records.py) is a differentiated
         # value: its method's vjp gives the receiver's cotangent first.
-        # (an object of a plain record class that a helper run as written made: a record)
-        # An object without fields carries no gradient: not a record here (its zero would
-        # be the object itself, which the reverse sweep cannot add to another).
-        record = obj is not None and (_is_record(obj) or adopt_object(obj)) and _has_fields(obj)
+        # (an object of a plain record class that a helper run as written made: a record;
+        # one without fields too: its zero is the empty tuple, runtime.vjp_zero)
+        record = obj is not None and (_is_record(obj) or adopt_object(obj))
         names = tuple(bound.arguments)[1 if obj is not None and not record else 0 :]
         # (a rule's pullback function that gives the receiver a cotangent, called with
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)

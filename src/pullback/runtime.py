@@ -124,8 +124,27 @@ def vjp_zero(x):
     use reached: zeros like ``x`` as :func:`zero_cotangent` gives them, but ``NO_TANGENT``
     (not ``None``) where ``x`` holds no float. Differentiable code calls the vjp as a
     pullback and adds its cotangents to others (a flag passed on to two helpers gets one
-    from each), so a zero that is no float must stay the symbolic zero."""
-    return materialize(ZERO, x, NO_TANGENT)
+    from each), so a zero that is no float must stay the symbolic zero.
+
+    A record's zero is given as the reverse sweep holds a record's cotangent: the tuple of
+    its fields' (records.py), not the record :func:`materialize` rebuilds for a user's
+    gradient, which the sweep cannot add to another cotangent (the field-less object
+    ``h`` of ``h.half(p)`` twice: ``unsupported operand + for Halver and Halver``)."""
+    return _swept(materialize(ZERO, x, NO_TANGENT))
+
+
+def _swept(zero):
+    """The zero :func:`vjp_zero` gives, records (dataclass instances, plain records,
+    named tuples) as plain tuples of their fields' zeros, recursively."""
+    if is_dataclass_value(zero):
+        return tuple([_swept(v) for v in fields_of(zero)])
+    tz = type(zero)
+    if isinstance(zero, (tuple, list)):
+        items = [_swept(v) for v in zero]
+        return tz(items) if tz is list else tuple(items)
+    if tz is dict:
+        return {k: _swept(v) for k, v in zero.items()}
+    return zero
 
 
 @transformable

@@ -417,6 +417,15 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
             "(arithmetic, np.where, elementwise NumPy functions), or use finite differences "
             "of the gradient (pullback.testing.check_grads(order=2) shows how)."
         )
+    if isinstance(value, functools.partial):  # of a library function: no Python source
+        raise HigherOrderError(
+            f"{site.where()}: a second derivative through the functools.partial of "
+            f"'{describe(value.func)}', found at run time, needs the derivative of that "
+            "function's rule with its bound arguments, which pullback does not build.\n"
+            f"        {site.source_line.strip()}\n"
+            f"Fix: use a Python function in its place (`{_as_lambda(value)}` or a def "
+            "making that call), which is differentiated again."
+        )
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "
         "it to be a Python function or method (not a static or class method, a callable "
@@ -425,6 +434,23 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         "Fix: call the function by its name (`helper(x)`) so that pullback sees which "
         "function it is."
     )
+
+
+def _as_lambda(partial) -> str:
+    """The lambda that makes the call of ``partial`` (``lambda z: np.sum(z, axis=0)``),
+    its bound values shown where they are short."""
+
+    def shown(v):
+        text = repr(v)
+        return text if isinstance(v, (int, float, str, bool, type(None))) else "..."
+
+    func = partial.func
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__name__", describe(func))
+    name = f"np.{name}" if module.split(".")[0] == "numpy" else name
+    parts = [shown(a) for a in partial.args] + ["z"]
+    parts += [f"{k}={shown(v)}" for k, v in partial.keywords.items()]
+    return f"lambda z: {name}({', '.join(parts)})"
 
 
 def _library_rule(site: CallSite, fn):

@@ -22,7 +22,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .records_dataclasses import fields_of, is_dataclass_value
+from .records_dataclasses import fields_of, is_dataclass_value, swept
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
 from .tangents import (
     NO_TANGENT,
@@ -130,21 +130,7 @@ def vjp_zero(x):
     its fields' (records.py), not the record :func:`materialize` rebuilds for a user's
     gradient, which the sweep cannot add to another cotangent (the field-less object
     ``h`` of ``h.half(p)`` twice: ``unsupported operand + for Halver and Halver``)."""
-    return _swept(materialize(ZERO, x, NO_TANGENT))
-
-
-def _swept(zero):
-    """The zero :func:`vjp_zero` gives, records (dataclass instances, plain records,
-    named tuples) as plain tuples of their fields' zeros, recursively."""
-    if is_dataclass_value(zero):
-        return tuple([_swept(v) for v in fields_of(zero)])
-    tz = type(zero)
-    if isinstance(zero, (tuple, list)):
-        items = [_swept(v) for v in zero]
-        return tz(items) if tz is list else tuple(items)
-    if tz is dict:
-        return {k: _swept(v) for k, v in zero.items()}
-    return zero
+    return swept(materialize(ZERO, x, NO_TANGENT))
 
 
 @transformable

@@ -76,6 +76,7 @@ LAYERS = (
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
+            "pullback.call_cotangents",
             "pullback.iterators_by_hand",
             "pullback.scalar_vjps",
             "pullback.where_helpers",

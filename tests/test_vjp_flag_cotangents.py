@@ -13,10 +13,13 @@ does for an argument without a tangent.
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
+from fd import check_grad, check_hvp
 
-from pullback import default_registry, grad
+from pullback import default_registry, grad, hessian, jacobian
 from pullback.adjoints import VJPRef
 from pullback.tangents import NO_TANGENT
 
@@ -84,3 +87,81 @@ def test_generated_vjp_zeros_what_no_use_reached():
     dx, dy = grad(unreached, wrt=(0, 1))(2.0, np.ones(2), 3)
     assert dx == 4.0
     np.testing.assert_array_equal(dy, np.zeros(2))
+
+
+class _Empty:  # no fields: a record whose cotangent is the empty tuple
+    def half(self, p):
+        return p * 0.5
+
+
+class _Holds:  # one field that holds no float
+    def __init__(self, act):
+        self.act = act
+
+
+def test_a_records_vjp_zero_is_its_cotangent_in_the_sweep_and_adds():
+    """``runtime.vjp_zero`` of a record gave the record the user's gradient has (a rebuilt
+    object), which the reverse sweep could not add to another cotangent of it: now the
+    tuple of its fields' zeros, as the sweep holds a record's cotangent."""
+    import dataclasses
+
+    from pullback import runtime
+    from pullback.plain_classes import constructor_of
+    from pullback.tangents import add
+
+    @dataclasses.dataclass
+    class Pair:
+        w: np.ndarray
+        act: object
+
+    Named = collections.namedtuple("Named", ["w", "k"])
+    empty = constructor_of(_Empty)()
+    holds = constructor_of(_Holds)(np.sin)
+    assert runtime.vjp_zero(empty) == ()
+    assert runtime.vjp_zero(holds) == (NO_TANGENT,)
+    pair = runtime.vjp_zero(Pair(np.ones(2), np.sin))
+    assert type(pair) is tuple and pair[1] is NO_TANGENT
+    np.testing.assert_array_equal(pair[0], np.zeros(2))
+    named = runtime.vjp_zero(Named(np.ones(2), 3))
+    assert type(named) is tuple and named[1] is NO_TANGENT  # (a named tuple's + joins)
+    assert add(runtime.vjp_zero(empty), runtime.vjp_zero(empty)) == ()
+    nested = runtime.vjp_zero([holds, {"p": Pair(2.0, None)}])
+    assert nested == [(NO_TANGENT,), {"p": (0.0, NO_TANGENT)}]
+
+
+Pair = collections.namedtuple("Pair", ["w", "k"])
+
+
+def _uses(p, x):
+    return p.w * x
+
+
+def _ignores(p, x):
+    return np.sin(x)
+
+
+def _helpers_found_at_run_time(x, fns):
+    p = Pair(x * 2.0, 3)
+    t = 0.0
+    for fn in fns:
+        t = t + np.sum(fn(p, x) * x)
+    return t
+
+
+def named_tuple_to_helpers(x):
+    return _helpers_found_at_run_time(x, [_ignores, _uses, _ignores])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_named_tuple_no_use_reached_adds_as_its_fields_to_second_order(dtype):
+    """The vjp zero of a named tuple was the named tuple of zeros: added to another (the
+    helper that ignores it, then one that reads it), ``+`` joined the two tuples and the
+    Hessian failed (``zip() argument 2 is shorter``). It is the tuple of its fields' zeros."""
+    x = np.array([0.3, -0.2], dtype=dtype)
+    check_grad(named_tuple_to_helpers, x)
+    h = hessian(named_tuple_to_helpers)(x)
+    assert h.dtype == dtype
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(h, jacobian(grad(named_tuple_to_helpers))(x), rtol=rtol)
+    if dtype == np.float64:
+        check_hvp(named_tuple_to_helpers, x, np.array([1.0, -0.5]))

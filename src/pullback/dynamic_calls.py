@@ -19,8 +19,9 @@ import types
 
 import numpy as np
 
+from .call_cotangents import bound_arguments, spread_cotangents
 from .call_sites import CallSite
-from .callables import as_bound_call, library_call_function, rule_call_function
+from .callables import as_bound_call, library_call_function
 from .dict_views import DICT_VIEW_VJPS, dict_view_rrule, is_dict_view_call
 from .errors import (
     HigherOrderError,
@@ -29,14 +30,13 @@ from .errors import (
 )
 from .guards import is_library_module_name
 from .plain_classes import constructor_of
-from .records_dataclasses import fields_of, is_dataclass_value
+from .records_dataclasses import is_dataclass_value
 from .records_plain import adopt_object
-from .records_plain import layout as record_layout
-from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, SCALAR, qualified_name
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
-from .scalar_vjps import compile_transformable, require_real  # noqa: F401 - rules use it here
+from .scalar_vjps import _scalar_rule_vjp, require_real  # noqa: F401 - rules use require_real here
 from .signatures import signature_of
-from .tangents import NO_TANGENT, ZERO, is_zero
+from .tangents import NO_TANGENT, ZERO
 
 
 def _rrule_for(site: CallSite, fn, nargs: int, label: str):
@@ -306,77 +306,6 @@ def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     return spread_cotangents(function, function(g, *args, **kwargs))
 
 
-def bound_arguments(fn, registry):
-    """``(function, leading arguments, keywords)`` when calling ``fn`` calls a Python
-    function of the user's with arguments of its own first (``layer(x)`` is
-    ``Dense.__call__(layer, x)``; a bound method, a ``functools.partial``), else None
-    (``fn`` is that function, has a rule — ``scipy.stats.norm`` —, is library code or has
-    no Python function behind it)."""
-    if isinstance(fn, types.FunctionType):
-        return None
-    try:
-        if registry.lookup(fn) is not None:
-            return None
-    except TypeError:  # unhashable: no rule is keyed by it
-        pass
-    method = rule_call_function(fn, registry)
-    if method is not None:
-        # a library object whose call's rule has a transformable pullback (a np.vectorize
-        # object made inside the function): that function, with the object first
-        rule = registry.lookup(method)
-        return (method, (fn,), {}) if rule is not None and rule.pullback_fn else None
-    bound = as_bound_call(fn)
-    if bound is None or not isinstance(bound.target, types.FunctionType):
-        return None
-    if not bound.args and not bound.kwargs and bound.target is fn:
-        return None
-    if is_library_module_name(getattr(bound.target, "__module__", "") or ""):
-        return None  # never transformed: only used through rules
-    return bound.target, tuple(bound.args), dict(bound.kwargs)
-
-
-def spread_cotangents(function, cotangents) -> tuple:
-    """The cotangents a vjp function returned (those of the arguments it differentiates)
-    as one per argument, ``NO_TANGENT`` for an object it does not differentiate (the
-    layout :func:`vjp_function` records on a generated vjp function)."""
-    layout = getattr(function, "__pullback_spread__", None)
-    out = list(cotangents)
-    if layout is not None:
-        n, positions = layout
-        out = [NO_TANGENT] * n
-        for p, c in zip(positions, cotangents, strict=True):
-            out[p] = c
-    star = getattr(function, "__pullback_star__", None)
-    if star is not None:  # the *args tuple's cotangent: one per argument it took
-        k, n_star = star
-        items = (ZERO,) * n_star if is_zero(out[k]) else tuple(out[k])
-        out[k : k + 1] = items
-    return tuple(out)
-
-
-def gather_cotangents(function, per_argument) -> tuple:
-    """The inverse of :func:`spread_cotangents`: of one value per argument, those of the
-    arguments ``function`` differentiates."""
-    per_argument = list(per_argument)
-    star = getattr(function, "__pullback_star__", None)
-    if star is not None:
-        k, n_star = star
-        per_argument[k : k + n_star] = [tuple(per_argument[k : k + n_star])]
-    layout = getattr(function, "__pullback_spread__", None)
-    if layout is None:
-        return tuple(per_argument)
-    return tuple(per_argument[p] for p in layout[1])
-
-
-def _has_fields(obj) -> bool:
-    """Whether a record (see :func:`_is_record`, ``records_plain.adopt_object``) has
-    fields: a plain record class's layout or a named tuple's or dataclass's fields."""
-    names = record_layout(type(obj))
-    if names is not None:
-        return len(names) > 0
-    return len(fields_of(obj)) > 0 if is_dataclass_value(obj) else len(obj) > 0
-
-
 def _is_record(v) -> bool:
     """A named tuple or a dataclass instance: a differentiated value whose methods are
     differentiated with the receiver (records.py, records_dataclasses.py)."""
@@ -453,10 +382,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         # other object argument (a model passed to a helper): its cotangent is NO_TANGENT.
         # A record (a named tuple or a dataclass instance, records.py) is a differentiated
         # value: its method's vjp gives the receiver's cotangent first.
-        # (an object of a plain record class that a helper run as written made: a record)
-        # An object without fields carries no gradient: not a record here (its zero would
-        # be the object itself, which the reverse sweep cannot add to another).
-        record = obj is not None and (_is_record(obj) or adopt_object(obj)) and _has_fields(obj)
+        # (an object of a plain record class that a helper run as written made: a record;
+        # one without fields too: its zero is the empty tuple, runtime.vjp_zero)
+        record = obj is not None and (_is_record(obj) or adopt_object(obj))
         names = tuple(bound.arguments)[1 if obj is not None and not record else 0 :]
         # (a rule's pullback function that gives the receiver a cotangent, called with
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)
@@ -489,6 +417,15 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
             "(arithmetic, np.where, elementwise NumPy functions), or use finite differences "
             "of the gradient (pullback.testing.check_grads(order=2) shows how)."
         )
+    if isinstance(value, functools.partial):  # of a library function: no Python source
+        raise HigherOrderError(
+            f"{site.where()}: a second derivative through the functools.partial of "
+            f"'{describe(value.func)}', found at run time, needs the derivative of that "
+            "function's rule with its bound arguments, which pullback does not build.\n"
+            f"        {site.source_line.strip()}\n"
+            f"Fix: use a Python function in its place (`{_as_lambda(value)}` or a def "
+            "making that call), which is differentiated again."
+        )
     raise HigherOrderError(
         f"{site.where()}: a second derivative through {label}, found at run time, needs "
         "it to be a Python function or method (not a static or class method, a callable "
@@ -499,88 +436,27 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
     )
 
 
+def _as_lambda(partial) -> str:
+    """The lambda that makes the call of ``partial`` (``lambda z: np.sum(z, axis=0)``),
+    its bound values shown where they are short."""
+
+    def shown(v):
+        text = repr(v)
+        return text if isinstance(v, (int, float, str, bool, type(None))) else "..."
+
+    func = partial.func
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__name__", describe(func))
+    name = f"np.{name}" if module.split(".")[0] == "numpy" else name
+    parts = [shown(a) for a in partial.args] + ["z"]
+    parts += [f"{k}={shown(v)}" for k, v in partial.keywords.items()]
+    return f"lambda z: {name}({', '.join(parts)})"
+
+
 def _library_rule(site: CallSite, fn):
     """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
     method = library_call_function(fn) if fn is not None else None
     return site.registry.lookup(method) if method is not None else None
-
-
-_SCALAR_VJPS: dict = {}
-
-
-def scalar_vjp(registry, fn):
-    """The vjp function ``F(g, x)`` of the one-argument elementwise rule of ``fn``, written
-    in the differentiable subset (see :func:`_scalar_rule_vjp`): what a gradient that is
-    differentiated again calls where the argument's kind is not known (so the rule's
-    closure pullback ran). None where the rule has neither an inline derivative nor a
-    transformable derivative function."""
-    return _scalar_rule_vjp(registry, fn, False, 1, {})
-
-
-def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
-    """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
-    ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
-    its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
-    differentiable subset from the derivative's inline form (or a call of its derivative
-    function, where that is transformable: ``psi``'s), so that a second derivative
-    transforms it. None for any other callee."""
-    if fn is None or kwargs or nargs != 1 + receiver:
-        return None
-    try:
-        rule = registry.lookup(fn)
-    except TypeError:  # an unhashable value: not a rule
-        return None
-    if rule is None or rule.kind != SCALAR:
-        return None
-    # A holomorphic rule's pullback is g * conj(f'(x)); another's (abs) is g * d(y, x) with
-    # its derivative function d, as its closure computes it (not the inline form).
-    holomorphic = rule.extra.get("holomorphic", True)
-    form = ENTRY_POINTS.inline_form(rule) if holomorphic else None
-    derivative = None
-    if not form:  # its derivative function, where it is one pullback transforms (psi's)
-        derivative = rule.derivatives[0] if rule.derivatives else None
-        if not getattr(derivative, "__pullback_transformable__", False):
-            return None
-    key = (fn, receiver, form or derivative)
-    if key not in _SCALAR_VJPS:
-        # (a complex argument is refused unless the rule's factor is right for one)
-        checked = holomorphic or rule.extra.get("complex_factor", False)
-        _SCALAR_VJPS[key] = _compiled_scalar_vjp(
-            fn, form, receiver, derivative, holomorphic, checked
-        )
-    return _SCALAR_VJPS[key]
-
-
-def _compiled_scalar_vjp(
-    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True
-):
-    """The text of the vjp function, compiled, carrying its source for the transform: the
-    derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
-    conjugated for a holomorphic function."""
-    import math
-
-    name = f"{getattr(fn, '__name__', 'function')}_vjp"
-    params = "g, obj, x" if receiver else "g, x"
-    d = form.format("x", y="y") if form else "derivative(y, x)"
-    text = (
-        f"def {name}({params}):\n"
-        "    y = function(x)\n"
-        + ("" if complex_ok else f"    require_real(x, {qualified_name(fn)!r})\n")
-        + f"    d = {d}\n"
-        + (
-            "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
-            "        d = _np.conj(d)\n"
-            if holomorphic
-            else ""
-        )
-        + "    return (g * d,)\n"
-    )
-    namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
-    namespace["require_real"] = require_real
-    made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
-    # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)
-    made.__pullback_elementwise_vjp__ = not receiver
-    return made
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

@@ -18,21 +18,15 @@ each the other's transpose: :func:`vjp_layout` (``F``'s output laid out) and
 
 from __future__ import annotations
 
-from .dynamic_calls import (
-    _found_without_receiver,
-    bound_arguments,
-    gather_cotangents,
-    gives_receiver_cotangent,
-    spread_cotangents,
-    vjp_function,
-)
+from .call_cotangents import bound_arguments, gather_cotangents, spread_cotangents
+from .dynamic_calls import _found_without_receiver, gives_receiver_cotangent, vjp_function
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, is_zero
 
 
 def vjp_layout(function, c, pad, drop):
     """``function``'s own cotangents ``c`` laid out one per argument (see
-    :func:`~.dynamic_calls.spread_cotangents`), the first ``pad`` dropped (the leading
+    :func:`~.call_cotangents.spread_cotangents`), the first ``pad`` dropped (the leading
     arguments of a bound callable) and ``drop`` ``NO_TANGENT`` slots put first (the
     receiver of a method whose vjp function gives it none)."""
     if is_zero(c):

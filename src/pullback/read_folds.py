@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .band_stack import as_band, scatter_sum
+from .errors import UnsupportedCallError
 from .indexed_cotangent import (
     _SCALAR_VALUE_TYPES,
     IndexedCotangent,
@@ -33,6 +34,23 @@ from .tangents import (
     unbroadcast,
 )
 from .zero import NO_TANGENT, ZERO, is_zero
+
+
+def _refuse_item_cotangents(chain):
+    """An object array (``np.array([a, b], dtype=object)``) holds the cotangents of its
+    reads as numbers only: a read whose cotangent is an array or a record's (the tuple of
+    its fields) is refused, naming the user's line where the sweep runs (a failed
+    ``setting an array element with a sequence`` before)."""
+    while chain is not None:
+        _, v, chain = chain
+        if not is_zero(v) and (np.ndim(v) > 0 or isinstance(v, (tuple, list, dict))):
+            raise UnsupportedCallError(
+                "pullback: an item of an object array (np.array(..., dtype=object)) that is "
+                "an array or an object carrying a gradient cannot pass its gradient back: "
+                "an object array holds numbers' gradients only.\n"
+                "Fix: keep the items in a list or tuple (`items = [a, b]`, then `items[0]`), "
+                "whose items carry their gradients."
+            )
 
 
 def fold_reads(acc, x, chain):
@@ -55,6 +73,8 @@ def fold_reads(acc, x, chain):
             elif head is _ndarray and (acc is ZERO or acc is NO_TANGENT):
                 out = _loop_node_reads(x, chain)
         if out is None:
+            if x.dtype.kind == "O":
+                _refuse_item_cotangents(chain)
             out = _few_view_reads(acc, x, chain)
         if out is not None:
             return out

@@ -190,6 +190,7 @@ NOT_A_STORE = {
     ),
 }
 
+
 def field_default(cls, name: str):
     """The default value of the field ``name`` of ``cls``: its ``default_factory()`` called,
     or its default."""
@@ -247,6 +248,22 @@ def as_cotangent(c):
     if tc is dict:
         return {k: as_cotangent(v) for k, v in c.items()}
     return c
+
+
+def swept(zero):
+    """A zero cotangent as the reverse sweep holds it (``runtime.vjp_zero``): records
+    (dataclass instances, plain records, named tuples) as plain tuples of their fields'
+    zeros, recursively (a rebuilt record cannot be added to another cotangent, and ``+``
+    of two named tuples joins them)."""
+    if is_dataclass_value(zero):
+        return tuple([swept(v) for v in fields_of(zero)])
+    tz = type(zero)
+    if isinstance(zero, (tuple, list)):
+        items = [swept(v) for v in zero]
+        return tz(items) if tz is list else tuple(items)
+    if tz is dict:
+        return {k: swept(v) for k, v in zero.items()}
+    return zero
 
 
 def _field_cotangent(v):

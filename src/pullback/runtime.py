@@ -11,13 +11,10 @@ import numpy as np
 
 from . import backends
 from .backends import as_array
+from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
-from .dynamic_calls import (
-    _call_namespace_function,
-    bound_arguments,
-    lookup_attribute,
-)
+from .dynamic_calls import _call_namespace_function, lookup_attribute
 from .errors import (
     NonScalarOutputError,
     NotDifferentiableError,
@@ -25,7 +22,7 @@ from .errors import (
     PullbackError,
     RuleError,
 )
-from .records_dataclasses import fields_of, is_dataclass_value
+from .records_dataclasses import fields_of, is_dataclass_value, swept
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name, transformable
 from .tangents import (
     NO_TANGENT,
@@ -127,8 +124,13 @@ def vjp_zero(x):
     use reached: zeros like ``x`` as :func:`zero_cotangent` gives them, but ``NO_TANGENT``
     (not ``None``) where ``x`` holds no float. Differentiable code calls the vjp as a
     pullback and adds its cotangents to others (a flag passed on to two helpers gets one
-    from each), so a zero that is no float must stay the symbolic zero."""
-    return materialize(ZERO, x, NO_TANGENT)
+    from each), so a zero that is no float must stay the symbolic zero.
+
+    A record's zero is given as the reverse sweep holds a record's cotangent: the tuple of
+    its fields' (records.py), not the record :func:`materialize` rebuilds for a user's
+    gradient, which the sweep cannot add to another cotangent (the field-less object
+    ``h`` of ``h.half(p)`` twice: ``unsupported operand + for Halver and Halver``)."""
+    return swept(materialize(ZERO, x, NO_TANGENT))
 
 
 @transformable

@@ -1,4 +1,4 @@
-"""The vjp functions of elementwise rules of several arguments, in the differentiable subset.
+"""The vjp functions of elementwise rules, in the differentiable subset.
 
 A gradient runs an elementwise rule inline where the kinds of its arguments prove them
 real (``g * d_maximum_0(y, a, b)``, differentiable again), and its closure pullback where
@@ -6,7 +6,9 @@ they are not known (a value from ``rng.standard_normal(n)`` or a global array). 
 cannot be differentiated again, so where such a gradient is differentiated again
 (``hessian``, ``hvp``: Monte Carlo payoffs ``np.maximum(ST - K, 0.0)``) it calls the
 function made here instead: the same partial derivatives, conjugated for a holomorphic
-rule, each cotangent summed back to its argument's shape.
+rule, each cotangent summed back to its argument's shape. A one-argument elementwise
+function held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``)
+gets its vjp function here too (:func:`scalar_vjp`, what dynamic_calls.py gives for it).
 
 >>> import numpy as np
 >>> from pullback.registry import default_registry
@@ -23,7 +25,7 @@ import gast
 import numpy as np
 
 from .errors import HigherOrderError
-from .registry import SCALAR, qualified_name
+from .registry import ENTRY_POINTS, SCALAR, qualified_name
 from .source import FunctionSource
 from .tangents import unbroadcast
 from .zero import ZERO
@@ -107,3 +109,79 @@ def require_real(x, name):
             "Fix: differentiate a real form of it, a function of z.real and z.imag (as "
             "np.hypot(z.real, z.imag) is of abs)."
         )
+
+
+_SCALAR_VJPS: dict = {}
+
+
+def scalar_vjp(registry, fn):
+    """The vjp function ``F(g, x)`` of the one-argument elementwise rule of ``fn``, written
+    in the differentiable subset (see :func:`_scalar_rule_vjp`): what a gradient that is
+    differentiated again calls where the argument's kind is not known (so the rule's
+    closure pullback ran). None where the rule has neither an inline derivative nor a
+    transformable derivative function."""
+    return _scalar_rule_vjp(registry, fn, False, 1, {})
+
+
+def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
+    """For an elementwise function with an inline derivative (``np.tanh``, ``math.exp``,
+    ...) held in a variable or stored on an object (``act = np.tanh``, ``self.act_fn``):
+    its vjp function ``F(g, x)`` (``F(g, obj, x)`` with the receiver), written in the
+    differentiable subset from the derivative's inline form (or a call of its derivative
+    function, where that is transformable: ``psi``'s), so that a second derivative
+    transforms it. None for any other callee."""
+    if fn is None or kwargs or nargs != 1 + receiver:
+        return None
+    try:
+        rule = registry.lookup(fn)
+    except TypeError:  # an unhashable value: not a rule
+        return None
+    if rule is None or rule.kind != SCALAR:
+        return None
+    # A holomorphic rule's pullback is g * conj(f'(x)); another's (abs) is g * d(y, x) with
+    # its derivative function d, as its closure computes it (not the inline form).
+    holomorphic = rule.extra.get("holomorphic", True)
+    form = ENTRY_POINTS.inline_form(rule) if holomorphic else None
+    derivative = None
+    if not form:  # its derivative function, where it is one pullback transforms (psi's)
+        derivative = rule.derivatives[0] if rule.derivatives else None
+        if not getattr(derivative, "__pullback_transformable__", False):
+            return None
+    key = (fn, receiver, form or derivative)
+    if key not in _SCALAR_VJPS:
+        # (a complex argument is refused unless the rule's factor is right for one)
+        checked = holomorphic or rule.extra.get("complex_factor", False)
+        _SCALAR_VJPS[key] = _compiled_scalar_vjp(
+            fn, form, receiver, derivative, holomorphic, checked
+        )
+    return _SCALAR_VJPS[key]
+
+
+def _compiled_scalar_vjp(
+    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True
+):
+    """The text of the vjp function, compiled, carrying its source for the transform: the
+    derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
+    conjugated for a holomorphic function."""
+    name = f"{getattr(fn, '__name__', 'function')}_vjp"
+    params = "g, obj, x" if receiver else "g, x"
+    d = form.format("x", y="y") if form else "derivative(y, x)"
+    text = (
+        f"def {name}({params}):\n"
+        "    y = function(x)\n"
+        + ("" if complex_ok else f"    require_real(x, {qualified_name(fn)!r})\n")
+        + f"    d = {d}\n"
+        + (
+            "    if _np.iscomplexobj(d):  # a holomorphic function's pullback: g * conj(f'(x))\n"
+            "        d = _np.conj(d)\n"
+            if holomorphic
+            else ""
+        )
+        + "    return (g * d,)\n"
+    )
+    namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
+    namespace["require_real"] = require_real
+    made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
+    # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)
+    made.__pullback_elementwise_vjp__ = not receiver
+    return made

@@ -280,6 +280,9 @@ def register(reg):
         rule = r.rule(which, _copy_rrule(which), notes="the cotangent passes through")
         # the sweeps run the rule, whose copy of an object's record is a record too
         rule.extra["sweeps_keep_closure"] = True
+        # its result is its argument's kind, no result object of a rule's: an attribute
+        # of a copy of a record is its field (transform/reverse_attributes.py)
+        rule.extra["passes_value"] = True
     r.scalar(builtins.abs, _abs_derivative, holomorphic=False, notes="abs(0) -> 0")
     r.scalar(builtins.pow, _pow_base, _pow_exponent, notes="pow(0, b<1): 0 for the base")
     r.rule(builtins.float, _float_rrule)

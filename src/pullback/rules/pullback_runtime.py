@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .. import dynamic_calls, read_folds, runtime, tangents, where_masks
+from .. import call_cotangents, dynamic_calls, read_folds, runtime, tangents, where_masks
 from ..registry import ENTRY_POINTS, transformable
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
@@ -183,7 +183,7 @@ def _vjp_function_rrule(skip_receiver):
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
-            bound = dynamic_calls.bound_arguments(callee, site.registry)
+            bound = call_cotangents.bound_arguments(callee, site.registry)
             if bound is not None:  # layer(x): Dense.__call__(layer, x)
                 return _bound_rrule(site, g, bound, args, kwargs)
             function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)
@@ -220,7 +220,7 @@ def _vjp_function_rrule(skip_receiver):
         # Its value: the cotangents of obj then each argument (a receiver's from the
         # function itself, else NO_TANGENT), as the generated code reads them; an object
         # argument the function does not differentiate gets NO_TANGENT in its place.
-        y = dynamic_calls.spread_cotangents(function, y)
+        y = call_cotangents.spread_cotangents(function, y)
         y = (NO_TANGENT, *y) if skip_receiver and not slot else tuple(y)
 
         def per_input(cotangents):
@@ -244,7 +244,7 @@ def _vjp_function_rrule(skip_receiver):
             if receiver or slot:  # the function's own value has the receiver's slot
                 own = tuple(dy)
             else:
-                own = dynamic_calls.gather_cotangents(
+                own = call_cotangents.gather_cotangents(
                     function, tuple(dy[1:]) if skip_receiver else tuple(dy)
                 )
             full = per_input(pullback(own))

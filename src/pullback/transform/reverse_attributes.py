@@ -58,9 +58,12 @@ class AttributeAdjoints(EscapeSites):
     def made_by_a_rule(self, v) -> bool:
         """Whether every definition of ``v``'s object is a call through a rule that is no
         named tuple's constructor (a result object, whose undeclared attributes carry no
-        gradient pullback follows)."""
+        gradient pullback follows) nor a copy (``copy.copy(m)``: the value it copies)."""
         rules = self._defining_rules(v)
-        return bool(rules) and all(r is not None and r.family != "records" for r in rules)
+        return bool(rules) and all(
+            r is not None and r.family != "records" and not r.extra.get("passes_value")
+            for r in rules
+        )
 
     def declared_attribute(self, v) -> bool:
         """Whether ``v`` (``obj.attr``) reads an attribute that every rule defining ``obj``

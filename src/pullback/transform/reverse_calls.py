@@ -13,7 +13,7 @@ import math
 import gast
 import numpy as np
 
-from .. import arrays_inplace, containers, containers_inplace, dynamic_calls
+from .. import arrays_inplace, containers, containers_inplace, dynamic_calls, scalar_vjps
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
 from ..registry import ENTRY_POINTS, RULE, SCALAR
@@ -190,14 +190,14 @@ class CallAdjoints:
 
     def scalar_vjp(self, rule, v):
         """For a trusted one-argument elementwise rule called without keywords, its vjp
-        function in the differentiable subset (dynamic_calls.scalar_vjp), else None."""
+        function in the differentiable subset (scalar_vjps.scalar_vjp), else None."""
         if rule is None or rule.kind != SCALAR or not rule.trusted:
             return None
         if not v.args or v.keywords or v.pb_callee.kind != "object":
             return None
         if len(v.args) > 1:  # np.maximum(a, b), np.hypot(a, b): F(g, a, b)
             return elementwise_vjp(self.registry, v.pb_callee.obj, len(v.args))
-        return dynamic_calls.scalar_vjp(self.registry, v.pb_callee.obj)
+        return scalar_vjps.scalar_vjp(self.registry, v.pb_callee.obj)
 
     def direct_pullback(self, rule, v) -> bool:
         """Whether the call ``v`` through ``rule`` calls its plain pullback function in the

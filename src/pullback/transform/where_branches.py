@@ -140,7 +140,7 @@ def _is_masked(value) -> bool:
 
 def _elementwise_vjp(value) -> bool:
     """Whether ``value`` calls the vjp function of a one-argument elementwise rule
-    (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: dynamic_calls.
+    (``_sqrt_vjp(g, x)``, in a gradient being differentiated again: scalar_vjps.
     scalar_vjp), whose one cotangent ``(g * f'(x),)`` is elementwise in ``g`` and ``x``;
     or the generated vjp of a user's helper of one argument (``_vjp_h(g, x)``), which is
     as elementwise as the helper (proved at run time: :func:`helper_calls`)."""

@@ -82,6 +82,11 @@ def add(a, b):
         for k, v in b.items():
             out[k] = add(out[k], v) if k in out else v
         return out
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        # a named tuple's cotangent (a tuple subclass): field by field, never `a + b`,
+        # which would join the two tuples
+        items = [add(x, y) for x, y in zip(a, b, strict=True)]
+        return ta(*items) if hasattr(ta, "_fields") else ta(items)
     return a + b
 
 

@@ -127,7 +127,15 @@ def vjp_zero(x):
     use reached: zeros like ``x`` as :func:`zero_cotangent` gives them, but ``NO_TANGENT``
     (not ``None``) where ``x`` holds no float. Differentiable code calls the vjp as a
     pullback and adds its cotangents to others (a flag passed on to two helpers gets one
-    from each), so a zero that is no float must stay the symbolic zero."""
+    from each), so a zero that is no float must stay the symbolic zero.
+
+    A record (a dataclass, a plain record class's object: the receiver of a method that
+    does not read it) gets the tuple of its fields' zeros, the form its cotangent has in
+    generated code (``_field_pullback``), not a rebuilt object: the reverse sweep adds it
+    to the cotangent of the receiver's other uses (the Hessian of a method calling
+    ``self.f(x)``, an ``f`` that reads no field, raised "object of type ... has no len()")."""
+    if type(x) is not np.ndarray and is_dataclass_value(x):
+        return tuple(vjp_zero(v) for v in fields_of(x))
     return materialize(ZERO, x, NO_TANGENT)
 
 
@@ -170,6 +178,15 @@ def sequence_cotangent(g, iterable):
         "Fix: loop over or unpack a list, tuple or array of the differentiated values "
         "(or loop over range(len(...)))."
     )
+
+
+def sequence_tangent(t, iterable):
+    """The tangent of ``as_sequence(iterable)`` in forward mode: a loop over a dict goes
+    over its keys, which carry no tangent (``for k in params: ... params[k]`` reads the
+    values by key, with their tangents); anything else as :func:`sequence_cotangent`."""
+    if isinstance(iterable, dict):
+        return ZERO
+    return sequence_cotangent(t, iterable)
 
 
 def plus_cotangents(g, a, b):

@@ -28,7 +28,7 @@ import sys
 import gast
 import numpy as np
 
-from .. import containers, dynamic_calls, where_masks
+from .. import containers, dynamic_calls, runtime, where_masks
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
@@ -276,7 +276,8 @@ class ForwardBuilder(EscapeSites):
         """Tangents of the normalizer's own calls (see transform/comprehensions.py); the
         primal statement has run already."""
         if name == "as_sequence":
-            return f"sequence_cotangent({self.tan(args[0])}, {src(args[0])})"
+            f = self.bind("sequence_tangent", runtime.sequence_tangent)
+            return f"{f}({self.tan(args[0])}, {src(args[0])})"
         container, *key, value = args
         if name == "dict_set":
             f = self.bind("dict_set_tangent", containers.dict_set_tangent)

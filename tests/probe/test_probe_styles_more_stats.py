@@ -3,7 +3,8 @@
 Likelihoods through ``scipy.stats`` (frozen and unfrozen distributions, ``loc=``/``scale=``
 keywords, broadcasting over data), a Gaussian-process marginal likelihood with
 ``cho_factor``/``cho_solve``, mixture models through ``logsumexp``, and log densities as an
-MCMC sampler's target writes them. Gradients (and for some jvp, hvp and the Hessian) are
+MCMC sampler's target writes them, a Laplace approximation's evidence, and
+likelihoods written with ``gammaln``. Gradients (and for some jvp, hvp and the Hessian) are
 checked against central differences (probe_harness.py).
 """
 
@@ -186,6 +187,58 @@ def lognormal_scale(s, xs):
     return -stats.lognorm.logpdf(xs, s, scale=np.exp(0.3)).sum()
 
 
+def frozen_by_keyword(theta, data):
+    d = stats.norm(loc=theta[0], scale=np.exp(theta[1]))
+    return -np.sum(d.logpdf(data))
+
+def expon_rate(rate, data):
+    return -stats.expon(scale=1.0 / rate).logpdf(data).sum()
+
+def t_frozen_cdf(df, xs):
+    return np.sum(stats.t(df).cdf(xs))
+
+def mvn_kw(mean, pts, cov):
+    return np.sum(stats.multivariate_normal.logpdf(pts, mean=mean, cov=cov))
+
+def negbin_ll(theta, counts):
+    r, p = np.exp(theta[0]), special.expit(theta[1])
+    ll = special.gammaln(counts + r) - special.gammaln(r) - special.gammaln(counts + 1)
+    ll = ll + r * np.log(p) + counts * np.log1p(-p)
+    return -ll.sum()
+
+def dirichlet_ll(alpha, probs):
+    return stats.dirichlet.logpdf(probs, alpha)
+
+def mixture_weights_softmax(logits, x):
+    w = special.softmax(logits)
+    dens = np.array([stats.norm.pdf(x, m, 1.0) for m in (-1.0, 0.0, 2.0)])
+    return -np.log(w @ dens).sum()
+
+def laplace_approx(theta, X, y):
+    # log marginal via a Laplace approximation at a fixed mode
+    w = np.zeros(X.shape[1]) + theta
+    p = special.expit(X @ w)
+    H = X.T @ (X * (p * (1 - p))[:, None]) + np.eye(X.shape[1])
+    _, logdet = np.linalg.slogdet(H)
+    return np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)) - 0.5 * logdet
+
+def gp_solve_chol(ell, x, y):
+    K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / ell ** 2) + 1e-2 * np.eye(len(x))
+    L = linalg.cholesky(K, lower=True)
+    a = linalg.cho_solve((L, True), y)
+    return y @ a + 2 * np.log(np.diag(L)).sum()
+
+def trunc_lik(mu, xs):
+    a, b = (0.0 - mu) / 1.0, (3.0 - mu) / 1.0
+    return -stats.truncnorm.logpdf(xs, a, b, loc=mu, scale=1.0).sum()
+
+def weibull_fit(theta, xs):
+    return -stats.weibull_min.logpdf(xs, np.exp(theta[0]), scale=np.exp(theta[1])).sum()
+
+def invgamma_prior(s2, xs):
+    return stats.invgamma.logpdf(s2, 2.0, scale=1.5) + stats.norm.logpdf(xs, 0, np.sqrt(s2)).sum()
+
+
 _g = np.random.default_rng(7)
 DATA = _g.normal(0.4, 1.3, 12)
 X_DESIGN = _g.standard_normal((15, 3))
@@ -234,6 +287,21 @@ PROBES = {
     "poisson_glm": (poisson_glm, (np.array([0.1, 0.2, -0.1]), X_DESIGN,
                                   _g.poisson(1.5, 15)), True),
     "lognormal_scale": (lognormal_scale, (0.8, np.abs(DATA) + 0.2), True),
+    "frozen_by_keyword": (frozen_by_keyword, (np.array([0.2, 0.1]), DATA), True),
+    "expon_rate": (expon_rate, (1.3, np.abs(DATA)), True),
+    "t_frozen_cdf": (t_frozen_cdf, (4.5, DATA), True),
+    "mvn_kw": (mvn_kw, (np.array([0.1, 0.2]), X_DESIGN[:, :2], MVN_COV), True),
+    "negbin_ll": (negbin_ll, (np.array([0.5, 0.2]), _g.poisson(2.0, 10).astype(float)), True),
+    "dirichlet_ll": (dirichlet_ll, (np.array([1.5, 2.0, 3.0]), np.array([0.2, 0.3, 0.5])),
+                     True),
+    "mixture_weights_softmax": (mixture_weights_softmax, (np.array([0.1, 0.3, -0.2]), DATA),
+                                True),
+    "laplace_approx": (laplace_approx, (np.array([0.3, -0.2]), X_DESIGN[:, :2], Y_BITS), True),
+    "gp_solve_chol": (gp_solve_chol, (0.7, np.linspace(0, 1, 6), np.sin(np.linspace(0, 3, 6))),
+                      True),
+    "trunc_lik": (trunc_lik, (0.8, np.abs(DATA) % 3), True),
+    "weibull_fit": (weibull_fit, (np.array([0.3, 0.2]), np.abs(DATA) + 0.1), True),
+    "invgamma_prior": (invgamma_prior, (0.9, DATA), True),
 }
 
 

@@ -4,7 +4,9 @@ Finite-difference and finite-volume stencils with slices and ``np.roll``, time l
 write into a preallocated array (``u[1:-1] = ...``, ``out[i, :] = ...``), ``np.einsum``
 contractions, ``scipy.integrate`` (``solve_ivp``, ``quad``, ``odeint``) with the parameters
 in ``args``, and ``scipy.optimize`` solutions (``root``, ``brentq``, ``minimize``)
-differentiated through their optimality conditions. Gradients (and for some jvp, hvp and
+differentiated through their optimality conditions; back substitution, augmented slice
+writes, masked stores, ``np.add.at``, a fixed-point ``while True`` loop with ``break``,
+implicit Euler steps and Newton iterations. Gradients (and for some jvp, hvp and
 the Hessian) are checked against central differences (probe_harness.py).
 """
 
@@ -196,6 +198,72 @@ def ridge_fit_loss(lam, X, y, X_val, y_val):
     return np.sum((X_val @ res.x - y_val) ** 2)
 
 
+def back_substitution(b, U):
+    n = len(b)
+    x = np.zeros(n)
+    for i in reversed(range(n)):
+        x[i] = (b[i] - U[i, i + 1:] @ x[i + 1:]) / U[i, i]
+    return np.sum(x ** 2)
+
+def aug_slice_stencil(u0, steps=4, r=0.2):
+    u = u0.copy()
+    for _ in range(steps):
+        lap = np.zeros_like(u)
+        lap[1:-1] += u[2:] + u[:-2]
+        lap[1:-1] -= 2 * u[1:-1]
+        u += r * lap
+    return np.sum(u ** 3)
+
+def masked_clip(x):
+    y = x * 2.0
+    y[y > 1.0] = 1.0
+    return np.sum(y ** 2)
+
+def fixed_point(a, tol=1e-12):
+    x = 0.5
+    it = 0
+    while True:
+        new = np.cos(a * x)
+        it += 1
+        if abs(new - x) < tol or it > 200:
+            break
+        x = new
+    return new
+
+def scatter_add(w, idx):
+    out = np.zeros(4)
+    np.add.at(out, idx, w ** 2)
+    return np.sum(np.sin(out))
+
+def rows_augmented(w, xs):
+    out = np.zeros((len(xs), w.size))
+    for i in range(len(xs)):
+        out[i, :] += w * xs[i]
+        out[i] *= 1.0 + xs[i]
+    return np.sum(out ** 2)
+
+def implicit_euler(k, n=5, steps=4, dt=0.1):
+    A = np.eye(n) * (1 + 2 * k * dt) - k * dt * (np.eye(n, k=1) + np.eye(n, k=-1))
+    u = np.linspace(0, 1, n) ** 2
+    for _ in range(steps):
+        u = np.linalg.solve(A, u)
+    return u @ u
+
+def newton_sqrt(a):
+    x = a
+    for _ in range(30):
+        x = 0.5 * (x + a / x)
+    return x
+
+class Counter:
+    # a count on a class, kept across calls: no gradient flows through it
+    calls = 0
+
+def with_class_counter(x):
+    Counter.calls += 1
+    return np.sum(x ** 2)
+
+
 _g = np.random.default_rng(11)
 U0 = np.exp(-((np.linspace(0, 1, 12) - 0.4) ** 2) / 0.02)
 SRC = _g.standard_normal((7, 7))
@@ -228,6 +296,17 @@ PROBES = {
     "root_param": (root_param, (np.array([1.2, 0.8]),), False),
     "kepler": (kepler, (0.3,), True),
     "ridge_fit_loss": (ridge_fit_loss, (0.7, Xr[:8], yr[:8], Xr[8:], yr[8:]), False),
+    "back_substitution": (back_substitution, (np.array([1.0, 2.0, -1.0]),
+                                              np.triu(np.ones((3, 3))) + np.eye(3)), True),
+    "aug_slice_stencil": (aug_slice_stencil, (np.linspace(0, 1, 8) ** 2,), True),
+    "masked_clip": (masked_clip, (np.array([0.2, 0.7, -0.3, 0.1]),), True),
+    "fixed_point": (fixed_point, (0.8,), True),
+    "scatter_add": (scatter_add, (np.array([0.3, -0.5, 1.2]), np.array([0, 2, 0])), True),
+    "rows_augmented": (rows_augmented, (np.array([0.3, -0.5, 1.2]), np.array([0.5, -1.0])),
+                       True),
+    "implicit_euler": (implicit_euler, (0.6,), True),
+    "newton_sqrt": (newton_sqrt, (2.0,), True),
+    "with_class_counter": (with_class_counter, (np.array([0.3, 0.4]),), True),
 }
 
 

@@ -264,6 +264,13 @@ def with_class_counter(x):
     return np.sum(x ** 2)
 
 
+def cumsum_flux(u):
+    # jvp was silently wrong (np.diff taken as linear with its prepend) and grad refused
+    # the keyword, before probe4's fix
+    flux = np.diff(u, prepend=u[0]) * 0.3
+    return np.sum(np.cumsum(flux) ** 2)
+
+
 _g = np.random.default_rng(11)
 U0 = np.exp(-((np.linspace(0, 1, 12) - 0.4) ** 2) / 0.02)
 SRC = _g.standard_normal((7, 7))
@@ -307,6 +314,7 @@ PROBES = {
     "implicit_euler": (implicit_euler, (0.6,), True),
     "newton_sqrt": (newton_sqrt, (2.0,), True),
     "with_class_counter": (with_class_counter, (np.array([0.3, 0.4]),), True),
+    "cumsum_flux": (cumsum_flux, (np.linspace(0, 1, 6) ** 2,), True),
 }
 
 

@@ -191,6 +191,30 @@ def repeated(x):
     return sum(l)
 
 
+def comprehension_shadows_the_dict(x):
+    # the comprehension's `v` (an array) is not the dict `v` the loop writes into (an
+    # optimizer's moments: a PB101 array mutation before, found by probe4)
+    params = {"a": x[:2], "b": x[2:]}
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.ones_like(p) for k, p in params.items()}
+    for k in params:
+        m[k] = 0.9 * m[k] + params[k]
+        v[k] = 0.5 * v[k] + params[k] ** 2
+    return sum(np.sum(m[k] * v[k]) for k in params)
+
+
+def new_dict_each_step(x):
+    # each pass makes its dict, fills it, then hands it on: what `params` holds is never
+    # changed again (PB106 before, found by probe4 in an unrolled optimizer)
+    params = {"a": x[:2], "b": x[2:]}
+    for t in range(2):
+        new = {}
+        for k in params:
+            new[k] = params[k] * (1.5 + t) + np.sin(params[k])
+        params = new
+    return np.sum(params["a"] ** 2) + np.sum(params["b"])
+
+
 CASES = [
     set_and_read,
     augmented_items,
@@ -212,4 +236,6 @@ CASES = [
     changes_in_branches,
     dict_in_a_loop,
     repeated,
+    comprehension_shadows_the_dict,
+    new_dict_each_step,
 ]

@@ -165,3 +165,39 @@ def plus_equals_array(x):
     l = [x[0]]
     l += x[1:3]  # on a list, extends; `l = l + x[1:3]` would add elementwise
     return l[0]
+
+
+# A dict made anew at the top of each pass and handed on after its last change (an
+# optimizer step's `new = {}; new[k] = ...; params = new`) is accepted
+# (list_mutation_cases.new_dict_each_step); these stay refused: the dict made once,
+# before the loop, so the next pass changes what `kept` holds; the hand-over before the
+# change; and a change after the loop, which reaches the last dict handed on.
+def made_once_before_the_loop(x):
+    new = {}
+    kept = {"a": x[0]}
+    for _ in range(2):
+        new["a"] = kept["a"] * 2.0
+        kept = new
+    return kept["a"]
+
+
+def handed_on_before_the_change(x):
+    kept = {"a": x[0]}
+    for i in range(2):
+        new = {}
+        kept = new
+        new["a"] = x[1] * i
+    return kept["a"]
+
+
+def changed_after_the_loop(x):
+    kept = {"a": x[0]}
+    for _ in range(2):
+        new = {}
+        new["a"] = kept["a"] * 2.0
+        kept = new
+    new["a"] = x[1]
+    return kept["a"]
+
+
+REFUSED.extend([made_once_before_the_loop, handed_on_before_the_change])

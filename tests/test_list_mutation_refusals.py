@@ -11,6 +11,7 @@ from list_mutation_refusal_cases import (
     REFUSED,
     aliased,
     aliased_after_changes,
+    changed_after_the_loop,
     dict_parameter_fixed,
     nested_row_held,
     nested_store,
@@ -159,3 +160,11 @@ def test_plus_equals_with_what_is_not_a_display_is_refused():
     from list_mutation_refusal_cases import plus_equals_array
 
     assert [d.code for d in check(plus_equals_array)] == ["PB105"]
+
+
+def test_a_change_after_the_loop_reaches_the_dict_handed_on():
+    # each of the two changes is reported (the one in the loop and the one after it)
+    found = check(changed_after_the_loop)
+    assert [d.code for d in found] == ["PB106", "PB106"], [d.header() for d in found]
+    with pytest.raises(UnsupportedSyntaxError):
+        grad(changed_after_the_loop)(X)

@@ -174,6 +174,15 @@ def sequence_cotangent(g, iterable):
     )
 
 
+def sequence_tangent(t, iterable):
+    """The tangent of ``as_sequence(iterable)`` in forward mode: a loop over a dict goes
+    over its keys, which carry no tangent (``for k in params: ... params[k]`` reads the
+    values by key, with their tangents); anything else as :func:`sequence_cotangent`."""
+    if isinstance(iterable, dict):
+        return ZERO
+    return sequence_cotangent(t, iterable)
+
+
 def plus_cotangents(g, a, b):
     """Cotangents of ``a`` and ``b`` in ``a + b``: split for concatenated tuples and lists,
     summed over broadcast axes for numbers and arrays."""

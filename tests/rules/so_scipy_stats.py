@@ -39,6 +39,10 @@ CONTINUOUS = {
     "gumbel_l": (),
     "vonmises": (1.3,),
     "truncnorm": (-0.8, 1.5),
+    "halfnorm": (),
+    "halfcauchy": (),
+    "invgamma": (2.7,),
+    "weibull_min": (1.8,),
 }
 CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
 

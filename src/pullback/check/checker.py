@@ -441,8 +441,14 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         self.visit_all(node.body)
 
     def _visit_bound_lambda(self, node, refusal):
-        """``name = lambda ...`` that is not only called: lifted like a nested def."""
-        if refusal is not None:
+        """``name = lambda ...`` that is not only called, or a lambda passed to a call:
+        lifted like a nested def (closure_values.stored_lambdas)."""
+        lam = node._pb_lambda
+        passed = refusal is not None and getattr(lam, "_pb_passed", False)
+        captured = sorted(lambda_free(lam) & local_names(self.tree)) if passed else ()
+        if captured:
+            self._refuse_passed_lambda(lam, captured)
+        elif refusal is not None:
             self.report(
                 node._pb_lambda,
                 "PB404",
@@ -461,6 +467,19 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         else:
             self._check_defaults(node)
         self.visit_all(node.body)
+
+    def _refuse_passed_lambda(self, node, captured):
+        names = ", ".join(captured)
+        self.report(
+            node,
+            "PB404",
+            f"lambda passed to a call reads {names!r} of the differentiated function",
+            fix=f"make what it reads parameters of the lambda (`lambda t, {names}: ...`) "
+            f"and pass {names} as arguments where the callee takes them (SciPy's "
+            f"`args=`: `quad(lambda t, {names}: ..., lo, hi, args=({names},))`), or "
+            f"pass a nested `def` to a user function; a lambda that reads no variable "
+            f"of the function may be passed anywhere ({codes.see('PB404')}).",
+        )
 
     def visit_Lambda(self, node):
         parent = self._parent_map().get(node)
@@ -496,17 +515,7 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         # defaults became a def before this check (closure_values.stored_lambdas): one
         # still here reads a variable, or takes a default computed when it is made
         if passed and captured:
-            names = ", ".join(captured)
-            self.report(
-                node,
-                "PB404",
-                f"lambda passed to a call reads {names!r} of the differentiated function",
-                fix=f"make what it reads parameters of the lambda (`lambda t, {names}: ...`) "
-                f"and pass {names} as arguments where the callee takes them (SciPy's "
-                f"`args=`: `quad(lambda t, {names}: ..., lo, hi, args=({names},))`), or "
-                f"pass a nested `def` to a user function; a lambda that reads no variable "
-                f"of the function may be passed anywhere ({codes.see('PB404')}).",
-            )
+            self._refuse_passed_lambda(node, captured)
             self.visit(node.body)
             return
         if passed:

@@ -157,10 +157,14 @@ def _diff_rrule(a, *args, **kwargs):
         return np.shape(v)[ax] if np.ndim(v) == nd else 1
 
     n_pre, n_app = edge_len(p["prepend"]), edge_len(p["append"])
+    # prepend=/append= by keyword (np.diff(u, prepend=u[0])): their cotangents follow the
+    # positional ones in a dict (rule.extra["keyword_cotangents"])
+    passed = [k for k in ("prepend", "append") if kwargs.get(k) is not None]
 
     def diff_pullback(dy):
         if dy is ZERO:
-            return zeros_for((a,) + args)
+            zeros = zeros_for((a,) + args)
+            return zeros + ({k: zeros_for((kwargs[k],))[0] for k in passed},) if passed else zeros
         g = np.asarray(densify(dy))
         for _ in range(n):
             g = _diff_transpose(g, ax)
@@ -179,7 +183,16 @@ def _diff_rrule(a, *args, **kwargs):
                 out.append(NO_TANGENT)
         if len(shape) == 0:
             out[0] = NO_TANGENT
-        return tuple(out)
+        if not passed:
+            return tuple(out)
+        keyword = {}
+        if "prepend" in passed:
+            index[ax] = slice(0, n_pre)
+            keyword["prepend"] = finalize(g[tuple(index)], kwargs["prepend"])
+        if "append" in passed:
+            index[ax] = slice(total - n_app, total)
+            keyword["append"] = finalize(g[tuple(index)], kwargs["append"])
+        return (*out, keyword)
 
     return y, diff_pullback
 
@@ -494,7 +507,7 @@ def register(reg):
     r.rule(np.linspace, _linspace_rrule)
     r.rule(np.meshgrid, _meshgrid_rrule)
     r.rule(np.bincount, _bincount_rrule)
-    r.rule(np.diff, _diff_rrule)
+    r.rule(np.diff, _diff_rrule).extra["keyword_cotangents"] = ("prepend", "append")
     r.rule(np.gradient, _gradient_rrule)
     r.rule(np.interp, _interp_rrule, notes="at a knot: the slope to the right").extra[
         "keyword_cotangents"

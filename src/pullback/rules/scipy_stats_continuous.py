@@ -1,7 +1,8 @@
 """scipy.stats continuous distributions: logpdf, pdf, cdf, logcdf, sf, logsf and ppf of
 norm, t, beta, gamma, chi2, expon, laplace, logistic, cauchy, lognorm, uniform, pareto,
-gumbel_r, gumbel_l, vonmises and truncnorm, with respect to ``x`` (``q``) and every
-float parameter (shape parameters, ``loc``, ``scale``), given positionally or by keyword.
+gumbel_r, gumbel_l, vonmises, truncnorm, halfnorm, halfcauchy, invgamma and weibull_min,
+with respect to ``x`` (``q``) and every float parameter (shape parameters, ``loc``,
+``scale``), given positionally or by keyword.
 
 Every distribution here is a location-scale family: with ``z = (x - loc) / scale``,
 ``pdf(x) = f(z; shapes) / scale`` and ``cdf(x) = F(z; shapes)``. So each needs only
@@ -15,9 +16,9 @@ standardized distributions) and :mod:`.scipy_stats_pullbacks` (one transformable
 per distribution and method, which the rule's closure pullback calls too), so second
 derivatives run through them. Shape derivatives of a cdf that have no elementary form use
 the series of :mod:`.scipy_special_series` (gamma and chi2: regularized incomplete gamma;
-beta and t: regularized incomplete beta; vonmises: Gauss-Legendre quadrature of the
-derivative of the density). Outside the support the cotangents are zero (the functions
-are flat there).
+beta and t: regularized incomplete beta; invgamma: incomplete gamma at ``1/z``; vonmises:
+Gauss-Legendre quadrature of the derivative of the density). Outside the support the
+cotangents are zero (the functions are flat there).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ REQUIRES = "scipy.stats"
 METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
 DISTRIBUTIONS = (
     "norm", "t", "beta", "gamma", "chi2", "expon", "laplace", "logistic", "cauchy", "lognorm",
-    "uniform", "pareto", "gumbel_r", "gumbel_l", "vonmises", "truncnorm",
+    "uniform", "pareto", "gumbel_r", "gumbel_l", "vonmises", "truncnorm", "halfnorm",
+    "halfcauchy", "invgamma", "weibull_min",
 )
 
 

@@ -49,7 +49,7 @@ def at_two(sh):
     return 2.0
 
 
-# -- norm, logistic, cauchy, laplace, gumbel, expon, uniform -------------------------------
+# -- norm, logistic, cauchy, laplace, gumbel, expon, uniform (and halfnorm, halfcauchy) ------
 
 
 @transformable
@@ -212,6 +212,45 @@ def pareto_dcdf(z, sh):
     return (z ** -sh[0] * np.log(z),)
 
 
+# -- invgamma, weibull_min ------------------------------------------------------------------
+
+
+@transformable
+def invgamma_dz(z, sh):
+    return -(sh[0] + 1.0) / z + 1.0 / (z * z)
+
+
+@transformable
+def invgamma_dshape(z, sh):
+    return (-np.log(z) - sc.digamma(sh[0]),)
+
+
+@transformable
+def invgamma_dcdf(z, sh):
+    # F(z) = Q(a, 1/z) = 1 - P(a, 1/z)
+    return (-gammainc_da(sh[0], 1.0 / z),)
+
+
+@transformable
+def weibull_min_dz(z, sh):
+    c = sh[0]
+    return (c - 1.0) / z - c * z ** (c - 1.0)
+
+
+@transformable
+def weibull_min_dshape(z, sh):
+    c = sh[0]
+    return (1.0 / c + np.log(z) - z**c * np.log(z),)
+
+
+@transformable
+def weibull_min_dcdf(z, sh):
+    # F = 1 - exp(-z^c)
+    c = sh[0]
+    zc = z**c
+    return (np.exp(-zc) * zc * np.log(z),)
+
+
 # -- vonmises -----------------------------------------------------------------------------
 
 
@@ -277,4 +316,9 @@ SPECS = {
     "gumbel_l": (0, gumbel_l_dz, none, none, at_zero),
     "vonmises": (1, vonmises_dz, vonmises_dshape, vonmises_dcdf, at_zero),
     "truncnorm": (2, norm_dz, truncnorm_dshape, truncnorm_dcdf, truncnorm_safe),
+    # the half-line priors of hierarchical models: log f is the full density's plus log 2
+    "halfnorm": (0, norm_dz, none, none, at_one),
+    "halfcauchy": (0, cauchy_dz, none, none, at_one),
+    "invgamma": (1, invgamma_dz, invgamma_dshape, invgamma_dcdf, at_one),
+    "weibull_min": (1, weibull_min_dz, weibull_min_dshape, weibull_min_dcdf, at_one),
 }

@@ -30,21 +30,28 @@ def stored_lambdas(stmt, tree, user_call=None) -> list:
     ``tree``: each is replaced (in place) by the name of an equivalent ``def``, which is
     then a function value like any global one (see :func:`captures_nothing`).
 
-    A lambda passed to a call for which ``user_call(call)`` is true (a user function
-    pullback transforms) becomes such a ``def`` even when it reads variables of ``tree``:
-    ``simpson(lambda x: cos(w * x), a, b)`` is then ``f`` of ``def f(x): ...`` passed to a
-    function that only calls it, lifted like a nested ``def`` (the check and the transform
-    both pass the predicate, so they see the same tree)."""
+    When the check and the transform ask (they pass ``user_call``, so they see the same
+    tree), a lambda passed to a call becomes such a ``def`` even when it reads variables
+    of ``tree``: ``simpson(lambda x: cos(w * x), a, b)`` is then ``f`` of ``def f(x): ...``
+    passed to a function that only calls it, lifted like a nested ``def``; and
+    ``solve_ivp(lambda t, y: -k * y, ...)`` is a nested ``def`` passed to library code,
+    which the check accepts when what it reads carries no gradient (``k`` not
+    differentiated), as it does for the ``def`` written out. Its ``_pb_passed`` tells the
+    check to refuse it in the words of a passed lambda. A lambda passed to library code
+    with a default that is not a constant stays a lambda (the check refuses it)."""
     found = []
 
     def replace(slots, k, lam, call=None):
         if not isinstance(lam, gast.Lambda):
             return
         if captures_nothing(lam, tree) or (
-            call is not None and user_call is not None and user_call(call)
+            call is not None
+            and user_call is not None
+            and (user_call(call) or constant_defaults(lam))
         ):
             name = f"_pb_lambda_{lam.lineno}_{lam.col_offset}"
             slots[k] = N.located(N.load(name), lam)
+            lam._pb_passed = call is not None
             found.append((name, lam))
 
     for node in own_nodes([stmt]):
@@ -64,7 +71,7 @@ def stored_lambdas(stmt, tree, user_call=None) -> list:
             for kw in node.keywords:
                 if not _higher_order_function(kw.value, kw, parents):
                     slots = [kw.value]
-                    replace(slots, 0, kw.value)
+                    replace(slots, 0, kw.value, node)
                     kw.value = slots[0]
         elif isinstance(node, gast.IfExp):  # act = (lambda v: v) if flag else g
             slots = [node.body, node.orelse]
@@ -77,6 +84,13 @@ def stored_lambdas(stmt, tree, user_call=None) -> list:
     return found
 
 
+def constant_defaults(node) -> bool:
+    """Whether every default of the function or lambda ``node`` is a constant."""
+    args = node.args
+    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
+    return all(isinstance(d, gast.Constant) for d in defaults)
+
+
 def captures_nothing(node, tree) -> bool:
     """Whether the nested function or lambda ``node`` reads no variable of ``tree`` (its
     parameters, its locals, its other nested functions) and takes only constant defaults:
@@ -84,9 +98,7 @@ def captures_nothing(node, tree) -> bool:
     value (stored in a list or dict, returned, passed on) like a global function."""
     if isinstance(node, gast.FunctionDef) and node.decorator_list:
         return False
-    args = node.args
-    defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
-    if not all(isinstance(d, gast.Constant) for d in defaults):
+    if not constant_defaults(node):
         return False
     if any(
         isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))

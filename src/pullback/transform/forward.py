@@ -28,7 +28,7 @@ import sys
 import gast
 import numpy as np
 
-from .. import containers, dynamic_calls, where_masks
+from .. import containers, dynamic_calls, runtime, where_masks
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
@@ -88,6 +88,22 @@ LINEAR = {
     where_masks.masked,  # (in a generated gradient: a np.where branch's contribution)
     where_masks.kept,  # (and a branch's value on a loop's tape: the identity)
 }
+# Arguments that add values to a LINEAR function's result (np.diff's prepend/append, by
+# position or keyword; np.sum's initial): given, the function is affine in its first
+# argument, and its tangent is no call of it on the tangent (the rule's is).
+OFFSETS = {np.diff: (3, ("prepend", "append")), np.sum: (None, ("initial",))}
+
+
+def _offset_given(fn, v) -> bool:
+    found = next((o for f, o in OFFSETS.items() if f is fn), None)
+    if found is None:
+        return False
+    position, names = found
+    if position is not None and len(v.args) > position:
+        return True
+    return any(k.arg in names for k in v.keywords)
+
+
 # numpy.fft's linear transforms, by name: naming them here would import numpy.fft with
 # pullback; a function that calls one has loaded it (see _linear).
 LINEAR_FFT = ("fft", "ifft", "rfft", "fft2", "ifft2")
@@ -277,7 +293,8 @@ class ForwardBuilder(EscapeSites):
         """Tangents of the normalizer's own calls (see transform/comprehensions.py); the
         primal statement has run already."""
         if name == "as_sequence":
-            return f"sequence_cotangent({self.tan(args[0])}, {src(args[0])})"
+            f = self.bind("sequence_tangent", runtime.sequence_tangent)
+            return f"{f}({self.tan(args[0])}, {src(args[0])})"
         container, *key, value = args
         if name == "dict_set":
             f = self.bind("dict_set_tangent", containers.dict_set_tangent)
@@ -347,7 +364,7 @@ class ForwardBuilder(EscapeSites):
                 return "ZERO"
             if rule is not None and rule.kind == SCALAR and not v.keywords:
                 return self.scalar_rule(t, v, rule)
-            linear_in_first = varied_args == args[:1]
+            linear_in_first = varied_args == args[:1] and not _offset_given(fn, v)
             if rule is not None and linear_in_first and _linear(fn):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])

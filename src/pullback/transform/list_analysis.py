@@ -159,8 +159,8 @@ class ContainerAnalysis:
                 ok = isinstance(parent.op, (gast.Add, gast.Mult))
                 self._bind(name, "list" if ok else None, statement=parent)
                 self.changes.setdefault(name, []).append(parent)
-            elif isinstance(parent, gast.comprehension):
-                pass  # the comprehension's own variable
+            elif self._comprehension_target(parent):
+                pass  # the comprehension's own variable (`for k, v in d.items()` too)
             elif (value := self._paired_value(parent, node)) is not None:
                 # xs, hs = {}, {} (min-char-rnn): each name gets its own new container
                 self._bind(name, self.new_container(value), self._statement(node))
@@ -199,6 +199,15 @@ class ContainerAnalysis:
         if self._reads_only(node, parent):
             return
         self.uses.setdefault(name, []).append(node)
+
+    def _comprehension_target(self, parent) -> bool:
+        """Whether a name stored under ``parent`` is a variable of a comprehension
+        (``[... for v in xs]``, ``{k: ... for k, v in d.items()}``): it lives in the
+        comprehension's own scope, so it binds nothing of the function's (a dict ``v``
+        after ``{k: np.zeros_like(v) for k, v in params.items()}`` stays a dict)."""
+        while isinstance(parent, (gast.Tuple, gast.List, gast.Starred)):
+            parent = self.parents.get(parent)
+        return isinstance(parent, gast.comprehension)
 
     def _specialization_argument(self, node, call) -> bool:
         """``_pb_owned_fill(acc, x)`` (transform/helper_calls.py): ``acc`` is an argument
@@ -353,8 +362,35 @@ class ContainerAnalysis:
             if self._position(use) <= last or any(
                 id(p) in loops for p in self._loops(use)
             ):
+                if self._new_each_pass(name, use, changes):
+                    continue
                 return Refusal("shared", use)
         return None
+
+    def _new_each_pass(self, name, use, changes) -> bool:
+        """Whether ``use``, inside loops that change ``name``, sees only an object no change
+        reaches after it: every change is inside each such loop, each loop's body binds
+        ``name`` to a new container (a statement of its own body, before the changes), and
+        ``use`` comes after the last change (an optimizer step's ``new = {}; new[k] = ...;
+        params = new``: what ``params`` holds is never changed again)."""
+        shared = [p for p in self._loops(use) if any(p in self._loops(c) for c in changes)]
+        if not shared or self._position(use) <= max(self._position(c) for c in changes):
+            return False
+        for loop in shared:
+            if not all(loop in self._loops(c) for c in changes):
+                return False
+            first = min(self._position(c) for c in changes)
+            if not any(
+                isinstance(stmt, gast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and stmt.targets[0].id == name
+                and self.new_container(stmt.value) in ("list", "dict")
+                and self._position(stmt) < first
+                for stmt in loop.body
+            ):
+                return False
+        return True
 
     def in_place(self, name) -> bool:
         """Whether the changes of the local list ``name`` may be made in place

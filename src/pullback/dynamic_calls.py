@@ -342,6 +342,17 @@ def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
     return rule is not None and rule.pullback_fn is function
 
 
+# Methods of built-in types (list.index, tuple.count): their rules are keyed by these.
+_BUILTIN_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType)
+
+
+def no_cotangents(g, *args):
+    """The vjp function of a call whose result carries no gradient, found at run time
+    (``xs.index(v)``): no cotangent for any argument. Declared non-differentiable itself
+    (rules/pullback_runtime.py): a derivative of it is zero."""
+    return (NO_TANGENT,) * len(args)
+
+
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
     """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
     differentiated again) returning the cotangents of the call's positional arguments:
@@ -363,6 +374,10 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         else:
             target = getattr(type(obj), fn)
         args = (obj, *args)
+        if isinstance(raw, _BUILTIN_METHODS) and not isinstance(obj, types.ModuleType):
+            declared = site.registry.lookup(raw)  # xs.index(v), xs.count(v): integers
+            if declared is not None and declared.kind == NONDIFF:
+                return no_cotangents
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn

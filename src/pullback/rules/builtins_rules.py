@@ -295,6 +295,14 @@ def register(reg):
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
     r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
+    # positions and counts of items (integers): xs.index(v), xs.count(v)
+    r.nondiff(
+        list.index,
+        list.count,
+        tuple.index,
+        tuple.count,
+        names=["list.index", "list.count", "tuple.index", "tuple.count"],
+    )
     r.nondiff(
         builtins.round,
         builtins.len,

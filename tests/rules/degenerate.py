@@ -121,8 +121,11 @@ def check_degenerate(fn, args, kwargs, check_kwargs=None):
     cots = back(dy)
     if _finite(args) and _finite(y):
         for k, c in enumerate(cots):
-            for leaf, _ in _dense_leaves(c, args[k]):
-                assert np.all(np.isfinite(leaf)), f"{rule.name}: a NaN/inf cotangent for {k}"
+            # after the positional ones, the differentiated keywords' ({name: cotangent})
+            pairs = [(c, args[k])] if k < len(args) else [(c[n], kwargs[n]) for n in c]
+            for cot, arg in pairs:
+                for leaf, _ in _dense_leaves(cot, arg):
+                    assert np.all(np.isfinite(leaf)), f"{rule.name}: a NaN/inf cotangent ({k})"
     if rule.pullback_fn_accepts(len(args), kwargs):
         _check_pullback_fn(rule, args, kwargs, dy, cots)
 

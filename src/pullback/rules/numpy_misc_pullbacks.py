@@ -110,16 +110,18 @@ def polyval_pullback(dy, p, x):
 
 @transformable
 def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
-    if x is not None and np.ndim(x) != 1:
-        return by_rule(np.trapezoid, dy, y, x, dx, axis)
-    yl = np.moveaxis(y, axis, -1)
+    ax = axis % np.ndim(y)
+    yl = np.moveaxis(y, ax, -1)
     n = np.shape(yl)[-1]
+    full = x is not None and np.ndim(x) != 1  # x with y's dimensions: steps per row
     if x is None:
         steps = dx * np.ones(max(n - 1, 0))
+    elif full:
+        steps = np.diff(np.moveaxis(x, ax, -1), axis=-1)
     else:
         steps = np.diff(x)
-    edge = np.zeros(1, np.result_type(steps))
-    w = np.concatenate([edge, steps]) + np.concatenate([steps, edge])
+    edge = np.zeros(np.shape(steps)[:-1] + (1,), np.result_type(steps))
+    w = np.concatenate([edge, steps], axis=-1) + np.concatenate([steps, edge], axis=-1)
     g = np.expand_dims(densify(dy), -1)
     d_y = np.moveaxis(g * (w / 2.0), -1, axis)
     mids = (yl[..., :-1] + yl[..., 1:]) / 2.0
@@ -128,7 +130,10 @@ def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
         return unbroadcast(d_y, y), NO_TANGENT, unbroadcast(d_dx, dx), NO_TANGENT
     zero = np.zeros(np.shape(mids)[:-1] + (1,), np.result_type(mids))
     dmid = np.concatenate([zero, mids], axis=-1) - np.concatenate([mids, zero], axis=-1)
-    d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
+    if full:
+        d_x = np.moveaxis(g * np.conj(dmid), -1, ax)
+    else:
+        d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
     return unbroadcast(d_y, y), unbroadcast(d_x, x), NO_TANGENT, NO_TANGENT
 
 

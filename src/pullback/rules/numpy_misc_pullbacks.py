@@ -203,22 +203,70 @@ def bincount_pullback(dy, x, weights=None, minlength=0):
 
 
 @transformable
+def _cov_rows(v, rowvar):
+    """``v`` as NumPy's cov reads it: 2-D, variables in rows; and whether it was transposed."""
+    X = np.reshape(v, (1, -1)) if np.ndim(v) == 1 else v
+    if not rowvar and np.shape(X)[0] != 1:
+        return np.transpose(X), True
+    return X, False
+
+
+@transformable
+def _cov_back(dX, v, transposed):
+    """The cotangent of ``v`` from that of its rows ``dX`` (see _cov_rows)."""
+    if transposed:
+        dX = np.transpose(dX)
+    return unbroadcast(np.reshape(dX, np.shape(v)), v)
+
+
+@transformable
 def cov_pullback(
     dy, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None
 ):
-    if y is not None or fweights is not None or aweights is not None or np.ndim(m) != 2:
-        return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)
-    X = m if rowvar else np.transpose(m)
+    # C = Xc diag(w) Xc^H / fact (numpy_misc_covariance's docstring has the derivation)
+    X, tm = _cov_rows(m, rowvar)
+    n_m = np.shape(X)[0]
+    if y is not None:
+        Y, ty = _cov_rows(y, rowvar)
+        X = np.concatenate([X, Y], axis=0)
     dd = ddof
     if dd is None:
         dd = 0 if bias else 1
-    # C = Xc Xc^H / (n - ddof): the rows of Xc sum to 0, so the centring adds nothing
-    Xc = X - np.mean(X, axis=1, keepdims=True)
-    V = np.shape(X)[0]
-    G = np.reshape(densify(dy), (V, V))  # one variable: cov gives a 0-d result
-    dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
-    dm = dX if rowvar else np.transpose(dX)
-    return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
+    G = np.reshape(densify(dy), (np.shape(X)[0], np.shape(X)[0]))  # one variable: 0-d
+    if fweights is None and aweights is None:
+        # the rows of Xc sum to 0, so the centring adds nothing
+        Xc = X - np.mean(X, axis=1, keepdims=True)
+        dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
+        da = NO_TANGENT
+    else:
+        if aweights is not None and (np.iscomplexobj(X) or np.iscomplexobj(G)):
+            return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)  # refused
+        f = np.ones(1) if fweights is None else fweights * 1.0
+        a = np.ones(1) if aweights is None else aweights * 1.0
+        w = f * a
+        v1 = np.sum(w)
+        if dd == 0:
+            fact = v1
+        elif aweights is None:
+            fact = v1 - dd
+        else:
+            fact = v1 - dd * np.sum(w * a) / v1
+        Xc = X - np.expand_dims((X @ w) / v1, 1)  # the weighted centring adds nothing: Xc w = 0
+        dX = ((G + np.conj(np.transpose(G))) @ (Xc * w)) / fact
+        da = NO_TANGENT
+        if aweights is not None:  # real data: fact and the weighted products move with a
+            C = ((Xc * w) @ np.transpose(Xc)) / fact
+            q = np.sum(Xc * (G @ Xc), axis=0)
+            fb = f + np.zeros(np.shape(w))
+            dfact = fb
+            if dd != 0:
+                dfact = fb - dd * (2.0 * fb * a / v1 - np.sum(w * a) * fb / (v1 * v1))
+            da = unbroadcast((fb * q - np.sum(G * C) * dfact) / fact, aweights)
+    dm = _cov_back(dX[:n_m], m, tm)
+    dyv = NO_TANGENT
+    if y is not None:
+        dyv = _cov_back(dX[n_m:], y, ty)
+    return dm, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, da, NO_TANGENT
 
 
 def interp_segments(x, xp):
@@ -271,17 +319,20 @@ interp_pullback.__pullback_numpy_only__ = True
 
 @transformable
 def corrcoef_pullback(dy, x, y=None, rowvar=True, bias=None, ddof=None, dtype=None):
-    if y is not None or np.ndim(x) != 2 or np.shape(x)[0 if rowvar else 1] < 2:
-        return by_rule(np.corrcoef, dy, x, y, rowvar)
-    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x) (its ddof cancels in R)
-    C = np.cov(x, None, rowvar)
+    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x, y) (its ddof cancels in R)
+    C = np.cov(x, y, rowvar)
+    if np.ndim(C) == 0:  # one variable: R is the constant 1
+        dx = np.zeros(np.shape(x), np.result_type(x, 1.0))
+        dyv = NO_TANGENT if y is None else np.zeros(np.shape(y), np.result_type(y, 1.0))
+        return dx, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
     d = np.real(np.diagonal(C))
     s = np.sqrt(d[:, None] * d[None, :])
     G = densify(dy)
     GR = np.real(np.conj(G) * (C / s))
     diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
     dC = G / s - np.eye(np.shape(C)[0]) * diag_term[None, :]
-    return cov_pullback(dC, x, None, rowvar)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    dx, dyv = cov_pullback(dC, x, y, rowvar)[:2]
+    return dx, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
 def register(reg):

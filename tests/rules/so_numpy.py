@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from rule_inputs import make, make_complex
-from second_order_table import case
+from second_order_table import case, coverage_case
 from so_core import rule_name
 from test_numpy_ufuncs import BINARY, UNARY, _binary_inputs
 
@@ -80,7 +80,10 @@ case("numpy.pad", X, 1, "constant", constant_values=2.0)
 # the other linear modes (one constant matrix per axis)
 case("numpy.pad", X, ((1, 2), (2, 1)), "edge")
 case("numpy.pad", X, 1, "reflect")
-case("numpy.pad", X3, ((1, 0), (2, 1), (0, 3)), mode="symmetric", reflect_type="odd")
+case("numpy.pad", X3, ((1, 0), (2, 1), (0, 3)), mode="symmetric")
+# (a coverage case: Dask's pad ignores reflect_type, so test_dask_rules.py would compare
+# Dask's even reflection against NumPy's odd one)
+coverage_case("numpy.pad", X, ((2, 1), (1, 2)), "reflect", reflect_type="odd")
 case("numpy.pad", X, ((1, 2), (3, 1)), "wrap")
 case("numpy.pad", X, 2, "mean")
 case("numpy.pad", X, ((1, 2), (0, 1)), mode="linear_ramp")
@@ -331,6 +334,11 @@ FP = np.array([1.0, -0.5, 0.3, 2.0, 0.7])
 case("numpy.interp", np.array([[-0.3, 0.2, 0.7], [1.3, 1.9, 2.6]]), XP, FP)
 case("numpy.interp", np.array([-0.3, 0.7, 2.6]), XP, FP, -1.0, 3.0)
 case("numpy.interp", 0.9, XP, FP)
+# complex values (real and imaginary parts apart; complex and real left/right), one knot
+FPC = FP + 1j * np.array([0.2, 0.5, -0.3, 1.0, -0.4])
+case("numpy.interp", np.array([-0.3, 0.7, 2.6]), XP, FPC)
+case("numpy.interp", np.array([-0.3, 0.7, 2.6]), XP, FPC, -1.0 + 0.5j, 3.0)
+case("numpy.interp", np.array([-0.3, 0.7, 2.6]), np.array([0.5]), np.array([1.3]), right=2.0)
 case("numpy.corrcoef", make("real", (5, 3), seed=13), rowvar=False)
 case("numpy.corrcoef", make("real", (2, 4), seed=14), None, True)
 # block: one level of nesting here (the probe spells one); deeper ones in

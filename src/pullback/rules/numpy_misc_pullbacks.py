@@ -279,24 +279,29 @@ interp_segments.__pullback_opaque__ = True
 
 
 @transformable
-def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
-    if period is not None or np.iscomplexobj(fp) or np.shape(xp)[0] < 2:
-        return by_rule(np.interp, dy, x, xp, fp, left, right, period)
+def _interp_real_cotangents(g, x, xp, fp, left, right):
+    """The cotangents of ``(x, xp, fp, left, right)`` of ``np.interp`` of real values."""
     n = np.shape(xp)[0]
-    g = densify(dy)
     below = x < xp[0]
     above = x > xp[n - 1]
     gi = np.where(np.logical_or(below, above), 0.0, g)
-    j = interp_segments(x, xp)
-    width = xp[j + 1] - xp[j]
-    slope = (fp[j + 1] - fp[j]) / width
-    t = (x - xp[j]) / width
-    jr = np.ravel(j)
-    # y = fp[j] (1 - t) + fp[j + 1] t with t = (x - xp[j]) / (xp[j + 1] - xp[j])
-    dfp = np.bincount(jr, np.ravel(gi * (1.0 - t)), n) + np.bincount(jr + 1, np.ravel(gi * t), n)
-    dxp = np.bincount(jr, np.ravel(gi * slope * (t - 1.0)), n) + np.bincount(
-        jr + 1, np.ravel(-(gi * slope * t)), n
-    )
+    if n < 2:  # one knot: fp[0] at x == xp[0] (and outside, where left / right are None)
+        dx = 0.0 * gi
+        dxp = np.zeros(n)
+        dfp = (np.arange(n) == 0) * np.sum(gi)
+    else:
+        j = interp_segments(x, xp)
+        width = xp[j + 1] - xp[j]
+        slope = (fp[j + 1] - fp[j]) / width
+        t = (x - xp[j]) / width
+        jr = np.ravel(j)
+        # y = fp[j] (1 - t) + fp[j + 1] t with t = (x - xp[j]) / (xp[j + 1] - xp[j])
+        dfp = np.bincount(jr, np.ravel(gi * (1.0 - t)), n)
+        dfp = dfp + np.bincount(jr + 1, np.ravel(gi * t), n)
+        dxp = np.bincount(jr, np.ravel(gi * slope * (t - 1.0)), n) + np.bincount(
+            jr + 1, np.ravel(-(gi * slope * t)), n
+        )
+        dx = gi * slope
     g_below = np.sum(np.where(below, g, 0.0))
     g_above = np.sum(np.where(above, g, 0.0))
     d_left = NO_TANGENT
@@ -309,7 +314,56 @@ def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
         dfp = dfp + (np.arange(n) == n - 1) * g_above
     else:
         d_right = g_above
-    return unbroadcast(gi * slope, x), dxp, dfp, d_left, d_right, NO_TANGENT
+    return dx, dxp, dfp, d_left, d_right
+
+
+@transformable
+def _imag_or_none(v):
+    if v is None:
+        return None
+    return np.imag(v)
+
+
+@transformable
+def _real_or_none(v):
+    if v is None:
+        return None
+    return np.real(v)
+
+
+@transformable
+def _joined(re, im, like):
+    """``re + 1j * im`` as the cotangent of ``like`` (real where ``like`` is real)."""
+    if re is NO_TANGENT:
+        return NO_TANGENT
+    if np.iscomplexobj(like):
+        return re + 1j * im
+    return re
+
+
+@transformable
+def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
+    if period is not None:  # the rule refuses period= (first derivatives too)
+        return by_rule(np.interp, dy, x, xp, fp, left, right, period)
+    g = densify(dy)
+    if not np.iscomplexobj(fp):
+        dx, dxp, dfp, d_left, d_right = _interp_real_cotangents(g, x, xp, fp, left, right)
+        return unbroadcast(dx, x), dxp, dfp, d_left, d_right, NO_TANGENT
+    # complex fp: NumPy interpolates the real and the imaginary parts apart (xp and x real)
+    dx, dxp, dfp, d_left, d_right = _interp_real_cotangents(
+        np.real(g), x, xp, np.real(fp), _real_or_none(left), _real_or_none(right)
+    )
+    ix, ixp, ifp, i_left, i_right = _interp_real_cotangents(
+        np.imag(g), x, xp, np.imag(fp), _imag_or_none(left), _imag_or_none(right)
+    )
+    return (
+        unbroadcast(dx + ix, x),
+        dxp + ixp,
+        dfp + 1j * ifp,
+        _joined(d_left, i_left, left),
+        _joined(d_right, i_right, right),
+        NO_TANGENT,
+    )
 
 
 # Dask indexes with 1-d integer arrays only (x[j] of a 2-d j): on Dask the adjoint calls the

@@ -145,6 +145,9 @@ case("numpy.linalg.matmul", A, B)
 case("numpy.dot", A, B)
 case("numpy.dot", V, V[::-1])
 case("numpy.dot", 1.5, A)
+# b with more than two axes: a's last axis against b's second to last
+case("numpy.dot", A, make("real", (2, 4, 3), seed=9))
+case("numpy.dot", V, make("real", (2, 4, 3), seed=9))
 case("numpy.vdot", V, V[::-1])
 case("numpy.vdot", C3, C3[::-1])
 case("numpy.vdot", A, make("real", (2, 6), seed=11))
@@ -223,6 +226,8 @@ case("numpy.complex64", X)
 case("numpy.complex128", Z)
 case("numpy.concatenate", [X, Y[:1]])
 case("numpy.concatenate", (X, Y), 1)
+case("numpy.concatenate", [X, V], None)  # axis=None: flattened and joined
+case("numpy.concatenate", (X, Y[:1]), axis=None)
 case("numpy.stack", [V, V * 2.0], axis=1)
 case("numpy.stack", (X, Y))
 

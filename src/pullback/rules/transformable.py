@@ -173,7 +173,16 @@ def dot_pullback(dy, a, b):
         return unbroadcast(dy * b, a), unbroadcast(a * dy, b)
     if np.ndim(b) <= 2:
         return matmul_lhs_cotangent(dy, a, b), matmul_rhs_cotangent(dy, a, b)
-    return by_rule(np.dot, dy, a, b)
+    # b with more axes: dot sums a's last axis against b's second to last, a matrix product
+    # of a's rows against b with that axis moved first and the others flattened
+    k = np.shape(a)[-1]
+    a2 = np.reshape(a, (-1, k))
+    bm = np.moveaxis(b, -2, 0)
+    b2 = np.reshape(bm, (k, -1))
+    g2 = np.reshape(dy, (np.shape(a2)[0], np.shape(b2)[1]))
+    da = np.reshape(matmul_lhs_cotangent(g2, a2, b2), np.shape(a))
+    db = np.moveaxis(np.reshape(matmul_rhs_cotangent(g2, a2, b2), np.shape(bm)), 0, -2)
+    return da, db
 
 
 def by_rule(fn, dy, *args, **kwargs):
@@ -213,8 +222,14 @@ def where_pullback(dy, condition, x=None, y=None):
 
 @transformable
 def concatenate_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if axis is None:
-        return by_rule(np.concatenate, dy, arrays, None)
+    if axis is None:  # the arrays flattened and joined
+        parts = ()
+        start = 0
+        for a in arrays:
+            stop = start + math.prod(np.shape(a))
+            parts = parts + (np.reshape(dy[start:stop], np.shape(a)),)
+            start = stop
+        return parts, NO_TANGENT
     lead = (slice(None),) * (axis % np.ndim(dy))
     parts = ()
     start = 0
@@ -251,14 +266,23 @@ def det_pullback(dy, a):
 
 @transformable
 def solve_pullback(dy, a, b):
-    if np.ndim(a) != 2:
-        return by_rule(np.linalg.solve, dy, a, b)  # stacks of systems
     x = np.linalg.solve(a, b)
     # (conjugate transposes: the cotangents of complex a and b)
-    db = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), dy)
+    ah = np.conj(np.swapaxes(a, -1, -2))
+    if np.ndim(a) == 2 and np.ndim(b) <= 2:
+        db = np.linalg.solve(ah, dy)
+        if np.ndim(b) == 1:
+            return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
+        return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+    # stacks of systems (b a vector only where it is 1-D; each broadcast against the other,
+    # so a matrix against a stack gets the stack's sum)
     if np.ndim(b) == 1:
-        return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
-    return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+        db = np.linalg.solve(ah, np.expand_dims(dy, -1))[..., 0]
+        da = -(np.expand_dims(db, -1) * np.expand_dims(np.conj(x), -2))
+    else:
+        db = np.linalg.solve(ah, dy)
+        da = -(db @ np.conj(np.swapaxes(x, -1, -2)))
+    return real_like(unbroadcast(da, a), a), real_like(unbroadcast(db, b), b)
 
 
 @transformable

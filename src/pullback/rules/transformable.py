@@ -16,7 +16,7 @@ import numpy as np
 
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
 from ._util import differentiable, finalize, zeros_for
 from .scipy_stats_common import Refused
 
@@ -324,6 +324,55 @@ def _abs_extreme_norm_pullback(dy, x, ord):
 
 
 @transformable
+def p_norm_cotangent(dy, x, axes, keepdims, ord):
+    """The cotangent of the vector ``ord``-norm of ``x`` over ``axes`` (a tuple)."""
+    g = densify(dy)
+    if not keepdims:
+        g = np.expand_dims(g, axes)
+    if ord == 0:
+        # the count of nonzero entries: piecewise constant, so its derivative is 0 wherever
+        # it has one (and a second derivative too)
+        return np.zeros(np.shape(x), np.result_type(x, 1.0))
+    ax = np.abs(x)
+    # x / |x| (0 at 0): the sign of a real x, differentiated again also when x is complex
+    unit = x / np.where(ax == 0, 1.0, ax)
+    if ord == np.inf or ord == -np.inf:
+        # the largest (smallest) |x|: its sign there; ties share the cotangent equally
+        if ord > 0:
+            pick = ax == np.max(ax, axis=axes, keepdims=True)
+        else:
+            pick = ax == np.min(ax, axis=axes, keepdims=True)
+        return g * unit * pick / np.sum(pick, axis=axes, keepdims=True)
+    if ord == 2:
+        y = np.sqrt(np.sum(np.real(x * np.conj(x)), axis=axes, keepdims=True))
+        safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
+        return np.where(y == 0, 0.0, g / safe) * x
+    # y = (sum |x|^p)^(1/p): dy/dx = |x|^(p-1) sign(x) / y^(p-1) (x / |x| when complex)
+    y = np.sum(ax**ord, axis=axes, keepdims=True) ** (1.0 / ord)
+    safe = np.where(y == 0, 1.0, y)
+    return np.where(y == 0, 0.0, g / safe ** (ord - 1)) * ax ** (ord - 1) * unit
+
+
+@transformable
+def matrix_abs_norm_cotangent(dy, x, keepdims, ord):
+    """The cotangent of the matrix norm ``ord`` 1, -1 (largest, smallest column sum of
+    ``|x|``), inf, -inf (row sum) over the last two axes: ``x / |x|`` on the columns or
+    rows that give it; ties share the cotangent equally."""
+    g = densify(dy)
+    if not keepdims:
+        g = np.expand_dims(g, (-2, -1))
+    over = -2 if ord == 1 or ord == -1 else -1  # a column sum runs over the rows
+    other = -1 if over == -2 else -2
+    ax = np.abs(x)
+    sums = np.sum(ax, axis=over, keepdims=True)
+    if ord > 0:
+        pick = sums == np.max(sums, axis=other, keepdims=True)
+    else:
+        pick = sums == np.min(sums, axis=other, keepdims=True)
+    return g * (x / np.where(ax == 0, 1.0, ax)) * pick / np.sum(pick, axis=other, keepdims=True)
+
+
+@transformable
 def norm_pullback(dy, x, *rest, **options):
     # rest: ord, axis, keepdims given by position (each gets NO_TANGENT back)
     ord = rest[0] if len(rest) > 0 else options.get("ord", None)
@@ -337,7 +386,20 @@ def norm_pullback(dy, x, *rest, **options):
         return (np.where(y == 0, 0.0, np.reshape(dy, np.shape(y)) / safe) * x,) + tail
     if axis is None and not keepdims and _abs_extreme_ord(ord, x):
         return (_abs_extreme_norm_pullback(dy, x, ord),) + tail
+    matrix_abs = ord == 1 or ord == -1 or ord == np.inf or ord == -np.inf
+    if axis is None and np.ndim(x) == 2 and not isinstance(ord, str) and matrix_abs:
+        # (complex, or kept as 1s): the largest or smallest column or row sum
+        return (matrix_abs_norm_cotangent(np.reshape(dy, ()), x, False, ord),) + tail
+    vector = (axis is None and np.ndim(x) == 1) or (axis is not None and np.ndim(axis) == 0)
+    if vector and not isinstance(ord, str):
+        axes = (0,) if axis is None else (axis,)
+        return (p_norm_cotangent(dy, x, axes, keepdims, 2 if ord is None else ord),) + tail
+    if ord == "fro" or (ord is None and (axis is not None or keepdims)):
+        axes = tuple(range(np.ndim(x))) if axis is None else axis
+        return (p_norm_cotangent(dy, x, axes, keepdims, 2),) + tail
     if ord is not None or axis is not None or keepdims:
+        # the nuclear and spectral norms (ord "nuc", 2, -2 of a matrix: singular values),
+        # and the largest column or row sums over chosen axes: first derivatives only
         return by_rule(np.linalg.norm, dy, x, *rest, **options)
     y = np.linalg.norm(x)
     safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0

@@ -268,6 +268,8 @@ case("numpy.full_like", X, 0.7)
 case("numpy.full_like", X, W, wrt=(1,))
 case("numpy.linspace", 0.5, 2.5, 5)
 case("numpy.linspace", W, 2.0 * W, 4, False, axis=1)
+case("numpy.linspace", 0.5, 2.5, 5, retstep=True)  # (samples, step)
+case("numpy.linspace", W, 2.0 * W + 1.0, 4, False, True, axis=1)
 case("numpy.diff", X3)
 case("numpy.diff", X3, 2, 1)
 case("numpy.diff", X3, prepend=0.3, append=make("real", (2, 3, 2), seed=7))  # by keyword

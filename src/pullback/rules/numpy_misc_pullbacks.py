@@ -35,14 +35,23 @@ def full_like_pullback(
 def linspace_pullback(
     dy, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None
 ):
-    if retstep:
-        return by_rule(np.linspace, dy, start, stop, num, endpoint, retstep, dtype, axis)
-    g = np.moveaxis(densify(dy), axis, 0)
     div = num - 1 if endpoint else num
-    t = np.arange(num) / max(div, 1)
-    t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
-    d_start = np.sum(g * (1.0 - t), axis=0)
-    d_stop = np.sum(g * t, axis=0)
+    samples = dy
+    if retstep:  # (samples, step) with step = (stop - start) / div
+        samples = dy[0]
+    if samples is ZERO or samples is NO_TANGENT:
+        d_start = np.zeros(np.shape(np.asarray(start) - np.asarray(stop)))
+        d_stop = d_start
+    else:
+        g = np.moveaxis(densify(samples), axis, 0)
+        t = np.arange(num) / max(div, 1)
+        t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
+        d_start = np.sum(g * (1.0 - t), axis=0)
+        d_stop = np.sum(g * t, axis=0)
+    if retstep and not (dy[1] is ZERO or dy[1] is NO_TANGENT) and num > 1:
+        # (one sample, or none: NumPy's step is NaN, whose derivative is not taken)
+        d_start = d_start - densify(dy[1]) / div
+        d_stop = d_stop + densify(dy[1]) / div
     # one cotangent per parameter (none for num, endpoint, ...)
     return (unbroadcast(d_start, start), unbroadcast(d_stop, stop)) + (NO_TANGENT,) * 7
 

@@ -134,7 +134,30 @@ def ravel_pullback(dy, x, order="C"):
         return np.reshape(dy, np.shape(x)), NO_TANGENT
     if order == "F":
         return np.reshape(dy, np.shape(x), order=order), NO_TANGENT
-    return by_rule(np.ravel, dy, x, order)  # "A" and "K" follow the memory layout
+    # "A" and "K" follow the memory layout: F for a Fortran-ordered x ("A"); the axes by
+    # their strides, largest first, negative ones not reversed ("K")
+    perm = ravel_k_axes(x, order)
+    moved = tuple(np.shape(x)[k] for k in perm)
+    return np.transpose(np.reshape(dy, moved), tuple(np.argsort(perm))), NO_TANGENT
+
+
+def ravel_k_axes(x, order):
+    """The axes of ``x`` in the order ``np.ravel(x, order)`` reads them for ``order`` "A"
+    (all reversed for a Fortran-ordered x) and "K" (by their strides' sizes, largest
+    first; axes of length 1 and ties keep their places)."""
+    strides = getattr(x, "strides", None)
+    if strides is None:  # no memory layout (not an ndarray): NumPy reads it as C
+        return tuple(range(np.ndim(x)))
+    if order == "A":
+        if np.isfortran(x):
+            return tuple(range(np.ndim(x) - 1, -1, -1))
+        return tuple(range(np.ndim(x)))
+    keys = [0 if n == 1 else -abs(st) for n, st in zip(np.shape(x), strides, strict=True)]
+    return tuple(sorted(range(len(keys)), key=lambda k: keys[k]))
+
+
+# Integer bookkeeping of the layout: transformed code (a second derivative) calls it as it is.
+ravel_k_axes.__pullback_opaque__ = True
 
 
 @transformable

@@ -113,7 +113,7 @@ M6 = well_conditioned((6, 6), seed=11).reshape(2, 3, 6)
 case("numpy.linalg.tensorsolve", M6, X[:2, :3])
 case("numpy.linalg.tensorsolve", np.moveaxis(M6, 2, 0), X[:2, :3], (0,))  # axes
 
-# -- vector_norm / matrix_norm (transformable but for "nuc", 2 and -2 of a matrix) ------------
+# -- vector_norm / matrix_norm (transformable but for "nuc", 2, -2 of a complex matrix) ------
 case("numpy.linalg.vector_norm", V)
 case("numpy.linalg.vector_norm", X, axis=1)
 case("numpy.linalg.vector_norm", X, axis=(0, 1), keepdims=True)
@@ -130,3 +130,7 @@ MN = make("real", (2, 3, 4), seed=5) + np.arange(4.0) + 0.7 * np.arange(3.0)[:, 
 for _ord in (1, -1, np.inf, -np.inf):
     case("numpy.linalg.matrix_norm", MN, ord=_ord)
 case("numpy.linalg.matrix_norm", MN[0] + 0.5j * make("real", (3, 4), seed=6), keepdims=True, ord=1)
+# by the singular values: their sum, the largest, the smallest
+case("numpy.linalg.matrix_norm", T43, ord="nuc")
+case("numpy.linalg.matrix_norm", MN[1], ord=2, keepdims=True)  # (Dask: 2-D svd only)
+case("numpy.linalg.matrix_norm", T34, ord=-2)

@@ -264,7 +264,20 @@ def vector_norm_pullback(dy, x, axis=None, keepdims=False, ord=2):
 def matrix_norm_pullback(dy, x, keepdims=False, ord="fro"):
     if ord == 1 or ord == -1 or ord == np.inf or ord == -np.inf:
         return (matrix_abs_norm_cotangent(dy, x, keepdims, ord),)
-    if ord != "fro":  # "nuc", 2, -2: by the singular values, first derivatives only
+    if ord != "fro" and not np.iscomplexobj(x):
+        # "nuc", 2, -2: the sum, largest, smallest singular value (ties share the cotangent)
+        U, s, Vh = la.svd(x, full_matrices=False)
+        g = np.reshape(densify(dy), np.shape(s)[:-1] + (1,))
+        if ord == "nuc":
+            ds = g + np.zeros(np.shape(s))
+        else:
+            if ord == 2:
+                pick = s == np.max(s, axis=-1, keepdims=True)
+            else:
+                pick = s == np.min(s, axis=-1, keepdims=True)
+            ds = g * pick / np.sum(pick, axis=-1, keepdims=True)
+        return (svd_grad(x, U, s, Vh, ZERO, ds, ZERO),)
+    if ord != "fro":  # of a complex matrix: first derivatives only
         return by_rule(la.matrix_norm, dy, x, keepdims=keepdims, ord=ord)
     return (_two_norm_pullback(dy, x, (-2, -1), keepdims),)
 

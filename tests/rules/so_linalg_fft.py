@@ -53,6 +53,12 @@ case("numpy.linalg.inv", W23)
 case("numpy.linalg.det", W3)
 case("numpy.linalg.solve", W3, V[:3])
 case("numpy.linalg.solve", W3, X[:3, :2])
+# stacks of systems: matrices, vectors, and a matrix or a stack broadcast against the other
+W23 = np.stack([W3, W3.T + 0.5 * np.eye(3)])
+case("numpy.linalg.solve", W23, X[:, :3].reshape(2, 3, 2))
+case("numpy.linalg.solve", W23, V[:3])
+case("numpy.linalg.solve", W23, X[:3, :2])
+case("numpy.linalg.solve", W3, X[:, :3].reshape(2, 3, 2))
 case("numpy.linalg.slogdet", W3)
 case("numpy.linalg.slogdet", W23)
 case("numpy.linalg.pinv", T43)
@@ -82,6 +88,16 @@ for _ord in (1, np.inf, -np.inf):  # largest/smallest (sums of) absolute values
     case("numpy.linalg.norm", V, ord=_ord)
     case("numpy.linalg.norm", X, _ord)
 case("numpy.linalg.norm", X, ord=-1)
+# p-norms of vectors and along an axis, Frobenius over chosen axes, complex and kept sums
+for _ord in (3, 0.5, -2, np.inf):
+    case("numpy.linalg.norm", V, _ord)
+    case("numpy.linalg.norm", X, _ord, 1, True)
+case("numpy.linalg.norm", Z, 1.5, 0)
+case("numpy.linalg.norm", Z, np.inf)
+case("numpy.linalg.norm", X, -np.inf, keepdims=True)
+case("numpy.linalg.norm", X, "fro")
+case("numpy.linalg.norm", make("real", (2, 3, 4), seed=5), "fro", (0, 2))
+case("numpy.linalg.norm", X, keepdims=True)
 # eig/eigvals: real eigenvalues, and a real matrix with a complex pair (a real loss of the
 # complex results); lstsq tall (with residuals) and wide, vector and matrix right sides
 ROT = np.array([[0.3, -1.2, 0.1], [1.1, 0.2, 0.4], [0.2, 0.5, 0.9]])
@@ -97,9 +113,24 @@ M6 = well_conditioned((6, 6), seed=11).reshape(2, 3, 6)
 case("numpy.linalg.tensorsolve", M6, X[:2, :3])
 case("numpy.linalg.tensorsolve", np.moveaxis(M6, 2, 0), X[:2, :3], (0,))  # axes
 
-# -- vector_norm / matrix_norm (2-norm and Frobenius transformable; other orders closures) --
+# -- vector_norm / matrix_norm (transformable but for "nuc", 2, -2 of a complex matrix) ------
 case("numpy.linalg.vector_norm", V)
 case("numpy.linalg.vector_norm", X, axis=1)
 case("numpy.linalg.vector_norm", X, axis=(0, 1), keepdims=True)
+for _ord in (1, 3, -1, np.inf, -np.inf):
+    case("numpy.linalg.vector_norm", V, ord=_ord)
+case("numpy.linalg.vector_norm", X, axis=0, keepdims=True, ord=1.5)
+case("numpy.linalg.vector_norm", Z, axis=1, ord=3)
+# ord=0 counts the nonzero entries: piecewise constant, so the second derivative is 0
+case("numpy.linalg.vector_norm", V * np.sum(V * V), ord=0)
 case("numpy.linalg.matrix_norm", X)
 case("numpy.linalg.matrix_norm", make("real", (2, 3, 4), seed=5), keepdims=True)
+# (column and row sums kept apart, so that the check's steps cross no kink)
+MN = make("real", (2, 3, 4), seed=5) + np.arange(4.0) + 0.7 * np.arange(3.0)[:, None]
+for _ord in (1, -1, np.inf, -np.inf):
+    case("numpy.linalg.matrix_norm", MN, ord=_ord)
+case("numpy.linalg.matrix_norm", MN[0] + 0.5j * make("real", (3, 4), seed=6), keepdims=True, ord=1)
+# by the singular values: their sum, the largest, the smallest
+case("numpy.linalg.matrix_norm", T43, ord="nuc")
+case("numpy.linalg.matrix_norm", MN[1], ord=2, keepdims=True)  # (Dask: 2-D svd only)
+case("numpy.linalg.matrix_norm", T34, ord=-2)

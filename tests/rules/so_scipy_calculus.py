@@ -1,17 +1,17 @@
 """Second-order cases of the scipy.linalg, scipy.signal and scipy.integrate rules whose
 pullback is a transformable function (see ``second_order_table``).
 
-Not here, because their pullbacks are closures that pullback cannot transform yet:
-``solve_banded``, ``lstsq``, ``block_diag`` (``*arrs``), ``cho_factor``, ``lu``,
-``lu_factor``, ``qr``, ``svd``, ``eigh``, ``expm_frechet``, ``simpson`` with sample points
-``x``. The rules that call a user's function — ``quad``, ``odeint``, ``solve_ivp`` — are
-here (their pullback functions: scipy_quad_pullbacks.py, scipy_ode_pullbacks.py), with the
-primitives behind them that can be differentiated once more (``user_call``,
-``quad_cotangents`` in the limits, ``odeint_cotangents`` and ``solve_ivp_cotangents``); the
-coverage test runs those cases, and
-test_so_scipy_calculus.py checks the small problems of issue 12 (decay, oscillator,
-Lotka-Volterra, a Gaussian integrand, moving limits) against closed forms and finite
-differences.
+``simpson`` with sample points ``x`` (by position or keyword, 1-D or with ``y``'s shape,
+odd and even counts) is here since its pullback writes the spacings' derivative out
+(scipy_integrate.simpson_spacing_cotangent). The scipy.linalg factorizations (``lu``,
+``qr``, ``svd``, ``eigh``, ...) have their cases in so_scipy_linalg_decomp.py. The rules
+that call a user's function — ``quad``, ``odeint``, ``solve_ivp`` — are here (their
+pullback functions: scipy_quad_pullbacks.py, scipy_ode_pullbacks.py), with the primitives
+behind them that can be differentiated once more (``user_call``, ``quad_cotangents`` in the
+limits, ``odeint_cotangents`` and ``solve_ivp_cotangents``); the coverage test runs those
+cases, and test_so_scipy_calculus.py checks the small problems of issue 12 (decay,
+oscillator, Lotka-Volterra, a Gaussian integrand, moving limits) against closed forms and
+finite differences.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rule_inputs import make, spd, well_conditioned
-from second_order_table import case
+from second_order_table import case, coverage_case
 
 sl = pytest.importorskip("scipy.linalg")
 pytest.importorskip("scipy.signal")
@@ -58,6 +58,15 @@ case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.cumulative_trapezoid", make("real", (5,), seed=9), T)
 case("scipy.integrate.simpson", make("real", (5,), seed=9))  # uniform spacing only
 case("scipy.integrate.simpson", make("real", (2, 4), seed=9))
+# with sample points: an odd and an even count (Cartwright's last interval), 1-D x against
+# N-D samples, x with y's shape, and x by keyword along another axis
+T6 = np.array([0.0, 0.3, 0.5, 1.1, 1.4, 1.6])
+case("scipy.integrate.simpson", make("real", (5,), seed=9), T)
+case("scipy.integrate.simpson", make("real", (6,), seed=9), T6)
+case("scipy.integrate.simpson", make("real", (2, 6), seed=9), T6)
+case("scipy.integrate.simpson", make("real", (2, 4), seed=9), np.stack([T[:4], 0.5 * T[1:]]))
+coverage_case("scipy.integrate.simpson", make("real", (5,), seed=9), x=T)
+coverage_case("scipy.integrate.simpson", make("real", (6, 2), seed=9), x=T6, axis=0)
 
 # -- scipy.integrate with a user's function ---------------------------------------------------
 # Tolerances: quad with epsabs = epsrel = 1e-13 gives the integrals (and, on the same

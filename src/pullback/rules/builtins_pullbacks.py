@@ -14,7 +14,7 @@ import numpy as np
 from ..records_dataclasses import holds_record
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
-from .transformable import by_rule, set_pullbacks
+from .transformable import set_pullbacks
 
 
 @transformable
@@ -72,9 +72,12 @@ def _extreme_pullback(dy, which, a, b=None, c=None, d=None, key=None):
     if b is not None:
         items = (a, b) if c is None else ((a, b, c) if d is None else (a, b, c, d))
     if isinstance(items, np.ndarray) and np.ndim(items) != 1:
-        if key is None:
-            return by_rule(which, dy, a)  # rows compared as arrays
-        return by_rule(which, dy, a, key=key)
+        # the rows of an array (by a key, or compared as arrays: one element each): the
+        # chosen row gets the cotangent
+        index = extreme_index(which, list(items), key)
+        rows = np.arange(np.shape(items)[0]) == index
+        pick = np.reshape(rows, (np.shape(items)[0],) + (1,) * (np.ndim(items) - 1))
+        return (np.where(pick, densify(dy), 0.0),)
     index = extreme_index(which, items, key)
     if isinstance(items, np.ndarray):
         return (np.where(np.arange(np.shape(items)[0]) == index, densify(dy), 0.0),)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
-from .transformable import by_rule, set_pullbacks
+from .transformable import by_rule, matrix_abs_norm_cotangent, p_norm_cotangent, set_pullbacks
 
 la = np.linalg
 
@@ -252,15 +252,32 @@ def _two_norm_pullback(dy, x, axes, keepdims):
 
 @transformable
 def vector_norm_pullback(dy, x, axis=None, keepdims=False, ord=2):
-    if ord != 2:
-        return by_rule(la.vector_norm, dy, x, axis=axis, keepdims=keepdims, ord=ord)
     axes = tuple(range(np.ndim(x))) if axis is None else axis
+    if ord != 2:
+        if np.ndim(axes) == 0:
+            axes = (axes,)
+        return (p_norm_cotangent(dy, x, axes, keepdims, ord),)
     return (_two_norm_pullback(dy, x, axes, keepdims),)
 
 
 @transformable
 def matrix_norm_pullback(dy, x, keepdims=False, ord="fro"):
-    if ord != "fro":
+    if ord == 1 or ord == -1 or ord == np.inf or ord == -np.inf:
+        return (matrix_abs_norm_cotangent(dy, x, keepdims, ord),)
+    if ord != "fro" and not np.iscomplexobj(x):
+        # "nuc", 2, -2: the sum, largest, smallest singular value (ties share the cotangent)
+        U, s, Vh = la.svd(x, full_matrices=False)
+        g = np.reshape(densify(dy), np.shape(s)[:-1] + (1,))
+        if ord == "nuc":
+            ds = g + np.zeros(np.shape(s))
+        else:
+            if ord == 2:
+                pick = s == np.max(s, axis=-1, keepdims=True)
+            else:
+                pick = s == np.min(s, axis=-1, keepdims=True)
+            ds = g * pick / np.sum(pick, axis=-1, keepdims=True)
+        return (svd_grad(x, U, s, Vh, ZERO, ds, ZERO),)
+    if ord != "fro":  # of a complex matrix: first derivatives only
         return by_rule(la.matrix_norm, dy, x, keepdims=keepdims, ord=ord)
     return (_two_norm_pullback(dy, x, (-2, -1), keepdims),)
 

@@ -35,14 +35,23 @@ def full_like_pullback(
 def linspace_pullback(
     dy, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, device=None
 ):
-    if retstep:
-        return by_rule(np.linspace, dy, start, stop, num, endpoint, retstep, dtype, axis)
-    g = np.moveaxis(densify(dy), axis, 0)
     div = num - 1 if endpoint else num
-    t = np.arange(num) / max(div, 1)
-    t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
-    d_start = np.sum(g * (1.0 - t), axis=0)
-    d_stop = np.sum(g * t, axis=0)
+    samples = dy
+    if retstep:  # (samples, step) with step = (stop - start) / div
+        samples = dy[0]
+    if samples is ZERO or samples is NO_TANGENT:
+        d_start = np.zeros(np.shape(np.asarray(start) - np.asarray(stop)))
+        d_stop = d_start
+    else:
+        g = np.moveaxis(densify(samples), axis, 0)
+        t = np.arange(num) / max(div, 1)
+        t = np.reshape(t, (num,) + (1,) * (np.ndim(g) - 1))  # against the samples' axis
+        d_start = np.sum(g * (1.0 - t), axis=0)
+        d_stop = np.sum(g * t, axis=0)
+    if retstep and not (dy[1] is ZERO or dy[1] is NO_TANGENT) and num > 1:
+        # (one sample, or none: NumPy's step is NaN, whose derivative is not taken)
+        d_start = d_start - densify(dy[1]) / div
+        d_stop = d_stop + densify(dy[1]) / div
     # one cotangent per parameter (none for num, endpoint, ...)
     return (unbroadcast(d_start, start), unbroadcast(d_stop, stop)) + (NO_TANGENT,) * 7
 
@@ -110,16 +119,18 @@ def polyval_pullback(dy, p, x):
 
 @transformable
 def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
-    if x is not None and np.ndim(x) != 1:
-        return by_rule(np.trapezoid, dy, y, x, dx, axis)
-    yl = np.moveaxis(y, axis, -1)
+    ax = axis % np.ndim(y)
+    yl = np.moveaxis(y, ax, -1)
     n = np.shape(yl)[-1]
+    full = x is not None and np.ndim(x) != 1  # x with y's dimensions: steps per row
     if x is None:
         steps = dx * np.ones(max(n - 1, 0))
+    elif full:
+        steps = np.diff(np.moveaxis(x, ax, -1), axis=-1)
     else:
         steps = np.diff(x)
-    edge = np.zeros(1, np.result_type(steps))
-    w = np.concatenate([edge, steps]) + np.concatenate([steps, edge])
+    edge = np.zeros(np.shape(steps)[:-1] + (1,), np.result_type(steps))
+    w = np.concatenate([edge, steps], axis=-1) + np.concatenate([steps, edge], axis=-1)
     g = np.expand_dims(densify(dy), -1)
     d_y = np.moveaxis(g * (w / 2.0), -1, axis)
     mids = (yl[..., :-1] + yl[..., 1:]) / 2.0
@@ -128,7 +139,10 @@ def trapezoid_pullback(dy, y, x=None, dx=1.0, axis=-1):
         return unbroadcast(d_y, y), NO_TANGENT, unbroadcast(d_dx, dx), NO_TANGENT
     zero = np.zeros(np.shape(mids)[:-1] + (1,), np.result_type(mids))
     dmid = np.concatenate([zero, mids], axis=-1) - np.concatenate([mids, zero], axis=-1)
-    d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
+    if full:
+        d_x = np.moveaxis(g * np.conj(dmid), -1, ax)
+    else:
+        d_x = np.sum(np.reshape(g * np.conj(dmid), (-1, n)), axis=0)
     return unbroadcast(d_y, y), unbroadcast(d_x, x), NO_TANGENT, NO_TANGENT
 
 
@@ -198,22 +212,70 @@ def bincount_pullback(dy, x, weights=None, minlength=0):
 
 
 @transformable
+def _cov_rows(v, rowvar):
+    """``v`` as NumPy's cov reads it: 2-D, variables in rows; and whether it was transposed."""
+    X = np.reshape(v, (1, -1)) if np.ndim(v) == 1 else v
+    if not rowvar and np.shape(X)[0] != 1:
+        return np.transpose(X), True
+    return X, False
+
+
+@transformable
+def _cov_back(dX, v, transposed):
+    """The cotangent of ``v`` from that of its rows ``dX`` (see _cov_rows)."""
+    if transposed:
+        dX = np.transpose(dX)
+    return unbroadcast(np.reshape(dX, np.shape(v)), v)
+
+
+@transformable
 def cov_pullback(
     dy, m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, dtype=None
 ):
-    if y is not None or fweights is not None or aweights is not None or np.ndim(m) != 2:
-        return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)
-    X = m if rowvar else np.transpose(m)
+    # C = Xc diag(w) Xc^H / fact (numpy_misc_covariance's docstring has the derivation)
+    X, tm = _cov_rows(m, rowvar)
+    n_m = np.shape(X)[0]
+    if y is not None:
+        Y, ty = _cov_rows(y, rowvar)
+        X = np.concatenate([X, Y], axis=0)
     dd = ddof
     if dd is None:
         dd = 0 if bias else 1
-    # C = Xc Xc^H / (n - ddof): the rows of Xc sum to 0, so the centring adds nothing
-    Xc = X - np.mean(X, axis=1, keepdims=True)
-    V = np.shape(X)[0]
-    G = np.reshape(densify(dy), (V, V))  # one variable: cov gives a 0-d result
-    dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
-    dm = dX if rowvar else np.transpose(dX)
-    return (unbroadcast(dm, m),) + (NO_TANGENT,) * 7
+    G = np.reshape(densify(dy), (np.shape(X)[0], np.shape(X)[0]))  # one variable: 0-d
+    if fweights is None and aweights is None:
+        # the rows of Xc sum to 0, so the centring adds nothing
+        Xc = X - np.mean(X, axis=1, keepdims=True)
+        dX = ((G + np.conj(np.transpose(G))) @ Xc) / (np.shape(X)[1] - dd)
+        da = NO_TANGENT
+    else:
+        if aweights is not None and (np.iscomplexobj(X) or np.iscomplexobj(G)):
+            return by_rule(np.cov, dy, m, y, rowvar, bias, ddof, fweights, aweights)  # refused
+        f = np.ones(1) if fweights is None else fweights * 1.0
+        a = np.ones(1) if aweights is None else aweights * 1.0
+        w = f * a
+        v1 = np.sum(w)
+        if dd == 0:
+            fact = v1
+        elif aweights is None:
+            fact = v1 - dd
+        else:
+            fact = v1 - dd * np.sum(w * a) / v1
+        Xc = X - np.expand_dims((X @ w) / v1, 1)  # the weighted centring adds nothing: Xc w = 0
+        dX = ((G + np.conj(np.transpose(G))) @ (Xc * w)) / fact
+        da = NO_TANGENT
+        if aweights is not None:  # real data: fact and the weighted products move with a
+            C = ((Xc * w) @ np.transpose(Xc)) / fact
+            q = np.sum(Xc * (G @ Xc), axis=0)
+            fb = f + np.zeros(np.shape(w))
+            dfact = fb
+            if dd != 0:
+                dfact = fb - dd * (2.0 * fb * a / v1 - np.sum(w * a) * fb / (v1 * v1))
+            da = unbroadcast((fb * q - np.sum(G * C) * dfact) / fact, aweights)
+    dm = _cov_back(dX[:n_m], m, tm)
+    dyv = NO_TANGENT
+    if y is not None:
+        dyv = _cov_back(dX[n_m:], y, ty)
+    return dm, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT, da, NO_TANGENT
 
 
 def interp_segments(x, xp):
@@ -226,24 +288,29 @@ interp_segments.__pullback_opaque__ = True
 
 
 @transformable
-def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
-    if period is not None or np.iscomplexobj(fp) or np.shape(xp)[0] < 2:
-        return by_rule(np.interp, dy, x, xp, fp, left, right, period)
+def _interp_real_cotangents(g, x, xp, fp, left, right):
+    """The cotangents of ``(x, xp, fp, left, right)`` of ``np.interp`` of real values."""
     n = np.shape(xp)[0]
-    g = densify(dy)
     below = x < xp[0]
     above = x > xp[n - 1]
     gi = np.where(np.logical_or(below, above), 0.0, g)
-    j = interp_segments(x, xp)
-    width = xp[j + 1] - xp[j]
-    slope = (fp[j + 1] - fp[j]) / width
-    t = (x - xp[j]) / width
-    jr = np.ravel(j)
-    # y = fp[j] (1 - t) + fp[j + 1] t with t = (x - xp[j]) / (xp[j + 1] - xp[j])
-    dfp = np.bincount(jr, np.ravel(gi * (1.0 - t)), n) + np.bincount(jr + 1, np.ravel(gi * t), n)
-    dxp = np.bincount(jr, np.ravel(gi * slope * (t - 1.0)), n) + np.bincount(
-        jr + 1, np.ravel(-(gi * slope * t)), n
-    )
+    if n < 2:  # one knot: fp[0] at x == xp[0] (and outside, where left / right are None)
+        dx = 0.0 * gi
+        dxp = np.zeros(n)
+        dfp = (np.arange(n) == 0) * np.sum(gi)
+    else:
+        j = interp_segments(x, xp)
+        width = xp[j + 1] - xp[j]
+        slope = (fp[j + 1] - fp[j]) / width
+        t = (x - xp[j]) / width
+        jr = np.ravel(j)
+        # y = fp[j] (1 - t) + fp[j + 1] t with t = (x - xp[j]) / (xp[j + 1] - xp[j])
+        dfp = np.bincount(jr, np.ravel(gi * (1.0 - t)), n)
+        dfp = dfp + np.bincount(jr + 1, np.ravel(gi * t), n)
+        dxp = np.bincount(jr, np.ravel(gi * slope * (t - 1.0)), n) + np.bincount(
+            jr + 1, np.ravel(-(gi * slope * t)), n
+        )
+        dx = gi * slope
     g_below = np.sum(np.where(below, g, 0.0))
     g_above = np.sum(np.where(above, g, 0.0))
     d_left = NO_TANGENT
@@ -256,7 +323,56 @@ def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
         dfp = dfp + (np.arange(n) == n - 1) * g_above
     else:
         d_right = g_above
-    return unbroadcast(gi * slope, x), dxp, dfp, d_left, d_right, NO_TANGENT
+    return dx, dxp, dfp, d_left, d_right
+
+
+@transformable
+def _imag_or_none(v):
+    if v is None:
+        return None
+    return np.imag(v)
+
+
+@transformable
+def _real_or_none(v):
+    if v is None:
+        return None
+    return np.real(v)
+
+
+@transformable
+def _joined(re, im, like):
+    """``re + 1j * im`` as the cotangent of ``like`` (real where ``like`` is real)."""
+    if re is NO_TANGENT:
+        return NO_TANGENT
+    if np.iscomplexobj(like):
+        return re + 1j * im
+    return re
+
+
+@transformable
+def interp_pullback(dy, x, xp, fp, left=None, right=None, period=None):
+    if period is not None:  # the rule refuses period= (first derivatives too)
+        return by_rule(np.interp, dy, x, xp, fp, left, right, period)
+    g = densify(dy)
+    if not np.iscomplexobj(fp):
+        dx, dxp, dfp, d_left, d_right = _interp_real_cotangents(g, x, xp, fp, left, right)
+        return unbroadcast(dx, x), dxp, dfp, d_left, d_right, NO_TANGENT
+    # complex fp: NumPy interpolates the real and the imaginary parts apart (xp and x real)
+    dx, dxp, dfp, d_left, d_right = _interp_real_cotangents(
+        np.real(g), x, xp, np.real(fp), _real_or_none(left), _real_or_none(right)
+    )
+    ix, ixp, ifp, i_left, i_right = _interp_real_cotangents(
+        np.imag(g), x, xp, np.imag(fp), _imag_or_none(left), _imag_or_none(right)
+    )
+    return (
+        unbroadcast(dx + ix, x),
+        dxp + ixp,
+        dfp + 1j * ifp,
+        _joined(d_left, i_left, left),
+        _joined(d_right, i_right, right),
+        NO_TANGENT,
+    )
 
 
 # Dask indexes with 1-d integer arrays only (x[j] of a 2-d j): on Dask the adjoint calls the
@@ -266,17 +382,20 @@ interp_pullback.__pullback_numpy_only__ = True
 
 @transformable
 def corrcoef_pullback(dy, x, y=None, rowvar=True, bias=None, ddof=None, dtype=None):
-    if y is not None or np.ndim(x) != 2 or np.shape(x)[0 if rowvar else 1] < 2:
-        return by_rule(np.corrcoef, dy, x, y, rowvar)
-    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x) (its ddof cancels in R)
-    C = np.cov(x, None, rowvar)
+    # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x, y) (its ddof cancels in R)
+    C = np.cov(x, y, rowvar)
+    if np.ndim(C) == 0:  # one variable: R is the constant 1
+        dx = np.zeros(np.shape(x), np.result_type(x, 1.0))
+        dyv = NO_TANGENT if y is None else np.zeros(np.shape(y), np.result_type(y, 1.0))
+        return dx, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
     d = np.real(np.diagonal(C))
     s = np.sqrt(d[:, None] * d[None, :])
     G = densify(dy)
     GR = np.real(np.conj(G) * (C / s))
     diag_term = (np.sum(GR, axis=1) + np.sum(GR, axis=0)) / (2.0 * d)
     dC = G / s - np.eye(np.shape(C)[0]) * diag_term[None, :]
-    return cov_pullback(dC, x, None, rowvar)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
+    dx, dyv = cov_pullback(dC, x, y, rowvar)[:2]
+    return dx, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
 
 
 def register(reg):

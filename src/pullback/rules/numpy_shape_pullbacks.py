@@ -15,7 +15,7 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
 from .numpy_assemble_pullbacks import gather_labelled
-from .transformable import by_rule, set_pullbacks
+from .transformable import set_pullbacks
 
 
 @transformable
@@ -120,11 +120,24 @@ def rot90_pullback(dy, m, k=1, axes=(0, 1)):
 
 
 @transformable
-def pad_pullback(dy, array, pad_width, mode="constant", constant_values=0):
-    if mode != "constant" and mode != "empty":
-        return by_rule(np.pad, dy, array, pad_width, mode)
+def pad_pullback(dy, array, pad_width, mode="constant", constant_values=0, reflect_type="even"):
     shape = np.shape(array)
     widths = np.broadcast_to(np.asarray(pad_width), (len(shape), 2))
+    if mode != "constant" and mode != "empty":
+        # The other modes (edge, reflect, symmetric, wrap, mean, linear_ramp to 0; reflect
+        # and symmetric also odd) are linear and act on each axis by a constant matrix,
+        # np.pad of the identity: apply the transposes (matrix products, which pullback
+        # differentiates again).
+        g = densify(dy)
+        for k in range(len(shape)):
+            lo, hi = int(widths[k, 0]), int(widths[k, 1])
+            eye = np.eye(shape[k], dtype=np.result_type(g))
+            if mode == "reflect" or mode == "symmetric":
+                m = np.pad(eye, ((lo, hi), (0, 0)), mode, reflect_type=reflect_type)
+            else:
+                m = np.pad(eye, ((lo, hi), (0, 0)), mode)
+            g = np.moveaxis(np.moveaxis(g, k, -1) @ m, -1, k)
+        return unbroadcast(g, array), NO_TANGENT, NO_TANGENT
     index = ()
     for k in range(len(shape)):
         lo = int(widths[k, 0])

@@ -9,10 +9,11 @@ respect to the samples ``y``, the sample points ``x`` (where given) and the spac
 * ``simpson`` (SciPy >= 1.11: Simpson's rule on an odd number of points, Cartwright's
   correction for the last interval of an even number) is linear in ``y`` with weights that
   depend on the spacings. Its pullback is the reverse mode, by pullback itself, of a
-  transcription of that formula into NumPy (checked against SciPy by the tests). With
-  uniform spacing (no ``x``) the pullback is also a transformable function (the weights
-  are the formula applied to the identity), so second derivatives with respect to ``y``
-  run through it; with sample points ``x`` a second derivative is not available.
+  transcription of that formula into NumPy (checked against SciPy by the tests). Its
+  pullback function is transformable too, so second derivatives run through it: the
+  weights of ``y`` are the formula applied to the identity, and with sample points ``x``
+  the spacings' cotangent is the formula's derivative in the spacings, written out
+  (``simpson_spacing_cotangent``).
 
 Real samples only; a 1-D ``x`` runs along ``axis``, otherwise it has ``y``'s shape.
 """
@@ -25,7 +26,6 @@ from ..registry import ENTRY_POINTS, transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, ZERO, Registrar, densify, finalize, zeros_for
 from .scipy_linalg import real_only, register_transformable
-from .transformable import by_rule
 
 FAMILY = "scipy_integrate"
 REQUIRES = "scipy.integrate"
@@ -129,13 +129,61 @@ si = None
 
 
 @transformable
+def simpson_spacing_cotangent(g, ym, h):
+    """The cotangent of the spacings ``h`` from ``g``, the cotangent of
+    ``simpson_formula(ym, h, dx)``: its derivative in ``h`` written out (the formula is a
+    rational function of the spacings), so a second derivative runs through it."""
+    n = np.shape(ym)[-1]
+    if n < 2:
+        return np.zeros_like(h)
+    ge = np.expand_dims(g, -1)
+    if n == 2:
+        return ge * np.expand_dims(0.5 * (ym[..., 0] + ym[..., 1]), -1)
+    m = n if n % 2 == 1 else n - 1
+    y0, y1, y2 = ym[..., 0 : m - 2 : 2], ym[..., 1 : m - 1 : 2], ym[..., 2:m:2]
+    a, b = h[..., 0 : m - 2 : 2], h[..., 1 : m - 1 : 2]
+    s2 = (a + b) * (a + b)
+    # s / 6 * parts = (y0 (2a + b - b^2/a) + y1 (a + b)^3 / (ab) + y2 (a + 2b - a^2/b)) / 6
+    da = (y0 * (2.0 + (b / a) * (b / a)) + y1 * s2 * (2.0 * a - b) / (a * a * b)) / 6.0
+    da = da + y2 * (1.0 - 2.0 * a / b) / 6.0
+    db = (y0 * (1.0 - 2.0 * b / a) + y1 * s2 * (2.0 * b - a) / (a * b * b)) / 6.0
+    db = db + y2 * (2.0 + (a / b) * (a / b)) / 6.0
+    pairs = np.stack([ge * da, ge * db], -1)  # (a, b) of each pair, in order
+    dh = np.reshape(pairs, np.shape(pairs)[:-2] + (m - 1,))
+    if n % 2 == 1:
+        return dh
+    # Cartwright's correction: alpha y[-1] + beta y[-2] - eta y[-3] in h0 = h[-2], h1 = h[-1]
+    h0, h1 = h[..., -2], h[..., -1]
+    q = 6.0 * (h0 + h1) * (h0 + h1)
+    d0 = ym[..., -1] * h1 * h1 / q - ym[..., -2] * h1 * h1 / (6.0 * h0 * h0)
+    d0 = d0 + ym[..., -3] * h1 * h1 * h1 * (2.0 * h0 + h1) / (h0 * h0 * q)
+    d1 = ym[..., -1] * (3.0 * h0 * h0 + 4.0 * h0 * h1 + 2.0 * h1 * h1) / q
+    d1 = d1 + ym[..., -2] * (h1 / (3.0 * h0) + 0.5)
+    d1 = d1 - ym[..., -3] * h1 * h1 * (3.0 * h0 + 2.0 * h1) / (h0 * q)
+    last = np.stack([g * d0, g * d1], -1)
+    return pad_last(dh, 0, 1) + pad_last(last, n - 3, 0)
+
+
+@transformable
 def simpson_pullback(dy, y, x=None, dx=1.0, axis=-1):
-    if x is not None:  # sample points: the rule's own pullback (first derivatives only)
-        return by_rule(si.simpson, dy, y, x, dx=dx, axis=axis)
     n = np.shape(y)[axis]
-    # simpson is linear in y: its weights are the formula applied to the identity.
-    weights = simpson_formula(np.eye(n), None, dx)
-    return (np.moveaxis(np.expand_dims(dy, -1) * weights, -1, axis),)
+    if x is None:
+        # simpson is linear in y: its weights are the formula applied to the identity.
+        weights = simpson_formula(np.eye(n), None, dx)
+        return (np.moveaxis(np.expand_dims(dy, -1) * weights, -1, axis),)
+    ym = np.moveaxis(y, axis, -1)
+    xm, h = spacing(ym, x, dx, axis)
+    # the weights of y along the last axis (one row of them per row of an N-D x)
+    hw = h
+    if np.ndim(h) > 1:
+        hw = np.expand_dims(h, -2)
+    weights = simpson_formula(np.eye(n), hw, dx)
+    dym = np.moveaxis(np.expand_dims(dy, -1) * weights, -1, axis)
+    dh = simpson_spacing_cotangent(dy, ym, h)
+    dxm = pad_last(dh, 1, 0) - pad_last(dh, 0, 1)
+    if np.ndim(x) == 1:
+        return dym, unbroadcast(dxm, x)
+    return dym, np.moveaxis(dxm, -1, axis)
 
 
 def _simpson_rrule(y, *args, **kwargs):

@@ -25,7 +25,7 @@ from . import scipy_linalg as base
 from . import scipy_linalg_decomp as decomp
 from .linalg_pullbacks import eigh_grad, is_zero, lstsq_grad, qr_square_grad, svd_grad
 from .scipy_linalg import mT, on_triangle
-from .transformable import by_rule, set_pullbacks
+from .transformable import set_pullbacks
 
 # the cotangents of the flags after the matrix (one per positional parameter)
 _NONE = (NO_TANGENT,)
@@ -214,9 +214,30 @@ def lu_product_grad(L, U, Lbar, Ubar):
 
 
 @transformable
+def _stack_entry(d, k):
+    """Entry ``k`` of a stack's cotangent ``d`` (its leading axes flattened first)."""
+    if is_zero(d):
+        return d
+    d = densify(d)
+    return np.reshape(d, (-1,) + np.shape(d)[-2:])[k]
+
+
+@transformable
 def lu_pullback(dy, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    if np.ndim(a) != 2:  # stacks: the closure (solve_triangular of stacks needs SciPy 1.16)
-        return by_rule(base.sl.lu, dy, a, permute_l, overwrite_a, check_finite, p_indices)
+    if np.ndim(a) == 2:
+        return (lu_matrix_cotangent(dy, a, permute_l),) + _NONE * 4
+    # a stack: matrix by matrix (solve_triangular of stacks needs SciPy 1.16)
+    a3 = np.reshape(a, (-1,) + np.shape(a)[-2:])
+    parts = []
+    for k in range(np.shape(a3)[0]):
+        dk = tuple(_stack_entry(d, k) for d in dy)
+        parts.append(lu_matrix_cotangent(dk, a3[k], permute_l))
+    return (np.reshape(np.stack(parts), np.shape(a)),) + _NONE * 4
+
+
+@transformable
+def lu_matrix_cotangent(dy, a, permute_l):
+    """The cotangent of one matrix ``a`` from those of ``scipy.linalg.lu(a)``'s factors."""
     lu_refusals("lu", a)
     P, L, U = base.sl.lu(a)
     if permute_l:
@@ -229,7 +250,7 @@ def lu_pullback(dy, a, permute_l=False, overwrite_a=False, check_finite=True, p_
         dL = densify(dL)
     if not is_zero(dU):
         dU = densify(dU)
-    return (P @ lu_product_grad(L, U, dL, dU),) + _NONE * 4
+    return P @ lu_product_grad(L, U, dL, dU)
 
 
 @transformable

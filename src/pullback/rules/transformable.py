@@ -16,7 +16,7 @@ import numpy as np
 
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
-from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
 from ._util import differentiable, finalize, zeros_for
 from .scipy_stats_common import Refused
 
@@ -134,7 +134,30 @@ def ravel_pullback(dy, x, order="C"):
         return np.reshape(dy, np.shape(x)), NO_TANGENT
     if order == "F":
         return np.reshape(dy, np.shape(x), order=order), NO_TANGENT
-    return by_rule(np.ravel, dy, x, order)  # "A" and "K" follow the memory layout
+    # "A" and "K" follow the memory layout: F for a Fortran-ordered x ("A"); the axes by
+    # their strides, largest first, negative ones not reversed ("K")
+    perm = ravel_k_axes(x, order)
+    moved = tuple(np.shape(x)[k] for k in perm)
+    return np.transpose(np.reshape(dy, moved), tuple(np.argsort(perm))), NO_TANGENT
+
+
+def ravel_k_axes(x, order):
+    """The axes of ``x`` in the order ``np.ravel(x, order)`` reads them for ``order`` "A"
+    (all reversed for a Fortran-ordered x) and "K" (by their strides' sizes, largest
+    first; axes of length 1 and ties keep their places)."""
+    strides = getattr(x, "strides", None)
+    if strides is None:  # no memory layout (not an ndarray): NumPy reads it as C
+        return tuple(range(np.ndim(x)))
+    if order == "A":
+        if np.isfortran(x):
+            return tuple(range(np.ndim(x) - 1, -1, -1))
+        return tuple(range(np.ndim(x)))
+    keys = [0 if n == 1 else -abs(st) for n, st in zip(np.shape(x), strides, strict=True)]
+    return tuple(sorted(range(len(keys)), key=lambda k: keys[k]))
+
+
+# Integer bookkeeping of the layout: transformed code (a second derivative) calls it as it is.
+ravel_k_axes.__pullback_opaque__ = True
 
 
 @transformable
@@ -173,7 +196,16 @@ def dot_pullback(dy, a, b):
         return unbroadcast(dy * b, a), unbroadcast(a * dy, b)
     if np.ndim(b) <= 2:
         return matmul_lhs_cotangent(dy, a, b), matmul_rhs_cotangent(dy, a, b)
-    return by_rule(np.dot, dy, a, b)
+    # b with more axes: dot sums a's last axis against b's second to last, a matrix product
+    # of a's rows against b with that axis moved first and the others flattened
+    k = np.shape(a)[-1]
+    a2 = np.reshape(a, (-1, k))
+    bm = np.moveaxis(b, -2, 0)
+    b2 = np.reshape(bm, (k, -1))
+    g2 = np.reshape(dy, (np.shape(a2)[0], np.shape(b2)[1]))
+    da = np.reshape(matmul_lhs_cotangent(g2, a2, b2), np.shape(a))
+    db = np.moveaxis(np.reshape(matmul_rhs_cotangent(g2, a2, b2), np.shape(bm)), 0, -2)
+    return da, db
 
 
 def by_rule(fn, dy, *args, **kwargs):
@@ -213,8 +245,14 @@ def where_pullback(dy, condition, x=None, y=None):
 
 @transformable
 def concatenate_pullback(dy, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    if axis is None:
-        return by_rule(np.concatenate, dy, arrays, None)
+    if axis is None:  # the arrays flattened and joined
+        parts = ()
+        start = 0
+        for a in arrays:
+            stop = start + math.prod(np.shape(a))
+            parts = parts + (np.reshape(dy[start:stop], np.shape(a)),)
+            start = stop
+        return parts, NO_TANGENT
     lead = (slice(None),) * (axis % np.ndim(dy))
     parts = ()
     start = 0
@@ -251,14 +289,23 @@ def det_pullback(dy, a):
 
 @transformable
 def solve_pullback(dy, a, b):
-    if np.ndim(a) != 2:
-        return by_rule(np.linalg.solve, dy, a, b)  # stacks of systems
     x = np.linalg.solve(a, b)
     # (conjugate transposes: the cotangents of complex a and b)
-    db = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), dy)
+    ah = np.conj(np.swapaxes(a, -1, -2))
+    if np.ndim(a) == 2 and np.ndim(b) <= 2:
+        db = np.linalg.solve(ah, dy)
+        if np.ndim(b) == 1:
+            return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
+        return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+    # stacks of systems (b a vector only where it is 1-D; each broadcast against the other,
+    # so a matrix against a stack gets the stack's sum)
     if np.ndim(b) == 1:
-        return real_like(-np.outer(db, np.conj(x)), a), real_like(db, b)
-    return real_like(-(db @ np.conj(np.swapaxes(x, -1, -2))), a), real_like(db, b)
+        db = np.linalg.solve(ah, np.expand_dims(dy, -1))[..., 0]
+        da = -(np.expand_dims(db, -1) * np.expand_dims(np.conj(x), -2))
+    else:
+        db = np.linalg.solve(ah, dy)
+        da = -(db @ np.conj(np.swapaxes(x, -1, -2)))
+    return real_like(unbroadcast(da, a), a), real_like(unbroadcast(db, b), b)
 
 
 @transformable
@@ -300,6 +347,55 @@ def _abs_extreme_norm_pullback(dy, x, ord):
 
 
 @transformable
+def p_norm_cotangent(dy, x, axes, keepdims, ord):
+    """The cotangent of the vector ``ord``-norm of ``x`` over ``axes`` (a tuple)."""
+    g = densify(dy)
+    if not keepdims:
+        g = np.expand_dims(g, axes)
+    if ord == 0:
+        # the count of nonzero entries: piecewise constant, so its derivative is 0 wherever
+        # it has one (and a second derivative too)
+        return np.zeros(np.shape(x), np.result_type(x, 1.0))
+    ax = np.abs(x)
+    # x / |x| (0 at 0): the sign of a real x, differentiated again also when x is complex
+    unit = x / np.where(ax == 0, 1.0, ax)
+    if ord == np.inf or ord == -np.inf:
+        # the largest (smallest) |x|: its sign there; ties share the cotangent equally
+        if ord > 0:
+            pick = ax == np.max(ax, axis=axes, keepdims=True)
+        else:
+            pick = ax == np.min(ax, axis=axes, keepdims=True)
+        return g * unit * pick / np.sum(pick, axis=axes, keepdims=True)
+    if ord == 2:
+        y = np.sqrt(np.sum(np.real(x * np.conj(x)), axis=axes, keepdims=True))
+        safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0
+        return np.where(y == 0, 0.0, g / safe) * x
+    # y = (sum |x|^p)^(1/p): dy/dx = |x|^(p-1) sign(x) / y^(p-1) (x / |x| when complex)
+    y = np.sum(ax**ord, axis=axes, keepdims=True) ** (1.0 / ord)
+    safe = np.where(y == 0, 1.0, y)
+    return np.where(y == 0, 0.0, g / safe ** (ord - 1)) * ax ** (ord - 1) * unit
+
+
+@transformable
+def matrix_abs_norm_cotangent(dy, x, keepdims, ord):
+    """The cotangent of the matrix norm ``ord`` 1, -1 (largest, smallest column sum of
+    ``|x|``), inf, -inf (row sum) over the last two axes: ``x / |x|`` on the columns or
+    rows that give it; ties share the cotangent equally."""
+    g = densify(dy)
+    if not keepdims:
+        g = np.expand_dims(g, (-2, -1))
+    over = -2 if ord == 1 or ord == -1 else -1  # a column sum runs over the rows
+    other = -1 if over == -2 else -2
+    ax = np.abs(x)
+    sums = np.sum(ax, axis=over, keepdims=True)
+    if ord > 0:
+        pick = sums == np.max(sums, axis=other, keepdims=True)
+    else:
+        pick = sums == np.min(sums, axis=other, keepdims=True)
+    return g * (x / np.where(ax == 0, 1.0, ax)) * pick / np.sum(pick, axis=other, keepdims=True)
+
+
+@transformable
 def norm_pullback(dy, x, *rest, **options):
     # rest: ord, axis, keepdims given by position (each gets NO_TANGENT back)
     ord = rest[0] if len(rest) > 0 else options.get("ord", None)
@@ -313,7 +409,20 @@ def norm_pullback(dy, x, *rest, **options):
         return (np.where(y == 0, 0.0, np.reshape(dy, np.shape(y)) / safe) * x,) + tail
     if axis is None and not keepdims and _abs_extreme_ord(ord, x):
         return (_abs_extreme_norm_pullback(dy, x, ord),) + tail
+    matrix_abs = ord == 1 or ord == -1 or ord == np.inf or ord == -np.inf
+    if axis is None and np.ndim(x) == 2 and not isinstance(ord, str) and matrix_abs:
+        # (complex, or kept as 1s): the largest or smallest column or row sum
+        return (matrix_abs_norm_cotangent(np.reshape(dy, ()), x, False, ord),) + tail
+    vector = (axis is None and np.ndim(x) == 1) or (axis is not None and np.ndim(axis) == 0)
+    if vector and not isinstance(ord, str):
+        axes = (0,) if axis is None else (axis,)
+        return (p_norm_cotangent(dy, x, axes, keepdims, 2 if ord is None else ord),) + tail
+    if ord == "fro" or (ord is None and (axis is not None or keepdims)):
+        axes = tuple(range(np.ndim(x))) if axis is None else axis
+        return (p_norm_cotangent(dy, x, axes, keepdims, 2),) + tail
     if ord is not None or axis is not None or keepdims:
+        # the nuclear and spectral norms (ord "nuc", 2, -2 of a matrix: singular values),
+        # and the largest column or row sums over chosen axes: first derivatives only
         return by_rule(np.linalg.norm, dy, x, *rest, **options)
     y = np.linalg.norm(x)
     safe = np.where(y == 0, 1.0, y)  # the gradient at 0 is taken as 0

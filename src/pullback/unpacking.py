@@ -32,7 +32,7 @@ import numpy as np
 from .iterators_by_hand import next_position
 from .registry import transformable
 from .runtime import _SEQUENCES, sequence_cotangent
-from .tangents import NO_TANGENT
+from .tangents import NO_TANGENT, ZERO
 
 FAMILY = "pullback_runtime"
 
@@ -70,6 +70,19 @@ def _unpack_items_rrule(value, count, at_least=False):
         return sequence_cotangent(g, value), NO_TANGENT, NO_TANGENT
 
     return items, unpack_items_closure
+
+
+def _unpack_items_tangent(args, tangents, kwargs):
+    """The items' tangent: ``value``'s own for a sequence (the same object), the rows of an
+    array's; none for a dict's keys. (Without it the tangent would be found row by row
+    from the pullback, which loses a record's tangent among the items.)"""
+    t = tangents[0]
+    value = args[0]
+    if t is ZERO or t is NO_TANGENT or isinstance(value, dict):
+        return ZERO
+    if isinstance(value, _SEQUENCES):
+        return t
+    return _read(t)
 
 
 def zip_length(*lengths, strict=False):
@@ -110,5 +123,6 @@ def nd_index(k, shape) -> tuple:
 def register(reg):
     # (the position of an iterator stepped by hand: iterators_by_hand.py)
     reg.non_differentiable(zip_length, nd_index, next_position, family=FAMILY, trusted=True)
-    reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
+    rule = reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
+    rule.extra["tangent"] = _unpack_items_tangent
     reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -77,6 +77,7 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
+from .object_stores import version_owned_objects
 from .run_time_closures import (
     PREFIX,
     compile_factory,
@@ -350,6 +351,7 @@ def lift_nested_functions(fs, returned=None) -> dict:
     from .closure_records import use_closure_records
 
     tree = fs.tree
+    version_owned_objects(fs)  # stores on objects it owns: versions (object_stores.py)
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     lambdas, calls, factories = what_is_there(tree)
     if factories and inline_nested_factories(tree):  # as the check saw them

@@ -270,7 +270,54 @@ def returns_the_method_result(p):
     return a.scale(3.0) * p[1]
 
 
+class Section:
+    """Remembers its last input and output on self, stored as a pair."""
+
+    def __init__(self, a):
+        self.a = a
+        self.in1 = self.out1 = 0.0
+
+    def run(self, xs):
+        out = 0.0
+        for x in xs:
+            y = self.a * x + 0.3 * self.in1 - 0.5 * self.out1
+            out = out + y * y
+            self.in1, self.out1 = x, y
+        return out
+
+
+def tuple_stores(p):
+    s = Section(p[0])
+    r = s.run(p)
+    return r + s.out1
+
+
+def temporary_object(p):
+    return Section(p[1]).run(p) * 2.0  # an object made for this call alone
+
+
+class Fitted:
+    def __init__(self, scale):
+        self.scale = scale
+        self.coef = None
+
+    def fit(self, x):
+        self.coef = np.tanh(self.scale * x)
+        return self
+
+    def predict(self, x):
+        return np.sum(self.coef * x)
+
+
+def fit_returns_self(p):
+    model = Fitted(p[0]).fit(p)  # the only name of the object made for the call
+    return model.predict(p) + np.sum(model.coef)
+
+
 EXPRESSION_CASES = {
+    "fit_returns_self": (fit_returns_self, (P3,)),
+    "tuple_stores": (tuple_stores, (P3,)),
+    "temporary_object": (temporary_object, (P3,)),
     "call_in_an_expression": (call_in_an_expression, (P3,)),
     "returns_the_method_result": (returns_the_method_result, (P3,)),
 }
@@ -328,6 +375,31 @@ def two_calls_in_one_statement(p):
     return r + np.sum(a.x)
 
 
+def returned_self_kept(p):
+    m = Fitted(p[0])
+    other = m.fit(p)  # a second name for m: refused as the method's own store
+    m.coef = m.coef * 2.0
+    return other.predict(p)
+
+
+REGISTRY = []
+
+
+class Registered:
+    def __init__(self, x):
+        self.x = x
+
+    def register(self):
+        REGISTRY.append(self)  # changes nothing on self, but another name now holds it
+
+
+def registered_then_stored(p):
+    o = Registered(p)
+    o.register()
+    o.x = o.x * 3.0
+    return np.sum(REGISTRY[-1].x)
+
+
 def _line(f, k):
     return f"{__file__}:{f.__code__.co_firstlineno + k}"
 
@@ -343,6 +415,8 @@ SCALE_LINE = f"{__file__}:{Scaled.scale.__code__.co_firstlineno + 1}:9"
         (method_on_an_argument, (P3, Scaled(P3)), (f"{SCALE_LINE}: PB107", "'self.x'")),
         (hands_self_on, (P3,), (f"{_line(hands_self_on, 3)}:19: PB107 this reads back 'x'",)),
         (two_calls_in_one_statement, (P3,), (f"{SCALE_LINE}: PB107", "'self.x'")),
+        (returned_self_kept, (P3,), (f"{_line(returned_self_kept, 3)}:14: PB107", "'coef'")),
+        (registered_then_stored, (P3,), (f"{_line(registered_then_stored, 3)}:11: PB501",)),
     ],
 )
 def test_aliased_objects_stay_refused(f, args, says):

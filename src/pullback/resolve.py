@@ -236,7 +236,25 @@ def receiver_class(fs, receiver, locals_):
             return None
         found, cls = resolve_expr(fs, call.func, locals_)
         return cls if found and isinstance(cls, type) else None
+    if not _has_versions(fs):
+        return None
     return _versions_class(fs, receiver.id, locals_)
+
+
+def _has_versions(fs) -> bool:
+    """Whether ``fs``'s function can see a function that returns a version of an object
+    (transform/object_stores.py; generated code differentiated again calls them): only
+    then are a name's bindings followed (a walk of the function), once per function."""
+    found = getattr(fs, "_pb_has_versions", None)
+    if found is None:
+        scopes = (getattr(fs, "namespace", None) or {}, getattr(fs.fn, "__globals__", {}))
+        found = any(
+            isinstance(v, types.FunctionType) and "__pullback_keeps_receiver__" in v.__dict__
+            for scope in scopes
+            for v in list(scope.values())
+        )
+        fs._pb_has_versions = found
+    return found
 
 
 def _bindings(tree) -> dict:

@@ -185,8 +185,33 @@ def two_objects(p):
     return np.sum(s.m * t.m)
 
 
+def made_in_a_loop(p):
+    total = 0.0
+    for k in range(3):
+        s = State(p * (k + 1.0))
+        if k % 2 == 0:
+            s.m = np.sin(s.m)
+        else:
+            s.m = s.m**2
+        total = total + np.sum(s.m * p)
+    return total
+
+
+def while_and_break(p):
+    a = Acc()
+    k = 0
+    while True:
+        a.add(np.exp(p[k % 3] * 0.5))
+        k += 1
+        if a.total > 4.0 or k > 6:
+            break
+    return a.total * p[0] + a.n
+
+
 P3 = np.array([0.3, -0.2, 0.7])
 CASES = {
+    "made_in_a_loop": (made_in_a_loop, (P3,)),
+    "while_and_break": (while_and_break, (P3,)),
     "kalman_loglik": (kalman_loglik, (P3,)),
     "store_in_body": (store_in_body, (P3,)),
     "accumulator": (accumulator, (P3,)),
@@ -400,6 +425,22 @@ def registered_then_stored(p):
     return np.sum(REGISTRY[-1].x)
 
 
+class WithHistory:
+    def __init__(self, x):
+        self.x = x
+        self.hist = []
+
+    def step(self):
+        self.hist.append(len(self.hist))  # changed in place: every version holds this list
+        self.x = self.x * 2.0
+
+
+def history_in_a_list(p):
+    h = WithHistory(p)
+    h.step()
+    return np.sum(h.x)
+
+
 def _line(f, k):
     return f"{__file__}:{f.__code__.co_firstlineno + k}"
 
@@ -416,6 +457,7 @@ SCALE_LINE = f"{__file__}:{Scaled.scale.__code__.co_firstlineno + 1}:9"
         (hands_self_on, (P3,), (f"{_line(hands_self_on, 3)}:19: PB107 this reads back 'x'",)),
         (two_calls_in_one_statement, (P3,), (f"{SCALE_LINE}: PB107", "'self.x'")),
         (returned_self_kept, (P3,), (f"{_line(returned_self_kept, 3)}:14: PB107", "'coef'")),
+        (history_in_a_list, (P3,), (f"{_line(history_in_a_list, 3)}:19: PB107", "'x'")),
         (registered_then_stored, (P3,), (f"{_line(registered_then_stored, 3)}:11: PB501",)),
     ],
 )

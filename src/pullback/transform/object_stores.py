@@ -47,13 +47,23 @@ from ..plain_classes import compile_rewritten, constructor_of
 from ..plain_methods import live_kind
 from ..records_dataclasses import field_names, is_dataclass_class, refusal
 from ..records_plain import layout
-from ..resolve import bound_once, dotted_parts, local_names, parent_map, resolve_expr
+from ..resolve import (
+    ARRAY_INPLACE_METHODS,
+    CONTAINER_INPLACE_METHODS,
+    bound_once,
+    dotted_parts,
+    local_names,
+    parent_map,
+    resolve_expr,
+)
 from ..source import load_source, with_source
 from ..tree_walk import statements
 from .object_rewrite import StoreRewrite, located, replace_child, unpacked_display
 from .side_effects import in_nested_scope
 
 OWNED = "_pb_owned"
+# methods that would change what storing or reading an attribute does
+_OWN_ACCESS = ("__getattr__", "__getattribute__", "__delattr__")
 _BLOCKS = ("body", "orelse", "finalbody")
 
 
@@ -63,7 +73,11 @@ def class_fields(cls):
     if not isinstance(cls, type):
         return None
     if is_dataclass_class(cls):
-        return field_names(cls) if refusal(cls) is None else None
+        if refusal(cls) is not None or any(
+            name in c.__dict__ for c in cls.__mro__[:-1] for name in _OWN_ACCESS
+        ):
+            return None  # (a frozen dataclass's __setattr__ refuses as Python does)
+        return field_names(cls)
     if not isinstance(constructor_of(cls), types.FunctionType):
         return None
     return layout(cls)
@@ -152,6 +166,19 @@ class _Versions:
         return _owned_uses(tree, params[0].id, self.cls, None, method=versioned, versions=self)
 
 
+def _changed_in_place(grand, read, parents) -> bool:
+    """Whether ``read`` (``me.attr``, under ``grand``) is changed in place: an item or
+    slice stored or deleted (``me.a[k] = v``) or a method of it that changes its receiver
+    called (``me.a.append(v)``). A version is a shallow copy: each would see the change."""
+    if isinstance(grand, gast.Subscript) and grand.value is read:
+        return not isinstance(grand.ctx, gast.Load)
+    if isinstance(grand, gast.Attribute) and grand.value is read:
+        call = parents.get(grand)
+        names = ARRAY_INPLACE_METHODS | CONTAINER_INPLACE_METHODS
+        return isinstance(call, gast.Call) and call.func is grand and grand.attr in names
+    return False
+
+
 def _is_name(node, name) -> bool:
     return isinstance(node, gast.Name) and node.id == name
 
@@ -193,6 +220,8 @@ def _owned_uses(tree, me: str, cls, skip, method=False, versions=None) -> bool:
             ):
                 continue
             return False
+        if _changed_in_place(grand, parent, parents):
+            return False  # a container or array held by every version alike
         if isinstance(grand, gast.Call) and grand.func is parent:
             if kind != "method" or versions is not None and not versions.keeps_self(parent.attr):
                 return False

@@ -441,6 +441,24 @@ def history_in_a_list(p):
     return np.sum(h.x)
 
 
+class Lazy:
+    def __init__(self, x):
+        self.x = x
+
+    def values(self):
+        for _ in range(2):
+            yield np.sum(self.x)  # reads self as it runs, after later stores
+
+
+def generator_method(p):
+    o = Lazy(p)
+    total = 0.0
+    for v in o.values():
+        o.x = o.x * 2.0
+        total = total + v
+    return total
+
+
 def _line(f, k):
     return f"{__file__}:{f.__code__.co_firstlineno + k}"
 
@@ -458,6 +476,7 @@ SCALE_LINE = f"{__file__}:{Scaled.scale.__code__.co_firstlineno + 1}:9"
         (two_calls_in_one_statement, (P3,), (f"{SCALE_LINE}: PB107", "'self.x'")),
         (returned_self_kept, (P3,), (f"{_line(returned_self_kept, 3)}:14: PB107", "'coef'")),
         (history_in_a_list, (P3,), (f"{_line(history_in_a_list, 3)}:19: PB107", "'x'")),
+        (generator_method, (P3,), (f"{_line(generator_method, 4)}:9: PB107", "'o.x'")),
         (registered_then_stored, (P3,), (f"{_line(registered_then_stored, 3)}:11: PB501",)),
     ],
 )

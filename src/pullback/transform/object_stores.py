@@ -120,7 +120,7 @@ class _Versions:
             return None
         tree = copy.deepcopy(fs.tree)
         params = tree.args.posonlyargs + tree.args.args
-        if not params or "__class__" in meth.__code__.co_freevars:
+        if not params or "__class__" in meth.__code__.co_freevars or _suspends(tree):
             return None  # no self, or super(): another method runs on self unseen
         me = params[0].id
         if not _owned_uses(tree, me, self.cls, skip=None, method=True, versions=self):
@@ -160,10 +160,18 @@ class _Versions:
         except PullbackError:
             return False
         params = tree.args.posonlyargs + tree.args.args
-        if not params:
+        if not params or _suspends(tree):
             return False
         versioned = not isinstance(raw, property) and self.of(name) is not None
         return _owned_uses(tree, params[0].id, self.cls, None, method=versioned, versions=self)
+
+
+def _suspends(tree) -> bool:
+    """Whether the function ``tree`` is a generator or a coroutine: it would hold ``self``
+    while it waits, reading the version it was called with after newer ones are made."""
+    return isinstance(tree, gast.AsyncFunctionDef) or any(
+        isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in gast.walk(tree)
+    )
 
 
 def _changed_in_place(grand, read, parents) -> bool:

@@ -283,6 +283,25 @@ class Scaled:
         return np.sum(self.x)
 
 
+class Twice:
+    def __init__(self, x):
+        self.x = x
+
+    def once(self, k):
+        self.x = np.sin(self.x) * k
+        return np.sum(self.x)
+
+    def twice(self, k):
+        self.once(k)
+        return self.once(k) * 2.0  # a method's return of a call that changes self
+
+
+def return_of_a_changing_call(p):
+    t = Twice(p)
+    r = t.twice(p[2])
+    return r + np.sum(t.x**2)
+
+
 def call_in_an_expression(p):
     a = Scaled(p)
     r = 1.0 + a.scale(2.0)  # taken out first: the only call of the statement
@@ -341,6 +360,7 @@ def fit_returns_self(p):
 
 EXPRESSION_CASES = {
     "fit_returns_self": (fit_returns_self, (P3,)),
+    "return_of_a_changing_call": (return_of_a_changing_call, (P3,)),
     "tuple_stores": (tuple_stores, (P3,)),
     "temporary_object": (temporary_object, (P3,)),
     "call_in_an_expression": (call_in_an_expression, (P3,)),
@@ -491,3 +511,33 @@ def _message(f, args):
     except pullback.PullbackError as exc:
         return str(exc)
     raise AssertionError("no refusal")  # pragma: no cover
+
+
+def test_golden_message_of_a_store_through_a_list():
+    where = _line(through_a_list, 3)
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        pullback.grad(through_a_list)(P3)
+    assert str(info.value) == (
+        "cannot differentiate 'through_a_list' — 1 unsupported construct\n\n"
+        f"  {where}:5: PB107 attribute assignment: 'objs[0].x' would store a differentiated "
+        "value\n"
+        "        objs[0].x = p * 3.0\n"
+        "        ^^^^^^^^^\n"
+        "    An attribute of an object is outside what pullback differentiates: the function "
+        "reads it back (or hands the object to a call that may), and the gradient through the "
+        "stored value would be lost there.\n"
+        "    Fix: keep the value in a local variable (`x = ...`) and return it or pass it on; "
+        "storing values that carry no gradient (counters, shapes, flags) is fine."
+    )
+
+
+def test_golden_message_of_a_read_through_a_second_name():
+    where = _line(alias, 4)
+    with pytest.raises(pullback.PullbackError) as info:
+        pullback.grad(alias)(P3)
+    assert str(info.value) == (
+        f"{where}:19: PB107 this reads back 'x', which a method stored on the differentiated "
+        "Scaled while the gradient ran: the gradient through that store would be lost.\n"
+        "Fix: return the new value from the method (or a new object, e.g. `Scaled(...)`) and "
+        "use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+    )

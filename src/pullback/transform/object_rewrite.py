@@ -71,6 +71,11 @@ class StoreRewrite:
             if not self.block(handler.body):
                 return None
         if isinstance(s, gast.Return) and self.returns is not None:
+            hoisted = self.hoist(s)  # return self.step(g): the call first
+            if hoisted is not None:
+                return self.statements(hoisted)
+            if self._stray_call(s):
+                return None
             return [located(self.returned(s.value), s)]
         split = self.split_assignment(s)
         if split is not None:

@@ -92,6 +92,7 @@ LAYERS = (
             "pullback.escapes",
             "pullback.records",
             "pullback.records_calls",
+            "pullback.object_versions",
             "pullback.containers*",
             "pullback.arrays_*",
         ),

@@ -37,9 +37,22 @@ def mutated_by_a_method(a):
     return obj.output()
 
 
+def mutated_through_an_alias(a):
+    obj = Logged(a)
+    alias = obj
+    alias.set_w(a * a)
+    return obj.output()
+
+
+def test_a_field_a_method_stores_on_an_object_the_function_owns_is_a_version():
+    # (transform/object_stores.py; tests/test_object_state.py has the other derivatives)
+    assert check_grad(mutated_by_a_method, 1.5) == pytest.approx(6.0)
+
+
 def test_a_field_a_method_stores_while_the_gradient_runs_is_refused_where_read():
+    # another name holds the object: the store is not a version, its read back is refused
     with pytest.raises(UnsupportedCallError) as info:
-        grad(mutated_by_a_method)(1.5)
+        grad(mutated_through_an_alias)(1.5)
     where = f"{__file__}:{Logged.output.__code__.co_firstlineno + 1}:22"
     assert str(info.value) == (
         f"{where}: PB107 this reads back 'w', which a method stored on the differentiated "

@@ -512,6 +512,21 @@ def _class_attribute(cls, attr):
 def _compile(fs, tree, cls, init, cells: dict):
     """The function of ``tree`` with ``init``'s globals, its free names' cells, its defaults,
     carrying its source (``__pullback_source__``, the user's file and lines)."""
+    made = compile_rewritten(fs, tree, init, dict(cells.values()), "constructor")
+    made.__name__ = made.__qualname__ = cls.__name__
+    made.__doc__ = f"The constructor of {cls.__qualname__} (pullback.plain_classes)."
+
+    with_source(made, fs, tree)
+    made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
+    return made
+
+
+def compile_rewritten(fs, tree, fn, free: dict, base: str):
+    """The function of ``tree``, a rewrite of the Python function ``fn``'s source ``fs``:
+    ``fn``'s globals, cells and defaults, and the values of ``free`` (name -> value) as
+    cells of their own; compiled at the user's lines (a traceback names them), named
+    ``base`` (or ``base_``, ... : a name the body does not read), annotations and
+    decorators left out."""
     plain = copy.deepcopy(tree)
     plain.args.defaults = []
     plain.args.kw_defaults = [None] * len(plain.args.kwonlyargs)
@@ -525,24 +540,16 @@ def _compile(fs, tree, cls, init, cells: dict):
     # (named as no name of the body: the class's name may be read in it, `Layer.count`)
     taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
     plain.name = next(
-        f"constructor{'_' * k}"
-        for k in range(len(taken) + 1)
-        if f"constructor{'_' * k}" not in taken
+        f"{base}{'_' * k}" for k in range(len(taken) + 1) if f"{base}{'_' * k}" not in taken
     )
-    free = {name: value for name, value in cells.values()}
-    code_freevars = init.__code__.co_freevars
-    own = dict(zip(code_freevars, init.__closure__ or (), strict=True))
+    own = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
     names = sorted(set(free) | (set(own) - {"__class__"}))
     body = [plain, gast.Return(_name(plain.name))]
     code = factory_code("factory", names, body, fs.filename, fs.first_line)
     inner = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     closure = tuple(own[n] if n in own else types.CellType(free[n]) for n in inner.co_freevars)
-    made = types.FunctionType(inner, init.__globals__, cls.__name__, init.__defaults__, closure)
-    made.__kwdefaults__ = init.__kwdefaults__
-    made.__qualname__ = cls.__name__
-    made.__module__ = init.__module__
-    made.__doc__ = f"The constructor of {cls.__qualname__} (pullback.plain_classes)."
-
-    with_source(made, fs, tree)
-    made.__pullback_class__ = cls  # a rule registered for the class is its rule (registry)
+    made = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__qualname__ = fn.__qualname__
+    made.__module__ = fn.__module__
     return made

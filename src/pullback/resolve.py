@@ -207,31 +207,130 @@ def _user_method(fs, func: gast.Attribute, locals_) -> bool:
 def receiver_class(fs, receiver, locals_):
     """The class of ``receiver`` known before running, or None: ``self`` of a method
     (:func:`~pullback.receiver_classes.method_class`), or a local bound once, by a call of a
-    class (``c = Heap()``)."""
+    class (``c = Heap()``), or bound by such a call and then only to versions of that object
+    (transform/object_stores.py: ``c = _pb_set_field(c, ...)``, copies of those names, and
+    in generated code their values restored from a stack)."""
     if not isinstance(receiver, gast.Name):
         return None
+    owned = getattr(fs, "owned_classes", None)  # versioned by transform/object_stores.py
+    if owned and receiver.id in owned:
+        return owned[receiver.id]
     tree = fs.tree
     params = tree.args.posonlyargs + tree.args.args
     if params and params[0].id == receiver.id:
         return method_class(fs)
-    if not bound_once(tree, receiver.id):
+    if bound_once(tree, receiver.id):
+        call = next(
+            (
+                node.value
+                for node in statements(tree)
+                if isinstance(node, gast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name)
+                and node.targets[0].id == receiver.id
+                and isinstance(node.value, gast.Call)
+            ),
+            None,
+        )
+        if call is None:
+            return None
+        found, cls = resolve_expr(fs, call.func, locals_)
+        return cls if found and isinstance(cls, type) else None
+    if not _has_versions(fs):
         return None
-    call = next(
-        (
-            node.value
-            for node in statements(tree)
-            if isinstance(node, gast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-            and node.targets[0].id == receiver.id
-            and isinstance(node.value, gast.Call)
-        ),
-        None,
-    )
-    if call is None:
-        return None
-    found, cls = resolve_expr(fs, call.func, locals_)
-    return cls if found and isinstance(cls, type) else None
+    return _versions_class(fs, receiver.id, locals_)
+
+
+def _has_versions(fs) -> bool:
+    """Whether ``fs``'s function can see a function that returns a version of an object
+    (transform/object_stores.py; generated code differentiated again calls them): only
+    then are a name's bindings followed (a walk of the function), once per function."""
+    found = getattr(fs, "_pb_has_versions", None)
+    if found is None:
+        scopes = (getattr(fs, "namespace", None) or {}, getattr(fs.fn, "__globals__", {}))
+        found = any(
+            isinstance(v, types.FunctionType) and "__pullback_keeps_receiver__" in v.__dict__
+            for scope in scopes
+            for v in list(scope.values())
+        )
+        fs._pb_has_versions = found
+    return found
+
+
+def _bindings(tree) -> dict:
+    """name -> [(value, (position, length) in a tuple target, or None)] of the
+    assignments of ``tree``; any other binding of a name counts as ``(None, None)``."""
+    out: dict = {}
+    counted = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, gast.Name):
+                out.setdefault(t.id, []).append((node.value, None))
+                counted.add(id(t))
+            elif isinstance(t, gast.Tuple):
+                for k, e in enumerate(t.elts):
+                    if isinstance(e, gast.Name):
+                        out.setdefault(e.id, []).append((node.value, (k, len(t.elts))))
+                        counted.add(id(e))
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)) and node is not tree:
+            out.setdefault(node.name, []).append((None, None))
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            for n in node.names:
+                out.setdefault(n, []).append((None, None))
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            if id(node) not in counted:
+                out.setdefault(node.id, []).append((None, None))
+    return out
+
+
+def _versions_class(fs, name: str, locals_):
+    """The class of the object every binding of ``name`` holds, through versions of it
+    (functions marked ``__pullback_keeps_receiver__`` return their first argument, or a
+    pair whose last item is it), copies and stack restores; else None."""
+    bindings = _bindings(fs.tree)
+    classes, seen, todo = set(), set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for value, place in bindings.get(n, [(None, None)]):
+            if isinstance(value, gast.Name) and place is None:
+                todo.append(value.id)  # a copy
+            elif isinstance(value, gast.Name):  # restored from a stack: what it pushed
+                pushed = [v for v, p in bindings.get(value.id, ()) if p is None]
+                for v in pushed:
+                    if isinstance(v, gast.Constant) and v.value is None:
+                        continue
+                    if not (isinstance(v, gast.Tuple) and len(v.elts) == place[1]):
+                        return None
+                    item = v.elts[place[0]]
+                    if not isinstance(item, gast.Name):
+                        return None
+                    todo.append(item.id)
+                if not pushed:
+                    return None
+            elif isinstance(value, gast.Call):
+                found, fn = resolve_expr(fs, value.func, locals_)
+                if not found:
+                    return None
+                if isinstance(fn, type) and place is None:
+                    classes.add(fn)
+                elif getattr(fn, "__pullback_keeps_receiver__", False) and value.args:
+                    if place is not None and place[0] != place[1] - 1:
+                        return None
+                    if not isinstance(value.args[0], gast.Name):
+                        return None
+                    todo.append(value.args[0].id)
+                else:
+                    return None
+            elif isinstance(value, gast.Constant) and value.value is None and place is None:
+                continue  # generated code's declaration of its names
+            else:
+                return None
+    return classes.pop() if len(classes) == 1 else None
 
 
 def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:

@@ -36,7 +36,7 @@ import numpy as np
 from .iterators_by_hand import next_position
 from .registry import transformable
 from .runtime import _SEQUENCES, rule_tangent, sequence_cotangent
-from .tangents import NO_TANGENT
+from .tangents import NO_TANGENT, ZERO
 
 FAMILY = "pullback_runtime"
 
@@ -151,8 +151,10 @@ def _unpack_items_tangent(general, args, tangents, kwargs):
     forward mode differentiates) made NaN at every other (``0 * inf``). Any other value:
     the general tangent of ``runtime.rule_tangent`` (``general``, the rule without this)."""
     value, t = args[0], tangents[0]
-    if isinstance(value, (list, tuple)) and isinstance(t, (list, tuple)) and len(t) == len(value):
-        return t
+    if t is ZERO or t is NO_TANGENT or isinstance(value, dict):
+        return ZERO  # (a dict's items are its keys: no tangent)
+    if isinstance(value, _SEQUENCES):
+        return t  # the same object: a record's tangent among the items is kept whole
     if type(value) is np.ndarray and type(t) is np.ndarray and t.shape == value.shape:
         return t
     return rule_tangent(general, args, tangents, kwargs)[1]

@@ -154,6 +154,11 @@ CORRECT = [
     (pendulum_returns_state, (0.4,), True),
     (stack_fixed, (0.7,), True),
     (polynomial_method_add, (1.3,), True),
+    # the filter keeps x and P on self: versions of it (transform/object_stores.py)
+    (kalman_nll, (-1.0,), True),
+    (spring_sim, (P([0.5, -0.3]),), True),
+    (pendulum_energy, (0.4,), True),
+    (welford_variance, (P([0.5, 1.5, 2.2, 3.5]),), True),
 ]
 
 
@@ -181,11 +186,8 @@ def test_naive_sinc_hessian_has_no_nan_from_the_unselected_branch():
 
 
 REFUSED = [
+    # fit() stores X, L and alpha, which __init__ does not: no place in the object's cotangent
     (gp_class_predict, (P([0.2, -0.1]),), "PB107"),
-    (spring_sim, (P([0.5, -0.3]),), "PB107"),
-    (pendulum_energy, (0.4,), "PB107"),
-    (kalman_nll, (-1.0,), "PB107"),
-    (welford_variance, (P([0.5, 1.5, 2.2, 3.5]),), "PB107"),
     (lotka_volterra_final, (P([2.0, 1.0]),), "PB105"),
     (euler_decay, (P([0.5, -1.0]),), "PB105"),
     (ode_params_closure, (P([2.0, 0.3]),), "PB405"),

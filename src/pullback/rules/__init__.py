@@ -19,6 +19,7 @@ from .. import (
     arrays_inplace,
     containers_mutation,
     escapes,
+    object_versions,
     records,
     records_dataclasses,
     unpacking,
@@ -139,6 +140,7 @@ _ORDER = (
     containers_mutation,
     escapes,
     records,
+    object_versions,
     records_dataclasses,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses
     DeferredFamily("pullback.records_calls", "records_calls", "dataclasses"),

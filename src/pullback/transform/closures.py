@@ -76,6 +76,7 @@ from .generators import (
 )
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
+from .object_stores import version_owned_objects
 from .run_time_closures import (
     PREFIX,
     compile_factory,
@@ -340,6 +341,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
 
     tree = fs.tree
     convert_solver_closures(fs, tree, registry)  # quad(lambda t: f(t, p)): p through args
+    version_owned_objects(fs)  # stores on objects it owns: versions (object_stores.py)
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     nodes = lean_nodes(tree)
     lambdas, calls, factories = what_is_there(tree, nodes)

@@ -113,7 +113,7 @@ def shadow_read_back_attributes(tree) -> None:
         position = {id(n): k for k, s in enumerate(tree.body) for n in gast.walk(s)}
         if any(position.get(id(r), -1) <= first for r in reads):
             continue  # read before (or in) the first store: the object's own value
-        if any(_in_nested_scope(r, tree, parents) for r in reads + stores):
+        if any(in_nested_scope(r, tree, parents) for r in reads + stores):
             continue
         if any(isinstance(parents.get(s), gast.AugAssign) for s in stores):
             continue  # self.n += 1: a counter, which needs no gradient
@@ -189,7 +189,7 @@ def _attribute_nodes(tree, root, attr, parents):
     return reads, stores
 
 
-def _in_nested_scope(node, tree, parents) -> bool:
+def in_nested_scope(node, tree, parents) -> bool:
     up = parents.get(node)
     while up is not None and up is not tree:
         if isinstance(up, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):

@@ -57,7 +57,7 @@ from ..resolve import (
     resolve_expr,
 )
 from ..source import load_source, with_source
-from ..tree_walk import statements
+from ..tree_walk import lean_nodes, statements
 from .object_rewrite import StoreRewrite, located, replace_child, unpacked_display
 from .side_effects import in_nested_scope
 
@@ -323,11 +323,13 @@ def _candidates(tree):
     """``(names, calls)``: the names whose attributes are stored (or deleted) or whose
     methods are called, and the calls ``C(...).m(...)`` of a method of a new object."""
     names, calls = set(), []
-    for n in gast.walk(tree):
-        if isinstance(n, gast.Attribute) and isinstance(n.value, gast.Name):
+    attribute, call = gast.Attribute, gast.Call
+    for n in lean_nodes(tree):  # (by class: a long function has tens of thousands of nodes)
+        cls = n.__class__
+        if cls is attribute and isinstance(n.value, gast.Name):
             if not isinstance(n.ctx, gast.Load):
                 names.add(n.value.id)
-        elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+        elif cls is call and isinstance(n.func, gast.Attribute):
             receiver = n.func.value
             if isinstance(receiver, gast.Name):
                 names.add(receiver.id)

@@ -60,3 +60,8 @@ set_layout(Plain, ("w", "b"))
 _PLAIN = new_record(Plain, ("w", "b"), _RNG.normal(size=3), 0.7)
 case("pullback.records_plain.new_record", Plain, ("w", "b"), _RNG.normal(size=3), -0.4, wrt=(2, 3))
 case("pullback.records.field_tangent", (_RNG.normal(size=3), 0.5), _PLAIN, "w", wrt=(0,))
+# an object version's store (object_versions.py): the new version's fields' cotangent
+# splits into the stored value's and the old version's; owned passes an object through
+case("pullback.object_versions.set_field", _LAYER, "b", 2.5, wrt=(0, 2))
+case("pullback.object_versions.set_field", _LAYER, "w", _RNG.normal(size=3), wrt=(0, 2))
+case("pullback.object_versions.owned", _LAYER, wrt=(0,))

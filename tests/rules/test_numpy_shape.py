@@ -139,3 +139,20 @@ def test_complex_layout():
     check_rrule(np.reshape, z, (3, 2))
     check_rrule(np.repeat, z, [1, 2], axis=0)
     check_rrule(np.pad, z, 1, "reflect")
+
+
+def test_ravel_k_of_a_view_in_neither_order_closure_matches_the_reading():
+    # np.ravel(x, "K") of a transposed view reads the axes by their strides: element k of
+    # the result is x's element holding label k's value, and the rule's closure sends the
+    # cotangent's entry k there (it read the view in C or F order before)
+    from pullback.registry import default_registry
+
+    labels = np.arange(24.0).reshape(2, 3, 4).transpose(2, 0, 1)
+    for order in ("K", "A"):
+        flat = np.ravel(labels, order)
+        w = np.linspace(-1.0, 1.0, 24)
+        want = np.zeros_like(labels)
+        for k, label in enumerate(flat):
+            want[labels == label] = w[k]
+        _, back = default_registry().lookup(np.ravel).rrule(labels, order)
+        np.testing.assert_array_equal(back(w)[0], want)

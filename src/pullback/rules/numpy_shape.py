@@ -25,6 +25,7 @@ from ._util import (
     segment_sum,
     zeros_for,
 )
+from .transformable import ravel_pullback as ravel_pullback_fn
 
 FAMILY = "numpy_shape"
 
@@ -64,13 +65,19 @@ def _reshape_rrule(a, *args, **kwargs):
 
 def _ravel_rrule(a, *args, **kwargs):
     y = np.ravel(a, *args, **kwargs)
-    order = _memory_order(a, bind(args, kwargs, ("order",), ("C",))["order"])
+    given = bind(args, kwargs, ("order",), ("C",))["order"]
+    order = _memory_order(a, given)
     shape = np.shape(a)
 
     def ravel_pullback(dy):
         if dy is ZERO:
             return zeros_for((a,)) + _rest(args)
-        g = _reshape_in(densify(dy), shape, order)
+        if given in ("A", "K"):
+            # the axes by their strides (a view neither C- nor F-ordered reads in neither
+            # order): the pullback function's reading, transformable.ravel_pullback
+            g = ravel_pullback_fn(densify(dy), a, given)[0]
+        else:
+            g = _reshape_in(densify(dy), shape, order)
         return (finalize(g, a),) + _rest(args)
 
     return y, ravel_pullback

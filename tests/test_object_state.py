@@ -541,3 +541,22 @@ def test_golden_message_of_a_read_through_a_second_name():
         "Fix: return the new value from the method (or a new object, e.g. `Scaled(...)`) and "
         "use that, instead of storing it on the object (see docs/limitations.md#PB107)."
     )
+
+
+def test_the_text_filter_keeps_every_form_the_pass_rewrites():
+    # object_stores._may_change_an_object is a necessary condition read from the text:
+    # every form versioned above passes it, and a long arithmetic function does not
+    from pullback.transform.object_stores import _may_change_an_object
+
+    kept = [
+        "o.w = v",
+        "o.n += 1",
+        "a.b, a.c = x, y",
+        "a.b = a.c = v",
+        "gp = GP(t).fit(X, y)",
+        "kf = KF(p)\nkf.predict()",
+        "kf = (\n    KF(p)\n)\nkf.update(z)",
+    ]
+    assert all(_may_change_an_object(text) for text in kept)
+    skipped = "    s = s + math.sin(x * 1.0) * y\n    t1 = s * 1.1 - x\n    if a.b == c:\n"
+    assert not _may_change_an_object(skipped)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 import types
 
 import gast
@@ -255,6 +256,9 @@ def version_owned_objects(fs) -> None:
     """Rewrite, in ``fs.tree``, the stores on each object the function owns and the
     calls of its methods that change it (see the module docstring)."""
     tree = fs.tree
+    lines = getattr(fs, "lines", None)
+    if lines is not None and not _may_change_an_object("".join(lines)):
+        return  # (most functions: a long one's first gradient pays no walk for this)
     receivers, temporaries = _candidates(tree)  # one walk: most functions have neither
     if temporaries:
         _version_temporaries(fs, tree, temporaries)
@@ -317,6 +321,25 @@ def _version_one(fs, tree, me, cls, fields) -> None:
         parts = tuple(dotted_parts(s.value.func))
         for name in versions.made:
             chains[(*parts, name)] = getattr(cls, name)
+
+
+# What the text of a function that versions an object must hold: an attribute store
+# (``o.w = v``, ``o.n += 1``), a method of a temporary object (``C(x).fit(y)``), or a name
+# bound to a call's result (``o = C(x)``) together with a method call (``o.step(p)``).
+_ATTRIBUTE_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+_TEMPORARY_METHOD = re.compile(r"\)\s*\.\s*[A-Za-z_]\w*\s*\(")
+_BOUND_TO_A_CALL = re.compile(
+    r"^\s*[A-Za-z_]\w*\s*=\s*\(*\s*[A-Za-z_][\w.]*\s*\(", re.MULTILINE
+)
+_METHOD_CALL = re.compile(r"\w\s*\.\s*[A-Za-z_]\w*\s*\(")
+
+
+def _may_change_an_object(text: str) -> bool:
+    """Whether the function's text may hold what :func:`version_owned_objects` rewrites
+    (a cheap necessary condition: the walk runs only then)."""
+    if _ATTRIBUTE_STORE.search(text) or _TEMPORARY_METHOD.search(text):
+        return True
+    return bool(_BOUND_TO_A_CALL.search(text) and _METHOD_CALL.search(text))
 
 
 def _candidates(tree):

@@ -38,6 +38,7 @@ from ..transform.closures import (
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
+from ..transform.keyword_positions import convert_keyword_positions
 from ..transform.run_time_closures import stored_lambda
 from ..transform.run_time_closures import verdict as run_time_verdict
 from ..transform.solver_closures import convert_solver_closures
@@ -159,6 +160,10 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         if isinstance(self.tree, gast.FunctionDef) and convert_solver_closures(
             self.fs, self.tree, self.registry
         ):  # quad(lambda t: f(t, p), ...) takes p through args (as the transformation sees it)
+            nodes = None
+        if isinstance(self.tree, gast.FunctionDef) and convert_keyword_positions(
+            self.fs, self.tree, self.registry
+        ):  # t.logpdf(x, df=nu): nu by position (as the transformation sees it)
             nodes = None
         lambdas, _, factories = what_is_there(self.tree, nodes)
         if factories and isinstance(self.tree, gast.FunctionDef):

@@ -208,5 +208,7 @@ def register_methods(reg, family, names, methods, pullback_of, params_of):
             rule = r.rule(method, pullback_rrule(method, pullback_fn, params, defaults, name),
                           name=f"scipy.stats.{dist_name}.{name}")
             rule.extra["keyword_cotangents"] = params
+            # a call naming them by keyword is passed by position (keyword_positions.py)
+            rule.extra["positional_names"] = ("x", *params)
             reg.set_pullback_function(method, pullback_fn)
     return r

@@ -74,6 +74,7 @@ from .generators import (
     mark_yield_statements,
     use_list_versions,
 )
+from .keyword_positions import convert_keyword_positions
 from .local_partials import rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
 from .object_stores import version_owned_objects
@@ -341,6 +342,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
 
     tree = fs.tree
     convert_solver_closures(fs, tree, registry)  # quad(lambda t: f(t, p)): p through args
+    convert_keyword_positions(fs, tree, registry)  # t.logpdf(x, df=nu): nu by position
     version_owned_objects(fs)  # stores on objects it owns: versions (object_stores.py)
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     nodes = lean_nodes(tree)

@@ -34,14 +34,13 @@ from ..transform.closures import (
     is_nested_generator,
     lambdas_as_definitions,
     lifting_refusal,
+    rewrite_rule_calls,
     user_callee,
     what_is_there,
 )
 from ..transform.generators import accept_yield_statements
-from ..transform.keyword_positions import convert_keyword_positions
 from ..transform.run_time_closures import stored_lambda
 from ..transform.run_time_closures import verdict as run_time_verdict
-from ..transform.solver_closures import convert_solver_closures
 from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
 from .aliasing import (
@@ -157,13 +156,9 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
                 f"({codes.see('PB403')}).",
             )
         nodes, self._first_walk = self._first_walk, None
-        if isinstance(self.tree, gast.FunctionDef) and convert_solver_closures(
+        if isinstance(self.tree, gast.FunctionDef) and rewrite_rule_calls(
             self.fs, self.tree, self.registry
-        ):  # quad(lambda t: f(t, p), ...) takes p through args (as the transformation sees it)
-            nodes = None
-        if isinstance(self.tree, gast.FunctionDef) and convert_keyword_positions(
-            self.fs, self.tree, self.registry
-        ):  # t.logpdf(x, df=nu): nu by position (as the transformation sees it)
+        ):  # quad(lambda t: f(t, p)), t.logpdf(x, df=nu): as the transformation sees them
             nodes = None
         lambdas, _, factories = what_is_there(self.tree, nodes)
         if factories and isinstance(self.tree, gast.FunctionDef):

@@ -316,6 +316,16 @@ def _resolver(fs, tree):
     return resolve
 
 
+def rewrite_rule_calls(fs, tree, registry=None) -> bool:
+    """Calls written into the form their rules take, before the check and the
+    transformation alike: a closure given to a solver takes what it reads through the
+    solver's ``args`` (solver_closures.py), keywords that continue a rule's positional
+    parameters pass by position (keyword_positions.py). Whether either rewrote anything."""
+    closures = convert_solver_closures(fs, tree, registry)
+    keywords = convert_keyword_positions(fs, tree, registry)
+    return closures or keywords
+
+
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:
     """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
     statements become the assignments of their defaults, their calls call the lifted
@@ -341,8 +351,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
     from .closure_records import use_closure_records
 
     tree = fs.tree
-    convert_solver_closures(fs, tree, registry)  # quad(lambda t: f(t, p)): p through args
-    convert_keyword_positions(fs, tree, registry)  # t.logpdf(x, df=nu): nu by position
+    rewrite_rule_calls(fs, tree, registry)  # quad(lambda t: f(t, p)), t.logpdf(x, df=nu)
     version_owned_objects(fs)  # stores on objects it owns: versions (object_stores.py)
     shadow_read_back_attributes(tree)  # self.h = z read back later (side_effects.py)
     nodes = lean_nodes(tree)

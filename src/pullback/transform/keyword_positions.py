@@ -30,7 +30,8 @@ import re
 import gast
 
 from ..registry import default_registry
-from ..resolve import local_names, own_nodes, resolve_call
+from ..resolve import own_nodes
+from .rule_calls import rule_extra
 
 # A keyword argument somewhere in the text: `(name=` or `, name=` (not `==`)
 _KEYWORD_ARGUMENT = re.compile(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
@@ -43,24 +44,7 @@ def convert_keyword_positions(fs, tree, registry=None) -> bool:
         return False  # (no keyword argument: nothing to resolve)
     if registry is None:
         registry = default_registry()
-    names = []
-
-    def positional_names(call):
-        if not names:
-            names.append(local_names(tree))
-        try:
-            callee = resolve_call(fs, call, names[0])
-        except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
-            return None
-        if callee.kind != "object":
-            return None
-        try:
-            rule = registry.lookup(callee.obj)
-        except TypeError:
-            return None
-        return rule.extra.get("positional_names") if rule is not None else None
-
-    return keywords_in_place(tree, positional_names)
+    return keywords_in_place(tree, rule_extra(fs, tree, registry, "positional_names"))
 
 
 def keywords_in_place(tree, positional_names) -> bool:

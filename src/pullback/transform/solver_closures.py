@@ -51,10 +51,11 @@ import gast
 
 from ..lambdas import simple_parameters
 from ..registry import default_registry
-from ..resolve import local_names, own_nodes, resolve_call
+from ..resolve import local_names, own_nodes
 from ..source_lambdas import lambda_as_def
 from . import nodes as N
 from .closure_values import free_names, lambda_free
+from .rule_calls import rule_extra
 
 
 def convert_solver_closures(fs, tree, registry=None) -> bool:
@@ -65,7 +66,7 @@ def convert_solver_closures(fs, tree, registry=None) -> bool:
         return False  # (most functions: a long one's first gradient pays no walk for this)
     if registry is None:
         registry = default_registry()
-    return solver_closures_as_args(tree, solver_receivers(fs, tree, registry))
+    return solver_closures_as_args(tree, rule_extra(fs, tree, registry, "args_receivers"))
 
 
 def _may_hold_a_closure(lines) -> bool:
@@ -78,33 +79,6 @@ def _may_hold_a_closure(lines) -> bool:
         if "def " in line:
             defs += 1
     return defs > 1
-
-
-def solver_receivers(fs, tree, registry):
-    """``call -> (parameter names, names that receive args) | None`` for the calls of a
-    solver whose rule says which of its callables the solver hands ``args`` to."""
-    names = []  # the tree's local names, found on the first call
-
-    def receivers(call):
-        if not names:
-            names.append(local_names(tree))
-        try:
-            callee = resolve_call(fs, call, names[0])
-        except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
-            return None
-        fn = callee.obj if callee.kind == "object" else None
-        if fn is None:
-            return None
-        try:
-            rule = registry.lookup(fn)
-        except TypeError:
-            return None
-        found = rule.extra.get("args_receivers") if rule is not None else None
-        if not found:
-            return None
-        return found
-
-    return receivers
 
 
 def solver_closures_as_args(tree, receivers) -> bool:

@@ -72,6 +72,7 @@ LAYERS = (
         "runtime",
         (
             "pullback.runtime",
+            "pullback.rule_tangents",
             "pullback.star_runtime",
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",

@@ -98,7 +98,7 @@ def field_tangent(tangent, record, name: str, where: str = ""):
     field's entry, ZERO for a constant attribute of a plain record."""
     if type(tangent) is dict and isinstance(record, dict):
         # a solver's result (a dict read by attribute, ``sol.y``): the entry's tangent, as
-        # runtime.rule_tangent gives it; ZERO for an entry that carries none
+        # rule_tangents.rule_tangent gives it; ZERO for an entry that carries none
         return tangent.get(name, ZERO)
     k = field_index(record, name, where)
     if ESCAPE_RECORD.containers and changed_outside(getattr(record, name, None)) is not None:

@@ -25,7 +25,7 @@ from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .errors import NotDifferentiableError
 from .guards import is_library_module_name
 from .registry import transformable
-from .runtime import function_tangent, method_tangent
+from .rule_tangents import function_tangent, method_tangent
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
 

@@ -35,7 +35,8 @@ import numpy as np
 
 from .iterators_by_hand import next_position
 from .registry import transformable
-from .runtime import _SEQUENCES, rule_tangent, sequence_cotangent
+from .rule_tangents import rule_tangent
+from .runtime import _SEQUENCES, sequence_cotangent
 from .tangents import NO_TANGENT, ZERO
 
 FAMILY = "pullback_runtime"
@@ -149,7 +150,7 @@ def _unpack_items_tangent(general, args, tangents, kwargs):
     the identity, exactly. Pulled back by rows (or by transposing the pullback), an
     infinite tangent at one position (``log(x)`` at 0, on a loop's tape in a gradient that
     forward mode differentiates) made NaN at every other (``0 * inf``). Any other value:
-    the general tangent of ``runtime.rule_tangent`` (``general``, the rule without this)."""
+    the general tangent of ``rule_tangents.rule_tangent`` (``general``, the rule without this)."""
     value, t = args[0], tangents[0]
     if t is ZERO or t is NO_TANGENT or isinstance(value, dict):
         return ZERO  # (a dict's items are its keys: no tangent)

@@ -8,7 +8,7 @@ differentiated again (``hessian``, ``grad(grad(f))``, ``jvp`` of a gradient); th
 calls themselves (``list_append``, ``dict_set``) are the normalizer's own in the gradient's
 code too (transform/free_values.py).
 
-Each rule also gives its tangent (``extra["tangent"]``, see ``runtime.rule_tangent``): the
+Each rule also gives its tangent (``extra["tangent"]``, see ``rule_tangents.rule_tangent``): the
 same split of the tangent list or dict, on a copy, since a tangent list may be read again.
 
 >>> from pullback.containers import append_cotangent

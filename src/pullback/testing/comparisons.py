@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import rule_tangent
+from ..rule_tangents import rule_tangent
 from ..tangents import NO_TANGENT, ZERO, IndexedCotangent
 from .numeric import (
     abs_pair,

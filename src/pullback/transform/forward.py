@@ -28,7 +28,7 @@ import sys
 import gast
 import numpy as np
 
-from .. import containers, dynamic_calls, runtime, where_masks
+from .. import containers, dynamic_calls, rule_tangents, runtime, where_masks
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..records import field_tangent
@@ -554,14 +554,12 @@ def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     line_map = [None if k is None else fs.first_line + k - 1 for k in line_map]
     filename = f"<pullback jvp of {name} at {base}:{fs.first_line}>"
     remember_source(filename, source)
-    from .. import runtime
-
     namespace = runtime_namespace()
     namespace.update(
-        rule_tangent=runtime.rule_tangent,
+        rule_tangent=rule_tangents.rule_tangent,
         list_tangent=runtime.list_tangent,
-        function_tangent=runtime.function_tangent,
-        method_tangent=runtime.method_tangent,
+        function_tangent=rule_tangents.function_tangent,
+        method_tangent=rule_tangents.method_tangent,
     )
     namespace.update(norm.namespace)
     namespace["__pullback_line_map__"] = line_map

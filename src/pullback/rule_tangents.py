@@ -1,0 +1,213 @@
+"""Forward mode through calls: the tangent of a call through a rule (from its pullback,
+exactly), and of a call whose function or method is found only when it runs (split from
+:mod:`pullback.runtime`, whose sequence helpers it uses).
+
+>>> import numpy as np
+>>> from pullback.registry import default_registry
+>>> y, t = rule_tangent(default_registry().lookup(np.sin), (0.0,), (2.0,), {})
+>>> float(y), float(t)
+(0.0, 2.0)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from .backends import as_array
+from .call_cotangents import bound_arguments
+from .callables import library_call_function
+from .dict_views import dict_view_tangent, is_dict_view_call
+from .dynamic_calls import _call_namespace_function, lookup_attribute
+from .errors import PullbackError
+from .records_dataclasses import fields_of, is_dataclass_value
+from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
+from .runtime import parameter_places, same_sequence
+from .tangents import NO_TANGENT, ZERO, densify, is_zero
+
+
+def _zeros_like_output(y):
+    if isinstance(y, (tuple, list)):
+        return same_sequence(y, (_zeros_like_output(v) for v in y))
+    if isinstance(y, dict):  # a dict's cotangent: one per key
+        return {k: _zeros_like_output(v) for k, v in y.items()}
+    if is_dataclass_value(y):  # a record's (a plain class's object): the tuple of its fields'
+        return tuple(_zeros_like_output(v) for v in fields_of(y))
+    if isinstance(y, np.ndarray):
+        return np.zeros_like(y)
+    if isinstance(y, (int, float, complex, np.number)) and not isinstance(y, bool):
+        return 0.0 * y
+    # what carries no tangent: a solver result's message, flags, None, a callable
+    return NO_TANGENT
+
+
+def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
+    """``(y, J v)`` for a call through a rule, from its pullback (exact).
+
+    With a transformable pullback function, ``J v`` is the pullback transposed (reverse
+    mode on the pullback, which is linear in its cotangent). Otherwise each output element's
+    row of ``J`` comes from pulling back a basis cotangent. ``keyword_tangents`` holds the
+    tangents of differentiated keywords (``rule.extra["keyword_cotangents"]``).
+    """
+    y, pullback = rule.rrule(*args, **kwargs)
+    moving = {k: d for k, d in (keyword_tangents or {}).items() if not is_zero(d)}
+    if all(is_zero(d) for d in tangents) and not moving:
+        return y, ZERO
+    tangent = rule.extra.get("tangent")
+    if tangent is not None and not moving:  # a rule that gives its tangent itself
+        return y, tangent(args, tangents, kwargs)
+    tangent = rule.extra.get("output_tangent")
+    if tangent is not None:  # the same, from its output and the keywords' tangents too
+        return y, tangent(y, args, tangents, kwargs, moving)
+    places = parameter_places(rule.pullback_fn) if rule.pullback_fn is not None else {}
+    if (
+        rule.pullback_fn_accepts(len(args), kwargs)
+        and not isinstance(y, (tuple, list))
+        and all(k in places for k in moving)
+    ):
+        try:
+            dy0 = _zeros_like_output(y)
+            cots, back = ENTRY_POINTS.vjp(rule.pullback_fn, dy0, *args, wrt=0, **kwargs)
+            # The pullback gives one cotangent per positional parameter it has; a keyword's
+            # is at its parameter's place.
+            w = [ZERO] * len(cots)
+            for k, d in list(enumerate(tangents)) + [(places[n], d) for n, d in moving.items()]:
+                if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
+                    w[k] = d
+            return y, back(tuple(w))
+        except PullbackError:
+            pass  # a case the transformable pullback leaves to the rule: by rows below
+    # the closure returns (*positional, {keyword: cotangent}) for differentiated keywords
+    every = tuple(tangents) + ((moving,) if moving else ())
+    attributes = rule.extra.get("result_attributes")
+    return y, _tangent_by_rows(y, pullback, args, every, attributes)
+
+
+def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
+    if isinstance(y, dict) and attributes is not None:
+        # a solver's result read by attribute (sol.y): the entries its rule declares
+        # differentiable, each from pullbacks of a cotangent holding that entry alone
+        out = {}
+        for key in attributes:
+            if key in y:
+
+                def entry_pullback(dyk, key=key):
+                    return pullback({key: dyk})
+
+                out[key] = _tangent_by_rows(y[key], entry_pullback, args, tangents)
+        return out
+    if isinstance(y, (tuple, list)):
+        parts = []
+        for k, yk in enumerate(y):
+
+            def part_pullback(dyk, k=k):
+                dy = [ZERO] * len(y)
+                dy[k] = dyk
+                return pullback(same_sequence(y, dy))
+
+            parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
+        return same_sequence(y, parts)
+    if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
+        return ZERO
+    if not _is_number_or_array(y):  # a range, None, an object in a tuple: no tangent
+        return ZERO
+    shape = np.shape(y)
+    dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
+    out = np.zeros(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    # A cotangent e_k gives Re(dy_k) (<c, d> = Re sum conj(c) d); for a complex y, 1j e_k
+    # gives Im(dy_k): a real-linear pullback sees the two parts apart.
+    units = (1.0, 1j) if dtype.kind == "c" else (1.0,)
+    for k in range(flat.size):
+        for unit in units:
+            e = np.zeros(shape, dtype=dtype)
+            e.flat[k] = unit
+            cots = pullback(e if shape else dtype.type(unit))
+            total = 0.0
+            for c, d in zip(cots, tangents, strict=False):
+                total = total + _inner(c, d)
+            flat[k] += total if unit == 1.0 else 1j * total
+    return out if shape else out[()]
+
+
+def _is_number_or_array(y) -> bool:
+    if isinstance(y, (bool, np.bool_)):
+        return False
+    if isinstance(y, (int, float, complex, np.number)):
+        return True
+    return isinstance(y, np.ndarray) and y.dtype.kind in "iufc"
+
+
+def _inner(c, d):
+    """``Re sum(conj(c) * d)`` over matching leaves of a cotangent and a tangent (zeros
+    skipped): the real inner product a complex cotangent (dL/dx + i dL/dy) pairs with."""
+    if is_zero(c) or is_zero(d) or c is None or d is None:
+        return 0.0
+    if isinstance(c, (tuple, list)):
+        return sum(_inner(ci, di) for ci, di in zip(c, d, strict=False))
+    if isinstance(c, dict):
+        return sum(_inner(v, d.get(k, ZERO)) for k, v in c.items())
+    c, d = as_array(densify(c)), as_array(d)
+    if c.dtype.kind == "c" or d.dtype.kind == "c":
+        return np.real(np.sum(np.conj(c) * d))
+    return np.sum(c * d)
+
+
+def function_tangent(site, fn, args, tangents, kwargs):
+    """``(y, dy)`` for a call whose function is known only at run time."""
+    rule = site.registry.lookup(fn)
+    if rule is not None:
+        if rule.kind == NONDIFF:
+            if rule.extra.get(REFUSED_WHEN_VARIED) and not all(is_zero(t) for t in tangents):
+                raise site.varied_random_draw(rule)  # rng.normal(mu, s): a zero is wrong
+            return fn(*args, **kwargs), ZERO
+        return rule_tangent(rule, args, tangents, kwargs)
+    if isinstance(fn, functools.partial):  # its function, the bound arguments first
+        n = len(fn.args)
+        keywords = {**fn.keywords, **kwargs}
+        bound = (ZERO,) * n + tuple(tangents)
+        return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
+    if isinstance(fn, types.FunctionType):
+        return site.adjoint_of(fn)(args, tangents, kwargs)
+    method = library_call_function(fn)
+    rule = site.registry.lookup(method) if method is not None else None
+    if rule is not None and rule.kind != NONDIFF:
+        # a np.vectorize object: the rule of type(fn).__call__, fn first (as call_function)
+        return rule_tangent(rule, (fn, *args), (ZERO, *tangents), kwargs)
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return site.adjoint_of(fn.__func__)(
+            (fn.__self__,) + tuple(args), (ZERO,) + tuple(tangents), kwargs
+        )
+    bound = bound_arguments(fn, site.registry)
+    if bound is not None:  # obj(x) with a Python __call__, as reverse mode runs it
+        target, head, fixed = bound
+        lead = (ZERO,) * len(head)
+        return site.adjoint_of(target)(
+            (*head, *args), (*lead, *tangents), {**fixed, **(kwargs or {})}
+        )
+    raise site.missing(f"'{getattr(fn, '__name__', fn)}'", qualified_name(fn))
+
+
+def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
+    """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
+    if is_dict_view_call(obj, name, args, kwargs):  # params.items()
+        return dict_view_tangent(obj, dobj, name)
+    method = getattr(type(obj), name, None)
+    if method is None and isinstance(obj, types.ModuleType):
+        return _call_namespace_function(site, obj, name, args, kwargs)
+    if method is None or isinstance(obj, type):
+        # type(obj).method(obj, x), self.act_fn(z): the attribute as Python finds it
+        return function_tangent(site, lookup_attribute(obj, name), args, tangents, kwargs)
+    raw = inspect.getattr_static(type(obj), name, None)
+    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+        # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)
+        return function_tangent(site, getattr(obj, name), args, tangents, kwargs)
+    if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
+        # As call_method does: x.copy() is np.copy(x).
+        function = getattr(np, name, None)
+        if callable(function) and site.registry.lookup(function) is not None:
+            method = function
+    return function_tangent(site, method, (obj,) + tuple(args), (dobj,) + tuple(tangents), kwargs)

@@ -17,7 +17,7 @@ from fd import numerical_grad
 
 import pullback
 from pullback.containers import append_cotangent, dict_set_cotangent
-from pullback.runtime import rule_tangent
+from pullback.rule_tangents import rule_tangent
 from pullback.tangents import ZERO
 from pullback.testing import check_rrule
 

@@ -365,7 +365,8 @@ def _own_loop(block, loop, pullbacks, live_after, bind, internal, prefix_kinds):
     members = {n for n in list(fam.parent) if fam.find(n) in roots}
     if not all(_allowed(item, members, temps, pullbacks) for item in items):
         return
-    tokens = {root: internal("_own") for root in roots}
+    # sorted: the tokens' names must not depend on the hash seed
+    tokens = {root: internal("_own") for root in sorted(roots)}
     owned_pb = bind("array_set_pullback_owned", arrays_inplace.array_set_pullback_owned)
     owned_fold = bind("fold_reads_owned", arrays_inplace.fold_reads_owned)
     changed = set()

@@ -40,7 +40,8 @@ class ControlFlowAdjoints:
         return [Compound(f"if {test}:", rb, ro, frozenset(names_in(s.test)), s.lineno)]
 
     def merge_states(self, state, s1, b1, s2, b2, line):
-        for name in set(s1) | set(s2):
+        # sorted: the order of these lines must not depend on the hash seed
+        for name in sorted(set(s1) | set(s2)):
             z1 = s1.get(name) == "Z"
             z2 = s2.get(name) == "Z"
             if z1 and not z2:

@@ -280,6 +280,8 @@ case("numpy.diff", X3, prepend=0.3, append=make("real", (2, 3, 2), seed=7))  # b
 case("numpy.diff", X3, 2, 1, make("real", (2, 1, 4), seed=8), -0.4)  # edges differentiated
 case("numpy.polyval", P, X)
 case("numpy.polyval", P, 0.7)
+case("numpy.polyval", make("real", (3, 2), seed=9), make("real", (4, 2), seed=10))  # rows
+case("numpy.polyval", make("real", (3, 2, 1), seed=11), 0.7)
 case("numpy.trapezoid", X3)
 case("numpy.trapezoid", X3, dx=0.3, axis=1)
 case("numpy.trapezoid", X, np.cumsum(np.abs(W)) + W * 0.1)

@@ -106,6 +106,15 @@ def test_polyval(dtype):
 
 
 @D
+def test_polyval_of_coefficient_rows(dtype):
+    # a 2-d (or 3-d) p: row k multiplies x ** (n - 1 - k), broadcasting against x
+    check_rrule(np.polyval, make("real", (3, 2), dtype), make("real", (4, 2), dtype, seed=1))
+    check_rrule(np.polyval, make("real", (3, 1), dtype), make("real", (3,), dtype, seed=2))
+    check_rrule(np.polyval, make("real", (2, 2, 3), dtype), 0.6)
+    check_rrule(np.polyval, make("real", (3, 2, 1), dtype), make("real", (3,), dtype, seed=3))
+
+
+@D
 def test_polyval_second_order_at_zero(dtype):
     # x ** 0 at x = 0: the mixed and the x-x second derivatives are finite there
     p = make("real", (4,), dtype)

@@ -394,9 +394,14 @@ def _polyval_rrule(p, x):
         xa = np.asarray(x)
         powers = np.arange(n - 1, -1, -1)
         vander = xa[..., None] ** powers  # x.shape + (n,)
-        dp = np.sum(np.reshape(g, g.shape + (1,)) * conj(vander), axis=tuple(range(g.ndim)))
+        if pa.ndim == 1:
+            dp = np.sum(np.reshape(g, g.shape + (1,)) * conj(vander), axis=tuple(range(g.ndim)))
+        else:  # coefficient rows broadcast against x: each row summed to its own shape
+            dp = np.stack([finalize(g * conj(vander[..., k]), pa[k]) for k in range(n)])
         if n > 1:
-            dpoly = pa[:-1] * np.arange(n - 1, 0, -1)
+            # the derivative's coefficients, scaled row by row (over p's trailing axes too)
+            scale = np.reshape(np.arange(n - 1, 0, -1), (n - 1,) + (1,) * (pa.ndim - 1))
+            dpoly = pa[:-1] * scale
             dx = g * conj(np.polyval(dpoly, xa))
         else:
             dx = np.zeros_like(g)

@@ -3,7 +3,7 @@ inputs (full, full_like, linspace, diff, polyval, trapezoid, convolve, correlate
 of up to three vectors, bincount's weights, cov of one 2-d array): written in the
 differentiable subset, so that second derivatives run through them (see transformable.py).
 Call forms they do not cover (``diff`` with ``prepend``/``append``, ``linspace(retstep=True)``,
-``trapezoid`` with an n-d ``x``, a 2-d polynomial, ``cov`` with ``y``/weights) use the rule's
+``trapezoid`` with an n-d ``x``, ``cov`` with ``y``/weights) use the rule's
 closure (first derivatives only).
 """
 
@@ -100,8 +100,6 @@ def diff_pullback(dy, a, n=1, axis=-1, prepend=None, append=None):
 
 @transformable
 def polyval_pullback(dy, p, x):
-    if np.ndim(p) != 1:
-        return by_rule(np.polyval, dy, p, x)
     n = np.shape(p)[0]
     g = densify(dy)
     if n == 0:  # the empty polynomial is 0 everywhere
@@ -109,9 +107,17 @@ def polyval_pullback(dy, p, x):
     # x ** (n - 1, ..., 0) by products: x ** 0 by the power rule would differentiate to
     # 0 * x ** -1, NaN at x = 0 in a second derivative
     vander = np.flip(ascending_powers(x, n), -1)  # x's shape + (n,)
-    dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
+    rest = np.ndim(p) - 1
+    if rest == 0:
+        dp = np.sum(np.reshape(np.expand_dims(g, -1) * np.conj(vander), (-1, n)), axis=0)
+    else:  # coefficient rows that broadcast against x: each row summed to its own shape
+        rows = []
+        for k in range(n):
+            rows = rows + [unbroadcast(g * np.conj(vander[..., k]), p[k])]
+        dp = np.stack(rows)
     if n > 1:
-        dx = g * np.conj(np.polyval(p[:-1] * np.arange(n - 1, 0, -1), x))
+        scale = np.reshape(np.arange(n - 1, 0, -1), (n - 1,) + (1,) * rest)
+        dx = g * np.conj(np.polyval(p[:-1] * scale, x))
     else:
         dx = np.zeros(np.shape(g), np.result_type(g, x))
     return unbroadcast(dp, p), unbroadcast(dx, x)

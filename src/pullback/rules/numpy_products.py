@@ -25,6 +25,7 @@ from ._util import (
     finalize_like,
     zeros_for,
 )
+from .numpy_products_pullbacks import sublist_text
 
 FAMILY = "numpy_products"
 
@@ -227,31 +228,15 @@ def _parse_einsum(subscripts, shapes):
     return explicit, out, spare[n_ell:]
 
 
-def _sublist_text(sublist):
-    """An einsum sublist (ints, ``Ellipsis``) as subscript letters."""
-    out = ""
-    for k in sublist:
-        if k is Ellipsis:
-            out += "..."
-        elif isinstance(k, (int, np.integer)) and 0 <= k < len(string.ascii_letters):
-            out += string.ascii_letters[k]
-        else:
-            raise UnsupportedCallError(
-                f"pullback: einsum sublist entry {k!r} is neither an int in [0, 52) nor "
-                "Ellipsis; fix: use the subscripts string form"
-            )
-    return out
-
-
 def _einsum_rrule(*args, **kwargs):
     if isinstance(args[0], str):
         return _einsum_string_rrule(args[0], *args[1:], **kwargs)
     # The interleaved form einsum(op0, sublist0, op1, sublist1, ..., [sublistout]).
     y = np.einsum(*args, **kwargs)
     operands = args[0 : len(args) - len(args) % 2 : 2]
-    subscripts = ",".join(_sublist_text(s) for s in args[1::2][: len(operands)])
+    subscripts = ",".join(sublist_text(s) for s in args[1::2][: len(operands)])
     if len(args) % 2:
-        subscripts += "->" + _sublist_text(args[-1])
+        subscripts += "->" + sublist_text(args[-1])
     _, back = _einsum_string_rrule(subscripts, *operands, **kwargs)
 
     def einsum_interleaved_pullback(dy):

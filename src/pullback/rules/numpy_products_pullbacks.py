@@ -9,11 +9,14 @@ non-differentiable.
 
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
+from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
-from .transformable import by_rule, matmul_pullback, outer_pullback, set_pullbacks
+from .transformable import matmul_pullback, outer_pullback, set_pullbacks
 
 
 # -- integer bookkeeping (non-differentiable helpers) -------------------------------------
@@ -82,7 +85,41 @@ def kron_plan(a_shape, b_shape):
     return inter, tuple(range(0, 2 * nd, 2)), tuple(range(1, 2 * nd, 2)), a_spread, b_spread
 
 
-HELPERS = (tensordot_plan, einsum_plan, kron_plan)
+def sublist_text(sublist):
+    """An einsum sublist (ints, ``Ellipsis``) as subscript letters."""
+    out = ""
+    for k in sublist:
+        if k is Ellipsis:
+            out += "..."
+        elif isinstance(k, (int, np.integer)) and 0 <= k < len(string.ascii_letters):
+            out += string.ascii_letters[k]
+        else:
+            raise UnsupportedCallError(
+                f"pullback: einsum sublist entry {k!r} is neither an int in [0, 52) nor "
+                "Ellipsis; fix: use the subscripts string form"
+            )
+    return out
+
+
+def interleaved_subscripts(first, b, c, last):
+    """The subscripts string of ``einsum``'s interleaved form, seen through the parameters
+    of :func:`einsum_pullback` ``(subscripts, a, b, c, optimize)``: the call
+    ``einsum(op0, first[, op1, c][, out])`` puts ``op0`` in ``subscripts`` and its sublist
+    ``first`` in ``a``; one operand with an output sublist puts that sublist in ``b``; two
+    operands put ``op1`` in ``b``, its sublist in ``c``, and an output sublist in
+    ``optimize`` (``last``, a list or tuple then)."""
+    if c is None:
+        text = sublist_text(first)
+        if b is not None:
+            text += "->" + sublist_text(b)
+        return text
+    text = sublist_text(first) + "," + sublist_text(c)
+    if isinstance(last, (list, tuple)):
+        text += "->" + sublist_text(last)
+    return text
+
+
+HELPERS = (tensordot_plan, einsum_plan, kron_plan, interleaved_subscripts)
 
 
 # -- pullbacks ----------------------------------------------------------------------------
@@ -145,12 +182,19 @@ def einsum_of(spec, values):
 @transformable
 def einsum_pullback(dy, subscripts, a, b=None, c=None, optimize=False):
     # Up to three operands (parameters, not *operands: the subset has no star-parameters).
-    if not isinstance(subscripts, str):  # the interleaved form: the rule's own pullback
-        if b is None:
-            return by_rule(np.einsum, dy, subscripts, a)
+    if not isinstance(subscripts, str):
+        # the interleaved form einsum(op0, sublist0[, op1, sublist1][, out]): the same
+        # pullback on its subscripts string, the cotangents put back in the call's places
+        text = interleaved_subscripts(a, b, c, optimize)
         if c is None:
-            return by_rule(np.einsum, dy, subscripts, a, b)
-        return by_rule(np.einsum, dy, subscripts, a, b, c)
+            d0 = einsum_pullback(dy, text, subscripts)[1]
+            if b is None:
+                return d0, NO_TANGENT
+            return d0, NO_TANGENT, NO_TANGENT
+        both = einsum_pullback(dy, text, subscripts, b)
+        if isinstance(optimize, (list, tuple)):
+            return both[1], NO_TANGENT, both[2], NO_TANGENT, NO_TANGENT
+        return both[1], NO_TANGENT, both[2], NO_TANGENT
     ops = [a]
     if b is not None:
         ops = ops + [b]

@@ -92,12 +92,32 @@ def f_einsum_ellipsis(a, b):
     return np.sum(_W * np.cos(np.einsum(a, [Ellipsis, 1], b, [1, 2], [2, Ellipsis])))
 
 
+def f_einsum_four_operands(a, b):
+    # the fourth operand lands in the pullback's optimize parameter (it once crashed there)
+    return np.sum(_W * np.sin(np.einsum("ij,jk,ik,ki->ki", a, b, a * a, b + 1.0)))
+
+
 INTERLEAVED = [
     f_einsum_out_transposed,
     f_einsum_two_operands,
     f_einsum_one_operand_out,
     f_einsum_ellipsis,
+    f_einsum_four_operands,
 ]
+
+
+def f_einsum_five_operands(a, b):
+    return np.sum(np.einsum("ij,jk,kl,lm,mi->i", a, b, a, b, a.T) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_einsum_five_operands_first_order(dtype):
+    # more operands than the transformable pullback's parameters: the rule's own pullback
+    check_grads(
+        f_einsum_five_operands,
+        make("real", (3, 3), dtype, seed=5),
+        make("real", (3, 3), dtype, seed=6),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -119,7 +119,15 @@ def interleaved_subscripts(first, b, c, last):
     return text
 
 
-HELPERS = (tensordot_plan, einsum_plan, kron_plan, interleaved_subscripts)
+def is_optimize_option(value):
+    """Whether ``value`` is one of einsum's ``optimize`` settings (a bool, a strategy name
+    or an ``["einsum_path", ...]`` path), not an operand passed by position."""
+    if isinstance(value, (bool, str)):
+        return True
+    return isinstance(value, list) and len(value) > 0 and value[0] == "einsum_path"
+
+
+HELPERS = (tensordot_plan, einsum_plan, kron_plan, interleaved_subscripts, is_optimize_option)
 
 
 # -- pullbacks ----------------------------------------------------------------------------
@@ -181,7 +189,8 @@ def einsum_of(spec, values):
 
 @transformable
 def einsum_pullback(dy, subscripts, a, b=None, c=None, optimize=False):
-    # Up to three operands (parameters, not *operands: the subset has no star-parameters).
+    # Up to four operands (parameters, not *operands: the subset has no star-parameters);
+    # a call with more does not bind, and takes the rule's own pullback.
     if not isinstance(subscripts, str):
         # the interleaved form einsum(op0, sublist0[, op1, sublist1][, out]): the same
         # pullback on its subscripts string, the cotangents put back in the call's places
@@ -200,6 +209,9 @@ def einsum_pullback(dy, subscripts, a, b=None, c=None, optimize=False):
         ops = ops + [b]
     if c is not None:
         ops = ops + [c]
+    if not is_optimize_option(optimize):
+        # einsum(subscripts, a, b, c, d): the fourth operand came in optimize's place
+        ops = ops + [optimize]
     shapes = []
     for o in ops:
         shapes = shapes + [np.shape(o)]

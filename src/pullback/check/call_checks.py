@@ -283,7 +283,12 @@ class CallChecks(ContainerChecks):
         if inplace == "done":
             return
         for kw in node.keywords:
-            if kw.arg == "out" and inplace is None and _array_library_call(callee):
+            if (
+                kw.arg == "out"
+                and inplace is None
+                and not (isinstance(kw.value, gast.Constant) and kw.value.value is None)
+                and _array_library_call(callee)
+            ):
                 self.report(
                     kw,
                     "PB104",

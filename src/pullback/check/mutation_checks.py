@@ -75,9 +75,9 @@ class MutationChecks:
         elif spec.kind == "out":
             code = "PB104"
             out = next((k for k in node.keywords if k.arg == "out"), None)
-            written = self.text(out) if out is not None else self.text(node.args[-1])
+            target = self.text(spec.args["out"])  # by keyword or by position
+            written = self.text(out) if out is not None else target
             message = f"'{written}' writes the result into an existing array"
-            target = self.text(out.value) if out is not None else self.text(node.args[-1])
             fix = (
                 f"use the returned value instead, e.g. `{target} = "
                 f"{self._call_text(spec.args['call'])}` without `out=`"

@@ -182,23 +182,58 @@ def _out_call(call, obj) -> InplaceCall | None:
         return None
     outs = [k for k in call.keywords if k.arg == "out"]
     inputs = list(call.args)
+    keywords = [k for k in call.keywords if k.arg != "out"]
     if outs:
         out = outs[0].value
     elif is_ufunc and len(call.args) == obj.nin + 1:
         out = inputs.pop()
     else:
-        return None
+        out = _positional_out(obj, inputs, keywords)
+        if out is None:
+            return None
     if isinstance(out, gast.Tuple) and len(out.elts) == 1:
         out = out.elts[0]
-    keywords = [k for k in call.keywords if k.arg != "out"]
+    if isinstance(out, gast.Constant) and out.value is None:
+        return None  # out=None writes nothing: an ordinary call
     bare = gast.copy_location(gast.Call(func=call.func, args=inputs, keywords=keywords), call)
-    spec = InplaceCall("out", out, call, {"call": bare})
+    spec = InplaceCall("out", out, call, {"call": bare, "out": out})
     if not isinstance(out, gast.Name):
         spec.target = None
         spec.problem = "write into an array that has a plain name (`out=a`)"
     elif any(k.arg == "where" for k in keywords):
         _where_call(spec, obj, inputs, keywords)
     return spec
+
+
+def _positional_out(fn, inputs, keywords):
+    """The ``out`` array of a NumPy function passed by position (``np.sum(x, 0, None, a)``),
+    taken out of ``inputs``; the positional arguments after it join ``keywords`` by their
+    parameter names. ``None`` when ``fn``'s signature has no positional ``out`` or the
+    call does not reach it."""
+    if any(isinstance(a, gast.Starred) for a in inputs):
+        return None
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(p.name)
+    if "out" not in names or len(inputs) <= names.index("out"):
+        return None
+    at = names.index("out")
+    out = inputs[at]
+    later = inputs[at + 1 :]
+    if (isinstance(out, gast.Constant) and out.value is None) or len(later) > len(names) - at - 1:
+        return None  # no out array; or more arguments than parameters (Python's TypeError)
+    del inputs[at:]
+    keywords[:0] = [
+        gast.keyword(arg=n, value=v)
+        for n, v in zip(names[at + 1 : at + 1 + len(later)], later, strict=True)
+    ]
+    return out
 
 
 def _where_call(spec, obj, inputs, keywords):

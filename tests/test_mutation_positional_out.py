@@ -6,7 +6,7 @@ gradient. ``out=None`` (either way) writes nothing and is an ordinary call."""
 
 import numpy as np
 import pytest
-from fd import check_grad, check_hvp
+from fd import check_grad, check_hvp, check_jvp
 
 from pullback import grad, hessian
 from pullback.check import check
@@ -93,3 +93,8 @@ def test_positional_out_into_an_argument_is_refused_with_the_out_array_named():
     assert p.code == "PB104"
     assert p.message == "array mutation: 'buf' writes the result into an existing array"
     assert "`buf = np.sum(x, 0, None)` without `out=`" in p.fix
+
+
+@pytest.mark.parametrize("f", WRITES, ids=lambda f: f.__name__)
+def test_forward_mode_matches_finite_differences(f):
+    check_jvp(f, (X,), (np.array([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]]),))

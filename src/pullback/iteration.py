@@ -134,7 +134,7 @@ _INDEXED_ITERTOOLS = tuple(
 )
 
 
-def _is_from_iterable(obj) -> bool:
+def is_from_iterable(obj) -> bool:
     """``itertools.chain.from_iterable`` (a class method: a new bound object per read)."""
     return (
         getattr(obj, "__self__", None) is itertools.chain
@@ -179,7 +179,7 @@ def iterator_refusal(obj):
             "`accumulate(xs, operator.mul)`, `accumulate(xs, max, initial=0.0)`), or keep the "
             "running value in the loop yourself (`s = s + v` in `for v in xs:`)",
         )
-    if obj is itertools.chain or _is_from_iterable(obj):
+    if obj is itertools.chain or is_from_iterable(obj):
         return (
             "itertools.chain is differentiated where a for loop or a comprehension goes over "
             "it: `chain(a, b)`, `chain(*xss)` or `chain.from_iterable(xss)`",

@@ -44,7 +44,7 @@ import gast
 import numpy as np
 
 from .. import unpacking
-from ..iteration import _is_from_iterable
+from ..iteration import is_from_iterable
 from ..resolve import Callee, resolve_call
 from ..runtime import as_sequence
 from . import nodes as N
@@ -178,7 +178,7 @@ class LoopIterables:
             # chain(a, b): the items of the tuple (*a, *b), whose cotangent the rules of
             # tuple() and + split back (as a starred display's)
             return self.iteration(N.located(_packed_tuple(it.args), it), pre, where, in_order)
-        if _is_from_iterable(fn) and len(it.args) == 1 and not it.keywords:
+        if is_from_iterable(fn) and len(it.args) == 1 and not it.keywords:
             return self._flat_iteration(it.args[0], pre, where)
         form = _accumulate_form(fn, it) if in_order else None
         if form is not None and not _rebound(self.fs.tree, form[0], where):

@@ -90,7 +90,37 @@ def flattened_matrix(x):
     return sum(v**2 for v in itertools.chain(*m))
 
 
+def positive_running_sums(x):
+    return sum(s for s in itertools.accumulate(x, initial=None) if s > 0)
+
+
+def products_of_a_list(x):
+    xs = [x[0], 2.0, x[1]]
+    return sum(s * s for s in itertools.accumulate(xs, operator.mul))
+
+
+def skipped_step(x):
+    total = 0.0
+    for k, s in enumerate(itertools.accumulate(x)):
+        if k == 1:
+            continue  # (the running value is updated before the body: still counted on)
+        total += s**2
+    return total
+
+
+def nested_accumulates(x):
+    t = 0.0
+    for s in itertools.accumulate(x):
+        for r in itertools.accumulate(x[:2], initial=s):
+            t = t + s * r
+    return t
+
+
 CASES = [
+    positive_running_sums,
+    products_of_a_list,
+    skipped_step,
+    nested_accumulates,
     running_sums,
     running_products,
     running_max_with_initial,

@@ -40,7 +40,28 @@ def try_sinc(x):
     return np.sum(y**3)
 
 
-CASES = [try_sqrt, try_sinc, try_xlogx, try_sqrt_finally]
+def handler_with_finally(x):
+    # (a handler of a try with finally runs one operation per step, as a try body does)
+    try:
+        raise ValueError("always")
+    except ValueError:
+        y = np.where(x > 0, x * np.log(x), 0.0)
+    finally:
+        z = 2.0
+    return np.sum(y) * z
+
+
+def try_else_where(x):
+    try:
+        s = np.sum(x)
+    except ValueError:
+        s = 0.0
+    else:
+        s = s + np.sum(np.where(x > 0, x**1.5 * np.log(x), 2.0 * x))
+    return s
+
+
+CASES = [try_sqrt, try_sinc, try_xlogx, try_sqrt_finally, handler_with_finally, try_else_where]
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)

@@ -55,7 +55,7 @@ from .where_guards import (
     masks_of_masks,
     src_key,
 )
-from .where_joins import across_blocks
+from .where_joins import across_blocks, joined_conditions
 from .where_shapes import shape_only_read as _shape_only_read
 from .where_shapes import shape_only_uses as _shape_only_uses
 from .with_blocks import WithBlock
@@ -437,6 +437,8 @@ def where_groups(tree, registry, is_active) -> dict:
         and defs.get(st.targets[0].id) == 1
         and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
     }
+    if steps and mask_keys:  # a condition joined with None is its source (where_joins)
+        canon.update(joined_conditions(blocks, canon))
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     if mask_keys:
         joined_masks(blocks, mask_keys)

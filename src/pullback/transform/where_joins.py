@@ -18,7 +18,10 @@ all those blocks (:func:`wide_lookup`). Such a group's masks start as None in th
 sweep (as a try body's steps' do, where_blocks.py): where the root's block did not run,
 nothing is masked, and a member's cotangent is zero there. A value copied into the branch
 of a ``np.where`` of the selection gets a cotangent that is zero where the branch was not
-selected, so that copy is an allowed use of a member (:func:`zero_outside`).
+selected, so that copy is an allowed use of a member (:func:`zero_outside`), and so is a
+copy into a join read only for its shape. A condition joined with None is keyed as its
+source (:func:`joined_conditions`): the ``np.where`` of a handler and the mask its gradient
+made from it read the condition through different joins.
 
 Only a gradient of a function with a ``try`` is read so (where_branches.where_groups:
 lowered steps and masks of a generated gradient); other functions keep one group per
@@ -36,6 +39,7 @@ from .where_blocks import spliced
 __all__ = [
     "across_blocks",
     "copy_sources",
+    "joined_conditions",
     "none_joins",
     "source_order",
     "wide_lookup",
@@ -58,7 +62,40 @@ def across_blocks(body, steps, blocks, loops, defs, users, roots_of, shape_only_
     order = source_order(body, steps)
     units = [(by_key, wide.get(loop, {}), order, loop) for loop, by_key in found.items()]
     keyed = {(loop, key): roots for loop, by_key in found.items() for key, roots in by_key.items()}
-    return joins, units, zero_outside(keyed, users, joins, shape_only_read)
+    zeros = zero_outside(keyed, users, joins, shape_only_read)
+    # (a join read only for its shape, or copied only into such joins, gets no cotangent
+    # at all: a copy into it is an allowed use)
+    shaped, changed = set(joins), True
+    while changed:
+        changed = False
+        for n in list(shaped):
+            for u in users.get(n, ()):
+                v = getattr(u, "value", None)
+                if not (
+                    (v.__class__ is gast.Name and u.targets[0].id in shaped)
+                    or shape_only_read(n, v)
+                ):
+                    shaped.discard(n)
+                    changed = True
+                    break
+    for at in keyed:
+        zeros.setdefault(at, set()).update(shaped)
+    return joins, units, zeros
+
+
+def joined_conditions(blocks, canon) -> dict:
+    """``{name: key}``: each join with None (:func:`none_joins`) keyed as its source is
+    (``canon``: the text a condition name stands for), so that a ``np.where``'s condition
+    and the one its gradient's mask was made from, joined differently, make one selection."""
+    joins = none_joins(blocks)
+    out = {}
+    for n in joins:
+        source, seen = joins[n], {n}
+        while source in joins and source not in seen:
+            seen.add(source)
+            source = joins[source]
+        out[n] = canon.get(source, source)
+    return out
 
 
 def source_order(body, steps) -> dict:

@@ -2,7 +2,8 @@
 scale) are passed by position before the check and the transformation
 (transform/keyword_positions.py), so second derivatives reach the rule's pullback function:
 Hessians of likelihoods written with keywords against finite differences of the gradient,
-and the order in which Python evaluates the arguments kept."""
+and the order in which Python evaluates the arguments kept (keywords out of positional
+order move only when their expressions are order-free)."""
 
 from __future__ import annotations
 
@@ -42,16 +43,6 @@ def keywords_out_of_order(p):
     return np.sum(stats.t.logpdf(DATA, loc=p[0], df=np.exp(p[2]) + 1, scale=np.exp(p[1])))
 
 
-@pytest.mark.parametrize(
-    "f", [student_t, gamma_cdf, beta_two_shapes], ids=lambda f: f.__name__
-)
-def test_hessian_of_keyword_calls(f):
-    np.testing.assert_allclose(grad(f)(P), central(f, P, h=1e-6), rtol=1e-6, atol=1e-8)
-    g = grad(f)
-    want = np.array([central(lambda z, i=i: g(z)[i], P) for i in range(P.size)])
-    np.testing.assert_allclose(hessian(f)(P), want, rtol=1e-5, atol=1e-6)
-
-
 def test_out_of_order_keywords_keep_their_first_derivative():
     f = keywords_out_of_order
     np.testing.assert_allclose(grad(f)(P), central(f, P, h=1e-6), rtol=1e-6, atol=1e-8)
@@ -60,3 +51,73 @@ def test_out_of_order_keywords_keep_their_first_derivative():
 def test_float32_keyword_call():
     g32 = grad(student_t)(P.astype(np.float32))
     np.testing.assert_allclose(g32, grad(student_t)(P), rtol=1e-4, atol=1e-5)
+
+
+def t_scale_first(p):
+    # every keyword out of positional order, each a name: moved into df, loc, scale
+    x, s, nu, m = DATA, np.exp(p[1]), np.exp(p[2]) + 1, p[0]
+    return -np.sum(stats.t.logpdf(x, scale=s, df=nu, loc=m))
+
+
+def gamma_scale_first(p):
+    th, k = np.exp(p[1]), np.exp(p[2])
+    return np.sum(stats.gamma.cdf(np.abs(DATA) + 0.5, scale=th, a=k))
+
+
+def t_attribute_and_arithmetic(p):
+    # attribute and item reads, arithmetic on them: order-free, moved
+    q = np.exp(p)
+    return -np.sum(stats.t.logpdf(DATA, loc=p[0], scale=q[1] * 0.5, df=q.T[2] + 1.0))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        student_t,
+        gamma_cdf,
+        beta_two_shapes,
+        t_scale_first,
+        gamma_scale_first,
+        t_attribute_and_arithmetic,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_hessian_of_keyword_calls(f):
+    np.testing.assert_allclose(grad(f)(P), central(f, P, h=1e-6), rtol=1e-6, atol=1e-8)
+    g = grad(f)
+    want = np.array([central(lambda z, i=i: g(z)[i], P) for i in range(P.size)])
+    np.testing.assert_allclose(hessian(f)(P), want, rtol=1e-5, atol=1e-6)
+
+
+def test_float32_keywords_out_of_order():
+    p32 = P.astype(np.float32)
+    g32 = grad(t_scale_first)(p32)
+    np.testing.assert_allclose(g32, grad(t_scale_first)(P), rtol=1e-4, atol=1e-5)
+    h32 = hessian(gamma_scale_first)(p32)
+    np.testing.assert_allclose(h32, hessian(gamma_scale_first)(P), rtol=2e-3, atol=2e-4)
+
+
+def test_reordering_keeps_evaluation_order_when_it_matters():
+    import gast
+
+    from pullback.transform.keyword_positions import keywords_in_place
+
+    names = lambda call: ("x", "df", "loc", "scale")  # noqa: E731
+    for text, want in [
+        ("f(x, scale=s, df=nu, loc=m)", "f(x, nu, m, s)"),
+        ("f(x, scale=s.v, loc=m[0] + 1, df=-nu)", "f(x, -nu, m[0] + 1, s.v)"),
+        ("f(x, scale=s, loc=m)", "f(x, scale=s, loc=m)"),  # df missing: nothing moves
+        ("f(x, loc=m, scale=s, df=nu)", "f(x, nu, m, s)"),
+        ("f(x, scale=g(s), df=nu, loc=m)", "f(x, scale=g(s), df=nu, loc=m)"),  # a call
+        ("f(x, loc=(y := m), df=nu)", "f(x, loc=(y := m), df=nu)"),  # a walrus
+    ]:
+        tree = gast.parse(f"def h(x):\n    return {text}\n").body[0]
+        keywords_in_place(tree, names)
+        assert gast.unparse(tree.body[0].value).strip() == want, text
+
+
+def test_keywords_out_of_order_with_a_call_keep_their_refusal():
+    from pullback import HigherOrderError
+
+    with pytest.raises(HigherOrderError):
+        hessian(keywords_out_of_order)(P)

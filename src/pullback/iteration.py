@@ -134,6 +134,14 @@ _INDEXED_ITERTOOLS = tuple(
 )
 
 
+def is_from_iterable(obj) -> bool:
+    """``itertools.chain.from_iterable`` (a class method: a new bound object per read)."""
+    return (
+        getattr(obj, "__self__", None) is itertools.chain
+        and getattr(obj, "__name__", None) == "from_iterable"
+    )
+
+
 def iterator_refusal(obj):
     """``(what, fix)`` for PB301 when a gradient would flow through a kept iterator, or None.
 
@@ -161,6 +169,23 @@ def iterator_refusal(obj):
             f"loop over it where it is made, with the size written as a number "
             f"(`for a, b in itertools.{example}:`, `permutations(xs, 3)`, "
             f"`product(xs, repeat=2)`)",
+        )
+    if obj is itertools.accumulate:  # loops over it step the running value: loop_iterables.py
+        return (
+            "itertools.accumulate is differentiated where a for loop or a comprehension goes "
+            "over it in order (directly, or inside zip or enumerate), with its function a "
+            "name or a lambda written in the call",
+            "loop over it where it is made (`for s in itertools.accumulate(xs):`, "
+            "`accumulate(xs, operator.mul)`, `accumulate(xs, max, initial=0.0)`), or keep the "
+            "running value in the loop yourself (`s = s + v` in `for v in xs:`)",
+        )
+    if obj is itertools.chain or is_from_iterable(obj):
+        return (
+            "itertools.chain is differentiated where a for loop or a comprehension goes over "
+            "it: `chain(a, b)`, `chain(*xss)` or `chain.from_iterable(xss)`",
+            "loop over it where it is made (`for v in itertools.chain(a, b):`, "
+            "`for v in itertools.chain.from_iterable(rows):`), or build the sequence at once: "
+            "`items = [*a, *b]`",
         )
     if obj is builtins.iter or obj is builtins.next:
         return (

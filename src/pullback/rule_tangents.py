@@ -23,6 +23,7 @@ from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_calls import _call_namespace_function, lookup_attribute
 from .errors import PullbackError
+from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .runtime import parameter_places, same_sequence
@@ -170,6 +171,11 @@ def function_tangent(site, fn, args, tangents, kwargs):
         keywords = {**fn.keywords, **kwargs}
         bound = (ZERO,) * n + tuple(tangents)
         return function_tangent(site, fn.func, (*fn.args, *args), bound, keywords)
+    if isinstance(fn, type):  # a plain class found at run time (Lin(*c)): its constructor
+        made = constructor_of(fn)  # function, as reverse mode runs it (plain_classes.py)
+        if isinstance(made, tuple):  # (why, fix): its construction cannot be followed
+            raise site.refused_class(fn, *made)
+        fn = made if isinstance(made, types.FunctionType) else fn
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
     method = library_call_function(fn)

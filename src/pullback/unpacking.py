@@ -132,10 +132,37 @@ def index_table(kind: str, r, *lengths) -> tuple:
     return tuple(getattr(itertools, kind)(ranges[0], r))
 
 
+def flat_positions(seqs) -> tuple:
+    """The ``(i, j)`` of each item ``itertools.chain.from_iterable(seqs)`` yields:
+    ``seqs[i][j]``, read by position (transform/loop_iterables.py) so that the gradient
+    reaches the items. An item without a length (an iterator) cannot be read so.
+
+    >>> flat_positions([[1.0, 2.0], [], [3.0]])
+    ((0, 0), (0, 1), (2, 0))
+    """
+    out = []
+    for i, s in enumerate(seqs):
+        try:
+            n = len(s)
+        except TypeError:
+            raise TypeError(
+                f"itertools.chain.from_iterable: item {i} ({type(s).__name__}) has no length; "
+                "pullback reads each item by position: make the items lists, tuples or arrays"
+            ) from None
+        out.extend((i, j) for j in range(n))
+    return tuple(out)
+
+
 def register(reg):
     # (the position of an iterator stepped by hand: iterators_by_hand.py)
     reg.non_differentiable(
-        zip_length, nd_index, next_position, index_table, family=FAMILY, trusted=True
+        zip_length,
+        nd_index,
+        next_position,
+        index_table,
+        flat_positions,
+        family=FAMILY,
+        trusted=True,
     )
     rule = reg.register(unpack_items, _unpack_items_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(unpack_items, unpack_items_pullback)

@@ -9,9 +9,14 @@ leading positional ones included) have such calls rewritten, before the check an
 transformation alike, so that the keywords that continue the positional arguments in
 order become positional.
 
-Only the leading keywords move, while each names the next position: Python evaluates
-keyword arguments in the order they are written, after the positional ones, so the order
-of evaluation stays the same (``t.logpdf(x, loc=m, df=nu)`` keeps its keywords).
+The leading keywords move while each names the next position: Python evaluates keyword
+arguments in the order they are written, after the positional ones, so the order of
+evaluation stays the same. Keywords written out of that order (``t.logpdf(x, scale=s,
+df=nu, loc=m)``) move too, into positional order, when every parameter between them is
+given and every keyword argument of the call is an expression whose value cannot depend
+on the order of evaluation nor change anything (names, constants, attribute and item
+reads, arithmetic on those: :func:`order_free`); otherwise they stay keywords
+(``t.logpdf(x, loc=f(), df=g())`` keeps its order, and its second-order refusal).
 
 >>> import gast
 >>> tree = gast.parse("def f(x, nu):\\n    return t_logpdf(x, df=nu, scale=2.0)\\n").body[0]
@@ -71,4 +76,50 @@ def keywords_in_place(tree, positional_names) -> bool:
         ):
             call.args.append(call.keywords.pop(0).value)
             changed = True
+        changed = _reorder(call, names) or changed
     return changed
+
+
+def _reorder(call, names) -> bool:
+    """Move the keywords of ``call`` that name the next positions (in any written order)
+    into positional order, when every keyword argument of the call is :func:`order_free`;
+    whether any moved."""
+    given = {k.arg: k for k in call.keywords}
+    run = []
+    for name in names[len(call.args) :]:
+        if name not in given:
+            break
+        run.append(given[name])
+    if not run or not all(order_free(k.value) for k in call.keywords):
+        return False
+    moved = {id(k) for k in run}
+    call.args.extend(k.value for k in run)
+    call.keywords = [k for k in call.keywords if id(k) not in moved]
+    return True
+
+
+def order_free(node) -> bool:
+    """Whether evaluating ``node`` can neither have an effect nor see one: a name, a
+    constant, an attribute or item read of such, arithmetic and comparisons on them.
+
+    >>> order_free(gast.parse("a.b[0] * 2 + -c", mode="eval").body)
+    True
+    >>> order_free(gast.parse("a + f(b)", mode="eval").body)
+    False
+    """
+    cls = node.__class__
+    if cls is gast.Name or cls is gast.Constant:
+        return True
+    if cls is gast.Attribute:
+        return order_free(node.value)
+    if cls is gast.Subscript:
+        return order_free(node.value) and order_free(node.slice)
+    if cls is gast.BinOp:
+        return order_free(node.left) and order_free(node.right)
+    if cls is gast.UnaryOp:
+        return order_free(node.operand)
+    if cls is gast.Compare:
+        return order_free(node.left) and all(order_free(c) for c in node.comparators)
+    if cls is gast.Tuple:
+        return all(order_free(e) for e in node.elts)
+    return False

@@ -8,6 +8,13 @@ once as a sequence (``as_sequence``). The loop target is bound against that shap
 directly, so ``for i, (p, q) in enumerate(zip(xs, ys))`` reads ``xs[k]`` and ``ys[k]``
 with no tuple built in between, and the gradient flows through those reads.
 
+``itertools`` iterators whose items are found by position: ``combinations(xs, 2)`` and
+its kin from a table of positions, ``chain(a, b)`` as the tuple ``(*a, *b)``,
+``chain.from_iterable(xss)`` (and ``chain(*xss)``) as ``xss[i][j]``. ``accumulate(xs)``
+is no read: its running value is a variable of the loop, updated by statements that run
+at the start of each step (``Element.before``), so it is supported only where the loop
+steps through it in order (not under ``reversed`` or a table).
+
 Where a shape is not known (``a, b = f(x)``, ``for a, b in pairs``) the value is
 unpacked as Python unpacks it (:func:`pullback.unpacking.unpack_items`): iterated once,
 its length checked, dicts to their keys; a starred name takes a list of the middle items.
@@ -37,6 +44,7 @@ import gast
 import numpy as np
 
 from .. import unpacking
+from ..iteration import is_from_iterable
 from ..resolve import Callee, resolve_call
 from ..runtime import as_sequence
 from . import nodes as N
@@ -46,11 +54,20 @@ _LIST = builtins.list
 
 
 class Element:
-    """The ``k``-th item of an iteration: a value expression, or a tuple of elements."""
+    """The ``k``-th item of an iteration: a value expression, or a tuple of elements;
+    ``before``: statements that run first at each step (an ``accumulate``'s next value)."""
 
-    def __init__(self, value=None, parts=None):
+    def __init__(self, value=None, parts=None, before=()):
         self.value = value
         self.parts = parts
+        self.before = list(before)
+
+    def statements(self) -> list:
+        """The statements that run before the item is read, its parts' included."""
+        out = list(self.before)
+        for p in self.parts or ():
+            out.extend(p.statements())
+        return out
 
     def expression(self):
         """The item as one expression (a tuple display for a tuple of elements)."""
@@ -87,12 +104,31 @@ class LoopIterables:
         callee = resolve_call(self.fs, it, self.locals)
         return callee.obj if callee is not None and callee.kind == "object" else None
 
-    def iteration(self, it, pre, where):
+    def _chain_of_starred(self, it):
+        """``xss`` when ``it`` is ``itertools.chain(*xss)`` (one starred argument), else None."""
+        if (
+            not isinstance(it, gast.Call)
+            or len(it.args) != 1
+            or it.keywords
+            or not isinstance(it.args[0], gast.Starred)
+        ):
+            return None
+        callee = resolve_call(self.fs, it, self.locals)
+        if callee is None or callee.kind != "object" or callee.obj is not itertools.chain:
+            return None
+        return it.args[0].value
+
+    def iteration(self, it, pre, where, in_order=True):
         """``(length expression, element)``: ``element(k)`` is the :class:`Element` the
-        iteration of ``it`` yields at index node ``k`` (a fresh node per use)."""
+        iteration of ``it`` yields at index node ``k`` (a fresh node per use).
+        ``in_order``: ``k`` is the loop's own index, stepping 0, 1, ... once each (not
+        under ``reversed`` or a table), which an ``accumulate`` needs."""
         fn = self._iterated_function(it)
+        spread = self._chain_of_starred(it)
+        if spread is not None:  # chain(*xss): chain.from_iterable(xss)
+            return self._flat_iteration(spread, pre, where)
         if fn is builtins.zip and it.args and all(k.arg == "strict" for k in it.keywords):
-            parts = [self.iteration(a, pre, where) for a in it.args]
+            parts = [self.iteration(a, pre, where, in_order) for a in it.args]
             lengths = []
             for length, _ in parts:
                 name = self.fresh("n")
@@ -115,7 +151,7 @@ class LoopIterables:
                 node = it.args[1] if len(it.args) > 1 else it.keywords[0].value
                 st, start = self.expr(node)
                 pre.extend(st)
-            length, inner = self.iteration(it.args[0], pre, where)
+            length, inner = self.iteration(it.args[0], pre, where, in_order)
 
             def counted(k):
                 count = _copy(k)
@@ -125,7 +161,7 @@ class LoopIterables:
 
             return length, counted
         if fn is builtins.reversed and len(it.args) == 1 and not it.keywords:
-            length, inner = self.iteration(it.args[0], pre, where)
+            length, inner = self.iteration(it.args[0], pre, where, False)
             n = self.fresh("n")
             pre.append(N.assign(n, length, where))
             last = self.fresh("last")
@@ -138,6 +174,15 @@ class LoopIterables:
         table = _index_table_form(fn, it)
         if table is not None:
             return self._table_iteration(table, pre, where)
+        if fn is itertools.chain and it.args and not it.keywords:
+            # chain(a, b): the items of the tuple (*a, *b), whose cotangent the rules of
+            # tuple() and + split back (as a starred display's)
+            return self.iteration(N.located(_packed_tuple(it.args), it), pre, where, in_order)
+        if is_from_iterable(fn) and len(it.args) == 1 and not it.keywords:
+            return self._flat_iteration(it.args[0], pre, where)
+        form = _accumulate_form(fn, it) if in_order else None
+        if form is not None and not _rebound(self.fs.tree, form[0], where):
+            return self._accumulate_iteration(it.args[0], *form, pre, where)
         seq = self.sequence(it, pre, where)
         return (
             N.call("len", [N.load(seq)]),
@@ -150,7 +195,7 @@ class LoopIterables:
         :func:`~pullback.unpacking.index_table` lists, each item read from its iterable
         as that iterable's own iteration reads it."""
         kind, r, iterables, sources = table
-        parts = [self.iteration(a, pre, where) for a in iterables]
+        parts = [self.iteration(a, pre, where, False) for a in iterables]
         lengths = []
         for length, _ in parts:
             name = self.fresh("n")
@@ -171,6 +216,58 @@ class LoopIterables:
             )
 
         return N.call("len", [N.load(positions)]), at
+
+    def _flat_iteration(self, arg, pre, where):
+        """``itertools.chain.from_iterable(xss)``: ``xss[i][j]`` for the ``k``-th ``(i, j)``
+        of :func:`~pullback.unpacking.flat_positions` (the lengths of ``xss``'s items)."""
+        seq = self.sequence(arg, pre, where)
+        positions = self.fresh("positions")
+        made = self.bound_call(
+            unpacking.flat_positions, [N.load(seq)], where, name="_pb_flat_positions"
+        )
+        pre.append(N.assign(positions, made, where))
+
+        def at(k):
+            row = N.subscript(N.load(positions), _copy(k))
+            outer = N.subscript(N.load(seq), N.subscript(row, N.const(0)))
+            return Element(value=N.subscript(outer, N.subscript(copy.deepcopy(row), N.const(1))))
+
+        return N.call("len", [N.load(positions)]), at
+
+    def _accumulate_iteration(self, arg, func, initial, pre, where):
+        """``itertools.accumulate(xs[, func][, initial=v])`` in a loop that steps through
+        it in order: the running value is a variable of the loop, updated at the start of
+        each step as Python's iterator updates it when asked for the next item
+        (``acc = xs[0]`` at the first step, then ``acc = acc + xs[k]``, or ``func(acc,
+        xs[k])``), so it is differentiated as any value a loop carries."""
+        seq = self.sequence(arg, pre, where)
+        acc = self.fresh("acc")
+        if initial is not None:
+            st, start = self.expr(initial)
+            pre.extend(st)
+            pre.append(N.assign(acc, start, where))
+        else:
+            pre.append(N.assign(acc, N.const(None), where))
+        length = N.call("len", [N.load(seq)])
+        if initial is not None:
+            length = gast.BinOp(left=length, op=gast.Add(), right=N.const(1))
+
+        def at(k):
+            offset = 1 if initial is not None else 0
+            item_index = _copy(k)
+            if offset:
+                item_index = gast.BinOp(left=item_index, op=gast.Sub(), right=N.const(1))
+            item = N.subscript(N.load(seq), item_index)
+            step = N.located(N.assign(acc, _combined(func, N.load(acc), item), where), where)
+            first = gast.Compare(left=_copy(k), ops=[gast.Eq()], comparators=[N.const(0)])
+            if initial is None:
+                start = N.assign(acc, N.subscript(N.load(seq), _copy(k)), where)
+                update = N.if_(first, [start], [step], where=where)
+            else:
+                update = N.if_(N.not_(first), [step], where=where)
+            return Element(value=N.load(acc), before=self.stmt(update)[0])
+
+        return length, at
 
     def _nd_iteration(self, arg, pre, where):
         """``np.ndenumerate(a)``: the pair ``(index, a[index])`` of the array's ``k``-th
@@ -198,11 +295,15 @@ class LoopIterables:
         return size, at
 
     def bind(self, target, element, where) -> list:
-        """Normalized statements binding ``target`` to ``element``."""
+        """Normalized statements binding ``target`` to ``element`` (after the statements
+        that run before its items are read)."""
+        return element.statements() + self._bind(target, element, where)
+
+    def _bind(self, target, element, where) -> list:
         if element.parts is not None and _plain_tuple(target, len(element.parts)):
             out = []
             for elt, part in zip(target.elts, element.parts, strict=True):
-                out.extend(self.bind(elt, part, where))
+                out.extend(self._bind(elt, part, where))
             return out
         stmts, value = self.expr(N.located(element.expression(), where), keep_call=True)
         if isinstance(target, gast.Name):
@@ -340,6 +441,71 @@ def _index_table_form(fn, it):
     if r is None:
         return None
     return kind, r, [it.args[0]], [0] * r
+
+
+def _packed_tuple(args):
+    """``tuple(a) + tuple(b) + ...`` for the arguments of ``chain(a, b, ...)``."""
+    out = None
+    for a in args:
+        piece = N.call(N.load("tuple"), [a])
+        out = piece if out is None else gast.BinOp(left=out, op=gast.Add(), right=piece)
+    return out
+
+
+def _accumulate_form(fn, it):
+    """``(func, initial)`` for ``itertools.accumulate(xs[, func][, initial=v])`` whose
+    ``func`` is a name, an attribute read or a lambda written there (read again at each
+    step, as a reference it is the same function): ``func`` ``gast.Add`` for the default
+    (``acc + item``) or the node to call; ``initial`` a node or None.
+    None for any other form (it stays a call, refused where a gradient flows through it)."""
+    if fn is not itertools.accumulate or not 1 <= len(it.args) <= 2:
+        return None
+    keywords = {k.arg: k.value for k in it.keywords}
+    if set(keywords) - {"func", "initial"} or ("func" in keywords and len(it.args) == 2):
+        return None
+    func = it.args[1] if len(it.args) == 2 else keywords.get("func")
+    initial = keywords.get("initial")
+    if isinstance(initial, gast.Constant) and initial.value is None:
+        initial = None  # (initial=None: no initial value, as itertools reads it)
+    if func is None or (isinstance(func, gast.Constant) and func.value is None):
+        return gast.Add, initial
+    if isinstance(func, gast.Lambda) or _reference(func):
+        return func, initial
+    return None
+
+
+def _rebound(tree, func, loop) -> bool:
+    """Whether the function ``func`` names (a name or an attribute read) may be another
+    function at a later step than at the call: its name (or the attribute's text) is
+    bound more than once in the function, or inside the loop. (A lambda is one function.)"""
+    if not isinstance(func, (gast.Name, gast.Attribute)):
+        return False
+    text = gast.unparse(func).strip()
+    inside = {id(n) for n in gast.walk(loop)}
+    bindings = [
+        n
+        for n in gast.walk(tree)
+        if (
+            isinstance(n, (gast.Name, gast.Attribute))
+            and isinstance(n.ctx, (gast.Store, gast.Del))
+            and gast.unparse(n).strip() == text
+        )
+        or (isinstance(n, (gast.FunctionDef, gast.ClassDef)) and n.name == text and n is not tree)
+    ]
+    return len(bindings) > 1 or any(id(n) in inside for n in bindings)
+
+
+def _reference(node) -> bool:
+    return isinstance(node, gast.Name) or (
+        isinstance(node, gast.Attribute) and _reference(node.value)
+    )
+
+
+def _combined(func, acc, item):
+    """``acc + item`` (an operator) or ``func(acc, item)``."""
+    if isinstance(func, type):
+        return gast.BinOp(left=acc, op=func(), right=item)
+    return N.call(_copy(func), [acc, item])
 
 
 def _plain_tuple(target, length) -> bool:

@@ -14,12 +14,12 @@ import gast
 from .try_blocks import Attempt
 from .with_blocks import WithBlock
 
-__all__ = ["BLOCK_FIELDS", "statement_lists", "try_steps"]
+__all__ = ["BLOCK_FIELDS", "spliced", "statement_lists", "try_steps"]
 
 BLOCK_FIELDS = ("body", "orelse")
 
 
-def _spliced(body, steps=None) -> list:
+def spliced(body, steps=None) -> list:
     """``body`` with the statements of each plain ``with`` block in its place: a block that
     always runs, in the same names (``with np.errstate(...)``), so that a gradient's masks
     under one see the primal values computed under another.
@@ -37,11 +37,11 @@ def _spliced(body, steps=None) -> list:
     out = []
     for s in body:
         if type(s) is WithBlock:
-            out.extend(_spliced(s.body, steps))
+            out.extend(spliced(s.body, steps))
         elif steps is not None and type(s) is Attempt:
-            out.extend(_spliced(s.body, steps))
+            out.extend(spliced(s.body, steps))
         elif steps is not None and _step_test(s, steps):
-            inner = _spliced(s.body, steps) + _spliced(s.orelse, steps)
+            inner = spliced(s.body, steps) + spliced(s.orelse, steps)
             steps[s.test.id].update(id(u) for u in inner)
             out.extend(inner)
         else:
@@ -67,14 +67,19 @@ def try_steps(body) -> dict:
     return out
 
 
-def statement_lists(body, steps=None):
+def statement_lists(body, steps=None, loops=None, loop=None):
     """Every statement list of the tree (the function's body first), plain ``with``
-    blocks (and the steps of a lowered ``try``) spliced into the list around them."""
-    body = _spliced(body, steps)
+    blocks (and the steps of a lowered ``try``) spliced into the list around them.
+    ``loops``: a dict that receives ``{id(list): id of the innermost loop around it}``
+    (``loop``; None outside any loop)."""
+    body = spliced(body, steps)
+    if loops is not None:
+        loops[id(body)] = loop
     yield body
     for s in body:
         if isinstance(s, (gast.If, gast.For, gast.While, WithBlock)):
+            inside = id(s) if isinstance(s, (gast.For, gast.While)) else loop
             for field in BLOCK_FIELDS:
                 inner = getattr(s, field, None)
                 if inner:
-                    yield from statement_lists(inner, steps)
+                    yield from statement_lists(inner, steps, loops, inside)

@@ -29,7 +29,9 @@ members in a loop, whose values its reverse loop reads), so the forward loop's m
 masked as well; a ``np.where`` whose result no cotangent reaches (the primal result of a
 generated vjp function, read only for its shape); and the reads inside the ``if m is not
 False:`` blocks of a scalar's masked contributions are allowed uses (where_guards.py).
-Statement lists are found by where_blocks.py (a ``try`` body's steps spliced together).
+Statement lists are found by where_blocks.py (a ``try`` body's steps spliced together);
+in a gradient of a function with a ``try``, one selection's roots and members span the
+blocks of one loop (where_joins.py: SSA's joins with None between them).
 """
 
 from __future__ import annotations
@@ -40,9 +42,8 @@ import types
 import gast
 import numpy as np
 
-from .. import read_folds, runtime, tangents, where_masks
+from .. import runtime, where_masks
 from ..registry import ENTRY_POINTS, SCALAR
-from ..rules._elementwise import elementwise_in_x
 from .analyze import names_in
 from .where_blocks import BLOCK_FIELDS as _BLOCK_FIELDS
 from .where_blocks import statement_lists, try_steps
@@ -54,6 +55,9 @@ from .where_guards import (
     masks_of_masks,
     src_key,
 )
+from .where_joins import across_blocks, joined_conditions
+from .where_shapes import shape_only_read as _shape_only_read
+from .where_shapes import shape_only_uses as _shape_only_uses
 from .with_blocks import WithBlock
 
 __all__ = ["WhereGroup", "finite_factors", "helper_calls", "where_groups"]
@@ -280,32 +284,11 @@ def finite_factors(value) -> bool:
     return False
 
 
-def _shape_only_uses() -> dict:
-    """``{function: positions}``: arguments that generated code passes for their shape or
-    as a flag, which get no cotangent (a member read there keeps a zero cotangent)."""
-    from ..rules import numpy_assemble_pullbacks, pullback_runtime_pullbacks, transformable
-
-    return {
-        # (in a derivative of a gradient: the pullbacks of masked and unbroadcast)
-        pullback_runtime_pullbacks.masked_pullback: {1, 2},
-        pullback_runtime_pullbacks.unbroadcast_pullback: {1, 2},
-        tangents.unbroadcast: {1},
-        read_folds.fold_reads: {1},
-        where_masks.masked: {1},
-        where_masks.kept: {1},
-        where_masks.branch_mask: None,  # every argument
-        where_masks.selection_mask: None,
-        where_masks.select_mask: None,
-        where_masks.inner_mask: None,
-        numpy_assemble_pullbacks.select_pullback: {1, 2, 3},
-        elementwise_in_x: None,
-        transformable.where_pullback: {1, 2, 3},
-    }
-
-
 _TUPLES = "tuples"  # (the key of shape_only's set of tuples read for shapes only)
 _GUARDED = "guarded"  # (its {id(statement): selection} of statements under a mask's test)
 _KEY = "key"  # (the selection whose members are being found)
+_JOINS = "joins"  # (in a try body's gradient: the joins with None, where_joins.none_joins)
+_ZEROS = "zeros"  # (and the branches of the selection's np.where's: where_joins.zero_outside)
 
 
 def _shape_tuples(blocks, users, defs, shape_only) -> set:
@@ -415,8 +398,9 @@ def where_groups(tree, registry, is_active) -> dict:
     if not any(_selects(s) for block in blocks for s in block):
         return {}  # (one look at each statement: most functions have no selection)
     steps = try_steps(tree.body)
+    loops: dict = {}
     if steps:  # (the steps of a try body, spliced)
-        blocks = list(statement_lists(tree.body, steps))
+        blocks = list(statement_lists(tree.body, steps, loops))
     stepped = set().union(*steps.values())
     users: dict = {}  # name -> the statements that read it (one entry per read)
     defs: dict = {}  # name -> number of assignments
@@ -453,6 +437,8 @@ def where_groups(tree, registry, is_active) -> dict:
         and defs.get(st.targets[0].id) == 1
         and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
     }
+    if steps and mask_keys:  # a condition joined with None is its source (where_joins)
+        canon.update(joined_conditions(blocks, canon))
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     if mask_keys:
         joined_masks(blocks, mask_keys)
@@ -468,22 +454,38 @@ def where_groups(tree, registry, is_active) -> dict:
     shape_only = _shape_only_uses()
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)
+    units = []  # (roots by selection, statements by name, statement order, loop)
+    if steps and mask_keys:  # a gradient of a try body: one unit per loop (where_joins.py)
+        shape_only[_JOINS], units, zeros = across_blocks(
+            tree.body,
+            steps,
+            blocks,
+            loops,
+            defs,
+            users,
+            lambda b: _roots(b, is_active, mask_keys, users, defs, shape_only, canon),
+            lambda n, v: _shape_only_read(n, v, shape_only),
+        )
+    else:
+        zeros = None
+        for block in blocks:
+            roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only, canon)
+            if roots_by_key:
+                local = {
+                    st.targets[0].id: st
+                    for st in block
+                    if isinstance(st, gast.Assign)
+                    and isinstance(st.targets[0], gast.Name)
+                    and len(st.targets) == 1
+                }
+                units.append((roots_by_key, local, {id(st): k for k, st in enumerate(block)}, None))
     groups: dict = {}
-    for block in blocks:
-        roots_by_key = _roots(block, is_active, mask_keys, users, defs, shape_only, canon)
-        if not roots_by_key:
-            continue
-        local = {
-            st.targets[0].id: st
-            for st in block
-            if isinstance(st, gast.Assign)
-            and isinstance(st.targets[0], gast.Name)
-            and len(st.targets) == 1
-        }
-        order = {id(st): k for k, st in enumerate(block)}
+    for roots_by_key, local, order, loop in units:
         for key, roots in roots_by_key.items():
             negate = key[1]
             shape_only[_KEY] = key
+            if zeros is not None:
+                shape_only[_ZEROS] = zeros.get((loop, key), ())
             members = _members(roots, local, users, defs, registry, is_active, shape_only)
             if not any(not finite_factors(local[m].value) for m in members):
                 continue
@@ -500,8 +502,10 @@ def where_groups(tree, registry, is_active) -> dict:
             )
             group.select = next((sel for *_, sel in roots if sel is not None), None)
             group.helpers = helper_calls(group, local, registry)
-            group.stepped = any(id(local[m]) in stepped for m in members) or any(
-                id(r[0]) in stepped for r in roots
+            group.stepped = (
+                zeros is not None
+                or any(id(local[m]) in stepped for m in members)
+                or any(id(r[0]) in stepped for r in roots)
             )
             for m in members:
                 groups.setdefault(m, []).append(group)
@@ -523,28 +527,9 @@ def _allowed_use(n, u, roots, inside, shape_only) -> bool:
     key = shape_only.get(_GUARDED, {}).get(id(u))
     if key is not None and key == shape_only.get(_KEY):
         return True  # runs only where the selection picked the branch (a scalar's mask)
+    if v.__class__ is gast.Name and u.targets[0].id in shape_only.get(_ZEROS, ()):
+        return True  # a copy into a branch of the selection's np.where (where_joins.py)
     return _shape_only_read(n, v, shape_only)
-
-
-def _shape_only_read(n, v, shape_only) -> bool:
-    """Whether the value ``v`` reads ``n`` only where a call reads it for its shape."""
-    callee = getattr(v, "pb_callee", None)
-    if not isinstance(v, gast.Call) or callee is None or callee.kind != "object":
-        return False
-    try:
-        positions = shape_only.get(callee.obj, ())
-    except TypeError:
-        return False
-    if positions == () and type(callee.obj) is ENTRY_POINTS.VJPRef:
-        # the generated vjp of such a function, ``vjp(dvalue, *args)``: an argument the
-        # function reads for its shape gets no cotangent from its derivative either
-        inner = shape_only.get(callee.obj.fn, ())
-        positions = () if not inner else {k + 1 for k in inner}
-    if positions == () or v.keywords:
-        return False
-    return all(
-        positions is None or k in positions or n not in names_in(a) for k, a in enumerate(v.args)
-    )
 
 
 def _members(roots, local, users, defs, registry, is_active, shape_only) -> frozenset:
@@ -555,9 +540,12 @@ def _members(roots, local, users, defs, registry, is_active, shape_only) -> froz
     branches = [branch for _, branch, *_ in roots]
     candidates: set = set()
     work = list(branches)
+    joins = shape_only.get(_JOINS, {})
     while work:
         n = work.pop()
-        if n in candidates or defs.get(n) != 1 or n not in local or not is_active(n):
+        if n in candidates or n not in local or not is_active(n):
+            continue
+        if defs.get(n) != 1 and n not in joins:
             continue
         st = local[n]
         if not _elementwise(st.value, registry, local):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gast
 
 from .. import where_masks
+from .where_joins import copy_sources
 
 __all__ = [
     "guarded_statements",
@@ -82,18 +83,7 @@ def joined_masks(blocks, mask_keys) -> None:
     mask of a branch with a user's helper, ``branch_mask(...) if elementwise_in_x(h, ())
     else None``, is such a join once normalized. Where it is None, ``selection_mask``
     masks nothing."""
-    copies: dict = {}
-    for block in blocks:
-        for st in block:
-            if st.__class__ is gast.Assign and st.targets[0].__class__ is gast.Name:
-                v = st.value
-                if v.__class__ is gast.Name:
-                    source = v.id
-                elif v.__class__ is gast.Constant and v.value is None:
-                    source = None
-                else:
-                    source = False  # (assigned otherwise: no join of masks)
-                copies.setdefault(st.targets[0].id, []).append(source)
+    copies = copy_sources(blocks)  # (False: assigned otherwise, no join of masks)
     nones = {n for n, sources in copies.items() if sources == [None]}
     changed = True
     while changed:

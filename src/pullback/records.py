@@ -34,7 +34,7 @@ from .records_dataclasses import (
     is_dataclass_class,
     refusal,
 )
-from .records_plain import is_plain_record, layout, new_record
+from .records_plain import is_plain_record, layout, new_record, plain_position
 from .registry import RULE, Rule, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -54,9 +54,11 @@ def is_record_class(cls) -> bool:
 def field_index(record, name: str, where: str = "") -> int:
     """Where the field ``name`` sits in ``record`` (a named tuple, or a dataclass instance
     whose cotangent is the tuple of its fields: records_dataclasses.py), or a refusal."""
-    if not ESCAPE_RECORD.attributes and not isinstance(record, tuple):
-        k = field_position(record, name)  # a field of a dataclass or plain record: the
-        if k is not None:  # common case, read on every step of a loop (and its reverse)
+    if not ESCAPE_RECORD.attributes:
+        k = plain_position(record, name)  # a field of a plain record or a dataclass: the
+        if k is None and not isinstance(record, tuple):  # common case, read on every
+            k = field_position(record, name)  # step of a loop (and its reverse)
+        if k is not None:
             return k
     fields = getattr(type(record), "_fields", None)
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:

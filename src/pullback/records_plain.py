@@ -95,13 +95,15 @@ def new_record(cls, names, *values):
     for n, v in zip(names, values, strict=True):
         if v is not UNSET:
             d[n] = v
-    _register(out)
+    register_record(out)
     return out
 
 
-def _register(out) -> None:
+def register_record(out) -> None:
+    """Make ``out`` a record (a copy of one, which holds the same fields)."""
     key = id(out)
     _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
+
 
 
 def adopt_copies(original, made, memo=None) -> None:
@@ -116,7 +118,7 @@ def adopt_copies(original, made, memo=None) -> None:
         pairs += [(originals[k], v) for k, v in memo.items() if k in originals]
     for old, new in pairs:
         if new is not old and type(new) is type(old) and is_plain_record(old):
-            _register(new)
+            register_record(new)
 
 
 def adopt_object(obj) -> bool:
@@ -127,7 +129,7 @@ def adopt_object(obj) -> bool:
         return True
     if layout(type(obj)) is None or not isinstance(getattr(obj, "__dict__", None), dict):
         return False
-    _register(obj)
+    register_record(obj)
     return True
 
 

@@ -264,6 +264,7 @@ def version_owned_objects(fs) -> None:
         _version_temporaries(fs, tree, temporaries)
     if not receivers:
         return
+    _one_name(fs, tree, receivers)
     found = {}  # name -> (class, its fields), for a name bound by a call of a record class
     locals_ = None
     for s in statements(tree):
@@ -283,6 +284,50 @@ def version_owned_objects(fs) -> None:
     for me, (cls, fields) in found.items():
         if bound_once(tree, me):
             _version_one(fs, tree, me, cls, fields)
+
+
+def _one_name(fs, tree, receivers) -> None:
+    """``b = a`` in the function's own body (no loop or branch around it), after ``a`` was
+    bound there by a call of a record class (:func:`class_fields`), where neither name is
+    bound anywhere else and no nested function reads ``b``: from that statement on ``b``
+    and ``a`` are the same object at every use of ``b`` (before it, ``b`` is unbound), so
+    the uses of ``b`` are written ``a`` and the statement is dropped. The object then has
+    one name, and its stores through ``b`` become versions like those through ``a``."""
+    made = {}  # name -> the call that binds it
+    aliases = {}  # second name -> the name that made the object
+    for s in tree.body:
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+            continue
+        target, value = s.targets[0], s.value
+        if not isinstance(target, gast.Name):
+            continue
+        if isinstance(value, gast.Call):
+            made.setdefault(target.id, value)
+        elif (
+            isinstance(value, gast.Name)
+            and value.id in made
+            and value.id not in aliases
+            and receivers & {target.id, value.id}
+            and target.id != value.id
+        ):
+            aliases[target.id] = (value.id, s)
+    if not aliases:
+        return
+    parents = parent_map(tree)
+    locals_ = local_names(tree)
+    for second, (first, s) in aliases.items():
+        if not (bound_once(tree, first) and bound_once(tree, second)):
+            continue
+        ok, cls = resolve_expr(fs, made[first].func, locals_)
+        if not ok or class_fields(cls) is None:
+            continue
+        uses = [n for n in gast.walk(tree) if isinstance(n, gast.Name) and n.id == second]
+        if any(in_nested_scope(n, tree, parents) for n in uses):
+            continue
+        for n in uses:
+            n.id = first
+        tree.body.remove(s)
+        receivers.add(first)
 
 
 def _version_one(fs, tree, me, cls, fields) -> None:

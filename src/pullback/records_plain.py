@@ -68,10 +68,12 @@ _MADE: dict = {}
 def plain_position(record, name: str):
     """Where the field ``name`` of the plain record ``record`` sits in its cotangent tuple,
     or None (no plain record, or no such field)."""
-    entry = LAYOUTS.get(id(type(record)))
-    if entry is None or entry[0]() is not type(record) or not is_plain_record(record):
+    cls = type(record)
+    entry = LAYOUTS.get(id(cls))
+    if entry is None or entry[0]() is not cls:
         return None
-    return entry[2].get(name)
+    ref = _MADE.get(id(record))  # (is_plain_record, inline: every field read asks this)
+    return entry[2].get(name) if ref is not None and ref() is record else None
 
 
 def is_plain_record(v) -> bool:

@@ -39,7 +39,14 @@ def mutated_by_a_method(a):
 
 def mutated_through_an_alias(a):
     obj = Logged(a)
-    alias = obj
+    alias = obj  # in the function's body, both bound once: one object under one name
+    alias.set_w(a * a)
+    return obj.output()
+
+
+def mutated_through_an_alias_in_a_branch(a):
+    obj = Logged(a)
+    alias = obj if a > 0 else Logged(a)
     alias.set_w(a * a)
     return obj.output()
 
@@ -49,16 +56,27 @@ def test_a_field_a_method_stores_on_an_object_the_function_owns_is_a_version():
     assert check_grad(mutated_by_a_method, 1.5) == pytest.approx(6.0)
 
 
+def test_a_field_a_method_stores_through_a_second_name_in_the_body_is_a_version():
+    assert check_grad(mutated_through_an_alias, 1.5) == pytest.approx(6.0)
+
+
 def test_a_field_a_method_stores_while_the_gradient_runs_is_refused_where_read():
-    # another name holds the object: the store is not a version, its read back is refused
+    # another name may hold the object: the store is not a version, its read is refused
     with pytest.raises(UnsupportedCallError) as info:
-        grad(mutated_through_an_alias)(1.5)
+        grad(mutated_through_an_alias_in_a_branch)(1.5)
     where = f"{__file__}:{Logged.output.__code__.co_firstlineno + 1}:22"
+    store = f"{__file__}:{Logged.set_w.__code__.co_firstlineno + 1}:9"
     assert str(info.value) == (
-        f"{where}: PB107 this reads back 'w', which a method stored on the differentiated "
-        "Logged while the gradient ran: the gradient through that store would be lost.\n"
-        "Fix: return the new value from the method (or a new object, e.g. `Logged(...)`) "
-        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+        f"{where}: PB107 this reads back 'w' of a differentiated Logged, stored at {store} "
+        "while the gradient ran on an object pullback could not follow there (the object "
+        "had a second name, was in a container, came in as an argument or was handed on by "
+        "a call or a method, or a method changed a list or array it holds in place): the "
+        "gradient through that store would be lost.\n"
+        "Fix: keep the object under the one name that made it (`obj = Logged(...)`, no "
+        "`b = obj` in a loop or branch, no list or call holding it) and store through that "
+        "name, a list as a tuple (`self.items = self.items + (v,)`), or return the new "
+        "value from the method that computes it and use that "
+        "(see docs/limitations.md#PB107)."
     )
 
 

@@ -106,11 +106,16 @@ def store_item(container, key, value, where: str):
         container[key] = value
         return
     raise UnsupportedCallError(
-        f"{where}: an item assignment into a {type(container).__name__} held by an object: "
-        "a differentiated function may write only into arrays it created itself, and this "
-        "one came from outside (pullback lets a dict or list on an object get values, as "
-        "a cache). Fix: copy it into a local array first (`w = obj.w.copy(); w[i] = v`) "
-        "and use or return that (see docs/limitations.md#PB101)."
+        f"{where}: PB101 an item assignment into a {type(container).__name__} held by an "
+        "object: a differentiated function may write only into arrays nothing else can "
+        "reach, and this one may be reached another way (it came from outside, or the object "
+        "is not one the function made and keeps to one name, or a name, view or other "
+        "attribute may hold the array: pullback writes in place into an object's array only "
+        "when every store of it is a new array, `np.zeros(n)` or `x.copy()`, and every read "
+        "makes a new value at once).\n"
+        "Fix: copy it into a local array first and store that back "
+        "(`w = obj.w.copy(); w[i] = v; obj.w = w`), or use or return the local array "
+        "(see docs/limitations.md#PB101)."
     )
 
 

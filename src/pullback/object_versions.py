@@ -38,7 +38,13 @@ from .errors import UnsupportedCallError
 from .escapes import ESCAPE_RECORD
 from .records import field_index
 from .records_dataclasses import field_slots
-from .records_plain import adopt_copies, adopt_object
+from .records_plain import (
+    adopt_copies,
+    adopt_object,
+    is_plain_record,
+    plain_position,
+    register_record,
+)
 from .registry import transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO
@@ -51,6 +57,10 @@ def field_place(record, name: str, where: str = "") -> int:
     attribute that is no field (the transformation versions fields only). An object of a
     plain record class made where no gradient reached its constructor (the class itself
     ran) becomes a record here: the function owns it, and its fields are the layout's."""
+    if not ESCAPE_RECORD.attributes:  # a plain record's field: a loop stores it each step
+        k = plain_position(record, name)
+        if k is not None:
+            return k
     adopt_object(record)
     k = field_index(record, name, where)
     if k is None:  # pragma: no cover - the transformation versions a class's fields only
@@ -76,12 +86,15 @@ def snapshot(record):
     """A shallow copy of ``record`` that is a record too, with the stores escapes.py
     recorded on ``record`` recorded on it (a read of one stays refused)."""
     cls = type(record)
-    if isinstance(getattr(record, "__dict__", None), dict):
+    fields = getattr(record, "__dict__", None)
+    if type(fields) is dict:
         new = object.__new__(cls)
-        new.__dict__.update(record.__dict__)
+        new.__dict__.update(fields)
+        if is_plain_record(record):
+            register_record(new)  # (records_plain.adopt_copies of one copy)
     else:  # a dataclass with __slots__
         new = copy.copy(record)
-    adopt_copies(record, new)
+        adopt_copies(record, new)
     stored = ESCAPE_RECORD.attributes
     if stored:
         for key, obj in list(stored.items()):
@@ -95,6 +108,8 @@ def set_field_pullback(dy, record, name, value, where=""):
     """The new version's cotangent ``dy`` split: its ``name`` entry goes to ``value``, the
     others to the old version (whose ``name`` entry is zero: it was overwritten)."""
     k = field_place(record, name, where)
+    if type(dy) is tuple:  # (a loop's version: one slice each side, not a loop of items)
+        return dy[:k] + (ZERO,) + dy[k + 1 :], NO_TANGENT, dy[k], NO_TANGENT
     kept = ()
     for j in range(len(field_slots(record))):
         if j == k:

@@ -34,7 +34,7 @@ from .records_dataclasses import (
     is_dataclass_class,
     refusal,
 )
-from .records_plain import is_plain_record, layout, new_record
+from .records_plain import is_plain_record, layout, new_record, plain_position
 from .registry import RULE, Rule, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -54,9 +54,11 @@ def is_record_class(cls) -> bool:
 def field_index(record, name: str, where: str = "") -> int:
     """Where the field ``name`` sits in ``record`` (a named tuple, or a dataclass instance
     whose cotangent is the tuple of its fields: records_dataclasses.py), or a refusal."""
-    if not ESCAPE_RECORD.attributes and not isinstance(record, tuple):
-        k = field_position(record, name)  # a field of a dataclass or plain record: the
-        if k is not None:  # common case, read on every step of a loop (and its reverse)
+    if not ESCAPE_RECORD.attributes:
+        k = plain_position(record, name)  # a field of a plain record or a dataclass: the
+        if k is None and not isinstance(record, tuple):  # common case, read on every
+            k = field_position(record, name)  # step of a loop (and its reverse)
+        if k is not None:
             return k
     fields = getattr(type(record), "_fields", None)
     if isinstance(record, tuple) and isinstance(fields, tuple) and name in fields:
@@ -81,15 +83,34 @@ def field_index(record, name: str, where: str = "") -> int:
 
 
 def _refuse_stored(record, name: str, where: str):
-    """A field a method stored on the differentiated ``record`` while the gradient ran
-    (escapes.setattr_escaping): its gradient through that store would be lost."""
+    """A field stored on the differentiated ``record`` while the gradient ran where the
+    transformation made no version of the object (escapes.setattr_escaping): its gradient
+    through that store would be lost. The message names the store's line and why."""
     cls = type(record).__name__
+    found = ESCAPE_RECORD.values.get(id(getattr(record, name, None)))
+    at = f" at {found[1]}" if found is not None else ""
+    if field_position(record, name) is None and not isinstance(record, tuple):
+        raise UnsupportedCallError(
+            f"{where}: PB107 this reads back '{name}' of a differentiated {cls}, stored{at} "
+            f"while the gradient ran: '{name}' is not one of the attributes {cls}.__init__ "
+            "stores, and pullback follows stores on an object only into those, so the "
+            "gradient through that store would be lost.\n"
+            f"Fix: give it a first value in {cls}.__init__ (`self.{name} = None`; for a "
+            f"list a method appends to, `self.{name} = ()` there and "
+            f"`self.{name} = self.{name} + (v,)` in the method) "
+            "(see docs/limitations.md#PB107)."
+        )
     raise UnsupportedCallError(
-        f"{where}: PB107 this reads back '{name}', which a method stored on the "
-        f"differentiated {cls} while the gradient ran: the gradient through that store "
-        "would be lost.\n"
-        f"Fix: return the new value from the method (or a new object, e.g. `{cls}(...)`) "
-        "and use that, instead of storing it on the object (see docs/limitations.md#PB107)."
+        f"{where}: PB107 this reads back '{name}' of a differentiated {cls}, stored{at} "
+        "while the gradient ran on an object pullback could not follow there (the object "
+        "had a second name, was in a container, came in as an argument or was handed on by "
+        "a call or a method, or a method changed a list or array it holds in place): the "
+        "gradient through that store would be lost.\n"
+        f"Fix: keep the object under the one name that made it (`obj = {cls}(...)`, no "
+        "`b = obj` in a loop or branch, no list or call holding it) and store through that "
+        "name, a list as a tuple (`self.items = self.items + (v,)`), or return the new "
+        "value from the method that computes it and use that "
+        "(see docs/limitations.md#PB107)."
     )
 
 

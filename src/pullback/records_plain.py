@@ -68,10 +68,12 @@ _MADE: dict = {}
 def plain_position(record, name: str):
     """Where the field ``name`` of the plain record ``record`` sits in its cotangent tuple,
     or None (no plain record, or no such field)."""
-    entry = LAYOUTS.get(id(type(record)))
-    if entry is None or entry[0]() is not type(record) or not is_plain_record(record):
+    cls = type(record)
+    entry = LAYOUTS.get(id(cls))
+    if entry is None or entry[0]() is not cls:
         return None
-    return entry[2].get(name)
+    ref = _MADE.get(id(record))  # (is_plain_record, inline: every field read asks this)
+    return entry[2].get(name) if ref is not None and ref() is record else None
 
 
 def is_plain_record(v) -> bool:
@@ -95,13 +97,15 @@ def new_record(cls, names, *values):
     for n, v in zip(names, values, strict=True):
         if v is not UNSET:
             d[n] = v
-    _register(out)
+    register_record(out)
     return out
 
 
-def _register(out) -> None:
+def register_record(out) -> None:
+    """Make ``out`` a record (a copy of one, which holds the same fields)."""
     key = id(out)
     _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
+
 
 
 def adopt_copies(original, made, memo=None) -> None:
@@ -116,7 +120,7 @@ def adopt_copies(original, made, memo=None) -> None:
         pairs += [(originals[k], v) for k, v in memo.items() if k in originals]
     for old, new in pairs:
         if new is not old and type(new) is type(old) and is_plain_record(old):
-            _register(new)
+            register_record(new)
 
 
 def adopt_object(obj) -> bool:
@@ -127,7 +131,7 @@ def adopt_object(obj) -> bool:
         return True
     if layout(type(obj)) is None or not isinstance(getattr(obj, "__dict__", None), dict):
         return False
-    _register(obj)
+    register_record(obj)
     return True
 
 

@@ -139,6 +139,78 @@ def bound_once(tree, name: str) -> bool:
     return bindings == 1
 
 
+class BindingIndex:
+    """What :func:`bound_once` and :func:`receiver_class` ask of one tree, from one walk:
+    how many times each name is bound (-1: named by ``global``/``nonlocal``) and the call
+    of each name's first ``name = call(...)`` statement (in :func:`statements` order)."""
+
+    __slots__ = ("tree", "counts", "first_calls")
+
+    def __init__(self, tree):
+        self.tree = tree
+        counts: dict = {}
+        for n in gast.walk(tree):
+            if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                if n is not tree and counts.get(n.name, 0) >= 0:
+                    counts[n.name] = counts.get(n.name, 0) + 1
+            elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+                if counts.get(n.id, 0) >= 0:
+                    counts[n.id] = counts.get(n.id, 0) + 1
+            elif isinstance(n, (gast.Global, gast.Nonlocal)):
+                for name in n.names:
+                    counts[name] = -1
+        self.counts = counts
+        first: dict = {}
+        for node in statements(tree):
+            if (
+                isinstance(node, gast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name)
+                and isinstance(node.value, gast.Call)
+            ):
+                first.setdefault(node.targets[0].id, node.value)
+        self.first_calls = first
+
+
+class bindings_fixed:
+    """``with bindings_fixed(fs):`` around a pass that reads ``fs.tree`` without binding
+    any name anew (the check's visit, the normalizer's walk): inside, :func:`receiver_class`
+    answers from one :class:`BindingIndex` of the tree instead of a walk per question (a
+    function with a thousand ``x.sum()`` calls asked a thousand walks). Outside, every
+    question walks the tree as it is then."""
+
+    __slots__ = ("fs", "before")
+
+    def __init__(self, fs):
+        self.fs = fs
+
+    def __enter__(self):
+        self.before = getattr(self.fs, "_pb_binding_index", None)
+        try:
+            self.fs._pb_binding_index = _LAZY
+        except AttributeError:  # a source view without attributes of its own
+            self.fs = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fs is not None:
+            self.fs._pb_binding_index = self.before
+        return False
+
+
+_LAZY = object()  # (inside bindings_fixed, before the first question)
+
+
+def _binding_index(fs, tree):
+    """The index of ``tree`` while a pass holds its bindings fixed, else None."""
+    index = getattr(fs, "_pb_binding_index", None)
+    if index is None:
+        return None
+    if index is _LAZY or index.tree is not tree:
+        index = fs._pb_binding_index = BindingIndex(tree)
+    return index
+
+
 def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
     """Parameters and every name the function body assigns (``nodes``: ``lean_nodes(tree)``
     or ``all_nodes(tree)`` when the caller walks it anyway)."""
@@ -219,19 +291,14 @@ def receiver_class(fs, receiver, locals_):
     params = tree.args.posonlyargs + tree.args.args
     if params and params[0].id == receiver.id:
         return method_class(fs)
-    if bound_once(tree, receiver.id):
-        call = next(
-            (
-                node.value
-                for node in statements(tree)
-                if isinstance(node, gast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], gast.Name)
-                and node.targets[0].id == receiver.id
-                and isinstance(node.value, gast.Call)
-            ),
-            None,
-        )
+    index = _binding_index(fs, tree)
+    if index is not None:
+        once = index.counts.get(receiver.id, 0) == 1
+        call = index.first_calls.get(receiver.id) if once else None
+    else:
+        once = bound_once(tree, receiver.id)
+        call = _first_call(tree, receiver.id) if once else None
+    if once:
         if call is None:
             return None
         found, cls = resolve_expr(fs, call.func, locals_)
@@ -239,6 +306,22 @@ def receiver_class(fs, receiver, locals_):
     if not _has_versions(fs):
         return None
     return _versions_class(fs, receiver.id, locals_)
+
+
+def _first_call(tree, name: str):
+    """The call of ``tree``'s first ``name = call(...)`` statement, or None."""
+    return next(
+        (
+            node.value
+            for node in statements(tree)
+            if isinstance(node, gast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name)
+            and node.targets[0].id == name
+            and isinstance(node.value, gast.Call)
+        ),
+        None,
+    )
 
 
 def _has_versions(fs) -> bool:

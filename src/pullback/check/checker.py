@@ -25,7 +25,7 @@ from ..lambdas import (
     lambda_called_in_place,
 )
 from ..nested_factories import inline_nested_factories
-from ..resolve import local_names, parameter_names, parent_map
+from ..resolve import bindings_fixed, local_names, parameter_names, parent_map
 from ..source_imports import accepted_import_names
 from ..transform.closure_records import record_sites
 from ..transform.closure_values import lambda_free
@@ -43,9 +43,7 @@ from ..transform.run_time_closures import stored_lambda
 from ..transform.run_time_closures import verdict as run_time_verdict
 from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
-from .aliasing import (
-    AliasAnalysis,
-)
+from .aliasing import AliasAnalysis
 from .call_checks import CallChecks, UserCall
 from .free_writes import free_declarations
 from .helper_writes import HelperWrites
@@ -167,8 +165,9 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         if lambdas and isinstance(self.tree, gast.FunctionDef):
             # as the transformation sees them (closures.user_callee)
             lambdas_as_definitions(self.tree, user_callee(self.fs, self.tree))
-        for stmt in self.tree.body:
-            self.visit(stmt)
+        with bindings_fixed(self.fs):  # (the visit binds no name anew: one index of them)
+            for stmt in self.tree.body:
+                self.visit(stmt)
         self._check_generator_calls()
         self.check_owned_escapes()  # a helper's specialization keeping what it owns
         if factories:

@@ -48,7 +48,7 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
-from ..resolve import dotted_parts, local_names, object_item_target
+from ..resolve import bindings_fixed, dotted_parts, local_names, object_item_target
 from ..source import load_source
 from ..tree_walk import lean_nodes
 from . import nodes as N
@@ -131,7 +131,9 @@ class Normalizer(
 
     def run(self) -> Normalized:
         tree = self.fs.tree
-        body = self.block(hand_iteration_body(self, tree))  # it = iter(xs); next(it)
+        body = hand_iteration_body(self, tree)  # it = iter(xs); next(it)
+        with bindings_fixed(self.fs):  # (it builds a new tree: fs.tree's bindings stay)
+            body = self.block(body)
         prologue = [N.assign(RET, N.const(None), tree), N.assign(RETURNED, N.const(False), tree)]
         body = prologue + body + [N.located(gast.Return(value=N.load(RET)), tree.body[-1])]
         new = gast.FunctionDef(

@@ -80,6 +80,9 @@ class StoreRewrite:
         split = self.split_assignment(s)
         if split is not None:
             return self.statements(split)
+        written = self.array_write(s)
+        if written is not None:
+            return self.statements(written)
         store = self.field_store(s)
         if store is not None:
             return [store]
@@ -129,6 +132,31 @@ class StoreRewrite:
             temp = gast.Name(temps[k] if len(temps) > 1 else temps[0], gast.Load(), None, None)
             out.append(located(gast.Assign([t], temp, None), s))
         return out
+
+    def array_write(self, s):
+        """``me.buf[i] = v`` (or ``op=``) of a field only the object reaches
+        (transform/object_arrays.py) as the store of a written copy: ``t = me.buf.copy()``,
+        ``t[i] = v``, ``me.buf = t``; None for any other statement."""
+        target = s.targets[0] if isinstance(s, gast.Assign) and len(s.targets) == 1 else None
+        target = s.target if isinstance(s, gast.AugAssign) else target
+        if not (
+            isinstance(target, gast.Subscript)
+            and isinstance(target.value, gast.Attribute)
+            and self._is_me(target.value.value)
+            and target.value.attr in getattr(self.versions, "arrays", ())
+        ):
+            return None
+        attr = target.value.attr
+        self.unused += 1
+        temp = f"_pb_array_{attr}_{self.unused}"
+        read = gast.Attribute(self.name(), attr, gast.Load())
+        copy = gast.Call(gast.Attribute(read, "copy", gast.Load()), [], [])
+        first = gast.Assign([gast.Name(temp, gast.Store(), None, None)], copy, None)
+        target.value = gast.Name(temp, gast.Load(), None, None)
+        gast.copy_location(target.value, target)
+        stored = gast.Attribute(self.name(), attr, gast.Store())
+        last = gast.Assign([stored], gast.Name(temp, gast.Load(), None, None), None)
+        return [located(first, s), s, located(last, s)]
 
     def hoist(self, s):
         """``r = r + o.step(g)``: the one call of a method that changes ``me`` in a simple

@@ -59,6 +59,7 @@ from ..resolve import (
 )
 from ..source import load_source, with_source
 from ..tree_walk import lean_nodes, statements
+from .object_arrays import private_arrays
 from .object_rewrite import StoreRewrite, located, replace_child, unpacked_display
 from .side_effects import in_nested_scope
 
@@ -94,6 +95,7 @@ class _Versions:
         self.made: dict = {}  # name -> (function, returns a value) or None (call as is)
         self.building: set = set()
         self.checked: dict = {}  # name -> whether the method keeps self to itself
+        self.arrays = frozenset()  # fields written in place that only the object reaches
 
     def of(self, name: str):
         """``(function, returns a value, returns self)`` of the version of method ``name``,
@@ -229,6 +231,13 @@ def _owned_uses(tree, me: str, cls, skip, method=False, versions=None) -> bool:
             ):
                 continue
             return False
+        if (
+            versions is not None
+            and parent.attr in versions.arrays
+            and isinstance(grand, gast.Subscript)
+            and isinstance(grand.ctx, gast.Store)
+        ):
+            continue  # written into a copy stored as a version (transform/object_arrays.py)
         if _changed_in_place(grand, parent, parents):
             return False  # a container or array held by every version alike
         if isinstance(grand, gast.Call) and grand.func is parent:
@@ -264,6 +273,7 @@ def version_owned_objects(fs) -> None:
         _version_temporaries(fs, tree, temporaries)
     if not receivers:
         return
+    _one_name(fs, tree, receivers)
     found = {}  # name -> (class, its fields), for a name bound by a call of a record class
     locals_ = None
     for s in statements(tree):
@@ -285,6 +295,50 @@ def version_owned_objects(fs) -> None:
             _version_one(fs, tree, me, cls, fields)
 
 
+def _one_name(fs, tree, receivers) -> None:
+    """``b = a`` in the function's own body (no loop or branch around it), after ``a`` was
+    bound there by a call of a record class (:func:`class_fields`), where neither name is
+    bound anywhere else and no nested function reads ``b``: from that statement on ``b``
+    and ``a`` are the same object at every use of ``b`` (before it, ``b`` is unbound), so
+    the uses of ``b`` are written ``a`` and the statement is dropped. The object then has
+    one name, and its stores through ``b`` become versions like those through ``a``."""
+    made = {}  # name -> the call that binds it
+    aliases = {}  # second name -> the name that made the object
+    for s in tree.body:
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+            continue
+        target, value = s.targets[0], s.value
+        if not isinstance(target, gast.Name):
+            continue
+        if isinstance(value, gast.Call):
+            made.setdefault(target.id, value)
+        elif (
+            isinstance(value, gast.Name)
+            and value.id in made
+            and value.id not in aliases
+            and receivers & {target.id, value.id}
+            and target.id != value.id
+        ):
+            aliases[target.id] = (value.id, s)
+    if not aliases:
+        return
+    parents = parent_map(tree)
+    locals_ = local_names(tree)
+    for second, (first, s) in aliases.items():
+        if not (bound_once(tree, first) and bound_once(tree, second)):
+            continue
+        ok, cls = resolve_expr(fs, made[first].func, locals_)
+        if not ok or class_fields(cls) is None:
+            continue
+        uses = [n for n in gast.walk(tree) if isinstance(n, gast.Name) and n.id == second]
+        if any(in_nested_scope(n, tree, parents) for n in uses):
+            continue
+        for n in uses:
+            n.id = first
+        tree.body.remove(s)
+        receivers.add(first)
+
+
 def _version_one(fs, tree, me, cls, fields) -> None:
     """Version the object bound to ``me`` (see :func:`version_owned_objects`)."""
     s = next(
@@ -301,6 +355,7 @@ def _version_one(fs, tree, me, cls, fields) -> None:
     if s is None:  # (its binding is an earlier object's version now)
         return
     versions = _Versions(cls, fields)
+    versions.arrays = private_arrays(cls, fields, tree, me, getattr(fs.fn, "__globals__", {}))
     if not _owned_uses(tree, me, cls, skip=s.targets[0], versions=versions):
         return
     s.pb_owned_binding = me
@@ -327,6 +382,7 @@ def _version_one(fs, tree, me, cls, fields) -> None:
 # (``o.w = v``, ``o.n += 1``), a method of a temporary object (``C(x).fit(y)``), or a name
 # bound to a call's result (``o = C(x)``) together with a method call (``o.step(p)``).
 _ATTRIBUTE_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+_ITEM_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*\[[^\]\n]*\]\s*(?:[-+*/%@&|^]|//|\*\*)?=(?!=)")
 _TEMPORARY_METHOD = re.compile(r"\)\s*\.\s*[A-Za-z_]\w*\s*\(")
 _BOUND_TO_A_CALL = re.compile(
     r"^\s*[A-Za-z_]\w*\s*=\s*\(*\s*[A-Za-z_][\w.]*\s*\(", re.MULTILINE
@@ -337,7 +393,7 @@ _METHOD_CALL = re.compile(r"\w\s*\.\s*[A-Za-z_]\w*\s*\(")
 def _may_change_an_object(text: str) -> bool:
     """Whether the function's text may hold what :func:`version_owned_objects` rewrites
     (a cheap necessary condition: the walk runs only then)."""
-    if _ATTRIBUTE_STORE.search(text) or _TEMPORARY_METHOD.search(text):
+    if _ATTRIBUTE_STORE.search(text) or _TEMPORARY_METHOD.search(text) or _ITEM_STORE.search(text):
         return True
     return bool(_BOUND_TO_A_CALL.search(text) and _METHOD_CALL.search(text))
 
@@ -352,6 +408,10 @@ def _candidates(tree):
         if cls is attribute and isinstance(n.value, gast.Name):
             if not isinstance(n.ctx, gast.Load):
                 names.add(n.value.id)
+        elif cls is gast.Subscript and not isinstance(n.ctx, gast.Load):
+            inner = n.value  # o.buf[i] = v: an array field written in place
+            if isinstance(inner, attribute) and isinstance(inner.value, gast.Name):
+                names.add(inner.value.id)
         elif cls is call and isinstance(n.func, gast.Attribute):
             receiver = n.func.value
             if isinstance(receiver, gast.Name):

@@ -19,7 +19,7 @@ import types
 
 import gast
 
-from ..resolve import local_names, receiver_class
+from ..resolve import bindings_fixed, local_names, receiver_class
 
 
 def _overridden(cls, name: str) -> bool:
@@ -52,26 +52,25 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     locals_ = local
     classes = {}  # receiver name -> its class known before running (or None)
     found = {}
-    for node in nodes:
-        if not (
-            isinstance(node, gast.Attribute)
-            and isinstance(node.value, gast.Name)
-            and isinstance(node.ctx, gast.Load)
-            and not node.attr.startswith("__")
-        ):
-            continue
-        receiver = node.value.id
-        if receiver not in classes:
-            if locals_ is None:
-                locals_ = local_names(tree, nodes)
-            first = bool(params) and params[0].id == receiver
-            classes[receiver] = (
-                receiver_class(fs, node.value, locals_) if first or receiver in locals_ else None
-            )
-        cls = classes[receiver]
-        fget = _getter(cls, node.attr) if cls is not None else None
-        if fget is not None:
-            found[id(node)] = fget
+    with bindings_fixed(fs):  # (this walk only reads the tree)
+        for node in nodes:
+            if not (
+                isinstance(node, gast.Attribute)
+                and isinstance(node.value, gast.Name)
+                and isinstance(node.ctx, gast.Load)
+                and not node.attr.startswith("__")
+            ):
+                continue
+            receiver = node.value.id
+            if receiver not in classes:
+                if locals_ is None:
+                    locals_ = local_names(tree, nodes)
+                known = bool(params) and params[0].id == receiver or receiver in locals_
+                classes[receiver] = receiver_class(fs, node.value, locals_) if known else None
+            cls = classes[receiver]
+            fget = _getter(cls, node.attr) if cls is not None else None
+            if fget is not None:
+                found[id(node)] = fget
     if not found:
         return False
     names = {}

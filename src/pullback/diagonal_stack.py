@@ -146,11 +146,12 @@ class DiagonalStack(StructuredStack):
 
     def dense(self) -> np.ndarray:
         """The stack as an ordinary array of shape ``(n,) + shape``."""
-        n = self.diagonal.size
-        out = np.zeros((n, n), dtype=self.diagonal.dtype)
+        d = self.diagonal
+        n = d.size
+        out = np.zeros((n, n), dtype=d.dtype)
         # a strided view of the flat array: assigning through ``out.flat`` costs ~20x more
-        out.reshape(-1)[:: n + 1] = self.diagonal.reshape(-1)
-        return out.reshape(self.shape)
+        out.reshape(-1)[:: n + 1] = d.reshape(-1)
+        return out if d.ndim == 1 else out.reshape((n,) + d.shape)
 
     def __repr__(self) -> str:
         return f"DiagonalStack({self.diagonal!r})"

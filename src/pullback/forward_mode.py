@@ -57,7 +57,11 @@ class LazyJVP:
         """The generated function for these arguments (``kwargs`` a dict, ``tangents`` one
         per positional argument), kept so that a second sweep of the same call with other
         tangents in the same places (the check of :func:`stacked_jvp`) skips the look-up."""
-        active = tuple([k for k, d in enumerate(tangents) if d is not ZERO and d is not NO_TANGENT])
+        active = []  # a loop, not a comprehension: no frame of its own before Python 3.12
+        for k, d in enumerate(tangents):
+            if d is not ZERO and d is not NO_TANGENT:
+                active.append(k)
+        active = tuple(active)
         moving = (
             {k: d for k, d in keyword_tangents.items() if not is_zero(d)}
             if keyword_tangents
@@ -105,7 +109,7 @@ class PreparedJVP:
         generated, by_position = self.entry
         active, moving = self.active, self.moving
         if by_position:
-            values = [tangents[k] for k in active]
+            values = [tangents[active[0]]] if len(active) == 1 else [tangents[k] for k in active]
         else:
             _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
         with escape_scope():  # one evaluation: values kept outside (escapes.py)

@@ -26,8 +26,8 @@ from .diagonal_stack import identity_stack
 from .errors import ArgumentError, NonScalarOutputError, user_facing
 from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
-from .registry import default_registry, install_entry_points
-from .running import deeper_recursion, run_forward, run_pullback
+from .registry import _active, _builtin, default_registry, install_entry_points
+from .running import deeper_recursion, forward_failed, run_forward, run_pullback
 from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
 from .tangents import ZERO, materialize
 from .transformed import GradFunction
@@ -224,14 +224,23 @@ class JacobianFunction:
             return _positional_indices(fn, self.names)
         source = (fn.__code__, getattr(fn, "__signature__", None), getattr(fn, "__wrapped__", None))
         seen, positions = self._positions
-        if seen is None or any(a is not b for a, b in zip(seen, source, strict=True)):
+        if (
+            seen is None
+            or seen[0] is not source[0]
+            or seen[1] is not source[1]
+            or seen[2] is not source[2]
+        ):
             positions = _positional_indices(fn, self.names)
             self._positions = (source, positions)
         return positions
 
     def _lazy_jvp(self):
         """The forward-mode function of ``fn``, made once per registry."""
-        registry = self.registry if self.registry is not None else default_registry()
+        registry = self.registry
+        if registry is None:  # default_registry(), inlined (see _fast_forward)
+            registry = _active.get()
+            if registry is None:
+                registry = _builtin[0] if _builtin else default_registry()
         lazy = self._forward_sweeps
         if lazy is None or lazy.registry is not registry:
             lazy = self._forward_sweeps = LazyJVP(self.fn, registry)
@@ -309,7 +318,11 @@ class JacobianFunction:
         key = fast_kinds(args)
         if key is None:
             return None
-        registry = self.registry if self.registry is not None else default_registry()
+        registry = self.registry
+        if registry is None:  # default_registry(), inlined (as grad's hot entry does)
+            registry = _active.get()
+            if registry is None:
+                registry = _builtin[0] if _builtin else default_registry()
         entry = self._fast_entries.get(key)
         if (
             entry is None
@@ -332,7 +345,13 @@ class JacobianFunction:
             with deeper_recursion(self.fn):
                 y, pullback = run_forward(adj, args, {})
         else:
-            y, pullback = run_forward(adj, args, {})
+            # no user code runs, so nothing escapes into it: the sweep without the
+            # evaluation's escape record (as grad's fast sweeps), its errors explained
+            try:
+                y, pullback = adj.forward(*args)
+            except Exception as exc:
+                forward_failed(adj, exc)
+                raise
         back = VJPPullback(self.fn, y, pullback, values, self.names, self.single)
         back.deep = adj.calls_user_code
         return y, back

@@ -211,7 +211,10 @@ class JacobianFunction:
         if out is None or type(out[0]) is not np.ndarray:
             return None
         y, dys = out
-        block = _columns_block(dys, y.shape, x.shape)
+        if dys.ndim == 2 and y.ndim == 1:  # (x.size, y.size): the block is its transpose
+            block = dys.T
+        else:
+            block = _columns_block(dys, y.shape, x.shape)
         return block if self.single else (block,)
 
     def _positional(self):
@@ -250,7 +253,8 @@ class JacobianFunction:
         plain = self._plain_positions
         values = fast = None
         if plain is not None and not kwargs and len(args) == plain[0]:
-            values = [args[p] for p in plain[1]]  # what binding the call would give
+            at = plain[1]  # what binding the call would give:
+            values = [args[at[0]]] if len(at) == 1 else [args[p] for p in at]
             fast = self._fast_forward(args, values)
         if fast is not None:
             y, pullback = fast

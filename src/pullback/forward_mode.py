@@ -76,8 +76,10 @@ class LazyJVP:
             if entry is None or not entry[0].guard():
                 kinds = kinds_key(args, kwargs)
                 generated = jvp_function(self.fn, active, self.registry, kinds, ())
-                entry = self._cache[key] = (generated, self._by_position(active, moving))
-            return PreparedJVP(self.fn, entry, active, moving)
+                pair = (generated, self._by_position(active, moving))
+                # (no moving keywords on this path: the prepared call is the same each time)
+                entry = self._cache[key] = (*pair, PreparedJVP(self.fn, pair, active, moving))
+            return entry[2]
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
         entry = self._cache.get(key)
         if entry is None or not entry[0].guard():

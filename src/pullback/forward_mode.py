@@ -296,8 +296,11 @@ def batched_jvp(forward, primals, stacks, moving, kwargs):
         return None
     if type(dys) is DiagonalStack and type(y) is np.ndarray and y.dtype.kind == "f":
         # an elementwise map's columns (jacobian's identity stack): exact by structure
-        seeds = [stacks[moving[0]]] if len(moving) == 1 else [stacks[i] for i in moving]
-        if dys.diagonal.shape == y.shape and exact_by_structure(seeds, (dys,)):
+        if dys.diagonal.shape == y.shape and (
+            type(stacks[moving[0]]) is DiagonalStack  # (exact_by_structure's case)
+            if len(moving) == 1
+            else exact_by_structure([stacks[i] for i in moving], (dys,))
+        ):
             return y, materialize_rows(dys, y)
     if not (type(y) is float or (type(y) is np.ndarray and y.dtype.kind == "f")):
         return None

@@ -23,7 +23,7 @@ from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, r
 from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
-from .errors import ArgumentError, NonScalarOutputError, user_facing
+from .errors import ArgumentError, NonScalarOutputError, PullbackError, for_user, user_facing
 from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import _active, _builtin, default_registry, install_entry_points
@@ -107,10 +107,20 @@ class JacobianFunction:
         self._forward_sweeps = None  # the LazyJVP of fn, kept between calls
         self._fast_target = _fast_target(fn) if self._plain_positions is not None else None
         self._fast_entries: dict = {}  # fast kinds -> (adjoint, registry, version, inner)
+        # reverse mode of a function that is not itself a derivative: _reverse at once
+        self._reverse_only = mode == "reverse" and type(fn) not in _DERIVATIVES
         functools.update_wrapper(self, fn, updated=())
 
-    @user_facing
     def __call__(self, *args, **kwargs):
+        try:  # what errors.user_facing does, without a frame of its own
+            if self._reverse_only:
+                return self._reverse(args, kwargs)
+            return self._call(args, kwargs)
+        except PullbackError as exc:
+            for_user(exc)
+            raise
+
+    def _call(self, args, kwargs):
         inner = self.fn
         if type(inner) is JacobianFunction or type(inner) is HessianFunction:
             # jacobian(jacobian(f)): the derivative of f's Jacobian (jacobian(hessian(f)),

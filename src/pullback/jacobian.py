@@ -107,14 +107,20 @@ class JacobianFunction:
         self._forward_sweeps = None  # the LazyJVP of fn, kept between calls
         self._fast_target = _fast_target(fn) if self._plain_positions is not None else None
         self._fast_entries: dict = {}  # fast kinds -> (adjoint, registry, version, inner)
-        # reverse mode of a function that is not itself a derivative: _reverse at once
-        self._reverse_only = mode == "reverse" and type(fn) not in _DERIVATIVES
+        # the mode of a function that is not itself a derivative: _reverse or _forward at once
+        plain = type(fn) not in _DERIVATIVES
+        self._reverse_only = mode == "reverse" and plain
+        self._forward_only = mode == "forward" and plain
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
         try:  # what errors.user_facing does, without a frame of its own
             if self._reverse_only:
                 return self._reverse(args, kwargs)
+            if self._forward_only:
+                positions = self._positional()  # (_call explains any other case)
+                if positions is not None and max(positions, default=-1) < len(args):
+                    return self._forward(positions, args, kwargs)
             return self._call(args, kwargs)
         except PullbackError as exc:
             for_user(exc)

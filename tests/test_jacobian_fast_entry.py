@@ -182,3 +182,20 @@ def test_fast_entry_explains_a_failing_forward_sweep_as_vjp_does():
         notes.append(getattr(info.value, "__notes__", None))
     assert notes[0] == notes[1]
     assert "return y[5] * x" in notes[0][0]
+
+
+def test_forward_mode_refuses_a_keyword_argument_and_takes_it_positionally():
+    """jacobian(mode='forward') goes to its forward sweep at once only when the argument
+    stands positionally; by keyword it is refused with the fix (the general path)."""
+
+    def scaled(x, w):
+        return np.tanh(x) * w
+
+    jf = jacobian(scaled, mode="forward")
+    x = np.array([0.2, -0.4, 0.7])
+    with pytest.raises(pullback.errors.ArgumentError, match="positionally"):
+        jf(x=x, w=2.0)
+    want = np.diag((1 - np.tanh(x) ** 2) * 2.0)
+    np.testing.assert_allclose(jf(x, 2.0), want, rtol=1e-12)
+    np.testing.assert_allclose(jf(x, w=2.0), want, rtol=1e-12)
+    np.testing.assert_allclose(jf(x, 2.0), jacobian_by_fd(lambda v: scaled(v, 2.0), x), rtol=1e-6)

@@ -150,8 +150,11 @@ class DiagonalStack(StructuredStack):
         n = d.size
         out = np.zeros((n, n), dtype=d.dtype)
         # a strided view of the flat array: assigning through ``out.flat`` costs ~20x more
+        if d.ndim == 1:
+            out.reshape(-1)[:: n + 1] = d
+            return out
         out.reshape(-1)[:: n + 1] = d.reshape(-1)
-        return out if d.ndim == 1 else out.reshape((n,) + d.shape)
+        return out.reshape((n,) + d.shape)
 
     def __repr__(self) -> str:
         return f"DiagonalStack({self.diagonal!r})"

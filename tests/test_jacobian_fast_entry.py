@@ -163,3 +163,39 @@ def test_forward_mode_keys_follow_kinds_helpers_and_code(dtype, monkeypatch):
 
     scaled.__code__ = cube.__code__
     np.testing.assert_allclose(jf(x, 2), np.diag(6.0 * x.astype(np.float64) ** 2), **_tol(dtype))
+
+
+def _reads_past_the_end(x):
+    y = np.sin(x)
+    return y[5] * x
+
+
+def test_fast_entry_explains_a_failing_forward_sweep_as_vjp_does():
+    """The fast entry runs the forward sweep itself (no escape record: no user code runs
+    in it): its error names the user's line as vjp's does."""
+    x = np.zeros(2)
+    notes = []
+    calls = (lambda: jacobian(_reads_past_the_end)(x), lambda: pullback.vjp(_reads_past_the_end, x))
+    for call in calls:
+        with pytest.raises(IndexError) as info:
+            call()
+        notes.append(getattr(info.value, "__notes__", None))
+    assert notes[0] == notes[1]
+    assert "return y[5] * x" in notes[0][0]
+
+
+def test_forward_mode_refuses_a_keyword_argument_and_takes_it_positionally():
+    """jacobian(mode='forward') goes to its forward sweep at once only when the argument
+    stands positionally; by keyword it is refused with the fix (the general path)."""
+
+    def scaled(x, w):
+        return np.tanh(x) * w
+
+    jf = jacobian(scaled, mode="forward")
+    x = np.array([0.2, -0.4, 0.7])
+    with pytest.raises(pullback.errors.ArgumentError, match="positionally"):
+        jf(x=x, w=2.0)
+    want = np.diag((1 - np.tanh(x) ** 2) * 2.0)
+    np.testing.assert_allclose(jf(x, 2.0), want, rtol=1e-12)
+    np.testing.assert_allclose(jf(x, w=2.0), want, rtol=1e-12)
+    np.testing.assert_allclose(jf(x, 2.0), jacobian_by_fd(lambda v: scaled(v, 2.0), x), rtol=1e-6)

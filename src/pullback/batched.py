@@ -56,6 +56,16 @@ _SWAP_FILTERS = sys.version_info < (3, 14) and hasattr(warnings, "_filters_mutat
 _IGNORE_ALL = ("ignore", None, Warning, None, 0)  # what simplefilter("ignore") inserts
 
 
+# ``np.errstate(all="ignore")`` is a Python object whose ``__enter__`` builds NumPy's error
+# state from keywords: the state it builds (``_make_extobj(all="ignore")``, from the current
+# one) set into NumPy's context variable and reset on exit does the same in a third of the
+# time. A NumPy without these names gets np.errstate itself.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+except ImportError:  # pragma: no cover - NumPy < 2 or a later layout
+    _extobj_contextvar = _make_extobj = None
+
+
 class Quiet:
     """``warnings.catch_warnings()`` with ``simplefilter("ignore")``, and
     ``np.errstate(all="ignore")``: the state a batched attempt runs in (its warnings, if it
@@ -64,8 +74,11 @@ class Quiet:
     __slots__ = ("_filters", "_errstate", "_catch")
 
     def __enter__(self):
-        self._errstate = np.errstate(all="ignore")
-        self._errstate.__enter__()
+        if _make_extobj is not None:
+            self._errstate = _extobj_contextvar.set(_make_extobj(all="ignore"))
+        else:  # pragma: no cover - see _make_extobj above
+            self._errstate = np.errstate(all="ignore")
+            self._errstate.__enter__()
         if _SWAP_FILTERS:
             self._filters = warnings.filters
             warnings.filters = [_IGNORE_ALL]
@@ -82,7 +95,10 @@ class Quiet:
             warnings._filters_mutated()
         else:
             self._catch.__exit__(*exc)
-        self._errstate.__exit__(*exc)
+        if _make_extobj is not None:
+            _extobj_contextvar.reset(self._errstate)
+        else:  # pragma: no cover - see _make_extobj above
+            self._errstate.__exit__(*exc)
         return False
 
 
@@ -92,7 +108,13 @@ def _batched_cotangents(back, dys, batch):
     tangents.batch_axes.axes = batch
     try:
         with Quiet():
-            cots = _sweep(back, dys)
+            # the pullback itself: a failure here only means the rows run one by one, so
+            # what run_pullback would say about it is not needed
+            if back.deep:
+                with deeper_recursion(back.fn):
+                    cots = back._pullback(dys)
+            else:
+                cots = back._pullback(dys)
     except Exception:
         return None
     finally:
@@ -279,13 +301,15 @@ def pullback_stack(back, dys, place=None):
     arguments are floats or NumPy float arrays and whose output is a float, a NumPy
     scalar or a NumPy array (what ``jacobian`` checks before it calls this); ``place``
     puts a stack for one entry of a tuple output in its place (see stacked_pullback)."""
-    k = dys.shape[0]
+    k = dys.diagonal.size if type(dys) is DiagonalStack else dys.shape[0]
     if k > 1:
         seed = dys if place is None else place(dys)
         cots = _batched_cotangents(back, seed, (k,))
-        if cots is not None and (
-            exact_by_structure((dys,), cots) or _agrees(back, dys, cots, place=place)
-        ):
+        if cots is None:
+            pass
+        elif back.single and type(cots[0]) is DiagonalStack and type(dys) is DiagonalStack:
+            return materialize_rows(cots[0], back._values[0])  # (exact_by_structure's case)
+        elif exact_by_structure((dys,), cots) or _agrees(back, dys, cots, place=place):
             values = back._values
             if back.single:
                 return materialize_rows(cots[0], values[0])
@@ -299,10 +323,10 @@ def materialize_rows(c, value):
     dtype = value.dtype if type(value) is np.ndarray else np.result_type(value)
     if type(c) is DiagonalStack or type(c) is BandStack:
         # converted while compact (its zeros stay zeros): the dense stack is written once
-        if dtype.kind in "fc" and c.dtype != dtype:
+        have = c.diagonal.dtype if type(c) is DiagonalStack else c.dtype
+        if have != dtype and dtype.kind in "fc":
             c = c.astype(dtype)
         return c.dense()
     if dtype.kind in "fc" and c.dtype != dtype:
         c = c.astype(dtype)
     return c if c.flags.writeable else c.copy()
-

@@ -146,11 +146,15 @@ class DiagonalStack(StructuredStack):
 
     def dense(self) -> np.ndarray:
         """The stack as an ordinary array of shape ``(n,) + shape``."""
-        n = self.diagonal.size
-        out = np.zeros((n, n), dtype=self.diagonal.dtype)
+        d = self.diagonal
+        n = d.size
+        out = np.zeros((n, n), dtype=d.dtype)
         # a strided view of the flat array: assigning through ``out.flat`` costs ~20x more
-        out.reshape(-1)[:: n + 1] = self.diagonal.reshape(-1)
-        return out.reshape(self.shape)
+        if d.ndim == 1:
+            out.reshape(-1)[:: n + 1] = d
+            return out
+        out.reshape(-1)[:: n + 1] = d.reshape(-1)
+        return out.reshape((n,) + d.shape)
 
     def __repr__(self) -> str:
         return f"DiagonalStack({self.diagonal!r})"
@@ -288,20 +292,16 @@ def _scaled(v, diagonal):
     return None
 
 
-def identity_stack(shape, dtype) -> DiagonalStack:
-    """The basis of cotangents of an array of ``shape``: ``np.eye(n)`` reshaped to
-    ``(n,) + shape``, as a :class:`DiagonalStack`."""
-    return DiagonalStack(_ones(tuple(shape), np.dtype(dtype)))
-
-
 @functools.lru_cache(maxsize=16)
-def _ones(shape, dtype) -> np.ndarray:
-    """A read-only array of ones, made once per shape and dtype (a Jacobian per call of
-    the same shapes needs the same basis): every step makes new arrays from it, and a
-    write into it would raise, so the batched sweep would fall back to rows."""
-    out = np.ones(shape, dtype=dtype)
-    out.flags.writeable = False
-    return out
+def identity_stack(shape: tuple, dtype) -> DiagonalStack:
+    """The basis of cotangents of an array of ``shape`` (a tuple): ``np.eye(n)`` reshaped
+    to ``(n,) + shape``, as a :class:`DiagonalStack`. Made once per shape and dtype (a
+    Jacobian per call of the same shapes needs the same basis) and shared: its vector of
+    ones is read-only, so every step makes new arrays from it, and a write into it would
+    raise (the batched sweep then falls back to rows)."""
+    ones = np.ones(shape, dtype=np.dtype(dtype))
+    ones.flags.writeable = False
+    return DiagonalStack(ones)
 
 
 def combine(weights, stack: DiagonalStack) -> np.ndarray:

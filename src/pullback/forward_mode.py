@@ -57,7 +57,11 @@ class LazyJVP:
         """The generated function for these arguments (``kwargs`` a dict, ``tangents`` one
         per positional argument), kept so that a second sweep of the same call with other
         tangents in the same places (the check of :func:`stacked_jvp`) skips the look-up."""
-        active = tuple([k for k, d in enumerate(tangents) if d is not ZERO and d is not NO_TANGENT])
+        active = []  # a loop, not a comprehension: no frame of its own before Python 3.12
+        for k, d in enumerate(tangents):
+            if d is not ZERO and d is not NO_TANGENT:
+                active.append(k)
+        active = tuple(active)
         moving = (
             {k: d for k, d in keyword_tangents.items() if not is_zero(d)}
             if keyword_tangents
@@ -72,8 +76,10 @@ class LazyJVP:
             if entry is None or not entry[0].guard():
                 kinds = kinds_key(args, kwargs)
                 generated = jvp_function(self.fn, active, self.registry, kinds, ())
-                entry = self._cache[key] = (generated, self._by_position(active, moving))
-            return PreparedJVP(self.fn, entry, active, moving)
+                pair = (generated, self._by_position(active, moving))
+                # (no moving keywords on this path: the prepared call is the same each time)
+                entry = self._cache[key] = (*pair, PreparedJVP(self.fn, pair, active, moving))
+            return entry[2]
         key = (active, tuple(sorted(moving)), kinds_key(args, kwargs), self.registry.version)
         entry = self._cache.get(key)
         if entry is None or not entry[0].guard():
@@ -105,7 +111,7 @@ class PreparedJVP:
         generated, by_position = self.entry
         active, moving = self.active, self.moving
         if by_position:
-            values = [tangents[k] for k in active]
+            values = [tangents[active[0]]] if len(active) == 1 else [tangents[k] for k in active]
         else:
             _, values = tangent_parameters(self.fn, tangents, moving, kwargs)
         with escape_scope():  # one evaluation: values kept outside (escapes.py)
@@ -290,8 +296,11 @@ def batched_jvp(forward, primals, stacks, moving, kwargs):
         return None
     if type(dys) is DiagonalStack and type(y) is np.ndarray and y.dtype.kind == "f":
         # an elementwise map's columns (jacobian's identity stack): exact by structure
-        seeds = [stacks[i] for i in moving]
-        if dys.diagonal.shape == y.shape and exact_by_structure(seeds, (dys,)):
+        if dys.diagonal.shape == y.shape and (
+            type(stacks[moving[0]]) is DiagonalStack  # (exact_by_structure's case)
+            if len(moving) == 1
+            else exact_by_structure([stacks[i] for i in moving], (dys,))
+        ):
             return y, materialize_rows(dys, y)
     if not (type(y) is float or (type(y) is np.ndarray and y.dtype.kind == "f")):
         return None

@@ -23,11 +23,11 @@ from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, r
 from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
-from .errors import ArgumentError, NonScalarOutputError, user_facing
+from .errors import ArgumentError, NonScalarOutputError, PullbackError, for_user, user_facing
 from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
-from .registry import default_registry, install_entry_points
-from .running import deeper_recursion, run_forward, run_pullback
+from .registry import _active, _builtin, default_registry, install_entry_points
+from .running import deeper_recursion, forward_failed, run_forward, run_pullback
 from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
 from .tangents import ZERO, materialize
 from .transformed import GradFunction
@@ -107,10 +107,26 @@ class JacobianFunction:
         self._forward_sweeps = None  # the LazyJVP of fn, kept between calls
         self._fast_target = _fast_target(fn) if self._plain_positions is not None else None
         self._fast_entries: dict = {}  # fast kinds -> (adjoint, registry, version, inner)
+        # the mode of a function that is not itself a derivative: _reverse or _forward at once
+        plain = type(fn) not in _DERIVATIVES
+        self._reverse_only = mode == "reverse" and plain
+        self._forward_only = mode == "forward" and plain
         functools.update_wrapper(self, fn, updated=())
 
-    @user_facing
     def __call__(self, *args, **kwargs):
+        try:  # what errors.user_facing does, without a frame of its own
+            if self._reverse_only:
+                return self._reverse(args, kwargs)
+            if self._forward_only:
+                positions = self._positional()  # (_call explains any other case)
+                if positions is not None and max(positions, default=-1) < len(args):
+                    return self._forward(positions, args, kwargs)
+            return self._call(args, kwargs)
+        except PullbackError as exc:
+            for_user(exc)
+            raise
+
+    def _call(self, args, kwargs):
         inner = self.fn
         if type(inner) is JacobianFunction or type(inner) is HessianFunction:
             # jacobian(jacobian(f)): the derivative of f's Jacobian (jacobian(hessian(f)),
@@ -211,7 +227,10 @@ class JacobianFunction:
         if out is None or type(out[0]) is not np.ndarray:
             return None
         y, dys = out
-        block = _columns_block(dys, y.shape, x.shape)
+        if dys.ndim == 2 and y.ndim == 1:  # (x.size, y.size): the block is its transpose
+            block = dys.T
+        else:
+            block = _columns_block(dys, y.shape, x.shape)
         return block if self.single else (block,)
 
     def _positional(self):
@@ -224,14 +243,23 @@ class JacobianFunction:
             return _positional_indices(fn, self.names)
         source = (fn.__code__, getattr(fn, "__signature__", None), getattr(fn, "__wrapped__", None))
         seen, positions = self._positions
-        if seen is None or any(a is not b for a, b in zip(seen, source, strict=True)):
+        if (
+            seen is None
+            or seen[0] is not source[0]
+            or seen[1] is not source[1]
+            or seen[2] is not source[2]
+        ):
             positions = _positional_indices(fn, self.names)
             self._positions = (source, positions)
         return positions
 
     def _lazy_jvp(self):
         """The forward-mode function of ``fn``, made once per registry."""
-        registry = self.registry if self.registry is not None else default_registry()
+        registry = self.registry
+        if registry is None:  # default_registry(), inlined (see _fast_forward)
+            registry = _active.get()
+            if registry is None:
+                registry = _builtin[0] if _builtin else default_registry()
         lazy = self._forward_sweeps
         if lazy is None or lazy.registry is not registry:
             lazy = self._forward_sweeps = LazyJVP(self.fn, registry)
@@ -241,7 +269,8 @@ class JacobianFunction:
         plain = self._plain_positions
         values = fast = None
         if plain is not None and not kwargs and len(args) == plain[0]:
-            values = [args[p] for p in plain[1]]  # what binding the call would give
+            at = plain[1]  # what binding the call would give:
+            values = [args[at[0]]] if len(at) == 1 else [args[p] for p in at]
             fast = self._fast_forward(args, values)
         if fast is not None:
             y, pullback = fast
@@ -309,7 +338,11 @@ class JacobianFunction:
         key = fast_kinds(args)
         if key is None:
             return None
-        registry = self.registry if self.registry is not None else default_registry()
+        registry = self.registry
+        if registry is None:  # default_registry(), inlined (as grad's hot entry does)
+            registry = _active.get()
+            if registry is None:
+                registry = _builtin[0] if _builtin else default_registry()
         entry = self._fast_entries.get(key)
         if (
             entry is None
@@ -332,7 +365,13 @@ class JacobianFunction:
             with deeper_recursion(self.fn):
                 y, pullback = run_forward(adj, args, {})
         else:
-            y, pullback = run_forward(adj, args, {})
+            # no user code runs, so nothing escapes into it: the sweep without the
+            # evaluation's escape record (as grad's fast sweeps), its errors explained
+            try:
+                y, pullback = adj.forward(*args)
+            except Exception as exc:
+                forward_failed(adj, exc)
+                raise
         back = VJPPullback(self.fn, y, pullback, values, self.names, self.single)
         back.deep = adj.calls_user_code
         return y, back

@@ -7,11 +7,12 @@ the same nodes gives each subinterval's error estimate, and subintervals are bis
 until the caller's ``epsabs``/``epsrel`` hold for every parameter (the derivative may be
 sharper than the integrand). The derivatives at all nodes come from ONE call of the
 integrand's adjoint: ``x`` is the array of nodes and each float parameter is spread into
-an array of the same length, so the pullback of a cotangent of ones gives every node its
-own ``df/dtheta(x_i)``. That is the derivative of the scalar integrand only when the
-integrand maps its arrays elementwise, which ``_elementwise.py`` proves from the source
-first; otherwise (and for anything the pass cannot give as one real row per node) this
-returns ``None`` and the rule takes its exact per-node path.
+an array of the same length (an array parameter ``p`` into ``p.shape + (nodes,)``, so that
+its constant-index reads ``p[0]`` are such arrays), so the pullback of a cotangent of ones
+gives every node its own ``df/dtheta(x_i)``. That is the derivative of the scalar
+integrand only when the integrand maps its arrays elementwise, which ``_elementwise.py``
+proves from the source first; otherwise (and for anything the pass cannot give as one
+real row per node) this returns ``None`` and the rule takes its exact per-node path.
 
 The cost matters: the gradient of a smooth integral (one subinterval, 21 integrand calls)
 should cost a few times the integral, so the pass calls the generated adjoint directly
@@ -70,34 +71,85 @@ def _grid(lo, hi, ends=()):
 
 
 def _node_derivatives(vjp, params, index, xs):
-    """``(f(xs), d f(xs) / d params[k] for k in index)``, the derivatives a ``(len(index),
-    len(xs))`` array, by one reverse pass with every scalar float parameter spread over
-    the nodes; ``None`` when the pass does not give one real row per node."""
+    """``(f(xs), d f(xs) / d params[k] for k in index)``, the derivatives a ``(P, len(xs))``
+    array (``P`` the number of float elements: a row per element of ``params[k]``), by one
+    reverse pass with every float parameter spread over the nodes (a scalar into a row, an
+    array ``p`` into ``p.shape + (len(xs),)``, whose constant-index reads are rows); ``None``
+    when the pass does not give one real row per node."""
     m = xs.size
     args = [xs, *params]
-    spread = np.empty((len(index), m))  # one buffer, a row per float parameter
-    for j, k in enumerate(index):
-        row = args[1 + k] = spread[j]
-        row.fill(params[k])
-    # (x and the spread parameters are float vectors: the other arguments' types decide
-    # the kinds the adjoint is specialized on)
-    key = (_NODES,) + tuple(map(type, params))
+    rows, layout = _spread(params, index, m, args)
+    # (x and the spread parameters are float arrays: the other arguments' types decide
+    # the kinds the adjoint is specialized on; an array's rank too, where there is one)
+    if layout is None:
+        key = (_NODES,) + tuple(map(type, params))
+    else:
+        key = (_NODES,) + tuple((v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params)
     try:
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        d = np.empty((len(cots), m))
+        d = np.empty((rows, m))
         for j, c in enumerate(cots):
+            row = j
+            if layout is not None:
+                row, shape = layout[j]
+                if shape is not None:  # an array parameter: its block of rows
+                    if not _array_rows(c, d[row : row + math.prod(shape)], shape):
+                        return None
+                    continue
             if c is ZERO:  # a parameter the integrand does not read
-                d[j] = 0.0
+                d[row] = 0.0
             elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
                 return None
             else:
-                d[j] = c  # (a scalar broadcasts over the nodes)
+                d[row] = c  # (a scalar broadcasts over the nodes)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return y, d
+
+
+def _spread(params, index, m, args):
+    """``(P, layout)``: ``params[k]`` for ``k`` in ``index`` spread over ``m`` nodes into
+    one ``(P, m)`` float64 buffer, a row per float element, put in ``args`` (at ``1 +
+    k``); ``layout`` ``None`` where all are scalars, else per ``k`` ``(first row, None)``
+    for a scalar or ``(first row, shape)`` for an array."""
+    if all(type(params[k]) is not np.ndarray for k in index):  # (the usual call)
+        spread = np.empty((len(index), m))
+        for j, k in enumerate(index):
+            row = args[1 + k] = spread[j]
+            row.fill(params[k])
+        return len(index), None
+    layout, start = [], 0
+    for k in index:
+        v = params[k]
+        shape = v.shape if type(v) is np.ndarray else None
+        layout.append((start, shape))
+        start += 1 if shape is None else v.size
+    spread = np.empty((start, m))
+    for k, (first, shape) in zip(index, layout, strict=True):
+        if shape is None:
+            row = args[1 + k] = spread[first]
+            row.fill(params[k])
+        else:
+            block = spread[first : first + params[k].size]
+            block[...] = params[k].reshape(-1, 1)
+            args[1 + k] = block.reshape(shape + (m,))  # (a view: its reads are rows)
+    return start, layout
+
+
+def _array_rows(c, rows, shape) -> bool:
+    """Write the cotangent ``c`` of an array parameter spread to ``shape + (m,)`` into its
+    ``rows`` (``(size, m)``); whether it is one real value per element and node."""
+    block = rows.reshape(shape + rows.shape[1:])
+    if c is ZERO:
+        block[...] = 0.0
+    elif type(c) is np.ndarray and c.dtype.kind == "f" and c.shape == block.shape:
+        block[...] = c
+    else:
+        return False
+    return True
 
 
 def _rule_sums(d, lo, hi):
@@ -114,10 +166,11 @@ def _rule_sums(d, lo, hi):
 
 def node_parameter_integral(func, a, b, pack, p, info):
     """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
-    subintervals of quad's ``info``, or ``None`` where this way does not apply: array
-    parameters, an integrand not proved elementwise in ``x``, derivatives that are not
-    finite or that need more than quad's ``limit`` subintervals."""
-    if not pack.scalars or not elementwise_in_x(func, pack.args):
+    subintervals of quad's ``info``, or ``None`` where this way does not apply: an
+    integrand not proved elementwise in ``x`` (array parameters read otherwise than at
+    constant indices among them), derivatives that are not finite or that need more than
+    quad's ``limit`` subintervals."""
+    if not elementwise_in_x(func, pack.args, arrays=True):
         return None
     last = int(info.get("last", 0))
     if last < 1:

@@ -145,7 +145,7 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
-    __slots__ = ("index", "args", "given", "sizes", "size", "scalars")
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats")
 
     def __init__(self, args):
         if args is None:
@@ -159,7 +159,20 @@ class ArgsPack:
             self.args = self.given = args
             self.sizes = [1] * len(args)
             self.size = len(args)
-            self.scalars = True
+            self.scalars = self.plain = self.floats = True
+            return
+        self.floats = False
+        # Python floats and float64 arrays (a closure's array, passed on by the rewrite of
+        # its call): nothing to convert either, the cotangents are the flat vector's parts
+        self.plain = all(
+            type(a) is float or (type(a) is np.ndarray and a.dtype.char == "d") for a in args
+        )
+        if self.plain:
+            self.index = tuple(range(len(args)))
+            self.args = self.given = args
+            self.sizes = [1 if type(a) is float else a.size for a in args]
+            self.size = sum(self.sizes)
+            self.scalars = all(type(a) is float or a.ndim == 0 for a in args)
             return
         self.index = tuple(k for k, a in enumerate(args) if type(a) is float or _real_float(a))
         # The user's function runs on float64 parameters (float32 ones upcast): the
@@ -185,7 +198,7 @@ class ArgsPack:
         (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats)."""
         if not self.index:
             return NO_TANGENT
-        if self.args is self.given and self.size == len(self.given):  # all Python floats
+        if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))
         out = [NO_TANGENT] * len(self.args)
@@ -194,6 +207,8 @@ class ArgsPack:
             x = self.given[k]
             if type(x) is float:  # what finalize_like gives it
                 out[k] = np.float64(flat[start])
+            elif self.plain:  # (a float64 array: what finalize_like gives it too)
+                out[k] = np.reshape(flat[start : start + n], x.shape)
             else:
                 out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n

@@ -262,3 +262,25 @@ def test_hessian_of_a_closure_over_an_array():
         down = pullback.grad(closure_loss)(P - e, 0.2, 2.5)
         rows.append((up - down) / (2 * step))
     np.testing.assert_allclose(h, np.array(rows), rtol=1e-5, atol=1e-8)
+
+
+def first(x, p):
+    return np.exp(-p[0] * x)
+
+
+def scaled(x, c):
+    return np.exp(-c * x)
+
+
+@pytest.mark.parametrize(
+    "fn, arg",
+    [(first, np.array([0.7])), (scaled, np.array(0.7)), (first, np.array([[0.7]])[0])],
+    ids=["one element", "0-d", "a view"],
+)
+def test_cotangent_keeps_the_shape_of_a_small_array(fn, arg):
+    """A float64 array of one element (or none of its axes) keeps its shape in its
+    cotangent: ``args`` of Python floats and float64 arrays are taken as they are."""
+    check_rrule(si.quad, fn, 0.1, 1.7, (arg,), output_cotangent=VALUE_ONLY)
+    _, back = pullback.default_registry().lookup(si.quad).rrule(fn, 0.1, 1.7, (arg,))
+    (d,) = back((1.0, 0.0))[3]
+    assert type(d) is np.ndarray and d.shape == arg.shape and d.dtype == np.float64

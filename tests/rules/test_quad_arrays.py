@@ -7,6 +7,8 @@ against the per-node path's result."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import pytest
 from fd import numerical_grad
@@ -284,3 +286,75 @@ def test_cotangent_keeps_the_shape_of_a_small_array(fn, arg):
     _, back = pullback.default_registry().lookup(si.quad).rrule(fn, 0.1, 1.7, (arg,))
     (d,) = back((1.0, 0.0))[3]
     assert type(d) is np.ndarray and d.shape == arg.shape and d.dtype == np.float64
+
+
+# -- tuples, lists and named tuples of floats in args ----------------------------------------
+Pair = namedtuple("Pair", "rate scale")
+
+
+def by_index(x, p):
+    return np.exp(-p[0] * x * x) * np.cos(p[-1] * x)
+
+
+def by_attribute(x, p):
+    return np.exp(-p.rate * x * x) * np.cos(p.scale * x)
+
+
+def tuple_loss(c, k):
+    return si.quad(by_index, 0.0, 2.0, args=((c, k),))[0]
+
+
+def list_loss(c, k):
+    return si.quad(by_index, 2.0, 0.5, args=([c, k],))[0]
+
+
+def named_loss(c, k):
+    return si.quad(by_index, 0.0, 2.0, args=(Pair(c, k),))[0]
+
+
+def named_attribute_loss(c, k):
+    return si.quad(by_attribute, 0.0, 2.0, args=(Pair(c, k),))[0]
+
+
+@pytest.mark.parametrize(
+    "loss, node_path",
+    [(tuple_loss, True), (list_loss, True), (named_loss, True), (named_attribute_loss, False)],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_sequence_of_floats_in_args(monkeypatch, loss, node_path):
+    """Their floats are parameters (they had no gradient before): read at constant
+    indices, the node pass reads the sequence as an array; read by attribute, the
+    per-node path."""
+    calls, general = spy(monkeypatch)
+    g = pullback.grad(loss, wrt=(0, 1))(0.7, 1.3)
+    assert bool(calls) is node_path and bool(general) is not node_path
+    for k in range(2):
+        fd = numerical_grad(loss, (0.7, 1.3), k)
+        np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-9)
+
+
+def test_named_tuple_cotangent_is_one_like_it():
+    _, back = (
+        pullback.default_registry().lookup(si.quad).rrule(by_index, 0.0, 2.0, (Pair(0.7, 1.3),))
+    )
+    (d,) = back((1.0, 0.0))[3]
+    assert type(d) is Pair
+    assert d.rate == pytest.approx(numerical_grad(tuple_loss, (0.7, 1.3), 0), rel=1e-6)
+
+
+def decay(t, y, p):
+    return -p[0] * y + p[1]
+
+
+def ode_tuple_loss(c, k):
+    """The ODE solvers' rules share quad's ArgsPack: a tuple of floats in their ``args`` is
+    a parameter there too (its gradient was zero)."""
+    sol = si.solve_ivp(decay, (0.0, 1.0), np.array([1.0]), args=((c, k),), rtol=1e-10, atol=1e-10)
+    return sol.y[0, -1]
+
+
+def test_solve_ivp_tuple_of_floats_in_args():
+    g = pullback.grad(ode_tuple_loss, wrt=(0, 1))(0.7, 1.3)
+    for k in range(2):
+        fd = numerical_grad(ode_tuple_loss, (0.7, 1.3), k)
+        np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-9)

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._calculus_util import user_vjp_of
+from ._calculus_util import float_sequence, user_vjp_of
 from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
@@ -189,13 +189,16 @@ def node_parameter_integral(func, a, b, pack, p, info):
     integrand not proved elementwise in ``x`` (array parameters read otherwise than at
     constant indices among them), derivatives that are not finite or that need more than
     quad's ``limit`` subintervals."""
-    if not elementwise_in_x(func, pack.args, arrays=True):
+    params = pack.args
+    if not pack.plain:  # (tuples of floats read at constant indices: read as arrays)
+        params = tuple(np.array(v) if float_sequence(v) else v for v in params)
+    if not elementwise_in_x(func, params, arrays=True):
         return None
     last = int(info.get("last", 0))
     if last < 1:
         return None
     alist, blist = info["alist"], info["blist"]
-    params, index = pack.args, pack.index
+    index = pack.index
     vjp = user_vjp_of(func, _wrt(index))
     spread = _spread_of(params, index)
     if last == 1:  # (the smooth case: quad kept [min(a, b), max(a, b)] whole)

@@ -333,6 +333,21 @@ def test_sequence_of_floats_in_args(monkeypatch, loss, node_path):
         np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-9)
 
 
+def entries_loss(v):
+    """A tuple of NumPy floats (entries of an array)."""
+    return si.quad(by_index, 0.0, 2.0, args=((v[0], v[1]),))[0]
+
+
+@D
+def test_tuple_of_numpy_floats_in_args(dtype):
+    v = np.array([0.7, 1.3], dtype=dtype)
+    g = pullback.grad(entries_loss)(v)
+    assert g.dtype == dtype
+    fd = numerical_grad(entries_loss, (v.astype(np.float64),), 0)
+    rtol = 1e-6 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(g, fd, rtol=rtol, atol=1e-7)
+
+
 def test_named_tuple_cotangent_is_one_like_it():
     _, back = (
         pullback.default_registry().lookup(si.quad).rrule(by_index, 0.0, 2.0, (Pair(0.7, 1.3),))

@@ -139,9 +139,13 @@ def _upcast(v):
 
 
 def float_sequence(v) -> bool:
-    """A tuple, list or named tuple of Python floats (``args=((c, k),)``): its floats are
-    parameters too, flattened in order."""
-    return isinstance(v, (tuple, list)) and bool(v) and all(type(e) is float for e in v)
+    """A tuple, list or named tuple of real floats, Python's or NumPy's (``args=((c,
+    k),)``, ``args=((p[0], p[1]),)``): its floats are parameters too, flattened in order."""
+    return (
+        isinstance(v, (tuple, list))
+        and bool(v)
+        and all(type(e) is float or isinstance(e, np.floating) for e in v)
+    )
 
 
 def _sequence_part(c, n) -> np.ndarray:
@@ -240,7 +244,10 @@ class ArgsPack:
             elif self.plain:  # (a float64 array: what finalize_like gives it too)
                 out[k] = np.reshape(flat[start : start + n], x.shape)
             elif float_sequence(x):  # a tuple, list or named tuple of floats: one like it
-                values = [np.float64(v) for v in flat[start : start + n]]
+                values = [
+                    np.float64(v) if type(e) is float else type(e)(v)
+                    for v, e in zip(flat[start : start + n], x, strict=True)
+                ]
                 out[k] = type(x)(*values) if hasattr(x, "_fields") else type(x)(values)
             else:
                 out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)

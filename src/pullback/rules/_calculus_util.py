@@ -242,7 +242,7 @@ class ArgsPack:
             if type(x) is float:  # what finalize_like gives it
                 out[k] = np.float64(flat[start])
             elif self.plain:  # (a float64 array: what finalize_like gives it too)
-                out[k] = np.reshape(flat[start : start + n], x.shape)
+                out[k] = np.array(flat[start : start + n], dtype=np.float64).reshape(x.shape)
             elif float_sequence(x):  # a tuple, list or named tuple of floats: one like it
                 values = [
                     np.float64(v) if type(e) is float else type(e)(v)

@@ -114,7 +114,7 @@ class _ArrayLayout:
     """How float parameters, arrays among them, are spread over the nodes: ``entries``
     per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all."""
 
-    __slots__ = ("entries", "size")
+    __slots__ = ("entries", "size", "key")
 
     def __init__(self, params, index):
         self.entries, start = [], 0
@@ -124,6 +124,11 @@ class _ArrayLayout:
             self.entries.append((k, start, shape))
             start += 1 if shape is None else v.size
         self.size = start
+        # (the kinds of the pass's arguments: an array's rank, one more for the spread
+        # ones, all alike; the other arguments' types)
+        self.key = (_NODES,) + tuple(
+            (v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params
+        )
 
     def fill(self, params, m, args):
         """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the
@@ -137,9 +142,7 @@ class _ArrayLayout:
                 block = buffer[first : first + params[k].size]
                 block[...] = params[k].reshape(-1, 1)
                 args[1 + k] = block.reshape(shape + (m,))  # (a view: its reads are rows)
-        return (_NODES,) + tuple(
-            (v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params
-        )
+        return self.key
 
     def rows(self, cots, m):
         """The ``(size, m)`` derivatives from the pass's cotangents of the spread

@@ -29,6 +29,7 @@ from ._util import NO_TANGENT, ZERO, densify, finalize_like
 __all__ = [
     "ArgsPack",
     "bound_call",
+    "float_sequence",
     "call_cotangents",
     "refuse_options",
     "register_solver",
@@ -137,6 +138,24 @@ def _upcast(v):
     return np.float64(v) if isinstance(v, np.float32) else v
 
 
+def float_sequence(v) -> bool:
+    """A tuple, list or named tuple of real floats, Python's or NumPy's (``args=((c,
+    k),)``, ``args=((p[0], p[1]),)``): its floats are parameters too, flattened in order."""
+    return (
+        isinstance(v, (tuple, list))
+        and bool(v)
+        and all(type(e) is float or isinstance(e, np.floating) for e in v)
+    )
+
+
+def _sequence_part(c, n) -> np.ndarray:
+    """The flat cotangent of a :func:`float_sequence` of ``n`` floats from its cotangent
+    (one like it, with ``ZERO`` for floats not read, or ``ZERO``)."""
+    if c is ZERO or c is NO_TANGENT or c is None:
+        return np.zeros(n)
+    return np.array([0.0 if e is ZERO or e is NO_TANGENT or e is None else e for e in c])
+
+
 def _real_float(v) -> bool:
     return is_differentiable_value(v) and not np.iscomplexobj(v)
 
@@ -145,7 +164,7 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
-    __slots__ = ("index", "args", "given", "sizes", "size", "scalars")
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats")
 
     def __init__(self, args):
         if args is None:
@@ -159,21 +178,49 @@ class ArgsPack:
             self.args = self.given = args
             self.sizes = [1] * len(args)
             self.size = len(args)
-            self.scalars = True
+            self.scalars = self.plain = self.floats = True
             return
-        self.index = tuple(k for k, a in enumerate(args) if type(a) is float or _real_float(a))
+        self.floats = False
+        # Python floats and float64 arrays (a closure's array, passed on by the rewrite of
+        # its call): nothing to convert either, the cotangents are the flat vector's parts
+        self.plain = all(
+            type(a) is float or (type(a) is np.ndarray and a.dtype.char == "d") for a in args
+        )
+        if self.plain:
+            self.index = tuple(range(len(args)))
+            self.args = self.given = args
+            self.sizes = [1 if type(a) is float else a.size for a in args]
+            self.size = sum(self.sizes)
+            self.scalars = all(type(a) is float or a.ndim == 0 for a in args)
+            return
+        self.index = tuple(
+            k for k, a in enumerate(args) if type(a) is float or _real_float(a) or float_sequence(a)
+        )
         # The user's function runs on float64 parameters (float32 ones upcast): the
         # integrals and solves behind a gradient need the accuracy (the cotangents are
         # cast back to each argument's dtype).
         self.args = tuple(_upcast(a) if k in self.index else a for k, a in enumerate(args))
         self.given = args
-        self.sizes = [1 if type(args[k]) is float else int(np.size(args[k])) for k in self.index]
+        self.sizes = [
+            1
+            if type(args[k]) is float
+            else len(args[k])
+            if float_sequence(args[k])
+            # (np.size: a list of floats is an array_like of that many)
+            else int(np.size(args[k]))
+            for k in self.index
+        ]
         self.size = sum(self.sizes)
         self.scalars = all(type(args[k]) is float or np.ndim(args[k]) == 0 for k in self.index)
 
     def flatten(self, cots) -> np.ndarray:
         """The cotangents of ``args[k]`` for ``k`` in ``index`` as one float64 vector."""
-        parts = [np.ravel(np.asarray(densify(c), dtype=np.float64)) for c in cots]
+        parts = [
+            _sequence_part(c, len(self.args[k]))
+            if float_sequence(self.args[k])
+            else np.ravel(np.asarray(densify(c), dtype=np.float64))
+            for k, c in zip(self.index, cots, strict=True)
+        ]
         if not parts:
             return np.zeros(0)
         return np.concatenate(
@@ -185,7 +232,7 @@ class ArgsPack:
         (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats)."""
         if not self.index:
             return NO_TANGENT
-        if self.args is self.given and self.size == len(self.given):  # all Python floats
+        if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))
         out = [NO_TANGENT] * len(self.args)
@@ -194,6 +241,14 @@ class ArgsPack:
             x = self.given[k]
             if type(x) is float:  # what finalize_like gives it
                 out[k] = np.float64(flat[start])
+            elif self.plain:  # (a float64 array: what finalize_like gives it too)
+                out[k] = np.array(flat[start : start + n], dtype=np.float64).reshape(x.shape)
+            elif float_sequence(x):  # a tuple, list or named tuple of floats: one like it
+                values = [
+                    np.float64(v) if type(e) is float else type(e)(v)
+                    for v, e in zip(flat[start : start + n], x, strict=True)
+                ]
+                out[k] = type(x)(*values) if hasattr(x, "_fields") else type(x)(values)
             else:
                 out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n

@@ -28,7 +28,12 @@ Every expression is built from
   arguments, its condition one comparison and one of its values depending on ``x``
   (booleans and integers must not become arrays: see :class:`_Prover`).
 
-Anything else — a branch, a subscript, a method or attribute of a local, a call of another
+For quad's pass (``arrays=True``) a parameter may also be a float array read only at
+constant indices each naming one element (``p[0]``, ``p[1, -2]``) or unpacked whole
+(``a, b = p``, ``p`` 1-D of that length), never whole, sliced or rebound: spread to
+``p.shape + (nodes,)``, each such read is an array over the nodes, as a spread scalar is.
+
+Anything else — a branch, another subscript, a method or attribute of a local, a call of another
 Python function or of ``math.*``, an augmented assignment (in place on an array, a
 rebinding on a float) — is not proved, and the caller takes the per-node path. The
 structural part of the proof depends on the code only and is kept per function (for the
@@ -90,10 +95,38 @@ class _Prover:
         self.assigned = assigned  # the locals: read before assigned is not proved
         self.varying = set(params[:1])  # the names that depend on x
         self.free: list = []
+        # The parameters after x: each read whole (a scalar), or only through constant
+        # indices and tuple unpacking (an array whose every read is one scalar).
+        self.params = params[1:]
+        self.whole: set = set()
+        self.reads: dict = {}  # parameter -> [index tuples], [unpacked lengths]
+
+    def _reads(self, name):
+        return self.reads.setdefault(name, ([], []))
+
+    def uses(self):
+        """Per parameter after ``x``, ``None`` (read whole), ``((), ())`` (not read) or
+        ``(indices, lengths)``: the constant index tuples it is read at and the lengths it
+        is unpacked to; ``None`` for all when each is read whole. A parameter read both
+        ways, or indexed and rebound, is not proved."""
+        if not self.reads and self.whole.issuperset(self.params):
+            return None
+        if self.whole & self.reads.keys() or self.reads.keys() & self.assigned:
+            raise _NotProved
+        return tuple(
+            None
+            if n in self.whole
+            else (tuple(dict.fromkeys(self.reads[n][0])), tuple(set(self.reads[n][1])))
+            if n in self.reads
+            else ((), ())
+            for n in self.params
+        )
 
     def statement(self, stmt, last: bool):
         if isinstance(stmt, gast.Return) and last and stmt.value is not None:
             self.expr(stmt.value)
+        elif isinstance(stmt, gast.Assign) and not last and self.unpacking(stmt):
+            pass
         elif isinstance(stmt, gast.Assign) and not last:
             if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], gast.Name):
                 raise _NotProved
@@ -106,8 +139,37 @@ class _Prover:
         else:
             raise _NotProved
 
+    def unpacking(self, stmt) -> bool:
+        """``a, b = p``, ``p`` a parameter after ``x``: whether ``stmt`` is that (its
+        names then scalars that do not depend on ``x``)."""
+        (target,) = stmt.targets if len(stmt.targets) == 1 else (None,)
+        value = stmt.value
+        if not (
+            isinstance(target, gast.Tuple)
+            and isinstance(value, gast.Name)
+            and value.id in self.params
+            and all(isinstance(t, gast.Name) for t in target.elts)
+        ):
+            return False
+        self._reads(value.id)[1].append(len(target.elts))
+        for t in target.elts:
+            self.varying.discard(t.id)
+            self.bound.add(t.id)
+        return True
+
+    def subscript(self, node) -> bool:
+        """``p[0]``, ``p[1, -2]``: a parameter after ``x`` at a constant index."""
+        if not (isinstance(node.value, gast.Name) and node.value.id in self.params):
+            raise _NotProved
+        index = node.slice
+        items = index.elts if isinstance(index, gast.Tuple) else [index]
+        self._reads(node.value.id)[0].append(tuple(_constant_int(i) for i in items))
+        return False
+
     def expr(self, node) -> bool:
         """Walk a float-valued expression; whether it depends on ``x``."""
+        if isinstance(node, gast.Subscript):
+            return self.subscript(node)
         if isinstance(node, gast.Constant):
             if type(node.value) not in (int, float, bool):
                 raise _NotProved
@@ -117,6 +179,8 @@ class _Prover:
                 if node.id in self.assigned:
                     raise _NotProved
                 self.free.append(((node.id,), None))
+            elif node.id in self.params:
+                self.whole.add(node.id)
             return node.id in self.varying
         if isinstance(node, gast.Attribute):  # np.pi: a free name chain
             chain = dotted_parts(node)
@@ -159,11 +223,22 @@ class _Prover:
             self.expr(node)
 
 
+def _constant_int(node) -> int:
+    """The value of an index written as an int constant (``-1`` too)."""
+    sign = 1
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node, sign = node.operand, -1
+    if not isinstance(node, gast.Constant) or type(node.value) is not int:
+        raise _NotProved  # (a bool index adds an axis; a variable one is not constant)
+    return sign * node.value
+
+
 def _plan(fn, nargs: int):
-    """The free names the proof checks at each call, as ``(where, attributes, arity)``
-    (``where`` the index of a closure cell or the name of a global or builtin), or
-    ``None`` when the structure of ``fn`` is not provably elementwise for ``1 + nargs``
-    positional arguments."""
+    """``(checks, uses)``: the free names the proof checks at each call, as ``(where,
+    attributes, arity)`` (``where`` the index of a closure cell or the name of a global
+    or builtin), and how the parameters after ``x`` are read (see
+    :meth:`_Prover.uses`); ``None`` when the structure of ``fn`` is not provably
+    elementwise for ``1 + nargs`` positional arguments."""
     code = fn.__code__
     if (
         code.co_argcount != 1 + nargs
@@ -191,7 +266,8 @@ def _plan(fn, nargs: int):
         t.id
         for stmt in body
         if isinstance(stmt, gast.Assign)
-        for t in stmt.targets
+        for target in stmt.targets
+        for t in (target.elts if isinstance(target, gast.Tuple) else [target])
         if isinstance(t, gast.Name)
     }
     prover = _Prover((a.id for a in tree.args.args), assigned)
@@ -200,13 +276,15 @@ def _plan(fn, nargs: int):
             raise _NotProved
         for k, stmt in enumerate(body):
             prover.statement(stmt, k == len(body) - 1)
+        uses = prover.uses()
     except _NotProved:
         return None
     cells = code.co_freevars
-    return tuple(
+    checks = tuple(
         (cells.index(chain[0]) if chain[0] in cells else chain[0], chain[1:], arity)
         for chain, arity in dict.fromkeys(prover.free)
     )
+    return checks, uses
 
 
 def _resolve(fn, where, attributes):
@@ -257,23 +335,61 @@ def _elementwise_ufunc(ufunc, arity) -> bool:
     )
 
 
-def elementwise_in_x(fn, args) -> bool:
+def _indexed_fit(uses, args, arrays) -> bool:
+    """Whether each of ``args`` is read as :meth:`_Prover.uses` says it may be: a real
+    scalar where it is read whole; with ``arrays``, a float array where every constant
+    index names one element and every unpacking of it (1-D) has its length, and a real
+    scalar or a float array where it is not read."""
+    for k, a in enumerate(args):
+        use = uses[k]
+        if type(a) is float or _real_scalar(a):
+            if use is None or not (use[0] or use[1]):
+                continue
+            return False
+        if not arrays or use is None or type(a) is not np.ndarray or a.dtype.kind != "f":
+            return False
+        shape = a.shape
+        for index in use[0]:
+            if len(index) != len(shape):
+                return False
+            for i, n in zip(index, shape, strict=True):
+                if not -n <= i < n:
+                    return False
+        for n in use[1]:
+            if shape != (n,):
+                return False
+    return True
+
+
+def elementwise_in_x(fn, args, arrays=False) -> bool:
     """Whether ``fn(x, *args)`` provably computes, on an array ``x`` (and float entries of
     ``args`` spread into arrays like it), element by element what it computes on each
     scalar ``x`` (see the module docstring). ``args``: the values of this call, each a real
-    scalar (an array or another object among them is not proved)."""
+    scalar (an array or another object among them is not proved) — or, with ``arrays``, a
+    float array read only at constant indices that each name one element (``p[0]``,
+    ``p[1, -1]``, ``a, b = p``): spread to ``p.shape + x.shape``, each such read is then
+    an array over ``x`` like a spread scalar."""
     if not isinstance(fn, types.FunctionType):
         return False
+    scalars = True
     for a in args:
         if type(a) is not float and not _real_scalar(a):
-            return False
+            if not arrays:
+                return False
+            scalars = False
+            break
     code = fn.__code__
     entry = _PLANS.get(fn)
     if entry is None or entry[0] is not code or entry[1] != len(args):
         entry = (code, len(args), _plan(fn, len(args)))
         _PLANS[fn] = entry
-    plan = entry[2]
-    if plan is None:
+    if entry[2] is None:
+        return False
+    plan, uses = entry[2]
+    if uses is None:
+        if not scalars:
+            return False
+    elif not _indexed_fit(uses, args, arrays):
         return False
     g = fn.__globals__
     try:

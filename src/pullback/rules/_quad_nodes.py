@@ -7,11 +7,12 @@ the same nodes gives each subinterval's error estimate, and subintervals are bis
 until the caller's ``epsabs``/``epsrel`` hold for every parameter (the derivative may be
 sharper than the integrand). The derivatives at all nodes come from ONE call of the
 integrand's adjoint: ``x`` is the array of nodes and each float parameter is spread into
-an array of the same length, so the pullback of a cotangent of ones gives every node its
-own ``df/dtheta(x_i)``. That is the derivative of the scalar integrand only when the
-integrand maps its arrays elementwise, which ``_elementwise.py`` proves from the source
-first; otherwise (and for anything the pass cannot give as one real row per node) this
-returns ``None`` and the rule takes its exact per-node path.
+an array of the same length (an array parameter ``p`` into ``p.shape + (nodes,)``, so that
+its constant-index reads ``p[0]`` are such arrays), so the pullback of a cotangent of ones
+gives every node its own ``df/dtheta(x_i)``. That is the derivative of the scalar
+integrand only when the integrand maps its arrays elementwise, which ``_elementwise.py``
+proves from the source first; otherwise (and for anything the pass cannot give as one
+real row per node) this returns ``None`` and the rule takes its exact per-node path.
 
 The cost matters: the gradient of a smooth integral (one subinterval, 21 integrand calls)
 should cost a few times the integral, so the pass calls the generated adjoint directly
@@ -27,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._calculus_util import user_vjp_of
+from ._calculus_util import float_sequence, user_vjp_of
 from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
@@ -69,35 +70,108 @@ def _grid(lo, hi, ends=()):
     return xs
 
 
-def _node_derivatives(vjp, params, index, xs):
-    """``(f(xs), d f(xs) / d params[k] for k in index)``, the derivatives a ``(len(index),
-    len(xs))`` array, by one reverse pass with every scalar float parameter spread over
-    the nodes; ``None`` when the pass does not give one real row per node."""
+def _node_derivatives(vjp, params, spread, xs):
+    """``(f(xs), d f(xs) / d params[k])``, the derivatives a ``(P, len(xs))`` array, by one
+    reverse pass with every float parameter spread over the nodes: ``spread`` the tuple of
+    the positions ``k`` of scalar parameters (a row each), or an :class:`_ArrayLayout`
+    where arrays are among them (an array ``p`` spread to ``p.shape + (len(xs),)``, whose
+    constant-index reads are rows: a row per element). ``None`` when the pass does not give
+    one real row per node and parameter element."""
     m = xs.size
     args = [xs, *params]
-    spread = np.empty((len(index), m))  # one buffer, a row per float parameter
-    for j, k in enumerate(index):
-        row = args[1 + k] = spread[j]
-        row.fill(params[k])
-    # (x and the spread parameters are float vectors: the other arguments' types decide
-    # the kinds the adjoint is specialized on)
-    key = (_NODES,) + tuple(map(type, params))
+    if type(spread) is tuple:  # scalars: one buffer, a row per parameter
+        buffer = np.empty((len(spread), m))
+        for j, k in enumerate(spread):
+            row = args[1 + k] = buffer[j]
+            row.fill(params[k])
+        # (x and the spread parameters are float vectors: the other arguments' types
+        # decide the kinds the adjoint is specialized on)
+        key = (_NODES,) + tuple(map(type, params))
+    else:
+        key = spread.fill(params, m, args)
     try:
         y, back = vjp.adjoint_keyed(key, args).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        d = np.empty((len(cots), m))
-        for j, c in enumerate(cots):
-            if c is ZERO:  # a parameter the integrand does not read
-                d[j] = 0.0
-            elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
-                return None
-            else:
-                d[j] = c  # (a scalar broadcasts over the nodes)
+        if type(spread) is tuple:
+            d = np.empty((len(cots), m))
+            for j, c in enumerate(cots):
+                if c is ZERO:  # a parameter the integrand does not read
+                    d[j] = 0.0
+                elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
+                    return None
+                else:
+                    d[j] = c  # (a scalar broadcasts over the nodes)
+        else:
+            d = spread.rows(cots, m)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return y, d
+
+
+class _ArrayLayout:
+    """How float parameters, arrays among them, are spread over the nodes: ``entries``
+    per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all."""
+
+    __slots__ = ("entries", "size", "key")
+
+    def __init__(self, params, index):
+        self.entries, start = [], 0
+        for k in index:
+            v = params[k]
+            shape = v.shape if type(v) is np.ndarray else None
+            self.entries.append((k, start, shape))
+            start += 1 if shape is None else v.size
+        self.size = start
+        # (the kinds of the pass's arguments: an array's rank, one more for the spread
+        # ones, all alike; the other arguments' types)
+        self.key = (_NODES,) + tuple(
+            (v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params
+        )
+
+    def fill(self, params, m, args):
+        """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the
+        kinds of ``args`` (an array's rank: the spread ones have one more, all the same)."""
+        buffer = np.empty((self.size, m))
+        for k, first, shape in self.entries:
+            if shape is None:
+                row = args[1 + k] = buffer[first]
+                row.fill(params[k])
+            else:
+                block = buffer[first : first + params[k].size]
+                block[...] = params[k].reshape(-1, 1)
+                args[1 + k] = block.reshape(shape + (m,))  # (a view: its reads are rows)
+        return self.key
+
+    def rows(self, cots, m):
+        """The ``(size, m)`` derivatives from the pass's cotangents of the spread
+        parameters (a scalar's cotangent broadcast over its row, an array's of its spread
+        shape); raises ``ValueError`` for any other."""
+        d = np.empty((self.size, m))
+        for (_, first, shape), c in zip(self.entries, cots, strict=True):
+            if shape is None:
+                block = d[first]
+            else:
+                block = d[first : first + math.prod(shape)].reshape(shape + (m,))
+                if not (c is ZERO or (type(c) is np.ndarray and c.shape == block.shape)):
+                    raise ValueError("not one cotangent per element and node")
+            if c is ZERO:  # a parameter the integrand does not read
+                block[...] = 0.0
+            elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
+                raise ValueError("not a real cotangent")
+            else:
+                block[...] = c
+        return d
+
+
+def _spread_of(params, index):
+    """What :func:`_node_derivatives` takes as ``spread`` for the parameters ``params[k]``,
+    ``k`` in ``index``."""
+    for k in index:
+        if type(params[k]) is np.ndarray:
+            return _ArrayLayout(params, index)
+    return index
 
 
 def _rule_sums(d, lo, hi):
@@ -114,28 +188,33 @@ def _rule_sums(d, lo, hi):
 
 def node_parameter_integral(func, a, b, pack, p, info):
     """``(integral of d f / d args over [a, b] as a flat vector, f(a), f(b))`` on the
-    subintervals of quad's ``info``, or ``None`` where this way does not apply: array
-    parameters, an integrand not proved elementwise in ``x``, derivatives that are not
-    finite or that need more than quad's ``limit`` subintervals."""
-    if not pack.scalars or not elementwise_in_x(func, pack.args):
+    subintervals of quad's ``info``, or ``None`` where this way does not apply: an
+    integrand not proved elementwise in ``x`` (array parameters read otherwise than at
+    constant indices among them), derivatives that are not finite or that need more than
+    quad's ``limit`` subintervals."""
+    params = pack.args
+    if not pack.plain:  # (tuples of floats read at constant indices: read as arrays)
+        params = tuple(np.array(v) if float_sequence(v) else v for v in params)
+    if not elementwise_in_x(func, params, arrays=True):
         return None
     last = int(info.get("last", 0))
     if last < 1:
         return None
     alist, blist = info["alist"], info["blist"]
-    params, index = pack.args, pack.index
+    index = pack.index
     vjp = user_vjp_of(func, _wrt(index))
+    spread = _spread_of(params, index)
     if last == 1:  # (the smooth case: quad kept [min(a, b), max(a, b)] whole)
         lo, hi = float(alist[0]), float(blist[0])
         if (lo, hi) == (a, b) or (lo, hi) == (b, a):
-            return _one_interval(vjp, params, index, p, lo, hi, a > b)
+            return _one_interval(vjp, params, spread, p, lo, hi, a > b)
     lo, hi = alist[:last], blist[:last]
-    found = _node_derivatives(vjp, params, index, _grid(lo, hi, (float(a), float(b))))
+    found = _node_derivatives(vjp, params, spread, _grid(lo, hi, (float(a), float(b))))
     if found is None:
         return None
     y, d = found
     sums = _rule_sums(d[:, :-2], lo, hi)
-    return _finish(vjp, params, index, p, lo, hi, sums, y[-2], y[-1], b < a)
+    return _finish(vjp, params, spread, p, lo, hi, sums, y[-2], y[-1], b < a)
 
 
 def float_args_cotangents(g, func, a, b, args, p, info):
@@ -146,7 +225,7 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     limits' cotangents from the pass's values there). ``None`` otherwise."""
     if info["last"] != 1 or not elementwise_in_x(func, args):
         return None
-    lo, hi = float(info["alist"][0]), float(info["blist"][0])
+    lo, hi = info["alist"].item(0), info["blist"].item(0)
     if (lo, hi) != (a, b) and (lo, hi) != (b, a):
         return None
     index = _indices(len(args))
@@ -156,7 +235,7 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     totals, fa, fb = found
     # Python floats, the cotangents of Python floats (what grad hands back without a call)
     dargs = tuple([g * t for t in totals] if type(totals) is list else (g * totals).tolist())
-    return -g * float(fa), g * float(fb), dargs
+    return -g * fa, g * fb, dargs
 
 
 @functools.lru_cache(maxsize=64)
@@ -179,7 +258,7 @@ def _wrt(index):
     return tuple(1 + k for k in index)
 
 
-def _one_interval(vjp, params, index, p, lo, hi, reverse):
+def _one_interval(vjp, params, spread, p, lo, hi, reverse):
     """:func:`node_parameter_integral` on the one subinterval ``[lo, hi]`` (Python floats),
     the limits ``(a, b)`` being ``(lo, hi)`` or (``reverse``) ``(hi, lo)``: the nodes and
     the limits in one product of the rule's constants, the sums and their test in Python
@@ -188,20 +267,23 @@ def _one_interval(vjp, params, index, p, lo, hi, reverse):
         xs = _interval_nodes(lo, hi)
     else:  # (the sign of a zero limit in the key: 1 / x sees it)
         xs = _interval_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
-    found = _node_derivatives(vjp, params, index, xs)
+    found = _node_derivatives(vjp, params, spread, xs)
     if found is None:
         return None
     y, d = found
-    fa, fb = (y[22], y[21]) if reverse else (y[21], y[22])
+    fa, fb = y[21:].tolist()  # (Python floats)
+    if reverse:
+        fa, fb = fb, fa
     half = (hi - lo) * 0.5
     epsabs, epsrel = p["epsabs"], p["epsrel"]
     totals = []
-    for k_sum, e_sum in np.matmul(d, _rule()[3]).tolist():  # per parameter: Kronrod, error
+    # (ndarray.dot: the same product as np.matmul, without a ufunc's dispatch)
+    for k_sum, e_sum in d.dot(_rule()[3]).tolist():  # per parameter: Kronrod, error
         t = k_sum * half
         if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
             lo_hi = np.array([lo]), np.array([hi])
             return _finish(
-                vjp, params, index, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse
+                vjp, params, spread, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse
             )
         totals.append(-t if reverse else t)
     if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, totals))):
@@ -223,12 +305,12 @@ def _interval_nodes(lo, hi, *signs):
     return xs
 
 
-def _finish(vjp, params, index, p, lo, hi, sums, fa, fb, reverse):
+def _finish(vjp, params, spread, p, lo, hi, sums, fa, fb, reverse):
     """The result of :func:`node_parameter_integral` from the first pass's ``sums`` (see
     :func:`_rule_sums`) and the integrand's values ``fa``, ``fb`` at the limits."""
     if not (math.isfinite(fa) and math.isfinite(fb)):
         return None  # (a call at a limit that Python would refuse: the per-node path)
-    total = _adaptive_sum(vjp, params, index, p, lo, hi, sums)
+    total = _adaptive_sum(vjp, params, spread, p, lo, hi, sums)
     if total is None:
         return None
     if reverse:  # quad's subintervals run from min(a, b) to max(a, b)
@@ -236,7 +318,7 @@ def _finish(vjp, params, index, p, lo, hi, sums, fa, fb, reverse):
     return total, fa, fb
 
 
-def _adaptive_sum(vjp, params, index, p, lo, hi, sums):
+def _adaptive_sum(vjp, params, spread, p, lo, hi, sums):
     """From the Kronrod sums and error estimates ``sums`` (``(P, L, 2)``, see
     :func:`_rule_sums`) on ``[lo_i, hi_i]``, bisect the subintervals whose estimated error
     is more than their share of the tolerance until ``epsabs``/``epsrel`` hold for every
@@ -264,7 +346,7 @@ def _adaptive_sum(vjp, params, index, p, lo, hi, sums):
         mid = (lo[split] + hi[split]) / 2
         new_lo = np.concatenate((lo[split], mid))
         new_hi = np.concatenate((mid, hi[split]))
-        found = _node_derivatives(vjp, params, index, _grid(new_lo, new_hi))
+        found = _node_derivatives(vjp, params, spread, _grid(new_lo, new_hi))
         if found is None:
             return None
         keep = ~split

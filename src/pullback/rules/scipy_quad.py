@@ -17,9 +17,11 @@ and bisection until the caller's ``epsabs``/``epsrel`` hold. That is only the de
 of the scalar integrand where the integrand maps an array of ``x`` elementwise, which
 ``_elementwise.py`` proves from its source (straight-line NumPy ufunc arithmetic on the
 parameters, scalar constants and scalar free names; agreeing values would be no proof).
-Any other integrand (``math.*``, a branch on ``x``, a call of another function, ...), an
-infinite limit or an array parameter take the general path: one vjp per evaluation,
-integrated with ``quad`` again (``quad_vec`` for several parameters).
+An array parameter read only at constant indices, each naming one element (``p[0]``,
+``p[1, -1]``, ``a, b = p``), is spread over the nodes too (to ``p.shape + (nodes,)``).
+Any other integrand (``math.*``, a branch on ``x``, a call of another function, an array
+read whole or at a variable index, ...) or an infinite limit takes the general path: one
+vjp per evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
 
 Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
 transformable function (the same numbers, then the Leibniz rule differentiated again).

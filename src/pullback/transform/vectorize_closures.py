@@ -1,0 +1,193 @@
+"""Closures given to ``np.vectorize`` take what they capture as excluded arguments of its
+calls (closure conversion, as :mod:`.solver_closures` does for SciPy's ``args``).
+
+A lambda or nested ``def`` that reads the function's variables, vectorized and called::
+
+    def loss(x, p):
+        return np.sum(np.vectorize(lambda t: np.sin(p * t))(x))
+
+computes, element by element, what the function would compute calling it per element.
+The rule of a np.vectorize object's call differentiates its positional arguments, and a
+closure's captured values are none of them. So the closure becomes a function of them too,
+excluded from the broadcast (``excluded=``, which NumPy passes to every call as they are,
+and whose cotangents the rule sums over the calls), and each call of the object passes them
+after its own arguments::
+
+    def _pb_vectorize_3_30(t, p):
+        return np.sin(p * t)
+    return np.sum(np.vectorize(_pb_vectorize_3_30, excluded={1})(x, p))
+
+which computes the same: the closure reads its variables when the object calls it, during
+the object's call, where they are read now. The object is either called where it is made
+(``np.vectorize(f)(x)``) or bound once to a name whose every use is a call in the
+function's own scope (``v = np.vectorize(f); v(x) + v(2 * x)``), each call passing exactly
+the function's positional parameters. Anything else (the object stored, returned or passed
+on, ``signature=`` or ``excluded=`` already given, a closure with defaults, ``*args``,
+``nonlocal`` writes or calls of other local functions) is left as written, and refused by
+the check with its fix (PB404/PB405).
+
+>>> import gast
+>>> tree = gast.parse('''
+... def loss(x, p):
+...     v = np.vectorize(lambda t: p * t)
+...     return v(x) + v(x + 1.0)
+... ''').body[0]
+>>> vectorize_closures_as_arguments(tree, lambda call: True)
+True
+>>> print(gast.unparse(tree).strip())  # doctest: +NORMALIZE_WHITESPACE
+def loss(x, p):
+    def _pb_vectorize_3_21(t, p):
+        return p * t
+    v = np.vectorize(_pb_vectorize_3_21, excluded={1})
+    return v(x, p) + v(x + 1.0, p)
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+import numpy as np
+
+from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..source_lambdas import lambda_as_def
+from . import nodes as N
+from .closure_values import name_uses
+from .solver_closures import convertible_reads, nested_defs, statement_of
+
+#: keywords of np.vectorize that leave its function's positional parameters as they are
+_KEPT = frozenset({"otypes", "doc", "cache"})
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def convert_vectorize_closures(fs, tree) -> bool:
+    """:func:`vectorize_closures_as_arguments` on ``tree`` (``fs``'s function, as the check
+    or the transformation has it), for the calls that resolve to ``np.vectorize``."""
+    lines = getattr(fs, "lines", None)
+    if lines is not None and not any("vectorize" in line for line in lines):
+        return False
+    names = []
+
+    def is_vectorize(call) -> bool:
+        if not names:
+            names.append(local_names(tree))
+        try:
+            callee = resolve_call(fs, call, names[0])
+        except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
+            return False
+        return callee.kind == "object" and callee.obj is np.vectorize
+
+    return vectorize_closures_as_arguments(tree, is_vectorize)
+
+
+def vectorize_closures_as_arguments(tree, is_vectorize) -> bool:
+    """Rewrite (in place) each site of the module docstring in ``tree``'s own scope
+    (``is_vectorize(call)``: whether ``call`` makes a np.vectorize object); whether any
+    was rewritten."""
+    changed = False
+    parents = None
+    for maker, calls in _sites(tree):
+        if parents is None:
+            parents = parent_map(tree)
+        if not _plain_maker(maker) or not is_vectorize(maker):
+            continue
+        plan = _plan(tree, maker, calls, parents)
+        if plan is not None:
+            _apply(tree, maker, calls, *plan)
+            changed = True
+    return changed
+
+
+def _sites(tree) -> list:
+    """``[(maker, calls)]``: ``np.vectorize(f)(...)`` (the maker called where it is made),
+    and ``v = np.vectorize(f)`` with ``v`` bound once and only called (plain calls)."""
+    out = []
+    for n in own_nodes(tree.body):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Call):
+            out.append((n.func, [n]))
+        elif (
+            isinstance(n, gast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], gast.Name)
+            and isinstance(n.value, gast.Call)
+            and n.value.args
+        ):
+            name = n.targets[0].id
+            stores, loads = name_uses(tree, name)
+            if len(stores) != 1 or not loads or not bound_once(tree, name):
+                continue
+            own = {id(m) for m in own_nodes(tree.body)}
+            parents = parent_map(tree)
+            calls = [parents.get(u) for u in loads]
+            if all(
+                id(u) in own and isinstance(c, gast.Call) and c.func is u
+                for u, c in zip(loads, calls, strict=True)
+            ):
+                out.append((n.value, calls))
+    return out
+
+
+def _plain_maker(maker) -> bool:
+    """``np.vectorize(f, otypes=..., ...)``: the function alone, by position."""
+    return (
+        len(maker.args) == 1
+        and isinstance(maker.args[0], (gast.Lambda, gast.Name))
+        and all(k.arg in _KEPT for k in maker.keywords)
+    )
+
+
+def _plan(tree, maker, calls, parents):
+    """``(function node, captured names)`` for a site to convert, or None."""
+    defs, functions = nested_defs(tree)
+    value = maker.args[0]
+    fn = value if isinstance(value, gast.Lambda) else defs.get(value.id)
+    reads = None if fn is None else convertible_reads(fn, functions)
+    if reads is None:
+        return None  # left as written: refused by the check with its fix
+    captured = sorted(reads & local_names(tree))
+    if not captured:
+        return None
+    n = len(fn.args.args) + len(fn.args.posonlyargs)
+    for call in calls:
+        if call.keywords or len(call.args) != n:
+            return None
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            return None
+        if _shadowed(call, captured, parents, tree):
+            return None
+    return fn, captured
+
+
+def _shadowed(call, captured, parents, tree) -> bool:
+    """Whether a comprehension around ``call`` binds one of ``captured`` (the call would
+    read its variable, not the function's)."""
+    up = parents.get(call)
+    while up is not None and up is not tree:
+        if isinstance(up, _COMPREHENSIONS):
+            for gen in up.generators:
+                bound = {t.id for t in gast.walk(gen.target) if isinstance(t, gast.Name)}
+                if bound & set(captured):
+                    return True
+        up = parents.get(up)
+    return False
+
+
+def _apply(tree, maker, calls, fn, captured) -> None:
+    value = maker.args[0]
+    name = f"_pb_vectorize_{value.lineno}_{value.col_offset}"
+    if isinstance(fn, gast.Lambda):
+        d = lambda_as_def(name, copy.deepcopy(fn))
+    else:
+        d = copy.deepcopy(fn)
+        d.name = name
+    n = len(d.args.args) + len(d.args.posonlyargs)
+    for c in captured:
+        d.args.args.append(N.located(gast.Name(c, gast.Param(), None, None), fn))
+    body, k = statement_of(tree, maker)
+    body[k:k] = [N.located(d, fn)]
+    maker.args[0] = N.located(N.load(name), value)
+    positions = [N.const(n + j) for j in range(len(captured))]
+    excluded = N.located(gast.Set(elts=positions), maker)
+    maker.keywords.append(N.located(gast.keyword(arg="excluded", value=excluded), maker))
+    for call in calls:
+        call.args.extend(N.located(N.load(c), call) for c in captured)

@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 import pytest
-from fd import check_grad, check_hvp, check_jvp
+from closures_s29_checks import check_all
 
 from pullback import grad
 from pullback.errors import UnsupportedSyntaxError
@@ -71,27 +71,8 @@ CASES = [keyword_bound, positional_bound, late_binding, with_default, in_a_loop]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
-def test_gradient_matches_finite_differences(f):
-    check_grad(f, X, P, wrt=(0, 1))
-
-
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
-def test_float32(f):
-    g32 = grad(f, wrt=(0, 1))(X.astype(np.float32), P.astype(np.float32))
-    g64 = grad(f, wrt=(0, 1))(X, P)
-    for got, want in zip(g32, g64, strict=True):
-        assert got.dtype == np.float32
-        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
-
-
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
-def test_forward_mode(f):
-    check_jvp(f, (X, P), (np.array([1.0, -0.5, 0.2]), np.array([0.3, 0.9])), rel=1e-5)
-
-
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
-def test_second_order(f):
-    check_hvp(lambda q: f(X, q), P, np.array([0.3, -1.0]), rtol=1e-5, atol=1e-7)
+def test_matches_finite_differences_float32_forward_and_second_order(f):
+    check_all(f, X, P, (np.array([1.0, -0.5, 0.2]), np.array([0.3, 0.9])), np.array([0.3, -1.0]))
 
 
 def test_late_binding_value_is_pythons():

@@ -86,6 +86,7 @@ from .run_time_closures import (
 )
 from .side_effects import shadow_read_back_attributes
 from .solver_closures import convert_solver_closures
+from .stored_closures import convert_stored_closures
 from .vectorize_closures import convert_vectorize_closures
 
 FACTORY = "_pb_lifted_factory"
@@ -326,8 +327,9 @@ def rewrite_rule_calls(fs, tree, registry=None) -> bool:
     parameters pass by position (keyword_positions.py). Whether either rewrote anything."""
     closures = convert_solver_closures(fs, tree, registry)
     vectorized = convert_vectorize_closures(fs, tree)  # np.vectorize(lambda t: p * t)(x)
+    stored = convert_stored_closures(fs, tree)  # fs.append(lambda t: a * t); fs[0](x)
     keywords = convert_keyword_positions(fs, tree, registry)
-    return closures or vectorized or keywords
+    return closures or vectorized or stored or keywords
 
 
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:

@@ -62,14 +62,14 @@ def convert_solver_closures(fs, tree, registry=None) -> bool:
     """:func:`solver_closures_as_args` on ``tree`` (``fs``'s function, as the check or the
     transformation has it) for the solvers of ``registry`` (the default one if None)."""
     lines = getattr(fs, "lines", None)
-    if lines is not None and not _may_hold_a_closure(lines):
+    if lines is not None and not may_hold_a_closure(lines):
         return False  # (most functions: a long one's first gradient pays no walk for this)
     if registry is None:
         registry = default_registry()
     return solver_closures_as_args(tree, rule_extra(fs, tree, registry, "args_receivers"))
 
 
-def _may_hold_a_closure(lines) -> bool:
+def may_hold_a_closure(lines) -> bool:
     """Whether the function's text may hold a lambda or a nested ``def`` (its own ``def``
     line is one)."""
     defs = 0
@@ -149,8 +149,9 @@ def _closure_displays(tree, defs) -> dict:
 
 
 def nested_defs(tree) -> tuple[dict, set]:
-    """``({name: def}, names)``: the nested functions ``tree``'s own scope defines exactly
-    once and never rebinds otherwise, and the names of all its local functions."""
+    """``({name: def or lambda}, names)``: the nested functions ``tree``'s own scope
+    defines exactly once and never rebinds otherwise (a ``def``, or ``name = lambda ...``),
+    and the names of all its local functions."""
     found: dict = {}
     bound: dict = {}
     for n in own_nodes(tree.body):
@@ -160,13 +161,18 @@ def nested_defs(tree) -> tuple[dict, set]:
             bound[n.id] = bound.get(n.id, 0) + 1
     defs = {k: v[0] for k, v in found.items() if len(v) == 1 and k not in bound}
     # every local function, nested defs and names bound to lambdas (``g = lambda t: ...``)
-    functions = set(found) | {
-        n.targets[0].id
+    lambdas = [
+        n
         for n in own_nodes(tree.body)
         if isinstance(n, gast.Assign)
         and isinstance(n.value, gast.Lambda)
         and isinstance(n.targets[0], gast.Name)
-    }
+    ]
+    functions = set(found) | {n.targets[0].id for n in lambdas}
+    for n in lambdas:  # bound once to a lambda: as a def (the check makes it one)
+        name = n.targets[0].id
+        if len(n.targets) == 1 and bound.get(name) == 1 and name not in found:
+            defs[name] = n.value
     return defs, functions
 
 
@@ -265,17 +271,7 @@ def _apply(tree, call, plan) -> None:
     for _, (kind, where, *value), fn in slots:
         value = value[-1]
         name = f"_pb_solver_{value.lineno}_{value.col_offset}"
-        if isinstance(fn, gast.Lambda):
-            d = lambda_as_def(name, copy.deepcopy(fn))
-            located_at = fn
-        else:
-            d = copy.deepcopy(fn)
-            d.name = name
-            located_at = fn
-        for c in captured:
-            param = gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None)
-            d.args.args.append(N.located(param, located_at))
-        made.append(N.located(d, located_at))
+        made.append(converted_def(name, fn, captured))
         replacement = N.located(N.load(name), value)
         if kind == "elt":
             where.elts[value_index(where, value)] = replacement
@@ -296,6 +292,19 @@ def _apply(tree, call, plan) -> None:
         if kind == "elt":  # a display bound to a name earlier: the functions go before it
             k = min(k, statement_of(tree, where)[1])
     body[k:k] = made
+
+
+def converted_def(name, fn, captured):
+    """The lambda or nested ``def`` ``fn`` as a ``def name`` that takes ``captured`` after
+    its own parameters (it then captures nothing)."""
+    if isinstance(fn, gast.Lambda):
+        d = lambda_as_def(name, copy.deepcopy(fn))
+    else:
+        d = copy.deepcopy(fn)
+        d.name = name
+    for c in captured:
+        d.args.args.append(N.located(gast.Name(c, gast.Param(), None, None), fn))
+    return N.located(d, fn)
 
 
 def statement_of(tree, node):

@@ -44,16 +44,13 @@ def loss(x, p):
 
 from __future__ import annotations
 
-import copy
-
 import gast
 import numpy as np
 
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
-from ..source_lambdas import lambda_as_def
 from . import nodes as N
 from .closure_values import name_uses
-from .solver_closures import convertible_reads, nested_defs, statement_of
+from .solver_closures import converted_def, convertible_reads, nested_defs, statement_of
 
 #: keywords of np.vectorize that leave its function's positional parameters as they are
 _KEPT = frozenset({"otypes", "doc", "cache"})
@@ -148,17 +145,26 @@ def _plan(tree, maker, calls, parents):
     if not captured:
         return None
     n = len(fn.args.args) + len(fn.args.posonlyargs)
-    for call in calls:
-        if call.keywords or len(call.args) != n:
-            return None
-        if any(isinstance(a, gast.Starred) for a in call.args):
-            return None
-        if _shadowed(call, captured, parents, tree):
-            return None
+    if not calls_may_pass(calls, n, captured, parents, tree):
+        return None
     return fn, captured
 
 
-def _shadowed(call, captured, parents, tree) -> bool:
+def calls_may_pass(calls, n, captured, parents, tree) -> bool:
+    """Whether each of ``calls`` passes exactly ``n`` positional arguments (no keywords,
+    no ``*``), so that ``captured`` may follow them, and reads there the function's
+    variables of those names (:func:`shadowed`)."""
+    for call in calls:
+        if call.keywords or len(call.args) != n:
+            return False
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            return False
+        if shadowed(call, captured, parents, tree):
+            return False
+    return True
+
+
+def shadowed(call, captured, parents, tree) -> bool:
     """Whether a comprehension around ``call`` binds one of ``captured`` (the call would
     read its variable, not the function's)."""
     up = parents.get(call)
@@ -175,16 +181,9 @@ def _shadowed(call, captured, parents, tree) -> bool:
 def _apply(tree, maker, calls, fn, captured) -> None:
     value = maker.args[0]
     name = f"_pb_vectorize_{value.lineno}_{value.col_offset}"
-    if isinstance(fn, gast.Lambda):
-        d = lambda_as_def(name, copy.deepcopy(fn))
-    else:
-        d = copy.deepcopy(fn)
-        d.name = name
-    n = len(d.args.args) + len(d.args.posonlyargs)
-    for c in captured:
-        d.args.args.append(N.located(gast.Name(c, gast.Param(), None, None), fn))
+    n = len(fn.args.args) + len(fn.args.posonlyargs)
     body, k = statement_of(tree, maker)
-    body[k:k] = [N.located(d, fn)]
+    body[k:k] = [converted_def(name, fn, captured)]
     maker.args[0] = N.located(N.load(name), value)
     positions = [N.const(n + j) for j in range(len(captured))]
     excluded = N.located(gast.Set(elts=positions), maker)

@@ -1,0 +1,194 @@
+"""A list of closures built in the function and called from there takes what they capture
+as arguments of each call (closure conversion at the calls).
+
+A lambda or nested ``def`` that reads the function's variables and is stored in a list is
+a closure object: Python reads what it captures when it is *called* (late binding: the
+classic ``for i in range(3): fs.append(lambda t: a * t * i)`` gives three functions that
+all read the ``i`` the loop left behind). When the list is bound once, only grows by
+``fs.append(closure)`` (or is a display of closures) and is only read by calls
+(``fs[k](x)``, ``for g in fs: g(x)``, ``len(fs)``) in the function's own scope, each
+closure becomes a function of what any of them reads, and each call passes those
+variables after its own arguments::
+
+    def _pb_stored_5_18(t, a, i):
+        return a * t * i
+    fs = []
+    for i in range(3):
+        fs.append(_pb_stored_5_18)
+    return fs[0](x, a, i)
+
+which computes what Python computes: the call reads ``a`` and ``i`` when it runs, as the
+closure would have read them then. The list then holds functions that capture nothing,
+which pullback calls like any function value (first and second order, forward mode).
+Anything else (the list stored, returned, passed on or changed otherwise, a closure with
+defaults or ``*args``, calls with keywords or another number of arguments) is left as
+written, and refused by the check with its fix (PB404/PB405).
+
+>>> import gast
+>>> tree = gast.parse('''
+... def loss(x, a):
+...     fs = []
+...     for i in range(3):
+...         fs.append(lambda t: a * t * i)
+...     return fs[0](x)
+... ''').body[0]
+>>> stored_closures_as_arguments(tree)
+True
+>>> print(gast.unparse(tree).strip())  # doctest: +NORMALIZE_WHITESPACE
+def loss(x, a):
+    def _pb_stored_5_18(t, a, i):
+        return a * t * i
+    fs = []
+    for i in range(3):
+        fs.append(_pb_stored_5_18)
+    return fs[0](x, a, i)
+"""
+
+from __future__ import annotations
+
+import gast
+
+from ..resolve import bound_once, local_names, own_nodes, parent_map
+from . import nodes as N
+from .closure_values import name_uses
+from .solver_closures import (
+    converted_def,
+    convertible_reads,
+    may_hold_a_closure,
+    nested_defs,
+    statement_of,
+)
+from .vectorize_closures import calls_may_pass
+
+
+def convert_stored_closures(fs, tree) -> bool:
+    """:func:`stored_closures_as_arguments` on ``tree`` (``fs``'s function)."""
+    lines = getattr(fs, "lines", None)
+    if lines is not None and not may_hold_a_closure(lines):
+        return False
+    return stored_closures_as_arguments(tree)
+
+
+def stored_closures_as_arguments(tree) -> bool:
+    """Rewrite (in place) each list of the module docstring in ``tree``'s own scope;
+    whether any was rewritten."""
+    lists = [
+        n
+        for n in own_nodes(tree.body)
+        if isinstance(n, gast.Assign)
+        and len(n.targets) == 1
+        and isinstance(n.targets[0], gast.Name)
+        and isinstance(n.value, gast.List)
+    ]
+    if not lists:
+        return False
+    defs, functions = nested_defs(tree)
+    parents = parent_map(tree)
+    own = {id(n) for n in own_nodes(tree.body)}
+    changed = False
+    for assign in lists:
+        plan = _plan(tree, assign, defs, functions, parents, own)
+        if plan is not None:
+            _apply(tree, assign, *plan)
+            changed = True
+            parents = parent_map(tree)
+            own = {id(n) for n in own_nodes(tree.body)}
+    return changed
+
+
+def _plan(tree, assign, defs, functions, parents, own):
+    """``(slots, calls, captured)`` for a list to convert, or None: ``slots`` the
+    ``(setter, function node)`` of each closure put in the list, ``calls`` the calls of
+    its elements, ``captured`` the sorted names they read of the function."""
+    name = assign.targets[0].id
+    if not bound_once(tree, name):
+        return None
+    slots = [(("elt", assign.value, k), e) for k, e in enumerate(assign.value.elts)]
+    calls = []
+    for use in name_uses(tree, name)[1]:
+        if id(use) not in own:
+            return None
+        found = _use(tree, use, parents)
+        if found is None:
+            return None
+        kind, node = found
+        if kind == "append":
+            slots.append((("arg", node), node.args[0]))
+        elif kind == "calls":
+            calls.extend(node)
+    if not slots or not calls:
+        return None
+    fns = []
+    for _, value in slots:
+        fn = value if isinstance(value, gast.Lambda) else None
+        if isinstance(value, gast.Name):
+            fn = defs.get(value.id)
+        reads = None if fn is None else convertible_reads(fn, functions)
+        if reads is None:
+            return None
+        fns.append((fn, reads))
+    counts = {len(fn.args.args) + len(fn.args.posonlyargs) for fn, _ in fns}
+    captured = sorted(set().union(*(r for _, r in fns)) & local_names(tree))
+    if not captured or len(counts) != 1:
+        return None
+    for fn, _ in fns:
+        own_params = {a.id for a in fn.args.args + fn.args.posonlyargs}
+        if own_params & set(captured):
+            return None  # a parameter of one of them by the name another one reads
+    n = counts.pop()
+    if not calls_may_pass(calls, n, captured, parents, tree):
+        return None
+    return [(where, fn) for (where, _), (fn, _) in zip(slots, fns, strict=True)], calls, captured
+
+
+def _use(tree, use, parents):
+    """What a read of the list is: ``("append", call)``, ``("calls", [calls])`` (its
+    elements called: ``fs[k](...)``, or ``for g in fs`` with ``g`` only called),
+    ``("len", None)``; None for anything else."""
+    up = parents.get(use)
+    if isinstance(up, gast.Attribute) and up.attr == "append":
+        call = parents.get(up)
+        if (
+            isinstance(call, gast.Call)
+            and call.func is up
+            and len(call.args) == 1
+            and not call.keywords
+            and isinstance(parents.get(call), gast.Expr)
+            and isinstance(call.args[0], (gast.Lambda, gast.Name))
+        ):
+            return "append", call
+        return None
+    if isinstance(up, gast.Subscript) and up.value is use:
+        call = parents.get(up)
+        if isinstance(call, gast.Call) and call.func is up:
+            return "calls", [call]
+        return None
+    if isinstance(up, gast.Call) and getattr(up.func, "id", None) == "len" and up.args == [use]:
+        return "len", None
+    if isinstance(up, (gast.For, gast.comprehension)) and up.iter is use:
+        if not isinstance(up.target, gast.Name):
+            return None
+        stores, loads = name_uses(tree, up.target.id)
+        if len(stores) != 1:
+            return None
+        calls = [parents.get(u) for u in loads]
+        if all(isinstance(c, gast.Call) and c.func is u for u, c in zip(loads, calls, strict=True)):
+            return "calls", calls
+    return None
+
+
+def _apply(tree, assign, slots, calls, captured) -> None:
+    made = []
+    for where, fn in slots:
+        value = where[1].elts[where[2]] if where[0] == "elt" else where[1].args[0]
+        name = f"_pb_stored_{value.lineno}_{value.col_offset}"
+        made.append(converted_def(name, fn, captured))
+        replacement = N.located(N.load(name), value)
+        if where[0] == "elt":
+            where[1].elts[where[2]] = replacement
+        else:
+            where[1].args[0] = replacement
+    for call in calls:
+        call.args.extend(N.located(N.load(c), call) for c in captured)
+    body, k = statement_of(tree, assign)
+    body[k:k] = made

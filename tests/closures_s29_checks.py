@@ -1,0 +1,24 @@
+"""The checks every converted closure case of tests/test_closures_s29_*.py passes: its
+gradient against central differences in float64, float32 against float64 (dtype kept),
+forward mode against central differences, and a Hessian-vector product (reverse over
+reverse) against central differences of the gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+from fd import check_grad, check_hvp, check_jvp
+
+from pullback import grad
+
+
+def check_all(f, x, p, tangents, direction):
+    """``f(x, p)`` differentiated in both arguments; ``tangents`` for forward mode (one per
+    argument), ``direction`` for the Hessian-vector product in ``p``."""
+    check_grad(f, x, p, wrt=(0, 1))
+    g32 = grad(f, wrt=(0, 1))(x.astype(np.float32), np.asarray(p).astype(np.float32))
+    g64 = grad(f, wrt=(0, 1))(x, p)
+    for got, want in zip(g32, g64, strict=True):
+        assert np.asarray(got).dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
+    check_jvp(f, (x, p), tangents, rel=1e-5)
+    check_hvp(lambda q: f(x, q), p, direction, rtol=1e-5, atol=1e-7)

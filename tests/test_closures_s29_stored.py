@@ -96,7 +96,22 @@ def indexed_by_range(x, p):
     return total
 
 
+def comprehension_with_defaults(x, p):
+    fs = [lambda t, i=i: p[0] * t * i + p[1] for i in range(3)]  # i read where made
+    return np.sum(fs[2](x) + fs[1](x) ** 2)
+
+
+def comprehension_filtered_and_iterated(x, p):
+    fs = [lambda t, i=i: np.sin(p[i] * t) for i in range(3) if i != 1]
+    total = 0.0
+    for g in fs:
+        total = total + np.sum(g(x))
+    return total
+
+
 CASES = [
+    comprehension_with_defaults,
+    comprehension_filtered_and_iterated,
     loop_lambdas,
     loop_defs,
     display_of_closures,
@@ -148,6 +163,16 @@ def shadowed_by_a_comprehension(x, p):
     return np.sum(fs[0](x)) + i
 
 
+def comprehension_variable_read_late(x, p):
+    fs = [lambda t: p[0] * t * i for i in range(3)]  # every lambda reads the last i
+    return np.sum(fs[0](x))
+
+
+def comprehension_with_a_differentiated_default(x, p):
+    fs = [lambda t, w=p[k]: w * t for k in range(2)]
+    return np.sum(fs[1](x))
+
+
 def called_with_a_keyword(x, p):
     fs = [lambda t: p[0] * t]
     return np.sum(fs[0](t=x))
@@ -155,9 +180,26 @@ def called_with_a_keyword(x, p):
 
 @pytest.mark.parametrize(
     "f",
-    [list_returned, read_as_a_value, shadowed_by_a_comprehension, called_with_a_keyword],
+    [
+        list_returned,
+        read_as_a_value,
+        shadowed_by_a_comprehension,
+        comprehension_variable_read_late,
+        comprehension_with_a_differentiated_default,
+        called_with_a_keyword,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_lists_not_converted_keep_their_refusal(f):
     with pytest.raises(UnsupportedSyntaxError, match="PB40[45]"):
         grad(lambda x, p: np.sum(f(x, p)[0]) if f is list_returned else f(x, p), wrt=1)(X, P)
+
+
+def test_the_comprehension_refusal_names_a_fix_that_works():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(comprehension_variable_read_late, wrt=1)(X, P)
+    (d,) = info.value.diagnostics
+    assert d.line == comprehension_variable_read_late.__code__.co_firstlineno + 1
+    assert "`lambda v, i=i: ...`" in d.fix and "def the lambda" not in d.fix
+    # the fix: comprehension_with_defaults is that function with `i=i` (differentiated)
+    assert np.isclose(comprehension_variable_read_late(X, P), np.sum(P[0] * X * 2))

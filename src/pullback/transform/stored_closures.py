@@ -5,7 +5,9 @@ A lambda or nested ``def`` that reads the function's variables and is stored in 
 a closure object: Python reads what it captures when it is *called* (late binding: the
 classic ``for i in range(3): fs.append(lambda t: a * t * i)`` gives three functions that
 all read the ``i`` the loop left behind). When the list is bound once, only grows by
-``fs.append(closure)`` (or is a display of closures) and is only read by calls
+``fs.append(closure)`` (or is a display of closures, or a list comprehension of lambdas
+that take the comprehension's variables as defaults, which stay lambdas made as written)
+and is only read by calls
 (``fs[k](x)``, ``for g in fs: g(x)``, ``len(fs)``) in the function's own scope, each
 closure becomes a function of what any of them reads, and each call passes those
 variables after its own arguments::
@@ -50,7 +52,7 @@ import gast
 
 from ..resolve import bound_once, local_names, own_nodes, parent_map
 from . import nodes as N
-from .closure_values import name_uses
+from .closure_values import lambda_free, name_uses
 from .solver_closures import (
     converted_def,
     convertible_reads,
@@ -78,7 +80,7 @@ def stored_closures_as_arguments(tree) -> bool:
         if isinstance(n, gast.Assign)
         and len(n.targets) == 1
         and isinstance(n.targets[0], gast.Name)
-        and isinstance(n.value, gast.List)
+        and (isinstance(n.value, gast.List) or _lambda_comprehension(n.value))
     ]
     if not lists:
         return False
@@ -103,7 +105,10 @@ def _plan(tree, assign, defs, functions, parents, own):
     name = assign.targets[0].id
     if not bound_once(tree, name):
         return None
-    slots = [(("elt", assign.value, k), e) for k, e in enumerate(assign.value.elts)]
+    if isinstance(assign.value, gast.ListComp):  # [lambda t, k=k: ... for k in ...]
+        slots = [(("comp", assign.value), assign.value.elt)]
+    else:
+        slots = [(("elt", assign.value, k), e) for k, e in enumerate(assign.value.elts)]
     calls = []
     for use in name_uses(tree, name)[1]:
         if id(use) not in own:
@@ -119,15 +124,18 @@ def _plan(tree, assign, defs, functions, parents, own):
     if not slots or not calls:
         return None
     fns = []
-    for _, value in slots:
+    for where, value in slots:
         fn = value if isinstance(value, gast.Lambda) else None
         if isinstance(value, gast.Name):
             fn = defs.get(value.id)
-        reads = None if fn is None else convertible_reads(fn, functions)
+        if where[0] == "comp":
+            reads = _comprehension_reads(fn, where[1], functions)
+        else:
+            reads = None if fn is None else convertible_reads(fn, functions)
         if reads is None:
             return None
         fns.append((fn, reads))
-    counts = {len(fn.args.args) + len(fn.args.posonlyargs) for fn, _ in fns}
+    counts = {_required(fn) for fn, _ in fns}
     captured = sorted(set().union(*(r for _, r in fns)) & local_names(tree))
     if not captured or len(counts) != 1:
         return None
@@ -139,6 +147,32 @@ def _plan(tree, assign, defs, functions, parents, own):
     if not calls_may_pass(calls, n, captured, parents, tree):
         return None
     return [(where, fn) for (where, _), (fn, _) in zip(slots, fns, strict=True)], calls, captured
+
+
+def _lambda_comprehension(value) -> bool:
+    """``[lambda ...: ... for ...]``: a list comprehension of lambdas."""
+    return isinstance(value, gast.ListComp) and isinstance(value.elt, gast.Lambda)
+
+
+def _required(fn) -> int:
+    """How many positional parameters ``fn`` has without a default."""
+    return len(fn.args.args) + len(fn.args.posonlyargs) - len(fn.args.defaults)
+
+
+def _comprehension_reads(lam, comp, functions) -> set | None:
+    """What the lambda ``lam`` made by the comprehension ``comp`` reads besides its
+    parameters, or None when it cannot take it as parameters: it reads a variable of the
+    comprehension itself (every lambda would read its last value, which no call outside
+    sees: refused, with the fix of passing it as a default), has ``*args``, keyword-only
+    parameters, or calls a local function."""
+    args = lam.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        return None
+    reads = lambda_free(lam)
+    bound = {t.id for g in comp.generators for t in gast.walk(g.target) if isinstance(t, gast.Name)}
+    if reads & (bound | functions):
+        return None
+    return reads
 
 
 def _use(tree, use, parents):
@@ -180,6 +214,11 @@ def _use(tree, use, parents):
 def _apply(tree, assign, slots, calls, captured) -> None:
     made = []
     for where, fn in slots:
+        if where[0] == "comp":  # made as written (its defaults are read there), taking more
+            k = _required(fn)
+            params = [N.located(gast.Name(c, gast.Param(), None, None), fn) for c in captured]
+            fn.args.args[k:k] = params
+            continue
         value = where[1].elts[where[2]] if where[0] == "elt" else where[1].args[0]
         name = f"_pb_stored_{value.lineno}_{value.col_offset}"
         made.append(converted_def(name, fn, captured))

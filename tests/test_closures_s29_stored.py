@@ -173,6 +173,12 @@ def comprehension_with_a_differentiated_default(x, p):
     return np.sum(fs[1](x))
 
 
+def an_element_calls_the_list(x, p):
+    fs = [lambda t: p[0] * t]
+    fs.append(lambda t: fs[0](t) * p[1])  # its call of fs[0] would not pass p
+    return np.sum(fs[1](x))
+
+
 def called_with_a_keyword(x, p):
     fs = [lambda t: p[0] * t]
     return np.sum(fs[0](t=x))
@@ -186,6 +192,7 @@ def called_with_a_keyword(x, p):
         shadowed_by_a_comprehension,
         comprehension_variable_read_late,
         comprehension_with_a_differentiated_default,
+        an_element_calls_the_list,
         called_with_a_keyword,
     ],
     ids=lambda f: f.__name__,

@@ -80,37 +80,57 @@ def stored_closures_as_arguments(tree) -> bool:
         if isinstance(n, gast.Assign)
         and len(n.targets) == 1
         and isinstance(n.targets[0], gast.Name)
-        and (isinstance(n.value, gast.List) or _lambda_comprehension(n.value))
+        and (_closure_display(n.value) or _lambda_comprehension(n.value))
     ]
     if not lists:
         return False
     defs, functions = nested_defs(tree)
     parents = parent_map(tree)
     own = {id(n) for n in own_nodes(tree.body)}
+    names = {a.targets[0].id for a in lists}
+    uses = _reads_of(tree, names)  # one walk for all
     changed = False
     for assign in lists:
-        plan = _plan(tree, assign, defs, functions, parents, own)
+        plan = _plan(tree, assign, (defs, functions), parents, own, uses)
         if plan is not None:
             _apply(tree, assign, *plan)
             changed = True
             parents = parent_map(tree)
             own = {id(n) for n in own_nodes(tree.body)}
+            uses = _reads_of(tree, names)  # (the calls now read what they pass)
     return changed
 
 
-def _plan(tree, assign, defs, functions, parents, own):
+def _closure_display(value) -> bool:
+    """A list display that may hold only closures (``[]``, ``[f, lambda t: ...]``)."""
+    return isinstance(value, gast.List) and all(
+        isinstance(e, (gast.Lambda, gast.Name)) for e in value.elts
+    )
+
+
+def _reads_of(tree, names) -> dict:
+    """``{name: [Name nodes reading it]}`` for ``names``, in one walk of ``tree``."""
+    out = {n: [] for n in names}
+    for n in gast.walk(tree):
+        if n.__class__ is gast.Name and n.id in out and isinstance(n.ctx, gast.Load):
+            out[n.id].append(n)
+    return out
+
+
+def _plan(tree, assign, functions, parents, own, uses):
     """``(slots, calls, captured)`` for a list to convert, or None: ``slots`` the
     ``(setter, function node)`` of each closure put in the list, ``calls`` the calls of
-    its elements, ``captured`` the sorted names they read of the function."""
+    its elements, ``captured`` the sorted names they read of the function
+    (``functions``: what :func:`.solver_closures.nested_defs` found; ``uses``: what
+    :func:`_reads_of` found)."""
+    defs, functions = functions
     name = assign.targets[0].id
-    if not bound_once(tree, name):
-        return None
     if isinstance(assign.value, gast.ListComp):  # [lambda t, k=k: ... for k in ...]
         slots = [(("comp", assign.value), assign.value.elt)]
     else:
         slots = [(("elt", assign.value, k), e) for k, e in enumerate(assign.value.elts)]
     calls = []
-    for use in name_uses(tree, name)[1]:
+    for use in uses[name]:
         if id(use) not in own:
             return None
         found = _use(tree, use, parents)
@@ -121,7 +141,7 @@ def _plan(tree, assign, defs, functions, parents, own):
             slots.append((("arg", node), node.args[0]))
         elif kind == "calls":
             calls.extend(node)
-    if not slots or not calls:
+    if not slots or not calls or not bound_once(tree, name):
         return None
     fns = []
     for where, value in slots:
@@ -132,8 +152,8 @@ def _plan(tree, assign, defs, functions, parents, own):
             reads = _comprehension_reads(fn, where[1], functions)
         else:
             reads = None if fn is None else convertible_reads(fn, functions)
-        if reads is None:
-            return None
+        if reads is None or name in reads:
+            return None  # (one that reads the list would call its elements as they were)
         fns.append((fn, reads))
     counts = {_required(fn) for fn, _ in fns}
     captured = sorted(set().union(*(r for _, r in fns)) & local_names(tree))

@@ -86,7 +86,7 @@ def vectorize_closures_as_arguments(tree, is_vectorize) -> bool:
     for maker, calls in _sites(tree):
         if parents is None:
             parents = parent_map(tree)
-        if not _plain_maker(maker) or not is_vectorize(maker):
+        if not is_vectorize(maker):
             continue
         plan = _plan(tree, maker, calls, parents)
         if plan is not None:
@@ -99,22 +99,25 @@ def _sites(tree) -> list:
     """``[(maker, calls)]``: ``np.vectorize(f)(...)`` (the maker called where it is made),
     and ``v = np.vectorize(f)`` with ``v`` bound once and only called (plain calls)."""
     out = []
+    own = parents = None
     for n in own_nodes(tree.body):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Call):
-            out.append((n.func, [n]))
+            if _plain_maker(n.func):
+                out.append((n.func, [n]))
         elif (
             isinstance(n, gast.Assign)
             and len(n.targets) == 1
             and isinstance(n.targets[0], gast.Name)
             and isinstance(n.value, gast.Call)
-            and n.value.args
+            and _plain_maker(n.value)  # (cheap: most assignments stop here)
         ):
             name = n.targets[0].id
             stores, loads = name_uses(tree, name)
             if len(stores) != 1 or not loads or not bound_once(tree, name):
                 continue
-            own = {id(m) for m in own_nodes(tree.body)}
-            parents = parent_map(tree)
+            if own is None:
+                own = {id(m) for m in own_nodes(tree.body)}
+                parents = parent_map(tree)
             calls = [parents.get(u) for u in loads]
             if all(
                 id(u) in own and isinstance(c, gast.Call) and c.func is u

@@ -179,6 +179,18 @@ def an_element_calls_the_list(x, p):
     return np.sum(fs[1](x))
 
 
+def called_from_a_nested_function(x, a):
+    fs = [lambda t: a[0] * t]
+    total = 0.0
+    for g in fs:
+
+        def h(a):  # its `a` is not the function's: g(a) must not pass it as the capture
+            return g(a)
+
+        total = total + np.sum(h(x))
+    return total
+
+
 def called_with_a_keyword(x, p):
     fs = [lambda t: p[0] * t]
     return np.sum(fs[0](t=x))
@@ -193,6 +205,7 @@ def called_with_a_keyword(x, p):
         comprehension_variable_read_late,
         comprehension_with_a_differentiated_default,
         an_element_calls_the_list,
+        called_from_a_nested_function,
         called_with_a_keyword,
     ],
     ids=lambda f: f.__name__,

@@ -133,7 +133,7 @@ def _plan(tree, assign, functions, parents, own, uses):
     for use in uses[name]:
         if id(use) not in own:
             return None
-        found = _use(tree, use, parents)
+        found = _use(tree, use, parents, own)
         if found is None:
             return None
         kind, node = found
@@ -195,10 +195,10 @@ def _comprehension_reads(lam, comp, functions) -> set | None:
     return reads
 
 
-def _use(tree, use, parents):
+def _use(tree, use, parents, own):
     """What a read of the list is: ``("append", call)``, ``("calls", [calls])`` (its
-    elements called: ``fs[k](...)``, or ``for g in fs`` with ``g`` only called),
-    ``("len", None)``; None for anything else."""
+    elements called: ``fs[k](...)``, or ``for g in fs`` with ``g`` only called in the
+    function's own scope, ``own``), ``("len", None)``; None for anything else."""
     up = parents.get(use)
     if isinstance(up, gast.Attribute) and up.attr == "append":
         call = parents.get(up)
@@ -226,7 +226,10 @@ def _use(tree, use, parents):
         if len(stores) != 1:
             return None
         calls = [parents.get(u) for u in loads]
-        if all(isinstance(c, gast.Call) and c.func is u for u, c in zip(loads, calls, strict=True)):
+        if all(
+            id(u) in own and isinstance(c, gast.Call) and c.func is u
+            for u, c in zip(loads, calls, strict=True)
+        ):
             return "calls", calls
     return None
 

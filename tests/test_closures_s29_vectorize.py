@@ -102,6 +102,7 @@ def test_float32(f):
     g = grad(f, wrt=(0, 1))(x, p)
     g64 = grad(f, wrt=(0, 1))(*params(f))
     for got, want in zip(g, g64, strict=True):
+        assert np.asarray(got).dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
 
 
@@ -133,13 +134,20 @@ def vec_stored(x, p):
     return np.sum(fs[0](x))
 
 
+def vec_reads_its_object(x, p):
+    v = np.vectorize(lambda t: p[0] * t if t > 1.0 else v(t + 1.0))  # noqa: F821
+    return np.sum(v(x))
+
+
 def piecewise_list_read_twice(x, p):
     fs = [lambda t: p[0] * t, lambda t: p[1] * t]
     y = np.piecewise(x, [x < 0.3], fs)
     return np.sum(y) + fs[0](1.0)
 
 
-@pytest.mark.parametrize("f", [vec_stored, piecewise_list_read_twice], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "f", [vec_stored, vec_reads_its_object, piecewise_list_read_twice], ids=lambda f: f.__name__
+)
 def test_not_converted_keeps_its_refusal(f):
     with pytest.raises(UnsupportedSyntaxError, match="PB40[45]"):
         grad(f, wrt=1)(*params(f))

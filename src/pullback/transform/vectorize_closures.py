@@ -142,7 +142,7 @@ def _plan(tree, maker, calls, parents):
     value = maker.args[0]
     fn = value if isinstance(value, gast.Lambda) else defs.get(value.id)
     reads = None if fn is None else convertible_reads(fn, functions)
-    if reads is None:
+    if reads is None or any(_names_object(maker, r, parents) for r in reads):
         return None  # left as written: refused by the check with its fix
     captured = sorted(reads & local_names(tree))
     if not captured:
@@ -151,6 +151,15 @@ def _plan(tree, maker, calls, parents):
     if not calls_may_pass(calls, n, captured, parents, tree):
         return None
     return fn, captured
+
+
+def _names_object(maker, name, parents) -> bool:
+    """Whether ``name`` is the name the np.vectorize object ``maker`` is bound to (a
+    function that calls its own object would call it without what it captures)."""
+    assign = parents.get(maker)
+    return isinstance(assign, gast.Assign) and any(
+        isinstance(t, gast.Name) and t.id == name for t in assign.targets
+    )
 
 
 def calls_may_pass(calls, n, captured, parents, tree) -> bool:

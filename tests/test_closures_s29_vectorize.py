@@ -53,6 +53,26 @@ def vec_in_loop(x, p):
     return total
 
 
+def vec_decorated_def(x, p):
+    @np.vectorize
+    def inner(t):
+        return p[0] * np.exp(p[1] * t) if t > 0.0 else p[0] * t
+
+    return np.sum(inner(x) * x) + np.sum(inner(x[::-1]))
+
+
+def vec_decorated_with_otypes_in_loop(x, p):
+    total = 0.0
+    for k in range(2):
+
+        @np.vectorize(otypes=[float])
+        def inner(t):
+            return np.sin(p[k] * t)
+
+        total = total + np.sum(inner(x))
+    return total
+
+
 def piecewise_named_list(x, p):
     a, b = p[0], p[1]
     fs = [lambda t: a * t, lambda t: b * t * t + a]
@@ -77,6 +97,8 @@ CASES = [
     vec_two_parameters,
     vec_late_binding,
     vec_in_loop,
+    vec_decorated_def,
+    vec_decorated_with_otypes_in_loop,
     piecewise_named_list,
     piecewise_named_defs,
 ]
@@ -129,6 +151,28 @@ def test_late_binding_value_is_pythons():
     np.testing.assert_allclose(grad(vec_late_binding, wrt=1)(x, p), [0.0, 3.0 * np.sum(x)])
 
 
+def decorated_capturing_nothing(x):
+    @np.vectorize
+    def inner(t):
+        return np.sin(t) * t
+
+    return np.sum(inner(x))
+
+
+def test_a_decorated_def_that_captures_nothing():
+    check_grad(decorated_capturing_nothing, X)
+    check_hvp(decorated_capturing_nothing, X, np.array([1.0, 0.0, -1.0, 0.5]), rtol=1e-5)
+
+
+def vec_decorated_and_passed_on(x, p):
+    @np.vectorize
+    def inner(t):
+        return p[0] * t
+
+    fs = [inner]
+    return np.sum(fs[0](x))
+
+
 def vec_stored(x, p):
     fs = [np.vectorize(lambda t: p[0] * t)]
     return np.sum(fs[0](x))
@@ -146,7 +190,9 @@ def piecewise_list_read_twice(x, p):
 
 
 @pytest.mark.parametrize(
-    "f", [vec_stored, vec_reads_its_object, piecewise_list_read_twice], ids=lambda f: f.__name__
+    "f",
+    [vec_stored, vec_reads_its_object, vec_decorated_and_passed_on, piecewise_list_read_twice],
+    ids=lambda f: f.__name__,
 )
 def test_not_converted_keeps_its_refusal(f):
     with pytest.raises(UnsupportedSyntaxError, match="PB40[45]"):

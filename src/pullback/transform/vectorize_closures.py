@@ -20,7 +20,8 @@ after its own arguments::
 which computes the same: the closure reads its variables when the object calls it, during
 the object's call, where they are read now. The object is either called where it is made
 (``np.vectorize(f)(x)``) or bound once to a name whose every use is a call in the
-function's own scope (``v = np.vectorize(f); v(x) + v(2 * x)``), each call passing exactly
+function's own scope (``v = np.vectorize(f); v(x) + v(2 * x)``, or a nested ``def``
+decorated with ``@np.vectorize``, which becomes that assignment), each call passing exactly
 the function's positional parameters. Anything else (the object stored, returned or passed
 on, ``signature=`` or ``excluded=`` already given, a closure with defaults, ``*args``,
 ``nonlocal`` writes or calls of other local functions) is left as written, and refused by
@@ -43,6 +44,8 @@ def loss(x, p):
 """
 
 from __future__ import annotations
+
+import copy
 
 import gast
 import numpy as np
@@ -83,23 +86,81 @@ def vectorize_closures_as_arguments(tree, is_vectorize) -> bool:
     was rewritten."""
     changed = False
     parents = None
-    for maker, calls in _sites(tree):
+    for maker, calls in _sites(tree) + _decorated(tree):
         if parents is None:
             parents = parent_map(tree)
         if not is_vectorize(maker):
             continue
         plan = _plan(tree, maker, calls, parents)
         if plan is not None:
+            decorated = getattr(maker, "_pb_decorated", None)
+            if decorated is not None:  # the def becomes `name = np.vectorize(converted)`
+                _replace_statement(tree, decorated, N.assign(decorated.name, maker, decorated))
             _apply(tree, maker, calls, *plan)
             changed = True
     return changed
+
+
+def _decorated(tree) -> list:
+    """``[(maker, calls)]`` for ``@np.vectorize`` (or ``@np.vectorize(otypes=...)``) on a
+    nested ``def`` bound once and only called: ``maker`` is the call the decorator makes,
+    ``np.vectorize(name)``, marked with the def (``_pb_decorated``)."""
+    out = []
+    for d in own_nodes(tree.body):
+        if not isinstance(d, gast.FunctionDef) or d is tree or len(d.decorator_list) != 1:
+            continue
+        dec = d.decorator_list[0]
+        if isinstance(dec, gast.Call):
+            if dec.args:
+                continue
+            func, keywords = dec.func, dec.keywords
+        else:
+            func, keywords = dec, []
+        maker = gast.Call(func=func, args=[N.located(N.load(d.name), d)], keywords=keywords)
+        if not _plain_maker(maker):
+            continue
+        calls = _only_called(tree, d.name)
+        if calls is not None:
+            maker._pb_decorated = d
+            out.append((N.located(maker, d), calls))
+    return out
+
+
+def _only_called(tree, name):
+    """The calls of ``name``, when it is bound once and only called, in ``tree``'s own
+    scope; None otherwise."""
+    _, loads = name_uses(tree, name)
+    if not loads or not bound_once(tree, name):
+        return None
+    own = {id(m) for m in own_nodes(tree.body)}
+    parents = parent_map(tree)
+    calls = [parents.get(u) for u in loads]
+    if all(
+        id(u) in own and isinstance(c, gast.Call) and c.func is u
+        for u, c in zip(loads, calls, strict=True)
+    ):
+        return calls
+    return None
+
+
+def _replace_statement(tree, old, new) -> None:
+    """Put the statement ``new`` where ``old`` is (in whichever body of ``tree`` holds it)."""
+    for node in gast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and any(s is old for s in stmts):
+                stmts[next(k for k, s in enumerate(stmts) if s is old)] = new
+                return
+        for handler in getattr(node, "handlers", None) or []:
+            if any(s is old for s in handler.body):
+                handler.body[next(k for k, s in enumerate(handler.body) if s is old)] = new
+                return
 
 
 def _sites(tree) -> list:
     """``[(maker, calls)]``: ``np.vectorize(f)(...)`` (the maker called where it is made),
     and ``v = np.vectorize(f)`` with ``v`` bound once and only called (plain calls)."""
     out = []
-    own = parents = None
     for n in own_nodes(tree.body):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Call):
             if _plain_maker(n.func):
@@ -111,18 +172,8 @@ def _sites(tree) -> list:
             and isinstance(n.value, gast.Call)
             and _plain_maker(n.value)  # (cheap: most assignments stop here)
         ):
-            name = n.targets[0].id
-            stores, loads = name_uses(tree, name)
-            if len(stores) != 1 or not loads or not bound_once(tree, name):
-                continue
-            if own is None:
-                own = {id(m) for m in own_nodes(tree.body)}
-                parents = parent_map(tree)
-            calls = [parents.get(u) for u in loads]
-            if all(
-                id(u) in own and isinstance(c, gast.Call) and c.func is u
-                for u, c in zip(loads, calls, strict=True)
-            ):
+            calls = _only_called(tree, n.targets[0].id)
+            if calls is not None:
                 out.append((n.value, calls))
     return out
 
@@ -141,12 +192,16 @@ def _plan(tree, maker, calls, parents):
     defs, functions = nested_defs(tree)
     value = maker.args[0]
     fn = value if isinstance(value, gast.Lambda) else defs.get(value.id)
+    decorated = getattr(maker, "_pb_decorated", None)
+    if decorated is not None:  # what it reads, as the def without its decorator
+        fn = copy.copy(decorated)
+        fn.decorator_list = []
     reads = None if fn is None else convertible_reads(fn, functions)
     if reads is None or any(_names_object(maker, r, parents) for r in reads):
         return None  # left as written: refused by the check with its fix
     captured = sorted(reads & local_names(tree))
-    if not captured:
-        return None
+    if not captured and decorated is None:
+        return None  # (a decorated def that captures nothing still becomes an assignment)
     n = len(fn.args.args) + len(fn.args.posonlyargs)
     if not calls_may_pass(calls, n, captured, parents, tree):
         return None
@@ -197,8 +252,9 @@ def _apply(tree, maker, calls, fn, captured) -> None:
     body, k = statement_of(tree, maker)
     body[k:k] = [converted_def(name, fn, captured)]
     maker.args[0] = N.located(N.load(name), value)
-    positions = [N.const(n + j) for j in range(len(captured))]
-    excluded = N.located(gast.Set(elts=positions), maker)
-    maker.keywords.append(N.located(gast.keyword(arg="excluded", value=excluded), maker))
+    if captured:
+        positions = [N.const(n + j) for j in range(len(captured))]
+        excluded = N.located(gast.Set(elts=positions), maker)
+        maker.keywords.append(N.located(gast.keyword(arg="excluded", value=excluded), maker))
     for call in calls:
         call.args.extend(N.located(N.load(c), call) for c in captured)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from fd import check_grad, check_hvp, check_jvp
 
-from pullback import grad
+from pullback import grad, hessian
 
 
 def check_all(f, x, p, tangents, direction):
@@ -22,3 +22,11 @@ def check_all(f, x, p, tangents, direction):
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-4)
     check_jvp(f, (x, p), tangents, rel=1e-5)
     check_hvp(lambda q: f(x, q), p, direction, rtol=1e-5, atol=1e-7)
+
+
+def check_hessian(f, x, p):
+    """The full Hessian of ``f(x, p)`` in ``p`` against central differences of its gradient."""
+    g = grad(lambda q: f(x, q))
+    h = hessian(lambda q: f(x, q))(p)
+    want = np.array([(g(p + 1e-5 * e) - g(p - 1e-5 * e)) / 2e-5 for e in np.eye(p.size)])
+    np.testing.assert_allclose(h, want, rtol=1e-5, atol=1e-7)

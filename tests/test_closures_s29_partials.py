@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 import pytest
-from closures_s29_checks import check_all
+from closures_s29_checks import check_all, check_hessian
 
 from pullback import grad
 from pullback.errors import UnsupportedSyntaxError
@@ -99,3 +99,7 @@ def partial_stored(x, p):
 def test_an_escaping_partial_keeps_its_refusal(f):
     with pytest.raises(UnsupportedSyntaxError, match="PB405|PB301"):
         grad(lambda x, p: f(x, p)[0] if f is partial_returned else f(x, p), wrt=1)(X, P)
+
+
+def test_full_hessian():
+    check_hessian(late_binding, X, P)

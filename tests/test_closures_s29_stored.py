@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from closures_s29_checks import check_all
+from closures_s29_checks import check_all, check_hessian
 
 from pullback import grad
 from pullback.errors import UnsupportedSyntaxError
@@ -223,3 +223,8 @@ def test_the_comprehension_refusal_names_a_fix_that_works():
     assert "`lambda v, i=i: ...`" in d.fix and "def the lambda" not in d.fix
     # the fix: comprehension_with_defaults is that function with `i=i` (differentiated)
     assert np.isclose(comprehension_variable_read_late(X, P), np.sum(P[0] * X * 2))
+
+
+@pytest.mark.parametrize("f", [loop_lambdas, comprehension_with_defaults], ids=lambda f: f.__name__)
+def test_full_hessian(f):
+    check_hessian(f, X, P)

@@ -85,6 +85,8 @@ def iterated(x, p):
     total = 0.0
     for g in fs:
         total = total + np.sum(g(x))
+    for g in fs:  # the same name over the same list again
+        total = total + np.sum(g(0.5 * x) ** 2)
     return total + sum(np.sum(h(2.0 * x)) for h in fs) + len(fs)
 
 
@@ -191,6 +193,15 @@ def called_from_a_nested_function(x, a):
     return total
 
 
+def loop_name_bound_otherwise(x, p):
+    fs = [lambda t: p[0] * t]
+    total = 0.0
+    for g in fs:
+        total = total + np.sum(g(x))
+    g = np.sin  # g is no element of fs here: its call must not pass p
+    return total + np.sum(g(x))
+
+
 def called_with_a_keyword(x, p):
     fs = [lambda t: p[0] * t]
     return np.sum(fs[0](t=x))
@@ -206,6 +217,7 @@ def called_with_a_keyword(x, p):
         comprehension_with_a_differentiated_default,
         an_element_calls_the_list,
         called_from_a_nested_function,
+        loop_name_bound_otherwise,
         called_with_a_keyword,
     ],
     ids=lambda f: f.__name__,

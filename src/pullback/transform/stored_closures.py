@@ -139,8 +139,8 @@ def _plan(tree, assign, functions, parents, own, uses):
         kind, node = found
         if kind == "append":
             slots.append((("arg", node), node.args[0]))
-        elif kind == "calls":
-            calls.extend(node)
+        elif kind == "calls":  # (two loops over the list by one name: its calls once)
+            calls.extend(c for c in node if all(c is not d for d in calls))
     if not slots or not calls or not bound_once(tree, name):
         return None
     fns = []
@@ -223,8 +223,8 @@ def _use(tree, use, parents, own):
         if not isinstance(up.target, gast.Name):
             return None
         stores, loads = name_uses(tree, up.target.id)
-        if len(stores) != 1:
-            return None
+        if not all(_iterates(parents.get(t), t, use.id) for t in stores):
+            return None  # the name may hold something else than an element of the list
         calls = [parents.get(u) for u in loads]
         if all(
             id(u) in own and isinstance(c, gast.Call) and c.func is u
@@ -232,6 +232,17 @@ def _use(tree, use, parents, own):
         ):
             return "calls", calls
     return None
+
+
+def _iterates(loop, target, name) -> bool:
+    """Whether ``target`` is the target of the loop or comprehension ``loop`` over the
+    list ``name`` (``for g in fs``)."""
+    return (
+        isinstance(loop, (gast.For, gast.comprehension))
+        and loop.target is target
+        and isinstance(loop.iter, gast.Name)
+        and loop.iter.id == name
+    )
 
 
 def _apply(tree, assign, slots, calls, captured) -> None:

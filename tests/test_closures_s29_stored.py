@@ -240,3 +240,20 @@ def test_the_comprehension_refusal_names_a_fix_that_works():
 @pytest.mark.parametrize("f", [loop_lambdas, comprehension_with_defaults], ids=lambda f: f.__name__)
 def test_full_hessian(f):
     check_hessian(f, X, P)
+
+
+def test_a_differentiated_default_is_refused_with_a_fix_that_works():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        grad(comprehension_with_a_differentiated_default, wrt=1)(X, P)
+    (d,) = info.value.diagnostics
+    assert d.line == comprehension_with_a_differentiated_default.__code__.co_firstlineno + 1
+    assert "`lambda t, k=k: p[k] * t`" in d.fix
+    check_all(default_read_in_the_body, X, P, (X, P), P)
+    assert np.isclose(
+        default_read_in_the_body(X, P), comprehension_with_a_differentiated_default(X, P)
+    )
+
+
+def default_read_in_the_body(x, p):
+    fs = [lambda t, k=k: p[k] * t for k in range(2)]  # the fix
+    return np.sum(fs[1](x))

@@ -287,7 +287,8 @@ def captures_a_differentiated_value(w):
         return v * s
 
     fs = [t]
-    return np.sum(fs[0](w))
+    first = fs[0]  # read as a value: not only called (stored_closures.py)
+    return np.sum(first(w))
 
 
 def factory_given_a_differentiated_value(w):
@@ -307,7 +308,8 @@ def factory_with_a_differentiated_default(w):
 
 def lambda_stored_reading_a_gradient(w):
     fs = [lambda v: v * w[0]]
-    return np.sum(fs[0](w))
+    first = fs[0]  # read as a value: not only called (stored_closures.py)
+    return np.sum(first(w))
 
 
 def rebound_after_the_def(w):
@@ -318,7 +320,8 @@ def rebound_after_the_def(w):
 
     fs = [t]
     k = 1
-    return fs[0](w)
+    first = fs[0]  # read as a value: not only called (stored_closures.py)
+    return first(w)
 
 
 def loop_variable_captured(w):
@@ -329,7 +332,7 @@ def loop_variable_captured(w):
             return v[i]
 
         fs.append(t)
-    return sum(f(w) for f in fs)
+    return sum(f(w) for f in list(fs))  # read as a value (stored_closures.py)
 
 
 def written_by_a_sibling(w):
@@ -344,7 +347,8 @@ def written_by_a_sibling(w):
 
     fs = [t]
     bump()
-    return fs[0](w)
+    first = fs[0]  # read as a value: not only called (stored_closures.py)
+    return first(w)
 
 
 def comprehension_variable_captured(w):

@@ -105,7 +105,8 @@ def test_forward_mode():
 def escaping(x):
     f = lambda t: t * x  # noqa: E731 - reads x: a closure object that escapes
     fs = [f]
-    return fs[0](x)
+    first = fs[0]  # read as a value: not only called (stored_closures.py)
+    return first(x)
 
 
 def test_a_lambda_that_escapes_is_still_refused():
@@ -168,11 +169,20 @@ def captured_in_vectorize(a):
     return np.sum(np.vectorize(lambda r: np.sin(a * r))(X))
 
 
+def test_a_lambda_reading_a_variable_given_to_vectorize_takes_it_as_excluded_argument():
+    # closure conversion (transform/vectorize_closures.py): d/da of sum(sin(a X))
+    assert grad(captured_in_vectorize)(0.7) == pytest.approx(np.sum(np.cos(0.7 * X) * X))
+
+
+def captured_in_vectorize_with_signature(a):
+    return np.sum(np.vectorize(lambda r: np.sin(a * r), signature="()->()")(X))
+
+
 def test_a_passed_lambda_reading_a_variable_says_how_to_pass_it():
-    # a library function that hands the lambda no extra arguments (np.vectorize would
-    # broadcast an array passed that way): the lambda cannot take `a` there
+    # a np.vectorize with a signature is not converted (its calls' arguments are not
+    # the function's scalars): the lambda cannot take `a` there
     with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(captured_in_vectorize)(0.7)
+        grad(captured_in_vectorize_with_signature)(0.7)
     message = str(info.value)
     assert "PB404 lambda passed to a call reads 'a' of the differentiated function" in message
     assert "quad(lambda t, a: ..., lo, hi, args=(a,))" in message

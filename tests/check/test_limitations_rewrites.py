@@ -126,8 +126,8 @@ def total_now(x):
 
 # PB404
 def weighted(x, w):
-    scales = [lambda v, w: w * v]
-    return np.sum(scales[0](x, w))
+    scales = {"w": lambda v, w: w * v}
+    return np.sum(scales["w"](x, w))
 
 
 # PB405
@@ -136,8 +136,8 @@ def smooth_total(x, beta):
         e = np.exp(beta * v)
         return np.log(1.0 + e) / beta
 
-    helpers = [softplus]
-    return np.sum(helpers[0](x, beta))
+    helpers = {"softplus": softplus}
+    return np.sum(helpers["softplus"](x, beta))
 
 
 # PB406

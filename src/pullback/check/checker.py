@@ -28,7 +28,7 @@ from ..nested_factories import inline_nested_factories
 from ..resolve import bindings_fixed, local_names, parameter_names, parent_map
 from ..source_imports import accepted_import_names
 from ..transform.closure_records import record_sites
-from ..transform.closure_values import lambda_free
+from ..transform.closure_values import lambda_fix, lambda_free
 from ..transform.closure_writes import write_fix
 from ..transform.closures import (
     is_nested_generator,
@@ -544,8 +544,7 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
             node,
             "PB404",
             "lambda inside a differentiated function",
-            fix="define the helper with `def` at module level and call it by name, "
-            f"e.g. `def scale(v): return 2.0 * v` ({codes.see('PB404')}).",
+            fix=f"{lambda_fix(node)} ({codes.see('PB404')}).",
         )
         self.visit(node.body)
 

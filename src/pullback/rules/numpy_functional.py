@@ -18,7 +18,11 @@ import numpy as np
 from ..errors import UnsupportedCallError
 from ..registry import ENTRY_POINTS, NONDIFF, default_registry
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
-from .numpy_functional_pullbacks import piecewise_conditions, piecewise_owner
+from .numpy_functional_pullbacks import (
+    excluded_positions,
+    piecewise_conditions,
+    piecewise_owner,
+)
 
 FAMILY = "numpy_functional"
 
@@ -139,29 +143,38 @@ def _apply_along_axis_rrule(func1d, axis, arr, *args, **kwargs):
 # -- np.vectorize ---------------------------------------------------------------------
 def _vectorize_call_rrule(vec, *args, **kwargs):
     y = vec(*args, **kwargs)
-    if vec.signature is not None or vec.excluded or kwargs:
+    excluded = excluded_positions(vec, len(args))
+    if vec.signature is not None or excluded is None or kwargs:
         raise UnsupportedCallError(
-            "pullback: a np.vectorize object with a signature, excluded arguments or "
+            "pullback: a np.vectorize object with a signature, excluded keyword arguments or "
             "keyword arguments has no rule; fix: vectorize a function of positional "
-            "scalar arguments, or write the loop in the differentiated function"
+            "arguments (excluded ones by position), or write the loop in the differentiated "
+            "function"
         )
-    arrays = [np.asarray(v) for v in args]
-    shape = np.broadcast_shapes(*(v.shape for v in arrays))
-    full = [np.broadcast_to(v, shape) for v in arrays]
+    # excluded arguments reach every call as they are: their cotangents are summed
+    arrays = [None if k in excluded else np.asarray(v) for k, v in enumerate(args)]
+    shape = np.broadcast_shapes(*(v.shape for v in arrays if v is not None))
+    full = [v if v is None else np.broadcast_to(v, shape) for v in arrays]
     backs = {}
     for idx in np.ndindex(shape):
-        scalars = tuple(v[idx][()] for v in full)
-        backs[idx] = _call_with_pullback(vec.pyfunc, scalars)[1]
+        given = tuple(a if v is None else v[idx][()] for a, v in zip(args, full, strict=True))
+        backs[idx] = _call_with_pullback(vec.pyfunc, given)[1]
 
     def vectorize_pullback(dy):
         if dy is ZERO:
             return (NO_TANGENT,) + tuple(ZERO if differentiable(v) else NO_TANGENT for v in args)
         g = np.asarray(densify(dy))
-        grads = [np.zeros(shape, dtype=np.result_type(g, v, np.float16)) for v in arrays]
+        grads = [
+            ZERO if v is None else np.zeros(shape, dtype=np.result_type(g, v, np.float16))
+            for v in arrays
+        ]
         for idx, back in backs.items():
             for j, c in enumerate(back(g[idx])):
                 if c is not ZERO and c is not NO_TANGENT and c is not None:
-                    grads[j][idx] = densify(c)
+                    if arrays[j] is None:
+                        grads[j] = _accumulate(grads[j], c)
+                    else:
+                        grads[j][idx] = densify(c)
         return (NO_TANGENT,) + tuple(finalize(gr, v) for gr, v in zip(grads, args, strict=True))
 
     return y, vectorize_pullback
@@ -180,7 +193,7 @@ def register(reg):
         np.vectorize.__call__,
         _vectorize_call_rrule,
         name="numpy.vectorize.__call__",
-        notes="no signature/excluded; " + note,
+        notes="no signature or excluded keywords; " + note,
     )
     from . import numpy_functional_pullbacks as pbs
 

@@ -67,19 +67,30 @@ def apply_along_axis_pullback(dy, func1d, axis, arr, *args):
 
 @transformable
 def vectorize_pullback(dy, vec, *args):
-    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    excluded = excluded_positions(vec, len(args))
+    shape = np.broadcast_shapes(*[np.shape(a) for k, a in enumerate(args) if k not in excluded])
     n = math.prod(shape)
     g = np.reshape(np.broadcast_to(densify(dy), shape), (n,))
-    flat = [np.reshape(np.broadcast_to(a, shape), (n,)) for a in args]
-    rows = [user_function_vjp(g[k], vec.pyfunc, *[v[k] for v in flat]) for k in range(n)]
+    flat = [
+        None if k in excluded else np.reshape(np.broadcast_to(a, shape), (n,))
+        for k, a in enumerate(args)
+    ]
+    rows = [
+        user_function_vjp(
+            g[k], vec.pyfunc, *[a if v is None else v[k] for a, v in zip(args, flat, strict=True)]
+        )
+        for k in range(n)
+    ]
     out = []
     for j in range(len(args)):
-        if np.asarray(args[j]).dtype.kind in "fc":
+        if np.asarray(args[j]).dtype.kind not in "fc":
+            out.append(NO_TANGENT)
+        elif flat[j] is None:  # passed to every call as it is: the calls' cotangents summed
+            out.append(summed_cotangents(rows, j, (args[j],))[0])
+        else:
             parts = [dense_like(row[j], flat[j][k]) for k, row in enumerate(rows)]
             full = np.reshape(np.stack(parts), shape) if n else np.zeros(shape, g.dtype)
             out.append(unbroadcast(full, args[j]))
-        else:
-            out.append(NO_TANGENT)
     return (NO_TANGENT,) + tuple(out)
 
 
@@ -168,7 +179,17 @@ def float_constants(funclist):
     return tuple(k for k, f in enumerate(funclist) if not callable(f) and differentiable(f))
 
 
+def excluded_positions(vec, n_args):
+    """The positions among ``n_args`` positional arguments that the np.vectorize object
+    ``vec`` passes to its function as they are (``excluded=``), or None when it excludes
+    a keyword (which the rules do not pass on)."""
+    if any(not isinstance(k, int) for k in vec.excluded):
+        return None
+    return frozenset(k for k in vec.excluded if 0 <= k < n_args)  # as NumPy: no negatives
+
+
 NON_DIFFERENTIABLE = (
+    excluded_positions,
     piecewise_conditions,
     piecewise_owner,
     piece_output,

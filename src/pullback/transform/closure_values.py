@@ -222,3 +222,23 @@ def name_uses(tree, name) -> tuple[list, list]:
         if isinstance(n, gast.Name) and n.id == name:
             (loads if isinstance(n.ctx, gast.Load) else stores).append(n)
     return stores, loads
+
+
+def lambda_fix(lam) -> str:
+    """The fix for a lambda the check refuses as it is written: one whose defaults are
+    computed (from a differentiated value, or it would have been made as the primal makes
+    it) keeps that value in the function object, where no gradient follows it; read in
+    its body, the value is what a list of lambdas only called takes at each call
+    (stored_closures.py)."""
+    args = lam.args
+    if any(not isinstance(d, gast.Constant) for d in args.defaults + args.kw_defaults if d):
+        return (
+            "compute in the lambda's body what its default computes (`lambda t, k=k: p[k] * t`"
+            ", not `lambda t, w=p[k]: w * t`): lambdas kept in a list that is only called take"
+            " what their bodies read at each call; or define the helper with `def` at module "
+            "level and call it by name"
+        )
+    return (
+        "define the helper with `def` at module level and call it by name, "
+        "e.g. `def scale(v): return 2.0 * v`"
+    )

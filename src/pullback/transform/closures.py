@@ -75,7 +75,7 @@ from .generators import (
     use_list_versions,
 )
 from .keyword_positions import convert_keyword_positions
-from .local_partials import rewrite_local_partials, spells_partial
+from .local_partials import partial_of_nested_def, rewrite_local_partials, spells_partial
 from .nested_signatures import NestedSignature, bound_at_run_time
 from .object_stores import version_owned_objects
 from .run_time_closures import (
@@ -86,6 +86,8 @@ from .run_time_closures import (
 )
 from .side_effects import shadow_read_back_attributes
 from .solver_closures import convert_solver_closures
+from .stored_closures import convert_stored_closures
+from .vectorize_closures import convert_vectorize_closures
 
 FACTORY = "_pb_lifted_factory"
 
@@ -186,6 +188,8 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                     continue  # apply(g, x): specialized (closure_arguments.py)
                 if _higher_order_function(sub, parents.get(sub), parents):
                     continue  # map(g, xs), key=g: called through a lambda (below)
+                if partial_of_nested_def(sub, tree, parents, resolve):
+                    continue  # h = partial(g, a); h(x): calls g (local_partials.py)
                 if captures_nothing(node, tree) and any(
                     d is node for d in nested_definitions(tree)
                 ):
@@ -322,8 +326,10 @@ def rewrite_rule_calls(fs, tree, registry=None) -> bool:
     solver's ``args`` (solver_closures.py), keywords that continue a rule's positional
     parameters pass by position (keyword_positions.py). Whether either rewrote anything."""
     closures = convert_solver_closures(fs, tree, registry)
+    vectorized = convert_vectorize_closures(fs, tree)  # np.vectorize(lambda t: p * t)(x)
+    stored = convert_stored_closures(fs, tree)  # fs.append(lambda t: a * t); fs[0](x)
     keywords = convert_keyword_positions(fs, tree, registry)
-    return closures or keywords
+    return closures or vectorized or stored or keywords
 
 
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:

@@ -29,7 +29,7 @@ import functools
 
 import gast
 
-from ..resolve import dotted_parts, local_names, own_nodes, parent_map
+from ..resolve import bound_once, dotted_parts, local_names, own_nodes, parent_map
 from . import nodes as N
 from .closure_values import name_uses
 
@@ -97,6 +97,8 @@ def rewrite_local_partials(fs, resolve) -> None:
         parts = dotted_parts(func)
         if parts is not None and parts[0] not in locals_:
             func_var = None  # a global function: spelled at each call, resolved statically
+        elif spelled_at_calls(tree, func):
+            func_var = None  # a nested def made once: its calls are lifted (closures.py)
         else:
             func_var = keep(func, "func")
         arg_vars = [keep(a, str(k)) for k, a in enumerate(bound)]
@@ -119,6 +121,40 @@ def rewrite_local_partials(fs, resolve) -> None:
                 for k, v in keyword_vars.items()
                 if k not in own
             ] + sub.keywords
+
+
+def spelled_at_calls(tree, func) -> bool:
+    """Whether the partial's function ``func`` is a nested ``def`` of ``tree``'s own scope
+    that its calls may name instead of the value the partial keeps: bound once, and not
+    made again in a loop with defaults (which the def evaluates where it runs). Its calls
+    then read what it captures when they run, as the closure would."""
+    if not isinstance(func, gast.Name) or not bound_once(tree, func.id):
+        return False
+    parents = parent_map(tree)
+    for d in own_nodes(tree.body):
+        if isinstance(d, gast.FunctionDef) and d is not tree and d.name == func.id:
+            if d.decorator_list:
+                return False
+            if not (d.args.defaults or any(v is not None for v in d.args.kw_defaults)):
+                return True
+            up = parents.get(d)
+            while up is not None and up is not tree:
+                if isinstance(up, (gast.For, gast.While)):
+                    return False
+                up = parents.get(up)
+            return True
+    return False
+
+
+def partial_of_nested_def(name_node, tree, parents, resolve) -> bool:
+    """Whether ``name_node`` is the function a partial of :func:`partial_sites` binds and
+    :func:`spelled_at_calls` lets its calls name (``g = partial(inner, a); g(x)``)."""
+    call = parents.get(name_node)
+    if resolve is None or not isinstance(call, gast.Call) or not call.args:
+        return False
+    if call.args[0] is not name_node or not spelled_at_calls(tree, name_node):
+        return False
+    return any(assign.value is call for assign, _ in partial_sites(tree, resolve))
 
 
 def _plain_own_call(name_node, tree, parents) -> bool:

@@ -178,10 +178,10 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
     name = getattr(node, "name", "the lambda")
     defaults = _default_reads(node) & (mine | targets | outer)
     for c in sorted(captured):
-        fix = (
-            f"pass '{c}' as a default, evaluated where the function is made "
-            f"(`def {name}(..., {c}={c})`, `lambda v, {c}={c}: ...`)"
-        )
+        spelled = f"`lambda v, {c}={c}: ...`"
+        if isinstance(node, gast.FunctionDef):
+            spelled = f"`def {name}(..., {c}={c})`, " + spelled
+        fix = f"pass '{c}' as a default, evaluated where the function is made ({spelled})"
         if c in targets:
             return Verdict(
                 captured,

@@ -51,10 +51,10 @@ import gast
 
 from ..lambdas import simple_parameters
 from ..registry import default_registry
-from ..resolve import local_names, own_nodes
+from ..resolve import bound_once, local_names, own_nodes
 from ..source_lambdas import lambda_as_def
 from . import nodes as N
-from .closure_values import free_names, lambda_free
+from .closure_values import free_names, lambda_free, name_uses
 from .rule_calls import rule_extra
 
 
@@ -62,14 +62,14 @@ def convert_solver_closures(fs, tree, registry=None) -> bool:
     """:func:`solver_closures_as_args` on ``tree`` (``fs``'s function, as the check or the
     transformation has it) for the solvers of ``registry`` (the default one if None)."""
     lines = getattr(fs, "lines", None)
-    if lines is not None and not _may_hold_a_closure(lines):
+    if lines is not None and not may_hold_a_closure(lines):
         return False  # (most functions: a long one's first gradient pays no walk for this)
     if registry is None:
         registry = default_registry()
     return solver_closures_as_args(tree, rule_extra(fs, tree, registry, "args_receivers"))
 
 
-def _may_hold_a_closure(lines) -> bool:
+def may_hold_a_closure(lines) -> bool:
     """Whether the function's text may hold a lambda or a nested ``def`` (its own ``def``
     line is one)."""
     defs = 0
@@ -84,11 +84,12 @@ def _may_hold_a_closure(lines) -> bool:
 def solver_closures_as_args(tree, receivers) -> bool:
     """Rewrite (in place) each call of ``tree``'s own scope whose callee ``receivers``
     knows (see the module docstring); whether any was rewritten."""
-    defs = _nested_defs(tree)
+    defs = nested_defs(tree)
+    displays = _closure_displays(tree, defs[0])
     calls = [
         n
         for n in own_nodes(tree.body)
-        if isinstance(n, gast.Call) and _passes_a_closure(n, defs[0])
+        if isinstance(n, gast.Call) and _passes_a_closure(n, defs[0], displays)
     ]
     if not calls:
         return False
@@ -98,7 +99,7 @@ def solver_closures_as_args(tree, receivers) -> bool:
         info = receivers(call)
         if info is None:
             continue
-        plan = _plan(call, info, local, defs)
+        plan = _plan(call, info, local, defs, displays)
         if plan is None:
             continue
         _apply(tree, call, plan)
@@ -106,9 +107,9 @@ def solver_closures_as_args(tree, receivers) -> bool:
     return changed
 
 
-def _passes_a_closure(call, defs) -> bool:
+def _passes_a_closure(call, defs, displays=()) -> bool:
     """Whether ``call`` passes a lambda or a nested ``def`` (or a list or tuple display
-    holding one) as an argument."""
+    holding one, or a name of ``displays`` bound to such a display) as an argument."""
 
     def closure(v):
         return isinstance(v, gast.Lambda) or (isinstance(v, gast.Name) and v.id in defs)
@@ -116,12 +117,41 @@ def _passes_a_closure(call, defs) -> bool:
     for v in list(call.args) + [k.value for k in call.keywords]:
         if closure(v) or (isinstance(v, (gast.List, gast.Tuple)) and any(map(closure, v.elts))):
             return True
+        if isinstance(v, gast.Name) and v.id in displays:
+            return True
     return False
 
 
-def _nested_defs(tree) -> tuple[dict, set]:
-    """``({name: def}, names)``: the nested functions ``tree``'s own scope defines exactly
-    once and never rebinds otherwise, and the names of all its local functions."""
+def _closure_displays(tree, defs) -> dict:
+    """``{name: display}``: names of ``tree``'s own scope bound once, by ``name = [...]``
+    (or a tuple), to a display holding a lambda or a nested ``def``, and read once
+    (``fs = [lambda t: a * t, lambda t: b * t]; np.piecewise(x, conds, fs)``): that read
+    may take the display's place, as nothing else sees the list."""
+    out = {}
+    for n in own_nodes(tree.body):
+        if not (
+            isinstance(n, gast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], gast.Name)
+            and isinstance(n.value, (gast.List, gast.Tuple))
+        ):
+            continue
+        name = n.targets[0].id
+        if not any(
+            isinstance(e, gast.Lambda) or (isinstance(e, gast.Name) and e.id in defs)
+            for e in n.value.elts
+        ):
+            continue
+        stores, loads = name_uses(tree, name)
+        if len(stores) == 1 and len(loads) == 1 and bound_once(tree, name):
+            out[name] = n.value
+    return out
+
+
+def nested_defs(tree) -> tuple[dict, set]:
+    """``({name: def or lambda}, names)``: the nested functions ``tree``'s own scope
+    defines exactly once and never rebinds otherwise (a ``def``, or ``name = lambda ...``),
+    and the names of all its local functions."""
     found: dict = {}
     bound: dict = {}
     for n in own_nodes(tree.body):
@@ -131,19 +161,24 @@ def _nested_defs(tree) -> tuple[dict, set]:
             bound[n.id] = bound.get(n.id, 0) + 1
     defs = {k: v[0] for k, v in found.items() if len(v) == 1 and k not in bound}
     # every local function, nested defs and names bound to lambdas (``g = lambda t: ...``)
-    functions = set(found) | {
-        n.targets[0].id
+    lambdas = [
+        n
         for n in own_nodes(tree.body)
         if isinstance(n, gast.Assign)
         and isinstance(n.value, gast.Lambda)
         and isinstance(n.targets[0], gast.Name)
-    }
+    ]
+    functions = set(found) | {n.targets[0].id for n in lambdas}
+    for n in lambdas:  # bound once to a lambda: as a def (the check makes it one)
+        name = n.targets[0].id
+        if len(n.targets) == 1 and bound.get(name) == 1 and name not in found:
+            defs[name] = n.value
     return defs, functions
 
 
-def _plan(call, info, local, defs):
+def _plan(call, info, local, defs, displays=None):
     """``(slots, captured, args_slot)`` for a call to convert, or None (``defs``: what
-    :func:`_nested_defs` found; a closure that calls a local function is not converted,
+    :func:`nested_defs` found; a closure that calls a local function is not converted,
     as that function would travel as a value): ``slots`` the
     ``(setter, callable node, its def or lambda)`` of each receiver given a closure,
     ``captured`` the sorted names they read of the function, ``args_slot`` where ``args``
@@ -169,6 +204,8 @@ def _plan(call, info, local, defs):
         if name not in given:
             continue
         value = given[name][2]
+        if isinstance(value, gast.Name) and value.id in (displays or {}):
+            value = displays[value.id]  # fs = [lambda ...]; piecewise(x, conds, fs)
         if isinstance(value, (gast.List, gast.Tuple)):  # np.piecewise's list of functions
             candidates += [(name, ("elt", value, k, e), e) for k, e in enumerate(value.elts)]
         else:
@@ -181,16 +218,9 @@ def _plan(call, info, local, defs):
         fn = value if isinstance(value, gast.Lambda) else None
         if isinstance(value, gast.Name) and value.id in defs:
             fn = defs[value.id]
-        if fn is None or not simple_parameters(fn.args):
+        reads = None if fn is None else convertible_reads(fn, functions)
+        if reads is None:
             return None  # a function whose parameters are fixed: left as written
-        if isinstance(fn, gast.FunctionDef):
-            if fn.decorator_list or _writes_outside(fn):
-                return None
-            reads = free_names(fn) - _params(fn)
-        else:
-            reads = lambda_free(fn)
-        if reads & functions:
-            return None  # a nested function it calls would travel as a value: refused
         captured |= reads & local
         slots.append((name, slot, fn))
     if not slots or not captured or slots[0][0] != receiving[0]:
@@ -205,37 +235,43 @@ def _plan(call, info, local, defs):
     return slots, sorted(captured), place
 
 
+def convertible_reads(fn, functions) -> set | None:
+    """The names the lambda or nested ``def`` ``fn`` reads besides its parameters, or None
+    when it cannot take them as parameters: defaults, ``*args`` or keyword-only parameters,
+    a decorator, ``nonlocal`` writes, or a call of one of the local ``functions`` (which
+    would travel as a value)."""
+    if not simple_parameters(fn.args):
+        return None
+    if isinstance(fn, gast.FunctionDef):
+        if fn.decorator_list or writes_outside(fn):
+            return None
+        reads = free_names(fn) - params_of(fn)
+    else:
+        reads = lambda_free(fn)
+    return None if reads & functions else reads
+
+
 def value_index(display, value) -> int:
     """Where ``value`` sits in the list or tuple display ``display``."""
     return next(k for k, e in enumerate(display.elts) if e is value)
 
 
-def _params(fn) -> set:
+def params_of(fn) -> set:
     return {a.id for a in fn.args.args + fn.args.posonlyargs if isinstance(a, gast.Name)}
 
 
-def _writes_outside(fn) -> bool:
+def writes_outside(fn) -> bool:
     return any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(fn))
 
 
 def _apply(tree, call, plan) -> None:
     slots, captured, place = plan
-    statement = _statement_of(tree, call)
+    statement = statement_of(tree, call)
     made = []
     for _, (kind, where, *value), fn in slots:
         value = value[-1]
         name = f"_pb_solver_{value.lineno}_{value.col_offset}"
-        if isinstance(fn, gast.Lambda):
-            d = lambda_as_def(name, copy.deepcopy(fn))
-            located_at = fn
-        else:
-            d = copy.deepcopy(fn)
-            d.name = name
-            located_at = fn
-        for c in captured:
-            param = gast.Name(id=c, ctx=gast.Param(), annotation=None, type_comment=None)
-            d.args.args.append(N.located(param, located_at))
-        made.append(N.located(d, located_at))
+        made.append(converted_def(name, fn, captured))
         replacement = N.located(N.load(name), value)
         if kind == "elt":
             where.elts[value_index(where, value)] = replacement
@@ -252,10 +288,26 @@ def _apply(tree, call, plan) -> None:
     else:
         place[2].elts.extend(extra)
     body, k = statement
+    for _, (kind, where, *_), _ in slots:
+        if kind == "elt":  # a display bound to a name earlier: the functions go before it
+            k = min(k, statement_of(tree, where)[1])
     body[k:k] = made
 
 
-def _statement_of(tree, node):
+def converted_def(name, fn, captured):
+    """The lambda or nested ``def`` ``fn`` as a ``def name`` that takes ``captured`` after
+    its own parameters (it then captures nothing)."""
+    if isinstance(fn, gast.Lambda):
+        d = lambda_as_def(name, copy.deepcopy(fn))
+    else:
+        d = copy.deepcopy(fn)
+        d.name = name
+    for c in captured:
+        d.args.args.append(N.located(gast.Name(c, gast.Param(), None, None), fn))
+    return N.located(d, fn)
+
+
+def statement_of(tree, node):
     """``(statement list, index)`` of the statement of ``tree``'s body holding ``node`` (a
     statement of the body itself: the converted functions capture nothing, so they may be
     defined there, before a loop or a branch the call is in)."""

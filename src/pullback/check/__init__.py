@@ -219,10 +219,11 @@ def check_function(
     Each function's own findings are in source order; the function's come first, then its
     callees' in call order. Raises :class:`~pullback.errors.SourceUnavailableError` when
     ``fn`` itself has no Python source. Runs no user code. ``defer_inactive_calls``: see
-    :func:`check_source`. ``fs``: ``fn``'s source already loaded. The check rewrites its tree in place into the
-    form the transformation sees (calls into their rules' forms, closures given to solvers
-    and to np.vectorize, nested factories, lambdas as definitions): each rewrite finds
-    nothing left to do the second time, so the transform may run them again.
+    :func:`check_source`. ``fs``: ``fn``'s source already loaded; the check rewrites its
+    tree in place into the form the transformation sees (calls into their rules' forms,
+    closures given to solvers and to np.vectorize, nested factories, lambdas as
+    definitions), and each rewrite finds nothing left to do the second time, so the
+    transform may run them again.
     ``environment``: a :class:`LiveEnvironment` to share (what it learned about callees).
     ``param_kinds``: see :func:`check_source`.
     """

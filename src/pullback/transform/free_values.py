@@ -381,6 +381,13 @@ class FreeValues:
             func = N.attr("_np", fn.__name__)
             if callee.vararg and len(args) > 1:
                 args = [N.tuple_(args)]
+            if (
+                fn is np.clip
+                and len(args) == 1
+                and not any(k.arg in ("max", "a_max") for k in keywords)
+            ):
+                # x.clip(lo) leaves the top open; np.clip(x, lo) would be missing a_max
+                args = args + [N.const(None)]
             args = [receiver] + args
             callee = Callee("object", fn, name=f"numpy.{fn.__name__}")
         elif callee.kind == "method":

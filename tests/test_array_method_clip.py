@@ -1,0 +1,68 @@
+"""``x.clip(...)`` in every form the ndarray method takes, differentiated as NumPy runs it.
+
+The method is read as ``np.clip(x, ...)``, whose first bound is not optional the way the
+method's is: ``x.clip(0)`` (the top left open) became ``np.clip(x, 0)``, which NumPy 2
+refuses with a TypeError although the user's line runs. Each form is checked against
+central differences (float64 and float32), forward mode and the Hessian-vector product.
+"""
+
+import numpy as np
+import pytest
+from fd import check_grad, check_hvp, check_jvp
+
+LO = np.array([-0.3, 0.0, 0.2, -1.0])
+
+
+def floor_only(x):
+    return np.sum(x.clip(0) * x)
+
+
+def floor_array(x):
+    return np.sum(x.clip(LO) ** 2)
+
+
+def top_only_by_keyword(x):
+    return np.sum(np.sin(x.clip(max=0.4)))
+
+
+def floor_by_keyword(x):
+    return np.sum(x.clip(min=-0.2) ** 3)
+
+
+def top_only_by_position(x):
+    return np.sum(x.clip(None, 0.4) * x)
+
+
+def both_bounds(x):
+    return np.sum(x.clip(-0.2, 0.4) ** 2 + x)
+
+
+FORMS = [
+    floor_only,
+    floor_array,
+    top_only_by_keyword,
+    floor_by_keyword,
+    top_only_by_position,
+    both_bounds,
+]
+X = np.array([0.35, -0.7, 1.1, -0.15])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
+def test_gradient_matches_finite_differences(f, dtype):
+    check_grad(f, X.astype(dtype))
+
+
+@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
+def test_forward_and_second_order(f):
+    v = np.array([0.5, -1.0, 0.25, 2.0])
+    check_jvp(f, (X,), (v,))
+    check_hvp(f, X, v, rtol=1e-5, atol=1e-7)
+
+
+def test_floor_only_by_hand():
+    from pullback import grad
+
+    # f = sum(max(x, 0) * x): 2x where x > 0, 0 elsewhere
+    np.testing.assert_allclose(grad(floor_only)(X), np.where(X > 0, 2 * X, 0.0))

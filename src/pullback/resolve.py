@@ -33,7 +33,9 @@ ARRAY_METHODS = {
         "argmax argmin argsort conj conjugate trace diagonal swapaxes all any nonzero "
         "repeat take ptp searchsorted"
     ).split()
-    if hasattr(np, name)
+    # only methods arrays have: x.ptp() is an AttributeError from NumPy 2 on, so it must
+    # not quietly become np.ptp(x)
+    if hasattr(np, name) and hasattr(np.ndarray, name)
 }
 ARRAY_METHODS["flatten"] = np.ravel
 # (x.compress(c) is np.compress(c, x), the array second: it runs as a method, through the

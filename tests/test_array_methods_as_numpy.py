@@ -1,9 +1,11 @@
-"""``x.clip(...)`` in every form the ndarray method takes, differentiated as NumPy runs it.
+"""Array methods differentiated as NumPy runs them.
 
-The method is read as ``np.clip(x, ...)``, whose first bound is not optional the way the
-method's is: ``x.clip(0)`` (the top left open) became ``np.clip(x, 0)``, which NumPy 2
-refuses with a TypeError although the user's line runs. Each form is checked against
-central differences (float64 and float32), forward mode and the Hessian-vector product.
+``x.clip(...)`` in every form the ndarray method takes: the method is read as
+``np.clip(x, ...)``, whose first bound is not optional the way the method's is, and
+``x.clip(0)`` (the top left open) became ``np.clip(x, 0)``, which NumPy 2 refuses with a
+TypeError although the user's line runs. Each form is checked against central differences
+(float64 and float32), forward mode and the Hessian-vector product. A method arrays do
+not have (``x.ptp()`` from NumPy 2 on) fails as Python fails, never as ``np.ptp(x)``.
 """
 
 import numpy as np
@@ -66,3 +68,19 @@ def test_floor_only_by_hand():
 
     # f = sum(max(x, 0) * x): 2x where x > 0, 0 elsewhere
     np.testing.assert_allclose(grad(floor_only)(X), np.where(X > 0, 2 * X, 0.0))
+
+
+def peak_to_peak_method(x):
+    return x.ptp() * 2.0
+
+
+@pytest.mark.skipif(hasattr(np.ndarray, "ptp"), reason="NumPy 1 arrays still have ptp")
+def test_a_method_arrays_lack_fails_as_python_does():
+    # x.ptp() was removed from arrays in NumPy 2: the line raises AttributeError, so the
+    # gradient must not quietly run np.ptp(x) instead
+    from pullback import grad
+
+    with pytest.raises(AttributeError, match="ptp"):
+        peak_to_peak_method(X)
+    with pytest.raises(AttributeError, match="ptp"):
+        grad(peak_to_peak_method)(X)

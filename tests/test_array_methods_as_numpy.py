@@ -5,7 +5,8 @@
 ``x.clip(0)`` (the top left open) became ``np.clip(x, 0)``, which NumPy 2 refuses with a
 TypeError although the user's line runs. Each form is checked against central differences
 (float64 and float32), forward mode and the Hessian-vector product. A method arrays do
-not have (``x.ptp()`` from NumPy 2 on) fails as Python fails, never as ``np.ptp(x)``.
+not have (``x.ptp()`` from NumPy 2 on) fails as Python fails, never as ``np.ptp(x)``;
+``x.mT`` (NumPy 2) is ``np.matrix_transpose(x)``.
 """
 
 import numpy as np
@@ -84,3 +85,18 @@ def test_a_method_arrays_lack_fails_as_python_does():
         peak_to_peak_method(X)
     with pytest.raises(AttributeError, match="ptp"):
         grad(peak_to_peak_method)(X)
+
+
+def stacked_gram(a):
+    # x.mT (NumPy 2) swaps the last two axes of every matrix in the stack
+    return np.sum(np.sin(a @ a.mT))
+
+
+@pytest.mark.skipif(not hasattr(np, "matrix_transpose"), reason="x.mT is NumPy 2")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matrix_transpose_attribute(dtype):
+    a = np.linspace(-1.0, 1.2, 12).reshape(2, 2, 3)
+    check_grad(stacked_gram, a.astype(dtype))
+    v = np.cos(np.arange(12.0)).reshape(2, 2, 3)
+    check_jvp(stacked_gram, (a,), (v,))
+    check_hvp(stacked_gram, a, v, rtol=1e-5, atol=1e-7)

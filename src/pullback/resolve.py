@@ -44,6 +44,8 @@ ARRAY_METHODS["flatten"] = np.ravel
 ARRAY_VARARG_METHODS = {"reshape": np.reshape, "transpose": np.transpose}
 # Attribute reads on arrays.
 ARRAY_ATTRIBUTES = {"T": np.transpose, "real": np.real, "imag": np.imag}
+if hasattr(np, "matrix_transpose"):  # NumPy 2: x.mT swaps the last two axes
+    ARRAY_ATTRIBUTES["mT"] = np.matrix_transpose
 CONSTANT_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes"})
 
 # Methods that change their receiver in place (arrays, lists, dicts, sets).

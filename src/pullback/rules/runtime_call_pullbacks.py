@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dynamic_calls, runtime
 from .. import dynamic_reverse as rev
+from ..records import field_of
 from ..records_dataclasses import field_slots
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, getitem_cotangent
@@ -77,12 +78,6 @@ def field_object_place(site, obj, name):
     return None if alone is None else dynamic_calls.record_field_object(obj, name, alone)
 
 
-def held_object(obj, name):
-    """``obj.name``, the record ``obj`` holds in its field ``name`` (read here, so that the
-    reverse below has no attribute read by a name known only when it runs)."""
-    return getattr(obj, name)
-
-
 @transformable
 def field_object_reverse(dy, site, g, obj, name, k, args, kwargs):
     # method_vjp_pullback for self.layer(x): that of layer.__call__(x), the layer's
@@ -90,7 +85,7 @@ def field_object_reverse(dy, site, g, obj, name, k, args, kwargs):
     inner = ZERO
     if dy is not ZERO and dy is not NO_TANGENT:
         inner = (runtime.tuple_item(dy[0], k),) + tuple(dy[1:])
-    field = held_object(obj, name)
+    field = field_of(obj, name)  # (its rule: a derivative of this reverse reaches obj)
     c = method_vjp_pullback(inner, site, g, field, "__call__", *args, **kwargs)
     dobj = getitem_cotangent(ZERO, field_slots(obj), k, c[2])
     return (NO_TANGENT, c[1], dobj, NO_TANGENT) + tuple(c[4:])
@@ -106,6 +101,10 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     if k is not None:  # self.layer(x): the layer's __call__, its cotangent obj's field k
         return field_object_reverse(dy, site, g, obj, name, k, args, kwargs)
     function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
+    if pad == 0 and len(head) == 1:
+        # head is the receiver (a record): named here, not through method_reverse (which
+        # has no derivative), so that a derivative of this reverse reaches obj
+        head = (obj,)
     dg, dinputs = rev.reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
     dobj = NO_TANGENT
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
@@ -160,7 +159,6 @@ def register_pullbacks(reg):
         rev.outer_function,
         receives_cotangent,
         field_object_place,
-        held_object,
         parameter_form,
         output_zeros,
         dynamic_calls.require_real,

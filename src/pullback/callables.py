@@ -57,6 +57,27 @@ def _class_method(cls, fn) -> bool:
     return False
 
 
+def super_method_function(cls, obj, name: str, receiver: bool = True):
+    """The function ``super(cls, obj).name`` calls with ``obj`` first: generated code runs
+    ``super().name(x)`` of a method of ``cls`` as ``super_method_function(__class__, self,
+    "name")(self, x)``, so that ``self`` (a record whose fields carry a gradient) is an
+    argument of the parent's method and gets its cotangent (transform/free_values.py).
+    Without ``receiver`` (a static or class method), the attribute as ``super`` finds it,
+    called without ``self``."""
+    found = getattr(super(cls, obj), name)
+    if not receiver:
+        return found
+    if not (isinstance(found, types.MethodType) and found.__self__ is obj):
+        from .errors import UnsupportedCallError
+
+        raise UnsupportedCallError(
+            f"super().{name} of '{cls.__name__}' is no method of the object here "
+            f"('{type(found).__name__}'). Fix: call the parent's method by its class, "
+            f"`Parent.{name}(self, ...)`."
+        )
+    return found.__func__
+
+
 class BoundCall:
     """``target(*args, *user_args, **{**kwargs, **user_kwargs})`` is the call. (A plain
     class, not a dataclass: dataclasses cost about half a millisecond each at import.)"""

@@ -30,13 +30,13 @@ from .errors import (
 )
 from .guards import is_library_module_name
 from .plain_classes import constructor_of
-from .records_dataclasses import is_dataclass_value
-from .records_plain import adopt_object
+from .records_dataclasses import field_position, field_slots, is_dataclass_value
+from .records_plain import adopt_object, is_plain_record
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
 from .scalar_vjps import _scalar_rule_vjp, require_real  # noqa: F401 - rules use require_real here
 from .signatures import signature_of
-from .tangents import NO_TANGENT, ZERO
+from .tangents import NO_TANGENT, ZERO, getitem_cotangent
 
 
 def _rrule_for(site: CallSite, fn, nargs: int, label: str):
@@ -236,6 +236,9 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         raise site.varied_function_value(describe(obj))
     callee = _found_without_receiver(site, obj, name)
     if callee is not None:
+        k = record_field_object(obj, name, callee)
+        if k is not None:  # self.layer(x): the layer's fields carry a gradient
+            return _call_field_object(site, obj, k, callee, args, kwargs)
         return _call_without_receiver(site, callee, args, kwargs)
     method = getattr(type(obj), name, None)
     if method is None:  # a module: ``xp.sum(x)`` on a namespace found at run time
@@ -281,6 +284,12 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     differentiated values, only their methods' arguments are.
     """
     alone = _found_without_receiver(site, obj, name)
+    k = record_field_object(obj, name, alone) if alone is not None else None
+    if k is not None:  # self.layer(x): the layer's cotangent is that of obj's field k
+        own, *rest = method_vjp(site, g, alone, "__call__", *args, **kwargs)
+        if own is ZERO or own is NO_TANGENT:
+            return (ZERO, *rest)
+        return (getitem_cotangent(ZERO, field_slots(obj), k, own), *rest)
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
@@ -482,6 +491,33 @@ def _call_without_receiver(site: CallSite, fn, args, kwargs):
         return (NO_TANGENT, *pullback(dy))
 
     return y, receiverless_pullback
+
+
+def record_field_object(obj, name: str, callee):
+    """Where ``callee``, the field ``name`` of the record ``obj``, sits in ``obj``'s
+    cotangent when it is itself a record called through its class's ``__call__`` (a
+    layer held by a model): else None."""
+    if not (is_plain_record(callee) or is_dataclass_value(callee)):
+        return None
+    if not isinstance(inspect.getattr_static(type(callee), "__call__", None), types.FunctionType):
+        return None
+    return field_position(obj, name)
+
+
+def _call_field_object(site: CallSite, obj, k: int, callee, args, kwargs):
+    """``obj.name(*args)`` with ``obj.name`` a record with its own ``__call__``: the call
+    ``callee.__call__(*args)``, whose cotangent for ``callee`` becomes the cotangent of
+    ``obj``'s field ``k`` (before, the callee's fields got none: a silent zero gradient)."""
+    y, pullback = call_method(site, callee, "__call__", *args, **kwargs)
+
+    def field_object_pullback(dy):
+        cots = tuple(pullback(dy))
+        own = cots[0]
+        if own is ZERO or own is NO_TANGENT:
+            return (ZERO, *cots[1:])
+        return (getitem_cotangent(ZERO, field_slots(obj), k, own), *cots[1:])
+
+    return y, field_object_pullback
 
 
 def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):

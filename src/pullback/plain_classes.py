@@ -20,7 +20,8 @@ Every attribute the ``__init__`` stores is a field of the record (records_plain.
 then read them as a dataclass's fields. ``super().__init__(...)`` is the parent's function,
 returning its fields as a tuple. Nothing else about the object is followed, so a class is
 taken this way only where that is the whole of what constructing it does (:func:`refusal`):
-no ``__new__``, ``__slots__``, ``__setattr__``/``__getattr__``, metaclass, multiple bases,
+no ``__new__``, ``__slots__``, ``__setattr__``/``__getattr__``, metaclass (but
+``abc.ABCMeta``, whose ``abc.ABC`` base is empty), multiple bases,
 library or C class, and an ``__init__`` that uses ``self`` only to store and read its
 attributes and to call methods that only read it (plain_methods.py: such a call gets an
 object holding the attributes stored so far). Any other class stays a call of the class
@@ -29,6 +30,7 @@ object holding the attributes stored so far). Any other class stays a call of th
 
 from __future__ import annotations
 
+import abc
 import copy
 import types
 
@@ -61,7 +63,7 @@ class Refused(Exception):
 
 def _chain(cls) -> list:
     """``cls`` and its bases up to ``object`` (excluded), one base each, or a refusal."""
-    if type(cls) is not type:
+    if type(cls) not in (type, abc.ABCMeta):  # ABCMeta makes objects as type does
         raise Refused(
             f"a class with the metaclass '{type(cls).__name__}' (which may change how its "
             "objects are made)",
@@ -69,6 +71,8 @@ def _chain(cls) -> list:
         )
     chain = []
     for c in cls.__mro__[:-1]:
+        if c is abc.ABC:  # an empty class (its __slots__ is ()): abstract methods only
+            continue
         if len(c.__bases__) != 1:
             raise Refused(
                 f"a class with several bases ('{c.__name__}')",

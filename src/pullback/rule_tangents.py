@@ -21,7 +21,7 @@ from .backends import as_array
 from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
-from .dynamic_calls import _call_namespace_function, lookup_attribute
+from .dynamic_calls import _call_namespace_function, lookup_attribute, record_field_object
 from .errors import PullbackError
 from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
@@ -111,6 +111,18 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
         return same_sequence(y, parts)
+    if is_dataclass_value(y):  # a record in a list (list(layers)): its fields' tangents
+        fields = fields_of(y)
+        parts = []
+        for k, v in enumerate(fields):
+
+            def field_pullback(dvk, k=k):
+                dv = [ZERO] * len(fields)
+                dv[k] = dvk
+                return pullback(tuple(dv))
+
+            parts.append(_tangent_by_rows(v, field_pullback, args, tangents))
+        return tuple(parts)
     if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
         return ZERO
     if not _is_number_or_array(y):  # a range, None, an object in a tuple: no tangent
@@ -178,6 +190,12 @@ def function_tangent(site, fn, args, tangents, kwargs):
         fn = made if isinstance(made, types.FunctionType) else fn
     if isinstance(fn, types.FunctionType):
         return site.adjoint_of(fn)(args, tangents, kwargs)
+    if isinstance(fn, type):  # cls(w) of a plain class found at run time (a @classmethod)
+        made = constructor_of(fn)  # its constructor function, as reverse mode runs it
+        if isinstance(made, tuple):
+            raise site.refused_class(fn, *made)
+        if isinstance(made, types.FunctionType):
+            return site.adjoint_of(made)(args, tangents, kwargs)
     method = library_call_function(fn)
     rule = site.registry.lookup(method) if method is not None else None
     if rule is not None and rule.kind != NONDIFF:
@@ -206,7 +224,12 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
         return _call_namespace_function(site, obj, name, args, kwargs)
     if method is None or isinstance(obj, type):
         # type(obj).method(obj, x), self.act_fn(z): the attribute as Python finds it
-        return function_tangent(site, lookup_attribute(obj, name), args, tangents, kwargs)
+        callee = lookup_attribute(obj, name)
+        k = None if isinstance(obj, type) else record_field_object(obj, name, callee)
+        if k is not None:  # self.layer(x): the layer's tangent is that of obj's field k
+            dfield = ZERO if is_zero(dobj) or dobj is NO_TANGENT else dobj[k]
+            return method_tangent(site, callee, dfield, "__call__", args, tangents, kwargs)
+        return function_tangent(site, callee, args, tangents, kwargs)
     raw = inspect.getattr_static(type(obj), name, None)
     if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
         # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)

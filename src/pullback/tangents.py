@@ -244,6 +244,15 @@ def sum_tangent(da, a, db, b):
             is_dataclass_value(operand) or is_operator_object(operand)
         ):
             refuse_operator(operand)
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        # a constant part (a loop's first `parts = parts + (x,)` from `parts = ("a",)`):
+        # ZERO tangents at its places, so that the tangent's items stay the value's
+        if da is ZERO or da is NO_TANGENT:
+            da = type(a)([ZERO] * len(a))
+        if db is ZERO or db is NO_TANGENT:
+            db = type(b)([ZERO] * len(b))
+        if type(da) is not type(db):
+            return type(a)(da) + type(a)(db)
     return da + db
 
 

@@ -171,7 +171,10 @@ class AliasAnalysis:
             s
             for s in self.deferred
             if any(
-                self._element_read(d) or self._number(d) or self._is_parameter(d)
+                self._element_read(d)
+                or self._number(d)
+                or self._is_parameter(d)
+                or self._parameter_copy(d)
                 for d in self._defs(s)
             )
         }
@@ -197,6 +200,8 @@ class AliasAnalysis:
                 for d in self._defs(stmt):
                     if self._is_parameter(d):
                         found.add(d.id)
+                    elif self._parameter_copy(d):
+                        found.add(self._parameter_copy(d))
                     elif self.parent.get(d) in self.parameters:
                         found |= self.parameters[self.parent.get(d)]
                 if found != self.parameters[stmt]:
@@ -221,7 +226,7 @@ class AliasAnalysis:
         if not defs:
             return False
         for definition in defs:
-            if self._is_parameter(definition):
+            if self._is_parameter(definition) or self._parameter_copy(definition):
                 continue  # the caller's value: checked against the call's kinds, or as it runs
             parent = self.parent.get(definition)
             if isinstance(parent, gast.AugAssign) and parent.target is definition:
@@ -353,6 +358,29 @@ class AliasAnalysis:
     # -- definitions ---------------------------------------------------------------------
     def _is_parameter(self, definition) -> bool:
         return isinstance(definition, gast.Name) and isinstance(definition.ctx, gast.Param)
+
+    def _parameter_copy(self, definition) -> str | None:
+        """The parameter whose value ``definition`` takes as it is (``th = theta0``,
+        ``th, om = theta0, 0.0``), which no statement rebound before: its name, else None.
+        ``th += v`` on it is then deferred as on the parameter itself (a number rebinds)."""
+        parent = self.parent.get(definition)
+        if isinstance(parent, gast.Tuple):
+            parent = self.parent.get(parent)
+        if not (isinstance(parent, gast.Assign) and len(parent.targets) == 1):
+            return None
+        target, value = parent.targets[0], parent.value
+        if isinstance(target, gast.Tuple) and isinstance(value, gast.Tuple):
+            if len(target.elts) != len(value.elts) or definition not in target.elts:
+                return None
+            value = value.elts[target.elts.index(definition)]
+        elif target is not definition:
+            return None
+        if not isinstance(value, gast.Name):
+            return None
+        defs = [d for d in self.reaching.get(value, ()) if isinstance(d, gast.Name)]
+        if defs and all(self._is_parameter(d) and d.id == value.id for d in defs):
+            return value.id
+        return None
 
     def _fresh_definition(self, definition) -> bool:
         if not isinstance(definition, gast.Name):

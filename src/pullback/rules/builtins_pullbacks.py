@@ -134,8 +134,13 @@ def sequence_pullback(dy, iterable=()):
     parts = ()
     for k in range(len(iterable)):
         item = iterable[k]
-        if dy[k] is ZERO or dy[k] is NO_TANGENT or isinstance(item, (tuple, list, dict)):
-            parts = parts + (dy[k],)  # an item that is a container: its own cotangent
+        if (
+            dy[k] is ZERO
+            or dy[k] is NO_TANGENT
+            or isinstance(item, (tuple, list, dict))
+            or holds_record(item)
+        ):
+            parts = parts + (dy[k],)  # a container or a record (a layer): its own cotangent
         else:
             parts = parts + (unbroadcast(densify(dy[k]), item),)
     return (parts,)

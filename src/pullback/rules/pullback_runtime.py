@@ -13,7 +13,7 @@ import inspect
 
 import numpy as np
 
-from .. import call_cotangents, dynamic_calls, read_folds, runtime, tangents, where_masks
+from .. import call_cotangents, callables, dynamic_calls, read_folds, runtime, tangents, where_masks
 from ..registry import ENTRY_POINTS, transformable
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
@@ -391,6 +391,7 @@ def register(reg):
         elementwise_in_x,
         dynamic_calls.as_constructed,  # picks the function a call of a class runs
         dynamic_calls.no_cotangents,  # the vjp of xs.index(v) found at run time
+        callables.super_method_function,  # the function super().name(x) runs, self first
         family=FAMILY,
         trusted=True,
     )

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_calls
+from .. import dynamic_calls, runtime
 from .. import dynamic_reverse as rev
+from ..records import field_of
+from ..records_dataclasses import field_slots
 from ..registry import transformable
-from ..tangents import NO_TANGENT, ZERO
+from ..tangents import NO_TANGENT, ZERO, getitem_cotangent
 from .scipy_stats_frozen_pullbacks import frozen_parameters, register_parameters
 from .user_function_calls import has_tangent, user_function_vjp
 
@@ -69,13 +71,40 @@ def receiver_method_reverse(dy, site, g, obj, name, args, kwargs):
     return NO_TANGENT, c[0], out, NO_TANGENT, c[1]
 
 
+def field_object_place(site, obj, name):
+    """Where ``obj.name`` sits in ``obj``'s cotangent when it is a record with its own
+    ``__call__`` (``self.layer(x)``, dynamic_calls.record_field_object), else None."""
+    alone = dynamic_calls._found_without_receiver(site, obj, name)
+    return None if alone is None else dynamic_calls.record_field_object(obj, name, alone)
+
+
+@transformable
+def field_object_reverse(dy, site, g, obj, name, k, args, kwargs):
+    # method_vjp_pullback for self.layer(x): that of layer.__call__(x), the layer's
+    # cotangents moved to and from place k of obj's
+    inner = ZERO
+    if dy is not ZERO and dy is not NO_TANGENT:
+        inner = (runtime.tuple_item(dy[0], k),) + tuple(dy[1:])
+    field = field_of(obj, name)  # (its rule: a derivative of this reverse reaches obj)
+    c = method_vjp_pullback(inner, site, g, field, "__call__", *args, **kwargs)
+    dobj = getitem_cotangent(ZERO, field_slots(obj), k, c[2])
+    return (NO_TANGENT, c[1], dobj, NO_TANGENT) + tuple(c[4:])
+
+
 @transformable
 def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     # As dynamic_reverse.function_vjp_pullback, for method_vjp(site, g, obj, name, *args);
     # the receiver gets one where the vjp function differentiates it.
     if receives_cotangent(site, obj, name, args, kwargs):
         return receiver_method_reverse(dy, site, g, obj, name, args, kwargs)
+    k = field_object_place(site, obj, name)
+    if k is not None:  # self.layer(x): the layer's __call__, its cotangent obj's field k
+        return field_object_reverse(dy, site, g, obj, name, k, args, kwargs)
     function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
+    if pad == 0 and len(head) == 1:
+        # head is the receiver (a record): named here, not through method_reverse (which
+        # has no derivative), so that a derivative of this reverse reaches obj
+        head = (obj,)
     dg, dinputs = rev.reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
     dobj = NO_TANGENT
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
@@ -129,6 +158,7 @@ def register_pullbacks(reg):
         rev.method_reverse,
         rev.outer_function,
         receives_cotangent,
+        field_object_place,
         parameter_form,
         output_zeros,
         dynamic_calls.require_real,

@@ -15,12 +15,12 @@ import builtins
 import functools
 import operator
 import sys
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 import gast
 import numpy as np
 
-from ..callables import rule_call_function, user_method_function
+from ..callables import rule_call_function, super_method_function, user_method_function
 from ..containers import BUILDERS
 from ..containers_mutation import store_item
 from ..guards import is_baked_value
@@ -309,7 +309,51 @@ class FreeValues:
         stmts.append(N.assign(local, call, where))
         return N.load(local)
 
+    def _super_method(self, e, stmts) -> None:
+        """``super().name(x)`` in a method, where ``name`` is a plain method of a parent, as
+        ``super_method_function(__class__, self, "name")(self, x)`` (in place; a static or
+        class method is called without ``self``): ``self`` is
+        then an argument of the parent's method, and a record ``self`` (its fields carry a
+        gradient) gets its cotangent through it, where ``super(__class__, self)`` would be
+        a call of the class ``super`` with a differentiated argument."""
+        fn, head = self.fs.fn, e.func
+        if not (isinstance(head, gast.Attribute) and isinstance(head.value, gast.Call)):
+            return
+        inner = head.value
+        if inner.args or inner.keywords or not (
+            isinstance(inner.func, gast.Name) and inner.func.id == "super"
+        ):
+            return
+        if "__class__" not in fn.__code__.co_freevars or self.fs.lookup("super")[1] is not super:
+            return
+        a = self.fs.tree.args
+        first = (a.posonlyargs + a.args)[:1]
+        cell = fn.__closure__[fn.__code__.co_freevars.index("__class__")]
+        owner = next((c for c in cell.cell_contents.__mro__[1:] if head.attr in c.__dict__), None)
+        raw = owner.__dict__[head.attr] if owner is not None else None
+        if not first or not isinstance(raw, (FunctionType, staticmethod, classmethod)):
+            return  # an attribute of a parent: super(__class__, self) as it is
+        receiver = first[0].id
+        method = isinstance(raw, FunctionType)  # else called without self
+        lookup = self.bound_call(
+            super_method_function,
+            [
+                self.free_name(N.located(N.load("__class__"), e)),
+                N.located(N.load(receiver), e),
+                N.const(head.attr),
+                N.const(method),
+            ],
+            e,
+            name="_pb_super_method",
+        )
+        local = self.fresh("super")
+        stmts.append(N.assign(local, lookup, e))
+        e.func = N.located(N.load(local), e)
+        if method:
+            e.args = [N.located(N.load(receiver), e), *e.args]
+
     def call(self, e, stmts):
+        self._super_method(e, stmts)
         self._explicit_super(e)
         callee = resolve_call(self.fs, e, self.locals)
         if callee.kind == "object" and is_record_class(callee.obj):

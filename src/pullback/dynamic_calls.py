@@ -336,7 +336,12 @@ def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
     if array_rule is not None and array_rule.pullback_fn is function:
         return True  # np.name's pullback function: the array (obj) is its first argument
     raw = inspect.getattr_static(type(obj), name, None)
-    if not isinstance(raw, types.FunctionType) or isinstance(obj, types.ModuleType):
+    if isinstance(obj, types.ModuleType):
+        return False
+    if isinstance(raw, _BUILTIN_METHODS):  # d.get(k): dict.get's pullback function
+        rule = site.registry.lookup(raw)
+        return rule is not None and rule.pullback_fn is function
+    if not isinstance(raw, types.FunctionType):
         return False
     rule = site.registry.lookup(getattr(type(obj), name))
     return rule is not None and rule.pullback_fn is function
@@ -378,6 +383,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
             declared = site.registry.lookup(raw)  # xs.index(v), xs.count(v): integers
             if declared is not None and declared.kind == NONDIFF:
                 return no_cotangents
+            if declared is not None and declared.pullback_fn is not None:
+                return declared.pullback_fn  # d.get(k, v): the rule of dict.get
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn

@@ -23,6 +23,8 @@ from .call_cotangents import bound_arguments, spread_cotangents
 from .call_sites import CallSite
 from .callables import as_bound_call, library_call_function
 from .dict_views import DICT_VIEW_VJPS, dict_view_rrule, is_dict_view_call
+from .dynamic_attrs import held_cotangent, held_method, method_receiver
+from .dynamic_attrs import is_object as _is_object
 from .errors import (
     HigherOrderError,
     RuleError,
@@ -232,9 +234,14 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     if is_dict_view_call(obj, name, args, kwargs):
         return dict_view_rrule(obj, name)
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # f(x), f = self.layer1 of a differentiated record: the
+        return call_method(site, *receiver, *args, **kwargs)  # record's cotangent is f's
     if name == "__call__" and isinstance(obj, _FUNCTION_VALUES):
         raise site.varied_function_value(describe(obj))
     callee = _found_without_receiver(site, obj, name)
+    if callee is not None and held_method(obj, name, callee):
+        return _held_method_call(site, obj, name, callee, args, kwargs)
     if callee is not None:
         return _call_without_receiver(site, callee, args, kwargs)
     method = getattr(type(obj), name, None)
@@ -280,7 +287,13 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
     differentiated values, only their methods' arguments are.
     """
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # a record's bound method called as a value: its method
+        return method_vjp(site, g, *receiver, *args, **kwargs)
     alone = _found_without_receiver(site, obj, name)
+    if alone is not None and held_method(obj, name, alone):  # self.act = inner.apply
+        c = method_vjp(site, g, alone, "__call__", *args, **kwargs)
+        return (held_cotangent(c[0], obj, name), *c[1:])
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
@@ -310,19 +323,6 @@ def _is_record(v) -> bool:
     """A named tuple or a dataclass instance: a differentiated value whose methods are
     differentiated with the receiver (records.py, records_dataclasses.py)."""
     return isinstance(v, tuple) and hasattr(type(v), "_fields") or is_dataclass_value(v)
-
-
-def _is_object(v) -> bool:
-    """A value a gradient never flows through: an instance of a user class, a function,
-    a module (numbers, strings, None, arrays, containers and dataclass instances are not
-    objects here)."""
-    if is_dataclass_value(v):
-        return False
-    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, list, tuple, dict)):
-        return False
-    if isinstance(v, (np.ndarray, np.generic)):
-        return False
-    return not hasattr(v, "shape") or not hasattr(v, "dtype")  # Dask and array-API arrays
 
 
 def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
@@ -479,6 +479,19 @@ def _library_rule(site: CallSite, fn):
     """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
     method = library_call_function(fn) if fn is not None else None
     return site.registry.lookup(method) if method is not None else None
+
+
+def _held_method_call(site: CallSite, obj, name, callee, args, kwargs):
+    """``obj.name(*args)`` with ``obj.name`` a record's bound method held in a field of the
+    record ``obj`` (dynamic_attrs.held_method): the method's call, its record's cotangent
+    given to that field of ``obj``."""
+    y, pullback = call_method(site, callee, "__call__", *args, **kwargs)
+
+    def held_method_pullback(dy):
+        c = pullback(dy)
+        return (held_cotangent(c[0], obj, name), *c[1:])
+
+    return y, held_method_pullback
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

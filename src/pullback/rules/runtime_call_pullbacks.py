@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_calls
+from .. import dynamic_attrs, dynamic_calls
 from .. import dynamic_reverse as rev
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
@@ -75,11 +75,20 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     # the receiver gets one where the vjp function differentiates it.
     if receives_cotangent(site, obj, name, args, kwargs):
         return receiver_method_reverse(dy, site, g, obj, name, args, kwargs)
+    holder = obj
+    field = name
+    alone = dynamic_attrs.held_callee(site, obj, name)
+    if alone is not None:  # self.act = inner.apply: the bound method's, moved to the field
+        dy = dynamic_attrs.held_field(dy, holder, field)
+        obj = alone
+        name = "__call__"
     function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
     dg, dinputs = rev.reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
     dobj = NO_TANGENT
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
         dobj = dinputs[0]
+    if alone is not None:
+        dobj = dynamic_attrs.held_cotangent(dobj, holder, field)
     return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]
 
 

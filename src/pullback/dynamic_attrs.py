@@ -151,10 +151,10 @@ def _linear_rrule(fn, pullback):
 def attribute_of(record, name, where=""):
     """``record.name`` of a differentiated ``record``: a method as its bound method
     (:func:`record_method`), else a field (records.field_of, which refuses the rest)."""
+    if type(getattr(type(record), name, None)) is not types.FunctionType:
+        return field_of(record, name, where)  # a field (on every step of a loop): no more
     method = record_method(record, name)
-    if method is not None:
-        return method
-    return field_of(record, name, where)
+    return method if method is not None else field_of(record, name, where)
 
 
 @transformable
@@ -166,8 +166,13 @@ def attribute_pullback(dy, record, name, where=""):
 
 
 def _attribute_rrule(record, name, where=""):
+    if type(getattr(type(record), name, None)) is not types.FunctionType:
+        # a field (read on every step of a loop): records.field_of's rule, no more
+        return field_of(record, name, where), lambda dy: field_pullback(dy, record, name, where)
     y = attribute_of(record, name, where)
-    return y, lambda dy: attribute_pullback(dy, record, name, where)
+    if type(y) is types.MethodType and record_method(record, name) is not None:
+        return y, lambda dy: (dy, NO_TANGENT, NO_TANGENT)
+    return y, lambda dy: field_pullback(dy, record, name, where)  # attribute_pullback's
 
 
 def attribute_tangent(tangent, record, name, where=""):

@@ -23,6 +23,8 @@ from .call_cotangents import bound_arguments, spread_cotangents
 from .call_sites import CallSite
 from .callables import as_bound_call, library_call_function
 from .dict_views import DICT_VIEW_VJPS, dict_view_rrule, is_dict_view_call
+from .dynamic_attrs import held_cotangent, held_method, method_receiver
+from .dynamic_attrs import is_object as _is_object
 from .errors import (
     HigherOrderError,
     RuleError,
@@ -232,9 +234,14 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
     if is_dict_view_call(obj, name, args, kwargs):
         return dict_view_rrule(obj, name)
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # f(x), f = self.layer1 of a differentiated record: the
+        return call_method(site, *receiver, *args, **kwargs)  # record's cotangent is f's
     if name == "__call__" and isinstance(obj, _FUNCTION_VALUES):
         raise site.varied_function_value(describe(obj))
     callee = _found_without_receiver(site, obj, name)
+    if callee is not None and held_method(obj, name, callee):
+        return _held_method_call(site, obj, name, callee, args, kwargs)
     if callee is not None:
         k = record_field_object(obj, name, callee)
         if k is not None:  # self.layer(x): the layer's fields carry a gradient
@@ -283,6 +290,9 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
     differentiated values, only their methods' arguments are.
     """
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # a record's bound method called as a value: its method
+        return method_vjp(site, g, *receiver, *args, **kwargs)
     alone = _found_without_receiver(site, obj, name)
     k = record_field_object(obj, name, alone) if alone is not None else None
     if k is not None:  # self.layer(x): the layer's cotangent is that of obj's field k
@@ -290,6 +300,9 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
         if own is ZERO or own is NO_TANGENT:
             return (ZERO, *rest)
         return (getitem_cotangent(ZERO, field_slots(obj), k, own), *rest)
+    if alone is not None and held_method(obj, name, alone):  # self.act = inner.apply
+        c = method_vjp(site, g, alone, "__call__", *args, **kwargs)
+        return (held_cotangent(c[0], obj, name), *c[1:])
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         return (NO_TANGENT, *function_vjp(site, g, alone, *args, **kwargs))
     function = vjp_function(site, obj, name, args, kwargs)
@@ -321,19 +334,6 @@ def _is_record(v) -> bool:
     return isinstance(v, tuple) and hasattr(type(v), "_fields") or is_dataclass_value(v)
 
 
-def _is_object(v) -> bool:
-    """A value a gradient never flows through: an instance of a user class, a function,
-    a module (numbers, strings, None, arrays, containers and dataclass instances are not
-    objects here)."""
-    if is_dataclass_value(v):
-        return False
-    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, list, tuple, dict)):
-        return False
-    if isinstance(v, (np.ndarray, np.generic)):
-        return False
-    return not hasattr(v, "shape") or not hasattr(v, "dtype")  # Dask and array-API arrays
-
-
 def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
     """Whether ``function`` (what :func:`vjp_function` gave for ``obj.name(...)``) returns
     a cotangent for ``obj`` too: a rule's pullback function does (one per positional
@@ -345,7 +345,12 @@ def gives_receiver_cotangent(site: CallSite, obj, name: str, function) -> bool:
     if array_rule is not None and array_rule.pullback_fn is function:
         return True  # np.name's pullback function: the array (obj) is its first argument
     raw = inspect.getattr_static(type(obj), name, None)
-    if not isinstance(raw, types.FunctionType) or isinstance(obj, types.ModuleType):
+    if isinstance(obj, types.ModuleType):
+        return False
+    if isinstance(raw, _BUILTIN_METHODS):  # d.get(k): dict.get's pullback function
+        rule = site.registry.lookup(raw)
+        return rule is not None and rule.pullback_fn is function
+    if not isinstance(raw, types.FunctionType):
         return False
     rule = site.registry.lookup(getattr(type(obj), name))
     return rule is not None and rule.pullback_fn is function
@@ -387,6 +392,8 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
             declared = site.registry.lookup(raw)  # xs.index(v), xs.count(v): integers
             if declared is not None and declared.kind == NONDIFF:
                 return no_cotangents
+            if declared is not None and declared.pullback_fn is not None:
+                return declared.pullback_fn  # d.get(k, v): the rule of dict.get
     rule = site.registry.lookup(target) if target is not None else None
     if rule is not None and rule.pullback_fn is not None:
         return rule.pullback_fn
@@ -481,6 +488,19 @@ def _library_rule(site: CallSite, fn):
     """The rule of a library object's ``__call__`` (a ``np.vectorize`` object), or None."""
     method = library_call_function(fn) if fn is not None else None
     return site.registry.lookup(method) if method is not None else None
+
+
+def _held_method_call(site: CallSite, obj, name, callee, args, kwargs):
+    """``obj.name(*args)`` with ``obj.name`` a record's bound method held in a field of the
+    record ``obj`` (dynamic_attrs.held_method): the method's call, its record's cotangent
+    given to that field of ``obj``."""
+    y, pullback = call_method(site, callee, "__call__", *args, **kwargs)
+
+    def held_method_pullback(dy):
+        c = pullback(dy)
+        return (held_cotangent(c[0], obj, name), *c[1:])
+
+    return y, held_method_pullback
 
 
 def _call_without_receiver(site: CallSite, fn, args, kwargs):

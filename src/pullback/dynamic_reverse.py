@@ -19,6 +19,7 @@ each the other's transpose: :func:`vjp_layout` (``F``'s output laid out) and
 from __future__ import annotations
 
 from .call_cotangents import bound_arguments, gather_cotangents, spread_cotangents
+from .dynamic_attrs import method_receiver
 from .dynamic_calls import _found_without_receiver, gives_receiver_cotangent, vjp_function
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, is_zero
@@ -68,6 +69,9 @@ def method_reverse(site, obj, name, args, kwargs):
     """``(F, leading arguments, keywords, pad, drop)`` for ``method_vjp(site, g, obj,
     name, *args)``: as :func:`function_reverse`; ``method_vjp``'s value is
     ``vjp_layout(F, F(g, *leading, *args), pad, drop)``."""
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # a record's bound method called as a value: its method
+        return method_reverse(site, *receiver, args, kwargs)
     alone = _found_without_receiver(site, obj, name)
     if alone is not None:  # type(self).f(self, x), self.act_fn(z): Python passes no obj
         function, head, keywords = function_reverse(site, alone, args, kwargs)

@@ -21,6 +21,7 @@ from .backends import as_array
 from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
+from .dynamic_attrs import attribute_tangent, held_method, method_receiver
 from .dynamic_calls import _call_namespace_function, lookup_attribute, record_field_object
 from .errors import PullbackError
 from .plain_classes import constructor_of
@@ -219,6 +220,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
     if is_dict_view_call(obj, name, args, kwargs):  # params.items()
         return dict_view_tangent(obj, dobj, name)
+    receiver = method_receiver(obj, name)
+    if receiver is not None:  # f(x), f = self.layer1 of a record: dobj is the record's
+        return method_tangent(site, receiver[0], dobj, receiver[1], args, tangents, kwargs)
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)
@@ -229,6 +233,9 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
         if k is not None:  # self.layer(x): the layer's tangent is that of obj's field k
             dfield = ZERO if is_zero(dobj) or dobj is NO_TANGENT else dobj[k]
             return method_tangent(site, callee, dfield, "__call__", args, tangents, kwargs)
+        if held_method(obj, name, callee):  # self.act = inner.apply: the field's tangent
+            held = attribute_tangent(dobj, obj, name) if not is_zero(dobj) else ZERO
+            return method_tangent(site, callee, held, "__call__", args, tangents, kwargs)
         return function_tangent(site, callee, args, tangents, kwargs)
     raw = inspect.getattr_static(type(obj), name, None)
     if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:

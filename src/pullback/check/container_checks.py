@@ -227,9 +227,44 @@ class ContainerChecks:
             return isinstance(value, (gast.List, gast.ListComp))
         return isinstance(value, gast.Constant) and type(value.value) is int
 
+    def _memo_texts(self, name, kind):
+        """``(why, fix)`` when ``name`` is a parameter that the function passes to its own
+        recursive call (a memo: ``if n in memo: return memo[n]`` ... ``memo[n] = v``), else
+        None. Its fix works: a table the function builds itself, or no memo at all."""
+        tree = self.tree
+        if kind != "dict" or not isinstance(tree, gast.FunctionDef):
+            return None
+        arguments = tree.args.args + tree.args.kwonlyargs
+        if name not in {a.id for a in arguments if isinstance(a, gast.Name)}:
+            return None
+        recursive = any(
+            isinstance(c, gast.Call)
+            and isinstance(c.func, gast.Name)
+            and c.func.id == tree.name
+            and any(isinstance(a, gast.Name) and a.id == name for a in c.args)
+            for c in gast.walk(tree)
+        )
+        if not recursive:
+            return None
+        why = (
+            f"'{name}' memoizes the recursion of '{tree.name}': each call writes into the "
+            "dict its caller passed down, and the values kept there carry the gradient, "
+            "which pullback does not follow through a dict shared across calls."
+        )
+        fix = (
+            f"build the table in one function with a dict it makes itself (`{name} = {{}}`, "
+            f"then `for k in range(n + 1): {name}[k] = ...` reading `{name}[k - 1]`, and "
+            f"`return {name}[n]`), or call the recursion without '{name}' (the gradient "
+            "is the same: the memo changes the cost, not the value)"
+        )
+        return why, fix
+
     def _report_container(self, node, name, what, kind, refusal):
         copy = f"{name} = {kind}({name})"
-        if refusal.kind == "parameter":
+        memo = self._memo_texts(name, kind)
+        if memo is not None:
+            why, fix = memo
+        elif refusal.kind == "parameter":
             self.note_parameter_write(name, node)
             why = (
                 f"'{name}' comes from a parameter, so it is the caller's {kind}, and a "
@@ -259,11 +294,16 @@ class ContainerChecks:
                 "container or a call hold the same object (or a loop iterate over it) while "
                 "it still changes, and pullback does not follow that sharing."
             )
-            fix = (
-                f"copy it where it is shared (`{self.text(refusal.node)}` -> "
-                f"`{kind}({self.text(refusal.node)})`), or make that use come after the "
-                "last change"
-            )
+            use = refusal.node  # (an expression, or a statement such as a return)
+            held = use.value if isinstance(use, (gast.Return, gast.Expr)) else use
+            if isinstance(held, gast.expr):
+                fix = (
+                    f"copy it where it is shared (`{self.text(held)}` -> "
+                    f"`{kind}({self.text(held)})`), or make that use come after the "
+                    "last change"
+                )
+            else:
+                fix = f"make the use on line {line} come after the last change"
         elif refusal.kind == "slice":
             why = (
                 "An augmented assignment to a slice of a list is not modelled (slice stores "

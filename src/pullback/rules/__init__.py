@@ -18,6 +18,7 @@ import importlib
 from .. import (
     arrays_inplace,
     containers_mutation,
+    dynamic_attrs,
     escapes,
     object_versions,
     records,
@@ -142,6 +143,7 @@ _ORDER = (
     records,
     object_versions,
     records_dataclasses,
+    dynamic_attrs,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses
     DeferredFamily("pullback.records_calls", "records_calls", "dataclasses"),
     container_cotangents,

@@ -13,7 +13,16 @@ import inspect
 
 import numpy as np
 
-from .. import call_cotangents, callables, dynamic_calls, read_folds, runtime, tangents, where_masks
+from .. import (
+    call_cotangents,
+    callables,
+    dynamic_attrs,
+    dynamic_calls,
+    read_folds,
+    runtime,
+    tangents,
+    where_masks,
+)
 from ..registry import ENTRY_POINTS, transformable
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
@@ -176,6 +185,9 @@ def _vjp_function_rrule(skip_receiver):
     def rrule(site, g, callee, *rest, **kwargs):
         if skip_receiver:  # method_vjp(site, g, obj, name, *args)
             obj, name, args = callee, rest[0], rest[1:]
+            # a record's bound method called as a value: its method on the record, whose
+            # cotangent (in the receiver's slot) is the bound method's
+            obj, name = dynamic_attrs.method_receiver(obj, name) or (obj, name)
             alone = dynamic_calls._found_without_receiver(site, obj, name)
             if alone is not None:  # Python passes no obj: function_vjp's derivative
                 return _alone_rrule(site, g, obj, name, alone, args, kwargs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_calls, runtime
+from .. import dynamic_attrs, dynamic_calls, runtime
 from .. import dynamic_reverse as rev
 from ..records import field_of
 from ..records_dataclasses import field_slots
@@ -100,6 +100,13 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     k = field_object_place(site, obj, name)
     if k is not None:  # self.layer(x): the layer's __call__, its cotangent obj's field k
         return field_object_reverse(dy, site, g, obj, name, k, args, kwargs)
+    holder = obj
+    field = name
+    alone = dynamic_attrs.held_callee(site, obj, name)
+    if alone is not None:  # self.act = inner.apply: the bound method's, moved to the field
+        dy = dynamic_attrs.held_field(dy, holder, field)
+        obj = alone
+        name = "__call__"
     function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
     if pad == 0 and len(head) == 1:
         # head is the receiver (a record): named here, not through method_reverse (which
@@ -109,6 +116,8 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     dobj = NO_TANGENT
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)
         dobj = dinputs[0]
+    if alone is not None:
+        dobj = dynamic_attrs.held_cotangent(dobj, holder, field)
     return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]
 
 

@@ -29,9 +29,9 @@ import gast
 import numpy as np
 
 from .. import containers, dynamic_calls, rule_tangents, runtime, where_masks
+from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
-from ..records import field_tangent
 from ..registry import NONDIFF, SCALAR
 from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
@@ -282,8 +282,9 @@ class ForwardBuilder(EscapeSites):
                 and isinstance(v.value, gast.Name)
                 and (v.value.id in self.varied)
             ):
-                # a field of a named tuple (records.py), refused there for anything else
-                fn = self.bind("field_tangent", field_tangent)
+                # a field of a named tuple (records.py) or a record's method (its bound
+                # method: dynamic_attrs.py), refused there for anything else
+                fn = self.bind("attribute_tangent", attribute_tangent)
                 where = self.fs.where(v)
                 return f"{fn}({self.tan(v.value)}, {v.value.id}, {v.attr!r}, {where!r})"
             return "ZERO"

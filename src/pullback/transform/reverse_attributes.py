@@ -1,6 +1,7 @@
 """Attribute reads and writes on differentiated objects.
 
-An attribute read of a varied object is a named tuple's field (``field_of``, which refuses
+An attribute read of a varied object is a named tuple's field or a record's method
+(``attribute_of``, which refuses
 any other object where it runs), or an attribute a rule declared on its result object
 (``sol.y``); other attributes of a rule's result or of an array are refused before
 running. Writes of varied values outside the function are routed by
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import gast
 
-from ..records import field_of
+from ..dynamic_attrs import attribute_of
 from ..resolve import Callee
 from ..tree_walk import statements
 from . import nodes as N
@@ -25,18 +26,19 @@ class AttributeAdjoints(EscapeSites):
     """:class:`~.reverse.ReverseBuilder`: attributes of differentiated objects."""
 
     def field_read(self, s):
-        """``t = p.name`` of a differentiated ``p`` as ``t = field_of(p, "name", where)``:
-        a field of a named tuple, with its pullback; anything else is refused there, at the
-        user's line (records.py). Returns the new value."""
+        """``t = p.name`` of a differentiated ``p`` as ``t = attribute_of(p, "name", where)``:
+        a field of a named tuple, with its pullback, or a record's method as its bound method
+        (dynamic_attrs.py); anything else is refused there, at the user's line (records.py).
+        Returns the new value."""
         v = s.value
         if self.made_by_a_rule(v) or is_real(self.kinds.get(v.value.id)):
             # a result object (sol.y_events) or an array (x.mT): no named tuple
             self.problems.append(attribute_of_varied(self.diagnostic, v))
             return v
         where = N.const(self.fs.where(v))
-        self.ns["field_of"] = field_of
-        call = gast.copy_location(N.call("field_of", [v.value, N.const(v.attr), where]), v)
-        call.pb_callee = Callee("object", field_of, name="pullback.records.field_of")
+        self.ns["attribute_of"] = attribute_of
+        call = gast.copy_location(N.call("attribute_of", [v.value, N.const(v.attr), where]), v)
+        call.pb_callee = Callee("object", attribute_of, name="pullback.dynamic_attrs.attribute_of")
         s.value = call
         return call
 
@@ -57,11 +59,14 @@ class AttributeAdjoints(EscapeSites):
 
     def made_by_a_rule(self, v) -> bool:
         """Whether every definition of ``v``'s object is a call through a rule that is no
-        named tuple's constructor (a result object, whose undeclared attributes carry no
-        gradient pullback follows) nor a copy (``copy.copy(m)``: the value it copies)."""
+        named tuple's constructor or field read (a result object, whose undeclared
+        attributes carry no gradient pullback follows) nor a copy (``copy.copy(m)``: the
+        value it copies)."""
         rules = self._defining_rules(v)
         return bool(rules) and all(
-            r is not None and r.family != "records" and not r.extra.get("passes_value")
+            r is not None
+            and r.family not in ("records", "dynamic_attrs")  # a field read, getattr
+            and not r.extra.get("passes_value")
             for r in rules
         )
 

@@ -6,6 +6,8 @@ and float32) and of the gradient (Hessians), and against the gradient (jvp)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from fd import check_grad, numerical_grad
@@ -74,3 +76,62 @@ def test_dict_get_jvp(f):
     v = np.array([1.0, 0.5, -2.0])
     _, t = jvp(f, (X,), (v,))
     np.testing.assert_allclose(t, np.dot(grad(f)(X), v), rtol=1e-10)
+
+
+# -- third derivatives through a bound method: its record is reached (it was silently lost)
+@dataclass
+class _Cubic:
+    w: float
+    b: float
+
+    def apply(self, z):
+        return np.sin(self.w * z) * self.b + self.w * z**3
+
+
+@dataclass
+class _Holder:
+    act: object
+    scale: float
+
+
+def _held_method_cubic(x):
+    m = _Cubic(x * 2.0, x + 1.0)
+    h = m.apply
+    return h(x)
+
+
+def _method_by_name_cubic(x):
+    m = _Cubic(x * 2.0, x + 1.0)
+    return getattr(m, "ap" + "ply")(x)
+
+
+def _method_in_a_field_cubic(x):
+    outer = _Holder(_Cubic(x * 2.0, x + 1.0).apply, x)
+    return outer.act(x) * outer.scale
+
+
+def _direct_method_cubic(x):
+    m = _Cubic(x * 2.0, x + 1.0)
+    return m.apply(x)
+
+
+def _cubic_by_hand(x):
+    w, b = x * 2.0, x + 1.0
+    return np.sin(w * x) * b + w * x**3
+
+
+@pytest.mark.parametrize(
+    "f, scaled",
+    [
+        (_direct_method_cubic, False),
+        (_held_method_cubic, False),
+        (_method_by_name_cubic, False),
+        (_method_in_a_field_cubic, True),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
+def test_third_derivative_through_a_bound_method(f, scaled):
+    ref = (lambda x: _cubic_by_hand(x) * x) if scaled else _cubic_by_hand
+    for x in (0.7, -0.4):
+        assert grad(grad(f))(x) == pytest.approx(grad(grad(ref))(x), rel=1e-12)
+        assert grad(grad(grad(f)))(x) == pytest.approx(grad(grad(grad(ref)))(x), rel=1e-10)

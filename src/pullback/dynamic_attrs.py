@@ -141,6 +141,31 @@ def held_field_pullback(dd, dy, obj, name):
     return (held_cotangent(dd[0], obj, name),) + tuple(dd)[1:], NO_TANGENT, NO_TANGENT
 
 
+def bound_self(method):
+    """The record a bound method of a record runs on (``method.__self__``), read so that a
+    derivative reaches it: a bound method's cotangent is its record's, so the pullback
+    passes the cotangent through."""
+    return method.__self__
+
+
+@transformable
+def bound_self_pullback(dy, method):
+    return (dy,)
+
+
+def _bound_self_rrule(method):
+    return method.__self__, lambda dy: (dy,)
+
+
+def _bound_self_tangent(args, tangents, kwargs):
+    return tangents[0]
+
+
+def is_bound_to(method, record) -> bool:
+    """Whether ``method`` is a bound method running on ``record``."""
+    return type(method) is types.MethodType and method.__self__ is record
+
+
 def _linear_rrule(fn, pullback):
     def linear_rrule(c, obj, name):
         return fn(c, obj, name), lambda d: pullback(d, c, obj, name)
@@ -288,9 +313,19 @@ def register(reg) -> None:
     ):  # in method_vjp's transformable pullback (rules/runtime_call_pullbacks.py)
         reg.register(fn, _linear_rrule(fn, pullback), family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)
+    rule = reg.register(bound_self, _bound_self_rrule, family=FAMILY, trusted=True)
+    rule.extra["tangent"] = _bound_self_tangent
+    reg.set_pullback_function(bound_self, bound_self_pullback)
     rule = reg.register(builtins.getattr, _getattr_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = _getattr_tangent
     reg.set_pullback_function(builtins.getattr, getattr_pullback)
     # the tests the pullbacks make (no gradient flows through them)
-    for helper in (_is_record, _differentiated, record_method, check_attribute_source, held_callee):
+    for helper in (
+        _is_record,
+        _differentiated,
+        record_method,
+        check_attribute_source,
+        held_callee,
+        is_bound_to,
+    ):
         reg.non_differentiable(helper, family=FAMILY, trusted=True)

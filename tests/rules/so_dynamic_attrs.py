@@ -11,6 +11,8 @@ import dataclasses
 import numpy as np
 from second_order_table import case
 
+from pullback.testing.second_order import Built
+
 _RNG = np.random.default_rng(23)
 
 
@@ -37,5 +39,30 @@ case(
     ((_RNG.normal(size=3), 0.4), _RNG.normal(size=2)),
     _LAYER,
     "b",
+    wrt=(0,),
+)
+
+
+
+@dataclasses.dataclass
+class _Affine:
+    w: np.ndarray
+    b: float
+
+    def apply(self, z):
+        return self.w * z + self.b
+
+
+# the record a bound method runs on (method_vjp's transformable pullback reads it so that a
+# derivative reaches it): its cotangent is the method's
+def _affine_apply(w, b):
+    return _Affine(w, b).apply
+
+
+# (the probe builds the bound method from floats at each call, so that the second derivative
+# runs through the method into the record's fields)
+case(
+    "pullback.dynamic_attrs.bound_self",
+    Built(_affine_apply, _RNG.normal(size=3), 0.2),
     wrt=(0,),
 )

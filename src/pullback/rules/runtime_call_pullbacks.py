@@ -105,13 +105,16 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     alone = dynamic_attrs.held_callee(site, obj, name)
     if alone is not None:  # self.act = inner.apply: the bound method's, moved to the field
         dy = dynamic_attrs.held_field(dy, holder, field)
-        obj = alone
+        obj = dynamic_attrs.attribute_of(holder, field)  # alone, read with a derivative
         name = "__call__"
     function, head, keywords, pad, drop = rev.method_reverse(site, obj, name, args, kwargs)
-    if pad == 0 and len(head) == 1:
-        # head is the receiver (a record): named here, not through method_reverse (which
-        # has no derivative), so that a derivative of this reverse reaches obj
+    # head is the receiver (a record): named here, not through method_reverse (which has
+    # no derivative), so that a derivative of this reverse reaches obj -- or, for a bound
+    # method (held in a field or found by name), the record it runs on
+    if pad == 0 and len(head) == 1 and head[0] is obj:
         head = (obj,)
+    elif pad == 0 and len(head) == 1 and dynamic_attrs.is_bound_to(obj, head[0]):
+        head = (dynamic_attrs.bound_self(obj),)
     dg, dinputs = rev.reverse_through(dy, site, g, function, head, args, keywords, pad, drop)
     dobj = NO_TANGENT
     if pad < len(head):  # head is the receiver (alone, Python passes none: pad is all)

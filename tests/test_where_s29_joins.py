@@ -137,19 +137,56 @@ def try_sqrt_in_loop(x):
     return s
 
 
-@pytest.mark.parametrize("fn", [try_in_loop, try_sqrt_in_loop], ids=lambda f: f.__name__)
+def try_in_while(x):
+    # (a lowered while copies what it carries in the `if go:` it ends with)
+    s = 0.0
+    k = 0
+    while k < 2:
+        try:
+            s = s + np.sum(np.where(x > 0, np.log(x) * x, 0.0))
+        except ValueError:
+            s = s - 1.0
+        k += 1
+    return s
+
+
+def try_else_in_loop(x):
+    s = 0.0
+    for _ in range(2):
+        try:
+            t = np.sum(x)
+        except ValueError:
+            t = 0.0
+        else:
+            s = s + t * np.sum(np.where(x >= 0.5, x**1.5 * np.log(x), 2.0 * x))
+    return s
+
+
+def where_under_if_in_loop(x):
+    s = 0.0
+    for _ in range(2):
+        if s > -100:
+            s = s + np.sum(np.where(x > 0, x * np.log(x), 0.0))
+    return s
+
+
+LOOPS = [try_in_loop, try_sqrt_in_loop, try_in_while, try_else_in_loop, where_under_if_in_loop]
+
+
+@pytest.mark.parametrize("fn", LOOPS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_hessian_of_a_where_in_a_try_body_inside_a_loop(fn, dtype):
     x = np.array(POINTS, dtype)
-    check_hessian(fn, x, AWAY)
+    check_hessian(fn, x, [0, 1, 3, 4] if fn is try_else_in_loop else AWAY)  # (switch at 0.5)
     h = quiet(pullback.hessian(fn), x)
-    assert h[0, 0] == 0.0 and h[1, 1] == 0.0  # (the branch was not selected there)
+    if fn is not try_else_in_loop:  # (there t = sum(x) multiplies the where's sum)
+        assert h[0, 0] == 0.0 and h[1, 1] == 0.0  # (the branch was not selected there)
     if fn is try_in_loop:  # 3 x log(x): the diagonal 3 / x where x > 0
         want = np.diag(np.where(x > 0, 3.0 / np.where(x > 0, x, 1.0), 0.0))
         np.testing.assert_allclose(h, want, rtol=1e-6 if dtype is np.float64 else 1e-5)
 
 
-@pytest.mark.parametrize("fn", [try_in_loop, try_sqrt_in_loop], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", LOOPS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_forward_over_reverse_of_a_where_in_a_try_body_inside_a_loop(fn, dtype):
     x = np.array(POINTS, dtype)

@@ -235,28 +235,34 @@ def none_joins(blocks, stale=()) -> dict:
 
 
 def loop_carried(body, defs) -> set:
-    """The names a loop of a generated gradient carries to its next iteration: copied at
-    the top level of the loop's body and assigned elsewhere too (SSA's join at the loop's
-    head). In a gradient's loops every read of a value that joins such a name is guarded
-    by the flag of the step that computed it this iteration (``if ok:``), so where the
-    carried value is read, the step did not run and the cotangent is zero: it counts as
-    None in :func:`none_joins`."""
+    """The names a loop carries to its next iteration: copied inside the loop (at its end,
+    or in the ``if go:`` a lowered ``while`` ends with) and assigned before it too (SSA's
+    join at the loop's head). A value that joins such a name with a step's is the carried
+    one only where the step did not run this iteration, and then no cotangent reaches it
+    through the step's statements: it counts as None in :func:`none_joins`."""
     out: set = set()
-    for s in body:
+    for s in _walk(body):
         if isinstance(s, (gast.For, gast.While)):
-            for u in s.body:
-                if (
-                    u.__class__ is gast.Assign
-                    and u.targets[0].__class__ is gast.Name
-                    and u.value.__class__ is gast.Name
-                    and defs.get(u.targets[0].id, 0) >= 2
-                ):
-                    out.add(u.targets[0].id)
+            inside: dict = {}
+            copies = set()
+            for u in _walk(s.body + s.orelse):
+                if u.__class__ is gast.Assign and u.targets[0].__class__ is gast.Name:
+                    t = u.targets[0].id
+                    inside[t] = inside.get(t, 0) + 1
+                    if u.value.__class__ is gast.Name:
+                        copies.add(t)
+            out |= {t for t in copies if defs.get(t, 0) > inside[t]}
+    return out
+
+
+def _walk(body):
+    """Every statement of ``body``, nested blocks included."""
+    for s in body:
+        yield s
         for field in ("body", "orelse"):
             inner = getattr(s, field, None)
             if isinstance(inner, list):
-                out |= loop_carried(inner, defs)
-    return out
+                yield from _walk(inner)
 
 
 def wide_lookup(blocks, loops, defs, joins) -> dict:

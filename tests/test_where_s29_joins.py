@@ -240,3 +240,37 @@ def test_a_branch_value_the_loop_hands_on_keeps_its_other_gradient(dtype):
     h = quiet(pullback.hessian(kept_after_the_loop), x)
     np.testing.assert_allclose(h, quiet(pullback.hessian(kept_after_the_loop_plain), x), rtol=1e-6)
     check_hessian(kept_after_the_loop, x, AWAY)
+
+
+def carried_into_the_branch(x):
+    s = 0.0
+    t = x
+    for _ in range(3):
+        try:
+            s = s + np.sum(np.where(x > 0, np.sqrt(t) * x, -x))  # t: the last iteration's
+            t = x * 2.0 + s
+        except ValueError:
+            s = s - 1.0
+    return s
+
+
+def carried_into_the_branch_plain(x):
+    s = 0.0
+    t = x
+    for _ in range(3):
+        s = s + np.sum(np.where(x > 0, np.sqrt(t) * x, -x))
+        t = x * 2.0 + s
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_branch_that_reads_the_value_the_loop_carried(dtype):
+    x = np.array(POINTS, dtype)
+    g = quiet(pullback.grad(carried_into_the_branch), x)
+    assert np.all(np.isfinite(g)), g
+    np.testing.assert_allclose(g, quiet(pullback.grad(carried_into_the_branch_plain), x), rtol=1e-6)
+    quiet(check_grad, carried_into_the_branch, x[AWAY])
+    h = quiet(pullback.hessian(carried_into_the_branch), x)
+    want = quiet(pullback.hessian(carried_into_the_branch_plain), x)
+    np.testing.assert_allclose(h, want, rtol=1e-6 if dtype is np.float64 else 1e-4, atol=1e-7)
+    check_hessian(carried_into_the_branch, x, AWAY)

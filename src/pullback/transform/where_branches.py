@@ -30,8 +30,9 @@ masked as well; a ``np.where`` whose result no cotangent reaches (the primal res
 generated vjp function, read only for its shape); and the reads inside the ``if m is not
 False:`` blocks of a scalar's masked contributions are allowed uses (where_guards.py).
 Statement lists are found by where_blocks.py (a ``try`` body's steps spliced together);
-in a gradient of a function with a ``try``, one selection's roots and members span the
-blocks of one loop (where_joins.py: SSA's joins with None between them).
+in a generated gradient, and in a function's lowered ``try`` body, one selection's roots
+and members span the blocks of one loop (where_joins.py: SSA's joins with None between
+them).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from .where_guards import (
     masks_of_masks,
     src_key,
 )
-from .where_joins import across_blocks, joined_conditions
+from .where_joins import across_blocks, joined_conditions, loop_carried
 from .where_shapes import shape_only_read as _shape_only_read
 from .where_shapes import shape_only_uses as _shape_only_uses
 from .with_blocks import WithBlock
@@ -394,12 +395,13 @@ def _selects(s) -> bool:
 def where_groups(tree, registry, is_active) -> dict:
     """``{member name: [WhereGroup, ...]}`` (a nested where's members belong to the groups
     of both); empty when the function has no ``np.where`` with an active branch."""
-    blocks = list(statement_lists(tree.body))
+    loops: dict = {}
+    blocks = list(statement_lists(tree.body, None, loops))
     if not any(_selects(s) for block in blocks for s in block):
         return {}  # (one look at each statement: most functions have no selection)
     steps = try_steps(tree.body)
-    loops: dict = {}
     if steps:  # (the steps of a try body, spliced)
+        loops.clear()
         blocks = list(statement_lists(tree.body, steps, loops))
     stepped = set().union(*steps.values())
     users: dict = {}  # name -> the statements that read it (one entry per read)
@@ -437,11 +439,13 @@ def where_groups(tree, registry, is_active) -> dict:
         and defs.get(st.targets[0].id) == 1
         and all(defs.get(n, 0) <= 1 for n in names_in(st.value))
     }
-    if steps and mask_keys:  # a condition joined with None is its source (where_joins)
-        canon.update(joined_conditions(blocks, canon))
+    # (loop-carried values join with a step's as None do: where_joins.loop_carried)
+    stale = loop_carried(tree.body, defs) if steps or mask_keys else set()
+    if steps or mask_keys:  # a condition joined with None is its source (where_joins)
+        canon.update(joined_conditions(blocks, canon, stale))
     mask_keys = {m: (canon.get(k[0], k[0]), k[1]) for m, k in mask_keys.items() if defs.get(m) == 1}
     if mask_keys:
-        joined_masks(blocks, mask_keys)
+        joined_masks(blocks, mask_keys, stale)
         alone = {m: v for m, v in alone.items() if defs.get(m) == 1}
         if alone:
             masks_of_masks(blocks, mask_keys, alone)
@@ -455,7 +459,7 @@ def where_groups(tree, registry, is_active) -> dict:
     shape_only[_TUPLES] = _shape_tuples(blocks, users, defs, shape_only)
     shape_only[_GUARDED] = guarded_statements(blocks, mask_keys, defs)
     units = []  # (roots by selection, statements by name, statement order, loop)
-    if steps and mask_keys:  # a gradient of a try body: one unit per loop (where_joins.py)
+    if steps or mask_keys:  # across blocks: one unit per loop (where_joins.py)
         shape_only[_JOINS], units, zeros = across_blocks(
             tree.body,
             steps,
@@ -465,6 +469,7 @@ def where_groups(tree, registry, is_active) -> dict:
             users,
             lambda b: _roots(b, is_active, mask_keys, users, defs, shape_only, canon),
             lambda n, v: _shape_only_read(n, v, shape_only),
+            stale,
         )
     else:
         zeros = None

@@ -78,12 +78,12 @@ def _statements(body):
                 yield from _statements(inner)
 
 
-def joined_masks(blocks, mask_keys) -> None:
+def joined_masks(blocks, mask_keys, stale=()) -> None:
     """Add to ``mask_keys`` the joins of one mask with None, in a generated gradient: the
     mask of a branch with a user's helper, ``branch_mask(...) if elementwise_in_x(h, ())
     else None``, is such a join once normalized. Where it is None, ``selection_mask``
     masks nothing."""
-    copies = copy_sources(blocks)  # (False: assigned otherwise, no join of masks)
+    copies = copy_sources(blocks, stale)  # (False: assigned otherwise, no join of masks)
     nones = {n for n, sources in copies.items() if sources == [None]}
     changed = True
     while changed:

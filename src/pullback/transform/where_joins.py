@@ -23,16 +23,27 @@ copy into a join read only for its shape. A condition joined with None is keyed 
 source (:func:`joined_conditions`): the ``np.where`` of a handler and the mask its gradient
 made from it read the condition through different joins.
 
-Only a gradient of a function with a ``try`` is read so (where_branches.where_groups:
-lowered steps and masks of a generated gradient); other functions keep one group per
-block. A ``try`` in a loop is not covered yet: the forward and reverse loops are two
-loops, and the masks the forward loop keeps (``kept``) are joined through the loop.
+A generated gradient (it has masks) is read so, with or without a ``try``: under a plain
+``if`` its forward and backward parts are two ``if`` blocks, and the branch's values
+cross them joined with None the same way. So is a function's own lowered ``try`` body:
+``b = np.where(x >= 0, np.sqrt(x), -x)`` is four steps, and ``np.sqrt(x)``, computed two
+steps before the ``np.where``, reaches it through a join with None (where_branches.
+where_groups). Other functions keep one group per block.
+
+In a loop, a step's value (and, in a gradient, its mask) also joins the value the loop
+carried from its previous iteration (:func:`loop_carried`): that value is read only where
+the step did not run this iteration, so it counts as None, and a copy into it that the
+next iteration reads only so is an allowed use (a value the loop hands on after it is
+not). A gradient's forward loop keeps a member for its reverse loop as ``m = kept(m,
+mask)``, a step of its own in a ``try``: the join of the kept value with ``m`` (the step
+did not run) is what the tape saves, so a copy into it is allowed too (:func:`kept_joins`).
 """
 
 from __future__ import annotations
 
 import gast
 
+from .. import where_masks
 from .analyze import names_in
 from .where_blocks import spliced
 
@@ -40,6 +51,8 @@ __all__ = [
     "across_blocks",
     "copy_sources",
     "joined_conditions",
+    "kept_joins",
+    "loop_carried",
     "none_joins",
     "source_order",
     "wide_lookup",
@@ -47,13 +60,13 @@ __all__ = [
 ]
 
 
-def across_blocks(body, steps, blocks, loops, defs, users, roots_of, shape_only_read):
+def across_blocks(body, steps, blocks, loops, defs, users, roots_of, shape_only_read, stale=()):
     """``(joins, units, zeros)`` for a gradient of a function with a lowered ``try``:
     :func:`none_joins`; one unit ``(roots by selection, statements by name, statement
     order, loop)`` per loop (None: outside any), the roots of all its blocks together
     (``roots_of(block)``: a block's roots by selection, where_branches) and the statements
-    of :func:`wide_lookup`; and :func:`zero_outside`."""
-    joins = none_joins(blocks)
+    of :func:`wide_lookup`; and :func:`zero_outside` (``stale``: :func:`loop_carried`)."""
+    joins = none_joins(blocks, stale)
     wide = wide_lookup(blocks, loops, defs, joins)
     found: dict = {}
     for block in blocks:
@@ -80,14 +93,78 @@ def across_blocks(body, steps, blocks, loops, defs, users, roots_of, shape_only_
                     break
     for at in keyed:
         zeros.setdefault(at, set()).update(shaped)
+    for at, names in kept_joins(keyed, blocks, stale).items():
+        zeros.setdefault(at, set()).update(names)
+    # (a copy carried to the next iteration and read there only as a join's None is: its
+    # cotangent comes from that join where the step did not run, zero where the value
+    # was not selected; a value the loop also hands on after it is read otherwise)
+    carried = {
+        p
+        for p in stale
+        if all(
+            getattr(u, "value", None).__class__ is gast.Name and u.targets[0].id in joins
+            for u in users.get(p, ())
+        )
+    }
+    for at in keyed:
+        zeros.setdefault(at, set()).update(carried)
     return joins, units, zeros
 
 
-def joined_conditions(blocks, canon) -> dict:
+def kept_joins(roots_by_key, blocks, stale=()) -> dict:
+    """``{(loop, key): names}``: the joins of a member with its kept value. In a ``try``
+    body of a gradient's loop, ``m = kept(m, mask)`` (reverse_where.kept_lines) is a step
+    of its own, lowered again as ``m_2 = kept(m_1, k)`` in ``if ok:`` and the join
+    ``m_3`` of ``m_2`` (the step ran) with ``m_1`` (it did not). Either way ``m_3`` is the
+    value the loop's tape saves for a reverse sweep that reads it only masked or for its
+    shape, as it saves the kept value outside a ``try``: the copy ``m_3 = m_1`` is an
+    allowed use of the member ``m_1``."""
+    sources = copy_sources(blocks, stale)
+    copied = {n: s[0] for n, s in sources.items() if len(s) == 1 and s[0]}
+
+    def origin(n):
+        seen = set()
+        while n in copied and n not in seen:
+            seen.add(n)
+            n = copied[n]
+        return n
+
+    out: dict = {}
+    for at, roots in roots_by_key.items():
+        kept = {}  # the kept values of a member (and their joins with it) -> the member
+        for st, branch, mask, _ in roots:
+            if mask is not None and _calls(st.value, where_masks.kept):
+                kept[st.targets[0].id] = origin(branch)
+        changed = bool(kept)
+        while changed:
+            changed = False
+            for n, s in sources.items():
+                if n in kept or len(s) < 2 or False in s:
+                    continue
+                real = {origin(m) for m in s if m is not None}
+                members = {m for m in real if m not in kept} | {kept[m] for m in real if m in kept}
+                if len(members) == 1 and real & kept.keys():
+                    kept[n] = members.pop()
+                    out.setdefault(at, set()).add(n)
+                    changed = True
+    return out
+
+
+def _calls(value, fn) -> bool:
+    callee = getattr(value, "pb_callee", None)
+    return (
+        value.__class__ is gast.Call
+        and callee is not None
+        and callee.kind == "object"
+        and callee.obj is fn
+    )
+
+
+def joined_conditions(blocks, canon, stale=()) -> dict:
     """``{name: key}``: each join with None (:func:`none_joins`) keyed as its source is
     (``canon``: the text a condition name stands for), so that a ``np.where``'s condition
     and the one its gradient's mask was made from, joined differently, make one selection."""
-    joins = none_joins(blocks)
+    joins = none_joins(blocks, stale)
     out = {}
     for n in joins:
         source, seen = joins[n], {n}
@@ -115,9 +192,9 @@ def source_order(body, steps) -> dict:
     return out
 
 
-def copy_sources(blocks) -> dict:
+def copy_sources(blocks, stale=()) -> dict:
     """``{name: [source, ...]}``, one entry per assignment of the name: the name it
-    copies, None for the constant None, False for any other value."""
+    copies, None for the constant None or a ``stale`` name, False for any other value."""
     sources: dict = {}
     for block in blocks:
         for st in block:
@@ -125,7 +202,7 @@ def copy_sources(blocks) -> dict:
                 continue
             v = st.value
             if v.__class__ is gast.Name:
-                source = v.id
+                source = None if v.id in stale else v.id
             elif v.__class__ is gast.Constant and v.value is None:
                 source = None
             else:
@@ -134,10 +211,11 @@ def copy_sources(blocks) -> dict:
     return sources
 
 
-def none_joins(blocks) -> dict:
+def none_joins(blocks, stale=()) -> dict:
     """``{name: source}`` for the names every assignment of which copies a name or None,
-    with one source that is not None (a name assigned only None, or a join of such)."""
-    sources = copy_sources(blocks)
+    with one source that is not None (a name assigned only None, or a join of such; a
+    ``stale`` name counts as None)."""
+    sources = copy_sources(blocks, stale)
     nones = {n for n, s in sources.items() if set(s) == {None}}
     changed = True
     while changed:  # joins of None with None are None
@@ -154,6 +232,37 @@ def none_joins(blocks) -> dict:
         if len(real) == 1:
             out[n] = real.pop()
     return out
+
+
+def loop_carried(body, defs) -> set:
+    """The names a loop carries to its next iteration: copied inside the loop (at its end,
+    or in the ``if go:`` a lowered ``while`` ends with) and assigned before it too (SSA's
+    join at the loop's head). A value that joins such a name with a step's is the carried
+    one only where the step did not run this iteration, and then no cotangent reaches it
+    through the step's statements: it counts as None in :func:`none_joins`."""
+    out: set = set()
+    for s in _walk(body):
+        if isinstance(s, (gast.For, gast.While)):
+            inside: dict = {}
+            copies = set()
+            for u in _walk(s.body + s.orelse):
+                if u.__class__ is gast.Assign and u.targets[0].__class__ is gast.Name:
+                    t = u.targets[0].id
+                    inside[t] = inside.get(t, 0) + 1
+                    if u.value.__class__ is gast.Name:
+                        copies.add(t)
+            out |= {t for t in copies if defs.get(t, 0) > inside[t]}
+    return out
+
+
+def _walk(body):
+    """Every statement of ``body``, nested blocks included."""
+    for s in body:
+        yield s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _walk(inner)
 
 
 def wide_lookup(blocks, loops, defs, joins) -> dict:

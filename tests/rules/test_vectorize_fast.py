@@ -180,3 +180,26 @@ def test_a_closure_through_grad(dtype, monkeypatch):
     g = grad(loss, wrt=(0, 1))(x, dtype(0.6))
     expected = np.exp(0.6 * x.astype(np.float64)) * (1 + 0.6 * x.astype(np.float64))
     np.testing.assert_allclose(g[0], expected, rtol=TOL[dtype] * 10)
+
+
+@D
+def test_empty_and_list_inputs(dtype, monkeypatch):
+    vf = Vectorized(smooth, otypes=[dtype])
+    _agree(monkeypatch, vf, (make("real", (0,), dtype), dtype(0.7)), dtype)
+    check_rrule(np.vectorize.__call__, vf, make("real", (0, 3), dtype), dtype(0.7))
+    values = [dtype(0.2), dtype(-0.4), dtype(1.1)]
+    _agree(monkeypatch, Vectorized(two_arrays), (values, make("real", (3,), dtype)), dtype)
+    check_rrule(np.vectorize.__call__, Vectorized(two_arrays), values, make("real", (3,), dtype))
+
+
+def test_what_is_not_proved_keeps_the_per_element_path():
+    x = make("real", (3,))
+    for fn, args in (
+        (smooth, (x, np.arange(3.0).astype(np.complex128))),  # a complex array
+        (smooth, (x, [1, 2, 3])),  # an integer array NumPy maps over
+        (np.sin, (x,)),  # not a Python function
+        (lambda t, c: np.sum(t) * c, (x, 0.5)),  # a reduction
+        (lambda t, c: t * c[0], (x, make("real", (2,)))),  # a mapped array indexed
+    ):
+        assert pbs.one_call_modes(Vectorized(fn), args) is None
+    assert pbs.one_call_modes(Vectorized(smooth, signature="(),()->()"), (x, 0.5)) is None

@@ -148,6 +148,7 @@ def test_second_order(monkeypatch):
     x, y = make("distinct", (5,)), make("real", (5,), seed=1)
     check_rrule_second_order(np.vectorize.__call__, Vectorized(two_arrays), x, y, wrt=(1, 2))
     check_rrule_second_order(np.vectorize.__call__, Vectorized(smooth), x, 0.7, wrt=(1, 2))
+    check_rrule_second_order(np.vectorize.__call__, Vectorized(np.arctan2), x, y, wrt=(1, 2))
 
     def loss(v, c):
         return np.sum(np.vectorize(smooth)(v, c) ** 2)
@@ -197,9 +198,23 @@ def test_what_is_not_proved_keeps_the_per_element_path():
     for fn, args in (
         (smooth, (x, np.arange(3.0).astype(np.complex128))),  # a complex array
         (smooth, (x, [1, 2, 3])),  # an integer array NumPy maps over
-        (np.sin, (x,)),  # not a Python function
+        (abs, (x,)),  # neither a Python function nor a ufunc
         (lambda t, c: np.sum(t) * c, (x, 0.5)),  # a reduction
         (lambda t, c: t * c[0], (x, make("real", (2,)))),  # a mapped array indexed
     ):
         assert pbs.one_call_modes(Vectorized(fn), args) is None
     assert pbs.one_call_modes(Vectorized(smooth, signature="(),()->()"), (x, 0.5)) is None
+
+
+@D
+def test_a_vectorized_ufunc(dtype, monkeypatch):
+    x, y = make("positive", (2, 3), dtype), make("real", (3,), dtype, seed=1)
+    for vf, args in (
+        (Vectorized(np.sin), (x,)),
+        (Vectorized(np.arctan2), (x, y)),
+        (Vectorized(np.power), (x, 3)),
+        (Vectorized(np.hypot, excluded={1}), (x, dtype(0.5))),
+    ):
+        _agree(monkeypatch, vf, args, dtype)
+        check_rrule(np.vectorize.__call__, vf, *args)
+    assert pbs.one_call_modes(Vectorized(np.add, excluded={1}), (x, y)) is None  # an array

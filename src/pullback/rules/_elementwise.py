@@ -386,12 +386,16 @@ def elementwise_in_arrays(fn, values, varying) -> bool:
     ``k`` in ``varying`` (broadcast together), element by element what it computes on
     their elements (what np.vectorize does), the other values passed as they are: each a
     real scalar, or a float array read only at constant indices that each name one element
-    (``p[0]``: one scalar in both computations, as such an array is not spread)."""
+    (``p[0]``: one scalar in both computations, as such an array is not spread). A NumPy
+    ufunc with a float64 loop and one output is elementwise by definition (the other
+    values then real scalars)."""
     for k in varying:
         v = values[k]
         if type(v) is not np.ndarray or v.dtype.kind != "f":
             return False
     others = tuple(v for k, v in enumerate(values) if k not in varying)
+    if type(fn) is np.ufunc:  # elementwise by definition, the others scalars
+        return _elementwise_ufunc(fn, len(values)) and all(_real_scalar(v) for v in others)
     return _proved(fn, others, True, len(values), tuple(varying))
 
 

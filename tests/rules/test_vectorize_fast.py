@@ -218,3 +218,30 @@ def test_a_vectorized_ufunc(dtype, monkeypatch):
         _agree(monkeypatch, vf, args, dtype)
         check_rrule(np.vectorize.__call__, vf, *args)
     assert pbs.one_call_modes(Vectorized(np.add, excluded={1}), (x, y)) is None  # an array
+
+
+def doubled_flag(t, flag):
+    return t * (flag + flag)
+
+
+def big_power(t, n):
+    return t * n**20
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["one call", "per element"])
+def test_integers_and_booleans_are_python_values(fast, monkeypatch):
+    """np.vectorize calls the function on Python ints and bools: ``True + True`` is 2, and
+    ``10 ** 20`` does not wrap around; the gradient is that function's, on both paths (a
+    0-d flag goes through the one call, an array of them through one vjp per element)."""
+    x = np.array([1.0, 2.0])
+    flag = np.array(True) if fast else np.array([True, True])
+    n = np.array(10) if fast else np.array([10, 10])
+    for fn, other, slope in ((doubled_flag, flag, 2.0), (big_power, n, 1e20)):
+        vf = Vectorized(fn)
+        assert (pbs.one_call_modes(vf, (x, other)) is not None) is fast
+        np.testing.assert_allclose(vf(x, other), slope * x, rtol=1e-15)
+        cots = _rule().rrule(vf, x, other)[1](np.ones(2))
+        np.testing.assert_allclose(cots[1], [slope, slope], rtol=1e-15)
+        trans = pbs.vectorize_pullback(np.ones(2), vf, x, other)
+        np.testing.assert_allclose(trans[1], [slope, slope], rtol=1e-15)
+        check_rrule(np.vectorize.__call__, vf, x, other)

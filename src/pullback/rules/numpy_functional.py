@@ -167,7 +167,10 @@ def _vectorize_call_rrule(vec, *args, **kwargs):
     full = [v if v is None else np.broadcast_to(v, shape) for v in arrays]
     backs = {}
     for idx in np.ndindex(shape):
-        given = tuple(a if v is None else v[idx][()] for a, v in zip(args, full, strict=True))
+        given = tuple(
+            a if v is None else element_of(v[idx]) if v.dtype.kind in "biu" else v[idx][()]
+            for a, v in zip(args, full, strict=True)
+        )
         backs[idx] = _call_with_pullback(vec.pyfunc, given)[1]
 
     def vectorize_pullback(dy):

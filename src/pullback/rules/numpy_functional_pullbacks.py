@@ -79,9 +79,16 @@ def vectorize_pullback(dy, vec, *args):
         None if k in excluded else np.reshape(np.broadcast_to(a, shape), (n,))
         for k, a in enumerate(args)
     ]
+    # integers and booleans as Python's (see element_of), floats as NumPy scalars
+    ints = [v is not None and np.asarray(v).dtype.kind in "biu" for v in flat]
     rows = [
         user_function_vjp(
-            g[k], vec.pyfunc, *[a if v is None else v[k] for a, v in zip(args, flat, strict=True)]
+            g[k],
+            vec.pyfunc,
+            *[
+                a if v is None else element_of(v[k]) if i else v[k]
+                for a, v, i in zip(args, flat, ints, strict=True)
+            ],
         )
         for k in range(n)
     ]
@@ -251,8 +258,10 @@ def one_call_modes(vec, args):
 
 
 def element_of(a):
-    """The one element of a 0-d argument, as a Python scalar (what np.vectorize passes:
-    it calls the function on the items of object arrays)."""
+    """The one element of a 0-d argument, as a Python scalar: what np.vectorize passes (it
+    calls the function on the items of object arrays). It matters for integers and
+    booleans: NumPy's ``True + True`` is ``True`` and its integers wrap around at 2**63,
+    Python's do not."""
     return np.asarray(a).item()
 
 

@@ -10,6 +10,12 @@ values at the nodes would not prove it (a reduction can cancel in the value and 
 the derivative), so this module proves it from the source instead, and the caller falls
 back to one vjp per node whenever the proof fails.
 
+The same proof serves ``np.vectorize(f)(a, b, ...)`` (:func:`elementwise_in_arrays`):
+there several parameters vary (the float arrays NumPy maps over, broadcast together;
+"``x``" below stands for any of them), and the others are the values passed whole
+(excluded arguments, 0-d integers). One reverse pass of ``f`` over the arrays then gives
+every element's cotangents at once.
+
 The proof is a whitelist over the function's source (read and matched against its code by
 :func:`~pullback.source.load_source`). The function must be a plain function (or lambda)
 whose positional parameters are exactly ``x`` and the ``args``, without ``*``/``**`` or
@@ -53,7 +59,7 @@ import numpy as np
 from ..resolve import dotted_parts
 from ..source import load_source, locate_free_name
 
-__all__ = ["elementwise_in_x"]
+__all__ = ["elementwise_in_arrays", "elementwise_in_x"]
 
 _OPERATORS = (
     gast.Add,
@@ -67,7 +73,8 @@ _OPERATORS = (
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
 _WHERE = "where"  # the arity of np.where(comparison, a, b)
 
-# fn -> (the code object and the number of args the plan was made for, the plan or None);
+# fn -> (the code object, the number of parameters and the varying positions the plan was
+# made for, the plan or None);
 # an entry dies with its function.
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -81,7 +88,7 @@ class _Prover:
     ``(chain, arity)`` — ``arity`` the number of arguments of a call, ``None`` for a value
     that must be a real scalar.
 
-    Each expression is float-valued; one that depends on ``x`` is a float64 array on the
+    Each expression is float-valued; one that depends on ``x`` is a float array on the
     nodes (x is one, NumPy promotes it with any real scalar, and the ufuncs must have a
     float64 loop). Two kinds of array would compute otherwise than Python's scalars, so
     neither may arise: booleans (NumPy's ``True + True`` is ``True``, a logical or, where
@@ -89,15 +96,17 @@ class _Prover:
     integers (which wrap around at 2**63), so one of ``np.where``'s values must depend on
     ``x``."""
 
-    def __init__(self, params, assigned):
+    def __init__(self, params, assigned, varying=(0,)):
         params = list(params)
         self.bound = set(params)
         self.assigned = assigned  # the locals: read before assigned is not proved
-        self.varying = set(params[:1])  # the names that depend on x
+        # the names that depend on x (the parameters at the positions ``varying``: x for
+        # quad, the arrays np.vectorize maps over)
+        self.varying = {params[k] for k in varying}
         self.free: list = []
-        # The parameters after x: each read whole (a scalar), or only through constant
+        # The other parameters: each read whole (a scalar), or only through constant
         # indices and tuple unpacking (an array whose every read is one scalar).
-        self.params = params[1:]
+        self.params = [p for k, p in enumerate(params) if k not in varying]
         self.whole: set = set()
         self.reads: dict = {}  # parameter -> [index tuples], [unpacked lengths]
 
@@ -233,15 +242,15 @@ def _constant_int(node) -> int:
     return sign * node.value
 
 
-def _plan(fn, nargs: int):
+def _plan(fn, nargs: int, varying=(0,)):
     """``(checks, uses)``: the free names the proof checks at each call, as ``(where,
     attributes, arity)`` (``where`` the index of a closure cell or the name of a global
-    or builtin), and how the parameters after ``x`` are read (see
+    or builtin), and how the parameters outside ``varying`` are read (see
     :meth:`_Prover.uses`); ``None`` when the structure of ``fn`` is not provably
-    elementwise for ``1 + nargs`` positional arguments."""
+    elementwise in the positions ``varying`` for ``nargs`` positional arguments."""
     code = fn.__code__
     if (
-        code.co_argcount != 1 + nargs
+        code.co_argcount != nargs
         or code.co_posonlyargcount
         or code.co_kwonlyargcount
         or code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200)
@@ -270,7 +279,7 @@ def _plan(fn, nargs: int):
         for t in (target.elts if isinstance(target, gast.Tuple) else [target])
         if isinstance(t, gast.Name)
     }
-    prover = _Prover((a.id for a in tree.args.args), assigned)
+    prover = _Prover((a.id for a in tree.args.args), assigned, varying)
     try:
         if not body:
             raise _NotProved
@@ -369,6 +378,30 @@ def elementwise_in_x(fn, args, arrays=False) -> bool:
     float array read only at constant indices that each name one element (``p[0]``,
     ``p[1, -1]``, ``a, b = p``): spread to ``p.shape + x.shape``, each such read is then
     an array over ``x`` like a spread scalar."""
+    return _proved(fn, args, arrays, 1 + len(args), (0,))
+
+
+def elementwise_in_arrays(fn, values, varying) -> bool:
+    """Whether ``fn(*values)`` provably computes, on the float arrays ``values[k]`` for
+    ``k`` in ``varying`` (broadcast together), element by element what it computes on
+    their elements (what np.vectorize does), the other values passed as they are: each a
+    real scalar, or a float array read only at constant indices that each name one element
+    (``p[0]``: one scalar in both computations, as such an array is not spread). A NumPy
+    ufunc with a float64 loop and one output is elementwise by definition (the other
+    values then real scalars)."""
+    for k in varying:
+        v = values[k]
+        if type(v) is not np.ndarray or v.dtype.kind != "f":
+            return False
+    others = tuple(v for k, v in enumerate(values) if k not in varying)
+    if type(fn) is np.ufunc:  # elementwise by definition, the others scalars
+        return _elementwise_ufunc(fn, len(values)) and all(_real_scalar(v) for v in others)
+    return _proved(fn, others, True, len(values), tuple(varying))
+
+
+def _proved(fn, args, arrays, nargs, varying) -> bool:
+    """The proof for ``fn`` of ``nargs`` positional parameters, those at ``varying``
+    arrays, ``args`` the values of the others (see :func:`elementwise_in_x`)."""
     if not isinstance(fn, types.FunctionType):
         return False
     scalars = True
@@ -380,8 +413,8 @@ def elementwise_in_x(fn, args, arrays=False) -> bool:
             break
     code = fn.__code__
     entry = _PLANS.get(fn)
-    if entry is None or entry[0] is not code or entry[1] != len(args):
-        entry = (code, len(args), _plan(fn, len(args)))
+    if entry is None or entry[0] is not code or entry[1] != (nargs, varying):
+        entry = (code, (nargs, varying), _plan(fn, nargs, varying))
         _PLANS[fn] = entry
     if entry[2] is None:
         return False

@@ -5,10 +5,13 @@ is the vectorized object).
 Their pullbacks differentiate the user function once per call NumPy makes (per piece,
 per 1-d slice, per element): with its rule when it has one, otherwise with
 ``pullback.vjp`` (reached through ``registry.ENTRY_POINTS``: rules sit below the api
-layer and never import it). A user function's float arguments beyond the array are differentiated
-too; integers, flags and keyword arguments are not. The pullbacks are also given as
-transformable functions (numpy_functional_pullbacks.py) that call the user function's
-vjp: second derivatives run through them.
+layer and never import it). A np.vectorize object whose function is proved elementwise in
+the arrays it maps over (``numpy_functional_pullbacks.one_call_modes``, the proof of
+``_elementwise.py``) is differentiated by ONE vjp of the function over those arrays
+instead; the primal stays NumPy's own loop. A user function's float arguments beyond
+the array are differentiated too; integers, flags and keyword arguments are not. The
+pullbacks are also given as transformable functions (numpy_functional_pullbacks.py) that
+call the user function's vjp: second derivatives run through them.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ from ..errors import UnsupportedCallError
 from ..registry import ENTRY_POINTS, NONDIFF, default_registry
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
 from .numpy_functional_pullbacks import (
+    ARRAY,
+    ELEMENT,
+    element_of,
     excluded_positions,
+    one_call_modes,
     piecewise_conditions,
     piecewise_owner,
 )
@@ -154,10 +161,16 @@ def _vectorize_call_rrule(vec, *args, **kwargs):
     # excluded arguments reach every call as they are: their cotangents are summed
     arrays = [None if k in excluded else np.asarray(v) for k, v in enumerate(args)]
     shape = np.broadcast_shapes(*(v.shape for v in arrays if v is not None))
+    modes = one_call_modes(vec, args)
+    if modes is not None:
+        return y, _one_call_pullback(vec, args, modes, shape)
     full = [v if v is None else np.broadcast_to(v, shape) for v in arrays]
     backs = {}
     for idx in np.ndindex(shape):
-        given = tuple(a if v is None else v[idx][()] for a, v in zip(args, full, strict=True))
+        given = tuple(
+            a if v is None else element_of(v[idx]) if v.dtype.kind in "biu" else v[idx][()]
+            for a, v in zip(args, full, strict=True)
+        )
         backs[idx] = _call_with_pullback(vec.pyfunc, given)[1]
 
     def vectorize_pullback(dy):
@@ -180,6 +193,34 @@ def _vectorize_call_rrule(vec, *args, **kwargs):
     return y, vectorize_pullback
 
 
+def _one_call_pullback(vec, args, modes, shape):
+    """The pullback of a np.vectorize call whose function is proved elementwise in its
+    arrays (``one_call_modes``): ONE vjp of the function over the arrays, each element's
+    cotangents at once; an argument passed whole gets the sum over the elements."""
+    passed = tuple(
+        np.asarray(a) if m == ARRAY else element_of(a) if m == ELEMENT else a
+        for a, m in zip(args, modes, strict=True)
+    )
+    y1, back = _call_with_pullback(vec.pyfunc, passed)
+
+    def vectorize_pullback(dy):
+        if dy is ZERO:
+            return (NO_TANGENT,) + tuple(ZERO if differentiable(v) else NO_TANGENT for v in args)
+        g = np.broadcast_to(np.asarray(densify(dy)), shape)
+        cots = back(unbroadcast(g, y1))  # (a function may return one value for all)
+        out = []
+        for c, a, m in zip(cots, args, modes, strict=True):
+            if m == ELEMENT or not differentiable(a):
+                out.append(NO_TANGENT)
+            elif c is NO_TANGENT or c is None:
+                out.append(ZERO)
+            else:
+                out.append(finalize(densify(c), a))
+        return (NO_TANGENT,) + tuple(out)
+
+    return vectorize_pullback
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
     note = "user functions via their rule or pullback.vjp, one call per piece/slice/element"
@@ -193,7 +234,8 @@ def register(reg):
         np.vectorize.__call__,
         _vectorize_call_rrule,
         name="numpy.vectorize.__call__",
-        notes="no signature or excluded keywords; " + note,
+        notes="no signature or excluded keywords; one vjp over the arrays where the "
+        "function is proved elementwise, else " + note,
     )
     from . import numpy_functional_pullbacks as pbs
 

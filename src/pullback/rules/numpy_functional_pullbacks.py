@@ -14,6 +14,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, add, densify, unbroadcast
+from ._elementwise import elementwise_in_arrays
 from ._util import differentiable
 from .user_function_calls import has_tangent, user_function_vjp
 
@@ -69,15 +70,25 @@ def apply_along_axis_pullback(dy, func1d, axis, arr, *args):
 def vectorize_pullback(dy, vec, *args):
     excluded = excluded_positions(vec, len(args))
     shape = np.broadcast_shapes(*[np.shape(a) for k, a in enumerate(args) if k not in excluded])
+    modes = one_call_modes(vec, args)
+    if modes is not None:
+        return vectorize_one_call_pullback(dy, vec, modes, shape, *args)
     n = math.prod(shape)
     g = np.reshape(np.broadcast_to(densify(dy), shape), (n,))
     flat = [
         None if k in excluded else np.reshape(np.broadcast_to(a, shape), (n,))
         for k, a in enumerate(args)
     ]
+    # integers and booleans as Python's (see element_of), floats as NumPy scalars
+    ints = [v is not None and np.asarray(v).dtype.kind in "biu" for v in flat]
     rows = [
         user_function_vjp(
-            g[k], vec.pyfunc, *[a if v is None else v[k] for a, v in zip(args, flat, strict=True)]
+            g[k],
+            vec.pyfunc,
+            *[
+                a if v is None else element_of(v[k]) if i else v[k]
+                for a, v, i in zip(args, flat, ints, strict=True)
+            ],
         )
         for k in range(n)
     ]
@@ -94,10 +105,32 @@ def vectorize_pullback(dy, vec, *args):
     return (NO_TANGENT,) + tuple(out)
 
 
+@transformable
+def vectorize_one_call_pullback(dy, vec, modes, shape, *args):
+    """``vectorize_pullback`` for a function proved elementwise (:func:`one_call_modes`):
+    one vjp of the function over the arrays instead of one per element."""
+    passed = [
+        np.asarray(a) if m == ARRAY else element_of(a) if m == ELEMENT else a
+        for a, m in zip(args, modes, strict=True)
+    ]
+    g = np.broadcast_to(densify(dy), shape)
+    row = user_function_vjp(unbroadcast(g, call_output(vec.pyfunc, passed)), vec.pyfunc, *passed)
+    out = []
+    for j in range(len(args)):
+        if np.asarray(args[j]).dtype.kind not in "fc":
+            out.append(NO_TANGENT)
+        elif modes[j] == ARRAY:
+            out.append(unbroadcast(dense_like(row[j], passed[j]), args[j]))
+        else:  # passed as it is to the one call: its cotangent is already the sum
+            out.append(summed_cotangents([row], j, (args[j],))[0])
+    return (NO_TANGENT,) + tuple(out)
+
+
 # They index and rebuild the array slice by slice (or element by element): on Dask the
 # rule's closure pullback runs instead, or the call is refused by name; never a zero.
 apply_along_axis_pullback.__pullback_numpy_only__ = True
 vectorize_pullback.__pullback_numpy_only__ = True
+vectorize_one_call_pullback.__pullback_numpy_only__ = True
 
 
 @transformable
@@ -188,7 +221,59 @@ def excluded_positions(vec, n_args):
     return frozenset(k for k in vec.excluded if 0 <= k < n_args)  # as NumPy: no negatives
 
 
+# How one call over all elements gets each argument of a np.vectorize object
+# (:func:`one_call_modes`).
+ARRAY = "array"  # a float argument NumPy maps over, as an array
+ELEMENT = "element"  # a 0-d argument without floats, as the element each call gets
+AS_IS = "as is"  # an excluded argument, as every call gets it
+
+
+def one_call_modes(vec, args):
+    """How ONE call of ``vec.pyfunc`` over all elements gets each of ``args`` (``ARRAY``,
+    ``ELEMENT`` or ``AS_IS``), or None when the per-element calls must stay: a signature,
+    an excluded keyword, an array without floats NumPy maps over, no float array at all,
+    or a function not proved elementwise in its arrays (rules/_elementwise.py: only then
+    does one reverse pass over the arrays give each element's cotangents)."""
+    excluded = excluded_positions(vec, len(args))
+    if vec.signature is not None or excluded is None:
+        return None
+    modes, values = [], []
+    for k, a in enumerate(args):
+        v = np.asarray(a)
+        if k in excluded:
+            modes.append(AS_IS)
+            values.append(a)
+        elif v.dtype.kind == "f":
+            modes.append(ARRAY)
+            values.append(v)
+        elif v.ndim == 0 and v.dtype.kind in "biu":
+            modes.append(ELEMENT)
+            values.append(v.item())
+        else:
+            return None
+    varying = tuple(k for k, m in enumerate(modes) if m == ARRAY)
+    if not varying or not elementwise_in_arrays(vec.pyfunc, values, varying):
+        return None
+    return tuple(modes)
+
+
+def element_of(a):
+    """The one element of a 0-d argument, as a Python scalar: what np.vectorize passes (it
+    calls the function on the items of object arrays). It matters for integers and
+    booleans: NumPy's ``True + True`` is ``True`` and its integers wrap around at 2**63,
+    Python's do not."""
+    return np.asarray(a).item()
+
+
+def call_output(f, args):
+    """``f(*args)`` (its shape is what the cotangent of the one call must have)."""
+    return f(*args)
+
+
 NON_DIFFERENTIABLE = (
+    one_call_modes,
+    element_of,
+    call_output,
     excluded_positions,
     piecewise_conditions,
     piecewise_owner,

@@ -27,7 +27,7 @@ from .errors import ArgumentError, NonScalarOutputError, PullbackError, for_user
 from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import _active, _builtin, default_registry, install_entry_points
-from .running import deeper_recursion, forward_failed, run_forward, run_pullback
+from .running import deeper_recursion, run_forward, run_pullback
 from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
 from .tangents import ZERO, materialize
 from .transformed import GradFunction
@@ -365,13 +365,9 @@ class JacobianFunction:
             with deeper_recursion(self.fn):
                 y, pullback = run_forward(adj, args, {})
         else:
-            # no user code runs, so nothing escapes into it: the sweep without the
-            # evaluation's escape record (as grad's fast sweeps), its errors explained
-            try:
-                y, pullback = adj.forward(*args)
-            except Exception as exc:
-                forward_failed(adj, exc)
-                raise
+            # with the evaluation's escape record: a value the function stored outside
+            # (a global list, a cache on an object) and read back must be refused here too
+            y, pullback = run_forward(adj, args, {})
         back = VJPPullback(self.fn, y, pullback, values, self.names, self.single)
         back.deep = adj.calls_user_code
         return y, back

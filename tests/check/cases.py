@@ -132,16 +132,16 @@ def pb403_async(x):
 
 
 def pb404_lambda(x):
-    fs = [lambda v: x * v]
-    return fs[0](x)
+    fs = {"f": lambda v: x * v}
+    return fs["f"](x)
 
 
 def pb405_nested_def(x):
     def inner(v):
         return x * v
 
-    helpers = [inner]
-    return helpers[0](x)
+    helpers = {"inner": inner}
+    return helpers["inner"](x)
 
 
 def pb406_class(x):

@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from .plain_classes import constructor_of
-from .receiver_classes import method_class, python_method_of
+from .receiver_classes import binding_values, holders, method_class, python_method_of
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -176,9 +176,9 @@ class BindingIndex:
         self.holders: dict = {}  # method name -> names that may hold such an object
 
     def values(self) -> dict:
-        """:func:`_binding_values` of the tree, found on first use."""
+        """:func:`~pullback.receiver_classes.binding_values` of the tree, found on first use."""
         if self._values is None:
-            self._values = _binding_values(self.tree)
+            self._values = binding_values(self.tree)
         return self._values
 
 
@@ -306,33 +306,16 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
         return False
     index = _binding_index(fs, fs.tree)
+
+    def makes(call):
+        return _calls_class_with(fs, call, name, locals_)
+
     if index is None:
-        return receiver.id in _holders(fs, _binding_values(fs.tree), name, locals_)
+        return receiver.id in holders(binding_values(fs.tree), makes)
     found = index.holders.get(name)
     if found is None:
-        found = index.holders[name] = _holders(fs, index.values(), name, locals_)
+        found = index.holders[name] = holders(index.values(), makes)
     return receiver.id in found
-
-
-def _holders(fs, values: dict, name: str, locals_) -> set:
-    """The names that may hold an object of a user class defining ``name`` (see
-    :func:`_may_hold_method`), from :func:`_binding_values`: one pass over the values."""
-    holders, readers = set(), {}
-    for bound, exprs in values.items():
-        for value in exprs:
-            for node in gast.walk(value):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                    readers.setdefault(node.id, set()).add(bound)
-                elif isinstance(node, gast.Call) and bound not in holders:
-                    if _calls_class_with(fs, node, name, locals_):
-                        holders.add(bound)
-    todo = list(holders)
-    while todo:
-        for reader in readers.get(todo.pop(), ()):
-            if reader not in holders:
-                holders.add(reader)
-                todo.append(reader)
-    return holders
 
 
 def _calls_class_with(fs, call, name: str, locals_) -> bool:
@@ -344,27 +327,6 @@ def _calls_class_with(fs, call, name: str, locals_) -> bool:
     if not isinstance(cls, type):
         cls = getattr(cls, "__pullback_class__", None)
     return isinstance(cls, type) and python_method_of(cls, name)
-
-
-def _binding_values(tree) -> dict:
-    """name -> the expressions the function binds it from: assignments' values (of a
-    tuple target too: the whole value), loops' iterables, walrus values."""
-    out: dict = {}
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.AugAssign, gast.NamedExpr)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            value = node.value
-        elif isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
-            targets, value = [node.target], node.iter
-        else:
-            continue
-        if value is None:
-            continue
-        for target in targets:
-            for n in gast.walk(target):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    out.setdefault(n.id, []).append(value)
-    return out
 
 
 def receiver_class(fs, receiver, locals_):

@@ -87,20 +87,37 @@ def binding_values(tree) -> dict:
     tuple target too: the whole value), loops' iterables, walrus values."""
     out: dict = {}
     for node in gast.walk(tree):
-        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.AugAssign, gast.NamedExpr)):
-            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            value = node.value
-        elif isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
-            targets, value = [node.target], node.iter
-        else:
-            continue
-        if value is None:
-            continue
-        for target in targets:
-            for n in gast.walk(target):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    out.setdefault(n.id, []).append(value)
+        if isinstance(node, BINDERS):
+            add_binding_value(out, node)
     return out
+
+
+#: The nodes that bind names from a value (see :func:`add_binding_value`).
+BINDERS = (
+    gast.Assign,
+    gast.AnnAssign,
+    gast.AugAssign,
+    gast.NamedExpr,
+    gast.For,
+    gast.AsyncFor,
+    gast.comprehension,
+)
+
+
+def add_binding_value(out: dict, node) -> None:
+    """Record in ``out`` (:func:`binding_values`) the names ``node`` (one of
+    :data:`BINDERS`) binds and the expression it binds them from."""
+    if isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
+        targets, value = [node.target], node.iter
+    else:
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        value = node.value
+    if value is None:
+        return
+    for target in targets:
+        for n in gast.walk(target):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.setdefault(n.id, []).append(value)
 
 
 def holders(values: dict, makes) -> set:

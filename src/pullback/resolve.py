@@ -22,7 +22,14 @@ import gast
 import numpy as np
 
 from .plain_classes import constructor_of
-from .receiver_classes import binding_values, holders, method_class, python_method_of
+from .receiver_classes import (
+    BINDERS,
+    add_binding_value,
+    binding_values,
+    holders,
+    method_class,
+    python_method_of,
+)
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -146,13 +153,16 @@ class BindingIndex:
     how many times each name is bound (-1: named by ``global``/``nonlocal``) and the call
     of each name's first ``name = call(...)`` statement (in :func:`statements` order)."""
 
-    __slots__ = ("tree", "counts", "first_calls", "_values", "holders")
+    __slots__ = ("tree", "counts", "first_calls", "values", "holders")
 
     def __init__(self, tree):
         self.tree = tree
         counts: dict = {}
+        values: dict = {}  # binding_values, from the same walk
         for n in gast.walk(tree):
-            if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if isinstance(n, BINDERS):
+                add_binding_value(values, n)
+            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
                 if n is not tree and counts.get(n.name, 0) >= 0:
                     counts[n.name] = counts.get(n.name, 0) + 1
             elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -172,14 +182,8 @@ class BindingIndex:
             ):
                 first.setdefault(node.targets[0].id, node.value)
         self.first_calls = first
-        self._values = None
+        self.values = values
         self.holders: dict = {}  # method name -> names that may hold such an object
-
-    def values(self) -> dict:
-        """:func:`~pullback.receiver_classes.binding_values` of the tree, found on first use."""
-        if self._values is None:
-            self._values = binding_values(self.tree)
-        return self._values
 
 
 class bindings_fixed:
@@ -314,7 +318,7 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
         return receiver.id in holders(binding_values(fs.tree), makes)
     found = index.holders.get(name)
     if found is None:
-        found = index.holders[name] = holders(index.values(), makes)
+        found = index.holders[name] = holders(index.values, makes)
     return receiver.id in found
 
 

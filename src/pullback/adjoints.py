@@ -258,12 +258,19 @@ class LazyAdjoint:
         if self.wrt is None:
             return self._call_dynamic(args, kwargs)
         # Positional floats, ints and real arrays: the cheap key of their kinds (what
-        # grad's fast path keys on) stands for kinds_key's, which a miss computes.
+        # grad's fast path keys on) stands for kinds_key's, which a miss computes. Records
+        # and objects: their call_shape (one pass, no generators) decides kinds_key too
+        # (each leaf's type, rank and dtype kind; no array subclass to refuse), so it
+        # stands for it; kinds_key itself only where no shape is found.
         fast = None if kwargs else fast_kinds(args)
         if fast is not None:
             key = ("fast", fast, self.registry.version)
         else:
-            key = (kinds_key(args, kwargs), self.registry.version)
+            shape = call_shape(args, kwargs)
+            if shape is not None:
+                key = ("shape", shape, self.registry.version)
+            else:
+                key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
         if adj is None or not adj.guard():
             adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))

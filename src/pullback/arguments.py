@@ -66,8 +66,9 @@ def call_shape(args, kwargs):
     their values (adjoints.LazyAdjoint._call_dynamic): the kinds the adjoint is
     specialized on, which arguments hold floats, and that no leaf is an array subclass to
     refuse. Each leaf's exact type (an array's rank and dtype kind too), each record's
-    class and fields, each container's type and length; ``None`` (no key: derive it all
-    again) for any other value.
+    class and fields, each container's type and length, each other object's type (when
+    it alone decides: :func:`_opaque`); ``None`` (no key: derive it all again) for any
+    other value.
 
     >>> call_shape((1.0, [2, "a"]), {"s": None}) == (
     ...     (float, (list, (int, str))), (("s", type(None)),))
@@ -113,9 +114,24 @@ def _shape_of(values):
             if inner is None:
                 return None
             out.append((t, inner))
+        elif _opaque(v, t):  # an object of a user class (a method's self, a model)
+            out.append((t, _OBJECT))
         else:
             return None
     return tuple(out)
+
+
+_OBJECT = "object"
+# Types whose instances' leaves, kinds or refusals depend on more than their type.
+_NOT_OPAQUE = (tuple, list, dict, _ndarray, np.generic)
+
+
+def _opaque(v, t) -> bool:
+    """Whether ``v`` (no record) is a leaf whose every answer a call's plan derives from
+    it is its type's: not differentiable, no kind, nothing to refuse (an instance of a
+    plain user class, a module). Not a container or NumPy value (their leaves decide),
+    nor a Dask or array-API array (differentiable by dtype)."""
+    return not issubclass(t, _NOT_OPAQUE) and not backends.is_foreign_array(v)
 
 
 # ndarray subclasses whose arithmetic is NumPy's own. Not np.matrix: its `*` and `**` are

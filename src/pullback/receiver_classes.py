@@ -80,3 +80,63 @@ def _defining_class(fn) -> type | None:
     for part in qualname.split(".")[: qualname.split(".").index(owner) + 1]:
         value = getattr(value, part, None)
     return value if isinstance(value, type) else None
+
+
+def binding_values(tree) -> dict:
+    """name -> the expressions the function binds it from: assignments' values (of a
+    tuple target too: the whole value), loops' iterables, walrus values."""
+    out: dict = {}
+    for node in gast.walk(tree):
+        if isinstance(node, BINDERS):
+            add_binding_value(out, node)
+    return out
+
+
+#: The nodes that bind names from a value (see :func:`add_binding_value`).
+BINDERS = (
+    gast.Assign,
+    gast.AnnAssign,
+    gast.AugAssign,
+    gast.NamedExpr,
+    gast.For,
+    gast.AsyncFor,
+    gast.comprehension,
+)
+
+
+def add_binding_value(out: dict, node) -> None:
+    """Record in ``out`` (:func:`binding_values`) the names ``node`` (one of
+    :data:`BINDERS`) binds and the expression it binds them from."""
+    if isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
+        targets, value = [node.target], node.iter
+    else:
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        value = node.value
+    if value is None:
+        return
+    for target in targets:
+        for n in gast.walk(target):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.setdefault(n.id, []).append(value)
+
+
+def holders(values: dict, makes) -> set:
+    """The names that may hold an object some call makes (``makes(call)``: a user class
+    with a given method), from :func:`binding_values`: bound from such a call, or from an
+    expression reading a name that may hold one (copies, items, stack restores). One
+    pass over the values, then the readers of each holder."""
+    found, readers = set(), {}
+    for bound, exprs in values.items():
+        for value in exprs:
+            for node in gast.walk(value):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                    readers.setdefault(node.id, set()).add(bound)
+                elif isinstance(node, gast.Call) and bound not in found and makes(node):
+                    found.add(bound)
+    todo = list(found)
+    while todo:
+        for reader in readers.get(todo.pop(), ()):
+            if reader not in found:
+                found.add(reader)
+                todo.append(reader)
+    return found

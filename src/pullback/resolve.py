@@ -22,7 +22,14 @@ import gast
 import numpy as np
 
 from .plain_classes import constructor_of
-from .receiver_classes import method_class, python_method_of
+from .receiver_classes import (
+    BINDERS,
+    add_binding_value,
+    binding_values,
+    holders,
+    method_class,
+    python_method_of,
+)
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -65,7 +72,9 @@ class Callee:
     * ``"object"`` — resolved at transform time to ``obj``;
     * ``"array_method"`` — ``receiver.name(...)`` mapped to the NumPy function ``obj``
       (``vararg`` when the method takes a spread-out shape or axes);
-    * ``"method"`` — a method of a local value, known only at run time;
+    * ``"method"`` — a method of a local value, known only at run time (an array method's
+      name too, where a binding of the receiver may make it an object of a user class with
+      its own method of that name: ``b = Box(x) if flag else x``; ``b.sum()``);
     * ``"dynamic"`` — a local variable holding a callable, known only at run time;
     * ``"unbound"`` — a name that the function cannot see.
 
@@ -148,13 +157,16 @@ class BindingIndex:
     how many times each name is bound (-1: named by ``global``/``nonlocal``) and the call
     of each name's first ``name = call(...)`` statement (in :func:`statements` order)."""
 
-    __slots__ = ("tree", "counts", "first_calls")
+    __slots__ = ("tree", "counts", "first_calls", "values", "holders")
 
     def __init__(self, tree):
         self.tree = tree
         counts: dict = {}
+        values: dict = {}  # binding_values, from the same walk
         for n in gast.walk(tree):
-            if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            if isinstance(n, BINDERS):
+                add_binding_value(values, n)
+            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
                 if n is not tree and counts.get(n.name, 0) >= 0:
                     counts[n.name] = counts.get(n.name, 0) + 1
             elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
@@ -174,6 +186,8 @@ class BindingIndex:
             ):
                 first.setdefault(node.targets[0].id, node.value)
         self.first_calls = first
+        self.values = values
+        self.holders: dict = {}  # method name -> names that may hold such an object
 
 
 class bindings_fixed:
@@ -278,6 +292,49 @@ def _user_method(fs, func: gast.Attribute, locals_) -> bool:
     known before running (``self``, or a local bound once by a call of the class)."""
     cls = receiver_class(fs, func.value, locals_)
     return cls is not None and python_method_of(cls, func.attr)
+
+
+def _spread_shape(call, name: str) -> bool:
+    """``b.reshape(2, 3)``, ``b.transpose(*axes)``: a shape spread out, which only the
+    array method's rewrite packs (``np.reshape(b, (2, 3))``); a call found at run time
+    would pass it on to ``np.reshape`` as is, so such a call keeps the array method."""
+    return name in ARRAY_VARARG_METHODS and (
+        len(call.args) > 1 or any(isinstance(a, gast.Starred) for a in call.args)
+    )
+
+
+def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
+    """Whether the local ``receiver``, of a class not known before running, may hold an
+    object of a user class defining ``name`` in Python: some binding of it (an assignment,
+    a loop over values, a walrus) calls such a class in its value, or reads a name that
+    may hold one (``b = Box(x) if flag else Box(2 * x)``, ``for b in (Box(x), Box(y))``,
+    copies and stack restores in a generated gradient differentiated again). Then
+    ``b.sum()`` is not ``np.sum(b)`` (which calls ``b.sum(axis=None, ...)``). An
+    over-estimate costs only a dispatch when the code runs."""
+    if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
+        return False
+    index = _binding_index(fs, fs.tree)
+
+    def makes(call):
+        return _calls_class_with(fs, call, name, locals_)
+
+    if index is None:
+        return receiver.id in holders(binding_values(fs.tree), makes)
+    found = index.holders.get(name)
+    if found is None:
+        found = index.holders[name] = holders(index.values, makes)
+    return receiver.id in found
+
+
+def _calls_class_with(fs, call, name: str, locals_) -> bool:
+    """Whether ``call`` makes an object of a user class defining ``name``: the class, or
+    (in generated code) its constructor function (``__pullback_class__``)."""
+    found, cls = resolve_expr(fs, call.func, locals_)
+    if not found:
+        return False
+    if not isinstance(cls, type):
+        cls = getattr(cls, "__pullback_class__", None)
+    return isinstance(cls, type) and python_method_of(cls, name)
 
 
 def receiver_class(fs, receiver, locals_):
@@ -446,12 +503,21 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
             # xp.sum(x) on a namespace found at run time is the namespace's function,
             # dispatched on the value of xp when the code runs (not the method x.sum).
             return Callee("method", name=name, receiver=func.value)
-        if (name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS) and _user_method(
-            fs, func, locals_
-        ):
-            # b.clip(x) of an object of the user's class that defines clip: its method,
-            # not the array method of the same name
-            return Callee("method", name=name, receiver=func.value, python_method=True)
+        if name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS:
+            cls = receiver_class(fs, func.value, locals_)
+            if cls is not None and python_method_of(cls, name):
+                # b.clip(x) of an object of the user's class that defines clip: its method,
+                # not the array method of the same name
+                return Callee("method", name=name, receiver=func.value, python_method=True)
+            if (
+                cls is None
+                and not _spread_shape(call, name)
+                and _may_hold_method(fs, func.value, name, locals_)
+            ):
+                # b = Box(x) if flag else Box(2 * x); b.sum(): an object of a class with its
+                # own sum, or an array: dispatched on the value when the code runs
+                # (dynamic_calls.call_method runs np.sum's rule only for an array)
+                return Callee("method", name=name, receiver=func.value)
         if name in ARRAY_METHODS:
             return Callee("array_method", ARRAY_METHODS[name], name=name, receiver=func.value)
         if name in ARRAY_VARARG_METHODS:

@@ -40,6 +40,10 @@ class ControlFlowAdjoints:
         return [Compound(f"if {test}:", rb, ro, frozenset(names_in(s.test)), s.lineno)]
 
     def merge_states(self, state, s1, b1, s2, b2, line):
+        """Join the states of two branches (overlays of ``state``, :meth:`State.copy`):
+        a name either branch set is zero after the join only if it is zero in both; the
+        branch where it is zero binds it to ZERO when the other does not. Only the names
+        the branches set are visited (elsewhere both read ``state``'s own value)."""
         # sorted: the order of these lines must not depend on the hash seed
         for name in sorted(set(s1) | set(s2)):
             z1 = s1.get(name) == "Z"

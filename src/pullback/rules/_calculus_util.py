@@ -22,14 +22,20 @@ import weakref
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedCallError
-from ..registry import ENTRY_POINTS, default_registry
+from ..registry import ENTRY_POINTS, default_registry, transformable
 from ..tangents import is_differentiable_value, materialize
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
+from .numpy_functional_pullbacks import dense_like
 
 __all__ = [
     "ArgsPack",
     "bound_call",
     "float_sequence",
+    "dense_entry",
+    "entry_cotangent",
+    "has_floats",
+    "reference_form",
+    "refuse_float_tree",
     "call_cotangents",
     "refuse_options",
     "register_solver",
@@ -148,6 +154,84 @@ def float_sequence(v) -> bool:
     )
 
 
+def has_floats(v) -> bool:
+    """Whether a solver's ``args`` (or one entry) holds a float parameter: what
+    ``differentiable`` says, and a named tuple of floats too (a helper of the transformable
+    pullbacks: the question carries no gradient)."""
+    if isinstance(v, (tuple, list)):
+        return any(has_floats(e) for e in v)
+    if isinstance(v, dict):
+        return any(has_floats(e) for e in v.values())
+    return is_differentiable_value(v)
+
+
+def refuse_float_tree(params):
+    """Refuse an ``args`` entry holding floats in a form the solver rules do not take apart
+    (a dict, a sequence of sequences, a sequence mixing floats with other values): its
+    floats' gradient would be lost."""
+    for k, v in enumerate(params):
+        if isinstance(v, (tuple, list, dict)) and not float_sequence(v) and has_floats(v):
+            raise UnsupportedCallError(
+                f"pullback: a parameter of the function a SciPy solver calls (entry {k} of "
+                f"args=, or a variable a lambda or nested def given to the solver reads) is "
+                f"a {type(v).__name__} holding floats in a form the solver rules do not "
+                "differentiate (a dict, a nested sequence, or floats mixed with other "
+                "values): their gradient would be lost.\n"
+                "Fix: pass the floats as a NumPy array or a flat tuple, list or named tuple "
+                "of floats (for a closure: read them into variables of their own before the "
+                "solver call, c = cfg['c'])."
+            )
+
+
+@transformable
+def dense_entry(c, x):
+    """The cotangent ``c`` of an ``args`` entry ``x`` as an array (a float sequence's as
+    the vector of its floats, zeros where ``c`` has none)."""
+    if not float_sequence(x):
+        return dense_like(c, x)
+    whole = c is ZERO or c is NO_TANGENT or c is None
+    out = ()
+    for i in range(len(x)):
+        if whole or c[i] is ZERO or c[i] is NO_TANGENT or c[i] is None:
+            out = out + (0.0,)
+        else:
+            out = out + (c[i],)
+    return np.asarray(np.stack(out), dtype=np.float64)
+
+
+@transformable
+def entry_cotangent(d, x):
+    """The cotangent of an ``args`` entry ``x`` from the array ``d`` (a float sequence's
+    put back as a tuple or list of its floats; ``NO_TANGENT`` without floats)."""
+    if not has_floats(x):
+        return NO_TANGENT
+    if not float_sequence(x):
+        return d
+    if isinstance(x, list):
+        return [d[i] for i in range(len(x))]
+    return tuple([d[i] for i in range(len(x))])
+
+
+def register_arg_helpers(reg, family):
+    """The non-differentiable helpers the transformable pullbacks of the solvers call."""
+    reg.non_differentiable(
+        has_floats, float_sequence, refuse_float_tree, family=family, trusted=True
+    )
+
+
+def reference_form(dargs, params) -> tuple:
+    """The first-order rule's ``args`` cotangent as the reference computations of second
+    derivatives give it: a tuple like ``params``, 0.0 for an entry without floats, a
+    float64 array for a :func:`float_sequence` (the pullback functions put it back in the
+    sequence's form)."""
+    if dargs is NO_TANGENT:
+        dargs = (NO_TANGENT,) * len(params)
+    return tuple(
+        0.0 if c is NO_TANGENT else np.array(c, dtype=np.float64) if float_sequence(p) else c
+        for c, p in zip(dargs, params, strict=True)
+    )
+
+
 def _sequence_part(c, n) -> np.ndarray:
     """The flat cotangent of a :func:`float_sequence` of ``n`` floats from its cotangent
     (one like it, with ``ZERO`` for floats not read, or ``ZERO``)."""
@@ -193,6 +277,7 @@ class ArgsPack:
             self.size = sum(self.sizes)
             self.scalars = all(type(a) is float or a.ndim == 0 for a in args)
             return
+        refuse_float_tree(args)
         self.index = tuple(
             k for k, a in enumerate(args) if type(a) is float or _real_float(a) or float_sequence(a)
         )

@@ -56,6 +56,16 @@ def quad_named(c, k):
     return si.quad(f_named, 0.0, 2.0, args=(P(c, k),), epsabs=1e-13, epsrel=1e-13)[0]
 
 
+def quad_list_given_alone(c, k):
+    # SciPy takes a non-tuple args as one value: f_seq(x, [c, k])
+    return si.quad(f_seq, 0.0, 2.0, args=[c, k], epsabs=1e-13, epsrel=1e-13)[0]
+
+
+def quad_named_spread(c, k):
+    # a named tuple is a tuple: SciPy spreads it, f_float(x, c, k)
+    return si.quad(f_float, 0.0, 2.0, args=P(c, k), epsabs=1e-13, epsrel=1e-13)[0]
+
+
 def rhs_seq(t, y, p):
     return -p[0] * y + p[1] * np.sin(t) * y[::-1]
 
@@ -91,6 +101,15 @@ def odeint_list(c, k):
     return np.sum(ys[-1] ** 2)
 
 
+def orhs_floats(y, t, c, k):
+    return -c * y + k * np.sin(t) * y[::-1]
+
+
+def odeint_named_spread(c, k):
+    ys = si.odeint(orhs_floats, Y0, TS, args=P(c, k), rtol=1e-11, atol=1e-12)
+    return np.sum(ys[-1] ** 2)
+
+
 def odeint_named(c, k):
     ys = si.odeint(orhs_named, Y0, TS, args=(P(c, k),), rtol=1e-11, atol=1e-12)
     return np.sum(ys[-1] ** 2)
@@ -111,10 +130,13 @@ FIRST_AND_SECOND = [
     quad_tuple,
     quad_list,
     quad_named,
+    quad_list_given_alone,
+    quad_named_spread,
     ivp_tuple,
     ivp_named,
     odeint_list,
     odeint_named,
+    odeint_named_spread,
 ]
 
 

@@ -70,6 +70,11 @@ def brentq_tuple(c, k):
     return so.brentq(scalar_res, -5.0, 5.0, args=((c, k),), xtol=1e-14) ** 2
 
 
+def brentq_list_given_alone(c, k):
+    # a non-tuple args is one value: scalar_res(x, [c, k])
+    return so.brentq(scalar_res, -5.0, 5.0, args=[c, k], xtol=1e-14) ** 2
+
+
 def minimize_tuple(c, k):
     r = so.minimize(obj, X0, args=((c, k),), jac=obj_jac, method="BFGS", options={"gtol": 1e-7})
     return np.sum(r.x**2) + r.fun
@@ -112,6 +117,7 @@ ACCURATE = [
     fsolve_list,
     fsolve_named,
     brentq_tuple,
+    brentq_list_given_alone,
     minimize_tuple,
     minimize_list,
 ]

@@ -248,13 +248,16 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
-    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats")
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats", "single")
 
     def __init__(self, args):
+        # SciPy accepts a single non-tuple value (args=[c, k] is one list): its cotangent
+        # is that value's, not a tuple's
+        self.single = args is not None and not isinstance(args, tuple)
         if args is None:
             args = ()
-        elif not isinstance(args, tuple):
-            args = (args,)  # SciPy accepts a single non-tuple value
+        elif self.single:
+            args = (args,)
         # (a Python float, the usual parameter, is taken without the general checks: a
         # gradient of a small integral costs a few times the integral, microseconds)
         if all(type(a) is float for a in args):  # the usual call: nothing to convert
@@ -314,9 +317,14 @@ class ArgsPack:
 
     def cotangent(self, flat):
         """The cotangent of the whole ``args`` tuple from a flat vector or list of floats
-        (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats)."""
+        (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats; the
+        value's own for a single non-tuple value)."""
         if not self.index:
             return NO_TANGENT
+        out = self._cotangents(flat)
+        return out[0] if self.single else out
+
+    def _cotangents(self, flat) -> tuple:
         if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))

@@ -90,6 +90,8 @@ def odeint_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     cots = odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     dargs = args_cotangent(cots[2], params, args)
     dy0 = like_input(cots[0], y0)
@@ -183,6 +185,8 @@ def solve_ivp_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     dspan = NO_TANGENT
     dy0 = NO_TANGENT
     dt_eval = NO_TANGENT

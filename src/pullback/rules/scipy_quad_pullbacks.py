@@ -78,6 +78,8 @@ def quad_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     cots = quad_cotangents(g, func, a, b, epsabs, epsrel, limit, points, params)
     dparams = tuple(entry_cotangent(cots[2][k], params[k]) for k in range(len(params)))
     if not has_floats(params):

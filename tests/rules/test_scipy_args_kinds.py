@@ -210,3 +210,21 @@ def test_floats_in_a_dict_or_nested_sequence_are_refused(fn):
     fn(C0, K0)  # the call itself runs
     with pytest.raises(UnsupportedCallError, match="flat tuple, list or named tuple"):
         pb.grad(fn, wrt=(0, 1))(C0, K0)
+
+
+def quad_float32_tuple(c, k):
+    return si.quad(f_seq, 0.0, 2.0, args=((np.float32(c), np.float32(k)),))[0]
+
+
+def quad_float32_array(c, k):
+    return si.quad(f_seq, 0.0, 2.0, args=(np.array([c, k], dtype=np.float32),))[0]
+
+
+def test_second_derivative_through_a_tuple_of_float32_scalars():
+    # the integrand runs on float64 parameters behind a second derivative, as for a float32
+    # array (in float32 the derivative's integral was noise that quad_vec bisected on and on)
+    ht = pb.grad(pb.grad(quad_float32_tuple), wrt=(0, 1))(C0, K0)
+    ha = pb.grad(pb.grad(quad_float32_array), wrt=(0, 1))(C0, K0)
+    np.testing.assert_allclose(ht, ha, rtol=1e-7)
+    exact = pb.grad(pb.grad(quad_tuple), wrt=(0, 1))(C0, K0)
+    np.testing.assert_allclose(ht, exact, rtol=1e-5)

@@ -141,6 +141,11 @@ def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
 def _upcast(v):
     if isinstance(v, np.ndarray):
         return v.astype(np.float64) if v.dtype == np.float32 else v
+    if float_sequence(v) and any(isinstance(e, np.float32) for e in v):
+        # (a tuple of float32 scalars too: a derivative's integrand in float32 is noise to
+        # the integrals behind a second derivative)
+        values = [np.float64(e) if isinstance(e, np.float32) else e for e in v]
+        return type(v)(*values) if hasattr(v, "_fields") else type(v)(values)
     return np.float64(v) if isinstance(v, np.float32) else v
 
 

@@ -22,14 +22,20 @@ import weakref
 import numpy as np
 
 from ..errors import ArgumentError, UnsupportedCallError
-from ..registry import ENTRY_POINTS, default_registry
+from ..registry import ENTRY_POINTS, default_registry, transformable
 from ..tangents import is_differentiable_value, materialize
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
+from .numpy_functional_pullbacks import dense_like
 
 __all__ = [
     "ArgsPack",
     "bound_call",
     "float_sequence",
+    "dense_entry",
+    "entry_cotangent",
+    "has_floats",
+    "reference_form",
+    "refuse_float_tree",
     "call_cotangents",
     "refuse_options",
     "register_solver",
@@ -135,6 +141,11 @@ def call_cotangents(fn, args, kwargs, cots: dict, keywords=("args",)) -> tuple:
 def _upcast(v):
     if isinstance(v, np.ndarray):
         return v.astype(np.float64) if v.dtype == np.float32 else v
+    if float_sequence(v) and any(isinstance(e, np.float32) for e in v):
+        # (a tuple of float32 scalars too: a derivative's integrand in float32 is noise to
+        # the integrals behind a second derivative)
+        values = [np.float64(e) if isinstance(e, np.float32) else e for e in v]
+        return type(v)(*values) if hasattr(v, "_fields") else type(v)(values)
     return np.float64(v) if isinstance(v, np.float32) else v
 
 
@@ -145,6 +156,84 @@ def float_sequence(v) -> bool:
         isinstance(v, (tuple, list))
         and bool(v)
         and all(type(e) is float or isinstance(e, np.floating) for e in v)
+    )
+
+
+def has_floats(v) -> bool:
+    """Whether a solver's ``args`` (or one entry) holds a float parameter: what
+    ``differentiable`` says, and a named tuple of floats too (a helper of the transformable
+    pullbacks: the question carries no gradient)."""
+    if isinstance(v, (tuple, list)):
+        return any(has_floats(e) for e in v)
+    if isinstance(v, dict):
+        return any(has_floats(e) for e in v.values())
+    return is_differentiable_value(v)
+
+
+def refuse_float_tree(params):
+    """Refuse an ``args`` entry holding floats in a form the solver rules do not take apart
+    (a dict, a sequence of sequences, a sequence mixing floats with other values): its
+    floats' gradient would be lost."""
+    for k, v in enumerate(params):
+        if isinstance(v, (tuple, list, dict)) and not float_sequence(v) and has_floats(v):
+            raise UnsupportedCallError(
+                f"pullback: a parameter of the function a SciPy solver calls (entry {k} of "
+                f"args=, or a variable a lambda or nested def given to the solver reads) is "
+                f"a {type(v).__name__} holding floats in a form the solver rules do not "
+                "differentiate (a dict, a nested sequence, or floats mixed with other "
+                "values): their gradient would be lost.\n"
+                "Fix: pass the floats as a NumPy array or a flat tuple, list or named tuple "
+                "of floats (for a closure: read them into variables of their own before the "
+                "solver call, c = cfg['c'])."
+            )
+
+
+@transformable
+def dense_entry(c, x):
+    """The cotangent ``c`` of an ``args`` entry ``x`` as an array (a float sequence's as
+    the vector of its floats, zeros where ``c`` has none)."""
+    if not float_sequence(x):
+        return dense_like(c, x)
+    whole = c is ZERO or c is NO_TANGENT or c is None
+    out = ()
+    for i in range(len(x)):
+        if whole or c[i] is ZERO or c[i] is NO_TANGENT or c[i] is None:
+            out = out + (0.0,)
+        else:
+            out = out + (c[i],)
+    return np.asarray(np.stack(out), dtype=np.float64)
+
+
+@transformable
+def entry_cotangent(d, x):
+    """The cotangent of an ``args`` entry ``x`` from the array ``d`` (a float sequence's
+    put back as a tuple or list of its floats; ``NO_TANGENT`` without floats)."""
+    if not has_floats(x):
+        return NO_TANGENT
+    if not float_sequence(x):
+        return d
+    if isinstance(x, list):
+        return [d[i] for i in range(len(x))]
+    return tuple([d[i] for i in range(len(x))])
+
+
+def register_arg_helpers(reg, family):
+    """The non-differentiable helpers the transformable pullbacks of the solvers call."""
+    reg.non_differentiable(
+        has_floats, float_sequence, refuse_float_tree, family=family, trusted=True
+    )
+
+
+def reference_form(dargs, params) -> tuple:
+    """The first-order rule's ``args`` cotangent as the reference computations of second
+    derivatives give it: a tuple like ``params``, 0.0 for an entry without floats, a
+    float64 array for a :func:`float_sequence` (the pullback functions put it back in the
+    sequence's form)."""
+    if dargs is NO_TANGENT:
+        dargs = (NO_TANGENT,) * len(params)
+    return tuple(
+        0.0 if c is NO_TANGENT else np.array(c, dtype=np.float64) if float_sequence(p) else c
+        for c, p in zip(dargs, params, strict=True)
     )
 
 
@@ -164,13 +253,16 @@ class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
 
-    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats")
+    __slots__ = ("index", "args", "given", "sizes", "size", "scalars", "plain", "floats", "single")
 
     def __init__(self, args):
+        # SciPy accepts a single non-tuple value (args=[c, k] is one list): its cotangent
+        # is that value's, not a tuple's
+        self.single = args is not None and not isinstance(args, tuple)
         if args is None:
             args = ()
-        elif not isinstance(args, tuple):
-            args = (args,)  # SciPy accepts a single non-tuple value
+        elif self.single:
+            args = (args,)
         # (a Python float, the usual parameter, is taken without the general checks: a
         # gradient of a small integral costs a few times the integral, microseconds)
         if all(type(a) is float for a in args):  # the usual call: nothing to convert
@@ -193,6 +285,7 @@ class ArgsPack:
             self.size = sum(self.sizes)
             self.scalars = all(type(a) is float or a.ndim == 0 for a in args)
             return
+        refuse_float_tree(args)
         self.index = tuple(
             k for k, a in enumerate(args) if type(a) is float or _real_float(a) or float_sequence(a)
         )
@@ -229,9 +322,14 @@ class ArgsPack:
 
     def cotangent(self, flat):
         """The cotangent of the whole ``args`` tuple from a flat vector or list of floats
-        (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats)."""
+        (``NO_TANGENT`` for its non-float entries and for an ``args`` without floats; the
+        value's own for a single non-tuple value)."""
         if not self.index:
             return NO_TANGENT
+        out = self._cotangents(flat)
+        return out[0] if self.single else out
+
+    def _cotangents(self, flat) -> tuple:
         if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))

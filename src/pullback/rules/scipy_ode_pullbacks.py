@@ -38,10 +38,19 @@ import scipy.integrate as si  # this module is imported once scipy.integrate is
 from ..errors import HigherOrderError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
-from ._calculus_util import bound_call, register_with_reference, same_parameters
+from ._calculus_util import (
+    bound_call,
+    dense_entry,
+    entry_cotangent,
+    has_floats,
+    reference_form,
+    register_arg_helpers,
+    register_with_reference,
+    same_parameters,
+)
 from .numpy_functional_pullbacks import dense_like
 from .scipy_quad_pullbacks import register_user_call, user_call, user_call_pullback
-from .user_function_calls import has_tangent, user_function_vjp
+from .user_function_calls import user_function_vjp
 
 
 # -- odeint -------------------------------------------------------------------------------
@@ -81,6 +90,8 @@ def odeint_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     cots = odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     dargs = args_cotangent(cots[2], params, args)
     dy0 = like_input(cots[0], y0)
@@ -97,7 +108,7 @@ def odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     p = bound_call(si.odeint, (func, y0, t, params), kwargs)
     out = si.odeint(func, y0, t, params, **kwargs)
     dy0, dt, dargs = odeint_cotangent_values(p, out, dy)
-    return as_array(dy0), as_array(dt), zero_for_none(dargs, params)
+    return as_array(dy0), as_array(dt), reference_form(dargs, params)
 
 
 @transformable
@@ -174,6 +185,8 @@ def solve_ivp_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     dspan = NO_TANGENT
     dy0 = NO_TANGENT
     dt_eval = NO_TANGENT
@@ -206,7 +219,7 @@ def solve_ivp_cotangents(dys, fun, t_span, y0, method, t_eval, params, tol):
     sol, dense = solve_ivp_forward(p)
     cots = solve_ivp_cotangent_values(p, sol, dense, dys)
     dt_eval = as_array(cots["t_eval"]) if t_eval is not None else 0.0
-    dargs = zero_for_none(cots["args"], params)
+    dargs = reference_form(cots["args"], params)
     dspan = cots["t_span"]
     return (dspan[0], dspan[1]), as_array(cots["y0"]), dt_eval, dargs
 
@@ -303,8 +316,8 @@ def flat_cotangent(cots, params):
     """The cotangents of the float entries of ``params`` as one vector."""
     out = np.zeros(0)
     for k in range(len(params)):
-        if has_tangent(params[k]):
-            out = np.concatenate((out, np.ravel(dense_like(cots[k], params[k]))))
+        if has_floats(params[k]):
+            out = np.concatenate((out, np.ravel(dense_entry(cots[k], params[k]))))
     return out
 
 
@@ -314,7 +327,7 @@ def unflatten(g, params):
     out = ()
     start = 0
     for k in range(len(params)):
-        if has_tangent(params[k]):
+        if has_floats(params[k]):
             size = np.size(params[k])
             out = out + (np.reshape(g[start : start + size], np.shape(params[k])),)
             start = start + size
@@ -350,27 +363,17 @@ def span_cotangent(d, t_span):
 @transformable
 def args_cotangent(dparams, params, args):
     """The cotangent of the solver's ``args`` from the primitive's tuple ``dparams``."""
-    if not has_tangent(params):
+    if not has_floats(params):
         return NO_TANGENT
     out = ()
     for k in range(len(params)):
-        if has_tangent(params[k]):
-            out = out + (dparams[k],)
-        else:
-            out = out + (NO_TANGENT,)
+        out = out + (entry_cotangent(dparams[k], params[k]),)
     if isinstance(args, tuple):
         return out
     return out[0]  # SciPy accepts a single non-tuple value
 
 
 # -- non-differentiable helpers --------------------------------------------------------
-def zero_for_none(dargs, params):
-    """The rule's ``args`` cotangent as a tuple like ``params``, 0.0 for ``NO_TANGENT``."""
-    if dargs is NO_TANGENT:
-        dargs = (NO_TANGENT,) * len(params)
-    return tuple(0.0 if c is NO_TANGENT else c for c in dargs)
-
-
 def as_array(c):
     """A cotangent the first-order rule gave in its argument's form, as a float64 array
     (the form the reference computation gives: the pullback function puts it back)."""
@@ -379,7 +382,7 @@ def as_array(c):
 
 def parameter_size(params) -> int:
     """The number of floats among ``params``."""
-    return sum(int(np.size(p)) for p in params if has_tangent(p))
+    return sum(int(np.size(p)) for p in params if has_floats(p))
 
 
 _TOLERANCES = (("rtol", 1e-3), ("atol", 1e-6), ("max_step", np.inf))
@@ -433,7 +436,6 @@ def refuse_own_steps(t_eval):
 
 
 NON_DIFFERENTIABLE = (
-    zero_for_none,
     as_array,
     parameter_size,
     solver_tolerances,
@@ -448,6 +450,7 @@ NON_DIFFERENTIABLE = (
 def register(reg, family):
     """The pullback functions of odeint and solve_ivp and the primitives they call."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
+    register_arg_helpers(reg, family)
     register_user_call(reg, family)
     for fast, pullback_fn, what in (
         (odeint_cotangents, odeint_cotangents_pullback, "odeint"),

@@ -31,13 +31,15 @@ import scipy.optimize as so  # this module is imported once scipy.optimize is
 from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify
-from ._calculus_util import require_success
-from .user_function_calls import (
-    as_python_function,
-    compiled_with_source,
-    has_tangent,
-    user_function_vjp,
+from ._calculus_util import (
+    dense_entry,
+    entry_cotangent,
+    has_floats,
+    refuse_float_tree,
+    register_arg_helpers,
+    require_success,
 )
+from .user_function_calls import as_python_function, compiled_with_source, user_function_vjp
 
 
 @transformable
@@ -58,7 +60,8 @@ def implicit_cotangent(xbar, G, x, args, output=None):
     ``xbar`` of its solution ``x``: a tuple like ``args`` (a single value when ``args``
     is one, as SciPy allows), ``NO_TANGENT`` where an entry holds no float."""
     params = args if isinstance(args, tuple) else (args,)
-    if xbar is ZERO or not has_tangent(params):
+    refuse_float_tree(params)
+    if xbar is ZERO or not has_floats(params):
         return NO_TANGENT
     n = math.prod(np.shape(x))
     shapes = output_shape(G, x, params, output)
@@ -71,7 +74,9 @@ def implicit_cotangent(xbar, G, x, args, output=None):
     lam = np.linalg.solve(np.transpose(jac), np.ravel(densify(xbar)))
     cots = user_function_vjp(residual_cotangent(lam, shapes, output), G, x, *params)
     out = tuple(
-        NO_TANGENT if c is NO_TANGENT or c is ZERO or not has_tangent(p) else -densify(c)
+        NO_TANGENT
+        if c is NO_TANGENT or c is ZERO or not has_floats(p)
+        else entry_cotangent(-dense_entry(c, p), p)
         for c, p in zip(cots[1:], params, strict=True)
     )
     if isinstance(args, tuple):
@@ -177,7 +182,7 @@ def minimize_pullback(
         fbar = dy["fun"]
         if jac is True:
             fbar = (fbar, np.zeros(np.shape(sol.x)))  # zeros: no ZERO inside a pair
-        cargs = plus_cotangents(cargs, partial_cotangent(fbar, fun, sol.x, args))
+        cargs = plus_cotangents(cargs, partial_cotangent(fbar, fun, sol.x, args), args)
     return (NO_TANGENT, NO_TANGENT, cargs) + (NO_TANGENT,) * 9
 
 
@@ -185,11 +190,14 @@ def minimize_pullback(
 def partial_cotangent(ybar, fn, x, args):
     """The cotangent of ``args`` of ``fn(x, *args)`` with ``x`` held fixed."""
     params = args if isinstance(args, tuple) else (args,)
-    if ybar is ZERO or not has_tangent(params):
+    refuse_float_tree(params)
+    if ybar is ZERO or not has_floats(params):
         return NO_TANGENT
     cots = user_function_vjp(ybar, fn, x, *params)
     out = tuple(
-        NO_TANGENT if c is NO_TANGENT or c is ZERO or not has_tangent(p) else densify(c)
+        NO_TANGENT
+        if c is NO_TANGENT or c is ZERO or not has_floats(p)
+        else entry_cotangent(dense_entry(c, p), p)
         for c, p in zip(cots[1:], params, strict=True)
     )
     if isinstance(args, tuple):
@@ -198,18 +206,30 @@ def partial_cotangent(ybar, fn, x, args):
 
 
 @transformable
-def plus_cotangents(a, b):
-    """The sum of two cotangents of ``args`` (tuples, single values or ``NO_TANGENT``)."""
+def plus_cotangents(a, b, args):
+    """The sum of two cotangents of ``args`` (tuples like it, single values for a single
+    value, or ``NO_TANGENT``)."""
     if a is NO_TANGENT:
         return b
     if b is NO_TANGENT:
         return a
-    if not isinstance(a, tuple):
-        return a + b
+    if not isinstance(args, tuple):
+        return plus_entry(a, b)
     return tuple(
-        u if v is NO_TANGENT else (v if u is NO_TANGENT else u + v)
+        u if v is NO_TANGENT else (v if u is NO_TANGENT else plus_entry(u, v))
         for u, v in zip(a, b, strict=True)
     )
+
+
+@transformable
+def plus_entry(u, v):
+    """The sum of two cotangents of one ``args`` entry (a float sequence's element by
+    element: ``+`` would join them)."""
+    if isinstance(u, list):
+        return [u[i] + v[i] for i in range(len(u))]
+    if isinstance(u, tuple):
+        return tuple([u[i] + v[i] for i in range(len(u))])
+    return u + v
 
 
 @transformable
@@ -282,7 +302,7 @@ def least_squares_cotangents(dy, fun, x, args, G):
         else:
             xbar = xbar + densify(through)
         cargs = partial_cotangent(rbar, fun, x, args)
-    return plus_cotangents(cargs, implicit_cotangent(xbar, G, x, args))
+    return plus_cotangents(cargs, implicit_cotangent(xbar, G, x, args), args)
 
 
 def same_defaults(pullback_fn, fn) -> bool:
@@ -445,3 +465,4 @@ NON_DIFFERENTIABLE = (
 def register(reg, family):
     """The helpers' entries: the non-differentiable ones."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
+    register_arg_helpers(reg, family)

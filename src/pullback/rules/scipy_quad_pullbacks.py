@@ -32,12 +32,16 @@ from ..tangents import NO_TANGENT, ZERO
 from ._calculus_util import (
     ArgsPack,
     bound_call,
+    dense_entry,
+    entry_cotangent,
+    has_floats,
+    reference_form,
     refuse_options,
+    register_arg_helpers,
     register_with_reference,
     same_parameters,
 )
-from .numpy_functional_pullbacks import dense_like
-from .user_function_calls import compiled_with_source, has_tangent, user_function_vjp
+from .user_function_calls import compiled_with_source, user_function_vjp
 
 _NONE_AFTER_ARGS = (NO_TANGENT,) * 11  # full_output ... complex_func
 
@@ -74,11 +78,11 @@ def quad_pullback(
         params = ()
     elif not isinstance(args, tuple):
         params = (args,)
+    else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
+        params = tuple([args[i] for i in range(len(args))])
     cots = quad_cotangents(g, func, a, b, epsabs, epsrel, limit, points, params)
-    dparams = tuple(
-        cots[2][k] if has_tangent(params[k]) else NO_TANGENT for k in range(len(params))
-    )
-    if not has_tangent(params):
+    dparams = tuple(entry_cotangent(cots[2][k], params[k]) for k in range(len(params)))
+    if not has_floats(params):
         dargs = NO_TANGENT
     elif isinstance(args, tuple):
         dargs = dparams
@@ -89,8 +93,8 @@ def quad_pullback(
 
 def quad_cotangents(g, func, a, b, epsabs, epsrel, limit, points, params):
     """``(da, db, dparams)`` of ``quad(func, a, b, params)``'s value for its cotangent
-    ``g``, computed as the first-order rule computes them (``dparams`` a tuple like
-    ``params``, 0.0 for an entry without floats)."""
+    ``g``, computed as the first-order rule computes them (``dparams`` in the reference's
+    form, :func:`~._calculus_util.reference_form`)."""
     from .scipy_quad import quad_cotangent_values, subintervals, with_subintervals
 
     kwargs = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit, "points": points}
@@ -98,9 +102,7 @@ def quad_cotangents(g, func, a, b, epsabs, epsrel, limit, points, params):
     info = subintervals(p, warn=False)[1] if with_subintervals(p) else None
     pack = ArgsPack(params)
     da, db, dargs = quad_cotangent_values(float(np.sum(g)), func, a, b, pack, p, info)
-    if dargs is NO_TANGENT:
-        dargs = (NO_TANGENT,) * len(params)
-    return da, db, tuple(0.0 if c is NO_TANGENT else c for c in dargs)
+    return da, db, reference_form(dargs, params)
 
 
 @transformable
@@ -126,7 +128,7 @@ def quad_cotangents_reference(g, func, a, b, epsabs, epsrel, limit, points, para
 @transformable
 def parameter_integral(func, a, b, k, params, epsabs, epsrel, limit, points):
     """``quad(d func / d params[k], a, b)`` element by element (0.0 without floats)."""
-    if not has_tangent(params[k]):
+    if not has_floats(params[k]):
         return 0.0
     n = np.size(params[k])
     basis = np.eye(n)
@@ -142,7 +144,7 @@ def parameter_integral(func, a, b, k, params, epsabs, epsrel, limit, points):
 def parameter_derivative(x, func, k, j, *params):
     """Element ``j`` of ``d func(x, *params) / d params[k]`` (an integrand of quad)."""
     cots = user_function_vjp(1.0, func, x, *params)
-    return np.ravel(dense_like(cots[1 + k], params[k]))[j]
+    return np.ravel(dense_entry(cots[1 + k], params[k]))[j]
 
 
 @transformable
@@ -234,6 +236,7 @@ def refuse_quad_options(full_output, weight):
 def register(reg, family):
     """quad's pullback function and the primitive it calls."""
     reg.non_differentiable(refuse_quad_options, spread_call, family=family, trusted=True)
+    register_arg_helpers(reg, family)
     register_user_call(reg, family)
     register_with_reference(
         reg,

@@ -43,6 +43,13 @@ FAMILY = "numpy_reductions"
 
 _SUM_PARAMS = ("axis", "dtype", "out", "keepdims")
 _SUM_DEFAULTS = (None, None, None, False)
+# Read by the rules themselves (where=, initial=) rather than through bind.
+_SUM_KNOWN = ("initial", "where")
+# sum, prod, nansum, nanprod: (a, axis, dtype, out, keepdims, initial, where).
+_FULL_SUM_PARAMS = _SUM_PARAMS + ("initial", "where")
+_FULL_SUM_DEFAULTS = _SUM_DEFAULTS + (None, True)
+_EXTREME = ("axis", "out", "keepdims")
+_EXTREME_DEFAULTS = (None, None, False)
 
 
 def _count(shape, axis):
@@ -56,12 +63,24 @@ def _rest(args):
     return (NO_TANGENT,) * len(args)
 
 
+def _with_initial(args, cot_x, dy, factor):
+    """The cotangents of a sum or product's arguments: ``cot_x`` for the data, and for an
+    ``initial`` given positionally as a float (``args[4]``), ``sum(dy * conj(factor))``
+    (``factor``: d y / d initial, 1 for a sum and the product of the data for a product);
+    the other options get ``NO_TANGENT``."""
+    rest = list(_rest(args))
+    if len(args) > 4 and differentiable(args[4]):
+        d = densify(dy) if factor is None else densify(dy) * conj(factor)
+        rest[4] = finalize(d, args[4])
+    return (cot_x,) + tuple(rest)
+
+
 def _sum_rrule(x, *args, **kwargs):
     y = np.sum(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.sum")
     _no_out("sum", p)
     shape = np.shape(x)
-    where = kwargs.get("where", True)
+    where = p["where"]
 
     def sum_pullback(dy):
         if dy is ZERO:
@@ -69,14 +88,14 @@ def _sum_rrule(x, *args, **kwargs):
         g = expand_reduced(dy, shape, p["axis"], p["keepdims"])
         if where is not True:
             g = np.where(where, g, np.zeros_like(g))
-        return (finalize(g, x),) + _rest(args)
+        return _with_initial(args, finalize(g, x), dy, None)
 
     return y, sum_pullback
 
 
 def _mean_rrule(x, *args, **kwargs):
     y = np.mean(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS, name="np.mean", known=("where",))
     _no_out("mean", p)
     shape = np.shape(x)
     where = kwargs.get("where", True)
@@ -111,12 +130,12 @@ def _others_product(xa, axes):
 
 def _prod_rrule(x, *args, **kwargs):
     y = np.prod(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+    p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.prod")
     _no_out("prod", p)
-    if "where" in kwargs:
+    if p["where"] is not True:
         raise UnsupportedCallError("pullback: prod(..., where=...) has no rule")
     shape = np.shape(x)
-    initial = kwargs.get("initial", None)
+    initial = p["initial"]
 
     def prod_pullback(dy):
         if dy is ZERO:
@@ -126,7 +145,8 @@ def _prod_rrule(x, *args, **kwargs):
         if initial is not None:
             others = others * initial
         g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
-        return (finalize(g, x),) + _rest(args)
+        data = np.prod(xa, axis=p["axis"], keepdims=p["keepdims"])  # d y / d initial
+        return _with_initial(args, finalize(g, x), dy, data)
 
     return y, prod_pullback
 
@@ -147,7 +167,7 @@ def _extreme_rrule(reducer):
 
     def extreme_rrule(x, *args, **kwargs):
         y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+        p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name=f"np.{name}", known=_SUM_KNOWN)
         _no_out(name, p)
         if "where" in kwargs:
             raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
@@ -173,8 +193,10 @@ def _nan_extreme_rrule(reducer):
 
     def nan_extreme_rrule(x, *args, **kwargs):
         y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+        p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name=f"np.{name}", known=_SUM_KNOWN)
         _no_out(name, p)
+        if "where" in kwargs:
+            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
         shape = np.shape(x)
 
         def nan_extreme_pullback(dy):
@@ -193,7 +215,7 @@ def _nan_extreme_rrule(reducer):
 
 def _ptp_rrule(x, *args, **kwargs):
     y = np.ptp(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
+    p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name="np.ptp")
     _no_out("ptp", p)
     shape = np.shape(x)
     axis = p["axis"]
@@ -216,6 +238,7 @@ _VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
 # (std is a scaled norm of x - mean), which central differences also give.
 _STD_NOTE = "constant data (e.g. a length-1 axis) -> subgradient 0"
 _VAR_DEFAULTS = (None, None, None, 0, False)
+_VAR_KNOWN = ("where", "mean", "correction")  # refused / read by the rule
 
 
 def _moments(fn, nan):
@@ -225,7 +248,7 @@ def _moments(fn, nan):
 
     def moment_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS)
+        p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS, name=f"np.{name}", known=_VAR_KNOWN)
         _no_out(name, p)
         if "where" in kwargs or "mean" in kwargs:
             raise UnsupportedCallError(f"pullback: {name}(..., where=/mean=) has no rule")
@@ -264,7 +287,14 @@ def _moments(fn, nan):
 
 def _average_rrule(a, *args, **kwargs):
     y = np.average(a, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "weights", "returned"), (None, None, False))
+    p = bind(
+        args,
+        kwargs,
+        ("axis", "weights", "returned"),
+        (None, None, False),
+        name="np.average",
+        known=("keepdims",),
+    )
     axis, w, returned = p["axis"], p["weights"], p["returned"]
     keepdims = kwargs.get("keepdims", False) is True
     shape = np.shape(a)
@@ -326,7 +356,7 @@ def _cumulative_sum_rrule(fn, skip_nan):
 
     def cumulative_sum_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+        p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name=f"np.{name}")
         _no_out(name, p)
         shape = np.shape(x)
 
@@ -375,7 +405,7 @@ def _cumprod_grad(x, y, g, axis):
 
 def _cumprod_rrule(x, *args, **kwargs):
     y = np.cumprod(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
+    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name="np.cumprod")
     _no_out("cumprod", p)
     shape = np.shape(x)
 
@@ -427,26 +457,30 @@ def _cumulative_rrule(fn, base):
 
 # -- nan versions --------------------------------------------------------------------------
 def _nan_reduction_rrule(fn, weights):
-    """The rule of a nan-reduction: NaNs are left out, and get no gradient.
+    """The rule of a nan-reduction: NaNs and the elements ``where=`` masks are left out,
+    and get no gradient (``initial=`` is a constant term or factor).
 
-    ``weights(x, p, nan)`` gives the derivative of the reduction with respect to each
+    ``weights(x, p, skip)`` gives the derivative of the reduction with respect to each
     element (before the cotangent is spread back over the reduced axes).
     """
     name = fn.__name__
 
     def nan_reduction_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
+        p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name=f"np.{name}")
         _no_out(name, p)
         shape = np.shape(x)
 
         def nan_reduction_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            nan = np.isnan(x)
-            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * weights(x, p, nan)
-            g = np.where(nan, np.zeros_like(g), g)
-            return (finalize(g, x),) + _rest(args)
+            skip = np.isnan(x) | np.logical_not(p["where"])
+            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * weights(x, p, skip)
+            g = np.where(skip, np.zeros_like(g), g)
+            data = None  # d y / d initial: 1 for nansum, the product of the data for nanprod
+            if name == "nanprod" and len(args) > 4:
+                data = fn(x, p["axis"], keepdims=p["keepdims"], where=p["where"])
+            return _with_initial(args, finalize(g, x), dy, data)
 
         nan_reduction_pullback.__name__ = f"{name}_pullback"
         return y, nan_reduction_pullback
@@ -455,18 +489,21 @@ def _nan_reduction_rrule(fn, weights):
     return nan_reduction_rrule
 
 
-def _nansum_weights(x, p, nan):
+def _nansum_weights(x, p, skip):
     return 1.0
 
 
-def _nanmean_weights(x, p, nan):
-    return 1.0 / np.sum(~nan, axis=p["axis"], keepdims=True)
+def _nanmean_weights(x, p, skip):
+    return 1.0 / np.sum(~skip, axis=p["axis"], keepdims=True)
 
 
-def _nanprod_weights(x, p, nan):
+def _nanprod_weights(x, p, skip):
     xa = as_array(x)
-    filled = np.where(nan, np.ones_like(xa), xa)
-    return conj(_others_product(filled, normalize_axis(p["axis"], xa.ndim)))
+    filled = np.where(skip, np.ones_like(xa), xa)
+    others = _others_product(filled, normalize_axis(p["axis"], xa.ndim))
+    if p["initial"] is not None:
+        others = others * p["initial"]
+    return conj(others)
 
 
 _nansum_rrule = _nan_reduction_rrule(np.nansum, _nansum_weights)

@@ -59,33 +59,53 @@ def others_product(x, axis):
 
 
 @transformable
+def initial_cotangent(dy, initial, data):
+    """The cotangent of a sum or product's ``initial`` (``data``: d y / d initial)."""
+    if initial is None:
+        return NO_TANGENT
+    return unbroadcast(densify(dy) * np.conj(data), initial)
+
+
+@transformable
 def prod_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     others = others_product(x, axis)
     if initial is not None:
         others = others * initial
     g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
-    return (unbroadcast(g, x),) + (NO_TANGENT,) * 5
+    data = np.prod(x, axis=axis, keepdims=keepdims)
+    return (unbroadcast(g, x),) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data),)
 
 
 @transformable
-def nanprod_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
-    nan = np.isnan(x)
-    filled = np.where(nan, np.ones_like(x), x)
-    g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others_product(filled, axis))
-    return (unbroadcast(np.where(nan, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+def nanprod_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    filled = np.where(skip, np.ones_like(x), x)
+    others = others_product(filled, axis)
+    if initial is not None:
+        others = others * initial
+    g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
+    data = np.nanprod(x, axis=axis, keepdims=keepdims, where=where)
+    dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data), NO_TANGENT)
 
 
 @transformable
-def nansum_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
+def nansum_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
     g = spread(dy, np.shape(x), axis, keepdims)
-    return (unbroadcast(np.where(np.isnan(x), np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, 1.0), NO_TANGENT)
 
 
 @transformable
-def nanmean_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
-    nan = np.isnan(x)
-    g = spread(dy, np.shape(x), axis, keepdims) / np.sum(~nan, axis=axis, keepdims=True)
-    return (unbroadcast(np.where(nan, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+def nanmean_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    g = spread(dy, np.shape(x), axis, keepdims) / np.sum(~skip, axis=axis, keepdims=True)
+    return (unbroadcast(np.where(skip, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
 
 
 @transformable

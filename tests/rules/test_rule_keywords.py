@@ -81,6 +81,37 @@ def test_nan_reductions_where_in_user_code(f, order):
     check_grads(f, make("positive", (3, 4)), order=order)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
+@pytest.mark.parametrize("fn", [np.var, np.std, np.nanvar, np.nanstd], ids=lambda f: f.__name__)
+def test_moments_where(fn, axis, dtype):
+    check_rrule(
+        fn,
+        _with_nans(dtype) if "nan" in fn.__name__ else make("real", (3, 4), dtype),
+        axis=axis,
+        where=MASK,
+    )
+    check_rrule(fn, make("real", (3, 4), dtype), axis=axis, ddof=1, where=MASK)
+
+
+@pytest.mark.parametrize("fn", [np.var, np.std, np.nanvar, np.nanstd], ids=lambda f: f.__name__)
+def test_moments_given_mean(fn):
+    # mean= is a constant: the derivative of sum |x - m|^2 / (n - ddof) with m fixed.
+    x = make("real", (3, 4))
+    m = np.full((3, 1), 0.25)
+    check_rrule(fn, x, axis=1, keepdims=True, mean=m)
+    check_rrule(fn, x, axis=1, mean=m, where=MASK, ddof=1)
+
+
+def _var_where(x):
+    return np.var(x**2, axis=0, where=MASK) + np.std(x, where=MASK)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_moments_where_in_user_code(order):
+    check_grads(_var_where, make("positive", (3, 4)), order=order)
+
+
 # -- the table: each (function, keyword) is differentiated or refused ------------------------
 X = make("distinct", (3, 4))
 
@@ -129,8 +160,6 @@ REFUSED = [
     (np.nanmin, (X,), {"axis": 1, "where": MASK, "initial": 100.0}, "where"),
     (np.max, (X,), {"axis": 1, "where": MASK, "initial": -100.0}, "where"),
     (np.prod, (X,), {"axis": 1, "where": MASK}, "where"),
-    (np.var, (X,), {"axis": 1, "where": MASK}, "where"),
-    (np.std, (X,), {"axis": 1, "mean": np.mean(X, axis=1, keepdims=True)}, "mean"),
     (np.clip, (X, -0.5, 0.5), {"where": MASK, "out": np.zeros((3, 4))}, "where"),
     (np.take, (np.ravel(X), [0, 2, 5]), {"out": OUT}, "out"),
     (np.compress, ([True, False, True], X), {"axis": 0, "out": np.empty((2, 4))}, "out"),

@@ -238,7 +238,7 @@ _VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
 # (std is a scaled norm of x - mean), which central differences also give.
 _STD_NOTE = "constant data (e.g. a length-1 axis) -> subgradient 0"
 _VAR_DEFAULTS = (None, None, None, 0, False)
-_VAR_KNOWN = ("where", "mean", "correction")  # refused / read by the rule
+_VAR_KNOWN = ("where", "mean", "correction")  # read by the rule itself
 
 
 def _moments(fn, nan):
@@ -250,11 +250,11 @@ def _moments(fn, nan):
         y = fn(x, *args, **kwargs)
         p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS, name=f"np.{name}", known=_VAR_KNOWN)
         _no_out(name, p)
-        if "where" in kwargs or "mean" in kwargs:
-            raise UnsupportedCallError(f"pullback: {name}(..., where=/mean=) has no rule")
         ddof = kwargs.get("correction", p["ddof"])
         axis = p["axis"]
         shape = np.shape(x)
+        where = kwargs.get("where", True)
+        given_mean = kwargs.get("mean")  # a constant: PB502 refuses a differentiated one
 
         def moment_pullback(dy):
             if dy is ZERO:
@@ -262,14 +262,18 @@ def _moments(fn, nan):
             xa = as_array(x)
             if xa.size == 0:  # nothing to differentiate (and no count to divide by)
                 return (finalize(np.zeros(shape, xa.dtype), x),) + _rest(args)
-            if nan:
-                valid = ~np.isnan(xa)
+            if nan or where is not True:
+                valid = np.broadcast_to(where, shape)
+                if nan:
+                    valid = valid & ~np.isnan(xa)
                 n = np.sum(valid, axis=axis, keepdims=True)
                 xz = np.where(valid, xa, np.zeros_like(xa))
-                centered = np.where(valid, xa - np.sum(xz, axis=axis, keepdims=True) / n, 0.0)
+                m = np.sum(xz, axis=axis, keepdims=True) / n if given_mean is None else given_mean
+                centered = np.where(valid, xa - m, 0.0)
             else:
                 n = _count(shape, axis)
-                centered = xa - np.mean(xa, axis=axis, keepdims=True)
+                m = np.mean(xa, axis=axis, keepdims=True) if given_mean is None else given_mean
+                centered = xa - m
             g = expand_reduced(dy, shape, axis, p["keepdims"])
             # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
             factor = 2.0 / np.float64(n - ddof)  # n == ddof: NaN, as the primal

@@ -153,12 +153,23 @@ def test_keyword_is_differentiated(fn, args, kwargs):
     check_rrule(fn, *args, **kwargs)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("axis", [None, 0, 1], ids=str)
+@pytest.mark.parametrize(
+    "fn", [np.max, np.min, np.amax, np.nanmax, np.nanmin], ids=lambda f: f.__name__
+)
+def test_extremes_where_and_initial(fn, axis, dtype):
+    x = _with_nans(dtype) if "nan" in fn.__name__ else make("distinct", (3, 4), dtype)
+    big = -100.0 if "max" in fn.__name__ else 100.0
+    check_rrule(fn, x, axis=axis, where=MASK, initial=big)
+    # an initial that wins some reductions, given positionally: it gets their cotangent
+    mid = np.float64(np.nanmedian(x)).astype(dtype)
+    check_rrule(fn, x, axis, None, False, mid, MASK)
+
+
 OUT = np.empty((3,))
 OUT4 = np.empty((3, 4))
 REFUSED = [
-    (np.nanmax, (X,), {"axis": 1, "where": MASK, "initial": -100.0}, "where"),
-    (np.nanmin, (X,), {"axis": 1, "where": MASK, "initial": 100.0}, "where"),
-    (np.max, (X,), {"axis": 1, "where": MASK, "initial": -100.0}, "where"),
     (np.prod, (X,), {"axis": 1, "where": MASK}, "where"),
     (np.clip, (X, -0.5, 0.5), {"where": MASK, "out": np.zeros((3, 4))}, "where"),
     (np.take, (np.ravel(X), [0, 2, 5]), {"out": OUT}, "out"),
@@ -166,7 +177,6 @@ REFUSED = [
     (np.trace, (X,), {"out": np.empty(())}, "out"),
     (np.stack, ([X, X],), {"out": np.empty((2, 3, 4))}, "out"),
     (np.concatenate, ([X, X],), {"out": np.empty((6, 4))}, "out"),
-    (np.max, (X, 1, None, False, -100.0, MASK), {}, "positional"),
     (np.matmul, (X[:, :3], X[:, 1:]), {"axes": [(1, 0), (1, 0), (1, 0)]}, "axes"),
 ]
 

@@ -8,12 +8,13 @@ returns ``NO_TANGENT`` for the positional ones (``axis``, ``dtype``, ``ddof``...
 Choices where the function is not differentiable:
 
 * ``max``/``min``/``amax``/``amin``/``nanmax``/``nanmin``/``ptp``: the cotangent is split
-  equally among the elements equal to the extreme.
+  equally among the elements equal to the extreme (an ``initial=`` equal to it included).
 * ``median``/``percentile``/``quantile``: ties are broken by a stable sort, so the
   cotangent of a tied order statistic goes to one of the tied elements.
 * ``std`` of constant data (a length-1 axis included): 0, the subgradient of least norm
   (the derivative of ``sqrt`` at 0 is infinite; JAX and autograd give NaN there).
-* ``nan*`` functions give NaN elements a zero cotangent.
+* ``nan*`` functions give NaN elements a zero cotangent, and every ``where=`` gives the
+  elements it masks a zero cotangent.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ FAMILY = "numpy_reductions"
 
 _SUM_PARAMS = ("axis", "dtype", "out", "keepdims")
 _SUM_DEFAULTS = (None, None, None, False)
-# Read by the rules themselves (where=, initial=) rather than through bind.
-_SUM_KNOWN = ("initial", "where")
 # sum, prod, nansum, nanprod: (a, axis, dtype, out, keepdims, initial, where).
 _FULL_SUM_PARAMS = _SUM_PARAMS + ("initial", "where")
 _FULL_SUM_DEFAULTS = _SUM_DEFAULTS + (None, True)
 _EXTREME = ("axis", "out", "keepdims")
 _EXTREME_DEFAULTS = (None, None, False)
+_EXTREME_FULL = _EXTREME + ("initial", "where")
+_EXTREME_FULL_DEFAULTS = _EXTREME_DEFAULTS + (None, True)
 
 
 def _count(shape, axis):
@@ -151,66 +152,55 @@ def _prod_rrule(x, *args, **kwargs):
     return y, prod_pullback
 
 
-def _extreme_weights(x, y, axis, keepdims, valid=None):
-    """1/k on the k elements equal to the reduced extreme, 0 elsewhere."""
+def _extreme_weights(x, y, axis, keepdims, valid=None, initial=None):
+    """1/k on the k elements equal to the reduced extreme, 0 elsewhere, and the share of an
+    ``initial`` equal to the extreme (it counts as one of the k), shaped like a reduction
+    with keepdims."""
     shape = np.shape(x)
     yk = expand_reduced(y, shape, axis, keepdims)
     mask = as_array(x) == yk
     if valid is not None:
         mask = mask & valid
     counts = np.sum(mask, axis=axis, keepdims=True)
-    return mask / np.maximum(counts, 1)
+    won = 0.0
+    if initial is not None:
+        won = np.asarray(np.reshape(y, np.shape(counts)) == initial, dtype=np.float64)
+    total = np.maximum(counts + won, 1)
+    return mask / total, won / total
 
 
-def _extreme_rrule(reducer):
+def _extreme_rule(reducer, nan):
+    """max/min/amax/amin (and nanmax/nanmin, ``nan``: NaNs left out): ties, ``initial``
+    included, share the cotangent equally; the elements ``where=`` masks get none."""
     name = reducer.__name__
 
     def extreme_rrule(x, *args, **kwargs):
         y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name=f"np.{name}", known=_SUM_KNOWN)
+        p = bind(args, kwargs, _EXTREME_FULL, _EXTREME_FULL_DEFAULTS, name=f"np.{name}")
         _no_out(name, p)
-        if "where" in kwargs:
-            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
         shape = np.shape(x)
 
         def extreme_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            # Ties share the cotangent equally.
-            w = _extreme_weights(x, y, p["axis"], p["keepdims"])
+            valid = np.broadcast_to(p["where"], shape)
+            if nan:
+                valid = valid & ~np.isnan(x)
+            w, w_initial = _extreme_weights(
+                x, y, p["axis"], p["keepdims"], valid, p["initial"]
+            )
             g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
-            return (finalize(g, x),) + _rest(args)
+            rest = list(_rest(args))
+            if len(args) > 3 and differentiable(args[3]):  # initial, given positionally
+                d = np.reshape(as_array(densify(dy)), np.shape(w_initial)) * w_initial
+                rest[3] = finalize(d, args[3])
+            return (finalize(g, x),) + tuple(rest)
 
         extreme_pullback.__name__ = f"{name}_pullback"
         return y, extreme_pullback
 
     extreme_rrule.__name__ = f"{name}_rrule"
     return extreme_rrule
-
-
-def _nan_extreme_rrule(reducer):
-    name = reducer.__name__
-
-    def nan_extreme_rrule(x, *args, **kwargs):
-        y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name=f"np.{name}", known=_SUM_KNOWN)
-        _no_out(name, p)
-        if "where" in kwargs:
-            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
-        shape = np.shape(x)
-
-        def nan_extreme_pullback(dy):
-            if dy is ZERO:
-                return (ZERO,) + _rest(args)
-            valid = ~np.isnan(x)
-            w = _extreme_weights(x, y, p["axis"], p["keepdims"], valid)
-            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
-            return (finalize(g, x),) + _rest(args)
-
-        return y, nan_extreme_pullback
-
-    nan_extreme_rrule.__name__ = f"{name}_rrule"
-    return nan_extreme_rrule
 
 
 def _ptp_rrule(x, *args, **kwargs):
@@ -225,7 +215,7 @@ def _ptp_rrule(x, *args, **kwargs):
     def ptp_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
-        w = _extreme_weights(x, hi, axis, True) - _extreme_weights(x, lo, axis, True)
+        w = _extreme_weights(x, hi, axis, True)[0] - _extreme_weights(x, lo, axis, True)[0]
         g = expand_reduced(dy, shape, axis, p["keepdims"]) * w
         return (finalize(g, x),) + _rest(args)
 
@@ -526,9 +516,9 @@ def register(reg):
     r.rule(np.nanvar, _moments(np.nanvar, nan=True))
     r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes=_STD_NOTE)
     for fn in (np.max, np.min, np.amax, np.amin):
-        r.rule(fn, _extreme_rrule(fn), notes="ties split the cotangent equally")
+        r.rule(fn, _extreme_rule(fn, nan=False), notes="ties split the cotangent equally")
     for fn in (np.nanmax, np.nanmin):
-        r.rule(fn, _nan_extreme_rrule(fn), notes="ties split the cotangent equally")
+        r.rule(fn, _extreme_rule(fn, nan=True), notes="ties split the cotangent equally")
     r.rule(np.ptp, _ptp_rrule, notes="ties split the cotangent equally")
     r.rule(np.median, _quantile_rule(np.median, 1.0, has_q=False), notes="ties: stable sort")
     r.rule(np.quantile, _quantile_rule(np.quantile, 1.0, has_q=True), notes="ties: stable sort")

@@ -46,8 +46,12 @@ def test_nan_reductions_where_second_order(fn):
     check_rrule(fn, _with_nans(np.float64), axis=0, where=MASK, second_order=True)
 
 
-def test_nanprod_initial_second_order():
-    check_rrule(np.nanprod, _with_nans(np.float64), axis=1, initial=2.0, second_order=True)
+@pytest.mark.parametrize("fn", [np.prod, np.nanprod], ids=lambda f: f.__name__)
+def test_products_initial_where_second_order(fn):
+    x = _with_nans(np.float64) if fn is np.nanprod else make("positive", (3, 4))
+    check_rrule(fn, x, axis=1, initial=2.0, second_order=True)
+    check_rrule(fn, x, axis=0, where=MASK, second_order=True)
+    check_rrule(fn, x, None, None, None, False, 0.5, MASK, second_order=True)
 
 
 @pytest.mark.parametrize("fn", [np.nansum, np.nanprod], ids=lambda f: f.__name__)
@@ -120,6 +124,8 @@ DIFFERENTIATED = [
     (np.sum, (X,), {"initial": 2.0}),
     (np.sum, (X, 1, None, None, False, 0.0, MASK[0]), {}),
     (np.prod, (X, 0, None, None, True, 2.0), {}),
+    (np.prod, (X,), {"axis": 1, "where": MASK}),
+    (np.prod, (X, None, None, None, False, 0.5, MASK), {}),
     (np.mean, (X,), {"axis": 0, "where": MASK}),
     (np.prod, (X,), {"axis": 1, "initial": 2.0}),
     (np.max, (X,), {"axis": 1, "initial": -100.0}),
@@ -170,7 +176,6 @@ def test_extremes_where_and_initial(fn, axis, dtype):
 OUT = np.empty((3,))
 OUT4 = np.empty((3, 4))
 REFUSED = [
-    (np.prod, (X,), {"axis": 1, "where": MASK}, "where"),
     (np.clip, (X, -0.5, 0.5), {"where": MASK, "out": np.zeros((3, 4))}, "where"),
     (np.take, (np.ravel(X), [0, 2, 5]), {"out": OUT}, "out"),
     (np.compress, ([True, False, True], X), {"axis": 0, "out": np.empty((2, 4))}, "out"),

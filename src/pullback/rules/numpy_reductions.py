@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -133,20 +132,21 @@ def _prod_rrule(x, *args, **kwargs):
     y = np.prod(x, *args, **kwargs)
     p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.prod")
     _no_out("prod", p)
-    if p["where"] is not True:
-        raise UnsupportedCallError("pullback: prod(..., where=...) has no rule")
     shape = np.shape(x)
-    initial = p["initial"]
+    initial, where = p["initial"], p["where"]
 
     def prod_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
         xa = as_array(x)
-        others = _others_product(xa, normalize_axis(p["axis"], xa.ndim))
+        kept = xa if where is True else np.where(where, xa, np.ones_like(xa))  # masked: 1
+        others = _others_product(kept, normalize_axis(p["axis"], xa.ndim))
         if initial is not None:
             others = others * initial
         g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
-        data = np.prod(xa, axis=p["axis"], keepdims=p["keepdims"])  # d y / d initial
+        if where is not True:
+            g = np.where(where, g, np.zeros_like(g))
+        data = np.prod(kept, axis=p["axis"], keepdims=p["keepdims"])  # d y / d initial
         return _with_initial(args, finalize(g, x), dy, data)
 
     return y, prod_pullback

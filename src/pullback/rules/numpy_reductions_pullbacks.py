@@ -67,13 +67,17 @@ def initial_cotangent(dy, initial, data):
 
 
 @transformable
-def prod_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None):
-    others = others_product(x, axis)
+def prod_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
+    kept = np.where(where, x, np.ones_like(x))  # the masked elements count as 1
+    others = others_product(kept, axis)
     if initial is not None:
         others = others * initial
     g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
-    data = np.prod(x, axis=axis, keepdims=keepdims)
-    return (unbroadcast(g, x),) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data),)
+    data = np.prod(kept, axis=axis, keepdims=keepdims)
+    dx = unbroadcast(np.where(where, g, np.zeros_like(g)), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data), NO_TANGENT)
 
 
 @transformable

@@ -145,6 +145,8 @@ DIFFERENTIATED = [
     (np.reshape, (X, (4, 3)), {"copy": True}),
     (np.sort, (X,), {"axis": 0, "stable": True}),
     (np.matmul, (X, X.T), {"dtype": np.float64}),
+    (np.sum, (X,), {"axis": 0, "dtype": np.float64}),
+    (np.cumsum, (X,), {"axis": 1, "dtype": np.float64}),
     (np.pad, (X, 1), {"mode": "constant", "constant_values": 2.0}),
     (np.pad, (X, 1), {"mode": "reflect", "reflect_type": "odd"}),
 ]
@@ -182,6 +184,12 @@ REFUSED = [
     (np.trace, (X,), {"out": np.empty(())}, "out"),
     (np.stack, ([X, X],), {"out": np.empty((2, 3, 4))}, "out"),
     (np.concatenate, ([X, X],), {"out": np.empty((6, 4))}, "out"),
+    (np.sum, (X,), {"dtype": np.int64}, "dtype=int64"),
+    (np.mean, (X, 0, np.int32), {}, "dtype=int32"),
+    (np.cumsum, (X,), {"dtype": bool}, "dtype=bool"),
+    (np.nansum, (X,), {"axis": 1, "dtype": np.int64}, "dtype=int64"),
+    (np.var, (X,), {"dtype": np.int64}, "dtype=int64"),
+    (np.trace, (X,), {"dtype": np.int64}, "dtype=int64"),
     (np.matmul, (X[:, :3], X[:, 1:]), {"axes": [(1, 0), (1, 0), (1, 0)]}, "axes"),
 ]
 

@@ -38,6 +38,7 @@ __all__ = [
     "normalize_axis",
     "position_labels",
     "axes_last",
+    "refuse_integer_dtype",
     "refuse_out",
     "cotangents_from_labels",
     "unbroadcast",
@@ -326,4 +327,16 @@ def refuse_out(name, p):
         raise UnsupportedCallError(
             f"pullback: {name}(..., out=...) writes into an array and cannot be "
             "differentiated; drop out= and use the returned value"
+        )
+
+
+def refuse_integer_dtype(name, p):
+    """Refuse ``dtype=`` an integer or bool type: the data are rounded before they are
+    reduced, so the value is piecewise constant and the rule's derivative would be wrong."""
+    dtype = p.get("dtype")
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise UnsupportedCallError(
+            f"pullback: {name}(..., dtype={np.dtype(dtype).name}) rounds the data before "
+            "reducing them and has no derivative; fix: drop dtype= and convert the result "
+            "(or round the input explicitly, e.g. np.floor, if that is what is meant)"
         )

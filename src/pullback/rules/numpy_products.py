@@ -21,8 +21,10 @@ from ._util import (
     bind,
     conj,
     densify,
+    differentiable,
     finalize,
     finalize_like,
+    refuse_integer_dtype,
     refuse_out,
     zeros_for,
 )
@@ -388,6 +390,8 @@ def _trace_rrule(a, *args, **kwargs):
     y = np.trace(a, *args, **kwargs)
     p = bind(args, kwargs, ("offset", "axis1", "axis2", "dtype", "out"), (0, 0, 1, None, None))
     refuse_out("np.trace", p)
+    if differentiable(a):
+        refuse_integer_dtype("np.trace", p)
     shape = np.shape(a)
 
     def trace_pullback(dy):

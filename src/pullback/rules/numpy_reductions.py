@@ -35,8 +35,9 @@ from ._util import (
     expand_reduced,
     finalize,
     normalize_axis,
+    refuse_integer_dtype,
+    refuse_out,
 )
-from ._util import refuse_out as _no_out
 from .numpy_order_stats import _quantile_rule
 
 FAMILY = "numpy_reductions"
@@ -50,6 +51,13 @@ _EXTREME = ("axis", "out", "keepdims")
 _EXTREME_DEFAULTS = (None, None, False)
 _EXTREME_FULL = _EXTREME + ("initial", "where")
 _EXTREME_FULL_DEFAULTS = _EXTREME_DEFAULTS + (None, True)
+
+
+def _no_out(name, p, x):
+    """Refuse out= and, for float data, an integer dtype= (which rounds them first)."""
+    refuse_out(name, p)
+    if differentiable(x):
+        refuse_integer_dtype(f"np.{name}", p)
 
 
 def _count(shape, axis):
@@ -78,7 +86,7 @@ def _with_initial(args, cot_x, dy, factor):
 def _sum_rrule(x, *args, **kwargs):
     y = np.sum(x, *args, **kwargs)
     p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.sum")
-    _no_out("sum", p)
+    _no_out("sum", p, x)
     shape = np.shape(x)
     where = p["where"]
 
@@ -96,7 +104,7 @@ def _sum_rrule(x, *args, **kwargs):
 def _mean_rrule(x, *args, **kwargs):
     y = np.mean(x, *args, **kwargs)
     p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS, name="np.mean", known=("where",))
-    _no_out("mean", p)
+    _no_out("mean", p, x)
     shape = np.shape(x)
     where = kwargs.get("where", True)
     if where is True:
@@ -131,7 +139,7 @@ def _others_product(xa, axes):
 def _prod_rrule(x, *args, **kwargs):
     y = np.prod(x, *args, **kwargs)
     p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.prod")
-    _no_out("prod", p)
+    _no_out("prod", p, x)
     shape = np.shape(x)
     initial, where = p["initial"], p["where"]
 
@@ -177,7 +185,7 @@ def _extreme_rule(reducer, nan):
     def extreme_rrule(x, *args, **kwargs):
         y = reducer(x, *args, **kwargs)
         p = bind(args, kwargs, _EXTREME_FULL, _EXTREME_FULL_DEFAULTS, name=f"np.{name}")
-        _no_out(name, p)
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def extreme_pullback(dy):
@@ -206,7 +214,7 @@ def _extreme_rule(reducer, nan):
 def _ptp_rrule(x, *args, **kwargs):
     y = np.ptp(x, *args, **kwargs)
     p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name="np.ptp")
-    _no_out("ptp", p)
+    _no_out("ptp", p, x)
     shape = np.shape(x)
     axis = p["axis"]
     hi = np.max(x, axis=axis, keepdims=True)
@@ -239,7 +247,7 @@ def _moments(fn, nan):
     def moment_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
         p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS, name=f"np.{name}", known=_VAR_KNOWN)
-        _no_out(name, p)
+        _no_out(name, p, x)
         ddof = kwargs.get("correction", p["ddof"])
         axis = p["axis"]
         shape = np.shape(x)
@@ -351,7 +359,7 @@ def _cumulative_sum_rrule(fn, skip_nan):
     def cumulative_sum_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
         p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name=f"np.{name}")
-        _no_out(name, p)
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def cumulative_sum_pullback(dy):
@@ -400,7 +408,7 @@ def _cumprod_grad(x, y, g, axis):
 def _cumprod_rrule(x, *args, **kwargs):
     y = np.cumprod(x, *args, **kwargs)
     p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name="np.cumprod")
-    _no_out("cumprod", p)
+    _no_out("cumprod", p, x)
     shape = np.shape(x)
 
     def cumprod_pullback(dy):
@@ -462,7 +470,7 @@ def _nan_reduction_rrule(fn, weights):
     def nan_reduction_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
         p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name=f"np.{name}")
-        _no_out(name, p)
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def nan_reduction_pullback(dy):

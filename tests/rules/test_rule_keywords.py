@@ -175,6 +175,33 @@ def test_extremes_where_and_initial(fn, axis, dtype):
     check_rrule(fn, x, axis, None, False, mid, MASK)
 
 
+@pytest.mark.parametrize("fn", [np.max, np.min, np.nanmax, np.nanmin], ids=lambda f: f.__name__)
+def test_extremes_where_and_initial_second_order(fn):
+    x = _with_nans(np.float64) if "nan" in fn.__name__ else make("distinct", (3, 4))
+    big = -100.0 if "max" in fn.__name__ else 100.0
+    check_rrule(fn, x, axis=1, where=MASK, initial=big, second_order=True)
+    check_rrule(fn, x, axis=0, initial=float(np.nanmedian(x)), second_order=True)
+
+
+def _max_cubes(x):
+    return np.sum(np.max(x**3, axis=1, where=MASK, initial=-5.0))
+
+
+def _min_cubes_initial(x):
+    return np.sum(np.min(x**3, axis=0, initial=0.5))
+
+
+def _nanmax_cubes(x):
+    return np.sum(np.nanmax(x**3, axis=1, where=MASK, initial=-5.0))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("f", [_max_cubes, _min_cubes_initial, _nanmax_cubes])
+def test_extremes_where_in_user_code(f, order):
+    check_grads(f, make("positive", (3, 4)), order=order)
+    check_grads(f, np.random.default_rng(1).uniform(0.2, 1.5, (3, 4)), order=order)
+
+
 OUT = np.empty((3,))
 OUT4 = np.empty((3, 4))
 REFUSED = [

@@ -38,6 +38,7 @@ __all__ = [
     "normalize_axis",
     "position_labels",
     "axes_last",
+    "refuse_integer_dtype",
     "refuse_out",
     "cotangents_from_labels",
     "unbroadcast",
@@ -133,18 +134,40 @@ def expand_reduced(g, shape, axis, keepdims):
     return np.broadcast_to(g, shape)
 
 
-def bind(args, kwargs, names, defaults):
+def bind(args, kwargs, names, defaults, *, name=None, known=()):
     """The values of a NumPy function's optional parameters, given positionally or by name.
+
+    Strict, so that an option a rule does not know cannot silently change the value or
+    the derivative: a keyword outside ``names`` and ``known``, or more positional options
+    than ``names``, raises :class:`UnsupportedCallError`. ``known`` declares the keywords
+    the rule reads itself or knowingly ignores (value-only ones: ``dtype``, ``casting``,
+    ``subok``...). ``name`` is the function's name for the message.
 
     >>> bind((0,), {"keepdims": True}, ("axis", "keepdims"), (None, False))
     {'axis': 0, 'keepdims': True}
+    >>> bind((), {"where": True}, ("axis",), (None,), name="np.nansum")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pullback.errors.UnsupportedCallError: pullback: np.nansum(..., where=) has no rule ...
     """
     out = dict(zip(names, defaults, strict=True))
-    for name, value in zip(names, args, strict=False):
-        out[name] = value
-    for name in names:
-        if name in kwargs:
-            out[name] = kwargs[name]
+    fname = name or "this function"
+    if len(args) > len(names):
+        raise UnsupportedCallError(
+            f"pullback: {fname} got {len(args)} positional options and its rule reads only "
+            f"{len(names)} ({', '.join(names) or 'none'}); fix: pass the others by keyword"
+        )
+    for key in kwargs:
+        if key not in names and key not in known:
+            raise UnsupportedCallError(
+                f"pullback: {fname}(..., {key}=) has no rule for this keyword; fix: drop "
+                f"{key}= (or apply it to the input yourself, e.g. with np.where)"
+            )
+    for key, value in zip(names, args, strict=False):
+        out[key] = value
+    for key in names:
+        if key in kwargs:
+            out[key] = kwargs[key]
     return out
 
 
@@ -304,4 +327,16 @@ def refuse_out(name, p):
         raise UnsupportedCallError(
             f"pullback: {name}(..., out=...) writes into an array and cannot be "
             "differentiated; drop out= and use the returned value"
+        )
+
+
+def refuse_integer_dtype(name, p):
+    """Refuse ``dtype=`` an integer or bool type: the data are rounded before they are
+    reduced, so the value is piecewise constant and the rule's derivative would be wrong."""
+    dtype = p.get("dtype")
+    if dtype is not None and np.dtype(dtype).kind not in "fc":
+        raise UnsupportedCallError(
+            f"pullback: {name}(..., dtype={np.dtype(dtype).name}) rounds the data before "
+            "reducing them and has no derivative; fix: drop dtype= and convert the result "
+            "(or round the input explicitly, e.g. np.floor, if that is what is meant)"
         )

@@ -121,7 +121,7 @@ def _slogdet_rrule(a):
 
 def _pinv_rrule(a, *args, **kwargs):
     X = la.pinv(a, *args, **kwargs)
-    if bind(args, kwargs, ("rcond", "hermitian"), (None, False))["hermitian"]:
+    if bind(args, kwargs, ("rcond", "hermitian"), (None, False), known=("rtol",))["hermitian"]:
         raise UnsupportedCallError("pullback: pinv(hermitian=True) has no rule")
     A = np.asarray(a)
 

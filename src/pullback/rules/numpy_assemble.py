@@ -127,7 +127,9 @@ def _joined_rule(fn, promote, axis_of):
 
 
 def _concat_axis(promoted, args, kwargs):
-    return bind(args, kwargs, ("axis",), (0,))["axis"]
+    p = bind(args, kwargs, ("axis", "out"), (0, None), known=("dtype", "casting"))
+    refuse_out("np.concatenate", p)
+    return p["axis"]
 
 
 def _hstack_axis(promoted, args, kwargs):
@@ -142,7 +144,9 @@ def _column(a):
 
 def _stack_rrule(arrays, *args, **kwargs):
     y = np.stack(arrays, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (0,))["axis"]
+    p = bind(args, kwargs, ("axis", "out"), (0, None), name="np.stack", known=("dtype", "casting"))
+    refuse_out("np.stack", p)
+    axis = p["axis"]
 
     def stack_pullback(dy):
         if dy is ZERO:

@@ -25,6 +25,7 @@ from ._util import (
     densify,
     differentiable,
     finalize,
+    refuse_out,
     segment_sum,
     zeros_for,
 )
@@ -82,7 +83,8 @@ def _take_grad(g, shape, idx, axis):
 
 def _take_rrule(a, indices, *args, **kwargs):
     y = np.take(a, indices, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "out", "mode"), (None, None, "raise"))
+    p = bind(args, kwargs, ("axis", "out", "mode"), (None, None, "raise"), name="np.take")
+    refuse_out("np.take", p)
     shape = np.shape(a)
     n = int(np.prod(shape)) if p["axis"] is None else shape[p["axis"] % len(shape)]
     rest = (NO_TANGENT,) * (1 + len(args))
@@ -134,7 +136,9 @@ def _take_along_axis_rrule(arr, indices, *args, **kwargs):
 
 def _compress_rrule(condition, a, *args, **kwargs):
     y = np.compress(condition, a, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis", "out"), (None, None))["axis"]
+    p = bind(args, kwargs, ("axis", "out"), (None, None), name="np.compress")
+    refuse_out("np.compress", p)
+    axis = p["axis"]
     shape = np.shape(a)
 
     def compress_pullback(dy):
@@ -275,7 +279,7 @@ def _unpermute(dy, perm, axis, shape):
 
 def _sort_rrule(a, *args, **kwargs):
     y = np.sort(a, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "kind", "order"), (-1, None, None))
+    p = bind(args, kwargs, ("axis", "kind", "order"), (-1, None, None), known=("stable",))
     if p["order"] is not None:
         raise UnsupportedCallError("pullback: sort(order=...) of structured arrays has no rule")
     axis = p["axis"]

@@ -74,6 +74,8 @@ def _linspace_rrule(start, stop, *args, **kwargs):
         kwargs,
         ("num", "endpoint", "retstep", "dtype", "axis"),
         (50, True, False, None, 0),
+        name="np.linspace",
+        known=("device",),
     )
     num, axis = int(p["num"]), p["axis"]
     div = (num - 1) if p["endpoint"] else num

@@ -106,7 +106,8 @@ def _cov_setup(name, m, args, kwargs, with_ddof):
     names = (
         ("y", "rowvar", "bias", "ddof", "fweights", "aweights") if with_ddof else ("y", "rowvar")
     )
-    p = bind(args, kwargs, names, (None, True, False, None, None, None)[: len(names)])
+    defaults = (None, True, False, None, None, None)[: len(names)]
+    p = bind(args, kwargs, names, defaults, name=f"np.{name}", known=("dtype",))
     X, n_m, tm, ty = _cov_parts(m, p["y"], p["rowvar"], kwargs.get("dtype"))
     ddof = p.get("ddof")
     if ddof is None:

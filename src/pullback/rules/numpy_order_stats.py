@@ -108,7 +108,7 @@ def _quantile_rule(fn, scale, has_q):
         else:
             params = ("axis", "out", "overwrite_input", "keepdims")
             defaults = (None, None, False, False)
-        p = bind(args, kwargs, params, defaults)
+        p = bind(args, kwargs, params, defaults, name=f"np.{name}", known=("weights",))
         refuse_out(name, p)
         if kwargs.get("weights") is not None:
             raise UnsupportedCallError(f"pullback: {name}(..., weights=...) has no rule")

@@ -21,8 +21,11 @@ from ._util import (
     bind,
     conj,
     densify,
+    differentiable,
     finalize,
     finalize_like,
+    refuse_integer_dtype,
+    refuse_out,
     zeros_for,
 )
 from .numpy_products_pullbacks import sublist_text
@@ -56,8 +59,15 @@ def _matmul_grads(dy, a, b):
     return np.matmul(dy, _t(cb)), np.matmul(_t(ca), dy)
 
 
+# matmul's ufunc options that only choose the output's type; axes=/axis= (other axes
+# multiplied) and where= have no rule: bind refuses them.
+_MATMUL_KNOWN = ("dtype", "casting", "order", "subok")
+
+
 def _matmul_rrule(a, b, **kwargs):
     y = np.matmul(a, b, **kwargs)
+    p = bind((), kwargs, ("out",), (None,), name="np.matmul", known=_MATMUL_KNOWN)
+    refuse_out("np.matmul", p)
 
     def matmul_pullback(dy):
         if dy is ZERO:
@@ -379,6 +389,9 @@ def _trace_grad(dy, shape, offset, axis1, axis2):
 def _trace_rrule(a, *args, **kwargs):
     y = np.trace(a, *args, **kwargs)
     p = bind(args, kwargs, ("offset", "axis1", "axis2", "dtype", "out"), (0, 0, 1, None, None))
+    refuse_out("np.trace", p)
+    if differentiable(a):
+        refuse_integer_dtype("np.trace", p)
     shape = np.shape(a)
 
     def trace_pullback(dy):

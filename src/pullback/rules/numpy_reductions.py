@@ -8,19 +8,19 @@ returns ``NO_TANGENT`` for the positional ones (``axis``, ``dtype``, ``ddof``...
 Choices where the function is not differentiable:
 
 * ``max``/``min``/``amax``/``amin``/``nanmax``/``nanmin``/``ptp``: the cotangent is split
-  equally among the elements equal to the extreme.
+  equally among the elements equal to the extreme (an ``initial=`` equal to it included).
 * ``median``/``percentile``/``quantile``: ties are broken by a stable sort, so the
   cotangent of a tied order statistic goes to one of the tied elements.
 * ``std`` of constant data (a length-1 axis included): 0, the subgradient of least norm
   (the derivative of ``sqrt`` at 0 is infinite; JAX and autograd give NaN there).
-* ``nan*`` functions give NaN elements a zero cotangent.
+* ``nan*`` functions give NaN elements a zero cotangent, and every ``where=`` gives the
+  elements it masks a zero cotangent.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedCallError
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -35,14 +35,29 @@ from ._util import (
     expand_reduced,
     finalize,
     normalize_axis,
+    refuse_integer_dtype,
+    refuse_out,
 )
-from ._util import refuse_out as _no_out
 from .numpy_order_stats import _quantile_rule
 
 FAMILY = "numpy_reductions"
 
 _SUM_PARAMS = ("axis", "dtype", "out", "keepdims")
 _SUM_DEFAULTS = (None, None, None, False)
+# sum, prod, nansum, nanprod: (a, axis, dtype, out, keepdims, initial, where).
+_FULL_SUM_PARAMS = _SUM_PARAMS + ("initial", "where")
+_FULL_SUM_DEFAULTS = _SUM_DEFAULTS + (None, True)
+_EXTREME = ("axis", "out", "keepdims")
+_EXTREME_DEFAULTS = (None, None, False)
+_EXTREME_FULL = _EXTREME + ("initial", "where")
+_EXTREME_FULL_DEFAULTS = _EXTREME_DEFAULTS + (None, True)
+
+
+def _no_out(name, p, x):
+    """Refuse out= and, for float data, an integer dtype= (which rounds them first)."""
+    refuse_out(name, p)
+    if differentiable(x):
+        refuse_integer_dtype(f"np.{name}", p)
 
 
 def _count(shape, axis):
@@ -56,12 +71,24 @@ def _rest(args):
     return (NO_TANGENT,) * len(args)
 
 
+def _with_initial(args, cot_x, dy, factor):
+    """The cotangents of a sum or product's arguments: ``cot_x`` for the data, and for an
+    ``initial`` given positionally as a float (``args[4]``), ``sum(dy * conj(factor))``
+    (``factor``: d y / d initial, 1 for a sum and the product of the data for a product);
+    the other options get ``NO_TANGENT``."""
+    rest = list(_rest(args))
+    if len(args) > 4 and differentiable(args[4]):
+        d = densify(dy) if factor is None else densify(dy) * conj(factor)
+        rest[4] = finalize(d, args[4])
+    return (cot_x,) + tuple(rest)
+
+
 def _sum_rrule(x, *args, **kwargs):
     y = np.sum(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("sum", p)
+    p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.sum")
+    _no_out("sum", p, x)
     shape = np.shape(x)
-    where = kwargs.get("where", True)
+    where = p["where"]
 
     def sum_pullback(dy):
         if dy is ZERO:
@@ -69,15 +96,15 @@ def _sum_rrule(x, *args, **kwargs):
         g = expand_reduced(dy, shape, p["axis"], p["keepdims"])
         if where is not True:
             g = np.where(where, g, np.zeros_like(g))
-        return (finalize(g, x),) + _rest(args)
+        return _with_initial(args, finalize(g, x), dy, None)
 
     return y, sum_pullback
 
 
 def _mean_rrule(x, *args, **kwargs):
     y = np.mean(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("mean", p)
+    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS, name="np.mean", known=("where",))
+    _no_out("mean", p, x)
     shape = np.shape(x)
     where = kwargs.get("where", True)
     if where is True:
@@ -111,55 +138,71 @@ def _others_product(xa, axes):
 
 def _prod_rrule(x, *args, **kwargs):
     y = np.prod(x, *args, **kwargs)
-    p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-    _no_out("prod", p)
-    if "where" in kwargs:
-        raise UnsupportedCallError("pullback: prod(..., where=...) has no rule")
+    p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name="np.prod")
+    _no_out("prod", p, x)
     shape = np.shape(x)
-    initial = kwargs.get("initial", None)
+    initial, where = p["initial"], p["where"]
 
     def prod_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
         xa = as_array(x)
-        others = _others_product(xa, normalize_axis(p["axis"], xa.ndim))
+        kept = xa if where is True else np.where(where, xa, np.ones_like(xa))  # masked: 1
+        others = _others_product(kept, normalize_axis(p["axis"], xa.ndim))
         if initial is not None:
             others = others * initial
         g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * conj(others)
-        return (finalize(g, x),) + _rest(args)
+        if where is not True:
+            g = np.where(where, g, np.zeros_like(g))
+        data = np.prod(kept, axis=p["axis"], keepdims=p["keepdims"])  # d y / d initial
+        return _with_initial(args, finalize(g, x), dy, data)
 
     return y, prod_pullback
 
 
-def _extreme_weights(x, y, axis, keepdims, valid=None):
-    """1/k on the k elements equal to the reduced extreme, 0 elsewhere."""
+def _extreme_weights(x, y, axis, keepdims, valid=None, initial=None):
+    """1/k on the k elements equal to the reduced extreme, 0 elsewhere, and the share of an
+    ``initial`` equal to the extreme (it counts as one of the k), shaped like a reduction
+    with keepdims."""
     shape = np.shape(x)
     yk = expand_reduced(y, shape, axis, keepdims)
     mask = as_array(x) == yk
     if valid is not None:
         mask = mask & valid
     counts = np.sum(mask, axis=axis, keepdims=True)
-    return mask / np.maximum(counts, 1)
+    won = 0.0
+    if initial is not None:
+        won = np.asarray(np.reshape(y, np.shape(counts)) == initial, dtype=np.float64)
+    total = np.maximum(counts + won, 1)
+    return mask / total, won / total
 
 
-def _extreme_rrule(reducer):
+def _extreme_rule(reducer, nan):
+    """max/min/amax/amin (and nanmax/nanmin, ``nan``: NaNs left out): ties, ``initial``
+    included, share the cotangent equally; the elements ``where=`` masks get none."""
     name = reducer.__name__
 
     def extreme_rrule(x, *args, **kwargs):
         y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
-        _no_out(name, p)
-        if "where" in kwargs:
-            raise UnsupportedCallError(f"pullback: {name}(..., where=...) has no rule")
+        p = bind(args, kwargs, _EXTREME_FULL, _EXTREME_FULL_DEFAULTS, name=f"np.{name}")
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def extreme_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            # Ties share the cotangent equally.
-            w = _extreme_weights(x, y, p["axis"], p["keepdims"])
+            valid = np.broadcast_to(p["where"], shape)
+            if nan:
+                valid = valid & ~np.isnan(x)
+            w, w_initial = _extreme_weights(
+                x, y, p["axis"], p["keepdims"], valid, p["initial"]
+            )
             g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
-            return (finalize(g, x),) + _rest(args)
+            rest = list(_rest(args))
+            if len(args) > 3 and differentiable(args[3]):  # initial, given positionally
+                d = np.reshape(as_array(densify(dy)), np.shape(w_initial)) * w_initial
+                rest[3] = finalize(d, args[3])
+            return (finalize(g, x),) + tuple(rest)
 
         extreme_pullback.__name__ = f"{name}_pullback"
         return y, extreme_pullback
@@ -168,33 +211,10 @@ def _extreme_rrule(reducer):
     return extreme_rrule
 
 
-def _nan_extreme_rrule(reducer):
-    name = reducer.__name__
-
-    def nan_extreme_rrule(x, *args, **kwargs):
-        y = reducer(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
-        _no_out(name, p)
-        shape = np.shape(x)
-
-        def nan_extreme_pullback(dy):
-            if dy is ZERO:
-                return (ZERO,) + _rest(args)
-            valid = ~np.isnan(x)
-            w = _extreme_weights(x, y, p["axis"], p["keepdims"], valid)
-            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
-            return (finalize(g, x),) + _rest(args)
-
-        return y, nan_extreme_pullback
-
-    nan_extreme_rrule.__name__ = f"{name}_rrule"
-    return nan_extreme_rrule
-
-
 def _ptp_rrule(x, *args, **kwargs):
     y = np.ptp(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "out", "keepdims"), (None, None, False))
-    _no_out("ptp", p)
+    p = bind(args, kwargs, _EXTREME, _EXTREME_DEFAULTS, name="np.ptp")
+    _no_out("ptp", p, x)
     shape = np.shape(x)
     axis = p["axis"]
     hi = np.max(x, axis=axis, keepdims=True)
@@ -203,7 +223,7 @@ def _ptp_rrule(x, *args, **kwargs):
     def ptp_pullback(dy):
         if dy is ZERO:
             return (ZERO,) + _rest(args)
-        w = _extreme_weights(x, hi, axis, True) - _extreme_weights(x, lo, axis, True)
+        w = _extreme_weights(x, hi, axis, True)[0] - _extreme_weights(x, lo, axis, True)[0]
         g = expand_reduced(dy, shape, axis, p["keepdims"]) * w
         return (finalize(g, x),) + _rest(args)
 
@@ -216,6 +236,7 @@ _VAR_PARAMS = ("axis", "dtype", "out", "ddof", "keepdims")
 # (std is a scaled norm of x - mean), which central differences also give.
 _STD_NOTE = "constant data (e.g. a length-1 axis) -> subgradient 0"
 _VAR_DEFAULTS = (None, None, None, 0, False)
+_VAR_KNOWN = ("where", "mean", "correction")  # read by the rule itself
 
 
 def _moments(fn, nan):
@@ -225,13 +246,13 @@ def _moments(fn, nan):
 
     def moment_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS)
-        _no_out(name, p)
-        if "where" in kwargs or "mean" in kwargs:
-            raise UnsupportedCallError(f"pullback: {name}(..., where=/mean=) has no rule")
+        p = bind(args, kwargs, _VAR_PARAMS, _VAR_DEFAULTS, name=f"np.{name}", known=_VAR_KNOWN)
+        _no_out(name, p, x)
         ddof = kwargs.get("correction", p["ddof"])
         axis = p["axis"]
         shape = np.shape(x)
+        where = kwargs.get("where", True)
+        given_mean = kwargs.get("mean")  # a constant: PB502 refuses a differentiated one
 
         def moment_pullback(dy):
             if dy is ZERO:
@@ -239,14 +260,18 @@ def _moments(fn, nan):
             xa = as_array(x)
             if xa.size == 0:  # nothing to differentiate (and no count to divide by)
                 return (finalize(np.zeros(shape, xa.dtype), x),) + _rest(args)
-            if nan:
-                valid = ~np.isnan(xa)
+            if nan or where is not True:
+                valid = np.broadcast_to(where, shape)
+                if nan:
+                    valid = valid & ~np.isnan(xa)
                 n = np.sum(valid, axis=axis, keepdims=True)
                 xz = np.where(valid, xa, np.zeros_like(xa))
-                centered = np.where(valid, xa - np.sum(xz, axis=axis, keepdims=True) / n, 0.0)
+                m = np.sum(xz, axis=axis, keepdims=True) / n if given_mean is None else given_mean
+                centered = np.where(valid, xa - m, 0.0)
             else:
                 n = _count(shape, axis)
-                centered = xa - np.mean(xa, axis=axis, keepdims=True)
+                m = np.mean(xa, axis=axis, keepdims=True) if given_mean is None else given_mean
+                centered = xa - m
             g = expand_reduced(dy, shape, axis, p["keepdims"])
             # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
             factor = 2.0 / np.float64(n - ddof)  # n == ddof: NaN, as the primal
@@ -264,7 +289,14 @@ def _moments(fn, nan):
 
 def _average_rrule(a, *args, **kwargs):
     y = np.average(a, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "weights", "returned"), (None, None, False))
+    p = bind(
+        args,
+        kwargs,
+        ("axis", "weights", "returned"),
+        (None, None, False),
+        name="np.average",
+        known=("keepdims",),
+    )
     axis, w, returned = p["axis"], p["weights"], p["returned"]
     keepdims = kwargs.get("keepdims", False) is True
     shape = np.shape(a)
@@ -326,8 +358,8 @@ def _cumulative_sum_rrule(fn, skip_nan):
 
     def cumulative_sum_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
-        _no_out(name, p)
+        p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name=f"np.{name}")
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def cumulative_sum_pullback(dy):
@@ -375,8 +407,8 @@ def _cumprod_grad(x, y, g, axis):
 
 def _cumprod_rrule(x, *args, **kwargs):
     y = np.cumprod(x, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None))
-    _no_out("cumprod", p)
+    p = bind(args, kwargs, ("axis", "dtype", "out"), (None, None, None), name="np.cumprod")
+    _no_out("cumprod", p, x)
     shape = np.shape(x)
 
     def cumprod_pullback(dy):
@@ -427,26 +459,30 @@ def _cumulative_rrule(fn, base):
 
 # -- nan versions --------------------------------------------------------------------------
 def _nan_reduction_rrule(fn, weights):
-    """The rule of a nan-reduction: NaNs are left out, and get no gradient.
+    """The rule of a nan-reduction: NaNs and the elements ``where=`` masks are left out,
+    and get no gradient (``initial=`` is a constant term or factor).
 
-    ``weights(x, p, nan)`` gives the derivative of the reduction with respect to each
+    ``weights(x, p, skip)`` gives the derivative of the reduction with respect to each
     element (before the cotangent is spread back over the reduced axes).
     """
     name = fn.__name__
 
     def nan_reduction_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        p = bind(args, kwargs, _SUM_PARAMS, _SUM_DEFAULTS)
-        _no_out(name, p)
+        p = bind(args, kwargs, _FULL_SUM_PARAMS, _FULL_SUM_DEFAULTS, name=f"np.{name}")
+        _no_out(name, p, x)
         shape = np.shape(x)
 
         def nan_reduction_pullback(dy):
             if dy is ZERO:
                 return (ZERO,) + _rest(args)
-            nan = np.isnan(x)
-            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * weights(x, p, nan)
-            g = np.where(nan, np.zeros_like(g), g)
-            return (finalize(g, x),) + _rest(args)
+            skip = np.isnan(x) | np.logical_not(p["where"])
+            g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * weights(x, p, skip)
+            g = np.where(skip, np.zeros_like(g), g)
+            data = None  # d y / d initial: 1 for nansum, the product of the data for nanprod
+            if name == "nanprod" and len(args) > 4:
+                data = fn(x, p["axis"], keepdims=p["keepdims"], where=p["where"])
+            return _with_initial(args, finalize(g, x), dy, data)
 
         nan_reduction_pullback.__name__ = f"{name}_pullback"
         return y, nan_reduction_pullback
@@ -455,18 +491,21 @@ def _nan_reduction_rrule(fn, weights):
     return nan_reduction_rrule
 
 
-def _nansum_weights(x, p, nan):
+def _nansum_weights(x, p, skip):
     return 1.0
 
 
-def _nanmean_weights(x, p, nan):
-    return 1.0 / np.sum(~nan, axis=p["axis"], keepdims=True)
+def _nanmean_weights(x, p, skip):
+    return 1.0 / np.sum(~skip, axis=p["axis"], keepdims=True)
 
 
-def _nanprod_weights(x, p, nan):
+def _nanprod_weights(x, p, skip):
     xa = as_array(x)
-    filled = np.where(nan, np.ones_like(xa), xa)
-    return conj(_others_product(filled, normalize_axis(p["axis"], xa.ndim)))
+    filled = np.where(skip, np.ones_like(xa), xa)
+    others = _others_product(filled, normalize_axis(p["axis"], xa.ndim))
+    if p["initial"] is not None:
+        others = others * p["initial"]
+    return conj(others)
 
 
 _nansum_rrule = _nan_reduction_rrule(np.nansum, _nansum_weights)
@@ -485,9 +524,9 @@ def register(reg):
     r.rule(np.nanvar, _moments(np.nanvar, nan=True))
     r.rule(np.nanstd, _moments(np.nanstd, nan=True), notes=_STD_NOTE)
     for fn in (np.max, np.min, np.amax, np.amin):
-        r.rule(fn, _extreme_rrule(fn), notes="ties split the cotangent equally")
+        r.rule(fn, _extreme_rule(fn, nan=False), notes="ties split the cotangent equally")
     for fn in (np.nanmax, np.nanmin):
-        r.rule(fn, _nan_extreme_rrule(fn), notes="ties split the cotangent equally")
+        r.rule(fn, _extreme_rule(fn, nan=True), notes="ties split the cotangent equally")
     r.rule(np.ptp, _ptp_rrule, notes="ties split the cotangent equally")
     r.rule(np.median, _quantile_rule(np.median, 1.0, has_q=False), notes="ties: stable sort")
     r.rule(np.quantile, _quantile_rule(np.quantile, 1.0, has_q=True), notes="ties: stable sort")

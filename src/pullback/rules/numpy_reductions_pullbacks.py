@@ -11,7 +11,7 @@ import numpy as np
 from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
-from .transformable import set_pullbacks
+from .transformable import extreme_pullback, set_pullbacks
 
 
 @transformable
@@ -59,33 +59,57 @@ def others_product(x, axis):
 
 
 @transformable
-def prod_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None):
-    others = others_product(x, axis)
+def initial_cotangent(dy, initial, data):
+    """The cotangent of a sum or product's ``initial`` (``data``: d y / d initial)."""
+    if initial is None:
+        return NO_TANGENT
+    return unbroadcast(densify(dy) * np.conj(data), initial)
+
+
+@transformable
+def prod_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
+    kept = np.where(where, x, np.ones_like(x))  # the masked elements count as 1
+    others = others_product(kept, axis)
     if initial is not None:
         others = others * initial
     g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
-    return (unbroadcast(g, x),) + (NO_TANGENT,) * 5
+    data = np.prod(kept, axis=axis, keepdims=keepdims)
+    dx = unbroadcast(np.where(where, g, np.zeros_like(g)), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data), NO_TANGENT)
 
 
 @transformable
-def nanprod_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
-    nan = np.isnan(x)
-    filled = np.where(nan, np.ones_like(x), x)
-    g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others_product(filled, axis))
-    return (unbroadcast(np.where(nan, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+def nanprod_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    filled = np.where(skip, np.ones_like(x), x)
+    others = others_product(filled, axis)
+    if initial is not None:
+        others = others * initial
+    g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
+    data = np.nanprod(x, axis=axis, keepdims=keepdims, where=where)
+    dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data), NO_TANGENT)
 
 
 @transformable
-def nansum_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
+def nansum_pullback(
+    dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
+):
     g = spread(dy, np.shape(x), axis, keepdims)
-    return (unbroadcast(np.where(np.isnan(x), np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
+    return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, 1.0), NO_TANGENT)
 
 
 @transformable
-def nanmean_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False):
-    nan = np.isnan(x)
-    g = spread(dy, np.shape(x), axis, keepdims) / np.sum(~nan, axis=axis, keepdims=True)
-    return (unbroadcast(np.where(nan, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
+def nanmean_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
+    g = spread(dy, np.shape(x), axis, keepdims) / np.sum(~skip, axis=axis, keepdims=True)
+    return (unbroadcast(np.where(skip, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
 
 
 @transformable
@@ -96,15 +120,25 @@ def extreme_weights(x, y, axis, keepdims, valid):
 
 
 @transformable
-def nanmax_pullback(dy, x, axis=None, out=None, keepdims=False):
-    w = extreme_weights(x, np.nanmax(x, axis=axis, keepdims=keepdims), axis, keepdims, ~np.isnan(x))
-    return unbroadcast(spread(dy, np.shape(x), axis, keepdims) * w, x), NO_TANGENT, NO_TANGENT
+def nanmax_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is None:
+        m = np.nanmax(x, axis=axis, keepdims=True)
+    else:
+        m = np.nanmax(x, axis=axis, keepdims=True, initial=initial, where=where)
+    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
+    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
-def nanmin_pullback(dy, x, axis=None, out=None, keepdims=False):
-    w = extreme_weights(x, np.nanmin(x, axis=axis, keepdims=keepdims), axis, keepdims, ~np.isnan(x))
-    return unbroadcast(spread(dy, np.shape(x), axis, keepdims) * w, x), NO_TANGENT, NO_TANGENT
+def nanmin_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is None:
+        m = np.nanmin(x, axis=axis, keepdims=True)
+    else:
+        m = np.nanmin(x, axis=axis, keepdims=True, initial=initial, where=where)
+    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
+    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable

@@ -51,7 +51,8 @@ def _reshape_in(g, shape, order):
 
 def _reshape_rrule(a, *args, **kwargs):
     y = np.reshape(a, *args, **kwargs)
-    order = _memory_order(a, bind(args, kwargs, ("shape", "order"), (None, "C"))["order"])
+    given = bind(args, kwargs, ("shape", "order"), (None, "C"), known=("copy",))["order"]
+    order = _memory_order(a, given)
     shape = np.shape(a)
 
     def reshape_pullback(dy):
@@ -343,12 +344,14 @@ def _rot90_rrule(m, *args, **kwargs):
     return y, rot90_pullback
 
 
+# np.pad's per-mode options: passed on to np.pad itself in the pullback.
+_PAD_OPTIONS = ("constant_values", "end_values", "stat_length", "reflect_type")
 _LINEAR_PAD_MODES = ("edge", "reflect", "symmetric", "wrap", "mean", "linear_ramp")
 
 
 def _pad_rrule(array, pad_width, *args, **kwargs):
     y = np.pad(array, pad_width, *args, **kwargs)
-    mode = bind(args, kwargs, ("mode",), ("constant",))["mode"]
+    mode = bind(args, kwargs, ("mode",), ("constant",), name="np.pad", known=_PAD_OPTIONS)["mode"]
     shape = np.shape(array)
     if mode not in ("constant", "empty") + _LINEAR_PAD_MODES:
         raise UnsupportedCallError(

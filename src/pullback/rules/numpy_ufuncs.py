@@ -140,9 +140,14 @@ def _where_rrule(*args):
     return out, where_pullback
 
 
+# min=/max= are read below; the rest only choose the output's type (where=, out= have
+# no rule).
+_CLIP_KNOWN = ("min", "max", "dtype", "casting", "order", "subok")
+
+
 def _clip_rrule(a, *args, **kwargs):
     y = np.clip(a, *args, **kwargs)
-    p = bind(args, kwargs, ("a_min", "a_max"), (None, None))
+    p = bind(args, kwargs, ("a_min", "a_max"), (None, None), name="np.clip", known=_CLIP_KNOWN)
     lo = p["a_min"] if p["a_min"] is not None else kwargs.get("min")
     hi = p["a_max"] if p["a_max"] is not None else kwargs.get("max")
 

@@ -291,8 +291,12 @@ def lstsq_refusals(a, b, cond=None):
 lstsq_refusals.__pullback_opaque__ = True
 
 
+# lstsq's options that do not change its value (the LAPACK driver only picks a method).
+_LSTSQ_KNOWN = ("overwrite_a", "overwrite_b", "check_finite", "lapack_driver")
+
+
 def _lstsq_rrule(a, b, *args, **kwargs):
-    lstsq_refusals(a, b, bind(args, kwargs, ("cond",), (None,))["cond"])
+    lstsq_refusals(a, b, bind(args, kwargs, ("cond",), (None,), known=_LSTSQ_KNOWN)["cond"])
     y = sl.lstsq(a, b, *args, **kwargs)
     rest = (NO_TANGENT,) * len(args)
 

@@ -324,7 +324,11 @@ def qr_refusals(a, mode, pivoting, R=None):
 
 def _qr_rrule(a, *args, **kwargs):
     p = bind(
-        args, kwargs, ("overwrite_a", "lwork", "mode", "pivoting"), (False, None, "full", False)
+        args,
+        kwargs,
+        ("overwrite_a", "lwork", "mode", "pivoting"),
+        (False, None, "full", False),
+        known=("check_finite",),
     )
     mode = p["mode"]
     real_only("qr", a)
@@ -374,7 +378,13 @@ def svd_refusals(a, full_matrices, compute_uv, s=None):
 
 
 def _svd_rrule(a, *args, **kwargs):
-    p = bind(args, kwargs, ("full_matrices", "compute_uv"), (True, True))
+    p = bind(
+        args,
+        kwargs,
+        ("full_matrices", "compute_uv"),
+        (True, True),
+        known=("overwrite_a", "check_finite", "lapack_driver"),
+    )
     A = np.asarray(a)
     svd_refusals(a, p["full_matrices"], False)
     y = base.sl.svd(a, *args, **kwargs)

@@ -83,18 +83,36 @@ def _reduced(dy, axis, keepdims):
 
 
 @transformable
-def max_pullback(dy, x, axis=None, out=None, keepdims=False):
-    # Ties share the cotangent equally (as the rule does).
-    mask = x == np.max(x, axis=axis, keepdims=True)
-    count = np.sum(mask, axis=axis, keepdims=True)
-    return _reduced(dy, axis, keepdims) * mask / count, NO_TANGENT
+def extreme_pullback(dy, x, m, axis, keepdims, initial, where):
+    """The cotangents of ``x`` and ``initial`` of a max or min ``m`` (with keepdims): ties
+    share the cotangent equally (as the rules do), an ``initial`` equal to ``m`` counting
+    as one of them; the elements ``where`` masks get none."""
+    mask = (x == m) & where
+    won = False if initial is None else m == initial
+    count = np.maximum(np.sum(mask, axis=axis, keepdims=True) + won, 1)
+    g = _reduced(dy, axis, keepdims)
+    d_initial = NO_TANGENT if initial is None else unbroadcast(g * won / count, initial)
+    return g * mask / count, d_initial
 
 
 @transformable
-def min_pullback(dy, x, axis=None, out=None, keepdims=False):
-    mask = x == np.min(x, axis=axis, keepdims=True)
-    count = np.sum(mask, axis=axis, keepdims=True)
-    return _reduced(dy, axis, keepdims) * mask / count, NO_TANGENT
+def max_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is None:
+        m = np.max(x, axis=axis, keepdims=True)
+    else:
+        m = np.max(x, axis=axis, keepdims=True, initial=initial, where=where)
+    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
+
+
+@transformable
+def min_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is None:
+        m = np.min(x, axis=axis, keepdims=True)
+    else:
+        m = np.min(x, axis=axis, keepdims=True, initial=initial, where=where)
+    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable

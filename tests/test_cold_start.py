@@ -13,7 +13,7 @@ from pullback.check.mutation_fixes import is_inplace_numpy
 from pullback.errors import PullbackError
 from pullback.forward_mode import jvp
 from pullback.registry import qualified_name
-from pullback.transform.forward import _linear
+from pullback.transform.linear_calls import _linear
 
 
 def test_import_leaves_numpy_random_and_fft_unloaded():

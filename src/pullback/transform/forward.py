@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 
 import gast
-import numpy as np
 
-from .. import containers, dynamic_calls, rule_tangents, runtime, where_masks
+from .. import containers, dynamic_calls, rule_tangents, runtime
 from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
@@ -40,6 +38,7 @@ from .escape_sites import EscapeSites
 from .inline import inline_form
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
+from .linear_calls import BILINEAR, LINEAR_IN_LIST, _dtype_given, _linear, _member, _offset_given
 from .loop_jumps import LoopEnd
 from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .problems import (
@@ -56,62 +55,6 @@ from .ssa import SnapshotPoint
 from .star_calls import star_tangent_head
 from .with_blocks import WithBlock
 from .with_blocks import compound as with_compound
-
-# Functions linear in their first argument (the others are shapes, axes, flags).
-LINEAR = {
-    np.sum,
-    np.mean,
-    np.transpose,
-    np.reshape,
-    np.ravel,
-    np.squeeze,
-    np.expand_dims,
-    np.broadcast_to,
-    np.cumsum,
-    np.flip,
-    np.roll,
-    np.swapaxes,
-    np.moveaxis,
-    np.diagonal,
-    np.trace,
-    np.atleast_1d,
-    np.atleast_2d,
-    np.real,
-    np.imag,
-    np.conj,
-    np.conjugate,
-    np.negative,
-    np.positive,
-    np.diff,
-    np.tile,
-    np.repeat,
-    where_masks.masked,  # (in a generated gradient: a np.where branch's contribution)
-    where_masks.kept,  # (and a branch's value on a loop's tape: the identity)
-}
-# Arguments that add values to a LINEAR function's result (np.diff's prepend/append, by
-# position or keyword; np.sum's initial): given, the function is affine in its first
-# argument, and its tangent is no call of it on the tangent (the rule's is).
-OFFSETS = {np.diff: (3, ("prepend", "append")), np.sum: (None, ("initial",))}
-
-
-def _offset_given(fn, v) -> bool:
-    found = next((o for f, o in OFFSETS.items() if f is fn), None)
-    if found is None:
-        return False
-    position, names = found
-    if position is not None and len(v.args) > position:
-        return True
-    return any(k.arg in names for k in v.keywords)
-
-
-# numpy.fft's linear transforms, by name: naming them here would import numpy.fft with
-# pullback; a function that calls one has loaded it (see _linear).
-LINEAR_FFT = ("fft", "ifft", "rfft", "fft2", "ifft2")
-# Functions linear in a list of arrays (their first argument).
-LINEAR_IN_LIST = {np.concatenate, np.stack, np.hstack, np.vstack, np.column_stack}
-# Functions bilinear in their first two arguments.
-BILINEAR = {np.matmul, np.dot, np.outer, np.inner, np.kron, np.cross, np.multiply}
-
 
 # The tangent of ``t = a op b``: the term for a's tangent, and the term for b's.
 TANGENT_TERMS = {
@@ -365,7 +308,9 @@ class ForwardBuilder(EscapeSites):
                 return "ZERO"
             if rule is not None and rule.kind == SCALAR and not v.keywords:
                 return self.scalar_rule(t, v, rule)
-            linear_in_first = varied_args == args[:1] and not _offset_given(fn, v)
+            linear_in_first = (
+                varied_args == args[:1] and not _offset_given(fn, v) and not _dtype_given(fn, v)
+            )
             if rule is not None and linear_in_first and _linear(fn):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])
@@ -493,21 +438,6 @@ class Combined:
 
 def src(node) -> str:
     return gast.unparse(node).strip()
-
-
-def _linear(fn) -> bool:
-    """Whether ``fn`` is linear in its first argument (LINEAR or numpy.fft's LINEAR_FFT)."""
-    if _member(fn, LINEAR):
-        return True
-    fft = sys.modules.get("numpy.fft")
-    return fft is not None and any(fn is getattr(fft, name, None) for name in LINEAR_FFT)
-
-
-def _member(fn, table) -> bool:
-    try:
-        return fn in table
-    except TypeError:
-        return False
 
 
 def build_jvp(fn, wrt, registry, jvp_of, kinds_key=None):

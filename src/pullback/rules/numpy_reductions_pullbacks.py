@@ -94,7 +94,10 @@ def nanprod_pullback(
     if initial is not None:
         others = others * initial
     g = spread(dy, np.shape(x), axis, keepdims) * np.conj(others)
-    data = np.nanprod(x, axis=axis, keepdims=keepdims, where=where)
+    if where is True:  # (no where= for backends whose nanprod has none: Dask)
+        data = np.nanprod(x, axis=axis, keepdims=keepdims)
+    else:
+        data = np.nanprod(x, axis=axis, keepdims=keepdims, where=where)
     dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
     return (dx,) + (NO_TANGENT,) * 4 + (initial_cotangent(dy, initial, data), NO_TANGENT)
 

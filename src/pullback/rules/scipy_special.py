@@ -142,7 +142,11 @@ def register(reg):
     s(sc.y0, lambda y, x: -sc.y1(x))
     s(sc.y1, lambda y, x: sc.y0(x) - y / x)
 
-    r.rule(sc.logsumexp, _logsumexp_rrule, name="scipy.special.logsumexp")
+    rule = r.rule(sc.logsumexp, _logsumexp_rrule, name="scipy.special.logsumexp")
+    # logsumexp(a, b=w) reaches the transformable pullback as logsumexp(a, None, w): a
+    # differentiated weight by keyword (transform/keyword_positions.py)
+    rule.extra["positional_names"] = ("a", "axis", "b", "keepdims", "return_sign")
+    rule.extra["positional_defaults"] = {"axis": None, "b": None, "keepdims": False}
     r.rule(sc.softmax, _softmax_rule(sc.softmax, False), name="scipy.special.softmax")
     r.rule(sc.log_softmax, _softmax_rule(sc.log_softmax, True), name="scipy.special.log_softmax")
     from . import scipy_special_transformable as t

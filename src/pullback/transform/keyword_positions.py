@@ -49,13 +49,20 @@ def convert_keyword_positions(fs, tree, registry=None) -> bool:
         return False  # (no keyword argument: nothing to resolve)
     if registry is None:
         registry = default_registry()
-    return keywords_in_place(tree, rule_extra(fs, tree, registry, "positional_names"))
+    return keywords_in_place(
+        tree,
+        rule_extra(fs, tree, registry, "positional_names"),
+        rule_extra(fs, tree, registry, "positional_defaults"),
+    )
 
 
-def keywords_in_place(tree, positional_names) -> bool:
+def keywords_in_place(tree, positional_names, positional_defaults=None) -> bool:
     """Move, in each call of ``tree``'s own scope with keywords, the keywords that
     continue its positional arguments (``positional_names(call)`` gives the names in
-    order) into them; whether any moved."""
+    order) into them; whether any moved. ``positional_defaults(call)`` (a dict or None)
+    gives constant defaults of parameters a call may skip: a keyword after them
+    (``logsumexp(a, b=w)``) moves with the defaults written in the gap
+    (``logsumexp(a, None, w)``), which evaluates nothing more."""
     changed = False
     for call in own_nodes(tree.body):
         if not isinstance(call, gast.Call) or not call.keywords:
@@ -77,7 +84,29 @@ def keywords_in_place(tree, positional_names) -> bool:
             call.args.append(call.keywords.pop(0).value)
             changed = True
         changed = _reorder(call, names) or changed
+        defaults = positional_defaults(call) if positional_defaults is not None else None
+        while defaults and call.keywords and _fill_gap(call, names, defaults):
+            changed = True
     return changed
+
+
+def _fill_gap(call, names, defaults) -> bool:
+    """Move ``call``'s first keyword into its position when every parameter before it
+    that the call skips has a constant default in ``defaults`` (written there) and is not
+    given later by keyword; the first keyword is evaluated first of the keywords already,
+    so the order stays."""
+    name = call.keywords[0].arg
+    rest = names[len(call.args) :]
+    if name not in rest:
+        return False
+    gap = rest[: rest.index(name)]
+    if not gap or not all(g in defaults for g in gap):
+        return False
+    if any(k.arg in gap for k in call.keywords):
+        return False  # (given later by keyword: its value, not the default)
+    call.args.extend(gast.Constant(defaults[g], None) for g in gap)
+    call.args.append(call.keywords.pop(0).value)
+    return True
 
 
 def _reorder(call, names) -> bool:

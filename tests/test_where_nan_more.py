@@ -124,10 +124,25 @@ def chained_products(x):
     return np.sum(z * z)
 
 
+def chained_sqrts(x):
+    v = np.where(x <= 0.1, x * 0.5, np.sqrt(x - 0.1))
+    w = np.where(v <= 0.1, 0.0, np.sqrt(v - 0.1))
+    return np.sum(w * w)
+
+
+def rebound_in_a_loop(x):
+    v = x * 1.0
+    for _ in range(2):
+        v = np.where(v > 0, v**1.5, 0.0)
+    return np.sum(v * v)
+
+
 CHAIN_POINTS = [-1.0, 0.0, 0.5, 2.0, 4.0, 10.0]  # log(x) > 1 from e, x log(x) > 1 from 1.76
 
 
-@pytest.mark.parametrize("fn", [chained, chained_products])
+@pytest.mark.parametrize(
+    "fn", [chained, chained_products, chained_sqrts, rebound_in_a_loop]
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_chained_wheres_have_finite_hessians(fn, dtype):
     check_hessian(fn, np.array(CHAIN_POINTS, dtype), [0, 2, 3, 4, 5])

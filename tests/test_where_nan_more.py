@@ -140,9 +140,7 @@ def rebound_in_a_loop(x):
 CHAIN_POINTS = [-1.0, 0.0, 0.5, 2.0, 4.0, 10.0]  # log(x) > 1 from e, x log(x) > 1 from 1.76
 
 
-@pytest.mark.parametrize(
-    "fn", [chained, chained_products, chained_sqrts, rebound_in_a_loop]
-)
+@pytest.mark.parametrize("fn", [chained, chained_products, chained_sqrts, rebound_in_a_loop])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_chained_wheres_have_finite_hessians(fn, dtype):
     check_hessian(fn, np.array(CHAIN_POINTS, dtype), [0, 2, 3, 4, 5])

@@ -14,6 +14,7 @@ import inspect
 import itertools
 import re
 import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -192,34 +193,52 @@ def _signature(fn):
         return None
 
 
-def _param_names(fn) -> list[str]:
+class ParameterGroups(NamedTuple):
+    """``fn``'s parameters by kind, read from one signature: ``named`` (all but ``*args``
+    and ``**kwargs``), ``positional`` (those that take a position), and the names of the
+    ``*args`` and ``**kwargs`` parameters (None where absent)."""
+
+    named: tuple[str, ...]
+    positional: tuple[str, ...]
+    vararg: str | None
+    varkw: str | None
+
+
+_NO_PARAMETERS = ParameterGroups((), (), None, None)
+
+
+def parameter_groups(fn) -> ParameterGroups:
+    """:class:`ParameterGroups` of ``fn`` (none when it has no signature). One signature
+    lookup serves every question a call of ``vjp``/``jvp`` asks about its parameters."""
     sig = _signature(fn)
     if sig is None:
-        return []
-    return [
-        p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
+        return _NO_PARAMETERS
+    named, positional = [], []
+    vararg = varkw = None
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            vararg = p.name
+        elif p.kind is p.VAR_KEYWORD:
+            varkw = p.name
+        else:
+            named.append(p.name)
+            if p.kind is not p.KEYWORD_ONLY:
+                positional.append(p.name)
+    return ParameterGroups(tuple(named), tuple(positional), vararg, varkw)
+
+
+def _param_names(fn) -> list[str]:
+    return list(parameter_groups(fn).named)
 
 
 def _star_names(fn) -> tuple[str | None, str | None]:
     """The names of ``fn``'s ``*args`` and ``**kwargs`` parameters (None where absent)."""
-    sig = _signature(fn)
-    if sig is None:
-        return None, None
-    var = [p.name for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL]
-    kw = [p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
-    return (var[0] if var else None), (kw[0] if kw else None)
+    groups = parameter_groups(fn)
+    return groups.vararg, groups.varkw
 
 
 def _positional_names(fn) -> list[str]:
-    sig = _signature(fn)
-    if sig is None:
-        return []
-    return [
-        p.name
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    return list(parameter_groups(fn).positional)
 
 
 def element_name(param: str, key) -> str:
@@ -274,9 +293,10 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
     An index past the named positional parameters names an element of ``*args``
     (``"args[0]"``); a name that is no parameter names an entry of ``**kwargs``.
     """
-    names = _param_names(fn) + [n for n in _star_names(fn) if n is not None]
-    positional = _positional_names(fn)
-    vararg, varkw = _star_names(fn)
+    groups = parameter_groups(fn)
+    vararg, varkw = groups.vararg, groups.varkw
+    names = [*groups.named, *(n for n in (vararg, varkw) if n is not None)]
+    positional = groups.positional
     single = not isinstance(wrt, (tuple, list))
     items = [wrt] if single else list(wrt)
     if not items:
@@ -303,7 +323,7 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
             continue
         k = int(item)
         # Without *args an index counts every named parameter (keyword-only ones last).
-        indexed = positional if vararg is not None else _param_names(fn)
+        indexed = positional if vararg is not None else groups.named
         if vararg is not None and k >= len(indexed):
             out.append(element_name(vararg, k - len(indexed)))
         elif -len(indexed) <= k < len(indexed):
@@ -512,8 +532,8 @@ def tangent_parameters(fn, tangents, keyword_tangents, kwargs=()) -> tuple[tuple
     ``tangents`` and keyword tangents ``keyword_tangents`` (zeros are skipped). Arguments
     that land in ``*args`` or ``**kwargs`` give that tuple or dict one tangent, with
     ``ZERO`` for the elements that do not move."""
-    positional = _positional_names(fn)
-    vararg, varkw = _star_names(fn)
+    groups = parameter_groups(fn)
+    positional, vararg, varkw = groups.positional, groups.vararg, groups.varkw
     names, values = [], []
     extra = [d for d in tangents[len(positional) :]]
     for name, d in zip(positional, tangents, strict=False):
@@ -523,7 +543,7 @@ def tangent_parameters(fn, tangents, keyword_tangents, kwargs=()) -> tuple[tuple
     if vararg is not None and any(not is_zero(d) for d in extra):
         names.append(vararg)
         values.append(tuple(ZERO if is_zero(d) else d for d in extra))
-    named = _param_names(fn)
+    named = groups.named
     spread = {k: ZERO for k in kwargs if k not in named}
     moves = False
     for key in sorted(keyword_tangents):

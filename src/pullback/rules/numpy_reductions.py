@@ -543,8 +543,10 @@ def register(reg):
         r.rule(np.cumulative_sum, _cumulative_rrule(np.cumulative_sum, "sum"))
         r.rule(np.cumulative_prod, _cumulative_rrule(np.cumulative_prod, "prod"))
     # Their pullbacks as transformable functions (second derivatives).
+    from .numpy_nan_order_stats import register as register_nan_order_stats
     from .numpy_order_stats_pullbacks import register as register_order_stats
     from .numpy_reductions_pullbacks import register_pullbacks
 
     register_pullbacks(reg)
     register_order_stats(reg, r)
+    register_nan_order_stats(reg, r)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..registry import transformable
-from ..tangents import NO_TANGENT, densify, unbroadcast
+from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .numpy_assemble_pullbacks import gather_labelled
 from .transformable import set_pullbacks
 
@@ -173,9 +173,7 @@ def sliding_window_view_pullback(dy, x, window_shape, *rest, **options):
     axis = rest[0] if rest else options.get("axis", None)
     keys = window_labels(np.shape(x), window_shape, axis)
     total = gather_labelled(dy, keys, np.size(x))
-    return (unbroadcast(np.reshape(total, np.shape(x)), x), NO_TANGENT) + (NO_TANGENT,) * len(
-        rest
-    )
+    return (unbroadcast(np.reshape(total, np.shape(x)), x), NO_TANGENT) + (NO_TANGENT,) * len(rest)
 
 
 @transformable
@@ -271,6 +269,24 @@ def register_shape(reg):
     reg.non_differentiable(window_labels, family="numpy_shape", trusted=True)
 
 
+@transformable
+def np_modf_pullback(dy, x):
+    # modf(x) = (x - trunc(x), trunc(x)): the fraction moves with x, the integer part not
+    d_frac = dy[0]
+    if d_frac is ZERO or d_frac is NO_TANGENT:
+        return (ZERO,)
+    return (unbroadcast(densify(d_frac) + 0.0 * x, x),)
+
+
+@transformable
+def np_frexp_pullback(dy, x):
+    # frexp(x) = (x * 2**-e, e) with e piecewise constant: d mantissa / dx = 2**-e
+    d_mantissa = dy[0]
+    if d_mantissa is ZERO or d_mantissa is NO_TANGENT:
+        return (ZERO,)
+    return (unbroadcast(densify(d_mantissa) * np.ldexp(1.0, -np.frexp(x)[1]), x),)
+
+
 def register_ufuncs(reg):
     set_pullbacks(
         reg,
@@ -281,5 +297,7 @@ def register_ufuncs(reg):
             (np.imag, imag_pullback),
             (np.conjugate, conjugate_pullback),
             (np.angle, angle_pullback),
+            (np.modf, np_modf_pullback),
+            (np.frexp, np_frexp_pullback),
         ],
     )

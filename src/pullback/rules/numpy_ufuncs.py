@@ -31,7 +31,10 @@ from ._util import (
     bind,
     conj,
     densify,
+    dy_parts,
     finalize,
+    refuse_out,
+    unbroadcast,
     zeros_for,
 )
 
@@ -249,6 +252,32 @@ def _angle_rrule(z, *args, **kwargs):
     return y, angle_pullback
 
 
+def _modf_rrule(x, *args, **kwargs):
+    y = np.modf(x, *args, **kwargs)
+    refuse_out("modf", bind(args, kwargs, (), (), name="np.modf", known=("out",)))
+
+    def modf_pullback(dy):
+        d_frac = dy_parts(dy, 2)[0]
+        if d_frac is ZERO:
+            return (ZERO,)
+        return (finalize(unbroadcast(densify(d_frac), x), x),)
+
+    return y, modf_pullback
+
+
+def _frexp_rrule(x, *args, **kwargs):
+    y = np.frexp(x, *args, **kwargs)
+    refuse_out("frexp", bind(args, kwargs, (), (), name="np.frexp", known=("out",)))
+
+    def frexp_pullback(dy):
+        d_mantissa = dy_parts(dy, 2)[0]
+        if d_mantissa is ZERO:
+            return (ZERO,)
+        return (finalize(densify(d_mantissa) * np.ldexp(1.0, -y[1]), x),)
+
+    return y, frexp_pullback
+
+
 def register(reg):
     # Derivative helpers are written in the differentiable subset: second derivatives
     # transform them like user code.
@@ -371,6 +400,9 @@ def register(reg):
     r.rule(np.imag, _imag_rrule)
     r.rule(np.conjugate, _conj_rrule)
     r.rule(np.angle, _angle_rrule)
+    r.rule(np.modf, _modf_rrule, notes="the integer part has zero derivative")
+    r.rule(np.frexp, _frexp_rrule, notes="the exponent is piecewise constant")
+    s(np.ldexp, lambda y, x, i: np.ldexp(1.0, i), None, notes="no cotangent for the exponent")
     # Their pullbacks as transformable functions (second derivatives).
     from .numpy_shape_pullbacks import register_ufuncs
 

@@ -23,22 +23,8 @@ from .scipy_stats_common import Refused
 FAMILY = "transformable"
 
 
-def integer_results(dtype) -> bool:
-    """Whether a call's ``dtype=`` makes its results integers or booleans: piecewise
-    constant in float inputs, so their derivative is zero (``np.sum(x, dtype=np.int64)``
-    once passed the cotangent on as if it were a float sum)."""
-    return dtype is not None and np.dtype(dtype).kind in "biu"
-
-
-def zero_cotangent(x):
-    """The zero cotangent of a float argument ``x``, in a float dtype."""
-    return np.zeros(np.shape(x), np.result_type(x, 1.0))
-
-
 @transformable
 def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     if axis is None and type(x) is np.ndarray and x.ndim == 1 and x.size <= 65536:
         t = type(dy)
         if t is float or t is np.float64 or t is np.float32:
@@ -61,8 +47,6 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 
 @transformable
 def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     # The count of averaged elements; a zero-size x (count 0) gets an empty cotangent.
     # (Sizes come from shapes: np.size would compute a Dask array.)
     g = dy / np.maximum(math.prod(np.shape(x)) / np.maximum(math.prod(np.shape(dy)), 1), 1)
@@ -156,8 +140,6 @@ def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False)
 
 @transformable
 def cumsum_pullback(dy, x, axis=None, dtype=None, out=None):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     if axis is None:
         flat = np.flip(np.cumsum(np.flip(np.ravel(dy))))
         return np.reshape(flat, np.shape(x)), NO_TANGENT
@@ -508,7 +490,6 @@ def set_pullbacks(reg, pairs) -> None:
 
 
 def register(reg):
-    reg.non_differentiable(integer_results, zero_cotangent, family=FAMILY, trusted=True)
     set_pullbacks(
         reg,
         (

@@ -11,7 +11,7 @@ import numpy as np
 from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
-from .transformable import extreme_pullback, set_pullbacks
+from .transformable import extreme_reduction_pullback, set_pullbacks
 
 
 @transformable
@@ -124,24 +124,17 @@ def extreme_weights(x, y, axis, keepdims, valid):
 
 @transformable
 def nanmax_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.nanmax(x, axis=axis, keepdims=True)
-    else:
-        m = np.nanmax(x, axis=axis, keepdims=True, initial=initial, where=where)
-    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
-    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
+    # the elements np.nanmax reduces (over them alone, with initial, it has its value)
+    kept = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.nanmax, x, axis, keepdims, initial, kept)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
 def nanmin_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.nanmin(x, axis=axis, keepdims=True)
-    else:
-        m = np.nanmin(x, axis=axis, keepdims=True, initial=initial, where=where)
-    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
-    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
+    kept = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.nanmin, x, axis, keepdims, initial, kept)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable

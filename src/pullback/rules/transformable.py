@@ -96,22 +96,27 @@ def extreme_pullback(dy, x, m, axis, keepdims, initial, where):
 
 
 @transformable
-def max_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+def extreme_reduction_pullback(dy, reduce, x, axis, keepdims, initial, where):
+    """The cotangents ``(x, initial)`` of ``reduce(x, axis=axis, initial=initial,
+    where=where)`` for a max or min ``reduce`` (np.max, np.min, np.nanmax, np.nanmin: the
+    reducer is a value, so they share this pullback, to second order too)."""
     if initial is None:
-        m = np.max(x, axis=axis, keepdims=True)
+        m = reduce(x, axis=axis, keepdims=True)
     else:
-        m = np.max(x, axis=axis, keepdims=True, initial=initial, where=where)
+        m = reduce(x, axis=axis, keepdims=True, initial=initial, where=where)
     dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    return unbroadcast(dx, x), d_initial
+
+
+@transformable
+def max_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    dx, d_initial = extreme_reduction_pullback(dy, np.max, x, axis, keepdims, initial, where)
     return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
 def min_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.min(x, axis=axis, keepdims=True)
-    else:
-        m = np.min(x, axis=axis, keepdims=True, initial=initial, where=where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.min, x, axis, keepdims, initial, where)
     return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 

@@ -4,12 +4,14 @@ its float inputs: its derivative is zero. The reverse pullbacks once passed the 
 on as for a float result (a silent wrong gradient), and forward mode applied the call to
 the tangent; now every rule call that passes a ``dtype`` is guarded where it is generated
 (transform/integer_dtypes.py): no contributions in the reverse sweep (to second order)
-and a zero tangent in forward mode, whatever the rule."""
+and a zero tangent in forward mode, for every rule that ships with pullback (a user's
+rule keeps its own pullback)."""
 
 import numpy as np
 import pytest
 from fd import check_grad, check_hvp, check_jvp
 
+import pullback
 from pullback import grad, hessian, jvp
 
 X = np.array([[0.3, -0.7, 1.1], [0.9, 0.2, -0.4]]) * 3
@@ -196,3 +198,24 @@ def test_einsum_with_an_integer_dtype():
     np.testing.assert_allclose(grad(f)(X), 2 * X, rtol=1e-12)
     _, t = jvp(f, (X,), (np.ones_like(X),))
     assert t == pytest.approx(np.sum(2 * X), rel=1e-12)
+
+
+def scaled_sum(x, dtype=None):
+    """A user's function whose ``dtype`` names the type of its counter, not its result."""
+    return np.sum(x) * np.arange(1, 3, dtype=dtype)[-1]
+
+
+def test_a_users_rule_keeps_its_own_pullback():
+    reg = pullback.default_registry().copy()
+
+    @reg.rrule(scaled_sum)
+    def _(x, dtype=None):
+        def scaled_sum_pullback(dy):
+            return (np.full(np.shape(x), 2.0 * dy),)
+
+        return scaled_sum(x, dtype=dtype), scaled_sum_pullback
+
+    def f(x):
+        return scaled_sum(x * x, dtype=np.int64)
+
+    np.testing.assert_allclose(grad(f, registry=reg)(X), 4 * X, rtol=1e-12)

@@ -13,7 +13,8 @@ wrong gradient), both builders guard the one place every rule call goes through:
 * forward mode computes the value alone and a ``ZERO`` tangent when the dtype is an
   integer one (:func:`guard_tangent`).
 
-Only calls that spell a ``dtype`` pay: it is found in the call's source when it is
+(Rules that ship with pullback: a user's rule keeps its own pullback.) Only calls that
+spell a ``dtype`` pay: it is found in the call's source when it is
 transformed (:func:`dtype_argument`: the ``dtype=`` keyword, or the positional argument at
 the callee's ``dtype`` parameter), and a call without one is generated as before.
 
@@ -41,7 +42,10 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 def rule_dtype(builder, call):
     """The node the call ``call`` through a rule (of ``builder.registry``) passes as
     ``dtype``, or None (no rule, a non-differentiable one, no ``dtype`` given). The
-    positions of callees' ``dtype`` parameters are kept on ``builder`` (one transform)."""
+    positions of callees' ``dtype`` parameters are kept on ``builder`` (one transform).
+    Only the rules that ship with pullback (trusted) are guarded: their ``dtype`` is the
+    result's (NumPy's and SciPy's); a user's rule says itself what its ``dtype`` means
+    and what its pullback gives."""
     callee = getattr(call, "pb_callee", None)
     if callee is None or callee.kind != "object" or (not call.keywords and len(call.args) < 2):
         return None
@@ -49,7 +53,7 @@ def rule_dtype(builder, call):
         rule = builder.registry.lookup(callee.obj)
     except TypeError:  # (an unhashable callee)
         return None
-    if rule is None or rule.kind == NONDIFF:
+    if rule is None or rule.kind == NONDIFF or not rule.trusted:
         return None
     return dtype_argument(callee.obj, call, builder.__dict__.setdefault("_dtype_positions", {}))
 

@@ -7,6 +7,8 @@ have dtype float32.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import pullback
@@ -168,6 +170,31 @@ def check_hvp(f, x, v, h=1e-5, rtol=1e-6, atol=1e-8):
     got = pullback.hvp(f)(x, v)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
     return got
+
+
+def check_hessian_is_jacobian_of_grad(f, *args, rtol=1e-8, atol=1e-10):
+    """pullback's Hessian of scalar ``f`` (in its first argument) equals the Jacobian of its
+    gradient: two second-order paths through the same generated code. Returns it."""
+    hess = np.asarray(pullback.hessian(f)(*args))
+    jac = np.asarray(pullback.jacobian(pullback.grad(f))(*args))
+    np.testing.assert_allclose(hess, jac, rtol=rtol, atol=atol)
+    return hess
+
+
+def check_jvp_of_grad(f, x, v, rtol=None, atol=1e-6):
+    """Forward over reverse: the jvp of ``grad(f)`` at the vector ``x`` along ``v`` is
+    finite, has ``x``'s dtype and equals ``hessian(f)(x) @ v`` (reverse over reverse);
+    NumPy's RuntimeWarnings (a ``np.where`` branch not selected) are silenced. ``rtol``
+    defaults to 1e-6 in float64, 1e-4 in float32. Returns ``(gradient, its jvp, hessian)``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        g, dg = pullback.jvp(pullback.grad(f), (x,), (v,))
+        h = pullback.hessian(f)(x)
+    assert dg.dtype == x.dtype, dg.dtype
+    assert np.all(np.isfinite(dg)), dg
+    rtol = rtol if rtol is not None else (1e-4 if x.dtype == np.float32 else 1e-6)
+    np.testing.assert_allclose(dg, h @ v, rtol=rtol, atol=atol)
+    return g, dg, h
 
 
 def smooth_at(f, args, k=0, rtol=1e-4, atol=1e-6):

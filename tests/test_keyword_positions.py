@@ -102,7 +102,7 @@ def test_reordering_keeps_evaluation_order_when_it_matters():
 
     from pullback.transform.keyword_positions import keywords_in_place
 
-    names = lambda call: ("x", "df", "loc", "scale")  # noqa: E731
+    declared = lambda call: (("x", "df", "loc", "scale"), None)  # noqa: E731
     for text, want in [
         ("f(x, scale=s, df=nu, loc=m)", "f(x, nu, m, s)"),
         ("f(x, scale=s.v, loc=m[0] + 1, df=-nu)", "f(x, -nu, m[0] + 1, s.v)"),
@@ -112,7 +112,7 @@ def test_reordering_keeps_evaluation_order_when_it_matters():
         ("f(x, loc=(y := m), df=nu)", "f(x, loc=(y := m), df=nu)"),  # a walrus
     ]:
         tree = gast.parse(f"def h(x):\n    return {text}\n").body[0]
-        keywords_in_place(tree, names)
+        keywords_in_place(tree, declared)
         assert gast.unparse(tree.body[0].value).strip() == want, text
 
 

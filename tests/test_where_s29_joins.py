@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fd import check_grad
+from fd import check_grad, check_jvp_of_grad
 from test_where_nan_more import AWAY, check_hessian, quiet, try_in_loop
 
 import pullback
@@ -114,11 +114,7 @@ def test_the_hessian_of_a_where_under_a_plain_if(dtype):
 def test_forward_over_reverse(fn, dtype):
     x = np.array([-1.0, 0.5, 2.0, 3.0], dtype)
     v = np.linspace(-1.0, 1.0, x.size).astype(dtype)
-    _, dg = quiet(pullback.jvp, pullback.grad(fn), (x,), (v,))
-    h = quiet(pullback.hessian(fn), x)
-    assert dg.dtype == dtype
-    assert np.all(np.isfinite(dg)), dg
-    np.testing.assert_allclose(dg, h @ v, rtol=1e-6 if dtype is np.float64 else 1e-4, atol=1e-6)
+    check_jvp_of_grad(fn, x, v)
 
 
 # -- a np.where in a try body inside a loop, at second order ---------------------------------
@@ -191,10 +187,7 @@ def test_the_hessian_of_a_where_in_a_try_body_inside_a_loop(fn, dtype):
 def test_forward_over_reverse_of_a_where_in_a_try_body_inside_a_loop(fn, dtype):
     x = np.array(POINTS, dtype)
     v = np.linspace(-1.0, 1.0, x.size).astype(dtype)
-    _, dg = quiet(pullback.jvp, pullback.grad(fn), (x,), (v,))
-    h = quiet(pullback.hessian(fn), x)
-    assert np.all(np.isfinite(dg)), dg
-    np.testing.assert_allclose(dg, h @ v, rtol=1e-6 if dtype is np.float64 else 1e-4, atol=1e-6)
+    check_jvp_of_grad(fn, x, v)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -112,6 +112,14 @@ def zero_cotangent(x):
     return materialize(ZERO, x)
 
 
+def integer_results(dtype) -> bool:
+    """Whether a call's ``dtype`` makes its results integers or booleans: piecewise
+    constant in float inputs, so their derivative is zero. The generated code of a rule
+    call that passes a ``dtype`` asks this before its pullback runs (reverse mode) and
+    before its tangent is computed (forward mode): transform/integer_dtypes.py."""
+    return dtype is not None and np.dtype(dtype).kind in "biu"
+
+
 def vjp_zero(x):
     """The cotangent a generated vjp function (``f__vjp``) returns for a parameter that no
     use reached: zeros like ``x`` as :func:`zero_cotangent` gives them, but ``NO_TANGENT``

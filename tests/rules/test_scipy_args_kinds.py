@@ -9,6 +9,7 @@ import collections
 import numpy as np
 import pytest
 import scipy.integrate as si
+from fd import numerical_grad
 
 import pullback as pb
 from pullback.errors import UnsupportedCallError
@@ -115,14 +116,6 @@ def odeint_named(c, k):
     return np.sum(ys[-1] ** 2)
 
 
-def central(fn, i, h):
-    up = [C0, K0]
-    down = [C0, K0]
-    up[i] += h
-    down[i] -= h
-    return (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * h)
-
-
 FIRST_AND_SECOND = [
     quad_float,
     quad_np64,
@@ -144,11 +137,15 @@ FIRST_AND_SECOND = [
 def test_first_and_second_derivatives_of_float_parameters(fn):
     g = pb.grad(fn, wrt=(0, 1))(C0, K0)
     for i in range(2):
-        np.testing.assert_allclose(g[i], central(fn, i, 1e-5), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            g[i], numerical_grad(fn, (C0, K0), i, eps=1e-5), rtol=1e-6, atol=1e-8
+        )
     dc = pb.grad(fn, wrt=0)
     h = pb.grad(dc, wrt=(0, 1))(C0, K0)
     for i in range(2):
-        np.testing.assert_allclose(h[i], central(dc, i, 1e-4), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            h[i], numerical_grad(dc, (C0, K0), i, eps=1e-4), rtol=1e-6, atol=1e-7
+        )
 
 
 def test_second_derivative_through_a_tuple_equals_the_array_one():

@@ -9,6 +9,7 @@ import collections
 import numpy as np
 import pytest
 import scipy.optimize as so
+from fd import numerical_grad
 
 import pullback as pb
 from pullback.errors import UnsupportedCallError
@@ -102,14 +103,6 @@ def least_squares_array(c, k):
     return np.sum(r.x**2) + r.cost
 
 
-def central(fn, i, h):
-    up = [C0, K0]
-    down = [C0, K0]
-    up[i] += h
-    down[i] -= h
-    return (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * h)
-
-
 ACCURATE = [
     root_floats,
     root_tuple,
@@ -127,11 +120,15 @@ ACCURATE = [
 def test_first_and_second_derivatives_through_float_sequences(fn):
     g = pb.grad(fn, wrt=(0, 1))(C0, K0)
     for i in range(2):
-        np.testing.assert_allclose(g[i], central(fn, i, 1e-4), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            g[i], numerical_grad(fn, (C0, K0), i, eps=1e-4), rtol=1e-6, atol=1e-8
+        )
     dc = pb.grad(fn, wrt=0)
     h = pb.grad(dc, wrt=(0, 1))(C0, K0)
     for i in range(2):
-        np.testing.assert_allclose(h[i], central(dc, i, 1e-4), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            h[i], numerical_grad(dc, (C0, K0), i, eps=1e-4), rtol=1e-6, atol=1e-7
+        )
 
 
 @pytest.mark.parametrize(
@@ -151,7 +148,7 @@ def test_a_tuple_parameter_gives_what_the_array_gives(seq, arr):
     # least_squares' own tolerance limits the differences to about 1e-8 / h
     g = pb.grad(seq, wrt=(0, 1))(C0, K0)
     for i in range(2):
-        np.testing.assert_allclose(g[i], central(seq, i, 1e-3), rtol=1e-4)
+        np.testing.assert_allclose(g[i], numerical_grad(seq, (C0, K0), i, eps=1e-3), rtol=1e-4)
 
 
 def res_dict(x, p):

@@ -16,7 +16,7 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, batch_axes, densify, unbroadcast
 from ._util import choice_picks, position_labels
-from .transformable import integer_results, set_pullbacks
+from .transformable import set_pullbacks
 
 
 @transformable
@@ -50,22 +50,16 @@ def _nested_ndim(obj):
 
 @transformable
 def array_pullback(dy, obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
-    if dtype is not None and integer_results(dtype):  # integers: piecewise constant
-        return _array_like(np.zeros(np.shape(dy)), obj), NO_TANGENT
     return _array_like(dy, obj), NO_TANGENT
 
 
 @transformable
 def asarray_pullback(dy, a, dtype=None, order=None, device=None, copy=None, like=None):
-    if dtype is not None and integer_results(dtype):  # integers: piecewise constant
-        return _array_like(np.zeros(np.shape(dy)), a), NO_TANGENT
     return _array_like(dy, a), NO_TANGENT
 
 
 @transformable
 def contiguous_pullback(dy, a, dtype=None, like=None):
-    if dtype is not None and integer_results(dtype):  # integers: piecewise constant
-        return _array_like(np.zeros(np.shape(dy)), a), NO_TANGENT
     return _array_like(dy, a), NO_TANGENT
 
 

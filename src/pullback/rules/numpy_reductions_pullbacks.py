@@ -11,7 +11,7 @@ import numpy as np
 from ..backends import is_dask
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
-from .transformable import extreme_pullback, integer_results, set_pullbacks, zero_cotangent
+from .transformable import extreme_reduction_pullback, set_pullbacks
 
 
 @transformable
@@ -70,8 +70,6 @@ def initial_cotangent(dy, initial, data):
 def prod_pullback(
     dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
 ):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 6
     kept = np.where(where, x, np.ones_like(x))  # the masked elements count as 1
     others = others_product(kept, axis)
     if initial is not None:
@@ -86,8 +84,6 @@ def prod_pullback(
 def nanprod_pullback(
     dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
 ):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 6
     skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
     filled = np.where(skip, np.ones_like(x), x)
     others = others_product(filled, axis)
@@ -106,8 +102,6 @@ def nanprod_pullback(
 def nansum_pullback(
     dy, x, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True
 ):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 6
     g = spread(dy, np.shape(x), axis, keepdims)
     skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
     dx = unbroadcast(np.where(skip, np.zeros_like(g), g), x)
@@ -116,8 +110,6 @@ def nansum_pullback(
 
 @transformable
 def nanmean_pullback(dy, x, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 5
     skip = np.logical_or(np.isnan(x), np.logical_not(where))  # left out
     g = spread(dy, np.shape(x), axis, keepdims) / np.sum(~skip, axis=axis, keepdims=True)
     return (unbroadcast(np.where(skip, np.zeros_like(g), g), x),) + (NO_TANGENT,) * 4
@@ -132,24 +124,17 @@ def extreme_weights(x, y, axis, keepdims, valid):
 
 @transformable
 def nanmax_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.nanmax(x, axis=axis, keepdims=True)
-    else:
-        m = np.nanmax(x, axis=axis, keepdims=True, initial=initial, where=where)
-    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
-    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
+    # the elements np.nanmax reduces (over them alone, with initial, it has its value)
+    kept = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.nanmax, x, axis, keepdims, initial, kept)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
 def nanmin_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.nanmin(x, axis=axis, keepdims=True)
-    else:
-        m = np.nanmin(x, axis=axis, keepdims=True, initial=initial, where=where)
-    valid = np.logical_and(np.logical_not(np.isnan(x)), where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, valid)
-    return unbroadcast(dx, x), NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
+    kept = np.logical_and(np.logical_not(np.isnan(x)), where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.nanmin, x, axis, keepdims, initial, kept)
+    return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
@@ -179,15 +164,11 @@ def nan_moment(dy, x, axis, ddof, keepdims, is_std):
 
 @transformable
 def nanvar_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 5
     return (nan_moment(dy, x, axis, ddof, keepdims, False),) + (NO_TANGENT,) * 5
 
 
 @transformable
 def nanstd_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 5
     return (nan_moment(dy, x, axis, ddof, keepdims, True),) + (NO_TANGENT,) * 5
 
 
@@ -198,8 +179,6 @@ def reverse_cumsum(g, axis):
 
 @transformable
 def nancumsum_pullback(dy, x, axis=None, dtype=None, out=None):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 3
     g = densify(dy)
     if axis is None:
         g = np.reshape(reverse_cumsum(g, 0), np.shape(x))
@@ -238,8 +217,6 @@ def cumprod_grad(x, y, g, axis):
 
 @transformable
 def cumprod_pullback(dy, x, axis=None, dtype=None, out=None):
-    if dtype is not None and integer_results(dtype):
-        return (zero_cotangent(x),) + (NO_TANGENT,) * 3
     g = densify(dy)
     if axis is None:
         flat = np.ravel(x)

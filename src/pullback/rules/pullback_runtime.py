@@ -394,6 +394,7 @@ def register(reg):
     )
     reg.non_differentiable(
         runtime.zero_cotangent,
+        runtime.integer_results,  # (a guard of the generated code: transform/integer_dtypes)
         runtime.vjp_zero,
         runtime.scalar_seed,
         where_masks.branch_mask,

@@ -23,22 +23,8 @@ from .scipy_stats_common import Refused
 FAMILY = "transformable"
 
 
-def integer_results(dtype) -> bool:
-    """Whether a call's ``dtype=`` makes its results integers or booleans: piecewise
-    constant in float inputs, so their derivative is zero (``np.sum(x, dtype=np.int64)``
-    once passed the cotangent on as if it were a float sum)."""
-    return dtype is not None and np.dtype(dtype).kind in "biu"
-
-
-def zero_cotangent(x):
-    """The zero cotangent of a float argument ``x``, in a float dtype."""
-    return np.zeros(np.shape(x), np.result_type(x, 1.0))
-
-
 @transformable
 def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     if axis is None and type(x) is np.ndarray and x.ndim == 1 and x.size <= 65536:
         t = type(dy)
         if t is float or t is np.float64 or t is np.float32:
@@ -61,8 +47,6 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 
 @transformable
 def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     # The count of averaged elements; a zero-size x (count 0) gets an empty cotangent.
     # (Sizes come from shapes: np.size would compute a Dask array.)
     g = dy / np.maximum(math.prod(np.shape(x)) / np.maximum(math.prod(np.shape(dy)), 1), 1)
@@ -112,22 +96,27 @@ def extreme_pullback(dy, x, m, axis, keepdims, initial, where):
 
 
 @transformable
-def max_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+def extreme_reduction_pullback(dy, reduce, x, axis, keepdims, initial, where):
+    """The cotangents ``(x, initial)`` of ``reduce(x, axis=axis, initial=initial,
+    where=where)`` for a max or min ``reduce`` (np.max, np.min, np.nanmax, np.nanmin: the
+    reducer is a value, so they share this pullback, to second order too)."""
     if initial is None:
-        m = np.max(x, axis=axis, keepdims=True)
+        m = reduce(x, axis=axis, keepdims=True)
     else:
-        m = np.max(x, axis=axis, keepdims=True, initial=initial, where=where)
+        m = reduce(x, axis=axis, keepdims=True, initial=initial, where=where)
     dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    return unbroadcast(dx, x), d_initial
+
+
+@transformable
+def max_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
+    dx, d_initial = extreme_reduction_pullback(dy, np.max, x, axis, keepdims, initial, where)
     return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
 @transformable
 def min_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if initial is None:
-        m = np.min(x, axis=axis, keepdims=True)
-    else:
-        m = np.min(x, axis=axis, keepdims=True, initial=initial, where=where)
-    dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
+    dx, d_initial = extreme_reduction_pullback(dy, np.min, x, axis, keepdims, initial, where)
     return dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_initial
 
 
@@ -156,8 +145,6 @@ def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False)
 
 @transformable
 def cumsum_pullback(dy, x, axis=None, dtype=None, out=None):
-    if dtype is not None and integer_results(dtype):
-        return zero_cotangent(x), NO_TANGENT
     if axis is None:
         flat = np.flip(np.cumsum(np.flip(np.ravel(dy))))
         return np.reshape(flat, np.shape(x)), NO_TANGENT
@@ -508,7 +495,6 @@ def set_pullbacks(reg, pairs) -> None:
 
 
 def register(reg):
-    reg.non_differentiable(integer_results, zero_cotangent, family=FAMILY, trusted=True)
     set_pullbacks(
         reg,
         (

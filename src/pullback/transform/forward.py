@@ -36,9 +36,10 @@ from ..tree_walk import lean_nodes
 from .code import Compound, Line, render
 from .escape_sites import EscapeSites
 from .inline import inline_form
+from .integer_dtypes import guard_tangent, rule_dtype
 from .kinds import SCALAR as SCALAR_KIND
 from .kinds import is_real
-from .linear_calls import BILINEAR, LINEAR_IN_LIST, _dtype_given, _linear, _member, _offset_given
+from .linear_calls import BILINEAR, LINEAR_IN_LIST, _linear, _member, _offset_given
 from .loop_jumps import LoopEnd
 from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .problems import (
@@ -179,11 +180,16 @@ class ForwardBuilder(EscapeSites):
             return [Line(f"{t} = {src(v)}", src=line)]
         tangent = self.tangent(t, v, [])
         if isinstance(tangent, Combined):  # the value and its tangent come together
-            return [Line(f"{t}, {self.prefix}{t} = {tangent.expr}", src=line)]
-        return [
-            Line(f"{t} = {src(v)}", src=line),
-            Line(f"{self.prefix}{t} = {tangent}", src=line),
-        ]
+            lines = [Line(f"{t}, {self.prefix}{t} = {tangent.expr}", src=line)]
+        else:
+            lines = [
+                Line(f"{t} = {src(v)}", src=line),
+                Line(f"{self.prefix}{t} = {tangent}", src=line),
+            ]
+        dtype = rule_dtype(self, v) if v.__class__ is gast.Call else None
+        if dtype is not None:  # a zero tangent where it makes integer results
+            return guard_tangent(self, t, v, dtype, lines, line)
+        return lines
 
     def tangent(self, t, v, out) -> str:
         if isinstance(v, gast.Name):
@@ -308,9 +314,7 @@ class ForwardBuilder(EscapeSites):
                 return "ZERO"
             if rule is not None and rule.kind == SCALAR and not v.keywords:
                 return self.scalar_rule(t, v, rule)
-            linear_in_first = (
-                varied_args == args[:1] and not _offset_given(fn, v) and not _dtype_given(fn, v)
-            )
+            linear_in_first = varied_args == args[:1] and not _offset_given(fn, v)
             if rule is not None and linear_in_first and _linear(fn):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])

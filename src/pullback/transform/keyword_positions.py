@@ -20,8 +20,8 @@ reads, arithmetic on those: :func:`order_free`); otherwise they stay keywords
 
 >>> import gast
 >>> tree = gast.parse("def f(x, nu):\\n    return t_logpdf(x, df=nu, scale=2.0)\\n").body[0]
->>> names = lambda call: ("x", "df", "loc", "scale")
->>> keywords_in_place(tree, names)
+>>> declared = lambda call: (("x", "df", "loc", "scale"), None)
+>>> keywords_in_place(tree, declared)
 True
 >>> print(gast.unparse(tree).strip())
 def f(x, nu):
@@ -36,7 +36,7 @@ import gast
 
 from ..registry import default_registry
 from ..resolve import own_nodes
-from .rule_calls import rule_extra
+from .rule_calls import rule_extras
 
 # A keyword argument somewhere in the text: `(name=` or `, name=` (not `==`)
 _KEYWORD_ARGUMENT = re.compile(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
@@ -49,19 +49,16 @@ def convert_keyword_positions(fs, tree, registry=None) -> bool:
         return False  # (no keyword argument: nothing to resolve)
     if registry is None:
         registry = default_registry()
-    return keywords_in_place(
-        tree,
-        rule_extra(fs, tree, registry, "positional_names"),
-        rule_extra(fs, tree, registry, "positional_defaults"),
-    )
+    declared = rule_extras(fs, tree, registry, ("positional_names", "positional_defaults"))
+    return keywords_in_place(tree, declared)
 
 
-def keywords_in_place(tree, positional_names, positional_defaults=None) -> bool:
+def keywords_in_place(tree, declared) -> bool:
     """Move, in each call of ``tree``'s own scope with keywords, the keywords that
-    continue its positional arguments (``positional_names(call)`` gives the names in
-    order) into them; whether any moved. ``positional_defaults(call)`` (a dict or None)
-    gives constant defaults of parameters a call may skip: a keyword after them
-    (``logsumexp(a, b=w)``) moves with the defaults written in the gap
+    continue its positional arguments into them; whether any moved. ``declared(call)``
+    gives ``(names, defaults)``: the names of the positional parameters in order, and
+    (a dict or None) constant defaults of parameters a call may skip: a keyword after
+    them (``logsumexp(a, b=w)``) moves with the defaults written in the gap
     (``logsumexp(a, None, w)``), which evaluates nothing more."""
     changed = False
     for call in own_nodes(tree.body):
@@ -71,7 +68,7 @@ def keywords_in_place(tree, positional_names, positional_defaults=None) -> bool:
             continue
         if any(k.arg is None for k in call.keywords):
             continue
-        names = positional_names(call)
+        names, defaults = declared(call)
         if not names:
             continue
         # the first keywords, while each names the next position: they are evaluated
@@ -84,7 +81,6 @@ def keywords_in_place(tree, positional_names, positional_defaults=None) -> bool:
             call.args.append(call.keywords.pop(0).value)
             changed = True
         changed = _reorder(call, names) or changed
-        defaults = positional_defaults(call) if positional_defaults is not None else None
         while defaults and call.keywords and _fill_gap(call, names, defaults):
             changed = True
     return changed

@@ -2,9 +2,9 @@
 
 A function linear in its first argument (``np.sum``, ``np.reshape``, ``np.fft.fft``...)
 maps the tangent as it maps the value: ``d np.sum(x, 0) = np.sum(dx, 0)``. The tables
-name them; the predicates say when a call is such a use: no offset added
-(``np.sum(initial=)``, ``np.diff(prepend=)``) and no ``dtype`` (an integer dtype makes the
-result piecewise constant, so its tangent is zero, not the call on the tangent).
+name them; the predicate says when a call is such a use: no offset added
+(``np.sum(initial=)``, ``np.diff(prepend=)``). (A ``dtype`` that makes integer results
+gives a zero tangent before this is asked: transform/integer_dtypes.py.)
 
 >>> import numpy as np
 >>> _linear(np.sum), _linear(np.exp)
@@ -13,7 +13,6 @@ result piecewise constant, so its tangent is zero, not the call on the tangent).
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 import numpy as np
@@ -65,19 +64,6 @@ def _offset_given(fn, v) -> bool:
     if position is not None and len(v.args) > position:
         return True
     return any(k.arg in names for k in v.keywords)
-
-
-def _dtype_given(fn, v) -> bool:
-    """Whether the call ``v`` of ``fn`` passes ``dtype`` (by keyword or by position): an
-    integer dtype makes the result piecewise constant, so the function applied to the
-    tangent is no tangent; the rule's tangent (from its pullback) is."""
-    if any(k.arg == "dtype" for k in v.keywords):
-        return True
-    try:
-        names = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return False
-    return "dtype" in names and len(v.args) > names.index("dtype")
 
 
 # numpy.fft's linear transforms, by name: naming them here would import numpy.fft with

@@ -23,6 +23,7 @@ from ..tree_walk import lean_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
+from .integer_dtypes import guard_contributions, rule_dtype
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
 from .problems import (
     RUN_TIME_CALL,
@@ -65,8 +66,16 @@ class CallAdjoints:
             and all(self.known_kind(a) for a in call.args)
         )
 
-    def rev_call(self, s, t, g, v, state, out):
+    def rev_call(self, s, t, g, v, state, out, guarded=False):
         line = s.lineno
+        dtype = None if guarded else rule_dtype(self, v)
+        if dtype is not None:  # none where it makes integer results (integer_dtypes.py)
+
+            def emit(st, o):
+                self.rev_call(s, t, g, v, st, o, guarded=True)
+
+            guard_contributions(self, dtype, state, out, line, emit)
+            return
         callee = v.pb_callee
         if callee.kind == "internal":
             self.rev_internal(callee.name, g, v, state, out, line)

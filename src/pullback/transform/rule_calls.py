@@ -21,21 +21,31 @@ from ..resolve import local_names, resolve_call
 def rule_extra(fs, tree, registry, key):
     """``call -> rule.extra[key]`` (``None`` where the callee, resolved as ``fs``'s
     function sees it, has no rule or its rule no such entry)."""
-    names = []  # the tree's local names, found on the first call
+    entries = rule_extras(fs, tree, registry, (key,))
+    return lambda call: entries(call)[0]
 
-    def extra(call):
+
+def rule_extras(fs, tree, registry, keys):
+    """``call -> (rule.extra[key] for key in keys)`` from one resolution and one lookup
+    of the callee (each ``None`` where it has no rule or its rule no such entry)."""
+    names = []  # the tree's local names, found on the first call
+    none = (None,) * len(keys)
+
+    def extras(call):
         if not names:
             names.append(local_names(tree))
         try:
             callee = resolve_call(fs, call, names[0])
         except Exception:  # noqa: BLE001 - unresolvable here: left to the checks
-            return None
+            return none
         if callee.kind != "object":
-            return None
+            return none
         try:
             rule = registry.lookup(callee.obj)
         except TypeError:  # (an unhashable callee)
-            return None
-        return rule.extra.get(key) if rule is not None else None
+            return none
+        if rule is None:
+            return none
+        return tuple(rule.extra.get(key) for key in keys)
 
-    return extra
+    return extras

@@ -64,9 +64,15 @@ def of_a_plain(x):
     return plain_sum(Plain(x, 1.5))
 
 
+def scaled(x):
+    return x * 3.0
+
+
 def array_methods(x, w):
-    # the same names on arrays, in a module with Box: NumPy's meaning
-    return x.sum() ** 2 + x.mean() + x.dot(w) + np.sin(x).sum(axis=0)
+    # the same names on arrays, in a module with Box: NumPy's meaning (a parameter, a
+    # helper's result)
+    y = scaled(x)
+    return x.sum() ** 2 + x.mean() + x.dot(w) + np.sin(x).sum(axis=0) + y.max() * y.sum()
 
 
 X = np.array([0.4, -1.1, 0.7])

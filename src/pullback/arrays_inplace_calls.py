@@ -16,6 +16,7 @@ when no pullback needs an earlier state of the array, a copy otherwise)::
                                      u = take_broadcast(y, a, i); t = np.add(s, u);
                                      a = array_set(a, i, t)   (the ufunc runs where m holds)
     np.put(a, ind, v)            ->  i = put_index(a, ind); w = cycled(v, i); a = array_set(a, i, w)
+    a.flat[key] = v              ->  i = flat_index(a, key); w = cycled(v, i); (as np.put)
     np.fill_diagonal(a, v)       ->  i = diagonal_index(a); w = cycled(v, i); a = array_set(a, i, w)
     np.add.at(a, idx, v)         ->  a = array_add_at(a, idx, v)
     a.sort(axis)                 ->  a = array_sort(a, axis)
@@ -177,6 +178,13 @@ def put_index(a, ind, mode="raise"):
     else:
         raise ValueError(f"np.put: mode must be 'raise', 'wrap' or 'clip', not {mode!r}")
     return np.unravel_index(flat, shape)
+
+
+def flat_index(a, key):
+    """The index tuple of the entries ``a.flat[key] = v`` writes, in order: the flat
+    positions ``np.arange(a.size)[key]`` (an int, a slice, a list or a 1-d mask), as
+    ``np.put`` writes them (which NumPy documents as ``a.flat[ind] = v``)."""
+    return put_index(a, np.arange(math.prod(np.shape(a)))[key])
 
 
 def diagonal_index(a, wrap=False):

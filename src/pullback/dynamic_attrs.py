@@ -34,7 +34,7 @@ from .records import field_index, field_of, field_pullback, field_tangent, field
 from .records_dataclasses import is_dataclass_value
 from .records_plain import is_plain_record, layout
 from .registry import transformable
-from .tangents import NO_TANGENT, ZERO, is_zero
+from .tangents import NO_TANGENT, ZERO, densify, is_zero
 
 FAMILY = "dynamic_attrs"
 
@@ -220,6 +220,39 @@ def _attribute_tangent_rrule(tangent, record, name, where=""):
     return y, lambda dy: attribute_tangent_pullback(dy, tangent, record, name, where)
 
 
+def flat_of(obj, where=""):
+    """``obj.flat``, which the normalizer writes as this call (transform/free_values.py):
+    of an array, its elements in C order as ``np.ravel`` gives them (a subscript then reads
+    them: ``x.flat[i]``, ``x.flat[2:5]``, ``x.flat[[0, 4]]``); of anything else, the
+    attribute itself (a record's field gets its cotangent as :func:`attribute_of`'s)."""
+    if isinstance(obj, np.ndarray):
+        return np.ravel(obj)
+    return obj.flat
+
+
+@transformable
+def flat_pullback(dy, obj, where=""):
+    if isinstance(obj, np.ndarray):
+        return np.reshape(densify(dy), np.shape(obj)), NO_TANGENT
+    return attribute_pullback(dy, obj, "flat", where)[0], NO_TANGENT
+
+
+def _flat_rrule(obj, where=""):
+    if isinstance(obj, np.ndarray):
+        return np.ravel(obj), lambda dy: flat_pullback(dy, obj, where)
+    y, back = _attribute_rrule(obj, "flat", where)
+    return y, lambda dy: (back(dy)[0], NO_TANGENT)
+
+
+def _flat_tangent(args, tangents, kwargs):
+    obj = args[0]
+    if is_zero(tangents[0]):
+        return ZERO
+    if isinstance(obj, np.ndarray):
+        return np.ravel(tangents[0])
+    return attribute_tangent(tangents[0], obj, "flat", *args[1:])
+
+
 def _differentiated(obj) -> bool:
     """Whether ``obj``'s attributes may carry a gradient (a record); a module, a class, a
     function or any other object read with ``getattr`` is a constant."""
@@ -316,6 +349,9 @@ def register(reg) -> None:
     rule = reg.register(bound_self, _bound_self_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = _bound_self_tangent
     reg.set_pullback_function(bound_self, bound_self_pullback)
+    rule = reg.register(flat_of, _flat_rrule, family=FAMILY, trusted=True)
+    rule.extra["tangent"] = _flat_tangent
+    reg.set_pullback_function(flat_of, flat_pullback)
     rule = reg.register(builtins.getattr, _getattr_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = _getattr_tangent
     reg.set_pullback_function(builtins.getattr, getattr_pullback)

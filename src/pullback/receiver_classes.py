@@ -30,6 +30,7 @@ import types
 import gast
 import numpy as np
 
+from .guards import is_library_module_name
 from .source_match import innermost_class
 
 # Built-in types whose in-place methods the check and the transform know by name.
@@ -49,6 +50,41 @@ def python_method_of(cls, name: str) -> bool:
         return False
     attribute = inspect.getattr_static(cls, name, None)
     return isinstance(attribute, types.FunctionType)
+
+
+def module_class_with(fs, name: str) -> bool:
+    """Whether a class among the globals of the function's module (defined or imported
+    there) has ``name`` as a Python method. Then a parameter, or what a helper of the user
+    returns, may be such an object, and ``b.sum()`` is dispatched on the value when the
+    code runs rather than read as ``np.sum(b)`` (which calls ``b.sum(axis=None, ...)``).
+    A module without such a class keeps the array method. Asked once per function and
+    name."""
+    cache = getattr(fs, "_pb_module_methods", None)
+    if cache is None:
+        cache = {}
+        try:
+            fs._pb_module_methods = cache
+        except AttributeError:  # a source view without attributes of its own
+            pass
+    found = cache.get(name)
+    if found is None:
+        fn = getattr(fs, "fn", None)
+        fn = getattr(fn, "__pullback_origin__", fn)
+        space = getattr(fn, "__globals__", None)
+        found = cache[name] = isinstance(space, dict) and any(
+            isinstance(v, type)
+            and not is_library_module_name(getattr(v, "__module__", None) or "")
+            and python_method_of(v, name)
+            for v in list(space.values())
+        )
+    return found
+
+
+def user_function(value) -> bool:
+    """A Python function of the user's (a helper whose result may be an object of theirs)."""
+    return isinstance(value, types.FunctionType) and not is_library_module_name(
+        getattr(value, "__module__", None) or ""
+    )
 
 
 def python_method_of_object(owner, name: str) -> bool:

@@ -28,7 +28,9 @@ from .receiver_classes import (
     binding_values,
     holders,
     method_class,
+    module_class_with,
     python_method_of,
+    user_function,
 )
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
@@ -313,10 +315,19 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     over-estimate costs only a dispatch when the code runs."""
     if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
         return False
-    index = _binding_index(fs, fs.tree)
+    tree = fs.tree
+    if receiver.id in (a.id for a in tree.args.posonlyargs + tree.args.args):
+        # a parameter: an object of a class of the module's with its own method (the
+        # first parameter of a method is self, whose class receiver_class knows)
+        return module_class_with(fs, name)
+    index = _binding_index(fs, tree)
 
     def makes(call):
-        return _calls_class_with(fs, call, name, locals_)
+        if _calls_class_with(fs, call, name, locals_):
+            return True
+        # a helper's result: ``b = make_box(x)``
+        found, value = resolve_expr(fs, call.func, locals_)
+        return found and user_function(value) and module_class_with(fs, name)
 
     if index is None:
         return receiver.id in holders(binding_values(fs.tree), makes)

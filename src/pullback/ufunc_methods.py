@@ -73,6 +73,76 @@ def divide_accumulate(array, axis=0, dtype=None):
     return np.divide.accumulate(array, axis, dtype)
 
 
+def add_reduceat(array, indices, axis=0, dtype=None):
+    """``np.add.reduceat``: the sums of the segments ``indices`` marks along ``axis``."""
+    return np.add.reduceat(array, indices, axis=axis, dtype=dtype)
+
+
+def reduceat_segments(indices, n):
+    """``(starts, ends)`` of the segments ``ufunc.reduceat(a, indices)`` reduces along an
+    axis of length ``n``: ``a[indices[i]:indices[i + 1]]``, the single element
+    ``a[indices[i]]`` where the next index is not larger, ``a[indices[-1]:]`` last.
+    Python ints (integer bookkeeping: transformed code calls it as it is)."""
+    starts = [int(i) for i in np.ravel(indices)]
+    for s in starts:
+        if not 0 <= s < n:  # (what NumPy says, before any gradient is computed)
+            raise IndexError(f"index {s} out-of-bounds in reduceat for an axis of length {n}")
+    ends = starts[1:] + [n]
+    ends = [e if s < e else s + 1 for s, e in zip(starts, ends, strict=True)]
+    return starts, ends
+
+
+reduceat_segments.__pullback_opaque__ = True
+
+
+def _reduced_segments(array, indices, axis, kind):
+    """Each segment's ``np.prod``, ``np.max`` or ``np.min`` (``kind``), stacked along
+    ``axis``: ``ufunc.reduceat`` written with reductions whose rules give the derivative
+    (pullback transforms it like user code: first and second order, forward mode). The
+    reductions are named in the calls, not passed as values: a second derivative through a
+    reduction called as a value is refused (its ``axis`` taken for a differentiated one)."""
+    a = np.moveaxis(array, axis, 0)
+    starts, ends = reduceat_segments(indices, np.shape(a)[0])
+    parts = []
+    for s, e in zip(starts, ends, strict=True):
+        if kind == "prod":
+            parts.append(np.prod(a[s:e], 0))
+        elif kind == "max":
+            parts.append(np.max(a[s:e], 0))
+        else:
+            parts.append(np.min(a[s:e], 0))
+    return np.moveaxis(np.stack(parts, 0), 0, axis)
+
+
+def multiply_reduceat(array, indices, axis=0, dtype=None):
+    """``np.multiply.reduceat``: each segment's ``np.prod``."""
+    return _reduced_segments(np.asarray(array, dtype=dtype), indices, axis, "prod")
+
+
+def maximum_reduceat(array, indices, axis=0, dtype=None):
+    """``np.maximum.reduceat``: each segment's ``np.max`` (ties share as np.max's do)."""
+    return _reduced_segments(np.asarray(array, dtype=dtype), indices, axis, "max")
+
+
+def minimum_reduceat(array, indices, axis=0, dtype=None):
+    """``np.minimum.reduceat``: each segment's ``np.min``."""
+    return _reduced_segments(np.asarray(array, dtype=dtype), indices, axis, "min")
+
+
+# Written in the differentiable subset: pullback differentiates them from their source
+# (registry.transformable, which this layer does not import).
+for _fn in (_reduced_segments, multiply_reduceat, maximum_reduceat, minimum_reduceat):
+    _fn.__pullback_transformable__ = True
+
+#: ``ufunc.reduceat`` -> the function computing the same values.
+REDUCEATS = {
+    np.add: add_reduceat,
+    np.multiply: multiply_reduceat,
+    np.maximum: maximum_reduceat,
+    np.minimum: minimum_reduceat,
+}
+
+
 #: ``ufunc.accumulate`` -> the function computing the same values: NumPy's cumulative
 #: functions, else the functions above (whose rules are in rules/numpy_accumulate.py).
 ACCUMULATIONS = {
@@ -88,6 +158,7 @@ ACCUMULATIONS = {
 PARAMETERS = {
     "reduce": ("array", "axis", "dtype", "out", "keepdims", "initial", "where"),
     "accumulate": ("array", "axis", "dtype", "out"),
+    "reduceat": ("array", "indices", "axis", "dtype", "out"),
 }
 
 
@@ -110,6 +181,8 @@ def rewritten_method(obj):
         return name, ufunc, REDUCTIONS[ufunc]
     if name == "accumulate" and ufunc in ACCUMULATIONS:
         return name, ufunc, ACCUMULATIONS[ufunc]
+    if name == "reduceat" and ufunc in REDUCEATS:
+        return name, ufunc, REDUCEATS[ufunc]
     if name == "outer" and ufunc.nin == 2 and ufunc.nout == 1:
         return name, ufunc, ufunc
     return None

@@ -447,6 +447,15 @@ class AliasAnalysis:
             if isinstance(parent, gast.Attribute):
                 if parent.attr in CONSTANT_ATTRIBUTES:
                     return True
+                above = self.parent.get(parent)
+                if parent.attr == "flat" and isinstance(above, gast.Subscript):
+                    # a.flat[key] (= v): a read or a write of a's elements, as a[i] (= v)
+                    if above.value is not parent:
+                        return True
+                    if not isinstance(above.ctx, gast.Load):
+                        return node is use
+                    node = above
+                    continue
                 if parent.attr in ("T", "mT") and isinstance(parent.ctx, gast.Load):
                     node = parent  # e[t].T.dot(f): a view that is only read (dismalpy)
                     continue

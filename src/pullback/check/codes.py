@@ -88,8 +88,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB404": (
         "lambda inside a differentiated function",
-        "A lambda that is only called, or passed to a function that only calls it, is "
-        "differentiated; one that is stored or returned is a closure pullback does not follow.",
+        "A lambda that is only called, passed to a function that only calls it, or kept in a "
+        "list that is only called from there, is differentiated; one that reads the "
+        "function's variables and is stored elsewhere (a dict, an attribute) or returned is "
+        "a closure pullback does not follow.",
     ),
     "PB405": (
         "nested function definition",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gast
 
 from ..resolve import VIEW_ATTRIBUTES, object_item_target
-from ..transform.inplace_calls import inplace_call, inplace_statement_call
+from ..transform.inplace_calls import flat_store_target, inplace_call, inplace_statement_call
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -236,9 +236,16 @@ class MutationChecks:
             # self.cache["X"] = X: a dict or list on an object gets the value as in the
             # primal; an array there is refused when it runs (free_values.object_item_store)
             return
-        reason = self._aliases().store_reason(target)
+        if op is None and flat_store_target(target):
+            # a.flat[key] = v: np.put's write into a (transform/inplace_calls.py)
+            reason = self._aliases().store_reason(target.value)
+        else:
+            reason = self._aliases().store_reason(target)
         if reason is None:
             return  # a local array: written in place (transform/mutation.py)
+        if op is None and flat_store_target(target):
+            self._report_flat_store(target, reason)
+            return
         if reason.kind == "parameter":
             self.note_parameter_write(target.value, target)
         if self._report_dict_subclass_store(target, value, op, reason):
@@ -267,7 +274,11 @@ class MutationChecks:
             why, first = _held_array_why(
                 base, self.text(target.value.value), index, self.text, self._held_by(unproved)
             )
-        if isinstance(target.value, gast.Attribute) and target.value.attr in VIEW_ATTRIBUTES:
+        if (
+            isinstance(target.value, gast.Attribute)
+            and target.value.attr in VIEW_ATTRIBUTES
+            and not (op is None and flat_store_target(target))
+        ):
             # x.T[i, j] = v: a write through a view of x, which pullback does not follow
             owner = self.text(target.value.value)
             why = (
@@ -294,6 +305,20 @@ class MutationChecks:
             f"array mutation: {what} {part}",
             why=why,
             fix=f"{first}build a new array, e.g. {fix} ({codes.see(code)}).",
+        )
+
+    def _report_flat_store(self, target, reason):
+        """``a.flat[key] = v`` where ``a`` is not provably the function's own array."""
+        owner = self.text(target.value.value)
+        if reason.kind == "parameter":
+            self.note_parameter_write(target.value.value, target)
+        why, first = self._store_why(owner, reason)
+        self.report(
+            target,
+            "PB101",
+            f"array mutation: assignment to elements of '{owner}.flat'",
+            why=why,
+            fix=f"{first}build a new array, e.g. with np.where ({codes.see('PB101')}).",
         )
 
     def _report_dict_subclass_store(self, target, value, op, reason) -> bool:

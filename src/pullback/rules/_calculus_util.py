@@ -24,6 +24,15 @@ import numpy as np
 from ..errors import ArgumentError, UnsupportedCallError
 from ..registry import ENTRY_POINTS, default_registry, transformable
 from ..tangents import is_differentiable_value, materialize
+from ._args_trees import (
+    is_float_tree,
+    real_tree,
+    register_tree_rules,
+    tree_from_vector,
+    tree_size,
+    tree_upcast,
+    tree_vector,
+)
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
 from .numpy_functional_pullbacks import dense_like
 
@@ -31,8 +40,11 @@ __all__ = [
     "ArgsPack",
     "bound_call",
     "float_sequence",
+    "float_tree",
     "dense_entry",
     "entry_cotangent",
+    "entry_size",
+    "reference_shape",
     "has_floats",
     "reference_form",
     "refuse_float_tree",
@@ -170,21 +182,36 @@ def has_floats(v) -> bool:
     return is_differentiable_value(v)
 
 
+def float_tree(v) -> bool:
+    """An ``args`` entry that is a dict, tuple, list or named tuple (nested) holding floats,
+    other than a flat :func:`float_sequence`: its float leaves are parameters, taken apart
+    by rules/_args_trees.py."""
+    return isinstance(v, (tuple, list, dict)) and not float_sequence(v) and is_float_tree(v)
+
+
+def entry_size(x) -> int:
+    """The number of floats of an ``args`` entry holding some (a tree's: its leaves')."""
+    return tree_size(x) if float_tree(x) else int(np.size(x))
+
+
+def reference_shape(x) -> tuple:
+    """The shape of an ``args`` entry's cotangent in the reference computations of second
+    derivatives (:func:`reference_form`): a tree's is the vector of its leaves'."""
+    return (tree_size(x),) if float_tree(x) else np.shape(x)
+
+
 def refuse_float_tree(params):
-    """Refuse an ``args`` entry holding floats in a form the solver rules do not take apart
-    (a dict, a sequence of sequences, a sequence mixing floats with other values): its
-    floats' gradient would be lost."""
+    """Refuse an ``args`` entry that is a tree holding complex values (the solver rules
+    take apart trees of real floats only): their gradient would be lost."""
     for k, v in enumerate(params):
-        if isinstance(v, (tuple, list, dict)) and not float_sequence(v) and has_floats(v):
+        if isinstance(v, (tuple, list, dict)) and has_floats(v) and not real_tree(v):
             raise UnsupportedCallError(
                 f"pullback: a parameter of the function a SciPy solver calls (entry {k} of "
                 f"args=, or a variable a lambda or nested def given to the solver reads) is "
-                f"a {type(v).__name__} holding floats in a form the solver rules do not "
-                "differentiate (a dict, a nested sequence, or floats mixed with other "
-                "values): their gradient would be lost.\n"
-                "Fix: pass the floats as a NumPy array or a flat tuple, list or named tuple "
-                "of floats (for a closure: read them into variables of their own before the "
-                "solver call, c = cfg['c'])."
+                f"a {type(v).__name__} holding complex values, which the solver rules do "
+                "not take apart from a dict or sequence: their gradient would be lost.\n"
+                "Fix: pass the complex parameter as an entry of args= of its own (a complex "
+                "NumPy array), or its real and imaginary parts as floats."
             )
 
 
@@ -192,6 +219,8 @@ def refuse_float_tree(params):
 def dense_entry(c, x):
     """The cotangent ``c`` of an ``args`` entry ``x`` as an array (a float sequence's as
     the vector of its floats, zeros where ``c`` has none)."""
+    if float_tree(x):
+        return tree_vector(c, x)
     if not float_sequence(x):
         return dense_like(c, x)
     whole = c is ZERO or c is NO_TANGENT or c is None
@@ -210,6 +239,8 @@ def entry_cotangent(d, x):
     put back as a tuple or list of its floats; ``NO_TANGENT`` without floats)."""
     if not has_floats(x):
         return NO_TANGENT
+    if float_tree(x):
+        return tree_from_vector(d, x)
     if not float_sequence(x):
         return d
     if isinstance(x, list):
@@ -220,8 +251,16 @@ def entry_cotangent(d, x):
 def register_arg_helpers(reg, family):
     """The non-differentiable helpers the transformable pullbacks of the solvers call."""
     reg.non_differentiable(
-        has_floats, float_sequence, refuse_float_tree, family=family, trusted=True
+        has_floats,
+        float_sequence,
+        float_tree,
+        entry_size,
+        reference_shape,
+        refuse_float_tree,
+        family=family,
+        trusted=True,
     )
+    register_tree_rules(reg, family)
 
 
 def reference_form(dargs, params) -> tuple:
@@ -232,7 +271,13 @@ def reference_form(dargs, params) -> tuple:
     if dargs is NO_TANGENT:
         dargs = (NO_TANGENT,) * len(params)
     return tuple(
-        0.0 if c is NO_TANGENT else np.array(c, dtype=np.float64) if float_sequence(p) else c
+        0.0
+        if c is NO_TANGENT
+        else np.array(c, dtype=np.float64)
+        if float_sequence(p)
+        else tree_vector(c, p)
+        if float_tree(p)
+        else c
         for c, p in zip(dargs, params, strict=True)
     )
 
@@ -287,30 +332,42 @@ class ArgsPack:
             return
         refuse_float_tree(args)
         self.index = tuple(
-            k for k, a in enumerate(args) if type(a) is float or _real_float(a) or float_sequence(a)
+            k
+            for k, a in enumerate(args)
+            if type(a) is float or _real_float(a) or float_sequence(a) or float_tree(a)
         )
         # The user's function runs on float64 parameters (float32 ones upcast): the
         # integrals and solves behind a gradient need the accuracy (the cotangents are
         # cast back to each argument's dtype).
-        self.args = tuple(_upcast(a) if k in self.index else a for k, a in enumerate(args))
+        self.args = tuple(
+            (tree_upcast(a) if float_tree(a) else _upcast(a)) if k in self.index else a
+            for k, a in enumerate(args)
+        )
         self.given = args
         self.sizes = [
             1
             if type(args[k]) is float
             else len(args[k])
             if float_sequence(args[k])
+            else tree_size(args[k])
+            if float_tree(args[k])
             # (np.size: a list of floats is an array_like of that many)
             else int(np.size(args[k]))
             for k in self.index
         ]
         self.size = sum(self.sizes)
-        self.scalars = all(type(args[k]) is float or np.ndim(args[k]) == 0 for k in self.index)
+        self.scalars = all(
+            type(args[k]) is float or (not float_tree(args[k]) and np.ndim(args[k]) == 0)
+            for k in self.index
+        )
 
     def flatten(self, cots) -> np.ndarray:
         """The cotangents of ``args[k]`` for ``k`` in ``index`` as one float64 vector."""
         parts = [
             _sequence_part(c, len(self.args[k]))
             if float_sequence(self.args[k])
+            else tree_vector(c, self.args[k])
+            if float_tree(self.args[k])
             else np.ravel(np.asarray(densify(c), dtype=np.float64))
             for k, c in zip(self.index, cots, strict=True)
         ]
@@ -347,6 +404,8 @@ class ArgsPack:
                     for v, e in zip(flat[start : start + n], x, strict=True)
                 ]
                 out[k] = type(x)(*values) if hasattr(x, "_fields") else type(x)(values)
+            elif float_tree(x):  # a dict or nested sequence: a tree like it
+                out[k] = tree_from_vector(flat[start : start + n], x)
             else:
                 out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n

@@ -71,7 +71,9 @@ def _c2c_rule(fn, opposite, multi, default_all=True):
 
     def c2c_rrule(a, *args, **kwargs):
         y = fn(a, *args, **kwargs)
-        p = bind(args, kwargs, params, (None, None if multi else -1, None, None))
+        p = bind(
+            args, kwargs, params, (None, None if multi else -1, None, None), name=f"np.fft.{name}"
+        )
         axes, sizes = _plan(a, p, multi, name, default_all)
         in_shape = np.shape(a)
         norm = _SWAP[p["norm"]]
@@ -110,7 +112,9 @@ def _r2c_rule(fn, multi):
 
     def r2c_rrule(a, *args, **kwargs):
         y = fn(a, *args, **kwargs)
-        p = bind(args, kwargs, params, (None, None if multi else -1, None, None))
+        p = bind(
+            args, kwargs, params, (None, None if multi else -1, None, None), name=f"np.fft.{name}"
+        )
         axes, sizes = _plan(a, p, multi, name, True)
         in_shape = np.shape(a)
         norm = _SWAP[p["norm"]]
@@ -148,7 +152,9 @@ def _c2r_rule(fn, multi):
 
     def c2r_rrule(a, *args, **kwargs):
         y = fn(a, *args, **kwargs)
-        p = bind(args, kwargs, params, (None, None if multi else -1, None, None))
+        p = bind(
+            args, kwargs, params, (None, None if multi else -1, None, None), name=f"np.fft.{name}"
+        )
         in_shape = np.shape(a)
         nd = len(in_shape)
         if multi:
@@ -184,7 +190,7 @@ def _c2r_rule(fn, multi):
 def _hfft_rrule(a, *args, **kwargs):
     # hfft(a) = irfft(conj(a)) with the opposite normalization.
     y = F.hfft(a, *args, **kwargs)
-    p = bind(args, kwargs, ("n", "axis", "norm", "out"), (None, -1, None, None))
+    p = bind(args, kwargs, ("n", "axis", "norm", "out"), (None, -1, None, None), name="np.fft.hfft")
     axis = p["axis"] % max(np.ndim(a), 1)
     n = np.shape(y)[axis]
     m = np.shape(a)[axis]
@@ -203,7 +209,9 @@ def _hfft_rrule(a, *args, **kwargs):
 def _ihfft_rrule(a, *args, **kwargs):
     # ihfft(a) = conj(rfft(a)) with the opposite normalization.
     y = F.ihfft(a, *args, **kwargs)
-    p = bind(args, kwargs, ("n", "axis", "norm", "out"), (None, -1, None, None))
+    p = bind(
+        args, kwargs, ("n", "axis", "norm", "out"), (None, -1, None, None), name="np.fft.ihfft"
+    )
     axis = p["axis"] % max(np.ndim(a), 1)
     n = np.shape(a)[axis] if p["n"] is None else int(p["n"])
     in_len = np.shape(a)[axis]
@@ -222,7 +230,7 @@ def _ihfft_rrule(a, *args, **kwargs):
 def _shift_rule(fn, inverse):
     def shift_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        axes = bind(args, kwargs, ("axes",), (None,))["axes"]
+        axes = bind(args, kwargs, ("axes",), (None,), name=f"np.fft.{fn.__name__}")["axes"]
 
         def shift_pullback(dy):
             if dy is ZERO:

@@ -121,7 +121,9 @@ def _slogdet_rrule(a):
 
 def _pinv_rrule(a, *args, **kwargs):
     X = la.pinv(a, *args, **kwargs)
-    if bind(args, kwargs, ("rcond", "hermitian"), (None, False), known=("rtol",))["hermitian"]:
+    if bind(
+        args, kwargs, ("rcond", "hermitian"), (None, False), name="np.linalg.pinv", known=("rtol",)
+    )["hermitian"]:
         raise UnsupportedCallError("pullback: pinv(hermitian=True) has no rule")
     A = np.asarray(a)
 
@@ -174,7 +176,7 @@ def _matrix_power_rrule(a, n):
 
 def _tensorsolve_rrule(a, b, *args, **kwargs):
     x = la.tensorsolve(a, b, *args, **kwargs)
-    axes = bind(args, kwargs, ("axes",), (None,))["axes"]
+    axes = bind(args, kwargs, ("axes",), (None,), name="np.linalg.tensorsolve")["axes"]
     A = np.asarray(a)
     if axes is not None:
         allaxes = list(range(A.ndim))
@@ -223,14 +225,14 @@ def _cholesky_rrule(a, /, **kwargs):
     return y, cholesky_pullback
 
 
-def _uplo(args, kwargs):
-    return bind(args, kwargs, ("UPLO",), ("L",))["UPLO"].upper() == "L"
+def _uplo(args, kwargs, name):
+    return bind(args, kwargs, ("UPLO",), ("L",), name=name)["UPLO"].upper() == "L"
 
 
 def _eigh_rrule(a, *args, **kwargs):
     y = la.eigh(a, *args, **kwargs)
     w, V = y
-    lower = _uplo(args, kwargs)
+    lower = _uplo(args, kwargs, "np.linalg.eigh")
 
     def eigh_pullback(dy):
         dw, dV = dy_parts(dy, 2)
@@ -250,7 +252,7 @@ def _eigh_rrule(a, *args, **kwargs):
 
 def _eigvalsh_rrule(a, *args, **kwargs):
     w, V = la.eigh(a, *args, **kwargs)
-    lower = _uplo(args, kwargs)
+    lower = _uplo(args, kwargs, "np.linalg.eigvalsh")
 
     def eigvalsh_pullback(dy):
         if dy is ZERO:
@@ -352,7 +354,13 @@ def _svd_grad(A, U, s, Vh, dU, ds, dVh):
 
 def _svd_rrule(a, *args, **kwargs):
     y = la.svd(a, *args, **kwargs)
-    p = bind(args, kwargs, ("full_matrices", "compute_uv", "hermitian"), (True, True, False))
+    p = bind(
+        args,
+        kwargs,
+        ("full_matrices", "compute_uv", "hermitian"),
+        (True, True, False),
+        name="np.linalg.svd",
+    )
     if p["hermitian"]:
         raise UnsupportedCallError("pullback: svd(hermitian=True) has no rule")
     A = np.asarray(a)
@@ -430,7 +438,7 @@ def _qr_square_grad(Q, R, dQ, dR):
 
 def _qr_rrule(a, *args, **kwargs):
     y = la.qr(a, *args, **kwargs)
-    mode = bind(args, kwargs, ("mode",), ("reduced",))["mode"]
+    mode = bind(args, kwargs, ("mode",), ("reduced",), name="np.linalg.qr")["mode"]
     if mode not in ("reduced", "complete", "r"):
         raise UnsupportedCallError(f"pullback: qr(mode={mode!r}) has no rule")
     A = np.asarray(a)

@@ -112,7 +112,7 @@ def _norm_pullback_factory(x, y, ord, axes, keepdims, matrix):
 
 def _norm_rrule(x, *args, **kwargs):
     y = la.norm(x, *args, **kwargs)
-    p = bind(args, kwargs, ("ord", "axis", "keepdims"), (None, None, False))
+    p = bind(args, kwargs, ("ord", "axis", "keepdims"), (None, None, False), name="np.linalg.norm")
     ord, axis, keepdims = p["ord"], p["axis"], p["keepdims"]
     nd = np.ndim(x)
     if axis is None:

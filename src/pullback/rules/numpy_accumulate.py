@@ -1,7 +1,8 @@
 """``ufunc.accumulate`` beyond ``add`` and ``multiply`` (which are ``np.cumsum`` and
 ``np.cumprod``): ``maximum``, ``minimum``, ``logaddexp``, ``subtract`` and ``divide``;
 and ``ufunc.reduce`` of ``logaddexp``/``logaddexp2`` (``np.logaddexp.reduce`` is a
-log-sum-exp; ``add``/``multiply``/``maximum``/``minimum`` are NumPy's reductions). The
+log-sum-exp; ``add``/``multiply``/``maximum``/``minimum`` are NumPy's reductions), and
+``np.add.reduceat`` (sums of segments, linear). The
 normalizer writes ``np.maximum.accumulate(a, axis)`` as a call of
 :func:`pullback.ufunc_methods.maximum_accumulate` (and so on), whose rules are here. Each
 pullback is a transformable function (the rule's closure calls it too), so second
@@ -177,9 +178,51 @@ def logaddexp2_reduce_pullback(
     return _log_sum_exp_pullback(dy, array, axis, dtype, keepdims, initial, where, True)
 
 
+# -- np.add.reduceat ------------------------------------------------------------------------
+# The sums of segments are linear in ``a``: ``y = L a`` along the axis, where row ``i`` of
+# ``L`` marks segment ``i`` (ufunc_methods.reduceat_segments). The pullback spreads each
+# segment's cotangent over its elements (``L^T g``), itself a primitive whose pullback is
+# ``add_reduceat`` again, so second derivatives and forward mode run through the two.
+# (multiply, maximum and minimum need no rule: their functions are written with
+# np.prod/np.max/np.min per segment and differentiated from their source.)
+
+
+def spread_segments(g, indices, axis, n):
+    """``L^T g``: element ``j`` of the result (length ``n`` along ``axis``) is the sum of
+    the cotangents of the segments of ``indices`` that hold it; zero outside them."""
+    g = np.moveaxis(np.asarray(g), axis, 0)
+    starts, ends = um.reduceat_segments(indices, n)
+    out = np.zeros((n,) + g.shape[1:], dtype=np.result_type(g, np.float32))
+    if all(e == s1 for e, s1 in zip(ends[:-1], starts[1:], strict=True)):
+        # increasing indices (the usual call): the segments tile a[starts[0]:], exactly
+        lengths = np.subtract(ends, starts)
+        out[starts[0] :] = np.repeat(g, lengths, axis=0)
+    else:
+        for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            out[s:e] += g[i]
+    return np.moveaxis(out, 0, axis)
+
+
+@transformable
+def add_reduceat_pullback(dy, array, indices, axis=0, dtype=None):
+    if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact):
+        return 0.0 * array, NO_TANGENT, NO_TANGENT, NO_TANGENT  # integer sums: constant
+    n = np.shape(array)[axis]
+    da = spread_segments(densify(dy), indices, axis, n)
+    return da, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
+@transformable
+def spread_segments_pullback(dy, g, indices, axis, n):
+    dg = um.add_reduceat(densify(dy), indices, axis)
+    return dg, NO_TANGENT, NO_TANGENT, NO_TANGENT
+
+
 def register(reg):
     r = Registrar(reg, FAMILY)
     for fn, pullback_fn, notes in (
+        (um.add_reduceat, add_reduceat_pullback, "linear: sums of segments"),
+        (spread_segments, spread_segments_pullback, "the transpose of add.reduceat"),
         (um.logaddexp_reduce, logaddexp_reduce_pullback, "a log-sum-exp"),
         (um.logaddexp2_reduce, logaddexp2_reduce_pullback, ""),
         (um.maximum_accumulate, maximum_accumulate_pullback, "ties: half each, step by step"),

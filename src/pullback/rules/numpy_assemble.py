@@ -127,7 +127,9 @@ def _joined_rule(fn, promote, axis_of):
 
 
 def _concat_axis(promoted, args, kwargs):
-    p = bind(args, kwargs, ("axis", "out"), (0, None), known=("dtype", "casting"))
+    p = bind(
+        args, kwargs, ("axis", "out"), (0, None), name="np.concatenate", known=("dtype", "casting")
+    )
     refuse_out("np.concatenate", p)
     return p["axis"]
 
@@ -161,7 +163,7 @@ def _stack_rrule(arrays, *args, **kwargs):
 
 def _append_rrule(arr, values, *args, **kwargs):
     y = np.append(arr, values, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (None,))["axis"]
+    axis = bind(args, kwargs, ("axis",), (None,), name="np.append")["axis"]
 
     def append_pullback(dy):
         if dy is ZERO:
@@ -202,7 +204,7 @@ def _insert_rrule(arr, obj, values, *args, **kwargs):
 
 def _select_rrule(condlist, choicelist, *args, **kwargs):
     y = np.select(condlist, choicelist, *args, **kwargs)
-    default = bind(args, kwargs, ("default",), (0,))["default"]
+    default = bind(args, kwargs, ("default",), (0,), name="np.select")["default"]
 
     keyword = "default" in kwargs  # its cotangent in a dict after the positional ones
 
@@ -233,7 +235,7 @@ def _choose_rrule(a, choices, *args, **kwargs):
     """``np.choose(a, choices)``: each element is the one of its choice ``a`` names, so a
     choice's cotangent is the incoming cotangent where it was picked (summed over what it
     was broadcast across), zero elsewhere; the integer ``a`` gets none."""
-    p = bind(args, kwargs, ("out", "mode"), (None, "raise"))
+    p = bind(args, kwargs, ("out", "mode"), (None, "raise"), name="np.choose")
     refuse_out("numpy.choose", p)
     y = np.choose(a, choices, *args, **kwargs)
     rest = _rest(args)
@@ -313,8 +315,13 @@ def _split_rule(fn, axis_of):
     return split_rrule
 
 
-def _split_axis(ary, args, kwargs):
-    return bind(args, kwargs, ("axis",), (0,))["axis"]
+def _split_axis(name):
+    """The ``axis`` of a call of ``np.<name>`` (split, array_split)."""
+
+    def split_axis(ary, args, kwargs):
+        return bind(args, kwargs, ("axis",), (0,), name=f"np.{name}")["axis"]
+
+    return split_axis
 
 
 def _unstack_rrule(x, /, *, axis=0):
@@ -362,8 +369,8 @@ def register(reg):
     r.rule(np.ndarray.choose, _choose_rrule, name="numpy.ndarray.choose")
     r.rule(np.insert, _insert_rrule, notes="values broadcast: their cotangent is summed")
     r.rule(np.block, _block_rrule)
-    r.rule(np.split, _split_rule(np.split, _split_axis))
-    r.rule(np.array_split, _split_rule(np.array_split, _split_axis))
+    r.rule(np.split, _split_rule(np.split, _split_axis("split")))
+    r.rule(np.array_split, _split_rule(np.array_split, _split_axis("array_split")))
     r.rule(np.hsplit, _split_rule(np.hsplit, lambda a, args, kw: 0 if np.ndim(a) == 1 else 1))
     r.rule(np.vsplit, _split_rule(np.vsplit, lambda a, args, kw: 0))
     r.rule(np.dsplit, _split_rule(np.dsplit, lambda a, args, kw: 2))

@@ -100,7 +100,7 @@ def _take_rrule(a, indices, *args, **kwargs):
 
 def _take_along_axis_rrule(arr, indices, *args, **kwargs):
     y = np.take_along_axis(arr, indices, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (-1,))["axis"]
+    axis = bind(args, kwargs, ("axis",), (-1,), name="np.take_along_axis")["axis"]
     rest = (NO_TANGENT,) * (1 + len(args))
     shape = np.shape(arr)
 
@@ -191,7 +191,7 @@ def _diag_embed(g, n, m, k):
 
 def _diag_rrule(v, *args, **kwargs):
     y = np.diag(v, *args, **kwargs)
-    k = bind(args, kwargs, ("k",), (0,))["k"]
+    k = bind(args, kwargs, ("k",), (0,), name="np.diag")["k"]
     shape = np.shape(v)
 
     def diag_pullback(dy):
@@ -207,7 +207,7 @@ def _diag_rrule(v, *args, **kwargs):
 
 def _diagflat_rrule(v, *args, **kwargs):
     y = np.diagflat(v, *args, **kwargs)
-    k = bind(args, kwargs, ("k",), (0,))["k"]
+    k = bind(args, kwargs, ("k",), (0,), name="np.diagflat")["k"]
 
     def diagflat_pullback(dy):
         if dy is ZERO:
@@ -227,7 +227,7 @@ def _diagonal_grad(dy, shape, offset, axis1, axis2):
 
 def _diagonal_rrule(a, *args, **kwargs):
     y = np.diagonal(a, *args, **kwargs)
-    p = bind(args, kwargs, ("offset", "axis1", "axis2"), (0, 0, 1))
+    p = bind(args, kwargs, ("offset", "axis1", "axis2"), (0, 0, 1), name="np.diagonal")
     shape = np.shape(a)
 
     def diagonal_pullback(dy):
@@ -254,7 +254,7 @@ def _linalg_diagonal_rrule(x, /, *, offset=0):
 def _triangle_rule(fn):
     def triangle_rrule(m, *args, **kwargs):
         y = fn(m, *args, **kwargs)
-        k = bind(args, kwargs, ("k",), (0,))["k"]
+        k = bind(args, kwargs, ("k",), (0,), name=f"np.{fn.__name__}")["k"]
 
         def triangle_pullback(dy):
             if dy is ZERO:
@@ -279,7 +279,9 @@ def _unpermute(dy, perm, axis, shape):
 
 def _sort_rrule(a, *args, **kwargs):
     y = np.sort(a, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "kind", "order"), (-1, None, None), known=("stable",))
+    p = bind(
+        args, kwargs, ("axis", "kind", "order"), (-1, None, None), name="np.sort", known=("stable",)
+    )
     if p["order"] is not None:
         raise UnsupportedCallError("pullback: sort(order=...) of structured arrays has no rule")
     axis = p["axis"]
@@ -297,7 +299,9 @@ def _sort_rrule(a, *args, **kwargs):
 
 def _partition_rrule(a, kth, *args, **kwargs):
     y = np.partition(a, kth, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "kind", "order"), (-1, "introselect", None))
+    p = bind(
+        args, kwargs, ("axis", "kind", "order"), (-1, "introselect", None), name="np.partition"
+    )
     if p["order"] is not None:
         raise UnsupportedCallError("pullback: partition(order=...) has no rule")
     axis = p["axis"]

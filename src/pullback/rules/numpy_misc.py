@@ -124,7 +124,7 @@ def _meshgrid_rrule(*xi, **kwargs):
 
 def _bincount_rrule(x, *args, **kwargs):
     y = np.bincount(x, *args, **kwargs)
-    weights = bind(args, kwargs, ("weights", "minlength"), (None, 0))["weights"]
+    weights = bind(args, kwargs, ("weights", "minlength"), (None, 0), name="np.bincount")["weights"]
 
     def bincount_pullback(dy):
         rest = list(_rest(args))
@@ -147,7 +147,9 @@ def _diff_transpose(g, axis):
 
 def _diff_rrule(a, *args, **kwargs):
     y = np.diff(a, *args, **kwargs)
-    p = bind(args, kwargs, ("n", "axis", "prepend", "append"), (1, -1, None, None))
+    p = bind(
+        args, kwargs, ("n", "axis", "prepend", "append"), (1, -1, None, None), name="np.diff"
+    )
     n, axis = p["n"], p["axis"]
     nd = max(np.ndim(a), 1)
     ax = axis % nd
@@ -325,7 +327,7 @@ def _gradient_rrule(f, *varargs, **kwargs):
 # -- interpolation and polynomials ------------------------------------------------------------
 def _interp_rrule(x, xp, fp, *args, **kwargs):
     y = np.interp(x, xp, fp, *args, **kwargs)
-    p = bind(args, kwargs, ("left", "right", "period"), (None, None, None))
+    p = bind(args, kwargs, ("left", "right", "period"), (None, None, None), name="np.interp")
     if p["period"] is not None:
         raise UnsupportedCallError("pullback: interp(period=...) has no rule")
     xa = np.asarray(x)
@@ -414,7 +416,7 @@ def _polyval_rrule(p, x):
 
 def _trapezoid_rrule(y, *args, **kwargs):
     out = np.trapezoid(y, *args, **kwargs)
-    p = bind(args, kwargs, ("x", "dx", "axis"), (None, 1.0, -1))
+    p = bind(args, kwargs, ("x", "dx", "axis"), (None, 1.0, -1), name="np.trapezoid")
     x, dx, axis = p["x"], p["dx"], p["axis"]
     ya = np.asarray(y)
     ax = axis % ya.ndim
@@ -473,7 +475,7 @@ def _embed_full(g, length, offset):
 
 def _convolve_rrule(a, v, *args, **kwargs):
     y = np.convolve(a, v, *args, **kwargs)
-    mode = bind(args, kwargs, ("mode",), ("full",))["mode"]
+    mode = bind(args, kwargs, ("mode",), ("full",), name="np.convolve")["mode"]
     n, m = np.size(a), np.size(v)
 
     def convolve_pullback(dy):
@@ -490,7 +492,7 @@ def _convolve_rrule(a, v, *args, **kwargs):
 
 def _correlate_rrule(a, v, *args, **kwargs):
     y = np.correlate(a, v, *args, **kwargs)
-    mode = bind(args, kwargs, ("mode",), ("valid",))["mode"]
+    mode = bind(args, kwargs, ("mode",), ("valid",), name="np.correlate")["mode"]
     n, m = np.size(a), np.size(v)
 
     def correlate_pullback(dy):

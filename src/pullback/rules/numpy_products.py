@@ -345,7 +345,9 @@ def _kron_rrule(a, b):
 
 def _cross_rrule(a, b, *args, **kwargs):
     y = np.cross(a, b, *args, **kwargs)
-    p = bind(args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None))
+    p = bind(
+        args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None), name="np.cross"
+    )
     if p["axis"] is not None:
         p["axisa"] = p["axisb"] = p["axisc"] = p["axis"]
     if np.shape(a)[p["axisa"]] != 3 or np.shape(b)[p["axisb"]] != 3:
@@ -388,7 +390,13 @@ def _trace_grad(dy, shape, offset, axis1, axis2):
 
 def _trace_rrule(a, *args, **kwargs):
     y = np.trace(a, *args, **kwargs)
-    p = bind(args, kwargs, ("offset", "axis1", "axis2", "dtype", "out"), (0, 0, 1, None, None))
+    p = bind(
+        args,
+        kwargs,
+        ("offset", "axis1", "axis2", "dtype", "out"),
+        (0, 0, 1, None, None),
+        name="np.trace",
+    )
     refuse_out("np.trace", p)
     if differentiable(a):
         refuse_integer_dtype("np.trace", p)

@@ -51,7 +51,9 @@ def _reshape_in(g, shape, order):
 
 def _reshape_rrule(a, *args, **kwargs):
     y = np.reshape(a, *args, **kwargs)
-    given = bind(args, kwargs, ("shape", "order"), (None, "C"), known=("copy",))["order"]
+    given = bind(
+        args, kwargs, ("shape", "order"), (None, "C"), name="np.reshape", known=("copy",)
+    )["order"]
     order = _memory_order(a, given)
     shape = np.shape(a)
 
@@ -66,7 +68,7 @@ def _reshape_rrule(a, *args, **kwargs):
 
 def _ravel_rrule(a, *args, **kwargs):
     y = np.ravel(a, *args, **kwargs)
-    given = bind(args, kwargs, ("order",), ("C",))["order"]
+    given = bind(args, kwargs, ("order",), ("C",), name="np.ravel")["order"]
     order = _memory_order(a, given)
     shape = np.shape(a)
 
@@ -129,7 +131,7 @@ def _atleast_rule(fn):
 
 def _transpose_rrule(a, *args, **kwargs):
     y = np.transpose(a, *args, **kwargs)
-    axes = bind(args, kwargs, ("axes",), (None,))["axes"]
+    axes = bind(args, kwargs, ("axes",), (None,), name="np.transpose")["axes"]
 
     def transpose_pullback(dy):
         if dy is ZERO:
@@ -164,7 +166,7 @@ def _moveaxis_rrule(a, source, destination):
 
 def _rollaxis_rrule(a, axis, *args, **kwargs):
     y = np.rollaxis(a, axis, *args, **kwargs)
-    start = bind(args, kwargs, ("start",), (0,))["start"]
+    start = bind(args, kwargs, ("start",), (0,), name="np.rollaxis")["start"]
     n = np.ndim(a)
     axis_n = axis % n
     start_n = start + n if start < 0 else start
@@ -245,7 +247,7 @@ def _broadcast_arrays_rrule(*args, **kwargs):
 
 def _repeat_rrule(a, repeats, *args, **kwargs):
     y = np.repeat(a, repeats, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (None,))["axis"]
+    axis = bind(args, kwargs, ("axis",), (None,), name="np.repeat")["axis"]
     shape = np.shape(a)
     rest = (NO_TANGENT,) * (1 + len(args))
 
@@ -293,7 +295,7 @@ def _tile_rrule(A, reps):
 
 def _roll_rrule(a, shift, *args, **kwargs):
     y = np.roll(a, shift, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (None,))["axis"]
+    axis = bind(args, kwargs, ("axis",), (None,), name="np.roll")["axis"]
     back = -shift if np.ndim(shift) == 0 else tuple(-s for s in shift)
     rest = (NO_TANGENT,) * (1 + len(args))
 
@@ -307,7 +309,7 @@ def _roll_rrule(a, shift, *args, **kwargs):
 
 def _flip_rrule(m, *args, **kwargs):
     y = np.flip(m, *args, **kwargs)
-    axis = bind(args, kwargs, ("axis",), (None,))["axis"]
+    axis = bind(args, kwargs, ("axis",), (None,), name="np.flip")["axis"]
 
     def flip_pullback(dy):
         if dy is ZERO:
@@ -334,7 +336,7 @@ def _flip_fixed_rule(fn):
 
 def _rot90_rrule(m, *args, **kwargs):
     y = np.rot90(m, *args, **kwargs)
-    p = bind(args, kwargs, ("k", "axes"), (1, (0, 1)))
+    p = bind(args, kwargs, ("k", "axes"), (1, (0, 1)), name="np.rot90")
 
     def rot90_pullback(dy):
         if dy is ZERO:

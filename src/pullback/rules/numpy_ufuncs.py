@@ -231,7 +231,7 @@ def _conj_rrule(x, **kwargs):
 
 def _angle_rrule(z, *args, **kwargs):
     y = np.angle(z, *args, **kwargs)
-    deg = bind(args, kwargs, ("deg",), (False,))["deg"]
+    deg = bind(args, kwargs, ("deg",), (False,), name="np.angle")["deg"]
     rest = (NO_TANGENT,) * len(args)
 
     def angle_pullback(dy):

@@ -190,7 +190,7 @@ def solve_pullback(
 
 
 def _solve_check(a, b, *args, **kwargs):
-    p = bind(args, kwargs, _SOLVE, _SOLVE_DEFAULTS)
+    p = bind(args, kwargs, _SOLVE, _SOLVE_DEFAULTS, name="scipy.linalg.solve")
     real_only("solve", a, b)
     reads("solve", p["assume_a"])
 
@@ -296,7 +296,8 @@ _LSTSQ_KNOWN = ("overwrite_a", "overwrite_b", "check_finite", "lapack_driver")
 
 
 def _lstsq_rrule(a, b, *args, **kwargs):
-    lstsq_refusals(a, b, bind(args, kwargs, ("cond",), (None,), known=_LSTSQ_KNOWN)["cond"])
+    cond = bind(args, kwargs, ("cond",), (None,), name="scipy.linalg.lstsq", known=_LSTSQ_KNOWN)
+    lstsq_refusals(a, b, cond["cond"])
     y = sl.lstsq(a, b, *args, **kwargs)
     rest = (NO_TANGENT,) * len(args)
 

@@ -208,7 +208,7 @@ def lu_refusals(name, a):
 def _lu_rrule(a, *args, **kwargs):
     real_only("lu", a)
     p = bind(args, kwargs, ("permute_l", "overwrite_a", "check_finite", "p_indices"),
-             (False, False, True, False))  # fmt: skip
+             (False, False, True, False), name="scipy.linalg.lu")  # fmt: skip
     y = base.sl.lu(a, *args, **kwargs)
     P, L, U = base.sl.lu(a) if p["permute_l"] or p["p_indices"] else y
     _nonsingular_u("lu", U)
@@ -328,6 +328,7 @@ def _qr_rrule(a, *args, **kwargs):
         kwargs,
         ("overwrite_a", "lwork", "mode", "pivoting"),
         (False, None, "full", False),
+        name="scipy.linalg.qr",
         known=("check_finite",),
     )
     mode = p["mode"]
@@ -383,6 +384,7 @@ def _svd_rrule(a, *args, **kwargs):
         kwargs,
         ("full_matrices", "compute_uv"),
         (True, True),
+        name="scipy.linalg.svd",
         known=("overwrite_a", "check_finite", "lapack_driver"),
     )
     A = np.asarray(a)

@@ -57,10 +57,11 @@ class Jacobians:
     """``J_y`` and ``J_p`` of the right-hand side at many ``(t, y)`` at once."""
 
     def __init__(self, rhs):
-        from ._calculus_util import user_vjp_of
+        from ._calculus_util import float_tree, user_vjp_of
 
         self.rhs = rhs
         self.pack = rhs.pack
+        self.trees = [float_tree(rhs.pack.args[k]) for k in rhs.pack.index]
         y_at = 1 if rhs.tfirst else 0
         self.vjp = user_vjp_of(rhs.fn, (y_at,) + tuple(2 + k for k in self.pack.index))
 
@@ -69,6 +70,8 @@ class Jacobians:
         (n, m); ``None`` if the right-hand side does not evaluate column by column."""
         n, m = Y.shape
         args = list(self.pack.args)
+        if any(self.trees):
+            return None  # a tree of parameters (rules/_args_trees.py): the general path
         for k in self.pack.index:  # each node gets its own copy of the parameters
             v = np.asarray(args[k], dtype=np.float64)
             args[k] = np.broadcast_to(v[..., None], v.shape + (m,)).copy()

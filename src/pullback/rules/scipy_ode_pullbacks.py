@@ -42,8 +42,10 @@ from ._calculus_util import (
     bound_call,
     dense_entry,
     entry_cotangent,
+    entry_size,
     has_floats,
     reference_form,
+    reference_shape,
     register_arg_helpers,
     register_with_reference,
     same_parameters,
@@ -328,8 +330,8 @@ def unflatten(g, params):
     start = 0
     for k in range(len(params)):
         if has_floats(params[k]):
-            size = np.size(params[k])
-            out = out + (np.reshape(g[start : start + size], np.shape(params[k])),)
+            size = entry_size(params[k])
+            out = out + (np.reshape(g[start : start + size], reference_shape(params[k])),)
             start = start + size
         else:
             out = out + (0.0,)
@@ -382,7 +384,7 @@ def as_array(c):
 
 def parameter_size(params) -> int:
     """The number of floats among ``params``."""
-    return sum(int(np.size(p)) for p in params if has_floats(p))
+    return sum(entry_size(p) for p in params if has_floats(p))
 
 
 _TOLERANCES = (("rtol", 1e-3), ("atol", 1e-6), ("max_step", np.inf))

@@ -34,6 +34,7 @@ from ..tangents import NO_TANGENT, ZERO, densify
 from ._calculus_util import (
     dense_entry,
     entry_cotangent,
+    float_tree,
     has_floats,
     refuse_float_tree,
     register_arg_helpers,
@@ -214,17 +215,19 @@ def plus_cotangents(a, b, args):
     if b is NO_TANGENT:
         return a
     if not isinstance(args, tuple):
-        return plus_entry(a, b)
+        return plus_entry(a, b, args)
     return tuple(
-        u if v is NO_TANGENT else (v if u is NO_TANGENT else plus_entry(u, v))
-        for u, v in zip(a, b, strict=True)
+        u if v is NO_TANGENT else (v if u is NO_TANGENT else plus_entry(u, v, x))
+        for u, v, x in zip(a, b, args, strict=True)
     )
 
 
 @transformable
-def plus_entry(u, v):
-    """The sum of two cotangents of one ``args`` entry (a float sequence's element by
-    element: ``+`` would join them)."""
+def plus_entry(u, v, x):
+    """The sum of two cotangents of one ``args`` entry ``x`` (a float sequence's element
+    by element: ``+`` would join them; a tree's leaf by leaf, through its vector)."""
+    if float_tree(x):
+        return entry_cotangent(dense_entry(u, x) + dense_entry(v, x), x)
     if isinstance(u, list):
         return [u[i] + v[i] for i in range(len(u))]
     if isinstance(u, tuple):

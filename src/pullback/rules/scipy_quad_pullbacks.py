@@ -34,8 +34,10 @@ from ._calculus_util import (
     bound_call,
     dense_entry,
     entry_cotangent,
+    entry_size,
     has_floats,
     reference_form,
+    reference_shape,
     refuse_options,
     register_arg_helpers,
     register_with_reference,
@@ -130,14 +132,14 @@ def parameter_integral(func, a, b, k, params, epsabs, epsrel, limit, points):
     """``quad(d func / d params[k], a, b)`` element by element (0.0 without floats)."""
     if not has_floats(params[k]):
         return 0.0
-    n = np.size(params[k])
+    n = entry_size(params[k])
     basis = np.eye(n)
     total = np.zeros(n)
     for j in range(n):
         inner = (func, k, j) + params
         part = si.quad(parameter_derivative, a, b, inner, 0, epsabs, epsrel, limit, points)
         total = total + basis[j] * part[0]
-    return np.reshape(total, np.shape(params[k]))
+    return np.reshape(total, reference_shape(params[k]))
 
 
 @transformable

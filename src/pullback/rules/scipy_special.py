@@ -41,7 +41,13 @@ def _logsumexp_rrule(a, *args, **kwargs):
     import scipy.special as sc
 
     y = sc.logsumexp(a, *args, **kwargs)
-    p = bind(args, kwargs, ("axis", "b", "keepdims", "return_sign"), (None, None, False, False))
+    p = bind(
+        args,
+        kwargs,
+        ("axis", "b", "keepdims", "return_sign"),
+        (None, None, False, False),
+        name="scipy.special.logsumexp",
+    )
     axis, b, keepdims = p["axis"], p["b"], p["keepdims"]
     value = y[0] if p["return_sign"] else y
     shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if b is not None else np.shape(a)
@@ -67,7 +73,7 @@ def _logsumexp_rrule(a, *args, **kwargs):
 def _softmax_rule(fn, log):
     def softmax_rrule(x, *args, **kwargs):
         y = fn(x, *args, **kwargs)
-        axis = bind(args, kwargs, ("axis",), (None,))["axis"]
+        axis = bind(args, kwargs, ("axis",), (None,), name=f"scipy.special.{fn.__name__}")["axis"]
         s = np.exp(y) if log else y
         rest = (NO_TANGENT,) * len(args)
 

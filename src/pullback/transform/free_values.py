@@ -23,6 +23,7 @@ import numpy as np
 from ..callables import rule_call_function, super_method_function, user_method_function
 from ..containers import BUILDERS
 from ..containers_mutation import store_item
+from ..dynamic_attrs import flat_of
 from ..guards import is_baked_value
 from ..records import is_record_class
 from ..records_dataclasses import field_default, init_fields, is_dataclass_class
@@ -286,6 +287,11 @@ class FreeValues:
                 # is read when the code runs.
                 return self.bind_global(e)
         base = self.atom(e.value, stmts)
+        if e.attr == "flat":  # an array's elements in order (a record's field: its own)
+            self.namespace["_pb_flat_of"] = flat_of
+            c = N.call("_pb_flat_of", [base, N.const(self.fs.where(e))])
+            c.pb_callee = Callee("object", flat_of, name="pullback.dynamic_attrs.flat_of")
+            return gast.copy_location(c, e)
         if e.attr in ARRAY_ATTRIBUTES:
             fn = ARRAY_ATTRIBUTES[e.attr]
             c = N.call(N.attr("_np", fn.__name__), [base])

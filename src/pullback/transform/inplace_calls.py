@@ -11,7 +11,8 @@
 
 :meth:`InplaceCalls.inplace_statement` is the normalizer's one entry for writes into local
 arrays (``Normalizer.stmt`` asks it first): subscript stores (``a[i] = v``, ``a[i] += v``,
-see :mod:`pullback.transform.mutation`), these calls, and ``a += v`` / ``a -= v`` on an
+see :mod:`pullback.transform.mutation`), these calls, ``a.flat[key] = v`` (written as
+``np.put`` at the positions ``np.arange(a.size)[key]``), and ``a += v`` / ``a -= v`` on an
 array written in place.
 
 The check (:mod:`pullback.check.mutation_checks`) lets a call through only as a statement of
@@ -250,6 +251,17 @@ def _where_call(spec, obj, inputs, keywords):
     spec.args["keywords"] = [k for k in keywords if k.arg != "where"]
 
 
+def flat_store_target(target) -> bool:
+    """``a.flat[key]`` as a store target, ``a`` a plain name: a write into ``a`` at the
+    flat positions ``key`` (the check lets it through where it lets ``a[i] = v``)."""
+    return (
+        isinstance(target, gast.Subscript)
+        and isinstance(target.value, gast.Attribute)
+        and target.value.attr == "flat"
+        and isinstance(target.value.value, gast.Name)
+    )
+
+
 def inplace_statement_call(s):
     """The call of ``s`` when ``s`` is ``f(...)`` or ``name = f(...)``, else None."""
     if isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
@@ -327,8 +339,15 @@ class InplaceCalls:
         through): ``a[idx] (op)= v`` (mutation.py), ``[result =] call`` of an in-place
         call, ``a += v`` / ``a -= v`` on an array written in place; else None."""
         if isinstance(s, gast.Assign) and len(s.targets) == 1:
-            if isinstance(s.targets[0], gast.Subscript):
-                return self.array_store(s.targets[0], s.value, None, s)[0]
+            target = s.targets[0]
+            if flat_store_target(target):  # a.flat[key] = v: np.put's positions
+                name, stmts = target.value.value.id, []
+                key = self.key_value(target.slice, stmts)
+                in_place = self.array_modes().get(name, False)
+                self._positions(name, in_place, "_pb_flat_index", [key], s.value, s, stmts)
+                return stmts
+            if isinstance(target, gast.Subscript):
+                return self.array_store(target, s.value, None, s)[0]
         if isinstance(s, gast.AugAssign):
             if isinstance(s.target, gast.Subscript):
                 return self.array_store(s.target, s.value, s.op, s)[0]

@@ -43,6 +43,7 @@ _HELPERS = {
     "_pb_array_add_at": arrays_inplace_calls.array_add_at,
     "_pb_array_add_at_copy": arrays_inplace_calls.array_add_at_copy,
     "_pb_put_index": arrays_inplace_calls.put_index,
+    "_pb_flat_index": arrays_inplace_calls.flat_index,
     "_pb_diagonal_index": arrays_inplace_calls.diagonal_index,
     "_pb_cycled": arrays_inplace_calls.cycled,
     "_pb_array_sort": arrays_inplace_calls.array_sort,

@@ -7,6 +7,8 @@ A mixin of :class:`~pullback.transform.normalize.Normalizer` (the table is in
     np.multiply.reduce(a)        ->  np.prod(a, axis=0)
     np.add.accumulate(a)         ->  np.cumsum(a, axis=0)
     np.maximum.accumulate(a)     ->  _pb_maximum_accumulate(a, axis=0)  (ufunc_methods.py)
+    np.add.reduceat(a, idx)      ->  _pb_add_reduceat(a, idx, axis=0)   (and multiply, maximum,
+                                                                         minimum)
     np.subtract.outer(a, b)      ->  np.subtract(np.reshape(a, np.shape(a) + (1,) * np.ndim(b)), b)
 
 A call the table does not cover (``out=``, ``np.logaddexp.reduce``, a ``dtype`` for
@@ -57,10 +59,14 @@ class UfuncCalls:
             return None  # out=: an in-place write, refused as such
         if target in (np.max, np.min) and "dtype" in bound:
             return None
-        array = self.atom(bound.pop("array"), stmts)
+        array = [self.atom(bound.pop("array"), stmts)]
+        if method == "reduceat":
+            if "indices" not in bound:
+                return None
+            array.append(self.atom(bound.pop("indices"), stmts))
         bound.setdefault("axis", N.const(0))  # the methods' default, unlike the functions'
         keywords = [gast.keyword(arg=k, value=self.atom(v, stmts)) for k, v in bound.items()]
-        return self._numpy_call(target, [array], keywords, e)
+        return self._numpy_call(target, array, keywords, e)
 
     def _outer(self, e, ufunc, stmts):
         if len(e.args) != 2:

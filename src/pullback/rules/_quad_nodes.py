@@ -94,20 +94,31 @@ def _node_derivatives(vjp, params, spread, xs):
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        if type(spread) is tuple:
-            d = np.empty((len(cots), m))
-            for j, c in enumerate(cots):
-                if c is ZERO:  # a parameter the integrand does not read
-                    d[j] = 0.0
-                elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
-                    return None
-                else:
-                    d[j] = c  # (a scalar broadcasts over the nodes)
-        else:
-            d = spread.rows(cots, m)
+        d = _scalar_rows(cots, m) if type(spread) is tuple else spread.rows(cots, m)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
-    return y, d
+    return None if d is None else (y, d)
+
+
+def _scalar_rows(cots, m):
+    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars: float64
+    vectors stacked as they are (the usual case, one copy), a parameter the integrand does
+    not read (``ZERO``) a row of zeros, a scalar broadcast over its row; ``None`` for a
+    cotangent that is not real."""
+    for c in cots:
+        if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
+            break
+    else:
+        return np.array(cots)
+    d = np.empty((len(cots), m))
+    for j, c in enumerate(cots):
+        if c is ZERO:  # a parameter the integrand does not read
+            d[j] = 0.0
+        elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
+            return None
+        else:
+            d[j] = c  # (a scalar broadcasts over the nodes)
+    return d
 
 
 class _ArrayLayout:

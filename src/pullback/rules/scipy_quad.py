@@ -210,7 +210,11 @@ def _quad_rrule(*args, **kwargs):
         out, info = subintervals(p, usual=True)
         given = p["args"]
         if type(given) is tuple and given and p["a"] != p["b"]:
-            floats = given if all(type(v) is float for v in given) else None
+            floats = given
+            for v in given:  # (a loop: a generator's frame costs more than two floats)
+                if type(v) is not float:
+                    floats = None
+                    break
     usual = len(args) == 3 and len(kwargs) == 1 and "args" in kwargs
     # (made here, from the values of this call; floats, immutable, may wait for the pullback)
     pack = ArgsPack(p["args"]) if floats is None else None
@@ -219,7 +223,8 @@ def _quad_rrule(*args, **kwargs):
         g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
         if g is ZERO or g is NO_TANGENT or g is None:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
-        g = float(g) if type(g) is float else float(np.sum(g))
+        if type(g) is not float:
+            g = float(np.sum(g))
         found = None
         if floats is not None:
             found = float_args_cotangents(g, p["func"], p["a"], p["b"], floats, p, info)

@@ -159,6 +159,14 @@ class _ArrayLayout:
         """The ``(size, m)`` derivatives from the pass's cotangents of the spread
         parameters (a scalar's cotangent broadcast over its row, an array's of its spread
         shape); raises ``ValueError`` for any other."""
+        if len(cots) == 1:  # one parameter (a closure's array): its float64 cotangent as is
+            c, shape = cots[0], self.entries[0][2]
+            if (
+                type(c) is np.ndarray
+                and c.dtype.char == "d"
+                and c.shape == ((m,) if shape is None else shape + (m,))
+            ):
+                return c.reshape(self.size, m)  # (only read: the sums, their bisection)
         d = np.empty((self.size, m))
         for (_, first, shape), c in zip(self.entries, cots, strict=True):
             if shape is None:

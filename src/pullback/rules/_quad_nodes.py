@@ -123,27 +123,35 @@ def _scalar_rows(cots, m):
 
 class _ArrayLayout:
     """How float parameters, arrays among them, are spread over the nodes: ``entries``
-    per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all."""
+    per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all.
+    Made from ``kinds``, per parameter its shape (an array) or its type (see
+    :func:`_spread_of`), so one serves every call with parameters of those kinds."""
 
-    __slots__ = ("entries", "size", "key")
+    __slots__ = ("entries", "size", "key", "single")
 
-    def __init__(self, params, index):
+    def __init__(self, kinds, index):
         self.entries, start = [], 0
         for k in index:
-            v = params[k]
-            shape = v.shape if type(v) is np.ndarray else None
+            shape = kinds[k] if type(kinds[k]) is tuple else None
             self.entries.append((k, start, shape))
-            start += 1 if shape is None else v.size
+            start += 1 if shape is None else math.prod(shape)
         self.size = start
         # (the kinds of the pass's arguments: an array's rank, one more for the spread
         # ones, all alike; the other arguments' types)
         self.key = (_NODES,) + tuple(
-            (v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params
+            (len(kind), "f") if type(kind) is tuple else kind for kind in kinds
         )
+        # one array parameter: spread into its own buffer by one broadcast
+        self.single = len(index) == 1 and self.entries[0][2] is not None
 
     def fill(self, params, m, args):
         """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the
         kinds of ``args`` (an array's rank: the spread ones have one more, all the same)."""
+        if self.single:
+            k, _, shape = self.entries[0]
+            spread = args[1 + k] = np.empty(shape + (m,))
+            spread[...] = params[k][..., None]
+            return self.key
         buffer = np.empty((self.size, m))
         for k, first, shape in self.entries:
             if shape is None:
@@ -189,8 +197,16 @@ def _spread_of(params, index):
     ``k`` in ``index``."""
     for k in index:
         if type(params[k]) is np.ndarray:
-            return _ArrayLayout(params, index)
+            kinds = tuple(v.shape if type(v) is np.ndarray else type(v) for v in params)
+            return _layout(kinds, index)
     return index
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(kinds, index):
+    """The :class:`_ArrayLayout` of parameters of these ``kinds`` (kept: it depends on
+    the shapes and types alone, and an optimizer's calls repeat them)."""
+    return _ArrayLayout(kinds, index)
 
 
 def _rule_sums(d, lo, hi):
@@ -247,8 +263,8 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     lo, hi = info["alist"].item(0), info["blist"].item(0)
     if (lo, hi) != (a, b) and (lo, hi) != (b, a):
         return None
-    index = _indices(len(args))
-    found = _one_interval(user_vjp_of(func, _wrt(index)), args, index, p, lo, hi, a > b)
+    index, wrt = _float_layout(len(args))
+    found = _one_interval(user_vjp_of(func, wrt), args, index, p, lo, hi, a > b)
     if found is None:
         return None
     totals, fa, fb = found
@@ -258,8 +274,11 @@ def float_args_cotangents(g, func, a, b, args, p, info):
 
 
 @functools.lru_cache(maxsize=64)
-def _indices(n):
-    return tuple(range(n))
+def _float_layout(n):
+    """``(index, wrt)`` of ``n`` float parameters: their positions in ``args`` and in
+    ``f(x, *args)``."""
+    index = tuple(range(n))
+    return index, _wrt(index)
 
 
 @functools.lru_cache(maxsize=64)

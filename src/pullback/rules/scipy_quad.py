@@ -129,8 +129,7 @@ def subintervals(p, warn=True, usual=False):
     with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
     made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
     quad is called positionally (its keywords cost a microsecond) from the rule itself."""
-    import scipy.integrate as si
-
+    si = _integrate()
     if usual:
         out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
     else:
@@ -197,9 +196,17 @@ def _plain_defaults():
     return bound_call(si.quad, (None, 0.0, 0.0), {})
 
 
-def _quad_rrule(*args, **kwargs):
+@functools.lru_cache(maxsize=1)
+def _integrate():
+    """``scipy.integrate``, imported at the first call (an import statement costs a fifth
+    of a microsecond at each call, two of them per gradient)."""
     import scipy.integrate as si
 
+    return si
+
+
+def _quad_rrule(*args, **kwargs):
+    si = _integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
     if p is None:

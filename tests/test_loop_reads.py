@@ -281,3 +281,15 @@ def _mask_and_elements(x):
 @pytest.mark.parametrize("fn", [_gather_and_elements, _mask_and_elements])
 def test_array_reads_beside_element_reads(fn, dtype):
     check_grads(fn, X.astype(dtype))
+
+
+@pytest.mark.parametrize("index", [0, 1, -1, -2])
+@pytest.mark.parametrize("value", [0.5, np.float64(-2.0), 0.0])
+def test_one_tuple_read_folds_as_the_general_path(index, value):
+    """One float read of a tuple (``quad(...)[0]``) takes a short way: the same cotangent
+    as the general path (a list of the same items, read the same way, goes there)."""
+    x = (1.0, 2.0)
+    folded = fold_reads(ZERO, x, (index, value, None))
+    general = fold_reads(ZERO, list(x), (index, value, None))
+    assert type(folded) is tuple and list(folded) == general
+    assert folded[index] is value and folded[index + 1 if index in (0, -2) else 0] is ZERO

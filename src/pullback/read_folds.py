@@ -64,6 +64,14 @@ def fold_reads(acc, x, chain):
         return acc
     if batch_axes.axes:
         return _fold_reads_batched(acc, x, chain)
+    if type(x) is tuple and chain[2] is None and acc is ZERO and type(chain[0]) is int:
+        # One read of a tuple by an int, a float's cotangent: ``quad(...)[0]``, a solver's
+        # value read from its result (what the general path gives, without its lists)
+        value = chain[1]
+        if type(value) is float or type(value) is np.float64:
+            parts = [ZERO] * len(x)
+            parts[chain[0]] = value
+            return tuple(parts)
     if type(x) is _ndarray:
         out = None
         if x.ndim == 1 and ((d := x.dtype) is _F64 or d.kind == "f"):

@@ -310,6 +310,8 @@ def unbroadcast(g, x):
     tx = type(x)
     tg = type(g)
     if tg is _ndarray and tx is _ndarray:
+        if g.dtype is x.dtype:  # (the usual case, one dtype: nothing to convert)
+            return g if g.shape == x.shape else _sum_to(g, x.shape, x.dtype)
         # The common case, checked without np.iscomplexobj (a Python call per use).
         if g.dtype.kind == "c" and x.dtype.kind != "c":
             g = g.real  # a real input's cotangent is the real part

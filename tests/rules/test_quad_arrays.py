@@ -373,3 +373,34 @@ def test_solve_ivp_tuple_of_floats_in_args():
     for k in range(2):
         fd = numerical_grad(ode_tuple_loss, (0.7, 1.3), k)
         np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-9)
+
+
+def unpacked_and_indexed(x, p):
+    a, b = p
+    return np.exp(-a * x) * p[1] * b
+
+
+def ranks_differ(x, p):
+    return p[0] * x + p[0, 0]
+
+
+@pytest.mark.parametrize(
+    "fn, args, proved",
+    [
+        (negative_index, (np.array([0.7, 1.3, 2.0]),), True),  # p[-2], p[-1] of three
+        (negative_index, (np.array([0.7]),), False),  # p[-2] out of range
+        (matrix_entries, (np.ones((2, 1)),), False),  # no column 1
+        (matrix_entries, (np.ones((2, 2)),), True),
+        (matrix_entries, (np.ones((1, 3)),), False),  # no row 1
+        (matrix_entries, (np.ones(3),), False),  # another rank
+        (unpacked_and_indexed, (P,), True),
+        (unpacked_and_indexed, (np.array([0.7, 1.3, 2.0]),), False),  # unpacked to two
+        (ranks_differ, (M,), False),
+        (ranks_differ, (P,), False),
+    ],
+)
+def test_index_bounds_decided_once_per_plan(fn, args, proved):
+    """The reads' bounds are reduced to a rank and the least length of each axis when the
+    plan is made (_elementwise._fits_of): each shape is then checked against them."""
+    assert elementwise_in_x(fn, args, arrays=True) is proved
+    assert elementwise_in_x(fn, args, arrays=True) is proved  # (the kept plan)

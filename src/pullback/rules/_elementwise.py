@@ -243,10 +243,10 @@ def _constant_int(node) -> int:
 
 
 def _plan(fn, nargs: int, varying=(0,)):
-    """``(checks, uses)``: the free names the proof checks at each call, as ``(where,
+    """``(checks, fits)``: the free names the proof checks at each call, as ``(where,
     attributes, arity)`` (``where`` the index of a closure cell or the name of a global
-    or builtin), and how the parameters outside ``varying`` are read (see
-    :meth:`_Prover.uses`); ``None`` when the structure of ``fn`` is not provably
+    or builtin), and what the parameters outside ``varying`` must be for the way they are
+    read (see :func:`_fits_of`); ``None`` when the structure of ``fn`` is not provably
     elementwise in the positions ``varying`` for ``nargs`` positional arguments."""
     code = fn.__code__
     if (
@@ -293,7 +293,41 @@ def _plan(fn, nargs: int, varying=(0,)):
         (cells.index(chain[0]) if chain[0] in cells else chain[0], chain[1:], arity)
         for chain, arity in dict.fromkeys(prover.free)
     )
-    return checks, uses
+    return checks, _fits_of(uses)
+
+
+def _fits_of(uses):
+    """What each parameter must be for the reads :meth:`_Prover.uses` found, decided
+    once per plan (the checks at each call then compare a shape with a few numbers):
+    ``None`` for all when each is read whole (real scalars), else per parameter
+    ``_WHOLE`` (a real scalar), ``_UNREAD`` (a real scalar or, with ``arrays``, a float
+    array), ``False`` (nothing fits: indices of different ranks, unpackings of different
+    lengths) or ``(ndim, least, exact)``: a float array of rank ``ndim`` whose axis ``j``
+    has at least ``least[j]`` entries (every constant index names one) and, where it is
+    unpacked, the shape ``exact``."""
+    if uses is None:
+        return None
+    fits = []
+    for use in uses:
+        if use is None:
+            fits.append(_WHOLE)
+            continue
+        indices, lengths = use
+        if not indices and not lengths:
+            fits.append(_UNREAD)
+            continue
+        ranks = {len(index) for index in indices} | ({1} if lengths else set())
+        if len(ranks) != 1 or len(set(lengths)) > 1:
+            fits.append(False)
+            continue
+        (ndim,) = ranks
+        least = [0] * ndim
+        for index in indices:
+            for j, i in enumerate(index):
+                least[j] = max(least[j], i + 1 if i >= 0 else -i)
+        exact = (lengths[0],) if lengths else None
+        fits.append((ndim, tuple(least), exact))
+    return tuple(fits)
 
 
 def _resolve(fn, where, attributes):
@@ -344,28 +378,30 @@ def _elementwise_ufunc(ufunc, arity) -> bool:
     )
 
 
-def _indexed_fit(uses, args, arrays) -> bool:
-    """Whether each of ``args`` is read as :meth:`_Prover.uses` says it may be: a real
-    scalar where it is read whole; with ``arrays``, a float array where every constant
-    index names one element and every unpacking of it (1-D) has its length, and a real
-    scalar or a float array where it is not read."""
-    for k, a in enumerate(args):
-        use = uses[k]
-        if type(a) is float or _real_scalar(a):
-            if use is None or not (use[0] or use[1]):
+_WHOLE = "whole"  # (see _fits_of)
+_UNREAD = "unread"
+
+
+def _indexed_fit(fits, args, arrays) -> bool:
+    """Whether each of ``args`` is what :func:`_fits_of` says it must be: a real scalar
+    where it is read whole; with ``arrays``, a float array where every constant index
+    names one element and every unpacking of it (1-D) has its length, and a real scalar or
+    a float array where it is not read."""
+    for a, fit in zip(args, fits, strict=True):
+        if type(a) is not np.ndarray:  # (tested first: an array is no scalar)
+            if (fit is _WHOLE or fit is _UNREAD) and (type(a) is float or _real_scalar(a)):
                 continue
             return False
-        if not arrays or use is None or type(a) is not np.ndarray or a.dtype.kind != "f":
+        if not arrays or fit is _WHOLE or fit is False or a.dtype.kind != "f":
             return False
+        if fit is _UNREAD:
+            continue
+        ndim, least, exact = fit
         shape = a.shape
-        for index in use[0]:
-            if len(index) != len(shape):
-                return False
-            for i, n in zip(index, shape, strict=True):
-                if not -n <= i < n:
-                    return False
-        for n in use[1]:
-            if shape != (n,):
+        if len(shape) != ndim or (exact is not None and shape != exact):
+            return False
+        for n, low in zip(shape, least, strict=True):
+            if n < low:
                 return False
     return True
 
@@ -406,7 +442,7 @@ def _proved(fn, args, arrays, nargs, varying) -> bool:
         return False
     scalars = True
     for a in args:
-        if type(a) is not float and not _real_scalar(a):
+        if type(a) is not float and (type(a) is np.ndarray or not _real_scalar(a)):
             if not arrays:
                 return False
             scalars = False
@@ -418,11 +454,11 @@ def _proved(fn, args, arrays, nargs, varying) -> bool:
         _PLANS[fn] = entry
     if entry[2] is None:
         return False
-    plan, uses = entry[2]
-    if uses is None:
+    plan, fits = entry[2]
+    if fits is None:
         if not scalars:
             return False
-    elif not _indexed_fit(uses, args, arrays):
+    elif not _indexed_fit(fits, args, arrays):
         return False
     g = fn.__globals__
     try:

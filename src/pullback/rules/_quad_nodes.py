@@ -94,45 +94,64 @@ def _node_derivatives(vjp, params, spread, xs):
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        if type(spread) is tuple:
-            d = np.empty((len(cots), m))
-            for j, c in enumerate(cots):
-                if c is ZERO:  # a parameter the integrand does not read
-                    d[j] = 0.0
-                elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
-                    return None
-                else:
-                    d[j] = c  # (a scalar broadcasts over the nodes)
-        else:
-            d = spread.rows(cots, m)
+        d = _scalar_rows(cots, m) if type(spread) is tuple else spread.rows(cots, m)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
-    return y, d
+    return None if d is None else (y, d)
+
+
+def _scalar_rows(cots, m):
+    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars: float64
+    vectors stacked as they are (the usual case, one copy), a parameter the integrand does
+    not read (``ZERO``) a row of zeros, a scalar broadcast over its row; ``None`` for a
+    cotangent that is not real."""
+    for c in cots:
+        if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
+            break
+    else:
+        return np.array(cots)
+    d = np.empty((len(cots), m))
+    for j, c in enumerate(cots):
+        if c is ZERO:  # a parameter the integrand does not read
+            d[j] = 0.0
+        elif isinstance(c, np.ndarray) and c.dtype.kind != "f":
+            return None
+        else:
+            d[j] = c  # (a scalar broadcasts over the nodes)
+    return d
 
 
 class _ArrayLayout:
     """How float parameters, arrays among them, are spread over the nodes: ``entries``
-    per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all."""
+    per parameter ``(k, first row, shape or None for a scalar)``, ``size`` rows in all.
+    Made from ``kinds``, per parameter its shape (an array) or its type (see
+    :func:`_spread_of`), so one serves every call with parameters of those kinds."""
 
-    __slots__ = ("entries", "size", "key")
+    __slots__ = ("entries", "size", "key", "single")
 
-    def __init__(self, params, index):
+    def __init__(self, kinds, index):
         self.entries, start = [], 0
         for k in index:
-            v = params[k]
-            shape = v.shape if type(v) is np.ndarray else None
+            shape = kinds[k] if type(kinds[k]) is tuple else None
             self.entries.append((k, start, shape))
-            start += 1 if shape is None else v.size
+            start += 1 if shape is None else math.prod(shape)
         self.size = start
         # (the kinds of the pass's arguments: an array's rank, one more for the spread
         # ones, all alike; the other arguments' types)
         self.key = (_NODES,) + tuple(
-            (v.ndim, "f") if type(v) is np.ndarray else type(v) for v in params
+            (len(kind), "f") if type(kind) is tuple else kind for kind in kinds
         )
+        # one array parameter: spread into its own buffer by one broadcast
+        self.single = len(index) == 1 and self.entries[0][2] is not None
 
     def fill(self, params, m, args):
         """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the
         kinds of ``args`` (an array's rank: the spread ones have one more, all the same)."""
+        if self.single:
+            k, _, shape = self.entries[0]
+            spread = args[1 + k] = np.empty(shape + (m,))
+            spread[...] = params[k][..., None]
+            return self.key
         buffer = np.empty((self.size, m))
         for k, first, shape in self.entries:
             if shape is None:
@@ -148,6 +167,14 @@ class _ArrayLayout:
         """The ``(size, m)`` derivatives from the pass's cotangents of the spread
         parameters (a scalar's cotangent broadcast over its row, an array's of its spread
         shape); raises ``ValueError`` for any other."""
+        if len(cots) == 1:  # one parameter (a closure's array): its float64 cotangent as is
+            c, shape = cots[0], self.entries[0][2]
+            if (
+                type(c) is np.ndarray
+                and c.dtype.char == "d"
+                and c.shape == ((m,) if shape is None else shape + (m,))
+            ):
+                return c.reshape(self.size, m)  # (only read: the sums, their bisection)
         d = np.empty((self.size, m))
         for (_, first, shape), c in zip(self.entries, cots, strict=True):
             if shape is None:
@@ -170,8 +197,16 @@ def _spread_of(params, index):
     ``k`` in ``index``."""
     for k in index:
         if type(params[k]) is np.ndarray:
-            return _ArrayLayout(params, index)
+            kinds = tuple(v.shape if type(v) is np.ndarray else type(v) for v in params)
+            return _layout(kinds, index)
     return index
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(kinds, index):
+    """The :class:`_ArrayLayout` of parameters of these ``kinds`` (kept: it depends on
+    the shapes and types alone, and an optimizer's calls repeat them)."""
+    return _ArrayLayout(kinds, index)
 
 
 def _rule_sums(d, lo, hi):
@@ -228,8 +263,8 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     lo, hi = info["alist"].item(0), info["blist"].item(0)
     if (lo, hi) != (a, b) and (lo, hi) != (b, a):
         return None
-    index = _indices(len(args))
-    found = _one_interval(user_vjp_of(func, _wrt(index)), args, index, p, lo, hi, a > b)
+    index, wrt = _float_layout(len(args))
+    found = _one_interval(user_vjp_of(func, wrt), args, index, p, lo, hi, a > b)
     if found is None:
         return None
     totals, fa, fb = found
@@ -239,8 +274,11 @@ def float_args_cotangents(g, func, a, b, args, p, info):
 
 
 @functools.lru_cache(maxsize=64)
-def _indices(n):
-    return tuple(range(n))
+def _float_layout(n):
+    """``(index, wrt)`` of ``n`` float parameters: their positions in ``args`` and in
+    ``f(x, *args)``."""
+    index = tuple(range(n))
+    return index, _wrt(index)
 
 
 @functools.lru_cache(maxsize=64)

@@ -129,8 +129,7 @@ def subintervals(p, warn=True, usual=False):
     with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
     made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
     quad is called positionally (its keywords cost a microsecond) from the rule itself."""
-    import scipy.integrate as si
-
+    si = _integrate()
     if usual:
         out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
     else:
@@ -197,9 +196,17 @@ def _plain_defaults():
     return bound_call(si.quad, (None, 0.0, 0.0), {})
 
 
-def _quad_rrule(*args, **kwargs):
+@functools.lru_cache(maxsize=1)
+def _integrate():
+    """``scipy.integrate``, imported at the first call (an import statement costs a fifth
+    of a microsecond at each call, two of them per gradient)."""
     import scipy.integrate as si
 
+    return si
+
+
+def _quad_rrule(*args, **kwargs):
+    si = _integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
     if p is None:
@@ -210,7 +217,11 @@ def _quad_rrule(*args, **kwargs):
         out, info = subintervals(p, usual=True)
         given = p["args"]
         if type(given) is tuple and given and p["a"] != p["b"]:
-            floats = given if all(type(v) is float for v in given) else None
+            floats = given
+            for v in given:  # (a loop: a generator's frame costs more than two floats)
+                if type(v) is not float:
+                    floats = None
+                    break
     usual = len(args) == 3 and len(kwargs) == 1 and "args" in kwargs
     # (made here, from the values of this call; floats, immutable, may wait for the pullback)
     pack = ArgsPack(p["args"]) if floats is None else None
@@ -219,7 +230,8 @@ def _quad_rrule(*args, **kwargs):
         g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
         if g is ZERO or g is NO_TANGENT or g is None:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
-        g = float(g) if type(g) is float else float(np.sum(g))
+        if type(g) is not float:
+            g = float(np.sum(g))
         found = None
         if floats is not None:
             found = float_args_cotangents(g, p["func"], p["a"], p["b"], floats, p, info)

@@ -376,9 +376,11 @@ class _Scan:
                     if not atom(target):
                         walked(target)
                 v = s.value
-                if v.__class__ is binop and _plain_atom(v.left) and _plain_atom(v.right):
-                    atom(v.left)
-                    atom(v.right)
+                if v.__class__ is binop:  # (its walk: itself, no name, then both sides)
+                    if not atom(v.left):
+                        walked(v.left)
+                    if not atom(v.right):
+                        walked(v.right)
                 elif not atom(v):
                     walked(v)
                 continue

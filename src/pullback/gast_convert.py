@@ -39,9 +39,24 @@ class _Converter(Ast3ToGAst):
         kind = type(node)
         visitor = self._visitors.get(kind)
         if visitor is None:
-            visitor = getattr(self, "visit_" + kind.__name__, self.generic_visit)
-            self._visitors[kind] = visitor
+            visitor = self._visitor(kind)
         return visitor(node)
+
+    def _visitor(self, kind):
+        """The visitor of ``kind``'s nodes, found once: gast's own ``visit_X`` if it has
+        one; for a class without fields (a context, an operator) one that hands out its
+        shared node (one call per node, not three); else :meth:`generic_visit`."""
+        visitor = getattr(self, "visit_" + kind.__name__, None)
+        if visitor is None:
+            visitor = self.generic_visit
+            cls = getattr(gast, kind.__name__, None)
+            if cls is not None and not kind._fields and not kind._attributes:
+                shared = self._shared.get(cls)
+                if shared is None:
+                    shared = self._shared[cls] = cls()
+                visitor = lambda node, shared=shared: shared  # noqa: E731 - a tiny table entry
+        self._visitors[kind] = visitor
+        return visitor
 
     def _visit(self, node):
         if isinstance(node, AST):
@@ -68,14 +83,22 @@ class _Converter(Ast3ToGAst):
             if shared is None:
                 shared = self._shared[cls] = cls()
             return shared
-        visit = self._visit
+        # each child converted by its visitor straight from the table (what visit does,
+        # without a call of _visit and of visit per child: a long function has tens of
+        # thousands)
+        visitors, visit, deep = self._visitors, self.visit, self._visit
         values = {}
         for field in fields:
             try:
                 value = getattr(node, field)
             except AttributeError:
                 continue
-            values[field] = visit(value) if isinstance(value, (AST, list)) else value
+            if isinstance(value, AST):
+                visitor = visitors.get(type(value))
+                value = visit(value) if visitor is None else visitor(value)
+            elif isinstance(value, list):
+                value = [visit(item) if isinstance(item, AST) else deep(item) for item in value]
+            values[field] = value
         # the positions after the fields, as gast's setattr calls leave them in __dict__
         for attr in attributes:
             try:
@@ -94,7 +117,7 @@ class _Converter(Ast3ToGAst):
         long function is mostly names."""
         # the fields as gast's constructor sets them, then the positions: one __dict__
         # update, in the same order
-        values = {"id": node.id, "ctx": self._visit(node.ctx), "annotation": None,
+        values = {"id": node.id, "ctx": self.visit(node.ctx), "annotation": None,
                   "type_comment": None}  # fmt: skip
         for attr in _PLACE:  # ast.copy_location: both classes have all four
             value = getattr(node, attr, None)

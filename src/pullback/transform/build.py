@@ -170,12 +170,17 @@ def _assigned_at_top_level(forward) -> set[str]:
     compound statement, after which an early return may skip the rest)."""
 
     names: set[str] = set()
+    add, match_targets = names.add, _TARGETS.match
     for item in forward:
-        if not isinstance(item, Line):
+        if item.__class__ is not Line:  # (no class derives from Line)
             break
-        match = _TARGETS.match(item.text)
+        match = match_targets(item.text)
         if match:
-            names.update(n.strip() for n in match.group(1).split(","))
+            found = match.group(1)
+            if "," in found:
+                names.update(n.strip() for n in found.split(","))
+            else:  # one name (most lines): nothing around it to strip
+                add(found)
     return names
 
 

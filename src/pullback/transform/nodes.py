@@ -52,9 +52,19 @@ def const(value) -> gast.Constant:
 
 
 def assign(target: str | gast.AST, value: gast.AST, where=None) -> gast.Assign:
-    tgt = store(target) if isinstance(target, str) else target
+    if not isinstance(target, str):
+        node = _made(_Assign, {"targets": [target], "value": value, "type_comment": None})
+        return located(node, where)
+    tgt = store(target)
     node = _made(_Assign, {"targets": [tgt], "value": value, "type_comment": None})
-    return located(node, where)
+    if where is not None and getattr(where, "lineno", None) is not None:
+        # located(node, where), the two new nodes placed without a walk (the normalizer's
+        # temporaries: most assignments of a long function); the value walked as there
+        place = _place_of(where)
+        node.__dict__.update(place)
+        tgt.__dict__.update(place)
+        _place_under(value, place)
+    return node
 
 
 def call(func: gast.AST | str, args=(), keywords=()) -> gast.Call:
@@ -92,34 +102,42 @@ def expr_stmt(value, where=None) -> gast.Expr:
 def located(node, where):
     """Give ``node`` (and its children without a position) the position of ``where``."""
     if where is not None and getattr(where, "lineno", None) is not None:
-        # what gast.copy_location(child, where) copies, read from ``where`` once
-        source = where._attributes
-        place = {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
-        # The nodes of tree_walk.lean_nodes(node) (contexts and operators have no
-        # position), each placed as it is met: one pass, no list of the subtree first.
-        todo = [node]
-        pop, push, extend = todo.pop, todo.append, todo.extend
-        fields_of = LEAN_FIELDS
-        while todo:
-            child = pop()
-            attributes = child._attributes
-            values = child.__dict__
-            # (a node's position is in its __dict__, never on its class: no AttributeError
-            # raised and dropped for each new node, as getattr(child, "lineno", None) does)
-            if "lineno" in attributes and values.get("lineno") is None:
-                if len(attributes) == 4:  # the four places (every expr and stmt)
-                    values.update(place)
-                else:  # type_ignore: (lineno, tag)
-                    for key, value in place.items():
-                        if key in attributes:
-                            setattr(child, key, value)
-            for name in fields_of[child.__class__]:
-                v = getattr(child, name, None)
-                if isinstance(v, AST):
-                    push(v)
-                elif isinstance(v, list):
-                    extend([item for item in v if isinstance(item, AST)])
+        _place_under(node, _place_of(where))
     return node
+
+
+def _place_of(where) -> dict:
+    """What ``gast.copy_location(child, where)`` copies, read from ``where`` once."""
+    source = where._attributes
+    return {k: getattr(where, k) for k in _PLACE if k in source and hasattr(where, k)}
+
+
+def _place_under(node, place: dict) -> None:
+    """``place`` given to ``node`` and to the nodes under it that have no position."""
+    # The nodes of tree_walk.lean_nodes(node) (contexts and operators have no position),
+    # each placed as it is met: one pass, no list of the subtree first.
+    todo = [node]
+    pop, push, extend = todo.pop, todo.append, todo.extend
+    fields_of = LEAN_FIELDS
+    while todo:
+        child = pop()
+        attributes = child._attributes
+        values = child.__dict__
+        # (a node's position is in its __dict__, never on its class: no AttributeError
+        # raised and dropped for each new node, as getattr(child, "lineno", None) does)
+        if "lineno" in attributes and values.get("lineno") is None:
+            if len(attributes) == 4:  # the four places (every expr and stmt)
+                values.update(place)
+            else:  # type_ignore: (lineno, tag)
+                for key, value in place.items():
+                    if key in attributes:
+                        setattr(child, key, value)
+        for name in fields_of[child.__class__]:
+            v = getattr(child, name, None)
+            if isinstance(v, AST):
+                push(v)
+            elif isinstance(v, list):
+                extend([item for item in v if isinstance(item, AST)])
 
 
 _PLACE = ("lineno", "col_offset", "end_lineno", "end_col_offset")

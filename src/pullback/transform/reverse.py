@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import itertools
 import keyword
+from ast import AST
 
 import gast
 
 from ..errors import UnsupportedSyntaxError
-from ..tree_walk import lean_children
+from ..tree_walk import LEAN_FIELDS
 from .analyze import names_in
 from .code import Line
 from .direct_reads import direct_reads
@@ -119,7 +120,7 @@ class ReverseBuilder(
         found = []
         name, store, for_, subscript = gast.Name, gast.Store, gast.For, gast.Subscript
         call, set_, constant = gast.Call, gast.Set, gast.Constant
-        children = lean_children
+        fields_of = LEAN_FIELDS
         out = [self.tree]
         append = out.append
         for n in out:  # grows while it is read: breadth first
@@ -137,13 +138,23 @@ class ReverseBuilder(
                     indexed.add(n.value.id)
             elif cls is call or cls is set_:
                 found.append(n)
-            for item in children(n):
-                kind = item.__class__
-                if kind is name and item.annotation is None:
-                    if item.ctx.__class__ is store:
-                        names.add(item.id)
-                elif kind is not constant:
-                    append(item)  # (a constant holds only values: no node under it)
+            # the nodes of lean_children(n), in its order, read where they are met (no
+            # list of them per node)
+            for field in fields_of[cls]:
+                v = getattr(n, field, None)
+                if v.__class__ is list:
+                    items = v
+                elif isinstance(v, AST):
+                    items = (v,)
+                else:
+                    continue
+                for item in items:
+                    kind = item.__class__
+                    if kind is name and item.annotation is None:
+                        if item.ctx.__class__ is store:
+                            names.add(item.id)
+                    elif kind is not constant and isinstance(item, AST):
+                        append(item)  # (a constant holds only values: no node under it)
         return names, indexed, found
 
     def _adjoint_prefix(self) -> str:

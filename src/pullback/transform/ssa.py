@@ -356,31 +356,24 @@ class _Scan:
                     if isinstance(n.ctx, load):
                         reads[n.id] = count(n.id, 0) + 1
 
-        def atom(node) -> bool:
-            """Take a plain atom's name (see _plain_atom); False for anything else, of
-            which nothing is taken here (left to ``walked``)."""
-            cls = node.__class__
-            if cls is name and node.annotation is None:
-                add(node.id)
-                if isinstance(node.ctx, load):
-                    reads[node.id] = count(node.id, 0) + 1
-                return True
-            return cls is constant
-
         todo = [tree]
         while todo:
             s = todo.pop()
             cls = s.__class__
             if cls is assign:  # (it holds no block)
-                for target in s.targets:
-                    if not atom(target):
-                        walked(target)
                 v = s.value
-                if v.__class__ is binop and _plain_atom(v.left) and _plain_atom(v.right):
-                    atom(v.left)
-                    atom(v.right)
-                elif not atom(v):
-                    walked(v)
+                # its targets, and its value's sides when it is a BinOp (whose walk is
+                # itself, no name, then both sides): each plain atom taken in place (a
+                # name with nothing under it, a constant: most statements are `t = a op b`)
+                parts = s.targets + [v.left, v.right] if v.__class__ is binop else s.targets + [v]
+                for part in parts:
+                    kind = part.__class__
+                    if kind is name and part.annotation is None:
+                        add(part.id)
+                        if isinstance(part.ctx, load):
+                            reads[part.id] = count(part.id, 0) + 1
+                    elif kind is not constant:
+                        walked(part)
                 continue
             if cls is for_ or cls is while_:
                 self.loops.append(s)

@@ -248,8 +248,15 @@ def entry_cotangent(d, x):
     return tuple([d[i] for i in range(len(x))])
 
 
-def register_arg_helpers(reg, family):
+#: The family the solvers' shared helpers are listed under, whichever solver family loads
+#: first (quad, the ODE solvers and optimize each register them): a fixed label keeps
+#: the listing the same in every order of loading.
+ARGS_HELPERS_FAMILY = "scipy_quad"
+
+
+def register_arg_helpers(reg):
     """The non-differentiable helpers the transformable pullbacks of the solvers call."""
+    family = ARGS_HELPERS_FAMILY
     reg.non_differentiable(
         has_floats,
         float_sequence,

@@ -452,8 +452,8 @@ NON_DIFFERENTIABLE = (
 def register(reg, family):
     """The pullback functions of odeint and solve_ivp and the primitives they call."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
-    register_arg_helpers(reg, family)
-    register_user_call(reg, family)
+    register_arg_helpers(reg)
+    register_user_call(reg)
     for fast, pullback_fn, what in (
         (odeint_cotangents, odeint_cotangents_pullback, "odeint"),
         (solve_ivp_cotangents, solve_ivp_cotangents_pullback, "solve_ivp"),

@@ -468,4 +468,4 @@ NON_DIFFERENTIABLE = (
 def register(reg, family):
     """The helpers' entries: the non-differentiable ones."""
     reg.non_differentiable(*NON_DIFFERENTIABLE, family=family, trusted=True)
-    register_arg_helpers(reg, family)
+    register_arg_helpers(reg)

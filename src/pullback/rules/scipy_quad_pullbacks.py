@@ -30,6 +30,7 @@ import scipy.integrate as si  # this module is imported once scipy.integrate is
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
 from ._calculus_util import (
+    ARGS_HELPERS_FAMILY,
     ArgsPack,
     bound_call,
     dense_entry,
@@ -238,8 +239,8 @@ def refuse_quad_options(full_output, weight):
 def register(reg, family):
     """quad's pullback function and the primitive it calls."""
     reg.non_differentiable(refuse_quad_options, spread_call, family=family, trusted=True)
-    register_arg_helpers(reg, family)
-    register_user_call(reg, family)
+    register_arg_helpers(reg)
+    register_user_call(reg)
     register_with_reference(
         reg,
         family,
@@ -251,8 +252,8 @@ def register(reg, family):
         reg.set_pullback_function(si.quad, quad_pullback)
 
 
-def register_user_call(reg, family):
+def register_user_call(reg):
     """The rule of :func:`user_call` (quad's and the ODE solvers' pullbacks use it)."""
-    if user_call not in reg:
-        reg.register(user_call, _user_call_rrule, family=family, trusted=True)
+    if user_call not in reg:  # (listed under one family whichever solver loads first)
+        reg.register(user_call, _user_call_rrule, family=ARGS_HELPERS_FAMILY, trusted=True)
         reg.set_pullback_function(user_call, user_call_pullback)

@@ -367,6 +367,11 @@ def no_cotangents(g, *args):
     return (NO_TANGENT,) * len(args)
 
 
+def _no_tangent(value) -> bool:
+    """An integer, a flag, a string or None: an argument that carries no tangent."""
+    return value is None or isinstance(value, (bool, int, str, np.integer, np.bool_))
+
+
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
     """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
     differentiated again) returning the cotangents of the call's positional arguments:
@@ -421,7 +426,13 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)
         receiver = getattr(target, "__pullback_receiver_cotangent__", False) and obj is None
         kept = names[1:2] if receiver else ()
-        wrt = tuple(n for n in names if n in kept or not _is_object(bound.arguments[n]))
+        # (nor is an integer, flag, string or None: a star-call's keyword moved to its
+        # position, ddof=1, is such an argument of a rule's pullback function)
+        wrt = tuple(
+            n
+            for n in names
+            if n in kept or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
+        )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record
         if wrt != names:

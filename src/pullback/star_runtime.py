@@ -443,9 +443,23 @@ def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *ma
     positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
     function, head, kw = function_reverse(site, fn, positional, rest)
     d = star_spread(dy[1], dy[2:], n, moved, keywords, mappings)
+    d = d + (ZERO,) * unpassed_outputs(site, fn, function, len(d))
     dg, dinputs = reverse_through(d, site, g, function, head, positional, kw, len(head), 0)
     cots = star_packed(dinputs[len(head) :], n, moved, keywords, mappings)
     return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + cots
+
+
+def unpassed_outputs(site, fn, function, given: int) -> int:
+    """How many cotangents past ``given`` a rule's pullback function ``function`` (of
+    ``fn``'s rule) returns: one per positional parameter of ``fn``, passed or not
+    (``np.max``'s gives ``initial`` one), where :func:`star_call_vjp` kept those of the
+    arguments passed. Its transpose gives the others zero cotangents."""
+    rule = site.registry.lookup(fn)
+    if rule is None or rule.pullback_fn is not function:
+        return 0  # a generated vjp function: one output per argument passed
+    params = signature_of(function).parameters.values()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return max(0, len(positional) - 1 - given)  # (its first parameter is the cotangent)
 
 
 @transformable

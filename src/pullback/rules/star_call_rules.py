@@ -111,5 +111,5 @@ def register(reg):
         reg.set_pullback_function(fn, pullback)
     reg.set_pullback_function(star.star_call_vjp, star.star_call_vjp_pullback)
     reg.set_pullback_function(star.star_method_vjp, star.star_method_vjp_pullback)
-    helpers = (star.star_plan, star.star_method_plan, star.star_zeros)
+    helpers = (star.star_plan, star.star_method_plan, star.star_zeros, star.unpassed_outputs)
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

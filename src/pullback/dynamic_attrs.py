@@ -34,7 +34,7 @@ from .records import field_index, field_of, field_pullback, field_tangent, field
 from .records_dataclasses import is_dataclass_value
 from .records_plain import is_plain_record, layout
 from .registry import transformable
-from .tangents import NO_TANGENT, ZERO, densify, is_zero
+from .tangents import NO_TANGENT, ZERO, densify, is_zero, unbroadcast
 
 FAMILY = "dynamic_attrs"
 
@@ -253,6 +253,64 @@ def _flat_tangent(args, tangents, kwargs):
     return attribute_tangent(tangents[0], obj, "flat", *args[1:])
 
 
+# What ``x.T``, ``x.mT``, ``x.real`` and ``x.imag`` compute for an array or a number.
+_ARRAY_VIEWS = {"T": np.transpose, "real": np.real, "imag": np.imag}
+if hasattr(np, "matrix_transpose"):  # NumPy 2
+    _ARRAY_VIEWS["mT"] = np.matrix_transpose
+
+
+def _array_like(obj) -> bool:
+    return isinstance(obj, (np.ndarray, np.generic, float, int, complex))
+
+
+def array_attribute_of(obj, name, where=""):
+    """``obj.T`` (``.mT``, ``.real``, ``.imag``) where ``obj`` may be an object of the
+    user's class with a field of that name (a record's ``T``, a temperature): the
+    normalizer writes the read as this call in a module holding such a class
+    (transform/free_values.py); elsewhere as NumPy's function. Of an array or a number,
+    NumPy's view; of anything else, the attribute itself (a record's field gets its
+    cotangent as :func:`attribute_of`'s)."""
+    if _array_like(obj):
+        return _ARRAY_VIEWS[name](obj)
+    return attribute_of(obj, name, where)
+
+
+@transformable
+def view_cotangent(dy, obj, name):
+    """The cotangent of an array ``obj`` from that of its view ``obj.name``."""
+    g = densify(dy)
+    if name == "T":
+        return np.transpose(g)
+    if name == "mT":
+        return np.swapaxes(g, -1, -2)
+    if name == "real":
+        return unbroadcast(g, obj)
+    if not np.iscomplexobj(obj):  # imag of a real value: a constant zero
+        return unbroadcast(np.zeros_like(g), obj)
+    return unbroadcast(1j * np.real(g), obj)
+
+
+@transformable
+def array_attribute_pullback(dy, obj, name, where=""):
+    if _array_like(obj):
+        return view_cotangent(dy, obj, name), NO_TANGENT, NO_TANGENT
+    return attribute_pullback(dy, obj, name, where)[0], NO_TANGENT, NO_TANGENT
+
+
+def _array_attribute_rrule(obj, name, where=""):
+    y = array_attribute_of(obj, name, where)
+    return y, lambda dy: array_attribute_pullback(dy, obj, name, where)
+
+
+def _array_attribute_tangent(args, tangents, kwargs):
+    obj, name = args[0], args[1]
+    if is_zero(tangents[0]):
+        return ZERO
+    if _array_like(obj):
+        return _ARRAY_VIEWS[name](tangents[0])  # (each view is linear)
+    return attribute_tangent(tangents[0], obj, name, *args[2:])
+
+
 def _differentiated(obj) -> bool:
     """Whether ``obj``'s attributes may carry a gradient (a record); a module, a class, a
     function or any other object read with ``getattr`` is a constant."""
@@ -352,12 +410,16 @@ def register(reg) -> None:
     rule = reg.register(flat_of, _flat_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = _flat_tangent
     reg.set_pullback_function(flat_of, flat_pullback)
+    rule = reg.register(array_attribute_of, _array_attribute_rrule, family=FAMILY, trusted=True)
+    rule.extra["tangent"] = _array_attribute_tangent
+    reg.set_pullback_function(array_attribute_of, array_attribute_pullback)
     rule = reg.register(builtins.getattr, _getattr_rrule, family=FAMILY, trusted=True)
     rule.extra["tangent"] = _getattr_tangent
     reg.set_pullback_function(builtins.getattr, getattr_pullback)
     # the tests the pullbacks make (no gradient flows through them)
     for helper in (
         _is_record,
+        _array_like,
         _differentiated,
         record_method,
         check_attribute_source,

@@ -176,3 +176,48 @@ def holders(values: dict, makes) -> set:
                 found.add(reader)
                 todo.append(reader)
     return found
+
+
+def field_name_of(cls, name: str) -> bool:
+    """Whether objects of ``cls`` (a user's class) may hold an attribute ``name``: a field
+    of a dataclass or named tuple, a class attribute, or a name any of its functions
+    stores or reads (``self.T = t`` in ``__init__``: the code object's names)."""
+    if not isinstance(cls, type) or issubclass(cls, _BUILTIN_MUTABLES):
+        return False
+    if name in getattr(cls, "__dataclass_fields__", ()) or name in getattr(cls, "_fields", ()):
+        return True
+    for klass in cls.__mro__[:-1]:
+        if name in vars(klass) or name in (getattr(klass, "__slots__", ()) or ()):
+            return True
+        for v in vars(klass).values():
+            code = getattr(v, "__code__", None)
+            if code is not None and name in code.co_names:
+                return True
+    return False
+
+
+def module_class_with_field(fs, name: str) -> bool:
+    """Whether a class among the globals of the function's module (defined or imported
+    there, not a library's) may hold an attribute ``name`` (:func:`field_name_of`). Then
+    ``p.T`` (``.real``, ``.imag``, ``.mT``) may read a record's field rather than
+    transpose an array, and is dispatched on the value when the code runs. Asked once per
+    function and name."""
+    cache = getattr(fs, "_pb_module_fields", None)
+    if cache is None:
+        cache = {}
+        try:
+            fs._pb_module_fields = cache
+        except AttributeError:  # a source view without attributes of its own
+            pass
+    found = cache.get(name)
+    if found is None:
+        fn = getattr(fs, "fn", None)
+        fn = getattr(fn, "__pullback_origin__", fn)
+        space = getattr(fn, "__globals__", None)
+        found = cache[name] = isinstance(space, dict) and any(
+            isinstance(v, type)
+            and not is_library_module_name(getattr(v, "__module__", None) or "")
+            and field_name_of(v, name)
+            for v in list(space.values())
+        )
+    return found

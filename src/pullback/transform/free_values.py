@@ -23,8 +23,9 @@ import numpy as np
 from ..callables import rule_call_function, super_method_function, user_method_function
 from ..containers import BUILDERS
 from ..containers_mutation import store_item
-from ..dynamic_attrs import flat_of
+from ..dynamic_attrs import array_attribute_of, flat_of
 from ..guards import is_baked_value
+from ..receiver_classes import module_class_with_field
 from ..records import is_record_class
 from ..records_dataclasses import field_default, init_fields, is_dataclass_class
 from ..registry import qualified_name
@@ -292,6 +293,15 @@ class FreeValues:
             c = N.call("_pb_flat_of", [base, N.const(self.fs.where(e))])
             c.pb_callee = Callee("object", flat_of, name="pullback.dynamic_attrs.flat_of")
             return gast.copy_location(c, e)
+        if e.attr in ARRAY_ATTRIBUTES and module_class_with_field(self.fs, e.attr):
+            # (a record's field T in this module: an array's T or the field, when it runs)
+            self.namespace["_pb_array_attribute_of"] = array_attribute_of
+            where = N.const(self.fs.where(e))
+            c = N.call("_pb_array_attribute_of", [base, N.const(e.attr), where])
+            c.pb_callee = Callee(
+                "object", array_attribute_of, name="pullback.dynamic_attrs.array_attribute_of"
+            )
+            return gast.copy_location(c, e)
         if e.attr in ARRAY_ATTRIBUTES:
             fn = ARRAY_ATTRIBUTES[e.attr]
             c = N.call(N.attr("_np", fn.__name__), [base])
@@ -326,8 +336,10 @@ class FreeValues:
         if not (isinstance(head, gast.Attribute) and isinstance(head.value, gast.Call)):
             return
         inner = head.value
-        if inner.args or inner.keywords or not (
-            isinstance(inner.func, gast.Name) and inner.func.id == "super"
+        if (
+            inner.args
+            or inner.keywords
+            or not (isinstance(inner.func, gast.Name) and inner.func.id == "super")
         ):
             return
         if "__class__" not in fn.__code__.co_freevars or self.fs.lookup("super")[1] is not super:

@@ -84,7 +84,11 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
         ):
             writes[node.target.id].append(node)
     modes = {}
+    received = moved_into(tree)
     for name, stores in writes.items():
+        if name in received:
+            modes[name] = False  # its array came from another name (check/moves.py)
+            continue
         last = max((s.lineno, s.col_offset) for s in stores)
         loops = {id(loop) for s in stores for loop in _loops(s, parents)}
         in_place = True
@@ -105,6 +109,30 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
                 break
         modes[name] = in_place
     return modes
+
+
+def moved_into(tree) -> set:
+    """The names an assignment binds to another name's value (``b = a``, ``u, un = un,
+    u``): those the check lets own an array handed on by a move (``check/moves.py``).
+    Their writes make new arrays: an in-place write would change the array as the name
+    it came from left it, which a pullback or a view read before the move may hold."""
+    found = set()
+    for node in statements(tree):
+        if isinstance(node, gast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        else:
+            continue
+        while pairs:
+            target, value = pairs.pop()
+            if isinstance(target, gast.Name) and isinstance(value, gast.Name):
+                found.add(target.id)
+            elif isinstance(target, (gast.Tuple, gast.List)) and isinstance(
+                value, (gast.Tuple, gast.List)
+            ):
+                pairs.extend(zip(target.elts, value.elts, strict=False))
+    return found
 
 
 # Statements whose evaluation order is plain: nothing in them runs user code or rebinds.

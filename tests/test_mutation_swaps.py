@@ -318,3 +318,38 @@ def test_swapped_numbers(f):
         _, dy = jvp(f, (x,), (1.0,))
         assert dy == pytest.approx((f(x + h) - f(x - h)) / (2 * h), rel=1e-7)
     assert check_grads(f, 0.3, order=2) == "reverse over reverse"
+
+
+# -- stores in a row into an array written by copies: one copy ------------------------------
+def chained_stores(x):
+    a = x * 1.0
+    s = np.sum(a * a)  # a whole use before the writes: a is written by copies
+    a[0:2] = x[:2] ** 2
+    a[2] = a[0] * a[1]  # reads a: a copy
+    a[3:] = np.sin(x[3:])  # into the copy the store above made, in place
+    a[0] = x[4] * 3.0
+    return s + np.sum(a * a * x)
+
+
+def test_stores_in_a_row_write_into_the_copy_the_first_made():
+    source = grad(chained_stores).source
+    forward = source[: source.index("def chained_stores__backward")]
+    assert forward.count("_pb_array_set_copy(") == 2
+    assert forward.count("_pb_array_set(") == 2
+    forward = grad(heat_swap).source
+    forward = forward[: forward.index("def heat_swap__backward")]
+    assert forward.count("_pb_array_set_copy(") == 1  # un[1:-1] = ...; un[0]; un[-1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_stores_in_a_row_against_central_differences(dtype):
+    np.testing.assert_allclose(
+        grad(chained_stores)(X), numerical_grad(chained_stores, (X,), 0), rtol=1e-6
+    )
+    check_grads(chained_stores, X.astype(dtype))
+    assert check_grads(chained_stores, X, order=2) == "reverse over reverse"
+    v = np.sin(np.arange(X.size) + 1.0)
+    _, dy = jvp(chained_stores, (X,), (v,))
+    h = 1e-6
+    fd = (chained_stores(X + h * v) - chained_stores(X - h * v)) / (2 * h)
+    assert dy == pytest.approx(fd, rel=1e-6)

@@ -1,6 +1,7 @@
 """Memoized recursion with a dict passed down the calls (``if n in memo: return memo[n]``
-... ``memo[n] = v``) is refused at the store with a fix that works (PB106): the table built
-bottom-up in one function, whose gradient (float64 and float32) and Hessian are checked
+... ``memo[n] = v``): with a dict the differentiated function makes (``fib_like(5, x, {})``)
+it is differentiated (tests/test_memo_recursion.py has more forms); the table built
+bottom-up in one function is too. Gradients (float64 and float32) and Hessians are checked
 here against central differences and against the recursion without the memo."""
 
 from __future__ import annotations
@@ -51,14 +52,28 @@ def table(x):
     return np.sum(memo[5])
 
 
-def test_memoized_recursion_is_refused_at_the_store_with_a_fix():
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_memoized_recursion_gives_the_gradient_of_the_recursion(dtype):
+    x = X.astype(dtype)
+    got = check_grad(memoized, x)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, grad(unmemoized)(x), rtol=rtol)
+
+
+def test_memoized_recursion_to_second_order():
+    g = grad(memoized)
+    want = np.array([numerical_grad(lambda z, i=i: g(z)[i], (X,), 0, eps=1e-5) for i in range(2)])
+    np.testing.assert_allclose(hessian(memoized)(X), want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_callers_dict_as_memo_stays_refused():
+    # differentiated directly, the memo is the caller's dict (it may hold another x's values)
     with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(memoized)(X)
+        grad(fib_like, wrt=1)(5, X, {})
     message = str(info.value)
     store = fib_like.__code__.co_firstlineno + 7
-    assert f"{__file__}:{store}:5: PB106" in message
-    assert "'memo' memoizes the recursion of 'fib_like'" in message
-    assert "`for k in range(n + 1): memo[k] = ...`" in message
+    assert f"{__file__}:{store}:5: PB101" in message
+    assert "'memo' comes from a parameter" in message
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -29,6 +29,7 @@ from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 from ..transform.inplace_calls import inplace_statement_call
 from ..transform.owned_helpers import is_owned_result
 from .fresh_arrays import NEW_ARRAY_METHODS
+from .moves import Moves
 
 # Builtins whose result is a new object that keeps no reference to an argument: ``range``
 # takes its bounds through ``__index__`` (a counter passed to ``range(n)`` and then
@@ -85,8 +86,11 @@ class AliasAnalysis:
         fresh_call: Callable[[gast.Call], bool],
         inplace_call: Callable | None = None,
         helper_writes=None,
+        container_kind: Callable | None = None,
     ):
         self.tree = tree
+        # name -> "list" / "dict" / None: the names whose slice stores copy values (arrays)
+        self.container_kind = container_kind
         self.fresh_call = fresh_call
         self.parent = parent_map(tree)
         # The arrays that in-place calls in statement position write (``a.fill(v)``,
@@ -120,6 +124,8 @@ class AliasAnalysis:
             self.users[node] = users
             for user in users:
                 self.reaching[user].append(node)
+        self.moves = Moves(tree, self.parent)
+        self._assumed: set = set()  # move definitions taken as fresh while proving a cycle
         self.reasons: dict[gast.AugAssign, Reason] = {}
         self._solve()
 
@@ -267,7 +273,7 @@ class AliasAnalysis:
             for use in self.users.get(definition, ()):
                 if use is stmt.target or not isinstance(use, gast.Name) or use.id != name:
                     continue
-                if self._harmless_use(use):
+                if self._harmless_use(use) or self.moves.is_move_use(use):
                     continue
                 if self._may_precede(use, stmt):
                     return Reason("shared", use)
@@ -294,6 +300,8 @@ class AliasAnalysis:
                     continue
                 if self._harmless_use(use) or self._store_or_read(use):
                     continue
+                if self.moves.is_move_use(use):
+                    continue  # u, un = un, u: the name that gets the array is checked
                 if self._may_precede(use, stmt, self._renewed_loops(definition, stmt)):
                     return Reason("shared", use)
         return None
@@ -309,6 +317,8 @@ class AliasAnalysis:
             definition
         ):
             return set()
+        if self.moves.source(definition) is not None:
+            return set()  # a = b hands on b's array: not a new one each pass
         block = self.parent.get(first)
         body = next(
             (
@@ -385,6 +395,9 @@ class AliasAnalysis:
     def _fresh_definition(self, definition) -> bool:
         if not isinstance(definition, gast.Name):
             return False
+        source = self.moves.source(definition)
+        if source is not None:
+            return self._moved_fresh(definition, source)
         parent = self.parent.get(definition)
         if isinstance(parent, gast.AugAssign) and parent.target is definition:
             return parent in self.allowed
@@ -404,6 +417,38 @@ class AliasAnalysis:
                     index = next(k for k, e in enumerate(parent.elts) if e is definition)
                     return self.fresh_expr(value.elts[index])
         return False
+
+    def _moved_fresh(self, definition, source) -> bool:
+        """``a = b`` (or ``u, un = un, u``) after which ``b`` is dead: ``a`` owns the array
+        when every definition of ``b`` reaching the move is fresh and nothing but reads,
+        stores and moves use it (so no view or other name of it is left). A cycle of moves
+        (a swap in a loop) is proved by assuming it (the greatest fixed point)."""
+        if definition in self._assumed:
+            return True
+        defs = [
+            d
+            for d in self.reaching.get(source, ())
+            if isinstance(d, gast.Name) and d.id == source.id
+        ]
+        if not defs:
+            return False
+        self._assumed.add(definition)
+        try:
+            for d in defs:
+                if self._is_parameter(d) or not self._fresh_definition(d):
+                    return False
+                for use in self.users.get(d, ()):
+                    if use is source or not isinstance(use, gast.Name) or use.id != source.id:
+                        continue
+                    if not (
+                        self._harmless_use(use)
+                        or self._store_or_read(use)
+                        or self.moves.is_move_use(use)
+                    ):
+                        return False
+            return True
+        finally:
+            self._assumed.discard(definition)
 
     def fresh_expr(self, node) -> bool:
         """Whether an expression always evaluates to a new object no other name holds."""
@@ -477,6 +522,15 @@ class AliasAnalysis:
                 continue
             if isinstance(parent, (gast.If, gast.While, gast.Assert)):
                 return True
+            if isinstance(parent, gast.Assign) and parent.value is node:
+                # u[:] = un (a copy back): a store through a slice copies the values
+                # (from another name: `a[1:] = a[:-1]` overlaps, and stays refused)
+                return self.container_kind is not None and all(
+                    _slice_store(t)
+                    and t.value.id != use.id
+                    and self.container_kind(t.value.id) not in ("list", "dict")
+                    for t in parent.targets
+                )
             if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
                 return True
             if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(
@@ -542,3 +596,12 @@ def _selects_elements(index) -> bool:
         isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
         for p in parts
     )
+
+
+def _slice_store(target) -> bool:
+    """``a[1:-1] = v`` or ``a[...] = v``: into an array (``arrays_inplace`` refuses any
+    other object as it runs) NumPy copies ``v``'s elements, whatever ``a``'s dtype, so ``a``
+    keeps no reference to ``v``; ``a[0] = v`` into an object array would."""
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+        return False
+    return not _selects_elements(target.slice)

@@ -48,6 +48,7 @@ from .call_checks import CallChecks, UserCall
 from .free_writes import free_declarations
 from .helper_writes import HelperWrites
 from .mutation_checks import MutationChecks
+from .mutation_fixes import cache_fix
 from .statement_checks import StatementChecks
 from .taint import reads_tainted, tainted_names
 
@@ -337,6 +338,8 @@ class FunctionChecker(MutationChecks, CallChecks, HelperWrites, StatementChecks,
         made = run_time_verdict(self.tree, node, self._parent_map())
         if made is not None and made.fix is not None:
             fix = made.fix  # a captured variable bound again (run_time_closures.py)
+        if refusal == "it is decorated":
+            fix = cache_fix(node) or fix  # @functools.cache on a recursion
         if "not a constant" in refusal:
             fix = (
                 "give that parameter a constant default (`=None`) and compute its value in "
@@ -595,3 +598,4 @@ def is_coroutine(obj) -> bool:
         return inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
     except Exception:  # noqa: BLE001 - an odd object is simply not a coroutine function
         return False
+

@@ -122,6 +122,8 @@ class ContainerChecks:
         index = target.slice
         if kind is None and isinstance(index, gast.Constant) and isinstance(index.value, str):
             kind = "dict"  # d["key"] = v: a dict whatever its name is bound to
+        if kind is None and self._global_memo(base.id) is not None:
+            kind = "dict"  # MEMO[n] = v in a recursion: a memo that outlives the call
         if kind not in ("list", "dict"):
             return False
         refusal = analysis.refusal(base.id)
@@ -247,21 +249,54 @@ class ContainerChecks:
         if not recursive:
             return None
         why = (
-            f"'{name}' memoizes the recursion of '{tree.name}': each call writes into the "
-            "dict its caller passed down, and the values kept there carry the gradient, "
-            "which pullback does not follow through a dict shared across calls."
+            f"'{name}' memoizes the recursion of '{tree.name}' in the caller's dict: it may "
+            "hold values an earlier call stored (computed from another x), and pullback "
+            "follows a memo only in a dict the differentiated function makes itself."
         )
         fix = (
-            f"build the table in one function with a dict it makes itself (`{name} = {{}}`, "
-            f"then `for k in range(n + 1): {name}[k] = ...` reading `{name}[k - 1]`, and "
-            f"`return {name}[n]`), or call the recursion without '{name}' (the gradient "
-            "is the same: the memo changes the cost, not the value)"
+            f"make the memo in a function that calls '{tree.name}' and differentiate that "
+            f"one (`def loss(x): return {tree.name}(n, x, {{}})`: each call has a new dict, "
+            f"passed down the recursion), or build the table bottom-up (`{name} = {{}}`, then "
+            f"`for k in range(n + 1): {name}[k] = ...` reading `{name}[k - 1]`), or call the "
+            f"recursion without '{name}' (the gradient is the same: the memo changes the "
+            "cost, not the value)"
+        )
+        return why, fix
+
+    def _global_memo(self, name):
+        """``(why, fix)`` when ``name`` is a global or closure dict (its value now) that a
+        recursive function writes (``MEMO[n] = v``), else None. It outlives the call: a
+        later gradient would read values computed from an earlier argument, stale and
+        without their derivative."""
+        tree = self.tree
+        if name in self.locals or not isinstance(tree, gast.FunctionDef):
+            return None
+        where, value = self.fs.locate(name)
+        if where is None or type(value) is not dict:
+            return None
+        if not any(
+            isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and c.func.id == tree.name
+            for c in gast.walk(tree)
+        ):
+            return None
+        why = (
+            f"'{name}' memoizes the recursion of '{tree.name}' in a dict that outlives the "
+            "call: a later call (another x) would read the values an earlier one stored, "
+            "stale and without their gradient."
+        )
+        fix = (
+            f"make the memo a dict of each call: create it in the function you differentiate "
+            f"(`memo = {{}}`) and pass it down the recursion as an argument "
+            f"(`{tree.name}(..., memo)`, reading and writing `memo[n]`), or drop the memo "
+            "(the gradient is the same: the memo changes the cost, not the value)"
         )
         return why, fix
 
     def _report_container(self, node, name, what, kind, refusal):
         copy = f"{name} = {kind}({name})"
         memo = self._memo_texts(name, kind)
+        if memo is None and refusal.kind in ("global", "closure"):
+            memo = self._global_memo(name)
         if memo is not None:
             why, fix = memo
         elif refusal.kind == "parameter":

@@ -404,7 +404,7 @@ class HelperWrites:
             if arg is None:
                 self._report_helper_write(
                     call, call, name, p, written[p],
-                    f"pass '{p}' a local array (`{p}=np.zeros(...)`) rather than its default",
+                    _default_fix(fn, p),
                 )
                 continue
             statement = self._aliases()._statement(call)
@@ -539,3 +539,21 @@ __all__ = [
     "owning_source",
     "written_parameters",
 ]
+
+
+def _default_fix(fn, p) -> str:
+    """The fix for a call that leaves the written parameter ``p`` to its default: a local
+    container of the default's kind. A default dict (a memo, ``def f(n, x, memo={})``) is
+    one object for every call: it would keep, and hand back, values of an earlier call."""
+    try:
+        default = inspect.signature(fn).parameters[p].default
+    except (TypeError, ValueError, KeyError):
+        default = None
+    if isinstance(default, (dict, list)):
+        made = "{}" if isinstance(default, dict) else "[]"
+        return (
+            f"pass '{p}' a {type(default).__name__} of this call (`{p}={made}`) rather than "
+            "its default, which is one object for every call: it would keep the values an "
+            "earlier call stored (computed from other arguments) and hand them back"
+        )
+    return f"pass '{p}' a local array (`{p}=np.zeros(...)`) rather than its default"

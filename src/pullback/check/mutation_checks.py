@@ -37,7 +37,11 @@ class MutationChecks:
     def _aliases(self) -> AliasAnalysis:
         if self._alias is None:
             self._alias = AliasAnalysis(
-                self.tree, self._returns_fresh, self._inplace_spec, helper_writes=self
+                self.tree,
+                self._returns_fresh,
+                self._inplace_spec,
+                helper_writes=self,
+                container_kind=self._container_analysis().kinds.get,
             )
         return self._alias
 
@@ -374,6 +378,18 @@ class MutationChecks:
                 "keep its array, and a write would change what that name sees.",
                 "copy what that line keeps (`v = b[1:3].copy()`), or ",
             )
+        copied = self._name_copy(reason)
+        if copied is not None and not self._aliases().moves.is_move_use(copied):
+            _, line, _ = self.fs.location(reason.node)
+            return (
+                f"'{base}' is bound on line {line} to the array of '{copied.id}', and "
+                f"'{copied.id}' (or a view or another name of that array) may be read after "
+                "that, so both names would see the write. pullback follows an array handed "
+                "from one name to another (`u, un = un, u`, `tmp = u; u = un; un = tmp`) "
+                "when the name it comes from is bound anew before anything reads it again.",
+                f"bind '{base}' to a copy there (`{base} = {copied.id}.copy()`) when "
+                f"'{copied.id}' must keep its values, or ",
+            )
         view = self._view_definition(reason)
         if view is not None:
             return (
@@ -389,6 +405,22 @@ class MutationChecks:
             f"write `{base} = {base}.copy()` before the first write (when the writes need not "
             "reach the array it came from), or ",
         )
+
+    def _name_copy(self, reason):
+        """The name read where a not-fresh definition takes its value as it is (``b = a``,
+        ``u, un = un, u``), else None."""
+        if reason.kind != "not_fresh" or reason.node is None:
+            return None
+        if self._aliases()._parameter_copy(reason.node):
+            return None  # b = x: the caller's array (the general message)
+        parent = self._aliases().parent.get(reason.node)
+        value = parent.value if isinstance(parent, gast.Assign) else None
+        if isinstance(parent, gast.Tuple):
+            owner = self._aliases().parent.get(parent)
+            values = getattr(getattr(owner, "value", None), "elts", None)
+            if isinstance(owner, gast.Assign) and values and len(values) == len(parent.elts):
+                value = values[next(k for k, e in enumerate(parent.elts) if e is reason.node)]
+        return value if isinstance(value, gast.Name) else None
 
     def _view_definition(self, reason):
         """The source of the value a not-fresh definition binds when that value may be a

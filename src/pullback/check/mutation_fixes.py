@@ -275,3 +275,19 @@ def _inner_list_fix(receiver, value):
     if isinstance(receiver, gast.Call):
         return f"entry = {gast.unparse(receiver).strip()} + [{value}]` and store `entry"
     return None
+
+
+def cache_fix(node) -> str | None:
+    """The fix for a nested ``def`` under ``@functools.cache`` or ``@lru_cache(...)`` (a
+    memo of its recursion), else None: its cache lives for one call of the function."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, gast.Call) else decorator
+        name = target.attr if isinstance(target, gast.Attribute) else getattr(target, "id", "")
+        if name in ("cache", "lru_cache"):
+            return (
+                f"drop the cache decorator of '{node.name}' (its cache lives for one call, so "
+                "the values, and the gradient, are the same without it), or keep the values "
+                f"in a dict: `memo = {{}}` here, and a module-level '{node.name}' that takes "
+                "what it reads and `memo` as arguments and reads and writes `memo[n]`"
+            )
+    return None

@@ -215,7 +215,9 @@ class ContainerAnalysis:
         func = call.func
         if not isinstance(func, gast.Name):
             return False
-        special = getattr(self.fs, "namespace", {}).get(func.id)
+        namespace = getattr(self.fs, "namespace", {})
+        # (a recursive specialization's call of itself, renamed by free_values.bind_global)
+        special = namespace.get(func.id) or namespace.get(func.id.removeprefix("_user_"))
         owned = getattr(special, OWNED, None)
         if not owned:
             return False
@@ -260,6 +262,8 @@ class ContainerAnalysis:
             return True  # truth value only
         if isinstance(parent, gast.comprehension) and parent.iter is node:
             return True  # evaluated at once, before anything can change it
+        if isinstance(parent, gast.Dict) and node in parent.values:
+            return parent.keys[parent.values.index(node)] is None  # {**d}: a new dict
         if isinstance(parent, gast.Call) and node in parent.args:
             return self._safe_callee(parent)
         return False

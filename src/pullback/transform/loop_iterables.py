@@ -387,6 +387,20 @@ class LoopIterables:
             return None
         stmts: list = []
         atoms = [self.atom(e, stmts) for e in s.value.elts]
+        # u, un = un, u: Python reads every value before it binds a name, so a value read
+        # from a name that an earlier target binds is copied first (else `u = un; un = u`)
+        rebound: set = set()
+        for k, elt in enumerate(target.elts):
+            atom = atoms[k]
+            if isinstance(atom, gast.Name) and atom.id in rebound:
+                tmp = self.fresh()
+                stmts.append(N.assign(tmp, atom, s))
+                atoms[k] = N.load(tmp)
+            rebound |= {
+                n.id
+                for n in gast.walk(elt)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+            }
         for elt, atom in zip(target.elts, atoms, strict=True):
             stmts.extend(self.unpack(elt, atom, s))
         return stmts

@@ -13,8 +13,10 @@ where ``idx`` becomes a value (``slice(...)`` objects, tuples). ``array_set`` wr
 place when the array is only ever read by index (and its size, shape, ...) while it is
 being written, or used whole only after its last write: then no pullback needs an
 earlier state of it. Otherwise every write makes a new array (``array_set_copy``), so each
-state a pullback holds stays as it was. Index reads of an array written in place go
-through ``array_fresh`` (a copy of a view), so a read never changes under a later write.
+state a pullback holds stays as it was; a store right after another store into the same
+name, reading it nowhere, writes into the copy that store made (:func:`follows_own_copy`).
+Index reads of an array written in place go through ``array_fresh`` (a copy of a view), so
+a read never changes under a later write.
 """
 
 from __future__ import annotations
@@ -85,7 +87,11 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
         ):
             writes[node.target.id].append(node)
     modes = {}
+    received = moved_into(tree)
     for name, stores in writes.items():
+        if name in received:
+            modes[name] = False  # its array came from another name (check/moves.py)
+            continue
         last = max((s.lineno, s.col_offset) for s in stores)
         loops = {id(loop) for s in stores for loop in _loops(s, parents)}
         in_place = True
@@ -106,6 +112,30 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
                 break
         modes[name] = in_place
     return modes
+
+
+def moved_into(tree) -> set:
+    """The names an assignment binds to another name's value (``b = a``, ``u, un = un,
+    u``): those the check lets own an array handed on by a move (``check/moves.py``).
+    Their writes make new arrays: an in-place write would change the array as the name
+    it came from left it, which a pullback or a view read before the move may hold."""
+    found = set()
+    for node in statements(tree):
+        if isinstance(node, gast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        else:
+            continue
+        while pairs:
+            target, value = pairs.pop()
+            if isinstance(target, gast.Name) and isinstance(value, gast.Name):
+                found.add(target.id)
+            elif isinstance(target, (gast.Tuple, gast.List)) and isinstance(
+                value, (gast.Tuple, gast.List)
+            ):
+                pairs.extend(zip(target.elts, value.elts, strict=False))
+    return found
 
 
 # Statements whose evaluation order is plain: nothing in them runs user code or rebinds.
@@ -252,7 +282,8 @@ class ArrayStores(InplaceCalls):
             tmp = self.fresh()
             stmts.append(N.assign(tmp, binop, s))
             v = N.load(tmp)
-        helper = "_pb_array_set" if in_place else "_pb_array_set_copy"
+        chained = op is None and not in_place and follows_own_copy(self.fs.tree, s, name)
+        helper = "_pb_array_set" if in_place or chained else "_pb_array_set_copy"
         stmts.append(N.assign(name, self.helper_call(helper, [N.load(name), key, v], s), s))
         return stmts, False
 
@@ -299,6 +330,38 @@ class ArrayStores(InplaceCalls):
         tmp = self.fresh()
         stmts.append(N.assign(tmp, node, where))
         return N.load(tmp)
+
+
+def follows_own_copy(tree, s, name: str) -> bool:
+    """Whether ``s`` (``name[idx] = v``, into an array written by copies) comes right after
+    another such store into ``name`` in one block and reads ``name`` nowhere: then the array
+    it writes is the copy that store just made, which nothing else holds (the pullbacks of
+    stores read only its shape), so ``s`` may write into it in place (``un[1:-1] = ...;
+    un[0] = ...; un[-1] = ...`` costs one copy, not three)."""
+    block = _block_of(tree, s)
+    if block is None:
+        return False
+    k = next(i for i, t in enumerate(block) if t is s)
+    return k > 0 and _plain_store(block[k - 1], name) and _plain_store(s, name, reads=False)
+
+
+def _plain_store(s, name, reads=True) -> bool:
+    """``name[idx] = v`` (no ``op=``, no held array); ``reads=False``: and neither ``idx``
+    nor ``v`` names ``name``."""
+    if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+        return False
+    target = s.targets[0]
+    if not (
+        isinstance(target, gast.Subscript)
+        and isinstance(target.value, gast.Name)
+        and target.value.id == name
+    ):
+        return False
+    return reads or not any(
+        isinstance(n, gast.Name) and n.id == name
+        for part in (target.slice, s.value)
+        for n in gast.walk(part)
+    )
 
 
 def read_dead_before_write(tree, s, name: str, base: str) -> bool:

@@ -9,36 +9,29 @@ the object carrying the gradient, in every mode; a field read could only refuse 
 Only where the class is certain: ``self`` of a method (``receiver_classes.method_class``)
 when no subclass of that class defines the name again, or a local bound once by a call of
 the class. Any other property read stays an attribute read (refused where a gradient
-flows through it, PB501).
+flows through it, PB501). What a rewrite bakes in is guarded (``fs.property_guards``,
+guards.current_property): a subclass defined later that overrides the property, or
+another property given to the class, makes the adjoint be built again.
 """
 
 from __future__ import annotations
 
-import inspect
+import re
 import types
 
 import gast
 
+from ..guards import current_property
 from ..resolve import bindings_fixed, local_names, receiver_class
 
 
-def _overridden(cls, name: str) -> bool:
-    stack = list(cls.__subclasses__())
-    while stack:
-        sub = stack.pop()
-        if name in sub.__dict__:
-            return True
-        stack.extend(sub.__subclasses__())
-    return False
-
-
-def _getter(cls, name: str):
+def _property(cls, name: str):
     if not isinstance(cls, type):
         return None
-    raw = inspect.getattr_static(cls, name, None)
+    raw = current_property(cls, name)
     if not isinstance(raw, property) or not isinstance(raw.fget, types.FunctionType):
         return None
-    return None if _overridden(cls, name) else raw.fget
+    return raw
 
 
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
@@ -68,9 +61,12 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
                 known = bool(params) and params[0].id == receiver or receiver in locals_
                 classes[receiver] = receiver_class(fs, node.value, locals_) if known else None
             cls = classes[receiver]
-            fget = _getter(cls, node.attr) if cls is not None else None
-            if fget is not None:
-                found[id(node)] = fget
+            prop = _property(cls, node.attr) if cls is not None else None
+            if prop is not None:
+                found[id(node)] = prop.fget
+                # what the adjoint bakes in: guarded (a subclass defined later may
+                # override the property, or the class may be given another one)
+                fs.property_guards[(cls, node.attr)] = prop
     if not found:
         return False
     names = {}
@@ -82,7 +78,8 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
             if fget is None:
                 return node
             if id(fget) not in names:
-                name = f"{fget.__qualname__.replace('.', '_')}_getter"
+                # (a lambda getter's qualname holds `<locals>.<lambda>`: no identifier)
+                name = re.sub(r"\W", "_", f"{fget.__qualname__}_getter")
                 while name in locals_ or name in fs.namespace:
                     name += "_"
                 fs.namespace[name] = fget

@@ -10,7 +10,6 @@ what can be differentiated, and the kinds an adjoint is specialized on.
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
 import itertools
 import re
@@ -20,13 +19,12 @@ import numpy as np
 
 from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
-from .guards import is_library_module_name
 from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
-from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
+from .wrapped_signatures import code_signature, vararg_offset
 
 
 def kinds_key(args, kwargs):
@@ -171,39 +169,6 @@ def refuse_array_subclass(value, name=None):
             )
 
 
-def code_signature(fn):
-    """``inspect.signature`` of what pullback transforms for ``fn``: a decorator's wrapper
-    that is transformed itself (see :func:`pullback.source.transform_target`) has its own
-    parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
-    from .source import transform_target
-
-    if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
-        return signature_of(fn)  # inspect.signature(fn), cached exactly (signatures.py)
-    return inspect.signature(fn, follow_wrapped=_follows_wrapped(fn, transform_target))
-
-
-def _follows_wrapped(fn, transform_target) -> bool:
-    """Whether pullback transforms what ``fn.__wrapped__`` names rather than ``fn``'s own
-    code: a bound method or partial asks of its function; a callable object given a
-    ``__wrapped__`` (``functools.update_wrapper(self, fn)`` in a class-based decorator)
-    runs its class's ``__call__``, transformed with its own parameters."""
-    for _ in range(16):
-        if isinstance(fn, types.MethodType):
-            fn = fn.__func__
-        elif isinstance(fn, functools.partial):
-            fn = fn.func
-        else:
-            break
-    if getattr(fn, "__wrapped__", None) is None:
-        return True
-    if isinstance(fn, types.FunctionType):
-        return transform_target(fn) is not fn
-    module = type(fn).__module__ or ""
-    if module.split(".", 1)[0] == "pullback" or is_library_module_name(module):
-        return True  # grad(f) and library wrappers (lru_cache) show what they wrap
-    return not isinstance(inspect.getattr_static(type(fn), "__call__", None), types.FunctionType)
-
-
 def _signature(fn):
     try:
         return code_signature(fn)
@@ -327,7 +292,7 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
         # Without *args an index counts every named parameter (keyword-only ones last).
         indexed = positional if vararg is not None else _param_names(fn)
         if vararg is not None and k >= len(indexed):
-            out.append(element_name(vararg, k - len(indexed) + _vararg_offset(fn)))
+            out.append(element_name(vararg, k - len(indexed) + vararg_offset(fn)))
         elif -len(indexed) <= k < len(indexed):
             out.append(indexed[k])
         else:
@@ -338,34 +303,6 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
     if len(set(out)) != len(out):
         raise ArgumentError(f"wrt={wrt!r} names the same parameter twice.")
     return tuple(out), single
-
-
-def _vararg_offset(fn) -> int:
-    """How many of the arguments bound before the caller's (a bound method's object, a
-    partial's arguments) land in the ``*args`` of the function pullback transforms: an
-    element of ``*args`` is named as that function sees it (``args[1]`` for the caller's
-    first argument of ``obj.method`` when the method is a ``def w(*args)`` wrapper), so
-    that the adjoint differentiates the caller's argument, not ``obj``."""
-    from .source import transform_target
-
-    bound = 0
-    for _ in range(16):
-        if isinstance(fn, types.MethodType):
-            bound, fn = bound + 1, fn.__func__
-        elif isinstance(fn, functools.partial):
-            bound, fn = bound + len(fn.args), fn.func
-        elif type(fn).__module__.split(".", 1)[0] == "pullback" and hasattr(fn, "__wrapped__"):
-            fn = fn.__wrapped__  # grad(f) differentiated again: f's arguments
-        else:
-            break
-    fn = transform_target(fn)
-    if not bound or not isinstance(fn, types.FunctionType):
-        return 0
-    params = inspect.signature(fn, follow_wrapped=False).parameters.values()
-    if not any(p.kind is p.VAR_POSITIONAL for p in params):
-        return 0
-    named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-    return max(0, bound - named)
 
 
 def _name(fn) -> str:
@@ -385,7 +322,7 @@ def _bound_values(fn, args, kwargs, names):
         param, key = split_element(n)
         value = bound.arguments[param]
         if isinstance(key, int) and sig.parameters[param].kind is inspect.Parameter.VAR_POSITIONAL:
-            key -= _vararg_offset(fn)  # (the name counts the bound arguments too)
+            key -= vararg_offset(fn)  # (the name counts the bound arguments too)
         if key is not None:
             try:
                 value = value[key]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import types
 
 import gast
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
+from ..guards import is_library_module_name
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
@@ -323,6 +325,8 @@ class CallChecks(ContainerChecks):
             )
             return True
         if name in CONTAINER_INPLACE_METHODS and name != "append":
+            if self._user_method_chain(func, name):
+                return False  # Acc().add(v).add(w): the class's own method, found running
             # append runs as written; the transform refuses it only where a gradient
             # would have to flow through the list (transform/reverse_attributes.py).
             self.report(
@@ -333,6 +337,21 @@ class CallChecks(ContainerChecks):
             )
             return True
         return False
+
+    def _user_method_chain(self, func, name) -> bool:
+        """Whether ``func`` is ``C(...).name`` or ``C(...).m(...).name`` (a builder's
+        chain) with ``C`` a user class whose ``name`` is a Python function: not the set
+        or list method of that name."""
+        root = func.value
+        while isinstance(root, gast.Call) and isinstance(root.func, gast.Attribute):
+            root = root.func.value
+        if not isinstance(root, gast.Call):
+            return False
+        cls = self._resolved_object(root)
+        cls = getattr(cls, "__pullback_class__", cls)  # a plain class's constructor function
+        if not isinstance(cls, type) or is_library_module_name(cls.__module__ or ""):
+            return False
+        return isinstance(inspect.getattr_static(cls, name, None), types.FunctionType)
 
     def _check_object_call(self, node, callee):
         obj = callee.obj

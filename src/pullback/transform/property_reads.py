@@ -7,11 +7,12 @@ fresh name in the function's namespace), it is differentiated as any user functi
 the object carrying the gradient, in every mode; a field read could only refuse it.
 
 Only where the class is certain: ``self`` of a method (``receiver_classes.method_class``)
-when no subclass of that class defines the name again, or a local bound once by a call of
-the class. Any other property read stays an attribute read (refused where a gradient
-flows through it, PB501). What a rewrite bakes in is guarded (``fs.property_guards``,
-guards.current_property): a subclass defined later that overrides the property, or
-another property given to the class, makes the adjoint be built again.
+when no subclass of that class defines the name again, a local bound once by a call of
+the class, or the call itself (``Particle(m, v).kinetic``). Any other property read stays
+an attribute read (refused where a gradient flows through it, PB501). What a rewrite
+bakes in is guarded (``fs.property_guards``, guards.current_property): a subclass defined
+later that overrides the property, or another property given to the class, makes the
+adjoint be built again.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def _property(cls, name: str):
     return raw
 
 
+def _made_class(fs, call, locals_):
+    """The class ``call`` makes, ``C(...)`` with ``C`` a global or closure name bound to a
+    class (its binding is guarded as every resolved name), or None."""
+    func = call.func
+    if not isinstance(func, gast.Name) or func.id in locals_:
+        return None
+    found, value = fs.lookup(func.id)
+    return value if found and isinstance(value, type) else None
+
+
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
     getter; returns whether anything changed (``nodes``: the tree's nodes when the caller
@@ -49,10 +60,20 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         for node in nodes:
             if not (
                 isinstance(node, gast.Attribute)
-                and isinstance(node.value, gast.Name)
                 and isinstance(node.ctx, gast.Load)
                 and not node.attr.startswith("__")
             ):
+                continue
+            if isinstance(node.value, gast.Call):  # Particle(m, v).kinetic
+                if locals_ is None:
+                    locals_ = local_names(tree, nodes)
+                cls = _made_class(fs, node.value, locals_)
+                prop = _property(cls, node.attr) if cls is not None else None
+                if prop is not None:
+                    found[id(node)] = prop.fget
+                    fs.property_guards[(cls, node.attr)] = prop
+                continue
+            if not isinstance(node.value, gast.Name):
                 continue
             receiver = node.value.id
             if receiver not in classes:
@@ -85,7 +106,10 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
                 fs.namespace[name] = fget
                 names[id(fget)] = name
             func = gast.Name(names[id(fget)], gast.Load(), None, None)
-            receiver = gast.Name(node.value.id, gast.Load(), None, None)
+            if isinstance(node.value, gast.Call):
+                receiver = node.value  # the object made there, once
+            else:
+                receiver = gast.Name(node.value.id, gast.Load(), None, None)
             call = gast.Call(func=func, args=[receiver], keywords=[])
             for n in (func, receiver, call):
                 gast.copy_location(n, node)

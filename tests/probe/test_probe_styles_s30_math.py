@@ -102,6 +102,28 @@ def beta_softmax(p):
     return np.sum(special.betaln(np.exp(p), 2.0) + special.softmax(p) * p)
 
 
+def theis_drawdown(p):
+    # a well-test model (drawdown by the exponential integral), log-transmissivity and
+    # log-storativity fitted (before: refused, PB301, scipy.special.exp1 had no rule)
+    T, S = np.exp(p)
+    r, t = 10.0, np.array([1.0, 5.0, 20.0])
+    u = r ** 2 * S / (4 * T * t)
+    s = special.exp1(u) / (4 * np.pi * T)
+    return np.sum((s - np.array([0.5, 0.9, 1.2])) ** 2)
+
+
+def count_model(p):
+    # a beta-binomial-like log-likelihood written with binom and poch
+    a, b = np.exp(p)
+    k, n = np.array([1.0, 3.0, 4.0]), 5.0
+    log_choose = np.log(special.binom(n, k))
+    return np.sum(log_choose + np.log(special.poch(a, k)) + np.log(special.poch(b, n - k)))
+
+
+def slab_flux(p):
+    return np.sum(special.expn(3, p) + 0.1 * special.expi(-p) + special.expn(1, 2 * p))
+
+
 # -- scipy.linalg: a Gaussian process ---------------------------------------------------------
 
 XG = np.linspace(0, 1, 6)
@@ -254,6 +276,9 @@ PROBES = {
     "logistic_functions": (logistic_functions, (P4,), True),
     "error_functions": (error_functions, (P4,), True),
     "beta_softmax": (beta_softmax, (P4,), True),
+    "theis_drawdown": (theis_drawdown, (np.array([-1.0, -3.0]),), True),
+    "count_model": (count_model, (np.array([0.2, 0.5]),), True),
+    "slab_flux": (slab_flux, (np.array([0.3, 0.8, 1.5]),), True),
     "gp_nll_cho": (gp_nll_cho, (np.array([-1.0, 0.1, -2.0]),), True),
     "gp_nll_triangular": (gp_nll_triangular, (np.array([-1.0, -2.0]),), True),
     "oscillator_end": (oscillator_end, (np.array([2.0, 0.3]),), False),

@@ -124,6 +124,32 @@ def slab_flux(p):
     return np.sum(special.expn(3, p) + 0.1 * special.expi(-p) + special.expn(1, 2 * p))
 
 
+# -- NumPy written for two versions, weighted counts ------------------------------------------
+
+
+def trapezoid_either_version(y):
+    # np.trapz is gone from NumPy 2: the branch that names it never runs (before: refused,
+    # PB302, before running)
+    return np.trapz(y ** 2, dx=0.5) if hasattr(np, "trapz") else np.trapezoid(y ** 2, dx=0.5)
+
+
+def trapezoid_by_statement(y):
+    if hasattr(np, "trapezoid"):
+        return np.trapezoid(np.sin(y) * y, dx=0.5)
+    return np.trapz(np.sin(y) * y, dx=0.5)
+
+
+def weighted_counts(w):
+    # before: refused, PB502 (weights by keyword)
+    counts = np.bincount(np.array([0, 1, 1, 2]), weights=w)
+    return np.sum(counts ** 2)
+
+
+def weighted_counts_minlength(w):
+    counts = np.bincount(np.array([0, 1, 1, 2]), weights=w ** 2, minlength=5)
+    return np.sum(counts * np.arange(5)) + np.sum(np.sqrt(counts + 1.0))
+
+
 # -- scipy.linalg: a Gaussian process ---------------------------------------------------------
 
 XG = np.linspace(0, 1, 6)
@@ -279,6 +305,10 @@ PROBES = {
     "theis_drawdown": (theis_drawdown, (np.array([-1.0, -3.0]),), True),
     "count_model": (count_model, (np.array([0.2, 0.5]),), True),
     "slab_flux": (slab_flux, (np.array([0.3, 0.8, 1.5]),), True),
+    "trapezoid_either_version": (trapezoid_either_version, (P4,), True),
+    "trapezoid_by_statement": (trapezoid_by_statement, (P4,), True),
+    "weighted_counts": (weighted_counts, (P4,), True),
+    "weighted_counts_minlength": (weighted_counts_minlength, (P4,), True),
     "gp_nll_cho": (gp_nll_cho, (np.array([-1.0, 0.1, -2.0]),), True),
     "gp_nll_triangular": (gp_nll_triangular, (np.array([-1.0, -2.0]),), True),
     "oscillator_end": (oscillator_end, (np.array([2.0, 0.3]),), False),

@@ -303,7 +303,8 @@ class CallChecks(ContainerChecks):
         elif callee.kind == "method" and not callee.python_method:
             self._check_method_name(node, callee.name)
         elif callee.kind == "unbound" and not self._forward_only:
-            self._report_unbound(node, callee)
+            if not self._feature_tested(node.func):
+                self._report_unbound(node, callee)
 
     def _check_method_name(self, node, name) -> bool:
         """PB103/PB106 for ``receiver.name(...)`` when the method changes its receiver."""
@@ -494,6 +495,27 @@ class CallChecks(ContainerChecks):
         failure = getattr(self.env, "failures", {}).get(obj)
         message, fix = foreign_call_text(obj, kind, failure)
         self.report(node.func, "PB301", message, fix=fix)
+
+    def _feature_tested(self, func) -> bool:
+        """Whether ``func`` is ``base.name`` with ``base`` tested by ``hasattr(base, ...)``
+        (or read by ``getattr(base, ..., default)``) in the function: a version check
+        (``np.trapz(y) if hasattr(np, "trapz") else np.trapezoid(y)``) whose missing
+        branch Python never runs. The name is looked up where it runs, as Python does."""
+        if not isinstance(func, gast.Attribute):
+            return False
+        tested = getattr(self, "_tested_bases", None)
+        if tested is None:
+            tested = self._tested_bases = set()
+            for n in gast.walk(self.tree):
+                if (
+                    isinstance(n, gast.Call)
+                    and isinstance(n.func, gast.Name)
+                    and (n.func.id == "hasattr" or (n.func.id == "getattr" and len(n.args) == 3))
+                    and len(n.args) >= 2
+                    and self._resolved_object(n) in (builtins.hasattr, builtins.getattr)
+                ):
+                    tested.add(self.text(n.args[0]))
+        return self.text(func.value) in tested
 
     def _report_unbound(self, node, callee):
         func = node.func

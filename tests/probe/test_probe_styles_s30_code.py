@@ -501,16 +501,51 @@ def user_getitem(x):
     return sum(g[i] ** 2 for i in range(len(g)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AdjointRuntimeError,
-    reason="g[i] of an object whose class defines __getitem__ in Python is differentiated "
-    "as indexing of the object's fields: tangents.getitem_cotangent raises in the reverse "
-    "sweep ('cannot differentiate indexing into a Grid') instead of calling __getitem__ "
-    "or refusing before running",
-)
-def test_user_getitem():
-    check_probe(user_getitem, X)
+def grid_slices(x):
+    g = Grid(x)
+    return np.sum(g[1:3] ** 2) + np.sum(Grid(x)[::2])
+
+
+class Table:
+    def __init__(self, a):
+        self.a = a.reshape(2, 2)
+
+    def __getitem__(self, ij):
+        i, j = ij
+        return self.a[i, j]
+
+
+def table_by_pairs(x):
+    t = Table(x)
+    return t[0, 1] * t[1, 0] + t[1, 1] ** 2
+
+
+class Coefficients:
+    def __init__(self, c):
+        self.c = c
+
+    def __getitem__(self, k):
+        return self.c[k] if k < len(self.c) else 0.0
+
+    def __call__(self, t):
+        return sum(self[k] * t ** k for k in range(4))
+
+
+def indexed_self(x):
+    return Coefficients(x[:3])(0.7)
+
+
+# g[i] of a class whose __getitem__ is Python: before, differentiated as a read of the
+# object's fields (it failed in the reverse sweep, "cannot differentiate indexing into a
+# Grid"); now a call of __getitem__ (transform/property_reads.py)
+GETITEM = {
+    "user_getitem": (user_getitem, (X,), True),
+    "grid_slices": (grid_slices, (X,), True),
+    "table_by_pairs": (table_by_pairs, (X,), True),
+    "indexed_self": (indexed_self, (X,), True),
+}
+
+test_getitem, test_getitem_float32 = probe_tests(GETITEM)
 
 
 @pytest.mark.xfail(

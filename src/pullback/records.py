@@ -186,9 +186,12 @@ def field_of(record, name: str, where: str = ""):
     holds a list or dict to which a method added a differentiated value in this evaluation
     (``self.items.append(y)`` in a method, then ``acc.items`` or another method's
     ``sum(self.items)``) is refused: the gradient through that store would be lost."""
-    if _result_entry(record, name):
-        return record[name]
-    k = field_index(record, name, where)
+    try:
+        k = field_index(record, name, where)
+    except UnsupportedCallError:  # (the common reads pay nothing for this case)
+        if _result_entry(record, name):
+            return record[name]
+        raise
     value = record[k] if isinstance(record, tuple) else getattr(record, name)
     if ESCAPE_RECORD.containers and changed_outside(value) is not None:
         _refuse_stored(record, name, where)

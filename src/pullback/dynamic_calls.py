@@ -194,7 +194,11 @@ def _found_without_receiver(site: CallSite, obj, name: str):
         # differentiated again calls a callable of unknown kind so): the call f(x)
         return obj
     raw = inspect.getattr_static(cls, name, None)
-    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+    if isinstance(raw, staticmethod):
+        # (act = staticmethod(np.tanh): the function, with or without a rule, called
+        # without obj; its rule given obj first would take x for tanh's `out`)
+        return getattr(obj, name)
+    if isinstance(raw, classmethod) and site.registry.lookup(method) is None:
         return getattr(obj, name)
     if method is None:
         return lookup_attribute(obj, name)

@@ -238,8 +238,11 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
             return method_tangent(site, callee, held, "__call__", args, tangents, kwargs)
         return function_tangent(site, callee, args, tangents, kwargs)
     raw = inspect.getattr_static(type(obj), name, None)
-    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
-        # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)
+    if isinstance(raw, staticmethod) or (
+        isinstance(raw, classmethod) and site.registry.lookup(method) is None
+    ):
+        # self.sigmoid(z) of a @staticmethod, act = staticmethod(np.tanh) too: Python
+        # passes no 'self' (as reverse mode, dynamic_calls._found_without_receiver)
         return function_tangent(site, getattr(obj, name), args, tangents, kwargs)
     if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
         # As call_method does: x.copy() is np.copy(x).

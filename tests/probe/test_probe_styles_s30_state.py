@@ -296,3 +296,25 @@ def test_property_overridden_by_a_subclass_defined_later_is_refused_not_stale():
         pullback.grad(body_through_method)(0.7, X)
 
 
+
+
+class Strategy:
+    act = staticmethod(np.tanh)  # a library function as a static method (strategy pattern)
+
+    def loss(self, x):
+        return np.sum(self.act(x) ** 2)
+
+
+STRATEGY = Strategy()
+
+
+def uses_strategy(x):
+    return STRATEGY.loss(x)
+
+
+def test_static_method_of_a_library_function_replaced_on_the_class(monkeypatch):
+    # before: np.tanh's rule was given the object first (x became tanh's `out`): a
+    # UFuncOutputCastingError in the forward sweep, in reverse and forward mode alike
+    check_probe(uses_strategy, X, second=True)
+    _twice(uses_strategy, X, lambda: monkeypatch.setattr(Strategy, "act", staticmethod(np.sin)))
+    check_probe(uses_strategy, X, second=True)

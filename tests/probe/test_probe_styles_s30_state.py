@@ -318,3 +318,24 @@ def test_static_method_of_a_library_function_replaced_on_the_class(monkeypatch):
     check_probe(uses_strategy, X, second=True)
     _twice(uses_strategy, X, lambda: monkeypatch.setattr(Strategy, "act", staticmethod(np.sin)))
     check_probe(uses_strategy, X, second=True)
+
+
+class PlainAttributes:
+    act = np.tanh  # a ufunc held by the class: no descriptor, Python passes no self
+    scale = functools.partial(np.multiply, 3.0)
+
+    def loss(self, x):
+        return np.sum(self.act(x) ** 2) + np.sum(self.scale(x) * x)
+
+
+def uses_plain_attributes(x):
+    return PlainAttributes().loss(x)
+
+
+def test_library_callables_held_by_a_class(monkeypatch):
+    # before: the ufunc's rule got the object first (UFuncOutputCastingError), the partial
+    # was "a method with neither source nor rule" (MissingRuleError)
+    check_probe(uses_plain_attributes, X)
+    _, tangent = pullback.jvp(uses_plain_attributes, (X,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, np.sum(fd_grad(uses_plain_attributes, (X,))), rtol=1e-6)
+    _twice(uses_plain_attributes, X, lambda: monkeypatch.setattr(PlainAttributes, "act", np.sin))

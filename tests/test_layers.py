@@ -113,6 +113,7 @@ LAYERS = (
             "pullback.transform",
             "pullback.transform.*",
             "pullback.arguments",
+            "pullback.wrapped_signatures",
         ),
     ),
     # what users call: adjoint cache, sweeps, grad/vjp/jacobian/jvp, the CLI and testing

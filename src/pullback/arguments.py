@@ -22,10 +22,10 @@ from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
 from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
-from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import kind_of
+from .wrapped_signatures import code_signature, vararg_offset
 
 
 def kinds_key(args, kwargs):
@@ -170,22 +170,6 @@ def refuse_array_subclass(value, name=None):
             )
 
 
-def code_signature(fn):
-    """``inspect.signature`` of what pullback transforms for ``fn``: a decorator's wrapper
-    that is transformed itself (see :func:`pullback.source.transform_target`) has its own
-    parameters (often ``*args, **kwargs``), not those ``functools.wraps`` shows."""
-    from .source import transform_target
-
-    if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
-        return signature_of(fn)  # inspect.signature(fn), cached exactly (signatures.py)
-    follow = (
-        not isinstance(fn, types.FunctionType)
-        or getattr(fn, "__wrapped__", None) is None
-        or transform_target(fn) is not fn
-    )
-    return inspect.signature(fn, follow_wrapped=follow)
-
-
 def _signature(fn):
     try:
         return code_signature(fn)
@@ -311,8 +295,11 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
                 f"not {type(item).__name__}."
             )
         if isinstance(item, str):
+            param, key = split_element(item)
             if item in names:
                 out.append(item)
+            elif key is not None and param in (vararg, varkw) and param is not None:
+                out.append(item)  # an element already named (``"args[1]"``, resolved once)
             elif varkw is not None and item.isidentifier():
                 out.append(element_name(varkw, item))
             else:
@@ -325,7 +312,7 @@ def resolve_wrt(fn, wrt) -> tuple[tuple[str, ...], bool]:
         # Without *args an index counts every named parameter (keyword-only ones last).
         indexed = positional if vararg is not None else groups.named
         if vararg is not None and k >= len(indexed):
-            out.append(element_name(vararg, k - len(indexed)))
+            out.append(element_name(vararg, k - len(indexed) + vararg_offset(fn)))
         elif -len(indexed) <= k < len(indexed):
             out.append(indexed[k])
         else:
@@ -354,6 +341,8 @@ def _bound_values(fn, args, kwargs, names):
     for n in names:
         param, key = split_element(n)
         value = bound.arguments[param]
+        if isinstance(key, int) and sig.parameters[param].kind is inspect.Parameter.VAR_POSITIONAL:
+            key -= vararg_offset(fn)  # (the name counts the bound arguments too)
         if key is not None:
             try:
                 value = value[key]

@@ -171,6 +171,13 @@ def call_function(site: CallSite, fn, *args, **kwargs):
     return rrule(*args, **kwargs)
 
 
+def unbound_class_callable(raw) -> bool:
+    """Whether a class attribute ``raw`` is called as it is through an object: callable
+    and no descriptor (a ufunc, a builtin, a ``functools.partial`` held by the class),
+    so Python passes no ``self``."""
+    return callable(raw) and not isinstance(raw, type) and not hasattr(type(raw), "__get__")
+
+
 def _found_without_receiver(site: CallSite, obj, name: str):
     """What ``obj.name(...)`` calls when Python does not pass ``obj`` first: a callable
     stored on the instance (``self.act_fn(z)``), an attribute of a class
@@ -194,7 +201,12 @@ def _found_without_receiver(site: CallSite, obj, name: str):
         # differentiated again calls a callable of unknown kind so): the call f(x)
         return obj
     raw = inspect.getattr_static(cls, name, None)
-    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
+    if isinstance(raw, staticmethod) or unbound_class_callable(raw):
+        # (act = staticmethod(np.tanh), or act = np.tanh: no descriptor binds obj; the
+        # function, with or without a rule, is called without obj: its rule given obj
+        # first would take x for tanh's `out`)
+        return getattr(obj, name)
+    if isinstance(raw, classmethod) and site.registry.lookup(method) is None:
         return getattr(obj, name)
     if method is None:
         return lookup_attribute(obj, name)

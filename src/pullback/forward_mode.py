@@ -32,6 +32,7 @@ from .escapes import escape_scope
 from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value, rebuilt
 from .registry import default_registry
 from .runtime import same_sequence
+from .source import transform_target
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.forward import build_jvp
 
@@ -125,6 +126,10 @@ def jvp_function(fn, active_positions, registry, kinds, keywords=()):
         # a user function's vjp function (forward over a gradient that calls a helper):
         # the generated function for these kinds, its parameters in the same places
         fn = fn.function_for(kinds)
+    # a cache wrapper (lru_cache) or a wrapper that only forwards: the function it calls,
+    # as the reverse sweep's adjoints take it (adjoints.py), not the C object with no
+    # signature
+    fn = transform_target(fn)
     n = max(active_positions, default=-1) + 1
     marks = [1.0 if k in active_positions else ZERO for k in range(n)]
     wrt, _ = tangent_parameters(fn, marks, dict.fromkeys(keywords, 1.0))

@@ -39,6 +39,27 @@ LIBRARY_ROOTS = frozenset({"numpy", "scipy", "pullback"}) | frozenset(
 )
 
 
+def current_property(cls, name: str):
+    """The property ``obj.name`` runs for every object of ``cls``: the one the class holds
+    now when no subclass (defined so far) defines ``name`` again, else None. A property
+    read rewritten as a call of its getter (transform/property_reads.py) is guarded by it:
+    a subclass defined later that overrides the property, or a property replaced on the
+    class, makes the adjoint be built again instead of calling the old getter."""
+    for c in cls.__mro__:
+        if name in c.__dict__:
+            raw = c.__dict__[name]
+            break
+    else:
+        return None
+    stack = list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        if name in sub.__dict__:
+            return None
+        stack.extend(sub.__subclasses__())
+    return raw
+
+
 def is_library_module_name(name: str) -> bool:
     """Whether a module name belongs to NumPy, SciPy, pullback or the standard library."""
     return name.split(".", 1)[0] in LIBRARY_ROOTS
@@ -74,6 +95,7 @@ class WorldGuard:
             "_C": fn.__closure__,
             "_M": _MISSING,
             "_S": sys.modules,
+            "_P": current_property,
             "_code": fn.__code__,
             "_defaults": fn.__defaults__,
             "_kwdefaults": fn.__kwdefaults__,
@@ -116,6 +138,9 @@ class WorldGuard:
             expr = ".".join([_root_expr(parts[0], root[0])] + list(parts[1:]))
             tests.append(f"type({expr}) is {const(cls)}")
             names.append("type(" + ".".join(parts) + ")")
+        for (cls, attr), prop in fs.property_guards.items():
+            tests.append(f"_P({const(cls)}, {attr!r}) is {const(prop)}")
+            names.append(f"{cls.__qualname__}.{attr}")
         params = ", ".join(f"{k}={k}" for k in env)
         body = " and ".join(tests)
         source = (

@@ -173,12 +173,25 @@ def dataclass_attribute(record, name: str) -> str:
     )
 
 
+def _result_entry(record, name: str) -> bool:
+    """Whether ``record.name`` reads an entry of a dict whose attributes are its entries
+    (SciPy's ``OptimizeResult``, ``OdeResult``): a solver's result reached where the
+    transformation could not see the solver (``minimize(f, x0, **options)``, a call found
+    at run time). Its cotangent is a dict by key, as the solver's rule takes it."""
+    return type(record) is not dict and isinstance(record, dict) and name in record
+
+
 def field_of(record, name: str, where: str = ""):
     """``record.name`` of a differentiated named tuple or dataclass instance. A field that
     holds a list or dict to which a method added a differentiated value in this evaluation
     (``self.items.append(y)`` in a method, then ``acc.items`` or another method's
     ``sum(self.items)``) is refused: the gradient through that store would be lost."""
-    k = field_index(record, name, where)
+    try:
+        k = field_index(record, name, where)
+    except UnsupportedCallError:  # (the common reads pay nothing for this case)
+        if _result_entry(record, name):
+            return record[name]
+        raise
     value = record[k] if isinstance(record, tuple) else getattr(record, name)
     if ESCAPE_RECORD.containers and changed_outside(value) is not None:
         _refuse_stored(record, name, where)
@@ -187,6 +200,8 @@ def field_of(record, name: str, where: str = ""):
 
 @transformable
 def field_pullback(dy, record, name, where=""):
+    if _result_entry(record, name):  # a solver's result: the entry's cotangent, by key
+        return ({name: dy} if dy is not ZERO else ZERO), NO_TANGENT, NO_TANGENT
     k = field_index(record, name, where)
     if k is None:  # a constant attribute of a plain record
         return ZERO, NO_TANGENT, NO_TANGENT
@@ -274,4 +289,5 @@ def register(reg) -> None:
     reg.set_pullback_function(field_tangent, field_tangent_pullback)
     reg.set_pullback_function(field_of, field_pullback)
     reg.non_differentiable(field_index, family=FAMILY, trusted=True)
+    reg.non_differentiable(_result_entry, family=FAMILY, trusted=True)
     reg.providers.append(record_rule)

@@ -22,7 +22,12 @@ from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_attrs import attribute_tangent, held_method, method_receiver
-from .dynamic_calls import _call_namespace_function, lookup_attribute, record_field_object
+from .dynamic_calls import (
+    _call_namespace_function,
+    lookup_attribute,
+    record_field_object,
+    unbound_class_callable,
+)
 from .errors import PullbackError
 from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
@@ -238,8 +243,13 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
             return method_tangent(site, callee, held, "__call__", args, tangents, kwargs)
         return function_tangent(site, callee, args, tangents, kwargs)
     raw = inspect.getattr_static(type(obj), name, None)
-    if isinstance(raw, (staticmethod, classmethod)) and site.registry.lookup(method) is None:
-        # self.sigmoid(z) of a @staticmethod: Python passes no 'self' (as reverse mode)
+    if (
+        isinstance(raw, staticmethod)
+        or unbound_class_callable(raw)
+        or (isinstance(raw, classmethod) and site.registry.lookup(method) is None)
+    ):
+        # self.sigmoid(z) of a @staticmethod, act = staticmethod(np.tanh) too: Python
+        # passes no 'self' (as reverse mode, dynamic_calls._found_without_receiver)
         return function_tangent(site, getattr(obj, name), args, tangents, kwargs)
     if isinstance(obj, (np.ndarray, np.generic)) and site.registry.lookup(method) is None:
         # As call_method does: x.copy() is np.copy(x).

@@ -62,6 +62,9 @@ class FunctionSource:
         self.resolved_chains: dict = {}
         # Live data whose class decided how it is indexed: ("table",) -> its class.
         self.type_guards: dict = {}
+        # Properties read as calls of their getter: (class, name) -> the property
+        # (transform/property_reads.py; guarded by guards.current_property).
+        self.property_guards: dict = {}
         # Locals and parameters renamed because generated code uses their names itself.
         self.renames: dict = {}
         # The whole file's text, shared with every function read from it (see

@@ -1,5 +1,6 @@
 """scipy.special Bessel functions of any order, incomplete gamma and beta functions,
-multigammaln, zeta, kl_div against finite differences (float64 and float32)."""
+multigammaln, zeta, kl_div, exp1, expi, expn, poch and binom against finite differences
+(float64 and float32)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,18 @@ def test_multigammaln_zeta_kl_div(dtype):
     y, back = default_registry().lookup(sc.zeta).rrule(2.5, 1.5)
     with pytest.raises(pullback.NotDifferentiableError, match="zeta"):
         np.asarray(back(1.0)[0])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_exponential_integrals_poch_binom(dtype):
+    x = make((0.3, 2.0), (2, 3), dtype)
+    check_rrule(sc.exp1, x)
+    check_rrule(sc.expi, x)
+    check_rrule(sc.expn, 2, x)
+    check_rrule(sc.expn, np.array([0, 1, 3]), x)  # E_0 = exp(-x) / x has its own derivative
+    check_rrule(sc.poch, make((0.5, 2.0), (3,), dtype), make((0.5, 2.0), (2, 3), dtype, seed=1))
+    check_rrule(sc.binom, make((3.0, 5.0), (3,), dtype), make((0.5, 2.0), (3,), dtype, seed=1))
+
 
 
 def test_non_differentiable_entries():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import types
 
 import gast
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
+from ..guards import is_library_module_name
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
@@ -301,7 +303,8 @@ class CallChecks(ContainerChecks):
         elif callee.kind == "method" and not callee.python_method:
             self._check_method_name(node, callee.name)
         elif callee.kind == "unbound" and not self._forward_only:
-            self._report_unbound(node, callee)
+            if not self._feature_tested(node.func):
+                self._report_unbound(node, callee)
 
     def _check_method_name(self, node, name) -> bool:
         """PB103/PB106 for ``receiver.name(...)`` when the method changes its receiver."""
@@ -323,6 +326,8 @@ class CallChecks(ContainerChecks):
             )
             return True
         if name in CONTAINER_INPLACE_METHODS and name != "append":
+            if self._user_method_chain(func, name):
+                return False  # Acc().add(v).add(w): the class's own method, found running
             # append runs as written; the transform refuses it only where a gradient
             # would have to flow through the list (transform/reverse_attributes.py).
             self.report(
@@ -333,6 +338,21 @@ class CallChecks(ContainerChecks):
             )
             return True
         return False
+
+    def _user_method_chain(self, func, name) -> bool:
+        """Whether ``func`` is ``C(...).name`` or ``C(...).m(...).name`` (a builder's
+        chain) with ``C`` a user class whose ``name`` is a Python function: not the set
+        or list method of that name."""
+        root = func.value
+        while isinstance(root, gast.Call) and isinstance(root.func, gast.Attribute):
+            root = root.func.value
+        if not isinstance(root, gast.Call):
+            return False
+        cls = self._resolved_object(root)
+        cls = getattr(cls, "__pullback_class__", cls)  # a plain class's constructor function
+        if not isinstance(cls, type) or is_library_module_name(cls.__module__ or ""):
+            return False
+        return isinstance(inspect.getattr_static(cls, name, None), types.FunctionType)
 
     def _check_object_call(self, node, callee):
         obj = callee.obj
@@ -475,6 +495,27 @@ class CallChecks(ContainerChecks):
         failure = getattr(self.env, "failures", {}).get(obj)
         message, fix = foreign_call_text(obj, kind, failure)
         self.report(node.func, "PB301", message, fix=fix)
+
+    def _feature_tested(self, func) -> bool:
+        """Whether ``func`` is ``base.name`` with ``base`` tested by ``hasattr(base, ...)``
+        (or read by ``getattr(base, ..., default)``) in the function: a version check
+        (``np.trapz(y) if hasattr(np, "trapz") else np.trapezoid(y)``) whose missing
+        branch Python never runs. The name is looked up where it runs, as Python does."""
+        if not isinstance(func, gast.Attribute):
+            return False
+        tested = getattr(self, "_tested_bases", None)
+        if tested is None:
+            tested = self._tested_bases = set()
+            for n in gast.walk(self.tree):
+                if (
+                    isinstance(n, gast.Call)
+                    and isinstance(n.func, gast.Name)
+                    and (n.func.id == "hasattr" or (n.func.id == "getattr" and len(n.args) == 3))
+                    and len(n.args) >= 2
+                    and self._resolved_object(n) in (builtins.hasattr, builtins.getattr)
+                ):
+                    tested.add(self.text(n.args[0]))
+        return self.text(func.value) in tested
 
     def _report_unbound(self, node, callee):
         func = node.func

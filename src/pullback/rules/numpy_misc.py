@@ -515,7 +515,9 @@ def register(reg):
     r.rule(np.full_like, _full_like_rrule)
     r.rule(np.linspace, _linspace_rrule)
     r.rule(np.meshgrid, _meshgrid_rrule)
-    r.rule(np.bincount, _bincount_rrule)
+    # np.bincount(keys, weights=w) with differentiated weights: moved into place
+    # (transform/keyword_positions.py)
+    r.rule(np.bincount, _bincount_rrule).extra["positional_names"] = ("x", "weights", "minlength")
     r.rule(np.diff, _diff_rrule).extra["keyword_cotangents"] = ("prepend", "append")
     r.rule(np.gradient, _gradient_rrule)
     r.rule(np.interp, _interp_rrule, notes="at a knot: the slope to the right").extra[

@@ -1,6 +1,7 @@
 """scipy.special, continued: Bessel functions of any order (iv, ive, kv, kve, jv, yv, yn),
 the regularized incomplete gamma and beta functions (gammainc, gammaincc, betainc),
-multigammaln, zeta, kl_div; factorial, comb and gammasgn are non-differentiable.
+multigammaln, zeta, kl_div, the exponential integrals (exp1, expi, expn in x), poch and the
+real binom; factorial, comb and gammasgn are non-differentiable.
 
 Bessel functions are differentiated with respect to the argument by the recurrences
 (``C_v' = (C_(v-1) -+ C_(v+1)) / 2``; the exponentially scaled ones add the derivative of
@@ -25,6 +26,16 @@ from .transformable import rule_from_pullback
 
 FAMILY = "scipy_special"
 REQUIRES = "scipy.special"
+
+
+@transformable
+def _expn_dx(y, n, x):
+    """``d/dx E_n(x) = -E_(n-1)(x)``; ``E_0(x) = exp(-x) / x`` has no ``E_(-1)``: its
+    derivative is ``-exp(-x) (1 + x) / x^2``."""
+    import scipy.special as sc
+
+    n_below = np.maximum(n - 1, 0)
+    return np.where(n == 0, -y * (1.0 + x) / x, -sc.expn(n_below, x))
 
 
 def register(reg):
@@ -73,6 +84,20 @@ def register(reg):
         sc.kl_div,
         lambda y, x, z: np.log(x / z),
         lambda y, x, z: 1.0 - x / z,
+    )
+    # exponential integrals, Pochhammer's symbol and the real binomial coefficient
+    s(sc.exp1, lambda y, x: -np.exp(-x) / x)
+    s(sc.expi, lambda y, x: np.exp(x) / x)
+    s(sc.expn, None, _expn_dx)
+    s(
+        sc.poch,
+        lambda y, z, m: y * (sc.digamma(z + m) - sc.digamma(z)),
+        lambda y, z, m: y * sc.digamma(z + m),
+    )
+    s(
+        sc.binom,
+        lambda y, n, k: y * (sc.digamma(n + 1.0) - sc.digamma(n - k + 1.0)),
+        lambda y, n, k: y * (sc.digamma(n - k + 1.0) - sc.digamma(k + 1.0)),
     )
     from . import scipy_special_kernels
 

@@ -53,6 +53,16 @@ _ITEM_METHODS = frozenset({"append", "extend", "insert", "get", "setdefault", "u
 _ITEM_STORES = frozenset({store_item, store_item_escaping, setattr_escaping, append_escaping})
 
 
+
+def _length_of(use, parent) -> bool:
+    """Whether ``parent`` is ``len(use)``: the number of items, no item's value."""
+    return (
+        isinstance(parent, gast.Call)
+        and parent.args == [use]
+        and not parent.keywords
+        and getattr(getattr(parent, "pb_callee", None), "obj", None) is len
+    )
+
 class EscapeSites:
     """Stores that keep a differentiated value outside, calls made for their effect, and
     reads from outside (see the module docstring)."""
@@ -140,6 +150,8 @@ class EscapeSites:
                 and getattr(getattr(parent, "pb_callee", None), "obj", None) in _ITEM_STORES
             ):
                 continue  # store_item(c, k, v)
+            if _length_of(use, parent):
+                continue  # len(c): reads no item (a history kept on self, then its length)
             return True
         return False
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
+import types
 
 import gast
 
 from ..callables import call_method_of
+from ..guards import is_library_module
 from ..iteration import iterator_kind
 from ..resolve import Callee, resolve_call
 from ..star_runtime import bind_front, star_call
@@ -76,6 +78,17 @@ def _free_names(lam) -> list[str]:
     return seen
 
 
+def _module_attribute(normalizer, func) -> bool:
+    """Whether ``func`` is ``name.attr`` with ``name`` a global or closure variable bound
+    to a user module (not NumPy's, SciPy's or the standard library's)."""
+    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+        return False
+    if func.value.id in normalizer.locals:
+        return False
+    found, value = normalizer.fs.lookup(func.value.id)
+    return found and isinstance(value, types.ModuleType) and not is_library_module(value)
+
+
 class HigherOrderBuiltins:
     """Normalizer methods; see the module docstring."""
 
@@ -94,6 +107,12 @@ class HigherOrderBuiltins:
                 # method pullback transforms with obj first. The call goes on as that.
                 e.func = N.located(gast.Attribute(func, "__call__", gast.Load()), func)
                 return None
+        if _module_attribute(self, func):
+            # ``config.loss(x)`` with ``config.loss = partial(...)`` in a module: the same
+            # as a partial found by name, read when it runs
+            callee = resolve_call(self.fs, e, self.locals)
+            if callee.kind == "object" and isinstance(callee.obj, functools.partial):
+                return self.partial_call(e, stmts)
         if _spelled(e) not in SPELLINGS:
             return None
         callee = resolve_call(self.fs, e, self.locals)

@@ -1,4 +1,5 @@
-"""Property reads of objects whose class is known before running, as calls of the getter.
+"""Property reads and subscripts of objects whose class is known before running, as calls
+of the getter or of the class's ``__getitem__``.
 
 ``self.kinetic`` in a method of ``Particle``, or ``p.kinetic`` after ``p = Particle(...)``,
 where ``Particle.kinetic`` is a ``property`` whose getter is a Python function, is what
@@ -7,92 +8,152 @@ fresh name in the function's namespace), it is differentiated as any user functi
 the object carrying the gradient, in every mode; a field read could only refuse it.
 
 Only where the class is certain: ``self`` of a method (``receiver_classes.method_class``)
-when no subclass of that class defines the name again, or a local bound once by a call of
-the class. Any other property read stays an attribute read (refused where a gradient
-flows through it, PB501).
+when no subclass of that class defines the name again, a local bound once by a call of
+the class, or the call itself (``Particle(m, v).kinetic``). Any other property read stays
+an attribute read (refused where a gradient flows through it, PB501). What a rewrite
+bakes in is guarded (``fs.property_guards``, guards.current_property): a subclass defined
+later that overrides the property, or another property given to the class, makes the
+adjoint be built again.
+
+``g[i]`` of an object of such a class whose ``__getitem__`` is a Python function (a grid,
+a table, a dataset) is what Python runs, ``Grid.__getitem__(g, i)``: written as that call
+(slices as ``slice(...)``), it is differentiated like the getter; as indexing it would be
+taken for a read of the object's fields.
 """
 
 from __future__ import annotations
 
-import inspect
+import re
 import types
 
 import gast
+import numpy as np
 
+from ..guards import current_property
 from ..resolve import bindings_fixed, local_names, receiver_class
 
 
-def _overridden(cls, name: str) -> bool:
-    stack = list(cls.__subclasses__())
-    while stack:
-        sub = stack.pop()
-        if name in sub.__dict__:
-            return True
-        stack.extend(sub.__subclasses__())
-    return False
-
-
-def _getter(cls, name: str):
+def _property(cls, name: str):
     if not isinstance(cls, type):
         return None
-    raw = inspect.getattr_static(cls, name, None)
+    raw = current_property(cls, name)
     if not isinstance(raw, property) or not isinstance(raw.fget, types.FunctionType):
         return None
-    return None if _overridden(cls, name) else raw.fget
+    return raw
+
+
+def _made_class(fs, call, locals_):
+    """The class ``call`` makes, ``C(...)`` with ``C`` a global or closure name bound to a
+    class (its binding is guarded as every resolved name), or None."""
+    func = call.func
+    if not isinstance(func, gast.Name) or func.id in locals_:
+        return None
+    found, value = fs.lookup(func.id)
+    return value if found and isinstance(value, type) else None
 
 
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
-    getter; returns whether anything changed (``nodes``: the tree's nodes when the caller
-    walked it, ``local``: their ``local_names`` then, read only)."""
+    getter, and ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of
+    that method; returns whether anything changed (``nodes``: the tree's nodes when the
+    caller walked it, ``local``: their ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
         nodes, local = list(gast.walk(tree)), None
     params = tree.args.posonlyargs + tree.args.args
-    locals_ = local
+    locals_ = local if local is not None else None
     classes = {}  # receiver name -> its class known before running (or None)
     found = {}
+
+    def class_of(value):
+        nonlocal locals_
+        if locals_ is None:
+            locals_ = local_names(tree, nodes)
+        if isinstance(value, gast.Call):  # Particle(m, v).kinetic
+            return _made_class(fs, value, locals_)
+        if not isinstance(value, gast.Name):
+            return None
+        receiver = value.id
+        if receiver not in classes:
+            known = bool(params) and params[0].id == receiver or receiver in locals_
+            classes[receiver] = receiver_class(fs, value, locals_) if known else None
+        return classes[receiver]
+
     with bindings_fixed(fs):  # (this walk only reads the tree)
         for node in nodes:
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+                cls = class_of(node.value)
+                method = _item_method(cls) if cls is not None else None
+                if method is not None:
+                    found[id(node)] = method
+                    fs.property_guards[(cls, "__getitem__")] = method
+                continue
             if not (
                 isinstance(node, gast.Attribute)
-                and isinstance(node.value, gast.Name)
                 and isinstance(node.ctx, gast.Load)
                 and not node.attr.startswith("__")
             ):
                 continue
-            receiver = node.value.id
-            if receiver not in classes:
-                if locals_ is None:
-                    locals_ = local_names(tree, nodes)
-                known = bool(params) and params[0].id == receiver or receiver in locals_
-                classes[receiver] = receiver_class(fs, node.value, locals_) if known else None
-            cls = classes[receiver]
-            fget = _getter(cls, node.attr) if cls is not None else None
-            if fget is not None:
-                found[id(node)] = fget
+            cls = class_of(node.value)
+            prop = _property(cls, node.attr) if cls is not None else None
+            if prop is not None:
+                found[id(node)] = prop.fget
+                # what the adjoint bakes in: guarded (a subclass defined later may
+                # override the property, or the class may be given another one)
+                fs.property_guards[(cls, node.attr)] = prop
     if not found:
         return False
     names = {}
+
+    def called(node, fn, args):
+        if id(fn) not in names:
+            # (a lambda getter's qualname holds `<locals>.<lambda>`: no identifier)
+            name = re.sub(r"\W", "_", f"{fn.__qualname__}_getter")
+            while name in locals_ or name in fs.namespace:
+                name += "_"
+            fs.namespace[name] = fn
+            names[id(fn)] = name
+        func = gast.Name(names[id(fn)], gast.Load(), None, None)
+        if isinstance(node.value, gast.Call):
+            receiver = node.value  # the object made there, once
+        else:
+            receiver = gast.Name(node.value.id, gast.Load(), None, None)
+        call = gast.Call(func=func, args=[receiver, *args], keywords=[])
+        for n in gast.walk(call):  # (made nodes take the place of what they replace)
+            if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
+                gast.copy_location(n, node)
+        return call
 
     class Rewrite(gast.NodeTransformer):
         def visit_Attribute(self, node):
             self.generic_visit(node)
             fget = found.get(id(node))
-            if fget is None:
-                return node
-            if id(fget) not in names:
-                name = f"{fget.__qualname__.replace('.', '_')}_getter"
-                while name in locals_ or name in fs.namespace:
-                    name += "_"
-                fs.namespace[name] = fget
-                names[id(fget)] = name
-            func = gast.Name(names[id(fget)], gast.Load(), None, None)
-            receiver = gast.Name(node.value.id, gast.Load(), None, None)
-            call = gast.Call(func=func, args=[receiver], keywords=[])
-            for n in (func, receiver, call):
-                gast.copy_location(n, node)
-            return call
+            return node if fget is None else called(node, fget, [])
+
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            method = found.get(id(node))
+            return node if method is None else called(node, method, [_key(node.slice)])
 
     Rewrite().visit(fs.tree)
     return True
+
+
+def _item_method(cls):
+    """``cls.__getitem__`` when it is a Python function of a user class (not a list,
+    tuple, dict or array subclass, whose indexing pullback models itself), else None."""
+    if not isinstance(cls, type) or issubclass(cls, (list, tuple, dict, np.ndarray)):
+        return None
+    method = current_property(cls, "__getitem__")
+    return method if isinstance(method, types.FunctionType) else None
+
+
+def _key(node):
+    """An index expression as a value: slices written as ``slice(...)`` calls."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None) for p in
+                 (node.lower, node.upper, node.step)]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([_key(e) for e in node.elts], gast.Load())
+    return node

@@ -16,11 +16,9 @@ import math
 import statistics
 
 import numpy as np
-import pytest
 from probe_harness import check_probe, probe_tests, refusal_test
 
 import pullback
-from pullback.errors import AdjointRuntimeError
 
 X = np.array([0.3, -0.7, 1.2, 0.9])
 GRID = np.array([0.3, -0.7, 1.2, 2.6])
@@ -548,13 +546,7 @@ GETITEM = {
 test_getitem, test_getitem_float32 = probe_tests(GETITEM)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AdjointRuntimeError,
-    reason="second order of f(*args, **kwargs) (both spread, a keyword-only parameter in "
-    "the dict): the vjp of affine_power__vjp reads its cotangent tuple past its end "
-    "(runtime.tuple_item, IndexError) in star_runtime.star_call_vjp_pullback; *args alone "
-    "or **kwargs alone work",
-)
+# (the vjp of a vjp function read its cotangent tuple past its end until an integer
+# argument stopped counting as differentiated: dynamic_calls._no_tangent)
 def test_second_order_of_a_call_spreading_args_and_kwargs():
     check_probe(splatted_call, X, second=True)

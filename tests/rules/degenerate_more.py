@@ -10,6 +10,7 @@ import operator
 import numpy as np
 from degenerate import A, S, add, case, skip
 
+import pullback.rules.numpy_accumulate as na
 import pullback.ufunc_methods as um
 from pullback.rules.numpy_misc_gradient import gradient_adjoint
 
@@ -269,6 +270,19 @@ for _fn in (
         case("(2,1) axis 1", A((2, 1)), 1),
         case("(0,3)", A((0, 3))),
     )
+# np.add.reduceat (numpy_accumulate): one segment, a length-1 axis, a repeated index
+add(
+    um.add_reduceat,
+    case("(1,)", A((1,)), [0]),
+    case("(2,1) axis 1", A((2, 1)), [0], 1),
+    case("(3,) repeated index", A((3,)), [0, 0, 2]),
+)
+add(
+    na.spread_segments,  # (its transpose: one cotangent per segment)
+    case("(1,) n=1", A((1,)), [0], 0, 1),
+    case("(2,) n=3", A((2,)), [0, 2], 0, 3),
+    case("(2,1) axis 1 n=1", A((2, 1)), [0], 1, 1),
+)
 for _fn in (um.logaddexp_reduce, um.logaddexp2_reduce):  # (NumPy refuses a zero-size one)
     add(_fn, case("(1,)", A((1,))), case("(2,1) axis 1", A((2, 1)), 1))
 add(

@@ -34,6 +34,17 @@ add(np.absolute, *_unary_cases("real", (0.0,)))
 add(np.fabs, *_unary_cases("real", (0.0,)))
 add(np.imag, *_unary_cases("real"))
 add(np.angle, *_unary_cases("positive"))
+add(np.frexp, *_unary_cases("distinct"))
+add(np.modf, *_unary_cases("distinct"))
+add(
+    np.ldexp,
+    case("(0,)", A((0,)), np.zeros(0, int)),
+    case("(1,)", A((1,)), np.array([2])),
+    case("(0,3) with (3,)", A((0, 3)), np.array([1, -1, 0])),
+    case("0-d", A(()), 3),
+    case("numpy scalar", S(), np.int64(-2)),
+    case("python float", 1.5, 2),
+)
 
 _PAIRS = [((0,), (0,)), ((0, 3), (3,)), ((1,), (0,)), ((), (0,)), ((1,), (3,)), ((1, 1), (1,))]
 
@@ -67,7 +78,7 @@ add(
 # -- reductions and scans -------------------------------------------------------------
 _SMOOTH = (np.sum, np.mean, np.prod, np.nansum, np.nanmean, np.nanprod)
 _MOMENTS = (np.var, np.std, np.nanvar, np.nanstd)
-_ORDER = (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp, np.median)
+_ORDER = (np.max, np.min, np.amax, np.amin, np.nanmax, np.nanmin, np.ptp, np.median, np.nanmedian)
 
 
 def _reduction_cases(domain, empty_whole=True):
@@ -88,7 +99,7 @@ for _fn in _SMOOTH + _MOMENTS:
     add(_fn, *_reduction_cases("positive"))
 for _fn in _ORDER:
     # max/min of an empty axis raise; median of one gives NaN (with a warning)
-    add(_fn, *_reduction_cases("distinct", empty_whole=_fn is np.median))
+    add(_fn, *_reduction_cases("distinct", empty_whole=_fn in (np.median, np.nanmedian)))
 add(np.sum, case("python float", 1.5), case("(0,3) axis=0 initial", A((0, 3)), axis=0, initial=0.5))
 add(
     np.average,
@@ -96,8 +107,8 @@ add(
     case("(2,1) axis=1 weights", A((2, 1)), 1, A((2, 1), "positive")),
 )
 add(np.average, case("0-d", A(())))  # (averaging an empty axis raises ZeroDivisionError)
-for _fn in (np.quantile, np.percentile):
-    _q = 0.3 if _fn is np.quantile else 30.0
+for _fn in (np.quantile, np.percentile, np.nanquantile, np.nanpercentile):
+    _q = 0.3 if _fn in (np.quantile, np.nanquantile) else 30.0
     add(
         _fn,
         case("(1,)", A((1,), "distinct"), _q),

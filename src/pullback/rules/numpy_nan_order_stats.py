@@ -20,6 +20,8 @@ array([[0.5, 0. , 0.5],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedCallError
@@ -46,7 +48,7 @@ def _rows(a, axis):
     axes = normalize_axis(axis, xa.ndim)
     moved, _, flat, last = axes_last(xa, axes)
     n = flat.shape[-1]
-    rows = np.reshape(flat, (-1, n))
+    rows = np.reshape(flat, (math.prod(flat.shape[:-1]), n))  # (also of zero size)
     order = np.argsort(rows, axis=-1, kind="stable")
     counts = np.sum(~np.isnan(rows), axis=-1)
     return rows, order, counts, (moved.shape, last, axes)

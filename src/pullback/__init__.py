@@ -26,7 +26,6 @@ from .errors import (
     SourceUnavailableError,
     UnsupportedSyntaxError,
 )
-from .forward_mode import jvp, stacked_jvp
 from .jacobian import hessian, hvp, jacobian
 from .registry import (
     RuleRegistry,
@@ -39,6 +38,24 @@ from .registry import (
 from .tangents import NO_TANGENT, ZERO
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``jvp`` and ``stacked_jvp``, imported on first use: forward mode (forward_mode.py and
+    transform/forward.py) is bytecode that a reverse-mode gradient's cold start never runs.
+    Once read, the name is bound here like the others."""
+    if name in ("jvp", "stacked_jvp"):
+        from . import forward_mode
+
+        value = getattr(forward_mode, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"jvp", "stacked_jvp"})
+
 
 __all__ = [
     "grad",

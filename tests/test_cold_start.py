@@ -180,3 +180,18 @@ def test_relative_imports_in_a_function_resolve_against_its_package():
     assert _absolute(stmt("from ....x import y"), fn) is None  # beyond the top package
     assert _absolute(stmt("from math import exp"), fn) == "math"
     assert _absolute(stmt("from . import x"), lambda: None) is None  # no package
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_import_pauses_the_collector_and_puts_it_back_as_it_was(before):
+    # pullback/__init__.py pauses the cyclic collector while it imports; afterwards it is
+    # on or off as the program had it, and the names are gone.
+    code = (
+        "import gc, numpy as np\n"
+        f"gc.enable() if {before} else gc.disable()\n"
+        "import pullback\n"
+        "print(gc.isenabled(), hasattr(pullback, '_gc'), hasattr(pullback, '_collecting'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(before), "False", "False"]

@@ -129,3 +129,69 @@ def test_all_nodes_is_ast_walk():
 
     for tree in (gast.parse(inspect.getsource(ssa)), ast.parse("x = [a[i] for i in b]")):
         assert [id(n) for n in all_nodes(tree)] == [id(n) for n in ast.walk(tree)]
+
+
+def test_forward_mode_is_imported_by_its_first_use(tmp_path):
+    # import pullback leaves forward mode's bytecode unread; pullback.jvp, `from pullback
+    # import stacked_jvp` and a forward-swept jacobian import it, and agree with finite
+    # differences.
+    (tmp_path / "fwd_mod.py").write_text(
+        "import numpy as np\n\ndef f(x):\n    return np.sin(x) * x\n"
+    )
+    code = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+import numpy as np
+import pullback, fwd_mod
+lazy = ('pullback.forward_mode', 'pullback.transform.forward')
+print(sorted(m for m in lazy if m in sys.modules), 'jvp' in dir(pullback))
+x = np.linspace(0.2, 1.0, 4)
+h = 1e-6
+fd = np.array([(fwd_mod.f(x + h * e) - fwd_mod.f(x - h * e)) / (2 * h) for e in np.eye(4)]).T
+y, t = pullback.jvp(fwd_mod.f, (x,), (np.ones(4),))
+from pullback import stacked_jvp
+print(sorted(m for m in lazy if m in sys.modules), stacked_jvp is pullback.stacked_jvp)
+print(np.allclose(t, fd.sum(axis=1), rtol=1e-7, atol=1e-9),
+      np.allclose(pullback.jacobian(fwd_mod.f)(x), fd, rtol=1e-7, atol=1e-9))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == [
+        "[] True",
+        "['pullback.forward_mode', 'pullback.transform.forward'] True",
+        "True True",
+    ]
+
+
+def test_relative_imports_in_a_function_resolve_against_its_package():
+    # importlib.util is imported where a relative import is resolved, not with pullback
+    import gast
+
+    from pullback.rules import numpy_shape
+    from pullback.source_imports import _absolute
+
+    def stmt(code):
+        return gast.parse(code).body[0]
+
+    fn = numpy_shape.register  # a function of the package pullback.rules
+    assert _absolute(stmt("from . import _util"), fn) == "pullback.rules"
+    assert _absolute(stmt("from ._util import Registrar"), fn) == "pullback.rules._util"
+    assert _absolute(stmt("from ..errors import PullbackError"), fn) == "pullback.errors"
+    assert _absolute(stmt("from ....x import y"), fn) is None  # beyond the top package
+    assert _absolute(stmt("from math import exp"), fn) == "math"
+    assert _absolute(stmt("from . import x"), lambda: None) is None  # no package
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_import_pauses_the_collector_and_puts_it_back_as_it_was(before):
+    # pullback/__init__.py pauses the cyclic collector while it imports; afterwards it is
+    # on or off as the program had it, and the names are gone.
+    code = (
+        "import gc, numpy as np\n"
+        f"gc.enable() if {before} else gc.disable()\n"
+        "import pullback\n"
+        "print(gc.isenabled(), hasattr(pullback, '_gc'), hasattr(pullback, '_collecting'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(before), "False", "False"]

@@ -24,7 +24,6 @@ from .batched import pullback_stack
 from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, NonScalarOutputError, PullbackError, for_user, user_facing
-from .forward_mode import LazyJVP, batched_jvp, checked_stacked_jvp, jvp
 from .records_dataclasses import as_cotangent, is_dataclass_value
 from .registry import _active, _builtin, default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
@@ -183,6 +182,8 @@ class JacobianFunction:
                 # (checked here: one stack of a float array, the others ZERO)
                 stacks = [ZERO] * len(args)
                 stacks[p] = identity_stack(shape, dtype)
+                from .forward_mode import checked_stacked_jvp  # see _lazy_jvp
+
                 y, dys = checked_stacked_jvp(
                     self._lazy_jvp(), tuple(args), tuple(stacks), [p], kwargs, True
                 )
@@ -194,6 +195,8 @@ class JacobianFunction:
                 e.flat[k] = 1
                 tangents = [None] * len(args)
                 tangents[p] = e if shape else dtype.type(1)
+                from .forward_mode import jvp  # see _lazy_jvp
+
                 y, dy = jvp(self.fn, tuple(args), tuple(tangents), registry=self.registry, **kwargs)
                 columns.append(dy)
             per_input.append((shape, columns, False))
@@ -223,6 +226,8 @@ class JacobianFunction:
         array; None otherwise (the general path then goes column by column)."""
         stacks = [ZERO] * len(args)
         stacks[p] = identity_stack(x.shape, x.dtype)
+        from .forward_mode import batched_jvp  # see _lazy_jvp
+
         out = batched_jvp(self._lazy_jvp(), args, stacks, (p,), kwargs)
         if out is None or type(out[0]) is not np.ndarray:
             return None
@@ -254,7 +259,13 @@ class JacobianFunction:
         return positions
 
     def _lazy_jvp(self):
-        """The forward-mode function of ``fn``, made once per registry."""
+        """The forward-mode function of ``fn``, made once per registry.
+
+        Forward mode (forward_mode.py and the transformation it drives) is imported on the
+        first forward sweep, not with pullback: a reverse-mode gradient's cold start would
+        pay for its bytecode."""
+        from .forward_mode import LazyJVP
+
         registry = self.registry
         if registry is None:  # default_registry(), inlined (see _fast_forward)
             registry = _active.get()

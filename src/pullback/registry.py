@@ -55,17 +55,21 @@ class Rule:
     ``trusted`` rules ship with pullback and are tested; a user's rule is checked when used.
     (A plain class, not a dataclass: dataclasses cost about half a millisecond each at
     import, which every cold start pays.)
+
+    ``name`` (``numpy.sum``) is worked out from ``fn`` when first read unless given: the
+    registry is built on the first gradient, and naming its ~700 rules then was a third of
+    the building, for names that only messages, listings and generated code read.
     """
 
     def __init__(self, fn: Callable, kind: str, rrule: Callable | None = None,
-                 derivatives: tuple = (), name: str = "", family: str = "user",
+                 derivatives: tuple = (), name: str | None = None, family: str = "user",
                  trusted: bool = False, notes: str = "", extra: dict | None = None,
                  pullback_fn: Callable | None = None):  # fmt: skip
         self.fn = fn
         self.kind = kind
         self.rrule = rrule
         self.derivatives = derivatives
-        self.name = name
+        self._name = name
         self.family = family
         self.trusted = trusted
         self.notes = notes
@@ -74,6 +78,16 @@ class Rule:
         # the differentiable subset (marked with @transformable). Generated code calls it
         # directly, and a second derivative transforms it like user code.
         self.pullback_fn = pullback_fn
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = qualified_name(self.fn)
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
 
     def __repr__(self) -> str:
         return f"Rule(fn={self.fn!r}, kind={self.kind!r}, family={self.family!r})"
@@ -139,6 +153,8 @@ class RuleRegistry:
         self.version = 0
         # Families waiting for the module they need (see ``defer``), in registration order.
         self._deferred: list = []
+        # Families waiting for a lookup of a function in their DOMAIN (see ``add_family``).
+        self._by_domain: list = []
         # Rules for whole kinds of callables no table can list (each namedtuple class):
         # ``provider(fn) -> Rule | None``, asked on a miss; what they give is kept.
         self.providers: list = []
@@ -149,13 +165,41 @@ class RuleRegistry:
         """Register a family module (``FAMILY``, ``register(reg)``, optional ``REQUIRES``).
 
         A family with ``REQUIRES`` (a module name such as ``"scipy.special"``) is deferred
-        until that module has been imported by someone else; the others register now.
+        until that module has been imported by someone else. A family with ``DOMAIN`` (a
+        dotted prefix such as ``"math"``), every rule of which is for a function whose
+        :func:`qualified_name` lies in that namespace, waits for the first lookup (or user
+        rule, or removal) of such a function: a gradient that calls none of them never
+        imports nor registers it. The others register now.
         """
         requires = getattr(family, "REQUIRES", None)
-        if requires is None or requires in sys.modules:
+        if getattr(family, "DOMAIN", None) is not None:
+            with _LOAD_LOCK:
+                if family not in self._by_domain:
+                    self._by_domain.append(family)
+        elif requires is None or requires in sys.modules:
             family.register(self)
         else:
             self.defer(family)
+
+    def _load_domain(self, fn) -> bool:
+        """Register the families waiting for a function in the namespace of ``fn``; True if
+        any. Every lookup of one of their functions comes here before it answers, and
+        registering them changes no other entry (tests/test_registry_domains.py holds it),
+        so the table reads as if they had registered in their place."""
+        try:
+            name = qualified_name(fn)
+        except Exception:  # an object whose attributes raise: in no family's namespace
+            return False
+        if not isinstance(name, str):
+            return False
+        if not any(name.startswith(f.DOMAIN + ".") for f in self._by_domain):
+            return False
+        with _LOAD_LOCK:
+            ready = [f for f in self._by_domain if name.startswith(f.DOMAIN + ".")]
+            self._by_domain = [f for f in self._by_domain if f not in ready]
+            for family in ready:
+                family.register(self)  # (its rules bump the version, like any new rule)
+        return bool(ready)
 
     def defer(self, family) -> None:
         """Register ``family`` on the first lookup miss after ``family.REQUIRES`` (a module
@@ -165,8 +209,9 @@ class RuleRegistry:
                 self._deferred.append(family)
 
     def deferred_families(self) -> list:
-        """The family modules not registered yet (waiting for their module)."""
-        return list(self._deferred)
+        """The family modules not registered yet (waiting for their module or a lookup in
+        their domain)."""
+        return list(self._deferred) + list(self._by_domain)
 
     def _load_ready(self) -> bool:
         """Register the deferred families whose module is imported now; True if any."""
@@ -189,6 +234,10 @@ class RuleRegistry:
         (for listings; a lookup never imports anything)."""
         import importlib
 
+        with _LOAD_LOCK:
+            by_domain, self._by_domain = self._by_domain, []
+            for family in by_domain:
+                family.register(self)
         for family in list(self._deferred):
             try:
                 importlib.import_module(family.REQUIRES)
@@ -198,6 +247,8 @@ class RuleRegistry:
 
     # -- registering ----------------------------------------------------------------
     def _put(self, fn, rule: Rule) -> Rule:
+        if self._by_domain and not rule.trusted:
+            self._load_domain(fn)  # a user's rule replaces the shipped one, as if it were there
         self._rules[_key(fn)] = (fn, rule)
         self.version += 1
         return rule
@@ -212,7 +263,7 @@ class RuleRegistry:
             fn=fn,
             kind=RULE,
             rrule=rrule,
-            name=name or qualified_name(fn),
+            name=name or None,  # None: worked out when read
             family=family,
             trusted=trusted,
         )
@@ -272,7 +323,6 @@ class RuleRegistry:
             kind=SCALAR,
             rrule=elementwise_rrule,
             derivatives=derivatives,
-            name=qualified_name(fn),
             family=family,
             trusted=trusted,
         )
@@ -286,7 +336,6 @@ class RuleRegistry:
                 Rule(
                     fn=fn,
                     kind=NONDIFF,
-                    name=qualified_name(fn),
                     family=family,
                     trusted=trusted,
                     notes=notes,
@@ -303,6 +352,8 @@ class RuleRegistry:
 
     def remove(self, fn) -> None:
         """Forget the rule for ``fn`` (if any)."""
+        if self._by_domain:
+            self._load_domain(fn)
         if self._rules.pop(_key(fn), None) is not None:
             self.version += 1
 
@@ -317,6 +368,8 @@ class RuleRegistry:
             # A miss is the moment to look for newly imported modules (cheap: a few dict
             # lookups while families wait, nothing once they are all registered).
             if self._deferred and self._load_ready():
+                entry = self._rules.get(_key(fn))
+            if entry is None and self._by_domain and self._load_domain(fn):
                 entry = self._rules.get(_key(fn))
             cls = getattr(fn, "__pullback_class__", None)
             if entry is None and cls is not None:  # a plain class's constructor function
@@ -341,7 +394,7 @@ class RuleRegistry:
     def rules(self) -> list[Rule]:
         """Every rule, in registration order (deferred families are loaded first, importing
         the modules they need where installed)."""
-        if self._deferred:
+        if self._deferred or self._by_domain:
             self.load_all()
         return [rule for _, rule in self._rules.values()]
 
@@ -351,6 +404,7 @@ class RuleRegistry:
         new = RuleRegistry()
         new._rules = dict(self._rules)
         new._deferred = list(self._deferred)
+        new._by_domain = list(self._by_domain)
         new.providers = list(self.providers)
         new.version = self.version
         return new

@@ -34,7 +34,6 @@ True
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 
 import gast
@@ -116,6 +115,8 @@ def _absolute(stmt, fn) -> str | None:
         package = g.get("__package__") or None
     if not package:
         return None
+    import importlib.util  # (here: importlib.util costs every cold start half a millisecond)
+
     try:
         return importlib.util.resolve_name("." * stmt.level + (stmt.module or ""), package)
     except ImportError:

@@ -6,9 +6,11 @@ Each family module has ``FAMILY`` (its name) and ``register(registry)``;
 first lookup miss after that module has been imported (see ``RuleRegistry.add_family``),
 so pullback itself never imports SciPy. Those families' modules are not even imported
 until then (:class:`DeferredFamily`): a NumPy gradient's cold start would pay about thirty
-modules (SciPy's rules, their helpers, ``numpy.fft``) it never uses. ``listing`` renders
-the table of every entry (docs/rules.md), loading the deferred families first;
-``FAMILIES`` (every family module, in registration order) imports them all when read.
+modules (SciPy's rules, their helpers, ``numpy.fft``) it never uses. A family that declares
+``DOMAIN`` instead (``"math"``: every function it has a rule for lies in that namespace)
+waits, unimported, for the first lookup of such a function. ``listing`` renders the table
+of every entry (docs/rules.md), loading the deferred families first; ``FAMILIES`` (every
+family module, in registration order) imports them all when read.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from . import (
     inplace_calls,
     linalg,
     linalg_derived,
-    math_rules,
     ndarray_methods,
     numpy_accumulate,
     numpy_assemble,
@@ -61,17 +62,19 @@ from . import (
 
 class DeferredFamily:
     """A family module not imported yet: its ``FAMILY`` and ``REQUIRES`` (the module its
-    rules need), so the registry can defer it without importing it; ``register`` imports
-    it (a submodule of this package: the import stays inside the rules layer) and
-    registers it. ``tests/test_registry.py`` checks that both names agree with the module.
+    rules need) or ``DOMAIN`` (the namespace of the functions it has rules for), so the
+    registry can defer it without importing it; ``register`` imports it (a submodule of
+    this package: the import stays inside the rules layer) and registers it.
+    ``tests/test_lazy_families.py`` checks that the names agree with the module's own.
     """
 
-    __slots__ = ("module", "FAMILY", "REQUIRES")
+    __slots__ = ("module", "FAMILY", "REQUIRES", "DOMAIN")
 
-    def __init__(self, module: str, family: str, requires: str):
+    def __init__(self, module: str, family: str, requires: str | None = None, domain=None):
         self.module = module
         self.FAMILY = family
         self.REQUIRES = requires
+        self.DOMAIN = domain
 
     def load(self):
         """The family module itself (imported now if it was not); ``module`` is a name in
@@ -83,7 +86,9 @@ class DeferredFamily:
         self.load().register(registry)
 
     def __repr__(self) -> str:
-        return f"DeferredFamily({self.module!r}, requires={self.REQUIRES!r})"
+        return (
+            f"DeferredFamily({self.module!r}, requires={self.REQUIRES!r}, domain={self.DOMAIN!r})"
+        )
 
 
 # Every family in registration order: a module, or a DeferredFamily for those whose
@@ -110,7 +115,7 @@ _ORDER = (
     DeferredFamily("fft", "fft", "numpy.fft"),
     numpy_nondiff,
     numpy_random,
-    math_rules,
+    DeferredFamily("math_rules", "math", domain="math"),
     builtins_rules,
     operator_rules,
     DeferredFamily("statistics_rules", "statistics", "statistics"),

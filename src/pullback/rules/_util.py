@@ -22,6 +22,10 @@ from ..backends import as_array, keys_like
 from ..errors import UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
+# The subscript letters of einsum (``string.ascii_letters``, spelled out: importing
+# ``string`` compiles its Template pattern, half a millisecond of every cold start).
+EINSUM_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
 __all__ = [
     "NO_TANGENT",
     "as_array",

@@ -18,6 +18,11 @@ from ..registry import transformable
 from ._util import ZERO, Registrar, dy_parts, finalize, zeros_for
 
 FAMILY = "math"
+# Every rule is for a function of math: the family registers on the first lookup of one
+# (registry.add_family), so a gradient that calls none never imports this module.
+DOMAIN = "math"
+# Every rule is for a function in math: registered on the first lookup of one.
+DOMAIN = "math"
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)

@@ -8,12 +8,11 @@ For a product ``y = a * b`` (bilinear, no conjugation) the cotangents are
 
 from __future__ import annotations
 
-import string
-
 import numpy as np
 
 from ..errors import UnsupportedCallError
 from ._util import (
+    EINSUM_LETTERS,
     NO_TANGENT,
     ZERO,
     Registrar,
@@ -215,7 +214,7 @@ def _parse_einsum(subscripts, shapes):
     if len(ins) != len(shapes):
         raise ValueError("einsum: the number of subscripts and operands differ")
     used = set("".join(ins)) | set(out or "")
-    spare = [c for c in string.ascii_letters if c not in used]
+    spare = [c for c in EINSUM_LETTERS if c not in used]
     n_ell = 0
     for sub, shape in zip(ins, shapes, strict=True):
         if "..." in sub:

@@ -9,13 +9,12 @@ non-differentiable.
 
 from __future__ import annotations
 
-import string
-
 import numpy as np
 
 from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
+from ._util import EINSUM_LETTERS
 from .transformable import matmul_pullback, outer_pullback, set_pullbacks
 
 
@@ -91,8 +90,8 @@ def sublist_text(sublist):
     for k in sublist:
         if k is Ellipsis:
             out += "..."
-        elif isinstance(k, (int, np.integer)) and 0 <= k < len(string.ascii_letters):
-            out += string.ascii_letters[k]
+        elif isinstance(k, (int, np.integer)) and 0 <= k < len(EINSUM_LETTERS):
+            out += EINSUM_LETTERS[k]
         else:
             raise UnsupportedCallError(
                 f"pullback: einsum sublist entry {k!r} is neither an int in [0, 52) nor "

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
+from ..guards import is_library_module_name
 from ..iteration import consumed_iterator, first_item, iterator_refusal
 from ..iterators_by_hand import hand_iterators
 from ..plain_classes import refusal as plain_refusal
@@ -174,6 +175,19 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     return f"call of '{name}', {what}", fix
 
 
+def _user_object_class(obj) -> bool:
+    """A class of the user's (not a library's) whose objects are not containers: calling
+    it makes a new object no other name refers to (the resolver gives a plain class's
+    constructor function, which names its class)."""
+    obj = getattr(obj, "__pullback_class__", None) or obj
+    return (
+        isinstance(obj, type)
+        and not is_library_module_name(getattr(obj, "__module__", None) or "builtins")
+        and not issubclass(obj, (list, dict, set, bytearray, np.ndarray))
+        and not hasattr(obj, "__setitem__")
+    )
+
+
 class CallChecks(ContainerChecks):
     """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
 
@@ -188,6 +202,8 @@ class CallChecks(ContainerChecks):
         obj = callee.obj
         if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
             return True
+        if _user_object_class(obj):  # `v = Vec(x, y); v += w`: a new object (its own
+            return True  # __iadd__, or `v = v + w`: transform/dunder_operators.py)
         arguments = literal_arguments(call)
         return arguments is not None and call_returns_new(obj, *arguments)
 

@@ -49,6 +49,9 @@ class Vec:
     def __matmul__(self, o):
         return self.x * o.x + self.y * o.y
 
+    def __rmatmul__(self, m):
+        return Vec(m[0, 0] * self.x + m[0, 1] * self.y, m[1, 0] * self.x + m[1, 1] * self.y)
+
     def __neg__(self):
         return Vec(-self.x, -self.y)
 
@@ -109,6 +112,33 @@ def central_hessian(f, x, h=1e-4):
         e[i] = h
         out[i] = (grad(f)(x + e) - grad(f)(x - e)) / (2 * h)
     return out
+
+
+class Data:
+    """An indexable view of an array (its own __getitem__ and __len__)."""
+
+    def __init__(self, a, scale):
+        self.a = a
+        self.scale = scale
+
+    def __getitem__(self, i):
+        return self.scale * self.a[i]
+
+    def __len__(self):
+        return len(self.a)
+
+
+def indexed(w):
+    d = Data(w, 2.0)
+    return d[0] * d[1] + len(d)
+
+
+def indexed_in_a_loop(w):
+    d = Data(w * w, w[0])
+    total = 0.0
+    for k in range(len(d)):
+        total = total + d[k] * (k + 1.0)
+    return total
 
 
 def ops(w):
@@ -176,6 +206,8 @@ def make(w):
 
 
 FORMS = [
+    indexed,
+    indexed_in_a_loop,
     ops,
     sub_neg_div,
     reflected,
@@ -204,7 +236,9 @@ def test_gradient_float32(f):
 
 
 @pytest.mark.parametrize(
-    "f", [ops, reflected, in_a_loop, not_implemented, augmented], ids=lambda f: f.__name__
+    "f",
+    [ops, reflected, in_a_loop, not_implemented, augmented, indexed, indexed_in_a_loop],
+    ids=lambda f: f.__name__,
 )
 def test_hessian(f):
     np.testing.assert_allclose(hessian(f)(W), central_hessian(f, W), rtol=1e-5, atol=1e-6)
@@ -247,3 +281,13 @@ def no_operator(w):
 def test_a_missing_operator_is_python_s_type_error():
     with pytest.raises(TypeError, match="unsupported operand type"):
         grad(no_operator)(W)
+
+
+def array_times_object(w):
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    return abs(m @ Vec(w[0], w[1]))  # NumPy's matmul would take the object in
+
+
+def test_an_array_operator_on_an_object_is_refused():
+    with pytest.raises(UnsupportedCallError, match="runs ndarray.__matmul__"):
+        grad(array_times_object)(W)

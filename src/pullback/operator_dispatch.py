@@ -46,6 +46,7 @@ OPERATORS = {
     "__pb_neg__": ("__neg__", None, operator.neg, "-"),
     "__pb_pos__": ("__pos__", None, operator.pos, "+"),
     "__pb_abs__": ("__abs__", None, operator.abs, "abs"),
+    "__pb_getitem__": ("__getitem__", None, operator.getitem, "[]"),
 }
 
 # ``a op= b`` (the check proved it a rebinding): pseudo name -> (the in-place method, the
@@ -75,6 +76,8 @@ def expression(name: str, receiver: str, args) -> str:
     symbol = OPERATORS[_PLAIN[name]][3]
     if symbol == "abs":
         return f"abs({receiver})"
+    if symbol == "[]":
+        return f"{receiver}[{args[0]}]"
     if not args:
         return f"{symbol}{receiver}"
     return f"{receiver} {symbol} {args[0]}"
@@ -103,7 +106,7 @@ def attempts(obj, name, args):
         return rest
     first, reflected, _, _ = OPERATORS[name]
     if reflected is None:
-        return [(obj, first, (), False)] if own_method(obj, first) else None
+        return [(obj, first, tuple(args), False)] if own_method(obj, first) else None
     (other,) = args
     ta, tb = type(obj), type(other)
     order = []
@@ -159,6 +162,12 @@ def _swap(cotangents, swapped):
     return (*rest, receiver)
 
 
+# Values whose operators are never a user's method: numbers, arrays, lists and tuples.
+_VALUE_TYPES = frozenset(
+    {float, int, complex, bool, np.ndarray, np.float64, np.float32, np.int64, list, tuple}
+)
+
+
 def _plain_call(site, obj, name, args):
     """The operator's rule, for numbers, arrays, lists and tuples."""
     name = _PLAIN[name]
@@ -172,6 +181,8 @@ def operator_call(site, call_method, obj, name, args):
     """``(y, pullback)`` of the operator ``name`` on ``obj`` and ``args``; the pullback
     gives the cotangents of ``obj`` then ``args``. ``call_method`` is
     :func:`pullback.dynamic_calls.call_method` (passed in: it imports this module)."""
+    if type(obj) in _VALUE_TYPES and (not args or type(args[0]) in _VALUE_TYPES):
+        return _plain_call(site, obj, name, args)  # (the common case, without a lookup)
     order = attempts(obj, name, args)
     for receiver, method, others, swapped in order or [_PLAIN_SENTINEL]:
         if receiver is None:
@@ -193,6 +204,8 @@ def chosen(obj, name, args):
     operator (found by running the methods as Python does), or None for the operator's
     ordinary rule: what :func:`operator_call` ran, for a reverse or a tangent computed
     apart from it."""
+    if type(obj) in _VALUE_TYPES and (not args or type(args[0]) in _VALUE_TYPES):
+        return None
     order = attempts(obj, name, args)
     for receiver, method, others, swapped in order or [_PLAIN_SENTINEL]:
         if receiver is None:

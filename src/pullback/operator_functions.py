@@ -56,6 +56,10 @@ def absolute(a):
     return abs(a)
 
 
+def getitem(a, index):
+    return a[index]
+
+
 BY_NAME = {
     "__pb_add__": add,
     "__pb_sub__": sub,
@@ -68,6 +72,7 @@ BY_NAME = {
     "__pb_neg__": neg,
     "__pb_pos__": pos,
     "__pb_abs__": absolute,
+    "__pb_getitem__": getitem,
 }
 for _f in BY_NAME.values():
     _f.__pullback_operands_plain__ = True

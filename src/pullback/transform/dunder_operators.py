@@ -41,6 +41,10 @@ _INPLACE_FUNCTIONS = {function: name for name, (_, _, function) in INPLACE.items
 
 def _operands(value):
     """``(pseudo name, operands)`` of an operator on atoms, else None."""
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        if isinstance(value.slice, _ATOMS):  # `d[i]`: a class's own __getitem__
+            return "__pb_getitem__", [value.value, value.slice]
+        return None
     if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
         if isinstance(value.left, _ATOMS) and isinstance(value.right, _ATOMS):
             name = _BINARY[type(value.op)]
@@ -154,8 +158,43 @@ def may_be_objects(tree, kinds: dict, params) -> set:
     return objects | parameters
 
 
+def _user_call(call) -> bool:
+    """A call of user code: a class, a user's function, a method or a value called at run
+    time (not one of pullback's helpers, such as a loop's sequence of a list)."""
+    callee = getattr(call, "pb_callee", None)
+    if callee is None or callee.kind in ("method", "dynamic"):
+        return True
+    if callee.kind != "object":
+        return False
+    return not (_own_helper(callee.obj) or _from_array_library(callee.obj))
+
+
+def made_objects(tree, objects) -> set:
+    """The names bound to what a call that may make an object returned (``d = Data(x)``,
+    ``v = make(w)``), or to a copy of such a name (the SSA form's carried copies): the
+    receivers whose ``d[i]`` runs their class's ``__getitem__`` (a container built in the
+    function, a list display of objects, keeps its inline indexing)."""
+    made, copies = set(), []
+    for node in lean_nodes(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, gast.Name) and isinstance(node.value, gast.Call):
+                if target.id in objects and _user_call(node.value):
+                    made.add(target.id)
+            elif isinstance(target, gast.Name) and isinstance(node.value, gast.Name):
+                copies.append((target.id, node.value.id))
+    changed = True
+    while changed:
+        changed = False
+        for target, source in copies:
+            if source in made and target not in made:
+                made.add(target)
+                changed = True
+    return made
+
+
 def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
-    """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``) with an operand
+    """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
     ``carries`` accepts (a name a gradient or tangent flows through) that may hold an
     object of a user's class (:func:`may_be_objects`) into the pseudo method call of
     :mod:`pullback.operator_dispatch`."""
@@ -176,7 +215,11 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
             continue  # numbers, arrays, sequences the kinds pass proved: as before
         if objects is None:
             objects = may_be_objects(tree, kinds, params)
-        if not any(n in objects and kinds.get(n) is None for n in names):
+            made = made_objects(tree, objects)
+        if name == "__pb_getitem__":  # `d[i]`: only of an object a call made
+            if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
+                continue
+        elif not any(n in objects and kinds.get(n) is None for n in names):
             continue
         receiver, *rest = operands
         func = gast.Attribute(value=receiver, attr=name, ctx=gast.Load())

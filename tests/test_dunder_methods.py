@@ -141,6 +141,13 @@ def indexed_in_a_loop(w):
     return total
 
 
+def sliced(w):
+    d = Data(w * 3.0, w[1])
+    head = d[:2]  # Data.__getitem__(slice(None, 2, None))
+    tail = d[1:]
+    return np.sum(head * tail) + d[0:3:2][1]
+
+
 def ops(w):
     a = Vec(w[0], w[1])
     b = Vec(w[1], 2.0)
@@ -207,6 +214,7 @@ def make(w):
 
 FORMS = [
     indexed,
+    sliced,
     indexed_in_a_loop,
     ops,
     sub_neg_div,
@@ -217,7 +225,7 @@ FORMS = [
     in_a_loop,
     helper_result,
 ]
-W = np.array([0.3, 0.7])
+W = np.array([0.3, 0.7, -0.4])
 
 
 @pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
@@ -237,7 +245,7 @@ def test_gradient_float32(f):
 
 @pytest.mark.parametrize(
     "f",
-    [ops, reflected, in_a_loop, not_implemented, augmented, indexed, indexed_in_a_loop],
+    [ops, reflected, in_a_loop, not_implemented, augmented, indexed, indexed_in_a_loop, sliced],
     ids=lambda f: f.__name__,
 )
 def test_hessian(f):
@@ -246,7 +254,7 @@ def test_hessian(f):
 
 @pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
 def test_jvp(f):
-    v = np.array([0.4, -1.3])
+    v = np.array([0.4, -1.3, 0.8])
     y, t = jvp(f, (W,), (v,))
     assert y == pytest.approx(f(W))
     assert t == pytest.approx(central(f, W, 1e-6) @ v, rel=1e-6, abs=1e-8)

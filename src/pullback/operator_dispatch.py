@@ -48,6 +48,9 @@ OPERATORS = {
     "__pb_abs__": ("__abs__", None, operator.abs, "abs"),
     "__pb_getitem__": ("__getitem__", None, operator.getitem, "[]"),
 }
+# `d[lo:hi:step]`: the pseudo method takes the bounds (names or constants), and runs as
+# `d.__getitem__(slice(lo, hi, step))`; its bounds get no cotangent
+SLICE = "__pb_getslice__"
 
 # ``a op= b`` (the check proved it a rebinding): pseudo name -> (the in-place method, the
 # binary operator's pseudo name, the operator module's function, which does the same)
@@ -57,7 +60,18 @@ INPLACE = {
 }
 # the operator's pseudo name for the plain operator: an in-place one's binary form
 _PLAIN = {**{name: name for name in OPERATORS}, **{k: v[1] for k, v in INPLACE.items()}}
+_PLAIN[SLICE] = "__pb_getitem__"
 _PLAIN_SENTINEL = (None, None, None, False)
+
+
+def is_slice_name(name) -> bool:
+    """Whether ``name`` is the pseudo method of ``d[lo:hi:step]``."""
+    return name == SLICE
+
+
+def slice_of(bounds):
+    """``slice(lo, hi, step)`` of a slice's bounds (an index: no derivative)."""
+    return slice(*bounds)
 
 
 def plain_function(name):
@@ -76,6 +90,8 @@ def expression(name: str, receiver: str, args) -> str:
     symbol = OPERATORS[_PLAIN[name]][3]
     if symbol == "abs":
         return f"abs({receiver})"
+    if name == SLICE:
+        return f"{receiver}[{args[0]}:{args[1]}:{args[2]}]"
     if symbol == "[]":
         return f"{receiver}[{args[0]}]"
     if not args:
@@ -181,6 +197,9 @@ def operator_call(site, call_method, obj, name, args):
     """``(y, pullback)`` of the operator ``name`` on ``obj`` and ``args``; the pullback
     gives the cotangents of ``obj`` then ``args``. ``call_method`` is
     :func:`pullback.dynamic_calls.call_method` (passed in: it imports this module)."""
+    if name == SLICE:
+        y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (slice(*args),))
+        return y, lambda dy: (pullback(dy)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
     if type(obj) in _VALUE_TYPES and (not args or type(args[0]) in _VALUE_TYPES):
         return _plain_call(site, obj, name, args)  # (the common case, without a lookup)
     order = attempts(obj, name, args)
@@ -230,6 +249,9 @@ def operator_vjp(site, method_vjp, function_vjp, g, obj, name, args):
     """``method_vjp`` of the operator: the cotangents of ``obj`` then ``args`` (for
     numbers and arrays the generated vjp of the operator as a Python function,
     :mod:`pullback.operator_functions`, so that it is differentiated again in turn)."""
+    if name == SLICE:
+        c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", (slice(*args),))
+        return (c[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
     found = chosen(obj, name, args)
     if found is None:
         return tuple(function_vjp(site, g, plain_function(name), obj, *args))
@@ -242,6 +264,18 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
     that of the method :func:`chosen` finds, or of ``function_vjp`` of the operator as a
     Python function, its cotangents laid out as ``method_vjp``'s own (site, g, obj, the
     name, each argument)."""
+    if name == SLICE:
+        y, inner = operator_vjp_rrule(
+            method_rrule, function_rrule, site, g, obj, "__pb_getitem__", slice(*args)
+        )
+
+        def slice_pullback(dy):
+            if not is_zero(dy):
+                dy = (dy[0], NO_TANGENT)
+            c = tuple(inner(dy))  # site, g, obj, the name, the slice
+            return (*c[:3], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT)
+
+        return (tuple(y)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT), slice_pullback
     found = chosen(obj, name, args)
     if found is None:
         y, inner = function_rrule(site, g, plain_function(name), obj, *args)
@@ -267,6 +301,8 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
 
 def operator_tangent(site, method_tangent, function_tangent, obj, dobj, name, args, tangents):
     """``(y, dy)`` of the operator in forward mode (``rule_tangents.method_tangent``)."""
+    if name == SLICE:
+        name, args, tangents = "__pb_getitem__", (slice(*args),), (NO_TANGENT,)
     found = chosen(obj, name, args)
     if found is None:
         fn = OPERATORS[_PLAIN[name]][2]

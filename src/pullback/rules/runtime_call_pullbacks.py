@@ -13,7 +13,13 @@ import numpy as np
 
 from .. import dynamic_attrs, dynamic_calls, runtime
 from .. import dynamic_reverse as rev
-from ..operator_dispatch import chosen_method, is_operator_name, plain_function
+from ..operator_dispatch import (
+    chosen_method,
+    is_operator_name,
+    is_slice_name,
+    plain_function,
+    slice_of,
+)
 from ..records import field_of
 from ..records_dataclasses import field_slots
 from ..registry import transformable
@@ -132,6 +138,11 @@ def operator_vjp_reverse(dy, site, g, obj, name, *args):
     """method_vjp_pullback for an operator (operator_dispatch.py): that of the method
     Python runs (the operands' places swapped for a reflected one), or function_vjp's of
     the operator as a Python function."""
+    if is_slice_name(name):  # d[lo:hi:step]: d.__getitem__(slice(lo, hi, step))
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0], NO_TANGENT)
+        c = operator_vjp_reverse(dy, site, g, obj, "__pb_getitem__", slice_of(args))
+        return (NO_TANGENT, c[1], c[2], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT)
     found = chosen_method(obj, name, args)
     if found is None:
         c = rev.function_vjp_pullback(dy, site, g, plain_function(name), obj, *args)
@@ -198,6 +209,8 @@ def register_pullbacks(reg):
         is_operator_name,
         chosen_method,
         plain_function,
+        is_slice_name,
+        slice_of,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
     register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

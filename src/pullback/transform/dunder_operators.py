@@ -20,7 +20,7 @@ import types
 
 import gast
 
-from ..operator_dispatch import INPLACE, OPERATORS
+from ..operator_dispatch import INPLACE, OPERATORS, SLICE
 from ..resolve import Callee
 from ..tree_walk import lean_nodes, statements
 
@@ -42,8 +42,14 @@ _INPLACE_FUNCTIONS = {function: name for name, (_, _, function) in INPLACE.items
 def _operands(value):
     """``(pseudo name, operands)`` of an operator on atoms, else None."""
     if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-        if isinstance(value.slice, _ATOMS):  # `d[i]`: a class's own __getitem__
-            return "__pb_getitem__", [value.value, value.slice]
+        index = value.slice
+        if isinstance(index, _ATOMS):  # `d[i]`: a class's own __getitem__
+            return "__pb_getitem__", [value.value, index]
+        if isinstance(index, gast.Slice):  # `d[i:j]`: its bounds, None where left out
+            bounds = [index.lower, index.upper, index.step]
+            bounds = [gast.Constant(None, None) if b is None else b for b in bounds]
+            if all(isinstance(b, _ATOMS) for b in bounds):
+                return SLICE, [value.value, *bounds]
         return None
     if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
         if isinstance(value.left, _ATOMS) and isinstance(value.right, _ATOMS):
@@ -216,7 +222,7 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
         if objects is None:
             objects = may_be_objects(tree, kinds, params)
             made = made_objects(tree, objects)
-        if name == "__pb_getitem__":  # `d[i]`: only of an object a call made
+        if name in ("__pb_getitem__", SLICE):  # `d[i]`: only of an object a call made
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue
         elif not any(n in objects and kinds.get(n) is None for n in names):

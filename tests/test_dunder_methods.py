@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pullback import grad, hessian, jvp
-from pullback.errors import UnsupportedCallError
+from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError
 
 
 class Vec:
@@ -299,3 +299,15 @@ def array_times_object(w):
 def test_an_array_operator_on_an_object_is_refused():
     with pytest.raises(UnsupportedCallError, match="runs ndarray.__matmul__"):
         grad(array_times_object)(W)
+
+
+def kept_array(w):
+    x = w * 2.0
+    v = Vec(x, 1.0)  # v.x is the array x
+    x += 1.0  # would change v.x in place: not a rebinding
+    return v.x[0]
+
+
+def test_an_array_an_object_keeps_is_still_written_in_place():
+    with pytest.raises(UnsupportedSyntaxError, match="PB105"):
+        grad(kept_array)(W)

@@ -202,10 +202,14 @@ class CallChecks(ContainerChecks):
         obj = callee.obj
         if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
             return True
-        if _user_object_class(obj):  # `v = Vec(x, y); v += w`: a new object (its own
-            return True  # __iadd__, or `v = v + w`: transform/dunder_operators.py)
         arguments = literal_arguments(call)
         return arguments is not None and call_returns_new(obj, *arguments)
+
+    def _makes_user_object(self, call) -> bool:
+        """Whether a call makes a new object of a user's class (`v = Vec(x, y)`, then
+        `v += w`: its own __iadd__, or `v = v + w`, transform/dunder_operators.py)."""
+        callee = self._resolve(call)
+        return callee.kind == "object" and _user_object_class(callee.obj)
 
     def _resolve(self, call):
         key = id(call)

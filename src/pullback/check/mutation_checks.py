@@ -37,7 +37,11 @@ class MutationChecks:
     def _aliases(self) -> AliasAnalysis:
         if self._alias is None:
             self._alias = AliasAnalysis(
-                self.tree, self._returns_fresh, self._inplace_spec, helper_writes=self
+                self.tree,
+                self._returns_fresh,
+                self._inplace_spec,
+                helper_writes=self,
+                new_object=self._makes_user_object,
             )
         return self._alias
 

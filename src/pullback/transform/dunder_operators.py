@@ -85,14 +85,17 @@ def _from_array_library(fn) -> bool:
 
 
 def _own_helper(fn) -> bool:
-    """A builtin function or class (``len``, ``max``, ``slice``) or one of pullback's
-    helpers: its result is an object only if an argument is."""
+    """A builtin function or class (``len``, ``max``, ``slice``), one of pullback's
+    helpers or a function it generated: its result is an object only if an argument is."""
     if isinstance(fn, types.BuiltinFunctionType):
         return True
     if isinstance(fn, type):  # slice, tuple, float: a builtin class makes no user object
         return fn.__module__ == "builtins"
-    module = getattr(fn, "__module__", None) or ""
-    return isinstance(fn, types.FunctionType) and module.split(".")[0] == "pullback"
+    if not isinstance(fn, types.FunctionType):
+        return False
+    if fn.__code__.co_filename.startswith("<pullback"):
+        return True  # a vjp function pullback generated (in a derivative's own code)
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback"
 
 
 def _proved_plain(value, objects, kinds) -> bool:
@@ -117,6 +120,8 @@ def _proved_plain(value, objects, kinds) -> bool:
         return True  # a field (`p.pos`): an object's fields are taken to be values
     if isinstance(value, gast.Call):
         callee = getattr(value, "pb_callee", None)
+        if _cotangents_call(value):
+            return True
         if callee is not None and callee.kind == "method" and not callee.python_method:
             # `x.copy()` of an array, a container's method: the receiver decides
             receiver = value.func.value if isinstance(value.func, gast.Attribute) else None
@@ -164,9 +169,18 @@ def may_be_objects(tree, kinds: dict, params) -> set:
     return objects | parameters
 
 
+def _cotangents_call(call) -> bool:
+    """A pullback called in a derivative's code that is differentiated again (``_cot2 =
+    _pb_t3(d)``: user code has no ``_pb_`` names): it returns cotangents."""
+    func = call.func
+    return isinstance(func, gast.Name) and func.id.startswith("_pb_")
+
+
 def _user_call(call) -> bool:
     """A call of user code: a class, a user's function, a method or a value called at run
     time (not one of pullback's helpers, such as a loop's sequence of a list)."""
+    if _cotangents_call(call):
+        return False
     callee = getattr(call, "pb_callee", None)
     if callee is None or callee.kind in ("method", "dynamic"):
         return True

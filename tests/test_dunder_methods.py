@@ -169,7 +169,8 @@ def reflected(w):
     b = 3.0 + a  # float.__add__ gives NotImplemented: Vec.__radd__
     c = 2.0 - b  # Vec.__rsub__
     d = 6.0 / c  # Vec.__rtruediv__
-    return d.x + d.y * w[0]
+    e = w[1] * d  # a NumPy scalar's __mul__ defers to Vec.__rmul__ with a float
+    return e.x + e.y * w[0]
 
 
 def matmul_and_mod(w):

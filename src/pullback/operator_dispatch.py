@@ -130,10 +130,11 @@ def attempts(obj, name, args):
     if right and issubclass(tb, ta) and getattr(tb, reflected) is not getattr(ta, reflected, None):
         order.append((other, reflected, (obj,), True))  # a subclass's override goes first
         right = False
-    if hasattr(ta, first):
+    if hasattr(ta, first) and not (right and isinstance(obj, np.generic)):
         order.append((obj, first, (other,), False))
-    if right:
-        order.append((other, reflected, (obj,), True))
+    if right:  # (a NumPy scalar on the left defers, as a Python number: item())
+        left = obj.item() if isinstance(obj, np.generic) else obj
+        order.append((other, reflected, (left,), True))
     if not any(own_method(r, m) for r, m, _, _ in order):
         return None
     return order

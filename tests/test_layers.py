@@ -91,6 +91,8 @@ LAYERS = (
             "pullback.dict_calls",
             "pullback.unpacking",
             "pullback.ufunc_methods",
+            "pullback.operator_dispatch",
+            "pullback.operator_functions",
             "pullback.escapes",
             "pullback.records",
             "pullback.records_calls",

@@ -31,6 +31,7 @@ from .errors import (
     describe,
 )
 from .guards import is_library_module_name
+from .operator_dispatch import is_operator_name, operator_call, operator_vjp
 from .plain_classes import constructor_of
 from .records_dataclasses import field_position, field_slots, is_dataclass_value
 from .records_plain import adopt_object, is_plain_record
@@ -244,6 +245,8 @@ _FUNCTION_VALUES = (
 
 def call_method(site: CallSite, obj, name: str, *args, **kwargs):
     """``(y, pullback)`` for ``obj.name(*args)``; the pullback covers ``obj`` first."""
+    if is_operator_name(name):  # `a + b` of unknown kinds, as Python dispatches it
+        return operator_call(site, call_method, obj, name, args)
     if is_dict_view_call(obj, name, args, kwargs):
         return dict_view_rrule(obj, name)
     receiver = method_receiver(obj, name)
@@ -302,6 +305,8 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     in rules/pullback_runtime.py). ``obj`` gets no cotangent: objects are not
     differentiated values, only their methods' arguments are.
     """
+    if is_operator_name(name):  # `a + b` of unknown kinds: the method Python runs
+        return operator_vjp(site, method_vjp, function_vjp, g, obj, name, args)
     receiver = method_receiver(obj, name)
     if receiver is not None:  # a record's bound method called as a value: its method
         return method_vjp(site, g, *receiver, *args, **kwargs)

@@ -29,6 +29,7 @@ from .dynamic_calls import (
     unbound_class_callable,
 )
 from .errors import PullbackError
+from .operator_dispatch import is_operator_name, operator_tangent
 from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
@@ -223,6 +224,10 @@ def function_tangent(site, fn, args, tangents, kwargs):
 
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     """``(y, dy)`` for ``obj.name(*args)`` found at run time."""
+    if is_operator_name(name):  # `a + b` of unknown kinds, as Python dispatches it
+        return operator_tangent(
+            site, method_tangent, function_tangent, obj, dobj, name, args, tangents
+        )
     if is_dict_view_call(obj, name, args, kwargs):  # params.items()
         return dict_view_tangent(obj, dobj, name)
     receiver = method_receiver(obj, name)

@@ -289,7 +289,11 @@ def deferred_augassigns(fs, registry=None) -> set:
     if not _may_defer(fs.tree):
         return set()
     checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
-    return set(AliasAnalysis(fs.tree, checker._returns_fresh).deferred)
+    return set(
+        AliasAnalysis(
+            fs.tree, checker._returns_fresh, new_object=checker._makes_user_object
+        ).deferred
+    )
 
 
 def _may_defer(tree) -> bool:
@@ -316,5 +320,5 @@ def rebinding_augassigns(fs, registry=None) -> set:
     augmented assignment to a name is reported as PB105 by the check.
     """
     checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
-    analysis = AliasAnalysis(fs.tree, checker._returns_fresh)
+    analysis = AliasAnalysis(fs.tree, checker._returns_fresh, new_object=checker._makes_user_object)
     return set(analysis.allowed)

@@ -87,11 +87,15 @@ class AliasAnalysis:
         inplace_call: Callable | None = None,
         helper_writes=None,
         container_kind: Callable | None = None,
+        new_object: Callable | None = None,
     ):
         self.tree = tree
         # name -> "list" / "dict" / None: the names whose slice stores copy values (arrays)
         self.container_kind = container_kind
         self.fresh_call = fresh_call
+        # a call that makes a new object of a user's class (which may keep its arguments,
+        # so it is no harmless use of them): a fresh definition for `v += w`
+        self.new_object = new_object
         self.parent = parent_map(tree)
         # The arrays that in-place calls in statement position write (``a.fill(v)``,
         # ``np.copyto(a, s)``, ``f(..., out=a)``): such a use is a write, like ``a[i] = v``,
@@ -465,6 +469,8 @@ class AliasAnalysis:
             if any(kw.arg in ("copy", "out") for kw in node.keywords):
                 return False
             if self.owned_fresh is not None and self.owned_fresh(node):
+                return True
+            if self.new_object is not None and self.new_object(node):
                 return True
             return self.fresh_call(node)
         return False

@@ -176,6 +176,19 @@ def foreign_call_text(obj, kind: str, failure=None) -> tuple[str, str]:
     return f"call of '{name}', {what}", fix
 
 
+def _user_object_class(obj) -> bool:
+    """A class of the user's (not a library's) whose objects are not containers: calling
+    it makes a new object no other name refers to (the resolver gives a plain class's
+    constructor function, which names its class)."""
+    obj = getattr(obj, "__pullback_class__", None) or obj
+    return (
+        isinstance(obj, type)
+        and not is_library_module_name(getattr(obj, "__module__", None) or "builtins")
+        and not issubclass(obj, (list, dict, set, bytearray, np.ndarray))
+        and not hasattr(obj, "__setitem__")
+    )
+
+
 class CallChecks(ContainerChecks):
     """Visitors of :class:`~pullback.check.checker.FunctionChecker`; see the module docstring."""
 
@@ -192,6 +205,12 @@ class CallChecks(ContainerChecks):
             return True
         arguments = literal_arguments(call)
         return arguments is not None and call_returns_new(obj, *arguments)
+
+    def _makes_user_object(self, call) -> bool:
+        """Whether a call makes a new object of a user's class (`v = Vec(x, y)`, then
+        `v += w`: its own __iadd__, or `v = v + w`, transform/dunder_operators.py)."""
+        callee = self._resolve(call)
+        return callee.kind == "object" and _user_object_class(callee.obj)
 
     def _resolve(self, call):
         key = id(call)

@@ -42,6 +42,7 @@ class MutationChecks:
                 self._inplace_spec,
                 helper_writes=self,
                 container_kind=self._container_analysis().kinds.get,
+                new_object=self._makes_user_object,
             )
         return self._alias
 

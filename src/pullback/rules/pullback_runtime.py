@@ -18,6 +18,7 @@ from .. import (
     callables,
     dynamic_attrs,
     dynamic_calls,
+    operator_dispatch,
     read_folds,
     runtime,
     tangents,
@@ -269,6 +270,19 @@ def _vjp_function_rrule(skip_receiver):
     return rrule
 
 
+_plain_method_vjp_rrule = _vjp_function_rrule(skip_receiver=True)
+
+
+def _method_vjp_rrule(site, g, obj, name, *args, **kwargs):
+    """method_vjp's rule; for an operator found at run time (`a + b` of unknown kinds,
+    operator_dispatch.py) that of the method Python runs or of the operator itself."""
+    if operator_dispatch.is_operator_name(name):
+        return operator_dispatch.operator_vjp_rrule(
+            _plain_method_vjp_rrule, vjp_function_rrule, site, g, obj, name, *args
+        )
+    return _plain_method_vjp_rrule(site, g, obj, name, *args, **kwargs)
+
+
 def _bound_rrule(site, g, bound, args, kwargs):
     """The rule of ``function_vjp`` for a callable that calls a Python function with
     arguments of its own first (a callable object, a bound method, a partial): that
@@ -373,7 +387,7 @@ def register(reg):
     r(runtime.dict_item, _dict_item_rrule)
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
-    r(dynamic_calls.method_vjp, _vjp_function_rrule(skip_receiver=True))
+    r(dynamic_calls.method_vjp, _method_vjp_rrule)
     r(dynamic_calls.function_vjp, vjp_function_rrule)
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)

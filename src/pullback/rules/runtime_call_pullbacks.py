@@ -13,6 +13,13 @@ import numpy as np
 
 from .. import dynamic_attrs, dynamic_calls, runtime
 from .. import dynamic_reverse as rev
+from ..operator_dispatch import (
+    chosen_method,
+    is_operator_name,
+    is_slice_name,
+    plain_function,
+    slice_of,
+)
 from ..records import field_of
 from ..records_dataclasses import field_slots
 from ..registry import transformable
@@ -95,6 +102,8 @@ def field_object_reverse(dy, site, g, obj, name, k, args, kwargs):
 def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     # As dynamic_reverse.function_vjp_pullback, for method_vjp(site, g, obj, name, *args);
     # the receiver gets one where the vjp function differentiates it.
+    if is_operator_name(name):  # `a + b` of unknown kinds: the method Python runs
+        return operator_vjp_reverse(dy, site, g, obj, name, *args)
     if receives_cotangent(site, obj, name, args, kwargs):
         return receiver_method_reverse(dy, site, g, obj, name, args, kwargs)
     k = field_object_place(site, obj, name)
@@ -122,6 +131,29 @@ def method_vjp_pullback(dy, site, g, obj, name, *args, **kwargs):
     if alone is not None:
         dobj = dynamic_attrs.held_cotangent(dobj, holder, field)
     return (NO_TANGENT, dg, dobj, NO_TANGENT) + dinputs[len(head) :]
+
+
+@transformable
+def operator_vjp_reverse(dy, site, g, obj, name, *args):
+    """method_vjp_pullback for an operator (operator_dispatch.py): that of the method
+    Python runs (the operands' places swapped for a reflected one), or function_vjp's of
+    the operator as a Python function."""
+    if is_slice_name(name):  # d[lo:hi:step]: d.__getitem__(slice(lo, hi, step))
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0], NO_TANGENT)
+        c = operator_vjp_reverse(dy, site, g, obj, "__pb_getitem__", slice_of(args))
+        return (NO_TANGENT, c[1], c[2], NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT)
+    found = chosen_method(obj, name, args)
+    if found is None:
+        c = rev.function_vjp_pullback(dy, site, g, plain_function(name), obj, *args)
+        return (NO_TANGENT, c[1], c[3], NO_TANGENT) + tuple(c[4:])
+    method, swapped = found
+    if not swapped:
+        return method_vjp_pullback(dy, site, g, obj, method, *args)
+    if dy is not ZERO and dy is not NO_TANGENT:
+        dy = (dy[1], dy[0])
+    c = method_vjp_pullback(dy, site, g, args[0], method, obj)
+    return (NO_TANGENT, c[1], c[4], NO_TANGENT, c[2])
 
 
 FAMILY = "star_call_rules"
@@ -174,6 +206,11 @@ def register_pullbacks(reg):
         parameter_form,
         output_zeros,
         dynamic_calls.require_real,
+        is_operator_name,
+        chosen_method,
+        plain_function,
+        is_slice_name,
+        slice_of,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
     register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

@@ -125,5 +125,7 @@ class Assignments:
         binop = gast.BinOp(left=N.load(target.id), op=s.op, right=s.value)
         gast.copy_location(binop, s)
         stmts, value = self.expr(binop, keep_call=True)
+        if isinstance(value, gast.BinOp):  # an object's own __iadd__ runs first
+            value.pb_inplace = True  # (transform/dunder_operators.py)
         stmts.append(N.assign(target.id, value, s))
         return guard + stmts, False

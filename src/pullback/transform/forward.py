@@ -34,6 +34,7 @@ from ..registry import NONDIFF, SCALAR
 from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
 from .code import Compound, Line, render
+from .dunder_operators import dispatch_operators
 from .escape_sites import EscapeSites
 from .inline import inline_form
 from .integer_dtypes import guard_tangent, rule_dtype
@@ -454,6 +455,10 @@ def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     prepared = prepare(fn, wrt, registry, kinds_key)
     fs, norm, wrt = prepared.fs, prepared.norm, prepared.wrt
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
+    varied = activity.varied.__contains__
+    objects = prepared.params if kinds_key else ()  # `a + b` of an object
+    if not getattr(fn, "__pullback_operands_plain__", False):
+        dispatch_operators(norm.tree, kinds, varied, objects)
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     # names this pass's loop copies read before the user's code binds them (ssa.py)

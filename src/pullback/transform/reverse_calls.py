@@ -16,6 +16,7 @@ import numpy as np
 from .. import arrays_inplace, containers, containers_inplace, dynamic_calls, scalar_vjps
 from ..arguments import code_signature
 from ..errors import UnsupportedSyntaxError
+from ..operator_dispatch import INPLACE, expression, is_operator_name
 from ..registry import ENTRY_POINTS, RULE, SCALAR
 from ..runtime import closure_cotangents, parameter_places
 from ..scalar_vjps import elementwise_vjp
@@ -407,6 +408,13 @@ class CallAdjoints:
             site = self.call_site_name(s)
             # Differentiable again: the plain call, its reverse by method_vjp (rev_call).
             plain = f"{t} = {src(v.func.value)}.{callee.name}({args}); {pb} = None"
+            if is_operator_name(callee.name):  # `a + b` written as Python dispatches it
+                operands = [src(a) for a in v.args]
+                text = expression(callee.name, src(v.func.value), operands)
+                if callee.name in INPLACE:  # `a += b`: operator.iadd(a, b)
+                    fn = INPLACE[callee.name][2]
+                    text = f"{self.bind(fn.__name__, fn)}({src(v.func.value)}, {operands[0]})"
+                plain = f"{t} = {text}; {pb} = None"
             return Line(
                 f"{t}, {pb} = {cm}({site}, {src(v.func.value)}, {callee.name!r}{rest})",
                 src=s.lineno,

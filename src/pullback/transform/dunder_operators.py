@@ -1,0 +1,253 @@
+"""Operators whose operands are not proved numbers or arrays, dispatched at run time.
+
+``c = a + b`` where ``a`` or ``b`` is of unknown kind (an object of a user's class, a
+value a call returned) may run the class's own ``__add__`` (or ``__radd__`` of the right
+operand, ``__neg__``, ``__abs__``), which the inline arithmetic of the sweeps knows nothing
+of. After kinds are inferred, such a statement, where a gradient flows through it, becomes
+the call of a pseudo method ``c = a.__pb_add__(b)`` found at run time
+(:mod:`pullback.operator_dispatch`): Python's dispatch runs there, the user's method is
+differentiated as any method found at run time (reverse, differentiated again, forward
+mode), and numbers, arrays, lists and tuples take the ``operator`` module's rule.
+
+Statements whose operands are proved numbers or arrays (kinds ``scalar``, ``("array",
+n)``), or constants, are left as they are: their generated code does not change.
+"""
+
+from __future__ import annotations
+
+import builtins
+import types
+
+import gast
+
+from ..operator_dispatch import INPLACE, OPERATORS, SLICE
+from ..resolve import Callee
+from ..tree_walk import lean_nodes, statements
+
+_BINARY = {
+    gast.Add: "__pb_add__",
+    gast.Sub: "__pb_sub__",
+    gast.Mult: "__pb_mul__",
+    gast.Div: "__pb_truediv__",
+    gast.FloorDiv: "__pb_floordiv__",
+    gast.Mod: "__pb_mod__",
+    gast.Pow: "__pb_pow__",
+    gast.MatMult: "__pb_matmul__",
+}
+_UNARY = {gast.USub: "__pb_neg__", gast.UAdd: "__pb_pos__"}
+_ATOMS = (gast.Name, gast.Constant)
+_INPLACE_FUNCTIONS = {function: name for name, (_, _, function) in INPLACE.items()}
+
+
+def _operands(value):
+    """``(pseudo name, operands)`` of an operator on atoms, else None."""
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        index = value.slice
+        if isinstance(index, _ATOMS):  # `d[i]`: a class's own __getitem__
+            return "__pb_getitem__", [value.value, index]
+        if isinstance(index, gast.Slice):  # `d[i:j]`: its bounds, None where left out
+            bounds = [index.lower, index.upper, index.step]
+            bounds = [gast.Constant(None, None) if b is None else b for b in bounds]
+            if all(isinstance(b, _ATOMS) for b in bounds):
+                return SLICE, [value.value, *bounds]
+        return None
+    if isinstance(value, gast.BinOp) and type(value.op) in _BINARY:
+        if isinstance(value.left, _ATOMS) and isinstance(value.right, _ATOMS):
+            name = _BINARY[type(value.op)]
+            if getattr(value, "pb_inplace", False):  # `a += b`: a's __iadd__ first
+                name = "__pb_i" + name[5:]
+            return name, [value.left, value.right]
+    elif isinstance(value, gast.UnaryOp) and type(value.op) in _UNARY:
+        if isinstance(value.operand, _ATOMS):
+            return _UNARY[type(value.op)], [value.operand]
+    elif isinstance(value, gast.Call) and len(value.args) == 1 and not value.keywords:
+        callee = getattr(value, "pb_callee", None)
+        if callee is not None and callee.kind == "object" and callee.obj is builtins.abs:
+            if isinstance(value.args[0], _ATOMS):
+                return "__pb_abs__", [value.args[0]]
+    if isinstance(value, gast.Call) and len(value.args) == 2 and not value.keywords:
+        # operator.iadd(a, b): `a += b` as a derivative's code writes it (reverse_calls)
+        callee = getattr(value, "pb_callee", None)
+        if callee is not None and callee.kind == "object" and callee.obj in _INPLACE_FUNCTIONS:
+            if all(isinstance(a, _ATOMS) for a in value.args):
+                return _INPLACE_FUNCTIONS[callee.obj], list(value.args)
+    return None
+
+
+_ARRAY_MODULES = ("numpy", "math", "cmath", "scipy")
+
+
+def _from_array_library(fn) -> bool:
+    """A function of NumPy, SciPy or ``math``: it returns numbers or arrays, whatever it
+    was given."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in _ARRAY_MODULES
+
+
+def _own_helper(fn) -> bool:
+    """A builtin function or class (``len``, ``max``, ``slice``), one of pullback's
+    helpers or a function it generated: its result is an object only if an argument is."""
+    if isinstance(fn, types.BuiltinFunctionType):
+        return True
+    if isinstance(fn, type):  # slice, tuple, float: a builtin class makes no user object
+        return fn.__module__ == "builtins"
+    if not isinstance(fn, types.FunctionType):
+        return False
+    if fn.__code__.co_filename.startswith("<pullback"):
+        return True  # a vjp function pullback generated (in a derivative's own code)
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback"
+
+
+def _proved_plain(value, objects, kinds) -> bool:
+    """Whether ``value`` is proved not to be an object of a user's class: a constant, a
+    name of a known kind or bound only to such values, an operator or a call of a rule on
+    such names, a NumPy/SciPy/``math`` function's result, a display or an item of them."""
+    if isinstance(value, gast.Constant):
+        return True
+    if isinstance(value, gast.Name):
+        return kinds.get(value.id) is not None or value.id not in objects
+    if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.BoolOp)):
+        parts = [getattr(value, f, None) for f in ("left", "right", "operand")]
+        parts += list(getattr(value, "values", ()) or ())
+        parts += list(getattr(value, "comparators", ()) or ())
+        parts = [p for p in parts if p is not None]
+        return all(_proved_plain(p, objects, kinds) for p in parts)
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return all(_proved_plain(e, objects, kinds) for e in value.elts)
+    if isinstance(value, gast.Subscript):
+        return _proved_plain(value.value, objects, kinds)
+    if isinstance(value, gast.Attribute):
+        return True  # a field (`p.pos`): an object's fields are taken to be values
+    if isinstance(value, gast.Call):
+        callee = getattr(value, "pb_callee", None)
+        if _cotangents_call(value):
+            return True
+        if callee is not None and callee.kind == "method" and not callee.python_method:
+            # `x.copy()` of an array, a container's method: the receiver decides
+            receiver = value.func.value if isinstance(value.func, gast.Attribute) else None
+            return receiver is not None and _proved_plain(receiver, objects, kinds)
+        if callee is None or callee.kind not in ("object", "array_method", "internal"):
+            return False
+        if callee.kind in ("object", "array_method") and _from_array_library(callee.obj):
+            return True
+        if callee.kind == "object" and not _own_helper(callee.obj):
+            return False  # a class, a user's function, a callable object: maybe an object
+        args = list(value.args) + [k.value for k in value.keywords]
+        return all(_proved_plain(a, objects, kinds) for a in args)
+    return False
+
+
+def may_be_objects(tree, kinds: dict, params) -> set:
+    """The names that may hold an object of a user's class when the code runs: a
+    parameter of unknown kind, a name bound by anything but ``name = value`` with a value
+    :func:`_proved_plain` does not prove (a user function's result, an attribute, an item
+    of such a container), to a fixed point over the SSA form's carried names."""
+    # A parameter of unknown kind is an operand that may be an object; its items and
+    # attributes are not followed (a tuple of arrays, a model's fields: the benchmarks'
+    # and most code's containers), so only the objects the function itself makes (a
+    # class's constructor, a method's or a user function's result) reach them.
+    objects = set()
+    parameters = {p for p in params if kinds.get(p) is None}
+    assigned, targets = [], set()
+    nodes = lean_nodes(tree)
+    for node in nodes:
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            if isinstance(node.targets[0], gast.Name):
+                assigned.append((node.targets[0].id, node.value))
+                targets.add(id(node.targets[0]))
+    for node in nodes:  # a loop's target, an unpacking, a `with ... as`: not proved
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if id(node) not in targets and kinds.get(node.id) is None:
+                objects.add(node.id)
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assigned:
+            if name not in objects and not _proved_plain(value, objects, kinds):
+                objects.add(name)
+                changed = True
+    return objects | parameters
+
+
+def _cotangents_call(call) -> bool:
+    """A pullback called in a derivative's code that is differentiated again (``_cot2 =
+    _pb_t3(d)``: user code has no ``_pb_`` names): it returns cotangents."""
+    func = call.func
+    return isinstance(func, gast.Name) and func.id.startswith("_pb_")
+
+
+def _user_call(call) -> bool:
+    """A call of user code: a class, a user's function, a method or a value called at run
+    time (not one of pullback's helpers, such as a loop's sequence of a list)."""
+    if _cotangents_call(call):
+        return False
+    callee = getattr(call, "pb_callee", None)
+    if callee is None or callee.kind in ("method", "dynamic"):
+        return True
+    if callee.kind != "object":
+        return False
+    return not (_own_helper(callee.obj) or _from_array_library(callee.obj))
+
+
+def made_objects(tree, objects) -> set:
+    """The names bound to what a call that may make an object returned (``d = Data(x)``,
+    ``v = make(w)``), or to a copy of such a name (the SSA form's carried copies): the
+    receivers whose ``d[i]`` runs their class's ``__getitem__`` (a container built in the
+    function, a list display of objects, keeps its inline indexing)."""
+    made, copies = set(), []
+    for node in lean_nodes(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, gast.Name) and isinstance(node.value, gast.Call):
+                if target.id in objects and _user_call(node.value):
+                    made.add(target.id)
+            elif isinstance(target, gast.Name) and isinstance(node.value, gast.Name):
+                copies.append((target.id, node.value.id))
+    changed = True
+    while changed:
+        changed = False
+        for target, source in copies:
+            if source in made and target not in made:
+                made.add(target)
+                changed = True
+    return made
+
+
+def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
+    """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
+    ``carries`` accepts (a name a gradient or tangent flows through) that may hold an
+    object of a user's class (:func:`may_be_objects`) into the pseudo method call of
+    :mod:`pullback.operator_dispatch`."""
+    objects = None
+    for s in statements(tree):
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+            continue
+        if not isinstance(s.targets[0], gast.Name):
+            continue
+        found = _operands(s.value)
+        if found is None:
+            continue
+        name, operands = found
+        names = [a.id for a in operands if isinstance(a, gast.Name)]
+        if not (carries(s.targets[0].id) and any(carries(n) for n in names)):
+            continue
+        if all(kinds.get(n) is not None for n in names):
+            continue  # numbers, arrays, sequences the kinds pass proved: as before
+        if objects is None:
+            objects = may_be_objects(tree, kinds, params)
+            made = made_objects(tree, objects)
+        if name in ("__pb_getitem__", SLICE):  # `d[i]`: only of an object a call made
+            if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
+                continue
+        elif not any(n in objects and kinds.get(n) is None for n in names):
+            continue
+        receiver, *rest = operands
+        func = gast.Attribute(value=receiver, attr=name, ctx=gast.Load())
+        call = gast.Call(func=func, args=rest, keywords=[])
+        gast.copy_location(func, s.value)
+        gast.copy_location(call, s.value)
+        call.pb_callee = Callee("method", name=name, receiver=receiver)
+        s.value = call
+
+
+__all__ = ["OPERATORS", "dispatch_operators"]

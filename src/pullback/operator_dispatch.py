@@ -27,6 +27,7 @@ import types
 
 import numpy as np
 
+from .backends import is_foreign_array
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
 from .operator_functions import BY_NAME
@@ -107,7 +108,14 @@ def own_method(obj, name) -> bool:
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
+    if any(hasattr(t, p) for p in _ARRAY_PROTOCOLS):
+        return False  # an array of another library (array_api_strict, Dask): its rules
     return isinstance(inspect.getattr_static(t, name, None), types.FunctionType)
+
+
+# What an array of another library defines: its operators compute as arrays do (the
+# operator's rule dispatches on it), whatever module its class comes from.
+_ARRAY_PROTOCOLS = ("__array_namespace__", "__array_function__", "__array_ufunc__", "__array__")
 
 
 def attempts(obj, name, args):
@@ -188,8 +196,9 @@ _VALUE_TYPES = frozenset(
 def _plain_call(site, obj, name, args):
     """The operator's rule, for numbers, arrays, lists and tuples."""
     name = _PLAIN[name]
-    if any(is_zero(v) for v in (obj, *args)):  # a symbolic zero (a gradient's own
-        # arithmetic, differentiated again): the operator's inline code knows it
+    if any(is_zero(v) or is_foreign_array(v) for v in (obj, *args)):  # a symbolic zero (a
+        # gradient's own arithmetic, differentiated again) or a Dask or array-API array:
+        # the operator's inline code, as generated code runs it
         return site.adjoint_of(BY_NAME[name], None).__call__(obj, *args)
     return site.registry.lookup(OPERATORS[name][2]).rrule(obj, *args)
 

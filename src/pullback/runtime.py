@@ -117,7 +117,16 @@ def integer_results(dtype) -> bool:
     constant in float inputs, so their derivative is zero. The generated code of a rule
     call that passes a ``dtype`` asks this before its pullback runs (reverse mode) and
     before its tangent is computed (forward mode): transform/integer_dtypes.py."""
-    return dtype is not None and np.dtype(dtype).kind in "biu"
+    if dtype is None:
+        return False
+    try:
+        return np.dtype(dtype).kind in "biu"
+    except TypeError:  # another library's dtype object (array_api_strict.int64): its name
+        name = str(dtype).rsplit(".", 1)[-1]
+        try:
+            return np.dtype(name).kind in "biu"
+        except TypeError:
+            return False  # a dtype of no NumPy name: its results are taken as floats
 
 
 def vjp_zero(x):

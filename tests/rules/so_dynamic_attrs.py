@@ -21,6 +21,7 @@ class _Layer:
     w: np.ndarray
     b: float
 
+
 _PAIR = collections.namedtuple("_PAIR", "w b")
 _LAYER = _Layer(_RNG.normal(size=3), 0.7)
 
@@ -41,7 +42,6 @@ case(
     "b",
     wrt=(0,),
 )
-
 
 
 @dataclasses.dataclass
@@ -66,3 +66,19 @@ case(
     Built(_affine_apply, _RNG.normal(size=3), 0.2),
     wrt=(0,),
 )
+
+
+@dataclasses.dataclass
+class _Thermo:  # a field named like an array view (a temperature) and one named flat
+    T: np.ndarray
+    flat: np.ndarray
+
+
+_THERMO = _Thermo(_RNG.normal(size=3), _RNG.normal(size=2))
+_M = _RNG.normal(size=(2, 3))
+case("pullback.dynamic_attrs.array_attribute_of", _THERMO, "T", wrt=(0,))
+case("pullback.dynamic_attrs.array_attribute_of", _M, "T", wrt=(0,))
+case("pullback.dynamic_attrs.array_attribute_of", _M + 0.5j * _M**2, "imag", wrt=(0,))
+case("pullback.dynamic_attrs.array_attribute_of", _M + 0.5j * _M**2, "real", wrt=(0,))
+case("pullback.dynamic_attrs.flat_of", _M, wrt=(0,))
+case("pullback.dynamic_attrs.flat_of", _THERMO, wrt=(0,))

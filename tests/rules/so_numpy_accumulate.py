@@ -15,3 +15,8 @@ case("pullback.ufunc_methods.logaddexp_reduce", _X)
 case("pullback.ufunc_methods.logaddexp_reduce", _X, 1, keepdims=True)
 case("pullback.ufunc_methods.logaddexp_reduce", _X, None)
 case("pullback.ufunc_methods.logaddexp2_reduce", _X, -1)
+case("pullback.ufunc_methods.add_reduceat", _X, [0, 2], wrt=(0,))
+case("pullback.ufunc_methods.add_reduceat", _X, [0, 0, 1], 1, wrt=(0,))
+case(
+    "pullback.rules.numpy_accumulate.spread_segments", make("real", (2, 3)), [0, 2], 0, 4, wrt=(0,)
+)

@@ -130,6 +130,8 @@ case(
     atol=1e-9,
     wrt=(1, 2, 4, 8),
 )
+
+
 # The primitives behind odeint's and solve_ivp's pullback functions: their second derivatives
 # are the solvers' third (reverse over reverse through odeint_cotangents_reference and
 # solve_ivp_cotangents_reference, whose augmented solves are differentiated again). Small
@@ -151,4 +153,17 @@ case(
     *(ODE_DY.T, decay_first, (0.0, 0.8), np.array([1.0]), "DOP853", np.array([0.3, 0.6])),
     *((0.7,), IVP_TOL),
     wrt=(0, 2, 3, 5, 6),
+)
+
+# The solvers' args trees (rules/_args_trees.py): a nested tuple's leaves as one vector
+# and back, both linear in the cotangent (the tree itself is a constant).
+_TREE = (0.5, (1.2, np.array([0.3, -0.4])))
+case(
+    "pullback.rules._args_trees.tree_vector",
+    (0.2, (0.7, np.array([1.1, -0.6]))),
+    _TREE,
+    wrt=(0,),
+)
+case(
+    "pullback.rules._args_trees.tree_from_vector", np.array([0.2, 0.7, 1.1, -0.6]), _TREE, wrt=(0,)
 )

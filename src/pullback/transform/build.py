@@ -15,7 +15,7 @@ import re
 from ..guards import WorldGuard
 from .code import Line
 from .codegen import generate
-from .dunder_operators import dispatch_operators
+from .dunder_operators import dispatch_operators, dispatches_operators
 from .kinds import SCALAR
 from .pipeline import accepting_user_keywords, collector_paused, prepare
 from .reverse import ReverseBuilder
@@ -111,7 +111,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds
     diagnostic = prepared.diagnostic
     # `a + b` of an object (a parameter of unknown kind only where the kinds are the call's)
-    if not getattr(fn, "__pullback_operands_plain__", False):
+    if dispatches_operators(fn):
         dispatch_operators(norm.tree, kinds, activity.is_active, params if kinds_key else ())
 
     builder = ReverseBuilder(

@@ -213,6 +213,15 @@ def made_objects(tree, objects) -> set:
     return made
 
 
+def dispatches_operators(fn) -> bool:
+    """Whether ``fn``'s operators may run a user's dunder methods: not in pullback's own
+    functions (rule pullbacks computing with arrays of any backend, the operator functions
+    marked ``__pullback_operands_plain__``), which never receive a user's object."""
+    if getattr(fn, "__pullback_operands_plain__", False):
+        return False
+    return (getattr(fn, "__module__", None) or "").split(".")[0] != "pullback"
+
+
 def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
     """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
     ``carries`` accepts (a name a gradient or tangent flows through) that may hold an

@@ -34,7 +34,7 @@ from ..registry import NONDIFF, SCALAR
 from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
 from .code import Compound, Line, render
-from .dunder_operators import dispatch_operators
+from .dunder_operators import dispatch_operators, dispatches_operators
 from .escape_sites import EscapeSites
 from .inline import inline_form
 from .integer_dtypes import guard_tangent, rule_dtype
@@ -457,7 +457,7 @@ def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
     varied = activity.varied.__contains__
     objects = prepared.params if kinds_key else ()  # `a + b` of an object
-    if not getattr(fn, "__pullback_operands_plain__", False):
+    if dispatches_operators(fn):
         dispatch_operators(norm.tree, kinds, varied, objects)
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()

@@ -111,7 +111,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds
     diagnostic = prepared.diagnostic
     # `a + b` of an object (a parameter of unknown kind only where the kinds are the call's)
-    if dispatches_operators(fn):
+    if dispatches_operators(fn, fs):
         dispatch_operators(norm.tree, kinds, activity.is_active, params if kinds_key else ())
 
     builder = ReverseBuilder(

@@ -21,6 +21,7 @@ import types
 import gast
 
 from ..operator_dispatch import INPLACE, OPERATORS, SLICE
+from ..receiver_classes import module_class_with
 from ..resolve import Callee
 from ..tree_walk import lean_nodes, statements
 
@@ -213,13 +214,30 @@ def made_objects(tree, objects) -> set:
     return made
 
 
-def dispatches_operators(fn) -> bool:
-    """Whether ``fn``'s operators may run a user's dunder methods: not in pullback's own
-    functions (rule pullbacks computing with arrays of any backend, the operator functions
-    marked ``__pullback_operands_plain__``), which never receive a user's object."""
+# The methods an operator or subscript may run: a class of the module defining one in
+# Python is what makes a call's result possibly such an object.
+_DUNDER_NAMES = tuple(
+    sorted(
+        {m for first, reflected, _, _ in OPERATORS.values() for m in (first, reflected) if m}
+        | {v[0] for v in INPLACE.values()}
+    )
+)
+
+
+def dispatches_operators(fn, fs) -> bool:
+    """Whether ``fn``'s operators may run a user's dunder methods: only in a function whose
+    module holds (defines or imports) a class of the user's that defines an operator or
+    ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with`); never
+    in pullback's own functions (rule pullbacks computing with arrays of any backend, the
+    operator functions marked ``__pullback_operands_plain__``). Elsewhere a helper's result
+    is an array or a number as before: its arithmetic keeps its inline code (and the masks
+    of np.where branches), and an object that reaches an operator is refused when it runs
+    (tangents.refuse_operator) with the fix of calling its method by name."""
     if getattr(fn, "__pullback_operands_plain__", False):
         return False
-    return (getattr(fn, "__module__", None) or "").split(".")[0] != "pullback"
+    if (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback":
+        return False
+    return any(module_class_with(fs, name) for name in _DUNDER_NAMES)
 
 
 def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:

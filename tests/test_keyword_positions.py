@@ -110,6 +110,11 @@ def test_reordering_keeps_evaluation_order_when_it_matters():
         ("f(x, loc=m, scale=s, df=nu)", "f(x, nu, m, s)"),
         ("f(x, scale=g(s), df=nu, loc=m)", "f(x, scale=g(s), df=nu, loc=m)"),  # a call
         ("f(x, loc=(y := m), df=nu)", "f(x, loc=(y := m), df=nu)"),  # a walrus
+        # one call among constants: no evaluation can change a constant, so it moves
+        ("f(x, scale=2.0, df=g(s), loc=-1)", "f(x, g(s), -1, 2.0)"),
+        # one call and a read (the call could change what the read sees): the order stays
+        ("f(x, scale=s[0], df=g(s), loc=1)", "f(x, scale=s[0], df=g(s), loc=1)"),
+        ("f(x, scale=g(s), df=h(s), loc=1)", "f(x, scale=g(s), df=h(s), loc=1)"),  # two calls
     ]:
         tree = gast.parse(f"def h(x):\n    return {text}\n").body[0]
         keywords_in_place(tree, declared)
@@ -121,3 +126,29 @@ def test_keywords_out_of_order_with_a_call_keep_their_refusal():
 
     with pytest.raises(HigherOrderError):
         hessian(keywords_out_of_order)(P)
+
+
+KEYS = np.array([0, 1, 1, 3])
+
+
+def bincount_weights_after_minlength(x):
+    return np.sum(np.bincount(KEYS, minlength=5, weights=np.sin(x)) ** 2)
+
+
+def bincount_in_order(x):
+    return np.sum(np.bincount(KEYS, np.sin(x), 5) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_call_among_constant_keywords_is_differentiated(dtype):
+    # (np.bincount's weights written after minlength was PB502: a keyword gets no gradient)
+    x = np.array([0.3, 0.5, 0.7, 1.1], dtype=dtype)
+    g = grad(bincount_weights_after_minlength)(x)
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, grad(bincount_in_order)(x), rtol=1e-6)
+    want = numerical_grad(bincount_weights_after_minlength, (x.astype(np.float64),), 0)
+    np.testing.assert_allclose(g, want, rtol=1e-4 if dtype == np.float32 else 1e-6, atol=1e-6)
+    if dtype == np.float64:
+        np.testing.assert_allclose(
+            hessian(bincount_weights_after_minlength)(x), hessian(bincount_in_order)(x), rtol=1e-12
+        )

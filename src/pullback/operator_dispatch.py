@@ -31,7 +31,7 @@ from .backends import is_foreign_array
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
 from .operator_functions import BY_NAME
-from .tangents import NO_TANGENT, is_zero
+from .tangents import NO_TANGENT, has_array_protocol, is_zero
 
 # pseudo name -> (the method Python tries first, its reflected form or None, operator
 # function, the operator as written)
@@ -108,14 +108,10 @@ def own_method(obj, name) -> bool:
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
-    if any(hasattr(t, p) for p in _ARRAY_PROTOCOLS):
+    if has_array_protocol(t):
         return False  # an array of another library (array_api_strict, Dask): its rules
     return isinstance(inspect.getattr_static(t, name, None), types.FunctionType)
 
-
-# What an array of another library defines: its operators compute as arrays do (the
-# operator's rule dispatches on it), whatever module its class comes from.
-_ARRAY_PROTOCOLS = ("__array_namespace__", "__array_function__", "__array_ufunc__", "__array__")
 
 
 def attempts(obj, name, args):

@@ -384,13 +384,20 @@ def is_operator_object(x) -> bool:
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
-    if any(hasattr(t, n) for n in _ARRAY_PROTOCOLS):
+    if has_array_protocol(t):
         return False  # an array of another library (Dask, an array API namespace): an array
     return any(type(getattr(t, n, None)) is _FunctionType for n in _OPERATOR_METHODS)
 
 
 # What an array of another library defines: its operators compute as arrays do.
 _ARRAY_PROTOCOLS = ("__array_namespace__", "__array_function__", "__array_ufunc__", "__array__")
+
+
+def has_array_protocol(cls) -> bool:
+    """Whether ``cls`` is an array class of some library (Dask, an array API namespace):
+    it defines one of NumPy's or the Array API's protocols, so its operators compute as
+    arrays do, whatever module it comes from."""
+    return any(hasattr(cls, n) for n in _ARRAY_PROTOCOLS)
 
 
 def refuse_operator(x):

@@ -30,9 +30,23 @@ def weights_then_keepdims(p):
 
 
 def axis_after_a_computed_weight(p):
-    # axis= after b=: filling the skipped axis with its default would be wrong, and moving
-    # b= before axis= would change the order in which they are evaluated (a call in b)
+    # axis= after b=: filling the skipped axis with its default would be wrong; the
+    # keywords move into positional order, as the only one with a call (b) is among
+    # constants, whose evaluation nothing can change
     return np.sum(special.logsumexp(X * p[0], b=W * np.exp(p[1]), keepdims=True, axis=0))
+
+
+def axis_after_a_computed_weight_by_position(p):
+    return np.sum(special.logsumexp(X * p[0], 0, W * np.exp(p[1]), True))
+
+
+def axis_after_a_weight_and_a_read(p):
+    # a call (b) and a read (axis=AXES[0]): the call could change what the read sees, so
+    # they keep their order, and the keyword its refusal
+    return np.sum(special.logsumexp(X * p[0], b=W * np.exp(p[1]), axis=AXES[0]))
+
+
+AXES = [0]
 
 
 def mixture_log_likelihood(p):
@@ -76,8 +90,21 @@ def test_by_hand():
     )
 
 
-def test_axis_given_after_a_computed_weight_is_refused_before_running():
+def test_axis_given_after_a_computed_weight_moves_into_place():
+    import pullback
+
+    g = pullback.grad(axis_after_a_computed_weight)(P)
+    np.testing.assert_allclose(g, pullback.grad(axis_after_a_computed_weight_by_position)(P))
+    check_grad(axis_after_a_computed_weight, P)
+    np.testing.assert_allclose(
+        pullback.hessian(axis_after_a_computed_weight)(P),
+        pullback.hessian(axis_after_a_computed_weight_by_position)(P),
+        rtol=1e-12,
+    )
+
+
+def test_a_weight_before_a_read_keeps_its_refusal():
     import pullback
 
     with pytest.raises(pullback.UnsupportedSyntaxError, match="PB502"):
-        pullback.grad(axis_after_a_computed_weight)(P)
+        pullback.grad(axis_after_a_weight_and_a_read)(P)

@@ -15,8 +15,10 @@ evaluation stays the same. Keywords written out of that order (``t.logpdf(x, sca
 df=nu, loc=m)``) move too, into positional order, when every parameter between them is
 given and every keyword argument of the call is an expression whose value cannot depend
 on the order of evaluation nor change anything (names, constants, attribute and item
-reads, arithmetic on those: :func:`order_free`); otherwise they stay keywords
-(``t.logpdf(x, loc=f(), df=g())`` keeps its order, and its second-order refusal).
+reads, arithmetic on those: :func:`order_free`), or when just one is not and all the
+others are constants (``np.bincount(k, minlength=5, weights=np.sin(x))``); otherwise
+they stay keywords (``t.logpdf(x, loc=f(), df=g())`` keeps its order, and its
+second-order refusal).
 
 >>> import gast
 >>> tree = gast.parse("def f(x, nu):\\n    return t_logpdf(x, df=nu, scale=2.0)\\n").body[0]
@@ -115,12 +117,29 @@ def _reorder(call, names) -> bool:
         if name not in given:
             break
         run.append(given[name])
-    if not run or not all(order_free(k.value) for k in call.keywords):
+    if not run or not _reorderable(call.keywords):
         return False
     moved = {id(k) for k in run}
     call.args.extend(k.value for k in run)
     call.keywords = [k for k in call.keywords if id(k) not in moved]
     return True
+
+
+def _reorderable(keywords) -> bool:
+    """Whether the order ``keywords`` are evaluated in cannot matter: each is
+    :func:`order_free`, or one is not (``weights=np.sin(x)``, a call) and all the others
+    are constants (``minlength=5``), whose values no evaluation can change."""
+    impure = [k for k in keywords if not order_free(k.value)]
+    if not impure:
+        return True
+    return len(impure) == 1 and all(_constant(k.value) for k in keywords if k is not impure[0])
+
+
+def _constant(node) -> bool:
+    """A constant, possibly negated (``-1``)."""
+    if node.__class__ is gast.UnaryOp:
+        node = node.operand
+    return node.__class__ is gast.Constant
 
 
 def order_free(node) -> bool:

@@ -34,7 +34,7 @@ from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF
 from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
-from .tangents import NO_TANGENT, ZERO, getitem_cotangent
+from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
@@ -127,9 +127,21 @@ def no_cotangents(g, *args):
     return (NO_TANGENT,) * len(args)
 
 
+# The atoms whose tangent is the question tangents.is_differentiable_value answers: numbers
+# and NumPy values (an object array may hold anything: not among them).
+_ATOMS = (int, float, complex, np.generic, np.ndarray)
+
+
 def _no_tangent(value) -> bool:
-    """An integer, a flag, a string or None: an argument that carries no tangent."""
-    return value is None or isinstance(value, (bool, int, str, np.integer, np.bool_))
+    """An argument that carries no tangent: None, a string, or a number or NumPy value
+    that is no differentiable value (an integer, a flag, an integer or boolean array).
+    Containers, records and other objects are not judged here: a list or an object may
+    hold floats (``_is_object`` decides the objects)."""
+    if value is None or isinstance(value, str):
+        return True
+    if isinstance(value, _ATOMS) and getattr(getattr(value, "dtype", None), "kind", "") != "O":
+        return not is_differentiable_value(value)
+    return False
 
 
 def vjp_function(site: CallSite, obj, fn, args, kwargs):

@@ -45,12 +45,42 @@ def test_no_tangent_is_the_atoms_that_are_no_differentiable_value(value):
 
 
 @pytest.mark.parametrize(
-    "value", [[1.0, 2.0], (np.ones(2), 3), {"w": 1.0}, np.array([1.0, None], dtype=object)]
+    "value",
+    [[1.0, 2.0], (np.ones(2), 3), (1.5,), {"w": 1.0}, [0, 1], np.array([1.0, None], dtype=object)],
 )
 def test_containers_are_not_asked(value):
     # a list, tuple, dict or object array may hold floats: its tangent is its own question (objects,
     # records and containers are judged apart), never "no tangent" here
     assert not _no_tangent(value)
+
+
+@pytest.mark.parametrize("value", [(0,), (0, 1), (np.int64(2), None), ((0, 1), "mean")])
+def test_tuples_of_atoms_without_tangent_carry_none(value):
+    assert _no_tangent(value)
+
+
+def median_cubed(x, stat):
+    return np.sum(stat(x, axis=(0,), keepdims=True) ** 3)
+
+
+@pytest.mark.parametrize(
+    "dtype, tol", [(np.float64, 1e-6), (np.float32, 2e-2)], ids=["float64", "float32"]
+)
+def test_hessian_of_a_rule_held_in_a_variable_with_an_axis_tuple(dtype, tol):
+    # np.median found at run time with axis=(0,): its pullback function was differentiated
+    # with respect to the axis too, and refused (PB502 in order_cotangents)
+    x = np.array([[0.3, -1.1, 2.0], [1.4, 0.2, -0.7], [0.9, 2.2, 0.1]], dtype=dtype)
+    H = pullback.hessian(median_cubed)(x, np.median)
+    g = pullback.grad(median_cubed)
+    x64, eps = x.astype(np.float64), 1e-5
+    cols = []
+    for j in range(x.size):
+        e = np.zeros(x.size)
+        e[j] = eps
+        e = e.reshape(x.shape)
+        cols.append((g(x64 + e, np.median) - g(x64 - e, np.median)) / (2 * eps))
+    expected = np.stack(cols, axis=-1).reshape(x.shape + x.shape)  # (symmetric)
+    np.testing.assert_allclose(H, expected, rtol=tol, atol=tol)
 
 
 def cubic_at(x, idx, k):

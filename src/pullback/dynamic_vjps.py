@@ -134,11 +134,14 @@ _ATOMS = (int, float, complex, np.generic, np.ndarray)
 
 def _no_tangent(value) -> bool:
     """An argument that carries no tangent: None, a string, or a number or NumPy value
-    that is no differentiable value (an integer, a flag, an integer or boolean array).
-    Containers, records and other objects are not judged here: a list or an object may
-    hold floats (``_is_object`` decides the objects)."""
+    that is no differentiable value (an integer, a flag, an integer or boolean array), or
+    a plain tuple of such (an ``axis=(0, 1)``: immutable, so its items decide). Other
+    containers, records and objects are not judged here: a list or an object may hold
+    floats, or be given them (``_is_object`` decides the objects)."""
     if value is None or isinstance(value, str):
         return True
+    if type(value) is tuple:
+        return bool(value) and all(_no_tangent(v) for v in value)
     if isinstance(value, _ATOMS) and getattr(getattr(value, "dtype", None), "kind", "") != "O":
         return not is_differentiable_value(value)
     return False

@@ -1,6 +1,6 @@
 """``xs.index(v)`` and ``xs.count(v)`` of lists and tuples that hold differentiated values:
 integers that carry no gradient, at first and second order, found when the call runs
-(dynamic_calls.no_cotangents); checked against central finite differences."""
+(dynamic_vjps.no_cotangents); checked against central finite differences."""
 
 from __future__ import annotations
 

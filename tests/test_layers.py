@@ -77,6 +77,7 @@ LAYERS = (
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
+            "pullback.dynamic_vjps",
             "pullback.dynamic_attrs",
             "pullback.call_cotangents",
             "pullback.iterators_by_hand",

@@ -2,7 +2,7 @@
 pullback function gives a cotangent for each of its positional parameters, also those
 not passed (``np.max``'s ``initial``); the reverse of the star-call pads the ones it did
 not keep with zeros (``star_runtime.unpassed_outputs``). An integer option moved to its
-position (``ddof=1``) carries no tangent (``dynamic_calls._no_tangent``). Checked against
+position (``ddof=1``) carries no tangent (``dynamic_vjps._no_tangent``). Checked against
 central differences of the gradient, float64 and float32, and against the same call
 written without the star."""
 

@@ -2,7 +2,7 @@
 when the code is generated (inside a helper held in a variable, so ``x.astype(...)``
 runs through ``dynamic_calls.call_method``): the reverse of each such call in a gradient
 that is differentiated again is the rule's transformable pullback function
-(``dynamic_calls.vjp_function``), for a method with a rule of its own
+(``dynamic_vjps.vjp_function``), for a method with a rule of its own
 (``np.ndarray.astype``) as for one that is the NumPy function of the same name
 (``x.copy()`` is ``np.copy(x)``). Checked against central finite differences of the
 second derivative, float64 and float32; a cast to float32 gives a cotangent in the

@@ -47,7 +47,7 @@ def mvn_pdf_of_points(s):
 
 def dirichlet_in_alpha(s):
     # two methods of one object: in the second derivative's code the cotangent of one
-    # may be ZERO where the third runs it (dynamic_calls.method_vjp, output_zeros)
+    # may be ZERO where the third runs it (dynamic_vjps.method_vjp, output_zeros)
     d = st.dirichlet(np.array([1.5 + s, 2.5, 3.0 * s]))
     return d.logpdf(np.array([0.2, 0.3, 0.5])) + d.pdf(np.array([0.5, 0.1, 0.4]))
 

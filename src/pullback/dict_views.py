@@ -68,7 +68,7 @@ def dict_cotangent_view_pullback(dy, dd, d, name):
 
 
 # The vjp functions of d.values(), d.items() and d.keys() that a gradient differentiated
-# again calls (dynamic_calls.vjp_function): written in the differentiable subset, the
+# again calls (dynamic_vjps.vjp_function): written in the differentiable subset, the
 # receiver's cotangent first as a rule's pullback function gives it.
 @transformable
 def dict_values_vjp(g, d):

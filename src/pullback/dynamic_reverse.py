@@ -2,8 +2,8 @@
 subset, so that derivatives of any order run through it.
 
 A gradient that is differentiated again computes the reverse of ``fn(*args)`` (and of
-``obj.name(*args)``) found at run time with :func:`~.dynamic_calls.function_vjp`
-(:func:`~.dynamic_calls.method_vjp`): ``F(g, *args)``, with ``F`` the callee's vjp
+``obj.name(*args)``) found at run time with :func:`~.dynamic_vjps.function_vjp`
+(:func:`~.dynamic_vjps.method_vjp`): ``F(g, *args)``, with ``F`` the callee's vjp
 function, its cotangents laid out one per argument. Their pullbacks below are again a
 ``function_vjp``, of ``F`` itself: ``F``'s generated vjp function (a vjp of a vjp) runs.
 A derivative of those pullbacks meets ``function_vjp`` again, so the derivatives of every
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from .call_cotangents import bound_arguments, gather_cotangents, spread_cotangents
 from .dynamic_attrs import method_receiver
-from .dynamic_calls import _found_without_receiver, gives_receiver_cotangent, vjp_function
+from .dynamic_calls import _found_without_receiver
+from .dynamic_vjps import gives_receiver_cotangent, vjp_function
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, is_zero
 
@@ -84,7 +85,7 @@ def method_reverse(site, obj, name, args, kwargs):
 
 def vjp_apply(site, dy, function, inputs, keywords):
     """``function(dy, *inputs, **keywords)`` (a vjp function) laid out one cotangent per
-    input: :func:`~.dynamic_calls.function_vjp` once the vjp function is known, its
+    input: :func:`~.dynamic_vjps.function_vjp` once the vjp function is known, its
     arguments in one tuple (so that its own pullback, below, needs no star-call)."""
     return spread_cotangents(function, function(dy, *inputs, **keywords))
 

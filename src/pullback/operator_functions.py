@@ -1,7 +1,7 @@
 """The operators as Python functions pullback transforms (``def add(a, b): return a + b``),
 for :mod:`pullback.operator_dispatch`: the reverse of an operator on numbers, arrays or
 sequences that the transform could not prove to be such, where the gradient is
-differentiated again, is their generated vjp function (``dynamic_calls.function_vjp``),
+differentiated again, is their generated vjp function (``dynamic_vjps.function_vjp``),
 which differentiates again in turn.
 
 Their operands are not dispatched a second time (``__pullback_operands_plain__``: the

@@ -1,7 +1,7 @@
 """``inspect.signature`` of the functions the generated code calls back into, cached.
 
 Building a third derivative asks for the signatures of the same user functions and vjp
-functions tens of thousands of times (``dynamic_calls.vjp_function`` binds each call found
+functions tens of thousands of times (``dynamic_vjps.vjp_function`` binds each call found
 at run time; ``adjoints.VJPRef`` derives its signature from its function's), and
 ``inspect.signature`` rebuilds the Signature every time.
 

@@ -20,8 +20,9 @@ import types
 
 import numpy as np
 
-from .dynamic_calls import call_function, call_method, function_vjp, method_vjp
+from .dynamic_calls import call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
+from .dynamic_vjps import function_vjp, method_vjp
 from .errors import NotDifferentiableError
 from .guards import is_library_module_name
 from .registry import transformable
@@ -267,7 +268,7 @@ def _packed(cots, n, moved, keywords, mappings, keyword_cots=None):
 
 def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     """What ``star_call_rrule``'s pullback returns for ``g``, computed from the callee's
-    vjp function (``dynamic_calls.function_vjp``): the reverse of a star-call in a
+    vjp function (``dynamic_vjps.function_vjp``): the reverse of a star-call in a
     gradient that is differentiated again (its rule: rules/star_call_rules.py)."""
     kwargs = _merged(keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
@@ -282,7 +283,7 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
 
 def star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappings):
     """What ``star_method_rrule``'s pullback returns for ``g``, from the method's vjp
-    function (``dynamic_calls.method_vjp``; see :func:`star_call_vjp`)."""
+    function (``dynamic_vjps.method_vjp``; see :func:`star_call_vjp`)."""
     positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
     if keywords_active:
         _refuse_keyword_gradients(site, rest, f"the method '{name}'")

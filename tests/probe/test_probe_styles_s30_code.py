@@ -547,6 +547,6 @@ test_getitem, test_getitem_float32 = probe_tests(GETITEM)
 
 
 # (the vjp of a vjp function read its cotangent tuple past its end until an integer
-# argument stopped counting as differentiated: dynamic_calls._no_tangent)
+# argument stopped counting as differentiated: dynamic_vjps._no_tangent)
 def test_second_order_of_a_call_spreading_args_and_kwargs():
     check_probe(splatted_call, X, second=True)

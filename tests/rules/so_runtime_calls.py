@@ -12,7 +12,7 @@ import numpy as np
 from second_order_table import case
 
 import pullback  # noqa: F401 - installs the entry points the call site uses
-from pullback.dynamic_calls import vjp_function
+from pullback.dynamic_vjps import vjp_function
 from pullback.rules.user_function_calls import rule_site
 
 _RNG = np.random.default_rng(13)
@@ -42,7 +42,7 @@ class Model:
 
 _MODEL = Model(np.array([0.5, -1.0, 2.0]))
 _SITE = rule_site()
-_D = "pullback.dynamic_calls."
+_D = "pullback.dynamic_vjps."
 case(_D + "function_vjp", _SITE, _G, one, _X)
 case(_D + "function_vjp", _SITE, 0.3, cubic, 0.4, 0.7)
 case(_D + "function_vjp", _SITE, 1.3, scaled, 0.4, -0.9)  # a *args callee

@@ -1,4 +1,4 @@
-"""np.nanmedian, np.nanquantile and np.nanpercentile (rules/numpy_nan_order_stats.py)
+"""np.nanmedian, np.nanquantile and np.nanpercentile (rules/numpy_order_stats.py, skip_nan)
 against finite differences: slices with different numbers of NaNs, a slice of NaNs only,
 every method, several quantiles, keepdims, float64 and float32, the cotangent of ``q``,
 second derivatives and forward mode."""
@@ -103,3 +103,24 @@ def test_forward_mode():
     )
     np.testing.assert_allclose(dy, want, rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(y, np.nanquantile(x, 0.3, axis=1))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)], ids=str)
+def test_one_machinery_for_full_and_nan_counts(axis, method):
+    """Without NaNs every slice's count is its length, so the nan forms' tables are the
+    plain forms' (one machinery, numpy_order_stats.py), and both match NumPy's value as
+    ``sum W x``."""
+    from pullback.rules.numpy_order_stats import order_bounds, order_weights
+
+    x = make("distinct", (3, 5), np.float64)
+    q = np.array([0.0, 0.3, 0.62, 1.0])
+    full = order_weights(x, q, axis, method, 1.0, False)
+    counted = order_weights(x, q, axis, method, 1.0, True)
+    np.testing.assert_array_equal(full, counted)
+    axes = tuple(range(x.ndim)) if axis is None else np.atleast_1d(axis)
+    value = np.sum(full * x, axis=tuple(1 + int(k) for k in axes))
+    np.testing.assert_allclose(value, np.quantile(x, q, axis=axis, method=method), rtol=1e-12)
+    plain, nan = order_bounds(x, q, axis, 1.0, False), order_bounds(x, q, axis, 1.0, True)
+    for a, b in zip(plain, nan, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -25,18 +25,16 @@ from collections.abc import Callable
 
 import gast
 
-from ..resolve import CONSTANT_ATTRIBUTES, parent_map
+from ..resolve import parent_map
 from ..transform.inplace_calls import inplace_statement_call
 from ..transform.owned_helpers import is_owned_result
-from .fresh_arrays import NEW_ARRAY_METHODS
+from .alias_uses import AliasUses, selects_elements
 from .moves import Moves
 
 # Builtins whose result is a new object that keeps no reference to an argument: ``range``
 # takes its bounds through ``__index__`` (a counter passed to ``range(n)`` and then
 # ``n += 1`` shares nothing), ``isinstance`` answers a bool.
 FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr, range, isinstance)
-# Array methods (on local values) that return a new array: the table is check/fresh_arrays.py.
-FRESH_METHODS = NEW_ARRAY_METHODS
 
 
 def is_number(node) -> bool:
@@ -73,7 +71,7 @@ def _quiet_chains():
     return QuietChains
 
 
-class AliasAnalysis:
+class AliasAnalysis(AliasUses):
     """Classify every ``name op= value`` statement of a function as rebinding or not.
 
     ``fresh_call(call)`` tells whether a call returns a new object that does not keep a
@@ -260,7 +258,7 @@ class AliasAnalysis:
         parent = self.parent.get(definition)
         if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
             return False
-        return isinstance(parent.value, gast.Subscript) and _selects_elements(parent.value.slice)
+        return isinstance(parent.value, gast.Subscript) and selects_elements(parent.value.slice)
 
     def is_rebinding(self, stmt: gast.AugAssign) -> bool:
         return stmt in self.allowed
@@ -358,16 +356,6 @@ class AliasAnalysis:
         while not isinstance(node, gast.stmt):
             node = self.parent[node]
         return node
-
-    def _store_or_read(self, use) -> bool:
-        """``a[idx] = v`` / ``a[idx] op= v``, or ``name = a[idx]`` with an index that has no
-        slice, ``...`` or ``None`` (so that no view of ``a`` gets a name)."""
-        parent = self.parent.get(use)
-        if not (isinstance(parent, gast.Subscript) and parent.value is use):
-            return False
-        if not isinstance(parent.ctx, gast.Load):
-            return True
-        return _selects_elements(parent.slice) and isinstance(self.parent.get(parent), gast.Assign)
 
     # -- definitions ---------------------------------------------------------------------
     def _is_parameter(self, definition) -> bool:
@@ -475,139 +463,7 @@ class AliasAnalysis:
             return self.fresh_call(node)
         return False
 
-    # -- uses ----------------------------------------------------------------------------
-    def _harmless_use(self, use) -> bool:
-        """A use that reads the value without letting another name hold the array."""
-        if use in self.inplace_uses:
-            return not self.inplace_uses[use]  # r = f(..., out=a): r is a
-        node = use
-        while True:
-            parent = self.parent.get(node)
-            if parent is None:
-                return False
-            if isinstance(parent, gast.Subscript):
-                if parent.value is not node:
-                    return True  # an index: advanced indexing copies
-                if not isinstance(parent.ctx, gast.Load):
-                    # x[i] = v: a write the check allows only into a local array
-                    return node is use
-                node = parent  # x[i]: harmless if that read is harmless
-                continue
-            if isinstance(parent, gast.Slice):
-                return True
-            if isinstance(parent, gast.Attribute):
-                if parent.attr in CONSTANT_ATTRIBUTES:
-                    return True
-                above = self.parent.get(parent)
-                if parent.attr == "flat" and isinstance(above, gast.Subscript):
-                    # a.flat[key] (= v): a read or a write of a's elements, as a[i] (= v)
-                    if above.value is not parent:
-                        return True
-                    if not isinstance(above.ctx, gast.Load):
-                        return node is use
-                    node = above
-                    continue
-                if parent.attr in ("T", "mT") and isinstance(parent.ctx, gast.Load):
-                    node = parent  # e[t].T.dot(f): a view that is only read (dismalpy)
-                    continue
-                call = self.parent.get(parent)  # x.copy(), x[i].sum(): a new object
-                return (
-                    parent.attr in FRESH_METHODS
-                    and isinstance(call, gast.Call)
-                    and call.func is parent
-                )
-            if isinstance(
-                parent,
-                (gast.BinOp, gast.UnaryOp, gast.Compare, gast.FormattedValue, gast.AugAssign),
-            ):
-                return True
-            if isinstance(parent, gast.IfExp):
-                if parent.test is node:
-                    return True
-                node = parent
-                continue
-            if isinstance(parent, (gast.If, gast.While, gast.Assert)):
-                return True
-            if isinstance(parent, gast.Assign) and parent.value is node:
-                # u[:] = un (a copy back): a store through a slice copies the values
-                # (from another name: `a[1:] = a[:-1]` overlaps, and stays refused)
-                return self.container_kind is not None and all(
-                    _slice_store(t)
-                    and t.value.id != use.id
-                    and self.container_kind(t.value.id) not in ("list", "dict")
-                    for t in parent.targets
-                )
-            if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
-                return True
-            if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(
-                self.parent.get(parent), gast.Return
-            ):
-                return True  # return (a, b): nothing of this call runs afterwards
-            if isinstance(parent, gast.keyword):
-                call = self.parent.get(parent)
-                return call in self.inplace_calls or (
-                    isinstance(call, gast.Call) and self.fresh_call(call)
-                )
-            if isinstance(parent, gast.Call):
-                return parent.func is not node and (
-                    parent in self.inplace_calls or self.fresh_call(parent)
-                )
-            return False
-
-    def _may_precede(self, use, stmt, renewed=()) -> bool:
-        """Whether ``use`` may run after the definition and before ``stmt`` (through the
-        back edge of a loop not in ``renewed``, whose passes each bind a new value)."""
-        if self._inside(use, stmt):
-            return True
-        if (use.lineno, use.col_offset) < (stmt.lineno, stmt.col_offset):
-            return True
-        use_loops = set(self._repeating_loops(use))
-        return any(
-            loop in use_loops and loop not in renewed for loop in self._repeating_loops(stmt)
-        )
-
-    def _inside(self, node, ancestor) -> bool:
-        while node is not None:
-            if node is ancestor:
-                return True
-            node = self.parent.get(node)
-        return False
-
-    def _repeating_loops(self, node):
-        """The loops whose repeated part (body, target, while-test) holds ``node``."""
-        child = node
-        parent = self.parent.get(child)
-        while parent is not None:
-            if isinstance(parent, gast.For) and (
-                child is parent.target or any(child is s for s in parent.body)
-            ):
-                yield parent
-            elif isinstance(parent, gast.While) and (
-                child is parent.test or any(child is s for s in parent.body)
-            ):
-                yield parent
-            child, parent = parent, self.parent.get(parent)
-
 
 def is_math_function(obj) -> bool:
     """Functions of the ``math`` module return new numbers."""
     return getattr(math, getattr(obj, "__name__", ""), None) is obj
-
-
-def _selects_elements(index) -> bool:
-    """An index with no slice, ``None`` or ``...``: on an array it reads elements (a copy
-    for an integer array index, a scalar for integers), never a view with a name."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    return not any(
-        isinstance(p, gast.Slice) or (isinstance(p, gast.Constant) and p.value in (None, ...))
-        for p in parts
-    )
-
-
-def _slice_store(target) -> bool:
-    """``a[1:-1] = v`` or ``a[...] = v``: into an array (``arrays_inplace`` refuses any
-    other object as it runs) NumPy copies ``v``'s elements, whatever ``a``'s dtype, so ``a``
-    keeps no reference to ``v``; ``a[0] = v`` into an object array would."""
-    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
-        return False
-    return not _selects_elements(target.slice)

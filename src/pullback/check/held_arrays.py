@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gast
 
-from .aliasing import _selects_elements
+from .alias_uses import selects_elements
 
 # Methods of a list or dict that put no item in (or one that ``_put`` looks at).
 _NEUTRAL = frozenset({"pop", "clear", "reverse", "popitem"})
@@ -132,7 +132,7 @@ def _kept(node, analysis, aliases):
         isinstance(grand, gast.Subscript)
         and grand.value is parent
         and isinstance(grand.ctx, gast.Load)
-        and _selects_elements(grand.slice)
+        and selects_elements(grand.slice)
         and isinstance(analysis.parents.get(grand), gast.Assign)
     ):
         return None  # y = xs[t][k]: elements, a copy or a number

@@ -38,7 +38,6 @@ from ._util import (
     refuse_integer_dtype,
     refuse_out,
 )
-from .numpy_order_stats import _quantile_rule
 
 FAMILY = "numpy_reductions"
 
@@ -194,9 +193,7 @@ def _extreme_rule(reducer, nan):
             valid = np.broadcast_to(p["where"], shape)
             if nan:
                 valid = valid & ~np.isnan(x)
-            w, w_initial = _extreme_weights(
-                x, y, p["axis"], p["keepdims"], valid, p["initial"]
-            )
+            w, w_initial = _extreme_weights(x, y, p["axis"], p["keepdims"], valid, p["initial"])
             g = expand_reduced(dy, shape, p["axis"], p["keepdims"]) * w
             rest = list(_rest(args))
             if len(args) > 3 and differentiable(args[3]):  # initial, given positionally
@@ -528,11 +525,6 @@ def register(reg):
     for fn in (np.nanmax, np.nanmin):
         r.rule(fn, _extreme_rule(fn, nan=True), notes="ties split the cotangent equally")
     r.rule(np.ptp, _ptp_rrule, notes="ties split the cotangent equally")
-    r.rule(np.median, _quantile_rule(np.median, 1.0, has_q=False), notes="ties: stable sort")
-    r.rule(np.quantile, _quantile_rule(np.quantile, 1.0, has_q=True), notes="ties: stable sort")
-    r.rule(
-        np.percentile, _quantile_rule(np.percentile, 0.01, has_q=True), notes="ties: stable sort"
-    )
     r.rule(np.cumsum, _cumsum_rrule)
     r.rule(np.cumprod, _cumprod_rrule, notes="exact where x has zeros")
     r.rule(np.nancumsum, _nancumsum_rrule)
@@ -542,11 +534,10 @@ def register(reg):
     if hasattr(np, "cumulative_sum"):
         r.rule(np.cumulative_sum, _cumulative_rrule(np.cumulative_sum, "sum"))
         r.rule(np.cumulative_prod, _cumulative_rrule(np.cumulative_prod, "prod"))
-    # Their pullbacks as transformable functions (second derivatives).
-    from .numpy_nan_order_stats import register as register_nan_order_stats
+    # Their pullbacks as transformable functions (second derivatives); the order statistics
+    # (median, quantile, percentile and their nan forms) register their rules there too.
     from .numpy_order_stats_pullbacks import register as register_order_stats
     from .numpy_reductions_pullbacks import register_pullbacks
 
     register_pullbacks(reg)
     register_order_stats(reg, r)
-    register_nan_order_stats(reg, r)

@@ -18,6 +18,7 @@ from .. import (
     callables,
     dynamic_attrs,
     dynamic_calls,
+    dynamic_vjps,
     operator_dispatch,
     read_folds,
     runtime,
@@ -181,7 +182,7 @@ def _repeat_cotangent_rrule(g, seq, n):
 
 
 def _vjp_function_rrule(skip_receiver):
-    # The derivative of a vjp function found at run time (dynamic_calls.method_vjp
+    # The derivative of a vjp function found at run time (dynamic_vjps.method_vjp
     # and function_vjp): the adjoint of that generated function, g first, then the arguments.
     def rrule(site, g, callee, *rest, **kwargs):
         if skip_receiver:  # method_vjp(site, g, obj, name, *args)
@@ -192,14 +193,14 @@ def _vjp_function_rrule(skip_receiver):
             alone = dynamic_calls._found_without_receiver(site, obj, name)
             if alone is not None:  # Python passes no obj: function_vjp's derivative
                 return _alone_rrule(site, g, obj, name, alone, args, kwargs)
-            function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
+            function = dynamic_vjps.vjp_function(site, obj, name, args, kwargs)
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
             bound = call_cotangents.bound_arguments(callee, site.registry)
             if bound is not None:  # layer(x): Dense.__call__(layer, x)
                 return _bound_rrule(site, g, bound, args, kwargs)
-            function = dynamic_calls.vjp_function(site, None, callee, args, kwargs)
+            function = dynamic_vjps.vjp_function(site, None, callee, args, kwargs)
             inputs = (g, *args)
         parameters = list(inspect.signature(function).parameters.values())
         names = [p.name for p in parameters]
@@ -209,7 +210,7 @@ def _vjp_function_rrule(skip_receiver):
         receiver = skip_receiver and getattr(function, "__pullback_receiver_cotangent__", False)
         # A rule's pullback function returns a slot for the receiver itself (one cotangent
         # per positional argument); the generated vjp of a method gives the arguments' only.
-        slot = skip_receiver and dynamic_calls.gives_receiver_cotangent(site, obj, name, function)
+        slot = skip_receiver and dynamic_vjps.gives_receiver_cotangent(site, obj, name, function)
         # A record's method (an object the function built, a dataclass, a named tuple):
         # its vjp function differentiates the receiver and returns its cotangent first.
         if skip_receiver and getattr(function, "__pullback_record_receiver__", False):
@@ -223,7 +224,7 @@ def _vjp_function_rrule(skip_receiver):
                 starred
                 or i == 0
                 or (receiver and i == 1)  # a frozen distribution: its parameters' tuple
-                or not dynamic_calls._is_object(inputs[i])
+                or not dynamic_attrs.is_object(inputs[i])
             )
         ]
         wrt = list(names) if starred else [names[i] for i in selected]
@@ -387,8 +388,8 @@ def register(reg):
     r(runtime.dict_item, _dict_item_rrule)
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
-    r(dynamic_calls.method_vjp, _method_vjp_rrule)
-    r(dynamic_calls.function_vjp, vjp_function_rrule)
+    r(dynamic_vjps.method_vjp, _method_vjp_rrule)
+    r(dynamic_vjps.function_vjp, vjp_function_rrule)
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
@@ -417,7 +418,7 @@ def register(reg):
         where_masks.inner_mask,
         elementwise_in_x,
         dynamic_calls.as_constructed,  # picks the function a call of a class runs
-        dynamic_calls.no_cotangents,  # the vjp of xs.index(v) found at run time
+        dynamic_vjps.no_cotangents,  # the vjp of xs.index(v) found at run time
         callables.super_method_function,  # the function super().name(x) runs, self first
         family=FAMILY,
         trusted=True,

@@ -1,5 +1,5 @@
 """Transformable pullbacks for the reverse of calls found at run time
-(``dynamic_calls.function_vjp``/``method_vjp``, see :mod:`pullback.dynamic_reverse`):
+(``dynamic_vjps.function_vjp``/``method_vjp``, see :mod:`pullback.dynamic_reverse`):
 with them a gradient differentiated twice (a third derivative, and any order after it)
 runs through a call whose callee is known only when it runs.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dynamic_attrs, dynamic_calls, runtime
+from .. import dynamic_attrs, dynamic_calls, dynamic_vjps, runtime, scalar_vjps
 from .. import dynamic_reverse as rev
 from ..operator_dispatch import (
     chosen_method,
@@ -34,7 +34,7 @@ def receives_cotangent(site, obj, name, args, kwargs):
     dict one too, but is itself transformable: the general reverse covers it."""
     if dynamic_calls._found_without_receiver(site, obj, name) is not None:
         return False
-    function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
+    function = dynamic_vjps.vjp_function(site, obj, name, args, kwargs)
     return hasattr(function, "__pullback_parameter_form__")
 
 
@@ -44,7 +44,7 @@ def parameter_form(site, obj, name, args, kwargs):
     ``form(g, x, frozen_parameters(obj), obj, extra)`` (the unfrozen method's pullback);
     where ``F`` names keywords (``__pullback_parameter_keywords__``), ``extra`` is
     ``(extra, their values in this call)``."""
-    function = dynamic_calls.vjp_function(site, obj, name, args, kwargs)
+    function = dynamic_vjps.vjp_function(site, obj, name, args, kwargs)
     form, extra = function.__pullback_parameter_form__
     keywords = getattr(function, "__pullback_parameter_keywords__", None)
     if keywords is not None:  # the method's keywords reach the form too (a frozen cdf's rng=)
@@ -195,8 +195,8 @@ def register_pullbacks(reg):
         reg.set_pullback_function(fn, pullback)
     reg.register(rev.vjp_apply, _vjp_apply_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(rev.vjp_apply, rev.vjp_apply_pullback)
-    reg.set_pullback_function(dynamic_calls.function_vjp, rev.function_vjp_pullback)
-    reg.set_pullback_function(dynamic_calls.method_vjp, method_vjp_pullback)
+    reg.set_pullback_function(dynamic_vjps.function_vjp, rev.function_vjp_pullback)
+    reg.set_pullback_function(dynamic_vjps.method_vjp, method_vjp_pullback)
     helpers = (
         rev.function_reverse,
         rev.method_reverse,
@@ -205,7 +205,7 @@ def register_pullbacks(reg):
         field_object_place,
         parameter_form,
         output_zeros,
-        dynamic_calls.require_real,
+        scalar_vjps.require_real,
         is_operator_name,
         chosen_method,
         plain_function,

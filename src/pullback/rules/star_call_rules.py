@@ -6,7 +6,7 @@ the cotangents of ``f(*args, **opts)`` with ``star_call_vjp`` (``obj.m(*args)``:
 ``star_call_rrule`` returned. Their rules give the second derivative:
 
 * for a user function, a method or a rule found at run time, through the rule of its vjp
-  function (``dynamic_calls.function_vjp``/``method_vjp``, rules/pullback_runtime.py),
+  function (``dynamic_vjps.function_vjp``/``method_vjp``, rules/pullback_runtime.py),
   with the packed tuple and the keyword dicts spread into positions and back;
 * for the permutations star-calls run themselves (``sorted(xs, key=...)``, ``zip(*rows)``,
   ``{**a, **b}``), which are linear in the cotangent: the derivative in ``g`` is the same

@@ -4,7 +4,7 @@ Rules such as ``np.piecewise`` and ``np.apply_along_axis`` call a function the u
 passes. Their pullbacks need that function's vjp; written as transformable functions
 (so that a gradient through them can be differentiated again), they get it from
 :func:`user_function_vjp`, a primitive whose own rule is the derivative of the user
-function's generated vjp function (the rule of ``dynamic_calls.function_vjp``): second
+function's generated vjp function (the rule of ``dynamic_vjps.function_vjp``): second
 derivatives through these rules are the user function's own second derivatives.
 
 A callee that is not a Python function (a NumPy ufunc with a rule, a callable object) is
@@ -20,7 +20,7 @@ import itertools
 import linecache
 import types
 
-from .. import dynamic_calls
+from .. import dynamic_calls, dynamic_vjps
 from ..dynamic_reverse import function_reverse, reverse_through
 from ..registry import ENTRY_POINTS, default_registry, transformable
 from ._util import NO_TANGENT, differentiable
@@ -91,7 +91,7 @@ def _site_for(registry):
 def user_function_vjp(g, fn, *args):
     """The cotangents of ``fn(*args)``'s positional arguments pulled back from ``g``."""
     target = as_python_function(fn, len(args))
-    return dynamic_calls.function_vjp(rule_site(), g, target, *args)
+    return dynamic_vjps.function_vjp(rule_site(), g, target, *args)
 
 
 def _user_function_vjp_rrule(g, fn, *args):

@@ -42,12 +42,14 @@ from ..tree_walk import LEAN_FIELDS
 from .analyze import names_in
 from .code import Line
 from .direct_reads import direct_reads
+from .inline_stores import InlineStores
 from .kinds import adds_with_plus
 from .loop_identity import LoopIdentities
 from .loop_reads import batch_loop_reads
 from .owned_inline import inline_list_cotangents
 from .ownership import drop_identity_pullbacks, line_statements, own_cotangents
 from .peephole import drop_copy_pairs, fold_negations
+from .pullback_plans import PullbackPlans
 from .reverse_attributes import AttributeAdjoints
 from .reverse_calls import CallAdjoints
 from .reverse_exprs import ExpressionAdjoints
@@ -63,6 +65,8 @@ class ReverseBuilder(
     LoopIdentities,
     ExpressionAdjoints,
     CallAdjoints,
+    InlineStores,
+    PullbackPlans,
     ControlFlowAdjoints,
     AttributeAdjoints,
     WhereMasks,

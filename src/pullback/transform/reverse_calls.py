@@ -11,32 +11,18 @@ from __future__ import annotations
 import math
 
 import gast
-import numpy as np
 
-from .. import arrays_inplace, containers, containers_inplace, dynamic_calls, scalar_vjps
+from .. import containers, dynamic_calls, dynamic_vjps, scalar_vjps
 from ..arguments import code_signature
-from ..errors import UnsupportedSyntaxError
 from ..operator_dispatch import INPLACE, expression, is_operator_name
-from ..registry import ENTRY_POINTS, RULE, SCALAR
+from ..registry import ENTRY_POINTS, SCALAR
 from ..runtime import closure_cotangents, parameter_places
 from ..scalar_vjps import elementwise_vjp
-from ..tree_walk import lean_nodes, statements
 from .code import Compound, Line
 from .inline import inline_form
 from .inplace_calls import numpy_array_method
 from .integer_dtypes import guard_contributions, rule_dtype
-from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, calls_pullback_function
-from .problems import (
-    RUN_TIME_CALL,
-    call_varied_values_through_call_method,
-    calls_and_sets,
-    foreign_varied_calls,
-    no_rule_for_varied_call,
-    varied_function_values,
-    varied_keyword,
-    varied_random_draws,
-    varied_sets,
-)
+from .kinds import calls_pullback_function
 from .star_calls import (
     callee_wrt,
     cotangent_exprs,
@@ -44,14 +30,7 @@ from .star_calls import (
     emit_star_reverse,
     star_bindings,
 )
-from .sweep_common import has_source, runtime_function, short_name, source_position, src
-
-# The in-place stores inline_store writes as Python statements, with their operators.
-_STORES = {
-    arrays_inplace.array_set: "=",
-    arrays_inplace.array_add_set: "+=",
-    arrays_inplace.array_sub_set: "-=",
-}
+from .sweep_common import runtime_function, short_name, src
 
 
 class CallAdjoints:
@@ -142,11 +121,11 @@ class CallAdjoints:
         if v.pb_callee.kind == "star":  # f(*xs, **opts): star_call_vjp
             plain = emit_star_reverse(self, s, c, g, v)
         elif method:
-            mv = self.bind("method_vjp", dynamic_calls.method_vjp)
+            mv = self.bind("method_vjp", dynamic_vjps.method_vjp)
             callee = f"{src(v.func.value)}, {v.pb_callee.name!r}"
             plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
         else:
-            mv = self.bind("function_vjp", dynamic_calls.function_vjp)
+            mv = self.bind("function_vjp", dynamic_vjps.function_vjp)
             plain = f"{c} = {mv}({site}, {g}, {src(v.func)}{rest})"
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=plain))
         for k, a in active:
@@ -431,70 +410,6 @@ class CallAdjoints:
         plain = f"{t} = {func}({args}); {pb} = None"  # reverse: function_vjp
         return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
 
-    def inline_store(self, v):
-        """``a; a[index] = value`` for ``array_set(a, index, value)`` (it writes in place and
-        returns ``a``; ``+=`` and ``-=`` for ``array_add_set`` and ``array_sub_set``) where
-        ``a`` is provably a NumPy array (its kind, of a known rank, and no Dask or other
-        array-API argument): the store without a call per loop step. None otherwise."""
-        if not (
-            isinstance(v, gast.Call)
-            and isinstance(v.func, gast.Name)
-            and _STORES.get(self.ns.get(v.func.id)) is not None
-            and len(v.args) == 3
-            and not v.keywords
-            and isinstance(v.args[0], gast.Name)
-            and all(isinstance(a, (gast.Name, gast.Constant)) for a in v.args[1:])
-        ):
-            return None
-        kind = self.kinds.get(v.args[0].id)
-        known = isinstance(kind, tuple) and kind[0] == "array" and isinstance(kind[1], int)
-        if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
-            return None
-        a, index, value = (src(x) for x in v.args)
-        return f"{a}; {a}[{index}] {_STORES[self.ns.get(v.func.id)]} {value}"
-
-    def inline_sum(self, v):
-        """``np.add.reduce(x, None)`` for ``np.sum(x)`` of a NumPy array (the call is the
-        other branch): what ``np.sum`` runs for an ``ndarray`` (``_wrapreduction`` calls
-        ``np.add.reduce(x, None, None, None)``), the same sum, without its microseconds of
-        dispatch, which a small array's gradient pays in its forward sweep. ``x`` of a
-        known-rank kind, no Dask or other array-API argument; None for any other call."""
-        callee = getattr(v, "pb_callee", None)
-        if not (
-            isinstance(v, gast.Call)
-            and callee is not None
-            and callee.kind == "object"
-            and callee.obj is np.sum
-            and len(v.args) == 1
-            and not v.keywords
-            and isinstance(v.args[0], gast.Name)
-        ):
-            return None
-        kind = self.kinds.get(v.args[0].id)
-        known = isinstance(kind, tuple) and kind[0] == "array" and isinstance(kind[1], int)
-        if not known or any(self.kinds.get(mark) for mark in (FOREIGN_ARRAYS, LAZY_ARRAYS)):
-            return None
-        x = v.args[0].id
-        reduce, ndarray = self.bind("add_reduce", np.add.reduce), self.bind("ndarray", np.ndarray)
-        return f"{reduce}({x}, None) if {x}.__class__ is {ndarray} else {src(v)}"
-
-    def inline_list_store(self, t, v):
-        """``t = xs; xs[p] = v`` for ``t = list_set(xs, p, v)`` behind the test that ``xs``
-        is a list (what list_set tests first; the call is the other branch). None for any
-        other statement."""
-        if not (
-            isinstance(v, gast.Call)
-            and isinstance(v.func, gast.Name)
-            and self.ns.get(v.func.id) is containers_inplace.list_set
-            and len(v.args) == 3
-            and not v.keywords
-            and isinstance(v.args[0], gast.Name)
-            and all(isinstance(a, (gast.Name, gast.Constant)) for a in v.args[1:])
-        ):
-            return None
-        xs, p, value = (src(a) for a in v.args)
-        return f"if type({xs}) is list: {t} = {xs}; {xs}[{p}] = {value}\nelse: {t} = {src(v)}"
-
     def call_site_name(self, s) -> str:
         """The bound name of the CallSite of a call found at run time (a method or a
         function value): the forward call and its reverse (method_vjp/function_vjp) share it."""
@@ -514,93 +429,3 @@ class CallAdjoints:
         return dynamic_calls.CallSite(
             filename, line, col, self.fs.file_line(line), registry, self.adjoint_of, vjp_of
         )
-
-    # -- which statements need a pullback ----------------------------------------------
-    def plan_pullbacks(self):
-        """Name the pullback of every active statement that calls through a rule."""
-        # one walk for the five checks: the builder's own when the tree is as it was built
-        nodes, self.first_walk = self.first_walk, None
-        if nodes is None:
-            nodes = lean_nodes(self.tree)
-        nodes = calls_and_sets(nodes)  # what the five checks below look at
-        is_active = self.activity.is_active
-        call_varied_values_through_call_method(self.tree, is_active, nodes)
-        refused = varied_function_values(self.tree, is_active, self.diagnostic, nodes)
-        refused += varied_sets(self.tree, is_active, self.diagnostic, nodes)
-        refused += varied_random_draws(
-            self.tree, self.activity.varied.__contains__, self.registry, self.diagnostic, nodes
-        )
-        refused += foreign_varied_calls(
-            self.tree,
-            self.activity.varied.__contains__,
-            is_active,
-            self.registry,
-            self.diagnostic,
-            nodes,
-        )
-        if refused:  # the sweeps cannot be built through these calls
-            raise UnsupportedSyntaxError(self.fs.name, sorted(refused, key=source_position))
-        self.route_escapes()  # values kept outside, and reads from outside (escapes.py)
-        for s in statements(self.tree):
-            if not isinstance(s, gast.Assign):
-                continue
-            t = s.targets[0].id
-            v = s.value
-            needs = False
-            if (
-                isinstance(v, gast.Attribute)
-                and not getattr(v, "pb_constant", False)
-                and isinstance(v.value, gast.Name)
-                and v.value.id in self.activity.varied
-                and not self.declared_attribute(v)
-            ):
-                v = self.field_read(s)  # a named tuple's field (records.py), or refused
-            if not self.activity.is_active(t):
-                continue
-            if isinstance(v, gast.Call):
-                callee = v.pb_callee
-                if callee.kind == "internal":
-                    needs = False
-                elif callee.kind == "object":
-                    rule = self.registry.lookup(callee.obj)
-                    if (
-                        rule is None
-                        and callee.name.endswith(".__getitem__")
-                        and not (has_source(callee.obj))
-                    ):
-                        self.problems.append(
-                            no_rule_for_varied_call(self.diagnostic, v, callee.name)
-                        )
-                    needs = not self.inline_scalar(rule, v)
-                    if (
-                        needs
-                        and rule is not None
-                        and self.direct_pullback(rule, v)
-                        and not self.keeps_closure(rule, v)
-                    ):
-                        needs = False  # its pullback is a plain function, called directly
-                    if rule is not None and rule.kind == RULE:
-                        self.check_keywords(v, rule)
-                else:
-                    needs = True
-                    if callee.kind in ("method", "dynamic"):
-                        self.check_keywords(v, None)  # found at run time: positional only
-            if needs:
-                name = self.internal(f"_pb_{t.lstrip('_')}")
-                self.pb_names[id(s)] = name
-                self.primal.add(name)
-                for info in self.loops_containing(s):
-                    info.assigned.add(name)
-
-    def check_keywords(self, v, rule):
-        """PB502 for a keyword argument that depends on a differentiated value where the
-        callee's pullback gives it no cotangent: a rule's undeclared keyword, or any keyword
-        of a call found at run time (``rule`` None: ``obj.method(x, scale=s)``), whose
-        pullback returns the positional cotangents only."""
-        declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
-        callee = v.pb_callee.name if rule is not None else RUN_TIME_CALL
-        for k in v.keywords:
-            if k.arg in declared:
-                continue
-            if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
-                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, callee))

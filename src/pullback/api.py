@@ -21,6 +21,7 @@ from .arguments import (
     _bound_values,
     _check_differentiable,
     kinds_key,
+    parameter_groups,
     resolve_wrt,
 )
 from .batched import stacked_pullback
@@ -163,8 +164,10 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     elif isinstance(fn, _Transformed) and fn.call is not None and not fn.call.is_plain:
         # grad of a method, partial or callable object, differentiated again: the gradient
         # of its Python function, with the bound arguments (self, ...) first.
+        given = len(args)
         args, kwargs = fn._target_arguments(args, kwargs)
         target = type(fn)(fn.target, fn.wrt, fn.has_aux, fn._registry)
+        names = _target_names(fn, target, names, len(args) - given)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
     with backends.compute_guard(args, kwargs) as concrete:
         if adj.calls_user_code:
@@ -176,6 +179,20 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     back.deep = adj.calls_user_code
     back.concrete = concrete
     return y, back
+
+
+def _target_names(fn, target, names, bound: int) -> tuple:
+    """``names`` (parameters of ``fn``, a bound method's or partial's gradient) as the
+    parameters of ``target``, the gradient of its function, which takes ``bound``
+    arguments first: a decorator's ``def wrapper(*args)`` receives the caller's first
+    argument as ``args[bound]``."""
+    shown, own = parameter_groups(fn), parameter_groups(target)
+    out = []
+    for name in names:
+        if name not in own.named and name in shown.positional and own.vararg is not None:
+            name = resolve_wrt(target, shown.positional.index(name) + bound)[0][0]
+        out.append(name)
+    return tuple(out)
 
 
 def _shipped_rules():

@@ -274,6 +274,8 @@ class MutationChecks:
             part = f"a slice of '{base}'"
         else:
             part = f"an element of '{base}'"
+        if self._report_own_view_store(target, value, reason, code, what, part):
+            return
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
         if reason.kind == "unknown" and isinstance(target.value, gast.Subscript):
@@ -361,6 +363,31 @@ class MutationChecks:
             "missing key, its own update), which the rewrite of the change would not follow.",
             fix=f"build a plain dict (`{base} = {{}}`) and write {rewrite}, giving the default "
             f"where a key is read ({codes.see('PB106')}).",
+        )
+        return True
+
+    def _report_own_view_store(self, target, value, reason, code, what, part) -> bool:
+        """``a[1:] = a[:-1]``: the value is a view of the array written (NumPy copies it
+        first where the two overlap); pullback follows that view as another name of the
+        array, so it refuses, saying so, with the copy NumPy makes as the fix."""
+        use = reason.node if reason.kind == "shared" else None
+        if value is None or not isinstance(use, gast.Name):
+            return False
+        view = self._aliases().parent.get(use)
+        if not isinstance(view, gast.Subscript) or view.value is not use:
+            return False
+        if not any(n is view for n in gast.walk(value)):
+            return False
+        read = self.text(view)
+        self.report(
+            target,
+            code,
+            f"array mutation: {what} {part} from '{read}', a view of the same array",
+            why=f"'{read}' is a view of '{use.id}': NumPy copies it before the write where the "
+            "two overlap, but pullback follows a view as another name of the array it "
+            "views, and a write would change what that name sees.",
+            fix=f"write the copy NumPy makes, `{read}.copy()`, in its place "
+            f"({codes.see(code)}).",
         )
         return True
 

@@ -95,6 +95,31 @@ def numerical_grad(f, args, k, kwargs=None, eps=1e-6):
     return out
 
 
+def central_jacobian(fn, x, eps=1e-6):
+    """Central differences of ``fn`` (numbers or arrays out) at the vector ``x``, in float64:
+    shape ``out + (x.size,)``, the gradient of a scalar ``fn``, the Hessian of a gradient."""
+    x = np.asarray(x, dtype=np.float64)
+    columns = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e[j] = eps
+        hi = np.asarray(fn(x + e), dtype=np.float64)
+        lo = np.asarray(fn(x - e), dtype=np.float64)
+        columns.append((hi - lo) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+def check_hessian_against_differences(f, x, rtol=1e-6, atol=1e-7):
+    """pullback's gradient of scalar ``f`` at the vector ``x`` against central differences
+    of ``f``, and its Hessian against central differences of that gradient. Returns the
+    differences' Hessian."""
+    g = pullback.grad(f)
+    np.testing.assert_allclose(g(x), central_jacobian(f, x, 1e-6), rtol=rtol, atol=atol * 0.1)
+    want = central_jacobian(g, x, 1e-5)
+    np.testing.assert_allclose(pullback.hessian(f)(x), want, rtol=rtol, atol=atol)
+    return want
+
+
 def assert_tree_close(got, want, rtol, atol, where="gradient"):
     if isinstance(want, (tuple, list)):
         assert isinstance(got, type(want)), f"{where}: {type(got)} is not {type(want)}"

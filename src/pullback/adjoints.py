@@ -43,6 +43,7 @@ from .signatures import signature_of
 from .source import transform_target
 from .tangents import NO_TANGENT, is_differentiable_value
 from .transform.build import Adjoint, build_adjoint
+from .wrapped_signatures import code_signature
 
 
 class TransformedFunction:
@@ -203,7 +204,9 @@ class VJPRef:
         is another object (:mod:`pullback.signatures` recomputes it when ``fn``'s code,
         defaults or annotations changed), so a derived signature never outlives its
         source."""
-        sig = signature_of(self.fn)
+        # (a decorator's wrapper transformed itself: its own parameters, not those
+        # functools.wraps shows, are the generated vjp function's)
+        sig = code_signature(self.fn)
         memo = self.__dict__.get("_signature_memo")
         if memo is not None and memo[0] is sig:
             return memo[1]

@@ -11,7 +11,9 @@ array([2., 4.])
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import types
 
 import numpy as np
 
@@ -20,14 +22,18 @@ from .adjoints import LazyAdjoint, VJPRef, get_adjoint
 from .arguments import (
     _bound_values,
     _check_differentiable,
+    _positional_indices,
+    fast_kinds,
     kinds_key,
+    parameter_groups,
     resolve_wrt,
 )
 from .batched import stacked_pullback
+from .cache import function_entries
 from .callables import as_bound_call
 from .errors import ShapeMismatchError, user_facing
 from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value
-from .registry import default_registry, install_entry_points
+from .registry import _active, _builtin, default_registry, install_entry_points
 from .running import (
     deeper_recursion,
     run_forward,
@@ -72,16 +78,29 @@ class VJPPullback:
 
     deep = False  # the sweeps call user functions: recursion needs a higher limit
     concrete = None  # Dask values the forward sweep computed (branch conditions)
+    plain = False  # the arguments were floats and NumPy arrays only (api._planned_vjp)
 
     @user_facing
     def __call__(self, dy):
-        if is_dataclass_value(self.y) or is_dataclass_value(dy):
+        # a float or array output of a call with NumPy values only (api._planned_vjp):
+        # no dataclass to unpack, no Dask value for the guard to watch
+        plain = self.plain and type(dy) in _PLAIN_VALUES and type(self.y) in _PLAIN_VALUES
+        if plain:
+            y = self.y
+            if (dy.shape if type(dy) is np.ndarray else ()) != (
+                y.shape if type(y) is np.ndarray else ()
+            ):
+                _check_cotangent(y, dy)  # (it says what is wrong)
+        elif is_dataclass_value(self.y) or is_dataclass_value(dy):
             # a dataclass's cotangent: the tuple of its fields (records_dataclasses.py)
             dy = as_cotangent(dy)
             _check_cotangent(as_cotangent(self.y), dy)
         else:
             _check_cotangent(self.y, dy)
-        with backends.compute_guard(self._values, {"dy": dy}, self.concrete):
+        guard = _NO_GUARD
+        if not plain:
+            guard = backends.compute_guard(self._values, {"dy": dy}, self.concrete)
+        with guard:
             if self.deep:
                 with deeper_recursion(self.fn):
                     cotangents = run_pullback(self._pullback, dy)
@@ -96,6 +115,10 @@ class VJPPullback:
         batched reverse sweep where every step can follow the batch axis, one pullback per
         row elsewhere; the result is the same (see :mod:`pullback.batched`)."""
         return stacked_pullback(self, dys)
+
+
+_PLAIN_VALUES = frozenset({float, np.float64, np.ndarray})
+_NO_GUARD = contextlib.nullcontext()  # (reentrant: it keeps no state)
 
 
 def _check_cotangent(y, dy, path="dy"):
@@ -141,10 +164,89 @@ def vjp(fn, *args, wrt=None, registry=None, **kwargs):
     and ``value_and_grad`` run their reverse sweep once: called again with arguments of
     the same kinds, they run fused sweeps, which free a tape as they walk it.
     """
+    if not kwargs and type(fn) is types.FunctionType:
+        fast = _planned_vjp(fn, args, wrt, registry)
+        if fast is not None:
+            return fast
     if wrt is None:
         wrt = tuple(range(len(args)))
     names, single = resolve_wrt(fn, wrt)
     return vjp_resolved(fn, args, kwargs, names, single, registry)
+
+
+def _planned_vjp(fn, args, wrt, registry):
+    """``vjp(fn, *args, wrt=wrt)`` for a plain Python function called with floats, ints and
+    real arrays only, the differentiated ones floats or float arrays: what
+    :func:`vjp_resolved` finds at every call (``wrt`` as parameter names, where they stand,
+    the adjoint through its cache) is kept on the function as a plan per (``wrt``, the
+    arguments' fast kinds, which say which arguments are floats), as ``grad``'s hot path
+    keeps it. A plan is used only while the registry and its version are those it was
+    made with, the function has the code it was planned on and no ``__wrapped__``, and its
+    adjoint's guard holds (the code, defaults and whatever the adjoint baked in); None for
+    any other call (the general path, which says why it refuses what it refuses)."""
+    if not _plain_wrt(wrt):
+        return None
+    kinds = fast_kinds(args)
+    if kinds is None:
+        return None
+    if registry is None:  # default_registry(), inlined (as grad's hot entry does)
+        registry = _active.get()
+        if registry is None:
+            registry = _builtin[0] if _builtin else default_registry()
+    key = ("vjp", tuple(wrt) if type(wrt) is list else wrt, kinds)
+    entries = function_entries(fn)
+    plan = entries.get(key)
+    if (
+        plan is None
+        or plan[1] is not registry
+        or plan[2] != registry.version
+        or plan[3] is not fn.__code__
+        or "__wrapped__" in fn.__dict__
+        or not plan[0].guard()
+    ):
+        plan = _vjp_plan(fn, args, wrt, registry)
+        if plan is None:
+            return None
+        entries[key] = plan
+    adj, _, _, _, names, single, positions = plan
+    values = [args[p] for p in positions]  # floats or float arrays, as the kinds say
+    if adj.calls_user_code:
+        with deeper_recursion(fn):
+            y, pullback = run_forward(adj, args, {})
+    else:
+        y, pullback = run_forward(adj, args, {})
+    back = VJPPullback(fn, y, pullback, values, names, single)
+    back.deep = adj.calls_user_code
+    back.plain = True
+    return y, back
+
+
+def _plain_wrt(wrt) -> bool:
+    """Whether ``wrt`` is None, an index or a name, or a tuple or list of them (exactly
+    ``int`` and ``str``: ``True`` equals ``1`` as a key, but is refused)."""
+    if wrt is None or type(wrt) is int or type(wrt) is str:
+        return True
+    return type(wrt) in (tuple, list) and all(type(w) is int or type(w) is str for w in wrt)
+
+
+def _vjp_plan(fn, args, wrt, registry):
+    """``(adjoint, registry, version, code, names, single, positions)`` of a plain call of
+    ``fn`` (see :func:`_planned_vjp`), or None where the general path must decide."""
+    if "__wrapped__" in fn.__dict__ or "__signature__" in fn.__dict__:
+        return None  # a decorator's wrapper: its parameters are read from its target
+    call = as_bound_call(fn)
+    if call is None or not call.is_plain or call.target is not fn:
+        return None
+    names, single = resolve_wrt(fn, tuple(range(len(args))) if wrt is None else wrt)
+    positions = _positional_indices(fn, names)
+    if positions is None or any(p >= len(args) for p in positions):
+        return None
+    for p in positions:
+        v = args[p]
+        if not (type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f")):
+            return None  # the general path checks it (and says why it refuses)
+    adj = get_adjoint(fn, names, registry, kinds_key(args, {}))
+    return (adj, registry, registry.version, fn.__code__, names, single, positions)
 
 
 def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
@@ -163,8 +265,10 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     elif isinstance(fn, _Transformed) and fn.call is not None and not fn.call.is_plain:
         # grad of a method, partial or callable object, differentiated again: the gradient
         # of its Python function, with the bound arguments (self, ...) first.
+        given = len(args)
         args, kwargs = fn._target_arguments(args, kwargs)
         target = type(fn)(fn.target, fn.wrt, fn.has_aux, fn._registry)
+        names = _target_names(fn, target, names, len(args) - given)
     adj = get_adjoint(target, names, reg, kinds_key(args, kwargs))
     with backends.compute_guard(args, kwargs) as concrete:
         if adj.calls_user_code:
@@ -176,6 +280,20 @@ def vjp_resolved(fn, args, kwargs, names, single, registry=None, values=None):
     back.deep = adj.calls_user_code
     back.concrete = concrete
     return y, back
+
+
+def _target_names(fn, target, names, bound: int) -> tuple:
+    """``names`` (parameters of ``fn``, a bound method's or partial's gradient) as the
+    parameters of ``target``, the gradient of its function, which takes ``bound``
+    arguments first: a decorator's ``def wrapper(*args)`` receives the caller's first
+    argument as ``args[bound]``."""
+    shown, own = parameter_groups(fn), parameter_groups(target)
+    out = []
+    for name in names:
+        if name not in own.named and name in shown.positional and own.vararg is not None:
+            name = resolve_wrt(target, shown.positional.index(name) + bound)[0][0]
+        out.append(name)
+    return tuple(out)
 
 
 def _shipped_rules():

@@ -27,7 +27,23 @@ def code_signature(fn):
 
     if type(fn) is types.FunctionType and "__wrapped__" not in fn.__dict__:
         return signature_of(fn)  # inspect.signature(fn), cached exactly (signatures.py)
+    inner = _pullback_wrapped_function(fn)
+    if inner is not None:
+        # grad(f) of a decorated f: differentiated again, it takes the parameters of what
+        # pullback transforms for f (a wrapper's *args, **kwargs), not those f shows
+        return code_signature(inner)
     return inspect.signature(fn, follow_wrapped=_follows_wrapped(fn, transform_target))
+
+
+def _pullback_wrapped_function(fn):
+    """The Python function a pullback object (``grad(f)``) wraps, where that function is
+    itself a decorator's wrapper (it has a ``__wrapped__``); None otherwise."""
+    if (type(fn).__module__ or "").split(".", 1)[0] != "pullback":
+        return None
+    inner = getattr(fn, "__wrapped__", None)
+    if type(inner) is types.FunctionType and "__wrapped__" in inner.__dict__:
+        return inner
+    return None
 
 
 def _follows_wrapped(fn, transform_target) -> bool:

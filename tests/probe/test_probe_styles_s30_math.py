@@ -268,14 +268,6 @@ def test_solve_ivp_with_a_list_right_hand_side_first_order():
     check_probe(oscillator_list_rhs, np.array([2.0, 0.3]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pullback.errors.AdjointRuntimeError,
-    reason="second order through solve_ivp whose right-hand side returns a list: the "
-    "adjoint system (rules/scipy_ode_pullbacks.augmented) differentiated again adds an "
-    "object-dtype cotangent into a float array (UFuncOutputCastingError); an array "
-    "right-hand side works",
-)
 def test_solve_ivp_with_a_list_right_hand_side_second_order():
     check_probe(oscillator_list_rhs, np.array([2.0, 0.3]), second=True)
 

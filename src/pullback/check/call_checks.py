@@ -33,6 +33,7 @@ from ..resolve import (
     resolve_call,
     resolve_expr,
 )
+from ..star_runtime import RRULES as STAR_RRULES
 from ..transform.higher_order_builtins import (
     _spelled,
     is_keyed_call,
@@ -433,6 +434,11 @@ class CallChecks(ContainerChecks):
             return  # np.add.reduce: written as np.sum (transform/ufunc_calls.py)
         if is_reduce_call(node, obj) or is_keyed_call(node, obj):
             return  # the loop it runs, the order a key chooses (higher_order_builtins.py)
+        if obj in STAR_RRULES and not node.keywords:
+            # star_call(f, args, keywords) in a generated gradient differentiated again (a
+            # wrapper's `fn(*args, **kwargs)`): the normalizer's star-call, as when it wrote
+            # it; its callee is found and checked when it runs (transform/free_values.py)
+            return
         if isinstance(obj, functools.partial):
             obj = obj.func  # called as its function, the bound arguments first
         if obj is functools.partial:

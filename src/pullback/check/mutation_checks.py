@@ -255,6 +255,8 @@ class MutationChecks:
             self.note_parameter_write(target.value, target)
         if self._report_dict_subclass_store(target, value, op, reason):
             return
+        if self._report_outer_container_store(target, op):
+            return
         base = self.text(target.value)
         index = target.slice
         value_text = self.text(value) if value is not None else "v"
@@ -272,6 +274,8 @@ class MutationChecks:
             part = f"a slice of '{base}'"
         else:
             part = f"an element of '{base}'"
+        if self._report_own_view_store(target, value, reason, code, what, part):
+            return
         fix = self._subscript_fix(base, index, value, value_text, op)
         why, first = self._store_why(base, reason)
         if reason.kind == "unknown" and isinstance(target.value, gast.Subscript):
@@ -359,6 +363,58 @@ class MutationChecks:
             "missing key, its own update), which the rewrite of the change would not follow.",
             fix=f"build a plain dict (`{base} = {{}}`) and write {rewrite}, giving the default "
             f"where a key is read ({codes.see('PB106')}).",
+        )
+        return True
+
+    def _report_own_view_store(self, target, value, reason, code, what, part) -> bool:
+        """``a[1:] = a[:-1]``: the value is a view of the array written (NumPy copies it
+        first where the two overlap); pullback follows that view as another name of the
+        array, so it refuses, saying so, with the copy NumPy makes as the fix."""
+        use = reason.node if reason.kind == "shared" else None
+        if value is None or not isinstance(use, gast.Name):
+            return False
+        view = self._aliases().parent.get(use)
+        if not isinstance(view, gast.Subscript) or view.value is not use:
+            return False
+        if not any(n is view for n in gast.walk(value)):
+            return False
+        read = self.text(view)
+        self.report(
+            target,
+            code,
+            f"array mutation: {what} {part} from '{read}', a view of the same array",
+            why=f"'{read}' is a view of '{use.id}': NumPy copies it before the write where the "
+            "two overlap, but pullback follows a view as another name of the array it "
+            "views, and a write would change what that name sees.",
+            fix=f"write the copy NumPy makes, `{read}.copy()`, in its place "
+            f"({codes.see(code)}).",
+        )
+        return True
+
+    def _report_outer_container_store(self, target, op) -> bool:
+        """``_memo[k] = v`` on a dict (or list) of the module or of an enclosing function:
+        a memo that outlives the call, not an array. Say what it is and the per-call fix
+        (the array message's `copy()` would not say why)."""
+        name = target.value
+        if not isinstance(name, gast.Name) or name.id in self.locals:
+            return False
+        where, value = self.fs.locate(name.id)
+        if where is None or where[0] not in ("global", "cell") or type(value) not in (dict, list):
+            return False
+        kind = type(value).__name__
+        owner = "a module-level" if where[0] == "global" else "an enclosing function's"
+        code = "PB101" if op is None else "PB102"
+        what = "assignment to" if op is None else f"augmented assignment ({op}=) to"
+        empty = "{}" if kind == "dict" else "[]"
+        self.report(
+            target,
+            code,
+            f"mutation of {owner} {kind}: {what} an item of '{name.id}'",
+            why=f"'{name.id}' is {owner} {kind} written by the differentiated function (a "
+            "memo or cache): what it keeps outlives the call, so a later call would read "
+            "values computed at other arguments, whose gradients cannot reach this call's.",
+            fix=f"make the {kind} per call: `{name.id} = {empty}` at the start of the "
+            f"function, passed on to the helpers that fill it ({codes.see(code)}).",
         )
         return True
 

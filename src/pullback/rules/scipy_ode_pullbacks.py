@@ -94,7 +94,8 @@ def odeint_pullback(
         params = (args,)
     else:  # a plain tuple (args=P(c, k), a named tuple, is spread as its fields)
         params = tuple([args[i] for i in range(len(args))])
-    cots = odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
+    wide = widened(params)
+    cots = odeint_cotangents(dy, func, y0, t, wide, tfirst, rtol, atol, mxstep, hmax)
     dargs = args_cotangent(cots[2], params, args)
     dy0 = like_input(cots[0], y0)
     return (NO_TANGENT, dy0, like_input(cots[1], t), dargs) + (NO_TANGENT,) * 18
@@ -291,14 +292,24 @@ def augmented(t, s, func, n, tfirst, *params):
     right-hand side of the adjoint solves, for odeint (``tfirst=True``) and solve_ivp."""
     y = s[:n]
     a = s[n : 2 * n]
+    if tfirst:
+        raw = user_call(func, t, (y,) + params)
+    else:
+        raw = user_call(func, y, (t,) + params)
+    # the adjoint in the form of the right-hand side's result (a list or tuple: its
+    # items), so that differentiated again its cotangent comes back as that form's and
+    # reaches `a` as an array (a list added into the array was an object-dtype sum)
+    a_out = a
+    if isinstance(raw, (list, tuple)):
+        a_out = like_input(a, raw)
     # the vjp by user_call's pullback (no star-call: this function is differentiated again)
     if tfirst:
-        cots = user_call_pullback(a, func, t, (y,) + params)
+        cots = user_call_pullback(a_out, func, t, (y,) + params)
         ay = cots[2][0]
     else:
-        cots = user_call_pullback(a, func, y, (t,) + params)
+        cots = user_call_pullback(a_out, func, y, (t,) + params)
         ay = cots[1]
-    f = rhs_value(func, t, y, tfirst, params)
+    f = np.ravel(np.asarray(raw, dtype=np.float64))
     gp = flat_cotangent(cots[2][1:], params)
     return np.concatenate((f, -np.ravel(dense_like(ay, y)), -gp))
 
@@ -335,6 +346,22 @@ def unflatten(g, params):
             start = start + size
         else:
             out = out + (0.0,)
+    return out
+
+
+@transformable
+def widened(params):
+    """``params`` with its float32 arrays and scalars as float64: the adjoint system of a
+    second derivative solves with the caller's tolerances, which float32 cotangents of
+    the parameters (rounded at each right-hand side evaluation) make it miss (odeint:
+    "excess work done", an asymmetric Hessian). The cast's pullback gives float32 back."""
+    out = ()
+    for k in range(len(params)):
+        p = params[k]
+        if isinstance(p, (np.ndarray, np.floating)) and p.dtype == np.float32:
+            out = out + (np.asarray(p, dtype=np.float64),)
+        else:
+            out = out + (p,)
     return out
 
 

@@ -413,6 +413,10 @@ class ArgsPack:
         if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))
+        if self.plain and len(self.given) == 1:  # one float64 array (a closure's): all of flat
+            x = self.given[0]
+            d = np.array(flat, dtype=np.float64)
+            return (d if x.ndim == 1 else d.reshape(x.shape),)
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):

@@ -387,7 +387,12 @@ def _indexed_fit(fits, args, arrays) -> bool:
     where it is read whole; with ``arrays``, a float array where every constant index
     names one element and every unpacking of it (1-D) has its length, and a real scalar or
     a float array where it is not read."""
-    for a, fit in zip(args, fits, strict=True):
+    if len(args) != len(fits):
+        return False
+    j = 0
+    for a in args:  # (indexed, not zipped: a zip per call costs more than these tests)
+        fit = fits[j]
+        j += 1
         if type(a) is not np.ndarray:  # (tested first: an array is no scalar)
             if (fit is _WHOLE or fit is _UNREAD) and (type(a) is float or _real_scalar(a)):
                 continue
@@ -400,9 +405,11 @@ def _indexed_fit(fits, args, arrays) -> bool:
         shape = a.shape
         if len(shape) != ndim or (exact is not None and shape != exact):
             return False
-        for n, low in zip(shape, least, strict=True):
-            if n < low:
+        i = 0
+        for low in least:  # (as many as the axes: ndim was tested)
+            if shape[i] < low:
                 return False
+            i += 1
     return True
 
 

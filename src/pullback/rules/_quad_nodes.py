@@ -207,6 +207,8 @@ def _spread_of(params, index):
     ``k`` in ``index``."""
     for k in index:
         if type(params[k]) is np.ndarray:
+            if len(params) == 1:  # (one array, a closure's: its shape alone)
+                return _layout((params[0].shape,), index)
             kinds = tuple(v.shape if type(v) is np.ndarray else type(v) for v in params)
             return _layout(kinds, index)
     return index

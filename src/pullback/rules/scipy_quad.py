@@ -212,12 +212,12 @@ def _integrate():
 
 
 def _quad_rrule(*args, **kwargs):
-    si = _integrate()
     usual = _usual_args(args, kwargs)
     if usual is not None:
         found = _usual_rrule(args, kwargs, *usual)
         if found is not None:
             return found
+    si = _integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
     if p is None:

@@ -96,30 +96,26 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        d = _scalar_rows(cots, m) if type(spread) is tuple else spread.rows(cots, m)
+        if type(spread) is not tuple:
+            d = spread.rows(cots, m)
+        else:
+            for c in cots:  # (the usual case: float64 rows, stacked by one copy)
+                if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
+                    d = _scalar_rows(cots, m)
+                    break
+            else:
+                d = np.array(cots)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
 
 
 def _scalar_rows(cots, m):
-    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars: float64
-    vectors stacked as they are (the usual case, one copy), a parameter the integrand does
-    not read (``ZERO``) a row of zeros, a scalar broadcast over its row; ``None`` for a
-    cotangent that is not real."""
-    if type(cots) is tuple and len(cots) > 1:  # (one check of the stack, not one per row)
-        try:
-            d = np.array(cots)
-        except (ValueError, TypeError):  # (rows of different shapes: a scalar among them)
-            d = None
-        if d is not None and d.dtype.char == "d" and d.shape == (len(cots), m):
-            return d
-    else:
-        for c in cots:
-            if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
-                break
-        else:
-            return np.array(cots)
+    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars where they
+    are not all float64 vectors (which :func:`_node_derivatives` stacks itself): a
+    parameter the integrand does not read (``ZERO``) a row of zeros, a scalar broadcast
+    over its row, another real vector converted; ``None`` for a cotangent that is not
+    real."""
     d = np.empty((len(cots), m))
     for j, c in enumerate(cots):
         if c is ZERO:  # a parameter the integrand does not read
@@ -273,7 +269,7 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     if info["last"] != 1:
         return None
     lo, hi = info["alist"].item(0), info["blist"].item(0)
-    if (lo, hi) != (a, b) and (lo, hi) != (b, a):
+    if not ((lo == a and hi == b) or (lo == b and hi == a)):
         return None
     index, wrt, key = _float_layout(len(args))
     vjp = user_vjp_of(func, wrt)

@@ -309,27 +309,31 @@ def _usual_rrule(args, kwargs, given, pack):
     value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
     if ier:
         return None
-    keyword = len(args) == 3
+    # (a partial of one tuple: a closure would make a cell per name it keeps)
+    pullback = functools.partial(_usual_pullback, (args, kwargs, given, pack, info))
+    return ((-value if flip else value), abserr), pullback
 
-    def quad_pullback(dy):
-        g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
-        if g is ZERO or g is NO_TANGENT or g is None:
-            return call_cotangents(_integrate().quad, args, kwargs, {}, QUAD_KEYWORDS)
-        if type(g) is not float:
-            g = float(np.sum(g))
-        # (quad's options are its defaults: what the one-pass and general ways read of p)
-        p = _plain_defaults()
-        found = None
-        if pack is None:
-            found = float_args_cotangents(g, func, a, b, given, p, info)
-        if found is None:
-            found = quad_cotangent_values(g, func, a, b, pack or ArgsPack(given), p, info)
-        da, db, dargs = found
-        if keyword:  # (what call_cotangents gives the usual call)
-            return NO_TANGENT, da, db, {"args": dargs}
-        return NO_TANGENT, da, db, dargs
 
-    return ((-value if flip else value), abserr), quad_pullback
+def _usual_pullback(call, dy):
+    """The pullback of :func:`_usual_rrule`'s call ``(args, kwargs, given, pack, info)``."""
+    args, kwargs, given, pack, info = call
+    g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
+    if g is ZERO or g is NO_TANGENT or g is None:
+        return call_cotangents(_integrate().quad, args, kwargs, {}, QUAD_KEYWORDS)
+    if type(g) is not float:
+        g = float(np.sum(g))
+    func, a, b = args[0], args[1], args[2]
+    # (quad's options are its defaults: what the one-pass and general ways read of p)
+    p = _plain_defaults()
+    found = None
+    if pack is None:
+        found = float_args_cotangents(g, func, a, b, given, p, info)
+    if found is None:
+        found = quad_cotangent_values(g, func, a, b, pack or ArgsPack(given), p, info)
+    da, db, dargs = found
+    if len(args) == 3:  # args= by keyword (what call_cotangents gives the usual call)
+        return NO_TANGENT, da, db, {"args": dargs}
+    return NO_TANGENT, da, db, dargs
 
 
 _EPS = 1.49e-08  # quad's default epsabs and epsrel

@@ -157,7 +157,7 @@ def cotangents(fn, a, b, args, **options):
 
 def per_node_cotangents(monkeypatch, fn, a, b, args, **options):
     with monkeypatch.context() as m:
-        m.setattr(_quad_nodes, "elementwise_in_x", lambda fn, args, arrays=False: False)
+        m.setattr(_quad_nodes, "elementwise_in_x", lambda fn, args, **options: False)
         return cotangents(fn, a, b, args, **options)
 
 

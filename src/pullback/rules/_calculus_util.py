@@ -301,6 +301,13 @@ def _real_float(v) -> bool:
     return is_differentiable_value(v) and not np.iscomplexobj(v)
 
 
+@functools.lru_cache(maxsize=64)
+def _positions(n) -> tuple:
+    """``(0, ..., n - 1)``: the positions of the parameters of an ``args`` of ``n`` entries
+    that are all floats (kept per ``n``: made at every gradient otherwise)."""
+    return tuple(range(n))
+
+
 class ArgsPack:
     """The float values among a call's ``args`` flattened into one vector (the parameters
     an adjoint or implicit solve works with) and cotangents mapped back to ``args``."""
@@ -316,25 +323,34 @@ class ArgsPack:
         elif self.single:
             args = (args,)
         # (a Python float, the usual parameter, is taken without the general checks: a
-        # gradient of a small integral costs a few times the integral, microseconds)
-        if all(type(a) is float for a in args):  # the usual call: nothing to convert
-            self.index = tuple(range(len(args)))
+        # gradient of a small integral costs a few times the integral, microseconds; one
+        # loop decides the kind, a generator's frame per question would cost more)
+        floats = plain = True
+        for a in args:
+            if type(a) is not float:
+                floats = False
+                if type(a) is not np.ndarray or a.dtype.char != "d":
+                    plain = False
+                    break
+        self.floats = floats
+        if floats:  # the usual call: nothing to convert
+            self.index = _positions(len(args))
             self.args = self.given = args
             self.sizes = [1] * len(args)
             self.size = len(args)
-            self.scalars = self.plain = self.floats = True
+            self.scalars = self.plain = True
             return
-        self.floats = False
         # Python floats and float64 arrays (a closure's array, passed on by the rewrite of
         # its call): nothing to convert either, the cotangents are the flat vector's parts
-        self.plain = all(
-            type(a) is float or (type(a) is np.ndarray and a.dtype.char == "d") for a in args
-        )
-        if self.plain:
-            self.index = tuple(range(len(args)))
+        self.plain = plain
+        if plain:
+            self.index = _positions(len(args))
             self.args = self.given = args
-            self.sizes = [1 if type(a) is float else a.size for a in args]
-            self.size = sum(self.sizes)
+            self.sizes = sizes = [1 if type(a) is float else a.size for a in args]
+            self.size = sum(sizes)
+            self.scalars = self.size == len(args)  # (a float64 array of size 1 is 0-d or not)
+            if not self.scalars:
+                return
             self.scalars = all(type(a) is float or a.ndim == 0 for a in args)
             return
         refuse_float_tree(args)
@@ -397,6 +413,10 @@ class ArgsPack:
         if self.floats:  # all Python floats
             # (what finalize_like gives them)
             return tuple(map(np.float64, flat if type(flat) is list else flat.tolist()))
+        if self.plain and len(self.given) == 1:  # one float64 array (a closure's): all of flat
+            x = self.given[0]
+            d = np.array(flat, dtype=np.float64)
+            return (d if x.ndim == 1 else d.reshape(x.shape),)
         out = [NO_TANGENT] * len(self.args)
         start = 0
         for k, n in zip(self.index, self.sizes, strict=True):
@@ -432,6 +452,7 @@ class UserVJP:
         self.names, _ = ENTRY_POINTS.resolve_wrt(fn, self.wrt)
         self._adjoints: dict = {}
         self._keyed: dict = {}
+        self.proof = None  # the elementwise proof's entry for fn (rules/_elementwise.py)
 
     def adjoint(self, args):
         """The generated adjoint for a call with ``args`` (built once per kinds)."""
@@ -470,9 +491,17 @@ class UserVJP:
 _USER_VJPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+# The UserVJP found last (one tuple, replaced whole): an optimizer's gradients ask for the
+# same integrand's again and again, and a weak dictionary's lookup costs half a microsecond.
+_LAST_VJP = [None]
+
+
 def user_vjp_of(fn, wrt) -> UserVJP:
     """The :class:`UserVJP` of ``fn`` for ``wrt`` (cached on the function where it can be
     weakly referenced)."""
+    last = _LAST_VJP[0]
+    if last is not None and last.fn is fn and last.wrt == wrt:
+        return last
     wrt = tuple(wrt)
     try:
         per_fn = _USER_VJPS.get(fn)  # (setdefault would make a weak reference each time)
@@ -483,6 +512,7 @@ def user_vjp_of(fn, wrt) -> UserVJP:
     found = per_fn.get(wrt)
     if found is None:
         found = per_fn[wrt] = UserVJP(fn, wrt)
+    _LAST_VJP[0] = found
     return found
 
 

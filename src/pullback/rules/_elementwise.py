@@ -73,8 +73,8 @@ _OPERATORS = (
 _COMPARISONS = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
 _WHERE = "where"  # the arity of np.where(comparison, a, b)
 
-# fn -> (the code object, the number of parameters and the varying positions the plan was
-# made for, the plan or None);
+# fn -> [the code object, the number of parameters and the varying positions the plan was
+# made for, the plan or None, the functions last verified] (see _proved);
 # an entry dies with its function.
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -387,7 +387,12 @@ def _indexed_fit(fits, args, arrays) -> bool:
     where it is read whole; with ``arrays``, a float array where every constant index
     names one element and every unpacking of it (1-D) has its length, and a real scalar or
     a float array where it is not read."""
-    for a, fit in zip(args, fits, strict=True):
+    if len(args) != len(fits):
+        return False
+    j = 0
+    for a in args:  # (indexed, not zipped: a zip per call costs more than these tests)
+        fit = fits[j]
+        j += 1
         if type(a) is not np.ndarray:  # (tested first: an array is no scalar)
             if (fit is _WHOLE or fit is _UNREAD) and (type(a) is float or _real_scalar(a)):
                 continue
@@ -400,21 +405,25 @@ def _indexed_fit(fits, args, arrays) -> bool:
         shape = a.shape
         if len(shape) != ndim or (exact is not None and shape != exact):
             return False
-        for n, low in zip(shape, least, strict=True):
-            if n < low:
+        i = 0
+        for low in least:  # (as many as the axes: ndim was tested)
+            if shape[i] < low:
                 return False
+            i += 1
     return True
 
 
-def elementwise_in_x(fn, args, arrays=False) -> bool:
+def elementwise_in_x(fn, args, arrays=False, owner=None) -> bool:
     """Whether ``fn(x, *args)`` provably computes, on an array ``x`` (and float entries of
     ``args`` spread into arrays like it), element by element what it computes on each
     scalar ``x`` (see the module docstring). ``args``: the values of this call, each a real
     scalar (an array or another object among them is not proved) — or, with ``arrays``, a
     float array read only at constant indices that each name one element (``p[0]``,
     ``p[1, -1]``, ``a, b = p``): spread to ``p.shape + x.shape``, each such read is then
-    an array over ``x`` like a spread scalar."""
-    return _proved(fn, args, arrays, 1 + len(args), (0,))
+    an array over ``x`` like a spread scalar. ``owner``: an object made for ``fn`` alone
+    (its :class:`~._calculus_util.UserVJP`) that keeps the proof's structural part in its
+    attribute ``proof``, found without a weak dictionary's lookup."""
+    return _proved(fn, args, arrays, 1 + len(args), (0,), owner)
 
 
 def elementwise_in_arrays(fn, values, varying) -> bool:
@@ -435,9 +444,16 @@ def elementwise_in_arrays(fn, values, varying) -> bool:
     return _proved(fn, others, True, len(values), tuple(varying))
 
 
-def _proved(fn, args, arrays, nargs, varying) -> bool:
+def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
     """The proof for ``fn`` of ``nargs`` positional parameters, those at ``varying``
-    arrays, ``args`` the values of the others (see :func:`elementwise_in_x`)."""
+    arrays, ``args`` the values of the others (see :func:`elementwise_in_x`; ``owner``
+    keeps the entry instead of :data:`_PLANS`).
+
+    The entry is ``[code, (nargs, varying), plan or None, verified]``, ``verified`` the
+    functions the plan's calls resolved to when they were last checked: a call resolving
+    to the very same object again needs no second look (what ``_elementwise_function``
+    says of an object never changes). Every name is resolved again at each call, so a
+    rebound global or cell is seen."""
     if not isinstance(fn, types.FunctionType):
         return False
     scalars = True
@@ -448,13 +464,18 @@ def _proved(fn, args, arrays, nargs, varying) -> bool:
             scalars = False
             break
     code = fn.__code__
-    entry = _PLANS.get(fn)
+    entry = _PLANS.get(fn) if owner is None else owner.proof
     if entry is None or entry[0] is not code or entry[1] != (nargs, varying):
-        entry = (code, (nargs, varying), _plan(fn, nargs, varying))
-        _PLANS[fn] = entry
+        found = _plan(fn, nargs, varying)
+        entry = [code, (nargs, varying), found, [None] * (0 if found is None else len(found[0]))]
+        if owner is None:
+            _PLANS[fn] = entry
+        else:
+            owner.proof = entry
     if entry[2] is None:
         return False
     plan, fits = entry[2]
+    verified = entry[3]
     if fits is None:
         if not scalars:
             return False
@@ -462,7 +483,7 @@ def _proved(fn, args, arrays, nargs, varying) -> bool:
         return False
     g = fn.__globals__
     try:
-        for where, attributes, arity in plan:
+        for j, (where, attributes, arity) in enumerate(plan):
             if type(where) is str and where in g:  # (the usual global, looked up here)
                 value = g[where]
                 for attr in attributes:
@@ -472,11 +493,16 @@ def _proved(fn, args, arrays, nargs, varying) -> bool:
             if arity is None:
                 if not _real_scalar(value):
                     return False
+            elif value is verified[j]:  # (the function checked last time)
+                continue
             elif type(value) is np.ufunc:
                 if not _elementwise_ufunc(value, arity):
                     return False
+                verified[j] = value
             elif not _elementwise_function(value, arity):
                 return False
+            else:
+                verified[j] = value
     except (_NotProved, AttributeError):
         return False
     return True

@@ -70,13 +70,14 @@ def _grid(lo, hi, ends=()):
     return xs
 
 
-def _node_derivatives(vjp, params, spread, xs):
+def _node_derivatives(vjp, params, spread, xs, key=None):
     """``(f(xs), d f(xs) / d params[k])``, the derivatives a ``(P, len(xs))`` array, by one
     reverse pass with every float parameter spread over the nodes: ``spread`` the tuple of
     the positions ``k`` of scalar parameters (a row each), or an :class:`_ArrayLayout`
     where arrays are among them (an array ``p`` spread to ``p.shape + (len(xs),)``, whose
     constant-index reads are rows: a row per element). ``None`` when the pass does not give
-    one real row per node and parameter element."""
+    one real row per node and parameter element. ``key``: the kinds' key of Python float
+    parameters where the caller knows them to be such (see :func:`_float_layout`)."""
     m = xs.size
     args = [xs, *params]
     if type(spread) is tuple:  # scalars: one buffer, a row per parameter
@@ -86,7 +87,8 @@ def _node_derivatives(vjp, params, spread, xs):
             row.fill(params[k])
         # (x and the spread parameters are float vectors: the other arguments' types
         # decide the kinds the adjoint is specialized on)
-        key = (_NODES,) + tuple(map(type, params))
+        if key is None:
+            key = (_NODES,) + tuple(map(type, params))
     else:
         key = spread.fill(params, m, args)
     try:
@@ -94,22 +96,26 @@ def _node_derivatives(vjp, params, spread, xs):
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
-        d = _scalar_rows(cots, m) if type(spread) is tuple else spread.rows(cots, m)
+        if type(spread) is not tuple:
+            d = spread.rows(cots, m)
+        else:
+            for c in cots:  # (the usual case: float64 rows, stacked by one copy)
+                if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
+                    d = _scalar_rows(cots, m)
+                    break
+            else:
+                d = np.array(cots)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
 
 
 def _scalar_rows(cots, m):
-    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars: float64
-    vectors stacked as they are (the usual case, one copy), a parameter the integrand does
-    not read (``ZERO``) a row of zeros, a scalar broadcast over its row; ``None`` for a
-    cotangent that is not real."""
-    for c in cots:
-        if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
-            break
-    else:
-        return np.array(cots)
+    """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars where they
+    are not all float64 vectors (which :func:`_node_derivatives` stacks itself): a
+    parameter the integrand does not read (``ZERO``) a row of zeros, a scalar broadcast
+    over its row, another real vector converted; ``None`` for a cotangent that is not
+    real."""
     d = np.empty((len(cots), m))
     for j, c in enumerate(cots):
         if c is ZERO:  # a parameter the integrand does not read
@@ -197,6 +203,8 @@ def _spread_of(params, index):
     ``k`` in ``index``."""
     for k in index:
         if type(params[k]) is np.ndarray:
+            if len(params) == 1:  # (one array, a closure's: its shape alone)
+                return _layout((params[0].shape,), index)
             kinds = tuple(v.shape if type(v) is np.ndarray else type(v) for v in params)
             return _layout(kinds, index)
     return index
@@ -230,14 +238,14 @@ def node_parameter_integral(func, a, b, pack, p, info):
     params = pack.args
     if not pack.plain:  # (tuples of floats read at constant indices: read as arrays)
         params = tuple(np.array(v) if float_sequence(v) else v for v in params)
-    if not elementwise_in_x(func, params, arrays=True):
+    index = pack.index
+    vjp = user_vjp_of(func, _wrt(index))
+    if not elementwise_in_x(func, params, arrays=True, owner=vjp):
         return None
     last = int(info.get("last", 0))
     if last < 1:
         return None
     alist, blist = info["alist"], info["blist"]
-    index = pack.index
-    vjp = user_vjp_of(func, _wrt(index))
     spread = _spread_of(params, index)
     if last == 1:  # (the smooth case: quad kept [min(a, b), max(a, b)] whole)
         lo, hi = float(alist[0]), float(blist[0])
@@ -258,13 +266,16 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     where quad kept ``[a, b]`` whole and the integrand is proved elementwise: the one-pass
     way with no layer between the rule's pullback and the pass (no :class:`ArgsPack`, the
     limits' cotangents from the pass's values there). ``None`` otherwise."""
-    if info["last"] != 1 or not elementwise_in_x(func, args):
+    if info["last"] != 1:
         return None
     lo, hi = info["alist"].item(0), info["blist"].item(0)
-    if (lo, hi) != (a, b) and (lo, hi) != (b, a):
+    if not ((lo == a and hi == b) or (lo == b and hi == a)):
         return None
-    index, wrt = _float_layout(len(args))
-    found = _one_interval(user_vjp_of(func, wrt), args, index, p, lo, hi, a > b)
+    index, wrt, key = _float_layout(len(args))
+    vjp = user_vjp_of(func, wrt)
+    if not elementwise_in_x(func, args, owner=vjp):
+        return None
+    found = _one_interval(vjp, args, index, p, lo, hi, a > b, key)
     if found is None:
         return None
     totals, fa, fb = found
@@ -275,10 +286,10 @@ def float_args_cotangents(g, func, a, b, args, p, info):
 
 @functools.lru_cache(maxsize=64)
 def _float_layout(n):
-    """``(index, wrt)`` of ``n`` float parameters: their positions in ``args`` and in
-    ``f(x, *args)``."""
+    """``(index, wrt, key)`` of ``n`` Python float parameters: their positions in ``args``
+    and in ``f(x, *args)``, and the key of the node pass's kinds."""
     index = tuple(range(n))
-    return index, _wrt(index)
+    return index, _wrt(index), (_NODES,) + (float,) * n
 
 
 @functools.lru_cache(maxsize=64)
@@ -296,7 +307,7 @@ def _wrt(index):
     return tuple(1 + k for k in index)
 
 
-def _one_interval(vjp, params, spread, p, lo, hi, reverse):
+def _one_interval(vjp, params, spread, p, lo, hi, reverse, key=None):
     """:func:`node_parameter_integral` on the one subinterval ``[lo, hi]`` (Python floats),
     the limits ``(a, b)`` being ``(lo, hi)`` or (``reverse``) ``(hi, lo)``: the nodes and
     the limits in one product of the rule's constants, the sums and their test in Python
@@ -305,7 +316,7 @@ def _one_interval(vjp, params, spread, p, lo, hi, reverse):
         xs = _interval_nodes(lo, hi)
     else:  # (the sign of a zero limit in the key: 1 / x sees it)
         xs = _interval_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
-    found = _node_derivatives(vjp, params, spread, xs)
+    found = _node_derivatives(vjp, params, spread, xs, key)
     if found is None:
         return None
     y, d = found

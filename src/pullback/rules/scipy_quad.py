@@ -23,6 +23,12 @@ Any other integrand (``math.*``, a branch on ``x``, a call of another function, 
 read whole or at a variable index, ...) or an infinite limit takes the general path: one
 vjp per evaluation, integrated with ``quad`` again (``quad_vec`` for several parameters).
 
+The usual call (``quad(f, a, b, args=(c, k))``, finite float limits, Python floats or
+float64 arrays in ``args``, quad's default options) calls QUADPACK's routine behind quad
+directly (:func:`_usual_rrule`: the same routine quad calls for finite limits, so the
+value is quad's to the bit; its Python layers cost a tenth of a smooth integral), checked
+once against quad itself and left for quad's own way where it reports a problem.
+
 Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
 transformable function (the same numbers, then the Leibniz rule differentiated again).
 
@@ -206,6 +212,11 @@ def _integrate():
 
 
 def _quad_rrule(*args, **kwargs):
+    usual = _usual_args(args, kwargs)
+    if usual is not None:
+        found = _usual_rrule(args, kwargs, *usual)
+        if found is not None:
+            return found
     si = _integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
@@ -246,6 +257,123 @@ def _quad_rrule(*args, **kwargs):
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
     return out, quad_pullback
+
+
+def _usual_args(args, kwargs):
+    """``(args tuple, its ArgsPack or None)`` of the usual call at its most common:
+    ``quad(func, a, b, args=(c, k))`` or ``quad(func, a, b, (c, k))``, the limits Python
+    floats ``a != b``, both finite, every parameter a Python float (no pack: the one-pass
+    way takes them as they are) or a float64 array (a closure's, passed on by the rewrite
+    of its call); ``None`` for any other call."""
+    if len(args) == 3:
+        if len(kwargs) != 1:
+            return None
+        given = kwargs.get("args")
+    elif len(args) == 4 and not kwargs:
+        given = args[3]
+    else:
+        return None
+    if type(given) is not tuple or not given:
+        return None
+    floats = True
+    for v in given:  # (a loop: a generator's frame costs more than two floats)
+        if type(v) is not float:
+            if type(v) is not np.ndarray or v.dtype.char != "d":
+                return None
+            floats = False
+    a, b = args[1], args[2]
+    if type(a) is not float or type(b) is not float or a == b:
+        return None
+    if not (_NEG_INF < a < _INF and _NEG_INF < b < _INF):  # (NaN fails too)
+        return None
+    return given, (None if floats else ArgsPack(given))
+
+
+_INF = math.inf
+_NEG_INF = -math.inf
+
+
+def _usual_rrule(args, kwargs, given, pack):
+    """The rule of a call :func:`_usual_args` accepts, with QUADPACK's routine called
+    directly (what quad calls for finite limits, so the value is quad's to the bit, without
+    its Python layers: they cost a tenth of a smooth integral); ``None`` where that
+    routine is not available or reports a problem (the general way then calls quad again,
+    which warns as quad does). ``pack``: ``None`` where ``given`` holds Python floats only."""
+    qagse = _direct_qagse()
+    func = args[0]
+    if qagse is None or not callable(func):
+        return None
+    a, b = args[1], args[2]
+    flip = b < a
+    lo, hi = (b, a) if flip else (a, b)
+    value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
+    if ier:
+        return None
+    # (a partial of one tuple: a closure would make a cell per name it keeps)
+    pullback = functools.partial(_usual_pullback, (args, kwargs, given, pack, info))
+    return ((-value if flip else value), abserr), pullback
+
+
+def _usual_pullback(call, dy):
+    """The pullback of :func:`_usual_rrule`'s call ``(args, kwargs, given, pack, info)``."""
+    args, kwargs, given, pack, info = call
+    g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
+    if g is ZERO or g is NO_TANGENT or g is None:
+        return call_cotangents(_integrate().quad, args, kwargs, {}, QUAD_KEYWORDS)
+    if type(g) is not float:
+        g = float(np.sum(g))
+    func, a, b = args[0], args[1], args[2]
+    # (quad's options are its defaults: what the one-pass and general ways read of p)
+    p = _plain_defaults()
+    found = None
+    if pack is None:
+        found = float_args_cotangents(g, func, a, b, given, p, info)
+    if found is None:
+        found = quad_cotangent_values(g, func, a, b, pack or ArgsPack(given), p, info)
+    da, db, dargs = found
+    if len(args) == 3:  # args= by keyword (what call_cotangents gives the usual call)
+        return NO_TANGENT, da, db, {"args": dargs}
+    return NO_TANGENT, da, db, dargs
+
+
+_EPS = 1.49e-08  # quad's default epsabs and epsrel
+_LIMIT = 50  # and its default limit
+
+
+@functools.lru_cache(maxsize=1)
+def _direct_qagse():
+    """SciPy's QUADPACK routine behind ``quad(func, a, b, args, full_output=1)`` for finite
+    ``a < b`` without points or weight (``_quadpack._qagse``, private: so taken only when
+    it exists, quad's defaults are those :data:`_EPS`, :data:`_LIMIT` assume, and a probe
+    integral through it gives quad's result and info exactly), else ``None``."""
+    si = _integrate()
+    try:
+        from scipy.integrate import _quadpack
+
+        routine = _quadpack._qagse
+        defaults = _plain_defaults()
+        if (defaults["epsabs"], defaults["epsrel"], defaults["limit"]) != (_EPS, _EPS, _LIMIT):
+            return None
+        probe = routine(_probe, 0.0, 1.5, (2.0,), 1, _EPS, _EPS, _LIMIT)
+        expected = si.quad(_probe, 0.0, 1.5, (2.0,), 1)
+    except Exception:  # (another SciPy: quad's own way)
+        return None
+    same = (
+        type(probe) is tuple
+        and len(probe) == 4
+        and probe[3] == 0
+        and len(expected) == 3
+        and probe[:2] == expected[:2]
+        and type(probe[2]) is dict
+        and probe[2]["last"] == expected[2]["last"] == 1
+        and probe[2]["alist"][0] == expected[2]["alist"][0]
+        and probe[2]["blist"][0] == expected[2]["blist"][0]
+    )
+    return routine if same else None
+
+
+def _probe(x, c):
+    return math.exp(-c * x) * math.cos(c * x)
 
 
 def register(reg):

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import weakref
 
 import numpy as np
 
+from ..cache import function_entries
 from ..errors import ArgumentError, UnsupportedCallError
 from ..registry import ENTRY_POINTS, default_registry, transformable
 from ..tangents import is_differentiable_value, materialize
@@ -486,34 +488,33 @@ class UserVJP:
         return y, user_pullback
 
 
-# One UserVJP per (user function, wrt), kept while the function lives: an integrand's
-# parameter names are resolved once, not at every gradient.
-_USER_VJPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-# The UserVJP found last (one tuple, replaced whole): an optimizer's gradients ask for the
-# same integrand's again and again, and a weak dictionary's lookup costs half a microsecond.
+# The UserVJP found last, held weakly (replaced whole): an optimizer's gradients ask for
+# the same integrand's again and again, and even a dict lookup on the function costs.
 _LAST_VJP = [None]
 
 
 def user_vjp_of(fn, wrt) -> UserVJP:
-    """The :class:`UserVJP` of ``fn`` for ``wrt`` (cached on the function where it can be
-    weakly referenced)."""
-    last = _LAST_VJP[0]
+    """The :class:`UserVJP` of ``fn`` for ``wrt``: one per (function, wrt), kept on a Python
+    function with its generated code (:func:`~pullback.cache.function_entries`), so an
+    integrand's parameter names are resolved once and the UserVJP, which holds the
+    function and its adjoints, dies with it (a weak dictionary keyed by the function would
+    never free an entry whose value holds its key). Made afresh for other callables."""
+    last = _LAST_VJP[0]() if _LAST_VJP[0] is not None else None
     if last is not None and last.fn is fn and last.wrt == wrt:
         return last
     wrt = tuple(wrt)
-    try:
-        per_fn = _USER_VJPS.get(fn)  # (setdefault would make a weak reference each time)
-        if per_fn is None:
-            per_fn = _USER_VJPS[fn] = {}
-    except TypeError:  # not weakly referenceable (a builtin or a slotted callable object)
+    entries = function_entries(fn) if type(fn) is types.FunctionType else None
+    if entries is None:
         return UserVJP(fn, wrt)
-    found = per_fn.get(wrt)
+    key = (_USER_VJP, wrt)
+    found = entries.get(key)
     if found is None:
-        found = per_fn[wrt] = UserVJP(fn, wrt)
-    _LAST_VJP[0] = found
+        found = entries[key] = UserVJP(fn, wrt)
+    _LAST_VJP[0] = weakref.ref(found)
     return found
+
+
+_USER_VJP = "user_vjp"  # (the key's tag among a function's generated entries)
 
 
 def user_vjp(fn, args, wrt):

@@ -195,3 +195,63 @@ def test_import_pauses_the_collector_and_puts_it_back_as_it_was(before):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(before), "False", "False"]
+
+
+def _run(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_import_leaves_its_objects_old_without_a_collection():
+    # The import's objects (tens of thousands) go to the oldest generation without being
+    # walked: the youngest generation is (nearly) empty after it, nothing stays frozen, and
+    # no collection ran during the import (gc.callbacks sees every one).
+    code = (
+        "import gc, numpy as np\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: seen.append(info['generation']))\n"
+        "before = len(gc.get_objects(generation=2))\n"
+        "import pullback\n"
+        "gc.callbacks.clear()\n"
+        "old = len(gc.get_objects(generation=2)) - before\n"
+        "print(gc.get_count()[0] < 1000, gc.get_freeze_count(), old > 10000, seen)\n"
+    )
+    assert _run(code) == ["True", "0", "True", "[]"]
+
+
+def test_import_keeps_what_the_program_froze_frozen():
+    code = (
+        "import gc, numpy as np\n"
+        "gc.freeze()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "import pullback\n"
+        "print(frozen > 0, gc.get_freeze_count() == frozen, gc.isenabled())\n"
+    )
+    assert _run(code) == ["True", "True", "True"]
+
+
+def test_a_cycle_made_before_the_import_is_still_collected(tmp_path):
+    # aged by the import, a program's garbage cycle waits for a full collection: later,
+    # never lost; and the gradient after it is still the derivative
+    script = tmp_path / "pb_aged_cycle.py"
+    script.write_text(
+        "import gc, weakref, numpy as np\n"
+        "class Node:\n"
+        "    pass\n"
+        "a = Node()\n"
+        "a.me = a\n"
+        "ref = weakref.ref(a)\n"
+        "del a\n"
+        "import pullback\n"
+        "gc.collect()\n"
+        "def f(x):\n"
+        "    return np.sum(np.sin(x) * x)\n"
+        "g = pullback.grad(f)(np.array([0.5, 1.5]))\n"
+        "x = np.array([0.5, 1.5])\n"
+        "want = np.sin(x) + x * np.cos(x)\n"
+        "print(ref() is None, bool(np.allclose(g, want, rtol=1e-12, atol=0)))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]

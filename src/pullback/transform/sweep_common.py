@@ -8,11 +8,11 @@ nodes, the static zero/bound state of adjoints, and how generated code names run
 
 from __future__ import annotations
 
-import re
 import types
 
 import gast
 
+from ..lazy_patterns import LazyPattern
 from ..source import transform_target
 
 
@@ -144,4 +144,4 @@ def runtime_function(name):
     return getattr(runtime, name)
 
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")

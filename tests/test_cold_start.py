@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -255,3 +256,25 @@ def test_a_cycle_made_before_the_import_is_still_collected(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_a_first_gradient_of_simple_shapes_leaves_gasts_unparser_unimported():
+    # sweep_common.src writes the benchmark's 20-line function (slices, comparisons, an
+    # escaped read `read_item(...) if ... else t[0]`) without gast.unparse, whose import
+    # (with `string`'s) costs about 1.5 ms; the gradient still agrees with differences
+    bench = str(Path(__file__).resolve().parent.parent / "benchmarks")
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {bench!r})\n"
+        "import numpy as np\n"
+        "import pullback\n"
+        "from workloads import first_call as w\n"
+        "args = w.make_args()\n"
+        "g = pullback.grad(w.robust_fit)(*args)\n"
+        "loaded = 'gast.unparser' in sys.modules\n"
+        "w0, rest, h = args[0], args[1:], 1e-6\n"
+        "fd = np.array([(w.robust_fit(w0 + h * e, *rest) - w.robust_fit(w0 - h * e, *rest))"
+        " / (2 * h) for e in np.eye(w0.size)])\n"
+        "print(loaded, bool(np.allclose(g, fd, rtol=1e-6, atol=1e-8)))\n"
+    )
+    assert _run(code) == ["False", "True"]

@@ -26,8 +26,9 @@ def _settle_imported_objects(gc):
     one after that again. ``freeze`` then ``unfreeze`` is that move; it also ages the
     program's own young objects (a cycle among them waits for a full collection: later,
     never wrong). Skipped when the program froze objects itself (``unfreeze`` would thaw
-    them)."""
-    if gc.get_freeze_count() == 0:
+    them), and where the collector has no ``freeze`` (PyPy's)."""
+    frozen = getattr(gc, "get_freeze_count", None)
+    if frozen is not None and frozen() == 0:
         gc.freeze()
         gc.unfreeze()
 

@@ -17,8 +17,7 @@ import numpy as np
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
-from ._util import differentiable, finalize, zeros_for
-from .scipy_stats_common import Refused
+from ._util import Refused, differentiable, finalize, zeros_for
 
 FAMILY = "transformable"
 

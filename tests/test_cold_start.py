@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,3 +196,85 @@ def test_import_pauses_the_collector_and_puts_it_back_as_it_was(before):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(before), "False", "False"]
+
+
+def _run(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_import_leaves_its_objects_old_without_a_collection():
+    # The import's objects (tens of thousands) go to the oldest generation without being
+    # walked: the youngest generation is (nearly) empty after it, nothing stays frozen, and
+    # no collection ran during the import (gc.callbacks sees every one).
+    code = (
+        "import gc, numpy as np\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: seen.append(info['generation']))\n"
+        "before = len(gc.get_objects(generation=2))\n"
+        "import pullback\n"
+        "gc.callbacks.clear()\n"
+        "old = len(gc.get_objects(generation=2)) - before\n"
+        "print(gc.get_count()[0] < 1000, gc.get_freeze_count(), old > 10000, seen)\n"
+    )
+    assert _run(code) == ["True", "0", "True", "[]"]
+
+
+def test_import_keeps_what_the_program_froze_frozen():
+    code = (
+        "import gc, numpy as np\n"
+        "gc.freeze()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "import pullback\n"
+        "print(frozen > 0, gc.get_freeze_count() == frozen, gc.isenabled())\n"
+    )
+    assert _run(code) == ["True", "True", "True"]
+
+
+def test_a_cycle_made_before_the_import_is_still_collected(tmp_path):
+    # aged by the import, a program's garbage cycle waits for a full collection: later,
+    # never lost; and the gradient after it is still the derivative
+    script = tmp_path / "pb_aged_cycle.py"
+    script.write_text(
+        "import gc, weakref, numpy as np\n"
+        "class Node:\n"
+        "    pass\n"
+        "a = Node()\n"
+        "a.me = a\n"
+        "ref = weakref.ref(a)\n"
+        "del a\n"
+        "import pullback\n"
+        "gc.collect()\n"
+        "def f(x):\n"
+        "    return np.sum(np.sin(x) * x)\n"
+        "g = pullback.grad(f)(np.array([0.5, 1.5]))\n"
+        "x = np.array([0.5, 1.5])\n"
+        "want = np.sin(x) + x * np.cos(x)\n"
+        "print(ref() is None, bool(np.allclose(g, want, rtol=1e-12, atol=0)))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
+
+
+def test_a_first_gradient_of_simple_shapes_leaves_gasts_unparser_unimported():
+    # sweep_common.src writes the benchmark's 20-line function (slices, comparisons, an
+    # escaped read `read_item(...) if ... else t[0]`) without gast.unparse, whose import
+    # (with `string`'s) costs about 1.5 ms; the gradient still agrees with differences
+    bench = str(Path(__file__).resolve().parent.parent / "benchmarks")
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {bench!r})\n"
+        "import numpy as np\n"
+        "import pullback\n"
+        "from workloads import first_call as w\n"
+        "args = w.make_args()\n"
+        "g = pullback.grad(w.robust_fit)(*args)\n"
+        "loaded = 'gast.unparser' in sys.modules\n"
+        "w0, rest, h = args[0], args[1:], 1e-6\n"
+        "fd = np.array([(w.robust_fit(w0 + h * e, *rest) - w.robust_fit(w0 - h * e, *rest))"
+        " / (2 * h) for e in np.eye(w0.size)])\n"
+        "print(loaded, bool(np.allclose(g, fd, rtol=1e-6, atol=1e-8)))\n"
+    )
+    assert _run(code) == ["False", "True"]

@@ -48,6 +48,7 @@ LAYERS = (
             "pullback.signatures",
             "pullback.gast_convert",
             "pullback.where_masks",
+            "pullback.lazy_patterns",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

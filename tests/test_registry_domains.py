@@ -1,5 +1,6 @@
 """Families deferred by ``DOMAIN`` (registry.add_family): a family whose every rule is for a
-function of one namespace (``math``) registers on the first lookup of such a function.
+function of one namespace (``math``), or of a set of names (rules/family_domains.py: linear
+algebra, polynomials, ``np.gradient``, ...), registers on the first lookup of such a function.
 
 What makes that safe is checked here: the table then reads exactly as if the family had
 registered in its place (every rule, its pullback function and its name), loading it changes
@@ -19,7 +20,8 @@ import pytest
 
 from pullback import grad
 from pullback import rules as shipped
-from pullback.registry import RuleRegistry, qualified_name
+from pullback.registry import RuleRegistry, in_domain, qualified_name
+from pullback.rules.family_domains import DOMAINS
 
 DOMAIN_FAMILIES = [f for f in shipped._ORDER if getattr(f, "DOMAIN", None) is not None]
 
@@ -54,14 +56,37 @@ def _table(reg) -> dict:
     }
 
 
+def _member(family):
+    """A function of ``family``'s, from a registry where it registered in its place."""
+    return next(fn for fn, r in _eager_registry()._rules.values() if r.family == family.FAMILY)
+
+
 def test_there_are_domain_families():
-    assert [f.FAMILY for f in DOMAIN_FAMILIES] == ["math"]
+    assert [f.FAMILY for f in DOMAIN_FAMILIES if isinstance(f.DOMAIN, str)] == ["math"]
+    by_names = {f.module: f.DOMAIN for f in DOMAIN_FAMILIES if not isinstance(f.DOMAIN, str)}
+    assert by_names == DOMAINS  # every set of names defers its family
+
+
+@pytest.mark.parametrize("family", DOMAIN_FAMILIES, ids=lambda f: f.FAMILY)
+def test_every_function_a_family_registers_is_in_its_domain(family):
+    # a function outside it would be looked up (and missed) without loading the family
+    reg = RuleRegistry()
+    family.register(reg)
+    names = [qualified_name(fn) for fn, _ in reg._rules.values()]
+    assert names and [n for n in names if not in_domain(n, family.DOMAIN)] == []
+
+
+def test_in_domain_reads_a_namespace_or_a_set_of_names():
+    assert in_domain("math.exp", "math") and not in_domain("mathx.exp", "math")
+    assert not in_domain("math", "math")
+    names = frozenset({"numpy.diff"})
+    assert in_domain("numpy.diff", names) and not in_domain("numpy.diff.x", names)
 
 
 @pytest.mark.parametrize("family", DOMAIN_FAMILIES, ids=lambda f: f.FAMILY)
 def test_loading_a_domain_family_changes_no_other_entry(family):
     # one of its functions, from a registry where it registered in its place
-    member = next(fn for fn, r in _eager_registry()._rules.values() if r.family == family.FAMILY)
+    member = _member(family)
     reg = shipped.build_default_registry()
     assert family in reg.deferred_families()
     before = {key: (rule, dict(vars(rule))) for key, (_, rule) in reg._rules.items()}
@@ -71,15 +96,26 @@ def test_loading_a_domain_family_changes_no_other_entry(family):
         assert reg._rules[key][1] is rule and vars(rule) == attributes, rule
     added = [fn for key, (fn, _) in reg._rules.items() if key not in before]
     assert added  # the family's rules, each for a function of its namespace
-    assert all(qualified_name(fn).startswith(family.DOMAIN + ".") for fn in added), added
+    assert all(in_domain(qualified_name(fn), family.DOMAIN) for fn in added), added
 
 
 def test_the_table_is_the_one_of_registering_every_family_in_place():
     eager = _table(_eager_registry())
     deferred = shipped.build_default_registry()
     deferred.lookup(math.exp)  # a lookup in the domain registers the family
+    for family in DOMAIN_FAMILIES:
+        deferred.lookup(_member(family))
     assert [f for f in deferred.deferred_families() if f in DOMAIN_FAMILIES] == []
     assert _table(deferred) == eager
+
+
+@pytest.mark.parametrize("family", DOMAIN_FAMILIES, ids=lambda f: f.FAMILY)
+def test_the_table_is_the_same_whichever_family_loads_first(family):
+    eager = _table(_eager_registry())
+    deferred = shipped.build_default_registry()
+    assert deferred.lookup(_member(family)).family == family.FAMILY
+    deferred.load_all()  # the others after it
+    assert {k: v for k, v in _table(deferred).items() if k in eager} == eager
 
 
 def test_no_other_family_registers_a_function_of_a_domain():
@@ -90,8 +126,11 @@ def test_no_other_family_registers_a_function_of_a_domain():
     for family in shipped._ORDER:
         if getattr(family, "DOMAIN", None) is None:
             reg.add_family(family)
-    domains = tuple(f.DOMAIN + "." for f in DOMAIN_FAMILIES)
-    assert [r.name for _, r in reg._rules.values() if r.name.startswith(domains)] == []
+    assert [
+        qualified_name(fn)
+        for fn, _ in reg._rules.values()
+        if any(in_domain(qualified_name(fn), f.DOMAIN) for f in DOMAIN_FAMILIES)
+    ] == []
 
 
 def test_a_lookup_outside_every_domain_loads_nothing():

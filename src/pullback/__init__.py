@@ -16,6 +16,23 @@ import gc as _gc
 # that find nothing to free (some 2% of the instructions of a cold start, counted with
 # valgrind). The collector is paused for the import only (garbage made meanwhile waits for
 # the next collection after it), and a program that turned it off keeps it off.
+
+
+def _settle_imported_objects(gc):
+    """Move what the import made (all of it in the youngest generation: the collector was
+    paused) to the oldest generation without a collection, as surviving two collections
+    would: the first collection after the import would otherwise walk its twenty thousand
+    objects (functions, classes, rule tables, all alive for the program's life), and the
+    one after that again. ``freeze`` then ``unfreeze`` is that move; it also ages the
+    program's own young objects (a cycle among them waits for a full collection: later,
+    never wrong). Skipped when the program froze objects itself (``unfreeze`` would thaw
+    them), and where the collector has no ``freeze`` (PyPy's)."""
+    frozen = getattr(gc, "get_freeze_count", None)
+    if frozen is not None and frozen() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
 _collecting = _gc.isenabled()
 _gc.disable()
 try:
@@ -47,9 +64,10 @@ try:
     )
     from .tangents import NO_TANGENT, ZERO
 finally:
+    _settle_imported_objects(_gc)
     if _collecting:
         _gc.enable()
-del _gc, _collecting
+del _gc, _collecting, _settle_imported_objects
 
 __version__ = "0.1.0"
 

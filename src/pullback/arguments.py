@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import inspect
 import itertools
-import re
 import types
 from typing import NamedTuple
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from . import backends
 from .errors import ArgumentError, HigherOrderError, NotDifferentiableError, describe
+from .lazy_patterns import LazyPattern
 from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
@@ -231,7 +231,7 @@ def element_name(param: str, key) -> str:
     return f"{param}[{key!r}]"
 
 
-_ELEMENT = re.compile(r"^([A-Za-z_]\w*)\[(.+)\]$")
+_ELEMENT = LazyPattern(r"^([A-Za-z_]\w*)\[(.+)\]$")
 
 
 def split_element(name: str):

@@ -166,8 +166,9 @@ class RuleRegistry:
 
         A family with ``REQUIRES`` (a module name such as ``"scipy.special"``) is deferred
         until that module has been imported by someone else. A family with ``DOMAIN`` (a
-        dotted prefix such as ``"math"``), every rule of which is for a function whose
-        :func:`qualified_name` lies in that namespace, waits for the first lookup (or user
+        dotted prefix such as ``"math"``, or a set of qualified names: see
+        ``rules/family_domains.py``), every rule of which is for a function whose
+        :func:`qualified_name` lies in that domain, waits for the first lookup (or user
         rule, or removal) of such a function: a gradient that calls none of them never
         imports nor registers it. The others register now.
         """
@@ -192,10 +193,10 @@ class RuleRegistry:
             return False
         if not isinstance(name, str):
             return False
-        if not any(name.startswith(f.DOMAIN + ".") for f in self._by_domain):
+        if not any(in_domain(name, f.DOMAIN) for f in self._by_domain):
             return False
         with _LOAD_LOCK:
-            ready = [f for f in self._by_domain if name.startswith(f.DOMAIN + ".")]
+            ready = [f for f in self._by_domain if in_domain(name, f.DOMAIN)]
             self._by_domain = [f for f in self._by_domain if f not in ready]
             for family in ready:
                 family.register(self)  # (its rules bump the version, like any new rule)
@@ -408,6 +409,14 @@ class RuleRegistry:
         new.providers = list(self.providers)
         new.version = self.version
         return new
+
+
+def in_domain(name: str, domain) -> bool:
+    """Whether the qualified name ``name`` lies in a family's ``DOMAIN``: a namespace
+    (``"math"``: the names under it) or a set of qualified names (its members)."""
+    if isinstance(domain, str):
+        return name.startswith(domain + ".")
+    return name in domain
 
 
 def _key(fn):

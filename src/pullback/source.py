@@ -19,7 +19,6 @@ import functools
 import inspect
 import linecache
 import os
-import re
 import textwrap
 import tokenize
 import types
@@ -29,6 +28,7 @@ import gast
 
 from .errors import SourceUnavailableError, describe, location_text
 from .gast_convert import ast_to_gast
+from .lazy_patterns import LazyPattern
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
@@ -249,7 +249,7 @@ _FILES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 # Where inspect.findsource looks for a code object's first line (a def, a decorator or a
 # line with a lambda), from co_firstlineno upwards.
-_DEF_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+_DEF_LINE = LazyPattern(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
 
 
 def _file_text(filename: str):
@@ -301,8 +301,8 @@ def _source_block(code):
 
 
 # A ``def`` (or a decorator above one) starts the block; lambdas go through inspect.
-_DEF_START = re.compile(r"\s*(@|(async\s+)?def\s)")
-_DEF_ONLY = re.compile(r"\s*(async\s+)?def\s")
+_DEF_START = LazyPattern(r"\s*(@|(async\s+)?def\s)")
+_DEF_ONLY = LazyPattern(r"\s*(async\s+)?def\s")
 _CLOSING = (")", "]", "}")
 
 

@@ -17,7 +17,6 @@ from ..resolve import own_nodes
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
 from ..transform.side_effects import append_read_back
 from . import codes
-from .held_arrays import Unproved, held_arrays_refusal
 from .mutation_fixes import outside_append_texts
 from .taint import reads_tainted
 
@@ -139,6 +138,8 @@ class ContainerChecks:
         """None when ``xs[t][k] (op)= v`` writes into an array that the local list or dict
         ``xs`` alone holds (check/held_arrays.py), else why not (an ``Unproved``, kept for
         the message of mutation_checks.py)."""
+        from .held_arrays import Unproved, held_arrays_refusal  # (a store xs[t][k] = v only)
+
         outer = target.value
         if not isinstance(outer.value, gast.Name) or isinstance(outer.slice, gast.Slice):
             return Unproved(None)

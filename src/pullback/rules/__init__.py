@@ -7,8 +7,10 @@ first lookup miss after that module has been imported (see ``RuleRegistry.add_fa
 so pullback itself never imports SciPy. Those families' modules are not even imported
 until then (:class:`DeferredFamily`): a NumPy gradient's cold start would pay about thirty
 modules (SciPy's rules, their helpers, ``numpy.fft``) it never uses. A family that declares
-``DOMAIN`` instead (``"math"``: every function it has a rule for lies in that namespace)
-waits, unimported, for the first lookup of such a function. ``listing`` renders the table
+``DOMAIN`` instead (``"math"``: every function it has a rule for lies in that namespace;
+or the set of its functions' names, ``family_domains.py``: linear algebra, polynomials,
+``np.gradient`` and the other NumPy families a plain gradient seldom calls) waits,
+unimported, for the first lookup of such a function. ``listing`` renders the table
 of every entry (docs/rules.md), loading the deferred families first; ``FAMILIES`` (every
 family module, in registration order) imports them all when read.
 """
@@ -33,20 +35,12 @@ from . import (
     container_cotangent_pullbacks,
     container_cotangents,
     inplace_calls,
-    linalg,
-    linalg_derived,
     ndarray_methods,
-    numpy_accumulate,
     numpy_assemble,
-    numpy_casts,
-    numpy_edit,
     numpy_functional,
-    numpy_grids,
     numpy_index_tricks,
     numpy_indexing,
-    numpy_misc,
     numpy_nondiff,
-    numpy_polynomials,
     numpy_products,
     numpy_random,
     numpy_reductions,
@@ -58,6 +52,7 @@ from . import (
     transformable,
     user_function_calls,
 )
+from .family_domains import DOMAINS
 
 
 class DeferredFamily:
@@ -100,18 +95,18 @@ _ORDER = (
     numpy_products,
     numpy_shape,
     numpy_assemble,
-    numpy_edit,
+    DeferredFamily("numpy_edit", "numpy_edit", domain=DOMAINS["numpy_edit"]),
     numpy_indexing,
     numpy_index_tricks,
     numpy_functional,
-    numpy_casts,
-    numpy_misc,
-    numpy_grids,
-    numpy_polynomials,
+    DeferredFamily("numpy_casts", "numpy_casts", domain=DOMAINS["numpy_casts"]),
+    DeferredFamily("numpy_misc", "numpy_misc", domain=DOMAINS["numpy_misc"]),
+    DeferredFamily("numpy_grids", "numpy_grids", domain=DOMAINS["numpy_grids"]),
+    DeferredFamily("numpy_polynomials", "numpy_polynomials", domain=DOMAINS["numpy_polynomials"]),
     DeferredFamily("numpy_polynomials_npp", "numpy_polynomials", "numpy.polynomial.polynomial"),
-    numpy_accumulate,
-    linalg,
-    linalg_derived,
+    DeferredFamily("numpy_accumulate", "numpy_accumulate", domain=DOMAINS["numpy_accumulate"]),
+    DeferredFamily("linalg", "linalg", domain=DOMAINS["linalg"]),
+    DeferredFamily("linalg_derived", "linalg_derived", domain=DOMAINS["linalg_derived"]),
     DeferredFamily("fft", "fft", "numpy.fft"),
     numpy_nondiff,
     numpy_random,

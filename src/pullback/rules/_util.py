@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..backends import as_array, keys_like
-from ..errors import UnsupportedCallError
+from ..errors import NotDifferentiableError, UnsupportedCallError
 from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
 
 # The subscript letters of einsum (``string.ascii_letters``, spelled out: importing
@@ -344,3 +344,31 @@ def refuse_integer_dtype(name, p):
             "reducing them and has no derivative; fix: drop dtype= and convert the result "
             "(or round the input explicitly, e.g. np.floor, if that is what is meant)"
         )
+
+
+class Refused:
+    """A cotangent pullback cannot compute: any use of it raises, naming what and why.
+
+    (Here, with the helpers every family uses, rather than with the scipy.stats rules
+    that make most of them: ``rule_from_pullback`` tests for it, and the import of a
+    NumPy gradient need not load the scipy.stats machinery for a class.)
+    """
+
+    __array_priority__ = 1000  # so that ndarray * Refused reaches __rmul__
+
+    def __init__(self, what: str, why: str):
+        self.what = what
+        self.why = why
+
+    def _raise(self, *_args, **_kwargs):
+        raise NotDifferentiableError(
+            f"pullback cannot differentiate {self.what}: {self.why}\n"
+            "Fix: keep that parameter constant (do not differentiate with respect to it), "
+            "or register your own rule with `@pullback.rrule(...)`."
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
+    __truediv__ = __rtruediv__ = __neg__ = __array__ = __float__ = _raise
+
+    def __repr__(self) -> str:
+        return f"Refused({self.what!r})"

@@ -45,9 +45,12 @@ from ._util import (
     finalize,
     zeros_for,
 )
+from .family_domains import DOMAINS
 from .linalg_norms import _matrix_norm_rrule, _norm_rrule, _vector_norm_rrule
 
 FAMILY = "linalg"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["linalg"]
 la = np.linalg
 
 

@@ -26,9 +26,12 @@ import numpy as np
 
 from ..registry import transformable
 from ._util import NO_TANGENT, Registrar
+from .family_domains import DOMAINS
 from .transformable import inv_pullback, rule_from_pullback, set_pullbacks
 
 FAMILY = "linalg_derived"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["linalg_derived"]
 
 
 @transformable

@@ -12,7 +12,16 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
-from .transformable import by_rule, matrix_abs_norm_cotangent, p_norm_cotangent, set_pullbacks
+from .transformable import (
+    by_rule,
+    det_pullback,
+    inv_pullback,
+    matrix_abs_norm_cotangent,
+    norm_pullback,
+    p_norm_cotangent,
+    set_pullbacks,
+    solve_pullback,
+)
 
 la = np.linalg
 
@@ -395,6 +404,12 @@ def register_pullbacks(reg):
     set_pullbacks(
         reg,
         [
+            # written in transformable.py with the other NumPy pullbacks, given here: the
+            # linalg family registers on its first lookup (family_domains.py)
+            (la.inv, inv_pullback),
+            (la.det, det_pullback),
+            (la.solve, solve_pullback),
+            (la.norm, norm_pullback),
             (la.slogdet, slogdet_pullback),
             (la.pinv, pinv_pullback),
             (la.matrix_power, matrix_power_pullback),

@@ -21,9 +21,12 @@ from .. import ufunc_methods as um
 from ..registry import transformable
 from ..tangents import densify, unbroadcast
 from ._util import NO_TANGENT, Registrar
+from .family_domains import DOMAINS
 from .transformable import rule_from_pullback
 
 FAMILY = "numpy_accumulate"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_accumulate"]
 
 
 @transformable

@@ -14,8 +14,11 @@ import numpy as np
 
 from ..registry import transformable
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize
+from .family_domains import DOMAINS
 
 FAMILY = "numpy_casts"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_casts"]
 
 CASTS = (np.float64, np.float32, np.float16, np.complex128, np.complex64)
 
@@ -69,3 +72,8 @@ def register(reg):
         r.rule(T, _cast_rule(T), name=f"numpy.{T.__name__}", notes="cotangent cast back")
         reg.set_pullback_function(T, cast_pullback)
     r.rule(np.real_if_close, _real_if_close_rrule, notes="the real part when it is returned")
+    # written with the ndarray methods' pullbacks; given here, where its rule is: the
+    # family registers on the first lookup of one of its functions (family_domains.py)
+    from .math_pullbacks import real_if_close_pullback
+
+    reg.set_pullback_function(np.real_if_close, real_if_close_pullback)

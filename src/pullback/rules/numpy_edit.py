@@ -23,10 +23,13 @@ import numpy as np
 
 from ..registry import transformable
 from ._util import NO_TANGENT, Registrar, position_labels
+from .family_domains import DOMAINS
 from .numpy_assemble_pullbacks import gather_labelled, labelled_part
 from .transformable import rule_from_pullback, set_pullbacks
 
 FAMILY = "numpy_edit"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_edit"]
 
 
 def _keys(ids):

@@ -26,9 +26,12 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, Registrar
+from .family_domains import DOMAINS
 from .transformable import rule_from_pullback, set_pullbacks
 
 FAMILY = "numpy_grids"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_grids"]
 
 
 @transformable

@@ -30,9 +30,12 @@ from ._util import (
     segment_sum,
     zeros_for,
 )
+from .family_domains import DOMAINS
 from .numpy_misc_covariance import corrcoef_rrule, cov_rrule
 
 FAMILY = "numpy_misc"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_misc"]
 
 
 def _rest(args):

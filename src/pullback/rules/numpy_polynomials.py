@@ -25,9 +25,12 @@ from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
 from ._util import Registrar
+from .family_domains import DOMAINS
 from .transformable import rule_from_pullback
 
 FAMILY = "numpy_polynomials"
+# Registered on the first lookup of one of its functions (family_domains.py).
+DOMAIN = DOMAINS["numpy_polynomials"]
 
 
 def _refuse(name, what, fix):

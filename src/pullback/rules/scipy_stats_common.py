@@ -19,33 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NotDifferentiableError
-from ._util import NO_TANGENT, ZERO, densify, differentiable, finalize, zeros_for
+from ._util import NO_TANGENT, ZERO, Refused, densify, differentiable, finalize, zeros_for
 
 LOC_SCALE = ("loc", "scale")
-
-
-class Refused:
-    """A cotangent pullback cannot compute: any use of it raises, naming what and why."""
-
-    __array_priority__ = 1000  # so that ndarray * Refused reaches __rmul__
-
-    def __init__(self, what: str, why: str):
-        self.what = what
-        self.why = why
-
-    def _raise(self, *_args, **_kwargs):
-        raise NotDifferentiableError(
-            f"pullback cannot differentiate {self.what}: {self.why}\n"
-            "Fix: keep that parameter constant (do not differentiate with respect to it), "
-            "or register your own rule with `@pullback.rrule(...)`."
-        )
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
-    __truediv__ = __rtruediv__ = __neg__ = __array__ = __float__ = _raise
-
-    def __repr__(self) -> str:
-        return f"Refused({self.what!r})"
 
 
 def refused(what: str, why: str) -> Refused:

@@ -17,8 +17,7 @@ import numpy as np
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
-from ._util import differentiable, finalize, zeros_for
-from .scipy_stats_common import Refused
+from ._util import Refused, differentiable, finalize, zeros_for
 
 FAMILY = "transformable"
 
@@ -524,9 +523,8 @@ def register(reg):
             (np.where, where_pullback),
             (np.concatenate, concatenate_pullback),
             (np.stack, stack_pullback),
-            (np.linalg.inv, inv_pullback),
-            (np.linalg.det, det_pullback),
-            (np.linalg.solve, solve_pullback),
-            (np.linalg.norm, norm_pullback),
         ),
     )
+    # np.linalg's (inv_pullback, det_pullback, solve_pullback, norm_pullback) are given by
+    # the linalg family when it registers: it waits for the first lookup of a function of
+    # its own (family_domains.py), which a lookup from here would make at every start.

@@ -10,9 +10,8 @@
 
 from __future__ import annotations
 
-import re
-
 from ..guards import WorldGuard
+from ..lazy_patterns import LazyPattern
 from .code import Line
 from .codegen import generate
 from .dunder_operators import dispatch_operators, dispatches_operators
@@ -166,7 +165,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     )
 
 
-_TARGETS = re.compile(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
+_TARGETS = LazyPattern(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 
 
 def _assigned_at_top_level(forward) -> set[str]:

@@ -76,7 +76,6 @@ from .generators import (
 )
 from .keyword_positions import convert_keyword_positions
 from .local_partials import partial_of_nested_def, rewrite_local_partials, spells_partial
-from .nested_signatures import NestedSignature, bound_at_run_time
 from .object_stores import version_owned_objects
 from .run_time_closures import (
     PREFIX,
@@ -150,6 +149,9 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     ``resolve(call)`` is the object a call's function refers to (for the consumers of a
     nested generator). ``returned``: ``tree`` may return the function (its caller keeps
     the closure as a record of its captured values, transform/closure_records.py)."""
+    # (nested functions only: a function without one never imports nested_signatures)
+    from .nested_signatures import NestedSignature, bound_at_run_time
+
     parents = parent_map(tree) if parents is None else parents
     name = node.name
     if node.decorator_list:
@@ -383,6 +385,8 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
         return {}, nodes
+    from .nested_signatures import NestedSignature, bound_at_run_time  # (where there is a def)
+
     call_through_lambdas(tree, defs)
     inlined = inlinable_functions(tree)
     outer = (local_names(tree) | set(fs.fn.__code__.co_freevars)) - set(defs)

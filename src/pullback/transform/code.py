@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_patterns import LazyPattern
+
 #: the forward sweeps' header of a step of a try body (transform/try_blocks.py), rendered
 #: as ``try:`` ... ``except BaseException as _caught: <exc> = _caught``, after a clause
 #: that lets pullback's own errors through (a user's handler never takes their path)
@@ -165,7 +167,7 @@ def once_texts(block) -> list:
     return out
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def identifiers(text: str) -> set[str]:

@@ -26,7 +26,6 @@ from ..tangents import (
     unbroadcast,
 )
 from .code import OWN_ERRORS, Line, once_texts, render
-from .release import release_dead
 from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import ERRSTATE, PRINTOPTIONS
@@ -263,6 +262,8 @@ def generate(
         if releasable is not None:
             # the texts this function runs (Line.once), products by the sum's broadcast 1
             # that may hand out their other factor, then values released after last use
+            from .release import release_dead  # (imported by the first such sweep)
+
             body = unit_products(once_texts(body), dret_name, releasable)
             body = release_dead(body, releasable)
         render_here(body)

@@ -32,16 +32,15 @@ def f(x, nu):
 
 from __future__ import annotations
 
-import re
-
 import gast
 
+from ..lazy_patterns import LazyPattern
 from ..registry import default_registry
 from ..resolve import own_nodes
 from .rule_calls import rule_extras
 
 # A keyword argument somewhere in the text: `(name=` or `, name=` (not `==`)
-_KEYWORD_ARGUMENT = re.compile(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
+_KEYWORD_ARGUMENT = LazyPattern(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
 
 
 def convert_keyword_positions(fs, tree, registry=None) -> bool:

@@ -43,6 +43,7 @@ import types
 import gast
 
 from ..errors import PullbackError
+from ..lazy_patterns import LazyPattern
 from ..object_versions import owned
 from ..plain_classes import compile_rewritten, constructor_of
 from ..plain_methods import live_kind
@@ -381,13 +382,13 @@ def _version_one(fs, tree, me, cls, fields) -> None:
 # What the text of a function that versions an object must hold: an attribute store
 # (``o.w = v``, ``o.n += 1``), a method of a temporary object (``C(x).fit(y)``), or a name
 # bound to a call's result (``o = C(x)``) together with a method call (``o.step(p)``).
-_ATTRIBUTE_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
-_ITEM_STORE = re.compile(r"\.\s*[A-Za-z_]\w*\s*\[[^\]\n]*\]\s*(?:[-+*/%@&|^]|//|\*\*)?=(?!=)")
-_TEMPORARY_METHOD = re.compile(r"\)\s*\.\s*[A-Za-z_]\w*\s*\(")
-_BOUND_TO_A_CALL = re.compile(
+_ATTRIBUTE_STORE = LazyPattern(r"\.\s*[A-Za-z_]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+_ITEM_STORE = LazyPattern(r"\.\s*[A-Za-z_]\w*\s*\[[^\]\n]*\]\s*(?:[-+*/%@&|^]|//|\*\*)?=(?!=)")
+_TEMPORARY_METHOD = LazyPattern(r"\)\s*\.\s*[A-Za-z_]\w*\s*\(")
+_BOUND_TO_A_CALL = LazyPattern(
     r"^\s*[A-Za-z_]\w*\s*=\s*\(*\s*[A-Za-z_][\w.]*\s*\(", re.MULTILINE
 )
-_METHOD_CALL = re.compile(r"\w\s*\.\s*[A-Za-z_]\w*\s*\(")
+_METHOD_CALL = LazyPattern(r"\w\s*\.\s*[A-Za-z_]\w*\s*\(")
 
 
 def _may_change_an_object(text: str) -> bool:

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_patterns import LazyPattern
 from .code import Compound, Line, mentions
 from .sweep_common import IDENTIFIER
 
-_COPY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)$")
+_COPY = LazyPattern(r"^([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)$")
 
 
 def _assigned_name(item):
@@ -78,8 +79,8 @@ def drop_copy_pairs(block, prefix, whole=None):
         i += 1
 
 
-_NEG = re.compile(r"^([A-Za-z_]\w*) = -([A-Za-z_]\w*)$")
-_SCALED = re.compile(r"^([A-Za-z_]\w*) = ([A-Za-z_]\w*) \* \(([A-Za-z_]\w*) \* (\d+\.\d*)\)$")
+_NEG = LazyPattern(r"^([A-Za-z_]\w*) = -([A-Za-z_]\w*)$")
+_SCALED = LazyPattern(r"^([A-Za-z_]\w*) = ([A-Za-z_]\w*) \* \(([A-Za-z_]\w*) \* (\d+\.\d*)\)$")
 
 
 def _plain(item) -> bool:

@@ -25,14 +25,13 @@ the latter must stay inside the supported subset.
 
 from __future__ import annotations
 
-import re
-
+from ..lazy_patterns import LazyPattern
 from .code import Line
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 # ``a = ...`` and ``a, b = ...`` (not ``==``, not an augmented or subscripted target)
-_TARGETS = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*=(?!=)")
-_NESTED = re.compile(r"\b(?:lambda|def|del|locals|vars|exec|eval|nonlocal|global)\b")
+_TARGETS = LazyPattern(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*=(?!=)")
+_NESTED = LazyPattern(r"\b(?:lambda|def|del|locals|vars|exec|eval|nonlocal|global)\b")
 
 
 def _texts(item):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gast
 
 from .. import where_masks
+from .sweep_common import src
 from .where_joins import copy_sources
 
 __all__ = [
@@ -170,4 +171,4 @@ def masks_alone(value) -> bool:
 
 
 def src_key(node) -> str:
-    return gast.unparse(node).strip()
+    return src(node)

@@ -21,7 +21,7 @@ import types
 import gast
 
 from ..operator_dispatch import INPLACE, OPERATORS, SLICE
-from ..receiver_classes import module_class_with
+from ..receiver_classes import module_class_with_any
 from ..resolve import Callee
 from ..tree_walk import lean_nodes, statements
 
@@ -227,7 +227,8 @@ _DUNDER_NAMES = tuple(
 def dispatches_operators(fn, fs) -> bool:
     """Whether ``fn``'s operators may run a user's dunder methods: only in a function whose
     module holds (defines or imports) a class of the user's that defines an operator or
-    ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with`); never
+    ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with_any`,
+    one scan of its globals for all the names); never
     in pullback's own functions (rule pullbacks computing with arrays of any backend, the
     operator functions marked ``__pullback_operands_plain__``). Elsewhere a helper's result
     is an array or a number as before: its arithmetic keeps its inline code (and the masks
@@ -237,7 +238,7 @@ def dispatches_operators(fn, fs) -> bool:
         return False
     if (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback":
         return False
-    return any(module_class_with(fs, name) for name in _DUNDER_NAMES)
+    return module_class_with_any(fs, _DUNDER_NAMES)
 
 
 def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:

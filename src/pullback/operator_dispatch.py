@@ -30,6 +30,8 @@ import numpy as np
 from .backends import is_foreign_array
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
+from .object_items import expression as items_expression
+from .object_items import is_items_name, items_call, items_tangent, items_vjp, items_vjp_rrule
 from .operator_functions import BY_NAME
 from .tangents import NO_TANGENT, has_array_protocol, is_zero
 
@@ -81,13 +83,16 @@ def plain_function(name):
 
 
 def is_operator_name(name) -> bool:
-    """Whether ``name`` is one of the pseudo methods the transform writes for operators."""
-    return name in _PLAIN
+    """Whether ``name`` is one of the pseudo methods the transform writes for operators (or
+    for the items of a value that may be a user's object: :mod:`pullback.object_items`)."""
+    return name in _PLAIN or is_items_name(name)
 
 
 def expression(name: str, receiver: str, args) -> str:
     """The operator as Python writes it, for the generated code's plain form:
     ``expression("__pb_add__", "a", ["b"]) == "a + b"``."""
+    if is_items_name(name):
+        return items_expression(name, receiver, args)
     symbol = OPERATORS[_PLAIN[name]][3]
     if symbol == "abs":
         return f"abs({receiver})"
@@ -203,6 +208,8 @@ def operator_call(site, call_method, obj, name, args):
     """``(y, pullback)`` of the operator ``name`` on ``obj`` and ``args``; the pullback
     gives the cotangents of ``obj`` then ``args``. ``call_method`` is
     :func:`pullback.dynamic_calls.call_method` (passed in: it imports this module)."""
+    if is_items_name(name):
+        return items_call(site, obj, name, args)
     if name == SLICE:
         y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (slice(*args),))
         return y, lambda dy: (pullback(dy)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -255,6 +262,8 @@ def operator_vjp(site, method_vjp, function_vjp, g, obj, name, args):
     """``method_vjp`` of the operator: the cotangents of ``obj`` then ``args`` (for
     numbers and arrays the generated vjp of the operator as a Python function,
     :mod:`pullback.operator_functions`, so that it is differentiated again in turn)."""
+    if is_items_name(name):
+        return items_vjp(site, function_vjp, g, obj, name, args)
     if name == SLICE:
         c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", (slice(*args),))
         return (c[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -270,6 +279,8 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
     that of the method :func:`chosen` finds, or of ``function_vjp`` of the operator as a
     Python function, its cotangents laid out as ``method_vjp``'s own (site, g, obj, the
     name, each argument)."""
+    if is_items_name(name):
+        return items_vjp_rrule(function_rrule, site, g, obj, name, *args)
     if name == SLICE:
         y, inner = operator_vjp_rrule(
             method_rrule, function_rrule, site, g, obj, "__pb_getitem__", slice(*args)
@@ -307,6 +318,8 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
 
 def operator_tangent(site, method_tangent, function_tangent, obj, dobj, name, args, tangents):
     """``(y, dy)`` of the operator in forward mode (``rule_tangents.method_tangent``)."""
+    if is_items_name(name):
+        return items_tangent(site, function_tangent, obj, dobj, name, args)
     if name == SLICE:
         name, args, tangents = "__pb_getitem__", (slice(*args),), (NO_TANGENT,)
     found = chosen(obj, name, args)

@@ -50,6 +50,18 @@ def as_sequence(iterable):
         ) from None
 
 
+def checked_count(items, count, at_least=False):
+    """``items`` (a sequence) for an unpacking target of ``count`` names (``at_least``:
+    with a starred name too), or Python's ``ValueError`` for another number of items."""
+    n = len(items)
+    if n == count or (at_least and n > count):
+        return items
+    if at_least or n < count:
+        expected = f"at least {count}" if at_least else f"{count}"
+        raise ValueError(f"not enough values to unpack (expected {expected}, got {n})")
+    raise ValueError(f"too many values to unpack (expected {count})")
+
+
 def scalar_seed(y, name: str, what: str = "grad"):
     """The cotangent ``1`` for the real scalar output ``y`` of the function ``name``, in
     ``y``'s precision; a clear error for anything else (an array, a tuple, a complex number:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dynamic_attrs, dynamic_calls, runtime
 from .. import dynamic_reverse as rev
+from ..object_items import is_items_name, items_function
 from ..operator_dispatch import (
     chosen_method,
     is_operator_name,
@@ -138,6 +139,11 @@ def operator_vjp_reverse(dy, site, g, obj, name, *args):
     """method_vjp_pullback for an operator (operator_dispatch.py): that of the method
     Python runs (the operands' places swapped for a reflected one), or function_vjp's of
     the operator as a Python function."""
+    if is_items_name(name):  # for c in v: the items version of v's __iter__ (object_items)
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0],)
+        c = rev.function_vjp_pullback(dy, site, g, items_function(obj, name), obj)
+        return (NO_TANGENT, c[1], c[3], NO_TANGENT) + (NO_TANGENT,) * len(args)
     if is_slice_name(name):  # d[lo:hi:step]: d.__getitem__(slice(lo, hi, step))
         if dy is not ZERO and dy is not NO_TANGENT:
             dy = (dy[0], NO_TANGENT)
@@ -211,6 +217,8 @@ def register_pullbacks(reg):
         plain_function,
         is_slice_name,
         slice_of,
+        is_items_name,
+        items_function,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
     register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

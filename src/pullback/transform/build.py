@@ -111,8 +111,9 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds
     diagnostic = prepared.diagnostic
     # `a + b` of an object (a parameter of unknown kind only where the kinds are the call's)
-    if dispatches_operators(fn, fs):
-        dispatch_operators(norm.tree, kinds, activity.is_active, params if kinds_key else ())
+    if families := dispatches_operators(fn, fs):
+        objects = params if kinds_key else ()
+        dispatch_operators(norm.tree, kinds, activity.is_active, objects, families)
 
     builder = ReverseBuilder(
         fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds

@@ -20,10 +20,13 @@ import types
 
 import gast
 
+from ..object_items import ITER, LIST
 from ..operator_dispatch import INPLACE, OPERATORS, SLICE
 from ..receiver_classes import module_class_with_any
 from ..resolve import Callee
+from ..runtime import as_sequence
 from ..tree_walk import lean_nodes, statements
+from ..unpacking import unpack_items
 
 _BINARY = {
     gast.Add: "__pb_add__",
@@ -66,12 +69,34 @@ def _operands(value):
         if callee is not None and callee.kind == "object" and callee.obj is builtins.abs:
             if isinstance(value.args[0], _ATOMS):
                 return "__pb_abs__", [value.args[0]]
+    items = _items_operands(value)
+    if items is not None:
+        return items
     if isinstance(value, gast.Call) and len(value.args) == 2 and not value.keywords:
         # operator.iadd(a, b): `a += b` as a derivative's code writes it (reverse_calls)
         callee = getattr(value, "pb_callee", None)
         if callee is not None and callee.kind == "object" and callee.obj in _INPLACE_FUNCTIONS:
             if all(isinstance(a, _ATOMS) for a in value.args):
                 return _INPLACE_FUNCTIONS[callee.obj], list(value.args)
+    return None
+
+
+def _items_operands(value):
+    """``(pseudo name, operands)`` of a loop's sequence (``as_sequence(v)``), an unpacking
+    (``unpack_items(v, 2)``) or ``list(v)``: what a user's ``__iter__`` may give."""
+    if not isinstance(value, gast.Call) or value.keywords or not value.args:
+        return None
+    callee = getattr(value, "pb_callee", None)
+    fn = getattr(callee, "obj", None)
+    if not all(isinstance(a, _ATOMS) for a in value.args):
+        return None
+    if fn is as_sequence and len(value.args) == 1:
+        return ITER, [value.args[0]]
+    if fn is builtins.list and len(value.args) == 1:
+        return LIST, [value.args[0]]
+    if fn is unpack_items and len(value.args) in (2, 3):
+        at_least = value.args[2] if len(value.args) == 3 else gast.Constant(False, None)
+        return ITER, [*value.args[:2], at_least]
     return None
 
 
@@ -215,7 +240,8 @@ def made_objects(tree, objects) -> set:
 
 
 # The methods an operator or subscript may run: a class of the module defining one in
-# Python is what makes a call's result possibly such an object.
+# Python is what makes a call's result possibly such an object. (A class with its own
+# __iter__ makes a loop, an unpacking or list() over such a result dispatched: _ITEMS.)
 _DUNDER_NAMES = tuple(
     sorted(
         {m for first, reflected, _, _ in OPERATORS.values() for m in (first, reflected) if m}
@@ -224,7 +250,10 @@ _DUNDER_NAMES = tuple(
 )
 
 
-def dispatches_operators(fn, fs) -> bool:
+_ITEMS = ("__iter__",)
+
+
+def dispatches_operators(fn, fs) -> frozenset:
     """Whether ``fn``'s operators may run a user's dunder methods: only in a function whose
     module holds (defines or imports) a class of the user's that defines an operator or
     ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with_any`,
@@ -233,19 +262,29 @@ def dispatches_operators(fn, fs) -> bool:
     operator functions marked ``__pullback_operands_plain__``). Elsewhere a helper's result
     is an array or a number as before: its arithmetic keeps its inline code (and the masks
     of np.where branches), and an object that reaches an operator is refused when it runs
-    (tangents.refuse_operator) with the fix of calling its method by name."""
+    (tangents.refuse_operator) with the fix of calling its method by name. Returns what
+    is dispatched, empty for nothing: ``"operators"`` (and subscripts), ``"items"`` (a
+    loop, an unpacking or ``list()`` over a value, where a class of the module defines
+    ``__iter__`` in Python: :mod:`pullback.object_items`)."""
     if getattr(fn, "__pullback_operands_plain__", False):
-        return False
+        return frozenset()
     if (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback":
-        return False
-    return module_class_with_any(fs, _DUNDER_NAMES)
+        return frozenset()
+    found = set()
+    if module_class_with_any(fs, _DUNDER_NAMES):
+        found.add("operators")
+    if module_class_with_any(fs, _ITEMS):
+        found.add("items")
+    return frozenset(found)
 
 
-def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
+def dispatch_operators(tree, kinds: dict, carries, params=(), families=("operators",)) -> None:
     """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
     ``carries`` accepts (a name a gradient or tangent flows through) that may hold an
     object of a user's class (:func:`may_be_objects`) into the pseudo method call of
-    :mod:`pullback.operator_dispatch`."""
+    :mod:`pullback.operator_dispatch`; ``families``: what :func:`dispatches_operators`
+    found the module's classes define (a loop's, an unpacking's or ``list``'s items of an
+    object a call made only with ``"items"``)."""
     objects = None
     for s in statements(tree):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
@@ -256,6 +295,8 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
         if found is None:
             continue
         name, operands = found
+        if ("items" if name in (ITER, LIST) else "operators") not in families:
+            continue
         names = [a.id for a in operands if isinstance(a, gast.Name)]
         if not (carries(s.targets[0].id) and any(carries(n) for n in names)):
             continue
@@ -264,7 +305,7 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
         if objects is None:
             objects = may_be_objects(tree, kinds, params)
             made = made_objects(tree, objects)
-        if name in ("__pb_getitem__", SLICE):  # `d[i]`: only of an object a call made
+        if name in ("__pb_getitem__", SLICE, ITER, LIST):  # `d[i]`: only of an object a call made
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue
         elif not any(n in objects and kinds.get(n) is None for n in names):

@@ -457,8 +457,8 @@ def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
     varied = activity.varied.__contains__
     objects = prepared.params if kinds_key else ()  # `a + b` of an object
-    if dispatches_operators(fn, fs):
-        dispatch_operators(norm.tree, kinds, varied, objects)
+    if families := dispatches_operators(fn, fs):
+        dispatch_operators(norm.tree, kinds, varied, objects, families)
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     # names this pass's loop copies read before the user's code binds them (ssa.py)

@@ -23,6 +23,7 @@ taken for a read of the object's fields.
 
 from __future__ import annotations
 
+import builtins
 import re
 import types
 
@@ -30,7 +31,7 @@ import gast
 import numpy as np
 
 from ..guards import current_property
-from ..resolve import bindings_fixed, local_names, receiver_class
+from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
 
 
 def _property(cls, name: str):
@@ -65,10 +66,14 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     classes = {}  # receiver name -> its class known before running (or None)
     found = {}
 
-    def class_of(value):
+    def local_set():
         nonlocal locals_
         if locals_ is None:
             locals_ = local_names(tree, nodes)
+        return locals_
+
+    def class_of(value):
+        local_set()
         if isinstance(value, gast.Call):  # Particle(m, v).kinetic
             return _made_class(fs, value, locals_)
         if not isinstance(value, gast.Name):
@@ -81,6 +86,9 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
 
     with bindings_fixed(fs):  # (this walk only reads the tree)
         for node in nodes:
+            if node.__class__ is gast.Call and _sums_an_object(fs, node, local_set):
+                found[id(node)] = builtins.sum
+                continue
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
                 cls = class_of(node.value)
                 method = _item_method(cls) if cls is not None else None
@@ -125,6 +133,17 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         return call
 
     class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if found.get(id(node)) is builtins.sum:  # sum(v): sum(list(v)), v's own items
+                fs.namespace["_pb_list"] = list
+                func = gast.Name("_pb_list", gast.Load(), None, None)
+                listed = gast.Call(func, [node.args[0]], [])
+                for n in (listed, listed.func):
+                    gast.copy_location(n, node.args[0])
+                node.args[0] = listed
+            return node
+
         def visit_Attribute(self, node):
             self.generic_visit(node)
             fget = found.get(id(node))
@@ -137,6 +156,25 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
 
     Rewrite().visit(fs.tree)
     return True
+
+
+def _sums_an_object(fs, call, local_set) -> bool:
+    """``sum(v)`` (a start value too) with ``v`` maybe an object of a user's class with a
+    Python ``__iter__``: summed over ``list(v)``, whose items the run-time dispatch reads
+    through that method (object_items.py); the sum's own pullback would take the items'
+    cotangents for the object's fields."""
+    func = call.func
+    if not (isinstance(func, gast.Name) and func.id == "sum" and call.args):
+        return False
+    if len(call.args) > 2 or call.keywords or isinstance(call.args[0], gast.Starred):
+        return False
+    locals_ = local_set()
+    if func.id in locals_:
+        return False
+    found, value = fs.lookup("sum")
+    if not (found and value is builtins.sum):
+        return False
+    return may_hold_method(fs, call.args[0], "__iter__", locals_)
 
 
 def _item_method(cls):

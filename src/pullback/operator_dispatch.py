@@ -33,7 +33,8 @@ from .guards import is_library_module_name
 from .object_items import expression as items_expression
 from .object_items import is_items_name, items_call, items_tangent, items_vjp, items_vjp_rrule
 from .operator_functions import BY_NAME
-from .tangents import NO_TANGENT, has_array_protocol, is_zero
+from .registry import transformable
+from .tangents import NO_TANGENT, ZERO, has_array_protocol, is_zero
 
 # pseudo name -> (the method Python tries first, its reflected form or None, operator
 # function, the operator as written)
@@ -64,12 +65,22 @@ INPLACE = {
 # the operator's pseudo name for the plain operator: an in-place one's binary form
 _PLAIN = {**{name: name for name in OPERATORS}, **{k: v[1] for k, v in INPLACE.items()}}
 _PLAIN[SLICE] = "__pb_getitem__"
+# `d[i, j]`: the pseudo method takes the key's items (names or constants) and runs as
+# `d.__getitem__((i, j))`; each item gets its part of the key's cotangent (a float key,
+# `f[x, y]` of an interpolant, carries a gradient)
+KEYS = "__pb_getkeys__"
+_PLAIN[KEYS] = "__pb_getitem__"
 _PLAIN_SENTINEL = (None, None, None, False)
 
 
 def is_slice_name(name) -> bool:
     """Whether ``name`` is the pseudo method of ``d[lo:hi:step]``."""
     return name == SLICE
+
+
+def is_keys_name(name) -> bool:
+    """Whether ``name`` is the pseudo method of ``d[i, j]``."""
+    return name == KEYS
 
 
 def slice_of(bounds):
@@ -98,6 +109,8 @@ def expression(name: str, receiver: str, args) -> str:
         return f"abs({receiver})"
     if name == SLICE:
         return f"{receiver}[{args[0]}:{args[1]}:{args[2]}]"
+    if name == KEYS:
+        return f"{receiver}[{', '.join(args)},]"
     if symbol == "[]":
         return f"{receiver}[{args[0]}]"
     if not args:
@@ -180,6 +193,20 @@ def _no_operator(obj, name, args):
     raise TypeError(f"unsupported operand type(s) for {symbol}: '{names[0]}' and '{names[1]}'")
 
 
+@transformable
+def key_cotangents(c, n: int):
+    """The cotangents of a tuple key's ``n`` items from the key's cotangent ``c``."""
+    if c is ZERO or c is NO_TANGENT:
+        return (ZERO,) * n
+    return tuple(c)
+
+
+def _keys_spread(c, n):
+    """The cotangents ``(d, key)`` of ``d[key]`` as those of ``d`` and the key's items."""
+    receiver, key = tuple(c)
+    return (receiver, *key_cotangents(key, n))
+
+
 def _swap(cotangents, swapped):
     """The cotangents of ``(receiver, other)`` in the operator's order ``(a, b)``."""
     if not swapped:
@@ -210,6 +237,9 @@ def operator_call(site, call_method, obj, name, args):
     :func:`pullback.dynamic_calls.call_method` (passed in: it imports this module)."""
     if is_items_name(name):
         return items_call(site, obj, name, args)
+    if name == KEYS:
+        y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (tuple(args),))
+        return y, lambda dy: _keys_spread(pullback(dy), len(args))
     if name == SLICE:
         y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (slice(*args),))
         return y, lambda dy: (pullback(dy)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -264,6 +294,10 @@ def operator_vjp(site, method_vjp, function_vjp, g, obj, name, args):
     :mod:`pullback.operator_functions`, so that it is differentiated again in turn)."""
     if is_items_name(name):
         return items_vjp(site, function_vjp, g, obj, name, args)
+    if name == KEYS:
+        key = (tuple(args),)
+        c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", key)
+        return _keys_spread(c, len(args))
     if name == SLICE:
         c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", (slice(*args),))
         return (c[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -281,6 +315,20 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
     name, each argument)."""
     if is_items_name(name):
         return items_vjp_rrule(function_rrule, site, g, obj, name, *args)
+    if name == KEYS:
+        n = len(args)
+        y, inner = operator_vjp_rrule(
+            method_rrule, function_rrule, site, g, obj, "__pb_getitem__", tuple(args)
+        )
+
+        def keys_pullback(dy):
+            if not is_zero(dy):
+                dy = tuple(dy)
+                dy = (dy[0], dy[1:])
+            c = tuple(inner(dy))  # site, g, obj, the name, the key
+            return (*c[:3], NO_TANGENT, *key_cotangents(c[4], n))
+
+        return _keys_spread(y, n), keys_pullback
     if name == SLICE:
         y, inner = operator_vjp_rrule(
             method_rrule, function_rrule, site, g, obj, "__pb_getitem__", slice(*args)
@@ -322,6 +370,9 @@ def operator_tangent(site, method_tangent, function_tangent, obj, dobj, name, ar
         return items_tangent(site, function_tangent, obj, dobj, name, args)
     if name == SLICE:
         name, args, tangents = "__pb_getitem__", (slice(*args),), (NO_TANGENT,)
+    if name == KEYS:
+        key_tangent = ZERO if all(is_zero(t) for t in tangents) else tuple(tangents)
+        name, args, tangents = "__pb_getitem__", (tuple(args),), (key_tangent,)
     found = chosen(obj, name, args)
     if found is None:
         fn = OPERATORS[_PLAIN[name]][2]

@@ -16,8 +16,10 @@ from .. import dynamic_reverse as rev
 from ..object_items import is_items_name, items_function
 from ..operator_dispatch import (
     chosen_method,
+    is_keys_name,
     is_operator_name,
     is_slice_name,
+    key_cotangents,
     plain_function,
     slice_of,
 )
@@ -144,6 +146,11 @@ def operator_vjp_reverse(dy, site, g, obj, name, *args):
             dy = (dy[0],)
         c = rev.function_vjp_pullback(dy, site, g, items_function(obj, name), obj)
         return (NO_TANGENT, c[1], c[3], NO_TANGENT) + (NO_TANGENT,) * len(args)
+    if is_keys_name(name):  # d[i, j]: d.__getitem__((i, j)), the key's items' cotangents
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0], tuple(dy[1:]))
+        c = operator_vjp_reverse(dy, site, g, obj, "__pb_getitem__", tuple(args))
+        return (NO_TANGENT, c[1], c[2], NO_TANGENT) + key_cotangents(c[4], len(args))
     if is_slice_name(name):  # d[lo:hi:step]: d.__getitem__(slice(lo, hi, step))
         if dy is not ZERO and dy is not NO_TANGENT:
             dy = (dy[0], NO_TANGENT)
@@ -219,6 +226,7 @@ def register_pullbacks(reg):
         slice_of,
         is_items_name,
         items_function,
+        is_keys_name,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
     register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..guards import WorldGuard
+from .analyze import analyze
 from .code import Line
 from .codegen import generate
 from .dunder_operators import dispatch_operators, dispatches_operators
@@ -113,7 +114,11 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     # `a + b` of an object (a parameter of unknown kind only where the kinds are the call's)
     if families := dispatches_operators(fn, fs):
         objects = params if kinds_key else ()
-        dispatch_operators(norm.tree, kinds, activity.is_active, objects, families)
+        varies = activity.varied.__contains__
+        if dispatch_operators(norm.tree, kinds, activity.is_active, objects, families, varies):
+            # d[x] became d.__pb_getitem__(x): a float key (an interpolant's f[x, y]) is
+            # now an argument whose cotangent the user's method gives
+            activity = analyze(norm.tree, list(wrt), registry)
 
     builder = ReverseBuilder(
         fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds

@@ -21,7 +21,7 @@ import types
 import gast
 
 from ..object_items import ITER, LIST
-from ..operator_dispatch import INPLACE, OPERATORS, SLICE
+from ..operator_dispatch import INPLACE, KEYS, OPERATORS, SLICE
 from ..receiver_classes import module_class_with_any
 from ..resolve import Callee
 from ..runtime import as_sequence
@@ -49,6 +49,8 @@ def _operands(value):
         index = value.slice
         if isinstance(index, _ATOMS):  # `d[i]`: a class's own __getitem__
             return "__pb_getitem__", [value.value, index]
+        if isinstance(index, gast.Tuple) and all(isinstance(e, _ATOMS) for e in index.elts):
+            return KEYS, [value.value, *index.elts]  # `d[i, j]`: the key's items
         if isinstance(index, gast.Slice):  # `d[i:j]`: its bounds, None where left out
             bounds = [index.lower, index.upper, index.step]
             bounds = [gast.Constant(None, None) if b is None else b for b in bounds]
@@ -101,6 +103,7 @@ def _items_operands(value):
 
 
 _ARRAY_MODULES = ("numpy", "math", "cmath", "scipy")
+_KEYED = ("__pb_getitem__", SLICE, KEYS)  # d[k], d[lo:hi], d[i, j]: a class's __getitem__
 
 
 def _from_array_library(fn) -> bool:
@@ -278,14 +281,21 @@ def dispatches_operators(fn, fs) -> frozenset:
     return frozenset(found)
 
 
-def dispatch_operators(tree, kinds: dict, carries, params=(), families=("operators",)) -> None:
+def dispatch_operators(
+    tree, kinds: dict, carries, params=(), families=("operators",), varies=None
+) -> bool:
     """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
     ``carries`` accepts (a name a gradient or tangent flows through) that may hold an
     object of a user's class (:func:`may_be_objects`) into the pseudo method call of
     :mod:`pullback.operator_dispatch`; ``families``: what :func:`dispatches_operators`
     found the module's classes define (a loop's, an unpacking's or ``list``'s items of an
-    object a call made only with ``"items"``)."""
+    object a call made only with ``"items"``). ``varies``: whether a name depends on the
+    differentiated inputs; a subscript whose key does (``b[x]`` of an interpolant, a float
+    key) is dispatched even where the analysis, which takes a key for an index, found no
+    gradient through it. Returns whether it rewrote a statement (then the caller analyses
+    activity again: the key is an argument now)."""
     objects = None
+    rewrote = False
     for s in statements(tree):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
             continue
@@ -298,14 +308,18 @@ def dispatch_operators(tree, kinds: dict, carries, params=(), families=("operato
         if ("items" if name in (ITER, LIST) else "operators") not in families:
             continue
         names = [a.id for a in operands if isinstance(a, gast.Name)]
-        if not (carries(s.targets[0].id) and any(carries(n) for n in names)):
+        keyed = varies is not None and name in _KEYED and any(varies(n) for n in names[1:])
+        if not (keyed or carries(s.targets[0].id) and any(carries(n) for n in names)):
             continue
         if all(kinds.get(n) is not None for n in names):
             continue  # numbers, arrays, sequences the kinds pass proved: as before
         if objects is None:
             objects = may_be_objects(tree, kinds, params)
-            made = made_objects(tree, objects)
-        if name in ("__pb_getitem__", SLICE, ITER, LIST):  # `d[i]`: only of an object a call made
+            # `d[i]`, `for c in d`: of an object a call made, or handed in as a parameter
+            # of unknown kind (a helper's `d`, a method's `self`); a container the
+            # function builds keeps its own indexing and iteration
+            made = made_objects(tree, objects) | {p for p in params if kinds.get(p) is None}
+        if name in _KEYED or name in (ITER, LIST):
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue
         elif not any(n in objects and kinds.get(n) is None for n in names):
@@ -317,6 +331,8 @@ def dispatch_operators(tree, kinds: dict, carries, params=(), families=("operato
         gast.copy_location(call, s.value)
         call.pb_callee = Callee("method", name=name, receiver=receiver)
         s.value = call
+        rewrote = True
+    return rewrote
 
 
 __all__ = ["OPERATORS", "dispatch_operators"]

@@ -132,3 +132,76 @@ def test_third_derivative_of_a_float_key():
         return make_bowl(np.array([2.0]))[x] * x  # 2 x^3
 
     assert grad(grad(grad(cube_key)))(0.7) == pytest.approx(12.0)
+
+
+class Outer:
+    class Poly:
+        """A nested class (not among the module's globals) indexing itself."""
+
+        def __init__(self, c):
+            self.c = c
+
+        def __getitem__(self, k):
+            return self.c[k] if k < len(self.c) else 0.0
+
+        def __call__(self, t):
+            return sum(self[k] * t**k for k in range(4))
+
+
+def nested_class_self(w):
+    return Outer.Poly(w[:3] * w[3])(0.7)
+
+
+def test_a_class_known_only_to_the_function_is_dispatched_too():
+    """A closure's class and a nested class's ``self[k]``: the classes the function
+    resolves and self's class count with the module's (dunder_operators._class_with_any)."""
+
+    class Grid:
+        def __init__(self, v):
+            self.v = v
+
+        def __getitem__(self, i):
+            return self.v[i] * 2.0
+
+    def closure_class(w):
+        g = Grid(w * w)
+        return g[0] * g[1, ...] + np.sum(g[1:3] ** 2) + np.sum(Grid(w)[::2])
+
+    for f in (closure_class, nested_class_self):
+        np.testing.assert_allclose(grad(f)(W), central(f, W), rtol=1e-6, atol=1e-8)
+        want = np.array([central(lambda x, i=i: grad(f)(x)[i], W, 1e-5) for i in range(4)])
+        np.testing.assert_allclose(hessian(f)(W), want, rtol=1e-5, atol=1e-6)
+        g32 = grad(f)(W.astype(np.float32))
+        np.testing.assert_allclose(g32, central(f, W), rtol=2e-3, atol=2e-4)
+
+
+def test_a_float_key_of_a_class_the_module_does_not_see(tmp_path, monkeypatch):
+    """The helper's module holds the class, the differentiated function's does not: its
+    subscript with a key that carries a gradient is dispatched all the same."""
+    import importlib
+
+    (tmp_path / "pb_bowl_maker.py").write_text(
+        "class Bowl:\n"
+        "    def __init__(self, a):\n"
+        "        self.a = a\n"
+        "\n"
+        "    def __getitem__(self, x):\n"
+        "        return self.a * x * x\n"
+        "\n"
+        "\n"
+        "def make(a):\n"
+        "    return Bowl(a)\n"
+    )
+    (tmp_path / "pb_bowl_user.py").write_text(
+        "from pb_bowl_maker import make\n"
+        "\n"
+        "\n"
+        "def cube(x):\n"
+        "    b = make(2.0)\n"
+        "    return b[x] * x\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cube = importlib.import_module("pb_bowl_user").cube
+    assert grad(cube)(0.7) == pytest.approx(6 * 0.49)
+    assert grad(grad(cube))(0.7) == pytest.approx(12 * 0.7)
+    assert jvp(cube, (0.7,), (1.0,))[1] == pytest.approx(6 * 0.49)

@@ -20,9 +20,10 @@ import types
 
 import gast
 
+from ..guards import is_library_module_name
 from ..object_items import ITER, LIST
 from ..operator_dispatch import INPLACE, KEYS, OPERATORS, SLICE
-from ..receiver_classes import module_class_with_any
+from ..receiver_classes import method_class, module_class_with_any, python_method_of
 from ..resolve import Callee
 from ..runtime import as_sequence
 from ..tree_walk import lean_nodes, statements
@@ -268,17 +269,37 @@ def dispatches_operators(fn, fs) -> frozenset:
     (tangents.refuse_operator) with the fix of calling its method by name. Returns what
     is dispatched, empty for nothing: ``"operators"`` (and subscripts), ``"items"`` (a
     loop, an unpacking or ``list()`` over a value, where a class of the module defines
-    ``__iter__`` in Python: :mod:`pullback.object_items`)."""
+    ``__iter__`` in Python: :mod:`pullback.object_items`), and in any user function
+    ``"keys"``: a subscript whose key depends on the inputs of a value a call made (whose
+    class may be one no name of the module shows, returned by a helper of another module),
+    which the analysis took for an index, so that its key's gradient is not dropped."""
     if getattr(fn, "__pullback_operands_plain__", False):
         return frozenset()
     if (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback":
         return frozenset()
-    found = set()
-    if module_class_with_any(fs, _DUNDER_NAMES):
+    found = {"keys"}
+    if _class_with_any(fs, _DUNDER_NAMES):
         found.add("operators")
-    if module_class_with_any(fs, _ITEMS):
+    if _class_with_any(fs, _ITEMS):
         found.add("items")
     return frozenset(found)
+
+
+def _class_with_any(fs, names) -> bool:
+    """Whether a class of the user's that defines one of ``names`` in Python is among the
+    module's globals (one scan, cached for the build), the names the function resolved
+    (a class it calls from a closure: ``Grid(x)[i]`` in a test's nested function), or is
+    the class of ``self`` (a nested class's method: ``self[k]``)."""
+    if module_class_with_any(fs, names):
+        return True
+    seen = [value for _, value in getattr(fs, "resolved", {}).values()]
+    seen.append(method_class(fs))
+    return any(
+        isinstance(v, type)
+        and not is_library_module_name(getattr(v, "__module__", None) or "")
+        and any(python_method_of(v, n) for n in names)
+        for v in seen
+    )
 
 
 def dispatch_operators(
@@ -306,9 +327,12 @@ def dispatch_operators(
             continue
         name, operands = found
         if ("items" if name in (ITER, LIST) else "operators") not in families:
-            continue
+            if not (name in _KEYED and "keys" in families):
+                continue
         names = [a.id for a in operands if isinstance(a, gast.Name)]
         keyed = varies is not None and name in _KEYED and any(varies(n) for n in names[1:])
+        if not keyed and "operators" not in families and name in _KEYED:
+            continue
         if not (keyed or carries(s.targets[0].id) and any(carries(n) for n in names)):
             continue
         if all(kinds.get(n) is not None for n in names):

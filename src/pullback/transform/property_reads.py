@@ -1,5 +1,4 @@
-"""Property reads and subscripts of objects whose class is known before running, as calls
-of the getter or of the class's ``__getitem__``.
+"""Property reads of objects whose class is known before running, as calls of the getter.
 
 ``self.kinetic`` in a method of ``Particle``, or ``p.kinetic`` after ``p = Particle(...)``,
 where ``Particle.kinetic`` is a ``property`` whose getter is a Python function, is what
@@ -15,10 +14,11 @@ bakes in is guarded (``fs.property_guards``, guards.current_property): a subclas
 later that overrides the property, or another property given to the class, makes the
 adjoint be built again.
 
-``g[i]`` of an object of such a class whose ``__getitem__`` is a Python function (a grid,
-a table, a dataset) is what Python runs, ``Grid.__getitem__(g, i)``: written as that call
-(slices as ``slice(...)``), it is differentiated like the getter; as indexing it would be
-taken for a read of the object's fields.
+``g[i]`` of an object whose class has a Python ``__getitem__`` is not rewritten here: the
+operators' run-time dispatch runs it (``transform/dunder_operators.py``), whether the class
+is known before running or not. ``sum(v)`` of a value that may be an object whose class has
+a Python ``__iter__`` is written ``sum(list(v))``, whose ``list(v)`` that dispatch runs
+through the class's ``__iter__`` (``object_items.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import re
 import types
 
 import gast
-import numpy as np
 
 from ..guards import current_property
 from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
@@ -55,9 +54,9 @@ def _made_class(fs, call, locals_):
 
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
-    getter, and ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of
-    that method; returns whether anything changed (``nodes``: the tree's nodes when the
-    caller walked it, ``local``: their ``local_names`` then, read only)."""
+    getter, and ``sum(v)`` of a value that may be an object with a Python ``__iter__`` as
+    ``sum(list(v))``; returns whether anything changed (``nodes``: the tree's nodes when
+    the caller walked it, ``local``: their ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
         nodes, local = list(gast.walk(tree)), None
@@ -88,13 +87,6 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         for node in nodes:
             if node.__class__ is gast.Call and _sums_an_object(fs, node, local_set):
                 found[id(node)] = builtins.sum
-                continue
-            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-                cls = class_of(node.value)
-                method = _item_method(cls) if cls is not None else None
-                if method is not None:
-                    found[id(node)] = method
-                    fs.property_guards[(cls, "__getitem__")] = method
                 continue
             if not (
                 isinstance(node, gast.Attribute)
@@ -149,11 +141,6 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
             fget = found.get(id(node))
             return node if fget is None else called(node, fget, [])
 
-        def visit_Subscript(self, node):
-            self.generic_visit(node)
-            method = found.get(id(node))
-            return node if method is None else called(node, method, [_key(node.slice)])
-
     Rewrite().visit(fs.tree)
     return True
 
@@ -175,23 +162,3 @@ def _sums_an_object(fs, call, local_set) -> bool:
     if not (found and value is builtins.sum):
         return False
     return may_hold_method(fs, call.args[0], "__iter__", locals_)
-
-
-def _item_method(cls):
-    """``cls.__getitem__`` when it is a Python function of a user class (not a list,
-    tuple, dict or array subclass, whose indexing pullback models itself), else None."""
-    if not isinstance(cls, type) or issubclass(cls, (list, tuple, dict, np.ndarray)):
-        return None
-    method = current_property(cls, "__getitem__")
-    return method if isinstance(method, types.FunctionType) else None
-
-
-def _key(node):
-    """An index expression as a value: slices written as ``slice(...)`` calls."""
-    if isinstance(node, gast.Slice):
-        parts = [p if p is not None else gast.Constant(None, None) for p in
-                 (node.lower, node.upper, node.step)]
-        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
-    if isinstance(node, gast.Tuple):
-        return gast.Tuple([_key(e) for e in node.elts], gast.Load())
-    return node

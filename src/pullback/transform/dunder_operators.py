@@ -167,17 +167,18 @@ def _proved_plain(value, objects, kinds) -> bool:
     return False
 
 
-def may_be_objects(tree, kinds: dict, params) -> set:
+def may_be_objects(tree, kinds: dict, params, seeds=()) -> set:
     """The names that may hold an object of a user's class when the code runs: a
     parameter of unknown kind, a name bound by anything but ``name = value`` with a value
-    :func:`_proved_plain` does not prove (a user function's result, an attribute, an item
-    of such a container), to a fixed point over the SSA form's carried names."""
-    # A parameter of unknown kind is an operand that may be an object; its items and
-    # attributes are not followed (a tuple of arrays, a model's fields: the benchmarks'
-    # and most code's containers), so only the objects the function itself makes (a
-    # class's constructor, a method's or a user function's result) reach them.
-    objects = set()
+    :func:`_proved_plain` does not prove (a user function's result, an item of such a
+    container or of such a parameter), to a fixed point over the SSA form's carried
+    names. ``seeds``: names known to be such already (fields of such objects)."""
+    # A parameter of unknown kind is an operand that may be an object, and so are its
+    # items and what operators make of it (`a, b = pair` of a tuple of objects: a tuple
+    # of arrays has a known kind, and so have its items); the fields of such names come
+    # in as ``seeds`` (dispatch_operators, _fields_of: `h.v` may be an object too).
     parameters = {p for p in params if kinds.get(p) is None}
+    objects = set(parameters) | set(seeds)
     assigned, targets = [], set()
     nodes = lean_nodes(tree)
     for node in nodes:
@@ -203,6 +204,9 @@ def _cotangents_call(call) -> bool:
     """A pullback called in a derivative's code that is differentiated again (``_cot2 =
     _pb_t3(d)``: user code has no ``_pb_`` names): it returns cotangents."""
     func = call.func
+    callee = getattr(call, "pb_callee", None)
+    if callee is not None and callee.kind == "object":
+        return False  # a function the transform bound under such a name (_pb_unpack_items)
     return isinstance(func, gast.Name) and func.id.startswith("_pb_")
 
 
@@ -217,6 +221,27 @@ def _user_call(call) -> bool:
     if callee.kind != "object":
         return False
     return not (_own_helper(callee.obj) or _from_array_library(callee.obj))
+
+
+def _fields_of(tree, made, kinds) -> set:
+    """The names bound to a field of what may be an object (``v = h.v`` after ``h =
+    Holder(...)``, of a parameter ``h``, of an item ``a`` of ``a, b = pair``), or of such
+    a field (``h.inner.v``), of no known kind: each may be an object."""
+    reads = []
+    for node in lean_nodes(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, gast.Name) and isinstance(value, gast.Attribute):
+                if isinstance(value.value, gast.Name) and kinds.get(target.id) is None:
+                    reads.append((target.id, value.value.id))
+    out, changed = set(), True
+    while changed:
+        changed = False
+        for target, owner in reads:
+            if target not in out and (owner in made or owner in out):
+                out.add(target)
+                changed = True
+    return out
 
 
 def made_objects(tree, objects) -> set:
@@ -342,7 +367,15 @@ def dispatch_operators(
             # `d[i]`, `for c in d`: of an object a call made, or handed in as a parameter
             # of unknown kind (a helper's `d`, a method's `self`); a container the
             # function builds keeps its own indexing and iteration
-            made = made_objects(tree, objects) | {p for p in params if kinds.get(p) is None}
+            unknown = {p for p in params if kinds.get(p) is None}
+            fields = set()
+            while True:  # `h.v`, `h.inner.v`, `pair[0].v` of what may be an object
+                made = made_objects(tree, objects) | unknown | fields
+                more = _fields_of(tree, objects | made, kinds)
+                if more <= objects:
+                    break
+                fields |= more
+                objects = may_be_objects(tree, kinds, params, fields)
         if name in _KEYED or name in (ITER, LIST):
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue

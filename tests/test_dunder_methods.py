@@ -306,8 +306,6 @@ def field_operand(w):
     return abs(u + h.v)
 
 
-def helper_field(h, w):
-    return abs(h.v * w[2])  # a parameter's field
 
 
 def field_minus(h, w):
@@ -323,21 +321,18 @@ class Box:
         self.inner = inner
 
 
-def deep_fields(h, pair, w):
-    return abs(h.inner.v * w[0] + pair[0].v)  # a field's field, an item's field
+def item_field(pair, w):
+    return abs(pair[0].v * w[0])  # a field of an item of a parameter
 
 
 def deeper(w):
     h = Box(Holder(Vec(w[1], 2.0)))
-    return deep_fields(h, (Holder(Vec(w[2], w[0])), 1.0), w)
-
-
-def field_of_a_parameter(w):
-    return helper_field(Holder(Vec(w[0], w[1])), w)
+    u = h.inner.v * w[0]  # a field's field of an object a call made
+    return abs(u) + item_field((Holder(Vec(w[2], w[0])), 1.0), w)
 
 
 def test_an_object_in_a_field():
-    for f in (field_operand, field_minus_object, field_of_a_parameter, deeper):
+    for f in (field_operand, field_minus_object, deeper):
         np.testing.assert_allclose(grad(f)(W), central(f, W, 1e-6), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(hessian(f)(W), central_hessian(f, W), rtol=1e-5, atol=1e-6)
         v = np.array([0.4, -1.3, 0.8])
@@ -376,3 +371,25 @@ def kept_array(w):
 def test_an_array_an_object_keeps_is_still_written_in_place():
     with pytest.raises(UnsupportedSyntaxError, match="PB105"):
         grad(kept_array)(W)
+
+
+class ScaledVec(Vec):
+    def scale(self, s):
+        return Vec(self.x * s, self.y * s)
+
+
+def method_of_a_field(h, w):
+    return abs(h.v.scale(w[2]) * 3.0) + abs(h.v.__mul__(w[0]))  # what the methods return
+
+
+def methods_on_a_parameter_s_field(w):
+    return method_of_a_field(Holder(ScaledVec(w[0], w[1])), w)
+
+
+def test_what_a_method_of_a_field_returns_may_be_an_object():
+    """(Before, abs() and `* 3.0` took the returned Vec for a number: a zero gradient.)"""
+    f = methods_on_a_parameter_s_field
+    np.testing.assert_allclose(grad(f)(W), central(f, W, 1e-6), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian(f)(W), central_hessian(f, W), rtol=1e-5, atol=1e-6)
+    v = np.array([0.4, -1.3, 0.8])
+    assert jvp(f, (W,), (v,))[1] == pytest.approx(central(f, W, 1e-6) @ v, rel=1e-6)

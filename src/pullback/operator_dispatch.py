@@ -121,8 +121,13 @@ def expression(name: str, receiver: str, args) -> str:
 def own_method(obj, name) -> bool:
     """Whether Python runs a user's Python function for ``obj``'s method ``name`` (the
     class is not a library's, nor an array, and defines ``name`` as a Python function)."""
-    t = type(obj)
-    if isinstance(obj, (type, np.ndarray, np.generic)):
+    return not isinstance(obj, type) and own_class_method(type(obj), name)
+
+
+def own_class_method(t, name) -> bool:
+    """:func:`own_method` for the objects of the class ``t`` (the transform's test where
+    the class is known before running: transform/property_reads.py)."""
+    if issubclass(t, (type, np.ndarray, np.generic)):
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False

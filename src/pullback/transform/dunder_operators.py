@@ -128,10 +128,12 @@ def _own_helper(fn) -> bool:
     return (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback"
 
 
-def _proved_plain(value, objects, kinds) -> bool:
+def _proved_plain(value, objects, kinds, fields=frozenset()) -> bool:
     """Whether ``value`` is proved not to be an object of a user's class: a constant, a
     name of a known kind or bound only to such values, an operator or a call of a rule on
-    such names, a NumPy/SciPy/``math`` function's result, a display or an item of them."""
+    such names, a NumPy/SciPy/``math`` function's result, a display or an item of them.
+    ``fields``: the names bound to an attribute (a field, taken to be a value, but what a
+    method found on it when the code runs returns is not proved: ``h.v.scale(s)``)."""
     if isinstance(value, gast.Constant):
         return True
     if isinstance(value, gast.Name):
@@ -141,11 +143,11 @@ def _proved_plain(value, objects, kinds) -> bool:
         parts += list(getattr(value, "values", ()) or ())
         parts += list(getattr(value, "comparators", ()) or ())
         parts = [p for p in parts if p is not None]
-        return all(_proved_plain(p, objects, kinds) for p in parts)
+        return all(_proved_plain(p, objects, kinds, fields) for p in parts)
     if isinstance(value, (gast.Tuple, gast.List)):
-        return all(_proved_plain(e, objects, kinds) for e in value.elts)
+        return all(_proved_plain(e, objects, kinds, fields) for e in value.elts)
     if isinstance(value, gast.Subscript):
-        return _proved_plain(value.value, objects, kinds)
+        return _proved_plain(value.value, objects, kinds, fields)
     if isinstance(value, gast.Attribute):
         return True  # a field (`p.pos`): an object's fields are taken to be values
     if isinstance(value, gast.Call):
@@ -155,7 +157,9 @@ def _proved_plain(value, objects, kinds) -> bool:
         if callee is not None and callee.kind == "method" and not callee.python_method:
             # `x.copy()` of an array, a container's method: the receiver decides
             receiver = value.func.value if isinstance(value.func, gast.Attribute) else None
-            return receiver is not None and _proved_plain(receiver, objects, kinds)
+            if isinstance(receiver, gast.Name) and receiver.id in fields:
+                return False  # a method of a field's value: maybe a user's object's
+            return receiver is not None and _proved_plain(receiver, objects, kinds, fields)
         if callee is None or callee.kind not in ("object", "array_method", "internal"):
             return False
         if callee.kind in ("object", "array_method") and _from_array_library(callee.obj):
@@ -163,7 +167,7 @@ def _proved_plain(value, objects, kinds) -> bool:
         if callee.kind == "object" and not _own_helper(callee.obj):
             return False  # a class, a user's function, a callable object: maybe an object
         args = list(value.args) + [k.value for k in value.keywords]
-        return all(_proved_plain(a, objects, kinds) for a in args)
+        return all(_proved_plain(a, objects, kinds, fields) for a in args)
     return False
 
 
@@ -186,6 +190,7 @@ def may_be_objects(tree, kinds: dict, params, seeds=()) -> set:
             if isinstance(node.targets[0], gast.Name):
                 assigned.append((node.targets[0].id, node.value))
                 targets.add(id(node.targets[0]))
+    attributes = frozenset(n for n, v in assigned if isinstance(v, gast.Attribute))
     for node in nodes:  # a loop's target, an unpacking, a `with ... as`: not proved
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             if id(node) not in targets and kinds.get(node.id) is None:
@@ -194,7 +199,7 @@ def may_be_objects(tree, kinds: dict, params, seeds=()) -> set:
     while changed:
         changed = False
         for name, value in assigned:
-            if name not in objects and not _proved_plain(value, objects, kinds):
+            if name not in objects and not _proved_plain(value, objects, kinds, attributes):
                 objects.add(name)
                 changed = True
     return objects | parameters
@@ -225,8 +230,8 @@ def _user_call(call) -> bool:
 
 def _fields_of(tree, made, kinds) -> set:
     """The names bound to a field of what may be an object (``v = h.v`` after ``h =
-    Holder(...)``, of a parameter ``h``, of an item ``a`` of ``a, b = pair``), or of such
-    a field (``h.inner.v``), of no known kind: each may be an object."""
+    Holder(...)``, of an item ``a`` of ``a, b = pair``), or of such a field
+    (``h.inner.v``), of no known kind: each may be an object."""
     reads = []
     for node in lean_nodes(tree):
         if isinstance(node, gast.Assign) and len(node.targets) == 1:
@@ -370,12 +375,15 @@ def dispatch_operators(
             unknown = {p for p in params if kinds.get(p) is None}
             fields = set()
             while True:  # `h.v`, `h.inner.v`, `pair[0].v` of what may be an object
-                made = made_objects(tree, objects) | unknown | fields
-                more = _fields_of(tree, objects | made, kinds)
+                made = made_objects(tree, objects) | fields
+                # (a parameter's own fields are taken to be values: `self.x + o.x` in a
+                # class's methods keeps its inline arithmetic)
+                more = _fields_of(tree, (objects - unknown) | made, kinds)
                 if more <= objects:
                     break
                 fields |= more
                 objects = may_be_objects(tree, kinds, params, fields)
+            made |= unknown
         if name in _KEYED or name in (ITER, LIST):
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue

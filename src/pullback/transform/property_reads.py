@@ -1,4 +1,6 @@
-"""Property reads of objects whose class is known before running, as calls of the getter.
+"""Property reads of objects whose class is known before running, as calls of the getter;
+subscripts of such objects as calls of the class's ``__getitem__`` (the fast path of the
+operators' run-time dispatch).
 
 ``self.kinetic`` in a method of ``Particle``, or ``p.kinetic`` after ``p = Particle(...)``,
 where ``Particle.kinetic`` is a ``property`` whose getter is a Python function, is what
@@ -14,11 +16,18 @@ bakes in is guarded (``fs.property_guards``, guards.current_property): a subclas
 later that overrides the property, or another property given to the class, makes the
 adjoint be built again.
 
-``g[i]`` of an object whose class has a Python ``__getitem__`` is not rewritten here: the
-operators' run-time dispatch runs it (``transform/dunder_operators.py``), whether the class
-is known before running or not. ``sum(v)`` of a value that may be an object whose class has
-a Python ``__iter__`` is written ``sum(list(v))``, whose ``list(v)`` that dispatch runs
-through the class's ``__iter__`` (``object_items.py``).
+``g[i]`` of an object whose class's ``__getitem__`` is a Python function (a grid, a table,
+a dataset) runs that method: the operators' run-time dispatch (``transform/dunder_operators.py``,
+``operator_dispatch.py``) finds it when the code runs, for any object a call made or a
+parameter holds. Where the class is known here, before running, the subscript is written as
+the call Python makes, ``Grid.__getitem__(g, i)`` (slices as ``slice(...)``, guarded as a
+property is), differentiated like the getter: the same method, without the dispatch's
+look-up on every call (a loop of ``d[k]`` costs half as much). The class's method is chosen
+by the dispatch's own test (``operator_dispatch.own_class_method``).
+
+``sum(v)`` of a value that may be an object whose class has a Python ``__iter__`` is
+written ``sum(list(v))``, whose ``list(v)`` the dispatch runs through the class's
+``__iter__`` (``object_items.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import types
 import gast
 
 from ..guards import current_property
+from ..operator_dispatch import own_class_method
 from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
 
 
@@ -54,9 +64,10 @@ def _made_class(fs, call, locals_):
 
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
-    getter, and ``sum(v)`` of a value that may be an object with a Python ``__iter__`` as
-    ``sum(list(v))``; returns whether anything changed (``nodes``: the tree's nodes when
-    the caller walked it, ``local``: their ``local_names`` then, read only)."""
+    getter, ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of that
+    method, and ``sum(v)`` of a value that may be an object with a Python ``__iter__`` as
+    ``sum(list(v))``; returns whether anything changed (``nodes``: the tree's nodes when the
+    caller walked it, ``local``: their ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
         nodes, local = list(gast.walk(tree)), None
@@ -87,6 +98,13 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         for node in nodes:
             if node.__class__ is gast.Call and _sums_an_object(fs, node, local_set):
                 found[id(node)] = builtins.sum
+                continue
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+                cls = class_of(node.value)
+                method = _item_method(cls) if cls is not None else None
+                if method is not None:
+                    found[id(node)] = method
+                    fs.property_guards[(cls, "__getitem__")] = method
                 continue
             if not (
                 isinstance(node, gast.Attribute)
@@ -141,6 +159,11 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
             fget = found.get(id(node))
             return node if fget is None else called(node, fget, [])
 
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            method = found.get(id(node))
+            return node if method is None else called(node, method, [_key(node.slice)])
+
     Rewrite().visit(fs.tree)
     return True
 
@@ -162,3 +185,26 @@ def _sums_an_object(fs, call, local_set) -> bool:
     if not (found and value is builtins.sum):
         return False
     return may_hold_method(fs, call.args[0], "__iter__", locals_)
+
+
+def _item_method(cls):
+    """``cls.__getitem__`` when the dispatch would run it (a Python function of a user
+    class) and the class is no list, tuple or dict subclass (whose indexing is left to
+    the dispatch when it runs), else None."""
+    if not isinstance(cls, type) or issubclass(cls, (list, tuple, dict)):
+        return None
+    if not own_class_method(cls, "__getitem__"):
+        return None
+    method = current_property(cls, "__getitem__")
+    return method if isinstance(method, types.FunctionType) else None
+
+
+def _key(node):
+    """An index expression as a value: slices written as ``slice(...)`` calls."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None) for p in
+                 (node.lower, node.upper, node.step)]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([_key(e) for e in node.elts], gast.Load())
+    return node

@@ -221,3 +221,42 @@ def test_an_object_iterated_in_a_helper():
     np.testing.assert_allclose(hessian(handed_on)(W), want, rtol=1e-5, atol=1e-6)
     v = np.array([0.4, -1.3, 0.8])
     assert jvp(handed_on, (W,), (v,))[1] == pytest.approx(central(handed_on, W) @ v, rel=1e-6)
+
+
+def test_a_class_reached_through_a_module(tmp_path, monkeypatch):
+    """``mod.Triple(...)``: the class is no name of the function's module, but the function
+    resolves it (dunder_operators._class_with_any reads the resolved attribute chains)."""
+    import importlib
+
+    (tmp_path / "pb_trip_cls.py").write_text(
+        "class Triple:\n"
+        "    def __init__(self, a, b, c):\n"
+        "        self.a = a\n"
+        "        self.b = b\n"
+        "        self.c = c\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        return iter((self.a, self.b * 2.0, self.c))\n"
+        "\n"
+        "    def __getitem__(self, k):\n"
+        "        return self.c * k\n"
+    )
+    (tmp_path / "pb_trip_use.py").write_text(
+        "import pb_trip_cls\n"
+        "\n"
+        "\n"
+        "def summed(w):\n"
+        "    return sum(pb_trip_cls.Triple(w[0], w[1], w[2])) ** 2\n"
+        "\n"
+        "\n"
+        "def unpacked(w):\n"
+        "    t = pb_trip_cls.Triple(w[0], w[1], w[2])\n"
+        "    a, b, c = t\n"
+        "    return a * b * c + t[w[0]]\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    use = importlib.import_module("pb_trip_use")
+    for f in (use.summed, use.unpacked):
+        np.testing.assert_allclose(grad(f)(W), central(f, W), rtol=1e-6, atol=1e-8)
+        v = np.array([0.4, -1.3, 0.8])
+        assert jvp(f, (W,), (v,))[1] == pytest.approx(central(f, W) @ v, rel=1e-6)

@@ -318,11 +318,13 @@ def dispatches_operators(fn, fs) -> frozenset:
 def _class_with_any(fs, names) -> bool:
     """Whether a class of the user's that defines one of ``names`` in Python is among the
     module's globals (one scan, cached for the build), the names the function resolved
-    (a class it calls from a closure: ``Grid(x)[i]`` in a test's nested function), or is
-    the class of ``self`` (a nested class's method: ``self[k]``)."""
+    (a class it calls from a closure: ``Grid(x)[i]`` in a test's nested function, or
+    through a module, ``mod.Grid(x)``), or is the class of ``self`` (a nested class's
+    method: ``self[k]``)."""
     if module_class_with_any(fs, names):
         return True
     seen = [value for _, value in getattr(fs, "resolved", {}).values()]
+    seen += list(getattr(fs, "resolved_chains", {}).values())  # `mod.Grid(x)`
     seen.append(method_class(fs))
     return any(
         isinstance(v, type)

@@ -260,3 +260,32 @@ def test_a_class_reached_through_a_module(tmp_path, monkeypatch):
         np.testing.assert_allclose(grad(f)(W), central(f, W), rtol=1e-6, atol=1e-8)
         v = np.array([0.4, -1.3, 0.8])
         assert jvp(f, (W,), (v,))[1] == pytest.approx(central(f, W) @ v, rel=1e-6)
+
+
+class Holder:
+    def __init__(self, v):
+        self.v = v
+
+
+def unpack_a_field(h):
+    a, b = h.v  # a parameter's field: not followed
+    return a * b
+
+
+def field_handed_on(w):
+    return unpack_a_field(Holder(Pair(w[0], w[1])))
+
+
+def test_an_object_in_a_parameter_s_field_is_refused_with_the_fix():
+    from pullback.errors import NotDifferentiableError
+
+    with pytest.raises(NotDifferentiableError) as info:
+        grad(field_handed_on)(W)
+    message = str(info.value)
+    assert "a gradient flows back through the items of a Pair" in message
+    assert (
+        "Fix: iterate or unpack the Pair where the function makes it, or pass it on as an "
+        "argument of its own (not inside a tuple or a field): there its __iter__ is "
+        "differentiated." in message
+    )
+    assert "test_object_iteration.py:" in message and "a, b = h.v" in message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from types import FunctionType as _FunctionType
 
 import numpy as np
 
@@ -187,12 +188,22 @@ def sequence_cotangent(g, iterable):
         if isinstance(iterable, tuple) and isinstance(g, list):
             return tuple(g)
         return g
+    name = type(iterable).__name__
+    if isinstance(inspect.getattr_static(type(iterable), "__iter__", None), _FunctionType):
+        fix = (  # a user's class with its own __iter__, met where the dispatch does not go
+            f"Fix: iterate or unpack the {name} where the function makes it, or pass it on "
+            "as an argument of its own (not inside a tuple or a field): there its "
+            "__iter__ is differentiated."
+        )
+    else:
+        fix = (
+            "Fix: loop over or unpack a list, tuple or array of the differentiated values "
+            "(or loop over range(len(...)))."
+        )
     raise NotDifferentiableError(
-        f"a gradient flows back through the items of a {type(iterable).__name__}, which "
+        f"a gradient flows back through the items of a {name}, which "
         "pullback reads once into a list when a loop or an unpacking (`a, b = ...`) goes "
-        "over it: its items have no place to send the gradient to.\n"
-        "Fix: loop over or unpack a list, tuple or array of the differentiated values "
-        "(or loop over range(len(...)))."
+        "over it: its items have no place to send the gradient to.\n" + fix
     )
 
 

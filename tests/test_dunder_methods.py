@@ -272,14 +272,73 @@ def test_arrays_keep_their_code():
 
 
 def pair_items(w, pair):
-    a, b = pair  # objects handed in inside a tuple: their operators are not dispatched
+    a, b = pair  # objects handed in inside a tuple: items of a parameter of unknown kind
     return abs(a * w[0] + b)
 
 
-def test_objects_inside_arguments_keep_the_refusal():
+def through_a_tuple(w):
+    return pair_items(w, (Vec(w[1], 2.0), Vec(0.5, w[2])))  # their gradients too
+
+
+def test_objects_inside_a_tuple_argument():
     pair = (Vec(1.0, 2.0), Vec(0.5, 0.1))
-    with pytest.raises(UnsupportedCallError, match="own operator method"):
-        grad(pair_items)(W, pair)
+    f = lambda w: pair_items(w, pair)  # noqa: E731
+    np.testing.assert_allclose(grad(pair_items)(W, pair), central(f, W, 1e-6), rtol=1e-6)
+    g = grad(through_a_tuple)(W)
+    np.testing.assert_allclose(g, central(through_a_tuple, W, 1e-6), rtol=1e-6, atol=1e-8)
+    g32 = grad(through_a_tuple)(W.astype(np.float32))
+    np.testing.assert_allclose(g32, central(through_a_tuple, W, 1e-6), rtol=2e-3, atol=2e-4)
+    h = hessian(through_a_tuple)(W)
+    np.testing.assert_allclose(h, central_hessian(through_a_tuple, W), rtol=1e-5, atol=1e-6)
+    v = np.array([0.4, -1.3, 0.8])
+    t = jvp(through_a_tuple, (W,), (v,))[1]
+    assert t == pytest.approx(central(through_a_tuple, W, 1e-6) @ v, rel=1e-6)
+
+
+class Holder:
+    def __init__(self, v):
+        self.v = v
+
+
+def field_operand(w):
+    h = Holder(Vec(w[0], w[1]))
+    u = h.v * w[2]  # an object in a field of an object a call made
+    return abs(u + h.v)
+
+
+
+
+def field_minus(h, w):
+    return abs(h.v - Vec(w[2], 1.0))  # the other operand an object: dispatched
+
+
+def field_minus_object(w):
+    return field_minus(Holder(Vec(w[0], w[1])), w)
+
+
+class Box:
+    def __init__(self, inner):
+        self.inner = inner
+
+
+def item_field(pair, w):
+    return abs(pair[0].v * w[0])  # a field of an item of a parameter
+
+
+def deeper(w):
+    h = Box(Holder(Vec(w[1], 2.0)))
+    u = h.inner.v * w[0]  # a field's field of an object a call made
+    return abs(u) + item_field((Holder(Vec(w[2], w[0])), 1.0), w)
+
+
+def test_an_object_in_a_field():
+    for f in (field_operand, field_minus_object, deeper):
+        np.testing.assert_allclose(grad(f)(W), central(f, W, 1e-6), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(hessian(f)(W), central_hessian(f, W), rtol=1e-5, atol=1e-6)
+        v = np.array([0.4, -1.3, 0.8])
+        assert jvp(f, (W,), (v,))[1] == pytest.approx(central(f, W, 1e-6) @ v, rel=1e-6)
+        g32 = grad(f)(W.astype(np.float32))
+        np.testing.assert_allclose(g32, central(f, W, 1e-6), rtol=2e-3, atol=2e-4)
 
 
 def no_operator(w):
@@ -312,3 +371,25 @@ def kept_array(w):
 def test_an_array_an_object_keeps_is_still_written_in_place():
     with pytest.raises(UnsupportedSyntaxError, match="PB105"):
         grad(kept_array)(W)
+
+
+class ScaledVec(Vec):
+    def scale(self, s):
+        return Vec(self.x * s, self.y * s)
+
+
+def method_of_a_field(h, w):
+    return abs(h.v.scale(w[2]) * 3.0) + abs(h.v.__mul__(w[0]))  # what the methods return
+
+
+def methods_on_a_parameter_s_field(w):
+    return method_of_a_field(Holder(ScaledVec(w[0], w[1])), w)
+
+
+def test_what_a_method_of_a_field_returns_may_be_an_object():
+    """(Before, abs() and `* 3.0` took the returned Vec for a number: a zero gradient.)"""
+    f = methods_on_a_parameter_s_field
+    np.testing.assert_allclose(grad(f)(W), central(f, W, 1e-6), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian(f)(W), central_hessian(f, W), rtol=1e-5, atol=1e-6)
+    v = np.array([0.4, -1.3, 0.8])
+    assert jvp(f, (W,), (v,))[1] == pytest.approx(central(f, W, 1e-6) @ v, rel=1e-6)

@@ -95,6 +95,7 @@ LAYERS = (
             "pullback.ufunc_methods",
             "pullback.operator_dispatch",
             "pullback.operator_functions",
+            "pullback.object_items",
             "pullback.escapes",
             "pullback.records",
             "pullback.records_calls",

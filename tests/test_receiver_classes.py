@@ -195,3 +195,39 @@ def test_the_file_checker_knows_methods_of_the_class_around_it(tmp_path, capsys)
     out = capsys.readouterr().out
     assert f"{path}:13:5: PB103 array mutation: in-place method 'a.fill(x)' changes 'a'" in out
     assert ":9:" not in out  # render's self.fill(x) is Canvas.fill
+
+
+def test_the_module_scan_answers_each_question_once_per_build():
+    """module_class_with, module_class_with_field and module_class_with_any share one scan
+    helper and one cache on the source view (a new one per build): the answers are those
+    of the predicates over the module's classes."""
+    from pullback.receiver_classes import (
+        field_name_of,
+        module_class_with,
+        module_class_with_any,
+        module_class_with_field,
+    )
+    from pullback.source import load_source
+
+    def here(x):
+        return x
+
+    fs = load_source(here)
+    classes = [
+        v for v in globals().values() if isinstance(v, type) and v.__module__ == __name__
+    ]
+    for name in ("fill", "sort", "__add__", "__getitem__"):
+        want = any(python_method_of(c, name) for c in classes)
+        assert module_class_with(fs, name) is want
+    assert module_class_with(fs, "fill") and not module_class_with(fs, "__matmul__")
+    assert module_class_with_any(fs, ("__matmul__", "fill")) is True
+    assert module_class_with_any(fs, ("__matmul__",)) is False
+    assert module_class_with_any(fs, ("__add__", "__getitem__")) is any(
+        python_method_of(c, n) for c in classes for n in ("__add__", "__getitem__")
+    )
+    for name in ("w", "T", "no_such_field_anywhere"):
+        want = any(field_name_of(c, name) for c in classes)
+        assert module_class_with_field(fs, name) is want
+    # the method and the field question of one name are different answers
+    assert set(fs._pb_module_classes) >= {("methods", "fill"), ("field", "w")}
+    assert load_source(here) is not fs  # (so a class defined later is seen by the next build)

@@ -302,6 +302,12 @@ def _shipped_rules():
     return build_default_registry()
 
 
+def _items_version(cls):
+    from .transform.iter_items import items_version  # (loaded when an object is iterated)
+
+    return items_version(cls)
+
+
 # The layers below this one (registry, runtime helpers, rules, transform) reach these
 # through registry.ENTRY_POINTS instead of importing upward (docs/design.md, "Layers").
 install_entry_points(
@@ -316,6 +322,7 @@ install_entry_points(
     run_forward=run_forward,
     run_pullback=run_pullback,
     inline_form=inline_form,
+    items_version=_items_version,
     build_default_registry=_shipped_rules,
 )
 

@@ -30,8 +30,11 @@ import numpy as np
 from .backends import is_foreign_array
 from .errors import UnsupportedCallError
 from .guards import is_library_module_name
+from .object_items import expression as items_expression
+from .object_items import is_items_name, items_call, items_tangent, items_vjp, items_vjp_rrule
 from .operator_functions import BY_NAME
-from .tangents import NO_TANGENT, has_array_protocol, is_zero
+from .registry import transformable
+from .tangents import NO_TANGENT, ZERO, has_array_protocol, is_zero
 
 # pseudo name -> (the method Python tries first, its reflected form or None, operator
 # function, the operator as written)
@@ -62,12 +65,22 @@ INPLACE = {
 # the operator's pseudo name for the plain operator: an in-place one's binary form
 _PLAIN = {**{name: name for name in OPERATORS}, **{k: v[1] for k, v in INPLACE.items()}}
 _PLAIN[SLICE] = "__pb_getitem__"
+# `d[i, j]`: the pseudo method takes the key's items (names or constants) and runs as
+# `d.__getitem__((i, j))`; each item gets its part of the key's cotangent (a float key,
+# `f[x, y]` of an interpolant, carries a gradient)
+KEYS = "__pb_getkeys__"
+_PLAIN[KEYS] = "__pb_getitem__"
 _PLAIN_SENTINEL = (None, None, None, False)
 
 
 def is_slice_name(name) -> bool:
     """Whether ``name`` is the pseudo method of ``d[lo:hi:step]``."""
     return name == SLICE
+
+
+def is_keys_name(name) -> bool:
+    """Whether ``name`` is the pseudo method of ``d[i, j]``."""
+    return name == KEYS
 
 
 def slice_of(bounds):
@@ -81,18 +94,23 @@ def plain_function(name):
 
 
 def is_operator_name(name) -> bool:
-    """Whether ``name`` is one of the pseudo methods the transform writes for operators."""
-    return name in _PLAIN
+    """Whether ``name`` is one of the pseudo methods the transform writes for operators (or
+    for the items of a value that may be a user's object: :mod:`pullback.object_items`)."""
+    return name in _PLAIN or is_items_name(name)
 
 
 def expression(name: str, receiver: str, args) -> str:
     """The operator as Python writes it, for the generated code's plain form:
     ``expression("__pb_add__", "a", ["b"]) == "a + b"``."""
+    if is_items_name(name):
+        return items_expression(name, receiver, args)
     symbol = OPERATORS[_PLAIN[name]][3]
     if symbol == "abs":
         return f"abs({receiver})"
     if name == SLICE:
         return f"{receiver}[{args[0]}:{args[1]}:{args[2]}]"
+    if name == KEYS:
+        return f"{receiver}[{', '.join(args)},]"
     if symbol == "[]":
         return f"{receiver}[{args[0]}]"
     if not args:
@@ -103,8 +121,13 @@ def expression(name: str, receiver: str, args) -> str:
 def own_method(obj, name) -> bool:
     """Whether Python runs a user's Python function for ``obj``'s method ``name`` (the
     class is not a library's, nor an array, and defines ``name`` as a Python function)."""
-    t = type(obj)
-    if isinstance(obj, (type, np.ndarray, np.generic)):
+    return not isinstance(obj, type) and own_class_method(type(obj), name)
+
+
+def own_class_method(t, name) -> bool:
+    """:func:`own_method` for the objects of the class ``t`` (the transform's test where
+    the class is known before running: transform/property_reads.py)."""
+    if issubclass(t, (type, np.ndarray, np.generic)):
         return False
     if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
         return False
@@ -175,6 +198,20 @@ def _no_operator(obj, name, args):
     raise TypeError(f"unsupported operand type(s) for {symbol}: '{names[0]}' and '{names[1]}'")
 
 
+@transformable
+def key_cotangents(c, n: int):
+    """The cotangents of a tuple key's ``n`` items from the key's cotangent ``c``."""
+    if c is ZERO or c is NO_TANGENT:
+        return (ZERO,) * n
+    return tuple(c)
+
+
+def _keys_spread(c, n):
+    """The cotangents ``(d, key)`` of ``d[key]`` as those of ``d`` and the key's items."""
+    receiver, key = tuple(c)
+    return (receiver, *key_cotangents(key, n))
+
+
 def _swap(cotangents, swapped):
     """The cotangents of ``(receiver, other)`` in the operator's order ``(a, b)``."""
     if not swapped:
@@ -203,6 +240,11 @@ def operator_call(site, call_method, obj, name, args):
     """``(y, pullback)`` of the operator ``name`` on ``obj`` and ``args``; the pullback
     gives the cotangents of ``obj`` then ``args``. ``call_method`` is
     :func:`pullback.dynamic_calls.call_method` (passed in: it imports this module)."""
+    if is_items_name(name):
+        return items_call(site, obj, name, args)
+    if name == KEYS:
+        y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (tuple(args),))
+        return y, lambda dy: _keys_spread(pullback(dy), len(args))
     if name == SLICE:
         y, pullback = operator_call(site, call_method, obj, "__pb_getitem__", (slice(*args),))
         return y, lambda dy: (pullback(dy)[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -255,6 +297,12 @@ def operator_vjp(site, method_vjp, function_vjp, g, obj, name, args):
     """``method_vjp`` of the operator: the cotangents of ``obj`` then ``args`` (for
     numbers and arrays the generated vjp of the operator as a Python function,
     :mod:`pullback.operator_functions`, so that it is differentiated again in turn)."""
+    if is_items_name(name):
+        return items_vjp(site, function_vjp, g, obj, name, args)
+    if name == KEYS:
+        key = (tuple(args),)
+        c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", key)
+        return _keys_spread(c, len(args))
     if name == SLICE:
         c = operator_vjp(site, method_vjp, function_vjp, g, obj, "__pb_getitem__", (slice(*args),))
         return (c[0], NO_TANGENT, NO_TANGENT, NO_TANGENT)
@@ -270,6 +318,22 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
     that of the method :func:`chosen` finds, or of ``function_vjp`` of the operator as a
     Python function, its cotangents laid out as ``method_vjp``'s own (site, g, obj, the
     name, each argument)."""
+    if is_items_name(name):
+        return items_vjp_rrule(function_rrule, site, g, obj, name, *args)
+    if name == KEYS:
+        n = len(args)
+        y, inner = operator_vjp_rrule(
+            method_rrule, function_rrule, site, g, obj, "__pb_getitem__", tuple(args)
+        )
+
+        def keys_pullback(dy):
+            if not is_zero(dy):
+                dy = tuple(dy)
+                dy = (dy[0], dy[1:])
+            c = tuple(inner(dy))  # site, g, obj, the name, the key
+            return (*c[:3], NO_TANGENT, *key_cotangents(c[4], n))
+
+        return _keys_spread(y, n), keys_pullback
     if name == SLICE:
         y, inner = operator_vjp_rrule(
             method_rrule, function_rrule, site, g, obj, "__pb_getitem__", slice(*args)
@@ -307,8 +371,13 @@ def operator_vjp_rrule(method_rrule, function_rrule, site, g, obj, name, *args):
 
 def operator_tangent(site, method_tangent, function_tangent, obj, dobj, name, args, tangents):
     """``(y, dy)`` of the operator in forward mode (``rule_tangents.method_tangent``)."""
+    if is_items_name(name):
+        return items_tangent(site, function_tangent, obj, dobj, name, args)
     if name == SLICE:
         name, args, tangents = "__pb_getitem__", (slice(*args),), (NO_TANGENT,)
+    if name == KEYS:
+        key_tangent = ZERO if all(is_zero(t) for t in tangents) else tuple(tangents)
+        name, args, tangents = "__pb_getitem__", (tuple(args),), (key_tangent,)
     found = chosen(obj, name, args)
     if found is None:
         fn = OPERATORS[_PLAIN[name]][2]

@@ -57,24 +57,50 @@ def module_class_with(fs, name: str) -> bool:
     there) has ``name`` as a Python method. Then a parameter, or what a helper of the user
     returns, may be such an object, and ``b.sum()`` is dispatched on the value when the
     code runs rather than read as ``np.sum(b)`` (which calls ``b.sum(axis=None, ...)``).
-    A module without such a class keeps the array method. Asked once per function and
-    name."""
-    cache = getattr(fs, "_pb_module_methods", None)
+    A module without such a class keeps the array method."""
+    return _module_classes(fs, "methods", name, python_method_of)
+
+
+def module_class_with_any(fs, names: tuple) -> bool:
+    """Whether a class among the globals of the function's module has any of ``names`` as
+    a Python method: :func:`module_class_with` for a set of names, in one scan."""
+    return _module_classes(fs, "any method", names, _python_method_among)
+
+
+def _python_method_among(cls, names) -> bool:
+    return any(python_method_of(cls, name) for name in names)
+
+
+def _module_classes(fs, kind: str, key, predicate) -> bool:
+    """Whether ``predicate(cls, key)`` holds for a class among the globals of the
+    function's module that is not a library's (defined or imported there).
+
+    The answer is cached on ``fs``, keyed on ``(kind, key)``: ``fs`` is the source view
+    one build of an adjoint reads (``load_source`` makes a new one per build), so the
+    cache lives as long as that build and only spares the scans its passes repeat; a
+    class the module defines or imports later is seen by the next build. What a built
+    adjoint decided stays with it, as every build's reading of the module does: an
+    argument of another kind (an object where an array was) builds again (the kinds
+    key), a helper rebound to another function is a guarded name, and an object that
+    reaches an operator the adjoint did not dispatch is refused when it runs
+    (``tangents.refuse_operator``).
+    """
+    cache = getattr(fs, "_pb_module_classes", None)
     if cache is None:
         cache = {}
         try:
-            fs._pb_module_methods = cache
+            fs._pb_module_classes = cache
         except AttributeError:  # a source view without attributes of its own
             pass
-    found = cache.get(name)
+    found = cache.get((kind, key))
     if found is None:
         fn = getattr(fs, "fn", None)
         fn = getattr(fn, "__pullback_origin__", fn)
         space = getattr(fn, "__globals__", None)
-        found = cache[name] = isinstance(space, dict) and any(
+        found = cache[(kind, key)] = isinstance(space, dict) and any(
             isinstance(v, type)
             and not is_library_module_name(getattr(v, "__module__", None) or "")
-            and python_method_of(v, name)
+            and predicate(v, key)
             for v in list(space.values())
         )
     return found
@@ -200,24 +226,5 @@ def module_class_with_field(fs, name: str) -> bool:
     """Whether a class among the globals of the function's module (defined or imported
     there, not a library's) may hold an attribute ``name`` (:func:`field_name_of`). Then
     ``p.T`` (``.real``, ``.imag``, ``.mT``) may read a record's field rather than
-    transpose an array, and is dispatched on the value when the code runs. Asked once per
-    function and name."""
-    cache = getattr(fs, "_pb_module_fields", None)
-    if cache is None:
-        cache = {}
-        try:
-            fs._pb_module_fields = cache
-        except AttributeError:  # a source view without attributes of its own
-            pass
-    found = cache.get(name)
-    if found is None:
-        fn = getattr(fs, "fn", None)
-        fn = getattr(fn, "__pullback_origin__", fn)
-        space = getattr(fn, "__globals__", None)
-        found = cache[name] = isinstance(space, dict) and any(
-            isinstance(v, type)
-            and not is_library_module_name(getattr(v, "__module__", None) or "")
-            and field_name_of(v, name)
-            for v in list(space.values())
-        )
-    return found
+    transpose an array, and is dispatched on the value when the code runs."""
+    return _module_classes(fs, "field", name, field_name_of)

@@ -459,6 +459,7 @@ class EntryPoints:
         "run_forward",  # running: the forward sweep of an adjoint
         "run_pullback",  # running: the reverse sweep
         "inline_form",  # transform.inline: a scalar rule's derivative as source
+        "items_version",  # transform.iter_items: a user's __iter__ returning its items
         "build_default_registry",  # rules: a registry of every shipped family
     )
     __slots__ = NAMES

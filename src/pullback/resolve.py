@@ -337,6 +337,18 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     return receiver.id in found
 
 
+def may_hold_method(fs, value, name: str, locals_) -> bool:
+    """Whether ``value`` (a local name, or a call) may be an object of a user class that
+    defines ``name`` in Python, before running: a local as for ``b.sum()`` above, a call of
+    such a class, or of a user's function where the module holds such a class."""
+    if isinstance(value, gast.Call):
+        if _calls_class_with(fs, value, name, locals_):
+            return True
+        found, fn = resolve_expr(fs, value.func, locals_)
+        return found and user_function(fn) and module_class_with(fs, name)
+    return _may_hold_method(fs, value, name, locals_)
+
+
 def _calls_class_with(fs, call, name: str, locals_) -> bool:
     """Whether ``call`` makes an object of a user class defining ``name``: the class, or
     (in generated code) its constructor function (``__pullback_class__``)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from types import FunctionType as _FunctionType
 
 import numpy as np
 
@@ -48,6 +49,18 @@ def as_sequence(iterable):
             "(Python would raise the same TypeError).\n"
             "Fix: loop over a list, tuple, array or range(...)."
         ) from None
+
+
+def checked_count(items, count, at_least=False):
+    """``items`` (a sequence) for an unpacking target of ``count`` names (``at_least``:
+    with a starred name too), or Python's ``ValueError`` for another number of items."""
+    n = len(items)
+    if n == count or (at_least and n > count):
+        return items
+    if at_least or n < count:
+        expected = f"at least {count}" if at_least else f"{count}"
+        raise ValueError(f"not enough values to unpack (expected {expected}, got {n})")
+    raise ValueError(f"too many values to unpack (expected {count})")
 
 
 def scalar_seed(y, name: str, what: str = "grad"):
@@ -175,12 +188,22 @@ def sequence_cotangent(g, iterable):
         if isinstance(iterable, tuple) and isinstance(g, list):
             return tuple(g)
         return g
+    name = type(iterable).__name__
+    if isinstance(inspect.getattr_static(type(iterable), "__iter__", None), _FunctionType):
+        fix = (  # a user's class with its own __iter__, met where the dispatch does not go
+            f"Fix: iterate or unpack the {name} where the function makes it, or pass it on "
+            "as an argument of its own (not inside a tuple or a field): there its "
+            "__iter__ is differentiated."
+        )
+    else:
+        fix = (
+            "Fix: loop over or unpack a list, tuple or array of the differentiated values "
+            "(or loop over range(len(...)))."
+        )
     raise NotDifferentiableError(
-        f"a gradient flows back through the items of a {type(iterable).__name__}, which "
+        f"a gradient flows back through the items of a {name}, which "
         "pullback reads once into a list when a loop or an unpacking (`a, b = ...`) goes "
-        "over it: its items have no place to send the gradient to.\n"
-        "Fix: loop over or unpack a list, tuple or array of the differentiated values "
-        "(or loop over range(len(...)))."
+        "over it: its items have no place to send the gradient to.\n" + fix
     )
 
 

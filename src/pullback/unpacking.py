@@ -36,7 +36,7 @@ import numpy as np
 from .iterators_by_hand import next_position
 from .registry import transformable
 from .rule_tangents import rule_tangent
-from .runtime import _SEQUENCES, sequence_cotangent
+from .runtime import _SEQUENCES, checked_count, sequence_cotangent
 from .tangents import NO_TANGENT, ZERO
 
 FAMILY = "pullback_runtime"
@@ -46,13 +46,7 @@ def unpack_items(value, count, at_least=False):
     """The items of ``value`` for a target of ``count`` names (``at_least``: with a
     starred name too), checked as Python checks them."""
     items = value if isinstance(value, _SEQUENCES) else _read(value)
-    n = len(items)
-    if n == count or (at_least and n > count):
-        return items
-    if at_least or n < count:
-        expected = f"at least {count}" if at_least else f"{count}"
-        raise ValueError(f"not enough values to unpack (expected {expected}, got {n})")
-    raise ValueError(f"too many values to unpack (expected {count})")
+    return checked_count(items, count, at_least)
 
 
 def _read(value):

@@ -13,10 +13,13 @@ import numpy as np
 
 from .. import dynamic_attrs, dynamic_calls, dynamic_vjps, runtime, scalar_vjps
 from .. import dynamic_reverse as rev
+from ..object_items import is_items_name, items_function
 from ..operator_dispatch import (
     chosen_method,
+    is_keys_name,
     is_operator_name,
     is_slice_name,
+    key_cotangents,
     plain_function,
     slice_of,
 )
@@ -138,6 +141,16 @@ def operator_vjp_reverse(dy, site, g, obj, name, *args):
     """method_vjp_pullback for an operator (operator_dispatch.py): that of the method
     Python runs (the operands' places swapped for a reflected one), or function_vjp's of
     the operator as a Python function."""
+    if is_items_name(name):  # for c in v: the items version of v's __iter__ (object_items)
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0],)
+        c = rev.function_vjp_pullback(dy, site, g, items_function(obj, name), obj)
+        return (NO_TANGENT, c[1], c[3], NO_TANGENT) + (NO_TANGENT,) * len(args)
+    if is_keys_name(name):  # d[i, j]: d.__getitem__((i, j)), the key's items' cotangents
+        if dy is not ZERO and dy is not NO_TANGENT:
+            dy = (dy[0], tuple(dy[1:]))
+        c = operator_vjp_reverse(dy, site, g, obj, "__pb_getitem__", tuple(args))
+        return (NO_TANGENT, c[1], c[2], NO_TANGENT) + key_cotangents(c[4], len(args))
     if is_slice_name(name):  # d[lo:hi:step]: d.__getitem__(slice(lo, hi, step))
         if dy is not ZERO and dy is not NO_TANGENT:
             dy = (dy[0], NO_TANGENT)
@@ -211,6 +224,9 @@ def register_pullbacks(reg):
         plain_function,
         is_slice_name,
         slice_of,
+        is_items_name,
+        items_function,
+        is_keys_name,
     )
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)
     register_parameters(reg)  # receiver_method_reverse reads it (SciPy imported or not)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..guards import WorldGuard
 from ..lazy_patterns import LazyPattern
+from .analyze import analyze
 from .code import Line
 from .codegen import generate
 from .dunder_operators import dispatch_operators, dispatches_operators
@@ -110,8 +111,13 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     loops, activity, kinds = prepared.loops, prepared.activity, prepared.kinds
     diagnostic = prepared.diagnostic
     # `a + b` of an object (a parameter of unknown kind only where the kinds are the call's)
-    if dispatches_operators(fn, fs):
-        dispatch_operators(norm.tree, kinds, activity.is_active, params if kinds_key else ())
+    if families := dispatches_operators(fn, fs):
+        objects = params if kinds_key else ()
+        varies = activity.varied.__contains__
+        if dispatch_operators(norm.tree, kinds, activity.is_active, objects, families, varies):
+            # d[x] became d.__pb_getitem__(x): a float key (an interpolant's f[x, y]) is
+            # now an argument whose cotangent the user's method gives
+            activity = analyze(norm.tree, list(wrt), registry)
 
     builder = ReverseBuilder(
         fs, norm, loops, activity, registry, wrt, adjoint_of, diagnostic, kinds

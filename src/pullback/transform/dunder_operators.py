@@ -20,10 +20,14 @@ import types
 
 import gast
 
-from ..operator_dispatch import INPLACE, OPERATORS, SLICE
-from ..receiver_classes import module_class_with
+from ..guards import is_library_module_name
+from ..object_items import ITER, LIST
+from ..operator_dispatch import INPLACE, KEYS, OPERATORS, SLICE
+from ..receiver_classes import method_class, module_class_with_any, python_method_of
 from ..resolve import Callee
+from ..runtime import as_sequence
 from ..tree_walk import lean_nodes, statements
+from ..unpacking import unpack_items
 
 _BINARY = {
     gast.Add: "__pb_add__",
@@ -46,6 +50,8 @@ def _operands(value):
         index = value.slice
         if isinstance(index, _ATOMS):  # `d[i]`: a class's own __getitem__
             return "__pb_getitem__", [value.value, index]
+        if isinstance(index, gast.Tuple) and all(isinstance(e, _ATOMS) for e in index.elts):
+            return KEYS, [value.value, *index.elts]  # `d[i, j]`: the key's items
         if isinstance(index, gast.Slice):  # `d[i:j]`: its bounds, None where left out
             bounds = [index.lower, index.upper, index.step]
             bounds = [gast.Constant(None, None) if b is None else b for b in bounds]
@@ -66,6 +72,9 @@ def _operands(value):
         if callee is not None and callee.kind == "object" and callee.obj is builtins.abs:
             if isinstance(value.args[0], _ATOMS):
                 return "__pb_abs__", [value.args[0]]
+    items = _items_operands(value)
+    if items is not None:
+        return items
     if isinstance(value, gast.Call) and len(value.args) == 2 and not value.keywords:
         # operator.iadd(a, b): `a += b` as a derivative's code writes it (reverse_calls)
         callee = getattr(value, "pb_callee", None)
@@ -75,7 +84,27 @@ def _operands(value):
     return None
 
 
+def _items_operands(value):
+    """``(pseudo name, operands)`` of a loop's sequence (``as_sequence(v)``), an unpacking
+    (``unpack_items(v, 2)``) or ``list(v)``: what a user's ``__iter__`` may give."""
+    if not isinstance(value, gast.Call) or value.keywords or not value.args:
+        return None
+    callee = getattr(value, "pb_callee", None)
+    fn = getattr(callee, "obj", None)
+    if not all(isinstance(a, _ATOMS) for a in value.args):
+        return None
+    if fn is as_sequence and len(value.args) == 1:
+        return ITER, [value.args[0]]
+    if fn is builtins.list and len(value.args) == 1:
+        return LIST, [value.args[0]]
+    if fn is unpack_items and len(value.args) in (2, 3):
+        at_least = value.args[2] if len(value.args) == 3 else gast.Constant(False, None)
+        return ITER, [*value.args[:2], at_least]
+    return None
+
+
 _ARRAY_MODULES = ("numpy", "math", "cmath", "scipy")
+_KEYED = ("__pb_getitem__", SLICE, KEYS)  # d[k], d[lo:hi], d[i, j]: a class's __getitem__
 
 
 def _from_array_library(fn) -> bool:
@@ -99,10 +128,12 @@ def _own_helper(fn) -> bool:
     return (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback"
 
 
-def _proved_plain(value, objects, kinds) -> bool:
+def _proved_plain(value, objects, kinds, fields=frozenset()) -> bool:
     """Whether ``value`` is proved not to be an object of a user's class: a constant, a
     name of a known kind or bound only to such values, an operator or a call of a rule on
-    such names, a NumPy/SciPy/``math`` function's result, a display or an item of them."""
+    such names, a NumPy/SciPy/``math`` function's result, a display or an item of them.
+    ``fields``: the names bound to an attribute (a field, taken to be a value, but what a
+    method found on it when the code runs returns is not proved: ``h.v.scale(s)``)."""
     if isinstance(value, gast.Constant):
         return True
     if isinstance(value, gast.Name):
@@ -112,11 +143,11 @@ def _proved_plain(value, objects, kinds) -> bool:
         parts += list(getattr(value, "values", ()) or ())
         parts += list(getattr(value, "comparators", ()) or ())
         parts = [p for p in parts if p is not None]
-        return all(_proved_plain(p, objects, kinds) for p in parts)
+        return all(_proved_plain(p, objects, kinds, fields) for p in parts)
     if isinstance(value, (gast.Tuple, gast.List)):
-        return all(_proved_plain(e, objects, kinds) for e in value.elts)
+        return all(_proved_plain(e, objects, kinds, fields) for e in value.elts)
     if isinstance(value, gast.Subscript):
-        return _proved_plain(value.value, objects, kinds)
+        return _proved_plain(value.value, objects, kinds, fields)
     if isinstance(value, gast.Attribute):
         return True  # a field (`p.pos`): an object's fields are taken to be values
     if isinstance(value, gast.Call):
@@ -126,7 +157,9 @@ def _proved_plain(value, objects, kinds) -> bool:
         if callee is not None and callee.kind == "method" and not callee.python_method:
             # `x.copy()` of an array, a container's method: the receiver decides
             receiver = value.func.value if isinstance(value.func, gast.Attribute) else None
-            return receiver is not None and _proved_plain(receiver, objects, kinds)
+            if isinstance(receiver, gast.Name) and receiver.id in fields:
+                return False  # a method of a field's value: maybe a user's object's
+            return receiver is not None and _proved_plain(receiver, objects, kinds, fields)
         if callee is None or callee.kind not in ("object", "array_method", "internal"):
             return False
         if callee.kind in ("object", "array_method") and _from_array_library(callee.obj):
@@ -134,21 +167,22 @@ def _proved_plain(value, objects, kinds) -> bool:
         if callee.kind == "object" and not _own_helper(callee.obj):
             return False  # a class, a user's function, a callable object: maybe an object
         args = list(value.args) + [k.value for k in value.keywords]
-        return all(_proved_plain(a, objects, kinds) for a in args)
+        return all(_proved_plain(a, objects, kinds, fields) for a in args)
     return False
 
 
-def may_be_objects(tree, kinds: dict, params) -> set:
+def may_be_objects(tree, kinds: dict, params, seeds=()) -> set:
     """The names that may hold an object of a user's class when the code runs: a
     parameter of unknown kind, a name bound by anything but ``name = value`` with a value
-    :func:`_proved_plain` does not prove (a user function's result, an attribute, an item
-    of such a container), to a fixed point over the SSA form's carried names."""
-    # A parameter of unknown kind is an operand that may be an object; its items and
-    # attributes are not followed (a tuple of arrays, a model's fields: the benchmarks'
-    # and most code's containers), so only the objects the function itself makes (a
-    # class's constructor, a method's or a user function's result) reach them.
-    objects = set()
+    :func:`_proved_plain` does not prove (a user function's result, an item of such a
+    container or of such a parameter), to a fixed point over the SSA form's carried
+    names. ``seeds``: names known to be such already (fields of such objects)."""
+    # A parameter of unknown kind is an operand that may be an object, and so are its
+    # items and what operators make of it (`a, b = pair` of a tuple of objects: a tuple
+    # of arrays has a known kind, and so have its items); the fields of such names come
+    # in as ``seeds`` (dispatch_operators, _fields_of: `h.v` may be an object too).
     parameters = {p for p in params if kinds.get(p) is None}
+    objects = set(parameters) | set(seeds)
     assigned, targets = [], set()
     nodes = lean_nodes(tree)
     for node in nodes:
@@ -156,6 +190,7 @@ def may_be_objects(tree, kinds: dict, params) -> set:
             if isinstance(node.targets[0], gast.Name):
                 assigned.append((node.targets[0].id, node.value))
                 targets.add(id(node.targets[0]))
+    attributes = frozenset(n for n, v in assigned if isinstance(v, gast.Attribute))
     for node in nodes:  # a loop's target, an unpacking, a `with ... as`: not proved
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             if id(node) not in targets and kinds.get(node.id) is None:
@@ -164,7 +199,7 @@ def may_be_objects(tree, kinds: dict, params) -> set:
     while changed:
         changed = False
         for name, value in assigned:
-            if name not in objects and not _proved_plain(value, objects, kinds):
+            if name not in objects and not _proved_plain(value, objects, kinds, attributes):
                 objects.add(name)
                 changed = True
     return objects | parameters
@@ -174,6 +209,9 @@ def _cotangents_call(call) -> bool:
     """A pullback called in a derivative's code that is differentiated again (``_cot2 =
     _pb_t3(d)``: user code has no ``_pb_`` names): it returns cotangents."""
     func = call.func
+    callee = getattr(call, "pb_callee", None)
+    if callee is not None and callee.kind == "object":
+        return False  # a function the transform bound under such a name (_pb_unpack_items)
     return isinstance(func, gast.Name) and func.id.startswith("_pb_")
 
 
@@ -188,6 +226,27 @@ def _user_call(call) -> bool:
     if callee.kind != "object":
         return False
     return not (_own_helper(callee.obj) or _from_array_library(callee.obj))
+
+
+def _fields_of(tree, made, kinds) -> set:
+    """The names bound to a field of what may be an object (``v = h.v`` after ``h =
+    Holder(...)``, of an item ``a`` of ``a, b = pair``), or of such a field
+    (``h.inner.v``), of no known kind: each may be an object."""
+    reads = []
+    for node in lean_nodes(tree):
+        if isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, gast.Name) and isinstance(value, gast.Attribute):
+                if isinstance(value.value, gast.Name) and kinds.get(target.id) is None:
+                    reads.append((target.id, value.value.id))
+    out, changed = set(), True
+    while changed:
+        changed = False
+        for target, owner in reads:
+            if target not in out and (owner in made or owner in out):
+                out.add(target)
+                changed = True
+    return out
 
 
 def made_objects(tree, objects) -> set:
@@ -215,7 +274,8 @@ def made_objects(tree, objects) -> set:
 
 
 # The methods an operator or subscript may run: a class of the module defining one in
-# Python is what makes a call's result possibly such an object.
+# Python is what makes a call's result possibly such an object. (A class with its own
+# __iter__ makes a loop, an unpacking or list() over such a result dispatched: _ITEMS.)
 _DUNDER_NAMES = tuple(
     sorted(
         {m for first, reflected, _, _ in OPERATORS.values() for m in (first, reflected) if m}
@@ -224,28 +284,71 @@ _DUNDER_NAMES = tuple(
 )
 
 
-def dispatches_operators(fn, fs) -> bool:
+_ITEMS = ("__iter__",)
+
+
+def dispatches_operators(fn, fs) -> frozenset:
     """Whether ``fn``'s operators may run a user's dunder methods: only in a function whose
     module holds (defines or imports) a class of the user's that defines an operator or
-    ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with`); never
+    ``__getitem__`` in Python (:func:`pullback.receiver_classes.module_class_with_any`,
+    one scan of its globals for all the names); never
     in pullback's own functions (rule pullbacks computing with arrays of any backend, the
     operator functions marked ``__pullback_operands_plain__``). Elsewhere a helper's result
     is an array or a number as before: its arithmetic keeps its inline code (and the masks
     of np.where branches), and an object that reaches an operator is refused when it runs
-    (tangents.refuse_operator) with the fix of calling its method by name."""
+    (tangents.refuse_operator) with the fix of calling its method by name. Returns what
+    is dispatched, empty for nothing: ``"operators"`` (and subscripts), ``"items"`` (a
+    loop, an unpacking or ``list()`` over a value, where a class of the module defines
+    ``__iter__`` in Python: :mod:`pullback.object_items`), and in any user function
+    ``"keys"``: a subscript whose key depends on the inputs of a value a call made (whose
+    class may be one no name of the module shows, returned by a helper of another module),
+    which the analysis took for an index, so that its key's gradient is not dropped."""
     if getattr(fn, "__pullback_operands_plain__", False):
-        return False
+        return frozenset()
     if (getattr(fn, "__module__", None) or "").split(".")[0] == "pullback":
-        return False
-    return any(module_class_with(fs, name) for name in _DUNDER_NAMES)
+        return frozenset()
+    found = {"keys"}
+    if _class_with_any(fs, _DUNDER_NAMES):
+        found.add("operators")
+    if _class_with_any(fs, _ITEMS):
+        found.add("items")
+    return frozenset(found)
 
 
-def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
+def _class_with_any(fs, names) -> bool:
+    """Whether a class of the user's that defines one of ``names`` in Python is among the
+    module's globals (one scan, cached for the build), the names the function resolved
+    (a class it calls from a closure: ``Grid(x)[i]`` in a test's nested function, or
+    through a module, ``mod.Grid(x)``), or is the class of ``self`` (a nested class's
+    method: ``self[k]``)."""
+    if module_class_with_any(fs, names):
+        return True
+    seen = [value for _, value in getattr(fs, "resolved", {}).values()]
+    seen += list(getattr(fs, "resolved_chains", {}).values())  # `mod.Grid(x)`
+    seen.append(method_class(fs))
+    return any(
+        isinstance(v, type)
+        and not is_library_module_name(getattr(v, "__module__", None) or "")
+        and any(python_method_of(v, n) for n in names)
+        for v in seen
+    )
+
+
+def dispatch_operators(
+    tree, kinds: dict, carries, params=(), families=("operators",), varies=None
+) -> bool:
     """Rewrite, in place, each ``t = a op b`` (``-a``, ``+a``, ``abs(a)``, ``d[i]``) with an operand
     ``carries`` accepts (a name a gradient or tangent flows through) that may hold an
     object of a user's class (:func:`may_be_objects`) into the pseudo method call of
-    :mod:`pullback.operator_dispatch`."""
+    :mod:`pullback.operator_dispatch`; ``families``: what :func:`dispatches_operators`
+    found the module's classes define (a loop's, an unpacking's or ``list``'s items of an
+    object a call made only with ``"items"``). ``varies``: whether a name depends on the
+    differentiated inputs; a subscript whose key does (``b[x]`` of an interpolant, a float
+    key) is dispatched even where the analysis, which takes a key for an index, found no
+    gradient through it. Returns whether it rewrote a statement (then the caller analyses
+    activity again: the key is an argument now)."""
     objects = None
+    rewrote = False
     for s in statements(tree):
         if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
             continue
@@ -255,15 +358,35 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
         if found is None:
             continue
         name, operands = found
+        if ("items" if name in (ITER, LIST) else "operators") not in families:
+            if not (name in _KEYED and "keys" in families):
+                continue
         names = [a.id for a in operands if isinstance(a, gast.Name)]
-        if not (carries(s.targets[0].id) and any(carries(n) for n in names)):
+        keyed = varies is not None and name in _KEYED and any(varies(n) for n in names[1:])
+        if not keyed and "operators" not in families and name in _KEYED:
+            continue
+        if not (keyed or carries(s.targets[0].id) and any(carries(n) for n in names)):
             continue
         if all(kinds.get(n) is not None for n in names):
             continue  # numbers, arrays, sequences the kinds pass proved: as before
         if objects is None:
             objects = may_be_objects(tree, kinds, params)
-            made = made_objects(tree, objects)
-        if name in ("__pb_getitem__", SLICE):  # `d[i]`: only of an object a call made
+            # `d[i]`, `for c in d`: of an object a call made, or handed in as a parameter
+            # of unknown kind (a helper's `d`, a method's `self`); a container the
+            # function builds keeps its own indexing and iteration
+            unknown = {p for p in params if kinds.get(p) is None}
+            fields = set()
+            while True:  # `h.v`, `h.inner.v`, `pair[0].v` of what may be an object
+                made = made_objects(tree, objects) | fields
+                # (a parameter's own fields are taken to be values: `self.x + o.x` in a
+                # class's methods keeps its inline arithmetic)
+                more = _fields_of(tree, (objects - unknown) | made, kinds)
+                if more <= objects:
+                    break
+                fields |= more
+                objects = may_be_objects(tree, kinds, params, fields)
+            made |= unknown
+        if name in _KEYED or name in (ITER, LIST):
             if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
                 continue
         elif not any(n in objects and kinds.get(n) is None for n in names):
@@ -275,6 +398,8 @@ def dispatch_operators(tree, kinds: dict, carries, params=()) -> None:
         gast.copy_location(call, s.value)
         call.pb_callee = Callee("method", name=name, receiver=receiver)
         s.value = call
+        rewrote = True
+    return rewrote
 
 
 __all__ = ["OPERATORS", "dispatch_operators"]

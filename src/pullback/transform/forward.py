@@ -33,6 +33,7 @@ from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
 from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
+from .analyze import analyze
 from .code import Compound, Line, render
 from .dunder_operators import dispatch_operators, dispatches_operators
 from .escape_sites import EscapeSites
@@ -457,8 +458,9 @@ def _build_jvp(fn, wrt, registry, jvp_of, kinds_key):
     activity, kinds, diagnostic = prepared.activity, prepared.kinds, prepared.diagnostic
     varied = activity.varied.__contains__
     objects = prepared.params if kinds_key else ()  # `a + b` of an object
-    if dispatches_operators(fn, fs):
-        dispatch_operators(norm.tree, kinds, varied, objects)
+    if families := dispatches_operators(fn, fs):
+        if dispatch_operators(norm.tree, kinds, varied, objects, families, varied):
+            activity = analyze(norm.tree, list(wrt), registry)  # (a float key: an argument)
     builder = ForwardBuilder(fs, norm, activity, kinds, registry, wrt, jvp_of, diagnostic)
     body = builder.build()
     # names this pass's loop copies read before the user's code binds them (ssa.py)

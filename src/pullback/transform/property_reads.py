@@ -1,5 +1,6 @@
-"""Property reads and subscripts of objects whose class is known before running, as calls
-of the getter or of the class's ``__getitem__``.
+"""Property reads of objects whose class is known before running, as calls of the getter;
+subscripts of such objects as calls of the class's ``__getitem__`` (the fast path of the
+operators' run-time dispatch).
 
 ``self.kinetic`` in a method of ``Particle``, or ``p.kinetic`` after ``p = Particle(...)``,
 where ``Particle.kinetic`` is a ``property`` whose getter is a Python function, is what
@@ -15,22 +16,31 @@ bakes in is guarded (``fs.property_guards``, guards.current_property): a subclas
 later that overrides the property, or another property given to the class, makes the
 adjoint be built again.
 
-``g[i]`` of an object of such a class whose ``__getitem__`` is a Python function (a grid,
-a table, a dataset) is what Python runs, ``Grid.__getitem__(g, i)``: written as that call
-(slices as ``slice(...)``), it is differentiated like the getter; as indexing it would be
-taken for a read of the object's fields.
+``g[i]`` of an object whose class's ``__getitem__`` is a Python function (a grid, a table,
+a dataset) runs that method: the operators' run-time dispatch (``transform/dunder_operators.py``,
+``operator_dispatch.py``) finds it when the code runs, for any object a call made or a
+parameter holds. Where the class is known here, before running, the subscript is written as
+the call Python makes, ``Grid.__getitem__(g, i)`` (slices as ``slice(...)``, guarded as a
+property is), differentiated like the getter: the same method, without the dispatch's
+look-up on every call (a loop of ``d[k]`` costs half as much). The class's method is chosen
+by the dispatch's own test (``operator_dispatch.own_class_method``).
+
+``sum(v)`` of a value that may be an object whose class has a Python ``__iter__`` is
+written ``sum(list(v))``, whose ``list(v)`` the dispatch runs through the class's
+``__iter__`` (``object_items.py``).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 import types
 
 import gast
-import numpy as np
 
 from ..guards import current_property
-from ..resolve import bindings_fixed, local_names, receiver_class
+from ..operator_dispatch import own_class_method
+from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
 
 
 def _property(cls, name: str):
@@ -54,8 +64,9 @@ def _made_class(fs, call, locals_):
 
 def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
-    getter, and ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of
-    that method; returns whether anything changed (``nodes``: the tree's nodes when the
+    getter, ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of that
+    method, and ``sum(v)`` of a value that may be an object with a Python ``__iter__`` as
+    ``sum(list(v))``; returns whether anything changed (``nodes``: the tree's nodes when the
     caller walked it, ``local``: their ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
@@ -65,10 +76,14 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     classes = {}  # receiver name -> its class known before running (or None)
     found = {}
 
-    def class_of(value):
+    def local_set():
         nonlocal locals_
         if locals_ is None:
             locals_ = local_names(tree, nodes)
+        return locals_
+
+    def class_of(value):
+        local_set()
         if isinstance(value, gast.Call):  # Particle(m, v).kinetic
             return _made_class(fs, value, locals_)
         if not isinstance(value, gast.Name):
@@ -81,6 +96,9 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
 
     with bindings_fixed(fs):  # (this walk only reads the tree)
         for node in nodes:
+            if node.__class__ is gast.Call and _sums_an_object(fs, node, local_set):
+                found[id(node)] = builtins.sum
+                continue
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
                 cls = class_of(node.value)
                 method = _item_method(cls) if cls is not None else None
@@ -125,6 +143,17 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         return call
 
     class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if found.get(id(node)) is builtins.sum:  # sum(v): sum(list(v)), v's own items
+                fs.namespace["_pb_list"] = list
+                func = gast.Name("_pb_list", gast.Load(), None, None)
+                listed = gast.Call(func, [node.args[0]], [])
+                for n in (listed, listed.func):
+                    gast.copy_location(n, node.args[0])
+                node.args[0] = listed
+            return node
+
         def visit_Attribute(self, node):
             self.generic_visit(node)
             fget = found.get(id(node))
@@ -139,10 +168,32 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     return True
 
 
+def _sums_an_object(fs, call, local_set) -> bool:
+    """``sum(v)`` (a start value too) with ``v`` maybe an object of a user's class with a
+    Python ``__iter__``: summed over ``list(v)``, whose items the run-time dispatch reads
+    through that method (object_items.py); the sum's own pullback would take the items'
+    cotangents for the object's fields."""
+    func = call.func
+    if not (isinstance(func, gast.Name) and func.id == "sum" and call.args):
+        return False
+    if len(call.args) > 2 or call.keywords or isinstance(call.args[0], gast.Starred):
+        return False
+    locals_ = local_set()
+    if func.id in locals_:
+        return False
+    found, value = fs.lookup("sum")
+    if not (found and value is builtins.sum):
+        return False
+    return may_hold_method(fs, call.args[0], "__iter__", locals_)
+
+
 def _item_method(cls):
-    """``cls.__getitem__`` when it is a Python function of a user class (not a list,
-    tuple, dict or array subclass, whose indexing pullback models itself), else None."""
-    if not isinstance(cls, type) or issubclass(cls, (list, tuple, dict, np.ndarray)):
+    """``cls.__getitem__`` when the dispatch would run it (a Python function of a user
+    class) and the class is no list, tuple or dict subclass (whose indexing is left to
+    the dispatch when it runs), else None."""
+    if not isinstance(cls, type) or issubclass(cls, (list, tuple, dict)):
+        return None
+    if not own_class_method(cls, "__getitem__"):
         return None
     method = current_property(cls, "__getitem__")
     return method if isinstance(method, types.FunctionType) else None

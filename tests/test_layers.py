@@ -59,6 +59,7 @@ LAYERS = (
             "pullback.source_lambdas",
             "pullback.source_imports",
             "pullback.resolve",
+            "pullback.binding_index",
             "pullback.receiver_classes",
             "pullback.plain_classes",
             "pullback.plain_classes_static",

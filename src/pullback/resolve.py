@@ -21,10 +21,9 @@ import types
 import gast
 import numpy as np
 
+from .binding_index import BindingIndex, binding_index, bindings_fixed, bound_once  # noqa: F401 (imported from here)
 from .plain_classes import constructor_of
 from .receiver_classes import (
-    BINDERS,
-    add_binding_value,
     binding_values,
     holders,
     method_class,
@@ -139,98 +138,6 @@ def parameter_names(tree: gast.FunctionDef) -> list[str]:
     return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
 
 
-def bound_once(tree, name: str) -> bool:
-    """``tree`` binds ``name`` exactly once (a ``def``, class, parameter, assignment or
-    ``del`` of it, nested scopes included) and no ``global``/``nonlocal`` names it: what
-    lets a pass replace the name by what it is bound to."""
-    bindings = 0
-    for n in gast.walk(tree):
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bindings += n.name == name and n is not tree
-        elif isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
-            bindings += 1
-        elif isinstance(n, (gast.Global, gast.Nonlocal)) and name in n.names:
-            return False
-    return bindings == 1
-
-
-class BindingIndex:
-    """What :func:`bound_once` and :func:`receiver_class` ask of one tree, from one walk:
-    how many times each name is bound (-1: named by ``global``/``nonlocal``) and the call
-    of each name's first ``name = call(...)`` statement (in :func:`statements` order)."""
-
-    __slots__ = ("tree", "counts", "first_calls", "values", "holders")
-
-    def __init__(self, tree):
-        self.tree = tree
-        counts: dict = {}
-        values: dict = {}  # binding_values, from the same walk
-        for n in gast.walk(tree):
-            if isinstance(n, BINDERS):
-                add_binding_value(values, n)
-            elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-                if n is not tree and counts.get(n.name, 0) >= 0:
-                    counts[n.name] = counts.get(n.name, 0) + 1
-            elif isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
-                if counts.get(n.id, 0) >= 0:
-                    counts[n.id] = counts.get(n.id, 0) + 1
-            elif isinstance(n, (gast.Global, gast.Nonlocal)):
-                for name in n.names:
-                    counts[name] = -1
-        self.counts = counts
-        first: dict = {}
-        for node in statements(tree):
-            if (
-                isinstance(node, gast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], gast.Name)
-                and isinstance(node.value, gast.Call)
-            ):
-                first.setdefault(node.targets[0].id, node.value)
-        self.first_calls = first
-        self.values = values
-        self.holders: dict = {}  # method name -> names that may hold such an object
-
-
-class bindings_fixed:
-    """``with bindings_fixed(fs):`` around a pass that reads ``fs.tree`` without binding
-    any name anew (the check's visit, the normalizer's walk): inside, :func:`receiver_class`
-    answers from one :class:`BindingIndex` of the tree instead of a walk per question (a
-    function with a thousand ``x.sum()`` calls asked a thousand walks). Outside, every
-    question walks the tree as it is then."""
-
-    __slots__ = ("fs", "before")
-
-    def __init__(self, fs):
-        self.fs = fs
-
-    def __enter__(self):
-        self.before = getattr(self.fs, "_pb_binding_index", None)
-        try:
-            self.fs._pb_binding_index = _LAZY
-        except AttributeError:  # a source view without attributes of its own
-            self.fs = None
-        return self
-
-    def __exit__(self, *exc):
-        if self.fs is not None:
-            self.fs._pb_binding_index = self.before
-        return False
-
-
-_LAZY = object()  # (inside bindings_fixed, before the first question)
-
-
-def _binding_index(fs, tree):
-    """The index of ``tree`` while a pass holds its bindings fixed, else None."""
-    index = getattr(fs, "_pb_binding_index", None)
-    if index is None:
-        return None
-    if index is _LAZY or index.tree is not tree:
-        index = fs._pb_binding_index = BindingIndex(tree)
-    return index
-
-
 def local_names(tree: gast.FunctionDef, nodes=None) -> set[str]:
     """Parameters and every name the function body assigns (``nodes``: ``lean_nodes(tree)``
     or ``all_nodes(tree)`` when the caller walks it anyway)."""
@@ -320,7 +227,7 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
         # a parameter: an object of a class of the module's with its own method (the
         # first parameter of a method is self, whose class receiver_class knows)
         return module_class_with(fs, name)
-    index = _binding_index(fs, tree)
+    index = binding_index(fs, tree)
 
     def makes(call):
         if _calls_class_with(fs, call, name, locals_):
@@ -375,7 +282,7 @@ def receiver_class(fs, receiver, locals_):
     params = tree.args.posonlyargs + tree.args.args
     if params and params[0].id == receiver.id:
         return method_class(fs)
-    index = _binding_index(fs, tree)
+    index = binding_index(fs, tree)
     if index is not None:
         once = index.counts.get(receiver.id, 0) == 1
         call = index.first_calls.get(receiver.id) if once else None

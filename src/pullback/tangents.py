@@ -376,6 +376,47 @@ _OPERATOR_METHODS = tuple(
 )
 
 
+def user_object_refusal(what: str, x) -> UnsupportedCallError | None:
+    """The error for ``what`` (a function's name, as the user wrote it) applied to ``x``,
+    when ``x`` is an object of a user's class (a dataclass, or a class of a user module
+    that is not an array of some library): ``abs(v)``, ``round(v)``, ``sum(v)`` run
+    that class's own method (``__abs__``, ``__iter__``), which a rule's derivative does
+    not describe, so its cotangent would be silently wrong. None for anything else."""
+    t = type(x)
+    if t in _PLAIN_OPERANDS or isinstance(x, (type, _ndarray, list, tuple, dict)):
+        return None
+    if not is_dataclass_value(x):
+        if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
+            return None
+        if has_array_protocol(t):
+            return None
+    name = t.__name__
+    method = _OWN_METHODS.get(what)
+    first = f"call the method by name (`v.{method}()`), or " if what != "sum" else ""
+    return UnsupportedCallError(
+        f"{what}() was applied to an object of class {name}: it runs "
+        f"{f'{name}.{method}' if method else f'a method of {name}'}, which the derivative "
+        f"of {what}() does not describe.\n"
+        f"Fix: {first}if the function's module does not import {name}, import it (`from "
+        f"{t.__module__} import {name}`): pullback then runs {name}'s own methods and "
+        f"differentiates them; or apply {what}() to the fields."
+    )
+
+
+#: The method each builtin runs on an object (the others run one of its ufunc methods).
+_OWN_METHODS = {
+    "abs": "__abs__",
+    "round": "__round__",
+    "float": "__float__",
+    "int": "__int__",
+    "pow": "__pow__",
+    "sum": "__iter__",
+}
+
+
+_PLAIN_OPERANDS = frozenset({float, int, bool, complex, _ndarray})
+
+
 def is_operator_object(x) -> bool:
     """Whether ``x`` is an object of a user's class that defines arithmetic operators in
     Python (``Polynomial.__add__``): what ``+`` on it computes is that method's."""

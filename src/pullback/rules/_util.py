@@ -20,7 +20,14 @@ import numpy as np
 
 from ..backends import as_array, keys_like
 from ..errors import NotDifferentiableError, UnsupportedCallError
-from ..tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, unbroadcast
+from ..tangents import (
+    NO_TANGENT,
+    ZERO,
+    densify,
+    is_differentiable_value,
+    unbroadcast,
+    user_object_refusal,
+)
 
 # The subscript letters of einsum (``string.ascii_letters``, spelled out: importing
 # ``string`` compiles its Template pattern, half a millisecond of every cold start).
@@ -224,10 +231,21 @@ class Registrar:
                 self.reg.lookup(fn).name = name
 
 
+def refuse_user_objects(what, *args) -> None:
+    """Refuse ``what(*args)`` when an argument is an object of a user's class (see
+    :func:`~pullback.tangents.user_object_refusal`): the function ran the object's own
+    method, which no rule's derivative describes. Non-differentiable (a check)."""
+    for a in args:
+        error = user_object_refusal(what, a)
+        if error is not None:
+            raise error
+
+
 def _elementwise_rrule(fn, derivatives, holomorphic):
     fname = getattr(fn, "__name__", "elementwise")
 
     def elementwise_rrule(*args, **kwargs):
+        refuse_user_objects(fname, *args)  # (abs(v) ran v's own __abs__)
         y = fn(*args, **kwargs)
 
         def elementwise_pullback(dy):

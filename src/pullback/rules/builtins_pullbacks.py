@@ -14,6 +14,7 @@ import numpy as np
 from ..records_dataclasses import holds_record
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
+from ._util import refuse_user_objects
 from .transformable import set_pullbacks
 
 
@@ -24,6 +25,9 @@ def float_pullback(dy, x=0.0):
 
 @transformable
 def sum_pullback(dy, iterable, start=0):
+    # sum(v) of a user's object went over its own __iter__: its items' cotangents are not
+    # the object's (they would land on its fields in order)
+    refuse_user_objects("sum", iterable)
     if isinstance(iterable, np.ndarray):
         g = np.broadcast_to(densify(dy), np.shape(iterable))
         return unbroadcast(g, iterable), unbroadcast(dy, start)

@@ -27,6 +27,7 @@ from ._util import (
     differentiable,
     dy_parts,
     finalize,
+    refuse_user_objects,
     zeros_for,
 )
 from .builtins_pullbacks import dict_pullback, extreme_index, sorted_positions
@@ -293,6 +294,7 @@ def register(reg):
     r.rule(builtins.list, _sequence_rule(builtins.list))
     r.rule(builtins.tuple, _sequence_rule(builtins.tuple))
     r.nondiff(extreme_index)  # where max/min with key= found the item (a choice)
+    r.nondiff(refuse_user_objects)  # a check that raises (sum_pullback's first line)
     r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
     # positions and counts of items (integers): xs.index(v), xs.count(v)

@@ -42,6 +42,30 @@ def test_sum_of_a_foreign_object_is_refused_with_the_import_fix():
     assert "import it (`from foreign_vectors import Vec2`)" in message
 
 
+def _maximum(x):
+    return max(make_vec(x))
+
+
+def _listed(x):
+    return list(make_vec(x))[1]
+
+
+def _stacked(x):
+    return np.sum(np.array(list(make_vec(x))))
+
+
+@pytest.mark.parametrize(
+    ("fn", "what"), [(_maximum, "max"), (_listed, "list"), (_stacked, "list")]
+)
+def test_other_builtins_over_a_foreign_object_are_refused(fn, what):
+    # (these failed inside pullback with "object of type 'Vec2' has no len()")
+    with pytest.raises(UnsupportedCallError) as info:
+        grad(fn)(X)
+    message = str(info.value)
+    assert f"{what}() was applied to an object of class Vec2: it runs Vec2.__iter__" in message
+    assert "import it (`from foreign_vectors import Vec2`)" in message
+
+
 def test_abs_of_a_foreign_object_is_refused_with_the_method_fix():
     with pytest.raises(UnsupportedCallError) as info:
         grad(absolute)(X)

@@ -392,7 +392,7 @@ def user_object_refusal(what: str, x) -> UnsupportedCallError | None:
             return None
     name = t.__name__
     method = _OWN_METHODS.get(what)
-    first = f"call the method by name (`v.{method}()`), or " if what != "sum" else ""
+    first = f"call the method by name (`v.{method}()`), or " if method != "__iter__" else ""
     return UnsupportedCallError(
         f"{what}() was applied to an object of class {name}: it runs "
         f"{f'{name}.{method}' if method else f'a method of {name}'}, which the derivative "
@@ -411,6 +411,10 @@ _OWN_METHODS = {
     "int": "__int__",
     "pow": "__pow__",
     "sum": "__iter__",
+    "max": "__iter__",
+    "min": "__iter__",
+    "sorted": "__iter__",
+    "list": "__iter__",
 }
 
 

@@ -72,6 +72,7 @@ def extreme_index(which, items, key) -> int:
 
 @transformable
 def _extreme_pullback(dy, which, a, b=None, c=None, d=None, key=None):
+    refuse_user_objects(which.__name__, a)  # (max(v) went over v's own __iter__)
     items = a
     if b is not None:
         items = (a, b) if c is None else ((a, b, c) if d is None else (a, b, c, d))
@@ -117,6 +118,7 @@ def sorted_positions(items, key, reverse) -> list:
 
 @transformable
 def sorted_pullback(dy, iterable, key=None, reverse=False):
+    refuse_user_objects("sorted", iterable)
     # item k's cotangent is the one of the place sorted put it in
     positions = sorted_positions(list(iterable), key, reverse)
     return sequence_pullback(tuple([dy[p] for p in positions]), iterable)
@@ -124,6 +126,7 @@ def sorted_pullback(dy, iterable, key=None, reverse=False):
 
 @transformable
 def sequence_pullback(dy, iterable=()):
+    refuse_user_objects("list", iterable)  # (list(v) and tuple(v) alike)
     if isinstance(iterable, np.ndarray):
         if len(dy) == 0:
             return (np.zeros(np.shape(iterable), np.result_type(iterable, 1.0)),)

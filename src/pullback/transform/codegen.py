@@ -26,6 +26,7 @@ from ..tangents import (
     unbroadcast,
 )
 from .code import OWN_ERRORS, Line, once_texts, render
+from .fused_folds import fold_fused
 from .release import release_dead
 from .try_jumps import MARKERS
 from .unit_products import unit_products
@@ -264,6 +265,10 @@ def generate(
             # the texts this function runs (Line.once), products by the sum's broadcast 1
             # that may hand out their other factor, then values released after last use
             body = unit_products(once_texts(body), dret_name, releasable)
+            # single-use temporaries folded back, adjoint copies read through (before the
+            # releases, which would count as mentions)
+            params = {p.strip("*") for p in signature.split(", ") if p not in ("", "/", "*")}
+            body = fold_fused(body, params | {"__pullback_seed__"})
             body = release_dead(body, releasable)
         render_here(body)
 

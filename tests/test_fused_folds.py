@@ -66,6 +66,25 @@ def test_what_is_not_folded(lines):
     assert fold(lines) == lines
 
 
+def test_arithmetic_moves_below_arithmetic():
+    lines = ["d__t1 = d__t4 * y", "d_y = d_y + d__t4 * k", "d_k = d_k - d__t1", "return d_k"]
+    assert fold(lines, ("d__t4", "y", "k", "d_y", "d_k")) == [
+        "d_y = d_y + d__t4 * k",
+        "d_k = d_k - d__t4 * y",
+        "return d_k",
+    ]
+    params = ("d__t4", "y", "k", "d_y", "d_k", "f")
+    kept = [
+        # a line in between binds a name the value reads
+        ["d__t1 = d__t4 * y", "y = d_y + k", "d_k = d_k - d__t1", "return d_k"],
+        # a call in between, or in the value
+        ["d__t1 = d__t4 * y", "d_y = f(k)", "d_k = d_k - d__t1", "return d_k"],
+        ["d__t1 = f(y)", "d_y = d_y + k", "d_k = d_k - d__t1", "return d_k"],
+    ]
+    for lines in kept:
+        assert fold(lines, params) == lines
+
+
 def test_no_fold_across_user_lines_or_blocks():
     body = [Line("_t2 = g(a)", src=1), Line("y = b + _t2", src=2), Line("return y", src=2)]
     assert texts(fold_fused(body, {"a", "b"})) == ["_t2 = g(a)", "y = b + _t2", "return y"]
@@ -153,6 +172,7 @@ def test_euler_loop_folded_and_exact():
     src = fused_source(g, *args)
     assert "y_2 = y_1 + h * (_t1 * y_1 + math.sin(y_1))" in src
     assert "d_y_2" not in src  # the adjoint's copy is read through
+    assert "d_k = d_k - d__t4 * y_1" in src
     _, back = vjp(euler, *args, wrt=0)
     assert back(1.0) == first
     assert first == pytest.approx(central(euler, args, 0, 1e-6), rel=1e-7)

@@ -16,6 +16,10 @@ never across lines of different user lines, so errors still name the same line):
   everything Python evaluates before that read is a constant or a local name: the next
   line reads ``(E)`` instead. Python then evaluates ``E`` at the same point relative to
   every operation with an effect, so the values, the errors and their order are the same.
+  An ``E`` of operators on names and constants may also move below lines that are such
+  arithmetic themselves and bind neither ``T`` nor a name ``E`` reads (``d__t1 = d__t4 *
+  y`` read two lines below by ``d_k = d_k - d__t1``): arithmetic on the reverse sweep's
+  floats and arrays, whose order among such lines changes no value.
 * **copy**: ``X = Y`` (two adjoint names) where every other mention of ``X`` lies in the
   following lines up to the first that binds ``Y`` again, none of which binds ``X``: those
   lines read ``Y``, the very object ``X`` named.
@@ -50,6 +54,8 @@ _NESTED = re.compile(r"\b(?:lambda|def|class|del|locals|vars|exec|eval|nonlocal|
 # expressions whose evaluation never skips a part (no short circuit, no condition)
 _EAGER = (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Subscript, ast.Tuple,
           ast.List, ast.Slice, ast.Starred, ast.keyword, ast.Name, ast.Constant)  # fmt: skip
+_ARITHMETIC = (ast.BinOp, ast.UnaryOp, ast.Name, ast.Constant, ast.operator, ast.unaryop,
+               ast.expr_context)  # fmt: skip
 _BANNED_IN_E = (ast.NamedExpr, ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await,
                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 
@@ -117,6 +123,30 @@ def _word(name: str):
     return re.compile(rf"\b{re.escape(name)}\b")
 
 
+def _arithmetic(node) -> bool:
+    """Whether an expression is only operators on names and constants."""
+    return all(isinstance(n, _ARITHMETIC) for n in ast.walk(node))
+
+
+def _passes_over(line, value, name, src) -> bool:
+    """Whether ``T = value`` may move below ``line``: a line of the same user line that
+    only binds names to arithmetic on names and constants, binding neither ``T`` nor a
+    name ``value`` reads."""
+    if not _single(line) or line.src != src:
+        return False
+    try:
+        stmts = ast.parse(line.text).body
+    except SyntaxError:
+        return False
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Assign):
+        return False
+    stmt = stmts[0]
+    if not all(isinstance(t, ast.Name) for t in stmt.targets) or not _arithmetic(stmt.value):
+        return False
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} | {name}
+    return not any(t.id in reads for t in stmt.targets)
+
+
 def _fold_at(block, i, counts, local) -> bool:
     item = block[i]
     if i + 1 >= len(block) or not _single(item):
@@ -125,15 +155,27 @@ def _fold_at(block, i, counts, local) -> bool:
     if m is None or counts[m.group(1)] != 2:
         return False
     name, expr = m.groups()
-    nxt = block[i + 1]
-    if not _single(nxt) or nxt.src != item.src or len(_word(name).findall(nxt.text)) != 1:
-        return False
     try:
         value = ast.parse(expr, mode="eval").body
-        stmts = ast.parse(nxt.text).body
     except SyntaxError:
         return False
     if any(isinstance(n, _BANNED_IN_E) for n in ast.walk(value)):
+        return False
+    use = i + 1
+    if not _word(name).search(getattr(block[use], "text", "")) and _arithmetic(value):
+        # arithmetic moves below arithmetic lines that neither read nor bind what it reads
+        while use < len(block) and not _word(name).search(getattr(block[use], "text", "")):
+            if not _passes_over(block[use], value, name, item.src):
+                return False
+            use += 1
+        if use == len(block):
+            return False
+    nxt = block[use]
+    if not _single(nxt) or nxt.src != item.src or len(_word(name).findall(nxt.text)) != 1:
+        return False
+    try:
+        stmts = ast.parse(nxt.text).body
+    except SyntaxError:
         return False
     if len(stmts) != 1 or not isinstance(stmts[0], (ast.Assign, ast.Expr)):
         return False
@@ -144,7 +186,8 @@ def _fold_at(block, i, counts, local) -> bool:
         return False
     folded = expr if _bare(value, stmts[0], name) else f"({expr})"
     text = _word(name).sub(lambda _: folded, nxt.text)
-    block[i : i + 2] = [replace(nxt, text=text, reads=item.reads | nxt.reads, alt=None, once=None)]
+    block[use] = replace(nxt, text=text, reads=item.reads | nxt.reads, alt=None, once=None)
+    del block[i]
     return True
 
 

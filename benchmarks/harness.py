@@ -140,6 +140,55 @@ def measure(fn, args, *, target, repeats, budget, slow_repeats=3, gc_on=True):
     return Timing(min(samples), number, len(samples), samples)
 
 
+def _calibrated(fn, args, target, gc_on):
+    """(timer, number, first loop's seconds): ``number`` grown 1, 2, 5, 10, 20, ... until one
+    loop of ``number`` calls takes ``target`` seconds (as :func:`measure` does)."""
+    timer = timeit.Timer(
+        "fn(*args)",
+        setup="gc.enable()" if gc_on else "pass",
+        globals={"fn": fn, "args": args, "gc": gc},
+    )
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            t = timer.timeit(step * scale)
+            if t >= target:
+                return timer, step * scale, t
+        scale *= 10
+
+
+def measure_together(fns, *, target, repeats, budget, gc_on=True):
+    """:func:`measure` of several ``name -> (fn, args)`` at once, for ratios between them.
+
+    Each is calibrated as :func:`measure` calibrates (loops of ``number`` calls taking
+    ``target`` seconds, the calibration loop the first repeat); then the loops take turns,
+    one loop of each per round, so that every function is timed across the same span of
+    time: on a shared machine a quiet or a busy second (another process on the core or
+    its sibling) then counts for all of them alike, where timing one after the other gave
+    one the quiet second and the next the busy one. Rounds stop as :func:`measure`'s
+    repeats stop (at ``repeats``, or after 3 once every function's loops have taken
+    ``budget`` seconds), so each gets as many loops as :func:`measure` would give it; the
+    minimum over them, per function, as :func:`measure` gives it.
+    """
+    timers, loops = {}, {}
+    for name, (fn, args) in fns.items():
+        timer, number, t = _calibrated(fn, args, target, gc_on)
+        timers[name] = (timer, number)
+        loops[name] = [t]
+    rounds = 1
+    while rounds < repeats and not (
+        rounds >= 3 and all(sum(ts) >= budget for ts in loops.values())
+    ):
+        for name, (timer, number) in timers.items():
+            loops[name].append(timer.timeit(number))
+        rounds += 1
+    out = {}
+    for name, (_, number) in timers.items():
+        samples = [x / number for x in loops[name]]
+        out[name] = Timing(min(samples), number, len(samples), samples)
+    return out
+
+
 def call_once(fn, args):
     """(result, seconds) of one call, with the garbage collector in its usual state."""
     t0 = time.perf_counter()

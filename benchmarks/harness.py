@@ -104,13 +104,13 @@ class Timing:
         }
 
 
-def measure(fn, args, *, target, repeats, budget, slow_repeats=3, gc_on=True):
+def measure(fn, args, *, target, repeats, budget, slow_repeats=3, slow_s=0.1, gc_on=True):
     """timeit-style: loops of ``number`` calls taking >= ``target`` seconds, min of repeats.
 
     ``number`` grows 1, 2, 5, 10, 20, 50, ... until one loop takes ``target``; that
     calibration loop counts as the first repeat. Repeats stop early (after at least 3)
     once the loops have taken ``budget`` seconds, and a call that alone takes longer than
-    ``target`` is repeated only ``slow_repeats`` times (peers on Python loops, where one
+    ``slow_s`` is repeated only ``slow_repeats`` times (peers on Python loops, where one
     call can take a second). The garbage collector runs while timing, as when users run
     (``gc_on=False``: off, as in timeit), so the cost of what a gradient leaves for the
     collector (tapes of many small objects) is part of its time.
@@ -131,7 +131,7 @@ def measure(fn, args, *, target, repeats, budget, slow_repeats=3, gc_on=True):
             scale *= 10
             continue
         break
-    if number == 1 and t > target:
+    if number == 1 and t > max(target, slow_s):
         repeats = min(repeats, slow_repeats)
     loops = [t]
     while len(loops) < repeats and not (len(loops) >= 3 and sum(loops) >= budget):

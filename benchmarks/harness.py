@@ -104,40 +104,86 @@ class Timing:
         }
 
 
-def measure(fn, args, *, target, repeats, budget, slow_repeats=3, gc_on=True):
+def measure(fn, args, *, target, repeats, budget, slow_repeats=3, slow_s=0.1, gc_on=True):
     """timeit-style: loops of ``number`` calls taking >= ``target`` seconds, min of repeats.
 
-    ``number`` grows 1, 2, 5, 10, 20, 50, ... until one loop takes ``target``; that
-    calibration loop counts as the first repeat. Repeats stop early (after at least 3)
-    once the loops have taken ``budget`` seconds, and a call that alone takes longer than
-    ``target`` is repeated only ``slow_repeats`` times (peers on Python loops, where one
-    call can take a second). The garbage collector runs while timing, as when users run
-    (``gc_on=False``: off, as in timeit), so the cost of what a gradient leaves for the
-    collector (tapes of many small objects) is part of its time.
+    One call first, untimed (what a function builds on its first calls, as pullback's hot
+    entry on the second, is not a loop's); then ``number`` grows 1, 2, 5, 10, 20, 50, ...
+    until one loop takes ``target``; that calibration loop counts as the first repeat. Each
+    loop starts after one untimed call (its caches warm: a loop that follows another
+    function's, which may have swept the caches with a large array, times the function,
+    not the sweep). Repeats stop early (after at least 3) once the loops have taken
+    ``budget`` seconds, and a call that alone takes longer than ``slow_s`` is timed once per
+    loop, with no untimed call, and repeated only ``slow_repeats`` times (peers on Python
+    loops, where one call can take a second). The garbage collector runs while timing, as
+    when users run (``gc_on=False``: off, as in timeit), so the cost of what a gradient
+    leaves for the collector (tapes of many small objects) is part of its time.
     """
-    timer = timeit.Timer(
-        "fn(*args)",
-        setup="gc.enable()" if gc_on else "pass",
-        globals={"fn": fn, "args": args, "gc": gc},
-    )
-    number, scale = 1, 1
-    while True:
-        for step in (1, 2, 5):
-            number = step * scale
-            t = timer.timeit(number)
-            if t >= target:
-                break
-        else:
-            scale *= 10
-            continue
-        break
-    if number == 1 and t > target:
+    timer, number, t = _calibrated(fn, args, target, gc_on, slow_s)
+    if number == 1 and t > max(target, slow_s):
         repeats = min(repeats, slow_repeats)
     loops = [t]
     while len(loops) < repeats and not (len(loops) >= 3 and sum(loops) >= budget):
         loops.append(timer.timeit(number))
     samples = [x / number for x in loops]
     return Timing(min(samples), number, len(samples), samples)
+
+
+def _timer(fn, args, gc_on, warm):
+    setup = ("gc.enable()" if gc_on else "pass") + ("; fn(*args)" if warm else "")
+    return timeit.Timer("fn(*args)", setup=setup, globals={"fn": fn, "args": args, "gc": gc})
+
+
+def _calibrated(fn, args, target, gc_on, slow_s=0.1):
+    """(timer, number, first loop's seconds) as :func:`measure` describes: one call, then
+    ``number`` grown 1, 2, 5, 10, 20, ... until one loop of ``number`` calls (after an
+    untimed one) takes ``target`` seconds; a first call longer than ``slow_s`` is itself
+    the first loop, of one call."""
+    cold = _timer(fn, args, gc_on, warm=False)
+    t = cold.timeit(1)
+    if t > slow_s:
+        return cold, 1, t
+    timer = _timer(fn, args, gc_on, warm=True)
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            t = timer.timeit(step * scale)
+            if t >= target:
+                return timer, step * scale, t
+        scale *= 10
+
+
+def measure_together(fns, *, target, repeats, budget, gc_on=True):
+    """:func:`measure` of several ``name -> (fn, args)`` at once, for ratios between them.
+
+    Each is calibrated as :func:`measure` calibrates (a first call, then loops of
+    ``number`` calls taking ``target`` seconds, each after an untimed call, the
+    calibration loop the first repeat); then the loops take turns,
+    one loop of each per round, so that every function is timed across the same span of
+    time: on a shared machine a quiet or a busy second (another process on the core or
+    its sibling) then counts for all of them alike, where timing one after the other gave
+    one the quiet second and the next the busy one. Rounds stop as :func:`measure`'s
+    repeats stop (at ``repeats``, or after 3 once every function's loops have taken
+    ``budget`` seconds), so each gets as many loops as :func:`measure` would give it; the
+    minimum over them, per function, as :func:`measure` gives it.
+    """
+    timers, loops = {}, {}
+    for name, (fn, args) in fns.items():
+        timer, number, t = _calibrated(fn, args, target, gc_on)
+        timers[name] = (timer, number)
+        loops[name] = [t]
+    rounds = 1
+    while rounds < repeats and not (
+        rounds >= 3 and all(sum(ts) >= budget for ts in loops.values())
+    ):
+        for name, (timer, number) in timers.items():
+            loops[name].append(timer.timeit(number))
+        rounds += 1
+    out = {}
+    for name, (_, number) in timers.items():
+        samples = [x / number for x in loops[name]]
+        out[name] = Timing(min(samples), number, len(samples), samples)
+    return out
 
 
 def call_once(fn, args):

@@ -262,9 +262,14 @@ def generate(
         if releasable is not None:
             # the texts this function runs (Line.once), products by the sum's broadcast 1
             # that may hand out their other factor, then values released after last use
-            from .release import release_dead  # (imported by the first such sweep)
+            from .fused_folds import fold_fused  # (both imported by the first such sweep)
+            from .release import release_dead
 
             body = unit_products(once_texts(body), dret_name, releasable)
+            # single-use temporaries folded back, adjoint copies read through (before the
+            # releases, which would count as mentions)
+            params = {p.strip("*") for p in signature.split(", ") if p not in ("", "/", "*")}
+            body = fold_fused(body, params | {"__pullback_seed__"})
             body = release_dead(body, releasable)
         render_here(body)
 

@@ -174,3 +174,44 @@ def test_appending_to_an_outside_list_that_is_not_read_back_runs_once():
 
     np.testing.assert_allclose(grad(f)(X), 2 * X)
     assert len(log) == 2 and log[0] == pytest.approx(np.sum(X * X))
+
+
+def generator_read_twice(x):
+    gen = (v * v for v in x)
+    first = sum(gen)
+    second = sum(gen)  # Python: 0.0, the generator is used up
+    return first + 10.0 * second
+
+
+def generator_read_in_a_loop(x):
+    gen = (np.sin(v) for v in x)
+    total = 0.0
+    for _ in range(2):
+        total = total + sum(gen)
+    return total
+
+
+def generator_read_once(x):
+    gen = (v * v for v in x)
+    return sum(gen) * 2.0
+
+
+def generator_made_each_pass(x):
+    total = 0.0
+    for k in range(2):
+        gen = (v ** (k + 1) for v in x)
+        total = total + sum(gen)
+    return total
+
+
+@pytest.mark.parametrize("f", [generator_read_twice, generator_read_in_a_loop])
+def test_a_generator_expression_kept_and_read_again_is_refused(f):
+    # it was read as a list each time: the gradient of the second pass was not zero
+    with pytest.raises(UnsupportedSyntaxError, match="PB402"):
+        grad(f)(np.array([0.3, -0.7, 1.2]))
+
+
+@pytest.mark.parametrize("f", [generator_read_once, generator_made_each_pass])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_generator_expression_kept_and_read_once_is_differentiated(f, dtype):
+    check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))

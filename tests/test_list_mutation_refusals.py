@@ -243,12 +243,24 @@ def appended_to_each_group_of_a_loop(x):
     return sum(groups[0]) + sum(groups[1])
 
 
+def _twice():
+    h = []
+    return h, h
+
+
+def appended_to_one_of_two_unpacked_names(x):
+    a, b = _twice()
+    a.append(x[0] ** 2)
+    return sum(b)
+
+
 @pytest.mark.parametrize("f", [appended_under_an_alias, appended_then_read_under_an_alias,
                                appended_through_a_chain_of_names,
                                appended_under_an_alias_then_stacked,
                                appended_to_an_attribute_under_a_name,
                                appended_to_an_entry_under_a_name, appended_to_a_row_under_a_name,
-                               appended_under_a_walrus_name, appended_to_each_group_of_a_loop],
+                               appended_under_a_walrus_name, appended_to_each_group_of_a_loop,
+                               appended_to_one_of_two_unpacked_names],
                          ids=lambda f: f.__name__)
 def test_an_append_under_another_name_of_the_list_is_refused(f):
     # the list read back under the other name got no gradient from the append (zeros)

@@ -219,6 +219,20 @@ class StatementChecks:
         self._visit_comprehension(node)
 
     def visit_GeneratorExp(self, node):
+        kept = _kept_generator(self.tree, node, self._parent_map())
+        if kept is not None:
+            name, reads = kept
+            self.report(
+                node,
+                "PB402",
+                f"the generator expression kept in '{name}' is read {reads} times: Python's "
+                "generator is used up by its first pass (later ones see no items), which "
+                "pullback does not model",
+                why="pullback reads a generator expression as the list of its items, so a "
+                "second pass would see them all again.",
+                fix=f"build the values once as a list (`{name} = [...]`) where every pass "
+                f"must see them, or consume the generator where it is made ({codes.see('PB402')}).",
+            )
         self._visit_comprehension(node)
 
     def _visit_yield(self, node):
@@ -293,3 +307,34 @@ class StatementChecks:
     visit_Yield = _visit_yield
 
     visit_YieldFrom = _visit_yield
+
+
+def _kept_generator(tree, node, parents):
+    """``(name, reads)`` for ``name = (... for ...)`` whose name the function reads more than
+    once, or in a loop that does not also bind it (each pass after the first sees an empty
+    generator in Python); else None."""
+    assign = parents.get(node)
+    if not (
+        isinstance(assign, gast.Assign)
+        and assign.value is node
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], gast.Name)
+    ):
+        return None
+    name = assign.targets[0].id
+    loads = [
+        n
+        for n in gast.walk(tree)
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+    ]
+    if len(loads) > 1:
+        return name, len(loads)
+    for use in loads:
+        loop = parents.get(use)
+        while loop is not None and loop is not tree:
+            if isinstance(loop, (gast.For, gast.While)) and not any(
+                n is assign for n in gast.walk(loop)
+            ):
+                return name, "repeatedly"
+            loop = parents.get(loop)
+    return None

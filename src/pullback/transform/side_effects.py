@@ -102,10 +102,18 @@ def _binding_pairs(target, value) -> list:
     """``[(bound name, name of what it may share)]`` for ``target = value``."""
     if isinstance(target, (gast.Tuple, gast.List)):
         if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
-            return [p for t, v in zip(target.elts, value.elts, strict=True)
-                    for p in _binding_pairs(t, v)]
+            return [
+                p
+                for t, v in zip(target.elts, value.elts, strict=True)
+                for p in _binding_pairs(t, v)
+            ]
+        # names unpacked from one value may hold one object (`a, b = make()` returning
+        # `h, h`): each is paired with the others and with what the value may share
+        names = [t.id for t in gast.walk(target) if isinstance(t, gast.Name)]
         root = _shared_root(value)
-        return [(t.id, root) for t in gast.walk(target) if isinstance(t, gast.Name)] if root else []
+        return [(a, b) for a in names for b in names if a < b] + (
+            [(a, root) for a in names] if root else []
+        )
     root = _shared_root(value)
     return [(target.id, root)] if isinstance(target, gast.Name) and root else []
 

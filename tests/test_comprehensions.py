@@ -204,14 +204,33 @@ def generator_made_each_pass(x):
     return total
 
 
-@pytest.mark.parametrize("f", [generator_read_twice, generator_read_in_a_loop])
+def map_read_twice(x):
+    m = map(np.sin, x)
+    return sum(m) + sum(m)
+
+
+def filter_read_in_a_loop(x):
+    kept = filter(lambda v: v > 0, x)
+    total = 0.0
+    for _ in range(2):
+        total = total + sum(kept)
+    return total
+
+
+def map_read_once(x):
+    m = map(np.sin, x)
+    return sum(m) * 2.0
+
+
+@pytest.mark.parametrize("f", [generator_read_twice, generator_read_in_a_loop, map_read_twice,
+                               filter_read_in_a_loop])
 def test_a_generator_expression_kept_and_read_again_is_refused(f):
     # it was read as a list each time: the gradient of the second pass was not zero
     with pytest.raises(UnsupportedSyntaxError, match="PB402"):
         grad(f)(np.array([0.3, -0.7, 1.2]))
 
 
-@pytest.mark.parametrize("f", [generator_read_once, generator_made_each_pass])
+@pytest.mark.parametrize("f", [generator_read_once, generator_made_each_pass, map_read_once])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_generator_expression_kept_and_read_once_is_differentiated(f, dtype):
     check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))

@@ -376,6 +376,7 @@ REFUSED = {
     "groups_in_a_loop": (groups_in_a_loop, (W4,), ("PB106", "g.append")),
     "history_dict": (history_dict, (W4,), ("PB106", "hist['loss'] = hist['loss'] + [v ** 2]")),
     "generator_twice": (generator_twice, (X5,), ("PB402", "kept in 'gen' is read 2 times")),
+    "map_reused": (map_reused, (X5,), ("PB402", "map object kept in 'm' is read 2 times")),
     "zip_consumed": (zip_consumed, (X5,), ("PB301", "lazy iterator kept as a value")),
     "iter_next": (iter_next, (X5,), ("PB301", "an iterator stepped by hand")),
     "fromiter": (fromiter, (X5,), ("PB301", "numpy.fromiter")),
@@ -393,12 +394,6 @@ SILENT = {
         "(vals = logger.vals; logger.log(v); sum(vals)): the append is recorded as an escape "
         "(escapes.py), but the later read goes through the plain name 'vals', which no "
         "read_attribute/read_item check sees, so the gradient is silently zero"),
-    "map_reused": (
-        map_reused, X5,
-        "a map object kept in a name and read twice (m = map(np.sin, x); sum(m) + sum(m)): "
-        "Python's second pass sees no items, pullback reads the map as its list each time, "
-        "a silently doubled gradient (generator expressions are refused as PB402; map and "
-        "filter are not, see check/statement_checks._kept_generator)"),
 }
 
 

@@ -219,21 +219,27 @@ class StatementChecks:
         self._visit_comprehension(node)
 
     def visit_GeneratorExp(self, node):
-        kept = _kept_generator(self.tree, node, self._parent_map())
-        if kept is not None:
-            name, reads = kept
-            self.report(
-                node,
-                "PB402",
-                f"the generator expression kept in '{name}' is read {reads} times: Python's "
-                "generator is used up by its first pass (later ones see no items), which "
-                "pullback does not model",
-                why="pullback reads a generator expression as the list of its items, so a "
-                "second pass would see them all again.",
-                fix=f"build the values once as a list (`{name} = [...]`) where every pass "
-                f"must see them, or consume the generator where it is made ({codes.see('PB402')}).",
-            )
+        self.check_kept_iterator(node, "generator expression")
         self._visit_comprehension(node)
+
+    def check_kept_iterator(self, node, what: str) -> None:
+        """PB402 for ``name = <node>`` (a generator expression, a ``map``/``filter``
+        object) whose name is read again after the pass that uses it up."""
+        kept = kept_iterator(self.tree, node, self._parent_map())
+        if kept is None:
+            return
+        name, reads = kept
+        times = reads if reads == "repeatedly" else f"{reads} times"
+        self.report(
+            node,
+            "PB402",
+            f"the {what} kept in '{name}' is read {times}: Python's iterator is used up by "
+            "its first pass (later ones see no items), which pullback does not model",
+            why=f"pullback reads a {what} as the list of its items, so a second pass would "
+            "see them all again.",
+            fix=f"build the values once as a list (`{name} = [...]`, `list(...)`) where every "
+            f"pass must see them, or consume it where it is made ({codes.see('PB402')}).",
+        )
 
     def _visit_yield(self, node):
         accepted = getattr(node, "_pb_stmt", False) and getattr(self.tree, "_pb_consumed", False)
@@ -309,10 +315,10 @@ class StatementChecks:
     visit_YieldFrom = _visit_yield
 
 
-def _kept_generator(tree, node, parents):
-    """``(name, reads)`` for ``name = (... for ...)`` whose name the function reads more than
-    once, or in a loop that does not also bind it (each pass after the first sees an empty
-    generator in Python); else None."""
+def kept_iterator(tree, node, parents):
+    """``(name, reads)`` for ``name = node`` (a generator expression, ``map(...)``) whose
+    name the function reads more than once, or in a loop that does not also bind it (each
+    pass after the first sees an empty iterator in Python); else None."""
     assign = parents.get(node)
     if not (
         isinstance(assign, gast.Assign)

@@ -234,3 +234,46 @@ def test_a_generator_expression_kept_and_read_again_is_refused(f):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_generator_expression_kept_and_read_once_is_differentiated(f, dtype):
     check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))
+
+
+def generators_made_in_a_comprehension(x):
+    gens = [(v * k for v in x) for k in range(1, 3)]  # Python: both run with k == 2
+    return sum(sum(g) for g in gens)
+
+
+def generator_kept_then_its_name_rebound(x):
+    k = 1.0
+    gen = (v * k for v in x)
+    k = 3.0  # Python's generator reads k == 3.0
+    return sum(gen)
+
+
+@pytest.mark.parametrize("f", [generators_made_in_a_comprehension,
+                               generator_kept_then_its_name_rebound])
+def test_a_generator_expression_reading_a_name_rebound_before_it_runs_is_refused(f):
+    # it ran where written, with the earlier values: a silently wrong gradient
+    with pytest.raises(UnsupportedSyntaxError, match="PB402"):
+        grad(f)(np.array([0.3, -0.7, 1.2]))
+
+
+def generator_kept_then_name_rebound_after_use(x):
+    k = 2.0
+    gen = (v * k for v in x)
+    total = sum(gen)
+    k = 3.0
+    return total * k
+
+
+def generators_over_each_row(x):
+    rows = [x, 2.0 * x]
+    first = sum(sum(v * v for v in row) for row in rows)
+    nested = [sum(v * k for v in x) for k in range(1, 3)]  # consumed where made
+    flat = [a for k in range(1, 3) for a in (v * k for v in x)]
+    return first + sum(nested) + sum(flat)
+
+
+@pytest.mark.parametrize("f", [generator_kept_then_name_rebound_after_use,
+                               generators_over_each_row])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_generator_expression_whose_names_stay_is_differentiated(f, dtype):
+    check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))

@@ -300,6 +300,11 @@ def tuple_accumulate(x):
     return state[0] * state[1]
 
 
+def generators_per_scale(x):
+    gens = [(v * k for v in x) for k in range(1, 3)]
+    return sum(sum(g) for g in gens)
+
+
 _r = np.random.default_rng(3103)
 XR = _r.standard_normal((6, 3))
 YR = _r.standard_normal(6)
@@ -377,6 +382,7 @@ REFUSED = {
     "history_dict": (history_dict, (W4,), ("PB106", "hist['loss'] = hist['loss'] + [v ** 2]")),
     "generator_twice": (generator_twice, (X5,), ("PB402", "kept in 'gen' is read 2 times")),
     "map_reused": (map_reused, (X5,), ("PB402", "map object kept in 'm' is read 2 times")),
+    "generators_per_scale": (generators_per_scale, (X5,), ("PB402", "reads 'k', which may")),
     "zip_consumed": (zip_consumed, (X5,), ("PB301", "lazy iterator kept as a value")),
     "iter_next": (iter_next, (X5,), ("PB301", "an iterator stepped by hand")),
     "fromiter": (fromiter, (X5,), ("PB301", "numpy.fromiter")),

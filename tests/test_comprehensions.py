@@ -174,3 +174,106 @@ def test_appending_to_an_outside_list_that_is_not_read_back_runs_once():
 
     np.testing.assert_allclose(grad(f)(X), 2 * X)
     assert len(log) == 2 and log[0] == pytest.approx(np.sum(X * X))
+
+
+def generator_read_twice(x):
+    gen = (v * v for v in x)
+    first = sum(gen)
+    second = sum(gen)  # Python: 0.0, the generator is used up
+    return first + 10.0 * second
+
+
+def generator_read_in_a_loop(x):
+    gen = (np.sin(v) for v in x)
+    total = 0.0
+    for _ in range(2):
+        total = total + sum(gen)
+    return total
+
+
+def generator_read_once(x):
+    gen = (v * v for v in x)
+    return sum(gen) * 2.0
+
+
+def generator_made_each_pass(x):
+    total = 0.0
+    for k in range(2):
+        gen = (v ** (k + 1) for v in x)
+        total = total + sum(gen)
+    return total
+
+
+def map_read_twice(x):
+    m = map(np.sin, x)
+    return sum(m) + sum(m)
+
+
+def filter_read_in_a_loop(x):
+    kept = filter(lambda v: v > 0, x)
+    total = 0.0
+    for _ in range(2):
+        total = total + sum(kept)
+    return total
+
+
+def map_read_once(x):
+    m = map(np.sin, x)
+    return sum(m) * 2.0
+
+
+@pytest.mark.parametrize("f", [generator_read_twice, generator_read_in_a_loop, map_read_twice,
+                               filter_read_in_a_loop])
+def test_a_generator_expression_kept_and_read_again_is_refused(f):
+    # it was read as a list each time: the gradient of the second pass was not zero
+    with pytest.raises(UnsupportedSyntaxError, match="PB402"):
+        grad(f)(np.array([0.3, -0.7, 1.2]))
+
+
+@pytest.mark.parametrize("f", [generator_read_once, generator_made_each_pass, map_read_once])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_generator_expression_kept_and_read_once_is_differentiated(f, dtype):
+    check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))
+
+
+def generators_made_in_a_comprehension(x):
+    gens = [(v * k for v in x) for k in range(1, 3)]  # Python: both run with k == 2
+    return sum(sum(g) for g in gens)
+
+
+def generator_kept_then_its_name_rebound(x):
+    k = 1.0
+    gen = (v * k for v in x)
+    k = 3.0  # Python's generator reads k == 3.0
+    return sum(gen)
+
+
+@pytest.mark.parametrize("f", [generators_made_in_a_comprehension,
+                               generator_kept_then_its_name_rebound])
+def test_a_generator_expression_reading_a_name_rebound_before_it_runs_is_refused(f):
+    # it ran where written, with the earlier values: a silently wrong gradient
+    with pytest.raises(UnsupportedSyntaxError, match="PB402"):
+        grad(f)(np.array([0.3, -0.7, 1.2]))
+
+
+def generator_kept_then_name_rebound_after_use(x):
+    k = 2.0
+    gen = (v * k for v in x)
+    total = sum(gen)
+    k = 3.0
+    return total * k
+
+
+def generators_over_each_row(x):
+    rows = [x, 2.0 * x]
+    first = sum(sum(v * v for v in row) for row in rows)
+    nested = [sum(v * k for v in x) for k in range(1, 3)]  # consumed where made
+    flat = [a for k in range(1, 3) for a in (v * k for v in x)]
+    return first + sum(nested) + sum(flat)
+
+
+@pytest.mark.parametrize("f", [generator_kept_then_name_rebound_after_use,
+                               generators_over_each_row])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_generator_expression_whose_names_stay_is_differentiated(f, dtype):
+    check_grads(f, np.array([0.3, -0.7, 1.2], dtype=dtype))

@@ -276,3 +276,19 @@ def test_a_passed_lambda_reading_only_inactive_variables_is_differentiated():
     # differentiated with respect to what it reads too: quad takes it through args
     # (transform/solver_closures.py)
     check_grads(arc_length, 1.4, 0.5, wrt=(0, 1))
+
+
+TABLE = {  # lambdas of several parameters inside a display spanning lines
+    "first": (lambda a, b: np.sum(np.sin(a) * b), 1.0),
+    "second": (lambda b, a: np.sum(a * b ** 2), 2.0), "third": (lambda u, v=2.0: np.sum(u * v), 0),
+}
+PAIRS = [(lambda p, q: np.sum(p * np.exp(q)), lambda q, p: np.sum(q ** 3 - p)),
+         (lambda p, q: np.sum(np.cos(p) + q), 0)]
+
+
+@pytest.mark.parametrize("fn", [TABLE["first"][0], TABLE["second"][0], TABLE["third"][0],
+                                PAIRS[0][0], PAIRS[0][1], PAIRS[1][0]])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_lambda_of_several_parameters_on_a_line_of_a_display(fn, dtype):
+    # the commas between the parameters are no end of the lambda's text
+    check_grads(fn, X.astype(dtype), np.array([0.8, -0.3, 0.5], dtype=dtype), wrt=(0, 1))

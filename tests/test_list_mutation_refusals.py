@@ -168,3 +168,115 @@ def test_a_change_after_the_loop_reaches_the_dict_handed_on():
     assert [d.code for d in found] == ["PB106", "PB106"], [d.header() for d in found]
     with pytest.raises(UnsupportedSyntaxError):
         grad(changed_after_the_loop)(X)
+
+
+def appended_under_an_alias(x):
+    hist = []
+    alias = hist
+    for v in x:
+        alias.append(v * v)
+    return sum(hist)
+
+
+def appended_then_read_under_an_alias(x):
+    out = []
+    res = out
+    for v in x:
+        out.append(np.sin(v))
+    return sum(res)
+
+
+def appended_through_a_chain_of_names(x):
+    a = []
+    b = a
+    c = b
+    c.append(x[0] ** 2)
+    return a[0] + x[1]
+
+
+def appended_under_an_alias_then_stacked(x):
+    hist = []
+    alias = hist
+    alias.append(x[0] * 3)
+    return np.sum(np.array(hist)) + x[1]
+
+
+class _Tracker:
+    def __init__(self):
+        self.hist = []
+
+
+def appended_to_an_attribute_under_a_name(x):
+    t = _Tracker()
+    h = t.hist
+    for v in x:
+        h.append(v * v)
+    return sum(t.hist)
+
+
+def appended_to_an_entry_under_a_name(x):
+    d = {"h": []}
+    h = d["h"]
+    for v in x:
+        h.append(v * v)
+    return sum(d["h"])
+
+
+def appended_to_a_row_under_a_name(x):
+    rows = [[], []]
+    r = rows[0]
+    r.append(x[0] ** 2)
+    return rows[0][0] + x[1]
+
+
+def appended_under_a_walrus_name(x):
+    hist = []
+    if (alias := hist) is not None:
+        alias.append(x[0] ** 2)
+    return sum(hist)
+
+
+def appended_to_each_group_of_a_loop(x):
+    groups = [[], []]
+    for g in groups:
+        g.append(x[0] ** 2)
+    return sum(groups[0]) + sum(groups[1])
+
+
+def _twice():
+    h = []
+    return h, h
+
+
+def appended_to_one_of_two_unpacked_names(x):
+    a, b = _twice()
+    a.append(x[0] ** 2)
+    return sum(b)
+
+
+@pytest.mark.parametrize("f", [appended_under_an_alias, appended_then_read_under_an_alias,
+                               appended_through_a_chain_of_names,
+                               appended_under_an_alias_then_stacked,
+                               appended_to_an_attribute_under_a_name,
+                               appended_to_an_entry_under_a_name, appended_to_a_row_under_a_name,
+                               appended_under_a_walrus_name, appended_to_each_group_of_a_loop,
+                               appended_to_one_of_two_unpacked_names],
+                         ids=lambda f: f.__name__)
+def test_an_append_under_another_name_of_the_list_is_refused(f):
+    # the list read back under the other name got no gradient from the append (zeros)
+    with pytest.raises(UnsupportedSyntaxError, match="PB106"):
+        grad(f)(X)
+
+
+def appended_under_one_name(x):
+    hist = []
+    for v in x:
+        hist.append(v * v)
+    alias = hist
+    return sum(alias)
+
+
+def test_a_second_name_bound_after_the_appends_is_differentiated():
+    np.testing.assert_allclose(grad(appended_under_one_name)(X), 2 * X)
+    np.testing.assert_allclose(grad(appended_under_one_name)(X.astype(np.float32)),
+                               2 * X.astype(np.float32), rtol=1e-6)

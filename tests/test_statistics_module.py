@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from pullback import grad, hessian
+from pullback import grad, hessian, hvp, jvp
 from pullback.errors import SourceUnavailableError, UnsupportedCallError
 from pullback.testing import check_grads, check_rrule
 
@@ -134,3 +134,26 @@ def test_the_family_loads_only_after_statistics_is_imported(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[0.25 0.25 0.25 0.25]"
+
+
+def appended_then_read(w):
+    xs = []
+    for v in w:
+        xs.append(1.5 * v)
+    return st.mean(xs) + st.pvariance(xs) * xs[0] + xs[-1] ** 2 + st.median(xs) * xs[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_forward_mode_keeps_a_built_list_whole_after_a_statistics_call(dtype):
+    # the tangent of a list built by appends went into the rule's transposed pullback, which
+    # took its items off in place: a later xs[0] was an IndexError
+    w = np.array([0.3, -0.8, 1.1, 0.6], dtype=dtype)
+    v = np.array([0.5, 1.0, -1.0, 2.0], dtype=dtype)
+    w64, v64, h = w.astype(np.float64), v.astype(np.float64), 1e-6
+    want = (appended_then_read(w64 + h * v64) - appended_then_read(w64 - h * v64)) / (2 * h)
+    _, tangent = jvp(appended_then_read, (w,), (v,))
+    tol = 1e-6 if dtype == np.float64 else 1e-3
+    np.testing.assert_allclose(tangent, want, rtol=tol, atol=tol)
+    g = grad(appended_then_read)
+    want_hv = (g(w64 + 1e-5 * v64) - g(w64 - 1e-5 * v64)) / 2e-5
+    np.testing.assert_allclose(hvp(appended_then_read)(w, v), want_hv, rtol=1e-3, atol=tol)

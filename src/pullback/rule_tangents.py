@@ -34,7 +34,7 @@ from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .runtime import parameter_places, same_sequence
-from .tangents import NO_TANGENT, ZERO, densify, is_zero
+from .tangents import NO_TANGENT, ZERO, CotangentList, densify, is_zero
 
 
 def _zeros_like_output(y):
@@ -85,13 +85,25 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
             for k, d in list(enumerate(tangents)) + [(places[n], d) for n, d in moving.items()]:
                 if k < len(w) and not is_zero(d) and not is_zero(cots[k]):
                     w[k] = d
-            return y, back(tuple(w))
+            return y, back(tuple(_unowned(d) for d in w))
         except PullbackError:
             pass  # a case the transformable pullback leaves to the rule: by rows below
     # the closure returns (*positional, {keyword: cotangent}) for differentiated keywords
     every = tuple(tangents) + ((moving,) if moving else ())
     attributes = rule.extra.get("result_attributes")
     return y, _tangent_by_rows(y, pullback, args, every, attributes)
+
+
+def _unowned(d):
+    """A tangent handed to a reverse sweep as a cotangent, with each list the forward sweep
+    built by appends (a :class:`CotangentList`, which a reverse sweep may ``pop`` from) as a
+    plain list: the sweep copies it before taking items off, and the tangent stays whole for
+    its later reads (``statistics.mean(vals) + vals[1]``)."""
+    if type(d) is CotangentList:
+        return [_unowned(v) for v in d]
+    if type(d) is tuple or type(d) is list:
+        return type(d)(_unowned(v) for v in d)
+    return d
 
 
 def _tangent_by_rows(y, pullback, args, tangents, attributes=None):

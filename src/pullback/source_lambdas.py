@@ -72,7 +72,7 @@ def _lambda_segments(text: str):
         if not (tok.type == tokenize.NAME and tok.string == "lambda") or tok.start[1] == 0:
             continue
         depth, end = 0, None
-        for later in tokens[k + 1 :]:
+        for later in tokens[_after_parameters(tokens, k) :]:
             if later.type == tokenize.OP and later.string in "([{":
                 depth += 1
             elif later.type == tokenize.OP and later.string in ")]}":
@@ -99,6 +99,21 @@ def _lambda_segments(text: str):
         if module is not None:
             out.append((module, padded))
     return out
+
+
+def _after_parameters(tokens, k: int) -> int:
+    """The index of the token after the ``:`` that ends the parameters of the lambda at
+    ``tokens[k]`` (its commas are no end of the lambda: ``(lambda m, p: f(p, m), x)``)."""
+    depth = 0
+    for index in range(k + 1, len(tokens)):
+        tok = tokens[index]
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif depth == 0 and tok.type == tokenize.OP and tok.string == ":":
+            return index + 1
+    return k + 1
 
 
 def _parsed(text: str):

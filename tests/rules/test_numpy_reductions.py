@@ -8,8 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rule_inputs import FLOATS, make, make_complex
 
+from pullback import ZERO, jvp
 from pullback.registry import default_registry
-from pullback.testing import check_rrule, distinct_arrays
+from pullback.testing import check_grads, check_rrule, distinct_arrays
 
 AXES = [None, 0, 1, -1, (0, 2)]
 
@@ -195,3 +196,40 @@ def test_std_over_a_length_one_axis_through_generated_code(dtype):
     g = pullback.grad(f)(x)
     assert g.dtype == dtype
     np.testing.assert_array_equal(g, np.zeros((3, 1), dtype))
+
+
+def _average_by_keyword(a, w):
+    return np.sum(np.average(a, axis=1, weights=w) ** 2) + np.average(a[0], weights=w * w)
+
+
+def _average_by_keyword_returned(a, w):
+    avg, total = np.average(a, 1, weights=w, returned=True)
+    return np.sum(np.sin(avg) * total)
+
+
+def _average_of_lists(a, w):
+    xs, ws = [], []
+    for k in range(4):
+        xs.append(a[k] ** 2)
+        ws.append(np.exp(w[k]))
+    return np.average(xs, weights=ws) * xs[0]
+
+
+@pytest.mark.parametrize("f", [_average_by_keyword, _average_by_keyword_returned,
+                               _average_of_lists], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_average_weights_by_keyword_get_their_gradient(f, dtype):
+    # weights= by keyword was refused (PB502) where the weights vary
+    a = make("real", (3, 4) if f is not _average_of_lists else (4,), dtype)
+    w = make("positive", (4,), dtype, seed=1)
+    assert check_grads(f, a, w, wrt=(0, 1)) == "reverse"
+    if dtype == np.float64:
+        # (returned=True has no second derivative, by keyword or position)
+        second = "finite differences of the gradient" if "returned" in f.__name__ else (
+            "reverse over reverse")
+        assert check_grads(f, a, w, wrt=1, order=2) == second
+        v = np.array([1.0, -0.5, 2.0, 0.3])  # (not all weights scaled alike: no change)
+        _, tangent = jvp(f, (a, w), (ZERO, v))
+        h = 1e-6
+        want = (f(a, w + h * v) - f(a, w - h * v)) / (2 * h)
+        np.testing.assert_allclose(tangent, want, rtol=1e-6)

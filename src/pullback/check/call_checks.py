@@ -457,7 +457,9 @@ class CallChecks(ContainerChecks):
             and not node.keywords
             and not any(isinstance(a, gast.Starred) for a in node.args)
         ):
-            return  # the comprehension that computes the same list (transform/comprehensions.py)
+            # the comprehension that computes the same list (transform/comprehensions.py)
+            self.check_kept_iterator(node, f"{obj.__name__} object")
+            return
         # vec(x) with a np.vectorize object calls type(vec).__call__ (transform/free_values.py)
         obj = rule_call_function(obj, self.registry) or call_method_of(obj, self.registry)
         kind = self.env.classify(obj, self.registry)

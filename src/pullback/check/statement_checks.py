@@ -219,7 +219,40 @@ class StatementChecks:
         self._visit_comprehension(node)
 
     def visit_GeneratorExp(self, node):
+        self.check_kept_iterator(node, "generator expression")
+        late = late_bound_names(self.tree, node, self._parent_map())
+        if late:
+            names = ", ".join(f"'{n}'" for n in late)
+            self.report(
+                node,
+                "PB402",
+                f"this generator expression reads {names}, which may change before it runs: "
+                "Python runs a generator when it is consumed, with the values its names have "
+                "then, and pullback runs it where it is written",
+                why="the gradient would be that of the values at the place it is written.",
+                fix="make a list where it is written (`[...]` instead of `(...)`), or pass "
+                f"the value in as the first iterable ({codes.see('PB402')}).",
+            )
         self._visit_comprehension(node)
+
+    def check_kept_iterator(self, node, what: str) -> None:
+        """PB402 for ``name = <node>`` (a generator expression, a ``map``/``filter``
+        object) whose name is read again after the pass that uses it up."""
+        kept = kept_iterator(self.tree, node, self._parent_map())
+        if kept is None:
+            return
+        name, reads = kept
+        times = reads if reads == "repeatedly" else f"{reads} times"
+        self.report(
+            node,
+            "PB402",
+            f"the {what} kept in '{name}' is read {times}: Python's iterator is used up by "
+            "its first pass (later ones see no items), which pullback does not model",
+            why=f"pullback reads a {what} as the list of its items, so a second pass would "
+            "see them all again.",
+            fix=f"build the values once as a list (`{name} = [...]`, `list(...)`) where every "
+            f"pass must see them, or consume it where it is made ({codes.see('PB402')}).",
+        )
 
     def _visit_yield(self, node):
         accepted = getattr(node, "_pb_stmt", False) and getattr(self.tree, "_pb_consumed", False)
@@ -293,3 +326,83 @@ class StatementChecks:
     visit_Yield = _visit_yield
 
     visit_YieldFrom = _visit_yield
+
+
+def kept_iterator(tree, node, parents):
+    """``(name, reads)`` for ``name = node`` (a generator expression, ``map(...)``) whose
+    name the function reads more than once, or in a loop that does not also bind it (each
+    pass after the first sees an empty iterator in Python); else None."""
+    assign = parents.get(node)
+    if not (
+        isinstance(assign, gast.Assign)
+        and assign.value is node
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], gast.Name)
+    ):
+        return None
+    name = assign.targets[0].id
+    loads = [
+        n
+        for n in gast.walk(tree)
+        if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+    ]
+    if len(loads) > 1:
+        return name, len(loads)
+    for use in loads:
+        loop = parents.get(use)
+        while loop is not None and loop is not tree:
+            if isinstance(loop, (gast.For, gast.While)) and not any(
+                n is assign for n in gast.walk(loop)
+            ):
+                return name, "repeatedly"
+            loop = parents.get(loop)
+    return None
+
+
+def late_bound_names(tree, node, parents) -> list:
+    """The names a generator expression reads lazily (all but its first iterable, which
+    Python evaluates where it is written) that are bound again before it may run: targets
+    of a comprehension it is the element of (``[(v * k for v in x) for k in ks]``), or
+    names assigned after ``name = (...)`` keeps it."""
+    own = {n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+    lazy = [node.elt, *node.generators[0].ifs]
+    for g in node.generators[1:]:
+        lazy += [g.iter, *g.ifs]
+    read = {
+        n.id
+        for part in lazy
+        for n in gast.walk(part)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in own
+    }
+    if not read:
+        return []
+    rebound = set()
+    child, parent = node, parents.get(node)
+    # the element a comprehension keeps (not an iterable it consumes at once)
+    while isinstance(parent, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+        kept = (parent.key, parent.value) if isinstance(parent, gast.DictComp) else (parent.elt,)
+        if not any(child is k for k in kept):
+            break
+        for g in parent.generators:
+            rebound |= {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+        child, parent = parent, parents.get(parent)
+    if (
+        isinstance(parent, gast.Assign)
+        and parent.value is child
+        and child is node
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], gast.Name)
+    ):
+        kept = parent.targets[0].id
+        after = (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
+        reads = [
+            (n.lineno, n.col_offset)
+            for n in gast.walk(tree)
+            if isinstance(n, gast.Name) and n.id == kept and isinstance(n.ctx, gast.Load)
+        ]
+        until = min((r for r in reads if r > after), default=after)
+        for n in gast.walk(tree):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                if after < (n.lineno, n.col_offset) < until:
+                    rebound.add(n.id)
+    return sorted(read & rebound)

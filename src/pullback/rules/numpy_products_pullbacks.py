@@ -158,9 +158,10 @@ def inner_pullback(dy, a, b):
 def vdot_pullback(dy, a, b):
     g = densify(dy)
     # y = sum(conj(a) * b): da = b * conj(dy), db = a * dy.
-    # through one axis: Dask reshapes only by merging or splitting axes
-    da = np.reshape(np.ravel(b * np.conj(g)), np.shape(a))
-    db = np.reshape(np.ravel(a * g), np.shape(b))
+    # through one axis: Dask reshapes only by merging or splitting axes; raveled first,
+    # as a list (np.vdot(xs, ys) of lists built by appends) does not multiply by a number
+    da = np.reshape(np.ravel(b) * np.conj(g), np.shape(a))
+    db = np.reshape(np.ravel(a) * g, np.shape(b))
     return unbroadcast(da, a), unbroadcast(db, b)
 
 

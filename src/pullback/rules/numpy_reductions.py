@@ -299,6 +299,9 @@ def _average_rrule(a, *args, **kwargs):
     shape = np.shape(a)
     avg = y[0] if returned else y
     w_positional = len(args) >= 2 and w is not None and differentiable(w)
+    # weights= by keyword: its cotangent in a dict after the positional ones
+    # (rule.extra["keyword_cotangents"]: np.average(xs, weights=ws) with ws varied)
+    w_keyword = "weights" in kwargs and w is not None and differentiable(w)
     if w is None:
         count = _count(shape, axis)
     else:
@@ -326,10 +329,15 @@ def _average_rrule(a, *args, **kwargs):
                 dwb = g * conj(centered)  # d avg / d w_j = (a_j - avg) / sum(w)
         if d_scl is not ZERO and w is not None:
             dwb = dwb + expand_reduced(d_scl, shape, axis, keepdims)
+        dw = ZERO
+        if (w_positional or w_keyword) and dwb is not ZERO:
+            dw = finalize(_sum_to_weights(dwb, wa, shape, axis), w)
         if w_positional:
-            rest[1] = ZERO if dwb is ZERO else finalize(_sum_to_weights(dwb, wa, shape, axis), w)
+            rest[1] = dw
         if not differentiable(a):
             da = NO_TANGENT
+        if w_keyword:
+            return (da,) + tuple(rest) + ({"weights": dw},)
         return (da,) + tuple(rest)
 
     return y, average_pullback
@@ -515,7 +523,7 @@ def register(reg):
     r.rule(np.sum, _sum_rrule)
     r.rule(np.mean, _mean_rrule)
     r.rule(np.prod, _prod_rrule, notes="exact where x has zeros")
-    r.rule(np.average, _average_rrule)
+    r.rule(np.average, _average_rrule).extra["keyword_cotangents"] = ("weights",)
     r.rule(np.var, _moments(np.var, nan=False))
     r.rule(np.std, _moments(np.std, nan=False), notes=_STD_NOTE)
     r.rule(np.nanvar, _moments(np.nanvar, nan=True))

@@ -262,8 +262,9 @@ def average_pullback(dy, a, axis=None, weights=None):
         wb = weights
     scl = np.sum(np.broadcast_to(wb, shape), axis=axis, keepdims=True)
     g = spread(dy, shape, axis, False) / scl
-    avg = np.sum(a * wb, axis=axis, keepdims=True) / scl
-    dwb = g * np.conj(a - avg)  # d avg / d w_j = (a_j - avg) / sum(w)
+    # (ufuncs, not operators: a and the weights may be lists, np.average(xs, weights=ws))
+    avg = np.sum(np.multiply(a, wb), axis=axis, keepdims=True) / scl
+    dwb = g * np.conj(np.subtract(a, avg))  # d avg / d w_j = (a_j - avg) / sum(w)
     if np.shape(weights) != shape:
         others = ()
         for k in range(len(shape)):

@@ -70,6 +70,66 @@ def may_read_back(tree, root: str, attr: str | None = None, parents=None, after=
     return False
 
 
+def _name_aliases(tree, name: str) -> set:
+    """``name`` and every name whose object one of the function's bindings may make
+    ``name`` hold or reach, transitively: another name (``a = b``, ``a, b = b, a``,
+    ``(a := b)``), an item or attribute of one (``h = d["h"]``, ``h = t.hist``,
+    ``h = d.get("h")``), a loop's item (``for g in groups``)."""
+    pairs = []
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                pairs += _binding_pairs(target, node.value)
+        elif isinstance(node, gast.NamedExpr):
+            pairs += _binding_pairs(node.target, node.value)
+        elif isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
+            sources = [n.id for n in gast.walk(node.iter) if isinstance(n, gast.Name)]
+            for t in gast.walk(node.target):
+                if isinstance(t, gast.Name):
+                    pairs += [(t.id, source) for source in sources]
+    group = {name}
+    grown = True
+    while grown:
+        grown = False
+        for a, b in pairs:
+            if (a in group) != (b in group):
+                group |= {a, b}
+                grown = True
+    return group
+
+
+def _binding_pairs(target, value) -> list:
+    """``[(bound name, name of what it may share)]`` for ``target = value``."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+            return [
+                p
+                for t, v in zip(target.elts, value.elts, strict=True)
+                for p in _binding_pairs(t, v)
+            ]
+        # names unpacked from one value may hold one object (`a, b = make()` returning
+        # `h, h`): each is paired with the others and with what the value may share
+        names = [t.id for t in gast.walk(target) if isinstance(t, gast.Name)]
+        root = _shared_root(value)
+        return [(a, b) for a in names for b in names if a < b] + (
+            [(a, root) for a in names] if root else []
+        )
+    root = _shared_root(value)
+    return [(target.id, root)] if isinstance(target, gast.Name) and root else []
+
+
+def _shared_root(value):
+    """The name whose object ``value`` may be (part of): ``b``, ``b.attr``, ``b[k]``,
+    ``b.get(k)``, ``b.setdefault(k, d)``; None for anything else (a call makes its own)."""
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        if value.func.attr not in ("get", "setdefault"):
+            return None
+        value = value.func.value
+    while isinstance(value, (gast.Attribute, gast.Subscript)):
+        value = value.value
+    return value.id if isinstance(value, gast.Name) else None
+
+
 def _runs_before(use, store, tree, parents) -> bool:
     """Whether ``use`` runs only before the statement ``store`` (or as part of it)."""
     chain, node = [], use
@@ -240,7 +300,12 @@ def append_read_back(tree, func, statement, parents) -> bool:
     while isinstance(root, gast.Subscript):  # self.trace["x"].append(v): self.trace
         root = root.value
     if isinstance(root, gast.Name):
-        return may_read_back(tree, root.id, parents=parents, after=statement)
+        # the list may be held under other names too (`alias = hist; alias.append(v);
+        # sum(hist)`): a read of any of them reads back what the append adds
+        return any(
+            may_read_back(tree, name, parents=parents, after=statement)
+            for name in _name_aliases(tree, root.id)
+        )
     if isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name):
         # self.evals.append(v): read back where self.evals (or a method) is used after
         return may_read_back(tree, root.value.id, root.attr, parents, after=statement)

@@ -233,3 +233,22 @@ def test_a_tolerance_that_carries_a_gradient_is_refused():
 def test_a_converted_closure_keeps_the_refusal_of_an_active_key():
     with pytest.raises(NotDifferentiableError, match="keyword argument 'epsabs' of 'quad'"):
         grad(quad_limit_from_p)(P)
+
+
+def weights_in_a_list(p):
+    xs = [np.array([1.0, 3.0])]
+    return np.average(*xs, weights=[p[0], p[1]])
+
+
+def test_a_list_of_floats_with_a_gradient_in_a_keyword_is_refused():
+    # (its gradient was silently zero: the callee's pullback gives positional cotangents)
+    with pytest.raises(NotDifferentiableError, match="keyword argument 'weights' of 'average'"):
+        grad(weights_in_a_list)(P)
+
+
+def test_a_constant_list_in_a_keyword_is_passed_on():
+    def f(p):
+        xs = [p * p]
+        return np.average(*xs, weights=[1.0, 3.0])
+
+    np.testing.assert_allclose(grad(f)(P), central(f, P, 1e-6), rtol=1e-7)

@@ -118,7 +118,7 @@ def _refuse_keyword_gradients(site, rest, what, active):
     """A float left in a keyword no rule differentiates would get no gradient: say so
     (for the keys ``active`` names: the others hold values no input reaches)."""
     for key, value in rest.items():
-        if key in active and is_differentiable_value(value):
+        if key in active and _holds_floats(value):
             raise NotDifferentiableError(
                 f"{site.where()}: the keyword argument {key!r} of {what} carries a gradient, "
                 "but it cannot be passed by position, and keyword arguments found at run "
@@ -126,6 +126,16 @@ def _refuse_keyword_gradients(site, rest, what, active):
                 f"        {site.source_line.strip()}\n"
                 f"Fix: pass {key!r} by position, or give the callee a parameter for it."
             )
+
+
+def _holds_floats(value) -> bool:
+    """A float value, or a list, tuple or dict holding one (``weights=[p[0], p[1]]``,
+    ``args=(p,)``): a keyword whose gradient would be lost whole or in part."""
+    if isinstance(value, (list, tuple)):
+        return any(_holds_floats(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_floats(v) for v in value.values())
+    return is_differentiable_value(value)
 
 
 def _keyword_cotangents(keywords, mappings, cots_by_key):

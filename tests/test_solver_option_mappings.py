@@ -184,11 +184,19 @@ def test_options_passed_in_as_an_argument():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-8)
 
 
+def minimizer(p):
+    """The minimizer the cases find, as tightly (the hand-derived derivatives read it)."""
+    options = {"gtol": 1e-12}
+    return optimize.minimize(
+        objective, np.zeros(2), args=(p,), jac=objective_gradient, method="BFGS", options=options
+    ).x
+
+
 @pytest.mark.parametrize("f", [minimize_opts, minimize_lambda_opts])
 def test_minimize_against_the_hand_derived_gradient(f):
     # per component 2 (z - p) + 4 z^3 = 0, so dz/dp = 2 / (2 + 12 z^2) and
     # d/dp sum z^2 = 2 z dz/dp (finite differences carry the optimizer's stopping noise)
-    z = optimize.minimize(objective, np.zeros(2), args=(P,), jac=objective_gradient).x
+    z = minimizer(P)
     want = 2 * z * 2 / (2 + 12 * z**2)
     np.testing.assert_allclose(grad(f)(P), want, rtol=1e-6)
 
@@ -252,3 +260,13 @@ def test_a_constant_list_in_a_keyword_is_passed_on():
         return np.average(*xs, weights=[1.0, 3.0])
 
     np.testing.assert_allclose(grad(f)(P), central(f, P, 1e-6), rtol=1e-7)
+
+
+@pytest.mark.parametrize("f", [minimize_opts, minimize_lambda_opts])
+def test_minimize_hessian_against_the_hand_derived_one(f):
+    # the gradient is h(z) = 4 z / (2 + 12 z^2) per component, z(p) as above: its
+    # derivative h'(z) dz/dp with h'(z) = 4 (2 - 12 z^2) / (2 + 12 z^2)^2 (diagonal)
+    z = minimizer(P)
+    dz = 2 / (2 + 12 * z**2)
+    want = np.diag(4 * (2 - 12 * z**2) / (2 + 12 * z**2) ** 2 * dz)
+    np.testing.assert_allclose(hessian(f)(P), want, rtol=1e-6, atol=1e-12)

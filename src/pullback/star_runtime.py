@@ -51,9 +51,20 @@ def star_method(obj, name, args, keywords, *mappings):
     return getattr(obj, name)(*args, **_merged(keywords, mappings))
 
 
-def _by_position(fn, args, kwargs):
+def call_plan(site, fn, args, kwargs):
+    """:func:`_by_position` for ``fn(*args, **kwargs)``, a keyword whose cotangent
+    ``fn``'s rule gives (``rule.extra["keyword_cotangents"]``: ``solve_ivp``'s ``args``)
+    passed by position too, the parameters before it at their defaults: each order of
+    derivative then finds its cotangent at its place, as for an argument written there."""
+    rule = site.registry.lookup(fn)
+    declared = () if rule is None else rule.extra.get("keyword_cotangents", ())
+    return _by_position(fn, args, kwargs, declared)
+
+
+def _by_position(fn, args, kwargs, declared=()):
     """``(positional, remaining keywords, keywords moved to positions)``: keyword
-    arguments that fill the callee's next positional parameters are passed by position."""
+    arguments that fill the callee's next positional parameters are passed by position,
+    and so are those of ``declared`` with the parameters before them (at their defaults)."""
     try:
         params = list(signature_of(fn).parameters.values())  # cached (signatures.py)
     except (TypeError, ValueError):
@@ -63,10 +74,17 @@ def _by_position(fn, args, kwargs):
     ):
         return tuple(args), kwargs, []
     positional, rest, moved = list(args), dict(kwargs), []
-    for p in params[len(args) :]:
-        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.name not in rest:
+    wanted = [k for k, p in enumerate(params) if p.name in declared and p.name in rest]
+    last = max(wanted, default=-1)
+    for k, p in enumerate(params[len(args) :], len(args)):
+        if p.kind is not p.POSITIONAL_OR_KEYWORD:
             break
-        positional.append(rest.pop(p.name))
+        if p.name in rest:
+            positional.append(rest.pop(p.name))
+        elif k < last and p.default is not p.empty:
+            positional.append(p.default)
+        else:
+            break
         moved.append(p.name)
     return tuple(positional), rest, moved
 
@@ -80,10 +98,28 @@ def _method_by_position(obj, name, args, kwargs):
     return positional[1:], rest, moved
 
 
-def _refuse_keyword_gradients(site, rest, what):
-    """A float left in a keyword no rule differentiates would get no gradient: say so."""
+def active_keys(keywords_active, keywords, mappings) -> set:
+    """The keys of a star-call's keyword dicts that carry a gradient, from what the
+    transformation found (``transform.star_calls._keywords_active``): True for all of
+    them, False for none, or one entry per dict (``keywords`` then each mapping): True,
+    False, or the tuple of the dict's active keys. A key of a constant ``**opts`` is not
+    one of them, whatever its value."""
+    dicts = (keywords, *mappings)
+    if not keywords_active:
+        return set()
+    if keywords_active is True:
+        return {key for d in dicts for key in d}
+    out = set()
+    for flag, d in zip(keywords_active, dicts, strict=True):
+        out.update(d if flag is True else flag or ())
+    return out
+
+
+def _refuse_keyword_gradients(site, rest, what, active):
+    """A float left in a keyword no rule differentiates would get no gradient: say so
+    (for the keys ``active`` names: the others hold values no input reaches)."""
     for key, value in rest.items():
-        if is_differentiable_value(value):
+        if key in active and _holds_floats(value):
             raise NotDifferentiableError(
                 f"{site.where()}: the keyword argument {key!r} of {what} carries a gradient, "
                 "but it cannot be passed by position, and keyword arguments found at run "
@@ -91,6 +127,16 @@ def _refuse_keyword_gradients(site, rest, what):
                 f"        {site.source_line.strip()}\n"
                 f"Fix: pass {key!r} by position, or give the callee a parameter for it."
             )
+
+
+def _holds_floats(value) -> bool:
+    """A float value, or a list, tuple or dict holding one (``weights=[p[0], p[1]]``,
+    ``args=(p,)``): a keyword whose gradient would be lost whole or in part."""
+    if isinstance(value, (list, tuple)):
+        return any(_holds_floats(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_floats(v) for v in value.values())
+    return is_differentiable_value(value)
 
 
 def _keyword_cotangents(keywords, mappings, cots_by_key):
@@ -212,9 +258,10 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     if own is not None:
         y, pb = own
         return y, lambda g: (NO_TANGENT, pb(g), *(ZERO for _ in (keywords, *mappings)))
-    positional, rest, moved = _by_position(fn, args, kwargs)
+    positional, rest, moved = call_plan(site, fn, args, kwargs)
     if keywords_active and not _gives_keyword_cotangents(site, fn):
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
+        active = active_keys(keywords_active, keywords, mappings)
+        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
     y, pullback = call_function(site, fn, *positional, **rest)
     n = len(args)
 
@@ -244,7 +291,8 @@ def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mapping
     """``(y, pullback)`` of ``star_method(obj, name, args, keywords, *mappings)``."""
     positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
     if keywords_active:
-        _refuse_keyword_gradients(site, rest, f"the method '{name}'")
+        active = active_keys(keywords_active, keywords, mappings)
+        _refuse_keyword_gradients(site, rest, f"the method '{name}'", active)
     y, pullback = call_method(site, obj, name, *positional, **rest)
     n = len(args)
 
@@ -274,9 +322,10 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
         return (NO_TANGENT, own[1](g), *(ZERO for _ in (keywords, *mappings)))
-    positional, rest, moved = _by_position(fn, args, kwargs)
+    positional, rest, moved = call_plan(site, fn, args, kwargs)
     if keywords_active:
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'")
+        active = active_keys(keywords_active, keywords, mappings)
+        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
     cots = function_vjp(site, g, fn, *positional, **rest)
     return (NO_TANGENT, *_packed(cots, len(args), moved, keywords, mappings))
 
@@ -286,7 +335,8 @@ def star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappin
     function (``dynamic_vjps.method_vjp``; see :func:`star_call_vjp`)."""
     positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
     if keywords_active:
-        _refuse_keyword_gradients(site, rest, f"the method '{name}'")
+        active = active_keys(keywords_active, keywords, mappings)
+        _refuse_keyword_gradients(site, rest, f"the method '{name}'", active)
     cots = method_vjp(site, g, obj, name, *positional, **rest)
     return (cots[0], NO_TANGENT, *_packed(cots[1:], len(args), moved, keywords, mappings))
 
@@ -317,7 +367,7 @@ def star_tangent(site, primals, tangents, _kwargs):
         if is_zero(dargs) or dargs is None or fn is bind_front:
             return y, ZERO
         return y, _permuted_tangent(fn, args, dargs, kwargs)
-    positional, rest, moved = _by_position(fn, args, kwargs)
+    positional, rest, moved = call_plan(site, fn, args, kwargs)
     spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
     return function_tangent(site, fn, positional, spread, rest)
 
@@ -414,13 +464,42 @@ def star_unpermuted_pullback(d, g, fn, args, keywords, mappings):
     return star_permuted(d, fn, args, keywords, mappings), NO_TANGENT, ZERO, ZERO, ZERO
 
 
-def star_plan(fn, args, keywords, mappings):
-    """``(permutes, keywords moved to positions, the other keywords)`` of a star-call."""
+def star_plan(site, fn, args, keywords, mappings):
+    """``(permutes, keywords moved to positions, the other keywords, {position: default}
+    of the parameters passed at their defaults)`` of a star-call (:func:`call_plan`)."""
     kwargs = _merged(keywords, mappings)
     if _own_rrule(fn, args, kwargs) is not None:
-        return True, [], {}
-    _, rest, moved = _by_position(fn, args, kwargs)
-    return False, moved, rest
+        return True, [], {}, {}
+    positional, rest, moved = call_plan(site, fn, args, kwargs)
+    n = len(args)
+    fills = {n + j: positional[n + j] for j, key in enumerate(moved) if key not in kwargs}
+    return False, moved, rest, fills
+
+
+def star_defaults(values, fills):
+    """``values`` (:func:`star_spread`'s, zero where no dict holds a parameter) with the
+    parameters passed at their defaults in their places (``fills``: :func:`star_plan`)."""
+    if not fills or is_zero(values):
+        return values
+    return tuple(fills[k] if k in fills else v for k, v in enumerate(values))
+
+
+def star_unfilled(d, fills):
+    """The transpose of :func:`star_defaults` in its values: no cotangent reaches a
+    default."""
+    if not fills or is_zero(d):
+        return d
+    return tuple(ZERO if k in fills else c for k, c in enumerate(d))
+
+
+@transformable
+def star_defaults_pullback(d, values, fills):
+    return star_unfilled(d, fills), NO_TANGENT
+
+
+@transformable
+def star_unfilled_pullback(d, dd, fills):
+    return star_unfilled(d, fills), NO_TANGENT
 
 
 def star_method_plan(obj, name, args, keywords, mappings):
@@ -436,12 +515,13 @@ def star_zeros(mappings):
 
 @transformable
 def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *mappings):
-    permutes, moved, rest = star_plan(fn, args, keywords, mappings)
+    permutes, moved, rest, fills = star_plan(site, fn, args, keywords, mappings)
     if permutes:
         dg = star_permuted(dy, fn, args, keywords, mappings)
         return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + star_zeros(mappings)
     n = len(args)
     positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
+    positional = star_defaults(positional, fills)
     function, head, kw = function_reverse(site, fn, positional, rest)
     d = star_spread(dy[1], dy[2:], n, moved, keywords, mappings)
     d = d + (ZERO,) * unpassed_outputs(site, fn, function, len(d))

@@ -72,6 +72,9 @@ case(_S + "star_packed", (_X, 0.4, 1.5), 2, ["b"], {"b": 1.0}, ())
 _ITEMS = ([0.3, 0.1, 0.2],)
 case(_S + "star_permuted", (None, ([1.0, 2.0, 3.0],), 0.0), sorted, _ITEMS, {}, ())
 case(_S + "star_unpermuted", [1.0, 2.0, 3.0], sorted, _ITEMS, {}, ())
+# a parameter passed at its default (solve_ivp's method before its args): no cotangent
+case(_S + "star_defaults", (_X, 0.4, 0.0), {2: 2.5}, wrt=(0,))
+case(_S + "star_unfilled", (_X, 0.4, 1.5), {2: 2.5}, wrt=(0,))
 
 _C = "pullback.containers."
 case(_C + "append_cotangent", [0.5, _X, 2.0])

@@ -53,7 +53,7 @@ def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings
             return (*fixed, dg, NO_TANGENT, *operands, ZERO)
 
         return y, permutation_vjp_pullback
-    positional, rest, moved = star._by_position(fn, args, kwargs)
+    positional, rest, moved = star.call_plan(site, fn, args, kwargs)
     n = len(args)
     _, inner = vjp_function_rrule(site, g, fn, *positional, **rest)
 
@@ -106,6 +106,8 @@ def register(reg):
         (star.star_packed, _linear_rrule(star.star_packed), star.star_packed_pullback),
         (star.star_permuted, _linear_rrule(star.star_permuted), star.star_permuted_pullback),
         (star.star_unpermuted, _linear_rrule(star.star_unpermuted), star.star_unpermuted_pullback),
+        (star.star_defaults, _linear_rrule(star.star_defaults), star.star_defaults_pullback),
+        (star.star_unfilled, _linear_rrule(star.star_unfilled), star.star_unfilled_pullback),
     ):
         reg.register(fn, rrule, family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)

@@ -24,7 +24,10 @@ must then take them too: each is converted the same way, and a call where one of
 something else (a function of the module, whose parameters are fixed) is left as it is
 (refused by the check with its fix, PB404/PB405). So is a closure that writes
 ``nonlocal`` variables, takes ``*args``, defaults or keyword-only parameters, and a call
-whose ``args`` is not written out as a tuple. Which solvers and which of their
+whose ``args`` is not written out as a tuple. A ``**opts`` of the call is passed on as it
+is (``solve_ivp(lambda t, y: -p * y, ts, y0, **opts)``, tolerances): a mapping that holds
+``args`` too is refused by Python at the call (two values for ``args``), and a function
+in it the solver hands ``args`` to gets them as well. Which solvers and which of their
 parameters receive ``args`` is the rule's (``rule.extra["args_receivers"]``, set by
 ``rules._calculus_util.register_solver``).
 
@@ -185,9 +188,7 @@ def _plan(call, info, local, defs, displays=None):
     is (or goes)."""
     params, receiving = info
     defs, functions = defs
-    if any(isinstance(a, gast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
+    if any(isinstance(a, gast.Starred) for a in call.args):
         return None
     star = "*args" in params  # the solver passes its extra positional arguments on
     given = {}
@@ -198,7 +199,8 @@ def _plan(call, info, local, defs, displays=None):
             return None
         given[params[k]] = ("arg", k, a)
     for kw in call.keywords:
-        given[kw.arg] = ("kw", kw, kw.value)
+        if kw.arg is not None:  # a **opts mapping is passed on as it is (tolerances)
+            given[kw.arg] = ("kw", kw, kw.value)
     candidates = []
     for name in receiving:
         if name not in given:

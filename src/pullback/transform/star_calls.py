@@ -107,7 +107,10 @@ class StarCalls:
         args = self.atom(_packed(e.args, e), stmts)
         named = [k for k in e.keywords if k.arg is not None]
         display = gast.Dict(keys=[N.const(k.arg) for k in named], values=[k.value for k in named])
-        keywords = self.atom(_located(display, e), stmts)
+        display = self.operation(_located(display, e), stmts)
+        keywords = self.fresh()
+        stmts.append(N.assign(keywords, display, e))
+        keywords = N.load(keywords)
         mappings = [self.atom(k.value, stmts) for k in e.keywords if k.arg is None]
         callee = resolve_call(self.fs, e, self.locals)
         if callee.kind in ("method", "array_method") or _is_user_method(callee, e.func):
@@ -122,6 +125,8 @@ class StarCalls:
         self.namespace[helper.__name__] = helper
         node = _located(N.call(N.load(helper.__name__), head + [args, keywords] + mappings), e)
         node.pb_callee = Callee("star", helper, name=helper.__name__)
+        # each named keyword's atom: its activity is the key's (_keywords_active)
+        node.pb_keyword_atoms = [(k.arg, v) for k, v in zip(named, display.values, strict=True)]
         return node
 
     def kwargs_view(self, e):
@@ -221,8 +226,22 @@ def emit_star_reverse(builder, s, c, g, v) -> str:
     return f"{c} = {vjp}({site}, {_keywords_active(builder, v)}, {g}, {args})"
 
 
-def _keywords_active(builder, v) -> bool:
-    return any(builder.is_active_arg(a) for a in v.args[-1 - _n_mappings(v) :])
+def _keywords_active(builder, v):
+    """Which keyword arguments of a star-call carry a gradient, as the run-time helpers
+    take it (``star_runtime.active_keys``): False for none, else one entry per keyword
+    dict, the named keywords' dict first: the names of its active keys (True where the
+    atoms are not known), then True or False for each ``**`` mapping as a whole. A
+    constant ``**opts`` (``rtol=1e-10``) then passes its floats as they are, beside an
+    ``args=(p,)`` whose gradient the callee's rule takes."""
+    operands = v.args[-1 - _n_mappings(v) :]
+    if not any(builder.is_active_arg(a) for a in operands):
+        return False
+    atoms = getattr(v, "pb_keyword_atoms", None)
+    if atoms is None or not builder.is_active_arg(operands[0]):
+        head = builder.is_active_arg(operands[0])
+    else:
+        head = tuple(key for key, a in atoms if builder.is_active_arg(a))
+    return (head, *(builder.is_active_arg(m) for m in operands[1:]))
 
 
 def _n_mappings(v) -> int:

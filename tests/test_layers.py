@@ -49,6 +49,7 @@ LAYERS = (
             "pullback.gast_convert",
             "pullback.where_masks",
             "pullback.lazy_patterns",
+            "pullback.user_objects",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

@@ -53,7 +53,6 @@ from ..lambdas import (
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
 from ..source import with_source
-from ..source_lambdas import lambda_as_def
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
@@ -63,7 +62,6 @@ from .closure_values import (
     captures_nothing,
     free_names,
     star_refusal,
-    stored_lambdas,
     used_as_values,
 )
 from .closure_writes import lift_writes, write_refusal
@@ -75,6 +73,7 @@ from .generators import (
     use_list_versions,
 )
 from .keyword_positions import convert_keyword_positions
+from .lambda_definitions import lambdas_as_definitions  # noqa: F401 (imported from here)
 from .local_partials import partial_of_nested_def, rewrite_local_partials, spells_partial
 from .object_stores import version_owned_objects
 from .run_time_closures import (
@@ -94,53 +93,6 @@ FACTORY = "_pb_lifted_factory"
 def is_nested_generator(node) -> bool:
     """Whether the nested ``def`` ``node`` contains a ``yield`` of its own."""
     return any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body))
-
-
-def lambdas_as_definitions(tree, user_call=None) -> None:
-    """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
-    is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
-    that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
-    if not any(isinstance(n, gast.Lambda) for n in gast.walk(tree)):
-        return  # the common case: nothing to do, cheaply
-    inlined = inlinable_functions(tree)
-
-    def as_def(name, lam, where):
-        d = lambda_as_def(name, lam)
-        d._pb_lambda = lam
-        return N.located(d, where)
-
-    def visit(stmts):
-        out = []
-        for s in stmts:
-            if not isinstance(s, _STATEMENT_SCOPES):
-                for name, lam in stored_lambdas(s, tree, user_call):
-                    out.append(as_def(name, lam, s))
-            if (
-                isinstance(s, gast.Assign)
-                and len(s.targets) == 1
-                and isinstance(s.targets[0], gast.Name)
-                and isinstance(s.value, gast.Lambda)
-                and s.targets[0].id not in inlined
-            ):
-                out.append(as_def(s.targets[0].id, s.value, s))
-                continue
-            if isinstance(s, gast.Return) and isinstance(s.value, gast.Lambda):
-                # `return lambda ...` (a factory): a def of its own, then returned
-                name = f"_pb_lambda_{s.lineno}_{s.value.col_offset}"
-                out.append(as_def(name, s.value, s))
-                out.append(N.located(gast.Return(value=N.located(N.load(name), s.value)), s))
-                continue
-            if not isinstance(s, _STATEMENT_SCOPES):
-                for field in ("body", "orelse", "finalbody"):
-                    if getattr(s, field, None):
-                        setattr(s, field, visit(getattr(s, field)))
-            out.append(s)
-        return out
-
-    tree.body = visit(tree.body)
-
-
-_STATEMENT_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
 def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> str | None:

@@ -72,9 +72,10 @@ def extreme_index(which, items, key) -> int:
 
 @transformable
 def _extreme_pullback(dy, which, a, b=None, c=None, d=None, key=None):
-    refuse_user_objects(which.__name__, a)  # (max(v) went over v's own __iter__)
     items = a
-    if b is not None:
+    if b is None:
+        refuse_user_objects(which.__name__, a)  # (max(v) went over v's own __iter__)
+    else:
         items = (a, b) if c is None else ((a, b, c) if d is None else (a, b, c, d))
     if isinstance(items, np.ndarray) and np.ndim(items) != 1:
         # the rows of an array (by a key, or compared as arrays: one element each): the

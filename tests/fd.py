@@ -233,3 +233,39 @@ def smooth_at(f, args, k=0, rtol=1e-4, atol=1e-6):
     if not np.all(np.isfinite(fine)):
         return False
     return bool(np.allclose(fine, coarse, rtol=rtol, atol=atol))
+
+
+def form_tests(forms, x, direction):
+    """``(test_gradient_float64, test_gradient_float32, test_hessian, test_jvp)`` for a
+    table of scalar functions ``forms`` of the vector ``x``: the gradient against central
+    differences (float64, and float32 with its dtype kept), the Hessian against differences
+    of the gradient, and ``jvp`` along ``direction``. A test module binds them to those
+    names, which pytest collects."""
+    import pytest
+
+    ids = [f.__name__ for f in forms]
+
+    @pytest.mark.parametrize("f", forms, ids=ids)
+    def test_gradient_float64(f):
+        np.testing.assert_allclose(
+            pullback.grad(f)(x), central_jacobian(f, x), rtol=1e-6, atol=1e-8
+        )
+
+    @pytest.mark.parametrize("f", forms, ids=ids)
+    def test_gradient_float32(f):
+        g = pullback.grad(f)(x.astype(np.float32))
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, central_jacobian(f, x), rtol=2e-3, atol=2e-4)
+
+    @pytest.mark.parametrize("f", forms, ids=ids)
+    def test_hessian(f):
+        want = central_jacobian(pullback.grad(f), x, 1e-5)
+        np.testing.assert_allclose(pullback.hessian(f)(x), want, rtol=1e-5, atol=1e-6)
+
+    @pytest.mark.parametrize("f", forms, ids=ids)
+    def test_jvp(f):
+        y, t = pullback.jvp(f, (x,), (direction,))
+        assert y == pytest.approx(f(x))
+        assert t == pytest.approx(central_jacobian(f, x) @ direction, rel=1e-6, abs=1e-8)
+
+    return test_gradient_float64, test_gradient_float32, test_hessian, test_jvp

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fd import central_jacobian, form_tests
 
 from pullback import grad, hessian, jvp
 
@@ -92,39 +93,9 @@ FORMS = [helper_parameter, tuple_key_in_helper, float_keys, sliced_in_helper]
 W = np.array([0.3, 0.7, -0.4, 1.1])
 
 
-def central(f, x, h=1e-6):
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
-@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
-def test_gradient_float64(f):
-    np.testing.assert_allclose(grad(f)(W), central(f, W), rtol=1e-6, atol=1e-8)
-
-
-@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
-def test_gradient_float32(f):
-    g = grad(f)(W.astype(np.float32))
-    assert g.dtype == np.float32
-    np.testing.assert_allclose(g, central(f, W), rtol=2e-3, atol=2e-4)
-
-
-@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
-def test_hessian(f):
-    want = np.array([central(lambda x, i=i: grad(f)(x)[i], W, 1e-5) for i in range(W.size)])
-    np.testing.assert_allclose(hessian(f)(W), want, rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize("f", FORMS, ids=lambda f: f.__name__)
-def test_jvp(f):
-    v = np.array([0.4, -1.3, 0.8, 0.2])
-    y, t = jvp(f, (W,), (v,))
-    assert y == pytest.approx(f(W))
-    assert t == pytest.approx(central(f, W) @ v, rel=1e-6, abs=1e-8)
+test_gradient_float64, test_gradient_float32, test_hessian, test_jvp = form_tests(
+    FORMS, W, np.array([0.4, -1.3, 0.8, 0.2])
+)
 
 
 def test_third_derivative_of_a_float_key():
@@ -168,11 +139,11 @@ def test_a_class_known_only_to_the_function_is_dispatched_too():
         return g[0] * g[1, ...] + np.sum(g[1:3] ** 2) + np.sum(Grid(w)[::2])
 
     for f in (closure_class, nested_class_self):
-        np.testing.assert_allclose(grad(f)(W), central(f, W), rtol=1e-6, atol=1e-8)
-        want = np.array([central(lambda x, i=i: grad(f)(x)[i], W, 1e-5) for i in range(4)])
+        np.testing.assert_allclose(grad(f)(W), central_jacobian(f, W), rtol=1e-6, atol=1e-8)
+        want = central_jacobian(grad(f), W, 1e-5)
         np.testing.assert_allclose(hessian(f)(W), want, rtol=1e-5, atol=1e-6)
         g32 = grad(f)(W.astype(np.float32))
-        np.testing.assert_allclose(g32, central(f, W), rtol=2e-3, atol=2e-4)
+        np.testing.assert_allclose(g32, central_jacobian(f, W), rtol=2e-3, atol=2e-4)
 
 
 def test_a_float_key_of_a_class_the_module_does_not_see(tmp_path, monkeypatch):
@@ -193,12 +164,7 @@ def test_a_float_key_of_a_class_the_module_does_not_see(tmp_path, monkeypatch):
         "    return Bowl(a)\n"
     )
     (tmp_path / "pb_bowl_user.py").write_text(
-        "from pb_bowl_maker import make\n"
-        "\n"
-        "\n"
-        "def cube(x):\n"
-        "    b = make(2.0)\n"
-        "    return b[x] * x\n"
+        "from pb_bowl_maker import make\n\n\ndef cube(x):\n    b = make(2.0)\n    return b[x] * x\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     cube = importlib.import_module("pb_bowl_user").cube

@@ -199,3 +199,31 @@ def test_forward_mode_refuses_a_keyword_argument_and_takes_it_positionally():
     np.testing.assert_allclose(jf(x, 2.0), want, rtol=1e-12)
     np.testing.assert_allclose(jf(x, w=2.0), want, rtol=1e-12)
     np.testing.assert_allclose(jf(x, 2.0), jacobian_by_fd(lambda v: scaled(v, 2.0), x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_forward_mode_follows_the_active_registry(dtype):
+    """The forward sweeps jacobian(mode='forward') keeps are made again for the registry
+    active at the call: a rule of another registry applies inside use_registry, and the
+    built-in one again after it (against the derivatives of what runs)."""
+
+    def cube(x):
+        return x**3
+
+    def uses_cube(x):
+        return cube(x) + 0.0
+
+    jf = jacobian(uses_cube, mode="forward")
+    x = np.array([1.0, 2.0, -0.5], dtype=dtype)
+    want = np.diag(3.0 * x.astype(np.float64) ** 2)
+    np.testing.assert_allclose(jf(x), want, **_tol(dtype))
+    reg = builtin_registry().copy()
+    reg.scalar_rule(cube, lambda y, x: 100.0 + 0.0 * x)
+    for _ in range(2):
+        with use_registry(reg):
+            got = jf(x)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, np.diag([100.0, 100.0, 100.0]), **_tol(dtype))
+        np.testing.assert_allclose(jf(x), want, **_tol(dtype))
+    fd = jacobian_by_fd(uses_cube, x.astype(np.float64))
+    np.testing.assert_allclose(jf(x), fd, **_tol(dtype))

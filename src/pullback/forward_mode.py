@@ -54,6 +54,11 @@ class LazyJVP:
         call = self.prepare(args, tangents, kwargs, keyword_tangents)
         return call.run(args, tangents, kwargs)
 
+    def batched(self, primals, stacks, moving, kwargs):
+        """:func:`batched_jvp` of this function (what ``jacobian`` calls through the
+        LazyJVP it keeps, without importing this module at each call)."""
+        return batched_jvp(self, primals, stacks, moving, kwargs)
+
     def prepare(self, args, tangents, kwargs, keyword_tangents=None) -> PreparedJVP:
         """The generated function for these arguments (``kwargs`` a dict, ``tangents`` one
         per positional argument), kept so that a second sweep of the same call with other

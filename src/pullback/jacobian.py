@@ -226,9 +226,8 @@ class JacobianFunction:
         array; None otherwise (the general path then goes column by column)."""
         stacks = [ZERO] * len(args)
         stacks[p] = identity_stack(x.shape, x.dtype)
-        from .forward_mode import batched_jvp  # see _lazy_jvp
-
-        out = batched_jvp(self._lazy_jvp(), args, stacks, (p,), kwargs)
+        # (a method of the kept LazyJVP: no import statement at each call, see _lazy_jvp)
+        out = self._lazy_jvp().batched(args, stacks, (p,), kwargs)
         if out is None or type(out[0]) is not np.ndarray:
             return None
         y, dys = out
@@ -263,9 +262,8 @@ class JacobianFunction:
 
         Forward mode (forward_mode.py and the transformation it drives) is imported on the
         first forward sweep, not with pullback: a reverse-mode gradient's cold start would
-        pay for its bytecode."""
-        from .forward_mode import LazyJVP
-
+        pay for its bytecode. The import runs only when the LazyJVP is made: an import
+        statement costs about a microsecond at each call even when the module is loaded."""
         registry = self.registry
         if registry is None:  # default_registry(), inlined (see _fast_forward)
             registry = _active.get()
@@ -273,6 +271,8 @@ class JacobianFunction:
                 registry = _builtin[0] if _builtin else default_registry()
         lazy = self._forward_sweeps
         if lazy is None or lazy.registry is not registry:
+            from .forward_mode import LazyJVP
+
             lazy = self._forward_sweeps = LazyJVP(self.fn, registry)
         return lazy
 
@@ -393,12 +393,15 @@ class JacobianFunction:
         # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
         basis = identity_stack(shape, dtype)
         stacked = pullback_stack(pullback, basis)  # (the basis has the output's shape)
-        stacked = (stacked,) if self.single else stacked
+        if self.single:  # one argument (the common case): no tuple to build and unpack
+            v = values[0]
+            want = shape + (v.shape if type(v) is np.ndarray else np.shape(v))
+            return stacked if stacked.shape == want else stacked.reshape(want)
         blocks = []
         for s, v in zip(stacked, values, strict=True):
             want = shape + (v.shape if type(v) is np.ndarray else np.shape(v))
             blocks.append(s if s.shape == want else s.reshape(want))
-        return blocks[0] if self.single else tuple(blocks)
+        return tuple(blocks)
 
     def into(self, out, *args, **kwargs):
         """Write the Jacobian into the preallocated ``out`` and return ``out``."""

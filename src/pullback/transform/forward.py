@@ -527,7 +527,12 @@ class JVP:
         self.guard = guard  # () -> bool, see pullback.guards
 
     def __call__(self, args, tangents, kwargs=None):
-        kw = dict(zip(self.tangent_params, tangents, strict=True))
+        params = self.tangent_params
+        if not kwargs and len(params) == 1 == len(tangents):
+            # one tangent, no keywords (a Jacobian's forward sweep): its one keyword
+            # without the zip and dict of the general case
+            return self.jvp_fn(*args, **{params[0]: tangents[0]})
+        kw = dict(zip(params, tangents, strict=True))
         if kwargs:
             kw = {**kwargs, **kw}
         return self.jvp_fn(*args, **kw)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fd import numerical_grad
+from fd import central_jacobian, numerical_grad
 
 scipy = pytest.importorskip("scipy")
 from scipy import integrate, optimize  # noqa: E402
@@ -248,10 +248,15 @@ def weights_in_a_list(p):
     return np.average(*xs, weights=[p[0], p[1]])
 
 
-def test_a_list_of_floats_with_a_gradient_in_a_keyword_is_refused():
-    # (its gradient was silently zero: the callee's pullback gives positional cotangents)
-    with pytest.raises(NotDifferentiableError, match="keyword argument 'weights' of 'average'"):
-        grad(weights_in_a_list)(P)
+def test_a_list_of_floats_with_a_gradient_in_a_keyword_is_differentiated():
+    # (its gradient was silently zero: the callee's pullback gave positional cotangents
+    # only; np.average's weights now move into position, and a keyword that cannot is
+    # refused, as 'rtol' above)
+    np.testing.assert_allclose(
+        grad(weights_in_a_list)(P), central(weights_in_a_list, P, 1e-6), rtol=1e-7
+    )
+    want = central_jacobian(grad(weights_in_a_list), P, 1e-5)
+    np.testing.assert_allclose(hessian(weights_in_a_list)(P), want, rtol=1e-6, atol=1e-8)
 
 
 def test_a_constant_list_in_a_keyword_is_passed_on():

@@ -172,6 +172,14 @@ def read_item(container, key, where: str, whole: bool = True):
     return _checked(container[key], where, whole)
 
 
+def read_again(value, where: str):
+    """``value``, a list or dict read earlier from an object or container that carries no
+    gradient, at a later use of the name holding it: refused if a value kept outside in
+    this evaluation has come into it since (``vals = logger.vals; logger.log(v);
+    sum(vals)``: the method appended ``v`` to the very list ``vals`` names)."""
+    return _checked(value, where, True)
+
+
 def _held_in(value, depth: int = 0):
     """The store that recorded ``value`` or a value it holds (items of a list, tuple or
     dict, fields of a record, a few levels deep), or None."""

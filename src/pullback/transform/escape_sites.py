@@ -24,6 +24,7 @@ from ..escapes import (
     append_escaping,
     checked_call,
     effect_call,
+    read_again,
     read_attribute,
     read_item,
     setattr_escaping,
@@ -70,6 +71,7 @@ class EscapeSites:
     def route_escapes(self) -> None:
         """Every such statement of the function, rewritten."""
         self.keeps_outside = False  # whether a statement here may keep a value outside
+        self.outside_reads = {}  # name -> its read: `vals = logger.vals`, used whole
         assigns = []
         for s in statements(self.tree):
             if isinstance(s, gast.Expr):
@@ -81,6 +83,46 @@ class EscapeSites:
         if self.keeps_outside:
             for s in assigns:
                 self.check_constant_call(s)
+        if self.outside_reads:
+            self.tree.body = self._read_again_before_uses(self.tree.body)
+
+    def _read_again_before_uses(self, stmts):
+        """Before each statement that uses a name bound by an outside read (a list or dict
+        of an object, used whole), a check of it again: a call between the read and the use
+        may have kept a differentiated value in that very container (a method appending to
+        ``self.vals``), which the read, made before, could not see. One attribute test while
+        nothing is kept outside."""
+        out = []
+        for s in stmts:
+            if not isinstance(s, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                for field in ("body", "orelse", "finalbody"):
+                    if getattr(s, field, None):
+                        setattr(s, field, self._read_again_before_uses(getattr(s, field)))
+                for handler in getattr(s, "handlers", ()) or ():
+                    handler.body = self._read_again_before_uses(handler.body)
+            own = s.value if isinstance(s, gast.Assign) else None
+            used = {
+                n.id
+                for n in _own_expression_nodes(s)
+                if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)
+                and n.id in self.outside_reads
+                and self.outside_reads[n.id] is not own
+            }
+            for name in sorted(used):
+                out.append(self._read_again(name, s))
+            out.append(s)
+        return out
+
+    def _read_again(self, name, s):
+        where = N.const(self.fs.where(s))
+        call = N.located(N.call("read_again", [N.load(name), where]), s)
+        call.pb_callee = Callee("object", read_again, name="read_again")
+        self.ns["read_again"] = read_again
+        self.ns["_pb_escaped"] = ESCAPE_RECORD
+        test = N.attr("_pb_escaped", "values")
+        check = gast.IfExp(test=test, body=call, orelse=N.load(name))
+        return N.located(gast.Expr(value=N.located(check, s)), s)
 
     def route_outside_store(self, call):
         """``obj.attr = v``, ``obj.attr[k] = v`` and ``outside.append(v)`` with ``v``
@@ -251,7 +293,13 @@ class EscapeSites:
             return  # a module, class or function the code baked in
         if is_real(self.kinds.get(base.id)):
             return
-        whole = N.const(self._used_whole(s.targets[0].id))
+        used_whole = self._used_whole(s.targets[0].id)
+        # a user's name may be used after a call that changed what it holds (a generated
+        # temporary, `_t3 = c[0]`, is used by the next statement of its line)
+        named = used_whole and not s.targets[0].id.startswith("_")
+        if named:
+            self.outside_reads[s.targets[0].id] = None  # (the read statement: below)
+        whole = N.const(used_whole)
         where = N.const(self.fs.where(v))
         call = gast.copy_location(N.call(helper.__name__, [base, key, where, whole]), v)
         call.pb_callee = Callee("object", helper, name=helper.__name__)
@@ -262,6 +310,19 @@ class EscapeSites:
         test = N.attr("_pb_escaped", "values")
         s.value = gast.copy_location(gast.IfExp(test=test, body=call, orelse=v), v)
         N.located(s.value, v)
+        if named:
+            self.outside_reads[s.targets[0].id] = s.value
+
+
+def _own_expression_nodes(s):
+    """The nodes of statement ``s``'s own expressions (not those of the statements it
+    holds: a loop's body is visited statement by statement)."""
+    for field, value in gast.iter_fields(s):
+        if field in ("body", "orelse", "finalbody", "handlers"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, gast.AST):
+                yield from gast.walk(item)
 
 
 def _spread(call) -> bool:

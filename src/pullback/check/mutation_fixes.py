@@ -249,9 +249,10 @@ def outside_append_texts(receiver, value="v") -> tuple[str, str, str]:
         )
     return (
         f"container mutation: '{text}.append(...)' adds a differentiated value to a "
-        "container from outside the function, which the function reads back",
-        "The container is not one the function created, so the gradient through the value "
-        "read back from it would be lost.",
+        "list that came from outside the function or has another name, which the function "
+        "reads back",
+        "pullback follows appends only to a list the function created and reads under the "
+        "same one name, so the gradient through the value read back from it would be lost.",
         f"build a local list (`{text.split('.')[-1]}_local = []`, append to it and use "
         "it), and copy it out at the end if the caller needs it.",
     )

@@ -43,11 +43,8 @@ def user_object_refusal(what: str, x) -> UnsupportedCallError | None:
     t = type(x)
     if t in _PLAIN_OPERANDS or isinstance(x, (type, _ndarray, list, tuple, dict)):
         return None
-    if not is_dataclass_value(x):
-        if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
-            return None
-        if has_array_protocol(t):
-            return None
+    if not (is_dataclass_value(x) or is_user_class(t)):
+        return None
     name = t.__name__
     method = _OWN_METHODS.get(what)
     first = f"call the method by name (`v.{method}()`), or " if method != "__iter__" else ""
@@ -83,13 +80,18 @@ def is_operator_object(x) -> bool:
     """Whether ``x`` is an object of a user's class that defines arithmetic operators in
     Python (``Polynomial.__add__``): what ``+`` on it computes is that method's."""
     t = type(x)
-    if isinstance(x, (type, _ndarray)):  # (an array subclass adds as an array)
-        return False
-    if is_library_module_name(getattr(t, "__module__", None) or "builtins"):
-        return False
-    if has_array_protocol(t):
-        return False  # an array of another library (Dask, an array API namespace): an array
+    if isinstance(x, (type, _ndarray)) or not is_user_class(t):
+        return False  # (an array subclass adds as an array)
     return any(type(getattr(t, n, None)) is _FunctionType for n in _OPERATOR_METHODS)
+
+
+def is_user_class(cls) -> bool:
+    """Whether ``cls`` is defined in user code (not a library's module) and is not an
+    array class of some library (Dask, an Array API namespace), whose methods compute as
+    arrays do: a class whose own Python methods run where pullback expects numbers."""
+    if is_library_module_name(getattr(cls, "__module__", None) or "builtins"):
+        return False
+    return not has_array_protocol(cls)
 
 
 # What an array of another library defines: its operators compute as arrays do.

@@ -71,7 +71,7 @@ class EscapeSites:
     def route_escapes(self) -> None:
         """Every such statement of the function, rewritten."""
         self.keeps_outside = False  # whether a statement here may keep a value outside
-        self.outside_reads = {}  # name -> its read: `vals = logger.vals`, used whole
+        self.outside_reads = set()  # names bound by one: `vals = logger.vals`, used whole
         assigns = []
         for s in statements(self.tree):
             if isinstance(s, gast.Expr):
@@ -100,14 +100,12 @@ class EscapeSites:
                         setattr(s, field, self._read_again_before_uses(getattr(s, field)))
                 for handler in getattr(s, "handlers", ()) or ():
                     handler.body = self._read_again_before_uses(handler.body)
-            own = s.value if isinstance(s, gast.Assign) else None
             used = {
                 n.id
                 for n in _own_expression_nodes(s)
                 if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)
                 and n.id in self.outside_reads
-                and self.outside_reads[n.id] is not own
             }
             for name in sorted(used):
                 out.append(self._read_again(name, s))
@@ -119,10 +117,16 @@ class EscapeSites:
         call = N.located(N.call("read_again", [N.load(name), where]), s)
         call.pb_callee = Callee("object", read_again, name="read_again")
         self.ns["read_again"] = read_again
+        check = self._while_keeping(call, N.load(name), s)
+        return N.located(gast.Expr(value=check), s)
+
+    def _while_keeping(self, checked, plain, at):
+        """``checked if <a value is kept outside in this evaluation> else plain``: the
+        check runs only while something is kept (every call but a few pay one attribute
+        test instead of a call)."""
         self.ns["_pb_escaped"] = ESCAPE_RECORD
         test = N.attr("_pb_escaped", "values")
-        check = gast.IfExp(test=test, body=call, orelse=N.load(name))
-        return N.located(gast.Expr(value=N.located(check, s)), s)
+        return N.located(gast.IfExp(test=test, body=checked, orelse=plain), at)
 
     def route_outside_store(self, call):
         """``obj.attr = v``, ``obj.attr[k] = v`` and ``outside.append(v)`` with ``v``
@@ -256,10 +260,7 @@ class EscapeSites:
         checked = N.located(N.call("checked_call", [func, packed, keywords, where]), call)
         checked.pb_callee = Callee("object", checked_call, name="checked_call")
         self.ns["checked_call"] = checked_call
-        self.ns["_pb_escaped"] = ESCAPE_RECORD
-        test = N.attr("_pb_escaped", "values")
-        s.value = gast.copy_location(gast.IfExp(test=test, body=checked, orelse=call), call)
-        N.located(s.value, call)
+        s.value = self._while_keeping(checked, call, call)
 
     def _user_callee(self, call) -> bool:
         """Whether ``call`` calls user code (or a callable found at run time) that no rule
@@ -296,22 +297,14 @@ class EscapeSites:
         used_whole = self._used_whole(s.targets[0].id)
         # a user's name may be used after a call that changed what it holds (a generated
         # temporary, `_t3 = c[0]`, is used by the next statement of its line)
-        named = used_whole and not s.targets[0].id.startswith("_")
-        if named:
-            self.outside_reads[s.targets[0].id] = None  # (the read statement: below)
+        if used_whole and not s.targets[0].id.startswith("_"):
+            self.outside_reads.add(s.targets[0].id)
         whole = N.const(used_whole)
         where = N.const(self.fs.where(v))
         call = gast.copy_location(N.call(helper.__name__, [base, key, where, whole]), v)
         call.pb_callee = Callee("object", helper, name=helper.__name__)
         self.ns[helper.__name__] = helper
-        # the plain read while nothing is kept outside (every call but a few): one
-        # attribute test instead of a call per read
-        self.ns["_pb_escaped"] = ESCAPE_RECORD
-        test = N.attr("_pb_escaped", "values")
-        s.value = gast.copy_location(gast.IfExp(test=test, body=call, orelse=v), v)
-        N.located(s.value, v)
-        if named:
-            self.outside_reads[s.targets[0].id] = s.value
+        s.value = self._while_keeping(call, v, v)
 
 
 def _own_expression_nodes(s):

@@ -73,7 +73,10 @@ _OWN_METHODS = {
 }
 
 
-_PLAIN_OPERANDS = frozenset({float, int, bool, complex, _ndarray})
+# (NumPy's scalars too: the elementwise rules ask on every call, and these answer at once)
+_PLAIN_OPERANDS = frozenset(
+    {float, int, bool, complex, _ndarray, np.float64, np.float32, np.complex128, np.int64}
+)
 
 
 def is_operator_object(x) -> bool:

@@ -31,7 +31,13 @@ import math
 
 import numpy as np
 
-from .diagonal_stack import DiagonalStack, StructuredStack, all_finite, max_abs
+from .diagonal_stack import (
+    DiagonalStack,
+    StructuredStack,
+    all_finite,
+    checked_on_leaving,
+    max_abs,
+)
 
 _SCALING = {np.multiply}
 _multiply = np.multiply
@@ -75,7 +81,8 @@ class BandStack(StructuredStack):
 
     @classmethod
     def from_diagonal(cls, d: DiagonalStack) -> BandStack:
-        return cls(d.diagonal.size, 0, d.diagonal[None, :])
+        diagonal = checked_on_leaving(d.diagonal)  # (where its test was deferred)
+        return cls(diagonal.size, 0, diagonal[None, :])
 
     @property
     def m(self) -> int:
@@ -214,8 +221,7 @@ class BandStack(StructuredStack):
         dense = [x.dense() if isinstance(x, (BandStack, DiagonalStack)) else x for x in inputs]
         if "out" in kwargs:
             kwargs["out"] = tuple(
-                x.dense() if isinstance(x, (BandStack, DiagonalStack)) else x
-                for x in kwargs["out"]
+                x.dense() if isinstance(x, (BandStack, DiagonalStack)) else x for x in kwargs["out"]
             )
         return getattr(ufunc, method)(*dense, **kwargs)
 
@@ -289,7 +295,7 @@ def sliced_read(g, index: slice, n: int):
     diagonal or band stack of ``x``'s cotangents, or None. A diagonal stack's read is its
     band at offset ``start`` directly: what ``as_band(g).sliced(index)`` gives."""
     if type(g) is DiagonalStack:
-        d = g.diagonal
+        d = checked_on_leaving(g.diagonal)  # (where its test was deferred)
         if d.ndim != 1 or d.shape[0] != n:
             return None
         start, stop, step = index.indices(n)

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import tangents
 from .band_stack import BandStack, combine_band
-from .diagonal_stack import DiagonalStack, combine, max_abs
+from .diagonal_stack import DiagonalStack, all_finite, combine, deferred_call, max_abs
 from .running import deeper_recursion, run_pullback
 from .tangents import ZERO, materialize
 
@@ -304,7 +304,10 @@ def pullback_stack(back, dys, place=None):
     k = dys.diagonal.size if type(dys) is DiagonalStack else dys.shape[0]
     if k > 1:
         seed = dys if place is None else place(dys)
-        cots = _batched_cotangents(back, seed, (k,))
+        if type(dys) is DiagonalStack:
+            cots = _deferred_cotangents(back, seed, (k,))
+        else:
+            cots = _batched_cotangents(back, seed, (k,))
         if cots is None:
             pass
         elif back.single and type(cots[0]) is DiagonalStack and type(dys) is DiagonalStack:
@@ -316,6 +319,21 @@ def pullback_stack(back, dys, place=None):
             return tuple(materialize_rows(c, v) for c, v in zip(cots, values, strict=True))
     dense = dys.dense() if type(dys) is DiagonalStack else dys
     return _stack_rows(back, dense) if place is None else _stack_rows(back, dense, place)
+
+
+def _deferred_cotangents(back, seed, batch):
+    """:func:`_batched_cotangents` of a diagonal seed with the finiteness test of its
+    steps deferred (see pullback.diagonal_stack): one test per result instead of one per
+    step. Where that sweep fails or a result is not finite, the sweep runs again with the
+    test at each step, which gives what it gave before."""
+    cots = deferred_call(_batched_cotangents, back, seed, batch)
+    if cots is not None:
+        for c in cots:
+            if type(c) is DiagonalStack and not all_finite(c.diagonal):
+                break
+        else:
+            return cots
+    return _batched_cotangents(back, seed, batch)
 
 
 def materialize_rows(c, value):

@@ -14,6 +14,17 @@ floating-point operations as the row-by-row pullback of ``e_r`` (``1 * ... * a_r
 row, ``0 * inf`` puts NaN off the diagonal): a step whose result is not finite everywhere
 therefore works on the dense stack instead.
 
+While a batched sweep runs with the check deferred (:func:`deferred_call`, what
+``pullback.batched`` does for a diagonal seed), a real step skips that test, and the
+test is made where the stack leaves this form instead: :meth:`DiagonalStack.dense` and
+the band stacks made from it raise :class:`NonFiniteDiagonal` for a non-finite diagonal,
+and the sweep's caller tests the stacks it gets back. The answer is the same: every step
+works on each position of the diagonal alone (column ``c`` of the dense stack), and a
+non-finite entry stays non-finite through every real step (``inf * 0``, ``inf / inf``,
+``inf - inf`` are NaN), so a diagonal that is finite where it leaves was finite after
+every step; one that is not makes the caller run the sweep again with the test at each
+step, as before. (A column that ``np.where`` zeroes is zero in both forms.)
+
 >>> import numpy as np
 >>> d = DiagonalStack(np.ones(3))
 >>> (d * np.arange(3.0)).dense()
@@ -26,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
+from _thread import _local as thread_local  # threading.local, without importing threading
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
@@ -52,10 +64,58 @@ def all_finite(v) -> bool:
     return bool(np.isfinite(v).all())
 
 
+class NonFiniteDiagonal(ArithmeticError):
+    """A diagonal stack whose finiteness test was deferred (:func:`deferred_call`) left its
+    form with a non-finite diagonal: the sweep must run again with the test at each step."""
+
+
+class _Deferral(thread_local):
+    """Whether the finiteness test of the running sweep's real steps is deferred (see the
+    module docstring): False except while :func:`deferred_call` runs, in this thread only."""
+
+    on: bool = False
+
+
+deferral = _Deferral()
+
+
+def deferred_call(fn, *args):
+    """``fn(*args)`` with the finiteness test of diagonal stacks deferred to where they
+    leave their form, in this thread (see the module docstring).
+
+    >>> d = DiagonalStack(np.array([1.0, 2.0]))
+    >>> e = deferred_call(d.__mul__, np.array([np.inf, 1.0]))  # not tested: still diagonal
+    >>> e
+    DiagonalStack(array([inf,  2.]))
+    >>> deferred_call(e.dense)
+    Traceback (most recent call last):
+    ...
+    pullback.diagonal_stack.NonFiniteDiagonal: a diagonal stack is not finite
+    >>> with np.errstate(invalid="ignore"):  # tested at the step: dense, as row by row
+    ...     d * np.array([np.inf, 1.0])
+    array([[inf,  0.],
+           [nan,  2.]])
+    """
+    outer = deferral.on
+    deferral.on = True
+    try:
+        return fn(*args)
+    finally:
+        deferral.on = outer
+
+
+def checked_on_leaving(diagonal):
+    """``diagonal``, tested as its stack leaves its form while the test is deferred."""
+    if deferral.on and not all_finite(diagonal):
+        raise NonFiniteDiagonal("a diagonal stack is not finite")
+    return diagonal
+
+
 _largest = np.maximum.reduce
 _multiply = np.multiply
 _ndarray = np.ndarray
 _isfinite = math.isfinite
+_new = object.__new__
 
 
 def max_abs(a) -> float:
@@ -147,6 +207,8 @@ class DiagonalStack(StructuredStack):
     def dense(self) -> np.ndarray:
         """The stack as an ordinary array of shape ``(n,) + shape``."""
         d = self.diagonal
+        if deferral.on:
+            checked_on_leaving(d)
         n = d.size
         out = np.zeros((n, n), dtype=d.dtype)
         # a strided view of the flat array: assigning through ``out.flat`` costs ~20x more
@@ -184,8 +246,10 @@ class DiagonalStack(StructuredStack):
             d = self.diagonal
             if inputs[1] is self and (type(a) is _ndarray and a.shape == d.shape):
                 v = a * d
-                if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
-                    return DiagonalStack(v)  # (as in __mul__)
+                if v.ndim == 1 and v.dtype.kind == "f" and (deferral.on or _isfinite(v.dot(v))):
+                    out = _new(DiagonalStack)  # (as in __mul__)
+                    out.diagonal = v
+                    return out
                 out = _scaled(v, d)
                 if out is not None:
                     return out
@@ -216,8 +280,12 @@ class DiagonalStack(StructuredStack):
         d = self.diagonal
         if t is float or t is _ndarray and other.shape == d.shape:
             v = d * other
-            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
-                return DiagonalStack(v)  # a finite vector: _scaled's answer, decided here
+            if v.ndim == 1 and v.dtype.kind == "f" and (deferral.on or _isfinite(v.dot(v))):
+                # a finite vector (or its test deferred): _scaled's answer, made without
+                # a call of __init__ (a Python frame costs more than the product)
+                out = _new(DiagonalStack)
+                out.diagonal = v
+                return out
             out = _scaled(v, d)
             if out is not None:
                 return out
@@ -228,8 +296,10 @@ class DiagonalStack(StructuredStack):
         d = self.diagonal
         if t is float or t is _ndarray and other.shape == d.shape:
             v = other * d
-            if v.ndim == 1 and v.dtype.kind == "f" and _isfinite(v.dot(v)):
-                return DiagonalStack(v)  # (as in __mul__)
+            if v.ndim == 1 and v.dtype.kind == "f" and (deferral.on or _isfinite(v.dot(v))):
+                out = _new(DiagonalStack)  # (as in __mul__)
+                out.diagonal = v
+                return out
             out = _scaled(v, d)
             if out is not None:
                 return out
@@ -237,18 +307,15 @@ class DiagonalStack(StructuredStack):
 
     def __add__(self, other):
         if type(other) is DiagonalStack and other.diagonal.shape == self.diagonal.shape:
-            return DiagonalStack(self.diagonal + other.diagonal)  # what _structured gives
+            out = _new(DiagonalStack)  # what _structured gives (made as in __mul__)
+            out.diagonal = self.diagonal + other.diagonal
+            return out
         return StructuredStack.__add__(self, other)
 
     def _scaled(self, v):
         """The stack of diagonal ``v``, this one's times a float or an array of the
         primal's shape, where ``v`` is finite (see _structured); else None."""
-        if type(v) is np.ndarray and v.shape == self.diagonal.shape:
-            if v.ndim == 1 and v.dtype.kind == "f":  # all_finite of a vector, written out
-                return DiagonalStack(v) if math.isfinite(v.dot(v)) else None
-            if all_finite(v):
-                return DiagonalStack(v)
-        return None
+        return _scaled(v, self.diagonal)
 
     def _structured(self, ufunc, inputs):
         """The result as a diagonal stack, or None where it is not one (or not finite)."""
@@ -275,7 +342,7 @@ class DiagonalStack(StructuredStack):
         else:
             return None
         v = np.asarray(v)
-        if v.shape != self.inner_shape or not all_finite(v):
+        if v.shape != self.inner_shape or not _finite_or_deferred(v):
             return None  # off the diagonal row by row would not be exact zeros
         return DiagonalStack(v)
 
@@ -286,10 +353,17 @@ def _scaled(v, diagonal):
     A function of the module, not a method: one attribute look-up less per product."""
     if type(v) is _ndarray and v.shape == diagonal.shape:
         if v.ndim == 1 and v.dtype.kind == "f":  # all_finite of a vector, written out
-            return DiagonalStack(v) if _isfinite(v.dot(v)) else None
-        if all_finite(v):
+            return DiagonalStack(v) if deferral.on or _isfinite(v.dot(v)) else None
+        if _finite_or_deferred(v):
             return DiagonalStack(v)
     return None
+
+
+def _finite_or_deferred(v) -> bool:
+    """Whether the step's diagonal ``v`` may stay a diagonal stack: it is finite, or it is
+    real and the test is deferred (a complex one is tested at once: its real part could
+    drop a non-finite imaginary part)."""
+    return (deferral.on and v.dtype.kind == "f") or all_finite(v)
 
 
 @functools.lru_cache(maxsize=16)

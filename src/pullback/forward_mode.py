@@ -26,7 +26,7 @@ from .arguments import (
 from .batched import Quiet, agrees, exact_by_structure, materialize_rows
 from .cache import function_entries, registry_token
 from .callables import as_bound_call
-from .diagonal_stack import DiagonalStack
+from .diagonal_stack import DiagonalStack, all_finite, deferred_call
 from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError, user_facing
 from .escapes import escape_scope
 from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value, rebuilt
@@ -211,8 +211,10 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
 
 def _is_stack(t, primal, k) -> bool:
     shape = (k,) + np.shape(primal)
-    return type(t) is DiagonalStack and t.shape == shape or (
-        type(t) is np.ndarray and t.shape == shape
+    return (
+        type(t) is DiagonalStack
+        and t.shape == shape
+        or (type(t) is np.ndarray and t.shape == shape)
     )
 
 
@@ -297,13 +299,22 @@ def batched_jvp(forward, primals, stacks, moving, kwargs):
     """``(y, dys)`` from one forward sweep carrying every direction, or None where a step
     cannot carry them (or the result fails the check against an ordinary sweep)."""
     primals, kwargs = tuple(primals), kwargs or {}
-    try:
-        with Quiet():
-            # the generated function found once serves the check's sweep below as well
-            call = forward.prepare(primals, stacks, kwargs)
-            y, dys = call.run(primals, stacks, kwargs)
-    except Exception:
-        return None
+    swept = None
+    for i in moving:
+        if type(stacks[i]) is DiagonalStack:
+            # a diagonal seed: its finiteness test once, on the result (see
+            # pullback.diagonal_stack); a failure or a non-finite result runs the sweep
+            # again with the test at each step, which gives what it gave before
+            swept = deferred_call(_sweep, forward, primals, stacks, kwargs)
+            if swept is not None and type(swept[2]) is DiagonalStack:
+                if not all_finite(swept[2].diagonal):
+                    swept = None
+            break
+    if swept is None:
+        swept = _sweep(forward, primals, stacks, kwargs)
+        if swept is None:
+            return None
+    call, y, dys = swept
     if type(dys) is DiagonalStack and type(y) is np.ndarray and y.dtype.kind == "f":
         # an elementwise map's columns (jacobian's identity stack): exact by structure
         if dys.diagonal.shape == y.shape and (
@@ -332,6 +343,18 @@ def batched_jvp(forward, primals, stacks, moving, kwargs):
     if not (exact_by_structure(seeds, (dys,)) or agrees(one_sweep, seeds, [dys])):
         return None
     return y, materialize_rows(dys, y)
+
+
+def _sweep(forward, primals, stacks, kwargs):
+    """``(call, y, dys)`` of one forward sweep of the stacks (``call`` the generated
+    function it found, which serves the check's sweep as well), or None where it fails."""
+    try:
+        with Quiet():
+            call = forward.prepare(primals, stacks, kwargs)
+            y, dys = call.run(primals, stacks, kwargs)
+    except Exception:
+        return None
+    return call, y, dys
 
 
 def _jvp_rows(fn, primals, stacks, k, registry, kwargs):

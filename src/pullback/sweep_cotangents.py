@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .diagonal_stack import DiagonalStack
 from .runtime import plus_cotangents, times_cotangents
 from .tangents import batch_axes
 
@@ -74,4 +75,27 @@ def times_fast(g, a, b):
             return g * b, a * g
         if tg is complex or tg is _complex128:  # (conjugated, as times_cotangents does)
             return g * b.conjugate(), a.conjugate() * g
+    elif tg is DiagonalStack and _stack_of_real_arrays(g, a, b):
+        # the rows of a Jacobian through an elementwise product (pullback.batched): the
+        # stack's own products, which unbroadcast keeps as they are; ``a * g`` by the
+        # stack's reflected product, not through NumPy's ufunc dispatch (the same values)
+        return g * b, g.__rmul__(a)
     return times_cotangents(g, a, b)
+
+
+def _stack_of_real_arrays(g, a, b) -> bool:
+    """Whether ``a`` and ``b`` are real arrays of the shape and dtype of the diagonal of
+    the stack ``g``, which holds one row per element of that shape (the batch axes of
+    the running stack): there ``times_cotangents`` gives ``g * b`` and ``a * g``."""
+    d = g.diagonal
+    dt = d.dtype
+    return (
+        type(a) is _ndarray
+        and type(b) is _ndarray
+        and a.dtype is dt
+        and b.dtype is dt
+        and dt.kind == "f"
+        and a.shape == d.shape
+        and b.shape == d.shape
+        and batch_axes.axes == (d.size,)
+    )

@@ -195,8 +195,8 @@ def test_a_wrong_batched_result_fails_the_check_and_rows_give_the_result(
     honest = batched._batched_cotangents
     kinds = []
 
-    def spoiled(back, dys, batch):
-        cots = honest(back, dys, batch)
+    def spoiled(back, dys, batch, *defer):
+        cots = honest(back, dys, batch, *defer)
         kinds.extend(type(c).__name__ for c in cots or ())
         return None if cots is None else [spoil(c) for c in cots]
 

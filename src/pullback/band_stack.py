@@ -36,6 +36,7 @@ from .diagonal_stack import (
     StructuredStack,
     all_finite,
     checked_on_leaving,
+    deferral,
     max_abs,
 )
 
@@ -81,7 +82,9 @@ class BandStack(StructuredStack):
 
     @classmethod
     def from_diagonal(cls, d: DiagonalStack) -> BandStack:
-        diagonal = checked_on_leaving(d.diagonal)  # (where its test was deferred)
+        diagonal = d.diagonal
+        if deferral.on:
+            checked_on_leaving(diagonal)  # (the test of its steps was deferred)
         return cls(diagonal.size, 0, diagonal[None, :])
 
     @property
@@ -295,7 +298,9 @@ def sliced_read(g, index: slice, n: int):
     diagonal or band stack of ``x``'s cotangents, or None. A diagonal stack's read is its
     band at offset ``start`` directly: what ``as_band(g).sliced(index)`` gives."""
     if type(g) is DiagonalStack:
-        d = checked_on_leaving(g.diagonal)  # (where its test was deferred)
+        d = g.diagonal
+        if deferral.on:
+            checked_on_leaving(d)  # (the test of its steps was deferred)
         if d.ndim != 1 or d.shape[0] != n:
             return None
         start, stop, step = index.indices(n)

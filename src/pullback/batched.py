@@ -31,7 +31,7 @@ import numpy as np
 
 from . import tangents
 from .band_stack import BandStack, combine_band
-from .diagonal_stack import DiagonalStack, all_finite, combine, deferred_call, max_abs
+from .diagonal_stack import DiagonalStack, all_finite, combine, deferral, max_abs
 from .running import deeper_recursion, run_pullback
 from .tangents import ZERO, materialize
 
@@ -102,10 +102,14 @@ class Quiet:
         return False
 
 
-def _batched_cotangents(back, dys, batch):
-    """The raw cotangents of ``dys`` from one reverse sweep, or None when it cannot run."""
+def _batched_cotangents(back, dys, batch, defer=False):
+    """The raw cotangents of ``dys`` from one reverse sweep, or None when it cannot run;
+    ``defer``: with the finiteness test of diagonal stacks deferred (see
+    :func:`_deferred_cotangents`)."""
     outer = tangents.batch_axes.axes
     tangents.batch_axes.axes = batch
+    deferred = deferral.on
+    deferral.on = defer
     try:
         with Quiet():
             # the pullback itself: a failure here only means the rows run one by one, so
@@ -119,6 +123,7 @@ def _batched_cotangents(back, dys, batch):
         return None
     finally:
         tangents.batch_axes.axes = outer
+        deferral.on = deferred
     out = []
     for c, value in zip(cots, back._values, strict=True):
         if type(c) is DiagonalStack and type(value) is np.ndarray:
@@ -296,15 +301,18 @@ def _at_entry(n, entry, dy):
     return tuple(dy if m == entry else ZERO for m in range(n))
 
 
-def pullback_stack(back, dys, place=None):
+def pullback_stack(back, dys, place=None, defer=True):
     """:func:`stacked_pullback` of a stack whose shape is checked, for a pullback whose
     arguments are floats or NumPy float arrays and whose output is a float, a NumPy
     scalar or a NumPy array (what ``jacobian`` checks before it calls this); ``place``
-    puts a stack for one entry of a tuple output in its place (see stacked_pullback)."""
+    puts a stack for one entry of a tuple output in its place (see stacked_pullback).
+    ``defer``: a diagonal stack's finiteness test is deferred (:func:`_deferred_cotangents`),
+    the same answer; a Hessian's sweep, whose stack turns into band stacks at its first
+    slice read (where the test is made anyway), passes False."""
     k = dys.diagonal.size if type(dys) is DiagonalStack else dys.shape[0]
     if k > 1:
         seed = dys if place is None else place(dys)
-        if type(dys) is DiagonalStack:
+        if defer and type(dys) is DiagonalStack:
             cots = _deferred_cotangents(back, seed, (k,))
         else:
             cots = _batched_cotangents(back, seed, (k,))
@@ -326,7 +334,7 @@ def _deferred_cotangents(back, seed, batch):
     steps deferred (see pullback.diagonal_stack): one test per result instead of one per
     step. Where that sweep fails or a result is not finite, the sweep runs again with the
     test at each step, which gives what it gave before."""
-    cots = deferred_call(_batched_cotangents, back, seed, batch)
+    cots = _batched_cotangents(back, seed, batch, True)
     if cots is not None:
         for c in cots:
             if type(c) is DiagonalStack and not all_finite(c.diagonal):

@@ -66,9 +66,7 @@ def _stackable(y, values) -> bool:
     plain = (float, np.float64, np.float32, np.ndarray)
     if type(y) not in plain or (type(y) is np.ndarray and y.dtype.kind != "f"):
         return False
-    return all(
-        type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f") for v in values
-    )
+    return all(type(v) is float or (type(v) is np.ndarray and v.dtype.kind == "f") for v in values)
 
 
 def _plain_positions(fn, names):
@@ -110,6 +108,9 @@ class JacobianFunction:
         plain = type(fn) not in _DERIVATIVES
         self._reverse_only = mode == "reverse" and plain
         self._forward_only = mode == "forward" and plain
+        # the rows of a Jacobian of first derivatives defer their finiteness test; the
+        # Hessian's (of grad(f)) meet band stacks at once (see batched.pullback_stack)
+        self._defer = type(fn) is not GradFunction
         functools.update_wrapper(self, fn, updated=())
 
     def __call__(self, *args, **kwargs):
@@ -392,7 +393,7 @@ class JacobianFunction:
         # The basis as a scaled identity: through elementwise steps it stays one vector
         # (see pullback.diagonal_stack); anything else makes it the dense np.eye stack.
         basis = identity_stack(shape, dtype)
-        stacked = pullback_stack(pullback, basis)  # (the basis has the output's shape)
+        stacked = pullback_stack(pullback, basis, None, self._defer)  # (output's shape)
         if self.single:  # one argument (the common case): no tuple to build and unpack
             v = values[0]
             want = shape + (v.shape if type(v) is np.ndarray else np.shape(v))

@@ -5,13 +5,14 @@ does: subscripts of its fields (``h.v[0]``, ``h.v[-1]``, ``h.v[1:]``), unpacking
 (``a, b = h.v``, ``a, *rest = h.v``), loops, ``len``, ``enumerate``, ``zip(h.a, h.b)``,
 ``sum``/``max``/``min``/``sorted``, ``tuple(h.v)``/``list(h.v)``, dict fields, nested
 objects (``m.layers[i].W``), named tuples, dataclasses, ``getattr`` with a constant name,
-class attributes read through the instance, properties (``m.first`` of a parameter). Each field holds a list, a tuple, an array or
-an object of a user's class with its own ``__iter__``/``__getitem__`` (``Seq``), which is
-what failed: a parameter's fields were taken to be plain values, so the items of a
-``Seq`` in one were read as a list's (a crash in the reverse sweep, or a refusal);
-``tuple(v)``, ``max(v)``, ``sorted(v)`` of such an object were refused; a property read
-on a parameter was refused (PB501); and a ``Seq`` inside a differentiated dataclass got
-the gradient None, silently (now refused before running).
+class attributes read through the instance, properties (``m.first`` of a parameter). Each
+field holds a list, a tuple, an array or an object of a user's class with its own
+``__iter__``/``__getitem__`` (``Seq``), which is what failed: a parameter's fields were
+taken to be plain values, so the items of a ``Seq`` in one were read as a list's (a crash
+in the reverse sweep, or a refusal); ``tuple(v)``, ``max(v)``, ``sorted(v)`` of such an
+object were refused; a property read on a parameter was refused (PB501), and so was a
+class attribute read through a dataclass or named tuple argument; and a ``Seq`` inside a
+differentiated dataclass got the gradient None, silently (now refused before running).
 
 Each probe: the gradient against central differences, ``jvp``, ``hvp`` and ``hessian``
 (probe_harness.check_probe), and float32. Differentiated with respect to the object itself
@@ -436,6 +437,45 @@ def test_hessian_and_jvp_with_respect_to_a_named_tuple():
     eps = 1e-5
     rows = [(grad(g_of)(x + eps * e) - grad(g_of)(x - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(hessian(g_of)(x), np.array(rows), rtol=1e-5, atol=1e-6)
+
+
+@dataclasses.dataclass
+class WithConstant:
+    w: np.ndarray
+    K = 3.0  # a class attribute (no annotation: no field)
+
+
+class NTWithConstant(NamedTuple):
+    w: np.ndarray
+    K = 2.0  # (no annotation: a class attribute, no field)
+
+
+def reads_a_class_constant(p):
+    return np.sum(np.sin(p.w) * p.K) + p.K * p.w[0] ** 2
+
+
+@pytest.mark.parametrize("cls", [WithConstant, NTWithConstant], ids=["dataclass", "namedtuple"])
+def test_a_class_attribute_read_through_a_differentiated_record_is_a_constant(cls):
+    """``p.K`` of a dataclass or named tuple argument, a class attribute: a constant that
+    just runs (it was refused, PB501), float64 and float32, and in forward mode."""
+    x = np.array([0.3, -0.7, 1.1])
+    want = _central_on_fields(reads_a_class_constant, lambda u: cls(np.array(u)), list(x))
+    got = grad(reads_a_class_constant)(cls(x))
+    assert isinstance(got, cls)
+    np.testing.assert_allclose(got.w, want, rtol=1e-6, atol=1e-8)
+    got32 = grad(reads_a_class_constant)(cls(x.astype(np.float32))).w
+    assert got32.dtype == np.float32
+    np.testing.assert_allclose(got32, want, rtol=2e-3, atol=2e-4)
+    v = np.array([1.0, 0.5, -2.0])
+    assert jvp(reads_a_class_constant, (cls(x),), (cls(v),))[1] == pytest.approx(want @ v)
+
+    def of_vector(u):  # the same function of a vector, for the Hessian
+        return reads_a_class_constant(cls(u))
+
+    rows = [
+        (grad(of_vector)(x + 1e-5 * e) - grad(of_vector)(x - 1e-5 * e)) / 2e-5 for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(hessian(of_vector)(x), np.array(rows), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("reader", READERS, ids=[r.__name__ for r in READERS])

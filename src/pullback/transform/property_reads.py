@@ -40,9 +40,9 @@ import types
 import gast
 import numpy as np
 
+from ..dynamic_attrs import read_attribute_or_property
 from ..guards import current_property
 from ..operator_dispatch import own_class_method
-from ..dynamic_attrs import read_attribute_or_property
 from ..receiver_classes import module_class_with, module_class_with_property
 from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
 

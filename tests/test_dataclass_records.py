@@ -18,7 +18,6 @@ from pullback import grad, hessian, hvp, jvp, value_and_grad, vjp
 from pullback.errors import (
     ArgumentError,
     NotDifferentiableError,
-    UnsupportedCallError,
     UnsupportedSyntaxError,
 )
 from pullback.testing import check_grads
@@ -383,16 +382,16 @@ def test_lists_of_dataclasses_subclasses_and_loops():
     check_grad(net_built_in_a_loop, x)
 
 
-def test_a_class_attribute_read_through_a_differentiated_instance_is_refused():
-    with pytest.raises(UnsupportedCallError) as info:
-        grad(class_constant)(Net([Layer(np.ones((2, 2)), np.ones(2))]))
-    assert str(info.value) == (
-        f"{_where(class_constant, 1, 38)}: PB501 attribute 'K' of a differentiated Net (a "
-        "dataclass), not one of its fields, cannot be differentiated: pullback follows a "
-        "dataclass's fields only.\n"
-        "Fix: declare it a field of the dataclass, or read it from the class (`Net.K`) "
-        "(see docs/limitations.md#PB501)."
-    )
+def test_a_class_attribute_read_through_a_differentiated_instance_is_a_constant():
+    """``net.K``, a ``ClassVar`` read through the instance: a constant of the class that
+    just runs (it was refused, PB501); the fields' gradient against differences."""
+    W = np.array([[0.3, -0.2], [0.5, 1.1]])
+    g = grad(class_constant)(Net([Layer(W, np.ones(2))]))
+
+    def flat(w):
+        return class_constant(Net([Layer(w.reshape(2, 2), np.ones(2))]))
+
+    np.testing.assert_allclose(g.layers[0].W.ravel(), _fd(flat, W.ravel()), rtol=1e-6)
 
 
 def replaced_through_a_mapping(p, a):

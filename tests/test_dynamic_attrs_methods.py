@@ -218,6 +218,14 @@ def property_read(p):
     return np.sum(p.doubled)
 
 
-def test_a_property_of_a_record_stays_refused():
-    with pytest.raises(PullbackError, match="PB501 property 'doubled'"):
-        grad(property_read)(WithProperty(X))
+def test_a_property_of_a_record_parameter_runs_its_getter():
+    """``p.doubled`` of a dataclass argument (its class known only when it runs): the
+    getter, differentiated with ``p`` carrying the gradient (it was refused, PB501)."""
+    got = grad(property_read)(WithProperty(X))
+    assert isinstance(got, WithProperty)
+    want = numerical_grad(lambda a: property_read(WithProperty(a)), [X], 0)
+    np.testing.assert_allclose(got.a, want, rtol=1e-6, atol=1e-8)
+    v = np.array([1.0, -2.0])
+    assert jvp(property_read, (WithProperty(X),), (WithProperty(v),))[1] == pytest.approx(
+        want @ v, rel=1e-6
+    )

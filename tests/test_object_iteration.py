@@ -240,24 +240,53 @@ class Holder:
 
 
 def unpack_a_field(h):
-    a, b = h.v  # a parameter's field: not followed
-    return a * b
+    a, b = h.v  # a parameter's field holding a Pair: its own __iter__ runs
+    return a * b + sum(h.v) * tuple(h.v)[1]
 
 
 def field_handed_on(w):
-    return unpack_a_field(Holder(Pair(w[0], w[1])))
+    return unpack_a_field(Holder(Pair(w[0], w[1] * w[2])))
 
 
-def test_an_object_in_a_parameter_s_field_is_refused_with_the_fix():
+def test_an_object_in_a_parameter_s_field_is_iterated_through_its_own_iter():
+    """``a, b = h.v``, ``sum(h.v)``, ``tuple(h.v)`` where ``h`` is a parameter and ``h.v`` a
+    Pair (refused before: a parameter's fields were taken to be plain values)."""
+    f = field_handed_on
+    np.testing.assert_allclose(grad(f)(W), central_jacobian(f, W), rtol=1e-6, atol=1e-8)
+    g32 = grad(f)(W.astype(np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, central_jacobian(f, W), rtol=2e-3, atol=2e-4)
+    want = central_jacobian(grad(f), W, 1e-5)
+    np.testing.assert_allclose(hessian(f)(W), want, rtol=1e-5, atol=1e-6)
+    v = np.array([0.4, -1.3, 0.8])
+    assert jvp(f, (W,), (v,))[1] == pytest.approx(central_jacobian(f, W) @ v, rel=1e-6)
+
+
+def test_a_helper_whose_module_does_not_see_the_class_is_refused_with_the_fix(
+    tmp_path, monkeypatch
+):
+    """A helper of a module that neither defines nor imports the class unpacks it: the
+    dispatch does not go there, and the items' gradient has nowhere to go."""
+    import importlib
+
     from pullback.errors import NotDifferentiableError
 
-    with pytest.raises(NotDifferentiableError) as info:
-        grad(field_handed_on)(W)
-    message = str(info.value)
-    assert "a gradient flows back through the items of a Pair" in message
-    assert (
-        "Fix: iterate or unpack the Pair where the function makes it, or pass it on as an "
-        "argument of its own (not inside a tuple or a field): there its __iter__ is "
-        "differentiated." in message
+    (tmp_path / "pb_blind_helper.py").write_text(
+        "def unpack(h):\n    a, b = h.v\n    return a * b\n"
     )
-    assert "test_object_iteration.py:" in message and "a, b = h.v" in message
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helper = importlib.import_module("pb_blind_helper")
+
+    def blind(w):
+        return helper.unpack(Holder(Pair(w[0], w[1])))
+
+    with pytest.raises(NotDifferentiableError) as info:
+        grad(blind)(W)
+    message = str(info.value)
+    assert "pb_blind_helper.py:2: a gradient flows back through the items of a Pair" in message
+    assert (
+        "Fix: import Pair into the module of the function that loops over or unpacks it "
+        f"(`from {__name__} import Pair`): pullback then runs Pair.__iter__ and "
+        "differentiates it; or loop over a list of its items." in message
+    )
+    assert "a, b = h.v" in message

@@ -379,6 +379,8 @@ def _check_differentiable(fn, name, value):
         return
     refuse_array_subclass(value, name)
     leaves = list(_leaves(value))
+    if len(leaves) > 1 or leaves[0] is not value:
+        _refuse_held_objects(fn, name, leaves)
     if any(is_differentiable_value(v) for v in leaves):
         return
     kind = type(value).__name__
@@ -402,6 +404,29 @@ def _check_differentiable(fn, name, value):
         f"cannot differentiate '{_name(fn)}' with respect to '{name}': it is {article} {kind}, "
         f"which has no gradient.\nFix: {fix}"
     )
+
+
+def _refuse_held_objects(fn, name, leaves):
+    """Refuse an argument that holds, in an item or a field, an object of a user's plain
+    class with numbers or arrays in it (``D(v=Seq([...]))``): the reverse sweep would
+    follow its fields, but its gradient has no form to be given back in (a dataclass's is
+    the same dataclass; a plain class has none), so it would come back as None."""
+    for v in leaves:
+        if not is_candidate(type(v)) or is_differentiable_value(v):
+            continue
+        held = getattr(v, "__dict__", None)
+        if not isinstance(held, dict):
+            continue
+        if any(is_differentiable_value(x) for x in _leaves(list(held.values()))):
+            kind = type(v).__name__
+            raise NotDifferentiableError(
+                f"cannot differentiate '{_name(fn)}' with respect to '{name}': it holds "
+                f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind} (an object of a plain "
+                "class) with numbers or arrays in it, whose gradient pullback cannot give "
+                f"back.\nFix: make {kind} a @dataclass (its gradient is then a {kind}), or "
+                f"build the {kind} inside the function from arrays passed as arguments; see "
+                "docs/limitations.md#PB501."
+            )
 
 
 def _leaves(value):

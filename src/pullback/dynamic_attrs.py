@@ -311,6 +311,31 @@ def _array_attribute_tangent(args, tangents, kwargs):
     return attribute_tangent(tangents[0], obj, name, *args[2:])
 
 
+def property_getter(obj, name):
+    """The getter of ``name`` when it is a property of ``obj``'s class whose getter is the
+    user's Python function (``m.first`` of a ``Model`` with ``@property def first(self)``),
+    else None (a field, a method, a library's property, an attribute of a class)."""
+    if isinstance(obj, type) or not isinstance(name, str):
+        return None
+    raw = inspect.getattr_static(type(obj), name, None)
+    if not isinstance(raw, property) or not isinstance(raw.fget, types.FunctionType):
+        return None
+    return None if is_library_module_name(raw.fget.__module__ or "") else raw.fget
+
+
+@transformable
+def read_attribute_or_property(obj, name):
+    """``obj.name`` where ``obj``'s class is known only when it runs and some class of the
+    function's module has a property of that name (transform/property_reads.py): the
+    getter called with ``obj`` (differentiated as the user's function it is, ``obj``
+    carrying the gradient), else the attribute as ``getattr`` reads it (a record's field
+    gets its cotangent)."""
+    getter = property_getter(obj, name)
+    if getter is None:
+        return getattr(obj, name)
+    return getter(obj)
+
+
 def _differentiated(obj) -> bool:
     """Whether ``obj``'s attributes may carry a gradient (a record); a module, a class, a
     function or any other object read with ``getattr`` is a constant."""
@@ -425,5 +450,6 @@ def register(reg) -> None:
         check_attribute_source,
         held_callee,
         is_bound_to,
+        property_getter,
     ):
         reg.non_differentiable(helper, family=FAMILY, trusted=True)

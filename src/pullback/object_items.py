@@ -2,10 +2,11 @@
 runs it: through the class's own ``__iter__``.
 
 The transform (``transform/dunder_operators.py``) writes ``_seq = as_sequence(v)`` (a
-loop's sequence), ``_items = unpack_items(v, 2)`` (``a, b = v``) and ``t = list(v)``,
-where ``v`` may hold an object of a user's class and a gradient flows through the items,
-as the pseudo methods ``v.__pb_iter__()``, ``v.__pb_iter__(2, False)`` and
-``v.__pb_list__()``, which the operators' run-time dispatch
+loop's sequence), ``_items = unpack_items(v, 2)`` (``a, b = v``), ``t = list(v)`` and
+``t = tuple(v)``, where ``v`` may hold an object of a user's class (one a call made, a
+parameter, a field or an item of those) and a gradient flows through the items, as the
+pseudo methods ``v.__pb_iter__()``, ``v.__pb_iter__(2, False)``, ``v.__pb_list__()`` and
+``v.__pb_tuple__()`` (the list made a tuple), which the operators' run-time dispatch
 (:mod:`pullback.operator_dispatch`) hands here. An object whose class defines
 ``__iter__`` in Python gives the list its *items version* returns
 (``transform/iter_items.py``, reached through ``ENTRY_POINTS.items_version``): a
@@ -27,7 +28,9 @@ from .tangents import NO_TANGENT, ZERO, has_array_protocol
 
 ITER = "__pb_iter__"  # args: () for a loop's sequence, (count, at_least) to unpack
 LIST = "__pb_list__"
-NAMES = (ITER, LIST)
+TUPLE = "__pb_tuple__"  # tuple(v): the items version's list, made a tuple
+NAMES = (ITER, LIST, TUPLE)
+_MAKERS = {LIST: list, TUPLE: tuple}
 
 
 def items(a):
@@ -40,14 +43,18 @@ def listed(a):
     return list(a)
 
 
+def tupled(a):
+    return tuple(a)
+
+
 def is_items_name(name) -> bool:
     return name in NAMES
 
 
 def expression(name: str, receiver: str, args) -> str:
     """The plain Python of the pseudo method, for generated code."""
-    if name == LIST:
-        return f"list({receiver})"
+    if name in _MAKERS:
+        return f"{_MAKERS[name].__name__}({receiver})"
     if args:
         return f"_pb_unpack_items({receiver}, {args[0]}, {args[1]})"
     return f"as_sequence({receiver})"
@@ -74,6 +81,12 @@ def _own_iter(obj):
     return fn
 
 
+def _made(items, name):
+    """The items version's list as ``tuple(v)`` gives it (a tuple): the items of a loop,
+    an unpacking or ``list(v)`` as they are (a zero tangent as well)."""
+    return tuple(items) if name == TUPLE and isinstance(items, list) else items
+
+
 def _counted(y, args):
     if args:
         checked_count(y, *args)
@@ -86,9 +99,9 @@ def items_call(site, obj, name, args):
     rest = (NO_TANGENT,) * len(args)
     if fn is not None:
         y, inner = site.adjoint_of(fn, None).__call__(obj)
-        return _counted(y, args), lambda dy: (tuple(inner(dy))[0], *rest)
-    if name == LIST:
-        y, inner = site.registry.lookup(list).rrule(obj)
+        return _made(_counted(y, args), name), lambda dy: (tuple(inner(dy))[0], *rest)
+    if name in _MAKERS:
+        y, inner = site.registry.lookup(_MAKERS[name]).rrule(obj)
         return y, lambda dy: (tuple(inner(dy))[0], *rest)
     y = _counted(as_sequence(obj), args)
     return y, lambda dy: (sequence_cotangent(dy, obj), *rest)
@@ -97,7 +110,7 @@ def items_call(site, obj, name, args):
 def items_function(obj, name):
     """The Python function whose vjp gives ``obj`` its cotangent where the reverse is
     differentiated again: the items version, or the plain form of the pseudo method."""
-    return _own_iter(obj) or (listed if name == LIST else items)
+    return _own_iter(obj) or {LIST: listed, TUPLE: tupled}.get(name, items)
 
 
 def items_vjp(site, function_vjp, g, obj, name, args):
@@ -127,7 +140,7 @@ def items_tangent(site, function_tangent, obj, dobj, name, args):
     fn = _own_iter(obj)
     if fn is not None:
         y, dy = function_tangent(site, fn, (obj,), (dobj,), {})
-        return _counted(y, args), dy
-    if name == LIST:
-        return function_tangent(site, list, (obj,), (dobj,), {})
+        return _made(_counted(y, args), name), _made(dy, name)
+    if name in _MAKERS:
+        return function_tangent(site, _MAKERS[name], (obj,), (dobj,), {})
     return _counted(as_sequence(obj), args), sequence_tangent(dobj, obj)

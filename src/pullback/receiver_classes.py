@@ -61,6 +61,20 @@ def module_class_with(fs, name: str) -> bool:
     return _module_classes(fs, "methods", name, python_method_of)
 
 
+def module_class_with_property(fs, name: str) -> bool:
+    """Whether a class among the globals of the function's module has ``name`` as a
+    property whose getter is a Python function: then ``p.name`` of a value whose class is
+    known only when it runs may be that property (transform/property_reads.py)."""
+    return _module_classes(fs, "property", name, _python_property_of)
+
+
+def _python_property_of(cls, name) -> bool:
+    if issubclass(cls, _BUILTIN_MUTABLES):
+        return False
+    raw = inspect.getattr_static(cls, name, None)
+    return isinstance(raw, property) and isinstance(raw.fget, types.FunctionType)
+
+
 def module_class_with_any(fs, names: tuple) -> bool:
     """Whether a class among the globals of the function's module has any of ``names`` as
     a Python method: :func:`module_class_with` for a set of names, in one scan."""
@@ -184,12 +198,15 @@ def add_binding_value(out: dict, node) -> None:
 
 def holders(values: dict, makes) -> set:
     """The names that may hold an object some call makes (``makes(call)``: a user class
-    with a given method), from :func:`binding_values`: bound from such a call, or from an
+    with a given method), from :func:`binding_values`: bound from such a call, from a
+    field read ``makes`` accepts (``makes(attribute)``), or from an
     expression reading a name that may hold one (copies, items, stack restores). One
     pass over the values, then the readers of each holder."""
     found, readers = set(), {}
     for bound, exprs in values.items():
         for value in exprs:
+            if isinstance(value, gast.Attribute) and makes(value):  # `v = h.v`: a field
+                found.add(bound)
             for node in gast.walk(value):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     readers.setdefault(node.id, set()).add(bound)

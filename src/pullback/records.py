@@ -70,6 +70,8 @@ def field_index(record, name: str, where: str = "") -> int:
         return k
     if is_plain_record(record):
         return _plain_attribute(record, name, where)
+    if _class_constant(record, name):
+        return None  # `p.K`: a class attribute read through the instance, a constant
     if is_dataclass_class(type(record)):
         raise UnsupportedCallError(f"{where}: PB501 {dataclass_attribute(record, name)}")
     raise UnsupportedCallError(
@@ -138,6 +140,20 @@ def _field_tangent_rrule(tangent, record, name, where=""):
     return y, lambda dy: field_tangent_pullback(dy, tangent, record, name, where)
 
 
+def _class_constant(record, name: str) -> bool:
+    """Whether ``record.name`` of a dataclass instance or a named tuple that is no field
+    reads a class attribute holding a plain value (``K = 3.0`` in the class body): a
+    constant of the class, no descriptor (a property, a method) and nothing callable."""
+    if name in (getattr(record, "__dict__", None) or ()):
+        return False
+    cls = type(record)
+    static = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), _MISSING)
+    return not (static is _MISSING or hasattr(type(static), "__get__") or callable(static))
+
+
+_MISSING = object()
+
+
 def _plain_attribute(record, name: str, where: str):
     """None for an attribute of a plain record that is no field and holds a constant: a
     class attribute that is a plain value, or an attribute stored later with no gradient
@@ -192,7 +208,7 @@ def field_of(record, name: str, where: str = ""):
         if _result_entry(record, name):
             return record[name]
         raise
-    value = record[k] if isinstance(record, tuple) else getattr(record, name)
+    value = record[k] if isinstance(record, tuple) and k is not None else getattr(record, name)
     if ESCAPE_RECORD.containers and changed_outside(value) is not None:
         _refuse_stored(record, name, where)
     return value

@@ -217,9 +217,10 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     object of a user class defining ``name`` in Python: some binding of it (an assignment,
     a loop over values, a walrus) calls such a class in its value, or reads a name that
     may hold one (``b = Box(x) if flag else Box(2 * x)``, ``for b in (Box(x), Box(y))``,
-    copies and stack restores in a generated gradient differentiated again). Then
-    ``b.sum()`` is not ``np.sum(b)`` (which calls ``b.sum(axis=None, ...)``). An
-    over-estimate costs only a dispatch when the code runs."""
+    copies and stack restores in a generated gradient differentiated again), or is a
+    field of a local (``v = h.v``) where the module holds such a class. Then ``b.sum()``
+    is not ``np.sum(b)`` (which calls ``b.sum(axis=None, ...)``). An over-estimate costs
+    only a dispatch when the code runs."""
     if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
         return False
     tree = fs.tree
@@ -230,6 +231,8 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     index = binding_index(fs, tree)
 
     def makes(call):
+        if isinstance(call, gast.Attribute):  # `v = h.v` of a local: a field may hold one
+            return _field_of_local(call, locals_) and module_class_with(fs, name)
         if _calls_class_with(fs, call, name, locals_):
             return True
         # a helper's result: ``b = make_box(x)``
@@ -242,6 +245,14 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     if found is None:
         found = index.holders[name] = holders(index.values, makes)
     return receiver.id in found
+
+
+def _field_of_local(value, locals_) -> bool:
+    """Whether ``value`` reads a field of a local name (``h.v``, ``h.inner.v``), not an
+    attribute of a module or a class the function reads from outside (``np.pi``)."""
+    while isinstance(value, gast.Attribute):
+        value = value.value
+    return isinstance(value, gast.Name) and value.id in locals_
 
 
 def may_hold_method(fs, value, name: str, locals_) -> bool:

@@ -190,10 +190,12 @@ def sequence_cotangent(g, iterable):
         return g
     name = type(iterable).__name__
     if isinstance(inspect.getattr_static(type(iterable), "__iter__", None), _FunctionType):
-        fix = (  # a user's class with its own __iter__, met where the dispatch does not go
-            f"Fix: iterate or unpack the {name} where the function makes it, or pass it on "
-            "as an argument of its own (not inside a tuple or a field): there its "
-            "__iter__ is differentiated."
+        # a user's class with its own __iter__, met in a function whose module neither
+        # defines nor imports it (the dispatch goes only where such a class is in sight)
+        fix = (
+            f"Fix: import {name} into the module of the function that loops over or unpacks "
+            f"it (`from {type(iterable).__module__} import {name}`): pullback then runs "
+            f"{name}.__iter__ and differentiates it; or loop over a list of its items."
         )
     else:
         fix = (

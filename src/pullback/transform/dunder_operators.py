@@ -20,8 +20,9 @@ import types
 
 import gast
 
+from ..dynamic_attrs import array_attribute_of, attribute_of
 from ..guards import is_library_module_name
-from ..object_items import ITER, LIST
+from ..object_items import ITER, LIST, TUPLE
 from ..operator_dispatch import INPLACE, KEYS, OPERATORS, SLICE
 from ..receiver_classes import method_class, module_class_with_any, python_method_of
 from ..resolve import Callee
@@ -86,7 +87,7 @@ def _operands(value):
 
 def _items_operands(value):
     """``(pseudo name, operands)`` of a loop's sequence (``as_sequence(v)``), an unpacking
-    (``unpack_items(v, 2)``) or ``list(v)``: what a user's ``__iter__`` may give."""
+    (``unpack_items(v, 2)``) or ``list(v)``, ``tuple(v)``: what a user's ``__iter__`` may give."""
     if not isinstance(value, gast.Call) or value.keywords or not value.args:
         return None
     callee = getattr(value, "pb_callee", None)
@@ -97,6 +98,8 @@ def _items_operands(value):
         return ITER, [value.args[0]]
     if fn is builtins.list and len(value.args) == 1:
         return LIST, [value.args[0]]
+    if fn is builtins.tuple and len(value.args) == 1:
+        return TUPLE, [value.args[0]]
     if fn is unpack_items and len(value.args) in (2, 3):
         at_least = value.args[2] if len(value.args) == 3 else gast.Constant(False, None)
         return ITER, [*value.args[:2], at_least]
@@ -105,6 +108,8 @@ def _items_operands(value):
 
 _ARRAY_MODULES = ("numpy", "math", "cmath", "scipy")
 _KEYED = ("__pb_getitem__", SLICE, KEYS)  # d[k], d[lo:hi], d[i, j]: a class's __getitem__
+_FIELD_READS = (attribute_of, array_attribute_of)  # `h.v` in a derivative's own code
+_TAKEN = (*_KEYED, ITER, LIST, TUPLE)  # what takes one item, or the items, out of a value
 
 
 def _from_array_library(fn) -> bool:
@@ -236,9 +241,11 @@ def _fields_of(tree, made, kinds) -> set:
     for node in lean_nodes(tree):
         if isinstance(node, gast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
-            if isinstance(target, gast.Name) and isinstance(value, gast.Attribute):
-                if isinstance(value.value, gast.Name) and kinds.get(target.id) is None:
-                    reads.append((target.id, value.value.id))
+            if not isinstance(target, gast.Name) or kinds.get(target.id) is not None:
+                continue
+            owner = _field_owner(value)
+            if owner is not None:
+                reads.append((target.id, owner))
     out, changed = set(), True
     while changed:
         changed = False
@@ -247,6 +254,57 @@ def _fields_of(tree, made, kinds) -> set:
                 out.add(target)
                 changed = True
     return out
+
+
+def _held_of(tree, made, kinds) -> set:
+    """``made`` and the names of no known kind bound to what may be a user's object taken
+    out of one of them, to a fixed point: a field (``v = h.v``), an item (``p = pairs[0]``,
+    or its dispatched form), an item of the list a loop or an unpacking reads from one
+    (``p = _seq[k]`` after ``_seq = ps.__pb_iter__()``). Those lists themselves keep their
+    inline indexing: only what they hold may be an object."""
+    reads = []  # (target, source, whether the target is such a list)
+    for node in lean_nodes(tree):
+        if not (isinstance(node, gast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if not isinstance(target, gast.Name) or kinds.get(target.id) is not None:
+            continue
+        source = _field_owner(value)
+        listed = False
+        if source is None and isinstance(value, gast.Subscript):
+            source = value.value.id if isinstance(value.value, gast.Name) else None
+        elif source is None and isinstance(value, gast.Call) and value.args:
+            found = _items_operands(value)
+            if found is None and isinstance(value.func, gast.Attribute):  # dispatched
+                receiver = value.func.value
+                if isinstance(receiver, gast.Name) and value.func.attr in _TAKEN:
+                    found = value.func.attr, [receiver]
+            if found is not None and isinstance(found[1][0], gast.Name):
+                source, listed = found[1][0].id, found[0] not in _KEYED
+        if source is not None:
+            reads.append((target.id, source, listed))
+    held, lists, changed = set(made), set(), True
+    while changed:
+        changed = False
+        for target, source, listed in reads:
+            into = lists if listed else held
+            if target not in into and (source in held or not listed and source in lists):
+                into.add(target)
+                changed = True
+    return held
+
+
+def _field_owner(value):
+    """The name whose field ``value`` reads: ``h`` of ``h.v``, or of ``attribute_of(h,
+    "v", where)`` (the read of a differentiated record's field in a derivative's code,
+    differentiated again); else None."""
+    if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+        return value.value.id
+    if isinstance(value, gast.Call) and value.args and isinstance(value.args[0], gast.Name):
+        callee = getattr(value, "pb_callee", None)
+        if callee is not None and callee.kind == "object" and callee.obj in _FIELD_READS:
+            return value.args[0].id
+    return None
 
 
 def made_objects(tree, objects) -> set:
@@ -358,7 +416,7 @@ def dispatch_operators(
         if found is None:
             continue
         name, operands = found
-        if ("items" if name in (ITER, LIST) else "operators") not in families:
+        if ("items" if name in (ITER, LIST, TUPLE) else "operators") not in families:
             if not (name in _KEYED and "keys" in families):
                 continue
         names = [a.id for a in operands if isinstance(a, gast.Name)]
@@ -386,8 +444,12 @@ def dispatch_operators(
                 fields |= more
                 objects = may_be_objects(tree, kinds, params, fields)
             made |= unknown
-        if name in _KEYED or name in (ITER, LIST):
-            if not (isinstance(operands[0], gast.Name) and operands[0].id in made):
+            # `h.v[0]`, `a, b = h.v`, `for x in h.v` of a parameter's field, of an item of
+            # a parameter (`a, b = pairs[0]`): each may be a user's object (no operator
+            # runs on them here, so inline arithmetic on a parameter's fields is kept)
+            held = _held_of(tree, made, kinds)
+        if name in _KEYED or name in (ITER, LIST, TUPLE):
+            if not (isinstance(operands[0], gast.Name) and operands[0].id in held):
                 continue
         elif not any(n in objects and kinds.get(n) is None for n in names):
             continue

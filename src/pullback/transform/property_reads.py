@@ -25,9 +25,10 @@ property is), differentiated like the getter: the same method, without the dispa
 look-up on every call (a loop of ``d[k]`` costs half as much). The class's method is chosen
 by the dispatch's own test (``operator_dispatch.own_class_method``).
 
-``sum(v)`` of a value that may be an object whose class has a Python ``__iter__`` is
-written ``sum(list(v))``, whose ``list(v)`` the dispatch runs through the class's
-``__iter__`` (``object_items.py``).
+``sum(v)`` (``max(v)``, ``min(v)``, ``sorted(v)``) of a value that may be an object whose
+class has a Python ``__iter__`` (a name that may hold one, or a field, ``h.v``, of what a
+parameter holds) is written ``sum(list(v))``, whose ``list(v)`` the dispatch runs through
+the class's ``__iter__`` (``object_items.py``).
 """
 
 from __future__ import annotations
@@ -37,9 +38,12 @@ import re
 import types
 
 import gast
+import numpy as np
 
+from ..dynamic_attrs import read_attribute_or_property
 from ..guards import current_property
 from ..operator_dispatch import own_class_method
+from ..receiver_classes import module_class_with, module_class_with_property
 from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
 
 
@@ -66,8 +70,9 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     """Rewrite ``obj.name`` (a property of a known class) in ``fs.tree`` as a call of its
     getter, ``obj[key]`` (a known class with a Python ``__getitem__``) as a call of that
     method, and ``sum(v)`` of a value that may be an object with a Python ``__iter__`` as
-    ``sum(list(v))``; returns whether anything changed (``nodes``: the tree's nodes when the
-    caller walked it, ``local``: their ``local_names`` then, read only)."""
+    ``sum(list(v))`` (``max``, ``min``, ``sorted`` too); returns whether anything changed
+    (``nodes``: the tree's nodes when the caller walked it, ``local``: their
+    ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
         nodes, local = list(gast.walk(tree)), None
@@ -94,10 +99,13 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
             classes[receiver] = receiver_class(fs, value, locals_) if known else None
         return classes[receiver]
 
+    methods = set()  # the methods called (`m.go()`): a call of the method, not a read
     with bindings_fixed(fs):  # (this walk only reads the tree)
         for node in nodes:
+            if node.__class__ is gast.Call:
+                methods.add(id(node.func))
             if node.__class__ is gast.Call and _sums_an_object(fs, node, local_set):
-                found[id(node)] = builtins.sum
+                found[id(node)] = _OVER_ITEMS
                 continue
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
                 cls = class_of(node.value)
@@ -119,6 +127,8 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
                 # what the adjoint bakes in: guarded (a subclass defined later may
                 # override the property, or the class may be given another one)
                 fs.property_guards[(cls, node.attr)] = prop
+            elif cls is None and id(node) not in methods and _maybe_property(fs, node, local_set):
+                found[id(node)] = read_attribute_or_property
     if not found:
         return False
     names = {}
@@ -145,7 +155,7 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     class Rewrite(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            if found.get(id(node)) is builtins.sum:  # sum(v): sum(list(v)), v's own items
+            if found.get(id(node)) is _OVER_ITEMS:  # sum(v): sum(list(v)), v's own items
                 fs.namespace["_pb_list"] = list
                 func = gast.Name("_pb_list", gast.Load(), None, None)
                 listed = gast.Call(func, [node.args[0]], [])
@@ -157,6 +167,8 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         def visit_Attribute(self, node):
             self.generic_visit(node)
             fget = found.get(id(node))
+            if fget is read_attribute_or_property:  # `h.first` of a class known when it runs
+                return called(node, fget, [gast.Constant(node.attr, None)])
             return node if fget is None else called(node, fget, [])
 
         def visit_Subscript(self, node):
@@ -168,23 +180,48 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     return True
 
 
+# The builtins that go over an iterable's items (one positional argument; a start value
+# for sum): over an object with its own __iter__ they take list(v), its items.
+_OVER_ITEMS = (builtins.sum, builtins.max, builtins.min, builtins.sorted)
+
+
 def _sums_an_object(fs, call, local_set) -> bool:
-    """``sum(v)`` (a start value too) with ``v`` maybe an object of a user's class with a
-    Python ``__iter__``: summed over ``list(v)``, whose items the run-time dispatch reads
-    through that method (object_items.py); the sum's own pullback would take the items'
-    cotangents for the object's fields."""
+    """``sum(v)`` (a start value too; ``max(v)``, ``min(v)``, ``sorted(v)``, their keywords
+    too) with ``v`` maybe an object of a user's class with a Python ``__iter__``: taken
+    over ``list(v)``, whose items the run-time dispatch reads through that method
+    (object_items.py); the builtin's own pullback would take the items' cotangents for
+    the object's fields. ``max(a, b)`` compares its arguments: left as it is."""
     func = call.func
-    if not (isinstance(func, gast.Name) and func.id == "sum" and call.args):
+    if not (isinstance(func, gast.Name) and call.args):
         return False
-    if len(call.args) > 2 or call.keywords or isinstance(call.args[0], gast.Starred):
+    if isinstance(call.args[0], gast.Starred):
+        return False
+    if func.id == "sum":
+        if len(call.args) > 2 or call.keywords:
+            return False
+    elif func.id not in ("max", "min", "sorted") or len(call.args) > 1:
         return False
     locals_ = local_set()
     if func.id in locals_:
         return False
-    found, value = fs.lookup("sum")
-    if not (found and value is builtins.sum):
+    found, value = fs.lookup(func.id)
+    if not (found and value is getattr(builtins, func.id)):
         return False
-    return may_hold_method(fs, call.args[0], "__iter__", locals_)
+    arg = call.args[0]
+    if isinstance(arg, gast.Attribute):  # `sum(h.v)`: a field may hold such an object
+        return module_class_with(fs, "__iter__")
+    return may_hold_method(fs, arg, "__iter__", locals_)
+
+
+def _maybe_property(fs, node, local_set) -> bool:
+    """``p.name`` (a read) of a local name whose class is known only when it runs (a
+    parameter, ``m.first``, or a name bound to a field or an item of one), where a class
+    of the module has a property ``name`` with a Python getter."""
+    if not (isinstance(node.value, gast.Name) and node.value.id in local_set()):
+        return False
+    if hasattr(np.ndarray, node.attr):  # `x.shape`, `x.T`: an array's, as they were read
+        return False
+    return module_class_with_property(fs, node.attr)
 
 
 def _item_method(cls):

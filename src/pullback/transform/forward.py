@@ -276,12 +276,16 @@ class ForwardBuilder(EscapeSites):
         op = type(v.op)
         if op is gast.Add or op is gast.Sub:
             if va and vb:
-                if op is gast.Sub:
-                    return f"{da} - {db}"
-                if self.known_real(a) and self.known_real(b):
-                    return f"{da} + {db}"
+                if op is gast.Sub or (self.known_real(a) and self.known_real(b)):
+                    both = f"{da} {'-' if op is gast.Sub else '+'} {db}"
+                    if self.keeps_shape(a) and self.keeps_shape(b):
+                        return both
+                    # either tangent may still be ZERO when the line runs (a loop's
+                    # `y = z[k] - H @ x` while x's tangent is ZERO): the other one alone
+                    # has its operand's shape, not the broadcast result's
+                    return f"{self.bind('broadcast_tangent', broadcast_tangent)}({both}, {t})"
                 # lists concatenate their tangents; a class's own __add__ is refused
-                return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb})"
+                return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb}, {t})"
             if not (va or vb):
                 return "ZERO"
             one = da if va else (db if op is gast.Add else f"-{db}")

@@ -12,6 +12,11 @@ each a mechanism with cases beyond the probe:
 * ``np.concatenate(([0.0], x[:-1]))``: a view in a display that only a fresh call reads;
 * ``ac, bc = map(np.array, (a, b))``: each name a copy, written in place (check/aliasing.py
   ``_fresh_map``); ``map(np.asarray, ...)`` stays refused;
+* ``t, y = 0.0, y0`` then ``f(t, y)`` and ``t += h``: a number unpacked is a number
+  (check/aliasing.py ``_number``, the deferred ``op=``);
+* ``x = R[k:, k]`` read up before the next write into ``R`` (a Householder step): the
+  named slice is read as a copy (check/alias_uses.py, transform/mutation.py
+  ``read_dead_before_write``); one read after the write stays refused;
 * ``Y[i + 1] = Y[i] + dt * f(Y[i])``: a row passed to a function that only reads it, its
   result consumed by the store (check/argument_reads.py); a function that keeps it or
   writes into it stays refused.
@@ -317,3 +322,74 @@ def test_a_row_a_function_keeps_stays_refused(f):
     message = str(info.value)
     assert "PB101 array mutation: assignment to an element of 'Y' from 'Y[i % 2]'" in message
     assert "write the copy NumPy makes, `Y[i % 2].copy()`" in message
+
+
+# -- a number unpacked from a tuple display ------------------------------------------------
+def midpoint_clock(y0):
+    def f(t, y):
+        return np.array([y[1], -y[0] + 0.1 * t])
+
+    t, y = 0.0, y0
+    h = 0.1
+    total = 0.0
+    while t < 1.0:
+        ymid = y + 0.5 * h * f(t, y)
+        y = y + h * f(t + 0.5 * h, ymid)
+        t += h
+        total = total + y[0]
+    return total
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_clock_unpacked_from_a_tuple(dtype):
+    y0 = np.array([0.5, 0.2], dtype=dtype)
+    check_grad(midpoint_clock, y0)
+    if dtype == np.float64:
+        check_hvp(midpoint_clock, y0, np.array([0.3, -1.0]))
+
+
+# -- a named slice read up before the next write ---------------------------------------------
+def householder(M):
+    R = M.copy()
+    m, n = R.shape
+    for k in range(n - 1):
+        x = R[k:, k]
+        alpha = -np.sign(x[0]) * np.linalg.norm(x)
+        v = x - alpha * np.eye(m - k)[0]
+        v = v / np.linalg.norm(v)
+        R[k:, :] -= 2 * np.outer(v, v @ R[k:, :])
+    return np.sum(np.abs(np.diag(R)))
+
+
+def eliminate_columns(x):
+    R = np.outer(x, x) + np.eye(len(x))
+    for k in range(len(x) - 1):
+        col = R[k + 1 :, k]
+        piv = R[k, k]
+        R[k + 1 :, :] -= np.outer(col / piv, R[k, :])
+    return np.sum(np.diag(R) ** 2)
+
+
+def view_read_after_the_write(x):
+    R = np.outer(x, x)
+    v = R[1:, 0]
+    R[1:, :] *= 2.0
+    return np.sum(v * x[1:])  # v shows the write
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_named_slices_read_before_the_write(dtype):
+    M = np.eye(3) + 0.3 * np.array([[0.2, -1.0, 0.5], [0.7, 0.1, -0.4], [-0.3, 0.9, 0.6]])
+    check_grad(householder, M.astype(dtype))
+    x = np.array([0.5, -0.3, 0.8], dtype=dtype)
+    check_grad(eliminate_columns, x)
+    if dtype == np.float64:
+        check_hvp(eliminate_columns, x, np.array([0.3, -1.0, 0.2]))
+
+
+def test_a_named_slice_read_after_the_write_stays_refused():
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        pullback.grad(view_read_after_the_write)(np.array([0.5, -0.3, 0.8]))
+    message = str(info.value)
+    assert "PB102 array mutation: augmented assignment (*=) to a slice of 'R'" in message
+    assert "'R' is also used on line" in message

@@ -315,7 +315,26 @@ def _may_defer(tree) -> bool:
             and isinstance(node.targets[0], gast.Name)
         ):
             read.add(node.targets[0].id)
+        elif isinstance(node, gast.Assign) and _numbers_unpacked(node):
+            read.update(_numbers_unpacked(node))
     return bool(augmented & read)
+
+
+def _numbers_unpacked(node) -> set:
+    """``t, y = 0.0, y0``: the names bound to numbers."""
+    target, value = node.targets[0], node.value
+    if not (
+        len(node.targets) == 1
+        and isinstance(target, gast.Tuple)
+        and isinstance(value, gast.Tuple)
+        and len(target.elts) == len(value.elts)
+    ):
+        return set()
+    return {
+        t.id
+        for t, v in zip(target.elts, value.elts, strict=True)
+        if isinstance(t, gast.Name) and is_number(v)
+    }
 
 
 def rebinding_augassigns(fs, registry=None) -> set:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES
+from ..transform.mutation import read_dead_before_write
 from .argument_reads import reads_only
 from .fresh_arrays import NEW_ARRAY_METHODS
 
@@ -31,9 +32,16 @@ class AliasUses:
             return False
         if not isinstance(parent.ctx, gast.Load):
             return True
-        if not selects_elements(parent.slice):
-            return False
         above = self.parent.get(parent)
+        if not selects_elements(parent.slice):
+            # x = R[k:, k], read up before the next write into R (a Householder step): the
+            # transform reads it as a copy (transform/mutation.py read_dead_before_write)
+            return (
+                isinstance(above, gast.Assign)
+                and len(above.targets) == 1
+                and isinstance(above.targets[0], gast.Name)
+                and read_dead_before_write(self.tree, above, above.targets[0].id, use.id)
+            )
         if not isinstance(above, gast.IfExp):
             return isinstance(above, gast.Assign)
         while isinstance(above, gast.IfExp) and above.test is not parent:

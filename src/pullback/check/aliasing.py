@@ -265,8 +265,21 @@ class AliasAnalysis(AliasUses):
         )
 
     def _number(self, definition) -> bool:
-        """``name = 0.0`` (or ``-1``, ``1e-3j``): an immutable number."""
+        """``name = 0.0`` (or ``-1``, ``1e-3j``, or ``t, y = 0.0, y0``): an immutable
+        number."""
         parent = self.parent.get(definition)
+        if isinstance(parent, gast.Tuple):  # t, y = 0.0, y0: the number at t's place
+            owner = self.parent.get(parent)
+            if not (isinstance(owner, gast.Assign) and owner.targets == [parent]):
+                return False
+            value = owner.value
+            return (
+                isinstance(value, gast.Tuple)
+                and len(value.elts) == len(parent.elts)
+                and is_number(
+                    value.elts[next(k for k, e in enumerate(parent.elts) if e is definition)]
+                )
+            )
         if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
             return False
         return is_number(parent.value)

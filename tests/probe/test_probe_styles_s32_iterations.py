@@ -11,8 +11,13 @@ into ``J[:, j]``; ODE loops appending to ``t``/``y`` lists, a midpoint rule with
 dict; Newton with lambdas, fixed-point and Steffensen iterations; Lagrange and Chebyshev
 interpolation, adaptive trapezoid by a recursive nested function, Simpson by strided
 sums; Monte-Carlo with ``np.random.default_rng(0)`` inside (a weighted disc, antithetic
-paths, a noisy AR(1) in a loop and by ``cumsum``). Each against central differences
-(probe_harness.py), float64 and float32, with jvp, hvp and hessian.
+paths, a noisy AR(1) in a loop and by ``cumsum``); a heat history ``u[n + 1, 1:-1] = ...``,
+states stored by column ``y[:, i + 1] = y[:, i] + h * f(t[i], y[:, i])``, RK4 on a float
+parameter with ``y += ...`` and ``x += h``, growth by ``np.append``/``np.vstack``,
+``for t in ts[:-1]``, ``while np.linalg.norm(g) > tol``, a Taylor ``expm`` with ``S += term``,
+Gauss-Newton by ``lstsq`` with ``dp, *_ =``, a tridiagonal system by ``solve_banded``. Each
+against central differences (probe_harness.py), float64 and float32, with jvp, hvp and
+hessian.
 """
 
 # ruff: noqa: B007, B905, E731 - written the way public code is written
@@ -308,6 +313,138 @@ def ar1_cumsum(phi):
     return np.mean(np.cumsum(x) ** 2) / 100
 
 
+def heat_history(u0, r=0.3, nt=6):
+    nx = len(u0)
+    u = np.zeros((nt, nx))
+    u[0, :] = u0
+    for n in range(nt - 1):
+        u[n + 1, 1:-1] = u[n, 1:-1] + r * (u[n, 2:] - 2 * u[n, 1:-1] + u[n, :-2])
+    return np.sum(u[-1] ** 2) + np.sum(u[:, 2])
+
+
+def column_states(y0):
+    def f(t, y):
+        return np.array([y[1], -y[0] - 0.2 * y[1] * t])
+
+    n = 20
+    t = np.linspace(0, 2, n)
+    y = np.zeros((2, n))
+    y[:, 0] = y0
+    for i in range(n - 1):
+        h = t[i + 1] - t[i]
+        y[:, i + 1] = y[:, i] + h * f(t[i], y[:, i])
+    return np.sum(y[0] ** 2)
+
+
+def rk4_scalar_param(x0):
+    def f(x, y):
+        return -2 * x * y
+
+    x, y, h = x0, 1.0, 0.05
+    for _ in range(10):
+        k1 = h * f(x, y)
+        k2 = h * f(x + h / 2, y + k1 / 2)
+        k3 = h * f(x + h / 2, y + k2 / 2)
+        k4 = h * f(x + h, y + k3)
+        y += (k1 + 2 * k2 + 2 * k3 + k4) / 6
+        x += h
+    return y
+
+
+def euler_np_append(k):
+    ys = np.array([1.0])
+    y = 1.0
+    for _ in range(15):
+        y = y - 0.1 * k * y
+        ys = np.append(ys, y)
+    return np.sum(ys)
+
+
+def heun_ts(k):
+    ts = np.arange(0, 1.0, 0.1)
+    y = 1.0
+    for t in ts[:-1]:
+        f1 = -k * y + np.sin(t)
+        yp = y + 0.1 * f1
+        f2 = -k * yp + np.sin(t + 0.1)
+        y = y + 0.05 * (f1 + f2)
+    return y
+
+
+def vstack_growth(x0):
+    traj = x0[None, :]
+    x = x0
+    for _ in range(5):
+        x = x + 0.1 * np.array([x[1], -x[0]])
+        traj = np.vstack([traj, x])
+    return np.sum(traj**2)
+
+
+def gd_norm_while(a):
+    x = np.zeros(2)
+    g = np.ones(2)
+    it = 0
+    while np.linalg.norm(g) > 1e-8 and it < 300:
+        g = 2 * (x - a) + 0.1 * np.sin(x)
+        x -= 0.2 * g
+        it += 1
+    return np.sum(x**2)
+
+
+def expm_taylor(a):
+    A = np.array([[0.0, a[0]], [-a[1], 0.0]])
+    S = np.eye(2)
+    term = np.eye(2)
+    for k in range(1, 15):
+        term = term @ A / k
+        S += term
+    return np.sum(S)
+
+
+def gauss_newton_lstsq(p0):
+    t = np.linspace(0, 1, 8)
+    y = 2.0 * np.exp(-1.3 * t)
+    p = p0.copy()
+    for _ in range(6):
+        r = p[0] * np.exp(-p[1] * t) - y
+        J = np.column_stack([np.exp(-p[1] * t), -p[0] * t * np.exp(-p[1] * t)])
+        dp, *_ = np.linalg.lstsq(J, -r, rcond=None)
+        p = p + dp
+    return np.sum(p**2)
+
+
+def newton_param_inplace(x):
+    a = 2.0
+    for _ in range(30):
+        fx = x**3 - a * x - 1
+        if abs(fx) < 1e-14:
+            break
+        x -= fx / (3 * x**2 - a)
+    return x
+
+
+def stencil_loop_2d(f):
+    n = 4
+    u = f.reshape(n, n)
+    out = np.zeros_like(u)
+    for i in range(1, n - 1):
+        for j in range(1, n - 1):
+            out[i, j] = u[i + 1, j] + u[i - 1, j] + u[i, j + 1] + u[i, j - 1] - 4 * u[i, j]
+    return np.sum(out**2)
+
+
+def tridiag_solve_banded(d):
+    from scipy.linalg import solve_banded
+
+    n = len(d)
+    ab = np.zeros((3, n))
+    ab[0, 1:] = -1.0
+    ab[1, :] = 4.0 + d**2
+    ab[2, :-1] = -1.0
+    x = solve_banded((1, 1), ab, np.ones(n))
+    return np.sum(x**2)
+
+
 _r = np.random.default_rng(7)
 
 PROBES = {
@@ -335,6 +472,18 @@ PROBES = {
     "antithetic": (antithetic, (0.25,), True),
     "random_walk_loop": (random_walk_loop, (np.array([0.5, 0.1]),), True),
     "ar1_cumsum": (ar1_cumsum, (0.6,), True),
+    "heat_history": (heat_history, (np.sin(np.linspace(0, 3, 7)),), True),
+    "column_states": (column_states, (np.array([0.5, 0.2]),), True),
+    "rk4_scalar_param": (rk4_scalar_param, (0.3,), True),
+    "euler_np_append": (euler_np_append, (0.7,), True),
+    "heun_ts": (heun_ts, (0.9,), True),
+    "vstack_growth": (vstack_growth, (np.array([0.5, 0.2]),), True),
+    "gd_norm_while": (gd_norm_while, (np.array([0.5, -0.2]),), True),
+    "expm_taylor": (expm_taylor, (np.array([0.5, 0.8]),), True),
+    "gauss_newton_lstsq": (gauss_newton_lstsq, (np.array([1.5, 1.0]),), True),
+    "newton_param_inplace": (newton_param_inplace, (1.5,), True),
+    "stencil_loop_2d": (stencil_loop_2d, (_r.standard_normal(16),), True),
+    "tridiag_solve_banded": (tridiag_solve_banded, (np.array([0.3, -0.2, 0.5, 0.1]),), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES)

@@ -129,7 +129,7 @@ class AliasAnalysis(AliasUses):
                 self.reaching[user].append(node)
         self.moves = Moves(tree, self.parent)
         self._assumed: set = set()  # move definitions taken as fresh while proving a cycle
-        self._map_calls: dict = {}  # map(f, (a, b)): the call f(a) asked about (_fresh_map)
+        self._map_calls: dict = {}  # map(f, (a, b)): the calls f(a), f(b) asked about
         self.reasons: dict[gast.AugAssign, Reason] = {}
         self._solve()
 
@@ -458,11 +458,14 @@ class AliasAnalysis(AliasUses):
             and not any(isinstance(e, gast.Starred) for e in value.args[1].elts)
         ):
             return False
-        one = self._map_calls.get(id(value))
-        if one is None:  # kept: the resolver remembers calls by id
-            one = gast.Call(func=value.args[0], args=[value.args[1].elts[0]], keywords=[])
-            self._map_calls[id(value)] = one
-        return self.fresh_call(one)
+        calls = self._map_calls.get(id(value))
+        if calls is None:  # kept: the resolver remembers calls by id
+            calls = [
+                gast.Call(func=value.args[0], args=[item], keywords=[])
+                for item in value.args[1].elts
+            ]
+            self._map_calls[id(value)] = calls
+        return all(self.fresh_call(call) for call in calls)
 
     def _moved_fresh(self, definition, source) -> bool:
         """``a = b`` (or ``u, un = un, u``) after which ``b`` is dead: ``a`` owns the array

@@ -262,9 +262,25 @@ def sum_tangent(da, a, db, b, value):
         if type(da) is not type(db):
             return type(a)(da) + type(a)(db)
         return da + db
-    if type(value) is _ndarray:
+    if (da is ZERO or db is ZERO) and type(value) is _ndarray:
         return broadcast_tangent(da + db, value)
     return da + db
+
+
+def both_tangent(da, db, value, subtract: bool):
+    """The tangent of ``value = a + b`` (``a - b`` with ``subtract``) of two varied numbers
+    or arrays: ``da + db`` (``da - db``), and while one of them is still ZERO (a loop's
+    first pass) the other alone in ``value``'s shape (a stack of directions, which has
+    more axes, is left to the sum itself).
+
+    >>> both_tangent(2.0, ZERO, np.zeros(3), True)
+    array([2., 2., 2.])
+    """
+    if db is ZERO or da is ZERO:
+        one = da if db is ZERO else (-db if subtract else db)
+        # (a number's or an object's tangent: as it is)
+        return broadcast_tangent(one, value) if type(value) is _ndarray else one
+    return da - db if subtract else da + db
 
 
 def broadcast_cotangent(d, shape):

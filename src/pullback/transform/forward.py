@@ -31,7 +31,7 @@ from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
-from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
+from ..tangents import both_tangent, broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
 from .analyze import analyze
 from .code import Compound, Line, render
@@ -283,7 +283,8 @@ class ForwardBuilder(EscapeSites):
                     # either tangent may still be ZERO when the line runs (a loop's
                     # `y = z[k] - H @ x` while x's tangent is ZERO): the other one alone
                     # has its operand's shape, not the broadcast result's
-                    return f"{self.bind('broadcast_tangent', broadcast_tangent)}({both}, {t})"
+                    fn = self.bind("both_tangent", both_tangent)
+                    return f"{fn}({da}, {db}, {t}, {op is gast.Sub})"
                 # lists concatenate their tangents; a class's own __add__ is refused
                 return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb}, {t})"
             if not (va or vb):

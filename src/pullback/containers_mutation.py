@@ -78,7 +78,8 @@ def immutable_value(value, name: str, op: str, where: str):
     raise UnsupportedCallError(
         f"{where}: '{name} {op}= ...' ran on a {type(value).__name__}, which `{op}=` "
         f"changes in place: the check let it through because '{name}' starts as a number, "
-        f"an element read or an argument (which `{op}=` rebinds on numbers), but here it is a "
+        f"an element read, a min/max of values or an argument (which `{op}=` rebinds on "
+        f"numbers), but here it is a "
         f"{type(value).__name__} that another name or array may also refer to (a row of an "
         f"array is a view of it), so the change would reach it. "
         f"Fix: write `{name} = {name} {op} ...` "

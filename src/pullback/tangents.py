@@ -237,11 +237,16 @@ def plus_tangent(da, a, db, b, value):
     return broadcast_tangent(db if da is ZERO else da, value)
 
 
-def sum_tangent(da, a, db, b):
-    """``da + db``, the tangent of ``a + b`` with both operands varied and kinds not known
-    to be numbers or arrays (lists and tuples concatenate their tangents); refused for an
-    object whose class adds with its own ``__add__`` (a record's tangent is the tuple of
-    its fields', which ``+`` would concatenate)."""
+def sum_tangent(da, a, db, b, value):
+    """``da + db``, the tangent of ``value = a + b`` with both operands varied and kinds not
+    known to be numbers or arrays (lists and tuples concatenate their tangents); refused for
+    an object whose class adds with its own ``__add__`` (a record's tangent is the tuple of
+    its fields', which ``+`` would concatenate). An array sum has ``value``'s shape even
+    while one tangent is still ZERO (a loop's first pass).
+
+    >>> sum_tangent(ZERO, np.zeros(3), 2.0, 1.0, np.zeros(3))
+    array([2., 2., 2.])
+    """
     for operand in (a, b):
         if type(operand) is not _ndarray and (
             is_dataclass_value(operand) or is_operator_object(operand)
@@ -256,7 +261,26 @@ def sum_tangent(da, a, db, b):
             db = type(b)([ZERO] * len(b))
         if type(da) is not type(db):
             return type(a)(da) + type(a)(db)
+        return da + db
+    if (da is ZERO or db is ZERO) and type(value) is _ndarray:
+        return broadcast_tangent(da + db, value)
     return da + db
+
+
+def both_tangent(da, db, value, subtract: bool):
+    """The tangent of ``value = a + b`` (``a - b`` with ``subtract``) of two varied numbers
+    or arrays: ``da + db`` (``da - db``), and while one of them is still ZERO (a loop's
+    first pass) the other alone in ``value``'s shape (a stack of directions, which has
+    more axes, is left to the sum itself).
+
+    >>> both_tangent(2.0, ZERO, np.zeros(3), True)
+    array([2., 2., 2.])
+    """
+    if db is ZERO or da is ZERO:
+        one = da if db is ZERO else (-db if subtract else db)
+        # (a number's or an object's tangent: as it is)
+        return broadcast_tangent(one, value) if type(value) is _ndarray else one
+    return da - db if subtract else da + db
 
 
 def broadcast_cotangent(d, shape):

@@ -32,7 +32,7 @@ from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..resolve import parameter_names
 from ..source import load_source, transform_target
 from ..tree_walk import statements
-from .aliasing import AliasAnalysis, is_number
+from .aliasing import AliasAnalysis, is_number, picks_an_argument
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
 from .helper_writes import owning_source
@@ -298,19 +298,43 @@ def deferred_augassigns(fs, registry=None) -> set:
 
 def _may_defer(tree) -> bool:
     """Cheaply: whether some ``name op= v`` has a ``name = base[index]``, a
-    ``name = <number>`` or a parameter ``name`` beside it."""
+    ``name = <number>``, a ``name = min(...)`` (or ``max``) or a parameter ``name`` beside
+    it (the origins of AliasAnalysis's deferred statements)."""
     augmented, read = set(), set(parameter_names(tree))
     for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
         elif (
             isinstance(node, gast.Assign)
-            and (isinstance(node.value, gast.Subscript) or is_number(node.value))
+            and (
+                isinstance(node.value, gast.Subscript)
+                or is_number(node.value)
+                or picks_an_argument(node.value)
+            )
             and len(node.targets) == 1
             and isinstance(node.targets[0], gast.Name)
         ):
             read.add(node.targets[0].id)
+        elif isinstance(node, gast.Assign) and _numbers_unpacked(node):
+            read.update(_numbers_unpacked(node))
     return bool(augmented & read)
+
+
+def _numbers_unpacked(node) -> set:
+    """``t, y = 0.0, y0``: the names bound to numbers."""
+    target, value = node.targets[0], node.value
+    if not (
+        len(node.targets) == 1
+        and isinstance(target, gast.Tuple)
+        and isinstance(value, gast.Tuple)
+        and len(target.elts) == len(value.elts)
+    ):
+        return set()
+    return {
+        t.id
+        for t, v in zip(target.elts, value.elts, strict=True)
+        if isinstance(t, gast.Name) and is_number(v)
+    }
 
 
 def rebinding_augassigns(fs, registry=None) -> set:

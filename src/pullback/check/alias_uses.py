@@ -15,6 +15,8 @@ from __future__ import annotations
 import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES
+from ..transform.mutation import read_dead_before_write
+from .argument_reads import reads_only
 from .fresh_arrays import NEW_ARRAY_METHODS
 
 
@@ -30,7 +32,27 @@ class AliasUses:
             return False
         if not isinstance(parent.ctx, gast.Load):
             return True
-        return selects_elements(parent.slice) and isinstance(self.parent.get(parent), gast.Assign)
+        above = self.parent.get(parent)
+        if not selects_elements(parent.slice):
+            # x = R[k:, k], read up before the next write into R (a Householder step): the
+            # transform reads it as a copy (transform/mutation.py read_dead_before_write)
+            return (
+                isinstance(above, gast.Assign)
+                and len(above.targets) == 1
+                and isinstance(above.targets[0], gast.Name)
+                and read_dead_before_write(self.tree, above, above.targets[0].id, use.id)
+            )
+        if not isinstance(above, gast.IfExp):
+            return isinstance(above, gast.Assign)
+        while isinstance(above, gast.IfExp) and above.test is not parent:
+            # name = a[i] if c else b: the normalizer writes the branches as named reads
+            # (transform/assignments.py chosen_read), each checked as `name = a[i]`
+            parent, above = above, self.parent.get(above)
+        return (
+            isinstance(above, gast.Assign)
+            and len(above.targets) == 1
+            and isinstance(above.targets[0], gast.Name)
+        )
 
     def _harmless_use(self, use) -> bool:
         """A use that reads the value without letting another name hold the array."""
@@ -99,6 +121,12 @@ class AliasUses:
                 self.parent.get(parent), gast.Return
             ):
                 return True  # return (a, b): nothing of this call runs afterwards
+            if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(parent.ctx, gast.Load):
+                call = self.parent.get(parent)
+                if isinstance(call, gast.Call) and any(a is parent for a in call.args):
+                    # np.concatenate(([0.0], x[:-1])): a display only a call returning a
+                    # new object reads
+                    return call not in self.inplace_calls and self.fresh_call(call)
             if isinstance(parent, gast.keyword):
                 call = self.parent.get(parent)
                 return call in self.inplace_calls or (
@@ -109,6 +137,54 @@ class AliasUses:
                     parent in self.inplace_calls or self.fresh_call(parent)
                 )
             return False
+
+    def _consumed_by_store(self, use, stmt) -> bool:
+        """``Y[i + 1] = Y[i] + dt * f(Y[i])``: ``use`` is read by index into an argument of
+        a function called in the value of the store ``stmt`` itself, and the call's result
+        is an operand of arithmetic there (or the whole value, which the store copies). The
+        call has returned before the store writes, and its result is gone after it, so no
+        name sees the array change (the transform reads a written array's rows as copies)."""
+        if not isinstance(stmt, (gast.Assign, gast.AugAssign)) or not self._inside(use, stmt.value):
+            return False
+        node, parent = use, self.parent.get(use)
+        while isinstance(parent, gast.Subscript) and parent.value is node:
+            if not isinstance(parent.ctx, gast.Load):
+                return False
+            node, parent = parent, self.parent.get(parent)
+        if node is use or not isinstance(parent, gast.Call):
+            return False
+        if not any(a is node for a in parent.args):
+            return False
+        above = self.parent.get(parent)
+        if not (parent is stmt.value or isinstance(above, (gast.BinOp, gast.UnaryOp))):
+            return False
+        position = next(k for k, a in enumerate(parent.args) if a is node)
+        if any(isinstance(a, gast.Starred) for a in parent.args[:position]):
+            return False
+        return self._callee_reads_only(parent, position)
+
+    def _callee_reads_only(self, call, position) -> bool:
+        """Whether the function ``call`` calls keeps nothing of its ``position``-th
+        argument (check/argument_reads.py): a function defined once in this one, or a
+        user function with source (through the checker, ``helper_writes``)."""
+        name = call.func.id if isinstance(call.func, gast.Name) else None
+        defs = [
+            n
+            for n in gast.walk(self.tree)
+            if isinstance(n, gast.FunctionDef) and n.name == name and n is not self.tree
+        ]
+        bound = [
+            n
+            for n in gast.walk(self.tree)
+            if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+        ]
+        if defs or bound:
+            # a function of this one's: its own, unless the name is bound otherwise too
+            return len(defs) == 1 and not bound and reads_only(defs[0], position, self.fresh_call)
+        # a function of a module (`rhs(y)`, `helpers.rhs(y)`); a method (`lst.append(y)`,
+        # `obj.step(y)`) is no user function of its own (callee_reads_only says False)
+        checker = self.checker
+        return checker is not None and checker.callee_reads_only(call, position)
 
     def _may_precede(self, use, stmt, renewed=()) -> bool:
         """Whether ``use`` may run after the definition and before ``stmt`` (through the

@@ -110,6 +110,7 @@ class AliasAnalysis(AliasUses):
                 self.inplace_calls.add(call)
         # fill(buf, x) with a helper that writes into buf: a write too (check/helper_writes.py)
         self.owned_fresh = None
+        self.checker = helper_writes  # the checker, when it passed itself
         if helper_writes is not None:
             self.owned_fresh = helper_writes.owned_result_fresh
             for node in gast.walk(tree):
@@ -128,6 +129,7 @@ class AliasAnalysis(AliasUses):
                 self.reaching[user].append(node)
         self.moves = Moves(tree, self.parent)
         self._assumed: set = set()  # move definitions taken as fresh while proving a cycle
+        self._map_calls: dict = {}  # map(f, (a, b)): the calls f(a), f(b) asked about
         self.reasons: dict[gast.AugAssign, Reason] = {}
         self._solve()
 
@@ -181,6 +183,7 @@ class AliasAnalysis(AliasUses):
             if any(
                 self._element_read(d)
                 or self._number(d)
+                or self._picked(d)
                 or self._is_parameter(d)
                 or self._parameter_copy(d)
                 for d in self._defs(s)
@@ -241,14 +244,42 @@ class AliasAnalysis(AliasUses):
                 if parent in self.allowed or parent in self.deferred:
                     continue
                 return False
-            if self._fresh_definition(definition) or self._element_read(definition):
+            if (
+                self._fresh_definition(definition)
+                or self._element_read(definition)
+                or self._picked(definition)
+            ):
                 continue
             return False
         return True
 
-    def _number(self, definition) -> bool:
-        """``name = 0.0`` (or ``-1``, ``1e-3j``): an immutable number."""
+    def _picked(self, definition) -> bool:
+        """``name = min(a, b)`` (or ``max``): one of the arguments itself, a number when
+        they are (``h = min(h, T - t); h *= 0.5`` in an adaptive step loop), which the
+        deferred statement's run-time check tells from an array."""
         parent = self.parent.get(definition)
+        return (
+            isinstance(parent, gast.Assign)
+            and parent.targets == [definition]
+            and picks_an_argument(parent.value)
+        )
+
+    def _number(self, definition) -> bool:
+        """``name = 0.0`` (or ``-1``, ``1e-3j``, or ``t, y = 0.0, y0``): an immutable
+        number."""
+        parent = self.parent.get(definition)
+        if isinstance(parent, gast.Tuple):  # t, y = 0.0, y0: the number at t's place
+            owner = self.parent.get(parent)
+            if not (isinstance(owner, gast.Assign) and owner.targets == [parent]):
+                return False
+            value = owner.value
+            return (
+                isinstance(value, gast.Tuple)
+                and len(value.elts) == len(parent.elts)
+                and is_number(
+                    value.elts[next(k for k, e in enumerate(parent.elts) if e is definition)]
+                )
+            )
         if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
             return False
         return is_number(parent.value)
@@ -304,6 +335,8 @@ class AliasAnalysis(AliasUses):
                     continue
                 if self.moves.is_move_use(use):
                     continue  # u, un = un, u: the name that gets the array is checked
+                if self._consumed_by_store(use, stmt):
+                    continue
                 if self._may_precede(use, stmt, self._renewed_loops(definition, stmt)):
                     return Reason("shared", use)
         return None
@@ -408,7 +441,31 @@ class AliasAnalysis(AliasUses):
                 ):
                     index = next(k for k, e in enumerate(parent.elts) if e is definition)
                     return self.fresh_expr(value.elts[index])
+                return self._fresh_map(value, len(parent.elts))
         return False
+
+    def _fresh_map(self, value, count: int) -> bool:
+        """``ac, bc = map(np.array, (a, b))``: each item the call of a function returning
+        a new object on one item of a display (a copy of each array)."""
+        if not (
+            isinstance(value, gast.Call)
+            and isinstance(value.func, gast.Name)
+            and value.func.id == "map"
+            and len(value.args) == 2
+            and not value.keywords
+            and isinstance(value.args[1], (gast.Tuple, gast.List))
+            and len(value.args[1].elts) == count
+            and not any(isinstance(e, gast.Starred) for e in value.args[1].elts)
+        ):
+            return False
+        calls = self._map_calls.get(id(value))
+        if calls is None:  # kept: the resolver remembers calls by id
+            calls = [
+                gast.Call(func=value.args[0], args=[item], keywords=[])
+                for item in value.args[1].elts
+            ]
+            self._map_calls[id(value)] = calls
+        return all(self.fresh_call(call) for call in calls)
 
     def _moved_fresh(self, definition, source) -> bool:
         """``a = b`` (or ``u, un = un, u``) after which ``b`` is dead: ``a`` owns the array
@@ -462,6 +519,15 @@ class AliasAnalysis(AliasUses):
                 return True
             return self.fresh_call(node)
         return False
+
+
+def picks_an_argument(value) -> bool:
+    """``min(...)`` or ``max(...)``: a value that is one of the arguments itself."""
+    return (
+        isinstance(value, gast.Call)
+        and isinstance(value.func, gast.Name)
+        and value.func.id in ("min", "max")
+    )
 
 
 def is_math_function(obj) -> bool:

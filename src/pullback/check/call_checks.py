@@ -47,6 +47,7 @@ from .aliasing import (
     FRESH_BUILTINS,
     is_math_function,
 )
+from .argument_reads import bound_names, reads_only
 from .container_checks import ContainerChecks
 from .fresh_arrays import call_returns_new, literal_arguments, method_returns_new
 from .mutation_fixes import (
@@ -87,6 +88,21 @@ class UserCall:
         # callee is checked as its specialization owning them (check/helper_writes.py)
         self.owned = owned
         self.kinds = kinds  # "list", "dict" or None (an array) for each owned parameter
+
+
+def returns_fresh(callee, call) -> bool:
+    """Whether ``call`` (resolved to ``callee``) returns a new object that keeps no
+    reference to its arguments. The table of NumPy calls that return new arrays:
+    check/fresh_arrays.py."""
+    if callee.kind in ("array_method", "method"):
+        return method_returns_new(callee.name, len(call.args))
+    if callee.kind != "object":
+        return False
+    obj = callee.obj
+    if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
+        return True
+    arguments = literal_arguments(call)
+    return arguments is not None and call_returns_new(obj, *arguments)
 
 
 def user_callee(checker, call):
@@ -195,17 +211,18 @@ class CallChecks(ContainerChecks):
 
     def _returns_fresh(self, call) -> bool:
         """Whether a call returns a new object that keeps no reference to its arguments."""
-        # The table of NumPy calls that return new arrays: check/fresh_arrays.py.
-        callee = self._resolve(call)
-        if callee.kind in ("array_method", "method"):
-            return method_returns_new(callee.name, len(call.args))
-        if callee.kind != "object":
+        return returns_fresh(self._resolve(call), call)
+
+    def callee_reads_only(self, call, position) -> bool:
+        """Whether the user function ``call`` calls (with source, not a method) keeps
+        nothing of its ``position``-th argument (check/argument_reads.py), its own calls
+        resolved in its own module."""
+        found = user_callee(self, call)
+        if found is None or found[2] != 0 or not isinstance(found[1].tree, gast.FunctionDef):
             return False
-        obj = callee.obj
-        if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
-            return True
-        arguments = literal_arguments(call)
-        return arguments is not None and call_returns_new(obj, *arguments)
+        fs = found[1]
+        own = bound_names(fs.tree)
+        return reads_only(fs.tree, position, lambda c: returns_fresh(resolve_call(fs, c, own), c))
 
     def _makes_user_object(self, call) -> bool:
         """Whether a call makes a new object of a user's class (`v = Vec(x, y)`, then

@@ -45,6 +45,9 @@ class Assignments:
                 return stmts, False
             if isinstance(s.value, gast.Lambda):  # only called: inlined at its calls
                 return [], False
+            chosen = self.chosen_read(s.targets[0], s)
+            if chosen is not None:
+                return self.stmt_If(chosen)
             read = self.named_read(s.targets[0].id, s.value, s)  # of a written array
             if read is not None:
                 return read, False
@@ -58,6 +61,30 @@ class Assignments:
         for target in s.targets:
             stmts.extend(self.unpack(target, value, s))
         return stmts, False
+
+    def chosen_read(self, target, s):
+        """``name = a[i] if c else b`` with ``a`` an array the function writes, as the
+        statement ``if c: name = a[i]`` / ``else: name = b``: each branch a named read,
+        checked as one (a row of a matrix stays a view the primal would see change), where
+        the expression alone would copy it. None for any other assignment."""
+        value = s.value
+        if not isinstance(value, gast.IfExp):
+            return None
+        written = self.array_modes()
+        if not any(
+            isinstance(e, gast.Subscript)
+            and isinstance(e.value, gast.Name)
+            and e.value.id in written
+            for e in _branches(value)
+        ):
+            return None
+
+        def branch(e):
+            store = gast.Name(id=target.id, ctx=gast.Store(), annotation=None, type_comment=None)
+            return gast.copy_location(gast.Assign(targets=[store], value=e), e)
+
+        chosen = gast.If(test=value.test, body=[branch(value.body)], orelse=[branch(value.orelse)])
+        return gast.copy_location(chosen, s)
 
     def setattr_statement(self, s):
         """The statements of ``setattr(obj, name, value)`` (or ``object.__setattr__``) as
@@ -129,3 +156,12 @@ class Assignments:
             value.pb_inplace = True  # (transform/dunder_operators.py)
         stmts.append(N.assign(target.id, value, s))
         return guard + stmts, False
+
+
+def _branches(e):
+    """The values an expression ``a if c else (b if d else e)`` may take (its test aside)."""
+    if isinstance(e, gast.IfExp):
+        yield from _branches(e.body)
+        yield from _branches(e.orelse)
+    else:
+        yield e

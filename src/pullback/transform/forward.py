@@ -31,7 +31,7 @@ from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
-from ..tangents import broadcast_tangent, plus_tangent, sum_tangent
+from ..tangents import both_tangent, broadcast_tangent, plus_tangent, sum_tangent
 from ..tree_walk import lean_nodes
 from .analyze import analyze
 from .code import Compound, Line, render
@@ -276,12 +276,17 @@ class ForwardBuilder(EscapeSites):
         op = type(v.op)
         if op is gast.Add or op is gast.Sub:
             if va and vb:
-                if op is gast.Sub:
-                    return f"{da} - {db}"
-                if self.known_real(a) and self.known_real(b):
-                    return f"{da} + {db}"
+                if op is gast.Sub or (self.known_real(a) and self.known_real(b)):
+                    both = f"{da} {'-' if op is gast.Sub else '+'} {db}"
+                    if self.keeps_shape(a) and self.keeps_shape(b):
+                        return both
+                    # either tangent may still be ZERO when the line runs (a loop's
+                    # `y = z[k] - H @ x` while x's tangent is ZERO): the other one alone
+                    # has its operand's shape, not the broadcast result's
+                    fn = self.bind("both_tangent", both_tangent)
+                    return f"{fn}({da}, {db}, {t}, {op is gast.Sub})"
                 # lists concatenate their tangents; a class's own __add__ is refused
-                return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb})"
+                return f"{self.bind('sum_tangent', sum_tangent)}({da}, {sa}, {db}, {sb}, {t})"
             if not (va or vb):
                 return "ZERO"
             one = da if va else (db if op is gast.Add else f"-{db}")

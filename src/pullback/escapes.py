@@ -180,6 +180,32 @@ def read_again(value, where: str):
     return _checked(value, where, True)
 
 
+def replayed_read(obj, name: str, plain: bool, where: str) -> None:
+    """Before a read of ``obj.name`` in the recompute of a call (a ``__vjp`` form, which a
+    second derivative pulls back through: transform/replay.py), where the function also
+    writes ``obj.name``: refused if that write may have run in this evaluation, since the
+    recompute would then read the state the call left behind, not the one it read.
+    ``plain``: a store of a value that carries no gradient (a counter), which is not
+    recorded: refused whenever the read runs; else a differentiated value kept there (or
+    in the list or dict it holds), refused if that store is recorded."""
+    if not plain:
+        if (id(obj), name) not in _RECORD.attributes:
+            held = getattr(obj, name, None)
+            found = _RECORD.containers.get(id(held))
+            if found is None or found[0] is not held:
+                return
+    cls = type(obj).__name__
+    raise UnsupportedCallError(
+        f"{where}: PB107 this reads '{name}' of a {cls}, which the function also changes: "
+        "a second derivative pulls back through a recompute of the call, which would read "
+        f"'{name}' as the call left it, not as the call read it, and differentiate another "
+        "function.\n"
+        f"Fix: update '{name}' outside the differentiated function (after calling it, from "
+        "a value it returns), or pass the value it reads as an argument "
+        "(see docs/limitations.md#PB107)."
+    )
+
+
 def _held_in(value, depth: int = 0):
     """The store that recorded ``value`` or a value it holds (items of a list, tuple or
     dict, fields of a record, a few levels deep), or None."""
@@ -290,6 +316,7 @@ def register(reg) -> None:
         read_item,
         effect_call,
         checked_call,
+        replayed_read,
         family=FAMILY,
         trusted=True,
     )

@@ -193,6 +193,18 @@ def walk_reads(block, stop_at_loops=False):
     return names
 
 
+def walk_text(block, use_alt=True):
+    """The texts of a block's lines and compound headers, nested blocks too (``use_alt``:
+    the differentiable-again text where a line has one)."""
+    for item in block:
+        if isinstance(item, Compound):
+            yield item.header
+            yield from walk_text(item.body, use_alt)
+            yield from walk_text(item.orelse, use_alt)
+        else:
+            yield item.alt if use_alt and item.alt is not None else item.text
+
+
 def mentions(items, name, alt=False) -> int:
     """How many times the name ``name`` appears in the lines of ``items`` (nested blocks
     too), in their text and, with ``alt``, in their differentiable-again text as well."""

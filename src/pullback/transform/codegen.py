@@ -10,11 +10,13 @@ from __future__ import annotations
 import itertools
 import linecache
 import os
+import re
 import weakref
 
 import numpy as np
 
 from ..errors import PullbackError
+from ..escapes import replayed_read
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
@@ -25,7 +27,8 @@ from ..tangents import (
     getitem_cotangent,
     unbroadcast,
 )
-from .code import OWN_ERRORS, Line, once_texts, render
+from .code import OWN_ERRORS, Line, once_texts, render, walk_text
+from .replay import replay_forward
 from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import ERRSTATE, PRINTOPTIONS
@@ -165,7 +168,13 @@ def generate(
     prologue = [Line(f"{s} = []", alt=f"{s} = None") for s in stacks]
     prologue += [Line(f"{n} = None") for n in init_names]
     signature = _signature(tree)
+    params = set(re.findall(r"\w+", signature))
     ns = runtime_namespace()
+    ns["replayed_read"] = replayed_read
+
+    def place(src):
+        return f"{fs.filename}:{fs.first_line + (src or 1) - 1}"
+
     ns.update(namespace)
     ns["__pullback_source__"] = fs
 
@@ -218,7 +227,9 @@ def generate(
         emit("")
         emit("")
         emit(f"def {name}__vjp({dret_name}{', ' + signature if signature else ''}):", 1)
-        last = render_here(prologue + forward, use_alt=True)
+        # a recompute of a call that ran: no second write of the state it changed (replay.py)
+        after = "\n".join(walk_text(backward[:-1] + [vjp_return]))
+        last = render_here(replay_forward(prologue + forward, after, params, place), use_alt=True)
         render_here(backward[:-1] + [vjp_return], last, use_alt=True)
 
     def with_defaults(f):

@@ -140,15 +140,36 @@ def _runs_before(use, store, tree, parents) -> bool:
         return True  # in the store statement itself: read before the store happens
     if any(isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)) for n in chain):
         return False  # a nested function may run any time
-    if (use.lineno, use.col_offset) >= (store.lineno, store.col_offset):
-        return False
     loops = set()
     node = parents.get(store)
     while node is not None and node is not tree:
         if isinstance(node, (gast.For, gast.While)):
             loops.add(id(node))
         node = parents.get(node)
-    return not any(id(n) in loops for n in chain)  # a loop around both: runs again after
+    if any(id(n) in loops for n in chain):
+        return False  # a loop around both: the use runs again after the store
+    if _other_branch(chain, store, parents):
+        return True  # `if training: self.m = ...` / `else: mu = self.m`: one or the other
+    return (use.lineno, use.col_offset) < (store.lineno, store.col_offset)
+
+
+def _other_branch(chain, store, parents) -> bool:
+    """Whether the use (whose ancestors are ``chain``) and ``store`` sit in the two
+    branches of one ``if`` (no loop around both: :func:`_runs_before` tested that first),
+    so that a call runs at most one of them."""
+    ancestors = set(map(id, chain))
+    node, child = parents.get(store), store
+    while node is not None:
+        if id(node) in ancestors:
+            if not isinstance(node, gast.If):
+                return False
+            in_body = any(child is s for s in node.body)
+            use_child = next(c for c in chain if parents.get(c) is node)
+            use_in_body = any(use_child is s for s in node.body)
+            use_in_else = any(use_child is s for s in node.orelse)
+            return (in_body and use_in_else) or (not in_body and use_in_body)
+        node, child = parents.get(node), node
+    return False
 
 
 def shadow_read_back_attributes(tree) -> None:

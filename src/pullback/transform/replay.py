@@ -1,0 +1,212 @@
+"""The forward part of a function's ``__vjp`` form: a recompute of a call that already ran.
+
+A gradient that is differentiated again (``hessian``, ``hvp``, ``grad(grad(f))``) runs each
+call of a user function once for its value (``m.predict(X)``, with what it keeps on its
+object: ``self.cache["z"] = z``, ``self.running_mean = ...``) and later pulls back through
+the function's ``__vjp`` form, which recomputes that call's forward sweep to have its
+intermediate values. Python ran the call once, so the recompute must not change the
+object's state again (a running mean updated twice, a counter counting two calls), nor
+compute with the state that call left behind (a recompute reading a counter after the call
+incremented it differentiates another function).
+
+So in the recompute (:func:`replay_forward`):
+
+* the statements that write state outside the function's own variables are dropped: the
+  stores that keep a differentiated value outside (escapes.py's ``*_escaping`` helpers)
+  and attribute stores on an object the function was given (``_pb_setattr(self, ...)``);
+* so are the statements whose results nothing else reads any more (the value that only
+  fed such a store: ``self.momentum * self.running_mean + ...``), and an ``if`` left
+  with nothing in either branch (``if self.n_in is None: self.n_in = X.shape[1]``);
+* a statement that still reads an attribute the function writes gets a check before it
+  (escapes.replayed_read), so the recompute never differentiates a state the call did
+  not see: refused if the store of a differentiated value there ran in this evaluation
+  (a read that runs only on another path, ``else: mu = self.running_mean``, checks only
+  when it runs), and always for an attribute that keeps a counter or another plain
+  value, whose stores are not recorded (``y = x * self.n`` before ``self.n += 1``).
+
+>>> from pullback.transform.code import Line
+>>> lines = [Line("_t1 = read_attribute(self, 'm', 'f.py:3:9')"),
+...          Line("_t2 = 0.9 * _t1"),
+...          Line("setattr_escaping(self, 'm', _t2, 'f.py:3:9')"),
+...          Line("y = x * 2.0")]
+>>> [line.text for line in replay_forward(lines, "return y", {"self", "x"}, str)]
+['y = x * 2.0']
+>>> lines = [Line("y = x * self.n"), Line("_t1 = self.n + 1.0"),
+...          Line("_pb_setattr(self, 'n', _t1)")]
+>>> [line.text for line in replay_forward(lines, "return y", {"self", "x"}, lambda s: "f.py:4")]
+["replayed_read(self, 'n', True, 'f.py:4')", 'y = x * self.n']
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+
+from .code import Compound, Line, replace, walk_text
+
+# The statements that keep a differentiated value outside the function (escapes.py).
+_ESCAPING = re.compile(r"^(?:store_item_escaping|setattr_escaping|append_escaping)\((\w+)\b")
+# An attribute store on an object (free_values.attribute_store), a constant one included.
+_SETATTR = re.compile(r"^_pb_setattr\((\w+), '(\w+)'")
+# A temporary bound to an object's attribute (the container of an item store, an append).
+_ATTRIBUTE_READ = re.compile(r"^(\w+) = .*?\b(\w+), '(\w+)'|^(\w+) = (\w+)\.(\w+)$")
+
+
+def _text(item, use_alt=True) -> str:
+    if isinstance(item, Compound):
+        return item.header
+    return item.alt if use_alt and item.alt is not None else item.text
+
+
+def replay_forward(block, after, params, where) -> list:
+    """``block`` (the forward lines of the ``__vjp`` form, differentiable-again texts) as
+    the recompute runs them (module docstring); ``after``: the text of everything that
+    follows it (the reverse part), ``params``: the function's parameter names, ``where``:
+    the user's place of a line's ``src``. The same lines when nothing writes outside."""
+    stores = set()
+    trimmed = _drop_effects(block, params, stores)
+    if not stores:
+        return block
+    counts = Counter()
+    for text in walk_text(trimmed):
+        counts.update(_names(text))
+    counts.update(_names(after))
+    while True:
+        pruned = _prune(trimmed, counts)
+        if pruned is trimmed:
+            break
+        trimmed = pruned
+    attributes = _stored_attributes(stores, block)
+    return _guard_reads(trimmed, attributes, where)
+
+
+def _names(text: str) -> list:
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+
+
+def _drop_effects(block, params, stores) -> list:
+    """``block`` without its stores outside the function (each added to ``stores`` as
+    ``(name of the object or container written, attribute or None, plain)``)."""
+    out = []
+    for item in block:
+        if isinstance(item, Compound):
+            out.append(
+                replace(
+                    item,
+                    body=_drop_effects(item.body, params, stores),
+                    orelse=_drop_effects(item.orelse, params, stores),
+                )
+            )
+            continue
+        text = _text(item)
+        escaping = _ESCAPING.match(text)
+        setattr_ = _SETATTR.match(text)
+        if escaping is not None and "\n" not in text:
+            helper, args = text.split("(", 1)
+            attr = re.match(r"\w+, '(\w+)'", args) if helper == "setattr_escaping" else None
+            # (a container written: its attribute from its binding, _stored_attributes)
+            stores.add((escaping.group(1), attr.group(1) if attr else None, False))
+            continue
+        if setattr_ is not None and setattr_.group(1) in params and "\n" not in text:
+            stores.add((setattr_.group(1), setattr_.group(2), True))
+            continue
+        out.append(item)
+    return out
+
+
+def _assigned(text: str):
+    """The names a line binds when it is only assignments to names (``a = ...``,
+    ``a, b = ...``, ``a = ...; b = None``), else None (kept whatever it binds)."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return None
+    names = []
+    for s in body:
+        if not isinstance(s, ast.Assign):
+            return None
+        for target in s.targets:
+            elts = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(e, ast.Name) for e in elts):
+                return None
+            names += [e.id for e in elts]
+    return names
+
+
+def _prune(block, counts):
+    """``block`` without the assignments none of whose names is read anywhere else (the
+    counts of every name's mentions are kept up to date); ``block`` itself when none."""
+    out, changed = [], False
+    for item in block:
+        if isinstance(item, Compound):
+            body, orelse = _prune(item.body, counts), _prune(item.orelse, counts)
+            if body is not item.body or orelse is not item.orelse:
+                item, changed = replace(item, body=body, orelse=orelse), True
+            if item.header.startswith("if ") and not _lines(body) and not _lines(orelse):
+                counts.subtract(_names(item.header))  # nothing left to choose between
+                changed = True
+                continue
+            out.append(item)
+            continue
+        text = _text(item)
+        bound = _assigned(text)
+        if bound:
+            own = Counter(_names(text))
+            if all(counts[n] - own[n] <= 0 for n in bound):
+                counts.subtract(own)
+                changed = True
+                continue
+        out.append(item)
+    return out if changed else block
+
+
+def _lines(block) -> bool:
+    """Whether ``block`` holds a line that renders (not only empty placeholders)."""
+    return any(isinstance(item, Compound) or _text(item) for item in block)
+
+
+def _stored_attributes(stores, block) -> dict:
+    """``{(object name, attribute): plain}`` the dropped stores wrote (``plain``: a value
+    that carries no gradient, whose store escapes.py does not record): an attribute
+    store's own, and for a container written (an item store, an append) the attribute
+    that held it (``_t2 = attribute_of(self, 'cache', ...)``)."""
+    bound = {}
+    for text in walk_text(block):
+        m = _ATTRIBUTE_READ.match(text)
+        if m is not None:
+            if m.group(1):
+                bound[m.group(1)] = (m.group(2), m.group(3))
+            else:
+                bound[m.group(4)] = (m.group(5), m.group(6))
+    out = {}
+    for name, attr, plain in stores:
+        key = (name, attr) if attr is not None else bound.get(name)
+        if key is not None:
+            out[key] = out.get(key, False) or plain
+    return out
+
+
+def _guard_reads(block, attributes, where) -> list:
+    """Each line that reads one of ``attributes`` preceded by its check."""
+    if not attributes:
+        return block
+    patterns = [
+        (obj, attr, plain, re.compile(rf"\b{obj}\s*,\s*'{attr}'|\b{obj}\.{attr}\b"))
+        for (obj, attr), plain in sorted(attributes.items())
+    ]
+    out = []
+    for item in block:
+        if isinstance(item, Compound):
+            item = replace(
+                item,
+                body=_guard_reads(item.body, attributes, where),
+                orelse=_guard_reads(item.orelse, attributes, where),
+            )
+        text = _text(item)
+        for obj, attr, plain, pattern in patterns:
+            if pattern.search(text):
+                check = f"replayed_read({obj}, {attr!r}, {plain}, {where(item.src)!r})"
+                out.append(Line(check, frozenset({obj}), item.src))
+        out.append(item)
+    return out

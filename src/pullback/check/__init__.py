@@ -298,18 +298,20 @@ def deferred_augassigns(fs, registry=None) -> set:
 
 def _may_defer(tree) -> bool:
     """Cheaply: whether some ``name op= v`` has a ``name = base[index]``, a
-    ``name = <number>`` or a parameter ``name`` beside it."""
+    ``name = <number>``, a ``name = f(...)`` (or ``name, other = f(...)``) or a parameter
+    ``name`` beside it."""
     augmented, read = set(), set(parameter_names(tree))
     for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
-        elif (
-            isinstance(node, gast.Assign)
-            and (isinstance(node.value, gast.Subscript) or is_number(node.value))
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-        ):
-            read.add(node.targets[0].id)
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, gast.Name) and (
+                isinstance(value, (gast.Subscript, gast.Call)) or is_number(value)
+            ):
+                read.add(target.id)
+            elif isinstance(target, gast.Tuple) and isinstance(value, gast.Call):
+                read.update(e.id for e in target.elts if isinstance(e, gast.Name))
     return bool(augmented & read)
 
 

@@ -107,6 +107,8 @@ def batchnorm_forward(x, gamma, beta, bn_param):
         out = gamma * x_hat + beta
     else:
         raise ValueError('Invalid forward batchnorm mode "%s"' % mode)  # noqa: UP031
+    bn_param["running_mean"] = running_mean
+    bn_param["running_var"] = running_var
     return out, cache
 
 

@@ -66,8 +66,9 @@ _IMMUTABLE = frozenset({float, int, complex, bool})
 
 def immutable_value(value, name: str, op: str, where: str):
     """Refuse, when it runs, ``name op= v`` that the check let through because ``name``
-    came from an element read (``s = x[i]``), a number (``t = 0.0``) or a parameter whose
-    argument the check could not tell an array (check/param_rebinding.py):
+    came from an element read (``s = x[i]``), a number (``t = 0.0``), a call's result
+    (``loss, cache = f(x)``) or a parameter whose argument the check could not tell an
+    array (check/param_rebinding.py):
     right where ``op=`` would change ``value`` in place (a row of a matrix is a view: the
     change would reach ``x``; a clock ``t`` that became an array may be held by a list)
     instead of rebinding ``name`` as it does for a float or NumPy scalar."""
@@ -78,8 +79,8 @@ def immutable_value(value, name: str, op: str, where: str):
     raise UnsupportedCallError(
         f"{where}: '{name} {op}= ...' ran on a {type(value).__name__}, which `{op}=` "
         f"changes in place: the check let it through because '{name}' starts as a number, "
-        f"an element read, a min/max of values or an argument (which `{op}=` rebinds on "
-        f"numbers), but here it is a "
+        f"an element read, a min/max of values, an argument or a call's result (which "
+        f"`{op}=` rebinds on numbers), but here it is a "
         f"{type(value).__name__} that another name or array may also refer to (a row of an "
         f"array is a view of it), so the change would reach it. "
         f"Fix: write `{name} = {name} {op} ...` "

@@ -32,7 +32,7 @@ from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..resolve import parameter_names
 from ..source import load_source, transform_target
 from ..tree_walk import statements
-from .aliasing import AliasAnalysis, is_number, picks_an_argument
+from .aliasing import AliasAnalysis, is_number
 from .checker import FunctionChecker, Opaque, is_coroutine
 from .codes import CODES
 from .helper_writes import owning_source
@@ -298,25 +298,23 @@ def deferred_augassigns(fs, registry=None) -> set:
 
 def _may_defer(tree) -> bool:
     """Cheaply: whether some ``name op= v`` has a ``name = base[index]``, a
-    ``name = <number>``, a ``name = min(...)`` (or ``max``) or a parameter ``name`` beside
-    it (the origins of AliasAnalysis's deferred statements)."""
+    ``name = <number>`` (or ``t, y = 0.0, y0``), a ``name = f(...)`` (or ``name, other =
+    f(...)``, ``min``/``max`` among them) or a parameter ``name`` beside it (the origins of
+    AliasAnalysis's deferred statements)."""
     augmented, read = set(), set(parameter_names(tree))
     for node in statements(tree):  # both are statements: no expression need be visited
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             augmented.add(node.target.id)
-        elif (
-            isinstance(node, gast.Assign)
-            and (
-                isinstance(node.value, gast.Subscript)
-                or is_number(node.value)
-                or picks_an_argument(node.value)
-            )
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], gast.Name)
-        ):
-            read.add(node.targets[0].id)
-        elif isinstance(node, gast.Assign) and _numbers_unpacked(node):
-            read.update(_numbers_unpacked(node))
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, gast.Name) and (
+                isinstance(value, (gast.Subscript, gast.Call)) or is_number(value)
+            ):
+                read.add(target.id)
+            elif isinstance(target, gast.Tuple) and isinstance(value, gast.Call):
+                read.update(e.id for e in target.elts if isinstance(e, gast.Name))
+            else:
+                read.update(_numbers_unpacked(node))
     return bool(augmented & read)
 
 

@@ -170,10 +170,10 @@ class AliasAnalysis(AliasUses):
                 if not self._deferrable(stmt):
                     self.deferred.discard(stmt)
                     changed = True
-        # Only those whose value comes from an element read or a number (directly or
-        # through another such statement): `t = 0.0; ... f(t); t += h` (a clock passed to
-        # a right-hand side) is a float each time it runs unless `h` is an array, while
-        # `y = x * 1.0; z = y; y += 1` stays reported before it runs.
+        # Only those whose value comes from an element read, a number or a call's result
+        # (directly or through another such statement): `t = 0.0; ... f(t); t += h` (a
+        # clock passed to a right-hand side) is a float each time it runs unless `h` is an
+        # array, while `y = x * 1.0; z = y; y += 1` stays reported before it runs.
         # A parameter is an origin too (`def f(x, n): ... n += 1`): an int or a float
         # rebinds, the caller's array would change (refused by the check when the call's
         # kinds say array, else when it runs).
@@ -184,6 +184,7 @@ class AliasAnalysis(AliasUses):
                 self._element_read(d)
                 or self._number(d)
                 or self._picked(d)
+                or self._call_result(d)
                 or self._is_parameter(d)
                 or self._parameter_copy(d)
                 for d in self._defs(s)
@@ -248,6 +249,7 @@ class AliasAnalysis(AliasUses):
                 self._fresh_definition(definition)
                 or self._element_read(definition)
                 or self._picked(definition)
+                or self._call_result(definition)
             ):
                 continue
             return False
@@ -290,6 +292,27 @@ class AliasAnalysis(AliasUses):
         if not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
             return False
         return isinstance(parent.value, gast.Subscript) and selects_elements(parent.value.slice)
+
+    def _call_result(self, definition) -> bool:
+        """``loss, cache = f(x)`` (or ``loss = f(x)``) with a call pullback cannot tell
+        returns a new object (a user's function, a method found when it runs): the
+        ``out, cache`` and ``loss, grads`` convention of layer code, whose
+        ``loss += reg * ...`` rebinds a float or NumPy scalar. Whether the value is one is
+        known only when it runs (an array there is refused then)."""
+        parent = self.parent.get(definition)
+        if isinstance(parent, gast.Tuple):
+            if any(isinstance(e, gast.Starred) for e in parent.elts):
+                return False
+            parent = self.parent.get(parent)
+            if not (isinstance(parent, gast.Assign) and isinstance(parent.targets[0], gast.Tuple)):
+                return False
+        elif not (isinstance(parent, gast.Assign) and parent.targets == [definition]):
+            return False
+        value = parent.value
+        # a call known to return a new object is decided before it runs (fresh, or shared)
+        return (
+            len(parent.targets) == 1 and isinstance(value, gast.Call) and not self.fresh_expr(value)
+        )
 
     def is_rebinding(self, stmt: gast.AugAssign) -> bool:
         return stmt in self.allowed

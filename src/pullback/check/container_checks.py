@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import gast
 
-from ..resolve import own_nodes
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
-from ..transform.side_effects import append_read_back
+from ..transform.side_effects import append_read_back, returns_a_value
 from . import codes
 from .mutation_fixes import outside_append_texts
 from .taint import reads_tainted
@@ -307,7 +306,7 @@ class ContainerChecks:
                 f"differentiated function may change only lists and dicts it built itself."
             )
             fix = f"copy it first: write `{copy}` before the first change"
-            if not _returns_a_value(self.tree):
+            if not returns_a_value(self.tree):
                 # helper(x, out) filling the caller's container: an output parameter
                 fix = (
                     f"build it here and return it (`{name} = {{}}` ... `return {name}`), and "
@@ -375,16 +374,6 @@ class _Slice:
 
 
 _SLICE = _Slice()
-
-
-def _returns_a_value(tree) -> bool:
-    """Whether the function ``tree`` has a ``return`` with a value (in its own scope)."""
-    return any(
-        isinstance(n, gast.Return)
-        and n.value is not None
-        and not (isinstance(n.value, gast.Constant) and n.value.value is None)
-        for n in own_nodes(tree.body)
-    )
 
 
 def _rows_of_lists(value, analysis) -> bool:

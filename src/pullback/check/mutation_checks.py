@@ -11,6 +11,7 @@ import gast
 
 from ..resolve import VIEW_ATTRIBUTES, object_item_target
 from ..transform.inplace_calls import flat_store_target, inplace_call, inplace_statement_call
+from ..transform.side_effects import kept_parameter_item
 from . import codes
 from .aliasing import (
     AliasAnalysis,
@@ -235,7 +236,19 @@ class MutationChecks(SpecialStoreReports):
             f"storing it on '{obj}' ({codes.see('PB107')}).",
         )
 
+    def _kept_parameter_item(self, target) -> bool:
+        """``d["key"] = v`` into a dict parameter the function does not use again but to
+        store items (transform/side_effects.kept_parameter_item): the transformation runs
+        it as the primal does (free_values.object_item_store)."""
+        parents = self._parent_map()
+        statement = parents.get(target)
+        return isinstance(statement, gast.Assign) and kept_parameter_item(
+            self.tree, target, parents, after=statement
+        )
+
     def _report_subscript_store(self, target, value, op):
+        if op is None and self._kept_parameter_item(target):
+            return  # bn_param["running_mean"] = rm: runs as in the primal, never read back
         if self.check_container_store(target, op):
             return  # a list or dict (check/container_checks.py)
         if op is None and object_item_target(target):

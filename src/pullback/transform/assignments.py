@@ -24,17 +24,30 @@ from ..check.mutation_fixes import OPERATORS
 from ..containers_mutation import immutable_value
 from ..resolve import object_item_target
 from . import nodes as N
+from .side_effects import kept_parameter_item
 
 
 class Assignments:
     """``stmt_Assign``, ``stmt_AnnAssign`` and ``stmt_AugAssign`` of the normalizer."""
+
+    def outside_item_store(self, s) -> bool:
+        """Whether ``s`` stores an item into a container from outside that gets it as in
+        the primal: one an object holds (``self.cache[k] = v``) or a dict parameter the
+        function does not use again but to store items (``bn_param["running_mean"] = rm``,
+        side_effects.kept_parameter_item). Not a local array: no in-place write."""
+        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
+            return False
+        target = s.targets[0]
+        return object_item_target(target) or kept_parameter_item(
+            self.fs.tree, target, self.parents(), after=s
+        )
 
     def stmt_Assign(self, s):
         if len(s.targets) == 1 and isinstance(s.targets[0], gast.Attribute):
             stmts, value = self.expr(s.value)
             stmts.append(self.attribute_store(s.targets[0], value, stmts, s))
             return stmts, False
-        if len(s.targets) == 1 and object_item_target(s.targets[0]):  # self.cache[k] = v
+        if self.outside_item_store(s):  # self.cache[k] = v, bn_param["mean"] = m
             stmts, value = self.expr(s.value)
             stmts.append(self.object_item_store(s.targets[0], value, stmts, s))
             return stmts, False

@@ -216,6 +216,9 @@ class FreeValues:
         here = N.const(self.fs.where(where))
         call = self.bound_call(store_item, [container, key, value, here], where)
         call.pb_item_store = target
+        if isinstance(target.value, gast.Name):  # a dict parameter's item: never read back
+            call.pb_read_back = False  # (side_effects.kept_parameter_item)
+            return N.expr_stmt(call, where)
         root = target.value.value
         call.pb_read_back = not isinstance(root, gast.Name) or may_read_back(
             self.fs.tree, root.id, target.value.attr, self.parents(), after=where

@@ -289,13 +289,19 @@ class ArrayStores(InplaceCalls):
 
     def named_read(self, name, value, s):
         """``name = a[idx]`` of a written array ``a``: checked at run time not to be a view
-        (statements), or None for other assignments. A read whose values are all used
+        (statements), or None for other assignments and for a read after every write
+        into ``a``. A read whose values are all used
         before the next write into ``a`` (:func:`read_dead_before_write`) is copied
         instead: the copy holds what the view shows wherever it is read."""
         if not isinstance(value, gast.Subscript):
             return None
         base = value.value
         if not (isinstance(base, gast.Name) and base.id in self.array_modes()):
+            return None
+        if self.read_after_writes(base.id, value):
+            # dx = dx_pad[:, :, 1:-1, 1:-1] after the loop that fills dx_pad: nothing
+            # writes into it afterwards, so the view shows what the read gave (an ordinary
+            # read, as written_read keeps one)
             return None
         stmts: list = []
         index = self.index(value.slice, stmts)

@@ -48,7 +48,7 @@ import gast
 import numpy as np
 
 from ..check import deferred_augassigns
-from ..resolve import bindings_fixed, dotted_parts, local_names, object_item_target
+from ..resolve import bindings_fixed, dotted_parts, local_names
 from ..source import load_source
 from ..tree_walk import lean_nodes
 from . import nodes as N
@@ -178,7 +178,7 @@ class Normalizer(
         ``jumps`` is falsy when the statement always falls through, ``"always"`` when it
         never does, and true when it may leave its block.
         """
-        if isinstance(s, gast.Assign) and len(s.targets) == 1 and object_item_target(s.targets[0]):
+        if self.outside_item_store(s):
             return self.stmt_Assign(s)  # self.cache[k] = v: no local array (object_item_store)
         inplace = self.inplace_statement(s)  # a[i] = v, a.fill(v), a += v: inplace_calls.py
         if inplace is not None:

@@ -352,4 +352,15 @@ def _loops_in(block):
 _APPENDED = 4
 
 # Operations without side effects whose result depends only on their operands.
-_PURE = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Name, gast.Constant, gast.Subscript)
+# A tuple display of atoms (`axis=(1, 2)` named by the normal form) is as pure: kept on
+# the tape, a constant axis would share the activity of the arrays beside it there, and
+# the second order would take it for a differentiated value.
+_PURE = (
+    gast.BinOp,
+    gast.UnaryOp,
+    gast.Compare,
+    gast.Name,
+    gast.Constant,
+    gast.Subscript,
+    gast.Tuple,
+)

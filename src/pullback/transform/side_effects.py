@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import gast
 
-from ..resolve import parent_map
+from ..resolve import own_nodes, parent_map
 from ..tree_walk import statements
 
 # Methods that only add to a container (their result is not the container's content).
@@ -128,6 +128,101 @@ def _shared_root(value):
     while isinstance(value, (gast.Attribute, gast.Subscript)):
         value = value.value
     return value.id if isinstance(value, gast.Name) else None
+
+
+def returns_a_value(tree) -> bool:
+    """Whether the function ``tree`` has a ``return`` with a value (in its own scope)."""
+    return any(
+        isinstance(n, gast.Return)
+        and n.value is not None
+        and not (isinstance(n.value, gast.Constant) and n.value.value is None)
+        for n in own_nodes(tree.body)
+    )
+
+
+def kept_parameter_item(tree, target, parents=None, after=None) -> bool:
+    """Whether ``target`` (a store target of the statement ``after``) is ``d["key"] = v``
+    into a dict parameter ``d`` that the function never rebinds and, after the store,
+    only stores more items into: the running statistics a course's ``batchnorm_forward``
+    keeps in its ``bn_param`` (reads of other keys after it are fine). The store runs as in
+    the primal (the caller's dict gets the value) and nothing of the function reads it
+    back, so no gradient flows through it (where another function reads it, escapes.py
+    refuses that read as it runs). A string key makes ``d`` a dict (an array takes no
+    string index). A function that returns nothing fills an output parameter for its
+    caller to read: refused before running, with the fix that returns it (PB106).
+
+    >>> import gast
+    >>> tree = gast.parse('''
+    ... def f(x, p):
+    ...     m = p.get("m", 0.0) * 0.9 + x
+    ...     p["m"] = m
+    ...     p["n"] = p.get("n", 0) + 1
+    ...     return x * 2
+    ... ''').body[0]
+    >>> stores = [s for s in tree.body if isinstance(s, gast.Assign)][1:]
+    >>> [kept_parameter_item(tree, s.targets[0], after=s) for s in stores]
+    [True, True]
+    >>> kept_parameter_item(tree, stores[0].targets[0])  # every use counts: p.get(...)
+    False
+    """
+    if not (
+        isinstance(target, gast.Subscript)
+        and isinstance(target.value, gast.Name)
+        and isinstance(target.slice, gast.Constant)
+        and isinstance(target.slice.value, str)
+        and isinstance(tree, gast.FunctionDef)
+    ):
+        return False
+    name = target.value.id
+    args = tree.args
+    if name not in {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        return False
+    if not returns_a_value(tree):
+        return False  # an output parameter (`def _evaluate(x, out)`): the caller reads it
+    parents = parent_map(tree) if parents is None else parents
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
+            return False
+        if not (isinstance(node, gast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, gast.Load):
+            if isinstance(node.ctx, gast.Param) and parents.get(node) is args:
+                continue
+            return False  # rebound (or a nested function's parameter of that name)
+        if after is not None and _runs_before(node, after, tree, parents):
+            continue
+        parent = parents.get(node)
+        statement = parents.get(parent)
+        if (
+            isinstance(parent, gast.Subscript)
+            and parent.value is node
+            and isinstance(parent.ctx, gast.Store)
+            and isinstance(statement, gast.Assign)
+            and len(statement.targets) == 1
+        ):
+            continue  # another item stored
+        if _other_key_read(node, parent, statement, target.slice.value):
+            continue
+        return False  # read back, handed on or changed otherwise after the store
+    return True
+
+
+def _other_key_read(node, parent, above, key: str) -> bool:
+    """Whether the use ``node`` of a dict is ``d["other"]`` or ``d.get("other", ...)``
+    with a constant key other than ``key``: it cannot read the value stored under ``key``."""
+    if isinstance(parent, gast.Subscript) and isinstance(parent.ctx, gast.Load):
+        index = parent.slice
+    elif (
+        isinstance(parent, gast.Attribute)
+        and parent.attr == "get"
+        and isinstance(above, gast.Call)
+        and above.func is parent
+        and above.args
+    ):
+        index = above.args[0]
+    else:
+        return False
+    return isinstance(index, gast.Constant) and isinstance(index.value, str) and index.value != key
 
 
 def _runs_before(use, store, tree, parents) -> bool:

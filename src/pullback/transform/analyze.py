@@ -22,6 +22,16 @@ from ..tree_walk import all_nodes, lean_nodes, statements  # noqa: F401 (all_nod
 NONDIFF_BINOPS = (gast.FloorDiv, gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
 
+def _formats_a_string(value) -> bool:
+    """``"W%d" % i``: printf-style formatting makes a string, which carries no gradient
+    (as an f-string does), whatever the kind of the values it formats."""
+    return (
+        isinstance(value.op, gast.Mod)
+        and isinstance(value.left, gast.Constant)
+        and isinstance(value.left.value, (str, bytes))
+    )
+
+
 class Activity:
     """The names that depend on a differentiated input (``varied``) and those that reach
     the output (``useful``). A plain class, not a dataclass: dataclasses cost about half a
@@ -70,7 +80,7 @@ def differentiable_operands(value, registry) -> list[str]:
     if isinstance(value, gast.Constant):
         return []
     if isinstance(value, gast.BinOp):
-        if isinstance(value.op, NONDIFF_BINOPS):
+        if isinstance(value.op, NONDIFF_BINOPS) or _formats_a_string(value):
             return []
         return names_in(value.left) + names_in(value.right)
     if isinstance(value, gast.UnaryOp):

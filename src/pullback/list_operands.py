@@ -64,6 +64,7 @@ def dense_tangent(t, x):
     return np.asarray(densify(t))
 
 
+@transformable  # (a third derivative transforms the pullbacks that call it)
 def cotangent_like(c, like):
     """The cotangent ``c`` in the structure of ``like``: a list or tuple ``c`` of an array
     ``like`` as an array (:func:`stacked_like`); anything else unchanged. The transpose of
@@ -74,6 +75,7 @@ def cotangent_like(c, like):
     return c
 
 
+@transformable
 def stacked_like(items, like):
     """``items`` (one per row of the array ``like``, ``ZERO`` where none; an item may be a
     list for a row of rows) as an array of ``like``'s shape and floating dtype. Items of

@@ -85,6 +85,7 @@ LAYERS = (
             "pullback.call_cotangents",
             "pullback.iterators_by_hand",
             "pullback.scalar_vjps",
+            "pullback.list_operands",
             "pullback.where_helpers",
             "pullback.call_sites",
             "pullback.dict_views",

@@ -1,5 +1,6 @@
 """Second derivatives through ``solve_ivp`` and ``odeint`` whose right-hand side returns a
-list or a tuple (``[y[1], -k * y[0]]``, as many projects write it).
+list or a tuple (``[y[1], -k * y[0]]``, as many projects write it), or whose initial state
+is a list or a tuple.
 
 The adjoint system (rules/scipy_ode_pullbacks.augmented) hands the adjoint to the
 right-hand side's vjp in the form of its result, so that differentiated again the
@@ -59,7 +60,34 @@ def odeint_list_args(p):
     return np.sum(ys[-1] ** 2) * p[1]
 
 
-CASES = [ivp_list, ivp_tuple_with_args, odeint_list, odeint_tfirst_tuple, odeint_list_args]
+# An initial state given as a list or a tuple of differentiated values: the adjoint sweep
+# reads the right-hand side at y0 as solve_ivp hands it on, an array (before: `-k * y` of
+# the list itself, an AdjointRuntimeError at second order).
+def ivp_appended_y0(p):
+    y0 = []
+    for v in p:
+        y0.append(v * v)
+    sol = integrate.solve_ivp(lambda t, y: -0.5 * y + p[0] * y[::-1], (0.0, 1.0), y0,
+                              t_eval=[0.5, 1.0], rtol=1e-10, atol=1e-12)
+    return np.sum(sol.y ** 2)
+
+
+def ivp_tuple_y0(p):
+    sol = integrate.solve_ivp(lambda t, y: -p[0] * y, (0.0, 1.0), (p[1], np.sin(p[0])),
+                              t_eval=[0.5, 1.0], rtol=1e-10, atol=1e-12)
+    return np.sum(sol.y[:, -1] ** 2)
+
+
+def odeint_appended_y0(p):
+    y0 = []
+    for v in p:
+        y0.append(np.cos(v))
+    ys = integrate.odeint(lambda y, t: -p[1] * y, y0, [0.0, 1.0], rtol=1e-10, atol=1e-12)
+    return np.sum(ys[-1] ** 2)
+
+
+CASES = [ivp_list, ivp_tuple_with_args, odeint_list, odeint_tfirst_tuple, odeint_list_args,
+         ivp_appended_y0, ivp_tuple_y0, odeint_appended_y0]
 
 
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)

@@ -21,6 +21,7 @@ was. The reverse sweep takes the last cotangent off the list's cotangent
 from __future__ import annotations
 
 from .errors import HigherOrderError
+from .list_operands import stacked_like
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
 from .tangents import CotangentList as _OwnedCotangents
@@ -130,7 +131,8 @@ def append_joined(dy, g):
         return ZERO
     rest, last = dy
     head = [ZERO] * (len(g) - 1) if rest is ZERO or rest is NO_TANGENT else list(rest)
-    return head + [last]
+    # (an array's cotangent is an array: see list_operands.stacked_like)
+    return stacked_like(head + [last], g)
 
 
 def dict_joined(dy, g, key):

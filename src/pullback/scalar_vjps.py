@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from .errors import HigherOrderError
+from .list_operands import dense_operand
 from .registry import ENTRY_POINTS, SCALAR, qualified_name
 from .source import FunctionSource
 from .tangents import unbroadcast
@@ -58,7 +59,9 @@ def _compile(fn, derivatives, holomorphic):
     name = f"{getattr(fn, '__name__', 'function')}_vjp"
     xs = [f"x{k}" for k in range(len(derivatives))]
     args = ", ".join(xs)
-    body = [f"    y = function({args})"]
+    # A list argument as the array NumPy makes of it: the formulas below use operators.
+    body = [f"    {x} = dense_operand({x})" for x in xs]
+    body.append(f"    y = function({args})")
     if not holomorphic:
         body += [f"    require_real({x}, {qualified_name(fn)!r})" for x in xs]
     outs = []
@@ -73,6 +76,7 @@ def _compile(fn, derivatives, holomorphic):
     body.append(f"    return ({', '.join(outs)},)")
     text = f"def {name}(g, {args}):\n" + "\n".join(body) + "\n"
     namespace = {"function": fn, "_np": np, "_math": math, "unbroadcast": unbroadcast}
+    namespace["dense_operand"] = dense_operand
     namespace.update(require_real=require_real, ZERO=ZERO)
     namespace.update({f"derivative{k}": d for k, d in enumerate(derivatives)})
     return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
@@ -168,6 +172,7 @@ def _compiled_scalar_vjp(
     d = form.format("x", y="y") if form else "derivative(y, x)"
     text = (
         f"def {name}({params}):\n"
+        "    x = dense_operand(x)  # (a list as the array NumPy makes of it: see below)\n"
         "    y = function(x)\n"
         + ("" if complex_ok else f"    require_real(x, {qualified_name(fn)!r})\n")
         + f"    d = {d}\n"
@@ -180,6 +185,7 @@ def _compiled_scalar_vjp(
         + "    return (g * d,)\n"
     )
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
+    namespace["dense_operand"] = dense_operand
     namespace["require_real"] = require_real
     made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
     # (one cotangent, elementwise in g and x: a np.where branch's member, where_branches)

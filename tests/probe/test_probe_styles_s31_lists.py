@@ -11,8 +11,7 @@ import math
 import statistics
 
 import numpy as np
-import pytest
-from probe_harness import check_probe, probe_tests, refusal_test
+from probe_harness import probe_tests, refusal_test
 
 
 def residual_list_mean(w, X, y):
@@ -322,9 +321,9 @@ PROBES = {
     "paths_in_lists": (paths_in_lists, (0.3,), True),
     "list_of_arrays_stacked": (list_of_arrays_stacked, (0.4 * _r.standard_normal((3, 3)), SEQ),
                                True),
-    "list_variance": (list_variance, (W4,), False),
-    "list_square_log": (list_square_log, (W4,), False),
-    "list_norm1": (list_norm1, (W4,), False),
+    "list_variance": (list_variance, (W4,), True),
+    "list_square_log": (list_square_log, (W4,), True),
+    "list_norm1": (list_norm1, (W4,), True),
     "helper_appends": (helper_appends, (W4,), True),
     "tolist_math": (tolist_math, (X5,), True),
     "enumerate_start": (enumerate_start, (X5,), True),
@@ -348,31 +347,6 @@ PROBES = {
 test_probe, test_float32 = probe_tests(PROBES)
 
 
-SECOND_ORDER_GAPS = {
-    "list_variance": (
-        "np.var/np.std of a Python list at second order: the transformable var_pullback and "
-        "std_pullback (rules/transformable.py) compute x - m on the list itself, and the "
-        "tangent of a list is a list, so hvp raises AdjointRuntimeError (first order is right)"),
-    "list_square_log": (
-        "np.square/np.log of a Python list in forward mode and at second order: the inline "
-        "derivative forms (transform/inline.py: '(2.0 * {0})', '(1.0 / {0})') are written on "
-        "the list itself by forward.scalar_rule and scalar_vjps._compiled_scalar_vjp, a "
-        "TypeError in jvp and hvp (reverse mode takes the rule's closure, which is right)"),
-    "list_norm1": (
-        "np.linalg.norm(list, 1) at second order: its transformable pullback (rules/"
-        "transformable.py, 'dy * np.sign(x)') multiplies the list's tangent, a list, by a "
-        "number in the hvp, AdjointRuntimeError"),
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=why))
-    for name, why in SECOND_ORDER_GAPS.items()])
-def test_second_order_of_numpy_calls_on_lists(name):
-    f, args, _ = PROBES[name]
-    check_probe(f, *args, second=True)
-
-
 # A list changed under another name than the one read afterwards: refused, not a zero.
 REFUSED = {
     "logger_object": (logger_object, (W4,), ("reads back a value that carries a gradient",)),
@@ -380,7 +354,7 @@ REFUSED = {
     "logger_list_held_before": (
         logger_list_held_before,
         (W4,),
-        ("reads back a value that carries a gradient", "test_probe_styles_s31_lists.py:149"),
+        ("reads back a value that carries a gradient", "test_probe_styles_s31_lists.py:148"),
     ),
     "groups_in_a_loop": (groups_in_a_loop, (W4,), ("PB106", "g.append")),
     "history_dict": (history_dict, (W4,), ("PB106", "hist['loss'] = hist['loss'] + [v ** 2]")),

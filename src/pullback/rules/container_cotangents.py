@@ -20,6 +20,7 @@ same split of the tangent list or dict, on a copy, since a tangent list may be r
 from __future__ import annotations
 
 from ..containers import append_cotangent, dict_set_cotangent
+from ..list_operands import stacked_like
 from ..tangents import NO_TANGENT, ZERO
 
 FAMILY = "container_cotangents"
@@ -38,7 +39,8 @@ def _append_cotangent_rrule(g):
             return (ZERO,)
         rest, last = dy
         head = [ZERO] * (n - 1) if _is_zero(rest) else list(rest)
-        return (head + [last],)
+        # an array's cotangent is an array (a list g, popped or not, gets the list)
+        return (stacked_like(head + [last], g),)
 
     return y, append_cotangent_pullback
 

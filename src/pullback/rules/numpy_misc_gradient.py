@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import is_dask
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .numpy_misc import _band_transpose, _gradient_band
@@ -154,7 +155,7 @@ def gradient_pullback(dy, f, *varargs, axis=None, edge_order=1):
     if len(axes) == 1 and not isinstance(dy, (list, tuple)):
         # (a list of one, on Dask: its 1-D np.gradient returns one)
         parts = (dy,)
-    df = np.zeros(np.shape(f), np.result_type(f, 1.0))
+    df = np.zeros(np.shape(f), np.result_type(dense_operand(f), 1.0))
     dspace = ()
     for k in range(len(axes)):
         h = 1.0

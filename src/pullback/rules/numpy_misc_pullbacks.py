@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .numpy_polynomials import ascending_powers
@@ -27,7 +28,7 @@ def full_like_pullback(
     dy, a, fill_value, dtype=None, order="K", subok=True, shape=None, device=None
 ):
     # the values of ``a`` do not matter, only its shape and dtype
-    da = np.zeros(np.shape(a), np.result_type(a, 1.0))
+    da = np.zeros(np.shape(a), np.result_type(dense_operand(a), 1.0))
     return (da, unbroadcast(densify(dy), fill_value)) + (NO_TANGENT,) * 6
 
 
@@ -103,7 +104,7 @@ def polyval_pullback(dy, p, x):
     n = np.shape(p)[0]
     g = densify(dy)
     if n == 0:  # the empty polynomial is 0 everywhere
-        return np.zeros(np.shape(p), np.result_type(p, 1.0)), unbroadcast(0.0 * g, x)
+        return np.zeros(np.shape(p), np.result_type(dense_operand(p), 1.0)), unbroadcast(0.0 * g, x)
     # x ** (n - 1, ..., 0) by products: x ** 0 by the power rule would differentiate to
     # 0 * x ** -1, NaN at x = 0 in a second derivative
     vander = np.flip(ascending_powers(x, n), -1)  # x's shape + (n,)
@@ -391,8 +392,10 @@ def corrcoef_pullback(dy, x, y=None, rowvar=True, bias=None, ddof=None, dtype=No
     # R_ij = C_ij / sqrt(C_ii C_jj) with C = cov(x, y) (its ddof cancels in R)
     C = np.cov(x, y, rowvar)
     if np.ndim(C) == 0:  # one variable: R is the constant 1
-        dx = np.zeros(np.shape(x), np.result_type(x, 1.0))
-        dyv = NO_TANGENT if y is None else np.zeros(np.shape(y), np.result_type(y, 1.0))
+        dx = np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
+        dyv = NO_TANGENT
+        if y is not None:
+            dyv = np.zeros(np.shape(y), np.result_type(dense_operand(y), 1.0))
         return dx, dyv, NO_TANGENT, NO_TANGENT, NO_TANGENT, NO_TANGENT
     d = np.real(np.diagonal(C))
     s = np.sqrt(d[:, None] * d[None, :])

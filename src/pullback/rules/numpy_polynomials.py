@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
 from ._util import Registrar
@@ -46,7 +47,7 @@ def _one_dimensional(name, p):
 def ascending_powers(x, n):
     """``x ** (0, 1, ..., n - 1)`` along a new last axis, by products (``x ** 0`` by the
     power rule would differentiate to ``0 * x ** -1``, NaN at ``x = 0``)."""
-    column = np.ones(np.shape(x), np.result_type(x, 1.0))
+    column = np.ones(np.shape(x), np.result_type(dense_operand(x), 1.0))
     columns = ()
     for _ in range(n):
         columns = columns + (column,)
@@ -62,7 +63,7 @@ def polyder_pullback(dy, p, m=1):
     n = np.shape(p)[0]
     g = densify(dy)
     if m >= n:  # the derivative is empty: every coefficient has gone
-        return np.zeros(np.shape(p), np.result_type(p, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(p), np.result_type(dense_operand(p), 1.0)), NO_TANGENT
     for k in range(m - 1, -1, -1):
         length = n - k  # the length of the polynomial differentiated at step k
         g = np.concatenate([g * np.arange(length - 1, 0, -1), np.zeros(1, np.result_type(g))])
@@ -204,7 +205,7 @@ def roots_pullback(dy, p):
     n = np.shape(p)[0] - 1
     r = np.roots(p)
     if np.shape(r)[0] == 0:
-        return (np.zeros(np.shape(p), np.result_type(p, 1.0)),)
+        return (np.zeros(np.shape(p), np.result_type(dense_operand(p), 1.0)),)
     vander = np.flip(ascending_powers(r, n + 1), -1)  # r ** (n, ..., 0)
     slope = np.polyval(np.polyder(p), r)
     weights = densify(dy) / np.conj(slope)

@@ -25,6 +25,7 @@ from .. import (
     tangents,
     where_masks,
 )
+from ..list_operands import cotangent_like, stacked_like
 from ..registry import ENTRY_POINTS, transformable
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
@@ -47,7 +48,8 @@ def _identity_rrule(fn):
 
 def _add_rrule(a, b):
     def add_pullback(dy):
-        return dy, dy
+        # (each operand's in its own form: a list's and an array's may be added)
+        return cotangent_like(dy, a), cotangent_like(dy, b)
 
     return tangents.add(a, b), add_pullback
 
@@ -135,7 +137,8 @@ def _tuple_item_rrule(g, k):
             return ZERO, NO_TANGENT
         parts = [ZERO] * size
         parts[k] = dy
-        return tuple(parts), NO_TANGENT
+        # an array's cotangent is an array (a list display of an array's items)
+        return stacked_like(parts, g) if type(g) is np.ndarray else tuple(parts), NO_TANGENT
 
     return runtime.tuple_item(g, k), tuple_item_pullback
 

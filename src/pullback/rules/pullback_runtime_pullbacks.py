@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import read_folds, runtime, tangents, where_masks
+from ..list_operands import cotangent_like, stacked_like
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import (
@@ -42,7 +43,8 @@ def sequence_cotangent_pullback(dy, g, iterable):
 
 @transformable
 def add_pullback(dy, a, b):
-    return dy, dy
+    # (each operand's in its own form: a list's and an array's may be added)
+    return cotangent_like(dy, a), cotangent_like(dy, b)
 
 
 @transformable
@@ -64,7 +66,10 @@ def getitem_cotangent_pullback(dy, acc, x, index, g):
 def tuple_item_pullback(dy, g, k):
     if g is ZERO or g is NO_TANGENT:
         return ZERO, NO_TANGENT
-    return tuple([ZERO] * k + [dy] + [ZERO] * (len(g) - k - 1)), NO_TANGENT
+    parts = [ZERO] * k + [dy] + [ZERO] * (len(g) - k - 1)
+    if type(g) is np.ndarray:  # an array's cotangent is an array (list_operands.py)
+        return stacked_like(parts, g), NO_TANGENT
+    return tuple(parts), NO_TANGENT
 
 
 @transformable

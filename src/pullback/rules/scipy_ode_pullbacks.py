@@ -36,6 +36,7 @@ import numpy as np
 import scipy.integrate as si  # this module is imported once scipy.integrate is
 
 from ..errors import HigherOrderError
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
 from ._calculus_util import (
@@ -264,7 +265,9 @@ def solve_ivp_cotangents_reference(dys, fun, t_span, y0, method, t_eval, params,
             )
             a = seg.y[n : 2 * n, 0]
             g = seg.y[2 * n :, 0]
-    dt0 = -np.dot(a, rhs_value(fn, t_span[0], y0, True, params))
+    # the right-hand side at the start sees y0 as solve_ivp hands it on (an array, where
+    # the caller gave a list or tuple: `-k * y` of a list is no vector)
+    dt0 = -np.dot(a, rhs_value(fn, t_span[0], dense_operand(y0), True, params))
     return (dt0, 0.0 * dt0), a, dt, unflatten(g, params)
 
 

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
@@ -122,7 +123,7 @@ def min_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where
 @transformable
 def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     if math.prod(np.shape(x)) == 0:
-        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
     n = math.prod(np.shape(x)) / math.prod(np.shape(m))
     return _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof), NO_TANGENT
@@ -131,7 +132,7 @@ def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False)
 @transformable
 def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     if math.prod(np.shape(x)) == 0:
-        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
     m = np.mean(x, axis=axis, keepdims=True)
     n = math.prod(np.shape(x)) / math.prod(np.shape(m))
     s = np.std(x, axis=axis, ddof=ddof, keepdims=True)
@@ -377,7 +378,7 @@ def p_norm_cotangent(dy, x, axes, keepdims, ord):
     if ord == 0:
         # the count of nonzero entries: piecewise constant, so its derivative is 0 wherever
         # it has one (and a second derivative too)
-        return np.zeros(np.shape(x), np.result_type(x, 1.0))
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
     ax = np.abs(x)
     # x / |x| (0 at 0): the sign of a real x, differentiated again also when x is complex
     unit = x / np.where(ax == 0, 1.0, ax)

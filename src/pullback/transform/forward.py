@@ -26,7 +26,7 @@ import math
 
 import gast
 
-from .. import containers, dynamic_calls, rule_tangents, runtime
+from .. import containers, dynamic_calls, list_operands, rule_tangents, runtime
 from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
@@ -325,7 +325,8 @@ class ForwardBuilder(EscapeSites):
             if rule is not None and linear_in_first and _linear(fn):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = self.tan(args[0])
-                return f"{f}({self.with_other_args(d, v)}) if {d} is not ZERO else ZERO"
+                dense = self.dense_tangent(args[0]) if _numpy(fn) else d
+                return f"{f}({self.with_other_args(dense, v)}) if {d} is not ZERO else ZERO"
             if rule is not None and linear_in_first and _member(fn, LINEAR_IN_LIST):
                 f = self.bind(getattr(fn, "__name__", "linear"), fn)
                 d = f"list_tangent({self.tan(args[0])}, {src(args[0])})"
@@ -336,12 +337,13 @@ class ForwardBuilder(EscapeSites):
                 # A varied name's tangent may still be ZERO when the line runs (a loop's
                 # `h = np.dot(W, h)` on its first pass), and np.dot(W, ZERO) would take
                 # ZERO for a scalar: a term with a ZERO tangent is ZERO.
-                if self.varied_atom(args[0]):
-                    da = self.tan(args[0])
-                    terms.append(f"({f}({da}, {src(args[1])}) if {da} is not ZERO else ZERO)")
-                if self.varied_atom(args[1]):
-                    db = self.tan(args[1])
-                    terms.append(f"({f}({src(args[0])}, {db}) if {db} is not ZERO else ZERO)")
+                a, b = args
+                if self.varied_atom(a):
+                    da, dense = self.tan(a), self.dense_tangent(a)
+                    terms.append(f"({f}({dense}, {src(b)}) if {da} is not ZERO else ZERO)")
+                if self.varied_atom(b):
+                    db, dense = self.tan(b), self.dense_tangent(b)
+                    terms.append(f"({f}({src(a)}, {dense}) if {db} is not ZERO else ZERO)")
                 return " + ".join(terms)
             if rule is not None:
                 r = self.bind("rule_" + (getattr(fn, "__name__", None) or "fn"), rule)
@@ -424,20 +426,43 @@ class ForwardBuilder(EscapeSites):
             return self.through_rule(t, v, f"rule_tangent({r}, ")
         form = inline_form(rule) if len(args) == 1 else None
         terms = []
-        arg_src = ", ".join(src(a) for a in args)
+        operands = [self.dense_operand(a) for a in args]
+        arg_src = ", ".join(operands)
         for k, a in enumerate(args):
             if not self.varied_atom(a):
                 continue
             if form is not None:
                 self.ns.setdefault("_math", math)
-                terms.append(f"{self.tan(a)} * {form.format(src(a), y=t)}")
+                terms.append(f"{self.dense_tangent(a)} * {form.format(operands[k], y=t)}")
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{getattr(rule.fn, '__name__', 'fn')}_{k}", d)
-            terms.append(f"{self.tan(a)} * {dname}({t}, {arg_src})")
+            terms.append(f"{self.dense_tangent(a)} * {dname}({t}, {arg_src})")
         return " + ".join(terms) if terms else "ZERO"
+
+    # A NumPy function takes a list as np.asarray of it; the formulas written here apply
+    # Python's operators to the value and its tangent (a list, ZERO where an entry has
+    # none), which on a list fail or repeat it. Where the kinds do not prove an operand a
+    # number or an array, it and its tangent go through list_operands first (a number or an
+    # array passes unchanged, at the cost of a call).
+
+    def dense_operand(self, node) -> str:
+        if not isinstance(node, gast.Name) or self.known_real(node):
+            return src(node)
+        return f"{self.bind('dense_operand', list_operands.dense_operand)}({src(node)})"
+
+    def dense_tangent(self, node) -> str:
+        if not isinstance(node, gast.Name) or self.known_real(node):
+            return self.tan(node)
+        f = self.bind("dense_tangent", list_operands.dense_tangent)
+        return f"{f}({self.tan(node)}, {src(node)})"
+
+
+def _numpy(fn) -> bool:
+    """Whether ``fn`` is NumPy's (which takes a list as an array), not one of pullback's."""
+    return (getattr(fn, "__module__", None) or "").split(".")[0] == "numpy"
 
 
 class Combined:

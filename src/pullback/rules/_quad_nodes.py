@@ -89,10 +89,12 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
         # decide the kinds the adjoint is specialized on)
         if key is None:
             key = (_NODES,) + tuple(map(type, params))
+        one_shape = _one_shape(spread)
     else:
         key = spread.fill(params, m, args)
+        one_shape = spread.one_shape
     try:
-        y, back = vjp.adjoint_keyed(key, args).forward(*args)
+        y, back = vjp.adjoint_keyed(key, args, one_shape).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
@@ -108,6 +110,13 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
+
+
+@functools.lru_cache(maxsize=64)
+def _one_shape(spread):
+    """What the pass's arguments share (see ``UserVJP.adjoint``): ``x`` and the scalar
+    parameters at ``spread``, all spread to float64 vectors of the nodes' length."""
+    return frozenset(((0, 0),) + tuple((1 + k, 0) for k in spread))
 
 
 def _scalar_rows(cots, m):
@@ -133,7 +142,7 @@ class _ArrayLayout:
     Made from ``kinds``, per parameter its shape (an array) or its type (see
     :func:`_spread_of`), so one serves every call with parameters of those kinds."""
 
-    __slots__ = ("entries", "size", "key", "single")
+    __slots__ = ("entries", "size", "key", "single", "one_shape")
 
     def __init__(self, kinds, index):
         self.entries, start = [], 0
@@ -149,6 +158,11 @@ class _ArrayLayout:
         )
         # one array parameter: spread into its own buffer by one broadcast
         self.single = len(index) == 1 and self.entries[0][2] is not None
+        # x and the spread parameters: float64, of x's shape after an array's own axes
+        self.one_shape = frozenset(
+            ((0, 0),)
+            + tuple((1 + k, 0 if shape is None else len(shape)) for k, _, shape in self.entries)
+        )
 
     def fill(self, params, m, args):
         """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the

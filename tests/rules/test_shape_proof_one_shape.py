@@ -18,6 +18,8 @@ from pullback.transform.shape_proof import shape_keys
 
 si = pytest.importorskip("scipy.integrate")
 
+from test_quad_nodes import spy  # noqa: E402 - (node pass sizes, per-node integrals)
+
 from pullback.rules import _quad_nodes  # noqa: E402
 from pullback.rules._user_vjp import user_vjp_of  # noqa: E402
 
@@ -148,7 +150,9 @@ def node_adjoint_source(fn):
 
 @pytest.mark.parametrize("fn", [gauss_cos, unread, two_inputs])
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
-def test_node_pass_without_unbroadcast(fn, dtype):
+def test_node_pass_without_unbroadcast(monkeypatch, fn, dtype):
+    calls, general = spy(monkeypatch)  # (a parameter not read: its rows are zeros)
+
     def loss(c, k):
         return si.quad(fn, 0.0, 2.5, args=(c, k))[0]
 
@@ -157,6 +161,7 @@ def test_node_pass_without_unbroadcast(fn, dtype):
     want = [numerical_grad(loss, (0.7, 1.3), j) for j in (0, 1)]
     np.testing.assert_allclose(np.array(got, dtype=float), want, rtol=1e-6, atol=1e-8)
     assert "unbroadcast" not in node_adjoint_source(fn)
+    assert calls and not general
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)

@@ -80,10 +80,9 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
     parameters where the caller knows them to be such (see :func:`_float_layout`)."""
     m = xs.size
     args = [xs, *params]
-    if type(spread) is tuple:  # scalars: one buffer, a row per parameter
-        buffer = np.empty((len(spread), m))
-        for j, k in enumerate(spread):
-            row = args[1 + k] = buffer[j]
+    if type(spread) is tuple:  # scalars: a vector each
+        for k in spread:
+            row = args[1 + k] = np.empty(m)
             row.fill(params[k])
         # (x and the spread parameters are float vectors: the other arguments' types
         # decide the kinds the adjoint is specialized on)
@@ -100,13 +99,8 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
         cots = back(_ones(m))
         if type(spread) is not tuple:
             d = spread.rows(cots, m)
-        else:
-            for c in cots:  # (the usual case: float64 rows, stacked by one copy)
-                if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
-                    d = _scalar_rows(cots, m)
-                    break
-            else:
-                d = np.array(cots)
+        else:  # (the usual case: float64 rows, stacked by one copy, checked after)
+            d = _stacked(cots, m)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
@@ -119,9 +113,21 @@ def _one_shape(spread):
     return frozenset(((0, 0),) + tuple((1 + k, 0) for k in spread))
 
 
+def _stacked(cots, m):
+    """The ``(P, m)`` float64 derivatives from the pass's cotangents of spread scalars: the
+    usual float64 rows stacked by one copy, any other through :func:`_scalar_rows`."""
+    try:
+        d = np.array(cots)
+    except ValueError:  # (rows and ZERO, or rows of other lengths)
+        return _scalar_rows(cots, m)
+    if d.dtype.char != "d" or d.shape != (len(cots), m):
+        return _scalar_rows(cots, m)
+    return d
+
+
 def _scalar_rows(cots, m):
     """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars where they
-    are not all float64 vectors (which :func:`_node_derivatives` stacks itself): a
+    are not all float64 vectors (which :func:`_stacked` stacks itself): a
     parameter the integrand does not read (``ZERO``) a row of zeros, a scalar broadcast
     over its row, another real vector converted; ``None`` for a cotangent that is not
     real."""

@@ -24,16 +24,23 @@ from .plain_classes import is_candidate
 from .records_dataclasses import fields_of, is_dataclass_value
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
-from .transform.kinds import kind_of
+from .transform.kinds import ONE_SHAPE, kind_of
 from .wrapped_signatures import code_signature, vararg_offset
 
 
-def kinds_key(args, kwargs):
-    """What the adjoint is specialized on: the kinds (scalar, array rank) of the arguments."""
+def kinds_key(args, kwargs, one_shape=None):
+    """What the adjoint is specialized on: the kinds (scalar, array rank) of the arguments.
+    ``one_shape``: a frozenset of ``(position, leading axes)`` of positional arguments that
+    the caller made float arrays of one shape and dtype after those axes (see
+    :data:`~pullback.transform.kinds.ONE_SHAPE`; only without ``kwargs``)."""
     pos = tuple(kind_of(a) for a in args)
     if None in pos:  # containers, objects, complex or subclassed arrays: the slow path
         for a in args:
             refuse_array_subclass(a)
+    if one_shape:
+        if kwargs:
+            raise TypeError("kinds_key: one_shape is for positional arguments alone")
+        return pos, ((ONE_SHAPE, frozenset(one_shape)),)
     if not kwargs:
         return pos, ()
     for v in kwargs.values():

@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
-import weakref
 
 import numpy as np
 
-from ..cache import function_entries
 from ..errors import ArgumentError, UnsupportedCallError
-from ..registry import ENTRY_POINTS, default_registry, transformable
-from ..tangents import is_differentiable_value, materialize
+from ..registry import transformable
+from ..tangents import is_differentiable_value
 from ._args_trees import (
     is_float_tree,
     real_tree,
@@ -35,6 +32,7 @@ from ._args_trees import (
     tree_upcast,
     tree_vector,
 )
+from ._user_vjp import UserVJP, user_vjp, user_vjp_of
 from ._util import NO_TANGENT, ZERO, densify, finalize_like
 from .numpy_functional_pullbacks import dense_like
 
@@ -439,87 +437,6 @@ class ArgsPack:
                 out[k] = finalize_like(np.reshape(flat[start : start + n], np.shape(x)), x)
             start += n
         return tuple(out)
-
-
-class UserVJP:
-    """``(y, pullback)`` of a user's function through pullback itself, called once per
-    right-hand-side or integrand evaluation: what :func:`pullback.vjp` does, with the
-    parameter names resolved once and the adjoint kept per argument kinds (its guard is
-    still checked on every call, as the adjoint cache does, so an edited function or
-    registry is seen). ``pullback(dy)`` returns one cotangent per position in ``wrt``."""
-
-    def __init__(self, fn, wrt):
-        self.fn = fn
-        self.wrt = tuple(wrt)
-        self.names, _ = ENTRY_POINTS.resolve_wrt(fn, self.wrt)
-        self._adjoints: dict = {}
-        self._keyed: dict = {}
-        self.proof = None  # the elementwise proof's entry for fn (rules/_elementwise.py)
-
-    def adjoint(self, args):
-        """The generated adjoint for a call with ``args`` (built once per kinds)."""
-        registry = default_registry()
-        kinds = ENTRY_POINTS.kinds_key(args, {})
-        key = (id(registry), registry.version, kinds)
-        adj = self._adjoints.get(key)
-        if adj is None or not adj.guard():
-            adj = ENTRY_POINTS.get_adjoint(self.fn, self.names, registry, kinds)
-            self._adjoints[key] = adj
-        return adj
-
-    def adjoint_keyed(self, key, args):
-        """:meth:`adjoint` for a caller that knows a cheap ``key`` deciding the kinds of
-        ``args`` (the types of scalars, the ranks of arrays), without computing them."""
-        registry = default_registry()
-        full = (id(registry), registry.version, key)
-        adj = self._keyed.get(full)
-        if adj is None or not adj.guard():
-            adj = self._keyed[full] = self.adjoint(args)
-        return adj
-
-    def __call__(self, args):
-        y, back = ENTRY_POINTS.run_forward(self.adjoint(args), args, {})
-        like = [args[k] for k in self.wrt]
-
-        def user_pullback(dy):
-            cots = ENTRY_POINTS.run_pullback(back, dy)
-            return tuple(materialize(c, v) for c, v in zip(cots, like, strict=True))
-
-        return y, user_pullback
-
-
-# The UserVJP found last, held weakly (replaced whole): an optimizer's gradients ask for
-# the same integrand's again and again, and even a dict lookup on the function costs.
-_LAST_VJP = [None]
-
-
-def user_vjp_of(fn, wrt) -> UserVJP:
-    """The :class:`UserVJP` of ``fn`` for ``wrt``: one per (function, wrt), kept on a Python
-    function with its generated code (:func:`~pullback.cache.function_entries`), so an
-    integrand's parameter names are resolved once and the UserVJP, which holds the
-    function and its adjoints, dies with it (a weak dictionary keyed by the function would
-    never free an entry whose value holds its key). Made afresh for other callables."""
-    last = _LAST_VJP[0]() if _LAST_VJP[0] is not None else None
-    if last is not None and last.fn is fn and last.wrt == wrt:
-        return last
-    wrt = tuple(wrt)
-    entries = function_entries(fn) if type(fn) is types.FunctionType else None
-    if entries is None:
-        return UserVJP(fn, wrt)
-    key = (_USER_VJP, wrt)
-    found = entries.get(key)
-    if found is None:
-        found = entries[key] = UserVJP(fn, wrt)
-    _LAST_VJP[0] = weakref.ref(found)
-    return found
-
-
-_USER_VJP = "user_vjp"  # (the key's tag among a function's generated entries)
-
-
-def user_vjp(fn, args, wrt):
-    """``(y, pullback)`` of a user's function at ``args`` (see :class:`UserVJP`)."""
-    return user_vjp_of(fn, wrt)(args)
 
 
 def result_cotangent(dy, key):

@@ -80,39 +80,54 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
     parameters where the caller knows them to be such (see :func:`_float_layout`)."""
     m = xs.size
     args = [xs, *params]
-    if type(spread) is tuple:  # scalars: one buffer, a row per parameter
-        buffer = np.empty((len(spread), m))
-        for j, k in enumerate(spread):
-            row = args[1 + k] = buffer[j]
+    if type(spread) is tuple:  # scalars: a vector each
+        for k in spread:
+            row = args[1 + k] = np.empty(m)
             row.fill(params[k])
         # (x and the spread parameters are float vectors: the other arguments' types
         # decide the kinds the adjoint is specialized on)
         if key is None:
             key = (_NODES,) + tuple(map(type, params))
+        one_shape = _one_shape(spread)
     else:
         key = spread.fill(params, m, args)
+        one_shape = spread.one_shape
     try:
-        y, back = vjp.adjoint_keyed(key, args).forward(*args)
+        y, back = vjp.adjoint_keyed(key, args, one_shape).forward(*args)
         if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.kind != "f":
             return None
         cots = back(_ones(m))
         if type(spread) is not tuple:
             d = spread.rows(cots, m)
-        else:
-            for c in cots:  # (the usual case: float64 rows, stacked by one copy)
-                if type(c) is not np.ndarray or c.dtype.char != "d" or c.shape != (m,):
-                    d = _scalar_rows(cots, m)
-                    break
-            else:
-                d = np.array(cots)
+        else:  # (the usual case: float64 rows, stacked by one copy, checked after)
+            d = _stacked(cots, m)
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
 
 
+@functools.lru_cache(maxsize=64)
+def _one_shape(spread):
+    """What the pass's arguments share (see ``UserVJP.adjoint``): ``x`` and the scalar
+    parameters at ``spread``, all spread to float64 vectors of the nodes' length."""
+    return frozenset(((0, 0),) + tuple((1 + k, 0) for k in spread))
+
+
+def _stacked(cots, m):
+    """The ``(P, m)`` float64 derivatives from the pass's cotangents of spread scalars: the
+    usual float64 rows stacked by one copy, any other through :func:`_scalar_rows`."""
+    try:
+        d = np.array(cots)
+    except ValueError:  # (rows and ZERO, or rows of other lengths)
+        return _scalar_rows(cots, m)
+    if d.dtype.char != "d" or d.shape != (len(cots), m):
+        return _scalar_rows(cots, m)
+    return d
+
+
 def _scalar_rows(cots, m):
     """The ``(P, m)`` derivatives from the pass's cotangents of spread scalars where they
-    are not all float64 vectors (which :func:`_node_derivatives` stacks itself): a
+    are not all float64 vectors (which :func:`_stacked` stacks itself): a
     parameter the integrand does not read (``ZERO``) a row of zeros, a scalar broadcast
     over its row, another real vector converted; ``None`` for a cotangent that is not
     real."""
@@ -133,7 +148,7 @@ class _ArrayLayout:
     Made from ``kinds``, per parameter its shape (an array) or its type (see
     :func:`_spread_of`), so one serves every call with parameters of those kinds."""
 
-    __slots__ = ("entries", "size", "key", "single")
+    __slots__ = ("entries", "size", "key", "single", "one_shape")
 
     def __init__(self, kinds, index):
         self.entries, start = [], 0
@@ -149,6 +164,11 @@ class _ArrayLayout:
         )
         # one array parameter: spread into its own buffer by one broadcast
         self.single = len(index) == 1 and self.entries[0][2] is not None
+        # x and the spread parameters: float64, of x's shape after an array's own axes
+        self.one_shape = frozenset(
+            ((0, 0),)
+            + tuple((1 + k, 0 if shape is None else len(shape)) for k, _, shape in self.entries)
+        )
 
     def fill(self, params, m, args):
         """Spread ``params`` over ``m`` nodes into ``args`` (at ``1 + k``); the key of the

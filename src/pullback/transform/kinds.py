@@ -45,6 +45,14 @@ FOREIGN_ARRAYS = "<array-api>"
 DASK_KIND = "dask"
 LAZY_ARRAYS = "<dask>"
 _MARKS = {ARRAY_API: FOREIGN_ARRAYS, DASK_KIND: LAZY_ARRAYS}
+# A key of the kinds dict (no variable has it) and a pseudo-keyword of a kinds key (no
+# parameter has it): the parameters a caller guarantees to hold float arrays of one shape
+# and dtype, each after some leading axes: a frozenset of ``(name, axes)`` (in a kinds key
+# ``(position, axes)``). ``p`` with ``axes`` 1 is read as ``p[i]`` (i an int) at that
+# shape. Internal callers that make the arrays themselves give it (quad's node pass, whose
+# ``x`` and spread parameters are one float64 vector shape): shape_proof then gives such
+# operands one shape key, and their adjoints need no ``unbroadcast``.
+ONE_SHAPE = "<one-shape>"
 # A tuple or list display of real values (what np.stack and np.concatenate take). It is
 # not itself a number or an array: is_real() is False for it.
 REAL_SEQUENCE = ("sequence",)

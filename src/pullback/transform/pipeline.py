@@ -16,7 +16,7 @@ from ..errors import Diagnostic
 from ..resolve import parameter_names
 from ..source import load_source
 from .analyze import Activity, analyze
-from .kinds import infer, kind_of
+from .kinds import ONE_SHAPE, infer, kind_of
 from .normalize import Normalized, normalize
 from .ssa import to_ssa
 
@@ -96,6 +96,8 @@ def prepare(fn, wrt, registry, kinds_key=None, check=True) -> Prepared:
     loops = to_ssa(norm.tree, norm.params, norm.flags)
     activity = analyze(norm.tree, list(wrt), registry)
     kinds = {renames.get(k, k): v for k, v in param_kinds(fn, kinds_key).items()}
+    if ONE_SHAPE in kinds:
+        kinds[ONE_SHAPE] = frozenset((renames.get(n, n), a) for n, a in kinds[ONE_SHAPE])
     kinds = infer(norm.tree, kinds, registry)
     return Prepared(fs, params, wrt, norm, loops, activity, kinds, renames)
 
@@ -114,17 +116,33 @@ def accepting_user_keywords(generated, renames: dict):
     return with_user_keywords
 
 
+_POSITIONAL = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+)
+
+
 def param_kinds(fn, kinds_key) -> dict:
     """Map the kinds of a call's arguments to parameter names (defaults included)."""
     if kinds_key is None:
         return {}
     positional, keywords = kinds_key
+    one_shape = ()
+    if keywords and keywords[0][0] == ONE_SHAPE:  # (not a keyword: see kinds.ONE_SHAPE)
+        one_shape, keywords = keywords[0][1], keywords[1:]
     sig = inspect.signature(fn, follow_wrapped=False)  # fn is what is transformed
     try:
         bound = sig.bind(*positional, **dict(keywords))
     except TypeError:
         return {}
     out = dict(bound.arguments)
+    if one_shape:
+        names = list(sig.parameters)
+        out[ONE_SHAPE] = frozenset(
+            (names[k], axes)
+            for k, axes in one_shape
+            if k < len(names) and sig.parameters[names[k]].kind in _POSITIONAL
+        )
     for name, p in sig.parameters.items():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             out.pop(name, None)  # a tuple or dict of kinds: the generic path

@@ -20,13 +20,29 @@ one shape, whatever the array's shape is:
   ``A`` before the read; two reads in different lists never share a key;
 * ``t = u op v`` (``+ - * / **``) where ``u`` and ``v`` have one key, or one of them is a
   scalar constant or a name of scalar kind: ``t`` has the other's key (``x[:-1] ** 2``);
-  ``t = -u`` has ``u``'s key.
+  ``t = -u`` has ``u``'s key;
+* ``t = ufunc(u, v, ...)`` (a NumPy ufunc of one output and no core dimensions, its
+  inputs positional, no keyword) likewise: its result has its inputs' broadcast shape;
+* parameters a caller guarantees to be arrays of one shape (``kinds[ONE_SHAPE]``, see
+  :mod:`.kinds`: quad's node pass) share one key, and a read ``p[i, j]`` of as many
+  integers as ``p``'s leading axes there has that key too (``p`` spread to ``p.shape +
+  x.shape``: ``p[0]`` has ``x``'s shape).
 
 >>> tree = gast.parse("def f(g):\\n    for i in range(3):\\n        a = g[i, 1:-1]\\n"
 ...                   "        b = g[i, :-2]\\n        c = a + b\\n        d = g[i, 1:]")
 >>> keys = shape_keys(tree, {"g": ("array", 2)})
 >>> keys["a"] == keys["b"] == keys["c"], keys["a"] == keys["d"]
 (True, False)
+>>> tree = gast.parse("def f(x, c, p):\\n    a = c * x\\n    b = np.exp(a)\\n"
+...                   "    q = p[0]\\n    r = q * b")
+>>> kinds = {"x": ("array", 1), "c": ("array", 1), "p": ("array", 2),
+...          ONE_SHAPE: frozenset({("x", 0), ("c", 0), ("p", 1)})}
+>>> from pullback.resolve import Callee  # (what resolve attaches to a call of np.exp)
+>>> _ = [setattr(n, "pb_callee", Callee("object", np.exp)) for n in gast.walk(tree)
+...      if isinstance(n, gast.Call)]
+>>> keys = shape_keys(tree, kinds)
+>>> keys["a"] == keys["b"] == keys["q"] == keys["r"] == keys["x"]
+True
 """
 
 from __future__ import annotations
@@ -34,12 +50,15 @@ from __future__ import annotations
 import itertools
 
 import gast
+import numpy as np
 
 from ..tree_walk import all_nodes
-from .kinds import SCALAR
+from .kinds import ONE_SHAPE, SCALAR
 from .loop_identity import name_bindings
 
 _SAME_SHAPE_OPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+# The key of the parameters a caller made arrays of one shape (kinds[ONE_SHAPE]).
+_ONE_SHAPE_KEY = ("one-shape",)
 
 
 def _int_constant(node, consts):
@@ -74,6 +93,21 @@ class _Prover:
         self.once = {n: v[0] for n, v in values.items() if counts.get(n) == 1}
         self.int_names: set[str] = set()
         self._blocks = itertools.count()
+        # parameters of one shape after their leading axes (bound only by the call)
+        self.one_shape: dict[str, int] = {}
+        for name, axes in kinds.get(ONE_SHAPE, ()):
+            kind = kinds.get(name)
+            if (
+                counts.get(name) == 1
+                and name not in values
+                and isinstance(kind, tuple)
+                and kind[0] == "array"
+                and isinstance(kind[1], int)
+                and kind[1] > axes
+            ):
+                self.one_shape[name] = axes
+                if axes == 0:
+                    self.keys[name] = _ONE_SHAPE_KEY
 
     def is_int(self, node, depth=0) -> bool:
         if _int_constant(node, self.once) is not None:
@@ -115,6 +149,9 @@ class _Prover:
         keyed = tuple(self.part(p) for p in parts)
         if None in keyed:
             return None
+        axes = self.one_shape.get(base.id, 0)
+        if axes and len(keyed) == axes and all(k == "int" for k in keyed):
+            return _ONE_SHAPE_KEY  # an element of p's leading axes: the common shape
         return ("read", binding(base.id), keyed)
 
     def operand_key(self, node):
@@ -156,14 +193,33 @@ class _Prover:
             key = self.operand_key(value.operand)
             return None if key == "scalar" else key
         if isinstance(value, gast.BinOp) and isinstance(value.op, _SAME_SHAPE_OPS):
-            left, right = self.operand_key(value.left), self.operand_key(value.right)
-            if left is None or right is None:
-                return None
-            if left == "scalar":
-                return None if right == "scalar" else right
-            if right == "scalar" or left == right:
-                return left
+            return _common((self.operand_key(value.left), self.operand_key(value.right)))
+        if isinstance(value, gast.Call) and value.args and not value.keywords:
+            callee = getattr(value, "pb_callee", None)
+            fn = callee.obj if callee is not None and callee.kind == "object" else None
+            if (  # (not a generalized ufunc: np.matmul's result is not its inputs' shape)
+                type(fn) is np.ufunc
+                and fn.signature is None
+                and fn.nout == 1
+                and fn.nin == len(value.args)
+            ):
+                return _common([self.operand_key(a) for a in value.args])
         return None
+
+
+def _common(keys):
+    """The key of an elementwise result of operands with ``keys`` (``"scalar"`` for a
+    scalar): the one key of its array operands, else None."""
+    found = None
+    for key in keys:
+        if key is None:
+            return None
+        if key == "scalar":
+            continue
+        if found is not None and key != found:
+            return None
+        found = key
+    return found
 
 
 def shape_keys(tree, kinds) -> dict:

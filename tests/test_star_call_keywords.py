@@ -182,3 +182,27 @@ def test_args_given_twice_to_a_solver_is_refused_at_the_call():
         "mapping in the call (**{'args': (...), ...}) so that the values read by the function "
         "are added to it."
     )
+
+
+class Shifter:
+    def __call__(self, a, *, s=1.0):
+        return a * np.sin(s)
+
+
+def callable_object_keyword(x):
+    shift = Shifter()
+    return shift(x[0], **{"s": x[1]})
+
+
+@pytest.mark.parametrize("mode", ["grad", "hessian", "jvp"])
+def test_a_callable_objects_keyword_only_parameter_is_refused_by_name(mode):
+    # (its __call__ is reached through the object: no shim; named without a memory address)
+    with pytest.raises(pullback.NotDifferentiableError) as info:
+        if mode == "jvp":
+            pullback.jvp(callable_object_keyword, (X,), (DIRECTION,))
+        else:
+            getattr(pullback, mode)(callable_object_keyword)(X)
+    assert str(info.value).startswith(
+        f"{_where(callable_object_keyword, 2, 12)}: the keyword argument 's' of "
+        f"'{__name__}.Shifter object' carries a gradient"
+    )

@@ -15,6 +15,7 @@ a user function's keyword argument gets its cotangent like a positional one.
 
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from .dynamic_calls import array_method_function, call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .dynamic_vjps import function_vjp, method_vjp
-from .errors import ArgumentError, NotDifferentiableError
+from .errors import ArgumentError, NotDifferentiableError, describe
 from .guards import is_library_module_name
 from .keyword_shims import can_shim, keyword_shim, method_function
 from .registry import NONDIFF, transformable
@@ -154,6 +155,15 @@ def active_keys(keywords_active, keywords, mappings) -> set:
     return out
 
 
+def _named(fn) -> str:
+    """The callee as a message names it: its name, or what it is (a callable object, a
+    ``functools.partial``), never a repr with a memory address."""
+    name = getattr(fn, "__name__", None)
+    if isinstance(fn, functools.partial):
+        return f"functools.partial of '{describe(fn.func)}'"
+    return f"'{name if isinstance(name, str) else describe(fn)}'"
+
+
 def _refuse_keyword_gradients(site, rest, what, active):
     """A float left in a keyword no rule differentiates would get no gradient: say so
     (for the keys ``active`` names: the others hold values no input reaches)."""
@@ -208,7 +218,7 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     callee, positional, rest, moved = call_plan(site, fn, args, kwargs)
     if rest and keywords_active and not _gives_keyword_cotangents(site, fn):
         active = active_keys(keywords_active, keywords, mappings)
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
+        _refuse_keyword_gradients(site, rest, _named(fn), active)
     y, pullback = call_function(site, callee, *positional, **rest)
     n = len(args)
 
@@ -319,7 +329,7 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     callee, positional, rest, moved = call_plan(site, fn, args, kwargs, again=True)
     if keywords_active:
         active = active_keys(keywords_active, keywords, mappings)
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
+        _refuse_keyword_gradients(site, rest, _named(fn), active)
     cots = function_vjp(site, g, callee, *positional, **rest)
     return (NO_TANGENT, *_packed(cots, len(args), moved, keywords, mappings))
 
@@ -362,7 +372,7 @@ def star_tangent(site, primals, tangents, _kwargs):
             return y, ZERO
         return y, _permuted_tangent(fn, args, dargs, kwargs)
     callee, positional, rest, moved = call_plan(site, fn, args, kwargs)
-    _refuse_keyword_tangents(site, rest, f"'{getattr(fn, '__name__', fn)}'", dkeywords, dmappings)
+    _refuse_keyword_tangents(site, rest, _named(fn), dkeywords, dmappings)
     spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
     return function_tangent(site, callee, positional, spread, rest)
 

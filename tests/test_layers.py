@@ -77,6 +77,8 @@ LAYERS = (
             "pullback.runtime",
             "pullback.rule_tangents",
             "pullback.star_runtime",
+            "pullback.star_permutations",
+            "pullback.keyword_shims",
             "pullback.sweep_cotangents",
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",

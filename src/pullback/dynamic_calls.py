@@ -212,6 +212,16 @@ def _found_without_receiver(site: CallSite, obj, name: str):
 ARRAY_SECOND_METHODS = frozenset({"compress"})
 
 
+def array_method_function(site: CallSite, obj, name):
+    """The function whose rule :func:`_array_method_rule` gives (``np.ndarray.astype``
+    itself, ``np.clip`` for ``x.clip``), or None."""
+    rule = _array_method_rule(site, obj, name)
+    if rule is None:
+        return None
+    own = getattr(type(obj), name, None)
+    return own if site.registry.lookup(own) is rule else getattr(np, name, None)
+
+
 def _array_method_rule(site: CallSite, obj, name):
     """The rule :func:`call_method` runs for the array method ``obj.name``: the method's
     own rule (``x.astype`` is ``np.ndarray.astype``'s, a method descriptor that is no

@@ -20,15 +20,17 @@ import types
 
 import numpy as np
 
-from .dynamic_calls import call_function, call_method
+from .dynamic_calls import array_method_function, call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .dynamic_vjps import function_vjp, method_vjp
-from .errors import NotDifferentiableError
+from .errors import ArgumentError, NotDifferentiableError, describe
 from .guards import is_library_module_name
-from .registry import transformable
+from .keyword_shims import can_shim, keyword_shim, method_function
+from .registry import NONDIFF, transformable
 from .rule_tangents import function_tangent, method_tangent
 from .signatures import signature_of
-from .tangents import NO_TANGENT, ZERO, densify, is_differentiable_value, is_zero
+from .star_permutations import _own_rrule, _permuted_tangent, _tangent_items, bind_front
+from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 
 
 def _merged(keywords, mappings) -> dict:
@@ -41,6 +43,26 @@ def _merged(keywords, mappings) -> dict:
     return out
 
 
+def _merged_at(site, keywords, mappings) -> dict:
+    """:func:`_merged`, with a keyword given twice refused at the call's place (Python's
+    TypeError would come out of pullback's own code). A solver call's closure takes what
+    it reads through an ``args`` pullback adds (transform/solver_closures.py): a mapping
+    in a name that holds ``args`` as well meets it here."""
+    try:
+        return _merged(keywords, mappings)
+    except TypeError as e:
+        key = str(e).rsplit(" ", 1)[-1]
+        raise ArgumentError(
+            f"{site.where()}: the keyword argument {key} is given twice (a function given to "
+            "a solver passes the values it reads through 'args', which pullback adds to the "
+            "call).\n"
+            f"        {site.source_line.strip()}\n"
+            f"Fix: give {key} once, by name or in one mapping; for a solver's 'args', write "
+            f"the mapping in the call (**{{{key}: (...), ...}}) so that the values read by "
+            "the function are added to it."
+        ) from None
+
+
 def star_call(fn, args, keywords, *mappings):
     """``fn(*args, **keywords, **mapping...)``: the primal of a star-call."""
     return fn(*args, **_merged(keywords, mappings))
@@ -51,14 +73,27 @@ def star_method(obj, name, args, keywords, *mappings):
     return getattr(obj, name)(*args, **_merged(keywords, mappings))
 
 
-def call_plan(site, fn, args, kwargs):
-    """:func:`_by_position` for ``fn(*args, **kwargs)``, a keyword whose cotangent
-    ``fn``'s rule gives (``rule.extra["keyword_cotangents"]``: ``solve_ivp``'s ``args``)
-    passed by position too, the parameters before it at their defaults: each order of
-    derivative then finds its cotangent at its place, as for an argument written there."""
+def call_plan(site, fn, args, kwargs, again=False):
+    """``(callee, positional, remaining keywords, keywords moved to positions)`` for
+    ``fn(*args, **kwargs)``: :func:`_by_position`, a keyword whose cotangent ``fn``'s rule
+    gives (``rule.extra["keyword_cotangents"]``: ``solve_ivp``'s ``args``) passed by
+    position too, the parameters before it at their defaults. The keywords left of a
+    user's function (keyword-only, ``**kwargs`` entries, a parameter after one left at
+    its default) are passed by position to its keyword shim (keyword_shims.py), the
+    callee then: each order of derivative finds every cotangent at its place, as for an
+    argument written there. ``again`` (the reverse of a gradient differentiated again):
+    a rule without a transformable pullback is called through a shim too, whose call
+    written out gets the rule's inline or elementwise second derivatives."""
     rule = site.registry.lookup(fn)
     declared = () if rule is None else rule.extra.get("keyword_cotangents", ())
-    return _by_position(fn, args, kwargs, declared)
+    positional, rest, moved = _by_position(fn, args, kwargs, declared)
+    if rest and rule is None and can_shim(fn, rest):
+        shim = keyword_shim(fn, len(positional), tuple(rest))
+        return shim, positional + tuple(rest.values()), {}, moved + list(rest)
+    if again and not rest and rule is not None and rule.pullback_fn is None:
+        if rule.kind != NONDIFF:
+            return keyword_shim(fn, len(positional), ()), positional, rest, moved
+    return fn, positional, rest, moved
 
 
 def _by_position(fn, args, kwargs, declared=()):
@@ -89,9 +124,14 @@ def _by_position(fn, args, kwargs, declared=()):
     return tuple(positional), rest, moved
 
 
-def _method_by_position(obj, name, args, kwargs):
-    """:func:`_by_position` for ``obj.name(*args, **kwargs)`` (``obj`` not included)."""
+def _method_by_position(site, obj, name, args, kwargs):
+    """:func:`_by_position` for ``obj.name(*args, **kwargs)`` (``obj`` not included), by
+    the signature of what the call runs: for an array, the function of the rule
+    ``dynamic_calls.call_method`` runs (``x.clip(**o)`` runs ``np.clip``'s, whose
+    parameters are not the method's), else the method of ``obj``'s class."""
     method = getattr(type(obj), name, None)
+    if isinstance(obj, (np.ndarray, np.generic)):
+        method = array_method_function(site, obj, name)
     if method is None:
         return tuple(args), kwargs, []
     positional, rest, moved = _by_position(method, (obj, *args), kwargs)
@@ -115,6 +155,15 @@ def active_keys(keywords_active, keywords, mappings) -> set:
     return out
 
 
+def _named(fn) -> str:
+    """The callee as a message names it: its name, or what it is (a callable object, a
+    ``functools.partial``), never a repr with a memory address."""
+    name = getattr(fn, "__name__", None)
+    if isinstance(fn, functools.partial):
+        return f"functools.partial of '{describe(fn.func)}'"
+    return f"'{name if isinstance(name, str) else describe(fn)}'"
+
+
 def _refuse_keyword_gradients(site, rest, what, active):
     """A float left in a keyword no rule differentiates would get no gradient: say so
     (for the keys ``active`` names: the others hold values no input reaches)."""
@@ -127,6 +176,17 @@ def _refuse_keyword_gradients(site, rest, what, active):
                 f"        {site.source_line.strip()}\n"
                 f"Fix: pass {key!r} by position, or give the callee a parameter for it."
             )
+
+
+def _refuse_keyword_tangents(site, rest, what, dkeywords, dmappings):
+    """Forward mode's :func:`_refuse_keyword_gradients`: a keyword left as a keyword whose
+    tangent is not zero would be dropped (a silently wrong derivative): refused."""
+    moving = set()
+    for dd in (dkeywords, *dmappings):
+        if dd is None or is_zero(dd):
+            continue
+        moving.update(k for k, d in dd.items() if not is_zero(d) and d is not NO_TANGENT)
+    _refuse_keyword_gradients(site, rest, what, moving)
 
 
 def _holds_floats(value) -> bool:
@@ -148,121 +208,18 @@ def _keyword_cotangents(keywords, mappings, cots_by_key):
     return out
 
 
-def _like(parts, seq):
-    """Cotangents of the items of ``seq`` as the cotangent of ``seq``: a tuple, a list, or
-    (for an array, iterated over its first axis) an array of rows."""
-    if isinstance(seq, np.ndarray):
-        out = np.zeros(seq.shape, dtype=seq.dtype if seq.dtype.kind in "fc" else float)
-        for k, p in enumerate(parts):
-            if not is_zero(p):
-                out[k] = densify(p)
-        return out
-    return tuple(parts) if isinstance(seq, tuple) else list(parts)
-
-
-def _zip_rrule(args, kwargs):
-    """``zip(*seqs)`` as the list it yields: a transpose, whose pullback transposes back."""
-    lengths = [len(s) for s in args]
-    y = list(zip(*args, strict=bool(kwargs.get("strict", False))))
-
-    def zip_pullback(g):
-        if is_zero(g):
-            return tuple(ZERO for _ in args)
-        n = len(y)
-        cols = []
-        for j, length in enumerate(lengths):
-            col = [g[i][j] if not is_zero(g[i]) else ZERO for i in range(n)]
-            col += [ZERO] * (length - n)
-            cols.append(_like(col, args[j]))
-        return tuple(cols)
-
-    return y, zip_pullback
-
-
-def bind_front(fn, *values):
-    """``fn`` with its first parameters bound to ``values``: a lambda key that captures
-    local values (transform/higher_order_builtins.py). It chooses, so it carries no
-    gradient."""
-    return functools.partial(fn, *values)
-
-
-def _sort_order(items, key, reverse) -> list[int]:
-    """Where each item of ``sorted(items, key=key, reverse=reverse)`` came from."""
-    chosen = items.__getitem__ if key is None else (lambda i: key(items[i]))
-    return sorted(range(len(items)), key=chosen, reverse=reverse)
-
-
-def _sorted_rrule(iterable, key=None, reverse=False):
-    """``sorted`` as a permutation of its items: the pullback sends each cotangent back to
-    the item that landed there (the key and its values carry no gradient)."""
-    items = list(iterable)
-    order = _sort_order(items, key, reverse)
-    y = [items[i] for i in order]
-
-    def sorted_pullback(g):
-        if is_zero(g):
-            return (ZERO,)
-        back = [ZERO] * len(items)
-        for pos, i in enumerate(order):
-            back[i] = g[pos]
-        return (_like(back, iterable),)
-
-    return y, sorted_pullback
-
-
-def merge_dicts(*dicts):
-    """``{**a, **b, ...}``: later keys win, as in a dict display."""
-    out = {}
-    for d in dicts:
-        out.update(d)
-    return out
-
-
-def _merge_rrule(dicts):
-    y = merge_dicts(*dicts)
-    # The cotangent of each key goes to the dict whose value the display kept.
-    owner = {}
-    for k, d in enumerate(dicts):
-        for key in d:
-            owner[key] = k
-
-    def merge_pullback(g):
-        parts = [{} for _ in dicts]
-        if not is_zero(g):
-            for key, c in g.items():
-                parts[owner[key]][key] = c
-        return tuple(p if p else ZERO for p in parts)
-
-    return y, merge_pullback
-
-
-def _own_rrule(fn, args, kwargs):
-    """``(y, pullback)`` for the callees star-calls handle themselves, or None."""
-    if fn is merge_dicts and not kwargs:
-        return _merge_rrule(args)
-    if fn is zip and set(kwargs) <= {"strict"}:
-        y, pb = _zip_rrule(args, kwargs)
-        return y, pb
-    if fn is sorted and set(kwargs) <= {"key", "reverse"} and len(args) == 1:
-        y, pb = _sorted_rrule(args[0], **kwargs)
-        return y, pb
-    if fn is bind_front:
-        return bind_front(*args), lambda g: tuple(NO_TANGENT for _ in args)
-    return None
-
-
 def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     """``(y, pullback)`` of ``star_call(fn, args, keywords, *mappings)``."""
-    kwargs = _merged(keywords, mappings)
+    kwargs = _merged_at(site, keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
         y, pb = own
         return y, lambda g: (NO_TANGENT, pb(g), *(ZERO for _ in (keywords, *mappings)))
-    positional, rest, moved = call_plan(site, fn, args, kwargs)
-    if keywords_active and not _gives_keyword_cotangents(site, fn):
+    callee, positional, rest, moved = call_plan(site, fn, args, kwargs)
+    if rest and keywords_active and not _gives_keyword_cotangents(site, fn):
         active = active_keys(keywords_active, keywords, mappings)
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
-    y, pullback = call_function(site, fn, *positional, **rest)
+        _refuse_keyword_gradients(site, rest, _named(fn), active)
+    y, pullback = call_function(site, callee, *positional, **rest)
     n = len(args)
 
     def star_call_pullback(g):
@@ -287,9 +244,56 @@ def _gives_keyword_cotangents(site, fn) -> bool:
     )
 
 
+def as_function_call(site, obj, name, args, keywords, mappings):
+    """The Python function ``obj.name(*args, **...)`` runs with ``obj`` first
+    (keyword_shims.method_function) when keywords are left that only its keyword shim
+    passes by position, else None: the star method call is then the star-call of that
+    function with ``(obj, *args)``, at every order."""
+    _, rest, _ = _method_by_position(site, obj, name, args, _merged_at(site, keywords, mappings))
+    return method_function(site, obj, name, rest) if rest else None
+
+
+def call_as_method(c, n):
+    """A star-call's cotangents ``(fn's, packed, *dicts)`` of ``fn((obj, *args), ...)`` as
+    those of ``star_method(obj, name, args, ...)``: ``(obj's, NO_TANGENT (the name),
+    args', *dicts)``. Linear; its transpose is :func:`method_as_call`."""
+    c = tuple(c)
+    if is_zero(c[1]):
+        return (ZERO, NO_TANGENT, ZERO, *c[2:])
+    packed = tuple(c[1])
+    return (packed[0], NO_TANGENT, packed[1 : n + 1], *c[2:])
+
+
+def method_as_call(dy, n):
+    """The transpose of :func:`call_as_method`: a star method call's cotangents
+    ``(obj's, name's, args', *dicts)`` as those of the star-call of its function."""
+    if is_zero(dy):
+        return ZERO
+    dy = tuple(dy)
+    dargs = (ZERO,) * n if is_zero(dy[2]) else tuple(dy[2])
+    return (NO_TANGENT, (ZERO if dy[0] is NO_TANGENT else dy[0], *dargs), *dy[3:])
+
+
+@transformable
+def call_as_method_pullback(d, c, n):
+    return method_as_call(d, n), NO_TANGENT
+
+
+@transformable
+def method_as_call_pullback(d, dy, n):
+    return call_as_method(d, n), NO_TANGENT
+
+
 def star_method_rrule(site, keywords_active, obj, name, args, keywords, *mappings):
     """``(y, pullback)`` of ``star_method(obj, name, args, keywords, *mappings)``."""
-    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    function = as_function_call(site, obj, name, args, keywords, mappings)
+    if function is not None:
+        operands = (function, (obj, *args), keywords, *mappings)
+        y, pb = star_call_rrule(site, keywords_active, *operands)
+        return y, lambda g: call_as_method(pb(g), len(args))
+    positional, rest, moved = _method_by_position(
+        site, obj, name, args, _merged(keywords, mappings)
+    )
     if keywords_active:
         active = active_keys(keywords_active, keywords, mappings)
         _refuse_keyword_gradients(site, rest, f"the method '{name}'", active)
@@ -322,29 +326,29 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
         return (NO_TANGENT, own[1](g), *(ZERO for _ in (keywords, *mappings)))
-    positional, rest, moved = call_plan(site, fn, args, kwargs)
+    callee, positional, rest, moved = call_plan(site, fn, args, kwargs, again=True)
     if keywords_active:
         active = active_keys(keywords_active, keywords, mappings)
-        _refuse_keyword_gradients(site, rest, f"'{getattr(fn, '__name__', fn)}'", active)
-    cots = function_vjp(site, g, fn, *positional, **rest)
+        _refuse_keyword_gradients(site, rest, _named(fn), active)
+    cots = function_vjp(site, g, callee, *positional, **rest)
     return (NO_TANGENT, *_packed(cots, len(args), moved, keywords, mappings))
 
 
 def star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappings):
     """What ``star_method_rrule``'s pullback returns for ``g``, from the method's vjp
     function (``dynamic_vjps.method_vjp``; see :func:`star_call_vjp`)."""
-    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    function = as_function_call(site, obj, name, args, keywords, mappings)
+    if function is not None:
+        operands = (function, (obj, *args), keywords, *mappings)
+        return call_as_method(star_call_vjp(site, keywords_active, g, *operands), len(args))
+    positional, rest, moved = _method_by_position(
+        site, obj, name, args, _merged(keywords, mappings)
+    )
     if keywords_active:
         active = active_keys(keywords_active, keywords, mappings)
         _refuse_keyword_gradients(site, rest, f"the method '{name}'", active)
     cots = method_vjp(site, g, obj, name, *positional, **rest)
     return (cots[0], NO_TANGENT, *_packed(cots[1:], len(args), moved, keywords, mappings))
-
-
-def _tangent_items(d, keys):
-    if is_zero(d) or d is None:
-        return [ZERO] * len(keys)
-    return [d.get(k, ZERO) for k in keys]
 
 
 def _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved):
@@ -359,7 +363,7 @@ def star_tangent(site, primals, tangents, _kwargs):
     """Forward mode: ``(y, dy)`` of ``star_call(fn, args, keywords, *mappings)``."""
     fn, args, keywords, *mappings = primals
     _, dargs, dkeywords, *dmappings = tangents
-    kwargs = _merged(keywords, mappings)
+    kwargs = _merged_at(site, keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
         # zip, sorted: permutations (linear in the values); bind_front: no tangent.
@@ -367,32 +371,25 @@ def star_tangent(site, primals, tangents, _kwargs):
         if is_zero(dargs) or dargs is None or fn is bind_front:
             return y, ZERO
         return y, _permuted_tangent(fn, args, dargs, kwargs)
-    positional, rest, moved = call_plan(site, fn, args, kwargs)
+    callee, positional, rest, moved = call_plan(site, fn, args, kwargs)
+    _refuse_keyword_tangents(site, rest, _named(fn), dkeywords, dmappings)
     spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
-    return function_tangent(site, fn, positional, spread, rest)
-
-
-def _permuted_tangent(fn, args, dargs, kwargs):
-    """The tangent of ``zip``/``sorted``: the same permutation applied to the tangents."""
-    if fn is zip:
-        seqs = [[ZERO] * len(a) if is_zero(d) else d for a, d in zip(args, dargs, strict=True)]
-        return list(zip(*seqs, strict=False))
-    if fn is merge_dicts:
-        out = {}
-        for d, dd in zip(args, dargs, strict=True):
-            out.update(zip(d, _tangent_items(dd, list(d)), strict=True))
-        return out
-    items = list(args[0])
-    d = [ZERO] * len(items) if is_zero(dargs[0]) else list(dargs[0])
-    order = _sort_order(items, kwargs.get("key"), kwargs.get("reverse", False))
-    return [d[i] for i in order]
+    return function_tangent(site, callee, positional, spread, rest)
 
 
 def star_method_tangent(site, primals, tangents, _kwargs):
     """Forward mode: ``(y, dy)`` of ``star_method(obj, name, args, keywords, *mappings)``."""
     obj, name, args, keywords, *mappings = primals
     dobj, _, dargs, dkeywords, *dmappings = tangents
-    positional, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    function = as_function_call(site, obj, name, args, keywords, mappings)
+    if function is not None:
+        dargs = (ZERO,) * len(args) if dargs is None or is_zero(dargs) else tuple(dargs)
+        primals = (function, (obj, *args), keywords, *mappings)
+        return star_tangent(site, primals, (NO_TANGENT, (dobj, *dargs), *tangents[3:]), _kwargs)
+    positional, rest, moved = _method_by_position(
+        site, obj, name, args, _merged(keywords, mappings)
+    )
+    _refuse_keyword_tangents(site, rest, f"the method '{name}'", dkeywords, dmappings)
     spread = _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, moved)
     return method_tangent(site, obj, dobj, name, positional, spread, rest)
 
@@ -465,15 +462,16 @@ def star_unpermuted_pullback(d, g, fn, args, keywords, mappings):
 
 
 def star_plan(site, fn, args, keywords, mappings):
-    """``(permutes, keywords moved to positions, the other keywords, {position: default}
-    of the parameters passed at their defaults)`` of a star-call (:func:`call_plan`)."""
+    """``(permutes, the callee, keywords moved to positions, the other keywords,
+    {position: default} of the parameters passed at their defaults)`` of a star-call
+    (:func:`call_plan`)."""
     kwargs = _merged(keywords, mappings)
     if _own_rrule(fn, args, kwargs) is not None:
-        return True, [], {}, {}
-    positional, rest, moved = call_plan(site, fn, args, kwargs)
+        return True, fn, [], {}, {}
+    callee, positional, rest, moved = call_plan(site, fn, args, kwargs, again=True)
     n = len(args)
     fills = {n + j: positional[n + j] for j, key in enumerate(moved) if key not in kwargs}
-    return False, moved, rest, fills
+    return False, callee, moved, rest, fills
 
 
 def star_defaults(values, fills):
@@ -502,9 +500,9 @@ def star_unfilled_pullback(d, dd, fills):
     return star_unfilled(d, fills), NO_TANGENT
 
 
-def star_method_plan(obj, name, args, keywords, mappings):
+def star_method_plan(site, obj, name, args, keywords, mappings):
     """``(keywords moved to positions, the other keywords)`` of a star method call."""
-    _, rest, moved = _method_by_position(obj, name, args, _merged(keywords, mappings))
+    _, rest, moved = _method_by_position(site, obj, name, args, _merged(keywords, mappings))
     return moved, rest
 
 
@@ -515,16 +513,16 @@ def star_zeros(mappings):
 
 @transformable
 def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *mappings):
-    permutes, moved, rest, fills = star_plan(site, fn, args, keywords, mappings)
+    permutes, callee, moved, rest, fills = star_plan(site, fn, args, keywords, mappings)
     if permutes:
         dg = star_permuted(dy, fn, args, keywords, mappings)
         return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + star_zeros(mappings)
     n = len(args)
     positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
     positional = star_defaults(positional, fills)
-    function, head, kw = function_reverse(site, fn, positional, rest)
+    function, head, kw = function_reverse(site, callee, positional, rest)
     d = star_spread(dy[1], dy[2:], n, moved, keywords, mappings)
-    d = d + (ZERO,) * unpassed_outputs(site, fn, function, len(d))
+    d = d + (ZERO,) * unpassed_outputs(site, callee, function, len(d))
     dg, dinputs = reverse_through(d, site, g, function, head, positional, kw, len(head), 0)
     cots = star_packed(dinputs[len(head) :], n, moved, keywords, mappings)
     return (NO_TANGENT, NO_TANGENT, dg, NO_TANGENT) + cots
@@ -545,7 +543,14 @@ def unpassed_outputs(site, fn, function, given: int) -> int:
 
 @transformable
 def star_method_vjp_pullback(dy, site, keywords_active, g, obj, name, args, keywords, *mappings):
-    moved, rest = star_method_plan(obj, name, args, keywords, mappings)
+    function = as_function_call(site, obj, name, args, keywords, mappings)
+    if function is not None:  # the star-call of the method's function, obj first
+        n = len(args)
+        d = method_as_call(dy, n)
+        operands = (g, function, (obj, *args), keywords, *mappings)
+        c = star_call_vjp_pullback(d, site, keywords_active, *operands)
+        return c[:3] + call_as_method(c[3:], n)
+    moved, rest = star_method_plan(site, obj, name, args, keywords, mappings)
     n = len(args)
     positional = star_spread(args, (keywords,) + mappings, n, moved, keywords, mappings)
     function, head, kw, pad, drop = method_reverse(site, obj, name, positional, rest)

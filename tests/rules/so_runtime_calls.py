@@ -39,6 +39,13 @@ class Model:
     def energy(self, x, s):
         return self.w * np.sin(x) * s**2
 
+    def shifted(self, x, *, s=1.0):
+        return self.w * np.sin(x) * s**2
+
+
+def keyword_only(x, *, s=1.0):
+    return np.sin(x) * s**3
+
 
 _MODEL = Model(np.array([0.5, -1.0, 2.0]))
 _SITE = rule_site()
@@ -56,6 +63,9 @@ case(_S + "star_call_vjp", _SITE, False, _G, one, (_X,), {})
 case(_S + "star_call_vjp", _SITE, False, 1.3, scaled, (0.4, -0.9), {})
 case(_S + "star_call_vjp", _SITE, False, [0.5, -1.0, 2.0], sorted, ([0.3, 0.1, 0.2],), {})
 case(_S + "star_method_vjp", _SITE, False, _G, _MODEL, "energy", (_X, 1.2), {})
+# a keyword no position takes: through the callee's keyword shim (keyword_shims.py)
+case(_S + "star_call_vjp", _SITE, True, _G, keyword_only, (_X,), {"s": 0.7})
+case(_S + "star_method_vjp", _SITE, True, _G, _MODEL, "shifted", (_X,), {"s": 1.2})
 
 # the linear helpers: cotangents laid out per argument and back, a star-call's operands
 # and positional arguments, a permutation and its transpose
@@ -72,6 +82,9 @@ case(_S + "star_packed", (_X, 0.4, 1.5), 2, ["b"], {"b": 1.0}, ())
 _ITEMS = ([0.3, 0.1, 0.2],)
 case(_S + "star_permuted", (None, ([1.0, 2.0, 3.0],), 0.0), sorted, _ITEMS, {}, ())
 case(_S + "star_unpermuted", [1.0, 2.0, 3.0], sorted, _ITEMS, {}, ())
+# a star method call as the star-call of its function, the receiver first, and back
+case(_S + "call_as_method", (None, (0.4, _X, 1.2), 0.0), 2, wrt=(0,))
+case(_S + "method_as_call", (0.4, None, (_X, 1.2), 0.0), 2, wrt=(0,))
 # a parameter passed at its default (solve_ivp's method before its args): no cotangent
 case(_S + "star_defaults", (_X, 0.4, 0.0), {2: 2.5}, wrt=(0,))
 case(_S + "star_unfilled", (_X, 0.4, 1.5), {2: 2.5}, wrt=(0,))

@@ -53,9 +53,9 @@ def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings
             return (*fixed, dg, NO_TANGENT, *operands, ZERO)
 
         return y, permutation_vjp_pullback
-    positional, rest, moved = star.call_plan(site, fn, args, kwargs)
+    callee, positional, rest, moved = star.call_plan(site, fn, args, kwargs, again=True)
     n = len(args)
-    _, inner = vjp_function_rrule(site, g, fn, *positional, **rest)
+    _, inner = vjp_function_rrule(site, g, callee, *positional, **rest)
 
     def star_call_vjp_pullback(dy):
         c = inner(_spread(dy, 1, n, moved, keywords, mappings))  # site, g, fn, *arguments
@@ -64,10 +64,29 @@ def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings
     return y, star_call_vjp_pullback
 
 
+def _shimmed_method_vjp_rrule(site, keywords_active, g, function, obj, args, keywords, mappings):
+    """``star_method_vjp``'s rule where the method call is the star-call of ``function``
+    (star_runtime.as_function_call): the star-call's, its cotangents laid out back."""
+    n = len(args)
+    operands = (function, (obj, *args), keywords, *mappings)
+    y, inner = _star_call_vjp_rrule(site, keywords_active, g, *operands)
+
+    def shimmed_method_vjp_pullback(dy):
+        c = inner(star.method_as_call(dy, n))  # site, keywords_active, g, fn, packed, *dicts
+        return tuple(c[:3]) + star.call_as_method(c[3:], n)
+
+    return star.call_as_method(y, n), shimmed_method_vjp_pullback
+
+
 def _star_method_vjp_rrule(site, keywords_active, g, obj, name, args, keywords, *mappings):
+    function = star.as_function_call(site, obj, name, args, keywords, mappings)
+    if function is not None:
+        return _shimmed_method_vjp_rrule(
+            site, keywords_active, g, function, obj, args, keywords, mappings
+        )
     y = star.star_method_vjp(site, keywords_active, g, obj, name, args, keywords, *mappings)
     kwargs = star._merged(keywords, mappings)
-    positional, rest, moved = star._method_by_position(obj, name, args, kwargs)
+    positional, rest, moved = star._method_by_position(site, obj, name, args, kwargs)
     n = len(args)
     _, inner = _method_vjp_rrule(site, g, obj, name, *positional, **rest)
 
@@ -108,10 +127,13 @@ def register(reg):
         (star.star_unpermuted, _linear_rrule(star.star_unpermuted), star.star_unpermuted_pullback),
         (star.star_defaults, _linear_rrule(star.star_defaults), star.star_defaults_pullback),
         (star.star_unfilled, _linear_rrule(star.star_unfilled), star.star_unfilled_pullback),
+        (star.call_as_method, _linear_rrule(star.call_as_method), star.call_as_method_pullback),
+        (star.method_as_call, _linear_rrule(star.method_as_call), star.method_as_call_pullback),
     ):
         reg.register(fn, rrule, family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)
     reg.set_pullback_function(star.star_call_vjp, star.star_call_vjp_pullback)
     reg.set_pullback_function(star.star_method_vjp, star.star_method_vjp_pullback)
     helpers = (star.star_plan, star.star_method_plan, star.star_zeros, star.unpassed_outputs)
+    helpers += (star.as_function_call,)
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

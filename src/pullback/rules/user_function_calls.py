@@ -16,29 +16,15 @@ source, with its rule's inline or transformable derivatives.
 from __future__ import annotations
 
 import functools
-import itertools
-import linecache
 import types
 
 from .. import dynamic_calls, dynamic_vjps
 from ..dynamic_reverse import function_reverse, reverse_through
+from ..keyword_shims import compiled_with_source  # (re-exported: other rules use it)
 from ..registry import ENTRY_POINTS, default_registry, transformable
 from ._util import NO_TANGENT, differentiable
 
 FAMILY = "user_function_calls"
-
-_WRAPPERS = itertools.count()
-
-
-def compiled_with_source(source: str, name: str, scope: dict):
-    """The function ``name`` that ``source`` (our own small template) defines, compiled in
-    ``scope`` under a file name of its own whose text is registered in ``linecache``, so
-    that pullback reads its source and transforms it like user code."""
-    called = getattr(scope.get("FN"), "__name__", "a callable")
-    filename = f"<pullback {name}: call of {called} {next(_WRAPPERS)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), scope)  # noqa: S102 - our own template
-    return scope[name]
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,7 +25,8 @@ from ..callables import call_method_of
 from ..guards import is_library_module
 from ..iteration import iterator_kind
 from ..resolve import Callee, resolve_call
-from ..star_runtime import bind_front, star_call
+from ..star_permutations import bind_front
+from ..star_runtime import star_call
 from . import nodes as N
 
 KEYED = (builtins.sorted, builtins.max, builtins.min)

@@ -234,6 +234,8 @@ def _plan(call, info, local, defs, displays=None):
     place = given.get("args")
     if place is not None and not isinstance(place[2], gast.Tuple):
         return None  # args=some_tuple: its length is not known here
+    if place is None:  # **{"args": (c,)}: the captured values go after its own
+        place = _args_in_display(call)
     return slots, sorted(captured), place
 
 
@@ -287,6 +289,12 @@ def _apply(tree, call, plan) -> None:
     elif place is None:
         value = N.located(N.tuple_(extra), call)
         call.keywords.append(N.located(gast.keyword(arg="args", value=value), call))
+    elif place[0] == "display":
+        _, display, k = place
+        joined = gast.BinOp(
+            left=N.call(N.load("tuple"), [display.values[k]]), op=gast.Add(), right=N.tuple_(extra)
+        )
+        display.values[k] = N.located(joined, display.values[k])
     else:
         place[2].elts.extend(extra)
     body, k = statement
@@ -294,6 +302,20 @@ def _apply(tree, call, plan) -> None:
         if kind == "elt":  # a display bound to a name earlier: the functions go before it
             k = min(k, statement_of(tree, where)[1])
     body[k:k] = made
+
+
+def _args_in_display(call):
+    """``("display", dict display, index of its "args" entry)`` for a call passing a
+    dict display that holds ``args`` (``quad(lambda t, a: a * p * t, 0, 1, **{"args":
+    (c,)})``: the converted closure is called with ``(c, p)``), else None. A mapping held
+    in a name is passed on as it is (a collision with the ``args`` added here is refused
+    when the call runs, star_runtime.py)."""
+    for kw in call.keywords:
+        if kw.arg is None and isinstance(kw.value, gast.Dict):
+            for k, key in enumerate(kw.value.keys):
+                if isinstance(key, gast.Constant) and key.value == "args":
+                    return "display", kw.value, k
+    return None
 
 
 def converted_def(name, fn, captured):

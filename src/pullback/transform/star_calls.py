@@ -13,7 +13,8 @@ import gast
 
 from ..arguments import split_wrt, spread_arguments
 from ..resolve import ARRAY_VARARG_METHODS, Callee, dotted_parts, resolve_call
-from ..star_runtime import RRULES, TANGENTS, VJPS, merge_dicts, star_call, star_method
+from ..star_permutations import merge_dicts
+from ..star_runtime import RRULES, TANGENTS, VJPS, star_call, star_method
 from . import nodes as N
 from .free_values import _is_user_method
 

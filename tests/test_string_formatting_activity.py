@@ -1,3 +1,4 @@
+# ruff: noqa: UP031 - printf-style formatting is what these tests are about
 """printf-style formatting (``"W%d" % i``) makes a string: it carries no gradient, whatever
 the activity of the values it formats (a count read from a differentiated dict or record,
 as layer code names its parameters). Its reverse and forward sweeps must not try to

@@ -188,13 +188,26 @@ def test_naive_sinc_hessian_has_no_nan_from_the_unselected_branch():
 REFUSED = [
     # fit() stores X, L and alpha, which __init__ does not: no place in the object's cotangent
     (gp_class_predict, (P([0.2, -0.1]),), "PB107"),
-    (lotka_volterra_final, (P([2.0, 1.0]),), "PB105"),
-    (euler_decay, (P([0.5, -1.0]),), "PB105"),
     (ode_params_closure, (P([2.0, 0.3]),), "PB405"),
     (vec2_ops, (0.7,), "__slots__"),
     # the values push() appended are read back by total(), a call with no gradient
     (stack_collect, (0.7,), "reads back a value that carries a gradient"),
 ]
+
+
+def test_clocks_unpacked_from_a_tuple_are_numbers():
+    # `y, t = y0, 0.0` then `t += self.dt`: t is a float (it was refused as PB105)
+    check_probe(lotka_volterra_final, P([2.0, 1.0]), second=True)
+    check_probe(euler_decay, P([0.5, -1.0]))
+
+
+def test_a_clock_appended_to_a_list_on_the_object_at_second_order():
+    # At second order the unpacked clock counts as differentiated (the tuple it comes from
+    # is), and its append to self.ts is refused: not a wrong Hessian
+    with pytest.raises(pullback.PullbackError) as refused:
+        pullback.hessian(euler_decay)(P([0.5, -1.0]))
+    for text in ("PB106", "self.ts.append(t)", "combined_programs.py:495"):
+        assert text in str(refused.value)
 
 
 @pytest.mark.parametrize("f, args, says", REFUSED, ids=[c[0].__name__ for c in REFUSED])

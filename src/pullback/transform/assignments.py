@@ -35,8 +35,12 @@ class Assignments:
         the primal: one an object holds (``self.cache[k] = v``) or a dict parameter the
         function does not use again but to store items (``bn_param["running_mean"] = rm``,
         side_effects.kept_parameter_item). Not a local array: no in-place write."""
-        if not (isinstance(s, gast.Assign) and len(s.targets) == 1):
-            return False
+        if not (
+            isinstance(s, gast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], gast.Subscript)
+        ):
+            return False  # (most statements: no parent map is made for them)
         target = s.targets[0]
         return object_item_target(target) or kept_parameter_item(
             self.fs.tree, target, self.parents(), after=s

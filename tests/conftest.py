@@ -1,10 +1,20 @@
 """Shared pytest configuration.
 
-Hypothesis profiles: the default one keeps the suite fast; choose the thorough one with
-``pytest --hypothesis-profile=long``.
+Two speeds. The default run keeps the suite within its budget: hypothesis draws a few
+examples per property, and broad sweeps run a deterministic sample of their cases. The
+thorough run, ``pytest --long``, draws many examples (hypothesis profile ``long``) and runs
+every case of every sweep; ``pytest --hypothesis-profile=long`` alone raises only the
+hypothesis draws.
+
+A sweep marks itself with ``@pytest.mark.long`` when the whole test belongs to the thorough
+run, or samples its cases with :func:`sweep`, which keeps every case under ``--long``.
 """
 
+import os
+
+import pytest
 from hypothesis import HealthCheck, settings
+from sweeps import LONG_RUN_VARIABLE
 
 settings.register_profile(
     "fast",
@@ -19,3 +29,28 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("fast")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help="run every case of the broad sweeps and many hypothesis examples",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "long: part of the thorough run only (pytest --long)")
+    if config.getoption("--long"):
+        os.environ[LONG_RUN_VARIABLE] = "1"
+        settings.load_profile("long")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long"):
+        return
+    skip = pytest.mark.skip(reason="thorough run only: pytest --long")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)

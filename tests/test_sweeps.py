@@ -1,0 +1,32 @@
+"""The quick/thorough switch of the test suite (tests/sweeps.py, tests/conftest.py)."""
+
+import doctest
+
+import pytest
+import sweeps
+
+
+def test_quick_sample_is_spread_and_deterministic(monkeypatch):
+    monkeypatch.delenv(sweeps.LONG_RUN_VARIABLE, raising=False)
+    cases = [f"case{k}" for k in range(11)]
+    sample = sweeps.sweep(cases, quick=4)
+    assert sample == ["case0", "case3", "case7", "case10"]
+    assert sweeps.sweep(cases, quick=4) == sample
+    assert sweeps.sweep(cases, quick=20) == cases
+    assert sweeps.sweep(cases, quick=1) == ["case0"]
+
+
+def test_long_run_keeps_every_case(monkeypatch):
+    monkeypatch.setenv(sweeps.LONG_RUN_VARIABLE, "1")
+    assert sweeps.long_run()
+    assert sweeps.sweep(range(50), quick=5) == list(range(50))
+
+
+def test_doctest(monkeypatch):
+    monkeypatch.delenv(sweeps.LONG_RUN_VARIABLE, raising=False)
+    assert doctest.testmod(sweeps).failed == 0
+
+
+@pytest.mark.long
+def test_marked_tests_run_only_when_long():
+    assert sweeps.long_run()

@@ -28,6 +28,7 @@ import numerics_s32_helpers as helpers
 import numpy as np
 import pytest
 from fd import central_jacobian, check_grad, check_hvp, check_jvp
+from numerics_s32_helpers import gauss_seidel, householder
 
 import pullback
 
@@ -94,17 +95,6 @@ def test_sum_tangent_keeps_the_result_shape():
 
 
 # -- a chosen element read of a written array -----------------------------------------------
-def gauss_seidel(b, sweeps=4):
-    n = len(b)
-    u = np.zeros(n)
-    for _ in range(sweeps):
-        for i in range(n):
-            left = u[i - 1] if i > 0 else 0.0
-            right = u[i + 1] if i < n - 1 else 0.0
-            u[i] = (b[i] + left + right) / 3.0
-    return np.dot(u, u)
-
-
 def nested_choice(b):
     n = len(b)
     u = np.zeros(n)
@@ -372,18 +362,6 @@ def test_a_clock_unpacked_from_a_tuple(dtype):
 
 
 # -- a named slice read up before the next write ---------------------------------------------
-def householder(M):
-    R = M.copy()
-    m, n = R.shape
-    for k in range(n - 1):
-        x = R[k:, k]
-        alpha = -np.sign(x[0]) * np.linalg.norm(x)
-        v = x - alpha * np.eye(m - k)[0]
-        v = v / np.linalg.norm(v)
-        R[k:, :] -= 2 * np.outer(v, v @ R[k:, :])
-    return np.sum(np.abs(np.diag(R)))
-
-
 def eliminate_columns(x):
     R = np.outer(x, x) + np.eye(len(x))
     for k in range(len(x) - 1):

@@ -25,6 +25,7 @@ hessian.
 import math
 
 import numpy as np
+from numerics_s32_helpers import householder
 from probe_harness import probe_tests
 
 
@@ -77,18 +78,6 @@ def conjugate_gradient(b):
         p = r + (rs_new / rs_old) * p
         rs_old = rs_new
     return np.sum(x**2)
-
-
-def householder(M):
-    R = M.copy()
-    m, n = R.shape
-    for k in range(n - 1):
-        x = R[k:, k]
-        alpha = -np.sign(x[0]) * np.linalg.norm(x)
-        v = x - alpha * np.eye(m - k)[0]
-        v = v / np.linalg.norm(v)
-        R[k:, :] -= 2 * np.outer(v, v @ R[k:, :])
-    return np.sum(np.abs(np.diag(R)))
 
 
 def inverse_iteration(d):

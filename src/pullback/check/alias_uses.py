@@ -107,12 +107,12 @@ class AliasUses:
             if isinstance(parent, (gast.If, gast.While, gast.Assert)):
                 return True
             if isinstance(parent, gast.Assign) and parent.value is node:
-                # u[:] = un (a copy back): a store through a slice copies the values
-                # (from another name: `a[1:] = a[:-1]` overlaps, and stays refused)
+                # u[:] = un (a copy back): a store through a slice copies the values. From
+                # a view of the array written too (`p[:, -1] = p[:, -2]`, `a[1:] = a[:-1]`):
+                # NumPy reads the value before it writes (through a temporary where the two
+                # overlap), and so does the store's rule (arrays_inplace.array_set)
                 return self.container_kind is not None and all(
-                    _slice_store(t)
-                    and t.value.id != use.id
-                    and self.container_kind(t.value.id) not in ("list", "dict")
+                    _slice_store(t) and self.container_kind(t.value.id) not in ("list", "dict")
                     for t in parent.targets
                 )
             if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):

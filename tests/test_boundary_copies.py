@@ -1,0 +1,199 @@
+"""Boundary conditions written as copies between parts of one array, as PDE solvers write them.
+
+The "12 steps to Navier-Stokes" course and the heat, wave and Poisson solvers written after
+it set a Neumann edge by copying the next row or column into it (``p[:, -1] = p[:, -2]``,
+``u[0] = u[1]``), a periodic edge from the other end (``u[0] = u[-2]``), an edge by
+extrapolation (``A[0, :] = 2 * A[1, :] - A[2, :]``), every time step of a
+``for n in range(nt)`` loop after ``un = u.copy()`` and a stencil update. Each store reads a
+view of the array it writes; NumPy reads the value before it writes (through a temporary
+where the two overlap, ``a[1:] = a[:-1]``), and the gradient follows that. The programs are
+differentiated in the initial field and a scalar coefficient: gradients in float64 and
+float32, Hessian-vector products in both, and forward-mode jvps, against central
+differences.
+"""
+
+import numpy as np
+import pytest
+from fd import check_grad, check_jvp
+
+import pullback
+
+
+def burgers_1d(u0, nu):
+    """CFD step 4 shape: nonlinear convection and diffusion, Neumann edges."""
+    u = u0.copy()
+    dt, dx = 0.01, 0.2
+    for _ in range(4):
+        un = u.copy()
+        u[1:-1] = (
+            un[1:-1]
+            - un[1:-1] * dt / dx * (un[1:-1] - un[:-2])
+            + nu * dt / dx**2 * (un[2:] - 2 * un[1:-1] + un[:-2])
+        )
+        u[0] = u[1]
+        u[-1] = u[-2]
+    return np.sum(u**2)
+
+
+def diffusion_2d(u0, nu):
+    """CFD step 7 shape: 2-D diffusion with Neumann edges on all four sides."""
+    u = u0.copy()
+    dt = 0.05
+    for _ in range(3):
+        un = u.copy()
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] + nu * dt * (
+            un[2:, 1:-1]
+            - 2 * un[1:-1, 1:-1]
+            + un[0:-2, 1:-1]
+            + un[1:-1, 2:]
+            - 2 * un[1:-1, 1:-1]
+            + un[1:-1, 0:-2]
+        )
+        u[0, :] = u[1, :]
+        u[-1, :] = u[-2, :]
+        u[:, 0] = u[:, 1]
+        u[:, -1] = u[:, -2]
+    return np.sum(u**3) / u.size
+
+
+def laplace_jacobi(p0, w):
+    """CFD step 9 shape: Jacobi sweeps of Laplace's equation, p = 0 at the bottom, Neumann
+    at the top and the right, a source scaled by ``w`` on the left."""
+    p = p0 * 1.0
+    y = np.linspace(0.0, 1.0, p.shape[0])
+    for _ in range(3):
+        pn = p.copy()
+        p[1:-1, 1:-1] = 0.25 * (pn[1:-1, 2:] + pn[1:-1, 0:-2] + pn[2:, 1:-1] + pn[0:-2, 1:-1])
+        p[:, 0] = w * y
+        p[:, -1] = p[:, -2]
+        p[0, :] = p[1, :]
+        p[-1, :] = 0
+    return np.sum(np.sin(p) * p)
+
+
+def heat_periodic(u0, alpha):
+    """The heat equation on a ring: two ghost cells copied from the other end."""
+    u = u0 * 1.0
+    for _ in range(3):
+        un = u.copy()
+        u[1:-1] = un[1:-1] + alpha * (un[2:] - 2 * un[1:-1] + un[:-2])
+        u[0] = u[-2]
+        u[-1] = u[1]
+    return np.sum(np.exp(u) * u)
+
+
+def wave_extrapolated(u0, c):
+    """The wave equation, three levels, edges extrapolated from the two cells inside."""
+    prev = u0.copy()
+    u = u0 * np.cos(c)
+    for _ in range(3):
+        nxt = np.zeros_like(u)
+        nxt[1:-1] = 2 * u[1:-1] - prev[1:-1] + c**2 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        nxt[0] = 2 * nxt[1] - nxt[2]
+        nxt[-1] = 2 * nxt[-2] - nxt[-3]
+        prev, u = u, nxt
+    return np.sum(u**2 * prev)
+
+
+def upwind_shift(u0, c):
+    """Advection by one cell a step (Courant number 1), written as the overlapping shift it
+    is, with an inflow scaled by ``c``; then a smoothing of every other cell from its
+    neighbour (``u[::2] = u[1::2]``, disjoint strided parts)."""
+    u = u0 * 1.0
+    for _ in range(3):
+        u[1:] = u[:-1]
+        u[0] = c * u[1] ** 2
+    u[::2] = u[1::2]
+    return np.sum(u**3)
+
+
+def batched_edges(x0, k, i, j):
+    """A batch of 1-D fields (the last axis the grid) with their edge copied in through
+    ``...``, and one cell copied from another at integers known only when it runs."""
+    x = np.tanh(x0 * k)
+    x[..., 0] = x[..., 1]
+    x[..., -1] = 2 * x[..., -2] - x[..., -3]
+    x[i] = x[j]
+    return np.sum(x**2 * x0)
+
+
+RNG = np.random.default_rng(7)
+F1 = RNG.uniform(0.5, 1.5, 7)
+F2 = RNG.uniform(0.0, 1.0, (5, 4))
+F8 = RNG.uniform(-0.8, 0.8, 8)
+
+PROGRAMS = [
+    (burgers_1d, F1, 0.07, ()),
+    (diffusion_2d, F2, 0.3, ()),
+    (laplace_jacobi, F2, 0.6, ()),
+    (heat_periodic, F1 - 1.0, 0.2, ()),
+    (wave_extrapolated, F1 - 1.0, 0.4, ()),
+    (upwind_shift, F8, 0.7, ()),
+    (batched_edges, F2, 0.9, (1, 3)),
+]
+IDS = [p[0].__name__ for p in PROGRAMS]
+
+
+@pytest.mark.parametrize(("f", "field", "coef", "rest"), PROGRAMS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gradient_in_field_and_coefficient(f, field, coef, rest, dtype):
+    got = check_grad(f, field.astype(dtype), dtype(coef), *rest, wrt=(0, 1))
+    assert got[0].dtype == dtype
+
+
+def _hvp_against_differences(f, args, k, v, rtol, h=1e-4):
+    """``hvp(f, wrt=k)`` along ``v`` against central differences of the float64 gradient."""
+    g = pullback.grad(f, wrt=k)
+    wide = [np.asarray(a, np.float64) if isinstance(a, np.ndarray) else a for a in args]
+
+    def moved(s):
+        out = list(wide)
+        out[k] = wide[k] + s * np.float64(v)
+        return g(*out)
+
+    want = (moved(h) - moved(-h)) / (2 * h)
+    got = pullback.hvp(f, wrt=k)(*args, v)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-1 * np.max(np.abs(want)))
+    return got
+
+
+@pytest.mark.parametrize(("f", "field", "coef", "rest"), PROGRAMS, ids=IDS)
+def test_hessian_vector_products(f, field, coef, rest):
+    direction = RNG.standard_normal(field.shape)
+    _hvp_against_differences(f, (field, coef, *rest), 0, direction, 1e-5)
+    _hvp_against_differences(f, (field, coef, *rest), 1, 1.0, 1e-5)
+    low = pullback.hvp(f)(
+        field.astype(np.float32), np.float32(coef), *rest, direction.astype(np.float32)
+    )
+    assert low.dtype == np.float32
+    want = pullback.hvp(f)(field, coef, *rest, direction)
+    np.testing.assert_allclose(low, want, rtol=2e-3, atol=2e-3 * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize(("f", "field", "coef", "rest"), PROGRAMS, ids=IDS)
+def test_jvp_in_field_and_coefficient(f, field, coef, rest):
+    tangent = RNG.standard_normal(field.shape)
+
+    def at(x, c):  # the integers stay fixed: jvp takes a tangent for every argument
+        return f(x, c, *rest)
+
+    check_jvp(at, (field, coef), (tangent, 0.5))
+
+
+def test_the_overlapping_shift_is_numpys():
+    """``u[1:] = u[:-1]`` moves every cell one place on (NumPy reads the right side
+    first): the gradient is the one of the same program with the copy written out."""
+
+    def shifted_copy(u0, c):
+        u = u0 * 1.0
+        for _ in range(3):
+            u[1:] = u[:-1].copy()
+            u[0] = c * u[1] ** 2
+        u[::2] = u[1::2].copy()
+        return np.sum(u**3)
+
+    assert upwind_shift(F8, 0.7) == shifted_copy(F8, 0.7)
+    want = pullback.grad(shifted_copy, wrt=(0, 1))(F8, 0.7)
+    got = pullback.grad(upwind_shift, wrt=(0, 1))(F8, 0.7)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1]

@@ -9,14 +9,22 @@ view of the array it writes; NumPy reads the value before it writes (through a t
 where the two overlap, ``a[1:] = a[:-1]``), and the gradient follows that. The programs are
 differentiated in the initial field and a scalar coefficient: gradients in float64 and
 float32, Hessian-vector products in both, and forward-mode jvps, against central
-differences.
+differences. The cavity flow of step 11 calls helpers between the writes, which only read
+``u`` and ``v`` (no name keeps them); a helper returning a view of the array written stays
+refused (golden).
 """
+
+import os
 
 import numpy as np
 import pytest
 from fd import check_grad, check_jvp
+from sweeps import sweep
 
 import pullback
+from pullback.errors import UnsupportedSyntaxError
+
+HERE = os.path.basename(__file__)
 
 
 def burgers_1d(u0, nu):
@@ -117,6 +125,78 @@ def batched_edges(x0, k, i, j):
     return np.sum(x**2 * x0)
 
 
+PRESSURE_SWEEPS = 2
+
+
+def build_up_b(b, rho, dt, u, v, dx, dy):
+    """CFD step 11: the source of the pressure equation, written into ``b`` (a helper that
+    writes into its argument and only reads ``u`` and ``v``)."""
+    dudx = (u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)
+    dvdy = (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy)
+    b[1:-1, 1:-1] = rho * (
+        1 / dt * (dudx + dvdy)
+        - dudx**2
+        - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy) * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
+        - dvdy**2
+    )
+    return b
+
+
+def pressure_poisson(p, dx, dy, b):
+    """CFD step 11: Jacobi sweeps of the pressure, Neumann on three sides, p = 0 on top."""
+    pn = np.empty_like(p)
+    for _ in range(PRESSURE_SWEEPS):
+        pn = p.copy()
+        p[1:-1, 1:-1] = (
+            (pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2 + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2
+        ) / (2 * (dx**2 + dy**2)) - dx**2 * dy**2 / (2 * (dx**2 + dy**2)) * b[1:-1, 1:-1]
+        p[:, -1] = p[:, -2]
+        p[0, :] = p[1, :]
+        p[:, 0] = p[:, 1]
+        p[-1, :] = 0
+    return p
+
+
+def cavity_flow(u0, nu):
+    """CFD step 11: lid-driven cavity, as the course writes it (helpers called each step
+    between the writes into ``u`` and ``v``, walls and lid set by slice stores)."""
+    dt, dx, dy, rho = 0.05, 0.5, 0.5, 1.0
+    u = u0.copy()
+    v = np.zeros_like(u0)
+    p = np.zeros_like(u0)
+    b = np.zeros_like(u0)
+    for _ in range(2):
+        un = u.copy()
+        vn = v.copy()
+        b = build_up_b(b, rho, dt, u, v, dx, dy)
+        p = pressure_poisson(p, dx, dy, b)
+        u[1:-1, 1:-1] = (
+            un[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+            - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
+            - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
+            + nu * dt / dx**2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
+            + nu * dt / dy**2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])
+        )
+        v[1:-1, 1:-1] = (
+            vn[1:-1, 1:-1]
+            - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+            - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
+            - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
+            + nu * dt / dx**2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
+            + nu * dt / dy**2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])
+        )
+        u[0, :] = 0
+        u[:, 0] = 0
+        u[:, -1] = 0
+        u[-1, :] = 1
+        v[0, :] = 0
+        v[-1, :] = 0
+        v[:, 0] = 0
+        v[:, -1] = 0
+    return np.sum(u**2) + np.sum(v**2) + np.sum(p**2)
+
+
 RNG = np.random.default_rng(7)
 F1 = RNG.uniform(0.5, 1.5, 7)
 F2 = RNG.uniform(0.0, 1.0, (5, 4))
@@ -130,6 +210,7 @@ PROGRAMS = [
     (wave_extrapolated, F1 - 1.0, 0.4, ()),
     (upwind_shift, F8, 0.7, ()),
     (batched_edges, F2, 0.9, (1, 3)),
+    (cavity_flow, RNG.uniform(0.0, 1.0, (5, 5)), 0.1, ()),
 ]
 IDS = [p[0].__name__ for p in PROGRAMS]
 
@@ -158,10 +239,20 @@ def _hvp_against_differences(f, args, k, v, rtol, h=1e-4):
 
 
 @pytest.mark.parametrize(("f", "field", "coef", "rest"), PROGRAMS, ids=IDS)
-def test_hessian_vector_products(f, field, coef, rest):
+def test_hessian_vector_products_in_the_field(f, field, coef, rest):
     direction = RNG.standard_normal(field.shape)
     _hvp_against_differences(f, (field, coef, *rest), 0, direction, 1e-5)
+
+
+SAMPLED = sweep(PROGRAMS, quick=3)
+
+
+@pytest.mark.parametrize(
+    ("f", "field", "coef", "rest"), SAMPLED, ids=[p[0].__name__ for p in SAMPLED]
+)
+def test_hessian_vector_products_in_the_coefficient_and_in_float32(f, field, coef, rest):
     _hvp_against_differences(f, (field, coef, *rest), 1, 1.0, 1e-5)
+    direction = RNG.standard_normal(field.shape)
     low = pullback.hvp(f)(
         field.astype(np.float32), np.float32(coef), *rest, direction.astype(np.float32)
     )
@@ -197,3 +288,32 @@ def test_the_overlapping_shift_is_numpys():
     got = pullback.grad(upwind_shift, wrt=(0, 1))(F8, 0.7)
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1] == want[1]
+
+
+def _interior(u):
+    return u[1:-1]
+
+
+def interior_kept(x):
+    u = x * 2.0
+    inside = _interior(u)
+    u[0] = u[1]
+    return np.sum(inside * x[1:-1])
+
+
+def test_a_view_a_helper_returns_is_kept_and_refused():
+    """A helper may read the array between boundary writes; one that returns a view of
+    it hands the caller another name of the array, which the write would change."""
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        pullback.grad(interior_kept)(F1)
+    line = interior_kept.__code__.co_firstlineno
+    assert str(info.value).endswith(
+        f"{HERE}:{line + 3}:5: PB101 array mutation: assignment to an element of 'u'\n"
+        "        u[0] = u[1]\n"
+        "        ^^^^\n"
+        f"    'u' is also used on line {line + 2} in a way that may let another name (an alias "
+        "or a view such as `v = b[1:3]`, `b.T`, `b.reshape(...)`) or a call keep its array, "
+        "and a write would change what that name sees.\n"
+        "    Fix: copy what that line keeps (`v = b[1:3].copy()`), or build a new array, e.g. "
+        "`u = np.where(np.arange(u.size) == 0, u[1], u)` (see docs/limitations.md#PB101)."
+    )

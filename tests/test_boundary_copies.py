@@ -22,7 +22,7 @@ from fd import check_grad, check_jvp
 from sweeps import sweep
 
 import pullback
-from pullback.errors import UnsupportedSyntaxError
+from pullback.errors import UnsupportedCallError, UnsupportedSyntaxError
 
 HERE = os.path.basename(__file__)
 
@@ -88,6 +88,20 @@ def heat_periodic(u0, alpha):
         u[0] = u[-2]
         u[-1] = u[1]
     return np.sum(np.exp(u) * u)
+
+
+def heat_periodic_2d(u0, alpha):
+    """Heat on a torus, the ghost rows and columns set by tuple stores (each value read
+    before the stores: rows and columns that do not overlap the earlier targets)."""
+    u = u0 * 1.0
+    for _ in range(2):
+        un = u.copy()
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] + alpha * (
+            un[2:, 1:-1] + un[:-2, 1:-1] + un[1:-1, 2:] + un[1:-1, :-2] - 4 * un[1:-1, 1:-1]
+        )
+        u[0], u[-1] = u[-2], u[1]
+        u[:, 0], u[:, -1] = u[:, -2], u[:, 1]
+    return np.sum(np.cos(u) * u)
 
 
 def wave_extrapolated(u0, c):
@@ -207,6 +221,7 @@ PROGRAMS = [
     (diffusion_2d, F2, 0.3, ()),
     (laplace_jacobi, F2, 0.6, ()),
     (heat_periodic, F1 - 1.0, 0.2, ()),
+    (heat_periodic_2d, F2, 0.15, ()),
     (wave_extrapolated, F1 - 1.0, 0.4, ()),
     (upwind_shift, F8, 0.7, ()),
     (batched_edges, F2, 0.9, (1, 3)),
@@ -316,4 +331,39 @@ def test_a_view_a_helper_returns_is_kept_and_refused():
         "and a write would change what that name sees.\n"
         "    Fix: copy what that line keeps (`v = b[1:3].copy()`), or build a new array, e.g. "
         "`u = np.where(np.arange(u.size) == 0, u[1], u)` (see docs/limitations.md#PB101)."
+    )
+
+
+def edge_swaps(u0, c):
+    u = np.sin(u0 * c)
+    u[0], u[-1] = u[-1], u[0]  # numbers: read first, a swap
+    u[1], u[2] = 2 * u[2], u[1]
+    return np.sum(u**3 * np.arange(u.size))
+
+
+def row_swap(p0, c):
+    p = p0 * c
+    p[0], p[1] = p[1], p[0]
+    return np.sum(p**3 * np.arange(p.size).reshape(p.shape))
+
+
+def test_a_tuple_store_of_numbers_of_the_array_swaps():
+    check_grad(edge_swaps, F1, 0.8, wrt=(0, 1))
+    check_grad(edge_swaps, F1.astype(np.float32), np.float32(0.8), wrt=(0, 1))
+
+
+def test_a_tuple_store_of_overlapping_rows_is_refused_when_it_runs():
+    """NumPy copies ``p[0]`` (a view) after ``p[0] = p[1]`` ran: both rows end equal, not
+    swapped; reading first would differ, so that is refused, with the integer-array fix."""
+    line = row_swap.__code__.co_firstlineno + 2
+    with pytest.raises(UnsupportedCallError) as info:
+        pullback.grad(row_swap, wrt=(0, 1))(F2, 0.3)
+    assert str(info.value) == (
+        f"{row_swap.__code__.co_filename}:{line}: a tuple store whose value is a view of the "
+        "array it writes, overlapping a part an earlier target writes: NumPy copies that view "
+        "after the earlier store, so it shows the new values (`p[0], p[1] = p[1], p[0]` "
+        "leaves both rows equal), which pullback does not model. Fix: write the stores one "
+        "per line in the order NumPy runs them, or index with integer arrays to read first "
+        "(`p[[0, 1]] = p[[1, 0]]` swaps the rows).\n"
+        "        p[0], p[1] = p[1], p[0]"
     )

@@ -117,6 +117,8 @@ class AliasUses:
                 )
             if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
                 return True
+            if self._tuple_store_value(parent, node, use):
+                return True
             if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(
                 self.parent.get(parent), gast.Return
             ):
@@ -151,6 +153,42 @@ class AliasUses:
         if any(isinstance(a, gast.Starred) for a in call.args[:position]):
             return False
         return self._callee_reads_only(call, position, returned=False)
+
+    def _tuple_store_value(self, display, node, use) -> bool:
+        """``u[0], u[-1] = u[-2], u[1]`` (a periodic edge): ``node`` is a value of a tuple
+        store whose every target is a subscript of an array, so its values are copied in.
+        The transform reads the values first, and checks when it runs that no value is a
+        view overlapping an earlier target (transform/mutation.py tuple_store_guards),
+        evaluating the indices once more: they may call nothing."""
+        if not (
+            isinstance(display, (gast.Tuple, gast.List))
+            and isinstance(node, gast.Subscript)
+            and node.value is use
+            and self.container_kind is not None
+        ):
+            return False
+        stmt = self.parent.get(display)
+        if not (isinstance(stmt, gast.Assign) and stmt.value is display and len(stmt.targets) == 1):
+            return False
+        targets = stmt.targets[0]
+        if not (
+            isinstance(targets, (gast.Tuple, gast.List))
+            and len(targets.elts) == len(display.elts)
+            and not any(isinstance(e, gast.Starred) for e in display.elts)
+            and all(
+                isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)
+                for t in targets.elts
+            )
+        ):
+            return False
+        if any(self.container_kind(t.value.id) in ("list", "dict") for t in targets.elts):
+            return False
+        indices = [t.slice for t in targets.elts] + [node.slice]
+        return not any(
+            isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield, gast.Await))
+            for index in indices
+            for n in gast.walk(index)
+        )
 
     def _consumed_by_store(self, use, stmt) -> bool:
         """``Y[i + 1] = Y[i] + dt * f(Y[i])``: ``use`` is read by index into an argument of

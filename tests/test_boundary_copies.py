@@ -367,3 +367,64 @@ def test_a_tuple_store_of_overlapping_rows_is_refused_when_it_runs():
         "(`p[[0, 1]] = p[[1, 0]]` swaps the rows).\n"
         "        p[0], p[1] = p[1], p[0]"
     )
+
+
+def copyto_edges(x):
+    """The edges written by ``np.copyto`` into parts of the array, as ``u[0] = u[-2]``."""
+    u = np.zeros((4, 3))
+    u[1:-1] = x.reshape(2, 3)
+    for _ in range(2):
+        u[1:-1] = u[1:-1] * u[2:] + u[:-2]
+        np.copyto(u[0], u[-2])
+        np.copyto(u[:, -1], 2 * u[:, 1])
+    return np.sum(u[0] * u[-1]) + np.sum(u[1:-1] ** 2)
+
+
+def copyto_into_ints(x):
+    u = np.zeros((2, 3), dtype=int)
+    np.copyto(u[0], x[:3])  # NumPy refuses float into int (casting="same_kind")
+    return np.sum(u * x[3:])
+
+
+def copyto_masked_part(x):
+    u = x.reshape(2, 3) * 1.0
+    np.copyto(u[0], u[1], where=u[1] > 0.5)
+    return np.sum(u**3)
+
+
+def test_copyto_into_a_part_is_the_store():
+    x = F1[:6]
+    check_grad(copyto_edges, x)
+    check_grad(copyto_edges, x.astype(np.float32))
+    want = pullback.hessian(copyto_edges)(x)
+    h = 1e-5
+    eye = np.eye(x.size)
+    diff = [
+        (pullback.grad(copyto_edges)(x + h * e) - pullback.grad(copyto_edges)(x - h * e)) / (2 * h)
+        for e in eye
+    ]
+    np.testing.assert_allclose(want, np.array(diff), rtol=1e-5, atol=1e-7)
+
+
+def test_copyto_into_a_part_raises_what_numpy_raises():
+    with pytest.raises(TypeError) as primal:
+        copyto_into_ints(F1[:6])
+    with pytest.raises(TypeError) as info:
+        pullback.grad(copyto_into_ints)(F1[:6])
+    assert str(info.value) == str(primal.value)
+
+
+def test_copyto_into_a_part_with_a_mask_is_refused_with_the_store():
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        pullback.grad(copyto_masked_part)(F1[:6])
+    line = copyto_masked_part.__code__.co_firstlineno + 2
+    assert str(info.value).endswith(
+        f"{HERE}:{line}:5: PB104 array mutation: 'numpy.copyto' writes into its argument\n"
+        "        np.copyto(u[0], u[1], where=u[1] > 0.5)\n"
+        "        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "    This call writes into an existing array, which a differentiated function may not "
+        "do.\n"
+        "    Fix: write the store `u[0] = np.where(u[1] > 0.5, u[1], u[0])` (a part of an "
+        "array), or rebind the name instead: `u[0] = u[1] * np.ones_like(u[0])` (see "
+        "docs/limitations.md#PB104)."
+    )

@@ -52,6 +52,7 @@ _HELPERS = {
     "_pb_array_sort": arrays_inplace_calls.array_sort,
     "_pb_array_copyto": arrays_inplace_calls.array_copyto,
     "_pb_array_copyto_copy": arrays_inplace_calls.array_copyto_copy,
+    "_pb_copyto_checked": arrays_inplace_calls.copyto_checked,
     "_pb_mask_index": arrays_inplace_calls.mask_index,
     "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
     "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,

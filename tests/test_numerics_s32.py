@@ -334,7 +334,8 @@ def test_a_row_a_function_keeps_stays_refused(f):
         pullback.grad(f)(np.array([1.0, 2.0]))
     message = str(info.value)
     assert "PB101 array mutation: assignment to an element of 'Y' from 'Y[i % 2]'" in message
-    assert "write the copy NumPy makes, `Y[i % 2].copy()`" in message
+    assert "handed to the call" in message
+    assert "hand on a copy, `Y[i % 2].copy()`, in its place" in message
 
 
 # -- a number unpacked from a tuple display ------------------------------------------------

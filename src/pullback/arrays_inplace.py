@@ -128,6 +128,30 @@ def array_named_read(y, a):
     return y
 
 
+def tuple_reads_first(a, index, written):
+    """``p[0], p[-1] = p[-2], p[1]``: Python reads every value before the first store, but
+    a value that is a view of ``p`` (a row, a column) shows the stores the statement made
+    before its own. The transform reads each value first, which is what NumPy computes
+    unless the view ``a[index]`` overlaps a part an earlier target ``a[w]`` (``w`` in
+    ``written``) writes: refused then (``p[0], p[1] = p[1], p[0]`` does not swap rows)."""
+    read = a[index]
+    if not (type(read) is _ndarray and np.may_share_memory(read, a)):
+        return None  # a number or a copy (an integer array index): read once, as written
+    ids = np.arange(a.size).reshape(a.shape)
+    seen = ids[index]
+    for w in written:
+        if np.intersect1d(ids[w], seen).size:
+            raise UnsupportedCallError(
+                "a tuple store whose value is a view of the array it writes, overlapping "
+                "a part an earlier target writes: NumPy copies that view after the earlier "
+                "store, so it shows the new values (`p[0], p[1] = p[1], p[0]` leaves both "
+                "rows equal), which pullback does not model. Fix: write the stores one per "
+                "line in the order NumPy runs them, or index with integer arrays to read "
+                "first (`p[[0, 1]] = p[[1, 0]]` swaps the rows)."
+            )
+    return None
+
+
 def _may_repeat(index) -> bool:
     """Whether ``index`` may select one entry twice (an integer array somewhere in it)."""
     parts = index if isinstance(index, tuple) else (index,)
@@ -531,4 +555,4 @@ def register(reg):
     reg.set_pullback_function(array_set, array_set_pullback)
     reg.set_pullback_function(array_set_copy, array_set_pullback)
     reg.set_pullback_function(array_fresh, array_fresh_pullback)
-    reg.non_differentiable(write_winners, family=FAMILY, trusted=True)
+    reg.non_differentiable(write_winners, tuple_reads_first, family=FAMILY, trusted=True)

@@ -7,6 +7,7 @@ when no pullback needs an earlier state of the array, a copy otherwise)::
     a.fill(v)                    ->  a = array_fill(a, v)
     np.copyto(a, s)              ->  a = array_fill(a, s)
     np.copyto(a, s, where=m)     ->  a = array_copyto(a, s, m)   (also for casting=)
+    np.copyto(a[k], s)           ->  copyto_checked(a, k, s); a = array_set(a, k, s)
     np.place(a, m, v)            ->  i = mask_index(a, m); w = cycled(v, i); a = array_set(a, i, w)
     np.putmask(a, m, v)          ->  i = mask_index(a, m); k = putmask_positions(a, m, v);
                                      w = take_flat(v, k); a = array_set(a, i, w)
@@ -82,6 +83,14 @@ def array_fill_pullback(dy, a, value):
 
 
 # -- np.copyto(a, src, casting=, where=mask): the masked entries overwritten -----------------
+def copyto_checked(a, index, src):
+    """``np.copyto(a[index], src)``, written as ``a[index] = src``: NumPy's own checks of
+    the call first (``same_kind`` casting, broadcasting, a number rather than a view as
+    the destination), on a scratch copy of the part, so an error is the primal's."""
+    part = a[index]
+    np.copyto(np.empty_like(part) if type(part) is np.ndarray else part, src)
+
+
 def array_copyto(a, src, where=True, casting="same_kind"):
     """``np.copyto(a, src, casting=casting, where=where)`` in place, returning ``a``."""
     _only_arrays(a, "np.copyto")

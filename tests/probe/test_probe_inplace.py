@@ -158,6 +158,7 @@ PROBES = {
     "avg_pos": (avg_pos, (P3,), True),
     "dict_lists_fixed": (dict_lists_fixed, (P3,), True),
     "overlap_fixed": (overlap_fixed, (P3,), True),
+    "overlapping_shift": (overlapping_shift, (P3,), True),
 }
 
 
@@ -173,7 +174,6 @@ REFUSED = {
     "transpose_view_write": (
         transpose_view_write, (P3,), ("PB101", "`M[j, i] = ...` for `M.T[i, j] = ...`")
     ),
-    "overlapping_shift": (overlapping_shift, (P3,), ("PB101", "a[1:] = a[:-1]")),
     "reshape_view_write": (
         reshape_view_write, (P3,), ("PB101", "'m' is `a.reshape(2, 3)`, which may be a view")
     ),

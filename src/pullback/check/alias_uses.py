@@ -107,15 +107,17 @@ class AliasUses:
             if isinstance(parent, (gast.If, gast.While, gast.Assert)):
                 return True
             if isinstance(parent, gast.Assign) and parent.value is node:
-                # u[:] = un (a copy back): a store through a slice copies the values
-                # (from another name: `a[1:] = a[:-1]` overlaps, and stays refused)
+                # u[:] = un (a copy back): a store through a slice copies the values. From
+                # a view of the array written too (`p[:, -1] = p[:, -2]`, `a[1:] = a[:-1]`):
+                # NumPy reads the value before it writes (through a temporary where the two
+                # overlap), and so does the store's rule (arrays_inplace.array_set)
                 return self.container_kind is not None and all(
-                    _slice_store(t)
-                    and t.value.id != use.id
-                    and self.container_kind(t.value.id) not in ("list", "dict")
+                    _slice_store(t) and self.container_kind(t.value.id) not in ("list", "dict")
                     for t in parent.targets
                 )
             if isinstance(parent, (gast.Return, gast.Raise, gast.Expr)):
+                return True
+            if self._tuple_store_value(parent, node, use):
                 return True
             if isinstance(parent, (gast.Tuple, gast.List)) and isinstance(
                 self.parent.get(parent), gast.Return
@@ -134,9 +136,59 @@ class AliasUses:
                 )
             if isinstance(parent, gast.Call):
                 return parent.func is not node and (
-                    parent in self.inplace_calls or self.fresh_call(parent)
+                    parent in self.inplace_calls
+                    or self.fresh_call(parent)
+                    or self._read_by_callee(parent, node)
                 )
             return False
+
+    def _read_by_callee(self, call, node) -> bool:
+        """``b = build_up_b(b, rho, dt, u, v)``: ``node`` (an array or a view of it) is a
+        positional argument of a user function that only reads it and returns nothing of
+        it (check/argument_reads.py), so no name holds the array after the call returns
+        (the CFD course's helpers, called each step between writes into ``u``)."""
+        if not any(a is node for a in call.args):
+            return False
+        position = next(k for k, a in enumerate(call.args) if a is node)
+        if any(isinstance(a, gast.Starred) for a in call.args[:position]):
+            return False
+        return self._callee_reads_only(call, position, returned=False)
+
+    def _tuple_store_value(self, display, node, use) -> bool:
+        """``u[0], u[-1] = u[-2], u[1]`` (a periodic edge): ``node`` is a value of a tuple
+        store whose every target is a subscript of an array, so its values are copied in.
+        The transform reads the values first, and checks when it runs that no value is a
+        view overlapping an earlier target (transform/mutation.py tuple_store_guards),
+        evaluating the indices once more: they may call nothing."""
+        if not (
+            isinstance(display, (gast.Tuple, gast.List))
+            and isinstance(node, gast.Subscript)
+            and node.value is use
+            and self.container_kind is not None
+        ):
+            return False
+        stmt = self.parent.get(display)
+        if not (isinstance(stmt, gast.Assign) and stmt.value is display and len(stmt.targets) == 1):
+            return False
+        targets = stmt.targets[0]
+        if not (
+            isinstance(targets, (gast.Tuple, gast.List))
+            and len(targets.elts) == len(display.elts)
+            and not any(isinstance(e, gast.Starred) for e in display.elts)
+            and all(
+                isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name)
+                for t in targets.elts
+            )
+        ):
+            return False
+        if any(self.container_kind(t.value.id) in ("list", "dict") for t in targets.elts):
+            return False
+        indices = [t.slice for t in targets.elts] + [node.slice]
+        return not any(
+            isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield, gast.Await))
+            for index in indices
+            for n in gast.walk(index)
+        )
 
     def _consumed_by_store(self, use, stmt) -> bool:
         """``Y[i + 1] = Y[i] + dt * f(Y[i])``: ``use`` is read by index into an argument of
@@ -163,7 +215,7 @@ class AliasUses:
             return False
         return self._callee_reads_only(parent, position)
 
-    def _callee_reads_only(self, call, position) -> bool:
+    def _callee_reads_only(self, call, position, returned=True) -> bool:
         """Whether the function ``call`` calls keeps nothing of its ``position``-th
         argument (check/argument_reads.py): a function defined once in this one, or a
         user function with source (through the checker, ``helper_writes``)."""
@@ -180,11 +232,15 @@ class AliasUses:
         ]
         if defs or bound:
             # a function of this one's: its own, unless the name is bound otherwise too
-            return len(defs) == 1 and not bound and reads_only(defs[0], position, self.fresh_call)
+            return (
+                len(defs) == 1
+                and not bound
+                and reads_only(defs[0], position, self.fresh_call, returned)
+            )
         # a function of a module (`rhs(y)`, `helpers.rhs(y)`); a method (`lst.append(y)`,
         # `obj.step(y)`) is no user function of its own (callee_reads_only says False)
         checker = self.checker
-        return checker is not None and checker.callee_reads_only(call, position)
+        return checker is not None and checker.callee_reads_only(call, position, returned)
 
     def _may_precede(self, use, stmt, renewed=()) -> bool:
         """Whether ``use`` may run after the definition and before ``stmt`` (through the

@@ -28,10 +28,19 @@ from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 _ARITHMETIC = (gast.BinOp, gast.UnaryOp, gast.Compare)
 
 
-def reads_only(fn, position: int, fresh_call) -> bool:
+def reads_only(fn, position: int, fresh_call, returned: bool = True) -> bool:
     """Whether ``fn`` (a FunctionDef) only reads its ``position``-th positional parameter;
     ``fresh_call(call)`` tells whether a call in ``fn`` returns a new object keeping none of
-    its arguments."""
+    its arguments. ``returned=False``: and does not return it, or an index read of it (a
+    row is a view), as it is: for a caller that keeps the call's result.
+
+    >>> fn = gast.parse("def f(b, u):\\n    b[0] = u[1] * 2\\n    return b").body[0]
+    >>> reads_only(fn, 1, None, returned=False), reads_only(fn, 0, None, returned=False)
+    (True, False)
+    >>> fn = gast.parse("def f(y):\\n    return y[1:]").body[0]
+    >>> reads_only(fn, 0, None), reads_only(fn, 0, None, returned=False)
+    (True, False)
+    """
     params = fn.args.posonlyargs + fn.args.args
     if position >= len(params) or not isinstance(params[position], gast.Name):
         return False
@@ -42,7 +51,7 @@ def reads_only(fn, position: int, fresh_call) -> bool:
             continue
         if not isinstance(node.ctx, gast.Load) or _nested(node, fn, parents):
             return False  # rebound, deleted, or read by a function that may outlive the call
-        if not _read_at_once(node, parents, fresh_call):
+        if not _read_at_once(node, parents, fresh_call, returned):
             return False
     return True
 
@@ -64,7 +73,7 @@ def _nested(node, fn, parents) -> bool:
     return False
 
 
-def _read_at_once(node, parents, fresh_call) -> bool:
+def _read_at_once(node, parents, fresh_call, returned=True) -> bool:
     while True:
         parent = parents.get(node)
         if isinstance(parent, gast.Subscript):
@@ -74,7 +83,9 @@ def _read_at_once(node, parents, fresh_call) -> bool:
                 return False  # y[i] = v: a write into the caller's array
             node = parent
             continue
-        if isinstance(parent, _ARITHMETIC) or isinstance(parent, (gast.Return, gast.Slice)):
+        if isinstance(parent, gast.Return):
+            return returned
+        if isinstance(parent, _ARITHMETIC) or isinstance(parent, gast.Slice):
             return True
         if isinstance(parent, gast.Attribute):
             return parent.attr in CONSTANT_ATTRIBUTES

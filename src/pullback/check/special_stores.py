@@ -1,7 +1,8 @@
 """Stores the checker refuses with a message of their own, not the array message: a write
 through ``a.flat``, an item of a dict subclass (``defaultdict``, ``Counter``), a slice
-written from a view of the same array (``a[1:] = a[:-1]``), and an item of a module-level
-or enclosing function's dict or list (a memo that outlives the call).
+written from a view of the same array that a call may keep (``a[1:] = keep(a[:-1])``),
+and an item of a module-level or enclosing function's dict or list (a memo that outlives
+the call).
 
 A mixin of :class:`~pullback.check.mutation_checks.MutationChecks` (which provides
 ``report``, ``text``, ``locals``, ``fs``, ``_aliases``, ``_resolve`` and ``_store_why``).
@@ -68,27 +69,34 @@ class SpecialStoreReports:
         return True
 
     def _report_own_view_store(self, target, value, reason, code, what, part) -> bool:
-        """``a[1:] = a[:-1]``: the value is a view of the array written (NumPy copies it
-        first where the two overlap); pullback follows that view as another name of the
-        array, so it refuses, saying so, with the copy NumPy makes as the fix."""
+        """``a[1:] = keep(a[:-1])``: the value reads a view of the array written and hands
+        it on where it may be kept. A store of the view itself (``a[1:] = a[:-1]``,
+        ``p[:, -1] = p[:, -2]``) is differentiated: NumPy reads the value before it writes,
+        and so does the store's rule (check/alias_uses.py). Refused here, naming the view
+        and what takes it, with the copy NumPy would make as the fix."""
         use = reason.node if reason.kind == "shared" else None
         if value is None or not isinstance(use, gast.Name):
             return False
-        view = self._aliases().parent.get(use)
+        parents = self._aliases().parent
+        view = parents.get(use)
         if not isinstance(view, gast.Subscript) or view.value is not use:
             return False
         if not any(n is view for n in gast.walk(value)):
             return False
         read = self.text(view)
+        taker = parents.get(view)
+        if isinstance(taker, gast.Call) and any(a is view for a in taker.args):
+            holder = f"the call `{self.text(taker.func)}(...)`, which may keep it"
+        else:
+            holder = f"`{self.text(taker)}`, which may keep it"
         self.report(
             target,
             code,
             f"array mutation: {what} {part} from '{read}', a view of the same array",
-            why=f"'{read}' is a view of '{use.id}': NumPy copies it before the write where the "
-            "two overlap, but pullback follows a view as another name of the array it "
-            "views, and a write would change what that name sees.",
-            fix=f"write the copy NumPy makes, `{read}.copy()`, in its place "
-            f"({codes.see(code)}).",
+            why=f"'{read}' is a view of '{use.id}' handed to {holder}: the write changes "
+            "what a kept view shows, which pullback does not follow (a store of the view "
+            "itself is fine: its values are read before the write).",
+            fix=f"hand on a copy, `{read}.copy()`, in its place ({codes.see(code)}).",
         )
         return True
 

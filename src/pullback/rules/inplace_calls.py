@@ -54,6 +54,7 @@ def register(reg):
         reg.set_pullback_function(fn, pullback_fn)
     reg.non_differentiable(
         calls.put_index,
+        calls.copyto_checked,
         calls.flat_index,
         calls.diagonal_index,
         calls.mask_index,

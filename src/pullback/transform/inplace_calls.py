@@ -4,6 +4,7 @@
 (the check and the normalizer share it)::
 
     a.fill(v)   a.sort(axis)   a.put(ind, v, mode)   np.copyto(a, s, casting=, where=)
+    np.copyto(a[k], s)   (a part of a: kind ``"copyto_part"``, written as ``a[k] = s``)
     np.put(a, ind, v)   np.place(a, m, v)   np.putmask(a, m, v)   np.put_along_axis(a, i, v, ax)
     np.fill_diagonal(a, v, wrap)   np.add.at(a, idx, v)   np.subtract.at(a, idx, v)
     np.multiply.at / np.divide.at / np.maximum.at / np.minimum.at(a, idx, v)
@@ -129,9 +130,32 @@ _METHOD_DESCRIPTOR = type(np.ndarray.copy)
 
 
 def _first_target(kind, call, params):
+    if call.args and kind == "copyto" and _part_of_a_name(call.args[0]):
+        # np.copyto(p[0], p[1]): a write into p's part, as `p[0] = p[1]` (the target a Name)
+        spec = _bound("copyto_part", call.args[0].value, call, params, call.args[1:])
+        spec.args["part"] = call.args[0]
+        if spec.problem is None and ("where" in spec.args or "casting" in spec.args):
+            part, src = _text(call.args[0]), _text(spec.args["src"])
+            if "where" in spec.args:
+                src = f"np.where({_text(spec.args['where'])}, {src}, {part})"
+            spec.problem = f"write the store `{part} = {src}` (a part of an array)"
+        return spec
     if not call.args or not isinstance(call.args[0], gast.Name):
         return None
     return _bound(kind, call.args[0], call, params, call.args[1:])
+
+
+def _text(node) -> str:
+    return gast.unparse(node).strip()
+
+
+def _part_of_a_name(node) -> bool:
+    """``p[0]``, ``p[:, -1]``: a subscript read of a plain name."""
+    return (
+        isinstance(node, gast.Subscript)
+        and isinstance(node.value, gast.Name)
+        and isinstance(node.ctx, gast.Load)
+    )
 
 
 def _bound(kind, target, call, params, positional) -> InplaceCall:
@@ -159,6 +183,7 @@ def _unsupported(kind, args) -> str | None:
         "put": "v",
         "fill_diagonal": "val",
         "copyto": "src",
+        "copyto_part": "src",
         "place": "vals",
         "putmask": "values",
         "put_along_axis": "values",
@@ -418,6 +443,15 @@ class InplaceCalls:
             args.append(self.atom(spec.args["casting"], stmts))
         helper = "_pb_array_copyto" if in_place else "_pb_array_copyto_copy"
         stmts.append(N.assign(name, self.helper_call(helper, args, s), s))
+
+    def _inplace_copyto_part(self, spec, name, in_place, s, stmts):
+        """``np.copyto(a[k], src)``: ``copyto_checked(a, k, src); a = array_set(a, k, src)``
+        (NumPy's errors first, then the store ``a[k] = src``, which reads src first)."""
+        key = self.key_value(spec.args["part"].slice, stmts)
+        v = self.atom(spec.args["src"], stmts)
+        call = self.helper_call("_pb_copyto_checked", [N.load(name), key, v], s)
+        stmts.append(N.assign(self.fresh(), call, s))
+        self._set(name, in_place, key, v, s, stmts)
 
     def _inplace_place(self, spec, name, in_place, s, stmts):
         mask = self.atom(spec.args["mask"], stmts)

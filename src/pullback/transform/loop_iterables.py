@@ -401,6 +401,7 @@ class LoopIterables:
                 for n in gast.walk(elt)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
+        self.tuple_store_guards(s, stmts)  # p[0], p[-1] = p[-2], p[1] (mutation.py)
         for elt, atom in zip(target.elts, atoms, strict=True):
             stmts.extend(self.unpack(elt, atom, s))
         return stmts

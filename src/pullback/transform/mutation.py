@@ -39,6 +39,7 @@ _HELPERS = {
     "_pb_array_sub_set_copy": arrays_inplace.array_sub_set_copy,
     "_pb_array_fresh": arrays_inplace.array_fresh,
     "_pb_array_named_read": arrays_inplace.array_named_read,
+    "_pb_tuple_reads_first": arrays_inplace.tuple_reads_first,
     "_pb_array_fill": arrays_inplace_calls.array_fill,
     "_pb_array_fill_copy": arrays_inplace_calls.array_fill_copy,
     "_pb_array_iadd": arrays_inplace_calls.array_iadd,
@@ -51,6 +52,7 @@ _HELPERS = {
     "_pb_array_sort": arrays_inplace_calls.array_sort,
     "_pb_array_copyto": arrays_inplace_calls.array_copyto,
     "_pb_array_copyto_copy": arrays_inplace_calls.array_copyto_copy,
+    "_pb_copyto_checked": arrays_inplace_calls.copyto_checked,
     "_pb_mask_index": arrays_inplace_calls.mask_index,
     "_pb_putmask_positions": arrays_inplace_calls.putmask_positions,
     "_pb_along_axis_index": arrays_inplace_calls.along_axis_index,
@@ -329,6 +331,30 @@ class ArrayStores(InplaceCalls):
             return node  # nothing writes into it afterwards (inplace_calls.py)
         tmp = self.as_atom(node, stmts, node)
         return self.helper_call("_pb_array_fresh", [tmp], node)
+
+    def tuple_store_guards(self, s, stmts):
+        """``p[0], p[-1] = p[-2], p[1]`` (check/alias_uses.py ``_tuple_store_value``): the
+        tuple's values are read before its stores; a value read of an array an earlier
+        target writes is checked when it runs not to be a view overlapping that target
+        (``arrays_inplace.tuple_reads_first``)."""
+        targets, values = s.targets[0].elts, s.value.elts
+        for k, value in enumerate(values):
+            if not (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)):
+                continue
+            name = value.value.id
+            earlier = [
+                t.slice
+                for t in targets[:k]
+                if isinstance(t, gast.Subscript)
+                and isinstance(t.value, gast.Name)
+                and t.value.id == name
+            ]
+            if not earlier:
+                continue
+            index = self.key_value(value.slice, stmts)
+            written = N.tuple_([self.key_value(w, stmts) for w in earlier])
+            call = self.helper_call("_pb_tuple_reads_first", [N.load(name), index, written], s)
+            stmts.append(N.assign(self.fresh(), call, s))
 
     def as_atom(self, node, stmts, where):
         if N.is_atom(node):

@@ -103,9 +103,9 @@ def _outer(x, layer, name):
     return getattr(layer, name)(x, scale=x[0] ** 2) + layer.apply(x[1], scale=np.exp(x[2]))
 
 
-def method_found_at_run_time(x):
-    bound = {"apply": LAYER.apply}
-    return _outer(x, LAYER, "apply") + bound["apply"](x, scale=x[1] * x[2])
+def method_found_at_run_time(x, layer=LAYER):
+    bound = {"apply": layer.apply}
+    return _outer(x, layer, "apply") + bound["apply"](x, scale=x[1] * x[2])
 
 
 def _shifted(x, *, scale, shift=1.0):
@@ -164,8 +164,8 @@ def _scalar_replace(s):
     return p.x * p.y + p._asdict()["y"]
 
 
-def _scalar_method(s, name="apply"):
-    return LAYER(np.ones(3), scale=s**2) + getattr(LAYER, name)(1.5, scale=np.sin(s))
+def _scalar_method(s, layer=LAYER, name="apply"):
+    return LAYER(np.ones(3), scale=s**2) + getattr(layer, name)(1.5, scale=np.sin(s))
 
 
 @pytest.mark.parametrize("f", [_scalar_replace, _scalar_method])

@@ -44,11 +44,15 @@ def has_star(call) -> bool:
     )
 
 
+_CONTAINER_METHODS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(set))
+
+
 def run_time_keywords(fs, call, locals_) -> bool:
     """Whether ``call`` passes a keyword whose value is computed (not a constant) to a
     callee found only when it runs: a method of a value (``m.apply(x, scale=p)``,
-    ``p._replace(w=v)``), a function held in a variable (``fs[k](x, scale=p)``,
-    ``getattr(m, name)(x, scale=p)``) or a callable object (``model(x, scale=p)``). Its
+    ``p._replace(w=v)``; not one named like a list's, dict's or set's method), a function
+    held in a variable (``fs[k](x, scale=p)``, ``getattr(m, name)(x, scale=p)``) or a
+    callable object (``model(x, scale=p)``). Its
     pullback, found at run time, gives cotangents to positional arguments only; as a
     star-call its keywords go by position where the callee takes them so, else through
     a keyword shim (keyword_shims.py), and get their cotangents at every order."""
@@ -60,9 +64,11 @@ def run_time_keywords(fs, call, locals_) -> bool:
     if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
         if func.value.id in namespace_locals(fs):
             return False  # xp.sum(x, axis=a): the namespace's function, a rule
+    if isinstance(func, gast.Attribute) and func.attr in _CONTAINER_METHODS:
+        return False  # xs.sort(key=k), d.update(w=v): the containers' own paths
     callee = resolve_call(fs, call, locals_)
     if _is_user_method(callee, func):
-        return True  # MODEL.apply(x, scale=p): dispatched on the object when it runs
+        return False  # MODEL.apply(x, scale=p): its own path (escapes.py records its stores)
     if callee.kind == "object":  # a global callable object of a user class: its __call__
         method = call_method_of(callee.obj)
         return method is not callee.obj and isinstance(method, types.MethodType)

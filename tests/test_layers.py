@@ -104,6 +104,7 @@ LAYERS = (
             "pullback.escapes",
             "pullback.records",
             "pullback.records_calls",
+            "pullback.records_named",
             "pullback.object_versions",
             "pullback.containers*",
             "pullback.arrays_*",

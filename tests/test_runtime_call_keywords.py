@@ -1,7 +1,8 @@
 """A differentiated keyword argument of a call found at run time (a method of a value, a
-function held in a variable) is refused (PB502): its pullback gives the positional
-arguments their cotangents only. Before, the activity analysis did not see the keyword
-reach the result at all, and the gradient was silently zero (found by probe_fin)."""
+function held in a variable) is a star-call (transform/star_calls.py), and gets its
+cotangent and tangent like a positional argument. Before, the activity analysis did not
+see the keyword reach the result at all, and the gradient was silently zero (found by
+probe_fin); then it was refused (PB502)."""
 
 import numpy as np
 import pytest
@@ -52,16 +53,14 @@ def method_inactive_keyword(t):
         (function_value_keyword, (0.3,)),
     ],
 )
-@pytest.mark.parametrize("mode", ["grad", "jvp"])
-def test_a_differentiated_keyword_of_a_run_time_call_is_refused(f, args, mode):
-    with pytest.raises(pullback.UnsupportedSyntaxError, match="PB502") as info:
-        if mode == "grad":
-            pullback.grad(f)(*args)
-        else:
-            pullback.jvp(f, args, (1.0,) + (None,) * (len(args) - 1))
-    message = str(info.value)
-    assert "keyword argument 'scale' of a call found at run time" in message
-    assert "pass 'scale' positionally" in message
+def test_a_differentiated_keyword_of_a_run_time_call_is_differentiated(f, args):
+    check_grad(f, *args)
+    h = 1e-5
+    g = pullback.grad(f)
+    want = (g(args[0] + h, *args[1:]) - g(args[0] - h, *args[1:])) / (2 * h)
+    assert pullback.hessian(f)(*args) == pytest.approx(want, rel=1e-6, abs=1e-8)
+    _, t = pullback.jvp(f, args, (1.0,) + (None,) * (len(args) - 1))
+    assert t == pytest.approx(g(*args), rel=1e-10)
 
 
 @pytest.mark.parametrize("f", [method_positional, method_inactive_keyword])

@@ -29,6 +29,7 @@ from .guards import is_library_module_name
 from .operator_dispatch import is_operator_name, operator_call
 from .plain_classes import constructor_of
 from .records_dataclasses import field_position, field_slots, is_dataclass_value
+from .records_named import record_method_call
 from .records_plain import is_plain_record
 from .registry import NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .resolve import ARRAY_INPLACE_METHODS
@@ -257,6 +258,11 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
         return call_method(site, *receiver, *args, **kwargs)  # record's cotangent is f's
     if name == "__call__" and isinstance(obj, _FUNCTION_VALUES):
         raise site.varied_function_value(describe(obj))
+    substitute = record_method_call(obj, name, args, kwargs)
+    if substitute is not None:  # p._replace(w=v), p._asdict() (records_named.py)
+        fn, positional = substitute
+        y, pullback = call_function(site, fn, *positional)
+        return y, lambda g: tuple(pullback(g))[:1]
     callee = _found_without_receiver(site, obj, name)
     if callee is not None and held_method(obj, name, callee):
         return _held_method_call(site, obj, name, callee, args, kwargs)

@@ -30,6 +30,7 @@ from .errors import HigherOrderError, describe
 from .operator_dispatch import is_operator_name, operator_vjp
 from .plain_classes import constructor_of
 from .records_dataclasses import field_slots, is_dataclass_value
+from .records_named import record_method_call
 from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF
 from .scalar_vjps import _scalar_rule_vjp
@@ -53,6 +54,9 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     receiver = method_receiver(obj, name)
     if receiver is not None:  # a record's bound method called as a value: its method
         return method_vjp(site, g, *receiver, *args, **kwargs)
+    substitute = record_method_call(obj, name, args, kwargs)
+    if substitute is not None:  # p._replace(w=v), p._asdict() (records_named.py)
+        return tuple(function_vjp(site, g, substitute[0], *substitute[1]))[:1]
     alone = _found_without_receiver(site, obj, name)
     k = record_field_object(obj, name, alone) if alone is not None else None
     if k is not None:  # self.layer(x): the layer's cotangent is that of obj's field k

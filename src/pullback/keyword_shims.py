@@ -32,9 +32,11 @@ import keyword
 import linecache
 import types
 
+from .callables import call_method_of
 from .dynamic_attrs import method_receiver
 from .dynamic_calls import _found_without_receiver
 from .guards import is_library_module_name
+from .records_named import is_named_tuple, record_replace
 
 _SHIMS = itertools.count()
 
@@ -55,27 +57,71 @@ def can_shim(fn, keys) -> bool:
     Python function (not the standard library's, NumPy's, SciPy's or pullback's own,
     which are only used through rules; the caller has found it has no rule) and each key
     a name a call can write."""
+    if not _user_function(_called_function(fn)):
+        return False
+    return all(k.isidentifier() and not keyword.iskeyword(k) for k in keys)
+
+
+def _called_function(fn):
+    """The Python function a call of ``fn`` runs: ``fn`` itself, the function of a
+    ``functools.partial`` (its bound arguments first), or the ``__call__`` of a callable
+    object of the user's class (``model(x, scale=p)``); a shim's call ``FN(..., k=v)``
+    of those is one the transformation follows like a call written in user code."""
+    if isinstance(fn, functools.partial):
+        return fn.func
+    if isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        return fn
+    method = call_method_of(fn)
+    return method.__func__ if isinstance(method, types.MethodType) else None
+
+
+def _user_function(fn) -> bool:
     if type(fn) is not types.FunctionType:
         return False
     if is_library_module_name(getattr(fn, "__module__", None) or "pullback"):
         return False
-    if getattr(fn, "gradient_function", None) is not None:
-        return False
-    return all(k.isidentifier() and not keyword.iskeyword(k) for k in keys)
+    return getattr(fn, "gradient_function", None) is None
 
 
 @functools.lru_cache(maxsize=256)
 def _shim(fn, npositional: int, keys: tuple):
     params = [f"a{k}" for k in range(npositional)]
     named = [f"k{k}" for k in range(len(keys))]
-    passed = params + [f"{key}={n}" for key, n in zip(keys, named, strict=True)]
+    scope, head, fixed = _callee_spelled(fn, keys)
+    passed = head + params + fixed + [f"{key}={n}" for key, n in zip(keys, named, strict=True)]
     source = f"def star_shim({', '.join(params + named)}):\n    return FN({', '.join(passed)})\n"
-    return compiled_with_source(source, "star_shim", {"FN": fn})
+    return compiled_with_source(source, "star_shim", scope)
+
+
+def _callee_spelled(fn, keys):
+    """``(globals, arguments first, keywords after)`` of the shim's call of ``fn`` as
+    Python runs it: a callable object's ``__call__`` with the object first (``SELF``), a
+    ``functools.partial``'s function with its bound arguments first and its keywords
+    (a keyword of the call wins, as in ``partial``); the function itself otherwise."""
+    if isinstance(fn, functools.partial):
+        scope = {"FN": fn.func}
+        head = []
+        for k, value in enumerate(fn.args):
+            scope[f"BOUND{k}"] = value
+            head.append(f"BOUND{k}")
+        fixed = []
+        for k, (key, value) in enumerate(fn.keywords.items()):
+            if key not in keys:
+                scope[f"KEPT{k}"] = value
+                fixed.append(f"{key}=KEPT{k}")
+        return scope, head, fixed
+    method = call_method_of(fn)
+    if isinstance(method, types.MethodType) and method.__self__ is fn:
+        return {"FN": method.__func__, "SELF": fn}, ["SELF"], []
+    return {"FN": fn}, [], []
 
 
 def keyword_shim(fn, npositional: int, keys: tuple):
     """The shim calling ``fn`` with ``npositional`` positional arguments, then the keyword
     arguments ``keys``, all taken by position (one per ``fn`` and call shape)."""
+    if not isinstance(fn, types.FunctionType) and type(fn).__hash__ is not object.__hash__:
+        # an object equal to another one may differ from it: a shim holds the very object
+        return _shim.__wrapped__(fn, npositional, tuple(keys))
     try:
         return _shim(fn, npositional, tuple(keys))
     except TypeError:  # an unhashable callable: a shim per call
@@ -87,6 +133,9 @@ def method_function(site, obj, name: str, keys):
     with ``obj`` first (a method of the class, no rule, Python passes the receiver) and
     the keywords ``keys`` can go through its shim; else None (a callable held on the
     instance, a static or class method, a record's bound method: their own paths)."""
+    if name == "_replace" and is_named_tuple(obj) and keys:
+        if all(k in type(obj)._fields for k in keys):
+            return _replace_shim(tuple(keys))  # p._replace(w=v) (records_named.py)
     if isinstance(obj, (type, types.ModuleType)) or method_receiver(obj, name) is not None:
         return None
     raw = inspect.getattr_static(type(obj), name, None)
@@ -97,3 +146,17 @@ def method_function(site, obj, name: str, keys):
     if not can_shim(raw, keys) or site.registry.lookup(raw) is not None:
         return None
     return raw
+
+
+@functools.lru_cache(maxsize=64)
+def _replace_shim(keys: tuple):
+    """``def shim(_record, w, b): return record_replace(_record, ("w", "b"), w, b)``:
+    a named tuple's ``_replace`` (library code, made anew for each class) as a function of
+    the keywords by name, which the star-call passes by position; its call is the rule's
+    (records_named.record_replace), at every order and in forward mode. (A field's name
+    never starts with an underscore.)"""
+    names = ", ".join(keys)
+    source = (
+        f"def record_replace_shim(_record, {names}):\n    return FN(_record, {keys!r}, {names})\n"
+    )
+    return compiled_with_source(source, "record_replace_shim", {"FN": record_replace})

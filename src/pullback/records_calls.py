@@ -27,6 +27,7 @@ import dataclasses
 
 from .errors import UnsupportedCallError
 from .records_dataclasses import field_names, fields_of, is_dataclass_value, refusal
+from .records_named import replaced_cotangents
 from .registry import transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO
@@ -56,17 +57,7 @@ def replaced_places(record, names) -> tuple:
 
 @transformable
 def replaced_pullback(dy, record, names, *values):
-    places = replaced_places(record, names)
-    kept = ()
-    for k in range(len(fields_of(record))):
-        if k in places:
-            kept = kept + (ZERO,)
-        else:
-            kept = kept + (tuple_item(dy, k),)
-    parts = (kept, NO_TANGENT)
-    for k in places:
-        parts = parts + (tuple_item(dy, k),)
-    return parts
+    return replaced_cotangents(dy, len(fields_of(record)), replaced_places(record, names))
 
 
 def _replaced_rrule(record, names, *values):

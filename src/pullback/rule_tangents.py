@@ -32,6 +32,7 @@ from .errors import PullbackError
 from .operator_dispatch import is_operator_name, operator_tangent
 from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
+from .records_named import record_method_call
 from .registry import ENTRY_POINTS, NONDIFF, REFUSED_WHEN_VARIED, qualified_name
 from .runtime import parameter_places, same_sequence
 from .tangents import NO_TANGENT, ZERO, CotangentList, densify, is_zero
@@ -245,6 +246,11 @@ def method_tangent(site, obj, dobj, name, args, tangents, kwargs):
     receiver = method_receiver(obj, name)
     if receiver is not None:  # f(x), f = self.layer1 of a record: dobj is the record's
         return method_tangent(site, receiver[0], dobj, receiver[1], args, tangents, kwargs)
+    substitute = record_method_call(obj, name, args, kwargs)
+    if substitute is not None:  # p._replace(w=v), p._asdict() (records_named.py)
+        fn, positional = substitute
+        spread = (dobj, NO_TANGENT, *(ZERO for _ in positional[2:]))[: len(positional)]
+        return function_tangent(site, fn, positional, spread, {})
     method = getattr(type(obj), name, None)
     if method is None and isinstance(obj, types.ModuleType):
         return _call_namespace_function(site, obj, name, args, kwargs)

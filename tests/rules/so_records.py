@@ -1,6 +1,7 @@
 """Second-order cases for the rules of dataclass records (pullback.records_dataclasses,
-pullback.records_calls): the fields of an instance as a tuple, ``dataclasses.replace``
-(as written and as the normalizer writes it), ``astuple``, ``asdict``, and a field read
+pullback.records_calls) and of a named tuple's own methods (pullback.records_named): the
+fields of an instance as a tuple, ``dataclasses.replace`` (as written and as the normalizer
+writes it), ``astuple``, ``asdict``, ``_replace``, ``_asdict``, and a field read
 (see second_order_table.py)."""
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ case("pullback.records_dataclasses.field_slots", _PAIR(_RNG.normal(size=2), 0.3)
 case("pullback.records_calls.replaced", _LAYER, ("b",), 2.5, wrt=(0, 2))
 case("pullback.records_calls.replaced", _LAYER, ("w", "b"), _RNG.normal(size=3), -1.5)
 case("dataclasses.replace", _LAYER, wrt=(0,))
+# a named tuple's _replace and _asdict (records_named.py)
+_NAMED = _PAIR(_RNG.normal(size=2), 0.3)
+case("pullback.records_named.record_replace", _NAMED, ("b",), 2.5, wrt=(0, 2))
+case("pullback.records_named.record_replace", _NAMED, ("w", "b"), _RNG.normal(size=2), -1.5)
+case("pullback.records_named.record_asdict", _NAMED, wrt=(0,))
 case("dataclasses.astuple", _MODEL, wrt=(0,))
 case("dataclasses.asdict", _MODEL, wrt=(0,))
 # asdict's cotangent turned back into the tuple of the fields, and its transpose

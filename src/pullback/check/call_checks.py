@@ -461,7 +461,9 @@ class CallChecks(ContainerChecks):
         if isinstance(obj, functools.partial):
             obj = obj.func  # called as its function, the bound arguments first
         if obj is functools.partial:
-            if not self._rewritten_partial(node):
+            # a partial of values that carry no gradient (partial(g, k) in a loop) is made
+            # as in the primal; its calls are found at run time (dynamic_calls.py)
+            if not self._rewritten_partial(node) and self.may_carry_gradient(node):
                 self._report_partial(node)
             return
         if (

@@ -252,12 +252,17 @@ class NestedDefinitionChecks:
             self.visit(node.body)
             return
         if passed:
+            fix = (
+                "give it constant defaults (or none, passing the value as an argument), "
+                "or define the helper with `def` at module level"
+            )
+            if stored_lambda(node, self._parent_map()):  # fs.append(lambda t, w=p[k]: ...)
+                fix = lambda_fix(node)
             self.report(
                 node,
                 "PB404",
                 "lambda passed to a call takes a default that is not a constant",
-                fix="give it constant defaults (or none, passing the value as an argument), "
-                f"or define the helper with `def` at module level ({codes.see('PB404')}).",
+                fix=f"{fix} ({codes.see('PB404')}).",
             )
             self.visit(node.body)
             return

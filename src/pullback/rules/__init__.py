@@ -27,6 +27,7 @@ from .. import (
     object_versions,
     records,
     records_dataclasses,
+    records_named,
     unpacking,
 )
 from ..registry import RuleRegistry
@@ -141,6 +142,7 @@ _ORDER = (
     containers_mutation,
     escapes,
     records,
+    records_named,
     object_versions,
     records_dataclasses,
     dynamic_attrs,

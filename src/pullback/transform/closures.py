@@ -76,6 +76,7 @@ from .keyword_positions import convert_keyword_positions
 from .lambda_definitions import lambdas_as_definitions  # noqa: F401 (imported from here)
 from .local_partials import partial_of_nested_def, rewrite_local_partials, spells_partial
 from .object_stores import version_owned_objects
+from .record_makers import convert_record_makers
 from .run_time_closures import (
     PREFIX,
     compile_factory,
@@ -283,7 +284,8 @@ def rewrite_rule_calls(fs, tree, registry=None) -> bool:
     vectorized = convert_vectorize_closures(fs, tree)  # np.vectorize(lambda t: p * t)(x)
     stored = convert_stored_closures(fs, tree)  # fs.append(lambda t: a * t); fs[0](x)
     keywords = convert_keyword_positions(fs, tree, registry)
-    return closures or vectorized or stored or keywords
+    makers = convert_record_makers(fs, tree)  # P._make(xs) of a named tuple: P(*xs)
+    return closures or vectorized or stored or keywords or makers
 
 
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:

@@ -54,7 +54,7 @@ from ..lambdas import inlinable_functions
 from ..resolve import Callee, parent_map, resolve_call
 from . import nodes as N
 from .list_mutation import ListMutations
-from .side_effects import append_read_back
+from .side_effects import append_read_back, held_callables
 
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -239,7 +239,8 @@ class Comprehensions(ListMutations):
         statement = call
         while statement is not None and not isinstance(statement, gast.stmt):
             statement = parents.get(statement)
-        normalized.pb_read_back = append_read_back(self.fs.tree, func, statement, parents)
+        held = held_callables(self.fs, func.value, self.locals)
+        normalized.pb_read_back = append_read_back(self.fs.tree, func, statement, parents, held)
 
     def built_lists(self) -> set:
         """Locals whose every assignment makes a new list (display, comprehension, list())."""

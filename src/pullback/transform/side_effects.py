@@ -21,22 +21,32 @@ True
 
 from __future__ import annotations
 
+import inspect
+
 import gast
 
-from ..resolve import own_nodes, parent_map
+from ..resolve import own_nodes, parent_map, receiver_class
 from ..tree_walk import statements
 
 # Methods that only add to a container (their result is not the container's content).
 _WRITES = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
 
 
-def may_read_back(tree, root: str, attr: str | None = None, parents=None, after=None) -> bool:
+def may_read_back(
+    tree, root: str, attr: str | None = None, parents=None, after=None, held=None
+) -> bool:
     """Whether the function ``tree`` may read back what it stores in ``root.attr`` (or,
     with ``attr=None``, what it adds to the container ``root``); ``parents`` is
     :func:`~pullback.resolve.parent_map` of ``tree`` when the caller has it. With
     ``after`` (the statement that stores), only the uses that may run after it count:
     those later in the source, those in a loop around it too, those in nested functions
-    (called who knows when); a use earlier in straight-line code ran before the store."""
+    (called who knows when); a use earlier in straight-line code ran before the store.
+
+    ``root.attr.append(w)`` is another write, not a read (a loop appending at each step
+    reads no value back). ``held(name)`` says whether ``root.name`` is a callable held on
+    the instance (``self.f = f`` of a class that defines no ``f``): Python calls it without
+    ``root``, so it is no method reading ``root.attr`` (a closure that does read it is
+    transformed too, and its read refused when it runs: escapes.py)."""
     parents = parent_map(tree) if parents is None else parents
     for node in gast.walk(tree):
         if not (isinstance(node, gast.Name) and node.id == root):
@@ -58,8 +68,10 @@ def may_read_back(tree, root: str, attr: str | None = None, parents=None, after=
                 if stored_into:
                     continue  # root.attr[k] = v: another write into the container
                 if parent.attr == attr and isinstance(parent.ctx, gast.Load):
+                    if _added_to(parent, parents):
+                        continue  # root.attr.append(w): another write into the list
                     return True  # root.attr read (or root.attr.method(...))
-                if called:
+                if called and not (held is not None and held(parent.attr)):
                     return True  # a method of root may read root.attr
                 continue
             if called and parent.attr in _WRITES:
@@ -68,6 +80,38 @@ def may_read_back(tree, root: str, attr: str | None = None, parents=None, after=
         if isinstance(parent, gast.Call) or attr is None:
             return True  # handed to a call, or the container itself read
     return False
+
+
+def held_callables(fs, receiver, locals_):
+    """For ``root.attr.append(v)`` (``receiver`` is ``root.attr``), with the class of
+    ``root`` known before running (``self`` of a method): ``held(name)``, whether the
+    class defines no attribute ``name`` (``self.f(y)`` then calls a callable held on the
+    instance, without ``root``; see :func:`may_read_back`); None when the class is not
+    known."""
+    root = receiver
+    while isinstance(root, gast.Subscript):
+        root = root.value
+    if not (isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name)):
+        return None
+    cls = receiver_class(fs, root.value, locals_)
+    if not isinstance(cls, type) or "__getattr__" in dir(cls):
+        return None
+    missing = object()
+    return lambda name: inspect.getattr_static(cls, name, missing) is missing
+
+
+def _added_to(container, parents) -> bool:
+    """``container.append(w)`` (``extend``, ``insert``, ``add``, ``update``) as a statement:
+    a write whose result (None) is not used."""
+    method = parents.get(container)
+    call = parents.get(method)
+    return (
+        isinstance(method, gast.Attribute)
+        and method.attr in _WRITES - {"setdefault"}
+        and isinstance(call, gast.Call)
+        and call.func is method
+        and isinstance(parents.get(call), gast.Expr)
+    )
 
 
 def _name_aliases(tree, name: str) -> set:
@@ -399,7 +443,7 @@ def _insert_before(tree, parents, stmt, new) -> None:
     raise LookupError("statement not found")  # pragma: no cover - stores are statements
 
 
-def append_read_back(tree, func, statement, parents) -> bool:
+def append_read_back(tree, func, statement, parents, held=None) -> bool:
     """Whether the function ``tree`` may read back what ``receiver.append(v)`` adds,
     ``func`` being the call's ``receiver.append`` attribute and ``statement`` the statement
     it runs in. A list reached through an index (``self.trace["x"].append(v)``) counts as
@@ -424,5 +468,5 @@ def append_read_back(tree, func, statement, parents) -> bool:
         )
     if isinstance(root, gast.Attribute) and isinstance(root.value, gast.Name):
         # self.evals.append(v): read back where self.evals (or a method) is used after
-        return may_read_back(tree, root.value.id, root.attr, parents, after=statement)
+        return may_read_back(tree, root.value.id, root.attr, parents, statement, held)
     return True

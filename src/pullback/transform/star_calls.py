@@ -9,10 +9,19 @@ argument, as for any other parameter.
 
 from __future__ import annotations
 
+import types
+
 import gast
 
 from ..arguments import split_wrt, spread_arguments
-from ..resolve import ARRAY_VARARG_METHODS, Callee, dotted_parts, resolve_call
+from ..callables import call_method_of
+from ..resolve import (
+    ARRAY_VARARG_METHODS,
+    Callee,
+    dotted_parts,
+    namespace_locals,
+    resolve_call,
+)
 from ..star_permutations import merge_dicts
 from ..star_runtime import RRULES, TANGENTS, VJPS, star_call, star_method
 from . import nodes as N
@@ -33,6 +42,37 @@ def has_star(call) -> bool:
     return any(isinstance(a, gast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     )
+
+
+_CONTAINER_METHODS = frozenset(dir(list)) | frozenset(dir(dict)) | frozenset(dir(set))
+
+
+def run_time_keywords(fs, call, locals_) -> bool:
+    """Whether ``call`` passes a keyword whose value is computed (not a constant) to a
+    callee found only when it runs: a method of a value (``m.apply(x, scale=p)``,
+    ``p._replace(w=v)``; not one named like a list's, dict's or set's method), a function
+    held in a variable (``fs[k](x, scale=p)``, ``getattr(m, name)(x, scale=p)``) or a
+    callable object (``model(x, scale=p)``). Its
+    pullback, found at run time, gives cotangents to positional arguments only; as a
+    star-call its keywords go by position where the callee takes them so, else through
+    a keyword shim (keyword_shims.py), and get their cotangents at every order."""
+    if not call.keywords or any(k.arg is None for k in call.keywords):
+        return False
+    if all(isinstance(k.value, gast.Constant) for k in call.keywords):
+        return False
+    func = call.func
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        if func.value.id in namespace_locals(fs):
+            return False  # xp.sum(x, axis=a): the namespace's function, a rule
+    if isinstance(func, gast.Attribute) and func.attr in _CONTAINER_METHODS:
+        return False  # xs.sort(key=k), d.update(w=v): the containers' own paths
+    callee = resolve_call(fs, call, locals_)
+    if _is_user_method(callee, func):
+        return False  # MODEL.apply(x, scale=p): its own path (escapes.py records its stores)
+    if callee.kind == "object":  # a global callable object of a user class: its __call__
+        method = call_method_of(callee.obj)
+        return method is not callee.obj and isinstance(method, types.MethodType)
+    return callee.kind in ("method", "dynamic")
 
 
 def _located(node, where):
@@ -98,8 +138,9 @@ class StarCalls:
         return node
 
     def star_call(self, e, stmts):
-        """A call with ``*`` or ``**`` arguments, or None for any other call."""
-        if not has_star(e):
+        """A call with ``*`` or ``**`` arguments, or with keywords of a callee found at
+        run time (:func:`run_time_keywords`), or None for any other call."""
+        if not has_star(e) and not run_time_keywords(self.fs, e, self.locals):
             return None
         vararg = self.vararg_method(e)
         if vararg is not None:

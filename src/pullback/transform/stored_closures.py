@@ -150,6 +150,8 @@ def _plan(tree, assign, functions, parents, own, uses):
             fn = defs.get(value.id)
         if where[0] == "comp":
             reads = _comprehension_reads(fn, where[1], functions)
+        elif where[0] == "arg" and _kept_lambda(fn):  # fs.append(lambda t, k=k: ...)
+            reads = _comprehension_reads(fn, None, functions)
         else:
             reads = None if fn is None else convertible_reads(fn, functions)
         if reads is None or name in reads:
@@ -179,8 +181,17 @@ def _required(fn) -> int:
     return len(fn.args.args) + len(fn.args.posonlyargs) - len(fn.args.defaults)
 
 
+def _kept_lambda(fn) -> bool:
+    """A lambda with defaults appended to the list (``fs.append(lambda t, k=k: ...)``):
+    its defaults are evaluated where it is made, as the loop's value at that step, so it
+    stays a lambda made as written, taking what its body reads as parameters too (a
+    ``def`` made once before the loop would evaluate them once)."""
+    return isinstance(fn, gast.Lambda) and bool(fn.args.defaults)
+
+
 def _comprehension_reads(lam, comp, functions) -> set | None:
-    """What the lambda ``lam`` made by the comprehension ``comp`` reads besides its
+    """What the lambda ``lam`` made by the comprehension ``comp`` (or appended to the
+    list, ``comp`` None) reads besides its
     parameters, or None when it cannot take it as parameters: it reads a variable of the
     comprehension itself (every lambda would read its last value, which no call outside
     sees: refused, with the fix of passing it as a default), has ``*args``, keyword-only
@@ -189,7 +200,11 @@ def _comprehension_reads(lam, comp, functions) -> set | None:
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
         return None
     reads = lambda_free(lam)
-    bound = {t.id for g in comp.generators for t in gast.walk(g.target) if isinstance(t, gast.Name)}
+    bound = set()
+    if comp is not None:
+        bound = {
+            t.id for g in comp.generators for t in gast.walk(g.target) if isinstance(t, gast.Name)
+        }
     if reads & (bound | functions):
         return None
     return reads
@@ -248,7 +263,8 @@ def _iterates(loop, target, name) -> bool:
 def _apply(tree, assign, slots, calls, captured) -> None:
     made = []
     for where, fn in slots:
-        if where[0] == "comp":  # made as written (its defaults are read there), taking more
+        if where[0] == "comp" or (where[0] == "arg" and _kept_lambda(fn)):
+            # made as written (its defaults are read there), taking more
             k = _required(fn)
             params = [N.located(gast.Name(c, gast.Param(), None, None), fn) for c in captured]
             fn.args.args[k:k] = params

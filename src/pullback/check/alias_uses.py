@@ -134,9 +134,20 @@ class AliasUses:
                 )
             if isinstance(parent, gast.Call):
                 return parent.func is not node and (
-                    parent in self.inplace_calls or self.fresh_call(parent)
+                    parent in self.inplace_calls
+                    or self.fresh_call(parent)
+                    or self._given_to_a_reader(parent, node)
                 )
             return False
+
+    def _given_to_a_reader(self, call, node) -> bool:
+        """``J = jacobian(q)`` before ``q += ...``: ``node`` is a positional argument of a
+        user function that only reads it and does not return it (check/argument_reads.py),
+        so once the call has returned no name holds the array through it."""
+        position = next((k for k, a in enumerate(call.args) if a is node), None)
+        if position is None or any(isinstance(a, gast.Starred) for a in call.args[:position]):
+            return False
+        return self._callee_reads_only(call, position, returned=False)
 
     def _consumed_by_store(self, use, stmt) -> bool:
         """``Y[i + 1] = Y[i] + dt * f(Y[i])``: ``use`` is read by index into an argument of
@@ -163,10 +174,11 @@ class AliasUses:
             return False
         return self._callee_reads_only(parent, position)
 
-    def _callee_reads_only(self, call, position) -> bool:
+    def _callee_reads_only(self, call, position, returned=True) -> bool:
         """Whether the function ``call`` calls keeps nothing of its ``position``-th
-        argument (check/argument_reads.py): a function defined once in this one, or a
-        user function with source (through the checker, ``helper_writes``)."""
+        argument (check/argument_reads.py; with ``returned`` False, not in its result
+        either): a function defined once in this one, or a user function with source
+        (through the checker, ``helper_writes``)."""
         name = call.func.id if isinstance(call.func, gast.Name) else None
         defs = [
             n
@@ -180,11 +192,15 @@ class AliasUses:
         ]
         if defs or bound:
             # a function of this one's: its own, unless the name is bound otherwise too
-            return len(defs) == 1 and not bound and reads_only(defs[0], position, self.fresh_call)
+            return (
+                len(defs) == 1
+                and not bound
+                and reads_only(defs[0], position, self.fresh_call, returned)
+            )
         # a function of a module (`rhs(y)`, `helpers.rhs(y)`); a method (`lst.append(y)`,
         # `obj.step(y)`) is no user function of its own (callee_reads_only says False)
         checker = self.checker
-        return checker is not None and checker.callee_reads_only(call, position)
+        return checker is not None and checker.callee_reads_only(call, position, returned)
 
     def _may_precede(self, use, stmt, renewed=()) -> bool:
         """Whether ``use`` may run after the definition and before ``stmt`` (through the

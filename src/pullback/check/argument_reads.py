@@ -17,6 +17,9 @@ True
 >>> fn = gast.parse("def f(y):\\n    kept.append(y)\\n    return 2 * y").body[0]
 >>> reads_only(fn, 0, makes_array)
 False
+>>> fn = gast.parse("def f(y):\\n    return y").body[0]
+>>> reads_only(fn, 0, makes_array), reads_only(fn, 0, makes_array, returned=False)
+(True, False)
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from ..resolve import CONSTANT_ATTRIBUTES, parent_map
 _ARITHMETIC = (gast.BinOp, gast.UnaryOp, gast.Compare)
 
 
-def reads_only(fn, position: int, fresh_call) -> bool:
+def reads_only(fn, position: int, fresh_call, returned: bool = True) -> bool:
     """Whether ``fn`` (a FunctionDef) only reads its ``position``-th positional parameter;
     ``fresh_call(call)`` tells whether a call in ``fn`` returns a new object keeping none of
-    its arguments."""
+    its arguments. With ``returned`` False, ``return y`` (or a part of it) counts as keeping
+    it: the caller's result would be the argument's array, not a new one."""
     params = fn.args.posonlyargs + fn.args.args
     if position >= len(params) or not isinstance(params[position], gast.Name):
         return False
@@ -42,7 +46,7 @@ def reads_only(fn, position: int, fresh_call) -> bool:
             continue
         if not isinstance(node.ctx, gast.Load) or _nested(node, fn, parents):
             return False  # rebound, deleted, or read by a function that may outlive the call
-        if not _read_at_once(node, parents, fresh_call):
+        if not _read_at_once(node, parents, fresh_call, returned):
             return False
     return True
 
@@ -64,9 +68,11 @@ def _nested(node, fn, parents) -> bool:
     return False
 
 
-def _read_at_once(node, parents, fresh_call) -> bool:
+def _read_at_once(node, parents, fresh_call, returned=True) -> bool:
     while True:
         parent = parents.get(node)
+        if isinstance(parent, gast.Return) and not returned:
+            return False
         if isinstance(parent, gast.Subscript):
             if parent.value is not node:
                 return True  # an index

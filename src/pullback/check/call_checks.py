@@ -213,16 +213,17 @@ class CallChecks(ContainerChecks):
         """Whether a call returns a new object that keeps no reference to its arguments."""
         return returns_fresh(self._resolve(call), call)
 
-    def callee_reads_only(self, call, position) -> bool:
+    def callee_reads_only(self, call, position, returned=True) -> bool:
         """Whether the user function ``call`` calls (with source, not a method) keeps
-        nothing of its ``position``-th argument (check/argument_reads.py), its own calls
-        resolved in its own module."""
+        nothing of its ``position``-th argument (check/argument_reads.py; with ``returned``
+        False, not in its result either), its own calls resolved in its own module."""
         found = user_callee(self, call)
         if found is None or found[2] != 0 or not isinstance(found[1].tree, gast.FunctionDef):
             return False
         fs = found[1]
         own = bound_names(fs.tree)
-        return reads_only(fs.tree, position, lambda c: returns_fresh(resolve_call(fs, c, own), c))
+        fresh = lambda c: returns_fresh(resolve_call(fs, c, own), c)  # noqa: E731
+        return reads_only(fs.tree, position, fresh, returned)
 
     def _makes_user_object(self, call) -> bool:
         """Whether a call makes a new object of a user's class (`v = Vec(x, y)`, then

@@ -2,23 +2,25 @@
 
 Lennard-Jones and Morse energies by pair loops ``for i in range(n): for j in range(i + 1,
 n):`` with minimum-image wrapping ``d -= L * np.round(d / L)`` and cutoffs ``if r2 < rc2:``,
-velocity Verlet with a force array filled in place pair by pair, bond angles by
-``arccos`` of a clipped cosine; mass-action kinetics through a stoichiometry matrix,
-SIR/SEIR models through ``odeint``/``solve_ivp`` with the parameters in ``args``,
-Michaelis-Menten fits, pharmacokinetic compartments (closed form and Euler loops appending to
-lists), Hodgkin-Huxley gating rates written with ``np.expm1``; ray-sphere intersection with
+velocity Verlet with a force array filled in place pair by pair, bond angles by ``arccos``
+of a clipped cosine; mass-action kinetics through a stoichiometry matrix, SIR/SEIR models
+through ``odeint``/``solve_ivp`` with the parameters in ``args``, Michaelis-Menten fits,
+pharmacokinetic compartments (closed form and Euler loops appending to lists),
+Hodgkin-Huxley gating rates written with ``np.expm1``; ray-sphere intersection with
 ``np.sqrt(disc)`` under ``np.where``, Snell refraction and Fresnel reflectance, FIR and IIR
-filters written as ``lfilter``-style loops, window functions and ``np.fft.rfft`` power
-spectra, Gaussian smoothing by ``np.convolve``; energy-balance models with an albedo switch
-``np.where(T < Tc, a1, a2)``, albedo tables read by ``np.interp``, emissions accumulated by
-``np.cumsum`` and a bucket model clipped by ``min``. Each against central differences
-(probe_harness.py), float64 and float32, at second order where cheap.
+filters written as ``lfilter``-style loops and by ``scipy.signal.lfilter``, window functions
+and ``np.fft.rfft`` power spectra, Gaussian smoothing by ``np.convolve``; energy-balance
+models with an albedo switch ``np.where(T < Tc, a1, a2)``, albedo tables read by
+``np.interp``, emissions accumulated by ``np.cumsum`` and a bucket model clipped by ``min``.
+Each against central differences (probe_harness.py), float64 and float32, at second order
+where cheap.
 """
 
 # ruff: noqa: B007, B008, B905, E741, N806 - written the way public code is written
 
 import numpy as np
 from probe_harness import probe_tests
+from scipy import signal
 from scipy.integrate import odeint, solve_ivp
 from sweeps import long_run
 
@@ -273,6 +275,12 @@ def lfilter_loop(b, x=np.sin(np.linspace(0, 6, 16)), a=(1.0, -0.5, 0.2)):
     return np.sum(y**2)
 
 
+def butter_like_filter(b, x=np.sin(np.linspace(0, 9, 24)) + 0.3 * np.cos(np.linspace(0, 40, 24))):
+    a = np.array([1.0, -0.6, 0.25])
+    y = signal.lfilter(b, a, x)
+    return np.sum(y[5:] ** 2) / len(y)
+
+
 def iir_by_feedback(a1, x=np.cos(np.linspace(0, 5, 12))):
     y = np.zeros_like(x)
     y[0] = x[0]
@@ -385,6 +393,7 @@ PROBES = {
     "snell_spot": (snell_spot, (np.array([0.4, 0.1]),), True),
     "fresnel_reflectance": (fresnel_reflectance, (np.array([0.2, 0.7, 1.1]),), True),
     "lfilter_loop": (lfilter_loop, (np.array([0.3, 0.4, 0.2]),), True),
+    "butter_like_filter": (butter_like_filter, (np.array([0.2, 0.4, 0.2]),), True),
     "iir_by_feedback": (iir_by_feedback, (0.6,), True),
     "windowed_power": (windowed_power, (np.sin(np.linspace(0, 7, 12)) + 0.1,), True),
     "gaussian_smooth": (gaussian_smooth, (1.3,), True),

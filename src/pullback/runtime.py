@@ -312,6 +312,26 @@ def repeat_cotangent(g, seq, n):
     return tuple(total) if isinstance(seq, tuple) else total
 
 
+@transformable  # the generated code of a ** b calls it; second derivatives run through it
+def pow_base_derivative(a, b):
+    """``d(a ** b) / da``: ``b * a ** (b - 1)``, and 0 where ``b`` is 0, ``a ** 0`` being 1
+    for every ``a``. The formula alone reads ``0 * 0 ** -1`` there: NaN for arrays (a
+    mass-action rate ``np.prod(c ** orders)`` with a zero concentration at order 0), and
+    ZeroDivisionError for Python floats. The base is made 1 only where both are 0, so the
+    derivative in ``b`` (``a ** (b - 1) * (1 + b log a)``) stays right wherever ``a`` is not 0.
+
+    >>> pow_base_derivative(0.0, 0.0), pow_base_derivative(2.0, 3.0)
+    (0.0, 12.0)
+    >>> pow_base_derivative(np.array([0.0, 0.0, 3.0]), np.array([0.0, 1.0, 2.0]))
+    array([0., 1., 6.])
+    """
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return b * np.power(np.where((b == 0) & (a == 0), 1, a), b - 1)
+    if isinstance(b, (int, float, complex, np.number)) and b == 0 and a == 0:
+        return 0.0 * a  # at a = 0 only: elsewhere the formula's derivative in b is needed
+    return b * a ** (b - 1)
+
+
 def pow_exponent_cotangent(g, base, result):
     """The cotangent of ``b`` in ``a ** b``: ``g * a**b * log(a)``, 0 where ``a**b`` is 0."""
     if g is ZERO:

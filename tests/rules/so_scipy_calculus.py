@@ -52,6 +52,7 @@ case("scipy.linalg.sqrtm", A)
 case("scipy.signal.convolve", X, H)
 case("scipy.signal.correlate", X, H, "same")
 case("scipy.signal.fftconvolve", X, H)
+case("scipy.signal.lfilter", H, np.array([1.2, -0.4]), X)
 
 # -- scipy.integrate on samples ---------------------------------------------------------------
 case("scipy.integrate.trapezoid", make("real", (5,), seed=9), T)

@@ -217,8 +217,9 @@ class AliasUses:
 
     def _callee_reads_only(self, call, position, returned=True) -> bool:
         """Whether the function ``call`` calls keeps nothing of its ``position``-th
-        argument (check/argument_reads.py): a function defined once in this one, or a
-        user function with source (through the checker, ``helper_writes``)."""
+        argument (check/argument_reads.py; with ``returned`` False, not in its result
+        either): a function defined once in this one, or a user function with source
+        (through the checker, ``helper_writes``)."""
         name = call.func.id if isinstance(call.func, gast.Name) else None
         defs = [
             n

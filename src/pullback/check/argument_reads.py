@@ -17,6 +17,9 @@ True
 >>> fn = gast.parse("def f(y):\\n    kept.append(y)\\n    return 2 * y").body[0]
 >>> reads_only(fn, 0, makes_array)
 False
+>>> fn = gast.parse("def f(y):\\n    return y").body[0]
+>>> reads_only(fn, 0, makes_array), reads_only(fn, 0, makes_array, returned=False)
+(True, False)
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def _is_array(v):
 
 def _pow_base(y, a, b, mod=None):
     if _is_array(a) or _is_array(b):
-        return b * np.power(a, b - 1)
+        return b * np.power(np.where((b == 0) & (a == 0), 1, a), b - 1)  # 0 ** 0: as np.power
     if a != 0:
         return b * a ** (b - 1)
     return 0.0 if b != 1 else 1.0  # at a = 0: 1 for b = 1, else 0 (chosen)

@@ -77,8 +77,9 @@ def _sinc_derivative(y, x):
 
 
 def _power_da(y, a, b):
-    # b * a**(b-1); written without dividing by a so it is right at a = 0 for b >= 1.
-    return b * np.power(a, b - 1)
+    # b * a**(b-1); written without dividing by a so it is right at a = 0 for b >= 1, and
+    # with the base 1 where a and b are both 0 (a**0 is 1 for every a: 0 * 0**-1 is NaN).
+    return b * np.power(np.where((b == 0) & (a == 0), 1, a), b - 1)
 
 
 def _power_db(y, a, b):

@@ -1,5 +1,5 @@
 """scipy.signal: convolve, correlate and fftconvolve, every mode, any number of dimensions,
-with respect to both inputs.
+with respect to both inputs; lfilter with respect to b, a and x.
 
 Every mode is a window of the full convolution ``y = x * h`` (``same`` centred on ``x``,
 ``valid`` where the inputs overlap completely; SciPy centres both the same way). The
@@ -9,6 +9,11 @@ pullback pads ``dy`` back to the full size and correlates it with the other inpu
 convolve along some axes and broadcast along the others; the cotangents are summed over
 the broadcast axes. The pullbacks call the same SciPy function (and ``method``), so they
 are transformable and second derivatives run through them. Real inputs only.
+
+``lfilter(b, a, x)`` solves ``A y = B x`` along ``axis``, with ``A`` and ``B`` the lower
+triangular Toeplitz matrices of ``a`` and ``b``. With ``u = A^-T dy`` (the all-pole filter
+run backwards in time, ``A^T`` being ``A`` with time reversed): ``dx = B^T u`` (the FIR
+filter backwards), ``db[k] = sum_n u[n] x[n - k]`` and ``da[k] = -sum_n u[n] y[n - k]``.
 """
 
 from __future__ import annotations
@@ -82,6 +87,46 @@ def fftconvolve_pullback(dy, in1, in2, mode="full", axes=None):
     return unbroadcast(d1, in1), unbroadcast(d2, in2)
 
 
+@transformable
+def lag_products(u, v, count, axis):
+    """``out[k] = sum_n u[n] * v[n - k]`` along ``axis`` (summed over the other axes too),
+    for ``k`` below ``count``: 0 for a lag past the signal's end."""
+    u = np.moveaxis(u, axis, -1)
+    v = np.moveaxis(v, axis, -1)
+    n = np.shape(u)[-1]
+    out = ()
+    for k in range(count):
+        if k < n:
+            out = out + (np.sum(u[..., k:] * v[..., : n - k]),)
+        else:
+            out = out + (0.0 * np.sum(u),)
+    return np.stack(out)
+
+
+@transformable
+def lfilter_pullback(dy, b, a, x, axis=-1, zi=None):
+    one = np.ones(1)
+    u = np.flip(ss.lfilter(one, a, np.flip(dy, axis), axis=axis), axis)
+    dx = np.flip(ss.lfilter(b, one, np.flip(u, axis), axis=axis), axis)
+    y = ss.lfilter(b, a, x, axis=axis)
+    db = lag_products(u, x, np.shape(b)[0], axis)
+    da = -lag_products(u, y, np.shape(a)[0], axis)
+    return db, da, dx
+
+
+def _lfilter_check(b, a, x, axis=-1, zi=None):
+    where = "scipy.signal.lfilter"
+    real_only(where, b, a, x, what="inputs", fix="filter the real and imaginary parts apart")
+    if zi is not None:
+        refuse(
+            where,
+            "with initial conditions zi it returns (y, zf), which its rule does not give",
+            "leave zi out (a filter at rest), or write the recursion y[n] = ... as a loop",
+        )
+    if np.ndim(b) != 1 or np.ndim(a) != 1:
+        refuse(where, "its rule needs 1-D coefficient arrays b and a", "pass b and a as 1-D arrays")
+
+
 def _check(name):
     def check(in1, in2, *args, **kwargs):
         where = f"scipy.signal.{name}"
@@ -112,3 +157,4 @@ def register(reg):
         (ss.fftconvolve, fftconvolve_pullback),
     ):
         register_transformable(r, fn, pullback_fn, _check(fn.__name__), "real; every mode")
+    register_transformable(r, ss.lfilter, lfilter_pullback, _lfilter_check, "real; zi=None")

@@ -111,6 +111,7 @@ def runtime_namespace() -> dict:
         "dict_item": runtime.dict_item,
         "sequence_cotangent": runtime.sequence_cotangent,
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
+        "pow_base_derivative": runtime.pow_base_derivative,
         "plus_cotangents": runtime.plus_cotangents,
         "times_cotangents": runtime.times_cotangents,
         "_pb_conjugate": runtime.conjugate,

@@ -63,7 +63,7 @@ from .with_blocks import compound as with_compound
 TANGENT_TERMS = {
     gast.Mult: ("{da} * {sb}", "{db} * {sa}"),  # the tangent first (see reverse_exprs)
     gast.Div: ("{da} / {sb}", "-{t} * {db} / {sb}"),
-    gast.Pow: ("{da} * {sb} * {sa} ** ({sb} - 1)", "pow_exponent_cotangent({db}, {sa}, {t})"),
+    gast.Pow: ("{da} * pow_base_derivative({sa}, {sb})", "pow_exponent_cotangent({db}, {sa}, {t})"),
     gast.Mod: ("{da}", "-{db} * ({sa} // {sb})"),
     gast.MatMult: ("{da} @ {sb}", "{sa} @ {db}"),
 }

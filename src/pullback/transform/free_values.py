@@ -49,8 +49,8 @@ _MODELLED_INDEXING = (np.ndarray, np.generic, list, tuple, dict, str, bytes, ran
 
 RESERVED = frozenset(
     "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
-    "sequence_cotangent pow_exponent_cotangent plus_cotangents times_cotangents "
-    "matmul_lhs_cotangent "
+    "sequence_cotangent pow_exponent_cotangent pow_base_derivative plus_cotangents "
+    "times_cotangents matmul_lhs_cotangent "
     "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
     "rule_tangent list_tangent function_tangent method_tangent "
     "list_append list_appended dict_set _caught _pullback_errors _pullback_break "

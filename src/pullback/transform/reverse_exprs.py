@@ -183,10 +183,13 @@ class ExpressionAdjoints:
                     deriv = f"2.0 * {cj(sa, a)}"  # a float: see x * x above
                 elif isinstance(b, gast.Constant) and b.value == 1:
                     deriv = None
+                elif isinstance(b, gast.Constant) and b.value == 0:
+                    deriv = "0"  # a ** 0 is 1 everywhere (0 ** -1 would divide by zero)
                 elif isinstance(b, gast.Constant):
                     deriv = f"{sb} * {sa} ** {src(gast.Constant(b.value - 1, None))}"
                 else:
-                    deriv = f"{sb} * {sa} ** ({sb} - 1)"
+                    # an exponent that may be 0 where the base is (runtime.py says how)
+                    deriv = f"pow_base_derivative({sa}, {sb})"
                 if (
                     deriv is not None
                     and not real

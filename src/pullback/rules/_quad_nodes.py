@@ -18,7 +18,9 @@ The cost matters: the gradient of a smooth integral (one subinterval, 21 integra
 should cost a few times the integral, so the pass calls the generated adjoint directly
 (its errors only mean "take the per-node path", which reports them), and the arrays are
 laid out ``(parameter, subinterval, node)`` so that one matrix product gives both rules'
-sums.
+sums. Python float parameters are not even spread on the one-subinterval pass: the adjoint
+built for spread ones is called with the floats themselves (:func:`_unspread`), which
+gives the same rows.
 """
 
 from __future__ import annotations

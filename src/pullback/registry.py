@@ -155,6 +155,9 @@ class RuleRegistry:
         self._deferred: list = []
         # Families waiting for a lookup of a function in their DOMAIN (see ``add_family``).
         self._by_domain: list = []
+        # Qualified names in no waiting family's DOMAIN: what ``_load_domain`` answered for
+        # them, kept while ``_by_domain`` is the very list it was answered for (see there).
+        self._outside: tuple = (None, set())
         # Rules for whole kinds of callables no table can list (each namedtuple class):
         # ``provider(fn) -> Rule | None``, asked on a miss; what they give is kept.
         self.providers: list = []
@@ -176,7 +179,7 @@ class RuleRegistry:
         if getattr(family, "DOMAIN", None) is not None:
             with _LOAD_LOCK:
                 if family not in self._by_domain:
-                    self._by_domain.append(family)
+                    self._by_domain = [*self._by_domain, family]  # (replaced: see _load_domain)
         elif requires is None or requires in sys.modules:
             family.register(self)
         else:
@@ -186,14 +189,28 @@ class RuleRegistry:
         """Register the families waiting for a function in the namespace of ``fn``; True if
         any. Every lookup of one of their functions comes here before it answers, and
         registering them changes no other entry (tests/test_registry_domains.py holds it),
-        so the table reads as if they had registered in their place."""
+        so the table reads as if they had registered in their place.
+
+        A lookup that misses for a user's function (a call found at run time, at every
+        call) comes here too: the qualified names found in no waiting family's domain are
+        kept, and what decides that answer is the name and the waiting families alone. The
+        list of those is replaced, never changed in place, whenever families leave it or
+        join it, so the kept names hold for the list they were answered for only."""
         try:
             name = qualified_name(fn)
         except Exception:  # an object whose attributes raise: in no family's namespace
             return False
         if not isinstance(name, str):
             return False
-        if not any(in_domain(name, f.DOMAIN) for f in self._by_domain):
+        waiting, outside = self._outside
+        if waiting is not self._by_domain:  # (families registered since: answer again)
+            waiting, outside = self._outside = (self._by_domain, set())
+        if name in outside:
+            return False
+        if not any(in_domain(name, f.DOMAIN) for f in waiting):
+            if len(outside) >= _OUTSIDE_LIMIT:  # (names of functions made at run time)
+                outside.clear()
+            outside.add(name)
             return False
         with _LOAD_LOCK:
             ready = [f for f in self._by_domain if in_domain(name, f.DOMAIN)]
@@ -427,6 +444,8 @@ def _key(fn):
     return fn
 
 
+_OUTSIDE_LIMIT = 4096  # names kept by ``RuleRegistry._load_domain`` before it starts again
+
 _LOAD_LOCK = _thread.RLock()  # threading.RLock, without importing threading
 
 
@@ -484,6 +503,7 @@ def install_entry_points(**entries) -> None:
         if name not in EntryPoints.NAMES:
             raise PullbackError(f"pullback: unknown entry point {name!r}.")
         setattr(ENTRY_POINTS, name, value)
+
 
 # The registry pullback's own tables make, built once on first use (tests may swap it with
 # ``set_builtin_registry``), and the registry active in this thread or task: ``None`` means

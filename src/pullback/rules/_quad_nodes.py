@@ -18,7 +18,9 @@ The cost matters: the gradient of a smooth integral (one subinterval, 21 integra
 should cost a few times the integral, so the pass calls the generated adjoint directly
 (its errors only mean "take the per-node path", which reports them), and the arrays are
 laid out ``(parameter, subinterval, node)`` so that one matrix product gives both rules'
-sums.
+sums. Python float parameters are not even spread on the one-subinterval pass: the adjoint
+built for spread ones is called with the floats themselves (:func:`_unspread`), which
+gives the same rows.
 """
 
 from __future__ import annotations
@@ -79,6 +81,10 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
     one real row per node and parameter element. ``key``: the kinds' key of Python float
     parameters where the caller knows them to be such (see :func:`_float_layout`)."""
     m = xs.size
+    if key is not None:  # (Python floats: passed as they are where the adjoint serves)
+        found = _unspread(vjp, params, spread, xs, key)
+        if found is not None:
+            return found
     args = [xs, *params]
     if type(spread) is tuple:  # scalars: a vector each
         for k in spread:
@@ -104,6 +110,33 @@ def _node_derivatives(vjp, params, spread, xs, key=None):
     except Exception:  # (a ufunc without a rule, ...: the per-node path reports it)
         return None
     return None if d is None else (y, d)
+
+
+def _unspread(vjp, params, index, xs, key):
+    """:func:`_node_derivatives` for Python float ``params`` passed to the pass as they
+    are, not spread into vectors: the adjoint built for spread ones (under ``key``)
+    computes, operation by operation, the same values from a float as from its vector
+    (NumPy broadcasts it), and since it was built for arguments of one shape it sums no
+    cotangent over the nodes: each parameter's cotangent is still its vector of node
+    derivatives. ``None`` for anything else (a cotangent that is not one float64 vector of
+    the nodes' length, a parameter not read, an error): the spread way answers it. Which
+    way answers depends on the integrand and the values alone, never on what ran before:
+    a missing adjoint is built here, from spread arguments."""
+    m = xs.size
+    adj = vjp.keyed(key)
+    try:
+        if adj is None:
+            spread = [xs, *(np.full(m, v) for v in params)]
+            adj = vjp.adjoint_keyed(key, spread, _one_shape(index))
+        y, back = adj.forward(xs, *params)
+        if type(y) is not np.ndarray or y.shape != (m,) or y.dtype.char != "d":
+            return None
+        d = np.array(back(_ones(m)))
+    except Exception:  # (rows and ZERO, or scalars: ValueError; or what the pass raised)
+        return None
+    if d.dtype.char != "d" or d.shape != (len(index), m):
+        return None
+    return y, d
 
 
 @functools.lru_cache(maxsize=64)

@@ -48,12 +48,20 @@ class UserVJP:
         """:meth:`adjoint` for a caller that knows a cheap ``key`` deciding the kinds of
         ``args`` (the types of scalars, the ranks of arrays) and ``one_shape``, without
         computing them."""
-        registry = default_registry()
-        full = (id(registry), registry.version, key)
-        adj = self._keyed.get(full)
-        if adj is None or not adj.guard():
+        adj = self.keyed(key)
+        if adj is None:
+            registry = default_registry()
+            full = (id(registry), registry.version, key)
             adj = self._keyed[full] = self.adjoint(args, one_shape)
         return adj
+
+    def keyed(self, key):
+        """The adjoint :meth:`adjoint_keyed` kept for ``key`` while its guard holds (under
+        the default registry at its version), else ``None``: a caller that must first
+        build the arguments the kinds are read from builds them only then."""
+        registry = default_registry()
+        adj = self._keyed.get((id(registry), registry.version, key))
+        return adj if adj is not None and adj.guard() else None
 
     def __call__(self, args):
         y, back = ENTRY_POINTS.run_forward(self.adjoint(args), args, {})

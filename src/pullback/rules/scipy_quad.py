@@ -40,11 +40,14 @@ constants: pass what should be differentiated through ``args``.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+import types
 import warnings
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ._calculus_util import (
     ArgsPack,
     bound_call,
@@ -126,7 +129,11 @@ def _quad_call(args, kwargs, p):
     import scipy.integrate as si
 
     if not with_subintervals(p):
-        return si.quad(*args, **kwargs), None
+        try:
+            return si.quad(*args, **kwargs), None
+        except TypeError as exc:
+            _refuse_arity(p["func"], p["args"], exc)
+            raise
     return subintervals(p)
 
 
@@ -136,13 +143,56 @@ def subintervals(p, warn=True, usual=False):
     made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
     quad is called positionally (its keywords cost a microsecond) from the rule itself."""
     si = _integrate()
-    if usual:
-        out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
-    else:
-        out = si.quad(**dict(p, full_output=1))
+    try:
+        if usual:
+            out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
+        else:
+            out = si.quad(**dict(p, full_output=1))
+    except TypeError as exc:
+        _refuse_arity(p["func"], p["args"], exc)
+        raise
     if warn and len(out) > 3:  # quad gives the message instead of warning under full_output
         warnings.warn(out[3], si.IntegrationWarning, stacklevel=4 if usual else 5)
     return out[:2], out[2]
+
+
+def _refuse_arity(func, given, exc) -> None:
+    """Raise the error that says what to fix where quad's call of ``func`` failed with
+    ``exc`` because ``func`` cannot take ``x`` and the values of ``args`` (``given``) by
+    position; return for any other failure. The function may be a closure converted to
+    take what it reads through ``args`` (transform/solver_closures.py): its name and its
+    counts are pullback's, so the message gives what the user wrote, the difference."""
+    code = getattr(func, "__code__", None)
+    if not isinstance(func, types.FunctionType) or code.co_flags & inspect.CO_VARARGS:
+        return
+    if type(given) is not tuple:
+        given = (given,)
+    most = code.co_argcount
+    least = most - len(func.__defaults__ or ())
+    passed = 1 + len(given)
+    if least <= passed <= most and not code.co_kwonlyargcount - len(func.__kwdefaults__ or {}):
+        return
+    if func.__name__.startswith("_pb_"):  # (a lambda or closure pullback converted)
+        named = "the function given to it"
+    else:
+        named = f"'{func.__qualname__}'"
+    if passed > most:
+        count = f"{_arguments(passed - most)} more than it takes"
+    elif passed < least:
+        count = f"{_arguments(least - passed)} fewer than it needs"
+    else:
+        count = "no value for its keyword-only parameters"
+    raise ArgumentError(
+        f"scipy.integrate.quad calls {named} as func(x, *args), x then each value of args: "
+        f"{count}.\n"
+        "Fix: give the function one parameter after x for each value of args "
+        "(`lambda x, p: x * p` with args=(p,)), or leave out args where it reads those "
+        "values itself (a lambda may read the variables of the function it is in)."
+    ) from exc
+
+
+def _arguments(n) -> str:
+    return f"{n} positional argument{'s' * (n > 1)}"
 
 
 def quad_cotangent_values(g, func, a, b, pack, p, info):
@@ -306,7 +356,11 @@ def _usual_rrule(args, kwargs, given, pack):
     a, b = args[1], args[2]
     flip = b < a
     lo, hi = (b, a) if flip else (a, b)
-    value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
+    try:
+        value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
+    except TypeError as exc:
+        _refuse_arity(func, given, exc)
+        raise
     if ier:
         return None
     # (a partial of one tuple: a closure would make a cell per name it keeps)

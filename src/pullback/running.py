@@ -11,7 +11,13 @@ import sys
 
 from . import escapes
 from .arguments import _name
-from .errors import AdjointRuntimeError, ArgumentError, PullbackError, in_pullback_file
+from .errors import (
+    AdjointRuntimeError,
+    ArgumentError,
+    HigherOrderError,
+    PullbackError,
+    in_pullback_file,
+)
 from .transform.build import Adjoint
 
 
@@ -97,6 +103,35 @@ def _rule_step_failed(exc, where) -> AdjointRuntimeError:
     )
 
 
+def _refused_inside(exc) -> HigherOrderError | None:
+    """The error for a refusal whose constructs lie in pullback's own code (a rule's
+    transformable pullback that a derivative of a derivative transforms like user code):
+    named at the user's line the step ran for, the refused constructs after it as detail.
+    None where ``exc`` names no construct of pullback's own, or no user's line is found."""
+    diagnostics = getattr(exc, "diagnostics", None) or ()
+    if not any(in_pullback_file(d.filename) for d in diagnostics):
+        return None
+    users = _users_lines(exc)
+    if not users:
+        return None
+    filename, line, text, _ = users[-1]
+    inside = "".join(
+        f"    {d.filename}:{d.line}: {d.code} {d.message}\n        {d.source_line.strip()}\n"
+        for d in diagnostics
+    )
+    return HigherOrderError(
+        f"{filename}:{line}: cannot differentiate this line again: pullback's own step for "
+        f"it (a rule's pullback, differentiated like your code) refuses\n        {text}\n"
+        f"{inside}"
+        "    It is no error of your function: the derivative of a derivative of this call "
+        "form is not supported yet.\n"
+        "    Fix: take the second derivative by finite differences of the gradient "
+        "(pullback.testing.check_grads(order=2) shows how), or write the call so that the "
+        "first derivative needs no such step (an argument that is the same in every loop "
+        "iteration, a keyword given by position)."
+    )
+
+
 def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
     """``exc`` with the user's line in front of its message (a new exception of the same
     class where its constructor takes a message; otherwise ``exc`` itself with a note,
@@ -177,6 +212,9 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
     if isinstance(exc, RecursionError):
         return
     if isinstance(exc, PullbackError):
+        inside = _refused_inside(exc)
+        if inside is not None:
+            raise inside from exc
         where = _users_line(exc)
         if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
             relocated = _relocated(exc, *where[:3])
@@ -209,9 +247,14 @@ def pullback_failed(exc: Exception) -> None:
     that names the user's line, or return (the caller re-raises ``exc``)."""
     if isinstance(exc, RecursionError):
         return
+    inside = _refused_inside(exc)
+    if inside is not None:
+        raise inside from exc
     where = _users_line(exc) if isinstance(exc, PullbackError) else _locate(exc)
     if where is None:
         return
+    if not isinstance(exc, PullbackError) and in_pullback_file(where[0]):
+        raise _rule_step_failed(exc, where) from exc
     filename, line, text, _ = where
     if isinstance(exc, PullbackError):
         if f"{filename}:{line}" not in str(exc):

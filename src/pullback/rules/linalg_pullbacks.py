@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import (
@@ -68,7 +69,7 @@ def slogdet_pullback(dy, a):
     d_sign = dy[0]
     d_log = dy[1]
     if is_zero(d_log) and (is_zero(d_sign) or not np.iscomplexobj(a)):
-        return (np.zeros(np.shape(a), np.result_type(a, 1.0)),)
+        return (np.zeros(np.shape(a), np.result_type(dense_operand(a), 1.0)),)
     coeff = 0.0
     if not is_zero(d_log):
         coeff = np.real(densify(d_log))
@@ -102,7 +103,7 @@ def pinv_pullback(dy, a, rcond=None, hermitian=False):
 @transformable
 def matrix_power_pullback(dy, a, n):
     if n == 0:
-        return np.zeros(np.shape(a), np.result_type(a, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(a), np.result_type(dense_operand(a), 1.0)), NO_TANGENT
     g = densify(dy)
     base = a if n > 0 else la.inv(a)
     k = abs(n)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -295,7 +296,7 @@ def _split_rule(fn, axis_of):
         y = fn(ary, indices_or_sections, *args, **kwargs)
         axis = axis_of(ary, args, kwargs)
         shapes = [np.shape(piece) for piece in y]
-        dtype = np.result_type(ary)
+        dtype = np.result_type(dense_operand(ary))  # (a list: np.asarray of it)
 
         def split_pullback(dy):
             rest = (NO_TANGENT,) * (1 + len(args))
@@ -327,7 +328,7 @@ def _split_axis(name):
 def _unstack_rrule(x, /, *, axis=0):
     y = np.unstack(x, axis=axis)
     shapes = [np.shape(p) for p in y]
-    dtype = np.result_type(x)
+    dtype = np.result_type(dense_operand(x))
 
     def unstack_pullback(dy):
         parts = dy_parts(dy, len(shapes))

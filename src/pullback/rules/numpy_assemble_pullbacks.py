@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, batch_axes, densify, unbroadcast
 from ._util import choice_picks, position_labels
@@ -132,7 +133,7 @@ def _joined(dy, ary, sections, axis, stack):
             shape = np.shape(ary)
             ax = axis % len(shape)
             if stack:
-                p = np.zeros(shape[:ax] + shape[ax + 1 :], np.result_type(ary, 1.0))
+                p = np.zeros(shape[:ax] + shape[ax + 1 :], np.result_type(dense_operand(ary), 1.0))
             else:
                 p = _piece_zeros(ary, sections, axis, k, len(dy))
         pieces = pieces + (densify(p),)
@@ -154,7 +155,8 @@ def _piece_zeros(ary, sections, axis, k, n):
     else:
         bounds = [0] + list(sections) + [size]
         width = max(min(bounds[k + 1], size) - min(bounds[k], size), 0)
-    return np.zeros(shape[:ax] + (width,) + shape[ax + 1 :], np.result_type(ary, 1.0))
+    dtype = np.result_type(dense_operand(ary), 1.0)  # (a list: what np.split makes of it)
+    return np.zeros(shape[:ax] + (width,) + shape[ax + 1 :], dtype)
 
 
 @transformable

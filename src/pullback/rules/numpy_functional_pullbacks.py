@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, add, densify, unbroadcast
 from ._elementwise import elementwise_in_arrays
@@ -23,7 +24,7 @@ from .user_function_calls import has_tangent, user_function_vjp
 def dense_like(c, x):
     """The cotangent ``c`` of ``x`` as an array (zeros for ``ZERO`` or ``NO_TANGENT``)."""
     if c is ZERO or c is NO_TANGENT or c is None:
-        return np.zeros(np.shape(x), np.result_type(x, 1.0))
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
     return np.reshape(densify(c), np.shape(x))
 
 
@@ -60,7 +61,7 @@ def apply_along_axis_pullback(dy, func1d, axis, arr, *args):
     rows = [user_function_vjp(gs[k], func1d, slices[k], *args) for k in range(n)]
     parts = [dense_like(row[0], slices[k]) for k, row in enumerate(rows)]
     if n == 0:
-        garr = np.zeros(np.shape(moved), np.result_type(arr, 1.0))
+        garr = np.zeros(np.shape(moved), np.result_type(dense_operand(arr), 1.0))
     else:
         garr = np.reshape(np.stack(parts), np.shape(moved))
     return (NO_TANGENT, NO_TANGENT, np.moveaxis(garr, -1, ax)) + summed_cotangents(rows, 1, args)

@@ -120,7 +120,7 @@ def polyval_pullback(dy, p, x):
         scale = np.reshape(np.arange(n - 1, 0, -1), (n - 1,) + (1,) * rest)
         dx = g * np.conj(np.polyval(p[:-1] * scale, x))
     else:
-        dx = np.zeros(np.shape(g), np.result_type(g, x))
+        dx = np.zeros(np.shape(g), np.result_type(g, dense_operand(x)))
     return unbroadcast(dp, p), unbroadcast(dx, x)
 
 
@@ -203,7 +203,7 @@ def meshgrid_pullback(dy, x1, x2=None, x3=None, copy=True, sparse=False, indexin
             keep = 1 - k
         g = densify(dy[k])
         if g is ZERO:
-            parts = parts + (np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)),)
+            parts = parts + (np.zeros(np.shape(xi[k]), np.result_type(dense_operand(xi[k]), 1.0)),)
         else:
             others = tuple(d for d in range(np.ndim(g)) if d != keep)
             summed = np.reshape(np.sum(g, axis=others), np.shape(xi[k]))

@@ -272,11 +272,19 @@ def _moments(fn, nan):
             g = expand_reduced(dy, shape, axis, p["keepdims"])
             # d var = 2 Re(conj(x - mean) dx) / (n - ddof); the mean's variation cancels.
             factor = 2.0 / np.float64(n - ddof)  # n == ddof: NaN, as the primal
+            rest = _rest(args)
+            if len(args) > 3 and not isinstance(ddof, (int, np.integer)):
+                # A float ddof given by position: var = S / (n - ddof) moves by
+                # var / (n - ddof) per unit of it, std by half of std / (n - ddof).
+                # (dy * y in the output's shape; a count per output element in n's)
+                spread = dy * y if np.ndim(n) == 0 else np.reshape(dy * y, np.shape(n))
+                d_ddof = np.sum(spread * (0.5 if is_std else 1.0) / (n - ddof))
+                rest = rest[:3] + (d_ddof,) + rest[4:]
             if is_std:
                 s = expand_reduced(y, shape, axis, p["keepdims"])
                 # std = sqrt(var): divide by 2 std; constant data (std 0) gets 0.
                 factor = np.where(s == 0, 0.0, factor / (2.0 * np.where(s == 0, 1.0, s)))
-            return (finalize(g * factor * centered, x),) + _rest(args)
+            return (finalize(g * factor * centered, x),) + rest
 
         return y, moment_pullback
 

@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 from ..backends import is_dask
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, densify, unbroadcast
-from .transformable import extreme_reduction_pullback, set_pullbacks
+from .transformable import ddof_cotangent, extreme_reduction_pullback, set_pullbacks
 
 
 @transformable
@@ -150,26 +151,33 @@ def ptp_pullback(dy, x, axis=None, out=None, keepdims=False):
 def nan_moment(dy, x, axis, ddof, keepdims, is_std):
     """The cotangent of nanvar (``is_std`` false) or nanstd."""
     if math.prod(np.shape(x)) == 0:
-        return np.zeros(np.shape(x), np.result_type(x, 1.0))
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
     valid = ~np.isnan(x)
     n = np.sum(valid, axis=axis, keepdims=True)
     xz = np.where(valid, x, np.zeros_like(x))
     centered = np.where(valid, x - np.sum(xz, axis=axis, keepdims=True) / n, 0.0)
     factor = 2.0 / (n - ddof)
     if is_std:
-        s = np.nanstd(x, axis=axis, ddof=ddof, keepdims=True)
+        # ddof by position: at second order a ddof that varies per loop iteration comes
+        # back from the first derivative's tape as a differentiated value, and a rule's
+        # keyword would be refused (PB502); by position its cotangent is the rule's
+        s = np.nanstd(x, axis, None, None, ddof, True)
         factor = np.where(s == 0, 0.0, factor / (2.0 * np.where(s == 0, 1.0, s)))
     return unbroadcast(spread(dy, np.shape(x), axis, keepdims) * factor * centered, x)
 
 
 @transformable
 def nanvar_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return (nan_moment(dy, x, axis, ddof, keepdims, False),) + (NO_TANGENT,) * 5
+    d_ddof = ddof_cotangent(dy, x, axis, ddof, keepdims, np.nanvar)
+    dx = nan_moment(dy, x, axis, ddof, keepdims, False)
+    return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
 
 
 @transformable
 def nanstd_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    return (nan_moment(dy, x, axis, ddof, keepdims, True),) + (NO_TANGENT,) * 5
+    d_ddof = ddof_cotangent(dy, x, axis, ddof, keepdims, np.nanstd)
+    dx = nan_moment(dy, x, axis, ddof, keepdims, True)
+    return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
 
 
 @transformable

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
 from .numpy_assemble_pullbacks import gather_labelled
@@ -148,14 +149,14 @@ def pad_pullback(dy, array, pad_width, mode="constant", constant_values=0, refle
 @transformable
 def astype_pullback(dy, x, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if np.result_type(dtype).kind not in "fc":
-        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
     return unbroadcast(densify(dy), x), NO_TANGENT
 
 
 @transformable
 def np_astype_pullback(dy, x, dtype, copy=True, device=None):
     if np.result_type(dtype).kind not in "fc":
-        return np.zeros(np.shape(x), np.result_type(x, 1.0)), NO_TANGENT
+        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
     return unbroadcast(densify(dy), x), NO_TANGENT
 
 

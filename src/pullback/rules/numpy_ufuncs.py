@@ -395,7 +395,11 @@ def register(reg):
     s(np.copysign, _copysign_da, None, notes="no cotangent for the sign source")
 
     r.rule(np.where, _where_rrule)
-    r.rule(np.clip, _clip_rrule, notes="at a bound the cotangent goes to x")
+    clip = r.rule(np.clip, _clip_rrule, notes="at a bound the cotangent goes to x")
+    # np.clip(x, a_min=lo) is np.clip(x, lo) (keyword_positions.py); its keyword-only
+    # min= and max= (NumPy 2.1) are those bounds, which a refusal's fix names (PB502)
+    clip.extra["positional_names"] = ("a", "a_min", "a_max")
+    clip.extra["keyword_aliases"] = {"min": "a_min", "max": "a_max"}
     r.rule(np.nan_to_num, _nan_to_num_rrule)
     r.rule(np.real, _real_rrule)
     r.rule(np.imag, _imag_rrule)

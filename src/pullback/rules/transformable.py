@@ -100,10 +100,14 @@ def extreme_reduction_pullback(dy, reduce, x, axis, keepdims, initial, where):
     """The cotangents ``(x, initial)`` of ``reduce(x, axis=axis, initial=initial,
     where=where)`` for a max or min ``reduce`` (np.max, np.min, np.nanmax, np.nanmin: the
     reducer is a value, so they share this pullback, to second order too)."""
+    # By position (out None): ``reduce`` is a value, and a call found at run time gives
+    # cotangents to its positional arguments only, so a keyword ``initial`` would lose its
+    # gradient and a keyword ``axis`` that varies per loop iteration (at second order it
+    # comes back from the tape of differentiated values) would be refused.
     if initial is None:
-        m = reduce(x, axis=axis, keepdims=True)
+        m = reduce(x, axis, None, True)
     else:
-        m = reduce(x, axis=axis, keepdims=True, initial=initial, where=where)
+        m = reduce(x, axis, None, True, initial, where)
     dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
     return unbroadcast(dx, x), d_initial
 
@@ -122,25 +126,49 @@ def min_pullback(dy, x, axis=None, out=None, keepdims=False, initial=None, where
 
 @transformable
 def var_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    d_ddof = ddof_cotangent(dy, x, axis, ddof, keepdims, np.var)
     if math.prod(np.shape(x)) == 0:
-        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
+        dx = np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
+        return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
     m = np.mean(x, axis=axis, keepdims=True)
     n = math.prod(np.shape(x)) / math.prod(np.shape(m))
-    return _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof), NO_TANGENT
+    dx = _reduced(dy, axis, keepdims) * 2.0 * (x - m) / (n - ddof)
+    return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
 
 
 @transformable
 def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    d_ddof = ddof_cotangent(dy, x, axis, ddof, keepdims, np.std)
     if math.prod(np.shape(x)) == 0:
-        return np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0)), NO_TANGENT
+        dx = np.zeros(np.shape(x), np.result_type(dense_operand(x), 1.0))
+        return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
     m = np.mean(x, axis=axis, keepdims=True)
     n = math.prod(np.shape(x)) / math.prod(np.shape(m))
-    s = np.std(x, axis=axis, ddof=ddof, keepdims=True)
+    s = np.std(x, axis, None, None, ddof, True)  # by position: see ddof_cotangent
     # Constant data (std 0, e.g. a length-1 axis): std is not differentiable there; its
     # subgradient 0 is taken (x - m is 0 there, so only the division needs guarding).
-    return _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * np.where(s == 0, 1.0, s)), (
-        NO_TANGENT
-    )
+    dx = _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * np.where(s == 0, 1.0, s))
+    return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
+
+
+@transformable
+def ddof_cotangent(dy, x, axis, ddof, keepdims, moment):
+    """The cotangent of a float ``ddof`` of ``moment`` (np.var, np.std, np.nanvar,
+    np.nanstd: a value, so they share it): var = S / (n - ddof) moves by var / (n - ddof)
+    per unit of ddof, std by half of std / (n - ddof). An integer ddof has none.
+
+    ``moment`` gets ddof by position: at second order a ddof that varies per loop
+    iteration comes back from the first derivative's tape with the differentiated values,
+    and a call found at run time gives its keywords no cotangent (PB502)."""
+    if isinstance(ddof, (int, np.integer)):
+        return NO_TANGENT
+    y = moment(x, axis, None, None, ddof, True)
+    if moment is np.nanvar or moment is np.nanstd:
+        n = np.sum(~np.isnan(x), axis=axis, keepdims=True)
+    else:
+        n = math.prod(np.shape(x)) / math.prod(np.shape(y))
+    half = 0.5 if moment is np.std or moment is np.nanstd else 1.0
+    return np.sum(_reduced(dy, axis, keepdims) * y * half / (n - ddof))
 
 
 @transformable

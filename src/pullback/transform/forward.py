@@ -398,9 +398,14 @@ class ForwardBuilder(EscapeSites):
         # tangents on; any other varied keyword would get none: refused
         declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
         moving = [k for k in v.keywords if k.arg in declared and self.varied_atom(k.value)]
+        callee = getattr(v, "pb_callee", None)
+        fn = getattr(callee, "obj", None)
+        what = getattr(callee, "name", None) or "a rule"
+        aliases = rule.extra.get("keyword_aliases") if rule is not None else None
         for k in v.keywords:
             if k.arg not in declared and self.varied_atom(k.value):
-                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, "a rule"))
+                problem = varied_keyword(self.diagnostic, k.value, k.arg, what, fn, aliases)
+                self.problems.append(problem)
         p, d, kw = self.arg_lists(v)
         if not moving:
             return Combined(f"{head}{p}, {d}, {kw})")

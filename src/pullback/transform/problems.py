@@ -27,9 +27,12 @@ def attribute_of_varied(diagnostic, node):
 RUN_TIME_CALL = "a call found at run time"
 
 
-def varied_keyword(diagnostic, node, name, callee):
+def varied_keyword(diagnostic, node, name, callee, fn=None, aliases=None):
     """PB502: a keyword argument of a rule (or of a call found at run time, ``callee`` is
-    :data:`RUN_TIME_CALL`) that depends on a differentiated value."""
+    :data:`RUN_TIME_CALL`) that depends on a differentiated value. ``fn``: the rule's
+    function, whose signature says how the argument can be given by position
+    (:func:`keyword_fix`); ``aliases``: the rule's ``keyword_aliases`` (np.clip's
+    keyword-only ``min`` is its positional ``a_min``)."""
     if callee == RUN_TIME_CALL:
         return diagnostic(
             node,
@@ -48,8 +51,53 @@ def varied_keyword(diagnostic, node, name, callee):
         f"keyword argument '{name}' of {callee} depends on a differentiated value",
         "Rules differentiate positional arguments only; a keyword argument would silently "
         "get no gradient.",
-        f"pass '{name}' positionally if the function accepts it, or register a rule that "
-        "takes it positionally.",
+        keyword_fix(fn, name, callee, aliases),
+    )
+
+
+def keyword_fix(fn, name, callee, aliases=None) -> str:
+    """The fix of a PB502 for keyword ``name`` of ``fn`` (called as ``callee``), from its
+    real signature, so that the call it suggests binds: the argument's place where the
+    parameter can be given by position (or its alias's, for a keyword-only one that has
+    a positional twin), a rule of the user's own where it cannot.
+
+    >>> import numpy as np
+    >>> keyword_fix(np.clip, "a_min", "np.clip")
+    "pass 'a_min' by position, as argument 2 of np.clip (np.clip(a, a_min, ...))."
+    >>> keyword_fix(np.clip, "min", "np.clip", {"min": "a_min"})[:61]
+    "'min' is keyword-only in np.clip: pass the same bound as 'a_m"
+    """
+    import inspect  # (here: only a refusal needs it)
+
+    try:
+        params = list(inspect.signature(fn).parameters.values()) if fn is not None else None
+    except (TypeError, ValueError):
+        params = None
+    by_name = {p.name: k for k, p in enumerate(params or ())}
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+    def place(param: str) -> str | None:
+        k = by_name.get(param)
+        if k is None or any(p.kind not in positional for p in params[: k + 1]):
+            return None
+        shown = ", ".join(p.name for p in params[: k + 1])
+        return f"as argument {k + 1} of {callee} ({callee}({shown}, ...))"
+
+    if params is not None:
+        where = place(name)
+        if where is not None:
+            return f"pass '{name}' by position, {where}."
+        twin = (aliases or {}).get(name)
+        where = place(twin) if twin else None
+        if where is not None:
+            return (
+                f"'{name}' is keyword-only in {callee}: pass the same bound as '{twin}', by "
+                f"position, {where}."
+            )
+    return (
+        f"'{name}' cannot be given to {callee} by position: register a rule "
+        "(`@pullback.rrule`) for a function of your own that takes it positionally and "
+        f"calls {callee}."
     )
 
 

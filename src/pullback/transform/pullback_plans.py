@@ -114,9 +114,32 @@ class PullbackPlans:
         of a call found at run time (``rule`` None: ``obj.method(x, scale=s)``), whose
         pullback returns the positional cotangents only."""
         declared = rule.extra.get("keyword_cotangents", ()) if rule is not None else ()
+        if rule is not None and _library_function(v.pb_callee.obj):
+            declared = (*declared, *STRUCTURAL_KEYWORDS)
         callee = v.pb_callee.name if rule is not None else RUN_TIME_CALL
         for k in v.keywords:
             if k.arg in declared:
                 continue
             if isinstance(k.value, gast.Name) and k.value.id in self.activity.varied:
-                self.problems.append(varied_keyword(self.diagnostic, k.value, k.arg, callee))
+                fn = v.pb_callee.obj if rule is not None else None
+                aliases = rule.extra.get("keyword_aliases") if rule is not None else None
+                problem = varied_keyword(self.diagnostic, k.value, k.arg, callee, fn, aliases)
+                self.problems.append(problem)
+
+
+# Keywords of NumPy's and SciPy's functions that hold integers, flags or names only (an
+# axis, a tuple of axes, a dtype, a memory order, a boolean mask): whatever they depend on, their
+# derivative is zero, so no gradient is lost where a varied one is given by keyword. A
+# second derivative meets them: an axis that varies per loop iteration comes back from
+# the first derivative's tape, which also holds differentiated values (`for ax in [(0,),
+# (1,)]: s += np.max(x, axis=ax)`), and reaches the rules' own pullbacks (np.mean(x,
+# axis=axis) in var's). Not ddof nor ord: NumPy takes floats there.
+STRUCTURAL_KEYWORDS = ("axis", "axes", "keepdims", "dtype", "order", "where")
+
+
+def _library_function(fn) -> bool:
+    """Whether ``fn`` is NumPy's or SciPy's (whose keywords above mean what they say)."""
+    module = getattr(fn, "__module__", None)
+    if module is None:  # a ufunc's method (np.add.reduce): its ufunc's class
+        module = type(getattr(fn, "__self__", None)).__module__
+    return (module or "").split(".")[0] in ("numpy", "scipy")

@@ -297,8 +297,12 @@ class ContainerChecks:
         memo = self._memo_texts(name, kind)
         if memo is None and refusal.kind in ("global", "closure"):
             memo = self._global_memo(name)
+        optional = _none_default_fix(self.tree, name, kind)
         if memo is not None:
             why, fix = memo
+        elif optional is not None:  # def sgd(w, dw, config=None): the copy must allow None
+            self.note_parameter_write(name, node)
+            why, fix = optional
         elif refusal.kind == "parameter":
             self.note_parameter_write(name, node)
             why = (
@@ -366,6 +370,49 @@ class ContainerChecks:
             why=why,
             fix=f"{fix} ({codes.see('PB106')}).",
         )
+
+
+def none_default(tree, name) -> bool:
+    """Whether ``name`` is a parameter of the function ``tree`` whose default is None."""
+    args = getattr(tree, "args", None)
+    if args is None:
+        return False
+    positional = args.posonlyargs + args.args
+    defaulted = positional[len(positional) - len(args.defaults) :]
+    pairs = list(zip(defaulted, args.defaults, strict=True))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    return any(
+        isinstance(a, gast.Name)
+        and a.id == name
+        and isinstance(d, gast.Constant)
+        and d.value is None
+        for a, d in pairs
+    )
+
+
+def none_default_copy(name, kind) -> str:
+    """``config = {} if config is None else dict(config)``: the caller's container copied,
+    or a new one where the caller passed None (``dict(None)`` would raise)."""
+    made = "{}" if kind == "dict" else "[]"
+    return f"{name} = {made} if {name} is None else {kind}({name})"
+
+
+def _none_default_fix(tree, name, kind):
+    """``(why, fix)`` for a change of the parameter ``name`` whose default is None
+    (``def sgd_momentum(w, dw, config=None)``, a course's update rule), else None."""
+    if kind not in ("list", "dict") or not none_default(tree, name):
+        return None
+    why = (
+        f"'{name}' comes from a parameter (None by default), so it may be the caller's "
+        f"{kind}, and a differentiated function may change only lists and dicts it built "
+        "itself."
+    )
+    fix = (
+        f"make it the function's own {kind} in its first line: "
+        f"`{none_default_copy(name, kind)}` (and return it if the caller needs the changes: "
+        f"`return ..., {name}`)"
+    )
+    return why, fix
 
 
 class _Slice:

@@ -133,6 +133,21 @@ class ContainerChecks:
         self._report_container(target, base.id, what, kind, refusal)
         return True
 
+    def keyed_store_fix(self, target, value_text, op) -> str | None:
+        """The fix, for ``d[k] (op)= v`` into a name not known to be a dict, when the key
+        reads as a dict's (a string, or a loop variable over strings or over a dict): copy
+        it into a dict of the function's own, and write an augmented store out (Python's
+        ``+=`` would change the array item itself)."""
+        base = target.value
+        if not isinstance(base, gast.Name) or not _string_key(target.slice, self._parent_map()):
+            return None
+        name, key = base.id, self.text(target.slice)
+        store = f"`{name}[{key}] = {name}[{key}] {op} {value_text}`" if op else "the store"
+        return (
+            f"if '{name}' is a dict, make it the function's own first, `{name} = dict({name})` "
+            f"(at the function's top level, before the first change), then write {store}"
+        )
+
     def held_array_store(self, target):
         """None when ``xs[t][k] (op)= v`` writes into an array that the local list or dict
         ``xs`` alone holds (check/held_arrays.py), else why not (an ``Unproved``, kept for
@@ -370,6 +385,28 @@ class ContainerChecks:
             why=why,
             fix=f"{fix} ({codes.see('PB106')}).",
         )
+
+
+def _string_key(index, parents) -> bool:
+    """Whether ``index`` is a string, or the variable of a loop over strings (``for k in
+    ("W1", "W2")``) or over a dict's keys (``for k in grads``, ``grads.keys()``)."""
+    if isinstance(index, gast.Constant):
+        return isinstance(index.value, str)
+    if not isinstance(index, gast.Name):
+        return False
+    loop = parents.get(index)
+    while loop is not None:
+        target = getattr(loop, "target", None)
+        if isinstance(loop, gast.For) and isinstance(target, gast.Name) and target.id == index.id:
+            it = loop.iter
+            if isinstance(it, (gast.Tuple, gast.List)):
+                return bool(it.elts) and all(
+                    isinstance(e, gast.Constant) and isinstance(e.value, str) for e in it.elts
+                )
+            called = getattr(getattr(it, "func", None), "attr", None)
+            return isinstance(it, gast.Name) or called == "keys"
+        loop = parents.get(loop)
+    return False
 
 
 def none_default(tree, name) -> bool:

@@ -70,6 +70,7 @@ class ContainerAnalysis(ListRows):
         self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
         self.bindings: dict[str, list] = {}  # the values assigned to each name
         self.binds: dict[str, list] = {}  # (kind, where, statement) of each binding
+        self.copied_at: dict[str, int] = {}  # a name made local by a copy at the top level
         self.nested: dict[str, list] = {}  # rows[i][j] (op)= v: the stores into a row
         # Statements in the order they appear (a compound statement before its body):
         # generated trees (a generator's list version) carry no reliable line numbers.
@@ -99,6 +100,8 @@ class ContainerAnalysis(ListRows):
         for name in self.changes:
             if self.kinds.get(name, "") is None:
                 self._forget_final_rebindings(name)
+            if self.kinds.get(name, "") is None and name not in self.params:
+                self._forget_bindings_before_copy(name)
         for name, kind in list(self.kinds.items()):
             if kind == "copy":
                 used = methods.get(name, set())
@@ -137,6 +140,34 @@ class ContainerAnalysis(ListRows):
             return
         self.kinds[name] = kept[0][0]
         self.unproved.pop(name, None)
+
+    def _forget_bindings_before_copy(self, name):
+        """``loss, grads = model.loss(x)``, then ``grads = dict(grads)`` at the function's top
+        level before any change: from the copy on, ``grads`` is a new container (what it
+        was bound to before is the caller's business, as for a parameter copied first)."""
+        changes = self.changes.get(name, ())
+        for stmt in self.tree.body:
+            kind = self._top_level_copy(stmt, name)
+            if kind is None or any(self._position(c) <= self.order[id(stmt)] for c in changes):
+                continue
+            at = self.order[id(stmt)]
+            later = [k for k, _, st in self.binds[name] if self._position(st) > at]
+            if all(k == kind for k in later):
+                self.kinds[name] = kind
+                self.unproved.pop(name, None)
+                self.copied_at[name] = at
+            return
+
+    def _top_level_copy(self, stmt, name):
+        if not (
+            isinstance(stmt, gast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and stmt.targets[0].id == name
+        ):
+            return None
+        kind = self.new_container(stmt.value)
+        return kind if kind in ("list", "dict") else None
 
     def _name(self, node, methods):
         parent = self.parents.get(node)
@@ -342,7 +373,7 @@ class ContainerAnalysis(ListRows):
         return None
 
     def refusal(self, name) -> Refusal | None:
-        start = -1
+        start = self.copied_at.get(name, -1)
         if name in self.params:
             start = self._param_copy(name)
             if start is None or any(self._position(c) <= start for c in self.changes.get(name, ())):

@@ -23,6 +23,7 @@ import pytest
 from fd import check_grad, check_hvp, check_jvp
 
 import pullback
+from pullback.check import check
 from pullback.errors import UnsupportedCallError
 
 DTYPES = [np.float64, np.float32]
@@ -246,3 +247,30 @@ def test_adam_steps_wrt_weights_and_learning_rate(dtype):
     v = np.linspace(-1.0, 1.0, w.size).reshape(w.shape)
     if dtype is np.float64:
         check_hvp(lambda w: train_adam_lr(w, *args[1:]), args[0], v, rtol=1e-5)
+
+
+def list_loop(x):
+    l = [x[0], x[1], x[2]]
+    for v in l:  # a list's loop reads the values it stores: l[0] changes what it visits
+        l[0] = l[0] + v
+    return l[0]
+
+
+def key_bound_anew(x):
+    d = {"a": x[0], "b": x[1]}
+    for k in d:
+        k = "a"
+        d[k] = d[k] * 2.0
+    return d["a"] + d["b"]
+
+
+def values_loop(x):
+    d = {"a": x[0], "b": x[1]}
+    for v in d.values():
+        d["a"] = d["a"] + v
+    return d["a"]
+
+
+@pytest.mark.parametrize("fn", [list_loop, key_bound_anew, values_loop])
+def test_loops_that_may_see_their_own_changes_stay_refused(fn):
+    assert [d.code for d in check(fn)] == ["PB106"]

@@ -395,8 +395,9 @@ class ContainerAnalysis(ListRows):
             if self._position(use) <= last or any(
                 id(p) in loops for p in self._loops(use)
             ):
-                if self._new_each_pass(name, use, changes) or iterates_keys(
-                    use, name, self.parents, changes
+                if self._new_each_pass(name, use, changes) or (
+                    self.kinds[name] == "dict"  # (a list's loop reads the values it stores)
+                    and iterates_keys(use, name, self.parents, changes)
                 ):
                     continue
                 return Refusal("shared", use)

@@ -174,6 +174,17 @@ def sgd_momentum_fixed(w, dw, config=None):
     return next_w, config
 
 
+def sgd_momentum_branches(w, dw, config=None):
+    if config is None:
+        config = {}
+    else:
+        config = dict(config)  # the fix written as branches: each binds a new dict
+    config.setdefault("learning_rate", 1e-2)
+    v = 0.9 * config.get("velocity", np.zeros_like(w)) - config["learning_rate"] * dw
+    config["velocity"] = v
+    return w + v, config
+
+
 def adam_fixed(w, dw, config=None):
     config = {} if config is None else dict(config)
     config.setdefault("learning_rate", 1e-3)
@@ -211,6 +222,13 @@ def train_momentum_fixed(w, x, t):
     return np.sum((np.tanh(x @ w) - t) ** 2)
 
 
+def train_momentum_branches(w, x, t):
+    config = None
+    for _ in range(3):
+        w, config = sgd_momentum_branches(w, gradient_of(w, x, t), config)
+    return np.sum((np.tanh(x @ w) - t) ** 2)
+
+
 def train_adam_lr(w, x, t, lr):
     config = {"learning_rate": lr}
     for _ in range(3):
@@ -237,6 +255,7 @@ def test_an_update_rule_changing_the_callers_config_is_refused_with_a_fix_that_w
     # the fix, applied, differentiates; the caller's config is the caller's own
     w = W0[:, :1] * 1.0
     check_grad(train_momentum_fixed, w, X, T[:, :1])
+    check_grad(train_momentum_branches, w, X, T[:, :1])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

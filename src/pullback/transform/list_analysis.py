@@ -159,12 +159,7 @@ class ContainerAnalysis(ListRows):
             return
 
     def _top_level_copy(self, stmt, name):
-        if not (
-            isinstance(stmt, gast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)
-            and stmt.targets[0].id == name
-        ):
+        if not _assigns(stmt, name):
             return None
         kind = self.new_container(stmt.value)
         return kind if kind in ("list", "dict") else None
@@ -362,14 +357,22 @@ class ContainerAnalysis(ListRows):
         """The position of ``name = list(name)`` (or another copy) in the function's top
         level, which makes a parameter the function's own from there on; else None."""
         for stmt in self.tree.body:
-            if (
-                isinstance(stmt, gast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and stmt.targets[0].id == name
-            ):
+            if _assigns(stmt, name):
                 kind = self.new_container(stmt.value)
                 return self.order[id(stmt)] if kind is not None else None
+            if isinstance(stmt, gast.If) and stmt.orelse:
+                # if config is None: config = {} / else: config = dict(config)
+                made = [self._branch_copy(b, name) for b in (stmt.body, stmt.orelse)]
+                if None not in made:
+                    return max(made)
+        return None
+
+    def _branch_copy(self, branch, name):
+        """The position of the copy ``name = <new container>`` among a branch's own
+        statements, else None."""
+        for stmt in branch:
+            if _assigns(stmt, name):
+                return self.order[id(stmt)] if self.new_container(stmt.value) else None
         return None
 
     def refusal(self, name) -> Refusal | None:
@@ -417,10 +420,7 @@ class ContainerAnalysis(ListRows):
                 return False
             first = min(self._position(c) for c in changes)
             if not any(
-                isinstance(stmt, gast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and stmt.targets[0].id == name
+                _assigns(stmt, name)
                 and self.new_container(stmt.value) in ("list", "dict")
                 and self._position(stmt) < first
                 for stmt in loop.body
@@ -515,6 +515,16 @@ class ContainerAnalysis(ListRows):
             if isinstance(p, (gast.For, gast.While)):
                 yield p
             p = self.parents.get(p)
+
+
+def _assigns(stmt, name) -> bool:
+    """Whether ``stmt`` is ``name = value``."""
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+        and stmt.targets[0].id == name
+    )
 
 
 def _item_store(change) -> bool:

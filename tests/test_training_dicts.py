@@ -24,6 +24,7 @@ from fd import check_grad, check_hvp, check_jvp
 
 import pullback
 from pullback.check import check
+from pullback.check.cli import main
 from pullback.errors import UnsupportedCallError
 
 DTYPES = [np.float64, np.float32]
@@ -293,3 +294,15 @@ def values_loop(x):
 @pytest.mark.parametrize("fn", [list_loop, key_bound_anew, values_loop])
 def test_loops_that_may_see_their_own_changes_stay_refused(fn):
     assert [d.code for d in check(fn)] == ["PB106"]
+
+
+def test_pullback_check_agrees_without_running_the_file(capsys):
+    # the static check reads loss_and_grads from the file: it keeps nothing of `params`;
+    # gradient_of's `x.T @ ...` resolved in a parsed file no longer fails (resolve.py)
+    path = __file__
+    names = ["sgd_keys", "sgd_items", "momentum_keys", "train_adam_lr", "stores_at_another_key"]
+    code = main([f"{path}:{name}" for name in names] + ["--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert [line.split(": ")[1].split()[0] for line in out.splitlines()] == ["PB106"]
+    assert f"{path}:" in out and "'params[\"b\"] = ...' changes 'params' in place" in out

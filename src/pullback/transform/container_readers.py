@@ -34,14 +34,19 @@ def keeps_nothing(fn, position: int) -> bool:
     from ..check.argument_reads import bound_names, reads_only
     from ..check.fresh_arrays import returns_fresh
 
-    if not isinstance(fn, types.FunctionType) or is_library_module_name(
+    if isinstance(getattr(fn, "node", None), gast.FunctionDef) and callable(
+        getattr(fn, "source", None)
+    ):
+        fs = fn.source()  # a function of a file `pullback check` parsed (check/static.py)
+    elif not isinstance(fn, types.FunctionType) or is_library_module_name(
         getattr(fn, "__module__", None) or "builtins"
     ):
         return False
-    try:
-        fs = load_source(fn)
-    except Exception:  # noqa: BLE001 - no source: the call may keep anything
-        return False
+    else:
+        try:
+            fs = load_source(fn)
+        except Exception:  # noqa: BLE001 - no source: the call may keep anything
+            return False
     tree = fs.tree
     if not isinstance(tree, gast.FunctionDef) or tree.args.vararg is not None:
         return False

@@ -1,6 +1,6 @@
 """A loop over a local dict that replaces the value at the key it visits.
 
-``for k in params: params[k] -= lr * grads[k]`` (also ``for k in params.keys()``,
+``for k in params: params[k] = params[k] - lr * grads[k]`` (also ``for k in params.keys()``,
 ``for k, v in params.items(): params[k] = v - ...``) iterates over a dict while changing it.
 Python allows it: storing at a key the dict already has changes no key, so the iteration
 visits every key once, in order. Visiting key ``k``, it reads the value stored at ``k``

@@ -332,7 +332,9 @@ def _has_versions(fs) -> bool:
     then are a name's bindings followed (a walk of the function), once per function."""
     found = getattr(fs, "_pb_has_versions", None)
     if found is None:
-        scopes = (getattr(fs, "namespace", None) or {}, getattr(fs.fn, "__globals__", {}))
+        # (a function of a file `pullback check` parsed has no live function: no globals)
+        live = getattr(fs, "fn", None)
+        scopes = (getattr(fs, "namespace", None) or {}, getattr(live, "__globals__", {}))
         found = any(
             isinstance(v, types.FunctionType) and "__pullback_keeps_receiver__" in v.__dict__
             for scope in scopes

@@ -19,7 +19,6 @@ The set of rebinding statements is the greatest fixed point of these conditions,
 from __future__ import annotations
 
 import functools
-import math
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -30,11 +29,6 @@ from ..transform.inplace_calls import inplace_statement_call
 from ..transform.owned_helpers import is_owned_result
 from .alias_uses import AliasUses, selects_elements
 from .moves import Moves
-
-# Builtins whose result is a new object that keeps no reference to an argument: ``range``
-# takes its bounds through ``__index__`` (a counter passed to ``range(n)`` and then
-# ``n += 1`` shares nothing), ``isinstance`` answers a bool.
-FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr, range, isinstance)
 
 
 def is_number(node) -> bool:
@@ -551,8 +545,3 @@ def picks_an_argument(value) -> bool:
         and isinstance(value.func, gast.Name)
         and value.func.id in ("min", "max")
     )
-
-
-def is_math_function(obj) -> bool:
-    """Functions of the ``math`` module return new numbers."""
-    return getattr(math, getattr(obj, "__name__", ""), None) is obj

@@ -43,13 +43,9 @@ from ..transform.higher_order_builtins import (
 from ..transform.local_partials import partial_sites
 from ..ufunc_methods import rewritten_method
 from . import codes
-from .aliasing import (
-    FRESH_BUILTINS,
-    is_math_function,
-)
 from .argument_reads import bound_names, reads_only
 from .container_checks import ContainerChecks
-from .fresh_arrays import call_returns_new, literal_arguments, method_returns_new
+from .fresh_arrays import returns_fresh
 from .mutation_fixes import (
     container_fix,
     inplace_function_fix,
@@ -88,21 +84,6 @@ class UserCall:
         # callee is checked as its specialization owning them (check/helper_writes.py)
         self.owned = owned
         self.kinds = kinds  # "list", "dict" or None (an array) for each owned parameter
-
-
-def returns_fresh(callee, call) -> bool:
-    """Whether ``call`` (resolved to ``callee``) returns a new object that keeps no
-    reference to its arguments. The table of NumPy calls that return new arrays:
-    check/fresh_arrays.py."""
-    if callee.kind in ("array_method", "method"):
-        return method_returns_new(callee.name, len(call.args))
-    if callee.kind != "object":
-        return False
-    obj = callee.obj
-    if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
-        return True
-    arguments = literal_arguments(call)
-    return arguments is not None and call_returns_new(obj, *arguments)
 
 
 def user_callee(checker, call):

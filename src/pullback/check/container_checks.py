@@ -133,6 +133,21 @@ class ContainerChecks:
         self._report_container(target, base.id, what, kind, refusal)
         return True
 
+    def keyed_store_fix(self, target, value_text, op) -> str | None:
+        """The fix, for ``d[k] (op)= v`` into a name not known to be a dict, when the key
+        reads as a dict's (a string, or a loop variable over strings or over a dict): copy
+        it into a dict of the function's own, and write an augmented store out (Python's
+        ``+=`` would change the array item itself)."""
+        base = target.value
+        if not isinstance(base, gast.Name) or not _string_key(target.slice, self._parent_map()):
+            return None
+        name, key = base.id, self.text(target.slice)
+        store = f"`{name}[{key}] = {name}[{key}] {op} {value_text}`" if op else "the store"
+        return (
+            f"if '{name}' is a dict, make it the function's own first, `{name} = dict({name})` "
+            f"(at the function's top level, before the first change), then write {store}"
+        )
+
     def held_array_store(self, target):
         """None when ``xs[t][k] (op)= v`` writes into an array that the local list or dict
         ``xs`` alone holds (check/held_arrays.py), else why not (an ``Unproved``, kept for
@@ -297,8 +312,12 @@ class ContainerChecks:
         memo = self._memo_texts(name, kind)
         if memo is None and refusal.kind in ("global", "closure"):
             memo = self._global_memo(name)
+        optional = _none_default_fix(self.tree, name, kind)
         if memo is not None:
             why, fix = memo
+        elif optional is not None:  # def sgd(w, dw, config=None): the copy must allow None
+            self.note_parameter_write(name, node)
+            why, fix = optional
         elif refusal.kind == "parameter":
             self.note_parameter_write(name, node)
             why = (
@@ -366,6 +385,71 @@ class ContainerChecks:
             why=why,
             fix=f"{fix} ({codes.see('PB106')}).",
         )
+
+
+def _string_key(index, parents) -> bool:
+    """Whether ``index`` is a string, or the variable of a loop over strings (``for k in
+    ("W1", "W2")``) or over a dict's keys (``for k in grads``, ``grads.keys()``)."""
+    if isinstance(index, gast.Constant):
+        return isinstance(index.value, str)
+    if not isinstance(index, gast.Name):
+        return False
+    loop = parents.get(index)
+    while loop is not None:
+        target = getattr(loop, "target", None)
+        if isinstance(loop, gast.For) and isinstance(target, gast.Name) and target.id == index.id:
+            it = loop.iter
+            if isinstance(it, (gast.Tuple, gast.List)):
+                return bool(it.elts) and all(
+                    isinstance(e, gast.Constant) and isinstance(e.value, str) for e in it.elts
+                )
+            called = getattr(getattr(it, "func", None), "attr", None)
+            return isinstance(it, gast.Name) or called == "keys"
+        loop = parents.get(loop)
+    return False
+
+
+def none_default(tree, name) -> bool:
+    """Whether ``name`` is a parameter of the function ``tree`` whose default is None."""
+    args = getattr(tree, "args", None)
+    if args is None:
+        return False
+    positional = args.posonlyargs + args.args
+    defaulted = positional[len(positional) - len(args.defaults) :]
+    pairs = list(zip(defaulted, args.defaults, strict=True))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    return any(
+        isinstance(a, gast.Name)
+        and a.id == name
+        and isinstance(d, gast.Constant)
+        and d.value is None
+        for a, d in pairs
+    )
+
+
+def none_default_copy(name, kind) -> str:
+    """``config = {} if config is None else dict(config)``: the caller's container copied,
+    or a new one where the caller passed None (``dict(None)`` would raise)."""
+    made = "{}" if kind == "dict" else "[]"
+    return f"{name} = {made} if {name} is None else {kind}({name})"
+
+
+def _none_default_fix(tree, name, kind):
+    """``(why, fix)`` for a change of the parameter ``name`` whose default is None
+    (``def sgd_momentum(w, dw, config=None)``, a course's update rule), else None."""
+    if kind not in ("list", "dict") or not none_default(tree, name):
+        return None
+    why = (
+        f"'{name}' comes from a parameter (None by default), so it may be the caller's "
+        f"{kind}, and a differentiated function may change only lists and dicts it built "
+        "itself."
+    )
+    fix = (
+        f"make it the function's own {kind} in its first line: "
+        f"`{none_default_copy(name, kind)}` (and return it if the caller needs the changes: "
+        f"`return ..., {name}`)"
+    )
+    return why, fix
 
 
 class _Slice:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 
 import gast
 import numpy as np
@@ -226,3 +227,28 @@ def method_may_return_view(name: str) -> bool:
     transform computes it (``x.flatten()`` is computed with np.ravel)."""
     mapped = ARRAY_METHODS.get(name)
     return name in VIEW_METHODS or (mapped is not None and may_return_view(mapped))
+
+
+# Builtins whose result is a new object that keeps no reference to an argument: ``range``
+# takes its bounds through ``__index__`` (a counter passed to ``range(n)`` and then
+# ``n += 1`` shares nothing), ``isinstance`` answers a bool.
+FRESH_BUILTINS = (len, int, float, bool, abs, round, print, complex, str, repr, range, isinstance)
+
+
+def is_math_function(obj) -> bool:
+    """Functions of the ``math`` module return new numbers."""
+    return getattr(math, getattr(obj, "__name__", ""), None) is obj
+
+
+def returns_fresh(callee, call) -> bool:
+    """Whether ``call`` (resolved to ``callee``) returns a new object that keeps no
+    reference to its arguments (for NumPy calls, by the table above)."""
+    if callee.kind in ("array_method", "method"):
+        return method_returns_new(callee.name, len(call.args))
+    if callee.kind != "object":
+        return False
+    obj = callee.obj
+    if any(obj is f for f in FRESH_BUILTINS) or is_math_function(obj):
+        return True
+    arguments = literal_arguments(call)
+    return arguments is not None and call_returns_new(obj, *arguments)

@@ -31,10 +31,11 @@ import gast
 
 from ..errors import location_text
 from ..resolve import own_nodes, parent_map
-from ..transform.list_analysis import MUTATORS
+from ..transform.list_analysis import DICT_ONLY, LIST_ONLY, MUTATORS
 from ..transform.owned_helpers import owning_tree, returned_parameter
 from . import codes
 from .call_checks import user_callee
+from .container_checks import none_default, none_default_copy
 from .mutation_fixes import OPERATORS
 
 
@@ -512,7 +513,14 @@ class HelperWrites:
 
     def _report_helper_write(self, call, node, name, p, write, fix, why=None):
         text = self.text(node) if node is not call else p
-        if fix is None:
+        optional = _optional_container_fix(self.owning_call(call), name, p, write)
+        if optional is not None:  # a copy by the caller fails on None; the helper's own works
+            kind, fix = optional
+            why = (
+                f"'{text}' may be a {kind} the caller keeps (or None, which '{name}' replaces "
+                f"by a new {kind}), and the writes would change it in place."
+            )
+        elif fix is None:
             copied = self._call_with(call, node, f"{text}.copy()")
             fix = (
                 f"pass a copy: `{copied}` (then use what '{name}' returns, or name the "
@@ -557,3 +565,25 @@ def _default_fix(fn, p) -> str:
             "earlier call stored (computed from other arguments) and hand them back"
         )
     return f"pass '{p}' a local array (`{p}=np.zeros(...)`) rather than its default"
+
+
+def _optional_container_fix(found, name, p, write):
+    """The fix for a helper that changes the list or dict ``p`` whose default is None
+    (``def sgd_momentum(w, dw, config=None)``): the caller may pass None, which has no
+    ``.copy()``; a first line of the helper that copies what it gets, or makes a new one
+    for None, works for both."""
+    if found is None or not none_default(found[1].tree, p):
+        return None
+    node = write.node
+    keyed = isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant)
+    method = getattr(getattr(node, "func", None), "attr", None)
+    if keyed and isinstance(node.slice.value, str) or method in DICT_ONLY:
+        kind = "dict"
+    elif method in LIST_ONLY:
+        kind = "list"
+    else:
+        return None
+    return kind, (
+        f"let '{name}' change a {kind} of its own: make `{none_default_copy(p, kind)}` its "
+        f"first line and return '{p}', and use what it returns (`..., {p} = {name}(...)`)"
+    )

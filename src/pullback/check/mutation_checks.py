@@ -322,6 +322,9 @@ class MutationChecks(SpecialStoreReports):
                 fix=f"write into '{owner}' itself{hint} ({codes.see(code)}).",
             )
             return
+        keyed = self.keyed_store_fix(target, parenthesize(value, value_text, op or "+"), op)
+        if keyed is not None:  # grads[k] += reg * W, grads from a call: a dict, likely
+            first = f"{keyed}; if it is an array, {first[0].lower()}{first[1:]}"
         self.report(
             target,
             code,

@@ -152,8 +152,9 @@ class EscapeSites:
             )
         elif item is not None:  # self.cache[k] = v: refused as its attribute would be
             obj = gast.unparse(item.value.value).strip()
+            key = gast.unparse(item.slice).strip()
             self.problems.append(
-                varied_attribute_store(self.diagnostic, item, obj, item.value.attr)
+                varied_attribute_store(self.diagnostic, item, obj, item.value.attr, key)
             )
         else:
             obj = gast.unparse(target.value).strip()

@@ -26,6 +26,9 @@ import numpy as np
 
 from ..resolve import parent_map, resolve_call
 from ..tree_walk import all_nodes
+from .container_readers import keeps_nothing
+from .key_loops import comprehension_view, iterates_keys
+from .list_rows import ListRows, Refusal, change_receiver
 from .owned_helpers import ENTRY, OWNED, owned_result_kind
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
@@ -43,18 +46,7 @@ _SAFE_BUILTINS = (
 )  # fmt: skip
 
 
-class Refusal:
-    """Why a change of ``name`` is not modelled: ``kind`` is "parameter", "global",
-    "closure", "not_local", "shared" (``node`` is the use that may keep the object), or
-    "kind" (not known to be a list or a dict). (A plain class, not a dataclass: see
-    ``analyze.Activity``.)"""
-
-    def __init__(self, kind: str, node=None):
-        self.kind = kind
-        self.node = node
-
-
-class ContainerAnalysis:
+class ContainerAnalysis(ListRows):
     """The local containers of one function (see the module docstring)."""
 
     def __init__(self, fs, tree, locals_, owned_argument=None, owned_value=None):
@@ -78,6 +70,7 @@ class ContainerAnalysis:
         self.unproved: dict[str, gast.AST] = {}  # a binding that is not a new container
         self.bindings: dict[str, list] = {}  # the values assigned to each name
         self.binds: dict[str, list] = {}  # (kind, where, statement) of each binding
+        self.copied_at: dict[str, int] = {}  # a name made local by a copy at the top level
         self.nested: dict[str, list] = {}  # rows[i][j] (op)= v: the stores into a row
         # Statements in the order they appear (a compound statement before its body):
         # generated trees (a generator's list version) carry no reliable line numbers.
@@ -107,6 +100,8 @@ class ContainerAnalysis:
         for name in self.changes:
             if self.kinds.get(name, "") is None:
                 self._forget_final_rebindings(name)
+            if self.kinds.get(name, "") is None and name not in self.params:
+                self._forget_bindings_before_copy(name)
         for name, kind in list(self.kinds.items()):
             if kind == "copy":
                 used = methods.get(name, set())
@@ -145,6 +140,29 @@ class ContainerAnalysis:
             return
         self.kinds[name] = kept[0][0]
         self.unproved.pop(name, None)
+
+    def _forget_bindings_before_copy(self, name):
+        """``loss, grads = model.loss(x)``, then ``grads = dict(grads)`` at the function's top
+        level before any change: from the copy on, ``grads`` is a new container (what it
+        was bound to before is the caller's business, as for a parameter copied first)."""
+        changes = self.changes.get(name, ())
+        for stmt in self.tree.body:
+            kind = self._top_level_copy(stmt, name)
+            if kind is None or any(self._position(c) <= self.order[id(stmt)] for c in changes):
+                continue
+            at = self.order[id(stmt)]
+            later = [k for k, _, st in self.binds[name] if self._position(st) > at]
+            if all(k == kind for k in later):
+                self.kinds[name] = kind
+                self.unproved.pop(name, None)
+                self.copied_at[name] = at
+            return
+
+    def _top_level_copy(self, stmt, name):
+        if not _assigns(stmt, name):
+            return None
+        kind = self.new_container(stmt.value)
+        return kind if kind in ("list", "dict") else None
 
     def _name(self, node, methods):
         parent = self.parents.get(node)
@@ -194,7 +212,7 @@ class ContainerAnalysis:
                 methods.setdefault(name, set()).add(parent.attr)
                 self.changes.setdefault(name, []).append(grand)
                 return
-            if parent.attr in READERS:
+            if parent.attr in READERS or comprehension_view(parent, grand, self.parents):
                 return
         if self._reads_only(node, parent):
             return
@@ -265,7 +283,7 @@ class ContainerAnalysis:
         if isinstance(parent, gast.Dict) and node in parent.values:
             return parent.keys[parent.values.index(node)] is None  # {**d}: a new dict
         if isinstance(parent, gast.Call) and node in parent.args:
-            return self._safe_callee(parent)
+            return self._safe_callee(parent, node)
         return False
 
     def _in_nested_scope(self, node) -> bool:
@@ -276,7 +294,7 @@ class ContainerAnalysis:
             p = self.parents.get(p)
         return False
 
-    def _safe_callee(self, call) -> bool:
+    def _safe_callee(self, call, node=None) -> bool:
         callee = resolve_call(self.fs, call, self.locals)
         if callee.kind != "object":
             return False
@@ -286,6 +304,9 @@ class ContainerAnalysis:
         module = getattr(obj, "__module__", None) or ""
         if module.startswith("numpy") and callable(obj) and not isinstance(obj, type):
             return True  # a NumPy function turns a list into a new array
+        if node in call.args and not any(isinstance(a, gast.Starred) for a in call.args):
+            if keeps_nothing(obj, call.args.index(node)):  # loss, grads = f(params, x)
+                return True
         return getattr(math, getattr(obj, "__name__", ""), None) is obj
 
     def new_container(self, value) -> str | None:
@@ -295,6 +316,9 @@ class ContainerAnalysis:
             owned = self.owned_value(value)
         if owned is not None:
             return owned  # a helper's final state of the list or dict it owned
+        if isinstance(value, gast.IfExp):  # {} if config is None else dict(config)
+            kinds = {self.new_container(value.body), self.new_container(value.orelse)}
+            return kinds.pop() if len(kinds) == 1 and None not in kinds else None
         if isinstance(value, (gast.List, gast.ListComp)):
             return "list"
         if isinstance(value, (gast.Dict, gast.DictComp)):
@@ -333,18 +357,26 @@ class ContainerAnalysis:
         """The position of ``name = list(name)`` (or another copy) in the function's top
         level, which makes a parameter the function's own from there on; else None."""
         for stmt in self.tree.body:
-            if (
-                isinstance(stmt, gast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and stmt.targets[0].id == name
-            ):
+            if _assigns(stmt, name):
                 kind = self.new_container(stmt.value)
                 return self.order[id(stmt)] if kind is not None else None
+            if isinstance(stmt, gast.If) and stmt.orelse:
+                # if config is None: config = {} / else: config = dict(config)
+                made = [self._branch_copy(b, name) for b in (stmt.body, stmt.orelse)]
+                if None not in made:
+                    return max(made)
+        return None
+
+    def _branch_copy(self, branch, name):
+        """The position of the copy ``name = <new container>`` among a branch's own
+        statements, else None."""
+        for stmt in branch:
+            if _assigns(stmt, name):
+                return self.order[id(stmt)] if self.new_container(stmt.value) else None
         return None
 
     def refusal(self, name) -> Refusal | None:
-        start = -1
+        start = self.copied_at.get(name, -1)
         if name in self.params:
             start = self._param_copy(name)
             if start is None or any(self._position(c) <= start for c in self.changes.get(name, ())):
@@ -366,7 +398,10 @@ class ContainerAnalysis:
             if self._position(use) <= last or any(
                 id(p) in loops for p in self._loops(use)
             ):
-                if self._new_each_pass(name, use, changes):
+                if self._new_each_pass(name, use, changes) or (
+                    self.kinds[name] == "dict"  # (a list's loop reads the values it stores)
+                    and iterates_keys(use, name, self.parents, changes)
+                ):
                     continue
                 return Refusal("shared", use)
         return None
@@ -385,10 +420,7 @@ class ContainerAnalysis:
                 return False
             first = min(self._position(c) for c in changes)
             if not any(
-                isinstance(stmt, gast.Assign)
-                and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and stmt.targets[0].id == name
+                _assigns(stmt, name)
                 and self.new_container(stmt.value) in ("list", "dict")
                 and self._position(stmt) < first
                 for stmt in loop.body
@@ -411,41 +443,12 @@ class ContainerAnalysis:
         if not stores and any(self._augmented(c) for c in changes):
             return False  # l[i] += v reads l[p], whose pullback needs a fixed length
         during = self._while_changing(changes)
-        for node in self._loads(name, {id(_receiver(c)) for c in changes}):
+        for node in self._loads(name, {id(change_receiver(c)) for c in changes}):
             if self._length_only(node) or (stores and self._item_read(node)):
                 continue
             if during(node):
                 return False
         return True
-
-    # -- lists of lists -------------------------------------------------------------
-    def rows_refusal(self, name) -> Refusal | None:
-        """None when ``rows[i][j] (op)= v`` into the local list ``name`` is a rebinding of a
-        new row into a new list: every row is a list made for it — by the bindings
-        (``[[..] for ..]``, ``[[..], [..]]``, ``[]``) and by every change that puts a row
-        in (``rows[i] = [..]``, ``rows.append([..])``, ...) — and no use that could keep a
-        row (``r = rows[0]``, ``for r in rows``, ``list(rows)``) comes before the last
-        change or inside a loop that changes it. Else the refusal: "rows" (``node`` puts
-        in a row that may be shared, as ``[[0.0] * n] * m`` does) or "shared"."""
-        refusal = self.refusal(name)
-        if refusal is not None:
-            return refusal
-        for value in self.bindings.get(name, ()):
-            if not self._fresh_rows(value):
-                return Refusal("rows", value)
-        changes = self.changes.get(name, [])
-        receivers = set()
-        for change in changes:
-            receivers.add(id(_root(change)))
-            bad = self._row_source(change)
-            if bad is not None:
-                return Refusal("rows", bad)
-        during = self._while_changing(changes)
-        for node in self._loads(name, receivers):
-            kept = self._kept_row(node)
-            if kept is not None and during(kept):
-                return Refusal("shared", kept)
-        return None
 
     def _loads(self, name, skip):
         """The loads of ``name`` in the function, but those whose ids are in ``skip``."""
@@ -467,61 +470,6 @@ class ContainerAnalysis:
         return lambda node: self._position(node) <= last or any(
             id(p) in loops for p in self._loops(node)
         )
-
-    def _fresh_row(self, value) -> bool:
-        """Whether ``value`` makes a new list each time it runs (a display, a comprehension,
-        ``list(..)``, ``sorted(..)``, ``[..] * n``, ``[..] + ..``)."""
-        return self.new_container(value) == "list"
-
-    def _fresh_rows(self, value) -> bool:
-        """Whether ``value`` is a new list of rows that are new lists (``[[..] for ..]``,
-        ``[[..], [..]]``; not ``[[..]] * n``, whose rows are one object)."""
-        if isinstance(value, gast.List):
-            return all(self._fresh_row(e) for e in value.elts)
-        if isinstance(value, gast.ListComp):
-            return self._fresh_row(value.elt)
-        return False
-
-    def _row_source(self, change):
-        """The expression by which ``change`` puts into the list a row that may be held
-        elsewhere, else None."""
-        if isinstance(change, gast.AugAssign):  # rows += [...]
-            return None if self._fresh_rows(change.value) else change.value
-        statement = self.parents.get(change)
-        if isinstance(change, gast.Subscript):
-            if not isinstance(change.ctx, gast.Store) or not isinstance(change.value, gast.Name):
-                return None  # del rows[i], or a store into a row
-            if isinstance(statement, gast.Assign):
-                whole = isinstance(change.slice, gast.Slice)
-                fresh = self._fresh_rows if whole else self._fresh_row
-                return None if fresh(statement.value) else statement.value
-            return None  # rows[i] += [..]: the row is unshared, so in place is the same
-        method = change.func.attr
-        if method in ("append", "insert") and change.args:
-            value = change.args[-1]
-            return None if self._fresh_row(value) else value
-        if method == "extend" and change.args:
-            return None if self._fresh_rows(change.args[0]) else change.args[0]
-        return None
-
-    def _kept_row(self, node):
-        """The expression by which a load of the list ``node`` may keep one of its rows
-        (the load itself, or the row read ``rows[k]``), else None."""
-        parent = self.parents.get(node)
-        if self._length_only(node) or self._numpy_argument(node):
-            return None
-        if not (isinstance(parent, gast.Subscript) and parent.value is node):
-            return node  # the list itself, as a whole: its rows go with it
-        if isinstance(parent.slice, gast.Slice):
-            return parent  # a new list holding the same rows
-        grand = self.parents.get(parent)
-        if isinstance(grand, gast.Subscript) and grand.value is parent:
-            return None  # rows[k][m]: an item of a row
-        if isinstance(grand, (gast.BinOp, gast.Compare, gast.UnaryOp)):
-            return None  # rows[k] + [..], rows[k] * 2: new lists
-        if self._length_only(parent) or self._numpy_argument(parent):
-            return None
-        return parent
 
     def _numpy_argument(self, node) -> bool:
         """An argument of a NumPy function (which copies values into a new array)."""
@@ -569,15 +517,14 @@ class ContainerAnalysis:
             p = self.parents.get(p)
 
 
-
-def _receiver(change):
-    """The name a change node (a subscript store or delete, a method call, ``l += ..``)
-    changes."""
-    if isinstance(change, gast.Subscript):
-        return change.value
-    if isinstance(change, gast.Call):
-        return change.func.value
-    return change.target
+def _assigns(stmt, name) -> bool:
+    """Whether ``stmt`` is ``name = value``."""
+    return (
+        isinstance(stmt, gast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name)
+        and stmt.targets[0].id == name
+    )
 
 
 def _item_store(change) -> bool:
@@ -588,12 +535,3 @@ def _item_store(change) -> bool:
         and isinstance(change.ctx, gast.Store)
         and not isinstance(change.slice, gast.Slice)
     )
-
-
-def _root(change):
-    """The name node a change changes (for ``rows[i][j] = v``, ``rows``)."""
-    node = _receiver(change)
-    while isinstance(node, gast.Subscript):
-        node = node.value
-    return node
-

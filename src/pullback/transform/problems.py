@@ -115,10 +115,23 @@ def no_rule_for_varied_call(diagnostic, node, callee):
     )
 
 
-def varied_attribute_store(diagnostic, node, obj, attr):
+def varied_attribute_store(diagnostic, node, obj, attr, key=None):
     """PB107: ``obj.attr = value`` where ``value`` depends on a differentiated value
-    (``attr`` ``<name>`` for ``setattr(obj, name, value)``, a name known when it runs)."""
+    (``attr`` ``<name>`` for ``setattr(obj, name, value)``, a name known when it runs);
+    ``key``: the store is ``obj.attr[key] = value``, into the container the attribute holds
+    (which may be another's: ``self.params = params`` in ``__init__``)."""
     local = "value" if attr.startswith("<") else attr
+    fix = (
+        f"keep the value in a local variable (`{local} = ...`) and return it or pass it on; "
+        "storing values that carry no gradient (counters, shapes, flags) is fine."
+    )
+    if key is not None:
+        fix = (
+            f"on an object this function builds, store a new container in the attribute "
+            f"instead of changing the one it holds: `{local} = dict({obj}.{attr})` (or "
+            f"`list(...)`), `{local}[{key}] = ...`, `{obj}.{attr} = {local}`; on an object "
+            f"from outside, {fix}"
+        )
     return diagnostic(
         node,
         "PB107",
@@ -126,8 +139,7 @@ def varied_attribute_store(diagnostic, node, obj, attr):
         "An attribute of an object is outside what pullback differentiates: the function "
         "reads it back (or hands the object to a call that may), and the gradient through "
         "the stored value would be lost there.",
-        f"keep the value in a local variable (`{local} = ...`) and return it or pass it on; "
-        "storing values that carry no gradient (counters, shapes, flags) is fine.",
+        fix,
     )
 
 

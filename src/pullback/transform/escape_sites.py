@@ -232,9 +232,19 @@ class EscapeSites:
         self.ns["effect_call"] = effect_call
         self.ns["_pb_effect_registry"] = self.registry
         packed, keywords = _packed(call)
-        new = N.located(
-            N.call("effect_call", [N.load("_pb_effect_registry"), func, packed, keywords]), call
-        )
+        # the arguments that carry a gradient by name: an object built from a differentiated
+        # value but not (yet) a record, `net.add(Dense(W1))`, carries one although its value
+        # does not show it (effect_call)
+        marked = [k for k, a in enumerate(call.args) if isinstance(a, gast.Name) and a.id in varied]
+        marked += [
+            k.arg
+            for k in call.keywords
+            if isinstance(k.value, gast.Name) and k.value.id in varied
+        ]
+        args = [N.load("_pb_effect_registry"), func, packed, keywords]
+        if marked:
+            args.append(N.const(tuple(marked)))
+        new = N.located(N.call("effect_call", args), call)
         new.pb_callee = Callee("object", effect_call, name="effect_call")
         s.value = new
         self.keeps_outside = True

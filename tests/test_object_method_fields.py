@@ -107,6 +107,43 @@ def given_list(W1, X):
     return np.sum(net.forward(X) ** 2)
 
 
+def fitted_in_a_chain(X, y):
+    model = Linear(lr=0.2).fit(X, y)  # fit returns self: the object made for the call
+    return np.sum(model.predict(X) ** 2) + model.errors[-1]
+
+
+class Shaped:
+    def __init__(self):
+        self.layers = []
+
+    def add(self, layer):
+        if self.layers:  # its truth only: no other holder of the list
+            layer.set_input_shape(self.layers[-1].n_out)
+        self.layers.append(layer)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+
+class ShapedDense(Dense):
+    def __init__(self, W):
+        self.W = W
+        self.n_in = None
+        self.n_out = W.shape[1]
+
+    def set_input_shape(self, n):
+        self.n_in = n
+
+
+def shapes_set_on_add(W1, X, W2):
+    net = Shaped()
+    net.add(ShapedDense(W1))
+    net.add(ShapedDense(W2))
+    return np.sum(net.forward(X) ** 2)
+
+
 _r = np.random.default_rng(5)
 X = _r.standard_normal((4, 3))
 Y = np.array([0.3, -0.5, 0.1, 0.8])
@@ -127,6 +164,17 @@ W2 = 0.5 * _r.standard_normal((2, 2))
 def test_method_fields_and_grown_lists_against_differences(f, args):
     check_probe(f, *args, second=True)
     check_float32(f, *args)
+
+
+def test_a_fit_returning_self_in_a_chain():
+    check_probe(fitted_in_a_chain, X, Y, second=True)
+
+
+def test_a_list_tested_for_truth_before_it_grows():
+    # (first order and jvp: a second derivative recomputes `add` from the object as it was
+    # and refuses its read of the grown list, escapes.py; see the report)
+    check_probe(shapes_set_on_add, W1, X, W2)
+    check_float32(shapes_set_on_add, W1, X, W2)
 
 
 def test_a_scalar_through_the_fit():

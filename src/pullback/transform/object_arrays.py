@@ -238,6 +238,10 @@ def _list_use_ok(read, parents, fn_globals, me: str) -> bool:
             and call.func is up
             and isinstance(parents.get(call), gast.Expr)
         )
+    if isinstance(up, (gast.If, gast.While, gast.IfExp)) and up.test is read:
+        return True  # `if self.layers:`: its truth, no reference kept
+    if isinstance(up, gast.BoolOp) or isinstance(up, gast.UnaryOp) and isinstance(up.op, gast.Not):
+        return isinstance(parents.get(up), (gast.If, gast.While, gast.IfExp))
     if isinstance(up, gast.For) and up.iter is read:
         return not any(_grows(s, me) for s in up.body + up.orelse)
     if isinstance(up, gast.Call) and read in up.args and not up.keywords:

@@ -448,7 +448,13 @@ def _version_temporaries(fs, tree, found) -> None:
         fields = class_fields(cls) if ok else None
         if fields is None or live_kind(cls, call.func.attr) != "method":
             continue
-        made = _Versions(cls, fields).of(call.func.attr)
+        versions = _Versions(cls, fields)
+        # (fields changed in place that only the object reaches: its methods' uses alone,
+        # since the function holds no name of it)
+        fn_globals = getattr(fs.fn, "__globals__", {})
+        versions.arrays = private_arrays(cls, fields, tree, "", fn_globals)
+        versions.lists = private_lists(cls, fields, tree, "", fn_globals)
+        made = versions.of(call.func.attr)
         if made is None or not made[1]:
             continue
         helper = f"_pb_version_{cls.__name__}_{call.func.attr}"

@@ -285,18 +285,23 @@ def _carries_gradient(value) -> bool:
     return is_differentiable_value(value)
 
 
-def effect_call(registry, fn, args, kwargs):
+def effect_call(registry, fn, args, kwargs, marked=()):
     """``fn(*args, **kwargs)`` whose result is not used (a call for its effect), made
     where a differentiated value is passed: a user function runs its generated forward
     sweep, so that what it keeps outside the differentiated variables is recorded (and a
-    read back refused) and what it may not do is refused; library code runs as it is."""
+    read back refused) and what it may not do is refused; library code runs as it is.
+    ``marked``: the positions (and keyword names) of the arguments the caller knows carry
+    a gradient: an object built from a differentiated value that is no record (the caller
+    made it only to hand it on, ``net.add(Dense(W1))``) carries one its value does not show,
+    and a store of it must be recorded all the same."""
     bound = as_bound_call(fn)  # the Python function behind a method, partial or object
     module = getattr(bound.target, "__module__", None) if bound is not None else None
     if bound is None or is_library_module_name(module or "pullback"):
         return fn(*args, **kwargs)
     every, keywords = bound.arguments(args, kwargs)
-    moving = tuple(k for k, a in enumerate(every) if _carries_gradient(a))
-    moving += tuple(k for k, v in keywords.items() if _carries_gradient(v))
+    known = {id(args[m] if isinstance(m, int) else kwargs[m]) for m in marked}
+    moving = tuple(k for k, a in enumerate(every) if id(a) in known or _carries_gradient(a))
+    moving += tuple(k for k, v in keywords.items() if id(v) in known or _carries_gradient(v))
     if not moving:
         return fn(*args, **kwargs)
     wrt, _ = ENTRY_POINTS.resolve_wrt(bound.target, moving)

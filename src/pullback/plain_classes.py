@@ -315,6 +315,13 @@ class _Rewrite:
         ]
         for n in sorted(stores, key=lambda n: (n.lineno, n.col_offset)):
             self.field_local(n.attr)
+        if not self.as_tuple and isinstance(self.cls, type):
+            # an attribute only a method stores (`fit` setting `self.w`) is a field too,
+            # absent until that method runs: the method's store is then a new version of
+            # the object (transform/object_stores.py), not a value kept outside
+            for attr in method_stores(self.cls):
+                if attr not in self.locals and self.class_attribute(attr) is None:
+                    self.field_local(attr)
         body = self.statements(tree.body, top=True)
         top = {
             s.targets[0].id
@@ -499,6 +506,35 @@ class _Rewrite:
             )
         klass = self.helper("record_class", self.cls)
         return gast.copy_location(gast.Attribute(klass, attr, gast.Load()), node)
+
+
+def method_stores(cls) -> list:
+    """The attributes the Python methods of ``cls`` (but ``__init__``) store on their
+    object, ``self.w = ...`` or ``self.w -= ...``, in the order the class defines them;
+    a method without source stores nothing pullback follows."""
+    found = {}
+    for c in reversed(cls.__mro__[:-1]):
+        for name, raw in c.__dict__.items():
+            if name == "__init__" or not isinstance(raw, types.FunctionType):
+                continue
+            try:
+                tree = load_source(raw).tree
+            except PullbackError:
+                continue
+            params = tree.args.posonlyargs + tree.args.args
+            if not params:
+                continue
+            me = params[0].id
+            for n in gast.walk(tree):
+                if (
+                    isinstance(n, gast.Attribute)
+                    and isinstance(n.ctx, gast.Store)
+                    and _is_self(n.value, me)
+                    and not n.attr.startswith("__")
+                    and live_kind(cls, n.attr) is None
+                ):
+                    found.setdefault(n.attr, None)
+    return list(found)
 
 
 def _class_attribute(cls, attr):

@@ -115,19 +115,29 @@ def check_float32(f, *args, rtol=2e-2, atol=2e-3):
     np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=rtol, atol=atol)
 
 
-def probe_tests(probes):
+def probe_tests(probes, quick=None):
     """``(test_probe, test_float32)`` for a probe module's ``PROBES`` (name -> ``(f, args,
     second)``): each probe by :func:`check_probe`, and by :func:`check_float32` those whose
     first argument is an array. The module binds them to those names, which pytest
-    collects: ``test_probe, test_float32 = probe_tests(PROBES)``."""
+    collects: ``test_probe, test_float32 = probe_tests(PROBES)``. ``quick``: the second
+    order and the float32 checks of only that many probes each, spread evenly over the
+    names (every one under ``pytest --long``: tests/sweeps.py), the gradient of all."""
     import pytest
+    from sweeps import sweep
+
+    def sample(names):
+        return names if quick is None else sweep(names, quick=quick)
+
+    seconds = set(sample(sorted(k for k, (_, _, second) in probes.items() if second)))
 
     @pytest.mark.parametrize("name", sorted(probes))
     def test_probe(name):
-        f, args, second = probes[name]
-        check_probe(f, *args, second=second)
+        f, args, _ = probes[name]
+        check_probe(f, *args, second=name in seconds)
 
-    arrays = sorted(k for k, (_, args, _) in probes.items() if isinstance(args[0], np.ndarray))
+    arrays = sample(
+        sorted(k for k, (_, args, _) in probes.items() if isinstance(args[0], np.ndarray))
+    )
 
     @pytest.mark.parametrize("name", arrays)
     def test_float32(name):

@@ -30,6 +30,7 @@ from ..resolve import (
     ARRAY_METHODS,
     ARRAY_VARARG_METHODS,
     CONTAINER_INPLACE_METHODS,
+    receiver_class,
     resolve_call,
     resolve_expr,
 )
@@ -350,6 +351,19 @@ class CallChecks(ContainerChecks):
                 return False  # Acc().add(v).add(w): the class's own method, found running
             # append runs as written; the transform refuses it only where a gradient
             # would have to flow through the list (transform/reverse_attributes.py).
+            own = self._subclass_method(func, name)
+            if own is not None:  # lmfit's Parameters(dict).add: not dict's or set's method
+                base = next(b for b in (dict, list, set) if issubclass(own, b)).__name__
+                self.report(
+                    node,
+                    "PB106",
+                    f"container mutation: '{call}' calls {own.__name__}.{name}, a method of "
+                    f"a {base} subclass, which changes '{receiver}' in place",
+                    fix=f"keep the values in a plain {base} the function builds (for a dict: "
+                    f"`{receiver} = {{}}` and `{receiver}[key] = value`) "
+                    f"({codes.see('PB106')}).",
+                )
+                return True
             self.report(
                 node,
                 "PB106",
@@ -358,6 +372,19 @@ class CallChecks(ContainerChecks):
             )
             return True
         return False
+
+    def _subclass_method(self, func, name):
+        """The user's subclass of a list, dict or set whose object ``func.value`` is (a
+        local bound once by a call of it), when its own Python method is ``name``."""
+        cls = receiver_class(self.fs, func.value, self.locals)
+        if (
+            not isinstance(cls, type)
+            or not issubclass(cls, (list, dict, set))
+            or is_library_module_name(cls.__module__ or "")
+        ):
+            return None
+        found = isinstance(inspect.getattr_static(cls, name, None), types.FunctionType)
+        return cls if found else None
 
     def _user_method_chain(self, func, name) -> bool:
         """Whether ``func`` is ``C(...).name`` or ``C(...).m(...).name`` (a builder's

@@ -73,6 +73,7 @@ class EscapeSites:
         self.keeps_outside = False  # whether a statement here may keep a value outside
         self.outside_reads = set()  # names bound by one: `vals = logger.vals`, used whole
         assigns = []
+        self.route_constant_records()
         for s in statements(self.tree):
             if isinstance(s, gast.Expr):
                 self.route_outside_store(s.value)
@@ -85,6 +86,56 @@ class EscapeSites:
                 self.check_constant_call(s)
         if self.outside_reads:
             self.tree.body = self._read_again_before_uses(self.tree.body)
+
+    def route_constant_records(self) -> None:
+        """``p = Param("dec", 0.3)`` of a plain class, no argument differentiated, whose
+        object goes into a list, tuple or dict (``d = {"amp": Param("amp", a), "dec": p}``,
+        ``d["dec"] = p``): made by the class's constructor function too, as a record
+        (records_plain.py) whose fields carry no gradient, so that a field read of it where
+        the container, differentiated, has its items read (``d["dec"].value``) is a read of
+        a constant, not of an object pullback cannot follow. (The constructor function is
+        the whole of what the class's construction does: plain_classes.py.)"""
+        varied = self.varied_names()
+        held = set()  # (a display may be an item store's new dict: `{"dec": p}`, merged)
+        for s in statements(self.tree):
+            value = s.value if isinstance(s, gast.Assign) else None
+            if isinstance(value, (gast.Dict, gast.List, gast.Tuple)):
+                items = value.values if isinstance(value, gast.Dict) else value.elts
+                held.update(n.id for n in items if isinstance(n, gast.Name))
+            elif isinstance(value, gast.Name) and isinstance(s.targets[0], gast.Subscript):
+                held.add(value.id)
+        copies = [
+            (s.targets[0].id, s.value.id)
+            for s in statements(self.tree)
+            if isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and isinstance(s.value, gast.Name)
+        ]
+        grew = True
+        while grew:  # `_v7 = fixed; d = {"dec": _v7}`: what a held name copies is held
+            grew = False
+            for target, source in copies:
+                if target in held and source not in held:
+                    held.add(source)
+                    grew = True
+        for s in statements(self.tree):
+            call = s.value if isinstance(s, gast.Assign) else None
+            callee = getattr(call, "pb_callee", None)
+            made = getattr(callee, "obj", None)
+            if (
+                callee is None
+                or callee.kind != "object"
+                or getattr(made, "__pullback_class__", None) is None
+                or not isinstance(s.targets[0], gast.Name)
+                or s.targets[0].id not in held
+                or any(n in varied for n in names_in(call))
+            ):
+                continue
+            name = f"_pb_constructor_{made.__name__}"
+            while self.ns.get(name, made) is not made:  # (two classes of one name)
+                name += "_"
+            self.ns[name] = made
+            call.func = N.located(N.load(name), call.func)
 
     def _read_again_before_uses(self, stmts):
         """Before each statement that uses a name bound by an outside read (a list or dict
@@ -233,9 +284,19 @@ class EscapeSites:
         self.ns["effect_call"] = effect_call
         self.ns["_pb_effect_registry"] = self.registry
         packed, keywords = _packed(call)
-        new = N.located(
-            N.call("effect_call", [N.load("_pb_effect_registry"), func, packed, keywords]), call
-        )
+        # the arguments that carry a gradient by name: an object built from a differentiated
+        # value but not (yet) a record, `net.add(Dense(W1))`, carries one although its value
+        # does not show it (effect_call)
+        marked = [k for k, a in enumerate(call.args) if isinstance(a, gast.Name) and a.id in varied]
+        marked += [
+            k.arg
+            for k in call.keywords
+            if isinstance(k.value, gast.Name) and k.value.id in varied
+        ]
+        args = [N.load("_pb_effect_registry"), func, packed, keywords]
+        if marked:
+            args.append(N.const(tuple(marked)))
+        new = N.located(N.call("effect_call", args), call)
         new.pb_callee = Callee("object", effect_call, name="effect_call")
         s.value = new
         self.keeps_outside = True

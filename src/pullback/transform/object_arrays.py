@@ -98,8 +98,19 @@ def _use_ok(read, parents, fn_globals) -> bool:
     return False
 
 
-def _scan(tree, me: str, written: set, fn_globals, verdicts: dict) -> None:
-    """Note in ``verdicts`` (attr -> still private) what ``tree`` does with ``me.attr``."""
+def _written(node, up) -> bool:
+    return isinstance(up, gast.Subscript) and up.value is node and isinstance(up.ctx, gast.Store)
+
+
+def _array_use_ok(read, parents, fn_globals, me) -> bool:
+    return _use_ok(read, parents, fn_globals)
+
+
+def _scan(tree, me: str, changed: set, fn_globals, verdicts: dict, form) -> None:
+    """Note in ``verdicts`` (attr -> still private) what ``tree`` does with ``me.attr``,
+    and in ``changed`` the fields it changes in place; ``form``: ``(changes, fresh,
+    use_ok)``, the tests of an array field's or a list field's."""
+    changes, fresh, use_ok = form
     parents = parent_map(tree)
     for node in gast.walk(tree):
         if not (
@@ -110,14 +121,14 @@ def _scan(tree, me: str, written: set, fn_globals, verdicts: dict) -> None:
             continue
         name = node.attr
         up = parents.get(node)
-        if isinstance(up, gast.Subscript) and up.value is node and isinstance(up.ctx, gast.Store):
-            written.add(name)
+        if changes(node, up):
+            changed.add(name)
         if isinstance(node.ctx, gast.Store):
-            stmt = up
-            ok = isinstance(stmt, gast.Assign) and stmt.targets == [node]
-            verdicts[name] = verdicts.get(name, True) and ok and _fresh(stmt.value, fn_globals)
+            ok = isinstance(up, gast.Assign) and up.targets == [node]
+            verdicts[name] = verdicts.get(name, True) and ok and fresh(up.value, fn_globals)
         elif isinstance(node.ctx, gast.Load):
-            verdicts[name] = verdicts.get(name, True) and _use_ok(node, parents, fn_globals)
+            ok = use_ok(node, parents, fn_globals, me)
+            verdicts[name] = verdicts.get(name, True) and ok
         else:
             verdicts[name] = False
 
@@ -126,9 +137,16 @@ def private_arrays(cls, fields, tree, me: str, fn_globals) -> frozenset:
     """The fields of ``cls`` written in place (by the function ``tree``, where the object is
     ``me``, or by a method) that only the object reaches (see the module docstring); the
     empty set when a method's source cannot be read."""
+    return _private(cls, fields, tree, me, fn_globals, (_written, _fresh, _array_use_ok))
+
+
+def _private(cls, fields, tree, me: str, fn_globals, form) -> frozenset:
+    """The fields changed in place whose every use passes ``form``'s tests (:func:`_scan`),
+    in the function ``tree`` and every method of ``cls`` (a property's getter, static and
+    class methods too); the empty set when a method's source cannot be read."""
     verdicts: dict = {}
-    written: set = set()
-    _scan(tree, me, written, fn_globals, verdicts)
+    changed: set = set()
+    _scan(tree, me, changed, fn_globals, verdicts, form)
     for c in cls.__mro__[:-1]:
         for raw in c.__dict__.values():
             fn = raw.fget if isinstance(raw, property) else raw
@@ -142,5 +160,101 @@ def private_arrays(cls, fields, tree, me: str, fn_globals) -> frozenset:
                 return frozenset()
             params = method.args.posonlyargs + method.args.args
             if params:
-                _scan(method, params[0].id, written, fn.__globals__, verdicts)
-    return frozenset(n for n in written if n in fields and verdicts.get(n, False))
+                _scan(method, params[0].id, changed, fn.__globals__, verdicts, form)
+    return frozenset(n for n in changed if n in fields and verdicts.get(n, False))
+
+
+# Lists kept on an owned object and grown by its methods (``self.layers.append(layer)``,
+# ``self.history.append(loss)``) are made versions the same way: ``me.a.append(v)`` is the
+# store of a grown copy, ``t = me.a + []; t.append(v); me.a = t``. Python grows the one
+# list; the two agree exactly when nothing else holds it, which :func:`private_lists`
+# proves as :func:`private_arrays` does: each store of the field is a new list (a display,
+# a comprehension, ``list(...)``), and each read of it is the receiver of ``append`` or
+# ``extend`` as a statement of its own, an item or slice read (a list's items are not
+# changed by growing it), ``len``, a reduction or array maker that keeps no reference to the
+# list, or the iterable of a ``for`` loop that grows no list of the object while it runs.
+_GROW = frozenset({"append", "extend"})
+_LIST_READERS = frozenset(
+    {
+        len,
+        sum,
+        min,
+        max,
+        np.array,
+        np.asarray,
+        np.stack,
+        np.vstack,
+        np.hstack,
+        np.concatenate,
+        np.mean,
+        np.sum,
+        np.prod,
+        np.max,
+        np.min,
+    }
+)
+
+
+def _fresh_list(value, fn_globals) -> bool:
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        return value.func.id == "list" and "list" not in fn_globals and not value.keywords
+    return False
+
+
+def _grows(tree, me: str) -> bool:
+    """Whether ``tree`` grows a list of ``me`` (``me.a.append(v)``) or calls a method
+    of it (which may)."""
+    for node in gast.walk(tree):
+        if (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Attribute)
+            and (
+                isinstance(node.func.value, gast.Attribute)
+                and isinstance(node.func.value.value, gast.Name)
+                and node.func.value.value.id == me
+                and node.func.attr in _GROW
+                or isinstance(node.func.value, gast.Name)
+                and node.func.value.id == me
+            )
+        ):
+            return True
+    return False
+
+
+def _grown(node, up) -> bool:
+    return isinstance(up, gast.Attribute) and up.attr in _GROW and up.value is node
+
+
+def _list_use_ok(read, parents, fn_globals, me: str) -> bool:
+    up = parents.get(read)
+    if isinstance(up, gast.Subscript) and up.value is read:
+        return isinstance(up.ctx, gast.Load)
+    if isinstance(up, gast.Attribute) and up.attr in _GROW:
+        call = parents.get(up)
+        return (
+            isinstance(call, gast.Call)
+            and call.func is up
+            and isinstance(parents.get(call), gast.Expr)
+        )
+    if isinstance(up, (gast.If, gast.While, gast.IfExp)) and up.test is read:
+        return True  # `if self.layers:`: its truth, no reference kept
+    if isinstance(up, gast.BoolOp) or isinstance(up, gast.UnaryOp) and isinstance(up.op, gast.Not):
+        return isinstance(parents.get(up), (gast.If, gast.While, gast.IfExp))
+    if isinstance(up, gast.For) and up.iter is read:
+        return not any(_grows(s, me) for s in up.body + up.orelse)
+    if isinstance(up, gast.Call) and read in up.args and not up.keywords:
+        made = up.func.id if isinstance(up.func, gast.Name) else None
+        builtin = {"len": len, "sum": sum, "min": min, "max": max}.get(made)
+        if builtin is not None and made not in fn_globals:
+            return True
+        return any(_resolved(fn_globals, up.func) is f for f in _LIST_READERS)
+    return False
+
+
+def private_lists(cls, fields, tree, me: str, fn_globals) -> frozenset:
+    """The fields of ``cls`` grown by ``append``/``extend`` (by the function ``tree``, where
+    the object is ``me``, or by a method) that only the object reaches (see above); the
+    empty set when a method's source cannot be read."""
+    return _private(cls, fields, tree, me, fn_globals, (_grown, _fresh_list, _list_use_ok))

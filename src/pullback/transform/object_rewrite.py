@@ -83,6 +83,9 @@ class StoreRewrite:
         written = self.array_write(s)
         if written is not None:
             return self.statements(written)
+        grown = self.list_growth(s)
+        if grown is not None:
+            return self.statements(grown)
         store = self.field_store(s)
         if store is not None:
             return [store]
@@ -154,6 +157,33 @@ class StoreRewrite:
         first = gast.Assign([gast.Name(temp, gast.Store(), None, None)], copy, None)
         target.value = gast.Name(temp, gast.Load(), None, None)
         gast.copy_location(target.value, target)
+        stored = gast.Attribute(self.name(), attr, gast.Store())
+        last = gast.Assign([stored], gast.Name(temp, gast.Load(), None, None), None)
+        return [located(first, s), s, located(last, s)]
+
+    def list_growth(self, s):
+        """``me.a.append(v)`` (or ``extend``) of a list field only the object reaches
+        (transform/object_arrays.py) as the store of a grown copy: ``t = me.a + []``,
+        ``t.append(v)``, ``me.a = t``; None for any other statement."""
+        call = s.value if isinstance(s, gast.Expr) else None
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and call.func.attr in ("append", "extend")
+            and isinstance(call.func.value, gast.Attribute)
+            and self._is_me(call.func.value.value)
+            and call.func.value.attr in getattr(self.versions, "lists", ())
+        ):
+            return None
+        attr = call.func.value.attr
+        self.unused += 1
+        temp = f"_pb_list_{attr}_{self.unused}"
+        read = gast.Attribute(self.name(), attr, gast.Load())
+        # (a concatenation: a new list, which the checks see as one the function owns)
+        copy = gast.BinOp(read, gast.Add(), gast.List([], gast.Load()))
+        first = gast.Assign([gast.Name(temp, gast.Store(), None, None)], copy, None)
+        call.func.value = gast.Name(temp, gast.Load(), None, None)
+        gast.copy_location(call.func.value, call.func)
         stored = gast.Attribute(self.name(), attr, gast.Store())
         last = gast.Assign([stored], gast.Name(temp, gast.Load(), None, None), None)
         return [located(first, s), s, located(last, s)]

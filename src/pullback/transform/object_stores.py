@@ -60,7 +60,7 @@ from ..resolve import (
 )
 from ..source import load_source, with_source
 from ..tree_walk import lean_nodes, statements
-from .object_arrays import private_arrays
+from .object_arrays import private_arrays, private_lists
 from .object_rewrite import StoreRewrite, located, replace_child, unpacked_display
 from .side_effects import in_nested_scope
 
@@ -97,6 +97,7 @@ class _Versions:
         self.building: set = set()
         self.checked: dict = {}  # name -> whether the method keeps self to itself
         self.arrays = frozenset()  # fields written in place that only the object reaches
+        self.lists = frozenset()  # list fields grown (append) that only the object reaches
 
     def of(self, name: str):
         """``(function, returns a value, returns self)`` of the version of method ``name``,
@@ -239,8 +240,17 @@ def _owned_uses(tree, me: str, cls, skip, method=False, versions=None) -> bool:
             and isinstance(grand.ctx, gast.Store)
         ):
             continue  # written into a copy stored as a version (transform/object_arrays.py)
+        if (
+            versions is not None
+            and parent.attr in versions.lists
+            and isinstance(grand, gast.Attribute)
+            and grand.attr in ("append", "extend")
+        ):
+            continue  # grown into a copy stored as a version (transform/object_arrays.py)
         if _changed_in_place(grand, parent, parents):
             return False  # a container or array held by every version alike
+        if isinstance(grand, gast.Call) and grand.func is parent and kind is None:
+            continue  # a field holding a callable (`self.activation(z)`): a read, then a call
         if isinstance(grand, gast.Call) and grand.func is parent:
             if kind != "method" or versions is not None and not versions.keeps_self(parent.attr):
                 return False
@@ -357,6 +367,7 @@ def _version_one(fs, tree, me, cls, fields) -> None:
         return
     versions = _Versions(cls, fields)
     versions.arrays = private_arrays(cls, fields, tree, me, getattr(fs.fn, "__globals__", {}))
+    versions.lists = private_lists(cls, fields, tree, me, getattr(fs.fn, "__globals__", {}))
     if not _owned_uses(tree, me, cls, skip=s.targets[0], versions=versions):
         return
     s.pb_owned_binding = me
@@ -376,7 +387,8 @@ def _version_one(fs, tree, me, cls, fields) -> None:
     if chains is not None:  # a method redefined later builds the gradient again
         parts = tuple(dotted_parts(s.value.func))
         for name in versions.made:
-            chains[(*parts, name)] = getattr(cls, name)
+            if live_kind(cls, name) is not None:  # (not a field holding a callable)
+                chains[(*parts, name)] = getattr(cls, name)
 
 
 # What the text of a function that versions an object must hold: an attribute store
@@ -436,7 +448,13 @@ def _version_temporaries(fs, tree, found) -> None:
         fields = class_fields(cls) if ok else None
         if fields is None or live_kind(cls, call.func.attr) != "method":
             continue
-        made = _Versions(cls, fields).of(call.func.attr)
+        versions = _Versions(cls, fields)
+        # (fields changed in place that only the object reaches: its methods' uses alone,
+        # since the function holds no name of it)
+        fn_globals = getattr(fs.fn, "__globals__", {})
+        versions.arrays = private_arrays(cls, fields, tree, "", fn_globals)
+        versions.lists = private_lists(cls, fields, tree, "", fn_globals)
+        made = versions.of(call.func.attr)
         if made is None or not made[1]:
             continue
         helper = f"_pb_version_{cls.__name__}_{call.func.attr}"

@@ -25,6 +25,7 @@ from .. import (
     dynamic_attrs,
     escapes,
     object_versions,
+    recompute_state,
     records,
     records_dataclasses,
     unpacking,
@@ -142,6 +143,7 @@ _ORDER = (
     escapes,
     records,
     object_versions,
+    recompute_state,
     records_dataclasses,
     dynamic_attrs,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses

@@ -56,7 +56,7 @@ import types
 import numpy as np
 
 from .errors import UnsupportedCallError
-from .escapes import recompute_copy
+from .escapes import ESCAPE_RECORD, recompute_copy
 from .guards import is_library_module_name
 from .object_versions import snapshot
 from .records_plain import is_plain_record
@@ -129,7 +129,7 @@ def _changed(value, content, path: str):
             and np.array_equal(value, old, equal_nan=value.dtype.kind in "fc")
         )
         return None if same else path
-    if kind == "object":
+    if kind in ("object", "attributes"):  # (attributes: those named only)
         now = _attributes(value)
         for k, v in content[1].items():
             if k not in now or now[k] is not v:
@@ -137,7 +137,7 @@ def _changed(value, content, path: str):
             inner = _changed(v, content[2][k], f"{path}.{k}")
             if inner is not None:
                 return inner
-        extra = set(now) - set(content[1])
+        extra = set(now) - set(content[1]) if kind == "object" else ()
         return f"{path}.{sorted(extra)[0]}" if extra else None
     if kind == "tuple":
         for k, (v, c) in enumerate(zip(value, content[2], strict=True)):
@@ -145,6 +145,9 @@ def _changed(value, content, path: str):
             if inner is not None:
                 return inner
         return None
+    kept = ESCAPE_RECORD.containers.get(id(value))
+    if kept is not None and kept[0] is value:
+        return None  # changed by a store of a differentiated value: escapes.replayed_read's
     if kind == "list":
         items = content[1]
         if len(value) != len(items) or any(a is not b for a, b in zip(value, items, strict=True)):
@@ -203,8 +206,16 @@ def state_after(record):
             kept.append(tuple(entry))
     holders = []
     if record.fn is not None:
-        for label, value in _holders(record.fn):
+        names = set()
+        for label, value in _holders(record.fn, names):
+            if not _may_carry(value):
+                continue
             content = _content(value, 1)
+            if content is not None and content[0] == "object":
+                # the attributes it names that hold real numbers (a counter of calls, a
+                # log of names changes freely: what the recompute may do on main too)
+                attrs = {k: v for k, v in content[1].items() if k in names and _may_carry(v)}
+                content = ("attributes", attrs, {k: content[2][k] for k in attrs})
             if content is not None:
                 holders.append((label, value, content))
     if not kept and not holders:
@@ -226,23 +237,39 @@ def _function_of(callee, operands):
     return callee if isinstance(callee, types.FunctionType) else None
 
 
-def _holders(fn, depth: int = 0, seen=None):
+def _may_carry(value, depth: int = 0) -> bool:
+    """Whether ``value`` is or holds a real number (a float, a float array, such an item
+    of a list, tuple or dict, an object, a few levels deep)."""
+    if isinstance(value, (float, complex, np.inexact)) or _is_user_object(value):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc"
+    if depth > _DEPTH or not isinstance(value, (list, tuple, dict)):
+        return False
+    items = value.values() if isinstance(value, dict) else value
+    return any(_may_carry(v, depth + 1) for v in items)
+
+
+def _holders(fn, names: set, depth: int = 0, seen=None):
     """``(label, value)`` of the module-level and closure-captured values ``fn`` (and the
     user functions it names, a few levels deep) reads that may change in place: objects
-    of user classes, lists, dicts."""
+    of user classes, lists, dicts; ``names`` gets every name those functions use (the
+    attributes they may read among them)."""
     seen = set() if seen is None else seen
     if id(fn) in seen or depth > 3:
         return []
     seen.add(id(fn))
     out = []
     module = fn.__globals__
-    for name in _global_names(fn.__code__):
+    used = _global_names(fn.__code__)
+    names.update(used)
+    for name in used:
         if name not in module:
             continue
         value = module[name]
         if isinstance(value, types.FunctionType):
             if not is_library_module_name(value.__module__ or "builtins"):
-                out += _holders(value, depth + 1, seen)
+                out += _holders(value, names, depth + 1, seen)
         elif isinstance(value, (list, dict)) or _is_user_object(value):
             out.append((f"module-level '{name}", value))
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
@@ -251,7 +278,7 @@ def _holders(fn, depth: int = 0, seen=None):
         except ValueError:  # not bound yet
             continue
         if isinstance(value, types.FunctionType):
-            out += _holders(value, depth + 1, seen)
+            out += _holders(value, names, depth + 1, seen)
         elif isinstance(value, (list, dict)) or _is_user_object(value):
             out.append((f"captured '{name}", value))
     return out

@@ -267,12 +267,11 @@ def _line_of(fn, text):
 
 REFUSED = [
     (by_list_item, "Scaled.by_coef", "'coef' of a Scaled", "c.by_coef(x)"),
-    (by_history, "Scaled.by_history", "'hist' of a Scaled", "c.by_history(x)"),
     (by_array, "Scaled.by_array", "'w' of a Scaled", "c.by_array(x)"),
 ]
 
 
-@pytest.mark.parametrize("f, callee, what, call", REFUSED, ids=["list item", "append", "array"])
+@pytest.mark.parametrize("f, callee, what, call", REFUSED, ids=["list item", "array"])
 def test_state_changed_in_place_is_refused_at_the_call(f, callee, what, call):
     line, col = _line_of(f, f"y1 = {call}")
     want = _golden(line, col, callee, what, f"y1 = {call}")

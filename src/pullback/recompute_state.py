@@ -316,6 +316,8 @@ def state_as_read(record, where: str, line: str = ""):
                 _refuse(where, line, record.callee, f"its argument {k + 1}{path}")
             continue
         for a, v in content[1].items():  # what the call left must not be changed in place
+            if not _may_carry(v):  # (a list of counts or names: as on main, not checked)
+                continue
             path = _changed(v, content[2][a], "")
             if path is not None:
                 _refuse(where, line, record.callee, f"'{a}{path}' of a {type(value).__name__}")

@@ -102,6 +102,7 @@ LAYERS = (
             "pullback.operator_functions",
             "pullback.object_items",
             "pullback.escapes",
+            "pullback.recompute_state",
             "pullback.records",
             "pullback.records_calls",
             "pullback.records_named",

@@ -55,6 +55,9 @@ class _Record(thread_local):
         # id of a list or dict -> (it, where) for each one such a store added to: a
         # record's field holding one is refused where read (records.field_of)
         self.containers: dict = {}
+        # id of a copy -> (the copy, the object it copies): the objects a recompute runs
+        # on in place of an argument whose attributes changed (recompute_state.py)
+        self.copies: dict = {}
         self.depth = 0
 
 
@@ -81,6 +84,7 @@ class escape_scope:
             _RECORD.values.clear()
             _RECORD.attributes.clear()
             _RECORD.containers.clear()
+            _RECORD.copies.clear()
         return False
 
 
@@ -188,6 +192,11 @@ def replayed_read(obj, name: str, plain: bool, where: str) -> None:
     ``plain``: a store of a value that carries no gradient (a counter), which is not
     recorded: refused whenever the read runs; else a differentiated value kept there (or
     in the list or dict it holds), refused if that store is recorded."""
+    copied = _RECORD.copies.get(id(obj))
+    if copied is not None and copied[0] is obj:
+        if plain:
+            return  # a copy a recompute runs on: its own stores run on it, in order
+        obj = copied[1]  # (a store of a differentiated value, which the recompute drops)
     if not plain:
         if (id(obj), name) not in _RECORD.attributes:
             held = getattr(obj, name, None)
@@ -204,6 +213,24 @@ def replayed_read(obj, name: str, plain: bool, where: str) -> None:
         "a value it returns), or pass the value it reads as an argument "
         "(see docs/limitations.md#PB107)."
     )
+
+
+def recompute_copy(copy, original):
+    """Note ``copy``, a copy of ``original`` that a recompute runs on (recompute_state.py),
+    for this evaluation: a plain store of the recompute runs on it (:func:`store_on_copy`)."""
+    if _RECORD.depth:
+        _RECORD.copies[id(copy)] = (copy, original)
+        return True
+    return False
+
+
+def store_on_copy(obj, name: str, value) -> None:
+    """``obj.name = value`` in a recompute (transform/replay.py), which the recompute runs
+    only on a copy made for it (:func:`recompute_copy`), and leaves out on the object the
+    call was given (the call stored it there already)."""
+    copied = _RECORD.copies.get(id(obj))
+    if copied is not None and copied[0] is obj:
+        setattr(obj, name, value)
 
 
 def _held_in(value, depth: int = 0):
@@ -322,6 +349,7 @@ def register(reg) -> None:
         effect_call,
         checked_call,
         replayed_read,
+        store_on_copy,
         family=FAMILY,
         trusted=True,
     )

@@ -71,3 +71,6 @@ case("pullback.records.field_tangent", (_RNG.normal(size=3), 0.5), _PLAIN, "w", 
 case("pullback.object_versions.set_field", _LAYER, "b", 2.5, wrt=(0, 2))
 case("pullback.object_versions.set_field", _LAYER, "w", _RNG.normal(size=3), wrt=(0, 2))
 case("pullback.object_versions.owned", _LAYER, wrt=(0,))
+# the operand of a recomputed call as the call read it (recompute_state.py): passed through
+case("pullback.recompute_state.as_read", None, 0, _RNG.normal(size=3), wrt=(2,))
+case("pullback.recompute_state.as_read", None, 1, 0.3, wrt=(2,))

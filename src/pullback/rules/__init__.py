@@ -25,6 +25,7 @@ from .. import (
     dynamic_attrs,
     escapes,
     object_versions,
+    recompute_state,
     records,
     records_dataclasses,
     records_named,
@@ -144,6 +145,7 @@ _ORDER = (
     records,
     records_named,
     object_versions,
+    recompute_state,
     records_dataclasses,
     dynamic_attrs,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses

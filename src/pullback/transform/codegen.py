@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from ..errors import PullbackError
-from ..escapes import replayed_read
+from ..escapes import replayed_read, store_on_copy
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
@@ -172,6 +172,7 @@ def generate(
     params = set(re.findall(r"\w+", signature))
     ns = runtime_namespace()
     ns["replayed_read"] = replayed_read
+    ns["store_on_copy"] = store_on_copy
 
     def place(src):
         return f"{fs.filename}:{fs.first_line + (src or 1) - 1}"

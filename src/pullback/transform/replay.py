@@ -13,7 +13,10 @@ So in the recompute (:func:`replay_forward`):
 
 * the statements that write state outside the function's own variables are dropped: the
   stores that keep a differentiated value outside (escapes.py's ``*_escaping`` helpers)
-  and attribute stores on an object the function was given (``_pb_setattr(self, ...)``);
+  and attribute stores on an object the function was given (``_pb_setattr(self, ...)``),
+  which run only where the recompute runs on a copy of that object made for it
+  (``store_on_copy``: recompute_state.py gives a recompute the object as the call found
+  it, when its attributes changed since);
 * so are the statements whose results nothing else reads any more (the value that only
   fed such a store: ``self.momentum * self.running_mean + ...``), and an ``if`` left
   with nothing in either branch (``if self.n_in is None: self.n_in = X.shape[1]``);
@@ -33,8 +36,12 @@ So in the recompute (:func:`replay_forward`):
 ['y = x * 2.0']
 >>> lines = [Line("y = x * self.n"), Line("_t1 = self.n + 1.0"),
 ...          Line("_pb_setattr(self, 'n', _t1)")]
->>> [line.text for line in replay_forward(lines, "return y", {"self", "x"}, lambda s: "f.py:4")]
-["replayed_read(self, 'n', True, 'f.py:4')", 'y = x * self.n']
+>>> for line in replay_forward(lines, "return y", {"self", "x"}, lambda s: "f.py:4"):
+...     print(line.text)
+replayed_read(self, 'n', True, 'f.py:4')
+y = x * self.n
+_t1 = self.n + 1.0
+store_on_copy(self, 'n', _t1)
 """
 
 from __future__ import annotations
@@ -68,17 +75,45 @@ def replay_forward(block, after, params, where) -> list:
     trimmed = _drop_effects(block, params, stores)
     if not stores:
         return block
+    # what the recompute needs on the object itself (its stores left out): the lines
+    # guarded; those only a store on a copy reads run too, unguarded (on the object
+    # itself, their value is thrown away)
+    needed = {id(line) for line in _lines_of(_pruned(_without_copies(trimmed), after))}
+    trimmed = _pruned(trimmed, after)
+    attributes = _stored_attributes(stores, block)
+    return _guard_reads(trimmed, attributes, where, needed)
+
+
+def _pruned(block, after):
     counts = Counter()
-    for text in walk_text(trimmed):
+    for text in walk_text(block):
         counts.update(_names(text))
     counts.update(_names(after))
     while True:
-        pruned = _prune(trimmed, counts)
-        if pruned is trimmed:
-            break
-        trimmed = pruned
-    attributes = _stored_attributes(stores, block)
-    return _guard_reads(trimmed, attributes, where)
+        pruned = _prune(block, counts)
+        if pruned is block:
+            return block
+        block = pruned
+
+
+def _without_copies(block) -> list:
+    out = []
+    for item in block:
+        if isinstance(item, Compound):
+            body, orelse = _without_copies(item.body), _without_copies(item.orelse)
+            out.append(replace(item, body=body, orelse=orelse))
+        elif not _text(item).startswith("store_on_copy("):
+            out.append(item)
+    return out
+
+
+def _lines_of(block):
+    for item in block:
+        if isinstance(item, Compound):
+            yield from _lines_of(item.body)
+            yield from _lines_of(item.orelse)
+        else:
+            yield item
 
 
 def _names(text: str) -> list:
@@ -110,6 +145,8 @@ def _drop_effects(block, params, stores) -> list:
             continue
         if setattr_ is not None and setattr_.group(1) in params and "\n" not in text:
             stores.add((setattr_.group(1), setattr_.group(2), True))
+            # (run only on a copy made for the recompute: escapes.store_on_copy)
+            out.append(Line("store_on_copy(" + text[len("_pb_setattr(") :], item.reads, item.src))
             continue
         out.append(item)
     return out
@@ -187,8 +224,9 @@ def _stored_attributes(stores, block) -> dict:
     return out
 
 
-def _guard_reads(block, attributes, where) -> list:
-    """Each line that reads one of ``attributes`` preceded by its check."""
+def _guard_reads(block, attributes, where, needed) -> list:
+    """Each line that reads one of ``attributes`` preceded by its check (a line whose
+    id is in ``needed``, and each compound's header)."""
     if not attributes:
         return block
     patterns = [
@@ -200,9 +238,12 @@ def _guard_reads(block, attributes, where) -> list:
         if isinstance(item, Compound):
             item = replace(
                 item,
-                body=_guard_reads(item.body, attributes, where),
-                orelse=_guard_reads(item.orelse, attributes, where),
+                body=_guard_reads(item.body, attributes, where, needed),
+                orelse=_guard_reads(item.orelse, attributes, where, needed),
             )
+        elif id(item) not in needed:
+            out.append(item)
+            continue
         text = _text(item)
         for obj, attr, plain, pattern in patterns:
             if pattern.search(text):

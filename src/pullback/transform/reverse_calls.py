@@ -23,6 +23,7 @@ from .inline import inline_form
 from .inplace_calls import numpy_array_method
 from .integer_dtypes import guard_contributions, rule_dtype
 from .kinds import calls_pullback_function
+from .recompute_guard import RecomputeGuards
 from .star_calls import (
     callee_wrt,
     cotangent_exprs,
@@ -33,7 +34,7 @@ from .star_calls import (
 from .sweep_common import runtime_function, short_name, src
 
 
-class CallAdjoints:
+class CallAdjoints(RecomputeGuards):
     """:class:`~.reverse.ReverseBuilder`: calls in both sweeps."""
 
     def inline_scalar(self, rule, call) -> bool:
@@ -118,15 +119,26 @@ class CallAdjoints:
             [f", {src(a)}" for a in v.args] + [f", {k.arg}={src(k.value)}" for k in v.keywords]
         )
         c = self.temp()
+        if v.pb_callee.kind != "star" and not is_operator_name(v.pb_callee.name or ""):
+            # the recompute reads the state the call read (recompute_guard.py)
+            nodes = args + [k.value for k in v.keywords]
+            prefix, texts = self.read_operands(pb, v, nodes)
+            n = len(args)
+            rest = "".join(
+                [f", {t}" for t in texts[1 if method else 0 : n]]
+                + [f", {k.arg}={t}" for k, t in zip(v.keywords, texts[n:], strict=True)]
+            )
+        else:
+            prefix, texts = "", [src(a) for a in args]
         if v.pb_callee.kind == "star":  # f(*xs, **opts): star_call_vjp
             plain = emit_star_reverse(self, s, c, g, v)
         elif method:
             mv = self.bind("method_vjp", dynamic_vjps.method_vjp)
-            callee = f"{src(v.func.value)}, {v.pb_callee.name!r}"
-            plain = f"{c} = {mv}({site}, {g}, {callee}{rest})"
+            callee = f"{texts[0]}, {v.pb_callee.name!r}"
+            plain = f"{prefix}{c} = {mv}({site}, {g}, {callee}{rest})"
         else:
             mv = self.bind("function_vjp", dynamic_vjps.function_vjp)
-            plain = f"{c} = {mv}({site}, {g}, {src(v.func)}{rest})"
+            plain = f"{prefix}{c} = {mv}({site}, {g}, {src(v.func)}{rest})"
         out.append(Line(f"{c} = {pb}({g})", frozenset(), line, alt=plain))
         for k, a in active:
             self.contrib(a.id, f"{c}[{k}]", (), state, line, out)
@@ -284,12 +296,14 @@ class CallAdjoints:
         # Where the code must be differentiable again, the callee's generated vjp function
         # (a plain function of the cotangent and the arguments) replaces the pullback.
         vjp = self.bind("vjp_" + v.pb_callee.obj.__name__, self.vjp_ref(v))
+        n = len(v.args)
+        prefix, texts = self.read_operands(pb, v, list(v.args) + [k.value for k in v.keywords])
         call_args = ", ".join(
-            [g] + [src(a) for a in v.args] + [f"{k.arg}={src(k.value)}" for k in v.keywords]
+            [g, *texts[:n]] + [f"{k.arg}={t}" for k, t in zip(v.keywords, texts[n:], strict=True)]
         )
         text = self.spread_helper_call(f"{pb}({g})", g, v) if self.where_context else None
         text = f"{c} = {text or f'{pb}({g})'}"
-        out.append(Line(text, frozenset(), line, alt=f"{c} = {vjp}({call_args})"))
+        out.append(Line(text, frozenset(), line, alt=f"{prefix}{c} = {vjp}({call_args})"))
         exprs = cotangent_exprs(c, [p for p, _ in active])
         for expr, (_, node) in zip(exprs, active, strict=True):
             self.contrib(node.id, expr, (), state, line, out)
@@ -373,7 +387,8 @@ class CallAdjoints:
                     # a plain class: its constructor function, whose object is a record
                     # (the class itself would make one whose fields carry no gradient)
                     func = self.bind("construct_" + fn.__name__, fn)
-                plain = f"{t} = {func}({args}); {pb} = None"
+                nodes = list(v.args) + [k.value for k in v.keywords]
+                plain = self.stamped_forward(t, f"{func}({args})", pb, func, nodes)
                 return Line(f"{t}, {pb} = {rr}({args})", src=s.lineno, alt=plain)
             if self.scalar_vjp(rule, v) is not None or (
                 self.direct_pullback(rule, v) and self.keeps_closure(rule, v)
@@ -386,7 +401,9 @@ class CallAdjoints:
             rest = (", " + args) if args else ""
             site = self.call_site_name(s)
             # Differentiable again: the plain call, its reverse by method_vjp (rev_call).
-            plain = f"{t} = {src(v.func.value)}.{callee.name}({args}); {pb} = None"
+            nodes = [v.func.value, *v.args] + [k.value for k in v.keywords]
+            call = f"{src(v.func.value)}.{callee.name}({args})"
+            plain = self.stamped_forward(t, call, pb, repr(callee.name), nodes)
             if is_operator_name(callee.name):  # `a + b` written as Python dispatches it
                 operands = [src(a) for a in v.args]
                 text = expression(callee.name, src(v.func.value), operands)
@@ -407,7 +424,8 @@ class CallAdjoints:
             # a plain class found at run time makes a record there too (no gradient flows
             # into the class itself: a function value that carries one stays as it is)
             func = f"{self.bind('as_constructed', dynamic_calls.as_constructed)}({func})"
-        plain = f"{t} = {func}({args}); {pb} = None"  # reverse: function_vjp
+        nodes = list(v.args) + [k.value for k in v.keywords]
+        plain = self.stamped_forward(t, f"{func}({args})", pb, src(v.func), nodes)  # function_vjp
         return Line(f"{t}, {pb} = {cf}({site}, {src(v.func)}{rest})", src=s.lineno, alt=plain)
 
     def call_site_name(self, s) -> str:

@@ -31,7 +31,8 @@ from ..transform.closures import (
 from ..tree_walk import LEAN_FIELDS, lean_nodes
 from . import codes
 from .aliasing import AliasAnalysis
-from .call_checks import CallChecks, UserCall
+from .call_checks import CallChecks
+from .call_targets import UserCall
 from .free_writes import free_declarations
 from .helper_writes import HelperWrites
 from .mutation_checks import MutationChecks

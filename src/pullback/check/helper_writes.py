@@ -34,7 +34,7 @@ from ..resolve import own_nodes, parent_map
 from ..transform.list_analysis import DICT_ONLY, LIST_ONLY, MUTATORS
 from ..transform.owned_helpers import owning_tree, returned_parameter
 from . import codes
-from .call_checks import user_callee
+from .call_targets import user_callee
 from .container_checks import none_default, none_default_copy
 from .mutation_fixes import OPERATORS
 

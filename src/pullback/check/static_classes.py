@@ -29,7 +29,7 @@ class StaticClass(Opaque):
         self.file = file  # the FileModule: the names it gives rules (``ruled``)
         self.__module__ = module
         self.__qualname__ = name
-        self.__pullback_static_class__ = True  # read by call_checks.foreign_call_text
+        self.__pullback_static_class__ = True  # read by call_targets.foreign_call_text
         self.__pullback_class_refusal__ = refusal
 
 

@@ -6,7 +6,7 @@ import gast
 
 from ..call_sites import RANDOM_DRAW_WHY, random_draw_message
 from ..check import LiveEnvironment, codes
-from ..check.call_checks import foreign_call_text
+from ..check.call_targets import foreign_call_text
 from ..check.mutation_fixes import outside_append_texts
 from ..registry import REFUSED_WHEN_VARIED
 from ..resolve import parent_map

@@ -8,5 +8,15 @@ def scale(a, y=1.0):
     return a * y
 
 
+class _Scaler:
+    def apply(self, a, y=1.0):
+        return a * y
+
+
+SCALER = _Scaler()
+
+
 def step(x, fn):
-    return fn(2.0, y=x)  # a varied keyword of a call found at run time: PB502
+    # a varied keyword of a global object's method: PB502 (a call found at run time with a
+    # computed keyword is a star-call now, which would differentiate)
+    return fn(2.0) * SCALER.apply(2.0, y=x)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from fd import central_jacobian
 from scipy import integrate
+from sweeps import sweep
 
 import pullback
 
@@ -90,7 +91,7 @@ CASES = [ivp_list, ivp_tuple_with_args, odeint_list, odeint_tfirst_tuple, odeint
          ivp_appended_y0, ivp_tuple_y0, odeint_appended_y0]
 
 
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", sweep(CASES, quick=4), ids=lambda f: f.__name__)
 def test_hessian_against_differences_of_the_gradient(f):
     g = pullback.grad(f)
     np.testing.assert_allclose(g(P), central_jacobian(f, P, 1e-6), rtol=1e-5, atol=1e-7)
@@ -100,7 +101,7 @@ def test_hessian_against_differences_of_the_gradient(f):
     np.testing.assert_allclose(pullback.hvp(f)(P, V), want @ V, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("f", sweep(CASES, quick=2), ids=lambda f: f.__name__)
 def test_float32_parameters(f):
     # (before, odeint's adjoint system solved with float32 parameter cotangents missed the
     # tolerances: "excess work done", an asymmetric Hessian 30% off; now widened to float64)

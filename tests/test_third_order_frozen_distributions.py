@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sweeps import sweep
 from test_third_order_runtime_calls import _fd, _nth
 
 st = pytest.importorskip("scipy.stats")
@@ -80,14 +81,14 @@ CASES = UNIVARIATE + MULTIVARIATE
 T = 0.7
 
 
-@pytest.mark.parametrize("f", CASES)
+@pytest.mark.parametrize("f", sweep(CASES, quick=5))
 def test_third_derivative_against_finite_differences(f):
     third = _nth(f, 3)(T)
     want = _fd(_nth(f, 2), T, 1e-5)
     np.testing.assert_allclose(third, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", UNIVARIATE)
+@pytest.mark.parametrize("f", sweep(UNIVARIATE, quick=2))
 def test_third_derivative_in_float32(f):
     third = _nth(f, 3)(np.float32(T))
     want = _fd(_nth(f, 2), T, 1e-5)
@@ -107,6 +108,7 @@ def test_second_derivative_through_the_parameter_form_agrees_with_the_unfrozen_o
         assert _nth(frozen, n)(0.7) == pytest.approx(_nth(unfrozen, n)(0.7), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.long
 def test_fourth_derivative_against_finite_differences():
     f = norm_in_loc_and_scale
     fourth = _nth(f, 4)(T)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sweeps import sweep
 
 from pullback import grad
 
@@ -174,14 +175,14 @@ def _fd(f, t, step):
     return (f(t + step) - f(t - step)) / (2 * step)
 
 
-@pytest.mark.parametrize("f", CASES)
+@pytest.mark.parametrize("f", sweep(CASES, quick=8))
 def test_third_derivative_against_finite_differences(f):
     third = _nth(f, 3)(T)
     want = _fd(_nth(f, 2), T, 1e-5)
     np.testing.assert_allclose(third, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", CASES)
+@pytest.mark.parametrize("f", sweep(CASES, quick=4))
 def test_third_derivative_in_float32(f):
     third = _nth(f, 3)(np.float32(T))
     assert np.asarray(third).dtype == np.float32
@@ -201,8 +202,11 @@ def test_hand_derived_third_derivative_of_a_star_call():
     # statically); it reads frozen_parameters, whose rule is there before SciPy is
     # imported (third derivatives through frozen distributions:
     # test_third_order_frozen_distributions.py)
-    [helper_in_a_variable, array_writes, star_positional, method_call, stored_callable]
-    + [class_function, appends],
+    sweep(
+        [helper_in_a_variable, array_writes, star_positional, method_call, stored_callable]
+        + [class_function, appends],
+        quick=2,
+    ),
 )
 def test_fourth_derivative_against_finite_differences(f):
     fourth = _nth(f, 4)(T)
@@ -298,7 +302,7 @@ def test_third_derivative_with_arrays_inside_in_float32(f):
     np.testing.assert_allclose(third, _fd(_nth(f, 2), T, 1e-5), rtol=2e-3, atol=2e-3)
 
 
-@pytest.mark.parametrize("f", [_arrays_inside, ratio_inside, helpers_by_name])
+@pytest.mark.parametrize("f", sweep([_arrays_inside, ratio_inside, helpers_by_name], quick=1))
 def test_fourth_derivative_with_arrays_inside(f):
     fourth = _nth(f, 4)(T)
     np.testing.assert_allclose(fourth, _fd(_nth(f, 3), T, 1e-4), rtol=1e-5, atol=1e-5)

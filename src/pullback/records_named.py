@@ -140,10 +140,10 @@ def _asdict_tangent(args, tangents, kwargs):
 
 
 def register(reg) -> None:
-    rule = reg.register(record_replace, _replace_rrule, family="records", trusted=True)
+    rule = reg.register(record_replace, _replace_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(record_replace, record_replace_pullback)
     rule.extra["tangent"] = _replace_tangent
-    rule = reg.register(record_asdict, _asdict_rrule, family="records", trusted=True)
+    rule = reg.register(record_asdict, _asdict_rrule, family=FAMILY, trusted=True)
     reg.set_pullback_function(record_asdict, record_asdict_pullback)
     rule.extra["tangent"] = _asdict_tangent
-    reg.non_differentiable(record_places, record_fields, family="records", trusted=True)
+    reg.non_differentiable(record_places, record_fields, family=FAMILY, trusted=True)

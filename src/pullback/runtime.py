@@ -325,9 +325,10 @@ def pow_base_derivative(a, b):
     >>> pow_base_derivative(np.array([0.0, 0.0, 3.0]), np.array([0.0, 1.0, 2.0]))
     array([0., 1., 6.])
     """
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    numbers = (int, float, complex, np.number)
+    if not (isinstance(a, numbers) and isinstance(b, numbers)):  # arrays of any library
         return b * np.power(np.where((b == 0) & (a == 0), 1, a), b - 1)
-    if isinstance(b, (int, float, complex, np.number)) and b == 0 and a == 0:
+    if b == 0 and a == 0:
         return 0.0 * a  # at a = 0 only: elsewhere the formula's derivative in b is needed
     return b * a ** (b - 1)
 

@@ -344,7 +344,7 @@ REFUSED = {
                                                "mu + sigma * rng.standard_normal(n)")),
     "lognormal_sample": (lognormal_sample, (0.3,), ("PB506", "Generator.lognormal")),
     "reparam_normal_kw": (reparam_normal_kw, (np.array([0.3, 0.8]),),
-                          ("PB502", "keyword argument 'loc' of a call found at run time")),
+                          ("PB506", "rng.standard_normal(n)")),
     "view_row_inplace": (view_row_inplace, (P3,), ("'row += ...' ran on a ndarray",
                                                    "(`x[i] += ...` for `row = x[i]`)")),
 }

@@ -379,6 +379,15 @@ def quantile_by_index(x):
     return q * np.sum(s)
 
 
+def read_back_history(x):
+    h = History()
+    loss = 0.0
+    for v in x:
+        loss = loss + v ** 2
+        h.record(loss)
+    return loss + h.losses[-1]  # a stored value read back (refused as PB107 until stop 33)
+
+
 PROBES = {
     "counter_on_self": (counter_on_self, (0.8, X), True),
     "callable_returns_callable": (callable_returns_callable, (X,), True),
@@ -421,6 +430,7 @@ PROBES = {
     "key_chosen_by_value": (key_chosen_by_value, (GRID,), True),
     "float_keyed_lookup": (float_keyed_lookup, (GRID,), True),
     "quantile_by_index": (quantile_by_index, (GRID,), True),
+    "read_back_history": (read_back_history, (X,), True),  # refused until stop 33
 }
 
 test_probe, test_float32 = probe_tests(PROBES)
@@ -448,13 +458,6 @@ def test_history_kept_as_raw_values_then_its_length():
     np.testing.assert_allclose(got, 4 * np.cos(X), rtol=1e-12)
 
 
-def read_back_history(x):
-    h = History()
-    loss = 0.0
-    for v in x:
-        loss = loss + v ** 2
-        h.record(loss)
-    return loss + h.losses[-1]  # a stored value read back: refused (PB107)
 
 
 def late_binding_lambdas(x):
@@ -474,7 +477,6 @@ def accumulate_summed(x):
 
 
 REFUSED = {
-    "read_back_history": (read_back_history, (X,), ("reads back",)),
     "late_binding_lambdas": (late_binding_lambdas, (X,), ("PB404", "k=k")),
     "setdefault_append": (setdefault_append, (X,), ("PB106",)),
     "accumulate_summed": (accumulate_summed, (X,), ("PB301", "accumulate")),

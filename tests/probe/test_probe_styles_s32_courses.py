@@ -552,9 +552,10 @@ REFUSED = {
     "two_layer_w1": (two_layer_w1, (FC_PARAMS["W1"], XC, YC),
                      ("PB107", "model.params", "Fix:")),
     "unrolled_sgd": (unrolled_sgd, (np.array([0.5, -1.0, 2.0]),),
-                     ("PB101", "sgd_momentum(w, dw, config.copy())", "PB106")),
+                     ("PB101", "config = {} if config is None else dict(config)", "PB106")),
     "unrolled_adam": (unrolled_adam, (np.array([0.5, -1.0, 2.0]),),
-                      ("PB101", "adam(w, dw, config.copy())", "config[\"t\"] += ...")),
+                      ("PB101", "config = {} if config is None else dict(config)",
+                       "config[\"t\"] += ...")),
 }
 
 test_refused = refusal_test(REFUSED)

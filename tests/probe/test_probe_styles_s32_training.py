@@ -157,7 +157,7 @@ test_probe, test_float32 = probe_tests(PROBES)
 #   changes (only values change, so Python allows it); PB106 with the copy fix;
 REFUSED = {
     "hand_training": (hand_training, (W, X, Y), ("PB106", "params[k] -= lr * grads[k]",
-                                                 "dict(params)")),
+                                                 "`l[i] = l[i] + v`")),
 }
 
 test_refused = refusal_test(REFUSED)

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 import pytest
 from second_order_table import CASES
+from sweeps import sweep
 
 import pullback
 from pullback import default_registry
@@ -129,7 +130,7 @@ def test_the_sweep_covers_the_families():
         assert name in names
 
 
-@pytest.mark.parametrize("fn,args,out_dtype,dtype", PARAMS)
+@pytest.mark.parametrize("fn,args,out_dtype,dtype", sweep(PARAMS, quick=100))
 def test_rule_on_a_list_as_on_the_array(fn, args, out_dtype, dtype):
     x = args[0].astype(dtype)
     on_list, on_array = _functions(fn, args[1:], x.ndim == 2)

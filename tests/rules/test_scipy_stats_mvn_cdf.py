@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sweeps import sweep
 
 st = pytest.importorskip("scipy.stats")
 
@@ -161,7 +162,7 @@ def seeded_log(x, m, s):
 
 
 @pytest.mark.parametrize("fn", [seeded, seeded_log], ids=["cdf", "logcdf"])
-@pytest.mark.parametrize("d", [3, 4])
+@pytest.mark.parametrize("d", sweep([3, 4], quick=1))
 def test_against_central_differences(d, fn):
     mean, cov = (MEAN3, COV3) if d == 3 else (np.zeros(4) + 0.1, COV4)
     x = np.array([[0.2, -0.4, 0.5, 0.1], [1.0, 0.3, -0.2, 0.6]])[:, :d]
@@ -364,6 +365,7 @@ def trivariate(x, m, s):
     return MVN.cdf(x, m, s)
 
 
+@pytest.mark.long
 def test_trivariate_hessian_against_differences_of_the_exact_gradient():
     # d == 3: the cdf's gradient needs the bivariate and univariate cdfs only, both exact,
     # so central differences of the gradient are clean (logcdf's divides by the QMC value)

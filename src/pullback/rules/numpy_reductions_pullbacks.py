@@ -158,10 +158,8 @@ def nan_moment(dy, x, axis, ddof, keepdims, is_std):
     centered = np.where(valid, x - np.sum(xz, axis=axis, keepdims=True) / n, 0.0)
     factor = 2.0 / (n - ddof)
     if is_std:
-        # ddof by position: at second order a ddof that varies per loop iteration comes
-        # back from the first derivative's tape as a differentiated value, and a rule's
-        # keyword would be refused (PB502); by position its cotangent is the rule's
-        s = np.nanstd(x, axis, None, None, ddof, True)
+        # nanstd written out (ddof in arithmetic, not a keyword: see std_pullback)
+        s = np.sqrt(np.sum(np.abs(centered) ** 2, axis=axis, keepdims=True) / (n - ddof))
         factor = np.where(s == 0, 0.0, factor / (2.0 * np.where(s == 0, 1.0, s)))
     return unbroadcast(spread(dy, np.shape(x), axis, keepdims) * factor * centered, x)
 

@@ -100,12 +100,13 @@ def extreme_reduction_pullback(dy, reduce, x, axis, keepdims, initial, where):
     """The cotangents ``(x, initial)`` of ``reduce(x, axis=axis, initial=initial,
     where=where)`` for a max or min ``reduce`` (np.max, np.min, np.nanmax, np.nanmin: the
     reducer is a value, so they share this pullback, to second order too)."""
-    # By position (out None): ``reduce`` is a value, and a call found at run time gives
-    # cotangents to its positional arguments only, so a keyword ``initial`` would lose its
-    # gradient and a keyword ``axis`` that varies per loop iteration (at second order it
-    # comes back from the tape of differentiated values) would be refused.
+    # ``initial`` by position (out None): ``reduce`` is a value, and a call found at run
+    # time gives cotangents to its positional arguments only, so a keyword ``initial``
+    # would lose its gradient. Without it, keywords: an array library's own max (Dask's,
+    # reached through __array_function__) orders its parameters otherwise, and ``axis`` and
+    # ``keepdims`` carry no derivative, so they are never refused as keywords.
     if initial is None:
-        m = reduce(x, axis, None, True)
+        m = reduce(x, axis=axis, keepdims=True)
     else:
         m = reduce(x, axis, None, True, initial, where)
     dx, d_initial = extreme_pullback(dy, x, m, axis, keepdims, initial, where)
@@ -144,7 +145,11 @@ def std_pullback(dy, x, axis=None, dtype=None, out=None, ddof=0, keepdims=False)
         return (dx, NO_TANGENT, NO_TANGENT, NO_TANGENT, d_ddof, NO_TANGENT)
     m = np.mean(x, axis=axis, keepdims=True)
     n = math.prod(np.shape(x)) / math.prod(np.shape(m))
-    s = np.std(x, axis, None, None, ddof, True)  # by position: see ddof_cotangent
+    # std written out (ddof in arithmetic, not a keyword): at second order a ddof that
+    # varies per loop iteration comes back as a differentiated value, which a keyword of
+    # np.std would have refused, and by position np.std's parameters are NumPy's order, not
+    # Dask's (reached through __array_function__)
+    s = np.sqrt(np.sum(np.abs(x - m) ** 2, axis=axis, keepdims=True) / (n - ddof))
     # Constant data (std 0, e.g. a length-1 axis): std is not differentiable there; its
     # subgradient 0 is taken (x - m is 0 there, so only the division needs guarding).
     dx = _reduced(dy, axis, keepdims) * (x - m) / ((n - ddof) * np.where(s == 0, 1.0, s))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sweeps import sweep
 
 from pullback import default_registry, grad, vjp
 from pullback.backends import BackendError
@@ -260,7 +261,8 @@ def _second_order_params():
     return out
 
 
-@pytest.mark.parametrize("rule, args, kwargs, wrt", _second_order_params())
+# a third of the cases, spread over the rules, in the quick run; every one under --long
+@pytest.mark.parametrize("rule, args, kwargs, wrt", sweep(_second_order_params(), quick=180))
 def test_second_order_on_dask_matches_numpy_or_is_refused_by_name(rule, args, kwargs, wrt, request):
     """Reverse over reverse (``vjp`` of ``grad``: what ``hessian``, ``hvp`` and
     ``grad(grad)`` run) on Dask arrays: NumPy's ``H u`` as a lazy graph, or refused by name

@@ -231,7 +231,7 @@ def _memory_during_reverse(run):
 
 
 def test_fused_sweeps_free_the_tape_as_the_reverse_sweep_runs():
-    n = 20_000
+    n = 5_000  # a tape of at least 500 kB: far above what else the sweep allocates
     want = _fd(probed, 0.4, n)
 
     def hot(reg, marks):

@@ -16,6 +16,7 @@ import pathlib
 import numpy as np
 import pytest
 from second_order_table import CASES, COVERAGE_CASES
+from sweeps import sweep
 
 from pullback import default_registry
 from pullback.testing import check_rrule_second_order
@@ -102,20 +103,24 @@ def _has_float64_array(value) -> bool:
 
 
 PARAMS = []
+_FURTHER = []  # a rule's later cases and its float32 case: sampled in the quick run
 _WITH_FLOAT32 = set()
 _HERE = {n: c for n, c in CASES.items() if n in RULES and RULES[n].family not in RUN_ELSEWHERE}
 for _name, _cases in sorted({**_HERE, **COVERAGE_CASES}.items()):
     if _name not in RULES:
         continue  # test_every_case_names_a_rule names it
     for _k, (_args, _kwargs, _wrt) in enumerate(_cases):
-        PARAMS.append(pytest.param(_name, _args, _kwargs, _wrt, "float64", id=f"{_name}-{_k}"))
+        _case = pytest.param(_name, _args, _kwargs, _wrt, "float64", id=f"{_name}-{_k}")
+        (PARAMS if _k == 0 else _FURTHER).append(_case)
         # float32 at each rule's first array case: the precision is the rule's, not the
         # input's (the suite's time goes to more rules, not more float32 inputs)
         if _has_float64_array(_args) and _name not in _WITH_FLOAT32:
             _WITH_FLOAT32.add(_name)
-            PARAMS.append(
+            _FURTHER.append(
                 pytest.param(_name, _args, _kwargs, _wrt, "float32", id=f"{_name}-{_k}-f32")
             )
+# every rule's first case always; the rest spread evenly, all of them under pytest --long
+PARAMS += sweep(_FURTHER, quick=len(_FURTHER) // 3)
 
 
 @pytest.mark.parametrize("name,args,kwargs,wrt,precision", PARAMS)

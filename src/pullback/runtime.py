@@ -325,10 +325,11 @@ def pow_base_derivative(a, b):
     >>> pow_base_derivative(np.array([0.0, 0.0, 3.0]), np.array([0.0, 1.0, 2.0]))
     array([0., 1., 6.])
     """
-    numbers = (int, float, complex, np.number)
-    if not (isinstance(a, numbers) and isinstance(b, numbers)):  # arrays of any library
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return b * np.power(np.where((b == 0) & (a == 0), 1, a), b - 1)
-    if b == 0 and a == 0:
+    numbers = (int, float, complex, np.number)
+    # (another library's arrays, Dask's or the array API's, keep the formula: no truth test)
+    if isinstance(a, numbers) and isinstance(b, numbers) and b == 0 and a == 0:
         return 0.0 * a  # at a = 0 only: elsewhere the formula's derivative in b is needed
     return b * a ** (b - 1)
 

@@ -14,6 +14,9 @@ from pullback import grad, vjp
 from pullback.transform.code import Compound, Line
 from pullback.transform.release import release_dead
 
+# gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
+pytestmark = pytest.mark.usefixtures("own_heap")
+
 
 def texts(block):
     return [item.text if isinstance(item, Line) else item.header for item in block]

@@ -19,6 +19,9 @@ from pullback.registry import builtin_registry
 from pullback.running import _no_entry
 from pullback.testing import check_grads
 
+# gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
+pytestmark = pytest.mark.usefixtures("own_heap")
+
 
 def nested(x, n):
     s = x

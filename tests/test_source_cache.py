@@ -15,6 +15,9 @@ import pytest
 from pullback import grad
 from pullback.source import _FILES, load_source, source_lines
 
+# gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
+pytestmark = pytest.mark.usefixtures("own_heap")
+
 
 def decorated_helper(fn):
     @functools.wraps(fn)

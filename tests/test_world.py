@@ -19,6 +19,9 @@ from fd import numerical_grad
 import pullback
 from pullback import SourceUnavailableError, grad, hvp, jvp, value_and_grad, vjp
 
+# gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
+pytestmark = pytest.mark.usefixtures("own_heap")
+
 MODE = "square"
 SCALE = 2.0
 BATCH = np.array([1.0, 2.0, 3.0])

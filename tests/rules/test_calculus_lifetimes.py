@@ -10,6 +10,9 @@ import pytest
 
 from pullback import grad
 
+# gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
+pytestmark = pytest.mark.usefixtures("own_heap")
+
 integrate = pytest.importorskip("scipy.integrate")
 
 

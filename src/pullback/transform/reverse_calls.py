@@ -24,6 +24,7 @@ from .inplace_calls import numpy_array_method
 from .integer_dtypes import guard_contributions, rule_dtype
 from .kinds import calls_pullback_function
 from .recompute_guard import RecomputeGuards
+from .reverse_exprs import zero_safe
 from .star_calls import (
     callee_wrt,
     cotangent_exprs,
@@ -318,20 +319,23 @@ class CallAdjoints(RecomputeGuards):
         reads = {a.id for a in args if isinstance(a, gast.Name)} | {t}
         fname = getattr(rule.fn, "__name__", "fn")
         form = inline_form(rule) if len(args) == 1 else None
+        # a derivative that may be infinite (sqrt's at 0): zero-safe (zero_safe.py)
+        singular = rule.extra.get("singular", False)
         for k, a in enumerate(args):
             if not self.is_active_arg(a):
                 continue
             if form is not None:
                 self.ns.setdefault("_math", math)
                 deriv = form.format(src(a), y=t)
-                expr = f"{g} * {deriv}"
+                expr = zero_safe(g, deriv) if singular else f"{g} * {deriv}"
                 self.contrib(a.id, expr, reads, state, line, out)
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
-            expr = f"{g} * {dname}({t}, {arg_src})"
+            deriv = f"{dname}({t}, {arg_src})"
+            expr = zero_safe(g, deriv) if singular else f"{g} * {deriv}"
             others = [o for j, o in enumerate(args) if j != k]
             if others and not all(self.same_shape(a, o, t) for o in others):
                 expr = f"unbroadcast({expr}, {a.id})"

@@ -18,6 +18,24 @@ from .shape_proof import shape_keys
 from .sweep_common import index_expr, src
 
 
+def zero_safe(g: str, deriv: str) -> str:
+    """The product of the cotangent ``g`` with a local derivative that may be infinite or
+    NaN, as generated code: 0 where ``g`` is exactly 0 (pullback.zero_safe)."""
+    return f"zero_safe_product({g}, {deriv})"
+
+
+def smooth_exponent(b) -> bool:
+    """Whether ``a ** b``'s derivative in ``a`` is finite wherever ``a`` is: ``b`` a
+    constant nonnegative integer (``a ** 0.5`` and ``a ** -1`` are not at 0)."""
+    return (
+        isinstance(b, gast.Constant)
+        and isinstance(b.value, (int, float))
+        and not isinstance(b.value, bool)
+        and b.value >= 0
+        and float(b.value).is_integer()
+    )
+
+
 class ExpressionAdjoints:
     """:class:`~.reverse.ReverseBuilder`: operators and index reads."""
 
@@ -167,11 +185,18 @@ class ExpressionAdjoints:
                 # its own operator instead of NumPy's ufunc dispatch
                 self.contrib(bn, ub(f"{g} * {cj(sa, a)}", sb, b_ub), reads_a, state, line, out)
         elif op is gast.Div:
+            # a denominator that may be 0 (anything but a nonzero constant): 1 / b may be
+            # infinite where the cotangent is 0 (the entry discarded), see zero_safe.py
+            safe = isinstance(b, gast.Constant) and b.value != 0
             if an:
-                self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
+                expr = f"{g} / {cj(sb, b)}" if safe else zero_safe(g, f"1.0 / {cj(sb, b)}")
+                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
-                quotient = t if real else self.conj(f"{t} / {sb}")
-                expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                quotient = f"{t} / {sb}" if real else self.conj(f"{t} / {sb}")
+                if safe:
+                    expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                else:
+                    expr = zero_safe(f"-{g}", quotient)
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
         elif op is gast.Pow:
             if an:
@@ -199,6 +224,9 @@ class ExpressionAdjoints:
                     deriv = self.conj(deriv)
                 # the derivative first: one product with the cotangent, not two
                 expr = g if deriv is None else f"{g} * ({deriv})"
+                if deriv is not None and not smooth_exponent(b):
+                    # (a ** 0.5, a ** -1, a ** b: infinite at a = 0, see zero_safe.py)
+                    expr = zero_safe(g, deriv)
                 self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
                 expr = f"pow_exponent_cotangent({g}, {sa}, {t})"

@@ -18,7 +18,8 @@ is really used, and ``inf``/``nan`` stays: that is the derivative there.
 >>> import numpy as np
 >>> zero_safe_product(0.0, float("inf")), zero_safe_product(2.0, float("inf"))
 (0.0, inf)
->>> zero_safe_product(np.array([0.0, 1.0]), np.array([np.inf, 0.5]))
+>>> with np.errstate(invalid="ignore"):  # (NumPy's warning of the 0 * inf it fixes)
+...     zero_safe_product(np.array([0.0, 1.0]), np.array([np.inf, 0.5]))
 array([0. , 0.5])
 """
 
@@ -49,8 +50,12 @@ def zero_safe_product(g, d):
         # (p - p is 0.0 exactly when p is finite: no call on the common path)
         return p if p - p == 0.0 or g != 0 else 0.0
     if t is np.ndarray:
-        if p.dtype.kind in "fc" and p.size and not np.isfinite(p.sum()):
-            # (a sum that overflows only costs this fix-up, which is right regardless)
+        kind = p.dtype.kind
+        # one reduction: NaN and inf propagate through a sum (one that overflows only
+        # costs the fix-up below, which is right regardless)
+        if (kind == "f" and not math.isfinite(p.sum())) or (
+            kind == "c" and not cmath.isfinite(p.sum())
+        ):
             np.copyto(p, 0, where=np.equal(g, 0) & ~np.isfinite(p))
         return p
     if t in _REAL_SCALARS:

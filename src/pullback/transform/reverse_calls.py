@@ -24,7 +24,6 @@ from .inplace_calls import numpy_array_method
 from .integer_dtypes import guard_contributions, rule_dtype
 from .kinds import calls_pullback_function
 from .recompute_guard import RecomputeGuards
-from .reverse_exprs import zero_safe
 from .star_calls import (
     callee_wrt,
     cotangent_exprs,
@@ -33,6 +32,14 @@ from .star_calls import (
     star_bindings,
 )
 from .sweep_common import runtime_function, short_name, src
+
+
+def _same(expr: str) -> str:
+    return expr
+
+
+def _unbroadcast_to(name: str):
+    return lambda expr: f"unbroadcast({expr}, {name})"
 
 
 class CallAdjoints(RecomputeGuards):
@@ -327,19 +334,24 @@ class CallAdjoints(RecomputeGuards):
             if form is not None:
                 self.ns.setdefault("_math", math)
                 deriv = form.format(src(a), y=t)
-                expr = zero_safe(g, deriv) if singular else f"{g} * {deriv}"
-                self.contrib(a.id, expr, reads, state, line, out)
+                if singular:
+                    self.contrib_zero_safe(a.id, g, deriv, _same, reads, state, line, out)
+                else:
+                    self.contrib(a.id, f"{g} * {deriv}", reads, state, line, out)
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
             deriv = f"{dname}({t}, {arg_src})"
-            expr = zero_safe(g, deriv) if singular else f"{g} * {deriv}"
             others = [o for j, o in enumerate(args) if j != k]
+            wrap = _same
             if others and not all(self.same_shape(a, o, t) for o in others):
-                expr = f"unbroadcast({expr}, {a.id})"
-            self.contrib(a.id, expr, reads, state, line, out)
+                wrap = _unbroadcast_to(a.id)
+            if singular:
+                self.contrib_zero_safe(a.id, g, deriv, wrap, reads, state, line, out)
+            else:
+                self.contrib(a.id, wrap(f"{g} * {deriv}"), reads, state, line, out)
 
     def user_call_bindings(self, v):
         """``[(param name, argument node)]`` for a call of a user function."""

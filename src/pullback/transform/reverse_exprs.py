@@ -24,6 +24,18 @@ def zero_safe(g: str, deriv: str) -> str:
     return f"zero_safe_product({g}, {deriv})"
 
 
+def zero_safe_inline(g: str, deriv: str, product: str | None = None) -> str:
+    """:func:`zero_safe` for the sweeps: a nonzero float cotangent (a scalar loop's) takes
+    the plain ``product`` (``g * deriv`` unless given, as it was written before) with no
+    call (a zero one is what needs the helper); anything else (an array, a NumPy scalar of
+    another type, a stack of directions) calls the helper."""
+    product = product or f"{g} * {deriv}"
+    return (
+        f"({product} if ({g}.__class__ is float or {g}.__class__ is _pb_float64) "
+        f"and {g} else {zero_safe(g, deriv)})"
+    )
+
+
 def smooth_exponent(b) -> bool:
     """Whether ``a ** b``'s derivative in ``a`` is finite wherever ``a`` is: ``b`` a
     constant nonnegative integer (``a ** 0.5`` and ``a ** -1`` are not at 0)."""
@@ -118,6 +130,16 @@ class ExpressionAdjoints:
         args = f"({g}, {sa}, {sb})"
         return Line(f"{c} = _pb_{op}_fast{args}", src=line, alt=f"{c} = {op}_cotangents{args}")
 
+    def contrib_zero_safe(self, name, g, deriv, wrap, reads, state, line, out, product=None):
+        """``contrib`` of ``g * deriv`` made zero-safe: the inline form in the sweeps, the
+        helper's call (which has a rule) where the code must be differentiable again."""
+        fast, plain = zero_safe_inline(g, deriv, product), zero_safe(g, deriv)
+        start = len(out)
+        self.contrib(name, wrap(fast), reads, state, line, out)
+        for item in out[start:]:
+            if isinstance(item, Line) and item.alt is None and fast in item.text:
+                item.alt = item.text.replace(fast, plain)
+
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno
         a, b = v.left, v.right
@@ -188,16 +210,24 @@ class ExpressionAdjoints:
             # a denominator that may be 0 (anything but a nonzero constant): 1 / b may be
             # infinite where the cotangent is 0 (the entry discarded), see zero_safe.py
             safe = isinstance(b, gast.Constant) and b.value != 0
-            if an:
-                expr = f"{g} / {cj(sb, b)}" if safe else zero_safe(g, f"1.0 / {cj(sb, b)}")
-                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+            if an and safe:
+                self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
+            elif an:
+                self.contrib_zero_safe(
+                    an, g, f"(1.0 / {cj(sb, b)})", lambda e: ub(e, sa, a_ub), reads_a, state,
+                    line, out, product=f"{g} / {cj(sb, b)}",
+                )  # fmt: skip
             if bn:
                 quotient = f"{t} / {sb}" if real else self.conj(f"{t} / {sb}")
                 if safe:
                     expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                    self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
                 else:
-                    expr = zero_safe(f"-{g}", quotient)
-                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+                    product = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                    self.contrib_zero_safe(
+                        bn, g, f"(-({quotient}))", lambda e: ub(e, sb, b_ub),
+                        reads_a | {t}, state, line, out, product=product,
+                    )  # fmt: skip
         elif op is gast.Pow:
             if an:
                 if isinstance(b, gast.Constant) and b.value == 2 and self.real_array(an):
@@ -226,8 +256,12 @@ class ExpressionAdjoints:
                 expr = g if deriv is None else f"{g} * ({deriv})"
                 if deriv is not None and not smooth_exponent(b):
                     # (a ** 0.5, a ** -1, a ** b: infinite at a = 0, see zero_safe.py)
-                    expr = zero_safe(g, deriv)
-                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+                    self.contrib_zero_safe(
+                        an, g, f"({deriv})", lambda e: ub(e, sa, a_ub), reads_a, state, line,
+                        out,
+                    )  # fmt: skip
+                else:
+                    self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
                 expr = f"pow_exponent_cotangent({g}, {sa}, {t})"
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)

@@ -136,9 +136,10 @@ class ExpressionAdjoints:
         fast, plain = zero_safe_inline(g, deriv, product), zero_safe(g, deriv)
         start = len(out)
         self.contrib(name, wrap(fast), reads, state, line, out)
+        inner = fast[1:-1]  # (a wrapper may drop the outer parentheses: where's masks)
         for item in out[start:]:
-            if isinstance(item, Line) and item.alt is None and fast in item.text:
-                item.alt = item.text.replace(fast, plain)
+            if isinstance(item, Line) and inner in item.text:
+                item.alt = (item.alt or item.text).replace(inner, plain)
 
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno

@@ -34,6 +34,7 @@ from .zero import ZERO
 
 _REAL_SCALARS = frozenset((np.float64, np.float32, np.float16, np.longdouble))
 _COMPLEX_SCALARS = frozenset((complex, np.complex128, np.complex64))
+_sum = np.add.reduce  # (the C reduction: ndarray.sum goes through Python code first)
 
 
 def zero_safe_product(g, d):
@@ -44,7 +45,13 @@ def zero_safe_product(g, d):
     stack of directions, another library's array) is the plain product."""
     if g is ZERO or d is ZERO:
         return ZERO
-    p = g * d
+    return zero_safe_fixed(g, g * d)
+
+
+def zero_safe_fixed(g, p):
+    """The product ``p`` of the cotangent ``g`` with a derivative, computed by the caller
+    (``g / b``, as the sweeps write it), with 0 wherever ``g`` is 0 and ``p`` is not
+    finite: :func:`zero_safe_product` without its multiplication."""
     t = type(p)
     if t is float:
         # (p - p is 0.0 exactly when p is finite: no call on the common path)
@@ -53,8 +60,8 @@ def zero_safe_product(g, d):
         kind = p.dtype.kind
         # one reduction: NaN and inf propagate through a sum (one that overflows only
         # costs the fix-up below, which is right regardless)
-        if (kind == "f" and not math.isfinite(p.sum())) or (
-            kind == "c" and not cmath.isfinite(p.sum())
+        if (kind == "f" and not math.isfinite(_sum(p, None))) or (
+            kind == "c" and not cmath.isfinite(_sum(p, None))
         ):
             np.copyto(p, 0, where=np.equal(g, 0) & ~np.isfinite(p))
         return p

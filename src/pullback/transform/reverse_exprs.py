@@ -28,11 +28,11 @@ def zero_safe_inline(g: str, deriv: str, product: str | None = None) -> str:
     """:func:`zero_safe` for the sweeps: a nonzero float cotangent (a scalar loop's) takes
     the plain ``product`` (``g * deriv`` unless given, as it was written before) with no
     call (a zero one is what needs the helper); anything else (an array, a NumPy scalar of
-    another type, a stack of directions) calls the helper."""
+    another type, a stack of directions) has that product checked by the helper."""
     product = product or f"{g} * {deriv}"
     return (
         f"({product} if ({g}.__class__ is float or {g}.__class__ is _pb_float64) "
-        f"and {g} else {zero_safe(g, deriv)})"
+        f"and {g} else zero_safe_fixed({g}, {product}))"
     )
 
 

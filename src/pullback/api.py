@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backends
 from .adjoints import LazyAdjoint, VJPRef, get_adjoint
+from .api_errors import carries_numbers, refuse_keywords, refuse_output
 from .arguments import (
     _bound_values,
     _check_differentiable,
@@ -46,20 +47,22 @@ from .transformed import GradFunction, ValueAndGradFunction, _Transformed, write
 __all__ = ["grad", "value_and_grad", "vjp", "vjp_resolved", "get_adjoint", "write_into", "VJPRef"]
 
 
-def grad(fn=None, wrt=0, *, has_aux=False, registry=None):
+def grad(fn=None, wrt=0, *, has_aux=False, registry=None, **unknown):
     """The gradient of a scalar function, as a function of the same arguments.
 
     Use as ``@grad``, ``@grad(wrt=(0, 2))`` or ``grad(f, wrt="w")``. ``wrt`` takes an
     argument index, a parameter name, or a tuple of them (then a tuple of gradients is
     returned). Each gradient has the structure, shape and dtype of its argument.
     """
+    refuse_keywords("grad", unknown)
     if fn is None:
         return lambda f: GradFunction(f, wrt, has_aux, registry)
     return GradFunction(fn, wrt, has_aux, registry)
 
 
-def value_and_grad(fn=None, wrt=0, *, has_aux=False, registry=None):
+def value_and_grad(fn=None, wrt=0, *, has_aux=False, registry=None, **unknown):
     """Like :func:`grad`, but returns ``(value, gradient)``."""
+    refuse_keywords("value_and_grad", unknown)
     if fn is None:
         return lambda f: ValueAndGradFunction(f, wrt, has_aux, registry)
     return ValueAndGradFunction(fn, wrt, has_aux, registry)
@@ -96,6 +99,8 @@ class VJPPullback:
             dy = as_cotangent(dy)
             _check_cotangent(as_cotangent(self.y), dy)
         else:
+            if dy is not None and not carries_numbers(self.y):  # None, a str: no derivative
+                refuse_output("the pullback of vjp", self.fn, self.y, _NO_COTANGENT_FIX)
             _check_cotangent(self.y, dy)
         guard = _NO_GUARD
         if not plain:
@@ -118,6 +123,10 @@ class VJPPullback:
 
 
 _PLAIN_VALUES = frozenset({float, np.float64, np.ndarray})
+_NO_COTANGENT_FIX = (
+    "return the value whose cotangent you pull back (a number or an array, or a tuple, "
+    "list or dict of them), and pass the rest of what the function makes out alongside it."
+)
 _NO_GUARD = contextlib.nullcontext()  # (reentrant: it keeps no state)
 
 

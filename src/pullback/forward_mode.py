@@ -15,6 +15,7 @@ import numpy as np
 
 from . import backends
 from .adjoints import TransformedFunction, VJPRef, higher_order_error
+from .api_errors import carries_numbers, check_jvp_keywords, refuse_output
 from .arguments import (
     _check_differentiable,
     _name,
@@ -183,6 +184,8 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
             f"jvp got {len(primals)} primals and {len(tangents)} tangents for "
             f"'{_name(fn)}'; give one tangent per primal."
         )
+    if kwargs:
+        check_jvp_keywords(fn, primals, kwargs)
     tangents = tuple(ZERO if t is None else as_cotangent(t) for t in tangents)
     for k, (p, t) in enumerate(zip(primals, tangents, strict=True)):
         _check_tangent(as_cotangent(p), t, f"tangents[{k}]")
@@ -206,7 +209,16 @@ def jvp(fn, primals, tangents, *, registry=None, **kwargs):
         tangents = (ZERO,) * len(call.args) + tangents
         primals, kwargs = call.arguments(primals, kwargs)
     y, dy = LazyJVP(target, reg)(primals, tangents, kwargs)
+    if type(y) is not np.ndarray and not carries_numbers(y):
+        refuse_output("jvp", fn, y, _NO_TANGENT_FIX)
     return y, _materialize_tangent(dy, y)
+
+
+_NO_TANGENT_FIX = (
+    "return the value whose directional derivative you want (a number or an array, or a "
+    "tuple, list or dict of them); a function run only for what it does has none: call it "
+    "directly."
+)
 
 
 def _is_stack(t, primal, k) -> bool:
@@ -391,7 +403,12 @@ def _materialize_tangent(dy, y):
         if is_zero(dy):
             dy = [ZERO] * len(y)
         return same_sequence(y, (_materialize_tangent(d, v) for d, v in zip(dy, y, strict=True)))
+    if isinstance(y, dict):
+        dy = dy if isinstance(dy, dict) else {}
+        return {k: _materialize_tangent(dy.get(k, ZERO), v) for k, v in y.items()}
     if is_zero(dy):
+        if not carries_numbers(y):  # None, a string: an entry with no tangent
+            return None
         return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
     if isinstance(y, np.ndarray) and np.shape(dy) != y.shape:
         dy = np.broadcast_to(dy, y.shape).copy()

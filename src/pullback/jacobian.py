@@ -19,6 +19,7 @@ import numpy as np
 
 from . import backends
 from .api import VJPPullback, _check_cotangent, get_adjoint, grad, vjp, vjp_resolved, write_into
+from .api_errors import refuse_keywords
 from .arguments import _positional_indices, _signature, fast_kinds, kinds_key, resolve_wrt
 from .batched import pullback_stack
 from .callables import as_bound_call
@@ -422,19 +423,20 @@ def _fast_target(fn):
     return None
 
 
-def jacobian(fn=None, wrt=0, *, mode="reverse", registry=None):
+def jacobian(fn=None, wrt=0, *, mode="reverse", registry=None, **unknown):
     """The Jacobian of ``fn`` with respect to the arguments in ``wrt``, as a function.
 
     ``mode="reverse"`` builds it row by row from one forward sweep and one pullback per
     output element; ``"forward"`` column by column from forward-mode sweeps (one per input
     element); ``"auto"`` picks whichever needs fewer sweeps for the shapes at hand.
     """
+    refuse_keywords("jacobian", unknown)
     if fn is None:
         return lambda f: JacobianFunction(f, wrt, registry, mode)
     return JacobianFunction(fn, wrt, registry, mode)
 
 
-def hessian(fn=None, wrt=0, *, registry=None):
+def hessian(fn=None, wrt=0, *, registry=None, **unknown):
     """The Hessian of ``fn``: ``jacobian(grad(fn))`` by reverse over reverse for a scalar
     output, one such Jacobian per output element for any other (as ``jax.hessian``).
 
@@ -444,6 +446,7 @@ def hessian(fn=None, wrt=0, *, registry=None):
     gives a tuple of such results. A step whose rule has no second derivative is refused
     with a clear error.
     """
+    refuse_keywords("hessian", unknown)
     if fn is None:
         return lambda f: hessian(f, wrt, registry=registry)
     if type(fn) in _DERIVATIVES:
@@ -502,9 +505,10 @@ class HVPFunction:
         return materialize(cotangent, primals[self._position])
 
 
-def hvp(fn=None, wrt=0, *, registry=None):
+def hvp(fn=None, wrt=0, *, registry=None, **unknown):
     """Hessian-vector products ``hvp(f)(*args, v)``: ``H @ v`` for a scalar ``fn``; for an
     output of shape ``S``, each output element's Hessian times ``v`` (shape ``S + T``)."""
+    refuse_keywords("hvp", unknown)
     if fn is None:
         return lambda f: HVPFunction(f, wrt, registry)
     if isinstance(wrt, (tuple, list)):

@@ -92,15 +92,28 @@ def _refuse_stored(record, name: str, where: str):
     found = ESCAPE_RECORD.values.get(id(getattr(record, name, None)))
     at = f" at {found[1]}" if found is not None else ""
     if field_position(record, name) is None and not isinstance(record, tuple):
+        if is_dataclass_class(type(record)):  # its fields are the ones it declares
+            raise UnsupportedCallError(
+                f"{where}: PB107 this reads back '{name}' of a differentiated {cls}, "
+                f"stored{at} while the gradient ran: '{name}' is not a field of the "
+                f"dataclass {cls}, and pullback follows stores on a dataclass only into its "
+                "fields, so the gradient through that store would be lost.\n"
+                f"Fix: declare it as a field of {cls} (`{name}: float = 0.0`) and have the "
+                "method return a new object instead of storing on this one "
+                f"(`return dataclasses.replace(self, {name}=v)`, used as "
+                f"`obj = obj.with_{name}(v)`) (see docs/limitations.md#PB107)."
+            )
+        # (the attributes any method of the class stores are fields: plain_classes.py's
+        # method_stores; this one was stored from outside the class)
         raise UnsupportedCallError(
             f"{where}: PB107 this reads back '{name}' of a differentiated {cls}, stored{at} "
-            f"while the gradient ran: '{name}' is not one of the attributes {cls}.__init__ "
-            "stores, and pullback follows stores on an object only into those, so the "
-            "gradient through that store would be lost.\n"
-            f"Fix: give it a first value in {cls}.__init__ (`self.{name} = None`; for a "
-            f"list a method appends to, `self.{name} = ()` there and "
-            f"`self.{name} = self.{name} + (v,)` in the method) "
-            "(see docs/limitations.md#PB107)."
+            f"while the gradient ran from outside the class: no method of {cls} stores "
+            f"`self.{name}`, and pullback follows stores on an object only into the "
+            "attributes its class's own methods store, so the gradient through that store "
+            "would be lost.\n"
+            f"Fix: store it in a method of {cls} (`def set_{name}(self, v): self.{name} = v`) "
+            f"and call that method (`obj.set_{name}(v)`) in the function that made the "
+            "object, or return the value and pass it on (see docs/limitations.md#PB107)."
         )
     raise UnsupportedCallError(
         f"{where}: PB107 this reads back '{name}' of a differentiated {cls}, stored{at} "

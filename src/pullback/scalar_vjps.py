@@ -30,6 +30,7 @@ from .registry import ENTRY_POINTS, SCALAR, qualified_name
 from .source import FunctionSource
 from .tangents import unbroadcast
 from .zero import ZERO
+from .zero_safe import zero_safe_product
 
 _MADE: dict = {}  # (fn, its derivatives) -> the compiled vjp function
 
@@ -49,13 +50,20 @@ def elementwise_vjp(registry, fn, nargs: int):
     ):
         return None
     holomorphic = rule.extra.get("holomorphic", True)
-    key = (fn, derivatives, holomorphic)
+    singular = rule.extra.get("singular", False)
+    key = (fn, derivatives, holomorphic, singular)
     if key not in _MADE:
-        _MADE[key] = _compile(fn, derivatives, holomorphic)
+        _MADE[key] = _compile(fn, derivatives, holomorphic, singular)
     return _MADE[key]
 
 
-def _compile(fn, derivatives, holomorphic):
+def _product(g: str, d: str, singular: bool) -> str:
+    """``g * d`` in a vjp's text; zero-safe where the rule's derivative may be infinite
+    (pullback.zero_safe: 0 where the cotangent is 0)."""
+    return f"zero_safe_product({g}, {d})" if singular else f"{g} * {d}"
+
+
+def _compile(fn, derivatives, holomorphic, singular=False):
     name = f"{getattr(fn, '__name__', 'function')}_vjp"
     xs = [f"x{k}" for k in range(len(derivatives))]
     args = ", ".join(xs)
@@ -72,12 +80,12 @@ def _compile(fn, derivatives, holomorphic):
         body.append(f"    d{k} = derivative{k}(y, {args})")
         if holomorphic:  # a holomorphic function's pullback: g * conj(f'(x))
             body += [f"    if _np.iscomplexobj(d{k}):", f"        d{k} = _np.conj(d{k})"]
-        outs.append(f"unbroadcast(g * d{k}, x{k})")
+        outs.append(f"unbroadcast({_product('g', f'd{k}', singular)}, x{k})")
     body.append(f"    return ({', '.join(outs)},)")
     text = f"def {name}(g, {args}):\n" + "\n".join(body) + "\n"
     namespace = {"function": fn, "_np": np, "_math": math, "unbroadcast": unbroadcast}
     namespace["dense_operand"] = dense_operand
-    namespace.update(require_real=require_real, ZERO=ZERO)
+    namespace.update(require_real=require_real, ZERO=ZERO, zero_safe_product=zero_safe_product)
     namespace.update({f"derivative{k}": d for k, d in enumerate(derivatives)})
     return compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")
 
@@ -151,18 +159,19 @@ def _scalar_rule_vjp(registry, fn, receiver: bool, nargs: int, kwargs):
         derivative = rule.derivatives[0] if rule.derivatives else None
         if not getattr(derivative, "__pullback_transformable__", False):
             return None
-    key = (fn, receiver, form or derivative)
+    singular = rule.extra.get("singular", False)
+    key = (fn, receiver, form or derivative, singular)
     if key not in _SCALAR_VJPS:
         # (a complex argument is refused unless the rule's factor is right for one)
         checked = holomorphic or rule.extra.get("complex_factor", False)
         _SCALAR_VJPS[key] = _compiled_scalar_vjp(
-            fn, form, receiver, derivative, holomorphic, checked
+            fn, form, receiver, derivative, holomorphic, checked, singular
         )
     return _SCALAR_VJPS[key]
 
 
 def _compiled_scalar_vjp(
-    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True
+    fn, form, receiver: bool, derivative=None, holomorphic=True, complex_ok=True, singular=False
 ):
     """The text of the vjp function, compiled, carrying its source for the transform: the
     derivative from its inline ``form``, or (``form`` None) a call of ``derivative(y, x)``;
@@ -182,9 +191,10 @@ def _compiled_scalar_vjp(
             if holomorphic
             else ""
         )
-        + "    return (g * d,)\n"
+        + f"    return ({_product('g', 'd', singular)},)\n"
     )
     namespace = {"function": fn, "derivative": derivative, "_np": np, "_math": math}
+    namespace["zero_safe_product"] = zero_safe_product
     namespace["dense_operand"] = dense_operand
     namespace["require_real"] = require_real
     made = compile_transformable(text, name, namespace, f"<pullback: vjp of {qualified_name(fn)}>")

@@ -217,7 +217,7 @@ class _Transformed(TransformedFunction):
             or entry[2] != registry.version
             or not entry[0].guard()
         ):
-            if not all(key[p] in _FLOAT_KEYS for p in self._positions):
+            if not all(p < len(key) and key[p] in _FLOAT_KEYS for p in self._positions):
                 return None  # an int to differentiate: the general path says why
             entry = [self._adjoint_for(args, {}), registry, registry.version, None]
             self._fast_entries[key] = entry

@@ -28,6 +28,7 @@ from ..tangents import (
     unbroadcast,
     user_object_refusal,
 )
+from ..zero_safe import zero_safe_product
 
 # The subscript letters of einsum (``string.ascii_letters``, spelled out: importing
 # ``string`` compiles its Template pattern, half a millisecond of every cold start).
@@ -206,17 +207,21 @@ class Registrar:
         rule.notes = notes
         return rule
 
-    def scalar(self, fn, *derivatives, holomorphic=True, name=None, notes=""):
+    def scalar(self, fn, *derivatives, holomorphic=True, singular=False, name=None, notes=""):
         """Register an elementwise ``fn`` from its partial derivatives ``d(y, *args)``.
 
         The derivatives are what the code generator inlines for real scalars. The rule
         itself also handles complex values: for a ``holomorphic`` function the partial
         derivative is conjugated (``dz = conj(f'(z)) * dy``); a non-holomorphic one
         (``abs``) gives its cotangent factor directly. Arguments without a tangent get
-        ``NO_TANGENT`` and are never differentiated.
+        ``NO_TANGENT`` and are never differentiated. A ``singular`` derivative may be
+        infinite or NaN where the function is finite (``sqrt`` at 0): its product with a
+        cotangent is zero-safe (pullback.zero_safe), in the rule and in generated code.
         """
         rule = self.reg.scalar_rule(fn, *derivatives, family=self.family, trusted=True)
-        rule.rrule = _elementwise_rrule(fn, tuple(derivatives), holomorphic)
+        rule.rrule = _elementwise_rrule(fn, tuple(derivatives), holomorphic, singular)
+        if singular:
+            rule.extra["singular"] = True
         if name:
             rule.name = name
         rule.notes = notes
@@ -241,7 +246,7 @@ def refuse_user_objects(what, *args) -> None:
             raise error
 
 
-def _elementwise_rrule(fn, derivatives, holomorphic):
+def _elementwise_rrule(fn, derivatives, holomorphic, singular=False):
     fname = getattr(fn, "__name__", "elementwise")
 
     def elementwise_rrule(*args, **kwargs):
@@ -265,7 +270,10 @@ def _elementwise_rrule(fn, derivatives, holomorphic):
                 partial = d(y, *values)
                 if holomorphic:
                     partial = conj(partial)
-                out.append(finalize(dy * partial, arg))
+                if singular:  # (0 * inf: 0 where the cotangent is 0, zero_safe.py)
+                    out.append(finalize(zero_safe_product(dy, partial), arg))
+                else:
+                    out.append(finalize(dy * partial, arg))
             return tuple(out)
 
         elementwise_pullback.__name__ = f"{fname}_pullback"

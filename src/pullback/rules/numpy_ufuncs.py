@@ -307,29 +307,29 @@ def register(reg):
     # (its factor, y = |z| given, is right for a complex z at every order)
     reg.lookup(np.absolute).extra["complex_factor"] = True
     s(np.fabs, lambda y, x: np.sign(x), notes="fabs(0) -> cotangent 0")
-    s(np.reciprocal, lambda y, x: -(y * y))
+    s(np.reciprocal, lambda y, x: -(y * y), singular=True)
     s(np.exp, lambda y, x: y)
     s(np.exp2, lambda y, x: y * _LN2)
     s(np.expm1, lambda y, x: y + 1.0)
-    s(np.log, lambda y, x: 1.0 / x)
-    s(np.log2, lambda y, x: 1.0 / (x * _LN2))
-    s(np.log10, lambda y, x: 1.0 / (x * _LN10))
-    s(np.log1p, lambda y, x: 1.0 / (1.0 + x))
-    s(np.sqrt, lambda y, x: 0.5 / y)
-    s(np.cbrt, lambda y, x: 1.0 / (3.0 * y * y))
+    s(np.log, lambda y, x: 1.0 / x, singular=True)
+    s(np.log2, lambda y, x: 1.0 / (x * _LN2), singular=True)
+    s(np.log10, lambda y, x: 1.0 / (x * _LN10), singular=True)
+    s(np.log1p, lambda y, x: 1.0 / (1.0 + x), singular=True)
+    s(np.sqrt, lambda y, x: 0.5 / y, singular=True)
+    s(np.cbrt, lambda y, x: 1.0 / (3.0 * y * y), singular=True)
     s(np.square, lambda y, x: 2.0 * x)
     s(np.sin, lambda y, x: np.cos(x))
     s(np.cos, lambda y, x: -np.sin(x))
     s(np.tan, lambda y, x: 1.0 + y * y)
-    s(np.arcsin, lambda y, x: 1.0 / np.sqrt(1.0 - x * x))
-    s(np.arccos, lambda y, x: -1.0 / np.sqrt(1.0 - x * x))
+    s(np.arcsin, lambda y, x: 1.0 / np.sqrt(1.0 - x * x), singular=True)
+    s(np.arccos, lambda y, x: -1.0 / np.sqrt(1.0 - x * x), singular=True)
     s(np.arctan, lambda y, x: 1.0 / (1.0 + x * x))
     s(np.sinh, lambda y, x: np.cosh(x))
     s(np.cosh, lambda y, x: np.sinh(x))
     s(np.tanh, lambda y, x: 1.0 - y * y)
     s(np.arcsinh, lambda y, x: 1.0 / np.sqrt(x * x + 1.0))
-    s(np.arccosh, lambda y, x: 1.0 / np.sqrt(x * x - 1.0))
-    s(np.arctanh, lambda y, x: 1.0 / (1.0 - x * x))
+    s(np.arccosh, lambda y, x: 1.0 / np.sqrt(x * x - 1.0), singular=True)
+    s(np.arctanh, lambda y, x: 1.0 / (1.0 - x * x), singular=True)
     s(np.sinc, _sinc_derivative, notes="sinc'(0) = 0")
     s(np.deg2rad, lambda y, x: _DEG)
     s(np.radians, lambda y, x: _DEG)
@@ -339,9 +339,15 @@ def register(reg):
     s(np.add, _unit, _unit)
     s(np.subtract, _unit, _minus_unit)
     s(np.multiply, lambda y, a, b: b, lambda y, a, b: a)
-    s(np.divide, lambda y, a, b: 1.0 / b, lambda y, a, b: -y / b)
-    s(np.power, _power_da, _power_db, notes="no cotangent for the exponent where base <= 0")
-    s(np.float_power, _power_da, _power_db, notes="as power")
+    s(np.divide, lambda y, a, b: 1.0 / b, lambda y, a, b: -y / b, singular=True)
+    s(
+        np.power,
+        _power_da,
+        _power_db,
+        singular=True,
+        notes="no cotangent for the exponent where base <= 0",
+    )
+    s(np.float_power, _power_da, _power_db, singular=True, notes="as power")
     s(
         np.remainder,
         lambda y, a, b: 1.0,
@@ -390,6 +396,7 @@ def register(reg):
         np.arctan2,
         lambda y, a, b: b / (a * a + b * b),
         lambda y, a, b: -a / (a * a + b * b),
+        singular=True,
     )
     s(np.hypot, _hypot_da, _hypot_db, notes="hypot(0, 0) -> cotangent 0")
     s(np.copysign, _copysign_da, None, notes="no cotangent for the sign source")

@@ -27,6 +27,7 @@ from .. import (
 )
 from ..list_operands import cotangent_like, stacked_like
 from ..registry import ENTRY_POINTS, transformable
+from ..zero_safe import zero_safe_product, zero_safe_tangent
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
 from .transformable import set_pullbacks
@@ -117,6 +118,21 @@ def _linear_rrule(fn, pullback_fn):
         return fn(*args), lambda dy: pullback_fn(dy, *args)
 
     return linear_rrule
+
+
+def _bilinear_rrule(fn, pullback_fn):
+    """The rule of a helper ``fn(a, b)`` from its transformable pullback
+    ``pullback_fn(dy, a, b)``."""
+
+    def bilinear_rrule(a, b):
+        def bilinear_pullback(dy):
+            if dy is ZERO:
+                return ZERO, ZERO
+            return pullback_fn(dy, a, b)
+
+        return fn(a, b), bilinear_pullback
+
+    return bilinear_rrule
 
 
 def _getitem_cotangent_rrule(acc, x, index, g):
@@ -396,7 +412,15 @@ def register(reg):
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
     r(runtime.pow_exponent_cotangent, _pow_exponent_rrule)
-    from .pullback_runtime_pullbacks import masked_pullback, register_pullbacks
+    from .pullback_runtime_pullbacks import (
+        masked_pullback,
+        register_pullbacks,
+        zero_safe_product_pullback,
+    )
+
+    # g * d made zero-safe (zero_safe.py): its pullback is itself zero-safe
+    r(zero_safe_product, _bilinear_rrule(zero_safe_product, zero_safe_product_pullback))
+    reg.lookup(zero_safe_product).extra["tangent"] = zero_safe_tangent
 
     r(where_masks.masked, _linear_rrule(where_masks.masked, masked_pullback))
     # the identity whose cotangent is masked (a branch's member on a loop's tape)

@@ -22,6 +22,7 @@ from ..tangents import (
     read_cotangent,
     unbroadcast,
 )
+from ..zero_safe import zero_safe_product
 from .transformable import set_pullbacks
 
 
@@ -159,6 +160,15 @@ def pow_exponent_pullback(dy, g, base, result):
     return unbroadcast(dg, g), unbroadcast(dbase, base), unbroadcast(dresult, result)
 
 
+@transformable
+def zero_safe_product_pullback(dy, g, d):
+    # bilinear in (g, d), and zero-safe both ways: where g is 0 an infinite d still gives
+    # d nothing, and where dy is 0 nothing flows back (a third derivative sees the same)
+    dg = zero_safe_product(dy, runtime.conjugate(d))
+    dd = zero_safe_product(dy, runtime.conjugate(g))
+    return unbroadcast(dg, g), unbroadcast(dd, d)
+
+
 def register_pullbacks(reg):
     pairs = [
         (tangents.densify, identity_pullback),
@@ -177,5 +187,6 @@ def register_pullbacks(reg):
         (runtime.pow_exponent_cotangent, pow_exponent_pullback),
         (where_masks.masked, masked_pullback),
         (where_masks.kept, masked_pullback),
+        (zero_safe_product, zero_safe_product_pullback),
     ]
     set_pullbacks(reg, pairs)

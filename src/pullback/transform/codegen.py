@@ -27,6 +27,7 @@ from ..tangents import (
     getitem_cotangent,
     unbroadcast,
 )
+from ..zero_safe import zero_safe_fixed, zero_safe_product
 from .code import OWN_ERRORS, Line, once_texts, render, walk_text
 from .replay import replay_forward
 from .try_jumps import MARKERS
@@ -112,6 +113,8 @@ def runtime_namespace() -> dict:
         "sequence_cotangent": runtime.sequence_cotangent,
         "pow_exponent_cotangent": runtime.pow_exponent_cotangent,
         "pow_base_derivative": runtime.pow_base_derivative,
+        "zero_safe_product": zero_safe_product,
+        "zero_safe_fixed": zero_safe_fixed,
         "plus_cotangents": runtime.plus_cotangents,
         "times_cotangents": runtime.times_cotangents,
         "_pb_conjugate": runtime.conjugate,

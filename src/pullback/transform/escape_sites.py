@@ -41,7 +41,7 @@ from ..tree_walk import parent_map, statements
 from . import nodes as N
 from .analyze import names_in
 from .kinds import is_real
-from .problems import varied_attribute_store, varied_outside_append
+from .problems import as_written, varied_attribute_store, varied_outside_append
 from .sweep_common import has_source
 
 # Method names of arrays and containers (whose receiver may be one: their own rules).
@@ -202,13 +202,14 @@ class EscapeSites:
                 varied_outside_append(self.diagnostic, call, appended.value, value)
             )
         elif item is not None:  # self.cache[k] = v: refused as its attribute would be
-            obj = gast.unparse(item.value.value).strip()
-            key = gast.unparse(item.slice).strip()
+            # (the user's spelling: gast would print params["W1"] as params['W1'])
+            obj = as_written(self.fs, item.value.value)
+            key = as_written(self.fs, item.slice)
             self.problems.append(
                 varied_attribute_store(self.diagnostic, item, obj, item.value.attr, key)
             )
         else:
-            obj = gast.unparse(target.value).strip()
+            obj = as_written(self.fs, target.value)
             self.problems.append(varied_attribute_store(self.diagnostic, target, obj, target.attr))
 
     def _record_escape(self, call, appended):

@@ -54,6 +54,7 @@ from .problems import (
     varied_random_draws,
     varied_sets,
 )
+from .reverse_exprs import smooth_exponent, zero_safe
 from .ssa import SnapshotPoint
 from .star_calls import star_tangent_head
 from .with_blocks import WithBlock
@@ -67,6 +68,17 @@ TANGENT_TERMS = {
     gast.Mod: ("{da}", "-{db} * ({sa} // {sb})"),
     gast.MatMult: ("{da} @ {sb}", "{sa} @ {db}"),
 }
+
+# The same where the derivative may be infinite (1 / b at b = 0): a zero tangent gives 0.
+SINGULAR_DIV = (
+    "zero_safe_product({da}, 1.0 / {sb})",
+    "zero_safe_product(-{db}, {t} / {sb})",
+)
+SINGULAR_POW_BASE = "zero_safe_product({da}, pow_base_derivative({sa}, {sb}))"
+
+
+def _times(tangent: str, derivative: str) -> str:
+    return f"{tangent} * {derivative}"
 
 
 class ForwardBuilder(EscapeSites):
@@ -300,6 +312,10 @@ class ForwardBuilder(EscapeSites):
         if op not in TANGENT_TERMS:
             return "ZERO"  # //, bit operations: no derivative
         left, right = TANGENT_TERMS[op]
+        if op is gast.Div and not (isinstance(b, gast.Constant) and b.value != 0):
+            left, right = SINGULAR_DIV  # a denominator that may be 0 (zero_safe.py)
+        elif op is gast.Pow and not smooth_exponent(b):
+            left = SINGULAR_POW_BASE  # a ** 0.5, a ** -1, a ** b: infinite at a = 0
         fill = {"da": da, "db": db, "sa": sa, "sb": sb, "t": t}
         terms = [left.format(**fill)] if va else []
         terms += [right.format(**fill)] if vb else []
@@ -433,18 +449,20 @@ class ForwardBuilder(EscapeSites):
         terms = []
         operands = [self.dense_operand(a) for a in args]
         arg_src = ", ".join(operands)
+        # a derivative that may be infinite (sqrt's at 0): a zero tangent gives 0 there
+        product = zero_safe if rule.extra.get("singular", False) else _times
         for k, a in enumerate(args):
             if not self.varied_atom(a):
                 continue
             if form is not None:
                 self.ns.setdefault("_math", math)
-                terms.append(f"{self.dense_tangent(a)} * {form.format(operands[k], y=t)}")
+                terms.append(product(self.dense_tangent(a), form.format(operands[k], y=t)))
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{getattr(rule.fn, '__name__', 'fn')}_{k}", d)
-            terms.append(f"{self.dense_tangent(a)} * {dname}({t}, {arg_src})")
+            terms.append(product(self.dense_tangent(a), f"{dname}({t}, {arg_src})"))
         return " + ".join(terms) if terms else "ZERO"
 
     # A NumPy function takes a list as np.asarray of it; the formulas written here apply

@@ -49,7 +49,9 @@ _MODELLED_INDEXING = (np.ndarray, np.generic, list, tuple, dict, str, bytes, ran
 
 RESERVED = frozenset(
     "ZERO NO_TANGENT add unbroadcast densify getitem_cotangent fold_reads tuple_item dict_item "
-    "sequence_cotangent pow_exponent_cotangent pow_base_derivative plus_cotangents "
+    "sequence_cotangent pow_exponent_cotangent pow_base_derivative zero_safe_product "
+    "zero_safe_fixed "
+    "plus_cotangents "
     "times_cotangents matmul_lhs_cotangent "
     "matmul_rhs_cotangent as_sequence zero_cotangent _partial _np _math "
     "rule_tangent list_tangent function_tangent method_tangent "

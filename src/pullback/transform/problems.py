@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import gast
 
 from ..call_sites import RANDOM_DRAW_WHY, random_draw_message
@@ -113,6 +115,24 @@ def no_rule_for_varied_call(diagnostic, node, callee):
         "build the array with functions that have rules (np.concatenate, np.stack, "
         "np.column_stack), or register a rule for it with `@pullback.rrule`.",
     )
+
+
+def as_written(fs, node) -> str:
+    """The text of ``node`` as the user wrote it (``params["W1"]``, not gast's
+    ``params['W1']``): its segment of the user's line where the node has one place on one
+    line that reads as an expression, else the node unparsed."""
+    line = getattr(node, "lineno", None)
+    end = getattr(node, "end_col_offset", None)
+    if line is not None and end is not None and getattr(node, "end_lineno", line) == line:
+        text = fs.file_line(fs.first_line + line - 1)
+        segment = text[node.col_offset + fs.indent : end + fs.indent].strip()
+        try:
+            ast.parse(segment, mode="eval")
+        except SyntaxError:
+            segment = ""
+        if segment:
+            return segment
+    return gast.unparse(node).strip()
 
 
 def varied_attribute_store(diagnostic, node, obj, attr, key=None):

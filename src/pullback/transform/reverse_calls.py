@@ -34,6 +34,14 @@ from .star_calls import (
 from .sweep_common import runtime_function, short_name, src
 
 
+def _same(expr: str) -> str:
+    return expr
+
+
+def _unbroadcast_to(name: str):
+    return lambda expr: f"unbroadcast({expr}, {name})"
+
+
 class CallAdjoints(RecomputeGuards):
     """:class:`~.reverse.ReverseBuilder`: calls in both sweeps."""
 
@@ -318,24 +326,32 @@ class CallAdjoints(RecomputeGuards):
         reads = {a.id for a in args if isinstance(a, gast.Name)} | {t}
         fname = getattr(rule.fn, "__name__", "fn")
         form = inline_form(rule) if len(args) == 1 else None
+        # a derivative that may be infinite (sqrt's at 0): zero-safe (zero_safe.py)
+        singular = rule.extra.get("singular", False)
         for k, a in enumerate(args):
             if not self.is_active_arg(a):
                 continue
             if form is not None:
                 self.ns.setdefault("_math", math)
                 deriv = form.format(src(a), y=t)
-                expr = f"{g} * {deriv}"
-                self.contrib(a.id, expr, reads, state, line, out)
+                if singular:
+                    self.contrib_zero_safe(a.id, g, deriv, _same, reads, state, line, out)
+                else:
+                    self.contrib(a.id, f"{g} * {deriv}", reads, state, line, out)
                 continue
             d = rule.derivatives[k] if k < len(rule.derivatives) else None
             if d is None:
                 continue
             dname = self.bind(f"d_{fname}" + (f"_{k}" if len(args) > 1 else ""), d)
-            expr = f"{g} * {dname}({t}, {arg_src})"
+            deriv = f"{dname}({t}, {arg_src})"
             others = [o for j, o in enumerate(args) if j != k]
+            wrap = _same
             if others and not all(self.same_shape(a, o, t) for o in others):
-                expr = f"unbroadcast({expr}, {a.id})"
-            self.contrib(a.id, expr, reads, state, line, out)
+                wrap = _unbroadcast_to(a.id)
+            if singular:
+                self.contrib_zero_safe(a.id, g, deriv, wrap, reads, state, line, out)
+            else:
+                self.contrib(a.id, wrap(f"{g} * {deriv}"), reads, state, line, out)
 
     def user_call_bindings(self, v):
         """``[(param name, argument node)]`` for a call of a user function."""

@@ -18,6 +18,36 @@ from .shape_proof import shape_keys
 from .sweep_common import index_expr, src
 
 
+def zero_safe(g: str, deriv: str) -> str:
+    """The product of the cotangent ``g`` with a local derivative that may be infinite or
+    NaN, as generated code: 0 where ``g`` is exactly 0 (pullback.zero_safe)."""
+    return f"zero_safe_product({g}, {deriv})"
+
+
+def zero_safe_inline(g: str, deriv: str, product: str | None = None) -> str:
+    """:func:`zero_safe` for the sweeps: a nonzero float cotangent (a scalar loop's) takes
+    the plain ``product`` (``g * deriv`` unless given, as it was written before) with no
+    call (a zero one is what needs the helper); anything else (an array, a NumPy scalar of
+    another type, a stack of directions) has that product checked by the helper."""
+    product = product or f"{g} * {deriv}"
+    return (
+        f"({product} if ({g}.__class__ is float or {g}.__class__ is _pb_float64) "
+        f"and {g} else zero_safe_fixed({g}, {product}))"
+    )
+
+
+def smooth_exponent(b) -> bool:
+    """Whether ``a ** b``'s derivative in ``a`` is finite wherever ``a`` is: ``b`` a
+    constant nonnegative integer (``a ** 0.5`` and ``a ** -1`` are not at 0)."""
+    return (
+        isinstance(b, gast.Constant)
+        and isinstance(b.value, (int, float))
+        and not isinstance(b.value, bool)
+        and b.value >= 0
+        and float(b.value).is_integer()
+    )
+
+
 class ExpressionAdjoints:
     """:class:`~.reverse.ReverseBuilder`: operators and index reads."""
 
@@ -100,6 +130,17 @@ class ExpressionAdjoints:
         args = f"({g}, {sa}, {sb})"
         return Line(f"{c} = _pb_{op}_fast{args}", src=line, alt=f"{c} = {op}_cotangents{args}")
 
+    def contrib_zero_safe(self, name, g, deriv, wrap, reads, state, line, out, product=None):
+        """``contrib`` of ``g * deriv`` made zero-safe: the inline form in the sweeps, the
+        helper's call (which has a rule) where the code must be differentiable again."""
+        fast, plain = zero_safe_inline(g, deriv, product), zero_safe(g, deriv)
+        start = len(out)
+        self.contrib(name, wrap(fast), reads, state, line, out)
+        inner = fast[1:-1]  # (a wrapper may drop the outer parentheses: where's masks)
+        for item in out[start:]:
+            if isinstance(item, Line) and inner in item.text:
+                item.alt = (item.alt or item.text).replace(inner, plain)
+
     def rev_binop(self, s, t, g, v, state, out):
         line = s.lineno
         a, b = v.left, v.right
@@ -167,12 +208,27 @@ class ExpressionAdjoints:
                 # its own operator instead of NumPy's ufunc dispatch
                 self.contrib(bn, ub(f"{g} * {cj(sa, a)}", sb, b_ub), reads_a, state, line, out)
         elif op is gast.Div:
-            if an:
+            # a denominator that may be 0 (anything but a nonzero constant): 1 / b may be
+            # infinite where the cotangent is 0 (the entry discarded), see zero_safe.py
+            safe = isinstance(b, gast.Constant) and b.value != 0
+            if an and safe:
                 self.contrib(an, ub(f"{g} / {cj(sb, b)}", sa, a_ub), reads_a, state, line, out)
+            elif an:
+                self.contrib_zero_safe(
+                    an, g, f"(1.0 / {cj(sb, b)})", lambda e: ub(e, sa, a_ub), reads_a, state,
+                    line, out, product=f"{g} / {cj(sb, b)}",
+                )  # fmt: skip
             if bn:
-                quotient = t if real else self.conj(f"{t} / {sb}")
-                expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
-                self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+                quotient = f"{t} / {sb}" if real else self.conj(f"{t} / {sb}")
+                if safe:
+                    expr = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                    self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)
+                else:
+                    product = f"-{g} * {t} / {sb}" if real else f"-{g} * {quotient}"
+                    self.contrib_zero_safe(
+                        bn, g, f"(-({quotient}))", lambda e: ub(e, sb, b_ub),
+                        reads_a | {t}, state, line, out, product=product,
+                    )  # fmt: skip
         elif op is gast.Pow:
             if an:
                 if isinstance(b, gast.Constant) and b.value == 2 and self.real_array(an):
@@ -199,7 +255,14 @@ class ExpressionAdjoints:
                     deriv = self.conj(deriv)
                 # the derivative first: one product with the cotangent, not two
                 expr = g if deriv is None else f"{g} * ({deriv})"
-                self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
+                if deriv is not None and not smooth_exponent(b):
+                    # (a ** 0.5, a ** -1, a ** b: infinite at a = 0, see zero_safe.py)
+                    self.contrib_zero_safe(
+                        an, g, f"({deriv})", lambda e: ub(e, sa, a_ub), reads_a, state, line,
+                        out,
+                    )  # fmt: skip
+                else:
+                    self.contrib(an, ub(expr, sa, a_ub), reads_a, state, line, out)
             if bn:
                 expr = f"pow_exponent_cotangent({g}, {sa}, {t})"
                 self.contrib(bn, ub(expr, sb, b_ub), reads_a | {t}, state, line, out)

@@ -337,9 +337,14 @@ def closure_factory(fs, node, parameters):
     else:
         d = node
     source_tree = copy.deepcopy(d)
+    # what the closure reads of the generated namespace (records of closures it makes,
+    # closure_cells.py): given as cells too
+    read = {n.id for n in gast.walk(d) if isinstance(n, gast.Name)}
+    made = [n for n in fs.namespace if n.startswith(PREFIX) and n in read]
+    extra = tuple(fs.namespace[n] for n in made)
     make_fn = compile_factory(
         "_pb_closure_factory",
-        parameters,
+        [*parameters, *made],
         [copy.deepcopy(d), gast.Return(N.load(d.name))],
         f"<pullback: closure in {fs.name}>",
         fs.fn.__globals__,
@@ -349,7 +354,7 @@ def closure_factory(fs, node, parameters):
     twins = {}  # the closures made last, by their captures and defaults
 
     def make(*values):
-        fn = make_fn(*values)
+        fn = make_fn(*values, *extra)
         fn.__qualname__ = qualname
         fn.__module__ = fs.fn.__module__
         key = _value_key((values, fn.__defaults__, fn.__kwdefaults__))

@@ -143,6 +143,20 @@ def _before(a, b) -> bool:
     return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
 
 
+def _same_statement(binding, node, parents) -> bool:
+    """Whether ``binding`` is a target of the simple statement that makes ``node``
+    (``fs, k = [lambda v: v * k], 2.0``): it binds after the closure is made."""
+    up = parents.get(binding)
+    while up is not None and not isinstance(up, gast.stmt):
+        up = parents.get(up)
+    if not isinstance(up, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        return False
+    inner = parents.get(node)
+    while inner is not None and inner is not up:
+        inner = parents.get(inner)
+    return inner is up
+
+
 def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
     """Whether the def or lambda ``node`` of ``tree``, used as a value, is made at run time
     (see the module docstring); None when it is not this module's case (it captures
@@ -202,7 +216,11 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
         for b in _bindings(scope, c):
             if isinstance(b, (gast.Global, gast.Nonlocal, gast.FunctionDef, gast.ClassDef)):
                 return None
-            if not _before(b, node) or loops & _loops_around(b, parents, scope):
+            if (
+                not _before(b, node)
+                or _same_statement(b, node, parents)
+                or loops & _loops_around(b, parents, scope)
+            ):
                 return Verdict(
                     captured,
                     defaults,

@@ -134,6 +134,12 @@ def defaults_from_differentiated_values(p):
     return np.sum(sum(fn(2.0) for fn in fs))
 
 
+def defaults_called_with_keywords(p):
+    fs = [lambda t, a=p * i: a * t for i in range(3)]
+    h = fs[1]
+    return np.sum(h(t=2.0) + fs[2](2.0, a=p * p) + fs[2](t=p))
+
+
 def recursion_through_a_closure(x):
     def power(n):
         return 1.0 if n == 0 else x * power(n - 1)
@@ -164,6 +170,7 @@ CASES = [
     counter_carries_no_gradient,
     dict_of_closures,
     defaults_from_differentiated_values,
+    defaults_called_with_keywords,
     recursion_through_a_closure,
     keyword_call_of_a_record,
 ]

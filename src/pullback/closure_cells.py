@@ -29,9 +29,9 @@ floats refuses, :func:`called_natively`)
 6
 >>> def shifted(x, b=1):
 ...     return x + b
->>> g = ClosureWithDefaults(shifted, (), (5,), 1)
->>> g(1), g(1, 2)
-(6, 3)
+>>> g = ClosureWithDefaults(shifted, (), (5,), ("b",), 1)
+>>> g(1), g(1, 2), g(x=1), g(1, b=0)
+(6, 3, 6, 1)
 >>> Partial(shifted, (1,), {"b": 2})(), Partial(shifted, (1,), {"b": 2})(b=7)
 (3, 8)
 """
@@ -100,19 +100,25 @@ class Closure:
 
 
 class ClosureWithDefaults:
-    """A closure whose trailing positional parameters take defaults computed from the
-    enclosing function's variables where it was made: ``required`` of them come first."""
+    """A closure whose trailing positional parameters ``names`` take defaults computed
+    from the enclosing function's variables where it was made: ``required`` parameters
+    come first. A call passes the defaults of the parameters it leaves out by name."""
 
-    def __init__(self, fn, cells, defaults, required):
+    def __init__(self, fn, cells, defaults, names, required):
         self.fn = fn
         self.cells = cells
         self.defaults = defaults
+        self.names = names
         self.required = required
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         called_natively(self, (self.cells, self.defaults))
         fn = self.fn
-        return fn(*self.cells, *args, *self.defaults[len(args) - self.required :])
+        left = {}
+        for k in range(max(len(args) - self.required, 0), len(self.names)):
+            if self.names[k] not in kwargs:
+                left[self.names[k]] = self.defaults[k]
+        return fn(*self.cells, *args, **left, **kwargs)
 
 
 class Partial:

@@ -113,8 +113,12 @@ def convert_cell_closures(fs, tree, resolve=None, returned=None, carries=None) -
             fs.namespace[CLASS_DEFAULTS] = ClosureWithDefaults
             params = node.args.posonlyargs + node.args.args
             required = gast.Constant(len(params) - len(defaults), None)
+            names = N.tuple_(
+                [gast.Constant(a.id, None) for a in params[len(params) - len(defaults) :]]
+            )
             made = N.call(
-                N.load(CLASS_DEFAULTS), [N.load(name), cells, N.tuple_(defaults), required]
+                N.load(CLASS_DEFAULTS),
+                [N.load(name), cells, N.tuple_(defaults), names, required],
             )
         else:
             fs.namespace[CLASS] = Closure

@@ -529,11 +529,6 @@ def star_zeros(mappings):
 
 @transformable
 def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *mappings):
-    if called_object(fn):  # the star method call of its __call__ (star_call_rrule)
-        d = dy if is_zero(dy) else (dy[0], NO_TANGENT) + tuple(dy)[1:]
-        operands = (g, fn, "__call__", args, keywords, *mappings)
-        c = star_method_vjp_pullback(d, site, keywords_active, *operands)
-        return c[:4] + c[5:]
     permutes, callee, moved, rest, fills = star_plan(site, fn, args, keywords, mappings)
     if permutes:
         dg = star_permuted(dy, fn, args, keywords, mappings)

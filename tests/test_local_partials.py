@@ -97,11 +97,23 @@ def partial_stored(x):
     return kept[0](x)
 
 
-def test_a_stored_partial_is_refused_with_the_rewrite():
+def test_a_stored_partial_is_a_record_of_what_it_binds():
+    # (transform/closure_cells.py: functools.partial as a record)
+    for order in (1, 2):
+        check_grads(partial_stored, X, order=order)
+
+
+def partial_stored_with_a_keyword(x):
+    g = partial(loss, x, scale=x[0])
+    kept = [g]
+    return kept[0](x)
+
+
+def test_a_stored_partial_binding_a_differentiated_keyword_is_refused_with_the_rewrite():
     with pytest.raises(UnsupportedSyntaxError) as info:
-        grad(partial_stored)(X)
+        grad(partial_stored_with_a_keyword)(X)
     (d,) = info.value.diagnostics
     assert d.code == "PB301"
-    assert d.line == partial_stored.__code__.co_firstlineno + 1
+    assert d.line == partial_stored_with_a_keyword.__code__.co_firstlineno + 1
     assert "stored, passed on or bound more than once" in d.message
     assert "`g = partial(loss, ...); g(x)`" in d.fix

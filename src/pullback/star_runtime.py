@@ -20,6 +20,8 @@ import types
 
 import numpy as np
 
+from .called_objects import as_call_cotangents as _as_call_cotangents
+from .called_objects import called_object
 from .dynamic_calls import array_method_function, call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .dynamic_vjps import function_vjp, method_vjp
@@ -210,6 +212,9 @@ def _keyword_cotangents(keywords, mappings, cots_by_key):
 
 def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     """``(y, pullback)`` of ``star_call(fn, args, keywords, *mappings)``."""
+    if called_object(fn):
+        y, pb = star_method_rrule(site, keywords_active, fn, "__call__", args, keywords, *mappings)
+        return y, lambda g: _as_call_cotangents(pb(g))
     kwargs = _merged_at(site, keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
@@ -322,6 +327,9 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     """What ``star_call_rrule``'s pullback returns for ``g``, computed from the callee's
     vjp function (``dynamic_vjps.function_vjp``): the reverse of a star-call in a
     gradient that is differentiated again (its rule: rules/star_call_rules.py)."""
+    if called_object(fn):
+        operands = (fn, "__call__", args, keywords, *mappings)
+        return _as_call_cotangents(star_method_vjp(site, keywords_active, g, *operands))
     kwargs = _merged(keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
@@ -362,7 +370,15 @@ def _spread_tangents(args, dargs, keywords, dkeywords, mappings, dmappings, move
 def star_tangent(site, primals, tangents, _kwargs):
     """Forward mode: ``(y, dy)`` of ``star_call(fn, args, keywords, *mappings)``."""
     fn, args, keywords, *mappings = primals
-    _, dargs, dkeywords, *dmappings = tangents
+    dfn, dargs, dkeywords, *dmappings = tangents
+    if called_object(fn):
+        dobj = ZERO if dfn is NO_TANGENT or dfn is None else dfn
+        return star_method_tangent(
+            site,
+            (fn, "__call__", args, keywords, *mappings),
+            (dobj, NO_TANGENT, dargs, dkeywords, *dmappings),
+            _kwargs,
+        )
     kwargs = _merged_at(site, keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:

@@ -132,7 +132,7 @@ def pb403_async(x):
 
 
 def pb404_lambda(x):
-    fs = {"f": lambda v: x * v}
+    fs, x = {"f": lambda v: x * v}, 2.0 * x  # the lambda reads the new x
     return fs["f"](x)
 
 
@@ -140,7 +140,7 @@ def pb405_nested_def(x):
     def inner(v):
         return x * v
 
-    helpers = {"inner": inner}
+    helpers, x = {"inner": inner}, 2.0 * x  # inner reads the new x
     return helpers["inner"](x)
 
 

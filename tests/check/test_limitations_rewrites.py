@@ -126,18 +126,21 @@ def total_now(x):
 
 # PB404
 def weighted(x, w):
-    scales = {"w": lambda v, w: w * v}
-    return np.sum(scales["w"](x, w))
+    w = 2.0 * w
+    scales = {"w": lambda v: w * v}
+    return np.sum(scales["w"](x))
 
 
 # PB405
 def smooth_total(x, beta):
-    def softplus(v, beta):
+    beta = 2.0 * beta
+
+    def softplus(v):
         e = np.exp(beta * v)
         return np.log(1.0 + e) / beta
 
     helpers = {"softplus": softplus}
-    return np.sum(helpers["softplus"](x, beta))
+    return np.sum(helpers["softplus"](x))
 
 
 # PB406

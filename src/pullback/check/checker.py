@@ -23,6 +23,7 @@ from ..nested_factories import inline_nested_factories
 from ..resolve import bindings_fixed, local_names, parameter_names, parent_map
 from ..source_imports import accepted_import_names
 from ..transform.closures import (
+    escaping_closures_as_records,
     lambdas_as_definitions,
     rewrite_rule_calls,
     user_callee,
@@ -158,6 +159,11 @@ class FunctionChecker(
         if factories and isinstance(self.tree, gast.FunctionDef):
             if inline_nested_factories(self.tree):  # as the transformation sees them
                 lambdas, _, factories = what_is_there(self.tree)
+        if isinstance(self.tree, gast.FunctionDef):
+            # closures that escape as values: records (transform/closure_cells.py)
+            if escaping_closures_as_records(self.fs, self.tree, carries=self._carries):
+                lambdas, _, factories = what_is_there(self.tree)
+                self._parents = self._taint = None  # (of the tree before)
         if lambdas and isinstance(self.tree, gast.FunctionDef):
             # as the transformation sees them (closures.user_callee)
             lambdas_as_definitions(self.tree, user_callee(self.fs, self.tree))

@@ -88,17 +88,18 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB404": (
         "lambda inside a differentiated function",
-        "A lambda that is only called, passed to a function that only calls it, or kept in a "
-        "list that is only called from there, is differentiated; one that reads the "
-        "function's variables and is stored elsewhere (a dict, an attribute) or returned is "
-        "a closure pullback does not follow.",
+        "A lambda is differentiated where it is called, passed, stored or returned: one "
+        "that escapes is a record of the values it captured; one whose captured variable "
+        "is bound again after it is made (Python reads the new value when it is called) "
+        "is a closure pullback does not follow.",
     ),
     "PB405": (
         "nested function definition",
         "A nested function that is only called is differentiated as a function of its own "
-        "(one that writes nonlocal variables returns their new values to each call); one that "
-        "escapes as a value, or whose call cannot assign them back, is a closure pullback does "
-        "not follow.",
+        "(one that writes nonlocal variables returns their new values to each call), one that "
+        "escapes as a value as a record of the values it captured; one whose captured "
+        "variable is bound again after it is made, or whose call cannot assign what it writes "
+        "back, is a closure pullback does not follow.",
     ),
     "PB406": (
         "class definition inside a differentiated function",

@@ -111,6 +111,12 @@ class NestedDefinitionChecks:
             f"{', '.join(repr(r) for r in read)} of the enclosing function"
         )
 
+    def _carries(self, node, names) -> bool:
+        """Whether a differentiated value may reach what the closure (or partial) ``node``
+        reads of ``names``: it is then a record of its cells (transform/closure_cells.py),
+        else made as the primal makes it."""
+        return bool(set(names) & self._closure_taint(node))
+
     def _closure_taint(self, node):
         """The tainted names, with the parameters of each nested function around ``node``
         that a call may pass a differentiated value to (or that is used other than by

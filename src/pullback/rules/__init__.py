@@ -21,6 +21,7 @@ import importlib
 
 from .. import (
     arrays_inplace,
+    closure_cells,
     containers_mutation,
     dynamic_attrs,
     escapes,
@@ -148,6 +149,7 @@ _ORDER = (
     recompute_state,
     records_dataclasses,
     dynamic_attrs,
+    closure_cells,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses
     DeferredFamily("pullback.records_calls", "records_calls", "dataclasses"),
     container_cotangents,

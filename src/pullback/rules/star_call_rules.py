@@ -39,7 +39,25 @@ def _spread(dy, index, n, moved, keywords, mappings) -> tuple:
     return star.star_spread(dy[index], tuple(dy)[index + 1 :], n, moved, keywords, mappings)
 
 
+def _called_object_vjp_rrule(site, keywords_active, g, obj, args, keywords, mappings):
+    """``star_call_vjp``'s rule for an object called (star_runtime.called_object): the
+    rule of the star method call of its ``__call__``, cotangents laid out back."""
+    y, inner = _star_method_vjp_rrule(
+        site, keywords_active, g, obj, "__call__", args, keywords, *mappings
+    )
+
+    def called_object_vjp_pullback(dy):
+        if not is_zero(dy):
+            dy = (dy[0], NO_TANGENT, *tuple(dy)[1:])
+        c = tuple(inner(dy))  # site, keywords_active, g, obj, name, packed, *dicts
+        return (*c[:4], *c[5:])
+
+    return star._as_call_cotangents(y), called_object_vjp_pullback
+
+
 def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings):
+    if star.called_object(fn):
+        return _called_object_vjp_rrule(site, keywords_active, g, fn, args, keywords, mappings)
     y = star.star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings)
     fixed = (NO_TANGENT, NO_TANGENT)  # site, keywords_active
     kwargs = star._merged(keywords, mappings)
@@ -135,5 +153,5 @@ def register(reg):
     reg.set_pullback_function(star.star_call_vjp, star.star_call_vjp_pullback)
     reg.set_pullback_function(star.star_method_vjp, star.star_method_vjp_pullback)
     helpers = (star.star_plan, star.star_method_plan, star.star_zeros, star.unpassed_outputs)
-    helpers += (star.as_function_call,)
+    helpers += (star.as_function_call, star.called_object)
     reg.non_differentiable(*helpers, family=FAMILY, trusted=True)

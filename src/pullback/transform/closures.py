@@ -56,6 +56,7 @@ from ..source import with_source
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
+from .closure_cells import captured_first, convert_cell_closures
 from .closure_values import (
     _called,
     call_through_lambdas,
@@ -288,6 +289,21 @@ def rewrite_rule_calls(fs, tree, registry=None) -> bool:
     return closures or vectorized or stored or keywords or makers
 
 
+def escaping_closures_as_records(fs, tree, returned=None, carries=None) -> bool:
+    """Closures (and ``functools.partial`` objects) that escape as values become records
+    of their cells (closure_cells.py), after the nested factories are inlined. The check
+    converts those a differentiated value may reach (``carries``, its activity) and
+    marks ``fs``: the transformation then finds them converted (a function the check did
+    not see, a factory's record version, converts every one). ``returned``: as there.
+    Whether any changed."""
+    if carries is None and getattr(fs, "closures_converted", False):
+        return False
+    changed = convert_cell_closures(fs, tree, _resolver(fs, tree), returned, carries)
+    if carries is not None:
+        fs.closures_converted = True
+    return changed
+
+
 def lift_nested_functions(fs, returned=None, registry=None) -> dict:
     """Lift the liftable nested functions of ``fs.tree`` (in place): their ``def``
     statements become the assignments of their defaults, their calls call the lifted
@@ -319,6 +335,9 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
     nodes = lean_nodes(tree)
     lambdas, calls, factories = what_is_there(tree, nodes)
     if factories and inline_nested_factories(tree):  # as the check saw them
+        nodes = lean_nodes(tree)
+        lambdas, calls, factories = what_is_there(tree, nodes)
+    if escaping_closures_as_records(fs, tree, returned):  # (first: a look at the lines)
         nodes = lean_nodes(tree)
         lambdas, calls, factories = what_is_there(tree, nodes)
     if lambdas:
@@ -365,15 +384,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
         params = args.posonlyargs + args.args + args.kwonlyargs
         extra = [N.located(gast.Name(c, gast.Param(), None, None), d) for c in captured[name]]
         if sigs[name].starred:  # what it captures first (positional only), then its own
-            lifted.args = gast.arguments(
-                args=args.args,
-                posonlyargs=extra + args.posonlyargs,
-                vararg=args.vararg,
-                kwonlyargs=args.kwonlyargs,
-                kw_defaults=args.kw_defaults,
-                kwarg=args.kwarg,
-                defaults=args.defaults,
-            )
+            lifted.args = captured_first(args, extra)
         else:
             lifted.args = gast.arguments(
                 args=params + extra,

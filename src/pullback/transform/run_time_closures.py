@@ -143,6 +143,20 @@ def _before(a, b) -> bool:
     return (a.lineno, a.col_offset) < (b.lineno, b.col_offset)
 
 
+def _same_statement(binding, node, parents) -> bool:
+    """Whether ``binding`` is a target of the simple statement that makes ``node``
+    (``fs, k = [lambda v: v * k], 2.0``): it binds after the closure is made."""
+    up = parents.get(binding)
+    while up is not None and not isinstance(up, gast.stmt):
+        up = parents.get(up)
+    if not isinstance(up, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        return False
+    inner = parents.get(node)
+    while inner is not None and inner is not up:
+        inner = parents.get(inner)
+    return inner is up
+
+
 def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
     """Whether the def or lambda ``node`` of ``tree``, used as a value, is made at run time
     (see the module docstring); None when it is not this module's case (it captures
@@ -202,7 +216,11 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
         for b in _bindings(scope, c):
             if isinstance(b, (gast.Global, gast.Nonlocal, gast.FunctionDef, gast.ClassDef)):
                 return None
-            if not _before(b, node) or loops & _loops_around(b, parents, scope):
+            if (
+                not _before(b, node)
+                or _same_statement(b, node, parents)
+                or loops & _loops_around(b, parents, scope)
+            ):
                 return Verdict(
                     captured,
                     defaults,
@@ -337,9 +355,14 @@ def closure_factory(fs, node, parameters):
     else:
         d = node
     source_tree = copy.deepcopy(d)
+    # what the closure reads of the generated namespace (records of closures it makes,
+    # closure_cells.py): given as cells too
+    read = {n.id for n in gast.walk(d) if isinstance(n, gast.Name)}
+    made = [n for n in fs.namespace if n.startswith(PREFIX) and n in read]
+    extra = tuple(fs.namespace[n] for n in made)
     make_fn = compile_factory(
         "_pb_closure_factory",
-        parameters,
+        [*parameters, *made],
         [copy.deepcopy(d), gast.Return(N.load(d.name))],
         f"<pullback: closure in {fs.name}>",
         fs.fn.__globals__,
@@ -349,7 +372,7 @@ def closure_factory(fs, node, parameters):
     twins = {}  # the closures made last, by their captures and defaults
 
     def make(*values):
-        fn = make_fn(*values)
+        fn = make_fn(*values, *extra)
         fn.__qualname__ = qualname
         fn.__module__ = fs.fn.__module__
         key = _value_key((values, fn.__defaults__, fn.__kwdefaults__))

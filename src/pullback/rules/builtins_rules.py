@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..match_cases import match_mapping, match_sequence
 from ..records_dataclasses import holds_record, is_record_value
 from ..records_plain import adopt_copies
 from ..registry import transformable
@@ -297,6 +298,7 @@ def register(reg):
     r.nondiff(refuse_user_objects)  # a check that raises (sum_pullback's first line)
     r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
+    r.nondiff(match_sequence, match_mapping)  # which case of a match (match_cases.py)
     # positions and counts of items (integers): xs.index(v), xs.count(v)
     r.nondiff(
         list.index,

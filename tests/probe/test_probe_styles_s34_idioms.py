@@ -516,6 +516,7 @@ PROBES = {
     "fsum_fmean_start": (fsum_fmean_start, (np.array([0.5, 1.2, 0.8]),), True),
     "cached_float_helper": (cached_float_helper, (0.9,), True),
     "pairwise_dispersion": (pairwise_dispersion, (np.array([0.5, 1.2, 0.8, 1.7]),), True),
+    "typing_cast_value": (typing_cast_value, (0.7,), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES, quick=6)
@@ -531,7 +532,6 @@ REFUSED = {
     "post_init_value": (post_init_value, (np.array([0.95, 2.0]),),
                         ("PB301", "__post_init__", "in a method or a property")),
     "cached_property_value": (cached_property_value, (0.33,), ("PB501", "k_star")),
-    "typing_cast_value": (typing_cast_value, (0.7,), ("PB301", "typing.cast")),
 }
 
 test_refused = refusal_test(REFUSED)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import copy
 import math
+import typing
 
 import numpy as np
 
@@ -223,6 +224,15 @@ def _copy_rrule(which):
     return copy_rrule
 
 
+def _cast_rrule(typ, value):
+    """``typing.cast(typ, value)`` returns ``value`` itself: its cotangent passes through."""
+
+    def cast_pullback(dy):
+        return NO_TANGENT, dy
+
+    return value, cast_pullback
+
+
 def _dict_rrule(*source):
     """``dict(m)`` of a mapping (a copy: the cotangent, a dict of the entries'
     cotangents, passes through) or of a list or tuple of pairs (each entry's cotangent goes
@@ -278,6 +288,7 @@ def register(reg):
     r.rule(dict.get, _dict_get_rrule, notes="the entry read, or the default")
     r.rule(builtins.dict, _dict_rrule, notes="of a mapping or of pairs: the kept entries")
     r.rule(dict.copy, _dict_copy_rrule, notes="the cotangent passes through")
+    r.rule(typing.cast, _cast_rrule, notes="returns its value: the cotangent passes through")
     for which in (copy.copy, copy.deepcopy):
         rule = r.rule(which, _copy_rrule(which), notes="the cotangent passes through")
         # the sweeps run the rule, whose copy of an object's record is a record too

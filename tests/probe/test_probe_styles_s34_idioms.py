@@ -517,13 +517,12 @@ PROBES = {
     "cached_float_helper": (cached_float_helper, (0.9,), True),
     "pairwise_dispersion": (pairwise_dispersion, (np.array([0.5, 1.2, 0.8, 1.7]),), True),
     "typing_cast_value": (typing_cast_value, (0.7,), True),
+    "accumulate_wealth": (accumulate_wealth, (np.array([0.02, -0.01, 0.03, 0.01]),), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES, quick=6)
 
 REFUSED = {
-    "accumulate_wealth": (accumulate_wealth, (np.array([0.02, -0.01, 0.03, 0.01]),),
-                          ("PB301", "itertools.accumulate", "loop over it where it is made")),
     "slotted_energy": (slotted_energy, (np.array([0.2, 0.7]),),
                        ("PB301", "a class with __slots__", "drop __slots__")),
     "timed_value_iteration": (timed_value_iteration, (0.9, R3, P3),

@@ -231,3 +231,39 @@ def test_refused_patterns(name):
     assert f"PB409 match statement cannot be differentiated: {why}" in text
     assert fix in text
     assert "test_match_statements.py:" in text and "match " in text
+
+
+STATIC_FILE = """\
+import numpy as np
+
+
+def by_kind(x, kind):
+    match kind:
+        case ("scale", k) if k > 0:
+            return np.sum(k * x)
+        case float(c) | int(c):
+            return np.sum(c * x)
+        case _:
+            return np.sum(x)
+
+
+def or_binding(x, spec):
+    match spec:
+        case ("scale", k) | (k, "scale"):
+            return np.sum(k * x)
+    return np.sum(x)
+"""
+
+
+def test_the_static_check_lowers_as_grad_does(tmp_path, capsys):
+    from pullback.check.cli import main
+
+    path = tmp_path / "cases.py"
+    path.write_text(STATIC_FILE)
+    assert main([f"{path}:by_kind"]) == 0
+    assert main([f"{path}:or_binding"]) == 1
+    out = capsys.readouterr().out
+    assert out == (
+        f"{path}:15:5: PB409 match statement cannot be differentiated: an or-pattern whose "
+        "alternatives bind names to different reads\n"
+    )

@@ -148,7 +148,7 @@ def higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
         if len(candidates) > 1:
             called = {
                 by_id.get(id(namespace[word]))
-                for word in re.findall(r"[A-Za-z_]\w*", d.source_line)
+                for word in re.findall(r"[^\W\d]\w*", d.source_line)
                 if word in namespace
             }
             candidates = (called & candidates) or candidates

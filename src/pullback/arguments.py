@@ -238,7 +238,7 @@ def element_name(param: str, key) -> str:
     return f"{param}[{key!r}]"
 
 
-_ELEMENT = LazyPattern(r"^([A-Za-z_]\w*)\[(.+)\]$")
+_ELEMENT = LazyPattern(r"^([^\W\d]\w*)\[(.+)\]$")
 
 
 def split_element(name: str):

@@ -1,7 +1,8 @@
 """Which uses of Python's iterators pullback differentiates, decided in one place.
 
-``zip``/``enumerate``/``reversed`` consumed whole, as a loop would consume them, and
-``next`` of a generator expression (:func:`first_item`).
+``zip``/``enumerate``/``reversed`` (and the itertools iterators loops differentiate,
+:func:`loop_itertools`) consumed whole, as a loop would consume them, and ``next`` of a
+generator expression (:func:`first_item`).
 
 ``zip(a, b)`` is a lazy iterator. Where the call is the single argument of ``list``,
 ``tuple``, ``dict``, ``sorted``, ``min`` or ``max``, Python consumes it at once and all of
@@ -70,7 +71,7 @@ def consumed_iterator(call, resolve):
         return None
     inner = call.args[0]
     kind = iterator_kind(inner, resolve)
-    if kind is None:
+    if kind is None and not loop_itertools(inner, resolve):
         return None
     callee = resolve(call)
     if callee.kind != "object":
@@ -81,6 +82,26 @@ def consumed_iterator(call, resolve):
     if callee.obj is builtins.dict and not yields_pairs(inner, kind):
         return None  # dict(zip(a, b, c)) raises ValueError in Python: left as written
     return inner
+
+
+def loop_itertools(call, resolve) -> bool:
+    """Whether ``call`` is a plain call of an itertools iterator that pullback
+    differentiates where a loop goes over it (``accumulate``, ``chain``,
+    ``chain.from_iterable``, ``combinations``, ``product``, ``pairwise``, ...:
+    transform/loop_iterables.py): consumed whole (``list(accumulate(xs))``), it is the list
+    comprehension over it, item by item."""
+    if not isinstance(call, gast.Call) or any(isinstance(a, gast.Starred) for a in call.args):
+        return False
+    callee = resolve(call)
+    if callee.kind != "object":
+        return False
+    obj = callee.obj
+    return (
+        obj is itertools.accumulate
+        or obj is itertools.chain
+        or is_from_iterable(obj)
+        or any(obj is f for f in _INDEXED_ITERTOOLS)
+    )
 
 
 def yields_pairs(call, kind) -> bool:

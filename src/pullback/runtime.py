@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from types import FunctionType as _FunctionType
 
@@ -41,6 +42,15 @@ def as_sequence(iterable):
     """
     if isinstance(iterable, _SEQUENCES):
         return iterable
+    if _endless(iterable):  # list() would never return
+        raise NotIterableError(
+            f"a loop goes over itertools.{type(iterable).__name__}(...), which never ends, and "
+            "pullback reads what a loop goes over into a list before the loop runs.\n"
+            "Fix: loop over a range of the steps instead (`for k in range(max_iter):` with "
+            "the same break), count with enumerate (`enumerate(xs, start=1)` for "
+            "`zip(itertools.count(1), xs)`), use the repeated value itself (for "
+            "`zip(xs, itertools.repeat(c))`) or index the cycled sequence (`ys[k % len(ys)]`)."
+        )
     try:
         return list(iterable)
     except TypeError:
@@ -49,6 +59,20 @@ def as_sequence(iterable):
             "(Python would raise the same TypeError).\n"
             "Fix: loop over a list, tuple, array or range(...)."
         ) from None
+
+
+def _endless(iterable) -> bool:
+    """Whether ``iterable`` is one of itertools' iterators that never end: ``count``,
+    ``cycle`` (of a non-empty iterable: an empty one ends, but its length is unknown until
+    read, so every cycle is taken as endless) and ``repeat`` without ``times``."""
+    if isinstance(iterable, (itertools.count, itertools.cycle)):
+        return True
+    if isinstance(iterable, itertools.repeat):
+        try:
+            iterable.__length_hint__()
+        except TypeError:  # repeat(value) has no length: it never ends
+            return True
+    return False
 
 
 def checked_count(items, count, at_least=False):

@@ -29,6 +29,7 @@ import gast
 from .errors import SourceUnavailableError, describe, location_text
 from .gast_convert import ast_to_gast
 from .lazy_patterns import LazyPattern
+from .match_cases import lower_matches
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
@@ -460,7 +461,7 @@ def load_source(fn) -> FunctionSource:
         tree.decorator_list = []
         _require_match(fn, text, start, filename, parsed=py_module)
     _mangle_private_names(tree, fn)
-    return FunctionSource(
+    fs = FunctionSource(
         fn=fn,
         filename=filename,
         first_line=start,
@@ -470,6 +471,9 @@ def load_source(fn) -> FunctionSource:
         is_lambda=is_lambda,
         file_text=file_text,
     )
+    if "match" in text:  # `match` statements become the if/elif chains they stand for
+        fs.namespace.update(lower_matches(tree, fs.lookup))
+    return fs
 
 
 def _dedent_line(line: str, indent: int) -> str:

@@ -147,9 +147,34 @@ def flat_positions(seqs) -> tuple:
     return tuple(out)
 
 
+def zip_limit(*iterables):
+    """How many items ``zip`` of ``iterables`` yields at most, from those with a length
+    (lists, tuples, arrays, ranges, strings); ``None`` when none has one.
+
+    >>> zip_limit([1.0, 2.0, 3.0], iter([]), range(2))
+    2
+    """
+    sized = [len(it) for it in iterables if isinstance(it, _SEQUENCES)]
+    return min(sized) if sized else None
+
+
+def zip_bounded(iterator, limit):
+    """The first ``limit`` items of an endless itertools iterator zipped with sequences
+    (``zip(xs, itertools.count(1))``): the items zip reads of it, which a loop can read
+    into a list (loop_iterables.py). ``limit=None``: the iterator itself.
+
+    >>> list(zip_bounded(itertools.count(1), 3))
+    [1, 2, 3]
+    """
+    return iterator if limit is None else itertools.islice(iterator, limit)
+
+
 def register(reg):
-    # (the position of an iterator stepped by hand: iterators_by_hand.py)
+    # (the position of an iterator stepped by hand: iterators_by_hand.py; zip_bounded has
+    # the identity rule of the runtime helpers, so a gradient reaching the endless iterator
+    # is refused at its call, as itertools has no rule)
     reg.non_differentiable(
+        zip_limit,
         zip_length,
         nd_index,
         next_position,

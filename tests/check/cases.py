@@ -163,8 +163,8 @@ def pb408_import(x):
 
 def pb409_match(x, kind):
     match kind:
-        case "double":
-            return 2.0 * x
+        case ("scale", k) | (k, "scale"):
+            return k * x
     return x
 
 

@@ -165,10 +165,14 @@ def log_norm(x, exact):
 
 
 # PB409
-def activate(x, kind):
-    if kind == "relu":
-        return np.sum(np.maximum(x, 0.0))
-    return np.sum(np.tanh(x))
+def scaled(x, spec):
+    match spec:
+        case ("scale", k):
+            return np.sum(k * x)
+        case (k, "scale"):
+            return np.sum(k * x)
+        case _:
+            return np.sum(x)
 
 
 
@@ -289,7 +293,8 @@ CALLS_AFTER = {
     "PB406": (spread, lambda f: f(fresh())),
     "PB407": (doubled_total, lambda f: f(fresh())),
     "PB408": (log_norm, lambda f: f(fresh(), True)),
-    "PB409": (activate, lambda f: (f(fresh(), "relu"), f(fresh(), "tanh"))),
+    "PB409": (scaled, lambda f: (f(fresh(), ("scale", 2.0)), f(fresh(), (3.0, "scale")),
+                                 f(fresh(), "none"))),
 }
 
 # How to get the "before" value where the call differs from the rewrite's.

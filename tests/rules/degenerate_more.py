@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import operator
+import typing
 
 import numpy as np
 from degenerate import A, S, add, case, skip
@@ -529,6 +530,7 @@ add(np.ndarray.item, case("(1,)", A((1,))), case("0-d", A(())), case("(1,1) inde
 add(np.generic.item, case("0.0", np.float64(0.0)), case("float32", np.float32(0.0)))
 add(copy.copy, case("(0,)", A((0,))), case("0-d", A(())))
 add(copy.deepcopy, case("(0,)", A((0,))), case("0-d", A(())))
+add(typing.cast, case("(0,)", float, A((0,))), case("0-d", float, A(())))
 add(dict.get, case("0-d default", {}, "a", A(())), case("(0,) default", {}, "a", A((0,))))
 for _fn in (dict, dict.copy):
     skip(

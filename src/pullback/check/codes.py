@@ -117,7 +117,8 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB409": (
         "match statement",
-        "Structural pattern matching is not part of the supported subset.",
+        "pullback differentiates a match statement as the if/elif chain it stands for, and "
+        "writes no chain for this pattern.",
     ),
 }
 

@@ -175,13 +175,17 @@ class StatementChecks:
         )
 
     def visit_Match(self, node):
+        # what match_cases.py lowers never gets here: the pattern it did not write
+        why, fix = getattr(node, "pb_refusal", None) or (
+            "a pattern pullback does not lower",
+            "write the cases as an if/elif chain, e.g. `if kind == 'a': ... elif kind == 'b': ...`",
+        )
         self.report(
             node,
             "PB409",
-            "match statement cannot be differentiated",
+            f"match statement cannot be differentiated: {why}",
             width=len("match"),
-            fix="write the cases as an if/elif chain, e.g. "
-            f"`if kind == 'a': ... elif kind == 'b': ...` ({codes.see('PB409')}).",
+            fix=f"{fix} ({codes.see('PB409')}).",
         )
         self.visit(node.subject)
         for case in node.cases:

@@ -28,6 +28,7 @@ import sys
 
 import gast
 
+from ..match_cases import lower_matches
 from ..resolve import local_names
 from ..source_imports import function_imports
 from ..tree_walk import statements
@@ -173,6 +174,8 @@ class FileModule:
         self._bind_block(self.tree.body)
         self._find_rules()
         self._find_globals()
+        # `match` statements become the if/elif chains grad differentiates (match_cases.py)
+        self.match_helpers = lower_matches(self.tree, self.lookup) if "match" in text else {}
 
     # -- module-level bindings -------------------------------------------------------------
     def _import(self, name: str):
@@ -383,6 +386,8 @@ class FileFunctionSource:
         return ""
 
     def lookup(self, name: str):
+        if name in self.module.match_helpers:  # a lowered match's test (match_cases.py)
+            return True, self.module.match_helpers[name]
         binding = self.imports().get(name)
         if binding is not None:  # an import in the body binds it (source_imports.py)
             value = binding.value(self.module._import)

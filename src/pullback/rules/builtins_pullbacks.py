@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import typing
 
 import numpy as np
 
@@ -167,6 +168,11 @@ def copy_pullback(dy, x, memo=None):
 
 
 @transformable
+def cast_pullback(dy, typ, value):
+    return NO_TANGENT, dy
+
+
+@transformable
 def dict_copy_pullback(dy, d):
     return (dy,)
 
@@ -203,6 +209,7 @@ def register(reg):
             (copy.copy, copy_pullback),
             (builtins.dict, dict_pullback),
             (dict.copy, dict_copy_pullback),
+            (typing.cast, cast_pullback),
             (dict.get, dict_get_pullback),
             (copy.deepcopy, copy_pullback),
             (builtins.sum, sum_pullback),

@@ -12,10 +12,12 @@ from __future__ import annotations
 import builtins
 import copy
 import math
+import typing
 
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from ..match_cases import match_mapping, match_sequence
 from ..records_dataclasses import holds_record, is_record_value
 from ..records_plain import adopt_copies
 from ..registry import transformable
@@ -222,6 +224,15 @@ def _copy_rrule(which):
     return copy_rrule
 
 
+def _cast_rrule(typ, value):
+    """``typing.cast(typ, value)`` returns ``value`` itself: its cotangent passes through."""
+
+    def cast_pullback(dy):
+        return NO_TANGENT, dy
+
+    return value, cast_pullback
+
+
 def _dict_rrule(*source):
     """``dict(m)`` of a mapping (a copy: the cotangent, a dict of the entries'
     cotangents, passes through) or of a list or tuple of pairs (each entry's cotangent goes
@@ -277,6 +288,7 @@ def register(reg):
     r.rule(dict.get, _dict_get_rrule, notes="the entry read, or the default")
     r.rule(builtins.dict, _dict_rrule, notes="of a mapping or of pairs: the kept entries")
     r.rule(dict.copy, _dict_copy_rrule, notes="the cotangent passes through")
+    r.rule(typing.cast, _cast_rrule, notes="returns its value: the cotangent passes through")
     for which in (copy.copy, copy.deepcopy):
         rule = r.rule(which, _copy_rrule(which), notes="the cotangent passes through")
         # the sweeps run the rule, whose copy of an object's record is a record too
@@ -297,6 +309,7 @@ def register(reg):
     r.nondiff(refuse_user_objects)  # a check that raises (sum_pullback's first line)
     r.nondiff(is_record_value, holds_record)  # whether max/min picked a record (its type)
     r.nondiff(sorted_positions)  # where sorted put each item (a choice)
+    r.nondiff(match_sequence, match_mapping)  # which case of a match (match_cases.py)
     # positions and counts of items (integers): xs.index(v), xs.count(v)
     r.nondiff(
         list.index,

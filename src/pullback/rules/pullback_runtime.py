@@ -23,6 +23,7 @@ from .. import (
     read_folds,
     runtime,
     tangents,
+    unpacking,
     where_masks,
 )
 from ..list_operands import cotangent_like, stacked_like
@@ -393,6 +394,7 @@ def register(reg):
 
     r(tangents.densify, _identity_rrule(tangents.densify))
     r(runtime.as_sequence, _identity_rrule(runtime.as_sequence))
+    r(unpacking.zip_bounded, _identity_rrule(unpacking.zip_bounded))
     r(runtime.sequence_cotangent, _identity_rrule(runtime.sequence_cotangent))
     r(tangents.add, _add_rrule)
     r(tangents.unbroadcast, _unbroadcast_rrule)

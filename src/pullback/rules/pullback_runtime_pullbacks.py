@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import read_folds, runtime, tangents, where_masks
+from .. import read_folds, runtime, tangents, unpacking, where_masks
 from ..list_operands import cotangent_like, stacked_like
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
@@ -29,6 +29,12 @@ from .transformable import set_pullbacks
 @transformable
 def identity_pullback(dy, x):
     return (dy,)
+
+
+@transformable
+def bounded_pullback(dy, x, limit):
+    # zip_bounded: the identity on what carries a gradient (a sequence, which it returns)
+    return dy, NO_TANGENT
 
 
 @transformable
@@ -173,6 +179,7 @@ def register_pullbacks(reg):
     pairs = [
         (tangents.densify, identity_pullback),
         (runtime.as_sequence, identity_pullback),
+        (unpacking.zip_bounded, bounded_pullback),
         (runtime.sequence_cotangent, sequence_cotangent_pullback),
         (tangents.add, add_pullback),
         (tangents.unbroadcast, unbroadcast_pullback),

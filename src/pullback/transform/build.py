@@ -171,7 +171,7 @@ def _build_adjoint(fn, wrt, registry, adjoint_of, check, kinds_key) -> Adjoint:
     )
 
 
-_TARGETS = LazyPattern(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
+_TARGETS = LazyPattern(r"^\s*([^\W\d]\w*(?:\s*,\s*[^\W\d]\w*)*)\s*=(?!=)")
 
 
 def _assigned_at_top_level(forward) -> set[str]:

@@ -167,7 +167,7 @@ def once_texts(block) -> list:
     return out
 
 
-_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = LazyPattern(r"[^\W\d]\w*")
 
 
 def identifiers(text: str) -> set[str]:

@@ -42,7 +42,7 @@ from ..read_folds import _FEW_READS
 from ..tangents import batch_axes, materialize
 from .code import Compound, Line, identifiers
 
-_INT_BINDING = LazyPattern(r"([A-Za-z_][A-Za-z0-9_]*) = (-?\d+)")
+_INT_BINDING = LazyPattern(r"([^\W\d]\w*) = (-?\d+)")
 
 
 def direct_reads(body, forward, wrt, kinds, prefix, chains, bind, internal) -> set:
@@ -141,7 +141,7 @@ def _rewrite(body, p, adj, chain, call, ndim, ints, bind, internal) -> bool:
     return True
 
 
-_IDENTIFIER = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = LazyPattern(r"[^\W\d]\w*")
 _SLICE = object()
 _BUILTIN_NAMES = frozenset({"slice", "None"})
 

@@ -48,7 +48,7 @@ from collections import Counter
 from .code import Compound, Line, replace
 from .release import _texts  # every text of an item, nested blocks too
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = re.compile(r"[^\W\d]\w*")
 _TEMP_DEF = re.compile(r"^(_t\d+|d__t\d+) = (.+)$")
 _COPY = re.compile(r"^(d_\w+) = (d_\w+)$")
 _NESTED = re.compile(r"\b(?:lambda|def|class|del|locals|vars|exec|eval|nonlocal|global)\b")

@@ -40,7 +40,7 @@ from ..resolve import own_nodes
 from .rule_calls import rule_extras
 
 # A keyword argument somewhere in the text: `(name=` or `, name=` (not `==`)
-_KEYWORD_ARGUMENT = LazyPattern(r"[(,]\s*[A-Za-z_]\w*\s*=(?!=)")
+_KEYWORD_ARGUMENT = LazyPattern(r"[(,]\s*[^\W\d]\w*\s*=(?!=)")
 
 
 def convert_keyword_positions(fs, tree, registry=None) -> bool:

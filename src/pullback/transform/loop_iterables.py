@@ -104,6 +104,39 @@ class LoopIterables:
         callee = resolve_call(self.fs, it, self.locals)
         return callee.obj if callee is not None and callee.kind == "object" else None
 
+    def _endless(self, it) -> bool:
+        """Whether ``it`` makes an itertools iterator that may never end (``count(...)``,
+        ``cycle(...)``, ``repeat(value)``), which a loop over a zip reads only as far as its
+        sequences go."""
+        fn = self._iterated_function(it)
+        if fn is itertools.repeat:
+            return len(it.args) + len(it.keywords) == 1
+        return fn is itertools.count or fn is itertools.cycle
+
+    def _bounded_parts(self, args, pre, where):
+        """The parts of ``zip(*args)`` when some of ``args`` never end: every argument is
+        evaluated in order, as Python does, then the endless ones are cut to the shortest
+        sequence's length (``zip_limit``) before being read into lists; the others are read
+        as a loop reads them. (Without a sequence among them the cut is none: a loop over
+        only endless iterators is endless in Python too, and is refused at run time.)"""
+        atoms = []
+        for a in args:
+            st, atom = self.expr(a)
+            pre.extend(st)
+            atoms.append(atom)
+        limit = self.fresh("n")
+        call = self.bound_call(unpacking.zip_limit, [_copy(a) for a in atoms], where)
+        pre.append(N.assign(limit, call, where))
+        parts = []
+        for a, atom in zip(args, atoms, strict=True):
+            if self._endless(a):
+                cut = self.bound_call(unpacking.zip_bounded, [_copy(atom), N.load(limit)], where)
+                name = self.fresh()
+                pre.append(N.assign(name, cut, where))
+                atom = N.load(name)
+            parts.append(self.iteration(atom, pre, where, False))
+        return parts
+
     def _chain_of_starred(self, it):
         """``xss`` when ``it`` is ``itertools.chain(*xss)`` (one starred argument), else None."""
         if (
@@ -128,7 +161,10 @@ class LoopIterables:
         if spread is not None:  # chain(*xss): chain.from_iterable(xss)
             return self._flat_iteration(spread, pre, where)
         if fn is builtins.zip and it.args and all(k.arg == "strict" for k in it.keywords):
-            parts = [self.iteration(a, pre, where, in_order) for a in it.args]
+            if any(self._endless(a) for a in it.args):
+                parts = self._bounded_parts(it.args, pre, where)
+            else:
+                parts = [self.iteration(a, pre, where, in_order) for a in it.args]
             lengths = []
             for length, _ in parts:
                 name = self.fresh("n")

@@ -394,13 +394,13 @@ def _version_one(fs, tree, me, cls, fields) -> None:
 # What the text of a function that versions an object must hold: an attribute store
 # (``o.w = v``, ``o.n += 1``), a method of a temporary object (``C(x).fit(y)``), or a name
 # bound to a call's result (``o = C(x)``) together with a method call (``o.step(p)``).
-_ATTRIBUTE_STORE = LazyPattern(r"\.\s*[A-Za-z_]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
-_ITEM_STORE = LazyPattern(r"\.\s*[A-Za-z_]\w*\s*\[[^\]\n]*\]\s*(?:[-+*/%@&|^]|//|\*\*)?=(?!=)")
-_TEMPORARY_METHOD = LazyPattern(r"\)\s*\.\s*[A-Za-z_]\w*\s*\(")
+_ATTRIBUTE_STORE = LazyPattern(r"\.\s*[^\W\d]\w*\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+_ITEM_STORE = LazyPattern(r"\.\s*[^\W\d]\w*\s*\[[^\]\n]*\]\s*(?:[-+*/%@&|^]|//|\*\*)?=(?!=)")
+_TEMPORARY_METHOD = LazyPattern(r"\)\s*\.\s*[^\W\d]\w*\s*\(")
 _BOUND_TO_A_CALL = LazyPattern(
-    r"^\s*[A-Za-z_]\w*\s*=\s*\(*\s*[A-Za-z_][\w.]*\s*\(", re.MULTILINE
+    r"^\s*[^\W\d]\w*\s*=\s*\(*\s*[^\W\d][\w.]*\s*\(", re.MULTILINE
 )
-_METHOD_CALL = LazyPattern(r"\w\s*\.\s*[A-Za-z_]\w*\s*\(")
+_METHOD_CALL = LazyPattern(r"\w\s*\.\s*[^\W\d]\w*\s*\(")
 
 
 def _may_change_an_object(text: str) -> bool:

@@ -27,7 +27,7 @@ from ..lazy_patterns import LazyPattern
 from .code import Compound, Line, mentions
 from .sweep_common import IDENTIFIER
 
-_COPY = LazyPattern(r"^([A-Za-z_][A-Za-z0-9_]*) = ([A-Za-z_][A-Za-z0-9_]*)$")
+_COPY = LazyPattern(r"^([^\W\d]\w*) = ([^\W\d]\w*)$")
 
 
 def _assigned_name(item):
@@ -79,8 +79,8 @@ def drop_copy_pairs(block, prefix, whole=None):
         i += 1
 
 
-_NEG = LazyPattern(r"^([A-Za-z_]\w*) = -([A-Za-z_]\w*)$")
-_SCALED = LazyPattern(r"^([A-Za-z_]\w*) = ([A-Za-z_]\w*) \* \(([A-Za-z_]\w*) \* (\d+\.\d*)\)$")
+_NEG = LazyPattern(r"^([^\W\d]\w*) = -([^\W\d]\w*)$")
+_SCALED = LazyPattern(r"^([^\W\d]\w*) = ([^\W\d]\w*) \* \(([^\W\d]\w*) \* (\d+\.\d*)\)$")
 
 
 def _plain(item) -> bool:

@@ -28,9 +28,9 @@ from __future__ import annotations
 from ..lazy_patterns import LazyPattern
 from .code import Line
 
-_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT = LazyPattern(r"[^\W\d]\w*")
 # ``a = ...`` and ``a, b = ...`` (not ``==``, not an augmented or subscripted target)
-_TARGETS = LazyPattern(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*=(?!=)")
+_TARGETS = LazyPattern(r"^([^\W\d]\w*(?:\s*,\s*[^\W\d]\w*)*)\s*,?\s*=(?!=)")
 _NESTED = LazyPattern(r"\b(?:lambda|def|del|locals|vars|exec|eval|nonlocal|global)\b")
 
 

@@ -117,7 +117,7 @@ def _lines_of(block):
 
 
 def _names(text: str) -> list:
-    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    return re.findall(r"[^\W\d]\w*", text)
 
 
 def _drop_effects(block, params, stores) -> list:

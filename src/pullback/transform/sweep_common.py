@@ -258,4 +258,4 @@ def runtime_function(name):
     return getattr(runtime, name)
 
 
-IDENTIFIER = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = LazyPattern(r"[^\W\d]\w*")

@@ -259,3 +259,52 @@ def test_random_programs_run_their_effects_once(calls, x0):
     assert (c, lg) == (primal, logged)
     want = sum({"helper": 3.0, "method": -12.0, "log": 0.0}[n] for n in calls) * x0
     np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+class Buffers:
+    def __init__(self):
+        self.w = np.array([2.0])
+        self.scratch = np.zeros(3)
+
+    def scaled(self, x):
+        return np.sum(x**3) * self.w[0]
+
+    def touch(self):
+        self.scratch[0] += 1.0
+
+    def bump_w(self):
+        self.w[0] += 1.0
+
+
+def by_buffers(x, b):
+    y = b.scaled(x)
+    b.touch()  # (an array the method does not read, changed in place after the call)
+    return y
+
+
+def test_an_array_the_callee_does_not_read_may_change():
+    # the record copies only what the callee's code may read (recompute_state)
+    for dtype in (np.float64, np.float32):
+        x = np.array([0.7, -1.3], dtype=dtype)
+        h = pullback.hessian(by_buffers)(x, Buffers())
+        np.testing.assert_allclose(h, np.diag(12.0 * x.astype(float)), rtol=1e-6)
+    g = pullback.grad(lambda x: by_buffers(x, Buffers()))
+    np.testing.assert_allclose(
+        pullback.hessian(by_buffers)(0.7, Buffers()),
+        (g(0.7 + 1e-5) - g(0.7 - 1e-5)) / 2e-5,
+        rtol=1e-5,
+    )
+
+
+def by_read_buffer(x, b):
+    y = b.scaled(x)
+    b.bump_w()  # (the array the method reads, changed in place)
+    return y
+
+
+def test_an_array_the_callee_reads_changed_in_place_is_refused():
+    with pytest.raises(UnsupportedCallError) as e:
+        pullback.hessian(by_read_buffer)(0.7, Buffers())
+    assert "PB107 a second derivative pulls back through this call of 'Buffers.scaled'" in str(
+        e.value
+    )

@@ -115,6 +115,65 @@ def _content(value, depth: int):
     return None
 
 
+def _operand_content(value, names):
+    """:func:`_content` of an operand; of an object, only the attributes the callee's code
+    may read (named by it, the functions it names or the methods of the object's class it
+    names), when that code reads none by a computed name (``getattr``, ``vars``): the
+    arrays of the others are not copied at every call."""
+    if not names or not _is_user_object(value) or not _DYNAMIC.isdisjoint(names):
+        return _content(value, 0)
+    reads = _attribute_reads(type(value), frozenset(names))
+    if reads is None:
+        return _content(value, 0)
+    attrs = {k: v for k, v in _attributes(value).items() if k in reads}
+    return ("object", attrs, {k: _content(v, 1) for k, v in attrs.items()})
+
+
+# The names of code that may read an object's attributes by a computed name.
+_DYNAMIC = frozenset(
+    {"getattr", "vars", "__dict__", "asdict", "astuple", "replace", "copy", "deepcopy"}
+)
+
+
+def _attribute_reads(cls, names: frozenset):
+    """``names`` and the names used by the methods and properties of ``cls`` among them
+    (and theirs, ...); None where one of those reads attributes by a computed name. (Kept
+    per class and names while the methods found are still the class's.)"""
+    kept = _READS.get((cls, names))
+    if kept is not None and all(inspect.getattr_static(cls, n, None) is f for n, f in kept[1]):
+        return kept[0]
+    out, todo, found_here = set(names), list(names), []
+    while todo:
+        name = todo.pop()
+        found = inspect.getattr_static(cls, name, None)
+        raw = found.__func__ if isinstance(found, (staticmethod, classmethod)) else found
+        codes = []
+        if isinstance(raw, property):
+            codes = [f.__code__ for f in (raw.fget, raw.fset) if hasattr(f, "__code__")]
+        elif isinstance(raw, types.FunctionType):
+            codes = [raw.__code__]
+        if codes:
+            found_here.append((name, found))
+        for code in codes:
+            used = set(_global_names(code))
+            if not _DYNAMIC.isdisjoint(used):
+                out = None
+                break
+            todo += [n for n in used if n not in out]
+            out |= used
+        if out is None:
+            break
+    reads = None if out is None else frozenset(out)
+    if len(_READS) > 1024:
+        _READS.clear()
+    _READS[(cls, names)] = (reads, tuple(found_here))
+    return reads
+
+
+# (class, names) -> (what _attribute_reads found, the methods it found them in)
+_READS: dict = {}
+
+
 def _changed(value, content, path: str):
     """The path of what changed in place in ``value`` since ``content`` was taken, or
     None."""
@@ -256,7 +315,7 @@ def state_after(record):
     refuses: transform/replay.py); None when the call can read no such state."""
     kept = []
     for entry in record.operands:
-        entry[3] = _content(entry[1], 0)
+        entry[3] = _operand_content(entry[1], record.names)
         if entry[3] is not None:
             kept.append(tuple(entry))
     holders = []

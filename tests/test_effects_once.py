@@ -19,6 +19,7 @@ import pytest
 from fd import central_jacobian
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sweeps import sweep
 
 import pullback
 from pullback.errors import UnsupportedCallError
@@ -102,7 +103,7 @@ def _count(run):
     return out, len(CALLS), len(LOG.lines)
 
 
-@pytest.mark.parametrize("name, f, d2, n", CASES, ids=IDS)
+@pytest.mark.parametrize("name, f, d2, n", sweep(CASES, quick=3), ids=sweep(IDS, quick=3))
 def test_effects_run_once_at_every_order(name, f, d2, n, capsys):
     _, calls, logged = _count(lambda: f(0.7))
     printed = capsys.readouterr().out.count("cube ran")
@@ -236,7 +237,7 @@ def test_a_random_draw_is_refused_and_the_stream_kept():
     assert np.random.normal() == after_one  # the primal's one draw, no more
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(
     st.lists(st.sampled_from(["helper", "method", "log"]), min_size=1, max_size=4),
     st.floats(0.3, 1.5),

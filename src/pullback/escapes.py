@@ -31,8 +31,12 @@ pullback.errors.UnsupportedCallError: model.py:7:12: this reads back a value tha
 
 from __future__ import annotations
 
+import contextlib
+import types
+import weakref
 from _thread import _local as thread_local  # threading.local, without importing threading
 
+from . import recompute_draws
 from .callables import as_bound_call
 from .containers_mutation import store_item
 from .errors import UnsupportedCallError
@@ -58,6 +62,14 @@ class _Record(thread_local):
         # id of a copy -> (the copy, the object it copies): the objects a recompute runs
         # on in place of an argument whose attributes changed (recompute_state.py)
         self.copies: dict = {}
+        # id of such a copy -> (a weak reference to it, what gives it back the state the
+        # call found: escapes.fresh_copies)
+        self.resets: dict = {}
+        # code of a function that may draw random numbers -> its generators (recorded by
+        # recompute_state.state_before); the recomputes of such functions running:
+        # [(code, the generators' states when it began)] (recompute_draws.py)
+        self.drawing: dict = {}
+        self.draws: list = []
         self.depth = 0
 
 
@@ -85,6 +97,7 @@ class escape_scope:
             _RECORD.attributes.clear()
             _RECORD.containers.clear()
             _RECORD.copies.clear()
+            _RECORD.draws.clear()  # (a recompute that raised: not closed)
         return False
 
 
@@ -203,9 +216,14 @@ def replayed_read(obj, name: str, plain: bool, where: str) -> None:
             found = _RECORD.containers.get(id(held))
             if found is None or found[0] is not held:
                 return
-    cls = type(obj).__name__
+    if isinstance(obj, dict) and "__name__" in obj:  # a module's globals (global N)
+        what = f"the module-level '{name}'"
+    elif isinstance(obj, types.CellType):  # (nonlocal n)
+        what = f"the captured '{name}'"
+    else:
+        what = f"'{name}' of a {type(obj).__name__}"
     raise UnsupportedCallError(
-        f"{where}: PB107 this reads '{name}' of a {cls}, which the function also changes: "
+        f"{where}: PB107 this reads {what}, which the function also changes: "
         "a second derivative pulls back through a recompute of the call, which would read "
         f"'{name}' as the call left it, not as the call read it, and differentiate another "
         "function.\n"
@@ -215,13 +233,70 @@ def replayed_read(obj, name: str, plain: bool, where: str) -> None:
     )
 
 
-def recompute_copy(copy, original):
-    """Note ``copy``, a copy of ``original`` that a recompute runs on (recompute_state.py),
-    for this evaluation: a plain store of the recompute runs on it (:func:`store_on_copy`)."""
+def recompute_copy(copy, original, reset=None, fn=None):
+    """Note ``copy``, a copy of ``original`` that a recompute of a call of ``fn`` runs on
+    (recompute_state.py), for this evaluation: a plain store of the recompute runs on it
+    (:func:`store_on_copy`); ``reset(copy)`` gives it back the state the call found
+    (:func:`fresh_copies`)."""
+    if reset is not None and fn is not None:
+        # (outlives the evaluation: a Hessian's reverse sweep, a scope of its own, runs the
+        # recompute of the recompute on this copy; the entry dies with the copy)
+        code = getattr(fn, "__code__", None)
+        _RECORD.resets[id(copy)] = [_weak(copy), reset, code, 0]
+        with contextlib.suppress(TypeError):  # (an object without weak references: kept)
+            weakref.finalize(copy, _RECORD.resets.pop, id(copy), None)
     if _RECORD.depth:
         _RECORD.copies[id(copy)] = (copy, original)
         return True
     return False
+
+
+def _weak(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
+
+
+def fresh_copies(fn, *objs) -> None:
+    """First in every recompute of ``fn`` (transform/replay.py): each of ``objs`` that is a
+    copy made for a recompute of a call of ``fn`` gets back the state that call found. The
+    recompute changes its copy as the call changed the object (``self.hist.append(...)``,
+    ``self.n += 1``); the recompute of that recompute (a Hessian's reverse through the vjp
+    function, a third derivative) runs on the same copy and must find it as the call did.
+    (Not in a call the recompute makes, nor in one of ``fn`` itself nested in it: the copy
+    is theirs as the recompute left it; :func:`copies_done` closes the recompute.)"""
+    for entry in _entries(fn, objs):
+        if entry[3] == 0:
+            entry[1](entry[0]())
+        entry[3] += 1
+    if _RECORD.drawing:
+        code = getattr(fn, "__code__", None)
+        generators = _RECORD.drawing.get(code)
+        if generators is not None:  # (recompute_draws.py: a draw here is refused)
+            _RECORD.draws.append((code, recompute_draws.states(generators)))
+
+
+def copies_done(fn, *objs) -> None:
+    """Last in the forward part of a recompute of ``fn``: :func:`fresh_copies`'s close."""
+    for entry in _entries(fn, objs):
+        entry[3] = max(entry[3] - 1, 0)
+    draws = _RECORD.draws
+    if draws and draws[-1][0] is getattr(fn, "__code__", None):
+        recompute_draws.refuse_draws(draws.pop()[1], fn)
+
+
+def _entries(fn, objs):
+    resets = _RECORD.resets
+    if not resets:
+        return ()
+    code = getattr(fn, "__code__", None)
+    out = []
+    for obj in objs:
+        entry = resets.get(id(obj))
+        if entry is not None and entry[2] is code and entry[0]() is obj and entry not in out:
+            out.append(entry)
+    return out
 
 
 def store_on_copy(obj, name: str, value) -> None:
@@ -350,6 +425,8 @@ def register(reg) -> None:
         checked_call,
         replayed_read,
         store_on_copy,
+        fresh_copies,
+        copies_done,
         family=FAMILY,
         trusted=True,
     )

@@ -59,6 +59,7 @@ from .errors import UnsupportedCallError
 from .escapes import ESCAPE_RECORD, recompute_copy
 from .guards import is_library_module_name
 from .object_versions import snapshot
+from .recompute_draws import generator_of, global_generators
 from .records_plain import is_plain_record
 from .registry import transformable
 from .tangents import NO_TANGENT
@@ -112,6 +113,65 @@ def _content(value, depth: int):
         attrs = _attributes(value)
         return ("object", attrs, {k: _content(v, depth + 1) for k, v in attrs.items()})
     return None
+
+
+def _operand_content(value, names):
+    """:func:`_content` of an operand; of an object, only the attributes the callee's code
+    may read (named by it, the functions it names or the methods of the object's class it
+    names), when that code reads none by a computed name (``getattr``, ``vars``): the
+    arrays of the others are not copied at every call."""
+    if not names or not _is_user_object(value) or not _DYNAMIC.isdisjoint(names):
+        return _content(value, 0)
+    reads = _attribute_reads(type(value), frozenset(names))
+    if reads is None:
+        return _content(value, 0)
+    attrs = {k: v for k, v in _attributes(value).items() if k in reads}
+    return ("object", attrs, {k: _content(v, 1) for k, v in attrs.items()})
+
+
+# The names of code that may read an object's attributes by a computed name.
+_DYNAMIC = frozenset(
+    {"getattr", "vars", "__dict__", "asdict", "astuple", "replace", "copy", "deepcopy"}
+)
+
+
+def _attribute_reads(cls, names: frozenset):
+    """``names`` and the names used by the methods and properties of ``cls`` among them
+    (and theirs, ...); None where one of those reads attributes by a computed name. (Kept
+    per class and names while the methods found are still the class's.)"""
+    kept = _READS.get((cls, names))
+    if kept is not None and all(inspect.getattr_static(cls, n, None) is f for n, f in kept[1]):
+        return kept[0]
+    out, todo, found_here = set(names), list(names), []
+    while todo:
+        name = todo.pop()
+        found = inspect.getattr_static(cls, name, None)
+        raw = found.__func__ if isinstance(found, (staticmethod, classmethod)) else found
+        codes = []
+        if isinstance(raw, property):
+            codes = [f.__code__ for f in (raw.fget, raw.fset) if hasattr(f, "__code__")]
+        elif isinstance(raw, types.FunctionType):
+            codes = [raw.__code__]
+        if codes:
+            found_here.append((name, found))
+        for code in codes:
+            used = set(_global_names(code))
+            if not _DYNAMIC.isdisjoint(used):
+                out = None
+                break
+            todo += [n for n in used if n not in out]
+            out |= used
+        if out is None:
+            break
+    reads = None if out is None else frozenset(out)
+    if len(_READS) > 1024:
+        _READS.clear()
+    _READS[(cls, names)] = (reads, tuple(found_here))
+    return reads
+
+
+# (class, names) -> (what _attribute_reads found, the methods it found them in)
+_READS: dict = {}
 
 
 def _changed(value, content, path: str):
@@ -173,11 +233,12 @@ class StateRecord:
     value, attributes before the call, content after it)``, per global or closure holder
     ``(label, value, content after the call)``; ``callee``: the called function's name."""
 
-    __slots__ = ("operands", "holders", "callee", "fn")
+    __slots__ = ("operands", "holders", "callee", "fn", "names")
 
     def __init__(self, operands, fn, callee):
         self.operands = operands
         self.holders = ()
+        self.names = ()
         self.fn = fn
         self.callee = callee
 
@@ -190,9 +251,62 @@ def state_before(callee, *operands):
     for k, value in enumerate(operands):
         if value is not None and type(value) not in _ATOMS:
             attributes = _attributes(value) if _is_user_object(value) else None
+            if attributes:
+                attributes = _with_plain_items(attributes)
             kept.append([k, value, attributes, None])
     fn = _function_of(callee, operands)
-    return StateRecord(kept, fn, getattr(fn, "__qualname__", None) or str(callee))
+    record = StateRecord(kept, fn, getattr(fn, "__qualname__", None) or str(callee))
+    if fn is not None:
+        names, generators = set(), []
+        record.holders = _holders(fn, names, generators)
+        record.names = names
+        if "random" in names:  # np.random.normal(...), random.gauss(...)
+            generators += global_generators()
+        for entry in kept:
+            for value in (entry[1], *(entry[2] or {}).values()):
+                if generator_of(value) is not None:
+                    generators.append(generator_of(value))
+        if generators:  # (escapes.fresh_copies: its recompute may not draw)
+            ESCAPE_RECORD.drawing[fn.__code__] = generators
+    return record
+
+
+class _Items:
+    """The items a list or dict of plain values (counts, names: no real number) held when
+    a call began, with the container itself: a recompute reads them as the call did."""
+
+    __slots__ = ("container", "items")
+
+    def __init__(self, container):
+        self.container = container
+        self.items = list(container) if type(container) is list else dict(container)
+
+    def same(self, now) -> bool:
+        if now is not self.container or len(now) != len(self.items):
+            return False
+        if type(now) is list:
+            return all(a is b or a == b for a, b in zip(now, self.items, strict=True))
+        return all(k in now and now[k] is v for k, v in self.items.items())
+
+    def fresh(self):
+        return type(self.container)(self.items)
+
+
+def _with_plain_items(attributes: dict) -> dict:
+    """``attributes`` with each list or dict of plain values (``self.hist``, a list of
+    ints) kept as :class:`_Items`: its items as the call found them."""
+    out = attributes
+    for name, value in attributes.items():
+        if type(value) in (list, dict) and not _may_carry(value):
+            if out is attributes:
+                out = dict(attributes)
+            out[name] = _Items(value)
+    return out
+
+
+def _held(value):
+    """An attribute's value in a record of :func:`state_before` (the container itself)."""
+    return value.container if type(value) is _Items else value
 
 
 def state_after(record):
@@ -201,13 +315,13 @@ def state_after(record):
     refuses: transform/replay.py); None when the call can read no such state."""
     kept = []
     for entry in record.operands:
-        entry[3] = _content(entry[1], 0)
+        entry[3] = _operand_content(entry[1], record.names)
         if entry[3] is not None:
             kept.append(tuple(entry))
     holders = []
     if record.fn is not None:
-        names = set()
-        for label, value in _holders(record.fn, names):
+        names = record.names
+        for label, value in record.holders:
             if not _may_carry(value):
                 continue
             content = _content(value, 1)
@@ -250,11 +364,12 @@ def _may_carry(value, depth: int = 0) -> bool:
     return any(_may_carry(v, depth + 1) for v in items)
 
 
-def _holders(fn, names: set, depth: int = 0, seen=None):
+def _holders(fn, names: set, generators: list, depth: int = 0, seen=None):
     """``(label, value)`` of the module-level and closure-captured values ``fn`` (and the
     user functions it names, a few levels deep) reads that may change in place: objects
     of user classes, lists, dicts; ``names`` gets every name those functions use (the
-    attributes they may read among them)."""
+    attributes they may read among them), ``generators`` the random number generators
+    they name (recompute_draws.py)."""
     seen = set() if seen is None else seen
     if id(fn) in seen or depth > 3:
         return []
@@ -269,18 +384,22 @@ def _holders(fn, names: set, depth: int = 0, seen=None):
         value = module[name]
         if isinstance(value, types.FunctionType):
             if not is_library_module_name(value.__module__ or "builtins"):
-                out += _holders(value, names, depth + 1, seen)
+                out += _holders(value, names, generators, depth + 1, seen)
         elif isinstance(value, (list, dict)) or _is_user_object(value):
             out.append((f"module-level '{name}", value))
+        elif generator_of(value) is not None:
+            generators.append(generator_of(value))
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
         try:
             value = cell.cell_contents
         except ValueError:  # not bound yet
             continue
         if isinstance(value, types.FunctionType):
-            out += _holders(value, names, depth + 1, seen)
+            out += _holders(value, names, generators, depth + 1, seen)
         elif isinstance(value, (list, dict)) or _is_user_object(value):
             out.append((f"captured '{name}", value))
+        elif generator_of(value) is not None:
+            generators.append(generator_of(value))
     return out
 
 
@@ -323,24 +442,43 @@ def state_as_read(record, where: str, line: str = ""):
                 _refuse(where, line, record.callee, f"'{a}{path}' of a {type(value).__name__}")
         now = _attributes(value)
         if before is not None and (
-            len(now) != len(before) or any(now.get(a, now) is not v for a, v in before.items())
+            len(now) != len(before)
+            or any(now.get(a, now) is not _held(v) for a, v in before.items())
+            or any(type(v) is _Items and not v.same(now[a]) for a, v in before.items())
         ):
-            restored[k] = _as_it_was(value, before)
-            recompute_copy(restored[k], value)
+            # (a list of counts the call or the code after it appended to: a copy holding
+            # the items the call found, which the recompute's own appends then change)
+            restored[k] = _as_it_was(value, _was(before))
+            recompute_copy(restored[k], value, functools.partial(_reset, before), record.fn)
     return restored
+
+
+def _was(before: dict) -> dict:
+    """The attributes of ``before`` (a record of :func:`state_before`), a fresh list or
+    dict for each one of plain values."""
+    return {a: v.fresh() if type(v) is _Items else v for a, v in before.items()}
+
+
+def _reset(before: dict, copy) -> None:
+    """Give ``copy`` (of :func:`_as_it_was`) back the attributes of ``before``."""
+    _fill(copy, _was(before))
 
 
 def _as_it_was(obj, attributes: dict):
     """A copy of ``obj`` holding ``attributes`` (those it had when the call returned)."""
     new = snapshot(obj) if is_plain_record(obj) else copy.copy(obj)
-    fields = getattr(new, "__dict__", None)
+    _fill(new, attributes)
+    return new
+
+
+def _fill(obj, attributes: dict) -> None:
+    fields = getattr(obj, "__dict__", None)
     if type(fields) is dict:
         fields.clear()
         fields.update(attributes)
     else:
         for name, value in attributes.items():
-            object.__setattr__(new, name, value)
-    return new
+            object.__setattr__(obj, name, value)
 
 
 def as_read(restored, k: int, value):

@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from ..errors import PullbackError
-from ..escapes import replayed_read, store_on_copy
+from ..escapes import copies_done, fresh_copies, replayed_read, store_on_copy
 from ..read_folds import fold_reads
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
@@ -29,7 +29,7 @@ from ..tangents import (
 )
 from ..zero_safe import zero_safe_fixed, zero_safe_product
 from .code import OWN_ERRORS, Line, once_texts, render, walk_text
-from .replay import replay_forward
+from .replay import outside_effects, replay_forward
 from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import ERRSTATE, PRINTOPTIONS
@@ -176,6 +176,9 @@ def generate(
     ns = runtime_namespace()
     ns["replayed_read"] = replayed_read
     ns["store_on_copy"] = store_on_copy
+    ns["fresh_copies"] = fresh_copies
+    ns["copies_done"] = copies_done
+    ns["_pb_origin"] = getattr(fs.fn, "__pullback_origin__", fs.fn)  # (replay.py)
 
     def place(src):
         return f"{fs.filename}:{fs.first_line + (src or 1) - 1}"
@@ -234,7 +237,9 @@ def generate(
         emit(f"def {name}__vjp({dret_name}{', ' + signature if signature else ''}):", 1)
         # a recompute of a call that ran: no second write of the state it changed (replay.py)
         after = "\n".join(walk_text(backward[:-1] + [vjp_return]))
-        last = render_here(replay_forward(prologue + forward, after, params, place), use_alt=True)
+        outside = outside_effects(fs.fn.__globals__)
+        replayed = replay_forward(prologue + forward, after, params, place, outside)
+        last = render_here(replayed, use_alt=True)
         render_here(backward[:-1] + [vjp_return], last, use_alt=True)
 
     def with_defaults(f):

@@ -33,22 +33,28 @@ So in the recompute (:func:`replay_forward`):
 ...          Line("setattr_escaping(self, 'm', _t2, 'f.py:3:9')"),
 ...          Line("y = x * 2.0")]
 >>> [line.text for line in replay_forward(lines, "return y", {"self", "x"}, str)]
-['y = x * 2.0']
+['fresh_copies(_pb_origin, self, x)', 'y = x * 2.0', 'copies_done(_pb_origin, self, x)']
 >>> lines = [Line("y = x * self.n"), Line("_t1 = self.n + 1.0"),
 ...          Line("_pb_setattr(self, 'n', _t1)")]
 >>> for line in replay_forward(lines, "return y", {"self", "x"}, lambda s: "f.py:4"):
 ...     print(line.text)
+fresh_copies(_pb_origin, self, x)
 replayed_read(self, 'n', True, 'f.py:4')
 y = x * self.n
 _t1 = self.n + 1.0
 store_on_copy(self, 'n', _t1)
+copies_done(_pb_origin, self, x)
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+import types
 from collections import Counter
+
+import numpy as np
 
 from .code import Compound, Line, replace, walk_text
 
@@ -66,22 +72,29 @@ def _text(item, use_alt=True) -> str:
     return item.alt if use_alt and item.alt is not None else item.text
 
 
-def replay_forward(block, after, params, where) -> list:
+def replay_forward(block, after, params, where, outside=None) -> list:
     """``block`` (the forward lines of the ``__vjp`` form, differentiable-again texts) as
     the recompute runs them (module docstring); ``after``: the text of everything that
     follows it (the reverse part), ``params``: the function's parameter names, ``where``:
     the user's place of a line's ``src``. The same lines when nothing writes outside."""
+    # first, the copies made for a recompute among the arguments as the call found them
+    # (escapes.fresh_copies: a recompute of this recompute runs on them again)
+    fresh, done = [], []
+    if params:
+        names = ", ".join(["_pb_origin", *sorted(params)])
+        fresh, done = [Line(f"fresh_copies({names})")], [Line(f"copies_done({names})")]
     stores = set()
-    trimmed = _drop_effects(block, params, stores)
+    trimmed = _drop_effects(block, params, stores, _effect_only(block, params, outside))
     if not stores:
-        return block
+        # (the values only a call left out printed or logged: left out too)
+        return fresh + (block if trimmed is block else _pruned(trimmed, after)) + done
     # what the recompute needs on the object itself (its stores left out): the lines
     # guarded; those only a store on a copy reads run too, unguarded (on the object
     # itself, their value is thrown away)
     needed = {id(line) for line in _lines_of(_pruned(_without_copies(trimmed), after))}
     trimmed = _pruned(trimmed, after)
     attributes = _stored_attributes(stores, block)
-    return _guard_reads(trimmed, attributes, where, needed)
+    return fresh + _guard_reads(trimmed, attributes, where, needed) + done
 
 
 def _pruned(block, after):
@@ -120,21 +133,95 @@ def _names(text: str) -> list:
     return re.findall(r"[^\W\d]\w*", text)
 
 
-def _drop_effects(block, params, stores) -> list:
+# A global or nonlocal name bound by the function (containers_mutation.store_free).
+_STORE_FREE = re.compile(r"^store_free\((\w+), '(\w+)'")
+# A temporary bound to a module-level value (free_values: ``_t1 = read_item(_pb_globals, 'LOG',
+# ...) if ... else _pb_globals['LOG']``).
+_GLOBAL_READ = re.compile(r"^(\w+) = read_item\(_pb_globals, '(\w+)'")
+# A call made only for its effect: ``print(...)``, ``CALLS.append(1)``, ``log.info(...)``.
+_EFFECT_CALL = re.compile(r"^(\w+)(?:\.\w+)*\(.*\)$", re.DOTALL)
+
+
+def _effect_only(block, params, outside):
+    """The predicate of the lines that are a call made only for its effect on the world
+    outside the function: a statement that is a call of ``print``, or of a method of a
+    module-level object (``CALLS.append(1)``, ``LOGGER.info(...)``, ``logging.info``): what
+    ``outside(name)`` tells of a name the function neither takes nor binds. The call ran
+    once, for the primal; the recompute leaves it out."""
+    if outside is None:
+        return lambda text: False
+    bound, globals_ = set(params), {}
+    for text in walk_text(block):
+        bound.update(_assigned(text) or ())
+        read = _GLOBAL_READ.match(text)
+        if read is not None:  # (a module-level object read into a temporary first)
+            globals_[read.group(1)] = read.group(2)
+
+    def effect(text):
+        m = _EFFECT_CALL.match(text)
+        if m is None or "\n" in text or _assigned(text) is not None:
+            return False
+        root = m.group(1)
+        attribute = text[len(root)] == "."
+        if root in globals_:
+            return attribute and outside(globals_[root], True)
+        return root not in bound and outside(root, attribute)
+
+    return effect
+
+
+def outside_effects(namespace):
+    """``outside(name, attribute)`` for :func:`replay_forward`, from the module namespace
+    ``namespace`` of the function: whether a statement calling ``name(...)`` (``attribute``
+    False) or ``name.method(...)`` is made only for its effect outside the function:
+    ``print``; a method of a module-level object that is data (a list, a dict, a logger, a
+    file, an object of a user's class; not a random generator, whose draws a recompute
+    replays, recompute_state.py); the ``logging``, ``warnings`` and ``sys`` modules'
+    functions (``logging.info``, ``sys.stdout.write``)."""
+    builtin = namespace.get("__builtins__", builtins)
+    builtin = builtin if isinstance(builtin, dict) else vars(builtin)
+
+    def outside(name, attribute):
+        value = namespace[name] if name in namespace else builtin.get(name, _MISSING)
+        if not attribute:
+            return value is print
+        if isinstance(value, types.ModuleType):
+            return value.__name__ in ("logging", "warnings", "sys")
+        if value is _MISSING or isinstance(value, (type, types.FunctionType, np.random.Generator)):
+            return False
+        module = getattr(type(value), "__module__", None) or ""
+        return not module.startswith(("pullback", "numpy")) and not callable(value)
+
+    return outside
+
+
+_MISSING = object()
+
+
+def _drop_effects(block, params, stores, effect=lambda text: False) -> list:
     """``block`` without its stores outside the function (each added to ``stores`` as
-    ``(name of the object or container written, attribute or None, plain)``)."""
-    out = []
+    ``(name of the object or container written, attribute or None, plain)``) and without
+    the calls made only for their effect outside (``effect``); ``block`` itself when it
+    has neither."""
+    out, changed = [], False
     for item in block:
         if isinstance(item, Compound):
-            out.append(
-                replace(
-                    item,
-                    body=_drop_effects(item.body, params, stores),
-                    orelse=_drop_effects(item.orelse, params, stores),
-                )
-            )
+            body = _drop_effects(item.body, params, stores, effect)
+            orelse = _drop_effects(item.orelse, params, stores, effect)
+            if body is not item.body or orelse is not item.orelse:
+                item, changed = replace(item, body=body, orelse=orelse), True
+            out.append(item)
             continue
         text = _text(item)
+        free = _STORE_FREE.match(text)
+        if free is not None and "\n" not in text:
+            # a global or nonlocal bound again: it holds what the call bound already
+            stores.add((free.group(1), free.group(2), True))
+            changed = True
+            continue
+        if effect(text):
+            changed = True
+            continue
         escaping = _ESCAPING.match(text)
         setattr_ = _SETATTR.match(text)
         if escaping is not None and "\n" not in text:
@@ -142,14 +229,16 @@ def _drop_effects(block, params, stores) -> list:
             attr = re.match(r"\w+, '(\w+)'", args) if helper == "setattr_escaping" else None
             # (a container written: its attribute from its binding, _stored_attributes)
             stores.add((escaping.group(1), attr.group(1) if attr else None, False))
+            changed = True
             continue
         if setattr_ is not None and setattr_.group(1) in params and "\n" not in text:
             stores.add((setattr_.group(1), setattr_.group(2), True))
             # (run only on a copy made for the recompute: escapes.store_on_copy)
             out.append(Line("store_on_copy(" + text[len("_pb_setattr(") :], item.reads, item.src))
+            changed = True
             continue
         out.append(item)
-    return out
+    return out if changed else block
 
 
 def _assigned(text: str):

@@ -1,0 +1,94 @@
+"""Draws of random numbers in a recompute: refused, never drawn twice.
+
+A second derivative pulls back through a call of a user function by running its forward
+sweep again, later (transform/replay.py). A call that draws from a random number generator
+that outlives it (NumPy's global one behind ``np.random.normal``, the ``random`` module's,
+a ``np.random.Generator`` held by a module, a closure or an object the call is given)
+would draw again in the recompute: other numbers, so the derivative of another function,
+and a generator advanced twice. So the record of such a call (recompute_state.py) names
+its generators; the recompute takes their states when it begins (:func:`states`,
+escapes.fresh_copies) and, once its forward part ran, gives them back and refuses the
+derivative if it drew (:func:`refuse_draws`): the generators end as the primal left them.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> kept = states([rng])
+>>> a = rng.normal()
+>>> refuse_draws(kept, "noisy")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+pullback.errors.UnsupportedCallError: PB107 'noisy' draws random numbers, ...
+>>> rng.normal() == a  # given back: the next draw is the one the recompute took
+True
+"""
+
+from __future__ import annotations
+
+import random as _random
+
+import numpy as np
+
+from .errors import UnsupportedCallError
+
+_GENERATORS = (np.random.Generator, np.random.RandomState, _random.Random)
+
+
+def generator_of(value):
+    """The random number generator ``value`` is, or whose bound method it is (``from
+    numpy.random import normal``), or None."""
+    if isinstance(value, _GENERATORS):
+        return value
+    owner = getattr(value, "__self__", None)
+    return owner if isinstance(owner, _GENERATORS) else None
+
+
+def global_generators() -> list:
+    """NumPy's global generator (``np.random.normal``) and the ``random`` module's."""
+    return [np.random.mtrand._rand, _random._inst]
+
+
+def _get(rng):
+    if isinstance(rng, np.random.Generator):
+        return rng.bit_generator.state
+    return rng.get_state() if isinstance(rng, np.random.RandomState) else rng.getstate()
+
+
+def _set(rng, state) -> None:
+    if isinstance(rng, np.random.Generator):
+        rng.bit_generator.state = state
+    elif isinstance(rng, np.random.RandomState):
+        rng.set_state(state)
+    else:
+        rng.setstate(state)
+
+
+def states(generators) -> tuple:
+    """``((generator, state), ...)``: each generator's state now."""
+    return tuple((g, _get(g)) for g in generators)
+
+
+def refuse_draws(kept, fn) -> None:
+    """After the forward part of a recompute of ``fn``: a generator of ``kept`` (of
+    :func:`states`, taken when it began) that drew gets its state back, and the derivative
+    is refused (the generated code's place names the user's line)."""
+    for g, state in kept:
+        if not _same(_get(g), state):
+            _set(g, state)
+            name = getattr(fn, "__qualname__", None) or str(fn)
+            raise UnsupportedCallError(
+                f"PB107 '{name}' draws random numbers, and a second derivative "
+                "pulls back through this call by running it again, later: it would draw "
+                "other numbers and differentiate another function.\n"
+                "Fix: draw the numbers outside the differentiated function and pass them "
+                "in as an argument (see docs/limitations.md#PB107)."
+            )
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b

@@ -279,6 +279,35 @@ def method_as_call(dy, n):
     return (NO_TANGENT, (ZERO if dy[0] is NO_TANGENT else dy[0], *dargs), *dy[3:])
 
 
+def call_as_object_method(dy):
+    """A star-call's cotangents ``(fn's, args', *dicts)`` of an object called
+    (:func:`called_object`) as those of the star method call of its ``__call__``:
+    ``(obj's, NO_TANGENT (the name), args', *dicts)``. Linear; its transpose is
+    :func:`object_method_as_call`."""
+    if is_zero(dy):
+        return ZERO
+    dy = tuple(dy)
+    return (dy[0], NO_TANGENT, *dy[1:])
+
+
+def object_method_as_call(c):
+    """The transpose of :func:`call_as_object_method`: the name's place dropped."""
+    if is_zero(c):
+        return ZERO
+    c = tuple(c)
+    return (c[0], *c[2:])
+
+
+@transformable
+def call_as_object_method_pullback(d, dy):
+    return (object_method_as_call(d),)
+
+
+@transformable
+def object_method_as_call_pullback(d, c):
+    return (call_as_object_method(d),)
+
+
 @transformable
 def call_as_method_pullback(d, c, n):
     return method_as_call(d, n), NO_TANGENT
@@ -529,6 +558,10 @@ def star_zeros(mappings):
 
 @transformable
 def star_call_vjp_pullback(dy, site, keywords_active, g, fn, args, keywords, *mappings):
+    if called_object(fn):  # the star method call of its __call__ (star_call_rrule)
+        operands = (g, fn, "__call__", args, keywords, *mappings)
+        c = star_method_vjp_pullback(call_as_object_method(dy), site, keywords_active, *operands)
+        return c[:4] + c[5:]  # the name's place dropped
     permutes, callee, moved, rest, fills = star_plan(site, fn, args, keywords, mappings)
     if permutes:
         dg = star_permuted(dy, fn, args, keywords, mappings)

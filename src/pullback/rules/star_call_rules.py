@@ -147,6 +147,16 @@ def register(reg):
         (star.star_unfilled, _linear_rrule(star.star_unfilled), star.star_unfilled_pullback),
         (star.call_as_method, _linear_rrule(star.call_as_method), star.call_as_method_pullback),
         (star.method_as_call, _linear_rrule(star.method_as_call), star.method_as_call_pullback),
+        (
+            star.call_as_object_method,
+            _linear_rrule(star.call_as_object_method),
+            star.call_as_object_method_pullback,
+        ),
+        (
+            star.object_method_as_call,
+            _linear_rrule(star.object_method_as_call),
+            star.object_method_as_call_pullback,
+        ),
     ):
         reg.register(fn, rrule, family=FAMILY, trusted=True)
         reg.set_pullback_function(fn, pullback)

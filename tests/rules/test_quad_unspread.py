@@ -11,6 +11,7 @@ import pytest
 
 si = pytest.importorskip("scipy.integrate")
 
+from test_quad_plain_args import answers_of  # noqa: E402 - (a function's answers)
 from test_quad_usual_call import central  # noqa: E402 - (differences in c and k)
 
 import pullback  # noqa: E402
@@ -40,15 +41,7 @@ def gradient(loss, c, k):
 
 def spy(monkeypatch):
     """What each unspread pass answered (``None``: the spread pass took over)."""
-    answers = []
-    real = _quad_nodes._unspread
-
-    def counted(*a):
-        answers.append(real(*a))
-        return answers[-1]
-
-    monkeypatch.setattr(_quad_nodes, "_unspread", counted)
-    return answers
+    return answers_of(monkeypatch, _quad_nodes, "_unspread")
 
 
 def spread_gradient(monkeypatch, loss, c, k):

@@ -35,7 +35,7 @@ from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
 
-__all__ = ["float_args_cotangents", "node_parameter_integral"]
+__all__ = ["float_args_cotangents", "node_parameter_integral", "plain_args_cotangents"]
 
 _NODES = 21
 
@@ -335,6 +335,30 @@ def float_args_cotangents(g, func, a, b, args, p, info):
     # Python floats, the cotangents of Python floats (what grad hands back without a call)
     dargs = tuple([g * t for t in totals] if type(totals) is list else (g * totals).tolist())
     return -g * fa, g * fb, dargs
+
+
+def plain_args_cotangents(g, func, a, b, pack, p, info):
+    """:func:`float_args_cotangents` for ``args`` of Python floats and float64 arrays
+    (``pack`` a plain :class:`~._calculus_util.ArgsPack` of them: a closure's array passed
+    on by the rewrite of its call, read at constant indices), the arrays spread over the
+    nodes: what :func:`node_parameter_integral` gives the usual call, without the layers
+    a general call needs. ``None`` where it does not apply (the general way answers)."""
+    if info["last"] != 1:
+        return None
+    lo, hi = info["alist"].item(0), info["blist"].item(0)
+    if not ((lo == a and hi == b) or (lo == b and hi == a)):
+        return None
+    params, index = pack.args, pack.index
+    vjp = user_vjp_of(func, _wrt(index))
+    if not elementwise_in_x(func, params, arrays=True, owner=vjp):
+        return None
+    found = _one_interval(vjp, params, _spread_of(params, index), p, lo, hi, a > b)
+    if found is None:
+        return None
+    totals, fa, fb = found
+    scaled = [g * t for t in totals] if type(totals) is list else g * totals
+    # (the limits' cotangents as finalize gives a Python float limit's)
+    return np.float64(-g * fa), np.float64(g * fb), pack.cotangent(scaled)
 
 
 @functools.lru_cache(maxsize=64)

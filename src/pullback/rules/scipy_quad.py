@@ -56,7 +56,7 @@ from ._calculus_util import (
     register_solver,
     user_vjp_of,
 )
-from ._quad_nodes import float_args_cotangents, node_parameter_integral
+from ._quad_nodes import float_args_cotangents, node_parameter_integral, plain_args_cotangents
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
 FAMILY = "scipy_quad"
@@ -262,11 +262,9 @@ def _integrate():
 
 
 def _quad_rrule(*args, **kwargs):
-    usual = _usual_args(args, kwargs)
-    if usual is not None:
-        found = _usual_rrule(args, kwargs, *usual)
-        if found is not None:
-            return found
+    found = _usual_rrule(args, kwargs)
+    if found is not None:
+        return found
     si = _integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
@@ -309,12 +307,20 @@ def _quad_rrule(*args, **kwargs):
     return out, quad_pullback
 
 
-def _usual_args(args, kwargs):
-    """``(args tuple, its ArgsPack or None)`` of the usual call at its most common:
-    ``quad(func, a, b, args=(c, k))`` or ``quad(func, a, b, (c, k))``, the limits Python
-    floats ``a != b``, both finite, every parameter a Python float (no pack: the one-pass
-    way takes them as they are) or a float64 array (a closure's, passed on by the rewrite
-    of its call); ``None`` for any other call."""
+_INF = math.inf
+_NEG_INF = -math.inf
+
+
+def _usual_rrule(args, kwargs):
+    """The rule of the usual call at its most common, ``quad(func, a, b, args=(c, k))`` or
+    ``quad(func, a, b, (c, k))``, the limits Python floats ``a != b``, both finite, every
+    parameter a Python float (the one-pass way takes them as they are) or a float64 array
+    (a closure's, passed on by the rewrite of its call), with QUADPACK's routine called
+    directly (what quad calls for finite limits, so the value is quad's to the bit, without
+    its Python layers: they cost a tenth of a smooth integral); ``None`` for any other
+    call, or where that routine is not available or reports a problem (the general way
+    then calls quad again, which warns as quad does). One function, its tests in the
+    order of their cost: a call per layer costs a few percent of a smooth integral."""
     if len(args) == 3:
         if len(kwargs) != 1:
             return None
@@ -331,29 +337,15 @@ def _usual_args(args, kwargs):
             if type(v) is not np.ndarray or v.dtype.char != "d":
                 return None
             floats = False
-    a, b = args[1], args[2]
+    func, a, b = args[0], args[1], args[2]
     if type(a) is not float or type(b) is not float or a == b:
         return None
     if not (_NEG_INF < a < _INF and _NEG_INF < b < _INF):  # (NaN fails too)
         return None
-    return given, (None if floats else ArgsPack(given))
-
-
-_INF = math.inf
-_NEG_INF = -math.inf
-
-
-def _usual_rrule(args, kwargs, given, pack):
-    """The rule of a call :func:`_usual_args` accepts, with QUADPACK's routine called
-    directly (what quad calls for finite limits, so the value is quad's to the bit, without
-    its Python layers: they cost a tenth of a smooth integral); ``None`` where that
-    routine is not available or reports a problem (the general way then calls quad again,
-    which warns as quad does). ``pack``: ``None`` where ``given`` holds Python floats only."""
     qagse = _direct_qagse()
-    func = args[0]
     if qagse is None or not callable(func):
         return None
-    a, b = args[1], args[2]
+    pack = None if floats else ArgsPack(given)
     flip = b < a
     lo, hi = (b, a) if flip else (a, b)
     try:
@@ -379,9 +371,10 @@ def _usual_pullback(call, dy):
     func, a, b = args[0], args[1], args[2]
     # (quad's options are its defaults: what the one-pass and general ways read of p)
     p = _plain_defaults()
-    found = None
     if pack is None:
         found = float_args_cotangents(g, func, a, b, given, p, info)
+    else:  # (float64 arrays among them: a closure's, passed on by the rewrite of its call)
+        found = plain_args_cotangents(g, func, a, b, pack, p, info)
     if found is None:
         found = quad_cotangent_values(g, func, a, b, pack or ArgsPack(given), p, info)
     da, db, dargs = found

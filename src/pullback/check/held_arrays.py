@@ -103,7 +103,10 @@ def _put(change, analysis, aliases):
             return change
         if isinstance(statement, gast.Assign):
             return None if aliases.fresh_expr(statement.value) else statement.value
-        return None  # xs[t] += v: refused as it runs on an array (immutable_item)
+        if isinstance(statement, (gast.Tuple, gast.List)):  # _, xs[t] = f(x): what f gave
+            value = analysis._paired_value(statement, change)  # (a display's item)
+            return None if value is not None and aliases.fresh_expr(value) else change
+        return None  # xs[t] += v: the array itself, changed (or rewritten: owned_items)
     if isinstance(change, gast.Call) and isinstance(change.func, gast.Attribute):
         method = change.func.attr
         if method in _NEUTRAL:
@@ -123,6 +126,8 @@ def _kept(node, analysis, aliases):
     parent = analysis.parents.get(node)
     if analysis._length_only(node):
         return None
+    if analysis.kind(node.id) == "dict" and _keys_only(node, parent):
+        return None
     if not (isinstance(parent, gast.Subscript) and parent.value is node):
         return None if analysis._numpy_argument(node) else node
     if isinstance(parent.slice, gast.Slice):
@@ -137,6 +142,17 @@ def _kept(node, analysis, aliases):
     ):
         return None  # y = xs[t][k]: elements, a copy or a number
     return None if aliases._harmless_use(parent) else parent
+
+
+def _keys_only(node, parent) -> bool:
+    """Whether a load ``node`` of a dict reads its keys only: ``for k in d``,
+    ``d.keys()``, ``k in d`` (the keys of a dict of parameters updated in a loop,
+    ``for k in grads: grads[k] += reg * W[k]``)."""
+    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
+        return True
+    if isinstance(parent, gast.Compare) and node in parent.comparators:
+        return all(isinstance(op, (gast.In, gast.NotIn)) for op in parent.ops)
+    return isinstance(parent, gast.Attribute) and parent.attr == "keys"
 
 
 def _root(change):

@@ -40,9 +40,11 @@ class Unproved:
         self.kept = kept
 
 
-def held_arrays_refusal(checker, name: str):
+def held_arrays_refusal(checker, name: str, ever: bool = False):
     """None when every array the local container ``name`` holds is its own (see the
-    module docstring), else an :class:`Unproved`."""
+    module docstring), else an :class:`Unproved`. ``ever``: no read keeps one at all, not
+    only while it changes (a container the function returns, whose arrays its caller then
+    changes: transform/returned_containers.py)."""
     analysis = checker._container_analysis()
     aliases = checker._aliases()
     if analysis.kind(name) not in ("list", "dict"):
@@ -58,7 +60,11 @@ def held_arrays_refusal(checker, name: str):
         if bad is not None:
             return Unproved(bad)
     during = analysis._while_changing(changes) if changes else (lambda node: False)
+    if ever:
+        during = lambda node: True  # noqa: E731
     for node in analysis._loads(name, receivers):
+        if ever and _returned_whole(node, analysis):
+            continue  # return loss, grads: the container itself, to the caller
         kept = _kept(node, analysis, aliases)
         if kept is not None and during(kept):
             return Unproved(kept, kept=True)
@@ -76,6 +82,8 @@ def _new_items(value, aliases, analysis) -> bool:
     if isinstance(value, gast.DictComp):
         return aliases.fresh_expr(value.value)
     if isinstance(value, gast.Call):
+        if id(value) in analysis.own_item_results:
+            return True  # loss, grads = f(x): f's own dict of new arrays (held by nothing)
         return (
             not value.args
             and not value.keywords
@@ -142,6 +150,13 @@ def _kept(node, analysis, aliases):
     ):
         return None  # y = xs[t][k]: elements, a copy or a number
     return None if aliases._harmless_use(parent) else parent
+
+
+def _returned_whole(node, analysis) -> bool:
+    parent = analysis.parents.get(node)
+    if isinstance(parent, gast.Tuple):
+        parent = analysis.parents.get(parent)
+    return isinstance(parent, gast.Return)
 
 
 def _keys_only(node, parent) -> bool:

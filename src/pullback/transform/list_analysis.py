@@ -31,6 +31,7 @@ from .key_loops import comprehension_view, iterates_keys
 from .list_rows import ListRows, Refusal, change_receiver
 from .owned_helpers import ENTRY, OWNED, owned_result_kind
 from .returned_containers import returned_container
+from .temporary_holders import temporary_holder
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
 DICT_ONLY = frozenset("update setdefault".split())
@@ -301,6 +302,9 @@ class ContainerAnalysis(ListRows):
             return parent.keys[parent.values.index(node)] is None  # {**d}: a new dict
         if isinstance(parent, gast.Call) and node in parent.args:
             return self._safe_callee(parent, node)
+        if isinstance(parent, gast.keyword) and isinstance(self.parents.get(parent), gast.Call):
+            call = self.parents[parent]  # TinyNet(params=params).loss(X, y)
+            return temporary_holder(self.fs, call, node, self.locals, self.parents)
         return False
 
     def _in_nested_scope(self, node) -> bool:
@@ -312,6 +316,8 @@ class ContainerAnalysis(ListRows):
         return False
 
     def _safe_callee(self, call, node=None) -> bool:
+        if node is not None and temporary_holder(self.fs, call, node, self.locals, self.parents):
+            return True  # TwoLayerNet(params).loss(X, y): held for that call only
         callee = resolve_call(self.fs, call, self.locals)
         if callee.kind != "object":
             return False

@@ -6,7 +6,8 @@ change ``grads`` as a local dict (its changes rewritten as rebindings,
 result holds it: in the callee, every ``return`` gives, at that position, a name that is a
 local container of the callee (a display, ``{}`` filled in, a comprehension:
 :class:`~.list_analysis.ContainerAnalysis`) whose only uses that could keep it are the
-returns themselves. A return of another shape must be one that cannot be a tuple holding a
+returns themselves, or a display itself (``return {"W1": w1, "W2": w2}``). A return of
+another shape must be one that cannot be a tuple holding a
 container (a number, arithmetic, a NumPy call that makes a new array, a name bound only to
 those): ``if y is None: return scores`` beside ``return loss, grads``. (Before, the caller
 had to copy it: ``grads = dict(grads)``.)
@@ -43,6 +44,7 @@ from ..source import load_source
 from ..tree_walk import parent_map
 
 _ARITHMETIC = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)
+_DISPLAYS = (gast.Dict, gast.DictComp, gast.List, gast.ListComp)
 
 
 def returned_container(fs, call, locals_, index=None, count=None):
@@ -144,7 +146,10 @@ def _analysed(fn, code, index, count) -> str | None:
     from ..check.held_arrays import held_arrays_refusal
 
     checker = FunctionChecker(fs, _registry(None), LiveEnvironment())
-    return kind, all(held_arrays_refusal(checker, name, ever=True) is None for name in names)
+    own_items = "" not in names and all(
+        held_arrays_refusal(checker, name, ever=True) is None for name in names
+    )
+    return kind, own_items
 
 
 def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:
@@ -171,6 +176,11 @@ def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:
             return None
         elif index is not None:
             continue  # `return scores`: not a tuple, which the caller's unpacking refuses
+        if isinstance(value, _DISPLAYS):  # return {"W": ...}: a new one (its items unproved)
+            kinds.add("dict" if isinstance(value, (gast.Dict, gast.DictComp)) else "list")
+            if names is not None:
+                names.add("")
+            continue
         if not isinstance(value, gast.Name) or value.id not in own:
             return None
         found.add(value.id)

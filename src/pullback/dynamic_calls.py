@@ -36,6 +36,19 @@ from .resolve import ARRAY_INPLACE_METHODS
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
 
 
+def array_method_value(fn):
+    """``(array, name)`` when ``fn`` is a method of an array bound to it, held as a value
+    (``f = W.dot``, ``helper(W.dot, x)`` with ``W`` a global array), else None: calling it
+    is ``W.dot(...)``, which :func:`call_method` runs by the array's rules (the array,
+    bound before the call, gets no cotangent from it, as any bound argument)."""
+    if not isinstance(fn, types.BuiltinMethodType):
+        return None
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.ndarray, np.generic)) and isinstance(fn.__name__, str):
+        return owner, fn.__name__
+    return None
+
+
 def _rrule_for(site: CallSite, fn, nargs: int, label: str):
     if getattr(fn, "gradient_function", None) is not None and hasattr(fn, "wrt"):
         # grad(f) made inside the differentiated function: differentiate its generated
@@ -77,6 +90,14 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "use finite differences of the gradient."
             )
         return site.adjoint_of(fn, None)
+    bound_array = array_method_value(fn)
+    if bound_array is not None:
+
+        def array_method_rrule(*args, **kwargs):
+            y, pb = call_method(site, *bound_array, *args, **kwargs)
+            return y, lambda dy: tuple(pb(dy))[1:]
+
+        return array_method_rrule
     made = _DERIVATIVE_OBJECTS.get(type(fn).__qualname__)
     if made is not None and type(fn).__module__.startswith("pullback."):
         inner = getattr(fn, "fn", None) or getattr(getattr(fn, "grad", None), "fn", None)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .call_cotangents import bound_arguments, gather_cotangents, spread_cotangents
 from .dynamic_attrs import method_receiver
-from .dynamic_calls import _found_without_receiver
+from .dynamic_calls import _found_without_receiver, array_method_value
 from .dynamic_vjps import gives_receiver_cotangent, vjp_function
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, is_zero
@@ -58,6 +58,11 @@ def function_reverse(site, fn, args, kwargs):
     """``(F, leading arguments, keywords)`` for ``function_vjp(site, g, fn, *args)``:
     ``F(g, *leading, *args, **keywords)`` is the callee's vjp function (a callable object,
     bound method or partial: its Python function with its own arguments first)."""
+    bound_array = array_method_value(fn)
+    if bound_array is not None:  # f = W.dot: the method's, W a bound argument
+        function, head, keywords, _, drop = method_reverse(site, *bound_array, args, kwargs)
+        if drop == 0:  # (its rule's pullback function gives W a slot, as bound ones get)
+            return function, head, keywords
     bound = bound_arguments(fn, site.registry)
     if bound is None:
         return vjp_function(site, None, fn, args, kwargs), (), kwargs

@@ -25,7 +25,12 @@ from .callables import library_call_function
 from .dict_views import DICT_VIEW_VJPS, is_dict_view_call
 from .dynamic_attrs import held_cotangent, held_method, method_receiver
 from .dynamic_attrs import is_object as _is_object
-from .dynamic_calls import _array_method_rule, _found_without_receiver, record_field_object
+from .dynamic_calls import (
+    _array_method_rule,
+    _found_without_receiver,
+    array_method_value,
+    record_field_object,
+)
 from .errors import HigherOrderError, describe
 from .operator_dispatch import is_operator_name, operator_vjp
 from .plain_classes import constructor_of
@@ -83,6 +88,9 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
     """``(cotangent of each argument)`` of ``fn(*args)`` pulled back from ``g``, for a
     function found at run time (see :func:`method_vjp`)."""
+    bound_array = array_method_value(fn)
+    if bound_array is not None:  # f = W.dot: W.dot(...), W bound (no cotangent)
+        return tuple(method_vjp(site, g, *bound_array, *args, **kwargs))[1:]
     bound = bound_arguments(fn, site.registry)
     if bound is not None:  # a callable object, a bound method or partial in a variable
         target, head, fixed = bound

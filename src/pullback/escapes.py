@@ -43,6 +43,7 @@ from .errors import UnsupportedCallError
 from .guards import is_library_module_name
 from .records_dataclasses import fields_of, is_dataclass_value
 from .registry import ENTRY_POINTS
+from .star_permutations import merged_keywords
 from .tangents import is_differentiable_value
 
 
@@ -413,6 +414,19 @@ def effect_call(registry, fn, args, kwargs, marked=()):
     return value
 
 
+def effect_star_call(registry, fn, args, keywords, *mappings):
+    """:func:`effect_call` of a star-call whose result is unused, ``fn(*args, **keywords,
+    **mapping...)`` (star_runtime.star_call's operands): ``MODEL.keep(x, scale=s)`` stores
+    what its keyword computes, which must be recorded as for a call written out."""
+    return effect_call(registry, fn, tuple(args), merged_keywords(keywords, mappings))
+
+
+def effect_star_method(registry, obj, name, args, keywords, *mappings):
+    """:func:`effect_star_call` of ``obj.name(*args, ...)`` (star_runtime.star_method's
+    operands): the bound method, whose ``self`` is the object's."""
+    return effect_star_call(registry, getattr(obj, name), args, keywords, *mappings)
+
+
 def register(reg) -> None:
     """Every helper here carries no gradient of its own (reads refuse what would)."""
     reg.non_differentiable(
@@ -422,6 +436,8 @@ def register(reg) -> None:
         read_attribute,
         read_item,
         effect_call,
+        effect_star_call,
+        effect_star_method,
         checked_call,
         replayed_read,
         store_on_copy,

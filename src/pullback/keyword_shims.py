@@ -33,8 +33,8 @@ import linecache
 import types
 
 from .callables import call_method_of
-from .dynamic_attrs import method_receiver
-from .dynamic_calls import _found_without_receiver
+from .dynamic_attrs import held_method, method_receiver
+from .dynamic_calls import _found_without_receiver, record_field_object
 from .guards import is_library_module_name
 from .records_named import is_named_tuple, record_replace
 
@@ -69,10 +69,24 @@ def _called_function(fn):
     of those is one the transformation follows like a call written in user code."""
     if isinstance(fn, functools.partial):
         return fn.func
+    if _plain_bound_method(fn):  # MODEL.apply handed to a helper: apply, MODEL first
+        return fn.__func__
     if isinstance(fn, (types.FunctionType, types.MethodType, type)):
         return fn
     method = call_method_of(fn)
     return method.__func__ if isinstance(method, types.MethodType) else None
+
+
+def _plain_bound_method(fn) -> bool:
+    """A bound method of an object that is no differentiated record (whose methods carry
+    the record's cotangent: dynamic_attrs.method_receiver), nor a class (a classmethod):
+    a call of it is its function's with the object first, which gets no cotangent (as
+    dynamic_calls.call_function gives it none)."""
+    return (
+        type(fn) is types.MethodType
+        and not isinstance(fn.__self__, type)
+        and method_receiver(fn, "__call__") is None
+    )
 
 
 def _user_function(fn) -> bool:
@@ -110,6 +124,8 @@ def _callee_spelled(fn, keys):
                 scope[f"KEPT{k}"] = value
                 fixed.append(f"{key}=KEPT{k}")
         return scope, head, fixed
+    if _plain_bound_method(fn):
+        return {"FN": fn.__func__, "SELF": fn.__self__}, ["SELF"], []
     method = call_method_of(fn)
     if isinstance(method, types.MethodType) and method.__self__ is fn:
         return {"FN": method.__func__, "SELF": fn}, ["SELF"], []
@@ -119,13 +135,19 @@ def _callee_spelled(fn, keys):
 def keyword_shim(fn, npositional: int, keys: tuple):
     """The shim calling ``fn`` with ``npositional`` positional arguments, then the keyword
     arguments ``keys``, all taken by position (one per ``fn`` and call shape)."""
+    return _one_per_callee(_shim, fn, npositional, tuple(keys))
+
+
+def _one_per_callee(make, fn, npositional: int, keys: tuple):
+    """``make(fn, npositional, keys)``, one per callee and call shape (``make`` is cached
+    on its arguments) where ``fn`` is hashed by identity, else a new one."""
     if not isinstance(fn, types.FunctionType) and type(fn).__hash__ is not object.__hash__:
         # an object equal to another one may differ from it: a shim holds the very object
-        return _shim.__wrapped__(fn, npositional, tuple(keys))
+        return make.__wrapped__(fn, npositional, keys)
     try:
-        return _shim(fn, npositional, tuple(keys))
+        return make(fn, npositional, keys)
     except TypeError:  # an unhashable callable: a shim per call
-        return _shim.__wrapped__(fn, npositional, tuple(keys))
+        return make.__wrapped__(fn, npositional, keys)
 
 
 def method_function(site, obj, name: str, keys):
@@ -146,6 +168,48 @@ def method_function(site, obj, name: str, keys):
     if not can_shim(raw, keys) or site.registry.lookup(raw) is not None:
         return None
     return raw
+
+
+def held_callable_function(site, obj, name: str, npositional: int, keys):
+    """``obj.name(...)`` with ``obj.name`` a callable held on the instance (``self.layer =
+    Dense(...)``, ``self.act = swish``, a ``functools.partial``) called with keywords
+    ``keys`` no position of it takes: a shim taking ``obj`` first, then the positional
+    arguments, then one parameter per keyword, that makes the call as Python does (no
+    receiver passed)::
+
+        def held_call_shim(_pb_receiver, _pb_a0, alpha):
+            return FN(_pb_a0, alpha=alpha)
+
+    The star method call is then the star-call of that shim with ``(obj, *args)``, at every
+    order (star_runtime.as_function_call); ``obj`` gets no cotangent from it, as from the
+    same call without keywords (dynamic_calls._call_without_receiver). None where the
+    callable is found otherwise (a method of the class, a record's field or bound method,
+    whose cotangent the object's field receives: their own paths) or is no user code."""
+    if isinstance(obj, (type, types.ModuleType)) or not isinstance(name, str):
+        return None
+    own = getattr(obj, "__dict__", None)
+    if not isinstance(own, dict) or name not in own:
+        return None
+    callee = own[name]
+    if held_method(obj, name, callee) or record_field_object(obj, name, callee) is not None:
+        return None
+    if not can_shim(callee, keys) or site.registry.lookup(callee) is not None:
+        return None
+    if any(
+        k.startswith("_pb_") or k in ("FN", "SELF") or k.startswith(("BOUND", "KEPT")) for k in keys
+    ):
+        return None  # a keyword spelled like the shim's own names
+    return _one_per_callee(_held_shim, callee, npositional, tuple(keys))
+
+
+@functools.lru_cache(maxsize=256)
+def _held_shim(fn, npositional: int, keys: tuple):
+    params = [f"_pb_a{k}" for k in range(npositional)]
+    scope, head, fixed = _callee_spelled(fn, keys)
+    passed = head + params + fixed + [f"{key}={key}" for key in keys]
+    signature = ", ".join(["_pb_receiver", *params, *keys])
+    source = f"def held_call_shim({signature}):\n    return FN({', '.join(passed)})\n"
+    return compiled_with_source(source, "held_call_shim", scope)
 
 
 @functools.lru_cache(maxsize=64)

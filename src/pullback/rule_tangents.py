@@ -24,6 +24,7 @@ from .dict_views import dict_view_tangent, is_dict_view_call
 from .dynamic_attrs import attribute_tangent, held_method, method_receiver
 from .dynamic_calls import (
     _call_namespace_function,
+    array_method_value,
     lookup_attribute,
     record_field_object,
     unbound_class_callable,
@@ -198,6 +199,10 @@ def function_tangent(site, fn, args, tangents, kwargs):
                 raise site.varied_random_draw(rule)  # rng.normal(mu, s): a zero is wrong
             return fn(*args, **kwargs), ZERO
         return rule_tangent(rule, args, tangents, kwargs)
+    bound_array = array_method_value(fn)
+    if bound_array is not None:  # f = W.dot: W.dot(...), W bound (no tangent)
+        array, name = bound_array
+        return method_tangent(site, array, ZERO, name, args, tangents, kwargs)
     if isinstance(fn, functools.partial):  # its function, the bound arguments first
         n = len(fn.args)
         keywords = {**fn.keywords, **kwargs}

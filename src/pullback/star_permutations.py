@@ -79,6 +79,18 @@ def _sorted_rrule(iterable, key=None, reverse=False):
     return y, sorted_pullback
 
 
+def merged_keywords(keywords, mappings) -> dict:
+    """``{**keywords, **mapping...}`` of a call's keyword arguments: a key given twice is
+    Python's own TypeError for ``f(k=1, **{"k": 2})``."""
+    out = dict(keywords)
+    for m in mappings:
+        for key, value in m.items():
+            if key in out:
+                raise TypeError(f"got multiple values for keyword argument {key!r}")
+            out[key] = value
+    return out
+
+
 def merge_dicts(*dicts):
     """``{**a, **b, ...}``: later keys win, as in a dict display."""
     out = {}

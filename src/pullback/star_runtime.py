@@ -27,22 +27,20 @@ from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .dynamic_vjps import function_vjp, method_vjp
 from .errors import ArgumentError, NotDifferentiableError, describe
 from .guards import is_library_module_name
-from .keyword_shims import can_shim, keyword_shim, method_function
+from .keyword_shims import can_shim, held_callable_function, keyword_shim, method_function
 from .registry import NONDIFF, transformable
 from .rule_tangents import function_tangent, method_tangent
 from .signatures import signature_of
-from .star_permutations import _own_rrule, _permuted_tangent, _tangent_items, bind_front
+from .star_permutations import (
+    _own_rrule,
+    _permuted_tangent,
+    _tangent_items,
+    bind_front,
+    merged_keywords,
+)
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 
-
-def _merged(keywords, mappings) -> dict:
-    out = dict(keywords)
-    for m in mappings:
-        for key, value in m.items():
-            if key in out:  # what Python itself says for f(k=1, **{"k": 2})
-                raise TypeError(f"got multiple values for keyword argument {key!r}")
-            out[key] = value
-    return out
+_merged = merged_keywords
 
 
 def _merged_at(site, keywords, mappings) -> dict:
@@ -254,8 +252,14 @@ def as_function_call(site, obj, name, args, keywords, mappings):
     (keyword_shims.method_function) when keywords are left that only its keyword shim
     passes by position, else None: the star method call is then the star-call of that
     function with ``(obj, *args)``, at every order."""
-    _, rest, _ = _method_by_position(site, obj, name, args, _merged_at(site, keywords, mappings))
-    return method_function(site, obj, name, rest) if rest else None
+    kwargs = _merged_at(site, keywords, mappings)
+    _, rest, _ = _method_by_position(site, obj, name, args, kwargs)
+    if not rest:
+        return None
+    function = method_function(site, obj, name, rest)
+    if function is None:  # self.layer(x, alpha=p): a callable held on the instance
+        function = held_callable_function(site, obj, name, len(args), tuple(kwargs))
+    return function
 
 
 def call_as_method(c, n):

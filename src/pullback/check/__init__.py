@@ -48,6 +48,7 @@ __all__ = [
     "is_library_function",
     "raise_if_unsupported",
     "deferred_augassigns",
+    "owned_item_augassigns",
     "rebinding_augassigns",
 ]
 
@@ -344,3 +345,34 @@ def rebinding_augassigns(fs, registry=None) -> set:
     checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
     analysis = AliasAnalysis(fs.tree, checker._returns_fresh, new_object=checker._makes_user_object)
     return set(analysis.allowed)
+
+
+def owned_item_augassigns(fs, registry=None) -> set:
+    """The ``d[k] op= value`` statements of ``fs.tree`` (``d`` a local list or dict) whose
+    container holds only arrays of its own, which no other name, container or call holds
+    while it changes (check/held_arrays.py): there ``op=`` changing the array in place and
+    the rewrite ``d[k] = d[k] op value`` compute the same, so the transform writes it out
+    without the guard that refuses an array item when it runs
+    (containers_mutation.immutable_item)."""
+    found = [
+        s
+        for s in statements(fs.tree)
+        if isinstance(s, gast.AugAssign)
+        and isinstance(s.target, gast.Subscript)
+        and isinstance(s.target.value, gast.Name)
+        and not isinstance(s.target.slice, gast.Slice)
+    ]
+    if not found:
+        return set()
+    from .held_arrays import held_arrays_refusal  # (only where such a store is written)
+
+    checker = FunctionChecker(fs, _registry(registry), LiveEnvironment())
+    proved: dict = {}
+    out = set()
+    for s in found:
+        name = s.target.value.id
+        if name not in proved:
+            proved[name] = held_arrays_refusal(checker, name) is None
+        if proved[name]:
+            out.add(s)
+    return out

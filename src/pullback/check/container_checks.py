@@ -370,7 +370,16 @@ class ContainerChecks:
                 "(a display, a comprehension, list(...), dict(...)) that no other name sees."
             )
             bound = refusal.node
-            if isinstance(bound, gast.Assign) and len(bound.targets) == 1:
+            if (
+                isinstance(bound, gast.Assign)
+                and len(bound.targets) == 1
+                and isinstance(bound.targets[0], gast.Tuple)
+            ):
+                _, line, _ = self.fs.location(bound)
+                fix = (
+                    f"copy it right after the assignment on line {line}: `{name} = {kind}({name})`"
+                )
+            elif isinstance(bound, gast.Assign) and len(bound.targets) == 1:
                 _, line, _ = self.fs.location(bound)
                 fix = (
                     f"make the assignment on line {line} a new {kind}: "

@@ -40,9 +40,11 @@ class Unproved:
         self.kept = kept
 
 
-def held_arrays_refusal(checker, name: str):
+def held_arrays_refusal(checker, name: str, ever: bool = False):
     """None when every array the local container ``name`` holds is its own (see the
-    module docstring), else an :class:`Unproved`."""
+    module docstring), else an :class:`Unproved`. ``ever``: no read keeps one at all, not
+    only while it changes (a container the function returns, whose arrays its caller then
+    changes: transform/returned_containers.py)."""
     analysis = checker._container_analysis()
     aliases = checker._aliases()
     if analysis.kind(name) not in ("list", "dict"):
@@ -58,7 +60,11 @@ def held_arrays_refusal(checker, name: str):
         if bad is not None:
             return Unproved(bad)
     during = analysis._while_changing(changes) if changes else (lambda node: False)
+    if ever:
+        during = lambda node: True  # noqa: E731
     for node in analysis._loads(name, receivers):
+        if ever and _returned_whole(node, analysis):
+            continue  # return loss, grads: the container itself, to the caller
         kept = _kept(node, analysis, aliases)
         if kept is not None and during(kept):
             return Unproved(kept, kept=True)
@@ -76,6 +82,8 @@ def _new_items(value, aliases, analysis) -> bool:
     if isinstance(value, gast.DictComp):
         return aliases.fresh_expr(value.value)
     if isinstance(value, gast.Call):
+        if id(value) in analysis.own_item_results:
+            return True  # loss, grads = f(x): f's own dict of new arrays (held by nothing)
         return (
             not value.args
             and not value.keywords
@@ -103,7 +111,10 @@ def _put(change, analysis, aliases):
             return change
         if isinstance(statement, gast.Assign):
             return None if aliases.fresh_expr(statement.value) else statement.value
-        return None  # xs[t] += v: refused as it runs on an array (immutable_item)
+        if isinstance(statement, (gast.Tuple, gast.List)):  # _, xs[t] = f(x): what f gave
+            value = analysis._paired_value(statement, change)  # (a display's item)
+            return None if value is not None and aliases.fresh_expr(value) else change
+        return None  # xs[t] += v: the array itself, changed (or rewritten: owned_items)
     if isinstance(change, gast.Call) and isinstance(change.func, gast.Attribute):
         method = change.func.attr
         if method in _NEUTRAL:
@@ -123,6 +134,8 @@ def _kept(node, analysis, aliases):
     parent = analysis.parents.get(node)
     if analysis._length_only(node):
         return None
+    if analysis.kind(node.id) == "dict" and _keys_only(node, parent):
+        return None
     if not (isinstance(parent, gast.Subscript) and parent.value is node):
         return None if analysis._numpy_argument(node) else node
     if isinstance(parent.slice, gast.Slice):
@@ -137,6 +150,24 @@ def _kept(node, analysis, aliases):
     ):
         return None  # y = xs[t][k]: elements, a copy or a number
     return None if aliases._harmless_use(parent) else parent
+
+
+def _returned_whole(node, analysis) -> bool:
+    parent = analysis.parents.get(node)
+    if isinstance(parent, gast.Tuple):
+        parent = analysis.parents.get(parent)
+    return isinstance(parent, gast.Return)
+
+
+def _keys_only(node, parent) -> bool:
+    """Whether a load ``node`` of a dict reads its keys only: ``for k in d``,
+    ``d.keys()``, ``k in d`` (the keys of a dict of parameters updated in a loop,
+    ``for k in grads: grads[k] += reg * W[k]``)."""
+    if isinstance(parent, (gast.For, gast.comprehension)) and parent.iter is node:
+        return True
+    if isinstance(parent, gast.Compare) and node in parent.comparators:
+        return all(isinstance(op, (gast.In, gast.NotIn)) for op in parent.ops)
+    return isinstance(parent, gast.Attribute) and parent.attr == "keys"
 
 
 def _root(change):

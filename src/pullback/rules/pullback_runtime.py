@@ -201,6 +201,20 @@ def _repeat_cotangent_rrule(g, seq, n):
     return runtime.repeat_cotangent(g, seq, n), pullback
 
 
+def _array_method_value_rrule(site, g, bound_array, args, kwargs):
+    """The derivative of ``function_vjp(site, g, W.dot, *args)`` (a method bound to an
+    array, held as a value): that of ``method_vjp(site, g, W, "dot", *args)`` without the
+    array's slot (it is bound, as function_vjp gives it)."""
+    y, inner = _method_vjp_rrule(site, g, *bound_array, *args, **kwargs)
+
+    def array_method_value_pullback(dy):
+        full = ZERO if tangents.is_zero(dy) else (ZERO, *dy)
+        c = tuple(inner(full))  # site, g, obj, name, *args
+        return (c[0], c[1], NO_TANGENT, *c[4:])
+
+    return tuple(y)[1:], array_method_value_pullback
+
+
 def _vjp_function_rrule(skip_receiver):
     # The derivative of a vjp function found at run time (dynamic_vjps.method_vjp
     # and function_vjp): the adjoint of that generated function, g first, then the arguments.
@@ -217,6 +231,9 @@ def _vjp_function_rrule(skip_receiver):
             inputs = (g, obj, *args)
         else:  # function_vjp(site, g, fn, *args)
             args = rest
+            bound_array = dynamic_calls.array_method_value(callee)
+            if bound_array is not None:  # f = W.dot: method_vjp's derivative, W bound
+                return _array_method_value_rrule(site, g, bound_array, args, kwargs)
             bound = call_cotangents.bound_arguments(callee, site.registry)
             if bound is not None:  # layer(x): Dense.__call__(layer, x)
                 return _bound_rrule(site, g, bound, args, kwargs)
@@ -238,7 +255,8 @@ def _vjp_function_rrule(skip_receiver):
         # The inputs differentiated: not the receiver (unless it gets a cotangent), nor an
         # object argument (a model passed to a helper); a *args parameter takes the rest.
         selected = [
-            i for i in range(len(inputs))
+            i
+            for i in range(len(inputs))
             if not (skip_receiver and not receiver and i == 1)
             and (
                 starred

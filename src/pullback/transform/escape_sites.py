@@ -24,6 +24,8 @@ from ..escapes import (
     append_escaping,
     checked_call,
     effect_call,
+    effect_star_call,
+    effect_star_method,
     read_again,
     read_attribute,
     read_item,
@@ -37,6 +39,7 @@ from ..resolve import (
     CONTAINER_INPLACE_METHODS,
     Callee,
 )
+from ..star_runtime import star_call, star_method
 from ..tree_walk import parent_map, statements
 from . import nodes as N
 from .analyze import names_in
@@ -52,7 +55,8 @@ ARRAY_NAMES |= CONTAINER_INPLACE_METHODS | {"copy", "get", "keys", "values", "it
 # Methods that store or read single items (a read of one is checked where it is made).
 _ITEM_METHODS = frozenset({"append", "extend", "insert", "get", "setdefault", "update", "pop"})
 _ITEM_STORES = frozenset({store_item, store_item_escaping, setattr_escaping, append_escaping})
-
+# The effect_call of each star-call's primal (star_runtime.py), by its operands.
+_STAR_EFFECTS = {star_call: effect_star_call, star_method: effect_star_method}
 
 
 def _length_of(use, parent) -> bool:
@@ -63,6 +67,7 @@ def _length_of(use, parent) -> bool:
         and not parent.keywords
         and getattr(getattr(parent, "pb_callee", None), "obj", None) is len
     )
+
 
 class EscapeSites:
     """Stores that keep a differentiated value outside, calls made for their effect, and
@@ -266,6 +271,8 @@ class EscapeSites:
             for mark in ("pb_outside_append", "pb_attribute_store", "pb_item_store")
         ):
             return
+        if self._route_star_effect(s):
+            return
         if not self._user_callee(call):
             return
         varied = self.varied_names()
@@ -290,9 +297,7 @@ class EscapeSites:
         # does not show it (effect_call)
         marked = [k for k, a in enumerate(call.args) if isinstance(a, gast.Name) and a.id in varied]
         marked += [
-            k.arg
-            for k in call.keywords
-            if isinstance(k.value, gast.Name) and k.value.id in varied
+            k.arg for k in call.keywords if isinstance(k.value, gast.Name) and k.value.id in varied
         ]
         args = [N.load("_pb_effect_registry"), func, packed, keywords]
         if marked:
@@ -302,6 +307,34 @@ class EscapeSites:
         s.value = new
         self.keeps_outside = True
         self.calls_user_code = True  # it may run the callee's sweep: recursion, escapes
+
+    def _route_star_effect(self, s) -> bool:
+        """A star-call whose result is unused (``MODEL.keep(x, scale=s)``, a method found
+        at run time with a computed keyword; ``helper(*args, **kw)``), with an operand that
+        carries a gradient: made through ``effect_star_call``/``effect_star_method``, the
+        ``effect_call`` of the call it spells (see :meth:`route_effect_call`). Whether it
+        was one."""
+        call = s.value
+        callee = getattr(call, "pb_callee", None)
+        helper = _STAR_EFFECTS.get(getattr(callee, "obj", None))
+        if callee is None or callee.kind != "star" or helper is None:
+            return False
+        if star_method is callee.obj:
+            name = call.args[1]
+            if isinstance(name, gast.Constant) and name.value in ARRAY_NAMES:
+                return True  # an array's or a container's method: its own rules
+        varied = self.varied_names()
+        if not any(n in varied for a in call.args for n in names_in(a)):
+            return True
+        self.ns[helper.__name__] = helper
+        self.ns["_pb_effect_registry"] = self.registry
+        args = [N.load("_pb_effect_registry"), *call.args]
+        new = N.located(N.call(helper.__name__, args), call)
+        new.pb_callee = Callee("object", helper, name=helper.__name__)
+        s.value = new
+        self.keeps_outside = True
+        self.calls_user_code = True
+        return True
 
     def check_constant_call(self, s) -> None:
         """``t = obj.method()`` or ``t = helper(c)`` of user code with no differentiated

@@ -30,6 +30,8 @@ from .container_readers import keeps_nothing
 from .key_loops import comprehension_view, iterates_keys
 from .list_rows import ListRows, Refusal, change_receiver
 from .owned_helpers import ENTRY, OWNED, owned_result_kind
+from .returned_containers import returned_container
+from .temporary_holders import temporary_holder
 
 LIST_ONLY = frozenset("append extend insert remove sort reverse".split())
 DICT_ONLY = frozenset("update setdefault".split())
@@ -49,8 +51,13 @@ _SAFE_BUILTINS = (
 class ContainerAnalysis(ListRows):
     """The local containers of one function (see the module docstring)."""
 
-    def __init__(self, fs, tree, locals_, owned_argument=None, owned_value=None):
+    def __init__(
+        self, fs, tree, locals_, owned_argument=None, owned_value=None, follow_returns=True
+    ):
         self.fs = fs
+        # whether a call's result may be a container the callee made (returned_containers.py)
+        self.follow_returns = follow_returns
+        self.own_item_results: set = set()  # ids of such calls whose arrays are new too
         # a helper call's result that is the list or dict it owned (check/helper_writes.py):
         # "same" (buf = fill(buf, x): the kind buf has), "list", "dict", or None
         self.owned_value = owned_value
@@ -107,8 +114,10 @@ class ContainerAnalysis(ListRows):
                 used = methods.get(name, set())
                 # sort is a method of arrays too: it tells nothing about a copy's kind
                 is_list, is_dict = bool(used & (LIST_ONLY - {"sort"})), bool(used & DICT_ONLY)
-                self.kinds[name] = "list" if is_list and not is_dict else (
-                    "dict" if is_dict and not is_list else None
+                self.kinds[name] = (
+                    "list"
+                    if is_list and not is_dict
+                    else ("dict" if is_dict and not is_list else None)
                 )
 
     def _bind(self, name, kind, where=None, statement=None):
@@ -183,6 +192,15 @@ class ContainerAnalysis(ListRows):
                 # xs, hs = {}, {} (min-char-rnn): each name gets its own new container
                 self._bind(name, self.new_container(value), self._statement(node))
                 self.bindings.setdefault(name, []).append(value)
+            elif (found := self._unpacked_result(parent, node)) is not None:
+                # loss, grads = model.loss(X, y): a dict the callee made and returned; its
+                # arrays new and held by nothing else there, `grads[k] += v` changes them
+                # as the rewrite does (check/held_arrays.py), else it is checked as it runs
+                call = self.parents[parent].value
+                self._bind(name, found[0], self._statement(node))
+                self.bindings.setdefault(name, []).append(call)
+                if found[1]:
+                    self.own_item_results.add(id(call))
             else:
                 self._bind(name, None, self._statement(node))
             return
@@ -284,6 +302,9 @@ class ContainerAnalysis(ListRows):
             return parent.keys[parent.values.index(node)] is None  # {**d}: a new dict
         if isinstance(parent, gast.Call) and node in parent.args:
             return self._safe_callee(parent, node)
+        if isinstance(parent, gast.keyword) and isinstance(self.parents.get(parent), gast.Call):
+            call = self.parents[parent]  # TinyNet(params=params).loss(X, y)
+            return temporary_holder(self.fs, call, node, self.locals, self.parents)
         return False
 
     def _in_nested_scope(self, node) -> bool:
@@ -295,6 +316,8 @@ class ContainerAnalysis(ListRows):
         return False
 
     def _safe_callee(self, call, node=None) -> bool:
+        if node is not None and temporary_holder(self.fs, call, node, self.locals, self.parents):
+            return True  # TwoLayerNet(params).loss(X, y): held for that call only
         callee = resolve_call(self.fs, call, self.locals)
         if callee.kind != "object":
             return False
@@ -310,7 +333,7 @@ class ContainerAnalysis(ListRows):
         return getattr(math, getattr(obj, "__name__", ""), None) is obj
 
     def new_container(self, value) -> str | None:
-        """"list", "dict", "copy" (a copy of unknown kind) or None for a value."""
+        """ "list", "dict", "copy" (a copy of unknown kind) or None for a value."""
         owned = owned_result_kind(value)
         if owned is None and self.owned_value is not None:
             owned = self.owned_value(value)
@@ -346,11 +369,33 @@ class ContainerAnalysis(ListRows):
             return "list"
         if callee.obj is builtins.dict:
             return "dict"
-        return None
+        found = self._returned(value)
+        return None if found is None else found[0]
+
+    def _returned(self, call, index=None, count=None):
+        """``(kind, its arrays are new)`` of a container the callee made and returned
+        (returned_containers.py), or None."""
+        if not self.follow_returns:
+            return None
+        return returned_container(self.fs, call, self.locals, index, count)
+
+    def _unpacked_result(self, target, node):
+        """The kind of container ``node`` gets from ``a, b = f(...)`` (the whole target of
+        the assignment, no starred name) where ``f`` returns one it made, else None."""
+        assign = self.parents.get(target)
+        if not (
+            isinstance(target, gast.Tuple)
+            and isinstance(assign, gast.Assign)
+            and assign.targets == [target]
+            and isinstance(assign.value, gast.Call)
+            and not any(isinstance(e, gast.Starred) for e in target.elts)
+        ):
+            return None
+        return self._returned(assign.value, target.elts.index(node), len(target.elts))
 
     # -- answers -----------------------------------------------------------------------
     def kind(self, name) -> str | None:
-        """"list" or "dict" when ``name`` is a local container whose changes are modelled."""
+        """ "list" or "dict" when ``name`` is a local container whose changes are modelled."""
         return self.kinds.get(name) if self.refusal(name) is None else None
 
     def _param_copy(self, name):
@@ -395,9 +440,7 @@ class ContainerAnalysis(ListRows):
         for use in self.uses.get(name, ()):
             if self._position(use) <= start:
                 continue  # the caller's object, before the function copied it
-            if self._position(use) <= last or any(
-                id(p) in loops for p in self._loops(use)
-            ):
+            if self._position(use) <= last or any(id(p) in loops for p in self._loops(use)):
                 if self._new_each_pass(name, use, changes) or (
                     self.kinds[name] == "dict"  # (a list's loop reads the values it stores)
                     and iterates_keys(use, name, self.parents, changes)
@@ -467,8 +510,8 @@ class ContainerAnalysis(ListRows):
         that makes one (so it may see an earlier state)."""
         last = max(self._position(c) for c in changes)
         loops = {id(p) for c in changes for p in self._loops(c)}
-        return lambda node: self._position(node) <= last or any(
-            id(p) in loops for p in self._loops(node)
+        return lambda node: (
+            self._position(node) <= last or any(id(p) in loops for p in self._loops(node))
         )
 
     def _numpy_argument(self, node) -> bool:

@@ -96,7 +96,7 @@ class ListMutations:
         return found
 
     def container_kind(self, node) -> str | None:
-        """"list"/"dict" when ``node`` names a local container whose changes are modelled."""
+        """ "list"/"dict" when ``node`` names a local container whose changes are modelled."""
         if not isinstance(node, gast.Name):
             return None
         return self.containers().kind(node.id)
@@ -123,7 +123,7 @@ class ListMutations:
             lines = ["{v} = {value}", f"{name} = _pb_list_set({name}, {{i}}, {{v}})"]
             code = self.filled(lines, {"i": target.slice, "value": value})
             return self.template_block(code, s), False
-        code = self.guard(name, kind) + self.item_store(kind, target, value, op)
+        code = self.guard(name, kind) + self.item_store(kind, target, value, op, s)
         return self.template_block(code, s), False
 
     def held_array_store(self, target, value, op, s) -> list:
@@ -154,9 +154,8 @@ class ListMutations:
 
     def changed_container(self, node) -> bool:
         """Whether ``node`` names a local container the function changes."""
-        return (
-            self.container_kind(node) is not None
-            and bool(self.containers().changes.get(node.id))
+        return self.container_kind(node) is not None and bool(
+            self.containers().changes.get(node.id)
         )
 
     def written_read(self, node, stmts):
@@ -230,8 +229,7 @@ class ListMutations:
     def rows_of_lists(self, node) -> bool:
         """Whether ``node`` names a local list whose rows are new lists only it holds."""
         return (
-            self.container_kind(node) == "list"
-            and self.containers().rows_refusal(node.id) is None
+            self.container_kind(node) == "list" and self.containers().rows_refusal(node.id) is None
         )
 
     def nested_store(self, target, value, op) -> list:
@@ -260,7 +258,7 @@ class ListMutations:
         return stmts
 
     # -- building -------------------------------------------------------------------------
-    def item_store(self, kind, target, value, op):
+    def item_store(self, kind, target, value, op, s=None):
         name = target.value.id
         if kind == "list":
             store = f"{name} = _pb_list_set({name}, {{p}}, {{v}})"
@@ -274,21 +272,24 @@ class ListMutations:
             if op is None:
                 code = ["{v} = {value}", *key, store]
             else:
-                code = [*key, *read, *self.item_guard(name), "{v} = {o} + {value}", store]
+                code = [*key, *read, *self.item_guard(name, s), "{v} = {o} + {value}", store]
         elif op is None:
             code = ["{v} = {value}", f"{name} = {{{{**{name}, {{i}}: {{v}}}}}}"]
         else:
-            code = ["{k} = {i}", f"{{o}} = {name}[{{k}}]", *self.item_guard(name)]
+            code = ["{k} = {i}", f"{{o}} = {name}[{{k}}]", *self.item_guard(name, s)]
             code += ["{v} = {o} + {value}", f"{name} = {{{{**{name}, {{k}}: {{v}}}}}}"]
         stmts = self.filled(code, {"i": target.slice, "value": value})
         if op is not None:  # the operator of `l[i] op= v` (the line `_v = _o + value`)
             stmts[-2].value.op = op
         return stmts
 
-    def item_guard(self, name) -> list:
+    def item_guard(self, name, s=None) -> list:
         """``l[i] op= v`` changes the item itself when it is an array or a list: refused
         when it runs (containers_mutation.immutable_item) unless the items are rows only
-        ``l`` holds (then changing one in place and making a new one are the same)."""
+        ``l`` holds, or arrays only ``l`` holds (the check proved it: ``s`` is one of
+        ``owned_items``); then changing one in place and making a new one are the same."""
+        if s is not None and s in self.owned_items:
+            return []
         if self.container_kind(gast.Name(name, gast.Load(), None, None)) == "list" and (
             self.containers().rows_refusal(name) is None
         ):

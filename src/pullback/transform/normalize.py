@@ -47,7 +47,7 @@ import itertools
 import gast
 import numpy as np
 
-from ..check import deferred_augassigns
+from ..check import deferred_augassigns, owned_item_augassigns
 from ..resolve import bindings_fixed, dotted_parts, local_names
 from ..source import load_source
 from ..tree_walk import lean_nodes
@@ -119,6 +119,7 @@ class Normalizer(
         self.flags: set[str] = set()  # guard flags: assigned twice per iteration on purpose
         self.live: set[str] = set()  # free names read live (data), not baked in
         self.deferred: set = set()  # `name op= v` checked when it runs (normalize())
+        self.owned_items: set = set()  # `d[k] op= v` on arrays only `d` holds (normalize())
         self.declare_free_names()  # global/nonlocal names: read and written where they live
 
     # -- names ------------------------------------------------------------------------
@@ -256,6 +257,8 @@ def normalize(fs, registry=None, environment=None) -> Normalized:
     normalizer = Normalizer(fs, registry, nodes, local)
     # s = x[i]; s += v: a rebinding when the value is immutable as it runs, checked there
     normalizer.deferred = deferred_augassigns(fs, registry)
+    # d[k] -= v on arrays only the local dict d holds: written out, no guard
+    normalizer.owned_items = owned_item_augassigns(fs, registry)
     return normalizer.run()
 
 

@@ -68,7 +68,7 @@ def run_time_keywords(fs, call, locals_) -> bool:
         return False  # xs.sort(key=k), d.update(w=v): the containers' own paths
     callee = resolve_call(fs, call, locals_)
     if _is_user_method(callee, func):
-        return False  # MODEL.apply(x, scale=p): its own path (escapes.py records its stores)
+        return True  # MODEL.apply(x, scale=p): dispatched on the object when it runs
     if callee.kind == "object":  # a global callable object of a user class: its __call__
         method = call_method_of(callee.obj)
         return method is not callee.obj and isinstance(method, types.MethodType)

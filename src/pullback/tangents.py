@@ -20,6 +20,7 @@ array([3., 3.])
 
 from __future__ import annotations
 
+import sys
 from _thread import _local as thread_local  # threading.local, without importing threading
 
 import numpy as np
@@ -358,6 +359,8 @@ def unbroadcast(g, x):
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)
+    if tg is not _ndarray and _is_sparse(g):  # (a sparse matrix's product or sum)
+        return _sparse_unbroadcast(g, x)
     if tx is float or tx is int or tx is bool:
         if tg is _ndarray:
             g = g.sum() if g.ndim else g[()]
@@ -374,6 +377,8 @@ def unbroadcast(g, x):
         return _sum_to(g, x.shape, x.dtype)
     if backends.is_foreign_array(x):
         return backends.unbroadcast_foreign(g, x, _sum_to)
+    if _is_sparse(x):  # a sparse matrix's cotangent: its own pattern (sparse_values.py)
+        return _sparse_unbroadcast(g, x)
     if isinstance(x, np.generic):
         if tg is _ndarray and g.ndim:
             g = g.sum()
@@ -395,6 +400,18 @@ def unbroadcast(g, x):
     if gshape == shape:
         return g
     return _sum_to(g, shape, None)
+
+
+def _is_sparse(x) -> bool:
+    """Whether ``x`` is a SciPy sparse matrix (``scipy.sparse`` not imported: never)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(x)
+
+
+def _sparse_unbroadcast(g, x):
+    from .sparse_values import unbroadcast_sparse  # (it imports this module)
+
+    return unbroadcast_sparse(g, x)
 
 
 class _BatchAxes(thread_local):

@@ -117,8 +117,9 @@ def refuse_operand(x, op):
         f"the operand of {op!r} is a {cls.__module__}.{cls.__qualname__} object, which is "
         "neither an array nor a SciPy sparse matrix, and pullback has no rule for its "
         "product, so no gradient can flow through it.\n"
-        f"Fix: convert it first (`np.asarray(obj) {op} x`), or register a rule with "
-        "`@pullback.rrule` for a function that computes the product."
+        f"Fix: convert it first (`np.asarray(obj) {op} x`), call the object's own method "
+        "by name (`obj.__matmul__(x)`: a method of your class is differentiated), or "
+        "register a rule with `@pullback.rrule` for a function that computes the product."
     )
 
 
@@ -236,3 +237,24 @@ def fitted(c, a):
 def dense(x):
     """``x`` as an ndarray (``x.toarray()`` of a sparse ``x``)."""
     return x.toarray() if is_sparse(x) else np.asarray(densify(x))
+
+
+def index_cotangent(S, index, G):
+    """The cotangent of the sparse ``S`` from the cotangent ``G`` of ``S[index]`` (any index
+    SciPy takes): the same index of ``S``'s entries' labels ``1..nnz`` tells which entry
+    each place of ``S[index]`` holds."""
+    rows, cols = pattern(S)
+    labels = type(S)((np.arange(1.0, len(rows) + 1.0), (rows, cols)), shape=S.shape)
+    sub = labels[index]
+    values = np.zeros(len(rows), dtype=np.result_type(getattr(G, "dtype", float), float))
+    if not is_sparse(sub):  # one entry (S[i, j]): 0 where S stores none
+        at = int(np.asarray(sub).reshape(()))
+        if at:
+            values[at - 1] = np.asarray(densify(G)).reshape(())
+        return with_pattern(S, values, rows, cols)
+    c = sub.tocoo()
+    places = tuple(np.asarray(p, np.intp) for p in c.coords)
+    ids = np.asarray(c.data, np.intp) - 1
+    g = gather(G, *places) if len(places) == 2 else np.asarray(densify(G))[places[0]]
+    np.add.at(values, ids, g)
+    return with_pattern(S, values, rows, cols)

@@ -154,6 +154,10 @@ def getitem_cotangent(acc, x, index, g):
         return add(acc, g)
     if backends.is_foreign_array(x):  # Dask, array API: one dense array per read
         return add(acc, backends.read_cotangent(x, index, densify(g)))
+    if _is_sparse(x):  # S[1:, 1:] of a SciPy sparse matrix: on S's pattern
+        from .sparse_values import index_cotangent  # (it imports this module)
+
+        return add(acc, index_cotangent(x, index, g))
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 

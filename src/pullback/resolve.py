@@ -261,7 +261,9 @@ def _may_be_sparse(fs, receiver, locals_) -> bool:
         if not isinstance(call, gast.Call):
             return False
         if isinstance(call.func, gast.Attribute) and call.func.attr in _SPARSE_MAKERS:
-            return True
+            # K.tocsr(), M.multiply(w); not np.multiply(a, b) of a module
+            found_base, base = resolve_expr(fs, call.func.value, locals_)
+            return not (found_base and isinstance(base, types.ModuleType))
         found, value = resolve_expr(fs, call.func, locals_)
         module = getattr(value, "__module__", None) if found else None
         return isinstance(module, str) and module.startswith("scipy.sparse")

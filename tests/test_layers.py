@@ -50,6 +50,7 @@ LAYERS = (
             "pullback.where_masks",
             "pullback.lazy_patterns",
             "pullback.user_objects",
+            "pullback.sparse_values",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

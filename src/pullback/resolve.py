@@ -31,6 +31,7 @@ from .receiver_classes import (
     python_method_of,
     user_function,
 )
+from .sparse_values import is_sparse
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -270,6 +271,15 @@ def _may_be_sparse(fs, receiver, locals_) -> bool:
 
     if isinstance(receiver, gast.Call):
         return makes(receiver)
+    if isinstance(receiver, (gast.BinOp, gast.UnaryOp)):  # (s * A).sum()
+        return any(
+            _may_be_sparse(fs, part, locals_)
+            for part in gast.walk(receiver)
+            if part is not receiver and isinstance(part, (gast.Name, gast.Call))
+        )
+    if isinstance(receiver, gast.Name) and receiver.id not in locals_:
+        found, value = resolve_expr(fs, receiver, locals_)  # a global matrix
+        return found and is_sparse(value)
     if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
         return False
     cached = getattr(fs, "_sparse_locals", None)

@@ -29,7 +29,14 @@ import sys
 import numpy as np
 
 from .errors import UnsupportedCallError
-from .tangents import ZERO, densify
+from .indexed_cotangent import IndexedCotangent
+from .zero import ZERO
+
+
+def densify(c):
+    """An index chain's dense array; anything else as it is (tangents.densify, which this
+    foundation module cannot import: tangents calls it)."""
+    return c.dense() if type(c) is IndexedCotangent else c
 
 
 def sparse_module():
@@ -222,18 +229,6 @@ def adjoint(x):
     return x.conj().T if np.iscomplexobj(x) else x.T
 
 
-def fitted(c, a):
-    """The cotangent ``c`` fitted to the argument ``a``: on a sparse ``a``'s pattern, else
-    summed to a dense one's shape in its dtype."""
-    from .tangents import unbroadcast
-
-    if c is ZERO:
-        return ZERO
-    if is_sparse(a):
-        return restrict(c, a)
-    return unbroadcast(densify(c), a)
-
-
 def dense(x):
     """``x`` as an ndarray (``x.toarray()`` of a sparse ``x``)."""
     return x.toarray() if is_sparse(x) else np.asarray(densify(x))
@@ -258,3 +253,15 @@ def index_cotangent(S, index, G):
     g = gather(G, *places) if len(places) == 2 else np.asarray(densify(G))[places[0]]
     np.add.at(values, ids, g)
     return with_pattern(S, values, rows, cols)
+
+
+def refuse_sparse_reduction(name, x):
+    """``np.sum(S)`` (or ``np.mean``) of a differentiated sparse matrix: its dense cotangent
+    would meet an ``spmatrix``'s ``*`` (a matrix product) in the derivatives that follow;
+    the matrix's own method has a rule that keeps the cotangent on its pattern."""
+    if is_sparse(x):
+        raise UnsupportedCallError(
+            f"pullback: np.{name} of a differentiated scipy.sparse matrix has no rule (its "
+            "cotangent would be a dense array where the matrix's is sparse).\n"
+            f"Fix: call the matrix's own method, `S.{name}()` (or `S.{name}(axis=0)`)."
+        )

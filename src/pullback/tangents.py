@@ -27,7 +27,7 @@ import numpy as np
 
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
-from . import backends
+from . import backends, sparse_values
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
@@ -155,9 +155,7 @@ def getitem_cotangent(acc, x, index, g):
     if backends.is_foreign_array(x):  # Dask, array API: one dense array per read
         return add(acc, backends.read_cotangent(x, index, densify(g)))
     if _is_sparse(x):  # S[1:, 1:] of a SciPy sparse matrix: on S's pattern
-        from .sparse_values import index_cotangent  # (it imports this module)
-
-        return add(acc, index_cotangent(x, index, g))
+        return add(acc, sparse_values.index_cotangent(x, index, g))
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 
@@ -413,9 +411,7 @@ def _is_sparse(x) -> bool:
 
 
 def _sparse_unbroadcast(g, x):
-    from .sparse_values import unbroadcast_sparse  # (it imports this module)
-
-    return unbroadcast_sparse(g, x)
+    return sparse_values.unbroadcast_sparse(g, x)
 
 
 class _BatchAxes(thread_local):

@@ -146,7 +146,9 @@ if sp is not None:
         "pullback.sparse_values.transposed": lambda k: np.sum(np.sin(sp.diags(k).transpose() @ V)),
         "pullback.sparse_values.adjoint": lambda v: np.sum(np.sin(spl.expm_multiply(-0.3 * A, v))),
         "pullback.sparse_values.dense": lambda b: np.sum(np.sin(spl.spsolve(A.tocsc(), b))),
-        "pullback.sparse_values.fitted": lambda r: np.sum(np.sin(A.multiply(r).toarray())),
+        "pullback.rules.scipy_sparse_common.fitted": lambda r: np.sum(
+            np.sin(A.multiply(r).toarray())
+        ),
     }
     for _name, _program in PROGRAMS.items():
         case(_name, _program, K)

@@ -121,6 +121,7 @@ BUILT = {
         K,
     ),
     ".sum()": (lambda k: np.sin(sp.diags([k, k[1:]], [0, 1]).sum()), K),
+    "(s * A).sum() of a global spmatrix": (lambda s: np.sin((s * A).sum()), 0.7),
     ".diagonal(1)": (lambda k: np.sum(np.sin(sp.diags([k, k[1:]], [0, 1]).diagonal(1))), K),
     "kron": (lambda k: np.sum(np.sin(sp.kron(sp.diags(k[:2]), A) @ np.ones(2 * N))), K),
     "block_diag": (

@@ -47,6 +47,10 @@ def spmatrix_star_is_a_product(k):
     return np.sum(sp.diags(k, 0) * np.ones(N))
 
 
+def numpy_sum_of_a_sparse_matrix(s):
+    return np.sum(s * A)
+
+
 def lil_has_no_rule(k):
     return np.sum(sp.diags(k, 0).tolil().toarray())
 
@@ -95,6 +99,12 @@ CASES = [
         "elementwise one as `A.multiply(x)`.",
     ),
     (
+        numpy_sum_of_a_sparse_matrix,
+        "pullback: np.sum of a differentiated scipy.sparse matrix has no rule (its cotangent "
+        "would be a dense array where the matrix's is sparse).\nFix: call the matrix's own "
+        "method, `S.sum()` (or `S.sum(axis=0)`).",
+    ),
+    (
         lil_has_no_rule,
         "cannot differentiate the call of the method 'dia_matrix.tolil': it is library code "
         "(scipy.sparse._base) with no differentiation rule",
@@ -105,7 +115,7 @@ CASES = [
 @pytest.mark.parametrize("fn, said", CASES, ids=[c[0].__name__ for c in CASES])
 def test_refused_at_the_users_line(fn, said):
     with pytest.raises(PullbackError) as info:
-        grad(fn)(np.linspace(1.0, 2.0, N))
+        grad(fn)(np.linspace(1.0, 2.0, N) if fn is not numpy_sum_of_a_sparse_matrix else 0.7)
     text = str(info.value)
     assert said in text
     assert f"{__file__}:" in text or "test_scipy_sparse_refusals.py:" in text

@@ -36,7 +36,6 @@ from ..errors import UnsupportedCallError
 from ..registry import transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..sparse_values import (
-    fitted,
     gather,
     is_sparse,
     pattern,
@@ -44,8 +43,10 @@ from ..sparse_values import (
     transposed,
     with_pattern,
 )
-from ..tangents import NO_TANGENT, ZERO, densify
-from ._util import Registrar, differentiable
+from ..tangents import NO_TANGENT, densify
+from ._util import Registrar
+from .scipy_sparse_build import register_build
+from .scipy_sparse_common import carries, fit, fitted, sparse_rule, with_function  # noqa: F401
 from .scipy_sparse_values import register_values
 
 FAMILY = "scipy_sparse"
@@ -60,45 +61,6 @@ CLASSES = tuple(
     for kind in ("matrix", "array")
     if hasattr(sp, f"{fmt}_{kind}")
 )
-
-
-def fit(c, a):
-    """The cotangent ``c`` for the argument ``a`` of a rule: ``NO_TANGENT`` where ``a``
-    carries none, item by item for a list or tuple (of diagonals, of blocks, of a
-    ``(data, (rows, cols))`` form); the pullback functions fit their own cotangents."""
-    if c is ZERO or c is NO_TANGENT:
-        return c
-    if type(a) in (list, tuple):
-        if not carries(a):
-            return NO_TANGENT
-        return type(a)(fit(ci, ai) for ci, ai in zip(c, a, strict=True))
-    return c if carries(a) else NO_TANGENT
-
-
-def carries(a) -> bool:
-    """Whether the argument ``a`` may carry a cotangent (a float array, a sparse matrix, a
-    list or tuple holding one)."""
-    if type(a) in (list, tuple):
-        return any(carries(v) for v in a)
-    return is_sparse(a) or differentiable(a)
-
-
-def sparse_rule(fn, pullback_fn):
-    """A rule for ``fn`` whose pullback is ``pullback_fn(dy, *args, **kwargs)`` (which
-    fits each cotangent to its argument)."""
-
-    def sparse_rrule(*args, **kwargs):
-        y = fn(*args, **kwargs)
-
-        def sparse_pullback(dy):
-            if dy is ZERO:
-                return tuple(ZERO if carries(a) else NO_TANGENT for a in args)
-            cots = pullback_fn(dy, *args, **kwargs)
-            return tuple(fit(c, a) for c, a in zip(cots, args, strict=False))
-
-        return y, sparse_pullback
-
-    return sparse_rrule
 
 
 def refuse_scalar_dot(other):
@@ -225,15 +187,6 @@ def method_functions():
     return out
 
 
-def with_function(reg, fn, pullback_fn, keep_closure=False):
-    """Give ``fn``'s rule its transformable pullback function (differentiated again);
-    ``keep_closure``: the first derivative keeps the closure (which reuses what the
-    forward computed: a factorization)."""
-    if getattr(pullback_fn, "__pullback_transformable__", False):
-        reg.set_pullback_function(fn, pullback_fn)
-        reg.lookup(fn).extra["sweeps_keep_closure"] = keep_closure
-
-
 def register(reg):
     r = Registrar(reg, FAMILY)
     register_values(r)
@@ -250,6 +203,4 @@ def register(reg):
         sp.issparse,
         names=["scipy.sparse.eye", "scipy.sparse.identity", "scipy.sparse.issparse"],
     )
-    from .scipy_sparse_build import register_build
-
     register_build(r)

@@ -28,8 +28,9 @@ import scipy.sparse as sp
 
 from ..errors import UnsupportedCallError
 from ..registry import transformable
-from ..sparse_values import dense, fitted, gather, is_sparse, pattern, restrict, with_pattern
+from ..sparse_values import dense, gather, is_sparse, pattern, restrict, with_pattern
 from ..tangents import NO_TANGENT, densify
+from .scipy_sparse_common import fitted, sparse_rule, with_function
 
 _BUILDERS = ("csr_matrix csr_array csc_matrix csc_array coo_matrix coo_array").split()
 
@@ -249,8 +250,6 @@ def _stack_pullback(axis):
 
 
 def register_build(r):
-    from .scipy_sparse import sparse_rule, with_function
-
     entries = [
         (sp.diags, "scipy.sparse.diags", diags_pullback),
         (getattr(sp, "diags_array", None), "scipy.sparse.diags_array", diags_pullback),

@@ -35,10 +35,12 @@ import scipy.sparse.linalg as spl
 
 from ..errors import UnsupportedCallError
 from ..registry import transformable
-from ..sparse_values import adjoint, dense, fitted, is_sparse, pattern, with_pattern
+from ..sparse_values import adjoint, dense, is_sparse, pattern, with_pattern
 from ..tangents import NO_TANGENT, ZERO, densify
 from ._util import Refused, Registrar, dy_parts
-from .scipy_sparse import FAMILY, carries, fit, with_function
+from .scipy_sparse_common import carries, fit, fitted, with_function
+
+FAMILY = "scipy_sparse"
 
 REQUIRES = "scipy.sparse.linalg"
 

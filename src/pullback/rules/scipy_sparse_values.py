@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import sparse_values as sv
 from ..tangents import NO_TANGENT, ZERO, densify
+from .scipy_sparse_common import fitted
 
 
 def scatter(like, values, rows, cols):
@@ -94,7 +95,7 @@ def _fitted_rrule(c, a):
             return sv.restrict(np.broadcast_to(d, c.shape), c), NO_TANGENT
         return np.broadcast_to(d, np.shape(c)), NO_TANGENT
 
-    return sv.fitted(c, a), fitted_pullback
+    return fitted(c, a), fitted_pullback
 
 
 def _dense_rrule(x):
@@ -110,7 +111,7 @@ def register_values(r):
     r.rule(sv.dense, _dense_rrule, name="pullback.sparse_values.dense")
     r.rule(sv.transposed, _transposed_rrule, name="pullback.sparse_values.transposed")
     r.rule(sv.adjoint, _adjoint_rrule, name="pullback.sparse_values.adjoint")
-    r.rule(sv.fitted, _fitted_rrule, name="pullback.sparse_values.fitted")
+    r.rule(fitted, _fitted_rrule, name="pullback.rules.scipy_sparse_common.fitted")
     r.rule(sv.gather, _gather_rrule, name="pullback.sparse_values.gather")
     r.rule(sv.with_pattern, _with_pattern_rrule, name="pullback.sparse_values.with_pattern")
     r.rule(sv.restrict, _restrict_rrule, name="pullback.sparse_values.restrict")

@@ -51,6 +51,7 @@ LAYERS = (
             "pullback.lazy_patterns",
             "pullback.user_objects",
             "pullback.zero_safe",
+            "pullback.sparse_values",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

@@ -47,6 +47,27 @@ def user_method_function(obj):
     return fn
 
 
+def ruled_method(obj, registry):
+    """``(function, receiver)`` for a method bound to an object of a library's class whose
+    function has a rule (``A.dot`` of a SciPy sparse matrix: ``_spbase.dot`` with ``A``
+    first; ``lu.solve`` of a SuperLU object: its method descriptor), else None."""
+    receiver = getattr(obj, "__self__", None)
+    if receiver is None or isinstance(receiver, (types.ModuleType, type)):
+        return None
+    if isinstance(obj, types.MethodType):
+        fn = obj.__func__
+    elif isinstance(obj, types.BuiltinMethodType):
+        fn = inspect.getattr_static(type(receiver), obj.__name__, None)
+    else:
+        return None
+    if fn is None or not is_library_module_name(type(receiver).__module__ or ""):
+        return None
+    try:
+        return (fn, receiver) if registry.lookup(fn) is not None else None
+    except TypeError:  # unhashable
+        return None
+
+
 def _class_method(cls, fn) -> bool:
     """Whether ``fn`` is a ``@classmethod`` of ``cls`` (or of a base): ``Model.create(w)``
     is ``fn(Model, w)``, the class an ordinary argument."""

@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from .call_sites import CallSite
-from .callables import as_bound_call, library_call_function
+from .callables import as_bound_call, library_call_function, ruled_method
 from .dict_views import dict_view_rrule, is_dict_view_call
 from .dynamic_attrs import held_cotangent, held_method, method_receiver
 from .errors import RuleError, describe
@@ -75,6 +75,9 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
             return y, lambda dy: tuple(pb(dy))[1:]
 
         return library_object_rrule
+    found = ruled_method(fn, site.registry)
+    if found is not None:  # solve = splu(A).solve: the class's function, its object first
+        return _ruled_method_rrule(site, *found)
     if isinstance(fn, types.FunctionType):
         if _library_function(fn):
             raise site.library(label, fn)
@@ -122,6 +125,20 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
         return bound_call_rrule
     raise site.missing(label, qualified_name(fn))
+
+
+def _ruled_method_rrule(site: CallSite, function, receiver):
+    rule = site.registry.lookup(function)
+    if rule.kind == NONDIFF:
+        return lambda *args, **kwargs: _nondiff_rrule(function, len(args) + 1)(
+            receiver, *args, **kwargs
+        )
+
+    def ruled_method_rrule(*args, **kwargs):
+        y, pb = rule.rrule(receiver, *args, **kwargs)
+        return y, lambda dy: tuple(pb(dy))[1:]
+
+    return ruled_method_rrule
 
 
 def as_constructed(fn):

@@ -31,6 +31,7 @@ from .receiver_classes import (
     python_method_of,
     user_function,
 )
+from .sparse_values import is_sparse
 from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
@@ -247,6 +248,50 @@ def _may_hold_method(fs, receiver, name: str, locals_) -> bool:
     return receiver.id in found
 
 
+# the methods that only a SciPy sparse matrix has among the values a function computes with
+_SPARSE_MAKERS = frozenset("tocsr tocsc tocoo todia tolil tobsr asformat multiply".split())
+
+
+def _may_be_sparse(fs, receiver, locals_) -> bool:
+    """Whether ``receiver`` may be a SciPy sparse matrix the function built: a call of a
+    ``scipy.sparse`` function or class (``sp.diags(k)``), of a conversion method
+    (``K.tocsr()``), or a local bound from one (or from an expression reading one). An
+    over-estimate costs only a dispatch when the code runs."""
+
+    def makes(call):
+        if not isinstance(call, gast.Call):
+            return False
+        if isinstance(call.func, gast.Attribute) and call.func.attr in _SPARSE_MAKERS:
+            # K.tocsr(), M.multiply(w); not np.multiply(a, b) of a module
+            found_base, base = resolve_expr(fs, call.func.value, locals_)
+            return not (found_base and isinstance(base, types.ModuleType))
+        found, value = resolve_expr(fs, call.func, locals_)
+        module = getattr(value, "__module__", None) if found else None
+        return isinstance(module, str) and module.startswith("scipy.sparse")
+
+    if isinstance(receiver, gast.Call):
+        return makes(receiver)
+    if isinstance(receiver, (gast.BinOp, gast.UnaryOp)):  # (s * A).sum()
+        return any(
+            _may_be_sparse(fs, part, locals_)
+            for part in gast.walk(receiver)
+            if part is not receiver and isinstance(part, (gast.Name, gast.Call))
+        )
+    if isinstance(receiver, gast.Name) and receiver.id not in locals_:
+        found, value = resolve_expr(fs, receiver, locals_)  # a global matrix
+        return found and is_sparse(value)
+    if not isinstance(receiver, gast.Name) or receiver.id not in locals_:
+        return False
+    cached = getattr(fs, "_sparse_locals", None)
+    if cached is None:
+        cached = holders(binding_values(fs.tree), makes)
+        try:
+            fs._sparse_locals = cached
+        except AttributeError:  # a source view without attributes of its own
+            pass
+    return receiver.id in cached
+
+
 def _field_of_local(value, locals_) -> bool:
     """Whether ``value`` reads a field of a local name (``h.v``, ``h.inner.v``), not an
     attribute of a module or a class the function reads from outside (``np.pi``)."""
@@ -445,6 +490,12 @@ def resolve_call(fs, call: gast.Call, locals_: set[str]) -> Callee:
         if _is_namespace(fs, func.value):
             # xp.sum(x) on a namespace found at run time is the namespace's function,
             # dispatched on the value of xp when the code runs (not the method x.sum).
+            return Callee("method", name=name, receiver=func.value)
+        if (name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS) and _may_be_sparse(
+            fs, func.value, locals_
+        ):
+            # S.sum(axis=0) of a SciPy sparse matrix the function built: its own method
+            # (dispatched on the value when the code runs), not np.sum of an array
             return Callee("method", name=name, receiver=func.value)
         if name in ARRAY_METHODS or name in ARRAY_VARARG_METHODS:
             cls = receiver_class(fs, func.value, locals_)

@@ -9,7 +9,7 @@ from types import FunctionType as _FunctionType
 
 import numpy as np
 
-from . import backends
+from . import backends, sparse_values
 from .backends import as_array
 from .errors import (
     NonScalarOutputError,
@@ -430,10 +430,30 @@ def _broadcast_scalar(g):
     return None
 
 
+def _other_product(a, b) -> bool:
+    """Whether ``a @ b`` has an operand that is no NumPy value: a SciPy sparse matrix
+    (True: :mod:`pullback.sparse_values` gives the cotangents) or an object with no array
+    form, refused by name (its ``@`` is its own code, which no rule covers)."""
+    found = False
+    for x in (a, b):
+        if type(x) is np.ndarray or isinstance(x, _NUMPY_VALUES) or backends.is_foreign_array(x):
+            continue
+        if sparse_values.is_sparse(x):
+            found = True
+        elif not (hasattr(x, "__array__") or hasattr(x, "__array_interface__")):
+            sparse_values.refuse_operand(x, "@")
+    return found
+
+
+_NUMPY_VALUES = (np.ndarray, np.generic, float, int, complex, bool, list, tuple)
+
+
 def matmul_lhs_cotangent(g, a, b):
     """The cotangent of ``a`` in ``a @ b``."""
     if g is ZERO:
         return ZERO
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray) and _other_product(a, b):
+        return sparse_values.sparse_lhs_cotangent(g, a, b)
     g = as_array(densify(g))
     a_, b_ = as_array(a), np.conj(b) if np.iscomplexobj(b) else as_array(b)
     if a_.ndim == 2 and b_.ndim == 2:
@@ -454,6 +474,8 @@ def matmul_rhs_cotangent(g, a, b):
     """The cotangent of ``b`` in ``a @ b``."""
     if g is ZERO:
         return ZERO
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray) and _other_product(a, b):
+        return sparse_values.sparse_rhs_cotangent(g, a, b)
     g = as_array(densify(g))
     a_, b_ = np.conj(a) if np.iscomplexobj(a) else as_array(a), as_array(b)
     if a_.ndim == 2 and b_.ndim == 2:

@@ -20,13 +20,14 @@ array([3., 3.])
 
 from __future__ import annotations
 
+import sys
 from _thread import _local as thread_local  # threading.local, without importing threading
 
 import numpy as np
 
 # The symbolic zero (zero.py) and index chains (indexed_cotangent.py) are cotangents like
 # the others: callers import them from here.
-from . import backends
+from . import backends, sparse_values
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
 from .indexed_cotangent import IndexedCotangent
@@ -153,6 +154,8 @@ def getitem_cotangent(acc, x, index, g):
         return add(acc, g)
     if backends.is_foreign_array(x):  # Dask, array API: one dense array per read
         return add(acc, backends.read_cotangent(x, index, densify(g)))
+    if _is_sparse(x):  # S[1:, 1:] of a SciPy sparse matrix: on S's pattern
+        return add(acc, sparse_values.index_cotangent(x, index, g))
     raise TypeError(f"cannot differentiate indexing into a {type(x).__name__}")
 
 
@@ -358,6 +361,8 @@ def unbroadcast(g, x):
     if tg is IndexedCotangent:
         g = g.dense()
         tg = type(g)
+    if tg is not _ndarray and _is_sparse(g):  # (a sparse matrix's product or sum)
+        return _sparse_unbroadcast(g, x)
     if tx is float or tx is int or tx is bool:
         if tg is _ndarray:
             g = g.sum() if g.ndim else g[()]
@@ -374,6 +379,8 @@ def unbroadcast(g, x):
         return _sum_to(g, x.shape, x.dtype)
     if backends.is_foreign_array(x):
         return backends.unbroadcast_foreign(g, x, _sum_to)
+    if _is_sparse(x):  # a sparse matrix's cotangent: its own pattern (sparse_values.py)
+        return _sparse_unbroadcast(g, x)
     if isinstance(x, np.generic):
         if tg is _ndarray and g.ndim:
             g = g.sum()
@@ -395,6 +402,16 @@ def unbroadcast(g, x):
     if gshape == shape:
         return g
     return _sum_to(g, shape, None)
+
+
+def _is_sparse(x) -> bool:
+    """Whether ``x`` is a SciPy sparse matrix (``scipy.sparse`` not imported: never)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(x)
+
+
+def _sparse_unbroadcast(g, x):
+    return sparse_values.unbroadcast_sparse(g, x)
 
 
 class _BatchAxes(thread_local):

@@ -29,6 +29,7 @@ for _optional in (
     "scipy.signal",
     "scipy.integrate",
     "scipy.optimize",
+    "scipy.sparse.linalg",
 ):
     try:
         importlib.import_module(_optional)
@@ -51,6 +52,7 @@ RUN_ELSEWHERE = {
     "scipy_signal": "tests/rules/test_so_scipy_calculus.py",
     "scipy_integrate": "tests/rules/test_so_scipy_calculus.py",
     "array_api": "tests/test_array_api.py",
+    "scipy_sparse": "tests/rules/test_scipy_sparse_so.py",
 }
 
 

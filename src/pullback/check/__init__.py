@@ -26,7 +26,7 @@ import types
 
 import gast
 
-from ..callables import user_method_function
+from ..callables import ruled_method, user_method_function
 from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError, describe
 from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..resolve import parameter_names
@@ -87,6 +87,8 @@ class LiveEnvironment:
         if isinstance(obj, Opaque) or getattr(obj, "__pullback_opaque__", False):
             return ("opaque",)  # resolved and checked when called
         if registry.lookup(obj) is not None or obj is builtins.print:
+            return ("rule",)
+        if ruled_method(obj, registry) is not None:  # A.dot of a library's object
             return ("rule",)
         if is_coroutine(obj):
             return ("async",)

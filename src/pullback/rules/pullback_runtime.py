@@ -366,7 +366,7 @@ def _matmul_lhs_rrule(g, a, b):
         if dy is ZERO:
             return ZERO, NO_TANGENT, ZERO
         d = densify(dy)
-        dg = ZERO if tangents.is_zero(g) else unbroadcast(np.matmul(d, b), densify(g))
+        dg = ZERO if tangents.is_zero(g) else unbroadcast(d @ b, densify(g))
         return dg, NO_TANGENT, runtime.matmul_rhs_cotangent(g, d, b)
 
     return runtime.matmul_lhs_cotangent(g, a, b), matmul_lhs_pullback
@@ -379,7 +379,7 @@ def _matmul_rhs_rrule(g, a, b):
         if dy is ZERO:
             return ZERO, ZERO, NO_TANGENT
         d = densify(dy)
-        dg = ZERO if tangents.is_zero(g) else unbroadcast(np.matmul(a, d), densify(g))
+        dg = ZERO if tangents.is_zero(g) else unbroadcast(a @ d, densify(g))
         return dg, runtime.matmul_lhs_cotangent(g, a, d), NO_TANGENT
 
     return runtime.matmul_rhs_cotangent(g, a, b), matmul_rhs_pullback

@@ -141,7 +141,7 @@ def matmul_lhs_pullback(dy, g, a, b):
     # adjoint in g is that product again, and in b the cotangent of b in dy @ b.
     if g is ZERO:  # (the helper was given a symbolic zero: it returned one)
         return ZERO, NO_TANGENT, ZERO
-    return unbroadcast(np.matmul(dy, b), g), NO_TANGENT, matmul_rhs_cotangent(g, dy, b)
+    return unbroadcast(dy @ b, g), NO_TANGENT, matmul_rhs_cotangent(g, dy, b)
 
 
 @transformable
@@ -149,7 +149,7 @@ def matmul_rhs_pullback(dy, g, a, b):
     # The adjoint of b -> a @ b: in g, a @ dy again; in a, the cotangent of a in a @ dy.
     if g is ZERO:
         return ZERO, ZERO, NO_TANGENT
-    return unbroadcast(np.matmul(a, dy), g), matmul_lhs_cotangent(g, a, dy), NO_TANGENT
+    return unbroadcast(a @ dy, g), matmul_lhs_cotangent(g, a, dy), NO_TANGENT
 
 
 @transformable

@@ -17,6 +17,7 @@ import numpy as np
 from ..list_operands import dense_operand
 from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
+from ..sparse_values import refuse_sparse_reduction
 from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
 from ._util import Refused, differentiable, finalize, zeros_for
 
@@ -35,6 +36,7 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
             g = np.empty(x.shape, t)
             g[...] = dy
             return g, NO_TANGENT
+    refuse_sparse_reduction("sum", x)
     if axis is None:
         # np.broadcast_to, or under a stack of cotangents (pullback.batched) the stack
         # broadcast behind its batch axes: a Hessian's row that reads a sum (np.sum(x) * x)
@@ -47,6 +49,7 @@ def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
 
 @transformable
 def mean_pullback(dy, x, axis=None, dtype=None, keepdims=False):
+    refuse_sparse_reduction("mean", x)
     # The count of averaged elements; a zero-size x (count 0) gets an empty cotangent.
     # (Sizes come from shapes: np.size would compute a Dask array.)
     g = dy / np.maximum(math.prod(np.shape(x)) / np.maximum(math.prod(np.shape(dy)), 1), 1)
@@ -528,6 +531,8 @@ def set_pullbacks(reg, pairs) -> None:
 
 
 def register(reg):
+    # a check in sum_pullback and mean_pullback (run as it is when they are differentiated)
+    reg.non_differentiable(refuse_sparse_reduction, family=FAMILY, trusted=True)
     set_pullbacks(
         reg,
         (

@@ -20,7 +20,12 @@ from types import FunctionType, ModuleType
 import gast
 import numpy as np
 
-from ..callables import rule_call_function, super_method_function, user_method_function
+from ..callables import (
+    rule_call_function,
+    ruled_method,
+    super_method_function,
+    user_method_function,
+)
 from ..containers import BUILDERS
 from ..containers_mutation import store_item
 from ..dynamic_attrs import array_attribute_of, flat_of
@@ -412,7 +417,7 @@ class FreeValues:
                     receiver=e.func.value,
                     vararg=name in ARRAY_VARARG_METHODS,
                 )
-        if _is_user_method(callee, e.func):
+        if _is_user_method(callee, e.func) or _is_ruled_method(callee, e.func, self.registry):
             # MODEL.loss(x) on a global object: dispatched on the object as it is when the
             # code runs (read live), like a method of a local value.
             callee = Callee("method", name=e.func.attr, receiver=e.func.value)
@@ -514,6 +519,14 @@ def _is_user_method(callee, func) -> bool:
     if callee.kind != "object" or not isinstance(func, gast.Attribute):
         return False
     return user_method_function(callee.obj) is not None
+
+
+def _is_ruled_method(callee, func, registry) -> bool:
+    """``A.dot(x)`` on a global object of a library's class whose method has a rule: read
+    live and dispatched as a method of a local value is (dynamic_calls.call_method)."""
+    if callee.kind != "object" or not isinstance(func, gast.Attribute):
+        return False
+    return ruled_method(callee.obj, registry) is not None
 
 
 def _fields_in_order(e, fields, defaults, made=None) -> None:

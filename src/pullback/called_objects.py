@@ -21,6 +21,7 @@ from __future__ import annotations
 import types
 
 from .guards import is_library_module_name
+from .zero import NO_TANGENT, ZERO, is_zero
 
 
 def called_object(fn) -> bool:
@@ -50,3 +51,22 @@ def as_call_cotangents(cots):
     star-call of the object itself ``(fn's, args', *dicts)``."""
     cots = tuple(cots)
     return (cots[0], *cots[2:])
+
+
+def call_as_object_method(dy):
+    """A star-call's cotangents ``(fn's, args', *dicts)`` of an object called
+    (:func:`called_object`) as those of the star method call of its ``__call__``:
+    ``(obj's, NO_TANGENT (the name), args', *dicts)``. Linear; its transpose is
+    :func:`object_method_as_call`."""
+    if is_zero(dy):
+        return ZERO
+    dy = tuple(dy)
+    return (dy[0], NO_TANGENT, *dy[1:])
+
+
+def object_method_as_call(c):
+    """The transpose of :func:`call_as_object_method`: the name's place dropped."""
+    if is_zero(c):
+        return ZERO
+    c = tuple(c)
+    return (c[0], *c[2:])

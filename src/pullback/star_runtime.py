@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from .called_objects import as_call_cotangents as _as_call_cotangents
-from .called_objects import called_object
+from .called_objects import call_as_object_method, called_object, object_method_as_call
 from .dynamic_calls import array_method_function, call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
 from .dynamic_vjps import function_vjp, method_vjp
@@ -281,25 +281,6 @@ def method_as_call(dy, n):
     dy = tuple(dy)
     dargs = (ZERO,) * n if is_zero(dy[2]) else tuple(dy[2])
     return (NO_TANGENT, (ZERO if dy[0] is NO_TANGENT else dy[0], *dargs), *dy[3:])
-
-
-def call_as_object_method(dy):
-    """A star-call's cotangents ``(fn's, args', *dicts)`` of an object called
-    (:func:`called_object`) as those of the star method call of its ``__call__``:
-    ``(obj's, NO_TANGENT (the name), args', *dicts)``. Linear; its transpose is
-    :func:`object_method_as_call`."""
-    if is_zero(dy):
-        return ZERO
-    dy = tuple(dy)
-    return (dy[0], NO_TANGENT, *dy[1:])
-
-
-def object_method_as_call(c):
-    """The transpose of :func:`call_as_object_method`: the name's place dropped."""
-    if is_zero(c):
-        return ZERO
-    c = tuple(c)
-    return (c[0], *c[2:])
 
 
 @transformable

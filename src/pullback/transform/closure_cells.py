@@ -52,6 +52,7 @@ from ..source_lambdas import lambda_as_def
 from . import nodes as N
 from .closure_arguments import passed_to_specializable
 from .closure_values import _called, _higher_order_function, constant_defaults
+from .local_partials import partial_sites
 from .run_time_closures import (
     _owner,
     _replace_child,
@@ -179,8 +180,6 @@ def partial_values(tree, resolve, carries=None) -> list:
     local_partials.py rewrites, not an argument of a library's function, whose rule
     takes a partial as it is), arguments written out, keywords constants (a keyword found
     at run time carries no gradient: one that may is left to PB301)."""
-    from .local_partials import partial_sites
-
     if resolve is None:
         return []
     candidates = [

@@ -94,16 +94,12 @@ def test_the_callers_dicts_keep_what_python_leaves_in_them():
         np.testing.assert_array_equal(got[k], want[k])
 
 
-def test_an_augmented_store_into_a_call_result_is_refused_with_the_dict_copy_first():
-    with pytest.raises(pullback.PullbackError) as e:
-        pullback.grad(penalised_in_place)(params_of(np.float64), X, Y)
-    message = str(e.value)
-    assert "PB102 array mutation: augmented assignment (+=) to an element of 'grads'" in message
-    assert (
-        "Fix: if 'grads' is a dict, make it the function's own first, `grads = dict(grads)` "
-        "(at the function's top level, before the first change), then write "
-        "`grads[k] = grads[k] + model.reg * model.params[k]`; if it is an array, " in message
-    )
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_augmented_store_into_the_dict_a_callee_built_is_differentiated(dtype):
+    # the callee builds ``grads`` and keeps no other name for it: the caller's own dict
+    # (transform/returned_containers.py); refused until stop 34 with `grads = dict(grads)`
+    args = (params_of(dtype), X.astype(dtype), Y.astype(dtype))
+    check_grad(penalised_in_place, *args, wrt=(0, 1))
 
 
 def train(params, x, y, lr):

@@ -25,41 +25,57 @@ True
 from __future__ import annotations
 
 import random as _random
+import sys
 
 import numpy as np
 
 from .errors import UnsupportedCallError
 
-_GENERATORS = (np.random.Generator, np.random.RandomState, _random.Random)
+
+def _numpy_random():
+    """``numpy.random`` if a program loaded it, else None: no NumPy generator can exist
+    before, and importing pullback must not load it (tests/test_cold_start.py)."""
+    return sys.modules.get("numpy.random")
+
+
+def _generator_types() -> tuple:
+    npr = _numpy_random()
+    if npr is None:
+        return (_random.Random,)
+    return (npr.Generator, npr.RandomState, _random.Random)
 
 
 def generator_of(value):
     """The random number generator ``value`` is, or whose bound method it is (``from
     numpy.random import normal``), or None."""
-    if isinstance(value, _GENERATORS):
+    kinds = _generator_types()
+    if isinstance(value, kinds):
         return value
     owner = getattr(value, "__self__", None)
-    return owner if isinstance(owner, _GENERATORS) else None
+    return owner if isinstance(owner, kinds) else None
 
 
 def global_generators() -> list:
     """NumPy's global generator (``np.random.normal``) and the ``random`` module's."""
-    return [np.random.mtrand._rand, _random._inst]
+    npr = _numpy_random()
+    return [_random._inst] if npr is None else [npr.mtrand._rand, _random._inst]
 
 
 def _get(rng):
-    if isinstance(rng, np.random.Generator):
+    if isinstance(rng, _random.Random):
+        return rng.getstate()
+    if hasattr(rng, "bit_generator"):  # a numpy.random.Generator
         return rng.bit_generator.state
-    return rng.get_state() if isinstance(rng, np.random.RandomState) else rng.getstate()
+    return rng.get_state()  # a numpy.random.RandomState
 
 
 def _set(rng, state) -> None:
-    if isinstance(rng, np.random.Generator):
-        rng.bit_generator.state = state
-    elif isinstance(rng, np.random.RandomState):
-        rng.set_state(state)
-    else:
+    if isinstance(rng, _random.Random):
         rng.setstate(state)
+    elif hasattr(rng, "bit_generator"):
+        rng.bit_generator.state = state
+    else:
+        rng.set_state(state)
 
 
 def states(generators) -> tuple:

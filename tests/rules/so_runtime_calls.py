@@ -85,6 +85,10 @@ case(_S + "star_unpermuted", [1.0, 2.0, 3.0], sorted, _ITEMS, {}, ())
 # a star method call as the star-call of its function, the receiver first, and back
 case(_S + "call_as_method", (None, (0.4, _X, 1.2), 0.0), 2, wrt=(0,))
 case(_S + "method_as_call", (0.4, None, (_X, 1.2), 0.0), 2, wrt=(0,))
+# an object called with keywords: its star-call's cotangents as its __call__'s and back
+_O = "pullback.called_objects."
+case(_O + "call_as_object_method", (0.4, (_X, 1.2), 0.0), wrt=(0,))
+case(_O + "object_method_as_call", (0.4, None, (_X, 1.2), 0.0), wrt=(0,))
 # a parameter passed at its default (solve_ivp's method before its args): no cotangent
 case(_S + "star_defaults", (_X, 0.4, 0.0), {2: 2.5}, wrt=(0,))
 case(_S + "star_unfilled", (_X, 0.4, 1.5), {2: 2.5}, wrt=(0,))

@@ -280,7 +280,10 @@ def raise_if_unsupported(
     if diagnostics:
         # Refused anyway: list every problem, the calls the transform would have judged by
         # activity included (each one a gradient may have to cross).
+        found = diagnostics
         diagnostics = check_function(fn, registry, active=active, fs=fs, param_kinds=param_kinds)
+        # (without the transform's environment a finding may not show: keep the first list)
+        diagnostics = diagnostics or found
         target = transform_target(fn)
         name = getattr(target, "__name__", None) or describe(target)
         raise UnsupportedSyntaxError(name, diagnostics)

@@ -184,7 +184,10 @@ class NestedDefinitionChecks:
         lifted like a nested def (closure_values.stored_lambdas)."""
         lam = node._pb_lambda
         passed = refusal is not None and getattr(lam, "_pb_passed", False)
-        captured = sorted(lambda_free(lam) & local_names(self.tree)) if passed else ()
+        free = sorted(lambda_free(lam) & local_names(self.tree))
+        if refusal is not None and free and not self._carries(lam, free):
+            refusal = None  # no differentiated value reaches what it reads: made as written
+        captured = free if passed and refusal is not None else ()
         if captured:
             self._refuse_passed_lambda(lam, captured)
         elif refusal is not None:

@@ -130,7 +130,7 @@ def test_the_sweep_covers_the_families():
         assert name in names
 
 
-@pytest.mark.parametrize("fn,args,out_dtype,dtype", sweep(PARAMS, quick=100))
+@pytest.mark.parametrize("fn,args,out_dtype,dtype", sweep(PARAMS, quick=60))
 def test_rule_on_a_list_as_on_the_array(fn, args, out_dtype, dtype):
     x = args[0].astype(dtype)
     on_list, on_array = _functions(fn, args[1:], x.ndim == 2)

@@ -12,7 +12,7 @@ model), whose cotangent is its receiver's: such a call is the star method call o
 >>> Scale.__module__ = "model"  # a user's module (a doctest's is pullback's)
 >>> called_object(Scale()), called_object(abs), called_object(lambda t: t)
 (True, False, False)
->>> as_call_cotangents(("obj", "name", ("x",), {"s": 1.0}))
+>>> object_method_as_call(("obj", "name", ("x",), {"s": 1.0}))
 ('obj', ('x',), {'s': 1.0})
 """
 
@@ -46,13 +46,6 @@ def _inherited_call(cls):
     return None
 
 
-def as_call_cotangents(cots):
-    """A star method call's cotangents ``(obj's, name's, args', *dicts)`` as those of the
-    star-call of the object itself ``(fn's, args', *dicts)``."""
-    cots = tuple(cots)
-    return (cots[0], *cots[2:])
-
-
 def call_as_object_method(dy):
     """A star-call's cotangents ``(fn's, args', *dicts)`` of an object called
     (:func:`called_object`) as those of the star method call of its ``__call__``:
@@ -65,7 +58,9 @@ def call_as_object_method(dy):
 
 
 def object_method_as_call(c):
-    """The transpose of :func:`call_as_object_method`: the name's place dropped."""
+    """A star method call's cotangents ``(obj's, name's, args', *dicts)`` as those of the
+    star-call of the object itself ``(fn's, args', *dicts)``: the name's place dropped.
+    The transpose of :func:`call_as_object_method`."""
     if is_zero(c):
         return ZERO
     c = tuple(c)

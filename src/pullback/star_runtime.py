@@ -20,7 +20,6 @@ import types
 
 import numpy as np
 
-from .called_objects import as_call_cotangents as _as_call_cotangents
 from .called_objects import call_as_object_method, called_object, object_method_as_call
 from .dynamic_calls import array_method_function, call_function, call_method
 from .dynamic_reverse import function_reverse, method_reverse, reverse_through
@@ -212,7 +211,7 @@ def star_call_rrule(site, keywords_active, fn, args, keywords, *mappings):
     """``(y, pullback)`` of ``star_call(fn, args, keywords, *mappings)``."""
     if called_object(fn):
         y, pb = star_method_rrule(site, keywords_active, fn, "__call__", args, keywords, *mappings)
-        return y, lambda g: _as_call_cotangents(pb(g))
+        return y, lambda g: object_method_as_call(pb(g))
     kwargs = _merged_at(site, keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:
@@ -343,7 +342,7 @@ def star_call_vjp(site, keywords_active, g, fn, args, keywords, *mappings):
     gradient that is differentiated again (its rule: rules/star_call_rules.py)."""
     if called_object(fn):
         operands = (fn, "__call__", args, keywords, *mappings)
-        return _as_call_cotangents(star_method_vjp(site, keywords_active, g, *operands))
+        return object_method_as_call(star_method_vjp(site, keywords_active, g, *operands))
     kwargs = _merged(keywords, mappings)
     own = _own_rrule(fn, args, kwargs)
     if own is not None:

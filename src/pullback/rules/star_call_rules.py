@@ -52,7 +52,7 @@ def _called_object_vjp_rrule(site, keywords_active, g, obj, args, keywords, mapp
         c = tuple(inner(dy))  # site, keywords_active, g, obj, name, packed, *dicts
         return (*c[:4], *c[5:])
 
-    return star._as_call_cotangents(y), called_object_vjp_pullback
+    return star.object_method_as_call(y), called_object_vjp_pullback
 
 
 def _star_call_vjp_rrule(site, keywords_active, g, fn, args, keywords, *mappings):

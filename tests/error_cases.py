@@ -15,7 +15,7 @@ def counted(x, calls):
 def mutates(x, calls):
     calls.insert(0, "ran")
     x[0] = 2.0 * x[0]
-    with open(__file__):  # a context manager: still refused
+    with memoryview(x) as _m:  # `as` a value of the input: still refused
         y = np.sum(x)
     y = y + 0.0
     y = y * 1.0

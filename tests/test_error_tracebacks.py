@@ -36,7 +36,7 @@ def _internal(frames):
 
 
 def refused(x):  # PB202 (a context manager) before anything runs
-    with open(__file__):
+    with memoryview(x) as _m:
         y = np.sum(x)
     y = y + 0.0
     return y

@@ -56,6 +56,7 @@ LAYERS = (
             "pullback.user_objects",
             "pullback.zero_safe",
             "pullback.sparse_values",
+            "pullback.with_contexts",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

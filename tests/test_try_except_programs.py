@@ -159,14 +159,14 @@ def test_the_cli_accepts_try_and_reports_only_the_rest(tmp_path, capsys):
 
 
         def refused(x):
-            with open(__file__):
+            with memoryview(x) as _m:
                 y = x * 2.0
             return y
         """)
     _, path = load(tmp_path, source, "cli_try")
     assert main([str(path)]) == 1
     (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith(f"{path}:25:5: PB202 with statement")
+    assert line.startswith(f"{path}:25:5: PB202 `with ... as name` binds a value")
 
 
 # -- generated programs ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ def mutates(x):
 
 
 def has_rule(x):
-    with open(__file__):
+    with memoryview(x) as _m:
         pass
     return x
 

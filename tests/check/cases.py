@@ -93,7 +93,7 @@ def pb109_bare_annotation(x):
 
 def pb202_with_in_try(x):
     try:
-        with open(__file__):
+        with memoryview(x) as _m:
             y = np.log(x)
     except FloatingPointError:
         y = x
@@ -101,7 +101,7 @@ def pb202_with_in_try(x):
 
 
 def pb202_with(x):
-    with open("log.txt") as log:
+    with memoryview(x) as log:
         y = np.log(x)
     return y
 

@@ -138,7 +138,7 @@ def test_check_runs_no_user_code():
 
 
 def mutation_inside_try(x):
-    with open(__file__):
+    with memoryview(x) as _m:
         y = [1.0 for _ in x]
         x[0] = y[0]
     if y[0] > 2.0:

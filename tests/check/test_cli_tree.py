@@ -19,14 +19,14 @@ MODEL = textwrap.dedent(
             self.w = w
 
         def loss(self, x):
-            with open(__file__):
+            with memoryview(x) as _m:
                 y = np.sum(self.w * x)
             return y
 
 
         class Inner:
             def step(self, x):
-                with open("log") as f:
+                with memoryview(x) as f:
                     return x
 
 

@@ -10,6 +10,7 @@ error, and a rewrite ("after"). This module checks that
 """
 
 import asyncio
+import contextlib
 import importlib.util
 import math
 import re
@@ -90,10 +91,11 @@ def annotated(x):
 
 
 # PB202
-def quiet_exp_sum(x):
-    with np.errstate(over="ignore"):
-        y = np.exp(x)
-    return np.sum(y)
+def doubled_sum(x):
+    y = x * 2.0
+    with contextlib.nullcontext():
+        z = y * x
+    return np.sum(z)
 
 
 # PB302
@@ -283,7 +285,7 @@ CALLS_AFTER = {
     "PB107": (remember, lambda f: f(fresh())),
     "PB108": (tidy, lambda f: f(fresh())),
     "PB109": (annotated, lambda f: f(fresh())),
-    "PB202": (quiet_exp_sum, lambda f: f(fresh())),
+    "PB202": (doubled_sum, lambda f: f(fresh())),
     "PB302": (total, lambda f: f(fresh())),
     "PB401": (norm, lambda f: f(fresh())),
     "PB402": (squares, lambda f: f(fresh())),

@@ -518,6 +518,9 @@ PROBES = {
     "pairwise_dispersion": (pairwise_dispersion, (np.array([0.5, 1.2, 0.8, 1.7]),), True),
     "typing_cast_value": (typing_cast_value, (0.7,), True),
     "accumulate_wealth": (accumulate_wealth, (np.array([0.02, -0.01, 0.03, 0.01]),), True),
+    # general context managers run once around the body (with_blocks.py; PB202 before)
+    "timed_value_iteration": (timed_value_iteration, (0.9, R3, P3), True),
+    "catch_warnings_log": (catch_warnings_log, (np.array([0.5, 1.5]),), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES, quick=6)
@@ -525,9 +528,6 @@ test_probe, test_float32 = probe_tests(PROBES, quick=6)
 REFUSED = {
     "slotted_energy": (slotted_energy, (np.array([0.2, 0.7]),),
                        ("PB301", "a class with __slots__", "drop __slots__")),
-    "timed_value_iteration": (timed_value_iteration, (0.9, R3, P3),
-                              ("PB202", "move the `with` block outside")),
-    "catch_warnings_log": (catch_warnings_log, (np.array([0.5, 1.5]),), ("PB202",)),
     "post_init_value": (post_init_value, (np.array([0.95, 2.0]),),
                         ("PB301", "__post_init__", "in a method or a property")),
     "cached_property_value": (cached_property_value, (0.33,), ("PB501", "k_star")),

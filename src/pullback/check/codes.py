@@ -54,8 +54,8 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "PB202": (
         "with statement",
-        "A context manager runs hidden code on entry and exit that the reverse sweep cannot "
-        "follow.",  # np.errstate(...) is accepted: transform/with_blocks.py
+        "A context manager runs once around the forward body; the value `as` binds carries "
+        "no gradient.",  # with blocks run once around the body: transform/with_blocks.py
     ),
     "PB301": (
         "call of a function with no source and no rule",

@@ -16,7 +16,7 @@ from ..transform.generators import (
     is_generator_function,
     mark_yield_statements,
 )
-from ..transform.with_blocks import with_problem
+from ..transform.with_blocks import is_general, with_problem
 from . import codes
 from .free_writes import free_write_refusal
 
@@ -44,8 +44,15 @@ class StatementChecks:
 
     def _report_with(self, node, keyword, code):
         if code == "PB202":
-            problem = with_problem(self.fs, node, self.locals)
-            if problem is None:  # np.errstate: a block that always runs (with_blocks.py)
+            problem = with_problem(self.fs, node, self.locals, self.tainted())
+            if problem is None:  # a block that always runs (with_blocks.py)
+                if is_general(self.fs, node, self.locals):
+                    for item in node.items:  # the manager carries no gradient: it runs
+                        self._forward_only += 1
+                        try:
+                            self.visit(item.context_expr)
+                        finally:
+                            self._forward_only -= 1
                 self.visit_all(node.body)
                 return
             message, fix = problem

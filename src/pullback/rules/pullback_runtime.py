@@ -25,6 +25,7 @@ from .. import (
     tangents,
     unpacking,
     where_masks,
+    with_contexts,
 )
 from ..list_operands import cotangent_like, stacked_like
 from ..registry import ENTRY_POINTS, transformable
@@ -467,6 +468,8 @@ def register(reg):
         dynamic_calls.as_constructed,  # picks the function a call of a class runs
         dynamic_vjps.no_cotangents,  # the vjp of xs.index(v) found at run time
         callables.super_method_function,  # the function super().name(x) runs, self first
+        with_contexts.Context,  # a context manager runs once around a with body
+        with_contexts.entered,  # (`with cm(x) as y` with y from x is refused: with_blocks)
         family=FAMILY,
         trusted=True,
     )

@@ -32,7 +32,7 @@ from .code import OWN_ERRORS, Line, once_texts, render, walk_text
 from .replay import outside_effects, replay_forward
 from .try_jumps import MARKERS
 from .unit_products import unit_products
-from .with_blocks import ERRSTATE, PRINTOPTIONS
+from .with_blocks import AMBIENT, ERRSTATE, PRINTOPTIONS
 
 _serial = itertools.count(1)
 
@@ -94,13 +94,14 @@ def runtime_namespace() -> dict:
     """Names every generated adjoint may use."""
     from types import MethodType
 
-    from .. import runtime, unit_cotangents
+    from .. import runtime, unit_cotangents, with_contexts
 
     return {
         "ZERO": ZERO,
         "NO_TANGENT": NO_TANGENT,
         ERRSTATE: np.errstate,
         PRINTOPTIONS: np.printoptions,
+        AMBIENT: with_contexts.ambient,
         OWN_ERRORS: (PullbackError,),
         **MARKERS,  # jumps out of a try with finally (try_jumps.py)
         "add": add,

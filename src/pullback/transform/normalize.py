@@ -70,7 +70,7 @@ from .ssa import to_ssa  # core_source shows the next pass too
 from .star_calls import StarCalls
 from .try_blocks import TryStatements
 from .ufunc_calls import UfuncCalls
-from .with_blocks import WithBlock, as_with, manager_text
+from .with_blocks import WithBlock, as_with, is_general, manager_text
 
 
 class Normalized:
@@ -231,11 +231,42 @@ class Normalizer(
         return stmts, may_jump(body) or may_jump(orelse)
 
     def stmt_With(self, s):
+        if is_general(self.fs, s, self.locals):  # run once around the forward body
+            return self.general_with(s)
         # np.errstate (the check accepted it): a block that always runs (with_blocks.py)
         body = self.block(s.body)
         manager = manager_text(self.fs, s, self.locals)
         block = WithBlock(body or [N.located(gast.Pass(), s)], manager, s)
         return [block], may_jump(body)
+
+    def general_with(self, s):
+        """``with m as t: body`` of any context manager (with_blocks.py): ``m`` evaluated
+        as a statement and held in a Context, ``t`` bound at the top of the body; several
+        items nest, as in Python."""
+        from ..with_contexts import Context, entered
+
+        item, rest = s.items[0], s.items[1:]
+        body = s.body
+        if rest:
+            inner = gast.With(items=rest, body=body, type_comment=None)
+            body = [gast.copy_location(inner, rest[0].context_expr)]
+        stmts, value = self.expr(item.context_expr)
+        holder = self.fresh("with")
+        where = N.const(self.fs.where(s))
+        line = N.const(self.fs.file_line(self.fs.location(s)[1]).strip())
+        made = self.bound_call(Context, [value, where, line], s, name="_pb_context")
+        stmts.append(N.assign(holder, made, s))
+        top = []
+        if item.optional_vars is not None:
+            value = self.fresh("entered")
+            call = self.bound_call(entered, [N.load(holder)], s, name="_pb_entered")
+            top.append(N.assign(value, call, s))
+            bind = gast.Assign(targets=[item.optional_vars], value=N.load(value), type_comment=None)
+            body = [gast.copy_location(bind, s), *body]
+        inner_body = top + self.block(body)
+        block = WithBlock(inner_body or [N.located(gast.Pass(), s)], None, s, N.load(holder))
+        stmts.append(block)
+        return stmts, may_jump(inner_body)
 
 
 def normalize(fs, registry=None, environment=None) -> Normalized:

@@ -310,7 +310,7 @@ class ReverseBuilder(
         if isinstance(s, Attempt):  # a step of a try body: reversed if it completed
             return self.rev_if(s.as_if(), state)
         if isinstance(s, WithBlock):  # the body's reverse, under the same error modes
-            return with_compound(s, self.rev_block(s.body, state), s.lineno)
+            return with_compound(s, self.rev_block(s.body, state), s.lineno, reverse=True)
         return []
 
     def contrib(self, name: str, expr: str, reads, state, src_line, out: list):

@@ -173,6 +173,8 @@ class SSARenamer:
             elif kind is gast.For or kind is gast.While:
                 out.extend(self.loop(s, vmap))
             elif kind is WithBlock or kind is Attempt:  # always runs, in the same names
+                if getattr(s, "holder", None) is not None:  # a general manager's Context
+                    self.rename_reads(s.holder, vmap)
                 s.body, falls_through = self.block(s.body, vmap)
                 s.body = s.body or [gast.Pass()]
                 out.append(s)

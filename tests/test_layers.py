@@ -82,6 +82,7 @@ LAYERS = (
         "runtime",
         (
             "pullback.runtime",
+            "pullback.explicit_dunders",
             "pullback.rule_tangents",
             "pullback.star_runtime",
             "pullback.star_permutations",

@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 
+from . import explicit_dunders
 from .call_sites import CallSite
 from .callables import as_bound_call, library_call_function, ruled_method
 from .dict_views import dict_view_rrule, is_dict_view_call
@@ -338,6 +339,10 @@ def call_method(site: CallSite, obj, name: str, *args, **kwargs):
             if rule.kind == NONDIFF:
                 return _nondiff_rrule(function, len(args) + 1)(obj, *args, **kwargs)
             return rule.rrule(obj, *args, **kwargs)
+    if name in explicit_dunders.NAMES and explicit_dunders.computes_operator(obj, name, args):
+        # x.__mul__(y) where a class of the module defines __mul__ (the normalizer left
+        # the call as a method): the operator, as explicit_dunders computes it
+        return site.adjoint_of(getattr(explicit_dunders, name), None).__call__(obj, *args)
     raise site.missing(label, f"{type(obj).__module__}.{type(obj).__qualname__}.{name}")
 
 

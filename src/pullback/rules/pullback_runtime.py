@@ -19,6 +19,7 @@ from .. import (
     dynamic_attrs,
     dynamic_calls,
     dynamic_vjps,
+    explicit_dunders,
     operator_dispatch,
     read_folds,
     runtime,
@@ -469,6 +470,7 @@ def register(reg):
         dynamic_vjps.no_cotangents,  # the vjp of xs.index(v) found at run time
         callables.super_method_function,  # the function super().name(x) runs, self first
         with_contexts.Context,  # a context manager runs once around a with body
+        explicit_dunders.computes_operator,  # (x.__mul__(y): the branch it runs)
         with_contexts.entered,  # (`with cm(x) as y` with y from x is refused: with_blocks)
         family=FAMILY,
         trusted=True,

@@ -33,6 +33,7 @@ from __future__ import annotations
 import gast
 
 from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
+from ..receiver_classes import module_class_with_any
 from ..resolve import dotted_parts, resolve_call
 from . import nodes as N
 from .comprehensions import COMPREHENSIONS
@@ -58,6 +59,30 @@ class Expressions:
             stmts.append(N.assign(name, value, e))
             value = N.load(name)
         return stmts, value
+
+    def explicit_dunder(self, e, stmts):
+        """``x.__mul__(y)``, ``x.__rsub__(y)``, ``x.__getitem__(i)``, ... of a receiver known
+        only at run time: the call of :mod:`pullback.explicit_dunders`' function of that
+        name, which runs the operator on numbers and arrays (else the method itself)."""
+        from .. import explicit_dunders
+
+        func = e.func
+        if not (isinstance(func, gast.Attribute) and func.attr in explicit_dunders.NAMES):
+            return None
+        if e.keywords or any(isinstance(a, gast.Starred) for a in e.args):
+            return None
+        if getattr(explicit_dunders, self.fs.fn.__name__, None) is self.fs.fn:
+            return None  # (their own fallback calls the method itself)
+        callee = self.resolver()(e)
+        if callee is None or callee.kind != "method" or callee.python_method:
+            return None
+        if module_class_with_any(self.fs, (func.attr,)):
+            return None  # it may be a user's object's own method (what it returns an object)
+        receiver = self.atom(func.value, stmts)
+        args = [self.atom(a, stmts) for a in e.args]
+        fn = getattr(explicit_dunders, func.attr)
+        name = f"_pb_dunder{func.attr[1:-2]}"
+        return self.bound_call(fn, [receiver, *args], e, name=name)
 
     def atom(self, e, stmts):
         value = self.operation(e, stmts)
@@ -106,6 +131,9 @@ class Expressions:
             return self.ifexp(e, stmts)
         if isinstance(e, gast.Call):
             resolve = self.resolver()
+            dunder = self.explicit_dunder(e, stmts)  # x.__mul__(y): explicit_dunders.py
+            if dunder is not None:
+                return dunder
             attribute = constant_getattr(e, resolve)  # getattr(obj, "w") is obj.w
             if attribute is not None:
                 return self.operation(attribute, stmts)

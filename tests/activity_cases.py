@@ -4,8 +4,8 @@ line numbers are stable in the golden messages)."""
 import numpy as np
 
 
-class Settings:  # __slots__: a class pullback does not follow (plain_classes.py)
-    __slots__ = ("n", "scale")
+class Settings:  # __setattr__: a class pullback does not follow (plain_classes.py)
+    __setattr__ = object.__setattr__
 
     def __init__(self, n, scale):
         self.n = n

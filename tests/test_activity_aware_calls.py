@@ -33,8 +33,8 @@ def test_an_object_built_from_a_differentiated_value_is_refused_before_running()
         grad(cases.built_from_a_differentiated_value)(np.array([0.3, -0.7]))
     text = str(info.value)
     assert (
-        "activity_cases.py:21:11: PB301 call of 'activity_cases.Settings', a class with "
-        "__slots__ ('Settings')" in text
+        "activity_cases.py:21:11: PB301 call of 'activity_cases.Settings', a class that "
+        "defines __setattr__ ('Settings')" in text
     )
     assert "cfg = Settings(3, x)" in text
 

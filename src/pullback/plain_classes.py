@@ -20,9 +20,10 @@ Every attribute the ``__init__`` stores is a field of the record (records_plain.
 then read them as a dataclass's fields. ``super().__init__(...)`` is the parent's function,
 returning its fields as a tuple. Nothing else about the object is followed, so a class is
 taken this way only where that is the whole of what constructing it does (:func:`refusal`):
-no ``__new__``, ``__slots__``, ``__setattr__``/``__getattr__``, metaclass (but
+no ``__new__``, ``__setattr__``/``__getattr__``, metaclass (but
 ``abc.ABCMeta``, whose ``abc.ABC`` base is empty), multiple bases,
-library or C class, and an ``__init__`` that uses ``self`` only to store and read its
+library or C class (``__slots__`` is fine: the record holds its fields in the slots), and
+an ``__init__`` that uses ``self`` only to store and read its
 attributes and to call methods that only read it (plain_methods.py: such a call gets an
 object holding the attributes stored so far). Any other class stays a call of the class
 (refused where a differentiated value reaches it, PB301, with this module's reason).
@@ -84,20 +85,12 @@ def _chain(cls) -> list:
                 "keep the values as attributes of a plain class (or a @dataclass), or "
                 "register a rule for the class",
             )
-        if "__slots__" in c.__dict__:
-            raise Refused(*_slots(c.__name__))
+        # (__slots__: its objects hold the fields in slots, records_plain.new_record)
         for name in _FORBIDDEN:
             if name in c.__dict__:
                 raise Refused(*_forbidden(name, c.__name__))
         chain.append(c)
     return chain
-
-
-def _slots(name):
-    return (
-        f"a class with __slots__ ('{name}')",
-        "drop __slots__ (or use a @dataclass), or register a rule for the class",
-    )
 
 
 def _forbidden(method, name):

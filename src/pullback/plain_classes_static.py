@@ -9,19 +9,16 @@ import types
 
 import gast
 
-from .plain_classes import _FORBIDDEN, Refused, _forbidden, _Rewrite, _slots
+from .plain_classes import _FORBIDDEN, Refused, _forbidden, _Rewrite
 
 
 def static_refusal(node, filename: str):
     """What :func:`refusal` says of a class ``pullback check`` knows by its ``ClassDef``
-    (of the file ``filename``) only, with no bases and no decorator: ``__slots__``, a
-    method that changes how objects are made or read, or an ``__init__`` the constructor
+    (of the file ``filename``) only, with no bases and no decorator: a method that
+    changes how objects are made or read, or an ``__init__`` the constructor
     function cannot be written from; else None."""
     init = None
     for stmt in node.body:
-        targets = stmt.targets if isinstance(stmt, gast.Assign) else []
-        if any(isinstance(t, gast.Name) and t.id == "__slots__" for t in targets):
-            return _slots(node.name)
         if isinstance(stmt, gast.FunctionDef) and stmt.name in _FORBIDDEN:
             return _forbidden(stmt.name, node.name)
         if isinstance(stmt, gast.FunctionDef) and stmt.name == "__init__":

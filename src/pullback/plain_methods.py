@@ -32,10 +32,12 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 def live_kind(cls, name: str) -> str | None:
     """What ``self.name`` is for an object of ``cls``: "method" (a Python function),
     "static" (a staticmethod), "property", "other" (another descriptor or class value),
-    or None (no attribute of the class)."""
+    or None (no attribute of the class, or a slot of its ``__slots__``: an object's own)."""
     for c in cls.__mro__:
         if name in c.__dict__:
             raw = c.__dict__[name]
+            if isinstance(raw, types.MemberDescriptorType):
+                return None
             if isinstance(raw, types.FunctionType):
                 return "method"
             if isinstance(raw, staticmethod):

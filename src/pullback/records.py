@@ -167,13 +167,22 @@ def _class_constant(record, name: str) -> bool:
 _MISSING = object()
 
 
+def _in_slot(record, name: str) -> bool:
+    """Whether ``record.name`` is a value held in a slot of its class's ``__slots__``."""
+    for c in type(record).__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        if name in ((slots,) if isinstance(slots, str) else slots):
+            return hasattr(record, name)
+    return False
+
+
 def _plain_attribute(record, name: str, where: str):
     """None for an attribute of a plain record that is no field and holds a constant: a
     class attribute that is a plain value, or an attribute stored later with no gradient
     (one stored with a gradient is refused by :func:`field_of`, escapes.py); a refusal for
     a method, a property or any other descriptor."""
     cls = type(record)
-    if name not in record.__dict__:
+    if name not in (getattr(record, "__dict__", None) or ()) and not _in_slot(record, name):
         static = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), None)
         if static is None or hasattr(type(static), "__get__") or callable(static):
             what = "property" if isinstance(static, property) else "attribute"
@@ -298,9 +307,7 @@ def new_record_pullback(dy, cls, names, *values):
 
 
 def _new_record_rrule(cls, names, *values):
-    return new_record(cls, names, *values), lambda dy: new_record_pullback(
-        dy, cls, names, *values
-    )
+    return new_record(cls, names, *values), lambda dy: new_record_pullback(dy, cls, names, *values)
 
 
 def _new_record_tangent(args, tangents, kwargs):

@@ -84,28 +84,74 @@ def is_plain_record(v) -> bool:
 
 def plain_fields(record) -> tuple:
     """The values of ``record``'s fields in layout order (None where it has none)."""
+    cls = type(record)
+    if has_slots(cls):
+        return tuple([getattr(record, n, None) for n in layout(cls)])
     d = record.__dict__
-    return tuple([d.get(n) for n in layout(type(record))])
+    return tuple([d.get(n) for n in layout(cls)])
 
 
 def new_record(cls, names, *values):
     """An instance of ``cls`` holding ``values`` as the attributes ``names`` (those that
     are not :data:`UNSET`), made without running ``__init__``: what the constructor
-    function returns, once the ``__init__`` it was written from has computed them."""
+    function returns, once the ``__init__`` it was written from has computed them. (A
+    class with ``__slots__`` gets them in its slots, as its ``__init__`` would store them.)"""
     out = object.__new__(cls)
-    d = out.__dict__
-    for n, v in zip(names, values, strict=True):
-        if v is not UNSET:
-            d[n] = v
+    if has_slots(cls):
+        for n, v in zip(names, values, strict=True):
+            if v is not UNSET:
+                object.__setattr__(out, n, v)  # (a slot, or the __dict__ a base gives)
+    else:
+        d = out.__dict__
+        for n, v in zip(names, values, strict=True):
+            if v is not UNSET:
+                d[n] = v
     register_record(out)
     return out
+
+
+def has_slots(cls) -> bool:
+    """Whether ``cls`` or a base of it declares ``__slots__``."""
+    return any("__slots__" in c.__dict__ for c in cls.__mro__[:-1])
 
 
 def register_record(out) -> None:
     """Make ``out`` a record (a copy of one, which holds the same fields)."""
     key = id(out)
-    _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
+    try:
+        _MADE[key] = weakref.ref(out, lambda r, key=key: _MADE.pop(key, None))
+    except TypeError:  # __slots__ without __weakref__: held until only _MADE holds it
+        _MADE[key] = _Strong(out)
+        if len(_MADE) > _STRONG_PRUNE[0]:
+            _prune_strong()
 
+
+class _Strong:
+    """A record that cannot be weakly referenced (a class with ``__slots__`` and no
+    ``__weakref__``), held strongly; called as a weak reference is."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __call__(self):
+        return self.obj
+
+
+#: the size of _MADE above which held records only _MADE holds are let go (doubles as
+#: the live ones grow, so the pruning costs O(1) per record made)
+_STRONG_PRUNE = [256]
+
+
+def _prune_strong() -> None:
+    import sys
+
+    for key, ref in list(_MADE.items()):
+        # the _Strong's slot, getrefcount's argument and `ref.obj` evaluated: nobody else
+        if type(ref) is _Strong and sys.getrefcount(ref.obj) <= 2:
+            del _MADE[key]
+    _STRONG_PRUNE[0] = max(256, 2 * len(_MADE))
 
 
 def adopt_copies(original, made, memo=None) -> None:
@@ -129,7 +175,9 @@ def adopt_object(obj) -> bool:
     calls the class, not the constructor function). Whether it is a record then."""
     if is_plain_record(obj):
         return True
-    if layout(type(obj)) is None or not isinstance(getattr(obj, "__dict__", None), dict):
+    if layout(type(obj)) is None:
+        return False
+    if not isinstance(getattr(obj, "__dict__", None), dict) and not has_slots(type(obj)):
         return False
     register_record(obj)
     return True

@@ -163,6 +163,8 @@ CORRECT = [
     # values that total() reads back
     (gp_class_predict, (P([0.2, -0.1]),), True),
     (stack_collect, (0.7,), True),
+    # a class with __slots__ and its own operators (PB301 before: plain_classes.py)
+    (vec2_ops, (0.7,), True),
 ]
 
 
@@ -189,11 +191,6 @@ def test_naive_sinc_hessian_has_no_nan_from_the_unselected_branch():
     np.testing.assert_allclose(h, want, rtol=1e-12, atol=1e-15)
 
 
-REFUSED = [
-    (vec2_ops, (0.7,), "__slots__"),
-]
-
-
 def test_a_closure_over_parameters_given_to_an_integrator_object():
     # a record of its cells since stop 34 (transform/closure_cells.py): PB405 before
     check_probe(ode_params_closure, P([2.0, 0.3]), second=True)
@@ -211,11 +208,6 @@ def test_a_clock_appended_to_a_list_on_the_object_at_second_order():
     # loop's next append writes, self.f is a callable held on the instance): it runs
     # (it was refused as PB106)
     check_probe(euler_decay, P([0.5, -1.0]), second=True)
-
-
-@pytest.mark.parametrize("f, args, says", REFUSED, ids=[c[0].__name__ for c in REFUSED])
-def test_refused_with_the_reason(f, args, says):
-    check_refusal(f, *args, says=(says,))
 
 
 @pytest.mark.parametrize("f", [polynomial_class, dataclass_operator, dataclass_operator_both])

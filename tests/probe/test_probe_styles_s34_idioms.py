@@ -520,14 +520,14 @@ PROBES = {
     "accumulate_wealth": (accumulate_wealth, (np.array([0.02, -0.01, 0.03, 0.01]),), True),
     # general context managers run once around the body (with_blocks.py; PB202 before)
     "timed_value_iteration": (timed_value_iteration, (0.9, R3, P3), True),
+    # __slots__: a plain class whose fields live in slots (plain_classes.py; PB301 before)
+    "slotted_energy": (slotted_energy, (np.array([0.2, 0.7]),), True),
     "catch_warnings_log": (catch_warnings_log, (np.array([0.5, 1.5]),), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES, quick=6)
 
 REFUSED = {
-    "slotted_energy": (slotted_energy, (np.array([0.2, 0.7]),),
-                       ("PB301", "a class with __slots__", "drop __slots__")),
     "post_init_value": (post_init_value, (np.array([0.95, 2.0]),),
                         ("PB301", "__post_init__", "in a method or a property")),
     "cached_property_value": (cached_property_value, (0.33,), ("PB501", "k_star")),

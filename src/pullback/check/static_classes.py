@@ -1,7 +1,7 @@
 """Classes defined in a file that ``pullback check`` only parses, whose construction with a
 differentiated value the transformation refuses (PB301), known from their tree alone: a
 dataclass whose constructor is no store of its fields (records_dataclasses.refusal says
-why, for a live class), and a plain class whose body has ``__slots__``, ``__new__``,
+why, for a live class), and a plain class whose body has ``__new__``,
 ``__setattr__`` or ``__getattr__`` (plain_classes.static_refusal). Every other class (a
 dataclass with the generated ``__init__``, a plain class, whose ``__init__`` grad follows,
 a subclass, a decorated class) stays opaque: only running the file tells what it is, and

@@ -25,6 +25,8 @@ tuple of their fields', so the constructor's rule and the field reads here serve
 
 from __future__ import annotations
 
+import functools
+
 from .errors import UnsupportedCallError
 from .escapes import ESCAPE_RECORD, changed_outside
 from .records_dataclasses import (
@@ -186,6 +188,17 @@ def _plain_attribute(record, name: str, where: str):
         static = next((c.__dict__[name] for c in cls.__mro__ if name in c.__dict__), None)
         if static is None or hasattr(type(static), "__get__") or callable(static):
             what = "property" if isinstance(static, property) else "attribute"
+            if isinstance(static, functools.cached_property):
+                raise UnsupportedCallError(
+                    f"{where}: PB501 cached property '{name}' of a differentiated "
+                    f"{cls.__name__} cannot be differentiated here: the object may change (a "
+                    "method call, a store) or be handed on before the read, so its cache "
+                    "may hold a value of other fields.\n"
+                    f"Fix: read it on an object the function makes and only reads "
+                    f"(`{cls.__name__}(...).{name}`, or a name bound to it used only for "
+                    f"attribute reads), or write it as a method and call it, `.{name}()` "
+                    "(see docs/limitations.md#PB501)."
+                )
             raise UnsupportedCallError(
                 f"{where}: PB501 {what} '{name}' of a differentiated {cls.__name__} cannot "
                 "be differentiated: pullback follows the attributes its __init__ stores and "

@@ -522,6 +522,8 @@ PROBES = {
     "timed_value_iteration": (timed_value_iteration, (0.9, R3, P3), True),
     # __slots__: a plain class whose fields live in slots (plain_classes.py; PB301 before)
     "slotted_energy": (slotted_energy, (np.array([0.2, 0.7]),), True),
+    # a functools.cached_property of an object only read (property_reads.py; PB501 before)
+    "cached_property_value": (cached_property_value, (0.33,), True),
     "catch_warnings_log": (catch_warnings_log, (np.array([0.5, 1.5]),), True),
 }
 
@@ -530,7 +532,6 @@ test_probe, test_float32 = probe_tests(PROBES, quick=6)
 REFUSED = {
     "post_init_value": (post_init_value, (np.array([0.95, 2.0]),),
                         ("PB301", "__post_init__", "in a method or a property")),
-    "cached_property_value": (cached_property_value, (0.33,), ("PB501", "k_star")),
 }
 
 test_refused = refusal_test(REFUSED)

@@ -16,6 +16,13 @@ bakes in is guarded (``fs.property_guards``, guards.current_property): a subclas
 later that overrides the property, or another property given to the class, makes the
 adjoint be built again.
 
+A ``functools.cached_property`` of a class known so is read the same way, as a call of its
+function, where the object is one the function makes and only reads (``C(x).sq``, or
+``c = C(x)`` whose every use is an attribute read): the primal's first read computes the
+value and later reads reuse it, computed from the same unchanged object, so each read's
+call is that value, differentiated through the first computation's inputs (the object's
+fields). Other receivers stay attribute reads (PB501).
+
 ``g[i]`` of an object whose class's ``__getitem__`` is a Python function (a grid, a table,
 a dataset) runs that method: the operators' run-time dispatch (``transform/dunder_operators.py``,
 ``operator_dispatch.py``) finds it when the code runs, for any object a call made or a
@@ -34,6 +41,7 @@ the class's ``__iter__`` (``object_items.py``).
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 import types
 
@@ -54,6 +62,50 @@ def _property(cls, name: str):
     if not isinstance(raw, property) or not isinstance(raw.fget, types.FunctionType):
         return None
     return raw
+
+
+def _cached_property(cls, name: str):
+    """``cls.name`` when it is a ``functools.cached_property`` with a Python getter that
+    every object of ``cls`` runs (no subclass defines ``name`` again), else None."""
+    if not isinstance(cls, type):
+        return None
+    raw = current_property(cls, name)
+    if not isinstance(raw, functools.cached_property) or not isinstance(
+        raw.func, types.FunctionType
+    ):
+        return None
+    return raw
+
+
+def _only_read(tree, value, params) -> bool:
+    """Whether the receiver ``value`` of a cached property read is an object no statement
+    of the function changes or hands on before it is read: the call that makes it
+    (``C(x).sq``), or a local that is no parameter, bound once, whose every other use is
+    an attribute read (``c = C(x); c.sq + c.w``). Every read of the property then finds
+    the cache as the first one left it, holding the getter's value of the same object:
+    the getter's call is what each read is."""
+    if isinstance(value, gast.Call):
+        return True
+    if not isinstance(value, gast.Name) or any(p.id == value.id for p in params):
+        return False
+    parents = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            parents[child] = node
+    stores = 0
+    for node in gast.walk(tree):
+        if not (isinstance(node, gast.Name) and node.id == value.id):
+            continue
+        if not isinstance(node.ctx, gast.Load):
+            stores += 1
+            continue
+        parent = parents.get(node)
+        if not (isinstance(parent, gast.Attribute) and isinstance(parent.ctx, gast.Load)):
+            return False
+        grand = parents.get(parent)
+        if isinstance(grand, gast.Call) and grand.func is parent:
+            return False  # a method call may change it
+    return stores == 1
 
 
 def _made_class(fs, call, locals_):
@@ -122,7 +174,11 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
                 continue
             cls = class_of(node.value)
             prop = _property(cls, node.attr) if cls is not None else None
-            if prop is not None:
+            cached = _cached_property(cls, node.attr) if cls is not None else None
+            if cached is not None and _only_read(tree, node.value, params):
+                found[id(node)] = cached.func  # (functools.cached_property: see the docstring)
+                fs.property_guards[(cls, node.attr)] = cached
+            elif prop is not None:
                 found[id(node)] = prop.fget
                 # what the adjoint bakes in: guarded (a subclass defined later may
                 # override the property, or the class may be given another one)
@@ -239,8 +295,10 @@ def _item_method(cls):
 def _key(node):
     """An index expression as a value: slices written as ``slice(...)`` calls."""
     if isinstance(node, gast.Slice):
-        parts = [p if p is not None else gast.Constant(None, None) for p in
-                 (node.lower, node.upper, node.step)]
+        parts = [
+            p if p is not None else gast.Constant(None, None)
+            for p in (node.lower, node.upper, node.step)
+        ]
         return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
     if isinstance(node, gast.Tuple):
         return gast.Tuple([_key(e) for e in node.elts], gast.Load())

@@ -18,7 +18,7 @@ import numpy as np
 from ..callables import call_method_of, rule_call_function
 from ..dict_calls import constant_getattr, dict_display, with_getattr_rewritten
 from ..guards import is_library_module_name
-from ..iteration import consumed_iterator, first_item
+from ..iteration import consumed_iterator, first_item, loop_itertools
 from ..iterators_by_hand import hand_iterators
 from ..receiver_classes import python_method_of_object
 from ..registry import qualified_name
@@ -357,6 +357,11 @@ class CallChecks(ContainerChecks):
             # enumerate(zip(xs, ys)): what they iterate is read by index the same way
             # (transform/loop_iterables.py).
             self._loop_iterators.update(id(a) for a in node.args)
+            return
+        if id(node) in self._loop_iterators and loop_itertools(node, self._resolve):
+            # accumulate(xs), chain(a, b), pairwise(xs), ... where a loop, a comprehension or
+            # list(...) goes over it: the transform steps it (transform/loop_iterables.py), in
+            # a callee as in the function itself, and refuses a form it cannot step
             return
         if not self._reads_locals(node):
             return  # only constants and globals go in: no gradient can flow through it

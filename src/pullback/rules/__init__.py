@@ -126,6 +126,7 @@ _ORDER = (
     DeferredFamily("scipy_linalg", "scipy_linalg", "scipy.linalg"),
     DeferredFamily("scipy_linalg_decomp", "scipy_linalg_decomp", "scipy.linalg"),
     DeferredFamily("scipy_linalg_matfuncs", "scipy_linalg_matfuncs", "scipy.linalg"),
+    DeferredFamily("scipy_linalg_lyapunov", "scipy_linalg_lyapunov", "scipy.linalg"),
     DeferredFamily("scipy_signal", "scipy_signal", "scipy.signal"),
     DeferredFamily("scipy_integrate", "scipy_integrate", "scipy.integrate"),
     DeferredFamily("scipy_quad", "scipy_quad", "scipy.integrate"),

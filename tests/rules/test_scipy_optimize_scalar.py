@@ -156,3 +156,12 @@ def test_other_methods_and_outputs_refused():
         reg.lookup(so.minimize_scalar).rrule(well, args=(0.7, 0.3), method=mine)
     with pytest.raises(Exception, match="full_output"):
         reg.lookup(so.brent).rrule(well, (0.7, 0.3), full_output=True)
+
+
+def closure_argmin(p):
+    # a lambda reading the function's variables: they reach the solver through args
+    return so.minimize_scalar(lambda x: np.cosh(x - p[0]) + p[1] * x**2, tol=1e-12).x
+
+
+def test_closure_given_to_the_solver():
+    assert check_grads(closure_argmin, np.array([0.7, 0.3])) == "reverse"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -147,26 +148,39 @@ def flat_positions(seqs) -> tuple:
     return tuple(out)
 
 
-def zip_limit(*iterables):
-    """How many items ``zip`` of ``iterables`` yields at most, from those with a length
-    (lists, tuples, arrays, ranges, strings); ``None`` when none has one.
+_KNOWN = (int, *_SEQUENCES)
 
-    >>> zip_limit([1.0, 2.0, 3.0], iter([]), range(2))
+
+def zip_limit(*known):
+    """How many items ``zip`` yields at most, from what is known of its arguments: a length
+    (an int: an argument whose shape the loop reads by position) or an argument read as it
+    is (its length if it is a list, tuple, array, range or string); ``None`` when nothing
+    has a length.
+
+    >>> zip_limit([1.0, 2.0, 3.0], iter([]), 2)
     2
+    >>> zip_limit(iter([]), itertools.count()) is None
+    True
     """
-    sized = [len(it) for it in iterables if isinstance(it, _SEQUENCES)]
+    sized = [n if isinstance(n, int) else len(n) for n in known if isinstance(n, _KNOWN)]
     return min(sized) if sized else None
 
 
-def zip_bounded(iterator, limit):
-    """The first ``limit`` items of an endless itertools iterator zipped with sequences
-    (``zip(xs, itertools.count(1))``): the items zip reads of it, which a loop can read
-    into a list (loop_iterables.py). ``limit=None``: the iterator itself.
+def zip_bounded(iterable, limit):
+    """What a loop reads of an argument of ``zip``: a container as it is (a sequence's
+    cotangent flows back); an iterator only its first ``limit`` items, as far as zip goes with
+    sequences beside it (``zip(naturals(), xs)`` with a generator that never ends), or
+    whole when ``limit`` is None.
 
     >>> list(zip_bounded(itertools.count(1), 3))
     [1, 2, 3]
+    >>> xs = [1.0, 2.0]
+    >>> zip_bounded(xs, 1) is xs
+    True
     """
-    return iterator if limit is None else itertools.islice(iterator, limit)
+    if limit is None or not isinstance(iterable, Iterator):
+        return iterable  # (a container is finite, and a user's may have its own __iter__)
+    return itertools.islice(iterable, limit)
 
 
 def register(reg):

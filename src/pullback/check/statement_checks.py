@@ -11,6 +11,7 @@ import gast
 
 from ..source_imports import import_refusal
 from ..transform.generators import (
+    NEVER_ENDS,
     body_refusal,
     consumption_refusal,
     is_generator_function,
@@ -294,20 +295,28 @@ class StatementChecks:
                 continue
             mark_yield_statements(uc.source.tree)
             refusal = consumption_refusal(
-                uc.call, self._parent_map(), self._resolved_object
+                uc.call, self._parent_map(), self._resolved_object, generator=uc.source.tree
             ) or body_refusal(uc.source.tree)
             if refusal is None:
                 uc.source.tree._pb_consumed = True
                 kept.append(uc)
                 continue
-            name = self.text(uc.call.func)
+            name, made = self.text(uc.call.func), self.text(uc.call)
+            fix = (
+                f"consume `{made}` completely where it is made, e.g. `for v in {made}:` "
+                f"without break, or `list({made})`"
+            )
+            if refusal.startswith(NEVER_ENDS):
+                fix = (
+                    f"give '{name}' an end: a parameter for the number of items "
+                    f"(`for _ in range(n):` instead of `while True:`), called with the length "
+                    f"of what it is zipped with"
+                )
             self.report(
                 uc.call,
                 "PB402",
                 f"generator function '{name}' cannot be differentiated here: {refusal}",
-                fix=f"consume `{self.text(uc.call)}` completely where it is made, e.g. "
-                f"`for v in {self.text(uc.call)}:` without break, or `list({self.text(uc.call)})` "
-                f"({codes.see('PB402')}).",
+                fix=f"{fix} ({codes.see('PB402')}).",
             )
         self.user_calls[:] = kept
 

@@ -180,7 +180,9 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         reads = free_names(node)
         for sub in gast.walk(tree):
             if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
-                why = consumption_refusal(sub, parents, resolve or (lambda c: None), reads)
+                why = consumption_refusal(
+                    sub, parents, resolve or (lambda c: None), reads, generator=node
+                )
                 if why is not None:
                     return f"a generator that a call cannot run to its end: {why}"
     return None

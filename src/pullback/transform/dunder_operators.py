@@ -28,7 +28,7 @@ from ..receiver_classes import method_class, module_class_with_any, python_metho
 from ..resolve import Callee
 from ..runtime import as_sequence
 from ..tree_walk import lean_nodes, statements
-from ..unpacking import unpack_items
+from ..unpacking import unpack_items, zip_bounded
 
 _BINARY = {
     gast.Add: "__pb_add__",
@@ -269,7 +269,7 @@ def _held_of(tree, made, kinds) -> set:
         target, value = node.targets[0], node.value
         if not isinstance(target, gast.Name) or kinds.get(target.id) is not None:
             continue
-        source = _field_owner(value)
+        source = _field_owner(value) or _bounded_source(value)
         listed = False
         if source is None and isinstance(value, gast.Subscript):
             source = value.value.id if isinstance(value.value, gast.Name) else None
@@ -292,6 +292,16 @@ def _held_of(tree, made, kinds) -> set:
                 into.add(target)
                 changed = True
     return held
+
+
+def _bounded_source(value):
+    """The name ``v`` of ``zip_bounded(v, n)``, which is ``v`` itself unless ``v`` is an
+    iterator (what a loop over a zip reads of an argument: loop_iterables.py)."""
+    callee = getattr(value, "pb_callee", None)
+    if callee is None or getattr(callee, "obj", None) is not zip_bounded:
+        return None
+    first = value.args[0] if value.args else None
+    return first.id if isinstance(first, gast.Name) else None
 
 
 def _field_owner(value):

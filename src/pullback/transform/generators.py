@@ -38,6 +38,7 @@ from ..tree_walk import lean_nodes, statements
 from . import nodes as N
 
 ITEMS = "_pb_items"
+NEVER_ENDS = "it never ends"  # (the start of consumption_refusal's reason for such a zip)
 # Builtins that consume their iterable argument completely (zip: see the module docstring).
 CONSUMERS = (
     builtins.list,
@@ -55,11 +56,20 @@ def is_generator_function(obj) -> bool:
     return isinstance(obj, types.FunctionType) and inspect.isgeneratorfunction(obj)
 
 
-def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
+def consumption_refusal(call, parents, resolve, reads=(), generator=None) -> str | None:
     """Why the generator made by ``call`` is not provably consumed completely where it is
     made (None when it is). ``resolve(node)`` returns the object a call's function is;
-    ``reads`` are the names the generator reads that its consumer must not rebind."""
+    ``reads`` are the names the generator reads that its consumer must not rebind;
+    ``generator``: the generator function's tree, when known (a generator that never ends
+    cannot be zipped: its list would never be done)."""
     parent = parents.get(call)
+    endless = None if generator is None else endless_loop(generator)
+    if endless is not None and _zipped(call, parents, resolve):
+        return (
+            f"{NEVER_ENDS} (the `while` loop at line {endless.lineno} has no break or return) "
+            "and pullback runs a zipped generator to its end before the loop, where zip "
+            "would stop it at the shortest argument"
+        )
     if isinstance(parent, gast.For) and parent.iter is call:
         for sub in own_nodes(parent.body):
             if isinstance(sub, (gast.Break, gast.Return)):
@@ -81,6 +91,52 @@ def consumption_refusal(call, parents, resolve, reads=()) -> str | None:
         "the generator escapes (it is not consumed where it is made by a for loop, a "
         "comprehension, list, tuple, sum, zip, enumerate, sorted, min or max)"
     )
+
+
+def _zipped(call, parents, resolve) -> bool:
+    """Whether what ``call`` makes is an argument of ``zip``, directly or under
+    ``enumerate`` (which zip then stops early too)."""
+    node, parent = call, parents.get(call)
+    while isinstance(parent, gast.Call) and node in parent.args:
+        fn = resolve(parent)
+        if fn is builtins.zip:
+            return True
+        if fn is not builtins.enumerate:
+            return False
+        node, parent = parent, parents.get(parent)
+    return False
+
+
+def endless_loop(tree):
+    """The ``while True:`` loop (a constant true test) of the generator function ``tree``'s
+    own body that provably never ends -- no ``return`` or ``raise`` in it and no ``break``
+    of its own -- or None.
+
+    >>> import gast
+    >>> code = "def g():\\n    n = 0\\n    while True:\\n        yield n\\n        n += 1"
+    >>> tree = gast.parse(code).body[0]
+    >>> endless_loop(tree).lineno
+    3
+    """
+    for s in tree.body:
+        if not (isinstance(s, gast.While) and isinstance(s.test, gast.Constant) and s.test.value):
+            continue
+        if not any(isinstance(sub, (gast.Return, gast.Raise)) for sub in own_nodes(s.body)):
+            if not any(isinstance(sub, gast.Break) for sub in _own_breaks(s.body)):
+                return s
+    return None
+
+
+def _own_breaks(stmts):
+    """The statements of ``stmts`` outside nested loops and definitions (a ``break`` there
+    ends the loop ``stmts`` belong to)."""
+    for s in stmts:
+        yield s
+        if isinstance(s, (gast.For, gast.While, gast.AsyncFor, *SCOPES)):
+            yield from _own_breaks(s.orelse) if not isinstance(s, SCOPES) else ()
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            yield from _own_breaks(getattr(s, field, None) or ())
 
 
 def body_refusal(tree) -> str | None:
@@ -129,7 +185,10 @@ def _rewrite(stmts, where) -> list:
             item = "_pb_item"
             append = N.expr_stmt(N.call(N.attr(ITEMS, "append"), [N.load(item)]), s)
             loop = gast.For(
-                target=N.store(item), iter=s.value.value, body=[append], orelse=[],
+                target=N.store(item),
+                iter=s.value.value,
+                body=[append],
+                orelse=[],
                 type_comment=None,
             )
             out.append(N.located(loop, s))
@@ -146,6 +205,17 @@ def _rewrite(stmts, where) -> list:
 
 
 _LIST_VERSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _tree_of(gen):
+    """The definition of the generator function ``gen`` (None without its source)."""
+    from ..errors import PullbackError
+    from ..source import load_source
+
+    try:
+        return load_source(gen).tree
+    except PullbackError:
+        return None
 
 
 def list_version(gen):
@@ -193,8 +263,10 @@ def use_list_versions(fs, nodes=None) -> bool:
         if not (found and is_generator_function(gen)):
             continue
         parents = parent_map(fs.tree) if parents is None else parents
-        if consumption_refusal(sub, parents, resolve) is not None:
-            continue  # pragma: no cover - refused by the check
+        if consumption_refusal(sub, parents, resolve, generator=_tree_of(gen)) is not None:
+            # refused by the check where a gradient flows through it; else it carries no
+            # gradient and runs as the primal runs it (a zip reads it as far as it goes)
+            continue
         fn = list_version(gen)
         if fn is None:
             continue  # pragma: no cover - refused by the check

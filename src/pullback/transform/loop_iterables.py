@@ -104,39 +104,6 @@ class LoopIterables:
         callee = resolve_call(self.fs, it, self.locals)
         return callee.obj if callee is not None and callee.kind == "object" else None
 
-    def _endless(self, it) -> bool:
-        """Whether ``it`` makes an itertools iterator that may never end (``count(...)``,
-        ``cycle(...)``, ``repeat(value)``), which a loop over a zip reads only as far as its
-        sequences go."""
-        fn = self._iterated_function(it)
-        if fn is itertools.repeat:
-            return len(it.args) + len(it.keywords) == 1
-        return fn is itertools.count or fn is itertools.cycle
-
-    def _bounded_parts(self, args, pre, where):
-        """The parts of ``zip(*args)`` when some of ``args`` never end: every argument is
-        evaluated in order, as Python does, then the endless ones are cut to the shortest
-        sequence's length (``zip_limit``) before being read into lists; the others are read
-        as a loop reads them. (Without a sequence among them the cut is none: a loop over
-        only endless iterators is endless in Python too, and is refused at run time.)"""
-        atoms = []
-        for a in args:
-            st, atom = self.expr(a)
-            pre.extend(st)
-            atoms.append(atom)
-        limit = self.fresh("n")
-        call = self.bound_call(unpacking.zip_limit, [_copy(a) for a in atoms], where)
-        pre.append(N.assign(limit, call, where))
-        parts = []
-        for a, atom in zip(args, atoms, strict=True):
-            if self._endless(a):
-                cut = self.bound_call(unpacking.zip_bounded, [_copy(atom), N.load(limit)], where)
-                name = self.fresh()
-                pre.append(N.assign(name, cut, where))
-                atom = N.load(name)
-            parts.append(self.iteration(atom, pre, where, False))
-        return parts
-
     def _chain_of_starred(self, it):
         """``xss`` when ``it`` is ``itertools.chain(*xss)`` (one starred argument), else None."""
         if (
@@ -151,43 +118,26 @@ class LoopIterables:
             return None
         return it.args[0].value
 
-    def iteration(self, it, pre, where, in_order=True):
+    def iteration(self, it, pre, where, in_order=True, zipped=None):
         """``(length expression, element)``: ``element(k)`` is the :class:`Element` the
         iteration of ``it`` yields at index node ``k`` (a fresh node per use).
         ``in_order``: ``k`` is the loop's own index, stepping 0, 1, ... once each (not
-        under ``reversed`` or a table), which an ``accumulate`` needs."""
+        under ``reversed`` or a table), which an ``accumulate`` needs. ``zipped``: the
+        list of a ``zip``'s deferred reads when ``it`` is one of its arguments (directly
+        or under ``enumerate``): see :meth:`_zip_iteration`."""
         fn = self._iterated_function(it)
         spread = self._chain_of_starred(it)
         if spread is not None:  # chain(*xss): chain.from_iterable(xss)
             return self._flat_iteration(spread, pre, where)
         if fn is builtins.zip and it.args and all(k.arg == "strict" for k in it.keywords):
-            if any(self._endless(a) for a in it.args):
-                parts = self._bounded_parts(it.args, pre, where)
-            else:
-                parts = [self.iteration(a, pre, where, in_order) for a in it.args]
-            lengths = []
-            for length, _ in parts:
-                name = self.fresh("n")
-                pre.append(N.assign(name, length, where))
-                lengths.append(N.load(name))
-            keywords = []
-            for k in it.keywords:  # strict=True: unequal lengths raise, as zip raises
-                st, flag = self.expr(k.value)
-                pre.extend(st)
-                keywords.append(gast.keyword(arg="strict", value=flag))
-            length = lengths[0]
-            if len(lengths) > 1 or keywords:
-                length = self.bound_call(
-                    unpacking.zip_length, lengths, where, keywords, name="_pb_zip_length"
-                )
-            return length, lambda k: Element(parts=[el(_copy(k)) for _, el in parts])
+            return self._zip_iteration(it, pre, where, in_order)
         if fn is builtins.enumerate and 1 <= len(it.args) + len(it.keywords) <= 2 and it.args:
             start = None
             if len(it.args) > 1 or it.keywords:
                 node = it.args[1] if len(it.args) > 1 else it.keywords[0].value
                 st, start = self.expr(node)
                 pre.extend(st)
-            length, inner = self.iteration(it.args[0], pre, where, in_order)
+            length, inner = self.iteration(it.args[0], pre, where, in_order, zipped)
 
             def counted(k):
                 count = _copy(k)
@@ -219,11 +169,76 @@ class LoopIterables:
         form = _accumulate_form(fn, it) if in_order else None
         if form is not None and not _rebound(self.fs.tree, form[0], where):
             return self._accumulate_iteration(it.args[0], *form, pre, where)
-        seq = self.sequence(it, pre, where)
+        if zipped is not None:  # read once zip's limit is known (_zip_iteration)
+            st, atom = self.expr(it)
+            pre.extend(st)
+            seq = self.fresh("seq")
+            if isinstance(atom, gast.Name):
+                raw = atom.id
+            else:
+                raw = self.fresh()
+                pre.append(N.assign(raw, atom, where))
+            zipped.append((raw, seq))
+        else:
+            seq = self.sequence(it, pre, where)
         return (
             N.call("len", [N.load(seq)]),
             lambda k: Element(value=N.subscript(N.load(seq), k)),
         )
+
+    def _zip_iteration(self, it, pre, where, in_order):
+        """``zip(a, b, ...)``: the tuple of its arguments' elements at ``k``, as many as the
+        shortest has. Every argument is evaluated first, in order, as Python does; an
+        argument that is no known shape (a name, a call, ``count(1)``, a user's generator)
+        is read only then, and an iterator among them only as far as the sequences go
+        (``unpacking.zip_limit``/``zip_bounded``): read whole, a generator that never ends
+        (``zip(naturals(), xs)``) would never return. Without any sequence to bound them
+        they are read whole, and a zip of only endless iterators is endless in Python too
+        (``as_sequence`` refuses itertools' own)."""
+        zipped: list = []
+        parts, sized = [], []
+        for a in it.args:
+            before = len(zipped)
+            parts.append(self.iteration(a, pre, where, in_order, zipped))
+            sized.append(len(zipped) == before)  # its length needs no deferred read
+        lengths: list = [None] * len(parts)
+
+        def name_length(j):
+            name = self.fresh("n")
+            pre.append(N.assign(name, parts[j][0], where))
+            lengths[j] = N.load(name)
+
+        for j in range(len(parts)):
+            if sized[j]:
+                name_length(j)
+        if zipped:
+            limit = self.fresh("n")
+            known = [_copy(n) for n in lengths if n is not None]
+            raws = [N.load(raw) for raw, _ in zipped]
+            call = self.bound_call(unpacking.zip_limit, known + raws, where)
+            pre.append(N.assign(limit, call, where))
+            for raw, seq in zipped:
+                cut = self.bound_call(unpacking.zip_bounded, [N.load(raw), N.load(limit)], where)
+                bounded = self.fresh()
+                pre.append(N.assign(bounded, cut, where))
+                read = N.call("as_sequence", [N.load(bounded)])
+                read.pb_callee = Callee("internal", as_sequence, name="as_sequence")
+                self.namespace["as_sequence"] = as_sequence
+                pre.append(N.assign(seq, read, where))
+        for j in range(len(parts)):
+            if not sized[j]:
+                name_length(j)
+        keywords = []
+        for k in it.keywords:  # strict=True: unequal lengths raise, as zip raises
+            st, flag = self.expr(k.value)
+            pre.extend(st)
+            keywords.append(gast.keyword(arg="strict", value=flag))
+        length = lengths[0]
+        if len(lengths) > 1 or keywords:
+            length = self.bound_call(
+                unpacking.zip_length, lengths, where, keywords, name="_pb_zip_length"
+            )
+        return length, lambda k: Element(parts=[el(_copy(k)) for _, el in parts])
 
     def _table_iteration(self, table, pre, where):
         """``itertools.combinations(xs, 2)`` and its kin (see :func:`_index_table_form`):

@@ -18,8 +18,7 @@ import pytest
 from fd import check_grad, check_hessian_against_differences, check_jvp
 
 import pullback
-from pullback import UnsupportedSyntaxError, grad, hessian
-from pullback.with_contexts import SuppressedExceptionError
+from pullback import SuppressedExceptionError, UnsupportedSyntaxError, grad, hessian
 
 COUNT = {"enter": 0, "exit": 0}
 

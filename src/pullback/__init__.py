@@ -51,6 +51,7 @@ try:
         RuleError,
         ShapeMismatchError,
         SourceUnavailableError,
+        SuppressedExceptionError,
         UnsupportedSyntaxError,
     )
     from .jacobian import hessian, hvp, jacobian
@@ -116,6 +117,7 @@ __all__ = [
     "NonScalarOutputError",
     "MissingRuleError",
     "NotIterableError",
+    "SuppressedExceptionError",
     "RuleError",
     "HigherOrderError",
     "AdjointRuntimeError",

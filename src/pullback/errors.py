@@ -160,6 +160,11 @@ class NotIterableError(PullbackError, TypeError):
     """A differentiated for loop met a value it cannot iterate over."""
 
 
+class SuppressedExceptionError(PullbackError):
+    """A context manager around differentiated code swallowed an exception of its body, so
+    the body stopped midway (``contextlib.suppress``, an ``__exit__`` returning true)."""
+
+
 class HigherOrderError(PullbackError):
     """A derivative of a derivative needs a step pullback cannot differentiate twice yet."""
 
@@ -209,10 +214,7 @@ def in_pullback_file(filename: str) -> bool:
 
 def _internal(frame) -> bool:
     """A frame of pullback's own machinery: its modules, or code it generated."""
-    return (
-        in_pullback_file(frame.f_code.co_filename)
-        or "__pullback_line_map__" in frame.f_globals
-    )
+    return in_pullback_file(frame.f_code.co_filename) or "__pullback_line_map__" in frame.f_globals
 
 
 def _user_frames(tb):

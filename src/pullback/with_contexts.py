@@ -33,11 +33,7 @@ import warnings
 
 import numpy as np
 
-from .errors import PullbackError
-
-
-class SuppressedExceptionError(PullbackError):
-    """A context manager around differentiated code swallowed an exception of its body."""
+from .errors import PullbackError, SuppressedExceptionError
 
 
 class Context:

@@ -104,6 +104,10 @@ class _Prover:
         # quad, the arrays np.vectorize maps over)
         self.varying = {params[k] for k in varying}
         self.free: list = []
+        # a ``**`` on a parameter or a local: Python's float power (the C library's pow)
+        # and NumPy's array power (its own loop) may differ in the last bit, so such an
+        # integrand computes the same derivative on arrays but not the very same values
+        self.powers = False
         # The other parameters: each read whole (a scalar), or only through constant
         # indices and tuple unpacking (an array whose every read is one scalar).
         self.params = [p for k, p in enumerate(params) if k not in varying]
@@ -198,6 +202,8 @@ class _Prover:
             self.free.append((tuple(chain), None))
             return False
         if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            if isinstance(node.op, gast.Pow) and self._reads_bound(node):
+                self.powers = True
             return self.expr(node.left) | self.expr(node.right)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
             return self.expr(node.operand)
@@ -220,6 +226,11 @@ class _Prover:
             varying |= self.expr(arg)
         self.free.append((tuple(chain), len(args)))
         return varying
+
+    def _reads_bound(self, node) -> bool:
+        """Whether ``node`` reads a parameter or a local (a value the pass may make an
+        array), not only constants and free names (scalars in both computations)."""
+        return any(isinstance(n, gast.Name) and n.id in self.bound for n in gast.walk(node))
 
     def condition(self, node):
         """``np.where``'s condition: one comparison of float expressions, or one of them."""
@@ -293,7 +304,7 @@ def _plan(fn, nargs: int, varying=(0,)):
         (cells.index(chain[0]) if chain[0] in cells else chain[0], chain[1:], arity)
         for chain, arity in dict.fromkeys(prover.free)
     )
-    return checks, _fits_of(uses)
+    return checks, _fits_of(uses), prover.powers
 
 
 def _fits_of(uses):
@@ -474,7 +485,7 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
             owner.proof = entry
     if entry[2] is None:
         return False
-    plan, fits = entry[2]
+    plan, fits, _ = entry[2]
     verified = entry[3]
     if fits is None:
         if not scalars:
@@ -506,3 +517,14 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
     except (_NotProved, AttributeError):
         return False
     return True
+
+
+def proof_details(fn, owner=None):
+    """``(powers, functions)`` of the proof :func:`elementwise_in_x` last made for ``fn``
+    (call it first): whether a ``**`` reads a parameter or a local, and the functions its
+    calls resolved to at that call (``None`` where a free name is a scalar: read only);
+    ``None`` without a plan."""
+    entry = _PLANS.get(fn) if owner is None else owner.proof
+    if entry is None or entry[2] is None:
+        return None
+    return entry[2][2], entry[3]

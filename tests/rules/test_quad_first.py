@@ -108,6 +108,18 @@ def test_first_step_is_quadpacks(tol):
             assert found[:2] == info[:2]
 
 
+def test_step_nodes_are_kept_per_interval_and_sign_of_zero():
+    """The nodes are kept per interval (read-only), the sign of a zero limit in the key:
+    ``0.0 == -0.0``, but an integrand reading the limit (``1 / x``) sees the difference."""
+    plus = _quad_first.step_nodes(0.0, 2.0, 1.0, 1.0)
+    minus = _quad_first.step_nodes(-0.0, 2.0, -1.0, 1.0)
+    assert not plus.flags.writeable and plus is _quad_first.step_nodes(0.0, 2.0, 1.0, 1.0)
+    assert np.array_equal(plus[:21], minus[:21])
+    assert not np.signbit(plus[21]) and np.signbit(minus[21])
+    other = _quad_first.step_nodes(0.0, 3.0, 1.0, 1.0)
+    assert other[22] == 3.0 and np.all(other[1:21] != plus[1:21])
+
+
 def test_quad_agrees_with_the_step_on_this_scipy():
     assert _quad_first.agrees_with_quad()
     for f in (np.exp, np.cos, np.tanh, np.sqrt, np.arctan2, np.hypot, np.power, np.where):
@@ -126,8 +138,14 @@ def test_value_is_quads_and_gradient_differences(monkeypatch, f, limits):
     assert np.allclose(g, central(loss, 0.7, 1.3), rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("loss", [closure_loss, mixed_loss], ids=lambda f: f.__name__)
-def test_arrays_read_by_index(monkeypatch, loss):
+def float_closure_loss(c, k):
+    return si.quad(lambda x: k * np.exp(-c * x * x) + OFFSET * x, 0.0, 3.0)[0]
+
+
+@pytest.mark.parametrize(
+    "loss", [closure_loss, mixed_loss, float_closure_loss], ids=lambda f: f.__name__
+)
+def test_closures_and_arrays_read_by_index(monkeypatch, loss):
     answers = steps(monkeypatch)
     value, g = value_and_gradient(loss, 0.7, 1.3)
     assert answers and answers[0] is not None
@@ -190,13 +208,20 @@ def with_math(x, c, k):
     return math.exp(-c * x * x) * math.cos(k * x)
 
 
+NARROW = np.float32(1.7)  # a float32 scalar: NARROW * x is a float32 for a Python float x
+
+
+def with_float32_global(x, c, k):
+    return NARROW * x * x + k * np.exp(-c * x)
+
+
 def oscillatory(x, c, k):
     return np.exp(-c * x * x) * np.cos(40.0 * k * x)
 
 
 @pytest.mark.parametrize(
     "f",
-    [with_effect, with_draw, with_power, with_branch, with_math, oscillatory],
+    [with_effect, with_draw, with_power, with_float32_global, with_branch, with_math, oscillatory],
     ids=lambda f: f.__name__,
 )
 def test_quadpack_answers_the_rest(monkeypatch, f):

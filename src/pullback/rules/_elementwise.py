@@ -389,6 +389,14 @@ def _elementwise_ufunc(ufunc, arity) -> bool:
     )
 
 
+def _float64_scalar(value) -> bool:
+    """A real scalar that computes in float64 with a Python float as with a float64 array
+    (an integer or bool kind, a Python float or np.float64: not a narrower float)."""
+    return type(value) in (float, int, bool, np.float64) or isinstance(
+        value, (np.integer, np.bool_)
+    )
+
+
 _WHOLE = "whole"  # (see _fits_of)
 _UNREAD = "unread"
 
@@ -424,7 +432,7 @@ def _indexed_fit(fits, args, arrays) -> bool:
     return True
 
 
-def elementwise_in_x(fn, args, arrays=False, owner=None) -> bool:
+def elementwise_in_x(fn, args, arrays=False, owner=None, same_types=False) -> bool:
     """Whether ``fn(x, *args)`` provably computes, on an array ``x`` (and float entries of
     ``args`` spread into arrays like it), element by element what it computes on each
     scalar ``x`` (see the module docstring). ``args``: the values of this call, each a real
@@ -433,8 +441,11 @@ def elementwise_in_x(fn, args, arrays=False, owner=None) -> bool:
     ``p[1, -1]``, ``a, b = p``): spread to ``p.shape + x.shape``, each such read is then
     an array over ``x`` like a spread scalar. ``owner``: an object made for ``fn`` alone
     (its :class:`~._calculus_util.UserVJP`) that keeps the proof's structural part in its
-    attribute ``proof``, found without a weak dictionary's lookup."""
-    return _proved(fn, args, arrays, 1 + len(args), (0,), owner)
+    attribute ``proof``, found without a weak dictionary's lookup. ``same_types``: and
+    every free scalar name is one whose arithmetic with a Python float and with a float64
+    array gives float64 alike (not a float32 scalar: ``np.float32(2) * x`` is a float32
+    for a Python float ``x``, a float64 array for an array)."""
+    return _proved(fn, args, arrays, 1 + len(args), (0,), owner, same_types)
 
 
 def elementwise_in_arrays(fn, values, varying) -> bool:
@@ -455,7 +466,7 @@ def elementwise_in_arrays(fn, values, varying) -> bool:
     return _proved(fn, others, True, len(values), tuple(varying))
 
 
-def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
+def _proved(fn, args, arrays, nargs, varying, owner=None, same_types=False) -> bool:
     """The proof for ``fn`` of ``nargs`` positional parameters, those at ``varying``
     arrays, ``args`` the values of the others (see :func:`elementwise_in_x`; ``owner``
     keeps the entry instead of :data:`_PLANS`).
@@ -502,7 +513,7 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
             else:
                 value = _resolve(fn, where, attributes)
             if arity is None:
-                if not _real_scalar(value):
+                if not _real_scalar(value) or (same_types and not _float64_scalar(value)):
                     return False
             elif value is verified[j]:  # (the function checked last time)
                 continue

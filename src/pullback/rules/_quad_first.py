@@ -235,10 +235,11 @@ def _same_bits(ufunc) -> bool:
 def same_bits_in_x(func, params, arrays=False, owner=None) -> bool:
     """``_elementwise.elementwise_in_x`` and more: the pass computes each node's value
     with the operations of the scalar call, so the bits of quad's calls. Not where a
-    ``**`` reads a parameter or a local (Python's float power is the C library's ``pow``,
-    NumPy's array power its own loop: they differ in the last bit), nor where a function
-    it calls fails :func:`_same_bits`."""
-    if not elementwise_in_x(func, params, arrays=arrays, owner=owner):
+    free scalar name is a narrower float (``np.float32(2) * x``: float32 for quad's Python
+    float ``x``, float64 on the array), where a ``**`` reads a parameter or a local
+    (Python's float power is the C library's ``pow``, NumPy's array power its own loop:
+    they differ in the last bit), nor where a function it calls fails :func:`_same_bits`."""
+    if not elementwise_in_x(func, params, arrays=arrays, owner=owner, same_types=True):
         return False
     details = proof_details(func, owner)
     if details is None or details[0]:

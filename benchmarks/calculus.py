@@ -11,10 +11,13 @@
   installed, the same problem with ``jax.experimental.ode.odeint`` (jit, float64) is timed
   too, for reference (its gradient is JAX's own adjoint).
 * quad: an integral with two parameters in ``args``, once smooth (quad needs one
-  subinterval: the integral costs about 20 integrand calls, so pullback's fixed cost per
-  gradient dominates) and once oscillatory (quad bisects many times). The gradient takes one
+  subinterval: the integral costs 21 integrand calls, so pullback's fixed cost per
+  gradient dominates) and once oscillatory (quad bisects many times). The smooth one's
+  value is quad's first Gauss-Kronrod step computed by one pass of the integrand's adjoint
+  over its 21 nodes (rules/_quad_first.py: quad's bits, QUADPACK's arithmetic), whose kept
+  pullback gives the gradient; the oscillatory one calls quad, and the gradient takes one
   reverse pass of the integrand over the Gauss-Kronrod nodes of the subintervals quad chose
-  in the forward call (bisected further where the derivative needs it). Target: <= 3x quad.
+  (bisected further where the derivative needs it). Target: <= 3x quad.
   A third line has the smooth integrand as a closure reading an array at constant indices
   (``p[0]``, ``p[1]``): the array is spread over the nodes, and the same one pass serves.
 

@@ -124,8 +124,18 @@ def make_indexing_closure(coefficients):
     return integrand
 
 
+def without_first_step(monkeypatch):
+    """Leave out the vectorized first step (``_quad_first``, tests/rules/test_quad_first.py),
+    which answers a smooth integral before QUADPACK runs: the tests that spy on the node
+    pass behind QUADPACK's subintervals (what serves every integral the first step does
+    not) see it serve these ones too."""
+    monkeypatch.setattr(scipy_quad, "first_step", lambda *a: None)
+
+
 def spy(monkeypatch):
-    """``calls``: the sizes of the passes over nodes; ``general``: the per-node integrals."""
+    """``calls``: the sizes of the passes over nodes; ``general``: the per-node integrals
+    (the first step left out: :func:`without_first_step`)."""
+    without_first_step(monkeypatch)
     calls, general = [], []
     real_nodes, real_general = _quad_nodes._node_derivatives, scipy_quad.parameter_integral
 

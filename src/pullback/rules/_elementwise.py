@@ -104,6 +104,10 @@ class _Prover:
         # quad, the arrays np.vectorize maps over)
         self.varying = {params[k] for k in varying}
         self.free: list = []
+        # a ``**`` on a parameter or a local: Python's float power (the C library's pow)
+        # and NumPy's array power (its own loop) may differ in the last bit, so such an
+        # integrand computes the same derivative on arrays but not the very same values
+        self.powers = False
         # The other parameters: each read whole (a scalar), or only through constant
         # indices and tuple unpacking (an array whose every read is one scalar).
         self.params = [p for k, p in enumerate(params) if k not in varying]
@@ -198,6 +202,8 @@ class _Prover:
             self.free.append((tuple(chain), None))
             return False
         if isinstance(node, gast.BinOp) and isinstance(node.op, _OPERATORS):
+            if isinstance(node.op, gast.Pow) and self._reads_bound(node):
+                self.powers = True
             return self.expr(node.left) | self.expr(node.right)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
             return self.expr(node.operand)
@@ -220,6 +226,11 @@ class _Prover:
             varying |= self.expr(arg)
         self.free.append((tuple(chain), len(args)))
         return varying
+
+    def _reads_bound(self, node) -> bool:
+        """Whether ``node`` reads a parameter or a local (a value the pass may make an
+        array), not only constants and free names (scalars in both computations)."""
+        return any(isinstance(n, gast.Name) and n.id in self.bound for n in gast.walk(node))
 
     def condition(self, node):
         """``np.where``'s condition: one comparison of float expressions, or one of them."""
@@ -293,7 +304,7 @@ def _plan(fn, nargs: int, varying=(0,)):
         (cells.index(chain[0]) if chain[0] in cells else chain[0], chain[1:], arity)
         for chain, arity in dict.fromkeys(prover.free)
     )
-    return checks, _fits_of(uses)
+    return checks, _fits_of(uses), prover.powers
 
 
 def _fits_of(uses):
@@ -378,6 +389,14 @@ def _elementwise_ufunc(ufunc, arity) -> bool:
     )
 
 
+def _float64_scalar(value) -> bool:
+    """A real scalar that computes in float64 with a Python float as with a float64 array
+    (an integer or bool kind, a Python float or np.float64: not a narrower float)."""
+    return type(value) in (float, int, bool, np.float64) or isinstance(
+        value, (np.integer, np.bool_)
+    )
+
+
 _WHOLE = "whole"  # (see _fits_of)
 _UNREAD = "unread"
 
@@ -413,7 +432,7 @@ def _indexed_fit(fits, args, arrays) -> bool:
     return True
 
 
-def elementwise_in_x(fn, args, arrays=False, owner=None) -> bool:
+def elementwise_in_x(fn, args, arrays=False, owner=None, same_types=False) -> bool:
     """Whether ``fn(x, *args)`` provably computes, on an array ``x`` (and float entries of
     ``args`` spread into arrays like it), element by element what it computes on each
     scalar ``x`` (see the module docstring). ``args``: the values of this call, each a real
@@ -422,8 +441,11 @@ def elementwise_in_x(fn, args, arrays=False, owner=None) -> bool:
     ``p[1, -1]``, ``a, b = p``): spread to ``p.shape + x.shape``, each such read is then
     an array over ``x`` like a spread scalar. ``owner``: an object made for ``fn`` alone
     (its :class:`~._calculus_util.UserVJP`) that keeps the proof's structural part in its
-    attribute ``proof``, found without a weak dictionary's lookup."""
-    return _proved(fn, args, arrays, 1 + len(args), (0,), owner)
+    attribute ``proof``, found without a weak dictionary's lookup. ``same_types``: and
+    every free scalar name is one whose arithmetic with a Python float and with a float64
+    array gives float64 alike (not a float32 scalar: ``np.float32(2) * x`` is a float32
+    for a Python float ``x``, a float64 array for an array)."""
+    return _proved(fn, args, arrays, 1 + len(args), (0,), owner, same_types)
 
 
 def elementwise_in_arrays(fn, values, varying) -> bool:
@@ -444,7 +466,7 @@ def elementwise_in_arrays(fn, values, varying) -> bool:
     return _proved(fn, others, True, len(values), tuple(varying))
 
 
-def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
+def _proved(fn, args, arrays, nargs, varying, owner=None, same_types=False) -> bool:
     """The proof for ``fn`` of ``nargs`` positional parameters, those at ``varying``
     arrays, ``args`` the values of the others (see :func:`elementwise_in_x`; ``owner``
     keeps the entry instead of :data:`_PLANS`).
@@ -474,7 +496,7 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
             owner.proof = entry
     if entry[2] is None:
         return False
-    plan, fits = entry[2]
+    plan, fits, _ = entry[2]
     verified = entry[3]
     if fits is None:
         if not scalars:
@@ -491,7 +513,7 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
             else:
                 value = _resolve(fn, where, attributes)
             if arity is None:
-                if not _real_scalar(value):
+                if not _real_scalar(value) or (same_types and not _float64_scalar(value)):
                     return False
             elif value is verified[j]:  # (the function checked last time)
                 continue
@@ -506,3 +528,14 @@ def _proved(fn, args, arrays, nargs, varying, owner=None) -> bool:
     except (_NotProved, AttributeError):
         return False
     return True
+
+
+def proof_details(fn, owner=None):
+    """``(powers, functions)`` of the proof :func:`elementwise_in_x` last made for ``fn``
+    (call it first): whether a ``**`` reads a parameter or a local, and the functions its
+    calls resolved to at that call (``None`` where a free name is a scalar: read only);
+    ``None`` without a plan."""
+    entry = _PLANS.get(fn) if owner is None else owner.proof
+    if entry is None or entry[2] is None:
+        return None
+    return entry[2][2], entry[3]

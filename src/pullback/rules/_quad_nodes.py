@@ -35,7 +35,12 @@ from ._elementwise import elementwise_in_x
 from ._kronrod import gauss_kronrod21
 from ._util import ZERO
 
-__all__ = ["float_args_cotangents", "node_parameter_integral", "plain_args_cotangents"]
+__all__ = [
+    "float_args_cotangents",
+    "interval_totals",
+    "node_parameter_integral",
+    "plain_args_cotangents",
+]
 
 _NODES = 21
 
@@ -397,6 +402,16 @@ def _one_interval(vjp, params, spread, p, lo, hi, reverse, key=None):
     if found is None:
         return None
     y, d = found
+    return interval_totals(vjp, params, spread, p, lo, hi, reverse, y, d)
+
+
+def interval_totals(vjp, params, spread, p, lo, hi, reverse, y, d, weights=None, order=None):
+    """:func:`_one_interval` from the pass's values ``y`` and node derivatives ``d``
+    (``(P, 23)``: the 21 nodes of ``[lo, hi]``, then ``lo`` and ``hi``): the Kronrod sums
+    and their error test, bisecting where the test fails. ``weights``: the ``(23, 2)``
+    Kronrod and Kronrod-minus-Gauss weights of the columns of ``d`` where its nodes are
+    in another order than :func:`_rule`'s, ``order`` the columns that put them in that
+    order (for the bisection)."""
     fa, fb = y[21:].tolist()  # (Python floats)
     if reverse:
         fa, fb = fb, fa
@@ -404,12 +419,13 @@ def _one_interval(vjp, params, spread, p, lo, hi, reverse, key=None):
     epsabs, epsrel = p["epsabs"], p["epsrel"]
     totals = []
     # (ndarray.dot: the same product as np.matmul, without a ufunc's dispatch)
-    for k_sum, e_sum in d.dot(_rule()[3]).tolist():  # per parameter: Kronrod, error
-        t = k_sum * half
+    for k_sum, e_sum in d.dot(_rule()[3] if weights is None else weights).tolist():
+        t = k_sum * half  # (per parameter: the Kronrod sum, the error estimate)
         if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
             lo_hi = np.array([lo]), np.array([hi])
+            rows = d[:, :-2] if order is None else d[:, order]
             return _finish(
-                vjp, params, spread, p, *lo_hi, _rule_sums(d[:, :-2], *lo_hi), fa, fb, reverse
+                vjp, params, spread, p, *lo_hi, _rule_sums(rows, *lo_hi), fa, fb, reverse
             )
         totals.append(-t if reverse else t)
     if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, totals))):

@@ -29,6 +29,12 @@ directly (:func:`_usual_rrule`: the same routine quad calls for finite limits, s
 value is quad's to the bit; its Python layers cost a tenth of a smooth integral), checked
 once against quad itself and left for quad's own way where it reports a problem.
 
+A smooth integral (quad's first Gauss-Kronrod step accepted at once) is answered without
+QUADPACK where the integrand is shown to compute quad's bits on an array of nodes
+(``_quad_first``): one pass of its adjoint over the step's 21 nodes gives the value, by
+QUADPACK's own arithmetic, and keeps the pullback the gradient needs (:func:`_usual_rrule`,
+:func:`_general_first_step`). Any other call runs quad as below.
+
 Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
 transformable function (the same numbers, then the Leibniz rule differentiated again).
 
@@ -56,6 +62,7 @@ from ._calculus_util import (
     register_solver,
     user_vjp_of,
 )
+from ._quad_first import FirstStep, first_step, step_totals
 from ._quad_nodes import float_args_cotangents, node_parameter_integral, plain_args_cotangents
 from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
 
@@ -271,6 +278,9 @@ def _quad_rrule(*args, **kwargs):
     if p is None:
         p = bound_call(si.quad, args, kwargs)
         refuse_options("scipy.integrate.quad", p, _REFUSED)
+        stepped = _general_first_step(args, kwargs, p)
+        if stepped is not None:  # (a smooth integral: quad's first step, vectorized)
+            return stepped
         out, info = _quad_call(args, kwargs, p)
     else:
         out, info = subintervals(p, usual=True)
@@ -305,6 +315,70 @@ def _quad_rrule(*args, **kwargs):
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
     return out, quad_pullback
+
+
+def _general_first_step(args, kwargs, p):
+    """``(quad's result, pullback)`` of a general call (bound as ``p``: keywords, int or
+    NumPy limits, its own tolerances and limit) answered by quad's first step
+    (``_quad_first``), or ``None``: other options, limits that are not finite real
+    numbers, ``args`` other than Python floats and float64 arrays, or a step QUADPACK
+    must take (the general way then calls quad)."""
+    given, a, b = p["args"], p["a"], p["b"]
+    epsabs, epsrel, limit = p["epsabs"], p["epsrel"], p["limit"]
+    if (
+        p.get("points") is not None
+        or p.get("weight") is not None
+        or p.get("full_output")
+        or p.get("complex_func")
+        or type(given) is not tuple
+        or not given
+        or type(epsabs) not in (float, int)
+        or type(epsrel) not in (float, int)
+        or type(limit) is not int
+        or not (_real_number(a) and _real_number(b))
+        or not callable(p["func"])
+    ):
+        return None
+    try:  # (quad's call converts the limits to C doubles, as float does)
+        lo, hi = float(a), float(b)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if lo == hi or not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    pack = ArgsPack(given)
+    if not pack.plain:
+        return None
+    flip = hi < lo
+    if flip:
+        lo, hi = hi, lo
+    params = (given, None) if pack.floats else (pack.args, pack)
+    step = first_step(p["func"], lo, hi, params[0], float(epsabs), float(epsrel), limit, params[1])
+    if step is None:
+        return None
+
+    def quad_first_step_pullback(dy):
+        si = _integrate()
+        g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
+        if g is ZERO or g is NO_TANGENT or g is None:
+            return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
+        if type(g) is not float:
+            g = float(np.sum(g))
+        found = step_totals(step, pack.floats, p, flip)
+        if found is None:  # (the node pass on the subinterval QUADPACK would have kept)
+            da, db, dargs = quad_cotangent_values(g, p["func"], a, b, pack, p, step.info())
+        else:
+            totals, fa, fb = found
+            scaled = [g * t for t in totals] if type(totals) is list else g * totals
+            da, db, dargs = _fit(-g * fa, a), _fit(g * fb, b), pack.cotangent(scaled)
+        cots = {"a": da, "b": db, "args": dargs}
+        return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
+
+    return ((-step.value if flip else step.value), step.abserr), quad_first_step_pullback
+
+
+def _real_number(v) -> bool:
+    """A real number as quad's limits take them (not a bool, not an array)."""
+    return type(v) in (float, int) or isinstance(v, (np.floating, np.integer))
 
 
 _INF = math.inf
@@ -342,12 +416,19 @@ def _usual_rrule(args, kwargs):
         return None
     if not (_NEG_INF < a < _INF and _NEG_INF < b < _INF):  # (NaN fails too)
         return None
-    qagse = _direct_qagse()
-    if qagse is None or not callable(func):
+    if not callable(func):
         return None
     pack = None if floats else ArgsPack(given)
     flip = b < a
     lo, hi = (b, a) if flip else (a, b)
+    p = _plain_defaults()
+    step = first_step(func, lo, hi, given, p["epsabs"], p["epsrel"], p["limit"], pack)
+    if step is not None:  # (a smooth integral: quad's first step, vectorized)
+        pullback = functools.partial(_usual_pullback, (args, kwargs, given, pack, step))
+        return ((-step.value if flip else step.value), step.abserr), pullback
+    qagse = _direct_qagse()
+    if qagse is None:
+        return None
     try:
         value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
     except TypeError as exc:
@@ -361,7 +442,9 @@ def _usual_rrule(args, kwargs):
 
 
 def _usual_pullback(call, dy):
-    """The pullback of :func:`_usual_rrule`'s call ``(args, kwargs, given, pack, info)``."""
+    """The pullback of :func:`_usual_rrule`'s call ``(args, kwargs, given, pack, info)``
+    (``info``: QUADPACK's full output, or the :class:`~._quad_first.FirstStep` that
+    answered the call in its place)."""
     args, kwargs, given, pack, info = call
     g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
     if g is ZERO or g is NO_TANGENT or g is None:
@@ -371,7 +454,14 @@ def _usual_pullback(call, dy):
     func, a, b = args[0], args[1], args[2]
     # (quad's options are its defaults: what the one-pass and general ways read of p)
     p = _plain_defaults()
-    if pack is None:
+    found = None
+    if type(info) is FirstStep:  # the kept pass's derivatives
+        found = _step_cotangents(g, info, a, b, pack, p)
+        if found is None:  # (the node pass on the subinterval QUADPACK would have kept)
+            info = info.info()
+    if found is not None:
+        pass
+    elif pack is None:
         found = float_args_cotangents(g, func, a, b, given, p, info)
     else:  # (float64 arrays among them: a closure's, passed on by the rewrite of its call)
         found = plain_args_cotangents(g, func, a, b, pack, p, info)
@@ -381,6 +471,21 @@ def _usual_pullback(call, dy):
     if len(args) == 3:  # args= by keyword (what call_cotangents gives the usual call)
         return NO_TANGENT, da, db, {"args": dargs}
     return NO_TANGENT, da, db, dargs
+
+
+def _step_cotangents(g, step, a, b, pack, p):
+    """``(da, db, dargs)`` of the usual call answered by ``step`` (float limits ``a``,
+    ``b``; ``pack``: ``None`` for Python float parameters) from its kept pass, as the node
+    pass gives them; ``None`` where the kept pass does not serve."""
+    found = step_totals(step, pack is None, p, b < a)
+    if found is None:
+        return None
+    totals, fa, fb = found
+    scaled = [g * t for t in totals] if type(totals) is list else (g * totals).tolist()
+    if pack is None:  # Python floats (what grad hands back for Python float parameters)
+        return -g * fa, g * fb, tuple(scaled)
+    # (the limits' cotangents as finalize gives a Python float limit's)
+    return np.float64(-g * fa), np.float64(g * fb), pack.cotangent(scaled)
 
 
 _EPS = 1.49e-08  # quad's default epsabs and epsrel

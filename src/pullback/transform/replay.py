@@ -54,8 +54,10 @@ import re
 import types
 from collections import Counter
 
+import gast
 import numpy as np
 
+from ..recompute_draws import seeds_itself
 from .code import Compound, Line, replace, walk_text
 
 # The statements that keep a differentiated value outside the function (escapes.py).
@@ -340,3 +342,44 @@ def _guard_reads(block, attributes, where, needed) -> list:
                 out.append(Line(check, frozenset({obj}), item.src))
         out.append(item)
     return out
+
+
+def unseeded_generator(tree, locate):
+    """The first call in ``tree`` (a function's) that makes a random number generator
+    without a seed (``np.random.default_rng()``, ``RandomState(None)``,
+    ``random.Random()``: recompute_draws.seeds_itself), or None; ``locate(name)``:
+    ``(where, value)`` of a free name (source.FunctionSource.locate). Its recompute would
+    make another generator and draw other numbers: codegen refuses that recompute
+    (recompute_draws.refuse_unseeded); a seeded one draws the same numbers again.
+
+    >>> import numpy as np
+    >>> text = "def f(x):\\n    a = np.random.default_rng(0)\\n    b = np.random.default_rng()\\n"
+    >>> unseeded_generator(gast.parse(text).body[0], lambda name: ("globals", np)).lineno
+    3
+    """
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call) or not seeds_itself(_resolved(node.func, locate)):
+            continue
+        seed = node.args[0] if node.args else None
+        for k in node.keywords:
+            if k.arg in ("seed", "x", "entropy"):
+                seed = k.value
+        name = getattr(_resolved(node.func, locate), "__name__", "")
+        if name == "SystemRandom" or seed is None or _is_none(seed):
+            return node
+    return None
+
+
+def _resolved(node, locate):
+    """The object a name or an attribute chain of a free name stands for, or None."""
+    if isinstance(node, gast.Attribute):
+        base = _resolved(node.value, locate)
+        return None if base is None else getattr(base, node.attr, None)
+    if isinstance(node, gast.Name):
+        where, value = locate(node.id)
+        return value if where is not None else None
+    return None
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None

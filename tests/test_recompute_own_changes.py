@@ -8,8 +8,9 @@ main:
   left (a Hessian of 47.25 where differences of the primal give 27). Now PB107 at the
   call, and the update runs once, as in the primal;
 * the helper makes a random number generator without a seed (``default_rng()``,
-  ``RandomState()``, ``random.Random()``): the recompute drew other numbers. Now PB107
-  at the generator's line; a seeded one keeps working.
+  ``RandomState()``, ``random.Random()``, or through a helper or a class's ``__init__``
+  it calls): the recompute drew other numbers. Now PB107 at the generator's line (at
+  the call of that helper or class); a seeded one keeps working.
 """
 
 from __future__ import annotations
@@ -179,6 +180,35 @@ def noisy_python(x):
     return x**3 * (1.0 + 0.5 * r.random())
 
 
+def make_generator():
+    return np.random.default_rng()
+
+
+class Simulation:
+    def __init__(self):
+        self.rng = np.random.default_rng()
+
+
+class SeededSimulation:
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+
+
+def noisy_by_helper(x):
+    rng = make_generator()
+    return x**3 * (1.0 + 0.5 * rng.random())
+
+
+def noisy_by_class(x):
+    sim = Simulation()
+    return x**3 * (1.0 + 0.5 * sim.rng.random())
+
+
+def seeded_by_class(x):
+    sim = SeededSimulation()
+    return x**3 * (1.0 + 0.5 * sim.rng.random())
+
+
 def seeded(x):
     rng = np.random.default_rng(0)
     return x**3 * (1.0 + 0.5 * rng.random())
@@ -195,8 +225,10 @@ def seeded_python(x):
         (noisy_generator, "np.random.default_rng()"),
         (noisy_random_state, "np.random.RandomState(None)"),
         (noisy_python, "r = random.Random()"),
+        (noisy_by_helper, "rng = make_generator()"),
+        (noisy_by_class, "sim = Simulation()"),
     ],
-    ids=["default_rng", "RandomState", "random.Random"],
+    ids=["default_rng", "RandomState", "random.Random", "a helper's", "a class's __init__"],
 )
 def test_an_unseeded_generator_in_a_recompute_is_refused(helper, text):
     def f(x):
@@ -206,9 +238,10 @@ def test_an_unseeded_generator_in_a_recompute_is_refused(helper, text):
     col += len(text) - len(text.split(" = ")[-1])  # (the call, after a target)
     want = (
         f"{HERE}:{line}:{col}: PB107 '{helper.__name__}' makes a random number generator "
-        "without a seed, and a second derivative pulls back through its call by running it "
-        "again, later: the new generator would draw other numbers than the call drew, and "
-        "the derivative would be that of another function.\n"
+        "without a seed (here, or in a function or class of yours it calls here), and a "
+        "second derivative pulls back through its call by running it again, later: the new "
+        "generator would draw other numbers than the call drew, and the derivative would be "
+        "that of another function.\n"
         f"        {source}\n"
         "Fix: give the generator a seed (`np.random.default_rng(0)`, a seed passed in), or "
         "make it outside the differentiated function and pass it in (see "
@@ -220,13 +253,16 @@ def test_an_unseeded_generator_in_a_recompute_is_refused(helper, text):
     assert np.isfinite(grad(f)(1.5))  # first order: one draw, nothing recomputed
 
 
-@pytest.mark.parametrize("helper, seed", [(seeded, None), (seeded_python, 7)])
+@pytest.mark.parametrize("helper, seed", [(seeded, None), (seeded_python, 7), (seeded_by_class, 1)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_seeded_generator_keeps_working(helper, seed, dtype):
     def f(x):
         return helper(x) * x
 
-    u = np.random.default_rng(0).random() if seed is None else random.Random(seed).random()
+    if seed == 1:
+        u = np.random.default_rng(1).random()
+    else:
+        u = np.random.default_rng(0).random() if seed is None else random.Random(seed).random()
     x = dtype(1.5)
     rtol = 1e-10 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(hessian(f)(x), 12.0 * 1.5**2 * (1.0 + 0.5 * u), rtol=rtol)

@@ -132,7 +132,8 @@ def refuse_unseeded(fn: str, where: str, line: str) -> None:
     did from a generator made afresh, and differentiate another function."""
     shown = f"        {line.strip()}\n" if line.strip() else ""
     raise UnsupportedCallError(
-        f"{where}: PB107 '{fn}' makes a random number generator without a seed, and a "
+        f"{where}: PB107 '{fn}' makes a random number generator without a seed (here, or "
+        "in a function or class of yours it calls here), and a "
         "second derivative pulls back through its call by running it again, later: the "
         "new generator would draw other numbers than the call drew, and the derivative "
         "would be that of another function.\n"

@@ -3,12 +3,15 @@ flows through, handed to library code that calls it (SciPy's solvers, np.piecewi
 np.apply_along_axis): the library calls it natively, its fields as constants, and main
 gave a gradient of 0 (``quad(D(p), 0, 1)``: 0.0 where 0.5 is right). Each entry point and
 each way of handing it over (the object, a bound method, a partial of a method, inside
-``args``) is now a pullback error at the user's line with a fix that works; an object
-that carries no gradient, and the fix, differentiate (against central differences)."""
+``args``; a plain class, a dataclass, a named tuple with ``__call__``) is now a pullback
+error at the user's line with a fix that works; an object that carries no gradient, a
+named tuple in ``args`` and the fix differentiate (against central differences)."""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -50,6 +53,25 @@ class Line:
 
 
 CONSTANT = Line(3.0)  # a module's object: its fields carry no gradient
+
+
+@dataclass
+class Rate:
+    p: float
+
+    def __call__(self, t):
+        return self.p * t
+
+    def residual(self, x):
+        return x**3 - self.p
+
+
+class Pair(NamedTuple):
+    p: float
+    q: float
+
+    def __call__(self, t):
+        return self.p * t + self.q
 
 
 # -- each entry point, the object handed over in each form -----------------------------
@@ -110,7 +132,32 @@ def apply_method(p):
     return np.sum(np.apply_along_axis(Line(p).scaled, 0, X))
 
 
+def quad_dataclass(p):
+    return integrate.quad(Rate(p), 0.0, 1.0)[0]
+
+
+def brentq_dataclass_method(p):
+    return optimize.brentq(Rate(p).residual, 0.0, 3.0)
+
+
+def quad_dataclass_in_args(p):
+    return integrate.quad(lambda t, r: r.p * t, 0.0, 1.0, args=(Rate(p),))[0]
+
+
+def quad_named_tuple(p):
+    return integrate.quad(Pair(p, 1.0), 0.0, 1.0)[0]
+
+
+def piecewise_dataclass(p):
+    return np.sum(np.piecewise(X, [X < 0.5, X >= 0.5], [Rate(p), lambda t: t]))
+
+
 REFUSED = [
+    quad_dataclass,
+    brentq_dataclass_method,
+    quad_dataclass_in_args,
+    quad_named_tuple,
+    piecewise_dataclass,
     quad_object,
     quad_method,
     quad_in_args,
@@ -186,13 +233,26 @@ def constant_objects(p):
     return a + b + np.sum(np.piecewise(X * p, [X < 0.5, X >= 0.5], [CONSTANT, np.sin]))
 
 
+def named_tuple_in_args(p):
+    # a named tuple in args= is data the rule differentiates (rules/_args_trees.py)
+    return integrate.quad(lambda t, c: c.p * t + c.q, 0.0, 1.0, args=(Pair(p, 2.0 * p),))[0]
+
+
 def mapped_methods(p):
     line = Line(p)
     return sum(map(line.scaled, [0.2, 0.7])) + sorted([0.7, 0.2], key=line)[0] * p
 
 
 @pytest.mark.parametrize(
-    "fn", [quad_fixed, brentq_fixed, piecewise_fixed, constant_objects, mapped_methods]
+    "fn",
+    [
+        quad_fixed,
+        brentq_fixed,
+        piecewise_fixed,
+        constant_objects,
+        mapped_methods,
+        named_tuple_in_args,
+    ],
 )
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_the_fix_and_objects_without_gradient_differentiate(fn, dtype):

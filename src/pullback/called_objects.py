@@ -103,7 +103,10 @@ def hidden_record(value, _depth: int = 0):
     if t in _PLAIN or _depth > 4:
         return None
     if t is types.MethodType:
-        return hidden_record(value.__self__, _depth + 1)
+        receiver = value.__self__
+        if _named_tuple(receiver) and _carries(tuple(receiver), 1):
+            return receiver  # (a named tuple's method, called by the library)
+        return hidden_record(receiver, _depth + 1)
     if t is functools.partial:
         return _first_hidden((value.func, *value.args, *value.keywords.values()), _depth)
     if t is list or t is tuple:
@@ -112,7 +115,34 @@ def hidden_record(value, _depth: int = 0):
         return _first_hidden(value.values(), _depth)
     if is_plain_record(value) and _holds_values(value):
         return value
+    if _user_dataclass(value) and _carries(_dataclass_values(value), 1):
+        return value  # (a dataclass: no float tree a solver's args take either)
+    if _depth == 0 and _named_tuple(value) and _carries(tuple(value), 1):
+        # a named tuple handed over itself is called (one in args= is data, which the
+        # solvers' rules differentiate: rules/_args_trees.py)
+        return value if type(vars(t).get("__call__")) is types.FunctionType else None
     return None
+
+
+def _user_dataclass(value) -> bool:
+    t = type(value)
+    return hasattr(t, "__dataclass_fields__") and not is_library_module_name(
+        getattr(t, "__module__", None) or "builtins"
+    )
+
+
+def _dataclass_values(value) -> tuple:
+    return tuple(getattr(value, n, None) for n in type(value).__dataclass_fields__)
+
+
+def _named_tuple(value) -> bool:
+    t = type(value)
+    return (
+        isinstance(value, tuple)
+        and t is not tuple
+        and hasattr(t, "_fields")
+        and not is_library_module_name(getattr(t, "__module__", None) or "builtins")
+    )
 
 
 def _first_hidden(values, depth, skip_closures=False):
@@ -145,7 +175,7 @@ def refuse_hidden_records(callee: str, args, kwargs, how: str = "args") -> None:
     if found is None:
         return
     cls = type(found).__name__
-    fields = [n for n in layout(type(found)) or () if _field_holds(found, n)]
+    fields = _fields_holding(found)
     raise NotDifferentiableError(
         f"{callee} was handed a {cls} object (itself, a bound method of it or inside a "
         f"container) whose fields ({', '.join(fields)}) hold values the gradient flows "
@@ -180,6 +210,16 @@ def refusing_hidden_records(rrule, name: str):
     # what generated code calls: it guards the active arguments (reverse_calls.py)
     objects_refused_rrule.unguarded = rrule
     return objects_refused_rrule
+
+
+def _fields_holding(found) -> list:
+    """The names of the fields of ``found`` (a record, a dataclass, a named tuple) that
+    hold differentiable values."""
+    t = type(found)
+    if is_plain_record(found):
+        return [n for n in layout(t) or () if _field_holds(found, n)]
+    names = t.__dataclass_fields__ if hasattr(t, "__dataclass_fields__") else t._fields
+    return [n for n in names if _carries(getattr(found, n, None), 1)]
 
 
 def _field_holds(record, name) -> bool:

@@ -18,9 +18,14 @@ model), whose cotangent is its receiver's: such a call is the star method call o
 
 from __future__ import annotations
 
+import functools
 import types
 
+from .closure_cells import MODULE as CLOSURE_RECORDS
+from .errors import NotDifferentiableError
 from .guards import is_library_module_name
+from .records_plain import is_plain_record, layout
+from .tangents import is_differentiable_value
 from .zero import NO_TANGENT, ZERO, is_zero
 
 
@@ -65,3 +70,180 @@ def object_method_as_call(c):
         return ZERO
     c = tuple(c)
     return (c[0], *c[2:])
+
+
+# -- user objects handed to library code ----------------------------------------------
+# A rule that takes a callable (quad's ``func``, a root finder's ``f``) differentiates
+# through its parameters (``args``) only: a user object made in the differentiated code
+# (a plain record, records_plain.py) whose fields hold what the gradient flows through,
+# handed over as the callable, as a bound method of it or inside ``args``, would be called
+# natively, its fields as constants: a gradient of 0 where it is not. Refused instead.
+
+_PLAIN = (float, int, bool, str, complex, type(None), types.FunctionType, types.BuiltinFunctionType)
+
+
+def hidden_record(value, _depth: int = 0):
+    """The plain record (made by the differentiated code, ``records_plain.new_record``)
+    that ``value`` hands on with differentiable values in its fields, or None: ``value``
+    itself, the receiver of a bound method, what a ``functools.partial`` binds, an item of
+    a list, tuple or dict (nested a few levels).
+
+    >>> from pullback.records_plain import new_record, set_layout
+    >>> class D:
+    ...     def __call__(self, t):
+    ...         return self.p * t
+    >>> set_layout(D, ("p",))
+    >>> d = new_record(D, ("p",), 2.0)
+    >>> hidden_record(d) is d, hidden_record([(d.__call__,)]) is d, hidden_record(2.0)
+    (True, True, None)
+    >>> hidden_record(new_record(D, ("p",), 3)) is None  # an int carries no gradient
+    True
+    """
+    t = type(value)
+    if t in _PLAIN or _depth > 4:
+        return None
+    if t is types.MethodType:
+        receiver = value.__self__
+        if _named_tuple(receiver) and _carries(tuple(receiver), 1):
+            return receiver  # (a named tuple's method, called by the library)
+        return hidden_record(receiver, _depth + 1)
+    if t is functools.partial:
+        return _first_hidden((value.func, *value.args, *value.keywords.values()), _depth)
+    if t is list or t is tuple:
+        return _first_hidden(value, _depth)
+    if t is dict:
+        return _first_hidden(value.values(), _depth)
+    if is_plain_record(value) and _holds_values(value):
+        return value
+    if _user_dataclass(value) and _carries(_dataclass_values(value), 1):
+        return value  # (a dataclass: no float tree a solver's args take either)
+    if _depth == 0 and _named_tuple(value) and _carries(tuple(value), 1):
+        # a named tuple handed over itself is called (one in args= is data, which the
+        # solvers' rules differentiate: rules/_args_trees.py)
+        return value if type(vars(t).get("__call__")) is types.FunctionType else None
+    return None
+
+
+def _user_dataclass(value) -> bool:
+    t = type(value)
+    return hasattr(t, "__dataclass_fields__") and not is_library_module_name(
+        getattr(t, "__module__", None) or "builtins"
+    )
+
+
+def _dataclass_values(value) -> tuple:
+    return tuple(getattr(value, n, None) for n in type(value).__dataclass_fields__)
+
+
+def _named_tuple(value) -> bool:
+    t = type(value)
+    return (
+        isinstance(value, tuple)
+        and t is not tuple
+        and hasattr(t, "_fields")
+        and not is_library_module_name(getattr(t, "__module__", None) or "builtins")
+    )
+
+
+def _first_hidden(values, depth, skip_closures=False):
+    for v in values:
+        t = type(v)
+        if t in _PLAIN or (skip_closures and t.__module__ == CLOSURE_RECORDS):
+            continue  # (a float, a function: most of what a solver is given, at once)
+        found = hidden_record(v, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _holds_values(record) -> bool:
+    """Whether a field of ``record`` holds a differentiable value (in a container, in a
+    nested record)."""
+    return any(_field_holds(record, name) for name in layout(type(record)) or ())
+
+
+def refuse_hidden_records(callee: str, args, kwargs, how: str = "args") -> None:
+    """Refuse a call of the library function ``callee`` (its rule differentiates through
+    ``how``, its parameters, only) that is handed a user object holding differentiated
+    values (:func:`hidden_record`) in ``args`` or ``kwargs``: the gradient through its
+    fields would be lost (a silently wrong gradient). Nothing happens otherwise."""
+    # (a closure record handed over itself, called by the library, refuses with its own
+    # message: closure_cells.called_natively)
+    found = _first_hidden(args, -1, True)
+    if found is None and kwargs:
+        found = _first_hidden(kwargs.values(), -1, True)
+    if found is None:
+        return
+    cls = type(found).__name__
+    fields = _fields_holding(found)
+    raise NotDifferentiableError(
+        f"{callee} was handed a {cls} object (itself, a bound method of it or inside a "
+        f"container) whose fields ({', '.join(fields)}) hold values the gradient flows "
+        f"through: {callee} calls it as library code, and its rule differentiates through "
+        f"{how} only, so the gradient through the object's fields would be lost.\n"
+        f"Fix: pass the values the object is made from as parameters and build the {cls} "
+        f"inside the function {callee} calls, e.g. `quad(lambda t, p: {cls}(p)(t), lo, "
+        f"hi, args=(p,))` (SciPy's solvers: `args=`; np.piecewise and np.apply_along_axis "
+        "take extra arguments after the function's), or call the method in the "
+        "differentiated function."
+    )
+
+
+def takes_callables(rule) -> bool:
+    """Whether ``rule`` is that of a library function that calls functions it is handed
+    (SciPy's solvers, ``np.piecewise``: ``extra["args_receivers"]``; ``np.vectorize``)."""
+    return bool(rule.extra.get("args_receivers") or rule.extra.get("takes_callables"))
+
+
+def refusing_hidden_records(rrule, name: str):
+    """``rrule`` (the rule of the library function ``name``, which takes callables)
+    refusing a call handed a user object that holds differentiated values
+    (:func:`refuse_hidden_records`): for calls found at run time. The code pullback
+    generates calls ``unguarded`` and refuses in its reverse sweep, where it knows which
+    arguments carry a gradient (transform/reverse_calls.py)."""
+
+    @functools.wraps(rrule)
+    def objects_refused_rrule(*args, **kwargs):
+        refuse_hidden_records(name, args, kwargs)
+        return rrule(*args, **kwargs)
+
+    # what generated code calls: it guards the active arguments (reverse_calls.py)
+    objects_refused_rrule.unguarded = rrule
+    return objects_refused_rrule
+
+
+def _fields_holding(found) -> list:
+    """The names of the fields of ``found`` (a record, a dataclass, a named tuple) that
+    hold differentiable values."""
+    t = type(found)
+    if is_plain_record(found):
+        return [n for n in layout(t) or () if _field_holds(found, n)]
+    names = t.__dataclass_fields__ if hasattr(t, "__dataclass_fields__") else t._fields
+    return [n for n in names if _carries(getattr(found, n, None), 1)]
+
+
+def _field_holds(record, name) -> bool:
+    return _carries(record.__dict__.get(name), 0)
+
+
+def _carries(v, depth: int) -> bool:
+    if is_differentiable_value(v):
+        return True
+    if depth > 4:
+        return False
+    t = type(v)
+    if t is list or t is tuple:
+        return any(_carries(item, depth + 1) for item in v)
+    if t is dict:
+        return any(_carries(item, depth + 1) for item in v.values())
+    return is_plain_record(v) and any(
+        _carries(v.__dict__.get(n), depth + 1) for n in layout(t) or ()
+    )
+
+
+FAMILY = "called_objects"
+
+
+def register(reg) -> None:
+    """The guard carries no gradient (it returns nothing or refuses)."""
+    reg.non_differentiable(refuse_hidden_records, family=FAMILY, trusted=True)

@@ -100,6 +100,50 @@ def refuse_draws(kept, fn) -> None:
             )
 
 
+# The constructors of generators whose first parameter is the seed (``None``: fresh
+# entropy from the system, other numbers at every call): by module and name.
+_SEEDED_BY = {
+    "numpy.random": ("default_rng", "RandomState", "SeedSequence"),
+    "numpy.random._generator": ("default_rng",),
+    "numpy.random.mtrand": ("RandomState",),
+    "random": ("Random",),
+}
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
+def seeds_itself(fn) -> bool:
+    """Whether ``fn`` makes a random number generator from a seed it is given, and from
+    the system's entropy without one (``np.random.default_rng``, ``RandomState``,
+    ``random.Random``, NumPy's bit generators): ``random.SystemRandom`` always is."""
+    name = getattr(fn, "__name__", None)
+    module = getattr(fn, "__module__", None) or ""
+    if name == "SystemRandom" and module == "random":
+        return True
+    if name in _BIT_GENERATORS and module.startswith("numpy.random"):
+        return True
+    return name in _SEEDED_BY.get(module, ()) or (
+        module.startswith("numpy.random") and name in ("default_rng", "RandomState")
+    )
+
+
+def refuse_unseeded(fn: str, where: str, line: str) -> None:
+    """First in the recompute of ``fn``, which makes a generator without a seed at
+    ``where`` (transform/replay.py): a recompute would draw other numbers than the call
+    did from a generator made afresh, and differentiate another function."""
+    shown = f"        {line.strip()}\n" if line.strip() else ""
+    raise UnsupportedCallError(
+        f"{where}: PB107 '{fn}' makes a random number generator without a seed (here, or "
+        "in a function or class of yours it calls here), and a "
+        "second derivative pulls back through its call by running it again, later: the "
+        "new generator would draw other numbers than the call drew, and the derivative "
+        "would be that of another function.\n"
+        f"{shown}"
+        "Fix: give the generator a seed (`np.random.default_rng(0)`, a seed passed in), or "
+        "make it outside the differentiated function and pass it in (see "
+        "docs/limitations.md#PB107)."
+    )
+
+
 def _same(a, b) -> bool:
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)

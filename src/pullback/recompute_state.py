@@ -49,6 +49,7 @@ pullback.errors.UnsupportedCallError: f.py:3:10: PB107 a second derivative ... '
 from __future__ import annotations
 
 import copy
+import dis
 import functools
 import inspect
 import types
@@ -233,7 +234,7 @@ class StateRecord:
     value, attributes before the call, content after it)``, per global or closure holder
     ``(label, value, content after the call)``; ``callee``: the called function's name."""
 
-    __slots__ = ("operands", "holders", "callee", "fn", "names")
+    __slots__ = ("operands", "holders", "callee", "fn", "names", "before", "changed")
 
     def __init__(self, operands, fn, callee):
         self.operands = operands
@@ -241,6 +242,8 @@ class StateRecord:
         self.names = ()
         self.fn = fn
         self.callee = callee
+        self.before = ()  # per holder object, its real-number attributes as the call began
+        self.changed = None  # what of a holder the call itself changed (state_after)
 
 
 def state_before(callee, *operands):
@@ -260,6 +263,7 @@ def state_before(callee, *operands):
         names, generators = set(), []
         record.holders = _holders(fn, names, generators)
         record.names = names
+        record.before = tuple(_read_reals(value, names, fn) for _, value in record.holders)
         if "random" in names:  # np.random.normal(...), random.gauss(...)
             generators += global_generators()
         for entry in kept:
@@ -321,22 +325,78 @@ def state_after(record):
     holders = []
     if record.fn is not None:
         names = record.names
-        for label, value in record.holders:
+        for (label, value), before in zip(record.holders, record.before, strict=True):
+            path = _changed(value, before, "")
+            if path is not None and record.changed is None:
+                record.changed = f"the {label}{path}'"
             if not _may_carry(value):
                 continue
-            content = _content(value, 1)
-            if content is not None and content[0] == "object":
-                # the attributes it names that hold real numbers (a counter of calls, a
-                # log of names changes freely: what the recompute may do on main too)
-                attrs = {k: v for k, v in content[1].items() if k in names and _may_carry(v)}
-                content = ("attributes", attrs, {k: content[2][k] for k in attrs})
+            # an object: the attributes it names that hold real numbers (a counter of
+            # calls, a log of names changes freely: what the recompute may do on main too)
+            content = _named_reals(value, names) if _is_user_object(value) else None
+            if content is None:
+                content = _content(value, 1)
             if content is not None:
                 holders.append((label, value, content))
-    if not kept and not holders:
+    if not kept and not holders and record.changed is None:
         return None
     record.operands = tuple(kept)
     record.holders = tuple(holders)
     return record
+
+
+def _named_reals(value, names):
+    """What of a module-level or captured object ``value`` a call may read and change:
+    its attributes that ``names`` (the names the callee's code uses, and the methods of
+    its class among them) name and that hold real numbers, as :func:`_content` keeps them
+    (None for anything but a user's object)."""
+    if not _is_user_object(value):
+        return None
+    content = _content(value, 1)
+    if content is None or content[0] != "object":
+        return None
+    # (the names its class's methods named there use: MODEL.predict(x) reads MODEL.w)
+    reads = _attribute_reads(type(value), frozenset(names))
+    attrs = {k: v for k, v in content[1].items() if (reads is None or k in reads) and _may_carry(v)}
+    return ("attributes", attrs, {k: content[2][k] for k in attrs})
+
+
+def _read_reals(value, names, fn):
+    """:func:`_named_reals` of the attributes of ``value`` that hold a real number or a
+    real array (not a list or dict: a cache or a log the call writes, which the recompute
+    leaves out, replay.py) and that ``fn`` or a method of ``value``'s class reads as an
+    attribute (``self.w``, not only stores: ``self.last = z``): what a call that changes
+    it reads differently in its recompute."""
+    content = _named_reals(value, names)
+    if content is None:
+        return None
+    loaded = _loaded_attributes(fn.__code__)
+    for klass in type(value).__mro__:
+        for member in vars(klass).values():
+            member = getattr(member, "__func__", member)
+            if isinstance(member, types.FunctionType):
+                loaded = loaded | _loaded_attributes(member.__code__)
+    attrs = {
+        k: v
+        for k, v in content[1].items()
+        if k in loaded and (isinstance(v, (float, complex, np.inexact, np.ndarray)))
+    }
+    return ("attributes", attrs, {k: content[2][k] for k in attrs})
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_attributes(code) -> frozenset:
+    """The attribute names ``code`` (and the code nested in it) reads: ``x.name`` loaded,
+    a method looked up, not stored."""
+    out = {
+        ins.argval
+        for ins in dis.get_instructions(code)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(ins.argval, str)
+    }
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _loaded_attributes(const)
+    return frozenset(out)
 
 
 def _function_of(callee, operands):
@@ -422,6 +482,8 @@ def state_as_read(record, where: str, line: str = ""):
     refused where the state cannot be given back."""
     if record is None:
         return None
+    if record.changed is not None:  # (its recompute would read what the call left)
+        _refuse(where, line, record.callee, record.changed, by_the_call=True)
     for label, value, content in record.holders:
         path = _changed(value, content, "")
         if path is not None:
@@ -498,12 +560,18 @@ def _as_read_rrule(restored, k, value):
     return as_read(restored, k, value), lambda dy: (NO_TANGENT, NO_TANGENT, dy)
 
 
-def _refuse(where: str, line: str, callee: str, what: str):
+def _refuse(where: str, line: str, callee: str, what: str, by_the_call: bool = False):
     shown = f"        {line.strip()}\n" if line.strip() else ""
+    when = (
+        "was changed by the call itself (the recompute would read it as the call left it, "
+        "and change it again)"
+        if by_the_call
+        else "was changed in place after the call ran (by a method, a helper or the code "
+        "after the call)"
+    )
     raise UnsupportedCallError(
         f"{where}: PB107 a second derivative pulls back through this call of '{callee}' by "
-        f"running it again, later; but {what}, which it reads, was changed in place after "
-        "the call ran (by a method, a helper or the code after the call), so the call "
+        f"running it again, later; but {what}, which it reads, {when}, so the call "
         "would be differentiated as it computes now, not as it computed.\n"
         f"{shown}"
         "Fix: pass the values the call reads as arguments, or build a new list, array or "

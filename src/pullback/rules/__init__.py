@@ -21,6 +21,7 @@ import importlib
 
 from .. import (
     arrays_inplace,
+    called_objects,
     closure_cells,
     containers_mutation,
     dynamic_attrs,
@@ -154,6 +155,7 @@ _ORDER = (
     records_dataclasses,
     dynamic_attrs,
     closure_cells,
+    called_objects,
     # dataclasses.replace/astuple/asdict: once a program has imported dataclasses
     DeferredFamily("pullback.records_calls", "records_calls", "dataclasses"),
     container_cotangents,

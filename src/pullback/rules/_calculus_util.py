@@ -20,6 +20,7 @@ import inspect
 
 import numpy as np
 
+from ..called_objects import refusing_hidden_records
 from ..errors import ArgumentError, UnsupportedCallError
 from ..registry import transformable
 from ..tangents import is_differentiable_value
@@ -80,7 +81,8 @@ def register_solver(
     parameters whose functions the solver calls with ``args`` (its function first), so
     that a closure given there takes what it captures through ``args``
     (transform/solver_closures.py)."""
-    rule = r.rule(fn, rrule, name=f"{fn.__module__.split('._')[0]}.{fn.__name__}", notes=notes)
+    name = f"{fn.__module__.split('._')[0]}.{fn.__name__}"
+    rule = r.rule(fn, refusing_hidden_records(rrule, name), name=name, notes=notes)
     rule.extra["keyword_cotangents"] = tuple(keywords)
     rule.extra["result_attributes"] = tuple(attributes)
     if receivers:

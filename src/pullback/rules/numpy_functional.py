@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..called_objects import refusing_hidden_records
 from ..errors import UnsupportedCallError
 from ..registry import ENTRY_POINTS, NONDIFF, default_registry
 from ._util import NO_TANGENT, ZERO, Registrar, densify, differentiable, finalize, unbroadcast
@@ -224,19 +225,28 @@ def _one_call_pullback(vec, args, modes, shape):
 def register(reg):
     r = Registrar(reg, FAMILY)
     note = "user functions via their rule or pullback.vjp, one call per piece/slice/element"
-    pieces = r.rule(np.piecewise, _piecewise_rrule, notes=note)
+    # (a user object holding differentiated values, handed over, is refused: its rule
+    # differentiates the functions' arguments, not the objects' fields)
+    pieces = r.rule(
+        np.piecewise, refusing_hidden_records(_piecewise_rrule, "numpy.piecewise"), notes=note
+    )
     pieces.extra["args_receivers"] = (("x", "condlist", "funclist", "*args"), ("funclist",))
-    applied = r.rule(np.apply_along_axis, _apply_along_axis_rrule, notes=note)
+    applied = r.rule(
+        np.apply_along_axis,
+        refusing_hidden_records(_apply_along_axis_rrule, "numpy.apply_along_axis"),
+        notes=note,
+    )
     # a closure given as func1d takes what it reads as extra arguments, which
     # apply_along_axis passes on and the rule differentiates (transform/solver_closures.py)
     applied.extra["args_receivers"] = (("func1d", "axis", "arr", "*args"), ("func1d",))
-    r.rule(
+    vectorized = r.rule(
         np.vectorize.__call__,
-        _vectorize_call_rrule,
+        refusing_hidden_records(_vectorize_call_rrule, "numpy.vectorize"),
         name="numpy.vectorize.__call__",
         notes="no signature or excluded keywords; one vjp over the arrays where the "
         "function is proved elementwise, else " + note,
     )
+    vectorized.extra["takes_callables"] = True
     from . import numpy_functional_pullbacks as pbs
 
     reg.set_pullback_function(np.apply_along_axis, pbs.apply_along_axis_pullback)

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import PullbackError
 from ..escapes import copies_done, fresh_copies, replayed_read, store_on_copy
 from ..read_folds import fold_reads
+from ..recompute_draws import refuse_unseeded
 from ..sweep_cotangents import plus_fast, times_fast
 from ..tangents import (
     NO_TANGENT,
@@ -29,7 +30,7 @@ from ..tangents import (
 )
 from ..zero_safe import zero_safe_fixed, zero_safe_product
 from .code import OWN_ERRORS, Line, once_texts, render, walk_text
-from .replay import outside_effects, replay_forward
+from .replay import outside_effects, replay_forward, unseeded_generator
 from .try_jumps import MARKERS
 from .unit_products import unit_products
 from .with_blocks import AMBIENT, ERRSTATE, PRINTOPTIONS
@@ -179,6 +180,7 @@ def generate(
     ns["store_on_copy"] = store_on_copy
     ns["fresh_copies"] = fresh_copies
     ns["copies_done"] = copies_done
+    ns["refuse_unseeded"] = refuse_unseeded
     ns["_pb_origin"] = getattr(fs.fn, "__pullback_origin__", fs.fn)  # (replay.py)
 
     def place(src):
@@ -240,6 +242,12 @@ def generate(
         after = "\n".join(walk_text(backward[:-1] + [vjp_return]))
         outside = outside_effects(fs.fn.__globals__)
         replayed = replay_forward(prologue + forward, after, params, place, outside)
+        unseeded = unseeded_generator(tree, fs.locate)
+        if unseeded is not None:  # its recompute would draw other numbers: refused
+            _, line, col = fs.location(unseeded)
+            where = f"{fs.filename}:{line}:{col + 1}"
+            text = f"refuse_unseeded({fs.name!r}, {where!r}, {fs.file_line(line)!r})"
+            replayed = [Line(text, src=unseeded.lineno)] + replayed
         last = render_here(replayed, use_alt=True)
         render_here(backward[:-1] + [vjp_return], last, use_alt=True)
 

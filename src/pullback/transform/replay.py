@@ -50,12 +50,17 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import re
+import textwrap
 import types
 from collections import Counter
 
+import gast
 import numpy as np
 
+from ..guards import is_library_module_name
+from ..recompute_draws import seeds_itself
 from .code import Compound, Line, replace, walk_text
 
 # The statements that keep a differentiated value outside the function (escapes.py).
@@ -340,3 +345,86 @@ def _guard_reads(block, attributes, where, needed) -> list:
                 out.append(Line(check, frozenset({obj}), item.src))
         out.append(item)
     return out
+
+
+def unseeded_generator(tree, locate, depth=0, seen=None):
+    """The first call in ``tree`` (a function's) that makes a random number generator
+    without a seed (``np.random.default_rng()``, ``RandomState(None)``,
+    ``random.Random()``: recompute_draws.seeds_itself), or that calls a user's function
+    or class whose code does (``sim = Sim()`` whose ``__init__`` makes one; two levels
+    deep), or None; ``locate(name)``: ``(where, value)`` of a free name
+    (source.FunctionSource.locate). Its recompute would make another generator and draw
+    other numbers: codegen refuses that recompute (recompute_draws.refuse_unseeded); a
+    seeded one draws the same numbers again.
+
+    >>> import numpy as np
+    >>> text = "def f(x):\\n    a = np.random.default_rng(0)\\n    b = np.random.default_rng()\\n"
+    >>> unseeded_generator(gast.parse(text).body[0], lambda name: ("globals", np)).lineno
+    3
+    """
+    seen = set() if seen is None else seen
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call):
+            continue
+        fn = _resolved(node.func, locate)
+        if seeds_itself(fn):
+            seed = node.args[0] if node.args else None
+            for k in node.keywords:
+                if k.arg in ("seed", "x", "entropy"):
+                    seed = k.value
+            if getattr(fn, "__name__", "") == "SystemRandom" or seed is None or _is_none(seed):
+                return node
+        elif depth < 2 and any(_unseeded_inside(f, depth, seen) for f in _user_code(fn)):
+            return node
+    return None
+
+
+def _user_code(fn) -> list:
+    """The Python functions of a user's that calling ``fn`` runs: itself, or a class's
+    ``__init__`` (none for library code)."""
+    if isinstance(fn, type):
+        fn = fn.__dict__.get("__init__")
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        return []
+    return [] if is_library_module_name(fn.__module__ or "builtins") else [fn]
+
+
+def _unseeded_inside(fn, depth, seen) -> bool:
+    if fn.__code__ in seen:
+        return False
+    seen.add(fn.__code__)
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return False
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
+
+    def locate(name):
+        if name in cells:
+            try:
+                return "closure", cells[name].cell_contents
+            except ValueError:
+                return None, None
+        if name in fn.__globals__:
+            return "globals", fn.__globals__[name]
+        if hasattr(builtins, name):
+            return "builtins", getattr(builtins, name)
+        return None, None
+
+    return unseeded_generator(tree, locate, depth + 1, seen) is not None
+
+
+def _resolved(node, locate):
+    """The object a name or an attribute chain of a free name stands for, or None."""
+    if isinstance(node, gast.Attribute):
+        base = _resolved(node.value, locate)
+        return None if base is None else getattr(base, node.attr, None)
+    if isinstance(node, gast.Name):
+        where, value = locate(node.id)
+        return value if where is not None else None
+    return None
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None

@@ -14,6 +14,7 @@ import gast
 
 from .. import containers, dynamic_calls, dynamic_vjps, scalar_vjps
 from ..arguments import code_signature
+from ..called_objects import refuse_hidden_records, takes_callables
 from ..operator_dispatch import INPLACE, expression, is_operator_name
 from ..registry import ENTRY_POINTS, SCALAR
 from ..runtime import closure_cotangents, parameter_places
@@ -106,6 +107,8 @@ class CallAdjoints(RecomputeGuards):
         args = list(v.args)
         trusted = rule.trusted if rule is not None else True
         name = rule.name if rule is not None else callee.name
+        if rule is not None:
+            self.objects_guard(rule, v, out, line)
         keywords = self.differentiated_keywords(rule, v)
         if keywords:
             self.rev_keyword_pullback_call(pb, g, args, keywords, state, out, line)
@@ -247,6 +250,7 @@ class CallAdjoints(RecomputeGuards):
         self.flush_aliases(out, line)
         inside = state.copy()
         body: list = []
+        self.objects_guard(rule, v, body, line)
         places = parameter_places(rule.pullback_fn)
         if len(positional) == 1 and not keywords and closure is None:
             k, a = positional[0]
@@ -272,6 +276,23 @@ class CallAdjoints(RecomputeGuards):
         orelse: list = []
         self.merge_states(state, inside, body, skipped, orelse, line)
         out.append(Compound(f"if {g} is not ZERO:", body, orelse, src=line))
+
+    def objects_guard(self, rule, v, out, line) -> None:
+        """For a rule that takes callables (SciPy's solvers, np.piecewise), refuse a user
+        object holding differentiated values handed to it (called_objects.py): its rule
+        differentiates the arguments, never the object's fields. Only the active arguments
+        are looked into: an object that carries no gradient is a constant, as it is."""
+        if not takes_callables(rule):
+            return
+        given = [a for a in v.args if self.is_active_arg(a)]
+        named = [k for k in v.keywords if self.is_active_arg(k.value)]
+        if not given and not named:
+            return
+        guard = self.bind("refuse_hidden_records", refuse_hidden_records)
+        items = ", ".join(src(a) for a in given) + ("," if len(given) == 1 else "")
+        kw = ", ".join(f"{k.arg!r}: {src(k.value)}" for k in named)
+        reads = frozenset(a.id for a in given) | {k.value.id for k in named}
+        out.append(Line(f"{guard}({rule.name!r}, ({items}), {{{kw}}})", reads, line))
 
     def is_active_arg(self, node) -> bool:
         return isinstance(node, gast.Name) and self.activity.is_active(node.id)
@@ -386,7 +407,10 @@ class CallAdjoints(RecomputeGuards):
         if callee.kind == "object":
             rule = self.registry.lookup(callee.obj)
             if rule is not None:
-                rr = self.bind("rrule_" + short_name(rule.name), rule.rrule)
+                # (the generated sweeps guard a rule that takes callables themselves,
+                # looking at the active arguments only: objects_guard)
+                rrule = getattr(rule.rrule, "unguarded", rule.rrule)
+                rr = self.bind("rrule_" + short_name(rule.name), rrule)
             else:
                 active = tuple(
                     p for p, node in self.user_call_bindings(v) if self.is_active_arg(node)

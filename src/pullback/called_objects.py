@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import types
 
+import numpy as np
+
 from .closure_cells import MODULE as CLOSURE_RECORDS
 from .errors import NotDifferentiableError
 from .guards import is_library_module_name
@@ -79,7 +81,13 @@ def object_method_as_call(c):
 # handed over as the callable, as a bound method of it or inside ``args``, would be called
 # natively, its fields as constants: a gradient of 0 where it is not. Refused instead.
 
-_PLAIN = (float, int, bool, str, complex, type(None), types.FunctionType, types.BuiltinFunctionType)
+# (exact types that hold no user object: arrays and NumPy scalars are most of what a solver
+# is given, and the guard runs on every gradient of such a call)
+_PLAIN = frozenset(
+    (float, int, bool, str, complex, type(None), types.FunctionType, types.BuiltinFunctionType)
+    + (np.ndarray, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_)
+    + (np.complex128, np.complex64)
+)
 
 
 def hidden_record(value, _depth: int = 0):
@@ -150,6 +158,8 @@ def _first_hidden(values, depth, skip_closures=False):
         t = type(v)
         if t in _PLAIN or (skip_closures and t.__module__ == CLOSURE_RECORDS):
             continue  # (a float, a function: most of what a solver is given, at once)
+        if (t is tuple or t is list) and all(type(item) in _PLAIN for item in v):
+            continue  # (args=(p,) of arrays and floats, at once)
         found = hidden_record(v, depth + 1)
         if found is not None:
             return found

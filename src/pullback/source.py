@@ -33,6 +33,7 @@ from .match_cases import lower_matches
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
+from .tree_walk import walk
 
 
 class FunctionSource:
@@ -499,7 +500,7 @@ def _mangle_private_names(tree, fn) -> None:
             return f"_{prefix}{name}"
         return name
 
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Attribute):
             node.attr = mangled(node.attr)
         elif isinstance(node, gast.Name):

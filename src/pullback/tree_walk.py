@@ -77,6 +77,23 @@ def all_nodes(node) -> list:
     first): the same list, built about three times as fast (no generator per node and
     field, no read of a field that holds no node), which matters because the passes walk
     a long function's whole tree many times."""
+    return list(_walk(node, _CHILD_FIELDS))
+
+
+def walk(node):
+    """``ast.walk(node)`` (``gast.walk`` is the same function): the same nodes in the same
+    order, read at the same moments (a node's children are read when the walk reaches it,
+    before it is yielded, so a caller that edits the tree as it walks sees what it saw
+    with ``ast.walk``), about three times as fast on the small trees most calls walk (an
+    expression, a statement): no deque, no generator per node and field, no read of a
+    field that holds no node. The passes call it hundreds of thousands of times per
+    transform of a long function.
+
+    >>> import ast
+    >>> tree = ast.parse("y = f(x) + [a, 2]")
+    >>> [type(n).__name__ for n in walk(tree)] == [type(n).__name__ for n in ast.walk(tree)]
+    True
+    """
     return _walk(node, _CHILD_FIELDS)
 
 
@@ -91,14 +108,16 @@ def lean_nodes(node) -> list:
     >>> [type(n).__name__ for n in lean_nodes(ast.parse("x = -y + 1").body[0])]
     ['Assign', 'Name', 'BinOp', 'UnaryOp', 'Constant', 'Name']
     """
-    return _walk(node, _LEAN_FIELDS)
+    return list(_walk(node, _LEAN_FIELDS))
 
 
-def _walk(node, child_fields) -> list:
-    """``node`` and every node under it in the fields ``child_fields`` names, breadth first."""
-    out = [node]
-    append = out.append
-    for n in out:  # grows while it is read: breadth first
+def _walk(node, child_fields):
+    """``node`` and every node under it in the fields ``child_fields`` names, breadth first,
+    each node's children read when the walk reaches it, before it is yielded (as
+    ``ast.walk``). ``list()`` of it costs no more than filling the list in a loop."""
+    todo = [node]
+    append = todo.append
+    for n in todo:  # grows while it is read: breadth first, as ast.walk's deque
         for name in child_fields[n.__class__]:
             v = getattr(n, name, None)
             if isinstance(v, AST):
@@ -107,7 +126,7 @@ def _walk(node, child_fields) -> list:
                 for item in v:
                     if isinstance(item, AST):
                         append(item)
-    return out
+        yield n
 
 
 def lean_children(node) -> list:

@@ -128,3 +128,62 @@ def test_sources_inspect_finds_by_other_means(tmp_path):
         assert file_text is None and start == 1 and lines[1] == "    return x * 6.0\n"
     finally:
         del linecache.cache[name]
+
+
+# load_source keeps what it read on the function (the tree before any pass rewrote it) and
+# hands out a copy while the code, the file's text and the names are the same.
+
+
+def _tree_text(fs):
+    import gast
+
+    return gast.dump(fs.tree, include_attributes=True)
+
+
+@pytest.mark.parametrize(
+    "fn", [plain, Holder.method, LAMBDA, outer()], ids=["plain", "method", "lambda", "nested"]
+)
+def test_each_read_is_a_tree_of_its_own_as_first_read(fn):
+    first = load_source(fn)
+    pristine = _tree_text(first)
+    first.tree.body.clear()  # a pass rewriting its tree
+    first.tree.name = "rewritten"
+    again = load_source(fn)
+    assert _tree_text(again) == pristine
+    assert again.tree is not first.tree and again.lines == first.lines
+    assert again.file_text is first.file_text
+
+
+def test_a_file_edited_under_a_live_function_is_refused_not_read_from_before(tmp_path):
+    from pullback.errors import SourceUnavailableError
+
+    path = tmp_path / "pb_edited_live.py"
+    path.write_text("def f(x):\n    return x * 2.0\n")
+    module = _load(path, "pb_edited_live")
+    fs = load_source(module.f)  # the file's text stays cached while fs lives
+    assert grad(module.f)(1.0) == 2.0
+    path.write_text("def f(x):\n    return x * x * 5.0 + 1.0\n")
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(SourceUnavailableError, match="no longer matches"):
+        load_source(module.f)
+    assert fs.file_text is not None
+
+
+def test_new_code_or_a_new_name_is_read_again(tmp_path):
+    path = tmp_path / "pb_swapped.py"
+    path.write_text(
+        "def f(x):\n    return x * 2.0\n\n\ndef g(x):\n    return x * x * 3.0\n\n\n"
+        "class Box:\n    def m(self, x):\n        return self.__w * x\n"
+    )
+    module = _load(path, "pb_swapped")
+    held = load_source(module.f)  # keeps the file's text cached
+    assert grad(module.f)(2.0) == 2.0
+    module.f.__code__ = module.g.__code__  # the function now runs g's code
+    assert "x * x * 3.0" in "".join(load_source(module.f).lines)
+    assert grad(module.f)(2.0) == 12.0
+    method = module.Box.m
+    assert "_Box__w" in _tree_text(load_source(method))
+    method.__qualname__ = "Other.m"  # private names are spelled by the class
+    assert "_Other__w" in _tree_text(load_source(method))
+    assert held.file_text is not None

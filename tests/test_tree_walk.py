@@ -15,9 +15,10 @@ import pytest
 
 import pullback
 from pullback import grad
+from pullback.gast_convert import ast_to_gast
 from pullback.source_match import _locate_scaffold, _shifted, source_matches_code
 from pullback.testing import check_grads
-from pullback.tree_walk import all_nodes, lean_nodes, parent_map, statements, walk
+from pullback.tree_walk import all_nodes, copy_tree, lean_nodes, parent_map, statements, walk
 
 SOURCES = sorted(Path(pullback.__file__).resolve().parent.rglob("*.py"))[:60]
 
@@ -37,6 +38,28 @@ def test_all_nodes_and_parent_map_are_the_walks_of_ast(path):
         assert all_nodes(tree) == list(ast.walk(tree))
         assert list(walk(tree)) == list(ast.walk(tree))
         assert parent_map(tree) == _stdlib_parent_map(tree)
+
+
+@pytest.mark.parametrize("path", SOURCES[::12], ids=lambda p: p.name)
+def test_copy_tree_is_deepcopy(path):
+    # what load_source hands out of a tree it read before: a copy as deepcopy makes it
+    text = path.read_text()
+    for tree in (ast.parse(text), ast_to_gast(ast.parse(text))):
+        mine, theirs = copy_tree(tree), copy.deepcopy(tree)
+        dumped = gast.dump(mine, include_attributes=True)
+        assert dumped == gast.dump(tree, include_attributes=True)
+        assert dumped == gast.dump(theirs, include_attributes=True)
+        # no node of the tree in the copy; leaves shared where the tree shares them
+        assert not {id(n) for n in all_nodes(mine)} & {id(n) for n in all_nodes(tree)}
+        assert _sharing(mine) == _sharing(theirs) == _sharing(tree)
+        lists = [v for n in all_nodes(tree) for v in vars(n).values() if isinstance(v, list)]
+        copied = [v for n in all_nodes(mine) for v in vars(n).values() if isinstance(v, list)]
+        assert not {id(v) for v in lists} & {id(v) for v in copied}
+
+
+def _sharing(tree):
+    first = {}
+    return [first.setdefault(id(n), k) for k, n in enumerate(all_nodes(tree))]
 
 
 def _edit_while_walking(walker, text):

@@ -33,7 +33,7 @@ from .match_cases import lower_matches
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
-from .tree_walk import walk
+from .tree_walk import copy_tree, walk
 
 
 class FunctionSource:
@@ -416,6 +416,9 @@ def load_source(fn) -> FunctionSource:
             "Fix: register a rule for it with `@pullback.rrule(fn)`, or declare it "
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
+    read = _read_before(fn)
+    if read is not None:
+        return _source_from(fn, *read)
     try:
         # What runs, not __wrapped__; ``parsed``: the block as ast parsed it to find it.
         raw_lines, start, file_text, parsed = _source_block(fn.__code__)
@@ -462,17 +465,57 @@ def load_source(fn) -> FunctionSource:
         tree.decorator_list = []
         _require_match(fn, text, start, filename, parsed=py_module)
     _mangle_private_names(tree, fn)
+    read = (filename, start, indent, raw_lines, copy_tree(tree), is_lambda, "match" in text)
+    if file_text is not None:
+        text_ref = weakref.ref(file_text)  # the text stays cached only while a read lives
+        fn.__dict__[_READ] = (fn.__code__, text_ref, fn.__name__, fn.__qualname__, read)
+    return _source_from(fn, file_text, *read[:4], tree, *read[5:])
+
+
+# The key on a function of what load_source read for it, with the tree before any pass
+# rewrote it (each load_source hands out a copy: the passes rewrite the tree they are
+# given). A function is loaded several times per gradient (the check, the transform, the
+# passes that read a callee), each time a parse and a conversion before. The entry lives
+# and dies with the function, like __pullback_source_checked__; it holds the file's text
+# weakly (the text is cached only while a FunctionSource read from it lives, design.md).
+_READ = "__pullback_source_read__"
+
+
+def _read_before(fn):
+    """``(file_text, *read)`` where ``fn`` was read before from its file as it is now, else
+    None. What the read depends on is checked: the code that runs (another code object is
+    read again), the file's text as read at one (mtime, size) (an edited file is another
+    text: read again, and refused if it no longer matches the code) and the names that
+    spell the tree (a lambda's ``def``, the private names a class mangles)."""
+    entry = fn.__dict__.get(_READ)
+    if entry is None:
+        return None
+    code, text_ref, name, qualname, read = entry
+    file_text = text_ref()
+    if (
+        file_text is None  # no FunctionSource of the file lives: read again
+        or code is not fn.__code__
+        or _file_text(code.co_filename) is not file_text
+        or name != fn.__name__
+        or qualname != fn.__qualname__
+    ):
+        return None
+    return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
+
+
+def _source_from(fn, file_text, filename, start, indent, raw_lines, tree, is_lambda, has_match):
+    """The :class:`FunctionSource` of ``fn`` read as ``tree`` (a tree of its own)."""
     fs = FunctionSource(
         fn=fn,
         filename=filename,
         first_line=start,
         indent=indent,
-        lines=raw_lines,
+        lines=list(raw_lines),
         tree=tree,
         is_lambda=is_lambda,
         file_text=file_text,
     )
-    if "match" in text:  # `match` statements become the if/elif chains they stand for
+    if has_match:  # `match` statements become the if/elif chains they stand for
         fs.namespace.update(lower_matches(tree, fs.lookup))
     return fs
 

@@ -190,3 +190,47 @@ def statements(tree) -> list:
 def _is_case(node) -> bool:
     """A ``case`` of gast (whose class does not derive from ``ast.match_case``)."""
     return node.__class__.__name__ == "match_case"
+
+
+def copy_tree(node):
+    """A copy of the syntax tree ``node`` as ``copy.deepcopy`` makes it (every node new,
+    with the same class, fields, positions and other attributes; lists new; strings,
+    numbers and constants shared, as immutable; a context or operator node shared within
+    the tree stays shared within the copy), several times faster: no memo of every node,
+    no ``__reduce_ex__`` per node. For a cached tree handed out to passes that rewrite it.
+
+    >>> import ast
+    >>> tree = ast.parse("y = f(x) + 1")
+    >>> twin = copy_tree(tree)
+    >>> ast.dump(twin, include_attributes=True) == ast.dump(tree, include_attributes=True)
+    True
+    >>> any(a is b for a, b in zip(all_nodes(twin), all_nodes(tree)) if a._fields)
+    False
+    """
+    leaves: dict = {}  # id of a node without fields (Load, Add) -> its one copy
+
+    def copied(n):
+        cls = n.__class__
+        if not cls._fields:  # a context or an operator: copied once, shared as it was
+            twin = leaves.get(id(n))
+            if twin is None:
+                twin = leaves[id(n)] = cls.__new__(cls)
+                twin.__dict__.update(n.__dict__)
+            return twin
+        twin = cls.__new__(cls)
+        values = n.__dict__.copy()  # then the nodes and lists in it replaced by copies
+        for key, v in values.items():
+            if v.__class__ is list:
+                values[key] = copied_list(v)
+            elif isinstance(v, AST):
+                values[key] = copied(v)
+        twin.__dict__.update(values)
+        return twin
+
+    def copied_list(items):
+        return [
+            copied(v) if isinstance(v, AST) else copied_list(v) if v.__class__ is list else v
+            for v in items
+        ]
+
+    return copied(node)

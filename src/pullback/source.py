@@ -239,10 +239,11 @@ def _forwards_only(wrapper, wrapped) -> bool:
 class _FileText:
     """The lines of one source file as read at one (mtime, size)."""
 
-    __slots__ = ("lines", "__weakref__")
+    __slots__ = ("lines", "key", "__weakref__")
 
-    def __init__(self, lines):
+    def __init__(self, lines, key):
         self.lines = lines
+        self.key = key  # (filename, mtime_ns, size) when read
 
 
 # (filename, mtime_ns, size) -> _FileText. Weak values: a file stays cached while a
@@ -268,7 +269,7 @@ def _file_text(filename: str):
     if text is None:
         try:
             with tokenize.open(filename) as f:  # honours a PEP 263 coding line
-                text = _FileText(f.readlines())
+                text = _FileText(f.readlines(), key)
         except (OSError, SyntaxError, UnicodeDecodeError):
             return None
         _FILES[key] = text
@@ -467,8 +468,7 @@ def load_source(fn) -> FunctionSource:
     _mangle_private_names(tree, fn)
     read = (filename, start, indent, raw_lines, copy_tree(tree), is_lambda, "match" in text)
     if file_text is not None:
-        text_ref = weakref.ref(file_text)  # the text stays cached only while a read lives
-        fn.__dict__[_READ] = (fn.__code__, text_ref, fn.__name__, fn.__qualname__, read)
+        fn.__dict__[_READ] = (fn.__code__, file_text.key, fn.__name__, fn.__qualname__, read)
     return _source_from(fn, file_text, *read[:4], tree, *read[5:])
 
 
@@ -476,8 +476,10 @@ def load_source(fn) -> FunctionSource:
 # rewrote it (each load_source hands out a copy: the passes rewrite the tree they are
 # given). A function is loaded several times per gradient (the check, the transform, the
 # passes that read a callee), each time a parse and a conversion before. The entry lives
-# and dies with the function, like __pullback_source_checked__; it holds the file's text
-# weakly (the text is cached only while a FunctionSource read from it lives, design.md).
+# and dies with the function, like __pullback_source_checked__; it holds the key of the
+# file's text, not the text (cached only while a FunctionSource read from it lives,
+# design.md): the text is trusted the same where the file's (name, mtime, size) is, as
+# the cache of texts trusts it.
 _READ = "__pullback_source_read__"
 
 
@@ -486,19 +488,16 @@ def _read_before(fn):
     None. What the read depends on is checked: the code that runs (another code object is
     read again), the file's text as read at one (mtime, size) (an edited file is another
     text: read again, and refused if it no longer matches the code) and the names that
-    spell the tree (a lambda's ``def``, the private names a class mangles)."""
+    spell the tree (a lambda's ``def``, the private names a class mangles). The text is
+    read again where no FunctionSource of the file lives (a read, no parse)."""
     entry = fn.__dict__.get(_READ)
     if entry is None:
         return None
-    code, text_ref, name, qualname, read = entry
-    file_text = text_ref()
-    if (
-        file_text is None  # no FunctionSource of the file lives: read again
-        or code is not fn.__code__
-        or _file_text(code.co_filename) is not file_text
-        or name != fn.__name__
-        or qualname != fn.__qualname__
-    ):
+    code, file_key, name, qualname, read = entry
+    if code is not fn.__code__ or name != fn.__name__ or qualname != fn.__qualname__:
+        return None
+    file_text = _file_text(code.co_filename)  # the cached text, or the file read again
+    if file_text is None or file_text.key != file_key:
         return None
     return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
 

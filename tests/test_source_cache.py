@@ -195,3 +195,29 @@ def test_new_code_or_a_new_name_is_read_again(tmp_path):
     method.__qualname__ = "Other.m"  # private names are spelled by the class
     assert "_Other__w" in _tree_text(load_source(method))
     assert held.file_text is not None
+
+
+_DOCTEST = """
+>>> import inspect
+>>> from pullback import grad
+>>> from pullback.source import load_source, source_lines
+>>> def f(x):
+...     y = x * x
+...     return y * 3.0
+>>> lines, start, text = source_lines(f.__code__)
+>>> (lines, start) == tuple(inspect.getsourcelines(f.__code__)), text
+(True, None)
+>>> load_source(f).filename == f.__code__.co_filename
+True
+>>> float(grad(f)(2.0)), float(grad(lambda x: x * f(x))(1.0))
+(12.0, 9.0)
+"""
+
+
+def test_a_function_defined_in_a_doctest_is_read_as_inspect_reads_it():
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest(_DOCTEST, {}, "pb_doctest_source", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == (0, 8)

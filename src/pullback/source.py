@@ -288,10 +288,16 @@ def _source_block(code):
     """:func:`source_lines` and ``(text, module)``: the block dedented and parsed with
     :mod:`ast` while finding it (so :func:`load_source` parses it once), or None."""
     text = _file_text(code.co_filename)
-    if text is None:
+    if text is not None:
+        lines = text.lines
+    elif _is_pseudo_file(code.co_filename) and linecache.getlines(code.co_filename):
+        # A doctest example's or a notebook cell's lines, as inspect would read them, without
+        # its getmodule, which walks every loaded module for such a name (tens of
+        # milliseconds each time in a process that has imported SciPy).
+        lines = linecache.getlines(code.co_filename)
+    else:
         lines, start = inspect.getsourcelines(code)
         return lines, start, None, None
-    lines = text.lines
     lnum = code.co_firstlineno - 1
     if not 0 <= lnum < len(lines):
         raise OSError("lineno is out of bounds")
@@ -301,6 +307,12 @@ def _source_block(code):
     if block is None:
         block = inspect.getblock(lines[lnum:])
     return block, lnum + 1, text, parsed
+
+
+def _is_pseudo_file(filename: str) -> bool:
+    """A name like ``<doctest m.f[0]>``: no file; its lines, where any, are linecache's
+    (doctest serves its examples' there; a notebook registers its cells)."""
+    return filename.startswith("<") and filename.endswith(">")
 
 
 # A ``def`` (or a decorator above one) starts the block; lambdas go through inspect.
@@ -432,7 +444,7 @@ def load_source(fn) -> FunctionSource:
             "`@pullback.rrule(fn)`."
         ) from None
     filename = fn.__code__.co_filename
-    if file_text is None:
+    if file_text is None and not _is_pseudo_file(filename):  # (which it would give back)
         filename = inspect.getsourcefile(fn.__code__) or filename
     first = raw_lines[0]
     indent = len(first) - len(first.lstrip())

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from pullback import grad
+from pullback.errors import SourceUnavailableError
 from pullback.source import _FILES, load_source, source_lines
 
 # gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
@@ -221,3 +222,30 @@ def test_a_function_defined_in_a_doctest_is_read_as_inspect_reads_it():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.summarize(verbose=False) == (0, 8)
+
+
+def test_a_fact_kept_with_the_source_is_computed_again_where_the_source_is_read_again(tmp_path):
+    from pullback.source import kept_with_source
+
+    path = tmp_path / "pb_kept.py"
+    path.write_text("def f(x):\n    return x * 2.0\n\n\ndef g(x):\n    return x + 1.0\n")
+    module = _load(path, "pb_kept")
+    computed = []
+
+    def body_text(fn):
+        computed.append(fn.__code__)
+        return "".join(load_source(fn).lines)
+
+    assert "x * 2.0" in kept_with_source(module.f, "body", body_text)
+    assert "x * 2.0" in kept_with_source(module.f, "body", body_text)
+    assert len(computed) == 1  # kept
+    module.f.__code__ = module.g.__code__
+    assert "x + 1.0" in kept_with_source(module.f, "body", body_text)
+    assert len(computed) == 2
+    path.write_text("def f(x):\n    return x * 2.0\n\n\ndef g(x):\n    return x + 7.0\n")
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(SourceUnavailableError, match="no longer matches"):
+        kept_with_source(module.f, "body", body_text)  # the edited file is read again
+    assert len(computed) == 3
+    assert kept_with_source(plain, "nothing", lambda fn: None) is None  # a value of None

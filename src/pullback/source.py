@@ -502,16 +502,43 @@ def _read_before(fn):
     text: read again, and refused if it no longer matches the code) and the names that
     spell the tree (a lambda's ``def``, the private names a class mangles). The text is
     read again where no FunctionSource of the file lives (a read, no parse)."""
+    checked = _checked_read(fn)
+    if checked is None:
+        return None
+    file_text, (*_, read) = checked
+    return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
+
+
+def _checked_read(fn):
+    """``(file_text, entry)``: the read kept on ``fn`` where it is still what load_source
+    would read, else None."""
     entry = fn.__dict__.get(_READ)
     if entry is None:
         return None
-    code, file_key, name, qualname, read = entry
+    code, file_key, name, qualname, _ = entry
     if code is not fn.__code__ or name != fn.__name__ or qualname != fn.__qualname__:
         return None
     file_text = _file_text(code.co_filename)  # the cached text, or the file read again
     if file_text is None or file_text.key != file_key:
         return None
-    return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
+    return file_text, entry
+
+
+def kept_with_source(fn, name: str, compute):
+    """``compute(fn)``, a fact read from ``fn``'s source by :func:`load_source`, kept on
+    ``fn`` with what load_source read: computed again wherever load_source would read
+    ``fn`` again (other code, an edited file, another name), else the kept value. Not kept
+    where ``fn`` has no kept read (no file, or its read failed): computed each time."""
+    slot = "__pullback_kept_" + name
+    checked = _checked_read(fn)
+    kept = fn.__dict__.get(slot)
+    if checked is not None and kept is not None and kept[0] is checked[1]:
+        return kept[1]
+    value = compute(fn)
+    entry = fn.__dict__.get(_READ)
+    if entry is not None and _checked_read(fn) is not None:
+        fn.__dict__[slot] = (entry, value)
+    return value
 
 
 def _source_from(fn, file_text, filename, start, indent, raw_lines, tree, is_lambda, has_match):

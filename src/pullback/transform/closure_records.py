@@ -79,13 +79,19 @@ def record_sites(tree, resolve) -> list:
 def _is_factory(obj) -> bool:
     if not isinstance(obj, types.FunctionType) or getattr(obj, "__pullback_source__", None):
         return False
-    from ..source import load_source
+    from ..source import kept_with_source
     from .generators import is_generator_function
 
     if is_generator_function(obj):
         return False
     if not any(isinstance(c, types.CodeType) for c in obj.__code__.co_consts):
         return False  # defines no nested function: not a factory (and no source to read)
+    # a fact of the source, kept with it (every assignment of a call of obj asks again)
+    return kept_with_source(obj, "factory", _returns_a_closure)
+
+
+def _returns_a_closure(obj) -> bool:
+    from ..source import load_source
     from .closures import lambdas_as_definitions
 
     try:

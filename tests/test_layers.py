@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import collections
 import fnmatch
+import functools
 import pathlib
 
 import pytest
@@ -202,6 +203,7 @@ def _targets(module: str, is_package: bool, node) -> list[str]:
     return [f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target for a in node.names]
 
 
+@functools.cache  # read when a test asks, not at import: both workers collect this file
 def _imports():
     """(importer, imported, line, at module level) for every import of a pullback module."""
     out = []
@@ -216,9 +218,6 @@ def _imports():
     return out
 
 
-IMPORTS = _imports()
-
-
 def layer_of(module: str) -> int:
     for k, (_, patterns) in enumerate(LAYERS):
         if any(fnmatch.fnmatchcase(module, p) for p in patterns):
@@ -229,9 +228,9 @@ def layer_of(module: str) -> int:
 def test_the_graph_is_read():
     # the walk sees the imports the package is built from (guards against a vacuous pass)
     assert len(MODULES) > 100
-    assert ("pullback.api", "pullback.adjoints") in {(a, b) for a, b, _, _ in IMPORTS}
-    assert ("pullback.registry", "pullback.tangents") in {(a, b) for a, b, _, _ in IMPORTS}
-    lazy = {(a, b) for a, b, _, top in IMPORTS if not top}
+    assert ("pullback.api", "pullback.adjoints") in {(a, b) for a, b, _, _ in _imports()}
+    assert ("pullback.registry", "pullback.tangents") in {(a, b) for a, b, _, _ in _imports()}
+    lazy = {(a, b) for a, b, _, top in _imports() if not top}
     assert ("pullback.containers_mutation", "pullback.containers_inplace") in lazy
 
 
@@ -244,7 +243,7 @@ def test_imports_only_go_down():
     upward = [
         f"{a}:{line} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
         f"{'' if top else ' inside a function'}"
-        for a, b, line, top in IMPORTS
+        for a, b, line, top in _imports()
         if layer_of(b) > layer_of(a)
     ]
     assert upward == []
@@ -262,9 +261,9 @@ def _reachable(graph, start):
 
 def test_no_cycle_hides_behind_a_function_level_import():
     graph = collections.defaultdict(set)
-    for a, b, _, _ in IMPORTS:
+    for a, b, _, _ in _imports():
         graph[a].add(b)
-    hidden = {(a, b) for a, b, _, top in IMPORTS if not top and a in _reachable(graph, b)}
+    hidden = {(a, b) for a, b, _, top in _imports() if not top and a in _reachable(graph, b)}
     assert hidden - KNOWN_LAZY_CYCLES == set()
     # a cycle untangled: take it off the list
     assert KNOWN_LAZY_CYCLES - hidden == set()

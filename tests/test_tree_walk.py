@@ -15,9 +15,10 @@ import pytest
 
 import pullback
 from pullback import grad
+from pullback.gast_convert import ast_to_gast
 from pullback.source_match import _locate_scaffold, _shifted, source_matches_code
 from pullback.testing import check_grads
-from pullback.tree_walk import all_nodes, lean_nodes, parent_map, statements
+from pullback.tree_walk import all_nodes, copy_tree, lean_nodes, parent_map, statements, walk
 
 SOURCES = sorted(Path(pullback.__file__).resolve().parent.rglob("*.py"))[:60]
 
@@ -35,7 +36,53 @@ def test_all_nodes_and_parent_map_are_the_walks_of_ast(path):
     text = path.read_text()
     for tree in (ast.parse(text), gast.parse(text)):
         assert all_nodes(tree) == list(ast.walk(tree))
+        assert list(walk(tree)) == list(ast.walk(tree))
         assert parent_map(tree) == _stdlib_parent_map(tree)
+
+
+@pytest.mark.parametrize("path", SOURCES[::12], ids=lambda p: p.name)
+def test_copy_tree_is_deepcopy(path):
+    # what load_source hands out of a tree it read before: a copy as deepcopy makes it
+    text = path.read_text()
+    for tree in (ast.parse(text), ast_to_gast(ast.parse(text))):
+        mine, theirs = copy_tree(tree), copy.deepcopy(tree)
+        dumped = gast.dump(mine, include_attributes=True)
+        assert dumped == gast.dump(tree, include_attributes=True)
+        assert dumped == gast.dump(theirs, include_attributes=True)
+        # no node of the tree in the copy; leaves shared where the tree shares them
+        assert not {id(n) for n in all_nodes(mine)} & {id(n) for n in all_nodes(tree)}
+        assert _sharing(mine) == _sharing(theirs) == _sharing(tree)
+        lists = [v for n in all_nodes(tree) for v in vars(n).values() if isinstance(v, list)]
+        copied = [v for n in all_nodes(mine) for v in vars(n).values() if isinstance(v, list)]
+        assert not {id(v) for v in lists} & {id(v) for v in copied}
+
+
+def _sharing(tree):
+    first = {}
+    return [first.setdefault(id(n), k) for k, n in enumerate(all_nodes(tree))]
+
+
+def _edit_while_walking(walker, text):
+    # A pass that rewrites as it walks: each Call's arguments replaced after the walk has
+    # reached the Call (its old arguments are already queued), and each Assign's value
+    # replaced before the walk reaches it (the new value is walked instead).
+    tree = ast.parse(text)
+    seen = []
+    for node in walker(tree):
+        seen.append(ast.dump(node) if isinstance(node, ast.Name) else type(node).__name__)
+        if isinstance(node, ast.Call):
+            node.args = [ast.Name("replaced", ast.Load())]
+        elif isinstance(node, ast.Module):
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign):
+                    stmt.value = ast.Name("fresh", ast.Load())
+    return seen, ast.dump(tree)
+
+
+def test_walk_reads_children_when_it_reaches_a_node_as_ast_walk():
+    text = "x = f(a, g(b))\ny = h(c)\nh(d, k(e))"
+    assert _edit_while_walking(walk, text) == _edit_while_walking(ast.walk, text)
+    assert "fresh" in str(_edit_while_walking(walk, text)[0])
 
 
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)

@@ -17,6 +17,7 @@ import numpy as np
 from .errors import ArgumentError, NonScalarOutputError, PullbackError, location_text
 from .records_dataclasses import fields_of, is_dataclass_value
 from .source import load_source
+from .tree_walk import walk
 
 
 def carries_numbers(y) -> bool:
@@ -42,7 +43,7 @@ def output_place(fn) -> str:
         return ""
     returns = [
         n
-        for n in gast.walk(fs.tree)
+        for n in walk(fs.tree)
         if isinstance(n, gast.Return)
         or (isinstance(n, gast.Lambda) and n is fs.tree)  # a lambda's body is its return
     ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gast
 
 from .receiver_classes import BINDERS, add_binding_value
-from .tree_walk import statements
+from .tree_walk import statements, walk
 
 
 def bound_once(tree, name: str) -> bool:
@@ -21,7 +21,7 @@ def bound_once(tree, name: str) -> bool:
     ``del`` of it, nested scopes included) and no ``global``/``nonlocal`` names it: what
     lets a pass replace the name by what it is bound to."""
     bindings = 0
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             bindings += n.name == name and n is not tree
         elif isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load):
@@ -43,7 +43,7 @@ class BindingIndex:
         self.tree = tree
         counts: dict = {}
         values: dict = {}  # binding_values, from the same walk
-        for n in gast.walk(tree):
+        for n in walk(tree):
             if isinstance(n, BINDERS):
                 add_binding_value(values, n)
             elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

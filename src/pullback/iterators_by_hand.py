@@ -31,7 +31,7 @@ import builtins
 
 import gast
 
-from .tree_walk import statements
+from .tree_walk import statements, walk
 
 _SCOPES = (
     gast.FunctionDef,
@@ -85,7 +85,7 @@ def _breaks_out(loop) -> bool:
 
 
 def _mentions(nodes, name) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name for top in nodes for n in gast.walk(top))
+    return any(isinstance(n, gast.Name) and n.id == name for top in nodes for n in walk(top))
 
 
 def hand_iterators(fn, resolve):
@@ -94,7 +94,7 @@ def hand_iterators(fn, resolve):
     calls (the check accepts those). ``resolve(call)`` gives a call's callee."""
     stores: dict = {}  # name -> ok so far
     calls: dict = {}  # name -> ids of its iter/next calls
-    params = {a.id for a in gast.walk(fn.args) if isinstance(a, gast.Name)}
+    params = {a.id for a in walk(fn.args) if isinstance(a, gast.Name)}
     for node in statements(fn):  # (an assignment is a statement: no expression visited)
         if not isinstance(node, gast.Assign) or len(node.targets) != 1:
             continue
@@ -106,11 +106,11 @@ def hand_iterators(fn, resolve):
     if not any(stores.values()):
         return set(), set()  # (the common case: one walk)
     parents = {}
-    for node in gast.walk(fn):
+    for node in walk(fn):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
     names = {n for n, ok in stores.items() if ok}
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if not isinstance(node, gast.Name) or node.id not in names or node is fn:
             continue
         name = node.id

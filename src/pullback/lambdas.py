@@ -24,6 +24,7 @@ from __future__ import annotations
 import gast
 
 from .resolve import own_nodes, parent_map
+from .tree_walk import walk
 
 # Higher-order builtins whose function argument may be a lambda (rewritten as a
 # comprehension by the normalizer).
@@ -58,7 +59,7 @@ def inlinable_functions(tree) -> dict:
     parents = parent_map(tree)
     bound: dict[str, list] = {}
     declares_nonlocal = False
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if node is tree:
             continue
         if isinstance(node, gast.Nonlocal):
@@ -136,7 +137,7 @@ def nonlocal_writers(tree) -> dict:
     calls = {
         d.name: {
             n.func.id
-            for n in gast.walk(d)
+            for n in walk(d)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in writes
         }
         for d in defs
@@ -155,7 +156,7 @@ def nonlocal_writers(tree) -> dict:
 def _calls_any(node, names) -> bool:
     return any(
         isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
-        for n in gast.walk(node)
+        for n in walk(node)
     )
 
 
@@ -196,7 +197,7 @@ def _called_name(call) -> str | None:
 
 
 def _loads(tree, name):
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
             yield node
 
@@ -215,5 +216,5 @@ def _only_called(use, parents, arity) -> bool:
 def _calls(expression, name) -> bool:
     return any(
         isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id == name
-        for n in gast.walk(expression)
+        for n in walk(expression)
     )

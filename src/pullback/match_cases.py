@@ -61,6 +61,8 @@ import copy
 
 import gast
 
+from .tree_walk import walk
+
 #: the names generated tests call (put in the function's namespace by :func:`lower_matches`)
 SEQUENCE = "match_sequence"
 MAPPING = "match_mapping"
@@ -294,7 +296,7 @@ def _substitute(guard, reads):
 
 def _located(node, where):
     gast.copy_location(node, where)
-    for child in gast.walk(node):
+    for child in walk(node):
         if getattr(child, "lineno", None) is None and hasattr(child, "_attributes"):
             if "lineno" in child._attributes:
                 gast.copy_location(child, where)

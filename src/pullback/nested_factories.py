@@ -44,6 +44,7 @@ import gast
 
 from .resolve import SCOPES, bound_once, own_nodes
 from .source_lambdas import lambda_as_def
+from .tree_walk import walk
 
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 
@@ -68,7 +69,7 @@ def inline_nested_factories(tree) -> bool:
         changed = True
         if not any(
             isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
-            for n in gast.walk(tree)
+            for n in walk(tree)
         ):
             _remove_definition(tree, factory)
     return changed
@@ -134,7 +135,7 @@ def _returned_closure(factory):
 
 def _all_names(tree) -> set:
     names = set()
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, gast.Name):
             names.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
@@ -166,10 +167,10 @@ def _sites(tree, name):
 def _only_called(tree, name) -> bool:
     if not bound_once(tree, name):
         return False
-    calls = {id(n.func) for n in gast.walk(tree) if isinstance(n, gast.Call)}
+    calls = {id(n.func) for n in walk(tree) if isinstance(n, gast.Call)}
     return all(
         id(n) in calls
-        for n in gast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
     )
 
@@ -278,7 +279,7 @@ def _in_comprehension_target(name, body) -> bool:
     for node in own_nodes(body):
         if isinstance(node, _COMPREHENSIONS):
             for gen in node.generators:
-                if any(n is name for n in gast.walk(gen.target)):
+                if any(n is name for n in walk(gen.target)):
                     return True
     return False
 
@@ -306,9 +307,7 @@ def _renamed(node, mapping):
             _renamed(s, inner)
         return node
     if isinstance(node, _COMPREHENSIONS):
-        bound = {
-            n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)
-        }
+        bound = {n.id for g in node.generators for n in walk(g.target) if isinstance(n, gast.Name)}
         inner = {k: v for k, v in mapping.items() if k not in bound}
         first = node.generators[0]
         _renamed(first.iter, mapping)  # evaluated in the enclosing scope
@@ -335,7 +334,7 @@ def _remove_definition(tree, definition) -> None:
 
 def _located(node, where):
     """``node`` (and children without a position) at ``where``'s position."""
-    for n in gast.walk(node):
+    for n in walk(node):
         if getattr(n, "lineno", None) is None and hasattr(n, "_attributes"):
             for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
                 if attr in n._attributes:

@@ -26,6 +26,8 @@ import types
 
 import gast
 
+from .tree_walk import walk
+
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
@@ -62,9 +64,9 @@ def reads_only(tree, method_of, seen=None) -> str | None:
     me = params[0].id
     seen = set() if seen is None else seen
     reads = {}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, _SCOPES) and node is not tree:
-            if any(isinstance(n, gast.Name) and n.id == me for n in gast.walk(node)):
+            if any(isinstance(n, gast.Name) and n.id == me for n in walk(node)):
                 return "reads 'self' in a nested function"
         if isinstance(node, gast.Attribute) and _is(node.value, me):
             if not isinstance(node.ctx, gast.Load):
@@ -74,10 +76,10 @@ def reads_only(tree, method_of, seen=None) -> str | None:
             reads[id(node.value)] = node
     called = {
         id(n.func)
-        for n in gast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
     }
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if _is(node, me) and id(node) not in reads and not isinstance(node.ctx, gast.Param):
             return "hands 'self' on"
     for attribute in reads.values():

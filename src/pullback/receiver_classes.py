@@ -32,6 +32,7 @@ import numpy as np
 
 from .guards import is_library_module_name
 from .source_match import innermost_class
+from .tree_walk import walk
 
 # Built-in types whose in-place methods the check and the transform know by name.
 _BUILTIN_MUTABLES = (np.ndarray, np.generic, list, dict, set, bytearray)
@@ -162,7 +163,7 @@ def binding_values(tree) -> dict:
     """name -> the expressions the function binds it from: assignments' values (of a
     tuple target too: the whole value), loops' iterables, walrus values."""
     out: dict = {}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, BINDERS):
             add_binding_value(out, node)
     return out
@@ -191,7 +192,7 @@ def add_binding_value(out: dict, node) -> None:
     if value is None:
         return
     for target in targets:
-        for n in gast.walk(target):
+        for n in walk(target):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.setdefault(n.id, []).append(value)
 
@@ -207,7 +208,7 @@ def holders(values: dict, makes) -> set:
         for value in exprs:
             if isinstance(value, gast.Attribute) and makes(value):  # `v = h.v`: a field
                 found.add(bound)
-            for node in gast.walk(value):
+            for node in walk(value):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     readers.setdefault(node.id, set()).add(bound)
                 elif isinstance(node, gast.Call) and bound not in found and makes(node):

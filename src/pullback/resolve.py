@@ -32,7 +32,7 @@ from .receiver_classes import (
     user_function,
 )
 from .sparse_values import is_sparse
-from .tree_walk import all_nodes, lean_nodes, parent_map, statements  # noqa: F401 (parent_map: imported from here)
+from .tree_walk import all_nodes, lean_nodes, parent_map, statements, walk  # noqa: F401 (parent_map: imported from here)
 
 # ndarray methods that are NumPy functions of the array (``x.m(*a)`` == ``np.m(x, *a)``).
 ARRAY_METHODS = {
@@ -274,7 +274,7 @@ def _may_be_sparse(fs, receiver, locals_) -> bool:
     if isinstance(receiver, (gast.BinOp, gast.UnaryOp)):  # (s * A).sum()
         return any(
             _may_be_sparse(fs, part, locals_)
-            for part in gast.walk(receiver)
+            for part in walk(receiver)
             if part is not receiver and isinstance(part, (gast.Name, gast.Call))
         )
     if isinstance(receiver, gast.Name) and receiver.id not in locals_:
@@ -394,7 +394,7 @@ def _bindings(tree) -> dict:
     assignments of ``tree``; any other binding of a name counts as ``(None, None)``."""
     out: dict = {}
     counted = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Assign) and len(node.targets) == 1:
             t = node.targets[0]
             if isinstance(t, gast.Name):
@@ -410,7 +410,7 @@ def _bindings(tree) -> dict:
         elif isinstance(node, (gast.Global, gast.Nonlocal)):
             for n in node.names:
                 out.setdefault(n, []).append((None, None))
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
             if id(node) not in counted:
                 out.setdefault(node.id, []).append((None, None))
@@ -554,7 +554,7 @@ def namespace_locals(fs) -> frozenset:
     # A name also bound some other way (a loop target, a second assignment) is not sure.
     stores: dict[str, int] = {}
     assigns: dict[str, int] = {}
-    for node in gast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, gast.Assign) and len(node.targets) == 1:

@@ -33,6 +33,7 @@ from .match_cases import lower_matches
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
+from .tree_walk import copy_tree, walk
 
 
 class FunctionSource:
@@ -238,10 +239,11 @@ def _forwards_only(wrapper, wrapped) -> bool:
 class _FileText:
     """The lines of one source file as read at one (mtime, size)."""
 
-    __slots__ = ("lines", "__weakref__")
+    __slots__ = ("lines", "key", "__weakref__")
 
-    def __init__(self, lines):
+    def __init__(self, lines, key):
         self.lines = lines
+        self.key = key  # (filename, mtime_ns, size) when read
 
 
 # (filename, mtime_ns, size) -> _FileText. Weak values: a file stays cached while a
@@ -267,7 +269,7 @@ def _file_text(filename: str):
     if text is None:
         try:
             with tokenize.open(filename) as f:  # honours a PEP 263 coding line
-                text = _FileText(f.readlines())
+                text = _FileText(f.readlines(), key)
         except (OSError, SyntaxError, UnicodeDecodeError):
             return None
         _FILES[key] = text
@@ -286,10 +288,16 @@ def _source_block(code):
     """:func:`source_lines` and ``(text, module)``: the block dedented and parsed with
     :mod:`ast` while finding it (so :func:`load_source` parses it once), or None."""
     text = _file_text(code.co_filename)
-    if text is None:
+    if text is not None:
+        lines = text.lines
+    elif _is_pseudo_file(code.co_filename) and linecache.getlines(code.co_filename):
+        # A doctest example's or a notebook cell's lines, as inspect would read them, without
+        # its getmodule, which walks every loaded module for such a name (tens of
+        # milliseconds each time in a process that has imported SciPy).
+        lines = linecache.getlines(code.co_filename)
+    else:
         lines, start = inspect.getsourcelines(code)
         return lines, start, None, None
-    lines = text.lines
     lnum = code.co_firstlineno - 1
     if not 0 <= lnum < len(lines):
         raise OSError("lineno is out of bounds")
@@ -299,6 +307,12 @@ def _source_block(code):
     if block is None:
         block = inspect.getblock(lines[lnum:])
     return block, lnum + 1, text, parsed
+
+
+def _is_pseudo_file(filename: str) -> bool:
+    """A name like ``<doctest m.f[0]>``: no file; its lines, where any, are linecache's
+    (doctest serves its examples' there; a notebook registers its cells)."""
+    return filename.startswith("<") and filename.endswith(">")
 
 
 # A ``def`` (or a decorator above one) starts the block; lambdas go through inspect.
@@ -415,6 +429,9 @@ def load_source(fn) -> FunctionSource:
             "Fix: register a rule for it with `@pullback.rrule(fn)`, or declare it "
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
+    read = _read_before(fn)
+    if read is not None:
+        return _source_from(fn, *read)
     try:
         # What runs, not __wrapped__; ``parsed``: the block as ast parsed it to find it.
         raw_lines, start, file_text, parsed = _source_block(fn.__code__)
@@ -427,7 +444,7 @@ def load_source(fn) -> FunctionSource:
             "`@pullback.rrule(fn)`."
         ) from None
     filename = fn.__code__.co_filename
-    if file_text is None:
+    if file_text is None and not _is_pseudo_file(filename):  # (which it would give back)
         filename = inspect.getsourcefile(fn.__code__) or filename
     first = raw_lines[0]
     indent = len(first) - len(first.lstrip())
@@ -461,17 +478,82 @@ def load_source(fn) -> FunctionSource:
         tree.decorator_list = []
         _require_match(fn, text, start, filename, parsed=py_module)
     _mangle_private_names(tree, fn)
+    read = (filename, start, indent, raw_lines, copy_tree(tree), is_lambda, "match" in text)
+    if file_text is not None:
+        fn.__dict__[_READ] = (fn.__code__, file_text.key, fn.__name__, fn.__qualname__, read)
+    return _source_from(fn, file_text, *read[:4], tree, *read[5:])
+
+
+# The key on a function of what load_source read for it, with the tree before any pass
+# rewrote it (each load_source hands out a copy: the passes rewrite the tree they are
+# given). A function is loaded several times per gradient (the check, the transform, the
+# passes that read a callee), each time a parse and a conversion before. The entry lives
+# and dies with the function, like __pullback_source_checked__; it holds the key of the
+# file's text, not the text (cached only while a FunctionSource read from it lives,
+# design.md): the text is trusted the same where the file's (name, mtime, size) is, as
+# the cache of texts trusts it.
+_READ = "__pullback_source_read__"
+
+
+def _read_before(fn):
+    """``(file_text, *read)`` where ``fn`` was read before from its file as it is now, else
+    None. What the read depends on is checked: the code that runs (another code object is
+    read again), the file's text as read at one (mtime, size) (an edited file is another
+    text: read again, and refused if it no longer matches the code) and the names that
+    spell the tree (a lambda's ``def``, the private names a class mangles). The text is
+    read again where no FunctionSource of the file lives (a read, no parse)."""
+    checked = _checked_read(fn)
+    if checked is None:
+        return None
+    file_text, (*_, read) = checked
+    return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
+
+
+def _checked_read(fn):
+    """``(file_text, entry)``: the read kept on ``fn`` where it is still what load_source
+    would read, else None."""
+    entry = fn.__dict__.get(_READ)
+    if entry is None:
+        return None
+    code, file_key, name, qualname, _ = entry
+    if code is not fn.__code__ or name != fn.__name__ or qualname != fn.__qualname__:
+        return None
+    file_text = _file_text(code.co_filename)  # the cached text, or the file read again
+    if file_text is None or file_text.key != file_key:
+        return None
+    return file_text, entry
+
+
+def kept_with_source(fn, name: str, compute):
+    """``compute(fn)``, a fact read from ``fn``'s source by :func:`load_source`, kept on
+    ``fn`` with what load_source read: computed again wherever load_source would read
+    ``fn`` again (other code, an edited file, another name), else the kept value. Not kept
+    where ``fn`` has no kept read (no file, or its read failed): computed each time."""
+    slot = "__pullback_kept_" + name
+    checked = _checked_read(fn)
+    kept = fn.__dict__.get(slot)
+    if checked is not None and kept is not None and kept[0] is checked[1]:
+        return kept[1]
+    value = compute(fn)
+    entry = fn.__dict__.get(_READ)
+    if entry is not None and _checked_read(fn) is not None:
+        fn.__dict__[slot] = (entry, value)
+    return value
+
+
+def _source_from(fn, file_text, filename, start, indent, raw_lines, tree, is_lambda, has_match):
+    """The :class:`FunctionSource` of ``fn`` read as ``tree`` (a tree of its own)."""
     fs = FunctionSource(
         fn=fn,
         filename=filename,
         first_line=start,
         indent=indent,
-        lines=raw_lines,
+        lines=list(raw_lines),
         tree=tree,
         is_lambda=is_lambda,
         file_text=file_text,
     )
-    if "match" in text:  # `match` statements become the if/elif chains they stand for
+    if has_match:  # `match` statements become the if/elif chains they stand for
         fs.namespace.update(lower_matches(tree, fs.lookup))
     return fs
 
@@ -499,7 +581,7 @@ def _mangle_private_names(tree, fn) -> None:
             return f"_{prefix}{name}"
         return name
 
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Attribute):
             node.attr = mangled(node.attr)
         elif isinstance(node, gast.Name):

@@ -38,6 +38,8 @@ import sys
 
 import gast
 
+from .tree_walk import walk
+
 
 class ImportBinding:
     """One name bound by an import statement: the module imported (``imports``), and what
@@ -173,7 +175,7 @@ def _binding_count(tree, name: str) -> int:
     a = tree.args
     params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p]
     count += sum(p.id == name for p in params)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
             count += node.id == name and not any(node is p for p in params)
         elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

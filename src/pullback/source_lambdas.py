@@ -16,6 +16,7 @@ import gast
 
 from .errors import SourceUnavailableError
 from .source_match import lambdas_matching_code
+from .tree_walk import walk
 
 
 def lambda_as_def(name: str, lam: gast.Lambda) -> gast.FunctionDef:
@@ -128,7 +129,7 @@ def _parsed_as_arguments(text: str):
     module = _parsed("_(" + text + "\n)")
     if module is None:
         return None
-    for node in gast.walk(module):  # "_(" moved the first line two columns right
+    for node in walk(module):  # "_(" moved the first line two columns right
         if getattr(node, "lineno", None) == 1:
             node.col_offset -= 2
         if getattr(node, "end_lineno", None) == 1:
@@ -165,7 +166,7 @@ def lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> ga
     params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
     found = []
     if module is not None:
-        for node in gast.walk(module):
+        for node in walk(module):
             if isinstance(node, gast.Lambda):
                 names = [a.id for a in node.args.args + node.args.kwonlyargs]
                 if names == params:
@@ -175,7 +176,7 @@ def lambda_tree(fn, text: str, filename: str, start: int, indent: int = 0) -> ga
         # (`("name", lambda v: ..., (x,))]` on the last line of a list): each lambda
         # parsed alone, at its place in the text.
         for module_, padded in _lambda_segments(text):
-            for node in gast.walk(module_):
+            for node in walk(module_):
                 if isinstance(node, gast.Lambda):
                     names = [a.id for a in node.args.args + node.args.kwonlyargs]
                     if names == params and not any(node is f for f, _ in found):

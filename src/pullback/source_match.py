@@ -23,6 +23,8 @@ import ast
 import dis
 import types
 
+from .tree_walk import walk
+
 # Instructions that differ with the scope a function is compiled in, not with its code.
 _SCOPE_OPS = frozenset(
     {"COPY_FREE_VARS", "MAKE_CELL", "RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PUSH_NULL"}
@@ -157,7 +159,7 @@ def _target(tree, lambda_at):
             return first
         return None
     line, col = lambda_at
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Lambda) and (node.lineno, node.col_offset) == (line, col):
             return ast.copy_location(ast.Expr(value=node), node)
     return None

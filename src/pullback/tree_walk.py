@@ -77,6 +77,23 @@ def all_nodes(node) -> list:
     first): the same list, built about three times as fast (no generator per node and
     field, no read of a field that holds no node), which matters because the passes walk
     a long function's whole tree many times."""
+    return list(_walk(node, _CHILD_FIELDS))
+
+
+def walk(node):
+    """``ast.walk(node)`` (``gast.walk`` is the same function): the same nodes in the same
+    order, read at the same moments (a node's children are read when the walk reaches it,
+    before it is yielded, so a caller that edits the tree as it walks sees what it saw
+    with ``ast.walk``), about three times as fast on the small trees most calls walk (an
+    expression, a statement): no deque, no generator per node and field, no read of a
+    field that holds no node. The passes call it hundreds of thousands of times per
+    transform of a long function.
+
+    >>> import ast
+    >>> tree = ast.parse("y = f(x) + [a, 2]")
+    >>> [type(n).__name__ for n in walk(tree)] == [type(n).__name__ for n in ast.walk(tree)]
+    True
+    """
     return _walk(node, _CHILD_FIELDS)
 
 
@@ -91,14 +108,16 @@ def lean_nodes(node) -> list:
     >>> [type(n).__name__ for n in lean_nodes(ast.parse("x = -y + 1").body[0])]
     ['Assign', 'Name', 'BinOp', 'UnaryOp', 'Constant', 'Name']
     """
-    return _walk(node, _LEAN_FIELDS)
+    return list(_walk(node, _LEAN_FIELDS))
 
 
-def _walk(node, child_fields) -> list:
-    """``node`` and every node under it in the fields ``child_fields`` names, breadth first."""
-    out = [node]
-    append = out.append
-    for n in out:  # grows while it is read: breadth first
+def _walk(node, child_fields):
+    """``node`` and every node under it in the fields ``child_fields`` names, breadth first,
+    each node's children read when the walk reaches it, before it is yielded (as
+    ``ast.walk``). ``list()`` of it costs no more than filling the list in a loop."""
+    todo = [node]
+    append = todo.append
+    for n in todo:  # grows while it is read: breadth first, as ast.walk's deque
         for name in child_fields[n.__class__]:
             v = getattr(n, name, None)
             if isinstance(v, AST):
@@ -107,7 +126,7 @@ def _walk(node, child_fields) -> list:
                 for item in v:
                     if isinstance(item, AST):
                         append(item)
-    return out
+        yield n
 
 
 def lean_children(node) -> list:
@@ -171,3 +190,47 @@ def statements(tree) -> list:
 def _is_case(node) -> bool:
     """A ``case`` of gast (whose class does not derive from ``ast.match_case``)."""
     return node.__class__.__name__ == "match_case"
+
+
+def copy_tree(node):
+    """A copy of the syntax tree ``node`` as ``copy.deepcopy`` makes it (every node new,
+    with the same class, fields, positions and other attributes; lists new; strings,
+    numbers and constants shared, as immutable; a context or operator node shared within
+    the tree stays shared within the copy), several times faster: no memo of every node,
+    no ``__reduce_ex__`` per node. For a cached tree handed out to passes that rewrite it.
+
+    >>> import ast
+    >>> tree = ast.parse("y = f(x) + 1")
+    >>> twin = copy_tree(tree)
+    >>> ast.dump(twin, include_attributes=True) == ast.dump(tree, include_attributes=True)
+    True
+    >>> any(a is b for a, b in zip(all_nodes(twin), all_nodes(tree)) if a._fields)
+    False
+    """
+    leaves: dict = {}  # id of a node without fields (Load, Add) -> its one copy
+
+    def copied(n):
+        cls = n.__class__
+        if not cls._fields:  # a context or an operator: copied once, shared as it was
+            twin = leaves.get(id(n))
+            if twin is None:
+                twin = leaves[id(n)] = cls.__new__(cls)
+                twin.__dict__.update(n.__dict__)
+            return twin
+        twin = cls.__new__(cls)
+        values = n.__dict__.copy()  # then the nodes and lists in it replaced by copies
+        for key, v in values.items():
+            if v.__class__ is list:
+                values[key] = copied_list(v)
+            elif isinstance(v, AST):
+                values[key] = copied(v)
+        twin.__dict__.update(values)
+        return twin
+
+    def copied_list(items):
+        return [
+            copied(v) if isinstance(v, AST) else copied_list(v) if v.__class__ is list else v
+            for v in items
+        ]
+
+    return copied(node)

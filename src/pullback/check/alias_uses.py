@@ -16,6 +16,7 @@ import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES
 from ..transform.mutation import read_dead_before_write
+from ..tree_walk import walk
 from .argument_reads import reads_only
 from .fresh_arrays import NEW_ARRAY_METHODS
 
@@ -187,7 +188,7 @@ class AliasUses:
         return not any(
             isinstance(n, (gast.Call, gast.NamedExpr, gast.Lambda, gast.Yield, gast.Await))
             for index in indices
-            for n in gast.walk(index)
+            for n in walk(index)
         )
 
     def _consumed_by_store(self, use, stmt) -> bool:
@@ -223,12 +224,12 @@ class AliasUses:
         name = call.func.id if isinstance(call.func, gast.Name) else None
         defs = [
             n
-            for n in gast.walk(self.tree)
+            for n in walk(self.tree)
             if isinstance(n, gast.FunctionDef) and n.name == name and n is not self.tree
         ]
         bound = [
             n
-            for n in gast.walk(self.tree)
+            for n in walk(self.tree)
             if isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
         ]
         if defs or bound:

@@ -27,6 +27,7 @@ import gast
 from ..resolve import parent_map
 from ..transform.inplace_calls import inplace_statement_call
 from ..transform.owned_helpers import is_owned_result
+from ..tree_walk import walk
 from .alias_uses import AliasUses, selects_elements
 from .moves import Moves
 
@@ -95,7 +96,7 @@ class AliasAnalysis(AliasUses):
         self.inplace_uses: dict[gast.Name, bool] = {}
         # Their other arguments are only read (the values are copied into the array).
         self.inplace_calls: set[gast.Call] = set()
-        for node in gast.walk(tree) if inplace_call is not None else ():
+        for node in walk(tree) if inplace_call is not None else ():
             call = inplace_statement_call(node)
             spec = inplace_call(call) if call is not None else None
             if spec is not None and spec.problem is None:
@@ -107,7 +108,7 @@ class AliasAnalysis(AliasUses):
         self.checker = helper_writes  # the checker, when it passed itself
         if helper_writes is not None:
             self.owned_fresh = helper_writes.owned_result_fresh
-            for node in gast.walk(tree):
+            for node in walk(tree):
                 if isinstance(node, gast.Call):
                     for arg, rebound in helper_writes.owned_argument_uses(node):
                         self.inplace_uses[arg] = not rebound and not self._harmless_use(node)
@@ -131,7 +132,7 @@ class AliasAnalysis(AliasUses):
     def _solve(self) -> None:
         candidates = [
             node
-            for node in gast.walk(self.tree)
+            for node in walk(self.tree)
             if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
         ]
         self.allowed = set(candidates)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import gast
 
 from ..resolve import CONSTANT_ATTRIBUTES, parent_map
+from ..tree_walk import walk
 
 _ARITHMETIC = (gast.BinOp, gast.UnaryOp, gast.Compare)
 
@@ -49,7 +50,7 @@ def reads_only(fn, position: int, fresh_call, returned: bool = True) -> bool:
         return False
     name = params[position].id
     parents = parent_map(fn)
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if node is params[position] or not (isinstance(node, gast.Name) and node.id == name):
             continue
         if not isinstance(node.ctx, gast.Load) or _nested(node, fn, parents):
@@ -63,8 +64,8 @@ def bound_names(fn) -> set:
     """The names ``fn`` binds (its parameters among them): a call of one of them is no
     call of the module's function of that name."""
     return {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
-    } | {n.name for n in gast.walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+    } | {n.name for n in walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
 
 
 def _nested(node, fn, parents) -> bool:

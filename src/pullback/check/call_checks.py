@@ -40,6 +40,7 @@ from ..transform.higher_order_builtins import (
     reduced_iterator,
 )
 from ..transform.local_partials import partial_sites
+from ..tree_walk import walk
 from ..ufunc_methods import rewritten_method
 from . import codes
 from .argument_reads import bound_names, reads_only
@@ -452,7 +453,7 @@ class CallChecks(ContainerChecks):
     def _reads_locals(self, call) -> bool:
         """Whether any argument of ``call`` reads a parameter or local variable."""
         for part in list(call.args) + [k.value for k in call.keywords]:
-            for sub in gast.walk(part):
+            for sub in walk(part):
                 if isinstance(sub, gast.Name) and sub.id in self.locals:
                     return True
         return False
@@ -472,7 +473,7 @@ class CallChecks(ContainerChecks):
         tested = getattr(self, "_tested_bases", None)
         if tested is None:
             tested = self._tested_bases = set()
-            for n in gast.walk(self.tree):
+            for n in walk(self.tree):
                 if (
                     isinstance(n, gast.Call)
                     and isinstance(n.func, gast.Name)

@@ -29,7 +29,7 @@ from ..transform.closures import (
     user_callee,
     what_is_there,
 )
-from ..tree_walk import LEAN_FIELDS, lean_nodes
+from ..tree_walk import LEAN_FIELDS, lean_nodes, walk
 from . import codes
 from .aliasing import AliasAnalysis
 from .call_checks import CallChecks
@@ -271,7 +271,7 @@ class FunctionChecker(
     def _module_names(self) -> frozenset:
         """The free names of the function that are modules (``np``), for the taint."""
         found = set()
-        for n in gast.walk(self.tree):
+        for n in walk(self.tree):
             if isinstance(n, gast.Name) and n.id not in self.locals and n.id not in found:
                 locate = getattr(self.fs, "locate", None)  # (a static source has none)
                 where, value = locate(n.id) if locate is not None else (None, None)

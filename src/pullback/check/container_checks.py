@@ -15,6 +15,7 @@ import gast
 
 from ..transform.list_analysis import DICT_ONLY, MUTATORS, ContainerAnalysis
 from ..transform.side_effects import append_read_back, returns_a_value
+from ..tree_walk import walk
 from . import codes
 from .mutation_fixes import outside_append_texts
 from .taint import reads_tainted
@@ -259,7 +260,7 @@ class ContainerChecks:
             and isinstance(c.func, gast.Name)
             and c.func.id == tree.name
             and any(isinstance(a, gast.Name) and a.id == name for a in c.args)
-            for c in gast.walk(tree)
+            for c in walk(tree)
         )
         if not recursive:
             return None
@@ -291,7 +292,7 @@ class ContainerChecks:
             return None
         if not any(
             isinstance(c, gast.Call) and isinstance(c.func, gast.Name) and c.func.id == tree.name
-            for c in gast.walk(tree)
+            for c in walk(tree)
         ):
             return None
         why = (

@@ -33,6 +33,7 @@ from ..errors import location_text
 from ..resolve import own_nodes, parent_map
 from ..transform.list_analysis import DICT_ONLY, LIST_ONLY, MUTATORS
 from ..transform.owned_helpers import owning_tree, returned_parameter
+from ..tree_walk import walk
 from . import codes
 from .call_targets import user_callee
 from .container_checks import none_default, none_default_copy
@@ -164,7 +165,7 @@ def hoistable(call, statement, args, owned) -> bool:
         node = parents.get(node)
     names = {args[p].id for p in owned if isinstance(args.get(p), gast.Name)}
     written = {id(args[p]) for p in owned if isinstance(args.get(p), gast.Name)}
-    for n in gast.walk(statement):
+    for n in walk(statement):
         if isinstance(n, gast.Name) and n.id in names and id(n) not in written:
             if isinstance(n.ctx, gast.Load) or isinstance(statement, gast.AugAssign):
                 return False
@@ -498,7 +499,7 @@ class HelperWrites:
             k.value for k in call.keywords if k.value is not arg
         ]
         for other in others:
-            names = {n.id for n in gast.walk(other) if isinstance(n, gast.Name)}
+            names = {n.id for n in walk(other) if isinstance(n, gast.Name)}
             if arg.id in names and not isinstance(other, (gast.BinOp, gast.UnaryOp)):
                 return True
         return False

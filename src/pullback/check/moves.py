@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import walk
+
 _READ, _BOUND, _CLEAR = "read", "bound", "clear"
 
 
@@ -83,7 +85,7 @@ class Moves:
                 return False
         else:
             return False
-        mentions = [n for n in gast.walk(stmt.value) if isinstance(n, gast.Name) and n.id == use.id]
+        mentions = [n for n in walk(stmt.value) if isinstance(n, gast.Name) and n.id == use.id]
         if mentions != [use]:
             return False  # a, b = u, u: two names for one array
         return self.dead_after(stmt, use.id)
@@ -166,7 +168,7 @@ def _scan_block(block, name) -> str:
                 return _BOUND
         if _mentions(s, name):
             return _READ
-        if any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(s)):
+        if any(isinstance(n, (gast.Break, gast.Continue)) for n in walk(s)):
             return _READ
     return _CLEAR
 
@@ -182,7 +184,7 @@ def _binds(stmt, name) -> bool:
         return False
     bound = False
     for target in targets:
-        for n in gast.walk(target):
+        for n in walk(target):
             if isinstance(n, gast.Name) and n.id == name:
                 if not isinstance(n.ctx, gast.Store):
                     return False
@@ -194,18 +196,18 @@ def _binds(stmt, name) -> bool:
 
 
 def _mentions(node, name) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))
 
 
 def _captured_names(tree) -> set:
     """Names a nested function or lambda mentions, or a ``global``/``nonlocal`` declares:
     such a name may be read where the walk does not look."""
     found = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if node is tree:
             continue
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
-            found |= {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+            found |= {n.id for n in walk(node) if isinstance(n, gast.Name)}
         elif isinstance(node, (gast.Global, gast.Nonlocal)):
             found |= set(node.names)
     return found

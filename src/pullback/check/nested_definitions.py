@@ -22,6 +22,7 @@ from ..transform.closures import is_nested_generator, lifting_refusal
 from ..transform.generators import accept_yield_statements
 from ..transform.run_time_closures import stored_lambda
 from ..transform.run_time_closures import verdict as run_time_verdict
+from ..tree_walk import walk
 from . import codes
 from .mutation_fixes import cache_fix
 from .taint import reads_tainted, tainted_names
@@ -129,7 +130,7 @@ class NestedDefinitionChecks:
                 name = getattr(up, "name", None)
                 uses = [
                     n
-                    for n in gast.walk(self.tree)
+                    for n in walk(self.tree)
                     if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                 ]
                 defaults = list(up.args.defaults) + [d for d in up.args.kw_defaults if d]
@@ -139,7 +140,7 @@ class NestedDefinitionChecks:
                     call = parents.get(use) if use is not None else None
                     called = isinstance(call, gast.Call) and call.func is use
                     if not called or self.may_carry_gradient(call):
-                        seeds |= {a.id for a in gast.walk(up.args) if isinstance(a, gast.Name)}
+                        seeds |= {a.id for a in walk(up.args) if isinstance(a, gast.Name)}
             up = parents.get(up)
         if not seeds:
             return self.tainted()

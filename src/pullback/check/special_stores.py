@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import walk
 from . import codes
 
 
@@ -81,7 +82,7 @@ class SpecialStoreReports:
         view = parents.get(use)
         if not isinstance(view, gast.Subscript) or view.value is not use:
             return False
-        if not any(n is view for n in gast.walk(value)):
+        if not any(n is view for n in walk(value)):
             return False
         read = self.text(view)
         taker = parents.get(view)

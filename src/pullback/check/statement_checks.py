@@ -18,6 +18,7 @@ from ..transform.generators import (
     mark_yield_statements,
 )
 from ..transform.with_blocks import is_general, with_problem
+from ..tree_walk import walk
 from . import codes
 from .free_writes import free_write_refusal
 
@@ -363,7 +364,7 @@ def kept_iterator(tree, node, parents):
     name = assign.targets[0].id
     loads = [
         n
-        for n in gast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
     ]
     if len(loads) > 1:
@@ -372,7 +373,7 @@ def kept_iterator(tree, node, parents):
         loop = parents.get(use)
         while loop is not None and loop is not tree:
             if isinstance(loop, (gast.For, gast.While)) and not any(
-                n is assign for n in gast.walk(loop)
+                n is assign for n in walk(loop)
             ):
                 return name, "repeatedly"
             loop = parents.get(loop)
@@ -384,14 +385,14 @@ def late_bound_names(tree, node, parents) -> list:
     Python evaluates where it is written) that are bound again before it may run: targets
     of a comprehension it is the element of (``[(v * k for v in x) for k in ks]``), or
     names assigned after ``name = (...)`` keeps it."""
-    own = {n.id for g in node.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+    own = {n.id for g in node.generators for n in walk(g.target) if isinstance(n, gast.Name)}
     lazy = [node.elt, *node.generators[0].ifs]
     for g in node.generators[1:]:
         lazy += [g.iter, *g.ifs]
     read = {
         n.id
         for part in lazy
-        for n in gast.walk(part)
+        for n in walk(part)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in own
     }
     if not read:
@@ -404,7 +405,7 @@ def late_bound_names(tree, node, parents) -> list:
         if not any(child is k for k in kept):
             break
         for g in parent.generators:
-            rebound |= {n.id for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+            rebound |= {n.id for n in walk(g.target) if isinstance(n, gast.Name)}
         child, parent = parent, parents.get(parent)
     if (
         isinstance(parent, gast.Assign)
@@ -417,11 +418,11 @@ def late_bound_names(tree, node, parents) -> list:
         after = (parent.end_lineno or parent.lineno, parent.end_col_offset or 0)
         reads = [
             (n.lineno, n.col_offset)
-            for n in gast.walk(tree)
+            for n in walk(tree)
             if isinstance(n, gast.Name) and n.id == kept and isinstance(n.ctx, gast.Load)
         ]
         until = min((r for r in reads if r > after), default=after)
-        for n in gast.walk(tree):
+        for n in walk(tree):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 if after < (n.lineno, n.col_offset) < until:
                     rebound.add(n.id)

@@ -31,7 +31,7 @@ import gast
 from ..match_cases import lower_matches
 from ..resolve import local_names
 from ..source_imports import function_imports
-from ..tree_walk import statements
+from ..tree_walk import statements, walk
 from . import LiveEnvironment
 from .checker import Opaque
 from .static_classes import StaticClass, static_class
@@ -250,7 +250,7 @@ class FileModule:
                 self.bindings[sub.id] = Opaque(sub.id)
 
     def _find_rules(self):
-        for node in gast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, gast.Call) and _last_name(node.func) in RULE_MAKERS:
                 name = _last_name(node.func)
                 args = node.args if name == "non_differentiable" else node.args[:1]

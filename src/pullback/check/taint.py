@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import walk
+
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 
 
@@ -88,7 +90,7 @@ def _shape_function(func) -> bool:
 def _stored(target) -> set:
     """The names a target binds or changes: ``a``, ``a, b``, ``a[i]`` (a), ``*rest``."""
     out = set()
-    for n in gast.walk(target):
+    for n in walk(target):
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
             out.add(n.id)
     if isinstance(target, (gast.Subscript, gast.Attribute)):  # a[i] = v, obj.w = v
@@ -102,7 +104,7 @@ def _stored(target) -> set:
 
 def _flows(tree):
     """``(targets, sources)``: the values of ``sources`` may reach ``targets``."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Assign):
             sources = _names(node.value)
             for t in node.targets:
@@ -137,7 +139,7 @@ def _flows(tree):
 
 def reads_tainted(node, tainted) -> bool:
     """Whether the expression ``node`` reads a tainted name."""
-    return any(isinstance(n, gast.Name) and n.id in tainted for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id in tainted for n in walk(node))
 
 
 def callee_active_params(call, callee_tree, tainted, bound: int = 0):

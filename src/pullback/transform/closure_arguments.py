@@ -18,6 +18,7 @@ import types
 import gast
 
 from ..resolve import parent_map
+from ..tree_walk import walk
 from . import nodes as N
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -44,7 +45,7 @@ def called_parameter(callee, position: int) -> str | None:
         return None
     name = params[position]
     parents = parent_map(tree)
-    uses = [n for n in gast.walk(tree) if isinstance(n, gast.Name) and n.id == name]
+    uses = [n for n in walk(tree) if isinstance(n, gast.Name) and n.id == name]
     for n in uses:
         if isinstance(n.ctx, gast.Param):
             continue
@@ -72,7 +73,7 @@ def specialize_calls(fs, tree, lifted: dict, resolve) -> None:
     """Rewrite the calls of ``tree`` that pass a lifted function (``lifted``: name ->
     (function, record names, signature)) to a user function into calls of its
     specialization."""
-    for call in [n for n in gast.walk(tree) if isinstance(n, gast.Call)]:
+    for call in [n for n in walk(tree) if isinstance(n, gast.Call)]:
         for k, arg in enumerate(call.args):
             if isinstance(arg, gast.Name) and arg.id in lifted:
                 callee = resolve(call)
@@ -106,7 +107,7 @@ def specialization(callee, param, gname, lifted, record, sig):
     args.args = record_params + [a for a in args.args if a.id != param]
     target = f"_pb_lifted_{gname}"
     n_captured = lifted.__code__.co_argcount - len(sig.positional) - len(sig.keyword_only)
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and sub.func.id == param:
             bound = sig.bind(sub, gname)
             for i, a in enumerate(bound):

@@ -22,6 +22,7 @@ import types
 import gast
 
 from ..resolve import parent_map
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import name_uses
 
@@ -54,7 +55,7 @@ def record_sites(tree, resolve) -> list:
 
     parents = None
     out = []
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, gast.Assign)
             and len(node.targets) == 1
@@ -78,13 +79,19 @@ def record_sites(tree, resolve) -> list:
 def _is_factory(obj) -> bool:
     if not isinstance(obj, types.FunctionType) or getattr(obj, "__pullback_source__", None):
         return False
-    from ..source import load_source
+    from ..source import kept_with_source
     from .generators import is_generator_function
 
     if is_generator_function(obj):
         return False
     if not any(isinstance(c, types.CodeType) for c in obj.__code__.co_consts):
         return False  # defines no nested function: not a factory (and no source to read)
+    # a fact of the source, kept with it (every assignment of a call of obj asks again)
+    return kept_with_source(obj, "factory", _returns_a_closure)
+
+
+def _returns_a_closure(obj) -> bool:
+    from ..source import load_source
     from .closures import lambdas_as_definitions
 
     try:
@@ -118,7 +125,7 @@ def _call_through_record(tree, name, lifted_name, record, n_captured, sig) -> No
     """``name(args)`` becomes ``lifted(args, name[0], ..., name[n_captured - 1])``, the
     defaults kept in the record read from it."""
     index = {v: k for k, v in enumerate(record)}
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name) and sub.func.id == name:
             args = sig.bind(sub, name)
             for k, a in enumerate(args):  # a non-constant default: kept in the record

@@ -19,6 +19,7 @@ import gast
 
 from ..lambdas import _higher_order_function
 from ..resolve import local_names, own_nodes, parent_map
+from ..tree_walk import walk
 from . import nodes as N
 
 
@@ -101,8 +102,7 @@ def captures_nothing(node, tree) -> bool:
     if not constant_defaults(node):
         return False
     if any(
-        isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom))
-        for n in gast.walk(node)
+        isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom)) for n in walk(node)
     ):
         return False
     from .closures import nested_definitions
@@ -113,15 +113,13 @@ def captures_nothing(node, tree) -> bool:
 
 
 def lambda_free(lam) -> set:
-    params = {a.id for a in gast.walk(lam.args) if isinstance(a, gast.Name)}
+    params = {a.id for a in walk(lam.args) if isinstance(a, gast.Name)}
     loads = {
-        n.id
-        for n in gast.walk(lam.body)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+        n.id for n in walk(lam.body) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
     }
     stores = {
         n.id
-        for n in gast.walk(lam.body)
+        for n in walk(lam.body)
         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
     }
     return loads - params - stores
@@ -147,7 +145,7 @@ def used_as_values(tree, defs) -> set:
     passed on): those that capture nothing (:func:`captures_nothing`)."""
     parents = parent_map(tree)
     out = set()
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load):
             if not _called(sub, parents) and not _higher_order_function(
                 sub, parents.get(sub), parents
@@ -162,7 +160,7 @@ def call_through_lambdas(tree, defs) -> None:
     of ``g`` is rewritten like any other to pass what ``g`` captures; the builtins take
     lambdas already (lambdas.py, higher_order_builtins.py, comprehensions.py)."""
     parents = None
-    for sub in list(gast.walk(tree)):
+    for sub in list(walk(tree)):
         if not (isinstance(sub, gast.Name) and sub.id in defs and isinstance(sub.ctx, gast.Load)):
             continue
         parents = parent_map(tree) if parents is None else parents
@@ -197,7 +195,7 @@ def free_names(node) -> set:
     """Names ``node`` (a def) reads that it does not bind itself."""
     bound = set()
     loads = set()
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, gast.Name):
             if isinstance(sub.ctx, gast.Load):
                 loads.add(sub.id)
@@ -218,7 +216,7 @@ def name_uses(tree, name) -> tuple[list, list]:
     """``(bindings, reads)``: the ``Name`` nodes of ``tree`` that bind ``name`` and those
     that read it."""
     stores, loads = [], []
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, gast.Name) and n.id == name:
             (loads if isinstance(n.ctx, gast.Load) else stores).append(n)
     return stores, loads

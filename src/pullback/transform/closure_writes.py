@@ -49,7 +49,7 @@ import gast
 
 from ..lambdas import declared_nonlocal, nested_definitions, nonlocal_writers
 from ..resolve import SCOPES, own_nodes, parent_map
-from ..tree_walk import statements
+from ..tree_walk import statements, walk
 from . import nodes as N
 from .side_effects import _replace as replace_child
 
@@ -97,7 +97,7 @@ def write_refusal(tree, node, parents=None) -> str | None:
     scopes = {id(tree)} | {id(d) for d in nested_definitions(tree)}
     if any(isinstance(s, (gast.Yield, gast.YieldFrom)) for s in own_nodes(node.body)):
         return f"a generator that writes {spelled}: its calls return no value to assign it back"
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Name) and sub.id == node.name and isinstance(sub.ctx, gast.Load):
             call = parents.get(sub)
             if not (isinstance(call, gast.Call) and call.func is sub):
@@ -136,7 +136,7 @@ def _own_bindings(fn) -> set:
 def _deeper_refusal(node, parents) -> str | None:
     """A function nested in ``node`` that writes ``nonlocal`` variables must find them in
     ``node`` or in a function between: lifting ``node`` reaches no further."""
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if not isinstance(sub, gast.Nonlocal) or _scope_of(sub, parents) is node:
             continue
         for name in sub.names:
@@ -222,7 +222,7 @@ def _site_refusal(call, parents, writes) -> str | None:
             return "in the test of a `while` loop with an `else`"
         return "where the call cannot be made a statement of its own"
     if isinstance(up, gast.AugAssign):  # its target is read before the call
-        read = sorted({n.id for n in gast.walk(up.target) if isinstance(n, gast.Name)} & writes)
+        read = sorted({n.id for n in walk(up.target) if isinstance(n, gast.Name)} & writes)
         if read:
             return f"in an augmented assignment of '{read[0]}', which the call also changes"
     return None
@@ -364,7 +364,7 @@ class _Hoister:
                     setattr(s, f, self.block(getattr(s, f)))
             for handler in getattr(s, "handlers", None) or []:
                 handler.body = self.block(handler.body)
-            if isinstance(s, gast.While) and any(self.writing(n) for n in gast.walk(s.test)):
+            if isinstance(s, gast.While) and any(self.writing(n) for n in walk(s.test)):
                 self.loop_test(s)  # (after its body: what it adds there is done)
             out.append(s)
         return out
@@ -400,18 +400,16 @@ class _Hoister:
             call = next((n for n in order if self.writing(n) or self.loop(n, parents)), None)
             if call is None:
                 break
-            inside = {id(n) for n in gast.walk(call)}
+            inside = {id(n) for n in walk(call)}
             ancestors = set()
             up = parents.get(call)
             while up is not None:
                 ancestors.add(id(up))
                 up = parents.get(up)
-            changed = {
-                w for n in gast.walk(call) if self.writing(n) for w in self.writes[n.func.id]
-            }
+            changed = {w for n in walk(call) if self.writing(n) for w in self.writes[n.func.id]}
             before = [n for n in order[: order.index(call)] if id(n) not in inside]
             calls = [n for n in before if isinstance(n, gast.Call) and id(n) not in ancestors]
-            within = {id(m) for c in calls for m in gast.walk(c) if m is not c}
+            within = {id(m) for c in calls for m in walk(c) if m is not c}
             for n in before:  # in the order Python evaluates them
                 if id(n) in within:
                     continue  # part of a call hoisted whole, which reads it first
@@ -434,18 +432,18 @@ class _Hoister:
     def loop(self, node, parents) -> bool:
         """A comprehension that calls a writing function and computes all its elements
         where it is written (the check refused the others)."""
-        return _eager_comprehension(node, parents) and any(self.writing(n) for n in gast.walk(node))
+        return _eager_comprehension(node, parents) and any(self.writing(n) for n in walk(node))
 
     def unroll(self, comp) -> tuple[list, str]:
         """The statements of the ``for`` loops that compute the comprehension ``comp``
         (its variables renamed, as they are not the function's), and the name of the list
         or dict they fill. A dict's key is computed before its value, as Python does."""
-        first = {id(n) for n in gast.walk(comp.generators[0].iter)}  # read outside it
+        first = {id(n) for n in walk(comp.generators[0].iter)}  # read outside it
         bound = sorted(
-            {n.id for g in comp.generators for n in gast.walk(g.target) if isinstance(n, gast.Name)}
+            {n.id for g in comp.generators for n in walk(g.target) if isinstance(n, gast.Name)}
         )
         fresh = {name: self.fresh() for name in bound}
-        for n in gast.walk(comp):
+        for n in walk(comp):
             if isinstance(n, gast.Name) and n.id in fresh and id(n) not in first:
                 n.id = fresh[n.id]
         result = self.fresh()

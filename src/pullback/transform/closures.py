@@ -53,7 +53,7 @@ from ..lambdas import (
 from ..nested_factories import inline_nested_factories
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
 from ..source import with_source
-from ..tree_walk import lean_nodes, statements
+from ..tree_walk import lean_nodes, statements, walk
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_cells import captured_first, convert_cell_closures
@@ -116,7 +116,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         why = star_refusal(node, returned)
         if why is not None:
             return why
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, gast.Global):
             return (
                 f"it declares 'global {', '.join(sub.names)}' (a global is written only by "
@@ -126,7 +126,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
     if why is not None:
         return why
     valued = False  # used as a value (a function value that captures nothing)
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Name) and sub.id == name:
             if (
                 isinstance(sub.ctx, gast.Load)
@@ -178,7 +178,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         if refusal is not None:
             return f"a generator whose list cannot stand for it: {refusal}"
         reads = free_names(node)
-        for sub in gast.walk(tree):
+        for sub in walk(tree):
             if isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name:
                 why = consumption_refusal(
                     sub, parents, resolve or (lambda c: None), reads, generator=node
@@ -426,7 +426,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
 def _return_records(tree, name, record) -> None:
     """``return name`` becomes ``return (captured, ...)``."""
     parents = parent_map(tree)
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if isinstance(sub, gast.Return) and isinstance(sub.value, gast.Name):
             if sub.value.id == name and _returned_here(sub.value, tree, parents):
                 sub.value = N.located(N.tuple_([N.load(c) for c in record]), sub.value)
@@ -477,7 +477,7 @@ def _definition(tree, name):
 def _reads(node, name) -> bool:
     return any(
         isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
-        for s in gast.walk(node)
+        for s in walk(node)
     )
 
 
@@ -494,7 +494,7 @@ def _plain_call(name_node, parents) -> bool:
 def _rewrite_calls(tree, sigs, captured) -> None:
     """Every call of a lifted function in ``tree`` passes all its parameters by position
     and then its captured variables."""
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if (
             isinstance(sub, gast.Call)
             and isinstance(sub.func, gast.Name)

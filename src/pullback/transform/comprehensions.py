@@ -52,6 +52,7 @@ import gast
 from ..containers import BUILDERS
 from ..lambdas import inlinable_functions
 from ..resolve import Callee, parent_map, resolve_call
+from ..tree_walk import walk
 from . import nodes as N
 from .list_mutation import ListMutations
 from .side_effects import append_read_back, held_callables
@@ -153,7 +154,7 @@ class Comprehensions(ListMutations):
         stmts.append(N.assign(acc, gast.copy_location(empty, e), e))
         renames = {}
         for comp in e.generators:
-            for node in gast.walk(comp.target):
+            for node in walk(comp.target):
                 if isinstance(node, gast.Name):
                     renames[node.id] = self.fresh(node.id.strip("_") or "v")
         first_iter = e.generators[0].iter  # evaluated in the enclosing scope
@@ -254,17 +255,17 @@ class Comprehensions(ListMutations):
                 params.add(a.id)
         assigned = {
             id(sub)
-            for node in gast.walk(tree)
+            for node in walk(tree)
             if isinstance(node, gast.Assign)
             for target in node.targets
-            for sub in gast.walk(target)
+            for sub in walk(target)
         }
         candidates: dict[str, bool] = {}
-        for node in gast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, gast.Assign):
                 fresh = self.makes_new_list(node.value)
                 for target in node.targets:
-                    for sub in gast.walk(target):
+                    for sub in walk(target):
                         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
                             ok = fresh and isinstance(target, gast.Name)
                             candidates[sub.id] = candidates.get(sub.id, True) and ok
@@ -288,7 +289,7 @@ class Comprehensions(ListMutations):
         tree = self.fs.tree
         parents = self.parents()
         appends, reads = [], []
-        for node in gast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load):
                 parent = parents.get(node)
                 call = parents.get(parent)
@@ -332,10 +333,7 @@ class ScopedRenamer(gast.NodeTransformer):
 
     def _scoped(self, node):
         bound = {
-            n.id
-            for comp in node.generators
-            for n in gast.walk(comp.target)
-            if isinstance(n, gast.Name)
+            n.id for comp in node.generators for n in walk(comp.target) if isinstance(n, gast.Name)
         }
         inner = ScopedRenamer({k: v for k, v in self.renames.items() if k not in bound})
         node.generators[0].iter = self.visit(node.generators[0].iter)

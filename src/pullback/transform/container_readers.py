@@ -26,6 +26,7 @@ import gast
 from ..guards import is_library_module_name
 from ..resolve import resolve_call
 from ..source import load_source
+from ..tree_walk import walk
 
 
 def keeps_nothing(fn, position: int) -> bool:
@@ -59,7 +60,7 @@ def keeps_nothing(fn, position: int) -> bool:
 
 def returned_as_is(tree, name) -> bool:
     """``return p`` or ``return x, p``: the caller gets the object itself."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Return) and node.value is not None:
             values = node.value.elts if isinstance(node.value, gast.Tuple) else [node.value]
             if any(isinstance(v, gast.Name) and v.id == name for v in values):

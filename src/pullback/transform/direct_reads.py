@@ -40,6 +40,7 @@ from ..indexed_cotangent import _SCALAR_VALUE_TYPES
 from ..lazy_patterns import LazyPattern
 from ..read_folds import _FEW_READS
 from ..tangents import batch_axes, materialize
+from ..tree_walk import walk
 from .code import Compound, Line, identifiers
 
 _INT_BINDING = LazyPattern(r"([^\W\d]\w*) = (-?\d+)")
@@ -250,10 +251,10 @@ def _stores(text: str) -> set:
     except SyntaxError:
         return identifiers(text)
     return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        n.id for n in walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     } | {
         n.name
-        for n in ast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
 

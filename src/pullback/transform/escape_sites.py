@@ -40,7 +40,7 @@ from ..resolve import (
     Callee,
 )
 from ..star_runtime import star_call, star_method
-from ..tree_walk import parent_map, statements
+from ..tree_walk import parent_map, statements, walk
 from . import nodes as N
 from .analyze import names_in
 from .kinds import is_real
@@ -378,7 +378,7 @@ class EscapeSites:
                 return
             helper, key = read_attribute, N.const(v.attr)
         elif isinstance(v, gast.Subscript) and not any(
-            isinstance(n, gast.Slice) for n in gast.walk(v.slice)
+            isinstance(n, gast.Slice) for n in walk(v.slice)
         ):
             helper, key = read_item, v.slice
         else:
@@ -411,7 +411,7 @@ def _own_expression_nodes(s):
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, gast.AST):
-                yield from gast.walk(item)
+                yield from walk(item)
 
 
 def _spread(call) -> bool:

@@ -32,7 +32,7 @@ from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
 from ..registry import NONDIFF, SCALAR
 from ..tangents import both_tangent, broadcast_tangent, plus_tangent, sum_tangent
-from ..tree_walk import lean_nodes
+from ..tree_walk import lean_nodes, walk
 from .analyze import analyze
 from .code import Compound, Line, render
 from .dunder_operators import dispatch_operators, dispatches_operators
@@ -96,7 +96,7 @@ class ForwardBuilder(EscapeSites):
         self.problems: list = []
         self.counter = itertools.count(1)
         names = set(norm.params)
-        for n in gast.walk(self.tree):
+        for n in walk(self.tree):
             if isinstance(n, gast.Name):
                 names.add(n.id)
             elif isinstance(n, gast.For):

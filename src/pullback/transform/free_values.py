@@ -46,6 +46,7 @@ from ..resolve import (
     resolve_expr,
 )
 from ..star_runtime import RRULES
+from ..tree_walk import walk
 from . import nodes as N
 from .side_effects import may_read_back
 
@@ -90,7 +91,7 @@ def rename_reserved_locals(tree, local=None) -> dict:
             new = "_" + new
         renames[name] = new
     if renames:
-        for node in gast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, gast.Name) and node.id in renames:
                 node.id = renames[node.id]
     return renames
@@ -165,7 +166,7 @@ class FreeValues:
         stay as they are."""
         bound = {
             n.id
-            for n in gast.walk(stmt)
+            for n in walk(stmt)
             if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
         }
         normalizer = self

@@ -45,6 +45,7 @@ import ast
 import re
 from collections import Counter
 
+from ..tree_walk import walk
 from .code import Compound, Line, replace
 from .release import _texts  # every text of an item, nested blocks too
 
@@ -73,9 +74,7 @@ def _bound_names(text: str) -> set[str] | None:
         tree = ast.parse(text)
     except SyntaxError:
         return None
-    return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    return {n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def fold_fused(block: list, params: set[str]) -> list:
@@ -126,7 +125,7 @@ def _word(name: str):
 
 def _arithmetic(node) -> bool:
     """Whether an expression is only operators on names and constants."""
-    return all(isinstance(n, _ARITHMETIC) for n in ast.walk(node))
+    return all(isinstance(n, _ARITHMETIC) for n in walk(node))
 
 
 def _passes_over(line, value, name, src) -> bool:
@@ -144,7 +143,7 @@ def _passes_over(line, value, name, src) -> bool:
     stmt = stmts[0]
     if not all(isinstance(t, ast.Name) for t in stmt.targets) or not _arithmetic(stmt.value):
         return False
-    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} | {name}
+    reads = {n.id for n in walk(value) if isinstance(n, ast.Name)} | {name}
     return not any(t.id in reads for t in stmt.targets)
 
 
@@ -160,7 +159,7 @@ def _fold_at(block, i, counts, local) -> bool:
         value = ast.parse(expr, mode="eval").body
     except SyntaxError:
         return False
-    if any(isinstance(n, _BANNED_IN_E) for n in ast.walk(value)):
+    if any(isinstance(n, _BANNED_IN_E) for n in walk(value)):
         return False
     use = i + 1
     if not _word(name).search(getattr(block[use], "text", "")) and _arithmetic(value):
@@ -203,7 +202,7 @@ def _bare(value, stmt, name) -> bool:
     left one of an equal one: Python groups from the left)."""
     if isinstance(value, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)):
         return True
-    for parent in ast.walk(stmt):
+    for parent in walk(stmt):
         for field, child in ast.iter_fields(parent):
             kids = child if isinstance(child, list) else [child]
             if not any(isinstance(k, ast.Name) and k.id == name for k in kids):
@@ -294,7 +293,7 @@ def _name_reads(text: str, name: str) -> int:
         tree = ast.parse(text)
     except SyntaxError:
         return -1
-    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+    return sum(1 for n in walk(tree) if isinstance(n, ast.Name) and n.id == name)
 
 
 def _reads_before_binding(text: str, name: str) -> bool:
@@ -308,6 +307,6 @@ def _reads_before_binding(text: str, name: str) -> bool:
 
 def _node_kinds(text: str) -> set[str]:
     try:
-        return {type(n).__name__ for n in ast.walk(ast.parse(text))}
+        return {type(n).__name__ for n in walk(ast.parse(text))}
     except SyntaxError:
         return {"NamedExpr"}  # not understood: treated as the case that stops a copy

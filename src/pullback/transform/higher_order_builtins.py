@@ -27,6 +27,7 @@ from ..iteration import iterator_kind
 from ..resolve import Callee, resolve_call
 from ..star_permutations import bind_front
 from ..star_runtime import star_call
+from ..tree_walk import walk
 from . import nodes as N
 
 KEYED = (builtins.sorted, builtins.max, builtins.min)
@@ -73,7 +74,7 @@ def is_keyed_call(call, obj) -> bool:
 def _free_names(lam) -> list[str]:
     params = {a.id for a in lam.args.posonlyargs + lam.args.args}
     seen: list[str] = []
-    for node in gast.walk(lam.body):
+    for node in walk(lam.body):
         if isinstance(node, gast.Name) and node.id not in params and node.id not in seen:
             seen.append(node.id)
     return seen

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import arrays_ufunc_at
 from ..resolve import parent_map, resolve_call
-from ..tree_walk import statements
+from ..tree_walk import statements, walk
 from . import nodes as N
 
 # Methods and functions: (parameter names after the array, in order).
@@ -336,7 +336,7 @@ class InplaceCalls:
         """``(statement, InplaceCall)`` for every supported in-place call statement that
         writes into its array (``sort`` rebinds the name to a new array instead)."""
         out = []
-        for s in gast.walk(self.fs.tree):
+        for s in walk(self.fs.tree):
             call = inplace_statement_call(s)
             if call is None:
                 continue

@@ -28,6 +28,7 @@ import weakref
 
 import gast
 
+from ..tree_walk import walk
 from . import nodes as N
 from .generators import is_generator_function, list_version
 
@@ -67,9 +68,9 @@ def _returning_lists(method):
         return None
     fs = load_source(method)
     tree = copy.deepcopy(fs.tree)
-    returns = [n for n in gast.walk(tree) if isinstance(n, gast.Return)]
+    returns = [n for n in walk(tree) if isinstance(n, gast.Return)]
     nested = (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef)
-    if not returns or any(isinstance(n, nested) for s in tree.body for n in gast.walk(s)):
+    if not returns or any(isinstance(n, nested) for s in tree.body for n in walk(s)):
         return None  # (a return of a nested function is not the method's)
     for r in returns:
         v = r.value

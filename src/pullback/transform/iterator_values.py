@@ -29,6 +29,7 @@ import gast
 
 from ..iteration import ORDERING_CONSUMERS, consumed_iterator, first_item, iterator_kind
 from ..resolve import resolve_call
+from ..tree_walk import walk
 from . import nodes as N
 from .comprehensions import ScopedRenamer
 
@@ -86,7 +87,7 @@ class IteratorValues:
             comp = generator.generators[0]
             renames = {
                 n.id: self.fresh(n.id.strip("_") or "v")
-                for n in gast.walk(comp.target)
+                for n in walk(comp.target)
                 if isinstance(n, gast.Name)
             }
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import walk
+
 VIEWS = ("keys", "items", "values")
 
 
@@ -78,12 +80,12 @@ def replaces_visited_values(loop, changes, key) -> bool:
     return not any(
         isinstance(n, gast.Name) and n.id == key and not isinstance(n.ctx, gast.Load)
         for stmt in loop.body
-        for n in gast.walk(stmt)
+        for n in walk(stmt)
     )
 
 
 def _within(node, loop) -> bool:
-    return any(node is n for stmt in loop.body for n in gast.walk(stmt))
+    return any(node is n for stmt in loop.body for n in walk(stmt))
 
 
 def comprehension_view(attribute, call, parents) -> bool:

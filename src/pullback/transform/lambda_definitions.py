@@ -15,6 +15,7 @@ import gast
 
 from ..lambdas import inlinable_functions
 from ..source_lambdas import lambda_as_def
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import stored_lambdas
 
@@ -23,7 +24,7 @@ def lambdas_as_definitions(tree, user_call=None) -> None:
     """``name = lambda ...`` in ``tree``'s own scope, for a lambda that is not inlined (it
     is passed on, say), becomes the equivalent ``def name(...): return ...`` (in place), so
     that it is lifted like any nested function. Its ``_pb_lambda`` remembers its spelling."""
-    if not any(isinstance(n, gast.Lambda) for n in gast.walk(tree)):
+    if not any(isinstance(n, gast.Lambda) for n in walk(tree)):
         return  # the common case: nothing to do, cheaply
     inlined = inlinable_functions(tree)
 

@@ -25,7 +25,7 @@ import gast
 import numpy as np
 
 from ..resolve import parent_map, resolve_call
-from ..tree_walk import all_nodes
+from ..tree_walk import all_nodes, walk
 from .container_readers import keeps_nothing
 from .key_loops import comprehension_view, iterates_keys
 from .list_rows import ListRows, Refusal, change_receiver
@@ -495,7 +495,7 @@ class ContainerAnalysis(ListRows):
 
     def _loads(self, name, skip):
         """The loads of ``name`` in the function, but those whose ids are in ``skip``."""
-        for node in gast.walk(self.tree):
+        for node in walk(self.tree):
             if (
                 isinstance(node, gast.Name)
                 and node.id == name

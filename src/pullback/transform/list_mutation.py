@@ -62,6 +62,7 @@ from .. import containers_inplace as ci
 from .. import containers_mutation as cm
 from .. import containers_slices as cs
 from ..resolve import Callee
+from ..tree_walk import walk
 from . import nodes as N
 from .list_analysis import ContainerAnalysis
 
@@ -168,7 +169,7 @@ class ListMutations:
         if isinstance(key, gast.Slice) or (
             isinstance(key, gast.Tuple) and any(isinstance(k, gast.Slice) for k in key.elts)
         ):
-            for part in gast.walk(key):
+            for part in walk(key):
                 if not hasattr(part, "lineno"):
                     gast.copy_location(part, node)
             key = self.key_value(key, stmts)
@@ -329,7 +330,7 @@ class ListMutations:
     def template_block(self, stmts, where) -> list:
         out: list = []
         for stmt in stmts:
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if hasattr(node, "lineno") and getattr(node, "pb_user", False) is False:
                     gast.copy_location(node, where)
             if isinstance(stmt, gast.Assign) and _is_helper_call(stmt.value):
@@ -361,7 +362,7 @@ class _Filler(gast.NodeTransformer):
     def visit_Name(self, node):
         if node.id in self.swap:
             new = copy.deepcopy(self.swap[node.id])
-            for sub in gast.walk(new):
+            for sub in walk(new):
                 sub.pb_user = True
             return new
         return node

@@ -30,6 +30,7 @@ import functools
 import gast
 
 from ..resolve import bound_once, dotted_parts, local_names, own_nodes, parent_map
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import name_uses
 
@@ -55,7 +56,7 @@ def partial_sites(tree, resolve) -> list:
     if not candidates:
         return []
     parents = parent_map(tree)
-    params = {a.id for a in gast.walk(tree.args) if isinstance(a, gast.Name)}
+    params = {a.id for a in walk(tree.args) if isinstance(a, gast.Name)}
     out = []
     for assign in candidates:
         call = assign.value
@@ -109,7 +110,7 @@ def rewrite_local_partials(fs, resolve) -> None:
         else:  # partial(f) alone: nothing to keep
             assign.targets = [N.located(N.store(f"_pb_partial_{name}"), assign)]
             assign.value = N.located(N.const(None), assign)
-        for sub in gast.walk(tree):
+        for sub in walk(tree):
             if not (isinstance(sub, gast.Call) and getattr(sub.func, "id", None) == name):
                 continue
             own = {k.arg for k in sub.keywords}

@@ -47,6 +47,7 @@ from .. import unpacking
 from ..iteration import is_from_iterable
 from ..resolve import Callee, resolve_call
 from ..runtime import as_sequence
+from ..tree_walk import walk
 from . import nodes as N
 from .star_calls import has_star
 
@@ -449,7 +450,7 @@ class LoopIterables:
                 atoms[k] = N.load(tmp)
             rebound |= {
                 n.id
-                for n in gast.walk(elt)
+                for n in walk(elt)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
             }
         self.tuple_store_guards(s, stmts)  # p[0], p[-1] = p[-2], p[1] (mutation.py)
@@ -547,10 +548,10 @@ def _rebound(tree, func, loop) -> bool:
     if not isinstance(func, (gast.Name, gast.Attribute)):
         return False
     text = gast.unparse(func).strip()
-    inside = {id(n) for n in gast.walk(loop)}
+    inside = {id(n) for n in walk(loop)}
     bindings = [
         n
-        for n in gast.walk(tree)
+        for n in walk(tree)
         if (
             isinstance(n, (gast.Name, gast.Attribute))
             and isinstance(n.ctx, (gast.Store, gast.Del))

@@ -25,7 +25,7 @@ import gast
 
 from .. import arrays_inplace, arrays_inplace_calls, arrays_ufunc_at
 from ..resolve import CONSTANT_ATTRIBUTES, Callee, parent_map
-from ..tree_walk import statements
+from ..tree_walk import statements, walk
 from . import nodes as N
 from .inplace_calls import InplaceCalls
 from .owned_helpers import ENTRY
@@ -79,7 +79,7 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
             for t in targets:
                 if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
                     writes.setdefault(t.value.id, []).append(node)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         # a += v / a -= v into an array written by index or call: in place too (iadd)
         if (
             isinstance(node, gast.AugAssign)
@@ -97,7 +97,7 @@ def written_arrays(tree, calls=()) -> dict[str, bool]:
         last = max((s.lineno, s.col_offset) for s in stores)
         loops = {id(loop) for s in stores for loop in _loops(s, parents)}
         in_place = True
-        for node in gast.walk(tree):
+        for node in walk(tree):
             if not (
                 isinstance(node, gast.Name)
                 and node.id == name
@@ -164,7 +164,7 @@ def sum_operand_reads(tree, modes) -> set:
     no copy (``array_fresh``)."""
     parents = parent_map(tree)
     found = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, gast.Subscript)
             and isinstance(node.ctx, gast.Load)
@@ -176,7 +176,7 @@ def sum_operand_reads(tree, modes) -> set:
             continue
         stmt = _statement(node, parents)
         if isinstance(stmt, _PLAIN_STATEMENTS) and not any(
-            isinstance(n, _OPAQUE) for n in gast.walk(stmt)
+            isinstance(n, _OPAQUE) for n in walk(stmt)
         ):
             found.add(read_key(node))
     return found
@@ -392,7 +392,7 @@ def _plain_store(s, name, reads=True) -> bool:
     return reads or not any(
         isinstance(n, gast.Name) and n.id == name
         for part in (target.slice, s.value)
-        for n in gast.walk(part)
+        for n in walk(part)
     )
 
 
@@ -430,10 +430,10 @@ def read_dead_before_write(tree, s, name: str, base: str) -> bool:
     if target.value.id != base or _names_otherwise(last.value, base):
         return False
     between = [*block[start + 1 : write], last.value]
-    inside = {id(n) for part in between for n in gast.walk(part)}
+    inside = {id(n) for part in between for n in walk(part)}
     bound = {name}
     for part in between:
-        for n in gast.walk(part):
+        for n in walk(part):
             if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.Global, gast.Nonlocal)):
                 return False
             if isinstance(n, (gast.Subscript, gast.Attribute)) and not isinstance(n.ctx, gast.Load):
@@ -441,12 +441,10 @@ def read_dead_before_write(tree, s, name: str, base: str) -> bool:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 bound.add(n.id)
     local = {
-        n.id
-        for n in gast.walk(tree)
-        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+        n.id for n in walk(tree) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
     }
     for part in between:
-        for n in gast.walk(part):
+        for n in walk(part):
             if (
                 isinstance(n, gast.Call)
                 and isinstance(n.func, gast.Attribute)
@@ -496,7 +494,7 @@ def _own_names(fn) -> set:
 
 def _block_of(tree, s):
     """The statement list that holds ``s``."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(t is s for t in block):
@@ -507,7 +505,7 @@ def _block_of(tree, s):
 def _names_otherwise(node, base: str) -> bool:
     """Whether ``node`` names ``base`` other than in an index read ``base[...]``."""
     parents = parent_map(node)
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name) and n.id == base:
             parent = parents.get(n)
             if not (

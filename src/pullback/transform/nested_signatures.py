@@ -17,6 +17,7 @@ import copy
 
 import gast
 
+from ..tree_walk import walk
 from . import nodes as N
 
 
@@ -74,7 +75,7 @@ def bound_at_run_time(tree, name, sig) -> bool:
     runs: ``f(*xs)`` or ``f(**opts)``, or a call Python itself refuses (its TypeError must
     come when the call runs, as in Python). Such a function keeps the form of its calls,
     what it captures passed first (as one with ``*args`` in its own signature does)."""
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if not (isinstance(sub, gast.Call) and isinstance(sub.func, gast.Name)):
             continue
         if sub.func.id != name:

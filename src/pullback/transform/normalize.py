@@ -50,7 +50,7 @@ import numpy as np
 from ..check import deferred_augassigns, owned_item_augassigns
 from ..resolve import bindings_fixed, dotted_parts, local_names
 from ..source import load_source
-from ..tree_walk import lean_nodes
+from ..tree_walk import lean_nodes, walk
 from . import nodes as N
 from .assignments import Assignments
 from .closures import lifted_nodes
@@ -151,7 +151,7 @@ class Normalizer(
         star = [p for p in (a.vararg, a.kwarg) if p is not None]  # *args/**kwargs
         params = [p.id for p in a.posonlyargs + a.args + a.kwonlyargs + star]
         for default in tree.args.defaults + [d for d in tree.args.kw_defaults if d is not None]:
-            for sub in gast.walk(default):
+            for sub in walk(default):
                 if isinstance(sub, (gast.Name, gast.Attribute)) and dotted_parts(sub):
                     if dotted_parts(sub)[0] not in self.locals:
                         self.bind_global(sub)

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import PullbackError
 from ..resolve import parent_map
 from ..source import load_source
+from ..tree_walk import walk
 
 # calls that return a new array (the ``*_like`` forms copy no data either)
 _FRESH = frozenset(
@@ -112,7 +113,7 @@ def _scan(tree, me: str, changed: set, fn_globals, verdicts: dict, form) -> None
     use_ok)``, the tests of an array field's or a list field's."""
     changes, fresh, use_ok = form
     parents = parent_map(tree)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, gast.Attribute)
             and isinstance(node.value, gast.Name)
@@ -206,7 +207,7 @@ def _fresh_list(value, fn_globals) -> bool:
 def _grows(tree, me: str) -> bool:
     """Whether ``tree`` grows a list of ``me`` (``me.a.append(v)``) or calls a method
     of it (which may)."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, gast.Call)
             and isinstance(node.func, gast.Attribute)

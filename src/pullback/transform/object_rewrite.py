@@ -19,6 +19,7 @@ import gast
 
 from ..object_versions import set_field
 from ..resolve import parent_map
+from ..tree_walk import walk
 
 SET_FIELD = "_pb_set_field"
 SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -197,12 +198,12 @@ class StoreRewrite:
         not run it)."""
         if not isinstance(s, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
             return None
-        found = [n for n in gast.walk(s) if self._versioned_call(n) is not None]
+        found = [n for n in walk(s) if self._versioned_call(n) is not None]
         if len(found) != 1 or self._versioned_call(found[0])[2]:
             return None
         call = found[0]
-        inside = {id(n) for n in gast.walk(call)}
-        for n in gast.walk(s):
+        inside = {id(n) for n in walk(call)}
+        for n in walk(s):
             if id(n) in inside:
                 continue
             if isinstance(
@@ -301,7 +302,7 @@ class StoreRewrite:
         for field, value in gast.iter_fields(s):
             if field in _BLOCKS or field == "handlers":
                 continue
-            for node in gast.walk(value) if isinstance(value, gast.AST) else ():
+            for node in walk(value) if isinstance(value, gast.AST) else ():
                 if self._versioned_call(node) is not None:
                     return True
         return False
@@ -332,7 +333,7 @@ def replace_child(parent, old, new) -> None:
 
 def located(stmt, where):
     gast.copy_location(stmt, where)
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if getattr(node, "lineno", None) is None:
             gast.copy_location(node, where)
     return stmt

@@ -59,7 +59,7 @@ from ..resolve import (
     resolve_expr,
 )
 from ..source import load_source, with_source
-from ..tree_walk import lean_nodes, statements
+from ..tree_walk import lean_nodes, statements, walk
 from .object_arrays import private_arrays, private_lists
 from .object_rewrite import StoreRewrite, located, replace_child, unpacked_display
 from .side_effects import in_nested_scope
@@ -130,12 +130,12 @@ class _Versions:
         me = params[0].id
         if not _owned_uses(tree, me, self.cls, skip=None, method=True, versions=self):
             return None
-        itself = any(isinstance(n, gast.Return) and _is_name(n.value, me) for n in gast.walk(tree))
+        itself = any(isinstance(n, gast.Return) and _is_name(n.value, me) for n in walk(tree))
         returns = any(
             isinstance(n, gast.Return)
             and n.value is not None
             and not (isinstance(n.value, gast.Constant) and n.value.value is None)
-            for n in gast.walk(tree)
+            for n in walk(tree)
         )
         rewrite = StoreRewrite(fs, me, self, returns=returns)
         if not rewrite.block(tree.body) or not rewrite.changed:
@@ -175,7 +175,7 @@ def _suspends(tree) -> bool:
     """Whether the function ``tree`` is a generator or a coroutine: it would hold ``self``
     while it waits, reading the version it was called with after newer ones are made."""
     return isinstance(tree, gast.AsyncFunctionDef) or any(
-        isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in gast.walk(tree)
+        isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in walk(tree)
     )
 
 
@@ -204,7 +204,7 @@ def _owned_uses(tree, me: str, cls, skip, method=False, versions=None) -> bool:
     ``skip``: the one binding allowed; ``versions``: the methods and properties used are
     checked so too (:meth:`_Versions.keeps_self`)."""
     parents = parent_map(tree)
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and node.id in ("super", "__class__"):
             return False
         if not (isinstance(node, gast.Name) and node.id == me) or node is skip:
@@ -341,7 +341,7 @@ def _one_name(fs, tree, receivers) -> None:
         ok, cls = resolve_expr(fs, made[first].func, locals_)
         if not ok or class_fields(cls) is None:
             continue
-        uses = [n for n in gast.walk(tree) if isinstance(n, gast.Name) and n.id == second]
+        uses = [n for n in walk(tree) if isinstance(n, gast.Name) and n.id == second]
         if any(in_nested_scope(n, tree, parents) for n in uses):
             continue
         for n in uses:
@@ -478,7 +478,7 @@ def _version_temporaries(fs, tree, found) -> None:
 
 def _adopt_after(tree, binding) -> None:
     """``me = _pb_owned(me)`` right after the statement that binds ``me`` (marked)."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for field in _BLOCKS:
             block = getattr(node, field, None)
             if not isinstance(block, list):

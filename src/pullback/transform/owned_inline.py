@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..tree_walk import walk
 from .code import Compound, Line, mentions
 from .kinds import FOREIGN_ARRAYS, LAZY_ARRAYS, SCALAR
 
@@ -231,13 +232,13 @@ def _stores(items, items_of) -> set:
         if isinstance(item, Compound):
             head = ast.parse(item.header + "\n    pass").body[0]
             if isinstance(head, ast.For):
-                out |= {n.id for n in ast.walk(head.target) if isinstance(n, ast.Name)}
+                out |= {n.id for n in walk(head.target) if isinstance(n, ast.Name)}
             out |= _stores(item.body, items_of) | _stores(item.orelse, items_of)
             continue
         for stmt in items_of(item):
             out |= {
                 n.id
-                for n in ast.walk(stmt)
+                for n in walk(stmt)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
             }
     return out

@@ -41,6 +41,7 @@ import ast
 import functools
 
 from .. import arrays_inplace, containers_inplace
+from ..tree_walk import walk
 from .code import Compound, Line
 from .owned_inline import inline_fold_skip, inline_reads, inline_write
 
@@ -165,7 +166,7 @@ def _header(item: Compound):
 
 
 def _names(node, ctx) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
 
 
 def _uses_defs(stmt) -> tuple[set, set]:

@@ -12,7 +12,7 @@ from ..check.call_targets import foreign_call_text
 from ..check.mutation_fixes import outside_append_texts
 from ..registry import REFUSED_WHEN_VARIED
 from ..resolve import parent_map
-from ..tree_walk import lean_nodes
+from ..tree_walk import lean_nodes, walk
 
 
 def attribute_of_varied(diagnostic, node):
@@ -206,7 +206,7 @@ def foreign_varied_calls(tree, is_varied, is_needed, registry, diagnostic, nodes
             continue  # its result is dropped; what it does to its arguments is judged apart
         if isinstance(statement, gast.Assign) and statement.value is node:
             assigned = [
-                n.id for t in statement.targets for n in gast.walk(t) if isinstance(n, gast.Name)
+                n.id for t in statement.targets for n in walk(t) if isinstance(n, gast.Name)
             ]
             if not any(is_needed(name) for name in assigned):
                 continue

@@ -41,7 +41,7 @@ from ..check.argument_reads import _nested, bound_names
 from ..guards import is_library_module_name
 from ..resolve import _first_call, dotted_parts, receiver_class, resolve_call, resolve_expr
 from ..source import load_source
-from ..tree_walk import parent_map
+from ..tree_walk import parent_map, walk
 
 _ARITHMETIC = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)
 _DISPLAYS = (gast.Dict, gast.DictComp, gast.List, gast.ListComp)
@@ -117,7 +117,7 @@ def _no_instance_attribute(cls, name) -> bool:
                 return False
             if any(
                 isinstance(n, gast.Attribute) and n.attr == name and isinstance(n.ctx, gast.Store)
-                for n in gast.walk(tree)
+                for n in walk(tree)
             ):
                 return False
     return True
@@ -158,7 +158,7 @@ def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:
     tells, for the doctest.)"""
     parents = parent_map(tree)
     returns = [
-        n for n in gast.walk(tree) if isinstance(n, gast.Return) and not _nested(n, tree, parents)
+        n for n in walk(tree) if isinstance(n, gast.Return) and not _nested(n, tree, parents)
     ]
     found, kinds = set(), set()
     for node in returns:
@@ -169,7 +169,7 @@ def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:
             others = [e for k, e in enumerate(value.elts) if k != index]
             value = value.elts[index]
             if isinstance(value, gast.Name) and any(
-                isinstance(n, gast.Name) and n.id == value.id for e in others for n in gast.walk(e)
+                isinstance(n, gast.Name) and n.id == value.id for e in others for n in walk(e)
             ):
                 return None  # return h, h: the caller gets it under two names
         elif index is not None and not _never_a_tuple(value, tree):
@@ -199,7 +199,7 @@ def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:
 def _kind(name, tree, analysis):
     if analysis is not None:
         return analysis.kind(name)
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, gast.Assign) and getattr(n.targets[0], "id", None) == name:
             return "dict" if isinstance(n.value, gast.Dict) else None
     return None
@@ -225,14 +225,14 @@ def _never_a_tuple(value, tree) -> bool:
         return False
     bindings = [
         n
-        for n in gast.walk(tree)
+        for n in walk(tree)
         if isinstance(n, gast.Name) and n.id == value.id and not isinstance(n.ctx, gast.Load)
     ]
     for n in bindings:
         assign = next(
             (
                 a
-                for a in gast.walk(tree)
+                for a in walk(tree)
                 if isinstance(a, (gast.Assign, gast.AugAssign))
                 and (a.targets[0] if isinstance(a, gast.Assign) else a.target) is n
             ),

@@ -36,6 +36,7 @@ from ..cache import share_entries
 from ..resolve import own_nodes, parent_map
 from ..source import factory_code, with_source
 from ..source_lambdas import lambda_as_def
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import captures_nothing, used_as_values
 
@@ -72,7 +73,7 @@ def _body_reads(node) -> set:
     body = [node.body] if isinstance(node, gast.Lambda) else node.body
     loads, bound = set(), _param_names(node.args)
     for stmt in body:
-        for sub in gast.walk(stmt):
+        for sub in walk(stmt):
             if isinstance(sub, gast.Name):
                 (loads if isinstance(sub.ctx, gast.Load) else bound).add(sub.id)
             elif isinstance(sub, (gast.FunctionDef, gast.ClassDef)):
@@ -93,7 +94,7 @@ def _default_reads(node) -> set:
     args = node.args
     out = set()
     for d in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
-        out |= {n.id for n in gast.walk(d) if isinstance(n, gast.Name)}
+        out |= {n.id for n in walk(d) if isinstance(n, gast.Name)}
     return out
 
 
@@ -105,7 +106,7 @@ def _owner(node, parents, tree):
     while up is not None:
         if isinstance(up, _COMPREHENSIONS):
             for gen in up.generators:
-                targets |= {n.id for n in gast.walk(gen.target) if isinstance(n, gast.Name)}
+                targets |= {n.id for n in walk(gen.target) if isinstance(n, gast.Name)}
         if isinstance(up, gast.FunctionDef):
             return up, targets
         if isinstance(up, _SCOPES):
@@ -168,7 +169,7 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
         return None
     if any(
         isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom, gast.Await))
-        for n in gast.walk(node)
+        for n in walk(node)
     ):
         return None
     scope, targets = _owner(node, parents, tree)
@@ -204,7 +205,7 @@ def verdict(tree, node, parents=None, bound_again=False) -> Verdict | None:
                 f"closure would read its last value)",
                 fix,
             )
-        if any(isinstance(n, gast.Nonlocal) and c in n.names for n in gast.walk(scope)):
+        if any(isinstance(n, gast.Nonlocal) and c in n.names for n in walk(scope)):
             return Verdict(
                 captured,
                 defaults,
@@ -240,7 +241,7 @@ def make_closures_at_run_time(fs, tree, lifting_refusal, resolve, returned=None)
     changed."""
     parents = parent_map(tree)
     sites = []
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if sub is tree:
             continue
         if isinstance(sub, gast.FunctionDef) and sub.name != returned:
@@ -357,7 +358,7 @@ def closure_factory(fs, node, parameters):
     source_tree = copy.deepcopy(d)
     # what the closure reads of the generated namespace (records of closures it makes,
     # closure_cells.py): given as cells too
-    read = {n.id for n in gast.walk(d) if isinstance(n, gast.Name)}
+    read = {n.id for n in walk(d) if isinstance(n, gast.Name)}
     made = [n for n in fs.namespace if n.startswith(PREFIX) and n in read]
     extra = tuple(fs.namespace[n] for n in made)
     make_fn = compile_factory(

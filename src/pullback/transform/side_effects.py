@@ -26,7 +26,7 @@ import inspect
 import gast
 
 from ..resolve import own_nodes, parent_map, receiver_class
-from ..tree_walk import statements
+from ..tree_walk import statements, walk
 
 # Methods that only add to a container (their result is not the container's content).
 _WRITES = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
@@ -48,7 +48,7 @@ def may_read_back(
     ``root``, so it is no method reading ``root.attr`` (a closure that does read it is
     transformed too, and its read refused when it runs: escapes.py)."""
     parents = parent_map(tree) if parents is None else parents
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, gast.Name) and node.id == root):
             continue
         if not isinstance(node.ctx, gast.Load):
@@ -120,15 +120,15 @@ def _name_aliases(tree, name: str) -> set:
     ``(a := b)``), an item or attribute of one (``h = d["h"]``, ``h = t.hist``,
     ``h = d.get("h")``), a loop's item (``for g in groups``)."""
     pairs = []
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 pairs += _binding_pairs(target, node.value)
         elif isinstance(node, gast.NamedExpr):
             pairs += _binding_pairs(node.target, node.value)
         elif isinstance(node, (gast.For, gast.AsyncFor, gast.comprehension)):
-            sources = [n.id for n in gast.walk(node.iter) if isinstance(n, gast.Name)]
-            for t in gast.walk(node.target):
+            sources = [n.id for n in walk(node.iter) if isinstance(n, gast.Name)]
+            for t in walk(node.target):
                 if isinstance(t, gast.Name):
                     pairs += [(t.id, source) for source in sources]
     group = {name}
@@ -153,7 +153,7 @@ def _binding_pairs(target, value) -> list:
             ]
         # names unpacked from one value may hold one object (`a, b = make()` returning
         # `h, h`): each is paired with the others and with what the value may share
-        names = [t.id for t in gast.walk(target) if isinstance(t, gast.Name)]
+        names = [t.id for t in walk(target) if isinstance(t, gast.Name)]
         root = _shared_root(value)
         return [(a, b) for a in names for b in names if a < b] + (
             [(a, root) for a in names] if root else []
@@ -224,7 +224,7 @@ def kept_parameter_item(tree, target, parents=None, after=None) -> bool:
     if not returns_a_value(tree):
         return False  # an output parameter (`def _evaluate(x, out)`): the caller reads it
     parents = parent_map(tree) if parents is None else parents
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (gast.Global, gast.Nonlocal)) and name in node.names:
             return False
         if not (isinstance(node, gast.Name) and node.id == name):
@@ -330,7 +330,7 @@ def shadow_read_back_attributes(tree) -> None:
         if first is None or not _only_attribute_uses(tree, root, parents):
             continue
         reads, stores = _attribute_nodes(tree, root, attr, parents)
-        position = {id(n): k for k, s in enumerate(tree.body) for n in gast.walk(s)}
+        position = {id(n): k for k, s in enumerate(tree.body) for n in walk(s)}
         if any(position.get(id(r), -1) <= first for r in reads):
             continue  # read before (or in) the first store: the object's own value
         if any(in_nested_scope(r, tree, parents) for r in reads + stores):
@@ -370,7 +370,7 @@ def _first_top_level_store(tree, root, attr) -> int | None:
             if isinstance(t, gast.Attribute) and getattr(t.value, "id", None) == root:
                 if t.attr == attr:
                     return k
-        for n in gast.walk(s):
+        for n in walk(s):
             if (
                 isinstance(n, gast.Attribute)
                 and n.attr == attr
@@ -383,7 +383,7 @@ def _first_top_level_store(tree, root, attr) -> int | None:
 def _only_attribute_uses(tree, root, parents) -> bool:
     """``root`` is only ever ``root.attr`` (read or stored), never rebound, never called or
     handed to a call, never a receiver of a method call."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, gast.Name) and node.id == root):
             continue
         if isinstance(node.ctx, gast.Param):
@@ -401,7 +401,7 @@ def _only_attribute_uses(tree, root, parents) -> bool:
 
 def _attribute_nodes(tree, root, attr, parents):
     reads, stores = [], []
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Attribute) and node.attr == attr:
             if getattr(node.value, "id", None) != root:
                 continue

@@ -56,6 +56,7 @@ from ..lambdas import simple_parameters
 from ..registry import default_registry
 from ..resolve import bound_once, local_names, own_nodes
 from ..source_lambdas import lambda_as_def
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import free_names, lambda_free, name_uses
 from .rule_calls import rule_extra
@@ -265,7 +266,7 @@ def params_of(fn) -> set:
 
 
 def writes_outside(fn) -> bool:
-    return any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in gast.walk(fn))
+    return any(isinstance(n, (gast.Nonlocal, gast.Global)) for n in walk(fn))
 
 
 def _apply(tree, call, plan) -> None:

@@ -51,6 +51,7 @@ from __future__ import annotations
 import gast
 
 from ..resolve import bound_once, local_names, own_nodes, parent_map
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import lambda_free, name_uses
 from .solver_closures import (
@@ -111,7 +112,7 @@ def _closure_display(value) -> bool:
 def _reads_of(tree, names) -> dict:
     """``{name: [Name nodes reading it]}`` for ``names``, in one walk of ``tree``."""
     out = {n: [] for n in names}
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if n.__class__ is gast.Name and n.id in out and isinstance(n.ctx, gast.Load):
             out[n.id].append(n)
     return out
@@ -202,9 +203,7 @@ def _comprehension_reads(lam, comp, functions) -> set | None:
     reads = lambda_free(lam)
     bound = set()
     if comp is not None:
-        bound = {
-            t.id for g in comp.generators for t in gast.walk(g.target) if isinstance(t, gast.Name)
-        }
+        bound = {t.id for g in comp.generators for t in walk(g.target) if isinstance(t, gast.Name)}
     if reads & (bound | functions):
         return None
     return reads

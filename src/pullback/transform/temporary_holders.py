@@ -27,7 +27,7 @@ import gast
 from ..guards import is_library_module_name
 from ..resolve import dotted_parts, resolve_expr
 from ..source import load_source
-from ..tree_walk import parent_map
+from ..tree_walk import parent_map, walk
 
 # Special methods that would run on the object besides __init__ and the method.
 _HOOKS = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__del__")
@@ -123,7 +123,7 @@ def _kept_fields(init, position):
     name = params[position].id
     parents = parent_map(init)
     fields = set()
-    for n in gast.walk(init):
+    for n in walk(init):
         if not (isinstance(n, gast.Name) and n.id == name) or isinstance(n.ctx, gast.Param):
             continue
         if not isinstance(n.ctx, gast.Load):
@@ -173,7 +173,7 @@ def _self_only_fields(fn, cls, fields, init=False) -> bool:
         return False
     me = params[0].id
     parents = parent_map(fn)
-    for n in gast.walk(fn):
+    for n in walk(fn):
         if n is not fn and isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             return False
         if isinstance(n, (gast.Global, gast.Nonlocal)):

@@ -48,6 +48,7 @@ import copy
 
 import gast
 
+from ..tree_walk import walk
 from . import nodes as N
 from .code import CAUGHT
 from .try_jumps import JUMP, after_finally, mark_jumps, raises_marker
@@ -169,7 +170,7 @@ class TryStatements:
         binds = {
             n.id
             for stmt in out
-            for n in gast.walk(stmt)
+            for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
         }
         return [TryStart(binds, s)] + out, self.may_jump(out)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gast
 
+from ..tree_walk import walk
 from . import nodes as N
 
 BREAK = "_pullback_break"
@@ -111,7 +112,7 @@ def after_finally(pending: str, used: list, kept: str | None, returned: str, whe
     )
     out = [N.if_(test, rest, where=where)]
     for node in out:
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, (gast.stmt, gast.expr)):
                 gast.copy_location(sub, where)
     return out
@@ -123,7 +124,7 @@ def raises_marker(stmts) -> bool:
     return any(
         isinstance(n, gast.Raise) and isinstance(n.exc, gast.Name) and n.exc.id in MARKERS
         for x in stmts
-        for n in gast.walk(x)
+        for n in walk(x)
     )
 
 

@@ -46,6 +46,7 @@ import ast
 
 import numpy as np
 
+from ..tree_walk import walk
 from .code import Line, identifiers, replace
 from .direct_reads import writes_only_its_array
 
@@ -95,7 +96,7 @@ def _plain_texts(block):
 
 def _writes_or_hides(statements) -> bool:
     """Whether these statements may write into an array or read names out of sight."""
-    for node in (n for s in statements for n in ast.walk(s)):
+    for node in (n for s in statements for n in walk(s)):
         if isinstance(node, (ast.AugAssign, ast.Delete, ast.Global, ast.Nonlocal)):
             return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -130,7 +131,7 @@ def _parents(statements) -> dict:
     return {
         id(child): parent
         for s in statements
-        for parent in ast.walk(s)
+        for parent in walk(s)
         for child in ast.iter_child_nodes(parent)
     }
 
@@ -139,7 +140,7 @@ def _mentions(statements, name: str):
     """``(node, parent)`` for each ``Name`` node ``name`` in the statements."""
     parents = _parents(statements)
     for s in statements:
-        for node in ast.walk(s):
+        for node in walk(s):
             if isinstance(node, ast.Name) and node.id == name:
                 yield node, parents.get(id(node))
 

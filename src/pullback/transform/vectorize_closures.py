@@ -51,6 +51,7 @@ import gast
 import numpy as np
 
 from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_values import name_uses
 from .solver_closures import converted_def, convertible_reads, nested_defs, statement_of
@@ -145,7 +146,7 @@ def _only_called(tree, name):
 
 def _replace_statement(tree, old, new) -> None:
     """Put the statement ``new`` where ``old`` is (in whichever body of ``tree`` holds it)."""
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
             if isinstance(stmts, list) and any(s is old for s in stmts):
@@ -238,7 +239,7 @@ def shadowed(call, captured, parents, tree) -> bool:
     while up is not None and up is not tree:
         if isinstance(up, _COMPREHENSIONS):
             for gen in up.generators:
-                bound = {t.id for t in gast.walk(gen.target) if isinstance(t, gast.Name)}
+                bound = {t.id for t in walk(gen.target) if isinstance(t, gast.Name)}
                 if bound & set(captured):
                     return True
         up = parents.get(up)

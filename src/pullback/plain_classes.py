@@ -42,6 +42,7 @@ from .guards import is_library_module_name
 from .plain_methods import live_kind, live_method, reads_only
 from .records_plain import UNSET, new_record, set_layout
 from .source import factory_code, load_source, with_source
+from .tree_walk import walk
 
 _FORBIDDEN = ("__new__", "__setattr__", "__getattr__", "__getattribute__", "__delattr__")
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -217,7 +218,7 @@ class _Rewrite:
         if not params:
             raise Refused("a class whose __init__ takes no 'self'", "give __init__ a 'self'")
         self.me = params[0].id
-        self.taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+        self.taken = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
         self.fields: list = []
         self.locals: dict = {}
         self.partials: list = []  # new_record calls of the objects made for method calls
@@ -300,7 +301,7 @@ class _Rewrite:
         # loop may read what an earlier iteration stored)
         stores = [
             n
-            for n in gast.walk(tree)
+            for n in walk(tree)
             if isinstance(n, gast.Attribute)
             and isinstance(n.ctx, gast.Store)
             and _is_self(n.value, self.me)
@@ -454,7 +455,7 @@ class _Rewrite:
                 "keep __init__ to storing attributes; register the object after "
                 "constructing it, outside the differentiated function",
             )
-        if isinstance(node, _SCOPES) and any(_is_self(n, self.me) for n in gast.walk(node)):
+        if isinstance(node, _SCOPES) and any(_is_self(n, self.me) for n in walk(node)):
             self.refuse(
                 node,
                 "an __init__ with a nested function that reads 'self'",
@@ -518,7 +519,7 @@ def method_stores(cls) -> list:
             if not params:
                 continue
             me = params[0].id
-            for n in gast.walk(tree):
+            for n in walk(tree):
                 if (
                     isinstance(n, gast.Attribute)
                     and isinstance(n.ctx, gast.Store)
@@ -571,7 +572,7 @@ def compile_rewritten(fs, tree, fn, free: dict, base: str):
             a.annotation = None
     plain.decorator_list = []
     # (named as no name of the body: the class's name may be read in it, `Layer.count`)
-    taken = {n.id for n in gast.walk(tree) if isinstance(n, gast.Name)}
+    taken = {n.id for n in walk(tree) if isinstance(n, gast.Name)}
     plain.name = next(
         f"{base}{'_' * k}" for k in range(len(taken) + 1) if f"{base}{'_' * k}" not in taken
     )

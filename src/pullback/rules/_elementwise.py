@@ -58,6 +58,7 @@ import numpy as np
 
 from ..resolve import dotted_parts
 from ..source import load_source, locate_free_name
+from ..tree_walk import walk
 
 __all__ = ["elementwise_in_arrays", "elementwise_in_x"]
 
@@ -230,7 +231,7 @@ class _Prover:
     def _reads_bound(self, node) -> bool:
         """Whether ``node`` reads a parameter or a local (a value the pass may make an
         array), not only constants and free names (scalars in both computations)."""
-        return any(isinstance(n, gast.Name) and n.id in self.bound for n in gast.walk(node))
+        return any(isinstance(n, gast.Name) and n.id in self.bound for n in walk(node))
 
     def condition(self, node):
         """``np.where``'s condition: one comparison of float expressions, or one of them."""

@@ -49,6 +49,7 @@ from ..closure_cells import Closure, ClosureWithDefaults, Partial
 from ..resolve import own_nodes, parent_map
 from ..source import with_source
 from ..source_lambdas import lambda_as_def
+from ..tree_walk import walk
 from . import nodes as N
 from .closure_arguments import passed_to_specializable
 from .closure_values import _called, _higher_order_function, constant_defaults
@@ -143,7 +144,7 @@ def closure_sites(tree, resolve) -> list:
     constant, which the lifted function keeps)."""
     parents = parent_map(tree)
     out = []
-    for sub in gast.walk(tree):
+    for sub in walk(tree):
         if sub is tree or not isinstance(sub, (gast.FunctionDef, gast.Lambda)):
             continue
         owner, _ = _owner(sub, parents, tree)
@@ -169,9 +170,7 @@ def _reads_of(node, captured) -> set:
     """What the closure ``node`` captures and what its defaults read."""
     args = node.args
     defaults = list(args.defaults) + [d for d in args.kw_defaults if d is not None]
-    return set(captured) | {
-        n.id for d in defaults for n in gast.walk(d) if isinstance(n, gast.Name)
-    }
+    return set(captured) | {n.id for d in defaults for n in walk(d) if isinstance(n, gast.Name)}
 
 
 def partial_values(tree, resolve, carries=None) -> list:
@@ -209,7 +208,7 @@ def partial_values(tree, resolve, carries=None) -> list:
         if isinstance(parent, gast.Call) and call in parent.args:
             if not _user_call(parent, resolve):
                 continue
-        bound = {n.id for a in call.args[1:] for n in gast.walk(a) if isinstance(n, gast.Name)}
+        bound = {n.id for a in call.args[1:] for n in walk(a) if isinstance(n, gast.Name)}
         if carries is not None and not carries(call, bound):
             continue
         out.append(call)
@@ -240,7 +239,7 @@ def _escapes(node, tree, parents, resolve) -> bool:
             return False
         uses = [
             n
-            for n in gast.walk(tree)
+            for n in walk(tree)
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
         ]
         return any(_value_use(n, parents, resolve) for n in uses)
@@ -334,7 +333,7 @@ def _compile(fs, name, lifted, node):
     """The lifted function, compiled with the enclosing function's globals (its own
     closure variables read now, as closures.py's lifted functions read them), carrying
     its source for :func:`pullback.source.load_source`."""
-    free = {n.id for n in gast.walk(lifted) if isinstance(n, gast.Name)}
+    free = {n.id for n in walk(lifted) if isinstance(n, gast.Name)}
     cells = [v for v in getattr(fs.fn.__code__, "co_freevars", ()) if v in free]
     cells += [n for n in fs.namespace if n in free and n != name]
     values = [fs.lookup(v)[1] if v not in fs.namespace else fs.namespace[v] for v in cells]

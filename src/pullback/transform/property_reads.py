@@ -53,6 +53,7 @@ from ..guards import current_property
 from ..operator_dispatch import own_class_method
 from ..receiver_classes import module_class_with, module_class_with_property
 from ..resolve import bindings_fixed, local_names, may_hold_method, receiver_class
+from ..tree_walk import walk
 
 
 def _property(cls, name: str):
@@ -89,11 +90,11 @@ def _only_read(tree, value, params) -> bool:
     if not isinstance(value, gast.Name) or any(p.id == value.id for p in params):
         return False
     parents = {}
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for child in gast.iter_child_nodes(node):
             parents[child] = node
     stores = 0
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, gast.Name) and node.id == value.id):
             continue
         if not isinstance(node.ctx, gast.Load):
@@ -127,7 +128,7 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
     ``local_names`` then, read only)."""
     tree = fs.tree
     if nodes is None:
-        nodes, local = list(gast.walk(tree)), None
+        nodes, local = list(walk(tree)), None
     params = tree.args.posonlyargs + tree.args.args
     locals_ = local if local is not None else None
     classes = {}  # receiver name -> its class known before running (or None)
@@ -203,7 +204,7 @@ def read_properties_as_calls(fs, nodes=None, local=None) -> bool:
         else:
             receiver = gast.Name(node.value.id, gast.Load(), None, None)
         call = gast.Call(func=func, args=[receiver, *args], keywords=[])
-        for n in gast.walk(call):  # (made nodes take the place of what they replace)
+        for n in walk(call):  # (made nodes take the place of what they replace)
             if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
                 gast.copy_location(n, node)
         return call

@@ -61,6 +61,7 @@ import numpy as np
 
 from ..guards import is_library_module_name
 from ..recompute_draws import seeds_itself
+from ..tree_walk import walk
 from .code import Compound, Line, replace, walk_text
 
 # The statements that keep a differentiated value outside the function (escapes.py).
@@ -363,7 +364,7 @@ def unseeded_generator(tree, locate, depth=0, seen=None):
     3
     """
     seen = set() if seen is None else seen
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, gast.Call):
             continue
         fn = _resolved(node.func, locate)

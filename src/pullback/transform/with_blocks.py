@@ -47,6 +47,7 @@ import gast
 import numpy as np
 
 from ..resolve import resolve_expr
+from ..tree_walk import walk
 
 #: the keywords of np.errstate that only choose an error mode (``call=`` runs user code)
 MODES = frozenset({"all", "divide", "over", "under", "invalid"})
@@ -112,7 +113,7 @@ def is_general(fs, node, locals_) -> bool:
 
 
 def _reads(node) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
 def manager_text(fs, node, locals_) -> str:

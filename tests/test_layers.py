@@ -84,6 +84,7 @@ LAYERS = (
         (
             "pullback.runtime",
             "pullback.explicit_dunders",
+            "pullback.inplace_fields",
             "pullback.rule_tangents",
             "pullback.star_runtime",
             "pullback.star_permutations",

@@ -165,3 +165,32 @@ def closure_argmin(p):
 
 def test_closure_given_to_the_solver():
     assert check_grads(closure_argmin, np.array([0.7, 0.3])) == "reverse"
+
+
+GRID = np.linspace(0.5, 3.0, 6)
+
+
+def kinked_value(beta):
+    # a minimum on a kink of np.interp (between grid points the objective is smooth)
+    w = np.log(GRID)
+    c = so.fminbound(lambda c: -np.log(c) - beta * np.interp(2.0 - c, GRID, w), 1e-6, 2.0)
+    return np.log(c) + beta * np.interp(2.0 - c, GRID, w)
+
+
+def smooth_value(beta):
+    # the fix the refusal gives: a smooth fit of the same values
+    coef = np.polyfit(GRID, np.log(GRID), 3)
+    c = so.fminbound(lambda c: -np.log(c) - beta * np.polyval(coef, 2.0 - c), 1e-6, 2.0)
+    return np.log(c) + beta * np.polyval(coef, 2.0 - c)
+
+
+def test_a_minimum_on_a_kink_is_refused_and_the_fix_works():
+    # (fminbound stopped within its tolerance of a kink, where the slope is not 0: the
+    # implicit function theorem gave -1.11 where differences give -1.57)
+    with pytest.raises(UnsupportedCallError) as info:
+        pullback.grad(kinked_value)(0.9)
+    text = str(info.value)
+    assert "not 0 within the solver's tolerance: the objective is not smooth there" in text
+    assert "np.polyval(np.polyfit(grid, w, 3), c)" in text
+    assert "test_scipy_optimize_scalar.py:" in text
+    assert check_grads(smooth_value, 0.9) == "reverse"

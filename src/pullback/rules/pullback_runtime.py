@@ -20,6 +20,7 @@ from .. import (
     dynamic_calls,
     dynamic_vjps,
     explicit_dunders,
+    inplace_fields,
     operator_dispatch,
     read_folds,
     runtime,
@@ -472,6 +473,8 @@ def register(reg):
         with_contexts.Context,  # a context manager runs once around a with body
         explicit_dunders.computes_operator,  # (x.__mul__(y): the branch it runs)
         with_contexts.entered,  # (`with cm(x) as y` with y from x is refused: with_blocks)
+        inplace_fields.inplace_snapshot,  # (around a method call run as written)
+        inplace_fields.inplace_verify,
         family=FAMILY,
         trusted=True,
     )

@@ -169,7 +169,7 @@ def scalar_regime(fun, x, args, lower, upper, xtol, name):
     if lower is None and upper is None:
         if not h > 0.0:
             _refuse_flat(name, h)
-        return INTERIOR
+        return _stationary(name, x, g, h, xtol)
     margin = 2.0 * (xtol + math.sqrt(np.finfo(float).eps) * abs(float(x)))
     near_lo = lower is not None and x - float(lower) <= margin and g > 0.0
     near_hi = upper is not None and float(upper) - x <= margin and g < 0.0
@@ -192,7 +192,27 @@ def scalar_regime(fun, x, args, lower, upper, xtol, name):
                 "stationary point on the other) and no derivative.\n"
                 "Fix: move the bound away from the minimum, or tighten xtol to tell them apart."
             )
-    return INTERIOR
+    return _stationary(name, x, g, h, xtol)
+
+
+def _stationary(name, x, g, h, xtol):
+    """``INTERIOR`` where ``x`` is a stationary point of the objective to within the
+    solver's tolerance (the Newton step ``-g / h`` to it is that small), else refused: at
+    a kink (``np.interp`` between grid points, ``abs``) the slope is not 0 at the
+    minimum, and neither the implicit function theorem nor the envelope theorem holds
+    (the minimiser follows the kink on one side and not on the other)."""
+    scale = max(1.0, abs(float(x)))
+    allowed = 100.0 * (xtol + math.sqrt(np.finfo(float).eps)) * scale
+    if abs(g / h) <= allowed:
+        return INTERIOR
+    raise UnsupportedCallError(
+        f"pullback: {name}: the objective's slope at the minimum {float(x)!r} is {g:g}, not "
+        "0 within the solver's tolerance: the objective is not smooth there (a kink, such "
+        "as np.interp between its grid points or abs), so the minimiser has no derivative.\n"
+        "Fix: make the objective smooth near the minimum: for np.interp on a grid, a "
+        "smooth fit of the same values (np.polyval(np.polyfit(grid, w, 3), c)), or "
+        "another smooth approximation of the kink."
+    )
 
 
 def _refuse_flat(name, h):

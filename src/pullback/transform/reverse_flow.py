@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gast
 
+from ..inplace_fields import inplace_snapshot, inplace_verify
 from .analyze import all_nodes, names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .ssa import SnapshotPoint
@@ -265,7 +266,38 @@ class ControlFlowAdjoints:
             return [Line(type(s).__name__.lower(), src=s.lineno)]
         if isinstance(s, gast.Pass):
             return []
+        watched = self.watched_native_call(s)
+        if watched is not None:
+            return watched
         return [Line(src(s), src=getattr(s, "lineno", None))]
+
+    def watched_native_call(self, s):
+        """``obj.m(...)`` as a statement that runs as written (no gradient flows through
+        it) on what may be an object of a user's class, between the snapshot and the check
+        of the array fields ``m`` changes in place (:mod:`pullback.inplace_fields`): a
+        pullback may hold one of them. None for any other statement."""
+        call = s.value if isinstance(s, gast.Expr) else None
+        if not (
+            isinstance(call, gast.Call)
+            and isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)
+            and call.func.attr not in _CONTAINER_METHODS
+        ):
+            return None
+        callee = getattr(call, "pb_callee", None)
+        receiver = call.func.value.id
+        if callee is None or callee.kind != "method" or self.kinds.get(receiver) is not None:
+            return None  # (a number, an array, a list: no method of a user's class)
+        snapshot = self.temp()
+        take = self.bind("inplace_snapshot", inplace_snapshot)
+        verify = self.bind("inplace_verify", inplace_verify)
+        where = self.fs.where(call)
+        line = s.lineno
+        return [
+            Line(f"{snapshot} = {take}({receiver}, {call.func.attr!r})", src=line),
+            Line(src(s), src=line),
+            Line(f"{verify}({snapshot}, {where!r})", src=line),
+        ]
 
     def loops_containing(self, stmt):
         """The loops (outermost first) whose bodies hold ``stmt``, a statement of the
@@ -289,6 +321,14 @@ class ControlFlowAdjoints:
 
             visit(self.tree.body, [])
         return list(where.get(id(stmt), ()))
+
+
+# methods of lists, dicts and sets (a container's own: pullback follows its items)
+_CONTAINER_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
+    | {"discard", "popitem", "reverse", "sort", "copy", "index", "count", "get", "keys"}
+    | {"values", "items"}
+)
 
 
 def _adjoints_touched(block, builder) -> set[str]:

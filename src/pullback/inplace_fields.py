@@ -26,11 +26,11 @@ place (``self.running_mean *= 0.9``) goes on as before.
 >>> m = M()
 >>> inplace_fields(M.step)
 ('v',)
->>> snap = inplace_snapshot(m, "step")
+>>> snap = inplace_snapshot(m, "step", read=("v",))  # the caller reads m.v
 >>> m.step()
 >>> inplace_verify(snap, "f.py:3:5")  # nothing else holds m.v: fine
 >>> kept = m.v  # as a pullback keeps it
->>> snap = inplace_snapshot(m, "step")
+>>> snap = inplace_snapshot(m, "step", read=("v",))
 >>> m.step()
 >>> inplace_verify(snap, "f.py:3:5")
 Traceback (most recent call last):
@@ -150,15 +150,82 @@ def _written_fields(tree, me: str):
     return found, called
 
 
-def inplace_snapshot(obj, name: str):
+def read_fields(cls, mutator: str) -> frozenset:
+    """The fields of ``self`` that the methods of ``cls`` read, other than the method
+    ``mutator`` and the methods it calls on ``self`` (its own ``self.v += ...`` reads ``v``
+    to change it); cached per class while the methods' code is the same."""
+    key = (mutator, tuple(f.__code__ for f in _methods(cls)))
+    cached = _READS.get(cls)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    excluded = _reachable(cls, mutator)
+    found = set()
+    for fn in _methods(cls):
+        if fn in excluded:
+            continue
+        try:
+            tree = load_source(fn).tree
+        except (PullbackError, OSError, TypeError):
+            continue
+        if not tree.args.args:
+            continue
+        me = tree.args.args[0].id
+        for node in walk(tree):
+            if (
+                isinstance(node, gast.Attribute)
+                and isinstance(node.ctx, gast.Load)
+                and isinstance(node.value, gast.Name)
+                and node.value.id == me
+            ):
+                found.add(node.attr)
+    reads = frozenset(found)
+    _READS[cls] = (key, reads)
+    return reads
+
+
+def _methods(cls) -> list:
+    """The Python functions of ``cls`` and its user bases (not ``object``'s)."""
+    out, seen = [], set()
+    for klass in cls.__mro__[:-1]:
+        for name, value in vars(klass).items():
+            if isinstance(value, types.FunctionType) and name not in seen:
+                seen.add(name)
+                out.append(value)
+    return out
+
+
+def _reachable(cls, name: str) -> set:
+    """The method ``name`` of ``cls`` and the methods it calls on ``self``, transitively."""
+    out, todo = set(), [name]
+    while todo:
+        fn = getattr(cls, todo.pop(), None)
+        if not isinstance(fn, types.FunctionType) or fn in out:
+            continue
+        out.add(fn)
+        try:
+            tree = load_source(fn).tree
+        except (PullbackError, OSError, TypeError):
+            continue
+        if tree.args.args:
+            todo.extend(_written_fields(tree, tree.args.args[0].id)[1])
+    return out
+
+
+_READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def inplace_snapshot(obj, name: str, read=()):
     """Before ``obj.name(...)`` runs natively: ``(obj, method, [(field, array, copy)])``
-    of the array fields the method may change in place, or None (nothing to watch)."""
+    of the array fields the method may change in place and that the differentiated code
+    may have read (``read``: the attributes the calling function reads itself; and what
+    the other methods of the class read), or None (nothing to watch)."""
     method = getattr(type(obj), name, None)
     if not isinstance(method, types.FunctionType):
         return None  # (a method of a class written in C: no source to read)
     fields = inplace_fields(method)
     if not fields:
         return None
+    fields = [f for f in fields if f in read or f in read_fields(type(obj), name)]
     watched = []
     for field in fields:
         value = getattr(obj, field, None)
@@ -217,4 +284,4 @@ def inplace_verify(snapshot, where: str) -> None:
         )
 
 
-__all__ = ["inplace_fields", "inplace_snapshot", "inplace_verify"]
+__all__ = ["inplace_fields", "inplace_snapshot", "inplace_verify", "read_fields"]

@@ -365,3 +365,40 @@ def test_least_squares_without_jac_is_exact_twice(dtype):
         "reverse over reverse"
     )
 
+
+def kinked_argmin(theta):
+    # the minimum of (x - theta)^2 + |x - 1| sits on the kink x = 1 for theta in (0.5, 1.5):
+    # x* does not move (dx*/dtheta = 0); the implicit function theorem would say 1
+    sol = so.minimize(
+        lambda x, t: (x[0] - t) ** 2 + np.abs(x[0] - 1.0),
+        np.array([0.0]),
+        args=(theta,),
+        method="Nelder-Mead",
+        options={"xatol": 1e-10},
+    )
+    return sol.x[0]
+
+
+def smooth_argmin(theta):
+    sol = so.minimize(
+        lambda x, t: (x[0] - t) ** 2 + np.cosh(x[0] - 1.0),
+        np.array([0.0]),
+        args=(theta,),
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-14},
+    )
+    return sol.x[0]
+
+
+def test_a_minimum_on_a_kink_is_refused():
+    with pytest.raises(UnsupportedCallError) as info:
+        pullback.grad(kinked_argmin)(0.8)
+    text = str(info.value)
+    assert "the gradient of the objective (or the residual) at the solution is not 0" in text
+    assert "so the solution has no derivative" in text
+    assert "test_scipy_optimize.py:" in text
+    # a smooth minimum found by the same derivative-free method still differentiates:
+    # 2 (x - t) + sinh(x - 1) = 0 gives dx/dt = 2 / (2 + cosh(x - 1))
+    x = smooth_argmin(0.8)
+    want = 2.0 / (2.0 + np.cosh(x - 1.0))
+    np.testing.assert_allclose(pullback.grad(smooth_argmin)(0.8), want, rtol=1e-7)

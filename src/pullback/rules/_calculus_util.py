@@ -466,6 +466,38 @@ def require_success(result, name, what="converge"):
         )
 
 
+# A Newton step this large from a solution, relative to it, is no solver's slack: the
+# point solves nothing (a minimum on a kink, which a derivative-free method calls converged)
+STATIONARY_STEP = 1e-2
+
+
+def require_stationary(name, jac, g, x):
+    """Refuse where the Newton step ``jac^-1 g`` from the solution ``x`` of ``G = 0`` (``g``
+    the value of ``G`` there, ``jac`` its Jacobian) is large: ``G`` is not 0 there, and
+    the implicit function theorem does not hold (the solution follows a kink of the
+    objective on one side and not on the other)."""
+    g = np.ravel(np.asarray(densify(g), dtype=np.float64))
+    if not g.size:
+        return
+    try:
+        step = float(np.linalg.norm(np.linalg.solve(jac, g)))
+    except np.linalg.LinAlgError:
+        return  # (singular: the caller's own solve refuses it)
+    scale = max(1.0, float(np.linalg.norm(np.asarray(x, dtype=np.float64))))
+    if step <= STATIONARY_STEP * scale:
+        return
+    raise UnsupportedCallError(
+        f"pullback: {name}: the gradient of the objective (or the residual) at the solution "
+        f"is not 0: a Newton step of size {step:.3g} from it, where a converged smooth "
+        "solution is within the solver's tolerance. The objective is not smooth there (a "
+        "kink, such as np.interp between its grid points or abs), so the solution has no "
+        "derivative.\n"
+        "Fix: make the objective smooth near the solution (for np.interp on a grid, a "
+        "smooth fit of the same values, np.polyval(np.polyfit(grid, w, 3), x)), or another "
+        "smooth approximation of the kink."
+    )
+
+
 def refuse_options(name, p: dict, options: dict):
     """Refuse options the rule does not differentiate: ``{option: why}``, refused when the
     call sets them to something true."""

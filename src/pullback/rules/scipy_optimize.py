@@ -35,6 +35,7 @@ from ._calculus_util import (
     call_cotangents,
     refuse_options,
     register_solver,
+    require_stationary,
     require_success,
     result_cotangent,
     user_vjp,
@@ -96,6 +97,7 @@ class Implicit:
                 "solution does not move smoothly with the parameters.\n"
                 "Fix: make the problem's solution locally unique (regularize it)."
             ) from None
+        require_stationary(self.name, jac, g_out, self.call_args[0])
         return self.pack.cotangent(-self.pack.flatten(back(self._dy(lam))[1:]))
 
 

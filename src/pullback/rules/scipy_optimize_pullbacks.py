@@ -38,6 +38,7 @@ from ._calculus_util import (
     has_floats,
     refuse_float_tree,
     register_arg_helpers,
+    require_stationary,
     require_success,
 )
 from .user_function_calls import as_python_function, compiled_with_source, user_function_vjp
@@ -72,6 +73,7 @@ def implicit_cotangent(xbar, G, x, args, output=None):
         for i in range(n)
     ]
     jac = np.stack([np.ravel(densify(r)) for r in rows]) if n else np.zeros((0, 0))
+    require_stationary_at(jac, G, x, params, output)
     lam = np.linalg.solve(np.transpose(jac), np.ravel(densify(xbar)))
     cots = user_function_vjp(residual_cotangent(lam, shapes, output), G, x, *params)
     out = tuple(
@@ -267,9 +269,27 @@ def least_squares_pullback(
     checked_least_squares(None, loss, kwargs)  # before solving
     # by keyword: SciPy's wrapper of least_squares takes workers= by keyword only
     sol = so.least_squares(
-        fun, x0, jac, bounds, method, ftol, xtol, gtol, x_scale, loss, f_scale, diff_step,
-        tr_solver, tr_options, jac_sparsity, max_nfev, 0, args, kwargs,
-        callback=callback, workers=workers,
+        fun,
+        x0,
+        jac,
+        bounds,
+        method,
+        ftol,
+        xtol,
+        gtol,
+        x_scale,
+        loss,
+        f_scale,
+        diff_step,
+        tr_solver,
+        tr_options,
+        jac_sparsity,
+        max_nfev,
+        0,
+        args,
+        kwargs,
+        callback=callback,
+        workers=workers,
     )
     checked_least_squares(sol, loss, kwargs)
     G = squares_gradient(fun, jac if isinstance(jac, types.FunctionType) else None, args)
@@ -338,6 +358,13 @@ def brentq_status(f, a, b, args, xtol, rtol, maxiter):
     record says whether it converged (what brentq's rule reads)."""
     _, info = so.brentq(f, a, b, args, xtol, rtol, maxiter, True, False)
     return {"success": info.converged, "message": info.flag}
+
+
+def require_stationary_at(jac, G, x, params, output):
+    """:func:`~._calculus_util.require_stationary` of ``G(x, *params)`` (its output
+    ``output`` when it returns a pair) with the Jacobian ``jac``."""
+    g = G(x, *params)
+    require_stationary("scipy.optimize", jac, g if output is None else g[output], x)
 
 
 def output_shape(G, x, params, output):
@@ -454,6 +481,7 @@ def squares_gradient(fun, jac, args):
 
 
 NON_DIFFERENTIABLE = (
+    require_stationary_at,
     fsolve_options,
     brentq_status,
     output_shape,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..inplace_fields import inplace_snapshot, inplace_verify
+from ..tree_walk import walk
 from .analyze import all_nodes, names_in
 from .code import Compound, Line, identifiers, walk_reads
 from .ssa import SnapshotPoint
@@ -271,12 +272,27 @@ class ControlFlowAdjoints:
             return watched
         return [Line(src(s), src=getattr(s, "lineno", None))]
 
+    def attributes_read(self) -> tuple:
+        """:func:`attributes_read` of the function, computed once."""
+        reads = self.__dict__.get("_attributes_read")
+        if reads is None:
+            reads = self._attributes_read = attributes_read(self.tree)
+        return reads
+
     def watched_native_call(self, s):
         """``obj.m(...)`` as a statement that runs as written (no gradient flows through
         it) on what may be an object of a user's class, between the snapshot and the check
         of the array fields ``m`` changes in place (:mod:`pullback.inplace_fields`): a
         pullback may hold one of them. None for any other statement."""
         call = s.value if isinstance(s, gast.Expr) else None
+        if str(getattr(self.fs, "filename", "")).startswith("<pullback"):
+            # a derivative's own code, differentiated again: a change of what a call read
+            # is refused there by the recompute's check (PB107, recompute_state.py), and
+            # the first order's guard itself is left out
+            if call is not None and getattr(call, "pb_callee", None) is not None:
+                if getattr(call.pb_callee, "obj", None) is inplace_verify:
+                    return []
+            return None
         if not (
             isinstance(call, gast.Call)
             and isinstance(call.func, gast.Attribute)
@@ -293,8 +309,9 @@ class ControlFlowAdjoints:
         verify = self.bind("inplace_verify", inplace_verify)
         where = self.fs.where(call)
         line = s.lineno
+        reads = self.attributes_read()
         return [
-            Line(f"{snapshot} = {take}({receiver}, {call.func.attr!r})", src=line),
+            Line(f"{snapshot} = {take}({receiver}, {call.func.attr!r}, {reads!r})", src=line),
             Line(src(s), src=line),
             Line(f"{verify}({snapshot}, {where!r})", src=line),
         ]
@@ -321,6 +338,24 @@ class ControlFlowAdjoints:
 
             visit(self.tree.body, [])
         return list(where.get(id(stmt), ()))
+
+
+def attributes_read(tree) -> tuple:
+    """The attribute names the normalized function ``tree`` reads (``o.v``, and the
+    checked reads ``read_attribute(o, 'v', ...)``/``attribute_of(o, 'v', ...)``)."""
+    found = set()
+    for node in walk(tree):
+        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Load):
+            found.add(node.attr)
+        elif (
+            isinstance(node, gast.Call)
+            and isinstance(node.func, gast.Name)
+            and node.func.id in ("read_attribute", "attribute_of")
+            and len(node.args) > 1
+            and isinstance(node.args[1], gast.Constant)
+        ):
+            found.add(node.args[1].value)
+    return tuple(sorted(a for a in found if isinstance(a, str)))
 
 
 # methods of lists, dicts and sets (a container's own: pullback follows its items)

@@ -71,14 +71,10 @@ def inplace_fields(fn, _depth=0, _seen=None) -> tuple:
     cached = _FIELDS.get(fn)
     if cached is not None and cached[0] is fn.__code__:
         return cached[1]
-    try:
-        tree = load_source(fn).tree
-    except (PullbackError, OSError, TypeError):
+    read = _method_tree(fn)
+    if read is None:
         return ()
-    if not tree.args.args:
-        return ()
-    me = tree.args.args[0].id
-    found, called = _written_fields(tree, me)
+    found, called = _written_fields(*read)
     cls = _owner_class(fn)
     seen = set() if _seen is None else _seen
     seen.add(fn)
@@ -154,22 +150,19 @@ def read_fields(cls, mutator: str) -> frozenset:
     """The fields of ``self`` that the methods of ``cls`` read, other than the method
     ``mutator`` and the methods it calls on ``self`` (its own ``self.v += ...`` reads ``v``
     to change it); cached per class while the methods' code is the same."""
-    key = (mutator, tuple(f.__code__ for f in _methods(cls)))
-    cached = _READS.get(cls)
-    if cached is not None and cached[0] == key:
+    methods = _methods(cls)
+    codes = tuple(f.__code__ for f in methods)
+    per_mutator = _READS.setdefault(cls, {})  # (one entry per mutator: calls alternate)
+    cached = per_mutator.get(mutator)
+    if cached is not None and cached[0] == codes:
         return cached[1]
     excluded = _reachable(cls, mutator)
     found = set()
-    for fn in _methods(cls):
-        if fn in excluded:
+    for fn in methods:
+        read = None if fn in excluded else _method_tree(fn)
+        if read is None:
             continue
-        try:
-            tree = load_source(fn).tree
-        except (PullbackError, OSError, TypeError):
-            continue
-        if not tree.args.args:
-            continue
-        me = tree.args.args[0].id
+        tree, me = read
         for node in walk(tree):
             if (
                 isinstance(node, gast.Attribute)
@@ -179,7 +172,7 @@ def read_fields(cls, mutator: str) -> frozenset:
             ):
                 found.add(node.attr)
     reads = frozenset(found)
-    _READS[cls] = (key, reads)
+    per_mutator[mutator] = (codes, reads)
     return reads
 
 
@@ -202,13 +195,20 @@ def _reachable(cls, name: str) -> set:
         if not isinstance(fn, types.FunctionType) or fn in out:
             continue
         out.add(fn)
-        try:
-            tree = load_source(fn).tree
-        except (PullbackError, OSError, TypeError):
-            continue
-        if tree.args.args:
-            todo.extend(_written_fields(tree, tree.args.args[0].id)[1])
+        read = _method_tree(fn)
+        if read is not None:
+            todo.extend(_written_fields(*read)[1])
     return out
+
+
+def _method_tree(fn):
+    """``(definition, name of its first parameter)`` of the method ``fn``, or None (no
+    source, or no parameter to be ``self``)."""
+    try:
+        tree = load_source(fn).tree
+    except (PullbackError, OSError, TypeError):
+        return None
+    return (tree, tree.args.args[0].id) if tree.args.args else None
 
 
 _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -225,7 +225,8 @@ def inplace_snapshot(obj, name: str, read=()):
     fields = inplace_fields(method)
     if not fields:
         return None
-    fields = [f for f in fields if f in read or f in read_fields(type(obj), name)]
+    others = read_fields(type(obj), name)
+    fields = [f for f in fields if f in read or f in others]
     watched = []
     for field in fields:
         value = getattr(obj, field, None)

@@ -145,7 +145,6 @@ LAYERS = (
 # Within-layer cycles closed by a function-level import, (importer, imported): each is a
 # pair of modules split from one and still importing each other; to be untangled.
 KNOWN_LAZY_CYCLES = {
-    ("pullback.indexed_cotangent", "pullback.tangents"),
     ("pullback.containers_mutation", "pullback.containers_inplace"),
     ("pullback.transform.closure_arguments", "pullback.transform.closure_records"),
     ("pullback.transform.closure_arguments", "pullback.transform.closures"),

@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from .zero import NO_TANGENT, ZERO
+
 _ndarray = np.ndarray
 
 
@@ -69,9 +71,7 @@ class IndexedCotangent:
 
     # Arithmetic turns the chain into a dense array first.
     def __add__(self, other):
-        from .tangents import add  # accumulation lives with the other cotangent kinds
-
-        return add(self, other)
+        return plus_cotangent(self, other)
 
     __radd__ = __add__
 
@@ -105,6 +105,55 @@ class IndexedCotangent:
 
     def __repr__(self) -> str:
         return f"IndexedCotangent(shape={self.shape}, entries={self.length})"
+
+
+def plus_cotangent(a, b):
+    """The sum of two cotangents of one array, at least one of them a chain: chains merge,
+    a dense one rides along as the chain's base (nothing is scattered yet).
+
+    >>> c = plus_cotangent(IndexedCotangent((2,), np.dtype(float), 1, 1.0), np.ones(2))
+    >>> type(c).__name__, c.dense()
+    ('IndexedCotangent', array([1., 2.]))
+    """
+    if a is ZERO or a is NO_TANGENT:
+        return b
+    if b is ZERO or b is NO_TANGENT:
+        return a
+    if type(a) is IndexedCotangent:
+        if type(b) is IndexedCotangent:
+            return _merged(a, b)
+        return _with_base(a, b)
+    if type(b) is IndexedCotangent:
+        return _with_base(b, a)
+    return a + b  # two dense cotangents of an array (a chain's base plus another)
+
+
+def _merged(a: IndexedCotangent, b: IndexedCotangent) -> IndexedCotangent:
+    # Append the shorter chain onto the longer one; both stay valid.
+    if b.length > a.length:
+        a, b = b, a
+    entries = []
+    node = b
+    base = None
+    while node is not None:
+        entries.append((node.index, node.value))
+        if node.base is not None:
+            base = node.base
+        node = node.parent
+    out = a
+    for index, value in reversed(entries):
+        out = out.plus(index, value)
+    if base is not None:
+        out = _with_base(out, base)
+    return out
+
+
+def _with_base(chain: IndexedCotangent, dense) -> IndexedCotangent:
+    """``chain + dense`` without scattering yet: the dense part rides along as a base."""
+    head = IndexedCotangent(chain.shape, chain.dtype, chain.index, chain.value, chain.parent)
+    head.base = dense if chain.base is None else plus_cotangent(chain.base, dense)
+    head.length = chain.length
+    return head
 
 
 def lazy_scatter(base, shape, dtype, indices, values):

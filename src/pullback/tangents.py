@@ -30,7 +30,7 @@ import numpy as np
 from . import backends, sparse_values
 from .band_stack import BandStack, sliced_read
 from .diagonal_stack import DiagonalStack
-from .indexed_cotangent import IndexedCotangent
+from .indexed_cotangent import IndexedCotangent, plus_cotangent
 from .records_dataclasses import fields_of, is_dataclass_value, rebuilt
 from .user_objects import (  # noqa: F401 (callers import them from here)
     has_array_protocol,
@@ -71,12 +71,8 @@ def add(a, b):
         return a
     ta = type(a)
     tb = type(b)
-    if ta is IndexedCotangent:
-        if tb is IndexedCotangent:
-            return _merge_indexed(a, b)
-        return _with_base(a, b)
-    if tb is IndexedCotangent:
-        return _with_base(b, a)
+    if ta is IndexedCotangent or tb is IndexedCotangent:
+        return plus_cotangent(a, b)
     if ta is tuple or ta is list or ta is CotangentList:
         if len(a) == len(b):  # (map: no generator frame; a record's fields add per read)
             return ta(map(add, a, b))
@@ -92,34 +88,6 @@ def add(a, b):
         items = [add(x, y) for x, y in zip(a, b, strict=True)]
         return ta(*items) if hasattr(ta, "_fields") else ta(items)
     return a + b
-
-
-def _merge_indexed(a: IndexedCotangent, b: IndexedCotangent) -> IndexedCotangent:
-    # Append the shorter chain onto the longer one; both stay valid.
-    if b.length > a.length:
-        a, b = b, a
-    entries = []
-    node = b
-    base = None
-    while node is not None:
-        entries.append((node.index, node.value))
-        if node.base is not None:
-            base = node.base
-        node = node.parent
-    out = a
-    for index, value in reversed(entries):
-        out = out.plus(index, value)
-    if base is not None:
-        out = _with_base(out, base)
-    return out
-
-
-def _with_base(chain: IndexedCotangent, dense) -> IndexedCotangent:
-    """``chain + dense`` without scattering yet: the dense part rides along as a base."""
-    head = IndexedCotangent(chain.shape, chain.dtype, chain.index, chain.value, chain.parent)
-    head.base = dense if chain.base is None else add(chain.base, dense)
-    head.length = chain.length
-    return head
 
 
 def getitem_cotangent(acc, x, index, g):
@@ -139,7 +107,7 @@ def getitem_cotangent(acc, x, index, g):
             return IndexedCotangent(x.shape, _cotangent_dtype(x), index, g)
         if type(acc) is IndexedCotangent:
             return acc.plus(index, g)
-        return _with_base(IndexedCotangent(x.shape, _cotangent_dtype(x), index, g), acc)
+        return plus_cotangent(IndexedCotangent(x.shape, _cotangent_dtype(x), index, g), acc)
     if isinstance(x, (tuple, list)):
         parts = [ZERO] * len(x)
         if isinstance(index, slice):

@@ -145,7 +145,6 @@ LAYERS = (
 # Within-layer cycles closed by a function-level import, (importer, imported): each is a
 # pair of modules split from one and still importing each other; to be untangled.
 KNOWN_LAZY_CYCLES = {
-    ("pullback.containers_mutation", "pullback.containers_inplace"),
     ("pullback.transform.closure_arguments", "pullback.transform.closure_records"),
     ("pullback.transform.closure_arguments", "pullback.transform.closures"),
     ("pullback.transform.closure_arguments", "pullback.transform.generators"),
@@ -231,7 +230,7 @@ def test_the_graph_is_read():
     assert ("pullback.api", "pullback.adjoints") in {(a, b) for a, b, _, _ in _imports()}
     assert ("pullback.registry", "pullback.tangents") in {(a, b) for a, b, _, _ in _imports()}
     lazy = {(a, b) for a, b, _, top in _imports() if not top}
-    assert ("pullback.containers_mutation", "pullback.containers_inplace") in lazy
+    assert ("pullback.api", "pullback.rules") in lazy
 
 
 def test_every_layer_is_populated():

@@ -18,7 +18,9 @@ reverse sweep makes and which one adjoint variable holds at a time (the conventi
 :func:`pullback.containers.append_cotangent` already pops by): it is changed in place, and
 any other list is copied into one first, once. Every pullback is a transformable function
 written with these same operations, so second derivatives run through it; there (inside a
-rule being differentiated) :func:`own_cotangent` always copies.
+rule being differentiated) :func:`own_cotangent` always copies. :func:`expect_kind` refuses,
+when it runs, a change the check took for one of a list or dict but whose object is
+something else; :func:`list_set` asks it only when the object is not a list.
 
 >>> xs = [1.0, 2.0, 3.0]
 >>> list_set(xs, 1, 5.0) is xs, xs
@@ -32,11 +34,23 @@ rule being differentiated) :func:`own_cotangent` always copies.
 
 from __future__ import annotations
 
-from .containers_mutation import expect_kind
+from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO, CotangentList, add
 
 FAMILY = "containers_mutation"
+
+
+def expect_kind(container, kind):
+    """Refuse, when it runs, a change that the check took for a change of a ``kind``
+    ("list" or "dict") but whose object is something else (an array made by ``a + [..]``
+    with an array ``a``): the rewrite would compute something else than Python."""
+    if type(container) is not (list if kind == "list" else dict):
+        raise UnsupportedCallError(
+            f"a change of a {kind} ran on a {type(container).__name__}: pullback rewrote it as "
+            f"a change of a {kind}, which this value is not. Fix: build the {kind} with "
+            f"`{kind}(...)` before changing it (see docs/limitations.md#PB106)."
+        )
 
 
 # -- the changes (the primal) ------------------------------------------------------------

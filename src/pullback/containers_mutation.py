@@ -20,6 +20,8 @@ import types
 
 import numpy as np
 
+from . import containers_inplace, containers_slices
+from .containers_inplace import expect_kind  # (generated code calls it from here)
 from .errors import UnsupportedCallError
 from .registry import transformable
 from .tangents import NO_TANGENT, ZERO
@@ -33,18 +35,6 @@ def keys_without(d, key, strict):
     if strict and key not in d:
         raise KeyError(key)
     return [k for k in d if k != key]
-
-
-def expect_kind(container, kind):
-    """Refuse, when it runs, a change that the check took for a change of a ``kind``
-    ("list" or "dict") but whose object is something else (an array made by ``a + [..]``
-    with an array ``a``): the rewrite would compute something else than Python."""
-    if type(container) is not (list if kind == "list" else dict):
-        raise UnsupportedCallError(
-            f"a change of a {kind} ran on a {type(container).__name__}: pullback rewrote it as "
-            f"a change of a {kind}, which this value is not. Fix: build the {kind} with "
-            f"`{kind}(...)` before changing it (see docs/limitations.md#PB106)."
-        )
 
 
 def immutable_item(item):
@@ -162,8 +152,6 @@ def _list_copy_rrule(xs):
 
 
 def register(reg):
-    from . import containers_inplace, containers_slices
-
     containers_inplace.register(reg)  # the in-place changes, in this family too
     containers_slices.register(reg)  # slice stores and deletes
     # `arg.copy()` of a list: a copy that makes an argument's list the function's own.

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..errors import UnsupportedCallError
 from ._util import (
-    EINSUM_LETTERS,
     NO_TANGENT,
     ZERO,
     Registrar,
@@ -27,7 +26,7 @@ from ._util import (
     refuse_out,
     zeros_for,
 )
-from .numpy_products_pullbacks import sublist_text
+from .numpy_products_pullbacks import parse_einsum, register_pullbacks, sublist_text
 
 FAMILY = "numpy_products"
 
@@ -203,40 +202,6 @@ def _linalg_outer_rrule(x1, x2, /):
 
 
 # -- einsum --------------------------------------------------------------------------------
-def _parse_einsum(subscripts, shapes):
-    """Explicit subscripts (ellipses spelled out with unused letters) and the output."""
-    subscripts = subscripts.replace(" ", "")
-    if "->" in subscripts:
-        ins, out = subscripts.split("->")
-    else:
-        ins, out = subscripts, None
-    ins = ins.split(",")
-    if len(ins) != len(shapes):
-        raise ValueError("einsum: the number of subscripts and operands differ")
-    used = set("".join(ins)) | set(out or "")
-    spare = [c for c in EINSUM_LETTERS if c not in used]
-    n_ell = 0
-    for sub, shape in zip(ins, shapes, strict=True):
-        if "..." in sub:
-            n_ell = max(n_ell, len(shape) - (len(sub) - 3))
-    ell = "".join(spare[:n_ell])
-    explicit = []
-    for sub, shape in zip(ins, shapes, strict=True):
-        if "..." in sub:
-            k = len(shape) - (len(sub) - 3)
-            sub = sub.replace("...", ell[n_ell - k :] if k else "")
-        explicit.append(sub)
-    if out is None:
-        counts = {}
-        for sub in explicit:
-            for c in sub:
-                counts[c] = counts.get(c, 0) + 1
-        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
-    else:
-        out = out.replace("...", ell)
-    return explicit, out, spare[n_ell:]
-
-
 def _einsum_rrule(*args, **kwargs):
     if isinstance(args[0], str):
         return _einsum_string_rrule(args[0], *args[1:], **kwargs)
@@ -260,7 +225,7 @@ def _einsum_rrule(*args, **kwargs):
 def _einsum_string_rrule(subscripts, *operands, **kwargs):
     y = np.einsum(subscripts, *operands, **kwargs)
     shapes = [np.shape(o) for o in operands]
-    ins, out, spare = _parse_einsum(subscripts, shapes)
+    ins, out, spare = parse_einsum(subscripts, shapes)
     sizes = {}
     for sub, shape in zip(ins, shapes, strict=True):
         for c, n in zip(sub, shape, strict=True):
@@ -344,9 +309,7 @@ def _kron_rrule(a, b):
 
 def _cross_rrule(a, b, *args, **kwargs):
     y = np.cross(a, b, *args, **kwargs)
-    p = bind(
-        args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None), name="np.cross"
-    )
+    p = bind(args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None), name="np.cross")
     if p["axis"] is not None:
         p["axisa"] = p["axisb"] = p["axisc"] = p["axis"]
     if np.shape(a)[p["axisa"]] != 3 or np.shape(b)[p["axisb"]] != 3:
@@ -510,8 +473,6 @@ def register(reg):
     if hasattr(la, "cross"):
         r.rule(la.cross, _linalg_cross_rrule, notes="3-vectors only")
     # Their pullbacks as transformable functions (second derivatives).
-    from .numpy_products_pullbacks import register_pullbacks
-
     register_pullbacks(reg, FAMILY)
 
 

@@ -4,7 +4,12 @@ differentiable subset so that second derivatives run through them (see transform
 Products are multilinear: each cotangent is a product of the output cotangent with the
 other operands, so these pullbacks are products again. The axis bookkeeping (which axes
 a contraction leaves, in which order) is integer work done by small helpers registered as
-non-differentiable.
+non-differentiable. The einsum subscripts are read here (:func:`parse_einsum`) for the
+rules too: numpy_products imports this module, never the other way.
+
+>>> ins, out, spare = parse_einsum("...ij,jk", [(2, 3, 4), (4, 5)])
+>>> ins, out, spare[:2]
+(['aij', 'jk'], 'aik', ['b', 'c'])
 """
 
 from __future__ import annotations
@@ -38,14 +43,46 @@ def tensordot_plan(a_ndim, b_ndim, axes):
     return list(range(nfa, g_ndim)), fb, perm_a, fa, list(range(nfa)), perm_b
 
 
+def parse_einsum(subscripts, shapes):
+    """Explicit subscripts (ellipses spelled out with unused letters) and the output."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    ins = ins.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError("einsum: the number of subscripts and operands differ")
+    used = set("".join(ins)) | set(out or "")
+    spare = [c for c in EINSUM_LETTERS if c not in used]
+    n_ell = 0
+    for sub, shape in zip(ins, shapes, strict=True):
+        if "..." in sub:
+            n_ell = max(n_ell, len(shape) - (len(sub) - 3))
+    ell = "".join(spare[:n_ell])
+    explicit = []
+    for sub, shape in zip(ins, shapes, strict=True):
+        if "..." in sub:
+            k = len(shape) - (len(sub) - 3)
+            sub = sub.replace("...", ell[n_ell - k :] if k else "")
+        explicit.append(sub)
+    if out is None:
+        counts = {}
+        for sub in explicit:
+            for c in sub:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return explicit, out, spare[n_ell:]
+
+
 def einsum_plan(subscripts, shapes, k):
     """For operand ``k`` of ``einsum(subscripts, *operands)``: ``(spec, others, eyes,
     kept_shape, full_shape)`` — the einsum that gives its cotangent from ``dy``, the
     conjugated other operands (by position) and identity matrices of sizes ``eyes``,
     then reshaped to ``kept_shape`` and broadcast to ``full_shape`` (``None``: as is)."""
-    from .numpy_products import _parse_einsum
-
-    ins, out, spare = _parse_einsum(subscripts, shapes)
+    ins, out, spare = parse_einsum(subscripts, shapes)
     sizes = {}
     for sub, shape in zip(ins, shapes, strict=True):
         for c, n in zip(sub, shape, strict=True):

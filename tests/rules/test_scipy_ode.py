@@ -57,12 +57,12 @@ def test_odeint_single_time_point():
 
 def no_backward_solve(monkeypatch):
     """Fail if the augmented system is solved backwards (the general path)."""
-    from pullback.rules import scipy_ode
+    from pullback.rules import scipy_ode_adjoint
 
     def general(*a):
         raise AssertionError("the augmented system was solved")
 
-    monkeypatch.setattr(scipy_ode, "adjoint_sweep", general)
+    monkeypatch.setattr(scipy_ode_adjoint, "adjoint_sweep", general)
 
 
 def pendulum_scalar(y, t, k):
@@ -82,11 +82,11 @@ def test_odeint_adjoint_on_interpolants(dtype, monkeypatch):
 
 
 def test_odeint_scalar_right_hand_side_takes_the_augmented_system(monkeypatch):
-    from pullback.rules import scipy_ode
+    from pullback.rules import scipy_ode_adjoint
 
     called = []
-    real = scipy_ode.adjoint_sweep
-    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    real = scipy_ode_adjoint.adjoint_sweep
+    monkeypatch.setattr(scipy_ode_adjoint, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
     check_rrule(si.odeint, pendulum_scalar, np.array([0.5, 0.0]), T, (2.0,), fkwargs=TIGHT)
     assert called
 
@@ -207,7 +207,7 @@ def scalar_only(t, y, k):
 @pytest.mark.parametrize("method", ["RK45", "RK23", "Radau", "BDF", "LSODA", "DOP853"])
 def test_forward_steps_agree_with_the_backward_solve(method, monkeypatch):
     """The two ways to the same adjoint agree (to the solver's tolerances)."""
-    from pullback.rules import scipy_ode
+    from pullback.rules import scipy_ode_adjoint
 
     def loss(y0, p):
         sol = si.solve_ivp(
@@ -217,7 +217,7 @@ def test_forward_steps_agree_with_the_backward_solve(method, monkeypatch):
 
     y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
     fast = pullback.grad(loss, wrt=(0, 1))(y0, p)
-    monkeypatch.setattr(scipy_ode, "linear_adjoint", lambda *a: None)
+    monkeypatch.setattr(scipy_ode_adjoint, "linear_adjoint", lambda *a: None)
     general = pullback.grad(loss, wrt=(0, 1))(y0, p)
     for f, g in zip(fast, general, strict=True):
         np.testing.assert_allclose(f, g, rtol=1e-6)
@@ -251,11 +251,11 @@ def test_solve_ivp_on_forward_steps_times(t_span, t_eval, monkeypatch, request):
 def test_large_systems_take_the_augmented_system(monkeypatch):
     """Past MAX_FLOATS (the Jacobians of every step held at once) the backward solve,
     whose memory does not grow with the number of steps."""
-    from pullback.rules import scipy_ode, scipy_ode_dense
+    from pullback.rules import scipy_ode_adjoint, scipy_ode_dense
 
     called = []
-    real = scipy_ode.adjoint_sweep
-    monkeypatch.setattr(scipy_ode, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
+    real = scipy_ode_adjoint.adjoint_sweep
+    monkeypatch.setattr(scipy_ode_adjoint, "adjoint_sweep", lambda *a: called.append(1) or real(*a))
     monkeypatch.setattr(scipy_ode_dense, "MAX_FLOATS", 100)
     y0, p = np.array([1.0, 0.2]), np.array([1.3, 0.2, 0.5])
     dy = {"y": np.linspace(-1.0, 1.0, 6).reshape(2, 3)}

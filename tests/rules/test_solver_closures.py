@@ -12,7 +12,7 @@ from rule_inputs import FLOATS
 si = pytest.importorskip("scipy.integrate")
 
 import pullback  # noqa: E402
-from pullback.rules import scipy_ode, scipy_quad  # noqa: E402
+from pullback.rules import scipy_ode_adjoint, scipy_quad  # noqa: E402
 from pullback.testing import check_grads  # noqa: E402
 
 D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -93,7 +93,7 @@ def test_quad_closures_in_a_loop():
 
 
 def test_solve_ivp_gradient_solves_once(monkeypatch):
-    calls = count(monkeypatch, scipy_ode, "solve_ivp_forward")
+    calls = count(monkeypatch, scipy_ode_adjoint, "solve_ivp_forward")
     p = np.array([2.0, 0.3, 0.8])
     check_grads(ivp_loss, p)
     calls.clear()

@@ -1,8 +1,8 @@
 """The adjoint of ``solve_ivp`` as a linear ODE on the forward solution's own steps.
 
-The adjoint system ``a' = -J_y(t)^T a``, ``g' = -J_p(t)^T a`` (``scipy_ode``) is linear in
-``(a, g)`` once the forward trajectory ``y(t)`` is known, and the forward solve already
-knows it: ``solve_ivp`` keeps one interpolant per accepted step (``dense_output``; the
+The adjoint system ``a' = -J_y(t)^T a``, ``g' = -J_p(t)^T a`` (``scipy_ode_adjoint``) is
+linear in ``(a, g)`` once the forward trajectory ``y(t)`` is known, and the forward solve
+already knows it: ``solve_ivp`` keeps one interpolant per accepted step (``dense_output``; the
 values at ``t_eval`` come from the same interpolants). So instead of solving the augmented
 system backwards (``y`` again, with one reverse pass of the right-hand side per solver
 stage), this module
@@ -197,7 +197,7 @@ def fast_interpolant(dense):
 
 
 def linear_adjoint(rhs, interp, steps, ts, ys, dys, rtol):
-    """What ``scipy_ode.adjoint_sweep`` returns — ``(a(t0), parameter cotangent, time
+    """What ``scipy_ode_adjoint.adjoint_sweep`` returns — ``(a(t0), parameter cotangent, time
     cotangents of ts[1:], of ts[0])`` for the states ``ys[k]`` at ``ts[k]`` (``ts[0]``, ``ys[0]``
     the initial ones) with cotangents ``dys[k - 1]`` — on the forward solve's own steps
     (``steps``: its accepted times; ``interp``: its dense output), or ``None`` where this

@@ -1,5 +1,6 @@
 """Transformable pullbacks of ``scipy.integrate.odeint`` and ``solve_ivp`` (the rules are in
-scipy_ode.py): second derivatives of an ODE solution through the adjoint method itself.
+scipy_ode.py, the adjoint method both call in scipy_ode_adjoint.py): second derivatives of
+an ODE solution through the adjoint method itself.
 
 Each pullback function has the solver's own parameters and hands the numbers to a
 primitive (:func:`odeint_cotangents`, :func:`solve_ivp_cotangents`) that computes them as the
@@ -39,6 +40,7 @@ from ..errors import HigherOrderError
 from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO
+from . import scipy_ode_adjoint as adjoint
 from ._calculus_util import (
     bound_call,
     dense_entry,
@@ -106,12 +108,10 @@ def odeint_cotangents(dy, func, y0, t, params, tfirst, rtol, atol, mxstep, hmax)
     """``(dy0, dt, dparams)`` of ``odeint(func, y0, t, params, ...)`` for the cotangent
     ``dy`` of its solution, as the first-order rule computes them (the solve made again;
     ``dparams`` a tuple like ``params``, 0.0 for an entry without floats)."""
-    from .scipy_ode import odeint_cotangent_values
-
     kwargs = {"rtol": rtol, "atol": atol, "mxstep": mxstep, "hmax": hmax, "tfirst": tfirst}
     p = bound_call(si.odeint, (func, y0, t, params), kwargs)
     out = si.odeint(func, y0, t, params, **kwargs)
-    dy0, dt, dargs = odeint_cotangent_values(p, out, dy)
+    dy0, dt, dargs = adjoint.odeint_cotangent_values(p, out, dy)
     return as_array(dy0), as_array(dt), reference_form(dargs, params)
 
 
@@ -216,12 +216,10 @@ def solve_ivp_cotangents(dys, fun, t_span, y0, method, t_eval, params, tol):
     t_eval, args=params, **tol)`` for the cotangent ``dys`` of ``sol.y``, as the
     first-order rule computes them (0.0 for ``dt_eval`` without ``t_eval``, and in
     ``dparams`` for an entry without floats)."""
-    from .scipy_ode import solve_ivp_cotangent_values, solve_ivp_forward
-
     given = {"method": method, "t_eval": t_eval, "args": params, **dict(tol)}
     p = bound_call(si.solve_ivp, (fun, t_span, y0), given)
-    sol, dense = solve_ivp_forward(p)
-    cots = solve_ivp_cotangent_values(p, sol, dense, dys)
+    sol, dense = adjoint.solve_ivp_forward(p)
+    cots = adjoint.solve_ivp_cotangent_values(p, sol, dense, dys)
     dt_eval = as_array(cots["t_eval"]) if t_eval is not None else 0.0
     dargs = reference_form(cots["args"], params)
     dspan = cots["t_span"]
@@ -441,19 +439,15 @@ def constant(value):
 
 def refuse_odeint_call(func, y0, t, full_output, Dfun, col_deriv):
     """odeint's refusals, as its rule gives them (the forward call ran plainly)."""
-    from .scipy_ode import refuse_odeint
-
-    refuse_odeint(
+    adjoint.refuse_odeint(
         {"func": func, "y0": y0, "full_output": full_output, "Dfun": Dfun, "col_deriv": col_deriv}
     )
 
 
 def refuse_solve_ivp_call(fun, t_span, y0, method, t_eval, dense_output, events, vectorized):
     """solve_ivp's refusals, as its rule gives them."""
-    from .scipy_ode import refuse_solve_ivp
-
     given = {"fun": fun, "y0": y0, "dense_output": dense_output, "events": events}
-    refuse_solve_ivp(dict(given, vectorized=vectorized))
+    adjoint.refuse_solve_ivp(dict(given, vectorized=vectorized))
 
 
 def refuse_own_steps(t_eval):

@@ -16,7 +16,7 @@ si = pytest.importorskip("scipy.integrate")
 from test_quad_usual_call import central  # noqa: E402 - (central differences in c, k)
 
 import pullback  # noqa: E402
-from pullback.rules import _calculus_util, _elementwise, scipy_quad  # noqa: E402
+from pullback.rules import _calculus_util, _elementwise, _quad_leibniz, scipy_quad  # noqa: E402
 from pullback.rules._calculus_util import ArgsPack  # noqa: E402
 
 EXP = np.exp  # a global function an integrand calls (rebound by a test)
@@ -123,13 +123,13 @@ def test_an_error_of_the_integrand_reaches_the_caller():
 
 def test_a_rebound_global_function_is_checked_again(monkeypatch):
     spied = []
-    real = scipy_quad.parameter_integral
+    real = _quad_leibniz.parameter_integral
 
     def counted(*a):
         spied.append(a)
         return real(*a)
 
-    monkeypatch.setattr(scipy_quad, "parameter_integral", counted)
+    monkeypatch.setattr(_quad_leibniz, "parameter_integral", counted)
 
     def loss(c, k):
         return si.quad(global_exp, 0.0, 2.0, args=(c, k))[0]

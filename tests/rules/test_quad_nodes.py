@@ -14,7 +14,7 @@ from rule_inputs import FLOATS
 si = pytest.importorskip("scipy.integrate")
 
 import pullback  # noqa: E402
-from pullback.rules import _quad_nodes, scipy_quad  # noqa: E402
+from pullback.rules import _quad_leibniz, _quad_nodes, scipy_quad  # noqa: E402
 from pullback.rules._elementwise import elementwise_in_x  # noqa: E402
 from pullback.testing import check_rrule  # noqa: E402
 
@@ -137,7 +137,7 @@ def spy(monkeypatch):
     (the first step left out: :func:`without_first_step`)."""
     without_first_step(monkeypatch)
     calls, general = [], []
-    real_nodes, real_general = _quad_nodes._node_derivatives, scipy_quad.parameter_integral
+    real_nodes, real_general = _quad_nodes._node_derivatives, _quad_leibniz.parameter_integral
 
     def counted(*a):
         calls.append(a[3].size)  # (the nodes, the fourth argument)
@@ -148,7 +148,7 @@ def spy(monkeypatch):
         return real_general(*a)
 
     monkeypatch.setattr(_quad_nodes, "_node_derivatives", counted)
-    monkeypatch.setattr(scipy_quad, "parameter_integral", counted_general)
+    monkeypatch.setattr(_quad_leibniz, "parameter_integral", counted_general)
     return calls, general
 
 

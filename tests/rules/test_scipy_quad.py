@@ -138,7 +138,7 @@ def near_singular(x, c):
 
 def spy_node_path(monkeypatch):
     """Count the reverse passes over nodes, and make the general path fail if taken."""
-    from pullback.rules import _quad_nodes, scipy_quad
+    from pullback.rules import _quad_leibniz, _quad_nodes
 
     calls = []
     real = _quad_nodes._node_derivatives
@@ -151,7 +151,7 @@ def spy_node_path(monkeypatch):
         raise AssertionError("the general path was taken")
 
     monkeypatch.setattr(_quad_nodes, "_node_derivatives", counted)
-    monkeypatch.setattr(scipy_quad, "parameter_integral", general)
+    monkeypatch.setattr(_quad_leibniz, "parameter_integral", general)
     return calls
 
 

@@ -35,8 +35,10 @@ QUADPACK where the integrand is shown to compute quad's bits on an array of node
 QUADPACK's own arithmetic, and keeps the pullback the gradient needs (:func:`_usual_rrule`,
 :func:`_general_first_step`). Any other call runs quad as below.
 
-Second derivatives: ``scipy_quad_pullbacks.quad_pullback`` is the rule's pullback as a
-transformable function (the same numbers, then the Leibniz rule differentiated again).
+The Leibniz rule's numbers themselves (and quad's call keeping its subintervals) are in
+``_quad_leibniz``, which the second derivatives share: ``scipy_quad_pullbacks.quad_pullback``
+is the rule's pullback as a transformable function (the same numbers, then the Leibniz rule
+differentiated again).
 
 ``quad`` returns ``(value, abserr)``: only the value carries a gradient. Weighted and
 ``full_output`` calls are refused. Values the integrand reads from globals or closures are
@@ -46,88 +48,35 @@ constants: pass what should be differentiated through ``args``.
 from __future__ import annotations
 
 import functools
-import inspect
 import math
-import types
-import warnings
 
 import numpy as np
 
-from ..errors import ArgumentError
+from . import scipy_quad_pullbacks
 from ._calculus_util import (
     ArgsPack,
     bound_call,
     call_cotangents,
     refuse_options,
     register_solver,
-    user_vjp_of,
 )
 from ._quad_first import FirstStep, first_step, step_totals
-from ._quad_nodes import float_args_cotangents, node_parameter_integral, plain_args_cotangents
-from ._util import NO_TANGENT, ZERO, Registrar, dy_parts, finalize
+from ._quad_leibniz import (
+    REFUSED,
+    fit_limit,
+    quad_cotangent_values,
+    refuse_arity,
+    scipy_integrate,
+    subintervals,
+    with_subintervals,
+)
+from ._quad_nodes import float_args_cotangents, plain_args_cotangents
+from ._util import NO_TANGENT, ZERO, Registrar, dy_parts
 
 FAMILY = "scipy_quad"
 REQUIRES = "scipy.integrate"
 
 QUAD_KEYWORDS = ("a", "b", "args")
-_REFUSED = {
-    "full_output": "its extra outputs describe the quadrature, not the integral",
-    "weight": "the weight function's own parameters would need a rule",
-}
-
-
-def _finite(limit) -> bool:
-    if type(limit) is float:
-        return math.isfinite(limit)
-    return (isinstance(limit, (float, np.floating)) or np.ndim(limit) == 0) and bool(
-        np.isfinite(limit)
-    )
-
-
-def _fit(g, limit):
-    """:func:`finalize` of a limit's cotangent (what it gives for a Python float, without
-    its checks: a small integral's gradient costs microseconds)."""
-    return np.float64(g) if type(limit) is float else finalize(g, limit)
-
-
-def _limit_cotangent(g, f, limit, args, sign, value=None):
-    """``sign * g * f(limit)`` (the fundamental theorem), zero at an infinite limit
-    (``value``: ``f(limit)`` where it is known already)."""
-    if not _finite(limit):
-        return 0.0
-    return sign * g * float(f(limit, *args) if value is None else value)
-
-
-def parameter_integral(f, a, b, pack, p):
-    """``integral of d f(x, *args) / d args`` over ``[a, b]`` as a flat vector."""
-    import scipy.integrate as si
-
-    vjp = user_vjp_of(f, tuple(1 + k for k in pack.index))
-
-    def integrand(x):
-        _, back = vjp((x,) + pack.args)
-        return pack.flatten(back(1.0))
-
-    opts = {"limit": p["limit"]}
-    if p.get("points") is not None:
-        opts["points"] = p["points"]
-    tol = {"epsabs": p["epsabs"], "epsrel": p["epsrel"]}
-    if pack.size == 1:
-        return np.array([si.quad(lambda x: integrand(x)[0], a, b, **tol, **opts)[0]])
-    opts.pop("limit")  # quad_vec has its own subdivision limit
-    return si.quad_vec(integrand, a, b, **tol, **opts)[0]
-
-
-def with_subintervals(p) -> bool:
-    """Whether the call can run with ``full_output=1`` for its subintervals: finite limits,
-    a real integrand without weight."""
-    return (
-        p.get("weight") is None
-        and not p.get("complex_func", False)
-        and _finite(p["a"])
-        and _finite(p["b"])
-        and callable(p["func"])
-    )
 
 
 def _quad_call(args, kwargs, p):
@@ -139,92 +88,9 @@ def _quad_call(args, kwargs, p):
         try:
             return si.quad(*args, **kwargs), None
         except TypeError as exc:
-            _refuse_arity(p["func"], p["args"], exc)
+            refuse_arity(p["func"], p["args"], exc)
             raise
     return subintervals(p)
-
-
-def subintervals(p, warn=True, usual=False):
-    """``(quad's (value, abserr), its info dict)`` of the call ``p`` (bound parameters) run
-    with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
-    made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
-    quad is called positionally (its keywords cost a microsecond) from the rule itself."""
-    si = _integrate()
-    try:
-        if usual:
-            out = si.quad(p["func"], p["a"], p["b"], p["args"], 1)
-        else:
-            out = si.quad(**dict(p, full_output=1))
-    except TypeError as exc:
-        _refuse_arity(p["func"], p["args"], exc)
-        raise
-    if warn and len(out) > 3:  # quad gives the message instead of warning under full_output
-        warnings.warn(out[3], si.IntegrationWarning, stacklevel=4 if usual else 5)
-    return out[:2], out[2]
-
-
-def _refuse_arity(func, given, exc) -> None:
-    """Raise the error that says what to fix where quad's call of ``func`` failed with
-    ``exc`` because ``func`` cannot take ``x`` and the values of ``args`` (``given``) by
-    position; return for any other failure. The function may be a closure converted to
-    take what it reads through ``args`` (transform/solver_closures.py): its name and its
-    counts are pullback's, so the message gives what the user wrote, the difference."""
-    code = getattr(func, "__code__", None)
-    if not isinstance(func, types.FunctionType) or code.co_flags & inspect.CO_VARARGS:
-        return
-    if type(given) is not tuple:
-        given = (given,)
-    most = code.co_argcount
-    least = most - len(func.__defaults__ or ())
-    passed = 1 + len(given)
-    if least <= passed <= most and not code.co_kwonlyargcount - len(func.__kwdefaults__ or {}):
-        return
-    if func.__name__.startswith("_pb_"):  # (a lambda or closure pullback converted)
-        named = "the function given to it"
-    else:
-        named = f"'{func.__qualname__}'"
-    if passed > most:
-        count = f"{_arguments(passed - most)} more than it takes"
-    elif passed < least:
-        count = f"{_arguments(least - passed)} fewer than it needs"
-    else:
-        count = "no value for its keyword-only parameters"
-    raise ArgumentError(
-        f"scipy.integrate.quad calls {named} as func(x, *args), x then each value of args: "
-        f"{count}.\n"
-        "Fix: give the function one parameter after x for each value of args "
-        "(`lambda x, p: x * p` with args=(p,)), or leave out args where it reads those "
-        "values itself (a lambda may read the variables of the function it is in)."
-    ) from exc
-
-
-def _arguments(n) -> str:
-    return f"{n} positional argument{'s' * (n > 1)}"
-
-
-def quad_cotangent_values(g, func, a, b, pack, p, info):
-    """``(da, db, dargs)`` of ``quad(func, a, b, args)`` for the cotangent ``g`` (a float) of
-    its value: the limits by the fundamental theorem, ``args`` under the integral sign
-    (``info``: quad's full output where its subintervals can serve, else ``None``)."""
-    fa = fb = None
-    dargs = NO_TANGENT
-    if pack.size:
-        lo, hi = float(a), float(b)
-        if math.isfinite(lo) or math.isfinite(hi) or lo != hi:
-            fast = None
-            if info is not None and lo != hi:
-                fast = node_parameter_integral(func, lo, hi, pack, p, info)
-            if fast is None:
-                dargs = pack.cotangent(g * parameter_integral(func, lo, hi, pack, p))
-            else:  # (the integrals a list of floats or an array)
-                integral, fa, fb = fast
-                scaled = [g * t for t in integral] if type(integral) is list else g * integral
-                dargs = pack.cotangent(scaled)
-                if type(a) is float and type(b) is float:  # (what _fit gives these)
-                    return np.float64(-g * float(fa)), np.float64(g * float(fb)), dargs
-    da = _fit(_limit_cotangent(g, func, a, pack.args, -1.0, fa), a)
-    db = _fit(_limit_cotangent(g, func, b, pack.args, 1.0, fb), b)
-    return da, db, dargs
 
 
 def _plain_call(args, kwargs):
@@ -259,25 +125,16 @@ def _plain_defaults():
     return bound_call(si.quad, (None, 0.0, 0.0), {})
 
 
-@functools.lru_cache(maxsize=1)
-def _integrate():
-    """``scipy.integrate``, imported at the first call (an import statement costs a fifth
-    of a microsecond at each call, two of them per gradient)."""
-    import scipy.integrate as si
-
-    return si
-
-
 def _quad_rrule(*args, **kwargs):
     found = _usual_rrule(args, kwargs)
     if found is not None:
         return found
-    si = _integrate()
+    si = scipy_integrate()
     p = _plain_call(args, kwargs)
     floats = None  # the usual call's args where all are Python floats: the direct way
     if p is None:
         p = bound_call(si.quad, args, kwargs)
-        refuse_options("scipy.integrate.quad", p, _REFUSED)
+        refuse_options("scipy.integrate.quad", p, REFUSED)
         stepped = _general_first_step(args, kwargs, p)
         if stepped is not None:  # (a smooth integral: quad's first step, vectorized)
             return stepped
@@ -357,7 +214,7 @@ def _general_first_step(args, kwargs, p):
         return None
 
     def quad_first_step_pullback(dy):
-        si = _integrate()
+        si = scipy_integrate()
         g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
         if g is ZERO or g is NO_TANGENT or g is None:
             return call_cotangents(si.quad, args, kwargs, {}, QUAD_KEYWORDS)
@@ -369,7 +226,7 @@ def _general_first_step(args, kwargs, p):
         else:
             totals, fa, fb = found
             scaled = [g * t for t in totals] if type(totals) is list else g * totals
-            da, db, dargs = _fit(-g * fa, a), _fit(g * fb, b), pack.cotangent(scaled)
+            da, db, dargs = fit_limit(-g * fa, a), fit_limit(g * fb, b), pack.cotangent(scaled)
         cots = {"a": da, "b": db, "args": dargs}
         return call_cotangents(si.quad, args, kwargs, cots, QUAD_KEYWORDS)
 
@@ -432,7 +289,7 @@ def _usual_rrule(args, kwargs):
     try:
         value, abserr, info, ier = qagse(func, lo, hi, given, 1, _EPS, _EPS, _LIMIT)
     except TypeError as exc:
-        _refuse_arity(func, given, exc)
+        refuse_arity(func, given, exc)
         raise
     if ier:
         return None
@@ -448,7 +305,7 @@ def _usual_pullback(call, dy):
     args, kwargs, given, pack, info = call
     g = dy[0] if type(dy) is tuple else dy_parts(dy, 2)[0]
     if g is ZERO or g is NO_TANGENT or g is None:
-        return call_cotangents(_integrate().quad, args, kwargs, {}, QUAD_KEYWORDS)
+        return call_cotangents(scipy_integrate().quad, args, kwargs, {}, QUAD_KEYWORDS)
     if type(g) is not float:
         g = float(np.sum(g))
     func, a, b = args[0], args[1], args[2]
@@ -498,7 +355,7 @@ def _direct_qagse():
     ``a < b`` without points or weight (``_quadpack._qagse``, private: so taken only when
     it exists, quad's defaults are those :data:`_EPS`, :data:`_LIMIT` assume, and a probe
     integral through it gives quad's result and info exactly), else ``None``."""
-    si = _integrate()
+    si = scipy_integrate()
     try:
         from scipy.integrate import _quadpack
 
@@ -543,6 +400,4 @@ def register(reg):
         keep_closure=True,
         receivers=("func",),
     )
-    from . import scipy_quad_pullbacks
-
     scipy_quad_pullbacks.register(reg, FAMILY)

@@ -44,6 +44,7 @@ from ._calculus_util import (
     register_with_reference,
     same_parameters,
 )
+from ._quad_leibniz import REFUSED, quad_cotangent_values, subintervals, with_subintervals
 from .user_function_calls import compiled_with_source, user_function_vjp
 
 _NONE_AFTER_ARGS = (NO_TANGENT,) * 11  # full_output ... complex_func
@@ -98,8 +99,6 @@ def quad_cotangents(g, func, a, b, epsabs, epsrel, limit, points, params):
     """``(da, db, dparams)`` of ``quad(func, a, b, params)``'s value for its cotangent
     ``g``, computed as the first-order rule computes them (``dparams`` in the reference's
     form, :func:`~._calculus_util.reference_form`)."""
-    from .scipy_quad import quad_cotangent_values, subintervals, with_subintervals
-
     kwargs = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit, "points": points}
     p = bound_call(si.quad, (func, a, b, params), kwargs)
     info = subintervals(p, warn=False)[1] if with_subintervals(p) else None
@@ -230,10 +229,8 @@ def spread_call(fn, nparams: int):
 
 def refuse_quad_options(full_output, weight):
     """The options quad's rule does not differentiate (the forward call ran them plainly)."""
-    from .scipy_quad import _REFUSED
-
     given = {"full_output": full_output, "weight": weight}
-    refuse_options("scipy.integrate.quad", given, _REFUSED)
+    refuse_options("scipy.integrate.quad", given, REFUSED)
 
 
 def register(reg, family):

@@ -163,7 +163,6 @@ KNOWN_LAZY_CYCLES = {
     # a family and its pullbacks module, registered from one another
     ("pullback.rules.scipy_linalg", "pullback.rules.scipy_linalg_pullbacks"),
     ("pullback.rules.scipy_linalg_decomp", "pullback.rules.scipy_linalg_pullbacks"),
-    ("pullback.rules.numpy_misc", "pullback.rules.numpy_misc_gradient"),
 }
 
 

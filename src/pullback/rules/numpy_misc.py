@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedCallError
+from . import numpy_misc_gradient, numpy_misc_pullbacks, numpy_misc_sequences
 from ._util import (
     NO_TANGENT,
     ZERO,
@@ -32,6 +33,7 @@ from ._util import (
 )
 from .family_domains import DOMAINS
 from .numpy_misc_covariance import corrcoef_rrule, cov_rrule
+from .numpy_misc_gradient import band_transpose, gradient_band
 
 FAMILY = "numpy_misc"
 # Registered on the first lookup of one of its functions (family_domains.py).
@@ -150,9 +152,7 @@ def _diff_transpose(g, axis):
 
 def _diff_rrule(a, *args, **kwargs):
     y = np.diff(a, *args, **kwargs)
-    p = bind(
-        args, kwargs, ("n", "axis", "prepend", "append"), (1, -1, None, None), name="np.diff"
-    )
+    p = bind(args, kwargs, ("n", "axis", "prepend", "append"), (1, -1, None, None), name="np.diff")
     n, axis = p["n"], p["axis"]
     nd = max(np.ndim(a), 1)
     ax = axis % nd
@@ -204,57 +204,6 @@ def _diff_rrule(a, *args, **kwargs):
     return y, diff_pullback
 
 
-def _gradient_band(n, spacing, edge_order):
-    """``C[i, d + 2]``: the weight of ``f[i + d]`` in ``gradient(f)[i]`` (1-d, |d| <= 2)."""
-    probes = np.stack(
-        [
-            # complex unit vectors for complex(-stepped) coordinates, whose imaginary
-            # part np.gradient would drop from real ones
-            np.gradient(
-                (np.arange(n) % 5 == r).astype(np.result_type(spacing, np.float64)),
-                spacing,
-                edge_order=edge_order,
-            )
-            for r in range(5)
-        ]
-    )
-    i = np.arange(n)
-    cols = []
-    for d in range(-2, 3):
-        j = i + d
-        valid = (j >= 0) & (j < n)
-        cols.append(np.where(valid, probes[np.mod(j, 5), i], 0.0))
-    return np.stack(cols, axis=-1)
-
-
-def _shift(v, d, axis):
-    """``out[j] = v[j - d]`` along ``axis`` (zeros shifted in)."""
-    if d == 0:
-        return v
-    n = v.shape[axis]
-    zshape = list(v.shape)
-    zshape[axis] = min(abs(d), n)
-    z = np.zeros(zshape, dtype=v.dtype)
-    index = [slice(None)] * v.ndim
-    if d > 0:
-        index[axis] = slice(0, max(n - d, 0))
-        return np.concatenate([z, v[tuple(index)]], axis=axis)
-    index[axis] = slice(-d, n)
-    return np.concatenate([v[tuple(index)], z], axis=axis)
-
-
-def _band_transpose(g, band, axis):
-    """``dx[j] = sum_d band[j - d, d] * g[j - d]`` along ``axis``."""
-    nd = g.ndim
-    view = [1] * nd
-    view[axis] = band.shape[0]
-    total = None
-    for k, d in enumerate(range(-2, 3)):
-        term = _shift(np.reshape(band[:, k], view) * g, d, axis)
-        total = term if total is None else total + term
-    return total
-
-
 def _coordinate_cotangent(f, coords, g, axis, edge_order):
     """Cotangent of the coordinates of ``gradient(f, coords, axis=axis)`` by complex steps."""
     n = coords.shape[0]
@@ -302,8 +251,8 @@ def _gradient_rrule(f, *varargs, **kwargs):
             if g is ZERO:
                 continue
             g = np.asarray(densify(g))
-            band = _gradient_band(np.shape(f)[ax], spacing[k], edge_order)
-            df = df + _band_transpose(g, band, ax)
+            band = gradient_band(np.shape(f)[ax], spacing[k], edge_order)
+            df = df + band_transpose(g, band, ax)
             if np.ndim(spacing[k]) == 0:
                 # y = gradient_unit(f) / h:  dh = -<y, g> / h
                 dspace[k] = -np.sum(np.real(conj(outputs[k]) * g)) / spacing[k]
@@ -538,12 +487,6 @@ def register(reg):
     ] = ("aweights",)
     r.rule(np.corrcoef, corrcoef_rrule)
     # the pullbacks second derivatives run through
-    from .numpy_misc_pullbacks import register as register_pullbacks
-
-    register_pullbacks(reg)
-    from .numpy_misc_gradient import register as register_gradient
-
-    register_gradient(reg, FAMILY)
-    from .numpy_misc_sequences import register as register_sequences
-
-    register_sequences(r, reg)
+    numpy_misc_pullbacks.register(reg)
+    numpy_misc_gradient.register(reg, FAMILY)
+    numpy_misc_sequences.register(r, reg)

@@ -28,8 +28,58 @@ from ..backends import is_dask
 from ..list_operands import dense_operand
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify, unbroadcast
-from .numpy_misc import _band_transpose, _gradient_band
 from .user_function_calls import has_tangent
+
+
+def gradient_band(n, spacing, edge_order):
+    """``C[i, d + 2]``: the weight of ``f[i + d]`` in ``gradient(f)[i]`` (1-d, |d| <= 2)."""
+    probes = np.stack(
+        [
+            # complex unit vectors for complex(-stepped) coordinates, whose imaginary
+            # part np.gradient would drop from real ones
+            np.gradient(
+                (np.arange(n) % 5 == r).astype(np.result_type(spacing, np.float64)),
+                spacing,
+                edge_order=edge_order,
+            )
+            for r in range(5)
+        ]
+    )
+    i = np.arange(n)
+    cols = []
+    for d in range(-2, 3):
+        j = i + d
+        valid = (j >= 0) & (j < n)
+        cols.append(np.where(valid, probes[np.mod(j, 5), i], 0.0))
+    return np.stack(cols, axis=-1)
+
+
+def _shift(v, d, axis):
+    """``out[j] = v[j - d]`` along ``axis`` (zeros shifted in)."""
+    if d == 0:
+        return v
+    n = v.shape[axis]
+    zshape = list(v.shape)
+    zshape[axis] = min(abs(d), n)
+    z = np.zeros(zshape, dtype=v.dtype)
+    index = [slice(None)] * v.ndim
+    if d > 0:
+        index[axis] = slice(0, max(n - d, 0))
+        return np.concatenate([z, v[tuple(index)]], axis=axis)
+    index[axis] = slice(-d, n)
+    return np.concatenate([v[tuple(index)], z], axis=axis)
+
+
+def band_transpose(g, band, axis):
+    """``dx[j] = sum_d band[j - d, d] * g[j - d]`` along ``axis``."""
+    nd = g.ndim
+    view = [1] * nd
+    view[axis] = band.shape[0]
+    total = None
+    for k, d in enumerate(range(-2, 3)):
+        term = _shift(np.reshape(band[:, k], view) * g, d, axis)
+        total = term if total is None else total + term
+    return total
 
 
 def gradient_adjoint(g, spacing, axis, edge_order):
@@ -37,8 +87,8 @@ def gradient_adjoint(g, spacing, axis, edge_order):
     scalar spacing or coordinates, real or complex)."""
     if not is_dask(g):
         g = np.asarray(g)
-    band = _gradient_band(g.shape[axis], spacing, edge_order)
-    return _band_transpose(g, band, axis)
+    band = gradient_band(g.shape[axis], spacing, edge_order)
+    return band_transpose(g, band, axis)
 
 
 def _gradient_adjoint_rrule(g, spacing, axis, edge_order):

@@ -145,15 +145,6 @@ LAYERS = (
 # Within-layer cycles closed by a function-level import, (importer, imported): each is a
 # pair of modules split from one and still importing each other; to be untangled.
 KNOWN_LAZY_CYCLES = {
-    ("pullback.transform.closure_arguments", "pullback.transform.closure_records"),
-    ("pullback.transform.closure_arguments", "pullback.transform.closures"),
-    ("pullback.transform.closure_arguments", "pullback.transform.generators"),
-    ("pullback.transform.closure_records", "pullback.transform.closures"),
-    ("pullback.transform.closure_records", "pullback.transform.generators"),
-    ("pullback.transform.closure_values", "pullback.transform.closures"),
-    ("pullback.transform.closures", "pullback.transform.closure_records"),
-    ("pullback.transform.generators", "pullback.transform.closure_records"),
-    ("pullback.transform.local_partials", "pullback.transform.closures"),
     # stop 34 (calls8): a callee's returned dict is read with the caller's container
     # analysis and the checker's held-arrays proof, which import this module back; to untangle
     # by passing the analysis and the proof in from list_analysis

@@ -91,7 +91,7 @@ def with_subintervals(p) -> bool:
 def subintervals(p, warn=True, usual=False):
     """``(quad's (value, abserr), its info dict)`` of the call ``p`` (bound parameters) run
     with ``full_output=1``, warning as quad itself does (unless ``warn`` is false: a call
-    made again, whose warning was given). ``usual``: ``p`` is a :func:`_plain_call`'s, so
+    made again, whose warning was given). ``usual``: ``p`` is a ``scipy_quad._plain_call``'s, so
     quad is called positionally (its keywords cost a microsecond) from the rule itself."""
     si = scipy_integrate()
     try:

@@ -20,6 +20,8 @@ import gast
 from ..resolve import parent_map
 from ..tree_walk import walk
 from . import nodes as N
+from .closure_shared import carry_source, compile_like, plain_call
+from .generators import is_generator_function
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
@@ -28,8 +30,6 @@ def called_parameter(callee, position: int) -> str | None:
     """The name of ``callee``'s positional parameter ``position`` when ``callee`` is a user
     function that only calls it (in its own scope, never rebinding it); else None."""
     from ..source import load_source
-    from .closures import _plain_call
-    from .generators import is_generator_function
 
     if not isinstance(callee, types.FunctionType) or is_generator_function(callee):
         return None
@@ -49,7 +49,7 @@ def called_parameter(callee, position: int) -> str | None:
     for n in uses:
         if isinstance(n.ctx, gast.Param):
             continue
-        if not isinstance(n.ctx, gast.Load) or not _plain_call(n, parents):
+        if not isinstance(n.ctx, gast.Load) or not plain_call(n, parents):
             return None
         up = parents.get(n)
         while up is not None and up is not tree:
@@ -94,7 +94,6 @@ def specialization(callee, param, gname, lifted, record, sig):
     """``callee`` with its parameter ``param`` replaced by the record of the lifted
     function ``lifted`` (a real function carrying its source for pullback)."""
     from ..source import load_source
-    from .closure_records import carry_source, compile_like
 
     fs = load_source(callee)
     tree = fs.tree

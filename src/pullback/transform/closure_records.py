@@ -16,23 +16,24 @@ function: ``g`` stored, returned or passed on keeps the closure refused, PB405).
 
 from __future__ import annotations
 
-import copy
 import types
 
 import gast
 
+from ..lambdas import nested_definitions
 from ..resolve import parent_map
 from ..tree_walk import walk
 from . import nodes as N
+from .closure_shared import call_resolver, carry_source, compile_like, plain_call
 from .closure_values import name_uses
+from .generators import is_generator_function
+from .lambda_definitions import lambdas_as_definitions
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 def returned_closure(tree) -> str | None:
     """The nested function every ``return`` of ``tree`` returns, or None."""
-    from .closures import nested_definitions
-
     names = {d.name for d in nested_definitions(tree)}
     returned = set()
     stack = list(tree.body)
@@ -51,8 +52,6 @@ def record_sites(tree, resolve) -> list:
     """``[(assign, name, factory)]``: ``name = factory(...)`` bound once in ``tree`` and
     only called, where ``factory`` is a user function returning a nested function.
     ``resolve(call)`` is the object a call's function refers to."""
-    from .closures import _plain_call
-
     parents = None
     out = []
     for node in walk(tree):
@@ -71,7 +70,7 @@ def record_sites(tree, resolve) -> list:
             continue
         stores, loads = name_uses(tree, name)
         parents = parent_map(tree) if parents is None else parents
-        if len(stores) == 1 and loads and all(_plain_call(n, parents) for n in loads):
+        if len(stores) == 1 and loads and all(plain_call(n, parents) for n in loads):
             out.append((node, name, factory))
     return out
 
@@ -80,7 +79,6 @@ def _is_factory(obj) -> bool:
     if not isinstance(obj, types.FunctionType) or getattr(obj, "__pullback_source__", None):
         return False
     from ..source import kept_with_source
-    from .generators import is_generator_function
 
     if is_generator_function(obj):
         return False
@@ -92,7 +90,6 @@ def _is_factory(obj) -> bool:
 
 def _returns_a_closure(obj) -> bool:
     from ..source import load_source
-    from .closures import lambdas_as_definitions
 
     try:
         tree = load_source(obj).tree
@@ -102,13 +99,13 @@ def _returns_a_closure(obj) -> bool:
         return False
 
 
-def use_closure_records(fs) -> None:
-    """Rewrite the record sites of ``fs.tree`` (see the module docstring), in place."""
-    from .closures import _resolver
-
-    sites = record_sites(fs.tree, _resolver(fs, fs.tree))
+def use_closure_records(fs, lift) -> None:
+    """Rewrite the record sites of ``fs.tree`` (see the module docstring), in place.
+    ``lift``: :func:`.closures.lift_nested_functions`, which lifts the closure a factory
+    returns (the lifting itself rewrites record sites: passed in, not imported back)."""
+    sites = record_sites(fs.tree, call_resolver(fs, fs.tree))
     for assign, name, factory in sites:
-        made = record_version(factory)
+        made = record_version(factory, lift)
         if made is None:
             continue  # pragma: no cover - refused by the check
         record_fn, lifted, record, n_captured, sig = made
@@ -140,17 +137,17 @@ def _field(name, k, where):
     return N.located(N.subscript(N.load(name), N.const(k)), where)
 
 
-def record_version(factory):
-    """``(record function, lifted closure, record names, signature)`` for ``factory``."""
+def record_version(factory, lift):
+    """``(record function, lifted closure, record names, signature)`` for ``factory``
+    (``lift``: see :func:`use_closure_records`)."""
     from ..source import load_source
-    from .closures import lambdas_as_definitions, lift_nested_functions
 
     fs = load_source(factory)
     lambdas_as_definitions(fs.tree)
     returned = returned_closure(fs.tree)
     if returned is None:
         return None
-    made = lift_nested_functions(fs, returned=returned)
+    made = lift(fs, returned=returned)
     if returned not in made:
         return None
     lifted, record, sig = made[returned]
@@ -160,55 +157,3 @@ def record_version(factory):
     carry_source(fn, fs, tree, fs.namespace)
     n_captured = lifted.__code__.co_argcount - len(sig.positional) - len(sig.keyword_only)
     return fn, lifted, record, n_captured, sig
-
-
-def carry_source(fn, fs, tree, namespace=None) -> None:
-    """Let pullback read ``fn`` (compiled from ``tree``, a rewrite of ``fs``'s function) as
-    ``tree`` at ``fs``'s place in the user's file, seeing ``namespace`` besides its globals."""
-    from ..source import FunctionSource
-
-    namespace = dict(namespace or {})
-
-    def source(fn=fn):
-        return FunctionSource(
-            fn=fn, filename=fs.filename, first_line=fs.first_line, indent=fs.indent,
-            lines=fs.lines, tree=copy.deepcopy(tree), namespace=dict(namespace),
-        )
-
-    fn.__pullback_source__ = source
-
-
-def compile_like(original, tree, extra: dict, filename: str):
-    """A real function for ``tree`` that sees what ``original`` sees (its globals, its
-    closure cells, its defaults) and the ``extra`` objects by name."""
-    tree = copy.deepcopy(tree)
-    args = tree.args
-    args.defaults, args.kw_defaults = [], [None] * len(args.kwonlyargs)
-    freevars = list(original.__code__.co_freevars)
-    names = freevars + [n for n in extra if n not in freevars]
-    factory = gast.FunctionDef(
-        name="_pb_factory",
-        args=gast.arguments(
-            [N.located(gast.Name(v, gast.Param(), None, None), tree) for v in names],
-            [], None, [], [], None, [],
-        ),
-        body=[tree, gast.Return(N.load(tree.name))],
-        decorator_list=[], returns=None, type_comment=None, type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
-    cells = dict(zip(freevars, original.__closure__ or (), strict=True))
-    for n, value in extra.items():
-        cells.setdefault(n, types.CellType(value))
-    closure = tuple(cells[v] for v in inner.co_freevars) or None
-    fn = types.FunctionType(inner, original.__globals__, original.__name__,
-                            original.__defaults__, closure)
-    fn.__kwdefaults__ = original.__kwdefaults__
-    fn.__qualname__ = original.__qualname__
-    fn.__module__ = original.__module__
-    return fn
-
-

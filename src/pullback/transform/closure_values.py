@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gast
 
-from ..lambdas import _higher_order_function
+from ..lambdas import _higher_order_function, nested_definitions
 from ..resolve import local_names, own_nodes, parent_map
 from ..tree_walk import walk
 from . import nodes as N
@@ -105,8 +105,6 @@ def captures_nothing(node, tree) -> bool:
         isinstance(n, (gast.Nonlocal, gast.Global, gast.Yield, gast.YieldFrom)) for n in walk(node)
     ):
         return False
-    from .closures import nested_definitions
-
     outer = local_names(tree) | {d.name for d in nested_definitions(tree)}
     free = free_names(node) if isinstance(node, gast.FunctionDef) else lambda_free(node)
     return not (free & outer)

@@ -51,12 +51,14 @@ from ..lambdas import (
     nonlocal_writers,
 )
 from ..nested_factories import inline_nested_factories
-from ..resolve import bound_once, local_names, own_nodes, parent_map, resolve_call
+from ..resolve import bound_once, local_names, own_nodes, parent_map
 from ..source import with_source
 from ..tree_walk import lean_nodes, statements, walk
 from . import nodes as N
 from .closure_arguments import passed_to_specializable, specialize_calls
 from .closure_cells import captured_first, convert_cell_closures
+from .closure_records import use_closure_records
+from .closure_shared import call_resolver, in_own_scope, plain_call
 from .closure_values import (
     _called,
     call_through_lambdas,
@@ -130,7 +132,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
         if isinstance(sub, gast.Name) and sub.id == name:
             if (
                 isinstance(sub.ctx, gast.Load)
-                and not _plain_call(sub, parents)
+                and not plain_call(sub, parents)
                 and not (starred and _called(sub, parents))
             ):
                 valued = True
@@ -139,7 +141,7 @@ def lifting_refusal(tree, node, parents=None, resolve=None, returned=False) -> s
                 if (
                     not starred
                     and passed_to_specializable(sub, parents, resolve)
-                    and _in_own_scope(sub, tree, parents)
+                    and in_own_scope(sub, tree, parents)
                 ):
                     continue  # apply(g, x): specialized (closure_arguments.py)
                 if _higher_order_function(sub, parents.get(sub), parents):
@@ -197,7 +199,7 @@ def liftable_functions(tree, fs=None, returned=False) -> dict:
         return {}
     inlined = inlinable_functions(tree)
     parents = parent_map(tree)
-    resolve = None if fs is None else _resolver(fs, tree)
+    resolve = None if fs is None else call_resolver(fs, tree)
     return {
         d.name: d
         for d in nested
@@ -209,20 +211,8 @@ def _returned_here(name_node, tree, parents) -> bool:
     """``return name`` in ``tree``'s own scope."""
     ret = parents.get(name_node)
     return (
-        isinstance(ret, gast.Return)
-        and ret.value is name_node
-        and _in_own_scope(ret, tree, parents)
+        isinstance(ret, gast.Return) and ret.value is name_node and in_own_scope(ret, tree, parents)
     )
-
-
-def _in_own_scope(node, tree, parents) -> bool:
-    """Whether ``node`` belongs to ``tree``'s own scope (not to a function inside it)."""
-    up = parents.get(node)
-    while up is not None and up is not tree:
-        if isinstance(up, (gast.FunctionDef, gast.Lambda)):
-            return False
-        up = parents.get(up)
-    return True
 
 
 def what_is_there(tree, nodes=None):
@@ -252,7 +242,7 @@ def what_is_there(tree, nodes=None):
 def user_callee(fs, tree):
     """``call -> bool``: whether ``call`` calls a plain Python function of the user's (not
     library code), which pullback transforms (see closure_values.stored_lambdas)."""
-    resolve = _resolver(fs, tree)
+    resolve = call_resolver(fs, tree)
 
     def user_call(call):
         try:
@@ -264,18 +254,6 @@ def user_callee(fs, tree):
         )
 
     return user_call
-
-
-def _resolver(fs, tree):
-    names = []  # the tree's local names, found on the first call
-
-    def resolve(call):
-        if not names:
-            names.append(local_names(tree))
-        callee = resolve_call(fs, call, names[0])
-        return callee.obj if callee.kind == "object" else None
-
-    return resolve
 
 
 def rewrite_rule_calls(fs, tree, registry=None) -> bool:
@@ -300,7 +278,7 @@ def escaping_closures_as_records(fs, tree, returned=None, carries=None) -> bool:
     Whether any changed."""
     if carries is None and getattr(fs, "closures_converted", False):
         return False
-    changed = convert_cell_closures(fs, tree, _resolver(fs, tree), returned, carries)
+    changed = convert_cell_closures(fs, tree, call_resolver(fs, tree), returned, carries)
     if carries is not None:
         fs.closures_converted = True
     return changed
@@ -328,8 +306,6 @@ def lifted_nodes(fs, registry=None) -> list:
 
 def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
     """``(lifted functions, lean_nodes(fs.tree) if nothing rewrote the tree since)``."""
-    from .closure_records import use_closure_records
-
     tree = fs.tree
     rewrite_rule_calls(fs, tree, registry)  # quad(lambda t: f(t, p)), t.logpdf(x, df=nu)
     version_owned_objects(fs)  # stores on objects it owns: versions (object_stores.py)
@@ -348,14 +324,14 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
     if calls and use_list_versions(fs, nodes):
         nodes = None
     if factories:
-        rewrite_local_partials(fs, _resolver(fs, tree))
-        use_closure_records(fs)
+        rewrite_local_partials(fs, call_resolver(fs, tree))
+        use_closure_records(fs, lift_nested_functions)
         nodes = None
     # (a nested def is a statement: the statement walk finds one without visiting the
     # expressions, a tenth of a long function's nodes)
     if lambdas or any(s.__class__ is gast.FunctionDef for s in statements(tree)[1:]):
         # closures that escape and capture no gradient: made as the primal makes them
-        make_closures_at_run_time(fs, tree, lifting_refusal, _resolver(fs, tree), returned)
+        make_closures_at_run_time(fs, tree, lifting_refusal, call_resolver(fs, tree), returned)
         nodes = None
     defs = liftable_functions(tree, fs, returned is not None)
     if not defs:
@@ -415,7 +391,7 @@ def _lift(fs, returned, registry=None) -> tuple[dict, list | None]:
         info[name] = (fn, record, sigs[name])
     # (a function value keeps its own signature: passed on as it is, not specialized)
     special = {n: v for n, v in info.items() if n not in values}
-    specialize_calls(fs, tree, special, _resolver(fs, tree))
+    specialize_calls(fs, tree, special, call_resolver(fs, tree))
     for name, fn in functions.items():
         fs.namespace[name] = fn
     if returned in info:
@@ -478,16 +454,6 @@ def _reads(node, name) -> bool:
     return any(
         isinstance(s, gast.Name) and s.id == name and isinstance(s.ctx, gast.Load)
         for s in walk(node)
-    )
-
-
-def _plain_call(name_node, parents) -> bool:
-    call = parents.get(name_node)
-    return (
-        isinstance(call, gast.Call)
-        and call.func is name_node
-        and not any(isinstance(a, gast.Starred) for a in call.args)
-        and all(kw.arg is not None for kw in call.keywords)
     )
 
 

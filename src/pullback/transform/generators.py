@@ -36,6 +36,7 @@ import gast
 from ..resolve import SCOPES, local_names, own_nodes, parent_map, resolve_call
 from ..tree_walk import lean_nodes, statements
 from . import nodes as N
+from .closure_shared import carry_source, compile_like
 
 ITEMS = "_pb_items"
 NEVER_ENDS = "it never ends"  # (the start of consumption_refusal's reason for such a zip)
@@ -222,7 +223,6 @@ def list_version(gen):
     """The list version of the generator function ``gen`` (a real function with ``gen``'s
     globals, closure and defaults; cached while ``gen``'s code is the same)."""
     from ..source import load_source
-    from .closure_records import carry_source, compile_like
 
     cached = _LIST_VERSIONS.get(gen)
     if cached is not None and cached[0] is gen.__code__:

@@ -32,6 +32,7 @@ import gast
 from ..resolve import bound_once, dotted_parts, local_names, own_nodes, parent_map
 from ..tree_walk import walk
 from . import nodes as N
+from .closure_shared import in_own_scope, plain_call
 from .closure_values import name_uses
 
 
@@ -160,6 +161,4 @@ def partial_of_nested_def(name_node, tree, parents, resolve) -> bool:
 
 def _plain_own_call(name_node, tree, parents) -> bool:
     """``name(...)`` without star-arguments, in ``tree``'s own scope."""
-    from .closures import _in_own_scope, _plain_call
-
-    return _plain_call(name_node, parents) and _in_own_scope(name_node, tree, parents)
+    return plain_call(name_node, parents) and in_own_scope(name_node, tree, parents)

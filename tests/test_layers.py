@@ -151,9 +151,6 @@ KNOWN_LAZY_CYCLES = {
     ("pullback.transform.returned_containers", "pullback.check"),
     ("pullback.transform.returned_containers", "pullback.check.checker"),
     ("pullback.transform.returned_containers", "pullback.transform.list_analysis"),
-    # a family and its pullbacks module, registered from one another
-    ("pullback.rules.scipy_linalg", "pullback.rules.scipy_linalg_pullbacks"),
-    ("pullback.rules.scipy_linalg_decomp", "pullback.rules.scipy_linalg_pullbacks"),
 }
 
 

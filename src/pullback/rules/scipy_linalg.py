@@ -30,6 +30,7 @@ from ..registry import transformable
 from ..tangents import unbroadcast
 from ._util import NO_TANGENT, ZERO, Registrar, bind, densify, dy_parts, finalize, zeros_for
 from .linalg import _pinv_grad
+from .linalg_pullbacks import lstsq_grad
 
 FAMILY = "scipy_linalg"
 REQUIRES = "scipy.linalg"
@@ -271,6 +272,44 @@ def _solve_banded_check(l_and_u, ab, b, *args, **kwargs):
     real_only("solve_banded", ab, b)
 
 
+@transformable
+def band_transpose(ab, lo, up):
+    """The band storage of A^T from that of A (A has ``lo`` sub- and ``up`` super-diagonals):
+    ``abT[k, j] = ab[up + lo - k, j + k - lo]``, zero outside the matrix."""
+    n = np.shape(ab)[-1]
+    rows = ()
+    for k in range(lo + up + 1):
+        shift = k - lo
+        src = ab[up + lo - k]
+        if shift >= 0:
+            rows = rows + (np.concatenate([src[shift:], np.zeros(min(shift, n))]),)
+        else:
+            rows = rows + (np.concatenate([np.zeros(min(-shift, n)), src[: max(n + shift, 0)]]),)
+    return np.stack(rows)
+
+
+@transformable
+def solve_banded_pullback(
+    dy, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True
+):
+    lo = l_and_u[0]
+    up = l_and_u[1]
+    x = sl.solve_banded(l_and_u, ab, b)
+    db = sl.solve_banded((up, lo), band_transpose(ab, lo, up), dy)
+    # dA[i, j] = -sum_k db[i, k] x[j, k], kept on the band: ab[up + i - j, j] = A[i, j]
+    n = np.shape(ab)[-1]
+    dbm = np.reshape(db, (n, -1))
+    xm = np.reshape(x, (n, -1))
+    rows = ()
+    for r in range(lo + up + 1):
+        d = r - up  # i = j + d
+        first = min(max(0, -d), n)
+        last = max(min(n, n - d), first)
+        inside = -np.sum(dbm[first + d : last + d] * xm[first:last], axis=-1)
+        rows = rows + (np.concatenate([np.zeros(first), inside, np.zeros(n - last)]),)
+    return NO_TANGENT, np.stack(rows), db
+
+
 # -- lstsq and pinv ------------------------------------------------------------------------
 def lstsq_refusals(a, b, cond=None):
     """Refuse what lstsq's rule does not differentiate: complex values, a stack, a rank
@@ -305,12 +344,26 @@ def _lstsq_rrule(a, b, *args, **kwargs):
         parts = dy_parts(dy, 4)
         if all(p is ZERO for p in parts):
             return zeros_for((a, b)) + rest
-        from .linalg_pullbacks import lstsq_grad
-
         da, db = lstsq_grad(parts, a, b)
         return (finalize(da, a), finalize(db, b)) + rest
 
     return y, lstsq_pullback
+
+
+@transformable
+def lstsq_pullback(
+    dy,
+    a,
+    b,
+    cond=None,
+    overwrite_a=False,
+    overwrite_b=False,
+    check_finite=True,
+    lapack_driver=None,
+):
+    lstsq_refusals(a, b, cond)  # (a check, run as it is: marked opaque above)
+    da, db = lstsq_grad(dy, a, b)
+    return da, db
 
 
 def require_full_rank(a, atol=None, rtol=None):
@@ -389,7 +442,9 @@ def block_diag_cotangents(dy, arrs):
     return out
 
 
+@transformable
 def block_diag_pullback(dy, *arrs):
+    # any number of blocks (a pullback of *arrs is transformed like user code)
     return block_diag_cotangents(dy, arrs)
 
 
@@ -471,7 +526,6 @@ def register(reg):
     except ImportError:  # pragma: no cover - scipy is optional
         return
     r = Registrar(reg, FAMILY)
-    from . import scipy_linalg_pullbacks as pullbacks
 
     def rule(fn, rrule, notes=""):
         r.rule(fn, rrule, name=f"scipy.linalg.{fn.__name__}", notes=notes)
@@ -491,7 +545,7 @@ def register(reg):
     )
     rule(
         sl.solve_banded,
-        rule_from(sl.solve_banded, pullbacks.solve_banded_pullback, _solve_banded_check,
+        rule_from(sl.solve_banded, solve_banded_pullback, _solve_banded_check,
                   "solve_banded"),
         notes="real; reads the band",
     )  # fmt: skip
@@ -502,10 +556,9 @@ def register(reg):
         sl.block_diag,
         rule_from(sl.block_diag, block_diag_pullback, _block_diag_check, "block_diag"),
     )
-    # (pullback does not transform a function of *arrs: up to 8 blocks by position)
-    r.reg.set_pullback_function(sl.block_diag, pullbacks.block_diag_pullback)
-    r.reg.set_pullback_function(sl.solve_banded, pullbacks.solve_banded_pullback)
-    r.reg.set_pullback_function(sl.lstsq, pullbacks.lstsq_pullback)
+    r.reg.set_pullback_function(sl.block_diag, block_diag_pullback)
+    r.reg.set_pullback_function(sl.solve_banded, solve_banded_pullback)
+    r.reg.set_pullback_function(sl.lstsq, lstsq_pullback)
     register_transformable(
         r, sl.toeplitz, toeplitz_pullback, _toeplitz_check, "real; r given by position"
     )

@@ -1,7 +1,7 @@
 """Transformable pullbacks of scipy.linalg's factorizations (scipy_linalg_decomp.py): svd,
-eigh, qr, cho_factor, lu and lu_factor, and of solve_banded, lstsq and block_diag
-(scipy_linalg.py), written in the differentiable subset so that second
-derivatives run through them (see transformable.py).
+eigh, qr, cho_factor, lu and lu_factor, written in the differentiable subset so that second
+derivatives run through them (see transformable.py). They call the rules' refusals from
+scipy_linalg_refusals.py, never the family modules, which import this one.
 
 They are the closures' formulas, recomputing the factors from ``a`` (the generated adjoint
 keeps no closure): differentiated again, each factorization call goes through its own rule.
@@ -22,8 +22,8 @@ import numpy as np
 from ..registry import transformable
 from ..tangents import NO_TANGENT, ZERO, densify
 from . import scipy_linalg as base
-from . import scipy_linalg_decomp as decomp
-from .linalg_pullbacks import eigh_grad, is_zero, lstsq_grad, qr_square_grad, svd_grad
+from . import scipy_linalg_refusals as refusals
+from .linalg_pullbacks import eigh_grad, is_zero, qr_square_grad, svd_grad
 from .scipy_linalg import mT, on_triangle
 from .transformable import set_pullbacks
 
@@ -40,22 +40,22 @@ def _opaque(fn):
 # -- the rules' refusals, for the pullback functions ----------------------------------------
 @_opaque
 def svd_refusals(a, full_matrices, compute_uv):
-    decomp.svd_refusals(a, full_matrices, compute_uv)
+    refusals.svd_refusals(a, full_matrices, compute_uv)
 
 
 @_opaque
 def eigh_refusals(a, b, eigvals_only, subset_by_index, subset_by_value):
-    decomp.eigh_refusals(a, b, eigvals_only, subset_by_index, subset_by_value)
+    refusals.eigh_refusals(a, b, eigvals_only, subset_by_index, subset_by_value)
 
 
 @_opaque
 def qr_refusals(a, mode, pivoting):
-    decomp.qr_refusals(a, mode, pivoting)
+    refusals.qr_refusals(a, mode, pivoting)
 
 
 @_opaque
 def lu_refusals(name, a):
-    decomp.lu_refusals(name, a)
+    refusals.lu_refusals(name, a)
 
 
 @_opaque
@@ -65,13 +65,13 @@ def real_matrix(name, a):
 
 @_opaque
 def keeps_other_triangle():
-    return decomp.cho_factor_keeps_other_triangle()
+    return refusals.cho_factor_keeps_other_triangle()
 
 
 @_opaque
 def unpivoted_rows(piv, m):
     """The inverse of LAPACK's row order: ``B[unpivoted_rows] = A`` for ``B = A[order]``."""
-    return np.argsort(decomp.row_order(piv, m))
+    return np.argsort(refusals.row_order(piv, m))
 
 
 # -- svd and eigh -------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def cho_factor_pullback(dy, a, lower=False, overwrite_a=False, check_finite=True
     c = base.sl.cho_factor(a, lower=lower)[0]
     dc = densify(dy[0])
     factor = np.tril(c) if lower else np.triu(c)
-    da = decomp.cholesky_cotangent(factor, dc, lower)
+    da = refusals.cholesky_cotangent(factor, dc, lower)
     if keeps_other_triangle():  # then that triangle of c is a's own
         da = da + (np.triu(dc, 1) if lower else np.tril(dc, -1))
     return (da,) + _NONE * 3
@@ -258,76 +258,10 @@ def lu_factor_pullback(dy, a, overwrite_a=False, check_finite=True):
     lu_refusals("lu_factor", a)
     lu, piv = base.sl.lu_factor(a)
     k = min(np.shape(lu)[-2], np.shape(lu)[-1])
-    L, U = decomp.lu_parts(lu, k)
+    L, U = refusals.lu_parts(lu, k)
     dlu = densify(dy[0])
     db = lu_product_grad(L, U, dlu[:, :k], dlu[:k, :])
     return (db[unpivoted_rows(piv, np.shape(lu)[-2])],) + _NONE * 2
-
-
-# -- solve_banded, lstsq, block_diag (scipy_linalg.py) -------------------------------------
-@transformable
-def band_transpose(ab, lo, up):
-    """The band storage of A^T from that of A (A has ``lo`` sub- and ``up`` super-diagonals):
-    ``abT[k, j] = ab[up + lo - k, j + k - lo]``, zero outside the matrix."""
-    n = np.shape(ab)[-1]
-    rows = ()
-    for k in range(lo + up + 1):
-        shift = k - lo
-        src = ab[up + lo - k]
-        if shift >= 0:
-            rows = rows + (np.concatenate([src[shift:], np.zeros(min(shift, n))]),)
-        else:
-            rows = rows + (np.concatenate([np.zeros(min(-shift, n)), src[: max(n + shift, 0)]]),)
-    return np.stack(rows)
-
-
-@transformable
-def solve_banded_pullback(
-    dy, l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True
-):
-    lo = l_and_u[0]
-    up = l_and_u[1]
-    x = base.sl.solve_banded(l_and_u, ab, b)
-    db = base.sl.solve_banded((up, lo), band_transpose(ab, lo, up), dy)
-    # dA[i, j] = -sum_k db[i, k] x[j, k], kept on the band: ab[up + i - j, j] = A[i, j]
-    n = np.shape(ab)[-1]
-    dbm = np.reshape(db, (n, -1))
-    xm = np.reshape(x, (n, -1))
-    rows = ()
-    for r in range(lo + up + 1):
-        d = r - up  # i = j + d
-        first = min(max(0, -d), n)
-        last = max(min(n, n - d), first)
-        inside = -np.sum(dbm[first + d : last + d] * xm[first:last], axis=-1)
-        rows = rows + (np.concatenate([np.zeros(first), inside, np.zeros(n - last)]),)
-    return NO_TANGENT, np.stack(rows), db
-
-
-@_opaque
-def lstsq_refusals(a, b, cond):
-    base.lstsq_refusals(a, b, cond)
-
-
-@transformable
-def lstsq_pullback(
-    dy,
-    a,
-    b,
-    cond=None,
-    overwrite_a=False,
-    overwrite_b=False,
-    check_finite=True,
-    lapack_driver=None,
-):
-    lstsq_refusals(a, b, cond)
-    da, db = lstsq_grad(dy, a, b)
-    return da, db
-
-
-@transformable
-def block_diag_pullback(dy, *arrs):
-    # any number of blocks (a pullback of *arrs is transformed like user code now)
-    return base.block_diag_cotangents(dy, arrs)
 
 
 def register_pullbacks(reg, sl):

@@ -5,8 +5,8 @@ module of the same layer or a lower one (docs/design.md, "Layers"). A lower laye
 an api function (a rule that differentiates a user's function, the rules of ``grad`` itself)
 reaches it through ``registry.ENTRY_POINTS``, which the api layer installs. And an import
 inside a function never hides a cycle: a module imported lazily must not import its
-importer back, directly or through others (the few within-layer cycles left are listed
-below, each to be removed, and the test fails once one is gone so the list shrinks).
+importer back, directly or through others (none is left: ``KNOWN_LAZY_CYCLES`` below is
+empty, and the test fails when one appears).
 """
 
 from __future__ import annotations
@@ -142,16 +142,10 @@ LAYERS = (
     ("api", ("*",)),
 )
 
-# Within-layer cycles closed by a function-level import, (importer, imported): each is a
-# pair of modules split from one and still importing each other; to be untangled.
-KNOWN_LAZY_CYCLES = {
-    # stop 34 (calls8): a callee's returned dict is read with the caller's container
-    # analysis and the checker's held-arrays proof, which import this module back; to untangle
-    # by passing the analysis and the proof in from list_analysis
-    ("pullback.transform.returned_containers", "pullback.check"),
-    ("pullback.transform.returned_containers", "pullback.check.checker"),
-    ("pullback.transform.returned_containers", "pullback.transform.list_analysis"),
-}
+# Within-layer cycles closed by a function-level import, (importer, imported): none is
+# left; a new one fails the test below (untangle it: move the shared piece to a lower module,
+# pass a function in from the higher one, or let the higher one fill a hook at import).
+KNOWN_LAZY_CYCLES: set = set()
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -286,3 +280,12 @@ def test_a_rule_reaches_a_swapped_entry_point(monkeypatch):
     g = pullback.grad(f)(np.array([1.0, 2.0]))
     np.testing.assert_allclose(g, [3.0, 12.0])
     assert cube in seen
+
+
+def test_the_check_installs_the_returned_items_proof():
+    # the container analysis (transform) asks the checker's proof through a hook that
+    # pullback.check fills when imported, rather than importing it back
+    from pullback.check import returned_items_own
+    from pullback.transform.list_analysis import ContainerAnalysis
+
+    assert ContainerAnalysis.prove_returned_items is returned_items_own

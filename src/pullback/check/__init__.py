@@ -31,6 +31,7 @@ from ..errors import Diagnostic, SourceUnavailableError, UnsupportedSyntaxError,
 from ..guards import LIBRARY_ROOTS, is_library_module_name
 from ..resolve import parameter_names
 from ..source import load_source, transform_target
+from ..transform.list_analysis import ContainerAnalysis
 from ..tree_walk import statements
 from .aliasing import AliasAnalysis, is_number
 from .checker import FunctionChecker, Opaque, is_coroutine
@@ -381,3 +382,21 @@ def owned_item_augassigns(fs, registry=None) -> set:
         if proved[name]:
             out.add(s)
     return out
+
+
+def returned_items_own(fs, names) -> bool:
+    """Whether every array held by the local containers ``names`` of ``fs``'s function is
+    new and held by nothing else there, no read keeping one at all (check/held_arrays.py):
+    the proof transform/returned_containers.py asks of a callee whose returned container
+    its caller changes (``""`` among ``names``: a display returned whole, unproved)."""
+    from .held_arrays import held_arrays_refusal  # (only where such a call is changed)
+
+    checker = FunctionChecker(fs, _registry(None), LiveEnvironment())
+    return "" not in names and all(
+        held_arrays_refusal(checker, name, ever=True) is None for name in names
+    )
+
+
+# The container analysis asks this proof of a callee's returned container; it cannot
+# import this package (which imports it), so the package hands it over when imported.
+ContainerAnalysis.prove_returned_items = returned_items_own

@@ -51,6 +51,12 @@ _SAFE_BUILTINS = (
 class ContainerAnalysis(ListRows):
     """The local containers of one function (see the module docstring)."""
 
+    # ``prove(fs, names)``: the checker's proof that the arrays in a callee's containers are
+    # its own, for a container it returns (returned_containers.py). pullback.check fills it
+    # when it is imported (it imports this module, so this one cannot import it): until
+    # then no returned container is followed, and its changes are refused.
+    prove_returned_items = None
+
     def __init__(
         self, fs, tree, locals_, owned_argument=None, owned_value=None, follow_returns=True
     ):
@@ -375,9 +381,12 @@ class ContainerAnalysis(ListRows):
     def _returned(self, call, index=None, count=None):
         """``(kind, its arrays are new)`` of a container the callee made and returned
         (returned_containers.py), or None."""
-        if not self.follow_returns:
+        prove = type(self).prove_returned_items
+        if not self.follow_returns or prove is None:
             return None
-        return returned_container(self.fs, call, self.locals, index, count)
+        return returned_container(
+            self.fs, call, self.locals, index, count, analysis=ContainerAnalysis, prove=prove
+        )
 
     def _unpacked_result(self, target, node):
         """The kind of container ``node`` gets from ``a, b = f(...)`` (the whole target of

@@ -47,16 +47,20 @@ _ARITHMETIC = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare)
 _DISPLAYS = (gast.Dict, gast.DictComp, gast.List, gast.ListComp)
 
 
-def returned_container(fs, call, locals_, index=None, count=None):
+def returned_container(fs, call, locals_, index=None, count=None, *, analysis, prove):
     """``(kind, own arrays)`` when ``call``'s result (``index``: its item at that position
     of a tuple of ``count`` items the caller unpacks) is a container the callee made and
     holds nowhere else (see the module docstring): ``kind`` "list" or "dict", ``own
     arrays`` whether every array in it is new and held by nothing else in the callee
-    (check/held_arrays.py, no read keeping one at all); else None."""
+    (check/held_arrays.py, no read keeping one at all); else None. ``analysis``: the
+    container analysis (list_analysis.ContainerAnalysis) run on the callee; ``prove(fs,
+    names)``: the checker's proof that the arrays in the callee's containers ``names`` are
+    its own (pullback.check.returned_items_own). Both are passed in by the analysis that
+    asks, which this module may not import (it imports this one)."""
     fn, chain = _callee(fs, call, locals_)
     if fn is None:
         return None
-    found = _analysed(fn, fn.__code__, index, count)
+    found = _analysed(fn, fn.__code__, index, count, analysis, prove)
     if found is not None and chain is not None:
         chains = getattr(fs, "resolved_chains", None)
         if chains is None:
@@ -124,7 +128,7 @@ def _no_instance_attribute(cls, name) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _analysed(fn, code, index, count) -> str | None:
+def _analysed(fn, code, index, count, analysis, prove) -> str | None:
     """(``code``: ``fn``'s, so that a function whose code is replaced is read again.)"""
     try:
         fs = load_source(fn)
@@ -133,23 +137,13 @@ def _analysed(fn, code, index, count) -> str | None:
     tree = fs.tree
     if not isinstance(tree, gast.FunctionDef):
         return None
-    from .list_analysis import ContainerAnalysis
-
     own = bound_names(tree)
-    analysis = ContainerAnalysis(fs, tree, own, follow_returns=False)  # (one level)
+    containers = analysis(fs, tree, own, follow_returns=False)  # (one level)
     names = set()
-    kind = _returned_kind(tree, own, index, count, analysis, names)
+    kind = _returned_kind(tree, own, index, count, containers, names)
     if kind is None:
         return None
-    from ..check import LiveEnvironment, _registry
-    from ..check.checker import FunctionChecker
-    from ..check.held_arrays import held_arrays_refusal
-
-    checker = FunctionChecker(fs, _registry(None), LiveEnvironment())
-    own_items = "" not in names and all(
-        held_arrays_refusal(checker, name, ever=True) is None for name in names
-    )
-    return kind, own_items
+    return kind, prove(fs, names)
 
 
 def _returned_kind(tree, own, index, count, analysis, names=None) -> str | None:

@@ -103,7 +103,9 @@ def _fill():
     b = np.array([1.5, 3.0, 0.8])
     u = np.array([[0.2, 0.5, 0.9], [0.05, 0.7, 0.4]])
     case("scipy.special.betainc", a, b, u)
-    case("scipy.special.zeta", 3.0, _u(0.5, 2.0), wrt=(1,))  # wrt x it is refused
+    case("scipy.special.zeta", _u(1.5, 5.0, (2, 1)), _u(0.5, 2.0))
+    case("scipy.special.zeta", _u(-1.5, 0.6))  # Riemann's, continued below 1
+    case("pullback.rules.scipy_special_zeta.zeta_log_moment", 2, _u(1.5, 5.0), _u(0.5, 2.0))
     case("pullback.rules.scipy_special_series.gammainc_da", a, x)
     case("pullback.rules.scipy_special_series.betainc_partials", a, b, u)
     case("pullback.rules.scipy_special_series.vonmises_cdf_dkappa", _u(-2.0, 2.0), _u(0.5, 3.0))

@@ -84,9 +84,11 @@ def test_multigammaln_zeta_kl_div(dtype):
     q = make((0.5, 3.0), (3,), dtype)
     check_rrule(sc.zeta, 3, q)
     check_rrule(sc.zeta, np.array([2, 3, 4]), q)
-    y, back = default_registry().lookup(sc.zeta).rrule(2.5, 1.5)
-    with pytest.raises(pullback.NotDifferentiableError, match="zeta"):
-        np.asarray(back(1.0)[0])
+    # with respect to x too (its log-moments), Hurwitz's and Riemann's, broadcast
+    check_rrule(sc.zeta, make((1.5, 6.0), (2, 1), dtype), q)
+    check_rrule(sc.zeta, make((-1.9, 0.6), (4,), dtype, seed=1))  # Riemann's, below 1
+    check_rrule(sc.zeta, make((1.5, 6.0), (3,), dtype, seed=2))
+    check_rrule(sc.zeta, 2.5, 1.5)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -98,7 +100,6 @@ def test_exponential_integrals_poch_binom(dtype):
     check_rrule(sc.expn, np.array([0, 1, 3]), x)  # E_0 = exp(-x) / x has its own derivative
     check_rrule(sc.poch, make((0.5, 2.0), (3,), dtype), make((0.5, 2.0), (2, 3), dtype, seed=1))
     check_rrule(sc.binom, make((3.0, 5.0), (3,), dtype), make((0.5, 2.0), (3,), dtype, seed=1))
-
 
 
 def test_non_differentiable_entries():
@@ -141,3 +142,49 @@ def test_derivative_kernels_have_rules(dtype):
     check_rrule(betainc_partials, a, b, u)
     z = np.asarray([-2.0, 0.3, 1.0, 2.5], dtype)
     check_rrule(vonmises_cdf_dkappa, z, np.asarray([0.5, 1.0, 3.0, 8.0], dtype))
+
+
+def test_zeta_log_moments_against_known_values():
+    from pullback.rules.scipy_special_zeta import zeta_log_moment
+
+    # zeta'(2) = pi^2/6 (gamma + log(2 pi) - 12 log A), A Glaisher's constant; zeta'(0) =
+    # -log(2 pi)/2; zeta'(-1) = 1/12 - log(A) (A = 1.28242712910062263687...); H_1 = -zeta'
+
+    log_a = np.log(1.28242712910062263687)
+    euler = 0.57721566490153286061
+    expected = -(np.pi**2) / 6 * (euler + np.log(2 * np.pi) - 12 * log_a)
+    np.testing.assert_allclose(zeta_log_moment(1, 2.0), expected, rtol=1e-13)
+    np.testing.assert_allclose(zeta_log_moment(1, 0.0), 0.5 * np.log(2 * np.pi), rtol=1e-13)
+    np.testing.assert_allclose(zeta_log_moment(1, -1.0), log_a - 1 / 12, rtol=1e-12)
+    # H_p is the p-th log-moment: sum log(k + q)^p (k + q)^-x by brute force where it
+    # converges fast (x = 12: the terms past k = 2000 are below 1e-39)
+    k = np.arange(2000.0)
+    for p in (1, 2, 3):
+        for q in (0.3, 2.0):
+            direct = np.sum(np.log(k + q) ** p * (k + q) ** -12.0)
+            np.testing.assert_allclose(zeta_log_moment(p, 12.0, q), direct, rtol=1e-13)
+    # SciPy's zeta is nan for x < 1 with q given, and complex logs for q <= 0: nan too
+    assert np.isnan(zeta_log_moment(1, 0.5, 1.0)) and np.isnan(zeta_log_moment(1, 3.0, -0.5))
+    assert zeta_log_moment(1, np.float32(3.0), np.float32(2.0)).dtype == np.float32
+
+
+def zeta_in_x(x):
+    return np.sum(sc.zeta(x, 1.5) * x) + sc.zeta(x[0] + 1.0)
+
+
+def test_zeta_gradient_and_hessian_in_x():
+    x = np.array([2.5, 4.0])
+    check_grads(zeta_in_x, x, order=2)
+
+
+def riemann_zeta_low(x):
+    return sc.zeta(x)
+
+
+def test_riemann_zeta_below_minus_two_is_refused():
+    with pytest.raises(pullback.NotDifferentiableError, match="below -2") as info:
+        pullback.grad(riemann_zeta_low)(-3.0)
+    assert "Fix:" in str(info.value)
+    assert pullback.grad(riemann_zeta_low)(-1.5) == pytest.approx(
+        (sc.zeta(-1.5 + 1e-6) - sc.zeta(-1.5 - 1e-6)) / 2e-6, rel=1e-7
+    )

@@ -7,7 +7,8 @@ Bessel functions are differentiated with respect to the argument by the recurren
 (``C_v' = (C_(v-1) -+ C_(v+1)) / 2``; the exponentially scaled ones add the derivative of
 their scale). With respect to the order there is no closed form: an integer order gets no
 tangent; differentiating with respect to a float order raises NotDifferentiableError (a
-float order held constant is fine). Likewise ``zeta(x, q)`` with respect to ``x``.
+float order held constant is fine). ``zeta(x, q)`` is differentiated in both arguments,
+in ``x`` by its log-moments (:mod:`.scipy_special_zeta`).
 
 ``gammainc``/``gammaincc`` with respect to ``a`` and ``betainc`` with respect to ``a`` and
 ``b`` use the series and quadrature of :mod:`.scipy_special_series` (whose own rules,
@@ -66,7 +67,9 @@ def register(reg):
     rule(sc.gammainc, t.gammainc_pullback, "wrt a by series / quadrature")
     rule(sc.gammaincc, t.gammaincc_pullback, "wrt a by series / quadrature")
     rule(sc.betainc, t.betainc_pullback, "wrt a, b by series")
-    rule(sc.zeta, t.zeta_pullback, "wrt q; wrt x refused")
+    from . import scipy_special_zeta
+
+    scipy_special_zeta.register(r, reg)
 
     def s(fn, *derivatives):
         r.scalar(fn, *derivatives, holomorphic=False, name=f"scipy.special.{fn.__name__}")

@@ -1,10 +1,11 @@
 """Pullbacks of the scipy.special rules that are not elementwise-from-derivatives
 (logsumexp, softmax, log_softmax, the Bessel functions of any order, the incomplete gamma
-and beta functions, zeta) written as transformable functions, so that second derivatives
-run through them. The Bessel functions, incomplete gamma/beta functions and zeta use them
-as their closure pullbacks too (:func:`~.transformable.rule_from_pullback`), so both agree exactly.
+and beta functions) written as transformable functions, so that second derivatives run
+through them. The Bessel functions and incomplete gamma/beta functions use them as their
+closure pullbacks too (:func:`~.transformable.rule_from_pullback`), so both agree exactly
+(zeta's: :mod:`.scipy_special_zeta`).
 
-A float Bessel order and zeta's ``x`` have no derivative formula: their cotangent is a
+A float Bessel order has no derivative formula: its cotangent is a
 :class:`~.scipy_stats_common.Refused` value, which raises only when used (when that
 argument is differentiated).
 """
@@ -22,12 +23,7 @@ from .transformable import _reduced, by_rule
 
 _ORDER = refused(
     "a scipy.special Bessel function with respect to its order v",
-    "the derivative of a Bessel function with respect to a non-integer order has no "
-    "closed form",
-)
-_ZETA_X = refused(
-    "scipy.special.zeta with respect to x",
-    "d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x has no scipy function",
+    "the derivative of a Bessel function with respect to a non-integer order has no closed form",
 )
 
 
@@ -110,7 +106,7 @@ def yv_pullback(dy, v, z):
     return _ORDER, unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
 
 
-# -- incomplete gamma and beta, zeta ----------------------------------------------------------
+# -- incomplete gamma and beta ----------------------------------------------------------
 
 
 @transformable
@@ -140,8 +136,3 @@ def betainc_pullback(dy, a, b, x):
         unbroadcast(dy * parts[1], b),
         unbroadcast(dy * parts[2], x),
     )
-
-
-@transformable
-def zeta_pullback(dy, x, q=1.0):
-    return _ZETA_X, unbroadcast(dy * -x * sc.zeta(x + 1.0, q), q)

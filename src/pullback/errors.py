@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import types
 
 
@@ -210,6 +211,48 @@ def in_pullback_file(filename: str) -> bool:
     """Whether ``filename`` is one of pullback's own modules, or code it generated (named
     ``<pullback ...>``): a line there is pullback's step, not the user's."""
     return filename.startswith("<pullback") or os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def generated_line_place(line_map, fs, lineno: int):
+    """``(filename, line, text)`` of the user's line that line ``lineno`` of generated code
+    (with its ``line_map`` and source ``fs``) was written for, or None. Generated code
+    differentiated again (a Hessian) maps to the first adjoint's lines: its own map is
+    followed to the user's file."""
+    k = lineno - 1
+    user_line = line_map[k] if 0 <= k < len(line_map) else None
+    for _ in range(8):
+        if user_line is None:
+            return None
+        outer = getattr(getattr(fs, "fn", None), "__globals__", {})
+        if "__pullback_line_map__" not in outer:
+            break
+        line_map, fs = outer["__pullback_line_map__"], outer["__pullback_source__"]
+        k = user_line - 1
+        user_line = line_map[k] if 0 <= k < len(line_map) else None
+    if user_line is None:
+        return None
+    return fs.filename, user_line, fs.file_line(user_line).strip()
+
+
+def running_users_line(limit: int = 64):
+    """``(filename, line, text)`` of the user's line that the innermost generated code on
+    the call stack (up to ``limit`` frames up) is running, skipping
+    generated code whose line is one of pullback's own (a rule's pullback differentiated
+    again); None outside generated code. For values made while a sweep runs that raise
+    later, elsewhere (:class:`pullback.rules._util.Refused`): they keep the line they came
+    from."""
+    frame = sys._getframe(1)
+    while frame is not None and limit > 0:
+        g = frame.f_globals
+        if "__pullback_line_map__" in g:
+            where = generated_line_place(
+                g["__pullback_line_map__"], g["__pullback_source__"], frame.f_lineno
+            )
+            if where is not None and not in_pullback_file(where[0]):
+                return where
+        frame = frame.f_back
+        limit -= 1
+    return None
 
 
 def _internal(frame) -> bool:

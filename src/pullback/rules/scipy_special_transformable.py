@@ -22,13 +22,23 @@ from .transformable import _reduced, by_rule
 
 _ORDER = refused(
     "a scipy.special Bessel function with respect to its order v",
-    "the derivative of a Bessel function with respect to a non-integer order has no "
-    "closed form",
+    "the derivative of a Bessel function with respect to a non-integer order has no closed form",
 )
 _ZETA_X = refused(
     "scipy.special.zeta with respect to x",
     "d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x has no scipy function",
 )
+
+
+def refused_order():
+    """The cotangent of a Bessel function's order: refused, at the user's line the sweep
+    is at (it raises only where that order is differentiated). Non-differentiable."""
+    return _ORDER.placed()
+
+
+def refused_zeta_x():
+    """The cotangent of zeta's ``x``, like :func:`refused_order`. Non-differentiable."""
+    return _ZETA_X.placed()
 
 
 @transformable
@@ -80,34 +90,34 @@ def log_softmax_pullback(dy, x, axis=None):
 
 @transformable
 def iv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.iv(v - 1.0, z) + sc.iv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.iv(v - 1.0, z) + sc.iv(v + 1.0, z)), z)
 
 
 @transformable
 def ive_pullback(dy, v, z):
     d = 0.5 * (sc.ive(v - 1.0, z) + sc.ive(v + 1.0, z)) - np.sign(z) * sc.ive(v, z)
-    return _ORDER, unbroadcast(dy * d, z)
+    return refused_order(), unbroadcast(dy * d, z)
 
 
 @transformable
 def kv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * -0.5 * (sc.kv(v - 1.0, z) + sc.kv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * -0.5 * (sc.kv(v - 1.0, z) + sc.kv(v + 1.0, z)), z)
 
 
 @transformable
 def kve_pullback(dy, v, z):
     d = sc.kve(v, z) - 0.5 * (sc.kve(v - 1.0, z) + sc.kve(v + 1.0, z))
-    return _ORDER, unbroadcast(dy * d, z)
+    return refused_order(), unbroadcast(dy * d, z)
 
 
 @transformable
 def jv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.jv(v - 1.0, z) - sc.jv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.jv(v - 1.0, z) - sc.jv(v + 1.0, z)), z)
 
 
 @transformable
 def yv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
 
 
 # -- incomplete gamma and beta, zeta ----------------------------------------------------------
@@ -144,4 +154,4 @@ def betainc_pullback(dy, a, b, x):
 
 @transformable
 def zeta_pullback(dy, x, q=1.0):
-    return _ZETA_X, unbroadcast(dy * -x * sc.zeta(x + 1.0, q), q)
+    return refused_zeta_x(), unbroadcast(dy * -x * sc.zeta(x + 1.0, q), q)

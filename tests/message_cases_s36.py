@@ -1,0 +1,74 @@
+"""Functions for tests/test_messages_s36.py: the golden messages name these lines."""
+
+import contextlib
+
+import numpy as np
+import scipy.special as sc
+
+
+def order_in_a_tuple(x, v):
+    p = (v, x * 0.5)
+    return np.sum(sc.jv(p[0], x) * p[1] + sc.jv(p[0], 2.0 * x))
+
+
+def order_in_a_list(x, v):
+    p = [v, x]
+    s = 0.0
+    for q in (p, p):
+        s = s + np.sum(sc.jv(q[0], q[1]))
+    return s
+
+
+def order_in_a_dict(x, v):
+    d = {"v": v, "a": x}
+    return np.sum(sc.jv(d["v"], d["a"]) * d["a"]) + np.sum(sc.jv(d["v"], x))
+
+
+def _bessel_of(p, x):
+    return np.sum(sc.jv(p[0], x) * p[1])
+
+
+def order_through_a_helper(x, v):
+    p = (v, x + 1.0)
+    return _bessel_of(p, x) + _bessel_of(p, 2.0 * x)
+
+
+def bessel(v, x):
+    return np.sum(sc.jv(v, x))
+
+
+def order_through_a_sum(v, x):
+    w = v + 0.0 * np.sum(x)
+    return np.sum(sc.jv(w, x))
+
+
+def zeta_of(x, q):
+    return np.sum(sc.zeta(x, q))
+
+
+def subscripts_a_float(x):
+    return x.__getitem__(0) * 2.0
+
+
+def subscripts_an_array(x):
+    return x.__getitem__(1) * x.__getitem__(0)
+
+
+@contextlib.contextmanager
+def tagged(i):
+    yield i
+
+
+def loop_with_a_manager(x):
+    s = 0.0
+    for i in range(3):
+        with tagged(i):
+            s = s + np.sum(np.sin(x) * x) * (i + 1)
+    return s
+
+
+def manager_of_a_local(x):
+    k = 2
+    with tagged(k) as t:
+        s = np.sum(x * x * x) * t
+    return s

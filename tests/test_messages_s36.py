@@ -1,0 +1,139 @@
+"""Messages a user meets at the edges, as golden text naming the user's line, and the
+gradients that now flow where a refusal fired before.
+
+* A rule's refused cotangent (a Bessel function's float order, zeta's ``x``) accumulates
+  silently where the refused parameter is not differentiated (a constant kept in a tuple,
+  list or dict next to differentiated values, or passed through a helper): the gradient
+  of the rest matches differences to second order. Where the parameter is differentiated
+  the refusal names the user's line of the call, under grad, vjp, hessian, jacobian of grad
+  and vjp of grad alike (hessian said "jacobian needs outputs that are arrays" before).
+* ``x.__getitem__(0)`` on a float raises the user's own AttributeError (Python's), with a
+  note naming the user's line, at first and second order (it was "a derivative of a
+  derivative failed inside pullback's rule step").
+* ``hessian`` of a ``with`` of a ``@contextmanager`` function given a variable (a loop
+  counter, a local) differentiates: the check no longer descends into the decorator's
+  ``helper(*args, **kwds)`` as if every argument carried a gradient (HigherOrderError).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import message_cases_s36 as cases
+import numpy as np
+import pytest
+
+import pullback
+from pullback.testing import check_grads
+
+HERE = os.path.dirname(cases.__file__) + os.sep
+X = np.array([2.5, 3.0, 3.5])
+
+
+def _line_of(fn, text: str) -> int:
+    """The line of ``cases`` where ``fn``'s source line ``text`` is."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if line.strip() == text)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize(
+    "fn",
+    [
+        cases.order_in_a_tuple,
+        cases.order_in_a_list,
+        cases.order_in_a_dict,
+        cases.order_through_a_helper,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_a_refused_constant_next_to_differentiated_values_accumulates(fn):
+    check_grads(fn, X, 1.5, order=2)
+    check_grads(fn, X.astype(np.float32), 1.5)
+    check_grads(fn, 2.75, 1.5)
+
+
+BESSEL = (
+    "message_cases_s36.py:{line}: pullback cannot differentiate a scipy.special Bessel "
+    "function with respect to its order v: the derivative of a Bessel function with respect "
+    "to a non-integer order has no closed form\n"
+    "        {text}\n"
+    "Fix: keep that parameter constant (do not differentiate with respect to it), or "
+    "register your own rule with `@pullback.rrule(...)`."
+)
+
+
+def _refusal(run) -> str:
+    with pytest.raises(pullback.NotDifferentiableError) as info:
+        run()
+    return str(info.value).replace(HERE, "")
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["grad", "vjp", "hessian", "jacobian of grad", "vjp of grad", "hvp"],
+)
+def test_a_differentiated_order_is_refused_at_the_users_call(how):
+    f = cases.bessel
+    runs = {
+        "grad": lambda: pullback.grad(f)(1.5, X),
+        "vjp": lambda: pullback.vjp(f, 1.5, X)[1](1.0),
+        "hessian": lambda: pullback.hessian(f)(1.5, X),
+        "jacobian of grad": lambda: pullback.jacobian(pullback.grad(f))(1.5, X),
+        "vjp of grad": lambda: pullback.vjp(pullback.grad(f), 1.5, X),
+        "hvp": lambda: pullback.hvp(f)(np.float32(1.5), X.astype(np.float32), 1.0),
+    }
+    text = "return np.sum(sc.jv(v, x))"
+    assert _refusal(runs[how]) == BESSEL.format(line=_line_of(f, text), text=text)
+
+
+def test_a_refused_order_computed_from_the_input_names_the_call():
+    # w depends on x: the gradient flows through the order, at the call that takes it
+    f = cases.order_through_a_sum
+    text = "return np.sum(sc.jv(w, x))"
+    assert _refusal(lambda: pullback.grad(f, wrt=1)(1.5, X)) == BESSEL.format(
+        line=_line_of(f, text), text=text
+    )
+
+
+def test_zeta_x_is_refused_at_second_order_with_its_reason():
+    f = cases.zeta_of
+    text = "return np.sum(sc.zeta(x, q))"
+    assert _refusal(lambda: pullback.hessian(f)(X, 1.5)) == (
+        f"message_cases_s36.py:{_line_of(f, text)}: pullback cannot differentiate "
+        "scipy.special.zeta with respect to x: d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x "
+        f"has no scipy function\n        {text}\n"
+        "Fix: keep that parameter constant (do not differentiate with respect to it), or "
+        "register your own rule with `@pullback.rrule(...)`."
+    )
+    check_grads(f, X, 1.5, wrt=1, order=2)  # q differentiates, to second order
+
+
+@pytest.mark.parametrize("how", ["grad", "hessian"])
+def test_a_dunder_call_on_a_float_raises_the_users_own_error(how):
+    f = cases.subscripts_a_float
+    with pytest.raises(AttributeError) as primal:
+        f(1.5)
+    run = pullback.grad(f) if how == "grad" else pullback.hessian(f)
+    with pytest.raises(AttributeError) as info:
+        run(1.5)
+    assert not isinstance(info.value, pullback.PullbackError)
+    assert str(info.value) == str(primal.value) == "'float' object has no attribute '__getitem__'"
+    text = "return x.__getitem__(0) * 2.0"
+    assert [n.replace(HERE, "") for n in info.value.__notes__] == [
+        f"  raised by message_cases_s36.py:{_line_of(f, text)}: {text}  "
+        "(in pullback's forward sweep)"
+    ]
+
+
+def test_a_dunder_call_on_an_array_differentiates():
+    check_grads(cases.subscripts_an_array, X, order=2)
+    check_grads(cases.subscripts_an_array, X.astype(np.float32))
+
+
+@pytest.mark.parametrize("fn", [cases.loop_with_a_manager, cases.manager_of_a_local])
+def test_a_context_manager_given_a_variable_has_a_second_derivative(fn):
+    check_grads(fn, X, order=2)
+    check_grads(fn, X.astype(np.float32), order=2)
+    check_grads(fn, 0.75, order=2)

@@ -72,3 +72,42 @@ def manager_of_a_local(x):
     with tagged(k) as t:
         s = np.sum(x * x * x) * t
     return s
+
+
+def pinv_hermitian(x):
+    return np.sum(np.linalg.pinv(np.outer(x, x) + np.eye(3), hermitian=True))
+
+
+def quantile_hazen(x):
+    return np.quantile(x, 0.3, method="hazen")
+
+
+XP = np.array([0.0, 1.0, 2.0])
+FP = np.array([1.0, 2.0, 0.5])
+
+
+def interp_periodic(x):
+    return np.sum(np.interp(x, XP, FP, period=3.0))
+
+
+def interp_wrapped(x):
+    period = 3.0
+    xs = np.concatenate([XP[-1:] - period, XP, XP[:1] + period])
+    return np.sum(np.interp(np.mod(x, period), xs, np.concatenate([FP[-1:], FP, FP[:1]])))
+
+
+def root_overdetermined(x):
+    import scipy.optimize as so
+
+    def g(z, a):
+        return np.array([z[0] - a[0], z[1] - a[1], z[0] + z[1] - a[0] - a[1]])
+
+    return np.sum(so.root(g, np.zeros(2), args=(x,), method="lm").x)
+
+
+def cross_of_2_vectors(x):
+    return np.sum(np.cross(x[:2], x[1:]))
+
+
+def viewed_as_integers(x):
+    return np.sum(x.view(np.int64) * 1.0)

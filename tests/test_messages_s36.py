@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import pullback
+from pullback.errors import UnsupportedCallError
 from pullback.testing import check_grads
 
 HERE = os.path.dirname(cases.__file__) + os.sep
@@ -137,3 +138,69 @@ def test_a_context_manager_given_a_variable_has_a_second_derivative(fn):
     check_grads(fn, X, order=2)
     check_grads(fn, X.astype(np.float32), order=2)
     check_grads(fn, 0.75, order=2)
+
+
+# -- run-time refusals of rules: the user's line and a fix, at first and second order ----
+
+RULE_REFUSALS = {
+    "pinv_hermitian": (
+        "return np.sum(np.linalg.pinv(np.outer(x, x) + np.eye(3), hermitian=True))",
+        "pullback: pinv(hermitian=True) has no rule.\n"
+        "Fix: drop hermitian=True (the same pseudo-inverse, differentiated).",
+    ),
+    "quantile_hazen": (
+        'return np.quantile(x, 0.3, method="hazen")',
+        "pullback: quantile method 'hazen' has no rule.\n"
+        "Fix: pass method= one of linear, lower, higher, midpoint or nearest.",
+    ),
+    "interp_periodic": (
+        "return np.sum(np.interp(x, XP, FP, period=3.0))",
+        "pullback: interp(period=...) has no rule.\n"
+        "Fix: wrap the points yourself and call np.interp without period=: "
+        "np.interp(np.mod(x, period), np.concatenate([xp[-1:] - period, xp, xp[:1] + period]), "
+        "np.concatenate([fp[-1:], fp, fp[:1]])) for xp sorted within [0, period).",
+    ),
+    "root_overdetermined": (
+        'return np.sum(so.root(g, np.zeros(2), args=(x,), method="lm").x)',
+        "pullback: scipy.optimize.root: 3 equations for 2 unknowns; the implicit function "
+        "theorem needs a square system.\n"
+        "Fix: give the function one equation per unknown, or fit an overdetermined system "
+        "with scipy.optimize.least_squares, whose solution is differentiated.",
+    ),
+    "cross_of_2_vectors": (
+        "return np.sum(np.cross(x[:2], x[1:]))",
+        "pullback: np.cross has a rule for 3-vectors only (NumPy deprecates 2-vectors).\n"
+        "Fix: write the cross product of 2-vectors out, a[..., 0] * b[..., 1] - "
+        "a[..., 1] * b[..., 0], or pad them to 3-vectors with a zero.",
+    ),
+    "viewed_as_integers": (
+        "return np.sum(x.view(np.int64) * 1.0)",
+        "pullback: x.view(<class 'numpy.int64'>) reinterprets the array (float64 ndarray as "
+        "int64 ndarray) and has no derivative.\n"
+        "Fix: convert the values with x.astype(dtype) instead.",
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # (NumPy's, of 2-vector cross)
+@pytest.mark.parametrize("name", sorted(RULE_REFUSALS))
+@pytest.mark.parametrize("how", ["grad", "hessian"])
+def test_a_rules_refusal_names_the_users_line_and_a_fix(name, how):
+    fn = getattr(cases, name)
+    text, message = RULE_REFUSALS[name]
+    run = pullback.grad(fn) if how == "grad" else pullback.hessian(fn)
+    with pytest.raises(UnsupportedCallError) as info:
+        run(np.array([0.4, 1.3, 2.2]))
+    line = _line_of(fn, text)
+    assert str(info.value).replace(HERE, "") == (
+        f"message_cases_s36.py:{line}: {message}\n        {text}"
+    )
+
+
+def test_the_fix_of_a_periodic_interp_differentiates():
+    x = np.array([-0.7, 0.3, 2.4, 4.1, 7.9])
+    want = [np.interp(v, cases.XP, cases.FP, period=3.0) for v in x]
+    got = [cases.interp_wrapped(np.array([v])) for v in x]
+    np.testing.assert_allclose(got, want)
+    check_grads(cases.interp_wrapped, x, order=2)
+    check_grads(cases.interp_wrapped, x.astype(np.float32))

@@ -171,6 +171,16 @@ def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
     return adj if picks is None else picked_adjoint(adj, wrt, picks)
 
 
+def _first_refusal(fn, args, kwargs) -> None:
+    """Before refusing to differentiate again a step pullback cannot (``by_rule``: a rule's
+    own pullback, for call forms its transformable pullback leaves to it), run it as the
+    first derivative does: where the rule refuses these inputs already (``pinv(...,
+    hermitian=True)``, ``svd(full_matrices=True)`` of a tall matrix), its refusal, which
+    says what to change, is the one the user needs."""
+    if getattr(fn, "__pullback_refuse__", None) is not None:
+        fn(*args, **kwargs)
+
+
 class VJPRef:
     """The generated ``vjp(dvalue, *args)`` function of a user function, as differentiable
     code calls it. Resolved when used (so recursive functions can refer to their own)."""
@@ -276,7 +286,11 @@ class LazyAdjoint:
                 key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
         if adj is None or not adj.guard():
-            adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+            try:
+                adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+            except HigherOrderError:
+                _first_refusal(self.fn, args, kwargs)
+                raise
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
 

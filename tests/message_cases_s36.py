@@ -111,3 +111,11 @@ def cross_of_2_vectors(x):
 
 def viewed_as_integers(x):
     return np.sum(x.view(np.int64) * 1.0)
+
+
+def cubed(x):
+    return x**3
+
+
+def through_a_closure_rule(x):
+    return np.sum(cubed(x))

@@ -204,3 +204,29 @@ def test_the_fix_of_a_periodic_interp_differentiates():
     np.testing.assert_allclose(got, want)
     check_grads(cases.interp_wrapped, x, order=2)
     check_grads(cases.interp_wrapped, x.astype(np.float32))
+
+
+def test_a_second_derivative_through_a_users_closure_rule_names_the_line_and_the_rule():
+    registry = pullback.default_registry().copy()
+
+    @registry.rrule(cases.cubed)
+    def _(x):
+        return cases.cubed(x), lambda dy: (3.0 * x**2 * dy,)
+
+    f = cases.through_a_closure_rule
+    check_grads(f, X, registry=registry)  # (first order: the closure serves)
+    with pytest.raises(pullback.HigherOrderError) as info:
+        pullback.hessian(f, registry=registry)(X)
+    text = "return np.sum(cubed(x))"
+    assert str(info.value).replace(HERE, "") == (
+        f"message_cases_s36.py:{_line_of(f, text)}: cannot take a second derivative of "
+        "'through_a_closure_rule': its gradient uses the rules message_cases_s36.cubed whose "
+        "pullbacks pullback cannot differentiate yet (or calls of other user functions).\n"
+        f"        {text}\n"
+        "Second derivatives work through arithmetic, indexing, control flow, `math` and the "
+        "elementwise NumPy functions (np.sin, np.tanh, ...) in one function.\n"
+        "Fix: write that step with those, or use finite differences of the gradient "
+        "(pullback.testing.check_grads(order=2) shows how); a rule of yours needs a "
+        "differentiable pullback: register one with registry.set_pullback_function(fn, "
+        "pullback_fn) (docs/custom-rules.md, 'Second derivatives through a rule')."
+    )

@@ -234,24 +234,36 @@ def generated_line_place(line_map, fs, lineno: int):
     return fs.filename, user_line, fs.file_line(user_line).strip()
 
 
-def running_users_line(limit: int = 64):
-    """``(filename, line, text)`` of the user's line that the innermost generated code on
-    the call stack (up to ``limit`` frames up) is running, skipping
-    generated code whose line is one of pullback's own (a rule's pullback differentiated
-    again); None outside generated code. For values made while a sweep runs that raise
-    later, elsewhere (:class:`pullback.rules._util.Refused`): they keep the line they came
-    from."""
+def running_sweep_lines(limit: int = 64) -> tuple:
+    """The lines generated code on the call stack is running, innermost first, as
+    ``(line_map, source, lineno)``, up to the first one written for a file that is not
+    pullback's own (a user's function; a rule's pullback differentiated again is
+    pullback's): cheap enough to take where a value made while a sweep runs may raise
+    later, elsewhere (:class:`pullback.refused.Refused`); :func:`users_line_of` reads the
+    user's line from them when it is needed."""
+    out = []
     frame = sys._getframe(1)
     while frame is not None and limit > 0:
         g = frame.f_globals
-        if "__pullback_line_map__" in g:
-            where = generated_line_place(
-                g["__pullback_line_map__"], g["__pullback_source__"], frame.f_lineno
-            )
-            if where is not None and not in_pullback_file(where[0]):
-                return where
+        line_map = g.get("__pullback_line_map__")
+        if line_map is not None:
+            fs = g["__pullback_source__"]
+            out.append((line_map, fs, frame.f_lineno))
+            name = getattr(fs, "filename", "")
+            if not (name.startswith("<pullback") or name.startswith(_PACKAGE_DIR)):
+                break
         frame = frame.f_back
         limit -= 1
+    return tuple(out)
+
+
+def users_line_of(lines):
+    """``(filename, line, text)`` of the first of :func:`running_sweep_lines`' ``lines``
+    that is the user's, or None."""
+    for line_map, fs, lineno in lines:
+        where = generated_line_place(line_map, fs, lineno)
+        if where is not None and not in_pullback_file(where[0]):
+            return where
     return None
 
 

@@ -7,7 +7,7 @@ cotangent and still runs: the argument may be a constant the user does not diffe
 
 from __future__ import annotations
 
-from .errors import NotDifferentiableError, running_users_line
+from .errors import NotDifferentiableError, running_sweep_lines, users_line_of
 
 
 def refuse_refused(y) -> None:
@@ -53,34 +53,40 @@ class Refused:
     pullback cannot differentiate f with respect to its order v: no closed form
     """
 
-    __slots__ = ("what", "why", "where")
+    __slots__ = ("what", "why", "lines")
     __array_priority__ = 1000  # so that ndarray * Refused reaches __rmul__
 
-    def __init__(self, what: str, why: str, where=None):
+    def __init__(self, what: str, why: str, lines=()):
         self.what = what
         self.why = why
-        self.where = where  # (filename, line, text) of the user's line, once known
+        self.lines = lines  # where generated code was when it was made (errors.py)
+
+    @property
+    def where(self):
+        """``(filename, line, text)`` of the user's line it came from, or None."""
+        return users_line_of(self.lines)
 
     def placed(self) -> Refused:
-        """This refusal with the user's line the running sweep is at (itself once it has
-        one; a copy otherwise: the rules keep theirs as shared constants)."""
-        if self.where is not None:
+        """This refusal with the lines the running sweep is at (itself once it has them; a
+        copy otherwise: the rules keep theirs as shared constants)."""
+        if self.lines:
             return self
-        where = running_users_line()
-        return self if where is None else Refused(self.what, self.why, where)
+        lines = running_sweep_lines()
+        return Refused(self.what, self.why, lines) if lines else self
 
     def error(self) -> NotDifferentiableError:
         """The error its use raises, at the user's line it came from where one is known."""
         at, quoted = "", ""
-        if self.where is not None:
-            filename, line, text = self.where
+        where = self.where
+        if where is not None:
+            filename, line, text = where
             at, quoted = f"{filename}:{line}: ", f"\n        {text}"
         exc = NotDifferentiableError(
             f"{at}pullback cannot differentiate {self.what}: {self.why}{quoted}\n"
             "Fix: keep that parameter constant (do not differentiate with respect to it), "
             "or register your own rule with `@pullback.rrule(...)`."
         )
-        exc.users_place = self.where  # (the sweep's wrapper names no other line)
+        exc.users_place = where  # (the sweep's wrapper names no other line)
         return exc
 
     def _raise(self, *_args, **_kwargs):

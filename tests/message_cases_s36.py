@@ -119,3 +119,13 @@ def cubed(x):
 
 def through_a_closure_rule(x):
     return np.sum(cubed(x))
+
+
+def through_frompyfunc(x):
+    f = np.frompyfunc(lambda a: a * a * 2.0, 1, 1)
+    return np.sum(f(x).astype(float))
+
+
+def through_vectorize(x):
+    f = np.vectorize(lambda a: a * a * 2.0, otypes=[float])
+    return np.sum(f(x))

@@ -230,3 +230,24 @@ def test_a_second_derivative_through_a_users_closure_rule_names_the_line_and_the
         "differentiable pullback: register one with registry.set_pullback_function(fn, "
         "pullback_fn) (docs/custom-rules.md, 'Second derivatives through a rule')."
     )
+
+
+@pytest.mark.parametrize("how", ["grad", "hessian"])
+def test_a_frompyfunc_ufunc_is_refused_at_the_users_line_with_a_fix_that_works(how):
+    f = cases.through_frompyfunc
+    run = pullback.grad(f) if how == "grad" else pullback.hessian(f)
+    with pytest.raises(pullback.MissingRuleError) as info:
+        run(X)
+    text = "return np.sum(f(x).astype(float))"
+    # the column of the call at first order; at second order, found in the gradient's own
+    # code, the statement's
+    col = 19 if how == "grad" else 5
+    assert str(info.value).replace(HERE, "") == (
+        f"message_cases_s36.py:{_line_of(f, text)}:{col}: cannot differentiate the call of a "
+        "ufunc made by np.frompyfunc: it has neither Python source nor a rule.\n"
+        f"        {text}\n"
+        "Fix: make it with np.vectorize(fn, otypes=[float]) instead, whose calls pullback "
+        "differentiates through fn's source, or write fn with NumPy operations."
+    )
+    check_grads(cases.through_vectorize, X, order=2)
+    check_grads(cases.through_vectorize, np.float32(0.75))

@@ -218,6 +218,16 @@ def generated_line_place(line_map, fs, lineno: int):
     (with its ``line_map`` and source ``fs``) was written for, or None. Generated code
     differentiated again (a Hessian) maps to the first adjoint's lines: its own map is
     followed to the user's file."""
+    found = generated_line_source(line_map, fs, lineno)
+    if found is None:
+        return None
+    fs, user_line = found
+    return fs.filename, user_line, fs.file_line(user_line).strip()
+
+
+def generated_line_source(line_map, fs, lineno: int):
+    """``(source, line)``: the user's source and line that :func:`generated_line_place`
+    names, or None."""
     k = lineno - 1
     user_line = line_map[k] if 0 <= k < len(line_map) else None
     for _ in range(8):
@@ -231,7 +241,7 @@ def generated_line_place(line_map, fs, lineno: int):
         user_line = line_map[k] if 0 <= k < len(line_map) else None
     if user_line is None:
         return None
-    return fs.filename, user_line, fs.file_line(user_line).strip()
+    return fs, user_line
 
 
 def running_sweep_lines(limit: int = 64) -> tuple:

@@ -5,6 +5,8 @@ import contextlib
 import numpy as np
 import scipy.special as sc
 
+import pullback
+
 
 def order_in_a_tuple(x, v):
     p = (v, x * 0.5)
@@ -129,3 +131,23 @@ def through_frompyfunc(x):
 def through_vectorize(x):
     f = np.vectorize(lambda a: a * a * 2.0, otypes=[float])
     return np.sum(f(x))
+
+
+def _wave(v, x):
+    return np.sum(np.sin(v * x))
+
+
+WAVE_SLOPE = pullback.grad(_wave)
+
+
+@pullback.grad
+def wave_slope(v, x):
+    return np.sum(np.sin(v * x))
+
+
+def squared_slope_of_a_global(v, x):
+    return WAVE_SLOPE(v, x) ** 2
+
+
+def squared_slope_of_a_decorated(v, x):
+    return wave_slope(v, x) ** 2 + v

@@ -251,3 +251,14 @@ def test_a_frompyfunc_ufunc_is_refused_at_the_users_line_with_a_fix_that_works(h
     )
     check_grads(cases.through_vectorize, X, order=2)
     check_grads(cases.through_vectorize, np.float32(0.75))
+
+
+@pytest.mark.parametrize(
+    "fn", [cases.squared_slope_of_a_global, cases.squared_slope_of_a_decorated]
+)
+def test_a_grad_object_called_inside_a_differentiated_function_differentiates(fn):
+    # (it was PB301 "call of '..._wave', a function with no Python source")
+    x = np.array([0.3, 0.7, -0.4])
+    check_grads(fn, 1.5, x, order=2)
+    check_grads(fn, 1.5, x, wrt=1)
+    check_grads(fn, np.float32(1.5), x.astype(np.float32))

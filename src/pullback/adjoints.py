@@ -53,6 +53,10 @@ class TransformedFunction:
 
     fn = None
     registry = None
+    # called inside a differentiated function (a grad object held in a global, a decorated
+    # function), it is resolved when the call runs, as `grad(f)(x)` written there is: the
+    # check must not read it as the function it wraps, nor as one with no source
+    __pullback_opaque__ = True
 
     def gradient_function(self, kinds_key):  # pragma: no cover - overridden
         raise NotImplementedError

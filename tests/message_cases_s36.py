@@ -151,3 +151,8 @@ def squared_slope_of_a_global(v, x):
 
 def squared_slope_of_a_decorated(v, x):
     return wave_slope(v, x) ** 2 + v
+
+
+def order_in_an_array(x, v):
+    p = np.array([v, x[0]])
+    return np.sum(sc.jv(p[0], x) * p[1])

@@ -60,8 +60,9 @@ BESSEL = (
     "function with respect to its order v: the derivative of a Bessel function with respect "
     "to a non-integer order has no closed form\n"
     "        {text}\n"
-    "Fix: keep that parameter constant (do not differentiate with respect to it), or "
-    "register your own rule with `@pullback.rrule(...)`."
+    "Fix: keep that parameter constant: do not differentiate with respect to it, and pass "
+    "it on its own, not as an element of an array that holds differentiated values (a tuple, "
+    "list or dict may hold both); or register your own rule with `@pullback.rrule(...)`."
 )
 
 
@@ -105,8 +106,10 @@ def test_zeta_x_is_refused_at_second_order_with_its_reason():
         f"message_cases_s36.py:{_line_of(f, text)}: pullback cannot differentiate "
         "scipy.special.zeta with respect to x: d/dx zeta(x, q) = -sum log(k + q) (k + q)^-x "
         f"has no scipy function\n        {text}\n"
-        "Fix: keep that parameter constant (do not differentiate with respect to it), or "
-        "register your own rule with `@pullback.rrule(...)`."
+        "Fix: keep that parameter constant: do not differentiate with respect to it, and "
+        "pass it on its own, not as an element of an array that holds differentiated values "
+        "(a tuple, list or dict may hold both); or register your own rule with "
+        "`@pullback.rrule(...)`."
     )
     check_grads(f, X, 1.5, wrt=1, order=2)  # q differentiates, to second order
 
@@ -262,3 +265,13 @@ def test_a_grad_object_called_inside_a_differentiated_function_differentiates(fn
     check_grads(fn, 1.5, x, order=2)
     check_grads(fn, 1.5, x, wrt=1)
     check_grads(fn, np.float32(1.5), x.astype(np.float32))
+
+
+def test_an_order_inside_an_array_with_differentiated_values_is_refused_with_the_way_out():
+    # An array is differentiated as a whole: its element v carries the gradient of x[0]'s
+    # neighbour. The fix (v on its own, or in a tuple) is order_in_a_tuple's, which works.
+    f = cases.order_in_an_array
+    text = "return np.sum(sc.jv(p[0], x) * p[1])"
+    assert _refusal(lambda: pullback.grad(f)(X, 1.5)) == BESSEL.format(
+        line=_line_of(f, text), text=text
+    )

@@ -83,8 +83,10 @@ class Refused:
             at, quoted = f"{filename}:{line}: ", f"\n        {text}"
         exc = NotDifferentiableError(
             f"{at}pullback cannot differentiate {self.what}: {self.why}{quoted}\n"
-            "Fix: keep that parameter constant (do not differentiate with respect to it), "
-            "or register your own rule with `@pullback.rrule(...)`."
+            "Fix: keep that parameter constant: do not differentiate with respect to it, and "
+            "pass it on its own, not as an element of an array that holds differentiated "
+            "values (a tuple, list or dict may hold both); or register your own rule with "
+            "`@pullback.rrule(...)`."
         )
         exc.users_place = where  # (the sweep's wrapper names no other line)
         return exc

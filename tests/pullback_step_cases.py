@@ -4,19 +4,12 @@ construct refused here is refused where a derivative of a derivative would meet 
 rule's pullback."""
 
 
-def scale(a, y=1.0):
+def scale(a, y=2.0):
+    # a write into an argument (PB101), found only when the call through `fn` runs: the
+    # function is a parameter of `step`, so its body is checked when the step is built
+    a[0] = y
     return a * y
 
 
-class _Scaler:
-    def apply(self, a, y=1.0):
-        return a * y
-
-
-SCALER = _Scaler()
-
-
 def step(x, fn):
-    # a varied keyword of a global object's method: PB502 (a call found at run time with a
-    # computed keyword is a star-call now, which would differentiate)
-    return fn(2.0) * SCALER.apply(2.0, y=x)
+    return fn(x * 1.0)

@@ -124,12 +124,6 @@ def stand_in_step(monkeypatch):
     monkeypatch.setattr(running, "in_pullback_file", lambda f: f == step_file or own(f))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the stand-in's construct (a computed keyword of a global object's method, "
-    "tests/pullback_step_cases.py) differentiates since stop 34: the test needs another "
-    "construct that pullback's own step refuses at run time",
-)
 def test_a_refusal_inside_pullbacks_step_names_the_users_line(stand_in_step):
     from step_user_cases import calls_the_step
 
@@ -142,4 +136,7 @@ def test_a_refusal_inside_pullbacks_step_names_the_users_line(stand_in_step):
     if UPDATE:
         path.write_text(text + "\n")
     assert text + "\n" == path.read_text()
-    assert text.startswith("step_user_cases.py:9: ")
+    # the user's line and its source, then the refused construct of the step as detail
+    assert text.startswith("step_user_cases.py:9: cannot differentiate this line again")
+    assert text.splitlines()[1].strip() == "return np.sum(step(x, scale))"
+    assert "pullback_step_cases.py:10: PB101" in text

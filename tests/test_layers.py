@@ -58,6 +58,7 @@ LAYERS = (
             "pullback.zero_safe",
             "pullback.sparse_values",
             "pullback.with_contexts",
+            "pullback.refused",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

@@ -37,6 +37,7 @@ from .errors import (
     HigherOrderError,
     SourceUnavailableError,
     UnsupportedSyntaxError,
+    generated_line_place,
 )
 from .registry import RuleRegistry, qualified_name
 from .signatures import signature_of
@@ -52,6 +53,10 @@ class TransformedFunction:
 
     fn = None
     registry = None
+    # called inside a differentiated function (a grad object held in a global, a decorated
+    # function), it is resolved when the call runs, as `grad(f)(x)` written there is: the
+    # check must not read it as the function it wraps, nor as one with no source
+    __pullback_opaque__ = True
 
     def gradient_function(self, kinds_key):  # pragma: no cover - overridden
         raise NotImplementedError
@@ -139,11 +144,20 @@ def higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
             names.setdefault(qualified_name(rule.rrule), set()).add(rule.name)
             by_id[id(rule.rrule)] = rule.name
     namespace = getattr(gradient_fn, "__globals__", {})
-    found = set()
+    found, places, closures = set(), [], False
     for d in exc.diagnostics:
         if d.code != "PB301" or "'" not in d.message:
             continue
+        place = _users_place(namespace, d)
+        if place is not None and place not in places:
+            places.append(place)
         callee = d.message.split("'")[1]
+        if callee == _CHECKED_RULE:  # a user's rule, whose closure pullback is checked
+            named = re.findall(r"'([^']+)'\)", d.source_line)
+            if named:
+                found.add(named[-1])
+                closures = True
+                continue
         candidates = names.get(callee, {callee})
         if len(candidates) > 1:
             called = {
@@ -154,21 +168,54 @@ def higher_order_error(transformed, exc, gradient_fn=None) -> HigherOrderError:
             candidates = (called & candidates) or candidates
         found |= candidates
     steps = ", ".join(sorted(found))
+    at = "".join(f"{f}:{line}: " for f, line, _ in places[:1])
+    quoted = "".join(f"        {text}\n" for _, _, text in places[:1])
+    rule_fix = (
+        "; a rule of yours needs a differentiable pullback: register one with "
+        "registry.set_pullback_function(fn, pullback_fn) (docs/custom-rules.md, 'Second "
+        "derivatives through a rule')"
+        if closures
+        else ""
+    )
     return HigherOrderError(
-        f"cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
+        f"{at}cannot take a second derivative of '{_name(transformed.fn)}': its gradient uses "
         f"{'the rules ' + steps if steps else 'calls'} whose pullbacks pullback cannot "
         "differentiate yet (or calls of other user functions).\n"
+        f"{quoted}"
         "Second derivatives work through arithmetic, indexing, control flow, `math` and the "
         "elementwise NumPy functions (np.sin, np.tanh, ...) in one function.\n"
         "Fix: write that step with those, or use finite differences of the gradient "
-        "(pullback.testing.check_grads(order=2) shows how)."
+        f"(pullback.testing.check_grads(order=2) shows how){rule_fix}."
     )
+
+
+#: the check generated code runs on what a user's rule returns (runtime.check_cotangents)
+_CHECKED_RULE = "pullback.runtime.check_cotangents"
+
+
+def _users_place(namespace, d):
+    """``(filename, line, text)`` of the user's line a diagnostic ``d`` in a generated
+    gradient (whose globals are ``namespace``) was written for, or None."""
+    line_map = namespace.get("__pullback_line_map__")
+    if line_map is None or not d.filename.startswith("<pullback"):
+        return None
+    return generated_line_place(line_map, namespace["__pullback_source__"], d.line)
 
 
 def get_adjoint(fn, wrt, registry: RuleRegistry, kinds_key=None) -> Adjoint:
     params, picks = split_wrt(wrt)  # elements of *args/**kwargs: their tuple or dict
     adj = adjoint_cache(registry).get(fn, params, registry, kinds_key)
     return adj if picks is None else picked_adjoint(adj, wrt, picks)
+
+
+def _first_refusal(fn, args, kwargs) -> None:
+    """Before refusing to differentiate again a step pullback cannot (``by_rule``: a rule's
+    own pullback, for call forms its transformable pullback leaves to it), run it as the
+    first derivative does: where the rule refuses these inputs already (``pinv(...,
+    hermitian=True)``, ``svd(full_matrices=True)`` of a tall matrix), its refusal, which
+    says what to change, is the one the user needs."""
+    if getattr(fn, "__pullback_refuse__", None) is not None:
+        fn(*args, **kwargs)
 
 
 class VJPRef:
@@ -276,7 +323,11 @@ class LazyAdjoint:
                 key = (kinds_key(args, kwargs), self.registry.version)
         adj = self._cache.get(key)
         if adj is None or not adj.guard():
-            adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+            try:
+                adj = get_adjoint(self.fn, self.wrt, self.registry, kinds_key(args, kwargs))
+            except HigherOrderError:
+                _first_refusal(self.fn, args, kwargs)
+                raise
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
 

@@ -16,8 +16,29 @@ Fix: register a rule with `@pullback.rrule(mod.f)`, ...
 
 from __future__ import annotations
 
-from .errors import Diagnostic, HigherOrderError, MissingRuleError, UnsupportedSyntaxError
+from .errors import (
+    Diagnostic,
+    HigherOrderError,
+    MissingRuleError,
+    UnsupportedSyntaxError,
+    generated_line_source,
+)
 from .registry import REFUSED_WHEN_VARIED, qualified_name
+
+
+def site_place(fs, node) -> tuple:
+    """``(filename, line, col, source_line)`` of ``node`` in ``fs`` for a :class:`CallSite`:
+    in generated code differentiated again (a gradient's own source), the user's line it was
+    written for, its column the statement's first."""
+    filename, line, col = fs.location(node)
+    g = getattr(getattr(fs, "fn", None), "__globals__", {})
+    if filename.startswith("<pullback") and "__pullback_line_map__" in g:
+        found = generated_line_source(g["__pullback_line_map__"], g["__pullback_source__"], line)
+        if found is not None:
+            users, line = found
+            text = users.file_line(line)
+            return users.filename, line, len(text) - len(text.lstrip()), text
+    return filename, line, col, fs.file_line(line)
 
 
 class CallSite:
@@ -142,13 +163,24 @@ class CallSite:
             f"Fix: {fix}."
         )
 
-    def missing(self, what: str, qualified: str) -> MissingRuleError:
+    def missing(self, what: str, qualified: str, fn=None) -> MissingRuleError:
+        fix = (
+            f"register a rule with `@pullback.rrule({qualified})`, or declare it "
+            f"non-differentiable with `pullback.non_differentiable({qualified})`."
+        )
+        if type(fn).__name__ == "ufunc" and getattr(fn, "__name__", "").endswith("(vectorized)"):
+            # np.frompyfunc's ufunc, whose name is its function's: nothing a rule can be
+            # registered for by that name
+            what = "a ufunc made by np.frompyfunc"
+            fix = (
+                "make it with np.vectorize(fn, otypes=[float]) instead, whose calls pullback "
+                "differentiates through fn's source, or write fn with NumPy operations."
+            )
         return MissingRuleError(
             f"{self.where()}: cannot differentiate the call of {what}: it has neither Python "
             f"source nor a rule.\n"
             f"        {self.source_line.strip()}\n"
-            f"Fix: register a rule with `@pullback.rrule({qualified})`, or declare it "
-            f"non-differentiable with `pullback.non_differentiable({qualified})`."
+            f"Fix: {fix}"
         )
 
 

@@ -125,7 +125,7 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
             return y, bound_call_pullback
 
         return bound_call_rrule
-    raise site.missing(label, qualified_name(fn))
+    raise site.missing(label, qualified_name(fn), fn)
 
 
 def _ruled_method_rrule(site: CallSite, function, receiver):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import types
 
 
@@ -210,6 +211,70 @@ def in_pullback_file(filename: str) -> bool:
     """Whether ``filename`` is one of pullback's own modules, or code it generated (named
     ``<pullback ...>``): a line there is pullback's step, not the user's."""
     return filename.startswith("<pullback") or os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def generated_line_place(line_map, fs, lineno: int):
+    """``(filename, line, text)`` of the user's line that line ``lineno`` of generated code
+    (with its ``line_map`` and source ``fs``) was written for, or None. Generated code
+    differentiated again (a Hessian) maps to the first adjoint's lines: its own map is
+    followed to the user's file."""
+    found = generated_line_source(line_map, fs, lineno)
+    if found is None:
+        return None
+    fs, user_line = found
+    return fs.filename, user_line, fs.file_line(user_line).strip()
+
+
+def generated_line_source(line_map, fs, lineno: int):
+    """``(source, line)``: the user's source and line that :func:`generated_line_place`
+    names, or None."""
+    k = lineno - 1
+    user_line = line_map[k] if 0 <= k < len(line_map) else None
+    for _ in range(8):
+        if user_line is None:
+            return None
+        outer = getattr(getattr(fs, "fn", None), "__globals__", {})
+        if "__pullback_line_map__" not in outer:
+            break
+        line_map, fs = outer["__pullback_line_map__"], outer["__pullback_source__"]
+        k = user_line - 1
+        user_line = line_map[k] if 0 <= k < len(line_map) else None
+    if user_line is None:
+        return None
+    return fs, user_line
+
+
+def running_sweep_lines(limit: int = 64) -> tuple:
+    """The lines generated code on the call stack is running, innermost first, as
+    ``(line_map, source, lineno)``, up to the first one written for a file that is not
+    pullback's own (a user's function; a rule's pullback differentiated again is
+    pullback's): cheap enough to take where a value made while a sweep runs may raise
+    later, elsewhere (:class:`pullback.refused.Refused`); :func:`users_line_of` reads the
+    user's line from them when it is needed."""
+    out = []
+    frame = sys._getframe(1)
+    while frame is not None and limit > 0:
+        g = frame.f_globals
+        line_map = g.get("__pullback_line_map__")
+        if line_map is not None:
+            fs = g["__pullback_source__"]
+            out.append((line_map, fs, frame.f_lineno))
+            name = getattr(fs, "filename", "")
+            if not (name.startswith("<pullback") or name.startswith(_PACKAGE_DIR)):
+                break
+        frame = frame.f_back
+        limit -= 1
+    return tuple(out)
+
+
+def users_line_of(lines):
+    """``(filename, line, text)`` of the first of :func:`running_sweep_lines`' ``lines``
+    that is the user's, or None."""
+    for line_map, fs, lineno in lines:
+        where = generated_line_place(line_map, fs, lineno)
+        if where is not None and not in_pullback_file(where[0]):
+            return where
+    return None
 
 
 def _internal(frame) -> bool:

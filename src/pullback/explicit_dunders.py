@@ -24,6 +24,11 @@ import numpy as np
 
 from .registry import transformable
 
+# These functions stand in for the user's own call: what the method raises when it runs as
+# written (``(1.5).__getitem__(0)``: AttributeError) is the user's error, named at the
+# user's line, not a failed step of pullback's (running.py).
+__pullback_runs_users_call__ = True
+
 #: the operands whose special methods are the operators' arithmetic
 _VALUES = frozenset(
     {float, int, complex, bool, np.ndarray, np.float64, np.float32, np.int64, np.complex128}

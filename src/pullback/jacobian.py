@@ -26,6 +26,7 @@ from .callables import as_bound_call
 from .diagonal_stack import identity_stack
 from .errors import ArgumentError, NonScalarOutputError, PullbackError, for_user, user_facing
 from .records_dataclasses import as_cotangent, is_dataclass_value
+from .refused import refuse_refused
 from .registry import _active, _builtin, default_registry, install_entry_points
 from .running import deeper_recursion, run_forward, run_pullback
 from .second_order import HessianFunction, second_derivatives, third_order_error, vector_hvp
@@ -38,6 +39,7 @@ def _leaf_shape(y):
         return np.shape(y)
     if backends.is_dask(y):
         return y.shape
+    refuse_refused(y)  # a gradient differentiated again that needed a refused cotangent
     raise ArgumentError(
         f"jacobian needs outputs that are arrays or numbers (or a tuple of them); got a "
         f"{type(y).__name__}.\nFix: return arrays, or use pullback.vjp for other structures."

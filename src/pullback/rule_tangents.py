@@ -237,7 +237,7 @@ def function_tangent(site, fn, args, tangents, kwargs):
         return site.adjoint_of(target)(
             (*head, *args), (*lead, *tangents), {**fixed, **(kwargs or {})}
         )
-    raise site.missing(f"'{getattr(fn, '__name__', fn)}'", qualified_name(fn))
+    raise site.missing(f"'{getattr(fn, '__name__', fn)}'", qualified_name(fn), fn)
 
 
 def method_tangent(site, obj, dobj, name, args, tangents, kwargs):

@@ -16,8 +16,10 @@ from .errors import (
     ArgumentError,
     HigherOrderError,
     PullbackError,
+    generated_line_place,
     in_pullback_file,
 )
+from .refused import refuse_refused
 from .transform.build import Adjoint
 
 
@@ -50,21 +52,8 @@ def _locate(exc, frame=None):
             return None
         frame = frames[-1]
     line_map, fs, lineno, func = frame
-    k = lineno - 1
-    user_line = line_map[k] if 0 <= k < len(line_map) else None
-    # Generated code differentiated again (a Hessian): follow its own map to the user.
-    for _ in range(8):
-        if user_line is None:
-            return None
-        outer = getattr(getattr(fs, "fn", None), "__globals__", {})
-        if "__pullback_line_map__" not in outer:
-            break
-        line_map, fs = outer["__pullback_line_map__"], outer["__pullback_source__"]
-        k = user_line - 1
-        user_line = line_map[k] if 0 <= k < len(line_map) else None
-    if user_line is None:
-        return None
-    return fs.filename, user_line, fs.file_line(user_line).strip(), func
+    where = generated_line_place(line_map, fs, lineno)
+    return None if where is None else (*where, func)
 
 
 def _users_lines(exc) -> list:
@@ -130,6 +119,12 @@ def _refused_inside(exc) -> HigherOrderError | None:
         "first derivative needs no such step (an argument that is the same in every loop "
         "iteration, a keyword given by position)."
     )
+
+
+def _names_a_line(exc: PullbackError, filename, line) -> bool:
+    """Whether ``exc`` already names the user's line ``filename:line``, or the line it came
+    from (``users_place``: a refused cotangent raised where it was used)."""
+    return f"{filename}:{line}" in str(exc) or getattr(exc, "users_place", None) is not None
 
 
 def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
@@ -199,10 +194,13 @@ class deeper_recursion:
 def run_forward(adj: Adjoint, args, kwargs):
     try:
         with escapes.escape_scope():  # one evaluation (escapes.py)
-            return adj.forward(*args, **kwargs)
+            out = adj.forward(*args, **kwargs)
     except Exception as exc:
         forward_failed(adj, exc)
         raise
+    # a gradient differentiated again, whose value needed a refused cotangent
+    refuse_refused(out[0])
+    return out
 
 
 def forward_failed(adj: Adjoint, exc: Exception) -> None:
@@ -216,7 +214,7 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
         if inside is not None:
             raise inside from exc
         where = _users_line(exc)
-        if where is not None and f"{where[0]}:{where[1]}" not in str(exc):
+        if where is not None and not _names_a_line(exc, where[0], where[1]):
             relocated = _relocated(exc, *where[:3])
             if relocated is not exc:
                 raise relocated from None
@@ -228,10 +226,23 @@ def forward_failed(adj: Adjoint, exc: Exception) -> None:
         raise ArgumentError(f"cannot call '{name}' with these arguments: {message}") from None
     where = _locate(exc)
     if where is not None and in_pullback_file(where[0]):
-        raise _rule_step_failed(exc, where) from exc
+        if not _runs_users_call(exc):
+            raise _rule_step_failed(exc, where) from exc
+        where = _users_line(exc)  # the user's own error, raised by the call as written
     if where is not None:
         filename, line, text, _ = where
         add_note(exc, f"  raised by {filename}:{line}: {text}  (in pullback's forward sweep)")
+
+
+def _runs_users_call(exc) -> bool:
+    """Whether the innermost generated code ``exc`` passed through is a function of
+    pullback's that stands in for the user's own expression (a special method called by
+    name, explicit_dunders.py, marked ``__pullback_runs_users_call__``): what it raises is
+    what the user's call raises when it runs as written, the user's error, not a failed
+    step of pullback's."""
+    frames = _generated_frames(exc)
+    fn = getattr(frames[-1][1], "fn", None) if frames else None
+    return bool(getattr(fn, "__globals__", {}).get("__pullback_runs_users_call__"))
 
 
 def run_pullback(pullback, dy):
@@ -257,7 +268,7 @@ def pullback_failed(exc: Exception) -> None:
         raise _rule_step_failed(exc, where) from exc
     filename, line, text, _ = where
     if isinstance(exc, PullbackError):
-        if f"{filename}:{line}" not in str(exc):
+        if not _names_a_line(exc, filename, line):
             relocated = _relocated(exc, filename, line, text)
             if relocated is not exc:
                 raise relocated from exc

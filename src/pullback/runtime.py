@@ -18,6 +18,7 @@ from .errors import (
     RuleError,
 )
 from .records_dataclasses import is_dataclass_value, swept
+from .refused import refuse_refused
 from .registry import transformable
 from .tangents import (
     NO_TANGENT,
@@ -110,6 +111,7 @@ def scalar_seed(y, name: str, what: str = "grad"):
             "result; for complex outputs use pullback.vjp with a complex cotangent."
         )
     if isinstance(y, bool) or not (foreign or isinstance(y, (float, int, np.ndarray, np.generic))):
+        refuse_refused(y)  # a gradient differentiated again that needed a refused cotangent
         raise NonScalarOutputError(
             f"{what} needs '{name}' to return a scalar, but it returned a "
             f"{type(y).__name__}.\n"

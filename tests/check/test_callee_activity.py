@@ -124,7 +124,13 @@ def test_callee_parameters_from_the_call_site():
     assert callee_active_params(call, callee, {"x", "y"}, bound=1) == {"p", "r"}
     assert callee_active_params(call, callee, {"obj"}, bound=1) == {"self"}
     star = gast.parse("h(*args)").body[0].value
-    assert callee_active_params(star, callee, set(), bound=0) is None
+    assert callee_active_params(star, callee, {"args"}, bound=0) is None
+    # no argument carries a differentiated value: no parameter does, whatever the binding
+    # (a decorator's `def helper(*args, **kwds)`, @contextlib.contextmanager's)
+    assert callee_active_params(star, callee, set(), bound=0) == frozenset()
+    vararg = gast.parse("def helper(*args, **kwds):\n    return args\n").body[0]
+    assert callee_active_params(call, vararg, {"k"}, bound=0) == frozenset()
+    assert callee_active_params(call, vararg, {"x"}, bound=0) is None
 
 
 def settings_from_an_argument(x, n):

@@ -150,6 +150,14 @@ def callee_active_params(call, callee_tree, tainted, bound: int = 0):
     method = bound == 1
     if bound not in (0, 1):
         return None
+    receiver = call.func.value if method and isinstance(call.func, gast.Attribute) else None
+    passed = [*call.args, *(k.value for k in call.keywords)]
+    if not any(reads_tainted(v, tainted) for v in passed) and (
+        not method or (receiver is not None and not reads_tainted(receiver, tainted))
+    ):
+        # no argument carries a differentiated value, whatever the binding (a decorator's
+        # `def helper(*args, **kwds)`, such as @contextlib.contextmanager's)
+        return frozenset()
     a = callee_tree.args
     if a.vararg is not None or a.kwarg is not None or a.posonlyargs:
         return None

@@ -466,6 +466,19 @@ def require_success(result, name, what="converge"):
         )
 
 
+def require_square(name, g, x):
+    """Refuse a system ``G(x) = 0`` whose number of equations is not that of unknowns: the
+    implicit function theorem needs a square Jacobian."""
+    m, n = int(np.size(g)), int(np.size(x))
+    if m != n:
+        raise UnsupportedCallError(
+            f"pullback: {name}: {m} equations for {n} unknowns; the implicit function theorem "
+            "needs a square system.\nFix: give the function one equation per unknown, or fit "
+            "an overdetermined system with scipy.optimize.least_squares, whose solution is "
+            "differentiated."
+        )
+
+
 # A Newton step this large from a solution, relative to it, is no solver's slack: the
 # point solves nothing (a minimum on a kink, which a derivative-free method calls converged)
 STATIONARY_STEP = 1e-2

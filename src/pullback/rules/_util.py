@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from ..backends import as_array, keys_like
-from ..errors import NotDifferentiableError, UnsupportedCallError
+from ..errors import UnsupportedCallError
+from ..refused import Refused
 from ..tangents import (
     NO_TANGENT,
     ZERO,
@@ -83,10 +84,13 @@ def finalize(g, x):
     Dense (no :class:`~pullback.tangents.IndexedCotangent`), real when ``x`` is real,
     summed over the axes broadcasting added, in ``x``'s floating dtype. A list or tuple
     ``x`` (an ``array_like`` argument) gets a list or tuple of cotangents, one per element.
-    ``NO_TANGENT`` when ``x`` has no tangent, ``ZERO`` stays ``ZERO``.
+    ``NO_TANGENT`` when ``x`` has no tangent, ``ZERO`` stays ``ZERO``, a :class:`Refused`
+    stays refused (it raises where a value is needed, not here).
     """
     if g is ZERO or g is NO_TANGENT:
         return g
+    if type(g) is Refused:
+        return g.placed() if differentiable(x) else NO_TANGENT
     if type(x) in _SEQUENCES:
         if not differentiable(x):
             return NO_TANGENT
@@ -104,8 +108,8 @@ def finalize(g, x):
 def finalize_like(g, x):
     """Like :func:`finalize`, for a ``g`` that has ``x``'s number of elements but maybe
     another shape (a reshaped or flattened cotangent)."""
-    if g is ZERO or g is NO_TANGENT:
-        return g
+    if g is ZERO or g is NO_TANGENT or type(g) is Refused:
+        return finalize(g, x)
     if type(x) in _SEQUENCES or is_differentiable_value(x):
         return finalize(np.reshape(densify(g), np.shape(x)), x)
     return NO_TANGENT
@@ -370,31 +374,3 @@ def refuse_integer_dtype(name, p):
             "reducing them and has no derivative; fix: drop dtype= and convert the result "
             "(or round the input explicitly, e.g. np.floor, if that is what is meant)"
         )
-
-
-class Refused:
-    """A cotangent pullback cannot compute: any use of it raises, naming what and why.
-
-    (Here, with the helpers every family uses, rather than with the scipy.stats rules
-    that make most of them: ``rule_from_pullback`` tests for it, and the import of a
-    NumPy gradient need not load the scipy.stats machinery for a class.)
-    """
-
-    __array_priority__ = 1000  # so that ndarray * Refused reaches __rmul__
-
-    def __init__(self, what: str, why: str):
-        self.what = what
-        self.why = why
-
-    def _raise(self, *_args, **_kwargs):
-        raise NotDifferentiableError(
-            f"pullback cannot differentiate {self.what}: {self.why}\n"
-            "Fix: keep that parameter constant (do not differentiate with respect to it), "
-            "or register your own rule with `@pullback.rrule(...)`."
-        )
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
-    __truediv__ = __rtruediv__ = __neg__ = __array__ = __float__ = _raise
-
-    def __repr__(self) -> str:
-        return f"Refused({self.what!r})"

@@ -127,7 +127,10 @@ def _pinv_rrule(a, *args, **kwargs):
     if bind(
         args, kwargs, ("rcond", "hermitian"), (None, False), name="np.linalg.pinv", known=("rtol",)
     )["hermitian"]:
-        raise UnsupportedCallError("pullback: pinv(hermitian=True) has no rule")
+        raise UnsupportedCallError(
+            "pullback: pinv(hermitian=True) has no rule.\nFix: drop hermitian=True (the same "
+            "pseudo-inverse, differentiated)."
+        )
     A = np.asarray(a)
 
     def pinv_pullback(dy):
@@ -365,7 +368,10 @@ def _svd_rrule(a, *args, **kwargs):
         name="np.linalg.svd",
     )
     if p["hermitian"]:
-        raise UnsupportedCallError("pullback: svd(hermitian=True) has no rule")
+        raise UnsupportedCallError(
+            "pullback: svd(hermitian=True) has no rule.\nFix: drop hermitian=True (the same "
+            "singular values; np.linalg.eigh differentiates a Hermitian matrix's eigenvectors)."
+        )
     A = np.asarray(a)
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
@@ -404,7 +410,8 @@ def _no_extra(block, name):
     if block.size and np.any(block != 0):
         raise UnsupportedCallError(
             f"pullback: svd(full_matrices=True) of a non-square matrix: the extra columns "
-            f"of {name} are not unique and cannot be differentiated; use full_matrices=False"
+            f"of {name} are not unique and cannot be differentiated.\n"
+            "Fix: pass full_matrices=False."
         )
 
 
@@ -443,7 +450,10 @@ def _qr_rrule(a, *args, **kwargs):
     y = la.qr(a, *args, **kwargs)
     mode = bind(args, kwargs, ("mode",), ("reduced",), name="np.linalg.qr")["mode"]
     if mode not in ("reduced", "complete", "r"):
-        raise UnsupportedCallError(f"pullback: qr(mode={mode!r}) has no rule")
+        raise UnsupportedCallError(
+            f"pullback: qr(mode={mode!r}) has no rule.\nFix: use mode='reduced' (or "
+            "'complete', 'r')."
+        )
     A = np.asarray(a)
     m, n = A.shape[-2], A.shape[-1]
     if mode == "r":
@@ -468,7 +478,7 @@ def _qr_rrule(a, *args, **kwargs):
                 if np.any(dQ[..., :, k:] != 0):
                     raise UnsupportedCallError(
                         "pullback: qr(mode='complete') of a tall matrix: the extra columns "
-                        "of Q are not unique; use mode='reduced'"
+                        "of Q are not unique.\nFix: use mode='reduced'."
                     )
                 dQ = dQ[..., :, :k]
             if dR is not ZERO:

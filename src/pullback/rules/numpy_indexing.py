@@ -283,7 +283,10 @@ def _sort_rrule(a, *args, **kwargs):
         args, kwargs, ("axis", "kind", "order"), (-1, None, None), name="np.sort", known=("stable",)
     )
     if p["order"] is not None:
-        raise UnsupportedCallError("pullback: sort(order=...) of structured arrays has no rule")
+        raise UnsupportedCallError(
+            "pullback: sort(order=...) of structured arrays has no rule.\nFix: sort the "
+            "fields as plain arrays: i = np.argsort(key), then index each field with i."
+        )
     axis = p["axis"]
     shape = np.shape(a)
     src = np.ravel(a) if axis is None else as_array(a)
@@ -303,7 +306,10 @@ def _partition_rrule(a, kth, *args, **kwargs):
         args, kwargs, ("axis", "kind", "order"), (-1, "introselect", None), name="np.partition"
     )
     if p["order"] is not None:
-        raise UnsupportedCallError("pullback: partition(order=...) has no rule")
+        raise UnsupportedCallError(
+            "pullback: partition(order=...) has no rule.\nFix: partition the fields as plain "
+            "arrays: i = np.argpartition(key, kth), then index each field with i."
+        )
     axis = p["axis"]
     shape = np.shape(a)
     src = np.ravel(a) if axis is None else as_array(a)

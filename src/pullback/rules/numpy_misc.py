@@ -281,7 +281,12 @@ def _interp_rrule(x, xp, fp, *args, **kwargs):
     y = np.interp(x, xp, fp, *args, **kwargs)
     p = bind(args, kwargs, ("left", "right", "period"), (None, None, None), name="np.interp")
     if p["period"] is not None:
-        raise UnsupportedCallError("pullback: interp(period=...) has no rule")
+        raise UnsupportedCallError(
+            "pullback: interp(period=...) has no rule.\nFix: wrap the points yourself and "
+            "call np.interp without period=: np.interp(np.mod(x, period), "
+            "np.concatenate([xp[-1:] - period, xp, xp[:1] + period]), "
+            "np.concatenate([fp[-1:], fp, fp[:1]])) for xp sorted within [0, period)."
+        )
     xa = np.asarray(x)
     xpa = np.asarray(xp)
     fpa = np.asarray(fp)

@@ -103,8 +103,8 @@ def _method_weights(pos, lo, method):
         wlo = (np.around(pos) == lo).astype(np.float64)
         return wlo, 1.0 - wlo
     raise UnsupportedCallError(
-        f"pullback: quantile method {method!r} has no rule (use linear, lower, higher, "
-        "midpoint or nearest)"
+        f"pullback: quantile method {method!r} has no rule.\nFix: pass method= one of linear, "
+        "lower, higher, midpoint or nearest."
     )
 
 
@@ -213,7 +213,11 @@ def quantile_rule(fn, scale, has_q, skip_nan):
         p = bind(args, kwargs, params, defaults, name=f"np.{name}", known=("weights",))
         refuse_out(name, p)
         if kwargs.get("weights") is not None:
-            raise UnsupportedCallError(f"pullback: {name}(..., weights=...) has no rule")
+            raise UnsupportedCallError(
+                f"pullback: {name}(..., weights=...) has no rule.\nFix: drop weights=, or "
+                "interpolate the weighted cumulative sum of the sorted data with np.argsort, "
+                "np.cumsum and np.interp, which have rules."
+            )
         q = p["q"] if has_q else 0.5
         method = p.get("method", "linear")
         with_q = has_q and bool(args) and differentiable(q) and method == "linear"

@@ -26,7 +26,12 @@ from ._util import (
     refuse_out,
     zeros_for,
 )
-from .numpy_products_pullbacks import parse_einsum, register_pullbacks, sublist_text
+from .numpy_products_pullbacks import (
+    parse_einsum,
+    register_pullbacks,
+    require_3_vectors,
+    sublist_text,
+)
 
 FAMILY = "numpy_products"
 
@@ -312,8 +317,7 @@ def _cross_rrule(a, b, *args, **kwargs):
     p = bind(args, kwargs, ("axisa", "axisb", "axisc", "axis"), (-1, -1, -1, None), name="np.cross")
     if p["axis"] is not None:
         p["axisa"] = p["axisb"] = p["axisc"] = p["axis"]
-    if np.shape(a)[p["axisa"]] != 3 or np.shape(b)[p["axisb"]] != 3:
-        raise UnsupportedCallError("pullback: cross has a rule for 3-vectors only")
+    require_3_vectors(np.shape(a), np.shape(b), p["axisa"], p["axisb"])
 
     def cross_pullback(dy):
         if dy is ZERO:
@@ -390,7 +394,10 @@ def _vecdot_rule(fn):
         y = fn(x1, x2, **kwargs)
         axis = kwargs.get("axis", -1)
         if "axes" in kwargs:
-            raise UnsupportedCallError("pullback: vecdot(..., axes=...) has no rule; use axis=")
+            raise UnsupportedCallError(
+                "pullback: vecdot(..., axes=...) has no rule.\nFix: pass axis= (the axis "
+                "both arguments are summed over)."
+            )
 
         def vecdot_pullback(dy):
             if dy is ZERO:

@@ -163,7 +163,24 @@ def is_optimize_option(value):
     return isinstance(value, list) and len(value) > 0 and value[0] == "einsum_path"
 
 
-HELPERS = (tensordot_plan, einsum_plan, kron_plan, interleaved_subscripts, is_optimize_option)
+def require_3_vectors(a_shape, b_shape, axisa, axisb):
+    """Refuse ``np.cross`` of 2-vectors (deprecated by NumPy): its rule is for 3-vectors."""
+    if a_shape[axisa] != 3 or b_shape[axisb] != 3:
+        raise UnsupportedCallError(
+            "pullback: np.cross has a rule for 3-vectors only (NumPy deprecates 2-vectors).\n"
+            "Fix: write the cross product of 2-vectors out, a[..., 0] * b[..., 1] - "
+            "a[..., 1] * b[..., 0], or pad them to 3-vectors with a zero."
+        )
+
+
+HELPERS = (
+    tensordot_plan,
+    einsum_plan,
+    kron_plan,
+    interleaved_subscripts,
+    is_optimize_option,
+    require_3_vectors,
+)
 
 
 # -- pullbacks ----------------------------------------------------------------------------
@@ -283,6 +300,7 @@ def cross_pullback(dy, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axis
         axisb = axis
         axisc = axis
+    require_3_vectors(np.shape(a), np.shape(b), axisa, axisb)
     g = np.moveaxis(densify(dy), axisc, -1)
     am = np.moveaxis(a, axisa, -1)
     bm = np.moveaxis(b, axisb, -1)

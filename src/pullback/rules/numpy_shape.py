@@ -51,9 +51,9 @@ def _reshape_in(g, shape, order):
 
 def _reshape_rrule(a, *args, **kwargs):
     y = np.reshape(a, *args, **kwargs)
-    given = bind(
-        args, kwargs, ("shape", "order"), (None, "C"), name="np.reshape", known=("copy",)
-    )["order"]
+    given = bind(args, kwargs, ("shape", "order"), (None, "C"), name="np.reshape", known=("copy",))[
+        "order"
+    ]
     order = _memory_order(a, given)
     shape = np.shape(a)
 
@@ -357,8 +357,10 @@ def _pad_rrule(array, pad_width, *args, **kwargs):
     shape = np.shape(array)
     if mode not in ("constant", "empty") + _LINEAR_PAD_MODES:
         raise UnsupportedCallError(
-            f"pullback: np.pad(mode={mode!r}) has no rule (constant, empty, edge, reflect, "
-            "symmetric, wrap, mean and linear_ramp have one)"
+            f"pullback: np.pad(mode={mode!r}) has no rule.\n"
+            "Fix: use one of the modes that have one "
+            "(constant, empty, edge, reflect, symmetric, wrap, mean, linear_ramp), or build the "
+            "padding with np.concatenate."
         )
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (len(shape), 2))
     copying = mode in ("edge", "wrap") or (
@@ -425,7 +427,7 @@ def _view_rrule(x, *args, **kwargs):
         raise UnsupportedCallError(
             f"pullback: x.view({', '.join(map(repr, args))}) reinterprets the array "
             f"({x.dtype} {type(x).__name__} as {y.dtype} {type(y).__name__}) and has no "
-            "derivative; convert the values with x.astype(dtype) instead"
+            "derivative.\nFix: convert the values with x.astype(dtype) instead."
         )
     rest = (NO_TANGENT,) * len(args)
 

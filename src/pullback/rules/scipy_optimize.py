@@ -35,6 +35,7 @@ from ._calculus_util import (
     call_cotangents,
     refuse_options,
     register_solver,
+    require_square,
     require_stationary,
     require_success,
     result_cotangent,
@@ -79,11 +80,7 @@ class Implicit:
         g_out = out if self.output is None else out[self.output]
         self.out_shape = np.shape(g_out)
         n = xbar.size
-        if int(np.size(g_out)) != n:
-            raise UnsupportedCallError(
-                f"pullback: {self.name}: {np.size(g_out)} equations for {n} unknowns; the "
-                "implicit function theorem needs a square system."
-            )
+        require_square(self.name, g_out, xbar)
         jac = np.empty((n, n))
         for i in range(n):
             e = np.zeros(n)

@@ -38,6 +38,7 @@ from ._calculus_util import (
     has_floats,
     refuse_float_tree,
     register_arg_helpers,
+    require_square,
     require_stationary,
     require_success,
 )
@@ -369,8 +370,10 @@ def require_stationary_at(jac, G, x, params, output):
 
 def output_shape(G, x, params, output):
     """The shape of ``G(x, *params)`` (the shapes of both outputs when it returns a pair,
-    ``output`` saying which one is ``G``)."""
+    ``output`` saying which one is ``G``). Refused where ``G`` has not one equation per
+    unknown (``root(..., method="lm")`` of an overdetermined system)."""
     out = G(x, *params)
+    require_square("scipy.optimize.root", out if output is None else out[output], x)
     if output is None:
         return np.shape(out)
     return np.shape(out[0]), np.shape(out[1])

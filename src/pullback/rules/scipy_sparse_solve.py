@@ -239,7 +239,7 @@ def expm_multiply_function_pullback(
 
 
 def expm_a_cotangent(A):
-    return _EXPM_A if carries(A) else NO_TANGENT
+    return _EXPM_A.placed() if carries(A) else NO_TANGENT
 
 
 def register(reg):

@@ -53,6 +53,7 @@ def register(reg):
         r.rule(fn, rule_from_pullback(fn, pullback_fn), name=name, notes=notes)
         reg.set_pullback_function(fn, pullback_fn)
 
+    r.nondiff(t.refused_order)
     order = "wrt z; an integer order has no tangent, a float order is refused"
     for fn, pullback_fn in (
         (sc.iv, t.iv_pullback),

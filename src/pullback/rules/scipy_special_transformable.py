@@ -27,6 +27,12 @@ _ORDER = refused(
 )
 
 
+def refused_order():
+    """The cotangent of a Bessel function's order: refused, at the user's line the sweep
+    is at (it raises only where that order is differentiated). Non-differentiable."""
+    return _ORDER.placed()
+
+
 @transformable
 def _signed_logsumexp_pullback(dy, a, axis, b, keepdims):
     """``logsumexp(..., return_sign=True)``: (log|s|, sign s) with s = sum b e^a; the sign
@@ -76,34 +82,34 @@ def log_softmax_pullback(dy, x, axis=None):
 
 @transformable
 def iv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.iv(v - 1.0, z) + sc.iv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.iv(v - 1.0, z) + sc.iv(v + 1.0, z)), z)
 
 
 @transformable
 def ive_pullback(dy, v, z):
     d = 0.5 * (sc.ive(v - 1.0, z) + sc.ive(v + 1.0, z)) - np.sign(z) * sc.ive(v, z)
-    return _ORDER, unbroadcast(dy * d, z)
+    return refused_order(), unbroadcast(dy * d, z)
 
 
 @transformable
 def kv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * -0.5 * (sc.kv(v - 1.0, z) + sc.kv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * -0.5 * (sc.kv(v - 1.0, z) + sc.kv(v + 1.0, z)), z)
 
 
 @transformable
 def kve_pullback(dy, v, z):
     d = sc.kve(v, z) - 0.5 * (sc.kve(v - 1.0, z) + sc.kve(v + 1.0, z))
-    return _ORDER, unbroadcast(dy * d, z)
+    return refused_order(), unbroadcast(dy * d, z)
 
 
 @transformable
 def jv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.jv(v - 1.0, z) - sc.jv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.jv(v - 1.0, z) - sc.jv(v + 1.0, z)), z)
 
 
 @transformable
 def yv_pullback(dy, v, z):
-    return _ORDER, unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
+    return refused_order(), unbroadcast(dy * 0.5 * (sc.yv(v - 1.0, z) - sc.yv(v + 1.0, z)), z)
 
 
 # -- incomplete gamma and beta ----------------------------------------------------------

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
-from ._util import Refused
+from ..refused import Refused
 
 FAMILY = "scipy_special"
 
@@ -49,6 +49,12 @@ _BELOW = Refused(
     "its derivative there is the analytic continuation of a sum whose terms cancel, "
     "which pullback does not compute to float64 accuracy",
 )
+
+
+def refused_below():
+    """The cotangent of Riemann zeta's ``x`` below -2: refused at the user's line the sweep
+    is at (it raises only where that ``x`` is differentiated). Non-differentiable."""
+    return _BELOW.placed()
 
 
 def zeta_log_moment(p, x, q=None):
@@ -113,7 +119,7 @@ def zeta_log_moment_pullback(dy, p, x, q=None):
     """``d H_p / dx = -H_(p+1)``; ``d H_p / dq = p H_(p-1)(x + 1, q) - x H_p(x + 1, q)``."""
     if q is None:
         if np.any(x < _LOWEST):
-            return NO_TANGENT, _BELOW, NO_TANGENT
+            return NO_TANGENT, refused_below(), NO_TANGENT
         return NO_TANGENT, unbroadcast(dy * -zeta_log_moment(p + 1, x, q), x), NO_TANGENT
     dx = unbroadcast(dy * -zeta_log_moment(p + 1, x, q), x)
     shifted = x + 1.0
@@ -128,7 +134,7 @@ def zeta_pullback(dy, x, q=None):
     """``d zeta / dx = -H_1(x, q)``; ``d zeta / dq = -x zeta(x + 1, q)``."""
     if q is None:
         if np.any(x < _LOWEST):
-            return _BELOW, NO_TANGENT
+            return refused_below(), NO_TANGENT
         return unbroadcast(dy * -zeta_log_moment(1, x, q), x), NO_TANGENT
     dx = unbroadcast(dy * -zeta_log_moment(1, x, q), x)
     return dx, unbroadcast(dy * -x * zeta_log_moment(0, x + 1.0, q), q)
@@ -152,3 +158,4 @@ def register(r, reg):
     ):
         r.rule(fn, rule_from_pullback(fn, pullback_fn), name=name, notes=notes)
         reg.set_pullback_function(fn, pullback_fn)
+    r.nondiff(refused_below)

@@ -19,7 +19,7 @@ from ..registry import default_registry, transformable
 from ..runtime import matmul_lhs_cotangent, matmul_rhs_cotangent
 from ..sparse_values import refuse_sparse_reduction
 from ..tangents import NO_TANGENT, ZERO, broadcast_cotangent, densify, unbroadcast
-from ._util import Refused, differentiable, finalize, zeros_for
+from ._util import differentiable, finalize, zeros_for
 
 FAMILY = "transformable"
 
@@ -499,7 +499,7 @@ def rule_from_pullback(fn, pullback_fn, keywords=()):
     def fitted(c, a):
         if not differentiable(a):
             return NO_TANGENT
-        return c if isinstance(c, Refused) else finalize(c, a)
+        return finalize(c, a)  # (a Refused stays one, with the user's line)
 
     def rule_rrule(*args, **kwargs):
         y = fn(*args, **kwargs)

@@ -27,6 +27,7 @@ import math
 import gast
 
 from .. import containers, dynamic_calls, list_operands, rule_tangents, runtime
+from ..call_sites import site_place
 from ..dynamic_attrs import attribute_tangent
 from ..errors import UnsupportedSyntaxError
 from ..guards import WorldGuard
@@ -387,10 +388,8 @@ class ForwardBuilder(EscapeSites):
         return ", ".join([first] + rest)
 
     def call_site(self, v):
-        filename, line, col = self.fs.location(v)
-        return dynamic_calls.CallSite(
-            filename, line, col, self.fs.file_line(line), self.registry, self.jvp_of
-        )
+        filename, line, col, text = site_place(self.fs, v)
+        return dynamic_calls.CallSite(filename, line, col, text, self.registry, self.jvp_of)
 
     def arg_lists(self, v):
         primals = ", ".join(src(a) for a in v.args)

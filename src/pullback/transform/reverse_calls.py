@@ -14,6 +14,7 @@ import gast
 
 from .. import containers, dynamic_calls, dynamic_vjps, scalar_vjps
 from ..arguments import code_signature
+from ..call_sites import site_place
 from ..called_objects import refuse_hidden_records, takes_callables
 from ..operator_dispatch import INPLACE, expression, is_operator_name
 from ..registry import ENTRY_POINTS, SCALAR
@@ -476,7 +477,7 @@ class CallAdjoints(RecomputeGuards):
         return self.call_sites[id(s)]
 
     def site(self, s):
-        filename, line, col = self.fs.location(s.value)
+        filename, line, col, text = site_place(self.fs, s.value)
         if not numpy_array_method(self.kinds, s.value):
             self.calls_user_code = True  # a call resolved at run time may reach user code
         registry = self.registry
@@ -484,6 +485,4 @@ class CallAdjoints(RecomputeGuards):
         def vjp_of(fn, wrt):
             return ENTRY_POINTS.VJPRef(fn, wrt, registry)
 
-        return dynamic_calls.CallSite(
-            filename, line, col, self.fs.file_line(line), registry, self.adjoint_of, vjp_of
-        )
+        return dynamic_calls.CallSite(filename, line, col, text, registry, self.adjoint_of, vjp_of)

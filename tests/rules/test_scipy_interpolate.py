@@ -12,7 +12,7 @@ from rule_inputs import FLOATS
 si = pytest.importorskip("scipy.interpolate")
 
 import pullback  # noqa: E402
-from pullback.errors import HigherOrderError, NotDifferentiableError  # noqa: E402
+from pullback.errors import NotDifferentiableError  # noqa: E402
 from pullback.testing import check_grads  # noqa: E402
 
 D = pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -26,6 +26,11 @@ HAS_X = ("linear", "slinear", "nearest", "previous", "next", "zero")
 
 def values(x, y, q, kind, fill):
     return np.sin(si.interp1d(x, y, kind=kind, bounds_error=False, fill_value=fill)(q))
+
+
+def total(x, y, q, kind, fill):
+    # (one number: check_grads(order=2) checks reverse over reverse of a scalar)
+    return np.sum(values(x, y, q, kind, fill))
 
 
 @D
@@ -77,18 +82,62 @@ def test_an_object_built_outside(dtype):
     assert check_grads(prebuilt, q[0, 0]) == "reverse"
 
 
-# (the engine's refusals: of a gradient that uses the call, of the call found at run time)
-SECOND = "interp1d.*(pullbacks pullback cannot differentiate|closure pullback cannot differ)"
+SECOND_KINDS = ["linear", "slinear", "nearest", "quadratic", "cubic"]
 
 
-def test_second_order_refused():
-    # the call's pullback is a closure (it reads the object's points and data, which a
-    # second derivative would have to follow as moving values): refused, not zero
-    for f, args, wrt in ((prebuilt, (Q,), 0), (built_inside, (YS, Q), 1)):
-        with pytest.raises(HigherOrderError, match=SECOND):
-            pullback.hvp(f, wrt=wrt)(*args, np.ones_like(args[wrt]))
-    with pytest.raises(HigherOrderError, match=SECOND):
-        pullback.hessian(linear_twice, wrt=0)(XS, YS, Q)
+@D
+@pytest.mark.parametrize("kind", SECOND_KINDS)
+def test_second_order_every_kind(kind, dtype):
+    # reverse over reverse, every differentiated argument at once (the mixed terms in q,
+    # y and x), against differences of the gradient and of SciPy's own values
+    x, y, q = XS.astype(dtype), YS.astype(dtype), Q.astype(dtype)
+    wrt = (0, 1, 2) if kind in HAS_X else (1, 2)
+    assert check_grads(total, x, y, q, kind, np.nan, wrt=wrt, order=2) == ("reverse over reverse")
+
+
+@pytest.mark.parametrize("kind", ["linear", "cubic"])
+@pytest.mark.parametrize("fill", [-2.5, "extrapolate"], ids=["constant", "extrapolate"])
+def test_second_order_outside_and_at_a_knot(kind, fill):
+    # two points outside [0, 3] (a constant fill has no derivative), one at a knot (1.1,
+    # where linear's slope jumps: the segment SciPy evaluates, as the gradient takes it)
+    q = np.array([-0.6, 0.7, 1.1 + 1e-2, 3.4])
+    wrt = (0, 1, 2) if kind in HAS_X else (1, 2)
+    assert check_grads(total, XS, YS, q, kind, fill, wrt=wrt, order=2)
+    at_knot = pullback.hessian(lambda y: values(XS, y, 1.1, kind, fill))(YS)
+    w = np.eye(6)[2]  # the weights at a knot: that point alone
+    np.testing.assert_allclose(at_knot, -np.sin(YS[2]) * np.outer(w, w), atol=1e-12)
+
+
+def test_second_order_of_an_object_built_outside_and_inside():
+    for f, args, wrt in (
+        (prebuilt, (Q,), 0),
+        (built_inside, (YS, Q), 1),
+        (built_inside, (YS, Q), 0),
+    ):
+        assert check_grads(f, *args, wrt=wrt, order=2) == "reverse over reverse"
+    assert check_grads(built_inside, YS, Q, wrt=(0, 1), order=2) == "reverse over reverse"
+
+
+def scalar_values(y, q):
+    return total(XS, y, q, "cubic", "extrapolate")
+
+
+def test_every_form_of_second_derivative():
+    # hessian, hvp, grad(grad), jvp(grad) of the mixed block d2/dq dy: the same numbers,
+    # and those of central differences of the gradient in y along q
+    q = 1.7
+    h = 1e-5
+    gy = pullback.grad(scalar_values, wrt=0)
+    fd = (gy(YS, q + h) - gy(YS, q - h)) / (2 * h)
+    mixed = pullback.hessian(scalar_values, wrt=(0, 1))(YS, q)[0][1]
+    np.testing.assert_allclose(mixed, fd, rtol=1e-6, atol=1e-9)
+    gq = pullback.grad(scalar_values, wrt=1)
+    np.testing.assert_allclose(pullback.grad(gq, wrt=0)(YS, q), fd, rtol=1e-6, atol=1e-9)
+    v = np.random.default_rng(2).normal(size=6)
+    _, tangent = pullback.jvp(gq, (YS, q), (v, 0.0))
+    np.testing.assert_allclose(tangent, fd @ v, rtol=1e-6)
+    hv = pullback.hvp(lambda yq: scalar_values(yq[:6], yq[6]))(np.append(YS, q), np.append(v, 0))
+    np.testing.assert_allclose(hv[6], fd @ v, rtol=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["linear", "nearest", "cubic"])
@@ -128,19 +177,30 @@ def spline_in_x(x):
     return np.sum(si.interp1d(x, YS, kind="cubic")(Q))
 
 
-def linear_twice(x, y, q):
-    return np.sum(si.interp1d(x, y, fill_value="extrapolate")(q) ** 2)
+def spline_in_x_and_y(x, y):
+    return np.sum(si.interp1d(x, y, kind="cubic")(Q) ** 2)
+
+
+KNOTS_REFUSED = (
+    "pullback cannot differentiate scipy.interpolate.interp1d with respect to its points x "
+    "for a spline kind (quadratic, cubic, an integer order): the knots' derivative of an "
+    "interpolating spline is not implemented; kinds linear, slinear, nearest, previous, "
+    "next and zero differentiate in x.\nFix: keep that parameter constant"
+)
 
 
 def test_refusals():
     with pytest.raises(NotDifferentiableError) as err:
         pullback.grad(spline_in_x)(XS)
-    assert str(err.value).startswith(
-        "pullback cannot differentiate scipy.interpolate.interp1d with respect to its points x "
-        "for a spline kind (quadratic, cubic, an integer order): the knots' derivative of an "
-        "interpolating spline is not implemented; kinds linear, slinear, nearest, previous, "
-        "next and zero differentiate in x.\nFix: keep that parameter constant"
-    )
+    assert str(err.value).startswith(KNOTS_REFUSED)
+    # at second order too: the derivative in x of the gradient in y (the spline's weights
+    # move with its knots), by reverse and by forward mode
+    gy = pullback.grad(spline_in_x_and_y, wrt=1)
+    with pytest.raises(NotDifferentiableError) as err:
+        pullback.vjp(gy, XS, YS, wrt=0)[1](np.ones(6))
+    assert str(err.value).startswith(KNOTS_REFUSED)
+    with pytest.raises(NotDifferentiableError, match="points x for a spline kind"):
+        pullback.jvp(gy, (XS, YS), (np.ones(6), np.zeros(6)))
     with pytest.raises(Exception, match="KroghInterpolator is not differentiated"):
         rule = pullback.default_registry().lookup(type(F_CUBIC).__call__)
         rule.rrule(si.KroghInterpolator(XS[:3], YS[:3]), 0.5)

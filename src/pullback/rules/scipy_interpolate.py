@@ -5,7 +5,10 @@ the data ``y`` and (for the piecewise linear and constant kinds) the points ``x`
 cotangent is a dict of the attributes the call rule differentiates (``x`` and ``y`` as
 the object keeps them: sorted), mapped back to the arguments through the sort. ``f(q)``
 is a call of ``_Interpolator1D.__call__``, whose rule takes ``f`` built in the
-differentiated function or outside (a constant: its cotangent is not used). Every kind
+differentiated function (its cotangent reaches ``x`` and ``y``) or outside (a constant).
+The call's pullback is transformable and reads the object's data as its declared
+attributes, so second and higher derivatives run through the object too (the mixed terms
+in ``q`` and ``y``; see scipy_interpolate_pullbacks.py). Every kind
 and fill is SciPy's own: the derivatives come from the interpolant of the identity (see
 scipy_interpolate_pullbacks.py), so ``fill_value`` (constant or ``"extrapolate"``),
 ``bounds_error`` and ``assume_sorted`` mean what they mean to SciPy; a constant fill has
@@ -84,7 +87,7 @@ def _interp1d_tangent(obj, args, tangents, kwargs, moving):
 def _call_rrule(obj, q):
     import scipy.interpolate as si
 
-    from .scipy_interpolate_pullbacks import call_cotangents
+    from .scipy_interpolate_pullbacks import interp1d_call_pullback
 
     if type(obj) is not si.interp1d:
         raise UnsupportedCallError(
@@ -95,11 +98,7 @@ def _call_rrule(obj, q):
     out = obj(q)
 
     def interp1d_call_pullback_(dy):
-        if dy is ZERO:
-            return ZERO, ZERO
-        dobj, qbar = call_cotangents(np.asarray(dy), obj, q)
-        dobj = {"x": _fit(dobj["x"], obj.x), "y": _fit(dobj["y"], obj.y)}
-        return dobj, finalize(qbar, q)
+        return interp1d_call_pullback(dy, obj, q)
 
     return out, interp1d_call_pullback_
 
@@ -117,9 +116,9 @@ def register(reg):
                   notes="the interpolant object; x of the linear and constant kinds")  # fmt: skip
     rule.extra["result_attributes"] = ("x", "y")
     rule.extra["output_tangent"] = _interp1d_tangent
-    # (a closure pullback only: a second derivative through the call is refused, see
-    # scipy_interpolate_pullbacks.py)
     r.rule(_Interpolator1D.__call__, _call_rrule, name="scipy.interpolate.interp1d.__call__",
-           notes="first order; every kind and fill; q, y, x (not a spline's)")  # fmt: skip
+           notes="every kind and fill; q, y, x (not a spline's); any order")  # fmt: skip
     reg.set_pullback_function(si.interp1d, pbs.interp1d_pullback)
+    # (marked __pullback_receiver_cotangent__: its derivative reaches the object's data)
+    reg.set_pullback_function(_Interpolator1D.__call__, pbs.interp1d_call_pullback)
     pbs.register(reg, FAMILY)

@@ -31,3 +31,10 @@ case(CALL, si.interp1d(XS, YS, kind="nearest"), Q, wrt=(1,))
 # weights' (the knots' is refused)
 case(_P + "basis_weights", KNOTS * 0.5, 1.7 * Q, "cubic", False, 1, wrt=(1,))
 case(_P + "basis_weights", XS, Q, "quadratic", True, 0, wrt=(1,))
+# CubicSpline (scipy_interpolate_splines.py): the constructor in y, the call in q and,
+# through the object, y
+case("scipy.interpolate.CubicSpline", KNOTS, YS, wrt=(1,))
+_S = "scipy.interpolate.CubicSpline.__call__"
+case(_S, Built(si.CubicSpline, KNOTS, YS), 1.7 * Q)
+case(_S, Built(si.CubicSpline, KNOTS, np.stack([YS, YS**2]), 1), 3.3)
+case("scipy.interpolate.CubicSpline.c", Built(si.CubicSpline, KNOTS, YS))

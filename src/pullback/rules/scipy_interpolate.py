@@ -122,3 +122,6 @@ def register(reg):
     # (marked __pullback_receiver_cotangent__: its derivative reaches the object's data)
     reg.set_pullback_function(_Interpolator1D.__call__, pbs.interp1d_call_pullback)
     pbs.register(reg, FAMILY)
+    from . import scipy_interpolate_splines
+
+    scipy_interpolate_splines.register(reg, FAMILY)

@@ -94,6 +94,7 @@ LAYERS = (
             "pullback.unit_cotangents",
             "pullback.dynamic_calls",
             "pullback.dynamic_vjps",
+            "pullback.unfollowed_objects",
             "pullback.dynamic_attrs",
             "pullback.call_cotangents",
             "pullback.iterators_by_hand",

@@ -53,6 +53,9 @@ def spread_cotangents(function, cotangents) -> tuple:
     if layout is not None:
         n, positions = layout
         out = [NO_TANGENT] * n
+        # (an object a rule's pullback function read as constants: a refusing cotangent)
+        for p, c in getattr(function, "__pullback_unfollowed__", {}).items():
+            out[p] = c
         for p, c in zip(positions, cotangents, strict=True):
             out[p] = c
     star = getattr(function, "__pullback_star__", None)

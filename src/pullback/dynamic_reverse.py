@@ -125,11 +125,25 @@ def reverse_through(dy, site, g, function, head, args, keywords, pad, drop):
     return c[1], c[3]
 
 
+def is_own_receiver(head, fn) -> bool:
+    """Whether the leading arguments ``head`` of a callable ``fn`` are ``fn`` itself: a
+    library object called through its class's rule (call_cotangents.bound_arguments),
+    whose cotangent is then the receiver's the rule's pullback gives."""
+    return len(head) == 1 and fn is not None and head[0] is fn
+
+
 @transformable
 def function_vjp_pullback(dy, site, g, fn, *args, **kwargs):
     # function_vjp(site, g, fn, *args) is vjp_layout(F, F(g, *args)), F the callee's vjp
     # function: its pullback is F's own vjp (raw_vjp_pullback), of the cotangent dy
-    # brought back to F's output.
+    # brought back to F's output. A library object called through its class's rule (an
+    # interp1d's f(q)) gets its receiver's cotangent.
     function, head, keywords = function_reverse(site, fn, args, kwargs)
+    own = is_own_receiver(head, fn)
+    if own:  # named here, not through function_reverse (which has no derivative), so
+        head = (fn,)  # that a derivative of this reverse reaches fn
     dg, dinputs = reverse_through(dy, site, g, function, head, args, keywords, len(head), 0)
-    return (NO_TANGENT, dg, NO_TANGENT) + dinputs[len(head) :]
+    dfn = NO_TANGENT
+    if own:
+        dfn = dinputs[0]
+    return (NO_TANGENT, dg, dfn) + dinputs[len(head) :]

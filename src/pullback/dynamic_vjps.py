@@ -41,6 +41,7 @@ from .registry import ENTRY_POINTS, NONDIFF
 from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
+from .unfollowed_objects import mark_vjp
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
@@ -213,6 +214,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         # it as an argument for a third derivative, differentiates it: dynamic_reverse)
         receiver = getattr(target, "__pullback_receiver_cotangent__", False) and obj is None
         kept = names[1:2] if receiver else ()
+        # (and the vjp function of such a vjp function, for the next order, the objects
+        # that one differentiated: __pullback_followed__, set below)
+        kept += tuple(n for n in names if n in getattr(target, "__pullback_followed__", ()))
         # (nor is an integer, flag, string or None: a star-call's keyword moved to its
         # position, ddof=1, is such an argument of a rule's pullback function)
         wrt = tuple(
@@ -222,8 +226,15 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record
+        # the vjp of a rule's pullback function that reads an object as constants
+        # (unfollowed_objects.py): that object's cotangent refuses where it is used
+        mark_vjp(function, target, names, [bound.arguments[n] for n in names], wrt)
+        function.__pullback_followed__ = tuple(
+            n for n in wrt if n in kept and _is_object(bound.arguments[n])
+        )
         if wrt != names:
             function.__pullback_spread__ = (len(names), tuple(names.index(n) for n in wrt))
+
         star = next(
             (p.name for p in signature.parameters.values() if p.kind is p.VAR_POSITIONAL),
             None,

@@ -37,7 +37,7 @@ from .records_dataclasses import (
     refusal,
 )
 from .records_plain import is_plain_record, layout, new_record, plain_position
-from .registry import RULE, Rule, transformable
+from .registry import RULE, Rule, default_registry, transformable
 from .runtime import tuple_item
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent
 
@@ -138,6 +138,8 @@ def field_tangent(tangent, record, name: str, where: str = ""):
         # a solver's result (a dict read by attribute, ``sol.y``): the entry's tangent, as
         # rule_tangents.rule_tangent gives it; ZERO for an entry that carries none
         return tangent.get(name, ZERO)
+    if declared_attribute(record, name):  # a library object's declared data (its dict)
+        return ZERO if tangent is ZERO else tangent.get(name, ZERO)
     k = field_index(record, name, where)
     if ESCAPE_RECORD.containers and changed_outside(getattr(record, name, None)) is not None:
         _refuse_stored(record, name, where)
@@ -232,6 +234,22 @@ def _result_entry(record, name: str) -> bool:
     return type(record) is not dict and isinstance(record, dict) and name in record
 
 
+def declared_attribute(record, name: str) -> bool:
+    """Whether ``record.name`` reads an attribute that the rule of ``record``'s class
+    declares differentiable (``rule.extra["result_attributes"]``: ``interp1d``'s ``x`` and
+    ``y``). Such an object's cotangent is a dict by attribute, as that rule's pullback takes
+    it: a transformable pullback that takes the object (a method's, marked
+    ``__pullback_receiver_cotangent__``) reads the object's data this way, and a derivative
+    of that pullback reaches the data (any other attribute of it stays refused)."""
+    if isinstance(record, (tuple, dict)) or is_plain_record(record):
+        return False
+    try:
+        rule = default_registry().lookup(type(record))
+    except TypeError:  # an unhashable class
+        return False
+    return rule is not None and name in rule.extra.get("result_attributes", ())
+
+
 def field_of(record, name: str, where: str = ""):
     """``record.name`` of a differentiated named tuple or dataclass instance. A field that
     holds a list or dict to which a method added a differentiated value in this evaluation
@@ -242,6 +260,8 @@ def field_of(record, name: str, where: str = ""):
     except UnsupportedCallError:  # (the common reads pay nothing for this case)
         if _result_entry(record, name):
             return record[name]
+        if declared_attribute(record, name):
+            return getattr(record, name)
         raise
     value = record[k] if isinstance(record, tuple) and k is not None else getattr(record, name)
     if ESCAPE_RECORD.containers and changed_outside(value) is not None:
@@ -251,7 +271,8 @@ def field_of(record, name: str, where: str = ""):
 
 @transformable
 def field_pullback(dy, record, name, where=""):
-    if _result_entry(record, name):  # a solver's result: the entry's cotangent, by key
+    if _result_entry(record, name) or declared_attribute(record, name):
+        # a solver's result, a library object's declared data: the entry's cotangent, by key
         return ({name: dy} if dy is not ZERO else ZERO), NO_TANGENT, NO_TANGENT
     k = field_index(record, name, where)
     if k is None:  # a constant attribute of a plain record
@@ -338,5 +359,5 @@ def register(reg) -> None:
     reg.set_pullback_function(field_tangent, field_tangent_pullback)
     reg.set_pullback_function(field_of, field_pullback)
     reg.non_differentiable(field_index, family=FAMILY, trusted=True)
-    reg.non_differentiable(_result_entry, family=FAMILY, trusted=True)
+    reg.non_differentiable(_result_entry, declared_attribute, family=FAMILY, trusted=True)
     reg.providers.append(record_rule)

@@ -21,7 +21,7 @@ from .backends import as_array
 from .call_cotangents import bound_arguments
 from .callables import library_call_function
 from .dict_views import dict_view_tangent, is_dict_view_call
-from .dynamic_attrs import attribute_tangent, held_method, method_receiver
+from .dynamic_attrs import attribute_tangent, held_method, is_object, method_receiver
 from .dynamic_calls import (
     _call_namespace_function,
     array_method_value,
@@ -109,8 +109,11 @@ def _unowned(d):
 
 
 def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
+    if attributes is not None and not isinstance(y, (tuple, list)) and is_object(y):
+        y = {key: getattr(y, key) for key in attributes if hasattr(y, key)}  # its data
     if isinstance(y, dict) and attributes is not None:
-        # a solver's result read by attribute (sol.y): the entries its rule declares
+        # a solver's result read by attribute (sol.y), an object whose class's rule
+        # declares its data (records.declared_attribute): the entries the rule declares
         # differentiable, each from pullbacks of a cotangent holding that entry alone
         out = {}
         for key in attributes:

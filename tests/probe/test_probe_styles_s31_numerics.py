@@ -478,12 +478,12 @@ PROBES = {
     "lu_solve_loop": (lu_solve_loop, (np.array([1.0, -0.5, 0.3]),), True),
     "eigh_energy": (eigh_energy, (np.array([1.0, 1.5, 0.7, 2.0]),), True),
     "lfilter_use": (lfilter_use, (np.array([0.5, 0.3]),), True),  # refused until stop 33
+    "cubic_spline": (cubic_spline, (X4,), True),  # refused (PB301) before its rules
 }
 
 test_probe, test_float32 = probe_tests(PROBES)
 
 REFUSED = {
-    "cubic_spline": (cubic_spline, (X4,), ("PB301", "CubicSpline")),
     "draw_with_param": (draw_with_param, (np.array([0.2, -0.3]),), ("PB506",)),
     "aliased_rows": (aliased_rows, (X4,), ("PB106", "[[0.0] * n for _ in range(m)]")),
     "view_inplace": (view_inplace, (X4,), ("PB105", "v = v * 2.0")),

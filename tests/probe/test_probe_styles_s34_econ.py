@@ -546,6 +546,8 @@ PROBES = {
     "discretized_oscillator": (discretized_oscillator, (2.0, np.array([1.0, 0.0])), True),
     "transition_power_by_reduce": (transition_power_by_reduce, (0.6,), True),
     "lqr_by_dare": (lqr_by_dare, (1.0, A2, B2), True),
+    # refused (PB301) before interp1d's rules: the points, data and queries all move
+    "vfi_interp1d": (vfi_interp1d, (0.9, np.linspace(0.5, 3.0, 6)), True),
 }
 
 test_probe, test_float32 = probe_tests(PROBES, quick=6)
@@ -554,7 +556,6 @@ REFUSED = {
     # the minimum of np.interp's piecewise-linear objective sits on a kink: no derivative
     "bellman_fminbound": (bellman_fminbound, (0.9, np.linspace(0.5, 3.0, 6)),
                           ("fminbound", "not 0 within the solver's tolerance", "np.polyfit")),
-    "vfi_interp1d": (vfi_interp1d, (0.9, np.linspace(0.5, 3.0, 6)), ("PB301", "interp1d")),
 }
 
 test_refused = refusal_test(REFUSED)

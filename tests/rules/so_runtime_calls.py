@@ -113,3 +113,6 @@ case(_V + "view_cotangent_dict", [0.5, _X], _PARAMS, "values", wrt=(0,))
 case(_V + "view_cotangent_dict", [(None, _X), (None, -0.4)], _PARAMS, "items", wrt=(0,))
 case(_V + "dict_cotangent_view", {"w": 0.5, "b": _X}, _PARAMS, "values", wrt=(0,))
 case(_V + "dict_cotangent_view", {"w": _X, "b": 1.5}, _PARAMS, "items", wrt=(0,))
+# the function a call of a value runs in a derivative differentiated again: the value
+# itself (its cotangent passes: a callable made from data varies in the next derivative)
+case("pullback.dynamic_calls.as_constructed", _X)

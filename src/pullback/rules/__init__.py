@@ -134,6 +134,7 @@ _ORDER = (
     DeferredFamily("scipy_ode", "scipy_ode", "scipy.integrate"),
     DeferredFamily("scipy_optimize", "scipy_optimize", "scipy.optimize"),
     DeferredFamily("scipy_optimize_scalar", "scipy_optimize", "scipy.optimize"),
+    DeferredFamily("scipy_interpolate", "scipy_interpolate", "scipy.interpolate"),
     DeferredFamily("scipy_spatial", "scipy_spatial", "scipy.spatial.distance"),
     DeferredFamily("scipy_sparse", "scipy_sparse", "scipy.sparse"),
     DeferredFamily("scipy_sparse_solve", "scipy_sparse", "scipy.sparse.linalg"),

@@ -18,6 +18,7 @@ from .. import (
     callables,
     dynamic_attrs,
     dynamic_calls,
+    dynamic_reverse,
     dynamic_vjps,
     explicit_dunders,
     inplace_fields,
@@ -31,6 +32,7 @@ from .. import (
 )
 from ..list_operands import cotangent_like, stacked_like
 from ..registry import ENTRY_POINTS, transformable
+from ..unfollowed_objects import refused_slots
 from ..zero_safe import zero_safe_product, zero_safe_tangent
 from ._elementwise import elementwise_in_x
 from ._util import NO_TANGENT, ZERO, densify, unbroadcast
@@ -239,7 +241,7 @@ def _vjp_function_rrule(skip_receiver):
                 return _array_method_value_rrule(site, g, bound_array, args, kwargs)
             bound = call_cotangents.bound_arguments(callee, site.registry)
             if bound is not None:  # layer(x): Dense.__call__(layer, x)
-                return _bound_rrule(site, g, bound, args, kwargs)
+                return _bound_rrule(site, g, bound, args, kwargs, callee)
             function = dynamic_vjps.vjp_function(site, None, callee, args, kwargs)
             inputs = (g, *args)
         parameters = list(inspect.signature(function).parameters.values())
@@ -247,7 +249,8 @@ def _vjp_function_rrule(skip_receiver):
         starred = bool(parameters) and parameters[-1].kind is inspect.Parameter.VAR_POSITIONAL
         # The receiver is an object, not a differentiated value, unless the pullback
         # function gives it a cotangent (a frozen distribution: its parameters' tuple).
-        receiver = skip_receiver and getattr(function, "__pullback_receiver_cotangent__", False)
+        marked = getattr(function, "__pullback_receiver_cotangent__", False)
+        receiver = skip_receiver and marked
         # A rule's pullback function returns a slot for the receiver itself (one cotangent
         # per positional argument); the generated vjp of a method gives the arguments' only.
         slot = skip_receiver and dynamic_vjps.gives_receiver_cotangent(site, obj, name, function)
@@ -264,7 +267,7 @@ def _vjp_function_rrule(skip_receiver):
             and (
                 starred
                 or i == 0
-                or (receiver and i == 1)  # a frozen distribution: its parameters' tuple
+                or (marked and i == 1)  # a frozen distribution: its parameters' tuple
                 or not dynamic_attrs.is_object(inputs[i])
             )
         ]
@@ -272,6 +275,9 @@ def _vjp_function_rrule(skip_receiver):
         if starred and skip_receiver and not receiver:
             wrt = names[:1] + names[2:]
         y, pullback = site.adjoint_of(function, tuple(wrt))(*inputs, **kwargs)
+        label = f"{type(obj).__name__}.{name}" if skip_receiver else ""
+        refused = refused_slots(function, names, inputs, label)
+        refused = {i: c for i, c in refused.items() if i not in selected}
         # Its value: the cotangents of obj then each argument (a receiver's from the
         # function itself, else NO_TANGENT), as the generated code reads them; an object
         # argument the function does not differentiate gets NO_TANGENT in its place.
@@ -288,6 +294,8 @@ def _vjp_function_rrule(skip_receiver):
                 last = (ZERO,) * n_star if tangents.is_zero(last) else tuple(last)
                 cotangents = cotangents[:-1] + last
             full = [NO_TANGENT] * len(inputs)
+            for i, c in refused.items():  # an object the function reads as constants
+                full[i] = c
             for i, c in zip(selected, cotangents, strict=True):
                 full[i] = c
             return full
@@ -325,19 +333,22 @@ def _method_vjp_rrule(site, g, obj, name, *args, **kwargs):
     return _plain_method_vjp_rrule(site, g, obj, name, *args, **kwargs)
 
 
-def _bound_rrule(site, g, bound, args, kwargs):
+def _bound_rrule(site, g, bound, args, kwargs, callee=None):
     """The rule of ``function_vjp`` for a callable that calls a Python function with
     arguments of its own first (a callable object, a bound method, a partial): that
-    function's, those leading arguments' cotangents dropped."""
+    function's, those leading arguments' cotangents dropped -- but for a library object
+    called through its class's rule (``f(q)`` of an interp1d, head ``(f,)``), whose own
+    cotangent is its receiver's."""
     target, head, fixed = bound
     y, inner = vjp_function_rrule(site, g, target, *head, *args, **{**fixed, **kwargs})
     n = len(head)
+    own = dynamic_reverse.is_own_receiver(head, callee)
 
     def bound_vjp_pullback(dy):
         if tangents.is_zero(dy):
             return (NO_TANGENT, ZERO, NO_TANGENT) + (ZERO,) * len(args)
         c = inner((ZERO,) * n + tuple(dy))  # site, g, target, *head, *arguments
-        return (NO_TANGENT, c[1], NO_TANGENT, *c[3 + n :])
+        return (NO_TANGENT, c[1], c[3] if own else NO_TANGENT, *c[3 + n :])
 
     return tuple(y)[n:], bound_vjp_pullback
 
@@ -360,6 +371,29 @@ def _alone_rrule(site, g, obj, name, alone, args, kwargs):
 #: The rule of ``function_vjp(site, g, fn, *args)`` (rules that call user functions in
 #: their transformable pullbacks use it: see user_function_calls.py).
 vjp_function_rrule = _vjp_function_rrule(skip_receiver=False)
+
+
+def _as_constructed_rrule(fn):
+    # the function a call of a plain class runs (its constructor: no gradient flows into
+    # the class), else fn itself, whose cotangent passes: a callable value inactive in the
+    # gradient that wrote this call may vary in the next derivative (an interpolant made
+    # from the data called at q, differentiated in q and then in the data)
+    made = dynamic_calls.as_constructed(fn)
+    if made is not fn:
+        return made, lambda dy: (NO_TANGENT,)
+    return fn, lambda dy: (dy,)
+
+
+def _as_constructed_tangent(args, tangents, kwargs):
+    (fn,) = args
+    return ZERO if dynamic_calls.as_constructed(fn) is not fn else tangents[0]
+
+
+@transformable
+def as_constructed_pullback(dy, fn):
+    if dynamic_calls.as_constructed(fn) is not fn:
+        return (NO_TANGENT,)
+    return (dy,)
 
 
 def _matmul_lhs_rrule(g, a, b):
@@ -431,6 +465,9 @@ def register(reg):
     r(runtime.plus_cotangents, _plus_cotangents_rrule)
     r(runtime.repeat_cotangent, _repeat_cotangent_rrule)
     r(dynamic_vjps.method_vjp, _method_vjp_rrule)
+    r(dynamic_calls.as_constructed, _as_constructed_rrule)
+    reg.set_pullback_function(dynamic_calls.as_constructed, as_constructed_pullback)
+    reg.lookup(dynamic_calls.as_constructed).extra["tangent"] = _as_constructed_tangent
     r(dynamic_vjps.function_vjp, vjp_function_rrule)
     r(runtime.matmul_lhs_cotangent, _matmul_lhs_rrule)
     r(runtime.matmul_rhs_cotangent, _matmul_rhs_rrule)
@@ -467,7 +504,6 @@ def register(reg):
         where_masks.select_mask,
         where_masks.inner_mask,
         elementwise_in_x,
-        dynamic_calls.as_constructed,  # picks the function a call of a class runs
         dynamic_vjps.no_cotangents,  # the vjp of xs.index(v) found at run time
         callables.super_method_function,  # the function super().name(x) runs, self first
         with_contexts.Context,  # a context manager runs once around a with body

@@ -213,6 +213,7 @@ def register_pullbacks(reg):
     helpers = (
         rev.function_reverse,
         rev.method_reverse,
+        rev.is_own_receiver,
         rev.outer_function,
         receives_cotangent,
         field_object_place,

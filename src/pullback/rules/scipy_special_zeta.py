@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
+from ..refused import Refused
 from ..registry import transformable
 from ..tangents import NO_TANGENT, unbroadcast
-from ..refused import Refused
 
 FAMILY = "scipy_special"
 

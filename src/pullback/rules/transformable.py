@@ -23,11 +23,18 @@ from ._util import differentiable, finalize, zeros_for
 
 FAMILY = "transformable"
 
+# Numbers whose sum is themselves, with a float cotangent (a complex one is conjugated)
+_SCALAR_TYPES = frozenset({float, int, np.float64, np.float32})
+
 
 @transformable
 def sum_pullback(dy, x, axis=None, dtype=None, keepdims=False):
+    t = type(dy)
+    if axis is None and (t is float or t is np.float64) and type(x) in _SCALAR_TYPES:
+        # the sum of a number is the number: its cotangent as it is (np.broadcast_to to a
+        # 0-d view cost three times the gradient of np.sum(c * k) with floats c and k)
+        return dy, NO_TANGENT
     if axis is None and type(x) is np.ndarray and x.ndim == 1 and x.size <= 65536:
-        t = type(dy)
         if t is float or t is np.float64 or t is np.float32:
             # A small vector filled: np.broadcast_to (and np.full) cost microseconds, and
             # products that read a stride-0 view are slower. A large one stays a view, and

@@ -143,7 +143,15 @@ def test_broadcasting():
 
 
 @pytest.mark.parametrize(
-    "fn", [for_loop, summed, nested_generator, listed], ids=lambda f: f.__name__
+    "fn",
+    [
+        for_loop,
+        summed,
+        nested_generator,
+        # (a generator read whole by list(): first order by default, second under --long)
+        pytest.param(listed, marks=pytest.mark.long),
+    ],
+    ids=lambda f: f.__name__,
 )
 def test_second_order(fn):
     check_grads(fn, X, W, wrt=(0, 1), order=2)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from probe_harness import check_probe, fd_grad, probe_tests
 from scipy import integrate, linalg, optimize, special, stats
+from sweeps import long_run
 
 import pullback
 import pullback.errors
@@ -268,6 +269,7 @@ def test_solve_ivp_with_a_list_right_hand_side_first_order():
     check_probe(oscillator_list_rhs, np.array([2.0, 0.3]))
 
 
+@pytest.mark.long  # (the same program is ivp_list of tests/test_ode_list_rhs_second_order.py)
 def test_solve_ivp_with_a_list_right_hand_side_second_order():
     check_probe(oscillator_list_rhs, np.array([2.0, 0.3]), second=True)
 
@@ -304,7 +306,9 @@ PROBES = {
     "gp_nll_cho": (gp_nll_cho, (np.array([-1.0, 0.1, -2.0]),), True),
     "gp_nll_triangular": (gp_nll_triangular, (np.array([-1.0, -2.0]),), True),
     "oscillator_end": (oscillator_end, (np.array([2.0, 0.3]),), False),
-    "oscillator_at_times": (oscillator_at_times, (np.array([2.0, 0.3]),), True),
+    # (second order through solve_ivp with t_eval and args: tests/test_ode_list_rhs_second_order
+    # by default, this probe's too under pytest --long)
+    "oscillator_at_times": (oscillator_at_times, (np.array([2.0, 0.3]),), long_run()),
     "odeint_path": (odeint_path, (np.array([0.7, 1.2]),), True),
     "quad_of_closure": (quad_of_closure, (np.array([0.7, 1.2]),), True),
     "cubic_root": (cubic_root, (np.array([1.0, 2.0]),), True),

@@ -105,8 +105,16 @@ def test_solve_ivp_rule(method, dtype, monkeypatch):
     check_rrule(si.solve_ivp, *args, fkwargs=TIGHT, output_cotangent=dy)
 
 
-@pytest.mark.parametrize("method", ["RK45", "RK23"])
-@pytest.mark.parametrize("span", [(0.0, 2.0), (2.0, 0.0)], ids=["up", "down"])
+@pytest.mark.parametrize(
+    "method, span",
+    [
+        pytest.param("RK45", (0.0, 2.0), id="up-RK45"),
+        pytest.param("RK45", (2.0, 0.0), id="down-RK45"),
+        pytest.param("RK23", (0.0, 2.0), id="up-RK23"),
+        # (backwards in time: RK45's case by default, RK23's too under pytest --long)
+        pytest.param("RK23", (2.0, 0.0), id="down-RK23", marks=pytest.mark.long),
+    ],
+)
 def test_solve_ivp_rule_runge_kutta_interpolants(method, span, monkeypatch):
     # the adjoint evaluates the Runge-Kutta interpolants in one product (fast_interpolant)
     from pullback.rules.scipy_ode_dense import fast_interpolant

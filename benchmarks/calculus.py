@@ -121,8 +121,9 @@ def paired(primal_fn, gradient_fn, rounds=25, batch=4e-3):
     ``rounds`` alternating batches of each (about ``batch`` seconds each) timed by this
     process's CPU time (``time.process_time``: what other processes take is not counted,
     as wall-clock time would count it on a shared machine). The seconds are the best
-    batch of each; the ratio is the median of the rounds' own ratios (a primal batch and
-    the gradient batch right after it saw the same machine)."""
+    batch of each (their ratio is the line's figure, as timeit's minimum); the median of
+    the rounds' own ratios (a primal batch and the gradient batch right after it saw the
+    same machine) tells how far a busy machine moves it."""
     clock = time.process_time
     sizes = []
     for fn in (primal_fn, gradient_fn):
@@ -164,14 +165,14 @@ def central_differences(f, args, h=1e-6):
     return out
 
 
-def report(name, primal, gradient, fd, diff, target=3.0, ratio=None):
-    """One line; ``ratio``: the gradient's cost in primals where it was measured otherwise
-    than as ``gradient / primal`` (:func:`paired`'s median)."""
-    ratio = gradient / primal if ratio is None else ratio
+def report(name, primal, gradient, fd, diff, target=3.0, median=None):
+    """One line; ``median``: :func:`paired`'s median ratio, printed beside."""
+    ratio = gradient / primal
     verdict = "PASS" if ratio <= target else "MISS"
+    spread = "" if median is None else f" (median of rounds {median:.2f}x)"
     print(
         f"{name:<34} primal {primal * 1e3:8.3f} ms   gradient {gradient * 1e3:8.3f} ms "
-        f"= {ratio:5.2f}x (target <= {target:g}x) {verdict}   finite differences "
+        f"= {ratio:5.2f}x{spread} (target <= {target:g}x) {verdict}   finite differences "
         f"{fd / primal:5.2f}x   max rel. difference {diff:.1e}"
     )
 
@@ -212,7 +213,7 @@ def main():
         fd_time, g_fd = best(lambda loss=loss: central_differences(loss, [0.7, 1.3]), 3)
         g, g_fd = np.array(g), np.array([float(v) for v in g_fd])
         diff = np.max(np.abs(g - g_fd) / np.maximum(np.abs(g_fd), 1e-8))
-        report(name, primal, gradient, fd_time, diff, ratio=ratio)
+        report(name, primal, gradient, fd_time, diff, median=ratio)
 
 
 if __name__ == "__main__":

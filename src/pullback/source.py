@@ -392,11 +392,13 @@ def factory_code(name, parameters, body, filename: str, first_line: int = 1):
     return next(c for c in code.co_consts if isinstance(c, types.CodeType))
 
 
-def with_source(fn, fs: FunctionSource, tree: gast.FunctionDef):
+def with_source(fn, fs: FunctionSource, tree: gast.FunctionDef, namespace=None):
     """``fn``, made by pullback from ``tree`` (a part of ``fs``'s function, or a rewrite of
     it: a lifted def, a plain class's constructor), told where its source is
     (:func:`load_source` reads ``__pullback_source__``): the user's own lines, a fresh copy
-    of ``tree`` each time (the passes rewrite the tree they are given)."""
+    of ``tree`` each time (the passes rewrite the tree they are given), seeing ``namespace``
+    (a fresh copy too) besides its globals."""
+    kept = dict(namespace or {})
 
     def source():
         return FunctionSource(
@@ -406,6 +408,7 @@ def with_source(fn, fs: FunctionSource, tree: gast.FunctionDef):
             indent=fs.indent,
             lines=fs.lines,
             tree=copy.deepcopy(tree),
+            namespace=dict(kept),
             file_text=fs.file_text,
         )
 

@@ -18,6 +18,7 @@ import types
 import gast
 
 from ..resolve import local_names, resolve_call
+from ..source import with_source
 from . import nodes as N
 
 
@@ -59,23 +60,9 @@ def call_resolver(fs, tree):
 
 def carry_source(fn, fs, tree, namespace=None) -> None:
     """Let pullback read ``fn`` (compiled from ``tree``, a rewrite of ``fs``'s function) as
-    ``tree`` at ``fs``'s place in the user's file, seeing ``namespace`` besides its globals."""
-    from ..source import FunctionSource
-
-    namespace = dict(namespace or {})
-
-    def source(fn=fn):
-        return FunctionSource(
-            fn=fn,
-            filename=fs.filename,
-            first_line=fs.first_line,
-            indent=fs.indent,
-            lines=fs.lines,
-            tree=copy.deepcopy(tree),
-            namespace=dict(namespace),
-        )
-
-    fn.__pullback_source__ = source
+    ``tree`` at ``fs``'s place in the user's file, seeing ``namespace`` besides its globals
+    (source.with_source)."""
+    with_source(fn, fs, tree, namespace)
 
 
 def compile_like(original, tree, extra: dict, filename: str):

@@ -127,9 +127,15 @@ def paired(primal_fn, gradient_fn, rounds=25, batch=4e-3):
     clock = time.process_time
     sizes = []
     for fn in (primal_fn, gradient_fn):
+        # Warm up first (a gradient's second call compiles its fused sweeps: sized from
+        # that call, its batches would hold two calls, each the first after a primal
+        # batch, timing cold caches and the clock), then size from ten calls.
+        for _ in range(_WARM_CALLS):
+            fn()
         t = time.perf_counter()
-        fn()
-        sizes.append(max(1, int(batch / max(time.perf_counter() - t, 1e-7))))
+        for _ in range(10):
+            fn()
+        sizes.append(max(1, int(batch / max((time.perf_counter() - t) / 10, 1e-7))))
     best_p = best_g = math.inf
     ratios = []
     out = None
@@ -147,6 +153,9 @@ def paired(primal_fn, gradient_fn, rounds=25, batch=4e-3):
             ratios.append(tg / tp)
     ratios.sort()
     return best_p, best_g, ratios[len(ratios) // 2], out
+
+
+_WARM_CALLS = 20
 
 
 def central_differences(f, args, h=1e-6):

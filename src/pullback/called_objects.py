@@ -166,6 +166,22 @@ def _first_hidden(values, depth, skip_closures=False):
     return None
 
 
+def _all_plain(values) -> bool:
+    """Whether every one of ``values`` is of a :data:`_PLAIN` type or a tuple or list of
+    such (no object to look into: :func:`refuse_hidden_records`' usual case, in loops, as
+    a generator's frame per call would cost more than the test)."""
+    for v in values:
+        t = type(v)
+        if t in _PLAIN:
+            continue
+        if t is not tuple and t is not list:
+            return False
+        for item in v:
+            if type(item) not in _PLAIN:
+                return False
+    return True
+
+
 def _holds_values(record) -> bool:
     """Whether a field of ``record`` holds a differentiable value (in a container, in a
     nested record)."""
@@ -179,6 +195,8 @@ def refuse_hidden_records(callee: str, args, kwargs, how: str = "args") -> None:
     fields would be lost (a silently wrong gradient). Nothing happens otherwise."""
     # (a closure record handed over itself, called by the library, refuses with its own
     # message: closure_cells.called_natively)
+    if _all_plain(args) and (not kwargs or _all_plain(kwargs.values())):
+        return  # (floats, arrays, functions, tuples of them: what solvers are given)
     found = _first_hidden(args, -1, True)
     if found is None and kwargs:
         found = _first_hidden(kwargs.values(), -1, True)

@@ -11,16 +11,20 @@ its array pass is shown to compute the very bits of its scalar calls
 (:func:`same_bits_in_x`), the rule's forward instead
 
 1. runs the integrand's generated adjoint ONCE on the 21 nodes (and the two limits, whose
-   values the limits' cotangents need), keeping its pullback;
+   values the limits' cotangents need): both sweeps in one call where the adjoint has
+   fused sweeps (the cotangents of ones, which the gradient takes, kept), else the
+   forward, keeping its pullback; the adjoint and the nodes kept per interval while the
+   adjoint's guard holds (:func:`_float_plan`);
 2. computes ``qk21``'s result, ``resabs``, ``resasc`` and error estimate from the 21
    values with QUADPACK's constants and QUADPACK's order of operations (:func:`qk21`:
    the centre term first, then the pairs in its loop order; the same floating-point
    operations give the same bits);
 3. applies ``qagse``'s acceptance of the first step (:func:`first_step_accepts`).
 
-Accepted, the value is quad's to the bit and the pullback runs only the kept pullback on
-a cotangent of ones (then the same Kronrod sums and error test as the node pass of
-``_quad_nodes``, bisecting where the derivative needs it). Not accepted, or anything this
+Accepted, the value is quad's to the bit and the pullback takes the kept cotangents of
+ones (or runs the kept pullback on them), then the same Kronrod sums and error test as the
+node pass of ``_quad_nodes``, bisecting where the derivative needs it
+(:func:`float_step_cotangents` for Python float parameters, in one function). Not accepted, or anything this
 pass cannot show (a value that is not finite, a floating-point error, an exception), and
 the rule calls QUADPACK as before: what quad would subdivide, or report, is quad's.
 
@@ -41,6 +45,7 @@ import math
 
 import numpy as np
 
+from ..registry import default_registry
 from ._calculus_util import user_vjp_of
 from ._elementwise import elementwise_in_x, proof_details
 from ._quad_nodes import (
@@ -57,6 +62,7 @@ __all__ = [
     "agrees_with_quad",
     "first_step",
     "first_step_accepts",
+    "float_step_cotangents",
     "qk21",
     "same_bits_in_x",
     "step_totals",
@@ -105,6 +111,7 @@ WG = (
 # for k in this order (the Gauss nodes, then Kronrod's), then the two limits.
 PAIRS = (1, 3, 5, 7, 9, 0, 2, 4, 6, 8)
 _EPMACH = float(np.finfo(np.float64).eps)
+_FLOAT64 = np.dtype(np.float64)  # (NumPy's built-in dtypes are single objects)
 _UFLOW = float(np.finfo(np.float64).tiny)
 _NODES = 21
 
@@ -280,12 +287,16 @@ class FirstStep:
     pullback ``back``; ``vjp``, ``params``, ``spread``, ``key`` as ``_quad_nodes`` takes
     them)."""
 
-    __slots__ = ("value", "abserr", "lo", "hi", "vjp", "params", "spread", "key", "y", "back")
+    __slots__ = (
+        "value", "abserr", "lo", "hi", "vjp", "params", "spread", "key", "y", "back", "ends"
+    )  # fmt: skip
 
     def __init__(self, value, abserr, lo, hi, vjp, params, spread, key, y, back):
         self.value, self.abserr, self.lo, self.hi = value, abserr, lo, hi
         self.vjp, self.params, self.spread, self.key = vjp, params, spread, key
+        # ``back``: the kept pullback, or (the fused pass) the cotangents it would give
         self.y, self.back = y, back
+        self.ends = None  # (f(lo), f(hi) as Python floats, set by first_step)
 
     def info(self):
         """What QUADPACK's full output says of this integral: one subinterval, [lo, hi]."""
@@ -316,29 +327,80 @@ def first_step(func, lo, hi, params, epsabs, epsrel, limit, pack=None):
             spread = _spread_of(params, pack.index)
     except Exception:  # (a function that cannot take x and args: quad's call reports it)
         return None
-    if lo and hi:
-        xs = step_nodes(lo, hi)
-    else:
-        xs = step_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
     try:
-        adj, args = _adjoint(vjp, params, spread, key, xs)
+        if key is not None:  # (Python floats: the pass kept per interval, see _float_plan)
+            adj, run, xs = _float_plan(vjp, params, spread, key, lo, hi)
+            args = (xs, *params)
+        else:
+            xs = _nodes_of(lo, hi)
+            adj, args = _adjoint(vjp, params, spread, key, xs)
+            run = adj.fused_sweeps()
+            run = None if run is None else run[0]
     except Exception:  # (what building it raised: QUADPACK's calls report it)
         return None
     token = _raising()
     try:
-        y, back = adj.forward(*args)
+        if run is None:
+            y, back = adj.forward(*args)
+        else:  # (both sweeps in one call: the cotangents of ones, which a gradient takes)
+            y, back = run(_node_ones, *args)
     except Exception:  # (FloatingPointError, or what the pass raised: QUADPACK's to report)
         return None
     finally:
         _EXTOBJ.reset(token)
     if type(y) is not np.ndarray or y.shape != (_NODES + 2,) or y.dtype.char != "d":
         return None
-    result, abserr, resabs, resasc = qk21(y[:_NODES].tolist(), lo, hi)
+    values = y.tolist()  # (Python floats: the 21 nodes', then the limits')
+    result, abserr, resabs, resasc = qk21(values[:_NODES], lo, hi)
     if not (math.isfinite(resabs) and math.isfinite(abserr)):  # (a node's value is not)
         return None
     if not first_step_accepts(result, abserr, resabs, resasc, epsabs, epsrel, limit):
         return None
-    return FirstStep(result, abserr, lo, hi, vjp, params, spread, key, y, back)
+    step = FirstStep(result, abserr, lo, hi, vjp, params, spread, key, y, back)
+    step.ends = values[_NODES], values[_NODES + 1]
+    return step
+
+
+def _nodes_of(lo, hi):
+    """:func:`step_nodes` of ``[lo, hi]`` (the signs of a zero limit in the key)."""
+    if lo and hi:
+        return step_nodes(lo, hi)
+    return step_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+
+
+def _float_plan(vjp, params, index, key, lo, hi):
+    """``(adjoint, fused sweeps or None, nodes)`` of the pass on ``[lo, hi]`` for Python
+    float ``params`` (at ``index``; ``key`` their kinds), kept on ``vjp`` per interval
+    while the registry, its version and the adjoint's guard hold (what
+    ``UserVJP.keyed`` checks): an optimizer's calls repeat the integrand and the limits,
+    and the lookups of each would cost more than the one of all three."""
+    where = (lo, hi) if lo and hi else (lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+    plans = vjp.steps
+    plan = plans.get(where)
+    registry = default_registry()
+    if plan is not None and plan[0] is registry and plan[1] == registry.version:
+        adj = plan[2]
+        if adj.guard():
+            return adj, plan[3], plan[4]
+    xs = _nodes_of(lo, hi)
+    adj = vjp.keyed(key)
+    if adj is None:
+        spread_args = [xs, *(np.full(xs.size, v) for v in params)]
+        adj = vjp.adjoint_keyed(key, spread_args, _one_shape(index))
+    run = adj.fused_sweeps()
+    if len(plans) >= _PLANS_KEPT:  # (limits that move: the oldest plans go)
+        plans.clear()
+    plans[where] = (registry, registry.version, adj, None if run is None else run[0], xs)
+    return adj, plans[where][3], xs
+
+
+_PLANS_KEPT = 32
+
+
+def _node_ones(value):
+    """The fused pass's seed: a cotangent of ones on the step's nodes and limits (the
+    pullback of each node's value alone; read-only, shared)."""
+    return _ones(_NODES + 2)
 
 
 def _adjoint(vjp, params, spread, key, xs):
@@ -367,7 +429,7 @@ def step_totals(step, floats, p, reverse):
     one real row per node and parameter (the node pass then answers)."""
     m = _NODES + 2
     try:
-        cots = step.back(_ones(m))
+        cots = step.back if type(step.back) is tuple else step.back(_ones(m))
         if floats:
             d = np.array(cots)
             if d.dtype.char != "d" or d.shape != (len(step.params), m):
@@ -380,6 +442,49 @@ def step_totals(step, floats, p, reverse):
     return interval_totals(
         step.vjp, step.params, step.spread, p, step.lo, step.hi, reverse, step.y, d, weights, order
     )
+
+
+def float_step_cotangents(g, step, reverse, p):
+    """``(da, db, dargs)`` of the usual call with Python float parameters answered by
+    ``step``, for the cotangent ``g`` (a float) of its value (``reverse``: the limits were
+    given as ``(hi, lo)``; ``p``: quad's tolerances and limit): :func:`step_totals` and
+    the rule's scaling in one function,
+    with the same operations (so the same bits), where the derivatives' error test holds
+    on ``[lo, hi]`` whole; else (a bisection), and where the pass did not give one real
+    row per parameter, what :func:`step_totals` gives through its general way (``None``
+    there: the node pass answers)."""
+    back = step.back
+    m = _NODES + 2
+    try:
+        d = np.array(back if type(back) is tuple else back(_ones(m)))
+    except Exception:  # (rows and ZERO, a scalar: the general way)
+        d = None
+    if d is None or d.dtype is not _FLOAT64 or d.shape != (len(step.params), m):
+        return _scaled_totals(g, step, reverse, p)
+    fa, fb = step.ends
+    if reverse:
+        fa, fb = fb, fa
+    half = (step.hi - step.lo) * 0.5
+    epsabs, epsrel = p["epsabs"], p["epsrel"]
+    dargs = []
+    for k_sum, e_sum in d.dot(_step_weights()[0]).tolist():
+        t = k_sum * half  # (per parameter: the Kronrod sum, the error estimate)
+        if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
+            return _scaled_totals(g, step, reverse, p)
+        dargs.append(g * (-t if reverse else t))
+    if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, dargs))):
+        return None
+    return -g * fa, g * fb, tuple(dargs)
+
+
+def _scaled_totals(g, step, reverse, p):
+    """:func:`float_step_cotangents` through :func:`step_totals` (bisecting)."""
+    found = step_totals(step, True, p, reverse)
+    if found is None:
+        return None
+    totals, fa, fb = found
+    scaled = [g * t for t in totals] if type(totals) is list else (g * totals).tolist()
+    return -g * fa, g * fb, tuple(scaled)
 
 
 @functools.lru_cache(maxsize=1)

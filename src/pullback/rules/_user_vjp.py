@@ -29,6 +29,7 @@ class UserVJP:
         self._adjoints: dict = {}
         self._keyed: dict = {}
         self.proof = None  # the elementwise proof's entry for fn (rules/_elementwise.py)
+        self.steps: dict = {}  # quad's first-step passes per interval (rules/_quad_first.py)
 
     def adjoint(self, args, one_shape=None):
         """The generated adjoint for a call with ``args`` (built once per kinds).

@@ -60,7 +60,7 @@ from ._calculus_util import (
     refuse_options,
     register_solver,
 )
-from ._quad_first import FirstStep, first_step, step_totals
+from ._quad_first import FirstStep, first_step, float_step_cotangents, step_totals
 from ._quad_leibniz import (
     REFUSED,
     fit_limit,
@@ -313,7 +313,10 @@ def _usual_pullback(call, dy):
     p = _plain_defaults()
     found = None
     if type(info) is FirstStep:  # the kept pass's derivatives
-        found = _step_cotangents(g, info, a, b, pack, p)
+        if pack is None:  # (Python floats: the usual gradient, in one function)
+            found = float_step_cotangents(g, info, b < a, p)
+        else:
+            found = _step_cotangents(g, info, a, b, pack, p)
         if found is None:  # (the node pass on the subinterval QUADPACK would have kept)
             info = info.info()
     if found is not None:

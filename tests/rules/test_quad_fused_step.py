@@ -1,5 +1,5 @@
 """quad's first step through the integrand's fused sweeps and the pass kept per interval
-(rules/_quad_first.py: ``_float_plan``, ``float_step_cotangents``): the same value, to the
+(rules/_quad_first.py: ``_float_pass``, ``float_step_cotangents``): the same value, to the
 bit, and the same gradient as the two sweeps run apart, and nothing kept ever answers for
 an integrand that changed."""
 
@@ -15,7 +15,8 @@ si = pytest.importorskip("scipy.integrate")
 from test_quad_usual_call import central  # noqa: E402 - (central differences in c, k)
 
 import pullback  # noqa: E402
-from pullback.rules import _quad_first  # noqa: E402
+from pullback.rules import _quad_first, scipy_quad  # noqa: E402
+from pullback.rules._elementwise_recheck import recheck_of  # noqa: E402
 from pullback.rules._user_vjp import user_vjp_of  # noqa: E402
 from pullback.transform.build import Adjoint  # noqa: E402
 
@@ -132,4 +133,53 @@ def test_a_zero_limit_keeps_its_sign():
         assert value == loss(0.7, 1.3)
     assert len(steps) == 2
     for key, plan in steps.items():
-        assert math.copysign(1.0, plan[-1][21]) == math.copysign(1.0, key[0]) == key[2]
+        assert math.copysign(1.0, plan[4][21]) == math.copysign(1.0, key[1]) == key[3]
+
+
+def test_a_scalar_rebound_to_a_narrower_float_goes_to_quadpack(monkeypatch):
+    """The compiled recheck of the proof fails when a free scalar name holds a float32 (its
+    arithmetic with quad's Python float is float32, with the array pass float64): the full
+    proof then refuses the step, and QUADPACK answers, to the bit."""
+    answers = []
+    real = _quad_first.first_step
+    monkeypatch.setattr(
+        scipy_quad, "first_step", lambda *a: answers.append(real(*a)) or answers[-1]
+    )
+    loss = loss_of(waved, 0.0, 2.0)
+    for scale in (1.5, np.float32(1.5), 1.5):
+        monkeypatch.setitem(globals(), "SCALE", scale)
+        value, g = value_and_gradient(loss, 0.7, 1.3)
+        assert value == loss(0.7, 1.3)
+        assert np.allclose(g, central(loss, 0.7, 1.3), rtol=1e-5, atol=1e-8)
+    assert [a is not None for a in answers] == [True, False, True]
+
+
+def test_a_rebound_closure_cell_is_seen():
+    """A closure's cell rebound between gradients (``nonlocal``): read anew."""
+    wave = np.sin
+
+    def integrand(x, c, k):
+        return wave(k * x) * np.exp(-c * x)
+
+    loss = loss_of(integrand, 0.0, 2.0)
+    for now in (np.sin, np.cos, np.tanh):
+        wave = now
+        value, g = value_and_gradient(loss, 0.7, 1.3)
+        assert value == loss(0.7, 1.3)
+        assert np.allclose(g, central(loss, 0.7, 1.3), rtol=1e-6, atol=1e-9)
+
+
+def test_the_recheck_is_the_proofs_per_call_part():
+    """What the compiled test reads: the code, each function by identity, each scalar's
+    type; a name that is neither a global nor a cell gives no test (the full proof)."""
+    vjp = user_vjp_of(waved, (1, 2))
+    assert _quad_first.same_bits_in_x(waved, (0.7, 1.3), owner=vjp)
+    holds = recheck_of(waved, vjp)
+    assert holds() and "_G['WAVE'] is" in holds.source and "_G['SCALE'].__class__" in holds.source
+    kept = vjp.proof[2]
+    plan, fits, powers = kept
+    try:  # (a builtin or an import inside the function: the proof's own lookup)
+        vjp.proof[2] = ((("not_a_global", (), None), *plan), fits, powers)
+        assert recheck_of(waved, vjp) is None
+    finally:
+        vjp.proof[2] = kept

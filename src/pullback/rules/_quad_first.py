@@ -14,7 +14,7 @@ its array pass is shown to compute the very bits of its scalar calls
    values the limits' cotangents need): both sweeps in one call where the adjoint has
    fused sweeps (the cotangents of ones, which the gradient takes, kept), else the
    forward, keeping its pullback; the adjoint and the nodes kept per interval while the
-   adjoint's guard holds (:func:`_float_plan`);
+   adjoint's guard holds (:func:`_float_pass`);
 2. computes ``qk21``'s result, ``resabs``, ``resasc`` and error estimate from the 21
    values with QUADPACK's constants and QUADPACK's order of operations (:func:`qk21`:
    the centre term first, then the pairs in its loop order; the same floating-point
@@ -24,9 +24,10 @@ its array pass is shown to compute the very bits of its scalar calls
 Accepted, the value is quad's to the bit and the pullback takes the kept cotangents of
 ones (or runs the kept pullback on them), then the same Kronrod sums and error test as the
 node pass of ``_quad_nodes``, bisecting where the derivative needs it
-(:func:`float_step_cotangents` for Python float parameters, in one function). Not accepted, or anything this
-pass cannot show (a value that is not finite, a floating-point error, an exception), and
-the rule calls QUADPACK as before: what quad would subdivide, or report, is quad's.
+(:func:`float_step_cotangents` for Python float parameters, in one function). Not
+accepted, or anything this pass cannot show (a value that is not finite, a floating-point
+error, an exception), and the rule calls QUADPACK as before: what quad would subdivide, or
+report, is quad's.
 
 >>> lo, hi = 0.0, 2.0
 >>> xs = step_nodes(lo, hi)
@@ -48,6 +49,7 @@ import numpy as np
 from ..registry import default_registry
 from ._calculus_util import user_vjp_of
 from ._elementwise import elementwise_in_x, proof_details
+from ._elementwise_recheck import recheck_of
 from ._quad_nodes import (
     _float_layout,
     _one_shape,
@@ -313,31 +315,29 @@ def first_step(func, lo, hi, params, epsabs, epsrel, limit, pack=None):
     if not agrees_with_quad():
         return None
     try:
-        if pack is None:
+        if pack is None:  # (Python floats, passed as they are: see _quad_nodes._unspread)
             index, wrt, key = _float_layout(len(params))
             vjp = user_vjp_of(func, wrt)
-            if not same_bits_in_x(func, params, owner=vjp):
+            kept = _kept_pass(func, vjp, params, key, lo, hi)
+            if kept is None:
                 return None
+            adj, run, xs = kept
+            args = (xs, *params)
             spread = index
-        else:
+        else:  # (float64 arrays among them: spread over the nodes)
             params, key = pack.args, None
             vjp = user_vjp_of(func, _wrt(pack.index))
-            if not same_bits_in_x(func, params, arrays=True, owner=vjp):
-                return None
             spread = _spread_of(params, pack.index)
-    except Exception:  # (a function that cannot take x and args: quad's call reports it)
-        return None
-    try:
-        if key is not None:  # (Python floats: the pass kept per interval, see _float_plan)
-            adj, run, xs = _float_plan(vjp, params, spread, key, lo, hi)
-            args = (xs, *params)
-        else:
-            xs = _nodes_of(lo, hi)
-            adj, args = _adjoint(vjp, params, spread, key, xs)
-            run = adj.fused_sweeps()
-            run = None if run is None else run[0]
-    except Exception:  # (what building it raised: QUADPACK's calls report it)
-        return None
+            if type(spread) is tuple:  # (no array among them: the caller's float way)
+                return None
+            kept = _kept_pass(func, vjp, params, spread, lo, hi)
+            if kept is None:
+                return None
+            adj, run, xs = kept
+            args = [xs, *params]
+            spread.fill(params, xs.size, args)
+    except Exception:  # (a function that cannot take x and args, what building the
+        return None  # adjoint raised: quad's calls report it)
     token = _raising()
     try:
         if run is None:
@@ -368,30 +368,57 @@ def _nodes_of(lo, hi):
     return step_nodes(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
 
 
-def _float_plan(vjp, params, index, key, lo, hi):
-    """``(adjoint, fused sweeps or None, nodes)`` of the pass on ``[lo, hi]`` for Python
-    float ``params`` (at ``index``; ``key`` their kinds), kept on ``vjp`` per interval
-    while the registry, its version and the adjoint's guard hold (what
-    ``UserVJP.keyed`` checks): an optimizer's calls repeat the integrand and the limits,
-    and the lookups of each would cost more than the one of all three."""
-    where = (lo, hi) if lo and hi else (lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+def _kept_pass(func, vjp, params, layout, lo, hi):
+    """``(adjoint, fused sweeps or None, nodes)`` of the pass on ``[lo, hi]`` for the
+    parameters ``params`` laid out as ``layout`` (the kinds' key of Python floats, or the
+    ``_ArrayLayout`` of spread arrays: the same layout, the same shapes and types), or
+    ``None`` where :func:`same_bits_in_x` does not hold. Kept on ``vjp`` per layout and
+    interval while the registry, its version and the adjoint's guard hold (what
+    ``UserVJP.keyed`` checks), with the proof's per-call checks compiled into one test
+    (``_elementwise_recheck``): an optimizer's calls repeat the integrand and the limits,
+    and the lookups and the proof's walk would cost more than the pass's own arithmetic."""
+    if lo and hi:
+        where = (layout, lo, hi)
+    else:  # (0.0 == -0.0: the signs of a zero limit in the key)
+        where = (layout, lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
     plans = vjp.steps
     plan = plans.get(where)
     registry = default_registry()
+    arrays = type(layout) is not tuple
     if plan is not None and plan[0] is registry and plan[1] == registry.version:
         adj = plan[2]
         if adj.guard():
+            holds = plan[5]
+            if holds is not None and holds():
+                return adj, plan[3], plan[4]
+            if not same_bits_in_x(func, params, arrays=arrays, owner=vjp):
+                return None
+            plans[where] = (*plan[:5], recheck_of(func, vjp))
             return adj, plan[3], plan[4]
+    if not same_bits_in_x(func, params, arrays=arrays, owner=vjp):
+        return None
     xs = _nodes_of(lo, hi)
-    adj = vjp.keyed(key)
-    if adj is None:
-        spread_args = [xs, *(np.full(xs.size, v) for v in params)]
-        adj = vjp.adjoint_keyed(key, spread_args, _one_shape(index))
+    adj = _built_adjoint(vjp, params, layout, xs)
     run = adj.fused_sweeps()
+    run = None if run is None else run[0]
     if len(plans) >= _PLANS_KEPT:  # (limits that move: the oldest plans go)
         plans.clear()
-    plans[where] = (registry, registry.version, adj, None if run is None else run[0], xs)
-    return adj, plans[where][3], xs
+    plans[where] = (registry, registry.version, adj, run, xs, recheck_of(func, vjp))
+    return adj, run, xs
+
+
+def _built_adjoint(vjp, params, layout, xs):
+    """The adjoint :func:`_kept_pass` keeps: for Python float ``params`` (``layout`` their
+    kinds' key) built for them spread and called with the floats themselves; else for the
+    arguments ``layout`` spreads."""
+    if type(layout) is tuple:
+        adj = vjp.keyed(layout)
+        if adj is None:
+            spread_args = [xs, *(np.full(xs.size, v) for v in params)]
+            adj = vjp.adjoint_keyed(layout, spread_args, _one_shape(tuple(range(len(params)))))
+        return adj
+    args = [xs, *params]
+    return vjp.adjoint_keyed(layout.fill(params, xs.size, args), args, layout.one_shape)
 
 
 _PLANS_KEPT = 32
@@ -401,24 +428,6 @@ def _node_ones(value):
     """The fused pass's seed: a cotangent of ones on the step's nodes and limits (the
     pullback of each node's value alone; read-only, shared)."""
     return _ones(_NODES + 2)
-
-
-def _adjoint(vjp, params, spread, key, xs):
-    """``(adjoint, arguments)`` of the integrand's pass on ``xs``: Python float parameters
-    passed as they are to the adjoint built for them spread (``key``, see
-    ``_quad_nodes._unspread``), others spread over the nodes."""
-    m = xs.size
-    if key is not None:
-        adj = vjp.keyed(key)
-        if adj is None:
-            spread_args = [xs, *(np.full(m, v) for v in params)]
-            adj = vjp.adjoint_keyed(key, spread_args, _one_shape(spread))
-        return adj, (xs, *params)
-    if type(spread) is tuple:  # (no array among them: the caller's float way)
-        raise ValueError("no layout")
-    args = [xs, *params]
-    key = spread.fill(params, m, args)
-    return vjp.adjoint_keyed(key, args, spread.one_shape), args
 
 
 def step_totals(step, floats, p, reverse):

@@ -424,10 +424,13 @@ def _built_adjoint(vjp, params, layout, xs):
 _PLANS_KEPT = 32
 
 
+_NODE_ONES = _ones(_NODES + 2)  # (read-only: a constant)
+
+
 def _node_ones(value):
     """The fused pass's seed: a cotangent of ones on the step's nodes and limits (the
     pullback of each node's value alone; read-only, shared)."""
-    return _ones(_NODES + 2)
+    return _NODE_ONES
 
 
 def step_totals(step, floats, p, reverse):
@@ -476,12 +479,15 @@ def float_step_cotangents(g, step, reverse, p):
     half = (step.hi - step.lo) * 0.5
     epsabs, epsrel = p["epsabs"], p["epsrel"]
     dargs = []
+    # (``v - v == 0.0`` is ``math.isfinite(v)`` without a call: inf - inf and NaN are NaN)
+    finite = fa - fa == 0.0 and fb - fb == 0.0
     for k_sum, e_sum in d.dot(_step_weights()[0]).tolist():
         t = k_sum * half  # (per parameter: the Kronrod sum, the error estimate)
         if not abs(e_sum * half) <= max(epsabs, epsrel * abs(t)):  # (or not finite)
             return _scaled_totals(g, step, reverse, p)
+        finite = finite and t - t == 0.0
         dargs.append(g * (-t if reverse else t))
-    if not (math.isfinite(fa) and math.isfinite(fb) and all(map(math.isfinite, dargs))):
+    if not finite:
         return None
     return -g * fa, g * fb, tuple(dargs)
 

@@ -36,6 +36,7 @@ from .errors import (
     for_user,
     user_facing,
 )
+from .refused import refuse_refused
 from .registry import default_registry
 from .running import (
     _no_entry,
@@ -222,16 +223,18 @@ class _Transformed(TransformedFunction):
             entry = [self._adjoint_for(args, {}), registry, registry.version, None]
             self._fast_entries[key] = entry
         adj = entry[0]
-        if adj.calls_user_code:
-            return None
         hot = entry[3]
         if hot is None:  # the first call: a function called once needs no entry (cold start)
             entry[3] = False
+            if adj.calls_user_code:
+                return None  # (the general path's scope: recursion, escaped values)
             return self._fast_sweeps(adj, args)
         if hot is False:
             fixed = self._registry is not None
             seed = _seed_for(_name(self.fn))
             hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
+            if adj.calls_user_code:
+                hot = _in_evaluation_scope(hot, self.fn)
             entry[3] = hot
         self._hot = hot
         # The entry runs this call already: its fused sweeps release values after their
@@ -355,6 +358,26 @@ class GradFunction(_Transformed):
         value, aux, grads = self._run(args, kwargs)
         write_into(out, grads, "the gradient")
         return (out, aux) if self.has_aux else out
+
+
+def _in_evaluation_scope(hot, fn):
+    """``hot`` (a hot entry of a function that calls user code) run as the general path
+    runs such a function (``_Transformed._run``): inside ``deeper_recursion`` (generated
+    code takes more frames per level of recursion; values kept outside the differentiated
+    variables are refused where read back, for one evaluation: escapes.py), its value
+    checked for a refused cotangent (a gradient differentiated again, whose value needed
+    one: ``run_forward``'s check). One more call and a context's enter and exit: the
+    general path's checks of the arguments, its lookups and its sweeps' frames cost many
+    times that on every call of a function calling a helper."""
+
+    def hot_entry_in_scope(args):
+        with deeper_recursion(fn):
+            done = hot(args)
+        if done is not None:
+            refuse_refused(done[0])
+        return done
+
+    return hot_entry_in_scope
 
 
 class ValueAndGradFunction(_Transformed):

@@ -18,6 +18,7 @@ from test_quad_usual_call import central  # noqa: E402 - (central differences in
 import pullback  # noqa: E402
 from pullback.rules import _quad_first, scipy_quad  # noqa: E402
 from pullback.rules._kronrod import gauss_kronrod21  # noqa: E402
+from pullback.rules._user_vjp import user_vjp_of  # noqa: E402
 
 OFFSET = 0.25  # a global scalar an integrand reads
 
@@ -279,6 +280,9 @@ def test_guards_send_it_to_quadpack(monkeypatch, guard):
     scalar calls: the first step declines, and the answer is still quad's."""
     answers = steps(monkeypatch)
     monkeypatch.setattr(_quad_first, guard, lambda *a: False)
+    # (a ufunc's same bits are a fact of the NumPy build, kept with the pass once shown:
+    # the build changed here, the kept passes go with it)
+    user_vjp_of(gauss_cos, (1, 2)).steps.clear()
     loss = loss_of(gauss_cos, 0.0, 3.0)
     value, g = value_and_gradient(loss, 0.7, 1.3)
     assert answers == [None]

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import backends
 from .adjoints import TransformedFunction, get_adjoint
+from .api_errors import output_place
 from .arguments import (
     _bound_values,
     _check_differentiable,
@@ -31,6 +32,7 @@ from .cache import registry_token
 from .callables import as_bound_call
 from .errors import (
     ArgumentError,
+    NonScalarOutputError,
     PullbackError,
     ShapeMismatchError,
     for_user,
@@ -55,11 +57,22 @@ from .transform.build import Adjoint
 
 
 def _scalar_seed(fn, y):
-    return scalar_seed(y, _name(fn))
+    try:
+        return scalar_seed(y, _name(fn))
+    except NonScalarOutputError as exc:
+        raise _at_output(exc, fn) from None
 
 
-def _seed_for(name: str):
+def _at_output(exc, fn):
+    """``exc`` (an output that is no scalar) placed at ``fn``'s last ``return``, as the
+    first call (the general path) and the hot entry's calls both give it."""
+    place = output_place(fn)
+    return NonScalarOutputError(f"{place}: {exc}") if place else exc
+
+
+def _seed_for(fn):
     """The seed function of a hot entry: 1.0 for a float output, else scalar_seed's."""
+    name = _name(fn)
 
     def seed(y):
         t = type(y)
@@ -67,7 +80,10 @@ def _seed_for(name: str):
             return 1.0
         if t is _float64:  # an array's sum: one immutable 1.0 serves every call
             return _ONE64
-        return scalar_seed(y, name)
+        try:
+            return scalar_seed(y, name)
+        except NonScalarOutputError as exc:
+            raise _at_output(exc, fn) from None
 
     return seed
 
@@ -231,7 +247,7 @@ class _Transformed(TransformedFunction):
             return self._fast_sweeps(adj, args)
         if hot is False:
             fixed = self._registry is not None
-            seed = _seed_for(_name(self.fn))
+            seed = _seed_for(self.fn)
             hot = hot_entry(adj, key, self._positions, self.single, registry, fixed, seed)
             if adj.calls_user_code:
                 hot = _in_evaluation_scope(hot, self.fn)

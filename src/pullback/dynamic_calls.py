@@ -130,8 +130,9 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
 def _ruled_method_rrule(site: CallSite, function, receiver):
     rule = site.registry.lookup(function)
-    if rule.kind == NONDIFF:
-        return lambda *args, **kwargs: _nondiff_rrule(function, len(args) + 1)(
+    if rule.kind == NONDIFF:  # (draw = rng.normal; draw(mu): a moving draw is refused)
+        refused = _refusal(site, rule)
+        return lambda *args, **kwargs: _nondiff_rrule(function, len(args) + 1, refused)(
             receiver, *args, **kwargs
         )
 
@@ -404,8 +405,8 @@ def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):
     rule = site.registry.lookup(function)
     if rule is None:
         raise site.missing(f"the function '{module.__name__}.{name}'", f"{module.__name__}.{name}")
-    if rule.kind == NONDIFF:
-        y, pullback = _nondiff_rrule(function, len(args))(*args, **kwargs)
+    if rule.kind == NONDIFF:  # (np.random.normal(mu, s): a moving draw is refused)
+        y, pullback = _nondiff_rrule(function, len(args), _refusal(site, rule))(*args, **kwargs)
     else:
         y, pullback = rule.rrule(*args, **kwargs)
 

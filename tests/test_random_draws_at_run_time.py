@@ -3,7 +3,11 @@ reached through the ``np.random`` namespace, unseeded, and a generator's bound m
 in a variable (``draw = rng.normal``) gave a silently zero gradient through their
 differentiated parameters (their non-differentiable rule ran without the refusal that
 ``rng.normal`` of a local generator had). Now refused as the check refuses the draws it
-sees, at the user's file:line:col, with the fix. Draws with constant parameters still run."""
+sees, at the user's file:line:col, with the fix. At second order (hessian, hvp, jacobian of
+grad, grad of a function calling grad) every draw found at run time, an unseeded local
+generator's ``rng.normal(x, ...)`` too, is refused with the same message (it was a generic
+"a second derivative through 'Generator.normal' ... needs it to be a Python function").
+Draws with constant parameters still run, at both orders."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import pytest
 from fd import check_grad
 
 import pullback
+from pullback.testing import check_grads
 
 
 def unseeded_module_normal(x):
@@ -79,3 +84,48 @@ def test_a_draw_found_at_run_time_is_refused_at_the_users_call(fn, name, call, x
 
 def test_a_draw_with_constant_parameters_found_at_run_time_is_a_constant():
     check_grad(unseeded_constant_parameters, np.array([0.5, 1.5]))
+
+
+def unseeded_generator_normal(x):
+    rng = np.random.default_rng()
+    y = rng.normal(x, 1.0)
+    return np.sum(y * x)
+
+
+def _gradient_sum(fn):
+    def gradient_sum(x):
+        return np.sum(pullback.grad(fn)(x))
+
+    return gradient_sum
+
+
+SECOND = {
+    "hessian": lambda fn, x: pullback.hessian(fn)(x),
+    "hvp": lambda fn, x: pullback.hvp(fn)(x, np.ones_like(x)),
+    "jacobian of grad": lambda fn, x: pullback.jacobian(pullback.grad(fn))(x),
+    "grad of grad inline": lambda fn, x: pullback.grad(_gradient_sum(fn))(x),
+}
+SECOND_CASES = [
+    *[
+        (how, unseeded_generator_normal, "numpy.random.Generator.normal", "rng.normal(x, 1.0)")
+        for how in SECOND
+    ],
+    *[("hessian", *case) for case in CASES],
+]
+
+
+@pytest.mark.parametrize(
+    "how,fn,name,call", SECOND_CASES, ids=[f"{c[0]}-{c[1].__name__}" for c in SECOND_CASES]
+)
+def test_a_draw_found_at_run_time_is_refused_at_second_order_as_at_first(how, fn, name, call):
+    # (it said "a second derivative through 'Generator.normal', found at run time, needs it
+    # to be a Python function", a generic reason with a fix that does not apply)
+    x = np.array([0.5, 1.5], np.float32 if how == "hvp" else np.float64)
+    with pytest.raises(pullback.UnsupportedSyntaxError) as info:
+        SECOND[how](fn, x)
+    message = str(info.value).replace(os.path.dirname(__file__) + os.sep, "")
+    assert message == _golden(fn, name, call)
+
+
+def test_a_draw_with_constant_parameters_found_at_run_time_at_second_order():
+    check_grads(unseeded_constant_parameters, np.array([0.5, 1.5]), order=2)

@@ -435,3 +435,26 @@ def lookup_attribute(obj, name):
         return getattr(obj, name)
     except AttributeError:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}") from None
+
+
+def refuse_varied_draw(site: CallSite, g, obj, fn) -> None:
+    """Raise PB506 where a cotangent ``g`` pulls back through ``obj.fn(...)`` (``fn(...)``
+    with ``obj`` None), found at run time, that is a random draw moving with its
+    parameters (``rng.normal(mu, s)``, ``np.random.normal``, ``draw = rng.normal``): the
+    reverse that a gradient differentiated again writes for it (dynamic_vjps) refuses it
+    as the first-order pullback does (:func:`_nondiff_rrule`)."""
+    if g is ZERO or g is NO_TANGENT:
+        return
+    if obj is None:
+        found = ruled_method(fn, site.registry)
+        callee = found[0] if found is not None else fn
+    elif isinstance(obj, types.ModuleType):
+        callee = getattr(obj, fn, None)
+    else:
+        callee = getattr(type(obj), fn, None) if isinstance(fn, str) else None
+    try:
+        rule = site.registry.lookup(callee)
+    except TypeError:  # unhashable
+        return
+    if rule is not None and rule.kind == NONDIFF and rule.extra.get(REFUSED_WHEN_VARIED):
+        raise site.varied_random_draw(rule)

@@ -116,11 +116,20 @@ def test_show_prints_both_sweeps_for_each_wrt(model, capsys):
     assert "def loss__forward(w, x):" in out and "def loss__backward(_saved, _dret):" in out
     assert "# model.py:9: s = s + np.tanh(x[i] * w) ** 2" in out
     assert out.rstrip().endswith("return (densify(d_w),)")
+    both = "return (densify(d_w), _fold_owned_reads(d_x, x, _reads_x, _range1, _lreads_x))"
+    # x[i] read once a step: the loop's own buffer, folded as the loop ends
     code, out, _ = run(capsys, "show", f"{model}:loss", "--wrt", "w", "1")
-    assert code == 0 and out.rstrip().endswith(
-        # x[i] read once a step: the loop's own buffer, folded as the loop ends
-        "return (densify(d_w), _fold_owned_reads(d_x, x, _reads_x, _range1, _lreads_x))"
-    )
+    assert code == 0 and out.rstrip().endswith(both)
+
+
+def test_show_repeated_wrt_accumulates(model, capsys):
+    # `--wrt w --wrt 1` names both parameters, as `--wrt w 1` does (it kept only the last)
+    code, repeated, _ = run(capsys, "show", f"{model}:loss", "--wrt", "w", "--wrt", "1")
+    code_listed, listed, _ = run(capsys, "show", f"{model}:loss", "--wrt", "w", "1")
+    assert code == code_listed == 0 and repeated == listed
+    assert "return (densify(d_w), _fold_owned_reads(d_x," in repeated
+    code, only_x, _ = run(capsys, "show", f"{model}:loss", "--wrt", "1")
+    assert code == 0 and "def loss__backward" in only_x and "d_w" not in only_x
 
 
 def test_show_refuses_before_importing(model, capsys):

@@ -83,12 +83,12 @@ def test_hessian_and_hvp_inside_a_differentiated_function_golden(f, made):
 
 def test_value_and_grad_inside_a_differentiated_function_golden():
     assert _message(value_and_grad_inside) == (
-        f"here.py:{_line(value_and_grad_inside)}: cannot differentiate "
+        f"here.py:{_line(value_and_grad_inside)}:14: cannot differentiate "
         "ValueAndGradFunction(has_aux=False) of 'g' again: only plain grad(f) can be "
         "nested.\n"
+        "        val, d = pullback.value_and_grad(g)(x)\n"
         "Fix: call g for the value and grad(g) for the gradient: "
-        "`val, d = g(x), grad(g)(x)` (grad may be nested).\n"
-        "        val, d = pullback.value_and_grad(g)(x)"
+        "`val, d = g(x), grad(g)(x)` (grad may be nested)."
     )
 
 

@@ -185,8 +185,8 @@ def test_loop_over_a_non_iterable_names_the_loop():
     assert message(e) == (
         "error_cases.py:44: a for loop iterates over a float, which is not iterable (Python "
         "would raise the same TypeError).\n"
-        "Fix: loop over a list, tuple, array or range(...).\n"
-        "        for v in values:"
+        "        for v in values:\n"
+        "Fix: loop over a list, tuple, array or range(...)."
     )
 
 

@@ -347,9 +347,9 @@ def test_refusals_name_the_function_and_the_fix():
     assert message.split(": ", 1)[1] == (
         "hessian needs 'complex_out' to return a real number, but it returned a complex one "
         "(ndarray); the gradient of a complex-valued function is not defined without choosing "
-        "a convention.\nFix: return a real scalar: np.real(...), np.abs(...) or np.abs(...) "
-        "** 2 of the result; for complex outputs use pullback.vjp with a complex cotangent.\n"
-        "        return np.exp(1j * x)"
+        "a convention.\n        return np.exp(1j * x)\n"
+        "Fix: return a real scalar: np.real(...), np.abs(...) or np.abs(...) "
+        "** 2 of the result; for complex outputs use pullback.vjp with a complex cotangent."
     )
     with pytest.raises(pullback.NotDifferentiableError) as info:
         hessian(mixed_out)(x)

@@ -66,6 +66,7 @@ LAYERS = (
         "source",
         (
             "pullback.source",
+            "pullback.source_cache",
             "pullback.source_lambdas",
             "pullback.source_imports",
             "pullback.resolve",

@@ -198,12 +198,12 @@ def test_the_refusal_golden():
         "the gradient flows through: scipy.integrate.quad calls it as library code, and its "
         "rule differentiates through args only, so the gradient through the object's fields "
         "would be lost.\n"
+        "        return integrate.quad(Line(p), 0.0, 1.0)[0]\n"
         "Fix: pass the values the object is made from as parameters and build the Line inside "
         "the function scipy.integrate.quad calls, e.g. `quad(lambda t, p: Line(p)(t), lo, hi, "
         "args=(p,))` (SciPy's solvers: `args=`; np.piecewise and np.apply_along_axis take "
         "extra arguments after the function's), or call the method in the differentiated "
-        "function.\n"
-        "        return integrate.quad(Line(p), 0.0, 1.0)[0]"
+        "function."
     )
 
 

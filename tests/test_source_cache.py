@@ -14,7 +14,8 @@ import pytest
 
 from pullback import grad
 from pullback.errors import SourceUnavailableError
-from pullback.source import _FILES, load_source, source_lines
+from pullback.source import load_source, source_lines
+from pullback.source_cache import FILES
 
 # gc.collect() and gc.get_objects() here scan only this file's objects (see conftest).
 pytestmark = pytest.mark.usefixtures("own_heap")
@@ -68,7 +69,7 @@ def test_source_lines_are_inspects(fn):
 def test_functions_of_one_file_share_its_text():
     a, b = load_source(plain), load_source(Holder.method)
     assert a.file_text is b.file_text
-    key = next(k for k, v in _FILES.items() if v is a.file_text)
+    key = next(k for k, v in FILES.items() if v is a.file_text)
     assert key[0] == plain.__code__.co_filename
 
 
@@ -99,10 +100,10 @@ def test_the_cache_holds_a_file_only_while_a_function_read_from_it_lives(tmp_pat
     path.write_text("def f(x):\n    return x * 2.0\n")
     module = _load(path, "pb_weak")
     fs = load_source(module.f)
-    assert any(k[0] == str(path) for k in _FILES.keys())
+    assert any(k[0] == str(path) for k in FILES.keys())
     del fs
     gc.collect()
-    assert not any(k[0] == str(path) for k in _FILES.keys())
+    assert not any(k[0] == str(path) for k in FILES.keys())
 
 
 def test_coding_line_and_non_ascii(tmp_path):
@@ -170,7 +171,7 @@ def test_a_file_edited_under_a_live_function_is_refused_not_read_from_before(tmp
     else:
         del fs
         gc.collect()
-        assert not any(k[0] == str(path) for k in _FILES.keys())
+        assert not any(k[0] == str(path) for k in FILES.keys())
         assert "x * 2.0" in "".join(load_source(module.f).lines)  # read again, unchanged
     path.write_text("def f(x):\n    return x * x * 5.0 + 1.0\n")
     st = os.stat(path)
@@ -225,7 +226,7 @@ def test_a_function_defined_in_a_doctest_is_read_as_inspect_reads_it():
 
 
 def test_a_fact_kept_with_the_source_is_computed_again_where_the_source_is_read_again(tmp_path):
-    from pullback.source import kept_with_source
+    from pullback.source_cache import kept_with_source
 
     path = tmp_path / "pb_kept.py"
     path.write_text("def f(x):\n    return x * 2.0\n\n\ndef g(x):\n    return x + 1.0\n")

@@ -94,13 +94,19 @@ def outside(q):
     return np.sum(np.sin(MADE(q)))
 
 
-SECOND = re.escape(
-    "with respect to the Quad it is called on (made from differentiated values) needs the "
-    "derivative of its pullback in that object's data, which the pullback does not follow: "
-    "it would count them as constants.\nFix: make the object from constants (outside the "
-    "differentiated function), or, for your own rule, mark its pullback function "
-    "`fn.__pullback_receiver_cotangent__ = True` and read the object's data through "
-    'attributes its class\'s rule declares (`rule.extra["result_attributes"]`).'
+SECOND = (
+    re.escape(
+        "with respect to the Quad it is called on (made from differentiated values) needs the "
+        "derivative of its pullback in that object's data, which the pullback does not follow: "
+        "it would count them as constants."
+    )
+    + r"(\n        [^\n]+)?\n"
+    + re.escape(  # the user's source line, then the fix
+        "Fix: make the object from constants (outside the "
+        "differentiated function), or, for your own rule, mark its pullback function "
+        "`fn.__pullback_receiver_cotangent__ = True` and read the object's data through "
+        'attributes its class\'s rule declares (`rule.extra["result_attributes"]`).'
+    )
 )
 
 

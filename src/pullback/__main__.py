@@ -50,9 +50,11 @@ def _show_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--wrt",
         nargs="+",
-        default=["0"],
+        action="extend",  # `--wrt 0 --wrt 1` and `--wrt 0 1` both name two parameters
+        default=None,  # not ["0"]: "extend" would append to the default
         metavar="ARG",
-        help="the differentiated parameters, by name or position (default: 0, the first)",
+        help="the differentiated parameters, by name or position, repeated or listed "
+        "(default: 0, the first)",
     )
     return parser
 
@@ -120,7 +122,7 @@ def show(argv) -> int:
     if not callable(fn):
         print(f"{PROG} show: error: {path} defines no function '{name}' at import", file=sys.stderr)
         return 2
-    wrt = tuple(int(w) if w.isdigit() else w for w in args.wrt)
+    wrt = tuple(int(w) if w.isdigit() else w for w in args.wrt or ["0"])
     try:
         print(grad(fn, wrt=wrt[0] if len(wrt) == 1 else wrt).source)
     except PullbackError as exc:

@@ -23,6 +23,10 @@ def bound_arguments(fn, registry):
     no Python function behind it)."""
     if isinstance(fn, types.FunctionType):
         return None
+    if getattr(fn, "gradient_function", None) is not None and hasattr(fn, "wrt"):
+        # grad(g) found at run time: its generated gradient function, which computes what
+        # the call does and is differentiated again as grad(grad(g)) differentiates it
+        return fn.gradient_function(None), (), {}
     try:
         if registry.lookup(fn) is not None:
             return None

@@ -29,7 +29,9 @@ from .registry import REFUSED_WHEN_VARIED, qualified_name
 def site_place(fs, node) -> tuple:
     """``(filename, line, col, source_line)`` of ``node`` in ``fs`` for a :class:`CallSite`:
     in generated code differentiated again (a gradient's own source), the user's line it was
-    written for, its column the statement's first."""
+    written for, its column that of the one call found at run time the first derivative
+    made on that line (its call site, in the gradient's namespace), else the statement's
+    first."""
     filename, line, col = fs.location(node)
     g = getattr(getattr(fs, "fn", None), "__globals__", {})
     if filename.startswith("<pullback") and "__pullback_line_map__" in g:
@@ -37,7 +39,13 @@ def site_place(fs, node) -> tuple:
         if found is not None:
             users, line = found
             text = users.file_line(line)
-            return users.filename, line, len(text) - len(text.lstrip()), text
+            cols = {
+                v.col
+                for v in g.values()
+                if type(v) is CallSite and v.filename == users.filename and v.line == line
+            }
+            col = cols.pop() if len(cols) == 1 else len(text) - len(text.lstrip())
+            return users.filename, line, col, text
     return filename, line, col, fs.file_line(line)
 
 

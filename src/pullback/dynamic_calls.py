@@ -130,8 +130,9 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
 
 def _ruled_method_rrule(site: CallSite, function, receiver):
     rule = site.registry.lookup(function)
-    if rule.kind == NONDIFF:
-        return lambda *args, **kwargs: _nondiff_rrule(function, len(args) + 1)(
+    if rule.kind == NONDIFF:  # (draw = rng.normal; draw(mu): a moving draw is refused)
+        refused = _refusal(site, rule)
+        return lambda *args, **kwargs: _nondiff_rrule(function, len(args) + 1, refused)(
             receiver, *args, **kwargs
         )
 
@@ -404,8 +405,8 @@ def _call_namespace_function(site: CallSite, module, name: str, args, kwargs):
     rule = site.registry.lookup(function)
     if rule is None:
         raise site.missing(f"the function '{module.__name__}.{name}'", f"{module.__name__}.{name}")
-    if rule.kind == NONDIFF:
-        y, pullback = _nondiff_rrule(function, len(args))(*args, **kwargs)
+    if rule.kind == NONDIFF:  # (np.random.normal(mu, s): a moving draw is refused)
+        y, pullback = _nondiff_rrule(function, len(args), _refusal(site, rule))(*args, **kwargs)
     else:
         y, pullback = rule.rrule(*args, **kwargs)
 
@@ -434,3 +435,26 @@ def lookup_attribute(obj, name):
         return getattr(obj, name)
     except AttributeError:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}") from None
+
+
+def refuse_varied_draw(site: CallSite, g, obj, fn) -> None:
+    """Raise PB506 where a cotangent ``g`` pulls back through ``obj.fn(...)`` (``fn(...)``
+    with ``obj`` None), found at run time, that is a random draw moving with its
+    parameters (``rng.normal(mu, s)``, ``np.random.normal``, ``draw = rng.normal``): the
+    reverse that a gradient differentiated again writes for it (dynamic_vjps) refuses it
+    as the first-order pullback does (:func:`_nondiff_rrule`)."""
+    if g is ZERO or g is NO_TANGENT:
+        return
+    if obj is None:
+        found = ruled_method(fn, site.registry)
+        callee = found[0] if found is not None else fn
+    elif isinstance(obj, types.ModuleType):
+        callee = getattr(obj, fn, None)
+    else:
+        callee = getattr(type(obj), fn, None) if isinstance(fn, str) else None
+    try:
+        rule = site.registry.lookup(callee)
+    except TypeError:  # unhashable
+        return
+    if rule is not None and rule.kind == NONDIFF and rule.extra.get(REFUSED_WHEN_VARIED):
+        raise site.varied_random_draw(rule)

@@ -30,6 +30,7 @@ from .dynamic_calls import (
     _found_without_receiver,
     array_method_value,
     record_field_object,
+    refuse_varied_draw,
 )
 from .errors import HigherOrderError, describe
 from .operator_dispatch import is_operator_name, operator_vjp
@@ -63,6 +64,7 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     substitute = record_method_call(obj, name, args, kwargs)
     if substitute is not None:  # p._replace(w=v), p._asdict() (records_named.py)
         return tuple(function_vjp(site, g, substitute[0], *substitute[1]))[:1]
+    refuse_varied_draw(site, g, obj, name)
     alone = _found_without_receiver(site, obj, name)
     k = record_field_object(obj, name, alone) if alone is not None else None
     if k is not None:  # self.layer(x): the layer's cotangent is that of obj's field k
@@ -97,6 +99,7 @@ def function_vjp(site: CallSite, g, fn, *args, **kwargs):
         target, head, fixed = bound
         cots = function_vjp(site, g, target, *head, *args, **{**fixed, **kwargs})
         return cots[len(head) :]
+    refuse_varied_draw(site, g, None, fn)
     function = vjp_function(site, None, fn, args, kwargs)
     return spread_cotangents(function, function(g, *args, **kwargs))
 

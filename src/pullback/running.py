@@ -11,6 +11,7 @@ import sys
 
 from . import escapes
 from .arguments import _name
+from .call_sites import CallSite
 from .errors import (
     AdjointRuntimeError,
     ArgumentError,
@@ -18,6 +19,7 @@ from .errors import (
     PullbackError,
     generated_line_place,
     in_pullback_file,
+    location_text,
 )
 from .refused import refuse_refused
 from .transform.build import Adjoint
@@ -128,14 +130,58 @@ def _names_a_line(exc: PullbackError, filename, line) -> bool:
 
 
 def _relocated(exc: PullbackError, filename, line, text) -> PullbackError:
-    """``exc`` with the user's line in front of its message (a new exception of the same
-    class where its constructor takes a message; otherwise ``exc`` itself with a note,
-    e.g. an UnsupportedSyntaxError, whose diagnostics already name their lines)."""
+    r"""``exc`` with the user's place in front of its message, in the house order (what,
+    ``file:line:col``, the source line, then the fix: :func:`_what_and_fix`), a new
+    exception of the same class where its constructor takes a message; otherwise ``exc``
+    itself with a note (an UnsupportedSyntaxError, whose diagnostics already name their
+    lines). The column is that of the call site the error passed through for this line
+    (:func:`_site_column`), where there is one.
+
+    >>> from pullback.errors import UnsupportedCallError
+    >>> exc = UnsupportedCallError("pullback: f(order=3) has no rule.\nFix: pass order=1")
+    >>> print(_relocated(exc, "model.py", 7, "y = f(x, order=3)"))
+    model.py:7: pullback: f(order=3) has no rule.
+            y = f(x, order=3)
+    Fix: pass order=1
+    """
+    what, fix = _what_and_fix(str(exc))
+    place = location_text(filename, line, _site_column(exc, filename, line))
     try:
-        return type(exc)(f"{filename}:{line}: {exc}\n        {text}")
+        return type(exc)(f"{place}: {what}\n        {text}" + (f"\nFix: {fix}" if fix else ""))
     except TypeError:
         add_note(exc, f"  while running {filename}:{line}: {text}")
         return exc
+
+
+# How a rule's message gives its fix: on a line of its own, or after the reason.
+_FIX_MARKS = ("\nFix: ", "; fix: ", "\nfix: ")
+
+
+def _what_and_fix(message: str) -> tuple:
+    """``(what, fix)`` of a run-time refusal's message (``fix`` None where it names none),
+    so that the user's source line can stand between them.
+
+    >>> _what_and_fix("pullback: g(p=2) has no rule; fix: pass p=1")
+    ('pullback: g(p=2) has no rule', 'pass p=1')
+    """
+    found = [(message.find(mark), mark) for mark in _FIX_MARKS if mark in message]
+    if not found:
+        return message, None
+    at, mark = min(found)
+    return message[:at], message[at + len(mark) :]
+
+
+def _site_column(exc, filename, line):
+    """The 0-based column of the call at ``filename:line`` that ``exc`` was raised under,
+    from the call site (dynamic_calls.CallSite) a frame of its traceback holds, or None:
+    the line map of generated code knows lines, not columns."""
+    tb, col = exc.__traceback__, None
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            if type(value) is CallSite and value.filename == filename and value.line == line:
+                col = value.col  # (the innermost: the call that raised)
+        tb = tb.tb_next
+    return col
 
 
 def add_note(exc: BaseException, note: str) -> None:

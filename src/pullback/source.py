@@ -18,11 +18,8 @@ import copy
 import functools
 import inspect
 import linecache
-import os
 import textwrap
-import tokenize
 import types
-import weakref
 
 import gast
 
@@ -30,6 +27,7 @@ from .errors import SourceUnavailableError, describe, location_text
 from .gast_convert import ast_to_gast
 from .lazy_patterns import LazyPattern
 from .match_cases import lower_matches
+from .source_cache import cached_file, checked_before, keep_checked, keep_read, read_before
 from .source_imports import function_imports
 from .source_lambdas import lambda_tree
 from .source_match import innermost_class, source_matches_code
@@ -236,44 +234,9 @@ def _forwards_only(wrapper, wrapped) -> bool:
     return where is not None and value is wrapped
 
 
-class _FileText:
-    """The lines of one source file as read at one (mtime, size)."""
-
-    __slots__ = ("lines", "key", "__weakref__")
-
-    def __init__(self, lines, key):
-        self.lines = lines
-        self.key = key  # (filename, mtime_ns, size) when read
-
-
-# (filename, mtime_ns, size) -> _FileText. Weak values: a file stays cached while a
-# FunctionSource read from it lives, and never grows linecache (design.md).
-_FILES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
 # Where inspect.findsource looks for a code object's first line (a def, a decorator or a
 # line with a lambda), from co_firstlineno upwards.
 _DEF_LINE = LazyPattern(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
-
-
-def _file_text(filename: str):
-    """The cached lines of a real ``.py`` file, or None (then inspect finds the source:
-    ``<stdin>``, doctest and notebook cells, zip imports)."""
-    if not filename.endswith(".py"):
-        return None
-    try:
-        st = os.stat(filename)
-    except (OSError, ValueError):
-        return None
-    key = (filename, st.st_mtime_ns, st.st_size)
-    text = _FILES.get(key)
-    if text is None:
-        try:
-            with tokenize.open(filename) as f:  # honours a PEP 263 coding line
-                text = _FileText(f.readlines(), key)
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            return None
-        _FILES[key] = text
-    return text
 
 
 def source_lines(code):
@@ -287,7 +250,7 @@ def source_lines(code):
 def _source_block(code):
     """:func:`source_lines` and ``(text, module)``: the block dedented and parsed with
     :mod:`ast` while finding it (so :func:`load_source` parses it once), or None."""
-    text = _file_text(code.co_filename)
+    text = cached_file(code.co_filename)
     if text is not None:
         lines = text.lines
     elif _is_pseudo_file(code.co_filename) and linecache.getlines(code.co_filename):
@@ -432,9 +395,10 @@ def load_source(fn) -> FunctionSource:
             "Fix: register a rule for it with `@pullback.rrule(fn)`, or declare it "
             "non-differentiable with `pullback.non_differentiable(fn)`."
         )
-    read = _read_before(fn)
-    if read is not None:
-        return _source_from(fn, *read)
+    before = read_before(fn)
+    if before is not None:  # (a tree of its own: the passes rewrite the tree they get)
+        text, read = before
+        return _source_from(fn, text, *read[:4], copy_tree(read[4]), *read[5:])
     try:
         # What runs, not __wrapped__; ``parsed``: the block as ast parsed it to find it.
         raw_lines, start, file_text, parsed = _source_block(fn.__code__)
@@ -483,65 +447,8 @@ def load_source(fn) -> FunctionSource:
     _mangle_private_names(tree, fn)
     read = (filename, start, indent, raw_lines, copy_tree(tree), is_lambda, "match" in text)
     if file_text is not None:
-        fn.__dict__[_READ] = (fn.__code__, file_text.key, fn.__name__, fn.__qualname__, read)
+        keep_read(fn, file_text, read)
     return _source_from(fn, file_text, *read[:4], tree, *read[5:])
-
-
-# The key on a function of what load_source read for it, with the tree before any pass
-# rewrote it (each load_source hands out a copy: the passes rewrite the tree they are
-# given). A function is loaded several times per gradient (the check, the transform, the
-# passes that read a callee), each time a parse and a conversion before. The entry lives
-# and dies with the function, like __pullback_source_checked__; it holds the key of the
-# file's text, not the text (cached only while a FunctionSource read from it lives,
-# design.md): the text is trusted the same where the file's (name, mtime, size) is, as
-# the cache of texts trusts it.
-_READ = "__pullback_source_read__"
-
-
-def _read_before(fn):
-    """``(file_text, *read)`` where ``fn`` was read before from its file as it is now, else
-    None. What the read depends on is checked: the code that runs (another code object is
-    read again), the file's text as read at one (mtime, size) (an edited file is another
-    text: read again, and refused if it no longer matches the code) and the names that
-    spell the tree (a lambda's ``def``, the private names a class mangles). The text is
-    read again where no FunctionSource of the file lives (a read, no parse)."""
-    checked = _checked_read(fn)
-    if checked is None:
-        return None
-    file_text, (*_, read) = checked
-    return (file_text, *read[:4], copy_tree(read[4]), *read[5:])
-
-
-def _checked_read(fn):
-    """``(file_text, entry)``: the read kept on ``fn`` where it is still what load_source
-    would read, else None."""
-    entry = fn.__dict__.get(_READ)
-    if entry is None:
-        return None
-    code, file_key, name, qualname, _ = entry
-    if code is not fn.__code__ or name != fn.__name__ or qualname != fn.__qualname__:
-        return None
-    file_text = _file_text(code.co_filename)  # the cached text, or the file read again
-    if file_text is None or file_text.key != file_key:
-        return None
-    return file_text, entry
-
-
-def kept_with_source(fn, name: str, compute):
-    """``compute(fn)``, a fact read from ``fn``'s source by :func:`load_source`, kept on
-    ``fn`` with what load_source read: computed again wherever load_source would read
-    ``fn`` again (other code, an edited file, another name), else the kept value. Not kept
-    where ``fn`` has no kept read (no file, or its read failed): computed each time."""
-    slot = "__pullback_kept_" + name
-    checked = _checked_read(fn)
-    kept = fn.__dict__.get(slot)
-    if checked is not None and kept is not None and kept[0] is checked[1]:
-        return kept[1]
-    value = compute(fn)
-    entry = fn.__dict__.get(_READ)
-    if entry is not None and _checked_read(fn) is not None:
-        fn.__dict__[slot] = (entry, value)
-    return value
 
 
 def _source_from(fn, file_text, filename, start, indent, raw_lines, tree, is_lambda, has_match):
@@ -599,10 +506,10 @@ def _require_match(fn, text: str, start: int, filename: str, lambda_at=None, par
     ``text`` already parsed by :func:`ast.parse` (and not needed after)."""
     # Checked once per (code, text): the verdict lives on the function and dies with it.
     key = (fn.__code__, text, start, lambda_at)
-    if fn.__dict__.get("__pullback_source_checked__") == key:
+    if checked_before(fn, key):
         return
     if source_matches_code(fn, text, start, lambda_at, parsed=parsed):
-        fn.__dict__["__pullback_source_checked__"] = key
+        keep_checked(fn, key)
         return
     if "@pytest_ar" in getattr(fn, "__globals__", {}) and "assert" in text:
         # pytest compiled the module with its own assert statements: the code that runs is

@@ -73,7 +73,7 @@ def test_wrong_arity_names_the_users_line_and_the_fix(name):
         pullback.grad(globals()[name])(0.5)
     assert str(info.value) == (
         f"{__file__}:{line}: scipy.integrate.quad calls {named} as func(x, *args), "
-        f"x then each value of args: {count}.\n{FIX}\n        {text}"
+        f"x then each value of args: {count}.\n        {text}\n{FIX}"
     )
 
 

@@ -130,9 +130,9 @@ def test_refusals():
         f"the minimum lies on the lower bound {float(0.7 + np.log(0.3))!r} within the solver's "
         "tolerance, where the objective's slope is 0: the minimiser has a kink there (it "
         "follows the bound on one side, the stationary point on the other) and no "
-        "derivative.\nFix: move the bound away from the minimum, or tighten xtol to tell "
-        "them apart.\n        return so.minimize_scalar(well, bounds=(lo, 2.0), args=(0.7, "
-        '0.3), method="bounded").x'
+        "derivative.\n        return so.minimize_scalar(well, bounds=(lo, 2.0), args=(0.7, "
+        '0.3), method="bounded").x\n'
+        "Fix: move the bound away from the minimum, or tighten xtol to tell them apart."
     )
     with pytest.raises(UnsupportedCallError, match="second derivative at the minimum is 0"):
         pullback.grad(abs_minimum)(0.3)

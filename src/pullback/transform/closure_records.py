@@ -78,7 +78,7 @@ def record_sites(tree, resolve) -> list:
 def _is_factory(obj) -> bool:
     if not isinstance(obj, types.FunctionType) or getattr(obj, "__pullback_source__", None):
         return False
-    from ..source import kept_with_source
+    from ..source_cache import kept_with_source
 
     if is_generator_function(obj):
         return False

@@ -59,6 +59,8 @@ LAYERS = (
             "pullback.sparse_values",
             "pullback.with_contexts",
             "pullback.refused",
+            "pullback.object_tangents",
+            "pullback.value_leaves",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to

@@ -20,7 +20,6 @@ import re
 import types
 
 from .arguments import (
-    _leaves,
     _name,
     _signature,
     call_shape,
@@ -44,6 +43,7 @@ from .signatures import signature_of
 from .source import transform_target
 from .tangents import NO_TANGENT, is_differentiable_value
 from .transform.build import Adjoint, build_adjoint
+from .value_leaves import held_leaves
 from .wrapped_signatures import code_signature
 
 
@@ -375,7 +375,7 @@ class LazyAdjoint:
         # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
         entries = spread_arguments(sig, bound)
         names = [n for n, _ in entries]
-        active = tuple(n for n, v in entries if any(map(is_differentiable_value, _leaves(v))))
+        active = tuple(n for n, v in entries if any(map(is_differentiable_value, held_leaves(v))))
         adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
         positions = {n: k for k, n in enumerate(active)}
         positional = names[: len(args)]

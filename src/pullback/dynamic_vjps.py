@@ -42,6 +42,7 @@ from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
 from .unfollowed_objects import mark_vjp
+from .value_leaves import held_leaves
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
@@ -160,6 +161,16 @@ def _no_tangent(value) -> bool:
     return False
 
 
+def carries_gradient(value) -> bool:
+    """A callable argument that holds differentiated values (a bound method of a record
+    whose fields do, a ``functools.partial`` of them): differentiated, as the first-order
+    call differentiates it (adjoints.LazyAdjoint._plan), so that the next derivative
+    reaches them too."""
+    if not isinstance(value, (types.MethodType, functools.partial)):
+        return False
+    return any(map(is_differentiable_value, held_leaves(value)))
+
+
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
     """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
     differentiated again) returning the cotangents of the call's positional arguments:
@@ -222,7 +233,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         wrt = tuple(
             n
             for n in names
-            if n in kept or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
+            if n in kept
+            or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
+            or carries_gradient(bound.arguments[n])
         )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record

@@ -1,0 +1,249 @@
+"""Objects the gradient flows through that pullback once passed over with a zero: each
+derivative here is the derivative of what the function computes, or a refusal.
+
+- A user's rule returning an object whose data it does not declare (``Quad(a)`` with no
+  ``result_attributes``), then a rule of a method called on it: forward mode (jvp, the
+  forward jacobian) takes the object's tangent by its pairing with the method rule's
+  cotangent (object_tangents.py); read any other way it refuses at the user's line.
+- A helper found at run time (``fn = HELPERS[name]; fn(o, x)``) handed an object whose
+  fields hold differentiated arrays (a class with ``__slots__``, a plain class), or a bound
+  method of one (``fn(o.energy, x)``): grad, vjp, jvp, hessian and jvp(grad).
+- ``functools.partial`` of differentiated values handed on: a helper called by name
+  differentiates; stored, passed to a helper found at run time or to a library function it
+  is refused (PB301), never dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pytest
+
+import pullback
+from pullback.errors import NotDifferentiableError, UnsupportedSyntaxError
+from pullback.tangents import ZERO
+from pullback.testing import TOLERANCES, check_grads
+
+FLOATS = (np.float64, np.float32)
+
+
+def central(fn, args, k, direction, h=1e-6):
+    """``d/dt fn(args[k] + t direction)`` by central differences, in float64."""
+    args = [np.asarray(a, dtype=np.float64) for a in args]
+    up, down = list(args), list(args)
+    up[k] = args[k] + h * direction
+    down[k] = args[k] - h * direction
+    return (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * h)
+
+
+def close(got, want, dtype):
+    rtol, atol = TOLERANCES["float32" if dtype == np.float32 else "float64"]
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=rtol, atol=atol)
+
+
+# -- 1. a rule's object with no declared data, in forward mode ---------------------------
+
+
+class Quad:
+    """``q -> a * q**2``, made and called through a user's rules (nothing declared)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, q):
+        return self.a * q**2
+
+
+@pytest.fixture
+def quad_rules():
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(Quad, registry=registry)
+    def _(a):
+        def quad_pullback(dobj):
+            return (ZERO,) if dobj is ZERO else (dobj["a"],)
+
+        return Quad(a), quad_pullback
+
+    @pullback.rrule(Quad.__call__, registry=registry)
+    def _(obj, q):
+        return obj(q), lambda dy: ({"a": np.sum(dy * q**2)}, dy * 2.0 * obj.a * q)
+
+    with pullback.use_registry(registry):
+        yield
+
+
+def through_rules(a, q):
+    return np.sin(Quad(a)(q)) * a
+
+
+def reads_the_object(a, q):
+    g = Quad(a)
+    return np.sum(g(q)) * g.a
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["scalar", "array"])
+def test_forward_through_an_undeclared_object(quad_rules, dtype, shape):
+    a = dtype(1.3)
+    q = np.linspace(-0.7, 0.9, 3).astype(dtype).reshape(shape) if shape else dtype(0.4)
+    want = central(through_rules, (a, q), 0, 1.0)
+    _, got = pullback.jvp(through_rules, (a, q), (dtype(1.0), ZERO))
+    assert np.any(np.asarray(want) != 0.0)  # the zero it once gave would fail
+    close(got, want, dtype)
+    close(pullback.jacobian(through_rules, wrt=0, mode="forward")(a, q), want, dtype)
+    # both arguments moving at once: the object's tangent and q's add up
+    dq = np.ones(shape, dtype=dtype) if shape else dtype(1.0)
+    both = central(through_rules, (a, q), 0, 1.0) + central(through_rules, (a, q), 1, dq)
+    close(pullback.jvp(through_rules, (a, q), (dtype(1.0), dq))[1], both, dtype)
+    assert check_grads(through_rules, a, q, wrt=(0, 1)) == "reverse"
+
+
+def test_forward_reading_an_undeclared_object_is_refused(quad_rules):
+    # the user's own code reads the object's data: its tangent has no entries to read
+    with pytest.raises(pullback.PullbackError, match=r"test_silent_objects\.py:\d+"):
+        pullback.jvp(reads_the_object, (1.3, np.array([0.4, -0.7])), (1.0, ZERO))
+
+
+def test_object_tangent_refuses_any_other_use():
+    from pullback.object_tangents import ObjectTangent
+
+    t = ObjectTangent("Quad", lambda c: (2.0 * c["a"],), (3.0,))
+    assert t.paired_with({"a": 1.0}, lambda c, d: c * d) == 6.0
+    message = re.escape(
+        "pullback cannot follow the tangent of the Quad a rule returns: its rule declares "
+        "none of its data\nForward mode (jvp, forward jacobian, hessian) passes that tangent "
+        "only to other rules' pullbacks; read here, it would be taken as zero.\nFix: declare "
+        "the Quad's differentiable attributes on its rule, "
+        '`registry.lookup(Quad).extra["result_attributes"] = ("a", ...)`, and give it, in '
+        "the pullbacks, the cotangent as a dict of them; or use reverse mode (grad, vjp)."
+    )
+    for use in (lambda: t + 1.0, lambda: np.ones(2) * t, lambda: t[0], lambda: float(t)):
+        with pytest.raises(NotDifferentiableError, match=message):
+            use()
+
+
+# -- 2. objects handed to a helper found at run time -------------------------------------
+
+
+class Slot:
+    __slots__ = ("w", "b")
+
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+
+class Plain:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def energy(self, x):
+        return np.sum(np.tanh(self.w * x + self.b))
+
+
+def helper(obj, x):
+    return np.sum(np.tanh(obj.w * x + obj.b))
+
+
+def apply(g, x):
+    return g(x)
+
+
+HELPERS = {"helper": helper, "apply": apply}
+
+
+def slots_object(w, x):
+    fn = HELPERS["helper"]
+    return fn(Slot(w * 2.0, 1.0), x)
+
+
+def plain_object(w, x):
+    fn = HELPERS["helper"]
+    return fn(Plain(np.sin(w), 1.0), x)
+
+
+def bound_method(w, x):
+    o = Plain(w, 0.5)
+    fn = HELPERS["apply"]
+    return fn(o.energy, x)
+
+
+def bound_method_by_name(w, x):
+    o = Plain(w, 0.5)
+    return apply(o.energy, x)
+
+
+RUN_TIME = [slots_object, plain_object, bound_method, bound_method_by_name]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("fn", RUN_TIME, ids=lambda f: f.__name__)
+def test_objects_to_a_helper_found_at_run_time(fn, dtype):
+    w, x = dtype(0.7), np.array([0.3, -0.5, 0.9], dtype=dtype)
+    want = central(fn, (w, x), 0, 1.0)
+    assert abs(want) > 1e-3  # the zero it once gave would fail
+    close(pullback.grad(fn, wrt=0)(w, x), want, dtype)
+    close(pullback.vjp(fn, w, x)[1](dtype(1.0))[0], want, dtype)
+    close(pullback.jvp(fn, (w, x), (dtype(1.0), ZERO))[1], want, dtype)
+    if dtype == np.float64:  # second order: reverse over reverse and forward over reverse
+        assert check_grads(fn, w, x, wrt=(0, 1), order=2) == "reverse over reverse"
+        second = (central(fn, (w + 1e-4, x), 0, 1.0) - central(fn, (w - 1e-4, x), 0, 1.0)) / 2e-4
+        np.testing.assert_allclose(pullback.hessian(fn, wrt=0)(w, x), second, rtol=1e-5)
+        forward = pullback.jvp(pullback.grad(fn, wrt=0), (w, x), (1.0, ZERO))[1]
+        np.testing.assert_allclose(forward, second, rtol=1e-5)
+
+
+def test_a_bound_method_with_an_array_receiver_field():
+    # o's field an array: each entry's gradient arrives through the bound method
+    def model(w, x):
+        o = Plain(w, 0.1)
+        fn = HELPERS["apply"]
+        return fn(o.energy, x)
+
+    w, x = np.array([0.2, -0.4, 0.6]), np.array([0.3, -0.5, 0.9])
+    assert check_grads(model, w, x, wrt=(0, 1)) == "reverse"
+
+
+# -- 3. functools.partial of differentiated values ---------------------------------------
+
+
+def kern(p, x):
+    return np.sum(np.sin(p * x))
+
+
+def partial_by_name(w, x):
+    return apply(functools.partial(kern, w), x)
+
+
+def partial_at_run_time(w, x):
+    fn = HELPERS["apply"]
+    return fn(functools.partial(kern, w), x)
+
+
+def partial_to_numpy(w, x):
+    return np.sum(np.apply_along_axis(functools.partial(kern, w), 0, np.outer(x, x)))
+
+
+def test_a_partial_to_a_helper_by_name_differentiates():
+    w, x = 0.7, np.array([0.3, -0.5, 0.9])
+    assert check_grads(partial_by_name, w, x, wrt=(0, 1), order=2) == "reverse over reverse"
+    want = central(partial_by_name, (w, x), 0, 1.0)
+    np.testing.assert_allclose(
+        pullback.jvp(partial_by_name, (w, x), (1.0, ZERO))[1], want, rtol=1e-7
+    )
+
+
+@pytest.mark.parametrize("fn", [partial_at_run_time, partial_to_numpy], ids=lambda f: f.__name__)
+def test_a_partial_handed_on_is_refused_not_dropped(fn):
+    w, x = 0.7, np.array([0.3, -0.5, 0.9])
+    pattern = r"test_silent_objects\.py:\d+:\d+: PB301 functools\.partial of values of the"
+    for run in (
+        lambda: pullback.grad(fn, wrt=0)(w, x),
+        lambda: pullback.jvp(fn, (w, x), (1.0, ZERO)),
+    ):
+        with pytest.raises(UnsupportedSyntaxError, match=pattern):
+            run()

@@ -97,6 +97,7 @@ LAYERS = (
             "pullback.dynamic_calls",
             "pullback.dynamic_vjps",
             "pullback.unfollowed_objects",
+            "pullback.ruled_objects",
             "pullback.dynamic_attrs",
             "pullback.call_cotangents",
             "pullback.iterators_by_hand",

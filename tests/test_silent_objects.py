@@ -247,3 +247,155 @@ def test_a_partial_handed_on_is_refused_not_dropped(fn):
     ):
         with pytest.raises(UnsupportedSyntaxError, match=pattern):
             run()
+
+
+# -- objects a rule makes, handed to a function found at run time ------------------------
+
+
+def call(f, q):
+    return f(q)
+
+
+def read(obj, q):
+    return obj.a * q**2
+
+
+CALLERS = {"call": call, "read": read}
+KNOTS = np.array([0.0, 1.0, 2.0, 3.0])
+
+
+def interp_at_run_time(y, q):
+    from scipy.interpolate import interp1d
+
+    fn = CALLERS["call"]
+    return np.sum(np.sin(fn(interp1d(KNOTS, y), q)))
+
+
+def spline_at_run_time(y, q):
+    from scipy.interpolate import CubicSpline
+
+    fn = CALLERS["call"]
+    return np.sum(np.sin(fn(CubicSpline(KNOTS, y), q)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("fn", [interp_at_run_time, spline_at_run_time], ids=lambda f: f.__name__)
+def test_a_library_object_to_a_helper_found_at_run_time(fn, dtype):
+    y = np.array([0.3, 1.1, -0.4, 0.8], dtype=dtype)
+    q = np.array([0.5, 1.7, 2.2], dtype=dtype)
+    e = np.eye(4, dtype=dtype)[1]
+    want = central(fn, (y, q), 0, e)
+    assert abs(want) > 1e-2  # the zero it once gave would fail
+    close(pullback.grad(fn)(y, q)[1], want, dtype)
+    close(pullback.jvp(fn, (y, q), (e, ZERO))[1], want, dtype)
+    if dtype == np.float64:
+        assert check_grads(fn, y, q, wrt=(0, 1), order=2) == "reverse over reverse"
+        hess = pullback.hessian(fn)(y, q)
+        forward = pullback.jvp(pullback.grad(fn), (y, q), (e, ZERO))[1]
+        np.testing.assert_allclose(forward, hess[1], rtol=1e-10)
+        second = (
+            central(fn, (y + 1e-4 * e, q), 0, e) - central(fn, (y - 1e-4 * e, q), 0, e)
+        ) / 2e-4
+        np.testing.assert_allclose(hess[1, 1], second, rtol=1e-4)
+
+
+class Scaled:
+    """``q -> a * q**2`` made by a user's rule; ``value`` is plain Python reading ``a``."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def value(self, q):
+        return self.a * q**2
+
+
+def scaled_rules(declare):
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(Scaled, registry=registry)
+    def _(a):
+        def scaled_pullback(dobj):
+            return (ZERO,) if dobj is ZERO else (dobj["a"],)
+
+        return Scaled(a), scaled_pullback
+
+    if declare:
+        registry.lookup(Scaled).extra["result_attributes"] = ("a",)
+    return pullback.use_registry(registry)
+
+
+def scaled_method(a, q):
+    return np.sum(np.sin(Scaled(a).value(q)))
+
+
+def scaled_helper(a, q):
+    fn = CALLERS["read"]
+    return np.sum(np.sin(fn(Scaled(a), q)))
+
+
+SCALED = pytest.mark.parametrize("fn", [scaled_method, scaled_helper], ids=lambda f: f.__name__)
+
+
+@SCALED
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+def test_a_user_rules_object_to_python_found_at_run_time(fn, dtype):
+    a, q = dtype(1.3), np.array([0.4, -0.7], dtype=dtype)
+    want = central(fn, (a, q), 0, 1.0)
+    with scaled_rules(declare=True):
+        close(pullback.grad(fn, wrt=0)(a, q), want, dtype)
+        close(pullback.jvp(fn, (a, q), (dtype(1.0), ZERO))[1], want, dtype)
+
+
+@SCALED
+def test_a_user_rules_undeclared_object_to_python_found_at_run_time_is_refused(fn):
+    message = (
+        r"test_silent_objects\.py:\d+: the Scaled handed to '(value|read)' \(found when it "
+        r"runs\) was made by a rule from differentiated values, and that rule declares none "
+        r"of its data: .*\n.*\nFix: declare the Scaled's differentiable attributes on its "
+        r"rule, `registry\.lookup\(Scaled\)\.extra\[\"result_attributes\"\] = \(\"a\", \.\.\.\)`"
+    )
+    a, q = 1.3, np.array([0.4, -0.7])
+    with scaled_rules(declare=False):
+        with pytest.raises(NotDifferentiableError, match=message):
+            pullback.grad(fn, wrt=0)(a, q)
+        # made from constants: nothing to refuse
+        np.testing.assert_allclose(
+            pullback.grad(lambda q: fn(1.3, q))(q), np.cos(1.3 * q**2) * 2.6 * q, rtol=1e-12
+        )
+
+
+# -- a rule returning a dict, in forward mode ---------------------------------------------
+
+
+def make_params(w):
+    return {"a": 2.0 * w, "b": w**2}
+
+
+@pytest.fixture
+def dict_rule():
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(make_params, registry=registry)
+    def _(w):
+        def make_params_pullback(d):
+            return (2.0 * d["a"] + 2.0 * w * d["b"],)
+
+        return make_params(w), make_params_pullback
+
+    with pullback.use_registry(registry):
+        yield
+
+
+def uses_params(w, x):
+    p = make_params(w)
+    return np.sin(p["a"] * x) + p["b"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["scalar", "array"])
+def test_forward_through_a_rule_returning_a_dict(dict_rule, dtype, shape):
+    w = np.linspace(0.2, 0.9, 3).astype(dtype).reshape(shape) if shape else dtype(0.6)
+    x = dtype(1.7)
+    dw = np.ones(shape, dtype=dtype) if shape else dtype(1.0)
+    want = central(uses_params, (w, x), 0, dw)
+    close(pullback.jvp(uses_params, (w, x), (dw, ZERO))[1], want, dtype)

@@ -38,6 +38,7 @@ from .records_dataclasses import field_slots, is_dataclass_value
 from .records_named import record_method_call
 from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF
+from .ruled_objects import declared_object
 from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
@@ -161,11 +162,14 @@ def _no_tangent(value) -> bool:
     return False
 
 
-def carries_gradient(value) -> bool:
-    """A callable argument that holds differentiated values (a bound method of a record
-    whose fields do, a ``functools.partial`` of them): differentiated, as the first-order
-    call differentiates it (adjoints.LazyAdjoint._plan), so that the next derivative
-    reaches them too."""
+def carries_gradient(value, registry) -> bool:
+    """An object argument that holds differentiated values: a callable carrying them (a
+    bound method of a record whose fields do, a ``functools.partial`` of them), an object a
+    rule made whose rule declares its data (ruled_objects.py). Differentiated, as the
+    first-order call differentiates it (adjoints.LazyAdjoint._plan), so that the next
+    derivative reaches them too."""
+    if declared_object(value, registry):
+        return True
     if not isinstance(value, (types.MethodType, functools.partial)):
         return False
     return any(map(is_differentiable_value, held_leaves(value)))
@@ -235,7 +239,7 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
             for n in names
             if n in kept
             or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
-            or carries_gradient(bound.arguments[n])
+            or carries_gradient(bound.arguments[n], site.registry)
         )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record

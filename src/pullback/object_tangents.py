@@ -24,7 +24,7 @@ pullback cannot follow the tangent of the Quad a rule returns: its rule declares
 
 from __future__ import annotations
 
-from .errors import NotDifferentiableError, running_sweep_lines, users_line_of
+from .errors import NotDifferentiableError, running_sweep_lines, users_line_parts
 
 
 class ObjectTangent:
@@ -54,11 +54,7 @@ class ObjectTangent:
 
     def error(self) -> NotDifferentiableError:
         """The error its use raises, at the user's line the object was made on."""
-        at, quoted = "", ""
-        where = users_line_of(self.lines)
-        if where is not None:
-            filename, line, text = where
-            at, quoted = f"{filename}:{line}: ", f"\n        {text}"
+        where, at, quoted = users_line_parts(self.lines)
         exc = NotDifferentiableError(
             f"{at}pullback cannot follow the tangent of the {self.what} a rule returns: its "
             f"rule declares none of its data{quoted}\n"

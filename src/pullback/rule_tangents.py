@@ -126,6 +126,16 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
 
                 out[key] = _tangent_by_rows(y[key], entry_pullback, args, tangents)
         return out
+    if type(y) is dict:  # a dict (a declared object's cotangent, of a rule's pullback
+        # differentiated again): each entry's rows, from a cotangent one per key
+        entries = {}
+        for key in y:
+
+            def item_pullback(dyk, key=key):
+                return pullback({k: dyk if k == key else ZERO for k in y})
+
+            entries[key] = _tangent_by_rows(y[key], item_pullback, args, tangents)
+        return entries
     if isinstance(y, (tuple, list)):
         parts = []
         for k, yk in enumerate(y):

@@ -269,7 +269,7 @@ def _vjp_function_rrule(skip_receiver):
                 or i == 0
                 or (marked and i == 1)  # a frozen distribution: its parameters' tuple
                 or not dynamic_attrs.is_object(inputs[i])
-                or dynamic_vjps.carries_gradient(inputs[i])  # o.energy, o's fields moving
+                or dynamic_vjps.carries_gradient(inputs[i], site.registry)  # o.energy, interp1d
             )
         ]
         wrt = list(names) if starred else [names[i] for i in selected]

@@ -7,7 +7,11 @@ derivative here is the derivative of what the function computes, or a refusal.
   cotangent (object_tangents.py); read any other way it refuses at the user's line.
 - A helper found at run time (``fn = HELPERS[name]; fn(o, x)``) handed an object whose
   fields hold differentiated arrays (a class with ``__slots__``, a plain class), or a bound
-  method of one (``fn(o.energy, x)``): grad, vjp, jvp, hessian and jvp(grad).
+  method of one (``fn(o.energy, x)``, ``[o.energy]``): grad, vjp, jvp, hessian and
+  jvp(grad). Handed to a library function (np.apply_along_axis, solve_ivp): refused.
+- An object a rule makes (interp1d, CubicSpline, a user's ``@rrule(Scaled)``) handed to a
+  function found at run time: differentiated where the rule declares its data, refused
+  where it does not.
 - ``functools.partial`` of differentiated values handed on: a helper called by name
   differentiates; stored, passed to a helper found at run time or to a library function it
   is refused (PB301), never dropped.
@@ -177,7 +181,28 @@ def bound_method_by_name(w, x):
     return apply(o.energy, x)
 
 
-RUN_TIME = [slots_object, plain_object, bound_method, bound_method_by_name]
+def bound_method_in_a_list(w, x):
+    o = Plain(w, 0.5)
+    total = 0.0
+    for f in [o.energy]:  # forward over reverse: the list's tangent is o's
+        total = total + f(x)
+    return total
+
+
+def bound_method_in_a_dict(w, x):
+    o = Plain(w, 0.5)
+    fns = {"energy": o.energy}
+    return fns["energy"](x)
+
+
+RUN_TIME = [
+    slots_object,
+    plain_object,
+    bound_method,
+    bound_method_by_name,
+    bound_method_in_a_list,
+    bound_method_in_a_dict,
+]
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: d.__name__)
@@ -399,3 +424,36 @@ def test_forward_through_a_rule_returning_a_dict(dict_rule, dtype, shape):
     dw = np.ones(shape, dtype=dtype) if shape else dtype(1.0)
     want = central(uses_params, (w, x), 0, dw)
     close(pullback.jvp(uses_params, (w, x), (dw, ZERO))[1], want, dtype)
+
+
+class Decay:
+    def __init__(self, w):
+        self.w = w
+
+    def rhs(self, t, y):
+        return -self.w * y
+
+    def energy(self, x):
+        return np.sum(np.tanh(self.w * x))
+
+
+def along_axis_bound(w, x):
+    return np.sum(np.apply_along_axis(Decay(w).energy, 0, np.outer(x, x)))
+
+
+def ivp_bound(w, x):
+    from scipy.integrate import solve_ivp
+
+    return np.sum(solve_ivp(Decay(w).rhs, (0.0, 1.0), x).y[:, -1])
+
+
+@pytest.mark.parametrize("fn", [along_axis_bound, ivp_bound], ids=lambda f: f.__name__)
+def test_a_bound_method_handed_to_library_code_is_refused(fn):
+    w, x = 0.7, np.array([0.3, -0.5, 0.9])
+    pattern = (
+        r"test_silent_objects\.py:\d+: \S+ was handed a Decay object \(itself, a bound "
+        r"method of it or inside a container\) whose fields \(w\) hold values the gradient "
+        r"flows through"
+    )
+    with pytest.raises(NotDifferentiableError, match=pattern):
+        pullback.grad(fn, wrt=0)(w, x)

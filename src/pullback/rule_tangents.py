@@ -147,6 +147,9 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
         return same_sequence(y, parts)
+    if type(y) is types.MethodType and is_dataclass_value(y.__self__):
+        # a record's bound method in a list ([o.energy]): its tangent is the record's
+        return _tangent_by_rows(y.__self__, pullback, args, tangents)
     if is_dataclass_value(y):  # a record in a list (list(layers)): its fields' tangents
         fields = fields_of(y)
         parts = []

@@ -105,6 +105,19 @@ def test_forward_through_an_undeclared_object(quad_rules, dtype, shape):
     assert check_grads(through_rules, a, q, wrt=(0, 1)) == "reverse"
 
 
+def returns_the_object(a, q):
+    g = Quad(a)
+    return np.sum(g(q)), g
+
+
+def test_forward_returning_an_undeclared_object(quad_rules):
+    # the number's tangent is right (it was 0); the object's entry has none, as None's
+    q = np.array([0.4, -0.7])
+    (value, made), (dvalue, dmade) = pullback.jvp(returns_the_object, (1.3, q), (1.0, ZERO))
+    np.testing.assert_allclose(dvalue, np.sum(q**2), rtol=1e-12)
+    assert isinstance(made, Quad) and dmade is None
+
+
 def test_forward_reading_an_undeclared_object_is_refused(quad_rules):
     # the user's own code reads the object's data: its tangent has no entries to read
     with pytest.raises(pullback.PullbackError, match=r"test_silent_objects\.py:\d+"):

@@ -14,7 +14,8 @@ derivative here is the derivative of what the function computes, or a refusal.
   where it does not.
 - ``functools.partial`` of differentiated values handed on: a helper called by name
   differentiates; stored, passed to a helper found at run time or to a library function it
-  is refused (PB301), never dropped.
+  is refused (PB301), never dropped. One of constants (or a bound method of a constant
+  object) handed to a helper found at run time stays a constant.
 """
 
 from __future__ import annotations
@@ -273,6 +274,29 @@ def test_a_partial_to_a_helper_by_name_differentiates():
     np.testing.assert_allclose(
         pullback.jvp(partial_by_name, (w, x), (1.0, ZERO))[1], want, rtol=1e-7
     )
+
+
+CONSTANT_PARTIAL = functools.partial(kern, 0.5)
+CONSTANT_OBJECT = Plain(0.3, 0.5)
+
+
+def constant_partial(w, x):
+    fn = HELPERS["apply"]
+    return fn(CONSTANT_PARTIAL, x * w)
+
+
+def constant_bound_method(w, x):
+    fn = HELPERS["apply"]
+    return fn(CONSTANT_OBJECT.energy, x * w)
+
+
+@pytest.mark.parametrize("fn", [constant_partial, constant_bound_method], ids=lambda f: f.__name__)
+def test_callables_of_constants_to_a_helper_found_at_run_time(fn):
+    # made outside: constants, and the gradient flows through x alone
+    w, x = 0.7, np.array([0.3, -0.5, 0.9])
+    assert check_grads(fn, w, x, wrt=(0, 1), order=2) == "reverse over reverse"
+    want = central(fn, (w, x), 0, 1.0)
+    np.testing.assert_allclose(pullback.jvp(fn, (w, x), (1.0, ZERO))[1], want, rtol=1e-7)
 
 
 @pytest.mark.parametrize("fn", [partial_at_run_time, partial_to_numpy], ids=lambda f: f.__name__)

@@ -163,14 +163,13 @@ def _no_tangent(value) -> bool:
 
 
 def carries_gradient(value, registry) -> bool:
-    """An object argument that holds differentiated values: a callable carrying them (a
-    bound method of a record whose fields do, a ``functools.partial`` of them), an object a
-    rule made whose rule declares its data (ruled_objects.py). Differentiated, as the
-    first-order call differentiates it (adjoints.LazyAdjoint._plan), so that the next
-    derivative reaches them too."""
+    """An object argument that holds differentiated values: a bound method of a record
+    whose fields do, an object a rule made whose rule declares its data (ruled_objects.py).
+    Differentiated, as the first-order call differentiates it (adjoints.LazyAdjoint._plan),
+    so that the next derivative reaches them too."""
     if declared_object(value, registry):
         return True
-    if not isinstance(value, (types.MethodType, functools.partial)):
+    if not isinstance(value, types.MethodType):
         return False
     return any(map(is_differentiable_value, held_leaves(value)))
 

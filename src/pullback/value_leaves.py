@@ -1,18 +1,22 @@
 """The leaves of a value given to a differentiated function: the numbers, arrays and other
 atoms inside its tuples, lists, dicts and records, which decide whether an argument is
 differentiated (arguments.py, adjoints.LazyAdjoint) -- and, for a call found at run time,
-what a callable in it carries (:func:`held_leaves`).
+what a bound method in it carries (:func:`held_leaves`).
 
->>> import functools
 >>> list(leaves(([1.5, {"k": 2}], "s")))
 [1.5, 2, 's']
->>> list(held_leaves([functools.partial(max, 1.5), 2]))
+>>> import dataclasses
+>>> @dataclasses.dataclass
+... class Box:
+...     v: float
+...     def get(self):
+...         return self.v
+>>> list(held_leaves([Box(1.5).get, 2]))
 [1.5, 2]
 """
 
 from __future__ import annotations
 
-import functools
 import types
 
 from .records_dataclasses import fields_of, is_dataclass_value
@@ -33,15 +37,14 @@ def leaves(value):
 
 
 def held_leaves(value):
-    """:func:`leaves`, with what a callable among them carries: a bound method's receiver
-    (``o.energy`` with ``o``'s fields differentiated), a ``functools.partial``'s bound
-    arguments. An argument of a call found at run time holding such a callable is
-    differentiated, as the same call written by name is: its cotangent then reaches the
-    receiver's fields (left out, they would silently get none)."""
+    """:func:`leaves`, with what a bound method among them carries: its receiver's
+    (``o.energy`` with ``o``'s fields differentiated). An argument of a call found at run
+    time holding one is differentiated, as the same call written by name is: its cotangent
+    then reaches the receiver's fields (left out, they would silently get none). (A
+    ``functools.partial`` binding differentiated values and passed on is refused before
+    running, PB301: one that reaches a call is made of constants, and stays one.)"""
     for v in leaves(value):
         if isinstance(v, types.MethodType):
             yield from held_leaves(v.__self__)
-        elif isinstance(v, functools.partial):
-            yield from held_leaves((v.args, v.keywords))
         else:
             yield v

@@ -494,3 +494,25 @@ def test_a_bound_method_handed_to_library_code_is_refused(fn):
     )
     with pytest.raises(NotDifferentiableError, match=pattern):
         pullback.grad(fn, wrt=0)(w, x)
+
+
+def quad_by_name(a, q):
+    return np.sum(np.sin(call(Quad(a), q)))
+
+
+def quad_at_run_time(a, q):
+    fn = CALLERS["call"]
+    return np.sum(np.sin(fn(Quad(a), q)))
+
+
+def test_an_undeclared_object_calling_its_rule(quad_rules):
+    # by name the activity analysis knows the object is differentiated: right; found at
+    # run time its undeclared cotangent refuses (the callee may read its data as constants)
+    a, q = 1.3, np.array([0.4, -0.7])
+    want = central(quad_by_name, (a, q), 0, 1.0)
+    np.testing.assert_allclose(pullback.grad(quad_by_name, wrt=0)(a, q), want, rtol=1e-7)
+    np.testing.assert_allclose(
+        pullback.jvp(quad_at_run_time, (a, q), (1.0, ZERO))[1], want, rtol=1e-7
+    )
+    with pytest.raises(NotDifferentiableError, match=r"the Quad handed to 'call' \(found when"):
+        pullback.grad(quad_at_run_time, wrt=0)(a, q)

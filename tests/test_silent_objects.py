@@ -408,6 +408,27 @@ def test_a_user_rules_object_to_python_found_at_run_time(fn, dtype):
         close(pullback.jvp(fn, (a, q), (dtype(1.0), ZERO))[1], want, dtype)
 
 
+def test_second_order_through_an_undeclared_object_to_python_is_refused():
+    # its rule's pullback function transformable: the gradient differentiated again ran
+    # the method as a record's and handed the rule a tuple (TypeError); now refused
+    from pullback.registry import transformable
+
+    @transformable
+    def scaled_pullback(dobj, a):
+        return (ZERO,) if dobj is ZERO else (dobj["a"],)
+
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(Scaled, registry=registry)
+    def _(a):
+        return Scaled(a), lambda dobj: scaled_pullback(dobj, a)
+
+    registry.set_pullback_function(Scaled, scaled_pullback)
+    with pullback.use_registry(registry):
+        with pytest.raises(NotDifferentiableError, match=r"the Scaled handed to 'Scaled\.value'"):
+            pullback.hessian(scaled_method, wrt=0)(1.3, np.array([0.4, -0.7]))
+
+
 @SCALED
 def test_a_user_rules_undeclared_object_to_python_found_at_run_time_is_refused(fn):
     message = (

@@ -38,7 +38,7 @@ from .records_dataclasses import field_slots, is_dataclass_value
 from .records_named import record_method_call
 from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF
-from .ruled_objects import declared_object
+from .ruled_objects import UndeclaredObject, declared_object, undeclared_object
 from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
@@ -84,8 +84,19 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first
     if getattr(function, "__pullback_record_receiver__", False):
-        return cotangents  # a record's method: the receiver's cotangent first
+        # a record's method: the receiver's cotangent first
+        return undeclared_receiver(site, obj, name, cotangents)
     return (NO_TANGENT, *cotangents)
+
+
+def undeclared_receiver(site: CallSite, obj, name: str, cotangents) -> tuple:
+    """``cotangents`` (the receiver's first, as a record's tuple of fields), but for an
+    object a rule made declaring none of its data: its cotangent has the rule's own form,
+    not that tuple, so it refuses where used (ruled_objects.UndeclaredObject)."""
+    if not undeclared_object(obj, site.registry):
+        return cotangents
+    own = UndeclaredObject.placed(type(obj).__name__, f"{type(obj).__name__}.{name}")
+    return (own, *tuple(cotangents)[1:])
 
 
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):

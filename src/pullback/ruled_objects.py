@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from .dynamic_attrs import is_object
 from .errors import NotDifferentiableError, running_sweep_lines, users_line_parts
+from .records_plain import is_plain_record
 from .registry import NONDIFF
 from .unfollowed_objects import CALLED_VALUES
 
@@ -31,8 +32,8 @@ from .unfollowed_objects import CALLED_VALUES
 def made_by_rule(value, registry):
     """The differentiable rule of ``value``'s class (its constructor's), for an object of a
     class a rule makes; None otherwise."""
-    if not is_object(value) or isinstance(value, CALLED_VALUES):
-        return None
+    if isinstance(value, CALLED_VALUES) or not (is_object(value) or is_plain_record(value)):
+        return None  # (a plain record adopted once a method of it ran as written: too)
     try:
         rule = registry.lookup(type(value))
     except TypeError:  # an unhashable class key

@@ -284,6 +284,8 @@ def _vjp_function_rrule(skip_receiver):
         # argument the function does not differentiate gets NO_TANGENT in its place.
         y = call_cotangents.spread_cotangents(function, y)
         y = (NO_TANGENT, *y) if skip_receiver and not slot else tuple(y)
+        if skip_receiver and getattr(function, "__pullback_record_receiver__", False):
+            y = dynamic_vjps.undeclared_receiver(site, obj, name, y)
 
         def per_input(cotangents):
             """One cotangent per input (NO_TANGENT for those not differentiated), a

@@ -106,6 +106,32 @@ def test_forward_through_an_undeclared_object(quad_rules, dtype, shape):
     assert check_grads(through_rules, a, q, wrt=(0, 1)) == "reverse"
 
 
+def test_stacked_directions_through_an_undeclared_object():
+    # a vector a (elementwise rules), every direction at once (jacobian's forward mode,
+    # stacked_jvp)
+    registry = pullback.default_registry().copy()
+
+    @pullback.rrule(Quad, registry=registry)
+    def _(a):
+        return Quad(a), lambda dobj: (ZERO,) if dobj is ZERO else (dobj["a"],)
+
+    @pullback.rrule(Quad.__call__, registry=registry)
+    def _(obj, q):
+        return obj(q), lambda dy: ({"a": dy * q**2}, dy * 2.0 * obj.a * q)
+
+    a, q = np.array([1.3, 0.2, -0.5]), np.array([0.4, -0.7, 0.9])
+    with pullback.use_registry(registry):
+        _stacked_directions(a, q)
+
+
+def _stacked_directions(a, q):
+    want = np.stack([central(through_rules, (a, q), 0, e) for e in np.eye(3)], axis=1)
+    got = pullback.jacobian(through_rules, wrt=0, mode="forward")(a, q)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    _, stacked = pullback.stacked_jvp(through_rules, (a, q), (np.eye(3), ZERO))
+    np.testing.assert_allclose(stacked.T, want, rtol=1e-7, atol=1e-9)
+
+
 def returns_the_object(a, q):
     g = Quad(a)
     return np.sum(g(q)), g

@@ -59,6 +59,8 @@ LAYERS = (
             "pullback.sparse_values",
             "pullback.with_contexts",
             "pullback.refused",
+            "pullback.object_tangents",
+            "pullback.value_leaves",
         ),
     ),
     # pipeline step 1-2: the user's source and the objects its names resolve to
@@ -96,6 +98,7 @@ LAYERS = (
             "pullback.dynamic_calls",
             "pullback.dynamic_vjps",
             "pullback.unfollowed_objects",
+            "pullback.ruled_objects",
             "pullback.dynamic_attrs",
             "pullback.call_cotangents",
             "pullback.iterators_by_hand",

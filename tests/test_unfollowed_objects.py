@@ -5,9 +5,11 @@ refuse -- never count it as constants.
 
 ``Quad(a)(q) = a q^2``: ``Quad``'s rule declares ``a`` (``result_attributes``); its
 ``__call__`` rule's pullback function reads ``obj.a``. Marked
-``__pullback_receiver_cotangent__`` it differentiates the object (every second derivative
-and the third, against central differences); unmarked, the derivative in ``a`` through
-the object is refused, and an object made from constants still differentiates."""
+``__pullback_receiver_cotangent__``, or unmarked with the object's data declared (the
+object is then differentiated as by name, ruled_objects.py), it differentiates the object
+(every second derivative and the third, against central differences); unmarked with
+nothing declared, the derivative in ``a`` through the object is refused, and an object made
+from constants still differentiates."""
 
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ def quad_call_unmarked(dy, obj, q):
 quad_call_pullback.__pullback_receiver_cotangent__ = True
 
 
-def _register(registry, call_pullback):
+def _register(registry, call_pullback, declare=True):
     @pullback.rrule(Quad, registry=registry)
     def _(a):
         return Quad(a), lambda dobj: quad_pullback(dobj, a)
@@ -64,18 +66,23 @@ def _register(registry, call_pullback):
     def _(obj, q):
         return obj(q), lambda dy: call_pullback(dy, obj, q)
 
-    registry.lookup(Quad).extra["result_attributes"] = ("a",)
+    if declare:
+        registry.lookup(Quad).extra["result_attributes"] = ("a",)
     registry.set_pullback_function(Quad, quad_pullback)
     registry.set_pullback_function(Quad.__call__, call_pullback)
 
 
-@pytest.fixture(params=["marked", "unmarked"])
+@pytest.fixture(params=["marked", "unmarked", "undeclared"])
 def rules(request):
+    """Whether the second derivative through the object is followed: marked, or unmarked
+    with the object's data declared; not for an unmarked pullback of an object whose rule
+    declares nothing."""
     registry = pullback.default_registry().copy()
     marked = request.param == "marked"
-    _register(registry, quad_call_pullback if marked else quad_call_unmarked)
+    declare = request.param != "undeclared"
+    _register(registry, quad_call_pullback if marked else quad_call_unmarked, declare)
     with pullback.use_registry(registry):
-        yield marked
+        yield declare
 
 
 def chained(a, q):

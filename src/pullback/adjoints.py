@@ -20,7 +20,6 @@ import re
 import types
 
 from .arguments import (
-    _leaves,
     _name,
     _signature,
     call_shape,
@@ -40,10 +39,12 @@ from .errors import (
     generated_line_place,
 )
 from .registry import RuleRegistry, qualified_name
+from .ruled_objects import UndeclaredObject, declared_object, undeclared_object
 from .signatures import signature_of
 from .source import transform_target
 from .tangents import NO_TANGENT, is_differentiable_value
 from .transform.build import Adjoint, build_adjoint
+from .value_leaves import held_leaves
 from .wrapped_signatures import code_signature
 
 
@@ -350,13 +351,19 @@ class LazyAdjoint:
                 plan = entries[key] = self._plan(args, kwargs)
         else:
             plan = self._plan(args, kwargs)
-        adj, positions, positional, keyword_names = plan
+        adj, positions, positional, keyword_names, undeclared = plan
         y, pullback = adj.forward(*args, **kwargs)
+
+        def left_out(n):
+            # an object a rule made that declares no data: refused where its cotangent is used
+            if n in undeclared:
+                return UndeclaredObject.placed(undeclared[n], _name(fn))
+            return NO_TANGENT
 
         def dynamic_call_pullback(dy):
             cots = pullback(dy)
             out = KeywordCotangents(
-                cots[positions[n]] if n in positions else NO_TANGENT for n in positional
+                left_out(n) if n not in positions else cots[positions[n]] for n in positional
             )
             out.keywords = {
                 key: cots[positions[n]]
@@ -369,13 +376,24 @@ class LazyAdjoint:
 
     def _plan(self, args, kwargs):
         """``(adjoint, {differentiated name: cotangent index}, positional names,
-        {keyword: name})`` of this call, found from its arguments' values."""
+        {keyword: name}, {name: class of an undeclared object a rule made})`` of this call,
+        found from its arguments' values."""
         sig = _signature(self.fn)
         bound = sig.bind(*args, **kwargs)
         # Arguments in *args/**kwargs are differentiated one by one ("args[1]").
         entries = spread_arguments(sig, bound)
         names = [n for n, _ in entries]
-        active = tuple(n for n, v in entries if any(map(is_differentiable_value, _leaves(v))))
+        reg = self.registry
+        # (an object a rule made, interp1d(x, y): differentiated as by name where its rule
+        # declares its data; refused where used otherwise, ruled_objects.py)
+        active = tuple(
+            n
+            for n, v in entries
+            if any(is_differentiable_value(x) or declared_object(x, reg) for x in held_leaves(v))
+        )
+        undeclared = {
+            n: type(v).__name__ for n, v in entries if n not in active and undeclared_object(v, reg)
+        }
         adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
         positions = {n: k for k, n in enumerate(active)}
         positional = names[: len(args)]
@@ -384,7 +402,7 @@ class LazyAdjoint:
         for n in names[len(args) :]:
             _, key = split_element(n)
             keyword_names[n if key is None else key] = n
-        return adj, positions, positional, keyword_names
+        return adj, positions, positional, keyword_names, undeclared
 
 
 #: Attributes of a function under which get_adjoint differentiates something else (what it

@@ -25,6 +25,7 @@ from .records_dataclasses import fields_of, is_dataclass_value
 from .tangents import NO_TANGENT, ZERO, is_differentiable_value, is_zero
 from .transform.codegen import forget_with, remember_source
 from .transform.kinds import ONE_SHAPE, kind_of
+from .value_leaves import leaves as _leaves
 from .wrapped_signatures import code_signature, vararg_offset
 
 
@@ -434,19 +435,6 @@ def _refuse_held_objects(fn, name, leaves):
                 f"build the {kind} inside the function from arrays passed as arguments; see "
                 "docs/limitations.md#PB501."
             )
-
-
-def _leaves(value):
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif is_dataclass_value(value):  # its fields (records_dataclasses.py)
-        yield from _leaves(fields_of(value))
-    else:
-        yield value
 
 
 def picked_adjoint(adj, wrt, picks):

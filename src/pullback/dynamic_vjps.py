@@ -39,10 +39,12 @@ from .records_dataclasses import field_slots, is_dataclass_value
 from .records_named import record_method_call
 from .records_plain import adopt_object
 from .registry import ENTRY_POINTS, NONDIFF
+from .ruled_objects import UndeclaredObject, declared_object, undeclared_object
 from .scalar_vjps import _scalar_rule_vjp
 from .signatures import signature_of
 from .tangents import NO_TANGENT, ZERO, getitem_cotangent, is_differentiable_value
 from .unfollowed_objects import mark_vjp
+from .value_leaves import held_leaves
 
 
 def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
@@ -84,8 +86,19 @@ def method_vjp(site: CallSite, g, obj, name: str, *args, **kwargs):
     if gives_receiver_cotangent(site, obj, name, function):
         return cotangents  # a rule's pullback function: one per positional, obj first
     if getattr(function, "__pullback_record_receiver__", False):
-        return cotangents  # a record's method: the receiver's cotangent first
+        # a record's method: the receiver's cotangent first
+        return undeclared_receiver(site, obj, name, cotangents)
     return (NO_TANGENT, *cotangents)
+
+
+def undeclared_receiver(site: CallSite, obj, name: str, cotangents) -> tuple:
+    """``cotangents`` (the receiver's first, as a record's tuple of fields), but for an
+    object a rule made declaring none of its data: its cotangent has the rule's own form,
+    not that tuple, so it refuses where used (ruled_objects.UndeclaredObject)."""
+    if not undeclared_object(obj, site.registry):
+        return cotangents
+    own = UndeclaredObject.placed(type(obj).__name__, f"{type(obj).__name__}.{name}")
+    return (own, *tuple(cotangents)[1:])
 
 
 def function_vjp(site: CallSite, g, fn, *args, **kwargs):
@@ -163,6 +176,18 @@ def _no_tangent(value) -> bool:
     return False
 
 
+def carries_gradient(value, registry) -> bool:
+    """An object argument that holds differentiated values: a bound method of a record
+    whose fields do, an object a rule made whose rule declares its data (ruled_objects.py).
+    Differentiated, as the first-order call differentiates it (adjoints.LazyAdjoint._plan),
+    so that the next derivative reaches them too."""
+    if declared_object(value, registry):
+        return True
+    if not isinstance(value, types.MethodType):
+        return False
+    return any(map(is_differentiable_value, held_leaves(value)))
+
+
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
     """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
     differentiated again) returning the cotangents of the call's positional arguments:
@@ -225,7 +250,9 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         wrt = tuple(
             n
             for n in names
-            if n in kept or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
+            if n in kept
+            or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
+            or carries_gradient(bound.arguments[n], site.registry)
         )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record

@@ -277,6 +277,17 @@ def users_line_of(lines):
     return None
 
 
+def users_line_parts(lines):
+    """``(where, "file:line: ", "\\n        text")`` of the first of :func:`running_sweep_lines`'
+    ``lines`` that is the user's, to put in a message (``(None, "", "")`` if none is): a
+    value made while a sweep ran that raises later names where it came from."""
+    where = users_line_of(lines)
+    if where is None:
+        return None, "", ""
+    filename, line, text = where
+    return where, f"{filename}:{line}: ", f"\n        {text}"
+
+
 def _internal(frame) -> bool:
     """A frame of pullback's own machinery: its modules, or code it generated."""
     return in_pullback_file(frame.f_code.co_filename) or "__pullback_line_map__" in frame.f_globals

@@ -30,6 +30,7 @@ from .callables import as_bound_call
 from .diagonal_stack import DiagonalStack, all_finite, deferred_call
 from .errors import ArgumentError, ShapeMismatchError, UnsupportedSyntaxError, user_facing
 from .escapes import escape_scope
+from .object_tangents import ObjectTangent
 from .records_dataclasses import as_cotangent, fields_of, is_dataclass_value, rebuilt
 from .registry import default_registry
 from .runtime import same_sequence
@@ -406,8 +407,8 @@ def _materialize_tangent(dy, y):
     if isinstance(y, dict):
         dy = dy if isinstance(dy, dict) else {}
         return {k: _materialize_tangent(dy.get(k, ZERO), v) for k, v in y.items()}
-    if is_zero(dy):
-        if not carries_numbers(y):  # None, a string: an entry with no tangent
+    if is_zero(dy) or type(dy) is ObjectTangent:
+        if not carries_numbers(y):  # None, a string, an object: an entry with no tangent
             return None
         return np.zeros_like(y) if isinstance(y, np.ndarray) else 0.0 * y
     if isinstance(y, np.ndarray) and np.shape(dy) != y.shape:

@@ -30,6 +30,7 @@ from .dynamic_calls import (
     unbound_class_callable,
 )
 from .errors import PullbackError
+from .object_tangents import ObjectTangent
 from .operator_dispatch import is_operator_name, operator_tangent
 from .plain_classes import constructor_of
 from .records_dataclasses import fields_of, is_dataclass_value
@@ -77,6 +78,7 @@ def rule_tangent(rule, args, tangents, kwargs, keyword_tangents=None):
         rule.pullback_fn_accepts(len(args), kwargs)
         and not isinstance(y, (tuple, list))
         and all(k in places for k in moving)
+        and not any(type(d) is ObjectTangent for d in tangents)
     ):
         try:
             dy0 = _zeros_like_output(y)
@@ -124,6 +126,16 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
 
                 out[key] = _tangent_by_rows(y[key], entry_pullback, args, tangents)
         return out
+    if type(y) is dict:  # a dict (a declared object's cotangent, of a rule's pullback
+        # differentiated again): each entry's rows, from a cotangent one per key
+        entries = {}
+        for key in y:
+
+            def item_pullback(dyk, key=key):
+                return pullback({k: dyk if k == key else ZERO for k in y})
+
+            entries[key] = _tangent_by_rows(y[key], item_pullback, args, tangents)
+        return entries
     if isinstance(y, (tuple, list)):
         parts = []
         for k, yk in enumerate(y):
@@ -135,6 +147,9 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
 
             parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
         return same_sequence(y, parts)
+    if type(y) is types.MethodType and is_dataclass_value(y.__self__):
+        # a record's bound method in a list ([o.energy]): its tangent is the record's
+        return _tangent_by_rows(y.__self__, pullback, args, tangents)
     if is_dataclass_value(y):  # a record in a list (list(layers)): its fields' tangents
         fields = fields_of(y)
         parts = []
@@ -149,7 +164,11 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
         return tuple(parts)
     if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
         return ZERO
-    if not _is_number_or_array(y):  # a range, None, an object in a tuple: no tangent
+    if _holds_data(y):  # an object whose data the rule does not declare
+        if all(is_zero(d) for d in tangents):
+            return ZERO
+        return ObjectTangent.placed(type(y).__name__, pullback, tangents)
+    if not _is_number_or_array(y):  # a range, None, a function: no tangent
         return ZERO
     shape = np.shape(y)
     dtype = np.result_type(y) if np.result_type(y).kind in "fc" else np.dtype(np.float64)
@@ -178,11 +197,23 @@ def _is_number_or_array(y) -> bool:
     return isinstance(y, np.ndarray) and y.dtype.kind in "iufc"
 
 
+def _holds_data(y) -> bool:
+    """An instance of a class with fields (a ``__dict__`` or ``__slots__``), whose data may
+    move with the rule's arguments: not a function, module, class or builtin value."""
+    if not is_object(y) or isinstance(y, (type, types.ModuleType, range, slice)):
+        return False
+    if isinstance(y, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return False
+    return hasattr(y, "__dict__") or bool(getattr(type(y), "__slots__", ()))
+
+
 def _inner(c, d):
     """``Re sum(conj(c) * d)`` over matching leaves of a cotangent and a tangent (zeros
     skipped): the real inner product a complex cotangent (dL/dx + i dL/dy) pairs with."""
     if is_zero(c) or is_zero(d) or c is None or d is None:
         return 0.0
+    if type(d) is ObjectTangent:  # an object's tangent pairs through its rule's pullback
+        return d.paired_with(c, _inner)
     if isinstance(c, (tuple, list)):
         return sum(_inner(ci, di) for ci, di in zip(c, d, strict=False))
     if isinstance(c, dict):

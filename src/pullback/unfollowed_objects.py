@@ -32,7 +32,7 @@ from .errors import HigherOrderError
 
 # Values that are objects to dynamic_attrs.is_object but are called, not read: a
 # solver's function argument, a method, a class (never a rule's differentiated receiver).
-_CALLABLES = (
+CALLED_VALUES = (
     types.FunctionType,
     types.MethodType,
     types.BuiltinFunctionType,
@@ -80,7 +80,7 @@ def unfollowed(function, value) -> bool:
         return False  # a generated vjp function: its objects are the user's own
     if getattr(function, "__pullback_receiver_cotangent__", False):
         return False
-    if value is None or isinstance(value, _CALLABLES):
+    if value is None or isinstance(value, CALLED_VALUES):
         return False
     return is_object(value)
 

@@ -269,6 +269,7 @@ def _vjp_function_rrule(skip_receiver):
                 or i == 0
                 or (marked and i == 1)  # a frozen distribution: its parameters' tuple
                 or not dynamic_attrs.is_object(inputs[i])
+                or dynamic_vjps.carries_gradient(inputs[i], site.registry)  # o.energy, interp1d
             )
         ]
         wrt = list(names) if starred else [names[i] for i in selected]
@@ -283,6 +284,8 @@ def _vjp_function_rrule(skip_receiver):
         # argument the function does not differentiate gets NO_TANGENT in its place.
         y = call_cotangents.spread_cotangents(function, y)
         y = (NO_TANGENT, *y) if skip_receiver and not slot else tuple(y)
+        if skip_receiver and getattr(function, "__pullback_record_receiver__", False):
+            y = dynamic_vjps.undeclared_receiver(site, obj, name, y)
 
         def per_input(cotangents):
             """One cotangent per input (NO_TANGENT for those not differentiated), a

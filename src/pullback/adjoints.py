@@ -332,7 +332,13 @@ class LazyAdjoint:
             self._cache[key] = adj
         return adj.forward(*args, **kwargs)
 
-    def _call_dynamic(self, args, kwargs):
+    def call_given_constants(self, constants, *args, **kwargs):
+        """A call found at run time whose arguments at ``constants`` (positions and
+        keywords, ``CallSite.constants``) carry no gradient: an object a rule made there
+        is a constant to the callee (:meth:`_plan`)."""
+        return self._call_dynamic(args, kwargs, constants)
+
+    def _call_dynamic(self, args, kwargs, constants=frozenset()):
         """A call found at run time: differentiate the arguments that hold floats, and
         give one cotangent per positional argument (the rule convention).
 
@@ -346,11 +352,13 @@ class LazyAdjoint:
         if shape is not None and _PLAN_BLOCKERS.isdisjoint(fn.__dict__):
             entries = function_entries(fn)
             key = ("dynamic", registry_token(self.registry), self.registry.version, shape)
+            if constants:
+                key += (constants,)
             plan = entries.get(key)
             if plan is None or not plan[0].guard():
-                plan = entries[key] = self._plan(args, kwargs)
+                plan = entries[key] = self._plan(args, kwargs, constants)
         else:
-            plan = self._plan(args, kwargs)
+            plan = self._plan(args, kwargs, constants)
         adj, positions, positional, keyword_names, undeclared = plan
         y, pullback = adj.forward(*args, **kwargs)
 
@@ -374,7 +382,7 @@ class LazyAdjoint:
 
         return y, dynamic_call_pullback
 
-    def _plan(self, args, kwargs):
+    def _plan(self, args, kwargs, constants=frozenset()):
         """``(adjoint, {differentiated name: cotangent index}, positional names,
         {keyword: name}, {name: class of an undeclared object a rule made})`` of this call,
         found from its arguments' values."""
@@ -385,14 +393,21 @@ class LazyAdjoint:
         names = [n for n, _ in entries]
         reg = self.registry
         # (an object a rule made, interp1d(x, y): differentiated as by name where its rule
-        # declares its data; refused where used otherwise, ruled_objects.py)
+        # declares its data; refused where used otherwise, ruled_objects.py; a constant
+        # where the caller's activity analysis knows it carries no gradient)
+        fixed = _constant_names(names, len(args), constants)
         active = tuple(
             n
             for n, v in entries
-            if any(is_differentiable_value(x) or declared_object(x, reg) for x in held_leaves(v))
+            if any(
+                is_differentiable_value(x) or (n not in fixed and declared_object(x, reg))
+                for x in held_leaves(v)
+            )
         )
         undeclared = {
-            n: type(v).__name__ for n, v in entries if n not in active and undeclared_object(v, reg)
+            n: type(v).__name__
+            for n, v in entries
+            if n not in active and n not in fixed and undeclared_object(v, reg)
         }
         adj = get_adjoint(self.fn, active, self.registry, kinds_key(args, kwargs))
         positions = {n: k for k, n in enumerate(active)}
@@ -403,6 +418,21 @@ class LazyAdjoint:
             _, key = split_element(n)
             keyword_names[n if key is None else key] = n
         return adj, positions, positional, keyword_names, undeclared
+
+
+def _constant_names(names, npositional, constants) -> frozenset:
+    """The entries of ``names`` (a call's arguments, positional first, as
+    ``spread_arguments`` names them) at the positions and keywords ``constants``."""
+    if not constants:
+        return frozenset()
+    fixed = set()
+    for c in constants:
+        if type(c) is int:
+            if c < npositional:
+                fixed.add(names[c])
+        else:  # (a keyword: its parameter, or its element of **kwargs)
+            fixed.update(n for n in names[npositional:] if n == c or split_element(n)[1] == c)
+    return frozenset(fixed)
 
 
 #: Attributes of a function under which get_adjoint differentiates something else (what it

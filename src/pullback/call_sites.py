@@ -63,6 +63,11 @@ class CallSite:
         # ``vjp_of(fn, wrt)``: the generated vjp function of a user function (api.VJPRef),
         # handed down by the transform so that this module needs no import of the api.
         self.vjp_of = vjp_of
+        # The positions (ints) and keywords (strs) of the call's arguments that the
+        # activity analysis knows carry no gradient (a name bound to constants only): an
+        # object a rule made there (interp1d of constant data) is a constant to the
+        # callee found at run time, never a differentiated value (ruled_objects.py).
+        self.constants = frozenset()
 
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"

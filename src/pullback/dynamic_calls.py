@@ -54,7 +54,7 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
     if getattr(fn, "gradient_function", None) is not None and hasattr(fn, "wrt"):
         # grad(f) made inside the differentiated function: differentiate its generated
         # gradient (a second derivative; f's arguments are explicit, so nothing is hidden).
-        return site.adjoint_of(fn, None)
+        return _given_constants(site, site.adjoint_of(fn, None))
     rule = site.registry.lookup(fn)
     if rule is not None:
         if rule.kind == NONDIFF:
@@ -93,7 +93,7 @@ def _rrule_for(site: CallSite, fn, nargs: int, label: str):
                 "the elementwise NumPy functions written inline; write this step with those, or "
                 "use finite differences of the gradient."
             )
-        return site.adjoint_of(fn, None)
+        return _given_constants(site, site.adjoint_of(fn, None))
     bound_array = array_method_value(fn)
     if bound_array is not None:
 
@@ -197,6 +197,14 @@ def _nondiff_rrule(fn, nargs, refusal=None):
         return y, nondiff_pullback
 
     return nondiff_rrule
+
+
+def _given_constants(site: CallSite, lazy):
+    """``lazy`` (a LazyAdjoint found at run time) told which arguments of the call carry
+    no gradient (``CallSite.constants``)."""
+    if not site.constants:
+        return lazy
+    return functools.partial(lazy.call_given_constants, site.constants)
 
 
 def call_function(site: CallSite, fn, *args, **kwargs):

@@ -188,6 +188,25 @@ def carries_gradient(value, registry) -> bool:
     return any(map(is_differentiable_value, held_leaves(value)))
 
 
+def _constant_parameters(site: CallSite, signature, bound, npositional) -> frozenset:
+    """The parameters bound to the call's arguments that its activity analysis knows
+    carry no gradient (``CallSite.constants``): an object a rule made there is a constant
+    to the callee, as at first order (``adjoints.LazyAdjoint._plan``). (Only such objects:
+    a bound method's activity is not followed by the analysis, its receiver's fields are.)"""
+    if not site.constants:
+        return frozenset()
+    params = list(signature.parameters.values())
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    fixed = set()
+    for c in site.constants:
+        if type(c) is int:
+            if c < npositional and c < len(params) and params[c].kind in plain:
+                fixed.add(params[c].name)
+        elif c in bound.arguments:
+            fixed.add(c)
+    return frozenset(fixed)
+
+
 def vjp_function(site: CallSite, obj, fn, args, kwargs):
     """A function ``F(g, *arguments)`` in the differentiable subset (so that it can be
     differentiated again) returning the cotangents of the call's positional arguments:
@@ -247,12 +266,16 @@ def vjp_function(site: CallSite, obj, fn, args, kwargs):
         kept += tuple(n for n in names if n in getattr(target, "__pullback_followed__", ()))
         # (nor is an integer, flag, string or None: a star-call's keyword moved to its
         # position, ddof=1, is such an argument of a rule's pullback function)
+        fixed = _constant_parameters(site, signature, bound, len(args)) if obj is None else ()
         wrt = tuple(
             n
             for n in names
             if n in kept
             or not (_is_object(bound.arguments[n]) or _no_tangent(bound.arguments[n]))
-            or carries_gradient(bound.arguments[n], site.registry)
+            or (
+                carries_gradient(bound.arguments[n], site.registry)
+                and not (n in fixed and declared_object(bound.arguments[n], site.registry))
+            )
         )
         function = site.vjp_of(target, wrt)
         function.__pullback_record_receiver__ = record

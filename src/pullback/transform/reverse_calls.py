@@ -485,4 +485,15 @@ class CallAdjoints(RecomputeGuards):
         def vjp_of(fn, wrt):
             return ENTRY_POINTS.VJPRef(fn, wrt, registry)
 
-        return dynamic_calls.CallSite(filename, line, col, text, registry, self.adjoint_of, vjp_of)
+        site = dynamic_calls.CallSite(filename, line, col, text, registry, self.adjoint_of, vjp_of)
+        call = s.value
+        if isinstance(call, gast.Call) and not isinstance(call.func, gast.Attribute):
+            site.constants = frozenset(
+                [k for k, a in enumerate(call.args) if self._constant_name(a)]
+                + [k.arg for k in call.keywords if k.arg and self._constant_name(k.value)]
+            )
+        return site
+
+    def _constant_name(self, node) -> bool:
+        """A name the activity analysis knows carries no gradient here."""
+        return isinstance(node, gast.Name) and not self.is_active_arg(node)

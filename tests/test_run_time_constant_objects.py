@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from fd import check_grad
 
+import pullback
 from pullback import grad
 from pullback.errors import UnsupportedCallError
+from pullback.testing import check_grads
 
 interpolate = pytest.importorskip("scipy.interpolate")
 
@@ -61,3 +63,11 @@ def test_a_constant_object_is_read_as_the_primal_reads_it(loss, dtype):
 def test_the_same_object_of_differentiated_data_is_refused_never_zero():
     with pytest.raises(UnsupportedCallError, match="attribute 'fill_value' of a differentiated"):
         grad(differentiated_interp)(Y, Q)
+
+
+@pytest.mark.parametrize("loss", [constant_interp, constant_spline])
+def test_second_order_reads_the_constant_object_too(loss):
+    assert check_grads(loss, Q, order=2) == "reverse over reverse"
+    h = pullback.hessian(loss)(Q)
+    forward = pullback.jvp(pullback.grad(loss), (Q,), (np.ones(3),))[1]
+    np.testing.assert_allclose(forward, h @ np.ones(3), rtol=1e-9, atol=1e-12)

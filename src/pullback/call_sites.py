@@ -68,6 +68,7 @@ class CallSite:
         # object a rule made there (interp1d of constant data) is a constant to the
         # callee found at run time, never a differentiated value (ruled_objects.py).
         self.constants = frozenset()
+        self.arity = 0  # (the call's positional arguments, with constants: its last ones)
 
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"

@@ -197,14 +197,26 @@ def _constant_parameters(site: CallSite, signature, bound, npositional) -> froze
         return frozenset()
     params = list(signature.parameters.values())
     plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    # The call's own arguments come last: after a partial's or bound method's arguments,
+    # after the cotangent a vjp function of a vjp function takes first (dynamic_reverse).
+    shift = npositional - site.arity
     fixed = set()
     for c in site.constants:
         if type(c) is int:
-            if c < npositional and c < len(params) and params[c].kind in plain:
-                fixed.add(params[c].name)
+            k = c + shift
+            if shift >= 0 and k < len(params) and params[k].kind in plain:
+                fixed.add(params[k].name)
         elif c in bound.arguments:
             fixed.add(c)
     return frozenset(fixed)
+
+
+def constant_object(site: CallSite, inputs, i: int) -> bool:
+    """Whether ``inputs[i]`` (the call's positional arguments are the last of ``inputs``)
+    is an object a rule made, at a position of the call its activity analysis knows
+    carries no gradient (``CallSite.constants``): a constant to the callee."""
+    k = i - (len(inputs) - site.arity)
+    return 0 <= k and k in site.constants and declared_object(inputs[i], site.registry)
 
 
 def vjp_function(site: CallSite, obj, fn, args, kwargs):

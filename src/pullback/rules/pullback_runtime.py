@@ -269,7 +269,10 @@ def _vjp_function_rrule(skip_receiver):
                 or i == 0
                 or (marked and i == 1)  # a frozen distribution: its parameters' tuple
                 or not dynamic_attrs.is_object(inputs[i])
-                or dynamic_vjps.carries_gradient(inputs[i], site.registry)  # o.energy, interp1d
+                or (
+                    dynamic_vjps.carries_gradient(inputs[i], site.registry)  # o.energy, interp1d
+                    and (skip_receiver or not dynamic_vjps.constant_object(site, inputs, i))
+                )
             )
         ]
         wrt = list(names) if starred else [names[i] for i in selected]

@@ -487,7 +487,12 @@ class CallAdjoints(RecomputeGuards):
 
         site = dynamic_calls.CallSite(filename, line, col, text, registry, self.adjoint_of, vjp_of)
         call = s.value
-        if isinstance(call, gast.Call) and not isinstance(call.func, gast.Attribute):
+        if (
+            isinstance(call, gast.Call)
+            and not isinstance(call.func, gast.Attribute)
+            and not any(isinstance(a, gast.Starred) for a in call.args)
+        ):
+            site.arity = len(call.args)
             site.constants = frozenset(
                 [k for k, a in enumerate(call.args) if self._constant_name(a)]
                 + [k.arg for k in call.keywords if k.arg and self._constant_name(k.value)]

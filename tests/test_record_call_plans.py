@@ -144,9 +144,9 @@ def test_a_loop_plans_and_builds_its_method_call_once(monkeypatch):
     plans, builds = [], []
     plan, build = LazyAdjoint._plan, pullback.adjoints.build_adjoint
 
-    def counting_plan(self, args, kwargs):
+    def counting_plan(self, args, kwargs, *constants):
         plans.append(self.fn.__name__)
-        return plan(self, args, kwargs)
+        return plan(self, args, kwargs, *constants)
 
     def counting_build(fn, *args, **kwargs):
         builds.append(fn.__name__)

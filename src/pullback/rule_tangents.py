@@ -110,7 +110,7 @@ def _unowned(d):
     return d
 
 
-def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
+def _tangent_by_rows(y, pullback, args, tangents, attributes=None, nested=False):
     if attributes is not None and not isinstance(y, (tuple, list)) and is_object(y):
         y = {key: getattr(y, key) for key in attributes if hasattr(y, key)}  # its data
     if isinstance(y, dict) and attributes is not None:
@@ -145,7 +145,7 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
                 dy[k] = dyk
                 return pullback(same_sequence(y, dy))
 
-            parts.append(_tangent_by_rows(yk, part_pullback, args, tangents))
+            parts.append(_tangent_by_rows(yk, part_pullback, args, tangents, nested=True))
         return same_sequence(y, parts)
     if type(y) is types.MethodType and is_dataclass_value(y.__self__):
         # a record's bound method in a list ([o.energy]): its tangent is the record's
@@ -160,11 +160,13 @@ def _tangent_by_rows(y, pullback, args, tangents, attributes=None):
                 dv[k] = dvk
                 return pullback(tuple(dv))
 
-            parts.append(_tangent_by_rows(v, field_pullback, args, tangents))
+            parts.append(_tangent_by_rows(v, field_pullback, args, tangents, nested=True))
         return tuple(parts)
     if isinstance(y, (str, bytes)):  # a key among the values (dict.items()): no tangent
         return ZERO
-    if _holds_data(y):  # an object whose data the rule does not declare
+    if not nested and _holds_data(y):  # an object the rule returns, its data undeclared
+        # (an object inside a list or a record a rule gives back, list(layers), is the
+        # caller's own value passed through: its fields' tangents travel with it there)
         if all(is_zero(d) for d in tangents):
             return ZERO
         return ObjectTangent.placed(type(y).__name__, pullback, tangents)

@@ -349,3 +349,35 @@ def user_facing(fn):
             raise
 
     return entry
+
+
+class RaisesWhereUsed:
+    """Base of a value that stands for a derivative pullback cannot give (an object's
+    cotangent or tangent it cannot follow): any use of it (arithmetic, a conversion, an
+    item, a NumPy function) raises its :meth:`error`, a pullback error naming the user's
+    line and the fix, never a number taken as zero. Unused, it costs nothing.
+
+    >>> class Stub(RaisesWhereUsed):
+    ...     def error(self):
+    ...         return NotDifferentiableError("stub")
+    >>> try:
+    ...     Stub() + 1.0
+    ... except NotDifferentiableError as e:
+    ...     print(e)
+    stub
+    """
+
+    __slots__ = ()
+    __array_priority__ = 1000  # (ndarray + it reaches its __radd__, which raises)
+
+    def error(self) -> PullbackError:
+        raise NotImplementedError
+
+    def _raise(self, *_args, **_kwargs):
+        raise self.error()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
+    __truediv__ = __rtruediv__ = __neg__ = __pos__ = __matmul__ = __rmatmul__ = _raise
+    __getitem__ = __contains__ = __iter__ = __len__ = get = _raise
+    __array__ = __float__ = __complex__ = __int__ = __index__ = __bool__ = _raise
+    __array_ufunc__ = __array_function__ = _raise

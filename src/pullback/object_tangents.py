@@ -24,14 +24,18 @@ pullback cannot follow the tangent of the Quad a rule returns: its rule declares
 
 from __future__ import annotations
 
-from .errors import NotDifferentiableError, running_sweep_lines, users_line_parts
+from .errors import (
+    NotDifferentiableError,
+    RaisesWhereUsed,
+    running_sweep_lines,
+    users_line_parts,
+)
 
 
-class ObjectTangent:
+class ObjectTangent(RaisesWhereUsed):
     """``J t`` for an object a rule made, known by its pairing with a cotangent."""
 
     __slots__ = ("what", "pullback", "tangents", "lines")
-    __array_priority__ = 1000  # ndarray + ObjectTangent reaches __radd__, which raises
 
     def __init__(self, what: str, pullback, tangents, lines=()):
         self.what = what  # the object's class name
@@ -67,15 +71,6 @@ class ObjectTangent:
         )
         exc.users_place = where
         return exc
-
-    def _raise(self, *_args, **_kwargs):
-        raise self.error()
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
-    __truediv__ = __rtruediv__ = __neg__ = __pos__ = __matmul__ = __rmatmul__ = _raise
-    __getitem__ = __iter__ = __len__ = get = _raise
-    __array__ = __float__ = __complex__ = __int__ = __index__ = __bool__ = _raise
-    __array_ufunc__ = __array_function__ = _raise
 
     def __repr__(self) -> str:
         return f"ObjectTangent({self.what!r})"

@@ -23,7 +23,12 @@ True
 from __future__ import annotations
 
 from .dynamic_attrs import is_object
-from .errors import NotDifferentiableError, running_sweep_lines, users_line_parts
+from .errors import (
+    NotDifferentiableError,
+    RaisesWhereUsed,
+    running_sweep_lines,
+    users_line_parts,
+)
 from .records_plain import is_plain_record
 from .registry import NONDIFF
 from .unfollowed_objects import CALLED_VALUES
@@ -53,12 +58,11 @@ def undeclared_object(value, registry) -> bool:
     return rule is not None and not rule.extra.get("result_attributes")
 
 
-class UndeclaredObject:
+class UndeclaredObject(RaisesWhereUsed):
     """The cotangent of an object a rule made and declared no data of, handed to a
     function found at run time: any use raises, at the user's line of that call."""
 
     __slots__ = ("class_name", "callee", "lines")
-    __array_priority__ = 1000  # so that ndarray + UndeclaredObject reaches __radd__
 
     def __init__(self, class_name: str, callee: str, lines=()):
         self.class_name = class_name
@@ -83,13 +87,6 @@ class UndeclaredObject:
         )
         exc.users_place = where
         return exc
-
-    def _raise(self, *_args, **_kwargs):
-        raise self.error()
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
-    __truediv__ = __rtruediv__ = __neg__ = __array__ = __float__ = _raise
-    __getitem__ = __contains__ = __iter__ = __len__ = __bool__ = get = _raise
 
     def __repr__(self) -> str:
         return f"UndeclaredObject({self.class_name!r}, {self.callee!r})"

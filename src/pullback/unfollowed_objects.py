@@ -28,7 +28,7 @@ import functools
 import types
 
 from .dynamic_attrs import is_object
-from .errors import HigherOrderError
+from .errors import HigherOrderError, RaisesWhereUsed
 
 # Values that are objects to dynamic_attrs.is_object but are called, not read: a
 # solver's function argument, a method, a class (never a rule's differentiated receiver).
@@ -42,18 +42,18 @@ CALLED_VALUES = (
 )
 
 
-class UnfollowedObject:
+class UnfollowedObject(RaisesWhereUsed):
     """The cotangent of an object whose data a differentiated pullback read as constants:
     any use raises, naming the rule, the object's class and the fix."""
 
-    __array_priority__ = 1000  # so that ndarray + UnfollowedObject reaches __radd__
+    __slots__ = ("rule_name", "class_name")
 
     def __init__(self, rule_name: str, class_name: str):
         self.rule_name = rule_name
         self.class_name = class_name
 
-    def _raise(self, *_args, **_kwargs):
-        raise HigherOrderError(
+    def error(self) -> HigherOrderError:
+        return HigherOrderError(
             f"a second derivative through '{self.rule_name}' with respect to the "
             f"{self.class_name} it is called on (made from differentiated values) needs the "
             "derivative of its pullback in that object's data, which the pullback does not "
@@ -63,10 +63,6 @@ class UnfollowedObject:
             "through attributes its class's rule declares "
             '(`rule.extra["result_attributes"]`).'
         )
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _raise
-    __truediv__ = __rtruediv__ = __neg__ = __array__ = __float__ = _raise
-    __getitem__ = __contains__ = __iter__ = __len__ = __bool__ = _raise
 
     def __repr__(self) -> str:
         return f"UnfollowedObject({self.rule_name!r}, {self.class_name!r})"

@@ -73,6 +73,15 @@ class CallSite:
     def where(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
 
+    def constant_positions(self, npositional: int) -> frozenset:
+        """The positions of :attr:`constants` in ``npositional`` positional arguments
+        whose last :attr:`arity` are the call's own (after a partial's or a bound
+        method's arguments, after the cotangent a vjp function takes first)."""
+        shift = npositional - self.arity
+        if shift < 0 or not self.constants:
+            return frozenset()
+        return frozenset(c + shift for c in self.constants if type(c) is int)
+
     def library(self, what: str, fn) -> MissingRuleError:
         """The refusal for library code found at run time (pullback never transforms it)."""
         qualified = qualified_name(fn)

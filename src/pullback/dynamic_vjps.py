@@ -197,17 +197,10 @@ def _constant_parameters(site: CallSite, signature, bound, npositional) -> froze
         return frozenset()
     params = list(signature.parameters.values())
     plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    # The call's own arguments come last: after a partial's or bound method's arguments,
-    # after the cotangent a vjp function of a vjp function takes first (dynamic_reverse).
-    shift = npositional - site.arity
-    fixed = set()
-    for c in site.constants:
-        if type(c) is int:
-            k = c + shift
-            if shift >= 0 and k < len(params) and params[k].kind in plain:
-                fixed.add(params[k].name)
-        elif c in bound.arguments:
-            fixed.add(c)
+    fixed = {c for c in site.constants if type(c) is str and c in bound.arguments}
+    for k in site.constant_positions(npositional):
+        if k < len(params) and params[k].kind in plain:
+            fixed.add(params[k].name)
     return frozenset(fixed)
 
 
@@ -215,8 +208,7 @@ def constant_object(site: CallSite, inputs, i: int) -> bool:
     """Whether ``inputs[i]`` (the call's positional arguments are the last of ``inputs``)
     is an object a rule made, at a position of the call its activity analysis knows
     carries no gradient (``CallSite.constants``): a constant to the callee."""
-    k = i - (len(inputs) - site.arity)
-    return 0 <= k and k in site.constants and declared_object(inputs[i], site.registry)
+    return i in site.constant_positions(len(inputs)) and declared_object(inputs[i], site.registry)
 
 
 def vjp_function(site: CallSite, obj, fn, args, kwargs):

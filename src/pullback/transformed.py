@@ -72,7 +72,6 @@ def _at_output(exc, fn):
 
 def _seed_for(fn):
     """The seed function of a hot entry: 1.0 for a float output, else scalar_seed's."""
-    name = _name(fn)
 
     def seed(y):
         t = type(y)
@@ -80,10 +79,7 @@ def _seed_for(fn):
             return 1.0
         if t is _float64:  # an array's sum: one immutable 1.0 serves every call
             return _ONE64
-        try:
-            return scalar_seed(y, name)
-        except NonScalarOutputError as exc:
-            raise _at_output(exc, fn) from None
+        return _scalar_seed(fn, y)
 
     return seed
 

@@ -18,7 +18,7 @@ import types
 import gast
 
 from ..resolve import local_names, resolve_call
-from ..source import with_source
+from ..source import factory_code, with_source
 from . import nodes as N
 
 
@@ -73,28 +73,9 @@ def compile_like(original, tree, extra: dict, filename: str):
     args.defaults, args.kw_defaults = [], [None] * len(args.kwonlyargs)
     freevars = list(original.__code__.co_freevars)
     names = freevars + [n for n in extra if n not in freevars]
-    factory = gast.FunctionDef(
-        name="_pb_factory",
-        args=gast.arguments(
-            [N.located(gast.Name(v, gast.Param(), None, None), tree) for v in names],
-            [],
-            None,
-            [],
-            [],
-            None,
-            [],
-        ),
-        body=[tree, gast.Return(N.load(tree.name))],
-        decorator_list=[],
-        returns=None,
-        type_comment=None,
-        type_params=[],
-    )
-    module = gast.Module(body=[factory], type_ignores=[])
-    gast.fix_missing_locations(module)
-    code = compile(gast.gast_to_ast(module), filename, "exec")
-    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType))
+    body = [tree, gast.Return(N.load(tree.name))]
+    factory = factory_code("_pb_factory", names, body, filename)
+    inner = next(c for c in factory.co_consts if isinstance(c, types.CodeType))
     cells = dict(zip(freevars, original.__closure__ or (), strict=True))
     for n, value in extra.items():
         cells.setdefault(n, types.CellType(value))
